@@ -1,0 +1,285 @@
+/**
+ * Typed refusals. One class per rule family; every instance carries a stable `code` that scripts
+ * and tests match on, and the exit code the CLI maps it to.
+ *
+ * Exit codes: `1` refused or verification failed, `2` usage error, `3` undeclared writes or timeout.
+ *
+ * @example
+ * ```ts
+ * import { ProposalError } from "./errors.ts";
+ * try {
+ *   throw new ProposalError("STALE_BASE", "src/a.ts changed since the proposal was written");
+ * } catch (e) {
+ *   if (e instanceof ProposalError) console.log(e.code, e.exitCode); // STALE_BASE 1
+ * }
+ * ```
+ * @module
+ */
+
+/** The process exit codes of the CLI contract. */
+export type ExitCode = 0 | 1 | 2 | 3;
+
+/** Options every typed error accepts. */
+export interface ErrorOptions {
+  /** The underlying error, when one caused this refusal. */
+  cause?: unknown;
+  /** Machine-readable details printed with `--json` (paths, row numbers, ...). */
+  details?: Record<string, unknown>;
+}
+
+/** The base of every refusal this tool raises. Never thrown directly. */
+export abstract class AgentTeamsError extends Error {
+  /** The rule family, e.g. `ledger`, `proposal`. */
+  abstract readonly family: string;
+  /** The stable refusal code, e.g. `STALE_BASE`. */
+  readonly code: string;
+  /** Machine-readable details. */
+  readonly details: Record<string, unknown>;
+
+  constructor(code: string, message: string, options: ErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.details = options.details ?? {};
+    this.name = new.target.name;
+  }
+
+  /** The exit code the CLI uses for this refusal. */
+  get exitCode(): ExitCode {
+    return 1;
+  }
+
+  /** A JSON-safe view: `{error, family, code, message, details}`. */
+  toJSON(): Record<string, unknown> {
+    return {
+      error: this.name,
+      family: this.family,
+      code: this.code,
+      message: this.message,
+      details: this.details,
+    };
+  }
+}
+
+/** A command line that could not be understood (exit 2). */
+export class UsageError extends AgentTeamsError {
+  readonly family = "usage";
+  constructor(
+    code: "USAGE" | "UNKNOWN_COMMAND" | "UNKNOWN_FLAG" | "NOT_IMPLEMENTED",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+  override get exitCode(): ExitCode {
+    return 2;
+  }
+}
+
+/** Operator key custody: missing, unsafe or malformed keys. */
+export class KeyError extends AgentTeamsError {
+  readonly family = "key";
+  constructor(
+    code:
+      | "NO_KEY"
+      | "KEY_CUSTODY"
+      | "KEY_EMPTY"
+      | "KEY_TOO_LARGE"
+      | "KEY_OUTSIDE_KEY_DIR"
+      | "KEY_ENV_IN_RUNNER"
+      | "KEY_EXISTS"
+      | "KEY_MALFORMED",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** Unsafe file-system objects met where a plain file or directory was expected. */
+export class FsSafetyError extends AgentTeamsError {
+  readonly family = "fs";
+  constructor(
+    code:
+      | "SYMLINK"
+      | "NOT_REGULAR_FILE"
+      | "NOT_DIRECTORY"
+      | "FILE_TOO_LARGE"
+      | "FILE_CHANGED"
+      | "NOT_UTF8"
+      | "UNSAFE_OWNER"
+      | "UNSAFE_MODE",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** The signed ledger: tampering, torn tails, malformed rows. */
+export class LedgerError extends AgentTeamsError {
+  readonly family = "ledger";
+  constructor(
+    code:
+      | "LEDGER_TAMPERED"
+      | "LEDGER_MALFORMED"
+      | "LEDGER_ROW_TOO_LARGE"
+      | "TORN_TAIL"
+      | "NO_TORN_TAIL"
+      | "LEDGER_UNSAFE_PATH"
+      | "ROW_INVALID",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** Dispatch nonces: unknown, expired, exhausted, malformed. */
+export class DispatchError extends AgentTeamsError {
+  readonly family = "dispatch";
+  constructor(
+    code:
+      | "BAD_SLUG"
+      | "BAD_NONCE"
+      | "DISPATCH_UNKNOWN"
+      | "DISPATCH_EXPIRED"
+      | "DISPATCH_EXHAUSTED"
+      | "ATTEMPTS_EXHAUSTED"
+      | "AGENT_MISMATCH",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** The brief: unreadable, malformed, unknown keys, and the policy lint. */
+export class PolicyError extends AgentTeamsError {
+  readonly family = "policy";
+  constructor(
+    code:
+      | "BRIEF_NOT_FOUND"
+      | "BRIEF_UNREADABLE"
+      | "BRIEF_SYNTAX"
+      | "BRIEF_INVALID"
+      | "BRIEF_UNKNOWN_KEY"
+      | "POLICY_LINT",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** Change and deletion proposals: every refusal rule of `apply`. */
+export class ProposalError extends AgentTeamsError {
+  readonly family = "proposal";
+  constructor(
+    code:
+      | "ARTIFACT_INVALID"
+      | "PATH_INVALID"
+      | "PATH_OUTSIDE_PROJECT"
+      | "CONTROL_PLANE"
+      | "BRIEF_PATH"
+      | "PROTECTED_PATH"
+      | "OUT_OF_SCOPE"
+      | "UNKNOWN_AGENT"
+      | "CONTENT_TOO_LARGE"
+      | "CONTENT_NOT_UTF8"
+      | "TARGET_NOT_UTF8"
+      | "TARGET_NOT_FILE"
+      | "STALE_BASE"
+      | "UNKNOWN_GATE"
+      | "GATE_FAILED"
+      | "SYMLINK_ESCAPE",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** Command requests: argv allowlist, cwd, environment, writes declarations. */
+export class RequestError extends AgentTeamsError {
+  readonly family = "request";
+  constructor(
+    code:
+      | "ARTIFACT_INVALID"
+      | "UNKNOWN_AGENT"
+      | "ARGV_NOT_ALLOWED"
+      | "PARENT_SEGMENT"
+      | "PROGRAM_NOT_FOUND"
+      | "PROGRAM_IN_PROJECT"
+      | "CWD_NOT_ALLOWED"
+      | "WRITES_NOT_ALLOWED"
+      | "STDIN_NOT_ALLOWED"
+      | "GATE_FAILED"
+      | "GIT_UNAVAILABLE"
+      | "NO_WORKTREE",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** The command ran but wrote outside what it declared (exit 3). `result` holds its output. */
+export class UndeclaredWritesError extends AgentTeamsError {
+  readonly family = "request";
+  /** The run result, including `undeclared_writes`. */
+  readonly result: Record<string, unknown>;
+  constructor(message: string, result: Record<string, unknown>, options?: ErrorOptions) {
+    super("UNDECLARED_WRITES", message, options);
+    this.result = result;
+  }
+  override get exitCode(): ExitCode {
+    return 3;
+  }
+}
+
+/** The command outlived its timeout; its process group was killed (exit 3). */
+export class RunTimeoutError extends AgentTeamsError {
+  readonly family = "request";
+  /** The run result, including `undeclared_writes`. */
+  readonly result: Record<string, unknown>;
+  constructor(message: string, result: Record<string, unknown>, options?: ErrorOptions) {
+    super("TIMEOUT", message, options);
+    this.result = result;
+  }
+  override get exitCode(): ExitCode {
+    return 3;
+  }
+}
+
+/** The OS sandbox: unavailable, failing probe, or a refused confined-programs shape. */
+export class SandboxError extends AgentTeamsError {
+  readonly family = "sandbox";
+  constructor(
+    code:
+      | "SANDBOX_UNAVAILABLE"
+      | "CONFINED_INVALID"
+      | "CONFINED_FILE_UNSAFE"
+      | "CONFINED_PATH_UNSAFE",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** Deno's permission layer: started too broad (serve) or a needed grant is missing. */
+export class PermissionLayerError extends AgentTeamsError {
+  readonly family = "permissions";
+  constructor(
+    code: "PERMISSION_TOO_BROAD" | "PERMISSION_MISSING",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** Returns true when `e` is one of this tool's typed refusals. */
+export function isAgentTeamsError(e: unknown): e is AgentTeamsError {
+  return e instanceof AgentTeamsError;
+}
