@@ -1,0 +1,110 @@
+/**
+ * Write scopes: which project paths an agent's change and deletion proposals may touch.
+ *
+ * A scope is one of:
+ * - a literal file, `docs/guide.md`, which covers exactly that path;
+ * - a directory ending in `/`, `docs/`, which covers everything below it;
+ * - a segment pattern such as `reports/dossiers/ * /strategy.md` (written here with spaces around
+ *   the star only because a comment cannot hold star-slash), where `*`, `?` and `[...]` match
+ *   within one path segment (never across `/`) and never match a dot-segment (one starting with
+ *   `.`) unless the pattern segment itself starts with `.`. A pattern ending in `/` covers
+ *   everything below what it matches, dot-files and dot-directories included (`reports/p?/`
+ *   covers `reports/p2/.envrc`).
+ *
+ * Matching is case-folded. The first segment must be literal and outside the control plane; a
+ * scope with any problem (see {@link scopePatternProblem}) never matches, whether or not the policy
+ * lint saw it.
+ *
+ * @example
+ * ```ts
+ * import { inWriteScopes } from "./scope.ts";
+ * inWriteScopes("reports/p2/.envrc", ["reports/p?/"]); // true
+ * inWriteScopes("reports/.git/config", ["reports/?git/"]); // false: `?` never matches the dot
+ * ```
+ * @module
+ */
+
+import { CONTROL_PLANE_TOP, controlPlaneOf } from "./control_plane.ts";
+import { fnmatchCase, hasWildcard } from "./fnmatch.ts";
+import { hasControlChar } from "./text.ts";
+
+/**
+ * Why a write scope is unsafe, or `null` when it is acceptable. Applies to literal scopes and
+ * patterns alike: absolute or `~` paths, empty, `.` or `..` segments, `**`, a wildcard in the
+ * first segment, a control-plane first segment, backslashes and control characters are refused.
+ *
+ * @example
+ * ```ts
+ * import { scopePatternProblem } from "./scope.ts";
+ * scopePatternProblem("src/"); // null
+ * scopePatternProblem("src/**"); // "uses '**'; ..."
+ * ```
+ */
+export function scopePatternProblem(scope: string): string | null {
+  if (scope === "") return "is empty";
+  if (!scope.isWellFormed()) return "contains a lone surrogate";
+  if (scope.includes("\\") || hasControlChar(scope)) {
+    return "contains a backslash or a control character";
+  }
+  if (scope.startsWith("/")) return "must be project-relative, not absolute";
+  if (scope.startsWith("~")) return "must be project-relative, not a home path";
+  const segments = (scope.endsWith("/") ? scope.slice(0, -1) : scope).split("/");
+  if (segments.some((s) => s === "" || s === "." || s === "..")) {
+    return "has an empty, '.' or '..' segment";
+  }
+  if (segments.some((s) => s.includes("**"))) {
+    return "uses '**'; '*' matches within one segment, so list each depth";
+  }
+  if (hasWildcard(segments[0])) return "must start with a literal project directory";
+  if (CONTROL_PLANE_TOP.includes(segments[0].toLowerCase()) || controlPlaneOf(scope) !== null) {
+    return "is inside the project control plane";
+  }
+  return null;
+}
+
+/** Whether `rel` is a normalized project-relative POSIX path (no empty, `.` or `..` segment). */
+function isNormalizedRel(rel: string): boolean {
+  if (rel === "" || rel.startsWith("/")) return false;
+  return rel.split("/").every((s) => s !== "" && s !== "." && s !== "..");
+}
+
+/**
+ * Whether one scope covers `rel` (a normalized project-relative path). Unsafe scopes never match.
+ *
+ * @example
+ * ```ts
+ * import { scopeMatches } from "./scope.ts";
+ * scopeMatches("Docs/Guide.md", "docs/"); // true (case-folded)
+ * scopeMatches("docs", "docs/"); // false: a directory scope covers what is below it
+ * ```
+ */
+export function scopeMatches(rel: string, scope: string): boolean {
+  if (!isNormalizedRel(rel) || scopePatternProblem(scope) !== null) return false;
+  const parts = rel.toLowerCase().split("/");
+  const folded = scope.toLowerCase();
+  const below = folded.endsWith("/");
+  const pattern = (below ? folded.slice(0, -1) : folded).split("/");
+  if (below ? parts.length <= pattern.length : parts.length !== pattern.length) return false;
+  for (let i = 0; i < pattern.length; i++) {
+    const seg = parts[i];
+    const pat = pattern[i];
+    if (seg.startsWith(".") && !pat.startsWith(".")) return false;
+    if (!fnmatchCase(seg, pat)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether `rel` lies inside any of `scopes`.
+ *
+ * @example
+ * ```ts
+ * import { inWriteScopes } from "./scope.ts";
+ * const scopes = ["reports/dossiers/[a-z]*"];
+ * inWriteScopes("reports/dossiers/acme", scopes); // true
+ * inWriteScopes("reports/dossiers/acme/strategy.md", scopes); // false: `*` stays in its segment
+ * ```
+ */
+export function inWriteScopes(rel: string, scopes: readonly string[]): boolean {
+  return scopes.some((scope) => scopeMatches(rel, scope));
+}
