@@ -1,0 +1,100 @@
+/**
+ * The bubblewrap (Linux) backend: the whole `bwrap` argv as a pure function of a plan.
+ *
+ * Shape, in order: the host root read-only; a fresh `/dev` and a `/proc` of the sandbox's own PID
+ * namespace; the private TMPDIR and each write root bound writable (parents first); every
+ * read-only entry re-bound over itself; every mask an empty tmpfs remounted read-only; every hidden
+ * directory an empty read-only tmpfs (mounted last, so it wins); every namespace unshared (the
+ * network kept only when the plan says so), a user namespace with nested ones disabled and every
+ * capability dropped (so even a root caller's command cannot unmount the read-only overlays);
+ * killed with its parent; a new session (no TIOCSTI into the caller's terminal); the environment
+ * cleared and set explicitly; the working directory; then `--` and the command.
+ *
+ * @example
+ * ```ts
+ * import { bwrapArgv } from "./bwrap.ts";
+ * const argv = bwrapArgv({
+ *   bwrap: "/usr/bin/bwrap", project: "/p", tmpdir: "/t", writeRoots: ["/p/build"], readOnly: [],
+ *   masks: [], hidden: [], exec: [], network: false, cwd: "/p", env: [["PATH", "/usr/bin"]],
+ *   argv: ["/usr/bin/make"],
+ * });
+ * argv[0]; // "/usr/bin/bwrap"
+ * ```
+ * @module
+ */
+
+import { SandboxError } from "../errors.ts";
+import type { ConfinementPlan } from "./plan.ts";
+
+/** Where bubblewrap is expected. */
+export const BWRAP_PATH = "/usr/bin/bwrap";
+
+/** A plan plus the absolute path of the bwrap binary to run. */
+export interface BwrapPlan extends ConfinementPlan {
+  /** Absolute path of `bwrap`. */
+  readonly bwrap: string;
+}
+
+/**
+ * The namespace and hardening flags every confined run uses (and the probe tests).
+ *
+ * @example
+ * ```ts
+ * import { bwrapIsolationFlags } from "./bwrap.ts";
+ * bwrapIsolationFlags(true).includes("--share-net"); // true
+ * ```
+ */
+export function bwrapIsolationFlags(network: boolean): string[] {
+  return [
+    "--unshare-all",
+    ...(network ? ["--share-net"] : []),
+    "--unshare-user",
+    "--disable-userns",
+    "--cap-drop",
+    "ALL",
+    "--die-with-parent",
+    "--new-session",
+  ];
+}
+
+/**
+ * The complete bwrap argv (program first) for a plan.
+ *
+ * @example
+ * ```ts
+ * import { bwrapArgv } from "./bwrap.ts";
+ * bwrapArgv({
+ *   bwrap: "bwrap", project: "/p", tmpdir: "/t", writeRoots: [], readOnly: [], masks: [],
+ *   hidden: [], exec: [], network: false, cwd: "/p", env: [], argv: ["/bin/true"],
+ * }); // throws SANDBOX_UNAVAILABLE: bwrap must be an absolute path
+ * ```
+ */
+export function bwrapArgv(plan: BwrapPlan): string[] {
+  if (!plan.bwrap.startsWith("/")) {
+    throw new SandboxError("SANDBOX_UNAVAILABLE", "bwrap must be run by absolute path", {
+      details: { bwrap: plan.bwrap },
+    });
+  }
+  const out = [
+    plan.bwrap,
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--bind",
+    plan.tmpdir,
+    plan.tmpdir,
+  ];
+  for (const w of plan.writeRoots) out.push("--bind", w, w);
+  for (const r of plan.readOnly) out.push("--ro-bind", r, r);
+  for (const m of plan.masks) out.push("--tmpfs", m, "--remount-ro", m);
+  for (const h of plan.hidden) out.push("--tmpfs", h, "--remount-ro", h);
+  out.push(...bwrapIsolationFlags(plan.network));
+  out.push("--clearenv");
+  for (const [k, v] of plan.env) out.push("--setenv", k, v);
+  out.push("--chdir", plan.cwd, "--", ...plan.argv);
+  return out;
+}

@@ -1,0 +1,80 @@
+/**
+ * The façade later code uses to wrap one command: give it a plan and the decided backend, get
+ * back the program, its arguments, the environment to spawn it with (with `clearEnv: true`) and
+ * the working directory. The caller records `confined` and `backend` in the ledger.
+ *
+ * @example
+ * ```ts
+ * import { confineArgv } from "./confine.ts";
+ * const cmd = confineArgv(plan, "bwrap");
+ * const child = new Deno.Command(cmd.program, {
+ *   args: cmd.args, env: cmd.env, clearEnv: true, cwd: cmd.cwd,
+ * }).spawn();
+ * ```
+ * @module
+ */
+
+import { BWRAP_PATH, bwrapArgv } from "./bwrap.ts";
+import type { Backend } from "./decide.ts";
+import type { ConfinementPlan } from "./plan.ts";
+import { SANDBOX_EXEC_PATH, seatbeltArgv } from "./seatbelt.ts";
+
+/** Absolute paths of the sandbox programs. */
+export interface SandboxPrograms {
+  /** bubblewrap. */
+  readonly bwrap: string;
+  /** sandbox-exec. */
+  readonly sandboxExec: string;
+}
+
+/** The default sandbox program paths. */
+export const DEFAULT_SANDBOX_PROGRAMS: SandboxPrograms = Object.freeze({
+  bwrap: BWRAP_PATH,
+  sandboxExec: SANDBOX_EXEC_PATH,
+});
+
+/** A command ready to spawn. */
+export interface ConfinedCommand {
+  /** The program to spawn (the sandbox, or the command itself when unconfined). */
+  readonly program: string;
+  /** Its arguments. */
+  readonly args: string[];
+  /** The whole environment to spawn with (`clearEnv: true`). */
+  readonly env: Record<string, string>;
+  /** The working directory to spawn in. */
+  readonly cwd: string;
+  /** The backend used. */
+  readonly backend: Backend;
+  /** False only for the unconfined opt-out. */
+  readonly confined: boolean;
+}
+
+/**
+ * Wraps the plan's command for `backend`.
+ *
+ * @example
+ * ```ts
+ * import { confineArgv } from "./confine.ts";
+ * confineArgv({
+ *   project: "/p", tmpdir: "/t", writeRoots: [], readOnly: [], masks: [], hidden: [], exec: [],
+ *   network: false, cwd: "/p", env: [["PATH", "/usr/bin"]], argv: ["/usr/bin/true"],
+ * }, "unconfined-opt-out").program; // "/usr/bin/true"
+ * ```
+ */
+export function confineArgv(
+  plan: ConfinementPlan,
+  backend: Backend,
+  programs: SandboxPrograms = DEFAULT_SANDBOX_PROGRAMS,
+): ConfinedCommand {
+  const env = Object.fromEntries(plan.env);
+  if (backend === "bwrap") {
+    const [program, ...args] = bwrapArgv({ ...plan, bwrap: programs.bwrap });
+    return { program, args, env, cwd: plan.cwd, backend, confined: true };
+  }
+  if (backend === "seatbelt") {
+    const [program, ...args] = seatbeltArgv({ ...plan, sandboxExec: programs.sandboxExec });
+    return { program, args, env, cwd: plan.cwd, backend, confined: true };
+  }
+  const [program, ...args] = plan.argv;
+  return { program, args, env, cwd: plan.cwd, backend, confined: false };
+}

@@ -1,0 +1,45 @@
+/**
+ * Gathers what exists of each guarded path (control plane, literal protected paths, git's
+ * resolved paths): walking from `/` with `lstat`, the first missing component and the first
+ * symlink. A non-directory met above the guarded path becomes the guarded path itself (the guard
+ * could only be created by replacing it). I/O only; `plan.ts` decides.
+ *
+ * @example
+ * ```ts
+ * import { guardFacts } from "./guards_io.ts";
+ * guardFacts(["/srv/repo/build/keys"]);
+ * // [{ path: "/srv/repo/build/keys", firstMissing: "/srv/repo/build/keys", symlinkAt: null }]
+ * ```
+ * @module
+ */
+
+import type { GuardFact } from "./plan.ts";
+import { entryKind } from "./roots_io.ts";
+
+/**
+ * Walks each absolute path component by component.
+ *
+ * @example
+ * ```ts
+ * import { guardFacts } from "./guards_io.ts";
+ * guardFacts(["/"])[0].firstMissing; // null
+ * ```
+ */
+export function guardFacts(paths: readonly string[]): GuardFact[] {
+  return paths.map((path) => {
+    let cur = "";
+    for (const seg of path.split("/")) {
+      if (seg === "") continue;
+      cur += "/" + seg;
+      const kind = entryKind(cur);
+      if (kind === "missing") return { path, firstMissing: cur, symlinkAt: null };
+      if (kind === "symlink") return { path, firstMissing: null, symlinkAt: cur };
+      if (kind !== "dir" && cur !== path) {
+        // A file where a directory was expected: the guarded path could only be created by
+        // replacing that file, so the file itself is what must stay read-only.
+        return { path: cur, firstMissing: null, symlinkAt: null };
+      }
+    }
+    return { path, firstMissing: null, symlinkAt: null };
+  });
+}

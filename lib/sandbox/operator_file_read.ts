@@ -1,0 +1,164 @@
+/**
+ * Reads the operator-owned `confined_programs` file under custody rules, or reports it absent.
+ *
+ * Custody: the directory is a real directory (not a symlink), owned by the user, mode 0700 (no
+ * group or other bits); the file is a regular file (not a symlink, FIFO or device), owned by the
+ * user, not group- or world-writable, outside the project, at most 64 KiB. It is opened with
+ * `O_NOFOLLOW | O_NONBLOCK` (a FIFO swapped in cannot hang the reader) and the opened file's
+ * inode must be the one checked, so a swap between check and open is refused.
+ *
+ * @example
+ * ```ts
+ * import { readConfinedFile } from "./operator_file_read.ts";
+ * const got = readConfinedFile({ projectReal: "/srv/repo", home: "/root" });
+ * if (got !== null) console.log(got.sha256);
+ * ```
+ * @module
+ */
+
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { SandboxError } from "../errors.ts";
+import { confinedFilePath, MAX_CONFINED_BYTES } from "./operator_file.ts";
+import { within } from "./path_within.ts";
+
+/** Inputs of {@link readConfinedFile}. */
+export interface ReadConfinedOptions {
+  /** The project's real path. */
+  readonly projectReal: string;
+  /** The operator's home directory. */
+  readonly home: string;
+  /** The uid that must own the file and directory (default: the current uid). */
+  readonly uid?: number;
+  /** Compare "inside the project" case-folded (default: on macOS). */
+  readonly foldCase?: boolean;
+}
+
+/** The file's parsed content, the SHA-256 of its raw bytes, and where it was read. */
+export interface ConfinedFileRead {
+  /** The parsed JSON object. */
+  readonly data: Record<string, unknown>;
+  /** SHA-256 hex of the raw bytes (the runner pins it). */
+  readonly sha256: string;
+  /** The file's path. */
+  readonly path: string;
+}
+
+function unsafe(path: string, why: string): SandboxError {
+  return new SandboxError("CONFINED_FILE_UNSAFE", `operator confined file ${path}: ${why}`, {
+    details: { path },
+  });
+}
+
+interface Ownership {
+  readonly uid: number | null;
+  readonly mode: number | null;
+}
+
+function checkOwnership(path: string, st: Ownership, uid: number, mask: number, what: string) {
+  if (st.uid === null || st.mode === null) throw unsafe(path, "ownership cannot be checked here");
+  if (st.uid !== uid) throw unsafe(path, `${what} must be owned by uid ${uid}, not ${st.uid}`);
+  if ((st.mode & mask) !== 0) {
+    const mode = (st.mode & 0o777).toString(8).padStart(4, "0");
+    const rule = mask === 0o077 ? "must be 0700" : "must not be group- or world-writable";
+    throw unsafe(path, `${what} has mode ${mode}; it ${rule}`);
+  }
+}
+
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw unsafe(path, `cannot be inspected (${(e as Error).message})`);
+  }
+}
+
+/**
+ * Returns the operator file's content and digest, `null` when there is none, or throws
+ * `SandboxError("CONFINED_FILE_UNSAFE")` on any custody failure and `CONFINED_INVALID` when the
+ * bytes are not a UTF-8 JSON object.
+ *
+ * @example
+ * ```ts
+ * import { readConfinedFile } from "./operator_file_read.ts";
+ * readConfinedFile({ projectReal: "/srv/repo", home: "/nonexistent" }); // null
+ * ```
+ */
+export function readConfinedFile(opts: ReadConfinedOptions): ConfinedFileRead | null {
+  const path = confinedFilePath(opts.projectReal, opts.home);
+  const dir = path.slice(0, path.lastIndexOf("/"));
+  const uid = opts.uid ?? Deno.uid();
+  if (uid === null) throw unsafe(path, "the current uid is unknown on this platform");
+  const fold = opts.foldCase ?? Deno.build.os === "darwin";
+
+  const fileSt = lstatOrNull(path);
+  if (fileSt === null) return null;
+  const dirSt = lstatOrNull(dir);
+  if (dirSt === null) return null;
+  if (dirSt.isSymlink) throw unsafe(dir, "the directory is a symlink");
+  if (!dirSt.isDirectory) throw unsafe(dir, "is not a directory");
+  checkOwnership(dir, dirSt, uid, 0o077, "the directory");
+  if (fileSt.isSymlink) throw unsafe(path, "is a symlink, not a real file");
+  if (!fileSt.isFile) throw unsafe(path, "is not a real file (FIFO, device or directory)");
+  checkOwnership(path, fileSt, uid, 0o022, "the file");
+  if (fileSt.size > MAX_CONFINED_BYTES) {
+    throw unsafe(path, `is larger than ${MAX_CONFINED_BYTES} bytes`);
+  }
+  let dirReal: string;
+  try {
+    dirReal = Deno.realPathSync(dir);
+  } catch (e) {
+    throw unsafe(dir, `cannot be resolved (${(e as Error).message})`);
+  }
+  if (within(dirReal, opts.projectReal, fold)) {
+    throw unsafe(path, "lies inside the project, where agents' commands could write it");
+  }
+
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    throw unsafe(path, `cannot be opened without following links (${(e as Error).message})`);
+  }
+  let raw: Uint8Array;
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw unsafe(path, "the opened file is not a regular file");
+    checkOwnership(path, { uid: st.uid, mode: st.mode }, uid, 0o022, "the file");
+    if (st.ino !== fileSt.ino || st.dev !== fileSt.dev) {
+      throw unsafe(path, "changed while it was being read; retry");
+    }
+    const buf = new Uint8Array(MAX_CONFINED_BYTES + 1);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, null);
+      if (n === 0) break;
+      got += n;
+    }
+    if (got > MAX_CONFINED_BYTES) throw unsafe(path, `is larger than ${MAX_CONFINED_BYTES} bytes`);
+    raw = buf.slice(0, got);
+  } finally {
+    closeSync(fd);
+  }
+
+  const sha256 = createHash("sha256").update(raw).digest("hex");
+  let data: unknown;
+  try {
+    data = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw));
+  } catch (e) {
+    throw new SandboxError(
+      "CONFINED_INVALID",
+      `operator confined file ${path} is not valid UTF-8 JSON: ${(e as Error).message}`,
+      { details: { path } },
+    );
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    throw new SandboxError(
+      "CONFINED_INVALID",
+      `operator confined file ${path} must hold a JSON object of {agent: {exec, write}}`,
+      { details: { path } },
+    );
+  }
+  return Object.freeze({ data: data as Record<string, unknown>, sha256, path });
+}

@@ -1,0 +1,46 @@
+/**
+ * Lexical containment of absolute POSIX paths, optionally case-folded (macOS file systems ignore
+ * case by default, so a containment check there must too).
+ *
+ * @example
+ * ```ts
+ * import { within } from "./path_within.ts";
+ * within("/p/build/x", "/p/build"); // true
+ * within("/p/buildx", "/p/build"); // false
+ * within("/P/Build", "/p/build", true); // true
+ * ```
+ * @module
+ */
+
+/**
+ * True when `child` equals `parent` or lies below it. Both must already be normalized absolute
+ * paths (no `.`/`..` segments, no trailing slash except for `/` itself).
+ *
+ * @example
+ * ```ts
+ * import { within } from "./path_within.ts";
+ * within("/", "/"); // true
+ * within("/a", "/"); // true
+ * ```
+ */
+export function within(child: string, parent: string, foldCase = false): boolean {
+  const c = foldCase ? child.toLowerCase() : child;
+  const p = foldCase ? parent.toLowerCase() : parent;
+  if (c === p) return true;
+  const prefix = p.endsWith("/") ? p : p + "/";
+  return c.startsWith(prefix);
+}
+
+/**
+ * True when either path contains the other.
+ *
+ * @example
+ * ```ts
+ * import { overlaps } from "./path_within.ts";
+ * overlaps("/opt/tool", "/opt/tool/bin"); // true
+ * overlaps("/opt/a", "/opt/b"); // false
+ * ```
+ */
+export function overlaps(a: string, b: string, foldCase = false): boolean {
+  return within(a, b, foldCase) || within(b, a, foldCase);
+}

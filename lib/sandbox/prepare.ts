@@ -1,0 +1,132 @@
+/**
+ * One call that turns a confined-programs entry and a command into a plan: resolve and check the
+ * roots, walk the guarded paths, scan the writable roots, then build the plan (pure). Every
+ * decision lives in `roots.ts`, `protected.ts` and `plan.ts`; this file only gathers facts.
+ *
+ * @example
+ * ```ts
+ * import { prepareConfinement } from "./prepare.ts";
+ * import { confineArgv } from "./confine.ts";
+ * const plan = prepareConfinement({
+ *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x",
+ *   agent: { exec: ["/usr/bin"], write: ["build"] }, cwd: ".",
+ *   argv: ["/usr/bin/make", "all"], env: { PATH: "/usr/bin:/bin", HOME: "/home/op" },
+ *   network: false, protectedPaths: [], hiddenDirs: ["/home/op/.config/agentteams/keys"],
+ * });
+ * const cmd = confineArgv(plan, "bwrap");
+ * ```
+ * @module
+ */
+
+import { SandboxError } from "../errors.ts";
+import { CONTROL_PLANE } from "../policy/control_plane.ts";
+import type { ConfinedAgent } from "../policy/types.ts";
+import { guardFacts } from "./guards_io.ts";
+import { buildPlan, type ConfinementPlan } from "./plan.ts";
+import { literalProtected } from "./protected.ts";
+import { entryKind, realPathLoose, resolveRoots } from "./roots_io.ts";
+import { assertSafePath } from "./safe_path.ts";
+import { readOnlyMatcher, scanWritableRoots } from "./scan.ts";
+
+/** Inputs of {@link prepareConfinement}. */
+export interface PrepareOptions {
+  /** The project root. */
+  readonly project: string;
+  /** The operator's home directory (for `~/` exec entries). */
+  readonly home: string;
+  /** The run's private TMPDIR (see `makePrivateTmpdir`). */
+  readonly tmpdir: string;
+  /** Exec and write lists: an agent's entry, or for a gate its exec paths and no write roots. */
+  readonly agent: ConfinedAgent;
+  /** For a gate: every agent's write roots, which its exec paths must not overlap. */
+  readonly foreignWriteRoots?: readonly string[];
+  /** The pinned working directory, project-relative POSIX (`.` is the root). */
+  readonly cwd: string;
+  /** The command; `argv[0]` resolved to an absolute path. */
+  readonly argv: readonly string[];
+  /** The sanitized environment. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The command entry's `network`. */
+  readonly network: boolean;
+  /** The brief's `protected_paths`. */
+  readonly protectedPaths: readonly string[];
+  /** Directories to hide entirely (the operator key directory); absent ones are skipped. */
+  readonly hiddenDirs: readonly string[];
+  /** Further absolute paths to keep read-only (git's resolved hooks, config, info). */
+  readonly extraReadOnly?: readonly string[];
+  /** Case-fold path comparisons (default: on macOS). */
+  readonly foldCase?: boolean;
+}
+
+function resolveCwd(projectReal: string, cwd: string): string {
+  const segs = cwd.split("/").filter((s) => s !== "" && s !== ".");
+  if (cwd.startsWith("/") || segs.includes("..")) {
+    throw new SandboxError(
+      "CONFINED_INVALID",
+      `working directory ${cwd} must be project-relative`,
+      {
+        details: { cwd },
+      },
+    );
+  }
+  return segs.length === 0 ? projectReal : realPathLoose(projectReal + "/" + segs.join("/"));
+}
+
+/**
+ * Gathers the facts and builds the plan; throws `SandboxError` when the command cannot be
+ * confined safely.
+ *
+ * @example
+ * ```ts
+ * import { prepareConfinement } from "./prepare.ts";
+ * prepareConfinement({
+ *   project: "/srv/repo", home: "/root", tmpdir: "/tmp/run", agent: { exec: ["/"], write: [] },
+ *   cwd: ".", argv: ["/bin/true"], env: {}, network: false, protectedPaths: [], hiddenDirs: [],
+ * }); // throws CONFINED_INVALID: exec path "/" is too broad
+ * ```
+ */
+export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
+  const foldCase = opts.foldCase ?? Deno.build.os === "darwin";
+  const roots = resolveRoots({
+    project: opts.project,
+    home: opts.home,
+    tmpdir: opts.tmpdir,
+    agent: opts.agent,
+    foreignWriteRoots: opts.foreignWriteRoots,
+    foldCase,
+  });
+  const p = roots.projectReal === "/" ? "" : roots.projectReal;
+  const guarded = [
+    ...CONTROL_PLANE.map((rel) => `${p}/${rel}`),
+    ...literalProtected(opts.protectedPaths).map((rel) => `${p}/${rel}`),
+  ];
+  for (const extra of opts.extraReadOnly ?? []) {
+    assertSafePath(extra, "extra read-only path");
+    if (!extra.startsWith("/")) {
+      throw new SandboxError("CONFINED_INVALID", `extra read-only path ${extra} must be absolute`, {
+        details: { path: extra },
+      });
+    }
+    guarded.push(realPathLoose(extra));
+  }
+  const hidden: string[] = [];
+  for (const dir of opts.hiddenDirs) {
+    const real = realPathLoose(dir);
+    if (entryKind(real) !== "missing") hidden.push(real);
+  }
+  const scanHits = scanWritableRoots(
+    [roots.tmpdir, ...roots.writeRoots],
+    readOnlyMatcher(roots.projectReal, opts.protectedPaths, foldCase),
+  );
+  return buildPlan({
+    roots,
+    cwd: resolveCwd(roots.projectReal, opts.cwd),
+    argv: opts.argv,
+    env: opts.env,
+    network: opts.network,
+    hidden,
+    guards: guardFacts(guarded),
+    scanHits,
+    foldCase,
+  });
+}

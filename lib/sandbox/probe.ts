@@ -1,0 +1,152 @@
+/**
+ * The start-up probe: is a working sandbox here? It runs the real thing (bwrap with the same
+ * isolation flags every confined run uses, or `sandbox-exec` with a parameterized profile), so an
+ * old bwrap, missing user namespaces, or a Seatbelt that cannot nest inside another sandbox all
+ * show up as a failed probe rather than as a later surprise.
+ *
+ * @example
+ * ```ts
+ * import { probeSandbox } from "./probe.ts";
+ * const probe = await probeSandbox();
+ * if (!probe.ok) console.error(probe.reason);
+ * ```
+ * @module
+ */
+
+import { BWRAP_PATH, bwrapIsolationFlags } from "./bwrap.ts";
+import { SANDBOX_EXEC_PATH } from "./seatbelt.ts";
+
+/** A sandbox backend that can confine. */
+export type SandboxKind = "bwrap" | "seatbelt";
+
+/** What the probe found. */
+export type ProbeResult =
+  | { readonly ok: true; readonly backend: SandboxKind; readonly program: string }
+  | {
+    readonly ok: false;
+    readonly backend: SandboxKind | null;
+    readonly program: string | null;
+    readonly reason: string;
+  };
+
+/**
+ * The bwrap probe argv: the full isolation shape around `/bin/sh -c :`.
+ *
+ * @example
+ * ```ts
+ * import { bwrapProbeArgv } from "./probe.ts";
+ * bwrapProbeArgv("/usr/bin/bwrap").includes("--cap-drop"); // true
+ * ```
+ */
+export function bwrapProbeArgv(bwrap: string = BWRAP_PATH): string[] {
+  return [
+    bwrap,
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+    "--remount-ro",
+    "/tmp",
+    ...bwrapIsolationFlags(false),
+    "--clearenv",
+    "--chdir",
+    "/",
+    "--",
+    "/bin/sh",
+    "-c",
+    ":",
+  ];
+}
+
+/**
+ * The Seatbelt probe argv: a profile with one parameter, around `/usr/bin/true`.
+ *
+ * @example
+ * ```ts
+ * import { seatbeltProbeArgv } from "./probe.ts";
+ * seatbeltProbeArgv()[0]; // "/usr/bin/sandbox-exec"
+ * ```
+ */
+export function seatbeltProbeArgv(sandboxExec: string = SANDBOX_EXEC_PATH): string[] {
+  return [
+    sandboxExec,
+    "-D",
+    "PROBE=/nonexistent-agentteams-probe",
+    "-p",
+    '(version 1)\n(allow default)\n(deny file-write* (subpath (param "PROBE")))\n',
+    "/usr/bin/true",
+  ];
+}
+
+/** Options of {@link probeSandbox}. */
+export interface ProbeOptions {
+  /** The platform (default: `Deno.build.os`). */
+  readonly os?: string;
+  /** Absolute path of bwrap (default `/usr/bin/bwrap`). */
+  readonly bwrap?: string;
+  /** Absolute path of sandbox-exec (default `/usr/bin/sandbox-exec`). */
+  readonly sandboxExec?: string;
+  /** Give up after this many milliseconds (default 20000). */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Runs the probe for this platform and reports whether confinement works.
+ *
+ * @example
+ * ```ts
+ * import { probeSandbox } from "./probe.ts";
+ * const r = await probeSandbox({ os: "windows" });
+ * r.ok; // false: no sandbox on this platform
+ * ```
+ */
+export async function probeSandbox(opts: ProbeOptions = {}): Promise<ProbeResult> {
+  const os = opts.os ?? Deno.build.os;
+  let backend: SandboxKind;
+  let argv: string[];
+  if (os === "linux") {
+    backend = "bwrap";
+    argv = bwrapProbeArgv(opts.bwrap ?? BWRAP_PATH);
+  } else if (os === "darwin") {
+    backend = "seatbelt";
+    argv = seatbeltProbeArgv(opts.sandboxExec ?? SANDBOX_EXEC_PATH);
+  } else {
+    return { ok: false, backend: null, program: null, reason: `no sandbox backend for ${os}` };
+  }
+  const program = argv[0];
+  if (!program.startsWith("/")) {
+    return { ok: false, backend, program, reason: `${program} is not an absolute path` };
+  }
+  try {
+    const out = await new Deno.Command(program, {
+      args: argv.slice(1),
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+      clearEnv: true,
+      env: {},
+      signal: AbortSignal.timeout(opts.timeoutMs ?? 20_000),
+    }).output();
+    if (out.success) return { ok: true, backend, program };
+    const err = new TextDecoder().decode(out.stderr).trim().slice(0, 500);
+    return {
+      ok: false,
+      backend,
+      program,
+      reason: `${program} probe failed (exit ${out.code}${out.signal ? `, ${out.signal}` : ""})` +
+        (err ? `: ${err}` : ""),
+    };
+  } catch (e) {
+    return {
+      ok: false,
+      backend,
+      program,
+      reason: `${program} could not run: ${(e as Error).message}`,
+    };
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Gathers the facts `roots.ts` decides on: real paths of the project, home, TMPDIR and exec
+ * entries, and what each component of each write root is (`lstat`, never following a link).
+ * Roots are resolved once, here; the plan then uses exactly the checked real paths.
+ *
+ * @example
+ * ```ts
+ * import { resolveRoots } from "./roots_io.ts";
+ * const roots = resolveRoots({
+ *   project: "/srv/repo", home: "/root", tmpdir: "/tmp/run1",
+ *   agent: { exec: ["/usr/bin"], write: ["build"] },
+ * });
+ * roots.writeRoots; // ["/srv/repo/build"]
+ * ```
+ * @module
+ */
+
+import type { ConfinedAgent } from "../policy/types.ts";
+import { checkRoots, type EntryKind, type ResolvedRoots, type WriteRootFacts } from "./roots.ts";
+
+/** Inputs of {@link resolveRoots}. */
+export interface ResolveRootsOptions {
+  /** The project root (any spelling; resolved here). */
+  readonly project: string;
+  /** The operator's home directory (for `~/` exec entries). */
+  readonly home: string;
+  /** The run's private TMPDIR (must exist). */
+  readonly tmpdir: string;
+  /** The confinement's exec and write lists (validated by `confined.ts`). */
+  readonly agent: ConfinedAgent;
+  /** Other agents' write roots that exec paths must not overlap (a gate passes all of them). */
+  readonly foreignWriteRoots?: readonly string[];
+  /** Case-fold comparisons (default: on macOS). */
+  readonly foldCase?: boolean;
+}
+
+/**
+ * The real path of `path`, resolving symlinks as far as the path exists and appending the
+ * missing remainder lexically (like Python's `os.path.realpath`).
+ *
+ * @example
+ * ```ts
+ * import { realPathLoose } from "./roots_io.ts";
+ * realPathLoose("/tmp/does/not/exist"); // "<real /tmp>/does/not/exist"
+ * ```
+ */
+export function realPathLoose(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    const cut = path.replace(/\/+$/, "").lastIndexOf("/");
+    if (cut <= 0) return path;
+    const parent = realPathLoose(path.slice(0, cut));
+    const rest = path.slice(cut + 1).replace(/\/+$/, "");
+    return parent === "/" ? "/" + rest : parent + "/" + rest;
+  }
+}
+
+/**
+ * What `lstat` says is at `path`, without following a final symlink.
+ *
+ * @example
+ * ```ts
+ * import { entryKind } from "./roots_io.ts";
+ * entryKind("/"); // "dir"
+ * ```
+ */
+export function entryKind(path: string): EntryKind {
+  try {
+    const st = Deno.lstatSync(path);
+    if (st.isSymlink) return "symlink";
+    if (st.isDirectory) return "dir";
+    if (st.isFile) return "file";
+    return "other";
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
+      return "missing";
+    }
+    throw e;
+  }
+}
+
+/**
+ * The component-by-component walk from `projectReal` down to `rel`.
+ *
+ * @example
+ * ```ts
+ * import { walkRoot } from "./roots_io.ts";
+ * walkRoot("/srv/repo", "lean/.lake").map((s) => s.path); // ["/srv/repo/lean", "/srv/repo/lean/.lake"]
+ * ```
+ */
+export function walkRoot(projectReal: string, rel: string): WriteRootFacts {
+  const walk: { path: string; kind: EntryKind }[] = [];
+  let cur = projectReal;
+  for (const seg of rel.split("/")) {
+    if (seg === "") continue;
+    cur = cur === "/" ? "/" + seg : cur + "/" + seg;
+    const kind = entryKind(cur);
+    walk.push({ path: cur, kind });
+    if (kind !== "dir") break;
+  }
+  return { rel, walk };
+}
+
+/**
+ * Resolves and checks one confinement's roots (see `roots.ts` for the rules); throws
+ * `SandboxError` when they are unsafe.
+ *
+ * @example
+ * ```ts
+ * import { resolveRoots } from "./roots_io.ts";
+ * resolveRoots({ project: ".", home: "/root", tmpdir: "/tmp/x", agent: { exec: ["/"], write: [] } });
+ * // throws CONFINED_INVALID: "/" is too broad
+ * ```
+ */
+export function resolveRoots(opts: ResolveRootsOptions): ResolvedRoots {
+  const projectReal = Deno.realPathSync(opts.project);
+  const homeReal = realPathLoose(opts.home);
+  const tmpdirReal = Deno.realPathSync(opts.tmpdir);
+  const expand = (p: string) =>
+    p.startsWith("~/") ? (homeReal === "/" ? "" : homeReal) + p.slice(1) : p;
+  return checkRoots({
+    projectReal,
+    homeReal,
+    tmpdirReal,
+    writeRoots: opts.agent.write.map((rel) => walkRoot(projectReal, rel)),
+    foreignWriteRoots: (opts.foreignWriteRoots ?? []).map((rel) => ({
+      rel,
+      real: realPathLoose(projectReal + "/" + rel),
+    })),
+    exec: opts.agent.exec.map((given) => ({ given, real: realPathLoose(expand(given)) })),
+    foldCase: opts.foldCase ?? Deno.build.os === "darwin",
+  });
+}

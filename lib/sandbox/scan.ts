@@ -1,0 +1,102 @@
+/**
+ * The walk that finds, inside each writable root, the entries a confined command must not change:
+ * control-plane-named entries at any depth (`.git`, `.GIT`, `.claude`, ...) and entries a
+ * `protected_paths` pattern covers. I/O only; which entries count is decided by
+ * {@link readOnlyMatcher} (pure) and what to do with them by `plan.ts`.
+ *
+ * @example
+ * ```ts
+ * import { readOnlyMatcher, scanWritableRoots } from "./scan.ts";
+ * const hits = scanWritableRoots(["/srv/repo/build"], readOnlyMatcher("/srv/repo", [], false));
+ * hits.map((h) => h.path); // e.g. ["/srv/repo/build/vendor/.git"]
+ * ```
+ * @module
+ */
+
+import { SandboxError } from "../errors.ts";
+import { within } from "./path_within.ts";
+import { isControlPlaneName, protectedCovers } from "./protected.ts";
+import type { EntryKind } from "./roots.ts";
+
+/** One entry the scan found. */
+export interface ScanHit {
+  /** Absolute path. */
+  readonly path: string;
+  /** What `lstat` says it is (a hit is never descended into, and symlinks are never followed). */
+  readonly kind: EntryKind;
+}
+
+/** Decides whether an entry (absolute path and its name) must stay read-only. */
+export type ReadOnlyMatcher = (absPath: string, name: string) => boolean;
+
+/**
+ * The matcher for one project: a control-plane name in any letter case, or a project-relative
+ * path covered by `protected_paths`.
+ *
+ * @example
+ * ```ts
+ * import { readOnlyMatcher } from "./scan.ts";
+ * const m = readOnlyMatcher("/p", ["*.pem"], false);
+ * m("/p/build/a.pem", "a.pem"); // true
+ * m("/p/build/.Git", ".Git"); // true
+ * ```
+ */
+export function readOnlyMatcher(
+  projectReal: string,
+  protectedPaths: readonly string[],
+  foldCase: boolean,
+): ReadOnlyMatcher {
+  const prefix = projectReal === "/" ? "/" : projectReal + "/";
+  return (absPath, name) => {
+    if (isControlPlaneName(name)) return true;
+    if (protectedPaths.length === 0 || !within(absPath, projectReal, foldCase)) return false;
+    return protectedCovers(absPath.slice(prefix.length), protectedPaths);
+  };
+}
+
+function kindOf(entry: Deno.DirEntry): EntryKind {
+  if (entry.isSymlink) return "symlink";
+  if (entry.isDirectory) return "dir";
+  if (entry.isFile) return "file";
+  return "other";
+}
+
+/**
+ * Walks each root depth-first without following symlinks and returns every entry the matcher
+ * selects (not descending into a selected entry). An unreadable directory inside a root is
+ * refused (`CONFINED_PATH_UNSAFE`): what it holds could not be kept read-only.
+ *
+ * @example
+ * ```ts
+ * import { scanWritableRoots } from "./scan.ts";
+ * scanWritableRoots([], () => true); // []
+ * ```
+ */
+export function scanWritableRoots(roots: readonly string[], isHit: ReadOnlyMatcher): ScanHit[] {
+  const hits: ScanHit[] = [];
+  const stack = [...roots];
+  while (stack.length > 0) {
+    const dir = stack.pop() as string;
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(dir)];
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) continue;
+      throw new SandboxError(
+        "CONFINED_PATH_UNSAFE",
+        `cannot scan ${dir} inside a writable root (${(e as Error).message}); refused`,
+        { details: { path: dir } },
+      );
+    }
+    for (const entry of entries) {
+      const path = dir === "/" ? "/" + entry.name : dir + "/" + entry.name;
+      const kind = kindOf(entry);
+      if (isHit(path, entry.name)) {
+        hits.push({ path, kind });
+      } else if (kind === "dir") {
+        stack.push(path);
+      }
+    }
+  }
+  return hits.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
