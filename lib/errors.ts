@@ -210,12 +210,14 @@ export class RequestError extends AgentTeamsError {
       | "PARENT_SEGMENT"
       | "PROGRAM_NOT_FOUND"
       | "PROGRAM_IN_PROJECT"
+      | "SPAWN_FAILED"
       | "CWD_NOT_ALLOWED"
       | "WRITES_NOT_ALLOWED"
       | "STDIN_NOT_ALLOWED"
       | "GATE_FAILED"
       | "GIT_UNAVAILABLE"
-      | "NO_WORKTREE",
+      | "NO_WORKTREE"
+      | "SNAPSHOT_FAILED",
     message: string,
     options?: ErrorOptions,
   ) {

@@ -1,0 +1,149 @@
+/**
+ * Content fingerprints of worktree files, in git's own terms: `<mode> <blob id>`, where the blob
+ * id is what `git hash-object --no-filters` would give. A clean tracked file's index entry has
+ * the same form, so a file can be compared whether git saw it clean or dirty.
+ *
+ * Never follows a symlink (its target text is hashed, as git stores it), never opens anything
+ * but a regular file, and reports `absent` for a missing path. Whatever cannot be read
+ * (permissions, a file changing under the read) gets a fingerprint that never repeats, so it is
+ * always reported: fail closed.
+ *
+ * @example
+ * ```ts
+ * import { blobId } from "./fingerprint.ts";
+ * blobId(new Uint8Array(0), "sha1"); // "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+ * ```
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+
+/** The fingerprint of a path that does not exist. */
+export const ABSENT = "absent";
+
+const CHUNK = 1 << 20;
+
+/**
+ * The git blob id of `bytes` (`sha1` or `sha256` object format).
+ *
+ * @example
+ * ```ts
+ * import { blobId } from "./fingerprint.ts";
+ * blobId(new TextEncoder().encode("hello\n"), "sha1"); // "ce013625030ba8dba906f756967f9e9ca394464a"
+ * ```
+ */
+export function blobId(bytes: Uint8Array, format: "sha1" | "sha256"): string {
+  return createHash(format).update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
+}
+
+/**
+ * A fingerprint that never equals any other (for what cannot be read or named).
+ *
+ * @example
+ * ```ts
+ * import { uniqueFingerprint } from "./fingerprint.ts";
+ * uniqueFingerprint("opaque") !== uniqueFingerprint("opaque"); // true
+ * ```
+ */
+export function uniqueFingerprint(why: string): string {
+  return `${why}:${crypto.randomUUID()}`;
+}
+
+/**
+ * `<mode> <blob id>` of a regular file read in chunks, or a unique fingerprint when it changed
+ * while being read or cannot be read.
+ */
+function fileFingerprint(abs: string, info: Deno.FileInfo, format: "sha1" | "sha256"): string {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(abs, { read: true });
+  } catch {
+    return uniqueFingerprint("unreadable");
+  }
+  try {
+    const st = file.statSync();
+    if (!st.isFile || st.ino !== info.ino || st.dev !== info.dev) {
+      return uniqueFingerprint("unstable");
+    }
+    const hash = createHash(format).update(`blob ${st.size}\0`);
+    const buf = new Uint8Array(CHUNK);
+    let total = 0;
+    while (true) {
+      const n = file.readSync(buf);
+      if (n === null) break;
+      total += n;
+      if (total > st.size) break;
+      hash.update(buf.subarray(0, n));
+    }
+    if (total !== st.size) return uniqueFingerprint("unstable");
+    const mode = (st.mode ?? 0) & 0o111 ? "100755" : "100644";
+    return `${mode} ${hash.digest("hex")}`;
+  } catch {
+    return uniqueFingerprint("unreadable");
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Fingerprints one worktree path (absolute).
+ *
+ * @example
+ * ```ts
+ * import { worktreeFingerprint } from "./fingerprint.ts";
+ * worktreeFingerprint("/nonexistent/x", "sha1"); // "absent"
+ * ```
+ */
+export function worktreeFingerprint(abs: string, format: "sha1" | "sha256"): string {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(abs.endsWith("/") ? abs.slice(0, -1) : abs);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return ABSENT;
+    return uniqueFingerprint("unreadable");
+  }
+  if (info.isSymlink) {
+    try {
+      const target = new TextEncoder().encode(Deno.readLinkSync(abs));
+      return `120000 ${blobId(target, format)}`;
+    } catch {
+      return uniqueFingerprint("unreadable");
+    }
+  }
+  if (info.isDirectory) return "dir";
+  if (info.isFile) return fileFingerprint(abs, info, format);
+  return `special ${info.mode ?? 0}`;
+}
+
+/**
+ * Hex of bytes (object ids).
+ *
+ * @example
+ * ```ts
+ * import { hex } from "./fingerprint.ts";
+ * hex(new Uint8Array([0, 255])); // "00ff"
+ * ```
+ */
+export function hex(bytes: Uint8Array): string {
+  let s = "";
+  for (const b of bytes) s += b.toString(16).padStart(2, "0");
+  return s;
+}
+
+/**
+ * SHA-256 hex of a regular file's content (for racy control-plane entries), or a unique
+ * fingerprint when it cannot be read.
+ *
+ * @example
+ * ```ts
+ * import { contentSha256 } from "./fingerprint.ts";
+ * contentSha256("/nonexistent").startsWith("unreadable:"); // true
+ * ```
+ */
+export function contentSha256(abs: string): string {
+  try {
+    return createHash("sha256").update(Deno.readFileSync(abs)).digest("hex");
+  } catch {
+    return uniqueFingerprint("unreadable");
+  }
+}

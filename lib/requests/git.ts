@@ -1,0 +1,448 @@
+/**
+ * Git for the undeclared-write check: one context per run ({@link openGitContext}: `git
+ * --version` plus one `git rev-parse`, so 2 calls), then one `git status` per snapshot. The index
+ * is read from its file ({@link parseIndex}); only a split or sparse index costs one more call
+ * (`git ls-files`).
+ *
+ * Every call runs with a sanitized environment (no `GIT_*` from the parent, `GIT_OPTIONAL_LOCKS=0`
+ * so status never writes the index, `LC_ALL=C`), pinned to the resolved git dir and worktree, and
+ * with config overrides that keep `git status` honest and inert: no fsmonitor hook, no untracked
+ * cache, ctime trusted, full stat checks.
+ *
+ * @example
+ * ```ts
+ * import { openGitContext } from "./git.ts";
+ * const ctx = await openGitContext("/work/project");
+ * ctx.watched.hooks; // "/work/project/.git/hooks"
+ * ctx.counter.calls; // 2
+ * ```
+ * @module
+ */
+
+import { RequestError } from "../errors.ts";
+import { childEnv } from "./env.ts";
+import { type IndexEntry, parseIndex } from "./git_index.ts";
+import { parseStatusZ, type StatusEntry } from "./git_status.ts";
+import { type GitVersion, gitVersionProblem, parseGitVersion } from "./git_version.ts";
+import { utf8Bytes } from "./path_bytes.ts";
+import { diskFs, isWithin, resolveProgram } from "./resolve.ts";
+
+/** Git invocations {@link openGitContext} makes (`--version`, `rev-parse`). */
+export const GIT_CALLS_PER_CONTEXT = 2;
+/** Git invocations per snapshot (`status`); a split or sparse index adds one `ls-files`. */
+export const GIT_CALLS_PER_SNAPSHOT = 1;
+
+/** Config overrides on every call: no hook-like helpers, no caches that could miss a change. */
+export const GIT_SAFETY_CONFIG: readonly string[] = Object.freeze([
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "core.untrackedCache=false",
+  "-c",
+  "core.trustctime=true",
+  "-c",
+  "core.checkStat=default",
+  "-c",
+  "core.ignoreStat=false",
+]);
+
+/** Bound on any single git call. */
+const GIT_TIMEOUT_MS = 120_000;
+
+/** Git's own paths that change how git behaves; watched by stat. */
+export interface WatchedGitPaths {
+  /** The hooks directory (`core.hooksPath` when set). */
+  readonly hooks: string;
+  /** The repository config. */
+  readonly config: string;
+  /** The per-worktree config. */
+  readonly configWorktree: string;
+  /** The `info` directory (`exclude`, `attributes`, `sparse-checkout`, ...). */
+  readonly info: string;
+}
+
+/** Everything resolved once per run. */
+export interface GitContext {
+  /** The project root, canonical. */
+  readonly root: string;
+  /** The git program. */
+  readonly git: string;
+  /** Environment for git calls. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The git version. */
+  readonly version: GitVersion;
+  /** The worktree top, canonical. */
+  readonly top: string;
+  /** The project's path inside the worktree (`""` or ending in `/`). */
+  readonly prefix: string;
+  /** {@link prefix} as UTF-8 bytes. */
+  readonly prefixBytes: Uint8Array;
+  /** The absolute git dir (per-worktree for a linked worktree). */
+  readonly gitDir: string;
+  /** The index file. */
+  readonly indexPath: string;
+  /** Object id format. */
+  readonly objectFormat: "sha1" | "sha256";
+  /** Watched git paths. */
+  readonly watched: WatchedGitPaths;
+  /** Git invocations made so far with this context. */
+  readonly counter: { calls: number };
+}
+
+/** Raw result of one git call. */
+export interface GitOutput {
+  /** Exit code. */
+  readonly code: number;
+  /** Raw stdout. */
+  readonly stdout: Uint8Array;
+  /** stderr as text. */
+  readonly stderr: string;
+}
+
+/**
+ * The environment git runs with.
+ *
+ * @example
+ * ```ts
+ * import { gitEnv } from "./git.ts";
+ * gitEnv({ GIT_DIR: "/elsewhere", PATH: "/usr/bin" }).GIT_DIR; // undefined
+ * ```
+ */
+export function gitEnv(parent: Readonly<Record<string, string>>): Record<string, string> {
+  return childEnv(parent, {
+    set: { GIT_OPTIONAL_LOCKS: "0", GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" },
+  });
+}
+
+/**
+ * Runs git once and counts it.
+ *
+ * @example
+ * ```ts
+ * import { runGit } from "./git.ts";
+ * const out = await runGit("/usr/bin/git", ["--version"], { cwd: "/", env: {}, counter: { calls: 0 } });
+ * out.code; // 0
+ * ```
+ */
+export async function runGit(
+  git: string,
+  args: readonly string[],
+  opts: { cwd: string; env: Readonly<Record<string, string>>; counter: { calls: number } },
+): Promise<GitOutput> {
+  opts.counter.calls++;
+  try {
+    const out = await new Deno.Command(git, {
+      args: [...args],
+      cwd: opts.cwd,
+      env: { ...opts.env },
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(GIT_TIMEOUT_MS),
+    }).output();
+    return { code: out.code, stdout: out.stdout, stderr: new TextDecoder().decode(out.stderr) };
+  } catch (e) {
+    throw new RequestError("GIT_UNAVAILABLE", `cannot run ${git}: ${String(e)}`, { cause: e });
+  }
+}
+
+/** The fields of the one `rev-parse` call, in argument order. */
+const REV_PARSE_ARGS: readonly string[] = [
+  "rev-parse",
+  "--path-format=absolute",
+  "--show-toplevel",
+  "--absolute-git-dir",
+  "--git-path",
+  "index",
+  "--git-path",
+  "hooks",
+  "--git-path",
+  "config",
+  "--git-path",
+  "config.worktree",
+  "--git-path",
+  "info",
+  "--show-object-format",
+  "--show-prefix",
+];
+
+/** What {@link parseRevParse} reads. */
+export interface RevParse {
+  /** Worktree top. */
+  readonly top: string;
+  /** Absolute git dir. */
+  readonly gitDir: string;
+  /** Index file. */
+  readonly index: string;
+  /** Watched git paths. */
+  readonly watched: WatchedGitPaths;
+  /** Object format. */
+  readonly objectFormat: "sha1" | "sha256";
+  /** Project prefix (`""` or ending in `/`). */
+  readonly prefix: string;
+}
+
+/**
+ * Reads the output of the context's `rev-parse` call; `null` when any line is missing, not
+ * absolute where it must be, or unexpected (a git too old for `--path-format` echoes the flag).
+ *
+ * @example
+ * ```ts
+ * import { parseRevParse } from "./git.ts";
+ * parseRevParse("/p\n/p/.git\n/p/.git/index\n/p/.git/hooks\n/p/.git/config\n/p/.git/config.worktree\n/p/.git/info\nsha1\n\n")
+ *   ?.watched.info; // "/p/.git/info"
+ * ```
+ */
+export function parseRevParse(text: string): RevParse | null {
+  const lines = text.split("\n");
+  if (lines.length !== 10 || lines[9] !== "") return null;
+  const [top, gitDir, index, hooks, config, configWorktree, info, format, prefix] = lines;
+  const abs = [top, gitDir, index, hooks, config, configWorktree, info];
+  if (!abs.every((p) => p.startsWith("/") && !p.includes("\0"))) return null;
+  if (format !== "sha1" && format !== "sha256") return null;
+  if (
+    prefix !== "" && (!prefix.endsWith("/") || prefix.startsWith("/") || prefix.startsWith("-"))
+  ) {
+    return null;
+  }
+  return {
+    top,
+    gitDir,
+    index,
+    watched: { hooks, config, configWorktree, info },
+    objectFormat: format,
+    prefix,
+  };
+}
+
+/** Options of {@link openGitContext}. */
+export interface GitContextOptions {
+  /** The git program; default: `git` resolved on the sanitized PATH. */
+  readonly git?: string;
+  /** The parent environment; default `Deno.env.toObject()`. */
+  readonly parentEnv?: Readonly<Record<string, string>>;
+}
+
+function notWorktree(stderr: string): boolean {
+  return /not a git repository|must be run in a work tree|this operation must be run/i.test(stderr);
+}
+
+/**
+ * Resolves everything the write check needs from git, once per run. Refuses with
+ * `GIT_UNAVAILABLE` (no git, git older than 2.31, a failing or unreadable resolution) or
+ * `NO_WORKTREE` (the project is not inside a git worktree).
+ *
+ * @example
+ * ```ts
+ * import { openGitContext } from "./git.ts";
+ * const ctx = await openGitContext(Deno.cwd());
+ * console.log(ctx.top, ctx.prefix, ctx.version);
+ * ```
+ */
+export async function openGitContext(
+  root: string,
+  options: GitContextOptions = {},
+): Promise<GitContext> {
+  const parentEnv = options.parentEnv ?? Deno.env.toObject();
+  const env = gitEnv(parentEnv);
+  let canonical: string;
+  try {
+    canonical = Deno.realPathSync(root);
+  } catch (e) {
+    throw new RequestError("NO_WORKTREE", `the project root ${root} cannot be resolved`, {
+      cause: e,
+    });
+  }
+  let git = options.git;
+  if (git === undefined) {
+    try {
+      git = resolveProgram("git", { path: env.PATH, projectRoot: canonical, fs: diskFs }).path;
+    } catch (e) {
+      throw new RequestError("GIT_UNAVAILABLE", `git: ${(e as Error).message}`, { cause: e });
+    }
+  }
+  const counter = { calls: 0 };
+  const version = await runGit(git, ["--version"], { cwd: canonical, env, counter });
+  const versionText = new TextDecoder().decode(version.stdout);
+  const problem = version.code === 0 ? gitVersionProblem(versionText) : "git --version failed";
+  if (problem !== null) throw new RequestError("GIT_UNAVAILABLE", problem);
+  const rp = await runGit(git, [...GIT_SAFETY_CONFIG, ...REV_PARSE_ARGS], {
+    cwd: canonical,
+    env,
+    counter,
+  });
+  if (rp.code !== 0) {
+    if (notWorktree(rp.stderr)) {
+      throw new RequestError("NO_WORKTREE", `${canonical} is not inside a git worktree`);
+    }
+    throw new RequestError("GIT_UNAVAILABLE", `git rev-parse failed: ${rp.stderr.trim()}`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(rp.stdout);
+  } catch {
+    throw new RequestError("GIT_UNAVAILABLE", "git rev-parse printed a path that is not UTF-8");
+  }
+  const parsed = parseRevParse(text);
+  if (parsed === null) {
+    throw new RequestError("GIT_UNAVAILABLE", "cannot read git's paths from rev-parse");
+  }
+  let top: string;
+  try {
+    top = Deno.realPathSync(parsed.top);
+  } catch (e) {
+    throw new RequestError("GIT_UNAVAILABLE", `cannot resolve the worktree top ${parsed.top}`, {
+      cause: e,
+    });
+  }
+  const expected = parsed.prefix === "" ? top : `${top}/${parsed.prefix.slice(0, -1)}`;
+  if (expected !== canonical || !isWithin(top, canonical)) {
+    throw new RequestError(
+      "GIT_UNAVAILABLE",
+      `git places the project at ${expected}, not ${canonical}`,
+    );
+  }
+  return {
+    root: canonical,
+    git,
+    env,
+    version: parseGitVersion(versionText) as GitVersion,
+    top,
+    prefix: parsed.prefix,
+    prefixBytes: utf8Bytes(parsed.prefix),
+    gitDir: parsed.gitDir,
+    indexPath: parsed.index,
+    objectFormat: parsed.objectFormat,
+    watched: parsed.watched,
+    counter,
+  };
+}
+
+function pinned(ctx: GitContext): string[] {
+  return [`--git-dir=${ctx.gitDir}`, `--work-tree=${ctx.top}`, ...GIT_SAFETY_CONFIG];
+}
+
+/**
+ * `git status` of the project (tracked changes and every untracked, not ignored, file); paths are
+ * relative to the worktree top. Throws `SNAPSHOT_FAILED` when git fails.
+ *
+ * @example
+ * ```ts
+ * import { gitStatus, openGitContext } from "./git.ts";
+ * const entries = await gitStatus(await openGitContext(Deno.cwd()));
+ * ```
+ */
+export async function gitStatus(ctx: GitContext): Promise<StatusEntry[]> {
+  const out = await runGit(ctx.git, [
+    ...pinned(ctx),
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=all",
+    "--no-renames",
+    "--ignore-submodules=none",
+    "--",
+    ".",
+  ], { cwd: ctx.root, env: ctx.env, counter: ctx.counter });
+  if (out.code !== 0) {
+    throw new RequestError("SNAPSHOT_FAILED", `git status failed: ${out.stderr.trim()}`);
+  }
+  try {
+    return parseStatusZ(out.stdout);
+  } catch (e) {
+    throw new RequestError("SNAPSHOT_FAILED", (e as Error).message, { cause: e });
+  }
+}
+
+/** The index as read for one snapshot: raw bytes (for equality) and its entries. */
+export interface IndexRead {
+  /** The bytes the entries came from (index file, or ls-files output). */
+  readonly raw: Uint8Array;
+  /** Entries sorted by path bytes, then stage. */
+  readonly entries: readonly IndexEntry[];
+  /** True when `git ls-files` had to be asked (split or sparse index). */
+  readonly viaGit: boolean;
+}
+
+/**
+ * Parses `git ls-files -z -s -t -v --full-name` output (`<tag> <mode> <oid> <stage>\t<path>`).
+ * A lower-case tag marks assume-unchanged, `S` skip-worktree.
+ *
+ * @example
+ * ```ts
+ * import { parseLsFiles } from "./git.ts";
+ * const out = new TextEncoder().encode("H 100644 " + "ab".repeat(20) + " 0\ta.txt\0");
+ * parseLsFiles(out)?.[0].mode; // 0o100644
+ * ```
+ */
+export function parseLsFiles(out: Uint8Array): IndexEntry[] | null {
+  const entries: IndexEntry[] = [];
+  const dec = new TextDecoder();
+  let start = 0;
+  for (let i = 0; i < out.length; i++) {
+    if (out[i] !== 0) continue;
+    const rec = out.subarray(start, i);
+    start = i + 1;
+    const tab = rec.indexOf(0x09);
+    if (tab < 0) return null;
+    const m = /^(\S) ([0-7]{6}) ([0-9a-f]{40}|[0-9a-f]{64}) ([0-3])$/.exec(
+      dec.decode(rec.subarray(0, tab)),
+    );
+    if (m === null) return null;
+    const oid = new Uint8Array(m[3].length / 2);
+    for (let k = 0; k < oid.length; k++) oid[k] = parseInt(m[3].slice(2 * k, 2 * k + 2), 16);
+    entries.push({
+      path: rec.subarray(tab + 1),
+      mode: parseInt(m[2], 8),
+      oid,
+      stage: Number(m[4]),
+      assumeValid: m[1] !== m[1].toUpperCase(),
+      skipWorktree: m[1].toUpperCase() === "S",
+    });
+  }
+  return start === out.length ? entries : null;
+}
+
+/**
+ * Reads the index entries: from the index file when its format is understood, else through
+ * `git ls-files` (one more call). A missing index file means no entries.
+ *
+ * @example
+ * ```ts
+ * import { openGitContext, readIndex } from "./git.ts";
+ * const idx = await readIndex(await openGitContext(Deno.cwd()));
+ * idx.entries.length;
+ * ```
+ */
+export async function readIndex(ctx: GitContext): Promise<IndexRead> {
+  let raw: Uint8Array;
+  try {
+    raw = Deno.readFileSync(ctx.indexPath);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      return { raw: new Uint8Array(0), entries: [], viaGit: false };
+    }
+    throw new RequestError("SNAPSHOT_FAILED", `cannot read the git index: ${String(e)}`);
+  }
+  const parsed = parseIndex(raw, ctx.objectFormat === "sha1" ? 20 : 32);
+  if (parsed.ok) return { raw, entries: parsed.entries, viaGit: false };
+  const out = await runGit(ctx.git, [
+    ...pinned(ctx),
+    "ls-files",
+    "-z",
+    "-s",
+    "-t",
+    "-v",
+    "--full-name",
+  ], {
+    cwd: ctx.root,
+    env: ctx.env,
+    counter: ctx.counter,
+  });
+  const entries = out.code === 0 ? parseLsFiles(out.stdout) : null;
+  if (entries === null) {
+    throw new RequestError("SNAPSHOT_FAILED", `cannot read the git index (${parsed.reason})`);
+  }
+  return { raw: out.stdout, entries, viaGit: true };
+}

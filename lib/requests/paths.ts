@@ -1,0 +1,71 @@
+/**
+ * Pure checks on the path-shaped strings of a command request: parent segments in arguments,
+ * the requested working directory, and `expected_writes` entries.
+ *
+ * @example
+ * ```ts
+ * import { hasParentSegment, normaliseRelative } from "./paths.ts";
+ * hasParentSegment("a\\..\\b"); // true
+ * normaliseRelative("./src//a.ts"); // { ok: true, rel: "src/a.ts", dir: false }
+ * ```
+ * @module
+ */
+
+/**
+ * True when a string has a `..` segment, splitting on `/` and on `\` (an argument is refused
+ * then, whatever its pattern admits).
+ *
+ * @example
+ * ```ts
+ * import { hasParentSegment } from "./paths.ts";
+ * hasParentSegment("src/../x"); // true
+ * hasParentSegment("a..b"); // false
+ * ```
+ */
+export function hasParentSegment(value: string): boolean {
+  return value.split(/[/\\]/).includes("..");
+}
+
+/** A normalised project-relative path, or why it was refused. */
+export type Normalised =
+  | { readonly ok: true; readonly rel: string; readonly dir: boolean }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * Normalises a project-relative POSIX path: drops `.` and empty segments (so `./a//b` is `a/b`),
+ * remembers a trailing `/` as `dir`, and refuses NUL, `\`, absolute paths, `~` paths and `..`
+ * segments. The project root itself normalises to `rel: "."`.
+ *
+ * @example
+ * ```ts
+ * import { normaliseRelative } from "./paths.ts";
+ * normaliseRelative("build/"); // { ok: true, rel: "build", dir: true }
+ * normaliseRelative("/etc/passwd").ok; // false
+ * ```
+ */
+export function normaliseRelative(value: string): Normalised {
+  if (value.includes("\0")) return { ok: false, reason: "contains NUL" };
+  if (value.includes("\\")) return { ok: false, reason: "contains a backslash" };
+  if (value.startsWith("/")) return { ok: false, reason: "is absolute" };
+  if (value.startsWith("~")) return { ok: false, reason: "is a home path" };
+  const segs = value.split("/");
+  if (segs.includes("..")) return { ok: false, reason: "has a .. segment" };
+  const kept = segs.filter((s) => s !== "" && s !== ".");
+  const dir = value.endsWith("/") && kept.length > 0;
+  return { ok: true, rel: kept.length === 0 ? "." : kept.join("/"), dir };
+}
+
+/**
+ * Normalises a requested working directory (absent or empty means `.`), as
+ * {@link normaliseRelative} does; a trailing `/` is ignored.
+ *
+ * @example
+ * ```ts
+ * import { normaliseCwd } from "./paths.ts";
+ * normaliseCwd("./lean/"); // { ok: true, rel: "lean", dir: true }
+ * normaliseCwd(undefined); // { ok: true, rel: ".", dir: false }
+ * ```
+ */
+export function normaliseCwd(value: string | undefined): Normalised {
+  return normaliseRelative(value === undefined || value === "" ? "." : value);
+}

@@ -1,0 +1,163 @@
+/**
+ * What Linux's `/proc` tells about leftover processes: live members of a process group (zombies
+ * excluded: an init that never reaps leaves them behind, and they cannot write), and the processes
+ * that still hold a given pipe open. Parsing is pure; the readers return `null` where `/proc` is
+ * unavailable (macOS) or unreadable, so callers fall back to cruder signals.
+ *
+ * @example
+ * ```ts
+ * import { parseProcStat } from "./procfs.ts";
+ * parseProcStat("42 (my (odd) name) S 1 42 42 0 -1"); // { state: "S", ppid: 1, pgrp: 42, session: 42 }
+ * ```
+ * @module
+ */
+
+/** The fields of `/proc/<pid>/stat` this module reads. */
+export interface ProcStat {
+  /** One-letter state (`R`, `S`, `D`, `Z`, `X`, ...). */
+  readonly state: string;
+  /** Parent pid. */
+  readonly ppid: number;
+  /** Process group id. */
+  readonly pgrp: number;
+  /** Session id. */
+  readonly session: number;
+}
+
+/**
+ * Parses the start of `/proc/<pid>/stat` (the command name may hold spaces and parentheses, so
+ * fields are counted after the last `)`).
+ *
+ * @example
+ * ```ts
+ * import { parseProcStat } from "./procfs.ts";
+ * parseProcStat("7 (sleep) Z 1 5 5 0")?.state; // "Z"
+ * ```
+ */
+export function parseProcStat(text: string): ProcStat | null {
+  const close = text.lastIndexOf(")");
+  if (close < 0) return null;
+  const f = text.slice(close + 2).split(" ");
+  if (f.length < 4) return null;
+  const [state, ppid, pgrp, session] = [f[0], Number(f[1]), Number(f[2]), Number(f[3])];
+  if (!state || ![ppid, pgrp, session].every(Number.isInteger)) return null;
+  return { state, ppid, pgrp, session };
+}
+
+/**
+ * Reads a `pipe:[<inode>]` link target, or `null` for anything else.
+ *
+ * @example
+ * ```ts
+ * import { parsePipeLink } from "./procfs.ts";
+ * parsePipeLink("pipe:[123]"); // 123
+ * parsePipeLink("/dev/null"); // null
+ * ```
+ */
+export function parsePipeLink(target: string): number | null {
+  const m = /^pipe:\[(\d+)\]$/.exec(target);
+  return m === null ? null : Number(m[1]);
+}
+
+function pids(): number[] | null {
+  try {
+    const out: number[] = [];
+    for (const e of Deno.readDirSync("/proc")) {
+      if (/^\d+$/.test(e.name)) out.push(Number(e.name));
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The pids of live (not zombie) processes in group `pgid`; `null` when `/proc` cannot be read.
+ *
+ * @example
+ * ```ts
+ * import { liveGroupMembers } from "./procfs.ts";
+ * liveGroupMembers(Deno.pid); // [] unless this process leads its own group
+ * ```
+ */
+export function liveGroupMembers(pgid: number): number[] | null {
+  const all = pids();
+  if (all === null) return null;
+  const live: number[] = [];
+  for (const pid of all) {
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    } catch {
+      continue; // exited meanwhile
+    }
+    const st = parseProcStat(text);
+    if (st !== null && st.pgrp === pgid && st.state !== "Z" && st.state !== "X") live.push(pid);
+  }
+  return live;
+}
+
+/**
+ * The pipe inodes behind a process's file descriptors `fds` (default stdin, stdout, stderr);
+ * `null` when they cannot be read (the process is gone, or no `/proc`).
+ *
+ * @example
+ * ```ts
+ * import { pipeInodesOf } from "./procfs.ts";
+ * pipeInodesOf(Deno.pid); // e.g. [] when this process's standard streams are not pipes
+ * ```
+ */
+export function pipeInodesOf(pid: number, fds: readonly number[] = [0, 1, 2]): number[] | null {
+  const out: number[] = [];
+  try {
+    for (const fd of fds) {
+      const inode = parsePipeLink(Deno.readLinkSync(`/proc/${pid}/fd/${fd}`));
+      if (inode !== null && !out.includes(inode)) out.push(inode);
+    }
+  } catch {
+    return null;
+  }
+  return out;
+}
+
+/**
+ * The pids (other than `exclude`) holding any of the pipes `inodes` open; `null` without `/proc`.
+ *
+ * @example
+ * ```ts
+ * import { pipeHolders } from "./procfs.ts";
+ * pipeHolders([123456789], [Deno.pid]); // [] when nobody holds that pipe
+ * ```
+ */
+export function pipeHolders(
+  inodes: readonly number[],
+  exclude: readonly number[],
+): number[] | null {
+  if (inodes.length === 0) return [];
+  const all = pids();
+  if (all === null) return null;
+  const holders: number[] = [];
+  for (const pid of all) {
+    if (exclude.includes(pid)) continue;
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(`/proc/${pid}/fd`)];
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      let target: string;
+      try {
+        target = Deno.readLinkSync(`/proc/${pid}/fd/${e.name}`);
+      } catch {
+        continue;
+      }
+      const inode = parsePipeLink(target);
+      if (inode !== null && inodes.includes(inode)) {
+        holders.push(pid);
+        break;
+      }
+    }
+  }
+  return holders;
+}

@@ -1,0 +1,178 @@
+/**
+ * Program and working-directory resolution. The decisions are pure functions over a small
+ * file-system interface ({@link ResolveFs}); {@link diskFs} is the thin wrapper over Deno.
+ *
+ * `argv[0]` is looked up on a sanitized PATH (absolute entries only). A relative program path
+ * (`./x.sh`, `bin/x`) is refused, since it would name a file in the project. The real path of what
+ * was found (symlinks followed) must lie outside the project.
+ *
+ * @example
+ * ```ts
+ * import { diskFs, resolveProgram } from "./resolve.ts";
+ * const found = resolveProgram("git", { path: "/usr/bin:/bin", projectRoot: "/work/p", fs: diskFs });
+ * found.path; // "/usr/bin/git"
+ * ```
+ * @module
+ */
+
+import { RequestError } from "../errors.ts";
+import { sanitizePath } from "./env.ts";
+
+/** What resolution needs to know about a path. */
+export interface ResolveFs {
+  /** `stat` (following symlinks): `null` when absent or unreadable. */
+  stat(
+    path: string,
+  ):
+    | { readonly isFile: boolean; readonly isDirectory: boolean; readonly mode: number | null }
+    | null;
+  /** The canonical path (symlinks followed), `null` when it cannot be resolved. */
+  realpath(path: string): string | null;
+}
+
+/** {@link ResolveFs} over the real file system. */
+export const diskFs: ResolveFs = {
+  stat(path) {
+    try {
+      const info = Deno.statSync(path);
+      return { isFile: info.isFile, isDirectory: info.isDirectory, mode: info.mode };
+    } catch {
+      return null;
+    }
+  },
+  realpath(path) {
+    try {
+      return Deno.realPathSync(path);
+    } catch {
+      return null;
+    }
+  },
+};
+
+/**
+ * True when `inner` is `outer` or lies below it (both absolute, canonical).
+ *
+ * @example
+ * ```ts
+ * import { isWithin } from "./resolve.ts";
+ * isWithin("/p", "/p/bin/x"); // true
+ * isWithin("/p", "/pp/x"); // false
+ * ```
+ */
+export function isWithin(outer: string, inner: string): boolean {
+  if (outer === "/") return inner.startsWith("/");
+  const base = outer.endsWith("/") ? outer.slice(0, -1) : outer;
+  return inner === base || inner.startsWith(base + "/");
+}
+
+/** Where to look and what must not contain the result. */
+export interface ResolveOptions {
+  /** The PATH value to search; sanitized again here. */
+  readonly path: string;
+  /** The project root (any form; it is canonicalised through `fs.realpath`). */
+  readonly projectRoot: string;
+  /** File-system access. */
+  readonly fs: ResolveFs;
+}
+
+/** A resolved program. */
+export interface ResolvedProgram {
+  /** The path to execute (as found on PATH, or as given when absolute). */
+  readonly path: string;
+  /** Its canonical path (symlinks followed). */
+  readonly real: string;
+}
+
+function executable(fs: ResolveFs, path: string): boolean {
+  const st = fs.stat(path);
+  return st !== null && st.isFile && (st.mode === null || (st.mode & 0o111) !== 0);
+}
+
+/**
+ * Resolves `argv[0]`. Throws `PROGRAM_IN_PROJECT` for a relative path or a program whose real path
+ * lies in the project, `PROGRAM_NOT_FOUND` when nothing executable is found.
+ *
+ * @example
+ * ```ts
+ * import { resolveProgram } from "./resolve.ts";
+ * const fs = {
+ *   stat: (p: string) => p === "/usr/bin/make" ? { isFile: true, isDirectory: false, mode: 0o755 } : null,
+ *   realpath: (p: string) => p,
+ * };
+ * resolveProgram("make", { path: "/usr/bin", projectRoot: "/p", fs }).path; // "/usr/bin/make"
+ * ```
+ */
+export function resolveProgram(name: string, options: ResolveOptions): ResolvedProgram {
+  const { fs } = options;
+  if (name === "" || name.includes("\0")) {
+    throw new RequestError("PROGRAM_NOT_FOUND", "argv[0] is empty or contains NUL");
+  }
+  if (!name.startsWith("/") && (name.includes("/") || name.includes("\\"))) {
+    throw new RequestError(
+      "PROGRAM_IN_PROJECT",
+      `argv[0] ${JSON.stringify(name)} is a relative path, which names a file in the project`,
+    );
+  }
+  let found: string | null = null;
+  if (name.startsWith("/")) {
+    if (executable(fs, name)) found = name;
+  } else {
+    for (const dir of sanitizePath(options.path).split(":")) {
+      if (dir === "") continue;
+      const candidate = dir.endsWith("/") ? dir + name : `${dir}/${name}`;
+      if (executable(fs, candidate)) {
+        found = candidate;
+        break;
+      }
+    }
+  }
+  if (found === null) {
+    throw new RequestError(
+      "PROGRAM_NOT_FOUND",
+      `argv[0] ${JSON.stringify(name)} was not found as an executable file on the sanitized PATH`,
+    );
+  }
+  const real = fs.realpath(found);
+  const root = fs.realpath(options.projectRoot);
+  if (real === null || root === null) {
+    throw new RequestError("PROGRAM_NOT_FOUND", `cannot resolve the real path of ${found}`);
+  }
+  if (isWithin(root, real)) {
+    throw new RequestError(
+      "PROGRAM_IN_PROJECT",
+      `argv[0] ${JSON.stringify(name)} resolves inside the project (${real})`,
+    );
+  }
+  return { path: found, real };
+}
+
+/**
+ * Resolves a normalised project-relative working directory to an absolute path, refusing
+ * (`CWD_NOT_ALLOWED`) one that is missing, not a directory, or whose real path leaves the project
+ * (a symlinked directory pointing elsewhere).
+ *
+ * @example
+ * ```ts
+ * import { diskFs, resolveCwd } from "./resolve.ts";
+ * resolveCwd("/work/p", ".", diskFs); // "/work/p" (canonical)
+ * ```
+ */
+export function resolveCwd(projectRoot: string, rel: string, fs: ResolveFs): string {
+  const root = fs.realpath(projectRoot);
+  if (root === null) {
+    throw new RequestError("CWD_NOT_ALLOWED", "the project root cannot be resolved");
+  }
+  if (rel === ".") return root;
+  const real = fs.realpath(`${root}/${rel}`);
+  const st = real === null ? null : fs.stat(real);
+  if (real === null || st === null || !st.isDirectory) {
+    throw new RequestError("CWD_NOT_ALLOWED", `cwd ${JSON.stringify(rel)} is not a directory`);
+  }
+  if (!isWithin(root, real)) {
+    throw new RequestError(
+      "CWD_NOT_ALLOWED",
+      `cwd ${JSON.stringify(rel)} resolves outside the project`,
+    );
+  }
+  return real;
+}

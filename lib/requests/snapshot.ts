@@ -1,0 +1,266 @@
+/**
+ * Undeclared-write detection: a snapshot before and after a command, and their difference.
+ *
+ * What a snapshot holds:
+ * - **Worktree files** (tracked and untracked, not ignored), by content. `git status` names the
+ *   dirty and untracked paths, which are hashed as git blobs; every clean tracked file keeps the
+ *   blob id its index entry records, so a clean tree costs one `git status` and one read of the
+ *   index file. Entries git status skips (assume-unchanged, skip-worktree) are hashed too.
+ * - **The control plane and git's behaviour-changing paths**, by stat (see `watch.ts`): the
+ *   watched control plane under the project, the project's `.git` entry, and git's `hooks`
+ *   (recursively), `config`, `config.worktree` and `info/` (recursively, except the derived
+ *   `info/refs` that `git gc` rewrites), resolved by `git rev-parse --git-path`.
+ *
+ * Blind spot ({@link BLIND_SPOT}): paths git ignores are invisible to the worktree comparison.
+ *
+ * @example
+ * ```ts
+ * import { openGitContext } from "./git.ts";
+ * import { diffSnapshots, takeSnapshot } from "./snapshot.ts";
+ * const ctx = await openGitContext("/work/p");
+ * const before = await takeSnapshot(ctx);
+ * // ... run the command ...
+ * const after = await takeSnapshot(ctx, { previous: before });
+ * diffSnapshots(before, after, (rel) => rel === "out.txt").undeclared;
+ * ```
+ * @module
+ */
+
+import { controlPlaneOf } from "../policy/control_plane.ts";
+import type { GitContext } from "./git.ts";
+import { gitStatus, readIndex } from "./git.ts";
+import type { IndexEntry } from "./git_index.ts";
+import { ABSENT, hex, uniqueFingerprint, worktreeFingerprint } from "./fingerprint.ts";
+import { compareBytes, compareCodePoints, renderPathBytes, startsWithBytes } from "./path_bytes.ts";
+import { isWithin } from "./resolve.ts";
+import { controlPlaneRoots, RACY_WINDOW_MS, watchPaths, type WatchRoot } from "./watch.ts";
+
+/** What the write check cannot see, stated with every result. */
+export const BLIND_SPOT =
+  "paths ignored by git (.gitignore, .git/info/exclude, core.excludesFile) are not compared; " +
+  "neither are writes outside the project, nor changes inside a nested repository or submodule";
+
+/** One worktree path in a snapshot. */
+interface PathState {
+  /** Full path bytes from the worktree top. */
+  readonly bytes: Uint8Array;
+  /** Content fingerprint. */
+  readonly fp: string;
+}
+
+/** The index restricted to the project. */
+interface IndexView {
+  /** Raw bytes it was read from (equal bytes mean equal entries). */
+  readonly raw: Uint8Array;
+  /** Entries under the project prefix, sorted by path bytes then stage. */
+  readonly entries: readonly IndexEntry[];
+}
+
+/** A snapshot of the project. */
+export interface Snapshot {
+  /** When it was started (ms since the epoch). */
+  readonly takenAt: number;
+  /** Paths git status named, plus entries it skips: project-relative key → state. */
+  readonly worktree: ReadonlyMap<string, PathState>;
+  /** The index. */
+  readonly index: IndexView;
+  /** Watched entries: key → stat fingerprint. */
+  readonly watched: ReadonlyMap<string, string>;
+  /** Watched keys that carry a content hash (racy). */
+  readonly hashed: ReadonlySet<string>;
+  /** Git invocations this snapshot made. */
+  readonly gitCalls: number;
+  /** Bytes of the project prefix inside the worktree (stripped from git's paths). */
+  readonly prefixLength: number;
+}
+
+/** Options of {@link takeSnapshot}. */
+export interface SnapshotOptions {
+  /** The earlier snapshot of the same run: its racy watched keys are hashed again. */
+  readonly previous?: Snapshot;
+  /** Clock (ms since the epoch); default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/**
+ * The watch roots for git's own paths, keyed relative to the project when inside it.
+ *
+ * @example
+ * ```ts
+ * import { openGitContext } from "./git.ts";
+ * import { gitWatchRoots } from "./snapshot.ts";
+ * gitWatchRoots(await openGitContext("/work/p")).map((r) => r.key);
+ * // [".git/hooks", ".git/config", ".git/config.worktree", ".git/info"]
+ * ```
+ */
+export function gitWatchRoots(ctx: GitContext): WatchRoot[] {
+  const key = (abs: string): string =>
+    isWithin(ctx.root, abs) && abs !== ctx.root ? abs.slice(ctx.root.length + 1) : abs;
+  const w = ctx.watched;
+  return [
+    { abs: w.hooks, key: key(w.hooks), recursive: true },
+    { abs: w.config, key: key(w.config), recursive: false },
+    { abs: w.configWorktree, key: key(w.configWorktree), recursive: false },
+    { abs: w.info, key: key(w.info), recursive: true, skipTop: ["refs"] },
+  ];
+}
+
+/** The report key of a path, and the name to open it by (`null` when it is not UTF-8). */
+function projectKey(ctx: GitContext, full: Uint8Array): { key: string; text: string | null } {
+  const rel = renderPathBytes(full.subarray(ctx.prefixBytes.length));
+  return { key: rel.text, text: rel.utf8 ? new TextDecoder().decode(full) : null };
+}
+
+/**
+ * Takes a snapshot: one `git status` (plus `git ls-files` only for a split or sparse index),
+ * the index file, and the watched paths. Throws `SNAPSHOT_FAILED` when git or a watched path
+ * cannot be read.
+ *
+ * @example
+ * ```ts
+ * import { openGitContext } from "./git.ts";
+ * import { takeSnapshot } from "./snapshot.ts";
+ * const snap = await takeSnapshot(await openGitContext("/work/p"));
+ * snap.gitCalls; // 1
+ * ```
+ */
+export async function takeSnapshot(
+  ctx: GitContext,
+  options: SnapshotOptions = {},
+): Promise<Snapshot> {
+  const now = options.now ?? Date.now;
+  const takenAt = now();
+  const callsBefore = ctx.counter.calls;
+  const status = await gitStatus(ctx);
+  const index = await readIndex(ctx);
+  const worktree = new Map<string, PathState>();
+  const add = (full: Uint8Array): void => {
+    if (!startsWithBytes(full, ctx.prefixBytes)) return;
+    const { key, text } = projectKey(ctx, full);
+    if (worktree.has(key)) return;
+    const fp = text === null
+      ? uniqueFingerprint("opaque-name")
+      : worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat);
+    worktree.set(key, { bytes: full, fp });
+  };
+  for (const entry of status) add(entry.path);
+  const entries = index.entries.filter((e) => startsWithBytes(e.path, ctx.prefixBytes));
+  for (const e of entries) if (e.assumeValid || e.skipWorktree) add(e.path);
+  const racyCutoffMs = Math.floor(takenAt / 1000) * 1000 - RACY_WINDOW_MS;
+  const watch = watchPaths([...controlPlaneRoots(ctx.root), ...gitWatchRoots(ctx)], {
+    racyCutoffMs,
+    alsoHash: options.previous?.hashed,
+  });
+  return {
+    takenAt,
+    worktree,
+    index: { raw: index.raw, entries },
+    watched: watch.entries,
+    hashed: watch.hashed,
+    gitCalls: ctx.counter.calls - callsBefore,
+    prefixLength: ctx.prefixBytes.length,
+  };
+}
+
+/** The lower bound of `path` in sorted entries. */
+function lowerBound(entries: readonly IndexEntry[], path: Uint8Array): number {
+  let lo = 0;
+  let hi = entries.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareBytes(entries[mid].path, path) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The index fingerprint of a path (all its stages), or `null` when untracked. */
+function indexFingerprint(entries: readonly IndexEntry[], path: Uint8Array): string | null {
+  let i = lowerBound(entries, path);
+  const parts: string[] = [];
+  while (i < entries.length && compareBytes(entries[i].path, path) === 0) {
+    const e = entries[i++];
+    const body = `${e.mode.toString(8)} ${hex(e.oid)}`;
+    parts.push(e.stage === 0 ? body : `stage${e.stage}:${body}`);
+  }
+  return parts.length === 0 ? null : parts.join(" ");
+}
+
+function fingerprintOf(snap: Snapshot, key: string, bytes: Uint8Array): string {
+  return snap.worktree.get(key)?.fp ?? indexFingerprint(snap.index.entries, bytes) ?? ABSENT;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && compareBytes(a, b) === 0;
+}
+
+/** Paths whose index entries differ between two indexes (both sorted). */
+function indexChanges(a: readonly IndexEntry[], b: readonly IndexEntry[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const c = i >= a.length ? 1 : j >= b.length ? -1 : compareBytes(a[i].path, b[j].path);
+    const path = c <= 0 ? a[i].path : b[j].path;
+    const fa = c <= 0 ? indexFingerprint(a, path) : null;
+    const fb = c >= 0 ? indexFingerprint(b, path) : null;
+    if (fa !== fb) out.push(path);
+    while (i < a.length && compareBytes(a[i].path, path) === 0) i++;
+    while (j < b.length && compareBytes(b[j].path, path) === 0) j++;
+  }
+  return out;
+}
+
+/** The outcome of comparing two snapshots. */
+export interface WriteCheck {
+  /** Every changed path (project-relative, or absolute for git paths outside the project). */
+  readonly changed: readonly string[];
+  /** The changed paths no declaration covers, sorted by code point. */
+  readonly undeclared: readonly string[];
+  /** What the comparison cannot see. */
+  readonly blindSpot: typeof BLIND_SPOT;
+}
+
+/**
+ * Compares two snapshots. A worktree path is declared when `isDeclared(rel)` says so, except in
+ * the control plane; a changed watched entry (control plane, git's paths) is never declared.
+ *
+ * @example
+ * ```ts
+ * import { diffSnapshots } from "./snapshot.ts";
+ * // const check = diffSnapshots(before, after, declaredMatcher(["build/"]));
+ * // check.undeclared; // e.g. [".git/hooks/pre-commit", "src/a.ts"]
+ * ```
+ */
+export function diffSnapshots(
+  before: Snapshot,
+  after: Snapshot,
+  isDeclared: (rel: string) => boolean,
+): WriteCheck {
+  const candidates = new Map<string, Uint8Array>();
+  for (const [key, state] of before.worktree) candidates.set(key, state.bytes);
+  for (const [key, state] of after.worktree) candidates.set(key, state.bytes);
+  if (!sameBytes(before.index.raw, after.index.raw)) {
+    const prefixLength = after.prefixLength;
+    for (const path of indexChanges(before.index.entries, after.index.entries)) {
+      candidates.set(renderPathBytes(path.subarray(prefixLength)).text, path);
+    }
+  }
+  const changed = new Set<string>();
+  const undeclared = new Set<string>();
+  for (const [key, bytes] of candidates) {
+    if (fingerprintOf(before, key, bytes) === fingerprintOf(after, key, bytes)) continue;
+    changed.add(key);
+    if (controlPlaneOf(key) !== null || !isDeclared(key)) undeclared.add(key);
+  }
+  for (const key of new Set([...before.watched.keys(), ...after.watched.keys()])) {
+    if (before.watched.get(key) === after.watched.get(key)) continue;
+    changed.add(key);
+    undeclared.add(key);
+  }
+  return {
+    changed: [...changed].sort(compareCodePoints),
+    undeclared: [...undeclared].sort(compareCodePoints),
+    blindSpot: BLIND_SPOT,
+  };
+}

@@ -1,0 +1,193 @@
+/**
+ * The stat watch over the control plane and git's behaviour-changing paths: every entry,
+ * recursively, without following symlinks, fingerprinted by type, mode, size, mtime, ctime and
+ * inode (a directory by type, mode and inode only: its listing changes show as its entries).
+ *
+ * ctime cannot be set back by a process, so a same-size rewrite with its mtime restored still
+ * shows. Deno reports ctime to the second only, so an entry changed within the last two seconds
+ * before the first snapshot ("racy", as git calls it) also gets a content hash, and the later
+ * snapshot hashes the same entries again.
+ *
+ * @example
+ * ```ts
+ * import { statFingerprint } from "./watch.ts";
+ * statFingerprint(Deno.lstatSync("/etc/hostname")); // "file 33188 13 1700000000000 1700000000000 1234"
+ * ```
+ * @module
+ */
+
+import { RequestError } from "../errors.ts";
+import { WATCHED_CONTROL_PLANE } from "../policy/control_plane.ts";
+import { contentSha256 } from "./fingerprint.ts";
+
+/** Most entries one snapshot will stat before refusing (fail closed). */
+export const MAX_WATCHED_ENTRIES = 200_000;
+
+/** How far back (ms, before the second the snapshot started) an entry counts as racy. */
+export const RACY_WINDOW_MS = 1000;
+
+/** One place to watch. */
+export interface WatchRoot {
+  /** Absolute path. */
+  readonly abs: string;
+  /** Key prefix for reports (project-relative when inside the project, else absolute). */
+  readonly key: string;
+  /** Walk below it. */
+  readonly recursive: boolean;
+  /** Child names directly below the root to leave out (e.g. `refs` in git's `info`). */
+  readonly skipTop?: readonly string[];
+}
+
+/**
+ * The stat fingerprint of an entry (see the module note).
+ *
+ * @example
+ * ```ts
+ * import { statFingerprint } from "./watch.ts";
+ * statFingerprint(Deno.lstatSync("/")).startsWith("dir "); // true
+ * ```
+ */
+export function statFingerprint(info: Deno.FileInfo): string {
+  const mode = info.mode ?? 0;
+  if (info.isDirectory) return `dir ${mode} ${info.ino ?? 0}`;
+  const kind = info.isFile ? "file" : info.isSymlink ? "link" : "other";
+  const mtime = info.mtime?.getTime() ?? 0;
+  const ctime = info.ctime?.getTime() ?? 0;
+  return `${kind} ${mode} ${info.size} ${mtime} ${ctime} ${info.ino ?? 0}`;
+}
+
+/** The result of a watch pass. */
+export interface WatchResult {
+  /** Key → fingerprint. */
+  readonly entries: Map<string, string>;
+  /** Keys whose fingerprint carries a content hash. */
+  readonly hashed: Set<string>;
+}
+
+/** Options of {@link watchPaths}. */
+export interface WatchOptions {
+  /** Entries changed at or after this time (ms since the epoch) get a content hash. */
+  readonly racyCutoffMs: number;
+  /** Keys to hash whatever their times (the earlier snapshot's racy keys). */
+  readonly alsoHash?: ReadonlySet<string>;
+  /** Entry cap (default {@link MAX_WATCHED_ENTRIES}). */
+  readonly maxEntries?: number;
+}
+
+function lstatOrNull(abs: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(abs);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return null;
+    throw new RequestError("SNAPSHOT_FAILED", `cannot stat watched path ${abs}: ${String(e)}`);
+  }
+}
+
+/**
+ * Fingerprints every entry under the roots. A root that is a symlink is recorded as a link and
+ * also walked through (the host reads what it points at); entries below are never followed.
+ * Absent roots record nothing. Throws `SNAPSHOT_FAILED` on an unreadable directory or past the
+ * entry cap.
+ *
+ * @example
+ * ```ts
+ * import { watchPaths } from "./watch.ts";
+ * const w = watchPaths([{ abs: "/p/.claude", key: ".claude", recursive: true }], { racyCutoffMs: Date.now() });
+ * w.entries.size;
+ * ```
+ */
+export function watchPaths(roots: readonly WatchRoot[], options: WatchOptions): WatchResult {
+  const entries = new Map<string, string>();
+  const hashed = new Set<string>();
+  const max = options.maxEntries ?? MAX_WATCHED_ENTRIES;
+  const record = (abs: string, key: string, info: Deno.FileInfo): void => {
+    if (entries.size >= max) {
+      throw new RequestError("SNAPSHOT_FAILED", `more than ${max} watched entries`);
+    }
+    let fp = statFingerprint(info);
+    const changed = Math.max(info.mtime?.getTime() ?? 0, info.ctime?.getTime() ?? 0);
+    if (info.isFile && (changed >= options.racyCutoffMs || options.alsoHash?.has(key))) {
+      fp += ` sha256:${contentSha256(abs)}`;
+      hashed.add(key);
+    }
+    entries.set(key, fp);
+  };
+  const walk = (dirAbs: string, dirKey: string, skip: readonly string[]): void => {
+    let names: string[];
+    try {
+      names = [...Deno.readDirSync(dirAbs)].map((e) => e.name);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return;
+      throw new RequestError("SNAPSHOT_FAILED", `cannot list watched ${dirAbs}: ${String(e)}`);
+    }
+    for (const name of names) {
+      if (skip.includes(name)) continue;
+      const abs = `${dirAbs}/${name}`;
+      const key = `${dirKey}/${name}`;
+      const info = lstatOrNull(abs);
+      if (info === null) continue;
+      record(abs, key, info);
+      if (info.isDirectory) walk(abs, key, []);
+    }
+  };
+  for (const root of roots) {
+    const info = lstatOrNull(root.abs);
+    if (info === null) continue;
+    record(root.abs, root.key, info);
+    if (!root.recursive) continue;
+    let through = info;
+    if (info.isSymlink) {
+      try {
+        through = Deno.statSync(root.abs);
+      } catch {
+        continue; // a dangling link: the link itself is recorded
+      }
+    }
+    if (through.isDirectory) walk(root.abs, root.key, root.skipTop ?? []);
+  }
+  return { entries, hashed };
+}
+
+/**
+ * The watched control-plane roots actually present under the project, matched case-folded
+ * (`.Claude` is `.claude` on a case-insensitive file system), plus the project's own `.git`
+ * entry itself (not walked): replacing a `.git` file would point git elsewhere.
+ *
+ * @example
+ * ```ts
+ * import { controlPlaneRoots } from "./watch.ts";
+ * controlPlaneRoots("/work/p").map((r) => r.key); // e.g. [".git", ".agentteams", ".claude"]
+ * ```
+ */
+export function controlPlaneRoots(root: string): WatchRoot[] {
+  const roots: WatchRoot[] = [{ abs: `${root}/.git`, key: ".git", recursive: false }];
+  const listings = new Map<string, string[]>();
+  const list = (rel: string): string[] => {
+    let names = listings.get(rel);
+    if (names === undefined) {
+      try {
+        names = [...Deno.readDirSync(rel === "" ? root : `${root}/${rel}`)]
+          .filter((e) => e.isDirectory || e.isSymlink || e.isFile)
+          .map((e) => e.name);
+      } catch {
+        names = [];
+      }
+      listings.set(rel, names);
+    }
+    return names;
+  };
+  for (const entry of WATCHED_CONTROL_PLANE) {
+    let matches = [""];
+    for (const seg of entry.split("/")) {
+      const next: string[] = [];
+      for (const base of matches) {
+        for (const name of list(base)) {
+          if (name.toLowerCase() === seg) next.push(base === "" ? name : `${base}/${name}`);
+        }
+      }
+      matches = next;
+    }
+    for (const rel of matches) roots.push({ abs: `${root}/${rel}`, key: rel, recursive: true });
+  }
+  return roots;
+}

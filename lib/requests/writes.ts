@@ -1,0 +1,155 @@
+/**
+ * `expected_writes`: which declarations a command may make, and which changed paths they cover.
+ *
+ * A declaration is a project-relative file, or a directory ending in `/` that covers everything
+ * below it. It must lie in the entry's `writes` globs or in the agent's write scopes, and never in
+ * the control plane, a protected path or the brief. The write-scope and fnmatch matchers are passed
+ * in ({@link PathMatchers}), so this module decides without touching the policy loader.
+ *
+ * @example
+ * ```ts
+ * import { declaredMatcher } from "./writes.ts";
+ * const declared = declaredMatcher(["out/", "report.md"]);
+ * declared("out/a/b.txt"); // true
+ * declared("outside.txt"); // false
+ * ```
+ * @module
+ */
+
+import { CONTROL_PLANE, controlPlaneOf } from "../policy/control_plane.ts";
+import type { AgentPolicy, CommandEntry } from "../policy/types.ts";
+import { normaliseRelative } from "./paths.ts";
+
+/** The path matchers a caller supplies (from `lib/policy/`). */
+export interface PathMatchers {
+  /** True when `rel` lies in one of the write scopes (file, `dir/`, or segment pattern). */
+  inScopes(rel: string, scopes: readonly string[]): boolean;
+  /** fnmatch: `*` crosses `/`; called with both arguments lower-cased. */
+  fnmatch(rel: string, glob: string): boolean;
+  /** True when `rel` is covered by `protected_paths`. */
+  isProtected(rel: string): boolean;
+}
+
+/** Where a path stands against the always-refused places. */
+export interface Guards {
+  /** The path matchers. */
+  readonly matchers: PathMatchers;
+  /** The brief's project-relative path, `null` when it lies outside the project. */
+  readonly briefRel: string | null;
+}
+
+/** A declaration after normalisation: `rel` has no trailing `/`; `dir` says it had one. */
+export interface Declaration {
+  /** Normalised project-relative path. */
+  readonly rel: string;
+  /** True for a directory declaration (covers everything below `rel`). */
+  readonly dir: boolean;
+}
+
+/** The first reason a normalised path may never be written by a command, or `null`. */
+export function forbiddenReason(rel: string, guards: Guards): string | null {
+  const plane = controlPlaneOf(rel);
+  if (plane !== null) return `lies in the control plane (${plane})`;
+  const folded = rel.toLowerCase();
+  if (folded.split("/").includes(".git")) return "lies in a .git directory";
+  if (guards.briefRel !== null && folded === guards.briefRel.toLowerCase()) {
+    return "is the brief that defines this policy";
+  }
+  if (guards.matchers.isProtected(rel)) return "is a protected path";
+  return null;
+}
+
+/**
+ * Normalises one declaration and applies the entry-independent refusals: absolute, `~`, `..`,
+ * NUL, the project root, the control plane (or a directory holding part of it), `.git`, the
+ * brief and protected paths. Returns the declaration or a reason.
+ *
+ * @example
+ * ```ts
+ * import { checkDeclaration } from "./writes.ts";
+ * const guards = { briefRel: null, matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false } };
+ * checkDeclaration(".git/hooks/x", guards); // "lies in the control plane (.git)"
+ * ```
+ */
+export function checkDeclaration(value: string, guards: Guards): Declaration | string {
+  const norm = normaliseRelative(value);
+  if (!norm.ok) return norm.reason;
+  if (norm.rel === ".") return "declares the whole project";
+  const why = forbiddenReason(norm.rel, guards);
+  if (why !== null) return why;
+  if (norm.dir) {
+    const prefix = norm.rel.toLowerCase() + "/";
+    const inner = CONTROL_PLANE.find((entry) => entry.startsWith(prefix));
+    if (inner !== undefined) return `holds part of the control plane (${inner})`;
+  }
+  return { rel: norm.rel, dir: norm.dir };
+}
+
+/** A representative child used to ask whether a directory's contents are writable. */
+const DIR_PROBE = "x";
+
+/**
+ * True when the entry's `writes` globs or the agent's write scopes allow a path. A directory
+ * declaration is asked about a representative child (`dir/x`); each changed path is checked on
+ * its own again when the run is compared ({@link declaredMatcher} with `allowed`).
+ *
+ * @example
+ * ```ts
+ * import { writeAllowed } from "./writes.ts";
+ * const m = { inScopes: () => false, fnmatch: (r: string, g: string) => r === g, isProtected: () => false };
+ * writeAllowed({ rel: "out.txt", dir: false }, { writes: ["out.txt"] }, { writeScopes: [] }, m); // true
+ * ```
+ */
+export function writeAllowed(
+  decl: Declaration,
+  entry: Pick<CommandEntry, "writes">,
+  agent: Pick<AgentPolicy, "writeScopes">,
+  matchers: PathMatchers,
+): boolean {
+  const probe = decl.dir ? `${decl.rel}/${DIR_PROBE}` : decl.rel;
+  const folded = probe.toLowerCase();
+  if (entry.writes.some((glob) => matchers.fnmatch(folded, glob.toLowerCase()))) return true;
+  return matchers.inScopes(probe, agent.writeScopes);
+}
+
+/** Extra conditions for {@link declaredMatcher}: every covered path must pass them too. */
+export interface DeclaredOptions {
+  /** Refuse control plane, `.git`, the brief and protected paths even below a declared directory. */
+  readonly guards?: Guards;
+  /** Require each covered path to be allowed on its own (entry globs or scopes). */
+  readonly allowed?: (rel: string) => boolean;
+}
+
+/**
+ * Builds the "is this changed path declared?" matcher: an exact declaration, or a path below a
+ * declaration ending in `/`. With `guards`, a path in the control plane, `.git`, the brief or a
+ * protected path is never declared; with `allowed`, each path must also be writable on its own.
+ * Declarations that fail normalisation declare nothing.
+ *
+ * @example
+ * ```ts
+ * import { declaredMatcher } from "./writes.ts";
+ * const declared = declaredMatcher(["./build/"]);
+ * declared("build/out.o"); // true
+ * declared("build"); // false: the directory itself is not a file below it
+ * ```
+ */
+export function declaredMatcher(
+  expectedWrites: readonly string[],
+  options: DeclaredOptions = {},
+): (rel: string) => boolean {
+  const files = new Set<string>();
+  const dirs: string[] = [];
+  for (const value of expectedWrites) {
+    const norm = normaliseRelative(value);
+    if (!norm.ok || norm.rel === ".") continue;
+    if (norm.dir) dirs.push(norm.rel + "/");
+    else files.add(norm.rel);
+  }
+  return (rel: string): boolean => {
+    if (!files.has(rel) && !dirs.some((d) => rel.startsWith(d))) return false;
+    if (options.guards !== undefined && forbiddenReason(rel, options.guards) !== null) return false;
+    if (options.allowed !== undefined && !options.allowed(rel)) return false;
+    return true;
+  };
+}
