@@ -73,6 +73,14 @@ export interface ConfinedPrograms {
   readonly fileSha256: string | null;
 }
 
+/** `mcp_grants.<agent>`: an agent that writes and runs only through the runner's MCP server. */
+export interface McpGrant {
+  /** Tools of the `agentteams_runner` server it may call (distinct, at least one). */
+  readonly tools: readonly string[];
+  /** `staged` (the orchestrator approves each write) or `direct` (needs a signed operator grant). */
+  readonly approval: "staged" | "direct";
+}
+
 /** The whole policy of one brief. */
 export interface Policy {
   /** Absolute path of the brief file. */
@@ -97,6 +105,11 @@ export interface Policy {
   readonly protectedPaths: readonly string[];
   /** `allow_unconfined_runs` (default false). */
   readonly allowUnconfinedRuns: boolean;
+  /**
+   * `mcp_grants` (empty when absent). Optional only so that policies built by hand elsewhere stay
+   * valid; `parsePolicy` always sets it.
+   */
+  readonly mcpGrants?: Readonly<Record<string, McpGrant>>;
   /** Proposal content cap in bytes (256 KiB). */
   readonly sizeCap: number;
 }

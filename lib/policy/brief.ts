@@ -1,0 +1,208 @@
+/**
+ * Brief loading: find the brief, read it safely, and turn it into a `Policy`.
+ *
+ * The brief is the project-description file teams already keep, as JSON or JSONC (comments and
+ * trailing commas allowed). Reading refuses, with `PolicyError` `BRIEF_UNREADABLE`: a symlink
+ * (opened with `O_NOFOLLOW`, so a link swapped in after the check is refused too), anything but a
+ * regular file (opened with `O_NONBLOCK`, so a FIFO cannot stall the load), more than 1 MiB, and
+ * bytes that are not UTF-8. A brief that does not exist is `BRIEF_NOT_FOUND`.
+ *
+ * @example
+ * ```ts
+ * import { defaultBriefPath, loadPolicy } from "./brief.ts";
+ * const root = "/work/proj";
+ * const policy = await loadPolicy(await defaultBriefPath(root), { projectRoot: root });
+ * console.log(policy.briefRel, policy.briefSha256);
+ * ```
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import { constants, promises as fsp } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { PolicyError } from "../errors.ts";
+import { DEFAULT_BRIEF_NAMES } from "./lint.ts";
+import { parsePolicy } from "./parse.ts";
+import type { Policy } from "./types.ts";
+
+export { parsePolicy } from "./parse.ts";
+
+/** The largest brief accepted, in bytes. */
+export const MAX_BRIEF_BYTES = 1024 * 1024;
+
+/** Why a brief could not be read (in `details.reason` of `BRIEF_UNREADABLE`). */
+export type UnreadableReason =
+  | "SYMLINK"
+  | "NOT_REGULAR_FILE"
+  | "FILE_TOO_LARGE"
+  | "FILE_CHANGED"
+  | "NOT_UTF8"
+  | "IO";
+
+function unreadable(
+  path: string,
+  reason: UnreadableReason,
+  what: string,
+  cause?: unknown,
+): PolicyError {
+  return new PolicyError("BRIEF_UNREADABLE", `brief ${path}: ${what}`, {
+    cause,
+    details: { file: path, reason },
+  });
+}
+
+function errnoCode(e: unknown): string | undefined {
+  if (e instanceof Deno.errors.NotFound) return "ENOENT";
+  if (typeof e === "object" && e !== null && "code" in e) {
+    const code = (e as { code: unknown }).code;
+    return typeof code === "string" ? code : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * The default brief of a project: `<root>/agentteams.jsonc`, else `<root>/agentteams.json`.
+ * The first name that exists in any form (a symlink included, which `loadPolicy` then refuses)
+ * is returned, so a refused `.jsonc` never silently falls back to the `.json`.
+ * Throws `BRIEF_NOT_FOUND` when neither exists.
+ *
+ * @example
+ * ```ts
+ * import { defaultBriefPath } from "./brief.ts";
+ * await defaultBriefPath("/work/proj"); // "/work/proj/agentteams.jsonc"
+ * ```
+ */
+export async function defaultBriefPath(projectRoot: string): Promise<string> {
+  for (const name of DEFAULT_BRIEF_NAMES) {
+    const candidate = join(resolve(projectRoot), name);
+    try {
+      await Deno.lstat(candidate);
+      return candidate;
+    } catch (e) {
+      if (errnoCode(e) === "ENOENT" || e instanceof Deno.errors.NotFound) continue;
+      throw unreadable(candidate, "IO", `cannot be examined: ${String(e)}`, e);
+    }
+  }
+  throw new PolicyError(
+    "BRIEF_NOT_FOUND",
+    `no brief in ${projectRoot}: expected ${DEFAULT_BRIEF_NAMES.join(" or ")} (or pass --brief)`,
+    { details: { project: projectRoot, names: [...DEFAULT_BRIEF_NAMES] } },
+  );
+}
+
+/**
+ * Reads a brief's bytes: a regular file, not a symlink, at most {@link MAX_BRIEF_BYTES}.
+ *
+ * @example
+ * ```ts
+ * import { readBriefBytes } from "./brief.ts";
+ * const bytes = await readBriefBytes("/work/proj/agentteams.jsonc");
+ * ```
+ */
+export async function readBriefBytes(path: string): Promise<Uint8Array> {
+  let before: Deno.FileInfo;
+  try {
+    before = await Deno.lstat(path);
+  } catch (e) {
+    if (errnoCode(e) === "ENOENT") {
+      throw new PolicyError("BRIEF_NOT_FOUND", `brief ${path} does not exist`, {
+        cause: e,
+        details: { file: path },
+      });
+    }
+    throw unreadable(path, "IO", `cannot be examined: ${String(e)}`, e);
+  }
+  if (before.isSymlink) throw unreadable(path, "SYMLINK", "is a symlink; name the real file");
+  if (!before.isFile) throw unreadable(path, "NOT_REGULAR_FILE", "is not a regular file");
+  if (before.size > MAX_BRIEF_BYTES) {
+    throw unreadable(path, "FILE_TOO_LARGE", `is larger than ${MAX_BRIEF_BYTES} bytes`);
+  }
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = errnoCode(e);
+    if (code === "ELOOP") throw unreadable(path, "SYMLINK", "is a symlink; name the real file", e);
+    if (code === "ENOENT") {
+      throw new PolicyError("BRIEF_NOT_FOUND", `brief ${path} does not exist`, {
+        cause: e,
+        details: { file: path },
+      });
+    }
+    throw unreadable(path, "IO", `cannot be opened: ${String(e)}`, e);
+  }
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) throw unreadable(path, "NOT_REGULAR_FILE", "is not a regular file");
+    if (before.ino !== null && (st.ino !== before.ino || st.dev !== before.dev)) {
+      throw unreadable(path, "FILE_CHANGED", "was replaced while it was being opened");
+    }
+    const buf = new Uint8Array(MAX_BRIEF_BYTES + 1);
+    let filled = 0;
+    while (filled < buf.length) {
+      const { bytesRead } = await handle.read(buf, filled, buf.length - filled, null);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    if (filled > MAX_BRIEF_BYTES) {
+      throw unreadable(path, "FILE_TOO_LARGE", `is larger than ${MAX_BRIEF_BYTES} bytes`);
+    }
+    return buf.slice(0, filled);
+  } catch (e) {
+    if (e instanceof PolicyError) throw e;
+    throw unreadable(path, "IO", `cannot be read: ${String(e)}`, e);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Resolves symlinks in a directory path; a missing directory means a missing brief. */
+async function realDir(dir: string, briefPath: string): Promise<string> {
+  try {
+    return await Deno.realPath(dir);
+  } catch (e) {
+    if (errnoCode(e) === "ENOENT") {
+      throw new PolicyError("BRIEF_NOT_FOUND", `brief ${briefPath} does not exist`, {
+        cause: e,
+        details: { file: briefPath },
+      });
+    }
+    throw unreadable(briefPath, "IO", `its directory cannot be resolved: ${String(e)}`, e);
+  }
+}
+
+/**
+ * Reads and parses the brief at `briefPath` into a `Policy` (see `parsePolicy` for the checks).
+ * The project root and the brief's directory are resolved to real paths first, so `briefRel` is
+ * right even when either is reached through a symlinked directory; the brief file itself must not
+ * be a symlink. `briefSha256` is the SHA-256 of the raw bytes.
+ *
+ * @example
+ * ```ts
+ * import { loadPolicy } from "./brief.ts";
+ * const policy = await loadPolicy("/work/proj/agentteams.jsonc", { projectRoot: "/work/proj" });
+ * policy.agents.worker?.writeScopes;
+ * ```
+ */
+export async function loadPolicy(
+  briefPath: string,
+  opts: { projectRoot: string },
+): Promise<Policy> {
+  let root: string;
+  try {
+    root = await Deno.realPath(resolve(opts.projectRoot));
+  } catch (e) {
+    throw unreadable(briefPath, "IO", `project root ${opts.projectRoot} cannot be resolved`, e);
+  }
+  const abs = resolve(briefPath);
+  const real = join(await realDir(dirname(abs), abs), basename(abs));
+  const bytes = await readBriefBytes(real);
+  const sha = createHash("sha256").update(bytes).digest("hex");
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch (e) {
+    throw unreadable(real, "NOT_UTF8", "is not valid UTF-8", e);
+  }
+  return parsePolicy(text, { briefPath: real, projectRoot: root, briefSha256: sha });
+}

@@ -1,0 +1,257 @@
+/**
+ * The brief's text as JSON with positions: parsed with `jsonc-parser` (comments and trailing
+ * commas allowed), so every later error can name the JSON path and the line of the offending value.
+ *
+ * @example
+ * ```ts
+ * import { formatJsonPath, parseJsonSource } from "./json_source.ts";
+ * const src = parseJsonSource('{\n  // note\n  "a": [1, 2,],\n}', "brief.jsonc");
+ * src.locate(["a", 1]); // { line: 3, column: 12 }
+ * formatJsonPath(["agent_policies", "worker", "commands", 0, "timeout"]);
+ * // "agent_policies.worker.commands[0].timeout"
+ * ```
+ * @module
+ */
+
+import {
+  createScanner,
+  findNodeAtLocation,
+  getNodeValue,
+  type Node,
+  parseTree,
+  printParseErrorCode,
+} from "jsonc-parser";
+import type { ParseError } from "jsonc-parser";
+import { PolicyError } from "../errors.ts";
+
+/** Deepest nesting of objects and arrays accepted (the parser recurses once per level). */
+export const MAX_JSON_DEPTH = 128;
+
+/** A JSON path: object keys and array indices from the root. */
+export type JsonPath = readonly (string | number)[];
+
+/** A 1-based line and column. */
+export interface Position {
+  /** 1-based line. */
+  readonly line: number;
+  /** 1-based column, in UTF-16 code units. */
+  readonly column: number;
+}
+
+/** A parsed brief: its value and a way back from a JSON path to a position in the text. */
+export interface JsonSource {
+  /** The parsed value (objects have a null prototype). */
+  readonly value: unknown;
+  /** The display name used in messages. */
+  readonly name: string;
+  /**
+   * The position of the value at `path` (or of its key when `key` is true), falling back to the
+   * nearest ancestor that exists.
+   */
+  locate(path: JsonPath, key?: boolean): Position;
+  /** The raw source text of the value at `path`, or `null` when there is none. */
+  rawText(path: JsonPath): string | null;
+}
+
+/**
+ * Formats a JSON path the way errors print it: `a.b[0].c`; keys that are not plain names are
+ * quoted (`agent_policies["a.b"]`).
+ *
+ * @example
+ * ```ts
+ * import { formatJsonPath } from "./json_source.ts";
+ * formatJsonPath(["proposal_gates", "lean check", "argv"]); // 'proposal_gates["lean check"].argv'
+ * ```
+ */
+export function formatJsonPath(path: JsonPath): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += out === "" ? part : `.${part}`;
+    else out += `[${JSON.stringify(part)}]`;
+  }
+  return out === "" ? "(top level)" : out;
+}
+
+/**
+ * The 1-based line and column of a UTF-16 offset in `text` (`\n`, `\r\n` and `\r` end lines).
+ *
+ * @example
+ * ```ts
+ * import { positionAt } from "./json_source.ts";
+ * positionAt("a\nbc", 3); // { line: 2, column: 2 }
+ * ```
+ */
+export function positionAt(text: string, offset: number): Position {
+  let line = 1;
+  let start = 0;
+  const end = Math.min(offset, text.length);
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a || (c === 0x0d && text.charCodeAt(i + 1) !== 0x0a)) {
+      line++;
+      start = i + 1;
+    }
+  }
+  return { line, column: end - start + 1 };
+}
+
+/** Where a node sits, for messages: its path from the root. */
+function pathOf(node: Node): (string | number)[] {
+  const out: (string | number)[] = [];
+  let cur: Node | undefined = node;
+  while (cur?.parent !== undefined) {
+    const parent: Node = cur.parent;
+    if (parent.type === "property") {
+      out.unshift(String(parent.children?.[0]?.value));
+      cur = parent.parent;
+    } else if (parent.type === "array") {
+      out.unshift(parent.children?.indexOf(cur) ?? 0);
+      cur = parent;
+    } else {
+      cur = parent;
+    }
+  }
+  return out;
+}
+
+/** Refuses a key that appears twice in one object (the later one would silently win). */
+function refuseDuplicateKeys(node: Node, text: string, name: string): void {
+  if (node.type === "object") {
+    const seen = new Set<string>();
+    for (const prop of node.children ?? []) {
+      const keyNode = prop.children?.[0];
+      const key = String(keyNode?.value);
+      if (seen.has(key)) {
+        const at = positionAt(text, keyNode?.offset ?? prop.offset);
+        const path = formatJsonPath([...pathOf(prop.children?.[1] ?? prop).slice(0, -1), key]);
+        throw new PolicyError(
+          "BRIEF_SYNTAX",
+          `${name}:${at.line}:${at.column}: duplicate key ${JSON.stringify(key)} at ${path}`,
+          { details: { file: name, path, line: at.line, column: at.column } },
+        );
+      }
+      seen.add(key);
+    }
+  }
+  for (const child of node.children ?? []) refuseDuplicateKeys(child, text, name);
+}
+
+// jsonc-parser's `SyntaxKind` is a const enum, which isolated modules cannot read: its values.
+const OPEN_BRACE = 1;
+const CLOSE_BRACE = 2;
+const OPEN_BRACKET = 3;
+const CLOSE_BRACKET = 4;
+const EOF = 17;
+
+/** The offset where nesting first exceeds {@link MAX_JSON_DEPTH}, or -1 (an iterative scan). */
+function tooDeepAt(text: string): number {
+  const scanner = createScanner(text, false);
+  let depth = 0;
+  for (;;) {
+    const kind: number = scanner.scan();
+    if (kind === EOF) return -1;
+    if (kind === OPEN_BRACE || kind === OPEN_BRACKET) {
+      if (++depth > MAX_JSON_DEPTH) return scanner.getTokenOffset();
+    } else if (kind === CLOSE_BRACE || kind === CLOSE_BRACKET) {
+      depth--;
+    }
+  }
+}
+
+/**
+ * Parses JSON or JSONC text (comments and trailing commas allowed, a leading BOM ignored).
+ * Throws `PolicyError` `BRIEF_SYNTAX` naming the line and column of the first error, including a
+ * key repeated within one object.
+ *
+ * @example
+ * ```ts
+ * import { parseJsonSource } from "./json_source.ts";
+ * parseJsonSource('{"write_policy": "default",}', "agentteams.jsonc").value;
+ * ```
+ */
+export function parseJsonSource(input: string, name: string): JsonSource {
+  const text = input.charCodeAt(0) === 0xfeff ? " " + input.slice(1) : input;
+  const deep = tooDeepAt(text);
+  if (deep >= 0) {
+    const at = positionAt(text, deep);
+    throw new PolicyError(
+      "BRIEF_SYNTAX",
+      `${name}:${at.line}:${at.column}: nested deeper than ${MAX_JSON_DEPTH} levels`,
+      { details: { file: name, line: at.line, column: at.column } },
+    );
+  }
+  const errors: ParseError[] = [];
+  const root = parseTree(text, errors, {
+    allowTrailingComma: true,
+    disallowComments: false,
+    allowEmptyContent: false,
+  });
+  if (errors.length > 0 || root === undefined) {
+    const first = errors[0];
+    const at = positionAt(text, first?.offset ?? 0);
+    const what = first === undefined ? "no JSON value" : printParseErrorCode(first.error);
+    throw new PolicyError(
+      "BRIEF_SYNTAX",
+      `${name}:${at.line}:${at.column}: invalid JSON(C): ${what}`,
+      { details: { file: name, line: at.line, column: at.column, error: what } },
+    );
+  }
+  refuseDuplicateKeys(root, text, name);
+  const value: unknown = getNodeValue(root);
+
+  const nodeAt = (path: JsonPath): { node: Node; exact: boolean } => {
+    for (let n = path.length; n >= 0; n--) {
+      const node = findNodeAtLocation(root, [...path.slice(0, n)]);
+      if (node !== undefined) return { node, exact: n === path.length };
+    }
+    return { node: root, exact: path.length === 0 };
+  };
+
+  return {
+    value,
+    name,
+    locate(path: JsonPath, key = false): Position {
+      const { node, exact } = nodeAt(path);
+      const target = key && exact && node.parent?.type === "property"
+        ? node.parent.children?.[0] ?? node
+        : node;
+      return positionAt(text, target.offset);
+    },
+    rawText(path: JsonPath): string | null {
+      const { node, exact } = nodeAt(path);
+      return exact ? text.slice(node.offset, node.offset + node.length) : null;
+    },
+  };
+}
+
+/** The `PolicyError` codes that point at a place in the brief. */
+export type LocatedCode = "BRIEF_INVALID" | "BRIEF_UNKNOWN_KEY" | "POLICY_LINT";
+
+/**
+ * Builds a `PolicyError` that names the brief, the line and column, and the JSON path:
+ * `agentteams.jsonc:12:18: agent_policies.worker.commands[0].timeout: must be at most 7200`.
+ * With `key`, the position is that of the key rather than its value (for unknown keys).
+ *
+ * @example
+ * ```ts
+ * import { errorAt, parseJsonSource } from "./json_source.ts";
+ * const src = parseJsonSource('{"write_policy": 3}', "b.json");
+ * errorAt("BRIEF_INVALID", src, ["write_policy"], "must be a string").message;
+ * // "b.json:1:17: write_policy: must be a string"
+ * ```
+ */
+export function errorAt(
+  code: LocatedCode,
+  src: JsonSource,
+  path: JsonPath,
+  reason: string,
+  options: { key?: boolean; cause?: unknown } = {},
+): PolicyError {
+  const at = src.locate(path, options.key ?? false);
+  const where = formatJsonPath(path);
+  return new PolicyError(code, `${src.name}:${at.line}:${at.column}: ${where}: ${reason}`, {
+    cause: options.cause,
+    details: { file: src.name, path: where, line: at.line, column: at.column, reason },
+  });
+}

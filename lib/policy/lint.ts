@@ -1,0 +1,301 @@
+/**
+ * The policy lint: rules on a shape-valid brief that the schema alone cannot express. Runs at load;
+ * the first violation throws `PolicyError` (`POLICY_LINT`, or `BRIEF_INVALID` for a malformed
+ * name) naming the JSON path and line. Pure: it reads only its arguments.
+ *
+ * Refused:
+ * - argument patterns that do not compile faithfully (see `pyre.ts`) or that admit a probe string
+ *   (an option, a parent, absolute or home path, a response file; see `probes.ts`);
+ * - a command's `prefix[0]` or a gate's `argv[0]` that is a shell or a launcher, by basename, or
+ *   not a bare name or absolute path (see `programs.ts`); a gate whose `argv[0]` is `{file}`/`{path}`;
+ * - `{file}`/`{path}` inside a larger gate argument (they must be whole arguments);
+ * - unsafe write scopes (see `scope.ts`), and any scope or `writes` glob covering the brief or one
+ *   of the default brief names at the project root;
+ * - `writes` globs that do not start with a literal project directory or touch the control plane;
+ * - gate globs and protected paths that could never match a project path;
+ * - `variadic` without `args`; a `cwd` that is absolute or has `..`;
+ * - `stdin_gates` that is empty or names an unknown gate;
+ * - `confined_programs` keys reserved for the operator file; `mcp_grants` for the orchestrator;
+ * - `write_policy: "orchestrator-only"` without an explicit `privilege_profile` of `confined` or
+ *   `exclusive` (the default profile leaves the session's gate hook fail-open).
+ *
+ * @example
+ * ```ts
+ * import { parseJsonSource } from "./json_source.ts";
+ * import { validateBrief } from "./validate.ts";
+ * import { lintPolicy } from "./lint.ts";
+ * const src = parseJsonSource('{"agent_policies": {"w": {"write_scopes": ["docs/"]}}}', "b.json");
+ * lintPolicy(validateBrief(src), src, "agentteams.jsonc"); // passes: returns compiled patterns
+ * ```
+ * @module
+ */
+
+import { PolicyError } from "../errors.ts";
+import { AGENT_SLUG, GATE_NAME, RESERVED_CONFINED_KEYS } from "./fields.ts";
+import { fnmatch, protectedMatch } from "./fnmatch.ts";
+import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
+import { cwdProblem, matchPatternProblem, writesGlobProblem } from "./path_rules.ts";
+import { probeArgPattern } from "./probes.ts";
+import { programProblem } from "./programs.ts";
+import { compileArgPattern } from "./pyre.ts";
+import type { RawPolicy } from "./schema.ts";
+import { inWriteScopes, scopePatternProblem } from "./scope.ts";
+
+/** The brief names `defaultBriefPath` looks for at the project root. */
+export const DEFAULT_BRIEF_NAMES: readonly string[] = Object.freeze([
+  "agentteams.jsonc",
+  "agentteams.json",
+]);
+
+/** Compiled argument patterns: agent → command index → one RegExp per `args` entry. */
+export type CompiledArgs = ReadonlyMap<string, readonly (readonly RegExp[])[]>;
+
+const PLACEHOLDERS = ["{file}", "{path}"];
+
+function lint(src: JsonSource, path: JsonPath, reason: string): PolicyError {
+  return errorAt("POLICY_LINT", src, path, reason);
+}
+
+/** The project paths no write scope or `writes` glob may cover. */
+function briefPaths(briefRel: string | null): string[] {
+  const out = [...DEFAULT_BRIEF_NAMES];
+  if (briefRel !== null && !out.includes(briefRel)) out.unshift(briefRel);
+  return out;
+}
+
+function checkKeys(raw: RawPolicy, src: JsonSource): void {
+  const slugged: [string, Record<string, unknown> | undefined][] = [
+    ["agent_policies", raw.agent_policies],
+    ["mcp_grants", raw.mcp_grants],
+  ];
+  for (const key of Object.keys(raw.confined_programs ?? {})) {
+    if (RESERVED_CONFINED_KEYS.includes(key)) {
+      throw errorAt(
+        "POLICY_LINT",
+        src,
+        ["confined_programs", key],
+        "is reserved for the operator's confined-programs file; set a gate's exec in proposal_gates",
+        { key: true },
+      );
+    }
+  }
+  slugged.push(["confined_programs", raw.confined_programs]);
+  for (const [field, block] of slugged) {
+    for (const key of Object.keys(block ?? {})) {
+      if (!AGENT_SLUG.test(key)) {
+        throw errorAt(
+          "BRIEF_INVALID",
+          src,
+          [field, key],
+          "is not an agent slug (lower-case letters, digits and '-', starting with a letter or digit)",
+          { key: true },
+        );
+      }
+    }
+  }
+  for (const key of Object.keys(raw.proposal_gates ?? {})) {
+    if (!GATE_NAME.test(key)) {
+      throw errorAt(
+        "BRIEF_INVALID",
+        src,
+        ["proposal_gates", key],
+        "is not a gate name (letters, digits, '_', '.', ':' and '-', at most 128)",
+        { key: true },
+      );
+    }
+  }
+}
+
+function checkGates(raw: RawPolicy, src: JsonSource): void {
+  for (const [name, gate] of Object.entries(raw.proposal_gates ?? {})) {
+    const base: JsonPath = ["proposal_gates", name];
+    gate.argv.forEach((arg, i) => {
+      const isPlaceholder = PLACEHOLDERS.includes(arg);
+      if (!isPlaceholder && PLACEHOLDERS.some((p) => arg.includes(p))) {
+        throw lint(
+          src,
+          [...base, "argv", i],
+          `{file}/{path} must be whole arguments, not part of ${JSON.stringify(arg)}`,
+        );
+      }
+      if (i === 0) {
+        if (isPlaceholder) {
+          throw lint(src, [...base, "argv", 0], "the gate's program may not be the proposed file");
+        }
+        const problem = programProblem(arg);
+        if (problem !== null) {
+          throw lint(src, [...base, "argv", 0], `${JSON.stringify(arg)} ${problem}`);
+        }
+      }
+    });
+    if (gate.glob !== undefined) {
+      const problem = matchPatternProblem(gate.glob, "gate");
+      if (problem !== null) throw lint(src, [...base, "glob"], `gate glob ${problem}`);
+    }
+  }
+}
+
+function checkScopes(
+  agent: string,
+  scopes: readonly string[],
+  src: JsonSource,
+  covered: readonly string[],
+): void {
+  scopes.forEach((scope, i) => {
+    const path: JsonPath = ["agent_policies", agent, "write_scopes", i];
+    const problem = scopePatternProblem(scope);
+    if (problem !== null) throw lint(src, path, `write scope ${JSON.stringify(scope)} ${problem}`);
+    const hit = covered.find((p) => inWriteScopes(p, [scope]));
+    if (hit !== undefined) {
+      throw lint(src, path, `write scope ${JSON.stringify(scope)} covers the brief path ${hit}`);
+    }
+  });
+}
+
+function checkCommands(
+  agent: string,
+  raw: RawPolicy,
+  src: JsonSource,
+  covered: readonly string[],
+): RegExp[][] {
+  const gates = raw.proposal_gates ?? {};
+  const commands = raw.agent_policies?.[agent]?.commands ?? [];
+  return commands.map((entry, n) => {
+    const base: JsonPath = ["agent_policies", agent, "commands", n];
+    const program = entry.prefix[0];
+    const problem = programProblem(program);
+    if (problem !== null) {
+      throw lint(src, [...base, "prefix", 0], `${JSON.stringify(program)} ${problem}`);
+    }
+    const args = entry.args ?? [];
+    const compiled = args.map((pattern, i) => {
+      const path: JsonPath = [...base, "args", i];
+      let re: RegExp;
+      try {
+        re = compileArgPattern(pattern);
+      } catch (cause) {
+        if (cause instanceof PolicyError) {
+          throw errorAt("POLICY_LINT", src, path, cause.message, { cause });
+        }
+        throw cause;
+      }
+      const hit = probeArgPattern(re);
+      if (hit !== null) {
+        throw lint(
+          src,
+          path,
+          `argument pattern ${JSON.stringify(pattern)} admits ${hit.kind} (${
+            JSON.stringify(hit.sample)
+          }); narrow it`,
+        );
+      }
+      return re;
+    });
+    if (entry.variadic === true && args.length === 0) {
+      throw lint(src, [...base, "variadic"], "variadic needs at least one args pattern");
+    }
+    if (entry.cwd !== undefined) {
+      const cwd = cwdProblem(entry.cwd);
+      if (cwd !== null) {
+        throw lint(src, [...base, "cwd"], `cwd ${JSON.stringify(entry.cwd)} ${cwd}`);
+      }
+    }
+    (entry.writes ?? []).forEach((glob, i) => {
+      const path: JsonPath = [...base, "writes", i];
+      const bad = writesGlobProblem(glob);
+      if (bad !== null) throw lint(src, path, `writes glob ${JSON.stringify(glob)} ${bad}`);
+      const hit = covered.find((p) => fnmatch(p, glob) || protectedMatch(p, [glob]));
+      if (hit !== undefined) {
+        throw lint(src, path, `writes glob ${JSON.stringify(glob)} covers the brief path ${hit}`);
+      }
+    });
+    if (entry.stdin_gates !== undefined) {
+      if (entry.stdin_gates.length === 0) {
+        throw lint(src, [...base, "stdin_gates"], "is empty; stdin content would run ungated");
+      }
+      entry.stdin_gates.forEach((gate, i) => {
+        if (!Object.hasOwn(gates, gate)) {
+          throw lint(
+            src,
+            [...base, "stdin_gates", i],
+            `names ${JSON.stringify(gate)}, which is not in proposal_gates`,
+          );
+        }
+      });
+    }
+    return compiled;
+  });
+}
+
+function checkProtected(raw: RawPolicy, src: JsonSource): void {
+  (raw.protected_paths ?? []).forEach((p, i) => {
+    const problem = matchPatternProblem(p, "protected");
+    if (problem !== null) {
+      throw lint(src, ["protected_paths", i], `protected path ${JSON.stringify(p)} ${problem}`);
+    }
+  });
+}
+
+function checkSwitch(raw: RawPolicy, src: JsonSource): void {
+  if (raw.write_policy !== "orchestrator-only") return;
+  const profile = raw.privilege_profile;
+  if (profile !== "confined" && profile !== "exclusive") {
+    throw lint(
+      src,
+      profile === undefined ? ["write_policy"] : ["privilege_profile"],
+      'write_policy "orchestrator-only" needs an explicit privilege_profile of "confined" or ' +
+        `"exclusive"${profile === undefined ? "" : `, not ${JSON.stringify(profile)}`}`,
+    );
+  }
+}
+
+function checkGrants(raw: RawPolicy, src: JsonSource): void {
+  for (const [agent, grant] of Object.entries(raw.mcp_grants ?? {})) {
+    if (agent === "orchestrator") {
+      throw errorAt(
+        "POLICY_LINT",
+        src,
+        ["mcp_grants", agent],
+        "the orchestrator uses the CLI, not the agentteams_runner server",
+        { key: true },
+      );
+    }
+    const seen = new Set<string>();
+    grant.tools.forEach((tool, i) => {
+      if (seen.has(tool)) {
+        throw errorAt("BRIEF_INVALID", src, ["mcp_grants", agent, "tools", i], "repeats a tool");
+      }
+      seen.add(tool);
+    });
+  }
+}
+
+/**
+ * Runs every lint rule on validated policy fields; returns the compiled argument patterns.
+ * `briefRel` is the brief's project-relative path (`null` when it lies outside the project).
+ *
+ * @example
+ * ```ts
+ * import { parseJsonSource } from "./json_source.ts";
+ * import { validateBrief } from "./validate.ts";
+ * import { lintPolicy } from "./lint.ts";
+ * const text = '{"agent_policies": {"w": {"commands": [{"prefix": ["lake"], "args": [".*"]}]}}}';
+ * const src = parseJsonSource(text, "b.json");
+ * lintPolicy(validateBrief(src), src, null);
+ * // throws POLICY_LINT: ...agent_policies.w.commands[0].args[0]: argument pattern ".*" admits an option ("-x")...
+ * ```
+ */
+export function lintPolicy(raw: RawPolicy, src: JsonSource, briefRel: string | null): CompiledArgs {
+  checkKeys(raw, src);
+  checkSwitch(raw, src);
+  checkGates(raw, src);
+  const covered = briefPaths(briefRel);
+  const compiled = new Map<string, RegExp[][]>();
+  for (const [agent, policy] of Object.entries(raw.agent_policies ?? {})) {
+    checkScopes(agent, policy.write_scopes ?? [], src, covered);
+    compiled.set(agent, checkCommands(agent, raw, src, covered));
+  }
+  checkProtected(raw, src);
+  checkGrants(raw, src);
+  return compiled;
+}

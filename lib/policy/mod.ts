@@ -1,0 +1,52 @@
+/**
+ * The brief and its policy: loading (JSON/JSONC, zod), the policy lint, write-scope patterns,
+ * fnmatch globs, Python argument patterns and the control plane.
+ *
+ * @example
+ * ```ts
+ * import { defaultBriefPath, inWriteScopes, loadPolicy } from "./mod.ts";
+ * const root = "/work/proj";
+ * const policy = await loadPolicy(await defaultBriefPath(root), { projectRoot: root });
+ * inWriteScopes("docs/guide.md", policy.agents.writer?.writeScopes ?? []);
+ * ```
+ * @module
+ */
+
+export * from "./types.ts";
+export * from "./control_plane.ts";
+export { defaultBriefPath, loadPolicy, MAX_BRIEF_BYTES, readBriefBytes } from "./brief.ts";
+export type { UnreadableReason } from "./brief.ts";
+export { briefRelative, parsePolicy } from "./parse.ts";
+export type { ParsePolicyOptions } from "./parse.ts";
+export {
+  AGENT_SLUG,
+  GATE_NAME,
+  IGNORED_BRIEF_FIELDS,
+  isIgnoredBriefField,
+  KNOWN_FRAMEWORKS,
+  MCP_RUNNER_TOOLS,
+  POLICY_FIELDS,
+  RESERVED_CONFINED_KEYS,
+} from "./fields.ts";
+export { DEFAULT_BRIEF_NAMES, lintPolicy } from "./lint.ts";
+export type { CompiledArgs } from "./lint.ts";
+export { inWriteScopes, scopeMatches, scopePatternProblem } from "./scope.ts";
+export { fnmatch, fnmatchCase, hasWildcard, protectedMatch } from "./fnmatch.ts";
+export {
+  compileArgPattern,
+  MAX_ARG_PATTERN_LENGTH,
+  MAX_REPEAT_COUNT,
+  translatePythonRegex,
+} from "./pyre.ts";
+export { PROBE_FORMS, PROBE_STEMS, probeArgPattern, probeStrings } from "./probes.ts";
+export type { ProbeForm, ProbeHit, ProbeKind } from "./probes.ts";
+export { LAUNCHERS, programBaseName, programProblem, SHELLS } from "./programs.ts";
+export { cwdProblem, matchPatternProblem, normalizeCwd, writesGlobProblem } from "./path_rules.ts";
+export {
+  errorAt,
+  formatJsonPath,
+  MAX_JSON_DEPTH,
+  parseJsonSource,
+  positionAt,
+} from "./json_source.ts";
+export type { JsonPath, JsonSource, Position } from "./json_source.ts";

@@ -1,0 +1,88 @@
+/**
+ * `parsePolicy`: brief text to `Policy`, without touching the file system. Parses JSON(C),
+ * validates the shape, runs the policy lint and compiles the result.
+ *
+ * @example
+ * ```ts
+ * import { parsePolicy } from "./parse.ts";
+ * const policy = parsePolicy('{\n  // comments and trailing commas are fine\n  "write_policy": "default",\n}', {
+ *   briefPath: "/work/proj/agentteams.jsonc",
+ *   projectRoot: "/work/proj",
+ *   briefSha256: "0".repeat(64),
+ * });
+ * policy.briefRel; // "agentteams.jsonc"
+ * ```
+ * @module
+ */
+
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import { UsageError } from "../errors.ts";
+import { compilePolicy } from "./compile.ts";
+import { parseJsonSource } from "./json_source.ts";
+import { lintPolicy } from "./lint.ts";
+import type { Policy } from "./types.ts";
+import { validateBrief } from "./validate.ts";
+
+/** Options of {@link parsePolicy}. */
+export interface ParsePolicyOptions {
+  /** Absolute path of the brief (used for `briefRel` and in messages). */
+  readonly briefPath: string;
+  /** Absolute path of the project root. */
+  readonly projectRoot: string;
+  /** SHA-256 hex of the brief's raw bytes. */
+  readonly briefSha256: string;
+}
+
+/**
+ * The brief's project-relative POSIX path, or `null` when it lies outside `projectRoot` (or is the
+ * root itself). Both paths must be absolute.
+ *
+ * @example
+ * ```ts
+ * import { briefRelative } from "./parse.ts";
+ * briefRelative("/p/cfg/brief.json", "/p"); // "cfg/brief.json"
+ * briefRelative("/elsewhere/brief.json", "/p"); // null
+ * ```
+ */
+export function briefRelative(briefPath: string, projectRoot: string): string | null {
+  if (!isAbsolute(briefPath) || !isAbsolute(projectRoot)) {
+    throw new UsageError("USAGE", "the brief path and the project root must be absolute paths", {
+      details: { briefPath, projectRoot },
+    });
+  }
+  const rel = relative(resolve(projectRoot), resolve(briefPath));
+  if (rel === "" || isAbsolute(rel)) return null;
+  const parts = rel.split(sep);
+  if (parts[0] === "..") return null;
+  return parts.join("/");
+}
+
+/**
+ * Parses, validates and lints brief text into a `Policy`. Pure: no file is read. Throws
+ * `PolicyError` (`BRIEF_SYNTAX`, `BRIEF_INVALID`, `BRIEF_UNKNOWN_KEY`, `POLICY_LINT`) whose message
+ * names the file, line, column and JSON path, e.g.
+ * `agentteams.jsonc:14:22: agent_policies.worker.commands[0].timeout: must be at most 7200`.
+ *
+ * @example
+ * ```ts
+ * import { parsePolicy } from "./parse.ts";
+ * const p = parsePolicy('{"agent_policies": {"docs": {"write_scopes": ["docs/"]}}}', {
+ *   briefPath: "/proj/agentteams.json",
+ *   projectRoot: "/proj",
+ *   briefSha256: "ab".repeat(32),
+ * });
+ * p.agents.docs.writeScopes; // ["docs/"]
+ * ```
+ */
+export function parsePolicy(text: string, opts: ParsePolicyOptions): Policy {
+  const briefRel = briefRelative(opts.briefPath, opts.projectRoot);
+  const name = briefRel ?? opts.briefPath;
+  const src = parseJsonSource(text, name);
+  const raw = validateBrief(src);
+  const args = lintPolicy(raw, src, briefRel);
+  return compilePolicy(raw, args, {
+    briefPath: resolve(opts.briefPath),
+    briefRel,
+    briefSha256: opts.briefSha256,
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * Shape rules for the brief's other path-like values: command `writes` globs, gate globs,
+ * `protected_paths` and a command's `cwd`. Each returns why a value is refused, or `null`.
+ *
+ * Paths are matched against normalized project-relative POSIX paths (`src/a.ts`, never `./src` or
+ * `/abs`), so a glob that is absolute, starts with `~`, or has an empty, `.` or `..` segment could
+ * never match anything: refusing it keeps a rule from being silently dead.
+ *
+ * @example
+ * ```ts
+ * import { normalizeCwd, writesGlobProblem } from "./path_rules.ts";
+ * writesGlobProblem("build/*"); // null
+ * writesGlobProblem("*.o"); // "must start with a literal project directory"
+ * normalizeCwd("./lean/"); // "lean"
+ * ```
+ * @module
+ */
+
+import { CONTROL_PLANE_TOP } from "./control_plane.ts";
+import { hasWildcard } from "./fnmatch.ts";
+import { hasControlChar } from "./text.ts";
+
+function commonProblem(value: string): string | null {
+  if (value === "") return "is empty";
+  if (!value.isWellFormed()) return "contains a lone surrogate";
+  if (value.includes("\\") || hasControlChar(value)) {
+    return "contains a backslash or a control character";
+  }
+  if (value.startsWith("/")) return "must be project-relative, not absolute";
+  if (value.startsWith("~")) return "must be project-relative, not a home path";
+  return null;
+}
+
+function badSegments(segments: readonly string[]): boolean {
+  return segments.some((s) => s === "" || s === "." || s === "..");
+}
+
+/**
+ * Why a command `writes` glob is refused: it must start with a literal project directory (no
+ * wildcard, `/`, `~` or `..` in the first segment), have no empty, `.` or `..` segment, not end in
+ * `/` (a `writes` glob is matched with fnmatch against file paths; write `build/*`), and no segment
+ * may name the control plane.
+ *
+ * @example
+ * ```ts
+ * import { writesGlobProblem } from "./path_rules.ts";
+ * writesGlobProblem(".git/hooks/*"); // "is inside the project control plane"
+ * ```
+ */
+export function writesGlobProblem(glob: string): string | null {
+  const common = commonProblem(glob);
+  if (common !== null) {
+    return common.startsWith("must be project-relative")
+      ? "must start with a literal project directory"
+      : common;
+  }
+  if (glob.endsWith("/")) return "ends with '/'; a writes glob matches files, write 'dir/*'";
+  const segments = glob.split("/");
+  if (badSegments(segments)) return "has an empty, '.' or '..' segment";
+  if (hasWildcard(segments[0])) return "must start with a literal project directory";
+  if (segments.some((s) => CONTROL_PLANE_TOP.includes(s.toLowerCase()))) {
+    return "is inside the project control plane";
+  }
+  return null;
+}
+
+/**
+ * Why a gate glob or a `protected_paths` entry could never match a project path, or `null`.
+ * A trailing `/` is allowed on a protected path (`secrets/`), not on a gate glob.
+ *
+ * @example
+ * ```ts
+ * import { matchPatternProblem } from "./path_rules.ts";
+ * matchPatternProblem("./src/*.ts", "gate"); // "has an empty, '.' or '..' segment"
+ * matchPatternProblem("secrets/", "protected"); // null
+ * ```
+ */
+export function matchPatternProblem(pattern: string, kind: "gate" | "protected"): string | null {
+  const common = commonProblem(pattern);
+  if (common !== null) return common;
+  let body = pattern;
+  if (body.endsWith("/")) {
+    if (kind === "gate") return "ends with '/'; a gate glob matches files";
+    body = body.slice(0, -1);
+  }
+  if (badSegments(body.split("/"))) return "has an empty, '.' or '..' segment";
+  return null;
+}
+
+/**
+ * Why a command `cwd` is refused: absolute, `~`, a `..` segment, a backslash or a control
+ * character. `null` when it is acceptable (use {@link normalizeCwd} for its canonical form).
+ *
+ * @example
+ * ```ts
+ * import { cwdProblem } from "./path_rules.ts";
+ * cwdProblem("lean/../.."); // "has a '..' segment"
+ * ```
+ */
+export function cwdProblem(cwd: string): string | null {
+  const common = commonProblem(cwd);
+  if (common !== null) return common;
+  if (cwd.split("/").includes("..")) return "has a '..' segment";
+  return null;
+}
+
+/**
+ * The canonical form of an acceptable `cwd`: `.` and empty segments dropped, `.` for the root.
+ *
+ * @example
+ * ```ts
+ * import { normalizeCwd } from "./path_rules.ts";
+ * normalizeCwd("."); // "."
+ * normalizeCwd("./a//b/"); // "a/b"
+ * ```
+ */
+export function normalizeCwd(cwd: string): string {
+  const parts = cwd.split("/").filter((s) => s !== "" && s !== ".");
+  return parts.length === 0 ? "." : parts.join("/");
+}

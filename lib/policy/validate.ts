@@ -1,0 +1,235 @@
+/**
+ * Shape validation of a parsed brief: the top level must be an object whose keys are policy
+ * fields or known project-description fields; the policy fields must match the zod schemas, with
+ * no unknown key at any depth. Errors name the JSON path and the line.
+ *
+ * @example
+ * ```ts
+ * import { parseJsonSource } from "./json_source.ts";
+ * import { validateBrief } from "./validate.ts";
+ * const src = parseJsonSource('{"project_goal": "x", "write_policy": "default"}', "b.json");
+ * validateBrief(src).write_policy; // "default"
+ * ```
+ * @module
+ */
+
+import type { z } from "zod";
+import { isIgnoredBriefField, POLICY_FIELDS } from "./fields.ts";
+import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
+import { PolicyFieldsSchema, type RawPolicy } from "./schema.ts";
+
+type Issue = z.core.$ZodIssue;
+
+/** The JSON type name of a value, for messages. */
+function typeName(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "a list";
+  if (typeof v === "object") return "an object";
+  if (typeof v === "number") return Number.isInteger(v) ? "an integer" : "a number";
+  if (typeof v === "string") return "a string";
+  if (typeof v === "boolean") return "a boolean";
+  return typeof v;
+}
+
+function valueAt(root: unknown, path: JsonPath): unknown {
+  let cur: unknown = root;
+  for (const part of path) {
+    if (cur === null || typeof cur !== "object") return undefined;
+    cur = (cur as Record<string | number, unknown>)[part];
+  }
+  return cur;
+}
+
+const EXPECTED: Record<string, string> = {
+  string: "a string",
+  int: "an integer",
+  number: "an integer",
+  boolean: "true or false",
+  object: "an object",
+  record: "an object",
+  array: "a list",
+};
+
+/** Edit distance, for "did you mean" on unknown keys. */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return row[b.length];
+}
+
+function suggestion(key: string, known: readonly string[]): string {
+  let best: string | null = null;
+  let bestD = 3;
+  for (const k of known) {
+    const d = distance(key, k);
+    if (d < bestD) {
+      best = k;
+      bestD = d;
+    }
+  }
+  return best === null ? "" : ` (did you mean ${JSON.stringify(best)}?)`;
+}
+
+/** The keys a strict object at `path` accepts, for suggestions. */
+function knownKeysAt(path: JsonPath): readonly string[] {
+  const field = path[0];
+  const depth = path.length;
+  if (depth === 0) return POLICY_FIELDS;
+  if (field === "agent_policies" && depth === 2) return ["write_scopes", "commands"];
+  if (field === "agent_policies" && depth === 4) {
+    return ["prefix", "args", "variadic", "cwd", "writes", "stdin_gates", "timeout", "network"];
+  }
+  if (field === "proposal_gates" && depth === 2) return ["glob", "argv", "exec"];
+  if (field === "confined_programs" && depth === 2) return ["exec", "write"];
+  if (field === "mcp_grants" && depth === 2) return ["tools", "approval"];
+  return [];
+}
+
+function reasonFor(issue: Issue, root: unknown): string {
+  const actual = valueAt(root, issue.path as JsonPath);
+  switch (issue.code) {
+    case "invalid_type":
+      return `must be ${EXPECTED[issue.expected] ?? issue.expected}, not ${typeName(actual)}`;
+    case "too_small":
+      if (issue.origin === "array") {
+        return issue.minimum === 1 ? "must not be empty" : `needs at least ${issue.minimum} items`;
+      }
+      if (issue.origin === "string") return "must not be empty";
+      return `must be at least ${issue.minimum}`;
+    case "too_big":
+      return `must be at most ${issue.maximum}`;
+    case "invalid_value":
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}, not ${
+        JSON.stringify(actual)
+      }`;
+    default:
+      return issue.message;
+  }
+}
+
+/** Refuses strings that are not well-formed UTF-16 (lone surrogates) anywhere under `path`. */
+function refuseLoneSurrogates(src: JsonSource, v: unknown, path: (string | number)[]): void {
+  if (typeof v === "string") {
+    if (!v.isWellFormed()) {
+      throw errorAt("BRIEF_INVALID", src, path, "contains a lone surrogate (\\ud800-\\udfff)");
+    }
+  } else if (Array.isArray(v)) {
+    v.forEach((item, i) => refuseLoneSurrogates(src, item, [...path, i]));
+  } else if (v !== null && typeof v === "object") {
+    for (const [k, item] of Object.entries(v)) {
+      if (!k.isWellFormed()) {
+        throw errorAt("BRIEF_INVALID", src, [...path, k], "key contains a lone surrogate", {
+          key: true,
+        });
+      }
+      refuseLoneSurrogates(src, item, [...path, k]);
+    }
+  }
+}
+
+/**
+ * Validates the brief's top level and policy fields; returns the policy fields. Throws
+ * `PolicyError`: `BRIEF_INVALID` (not an object, wrong type or value) or `BRIEF_UNKNOWN_KEY`.
+ * When several problems exist, unknown keys are reported first, then the earliest in the file.
+ *
+ * @example
+ * ```ts
+ * import { parseJsonSource } from "./json_source.ts";
+ * import { validateBrief } from "./validate.ts";
+ * validateBrief(parseJsonSource('{"agent_polices": {}}', "b.json"));
+ * // throws BRIEF_UNKNOWN_KEY: b.json:1:2: agent_polices: unknown key (did you mean "agent_policies"?)
+ * ```
+ */
+export function validateBrief(src: JsonSource): RawPolicy {
+  const root = src.value;
+  if (root === null || typeof root !== "object" || Array.isArray(root)) {
+    throw errorAt(
+      "BRIEF_INVALID",
+      src,
+      [],
+      `the brief must be a JSON object, not ${typeName(root)}`,
+    );
+  }
+  const picked: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(root)) {
+    if (POLICY_FIELDS.includes(key)) {
+      picked[key] = value;
+    } else if (!isIgnoredBriefField(key)) {
+      throw errorAt(
+        "BRIEF_UNKNOWN_KEY",
+        src,
+        [key],
+        `unknown key${suggestion(key, POLICY_FIELDS)}; the brief's policy fields are ${
+          POLICY_FIELDS.join(", ")
+        }`,
+        { key: true },
+      );
+    }
+  }
+  refuseLoneSurrogates(src, picked, []);
+  const result = PolicyFieldsSchema.safeParse(picked);
+  if (!result.success) {
+    const issues = result.error.issues;
+    const unknown = issues.flatMap((issue) =>
+      issue.code === "unrecognized_keys"
+        ? issue.keys.map((k) => ({ path: [...issue.path, k] as (string | number)[], issue }))
+        : []
+    );
+    const offset = (path: JsonPath, key: boolean) => {
+      const p = src.locate(path, key);
+      return p.line * 1e6 + p.column;
+    };
+    if (unknown.length > 0) {
+      unknown.sort((a, b) => offset(a.path, true) - offset(b.path, true));
+      const { path } = unknown[0];
+      const key = String(path[path.length - 1]);
+      const known = knownKeysAt(path.slice(0, -1));
+      throw errorAt(
+        "BRIEF_UNKNOWN_KEY",
+        src,
+        path,
+        `unknown key${suggestion(key, known)}${
+          known.length > 0 ? `; allowed here: ${known.join(", ")}` : ""
+        }`,
+        { key: true },
+      );
+    }
+    const sorted = [...issues].sort((a, b) =>
+      offset(a.path as JsonPath, false) - offset(b.path as JsonPath, false)
+    );
+    const first = sorted[0];
+    throw errorAt("BRIEF_INVALID", src, first.path as JsonPath, reasonFor(first, picked));
+  }
+  refuseNonIntegerLiterals(src, result.data);
+  return result.data;
+}
+
+/**
+ * JSON parsing turns `600.0` and `6e2` into the integer 600, which Python's `json` keeps as a
+ * float and the earlier implementation refused. Read the literal itself so both agree.
+ */
+function refuseNonIntegerLiterals(src: JsonSource, raw: RawPolicy): void {
+  for (const [agent, policy] of Object.entries(raw.agent_policies ?? {})) {
+    (policy.commands ?? []).forEach((entry, i) => {
+      if (entry.timeout === undefined) return;
+      const path = ["agent_policies", agent, "commands", i, "timeout"];
+      const text = src.rawText(path);
+      if (text === null || !/^(0|[1-9][0-9]*)$/.test(text)) {
+        throw errorAt(
+          "BRIEF_INVALID",
+          src,
+          path,
+          `must be an integer number of seconds written without a fraction or exponent, not ${text}`,
+        );
+      }
+    });
+  }
+}
