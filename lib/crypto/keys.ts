@@ -1,0 +1,365 @@
+/**
+ * Operator key custody. The ledger key lives in a 0600 file inside a 0700 key directory owned by
+ * the operator: `$AGENTTEAMS_KEY_DIR`, else `~/.config/agentteams/keys`. The file is
+ * `$AGENTTEAMS_PROPOSAL_LEDGER_KEY_FILE` (which must lie inside the key dir), else
+ * `<key dir>/proposal-ledger.key`. Its bytes, with surrounding ASCII whitespace stripped, are the
+ * HMAC-SHA256 key.
+ *
+ * Direct (non-runner) mode may fall back to `AGENTTEAMS_PROPOSAL_LEDGER_KEY`, else
+ * `AGENTTEAMS_DECISION_SIGNING_KEY` (their UTF-8 bytes, unstripped), but only when no key file is
+ * present: once a file is in use the environment is ignored. The runner refuses to start while
+ * any key variable is set. No key: every operation is refused (`NO_KEY`).
+ *
+ * @example
+ * ```ts
+ * import { initKeys, loadLedgerKey } from "./keys.ts";
+ * const env = { AGENTTEAMS_KEY_DIR: Deno.makeTempDirSync() + "/keys" };
+ * await initKeys({ env });
+ * const key = loadLedgerKey({ env, mode: "direct" });
+ * key.source; // "file"
+ * ```
+ * @module
+ */
+import * as nodeFs from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { FsSafetyError, KeyError } from "../errors.ts";
+import { HmacKey, sha256Hex } from "./hash.ts";
+import { describeKind, lstatOrNullSync, readRegularFileSync } from "../fs/safe_read.ts";
+import { fsyncDirSync } from "../fs/atomic_write.ts";
+
+/** An environment as a plain record (pass `Deno.env.toObject()` at the edge). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Key variables that may stand in for a key file in direct mode, in order of preference. */
+export const ENV_KEY_NAMES = [
+  "AGENTTEAMS_PROPOSAL_LEDGER_KEY",
+  "AGENTTEAMS_DECISION_SIGNING_KEY",
+] as const;
+
+/** Every variable the runner refuses to start with (they would leak a key into sessions). */
+export const RUNNER_FORBIDDEN_ENV = [
+  ...ENV_KEY_NAMES,
+  "AGENTTEAMS_WAIVER_SIGNING_KEY",
+  "AGENTTEAMS_GRANT_SIGNING_KEY",
+] as const;
+
+/** Largest key file read. */
+export const MAX_KEY_FILE_BYTES = 64 * 1024;
+
+/** The ledger key file's name inside the key dir. */
+export const LEDGER_KEY_FILE = "proposal-ledger.key";
+/** The Ed25519 private key (PKCS#8 PEM) inside the key dir. */
+export const SIGNING_KEY_FILE = "operator-ed25519.pem";
+/** The Ed25519 public key (SPKI PEM) inside the key dir. */
+export const VERIFY_KEY_FILE = "operator-ed25519.pub.pem";
+
+/** A loaded ledger key. */
+export interface LedgerKey {
+  /** The raw key bytes. */
+  readonly bytes: Uint8Array;
+  /** Where it came from. */
+  readonly source: "file" | "env";
+  /** The key file, when `source` is `file`. */
+  readonly path: string | null;
+  /** The variable, when `source` is `env`. */
+  readonly envName: string | null;
+  /** The HMAC keyed with these bytes. */
+  readonly hmac: HmacKey;
+}
+
+function homeOf(env: Env): string {
+  const home = env.HOME;
+  if (!home || !isAbsolute(home)) {
+    throw new KeyError("NO_KEY", "HOME is not set to an absolute path, so the key dir is unknown");
+  }
+  return home;
+}
+
+/**
+ * The key directory: `$AGENTTEAMS_KEY_DIR`, else `~/.config/agentteams/keys`.
+ *
+ * @example
+ * ```ts
+ * import { keyDir } from "./keys.ts";
+ * keyDir({ HOME: "/home/op" }); // "/home/op/.config/agentteams/keys"
+ * ```
+ */
+export function keyDir(env: Env): string {
+  const explicit = env.AGENTTEAMS_KEY_DIR;
+  if (explicit !== undefined && explicit !== "") {
+    if (!isAbsolute(explicit)) {
+      throw new KeyError("KEY_CUSTODY", `AGENTTEAMS_KEY_DIR must be absolute, got ${explicit}`);
+    }
+    return resolve(explicit);
+  }
+  return join(homeOf(env), ".config", "agentteams", "keys");
+}
+
+/**
+ * The ledger key file path, checked to lie inside the key dir.
+ *
+ * @example
+ * ```ts
+ * import { ledgerKeyPath } from "./keys.ts";
+ * ledgerKeyPath({ AGENTTEAMS_KEY_DIR: "/k" }); // "/k/proposal-ledger.key"
+ * ```
+ */
+export function ledgerKeyPath(env: Env): string {
+  const dir = keyDir(env);
+  const named = env.AGENTTEAMS_PROPOSAL_LEDGER_KEY_FILE;
+  if (named === undefined || named === "") return join(dir, LEDGER_KEY_FILE);
+  const abs = resolve(dir, named);
+  if (!abs.startsWith(dir + "/")) {
+    throw new KeyError(
+      "KEY_OUTSIDE_KEY_DIR",
+      `AGENTTEAMS_PROPOSAL_LEDGER_KEY_FILE (${named}) is not inside the key dir ${dir}`,
+    );
+  }
+  return abs;
+}
+
+function currentUid(): number {
+  const uid = Deno.uid();
+  if (uid === null) throw new KeyError("KEY_CUSTODY", "cannot tell the current user on this OS");
+  return uid;
+}
+
+/** Checks one directory of the key dir's custody chain. */
+function checkKeyDirNode(path: string, uid: number): void {
+  const st = lstatOrNullSync(path);
+  if (st === null) throw new KeyError("NO_KEY", `key dir ${path} does not exist`);
+  if (st.isSymlink) throw new KeyError("KEY_CUSTODY", `key dir ${path} is a symlink; refused`);
+  if (!st.isDirectory) {
+    throw new KeyError("KEY_CUSTODY", `key dir ${path} is ${describeKind(st)}; refused`);
+  }
+  if (st.uid !== uid) {
+    throw new KeyError("KEY_CUSTODY", `key dir ${path} is owned by uid ${st.uid}, not ${uid}`);
+  }
+  const mode = (st.mode ?? 0) & 0o777;
+  if ((mode & 0o077) !== 0) {
+    throw new KeyError(
+      "KEY_CUSTODY",
+      `key dir ${path} has mode ${mode.toString(8).padStart(4, "0")}; it must be 0700`,
+    );
+  }
+}
+
+const WS = new Set([0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]);
+
+/**
+ * Strips ASCII whitespace from both ends (Python's `bytes.strip()`).
+ *
+ * @example
+ * ```ts
+ * import { stripAsciiWhitespace } from "./keys.ts";
+ * stripAsciiWhitespace(new TextEncoder().encode(" k\n")).length; // 1
+ * ```
+ */
+export function stripAsciiWhitespace(b: Uint8Array): Uint8Array {
+  let s = 0;
+  let e = b.length;
+  while (s < e && WS.has(b[s])) s++;
+  while (e > s && WS.has(b[e - 1])) e--;
+  return b.subarray(s, e);
+}
+
+/**
+ * Reads and checks a key file: regular (not a symlink, FIFO or device), owned by the user, no
+ * group/other mode bits, at most 64 KiB, non-empty after stripping whitespace; every directory
+ * from the key dir down to it passes the same custody checks.
+ *
+ * @example
+ * ```ts
+ * import { initKeys, readKeyFile } from "./keys.ts";
+ * const env = { AGENTTEAMS_KEY_DIR: Deno.makeTempDirSync() + "/k" };
+ * const { ledgerKeyPath } = await initKeys({ env });
+ * readKeyFile(ledgerKeyPath, env).length; // 64
+ * ```
+ */
+export function readKeyFile(path: string, env: Env): Uint8Array {
+  const uid = currentUid();
+  const dir = keyDir(env);
+  for (let d = dirname(path); d.length >= dir.length; d = dirname(d)) {
+    checkKeyDirNode(d, uid);
+    if (d === dir) break;
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = readRegularFileSync(path, {
+      maxBytes: MAX_KEY_FILE_BYTES,
+      ownerUid: uid,
+      forbiddenModeBits: 0o077,
+      what: "key file",
+    }).bytes;
+  } catch (e) {
+    if (e instanceof FsSafetyError) {
+      const code = e.code === "FILE_TOO_LARGE" ? "KEY_TOO_LARGE" : "KEY_CUSTODY";
+      throw new KeyError(code, e.message, { cause: e });
+    }
+    throw e;
+  }
+  const key = stripAsciiWhitespace(bytes);
+  if (key.length === 0) throw new KeyError("KEY_EMPTY", `key file ${path} is empty; refused`);
+  return key.slice();
+}
+
+/** Options of {@link loadLedgerKey}. */
+export interface LoadKeyOptions {
+  /** The environment (e.g. `Deno.env.toObject()`). */
+  env: Env;
+  /** `direct`: env fallbacks allowed; `runner`: a key file only, and no key variable set. */
+  mode: "direct" | "runner";
+}
+
+/**
+ * Loads the ledger key under the custody rules above.
+ *
+ * @throws {KeyError} `NO_KEY`, `KEY_CUSTODY`, `KEY_EMPTY`, `KEY_TOO_LARGE`,
+ *   `KEY_OUTSIDE_KEY_DIR`, `KEY_ENV_IN_RUNNER`.
+ * @example
+ * ```ts
+ * import { loadLedgerKey } from "./keys.ts";
+ * const key = loadLedgerKey({
+ *   env: { HOME: "/nonexistent", AGENTTEAMS_PROPOSAL_LEDGER_KEY: "k" },
+ *   mode: "direct",
+ * });
+ * key.source; // "env"
+ * ```
+ */
+export function loadLedgerKey(opts: LoadKeyOptions): LedgerKey {
+  const { env, mode } = opts;
+  if (mode === "runner") {
+    const set = RUNNER_FORBIDDEN_ENV.filter((n) => env[n] !== undefined);
+    if (set.length > 0) {
+      throw new KeyError(
+        "KEY_ENV_IN_RUNNER",
+        `the runner refuses to start while ${set.join(", ")} is set; unset it and keep the key ` +
+          `in the key file`,
+      );
+    }
+  }
+  const path = ledgerKeyPath(env);
+  const named = env.AGENTTEAMS_PROPOSAL_LEDGER_KEY_FILE !== undefined &&
+    env.AGENTTEAMS_PROPOSAL_LEDGER_KEY_FILE !== "";
+  const present = lstatOrNullSync(path) !== null;
+  if (present || named || mode === "runner") {
+    if (!present) {
+      throw new KeyError(
+        "NO_KEY",
+        `no ledger key: ${path} does not exist (run: agentteams keys init)`,
+      );
+    }
+    const bytes = readKeyFile(path, env);
+    return { bytes, source: "file", path, envName: null, hmac: new HmacKey(bytes) };
+  }
+  for (const name of ENV_KEY_NAMES) {
+    const v = env[name];
+    if (v !== undefined && v !== "") {
+      const bytes = new TextEncoder().encode(v);
+      return { bytes, source: "env", path: null, envName: name, hmac: new HmacKey(bytes) };
+    }
+  }
+  throw new KeyError(
+    "NO_KEY",
+    `no ledger key: ${path} does not exist and no key variable is set (run: agentteams keys init)`,
+  );
+}
+
+/** What {@link initKeys} created. */
+export interface InitKeysResult {
+  /** The key dir. */
+  dir: string;
+  /** The HMAC ledger key file. */
+  ledgerKeyPath: string;
+  /** The Ed25519 private key (PKCS#8 PEM). */
+  signingKeyPath: string;
+  /** The Ed25519 public key (SPKI PEM). */
+  verifyKeyPath: string;
+  /** First 16 hex of SHA-256 of the public key's SPKI DER. */
+  keyId: string;
+}
+
+function pem(label: string, der: Uint8Array): string {
+  let b64 = "";
+  const s = btoa(String.fromCharCode(...der));
+  for (let i = 0; i < s.length; i += 64) b64 += s.slice(i, i + 64) + "\n";
+  return `-----BEGIN ${label}-----\n${b64}-----END ${label}-----\n`;
+}
+
+function writeNewFile(path: string, text: string, mode: number): void {
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = nodeFs.constants;
+  let fd: number;
+  try {
+    fd = nodeFs.openSync(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+  } catch (e) {
+    if ((e as { code?: string }).code === "EEXIST") {
+      throw new KeyError("KEY_EXISTS", `${path} already exists; refusing to replace a key`);
+    }
+    throw e;
+  }
+  try {
+    const b = new TextEncoder().encode(text);
+    let off = 0;
+    while (off < b.length) off += nodeFs.writeSync(fd, b, off, b.length - off);
+    nodeFs.fchmodSync(fd, mode);
+    nodeFs.fsyncSync(fd);
+  } finally {
+    nodeFs.closeSync(fd);
+  }
+}
+
+function ensureKeyDir(dir: string, uid: number): void {
+  const st = lstatOrNullSync(dir);
+  if (st === null) {
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    Deno.chmodSync(dir, 0o700);
+    fsyncDirSync(dirname(dir));
+  }
+  checkKeyDirNode(dir, uid);
+}
+
+/**
+ * Creates the key dir (0700) and, inside it, the ledger key (32 random bytes as 64 hex
+ * characters) and an Ed25519 signing pair, each written exclusively as 0600 (the public key
+ * 0644). Refuses to replace any existing key (`KEY_EXISTS`).
+ *
+ * @example
+ * ```ts
+ * import { initKeys } from "./keys.ts";
+ * const r = await initKeys({ env: { AGENTTEAMS_KEY_DIR: Deno.makeTempDirSync() + "/k" } });
+ * r.keyId.length; // 16
+ * ```
+ */
+export async function initKeys(opts: { env: Env }): Promise<InitKeysResult> {
+  const uid = currentUid();
+  const dir = keyDir(opts.env);
+  const ledgerPath = ledgerKeyPath(opts.env);
+  const signingPath = join(dir, SIGNING_KEY_FILE);
+  const verifyPath = join(dir, VERIFY_KEY_FILE);
+  ensureKeyDir(dir, uid);
+  if (dirname(ledgerPath) !== dir) ensureKeyDir(dirname(ledgerPath), uid);
+  for (const p of [ledgerPath, signingPath, verifyPath]) {
+    if (lstatOrNullSync(p) !== null) {
+      throw new KeyError("KEY_EXISTS", `${p} already exists; refusing to replace a key`);
+    }
+  }
+  const raw = crypto.getRandomValues(new Uint8Array(32));
+  const hex = Array.from(raw, (x) => x.toString(16).padStart(2, "0")).join("");
+  const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
+    "sign",
+    "verify",
+  ]) as CryptoKeyPair;
+  const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
+  const spki = new Uint8Array(await crypto.subtle.exportKey("spki", pair.publicKey));
+  writeNewFile(ledgerPath, hex + "\n", 0o600);
+  writeNewFile(signingPath, pem("PRIVATE KEY", pkcs8), 0o600);
+  writeNewFile(verifyPath, pem("PUBLIC KEY", spki), 0o644);
+  fsyncDirSync(dir);
+  return {
+    dir,
+    ledgerKeyPath: ledgerPath,
+    signingKeyPath: signingPath,
+    verifyKeyPath: verifyPath,
+    keyId: sha256Hex(spki).slice(0, 16),
+  };
+}

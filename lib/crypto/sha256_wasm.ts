@@ -1,0 +1,171 @@
+/**
+ * The batch SHA-256 / HMAC-SHA256 module (`lib/crypto/wasm/sha256.c`, built by
+ * `scripts/build-wasm`). One call verifies a whole table of ledger rows inside WebAssembly, which
+ * avoids the per-call overhead that dominates hashing many short lines through `node:crypto`.
+ *
+ * @example
+ * ```ts
+ * import { WasmSha256 } from "./sha256_wasm.ts";
+ * const w = WasmSha256.create();
+ * w.sha256Hex(new TextEncoder().encode("abc")).slice(0, 8); // "ba7816bf"
+ * ```
+ * @module
+ */
+import { SHA256_WASM_BASE64 } from "./sha256_wasm_bytes.ts";
+import { createHash } from "node:crypto";
+
+interface Exports {
+  memory: WebAssembly.Memory;
+  __heap_base: WebAssembly.Global;
+  hmac_setkey(ptr: number, len: number): void;
+  sha256_hex(ptr: number, len: number, out: number): void;
+  hmac_hex(ptr: number, len: number, out: number): void;
+  verify_rows(
+    n: number,
+    table: number,
+    hashes: number,
+    flags: number,
+    scratch: number,
+    chained: number,
+  ): void;
+  scratch_per_row(): number;
+}
+
+let compiled: WebAssembly.Module | null = null;
+
+function moduleBytes(): Uint8Array {
+  const s = atob(SHA256_WASM_BASE64);
+  const b = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) b[i] = s.charCodeAt(i);
+  return b;
+}
+
+const PAGE = 65536;
+const dec = new TextDecoder();
+
+/** One instance of the module with its own linear memory. */
+export class WasmSha256 {
+  readonly #x: Exports;
+  readonly #base: number;
+
+  private constructor(x: Exports) {
+    this.#x = x;
+    this.#base = (x.__heap_base.value as number + 63) & ~63;
+  }
+
+  /**
+   * Instantiates the module (compiled once per process).
+   *
+   * @example
+   * ```ts
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * WasmSha256.create().heapBase > 0; // true
+   * ```
+   */
+  static create(): WasmSha256 {
+    compiled ??= new WebAssembly.Module(moduleBytes() as BufferSource);
+    const inst = new WebAssembly.Instance(compiled, {});
+    return new WasmSha256(inst.exports as unknown as Exports);
+  }
+
+  /** First free byte of linear memory (64-aligned). */
+  get heapBase(): number {
+    return this.#base;
+  }
+
+  /** The linear memory as bytes (re-read after {@link reserve}, which may move it). */
+  get bytes(): Uint8Array {
+    return new Uint8Array(this.#x.memory.buffer);
+  }
+
+  /**
+   * Grows linear memory so that `[heapBase, heapBase + n)` is addressable.
+   *
+   * @example
+   * ```ts
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * const w = WasmSha256.create();
+   * w.reserve(1 << 20);
+   * w.bytes.length >= w.heapBase + (1 << 20); // true
+   * ```
+   */
+  reserve(n: number): void {
+    const need = this.#base + n;
+    const have = this.#x.memory.buffer.byteLength;
+    if (need > have) this.#x.memory.grow(Math.ceil((need - have) / PAGE));
+  }
+
+  /**
+   * Sets the HMAC key (keys over 64 bytes are hashed first, per RFC 2104).
+   *
+   * @example
+   * ```ts
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * WasmSha256.create().setKey(new TextEncoder().encode("k"));
+   * ```
+   */
+  setKey(key: Uint8Array): void {
+    const k = key.length > 64 ? new Uint8Array(createHash("sha256").update(key).digest()) : key;
+    this.reserve(64);
+    this.bytes.set(k, this.#base);
+    this.#x.hmac_setkey(this.#base, k.length);
+  }
+
+  /**
+   * Hex SHA-256 of bytes (copies them into linear memory; for tests and small inputs).
+   *
+   * @example
+   * ```ts
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * WasmSha256.create().sha256Hex(new Uint8Array(0)).slice(0, 8); // "e3b0c442"
+   * ```
+   */
+  sha256Hex(data: Uint8Array): string {
+    this.reserve(data.length + 64);
+    const out = this.#base + data.length;
+    this.bytes.set(data, this.#base);
+    this.#x.sha256_hex(this.#base, data.length, out);
+    return dec.decode(this.bytes.subarray(out, out + 64));
+  }
+
+  /**
+   * Hex HMAC-SHA256 of bytes under the key from {@link setKey}.
+   *
+   * @example
+   * ```ts
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * const w = WasmSha256.create();
+   * w.setKey(new TextEncoder().encode("key"));
+   * w.hmacHex(new TextEncoder().encode("m")).length; // 64
+   * ```
+   */
+  hmacHex(data: Uint8Array): string {
+    this.reserve(data.length + 64);
+    const out = this.#base + data.length;
+    this.bytes.set(data, this.#base);
+    this.#x.hmac_hex(this.#base, data.length, out);
+    return dec.decode(this.bytes.subarray(out, out + 64));
+  }
+
+  /** Scratch bytes `verifyRows` needs per row. */
+  get scratchPerRow(): number {
+    return this.#x.scratch_per_row();
+  }
+
+  /**
+   * Runs `verify_rows` (see the C source) on a table already placed in linear memory.
+   * All arguments are absolute offsets into {@link bytes}; `scratch` is 16-aligned and holds
+   * `n * scratchPerRow` bytes. With `chained`, the first row's `prev` is compared with the hex
+   * hash just before `hashes` (the previous call's last row).
+   */
+  verifyRows(
+    n: number,
+    table: number,
+    hashes: number,
+    flags: number,
+    scratch: number,
+    chained: boolean,
+  ): void {
+    this.#x.verify_rows(n, table, hashes, flags, scratch, chained ? 1 : 0);
+  }
+}

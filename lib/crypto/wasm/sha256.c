@@ -1,0 +1,444 @@
+/*
+ * SHA-256 and HMAC-SHA256 over many messages in one call, for `ledger verify`.
+ *
+ * Built to WebAssembly by scripts/build-wasm (clang --target=wasm32, no libc). The JavaScript
+ * side (lib/crypto/sha256_wasm.ts) places the ledger bytes and a row table in linear memory and
+ * calls verify_rows once; a call per hash would cost more in crossings than in hashing.
+ *
+ * Everything here is bounds-free by construction: offsets come from the caller, who derived them
+ * from the same buffer. WebAssembly traps on any access outside linear memory, so a wrong offset
+ * cannot read or write outside the module.
+ */
+#include <stdint.h>
+
+typedef uint32_t u32;
+typedef uint8_t u8;
+
+static const u32 K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+static const u32 IV[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                          0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+
+#define ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+#define BE32(p) (((u32)(p)[0] << 24) | ((u32)(p)[1] << 16) | ((u32)(p)[2] << 8) | (u32)(p)[3])
+#define S0(x) (ROTR(x, 2) ^ ROTR(x, 13) ^ ROTR(x, 22))
+#define S1(x) (ROTR(x, 6) ^ ROTR(x, 11) ^ ROTR(x, 25))
+#define G0(x) (ROTR(x, 7) ^ ROTR(x, 18) ^ ((x) >> 3))
+#define G1(x) (ROTR(x, 17) ^ ROTR(x, 19) ^ ((x) >> 10))
+/* One round; the eight working variables rotate by renaming instead of by moves. */
+#define RND(a, b, c, d, e, f, g, h, k, w)                  \
+  do {                                                     \
+    u32 t1 = h + S1(e) + ((e & f) ^ (~e & g)) + (k) + (w); \
+    u32 t2 = S0(a) + ((a & b) ^ (a & c) ^ (b & c));        \
+    d += t1;                                               \
+    h = t1 + t2;                                           \
+  } while (0)
+/* The message schedule kept in sixteen named words (registers, not memory). */
+#define W(i) w##i
+#define SCHED(i, i2, i7, i15) W(i) += G1(W(i2)) + W(i7) + G0(W(i15))
+
+static void compress(u32 st[8], const u8 *p) {
+  u32 a = st[0], b = st[1], c = st[2], d = st[3], e = st[4], f = st[5], g = st[6], h = st[7];
+  u32 w0 = BE32(p), w1 = BE32(p + 4), w2 = BE32(p + 8), w3 = BE32(p + 12);
+  u32 w4 = BE32(p + 16), w5 = BE32(p + 20), w6 = BE32(p + 24), w7 = BE32(p + 28);
+  u32 w8 = BE32(p + 32), w9 = BE32(p + 36), w10 = BE32(p + 40), w11 = BE32(p + 44);
+  u32 w12 = BE32(p + 48), w13 = BE32(p + 52), w14 = BE32(p + 56), w15 = BE32(p + 60);
+  for (int r = 0; r < 64; r += 16) {
+    if (r) {
+      SCHED(0, 14, 9, 1);
+      SCHED(1, 15, 10, 2);
+      SCHED(2, 0, 11, 3);
+      SCHED(3, 1, 12, 4);
+      SCHED(4, 2, 13, 5);
+      SCHED(5, 3, 14, 6);
+      SCHED(6, 4, 15, 7);
+      SCHED(7, 5, 0, 8);
+      SCHED(8, 6, 1, 9);
+      SCHED(9, 7, 2, 10);
+      SCHED(10, 8, 3, 11);
+      SCHED(11, 9, 4, 12);
+      SCHED(12, 10, 5, 13);
+      SCHED(13, 11, 6, 14);
+      SCHED(14, 12, 7, 15);
+      SCHED(15, 13, 8, 0);
+    }
+    RND(a, b, c, d, e, f, g, h, K[r + 0], w0);
+    RND(h, a, b, c, d, e, f, g, K[r + 1], w1);
+    RND(g, h, a, b, c, d, e, f, K[r + 2], w2);
+    RND(f, g, h, a, b, c, d, e, K[r + 3], w3);
+    RND(e, f, g, h, a, b, c, d, K[r + 4], w4);
+    RND(d, e, f, g, h, a, b, c, K[r + 5], w5);
+    RND(c, d, e, f, g, h, a, b, K[r + 6], w6);
+    RND(b, c, d, e, f, g, h, a, K[r + 7], w7);
+    RND(a, b, c, d, e, f, g, h, K[r + 8], w8);
+    RND(h, a, b, c, d, e, f, g, K[r + 9], w9);
+    RND(g, h, a, b, c, d, e, f, K[r + 10], w10);
+    RND(f, g, h, a, b, c, d, e, K[r + 11], w11);
+    RND(e, f, g, h, a, b, c, d, K[r + 12], w12);
+    RND(d, e, f, g, h, a, b, c, K[r + 13], w13);
+    RND(c, d, e, f, g, h, a, b, K[r + 14], w14);
+    RND(b, c, d, e, f, g, h, a, K[r + 15], w15);
+  }
+  st[0] += a;
+  st[1] += b;
+  st[2] += c;
+  st[3] += d;
+  st[4] += e;
+  st[5] += f;
+  st[6] += g;
+  st[7] += h;
+}
+
+/* A streaming context: state, a partial block, and the byte count so far. */
+typedef struct {
+  u32 st[8];
+  u8 buf[64];
+  u32 fill;
+  uint64_t total;
+} ctx;
+
+static void ctx_update(ctx *c, const u8 *p, u32 n) {
+  c->total += n;
+  if (c->fill) {
+    while (n && c->fill < 64) {
+      c->buf[c->fill++] = *p++;
+      n--;
+    }
+    if (c->fill < 64) return;
+    compress(c->st, c->buf);
+    c->fill = 0;
+  }
+  while (n >= 64) {
+    compress(c->st, p);
+    p += 64;
+    n -= 64;
+  }
+  while (n--) c->buf[c->fill++] = *p++;
+}
+
+static void ctx_final(ctx *c, u8 out[32]) {
+  uint64_t bits = c->total * 8;
+  c->buf[c->fill++] = 0x80;
+  if (c->fill > 56) {
+    while (c->fill < 64) c->buf[c->fill++] = 0;
+    compress(c->st, c->buf);
+    c->fill = 0;
+  }
+  while (c->fill < 56) c->buf[c->fill++] = 0;
+  for (int i = 0; i < 8; i++) c->buf[56 + i] = (u8)(bits >> (56 - 8 * i));
+  compress(c->st, c->buf);
+  for (int i = 0; i < 8; i++) {
+    out[4 * i] = (u8)(c->st[i] >> 24);
+    out[4 * i + 1] = (u8)(c->st[i] >> 16);
+    out[4 * i + 2] = (u8)(c->st[i] >> 8);
+    out[4 * i + 3] = (u8)c->st[i];
+  }
+}
+
+static void ctx_init(ctx *c, const u32 st[8], uint64_t total) {
+  for (int i = 0; i < 8; i++) c->st[i] = st[i];
+  c->fill = 0;
+  c->total = total;
+}
+
+/* HMAC key state: SHA-256 state after absorbing the inner and the outer pad. */
+static u32 inner_st[8], outer_st[8];
+
+static const char HEX[16] = {'0', '1', '2', '3', '4', '5', '6', '7',
+                             '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
+
+static void to_hex(const u8 d[32], u8 *out) {
+  for (int i = 0; i < 32; i++) {
+    out[2 * i] = (u8)HEX[d[i] >> 4];
+    out[2 * i + 1] = (u8)HEX[d[i] & 15];
+  }
+}
+
+/* Sets the HMAC key (at most 64 bytes; the caller hashes longer keys first, per RFC 2104). */
+__attribute__((export_name("hmac_setkey"))) void hmac_setkey(const u8 *key, u32 len) {
+  u8 ipad[64], opad[64];
+  for (int i = 0; i < 64; i++) {
+    u8 k = i < (int)len ? key[i] : 0;
+    ipad[i] = k ^ 0x36;
+    opad[i] = k ^ 0x5c;
+  }
+  for (int i = 0; i < 8; i++) inner_st[i] = outer_st[i] = IV[i];
+  compress(inner_st, ipad);
+  compress(outer_st, opad);
+}
+
+/* Hex SHA-256 of one message: `out` receives 64 hex characters. */
+__attribute__((export_name("sha256_hex"))) void sha256_hex(const u8 *p, u32 n, u8 *out) {
+  ctx c;
+  u8 d[32];
+  ctx_init(&c, IV, 0);
+  ctx_update(&c, p, n);
+  ctx_final(&c, d);
+  to_hex(d, out);
+}
+
+/* Hex HMAC-SHA256 of the concatenation of two byte ranges. */
+static void hmac2(const u8 *a, u32 an, const u8 *b, u32 bn, u8 *out) {
+  ctx c;
+  u8 d[32];
+  ctx_init(&c, inner_st, 64);
+  ctx_update(&c, a, an);
+  ctx_update(&c, b, bn);
+  ctx_final(&c, d);
+  ctx_init(&c, outer_st, 64);
+  ctx_update(&c, d, 32);
+  ctx_final(&c, d);
+  to_hex(d, out);
+}
+
+__attribute__((export_name("hmac_hex"))) void hmac_hex(const u8 *p, u32 n, u8 *out) {
+  hmac2(p, n, p, 0, out);
+}
+
+static int eq64(const u8 *a, const u8 *b) {
+  u32 diff = 0;
+  for (int i = 0; i < 64; i++) diff |= (u32)(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+/* ---- Four messages at once: SHA-256 across the lanes of 128-bit vectors. ---- */
+
+#include <wasm_simd128.h>
+
+typedef v128_t v;
+#define VROTR(x, n) wasm_v128_or(wasm_u32x4_shr((x), (n)), wasm_i32x4_shl((x), 32 - (n)))
+#define VS0(x) wasm_v128_xor(wasm_v128_xor(VROTR(x, 2), VROTR(x, 13)), VROTR(x, 22))
+#define VS1(x) wasm_v128_xor(wasm_v128_xor(VROTR(x, 6), VROTR(x, 11)), VROTR(x, 25))
+#define VG0(x) wasm_v128_xor(wasm_v128_xor(VROTR(x, 7), VROTR(x, 18)), wasm_u32x4_shr((x), 3))
+#define VG1(x) wasm_v128_xor(wasm_v128_xor(VROTR(x, 17), VROTR(x, 19)), wasm_u32x4_shr((x), 10))
+#define VADD wasm_i32x4_add
+#define VRND(a, b, c, d, e, f, g, h, k, w)                                                    \
+  do {                                                                                        \
+    v t1 = VADD(VADD(VADD(h, VS1(e)), wasm_v128_bitselect(f, g, e)),                          \
+                VADD(wasm_i32x4_splat((int32_t)(k)), (w)));                                   \
+    v t2 = VADD(VS0(a), wasm_v128_bitselect(b, c, wasm_v128_xor(a, c)) /* maj */);            \
+    d = VADD(d, t1);                                                                          \
+    h = VADD(t1, t2);                                                                         \
+  } while (0)
+#define VSCHED(i, i2, i7, i15) w##i = VADD(VADD(w##i, VG1(w##i2)), VADD(w##i7, VG0(w##i15)))
+#define VLOAD(i)                                                                              \
+  wasm_i32x4_make((int32_t)BE32(p0 + 4 * (i)), (int32_t)BE32(p1 + 4 * (i)),                   \
+                  (int32_t)BE32(p2 + 4 * (i)), (int32_t)BE32(p3 + 4 * (i)))
+
+/* Lane states: word w of lane k at lane_st[w * 4 + k]. */
+static u32 lane_st[32] __attribute__((aligned(16)));
+
+__attribute__((noinline)) static void compress4(const u8 *p0, const u8 *p1, const u8 *p2, const u8 *p3) {
+  v a = wasm_v128_load(lane_st + 0), b = wasm_v128_load(lane_st + 4);
+  v c = wasm_v128_load(lane_st + 8), d = wasm_v128_load(lane_st + 12);
+  v e = wasm_v128_load(lane_st + 16), f = wasm_v128_load(lane_st + 20);
+  v g = wasm_v128_load(lane_st + 24), h = wasm_v128_load(lane_st + 28);
+  v w0 = VLOAD(0), w1 = VLOAD(1), w2 = VLOAD(2), w3 = VLOAD(3);
+  v w4 = VLOAD(4), w5 = VLOAD(5), w6 = VLOAD(6), w7 = VLOAD(7);
+  v w8 = VLOAD(8), w9 = VLOAD(9), w10 = VLOAD(10), w11 = VLOAD(11);
+  v w12 = VLOAD(12), w13 = VLOAD(13), w14 = VLOAD(14), w15 = VLOAD(15);
+  for (int r = 0; r < 64; r += 16) {
+    if (r) {
+      VSCHED(0, 14, 9, 1);
+      VSCHED(1, 15, 10, 2);
+      VSCHED(2, 0, 11, 3);
+      VSCHED(3, 1, 12, 4);
+      VSCHED(4, 2, 13, 5);
+      VSCHED(5, 3, 14, 6);
+      VSCHED(6, 4, 15, 7);
+      VSCHED(7, 5, 0, 8);
+      VSCHED(8, 6, 1, 9);
+      VSCHED(9, 7, 2, 10);
+      VSCHED(10, 8, 3, 11);
+      VSCHED(11, 9, 4, 12);
+      VSCHED(12, 10, 5, 13);
+      VSCHED(13, 11, 6, 14);
+      VSCHED(14, 12, 7, 15);
+      VSCHED(15, 13, 8, 0);
+    }
+    VRND(a, b, c, d, e, f, g, h, K[r + 0], w0);
+    VRND(h, a, b, c, d, e, f, g, K[r + 1], w1);
+    VRND(g, h, a, b, c, d, e, f, K[r + 2], w2);
+    VRND(f, g, h, a, b, c, d, e, K[r + 3], w3);
+    VRND(e, f, g, h, a, b, c, d, K[r + 4], w4);
+    VRND(d, e, f, g, h, a, b, c, K[r + 5], w5);
+    VRND(c, d, e, f, g, h, a, b, K[r + 6], w6);
+    VRND(b, c, d, e, f, g, h, a, K[r + 7], w7);
+    VRND(a, b, c, d, e, f, g, h, K[r + 8], w8);
+    VRND(h, a, b, c, d, e, f, g, K[r + 9], w9);
+    VRND(g, h, a, b, c, d, e, f, K[r + 10], w10);
+    VRND(f, g, h, a, b, c, d, e, K[r + 11], w11);
+    VRND(e, f, g, h, a, b, c, d, K[r + 12], w12);
+    VRND(d, e, f, g, h, a, b, c, K[r + 13], w13);
+    VRND(c, d, e, f, g, h, a, b, K[r + 14], w14);
+    VRND(b, c, d, e, f, g, h, a, K[r + 15], w15);
+  }
+  wasm_v128_store(lane_st + 0, VADD(wasm_v128_load(lane_st + 0), a));
+  wasm_v128_store(lane_st + 4, VADD(wasm_v128_load(lane_st + 4), b));
+  wasm_v128_store(lane_st + 8, VADD(wasm_v128_load(lane_st + 8), c));
+  wasm_v128_store(lane_st + 12, VADD(wasm_v128_load(lane_st + 12), d));
+  wasm_v128_store(lane_st + 16, VADD(wasm_v128_load(lane_st + 16), e));
+  wasm_v128_store(lane_st + 20, VADD(wasm_v128_load(lane_st + 20), f));
+  wasm_v128_store(lane_st + 24, VADD(wasm_v128_load(lane_st + 24), g));
+  wasm_v128_store(lane_st + 28, VADD(wasm_v128_load(lane_st + 28), h));
+}
+
+/* One message: up to two byte ranges hashed as one, after `prefix` bytes already absorbed into
+ * `init` (64 for an HMAC pad state). */
+typedef struct {
+  const u8 *s1;
+  const u8 *s2;
+  u32 n1, n2, total, nblocks;
+  uint64_t bitlen;
+  const u32 *init;
+  u8 *out;
+} job;
+
+typedef struct {
+  job *j;
+  u32 blk;
+  u8 scratch[64];
+} lane;
+
+static const u8 ZERO_BLOCK[64];
+
+static void job_set(job *j, const u32 *init, u32 prefix, const u8 *s1, u32 n1, const u8 *s2,
+                    u32 n2, u8 *out) {
+  j->s1 = s1;
+  j->n1 = n1;
+  j->s2 = s2;
+  j->n2 = n2;
+  j->total = n1 + n2;
+  j->nblocks = (j->total + 72) / 64;
+  j->bitlen = ((uint64_t)prefix + j->total) * 8;
+  j->init = init;
+  j->out = out;
+}
+
+/* The lane's next 64-byte block: in place when it lies inside one range, else assembled. */
+__attribute__((noinline)) static const u8 *next_block(lane *L) {
+  job *j = L->j;
+  u32 o = L->blk * 64;
+  if (o + 64 <= j->n1) return j->s1 + o;
+  if (o >= j->n1 && o + 64 <= j->total) return j->s2 + (o - j->n1);
+  for (u32 k = 0; k < 64; k++) {
+    u32 q = o + k;
+    L->scratch[k] = q < j->n1 ? j->s1[q] : q < j->total ? j->s2[q - j->n1] : q == j->total ? 0x80 : 0;
+  }
+  if (L->blk == j->nblocks - 1) {
+    for (int k = 0; k < 8; k++) L->scratch[56 + k] = (u8)(j->bitlen >> (56 - 8 * k));
+  }
+  return L->scratch;
+}
+
+static void lane_start(lane *L, int k, job *j) {
+  L->j = j;
+  L->blk = 0;
+  if (j) {
+    for (int w = 0; w < 8; w++) lane_st[w * 4 + k] = j->init[w];
+  }
+}
+
+static void lane_finish(int k, job *j) {
+  for (int w = 0; w < 8; w++) {
+    u32 x = lane_st[w * 4 + k];
+    j->out[4 * w] = (u8)(x >> 24);
+    j->out[4 * w + 1] = (u8)(x >> 16);
+    j->out[4 * w + 2] = (u8)(x >> 8);
+    j->out[4 * w + 3] = (u8)x;
+  }
+}
+
+/* Hashes `n` jobs, four at a time; each lane takes the next job as soon as its own is done. */
+static void run_jobs(job *jobs, u32 n) {
+  lane L[4];
+  u32 next = 0;
+  int active = 0;
+  for (int k = 0; k < 4; k++) {
+    lane_start(&L[k], k, next < n ? &jobs[next++] : 0);
+    if (L[k].j) active++;
+  }
+  while (active) {
+    const u8 *p[4];
+    for (int k = 0; k < 4; k++) p[k] = L[k].j ? next_block(&L[k]) : ZERO_BLOCK;
+    compress4(p[0], p[1], p[2], p[3]);
+    for (int k = 0; k < 4; k++) {
+      if (!L[k].j) continue;
+      if (++L[k].blk < L[k].j->nblocks) continue;
+      lane_finish(k, L[k].j);
+      lane_start(&L[k], k, next < n ? &jobs[next++] : 0);
+      if (!L[k].j) active--;
+    }
+  }
+}
+
+/*
+ * Verifies `n` ledger rows. `table` holds 6 words per row:
+ *   line start, line length, cut start, cut end, mac hex offset, prev hex offset
+ * (absolute offsets into linear memory). The signed text is the line without [cut start, cut
+ * end): its top-level mac member. A cut start of 0xffffffff skips the MAC; a prev hex offset of
+ * 0xffffffff means "prev is not 64 characters".
+ * For each row, 64 hex characters of SHA-256(line) go to hashes + 64*i, and flags[i] gets
+ *   bit 0: the HMAC of the signed text equals the 64 characters at the mac offset,
+ *   bit 1: prev equals the previous row's line hash (for the first row of the call, only when
+ *          `chained`, in which case the previous row's hex hash sits just before `hashes`).
+ * `scratch` must hold n * (sizeof(job) + 64) bytes, 16-aligned. Callers pass a few thousand rows
+ * per call, so the engine's optimizing tier takes over after the first calls.
+ */
+__attribute__((export_name("verify_rows"))) void verify_rows(u32 n, const u32 *table, u8 *hashes,
+                                                             u8 *flags, u8 *scratch, u32 chained) {
+  job *jobs = (job *)scratch;
+  u8 *dig = scratch + n * sizeof(job); /* 32 bytes per row: line digest, then MAC */
+  u8 *mac = dig + n * 32;
+  for (u32 i = 0; i < n; i++) {
+    const u32 *t = table + 6 * i;
+    job_set(&jobs[i], IV, 0, (const u8 *)(uintptr_t)t[0], t[1], 0, 0, dig + 32 * i);
+  }
+  run_jobs(jobs, n);
+  for (u32 i = 0; i < n; i++) to_hex(dig + 32 * i, hashes + 64 * i);
+  u32 m = 0;
+  for (u32 i = 0; i < n; i++) {
+    const u32 *t = table + 6 * i;
+    if (t[2] == 0xffffffffu) continue;
+    const u8 *line = (const u8 *)(uintptr_t)t[0];
+    const u8 *cs = (const u8 *)(uintptr_t)t[2];
+    const u8 *ce = (const u8 *)(uintptr_t)t[3];
+    job_set(&jobs[m++], inner_st, 64, line, (u32)(cs - line), ce, (u32)((line + t[1]) - ce),
+            mac + 32 * i);
+  }
+  run_jobs(jobs, m);
+  m = 0;
+  for (u32 i = 0; i < n; i++) {
+    if (table[6 * i + 2] == 0xffffffffu) continue;
+    job_set(&jobs[m++], outer_st, 64, mac + 32 * i, 32, 0, 0, mac + 32 * i);
+  }
+  run_jobs(jobs, m);
+  u8 hex[64];
+  for (u32 i = 0; i < n; i++) {
+    const u32 *t = table + 6 * i;
+    u8 f = 0;
+    if (t[2] != 0xffffffffu) {
+      to_hex(mac + 32 * i, hex);
+      if (eq64(hex, (const u8 *)(uintptr_t)t[4])) f |= 1;
+    }
+    if ((i > 0 || chained) && t[5] != 0xffffffffu &&
+        eq64(hashes + 64 * i - 64, (const u8 *)(uintptr_t)t[5])) {
+      f |= 2;
+    }
+    flags[i] = f;
+  }
+}
+
+/* Bytes of scratch verify_rows needs per row. */
+__attribute__((export_name("scratch_per_row"))) u32 scratch_per_row(void) {
+  return (u32)sizeof(job) + 64;
+}

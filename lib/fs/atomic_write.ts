@@ -1,0 +1,116 @@
+/**
+ * Atomic replacement of a file: a temporary file in the same directory (created exclusively,
+ * never through a symlink), fsync, the old file's mode kept, rename over the target, fsync of the
+ * directory. A reader sees the old bytes or the new ones, never a mix; a crash leaves one of the
+ * two plus, at worst, a stray `.<name>.<random>.tmp`.
+ *
+ * @example
+ * ```ts
+ * import { atomicWriteFileSync } from "./atomic_write.ts";
+ * const dir = Deno.makeTempDirSync();
+ * atomicWriteFileSync(`${dir}/a.txt`, "hello\n");
+ * ```
+ * @module
+ */
+import * as nodeFs from "node:fs";
+import { basename, dirname } from "node:path";
+
+const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = nodeFs.constants;
+const enc = new TextEncoder();
+
+/** Options of {@link atomicWriteFileSync}. */
+export interface AtomicWriteOptions {
+  /** Mode for a new file (default `0o644`). An existing file's mode is kept. */
+  mode?: number;
+  /** Use this mode even when the file exists. */
+  forceMode?: number;
+}
+
+function randomHex(bytes: number): string {
+  const b = crypto.getRandomValues(new Uint8Array(bytes));
+  let s = "";
+  for (const x of b) s += x.toString(16).padStart(2, "0");
+  return s;
+}
+
+/**
+ * Fsyncs a directory so a rename or creation inside it is durable.
+ *
+ * @example
+ * ```ts
+ * import { fsyncDirSync } from "./atomic_write.ts";
+ * fsyncDirSync(Deno.makeTempDirSync());
+ * ```
+ */
+export function fsyncDirSync(dir: string): void {
+  const f = Deno.openSync(dir, { read: true });
+  try {
+    f.syncSync();
+  } finally {
+    f.close();
+  }
+}
+
+/**
+ * The temporary name used next to `path` (exported for tests and crash forensics).
+ *
+ * @example
+ * ```ts
+ * import { tempNameFor } from "./atomic_write.ts";
+ * tempNameFor("/p/a.txt").startsWith("/p/.a.txt."); // true
+ * ```
+ */
+export function tempNameFor(path: string): string {
+  return `${dirname(path)}/.${basename(path)}.${randomHex(8)}.tmp`;
+}
+
+/**
+ * Writes `data` to `path` atomically, keeping an existing file's permission bits.
+ * Returns the mode the file now has.
+ *
+ * @example
+ * ```ts
+ * import { atomicWriteFileSync } from "./atomic_write.ts";
+ * const dir = Deno.makeTempDirSync();
+ * atomicWriteFileSync(`${dir}/b.txt`, new Uint8Array([1, 2, 3]), { mode: 0o600 });
+ * ```
+ */
+export function atomicWriteFileSync(
+  path: string,
+  data: string | Uint8Array,
+  opts: AtomicWriteOptions = {},
+): number {
+  const bytes = typeof data === "string" ? enc.encode(data) : data;
+  let mode = opts.forceMode ?? opts.mode ?? 0o644;
+  if (opts.forceMode === undefined) {
+    try {
+      const st = Deno.lstatSync(path);
+      if (st.isFile && st.mode !== null) mode = st.mode & 0o7777;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+  }
+  const tmp = tempNameFor(path);
+  const fd = nodeFs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+  let renamed = false;
+  try {
+    let off = 0;
+    while (off < bytes.length) off += nodeFs.writeSync(fd, bytes, off, bytes.length - off);
+    nodeFs.fchmodSync(fd, mode);
+    nodeFs.fsyncSync(fd);
+    nodeFs.closeSync(fd);
+    Deno.renameSync(tmp, path);
+    renamed = true;
+    fsyncDirSync(dirname(path));
+    return mode;
+  } finally {
+    if (!renamed) {
+      try {
+        nodeFs.closeSync(fd);
+      } catch { /* already closed */ }
+      try {
+        Deno.removeSync(tmp);
+      } catch { /* never created or already gone */ }
+    }
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Where the ledger and the dispatch store live inside a project, and the checks that the state
+ * directory is what it claims to be (a real directory, never a symlink planted by an agent).
+ *
+ * @example
+ * ```ts
+ * import { statePaths } from "./paths.ts";
+ * statePaths("/repo").ledger; // "/repo/.agentteams/proposal-ledger.jsonl"
+ * ```
+ * @module
+ */
+import { join } from "node:path";
+import { LedgerError } from "../errors.ts";
+import { describeKind, lstatOrNullSync } from "../fs/safe_read.ts";
+import { fsyncDirSync } from "../fs/atomic_write.ts";
+
+/** The state directory's name inside a project. */
+export const STATE_DIR = ".agentteams";
+
+/** Every path of the signed state of one project. */
+export interface StatePaths {
+  /** `<root>/.agentteams` */
+  readonly dir: string;
+  /** `proposal-ledger.jsonl` */
+  readonly ledger: string;
+  /** `proposal-ledger.head` */
+  readonly head: string;
+  /** `dispatches.jsonl` */
+  readonly dispatches: string;
+  /** `dispatches.lock` (never replaced) */
+  readonly dispatchLock: string;
+}
+
+/**
+ * The state paths of a project root.
+ *
+ * @example
+ * ```ts
+ * import { statePaths } from "./paths.ts";
+ * statePaths("/repo").head; // "/repo/.agentteams/proposal-ledger.head"
+ * ```
+ */
+export function statePaths(root: string): StatePaths {
+  const dir = join(root, STATE_DIR);
+  return {
+    dir,
+    ledger: join(dir, "proposal-ledger.jsonl"),
+    head: join(dir, "proposal-ledger.head"),
+    dispatches: join(dir, "dispatches.jsonl"),
+    dispatchLock: join(dir, "dispatches.lock"),
+  };
+}
+
+/**
+ * Refuses a state path that exists as anything but the expected kind (a symlink above all).
+ * Returns whether it exists.
+ *
+ * @example
+ * ```ts
+ * import { checkStatePath } from "./paths.ts";
+ * checkStatePath("/nonexistent/x", "file"); // false
+ * ```
+ */
+export function checkStatePath(path: string, kind: "file" | "dir"): boolean {
+  const st = lstatOrNullSync(path);
+  if (st === null) return false;
+  if (st.isSymlink) {
+    throw new LedgerError("LEDGER_UNSAFE_PATH", `${path} is a symlink; refused`, {
+      details: { path },
+    });
+  }
+  if (kind === "file" ? !st.isFile : !st.isDirectory) {
+    throw new LedgerError(
+      "LEDGER_UNSAFE_PATH",
+      `${path} is ${describeKind(st)}, expected a ${
+        kind === "file" ? "regular file" : "directory"
+      }`,
+      { details: { path } },
+    );
+  }
+  return true;
+}
+
+/**
+ * Creates `<root>/.agentteams` (0700) when missing; refuses a symlink or non-directory there.
+ *
+ * @example
+ * ```ts
+ * import { ensureStateDir } from "./paths.ts";
+ * const p = ensureStateDir(Deno.makeTempDirSync());
+ * ```
+ */
+export function ensureStateDir(root: string): StatePaths {
+  const paths = statePaths(root);
+  if (!checkStatePath(paths.dir, "dir")) {
+    try {
+      Deno.mkdirSync(paths.dir, { mode: 0o700 });
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    }
+    checkStatePath(paths.dir, "dir");
+    fsyncDirSync(root);
+  }
+  return paths;
+}

@@ -1,0 +1,76 @@
+/**
+ * One ledger row: `canonical({...body, time, prev, mac})` where
+ * `mac = hex(HMAC-SHA256(key, canonical({...body, time, prev})))` and `prev` is the hex SHA-256
+ * of the previous line's text (`""` for the first row).
+ *
+ * @example
+ * ```ts
+ * import { signRow, utcSeconds } from "./row.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const line = signRow({ action: "note" }, new HmacKey(new Uint8Array([1])), {
+ *   time: utcSeconds(new Date(0)),
+ *   prev: "",
+ * });
+ * line.startsWith('{"action": "note", "mac": '); // true
+ * ```
+ * @module
+ */
+import { canonical, type JsonObject, type JsonValue } from "../canonical.ts";
+import { LedgerError } from "../errors.ts";
+import type { HmacKey } from "../crypto/hash.ts";
+
+/** Keys the ledger sets itself; a body may not carry them. */
+export const RESERVED_ROW_KEYS = ["mac", "prev", "time"] as const;
+
+/** Longest line accepted on read (1 MiB). */
+export const MAX_ROW_BYTES = 1024 * 1024;
+
+/** A row body: what a caller records (`action`, `agent`, ...). */
+export type RowBody = JsonObject;
+
+/**
+ * Python's `datetime.now(UTC).isoformat(timespec="seconds")`: `2026-11-29T18:02:10+00:00`.
+ *
+ * @example
+ * ```ts
+ * import { utcSeconds } from "./row.ts";
+ * utcSeconds(new Date(Date.UTC(2026, 10, 29, 18, 2, 10, 999))); // "2026-11-29T18:02:10+00:00"
+ * ```
+ */
+export function utcSeconds(d: Date): string {
+  return d.toISOString().slice(0, 19) + "+00:00";
+}
+
+/**
+ * Signs a body into a ledger line (without the trailing newline).
+ *
+ * @throws {LedgerError} `ROW_INVALID` when the body carries a reserved key or has no canonical
+ *   encoding (floats, lone surrogates, ...).
+ * @example
+ * ```ts
+ * import { signRow } from "./row.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * signRow({ action: "x" }, new HmacKey(new Uint8Array([7])), { time: "t", prev: "" });
+ * ```
+ */
+export function signRow(
+  body: RowBody,
+  hmac: HmacKey,
+  meta: { time: string; prev: string },
+): string {
+  for (const k of RESERVED_ROW_KEYS) {
+    if (Object.hasOwn(body, k)) {
+      throw new LedgerError("ROW_INVALID", `a row body may not set '${k}'; the ledger sets it`);
+    }
+  }
+  const full: Record<string, JsonValue> = { ...body, time: meta.time, prev: meta.prev };
+  let text: string;
+  try {
+    text = canonical(full);
+  } catch (e) {
+    throw new LedgerError("ROW_INVALID", `row has no canonical encoding: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+  return canonical({ ...full, mac: hmac.hex(text) });
+}

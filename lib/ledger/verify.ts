@@ -1,0 +1,450 @@
+/**
+ * Ledger verification: every row's MAC, the hash chain, the head, and the dispatch store. Each
+ * kind of damage gets its own code and, where it has one, the 1-based row number:
+ *
+ * | code | meaning |
+ * | --- | --- |
+ * | `ROW_MALFORMED` | a line is not a JSON object with `mac`, `prev`, `time` strings |
+ * | `ROW_TOO_LARGE` | a line is over 1 MiB |
+ * | `ROW_MAC_INVALID` | a row was edited (its MAC fails) |
+ * | `FOREIGN_KEY` | every row and the head fail: rewritten with another key (or the wrong key) |
+ * | `FIRST_ROWS_REMOVED` | the first row chains onto a row that is gone |
+ * | `ROWS_REMOVED` | a row chains onto a row that is not in the ledger |
+ * | `ROWS_REORDERED` | a row chains onto a row found elsewhere in the ledger |
+ * | `LAST_ROW_REMOVED` | the head records one row more than the ledger holds |
+ * | `TRUNCATED` | the ledger was cut (rows or part of a row missing at the end) |
+ * | `TORN_TAIL` | an unterminated last line after rows that match the head: an interrupted write |
+ * | `HEAD_MISSING`, `HEAD_MALFORMED`, `HEAD_MAC_INVALID`, `HEAD_MISMATCH` | the head |
+ * | `LEDGER_MISSING` | no ledger while the dispatch store (or a head) exists |
+ * | `DISPATCH_ROW_INVALID` | a dispatch-store row fails its MAC or is malformed |
+ *
+ * A head one row behind a valid, chained last row (a crash between the row's fsync and the head's
+ * rename) is not damage: it is reported as a note and healed by the next append.
+ *
+ * @example
+ * ```ts
+ * import { assessLedger } from "./verify.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const bytes = new Uint8Array([1]);
+ * const key = { bytes, hmac: new HmacKey(bytes) };
+ * const r = assessLedger({ ledger: null, head: null, dispatches: null }, key);
+ * r.ok; // true
+ * ```
+ * @module
+ */
+import type { HmacKey } from "../crypto/hash.ts";
+import { FsSafetyError, LedgerError } from "../errors.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import { checkStatePath, statePaths } from "./paths.ts";
+import { type Head, HeadFormatError, headVerifies, parseHead } from "./head.ts";
+import {
+  checkLedgerBytes,
+  checkRowsStream,
+  needsChainDetail,
+  type RowChecks,
+} from "./verify_rows.ts";
+import * as nodeFs from "node:fs";
+import { signedPart } from "./scan.ts";
+
+/** The key as verification needs it: raw bytes (for the batch module) and a keyed HMAC. */
+export interface VerifyKey {
+  /** Raw key bytes. */
+  readonly bytes: Uint8Array;
+  /** HMAC keyed with `bytes`. */
+  readonly hmac: HmacKey;
+}
+
+/** Codes a verification can report. */
+export type VerifyCode =
+  | "ROW_MALFORMED"
+  | "ROW_TOO_LARGE"
+  | "ROW_MAC_INVALID"
+  | "FOREIGN_KEY"
+  | "FIRST_ROWS_REMOVED"
+  | "ROWS_REMOVED"
+  | "ROWS_REORDERED"
+  | "LAST_ROW_REMOVED"
+  | "TRUNCATED"
+  | "TORN_TAIL"
+  | "HEAD_MISSING"
+  | "HEAD_MALFORMED"
+  | "HEAD_MAC_INVALID"
+  | "HEAD_MISMATCH"
+  | "LEDGER_MISSING"
+  | "DISPATCH_ROW_INVALID";
+
+/** One finding. */
+export interface LedgerProblem {
+  /** Stable code. */
+  code: VerifyCode;
+  /** 1-based row (ledger line or dispatch-store line), or `null`. */
+  row: number | null;
+  /** What was found. */
+  message: string;
+}
+
+/** The verdict. */
+export interface VerifyReport {
+  /** No problems. */
+  ok: boolean;
+  /** Complete rows in the ledger. */
+  rows: number;
+  /** Findings, in file order (ledger first, then head, then dispatch store). */
+  problems: LedgerProblem[];
+  /** Observations that are not damage. */
+  notes: string[];
+  /** The unterminated fragment, when the ledger ends with one. */
+  tail: { offset: number; length: number } | null;
+}
+
+/** What verification reads (`null` = absent). */
+export interface LedgerTexts {
+  /** `proposal-ledger.jsonl`, as bytes */
+  ledger: Uint8Array | null;
+  /** `proposal-ledger.head` */
+  head: string | null;
+  /** `dispatches.jsonl` */
+  dispatches: string | null;
+}
+
+/** Splits a ledger text into complete lines and an unterminated fragment. */
+export function splitLines(text: string): { lines: string[]; fragment: string | null } {
+  if (text === "") return { lines: [], fragment: null };
+  const parts = text.split("\n");
+  const last = parts.pop() as string;
+  return { lines: parts, fragment: last === "" ? null : last };
+}
+
+/**
+ * Verifies the texts of a ledger, its head and dispatch store (pure).
+ * `checks` may be supplied when the per-row half ran elsewhere (e.g. on worker threads).
+ *
+ * @example
+ * ```ts
+ * import { assessLedger } from "./verify.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const bytes = new Uint8Array([1]);
+ * const r = assessLedger(
+ *   { ledger: new TextEncoder().encode("x\n"), head: null, dispatches: null },
+ *   { bytes, hmac: new HmacKey(bytes) },
+ * );
+ * r.problems.map((p) => p.code); // ["ROW_MALFORMED", "HEAD_MISSING"]
+ * ```
+ */
+export function assessLedger(
+  texts: LedgerTexts,
+  key: VerifyKey,
+  checks?: RowChecks,
+): VerifyReport {
+  const hmac = key.hmac;
+  const problems: LedgerProblem[] = [];
+  const notes: string[] = [];
+  const add = (code: VerifyCode, row: number | null, message: string) =>
+    problems.push({ code, row, message });
+
+  const dispatchRows = texts.dispatches !== null && texts.dispatches.length > 0;
+  let rows = 0;
+  let tail: VerifyReport["tail"] = null;
+
+  if (texts.ledger === null && checks === undefined) {
+    if (texts.head !== null) {
+      add("LEDGER_MISSING", null, "the ledger is missing but its head exists");
+    } else if (dispatchRows) {
+      add("LEDGER_MISSING", null, "the ledger is missing while the dispatch store has rows");
+    }
+  } else {
+    const c = checks ?? checkLedgerBytes(texts.ledger as Uint8Array, key.bytes);
+    const n = c.n;
+    rows = n;
+    const fragLen = c.size - c.completeEnd;
+    const fragment = fragLen > 0 ? fragLen : null;
+    if (fragment !== null) tail = { offset: c.completeEnd, length: fragLen };
+
+    let head: Head | null = null;
+    let headMacOk = false;
+    let headProblem: [VerifyCode, string] | null = null;
+    if (texts.head === null) {
+      if (n > 0 || fragment !== null || dispatchRows) {
+        headProblem = ["HEAD_MISSING", "the ledger head is missing"];
+      }
+    } else {
+      try {
+        head = parseHead(texts.head);
+        headMacOk = headVerifies(head, hmac);
+        if (!headMacOk) headProblem = ["HEAD_MAC_INVALID", "the head's MAC does not verify"];
+      } catch (e) {
+        if (!(e instanceof HeadFormatError)) throw e;
+        headProblem = ["HEAD_MALFORMED", `the head is malformed: ${e.message}`];
+      }
+    }
+
+    let wellFormed = 0;
+    let macFailures = 0;
+    for (let i = 0; i < n; i++) {
+      if (!c.problems.has(i)) {
+        wellFormed++;
+        if (!c.macOk[i]) macFailures++;
+      }
+    }
+    const foreignKey = wellFormed > 0 && macFailures === wellFormed && head !== null &&
+      !headMacOk;
+    if (foreignKey) {
+      add(
+        "FOREIGN_KEY",
+        null,
+        "every row and the head fail their MACs: the ledger was rewritten with another key, " +
+          "or this is not its key",
+      );
+      headProblem = null;
+    }
+
+    let index: Map<string, number> | null = null;
+    const indexOf = (h: string) => {
+      if (index === null) {
+        index = new Map();
+        for (let i = 0; i < n; i++) index.set(c.hash(i), i);
+      }
+      return index.get(h);
+    };
+    for (let i = 0; i < n; i++) {
+      const row = i + 1;
+      const problem = c.problems.get(i);
+      if (problem !== undefined) {
+        add(problem.tooLarge ? "ROW_TOO_LARGE" : "ROW_MALFORMED", row, problem.message);
+        continue;
+      }
+      if (!foreignKey && !c.macOk[i]) {
+        add("ROW_MAC_INVALID", row, "the row's MAC does not verify: it was edited");
+      }
+      if (c.chainOk[i]) continue;
+      // A row after an edited or malformed one cannot chain; the edit is already reported.
+      if (i > 0 && (c.problems.has(i - 1) || !c.macOk[i - 1])) continue;
+      const prev = c.prev(i) ?? "";
+      const at = prev === "" ? undefined : indexOf(prev);
+      if (i === 0) {
+        add(
+          "FIRST_ROWS_REMOVED",
+          row,
+          "the first row chains onto a row that is no longer in the ledger: rows were removed " +
+            "from the start",
+        );
+      } else if (prev === "" || at !== undefined) {
+        add(
+          "ROWS_REORDERED",
+          row,
+          at === undefined
+            ? "a first row appears in the middle of the ledger"
+            : `the row chains onto row ${at + 1}, not row ${i}: rows were reordered`,
+        );
+      } else {
+        add("ROWS_REMOVED", row, `the row does not chain onto row ${i}: rows were removed`);
+      }
+    }
+
+    if (headProblem !== null) {
+      add(headProblem[0], null, headProblem[1]);
+    } else if (head !== null) {
+      const h = head;
+      const matches = (k: number) =>
+        k >= 0 && h.count === k && h.last === (k === 0 ? null : c.hash(k - 1));
+      const lagOk = n >= 1 && matches(n - 1) && c.macOk[n - 1] === 1 && c.chainOk[n - 1] === 1;
+      if (fragment !== null) {
+        if (matches(n) || lagOk) {
+          add(
+            "TORN_TAIL",
+            n + 1,
+            `the ledger ends with a ${fragment}-byte unterminated row after ${n} rows ` +
+              "that match the head: an interrupted write, not tampering; " +
+              "repair with `agentteams ledger repair --torn-tail`",
+          );
+          if (lagOk) notes.push("the head is one row behind (an append was interrupted)");
+        } else {
+          add(
+            "TRUNCATED",
+            n + 1,
+            `the ledger was cut: it ends mid-row and the head records ${head.count} rows`,
+          );
+        }
+      } else if (matches(n)) {
+        // Intact.
+      } else if (lagOk) {
+        notes.push(
+          "the head is one row behind a valid last row (an append was interrupted after its " +
+            "row was written); the next append brings it up to date",
+        );
+      } else if (head.last === (n === 0 ? null : c.hash(n - 1))) {
+        add(
+          "HEAD_MISMATCH",
+          null,
+          `the head records ${head.count} rows but the ledger holds ${n} ending in the same row`,
+        );
+      } else if (head.count === n + 1) {
+        add("LAST_ROW_REMOVED", n + 1, `the head records ${head.count} rows; the ledger has ${n}`);
+      } else if (head.count > n + 1) {
+        add("TRUNCATED", n + 1, `the head records ${head.count} rows; the ledger has ${n}`);
+      } else {
+        add(
+          "HEAD_MISMATCH",
+          null,
+          `the head (count ${head.count}) does not match the ledger's ${n} rows and last hash`,
+        );
+      }
+    }
+  }
+
+  if (texts.dispatches !== null && texts.dispatches !== "") {
+    const { lines, fragment } = splitLines(texts.dispatches);
+    for (let i = 0; i < lines.length; i++) {
+      const why = dispatchRowProblem(lines[i], hmac);
+      if (why !== null) add("DISPATCH_ROW_INVALID", i + 1, `dispatch store line ${i + 1}: ${why}`);
+    }
+    if (fragment !== null) {
+      notes.push(
+        "the dispatch store ends with an interrupted row; the next `dispatch` compacts it away",
+      );
+    }
+  }
+  return { ok: problems.length === 0, rows, problems, notes, tail };
+}
+
+/**
+ * Why a dispatch-store line does not verify, or `null` when it does.
+ *
+ * @example
+ * ```ts
+ * import { dispatchRowProblem } from "./verify.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * dispatchRowProblem("[]", new HmacKey(new Uint8Array([1]))); // "not a JSON object"
+ * ```
+ */
+export function dispatchRowProblem(line: string, hmac: HmacKey): string | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return "not JSON";
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return "not a JSON object";
+  if (typeof (v as Record<string, unknown>).mac !== "string") return "no 'mac' string";
+  const part = signedPart(enc.encode(line));
+  if (part === null || hmac.hex(part.signed) !== part.mac) return "its MAC does not verify";
+  return null;
+}
+
+const dec = new TextDecoder();
+const enc = new TextEncoder();
+
+/** Largest ledger `verify` reads into memory. */
+export const MAX_LEDGER_BYTES = 2 * 1024 * 1024 * 1024 - 1;
+
+function readOptional(path: string, what: string, maxBytes: number): Uint8Array | null {
+  if (!checkStatePath(path, "file")) return null;
+  try {
+    return readRegularFileSync(path, { maxBytes, what }).bytes;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+}
+
+/** A project's head and dispatch store texts, and whether a ledger file exists. */
+interface StateFiles {
+  ledgerExists: boolean;
+  head: string | null;
+  dispatches: string | null;
+}
+
+function wrapFs<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof FsSafetyError) {
+      throw new LedgerError("LEDGER_UNSAFE_PATH", e.message, { cause: e });
+    }
+    throw e;
+  }
+}
+
+function readSmallState(root: string): StateFiles | null {
+  const paths = statePaths(root);
+  if (!checkStatePath(paths.dir, "dir")) return null;
+  return wrapFs(() => {
+    const head = readOptional(paths.head, "ledger head", 4096);
+    const dispatches = readOptional(paths.dispatches, "dispatch store", 256 * 1024 * 1024);
+    return {
+      ledgerExists: checkStatePath(paths.ledger, "file"),
+      head: head === null ? null : dec.decode(head),
+      dispatches: dispatches === null ? null : dec.decode(dispatches),
+    };
+  });
+}
+
+/**
+ * Reads a project's ledger, head and dispatch store (refusing symlinks and non-regular files).
+ *
+ * @throws {LedgerError} `LEDGER_UNSAFE_PATH` for a symlinked `.agentteams` or state file.
+ * @example
+ * ```ts
+ * import { readLedgerTexts } from "./verify.ts";
+ * readLedgerTexts(Deno.makeTempDirSync()).ledger; // null
+ * ```
+ */
+export function readLedgerTexts(root: string): LedgerTexts {
+  const small = readSmallState(root);
+  if (small === null) return { ledger: null, head: null, dispatches: null };
+  const ledger = small.ledgerExists
+    ? wrapFs(() => readOptional(statePaths(root).ledger, "ledger", MAX_LEDGER_BYTES))
+    : null;
+  return { ledger, head: small.head, dispatches: small.dispatches };
+}
+
+const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = nodeFs.constants;
+
+/** Streams the ledger file through the row checker (opened without following links). */
+function streamLedger(path: string, key: Uint8Array, retain: boolean): RowChecks {
+  const before = Deno.lstatSync(path);
+  const fd = nodeFs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  try {
+    const st = nodeFs.fstatSync(fd);
+    if (!st.isFile() || st.ino !== before.ino || st.dev !== before.dev) {
+      throw new LedgerError("LEDGER_UNSAFE_PATH", `${path} was replaced while opening`);
+    }
+    return checkRowsStream(
+      (into) => nodeFs.readSync(fd, into, 0, into.length, null),
+      key,
+      { retain },
+    );
+  } finally {
+    nodeFs.closeSync(fd);
+  }
+}
+
+/**
+ * Verifies a project's ledger (see the module doc for the codes). The ledger is streamed, so
+ * memory stays small however long it is.
+ *
+ * @example
+ * ```ts
+ * import { verifyLedgerAt } from "./verify.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const bytes = new Uint8Array([1]);
+ * verifyLedgerAt(Deno.makeTempDirSync(), { bytes, hmac: new HmacKey(bytes) }).ok; // true
+ * ```
+ */
+export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
+  const small = readSmallState(root);
+  if (small === null || !small.ledgerExists) {
+    return assessLedger(
+      { ledger: null, head: small?.head ?? null, dispatches: small?.dispatches ?? null },
+      key,
+    );
+  }
+  const path = statePaths(root).ledger;
+  let checks = streamLedger(path, key.bytes, false);
+  if (needsChainDetail(checks)) checks = streamLedger(path, key.bytes, true);
+  return assessLedger(
+    { ledger: null, head: small.head, dispatches: small.dispatches },
+    key,
+    checks,
+  );
+}

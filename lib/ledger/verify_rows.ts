@@ -1,0 +1,336 @@
+/**
+ * The per-row half of ledger verification, streamed. The ledger is read in 4 MiB chunks into the
+ * WebAssembly module's memory (one buffer, reused, so a 100k-row ledger costs no page faults
+ * beyond the first chunk); each line is scanned in TypeScript (`scan.ts`) for its top-level
+ * `mac`, `prev` and `time` members; every 2048 rows one `verify_rows` call hashes the lines and
+ * checks the MACs and `prev` links, four messages at a time. Only rows that fail are examined
+ * further (with `JSON.parse`, for a precise diagnosis).
+ *
+ * Without `retain`, only the last two line hashes are kept (enough for the head); a caller that
+ * finds a broken chain runs again with `retain` to name where rows went.
+ *
+ * @example
+ * ```ts
+ * import { checkLedgerBytes } from "./verify_rows.ts";
+ * const c = checkLedgerBytes(new TextEncoder().encode("{}\n"), new TextEncoder().encode("k"));
+ * c.problems.get(0); // { tooLarge: false, message: "the row has no 'mac' string" }
+ * ```
+ * @module
+ */
+import { WasmSha256 } from "../crypto/sha256_wasm.ts";
+import { MAX_ROW_BYTES } from "./row.ts";
+import {
+  CUT_END,
+  CUT_START,
+  HAS_MAC,
+  HAS_TIME,
+  MAC_POS,
+  PREV_POS,
+  SCAN_SLOTS,
+  scanRow,
+} from "./scan.ts";
+
+/** A malformed row. */
+export interface RowProblem {
+  /** The line is over 1 MiB. */
+  tooLarge: boolean;
+  /** What is wrong. */
+  message: string;
+}
+
+/** Results for the complete lines of a ledger (0-based row indexes). */
+export interface RowChecks {
+  /** Complete lines. */
+  readonly n: number;
+  /** 1 when the row is well-formed and its MAC verifies. */
+  readonly macOk: Uint8Array;
+  /** 1 when the row's `prev` is what the chain expects (`""` first, else the previous hash). */
+  readonly chainOk: Uint8Array;
+  /** Malformed rows. */
+  readonly problems: ReadonlyMap<number, RowProblem>;
+  /** Byte offset just past the last complete line (where an unterminated fragment starts). */
+  readonly completeEnd: number;
+  /** Total bytes read. */
+  readonly size: number;
+  /** Whether every row's hash and `prev` were kept. */
+  readonly retained: boolean;
+  /** SHA-256 hex of a line (any row when retained, else the last two). */
+  hash(i: number): string;
+  /** A well-formed row's `prev` (retained only), else `null`. */
+  prev(i: number): string | null;
+}
+
+/** Reads into `into`, returning the byte count (0 at end of file). */
+export type ReadFn = (into: Uint8Array) => number;
+
+const NONE = 0xffffffff;
+/** Rows per call into the module: small enough that its optimizing tier kicks in early. */
+const BATCH = 2048;
+/** Bytes read per refill. */
+const CHUNK = 4 << 20;
+const dec = new TextDecoder();
+
+function diagnose(line: Uint8Array): string | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(dec.decode(line));
+  } catch {
+    return "the row is not JSON";
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    return "the row is not a JSON object";
+  }
+  const o = v as Record<string, unknown>;
+  for (const k of ["mac", "prev", "time"]) {
+    if (typeof o[k] !== "string") return `the row has no '${k}' string`;
+  }
+  // Valid JSON with every field, but not in canonical layout: it cannot verify (an edit).
+  return null;
+}
+
+class Grow {
+  a = new Uint8Array(1024);
+  n = 0;
+  push(v: number): void {
+    if (this.n === this.a.length) {
+      const b = new Uint8Array(this.a.length * 2);
+      b.set(this.a);
+      this.a = b;
+    }
+    this.a[this.n++] = v;
+  }
+  append(src: Uint8Array): void {
+    if (this.n + src.length > this.a.length) {
+      let len = this.a.length * 2;
+      while (len < this.n + src.length) len *= 2;
+      const b = new Uint8Array(len);
+      b.set(this.a.subarray(0, this.n));
+      this.a = b;
+    }
+    this.a.set(src, this.n);
+    this.n += src.length;
+  }
+  done(): Uint8Array {
+    return this.a.subarray(0, this.n);
+  }
+}
+
+/**
+ * Checks every complete line of a ledger delivered by `read`.
+ *
+ * @example
+ * ```ts
+ * import { checkRowsStream } from "./verify_rows.ts";
+ * let sent = false;
+ * const c = checkRowsStream((into) => {
+ *   if (sent) return 0;
+ *   sent = true;
+ *   return new TextEncoder().encodeInto("x\n", into).written;
+ * }, new Uint8Array([1]), { retain: false });
+ * c.n; // 1
+ * ```
+ */
+export function checkRowsStream(
+  read: ReadFn,
+  key: Uint8Array,
+  opts: { retain: boolean },
+): RowChecks {
+  const w = WasmSha256.create();
+  w.setKey(key);
+  const base = w.heapBase;
+  const bufCap = CHUNK + MAX_ROW_BYTES + 2;
+  const tableAt = (base + bufCap + 63) & ~63;
+  const lastHashAt = tableAt + BATCH * 24;
+  const hashesAt = lastHashAt + 64;
+  const flagsAt = hashesAt + BATCH * 64;
+  const scratchAt = (flagsAt + BATCH + 15) & ~15;
+  w.reserve(scratchAt + BATCH * w.scratchPerRow - base);
+  const mem = w.bytes;
+  const table = new Uint32Array(mem.buffer, tableAt, BATCH * 6);
+
+  const macOk = new Grow();
+  const chainOk = new Grow();
+  const problems = new Map<number, RowProblem>();
+  const hashStore = opts.retain ? new Grow() : null;
+  const prevs: (string | null)[] = [];
+  const last2 = new Uint8Array(128);
+  const scan = new Int32Array(SCAN_SLOTS);
+
+  let n = 0; // rows completed and flushed or in the batch
+  let batch = 0;
+  let batchStart = 0; // row index of the batch's first row
+  let firstPrevEmpty = false;
+  let filled = 0; // bytes in the buffer
+  let pos = 0; // first unconsumed byte in the buffer
+  let offset = 0; // file offset of the buffer's first byte
+  let completeEnd = 0;
+  let eof = false;
+  let discarding = false; // inside a line longer than the limit
+
+  const flush = () => {
+    if (batch === 0) return;
+    w.verifyRows(batch, tableAt, hashesAt, flagsAt, scratchAt, batchStart > 0);
+    for (let k = 0; k < batch; k++) {
+      const i = batchStart + k;
+      const f = mem[flagsAt + k];
+      const bad = problems.has(i);
+      macOk.push(bad ? 0 : f & 1);
+      chainOk.push(bad ? 0 : i === 0 ? (firstPrevEmpty ? 1 : 0) : (f >> 1) & 1);
+    }
+    const lastAt = hashesAt + (batch - 1) * 64;
+    if (batch >= 2) last2.set(mem.subarray(lastAt - 64, lastAt + 64));
+    else {
+      last2.copyWithin(0, 64, 128);
+      last2.set(mem.subarray(lastAt, lastAt + 64), 64);
+    }
+    hashStore?.append(mem.subarray(hashesAt, hashesAt + batch * 64));
+    mem.copyWithin(lastHashAt, lastAt, lastAt + 64);
+    batchStart += batch;
+    batch = 0;
+  };
+
+  const addRow = (s: number, e: number, tooLong: boolean) => {
+    const i = n++;
+    const t = batch * 6;
+    table[t] = s;
+    table[t + 1] = e - s;
+    table[t + 2] = NONE;
+    table[t + 3] = NONE;
+    table[t + 4] = NONE;
+    table[t + 5] = NONE;
+    let prev: string | null = null;
+    if (tooLong) {
+      problems.set(i, { tooLarge: true, message: "the row is over the 1 MiB line limit" });
+    } else if (
+      scanRow(mem, s, e, scan) && scan[HAS_MAC] && scan[HAS_TIME] && scan[PREV_POS] !== -1
+    ) {
+      if (scan[MAC_POS] >= 0) {
+        table[t + 2] = scan[CUT_START];
+        table[t + 3] = scan[CUT_END];
+        table[t + 4] = scan[MAC_POS];
+      }
+      const p = scan[PREV_POS];
+      if (p >= 0) table[t + 5] = p;
+      if (i === 0) firstPrevEmpty = p === -2;
+      if (hashStore !== null) {
+        prev = p >= 0 ? dec.decode(mem.subarray(p, p + 64)) : p === -2 ? "" : null;
+        if (p === -3) {
+          const v = JSON.parse(dec.decode(mem.subarray(s, e))) as Record<string, unknown>;
+          prev = typeof v.prev === "string" ? v.prev : null;
+        }
+      }
+    } else {
+      const line = mem.subarray(s, e);
+      const why = diagnose(line);
+      if (why !== null) problems.set(i, { tooLarge: false, message: why });
+      else if (hashStore !== null || i === 0) {
+        const v = JSON.parse(dec.decode(line)) as Record<string, unknown>;
+        prev = v.prev as string;
+        if (i === 0) firstPrevEmpty = prev === "";
+      }
+    }
+    if (hashStore !== null) prevs.push(prev);
+    if (++batch === BATCH) flush();
+  };
+
+  for (;;) {
+    let e = pos < filled ? mem.indexOf(0x0a, base + pos) - base : -1;
+    if (e >= filled) e = -1;
+    if (e >= 0) {
+      if (discarding) {
+        addRow(base + e, base + e, true);
+        discarding = false;
+      } else {
+        addRow(base + pos, base + e, e - pos > MAX_ROW_BYTES);
+      }
+      pos = e + 1;
+      completeEnd = offset + pos;
+      continue;
+    }
+    if (eof) break;
+    // The buffer holds no further complete line: hash what is queued, then make room.
+    flush();
+    if (discarding || filled - pos > MAX_ROW_BYTES) {
+      discarding = true;
+      offset += filled;
+      filled = 0;
+      pos = 0;
+    } else {
+      mem.copyWithin(base, base + pos, base + filled);
+      offset += pos;
+      filled -= pos;
+      pos = 0;
+    }
+    while (filled < CHUNK) {
+      const k = read(mem.subarray(base + filled, base + bufCap));
+      if (k === 0) {
+        eof = true;
+        break;
+      }
+      filled += k;
+    }
+  }
+  flush();
+  const size = offset + filled;
+  const hashes = hashStore?.done() ?? null;
+  return {
+    n,
+    macOk: macOk.done(),
+    chainOk: chainOk.done(),
+    problems,
+    completeEnd,
+    size,
+    retained: hashes !== null,
+    hash: (i) => {
+      if (hashes !== null) return dec.decode(hashes.subarray(i * 64, i * 64 + 64));
+      const back = n - 1 - i;
+      if (back < 0 || back > 1) throw new RangeError(`row ${i + 1}'s hash was not retained`);
+      return dec.decode(last2.subarray(64 - back * 64, 128 - back * 64));
+    },
+    prev: (i) => {
+      if (hashes === null) throw new RangeError(`row ${i + 1}'s prev was not retained`);
+      return prevs[i];
+    },
+  };
+}
+
+/**
+ * Checks the complete lines of a ledger given as bytes, retaining every hash.
+ *
+ * @example
+ * ```ts
+ * import { checkLedgerBytes } from "./verify_rows.ts";
+ * checkLedgerBytes(new Uint8Array(0), new Uint8Array([1])).n; // 0
+ * ```
+ */
+export function checkLedgerBytes(ledger: Uint8Array, key: Uint8Array): RowChecks {
+  let at = 0;
+  return checkRowsStream(
+    (into) => {
+      const k = Math.min(into.length, ledger.length - at);
+      into.set(ledger.subarray(at, at + k));
+      at += k;
+      return k;
+    },
+    key,
+    { retain: true },
+  );
+}
+
+/**
+ * True when some well-formed row fails its chain link after a sound predecessor: naming what
+ * happened then needs every hash (a `retain` run).
+ *
+ * @example
+ * ```ts
+ * import { checkLedgerBytes, needsChainDetail } from "./verify_rows.ts";
+ * needsChainDetail(checkLedgerBytes(new Uint8Array(0), new Uint8Array([1]))); // false
+ * ```
+ */
+export function needsChainDetail(c: RowChecks): boolean {
+  for (let i = 0; i < c.n; i++) {
+    if (c.chainOk[i] || c.problems.has(i)) continue;
+    if (i === 0 || (c.macOk[i - 1] && !c.problems.has(i - 1))) return true;
+  }
+  return false;
+}
