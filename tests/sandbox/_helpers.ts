@@ -1,0 +1,228 @@
+/**
+ * Shared fixtures for the sandbox tests: a real temp project (real `git init`), a temp HOME with
+ * an operator key directory, a runner that confines one shell command with real bwrap, and a tree
+ * snapshot to prove nothing outside the writable roots changed.
+ *
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import {
+  confineArgv,
+  type ConfinementPlan,
+  makePrivateTmpdir,
+  prepareConfinement,
+  type PrepareOptions,
+  removeMaskPoints,
+  removePrivateTmpdir,
+} from "../../lib/sandbox/mod.ts";
+
+/** Throws (never skips) when a program the test needs is missing. */
+export function requireProgram(path: string): void {
+  try {
+    const st = Deno.statSync(path);
+    if (!st.isFile) throw new Error("not a file");
+  } catch {
+    throw new Error(`${path} is required by this test and is missing: install it`);
+  }
+}
+
+/** A temp project with a git repo, a write root `build`, a nested `.GIT` inside it, and a HOME. */
+export interface Fixture {
+  readonly base: string;
+  readonly project: string;
+  readonly home: string;
+  readonly keyDir: string;
+  readonly secret: string;
+  readonly cleanup: () => void;
+}
+
+/** Runs a program to completion and returns its output. */
+export function runSync(
+  program: string,
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): { code: number; stdout: string; stderr: string } {
+  const out = new Deno.Command(program, {
+    args,
+    cwd: opts.cwd,
+    env: opts.env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).outputSync();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** Creates the fixture: `proj/` (git repo, README, build/, build/sub/.GIT/config) and `home/`. */
+export function makeFixture(): Fixture {
+  requireProgram("/usr/bin/git");
+  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "at-sandbox-" }));
+  const project = `${base}/proj`;
+  const home = `${base}/home`;
+  Deno.mkdirSync(project);
+  const git = runSync("/usr/bin/git", ["init", "-q", project]);
+  if (git.code !== 0) throw new Error(`git init failed: ${git.stderr}`);
+  Deno.mkdirSync(`${project}/.git/hooks`, { recursive: true });
+  Deno.writeTextFileSync(`${project}/README`, "readme\n");
+  Deno.mkdirSync(`${project}/build/sub/.GIT`, { recursive: true });
+  Deno.writeTextFileSync(`${project}/build/sub/.GIT/config`, "[core]\n\tnested = true\n");
+  Deno.writeTextFileSync(`${project}/build/existing.txt`, "old\n");
+  const keyDir = `${home}/.config/agentteams/keys`;
+  Deno.mkdirSync(keyDir, { recursive: true });
+  Deno.chmodSync(keyDir, 0o700);
+  const secret = "operator-ledger-secret-" + crypto.randomUUID();
+  Deno.writeTextFileSync(`${keyDir}/proposal-ledger.key`, secret + "\n");
+  Deno.chmodSync(`${keyDir}/proposal-ledger.key`, 0o600);
+  Deno.writeTextFileSync(`${home}/.bashrc`, "# rc\n");
+  return {
+    base,
+    project,
+    home,
+    keyDir,
+    secret,
+    cleanup: () => Deno.removeSync(base, { recursive: true }),
+  };
+}
+
+/** The result of one confined run. */
+export interface RunResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly plan: ConfinementPlan;
+}
+
+/** Options for {@link runConfined}. */
+export interface RunOptions {
+  readonly write?: readonly string[];
+  readonly network?: boolean;
+  readonly protectedPaths?: readonly string[];
+  readonly tmpdir?: string;
+  readonly extra?: Partial<PrepareOptions>;
+}
+
+/** The plan the fixture's runs use, for `argv`, with the given private TMPDIR. */
+export function planFor(
+  fx: Fixture,
+  argv: readonly string[],
+  tmpdir: string,
+  opts: RunOptions = {},
+): ConfinementPlan {
+  return prepareConfinement({
+    project: fx.project,
+    home: fx.home,
+    tmpdir,
+    agent: { exec: ["/usr/bin"], write: opts.write ?? ["build"] },
+    cwd: ".",
+    argv,
+    env: { PATH: "/usr/bin:/bin", HOME: fx.home, LANG: "C" },
+    network: opts.network ?? false,
+    protectedPaths: opts.protectedPaths ?? [],
+    hiddenDirs: [fx.keyDir],
+    ...opts.extra,
+  });
+}
+
+/** Confines `argv` (absolute program) with real bwrap for the fixture's project. */
+export async function runConfined(
+  fx: Fixture,
+  argv: readonly string[],
+  opts: RunOptions = {},
+): Promise<RunResult> {
+  requireProgram("/usr/bin/bwrap");
+  const tmpdir = opts.tmpdir ?? makePrivateTmpdir();
+  try {
+    const plan = planFor(fx, argv, tmpdir, opts);
+    const cmd = confineArgv(plan, "bwrap");
+    const out = await new Deno.Command(cmd.program, {
+      args: cmd.args,
+      env: cmd.env,
+      clearEnv: true,
+      cwd: cmd.cwd,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    removeMaskPoints(plan);
+    const dec = new TextDecoder();
+    return {
+      code: out.code,
+      stdout: dec.decode(out.stdout),
+      stderr: dec.decode(out.stderr),
+      plan,
+    };
+  } finally {
+    if (opts.tmpdir === undefined) removePrivateTmpdir(tmpdir);
+  }
+}
+
+/** Shell-runs `script` inside the sandbox. */
+export function sh(script: string): string[] {
+  return ["/bin/sh", "-c", script];
+}
+
+/** One entry of a tree snapshot. */
+type Entry = string;
+
+/**
+ * Every entry under `root` (not following links): mode, owner, inode, size, content digest or
+ * link target. Entries for which `ignore(path)` is true are not recorded (but a directory is
+ * still walked, so protected entries below an ignored writable root are recorded).
+ */
+export function snapshot(root: string, ignore: (path: string) => boolean = () => false): Map<
+  string,
+  Entry
+> {
+  const out = new Map<string, Entry>();
+  const walk = (dir: string) => {
+    for (const e of [...Deno.readDirSync(dir)].sort((a, b) => a.name < b.name ? -1 : 1)) {
+      const path = `${dir}/${e.name}`;
+      const st = Deno.lstatSync(path);
+      if (ignore(path)) {
+        if (st.isDirectory) walk(path);
+        continue;
+      }
+      let what = `mode=${st.mode} uid=${st.uid} ino=${st.ino} size=${st.size}`;
+      if (st.isSymlink) what += ` link=${Deno.readLinkSync(path)}`;
+      else if (st.isFile) {
+        what += ` sha=${createHash("sha256").update(Deno.readFileSync(path)).digest("hex")}`;
+      }
+      out.set(path, what);
+      if (st.isDirectory) walk(path);
+    }
+  };
+  walk(root);
+  return out;
+}
+
+/** Ignores what the write root `build` holds, except its nested `.GIT` (which must not change). */
+export function outsideRoots(fx: Fixture): (path: string) => boolean {
+  const build = `${fx.project}/build`;
+  const nested = `${build}/sub/.GIT`;
+  return (path) =>
+    (path === build || path.startsWith(build + "/")) && path !== nested &&
+    !path.startsWith(nested + "/");
+}
+
+/** Asserts two snapshots are identical, naming the first difference. */
+export function assertSameTree(before: Map<string, Entry>, after: Map<string, Entry>): void {
+  for (const [k, v] of before) {
+    if (!after.has(k)) throw new Error(`removed: ${k}`);
+    if (after.get(k) !== v) throw new Error(`changed: ${k}: ${v} -> ${after.get(k)}`);
+  }
+  for (const k of after.keys()) {
+    if (!before.has(k)) throw new Error(`created: ${k}`);
+  }
+}
+
+/** True when a path exists (without following a final link). */
+export function lexists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

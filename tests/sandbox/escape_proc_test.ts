@@ -1,0 +1,290 @@
+/**
+ * Escape suite, processes and network: live bwrap. The network is unshared unless the entry says
+ * `network: true`; background processes die with the sandbox; `/proc` shows only the sandbox's
+ * processes; `--new-session` stops TIOCSTI into the caller's terminal.
+ */
+
+import { bwrapArgv, makePrivateTmpdir } from "../../lib/sandbox/mod.ts";
+import {
+  assertSameTree,
+  lexists,
+  makeFixture,
+  outsideRoots,
+  planFor,
+  requireProgram,
+  runConfined,
+  runSync,
+  sh,
+  snapshot,
+} from "./_helpers.ts";
+
+function assert(cond: unknown, msg: string): asserts cond {
+  if (!cond) throw new Error(msg);
+}
+
+const TCP_PERL = "use IO::Socket::INET; my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', " +
+  "PeerPort => $ARGV[0], Proto => 'tcp', Timeout => 5); print($s ? \"perl-connected\\n\" : " +
+  '"perl-failed $!\\n");';
+
+async function withListener<T>(fn: (listener: Deno.TcpListener, port: number) => Promise<T>) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    return await fn(listener, (listener.addr as Deno.NetAddr).port);
+  } finally {
+    listener.close();
+  }
+}
+
+Deno.test("escape: no TCP to a listener on the host's 127.0.0.1 (bash /dev/tcp, perl)", async () => {
+  requireProgram("/usr/bin/bash");
+  requireProgram("/usr/bin/perl");
+  const fx = makeFixture();
+  try {
+    await withListener(async (_listener, port) => {
+      const r = await runConfined(fx, [
+        "/usr/bin/bash",
+        "-c",
+        `exec 3<>/dev/tcp/127.0.0.1/${port} && echo bash-connected; ` +
+        `/usr/bin/perl -e "$1" ${port}`,
+        "tcp",
+        TCP_PERL,
+      ]);
+      assert(!r.stdout.includes("bash-connected"), `bash connected: ${r.stdout}`);
+      assert(r.stdout.includes("perl-failed"), `perl must fail: ${r.stdout}`);
+      assert(!r.stdout.includes("perl-connected"), r.stdout);
+      assert(/Connection refused|Network is unreachable/.test(r.stderr), r.stderr);
+    });
+  } finally {
+    fx.cleanup();
+  }
+});
+
+Deno.test("control: with network: true the same connect reaches the listener", async () => {
+  const fx = makeFixture();
+  try {
+    await withListener(async (listener, port) => {
+      const r = await runConfined(
+        fx,
+        ["/usr/bin/bash", "-c", `exec 3<>/dev/tcp/127.0.0.1/${port} && echo bash-connected`],
+        { network: true },
+      );
+      assert(r.plan.network, "plan shares the network");
+      assert(r.stdout.includes("bash-connected"), `control must connect: ${r.stderr}`);
+      // The handshake completed before bash printed, so the connection is already queued.
+      const conn = await listener.accept();
+      assert(conn.remoteAddr.transport === "tcp", "the listener got the control connection");
+      conn.close();
+    });
+  } finally {
+    fx.cleanup();
+  }
+});
+
+Deno.test("escape: no DNS and no route to the resolver; only lo exists", async () => {
+  requireProgram("/usr/bin/getent");
+  const fx = makeFixture();
+  try {
+    const resolv = (() => {
+      try {
+        return Deno.readTextFileSync("/etc/resolv.conf");
+      } catch {
+        return "";
+      }
+    })();
+    const ns = /^nameserver\s+(\d+\.\d+\.\d+\.\d+)/m.exec(resolv)?.[1] ?? "1.1.1.1";
+    const udp = "use IO::Socket::INET; my $s = IO::Socket::INET->new(PeerAddr => $ARGV[0], " +
+      "PeerPort => 53, Proto => 'udp') or do { print \"udp-failed $!\\n\"; exit 0 }; " +
+      'if (defined $s->send("x")) { print "udp-sent\\n" } else { print "udp-failed $!\\n" }';
+    // Control on the host: sending a datagram toward the resolver needs no answer, only a route.
+    // It is asserted whenever the host has an interface besides lo (otherwise there is no route
+    // to withhold, and the only-lo check below is the whole test).
+    const hostIfaces = Deno.readTextFileSync("/proc/net/dev").split("\n")
+      .filter((l) => /^\s*[^\s:]+:/.test(l)).map((l) => l.trim().split(":")[0]);
+    const host = runSync("/usr/bin/perl", ["-e", udp, ns]);
+    if (hostIfaces.some((i) => i !== "lo")) {
+      assert(host.stdout.includes("udp-sent"), `control: the host reaches ${ns}: ${host.stdout}`);
+    } else {
+      console.log("host has only lo: the UDP control is not applicable");
+    }
+    const r = await runConfined(
+      fx,
+      sh(
+        `getent hosts example.com; echo getent=$?; /usr/bin/perl -e '${udp}' ${ns}; ` +
+          "cat /proc/net/dev",
+      ),
+    );
+    assert(/getent=[1-9]/.test(r.stdout), `getent must fail: ${r.stdout}`);
+    assert(r.stdout.includes("udp-failed"), `no route inside: ${r.stdout}`);
+    const ifaces = r.stdout.split("\n").filter((l) => /^\s*[^\s:]+:/.test(l)).map((l) =>
+      l.trim().split(":")[0]
+    );
+    assert(ifaces.length === 1 && ifaces[0] === "lo", `only lo: ${ifaces.join(",")}`);
+  } finally {
+    fx.cleanup();
+  }
+});
+
+function processesWith(token: string): number[] {
+  const pids: number[] = [];
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const cmd = Deno.readTextFileSync(`/proc/${e.name}/cmdline`);
+      if (cmd.includes(token)) pids.push(Number(e.name));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+const tick = () => new Promise((ok) => setTimeout(ok, 50));
+
+async function untilGone(token: string): Promise<number[]> {
+  // Bounded wait (30 s) for processes that were told to finish or were killed: it ends as soon as
+  // three reads in a row find none (a process in the middle of exec can be missed by one read).
+  let empty = 0;
+  for (let i = 0; i < 600 && empty < 3; i++) {
+    empty = processesWith(token).length === 0 ? empty + 1 : 0;
+    if (empty < 3) await tick();
+  }
+  return processesWith(token);
+}
+
+async function untilExist(paths: string[]): Promise<boolean> {
+  for (let i = 0; i < 600 && !paths.every(lexists); i++) await tick();
+  return paths.every(lexists);
+}
+
+Deno.test("escape: background and setsid processes die with the sandbox", async () => {
+  requireProgram("/usr/bin/setsid");
+  requireProgram("/usr/bin/nohup");
+  const fx = makeFixture();
+  try {
+    // Each background process waits for a GO file the test creates only after the run has
+    // ended, then writes its marker: a survivor would write it, a killed process cannot.
+    const background = (dir: string, go: string, token: string) => {
+      const wait = (m: string) =>
+        `while [ ! -e ${go} ]; do sleep 0.05; done; echo late > ${dir}/${m}`;
+      return `sh -c '${wait("late1")}' ${token}-a & ` +
+        `nohup sh -c '${wait("late2")}' ${token}-b >/dev/null 2>&1 & ` +
+        `setsid sh -c '${wait("late3")}' ${token}-c & echo started`;
+    };
+    const marks = ["late1", "late2", "late3"];
+
+    // Control, unconfined: the three processes survive the command and write their markers.
+    const token = `bgtoken${crypto.randomUUID().replaceAll("-", "")}`;
+    const cdir = `${fx.base}/control`;
+    Deno.mkdirSync(cdir);
+    await new Deno.Command("/bin/sh", {
+      args: ["-c", background(cdir, `${fx.base}/go-control`, token + "c")],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    // They wait for GO, so they are alive until it exists: the detector must see them.
+    let seen = 0;
+    for (let i = 0; i < 600 && seen === 0; i++) {
+      seen = processesWith(token + "c").length;
+      if (seen === 0) await tick();
+    }
+    assert(seen > 0, "control: the detector sees the survivors");
+    Deno.writeTextFileSync(`${fx.base}/go-control`, "");
+    assert(await untilExist(marks.map((m) => `${cdir}/${m}`)), "control: survivors wrote markers");
+    assert((await untilGone(token + "c")).length === 0, "control processes finished");
+
+    // Confined: the sandbox's end kills them before GO exists.
+    const r = await runConfined(
+      fx,
+      sh(background(`${fx.project}/build`, `${fx.base}/go`, token + "s")),
+    );
+    assert(r.stdout.includes("started"), r.stderr);
+    Deno.writeTextFileSync(`${fx.base}/go`, "");
+    const left = await untilGone(token + "s");
+    assert(left.length === 0, `processes outlived the sandbox: ${left.join(",")}`);
+    for (const m of marks) {
+      assert(!lexists(`${fx.project}/build/${m}`), `${m} was written after the run`);
+    }
+  } finally {
+    fx.cleanup();
+  }
+});
+
+Deno.test("escape: /proc shows only the sandbox's own processes", async () => {
+  const fx = makeFixture();
+  try {
+    const r = await runConfined(
+      fx,
+      sh(
+        `ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' '; echo; cat /proc/1/comm; ` +
+          `kill -0 ${Deno.pid} && echo host-visible || echo host-hidden`,
+      ),
+    );
+    const [pidLine, init, vis] = r.stdout.trim().split("\n");
+    const pids = pidLine.trim().split(/\s+/).map(Number);
+    assert(pids.length > 0 && pids.length <= 6, `few processes: ${pidLine}`);
+    assert(pids.every((p) => p < 20), `only namespace PIDs: ${pidLine}`);
+    assert(!pids.includes(Deno.pid), "the test's own PID is not visible");
+    assert(init === "bwrap", `PID 1 is the sandbox's init, got ${init}`);
+    assert(vis === "host-hidden", vis);
+  } finally {
+    fx.cleanup();
+  }
+});
+
+function shellQuote(s: string): string {
+  return "'" + s.replaceAll("'", "'\\''") + "'";
+}
+
+const TIOCSTI_PERL = 'my $c = "x"; if (ioctl(STDIN, 0x5412, $c)) { print "TIOCSTI-OK\\n" } ' +
+  'else { printf "TIOCSTI-FAILED %d %s\\n", $!+0, $! }';
+
+Deno.test("escape: TIOCSTI into the terminal fails under --new-session", () => {
+  requireProgram("/usr/bin/script");
+  requireProgram("/usr/bin/perl");
+  const fx = makeFixture();
+  try {
+    const tmp = makePrivateTmpdir();
+    const plan = planFor(fx, ["/usr/bin/perl", "-e", TIOCSTI_PERL], tmp);
+    const argv = bwrapArgv({ ...plan, bwrap: "/usr/bin/bwrap" });
+    assert(argv.includes("--new-session"), "the confined argv uses --new-session");
+    try {
+      const inPty = (args: string[]) =>
+        runSync("/usr/bin/script", ["-qec", args.map(shellQuote).join(" "), "/dev/null"]);
+      const confined = inPty(argv);
+      assert(
+        confined.stdout.includes("TIOCSTI-FAILED 1 "),
+        `must fail (EPERM): ${confined.stdout}`,
+      );
+      assert(!confined.stdout.includes("TIOCSTI-OK"), confined.stdout);
+      const legacy = (() => {
+        try {
+          return Deno.readTextFileSync("/proc/sys/dev/tty/legacy_tiocsti").trim();
+        } catch {
+          return "1";
+        }
+      })();
+      // Control: without --new-session the same ioctl succeeds (where the kernel allows TIOCSTI).
+      const control = inPty(argv.filter((a) => a !== "--new-session"));
+      if (legacy === "1") {
+        assert(control.stdout.includes("TIOCSTI-OK"), `control must succeed: ${control.stdout}`);
+      } else {
+        console.log(`TIOCSTI disabled by the kernel (legacy_tiocsti=${legacy}): control not run`);
+      }
+    } finally {
+      Deno.removeSync(tmp, { recursive: true });
+    }
+  } finally {
+    fx.cleanup();
+  }
+});
+
+Deno.test("escape: nothing outside the roots changes across the process tests", async () => {
+  const fx = makeFixture();
+  try {
+    const before = snapshot(fx.base, outsideRoots(fx));
+    await runConfined(fx, sh(`kill -9 -1; echo pwn > ${fx.project}/README; echo done`));
+    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
+  } finally {
+    fx.cleanup();
+  }
+});
