@@ -1,0 +1,342 @@
+/** matchRequest and its parts: prefix, patterns, arity, `..`, NUL, cwd, stdin, expected writes. */
+
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { RequestError } from "../../lib/errors.ts";
+import type { AgentPolicy } from "../../lib/policy/types.ts";
+import { fullMatch, matchArgv } from "../../lib/requests/argv.ts";
+import { matchRequest, type RequestFields } from "../../lib/requests/match.ts";
+import { hasParentSegment, normaliseCwd, normaliseRelative } from "../../lib/requests/paths.ts";
+import { checkDeclaration, declaredMatcher, writeAllowed } from "../../lib/requests/writes.ts";
+import { entry, refMatchers } from "./_helpers.ts";
+
+const guards = { briefRel: "agentteams.jsonc", matchers: refMatchers(["secrets/", "*.pem"]) };
+
+const lake = entry({ prefix: ["lake", "build"], args: ["[A-Z][A-Za-z0-9_.]*"] });
+const pytest = entry({
+  prefix: ["pytest", "-q"],
+  args: ["tests", "tests/[a-z_]+\\.py"],
+  variadic: true,
+  cwd: "py",
+});
+const fmt = entry({ prefix: ["deno", "fmt"], args: ["src/[a-z_/]+\\.ts"], writes: ["src/*.ts"] });
+const check = entry({ prefix: ["deno", "check"], args: ["src/[a-z_/]+\\.ts"] });
+const lean = entry({ prefix: ["lean"], args: ["--stdin"], stdinGates: ["lean-lint"] });
+
+const agent: AgentPolicy = {
+  writeScopes: ["docs/", "notes.md"],
+  commands: [lake, pytest, fmt, check, lean],
+};
+
+function req(argv: string[], extra: Partial<RequestFields> = {}): RequestFields {
+  return { argv, hasStdin: false, ...extra };
+}
+
+function refusal(fn: () => unknown, code: string): RequestError {
+  try {
+    fn();
+  } catch (e) {
+    assert.ok(e instanceof RequestError, `expected RequestError, got ${String(e)}`);
+    assert.equal(e.code, code, e.message);
+    return e;
+  }
+  assert.fail(`expected refusal ${code}`);
+}
+
+Deno.test("an argv matching prefix and patterns returns its entry", () => {
+  const m = matchRequest(req(["lake", "build", "Mathlib.Foo"]), agent, guards);
+  assert.equal(m.entry, lake);
+  assert.equal(m.index, 0);
+  assert.equal(m.cwd, ".");
+  assert.deepEqual(m.writes, []);
+});
+
+Deno.test("prefix elements compare by exact string equality", () => {
+  refusal(() => matchRequest(req(["Lake", "build", "X"]), agent, guards), "ARGV_NOT_ALLOWED");
+  refusal(() => matchRequest(req(["lake", "build "]), agent, guards), "ARGV_NOT_ALLOWED");
+  refusal(
+    () => matchRequest(req(["/usr/bin/lake", "build", "X"]), agent, guards),
+    "ARGV_NOT_ALLOWED",
+  );
+  refusal(() => matchRequest(req(["lake"]), agent, guards), "ARGV_NOT_ALLOWED");
+});
+
+Deno.test("each argument must match its pattern in full", () => {
+  const e = refusal(
+    () => matchRequest(req(["lake", "build", "Mathlib.Foo; rm -rf /"]), agent, guards),
+    "ARGV_NOT_ALLOWED",
+  );
+  assert.match(e.message, /does not match/);
+  refusal(() => matchRequest(req(["lake", "build", "lower"]), agent, guards), "ARGV_NOT_ALLOWED");
+  assert.equal(fullMatch(/a/, "ab"), false, "an unanchored pattern still has to span the argument");
+  assert.equal(
+    fullMatch(/a|ab/, "ab"),
+    false,
+    "alternation order is JS's: the leftmost branch wins",
+  );
+  assert.equal(fullMatch(/^(?:a|ab)$/, "ab"), true);
+  const sticky = /^[a-z]+$/gy;
+  assert.equal(fullMatch(sticky, "abc"), true);
+  assert.equal(fullMatch(sticky, "abc"), true, "g/y flags do not make matching stateful");
+});
+
+Deno.test("arity equals the pattern count unless variadic", () => {
+  refusal(() => matchRequest(req(["lake", "build"]), agent, guards), "ARGV_NOT_ALLOWED");
+  refusal(() => matchRequest(req(["lake", "build", "A", "B"]), agent, guards), "ARGV_NOT_ALLOWED");
+  const py = (args: string[]) => req(["pytest", "-q", ...args], { cwd: "py" });
+  assert.equal(matchRequest(py(["tests", "tests/a.py"]), agent, guards).entry, pytest);
+  assert.equal(
+    matchRequest(py(["tests", "tests/a.py", "tests/b_c.py"]), agent, guards).entry,
+    pytest,
+  );
+  refusal(() => matchRequest(py(["tests"]), agent, guards), "ARGV_NOT_ALLOWED");
+  refusal(() => matchRequest(py(["tests", "tests/a.py", "-x"]), agent, guards), "ARGV_NOT_ALLOWED");
+  refusal(() => matchRequest(py(["other", "tests/a.py"]), agent, guards), "ARGV_NOT_ALLOWED");
+  const none = entry({ prefix: ["true"], variadic: true });
+  assert.equal(matchArgv(["true"], none).ok, true, "variadic without patterns takes no arguments");
+  assert.equal(matchArgv(["true", "x"], none).ok, false);
+});
+
+Deno.test("a .. segment is refused whatever the pattern admits, on / and on \\", () => {
+  const loose = entry({ prefix: ["cat"], args: [".+"] });
+  const a: AgentPolicy = { writeScopes: [], commands: [loose] };
+  for (const arg of ["..", "../x", "a/../b", "a\\..\\b", "x/..", "..\\x"]) {
+    const e = refusal(() => matchRequest(req(["cat", arg]), a, guards), "PARENT_SEGMENT");
+    assert.match(e.message, /\.\./);
+  }
+  assert.equal(matchRequest(req(["cat", "a..b"]), a, guards).entry, loose);
+  assert.equal(matchRequest(req(["cat", "...x"]), a, guards).entry, loose);
+  refusal(() => matchRequest(req(["../bin/cat", "x"]), a, guards), "PARENT_SEGMENT");
+});
+
+Deno.test("property: any argument with a .. segment is refused as PARENT_SEGMENT", () => {
+  const loose = entry({ prefix: ["cat"], args: ["[\\s\\S]*"], variadic: true });
+  const a: AgentPolicy = { writeScopes: [], commands: [loose] };
+  const seg = fc.stringMatching(/^[a-z.]{0,4}$/);
+  fc.assert(
+    fc.property(
+      fc.array(seg, { maxLength: 3 }),
+      fc.array(seg, { maxLength: 3 }),
+      fc.constantFrom("/", "\\"),
+      (before, after, sep) => {
+        const arg = [...before, "..", ...after].join(sep);
+        assert.equal(hasParentSegment(arg), true);
+        refusal(() => matchRequest(req(["cat", arg]), a, guards), "PARENT_SEGMENT");
+      },
+    ),
+  );
+});
+
+Deno.test("NUL in an argument and malformed argv are refused", () => {
+  refusal(() => matchRequest(req(["lake", "build", "A\0B"]), agent, guards), "ARGV_NOT_ALLOWED");
+  refusal(() => matchRequest(req([]), agent, guards), "ARTIFACT_INVALID");
+  refusal(
+    () => matchRequest({ argv: [1 as unknown as string], hasStdin: false }, agent, guards),
+    "ARTIFACT_INVALID",
+  );
+  refusal(() => matchRequest(req(["lake"]), undefined, guards), "UNKNOWN_AGENT");
+  refusal(
+    () => matchRequest(req(["lake"]), { writeScopes: [], commands: [] }, guards),
+    "ARGV_NOT_ALLOWED",
+  );
+});
+
+Deno.test("cwd must equal the pinned cwd after normalising ./", () => {
+  const py = ["pytest", "-q", "tests", "tests/a.py"];
+  for (const cwd of ["py", "./py", "py/", "./py/", ".//py"]) {
+    assert.equal(matchRequest(req(py, { cwd }), agent, guards).cwd, "py", cwd);
+  }
+  refusal(() => matchRequest(req(py), agent, guards), "CWD_NOT_ALLOWED");
+  refusal(() => matchRequest(req(py, { cwd: "." }), agent, guards), "CWD_NOT_ALLOWED");
+  refusal(() => matchRequest(req(py, { cwd: "Py" }), agent, guards), "CWD_NOT_ALLOWED");
+  for (const cwd of ["/abs/py", "~/py", "py/../py", "../x", "py\\x", "p\0y"]) {
+    refusal(() => matchRequest(req(py, { cwd }), agent, guards), "CWD_NOT_ALLOWED");
+  }
+  const lakeArgv = ["lake", "build", "A"];
+  for (const cwd of [undefined, "", ".", "./", "./."]) {
+    assert.equal(matchRequest(req(lakeArgv, { cwd }), agent, guards).cwd, ".");
+  }
+  assert.deepEqual(normaliseCwd("./a/./b/"), { ok: true, rel: "a/b", dir: true });
+});
+
+Deno.test("stdin_from_content only for entries that register stdin gates", () => {
+  assert.equal(
+    matchRequest(req(["lean", "--stdin"], { hasStdin: true }), agent, guards).entry,
+    lean,
+  );
+  refusal(
+    () => matchRequest(req(["lake", "build", "A"], { hasStdin: true }), agent, guards),
+    "STDIN_NOT_ALLOWED",
+  );
+});
+
+Deno.test("expected writes must lie in the entry's globs or the agent's scopes", () => {
+  const argv = ["deno", "fmt", "src/a.ts"];
+  const ok = matchRequest(
+    req(argv, { expectedWrites: ["src/a.ts", "./src/deep/b.ts", "docs/x.md", "notes.md"] }),
+    agent,
+    guards,
+  );
+  assert.equal(ok.entry, fmt);
+  assert.deepEqual(ok.writes.map((w) => w.rel), [
+    "src/a.ts",
+    "src/deep/b.ts",
+    "docs/x.md",
+    "notes.md",
+  ]);
+  assert.equal(
+    matchRequest(req(argv, { expectedWrites: ["SRC/A.TS"] }), agent, guards).entry,
+    fmt,
+    "entry write globs match case-insensitively",
+  );
+  assert.equal(
+    matchRequest(req(argv, { expectedWrites: ["docs/"] }), agent, guards).writes[0].dir,
+    true,
+  );
+  refusal(
+    () => matchRequest(req(argv, { expectedWrites: ["lib/x.ts"] }), agent, guards),
+    "WRITES_NOT_ALLOWED",
+  );
+  const e = refusal(
+    () =>
+      matchRequest(
+        req(["deno", "check", "src/a.ts"], { expectedWrites: ["src/a.ts"] }),
+        agent,
+        guards,
+      ),
+    "WRITES_NOT_ALLOWED",
+  );
+  assert.match(e.message, /src\/a\.ts/);
+});
+
+Deno.test("expected writes are never control plane, protected, the brief, absolute, ~ or ..", () => {
+  const argv = ["deno", "fmt", "src/a.ts"];
+  const wide = entry({ prefix: ["deno", "fmt"], args: ["src/[a-z_/]+\\.ts"], writes: ["*"] });
+  const a: AgentPolicy = { writeScopes: ["./"], commands: [wide] };
+  for (
+    const bad of [
+      ".git/hooks/pre-commit",
+      ".GIT/config",
+      ".claude/settings.json",
+      ".github/agents/x.md",
+      ".github/",
+      ".agentteams/proposal-ledger.jsonl",
+      "sandbox/x",
+      "vendor/.git/hooks/x",
+      "agentteams.jsonc",
+      "AgentTeams.JSONC",
+      "secrets/key.txt",
+      "server.pem",
+      "/etc/passwd",
+      "~/.bashrc",
+      "../outside",
+      "src/../../x",
+      "a\\b",
+      "a\0b",
+      ".",
+      "./",
+    ]
+  ) {
+    refusal(
+      () => matchRequest(req(argv, { expectedWrites: [bad] }), a, guards),
+      "WRITES_NOT_ALLOWED",
+    );
+  }
+  refusal(
+    () => matchRequest(req(argv, { expectedWrites: [3 as unknown as string] }), a, guards),
+    "ARTIFACT_INVALID",
+  );
+});
+
+Deno.test("several entries sharing a prefix: any full match wins, else the closest refusal", () => {
+  const narrow = entry({ prefix: ["make"], args: ["test"] });
+  const withCwd = entry({ prefix: ["make"], args: ["docs"], cwd: "site" });
+  const withWrites = entry({ prefix: ["make"], args: ["build"], writes: ["out/*"] });
+  const a: AgentPolicy = { writeScopes: [], commands: [narrow, withCwd, withWrites] };
+  assert.equal(matchRequest(req(["make", "docs"], { cwd: "site" }), a, guards).entry, withCwd);
+  assert.equal(
+    matchRequest(req(["make", "build"], { expectedWrites: ["out/x"] }), a, guards).entry,
+    withWrites,
+  );
+  refusal(() => matchRequest(req(["make", "docs"]), a, guards), "CWD_NOT_ALLOWED");
+  refusal(
+    () => matchRequest(req(["make", "build"], { expectedWrites: ["elsewhere.txt"] }), a, guards),
+    "WRITES_NOT_ALLOWED",
+  );
+  refusal(() => matchRequest(req(["make", "clean"]), a, guards), "ARGV_NOT_ALLOWED");
+  const e = refusal(
+    () => matchRequest(req(["make", "test", "extra"]), a, guards),
+    "ARGV_NOT_ALLOWED",
+  );
+  assert.match(e.message, /argument/);
+  const two = entry({ prefix: ["tool"], args: ["a", "b"] });
+  const one = entry({ prefix: ["tool"], args: ["a"] });
+  const e2 = refusal(
+    () => matchRequest(req(["tool", "a", "x"]), { writeScopes: [], commands: [one, two] }, guards),
+    "ARGV_NOT_ALLOWED",
+  );
+  assert.match(e2.message, /argument 2 "x" does not match/, "the entry that got further is named");
+});
+
+Deno.test("normaliseRelative refuses escapes and keeps directories", () => {
+  assert.deepEqual(normaliseRelative("./a//b/"), { ok: true, rel: "a/b", dir: true });
+  assert.deepEqual(normaliseRelative("a"), { ok: true, rel: "a", dir: false });
+  for (const bad of ["/a", "~", "~x/y", "a/../b", "a\\b", "a\0"]) {
+    assert.equal(normaliseRelative(bad).ok, false, bad);
+  }
+});
+
+Deno.test("declaredMatcher: exact files, and anything below a declared directory", () => {
+  const declared = declaredMatcher(["out/", "./report.md", "/abs", "../x", "."]);
+  assert.equal(declared("report.md"), true);
+  assert.equal(declared("out/a"), true);
+  assert.equal(declared("out/deep/a.o"), true);
+  assert.equal(declared("out"), false);
+  assert.equal(declared("outside"), false);
+  assert.equal(declared("report.md.bak"), false);
+  assert.equal(declared("abs"), false);
+  assert.equal(declared("x"), false);
+  const guarded = declaredMatcher(["out/"], {
+    guards,
+    allowed: (rel) => rel.startsWith("out/") && !rel.endsWith(".exe"),
+  });
+  assert.equal(guarded("out/a.o"), true);
+  assert.equal(guarded("out/.git/hooks/x"), false, "a nested .git is never declared");
+  assert.equal(guarded("out/secrets/k"), true, "protected patterns are project-relative");
+  assert.equal(guarded("out/k.pem"), false, "a protected path is never declared");
+  assert.equal(guarded("out/a.exe"), false, "each path must be allowed on its own");
+});
+
+Deno.test("property: no declaration ever covers the control plane", () => {
+  const segment = fc.constantFrom(
+    ".git",
+    ".claude",
+    ".GitHub",
+    "agents",
+    "hooks",
+    "sandbox",
+    "src",
+    ".agentteams",
+    "x",
+  );
+  fc.assert(
+    fc.property(fc.array(segment, { minLength: 1, maxLength: 4 }), fc.boolean(), (segs, dir) => {
+      const value = segs.join("/") + (dir ? "/" : "");
+      const decl = checkDeclaration(value, guards);
+      const folded = segs.map((s) => s.toLowerCase());
+      const plane = folded.includes(".git") ||
+        [".claude", "sandbox", ".agentteams"].includes(folded[0]) ||
+        (folded[0] === ".github" &&
+          (folded[1] === "agents" || folded[1] === "hooks" || (dir && folded.length === 1)));
+      assert.equal(typeof decl === "string", plane, value);
+    }),
+  );
+});
+
+Deno.test("writeAllowed asks a directory declaration about a child", () => {
+  const m = refMatchers();
+  const e = entry({ prefix: ["x"], writes: ["build/*"] });
+  assert.equal(writeAllowed({ rel: "build", dir: true }, e, { writeScopes: [] }, m), true);
+  assert.equal(writeAllowed({ rel: "build", dir: false }, e, { writeScopes: [] }, m), false);
+  assert.equal(writeAllowed({ rel: "docs", dir: true }, e, { writeScopes: ["docs/"] }, m), true);
+});

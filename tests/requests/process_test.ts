@@ -1,0 +1,295 @@
+/**
+ * runProcess with real processes: exit codes, signals, process groups, timeouts, escaped
+ * grandchildren, output caps and stdin.
+ */
+
+import assert from "node:assert/strict";
+import { RequestError } from "../../lib/errors.ts";
+import { MAX_OUTPUT_BYTES } from "../../lib/requests/output.ts";
+import { exitOf, runProcess } from "../../lib/requests/process.ts";
+import { parseProcStat } from "../../lib/requests/procfs.ts";
+
+const SH = "/bin/sh";
+const ENV = { PATH: "/usr/bin:/bin" };
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+function requireProgram(path: string): void {
+  if (!Deno.statSync(path).isFile) throw new Error(`${path} is required by this test`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    const st = parseProcStat(Deno.readTextFileSync(`/proc/${pid}/stat`));
+    return st !== null && st.state !== "Z" && st.state !== "X";
+  } catch {
+    return false;
+  }
+}
+
+/** Waits (bounded) until `pid` is no longer a live process; the bound is generous, never asserted. */
+async function gone(pid: number, boundMs = 5000): Promise<boolean> {
+  const end = Date.now() + boundMs;
+  while (Date.now() < end) {
+    if (!alive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return !alive(pid);
+}
+
+function killQuietly(pid: number): void {
+  try {
+    Deno.kill(pid, "SIGKILL");
+  } catch {
+    // gone
+  }
+}
+
+async function tempDir(): Promise<string> {
+  return Deno.realPathSync(await Deno.makeTempDir({ prefix: "at-proc-" }));
+}
+
+Deno.test("exit codes pass through", async () => {
+  for (const code of [0, 1, 7, 255]) {
+    const r = await runProcess({
+      program: SH,
+      args: ["-c", `exit ${code}`],
+      cwd: "/",
+      env: ENV,
+      timeoutMs: 10_000,
+    });
+    assert.equal(r.exit, code);
+    assert.equal(r.timedOut, false);
+    assert.equal(r.survivors, false);
+    assert.equal(r.groupKilled, false);
+    assert.ok(Number.isInteger(r.durationMs) && r.durationMs >= 0);
+  }
+});
+
+Deno.test("death by a signal gives a negative exit", async () => {
+  const term = await runProcess({
+    program: SH,
+    args: ["-c", "kill -TERM $$"],
+    cwd: "/",
+    env: ENV,
+    timeoutMs: 10_000,
+  });
+  assert.equal(term.exit, -15);
+  const kill = await runProcess({
+    program: SH,
+    args: ["-c", "kill -KILL $$"],
+    cwd: "/",
+    env: ENV,
+    timeoutMs: 10_000,
+  });
+  assert.equal(kill.exit, -9);
+  assert.equal(exitOf({ success: false, code: 139, signal: "SIGSEGV" }), -11);
+  assert.equal(exitOf({ success: false, code: 0, signal: "SIGTERM" }), -15);
+});
+
+Deno.test("the child leads its own session and process group", async () => {
+  requireProgram("/bin/cat");
+  const r = await runProcess({
+    program: "/bin/cat",
+    args: ["/proc/self/stat"],
+    cwd: "/",
+    env: ENV,
+    timeoutMs: 10_000,
+  });
+  assert.equal(r.exit, 0);
+  const statText = text(r.stdout);
+  const pid = Number(statText.split(" ")[0]);
+  const st = parseProcStat(statText);
+  assert.ok(st !== null);
+  assert.equal(st.pgrp, pid, "pgid is the child's pid");
+  assert.equal(st.session, pid, "the child leads a new session");
+  assert.notEqual(st.pgrp, parseProcStat(Deno.readTextFileSync("/proc/self/stat"))?.pgrp);
+});
+
+Deno.test("cwd and env are exactly what was given", async () => {
+  requireProgram("/usr/bin/env");
+  const dir = await tempDir();
+  try {
+    const r = await runProcess({
+      program: "/usr/bin/env",
+      args: [],
+      cwd: dir,
+      env: { ONLY: "this" },
+      timeoutMs: 10_000,
+    });
+    assert.equal(text(r.stdout), "ONLY=this\n");
+    const pwd = await runProcess({
+      program: SH,
+      args: ["-c", "pwd -P"],
+      cwd: dir,
+      env: ENV,
+      timeoutMs: 10_000,
+    });
+    assert.equal(text(pwd.stdout), `${dir}\n`);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("timeout kills the whole group; the orphan never writes its marker", async () => {
+  const dir = await tempDir();
+  try {
+    const marker = `${dir}/marker`;
+    const r = await runProcess({
+      program: SH,
+      args: ["-c", `(sleep 2; echo late > '${marker}') & echo $! > '${dir}/child'; sleep 60`],
+      cwd: dir,
+      env: ENV,
+      timeoutMs: 700,
+    });
+    assert.equal(r.timedOut, true);
+    assert.equal(r.groupKilled, true);
+    assert.equal(r.exit, -9);
+    const child = Number(Deno.readTextFileSync(`${dir}/child`).trim());
+    assert.ok(await gone(child), "the background child was killed with the group");
+    // Wait past the child's delay: had it survived, the marker would exist by now.
+    await new Promise((res) => setTimeout(res, 2500));
+    assert.throws(() => Deno.statSync(marker), Deno.errors.NotFound);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a setsid grandchild holding the pipes does not hang the run and is reported", async () => {
+  requireProgram("/usr/bin/setsid");
+  const dir = await tempDir();
+  let escaped = 0;
+  try {
+    const r = await runProcess({
+      program: SH,
+      args: [
+        "-c",
+        `/usr/bin/setsid /bin/sh -c 'echo $$ > "${dir}/pid"; exec sleep 30' & ` +
+        `while [ ! -s "${dir}/pid" ]; do sleep 0.05; done; echo started`,
+      ],
+      cwd: dir,
+      env: ENV,
+      timeoutMs: 20_000,
+      drainMs: 500,
+    });
+    escaped = Number(Deno.readTextFileSync(`${dir}/pid`).trim());
+    assert.equal(r.exit, 0);
+    assert.equal(r.timedOut, false);
+    assert.equal(r.survivors, true);
+    assert.equal(text(r.stdout), "started\n");
+    assert.ok(escaped > 0);
+    // On Linux the holder of the pipes is found through /proc and killed.
+    assert.ok(await gone(escaped), "the escaped process holding the pipes was killed");
+  } finally {
+    if (escaped > 0) killQuietly(escaped);
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a background member left in the group is killed and reported", async () => {
+  const dir = await tempDir();
+  try {
+    const r = await runProcess({
+      program: SH,
+      args: ["-c", `sleep 30 >/dev/null 2>&1 & echo $! > '${dir}/bg'; exit 0`],
+      cwd: dir,
+      env: ENV,
+      timeoutMs: 20_000,
+    });
+    assert.equal(r.exit, 0);
+    assert.equal(r.survivors, true);
+    assert.equal(r.groupKilled, true);
+    const bg = Number(Deno.readTextFileSync(`${dir}/bg`).trim());
+    assert.ok(await gone(bg), "the leftover sleep was killed");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("output is capped at 256 KiB per stream with a truncated flag, and the child never blocks", async () => {
+  requireProgram("/usr/bin/head");
+  const r = await runProcess({
+    program: SH,
+    args: ["-c", "head -c 1048576 /dev/zero; head -c 300000 /dev/zero >&2; echo done >&2; exit 0"],
+    cwd: "/",
+    env: ENV,
+    timeoutMs: 30_000,
+  });
+  assert.equal(r.exit, 0, "the child ran to completion");
+  assert.equal(r.timedOut, false);
+  assert.equal(r.stdout.length, MAX_OUTPUT_BYTES);
+  assert.equal(r.stderr.length, MAX_OUTPUT_BYTES);
+  assert.equal(r.truncated, true);
+  const small = await runProcess({
+    program: SH,
+    args: ["-c", "printf 0123456789"],
+    cwd: "/",
+    env: ENV,
+    timeoutMs: 10_000,
+    capBytes: 4,
+  });
+  assert.equal(text(small.stdout), "0123");
+  assert.equal(small.truncated, true);
+  const exact = await runProcess({
+    program: SH,
+    args: ["-c", "printf 0123"],
+    cwd: "/",
+    env: ENV,
+    timeoutMs: 10_000,
+    capBytes: 4,
+  });
+  assert.equal(text(exact.stdout), "0123");
+  assert.equal(exact.truncated, false);
+});
+
+Deno.test("stdin bytes are delivered; without stdin the child reads /dev/null", async () => {
+  requireProgram("/bin/cat");
+  const payload = new Uint8Array(200_000).map((_, i) => i % 251);
+  const r = await runProcess({
+    program: "/bin/cat",
+    args: [],
+    cwd: "/",
+    env: ENV,
+    stdin: payload,
+    timeoutMs: 20_000,
+  });
+  assert.equal(r.exit, 0);
+  assert.deepEqual(r.stdout, payload);
+  const none = await runProcess({
+    program: "/bin/cat",
+    args: [],
+    cwd: "/",
+    env: ENV,
+    timeoutMs: 20_000,
+  });
+  assert.equal(none.exit, 0);
+  assert.equal(none.stdout.length, 0);
+  const ignored = await runProcess({
+    program: SH,
+    args: ["-c", "exit 0"],
+    cwd: "/",
+    env: ENV,
+    stdin: payload,
+    timeoutMs: 20_000,
+  });
+  assert.equal(ignored.exit, 0, "a child that never reads its stdin does not hang the run");
+});
+
+Deno.test("a program that cannot start is a typed refusal", async () => {
+  await assert.rejects(
+    runProcess({ program: "/nonexistent/prog", args: [], cwd: "/", env: ENV, timeoutMs: 1000 }),
+    (e: unknown) => e instanceof RequestError && e.code === "PROGRAM_NOT_FOUND",
+  );
+  const dir = await tempDir();
+  try {
+    const plain = `${dir}/not-executable`;
+    Deno.writeTextFileSync(plain, "#!/bin/sh\ntouch ran\n", { mode: 0o644 });
+    Deno.chmodSync(plain, 0o644);
+    await assert.rejects(
+      runProcess({ program: plain, args: [], cwd: dir, env: ENV, timeoutMs: 1000 }),
+      (e: unknown) => e instanceof RequestError && e.code === "SPAWN_FAILED",
+    );
+    assert.throws(() => Deno.statSync(`${dir}/ran`), Deno.errors.NotFound);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
