@@ -1,0 +1,257 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { defaultBriefPath, loadPolicy, MAX_BRIEF_BYTES } from "../../lib/policy/brief.ts";
+import { expectPolicyErrorAsync } from "./_helpers.ts";
+
+const BRIEF = `{
+  // comments are fine
+  "project_goal": "A careful project.",
+  "agent_policies": { "worker": { "write_scopes": ["docs/",], }, },
+}
+`;
+
+async function tempProject(): Promise<string> {
+  return await Deno.realPath(await Deno.makeTempDir({ prefix: "agentteams-policy-" }));
+}
+
+/** Every entry below `dir` (not following links) with its bytes or link target. */
+async function snapshot(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (d: string, rel: string) => {
+    for await (const e of Deno.readDir(d)) {
+      const p = join(d, e.name);
+      const r = rel === "" ? e.name : `${rel}/${e.name}`;
+      const st = await Deno.lstat(p);
+      if (st.isSymlink) out.set(r, `link:${await Deno.readLink(p)}`);
+      else if (st.isDirectory) {
+        out.set(r, "dir");
+        await walk(p, r);
+      } else if (st.isFile) {
+        const bytes = await Deno.readFile(p);
+        out.set(r, createHash("sha256").update(bytes).digest("hex") + `:${st.mode}`);
+      } else out.set(r, "other");
+    }
+  };
+  await walk(dir, "");
+  return out;
+}
+
+async function expectUnchanged(
+  dir: string,
+  fn: () => Promise<unknown>,
+  code: string,
+  reason?: string,
+) {
+  const before = await snapshot(dir);
+  const err = await expectPolicyErrorAsync(fn, code);
+  if (reason !== undefined) assert.equal(err.details.reason, reason, err.message);
+  assert.deepEqual(await snapshot(dir), before, "the refusal changed the project");
+  return err;
+}
+
+Deno.test("brief: loads JSONC, pins the SHA-256 of the raw bytes, computes briefRel", async () => {
+  const root = await tempProject();
+  try {
+    const path = join(root, "agentteams.jsonc");
+    await Deno.writeTextFile(path, BRIEF);
+    const policy = await loadPolicy(path, { projectRoot: root });
+    const expected = createHash("sha256").update(new TextEncoder().encode(BRIEF)).digest("hex");
+    assert.equal(policy.briefSha256, expected);
+    assert.equal(policy.briefPath, path);
+    assert.equal(policy.briefRel, "agentteams.jsonc");
+    assert.deepEqual(policy.agents.worker.writeScopes, ["docs/"]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("brief: defaultBriefPath prefers .jsonc, then .json, else BRIEF_NOT_FOUND", async () => {
+  const root = await tempProject();
+  try {
+    await expectPolicyErrorAsync(() => defaultBriefPath(root), "BRIEF_NOT_FOUND", root);
+    await Deno.writeTextFile(join(root, "agentteams.json"), "{}");
+    assert.equal(await defaultBriefPath(root), join(root, "agentteams.json"));
+    await Deno.writeTextFile(join(root, "agentteams.jsonc"), "{}");
+    assert.equal(await defaultBriefPath(root), join(root, "agentteams.jsonc"));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("brief: a symlinked brief is refused, and a symlinked .jsonc does not fall back to .json", async () => {
+  const root = await tempProject();
+  const elsewhere = await tempProject();
+  try {
+    await Deno.writeTextFile(join(elsewhere, "real.jsonc"), BRIEF);
+    await Deno.writeTextFile(join(root, "agentteams.json"), "{}");
+    await Deno.symlink(join(elsewhere, "real.jsonc"), join(root, "agentteams.jsonc"));
+    const chosen = await defaultBriefPath(root);
+    assert.equal(chosen, join(root, "agentteams.jsonc"));
+    const err = await expectUnchanged(
+      root,
+      () => loadPolicy(chosen, { projectRoot: root }),
+      "BRIEF_UNREADABLE",
+      "SYMLINK",
+    );
+    assert.ok(err.message.includes("symlink"));
+    // A link inside the project to a file inside the project is refused too.
+    await Deno.writeTextFile(join(root, "team.jsonc"), BRIEF);
+    await Deno.symlink(join(root, "team.jsonc"), join(root, "link.jsonc"));
+    await expectUnchanged(
+      root,
+      () => loadPolicy(join(root, "link.jsonc"), { projectRoot: root }),
+      "BRIEF_UNREADABLE",
+      "SYMLINK",
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(elsewhere, { recursive: true });
+  }
+});
+
+Deno.test("brief: bytes that are not UTF-8 are refused", async () => {
+  const root = await tempProject();
+  try {
+    const path = join(root, "agentteams.json");
+    await Deno.writeFile(path, new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]));
+    await expectUnchanged(
+      root,
+      () => loadPolicy(path, { projectRoot: root }),
+      "BRIEF_UNREADABLE",
+      "NOT_UTF8",
+    );
+    // Latin-1 text, a common accident.
+    await Deno.writeFile(
+      path,
+      new Uint8Array([...new TextEncoder().encode('{"project_goal": "caf'), 0xe9, 0x22, 0x7d]),
+    );
+    await expectUnchanged(
+      root,
+      () => loadPolicy(path, { projectRoot: root }),
+      "BRIEF_UNREADABLE",
+      "NOT_UTF8",
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("brief: more than 1 MiB is refused; exactly 1 MiB is read", async () => {
+  const root = await tempProject();
+  try {
+    const path = join(root, "agentteams.json");
+    const exact = "{}" + " ".repeat(MAX_BRIEF_BYTES - 2);
+    await Deno.writeTextFile(path, exact);
+    assert.equal((await loadPolicy(path, { projectRoot: root })).writePolicy, "default");
+    await Deno.writeTextFile(path, exact + " ");
+    await expectUnchanged(
+      root,
+      () => loadPolicy(path, { projectRoot: root }),
+      "BRIEF_UNREADABLE",
+      "FILE_TOO_LARGE",
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("brief: a directory or a FIFO is not a brief", async () => {
+  const root = await tempProject();
+  try {
+    const dir = join(root, "agentteams.jsonc");
+    await Deno.mkdir(dir);
+    await expectUnchanged(
+      root,
+      () => loadPolicy(dir, { projectRoot: root }),
+      "BRIEF_UNREADABLE",
+      "NOT_REGULAR_FILE",
+    );
+    const fifo = join(root, "fifo.json");
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert.equal(made.code, 0, "mkfifo is required for this test");
+    await expectUnchanged(
+      root,
+      () => loadPolicy(fifo, { projectRoot: root }),
+      "BRIEF_UNREADABLE",
+      "NOT_REGULAR_FILE",
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("brief: a missing brief or directory is BRIEF_NOT_FOUND", async () => {
+  const root = await tempProject();
+  try {
+    await expectUnchanged(
+      root,
+      () => loadPolicy(join(root, "nope.jsonc"), { projectRoot: root }),
+      "BRIEF_NOT_FOUND",
+    );
+    await expectUnchanged(
+      root,
+      () => loadPolicy(join(root, "no/such/dir/b.json"), { projectRoot: root }),
+      "BRIEF_NOT_FOUND",
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("brief: briefRel is computed on real paths (symlinked directories), null outside", async () => {
+  const root = await tempProject();
+  const outside = await tempProject();
+  try {
+    await Deno.mkdir(join(root, "cfg"));
+    await Deno.writeTextFile(join(root, "cfg", "team.json"), "{}");
+    await Deno.symlink(join(root, "cfg"), join(root, "alias"));
+    const viaAlias = await loadPolicy(join(root, "alias", "team.json"), { projectRoot: root });
+    assert.equal(viaAlias.briefRel, "cfg/team.json");
+    assert.equal(viaAlias.briefPath, join(root, "cfg", "team.json"));
+    // The project root reached through a link resolves too.
+    await Deno.symlink(root, join(outside, "rootlink"));
+    const viaRootLink = await loadPolicy(join(root, "cfg", "team.json"), {
+      projectRoot: join(outside, "rootlink"),
+    });
+    assert.equal(viaRootLink.briefRel, "cfg/team.json");
+    // So a scope covering the real directory is caught even when the brief was named by its alias.
+    await Deno.writeTextFile(
+      join(root, "cfg", "team.json"),
+      JSON.stringify({ agent_policies: { w: { write_scopes: ["cfg/"] } } }),
+    );
+    await expectUnchanged(
+      root,
+      () => loadPolicy(join(root, "alias", "team.json"), { projectRoot: root }),
+      "POLICY_LINT",
+    );
+    await Deno.writeTextFile(join(outside, "brief.json"), "{}");
+    assert.equal(
+      (await loadPolicy(join(outside, "brief.json"), { projectRoot: root })).briefRel,
+      null,
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("brief: a lint failure from a file names the file and the line", async () => {
+  const root = await tempProject();
+  try {
+    const path = join(root, "agentteams.jsonc");
+    await Deno.writeTextFile(
+      path,
+      '{\n  "agent_policies": {\n    "worker": {\n      "commands": [{"prefix": ["/bin/bash"]}]\n    }\n  }\n}\n',
+    );
+    const err = await expectUnchanged(
+      root,
+      () => loadPolicy(path, { projectRoot: root }),
+      "POLICY_LINT",
+    );
+    assert.ok(err.message.startsWith("agentteams.jsonc:4:"), err.message);
+    assert.equal(err.details.path, "agent_policies.worker.commands[0].prefix[0]");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
