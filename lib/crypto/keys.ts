@@ -23,7 +23,8 @@
 import * as nodeFs from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { FsSafetyError, KeyError } from "../errors.ts";
-import { HmacKey, sha256Hex } from "./hash.ts";
+import { HmacKey } from "./hash.ts";
+import { generatePem } from "./ed25519.ts";
 import { describeKind, lstatOrNullSync, readRegularFileSync } from "../fs/safe_read.ts";
 import { fsyncDirSync } from "../fs/atomic_write.ts";
 
@@ -279,13 +280,6 @@ export interface InitKeysResult {
   keyId: string;
 }
 
-function pem(label: string, der: Uint8Array): string {
-  let b64 = "";
-  const s = btoa(String.fromCharCode(...der));
-  for (let i = 0; i < s.length; i += 64) b64 += s.slice(i, i + 64) + "\n";
-  return `-----BEGIN ${label}-----\n${b64}-----END ${label}-----\n`;
-}
-
 function writeNewFile(path: string, text: string, mode: number): void {
   const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = nodeFs.constants;
   let fd: number;
@@ -345,21 +339,16 @@ export async function initKeys(opts: { env: Env }): Promise<InitKeysResult> {
   }
   const raw = crypto.getRandomValues(new Uint8Array(32));
   const hex = Array.from(raw, (x) => x.toString(16).padStart(2, "0")).join("");
-  const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, [
-    "sign",
-    "verify",
-  ]) as CryptoKeyPair;
-  const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
-  const spki = new Uint8Array(await crypto.subtle.exportKey("spki", pair.publicKey));
+  const pair = await generatePem();
   writeNewFile(ledgerPath, hex + "\n", 0o600);
-  writeNewFile(signingPath, pem("PRIVATE KEY", pkcs8), 0o600);
-  writeNewFile(verifyPath, pem("PUBLIC KEY", spki), 0o644);
+  writeNewFile(signingPath, pair.privatePem, 0o600);
+  writeNewFile(verifyPath, pair.publicPem, 0o644);
   fsyncDirSync(dir);
   return {
     dir,
     ledgerKeyPath: ledgerPath,
     signingKeyPath: signingPath,
     verifyKeyPath: verifyPath,
-    keyId: sha256Hex(spki).slice(0, 16),
+    keyId: pair.keyId,
   };
 }

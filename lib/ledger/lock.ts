@@ -13,7 +13,7 @@
 import { checkStatePath } from "./paths.ts";
 
 /**
- * Opens (creating if needed) `path` for append, takes an exclusive lock, runs `fn`, unlocks.
+ * Opens (creating if needed) `path` for read and append, takes an exclusive lock, runs `fn`, unlocks.
  * Refuses a symlink or a non-regular file at `path`.
  *
  * @example
@@ -27,7 +27,7 @@ export async function withFileLock<T>(
   fn: (file: Deno.FsFile) => T | Promise<T>,
 ): Promise<T> {
   checkStatePath(path, "file");
-  const file = await Deno.open(path, { append: true, create: true, mode: 0o600 });
+  const file = await Deno.open(path, { read: true, append: true, create: true, mode: 0o600 });
   try {
     const st = file.statSync();
     const after = Deno.lstatSync(path);

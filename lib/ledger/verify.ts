@@ -17,6 +17,7 @@
  * | `HEAD_MISSING`, `HEAD_MALFORMED`, `HEAD_MAC_INVALID`, `HEAD_MISMATCH` | the head |
  * | `LEDGER_MISSING` | no ledger while the dispatch store (or a head) exists |
  * | `DISPATCH_ROW_INVALID` | a dispatch-store row fails its MAC or is malformed |
+ * | `CHECKPOINT_MISMATCH` | (with `--checkpoint`) the ledger does not extend the checkpoint |
  *
  * A head one row behind a valid, chained last row (a crash between the row's fsync and the head's
  * rename) is not damage: it is reported as a note and healed by the next append.
@@ -71,7 +72,8 @@ export type VerifyCode =
   | "HEAD_MAC_INVALID"
   | "HEAD_MISMATCH"
   | "LEDGER_MISSING"
-  | "DISPATCH_ROW_INVALID";
+  | "DISPATCH_ROW_INVALID"
+  | "CHECKPOINT_MISMATCH";
 
 /** One finding. */
 export interface LedgerProblem {

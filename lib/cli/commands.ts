@@ -1,0 +1,208 @@
+/**
+ * The command table: every command of the CLI contract, its flags, what it needs from Deno, and
+ * its handler (loaded on demand, so a command pays only for its own modules). Commands not built
+ * yet are listed too and say so (exit 2).
+ *
+ * @module
+ */
+import { dirname, join } from "node:path";
+import { keyDir } from "../crypto/keys.ts";
+import { UsageError } from "../errors.ts";
+import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
+import { STATE_DIR } from "../ledger/paths.ts";
+import type { FlagSpec } from "./parse.ts";
+import type { CommandSpec, Ctx, Outcome } from "./types.ts";
+
+/** Flags every command accepts. */
+export const COMMON_FLAGS: readonly FlagSpec[] = [
+  { name: "project", kind: "string", value: "DIR", help: "the project root (default: .)" },
+  {
+    name: "brief",
+    kind: "string",
+    value: "FILE",
+    help: "the brief (alias --description; default <project>/agentteams.jsonc, then .json)",
+  },
+  { name: "json", kind: "bool", help: "print one JSON object on stdout" },
+  { name: "help", kind: "bool", help: "show this help" },
+];
+
+function keyNeeds(ctx: Ctx): Needs {
+  return { ...NO_NEEDS, read: [keyDir(ctx.env)], env: KEY_ENV, sys: ["uid"] };
+}
+
+function stateNeeds(ctx: Ctx, write: boolean): Needs {
+  const state = join(ctx.project, STATE_DIR);
+  // Reading the project root itself lets the state dir's creation be fsynced.
+  return { ...NO_NEEDS, read: write ? [ctx.project, state] : [state], write: write ? [state] : [] };
+}
+
+function notBuilt(plannedIn: string) {
+  return (ctx: Ctx): Promise<Outcome> =>
+    Promise.reject(
+      new UsageError(
+        "NOT_IMPLEMENTED",
+        `\`${ctx.name}\` is not built yet in this version (planned: ${plannedIn})`,
+      ),
+    );
+}
+
+function unbuilt(words: string[], summary: string, plannedIn: string): CommandSpec {
+  return {
+    words,
+    summary,
+    positionals: [],
+    flags: [],
+    env: [],
+    built: false,
+    plannedIn,
+    needs: () => NO_NEEDS,
+    run: notBuilt(plannedIn),
+  };
+}
+
+/** Every command, in help order. */
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    words: ["keys", "init"],
+    summary: "create the operator keys (HMAC ledger key, Ed25519 pair) in a 0700 key dir",
+    positionals: [],
+    flags: [],
+    env: KEY_ENV,
+    built: true,
+    needs: (ctx) => {
+      const dir = keyDir(ctx.env);
+      return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], env: KEY_ENV, sys: ["uid"] };
+    },
+    run: async (ctx) => (await import("./keys.ts")).keysInit(ctx),
+  },
+  {
+    words: ["dispatch"],
+    summary: "issue a dispatch nonce for an agent; prints the nonce once",
+    positionals: [],
+    flags: [{ name: "agent", kind: "string", value: "SLUG", help: "the agent's slug" }],
+    env: KEY_ENV,
+    built: true,
+    needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
+    run: async (ctx) => (await import("./dispatch.ts")).dispatch(ctx),
+  },
+  unbuilt(["apply"], "check and apply a change or deletion proposal", "issue 3"),
+  unbuilt(["run"], "check and run a command request", "issue 4"),
+  {
+    words: ["ledger", "verify"],
+    summary: "verify the ledger, its head and the dispatch store",
+    positionals: [],
+    flags: [
+      {
+        name: "checkpoint",
+        kind: "string",
+        value: "FILE",
+        help: "also check that the ledger extends this signed checkpoint",
+      },
+      {
+        name: "verify-key",
+        kind: "string",
+        value: "PEM",
+        help: "public key for --checkpoint (default: the key dir's operator-ed25519.pub.pem)",
+      },
+    ],
+    env: KEY_ENV,
+    built: true,
+    needs: (ctx) => {
+      const extra: string[] = [];
+      for (const f of ["checkpoint", "verify-key"]) {
+        const v = ctx.parsed.flags[f];
+        if (typeof v === "string") extra.push(join(ctx.project, v));
+      }
+      return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), { ...NO_NEEDS, read: extra });
+    },
+    run: async (ctx) => (await import("./ledger.ts")).ledgerVerify(ctx),
+  },
+  {
+    words: ["ledger", "checkpoint"],
+    summary: "write an Ed25519-signed checkpoint {count, last, time, key_id}",
+    positionals: [],
+    flags: [{
+      name: "out",
+      kind: "string",
+      value: "FILE",
+      help: "write it here (default: stdout)",
+    }],
+    env: KEY_ENV,
+    built: true,
+    needs: (ctx) => {
+      const out = ctx.parsed.flags.out;
+      const outPath = typeof out === "string" ? [join(ctx.project, out)] : [];
+      return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), {
+        ...NO_NEEDS,
+        read: outPath.map((p) => dirname(p)),
+        write: outPath.map((p) => dirname(p)),
+      });
+    },
+    run: async (ctx) => (await import("./ledger.ts")).ledgerCheckpoint(ctx),
+  },
+  {
+    words: ["ledger", "show"],
+    summary: "print ledger rows (no verification; see ledger verify)",
+    positionals: [],
+    flags: [{ name: "tail", kind: "string", value: "N", help: "only the last N rows" }],
+    env: [],
+    built: true,
+    needs: (ctx) => stateNeeds(ctx, false),
+    run: async (ctx) => (await import("./ledger.ts")).ledgerShow(ctx),
+  },
+  {
+    words: ["ledger", "repair"],
+    summary: "remove a torn tail left by an interrupted write, and record the repair",
+    positionals: [],
+    flags: [{ name: "torn-tail", kind: "bool", help: "remove the unterminated last row" }],
+    env: KEY_ENV,
+    built: true,
+    needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
+    run: async (ctx) => (await import("./ledger.ts")).ledgerRepair(ctx),
+  },
+  unbuilt(["audit"], "AR_WRITE_POLICY audit of agent files (text, json, sarif; --fix)", "later"),
+  unbuilt(["serve"], "the out-of-session runner", "later"),
+  unbuilt(["submit"], "queue an artifact for the runner", "later"),
+  unbuilt(["wait"], "wait for a queued artifact's result", "later"),
+  unbuilt(["waiver", "issue"], "issue a signed waiver", "later"),
+  unbuilt(["waiver", "verify"], "verify every waiver row (read-only)", "later"),
+  unbuilt(["waiver", "check"], "check whether a waiver would lift a gate", "later"),
+  unbuilt(["grant", "sign"], "sign an Ed25519 capability grant", "later"),
+  unbuilt(["grant", "issue"], "issue an HMAC (non-widening) grant", "later"),
+  unbuilt(["grant", "verify"], "verify every grant row (read-only)", "later"),
+  unbuilt(["decision", "sign"], "sign a security decision row", "later"),
+  unbuilt(["decision", "verify"], "verify the decision log", "later"),
+  unbuilt(["clearance", "check"], "report what a clearance would do, consuming nothing", "later"),
+  {
+    words: ["permissions"],
+    summary: "print the narrowest `deno run` flags for a command on this project",
+    positionals: [{ name: "COMMAND", required: true, variadic: true }],
+    flags: [],
+    env: [...KEY_ENV, ...CHILD_ENV],
+    built: true,
+    needs: (ctx) => ({ ...NO_NEEDS, read: [ctx.project], env: [...KEY_ENV, ...CHILD_ENV] }),
+    run: async (ctx) => (await import("./permissions_cmd.ts")).permissionsCmd(ctx),
+  },
+  unbuilt(["schema"], "print a JSON Schema of an artifact", "issue 3"),
+];
+
+/**
+ * Finds the command named by the leading words of argv (longest match first).
+ *
+ * @example
+ * ```ts
+ * import { findCommand } from "./commands.ts";
+ * findCommand(["ledger", "verify", "--json"])?.spec.words; // ["ledger", "verify"]
+ * ```
+ */
+export function findCommand(
+  argv: readonly string[],
+): { spec: CommandSpec; rest: string[] } | null {
+  let best: CommandSpec | null = null;
+  for (const c of COMMANDS) {
+    if (c.words.every((w, i) => argv[i] === w)) {
+      if (best === null || c.words.length > best.words.length) best = c;
+    }
+  }
+  return best === null ? null : { spec: best, rest: argv.slice(best.words.length) };
+}

@@ -1,0 +1,27 @@
+/**
+ * `agentteams dispatch --agent SLUG`: issue a dispatch nonce. The nonce is printed once, on
+ * stdout, and never stored.
+ *
+ * @module
+ */
+import { loadLedgerKey } from "../crypto/keys.ts";
+import { UsageError } from "../errors.ts";
+import { issueDispatch } from "../ledger/dispatch.ts";
+import type { Ctx, Outcome } from "./types.ts";
+
+/** Runs `dispatch`. */
+export async function dispatch(ctx: Ctx): Promise<Outcome> {
+  const agent = ctx.parsed.flags.agent;
+  if (typeof agent !== "string") throw new UsageError("USAGE", "dispatch needs --agent SLUG");
+  const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
+  const d = await issueDispatch(ctx.project, key.hmac, agent, { now: ctx.now });
+  ctx.note(
+    `issued a dispatch for '${agent}' (id ${d.id.slice(0, 12)}, expires ${d.expires}` +
+      (d.compacted ? `, ${d.compacted} expired compacted` : "") + ")",
+  );
+  return {
+    exit: 0,
+    text: d.nonce,
+    json: { ok: true, nonce: d.nonce, agent, id: d.id.slice(0, 12), expires: d.expires },
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Help texts built from the command table.
+ *
+ * @module
+ */
+import { COMMANDS, COMMON_FLAGS } from "./commands.ts";
+import type { CommandSpec } from "./types.ts";
+
+/** The top-level help. */
+export function topHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.words.join(" ").length));
+  const lines = [
+    "agentteams: only the operator writes; agents return proposals and requests.",
+    "",
+    "usage: agentteams <command> [options]",
+    "",
+    "commands:",
+    ...COMMANDS.map((c) =>
+      `  ${c.words.join(" ").padEnd(width)}  ${c.summary}${c.built ? "" : " (not built yet)"}`
+    ),
+    "",
+    "common options: --project DIR, --brief FILE (alias --description), --json, --help",
+    "exit codes: 0 ok, 1 refused or verification failed, 2 usage error, " +
+    "3 undeclared writes or timeout",
+  ];
+  return lines.join("\n");
+}
+
+/** One command's help. */
+export function commandHelp(spec: CommandSpec): string {
+  const pos = spec.positionals.map((p) =>
+    p.variadic ? `${p.name}...` : p.required ? p.name : `[${p.name}]`
+  );
+  const lines = [
+    `usage: agentteams ${[...spec.words, ...pos].join(" ")} [options]`,
+    "",
+    spec.summary + (spec.built ? "" : ` (not built yet; planned: ${spec.plannedIn})`),
+  ];
+  if (spec.help) lines.push("", spec.help);
+  const flags = [...spec.flags, ...COMMON_FLAGS];
+  const label = (f: { name: string; value?: string }) =>
+    `--${f.name}${f.value ? " " + f.value : ""}`;
+  const width = Math.max(...flags.map((f) => label(f).length));
+  lines.push("", "options:", ...flags.map((f) => `  ${label(f).padEnd(width)}  ${f.help}`));
+  return lines.join("\n");
+}

@@ -1,0 +1,23 @@
+/**
+ * `agentteams keys init`: create the operator keys.
+ *
+ * @module
+ */
+import { initKeys } from "../crypto/keys.ts";
+import type { Ctx, Outcome } from "./types.ts";
+
+/** Runs `keys init`. */
+export async function keysInit(ctx: Ctx): Promise<Outcome> {
+  const r = await initKeys({ env: ctx.env });
+  return {
+    exit: 0,
+    json: { ok: true, ...r },
+    text: [
+      `created key dir ${r.dir} (0700)`,
+      `  ledger key    ${r.ledgerKeyPath} (0600)`,
+      `  signing key   ${r.signingKeyPath} (0600, Ed25519 PKCS#8)`,
+      `  verify key    ${r.verifyKeyPath} (Ed25519 SPKI, key id ${r.keyId})`,
+      "Keep this directory out of every agent session.",
+    ].join("\n"),
+  };
+}

@@ -1,0 +1,181 @@
+/**
+ * `agentteams ledger verify|show|repair|checkpoint`.
+ *
+ * @module
+ */
+import { keyDir, loadLedgerKey, SIGNING_KEY_FILE, VERIFY_KEY_FILE } from "../crypto/keys.ts";
+import { importPrivatePem, importPublicPem, keyIdOfKey } from "../crypto/ed25519.ts";
+import { KeyError, LedgerError, UsageError } from "../errors.ts";
+import { atomicWriteFileSync } from "../fs/atomic_write.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import { checkpointProblem, parseCheckpoint, signCheckpoint } from "../ledger/checkpoint.ts";
+import { repairTornTail } from "../ledger/repair.ts";
+import { utcSeconds } from "../ledger/row.ts";
+import { checkStatePath, statePaths } from "../ledger/paths.ts";
+import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../ledger/verify.ts";
+import { checkLedgerBytes } from "../ledger/verify_rows.ts";
+import { join, resolve } from "node:path";
+import type { Ctx, Outcome } from "./types.ts";
+
+const dec = new TextDecoder();
+
+function readText(path: string, what: string, maxBytes = 64 * 1024): string {
+  return dec.decode(readRegularFileSync(path, { maxBytes, what }).bytes);
+}
+
+/** Runs `ledger verify [--checkpoint FILE] [--verify-key PEM]`. */
+export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
+  const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
+  const cpPath = ctx.parsed.flags.checkpoint;
+  let report;
+  let checkpointNote: string | null = null;
+  if (typeof cpPath === "string") {
+    const texts = readLedgerTexts(ctx.project);
+    const checks = texts.ledger === null ? undefined : checkLedgerBytes(texts.ledger, key.bytes);
+    report = assessLedger(texts, key, checks);
+    const cp = parseCheckpoint(readText(resolve(ctx.project, cpPath), "checkpoint"));
+    const pubPath = typeof ctx.parsed.flags["verify-key"] === "string"
+      ? resolve(ctx.project, ctx.parsed.flags["verify-key"] as string)
+      : join(keyDir(ctx.env), VERIFY_KEY_FILE);
+    const pub = await importPublicPem(readText(pubPath, "verify key"));
+    const problem = cp === null
+      ? "the checkpoint file is not a checkpoint"
+      : await checkpointProblem(
+        cp,
+        pub,
+        checks ?? checkLedgerBytes(new Uint8Array(0), key.bytes),
+      );
+    if (problem !== null) {
+      report.problems.push({
+        code: "CHECKPOINT_MISMATCH",
+        row: cp?.count ?? null,
+        message: problem,
+      });
+      report.ok = false;
+    } else checkpointNote = `the ledger extends the checkpoint of ${cp!.count} rows (${cp!.time})`;
+  } else {
+    report = verifyLedgerAt(ctx.project, key);
+  }
+  const lines = report.problems.map((p) =>
+    `${p.row === null ? "ledger" : `row ${p.row}`}: ${p.code}: ${p.message}`
+  );
+  for (const n of report.notes) lines.push(`note: ${n}`);
+  if (checkpointNote !== null) lines.push(checkpointNote);
+  if (report.ok) lines.unshift(`ok: ${report.rows} rows verify`);
+  const json = { ok: report.ok, rows: report.rows, problems: report.problems, notes: report.notes };
+  if (!report.ok) {
+    const first = report.problems[0];
+    return {
+      exit: 1,
+      text: lines.join("\n"),
+      json: { ...json, error: { code: first.code, message: first.message, row: first.row } },
+      refusal: { code: first.code, message: first.message },
+    };
+  }
+  return { exit: 0, text: lines.join("\n"), json };
+}
+
+/** Runs `ledger show [--tail N]`: prints rows without verifying them. */
+export function ledgerShow(ctx: Ctx): Promise<Outcome> {
+  const tailFlag = ctx.parsed.flags.tail;
+  let tail: number | null = null;
+  if (typeof tailFlag === "string") {
+    if (!/^[0-9]+$/.test(tailFlag)) throw new UsageError("USAGE", "--tail takes a row count");
+    tail = Number(tailFlag);
+  }
+  const paths = statePaths(ctx.project);
+  if (!checkStatePath(paths.dir, "dir") || !checkStatePath(paths.ledger, "file")) {
+    return Promise.resolve({ exit: 0, text: "(no ledger yet)", json: { ok: true, rows: [] } });
+  }
+  const text = readText(paths.ledger, "ledger", 2 * 1024 * 1024 * 1024 - 1);
+  const all = text.split("\n");
+  const fragment = all.pop();
+  const start = tail === null ? 0 : Math.max(0, all.length - tail);
+  const rows: Record<string, unknown>[] = [];
+  const out: string[] = [];
+  for (let i = start; i < all.length; i++) {
+    let row: Record<string, unknown>;
+    try {
+      const v = JSON.parse(all[i]);
+      row = typeof v === "object" && v !== null && !Array.isArray(v) ? v : { unparsed: all[i] };
+    } catch {
+      row = { unparsed: all[i] };
+    }
+    rows.push({ row: i + 1, ...row });
+    const { action, agent, time, mac: _m, prev: _p, ...rest } = row;
+    const detail = Object.entries(rest).map(([k, v]) =>
+      `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`
+    ).join(" ");
+    out.push(`${i + 1}\t${time ?? "?"}\t${action ?? "?"}\t${agent ?? ""}\t${detail}`);
+  }
+  if (fragment) out.push(`(an unterminated fragment of ${fragment.length} bytes follows)`);
+  return Promise.resolve({ exit: 0, text: out.join("\n"), json: { ok: true, rows } });
+}
+
+/** Runs `ledger repair --torn-tail`. */
+export async function ledgerRepair(ctx: Ctx): Promise<Outcome> {
+  if (ctx.parsed.flags["torn-tail"] !== true) {
+    throw new UsageError("USAGE", "ledger repair needs --torn-tail (the only repair there is)");
+  }
+  const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
+  const r = await repairTornTail(ctx.project, key, { now: ctx.now });
+  return {
+    exit: 0,
+    text: `removed a ${r.removedBytes}-byte torn tail (sha256 ${r.fragmentSha256}); ` +
+      `recorded a ledger-repair row (row ${r.row.count})`,
+    json: { ok: true, removed_bytes: r.removedBytes, fragment_sha256: r.fragmentSha256 },
+  };
+}
+
+/** Runs `ledger checkpoint [--out FILE]`. */
+export async function ledgerCheckpoint(ctx: Ctx): Promise<Outcome> {
+  const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
+  const texts = readLedgerTexts(ctx.project);
+  const checks = texts.ledger === null ? undefined : checkLedgerBytes(texts.ledger, key.bytes);
+  const report = assessLedger(texts, key, checks);
+  if (!report.ok) {
+    const p = report.problems[0];
+    throw new LedgerError(
+      "LEDGER_TAMPERED",
+      `refusing to checkpoint a ledger that does not verify (${p.code}: ${p.message})`,
+    );
+  }
+  const dir = keyDir(ctx.env);
+  let priv: CryptoKey;
+  let pub: CryptoKey;
+  try {
+    priv = await importPrivatePem(
+      dec.decode(
+        readRegularFileSync(join(dir, SIGNING_KEY_FILE), {
+          maxBytes: 64 * 1024,
+          forbiddenModeBits: 0o077,
+          what: "signing key",
+        }).bytes,
+      ),
+    );
+    pub = await importPublicPem(readText(join(dir, VERIFY_KEY_FILE), "verify key"));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new KeyError("NO_KEY", `no signing key in ${dir} (run: agentteams keys init)`);
+    }
+    throw e;
+  }
+  const count = report.rows;
+  const cp = await signCheckpoint({
+    count,
+    last: count === 0 ? null : checks!.hash(count - 1),
+    time: utcSeconds(ctx.now()),
+    key_id: await keyIdOfKey(pub),
+  }, priv);
+  const text = JSON.stringify(cp, null, 2) + "\n";
+  const out = ctx.parsed.flags.out;
+  if (typeof out === "string") {
+    atomicWriteFileSync(resolve(ctx.project, out), text, { mode: 0o644 });
+    return {
+      exit: 0,
+      text: `wrote a checkpoint of ${count} rows to ${out}`,
+      json: { ok: true, ...cp },
+    };
+  }
+  return { exit: 0, text: text.trimEnd(), json: { ok: true, ...cp } };
+}

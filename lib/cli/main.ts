@@ -1,0 +1,136 @@
+/**
+ * The CLI entry: parse argv strictly, narrow Deno's permissions to what the command needs, run
+ * it, and map every outcome to the contract's exit codes (0 ok, 1 refused, 2 usage, 3 undeclared
+ * writes or timeout). A refusal prints one line on stderr:
+ * `agentteams <command>: refused: <CODE>: <reason>`.
+ *
+ * @module
+ */
+import { resolve } from "node:path";
+import { AgentTeamsError, UsageError } from "../errors.ts";
+import { readEnv } from "../env.ts";
+import { narrowPermissions } from "../permissions.ts";
+import { COMMON_FLAGS, findCommand } from "./commands.ts";
+import { commandHelp, topHelp } from "./help.ts";
+import { normalizeArgv, parseArgs } from "./parse.ts";
+import type { Ctx, Outcome } from "./types.ts";
+
+/** Where output goes (tests pass collectors). */
+export interface CliIo {
+  /** Writes to stdout (a newline is added). */
+  stdout(line: string): void;
+  /** Writes to stderr (a newline is added). */
+  stderr(line: string): void;
+}
+
+const consoleIo: CliIo = {
+  stdout: (l) => console.log(l),
+  stderr: (l) => console.error(l),
+};
+
+/** The version printed by `--version`. */
+export const VERSION = "0.1.0";
+
+function refuse(io: CliIo, name: string, json: boolean, e: unknown): number {
+  if (e instanceof AgentTeamsError) {
+    io.stderr(`agentteams ${name}: refused: ${e.code}: ${e.message}`);
+    if (json) {
+      const result = "result" in e ? (e as { result: unknown }).result : undefined;
+      io.stdout(JSON.stringify({ ok: false, error: e.toJSON(), ...(result ? { result } : {}) }));
+    }
+    return e.exitCode;
+  }
+  if (e instanceof Deno.errors.NotCapable) {
+    io.stderr(`agentteams ${name}: refused: NOT_CAPABLE: ${e.message}`);
+    if (json) {
+      io.stdout(JSON.stringify({ ok: false, error: { code: "NOT_CAPABLE", message: e.message } }));
+    }
+    return 1;
+  }
+  const msg = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  if (Deno.env.get("AGENTTEAMS_DEBUG_STACK") !== undefined) console.error(e);
+  io.stderr(`agentteams ${name}: refused: INTERNAL: ${msg}`);
+  if (json) io.stdout(JSON.stringify({ ok: false, error: { code: "INTERNAL", message: msg } }));
+  return 1;
+}
+
+function print(io: CliIo, name: string, json: boolean, o: Outcome): number {
+  if (json) io.stdout(JSON.stringify(o.json ?? { ok: o.exit === 0 }));
+  else if (o.text !== undefined && o.text !== "") io.stdout(o.text);
+  if (o.refusal) io.stderr(`agentteams ${name}: refused: ${o.refusal.code}: ${o.refusal.message}`);
+  return o.exit;
+}
+
+/**
+ * Runs the CLI on `argv` and returns the exit code.
+ *
+ * @example
+ * ```ts
+ * import { runCli } from "./main.ts";
+ * const lines: string[] = [];
+ * await runCli(["--version"], { stdout: (l) => lines.push(l), stderr: () => {} }); // 0
+ * ```
+ */
+export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Promise<number> {
+  let name = "";
+  let json = argv.includes("--json");
+  try {
+    const args = normalizeArgv(argv);
+    if (args.length === 0) {
+      io.stderr(topHelp());
+      return 2;
+    }
+    if (args[0] === "--help" || args[0] === "-h" || args[0] === "help") {
+      io.stdout(topHelp());
+      return 0;
+    }
+    if (args[0] === "--version") {
+      io.stdout(`agentteams ${VERSION}`);
+      return 0;
+    }
+    const found = findCommand(args);
+    if (found === null) {
+      throw new UsageError(
+        "UNKNOWN_COMMAND",
+        `unknown command ${JSON.stringify(args[0])}; see agentteams --help`,
+      );
+    }
+    const { spec, rest } = found;
+    name = spec.words.join(" ");
+    const dashdash = rest.indexOf("--");
+    if ((dashdash < 0 ? rest : rest.slice(0, dashdash)).includes("--help")) {
+      io.stdout(commandHelp(spec));
+      return 0;
+    }
+    if (!spec.built) {
+      throw new UsageError(
+        "NOT_IMPLEMENTED",
+        `\`${name}\` is not built yet in this version (planned: ${spec.plannedIn})`,
+      );
+    }
+    const parsed = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
+    json = parsed.flags.json === true;
+    const project = resolve(
+      typeof parsed.flags.project === "string" ? parsed.flags.project : Deno.cwd(),
+    );
+    const ctx: Ctx = {
+      name,
+      parsed,
+      env: readEnv(spec.env),
+      project,
+      json,
+      now: () => new Date(),
+      note: (l) => io.stderr(l),
+    };
+    const narrowing = narrowPermissions(spec.needs(ctx), { refuseNetFfi: spec.refuseNetFfi });
+    if (narrowing.broader.length > 0) {
+      io.stderr(
+        `agentteams ${name}: warning: launched with broad ${narrowing.broader.join(", ")} ` +
+          `permission; \`agentteams permissions ${name}\` prints the narrow flags`,
+      );
+    }
+    return print(io, name, json, await spec.run(ctx));
+  } catch (e) {
+    return refuse(io, name || (argv[0] ?? ""), json, e);
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * `agentteams permissions COMMAND [-- COMMAND-FLAGS]`: the narrowest `deno run` flags for a
+ * command on this project, and the full command line to launch it with them.
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { UsageError } from "../errors.ts";
+import { launchFlags } from "../permissions.ts";
+import { COMMON_FLAGS, findCommand } from "./commands.ts";
+import { parseArgs } from "./parse.ts";
+import type { Ctx, Outcome } from "./types.ts";
+
+/** Quotes a word for a POSIX shell when it needs it. */
+export function shellQuote(w: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'"'"'`)}'`;
+}
+
+/** The entry module's path. */
+export function entryPath(): string {
+  return fileURLToPath(new URL("../../main.ts", import.meta.url));
+}
+
+/** Runs `permissions`. */
+export function permissionsCmd(ctx: Ctx): Promise<Outcome> {
+  const words = ctx.parsed.positionals.COMMAND as string[];
+  const found = findCommand(words);
+  if (found === null) {
+    throw new UsageError("UNKNOWN_COMMAND", `no command ${JSON.stringify(words.join(" "))}`);
+  }
+  const { spec, rest } = found;
+  const parsed = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
+  const name = spec.words.join(" ");
+  const target: Ctx = { ...ctx, name, parsed };
+  const needs = spec.needs(target);
+  const flags = launchFlags(needs);
+  const line = [
+    "deno",
+    "run",
+    ...flags,
+    entryPath(),
+    ...spec.words,
+    ...rest,
+    "--project",
+    ctx.project,
+  ].map(shellQuote).join(" ");
+  return Promise.resolve({
+    exit: 0,
+    text: line,
+    json: { ok: true, command: name, flags, needs, argv: line },
+  });
+}

@@ -1,0 +1,64 @@
+/**
+ * The shapes shared by the command table, the command files and the entry point.
+ *
+ * @module
+ */
+import type { FlagSpec, Parsed, PositionalSpec } from "./parse.ts";
+import type { ExitCode } from "../errors.ts";
+import type { Needs } from "../permissions.ts";
+
+/** Everything a command handler gets. */
+export interface Ctx {
+  /** The command's words, e.g. `ledger verify`. */
+  readonly name: string;
+  /** Parsed flags and positionals. */
+  readonly parsed: Parsed;
+  /** The environment variables the command declared (others are absent). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Absolute project root (`--project`, default the current directory). */
+  readonly project: string;
+  /** `--json` was given. */
+  readonly json: boolean;
+  /** The clock. */
+  readonly now: () => Date;
+  /** Writes a line of progress or detail to stderr. */
+  readonly note: (line: string) => void;
+}
+
+/** What a handler returns; the entry point prints it. */
+export interface Outcome {
+  /** The exit code. */
+  readonly exit: ExitCode | number;
+  /** Human output for stdout (without `--json`). */
+  readonly text?: string;
+  /** The JSON object printed with `--json`. */
+  readonly json?: Record<string, unknown>;
+  /** When set, the refusal line printed on stderr (`... refused: CODE: message`). */
+  readonly refusal?: { readonly code: string; readonly message: string };
+}
+
+/** A command of the table. */
+export interface CommandSpec {
+  /** Command words, e.g. `["ledger", "verify"]`. */
+  readonly words: readonly string[];
+  /** One line for the command list. */
+  readonly summary: string;
+  /** Longer help. */
+  readonly help?: string;
+  /** Positionals. */
+  readonly positionals: readonly PositionalSpec[];
+  /** Command-specific flags (the common ones are added). */
+  readonly flags: readonly FlagSpec[];
+  /** Environment variables it reads. */
+  readonly env: readonly string[];
+  /** Built, or stated as not built yet (exit 2). */
+  readonly built: boolean;
+  /** The issue that will build it, when not built. */
+  readonly plannedIn?: string;
+  /** What it needs from Deno, given the parsed context (before the handler runs). */
+  readonly needs: (ctx: Ctx) => Needs;
+  /** The handler. */
+  readonly run: (ctx: Ctx) => Promise<Outcome>;
+  /** Refuse to run with net or ffi granted. */
+  readonly refuseNetFfi?: boolean;
+}

@@ -1,0 +1,58 @@
+/**
+ * Reading the environment by name. Deno's `--allow-env=A,B` grants single variables, under which
+ * `Deno.env.toObject()` is refused; so the tool reads only the names a command needs, and a
+ * `PREFIX_*` name stands for a fixed list of known variables (the locale's `LC_*`).
+ *
+ * @example
+ * ```ts
+ * import { readEnv } from "./env.ts";
+ * readEnv(["HOME"]).HOME !== undefined;
+ * ```
+ * @module
+ */
+
+/** The locale variables `LC_*` stands for. */
+export const LC_NAMES: readonly string[] = [
+  "LC_ALL",
+  "LC_CTYPE",
+  "LC_COLLATE",
+  "LC_MESSAGES",
+  "LC_MONETARY",
+  "LC_NUMERIC",
+  "LC_TIME",
+  "LC_ADDRESS",
+  "LC_IDENTIFICATION",
+  "LC_MEASUREMENT",
+  "LC_NAME",
+  "LC_PAPER",
+  "LC_TELEPHONE",
+];
+
+/**
+ * Expands `LC_*` into {@link LC_NAMES}; other names pass through.
+ *
+ * @example
+ * ```ts
+ * import { expandEnvNames } from "./env.ts";
+ * expandEnvNames(["HOME", "LC_*"]).includes("LC_ALL"); // true
+ * ```
+ */
+export function expandEnvNames(names: readonly string[]): string[] {
+  return [...new Set(names.flatMap((n) => n === "LC_*" ? LC_NAMES : [n]))];
+}
+
+/**
+ * Reads the named variables (a missing one is `undefined`). A variable the process may not read
+ * raises Deno's `NotCapable`, which callers let through.
+ *
+ * @example
+ * ```ts
+ * import { readEnv } from "./env.ts";
+ * typeof readEnv(["PATH"]).PATH; // "string"
+ * ```
+ */
+export function readEnv(names: readonly string[]): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const n of expandEnvNames(names)) out[n] = Deno.env.get(n);
+  return out;
+}

@@ -1,0 +1,355 @@
+/**
+ * Dispatch nonces. The orchestrator issues a nonce per agent task; the agent's artifact carries
+ * it back, and the agent's identity is read from the signed dispatch record, never from the
+ * artifact. The nonce (32 hex characters) is printed once; the store
+ * `.agentteams/dispatches.jsonl` keeps only `id = HMAC(key, "dispatch:" + nonce)`, so reading it
+ * reveals no usable nonce.
+ *
+ * Store rows, each signed like ledger rows (`mac` over the canonical row without `mac`):
+ * `{agent, expires, id, max_uses}`, `{use: id}`, `{attempt: id}`.
+ *
+ * Limits: a dispatch lives 24 hours and allows 25 uses (an artifact that acts) and 100 attempts
+ * (every validated arrival, dry runs and refusals included). Every issue compacts away expired
+ * dispatches and their rows. All of it serializes on `.agentteams/dispatches.lock`, a file that
+ * is never replaced, so the last use cannot be spent twice however many processes race.
+ *
+ * @example
+ * ```ts
+ * import { issueDispatch, resolveDispatch } from "./dispatch.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * const hmac = new HmacKey(new TextEncoder().encode("k"));
+ * const { nonce } = await issueDispatch(root, hmac, "worker");
+ * (await resolveDispatch(root, hmac, nonce, { count: "attempt" })).agent; // "worker"
+ * ```
+ * @module
+ */
+import { canonical } from "../canonical.ts";
+import type { HmacKey } from "../crypto/hash.ts";
+import { DispatchError, LedgerError } from "../errors.ts";
+import { atomicWriteFileSync } from "../fs/atomic_write.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import { appendRow } from "./append.ts";
+import { withFileLock } from "./lock.ts";
+import { checkStatePath, ensureStateDir, type StatePaths } from "./paths.ts";
+import { utcSeconds } from "./row.ts";
+import { signedPart } from "./scan.ts";
+
+/** Hours a dispatch lives. */
+export const DISPATCH_TTL_HOURS = 24;
+/** Uses (acting artifacts) per dispatch. */
+export const DISPATCH_MAX_USES = 25;
+/** Attempts (validated arrivals) per dispatch: four times the use cap. */
+export const DISPATCH_MAX_ATTEMPTS = 100;
+/** Agent slugs. */
+export const SLUG_RE = /^[a-z0-9][a-z0-9-]*$/;
+/** Nonces. */
+export const NONCE_RE = /^[0-9a-f]{32}$/;
+
+/** A dispatch as the store records it, with its counters. */
+export interface DispatchRecord {
+  /** `HMAC(key, "dispatch:" + nonce)`, 64 hex. */
+  id: string;
+  /** The agent the nonce was issued to. */
+  agent: string;
+  /** Use cap. */
+  maxUses: number;
+  /** Expiry, ISO 8601 with offset. */
+  expires: string;
+  /** Uses spent. */
+  uses: number;
+  /** Attempts counted. */
+  attempts: number;
+}
+
+/** Options shared by the dispatch calls. */
+export interface DispatchOptions {
+  /** The clock (default `() => new Date()`). */
+  now?: () => Date;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/**
+ * The stored id of a nonce.
+ *
+ * @example
+ * ```ts
+ * import { dispatchId } from "./dispatch.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * dispatchId(new HmacKey(new Uint8Array([1])), "0".repeat(32)).length; // 64
+ * ```
+ */
+export function dispatchId(hmac: HmacKey, nonce: string): string {
+  return hmac.hex("dispatch:" + nonce);
+}
+
+function signStoreRow(hmac: HmacKey, row: Record<string, string | number>): string {
+  return canonical({ ...row, mac: hmac.hex(canonical(row)) });
+}
+
+/** A parsed store: verified rows only. */
+interface Store {
+  dispatches: Map<string, { agent: string; expires: string; maxUses: number; line: string }>;
+  uses: Map<string, number>;
+  attempts: Map<string, number>;
+  /** Verified lines, in order, with the id each one belongs to. */
+  lines: { id: string; line: string }[];
+  /** 1-based numbers of complete lines that do not verify. */
+  invalid: number[];
+}
+
+function readStore(paths: StatePaths, hmac: HmacKey): Store {
+  const store: Store = {
+    dispatches: new Map(),
+    uses: new Map(),
+    attempts: new Map(),
+    lines: [],
+    invalid: [],
+  };
+  if (!checkStatePath(paths.dispatches, "file")) return store;
+  const text = dec.decode(
+    readRegularFileSync(paths.dispatches, { maxBytes: 256 * 1024 * 1024, what: "dispatch store" })
+      .bytes,
+  );
+  const parts = text.split("\n");
+  // An unterminated last line is an interrupted append: it never counted, and is dropped.
+  parts.pop();
+  parts.forEach((line, i) => {
+    const part = signedPart(enc.encode(line));
+    if (part === null || hmac.hex(part.signed) !== part.mac) {
+      store.invalid.push(i + 1);
+      return;
+    }
+    const o = JSON.parse(line) as Record<string, unknown>;
+    if (
+      typeof o.id === "string" && typeof o.agent === "string" && typeof o.expires === "string" &&
+      typeof o.max_uses === "number"
+    ) {
+      store.dispatches.set(o.id, {
+        agent: o.agent,
+        expires: o.expires,
+        maxUses: o.max_uses,
+        line,
+      });
+      store.lines.push({ id: o.id, line });
+    } else if (typeof o.use === "string") {
+      store.uses.set(o.use, (store.uses.get(o.use) ?? 0) + 1);
+      store.lines.push({ id: o.use, line });
+    } else if (typeof o.attempt === "string") {
+      store.attempts.set(o.attempt, (store.attempts.get(o.attempt) ?? 0) + 1);
+      store.lines.push({ id: o.attempt, line });
+    } else {
+      store.invalid.push(i + 1);
+    }
+  });
+  return store;
+}
+
+function expiresAt(expires: string): number {
+  const t = Date.parse(expires);
+  return Number.isNaN(t) ? -Infinity : t;
+}
+
+function randomNonce(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+}
+
+/** What {@link issueDispatch} returns. */
+export interface IssuedDispatch {
+  /** The nonce: shown once, never stored. */
+  nonce: string;
+  /** Its stored id. */
+  id: string;
+  /** Expiry. */
+  expires: string;
+  /** Dispatches dropped by compaction (expired). */
+  compacted: number;
+  /** Store lines dropped because they did not verify. */
+  droppedInvalid: number;
+}
+
+/**
+ * Issues a nonce for `agent`: records the `issue-dispatch` ledger row (the intent), then rewrites
+ * the store atomically with expired dispatches compacted away and the new dispatch added.
+ *
+ * @throws {DispatchError} `BAD_SLUG`. {@link LedgerError} when the ledger refuses the row.
+ * @example
+ * ```ts
+ * import { issueDispatch } from "./dispatch.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const d = await issueDispatch(Deno.makeTempDirSync(), new HmacKey(new Uint8Array([1])), "worker");
+ * d.nonce.length; // 32
+ * ```
+ */
+export function issueDispatch(
+  root: string,
+  hmac: HmacKey,
+  agent: string,
+  opts: DispatchOptions & { ttlHours?: number; maxUses?: number } = {},
+): Promise<IssuedDispatch> {
+  if (!SLUG_RE.test(agent)) {
+    throw new DispatchError(
+      "BAD_SLUG",
+      `agent slug ${JSON.stringify(agent)} must match ^[a-z0-9][a-z0-9-]*$`,
+    );
+  }
+  const now = opts.now ?? (() => new Date());
+  const paths = ensureStateDir(root);
+  return withFileLock(paths.dispatchLock, async () => {
+    const t = now();
+    const store = readStore(paths, hmac);
+    const nonce = randomNonce();
+    const id = dispatchId(hmac, nonce);
+    const expires = utcSeconds(
+      new Date(t.getTime() + (opts.ttlHours ?? DISPATCH_TTL_HOURS) * 3600_000),
+    );
+    const live = new Set<string>();
+    for (const [did, d] of store.dispatches) {
+      if (expiresAt(d.expires) >= t.getTime()) live.add(did);
+    }
+    const kept = store.lines.filter((l) => live.has(l.id)).map((l) => l.line);
+    const row = signStoreRow(hmac, {
+      agent,
+      expires,
+      id,
+      max_uses: opts.maxUses ?? DISPATCH_MAX_USES,
+    });
+    await appendRow(root, hmac, { action: "issue-dispatch", agent, id: id.slice(0, 12) }, {
+      now: () => t,
+    });
+    atomicWriteFileSync(paths.dispatches, [...kept, row].join("\n") + "\n", { mode: 0o600 });
+    return {
+      nonce,
+      id,
+      expires,
+      compacted: store.dispatches.size - live.size,
+      droppedInvalid: store.invalid.length,
+    };
+  });
+}
+
+/** What to count while resolving a nonce. */
+export type CountKind = "none" | "attempt" | "use";
+
+function appendStoreLine(paths: StatePaths, line: string): void {
+  checkStatePath(paths.dispatches, "file");
+  const f = Deno.openSync(paths.dispatches, { append: true, create: true, mode: 0o600 });
+  try {
+    const b = enc.encode(line + "\n");
+    if (f.writeSync(b) !== b.length) throw new Error("short write to the dispatch store");
+    f.syncSync();
+  } finally {
+    f.close();
+  }
+}
+
+/**
+ * Resolves a nonce to its signed dispatch record, refusing unknown, expired and exhausted ones,
+ * and counts an attempt or spends a use, all under the dispatch lock.
+ *
+ * - `attempt`: refuses when 100 attempts were counted, else appends `{attempt: id}`;
+ * - `use`: refuses when the use cap is reached, else appends `{use: id}`;
+ * - `none`: counts nothing.
+ *
+ * When `expectAgent` is given, a record for another agent is refused (`AGENT_MISMATCH`) after the
+ * attempt is counted.
+ *
+ * @throws {DispatchError} `BAD_NONCE`, `DISPATCH_UNKNOWN`, `DISPATCH_EXPIRED`,
+ *   `DISPATCH_EXHAUSTED`, `ATTEMPTS_EXHAUSTED`, `AGENT_MISMATCH`;
+ *   {@link LedgerError} `LEDGER_TAMPERED` when a store row does not verify.
+ * @example
+ * ```ts
+ * import { issueDispatch, resolveDispatch } from "./dispatch.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * const k = new HmacKey(new Uint8Array([1]));
+ * const { nonce } = await issueDispatch(root, k, "worker");
+ * (await resolveDispatch(root, k, nonce, { count: "use" })).uses; // 1
+ * ```
+ */
+export function resolveDispatch(
+  root: string,
+  hmac: HmacKey,
+  nonce: string,
+  opts: DispatchOptions & { count: CountKind; expectAgent?: string },
+): Promise<DispatchRecord> {
+  if (typeof nonce !== "string" || !NONCE_RE.test(nonce)) {
+    return Promise.reject(
+      new DispatchError("BAD_NONCE", "a dispatch nonce is 32 lower-case hex characters"),
+    );
+  }
+  const now = opts.now ?? (() => new Date());
+  const paths = ensureStateDir(root);
+  return withFileLock(paths.dispatchLock, () => {
+    const store = readStore(paths, hmac);
+    if (store.invalid.length > 0) {
+      throw new LedgerError(
+        "LEDGER_TAMPERED",
+        `the dispatch store has rows that do not verify (line ${store.invalid.join(", ")}); ` +
+          "inspect with `agentteams ledger verify`",
+      );
+    }
+    const id = dispatchId(hmac, nonce);
+    const d = store.dispatches.get(id);
+    if (d === undefined) {
+      throw new DispatchError("DISPATCH_UNKNOWN", "no dispatch was issued for this nonce");
+    }
+    const rec: DispatchRecord = {
+      id,
+      agent: d.agent,
+      maxUses: d.maxUses,
+      expires: d.expires,
+      uses: store.uses.get(id) ?? 0,
+      attempts: store.attempts.get(id) ?? 0,
+    };
+    if (expiresAt(d.expires) < now().getTime()) {
+      throw new DispatchError("DISPATCH_EXPIRED", `the dispatch expired at ${d.expires}`);
+    }
+    if (rec.uses >= rec.maxUses) {
+      throw new DispatchError(
+        "DISPATCH_EXHAUSTED",
+        `the dispatch has spent all ${rec.maxUses} of its uses`,
+      );
+    }
+    if (opts.count === "attempt") {
+      if (rec.attempts >= DISPATCH_MAX_ATTEMPTS) {
+        throw new DispatchError(
+          "ATTEMPTS_EXHAUSTED",
+          `the dispatch has had ${rec.attempts} attempts, the limit`,
+        );
+      }
+      appendStoreLine(paths, signStoreRow(hmac, { attempt: id }));
+      rec.attempts++;
+    } else if (opts.count === "use") {
+      appendStoreLine(paths, signStoreRow(hmac, { use: id }));
+      rec.uses++;
+    }
+    if (opts.expectAgent !== undefined && opts.expectAgent !== rec.agent) {
+      throw new DispatchError(
+        "AGENT_MISMATCH",
+        `the artifact claims agent '${opts.expectAgent}' but the nonce was issued to ` +
+          `'${rec.agent}'`,
+      );
+    }
+    return rec;
+  });
+}
+
+/**
+ * The agent a nonce was issued to, counting nothing (the library's `agentFor`).
+ *
+ * @example
+ * ```ts
+ * import { agentFor, issueDispatch } from "./dispatch.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * const k = new HmacKey(new Uint8Array([1]));
+ * await agentFor(root, k, (await issueDispatch(root, k, "qa")).nonce); // "qa"
+ * ```
+ */
+export async function agentFor(root: string, hmac: HmacKey, nonce: string): Promise<string> {
+  return (await resolveDispatch(root, hmac, nonce, { count: "none" })).agent;
+}

@@ -1,0 +1,79 @@
+/**
+ * `ledger repair --torn-tail`: removes the unterminated fragment an interrupted write left at the
+ * end of the ledger, and only that, then records a `ledger-repair` row naming the bytes removed
+ * and their SHA-256. It refuses unless verification finds a torn tail and nothing else.
+ *
+ * @example
+ * ```ts
+ * import { repairTornTail } from "./repair.ts";
+ * // await repairTornTail(root, key); // throws NO_TORN_TAIL on an intact ledger
+ * ```
+ * @module
+ */
+import { LedgerError } from "../errors.ts";
+import { sha256Hex } from "../crypto/hash.ts";
+import { statePaths } from "./paths.ts";
+import { withFileLock } from "./lock.ts";
+import { type AppendResult, checkTail, writeRowLocked } from "./append.ts";
+import { type VerifyKey, verifyLedgerAt } from "./verify.ts";
+
+/** What a repair removed and recorded. */
+export interface RepairResult {
+  /** Bytes removed from the end of the ledger. */
+  removedBytes: number;
+  /** SHA-256 hex of the removed fragment. */
+  fragmentSha256: string;
+  /** The `ledger-repair` row. */
+  row: AppendResult;
+}
+
+/**
+ * Truncates a torn tail and records the repair (see the module doc).
+ *
+ * @throws {LedgerError} `NO_TORN_TAIL` when there is none; `LEDGER_TAMPERED` when verification
+ *   finds anything besides the torn tail.
+ */
+export function repairTornTail(
+  root: string,
+  key: VerifyKey,
+  opts: { now?: () => Date } = {},
+): Promise<RepairResult> {
+  const paths = statePaths(root);
+  return withFileLock(paths.ledger, (file) => {
+    const report = verifyLedgerAt(root, key);
+    const others = report.problems.filter((p) => p.code !== "TORN_TAIL");
+    if (others.length > 0) {
+      throw new LedgerError(
+        "LEDGER_TAMPERED",
+        `the ledger has problems besides a torn tail (${others.map((p) => p.code).join(", ")}); ` +
+          "repair only removes an interrupted write",
+      );
+    }
+    if (report.tail === null || report.problems.length === 0) {
+      throw new LedgerError("NO_TORN_TAIL", "the ledger has no torn tail to repair");
+    }
+    const { offset, length } = report.tail;
+    const fragment = new Uint8Array(length);
+    file.seekSync(offset, Deno.SeekMode.Start);
+    let got = 0;
+    while (got < length) {
+      const n = file.readSync(fragment.subarray(got));
+      if (n === null || n === 0) break;
+      got += n;
+    }
+    if (got !== length) {
+      throw new LedgerError("LEDGER_TAMPERED", "the ledger changed during repair");
+    }
+    file.truncateSync(offset);
+    file.syncSync();
+    const tail = checkTail(file, paths, key.hmac);
+    const fragmentSha256 = sha256Hex(fragment);
+    const row = writeRowLocked(file, paths, key.hmac, tail, {
+      action: "ledger-repair",
+      repair: "torn-tail",
+      removed_bytes: length,
+      fragment_sha256: fragmentSha256,
+    }, opts.now ?? (() => new Date()));
+    return { removedBytes: length, fragmentSha256, row };
+  });
+}

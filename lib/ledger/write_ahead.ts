@@ -1,0 +1,44 @@
+/**
+ * Write-ahead recording: a start row before an act, a completion row after. A crash in between
+ * leaves a start row without its completion, which is the signal an operator looks for.
+ *
+ * @example
+ * ```ts
+ * import { writeAhead } from "./write_ahead.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * const out = await writeAhead(root, new HmacKey(new Uint8Array([1])), { action: "x-start" }, () =>
+ *   Promise.resolve({ result: 7, complete: { action: "x", value: 7 } })
+ * );
+ * out; // 7
+ * ```
+ * @module
+ */
+import type { HmacKey } from "../crypto/hash.ts";
+import { appendRow } from "./append.ts";
+import type { RowBody } from "./row.ts";
+
+/** What an act returns: its result and the completion row (`null`: record nothing more). */
+export interface ActOutcome<T> {
+  /** The act's result. */
+  result: T;
+  /** The completion row, or `null` when nothing more may be recorded (e.g. a tampered ledger). */
+  complete: RowBody | null;
+}
+
+/**
+ * Appends `start`, runs `act`, appends its completion row. If `act` throws, nothing more is
+ * appended and the error propagates (the start row stands alone).
+ */
+export async function writeAhead<T>(
+  root: string,
+  hmac: HmacKey,
+  start: RowBody,
+  act: () => Promise<ActOutcome<T>>,
+  opts: { now?: () => Date } = {},
+): Promise<T> {
+  await appendRow(root, hmac, start, opts);
+  const { result, complete } = await act();
+  if (complete !== null) await appendRow(root, hmac, complete, opts);
+  return result;
+}

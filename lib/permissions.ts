@@ -1,0 +1,173 @@
+/**
+ * Deno's permission system as a second containment layer around the tool. Each command states
+ * what it needs (paths to read and write, programs to run, environment variables, `sys` calls);
+ * `agentteams permissions COMMAND` prints exactly those as `deno run` flags, and at start the
+ * binary revokes every category the command does not need and warns when it was launched with
+ * more than it needs. Never net, never ffi; `--allow-run` is always a list of absolute programs.
+ *
+ * `Deno.permissions.revoke` is coarse (a whole category), so path-level narrowing comes from the
+ * launch flags this module prints.
+ *
+ * @example
+ * ```ts
+ * import { launchFlags } from "./permissions.ts";
+ * launchFlags({ read: ["/p/.agentteams"], write: [], run: [], env: ["HOME"], sys: [] });
+ * // ["--no-prompt", "--allow-read=/p/.agentteams", "--allow-env=HOME"]
+ * ```
+ * @module
+ */
+import { PermissionLayerError } from "./errors.ts";
+
+/** What one command needs from Deno. */
+export interface Needs {
+  /** Paths (files or directories) read. */
+  readonly read: readonly string[];
+  /** Paths written. */
+  readonly write: readonly string[];
+  /** Absolute programs spawned. */
+  readonly run: readonly string[];
+  /** Environment variables read (`LC_*` style prefixes allowed). */
+  readonly env: readonly string[];
+  /** `sys` calls (e.g. `uid`). */
+  readonly sys: readonly string[];
+}
+
+/** No permissions at all. */
+export const NO_NEEDS: Needs = Object.freeze({ read: [], write: [], run: [], env: [], sys: [] });
+
+/** Variables key custody reads. */
+export const KEY_ENV: readonly string[] = [
+  "HOME",
+  "AGENTTEAMS_KEY_DIR",
+  "AGENTTEAMS_PROPOSAL_LEDGER_KEY_FILE",
+  "AGENTTEAMS_PROPOSAL_LEDGER_KEY",
+  "AGENTTEAMS_DECISION_SIGNING_KEY",
+];
+
+/** Variables a child process may inherit (names and prefixes), plus PATH to resolve programs. */
+export const CHILD_ENV: readonly string[] = [
+  "HOME",
+  "LANG",
+  "LC_*",
+  "TMPDIR",
+  "USER",
+  "LOGNAME",
+  "TERM",
+  "PATH",
+];
+
+function uniqSorted(xs: readonly string[]): string[] {
+  return [...new Set(xs)].sort();
+}
+
+/**
+ * The union of several needs.
+ *
+ * @example
+ * ```ts
+ * import { mergeNeeds, NO_NEEDS } from "./permissions.ts";
+ * mergeNeeds(NO_NEEDS, { ...NO_NEEDS, env: ["HOME"] }).env; // ["HOME"]
+ * ```
+ */
+export function mergeNeeds(...all: Needs[]): Needs {
+  return {
+    read: uniqSorted(all.flatMap((n) => n.read)),
+    write: uniqSorted(all.flatMap((n) => n.write)),
+    run: uniqSorted(all.flatMap((n) => n.run)),
+    env: uniqSorted(all.flatMap((n) => n.env)),
+    sys: uniqSorted(all.flatMap((n) => n.sys)),
+  };
+}
+
+function checkListValue(kind: string, v: string): void {
+  if (v.includes(",")) {
+    throw new PermissionLayerError(
+      "PERMISSION_MISSING",
+      `a ${kind} path containing a comma cannot be expressed as a Deno flag: ${v}`,
+    );
+  }
+}
+
+/**
+ * The narrowest launch flags for some needs (pure).
+ *
+ * @example
+ * ```ts
+ * import { launchFlags, NO_NEEDS } from "./permissions.ts";
+ * launchFlags({ ...NO_NEEDS, run: ["/usr/bin/git"] }); // ["--no-prompt", "--allow-run=/usr/bin/git"]
+ * ```
+ */
+export function launchFlags(needs: Needs): string[] {
+  const flags = ["--no-prompt"];
+  const add = (flag: string, list: readonly string[]) => {
+    if (list.length === 0) return;
+    for (const v of list) checkListValue(flag, v);
+    flags.push(`--allow-${flag}=${uniqSorted(list).join(",")}`);
+  };
+  for (const p of needs.run) {
+    if (!p.startsWith("/")) {
+      throw new PermissionLayerError(
+        "PERMISSION_MISSING",
+        `--allow-run takes absolute programs only, got ${p}`,
+      );
+    }
+  }
+  add("read", needs.read);
+  add("write", needs.write);
+  add("run", needs.run);
+  add("env", needs.env);
+  add("sys", needs.sys);
+  return flags;
+}
+
+type Category = "read" | "write" | "run" | "env" | "sys" | "net" | "ffi";
+
+const CATEGORIES: readonly Category[] = ["read", "write", "run", "env", "sys", "net", "ffi"];
+
+function needed(needs: Needs, c: Category): boolean {
+  if (c === "net" || c === "ffi") return false;
+  return needs[c].length > 0;
+}
+
+/** The outcome of {@link narrowPermissions}. */
+export interface Narrowing {
+  /** Categories granted beyond the command's needs at launch. */
+  broader: Category[];
+  /** Categories revoked. */
+  revoked: Category[];
+}
+
+/**
+ * Revokes every category the command does not need, and reports the categories the process was
+ * launched with wholesale (e.g. `-A`, or `--allow-read` without a list) though the command needs
+ * only a list or nothing. With `refuseNetFfi`, net or ffi granted is refused outright (`serve`).
+ *
+ * @throws {PermissionLayerError} `PERMISSION_TOO_BROAD` with `refuseNetFfi`.
+ */
+export function narrowPermissions(
+  needs: Needs,
+  opts: { refuseNetFfi?: boolean } = {},
+): Narrowing {
+  const broader: Category[] = [];
+  const revoked: Category[] = [];
+  for (const c of CATEGORIES) {
+    const state = Deno.permissions.querySync({ name: c }).state;
+    if (state !== "granted") continue;
+    if (opts.refuseNetFfi && (c === "net" || c === "ffi")) {
+      throw new PermissionLayerError(
+        "PERMISSION_TOO_BROAD",
+        `started with --allow-${c}; the runner never needs ${c}. Relaunch with the flags from ` +
+          "`agentteams permissions serve`",
+      );
+    }
+    broader.push(c);
+  }
+  for (const c of CATEGORIES) {
+    if (needed(needs, c)) continue;
+    const state = Deno.permissions.querySync({ name: c }).state;
+    if (state === "denied") continue;
+    Deno.permissions.revokeSync({ name: c });
+    revoked.push(c);
+  }
+  return { broader, revoked };
+}
