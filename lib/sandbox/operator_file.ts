@@ -33,7 +33,7 @@ export const MAX_CONFINED_BYTES = 64 * 1024;
 export function confinedFileName(projectReal: string): string {
   const trimmed = projectReal.length > 1 ? projectReal.replace(/\/+$/, "") : projectReal;
   const base = trimmed.slice(trimmed.lastIndexOf("/") + 1);
-  const name = base.replace(/[^A-Za-z0-9._-]/g, "_") || "root";
+  const name = base.replace(/[^A-Za-z0-9._-]/gu, "_") || "root";
   const digest = createHash("sha256").update(projectReal, "utf8").digest("hex").slice(0, 12);
   return `${name}-${digest}.json`;
 }

@@ -1,0 +1,69 @@
+/** The start-up probe (live on Linux) and the pure confinement decision. */
+
+import { SandboxError } from "../../lib/errors.ts";
+import { decideConfinement, type ProbeResult, probeSandbox } from "../../lib/sandbox/mod.ts";
+import { requireProgram } from "./_helpers.ts";
+import { assert, assertEquals, assertRefused } from "./_assert.ts";
+
+const OK: ProbeResult = { ok: true, backend: "bwrap", program: "/usr/bin/bwrap" };
+const MAC: ProbeResult = { ok: true, backend: "seatbelt", program: "/usr/bin/sandbox-exec" };
+const FAIL: ProbeResult = { ok: false, backend: "bwrap", program: "/usr/bin/bwrap", reason: "x" };
+
+Deno.test("decide: a working probe always confines, whatever the opt-out says", () => {
+  for (const allowUnconfined of [false, true]) {
+    for (const direct of [false, true]) {
+      assertEquals(decideConfinement({ probe: OK, allowUnconfined, direct }), "bwrap");
+      assertEquals(decideConfinement({ probe: MAC, allowUnconfined, direct }), "seatbelt");
+    }
+  }
+});
+
+Deno.test("decide: unconfined only with allow_unconfined_runs AND a direct operator run", () => {
+  assertEquals(
+    decideConfinement({ probe: FAIL, allowUnconfined: true, direct: true }),
+    "unconfined-opt-out",
+  );
+  for (
+    const [allowUnconfined, direct] of [[false, false], [false, true], [true, false]] as const
+  ) {
+    const e = assertRefused(
+      () => decideConfinement({ probe: FAIL, allowUnconfined, direct }),
+      SandboxError,
+      "SANDBOX_UNAVAILABLE",
+      `allow=${allowUnconfined} direct=${direct}`,
+    );
+    assert(e.message.includes("x"), "carries the probe's reason");
+  }
+});
+
+if (Deno.build.os === "linux") {
+  Deno.test("probe (live): bwrap works here", async () => {
+    requireProgram("/usr/bin/bwrap");
+    const probe = await probeSandbox();
+    assertEquals(probe, OK);
+  });
+
+  Deno.test("probe (live): a missing or failing bwrap is a typed failure", async () => {
+    const missing = await probeSandbox({ bwrap: "/nonexistent/bwrap" });
+    assert(!missing.ok && missing.backend === "bwrap", JSON.stringify(missing));
+    const failing = await probeSandbox({ bwrap: "/bin/false" });
+    assert(!failing.ok && failing.reason.includes("exit 1"), JSON.stringify(failing));
+    const relative = await probeSandbox({ bwrap: "bwrap" });
+    assert(!relative.ok && relative.reason.includes("absolute"), JSON.stringify(relative));
+    assertRefused(
+      () => decideConfinement({ probe: missing, allowUnconfined: false, direct: true }),
+      SandboxError,
+      "SANDBOX_UNAVAILABLE",
+    );
+  });
+}
+
+Deno.test("probe: an unsupported platform has no backend", async () => {
+  const r = await probeSandbox({ os: "windows" });
+  assertEquals(r, {
+    ok: false,
+    backend: null,
+    program: null,
+    reason: "no sandbox backend for windows",
+  });
+});
