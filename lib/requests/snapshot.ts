@@ -41,7 +41,7 @@ export const BLIND_SPOT =
   "neither are writes outside the project, nor changes inside a nested repository or submodule";
 
 /** One worktree path in a snapshot. */
-interface PathState {
+export interface PathState {
   /** Full path bytes from the worktree top. */
   readonly bytes: Uint8Array;
   /** Content fingerprint. */
@@ -49,7 +49,7 @@ interface PathState {
 }
 
 /** The index restricted to the project. */
-interface IndexView {
+export interface IndexView {
   /** Raw bytes it was read from (equal bytes mean equal entries). */
   readonly raw: Uint8Array;
   /** Entries under the project prefix, sorted by path bytes then stage. */

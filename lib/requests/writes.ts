@@ -46,7 +46,18 @@ export interface Declaration {
   readonly dir: boolean;
 }
 
-/** The first reason a normalised path may never be written by a command, or `null`. */
+/**
+ * The first reason a normalised path may never be written by a command (control plane, a `.git`
+ * segment anywhere, the brief, a protected path), or `null`.
+ *
+ * @example
+ * ```ts
+ * import { forbiddenReason } from "./writes.ts";
+ * const guards = { briefRel: "agentteams.jsonc", matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false } };
+ * forbiddenReason("vendor/lib/.git/config", guards); // "lies in a .git directory"
+ * forbiddenReason("src/a.ts", guards); // null
+ * ```
+ */
 export function forbiddenReason(rel: string, guards: Guards): string | null {
   const plane = controlPlaneOf(rel);
   if (plane !== null) return `lies in the control plane (${plane})`;
