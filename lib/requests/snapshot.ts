@@ -83,7 +83,8 @@ export interface SnapshotOptions {
 }
 
 /**
- * The watch roots for git's own paths, keyed relative to the project when inside it.
+ * The watch roots for git's own paths, keyed relative to the project when inside it (plus the
+ * worktree top's `.git` entry when the project is a subdirectory).
  *
  * @example
  * ```ts
@@ -97,7 +98,11 @@ export function gitWatchRoots(ctx: GitContext): WatchRoot[] {
   const key = (abs: string): string =>
     isWithin(ctx.root, abs) && abs !== ctx.root ? abs.slice(ctx.root.length + 1) : abs;
   const w = ctx.watched;
+  const topGit: WatchRoot[] = ctx.top === ctx.root
+    ? [] // the project's own .git entry is among the control-plane roots
+    : [{ abs: `${ctx.top}/.git`, key: `${ctx.top}/.git`, recursive: false }];
   return [
+    ...topGit,
     { abs: w.hooks, key: key(w.hooks), recursive: true },
     { abs: w.config, key: key(w.config), recursive: false },
     { abs: w.configWorktree, key: key(w.configWorktree), recursive: false },

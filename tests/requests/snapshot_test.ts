@@ -350,10 +350,10 @@ Deno.test("a project in a subdirectory sees only its own paths, relative to itse
     const r = await around(
       `${root}/sub`,
       env,
-      "echo x >> in.txt; echo y > new.txt; echo z >> ../top.txt",
+      "echo x >> in.txt; echo y > new.txt; echo z >> ../top.txt; echo '#!/bin/sh' > ../.git/hooks/pre-push",
     );
     assert.equal(r.ctx.prefix, "sub/");
-    assert.deepEqual(r.undeclared, ["in.txt", "new.txt"]);
+    assert.deepEqual(r.undeclared, [`${root}/.git/hooks/pre-push`, "in.txt", "new.txt"]);
   } finally {
     cleanup(root);
   }
