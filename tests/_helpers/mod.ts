@@ -1,0 +1,429 @@
+/**
+ * Shared helpers for the foundation tests (canonical, crypto, ledger, cli, permissions): temp
+ * sandboxes with their own HOME and key dir, the CLI run as a real `deno run` subprocess, tree
+ * snapshots to prove that nothing was written, signed-ledger fixtures, and an independent
+ * re-statement of Python's `json.dumps(obj, sort_keys=True)` used as a test oracle.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { createHash, createHmac } from "node:crypto";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { HmacKey } from "../../lib/crypto/hash.ts";
+import { headText } from "../../lib/ledger/head.ts";
+import { type RowBody, signRow } from "../../lib/ledger/row.ts";
+import type { VerifyKey } from "../../lib/ledger/verify.ts";
+
+/** The repository root (absolute, with a trailing slash removed). */
+export const REPO_ROOT: string = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+/** The CLI entry point. */
+export const MAIN_TS: string = join(REPO_ROOT, "main.ts");
+/** The deno running the tests (the same binary runs every subprocess). */
+export const DENO: string = Deno.execPath();
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+// ---------------------------------------------------------------------------------------------
+// Temp dirs and sandboxes
+
+/** A fresh temp directory (`/tmp/at-<prefix>-XXXX`). */
+export function tempDir(prefix: string): Promise<string> {
+  return Deno.makeTempDir({ prefix: `at-${prefix}-` });
+}
+
+/** Removes a directory tree, ignoring what is already gone. */
+export async function removeTree(path: string): Promise<void> {
+  try {
+    await Deno.remove(path, { recursive: true });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+}
+
+/** One test's world: a temp dir holding a HOME, a (not yet created) key dir and a project. */
+export interface Sandbox {
+  /** The temp dir holding everything below. */
+  readonly dir: string;
+  /** A fresh HOME (exists, empty). */
+  readonly home: string;
+  /** `AGENTTEAMS_KEY_DIR` (does not exist until `keys init`). */
+  readonly keyDir: string;
+  /** A project root (exists, empty). */
+  readonly project: string;
+  /** `{HOME, AGENTTEAMS_KEY_DIR}` for this sandbox. */
+  readonly env: Record<string, string>;
+  /** Removes the sandbox. */
+  dispose(): Promise<void>;
+}
+
+/** Creates a {@link Sandbox}. */
+export async function sandbox(prefix: string): Promise<Sandbox> {
+  const dir = await tempDir(prefix);
+  const home = join(dir, "home");
+  const project = join(dir, "project");
+  const keyDir = join(dir, "keys");
+  await Deno.mkdir(home);
+  await Deno.mkdir(project);
+  return {
+    dir,
+    home,
+    keyDir,
+    project,
+    env: { HOME: home, AGENTTEAMS_KEY_DIR: keyDir },
+    dispose: () => removeTree(dir),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subprocesses
+
+/** The output of a finished subprocess. */
+export interface RunResult {
+  /** Exit code. */
+  code: number;
+  /** Signal that ended it, if any. */
+  signal: Deno.Signal | null;
+  /** Decoded stdout. */
+  stdout: string;
+  /** Decoded stderr. */
+  stderr: string;
+}
+
+/**
+ * The environment every subprocess starts from: PATH (with this deno first), the deno cache of
+ * the test process (so nothing is downloaded or recompiled per temp HOME), no colour, no update
+ * check. Nothing else of the test process leaks in.
+ */
+export function baseChildEnv(): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: `${dirname(DENO)}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+    NO_COLOR: "1",
+    DENO_NO_UPDATE_CHECK: "1",
+  };
+  const denoDir = Deno.env.get("DENO_DIR") ??
+    (Deno.env.get("HOME") ? join(Deno.env.get("HOME") as string, ".cache", "deno") : undefined);
+  if (denoDir !== undefined) env.DENO_DIR = denoDir;
+  return env;
+}
+
+/** Options of {@link runDeno} and {@link runCli}. */
+export interface RunOptions {
+  /** Variables added to {@link baseChildEnv}. */
+  env?: Record<string, string>;
+  /** Working directory (default: a neutral temp-free `/`). */
+  cwd?: string;
+  /** Kill the child after this long: a guard against hangs, not a timing assertion. */
+  hangGuardMs?: number;
+}
+
+/** Runs `deno <args>` with a clean environment and collects its output. */
+export async function runDeno(args: string[], opts: RunOptions = {}): Promise<RunResult> {
+  const out = await new Deno.Command(DENO, {
+    args,
+    cwd: opts.cwd ?? "/",
+    clearEnv: true,
+    env: { ...baseChildEnv(), ...(opts.env ?? {}) },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(opts.hangGuardMs ?? 120_000),
+  }).output();
+  return {
+    code: out.code,
+    signal: out.signal,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+  };
+}
+
+/**
+ * Runs the CLI as a real process: `deno run <denoFlags> main.ts <args>` (default flags `-A`).
+ */
+export function runCli(
+  args: string[],
+  opts: RunOptions & { denoFlags?: string[] } = {},
+): Promise<RunResult> {
+  return runDeno(["run", ...(opts.denoFlags ?? ["-A"]), MAIN_TS, ...args], opts);
+}
+
+/** A parsed refusal line `agentteams <command>: refused: <CODE>: <reason>`. */
+export interface Refusal {
+  command: string;
+  code: string;
+  reason: string;
+}
+
+const REFUSAL_RE = /^agentteams ([a-z][a-z -]*): refused: ([A-Z][A-Z0-9_]*): (.+)$/;
+
+/** Every refusal line on stderr. */
+export function refusals(stderr: string): Refusal[] {
+  const out: Refusal[] = [];
+  for (const line of stderr.split("\n")) {
+    const m = REFUSAL_RE.exec(line);
+    if (m !== null) out.push({ command: m[1], code: m[2], reason: m[3] });
+  }
+  return out;
+}
+
+/** Asserts a finished CLI run refused with `code` (exactly one refusal line) and `exit`. */
+export function assertCliRefused(
+  r: RunResult,
+  command: string,
+  code: string,
+  exit = 1,
+): Refusal {
+  const found = refusals(r.stderr);
+  assert.equal(found.length, 1, `one refusal line expected, stderr:\n${r.stderr}`);
+  assert.equal(found[0].command, command, r.stderr);
+  assert.equal(found[0].code, code, r.stderr);
+  assert.equal(r.code, exit, `exit ${exit} expected, got ${r.code}; stderr:\n${r.stderr}`);
+  return found[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nothing-written checks
+
+/** One entry of a tree snapshot. */
+export type TreeEntry =
+  | { kind: "file"; mode: number; sha256: string; size: number }
+  | { kind: "dir"; mode: number }
+  | { kind: "symlink"; target: string }
+  | { kind: "other"; mode: number };
+
+/** Every object below the roots (not following symlinks), by absolute path. */
+export async function snapshotTree(...roots: string[]): Promise<Map<string, TreeEntry>> {
+  const out = new Map<string, TreeEntry>();
+  const visit = async (p: string) => {
+    let st: Deno.FileInfo;
+    try {
+      st = await Deno.lstat(p);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return;
+      throw e;
+    }
+    const mode = (st.mode ?? 0) & 0o7777;
+    if (st.isSymlink) out.set(p, { kind: "symlink", target: await Deno.readLink(p) });
+    else if (st.isFile) {
+      const b = await Deno.readFile(p);
+      out.set(p, { kind: "file", mode, size: b.length, sha256: sha256(b) });
+    } else if (st.isDirectory) {
+      out.set(p, { kind: "dir", mode });
+      for await (const e of Deno.readDir(p)) await visit(join(p, e.name));
+    } else out.set(p, { kind: "other", mode });
+  };
+  for (const r of roots) await visit(r);
+  return out;
+}
+
+/** Asserts two snapshots are identical, naming the first difference. */
+export function assertSameTree(
+  before: Map<string, TreeEntry>,
+  after: Map<string, TreeEntry>,
+  what = "tree",
+): void {
+  const keys = new Set([...before.keys(), ...after.keys()]);
+  for (const k of [...keys].sort()) {
+    assert.deepEqual(after.get(k), before.get(k), `${what}: ${k} changed`);
+  }
+}
+
+/** Reads a file's bytes, or `null` when absent. */
+export async function readOrNull(path: string): Promise<Uint8Array | null> {
+  try {
+    return await Deno.readFile(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys, rows, state files
+
+/** Hex SHA-256 (node:crypto). */
+export function sha256(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** Hex HMAC-SHA256 (node:crypto), independent of lib's HmacKey. */
+export function hmacHex(key: string | Uint8Array, data: string | Uint8Array): string {
+  return createHmac("sha256", key).update(data).digest("hex");
+}
+
+/** A {@link VerifyKey} from a text (its UTF-8 bytes). */
+export function keyOf(text: string): VerifyKey {
+  const bytes = enc.encode(text);
+  return { bytes, hmac: new HmacKey(bytes) };
+}
+
+/** The fixed clock of fixtures: 2026-11-29T18:02:10Z. */
+export const FIXED_TIME = "2026-11-29T18:02:10+00:00";
+
+/** A signed ledger built in memory (no fsync): its lines, text and head. */
+export interface BuiltLedger {
+  /** Lines without newlines. */
+  lines: string[];
+  /** The file text (every line terminated). */
+  text: string;
+  /** The head file text for all lines. */
+  head: string;
+}
+
+/** Signs `bodies` into a chained ledger with `hmac` (the format `appendRow` writes). */
+export function buildLedger(bodies: RowBody[], hmac: HmacKey, time = FIXED_TIME): BuiltLedger {
+  const lines: string[] = [];
+  let prev = "";
+  for (const b of bodies) {
+    const line = signRow(b, hmac, { time, prev });
+    lines.push(line);
+    prev = sha256(line);
+  }
+  return { lines, text: joinLines(lines), head: headFor(lines, hmac) };
+}
+
+/** Lines joined with a newline after each. */
+export function joinLines(lines: readonly string[]): string {
+  return lines.map((l) => l + "\n").join("");
+}
+
+/** The head text matching `lines`. */
+export function headFor(lines: readonly string[], hmac: HmacKey): string {
+  return headText(lines.length, lines.length === 0 ? null : sha256(lines[lines.length - 1]), hmac);
+}
+
+/** The state files of a project. */
+export function stateFiles(project: string): {
+  dir: string;
+  ledger: string;
+  head: string;
+  dispatches: string;
+  lock: string;
+} {
+  const dir = join(project, ".agentteams");
+  return {
+    dir,
+    ledger: join(dir, "proposal-ledger.jsonl"),
+    head: join(dir, "proposal-ledger.head"),
+    dispatches: join(dir, "dispatches.jsonl"),
+    lock: join(dir, "dispatches.lock"),
+  };
+}
+
+/** Writes (or, with `null`, removes) state files; creates `.agentteams` (0700) when needed. */
+export async function writeState(
+  project: string,
+  files: { ledger?: string | Uint8Array | null; head?: string | null; dispatches?: string | null },
+): Promise<void> {
+  const p = stateFiles(project);
+  await Deno.mkdir(p.dir, { recursive: true, mode: 0o700 });
+  const put = async (path: string, v: string | Uint8Array | null | undefined) => {
+    if (v === undefined) return;
+    if (v === null) {
+      await Deno.remove(path).catch((e) => {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      });
+    } else if (typeof v === "string") await Deno.writeTextFile(path, v);
+    else await Deno.writeFile(path, v);
+  };
+  await put(p.ledger, files.ledger);
+  await put(p.head, files.head);
+  await put(p.dispatches, files.dispatches);
+}
+
+/** Copies a directory tree (files, dirs; symlinks recreated), making everything user-writable. */
+export async function copyTree(src: string, dst: string): Promise<void> {
+  const st = await Deno.lstat(src);
+  if (st.isSymlink) {
+    await Deno.symlink(await Deno.readLink(src), dst);
+  } else if (st.isDirectory) {
+    await Deno.mkdir(dst, { recursive: true });
+    for await (const e of Deno.readDir(src)) await copyTree(join(src, e.name), join(dst, e.name));
+    await Deno.chmod(dst, ((st.mode ?? 0o755) & 0o777) | 0o700);
+  } else {
+    await Deno.writeFile(dst, await Deno.readFile(src));
+    await Deno.chmod(dst, ((st.mode ?? 0o644) & 0o777) | 0o600);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/** An error carrying a stable `code`. */
+export interface Coded {
+  code: string;
+  message: string;
+}
+
+/**
+ * Runs `fn` (sync throw or rejected promise both count), asserts it failed with `code`, and
+ * returns the error.
+ */
+export async function assertCode(
+  fn: () => unknown,
+  code: string,
+  ctor?: abstract new (...args: never[]) => Error,
+): Promise<Coded> {
+  let caught: unknown = undefined;
+  let threw = false;
+  try {
+    await fn();
+  } catch (e) {
+    threw = true;
+    caught = e;
+  }
+  assert.ok(threw, `expected a refusal with code ${code}, but it succeeded`);
+  if (ctor !== undefined) {
+    assert.ok(caught instanceof ctor, `expected ${ctor.name}, got ${String(caught)}`);
+  }
+  const c = caught as Partial<Coded>;
+  assert.equal(c.code, code, `expected code ${code}, got ${c.code}: ${c.message}`);
+  return caught as Coded;
+}
+
+// ---------------------------------------------------------------------------------------------
+// An independent oracle for Python's json.dumps(obj, sort_keys=True)
+
+function pyString(s: string): string {
+  // JSON.stringify handles quote, backslash, the short escapes and lower-case \u00XX controls;
+  // Python's ensure_ascii then escapes everything outside 0x20..0x7e, DEL included.
+  return JSON.stringify(s).replace(
+    /[\u007f-\uffff]/g,
+    (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"),
+  );
+}
+
+/** Code-point order, computed by expanding to code points (unlike lib's unit arithmetic). */
+function byCodePoint(a: string, b: string): number {
+  const x = Array.from(a, (c) => c.codePointAt(0) as number);
+  const y = Array.from(b, (c) => c.codePointAt(0) as number);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+}
+
+/**
+ * Python's `json.dumps(v, sort_keys=True)` for JSON values made of strings without lone
+ * surrogates, safe integers, booleans, null, arrays and plain objects. A test oracle only.
+ */
+export function pyDumps(v: unknown): string {
+  if (v === null) return "null";
+  if (typeof v === "boolean") return v ? "true" : "false";
+  if (typeof v === "number") return Object.is(v, -0) ? "0" : v.toString();
+  if (typeof v === "string") return pyString(v);
+  if (Array.isArray(v)) return "[" + v.map(pyDumps).join(", ") + "]";
+  const o = v as Record<string, unknown>;
+  return "{" +
+    Object.keys(o).sort(byCodePoint).map((k) => pyString(k) + ": " + pyDumps(o[k])).join(", ") +
+    "}";
+}
+
+/** Bytes of a string (UTF-8). */
+export function utf8(s: string): Uint8Array {
+  return enc.encode(s);
+}
+
+/** Text of bytes (UTF-8). */
+export function text(b: Uint8Array): string {
+  return dec.decode(b);
+}
