@@ -5,13 +5,16 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { DEFAULT_BRIEF_NAMES } from "../proposals/path_rules.ts";
 import { keyDir } from "../crypto/keys.ts";
 import { UsageError } from "../errors.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { STATE_DIR } from "../ledger/paths.ts";
 import type { FlagSpec } from "./parse.ts";
 import type { CommandSpec, Ctx, Outcome } from "./types.ts";
+
+const BWRAP = "/usr/bin/bwrap";
 
 /** Flags every command accepts. */
 export const COMMON_FLAGS: readonly FlagSpec[] = [
@@ -34,6 +37,35 @@ function stateNeeds(ctx: Ctx, write: boolean): Needs {
   const state = join(ctx.project, STATE_DIR);
   // Reading the project root itself lets the state dir's creation be fsynced.
   return { ...NO_NEEDS, read: write ? [ctx.project, state] : [state], write: write ? [state] : [] };
+}
+
+/** Absolute PATH entries (where programs are looked up). */
+function pathDirs(ctx: Ctx): string[] {
+  return (ctx.env.PATH ?? "").split(":").filter((d) => d.startsWith("/"));
+}
+
+/**
+ * What `apply` and `run` need: the project, the brief, the artifact, the key, the sandbox
+ * (`/usr/bin/bwrap`, a private TMPDIR, `/proc` for process groups and anchored directory
+ * handles), and the PATH directories where programs are resolved.
+ */
+function actingNeeds(ctx: Ctx, opts: { writeProject: boolean; run?: string[] }): Needs {
+  const brief = typeof ctx.parsed.flags.brief === "string"
+    ? [resolve(ctx.parsed.flags.brief)]
+    : DEFAULT_BRIEF_NAMES.map((n) => join(ctx.project, n));
+  const file = typeof ctx.parsed.positionals.FILE === "string"
+    ? [resolve(ctx.parsed.positionals.FILE)]
+    : [];
+  const tmp = ctx.env.TMPDIR && ctx.env.TMPDIR.startsWith("/") ? ctx.env.TMPDIR : "/tmp";
+  const home = ctx.env.HOME && ctx.env.HOME.startsWith("/") ? [ctx.env.HOME] : [];
+  const confinedDir = home.map((h) => join(h, ".config", "agentteams", "confined"));
+  return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true), {
+    read: [ctx.project, ...brief, ...file, tmp, "/proc", ...confinedDir, ...pathDirs(ctx), BWRAP],
+    write: [...(opts.writeProject ? [ctx.project] : []), "/proc/self/fd", tmp],
+    run: [BWRAP, ...(opts.run ?? [])],
+    env: [...KEY_ENV, ...CHILD_ENV],
+    sys: ["uid"],
+  });
 }
 
 function notBuilt(plannedIn: string) {
@@ -85,7 +117,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
     run: async (ctx) => (await import("./dispatch.ts")).dispatch(ctx),
   },
-  unbuilt(["apply"], "check and apply a change or deletion proposal", "issue 3"),
+  {
+    words: ["apply"],
+    summary: "check and apply a change or deletion proposal",
+    help: "Every check and gate runs; with --dry-run nothing is written and no use is spent.\n" +
+      "FILE is the artifact (JSON). Refusals are recorded in the ledger (except dry runs).",
+    positionals: [{ name: "FILE", required: true }],
+    flags: [{ name: "dry-run", kind: "bool", help: "check and run gates; change nothing" }],
+    env: [...KEY_ENV, ...CHILD_ENV],
+    built: true,
+    needs: (ctx) => actingNeeds(ctx, { writeProject: true }),
+    run: async (ctx) => (await import("./apply.ts")).apply(ctx),
+  },
   unbuilt(["run"], "check and run a command request", "issue 4"),
   {
     words: ["ledger", "verify"],
@@ -183,7 +226,17 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: (ctx) => ({ ...NO_NEEDS, read: [ctx.project], env: [...KEY_ENV, ...CHILD_ENV] }),
     run: async (ctx) => (await import("./permissions_cmd.ts")).permissionsCmd(ctx),
   },
-  unbuilt(["schema"], "print a JSON Schema of an artifact", "issue 3"),
+  {
+    words: ["schema"],
+    summary: "print the JSON Schema of an artifact (change-proposal, delete-proposal, " +
+      "command-request)",
+    positionals: [{ name: "NAME", required: false }],
+    flags: [],
+    env: [],
+    built: true,
+    needs: () => NO_NEEDS,
+    run: async (ctx) => (await import("./schema.ts")).schema(ctx),
+  },
 ];
 
 /**

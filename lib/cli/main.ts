@@ -122,7 +122,9 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
       now: () => new Date(),
       note: (l) => io.stderr(l),
     };
-    const narrowing = narrowPermissions(spec.needs(ctx), { refuseNetFfi: spec.refuseNetFfi });
+    const narrowing = narrowPermissions(await spec.needs(ctx), {
+      refuseNetFfi: spec.refuseNetFfi,
+    });
     if (narrowing.broader.length > 0) {
       io.stderr(
         `agentteams ${name}: warning: launched with broad ${narrowing.broader.join(", ")} ` +

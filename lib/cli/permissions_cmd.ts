@@ -22,7 +22,7 @@ export function entryPath(): string {
 }
 
 /** Runs `permissions`. */
-export function permissionsCmd(ctx: Ctx): Promise<Outcome> {
+export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
   const words = ctx.parsed.positionals.COMMAND as string[];
   const found = findCommand(words);
   if (found === null) {
@@ -32,7 +32,7 @@ export function permissionsCmd(ctx: Ctx): Promise<Outcome> {
   const parsed = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
   const name = spec.words.join(" ");
   const target: Ctx = { ...ctx, name, parsed };
-  const needs = spec.needs(target);
+  const needs = await spec.needs(target);
   const flags = launchFlags(needs);
   const line = [
     "deno",
@@ -44,9 +44,5 @@ export function permissionsCmd(ctx: Ctx): Promise<Outcome> {
     "--project",
     ctx.project,
   ].map(shellQuote).join(" ");
-  return Promise.resolve({
-    exit: 0,
-    text: line,
-    json: { ok: true, command: name, flags, needs, argv: line },
-  });
+  return { exit: 0, text: line, json: { ok: true, command: name, flags, needs, argv: line } };
 }

@@ -56,7 +56,7 @@ export interface CommandSpec {
   /** The issue that will build it, when not built. */
   readonly plannedIn?: string;
   /** What it needs from Deno, given the parsed context (before the handler runs). */
-  readonly needs: (ctx: Ctx) => Needs;
+  readonly needs: (ctx: Ctx) => Needs | Promise<Needs>;
   /** The handler. */
   readonly run: (ctx: Ctx) => Promise<Outcome>;
   /** Refuse to run with net or ffi granted. */

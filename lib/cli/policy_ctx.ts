@@ -1,0 +1,64 @@
+/**
+ * What the acting commands (`apply`, `run`) share: the brief path, the full policy (with its
+ * confined programs), the key, and the sandbox backend decided once per process.
+ *
+ * @module
+ */
+import { isAbsolute, resolve } from "node:path";
+import { keyDir, type LedgerKey, loadLedgerKey } from "../crypto/keys.ts";
+import { KeyError } from "../errors.ts";
+import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import type { Policy } from "../policy/types.ts";
+import { type Backend, decideConfinement } from "../sandbox/decide.ts";
+import { probeSandbox } from "../sandbox/probe.ts";
+import { withConfinedPrograms } from "../sandbox/policy_confined.ts";
+import type { Ctx } from "./types.ts";
+
+/** The brief's absolute path: `--brief`, else the project's default. */
+export async function briefPathOf(ctx: Ctx): Promise<string> {
+  const b = ctx.parsed.flags.brief;
+  if (typeof b === "string") return isAbsolute(b) ? b : resolve(b);
+  return await defaultBriefPath(ctx.project);
+}
+
+/** The operator's home directory. */
+export function homeOf(ctx: Ctx): string {
+  const home = ctx.env.HOME;
+  if (!home || !isAbsolute(home)) throw new KeyError("NO_KEY", "HOME must be an absolute path");
+  return home;
+}
+
+/** Everything an acting command needs, loaded. */
+export interface ActingContext {
+  /** The ledger key. */
+  key: LedgerKey;
+  /** The complete policy. */
+  policy: Policy;
+  /** The key dir (hidden from commands and gates). */
+  keyDir: string;
+  /** The operator's home. */
+  home: string;
+  /** Decides the sandbox backend on first use (probing once). */
+  backend: () => Promise<Backend>;
+}
+
+/** Loads the key, the brief and the confined programs (key first: no key, nothing runs). */
+export async function actingContext(ctx: Ctx): Promise<ActingContext> {
+  const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
+  const home = homeOf(ctx);
+  const policy = withConfinedPrograms(
+    await loadPolicy(await briefPathOf(ctx), { projectRoot: ctx.project }),
+    { home, project: ctx.project },
+  );
+  let decided: Promise<Backend> | null = null;
+  return {
+    key,
+    policy,
+    keyDir: keyDir(ctx.env),
+    home,
+    backend: () =>
+      decided ??= probeSandbox().then((probe) =>
+        decideConfinement({ probe, allowUnconfined: policy.allowUnconfinedRuns, direct: true })
+      ),
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * `agentteams schema [NAME]`: print an artifact's JSON Schema, or list the names.
+ *
+ * @module
+ */
+import { UsageError } from "../errors.ts";
+import { ARTIFACT_SCHEMAS, jsonSchemaOf, type SchemaName } from "../proposals/schema.ts";
+import type { Ctx, Outcome } from "./types.ts";
+
+/** Runs `schema`. */
+export function schema(ctx: Ctx): Promise<Outcome> {
+  const name = ctx.parsed.positionals.NAME as string | undefined;
+  const names = Object.keys(ARTIFACT_SCHEMAS);
+  if (name === undefined) {
+    return Promise.resolve({ exit: 0, text: names.join("\n"), json: { ok: true, schemas: names } });
+  }
+  if (!names.includes(name)) {
+    throw new UsageError("USAGE", `no schema ${JSON.stringify(name)}; one of ${names.join(", ")}`);
+  }
+  const s = jsonSchemaOf(name as SchemaName);
+  return Promise.resolve({ exit: 0, text: JSON.stringify(s, null, 2), json: s });
+}

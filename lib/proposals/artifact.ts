@@ -1,0 +1,116 @@
+/**
+ * Reading an artifact: at most 2 MiB of UTF-8 JSON, an object whose `kind` names one of the three
+ * schemas, validated strictly. Errors name the field and the rule.
+ *
+ * @example
+ * ```ts
+ * import { parseArtifact } from "./artifact.ts";
+ * parseArtifact('{"kind": "nope"}'); // throws ARTIFACT_INVALID
+ * ```
+ * @module
+ */
+import { ProposalError } from "../errors.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import {
+  ChangeProposal,
+  type ChangeProposalT,
+  CommandRequest,
+  type CommandRequestT,
+  DeleteProposal,
+  type DeleteProposalT,
+} from "./schema.ts";
+
+/** Largest artifact file read. */
+export const MAX_ARTIFACT_BYTES = 2 * 1024 * 1024;
+
+/** A validated artifact. */
+export type Artifact = ChangeProposalT | DeleteProposalT | CommandRequestT;
+
+function invalid(message: string): ProposalError {
+  return new ProposalError("ARTIFACT_INVALID", message);
+}
+
+/**
+ * Validates a parsed JSON value as an artifact.
+ *
+ * @throws {ProposalError} `ARTIFACT_INVALID`
+ * @example
+ * ```ts
+ * import { validateArtifact } from "./artifact.ts";
+ * validateArtifact({ kind: "delete-proposal" }); // throws: dispatch is required
+ * ```
+ */
+export function validateArtifact(v: unknown): Artifact {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    throw invalid("the artifact is not a JSON object");
+  }
+  const kind = (v as Record<string, unknown>).kind;
+  const schema = kind === "change-proposal"
+    ? ChangeProposal
+    : kind === "delete-proposal"
+    ? DeleteProposal
+    : kind === "command-request"
+    ? CommandRequest
+    : null;
+  if (schema === null) {
+    throw invalid(
+      `kind ${JSON.stringify(kind)} is not change-proposal, delete-proposal or command-request`,
+    );
+  }
+  const r = schema.safeParse(v);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const where = issue.path.length === 0 ? "artifact" : issue.path.map(String).join(".");
+    const keys = "keys" in issue ? ` (${(issue.keys as string[]).join(", ")})` : "";
+    throw invalid(`${where}: ${issue.message}${keys}`);
+  }
+  return r.data as Artifact;
+}
+
+/**
+ * Parses artifact JSON text.
+ *
+ * @example
+ * ```ts
+ * import { parseArtifact } from "./artifact.ts";
+ * parseArtifact("[]"); // throws ARTIFACT_INVALID: not a JSON object
+ * ```
+ */
+export function parseArtifact(text: string): Artifact {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw invalid(`the artifact is not JSON: ${(e as Error).message}`);
+  }
+  return validateArtifact(v);
+}
+
+/**
+ * Reads and parses an artifact file (a regular file, not a symlink, UTF-8, at most 2 MiB).
+ *
+ * @example
+ * ```ts
+ * import { readArtifactFile } from "./artifact.ts";
+ * // readArtifactFile("proposal.json")
+ * ```
+ */
+export function readArtifactFile(path: string): Artifact {
+  let bytes: Uint8Array;
+  try {
+    bytes = readRegularFileSync(path, { maxBytes: MAX_ARTIFACT_BYTES, what: "artifact" }).bytes;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) throw invalid(`artifact ${path} does not exist`);
+    if (e instanceof Error && "code" in e && e.name === "FsSafetyError") {
+      throw invalid(e.message);
+    }
+    throw e;
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw invalid(`artifact ${path} is not UTF-8`);
+  }
+  return parseArtifact(text);
+}

@@ -1,0 +1,131 @@
+/**
+ * Proposal gates: which gates run on a proposal, and running one on a temporary copy of the
+ * proposed content, confined, with a sanitized environment and a 120-second timeout.
+ *
+ * The gates that run are every gate the proposal requests (an unknown name refuses) and every
+ * gate whose glob matches the path (fnmatch, case-insensitive, `*` crosses `/`), in the order
+ * the brief declares them. `{file}` is replaced by the temporary copy's absolute path and
+ * `{path}` by the project-relative path; both are whole arguments (the policy lint ensures it).
+ *
+ * @example
+ * ```ts
+ * import { selectGates } from "./gates.ts";
+ * // selectGates(policy, "src/a.ts", ["lint"]).map((g) => g.name)
+ * ```
+ * @module
+ */
+import { basename } from "node:path";
+import { ProposalError } from "../errors.ts";
+import { fnmatch } from "../policy/fnmatch.ts";
+import { GATE_TIMEOUT, type GateDef, type Policy } from "../policy/types.ts";
+import { childEnv } from "../requests/env.ts";
+import { diskFs, resolveProgram } from "../requests/resolve.ts";
+import type { Backend } from "../sandbox/decide.ts";
+import { gateExecPaths, readShebang } from "../sandbox/gate_exec.ts";
+import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
+import { type ConfinedRunResult, runConfined } from "../sandbox/run_confined.ts";
+
+/** The input of one gate run. */
+export interface GateInput {
+  /** The proposed content. */
+  readonly content: Uint8Array;
+  /** The project-relative path. */
+  readonly rel: string;
+}
+
+/** Runs one gate. */
+export type GateRunner = (gate: GateDef, input: GateInput) => Promise<ConfinedRunResult>;
+
+/**
+ * The gates that run on a proposal for `rel`.
+ *
+ * @throws {ProposalError} `UNKNOWN_GATE`
+ */
+export function selectGates(
+  policy: Policy,
+  rel: string,
+  requested: readonly string[] | undefined,
+): GateDef[] {
+  const want = new Set<string>();
+  for (const name of requested ?? []) {
+    if (!Object.hasOwn(policy.gates, name)) {
+      throw new ProposalError(
+        "UNKNOWN_GATE",
+        `the proposal requests gate '${name}', which the brief does not define`,
+      );
+    }
+    want.add(name);
+  }
+  const out: GateDef[] = [];
+  for (const [name, gate] of Object.entries(policy.gates)) {
+    if (want.has(name) || (gate.glob !== null && fnmatch(rel, gate.glob))) out.push(gate);
+  }
+  return out;
+}
+
+/** What the confined gate runner needs. */
+export interface GateRunnerOptions {
+  /** Absolute project root. */
+  readonly root: string;
+  /** The policy. */
+  readonly policy: Policy;
+  /** The parent environment (read by name at start). */
+  readonly parentEnv: Readonly<Record<string, string | undefined>>;
+  /** The operator's home. */
+  readonly home: string;
+  /** The key dir, hidden from gates. */
+  readonly keyDir: string;
+  /** The backend decided at start. */
+  readonly backend: Backend;
+}
+
+function definedOnly(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/**
+ * A gate runner that copies the content into a private TMPDIR and runs the gate there under the
+ * decided backend (no writable project roots: a gate only reads).
+ */
+export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
+  const parent = definedOnly(opts.parentEnv);
+  const foreignWriteRoots = Object.values(opts.policy.confinedPrograms?.agents ?? {}).flatMap((a) =>
+    a.write
+  );
+  return async (gate, input) => {
+    const tmpdir = makePrivateTmpdir();
+    try {
+      const inputDir = `${tmpdir}/input`;
+      Deno.mkdirSync(inputDir, { mode: 0o700 });
+      const file = `${inputDir}/${basename(input.rel)}`;
+      Deno.writeFileSync(file, input.content, { mode: 0o600 });
+      const argv = gate.argv.map((a) => a === "{file}" ? file : a === "{path}" ? input.rel : a);
+      const program = resolveProgram(argv[0], {
+        path: parent.PATH,
+        projectRoot: opts.root,
+        fs: diskFs,
+      });
+      const interpreter = readShebang(program.real);
+      const exec = gateExecPaths(gate, program.real, interpreter);
+      return await runConfined({
+        project: opts.root,
+        home: opts.home,
+        hiddenDirs: [opts.keyDir],
+        tmpdir,
+        backend: opts.backend,
+        agent: { exec, write: [] },
+        foreignWriteRoots,
+        cwd: ".",
+        argv: [program.path, ...argv.slice(1)],
+        env: childEnv(parent),
+        network: false,
+        protectedPaths: opts.policy.protectedPaths,
+        timeoutMs: GATE_TIMEOUT * 1000,
+      });
+    } finally {
+      removePrivateTmpdir(tmpdir);
+    }
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * The rules on a proposal's path, as a pure function of the path, the agent and the policy:
+ * a plain project-relative POSIX path (no NUL or control characters, no backslash, no `.`/empty
+ * segments, no `..`, not absolute, not `~`), outside the control plane (case-folded), not the
+ * brief (in any letter case, nor either default brief name), not protected, and inside the
+ * agent's write scopes. The first rule broken is the refusal.
+ *
+ * @example
+ * ```ts
+ * import { checkProposalPath } from "./path_rules.ts";
+ * // checkProposalPath("src/a.ts", "worker", policy).rel === "src/a.ts"
+ * ```
+ * @module
+ */
+import { ProposalError } from "../errors.ts";
+import { controlPlaneOf } from "../policy/control_plane.ts";
+import { protectedMatch } from "../policy/fnmatch.ts";
+import { inWriteScopes } from "../policy/scope.ts";
+import type { Policy } from "../policy/types.ts";
+
+/** The brief names looked up by default; never writable, whichever brief is in use. */
+export const DEFAULT_BRIEF_NAMES: readonly string[] = ["agentteams.jsonc", "agentteams.json"];
+
+/** A path that passed every rule. */
+export interface CheckedPath {
+  /** The normalized relative path. */
+  readonly rel: string;
+  /** Its segments. */
+  readonly segments: readonly string[];
+}
+
+function hasControl(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+/**
+ * Checks the syntax of a project-relative path (no policy).
+ *
+ * @throws {ProposalError} `PATH_INVALID`, `PATH_OUTSIDE_PROJECT`
+ * @example
+ * ```ts
+ * import { checkRelativePath } from "./path_rules.ts";
+ * checkRelativePath("a/b.txt").segments; // ["a", "b.txt"]
+ * ```
+ */
+export function checkRelativePath(path: string): CheckedPath {
+  const q = JSON.stringify(path);
+  if (hasControl(path)) {
+    throw new ProposalError("PATH_INVALID", `path ${q} contains a NUL or control character`);
+  }
+  if (path.includes("\\")) {
+    throw new ProposalError(
+      "PATH_INVALID",
+      `path ${q} contains a backslash; paths are POSIX, separated by '/'`,
+    );
+  }
+  if (path.startsWith("/")) {
+    throw new ProposalError("PATH_OUTSIDE_PROJECT", `path ${q} is absolute; refused`);
+  }
+  if (path.startsWith("~")) {
+    throw new ProposalError("PATH_OUTSIDE_PROJECT", `path ${q} names a home directory; refused`);
+  }
+  const segments = path.split("/");
+  if (segments.includes("..")) {
+    throw new ProposalError(
+      "PATH_OUTSIDE_PROJECT",
+      `path ${q} resolves outside the project; refused`,
+    );
+  }
+  if (segments.some((s) => s === "" || s === ".")) {
+    throw new ProposalError(
+      "PATH_INVALID",
+      `path ${q} has an empty or '.' segment (or a trailing '/'); give the file's plain path`,
+    );
+  }
+  return { rel: segments.join("/"), segments };
+}
+
+/**
+ * Applies every rule (see the module doc) for `agent`.
+ *
+ * @throws {ProposalError} `PATH_INVALID`, `PATH_OUTSIDE_PROJECT`, `CONTROL_PLANE`, `BRIEF_PATH`,
+ *   `PROTECTED_PATH`, `UNKNOWN_AGENT`, `OUT_OF_SCOPE`
+ */
+export function checkProposalPath(path: string, agent: string, policy: Policy): CheckedPath {
+  const checked = checkRelativePath(path);
+  const rel = checked.rel;
+  const cp = controlPlaneOf(rel);
+  if (cp !== null) {
+    throw new ProposalError(
+      "CONTROL_PLANE",
+      `${rel} is in the control plane (${cp}); no proposal may change it`,
+    );
+  }
+  const lower = rel.toLowerCase();
+  if (
+    (policy.briefRel !== null && lower === policy.briefRel.toLowerCase()) ||
+    DEFAULT_BRIEF_NAMES.includes(lower)
+  ) {
+    throw new ProposalError("BRIEF_PATH", `${rel} is the brief; no proposal may change it`);
+  }
+  if (protectedMatch(rel, policy.protectedPaths)) {
+    throw new ProposalError("PROTECTED_PATH", `${rel} is a protected path; refused`);
+  }
+  const ap = Object.hasOwn(policy.agents, agent) ? policy.agents[agent] : undefined;
+  if (ap === undefined) {
+    throw new ProposalError("UNKNOWN_AGENT", `agent '${agent}' has no agent_policies entry`);
+  }
+  if (!inWriteScopes(rel, ap.writeScopes)) {
+    throw new ProposalError(
+      "OUT_OF_SCOPE",
+      `${rel} is outside ${agent}'s write_scopes ${JSON.stringify(ap.writeScopes)}; refused`,
+    );
+  }
+  return checked;
+}

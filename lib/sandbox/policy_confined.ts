@@ -1,0 +1,32 @@
+/**
+ * Completing a loaded policy with its confined programs: the operator-owned file
+ * (`~/.config/agentteams/confined/<name>-<digest>.json`) when present, else the brief's block,
+ * validated path by path; both present is refused. The operator file's `gate_exec` is merged into
+ * the gates.
+ *
+ * @example
+ * ```ts
+ * import { withConfinedPrograms } from "./policy_confined.ts";
+ * // const policy = withConfinedPrograms(await loadPolicy(brief, { projectRoot }), { home });
+ * ```
+ * @module
+ */
+import type { Policy } from "../policy/types.ts";
+import { selectConfinedPrograms } from "./confined.ts";
+import { readConfinedFile } from "./operator_file_read.ts";
+
+/**
+ * Returns `policy` with `confinedPrograms` and `gates` settled (see the module doc).
+ *
+ * @throws {SandboxError} `CONFINED_INVALID`, `CONFINED_FILE_UNSAFE`, `CONFINED_PATH_UNSAFE`.
+ */
+export function withConfinedPrograms(policy: Policy, opts: { home: string; project: string }): Policy {
+  const file = readConfinedFile({ projectReal: Deno.realPathSync(opts.project), home: opts.home });
+  const selected = selectConfinedPrograms({
+    brief: policy.confinedPrograms?.agents ?? null,
+    file: file === null ? null : { data: file.data, sha256: file.sha256 },
+    gates: policy.gates,
+    protectedPaths: policy.protectedPaths,
+  });
+  return { ...policy, confinedPrograms: selected.programs, gates: selected.gates };
+}

@@ -1,0 +1,108 @@
+/**
+ * Running one command under the decided backend: build the plan (`prepare.ts`), wrap the argv
+ * (`confine.ts`), run it in its own process group (`lib/requests/process.ts`), and remove the
+ * mask points the plan created. Used by proposal gates and command requests alike.
+ *
+ * @example
+ * ```ts
+ * import { runConfined } from "./run_confined.ts";
+ * // const r = await runConfined({ ...spec, backend: "bwrap" });
+ * ```
+ * @module
+ */
+import type { ConfinedAgent } from "../policy/types.ts";
+import { type RunResult, runProcess } from "../requests/process.ts";
+import { confineArgv } from "./confine.ts";
+import type { Backend } from "./decide.ts";
+import { prepareConfinement } from "./prepare.ts";
+import { removeMaskPoints } from "./run_dir.ts";
+
+/** What to run and how to confine it. */
+export interface ConfinedRunSpec {
+  /** Absolute project root. */
+  readonly project: string;
+  /** The operator's home (for `~/` exec entries). */
+  readonly home: string;
+  /** Directories hidden from the command (the key dir). */
+  readonly hiddenDirs: readonly string[];
+  /** The run's private TMPDIR (made by the caller with `makePrivateTmpdir`, removed after). */
+  readonly tmpdir: string;
+  /** The backend from `decideConfinement`. */
+  readonly backend: Backend;
+  /** Exec and write lists. */
+  readonly agent: ConfinedAgent;
+  /** For a gate: every agent's write roots. */
+  readonly foreignWriteRoots?: readonly string[];
+  /** Working directory, project-relative. */
+  readonly cwd: string;
+  /** The command; `argv[0]` absolute. */
+  readonly argv: readonly string[];
+  /** The sanitized environment (TMPDIR is set to the private one). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Share the network. */
+  readonly network: boolean;
+  /** The brief's protected paths. */
+  readonly protectedPaths: readonly string[];
+  /** Further absolute paths kept read-only (git's hooks, config, info). */
+  readonly extraReadOnly?: readonly string[];
+  /** Bytes for stdin. */
+  readonly stdin?: Uint8Array | null;
+  /** Timeout in milliseconds. */
+  readonly timeoutMs: number;
+}
+
+/** A run's result and the backend it ran under. */
+export interface ConfinedRunResult extends RunResult {
+  /** `bwrap`, `seatbelt` or `unconfined-opt-out`. */
+  readonly backend: Backend;
+}
+
+/**
+ * Runs `spec.argv` confined (or, for the opt-out, directly in the project).
+ *
+ * @throws {SandboxError} when the command cannot be confined safely.
+ */
+export async function runConfined(spec: ConfinedRunSpec): Promise<ConfinedRunResult> {
+  const env = { ...spec.env, TMPDIR: spec.tmpdir };
+  if (spec.backend === "unconfined-opt-out") {
+    const cwd = spec.cwd === "." ? spec.project : `${spec.project}/${spec.cwd}`;
+    const [program, ...args] = spec.argv;
+    const r = await runProcess({
+      program,
+      args,
+      cwd,
+      env,
+      stdin: spec.stdin ?? null,
+      timeoutMs: spec.timeoutMs,
+    });
+    return { ...r, backend: spec.backend };
+  }
+  const plan = prepareConfinement({
+    project: spec.project,
+    home: spec.home,
+    tmpdir: spec.tmpdir,
+    agent: spec.agent,
+    foreignWriteRoots: spec.foreignWriteRoots,
+    cwd: spec.cwd,
+    argv: spec.argv,
+    env,
+    network: spec.network,
+    protectedPaths: spec.protectedPaths,
+    hiddenDirs: spec.hiddenDirs,
+    extraReadOnly: spec.extraReadOnly,
+  });
+  const cmd = confineArgv(plan, spec.backend);
+  try {
+    const r = await runProcess({
+      program: cmd.program,
+      args: cmd.args,
+      cwd: cmd.cwd,
+      env: cmd.env,
+      stdin: spec.stdin ?? null,
+      timeoutMs: spec.timeoutMs,
+    });
+    return { ...r, backend: spec.backend };
+  } finally {
+    removeMaskPoints(plan);
+  }
+}
