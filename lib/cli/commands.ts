@@ -44,6 +44,19 @@ function pathDirs(ctx: Ctx): string[] {
   return (ctx.env.PATH ?? "").split(":").filter((d) => d.startsWith("/"));
 }
 
+/** `git` resolved on the PATH (for `--allow-run`), or nothing when it cannot be found. */
+function gitProgram(ctx: Ctx): string[] {
+  for (const dir of pathDirs(ctx)) {
+    try {
+      const p = `${dir}/git`;
+      if (Deno.statSync(p).isFile) return [Deno.realPathSync(p)];
+    } catch {
+      // Not here.
+    }
+  }
+  return [];
+}
+
 /**
  * What `apply` and `run` need: the project, the brief, the artifact, the key, the sandbox
  * (`/usr/bin/bwrap`, a private TMPDIR, `/proc` for process groups and anchored directory
@@ -129,7 +142,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: (ctx) => actingNeeds(ctx, { writeProject: true }),
     run: async (ctx) => (await import("./apply.ts")).apply(ctx),
   },
-  unbuilt(["run"], "check and run a command request", "issue 4"),
+  {
+    words: ["run"],
+    summary: "check and run a command request (its exit code passes through)",
+    help: "The command runs confined, in its own process group, with a sanitized environment;\n" +
+      "undeclared writes and timeouts exit 3. FILE is the artifact (JSON).",
+    positionals: [{ name: "FILE", required: true }],
+    flags: [{ name: "dry-run", kind: "bool", help: "check only; run nothing" }],
+    env: [...KEY_ENV, ...CHILD_ENV],
+    built: true,
+    needs: (ctx) => actingNeeds(ctx, { writeProject: true, run: gitProgram(ctx) }),
+    run: async (ctx) => (await import("./run.ts")).run(ctx),
+  },
   {
     words: ["ledger", "verify"],
     summary: "verify the ledger, its head and the dispatch store",

@@ -1,0 +1,79 @@
+/**
+ * `agentteams run FILE [--dry-run]`: check and run a command request. The command's own exit
+ * code passes through; undeclared writes and timeouts exit 3; refusals exit 1.
+ *
+ * @module
+ */
+import { resolve } from "node:path";
+import { readArtifactFile } from "../proposals/artifact.ts";
+import { confinedGateRunner } from "../proposals/gates.ts";
+import { runRequest } from "../requests/run_request.ts";
+import { appendRow } from "../ledger/append.ts";
+import { AgentTeamsError } from "../errors.ts";
+import { reasonText } from "../ledger/fields.ts";
+import { actingContext } from "./policy_ctx.ts";
+import type { Ctx, Outcome } from "./types.ts";
+
+/** Runs `run`. */
+export async function run(ctx: Ctx): Promise<Outcome> {
+  const acting = await actingContext(ctx);
+  const dryRun = ctx.parsed.flags["dry-run"] === true;
+  let artifact;
+  try {
+    artifact = readArtifactFile(resolve(ctx.parsed.positionals.FILE as string));
+  } catch (e) {
+    if (!dryRun && e instanceof AgentTeamsError) {
+      await appendRow(ctx.project, acting.key.hmac, {
+        action: "run-request-refused",
+        agent: "?",
+        reason: reasonText(e.message),
+        code: e.code,
+      }, { now: ctx.now });
+    }
+    throw e;
+  }
+  const r = await runRequest(artifact, {
+    root: ctx.project,
+    policy: acting.policy,
+    hmac: acting.key.hmac,
+    dryRun,
+    backend: acting.backend,
+    parentEnv: ctx.env,
+    home: acting.home,
+    keyDir: acting.keyDir,
+    now: ctx.now,
+    gateRunner: async (gate, input) =>
+      await confinedGateRunner({
+        root: ctx.project,
+        policy: acting.policy,
+        parentEnv: ctx.env,
+        home: acting.home,
+        keyDir: acting.keyDir,
+        backend: await acting.backend(),
+      })(gate, input),
+  });
+  if (!r.ran) {
+    return {
+      exit: 0,
+      text: `dry run: ${JSON.stringify(r.argv)} for ${r.agent} passes every check; not run`,
+      json: { ok: true, ...r },
+    };
+  }
+  if (!ctx.json) {
+    if (r.stdout) await Deno.stdout.write(new TextEncoder().encode(r.stdout));
+    if (r.stderr) await Deno.stderr.write(new TextEncoder().encode(r.stderr));
+  }
+  ctx.note(
+    `agentteams run: ${r.argv.join(" ")} exited ${r.exit} in ${r.duration_ms} ms ` +
+      `(${
+        r.confined === "unconfined-opt-out"
+          ? "unconfined, by the brief's opt-out"
+          : `confined by ${r.confined}`
+      })` +
+      (r.truncated ? "; output truncated at 256 KiB" : ""),
+  );
+  return {
+    exit: r.exit === null ? 1 : r.exit < 0 ? 128 - r.exit : r.exit,
+    json: { ok: r.exit === 0, ...r },
+  };
+}

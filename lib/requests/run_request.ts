@@ -1,0 +1,340 @@
+/**
+ * Running a command request, end to end.
+ *
+ * 1. The artifact is validated; the nonce resolves to the signed dispatch record (an attempt is
+ *    counted, dry runs and refusals included); a claimed `agent` must match it.
+ * 2. The argv must match one of the agent's allowlisted entries (prefix, whole-string argument
+ *    patterns, arity, variadic), no argument may hold a `..` segment, the cwd must be the entry's
+ *    pinned one, `expected_writes` must lie in the entry's `writes` or the agent's scopes and
+ *    never in the control plane; `argv[0]` is resolved on a sanitized PATH and must not live in
+ *    the project. `stdin_from_content` is accepted only by entries with `stdin_gates`, which run
+ *    on it first.
+ * 3. Git must be 2.31+ and the project a worktree; the sandbox backend is decided (refused when
+ *    none is usable, unless the brief allows unconfined runs for direct use).
+ * 4. Dry run: stop here. Otherwise a use is spent, the write-ahead `run-request-start` row is
+ *    appended, the project is snapshot, the command runs (confined, its own process group, a
+ *    sanitized environment, output capped, the entry's timeout), the project is snapshot again.
+ * 5. If the command touched the ledger, its head or the dispatch store, nothing more is recorded
+ *    (`LEDGER_TAMPERED`): the start row without a completion is the signal. Otherwise a
+ *    `run-request` (or `run-request-timeout`) row records the exit, the duration and every
+ *    undeclared write; undeclared writes and timeouts fail with exit 3.
+ *
+ * @example
+ * ```ts
+ * import { runRequest } from "./run_request.ts";
+ * // const r = await runRequest(artifact, { root, policy, hmac, backend, parentEnv, home, keyDir });
+ * ```
+ * @module
+ */
+import type { HmacKey } from "../crypto/hash.ts";
+import {
+  AgentTeamsError,
+  LedgerError,
+  ProposalError,
+  RequestError,
+  RunTimeoutError,
+  UndeclaredWritesError,
+} from "../errors.ts";
+import { appendRow, preflightAppend } from "../ledger/append.ts";
+import { resolveDispatch } from "../ledger/dispatch.ts";
+import { ledgerText, reasonText } from "../ledger/fields.ts";
+import { fnmatch, protectedMatch } from "../policy/fnmatch.ts";
+import { inWriteScopes } from "../policy/scope.ts";
+import type { Policy } from "../policy/types.ts";
+import { validateArtifact } from "../proposals/artifact.ts";
+import type { GateRunner } from "../proposals/gates.ts";
+import type { CommandRequestT } from "../proposals/schema.ts";
+import type { Backend } from "../sandbox/decide.ts";
+import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
+import { runConfined } from "../sandbox/run_confined.ts";
+import { childEnv } from "./env.ts";
+import { openGitContext } from "./git.ts";
+import { matchRequest } from "./match.ts";
+import { diskFs, resolveProgram } from "./resolve.ts";
+import { BLIND_SPOT, diffSnapshots, takeSnapshot } from "./snapshot.ts";
+import { declaredMatcher, type Guards, writeAllowed } from "./writes.ts";
+
+/** What a run returns (and what `--json` prints). */
+export interface RunRequestResult {
+  /** The agent, from the dispatch record. */
+  agent: string;
+  /** The argv as requested. */
+  argv: string[];
+  /** Exit code (negative: the signal); `null` on a dry run. */
+  exit: number | null;
+  /** Captured stdout (UTF-8, invalid bytes replaced), at most 256 KiB of bytes. */
+  stdout: string;
+  /** Captured stderr, likewise. */
+  stderr: string;
+  /** Whether output was cut at the cap. */
+  truncated: boolean;
+  /** Changed paths nothing declared, sorted. */
+  undeclared_writes: string[];
+  /** Whether the command ran (false on a dry run). */
+  ran: boolean;
+  /** Wall time of the command (absent on a dry run). */
+  duration_ms?: number;
+  /** The sandbox it ran in, or `unconfined-opt-out`. */
+  confined?: Backend;
+  /** Whether processes outlived the command and were killed. */
+  survivors_killed?: boolean;
+  /** What the undeclared-write check cannot see. */
+  blind_spot: string;
+}
+
+/** Options of {@link runRequest}. */
+export interface RunRequestOptions {
+  /** Absolute project root. */
+  root: string;
+  /** The loaded policy (with confined programs). */
+  policy: Policy;
+  /** The ledger HMAC. */
+  hmac: HmacKey;
+  /** Check only. */
+  dryRun?: boolean;
+  /** Decides the backend (probing once). */
+  backend: () => Promise<Backend>;
+  /** The parent environment (read by name at start). */
+  parentEnv: Readonly<Record<string, string | undefined>>;
+  /** The operator's home. */
+  home: string;
+  /** The key dir (hidden from the command). */
+  keyDir: string;
+  /** Runs a stdin gate on `stdin_from_content`. */
+  gateRunner: GateRunner;
+  /** Bounds the entry's timeout (seconds); the runner sets it for some channels. */
+  timeoutCap?: number;
+  /** The clock. */
+  now?: () => Date;
+}
+
+/** Ledger files a command must never change. */
+const LEDGER_FILES = [
+  ".agentteams/proposal-ledger.jsonl",
+  ".agentteams/proposal-ledger.head",
+  ".agentteams/dispatches.jsonl",
+  ".agentteams/dispatches.lock",
+];
+
+function definedOnly(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+const dec = new TextDecoder();
+
+/**
+ * Checks and runs one command request (see the module doc).
+ *
+ * @throws {RequestError}, {@link UndeclaredWritesError} and {@link RunTimeoutError} (exit 3, with
+ *   `.result`), dispatch, ledger and sandbox errors. Refusals before the command ran are recorded
+ *   as `run-request-refused` rows (not on a dry run).
+ */
+export async function runRequest(
+  artifact: unknown,
+  opts: RunRequestOptions,
+): Promise<RunRequestResult> {
+  const now = opts.now ?? (() => new Date());
+  let agent = "?";
+  let acted = false;
+  try {
+    const a = validateArtifact(artifact);
+    if (a.kind !== "command-request") {
+      throw new ProposalError("ARTIFACT_INVALID", "a proposal is applied with `apply`, not run");
+    }
+    const rec = await resolveDispatch(opts.root, opts.hmac, a.dispatch, {
+      count: "attempt",
+      expectAgent: a.agent,
+      now,
+    });
+    agent = rec.agent;
+    return await runChecked(a, agent, opts, now, () => {
+      acted = true;
+    });
+  } catch (e) {
+    if (
+      !opts.dryRun && !acted && e instanceof AgentTeamsError && e.family !== "ledger"
+    ) {
+      await appendRow(opts.root, opts.hmac, {
+        action: "run-request-refused",
+        agent,
+        reason: reasonText(e.message),
+        code: e.code,
+      }, { now });
+    }
+    throw e;
+  }
+}
+
+async function runChecked(
+  a: CommandRequestT,
+  agent: string,
+  opts: RunRequestOptions,
+  now: () => Date,
+  markActed: () => void,
+): Promise<RunRequestResult> {
+  const { policy } = opts;
+  const guards: Guards = {
+    matchers: {
+      inScopes: inWriteScopes,
+      fnmatch: (rel, glob) => fnmatch(rel, glob),
+      isProtected: (rel) => protectedMatch(rel, policy.protectedPaths),
+    },
+    briefRel: policy.briefRel,
+  };
+  const agentPolicy = Object.hasOwn(policy.agents, agent) ? policy.agents[agent] : undefined;
+  const match = matchRequest(
+    {
+      argv: a.argv,
+      cwd: a.cwd,
+      expectedWrites: a.expected_writes,
+      hasStdin: a.stdin_from_content !== undefined,
+    },
+    agentPolicy,
+    guards,
+  );
+  const parent = definedOnly(opts.parentEnv);
+  const program = resolveProgram(a.argv[0], {
+    path: parent.PATH,
+    projectRoot: opts.root,
+    fs: diskFs,
+  });
+  let stdin: Uint8Array | null = null;
+  if (a.stdin_from_content !== undefined) {
+    stdin = new TextEncoder().encode(a.stdin_from_content.content);
+    for (const name of match.entry.stdinGates ?? []) {
+      const gate = policy.gates[name];
+      const r = await opts.gateRunner(gate, { content: stdin, rel: a.stdin_from_content.path });
+      if (r.exit !== 0) {
+        throw new RequestError(
+          "GATE_FAILED",
+          `stdin gate '${name}' ${r.timedOut ? "timed out" : `exited ${r.exit}`}`,
+        );
+      }
+    }
+  }
+  const git = await openGitContext(opts.root, { parentEnv: parent });
+  const backend = await opts.backend();
+  const base: RunRequestResult = {
+    agent,
+    argv: [...a.argv],
+    exit: null,
+    stdout: "",
+    stderr: "",
+    truncated: false,
+    undeclared_writes: [],
+    ran: false,
+    blind_spot: BLIND_SPOT,
+  };
+  if (opts.dryRun) return base;
+
+  await resolveDispatch(opts.root, opts.hmac, a.dispatch, {
+    count: "use",
+    expectAgent: agent,
+    now,
+  });
+  const purpose = ledgerText(a.purpose);
+  await appendRow(opts.root, opts.hmac, {
+    action: "run-request-start",
+    agent,
+    argv: [...a.argv],
+    purpose,
+    confined: backend,
+  }, { now });
+  markActed();
+
+  const timeout = Math.min(match.entry.timeout, opts.timeoutCap ?? Infinity);
+  const before = await takeSnapshot(git);
+  const tmpdir = makePrivateTmpdir();
+  let r;
+  try {
+    r = await runConfined({
+      project: opts.root,
+      home: opts.home,
+      hiddenDirs: [opts.keyDir],
+      tmpdir,
+      backend,
+      agent: policy.confinedPrograms?.agents[agent] ?? { exec: [], write: [] },
+      cwd: match.cwd,
+      argv: [program.path, ...a.argv.slice(1)],
+      env: childEnv(parent),
+      network: match.entry.network,
+      protectedPaths: policy.protectedPaths,
+      extraReadOnly: [
+        git.watched.hooks,
+        git.watched.config,
+        git.watched.configWorktree,
+        git.watched.info,
+      ],
+      stdin,
+      timeoutMs: timeout * 1000,
+    });
+  } finally {
+    removePrivateTmpdir(tmpdir);
+  }
+  const after = await takeSnapshot(git, { previous: before });
+  const declared = declaredMatcher(a.expected_writes ?? [], {
+    guards,
+    allowed: (rel) => writeAllowed({ rel, dir: false }, match.entry, agentPolicy!, guards.matchers),
+  });
+  const check = diffSnapshots(before, after, declared);
+  const touched = check.changed.filter((p) => LEDGER_FILES.includes(p));
+  if (touched.length > 0) {
+    throw new LedgerError(
+      "LEDGER_TAMPERED",
+      `the command changed ${
+        touched.join(", ")
+      }; nothing more is recorded. The run-request-start ` +
+        "row without a completion marks it: inspect with `agentteams ledger verify`",
+    );
+  }
+  await preflightAppend(opts.root, opts.hmac);
+  const result: RunRequestResult = {
+    ...base,
+    exit: r.exit,
+    stdout: dec.decode(r.stdout),
+    stderr: dec.decode(r.stderr),
+    truncated: r.truncated,
+    undeclared_writes: [...check.undeclared],
+    ran: true,
+    duration_ms: r.durationMs,
+    confined: backend,
+    survivors_killed: r.survivors,
+  };
+  if (r.timedOut) {
+    await appendRow(opts.root, opts.hmac, {
+      action: "run-request-timeout",
+      agent,
+      argv: [...a.argv],
+      group_killed: r.groupKilled,
+      undeclared_writes: [...check.undeclared],
+      purpose,
+      duration_ms: r.durationMs,
+    }, { now });
+    throw new RunTimeoutError(
+      `the command outlived its ${timeout}-second timeout; its process group was killed` +
+        (check.undeclared.length ? ` (undeclared writes: ${check.undeclared.join(", ")})` : ""),
+      result as unknown as Record<string, unknown>,
+    );
+  }
+  await appendRow(opts.root, opts.hmac, {
+    action: "run-request",
+    agent,
+    argv: [...a.argv],
+    exit: r.exit,
+    undeclared_writes: [...check.undeclared],
+    purpose,
+    duration_ms: r.durationMs,
+    confined: backend,
+    survivors_killed: r.survivors,
+  }, { now });
+  if (check.undeclared.length > 0) {
+    throw new UndeclaredWritesError(
+      `the command wrote what it did not declare: ${check.undeclared.slice(0, 20).join(", ")}` +
+        (check.undeclared.length > 20 ? ` and ${check.undeclared.length - 20} more` : ""),
+      result as unknown as Record<string, unknown>,
+    );
+  }
+  return result;
+}
