@@ -259,6 +259,7 @@ export class SandboxError extends AgentTeamsError {
   constructor(
     code:
       | "SANDBOX_UNAVAILABLE"
+      | "UNCONFINED_NOT_ALLOWED"
       | "CONFINED_INVALID"
       | "CONFINED_FILE_UNSAFE"
       | "CONFINED_PATH_UNSAFE",

@@ -16,6 +16,12 @@ import type { CommandSpec, Ctx, Outcome } from "./types.ts";
 
 const BWRAP = "/usr/bin/bwrap";
 
+const UNCONFINED_FLAG: FlagSpec = {
+  name: "unconfined",
+  kind: "bool",
+  help: "run gates and commands outside the sandbox (needs allow_unconfined_runs; recorded)",
+};
+
 /** Flags every command accepts. */
 export const COMMON_FLAGS: readonly FlagSpec[] = [
   { name: "project", kind: "string", value: "DIR", help: "the project root (default: .)" },
@@ -44,6 +50,52 @@ function pathDirs(ctx: Ctx): string[] {
   return (ctx.env.PATH ?? "").split(":").filter((d) => d.startsWith("/"));
 }
 
+/** A program name resolved on the PATH (absolute, real), or `null`. */
+function onPath(ctx: Ctx, name: string): string | null {
+  if (name.startsWith("/")) return name;
+  if (name.includes("/")) return null;
+  for (const dir of pathDirs(ctx)) {
+    try {
+      const p = `${dir}/${name}`;
+      if (Deno.statSync(p).isFile) return p;
+    } catch {
+      // Not here.
+    }
+  }
+  return null;
+}
+
+/**
+ * With `--unconfined`, the programs the tool itself spawns: the request's `argv[0]` (run) or
+ * every gate's program (apply). Unreadable inputs contribute nothing; the command then refuses
+ * with its own error.
+ */
+async function unconfinedPrograms(ctx: Ctx, what: "gates" | "command"): Promise<string[]> {
+  if (ctx.parsed.flags.unconfined !== true) return [];
+  try {
+    if (what === "command") {
+      const file = ctx.parsed.positionals.FILE;
+      if (typeof file !== "string") return [];
+      const a = JSON.parse(Deno.readTextFileSync(resolve(file))) as { argv?: unknown };
+      const p = Array.isArray(a.argv) && typeof a.argv[0] === "string"
+        ? onPath(ctx, a.argv[0])
+        : null;
+      return p === null ? [] : [p];
+    }
+    const { loadPolicy, defaultBriefPath } = await import("../policy/brief.ts");
+    const b = ctx.parsed.flags.brief;
+    const policy = await loadPolicy(
+      typeof b === "string" ? resolve(b) : await defaultBriefPath(ctx.project),
+      { projectRoot: ctx.project },
+    );
+    return Object.values(policy.gates).map((g) => onPath(ctx, g.argv[0])).filter((
+      p,
+    ): p is string => p !== null);
+  } catch {
+    return [];
+  }
+}
+
 /** `git` resolved on the PATH (for `--allow-run`), or nothing when it cannot be found. */
 function gitProgram(ctx: Ctx): string[] {
   for (const dir of pathDirs(ctx)) {
@@ -59,8 +111,8 @@ function gitProgram(ctx: Ctx): string[] {
 
 /**
  * What `apply` and `run` need: the project, the brief, the artifact, the key, the sandbox
- * (`/usr/bin/bwrap`, a private TMPDIR, `/proc` for process groups and anchored directory
- * handles), and the PATH directories where programs are resolved.
+ * (`/usr/bin/bwrap`, a private TMPDIR, `/proc` for process groups), and the PATH directories
+ * where programs are resolved.
  */
 function actingNeeds(ctx: Ctx, opts: { writeProject: boolean; run?: string[] }): Needs {
   const brief = typeof ctx.parsed.flags.brief === "string"
@@ -74,7 +126,7 @@ function actingNeeds(ctx: Ctx, opts: { writeProject: boolean; run?: string[] }):
   const confinedDir = home.map((h) => join(h, ".config", "agentteams", "confined"));
   return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true), {
     read: [ctx.project, ...brief, ...file, tmp, "/proc", ...confinedDir, ...pathDirs(ctx), BWRAP],
-    write: [...(opts.writeProject ? [ctx.project] : []), "/proc/self/fd", tmp],
+    write: [...(opts.writeProject ? [ctx.project] : []), tmp],
     run: [BWRAP, ...(opts.run ?? [])],
     env: [...KEY_ENV, ...CHILD_ENV],
     sys: ["uid"],
@@ -136,10 +188,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     help: "Every check and gate runs; with --dry-run nothing is written and no use is spent.\n" +
       "FILE is the artifact (JSON). Refusals are recorded in the ledger (except dry runs).",
     positionals: [{ name: "FILE", required: true }],
-    flags: [{ name: "dry-run", kind: "bool", help: "check and run gates; change nothing" }],
+    flags: [
+      { name: "dry-run", kind: "bool", help: "check and run gates; change nothing" },
+      UNCONFINED_FLAG,
+    ],
     env: [...KEY_ENV, ...CHILD_ENV],
     built: true,
-    needs: (ctx) => actingNeeds(ctx, { writeProject: true }),
+    needs: async (ctx) =>
+      actingNeeds(ctx, { writeProject: true, run: await unconfinedPrograms(ctx, "gates") }),
     run: async (ctx) => (await import("./apply.ts")).apply(ctx),
   },
   {
@@ -148,10 +204,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     help: "The command runs confined, in its own process group, with a sanitized environment;\n" +
       "undeclared writes and timeouts exit 3. FILE is the artifact (JSON).",
     positionals: [{ name: "FILE", required: true }],
-    flags: [{ name: "dry-run", kind: "bool", help: "check only; run nothing" }],
+    flags: [{ name: "dry-run", kind: "bool", help: "check only; run nothing" }, UNCONFINED_FLAG],
     env: [...KEY_ENV, ...CHILD_ENV],
     built: true,
-    needs: (ctx) => actingNeeds(ctx, { writeProject: true, run: gitProgram(ctx) }),
+    needs: async (ctx) =>
+      actingNeeds(ctx, {
+        writeProject: true,
+        run: [...gitProgram(ctx), ...await unconfinedPrograms(ctx, "command")],
+      }),
     run: async (ctx) => (await import("./run.ts")).run(ctx),
   },
   {

@@ -31,7 +31,17 @@ const consoleIo: CliIo = {
 /** The version printed by `--version`. */
 export const VERSION = "0.1.0";
 
+/** Whether AGENTTEAMS_DEBUG_STACK is set (and may be read): then refusals print their stack. */
+function debugStack(): boolean {
+  try {
+    return Deno.env.get("AGENTTEAMS_DEBUG_STACK") !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 function refuse(io: CliIo, name: string, json: boolean, e: unknown): number {
+  if (debugStack() && e instanceof Error) io.stderr(e.stack ?? String(e));
   if (e instanceof AgentTeamsError) {
     io.stderr(`agentteams ${name}: refused: ${e.code}: ${e.message}`);
     if (json) {
@@ -48,7 +58,6 @@ function refuse(io: CliIo, name: string, json: boolean, e: unknown): number {
     return 1;
   }
   const msg = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-  if (Deno.env.get("AGENTTEAMS_DEBUG_STACK") !== undefined) console.error(e);
   io.stderr(`agentteams ${name}: refused: INTERNAL: ${msg}`);
   if (json) io.stdout(JSON.stringify({ ok: false, error: { code: "INTERNAL", message: msg } }));
   return 1;

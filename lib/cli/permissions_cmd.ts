@@ -41,8 +41,10 @@ export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
     entryPath(),
     ...spec.words,
     ...rest,
-    "--project",
-    ctx.project,
+    ...(rest.some((a) => a === "--project" || a.startsWith("--project=")) ? [] : [
+      "--project",
+      ctx.project,
+    ]),
   ].map(shellQuote).join(" ");
   return { exit: 0, text: line, json: { ok: true, command: name, flags, needs, argv: line } };
 }

@@ -6,7 +6,7 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { keyDir, type LedgerKey, loadLedgerKey } from "../crypto/keys.ts";
-import { KeyError } from "../errors.ts";
+import { KeyError, SandboxError } from "../errors.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";
 import { type Backend, decideConfinement } from "../sandbox/decide.ts";
@@ -51,6 +51,16 @@ export async function actingContext(ctx: Ctx): Promise<ActingContext> {
     { home, project: ctx.project },
   );
   let decided: Promise<Backend> | null = null;
+  if (ctx.parsed.flags.unconfined === true) {
+    // The operator's explicit, recorded opt-out for a direct run; only a brief can allow it.
+    if (!policy.allowUnconfinedRuns) {
+      throw new SandboxError(
+        "UNCONFINED_NOT_ALLOWED",
+        "--unconfined needs allow_unconfined_runs: true in the brief",
+      );
+    }
+    decided = Promise.resolve("unconfined-opt-out");
+  }
   return {
     key,
     policy,
