@@ -1,0 +1,377 @@
+/**
+ * Dispatch nonces: slug and nonce formats, unknown / expired / exhausted dispatches, attempts vs
+ * uses, agent mismatch, compaction, what is stored (the HMAC id, never the nonce), a tampered
+ * store, an interrupted store append. Each refusal also proves nothing was written.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  agentFor,
+  DISPATCH_MAX_ATTEMPTS,
+  DISPATCH_MAX_USES,
+  dispatchId,
+  issueDispatch,
+  resolveDispatch,
+} from "../../lib/ledger/dispatch.ts";
+import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
+import { DispatchError, LedgerError } from "../../lib/errors.ts";
+import {
+  assertCode,
+  assertSameTree,
+  hmacHex,
+  keyOf,
+  pyDumps,
+  runCli,
+  type Sandbox,
+  sandbox,
+  snapshotTree,
+  stateFiles,
+} from "../_helpers/mod.ts";
+
+const KEY_TEXT = "dispatch-key";
+const KEY = keyOf(KEY_TEXT);
+const T0 = new Date(Date.UTC(2026, 10, 29, 18, 2, 10));
+const at = (ms: number) => () => new Date(T0.getTime() + ms);
+const HOUR = 3600_000;
+
+async function withSandbox(name: string, fn: (sb: Sandbox) => Promise<void>): Promise<void> {
+  const sb = await sandbox(name);
+  try {
+    await fn(sb);
+  } finally {
+    await sb.dispose();
+  }
+}
+
+async function storeRows(project: string): Promise<Record<string, unknown>[]> {
+  const t = await Deno.readTextFile(stateFiles(project).dispatches);
+  return t.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+}
+
+/** Asserts `fn` refuses with `code` and leaves the sandbox byte-identical. */
+async function refuses(sb: Sandbox, fn: () => unknown, code: string): Promise<void> {
+  const before = await snapshotTree(sb.dir);
+  await assertCode(fn, code);
+  assertSameTree(before, await snapshotTree(sb.dir), code);
+}
+
+Deno.test("issueDispatch: the store row and ledger row, in the earlier tool's format", async () => {
+  await withSandbox("dispatch-format", async (sb) => {
+    const d = await issueDispatch(sb.project, KEY.hmac, "worker", { now: () => T0 });
+    assert.match(d.nonce, /^[0-9a-f]{32}$/);
+    assert.equal(d.id, hmacHex(KEY_TEXT, "dispatch:" + d.nonce));
+    assert.equal(d.id, dispatchId(KEY.hmac, d.nonce));
+    assert.equal(d.expires, "2026-11-30T18:02:10+00:00");
+    assert.equal(d.compacted, 0);
+    const p = stateFiles(sb.project);
+    const line = (await Deno.readTextFile(p.dispatches)).trimEnd();
+    const row = JSON.parse(line);
+    const { mac, ...signed } = row;
+    assert.deepEqual(signed, { agent: "worker", expires: d.expires, id: d.id, max_uses: 25 });
+    assert.equal(mac, hmacHex(KEY_TEXT, pyDumps(signed)));
+    assert.equal(line, pyDumps(row));
+    const ledger = JSON.parse((await Deno.readTextFile(p.ledger)).trimEnd());
+    assert.equal(ledger.action, "issue-dispatch");
+    assert.equal(ledger.agent, "worker");
+    assert.equal(ledger.id, d.id.slice(0, 12));
+    assert.equal(ledger.time, "2026-11-29T18:02:10+00:00");
+    // The lock file exists and is never replaced.
+    const lockIno = (await Deno.stat(p.lock)).ino;
+    await issueDispatch(sb.project, KEY.hmac, "reviewer", { now: () => T0 });
+    assert.equal((await Deno.stat(p.lock)).ino, lockIno);
+    assert.equal((await Deno.stat(p.dispatches)).mode! & 0o077, 0);
+    assert.equal(verifyLedgerAt(sb.project, KEY).ok, true);
+  });
+});
+
+Deno.test("slug validation: BAD_SLUG, nothing created", async () => {
+  await withSandbox("dispatch-slug", async (sb) => {
+    for (
+      const slug of [
+        "",
+        "Worker",
+        "-w",
+        "w_x",
+        "a b",
+        "w/x",
+        "../x",
+        "\u00fc",
+        "w\n",
+        "w.",
+        " w",
+        "w\u0000",
+      ]
+    ) {
+      await refuses(sb, () => issueDispatch(sb.project, KEY.hmac, slug), "BAD_SLUG");
+    }
+    for (const slug of ["w", "0", "qa-1", "a-", "9lives"]) {
+      const d = await issueDispatch(sb.project, KEY.hmac, slug);
+      assert.equal(await agentFor(sb.project, KEY.hmac, d.nonce), slug);
+    }
+  });
+});
+
+Deno.test("nonce format: BAD_NONCE, nothing written", async () => {
+  await withSandbox("dispatch-nonce", async (sb) => {
+    const { nonce } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    for (
+      const bad of [
+        "",
+        nonce.slice(1),
+        nonce + "0",
+        nonce.toUpperCase().replace(/[0-9]/g, "A"),
+        "g".repeat(32),
+        nonce + "\n",
+        " " + nonce.slice(1),
+        nonce.slice(0, 31) + "\u0660",
+      ]
+    ) {
+      for (const count of ["none", "attempt", "use"] as const) {
+        await refuses(sb, () => resolveDispatch(sb.project, KEY.hmac, bad, { count }), "BAD_NONCE");
+      }
+    }
+  });
+});
+
+Deno.test("unknown nonce: DISPATCH_UNKNOWN, nothing written (also on a project with no state)", async () => {
+  await withSandbox("dispatch-unknown", async (sb) => {
+    const other = "0123456789abcdef0123456789abcdef";
+    await refuses(
+      sb,
+      () => resolveDispatch(sb.project, KEY.hmac, other, { count: "use" }),
+      "DISPATCH_UNKNOWN",
+    );
+    await issueDispatch(sb.project, KEY.hmac, "worker");
+    await refuses(
+      sb,
+      () => resolveDispatch(sb.project, KEY.hmac, other, { count: "attempt" }),
+      "DISPATCH_UNKNOWN",
+    );
+    // A nonce issued under another key is unknown under this one.
+    const foreign = await issueDispatch(join(sb.dir, "other"), keyOf("k2").hmac, "worker");
+    await refuses(sb, () => agentFor(sb.project, KEY.hmac, foreign.nonce), "DISPATCH_UNKNOWN");
+  });
+});
+
+Deno.test("expiry: valid up to and including `expires`, DISPATCH_EXPIRED one second later", async () => {
+  await withSandbox("dispatch-expiry", async (sb) => {
+    const { nonce } = await issueDispatch(sb.project, KEY.hmac, "worker", { now: () => T0 });
+    const rec = await resolveDispatch(sb.project, KEY.hmac, nonce, {
+      count: "none",
+      now: at(24 * HOUR),
+    });
+    assert.equal(rec.agent, "worker");
+    await refuses(
+      sb,
+      () =>
+        resolveDispatch(sb.project, KEY.hmac, nonce, { count: "use", now: at(24 * HOUR + 1000) }),
+      "DISPATCH_EXPIRED",
+    );
+    await refuses(
+      sb,
+      () => resolveDispatch(sb.project, KEY.hmac, nonce, { count: "attempt", now: at(48 * HOUR) }),
+      "DISPATCH_EXPIRED",
+    );
+  });
+});
+
+Deno.test("uses: 25 then DISPATCH_EXHAUSTED; the store holds exactly 25 use rows", async () => {
+  await withSandbox("dispatch-uses", async (sb) => {
+    const { nonce, id } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    for (let i = 1; i <= DISPATCH_MAX_USES; i++) {
+      const r = await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "use" });
+      assert.equal(r.uses, i);
+      assert.equal(r.attempts, 0);
+    }
+    assert.equal(DISPATCH_MAX_USES, 25);
+    for (const count of ["use", "attempt", "none"] as const) {
+      await refuses(
+        sb,
+        () => resolveDispatch(sb.project, KEY.hmac, nonce, { count }),
+        "DISPATCH_EXHAUSTED",
+      );
+    }
+    const rows = await storeRows(sb.project);
+    assert.equal(rows.filter((r) => r.use === id).length, 25);
+    // Identical use rows have identical MACs (as in the earlier tool).
+    assert.equal(new Set(rows.filter((r) => r.use === id).map((r) => r.mac)).size, 1);
+    assert.equal(verifyLedgerAt(sb.project, KEY).ok, true);
+  });
+});
+
+Deno.test("attempts: 100 then ATTEMPTS_EXHAUSTED; attempts spend no uses", async () => {
+  await withSandbox("dispatch-attempts", async (sb) => {
+    const { nonce, id } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    for (let i = 1; i <= DISPATCH_MAX_ATTEMPTS; i++) {
+      const r = await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "attempt" });
+      assert.equal(r.attempts, i);
+      assert.equal(r.uses, 0);
+    }
+    assert.equal(DISPATCH_MAX_ATTEMPTS, 100);
+    await refuses(
+      sb,
+      () => resolveDispatch(sb.project, KEY.hmac, nonce, { count: "attempt" }),
+      "ATTEMPTS_EXHAUSTED",
+    );
+    // Uses are a separate budget.
+    const used = await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "use" });
+    assert.equal(used.uses, 1);
+    assert.equal(used.attempts, 100);
+    const rows = await storeRows(sb.project);
+    assert.equal(rows.filter((r) => r.attempt === id).length, 100);
+    assert.equal(rows.filter((r) => r.use === id).length, 1);
+  });
+});
+
+Deno.test("AGENT_MISMATCH: refused, and the attempt is counted", async () => {
+  await withSandbox("dispatch-mismatch", async (sb) => {
+    const { nonce, id } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    await assertCode(
+      () =>
+        resolveDispatch(sb.project, KEY.hmac, nonce, { count: "attempt", expectAgent: "reviewer" }),
+      "AGENT_MISMATCH",
+      DispatchError,
+    );
+    const rec = await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "none" });
+    assert.equal(rec.attempts, 1);
+    assert.equal(rec.uses, 0);
+    assert.equal((await storeRows(sb.project)).filter((r) => r.attempt === id).length, 1);
+    const ok = await resolveDispatch(sb.project, KEY.hmac, nonce, {
+      count: "attempt",
+      expectAgent: "worker",
+    });
+    assert.equal(ok.attempts, 2);
+  });
+});
+
+Deno.test("issue compacts expired dispatches and their rows away", async () => {
+  await withSandbox("dispatch-compact", async (sb) => {
+    const a = await issueDispatch(sb.project, KEY.hmac, "old", { now: () => T0 });
+    await resolveDispatch(sb.project, KEY.hmac, a.nonce, { count: "use", now: () => T0 });
+    await resolveDispatch(sb.project, KEY.hmac, a.nonce, { count: "attempt", now: () => T0 });
+    const b = await issueDispatch(sb.project, KEY.hmac, "live", { now: at(2 * HOUR) });
+    await resolveDispatch(sb.project, KEY.hmac, b.nonce, { count: "use", now: at(2 * HOUR) });
+    const c = await issueDispatch(sb.project, KEY.hmac, "new", { now: at(25 * HOUR) });
+    assert.equal(c.compacted, 1);
+    const rows = await storeRows(sb.project);
+    const ids = new Set(rows.map((r) => (r.id ?? r.use ?? r.attempt) as string));
+    assert.deepEqual([...ids].sort(), [b.id, c.id].sort());
+    assert.equal(rows.length, 3); // b, b's use, c
+    await assertCode(
+      () => agentFor(sb.project, KEY.hmac, a.nonce),
+      "DISPATCH_UNKNOWN",
+      DispatchError,
+    );
+    const rb = await resolveDispatch(sb.project, KEY.hmac, b.nonce, {
+      count: "none",
+      now: at(25 * HOUR),
+    });
+    assert.equal(rb.uses, 1);
+    // The ledger keeps every issue row; only the store is compacted.
+    assert.equal(verifyLedgerAt(sb.project, KEY).rows, 3);
+    assert.equal(verifyLedgerAt(sb.project, KEY).ok, true);
+  });
+});
+
+Deno.test("only the HMAC id is stored: the nonce text appears nowhere under .agentteams", async () => {
+  await withSandbox("dispatch-secret", async (sb) => {
+    const nonces: string[] = [];
+    for (const agent of ["a", "b"]) {
+      const d = await issueDispatch(sb.project, KEY.hmac, agent);
+      nonces.push(d.nonce);
+      await resolveDispatch(sb.project, KEY.hmac, d.nonce, { count: "attempt" });
+      await resolveDispatch(sb.project, KEY.hmac, d.nonce, { count: "use" });
+    }
+    const cli = await runCli(["dispatch", "--agent", "c", "--project", sb.project], {
+      env: { ...sb.env, AGENTTEAMS_PROPOSAL_LEDGER_KEY: KEY_TEXT },
+    });
+    assert.equal(cli.code, 0, cli.stderr);
+    nonces.push(cli.stdout.trim());
+    assert.match(nonces[2], /^[0-9a-f]{32}$/);
+    const all = [];
+    for await (const e of Deno.readDir(stateFiles(sb.project).dir)) {
+      all.push(await Deno.readTextFile(join(stateFiles(sb.project).dir, e.name)));
+    }
+    const blob = all.join("\n");
+    for (const n of nonces) {
+      assert.ok(!blob.includes(n), "nonce stored");
+      assert.ok(!blob.includes(n.slice(0, 16)), "half a nonce stored");
+      assert.ok(blob.includes(hmacHex(KEY_TEXT, "dispatch:" + n)), "id not stored");
+    }
+    // The CLI printed the nonce once, and nothing else on stdout.
+    assert.equal(cli.stdout, nonces[2] + "\n");
+    assert.equal(await agentFor(sb.project, KEY.hmac, nonces[2]), "c");
+  });
+});
+
+Deno.test("a store row that fails its MAC makes resolve refuse (LEDGER_TAMPERED), writing nothing", async () => {
+  await withSandbox("dispatch-tampered", async (sb) => {
+    const { nonce } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "use" });
+    const p = stateFiles(sb.project);
+    const text = await Deno.readTextFile(p.dispatches);
+    const edits = [
+      // max_uses raised, MAC kept
+      text.replace('"max_uses": 25', '"max_uses": 99'),
+      // a use row removed is invisible to MACs, but a forged row is not
+      text + pyDumps({ mac: "0".repeat(64), use: "x" }) + "\n",
+      // the agent changed
+      text.replace('"agent": "worker"', '"agent": "admin!"'),
+      text.replace("\n", "\ngarbage\n"),
+    ];
+    for (const edited of edits) {
+      assert.notEqual(edited, text);
+      await Deno.writeTextFile(p.dispatches, edited);
+      for (const count of ["none", "attempt", "use"] as const) {
+        await refuses(
+          sb,
+          () => resolveDispatch(sb.project, KEY.hmac, nonce, { count }),
+          "LEDGER_TAMPERED",
+        );
+      }
+      const e = await assertCode(() => agentFor(sb.project, KEY.hmac, nonce), "LEDGER_TAMPERED");
+      assert.ok(e instanceof LedgerError);
+    }
+  });
+});
+
+Deno.test("an unterminated last store line is ignored, and stays harmless across later appends", async () => {
+  await withSandbox("dispatch-fragment", async (sb) => {
+    const { nonce, id } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    const p = stateFiles(sb.project);
+    // An interrupted append of a use row: never counted.
+    const useRow = pyDumps({ mac: hmacHex(KEY_TEXT, pyDumps({ use: id })), use: id });
+    await Deno.writeTextFile(p.dispatches, useRow.slice(0, 30), { append: true });
+    let rec = await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "none" });
+    assert.equal(rec.uses, 0);
+    // Counting goes on normally, and the store keeps verifying.
+    rec = await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "attempt" });
+    assert.equal(rec.attempts, 1);
+    rec = await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "use" });
+    assert.equal(rec.uses, 1);
+    assert.equal(rec.attempts, 1);
+    const v = verifyLedgerAt(sb.project, KEY);
+    assert.deepEqual(v.problems, []);
+  });
+});
+
+Deno.test("issue drops store lines that do not verify (as the earlier tool did) and reports them", async () => {
+  await withSandbox("dispatch-drop", async (sb) => {
+    await issueDispatch(sb.project, KEY.hmac, "worker");
+    const p = stateFiles(sb.project);
+    await Deno.writeTextFile(p.dispatches, "garbage\n", { append: true });
+    const d = await issueDispatch(sb.project, KEY.hmac, "reviewer");
+    assert.equal(d.droppedInvalid, 1);
+    assert.ok(!(await Deno.readTextFile(p.dispatches)).includes("garbage"));
+    assert.equal(verifyLedgerAt(sb.project, KEY).ok, true);
+  });
+});
+
+Deno.test("agentFor counts nothing", async () => {
+  await withSandbox("dispatch-agentfor", async (sb) => {
+    const { nonce } = await issueDispatch(sb.project, KEY.hmac, "qa");
+    const before = await snapshotTree(sb.dir);
+    for (let i = 0; i < 3; i++) assert.equal(await agentFor(sb.project, KEY.hmac, nonce), "qa");
+    assertSameTree(before, await snapshotTree(sb.dir));
+  });
+});
