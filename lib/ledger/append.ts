@@ -113,26 +113,35 @@ export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: Hma
     return { count: 0, prev: "", headLag: false };
   }
   if (file === null) throw tampered("the ledger vanished while being read");
-  const window = Math.min(size, MAX_ROW_BYTES + 2);
-  const buf = new Uint8Array(window);
-  file.seekSync(size - window, Deno.SeekMode.Start);
-  let off = 0;
-  while (off < window) {
-    const n = file.readSync(buf.subarray(off));
-    if (n === null || n === 0) break;
-    off += n;
-  }
-  if (off !== window) throw tampered("the ledger changed size while being read");
-  if (buf[window - 1] !== 0x0a) {
-    throw new LedgerError(
-      "TORN_TAIL",
-      "the ledger ends with an unterminated row (an interrupted write); " +
-        "run `agentteams ledger repair --torn-tail` after `ledger verify`",
-    );
-  }
-  const start = buf.lastIndexOf(0x0a, window - 2) + 1;
-  if (start === 0 && window < size) {
-    throw new LedgerError("LEDGER_ROW_TOO_LARGE", "the ledger's last row is over 1 MiB");
+  // Read backwards from the end in growing windows until the last line's start is found: rows
+  // are a few hundred bytes, so one 4 KiB read usually suffices, and no append reads more than
+  // the last row plus 2 bytes (1 MiB at most).
+  let window = Math.min(size, 4096);
+  let buf: Uint8Array;
+  let start: number;
+  for (;;) {
+    buf = new Uint8Array(window);
+    file.seekSync(size - window, Deno.SeekMode.Start);
+    let off = 0;
+    while (off < window) {
+      const n = file.readSync(buf.subarray(off));
+      if (n === null || n === 0) break;
+      off += n;
+    }
+    if (off !== window) throw tampered("the ledger changed size while being read");
+    if (buf[window - 1] !== 0x0a) {
+      throw new LedgerError(
+        "TORN_TAIL",
+        "the ledger ends with an unterminated row (an interrupted write); " +
+          "run `agentteams ledger repair --torn-tail` after `ledger verify`",
+      );
+    }
+    start = buf.lastIndexOf(0x0a, window - 2) + 1;
+    if (start > 0 || window === size) break;
+    if (window >= MAX_ROW_BYTES + 2) {
+      throw new LedgerError("LEDGER_ROW_TOO_LARGE", "the ledger's last row is over 1 MiB");
+    }
+    window = Math.min(size, window * 4, MAX_ROW_BYTES + 2);
   }
   const lastBytes = buf.subarray(start, window - 1);
   const lastHash = sha256Hex(lastBytes);

@@ -1,0 +1,391 @@
+/**
+ * `deno task bench`: speed, always as a ratio to a floor measured in the same run (the machines
+ * are noisy; every figure is a median of several runs).
+ *
+ * 1. Ledger: appends per second (each with fsync) at 0 and at 100k existing rows; whole-process
+ *    `ledger verify` of 10k and 100k rows against a plain-Python verifier of the same format
+ *    (scripts/bench/verify_ref.py: C json + OpenSSL HMAC, the earlier tool's cost model).
+ * 2. Proposals: `apply --dry-run` and `apply` on 1k- and 20k-file repos, against one atomic write
+ *    of the same bytes.
+ * 3. Command requests: whole-process `run` of `true` (unconfined) on clean 1k-, 20k- and
+ *    100k-file repos, against a floor of one bare Deno start + two `git status` + `true`.
+ * 4. Confinement: `true` under the project's bwrap plan vs bare `bwrap --ro-bind / / true` vs
+ *    plain `true`.
+ *
+ * Usage: deno task bench [--quick]
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { HmacKey, sha256Hex } from "../lib/crypto/hash.ts";
+import { signRow, utcSeconds } from "../lib/ledger/row.ts";
+import { headText } from "../lib/ledger/head.ts";
+import { appendRow } from "../lib/ledger/append.ts";
+import { atomicWriteFileSync } from "../lib/fs/atomic_write.ts";
+import { runProcess } from "../lib/requests/process.ts";
+import { prepareConfinement } from "../lib/sandbox/prepare.ts";
+import { confineArgv } from "../lib/sandbox/confine.ts";
+import {
+  makePrivateTmpdir,
+  removeMaskPoints,
+  removePrivateTmpdir,
+} from "../lib/sandbox/run_dir.ts";
+
+const quick = Deno.args.includes("--quick");
+const root = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
+const main = `${root}/main.ts`;
+const deno = Deno.execPath();
+const work = Deno.makeTempDirSync({ prefix: "agentteams-bench-" });
+const KEY = "bench-ledger-key";
+const enc = new TextEncoder();
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function fmt(ms: number): string {
+  return ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(1)} ms`;
+}
+
+function row(label: string, value: string, note = ""): void {
+  console.log(`  ${label.padEnd(58)} ${value.padStart(14)}  ${note}`);
+}
+
+async function timeCmd(
+  program: string,
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; runs: number; expect?: number },
+): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < opts.runs; i++) {
+    const t = performance.now();
+    const out = await new Deno.Command(program, {
+      args,
+      cwd: opts.cwd,
+      env: opts.env,
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    times.push(performance.now() - t);
+    if (out.code !== (opts.expect ?? 0)) {
+      throw new Error(
+        `${program} ${args.join(" ")} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`,
+      );
+    }
+  }
+  return median(times);
+}
+
+function git(cwd: string, ...args: string[]): void {
+  const out = new Deno.Command("git", { args, cwd, stdout: "null", stderr: "piped" }).outputSync();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+/** A git repo with `files` small files under src/ (committed) and a brief. */
+function makeRepo(name: string, files: number, brief: unknown): string {
+  const dir = `${work}/${name}`;
+  Deno.mkdirSync(`${dir}/src`, { recursive: true });
+  const perDir = 500;
+  for (let i = 0; i < files; i++) {
+    const d = `${dir}/src/d${Math.floor(i / perDir)}`;
+    if (i % perDir === 0) Deno.mkdirSync(d, { recursive: true });
+    Deno.writeTextFileSync(`${d}/f${i}.txt`, `file ${i}\n`);
+  }
+  Deno.writeTextFileSync(`${dir}/agentteams.json`, JSON.stringify(brief, null, 2));
+  git(dir, "init", "-q", ".");
+  git(dir, "-c", "user.email=b@e.invalid", "-c", "user.name=bench", "add", "-A");
+  git(dir, "-c", "user.email=b@e.invalid", "-c", "user.name=bench", "commit", "-qm", "init");
+  return dir;
+}
+
+/** Writes a ledger of `n` rows (and its head) directly, in this project's format. */
+function makeLedger(dir: string, n: number): void {
+  Deno.mkdirSync(`${dir}/.agentteams`, { recursive: true });
+  const hmac = new HmacKey(enc.encode(KEY));
+  const t = utcSeconds(new Date());
+  let prev = "";
+  const lines: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const line = signRow(
+      {
+        action: "apply-proposal",
+        agent: "worker",
+        base: "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03",
+        gates: [],
+        new: "f4651ea773205a2143b2e546243bd6842ff0c9c024b180fb1c344306c93b88fb",
+        path: `src/file${i}.txt`,
+        rationale: `bench row ${i}`,
+        bytes: 120,
+      },
+      hmac,
+      { time: t, prev },
+    );
+    lines.push(line);
+    prev = sha256Hex(line);
+  }
+  Deno.writeTextFileSync(`${dir}/.agentteams/proposal-ledger.jsonl`, lines.join("\n") + "\n");
+  Deno.writeTextFileSync(`${dir}/.agentteams/proposal-ledger.head`, headText(n, prev, hmac));
+}
+
+const envBase: Record<string, string> = {
+  HOME: `${work}/home`,
+  PATH: "/usr/local/bin:/usr/bin:/bin",
+  AGENTTEAMS_KEY_DIR: `${work}/home/keys`,
+};
+Deno.mkdirSync(`${work}/home`, { recursive: true });
+
+function cli(args: string[]): string[] {
+  return ["run", "--allow-all", "--no-check", main, ...args];
+}
+
+async function ledgerSection(): Promise<void> {
+  console.log("\n1. Ledger");
+  const hmac = new HmacKey(enc.encode(KEY));
+  const n = quick ? 50 : 200;
+  const fresh = `${work}/ledger-fresh`;
+  Deno.mkdirSync(fresh);
+  let t = performance.now();
+  for (let i = 0; i < n; i++) await appendRow(fresh, hmac, { action: "bench", i });
+  const at0 = n / ((performance.now() - t) / 1000);
+  const big = `${work}/ledger-100k`;
+  makeLedger(big, 100_000);
+  t = performance.now();
+  for (let i = 0; i < n; i++) await appendRow(big, hmac, { action: "bench", i });
+  const at100k = n / ((performance.now() - t) / 1000);
+  row("append (fsync) at 0 rows", `${at0.toFixed(0)} rows/s`);
+  row(
+    "append (fsync) at 100k rows",
+    `${at100k.toFixed(0)} rows/s`,
+    `ratio ${(at100k / at0).toFixed(2)} of the 0-row rate`,
+  );
+
+  const keyFile = `${work}/bench.key`;
+  Deno.writeTextFileSync(keyFile, KEY);
+  for (const rows of [10_000, 100_000]) {
+    const dir = `${work}/verify-${rows}`;
+    makeLedger(dir, rows);
+    const runs = quick ? 3 : 7;
+    // No key file in this key dir, so the environment key is the one in use.
+    const env = {
+      ...envBase,
+      AGENTTEAMS_KEY_DIR: `${work}/nokeys`,
+      AGENTTEAMS_PROPOSAL_LEDGER_KEY: KEY,
+    };
+    await timeCmd(deno, cli(["ledger", "verify", "--project", dir]), { env, runs: 1 });
+    const ours = await timeCmd(deno, cli(["ledger", "verify", "--project", dir]), { env, runs });
+    const py = await timeCmd("python3", [`${root}/scripts/bench/verify_ref.py`, dir, keyFile], {
+      runs,
+    });
+    row(
+      `verify ${rows / 1000}k rows, whole process: agentteams`,
+      fmt(ours),
+      `${(rows / (ours / 1000)).toFixed(0)} rows/s`,
+    );
+    row(
+      `verify ${rows / 1000}k rows, whole process: Python reference`,
+      fmt(py),
+      `${(rows / (py / 1000)).toFixed(0)} rows/s; ratio ${(ours / py).toFixed(2)} (target <= 0.5)`,
+    );
+  }
+}
+
+function brief(extra: Record<string, unknown> = {}) {
+  return {
+    project_goal: "bench",
+    allow_unconfined_runs: true,
+    agent_policies: {
+      worker: { write_scopes: ["src/"], commands: [{ prefix: ["true"] }] },
+    },
+    ...extra,
+  };
+}
+
+async function initKeys(): Promise<void> {
+  await timeCmd(deno, cli(["keys", "init"]), { env: envBase, runs: 1 });
+}
+
+async function dispatch(project: string): Promise<string> {
+  const out = await new Deno.Command(deno, {
+    args: cli(["dispatch", "--agent", "worker", "--project", project]),
+    env: envBase,
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+async function applySection(): Promise<void> {
+  console.log("\n2. Proposals");
+  for (const files of quick ? [1000] : [1000, 20_000]) {
+    const dir = makeRepo(`apply-${files}`, files, brief());
+    const runs = quick ? 3 : 7;
+    const target = `${dir}/src/d0/f0.txt`;
+    const contents = ["alpha\n", "beta\n"];
+    const floor: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t = performance.now();
+      atomicWriteFileSync(`${work}/floor.txt`, contents[i % 2]);
+      floor.push(performance.now() - t);
+    }
+    const fl = median(floor);
+    const dry: number[] = [];
+    const wet: number[] = [];
+    for (let i = 0; i < runs + 1; i++) {
+      const nonce = await dispatch(dir);
+      const base = sha256Hex(Deno.readFileSync(target));
+      const file = `${work}/p.json`;
+      Deno.writeTextFileSync(
+        file,
+        JSON.stringify({
+          kind: "change-proposal",
+          dispatch: nonce,
+          path: "src/d0/f0.txt",
+          base_sha256: base,
+          content: contents[i % 2] === Deno.readTextFileSync(target)
+            ? contents[(i + 1) % 2]
+            : contents[i % 2],
+          rationale: "bench",
+        }),
+      );
+      const d = await timeCmd(deno, cli(["apply", file, "--dry-run", "--project", dir]), {
+        env: envBase,
+        runs: 1,
+      });
+      const w = await timeCmd(deno, cli(["apply", file, "--project", dir]), {
+        env: envBase,
+        runs: 1,
+      });
+      if (i > 0) {
+        dry.push(d);
+        wet.push(w);
+      }
+    }
+    row(`floor: one atomic write of the same bytes`, fmt(fl));
+    row(
+      `apply --dry-run, ${files / 1000}k-file repo, whole process`,
+      fmt(median(dry)),
+      `${(median(dry) / fl).toFixed(0)}x the floor`,
+    );
+    row(
+      `apply, ${files / 1000}k-file repo, whole process`,
+      fmt(median(wet)),
+      `${(median(wet) / fl).toFixed(0)}x the floor`,
+    );
+  }
+}
+
+async function runSection(): Promise<void> {
+  console.log("\n3. Command requests");
+  const empty = `${work}/empty.ts`;
+  Deno.writeTextFileSync(empty, "");
+  const runs = quick ? 3 : 9;
+  const denoStart = await timeCmd(deno, ["run", "--no-check", empty], { runs });
+  const trueMs = await timeCmd("/usr/bin/true", [], { runs });
+  for (const files of quick ? [1000] : [1000, 20_000, 100_000]) {
+    const dir = makeRepo(`run-${files}`, files, brief());
+    const status = await timeCmd(
+      "git",
+      ["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+      { cwd: dir, runs },
+    );
+    const floor = denoStart + 2 * status + trueMs;
+    const nonce = await dispatch(dir);
+    const file = `${work}/r.json`;
+    Deno.writeTextFileSync(
+      file,
+      JSON.stringify({
+        kind: "command-request",
+        dispatch: nonce,
+        argv: ["true"],
+        purpose: "bench",
+      }),
+    );
+    const args = cli(["run", file, "--unconfined", "--project", dir]);
+    await timeCmd(deno, args, { env: envBase, runs: 1 });
+    const ours = await timeCmd(deno, args, { env: envBase, runs: Math.min(runs, 20) });
+    row(
+      `floor ${files / 1000}k: deno start ${fmt(denoStart)} + 2 x git status ${fmt(status)} + true`,
+      fmt(floor),
+    );
+    row(
+      `run true (unconfined), ${files / 1000}k-file repo, whole process`,
+      fmt(ours),
+      `${(ours / floor).toFixed(2)}x the floor (target <= 1.5)`,
+    );
+  }
+}
+
+async function confineSection(): Promise<void> {
+  console.log("\n4. Confinement");
+  const dir = makeRepo("confine", 100, brief());
+  const runs = quick ? 10 : 30;
+  const plain: number[] = [];
+  const bare: number[] = [];
+  const ours: number[] = [];
+  const env = { PATH: "/usr/bin:/bin", HOME: envBase.HOME };
+  for (let i = 0; i < runs; i++) {
+    let t = performance.now();
+    await runProcess({ program: "/usr/bin/true", args: [], cwd: dir, env, timeoutMs: 10_000 });
+    plain.push(performance.now() - t);
+    t = performance.now();
+    await runProcess({
+      program: "/usr/bin/bwrap",
+      args: ["--ro-bind", "/", "/", "/usr/bin/true"],
+      cwd: dir,
+      env,
+      timeoutMs: 10_000,
+    });
+    bare.push(performance.now() - t);
+    t = performance.now();
+    const tmpdir = makePrivateTmpdir();
+    const plan = prepareConfinement({
+      project: dir,
+      home: envBase.HOME,
+      tmpdir,
+      agent: { exec: ["/usr/bin"], write: ["src"] },
+      cwd: ".",
+      argv: ["/usr/bin/true"],
+      env,
+      network: false,
+      protectedPaths: [],
+      hiddenDirs: [envBase.AGENTTEAMS_KEY_DIR],
+    });
+    const cmd = confineArgv(plan, "bwrap");
+    await runProcess({
+      program: cmd.program,
+      args: cmd.args,
+      cwd: cmd.cwd,
+      env: cmd.env,
+      timeoutMs: 10_000,
+    });
+    removeMaskPoints(plan);
+    removePrivateTmpdir(tmpdir);
+    ours.push(performance.now() - t);
+  }
+  row("plain true", fmt(median(plain)));
+  row(
+    "bare bwrap --ro-bind / / true",
+    fmt(median(bare)),
+    `${(median(bare) / median(plain)).toFixed(2)}x plain`,
+  );
+  row(
+    "true under the project's plan (prepare + bwrap + cleanup)",
+    fmt(median(ours)),
+    `${(median(ours) / median(bare)).toFixed(2)}x bare bwrap (target <= 1.3)`,
+  );
+}
+
+console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${new Date().toISOString()}`);
+try {
+  await initKeys();
+  await ledgerSection();
+  await applySection();
+  await runSection();
+  await confineSection();
+} finally {
+  Deno.removeSync(work, { recursive: true });
+}
