@@ -1,0 +1,262 @@
+/**
+ * `agentteams run` end to end, the allowed paths: an allowlisted command runs under bwrap, its
+ * output is printed, its exit code passes through, `--json` has the result's shape, the ledger
+ * gets `run-request-start` then `run-request`, and `--dry-run` runs nothing, spends no use and
+ * records no row. Also the permission layer: the `deno run` line `agentteams permissions run`
+ * prints runs the same request successfully.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  bytesOrNull,
+  DENO_BIN_DIR,
+  exists,
+  jsonOut,
+  newRows,
+  shScript,
+  useCount,
+  withWorld,
+  workerBrief,
+  type WorldPaths,
+} from "./_run_helpers.ts";
+
+const SCRIPTS = {
+  // Writes to both streams and exits 7.
+  "speak-and-exit": shScript("echo 'to stdout'\necho 'to stderr' >&2\nexit 7"),
+};
+
+function brief(p: WorldPaths) {
+  return workerBrief(p, [
+    { prefix: ["/usr/bin/touch"], args: ["src/[a-z]+\\.txt"], writes: ["src/*"] },
+    { prefix: ["echo"], args: ["[a-z]+"], variadic: true },
+    { prefix: ["false"] },
+    { prefix: [join(p.scripts, "speak-and-exit")] },
+  ]);
+}
+
+Deno.test("run: an allowed command runs confined; stdout printed; rows start then run-request", async () => {
+  await withWorld("ok", { brief, scripts: SCRIPTS }, async (w) => {
+    const nonce = await w.dispatch();
+    const usesBefore = useCount(w.project);
+    const r = await w.run({
+      argv: ["/usr/bin/touch", "src/made.txt"],
+      expected_writes: ["src/made.txt"],
+      purpose: "make a file",
+    }, { nonce });
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(exists(join(w.project, "src/made.txt")), "the command ran");
+    assert.match(
+      r.stderr,
+      /agentteams run: \/usr\/bin\/touch src\/made\.txt exited 0 in \d+ ms \(confined by bwrap\)/,
+    );
+    assert.equal(useCount(w.project), usesBefore + 1, "one use spent");
+    const rows = newRows(w, r);
+    assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+    const [start, done] = rows;
+    assert.equal(start.agent, "worker");
+    assert.deepEqual(start.argv, ["/usr/bin/touch", "src/made.txt"]);
+    assert.equal(start.purpose, "make a file");
+    assert.equal(start.confined, "bwrap");
+    assert.equal(done.agent, "worker");
+    assert.deepEqual(done.argv, ["/usr/bin/touch", "src/made.txt"]);
+    assert.equal(done.exit, 0);
+    assert.equal(done.confined, "bwrap");
+    assert.equal(typeof done.duration_ms, "number");
+    assert.ok(Number.isInteger(done.duration_ms) && (done.duration_ms as number) >= 0);
+    assert.deepEqual(done.undeclared_writes, []);
+    assert.equal(done.survivors_killed, false);
+    assert.equal(done.purpose, "make a file");
+    await w.verifyOk();
+
+    // Human mode prints the command's stdout as is.
+    const e = await w.run({ argv: ["echo", "hello", "world"] });
+    assert.equal(e.code, 0, e.stderr);
+    assert.equal(e.stdout, "hello world\n");
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: exit codes pass through (false -> 1, a script exiting 7 -> 7); both streams printed", async () => {
+  await withWorld("exit", { brief, scripts: SCRIPTS }, async (w) => {
+    const f = await w.run({ argv: ["false"] });
+    assert.equal(f.code, 1, f.stderr);
+    assert.match(f.stderr, /agentteams run: false exited 1 in \d+ ms \(confined by bwrap\)/);
+    assert.doesNotMatch(f.stderr, /refused/);
+    let rows = newRows(w, f);
+    assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+    assert.equal(rows[1].exit, 1);
+
+    const s = await w.run({ argv: [join(w.scripts, "speak-and-exit")] });
+    assert.equal(s.code, 7, s.stderr);
+    assert.equal(s.stdout, "to stdout\n");
+    assert.ok(s.stderr.split("\n").includes("to stderr"), s.stderr);
+    assert.doesNotMatch(s.stderr, /refused/);
+    rows = newRows(w, s);
+    assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+    assert.equal(rows[1].exit, 7);
+    assert.equal(rows[1].confined, "bwrap");
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run --json: one object {agent, argv, exit, stdout, stderr, truncated, undeclared_writes, ran, duration_ms}", async () => {
+  await withWorld("json", { brief, scripts: SCRIPTS }, async (w) => {
+    const s = await w.run({ argv: [join(w.scripts, "speak-and-exit")] }, { flags: ["--json"] });
+    assert.equal(s.code, 7, s.stderr);
+    const lines = s.stdout.trim().split("\n");
+    assert.equal(lines.length, 1, `one JSON line expected: ${s.stdout}`);
+    const out = jsonOut(s);
+    assert.equal(out.agent, "worker");
+    assert.deepEqual(out.argv, [join(w.scripts, "speak-and-exit")]);
+    assert.equal(out.exit, 7);
+    assert.equal(out.stdout, "to stdout\n");
+    assert.equal(out.stderr, "to stderr\n");
+    assert.equal(out.truncated, false);
+    assert.deepEqual(out.undeclared_writes, []);
+    assert.equal(out.ran, true);
+    assert.equal(typeof out.duration_ms, "number");
+    assert.equal(out.confined, "bwrap");
+    assert.equal(out.ok, false, "a non-zero exit is not ok");
+    // The command's output is in the JSON only, not echoed around it.
+    assert.doesNotMatch(s.stderr, /to stderr/);
+
+    const ok = await w.run({ argv: ["echo", "hi"] }, { flags: ["--json"] });
+    assert.equal(ok.code, 0, ok.stderr);
+    const o = jsonOut(ok);
+    assert.equal(o.ok, true);
+    assert.equal(o.exit, 0);
+    assert.equal(o.stdout, "hi\n");
+    assert.equal(o.stderr, "");
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run --dry-run: runs nothing, spends no use, records no row, prints a dry-run line", async () => {
+  await withWorld("dry", { brief, scripts: SCRIPTS }, async (w) => {
+    const nonce = await w.dispatch();
+    const ledger = join(w.project, ".agentteams", "proposal-ledger.jsonl");
+    const ledgerBefore = bytesOrNull(ledger);
+    const usesBefore = useCount(w.project);
+    const marker = join(w.project, "src/dry.txt");
+    const req = { argv: ["/usr/bin/touch", "src/dry.txt"], expected_writes: ["src/dry.txt"] };
+
+    const r = await w.run(req, { nonce, flags: ["--dry-run"] });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      r.stdout.trim(),
+      `dry run: ${JSON.stringify(req.argv)} for worker passes every check; not run`,
+    );
+    assert.equal(exists(marker), false, "a dry run ran the command");
+    assert.equal(useCount(w.project), usesBefore, "a dry run spent a use");
+    assert.deepEqual(bytesOrNull(ledger), ledgerBefore, "a dry run recorded a row");
+
+    const j = await w.run(req, { nonce, flags: ["--dry-run", "--json"] });
+    assert.equal(j.code, 0, j.stderr);
+    const out = jsonOut(j);
+    assert.equal(out.ok, true);
+    assert.equal(out.ran, false);
+    assert.equal(out.exit, null);
+    assert.equal(out.agent, "worker");
+    assert.equal(exists(marker), false);
+    assert.equal(useCount(w.project), usesBefore);
+    assert.deepEqual(bytesOrNull(ledger), ledgerBefore);
+
+    // A dry run of a request that would be refused is refused, and records nothing either.
+    const bad = await w.run({ argv: ["/usr/bin/touch", "-d", "src/dry.txt"] }, {
+      nonce,
+      flags: ["--dry-run"],
+    });
+    assert.equal(bad.code, 1, bad.stderr);
+    assert.match(bad.stderr, /^agentteams run: refused: ARGV_NOT_ALLOWED: /m);
+    assert.deepEqual(bytesOrNull(ledger), ledgerBefore);
+
+    // The same nonce still runs for real afterwards.
+    const real = await w.run(req, { nonce });
+    assert.equal(real.code, 0, real.stderr);
+    assert.ok(exists(marker));
+    assert.equal(useCount(w.project), usesBefore + 1);
+    await w.verifyOk();
+  });
+});
+
+/** Parses the `--allow-<name>=a,b` lists of a printed `deno run` line. */
+function allowLists(line: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const m of line.matchAll(/'?--allow-([a-z]+)=([^' ]+)'?/g)) out.set(m[1], m[2].split(","));
+  return out;
+}
+
+Deno.test("permissions run -- FILE --project P: the flags are computed for P, not the cwd", async () => {
+  await withWorld("perm-flags", { brief, scripts: SCRIPTS }, async (w) => {
+    const nonce = await w.dispatch();
+    const file = await w.artifact({ argv: ["/usr/bin/touch", "src/perm.txt"] }, nonce);
+    // Asked from the world dir (the project's parent), naming the project after `--`.
+    const p = await w.cli(["permissions", "run", "--", file, "--project", w.project], {
+      cwd: w.dir,
+    });
+    assert.equal(p.code, 0, p.stderr);
+    const line = p.stdout.trim();
+    assert.equal((line.match(/--project/g) ?? []).length, 1, line);
+    const writes = allowLists(line).get("write") ?? [];
+    assert.ok(writes.includes(w.project), `write access to the project expected: ${line}`);
+    for (const entry of writes) {
+      assert.ok(
+        entry === w.project || entry.startsWith(w.project + "/") || entry === w.tmp ||
+          entry.startsWith("/proc/"),
+        `write access to ${entry} is broader than the project and TMPDIR: ${line}`,
+      );
+    }
+  });
+});
+
+Deno.test("permissions run: the printed `deno run` line, run exactly as printed, runs the request", async () => {
+  await withWorld("perm", { brief, scripts: SCRIPTS }, async (w) => {
+    const nonce = await w.dispatch();
+    const file = await w.artifact({
+      argv: ["/usr/bin/touch", "src/perm.txt"],
+      expected_writes: ["src/perm.txt"],
+    }, nonce);
+    // From the project itself, so the project is the same whichever way it is read.
+    const p = await w.cli(["permissions", "run", "--", file, "--project", w.project], {
+      cwd: w.project,
+    });
+    assert.equal(p.code, 0, p.stderr);
+    const line = p.stdout.trim();
+    assert.equal(line.split("\n").length, 1, line);
+    assert.match(line, /^deno run /);
+    assert.doesNotMatch(line, / -A | --allow-all /);
+    assert.match(line, /--allow-run=\S+/);
+    assert.doesNotMatch(line, /--allow-net|--allow-ffi/);
+    const before = w.rows().length;
+
+    // Run exactly that line through a POSIX shell (it quotes the words that need it), with the
+    // world's environment: its HOME, key dir and TMPDIR (which is not an ancestor of the project).
+    const out = await new Deno.Command("/bin/sh", {
+      args: ["-c", line],
+      cwd: w.project,
+      clearEnv: true,
+      env: {
+        ...w.env,
+        PATH: `${DENO_BIN_DIR}:/usr/bin:/bin`,
+        DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
+        DENO_NO_UPDATE_CHECK: "1",
+        NO_COLOR: "1",
+      },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(120_000),
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.doesNotMatch(stderr, /NOT_CAPABLE|refused/, `${line}\n${stderr}`);
+    assert.equal(out.code, 0, stderr);
+    assert.doesNotMatch(stderr, /warning: launched with broad/, stderr);
+    assert.ok(exists(join(w.project, "src/perm.txt")), "the command ran");
+    const rows = w.rows().slice(before);
+    assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+    assert.equal(rows[1].exit, 0);
+    assert.equal(rows[1].confined, "bwrap");
+    assert.deepEqual(rows[1].undeclared_writes, []);
+    await w.verifyOk();
+  });
+});
