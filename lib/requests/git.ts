@@ -263,15 +263,15 @@ export async function openGitContext(
     }
   }
   const counter = { calls: 0 };
-  const version = await runGit(git, ["--version"], { cwd: canonical, env, counter });
+  // Both calls start together (the version decides first: an old git's rev-parse output, or
+  // failure, is never read).
+  const [version, rp] = await Promise.all([
+    runGit(git, ["--version"], { cwd: canonical, env, counter }),
+    runGit(git, [...GIT_SAFETY_CONFIG, ...REV_PARSE_ARGS], { cwd: canonical, env, counter }),
+  ]);
   const versionText = new TextDecoder().decode(version.stdout);
   const problem = version.code === 0 ? gitVersionProblem(versionText) : "git --version failed";
   if (problem !== null) throw new RequestError("GIT_UNAVAILABLE", problem);
-  const rp = await runGit(git, [...GIT_SAFETY_CONFIG, ...REV_PARSE_ARGS], {
-    cwd: canonical,
-    env,
-    counter,
-  });
   if (rp.code !== 0) {
     if (notWorktree(rp.stderr)) {
       throw new RequestError("NO_WORKTREE", `${canonical} is not inside a git worktree`);
