@@ -135,6 +135,29 @@ Deno.test("a head one row behind (crash between row fsync and head rename): ok w
   });
 });
 
+Deno.test("a crash inside the very first append (row written, no head yet): ok with a note, healed by the next append", async () => {
+  await withSandbox("append-first-crash", async (sb) => {
+    // The state a kill -9 leaves between the first row's fsync and the head's first rename.
+    const first = buildLedger([{ action: "note", i: 0 }], KEY.hmac);
+    await writeState(sb.project, { ledger: first.text });
+    const r = verifyLedgerAt(sb.project, KEY);
+    assert.deepEqual(r.problems, []);
+    assert.equal(r.ok, true);
+    assert.equal(r.rows, 1);
+    assert.equal(r.notes.length, 1);
+    const healed = await appendRow(sb.project, KEY.hmac, { action: "note", i: 1 });
+    assert.equal(healed.count, 2);
+    assert.equal(healed.healedHead, true);
+    const after = verifyLedgerAt(sb.project, KEY);
+    assert.equal(after.ok, true);
+    assert.deepEqual(after.notes, []);
+    // More than one row without a head is not a crash: that stays HEAD_MISSING.
+    const two = buildLedger([{ action: "a" }, { action: "b" }], KEY.hmac);
+    await writeState(sb.project, { ledger: two.text, head: null });
+    assert.deepEqual(verifyLedgerAt(sb.project, KEY).problems.map((p) => p.code), ["HEAD_MISSING"]);
+  });
+});
+
 Deno.test("a head one row behind an edited (or unchained) last row is not a crash: refused", async () => {
   await withSandbox("append-lag-bad", async (sb) => {
     for (let i = 0; i < 3; i++) await appendRow(sb.project, KEY.hmac, { action: "n", i });
