@@ -65,7 +65,9 @@ export interface FileSpec {
 /** Options of {@link makeProject}. */
 export interface ProjectOptions {
   /** The brief's text, or a function of the paths (to embed absolute gate arguments). */
-  readonly brief: string | ((p: { root: string; home: string; outside: string }) => string);
+  readonly brief:
+    | string
+    | ((p: { root: string; home: string; outside: string; keyDir: string }) => string);
   /** The brief's project-relative path (default `agentteams.jsonc`). */
   readonly briefRel?: string;
   /** Files by project-relative path, committed to git. */
@@ -139,7 +141,7 @@ export async function makeProject(prefix: string, opts: ProjectOptions): Promise
     }
     const brief = typeof opts.brief === "string"
       ? opts.brief
-      : opts.brief({ root, home: sb.home, outside });
+      : opts.brief({ root, home: sb.home, outside, keyDir: sb.keyDir });
     await putFile(join(root, opts.briefRel ?? "agentteams.jsonc"), brief);
     await git(root, sb.home, "init", "-q");
     await git(root, sb.home, "add", "-A");
@@ -316,7 +318,7 @@ export async function snapshot(p: Project): Promise<Map<string, TreeEntry>> {
 }
 
 /** The state files an apply may change (the rest must keep every byte). */
-function stateSet(root: string): Set<string> {
+export function stateSet(root: string): Set<string> {
   const s = stateFiles(root);
   return new Set([s.ledger, s.head, s.dispatches]);
 }
