@@ -105,11 +105,13 @@ export interface World extends WorldPaths {
   cli(args: string[], opts?: { env?: Record<string, string>; cwd?: string }): Promise<RunResult>;
   /** Issues a dispatch nonce for `agent` (default `worker`) through the CLI. */
   dispatch(agent?: string): Promise<string>;
+  /** One `worker` nonce shared by the runs of a test that do not ask for their own. */
+  sharedNonce(): Promise<string>;
   /** Writes a command-request artifact (outside the project); returns its absolute path. */
   artifact(fields: RequestFields, nonce: string): Promise<string>;
   /**
-   * Issues a nonce (unless `fields.dispatch` is set), writes the artifact and runs
-   * `agentteams run FILE --project P [flags]`.
+   * Writes the artifact (nonce: `fields.dispatch`, else `opts.nonce`, else the shared nonce) and
+   * runs `agentteams run FILE --project P [flags]`.
    */
   run(
     fields: RequestFields,
@@ -259,6 +261,7 @@ export async function world(name: string, opts: WorldOptions): Promise<World> {
   }
 
   let seq = 0;
+  let shared: string | null = null;
   const cli = (args: string[], o: { env?: Record<string, string>; cwd?: string } = {}) =>
     runCli(args, { env: { ...env, ...(o.env ?? {}) }, cwd: o.cwd ?? dir, hangGuardMs: 120_000 });
   const w: World = {
@@ -271,6 +274,10 @@ export async function world(name: string, opts: WorldOptions): Promise<World> {
       const nonce = r.stdout.trim();
       assert.match(nonce, /^[0-9a-f]{32}$/);
       return nonce;
+    },
+    async sharedNonce() {
+      shared ??= await w.dispatch();
+      return shared;
     },
     async artifact(fields, nonce) {
       const a: JsonObject = {
@@ -290,7 +297,7 @@ export async function world(name: string, opts: WorldOptions): Promise<World> {
       return file;
     },
     async run(fields, o = {}) {
-      const nonce = fields.dispatch ?? o.nonce ?? await w.dispatch();
+      const nonce = fields.dispatch ?? o.nonce ?? await w.sharedNonce();
       const file = await w.artifact(fields, nonce);
       const rowsBefore = readRows(paths.project).length;
       const r = await cli(["run", file, "--project", paths.project, ...(o.flags ?? [])], {
@@ -351,6 +358,8 @@ export interface RefusedExpect {
   absent?: readonly string[];
   /** Expected exit (default 1). */
   exit?: number;
+  /** Run `ledger verify` (default true; a loop verifies once at its end instead). */
+  verify?: boolean;
 }
 
 /**
@@ -380,7 +389,7 @@ export async function assertRefused(
   assert.ok(agents.includes(row.agent as string), `row agent ${row.agent}: ${JSON.stringify(row)}`);
   assert.equal(row.code, code, JSON.stringify(row));
   assert.equal(typeof row.reason, "string");
-  await w.verifyOk();
+  if (expect.verify ?? true) await w.verifyOk();
   return refusal;
 }
 

@@ -1,0 +1,243 @@
+/**
+ * `agentteams run` end to end, refusals of the argv: shells and launchers (refused by the
+ * allowlist, and by the policy lint when a brief allowlists them), shell metacharacters (no shell
+ * ever runs: an argument the pattern admits reaches the command verbatim, one it does not is
+ * refused), wrong arity, options smuggled where a file was expected, and `..` segments (refused
+ * even when the pattern admits them). Each refusal: the code on stderr (or `--json`), nothing ran
+ * (the marker the command would create is absent, no `run-request-start`), one
+ * `run-request-refused` row with the agent and code, and `ledger verify` passes.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { assertCliRefused } from "../_helpers/mod.ts";
+import {
+  assertJsonRefused,
+  assertRefused,
+  exists,
+  jsonOut,
+  newRows,
+  withWorld,
+  workerBrief,
+  type WorldPaths,
+  writeFileAt,
+} from "./_run_helpers.ts";
+
+function brief(p: WorldPaths) {
+  return workerBrief(p, [
+    { prefix: ["cat"], args: ["src/[a-z]+\\.txt"] },
+    { prefix: ["/usr/bin/touch"], args: ["src/[a-z]+\\.txt"], writes: ["src/*"] },
+    { prefix: ["/usr/bin/sort"], args: ["src/[a-z]+\\.txt"], variadic: true },
+    // Admits `;`, `$`, `(`, `)` and spaces after a literal `hi`: never a shell, so harmless.
+    { prefix: ["echo"], args: ["hi[; a-z$()]*"], cwd: "src" },
+    // A pattern that admits a `..` segment (the lint's probes do not hit it).
+    { prefix: ["/usr/bin/touch"], args: ["src/\\.\\./src/[a-z]+\\.txt"] },
+  ]);
+}
+
+Deno.test("run refuses shells and launchers the allowlist does not name (ARGV_NOT_ALLOWED)", async () => {
+  await withWorld("shells", { brief }, async (w) => {
+    const marker = join(w.project, "src/shell-ran.txt");
+    for (
+      const argv of [
+        ["bash", "-c", "touch src/shell-ran.txt"],
+        ["/bin/bash", "-c", "touch src/shell-ran.txt"],
+        ["/bin/sh", "-c", "touch src/shell-ran.txt"],
+        ["sh", "-c", "touch src/shell-ran.txt"],
+        ["/usr/bin/env", "bash", "-c", "touch src/shell-ran.txt"],
+        ["env", "touch", "src/shell-ran.txt"],
+        ["/usr/bin/xargs", "touch", "src/shell-ran.txt"],
+        // The allowlisted program, wrapped in a launcher.
+        ["/usr/bin/env", "cat", "src/a.txt"],
+        // Case matters: the prefix is compared exactly.
+        ["Cat", "src/a.txt"],
+      ]
+    ) {
+      const r = await w.run({ argv });
+      await assertRefused(w, r, "ARGV_NOT_ALLOWED", {
+        agent: "worker",
+        absent: [marker],
+        verify: false,
+      });
+    }
+    const j = await w.run({ argv: ["bash", "-c", "touch src/shell-ran.txt"] }, {
+      flags: ["--json"],
+    });
+    assertJsonRefused(j, "ARGV_NOT_ALLOWED");
+    await assertRefused(w, j, "ARGV_NOT_ALLOWED", { agent: "worker", absent: [marker] });
+  });
+});
+
+Deno.test("run: a brief allowlisting a shell or launcher (or a relative program) is refused at load (POLICY_LINT)", async () => {
+  await withWorld("lint", { brief }, async (w) => {
+    const marker = join(w.project, "src/shell-ran.txt");
+    const briefPath = join(w.project, "agentteams.jsonc");
+    const variants: { prefix: string[]; argv: string[] }[] = [
+      {
+        prefix: ["bash", "-c", "touch src/shell-ran.txt"],
+        argv: ["bash", "-c", "touch src/shell-ran.txt"],
+      },
+      { prefix: ["/bin/sh"], argv: ["/bin/sh"] },
+      { prefix: ["/usr/bin/env"], argv: ["/usr/bin/env"] },
+      { prefix: ["env", "bash"], argv: ["env", "bash"] },
+      { prefix: ["bash5"], argv: ["bash5"] },
+      { prefix: ["/usr/bin/xargs"], argv: ["/usr/bin/xargs"] },
+      { prefix: ["bin/tool"], argv: ["bin/tool"] },
+      { prefix: ["./x.sh"], argv: ["./x.sh"] },
+    ];
+    const refusedRows: unknown[] = [];
+    for (const v of variants) {
+      await writeFileAt(
+        briefPath,
+        JSON.stringify(workerBrief(w, [{ prefix: v.prefix }, { prefix: ["cat"] }])),
+      );
+      const r = await w.run({ argv: v.argv });
+      const refusal = assertCliRefused(r, "run", "POLICY_LINT");
+      assert.match(refusal.reason, /agent_policies\.worker\.commands\[0\]\.prefix\[0\]/);
+      assert.equal(exists(marker), false);
+      const added = newRows(w, r);
+      assert.ok(
+        added.every((row) => row.action !== "run-request-start" && row.action !== "run-request"),
+        JSON.stringify(added),
+      );
+      refusedRows.push(...added);
+    }
+    await w.verifyOk();
+    // Every refusal outside a dry run is recorded while a key is present (agent "?": the brief
+    // failed before the nonce was resolved).
+    assert.equal(
+      refusedRows.length,
+      variants.length,
+      `one run-request-refused row per refused run expected, got ${JSON.stringify(refusedRows)}`,
+    );
+    for (const row of refusedRows as Record<string, unknown>[]) {
+      assert.equal(row.action, "run-request-refused");
+      assert.equal(row.agent, "?");
+      assert.equal(row.code, "POLICY_LINT");
+    }
+  });
+});
+
+Deno.test("run: `;` and `$(...)` are passed verbatim when the pattern admits them (no shell), else ARGV_NOT_ALLOWED", async () => {
+  await withWorld("meta", { brief }, async (w) => {
+    const marker = join(w.project, "src/marker");
+    for (
+      const arg of [
+        "hi; touch marker",
+        "hi$(touch marker)",
+        "hi;touch marker;",
+        "hi $(touch marker) ;",
+      ]
+    ) {
+      const r = await w.run({ argv: ["echo", arg], cwd: "src" }, { flags: ["--json"] });
+      assert.equal(r.code, 0, r.stderr);
+      const out = jsonOut(r);
+      assert.equal(out.stdout, `${arg}\n`, "the command got the argument verbatim");
+      assert.equal(exists(marker), false, `a shell ran ${JSON.stringify(arg)}`);
+      const rows = newRows(w, r);
+      assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+      assert.deepEqual(rows[1].argv, ["echo", arg]);
+    }
+    for (
+      const arg of [
+        "hi && touch marker",
+        "hi `touch marker`",
+        "hi; touch ../marker",
+        "hi; touch /tmp/marker",
+        "hi|touch marker",
+        "hi\ntouch marker",
+        "hi > marker",
+      ]
+    ) {
+      const r = await w.run({ argv: ["echo", arg], cwd: "src" });
+      await assertRefused(w, r, "ARGV_NOT_ALLOWED", {
+        agent: "worker",
+        absent: [marker],
+        verify: false,
+      });
+    }
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: wrong arity is ARGV_NOT_ALLOWED and nothing runs", async () => {
+  await withWorld("arity", { brief }, async (w) => {
+    const one = join(w.project, "src/one.txt");
+    const two = join(w.project, "src/two.txt");
+    for (
+      const argv of [
+        ["/usr/bin/touch"],
+        ["/usr/bin/touch", "src/one.txt", "src/two.txt"],
+        ["cat", "src/a.txt", "src/one.txt"],
+        ["cat"],
+        // A variadic entry needs at least one trailing argument.
+        ["/usr/bin/sort"],
+      ]
+    ) {
+      const r = await w.run({ argv, expected_writes: ["src/one.txt"] });
+      await assertRefused(w, r, "ARGV_NOT_ALLOWED", {
+        agent: "worker",
+        absent: [one, two],
+        verify: false,
+      });
+    }
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: an option smuggled where a file was expected is ARGV_NOT_ALLOWED", async () => {
+  await withWorld("options", { brief }, async (w) => {
+    const sorted = join(w.project, "src/sorted.txt");
+    for (
+      const argv of [
+        ["/usr/bin/sort", "-o", "src/sorted.txt", "src/a.txt"],
+        ["/usr/bin/sort", "--output=src/sorted.txt", "src/a.txt"],
+        ["/usr/bin/sort", "src/a.txt", "-osrc/sorted.txt"],
+        ["/usr/bin/sort", "src/a.txt", "--output=src/sorted.txt"],
+        ["cat", "-n"],
+        ["cat", "--show-all"],
+        ["/usr/bin/touch", "-d"],
+        ["/usr/bin/touch", "--reference=src/a.txt"],
+        ["cat", "@src/a.txt"],
+        ["cat", "/etc/passwd"],
+        ["cat", "~/src/a.txt"],
+      ]
+    ) {
+      const r = await w.run({ argv });
+      await assertRefused(w, r, "ARGV_NOT_ALLOWED", {
+        agent: "worker",
+        absent: [sorted],
+        verify: false,
+      });
+    }
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: a `..` segment in an argument is PARENT_SEGMENT even when the pattern admits it", async () => {
+  await withWorld("dotdot", { brief }, async (w) => {
+    const dots = join(w.project, "src/dots.txt");
+    // The positive control: the pattern does admit it (the matcher would accept it).
+    assert.match("src/../src/dots.txt", /^(?:src\/\.\.\/src\/[a-z]+\.txt)$/);
+    for (
+      const argv of [
+        ["/usr/bin/touch", "src/../src/dots.txt"],
+        ["cat", "src/../../etc/passwd"],
+        ["cat", ".."],
+        ["cat", "src\\..\\dots.txt"],
+        ["/usr/bin/sort", "src/a.txt", "src/.."],
+      ]
+    ) {
+      const r = await w.run({ argv, expected_writes: ["src/dots.txt"] });
+      await assertRefused(w, r, "PARENT_SEGMENT", {
+        agent: "worker",
+        absent: [dots],
+        verify: false,
+      });
+    }
+    const j = await w.run({ argv: ["/usr/bin/touch", "src/../src/dots.txt"] }, {
+      flags: ["--json"],
+    });
+    assertJsonRefused(j, "PARENT_SEGMENT");
+    await assertRefused(w, j, "PARENT_SEGMENT", { agent: "worker", absent: [dots] });
+  });
+});

@@ -1,0 +1,290 @@
+/**
+ * `agentteams run` end to end, refusals of everything around the argv: a program inside the
+ * project (by absolute path, through a PATH entry in the project, through a symlink; a relative
+ * `./x.sh` never even matches an entry), a cwd other than the pinned one, `expected_writes`
+ * reaching the control plane, the brief or a protected path, stdin for an entry without gates and
+ * a stdin gate that refuses (against one that passes: the command gets the content), a forged
+ * nonce, a claimed agent that differs from the dispatch record, an agent without a policy, and a
+ * project that is not a git worktree. Each refusal: the code, nothing ran, one
+ * `run-request-refused` row (agent, code), `ledger verify` passes.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  assertJsonRefused,
+  assertRefused,
+  DENO_BIN_DIR,
+  exists,
+  jsonOut,
+  newRows,
+  shScript,
+  useCount,
+  withWorld,
+  workerBrief,
+  type WorldPaths,
+} from "./_run_helpers.ts";
+
+/** A program committed inside the project; running it would create `src/tool-ran.txt`. */
+const TOOL = shScript(": > src/tool-ran.txt\necho tool-ran");
+
+function brief(p: WorldPaths) {
+  return workerBrief(p, [
+    { prefix: ["/usr/bin/touch"], args: ["src/[a-z]+\\.txt"], writes: ["src/*"] },
+    { prefix: ["/usr/bin/touch"], args: ["[a-z]+\\.txt"], cwd: "src/pinned", writes: ["src/*"] },
+    { prefix: [join(p.project, "bin/tool")] },
+    { prefix: ["tool"] },
+    { prefix: [join(p.scratch, "outside-link")] },
+    {
+      prefix: ["/usr/bin/tee"],
+      args: ["src/[a-z]+\\.txt"],
+      stdin_gates: ["starts-with-ok"],
+      writes: ["src/*"],
+    },
+  ], {
+    top: {
+      proposal_gates: {
+        "starts-with-ok": { argv: ["/usr/bin/grep", "-q", "^ok", "{file}"] },
+      },
+      protected_paths: ["secrets", "docs/*.key"],
+    },
+  });
+}
+
+const FILES = {
+  "README.md": "hello\n",
+  "src/a.txt": "hello\n",
+  "src/pinned/keep.txt": "keep\n",
+  "src/deep/keep.txt": "keep\n",
+  "bin/tool": TOOL,
+  "secrets/keep.txt": "keep\n",
+};
+
+async function makeToolExecutable(p: WorldPaths): Promise<void> {
+  await Deno.chmod(join(p.project, "bin/tool"), 0o755);
+  await Deno.symlink(join(p.project, "bin/tool"), join(p.scratch, "outside-link"));
+}
+
+Deno.test("run: a program inside the project is PROGRAM_IN_PROJECT (absolute, PATH entry, symlink)", async () => {
+  await withWorld("inproject", { brief, files: FILES }, async (w) => {
+    await makeToolExecutable(w);
+    const marker = join(w.project, "src/tool-ran.txt");
+    const cases: { argv: string[]; env?: Record<string, string> }[] = [
+      { argv: [join(w.project, "bin/tool")] },
+      // A bare name found through an absolute PATH entry that lies in the project.
+      { argv: ["tool"], env: { PATH: `${join(w.project, "bin")}:${DENO_BIN_DIR}:/usr/bin:/bin` } },
+      // A symlink outside the project whose target is inside it.
+      { argv: [join(w.scratch, "outside-link")] },
+    ];
+    for (const c of cases) {
+      const r = await w.run({ argv: c.argv }, { env: c.env });
+      await assertRefused(w, r, "PROGRAM_IN_PROJECT", {
+        agent: "worker",
+        absent: [marker],
+        verify: false,
+      });
+    }
+    // `./x.sh` and `bin/tool` name files in the project too. The lint refuses such a prefix in a
+    // brief (see the POLICY_LINT test), so no entry can match them: refused before resolution.
+    for (const argv of [["./bin/tool"], ["bin/tool"], ["./x.sh"]]) {
+      const r = await w.run({ argv });
+      await assertRefused(w, r, "ARGV_NOT_ALLOWED", {
+        agent: "worker",
+        absent: [marker],
+        verify: false,
+      });
+    }
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: a cwd other than the entry's pinned one is CWD_NOT_ALLOWED", async () => {
+  await withWorld("cwd", { brief, files: FILES }, async (w) => {
+    const markers = [
+      join(w.project, "made.txt"),
+      join(w.project, "src/made.txt"),
+      join(w.project, "src/deep/made.txt"),
+      join(w.project, "src/pinned/made.txt"),
+    ];
+    for (
+      const cwd of [
+        ".",
+        "src",
+        "src/deep",
+        "/tmp",
+        join(w.project, "src/pinned"),
+        "~",
+        "src/pinned/../deep",
+      ]
+    ) {
+      const r = await w.run({ argv: ["/usr/bin/touch", "made.txt"], cwd });
+      await assertRefused(w, r, "CWD_NOT_ALLOWED", {
+        agent: "worker",
+        absent: markers,
+        verify: false,
+      });
+    }
+    const j = await w.run({ argv: ["/usr/bin/touch", "made.txt"], cwd: "src" }, {
+      flags: ["--json"],
+    });
+    assertJsonRefused(j, "CWD_NOT_ALLOWED");
+    await assertRefused(w, j, "CWD_NOT_ALLOWED", { agent: "worker", absent: markers });
+
+    // The control: the pinned cwd, spelt `./src/pinned/`, runs there.
+    const ok = await w.run({
+      argv: ["/usr/bin/touch", "made.txt"],
+      cwd: "./src/pinned/",
+      expected_writes: ["src/pinned/made.txt"],
+    });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.ok(exists(join(w.project, "src/pinned/made.txt")));
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: expected_writes in .git, .agentteams, the brief or a protected path is WRITES_NOT_ALLOWED", async () => {
+  await withWorld("writes", { brief, files: FILES }, async (w) => {
+    const marker = join(w.project, "src/w.txt");
+    for (
+      const writes of [
+        [".git/hooks/pre-commit"],
+        [".git/hooks/"],
+        [".git/"],
+        [".git/config"],
+        [".GIT/config"],
+        ["src/w.txt", ".git/info/exclude"],
+        [".agentteams/x"],
+        [".agentteams/proposal-ledger.jsonl"],
+        [".agentteams/"],
+        ["agentteams.jsonc"],
+        ["AgentTeams.JSONC"],
+        ["agentteams.json"],
+        ["secrets/x"],
+        ["secrets/"],
+        ["docs/prod.key"],
+        ["src/../.git/config"],
+        ["./"],
+        ["/tmp/x"],
+        [".github/agents/x.md"],
+        [".claude/settings.json"],
+      ]
+    ) {
+      const r = await w.run({ argv: ["/usr/bin/touch", "src/w.txt"], expected_writes: writes });
+      await assertRefused(w, r, "WRITES_NOT_ALLOWED", {
+        agent: "worker",
+        absent: [marker],
+        verify: false,
+      });
+    }
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: stdin without stdin_gates is STDIN_NOT_ALLOWED; a refusing gate is GATE_FAILED; a passing one feeds the command", async () => {
+  await withWorld("stdin", { brief, files: FILES }, async (w) => {
+    const touched = join(w.project, "src/stdin.txt");
+    const teed = join(w.project, "src/teed.txt");
+
+    const noGates = await w.run({
+      argv: ["/usr/bin/touch", "src/stdin.txt"],
+      expected_writes: ["src/stdin.txt"],
+      stdin_from_content: { path: "src/in.txt", content: "ok\n" },
+    });
+    await assertRefused(w, noGates, "STDIN_NOT_ALLOWED", { agent: "worker", absent: [touched] });
+
+    const usesBefore = useCount(w.project);
+    const refused = await w.run({
+      argv: ["/usr/bin/tee", "src/teed.txt"],
+      expected_writes: ["src/teed.txt"],
+      stdin_from_content: { path: "src/in.txt", content: "not ok\nsecond line\n" },
+    });
+    const refusal = await assertRefused(w, refused, "GATE_FAILED", {
+      agent: "worker",
+      absent: [teed],
+    });
+    assert.match(refusal.reason, /starts-with-ok/);
+    assert.equal(useCount(w.project), usesBefore, "a refused request spent a use");
+
+    const content = "ok, write this\nand this\n";
+    const passed = await w.run({
+      argv: ["/usr/bin/tee", "src/teed.txt"],
+      expected_writes: ["src/teed.txt"],
+      stdin_from_content: { path: "src/in.txt", content },
+    }, { flags: ["--json"] });
+    assert.equal(passed.code, 0, passed.stderr);
+    const out = jsonOut(passed);
+    assert.equal(out.stdout, content, "the command received the content on stdin");
+    assert.equal(await Deno.readTextFile(teed), content);
+    assert.deepEqual(out.undeclared_writes, []);
+    const rows = newRows(w, passed);
+    assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: a forged nonce (DISPATCH_UNKNOWN) and a malformed one are refused; nothing runs", async () => {
+  await withWorld("nonce", { brief, files: FILES }, async (w) => {
+    const marker = join(w.project, "src/forged.txt");
+    await w.dispatch(); // a real dispatch exists; the forged nonce is not it
+    const forged = "0123456789abcdef0123456789abcdef";
+    const r = await w.run({ argv: ["/usr/bin/touch", "src/forged.txt"], dispatch: forged });
+    await assertRefused(w, r, "DISPATCH_UNKNOWN", { agent: "?", absent: [marker] });
+
+    const j = await w.run({ argv: ["/usr/bin/touch", "src/forged.txt"], dispatch: forged }, {
+      flags: ["--json"],
+    });
+    assertJsonRefused(j, "DISPATCH_UNKNOWN");
+    await assertRefused(w, j, "DISPATCH_UNKNOWN", { agent: "?", absent: [marker] });
+
+    const bad = await w.run({
+      argv: ["/usr/bin/touch", "src/forged.txt"],
+      dispatch: "0123456789ABCDEF0123456789ABCDEF",
+    });
+    await assertRefused(w, bad, "ARTIFACT_INVALID", { agent: "?", absent: [marker] });
+  });
+});
+
+Deno.test("run: a claimed agent that differs from the dispatch record is AGENT_MISMATCH", async () => {
+  await withWorld("agent", {
+    brief: (p) => {
+      const b = brief(p);
+      // `reviewer` may run the same command: the claim alone must not let it act.
+      const policies = b.agent_policies as Record<string, unknown>;
+      policies.reviewer = policies.worker;
+      return b;
+    },
+    files: FILES,
+  }, async (w) => {
+    const marker = join(w.project, "src/claimed.txt");
+    const r = await w.run({
+      argv: ["/usr/bin/touch", "src/claimed.txt"],
+      expected_writes: ["src/claimed.txt"],
+      agent: "reviewer",
+    });
+    // The row never names the claimed agent: the nonce's signed record, or "?" (not resolved).
+    await assertRefused(w, r, "AGENT_MISMATCH", { agent: ["worker", "?"], absent: [marker] });
+
+    // A nonce issued to an agent without a policy: UNKNOWN_AGENT.
+    const other = await w.dispatch("other");
+    const u = await w.run({ argv: ["/usr/bin/touch", "src/claimed.txt"] }, { nonce: other });
+    await assertRefused(w, u, "UNKNOWN_AGENT", { agent: "other", absent: [marker] });
+  });
+});
+
+Deno.test("run: a project that is not a git worktree is NO_WORKTREE, refused before running", async () => {
+  await withWorld("nogit", { brief, files: FILES, git: false }, async (w) => {
+    const marker = join(w.project, "src/nogit.txt");
+    const usesBefore = useCount(w.project);
+    const r = await w.run({
+      argv: ["/usr/bin/touch", "src/nogit.txt"],
+      expected_writes: ["src/nogit.txt"],
+    });
+    await assertRefused(w, r, "NO_WORKTREE", { agent: "worker", absent: [marker] });
+    assert.equal(useCount(w.project), usesBefore, "no use spent");
+    const j = await w.run({
+      argv: ["/usr/bin/touch", "src/nogit.txt"],
+      expected_writes: ["src/nogit.txt"],
+    }, { flags: ["--json"] });
+    assertJsonRefused(j, "NO_WORKTREE");
+    await assertRefused(w, j, "NO_WORKTREE", { agent: "worker", absent: [marker] });
+  });
+});
