@@ -155,7 +155,7 @@ export interface Refusal {
   reason: string;
 }
 
-const REFUSAL_RE = /^agentteams ([a-z][a-z -]*): refused: ([A-Z][A-Z0-9_]*): (.+)$/;
+const REFUSAL_RE = /^agentteams ([^:\n]+): refused: ([A-Z][A-Z0-9_]*): (.+)$/;
 
 /** Every refusal line on stderr. */
 export function refusals(stderr: string): Refusal[] {

@@ -1,0 +1,411 @@
+/**
+ * The CLI contract (DESIGN §5). Parsing and help never reach the permission narrowing, so those
+ * are checked in process over the whole command table (a guard asserts this process kept its
+ * permissions); everything that runs a command is checked as a real `deno run` process.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runCli as runCliInProcess } from "../../lib/cli/main.ts";
+import { COMMANDS } from "../../lib/cli/commands.ts";
+import { initKeys, loadLedgerKey } from "../../lib/crypto/keys.ts";
+import { appendRow } from "../../lib/ledger/append.ts";
+import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
+import {
+  assertCliRefused,
+  assertSameTree,
+  headFor,
+  joinLines,
+  refusals,
+  runCli,
+  type RunResult,
+  type Sandbox,
+  sandbox,
+  snapshotTree,
+  stateFiles,
+} from "../_helpers/mod.ts";
+
+/** Runs the CLI in this process, collecting output; asserts the process kept its permissions. */
+async function inProcess(argv: string[]): Promise<RunResult> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCliInProcess(argv, {
+    stdout: (l) => out.push(l),
+    stderr: (l) => err.push(l),
+  });
+  for (const name of ["read", "write", "env", "run", "sys"] as const) {
+    assert.equal(
+      Deno.permissions.querySync({ name }).state,
+      "granted",
+      `${argv.join(" ")} narrowed the test process's permissions (${name})`,
+    );
+  }
+  const join = (ls: string[]) => ls.map((l) => l + "\n").join("");
+  return { code, signal: null, stdout: join(out), stderr: join(err) };
+}
+
+const BUILT = COMMANDS.filter((c) => c.built);
+const UNBUILT = COMMANDS.filter((c) => !c.built);
+
+Deno.test("--help on every command: exit 0, its usage on stdout, the common options listed", async () => {
+  assert.ok(COMMANDS.length >= 20);
+  for (const c of COMMANDS) {
+    for (const argv of [[...c.words, "--help"], [...c.words, "--project", "/x", "--help"]]) {
+      const r = await inProcess(argv);
+      assert.equal(r.code, 0, `${argv.join(" ")}: ${r.stderr}`);
+      assert.match(
+        r.stdout,
+        new RegExp(`^usage: agentteams ${c.words.join(" ")}\\b`),
+        c.words.join(" "),
+      );
+      for (const f of ["--project DIR", "--brief FILE", "--json", "--help"]) {
+        assert.ok(r.stdout.includes(f), `${c.words.join(" ")} help lacks ${f}`);
+      }
+      for (const f of c.flags) {
+        assert.ok(r.stdout.includes(`--${f.name}`), `${c.words} --${f.name}`);
+      }
+      assert.equal(r.stderr, "");
+    }
+  }
+  for (const argv of [["--help"], ["-h"], ["help"]]) {
+    const r = await inProcess(argv);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /^usage: agentteams <command> \[options\]$/m);
+    for (const c of COMMANDS) assert.ok(r.stdout.includes(c.words.join(" ")), c.words.join(" "));
+  }
+  const v = await inProcess(["--version"]);
+  assert.equal(v.code, 0);
+  assert.match(v.stdout, /^agentteams \d+\.\d+\.\d+\n$/);
+  // No command: usage on stderr, exit 2.
+  const none = await inProcess([]);
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /usage: agentteams/);
+});
+
+Deno.test("unknown flags: exit 2 UNKNOWN_FLAG on every built command", async () => {
+  for (const c of BUILT) {
+    for (const bad of ["--no-such-flag", "--no-such=1", "-x", "--jsn"]) {
+      const r = await inProcess([...c.words, bad]);
+      const name = c.words.join(" ");
+      assertCliRefused(r, name, "UNKNOWN_FLAG", 2);
+      assert.equal(r.stdout, "");
+    }
+  }
+  // A flag of another command is unknown here.
+  assertCliRefused(
+    await inProcess(["ledger", "show", "--agent", "w"]),
+    "ledger show",
+    "UNKNOWN_FLAG",
+    2,
+  );
+  // Other usage errors are USAGE, exit 2.
+  assertCliRefused(await inProcess(["ledger", "show", "--tail"]), "ledger show", "USAGE", 2);
+  assertCliRefused(await inProcess(["ledger", "verify", "--json=1"]), "ledger verify", "USAGE", 2);
+  assertCliRefused(await inProcess(["ledger", "verify", "extra"]), "ledger verify", "USAGE", 2);
+  assertCliRefused(
+    await inProcess(["ledger", "verify", "--project", "a", "--project", "b"]),
+    "ledger verify",
+    "USAGE",
+    2,
+  );
+});
+
+Deno.test("unknown commands: exit 2 UNKNOWN_COMMAND", async () => {
+  for (
+    const argv of [["frobnicate"], ["ledger"], ["ledger", "frobnicate"], ["keys"], ["Dispatch"]]
+  ) {
+    const r = await inProcess(argv);
+    assert.equal(r.code, 2, argv.join(" "));
+    const found = refusals(r.stderr);
+    assert.equal(found.length, 1, r.stderr);
+    assert.equal(found[0].code, "UNKNOWN_COMMAND");
+  }
+  // With --json: one JSON object on stdout, too.
+  const r = await inProcess(["frobnicate", "--json"]);
+  assert.equal(r.code, 2);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.ok, false);
+  assert.equal(out.error.code, "UNKNOWN_COMMAND");
+});
+
+Deno.test("every command not built yet: exit 2 NOT_IMPLEMENTED, and nothing is written", async () => {
+  assert.ok(UNBUILT.length > 0);
+  const sb = await sandbox("cli-unbuilt");
+  try {
+    const before = await snapshotTree(sb.dir);
+    for (const c of UNBUILT) {
+      const r = await inProcess([...c.words, "--project", sb.project]);
+      assertCliRefused(r, c.words.join(" "), "NOT_IMPLEMENTED", 2);
+      const j = await inProcess([...c.words, "--project", sb.project, "--json"]);
+      assert.equal(j.code, 2);
+      assert.equal(JSON.parse(j.stdout).error.code, "NOT_IMPLEMENTED");
+    }
+    assertSameTree(before, await snapshotTree(sb.dir));
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("the earlier spellings are rewritten to the commands they name", async () => {
+  // Checked in process where they fail before running; as real processes below where they run.
+  assertCliRefused(
+    await inProcess(["--verify-proposal-ledger", "--nope"]),
+    "ledger verify",
+    "UNKNOWN_FLAG",
+    2,
+  );
+  assertCliRefused(await inProcess(["--issue-dispatch", "--nope"]), "dispatch", "UNKNOWN_FLAG", 2);
+  for (
+    const [flag, words] of [["--serve-requests", "serve"], ["--verify-waivers", "waiver verify"], [
+      "--post-audit",
+      "audit",
+    ]]
+  ) {
+    assertCliRefused(await inProcess([flag]), words, "NOT_IMPLEMENTED", 2);
+  }
+  assertCliRefused(
+    await inProcess(["--issue-dispatch", "--verify-proposal-ledger"]),
+    "--issue-dispatch",
+    "USAGE",
+    2,
+  );
+});
+
+// ---------------------------------------------------------------------------------------------
+// Real processes, sharing one project with keys, a few rows and a dispatch.
+
+interface World {
+  sb: Sandbox;
+  run: (args: string[], extraEnv?: Record<string, string>) => Promise<RunResult>;
+}
+
+async function withWorld(name: string, fn: (w: World) => Promise<void>): Promise<void> {
+  const sb = await sandbox(name);
+  try {
+    await initKeys({ env: sb.env });
+    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
+    for (let i = 1; i <= 4; i++) {
+      await appendRow(sb.project, key.hmac, { action: "note", agent: "w", n: i });
+    }
+    await fn({
+      sb,
+      run: (args, extraEnv = {}) =>
+        runCli([...args, "--project", sb.project], { env: { ...sb.env, ...extraEnv } }),
+    });
+  } finally {
+    await sb.dispose();
+  }
+}
+
+Deno.test("real process: exit codes and the refusal line `agentteams <command>: refused: <CODE>: <reason>`", async () => {
+  await withWorld("cli-exit", async ({ sb, run }) => {
+    const before = await snapshotTree(sb.dir);
+    const help = await run(["ledger", "verify", "--help"]);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^usage: agentteams ledger verify/);
+    assertCliRefused(
+      await run(["ledger", "verify", "--bogus"]),
+      "ledger verify",
+      "UNKNOWN_FLAG",
+      2,
+    );
+    const unknown = await run(["frobnicate"]);
+    assert.equal(unknown.code, 2);
+    assert.equal(refusals(unknown.stderr)[0].code, "UNKNOWN_COMMAND");
+    for (const words of [["audit"], ["serve", "--once"], ["waiver", "issue"]]) {
+      assertCliRefused(
+        await run(words),
+        words[0] === "serve" ? "serve" : words.join(" "),
+        "NOT_IMPLEMENTED",
+        2,
+      );
+    }
+    const bad = await run(["dispatch", "--agent", "Bad Slug"]);
+    const refusal = assertCliRefused(bad, "dispatch", "BAD_SLUG", 1);
+    assert.match(refusal.reason, /must match/);
+    assert.equal(bad.stdout, "");
+    assertSameTree(before, await snapshotTree(sb.dir));
+  });
+});
+
+Deno.test("real process: --json prints exactly one JSON object on stdout, for success and refusal", async () => {
+  await withWorld("cli-json", async ({ sb, run }) => {
+    const one = (r: RunResult) => {
+      const lines = r.stdout.split("\n").filter((l) => l !== "");
+      assert.equal(lines.length, 1, `one line of JSON expected:\n${r.stdout}`);
+      const v = JSON.parse(lines[0]);
+      assert.equal(typeof v, "object");
+      assert.ok(v !== null && !Array.isArray(v));
+      return v as Record<string, unknown>;
+    };
+    const d = one(await run(["dispatch", "--agent", "w", "--json"]));
+    assert.equal(d.ok, true);
+    assert.match(d.nonce as string, /^[0-9a-f]{32}$/);
+    assert.equal(d.agent, "w");
+    const v = one(await run(["ledger", "verify", "--json"]));
+    assert.deepEqual(v, { ok: true, rows: 5, problems: [], notes: [] });
+    const s = one(await run(["ledger", "show", "--json"]));
+    assert.equal((s.rows as unknown[]).length, 5);
+    const p = one(await run(["permissions", "ledger", "show", "--json"]));
+    assert.equal(p.ok, true);
+
+    const refused = await run(["dispatch", "--agent", "-x", "--json"]);
+    assert.equal(refused.code, 1);
+    const e = one(refused);
+    assert.equal(e.ok, false);
+    assert.equal((e.error as { code: string }).code, "BAD_SLUG");
+    assert.equal(refusals(refused.stderr).length, 1);
+    const usage = await run(["ledger", "show", "--tail", "x", "--json"]);
+    assert.equal(usage.code, 2);
+    assert.equal((one(usage).error as { code: string }).code, "USAGE");
+    // A verification failure: one object, with every problem.
+    const st = stateFiles(sb.project);
+    const lines = (await Deno.readTextFile(st.ledger)).split("\n");
+    await Deno.writeTextFile(st.ledger, lines.slice(1).join("\n"));
+    const failed = await run(["ledger", "verify", "--json"]);
+    assert.equal(failed.code, 1);
+    const f = one(failed);
+    assert.equal(f.ok, false);
+    assert.equal((f.error as { code: string }).code, "FIRST_ROWS_REMOVED");
+  });
+});
+
+Deno.test("real process: the earlier spellings work (--issue-dispatch, --verify-proposal-ledger, --description)", async () => {
+  await withWorld("cli-alias", async ({ sb, run }) => {
+    const d = await run(["--issue-dispatch", "--agent", "w"]);
+    assert.equal(d.code, 0, d.stderr);
+    assert.match(d.stdout, /^[0-9a-f]{32}\n$/);
+    const v = await run(["--verify-proposal-ledger"]);
+    assert.equal(v.code, 0, v.stderr);
+    assert.match(v.stdout, /^ok: 5 rows verify$/m);
+    // The command flag may come after other flags, and --description is --brief.
+    const brief = join(sb.project, "agentteams.json");
+    await Deno.writeTextFile(brief, "{}\n");
+    const v2 = await runCli([
+      "--project",
+      sb.project,
+      "--description",
+      brief,
+      "--verify-proposal-ledger",
+    ], {
+      env: sb.env,
+    });
+    assert.equal(v2.code, 0, v2.stderr);
+    assert.match(v2.stdout, /^ok: 5 rows verify$/m);
+    const v3 = await run(["ledger", "verify", `--description=${brief}`]);
+    assert.equal(v3.code, 0, v3.stderr);
+  });
+});
+
+Deno.test("real process: a key file wins over key variables", async () => {
+  await withWorld("cli-keyfile", async ({ run }) => {
+    const r = await run(["ledger", "verify"], { AGENTTEAMS_PROPOSAL_LEDGER_KEY: "not-the-key" });
+    assert.equal(r.code, 0, r.stderr);
+  });
+});
+
+Deno.test("real process: ledger checkpoint --out, verify --checkpoint; a rewrite re-signed with the HMAC key is still caught", async () => {
+  await withWorld("cli-checkpoint", async ({ sb, run }) => {
+    const cp = join(sb.dir, "cp.json");
+    const made = await run(["ledger", "checkpoint", "--out", cp]);
+    assert.equal(made.code, 0, made.stderr);
+    const body = JSON.parse(await Deno.readTextFile(cp));
+    assert.equal(body.count, 4);
+    assert.match(body.signature, /^[0-9a-f]{128}$/);
+    assert.match(body.key_id, /^[0-9a-f]{16}$/);
+    const ok = await run(["ledger", "verify", "--checkpoint", cp]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /extends the checkpoint of 4 rows/);
+
+    // The ledger grows: still extends the checkpoint.
+    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
+    await appendRow(sb.project, key.hmac, { action: "note", n: 5 });
+    assert.equal((await run(["ledger", "verify", "--checkpoint", cp])).code, 0);
+
+    // Rows removed and the head re-signed with the same HMAC key: plain verify is satisfied...
+    const st = stateFiles(sb.project);
+    const lines = (await Deno.readTextFile(st.ledger)).split("\n").slice(0, -1);
+    await Deno.writeTextFile(st.ledger, joinLines(lines.slice(0, 3)));
+    await Deno.writeTextFile(st.head, headFor(lines.slice(0, 3), key.hmac));
+    assert.equal(verifyLedgerAt(sb.project, key).ok, true);
+    const plain = await run(["ledger", "verify"]);
+    assert.equal(plain.code, 0, plain.stderr);
+    // ... but the checkpoint is not.
+    const caught = await run(["ledger", "verify", "--checkpoint", cp]);
+    assertCliRefused(caught, "ledger verify", "CHECKPOINT_MISMATCH");
+
+    // Rewritten to the same length with different rows, all re-signed: caught too.
+    for (let n = 4; n <= 6; n++) await appendRow(sb.project, key.hmac, { action: "forged", n });
+    assert.equal(verifyLedgerAt(sb.project, key).ok, true);
+    assertCliRefused(
+      await run(["ledger", "verify", "--checkpoint", cp]),
+      "ledger verify",
+      "CHECKPOINT_MISMATCH",
+    );
+
+    // A checkpoint whose fields were edited fails its signature.
+    const edited = join(sb.dir, "edited.json");
+    await Deno.writeTextFile(edited, JSON.stringify({ ...body, count: 3 }));
+    assertCliRefused(
+      await run(["ledger", "verify", "--checkpoint", edited]),
+      "ledger verify",
+      "CHECKPOINT_MISMATCH",
+    );
+    // And not a checkpoint at all.
+    const junk = join(sb.dir, "junk.json");
+    await Deno.writeTextFile(junk, "{}");
+    assertCliRefused(
+      await run(["ledger", "verify", "--checkpoint", junk]),
+      "ledger verify",
+      "CHECKPOINT_MISMATCH",
+    );
+  });
+});
+
+Deno.test("real process: ledger checkpoint refuses a ledger that does not verify, writing no checkpoint", async () => {
+  await withWorld("cli-checkpoint-bad", async ({ sb, run }) => {
+    const st = stateFiles(sb.project);
+    await Deno.remove(st.head);
+    const cp = join(sb.dir, "cp.json");
+    const before = await snapshotTree(sb.dir);
+    assertCliRefused(
+      await run(["ledger", "checkpoint", "--out", cp]),
+      "ledger checkpoint",
+      "LEDGER_TAMPERED",
+    );
+    assertSameTree(before, await snapshotTree(sb.dir));
+  });
+});
+
+Deno.test("real process: ledger show --tail 2 prints the last two rows (text and --json)", async () => {
+  await withWorld("cli-show", async ({ run }) => {
+    const r = await run(["ledger", "show", "--tail", "2"]);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trimEnd().split("\n");
+    assert.equal(lines.length, 2, r.stdout);
+    assert.match(lines[0], /^3\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00\tnote\tw\tn=3$/);
+    assert.match(lines[1], /^4\t.*\tnote\tw\tn=4$/);
+    const j = JSON.parse((await run(["ledger", "show", "--tail", "2", "--json"])).stdout);
+    assert.deepEqual(j.rows.map((x: { row: number; n: number }) => [x.row, x.n]), [[3, 3], [4, 4]]);
+    const all = await run(["ledger", "show"]);
+    assert.equal(all.stdout.trimEnd().split("\n").length, 4);
+    const many = await run(["ledger", "show", "--tail", "99"]);
+    assert.equal(many.stdout.trimEnd().split("\n").length, 4);
+    const zero = JSON.parse((await run(["ledger", "show", "--tail", "0", "--json"])).stdout);
+    assert.deepEqual(zero.rows, []);
+    assertCliRefused(
+      await run(["ledger", "show", "--tail", "-1"]),
+      "ledger show",
+      "USAGE",
+      2,
+    );
+    assertCliRefused(await run(["ledger", "show", "--tail", "two"]), "ledger show", "USAGE", 2);
+  });
+  const sb = await sandbox("cli-show-empty");
+  try {
+    const r = await runCli(["ledger", "show", "--project", sb.project], { env: sb.env });
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /no ledger yet/);
+  } finally {
+    await sb.dispose();
+  }
+});
