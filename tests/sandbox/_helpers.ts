@@ -101,6 +101,11 @@ export interface RunOptions {
   readonly protectedPaths?: readonly string[];
   readonly tmpdir?: string;
   readonly extra?: Partial<PrepareOptions>;
+  /**
+   * Wait only for the sandbox to exit, not for its output pipes to close (output is discarded).
+   * A process that outlives the command would hold the pipes open; this lets a test see it.
+   */
+  readonly discardOutput?: boolean;
 }
 
 /** The plan the fixture's runs use, for `argv`, with the given private TMPDIR. */
@@ -136,6 +141,19 @@ export async function runConfined(
   try {
     const plan = planFor(fx, argv, tmpdir, opts);
     const cmd = confineArgv(plan, "bwrap");
+    if (opts.discardOutput) {
+      const status = await new Deno.Command(cmd.program, {
+        args: cmd.args,
+        env: cmd.env,
+        clearEnv: true,
+        cwd: cmd.cwd,
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).spawn().status;
+      removeMaskPoints(plan);
+      return { code: status.code, stdout: "", stderr: "", plan };
+    }
     const out = await new Deno.Command(cmd.program, {
       args: cmd.args,
       env: cmd.env,
@@ -204,6 +222,12 @@ export function outsideRoots(fx: Fixture): (path: string) => boolean {
   return (path) =>
     (path === build || path.startsWith(build + "/")) && path !== nested &&
     !path.startsWith(nested + "/");
+}
+
+/** {@link outsideRoots}, also ignoring the given paths (files the test itself creates). */
+export function ignoring(fx: Fixture, ...paths: string[]): (path: string) => boolean {
+  const roots = outsideRoots(fx);
+  return (path) => roots(path) || paths.some((p) => path === p || path.startsWith(p + "/"));
 }
 
 /** Asserts two snapshots are identical, naming the first difference. */

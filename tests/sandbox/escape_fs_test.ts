@@ -117,6 +117,7 @@ Deno.test("escape: a nested .GIT inside a write root stays read-only (write, rm,
 Deno.test("escape: a missing protected path inside a write root cannot be created", async () => {
   const fx = makeFixture();
   try {
+    const before = snapshot(fx.base, outsideRoots(fx));
     const r = await runConfined(
       fx,
       sh("mkdir -p build/locked/deep; echo x > build/locked/file; ls -a build/locked; echo done"),
@@ -125,6 +126,7 @@ Deno.test("escape: a missing protected path inside a write root cannot be create
     assert(r.plan.masks.includes(`${fx.project}/build/locked`), "masked");
     assert(r.stdout.includes("done"), r.stdout);
     assert(!lexists(`${fx.project}/build/locked`), "mask mount point removed, nothing created");
+    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
   } finally {
     fx.cleanup();
   }
@@ -133,6 +135,7 @@ Deno.test("escape: a missing protected path inside a write root cannot be create
 Deno.test("escape: the operator key directory cannot be read", async () => {
   const fx = makeFixture();
   try {
+    const before = snapshot(fx.base, outsideRoots(fx));
     const r = await runConfined(
       fx,
       sh(
@@ -149,6 +152,7 @@ Deno.test("escape: the operator key directory cannot be read", async () => {
       Deno.readTextFileSync(`${fx.keyDir}/proposal-ledger.key`) === fx.secret + "\n",
       "key kept",
     );
+    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
   } finally {
     fx.cleanup();
   }
@@ -212,6 +216,7 @@ Deno.test("escape: a symlinked write root is refused at resolution and nothing r
     Deno.symlinkSync(outside, `${fx.project}/lean/.lake`);
     Deno.symlinkSync(outside, `${fx.project}/vendor`);
     const tmpdir = makePrivateTmpdir();
+    const before = snapshot(fx.base, outsideRoots(fx));
     try {
       for (const write of [["build"], ["lean/.lake"], ["vendor/pkg"]]) {
         let err: unknown = null;
@@ -235,6 +240,7 @@ Deno.test("escape: a symlinked write root is refused at resolution and nothing r
         assert(err.code === "CONFINED_PATH_UNSAFE", `code for ${write[0]}: ${err.code}`);
       }
       assert([...Deno.readDirSync(outside)].length === 0, "nothing was written through the link");
+      assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
     } finally {
       Deno.removeSync(tmpdir, { recursive: true });
     }
@@ -280,6 +286,7 @@ Deno.test("escape: hardlinks to files outside the root fail with EXDEV", async (
 Deno.test("escape: setuid binaries gain nothing (nosuid, no_new_privs, no CAP_CHOWN)", async () => {
   const fx = makeFixture();
   try {
+    const before = snapshot(fx.base, outsideRoots(fx));
     if (Deno.uid() !== 0) {
       throw new Error("this test plants a setuid file owned by another uid: run as root (CI does)");
     }
@@ -303,6 +310,7 @@ Deno.test("escape: setuid binaries gain nothing (nosuid, no_new_privs, no CAP_CH
     assert(r.stderr.includes("chown: changing ownership"), `chown refused: ${r.stderr}`);
     assert(lines[1].startsWith("0 "), `sid2 still owned by root: ${lines[1]}`);
     assert(/NoNewPrivs:\s+1/.test(r.stdout), "no_new_privs set");
+    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
   } finally {
     fx.cleanup();
   }

@@ -5,8 +5,10 @@
  */
 
 import { bwrapArgv, makePrivateTmpdir } from "../../lib/sandbox/mod.ts";
+import { assertEquals } from "./_assert.ts";
 import {
   assertSameTree,
+  ignoring,
   lexists,
   makeFixture,
   outsideRoots,
@@ -40,6 +42,7 @@ Deno.test("escape: no TCP to a listener on the host's 127.0.0.1 (bash /dev/tcp, 
   requireProgram("/usr/bin/perl");
   const fx = makeFixture();
   try {
+    const before = snapshot(fx.base, outsideRoots(fx));
     await withListener(async (_listener, port) => {
       const r = await runConfined(fx, [
         "/usr/bin/bash",
@@ -54,6 +57,7 @@ Deno.test("escape: no TCP to a listener on the host's 127.0.0.1 (bash /dev/tcp, 
       assert(!r.stdout.includes("perl-connected"), r.stdout);
       assert(/Connection refused|Network is unreachable/.test(r.stderr), r.stderr);
     });
+    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
   } finally {
     fx.cleanup();
   }
@@ -62,6 +66,7 @@ Deno.test("escape: no TCP to a listener on the host's 127.0.0.1 (bash /dev/tcp, 
 Deno.test("control: with network: true the same connect reaches the listener", async () => {
   const fx = makeFixture();
   try {
+    const before = snapshot(fx.base, outsideRoots(fx));
     await withListener(async (listener, port) => {
       const r = await runConfined(
         fx,
@@ -75,6 +80,7 @@ Deno.test("control: with network: true the same connect reaches the listener", a
       assert(conn.remoteAddr.transport === "tcp", "the listener got the control connection");
       conn.close();
     });
+    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
   } finally {
     fx.cleanup();
   }
@@ -84,6 +90,7 @@ Deno.test("escape: no DNS and no route to the resolver; only lo exists", async (
   requireProgram("/usr/bin/getent");
   const fx = makeFixture();
   try {
+    const before = snapshot(fx.base, outsideRoots(fx));
     const resolv = (() => {
       try {
         return Deno.readTextFileSync("/etc/resolv.conf");
@@ -119,6 +126,7 @@ Deno.test("escape: no DNS and no route to the resolver; only lo exists", async (
       l.trim().split(":")[0]
     );
     assert(ifaces.length === 1 && ifaces[0] === "lo", `only lo: ${ifaces.join(",")}`);
+    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
   } finally {
     fx.cleanup();
   }
@@ -161,49 +169,79 @@ Deno.test("escape: background and setsid processes die with the sandbox", async 
   requireProgram("/usr/bin/nohup");
   const fx = makeFixture();
   try {
+    const before = snapshot(
+      fx.base,
+      ignoring(fx, `${fx.base}/control`, `${fx.base}/go-control`, `${fx.base}/go`),
+    );
     // Each background process waits for a GO file the test creates only after the run has
     // ended, then writes its marker: a survivor would write it, a killed process cannot.
     const background = (dir: string, go: string, token: string) => {
       const wait = (m: string) =>
         `while [ ! -e ${go} ]; do sleep 0.05; done; echo late > ${dir}/${m}`;
-      return `sh -c '${wait("late1")}' ${token}-a & ` +
-        `nohup sh -c '${wait("late2")}' ${token}-b >/dev/null 2>&1 & ` +
-        `setsid sh -c '${wait("late3")}' ${token}-c & echo started`;
+      // Their output goes to /dev/null, so a survivor cannot hold the run's pipes open.
+      const quiet = ">/dev/null 2>&1";
+      return `sh -c '${wait("late1")}' ${token}-a ${quiet} & ` +
+        `nohup sh -c '${wait("late2")}' ${token}-b ${quiet} & ` +
+        `setsid sh -c '${wait("late3")}' ${token}-c ${quiet} & echo started > ${dir}/started`;
     };
     const marks = ["late1", "late2", "late3"];
-
-    // Control, unconfined: the three processes survive the command and write their markers.
     const token = `bgtoken${crypto.randomUUID().replaceAll("-", "")}`;
-    const cdir = `${fx.base}/control`;
-    Deno.mkdirSync(cdir);
-    await new Deno.Command("/bin/sh", {
-      args: ["-c", background(cdir, `${fx.base}/go-control`, token + "c")],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    // They wait for GO, so they are alive until it exists: the detector must see them.
-    let seen = 0;
-    for (let i = 0; i < 600 && seen === 0; i++) {
-      seen = processesWith(token + "c").length;
-      if (seen === 0) await tick();
-    }
-    assert(seen > 0, "control: the detector sees the survivors");
-    Deno.writeTextFileSync(`${fx.base}/go-control`, "");
-    assert(await untilExist(marks.map((m) => `${cdir}/${m}`)), "control: survivors wrote markers");
-    assert((await untilGone(token + "c")).length === 0, "control processes finished");
+    try {
+      // Control, unconfined: the three processes survive the command and write their markers.
+      const cdir = `${fx.base}/control`;
+      Deno.mkdirSync(cdir);
+      await new Deno.Command("/bin/sh", {
+        args: ["-c", background(cdir, `${fx.base}/go-control`, token + "c")],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      // They wait for GO, so they are alive until it exists: the detector must see them.
+      let seen = 0;
+      for (let i = 0; i < 600 && seen === 0; i++) {
+        seen = processesWith(token + "c").length;
+        if (seen === 0) await tick();
+      }
+      assert(seen > 0, "control: the detector sees the survivors");
+      Deno.writeTextFileSync(`${fx.base}/go-control`, "");
+      assert(
+        await untilExist(marks.map((m) => `${cdir}/${m}`)),
+        "control: survivors wrote markers",
+      );
+      assert((await untilGone(token + "c")).length === 0, "control processes finished");
 
-    // Confined: the sandbox's end kills them before GO exists.
-    const r = await runConfined(
-      fx,
-      sh(background(`${fx.project}/build`, `${fx.base}/go`, token + "s")),
-    );
-    assert(r.stdout.includes("started"), r.stderr);
-    Deno.writeTextFileSync(`${fx.base}/go`, "");
-    const left = await untilGone(token + "s");
-    assert(left.length === 0, `processes outlived the sandbox: ${left.join(",")}`);
-    for (const m of marks) {
-      assert(!lexists(`${fx.project}/build/${m}`), `${m} was written after the run`);
+      // Confined: the sandbox's end kills them before GO exists.
+      // Waiting on the sandbox's exit (not its pipes): a surviving namespace would keep the
+      // pipes open until GO exists, which the test creates only afterwards.
+      await runConfined(
+        fx,
+        sh(background(`${fx.project}/build`, `${fx.base}/go`, token + "s")),
+        { discardOutput: true },
+      );
+      assert(lexists(`${fx.project}/build/started`), "the command ran");
+      Deno.writeTextFileSync(`${fx.base}/go`, "");
+      const left = await untilGone(token + "s");
+      assert(left.length === 0, `processes outlived the sandbox: ${left.join(",")}`);
+      for (const m of marks) {
+        assert(!lexists(`${fx.project}/build/${m}`), `${m} was written after the run`);
+      }
+    } finally {
+      // Whatever failed above, release every waiter and kill what this test started.
+      for (const go of ["go-control", "go"]) Deno.writeTextFileSync(`${fx.base}/${go}`, "");
+      for (const pid of processesWith(token)) {
+        try {
+          Deno.kill(pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
     }
+    assertSameTree(
+      before,
+      snapshot(
+        fx.base,
+        ignoring(fx, `${fx.base}/control`, `${fx.base}/go-control`, `${fx.base}/go`),
+      ),
+    );
   } finally {
     fx.cleanup();
   }
@@ -212,6 +250,7 @@ Deno.test("escape: background and setsid processes die with the sandbox", async 
 Deno.test("escape: /proc shows only the sandbox's own processes", async () => {
   const fx = makeFixture();
   try {
+    const before = snapshot(fx.base, outsideRoots(fx));
     const r = await runConfined(
       fx,
       sh(
@@ -226,6 +265,7 @@ Deno.test("escape: /proc shows only the sandbox's own processes", async () => {
     assert(!pids.includes(Deno.pid), "the test's own PID is not visible");
     assert(init === "bwrap", `PID 1 is the sandbox's init, got ${init}`);
     assert(vis === "host-hidden", vis);
+    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
   } finally {
     fx.cleanup();
   }
@@ -243,6 +283,7 @@ Deno.test("escape: TIOCSTI into the terminal fails under --new-session", () => {
   requireProgram("/usr/bin/perl");
   const fx = makeFixture();
   try {
+    const before = snapshot(fx.base, outsideRoots(fx));
     const tmp = makePrivateTmpdir();
     const plan = planFor(fx, ["/usr/bin/perl", "-e", TIOCSTI_PERL], tmp);
     const argv = bwrapArgv({ ...plan, bwrap: "/usr/bin/bwrap" });
@@ -273,18 +314,56 @@ Deno.test("escape: TIOCSTI into the terminal fails under --new-session", () => {
     } finally {
       Deno.removeSync(tmp, { recursive: true });
     }
+    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
   } finally {
     fx.cleanup();
   }
 });
 
-Deno.test("escape: nothing outside the roots changes across the process tests", async () => {
+Deno.test("escape: host processes cannot be signalled; no capabilities, no nested userns", async () => {
+  requireProgram("/usr/bin/unshare");
   const fx = makeFixture();
   try {
     const before = snapshot(fx.base, outsideRoots(fx));
-    await runConfined(fx, sh(`kill -9 -1; echo pwn > ${fx.project}/README; echo done`));
+    const r = await runConfined(
+      fx,
+      sh(
+        `kill -0 ${Deno.pid}; echo kill=$?; kill -0 ${Deno.ppid}; echo killp=$?; ` +
+          "/usr/bin/unshare -U /bin/true; echo userns=$?; " +
+          "grep -E '^Cap(Eff|Prm|Bnd):' /proc/self/status",
+      ),
+    );
+    assert(/kill=[1-9]/.test(r.stdout) && /killp=[1-9]/.test(r.stdout), r.stdout);
+    assert(/userns=[1-9]/.test(r.stdout), `no nested user namespace: ${r.stdout}`);
+    const caps = r.stdout.split("\n").filter((l) => l.startsWith("Cap"));
+    assert(caps.length === 3, r.stdout);
+    assert(caps.every((l) => /:\s+0{16}$/.test(l)), `no capabilities: ${caps.join(" | ")}`);
     assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
   } finally {
+    fx.cleanup();
+  }
+});
+
+Deno.test("escape: the runner's environment never reaches the command (--clearenv)", async () => {
+  const fx = makeFixture();
+  const tmp = makePrivateTmpdir();
+  try {
+    const plan = planFor(fx, ["/usr/bin/env"], tmp);
+    const argv = bwrapArgv({ ...plan, bwrap: "/usr/bin/bwrap" });
+    // Spawned WITHOUT clearEnv: bwrap inherits a key and DENO_ variables, and must drop them.
+    const out = await new Deno.Command(argv[0], {
+      args: argv.slice(1),
+      env: { AGENTTEAMS_PROPOSAL_LEDGER_KEY: fx.secret, DENO_DIR: "/x", GH_TOKEN: fx.secret },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const seen = new TextDecoder().decode(out.stdout).trim().split("\n").sort();
+    // bwrap itself sets PWD to the --chdir directory; nothing else is added.
+    const want = [...plan.env.map(([k, v]) => `${k}=${v}`), `PWD=${plan.cwd}`].sort();
+    assertEquals(seen, want);
+    assert(!seen.join("\n").includes(fx.secret), "no secret");
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
     fx.cleanup();
   }
 });
