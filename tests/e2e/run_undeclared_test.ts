@@ -1,0 +1,229 @@
+/**
+ * `agentteams run` end to end, undeclared writes under bwrap. The agent's confined_programs write
+ * root `src` lets each write happen physically, so the before/after comparison is what catches
+ * it: a tracked file edited, an untracked one created, a tracked file deleted, a same-size
+ * rewrite with its mtime restored, a file whose name is not UTF-8 (reported with `\xNN`). Each
+ * exits 3 with the exact `undeclared_writes` (from `--json`) and a `run-request` row carrying
+ * them. Declared writes (a file, a `dir/`) are not reported. Control-plane writes (a hook in
+ * `.git/hooks`, `.git/config`, `.agentteams/x`, deleting the ledger) are stopped by the sandbox
+ * itself: they fail inside it and nothing changes.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { assertSameTree, snapshotTree } from "../_helpers/mod.ts";
+import {
+  assertJsonRefused,
+  bytesOrNull,
+  exists,
+  jsonOut,
+  newRows,
+  type RunOutcome,
+  shScript,
+  withWorld,
+  workerBrief,
+  type World,
+  type WorldPaths,
+} from "./_run_helpers.ts";
+
+const SCRIPTS: Record<string, string> = {
+  "edit-tracked": shScript("printf 'more\\n' >> src/a.txt"),
+  "create-untracked": shScript(": > src/new.txt"),
+  "delete-tracked": shScript("rm src/b.txt"),
+  // Same size ("hello\n" -> "HELLO\n"), then the old mtime put back.
+  "same-size": shScript(
+    'cp -p src/a.txt "$TMPDIR/keep"\nprintf \'HELLO\\n\' > src/a.txt\ntouch -r "$TMPDIR/keep" src/a.txt',
+  ),
+  "non-utf8": shScript(": > \"src/bad$(printf '\\377')name.txt\""),
+  "declared-and-not": shScript(
+    ": > src/declared.txt\nmkdir -p src/out/deep\n: > src/out/x.txt\n: > src/out/deep/y.txt\n: > src/extra.txt",
+  ),
+  // Every control-plane write it can think of; reports each one that succeeded on stdout.
+  "control-plane": shScript(
+    [
+      "mkdir -p .git/hooks",
+      "printf '#!/bin/sh\\necho owned\\n' > .git/hooks/pre-commit && echo PLANTED-HOOK",
+      "chmod +x .git/hooks/pre-commit 2>/dev/null",
+      "printf '[core]\\n\\thooksPath = /tmp\\n' >> .git/config && echo EDITED-CONFIG",
+      "printf 'src/\\n' >> .git/info/exclude && echo EDITED-EXCLUDE",
+      // (`touch`, not `:`: a failed redirection on a special builtin would end the script.)
+      "touch .agentteams/x && echo WROTE-AGENTTEAMS",
+      "printf 'junk\\n' >> .agentteams/proposal-ledger.jsonl && echo APPENDED-LEDGER",
+      "rm .agentteams/proposal-ledger.jsonl && echo DELETED-LEDGER",
+      "rm .agentteams/proposal-ledger.head && echo DELETED-HEAD",
+      "mv .git .git-moved && echo MOVED-GIT",
+      "cd src && printf 'x\\n' > ../.git/hooks/post-checkout && echo PLANTED-VIA-SRC",
+      "exit 0",
+    ].join("\n"),
+  ),
+  // Plant a hook where core.hooksPath points, inside the write root (existing dir, missing dir).
+  "plant-hooks": shScript(
+    "printf '#!/bin/sh\\n' > src/hooks/pre-commit && echo PLANTED-HOOKS\nexit 0",
+  ),
+  "plant-newhooks": shScript(
+    "mkdir -p src/newhooks\nprintf '#!/bin/sh\\n' > src/newhooks/pre-commit && echo PLANTED\nexit 0",
+  ),
+};
+
+function brief(p: WorldPaths) {
+  const cmds = Object.keys(SCRIPTS).map((name) => ({ prefix: [join(p.scripts, name)] }));
+  return workerBrief(p, cmds, { write: ["src"], scopes: ["src/"] });
+}
+
+const FILES = {
+  "README.md": "hello\n",
+  "src/a.txt": "hello\n",
+  "src/b.txt": "bee\n",
+  "src/hooks/README": "hooks live here\n",
+};
+
+async function runScript(
+  w: World,
+  name: string,
+  expected_writes?: string[],
+): Promise<RunOutcome> {
+  return await w.run({ argv: [join(w.scripts, name)], expected_writes }, { flags: ["--json"] });
+}
+
+/** Exit 3, `--json` result's undeclared_writes, and the `run-request` row. */
+async function assertUndeclared(w: World, r: RunOutcome, expected: string[]): Promise<void> {
+  assert.equal(r.code, 3, r.stderr);
+  assert.match(r.stderr, /^agentteams run: refused: UNDECLARED_WRITES: /m);
+  const out = assertJsonRefused(r, "UNDECLARED_WRITES");
+  const result = out.result as Record<string, unknown>;
+  assert.equal(result.ran, true);
+  assert.equal(result.exit, 0);
+  assert.deepEqual(result.undeclared_writes, expected);
+  const rows = newRows(w, r);
+  assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+  assert.equal(rows[1].exit, 0);
+  assert.equal(rows[1].confined, "bwrap");
+  assert.deepEqual(rows[1].undeclared_writes, expected);
+  await w.verifyOk();
+}
+
+Deno.test("run undeclared: editing a tracked file, creating an untracked one, deleting one: exit 3, exact paths", async () => {
+  await withWorld("undeclared", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
+    await assertUndeclared(w, await runScript(w, "edit-tracked"), ["src/a.txt"]);
+    assert.equal(await Deno.readTextFile(join(w.project, "src/a.txt")), "hello\nmore\n");
+    await assertUndeclared(w, await runScript(w, "create-untracked"), ["src/new.txt"]);
+    await assertUndeclared(w, await runScript(w, "delete-tracked"), ["src/b.txt"]);
+    // Human mode: the same exit 3 and the paths in the refusal line.
+    await w.git("clean", "-fdq", "src");
+    const h = await w.run({ argv: [join(w.scripts, "create-untracked")] });
+    assert.equal(h.code, 3, h.stderr);
+    assert.match(h.stderr, /refused: UNDECLARED_WRITES: .*src\/new\.txt/);
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run undeclared: a same-size rewrite with its mtime restored is still caught", async () => {
+  await withWorld("samesize", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
+    const a = join(w.project, "src/a.txt");
+    const before = await Deno.stat(a);
+    const r = await runScript(w, "same-size");
+    const after = await Deno.stat(a);
+    // The scenario held: same size, same mtime, different bytes.
+    assert.equal(after.size, before.size);
+    assert.equal(after.mtime?.getTime(), before.mtime?.getTime());
+    assert.equal(await Deno.readTextFile(a), "HELLO\n");
+    await assertUndeclared(w, r, ["src/a.txt"]);
+  });
+});
+
+Deno.test("run undeclared: a non-UTF-8 file name is reported with a \\xNN escape", async () => {
+  await withWorld("nonutf8", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
+    const r = await runScript(w, "non-utf8");
+    await assertUndeclared(w, r, ["src/bad\\xffname.txt"]);
+  });
+});
+
+Deno.test("run undeclared: declared writes (a file, a dir/) are not reported; the rest is", async () => {
+  await withWorld("declared", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
+    const r = await runScript(w, "declared-and-not", ["src/declared.txt", "src/out/"]);
+    await assertUndeclared(w, r, ["src/extra.txt"]);
+    for (const f of ["src/declared.txt", "src/out/x.txt", "src/out/deep/y.txt", "src/extra.txt"]) {
+      assert.ok(exists(join(w.project, f)), f);
+    }
+    // Declaring everything: exit 0, nothing reported.
+    await w.git("clean", "-fdq", "src");
+    const ok = await runScript(w, "declared-and-not", [
+      "src/declared.txt",
+      "src/out/",
+      "src/extra.txt",
+    ]);
+    assert.equal(ok.code, 0, ok.stderr);
+    const out = jsonOut(ok);
+    assert.equal(out.ok, true);
+    assert.deepEqual(out.undeclared_writes, []);
+    const rows = newRows(w, ok);
+    assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+    assert.deepEqual(rows[1].undeclared_writes, []);
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: control-plane writes fail inside the sandbox and change nothing (hooks, config, .agentteams, ledger)", async () => {
+  await withWorld("ctlplane", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
+    const nonce = await w.sharedNonce();
+    const git = join(w.project, ".git");
+    const hooksBefore = await snapshotTree(join(git, "hooks"), join(git, "info"));
+    const configBefore = bytesOrNull(join(git, "config"));
+    const ledgerPath = join(w.project, ".agentteams/proposal-ledger.jsonl");
+    const ledgerBefore = bytesOrNull(ledgerPath);
+    assert.ok(ledgerBefore !== null);
+
+    const r = await w.run({ argv: [join(w.scripts, "control-plane")] }, {
+      nonce,
+      flags: ["--json"],
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const out = jsonOut(r);
+    assert.equal(out.exit, 0);
+    assert.equal(out.stdout, "", `a control-plane write succeeded: ${out.stdout}`);
+    assert.match(out.stderr as string, /Read-only file system/);
+    assert.deepEqual(out.undeclared_writes, []);
+
+    assertSameTree(hooksBefore, await snapshotTree(join(git, "hooks"), join(git, "info")));
+    assert.deepEqual(bytesOrNull(join(git, "config")), configBefore);
+    assert.equal(exists(join(w.project, ".git-moved")), false);
+    assert.equal(exists(join(w.project, ".agentteams/x")), false);
+    // The ledger only grew by the runner's own two rows.
+    const ledgerAfter = bytesOrNull(ledgerPath);
+    assert.ok(ledgerAfter !== null, "the ledger was deleted");
+    assert.deepEqual(ledgerAfter.subarray(0, ledgerBefore.length), ledgerBefore);
+    const rows = newRows(w, r);
+    assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+    assert.deepEqual(rows[1].undeclared_writes, []);
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: git's hooks dir inside a write root (core.hooksPath) stays read-only, existing or not", async () => {
+  await withWorld("hookspath", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
+    for (
+      const [hooksPath, script] of [["src/hooks", "plant-hooks"], [
+        "src/newhooks",
+        "plant-newhooks",
+      ]]
+    ) {
+      await w.git("config", "core.hooksPath", hooksPath);
+      const before = await snapshotTree(join(w.project, "src"), join(w.project, ".git"));
+      const r = await w.run({ argv: [join(w.scripts, script)] }, { flags: ["--json"] });
+      assert.equal(r.code, 0, r.stderr);
+      const out = jsonOut(r);
+      assert.equal(out.stdout, "", `a hook was planted in ${hooksPath}`);
+      assert.match(out.stderr as string, /Read-only file system/);
+      assert.deepEqual(out.undeclared_writes, []);
+      // Nothing changed below src or in .git (no hook, no mask point left behind), apart from
+      // git's own index refresh.
+      const after = await snapshotTree(join(w.project, "src"), join(w.project, ".git"));
+      const index = join(w.project, ".git/index");
+      before.delete(index);
+      after.delete(index);
+      assertSameTree(before, after);
+      const rows = newRows(w, r);
+      assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+    }
+    await w.verifyOk();
+  });
+});
