@@ -1,0 +1,210 @@
+/**
+ * Deno's permission layer around the tool. For `dispatch`, `ledger verify` and `ledger show`:
+ * `agentteams permissions <cmd>` prints a `deno run` line; that exact line (run by a shell)
+ * succeeds without the broad-permission warning; with any one of its --allow-* flags removed it
+ * fails with NOT_CAPABLE and writes nothing. Launching with -A warns.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { initKeys, loadLedgerKey } from "../../lib/crypto/keys.ts";
+import { issueDispatch } from "../../lib/ledger/dispatch.ts";
+import { launchFlags, mergeNeeds, NO_NEEDS } from "../../lib/permissions.ts";
+import {
+  assertSameTree,
+  baseChildEnv,
+  refusals,
+  runCli,
+  type RunResult,
+  type Sandbox,
+  sandbox,
+  snapshotTree,
+  stateFiles,
+} from "../_helpers/mod.ts";
+
+/** A sandbox with operator keys (a key file: custody needs `sys`) and an issued dispatch. */
+async function withProject(name: string, fn: (sb: Sandbox) => Promise<void>): Promise<void> {
+  const sb = await sandbox(name);
+  try {
+    await initKeys({ env: sb.env });
+    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
+    await issueDispatch(sb.project, key.hmac, "worker");
+    await fn(sb);
+  } finally {
+    await sb.dispose();
+  }
+}
+
+/** Runs a command line through a shell, exactly as printed, with the sandbox's environment. */
+async function sh(sb: Sandbox, line: string): Promise<RunResult> {
+  const out = await new Deno.Command("/bin/sh", {
+    args: ["-c", line],
+    cwd: sb.dir,
+    clearEnv: true,
+    env: { ...baseChildEnv(), ...sb.env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(120_000),
+  }).output();
+  const dec = new TextDecoder();
+  return {
+    code: out.code,
+    signal: out.signal,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+  };
+}
+
+async function permissionsLine(sb: Sandbox, words: string[], extra: string[]): Promise<string> {
+  const r = await runCli(
+    ["permissions", ...words, "--project", sb.project, ...(extra.length ? ["--", ...extra] : [])],
+    { env: sb.env },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trimEnd().split("\n");
+  assert.equal(lines.length, 1, r.stdout);
+  return lines[0];
+}
+
+const CASES: { words: string[]; extra: string[]; writes: boolean; flags: string[] }[] = [
+  {
+    words: ["dispatch"],
+    extra: ["--agent", "worker"],
+    writes: true,
+    flags: ["--allow-read", "--allow-write", "--allow-env", "--allow-sys"],
+  },
+  {
+    words: ["ledger", "verify"],
+    extra: [],
+    writes: false,
+    flags: ["--allow-read", "--allow-env", "--allow-sys"],
+  },
+  { words: ["ledger", "show"], extra: [], writes: false, flags: ["--allow-read"] },
+];
+
+Deno.test("the printed narrow line runs the command; removing any one flag gives NOT_CAPABLE and writes nothing", async (t) => {
+  for (const c of CASES) {
+    const name = c.words.join(" ");
+    await t.step(name, () =>
+      withProject("perm", async (sb) => {
+        const line = await permissionsLine(sb, c.words, c.extra);
+        // The shape: deno run --no-prompt <narrow flags> <main.ts> <command> ... --project P
+        assert.match(line, /^deno run --no-prompt /);
+        assert.ok(!line.includes("'"), `no quoting expected in ${line}`);
+        const words = line.split(" ");
+        for (const bad of ["-A", "--allow-all", "--allow-net", "--allow-ffi", "--allow-run"]) {
+          assert.ok(!words.some((w) => w === bad || w.startsWith(bad + "=")), `${bad} in ${line}`);
+        }
+        for (const f of c.flags) {
+          const w = words.find((x) => x.startsWith(f + "="));
+          assert.ok(w !== undefined, `${f} missing from ${line}`);
+          assert.ok(w.length > f.length + 1, `${f} has an empty list`);
+        }
+        // Every flag present is a narrow list (never a bare --allow-x).
+        for (const w of words.filter((x) => x.startsWith("--allow-"))) assert.match(w, /=/);
+        assert.ok(words.includes("--project") && words.includes(sb.project));
+        for (const e of c.extra) assert.ok(words.includes(e));
+
+        const st = stateFiles(sb.project);
+        const ledgerBefore = await Deno.readFile(st.ledger);
+        const ok = await sh(sb, line);
+        assert.equal(ok.code, 0, `${line}\n${ok.stderr}`);
+        assert.doesNotMatch(ok.stderr, /warning/);
+        assert.equal(refusals(ok.stderr).length, 0, ok.stderr);
+        const ledgerAfter = await Deno.readFile(st.ledger);
+        if (c.writes) {
+          assert.ok(ledgerAfter.length > ledgerBefore.length, "dispatch wrote no row");
+          assert.match(ok.stdout, /^[0-9a-f]{32}\n$/);
+        } else {
+          assert.deepEqual(ledgerAfter, ledgerBefore);
+        }
+
+        for (const f of c.flags) {
+          const without = words.filter((w) => !w.startsWith(f + "=")).join(" ");
+          assert.notEqual(without, line);
+          const before = await snapshotTree(sb.dir);
+          const r = await sh(sb, without);
+          assert.equal(r.code, 1, `without ${f}: ${r.stderr}`);
+          const found = refusals(r.stderr);
+          assert.equal(found.length, 1, `without ${f}: ${r.stderr}`);
+          assert.equal(found[0].code, "NOT_CAPABLE", `without ${f}: ${r.stderr}`);
+          assert.equal(found[0].command, name);
+          assert.equal(r.stdout, "");
+          assertSameTree(before, await snapshotTree(sb.dir), `without ${f}`);
+        }
+      }));
+  }
+});
+
+Deno.test("launched with -A, a command warns on stderr that its permissions are broad", async () => {
+  await withProject("perm-broad", async (sb) => {
+    const r = await runCli(["ledger", "show", "--project", sb.project], { env: sb.env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      /^agentteams ledger show: warning: launched with broad .*read.*; `agentteams permissions ledger show` prints the narrow flags$/m,
+    );
+    // A bare category flag is broad too.
+    const r2 = await runCli(["ledger", "show", "--project", sb.project], {
+      env: sb.env,
+      denoFlags: ["--no-prompt", "--allow-read"],
+    });
+    assert.equal(r2.code, 0, r2.stderr);
+    assert.match(r2.stderr, /warning: launched with broad read/);
+  });
+});
+
+Deno.test("permissions for commands with file arguments outside the project still run", async (t) => {
+  // `ledger checkpoint --out F` and `ledger verify --checkpoint F` with F an absolute path.
+  await withProject("perm-files", async (sb) => {
+    const cp = join(sb.dir, "cp.json");
+    await t.step("ledger checkpoint --out /abs/cp.json", async () => {
+      const line = await permissionsLine(sb, ["ledger", "checkpoint"], ["--out", cp]);
+      const r = await sh(sb, line);
+      assert.equal(r.code, 0, `${line}\n${r.stderr}`);
+      assert.equal(JSON.parse(await Deno.readTextFile(cp)).count, 1);
+    });
+    await t.step("ledger verify --checkpoint /abs/cp.json", async () => {
+      // The checkpoint is made with -A when the narrow line could not make it.
+      try {
+        await Deno.stat(cp);
+      } catch {
+        const made = await runCli(["ledger", "checkpoint", "--out", cp, "--project", sb.project], {
+          env: sb.env,
+        });
+        assert.equal(made.code, 0, made.stderr);
+      }
+      const line = await permissionsLine(sb, ["ledger", "verify"], ["--checkpoint", cp]);
+      const r = await sh(sb, line);
+      assert.equal(r.code, 0, `${line}\n${r.stderr}`);
+      assert.match(r.stdout, /extends the checkpoint/);
+    });
+  });
+});
+
+Deno.test("launchFlags: sorted unique lists, never net/ffi, run only absolute, commas refused", () => {
+  assert.deepEqual(launchFlags(NO_NEEDS), ["--no-prompt"]);
+  assert.deepEqual(
+    launchFlags({
+      read: ["/b", "/a", "/b"],
+      write: ["/w"],
+      run: ["/usr/bin/git"],
+      env: ["HOME"],
+      sys: ["uid"],
+    }),
+    [
+      "--no-prompt",
+      "--allow-read=/a,/b",
+      "--allow-write=/w",
+      "--allow-run=/usr/bin/git",
+      "--allow-env=HOME",
+      "--allow-sys=uid",
+    ],
+  );
+  assert.throws(() => launchFlags({ ...NO_NEEDS, run: ["git"] }), /absolute/);
+  assert.throws(() => launchFlags({ ...NO_NEEDS, read: ["/a,b"] }), /comma/);
+  assert.deepEqual(
+    mergeNeeds({ ...NO_NEEDS, read: ["/b"] }, { ...NO_NEEDS, read: ["/a", "/b"], env: ["X"] }),
+    { read: ["/a", "/b"], write: [], run: [], env: ["X"], sys: [] },
+  );
+});
