@@ -40,6 +40,8 @@ export interface ConfinedContext {
   readonly source?: "brief" | "operator-file";
   /** SHA-256 hex of the operator file's raw bytes (`null` for the brief). */
   readonly fileSha256?: string | null;
+  /** The brief's project-relative POSIX path; a write root may not contain it. */
+  readonly briefRel?: string | null;
 }
 
 /** A validated block, plus the gates with any operator-file `gate_exec` merged in. */
@@ -99,7 +101,8 @@ export function validateExecPath(
 /**
  * Checks one write root: project-relative, literal (no wildcard), plain segments, not the project
  * root, not in the control plane (any segment named like one, in any case), not covered by
- * `protected_paths`. Returns it without a trailing slash.
+ * `protected_paths`, not containing the brief (compared case-folded). Returns it without a
+ * trailing slash.
  *
  * @example
  * ```ts
@@ -112,6 +115,7 @@ export function validateWriteRoot(
   protectedPaths: readonly string[],
   what: string,
   details: Record<string, unknown> = {},
+  briefRel: string | null = null,
 ): string {
   if (typeof rel !== "string" || rel === "") {
     throw invalid(`${what}: entries must be non-empty strings, got ${JSON.stringify(rel)}`, {
@@ -149,6 +153,9 @@ export function validateWriteRoot(
   if (protectedCovers(trimmed, protectedPaths)) {
     throw invalid(`${what}: ${shown} is covered by protected_paths; refused`, d);
   }
+  if (briefRel && protectedCovers(briefRel, [trimmed])) {
+    throw invalid(`${what}: ${shown} contains the brief (${briefRel}); refused`, d);
+  }
   return trimmed;
 }
 
@@ -156,6 +163,7 @@ function validateAgent(
   agent: string,
   spec: unknown,
   protectedPaths: readonly string[],
+  briefRel: string | null,
 ): ConfinedAgent {
   const base = `confined_programs.${agent}`;
   if (!isPlainObject(spec)) {
@@ -178,7 +186,7 @@ function validateAgent(
   }
   const execOut = exec.map((p) => validateExecPath(p, `${base}.exec`, { agent }));
   const writeOut = write.map((r) =>
-    validateWriteRoot(r, protectedPaths, `${base}.write`, { agent })
+    validateWriteRoot(r, protectedPaths, `${base}.write`, { agent }, briefRel)
   );
   return Object.freeze({
     exec: Object.freeze([...new Set(execOut)]),
@@ -249,8 +257,8 @@ function mergeGateExec(
  *
  * Refused: a non-object block or entry; keys other than `exec`/`write`; an empty or missing
  * `exec`; exec entries that are not absolute or `~/`, are `/` or `~`, or hold `..`; write roots
- * that are absolute, `~`, wildcarded, the project root, non-plain, in the control plane, or
- * covered by `protected_paths`; a brief-set gate `exec` entry of the wrong shape. The reserved
+ * that are absolute, `~`, wildcarded, the project root, non-plain, in the control plane, covered
+ * by `protected_paths`, or containing the brief; a brief-set gate `exec` entry of the wrong shape. The reserved
  * keys `gate_exec` / `gate_argv_sha256` are allowed only in the operator file, must name exactly
  * the same gates, each an existing gate whose brief entry sets no `exec` and whose argv digest
  * still matches.
@@ -288,7 +296,7 @@ export function validateConfinedPrograms(raw: unknown, ctx: ConfinedContext): Va
   for (const [agent, spec] of Object.entries(raw)) {
     if (agent === GATE_EXEC_KEY || agent === GATE_ARGV_KEY) continue;
     if (agent === "") throw invalid("confined_programs: an agent name may not be empty", {});
-    entries.push([agent, validateAgent(agent, spec, ctx.protectedPaths)]);
+    entries.push([agent, validateAgent(agent, spec, ctx.protectedPaths, ctx.briefRel ?? null)]);
   }
   const agents: Record<string, ConfinedAgent> = Object.fromEntries(entries);
   return Object.freeze({
@@ -339,6 +347,7 @@ export function selectConfinedPrograms(opts: {
   file: ConfinedFile | null;
   gates: Readonly<Record<string, GateDef>>;
   protectedPaths: readonly string[];
+  briefRel?: string | null;
 }): SelectedConfined {
   const briefSet = opts.brief !== undefined && opts.brief !== null;
   if (briefSet && opts.file !== null) {
@@ -354,6 +363,7 @@ export function selectConfinedPrograms(opts: {
       protectedPaths: opts.protectedPaths,
       source: "operator-file",
       fileSha256: opts.file.sha256,
+      briefRel: opts.briefRel,
     });
   }
   if (briefSet) {
@@ -361,6 +371,7 @@ export function selectConfinedPrograms(opts: {
       gates: opts.gates,
       protectedPaths: opts.protectedPaths,
       source: "brief",
+      briefRel: opts.briefRel,
     });
   }
   for (const [name, gate] of Object.entries(opts.gates)) {

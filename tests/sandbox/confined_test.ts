@@ -310,3 +310,43 @@ Deno.test("confined: the file's block is validated like the brief's", () => {
     "CONFINED_INVALID",
   );
 });
+
+Deno.test("confined: a write root containing the brief is refused (case-folded)", () => {
+  for (
+    const [root, brief] of [["config", "config/agentteams.jsonc"], ["Docs", "docs/brief.json"]]
+  ) {
+    const e = assertRefused(
+      () =>
+        validateConfinedPrograms({ w: { exec: ["/usr/bin"], write: [root] } }, {
+          gates: NO_GATES,
+          protectedPaths: [],
+          briefRel: brief,
+        }),
+      SandboxError,
+      "CONFINED_INVALID",
+      root,
+    );
+    assert(e.message.includes("brief"), e.message);
+  }
+  const ok = selectConfinedPrograms({
+    brief: { w: { exec: ["/usr/bin"], write: ["config2"] } },
+    file: null,
+    gates: NO_GATES,
+    protectedPaths: [],
+    briefRel: "config/agentteams.jsonc",
+  });
+  assertEquals(ok.programs?.agents.w.write, ["config2"]);
+  assertRefused(
+    () =>
+      selectConfinedPrograms({
+        brief: undefined,
+        file: { data: { w: { exec: ["/usr/bin"], write: ["config"] } }, sha256: "00".repeat(32) },
+        gates: NO_GATES,
+        protectedPaths: [],
+        briefRel: "config/agentteams.jsonc",
+      }),
+    SandboxError,
+    "CONFINED_INVALID",
+    "operator file too",
+  );
+});
