@@ -262,6 +262,9 @@ async function runChecked(
       network: match.entry.network,
       protectedPaths: policy.protectedPaths,
       extraReadOnly: [
+        // The brief, wherever it lies, and git's behaviour-changing paths stay read-only even
+        // inside a write root.
+        policy.briefPath,
         git.watched.hooks,
         git.watched.config,
         git.watched.configWorktree,

@@ -20,13 +20,17 @@ import { readConfinedFile } from "./operator_file_read.ts";
  *
  * @throws {SandboxError} `CONFINED_INVALID`, `CONFINED_FILE_UNSAFE`, `CONFINED_PATH_UNSAFE`.
  */
-export function withConfinedPrograms(policy: Policy, opts: { home: string; project: string }): Policy {
+export function withConfinedPrograms(
+  policy: Policy,
+  opts: { home: string; project: string },
+): Policy {
   const file = readConfinedFile({ projectReal: Deno.realPathSync(opts.project), home: opts.home });
   const selected = selectConfinedPrograms({
     brief: policy.confinedPrograms?.agents ?? null,
     file: file === null ? null : { data: file.data, sha256: file.sha256 },
     gates: policy.gates,
     protectedPaths: policy.protectedPaths,
+    briefRel: policy.briefRel,
   });
   return { ...policy, confinedPrograms: selected.programs, gates: selected.gates };
 }

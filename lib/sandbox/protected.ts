@@ -13,7 +13,7 @@
  */
 
 import { CONTROL_PLANE_TOP } from "../policy/control_plane.ts";
-import { fnmatchFold, hasWildcard } from "./fnmatch.ts";
+import { hasWildcard, protectedMatch } from "../policy/fnmatch.ts";
 
 /**
  * Entry names that are control plane wherever they appear inside a writable root, lower case:
@@ -62,8 +62,8 @@ export function normalizeProtected(pattern: string): string | null {
 
 /**
  * True when the project-relative POSIX path `rel` is covered by one of the `protected_paths`
- * patterns: an fnmatch match (case-folded, `*` crosses `/`), or, for a pattern without wildcards,
- * `rel` being that path or lying below it.
+ * patterns: it, or a directory above it, matches a pattern (fnmatch, case-folded, `*` crosses
+ * `/`); a pattern without wildcards covers everything below it.
  *
  * @example
  * ```ts
@@ -74,18 +74,10 @@ export function normalizeProtected(pattern: string): string | null {
  */
 export function protectedCovers(rel: string, patterns: readonly string[]): boolean {
   const r = rel.replace(/^\/+|\/+$/g, "");
-  for (const raw of patterns) {
-    const p = normalizeProtected(raw);
-    if (p === null) continue;
-    if (hasWildcard(p)) {
-      if (fnmatchFold(r, p)) return true;
-    } else {
-      const lp = p.toLowerCase();
-      const lr = r.toLowerCase();
-      if (lr === lp || lr.startsWith(lp + "/")) return true;
-    }
-  }
-  return false;
+  const normalized = patterns.map(normalizeProtected).filter((p): p is string => p !== null);
+  // The same matcher as the proposal checks (lib/policy/fnmatch.ts): a path is covered when it,
+  // or a directory above it, matches.
+  return protectedMatch(r, normalized);
 }
 
 /**

@@ -11,7 +11,7 @@
  * @module
  */
 import type { ConfinedAgent } from "../policy/types.ts";
-import { type RunResult, runProcess } from "../requests/process.ts";
+import { runProcess, type RunResult } from "../requests/process.ts";
 import { confineArgv } from "./confine.ts";
 import type { Backend } from "./decide.ts";
 import { prepareConfinement } from "./prepare.ts";

@@ -2,7 +2,7 @@
 
 import fc from "fast-check";
 import { SandboxError } from "../../lib/errors.ts";
-import { fnmatchFold } from "../../lib/sandbox/fnmatch.ts";
+import { fnmatch as fnmatchFold } from "../../lib/policy/fnmatch.ts";
 import { overlaps, within } from "../../lib/sandbox/path_within.ts";
 import {
   assertSafePath,
