@@ -12,7 +12,6 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { appendRow } from "../../lib/ledger/append.ts";
 import { issueDispatch, resolveDispatch } from "../../lib/ledger/dispatch.ts";
-import { repairTornTail } from "../../lib/ledger/repair.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import {
   baseChildEnv,
@@ -22,6 +21,7 @@ import {
   keyOf,
   pyDumps,
   removeTree,
+  runCli,
   sha256,
   stateFiles,
   tempDir,
@@ -208,7 +208,14 @@ Deno.test("kill -9 during appends, 30 rounds: ok or TORN_TAIL only; repaired whe
       if (codes.length > 0) {
         tornSeen++;
         assert.ok(fragment.length > 0);
-        await repairTornTail(project, KEY);
+        const repaired = await runCli(["ledger", "repair", "--torn-tail", "--project", project], {
+          env: {
+            HOME: dir,
+            AGENTTEAMS_KEY_DIR: join(dir, "no-keys"),
+            AGENTTEAMS_PROPOSAL_LEDGER_KEY: KEY_TEXT,
+          },
+        });
+        assert.equal(repaired.code, 0, msg(repaired.stderr));
         assert.equal(verifyLedgerAt(project, KEY).ok, true, msg("not ok after repair"));
       } else {
         assert.equal(fragment, "", msg("a fragment without TORN_TAIL"));
