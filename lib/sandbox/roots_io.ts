@@ -15,6 +15,7 @@
  * @module
  */
 
+import { normalize } from "node:path";
 import type { ConfinedAgent } from "../policy/types.ts";
 import { checkRoots, type EntryKind, type ResolvedRoots, type WriteRootFacts } from "./roots.ts";
 
@@ -104,6 +105,19 @@ export function walkRoot(projectReal: string, rel: string): WriteRootFacts {
 }
 
 /**
+ * The home directory's real path; as given (normalized) when the process may not read it (the
+ * narrow launch flags of `apply` and `run` do not grant the operator's whole home).
+ */
+function homeRealOf(home: string): string {
+  try {
+    return realPathLoose(home);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) return normalize(home).replace(/(.)\/+$/, "$1");
+    throw e;
+  }
+}
+
+/**
  * Resolves and checks one confinement's roots (see `roots.ts` for the rules); throws
  * `SandboxError` when they are unsafe.
  *
@@ -116,7 +130,7 @@ export function walkRoot(projectReal: string, rel: string): WriteRootFacts {
  */
 export function resolveRoots(opts: ResolveRootsOptions): ResolvedRoots {
   const projectReal = Deno.realPathSync(opts.project);
-  const homeReal = realPathLoose(opts.home);
+  const homeReal = homeRealOf(opts.home);
   const tmpdirReal = Deno.realPathSync(opts.tmpdir);
   const expand = (p: string) =>
     p.startsWith("~/") ? (homeReal === "/" ? "" : homeReal) + p.slice(1) : p;
