@@ -158,6 +158,56 @@ Deno.test("a crash inside the very first append (row written, no head yet): ok w
   });
 });
 
+/**
+ * Runs `fn` with the next `n` renames failing: the on-disk state afterwards is the state a crash
+ * just before those renames leaves (the head is written by temp file + rename, the row is not).
+ */
+async function crashAtRename<T>(n: number, fn: () => Promise<T>): Promise<T | Error> {
+  const d = Deno as unknown as { renameSync: typeof Deno.renameSync };
+  const original = d.renameSync;
+  let left = n;
+  d.renameSync = (from, to) => {
+    if (left-- > 0) throw new Error("simulated crash before rename");
+    return original(from, to);
+  };
+  try {
+    return await fn();
+  } catch (e) {
+    return e as Error;
+  } finally {
+    d.renameSync = original;
+  }
+}
+
+Deno.test("a crash between a row's fsync and its head's rename, twice in a row, still leaves a state that verifies", async () => {
+  await withSandbox("append-double-crash", async (sb) => {
+    for (let i = 0; i < 3; i++) await appendRow(sb.project, KEY.hmac, { action: "n", i });
+    // First crash: the row is written, the head is not renamed.
+    const first = await crashAtRename(
+      1,
+      () => appendRow(sb.project, KEY.hmac, { action: "n", i: 3 }),
+    );
+    assert.ok(first instanceof Error);
+    let r = verifyLedgerAt(sb.project, KEY);
+    assert.deepEqual(r.problems, []);
+    assert.equal(r.notes.length, 1);
+    // Second crash, during the append that would heal the head.
+    const second = await crashAtRename(
+      1,
+      () => appendRow(sb.project, KEY.hmac, { action: "n", i: 4 }),
+    );
+    assert.ok(second instanceof Error);
+    r = verifyLedgerAt(sb.project, KEY);
+    assert.deepEqual(r.problems, [], "two interrupted appends must not look like tampering");
+    // And the ledger is usable again.
+    const next = await appendRow(sb.project, KEY.hmac, { action: "n", i: 5 });
+    assert.ok(next.count >= 5);
+    r = verifyLedgerAt(sb.project, KEY);
+    assert.equal(r.ok, true);
+    assert.deepEqual(r.notes, []);
+  });
+});
+
 Deno.test("a head one row behind an edited (or unchained) last row is not a crash: refused", async () => {
   await withSandbox("append-lag-bad", async (sb) => {
     for (let i = 0; i < 3; i++) await appendRow(sb.project, KEY.hmac, { action: "n", i });
