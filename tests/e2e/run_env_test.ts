@@ -24,6 +24,9 @@ function brief(p: WorldPaths) {
   return workerBrief(p, [
     { prefix: ["/usr/bin/printenv"] },
     { prefix: ["touch"], args: ["src/[a-z]+\\.txt"], writes: ["src/*"] },
+    // Reads the key dir (a literal prefix: the request has no say in the path).
+    { prefix: ["/usr/bin/cat", join(p.keyDir, "proposal-ledger.key")] },
+    { prefix: ["/usr/bin/ls", "-A", p.keyDir] },
   ]);
 }
 
@@ -155,6 +158,25 @@ Deno.test("run env: a relative PATH entry is dropped; the real program runs, not
     assert.deepEqual(rows[1].argv, ["touch", "src/real.txt"]);
     assert.equal(rows[1].exit, 0);
     assert.deepEqual(rows[1].undeclared_writes, []);
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: the operator's key dir is hidden from the command", async () => {
+  await withWorld("keyhidden", { brief }, async (w) => {
+    const key = (await Deno.readTextFile(join(w.keyDir, "proposal-ledger.key"))).trim();
+    assert.match(key, /^[0-9a-f]{64}$/);
+    const cat = await w.run({ argv: ["/usr/bin/cat", join(w.keyDir, "proposal-ledger.key")] }, {
+      flags: ["--json"],
+    });
+    const out = jsonOut(cat);
+    assert.equal(cat.code, 1, cat.stderr);
+    assert.equal(out.exit, 1);
+    assert.ok(!(out.stdout as string).includes(key), "the command read the ledger key");
+    assert.match(out.stderr as string, /No such file or directory/);
+    const ls = await w.run({ argv: ["/usr/bin/ls", "-A", w.keyDir] }, { flags: ["--json"] });
+    assert.equal(ls.code, 0, ls.stderr);
+    assert.equal(jsonOut(ls).stdout, "", "the key dir's entries are visible to the command");
     await w.verifyOk();
   });
 });

@@ -67,6 +67,29 @@ Deno.test("run refuses shells and launchers the allowlist does not name (ARGV_NO
   });
 });
 
+Deno.test("run: `bash -c` against a brief that allowlists only `cat` is ARGV_NOT_ALLOWED", async () => {
+  await withWorld("catonly", {
+    brief: (p) => workerBrief(p, [{ prefix: ["cat"], args: ["src/[a-z]+\\.txt"] }]),
+  }, async (w) => {
+    const marker = join(w.project, "src/shell-ran.txt");
+    for (
+      const argv of [
+        ["bash", "-c", "touch src/shell-ran.txt"],
+        ["cat", "-c", "touch src/shell-ran.txt"],
+        ["bash", "src/a.txt"],
+      ]
+    ) {
+      const r = await w.run({ argv });
+      await assertRefused(w, r, "ARGV_NOT_ALLOWED", {
+        agent: "worker",
+        absent: [marker],
+        verify: false,
+      });
+    }
+    await w.verifyOk();
+  });
+});
+
 Deno.test("run: a brief allowlisting a shell or launcher (or a relative program) is refused at load (POLICY_LINT)", async () => {
   await withWorld("lint", { brief }, async (w) => {
     const marker = join(w.project, "src/shell-ran.txt");

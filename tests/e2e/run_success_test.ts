@@ -31,6 +31,8 @@ function brief(p: WorldPaths) {
     { prefix: ["echo"], args: ["[a-z]+"], variadic: true },
     { prefix: ["false"] },
     { prefix: [join(p.scripts, "speak-and-exit")] },
+    // 300 000 bytes on stdout: past the 256 KiB cap.
+    { prefix: ["/usr/bin/head", "-c", "300000", "/dev/zero"] },
   ]);
 }
 
@@ -127,6 +129,24 @@ Deno.test("run --json: one object {agent, argv, exit, stdout, stderr, truncated,
     assert.equal(o.exit, 0);
     assert.equal(o.stdout, "hi\n");
     assert.equal(o.stderr, "");
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run --json: output past 256 KiB is cut at the cap and truncated is true", async () => {
+  await withWorld("trunc", { brief, scripts: SCRIPTS }, async (w) => {
+    const r = await w.run({ argv: ["/usr/bin/head", "-c", "300000", "/dev/zero"] }, {
+      flags: ["--json"],
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const out = jsonOut(r);
+    assert.equal(out.truncated, true);
+    assert.equal((out.stdout as string).length, 256 * 1024);
+    assert.equal(out.exit, 0);
+    const human = await w.run({ argv: ["/usr/bin/head", "-c", "300000", "/dev/zero"] });
+    assert.equal(human.code, 0, human.stderr);
+    assert.equal(human.stdout.length, 256 * 1024);
+    assert.match(human.stderr, /output truncated at 256 KiB/);
     await w.verifyOk();
   });
 });

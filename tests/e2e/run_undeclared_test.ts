@@ -55,6 +55,16 @@ const SCRIPTS: Record<string, string> = {
       "exit 0",
     ].join("\n"),
   ),
+  // Writes outside the project: HOME, the world dir, /tmp; and its private TMPDIR (allowed).
+  "write-outside": shScript(
+    [
+      'printf x > "$HOME/.bashrc" && echo WROTE-HOME',
+      'printf x > "$HOME/../outside.txt" && echo WROTE-WORLD',
+      "mkdir /tmp/agentteams-e2e-escape-$$ && echo WROTE-TMP",
+      'printf x > "$TMPDIR/scratch" && echo WROTE-PRIVATE-TMPDIR',
+      "exit 0",
+    ].join("\n"),
+  ),
   // Plant a hook where core.hooksPath points, inside the write root (existing dir, missing dir).
   "plant-hooks": shScript(
     "printf '#!/bin/sh\\n' > src/hooks/pre-commit && echo PLANTED-HOOKS\nexit 0",
@@ -224,6 +234,27 @@ Deno.test("run: git's hooks dir inside a write root (core.hooksPath) stays read-
       const rows = newRows(w, r);
       assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
     }
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: writes outside the project (HOME, its parent, /tmp) fail in the sandbox; the private TMPDIR works", async () => {
+  await withWorld("outside", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
+    await w.sharedNonce();
+    const names = () => [...Deno.readDirSync(w.dir)].map((e) => e.name).sort();
+    const namesBefore = names();
+    const before = await snapshotTree(w.home, w.scripts, w.keyDir);
+    const r = await w.run({ argv: [join(w.scripts, "write-outside")] }, { flags: ["--json"] });
+    assert.equal(r.code, 0, r.stderr);
+    const out = jsonOut(r);
+    assert.equal(out.stdout, "WROTE-PRIVATE-TMPDIR\n");
+    assert.match(out.stderr as string, /Read-only file system/);
+    assert.deepEqual(out.undeclared_writes, []);
+    assertSameTree(before, await snapshotTree(w.home, w.scripts, w.keyDir));
+    assert.deepEqual(names(), namesBefore);
+    assert.equal(exists(join(w.dir, "outside.txt")), false);
+    // The private TMPDIR is gone after the run.
+    assert.deepEqual([...Deno.readDirSync(w.tmp)], []);
     await w.verifyOk();
   });
 });
