@@ -288,3 +288,41 @@ Deno.test("run: a project that is not a git worktree is NO_WORKTREE, refused bef
     await assertRefused(w, j, "NO_WORKTREE", { agent: "worker", absent: [marker] });
   });
 });
+
+Deno.test("run: an artifact that is not JSON, or not a command request, is ARTIFACT_INVALID (agent ?)", async () => {
+  await withWorld("artifact", { brief, files: FILES }, async (w) => {
+    const marker = join(w.project, "src/artifact.txt");
+    const nonce = await w.sharedNonce();
+    const bodies = [
+      "{not json",
+      JSON.stringify({
+        kind: "change-proposal",
+        dispatch: nonce,
+        path: "src/artifact.txt",
+        base_sha256: "absent",
+        content: "x\n",
+        rationale: "r",
+      }),
+      JSON.stringify({ kind: "command-request", dispatch: nonce, argv: [], purpose: "p" }),
+      JSON.stringify({
+        kind: "command-request",
+        dispatch: nonce,
+        argv: ["/usr/bin/touch", "src/artifact.txt"],
+        purpose: "p",
+        unexpected: true,
+      }),
+    ];
+    for (const [i, body] of bodies.entries()) {
+      const file = join(w.scratch, `bad-${i}.json`);
+      await Deno.writeTextFile(file, body);
+      const rowsBefore = w.rows().length;
+      const r = await w.cli(["run", file, "--project", w.project]);
+      await assertRefused(w, { ...r, rowsBefore, file }, "ARTIFACT_INVALID", {
+        agent: "?",
+        absent: [marker],
+        verify: false,
+      });
+    }
+    await w.verifyOk();
+  });
+});

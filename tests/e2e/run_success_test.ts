@@ -23,6 +23,8 @@ import {
 const SCRIPTS = {
   // Writes to both streams and exits 7.
   "speak-and-exit": shScript("echo 'to stdout'\necho 'to stderr' >&2\nexit 7"),
+  // Dies of SIGTERM.
+  "die-by-signal": shScript("echo before\nkill -TERM $$\necho after"),
 };
 
 function brief(p: WorldPaths) {
@@ -31,6 +33,7 @@ function brief(p: WorldPaths) {
     { prefix: ["echo"], args: ["[a-z]+"], variadic: true },
     { prefix: ["false"] },
     { prefix: [join(p.scripts, "speak-and-exit")] },
+    { prefix: [join(p.scripts, "die-by-signal")] },
     // 300 000 bytes on stdout: past the 256 KiB cap.
     { prefix: ["/usr/bin/head", "-c", "300000", "/dev/zero"] },
   ]);
@@ -129,6 +132,26 @@ Deno.test("run --json: one object {agent, argv, exit, stdout, stderr, truncated,
     assert.equal(o.exit, 0);
     assert.equal(o.stdout, "hi\n");
     assert.equal(o.stderr, "");
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: a command killed by a signal exits 128+n; purpose is stripped and cut at 300 code points", async () => {
+  await withWorld("signal", { brief, scripts: SCRIPTS }, async (w) => {
+    const purpose = "  " + "\u{1F600}".repeat(350) + " \n";
+    const r = await w.run({ argv: [join(w.scripts, "die-by-signal")], purpose }, {
+      flags: ["--json"],
+    });
+    assert.equal(r.code, 128 + 15, r.stderr);
+    const out = jsonOut(r);
+    assert.equal(out.stdout, "before\n");
+    // The runner records a signal death as minus the signal; bwrap, the sandbox's own pid 1,
+    // reports its child's death by SIGTERM as the exit status 143, which is all the runner sees.
+    assert.ok(out.exit === -15 || out.exit === 143, `exit ${out.exit}`);
+    const rows = newRows(w, r);
+    assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+    assert.equal(rows[1].exit, out.exit);
+    for (const row of rows) assert.equal(row.purpose, "\u{1F600}".repeat(300));
     await w.verifyOk();
   });
 });
