@@ -326,3 +326,45 @@ Deno.test("run: an artifact that is not JSON, or not a command request, is ARTIF
     await w.verifyOk();
   });
 });
+
+Deno.test("run: a pinned cwd that is a symlink out of the project, or missing, is CWD_NOT_ALLOWED before anything is recorded as started", async () => {
+  await withWorld("cwdlink", {
+    brief: (p) =>
+      workerBrief(p, [
+        { prefix: ["/usr/bin/touch"], args: ["[a-z]+\\.txt"], cwd: "src/link" },
+        { prefix: ["/usr/bin/touch"], args: ["[a-z]+\\.txt"], cwd: "src/missing" },
+      ]),
+  }, async (w) => {
+    await Deno.symlink(w.scratch, join(w.project, "src/link"));
+    const usesBefore = useCount(w.project);
+    for (const cwd of ["src/link", "src/missing"]) {
+      const r = await w.run({ argv: ["/usr/bin/touch", "x.txt"], cwd }, { flags: ["--json"] });
+      assertJsonRefused(r, "CWD_NOT_ALLOWED");
+      await assertRefused(w, r, "CWD_NOT_ALLOWED", {
+        agent: "worker",
+        absent: [join(w.scratch, "x.txt"), join(w.project, "src/x.txt")],
+      });
+    }
+    assert.equal(useCount(w.project), usesBefore, "a refused request spent a use");
+  });
+});
+
+Deno.test("run: a confined_programs write root that does not exist is refused before the start row (no dangling run-request-start)", async () => {
+  await withWorld("noroot", {
+    brief: (p) =>
+      workerBrief(p, [{ prefix: ["/usr/bin/touch"], args: ["src/[a-z]+\\.txt"] }], {
+        write: ["src", "build"],
+      }),
+  }, async (w) => {
+    const usesBefore = useCount(w.project);
+    const r = await w.run({ argv: ["/usr/bin/touch", "src/x.txt"] }, { flags: ["--json"] });
+    assertJsonRefused(r, "CONFINED_INVALID");
+    // A sandbox that cannot be set up is a refusal like any other: recorded, and no start row
+    // left without a completion (that gap is the ledger-tamper signal).
+    await assertRefused(w, r, "CONFINED_INVALID", {
+      agent: ["worker", "?"],
+      absent: [join(w.project, "src/x.txt")],
+    });
+    assert.equal(useCount(w.project), usesBefore, "a refused request spent a use");
+  });
+});

@@ -16,7 +16,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadLedgerKey } from "../../lib/crypto/keys.ts";
-import { AgentTeamsError, LedgerError, UndeclaredWritesError } from "../../lib/errors.ts";
+import {
+  AgentTeamsError,
+  LedgerError,
+  RequestError,
+  UndeclaredWritesError,
+} from "../../lib/errors.ts";
 import { loadPolicy } from "../../lib/policy/brief.ts";
 import { runRequest, type RunRequestResult } from "../../lib/requests/run_request.ts";
 import { withConfinedPrograms } from "../../lib/sandbox/policy_confined.ts";
@@ -85,7 +90,11 @@ function scripts(p: WorldPaths): Record<string, string> {
 function brief(p: WorldPaths) {
   return workerBrief(
     p,
-    SCRIPT_NAMES.map((n) => ({ prefix: [join(p.scripts, n)] })),
+    [
+      ...SCRIPT_NAMES.map((n) => ({ prefix: [join(p.scripts, n)] })),
+      // Pinned to a directory the test turns into a symlink leading out of the project.
+      { prefix: ["/usr/bin/touch"], args: ["[a-z]+\\.txt"], cwd: "src/link" },
+    ],
     { top: { allow_unconfined_runs: true } },
   );
 }
@@ -100,7 +109,7 @@ const WORLD = {
 /** Runs `runRequest` in process, unconfined, on `root` (default: the world's project). */
 async function runInProcess(
   w: World,
-  script: (typeof SCRIPT_NAMES)[number],
+  script: (typeof SCRIPT_NAMES)[number] | { argv: string[]; cwd: string },
   opts: { root?: string } = {},
 ): Promise<{ result?: RunRequestResult; error?: AgentTeamsError; rowsBefore: number }> {
   const root = opts.root ?? w.project;
@@ -116,11 +125,13 @@ async function runInProcess(
   const nonce = r.stdout.trim();
   const rowsBefore = readRows(root).length;
   try {
+    const fields = typeof script === "string"
+      ? { argv: [join(w.scripts, script)], purpose: `in-process ${script}` }
+      : { argv: script.argv, cwd: script.cwd, purpose: "in-process" };
     const result = await runRequest({
       kind: "command-request",
       dispatch: nonce,
-      argv: [join(w.scripts, script)],
-      purpose: `in-process ${script}`,
+      ...fields,
     }, {
       root,
       policy,
@@ -288,5 +299,22 @@ Deno.test("CLI: allow_unconfined_runs does not unconfine a run while bwrap works
     assert.equal(rows[0].confined, "bwrap");
     assert.equal(rows[1].exit, 1);
     await w.verifyOk();
+  });
+});
+
+Deno.test("in process, unconfined: a pinned cwd that is a symlink out of the project is CWD_NOT_ALLOWED; nothing runs outside", async () => {
+  await withWorld("u-cwdlink", WORLD, async (w) => {
+    await Deno.symlink(w.scratch, join(w.project, "src/link"));
+    const out = await runInProcess(w, { argv: ["/usr/bin/touch", "escaped.txt"], cwd: "src/link" });
+    assert.equal(
+      exists(join(w.scratch, "escaped.txt")),
+      false,
+      "the command ran outside the project, where the write check cannot see it",
+    );
+    assert.ok(out.error instanceof RequestError, `RequestError expected, got ${out.error}`);
+    assert.equal(out.error.code, "CWD_NOT_ALLOWED");
+    const rows = readRows(w.project).slice(out.rowsBefore);
+    assert.deepEqual(rows.map((x) => x.action), ["run-request-refused"]);
+    assert.equal(rows[0].code, "CWD_NOT_ALLOWED");
   });
 });
