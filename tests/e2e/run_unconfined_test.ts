@@ -56,7 +56,8 @@ function linkedRoot(p: WorldPaths): string {
   return join(p.dir, "linked");
 }
 
-const CHILD_DELAY_S = 3;
+// Well past the runner's 2-second drain bound, after which it kills the pipe holders.
+const CHILD_DELAY_S = 6;
 
 function scripts(p: WorldPaths): Record<string, string> {
   const saved = join(p.scratch, "ledger-before-deletion.jsonl");

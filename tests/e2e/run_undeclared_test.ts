@@ -61,6 +61,7 @@ const SCRIPTS: Record<string, string> = {
       'printf x > "$HOME/.bashrc" && echo WROTE-HOME',
       'printf x > "$HOME/../outside.txt" && echo WROTE-WORLD',
       "mkdir /tmp/agentteams-e2e-escape-$$ && echo WROTE-TMP",
+      "printf x > src/out-link/through.txt && echo WROTE-THROUGH-LINK",
       'printf x > "$TMPDIR/scratch" && echo WROTE-PRIVATE-TMPDIR',
       "exit 0",
     ].join("\n"),
@@ -238,9 +239,11 @@ Deno.test("run: git's hooks dir inside a write root (core.hooksPath) stays read-
   });
 });
 
-Deno.test("run: writes outside the project (HOME, its parent, /tmp) fail in the sandbox; the private TMPDIR works", async () => {
+Deno.test("run: writes outside the project (HOME, its parent, /tmp, through a symlink in the write root) fail in the sandbox; the private TMPDIR works", async () => {
   await withWorld("outside", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
     await w.sharedNonce();
+    // A symlink inside the write root leading out of the project.
+    await Deno.symlink(w.scratch, join(w.project, "src/out-link"));
     const names = () => [...Deno.readDirSync(w.dir)].map((e) => e.name).sort();
     const namesBefore = names();
     const before = await snapshotTree(w.home, w.scripts, w.keyDir);
@@ -253,6 +256,7 @@ Deno.test("run: writes outside the project (HOME, its parent, /tmp) fail in the 
     assertSameTree(before, await snapshotTree(w.home, w.scripts, w.keyDir));
     assert.deepEqual(names(), namesBefore);
     assert.equal(exists(join(w.dir, "outside.txt")), false);
+    assert.equal(exists(join(w.scratch, "through.txt")), false);
     // The private TMPDIR is gone after the run.
     assert.deepEqual([...Deno.readDirSync(w.tmp)], []);
     await w.verifyOk();
