@@ -1,0 +1,295 @@
+/**
+ * The path rules as pure functions (`checkRelativePath`, `checkProposalPath`): a table of
+ * accepted and refused paths with their codes, the order of the rules, and fast-check
+ * properties checked against an independent oracle: an accepted path has no `..`, no empty or
+ * `.` segment, no control character or backslash, is not absolute or `~`, and is never in the
+ * control plane or the brief, case-insensitively; `..` inserted anywhere is refused; a
+ * control-plane prefix in any letter case is refused as CONTROL_PLANE whoever asks.
+ */
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { ProposalError } from "../../lib/errors.ts";
+import { parsePolicy } from "../../lib/policy/parse.ts";
+import type { Policy } from "../../lib/policy/types.ts";
+import { checkProposalPath, checkRelativePath } from "../../lib/proposals/path_rules.ts";
+
+const BRIEF = JSON.stringify({
+  agent_policies: {
+    worker: { write_scopes: ["src/", "docs/", "a/", "b/", "x.txt", ".hidden/"] },
+    reader: { write_scopes: ["docs/"] },
+  },
+  protected_paths: ["src/secrets", "src/*.key"],
+});
+
+function policyAt(briefPath: string, text = BRIEF): Policy {
+  return parsePolicy(text, { briefPath, projectRoot: "/proj", briefSha256: "ab".repeat(32) });
+}
+
+const POLICY = policyAt("/proj/agentteams.jsonc");
+
+/** The code a check throws, or `null` when it passes. */
+function codeOf(fn: () => unknown): string | null {
+  try {
+    fn();
+    return null;
+  } catch (e) {
+    assert.ok(e instanceof ProposalError, `not a ProposalError: ${String(e)}`);
+    return e.code;
+  }
+}
+
+// An independent statement of the rules, for the properties.
+const CP_TOP = [
+  ".git",
+  ".claude",
+  ".goose",
+  ".codex",
+  "sandbox",
+  ".agentteams",
+  ".agentteams-queue",
+  ".agentteams-status",
+];
+
+function syntaxOk(path: string): boolean {
+  for (const ch of path) {
+    const c = ch.codePointAt(0) as number;
+    if (c < 0x20 || c === 0x7f || ch === "\\") return false;
+  }
+  if (path.startsWith("/") || path.startsWith("~")) return false;
+  return path.split("/").every((s) => s !== "" && s !== "." && s !== "..");
+}
+
+function inControlPlane(path: string): boolean {
+  const s = path.toLowerCase().split("/");
+  return CP_TOP.includes(s[0]) ||
+    (s[0] === ".github" && s.length > 1 && (s[1] === "agents" || s[1] === "hooks"));
+}
+
+Deno.test("checkRelativePath accepts plain relative paths unchanged", () => {
+  for (
+    const p of [
+      "a",
+      "a/b/c.txt",
+      "a..b",
+      "...",
+      "..a",
+      "a/..b/c",
+      "a/.b",
+      ".hidden",
+      "a b/c d",
+      "\u00fc/\u00f6.txt",
+      "a:b",
+      "a~", // a tilde after the first character is only a name
+      "\u{1F600}/x",
+    ]
+  ) {
+    const r = checkRelativePath(p);
+    assert.equal(r.rel, p);
+    assert.deepEqual(r.segments, p.split("/"));
+  }
+});
+
+Deno.test("checkRelativePath refuses every escaping or malformed shape with its code", () => {
+  const cases: [string, string][] = [
+    ["..", "PATH_OUTSIDE_PROJECT"],
+    ["../x", "PATH_OUTSIDE_PROJECT"],
+    ["a/../b", "PATH_OUTSIDE_PROJECT"],
+    ["a/..", "PATH_OUTSIDE_PROJECT"],
+    ["a/b/../../..", "PATH_OUTSIDE_PROJECT"],
+    ["/", "PATH_OUTSIDE_PROJECT"],
+    ["/etc/passwd", "PATH_OUTSIDE_PROJECT"],
+    ["//x", "PATH_OUTSIDE_PROJECT"],
+    ["~", "PATH_OUTSIDE_PROJECT"],
+    ["~/x", "PATH_OUTSIDE_PROJECT"],
+    ["~root/x", "PATH_OUTSIDE_PROJECT"],
+    ["a\\b", "PATH_INVALID"],
+    ["\\x", "PATH_INVALID"],
+    ["..\\x", "PATH_INVALID"],
+    ["", "PATH_INVALID"],
+    ["a//b", "PATH_INVALID"],
+    ["a/", "PATH_INVALID"],
+    ["./a", "PATH_INVALID"],
+    ["a/./b", "PATH_INVALID"],
+    [".", "PATH_INVALID"],
+  ];
+  for (const [p, code] of cases) assert.equal(codeOf(() => checkRelativePath(p)), code, p);
+  for (let c = 0; c < 0x20; c++) {
+    const ch = String.fromCharCode(c);
+    for (const p of [`a${ch}b`, `${ch}a`, `a/${ch}`]) {
+      assert.equal(codeOf(() => checkRelativePath(p)), "PATH_INVALID", JSON.stringify(p));
+    }
+  }
+  assert.equal(codeOf(() => checkRelativePath("a\u007fb")), "PATH_INVALID");
+});
+
+Deno.test("checkProposalPath: each rule and the order in which they apply", () => {
+  const cases: [string, string, string | null][] = [
+    // [path, agent, code]
+    ["src/a.txt", "worker", null],
+    ["SRC/A.txt", "worker", null], // scopes are case-folded
+    ["docs/x/y.md", "reader", null],
+    [".hidden/x", "worker", null],
+    ["x.txt", "worker", null],
+    ["x.txt/y", "worker", "OUT_OF_SCOPE"],
+    ["lib/a.ts", "worker", "OUT_OF_SCOPE"],
+    ["src/a.txt", "reader", "OUT_OF_SCOPE"],
+    ["src/a.txt", "ghost", "UNKNOWN_AGENT"],
+    ["src/a.txt", "constructor", "UNKNOWN_AGENT"],
+    ["src/a.txt", "__proto__", "UNKNOWN_AGENT"],
+    ["src/secrets", "worker", "PROTECTED_PATH"],
+    ["src/secrets/a/b", "worker", "PROTECTED_PATH"],
+    ["Src/SECRETS/x", "worker", "PROTECTED_PATH"],
+    ["src/a/b.key", "worker", "PROTECTED_PATH"],
+    ["src/secrets/x", "ghost", "PROTECTED_PATH"], // protected before the agent
+    ["agentteams.jsonc", "worker", "BRIEF_PATH"],
+    ["AgentTeams.Jsonc", "ghost", "BRIEF_PATH"], // the brief before the agent
+    ["agentteams.json", "reader", "BRIEF_PATH"],
+    [".git/config", "reader", "CONTROL_PLANE"], // control plane before scope
+    [".GIT/hooks/x", "ghost", "CONTROL_PLANE"],
+    [".github/hooks/x", "worker", "CONTROL_PLANE"],
+    [".github/Agents", "worker", "CONTROL_PLANE"],
+    [".agentteams-queue", "worker", "CONTROL_PLANE"],
+    ["../src/a.txt", "worker", "PATH_OUTSIDE_PROJECT"], // syntax first of all
+    ["src//a.txt", "worker", "PATH_INVALID"],
+  ];
+  for (const [path, agent, code] of cases) {
+    assert.equal(codeOf(() => checkProposalPath(path, agent, POLICY)), code, `${path} ${agent}`);
+  }
+  assert.deepEqual(checkProposalPath("src/a/b.txt", "worker", POLICY).segments, [
+    "src",
+    "a",
+    "b.txt",
+  ]);
+});
+
+Deno.test("checkProposalPath: a brief elsewhere, and the default names whatever the brief", () => {
+  const nested = policyAt("/proj/conf/team.jsonc");
+  assert.equal(nested.briefRel, "conf/team.jsonc");
+  for (const p of ["conf/team.jsonc", "CONF/Team.JSONC", "agentteams.jsonc", "agentteams.json"]) {
+    assert.equal(codeOf(() => checkProposalPath(p, "worker", nested)), "BRIEF_PATH", p);
+  }
+  const outside = policyAt("/elsewhere/brief.jsonc");
+  assert.equal(outside.briefRel, null);
+  for (const p of ["agentteams.jsonc", "AGENTTEAMS.JSON"]) {
+    assert.equal(codeOf(() => checkProposalPath(p, "worker", outside)), "BRIEF_PATH", p);
+  }
+  // A file that only shares the brief's name, deeper down, is an ordinary file.
+  assert.equal(codeOf(() => checkProposalPath("src/agentteams.jsonc", "worker", POLICY)), null);
+});
+
+Deno.test("a .git segment at any depth is refused (a nested repository's hooks and config)", () => {
+  // `src/vendor/.git/hooks/post-checkout` runs when git is used inside src/vendor, and a planted
+  // `src/.git` file (`gitdir: ...`) turns src/ into a repository whose config the agent chose.
+  for (const p of ["src/vendor/.git/hooks/post-checkout", "src/.git", "src/x/.GIT/config"]) {
+    assert.equal(codeOf(() => checkProposalPath(p, "worker", POLICY)), "CONTROL_PLANE", p);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Properties
+
+const randomCase = (s: string) =>
+  fc.array(fc.boolean(), { minLength: s.length, maxLength: s.length }).map((flips) =>
+    Array.from(s, (c, i) => (flips[i] ? c.toUpperCase() : c)).join("")
+  );
+
+const plainSegment = fc.oneof(
+  fc.constantFrom("a", "b", "src", "docs", "x.txt", "a..b", "...", "..x", ".hidden", "\u00e9"),
+  fc.stringMatching(/^[A-Za-z0-9_.-]{1,12}$/).filter((s) => s !== "." && s !== ".."),
+);
+
+const trickySegment = fc.oneof(
+  plainSegment,
+  fc.constantFrom("", ".", "..", "~", "~a", "a\\b", "\u0000", "a\nb", "\u007f", "\t"),
+  fc.constantFrom(...CP_TOP, ".github", "agents", "hooks", "agentteams.jsonc").chain(randomCase),
+  fc.string({ maxLength: 6 }),
+);
+
+// Well-formed strings only: lone surrogates are a separate case (apply_target_refusals_test).
+const trickyPath = fc.oneof(
+  fc.array(trickySegment, { minLength: 1, maxLength: 6 }).map((s) => s.join("/")),
+  fc.tuple(fc.constantFrom("/", "~/", "./", "../"), fc.array(trickySegment, { maxLength: 4 }))
+    .map(([pre, s]) => pre + s.join("/")),
+  fc.string({ maxLength: 24 }),
+  fc.string({ unit: "binary", maxLength: 24 }),
+).filter((s) => s.isWellFormed());
+
+Deno.test("property: checkRelativePath accepts exactly the plain paths, unchanged", () => {
+  fc.assert(
+    fc.property(trickyPath, (path) => {
+      const code = codeOf(() => checkRelativePath(path));
+      assert.equal(code === null, syntaxOk(path), `${JSON.stringify(path)}: ${code}`);
+      if (code === null) {
+        const r = checkRelativePath(path);
+        assert.equal(r.rel, path);
+        assert.ok(r.segments.every((s) => s !== "" && s !== "." && s !== ".."));
+        assert.ok(!path.startsWith("/") && !path.startsWith("~"));
+      } else {
+        assert.ok(code === "PATH_INVALID" || code === "PATH_OUTSIDE_PROJECT", code);
+      }
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+Deno.test("property: an accepted proposal path is never control plane, the brief, or escaping", () => {
+  const agents = fc.constantFrom("worker", "reader", "ghost");
+  const scoped = fc.tuple(
+    fc.constantFrom("src", "docs", "a", "b", ".hidden", "SRC", "Docs"),
+    fc.array(trickySegment, { minLength: 1, maxLength: 4 }),
+  ).map(([first, rest]) => [first, ...rest].join("/"));
+  fc.assert(
+    fc.property(fc.oneof(trickyPath, scoped), agents, (path, agent) => {
+      const code = codeOf(() => checkProposalPath(path, agent, POLICY));
+      if (code !== null) return;
+      assert.ok(syntaxOk(path), JSON.stringify(path));
+      assert.ok(!inControlPlane(path), `accepted a control-plane path ${JSON.stringify(path)}`);
+      const lower = path.toLowerCase();
+      assert.ok(lower !== "agentteams.jsonc" && lower !== "agentteams.json", path);
+      assert.notEqual(agent, "ghost");
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+Deno.test("property: a control-plane prefix in any letter case is CONTROL_PLANE, whoever asks", () => {
+  const entry = fc.oneof(
+    fc.constantFrom(...CP_TOP).map((e) => [e]),
+    fc.constantFrom("agents", "hooks").map((e) => [".github", e]),
+  ).chain((parts) => fc.tuple(...parts.map(randomCase)));
+  fc.assert(
+    fc.property(
+      entry,
+      fc.array(plainSegment, { maxLength: 3 }),
+      fc.constantFrom("worker", "reader", "ghost"),
+      (parts, rest, agent) => {
+        const path = [...parts, ...rest].join("/");
+        assert.equal(codeOf(() => checkProposalPath(path, agent, POLICY)), "CONTROL_PLANE", path);
+      },
+    ),
+    { numRuns: 2000 },
+  );
+});
+
+Deno.test("property: '..' inserted as a segment anywhere is refused as outside the project", () => {
+  fc.assert(
+    fc.property(
+      fc.array(plainSegment, { minLength: 0, maxLength: 5 }),
+      fc.nat(),
+      fc.integer({ min: 1, max: 3 }),
+      (segs, at, times) => {
+        const s = [...segs];
+        const i = segs.length === 0 ? 0 : at % (segs.length + 1);
+        s.splice(i, 0, ...Array(times).fill(".."));
+        const path = s.join("/");
+        assert.equal(codeOf(() => checkRelativePath(path)), "PATH_OUTSIDE_PROJECT", path);
+        assert.equal(
+          codeOf(() => checkProposalPath(path, "worker", POLICY)),
+          "PATH_OUTSIDE_PROJECT",
+          path,
+        );
+      },
+    ),
+    { numRuns: 2000 },
+  );
+});
