@@ -1,0 +1,155 @@
+/**
+ * The library surface `applyProposal(artifact, {dryRun: true, ...})`, in-process, with the real
+ * confined gate runner (bwrap). Only proposals whose target does not exist yet are used: reading
+ * an existing target anchors the working directory (lib/fs/anchored_dir.ts), which must never
+ * happen inside the test runner. A dry run returns the result with `written: false`, runs the
+ * gates on the proposed content (with `{file}` and `{path}` substituted), counts an attempt,
+ * spends no use, records no row, creates no directory, and leaves the working directory alone;
+ * its refusals record nothing either.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { HmacKey } from "../../lib/crypto/hash.ts";
+import { AgentTeamsError } from "../../lib/errors.ts";
+import { issueDispatch } from "../../lib/ledger/dispatch.ts";
+import { parsePolicy } from "../../lib/policy/parse.ts";
+import type { Policy } from "../../lib/policy/types.ts";
+import { applyProposal, type ApplyResult } from "../../lib/proposals/apply.ts";
+import { confinedGateRunner, type GateRunner } from "../../lib/proposals/gates.ts";
+import { type Sandbox, sandbox } from "../_helpers/mod.ts";
+import { counts, exists, ledgerLines, sha256, storeLines } from "./_helpers.ts";
+
+const BRIEF = JSON.stringify({
+  agent_policies: { worker: { write_scopes: ["src/"] } },
+  proposal_gates: {
+    "has-ok": { argv: ["/usr/bin/grep", "-q", "ok", "{file}"] },
+    "path-is": { argv: ["/usr/bin/test", "{path}", "=", "src/new/x.txt"] },
+    "any-txt": { glob: "*.txt", argv: ["/usr/bin/true"] },
+  },
+});
+
+interface World {
+  sb: Sandbox;
+  policy: Policy;
+  hmac: HmacKey;
+  nonce: string;
+  gateRunner: GateRunner;
+}
+
+async function world(): Promise<World> {
+  const sb = await sandbox("prop-drylib");
+  const policy = parsePolicy(BRIEF, {
+    briefPath: join(sb.project, "agentteams.jsonc"),
+    projectRoot: sb.project,
+    briefSha256: sha256(BRIEF),
+  });
+  const hmac = new HmacKey(crypto.getRandomValues(new Uint8Array(32)));
+  const { nonce } = await issueDispatch(sb.project, hmac, "worker");
+  const gateRunner = confinedGateRunner({
+    root: sb.project,
+    policy,
+    parentEnv: { PATH: "/usr/bin:/bin", HOME: sb.home, LANG: "C.UTF-8" },
+    home: sb.home,
+    keyDir: sb.keyDir,
+    backend: "bwrap",
+  });
+  return { sb, policy, hmac, nonce, gateRunner };
+}
+
+function dry(w: World, artifact: Record<string, unknown>): Promise<ApplyResult> {
+  return applyProposal(artifact, {
+    root: w.sb.project,
+    policy: w.policy,
+    hmac: w.hmac,
+    dryRun: true,
+    gateRunner: w.gateRunner,
+  });
+}
+
+function proposal(w: World, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    kind: "change-proposal",
+    dispatch: w.nonce,
+    path: "src/new/x.txt",
+    base_sha256: "absent",
+    content: "ok\n",
+    rationale: "r",
+    ...extra,
+  };
+}
+
+Deno.test("applyProposal dry run: result, gates on the content, no write, no row, no use", async () => {
+  const w = await world();
+  try {
+    const cwd = Deno.cwd();
+    const ledger = await ledgerLines(w.sb.project);
+    const r = await dry(w, proposal(w, { gates: ["path-is", "has-ok"] }));
+    assert.equal(Deno.cwd(), cwd, "a dry run moved the working directory");
+    assert.equal(r.agent, "worker");
+    assert.equal(r.path, "src/new/x.txt");
+    assert.equal(r.base_sha256, "absent");
+    assert.equal(r.new_sha256, sha256("ok\n"));
+    assert.equal(r.written, false);
+    // Brief order: has-ok, path-is (requested), any-txt (glob).
+    assert.deepEqual(r.gates.map((g) => [g.gate, g.exit, g.confined]), [
+      ["has-ok", 0, "bwrap"],
+      ["path-is", 0, "bwrap"],
+      ["any-txt", 0, "bwrap"],
+    ]);
+    assert.equal(await exists(join(w.sb.project, "src")), false, "a directory was created");
+    assert.deepEqual(await ledgerLines(w.sb.project), ledger, "a dry run recorded a row");
+    assert.deepEqual(counts(await storeLines(w.sb.project)), { attempts: 1, uses: 0 });
+  } finally {
+    await w.sb.dispose();
+  }
+});
+
+Deno.test("applyProposal dry run refusals record nothing", async (t) => {
+  const w = await world();
+  try {
+    const cases: [string, Record<string, unknown>, string, number][] = [
+      // [name, artifact, code, attempts counted]
+      [
+        "the gate sees the proposal",
+        proposal(w, { content: "bad\n", gates: ["has-ok"] }),
+        "GATE_FAILED",
+        1,
+      ],
+      [
+        "{path} is the proposal's path",
+        proposal(w, { path: "src/other.txt", gates: ["path-is"] }),
+        "GATE_FAILED",
+        1,
+      ],
+      ["an unknown gate", proposal(w, { gates: ["nope"] }), "UNKNOWN_GATE", 1],
+      ["out of scope", proposal(w, { path: "lib/x.txt" }), "OUT_OF_SCOPE", 1],
+      ["a claimed agent mismatch", proposal(w, { agent: "reader" }), "AGENT_MISMATCH", 1],
+      ["a forged nonce", proposal(w, { dispatch: "f".repeat(32) }), "DISPATCH_UNKNOWN", 0],
+      ["an unknown field", proposal(w, { extra: true }), "ARTIFACT_INVALID", 0],
+    ];
+    for (const [name, artifact, code, attempts] of cases) {
+      await t.step(`${name} (${code})`, async () => {
+        const ledger = await ledgerLines(w.sb.project);
+        const store = await storeLines(w.sb.project);
+        let caught: unknown = null;
+        try {
+          await dry(w, artifact);
+        } catch (e) {
+          caught = e;
+        }
+        assert.ok(caught instanceof AgentTeamsError, String(caught));
+        assert.equal(caught.code, code, caught.message);
+        assert.deepEqual(
+          await ledgerLines(w.sb.project),
+          ledger,
+          "a dry-run refusal recorded a row",
+        );
+        const added = (await storeLines(w.sb.project)).slice(store.length);
+        assert.deepEqual(counts(added), { attempts, uses: 0 });
+        assert.equal(await exists(join(w.sb.project, "src")), false);
+      });
+    }
+  } finally {
+    await w.sb.dispose();
+  }
+});
