@@ -238,7 +238,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       const extra: string[] = [];
       for (const f of ["checkpoint", "verify-key"]) {
         const v = ctx.parsed.flags[f];
-        if (typeof v === "string") extra.push(join(ctx.project, v));
+        if (typeof v === "string") extra.push(resolve(v));
       }
       return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), { ...NO_NEEDS, read: extra });
     },
@@ -258,7 +258,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     built: true,
     needs: (ctx) => {
       const out = ctx.parsed.flags.out;
-      const outPath = typeof out === "string" ? [join(ctx.project, out)] : [];
+      const outPath = typeof out === "string" ? [resolve(out)] : [];
       return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), {
         ...NO_NEEDS,
         read: outPath.map((p) => dirname(p)),

@@ -33,9 +33,9 @@ export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
     const texts = readLedgerTexts(ctx.project);
     const checks = texts.ledger === null ? undefined : checkLedgerBytes(texts.ledger, key.bytes);
     report = assessLedger(texts, key, checks);
-    const cp = parseCheckpoint(readText(resolve(ctx.project, cpPath), "checkpoint"));
+    const cp = parseCheckpoint(readText(resolve(cpPath), "checkpoint"));
     const pubPath = typeof ctx.parsed.flags["verify-key"] === "string"
-      ? resolve(ctx.project, ctx.parsed.flags["verify-key"] as string)
+      ? resolve(ctx.parsed.flags["verify-key"] as string)
       : join(keyDir(ctx.env), VERIFY_KEY_FILE);
     const pub = await importPublicPem(readText(pubPath, "verify key"));
     const problem = cp === null
@@ -170,7 +170,7 @@ export async function ledgerCheckpoint(ctx: Ctx): Promise<Outcome> {
   const text = JSON.stringify(cp, null, 2) + "\n";
   const out = ctx.parsed.flags.out;
   if (typeof out === "string") {
-    atomicWriteFileSync(resolve(ctx.project, out), text, { mode: 0o644 });
+    atomicWriteFileSync(resolve(out), text, { mode: 0o644 });
     return {
       exit: 0,
       text: `wrote a checkpoint of ${count} rows to ${out}`,

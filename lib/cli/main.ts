@@ -122,6 +122,19 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
     const project = resolve(
       typeof parsed.flags.project === "string" ? parsed.flags.project : Deno.cwd(),
     );
+    let projectInfo: Deno.FileInfo | null = null;
+    try {
+      projectInfo = Deno.statSync(project);
+    } catch (e) {
+      // A command whose narrow flags grant only part of the project cannot stat its root; its
+      // own reads then fail as they must.
+      if (e instanceof Deno.errors.NotCapable) projectInfo = null;
+      else if (!(e instanceof Deno.errors.NotFound)) throw e;
+      else projectInfo = { isDirectory: false } as Deno.FileInfo;
+    }
+    if (projectInfo !== null && !projectInfo.isDirectory) {
+      throw new UsageError("USAGE", `the project ${project} is not a directory`);
+    }
     const ctx: Ctx = {
       name,
       parsed,

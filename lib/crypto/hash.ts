@@ -64,8 +64,9 @@ export class HmacKey {
   }
 
   /**
-   * True when `mac` (hex, any case, surrounding whitespace ignored) is the HMAC of `data`.
-   * The comparison takes the same time wherever the first difference is.
+   * True when `mac` is exactly the (lower-case hex) HMAC of `data`, as Python's
+   * `hmac.compare_digest` decides. The comparison takes the same time wherever the first
+   * difference is.
    *
    * @example
    * ```ts
@@ -75,7 +76,7 @@ export class HmacKey {
    * ```
    */
   verify(data: string | Uint8Array, mac: string): boolean {
-    return hexEqual(this.hex(data), mac.trim().toLowerCase());
+    return hexEqual(this.hex(data), mac);
   }
 }
 

@@ -21,14 +21,14 @@
  * ```
  * @module
  */
-import { LedgerError } from "../errors.ts";
+import { FsSafetyError, LedgerError } from "../errors.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
-import { ensureStateDir, type StatePaths, statePaths } from "./paths.ts";
+import { checkStatePath, ensureStateDir, type StatePaths, statePaths } from "./paths.ts";
 import { HeadFormatError, headText, headVerifies, parseHead } from "./head.ts";
-import { MAX_ROW_BYTES, type RowBody, signRow, utcSeconds } from "./row.ts";
+import { checkBody, MAX_ROW_BYTES, type RowBody, signRow, utcSeconds } from "./row.ts";
 import { signedPart } from "./scan.ts";
 import { withFileLock } from "./lock.ts";
 
@@ -58,17 +58,23 @@ export interface TailState {
   prev: string;
   /** True when the head was one row behind. */
   headLag: boolean;
+  /** True for a ledger with no rows and no head yet. */
+  headMissing: boolean;
 }
 
 const dec = new TextDecoder("utf-8", { fatal: false });
 
 function readHeadSync(paths: StatePaths): string | null {
   try {
+    if (!checkStatePath(paths.head, "file")) return null;
     return dec.decode(
       readRegularFileSync(paths.head, { maxBytes: 4096, what: "ledger head" }).bytes,
     );
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return null;
+    if (e instanceof FsSafetyError) {
+      throw new LedgerError("LEDGER_UNSAFE_PATH", e.message, { cause: e });
+    }
     throw e;
   }
 }
@@ -110,7 +116,7 @@ export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: Hma
     } else if (dispatchStoreHasRows(paths)) {
       throw tampered("the ledger is missing while the dispatch store has rows");
     }
-    return { count: 0, prev: "", headLag: false };
+    return { count: 0, prev: "", headLag: false, headMissing: headRaw === null };
   }
   if (file === null) throw tampered("the ledger vanished while being read");
   // Read backwards from the end in growing windows until the last line's start is found: rows
@@ -154,7 +160,9 @@ export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: Hma
     throw e;
   }
   if (!headVerifies(head, hmac)) throw tampered("the head's MAC does not verify");
-  if (head.last === lastHash) return { count: head.count, prev: lastHash, headLag: false };
+  if (head.last === lastHash) {
+    return { count: head.count, prev: lastHash, headLag: false, headMissing: false };
+  }
   // A crash between the row's fsync and the head's rename leaves the head one row behind: the
   // last row then verifies and chains onto the head's `last`.
   const line = dec.decode(lastBytes);
@@ -171,7 +179,7 @@ export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: Hma
       part !== null && typeof r.prev === "string" && r.prev === (head.last ?? "") &&
       typeof r.time === "string" && hmac.verify(part.signed, part.mac)
     ) {
-      return { count: head.count + 1, prev: lastHash, headLag: true };
+      return { count: head.count + 1, prev: lastHash, headLag: true, headMissing: false };
     }
   }
   throw tampered("the ledger's last row does not match its head", { count: head.count });
@@ -186,7 +194,12 @@ export function withLedgerLock<T>(
   hmac: HmacKey,
   fn: (file: Deno.FsFile, tail: TailState, paths: StatePaths) => T | Promise<T>,
 ): Promise<T> {
-  const paths = ensureStateDir(root);
+  const paths = statePaths(root);
+  // Refuse before creating anything: a refused append leaves no state dir and no empty ledger.
+  if (!checkStatePath(paths.dir, "dir") || !checkStatePath(paths.ledger, "file")) {
+    checkTail(null, paths, hmac);
+  }
+  ensureStateDir(root);
   return withFileLock(paths.ledger, (file) => fn(file, checkTail(file, paths, hmac), paths));
 }
 
@@ -203,6 +216,18 @@ export function writeRowLocked(
   const bytes = new TextEncoder().encode(line + "\n");
   if (bytes.length > MAX_ROW_BYTES) {
     throw new LedgerError("LEDGER_ROW_TOO_LARGE", `a ${bytes.length}-byte row is over 1 MiB`);
+  }
+  // The head never falls more than one row behind: before a row is written, a head left behind
+  // by an interrupted append is brought up to date, and a first row gets a count-0 head first.
+  // A crash at any point then leaves a state verify explains (intact, one behind, or torn).
+  if (tail.headLag || tail.headMissing) {
+    atomicWriteFileSync(
+      paths.head,
+      headText(tail.count, tail.prev === "" ? null : tail.prev, hmac),
+      {
+        mode: 0o644,
+      },
+    );
   }
   const n = file.writeSync(bytes);
   if (n !== bytes.length) {
@@ -237,6 +262,11 @@ export function appendRow(
   opts: AppendOptions = {},
 ): Promise<AppendResult> {
   const now = opts.now ?? (() => new Date());
+  try {
+    checkBody(body);
+  } catch (e) {
+    return Promise.reject(e);
+  }
   return withLedgerLock(
     root,
     hmac,

@@ -31,7 +31,7 @@ import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { appendRow } from "./append.ts";
 import { withFileLock } from "./lock.ts";
-import { checkStatePath, ensureStateDir, type StatePaths } from "./paths.ts";
+import { checkStatePath, ensureStateDir, type StatePaths, statePaths } from "./paths.ts";
 import { utcSeconds } from "./row.ts";
 import { signedPart } from "./scan.ts";
 
@@ -147,6 +147,14 @@ function readStore(paths: StatePaths, hmac: HmacKey): Store {
   return store;
 }
 
+function storeTampered(lines: number[]): LedgerError {
+  return new LedgerError(
+    "LEDGER_TAMPERED",
+    `the dispatch store has rows that do not verify (line ${lines.join(", ")}); inspect with ` +
+      "`agentteams ledger verify`, then remove them by hand once understood",
+  );
+}
+
 function expiresAt(expires: string): number {
   const t = Date.parse(expires);
   return Number.isNaN(t) ? -Infinity : t;
@@ -190,10 +198,12 @@ export function issueDispatch(
   agent: string,
   opts: DispatchOptions & { ttlHours?: number; maxUses?: number } = {},
 ): Promise<IssuedDispatch> {
-  if (!SLUG_RE.test(agent)) {
-    throw new DispatchError(
-      "BAD_SLUG",
-      `agent slug ${JSON.stringify(agent)} must match ^[a-z0-9][a-z0-9-]*$`,
+  if (typeof agent !== "string" || !SLUG_RE.test(agent)) {
+    return Promise.reject(
+      new DispatchError(
+        "BAD_SLUG",
+        `agent slug ${JSON.stringify(agent)} must match ^[a-z0-9][a-z0-9-]*$`,
+      ),
     );
   }
   const now = opts.now ?? (() => new Date());
@@ -201,6 +211,7 @@ export function issueDispatch(
   return withFileLock(paths.dispatchLock, async () => {
     const t = now();
     const store = readStore(paths, hmac);
+    if (store.invalid.length > 0) throw storeTampered(store.invalid);
     const nonce = randomNonce();
     const id = dispatchId(hmac, nonce);
     const expires = utcSeconds(
@@ -236,8 +247,35 @@ export type CountKind = "none" | "attempt" | "use";
 
 function appendStoreLine(paths: StatePaths, line: string): void {
   checkStatePath(paths.dispatches, "file");
-  const f = Deno.openSync(paths.dispatches, { append: true, create: true, mode: 0o600 });
+  const f = Deno.openSync(paths.dispatches, {
+    read: true,
+    write: true,
+    create: true,
+    mode: 0o600,
+  });
   try {
+    // An unterminated last line is an append that was interrupted: it never counted. Cut it,
+    // so this row starts on a line of its own.
+    const size = f.statSync().size;
+    if (size > 0) {
+      const last = new Uint8Array(1);
+      f.seekSync(size - 1, Deno.SeekMode.Start);
+      f.readSync(last);
+      if (last[0] !== 0x0a) {
+        const window = Math.min(size, 64 * 1024);
+        const buf = new Uint8Array(window);
+        f.seekSync(size - window, Deno.SeekMode.Start);
+        let off = 0;
+        while (off < window) {
+          const n = f.readSync(buf.subarray(off));
+          if (n === null || n === 0) break;
+          off += n;
+        }
+        const nl = buf.lastIndexOf(0x0a);
+        f.truncateSync(nl < 0 ? (size > window ? size - window : 0) : size - window + nl + 1);
+      }
+    }
+    f.seekSync(0, Deno.SeekMode.End);
     const b = enc.encode(line + "\n");
     if (f.writeSync(b) !== b.length) throw new Error("short write to the dispatch store");
     f.syncSync();
@@ -282,16 +320,18 @@ export function resolveDispatch(
     );
   }
   const now = opts.now ?? (() => new Date());
-  const paths = ensureStateDir(root);
+  const paths = statePaths(root);
+  try {
+    // No store, no dispatch: refuse without creating any state.
+    if (!checkStatePath(paths.dir, "dir") || !checkStatePath(paths.dispatches, "file")) {
+      throw new DispatchError("DISPATCH_UNKNOWN", "no dispatch was issued for this nonce");
+    }
+  } catch (e) {
+    return Promise.reject(e);
+  }
   return withFileLock(paths.dispatchLock, () => {
     const store = readStore(paths, hmac);
-    if (store.invalid.length > 0) {
-      throw new LedgerError(
-        "LEDGER_TAMPERED",
-        `the dispatch store has rows that do not verify (line ${store.invalid.join(", ")}); ` +
-          "inspect with `agentteams ledger verify`",
-      );
-    }
+    if (store.invalid.length > 0) throw storeTampered(store.invalid);
     const id = dispatchId(hmac, nonce);
     const d = store.dispatches.get(id);
     if (d === undefined) {
@@ -314,7 +354,9 @@ export function resolveDispatch(
         `the dispatch has spent all ${rec.maxUses} of its uses`,
       );
     }
+    const mismatch = opts.expectAgent !== undefined && opts.expectAgent !== rec.agent;
     if (opts.count === "attempt") {
+      // Every validated arrival counts, a mismatched claim included.
       if (rec.attempts >= DISPATCH_MAX_ATTEMPTS) {
         throw new DispatchError(
           "ATTEMPTS_EXHAUSTED",
@@ -323,16 +365,18 @@ export function resolveDispatch(
       }
       appendStoreLine(paths, signStoreRow(hmac, { attempt: id }));
       rec.attempts++;
-    } else if (opts.count === "use") {
-      appendStoreLine(paths, signStoreRow(hmac, { use: id }));
-      rec.uses++;
     }
-    if (opts.expectAgent !== undefined && opts.expectAgent !== rec.agent) {
+    if (mismatch) {
       throw new DispatchError(
         "AGENT_MISMATCH",
         `the artifact claims agent '${opts.expectAgent}' but the nonce was issued to ` +
           `'${rec.agent}'`,
       );
+    }
+    if (opts.count === "use") {
+      // Only an act spends a use, and only an act whose identity holds.
+      appendStoreLine(paths, signStoreRow(hmac, { use: id }));
+      rec.uses++;
     }
     return rec;
   });

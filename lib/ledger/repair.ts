@@ -12,7 +12,7 @@
  */
 import { LedgerError } from "../errors.ts";
 import { sha256Hex } from "../crypto/hash.ts";
-import { statePaths } from "./paths.ts";
+import { checkStatePath, statePaths } from "./paths.ts";
 import { withFileLock } from "./lock.ts";
 import { type AppendResult, checkTail, writeRowLocked } from "./append.ts";
 import { type VerifyKey, verifyLedgerAt } from "./verify.ts";
@@ -39,6 +39,10 @@ export function repairTornTail(
   opts: { now?: () => Date } = {},
 ): Promise<RepairResult> {
   const paths = statePaths(root);
+  // Refuse a symlinked state dir or ledger before anything is opened or created.
+  if (!checkStatePath(paths.dir, "dir") || !checkStatePath(paths.ledger, "file")) {
+    return Promise.reject(new LedgerError("NO_TORN_TAIL", "there is no ledger to repair"));
+  }
   return withFileLock(paths.ledger, (file) => {
     const report = verifyLedgerAt(root, key);
     const others = report.problems.filter((p) => p.code !== "TORN_TAIL");

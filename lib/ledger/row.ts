@@ -42,6 +42,31 @@ export function utcSeconds(d: Date): string {
 }
 
 /**
+ * Refuses a body the ledger cannot record: a reserved key, or no canonical encoding.
+ *
+ * @throws {LedgerError} `ROW_INVALID`
+ * @example
+ * ```ts
+ * import { checkBody } from "./row.ts";
+ * checkBody({ action: "x" }); // ok
+ * ```
+ */
+export function checkBody(body: RowBody): void {
+  for (const k of RESERVED_ROW_KEYS) {
+    if (Object.hasOwn(body, k)) {
+      throw new LedgerError("ROW_INVALID", `a row body may not set '${k}'; the ledger sets it`);
+    }
+  }
+  try {
+    canonical(body);
+  } catch (e) {
+    throw new LedgerError("ROW_INVALID", `row has no canonical encoding: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+}
+
+/**
  * Signs a body into a ledger line (without the trailing newline).
  *
  * @throws {LedgerError} `ROW_INVALID` when the body carries a reserved key or has no canonical

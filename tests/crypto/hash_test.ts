@@ -111,9 +111,10 @@ Deno.test("HmacKey: string data is UTF-8, the key object is reusable, verify is 
   for (let i = 0; i < 50; i++) k.hex("x".repeat(i));
   assert.equal(k.hex("m"), first);
   assert.equal(k.hex("\u2603"), createHmac("sha256", "key").update("\u2603", "utf8").digest("hex"));
-  // verify: case-insensitive and whitespace-tolerant hex, but any other change fails.
-  assert.ok(k.verify("m", first.toUpperCase()));
-  assert.ok(k.verify("m", ` ${first}\n`));
+  // verify: exact lower-case hex, as compare_digest; any other spelling or change fails.
+  assert.ok(k.verify("m", first));
+  assert.ok(!k.verify("m", first.toUpperCase()), "strict, as compare_digest");
+  assert.ok(!k.verify("m", ` ${first}\n`));
   assert.ok(!k.verify("m", first.slice(0, 63)));
   assert.ok(!k.verify("m", first.slice(0, 63) + (first[63] === "0" ? "1" : "0")));
   assert.ok(!k.verify("n", first));

@@ -416,6 +416,7 @@ Deno.test("preflightAppend on a fresh project: count 0, nothing created", async 
       count: 0,
       prev: "",
       headLag: false,
+      headMissing: true,
     });
     assertSameTree(before, await snapshotTree(sb.dir));
     const r = await appendRow(sb.project, KEY.hmac, { action: "a" });
@@ -423,6 +424,7 @@ Deno.test("preflightAppend on a fresh project: count 0, nothing created", async 
       count: 1,
       prev: r.hash,
       headLag: false,
+      headMissing: false,
     });
   });
 });

@@ -148,6 +148,7 @@ Deno.test("unknown nonce: DISPATCH_UNKNOWN, nothing written (also on a project w
       "DISPATCH_UNKNOWN",
     );
     // A nonce issued under another key is unknown under this one.
+    Deno.mkdirSync(join(sb.dir, "other"));
     const foreign = await issueDispatch(join(sb.dir, "other"), keyOf("k2").hmac, "worker");
     await refuses(sb, () => agentFor(sb.project, KEY.hmac, foreign.nonce), "DISPATCH_UNKNOWN");
   });
@@ -355,15 +356,20 @@ Deno.test("an unterminated last store line is ignored, and stays harmless across
   });
 });
 
-Deno.test("issue drops store lines that do not verify (as the earlier tool did) and reports them", async () => {
+Deno.test("issue refuses while the store has lines that do not verify, writing nothing", async () => {
   await withSandbox("dispatch-drop", async (sb) => {
     await issueDispatch(sb.project, KEY.hmac, "worker");
     const p = stateFiles(sb.project);
     await Deno.writeTextFile(p.dispatches, "garbage\n", { append: true });
-    const d = await issueDispatch(sb.project, KEY.hmac, "reviewer");
-    assert.equal(d.droppedInvalid, 1);
-    assert.ok(!(await Deno.readTextFile(p.dispatches)).includes("garbage"));
-    assert.equal(verifyLedgerAt(sb.project, KEY).ok, true);
+    const before = await snapshotTree(sb.dir);
+    await assert.rejects(
+      issueDispatch(sb.project, KEY.hmac, "reviewer"),
+      (e: unknown) => e instanceof LedgerError && e.code === "LEDGER_TAMPERED",
+    );
+    // The evidence stays for `ledger verify` to report.
+    assertSameTree(before, await snapshotTree(sb.dir));
+    const report = verifyLedgerAt(sb.project, KEY);
+    assert.deepEqual(report.problems.map((x) => [x.code, x.row]), [["DISPATCH_ROW_INVALID", 2]]);
   });
 });
 
