@@ -29,6 +29,7 @@ import {
   exists,
   GIT,
   gitEnv,
+  type JsonObject,
   q,
   readRows,
   type Row,
@@ -56,8 +57,10 @@ function linkedRoot(p: WorldPaths): string {
   return join(p.dir, "linked");
 }
 
-// Well past the runner's 2-second drain bound, after which it kills the pipe holders.
-const CHILD_DELAY_S = 6;
+// Past the runner's 2-second drain bound, after which it kills the pipe holders.
+const CHILD_DELAY_S = 4;
+/** Rounds of the setsid scenario (the child's exit races the runner's look at its pipes). */
+const SETSID_ROUNDS = 6;
 
 function scripts(p: WorldPaths): Record<string, string> {
   const saved = join(p.scratch, "ledger-before-deletion.jsonl");
@@ -76,11 +79,12 @@ function scripts(p: WorldPaths): Record<string, string> {
       `cp .agentteams/proposal-ledger.jsonl ${q(saved)}\nrm .agentteams/proposal-ledger.jsonl`,
     ),
     "delete-head": shScript("rm .agentteams/proposal-ledger.head"),
+    // Its argument (a digit) names the marker the grandchild would write.
     "detach-holding-pipes": shScript(
       [
         `setsid sh -c ${
-          q(`sleep ${CHILD_DELAY_S}; touch ${q(join(p.scratch, "grandchild-ran"))}; sleep 60`)
-        } &`,
+          q(`sleep ${CHILD_DELAY_S}; touch ${q(join(p.scratch, "grandchild-ran-"))}"$1"`)
+        } sh "$1" &`,
         "echo started",
         "exit 0",
       ].join("\n"),
@@ -92,7 +96,10 @@ function brief(p: WorldPaths) {
   return workerBrief(
     p,
     [
-      ...SCRIPT_NAMES.map((n) => ({ prefix: [join(p.scripts, n)] })),
+      ...SCRIPT_NAMES.map((n): JsonObject => ({
+        prefix: [join(p.scripts, n)],
+        args: n === "detach-holding-pipes" ? ["[0-9]"] : [],
+      })),
       // Pinned to a directory the test turns into a symlink leading out of the project.
       { prefix: ["/usr/bin/touch"], args: ["[a-z]+\\.txt"], cwd: "src/link" },
     ],
@@ -110,7 +117,7 @@ const WORLD = {
 /** Runs `runRequest` in process, unconfined, on `root` (default: the world's project). */
 async function runInProcess(
   w: World,
-  script: (typeof SCRIPT_NAMES)[number] | { argv: string[]; cwd: string },
+  script: (typeof SCRIPT_NAMES)[number] | { argv: string[]; cwd?: string },
   opts: { root?: string } = {},
 ): Promise<{ result?: RunRequestResult; error?: AgentTeamsError; rowsBefore: number }> {
   const root = opts.root ?? w.project;
@@ -128,7 +135,7 @@ async function runInProcess(
   try {
     const fields = typeof script === "string"
       ? { argv: [join(w.scripts, script)], purpose: `in-process ${script}` }
-      : { argv: script.argv, cwd: script.cwd, purpose: "in-process" };
+      : { argv: script.argv, purpose: "in-process", ...(script.cwd ? { cwd: script.cwd } : {}) };
     const result = await runRequest({
       kind: "command-request",
       dispatch: nonce,
@@ -262,21 +269,29 @@ Deno.test("in process, unconfined: deleting the ledger head is LEDGER_TAMPERED; 
 
 Deno.test("in process, unconfined: a setsid grandchild holding the pipes is killed by the runner (survivors_killed)", async () => {
   await withWorld("u-setsid", WORLD, async (w) => {
-    const started = Date.now();
-    const out = await runInProcess(w, "detach-holding-pipes");
-    assert.equal(out.error, undefined, String(out.error));
-    const result = out.result;
-    assert.ok(result !== undefined);
-    assert.equal(result.exit, 0);
-    assert.equal(result.stdout, "started\n");
-    assert.equal(result.survivors_killed, true);
-    const rows = readRows(w.project).slice(out.rowsBefore);
-    assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
-    assert.equal(rows[1].survivors_killed, true);
-    assert.equal(rows[1].confined, "unconfined-opt-out");
-    const waitMs = CHILD_DELAY_S * 1000 + 2000 - (Date.now() - started);
+    // The command exits at once, so it sometimes exits before the runner reads which pipes it
+    // holds: several rounds, each grandchild with its own marker.
+    let lastStart = Date.now();
+    for (let i = 0; i < SETSID_ROUNDS; i++) {
+      lastStart = Date.now();
+      const argv = [join(w.scripts, "detach-holding-pipes"), String(i)];
+      const out = await runInProcess(w, { argv });
+      assert.equal(out.error, undefined, String(out.error));
+      const result = out.result;
+      assert.ok(result !== undefined);
+      assert.equal(result.exit, 0);
+      assert.equal(result.stdout, "started\n");
+      assert.equal(result.survivors_killed, true);
+      const rows = readRows(w.project).slice(out.rowsBefore);
+      assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+      assert.equal(rows[1].survivors_killed, true);
+      assert.equal(rows[1].confined, "unconfined-opt-out");
+    }
+    const waitMs = CHILD_DELAY_S * 1000 + 2000 - (Date.now() - lastStart);
     if (waitMs > 0) await sleep(waitMs);
-    assert.equal(exists(join(w.scratch, "grandchild-ran")), false, "the grandchild ran on");
+    const ran = [...Deno.readDirSync(w.scratch)].map((e) => e.name)
+      .filter((n) => n.startsWith("grandchild-ran-")).sort();
+    assert.deepEqual(ran, [], `grandchildren the runner reported killed ran on: ${ran.join(", ")}`);
     const v = await w.cli(["ledger", "verify", "--project", w.project, "--json"]);
     assert.equal(v.code, 0, v.stdout + v.stderr);
   });
