@@ -11,7 +11,9 @@
  * hook planted in the hooks dir shared through a linked worktree (reported by absolute path),
  * the ledger deleted and the ledger head deleted (`LEDGER_TAMPERED`: the `run-request-start` row
  * is left without a completion row), and a `setsid` grandchild holding the pipes, which the
- * runner itself kills (`survivors_killed: true`).
+ * runner itself kills (`survivors_killed: true`). Also through the CLI: `--unconfined` with the
+ * brief's opt-out catches a planted hook the same way, and is refused without the opt-out; without
+ * `--unconfined` a brief's opt-out does not unconfine a run while bwrap works.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -26,6 +28,7 @@ import { loadPolicy } from "../../lib/policy/brief.ts";
 import { runRequest, type RunRequestResult } from "../../lib/requests/run_request.ts";
 import { withConfinedPrograms } from "../../lib/sandbox/policy_confined.ts";
 import {
+  assertRefused,
   exists,
   GIT,
   gitEnv,
@@ -332,5 +335,39 @@ Deno.test("in process, unconfined: a pinned cwd that is a symlink out of the pro
     const rows = readRows(w.project).slice(out.rowsBefore);
     assert.deepEqual(rows.map((x) => x.action), ["run-request-refused"]);
     assert.equal(rows[0].code, "CWD_NOT_ALLOWED");
+  });
+});
+
+Deno.test("CLI --unconfined: with allow_unconfined_runs the opt-out runs and the snapshot catches a planted hook (exit 3)", async () => {
+  await withWorld("u-cli-optout", WORLD, async (w) => {
+    const r = await w.run({ argv: [join(w.scripts, "plant-hook")] }, {
+      flags: ["--json", "--unconfined"],
+    });
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stderr, /^agentteams run: refused: UNDECLARED_WRITES: /m);
+    const out = JSON.parse(r.stdout.trim()) as Record<string, unknown>;
+    const result = out.result as Record<string, unknown>;
+    assert.equal(result.confined, "unconfined-opt-out");
+    assert.deepEqual(result.undeclared_writes, [".git/hooks/pre-commit"]);
+    const rows = readRows(w.project).slice(r.rowsBefore);
+    assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
+    assert.equal(rows[0].confined, "unconfined-opt-out");
+    assert.deepEqual(rows[1].undeclared_writes, [".git/hooks/pre-commit"]);
+    await w.verifyOk();
+  });
+});
+
+Deno.test("CLI --unconfined without allow_unconfined_runs is UNCONFINED_NOT_ALLOWED; nothing runs", async () => {
+  await withWorld("u-cli-noopt", {
+    ...WORLD,
+    brief: (p: WorldPaths) => {
+      const b = brief(p);
+      delete b.allow_unconfined_runs;
+      return b;
+    },
+  }, async (w) => {
+    const hook = join(w.project, ".git/hooks/pre-commit");
+    const r = await w.run({ argv: [join(w.scripts, "plant-hook")] }, { flags: ["--unconfined"] });
+    await assertRefused(w, r, "UNCONFINED_NOT_ALLOWED", { agent: "?", absent: [hook] });
   });
 });
