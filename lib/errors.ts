@@ -107,7 +107,8 @@ export class FsSafetyError extends AgentTeamsError {
       | "FILE_CHANGED"
       | "NOT_UTF8"
       | "UNSAFE_OWNER"
-      | "UNSAFE_MODE",
+      | "UNSAFE_MODE"
+      | "ANCHOR_UNAVAILABLE",
     message: string,
     options?: ErrorOptions,
   ) {
@@ -191,7 +192,8 @@ export class ProposalError extends AgentTeamsError {
       | "STALE_BASE"
       | "UNKNOWN_GATE"
       | "GATE_FAILED"
-      | "SYMLINK_ESCAPE",
+      | "SYMLINK_ESCAPE"
+      | "WRITE_UNAVAILABLE",
     message: string,
     options?: ErrorOptions,
   ) {

@@ -15,6 +15,8 @@ import type { FlagSpec } from "./parse.ts";
 import type { CommandSpec, Ctx, Outcome } from "./types.ts";
 
 const BWRAP = "/usr/bin/bwrap";
+/** The anchored-write helper (see lib/fs/anchored_write.ts). */
+const PERL = "/usr/bin/perl";
 
 const UNCONFINED_FLAG: FlagSpec = {
   name: "unconfined",
@@ -195,7 +197,10 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: [...KEY_ENV, ...CHILD_ENV],
     built: true,
     needs: async (ctx) =>
-      actingNeeds(ctx, { writeProject: true, run: await unconfinedPrograms(ctx, "gates") }),
+      actingNeeds(ctx, {
+        writeProject: true,
+        run: [PERL, ...await unconfinedPrograms(ctx, "gates")],
+      }),
     run: async (ctx) => (await import("./apply.ts")).apply(ctx),
   },
   {

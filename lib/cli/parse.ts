@@ -88,7 +88,7 @@ export function normalizeArgv(argv: readonly string[]): string[] {
     }
     const eq = a.indexOf("=");
     const name = a.startsWith("--") && eq > 0 ? a.slice(0, eq) : a;
-    const alias = COMMAND_ALIASES[name];
+    const alias = Object.hasOwn(COMMAND_ALIASES, name) ? COMMAND_ALIASES[name] : undefined;
     if (alias !== undefined) {
       if (command !== null) {
         throw new UsageError("USAGE", `${name} conflicts with an earlier command flag`);
@@ -101,7 +101,7 @@ export function normalizeArgv(argv: readonly string[]): string[] {
       }
       continue;
     }
-    const renamed = FLAG_ALIASES[name];
+    const renamed = Object.hasOwn(FLAG_ALIASES, name) ? FLAG_ALIASES[name] : undefined;
     if (renamed !== undefined) out.push(eq > 0 ? renamed + a.slice(eq) : renamed);
     else out.push(a);
   }

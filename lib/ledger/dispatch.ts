@@ -371,6 +371,7 @@ export function resolveDispatch(
         "AGENT_MISMATCH",
         `the artifact claims agent '${opts.expectAgent}' but the nonce was issued to ` +
           `'${rec.agent}'`,
+        { details: { agent: rec.agent, claimed: opts.expectAgent } },
       );
     }
     if (opts.count === "use") {

@@ -13,9 +13,9 @@
  *    copy of the content; a non-zero exit refuses.
  * 5. Dry run: stop here, having changed nothing and spent no use.
  * 6. Otherwise: the destination is walked again and the base re-checked; a use is spent; the
- *    write-ahead ledger row is appended; the base is checked once more through the anchored
- *    directory handle and the file is replaced atomically (its mode kept, new files 0644), or
- *    removed for a deletion.
+ *    write-ahead ledger row is appended; then, anchored inode by inode (`lib/fs/anchored_write.ts`),
+ *    the path is walked once more, the base checked on the very file, and the file replaced
+ *    atomically (its mode kept, new files 0644) or removed.
  *
  * Every refusal outside a dry run is recorded as an `apply-proposal-refused` row.
  *
@@ -28,15 +28,9 @@
  */
 import type { HmacKey } from "../crypto/hash.ts";
 import { sha256Hex } from "../crypto/hash.ts";
-import { AgentTeamsError, FsSafetyError, ProposalError } from "../errors.ts";
-import {
-  childKind,
-  type DirRef,
-  readAnchored,
-  unlinkAnchored,
-  walkDirs,
-  writeFileAnchored,
-} from "../fs/anchored_dir.ts";
+import { AgentTeamsError, DispatchError, FsSafetyError, ProposalError } from "../errors.ts";
+import { childKind, readChild, walkDirs } from "../fs/path_walk.ts";
+import { anchoredReplace, MAX_ANCHORED_TARGET } from "../fs/anchored_write.ts";
 import { appendRow } from "../ledger/append.ts";
 import { resolveDispatch } from "../ledger/dispatch.ts";
 import { ledgerText, reasonText } from "../ledger/fields.ts";
@@ -47,7 +41,7 @@ import { type GateRunner, selectGates } from "./gates.ts";
 import type { ChangeProposalT, DeleteProposalT } from "./schema.ts";
 
 /** Largest existing target read for its base hash. */
-export const MAX_TARGET_BYTES = 64 * 1024 * 1024;
+export const MAX_TARGET_BYTES = MAX_ANCHORED_TARGET;
 
 /** One gate's result as recorded. */
 export interface GateResult {
@@ -102,22 +96,32 @@ function hasLoneSurrogate(s: string): boolean {
 
 /** What the walk found at the target. */
 interface TargetState {
-  /** The parent directory, or `null` when some parent directory is missing. */
-  dir: DirRef | null;
+  /** The parent directory's path, or `null` when some parent directory is missing. */
+  dir: string | null;
   /** The target's bytes and mode, or `null` when absent. */
   file: { bytes: Uint8Array; mode: number } | null;
 }
 
-function safety(e: unknown): never {
+function safety(e: unknown, name: string): never {
   if (e instanceof FsSafetyError) {
-    if (e.code === "SYMLINK" || e.code === "NOT_DIRECTORY" || e.code === "FILE_CHANGED") {
+    if (e.code === "ANCHOR_UNAVAILABLE") {
+      throw new ProposalError("WRITE_UNAVAILABLE", e.message, { cause: e });
+    }
+    if (e.code === "FILE_CHANGED") {
       throw new ProposalError(
-        "SYMLINK_ESCAPE",
-        `a directory on the path is a symlink, not a directory, or was swapped (${e.message}); ` +
-          "refused",
+        "STALE_BASE",
+        `the path or the target changed between the checks and the write (${e.message}); refused`,
       );
     }
-    throw new ProposalError("TARGET_NOT_FILE", `the target cannot be used: ${e.message}`);
+    const atTarget = e.details.name === name || e.code === "NOT_REGULAR_FILE" ||
+      e.code === "FILE_TOO_LARGE";
+    if (atTarget) {
+      throw new ProposalError("TARGET_NOT_FILE", `the target cannot be used: ${e.message}`);
+    }
+    throw new ProposalError(
+      "SYMLINK_ESCAPE",
+      `a directory on the path is a symlink or not a directory (${e.message}); refused`,
+    );
   }
   throw e;
 }
@@ -137,10 +141,10 @@ function walkTarget(root: string, segments: readonly string[]): TargetState {
         }; refused`,
       );
     }
-    return { dir, file: readAnchored(dir, name, MAX_TARGET_BYTES, root) };
+    return { dir, file: readChild(dir, name, MAX_TARGET_BYTES) };
   } catch (e) {
     if (e instanceof ProposalError) throw e;
-    return safety(e);
+    return safety(e, segments[segments.length - 1]);
   }
 }
 
@@ -223,12 +227,16 @@ export async function applyProposal(artifact: unknown, opts: ApplyOptions): Prom
     agent = rec.agent;
     return await applyChecked(a, agent, opts, now);
   } catch (e) {
-    if (!opts.dryRun && e instanceof AgentTeamsError && e.family !== "ledger") {
+    if (e instanceof DispatchError && typeof e.details.agent === "string") agent = e.details.agent;
+    // Every refusal is recorded, an unexpected failure too (it may follow the write-ahead row);
+    // only a ledger that refuses rows is left alone.
+    if (!opts.dryRun && !(e instanceof AgentTeamsError && e.family === "ledger")) {
+      const typed = e instanceof AgentTeamsError;
       await appendRow(opts.root, opts.hmac, {
         action: "apply-proposal-refused",
         agent,
-        reason: reasonText(e.message),
-        code: e.code,
+        reason: reasonText(e instanceof Error ? e.message : String(e)),
+        code: typed ? e.code : "INTERNAL",
       }, { now });
     }
     throw e;
@@ -243,6 +251,9 @@ async function applyChecked(
 ): Promise<ApplyResult> {
   const { rel, segments } = checkProposalPath(a.path, agent, opts.policy);
   const isChange = a.kind === "change-proposal";
+  if (!a.rationale.isWellFormed()) {
+    throw new ProposalError("ARTIFACT_INVALID", "rationale: a lone surrogate is not UTF-8 text");
+  }
   let content = new Uint8Array(0);
   if (isChange) {
     if (hasLoneSurrogate(a.content)) {
@@ -308,19 +319,22 @@ async function applyChecked(
   }
   const name = segments[segments.length - 1];
   try {
-    // Missing parents (a new file in a new directory) are created without following links.
-    const dir = second.dir ?? walkDirs(opts.root, segments.slice(0, -1), { create: true });
-    if (dir === null) throw new ProposalError("SYMLINK_ESCAPE", "the path changed during apply");
-    // The last look, anchored in the directory: the base must still hold.
-    const recheck = (cur: { bytes: Uint8Array; mode: number } | null) => {
-      checkBase(a.base_sha256, cur, rel);
-      return cur?.mode ?? 0o644;
-    };
-    if (isChange) writeFileAnchored(dir, name, content, recheck, opts.root, MAX_TARGET_BYTES);
-    else unlinkAnchored(dir, name, recheck, opts.root, MAX_TARGET_BYTES);
+    // The act, anchored: the walk is repeated inode by inode (missing parents are created), and
+    // the base must still hold for the very file that is replaced or removed.
+    await anchoredReplace({
+      root: opts.root,
+      dirs: segments.slice(0, -1),
+      name,
+      op: isChange ? "write" : "unlink",
+      createDirs: isChange,
+      decide: (cur) => {
+        checkBase(a.base_sha256, cur, rel);
+        return { mode: cur?.mode ?? 0o644, content };
+      },
+    });
   } catch (e) {
     if (e instanceof ProposalError) throw e;
-    safety(e);
+    safety(e, name);
   }
   result.written = true;
   return result;

@@ -31,6 +31,35 @@ function invalid(message: string): ProposalError {
 }
 
 /**
+ * The JSON path of the first string (or key) that is not well-formed UTF-16 (a lone surrogate,
+ * which has no UTF-8 form and no canonical JSON encoding), or `null`.
+ *
+ * @example
+ * ```ts
+ * import { lonelySurrogateAt } from "./artifact.ts";
+ * lonelySurrogateAt({ a: ["ok", "\ud800"] }, ""); // "a[1]"
+ * ```
+ */
+export function lonelySurrogateAt(v: unknown, at: string): string | null {
+  if (typeof v === "string") return v.isWellFormed() ? null : at;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const r = lonelySurrogateAt(v[i], `${at}[${i}]`);
+      if (r !== null) return r;
+    }
+    return null;
+  }
+  if (typeof v === "object" && v !== null) {
+    for (const [k, x] of Object.entries(v)) {
+      if (!k.isWellFormed()) return at || "artifact";
+      const r = lonelySurrogateAt(x, at ? `${at}.${k}` : k);
+      if (r !== null) return r;
+    }
+  }
+  return null;
+}
+
+/**
  * Validates a parsed JSON value as an artifact.
  *
  * @throws {ProposalError} `ARTIFACT_INVALID`

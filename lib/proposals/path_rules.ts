@@ -21,12 +21,45 @@ import type { Policy } from "../policy/types.ts";
 /** The brief names looked up by default; never writable, whichever brief is in use. */
 export const DEFAULT_BRIEF_NAMES: readonly string[] = ["agentteams.jsonc", "agentteams.json"];
 
+/**
+ * The control-plane entry a path lies in, at the root or below: a nested `.git`, `.claude`,
+ * `.agentteams`, ... directory (a vendored repository's hooks, say) steers tools as much as the
+ * project's own. `sandbox` counts only at the root.
+ *
+ * @example
+ * ```ts
+ * import { controlPlaneAnywhere } from "./path_rules.ts";
+ * controlPlaneAnywhere(["src", "vendor", ".git", "hooks", "post-checkout"]); // ".git"
+ * controlPlaneAnywhere(["src", "sandbox", "x"]); // null
+ * ```
+ */
+export function controlPlaneAnywhere(segments: readonly string[]): string | null {
+  const top = controlPlaneOf(segments.join("/"));
+  if (top !== null) return top;
+  for (let i = 1; i < segments.length; i++) {
+    const hit = controlPlaneOf(segments.slice(i).join("/"));
+    if (hit !== null && hit !== "sandbox") return hit;
+  }
+  return null;
+}
+
 /** A path that passed every rule. */
 export interface CheckedPath {
   /** The normalized relative path. */
   readonly rel: string;
   /** Its segments. */
   readonly segments: readonly string[];
+}
+
+/** Longest name a file system takes (bytes). */
+export const MAX_NAME_BYTES = 255;
+/** Longest relative path accepted (bytes; PATH_MAX less room for the project root). */
+export const MAX_PATH_BYTES = 3072;
+
+const utf8 = new TextEncoder();
+
+function utf8Length(s: string): number {
+  return utf8.encode(s).length;
 }
 
 function hasControl(s: string): boolean {
@@ -77,6 +110,16 @@ export function checkRelativePath(path: string): CheckedPath {
       `path ${q} has an empty or '.' segment (or a trailing '/'); give the file's plain path`,
     );
   }
+  if (!path.isWellFormed()) {
+    throw new ProposalError("PATH_INVALID", `path ${q} has a lone surrogate; not UTF-8`);
+  }
+  if (utf8Length(path) > MAX_PATH_BYTES || segments.some((s) => utf8Length(s) > MAX_NAME_BYTES)) {
+    throw new ProposalError(
+      "PATH_INVALID",
+      `path ${q.slice(0, 80)} is longer than a file system allows ` +
+        `(${MAX_NAME_BYTES} bytes a name, ${MAX_PATH_BYTES} in all)`,
+    );
+  }
   return { rel: segments.join("/"), segments };
 }
 
@@ -89,7 +132,7 @@ export function checkRelativePath(path: string): CheckedPath {
 export function checkProposalPath(path: string, agent: string, policy: Policy): CheckedPath {
   const checked = checkRelativePath(path);
   const rel = checked.rel;
-  const cp = controlPlaneOf(rel);
+  const cp = controlPlaneAnywhere(checked.segments);
   if (cp !== null) {
     throw new ProposalError(
       "CONTROL_PLANE",

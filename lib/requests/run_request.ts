@@ -41,7 +41,7 @@ import { ledgerText, reasonText } from "../ledger/fields.ts";
 import { fnmatch, protectedMatch } from "../policy/fnmatch.ts";
 import { inWriteScopes } from "../policy/scope.ts";
 import type { Policy } from "../policy/types.ts";
-import { validateArtifact } from "../proposals/artifact.ts";
+import { lonelySurrogateAt, validateArtifact } from "../proposals/artifact.ts";
 import type { GateRunner } from "../proposals/gates.ts";
 import type { CommandRequestT } from "../proposals/schema.ts";
 import type { Backend } from "../sandbox/decide.ts";
@@ -183,6 +183,10 @@ async function runChecked(
     },
     briefRel: policy.briefRel,
   };
+  const bad = lonelySurrogateAt(a, "");
+  if (bad !== null) {
+    throw new RequestError("ARTIFACT_INVALID", `${bad}: a lone surrogate is not UTF-8 text`);
+  }
   const agentPolicy = Object.hasOwn(policy.agents, agent) ? policy.agents[agent] : undefined;
   const match = matchRequest(
     {

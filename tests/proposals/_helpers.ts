@@ -7,7 +7,7 @@
  * the key dir), exactly the expected ledger row, and a ledger that still verifies.
  *
  * Nothing here performs an apply in-process: every real write happens in a child process, so
- * the working-directory anchoring of `lib/fs/anchored_dir.ts` never runs inside the test runner.
+ * real writes (the anchored helper in `lib/fs/anchored_write.ts`) are exercised through the CLI.
  *
  * @module
  */

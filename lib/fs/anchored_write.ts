@@ -1,0 +1,311 @@
+/**
+ * Replacing or removing one file inside a project so that a directory swapped for a symlink
+ * between the checks and the write cannot redirect the write.
+ *
+ * Deno offers no `openat(2)`: it turns every relative path into `getcwd()` + name before calling
+ * the kernel, and it treats `/proc/self/fd` and `/dev/fd` as special files that need
+ * `--allow-all`. So the anchored part runs in a small fixed Perl program (`/usr/bin/perl`, part of
+ * every Debian system and of macOS; only its core `Fcntl` and `IO::Handle` modules are used),
+ * which works the way `openat` would:
+ *
+ * 1. starting in the project root, it walks the directories one name at a time: `lstat` (a
+ *    symlink or a non-directory is refused), `chdir` to that single name, and `stat(".")` must
+ *    show the same device and inode, so a swap between the two is caught; with `create`, missing
+ *    directories are made (0755) on the way;
+ * 2. in the last directory, the target must be absent or a regular file (opened `O_NOFOLLOW`,
+ *    `fstat` compared with `lstat`); its bytes are sent back;
+ * 3. this module decides on those bytes (base check, mode) and answers; the program then checks
+ *    the target is still the same inode, writes a temporary file created exclusively
+ *    (`O_CREAT | O_EXCL | O_NOFOLLOW`) in that directory, fsyncs it, sets its mode, renames it
+ *    over the target (a symlink there is replaced, never followed), and fsyncs the directory.
+ *
+ * Every name after the walk is relative to the process's working directory, which the kernel
+ * holds as an inode, so no later swap of any path component can move the write.
+ *
+ * @example
+ * ```ts
+ * import { anchoredReplace } from "./anchored_write.ts";
+ * const root = Deno.makeTempDirSync();
+ * await anchoredReplace({
+ *   root, dirs: ["new"], name: "a.txt", op: "write", createDirs: true,
+ *   decide: () => ({ mode: 0o644, content: new TextEncoder().encode("hi\n") }),
+ * });
+ * ```
+ * @module
+ */
+import { FsSafetyError } from "../errors.ts";
+
+/** The program that performs the anchored steps. */
+export const PERL = "/usr/bin/perl";
+
+/** Largest existing target read back for the decision. */
+export const MAX_ANCHORED_TARGET = 64 * 1024 * 1024;
+
+const SCRIPT = String.raw`
+use strict; use warnings; use Fcntl; use IO::Handle;
+binmode STDIN; binmode STDOUT; $| = 1;
+my ($op, $create, $max, $name, @segs) = @ARGV;
+sub fail { print STDOUT "E $_[0] $_[1]\n"; exit 3; }
+for my $s (@segs) {
+  my @l = lstat($s);
+  if (!@l) {
+    fail("MISSING", $s) unless $create;
+    mkdir($s, 0755) or $!{EEXIST} or fail("MKDIR", "$s: $!");
+    @l = lstat($s) or fail("MISSING", $s);
+  }
+  fail("SYMLINK", $s) if -l _;
+  fail("NOTDIR", $s) unless -d _;
+  chdir($s) or fail("CHDIR", "$s: $!");
+  my @c = stat(".") or fail("STAT", $s);
+  fail("SWAPPED", $s) unless $c[0] == $l[0] && $c[1] == $l[1];
+}
+my ($tdev, $tino) = (-1, -1);
+my @t = lstat($name);
+if (@t) {
+  fail("SYMLINK", $name) if -l _;
+  fail("NOTFILE", $name) unless -f _;
+  sysopen(my $fh, $name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) or fail("OPEN", "$name: $!");
+  my @f = stat($fh);
+  fail("SWAPPED", $name) unless @f && $f[0] == $t[0] && $f[1] == $t[1];
+  fail("LARGE", $name) if $f[7] > $max;
+  ($tdev, $tino) = ($f[0], $f[1]);
+  my ($data, $buf) = ('', '');
+  while (1) {
+    my $n = sysread($fh, $buf, 65536);
+    fail("READ", "$!") unless defined $n;
+    last if $n == 0;
+    $data .= $buf;
+    fail("LARGE", $name) if length($data) > $max;
+  }
+  close $fh;
+  print STDOUT "F " . length($data) . " " . ($f[2] & 07777) . "\n" . $data;
+} else {
+  fail("STAT", "$name: $!") unless $!{ENOENT};
+  print STDOUT "A\n";
+}
+my $line = <STDIN>;
+exit 4 unless defined $line;
+chomp $line;
+exit 0 if $line eq "X";
+my ($go, $mode, $len) = split / /, $line;
+fail("PROTO", $line) unless defined $go && $go eq "G";
+my @u = lstat($name);
+if (@u) { fail("CHANGED", $name) if -l _ || $u[0] != $tdev || $u[1] != $tino; }
+else { fail("CHANGED", $name) if $tino != -1; }
+if ($op eq "write") {
+  my $tmp = sprintf(".%s.%08x%08x.tmp", substr($name, 0, 100), int(rand(4294967295)), int(rand(4294967295)));
+  sysopen(my $w, $tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600) or fail("CREATE", "$tmp: $!");
+  my $left = $len;
+  while ($left > 0) {
+    my $buf;
+    my $n = read(STDIN, $buf, $left > 65536 ? 65536 : $left);
+    if (!$n) { unlink $tmp; fail("PROTO", "short content"); }
+    my $off = 0;
+    while ($off < $n) {
+      my $k = syswrite($w, $buf, $n - $off, $off);
+      if (!defined $k) { unlink $tmp; fail("WRITE", "$!"); }
+      $off += $k;
+    }
+    $left -= $n;
+  }
+  if (!chmod(oct($mode), $w) || !$w->sync || !close($w)) { unlink $tmp; fail("WRITE", "$!"); }
+  if (!rename($tmp, $name)) { unlink $tmp; fail("RENAME", "$!"); }
+} elsif ($op eq "unlink") {
+  fail("CHANGED", $name) if $tino == -1;
+  unlink($name) or fail("UNLINK", "$!");
+} else {
+  fail("PROTO", $op);
+}
+sysopen(my $d, ".", O_RDONLY) or fail("SYNCDIR", "$!");
+$d->sync; close $d;
+print STDOUT "OK\n";
+exit 0;
+`;
+
+/** The target as the anchored walk found it. */
+export interface AnchoredTarget {
+  /** Its bytes. */
+  bytes: Uint8Array;
+  /** Its permission bits. */
+  mode: number;
+}
+
+/** What to do. */
+export interface AnchoredSpec {
+  /** Absolute project root (the anchor; the walk starts here). */
+  root: string;
+  /** Directory names from the root down to the target's directory. */
+  dirs: readonly string[];
+  /** The target's name in that directory. */
+  name: string;
+  /** Replace the file, or remove it. */
+  op: "write" | "unlink";
+  /** Create missing directories (0755) on the way. */
+  createDirs: boolean;
+  /**
+   * Decides on the current target (`null`: absent): returns the mode and content to write (the
+   * content is ignored for `unlink`), or throws to refuse (nothing is then changed).
+   */
+  decide(current: AnchoredTarget | null): { mode: number; content: Uint8Array };
+  /** The Perl program (default `/usr/bin/perl`). */
+  perl?: string;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+function checkName(name: string): void {
+  if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) {
+    throw new FsSafetyError(
+      "NOT_DIRECTORY",
+      `not a single path component: ${JSON.stringify(name)}`,
+    );
+  }
+}
+
+/** Reads a child's stdout incrementally. */
+class Reader {
+  #buf = new Uint8Array(0);
+  #done = false;
+  constructor(private readonly r: ReadableStreamDefaultReader<Uint8Array>) {}
+  async #more(): Promise<boolean> {
+    if (this.#done) return false;
+    const { value, done } = await this.r.read();
+    if (done || value === undefined) {
+      this.#done = true;
+      return false;
+    }
+    const b = new Uint8Array(this.#buf.length + value.length);
+    b.set(this.#buf);
+    b.set(value, this.#buf.length);
+    this.#buf = b;
+    return true;
+  }
+  async line(): Promise<string | null> {
+    for (;;) {
+      const i = this.#buf.indexOf(0x0a);
+      if (i >= 0) {
+        const l = dec.decode(this.#buf.subarray(0, i));
+        this.#buf = this.#buf.slice(i + 1);
+        return l;
+      }
+      if (!await this.#more()) return null;
+    }
+  }
+  async bytes(n: number): Promise<Uint8Array | null> {
+    while (this.#buf.length < n) if (!await this.#more()) return null;
+    const out = this.#buf.slice(0, n);
+    this.#buf = this.#buf.slice(n);
+    return out;
+  }
+}
+
+function helperError(line: string | null, stderr: string): FsSafetyError {
+  if (line === null) {
+    return new FsSafetyError(
+      "FILE_CHANGED",
+      `the anchored write helper stopped without an answer${stderr ? `: ${stderr.trim()}` : ""}`,
+    );
+  }
+  const m = /^E (\S+) ?(.*)$/.exec(line);
+  if (m === null) return new FsSafetyError("FILE_CHANGED", `unexpected helper output: ${line}`);
+  const [, code, what] = m;
+  switch (code) {
+    case "SYMLINK":
+      return new FsSafetyError("SYMLINK", `${what} is a symlink`, { details: { name: what } });
+    case "NOTDIR":
+      return new FsSafetyError("NOT_DIRECTORY", `${what} is not a directory`);
+    case "NOTFILE":
+      return new FsSafetyError("NOT_REGULAR_FILE", `${what} is not a regular file`);
+    case "LARGE":
+      return new FsSafetyError("FILE_TOO_LARGE", `${what} is too large`);
+    case "MISSING":
+      return new FsSafetyError("NOT_DIRECTORY", `directory ${what} is missing`);
+    case "SWAPPED":
+    case "CHANGED":
+      return new FsSafetyError("FILE_CHANGED", `${what} changed between the check and the write`);
+    default:
+      return new FsSafetyError("FILE_CHANGED", `the anchored write failed: ${code} ${what}`);
+  }
+}
+
+/**
+ * Performs one anchored replace or remove (see the module doc).
+ *
+ * @throws {FsSafetyError} `SYMLINK`, `NOT_DIRECTORY`, `NOT_REGULAR_FILE`, `FILE_TOO_LARGE`,
+ *   `FILE_CHANGED`, `ANCHOR_UNAVAILABLE`; and whatever `decide` throws.
+ */
+export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {
+  for (const d of spec.dirs) checkName(d);
+  checkName(spec.name);
+  const perl = spec.perl ?? PERL;
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(perl, {
+      args: [
+        "-e",
+        SCRIPT,
+        "--",
+        spec.op,
+        spec.createDirs ? "1" : "0",
+        String(MAX_ANCHORED_TARGET),
+        spec.name,
+        ...spec.dirs,
+      ],
+      cwd: spec.root,
+      clearEnv: true,
+      env: { PATH: "/usr/bin:/bin", LC_ALL: "C" },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new FsSafetyError(
+        "ANCHOR_UNAVAILABLE",
+        `${perl} is needed to write files race-free and was not found`,
+      );
+    }
+    throw e;
+  }
+  const out = new Reader(child.stdout.getReader());
+  const errText = new Response(child.stderr).text();
+  const stdin = child.stdin.getWriter();
+  let finished = false;
+  try {
+    const head = await out.line();
+    let current: AnchoredTarget | null = null;
+    if (head !== null && head.startsWith("F ")) {
+      const [, len, mode] = head.split(" ");
+      const bytes = await out.bytes(Number(len));
+      if (bytes === null) throw helperError(null, await errText);
+      current = { bytes, mode: Number(mode) };
+    } else if (head !== "A") {
+      throw helperError(head, await errText);
+    }
+    let decision: { mode: number; content: Uint8Array };
+    try {
+      decision = spec.decide(current);
+    } catch (e) {
+      await stdin.write(enc.encode("X\n"));
+      throw e;
+    }
+    const content = spec.op === "write" ? decision.content : new Uint8Array(0);
+    await stdin.write(
+      enc.encode(`G ${(decision.mode & 0o7777).toString(8)} ${content.length}\n`),
+    );
+    if (content.length > 0) await stdin.write(content);
+    await stdin.close();
+    finished = true;
+    const last = await out.line();
+    if (last !== "OK") throw helperError(last, await errText);
+  } finally {
+    if (!finished) {
+      try {
+        await stdin.close();
+      } catch { /* closed */ }
+    }
+    await child.status;
+    await errText.catch(() => "");
+  }
+}

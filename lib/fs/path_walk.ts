@@ -1,0 +1,100 @@
+/**
+ * Checking a project path by walking it from the root with `lstat`: every directory on the way
+ * must be a real directory, never a symlink. These are checks, made by path; acting on the
+ * result goes through `anchored_write.ts`, which repeats them bound to inodes.
+ *
+ * @example
+ * ```ts
+ * import { walkDirs } from "./path_walk.ts";
+ * walkDirs(Deno.makeTempDirSync(), ["missing"]); // null
+ * ```
+ * @module
+ */
+import { FsSafetyError } from "../errors.ts";
+import { readRegularFileSync } from "./safe_read.ts";
+
+/** What `lstat` says a child is. */
+export type ChildKind = "absent" | "file" | "dir" | "symlink" | "other";
+
+function checkName(name: string): void {
+  if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) {
+    throw new FsSafetyError(
+      "NOT_DIRECTORY",
+      `not a single path component: ${JSON.stringify(name)}`,
+    );
+  }
+}
+
+/**
+ * Walks `segments` below `root` with `lstat`, refusing symlinks and non-directories. Returns the
+ * last directory's path, or `null` when one is missing.
+ *
+ * @throws {FsSafetyError} `SYMLINK` or `NOT_DIRECTORY` naming the component.
+ * @example
+ * ```ts
+ * import { walkDirs } from "./path_walk.ts";
+ * walkDirs("/", ["tmp"]); // "/tmp"
+ * ```
+ */
+export function walkDirs(root: string, segments: readonly string[]): string | null {
+  let abs = root;
+  for (const seg of segments) {
+    checkName(seg);
+    abs = `${abs}/${seg}`;
+    let l: Deno.FileInfo;
+    try {
+      l = Deno.lstatSync(abs);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return null;
+      if (e instanceof Deno.errors.NotADirectory) {
+        throw new FsSafetyError("NOT_DIRECTORY", `a component above ${abs} is not a directory`);
+      }
+      throw e;
+    }
+    if (l.isSymlink) throw new FsSafetyError("SYMLINK", `${abs} is a symlink`);
+    if (!l.isDirectory) throw new FsSafetyError("NOT_DIRECTORY", `${abs} is not a directory`);
+  }
+  return abs;
+}
+
+/**
+ * What is at `name` in `dir` (not following a symlink).
+ *
+ * @example
+ * ```ts
+ * import { childKind } from "./path_walk.ts";
+ * childKind("/tmp", "surely-not-here-4c1"); // "absent"
+ * ```
+ */
+export function childKind(dir: string, name: string): ChildKind {
+  checkName(name);
+  try {
+    const st = Deno.lstatSync(`${dir}/${name}`);
+    if (st.isSymlink) return "symlink";
+    if (st.isDirectory) return "dir";
+    if (st.isFile) return "file";
+    return "other";
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return "absent";
+    throw e;
+  }
+}
+
+/**
+ * Reads the regular file `name` in `dir` (no symlink, no FIFO blocking), at most `maxBytes`.
+ *
+ * @example
+ * ```ts
+ * import { readChild } from "./path_walk.ts";
+ * readChild("/etc", "hostname", 4096).bytes.length > 0;
+ * ```
+ */
+export function readChild(
+  dir: string,
+  name: string,
+  maxBytes: number,
+): { bytes: Uint8Array; mode: number } {
+  checkName(name);
+  const f = readRegularFileSync(`${dir}/${name}`, { maxBytes, what: "target" });
+  return { bytes: f.bytes, mode: f.mode & 0o7777 };
+}
