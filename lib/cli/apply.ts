@@ -3,34 +3,15 @@
  *
  * @module
  */
-import { resolve } from "node:path";
-import { readArtifactFile } from "../proposals/artifact.ts";
 import { applyProposal } from "../proposals/apply.ts";
 import { confinedGateRunner } from "../proposals/gates.ts";
-import { appendRow } from "../ledger/append.ts";
-import { AgentTeamsError } from "../errors.ts";
-import { reasonText } from "../ledger/fields.ts";
-import { actingContext } from "./policy_ctx.ts";
+import { loadActing } from "./policy_ctx.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
 /** Runs `apply`. */
 export async function apply(ctx: Ctx): Promise<Outcome> {
-  const acting = await actingContext(ctx);
+  const { acting, artifact } = await loadActing(ctx, "apply-proposal");
   const dryRun = ctx.parsed.flags["dry-run"] === true;
-  let artifact;
-  try {
-    artifact = readArtifactFile(resolve(ctx.parsed.positionals.FILE as string));
-  } catch (e) {
-    if (!dryRun && e instanceof AgentTeamsError) {
-      await appendRow(ctx.project, acting.key.hmac, {
-        action: "apply-proposal-refused",
-        agent: "?",
-        reason: reasonText(e.message),
-        code: e.code,
-      }, { now: ctx.now });
-    }
-    throw e;
-  }
   const r = await applyProposal(artifact, {
     root: ctx.project,
     policy: acting.policy,

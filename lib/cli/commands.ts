@@ -98,6 +98,33 @@ async function unconfinedPrograms(ctx: Ctx, what: "gates" | "command"): Promise<
   }
 }
 
+/**
+ * The exec entries of the confined programs (brief or operator file; `~/` expanded): the sandbox
+ * resolves their real paths, so they must be readable. Unreadable inputs contribute nothing.
+ */
+async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
+  try {
+    const { loadPolicy, defaultBriefPath } = await import("../policy/brief.ts");
+    const { withConfinedPrograms } = await import("../sandbox/policy_confined.ts");
+    const b = ctx.parsed.flags.brief;
+    const home = ctx.env.HOME ?? "/";
+    const policy = withConfinedPrograms(
+      await loadPolicy(
+        typeof b === "string" ? resolve(b) : await defaultBriefPath(ctx.project),
+        { projectRoot: ctx.project },
+      ),
+      { home, project: ctx.project },
+    );
+    const entries = [
+      ...Object.values(policy.confinedPrograms?.agents ?? {}).flatMap((a) => a.exec),
+      ...Object.values(policy.gates).flatMap((g) => g.exec ?? []),
+    ];
+    return entries.map((e) => e.startsWith("~/") ? join(home, e.slice(2)) : e);
+  } catch {
+    return [];
+  }
+}
+
 /** `git` resolved on the PATH (for `--allow-run`), or nothing when it cannot be found. */
 function gitProgram(ctx: Ctx): string[] {
   for (const dir of pathDirs(ctx)) {
@@ -116,7 +143,10 @@ function gitProgram(ctx: Ctx): string[] {
  * (`/usr/bin/bwrap`, a private TMPDIR, `/proc` for process groups), and the PATH directories
  * where programs are resolved.
  */
-function actingNeeds(ctx: Ctx, opts: { writeProject: boolean; run?: string[] }): Needs {
+async function actingNeeds(
+  ctx: Ctx,
+  opts: { writeProject: boolean; run?: string[] },
+): Promise<Needs> {
   const brief = typeof ctx.parsed.flags.brief === "string"
     ? [resolve(ctx.parsed.flags.brief)]
     : DEFAULT_BRIEF_NAMES.map((n) => join(ctx.project, n));
@@ -127,7 +157,17 @@ function actingNeeds(ctx: Ctx, opts: { writeProject: boolean; run?: string[] }):
   const home = ctx.env.HOME && ctx.env.HOME.startsWith("/") ? [ctx.env.HOME] : [];
   const confinedDir = home.map((h) => join(h, ".config", "agentteams", "confined"));
   return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true), {
-    read: [ctx.project, ...brief, ...file, tmp, "/proc", ...confinedDir, ...pathDirs(ctx), BWRAP],
+    read: [
+      ctx.project,
+      ...brief,
+      ...file,
+      tmp,
+      "/proc",
+      ...confinedDir,
+      ...pathDirs(ctx),
+      BWRAP,
+      ...await confinedExecPaths(ctx),
+    ],
     write: [...(opts.writeProject ? [ctx.project] : []), tmp],
     run: [BWRAP, ...(opts.run ?? [])],
     env: [...KEY_ENV, ...CHILD_ENV],
@@ -312,7 +352,20 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: [],
     env: [...KEY_ENV, ...CHILD_ENV],
     built: true,
-    needs: (ctx) => ({ ...NO_NEEDS, read: [ctx.project], env: [...KEY_ENV, ...CHILD_ENV] }),
+    // To compute another command's needs it reads the brief and the operator's confined-programs
+    // file (whose custody check asks for the uid).
+    needs: (ctx) => ({
+      ...NO_NEEDS,
+      read: [
+        ctx.project,
+        ...(ctx.env.HOME?.startsWith("/")
+          ? [join(ctx.env.HOME, ".config/agentteams/confined")]
+          : []),
+        ...(typeof ctx.parsed.flags.brief === "string" ? [resolve(ctx.parsed.flags.brief)] : []),
+      ],
+      env: [...KEY_ENV, ...CHILD_ENV],
+      sys: ["uid"],
+    }),
     run: async (ctx) => (await import("./permissions_cmd.ts")).permissionsCmd(ctx),
   },
   {

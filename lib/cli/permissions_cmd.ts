@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "../errors.ts";
 import { launchFlags } from "../permissions.ts";
@@ -31,7 +32,10 @@ export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
   const { spec, rest } = found;
   const parsed = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
   const name = spec.words.join(" ");
-  const target: Ctx = { ...ctx, name, parsed };
+  const project = typeof parsed.flags.project === "string"
+    ? resolve(parsed.flags.project)
+    : ctx.project;
+  const target: Ctx = { ...ctx, name, parsed, project };
   const needs = await spec.needs(target);
   const flags = launchFlags(needs);
   const line = [
@@ -43,7 +47,7 @@ export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
     ...rest,
     ...(rest.some((a) => a === "--project" || a.startsWith("--project=")) ? [] : [
       "--project",
-      ctx.project,
+      project,
     ]),
   ].map(shellQuote).join(" ");
   return { exit: 0, text: line, json: { ok: true, command: name, flags, needs, argv: line } };

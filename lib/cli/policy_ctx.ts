@@ -6,7 +6,10 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { keyDir, type LedgerKey, loadLedgerKey } from "../crypto/keys.ts";
-import { KeyError, SandboxError } from "../errors.ts";
+import { AgentTeamsError, KeyError, SandboxError } from "../errors.ts";
+import { appendRow } from "../ledger/append.ts";
+import { reasonText } from "../ledger/fields.ts";
+import { type Artifact, readArtifactFile } from "../proposals/artifact.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";
 import { type Backend, decideConfinement } from "../sandbox/decide.ts";
@@ -42,9 +45,37 @@ export interface ActingContext {
   backend: () => Promise<Backend>;
 }
 
-/** Loads the key, the brief and the confined programs (key first: no key, nothing runs). */
-export async function actingContext(ctx: Ctx): Promise<ActingContext> {
+/**
+ * Loads the key, then the brief, the confined programs and the artifact. Without a key nothing
+ * runs and nothing can be recorded; once the key is loaded, any refusal while loading the rest is
+ * recorded as `<action>-refused` with agent `?` (not on a dry run).
+ */
+export async function loadActing(
+  ctx: Ctx,
+  action: "apply-proposal" | "run-request",
+): Promise<{ acting: ActingContext; artifact: Artifact }> {
   const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
+  try {
+    const acting = await actingContext(ctx, key);
+    const artifact = readArtifactFile(resolve(ctx.parsed.positionals.FILE as string));
+    return { acting, artifact };
+  } catch (e) {
+    if (
+      ctx.parsed.flags["dry-run"] !== true && e instanceof AgentTeamsError && e.family !== "ledger"
+    ) {
+      await appendRow(ctx.project, key.hmac, {
+        action: `${action}-refused`,
+        agent: "?",
+        reason: reasonText(e.message),
+        code: e.code,
+      }, { now: ctx.now });
+    }
+    throw e;
+  }
+}
+
+/** Loads the brief and the confined programs, and prepares the backend decision. */
+export async function actingContext(ctx: Ctx, key: LedgerKey): Promise<ActingContext> {
   const home = homeOf(ctx);
   const policy = withConfinedPrograms(
     await loadPolicy(await briefPathOf(ctx), { projectRoot: ctx.project }),

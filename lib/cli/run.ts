@@ -4,34 +4,15 @@
  *
  * @module
  */
-import { resolve } from "node:path";
-import { readArtifactFile } from "../proposals/artifact.ts";
 import { confinedGateRunner } from "../proposals/gates.ts";
 import { runRequest } from "../requests/run_request.ts";
-import { appendRow } from "../ledger/append.ts";
-import { AgentTeamsError } from "../errors.ts";
-import { reasonText } from "../ledger/fields.ts";
-import { actingContext } from "./policy_ctx.ts";
+import { loadActing } from "./policy_ctx.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
 /** Runs `run`. */
 export async function run(ctx: Ctx): Promise<Outcome> {
-  const acting = await actingContext(ctx);
+  const { acting, artifact } = await loadActing(ctx, "run-request");
   const dryRun = ctx.parsed.flags["dry-run"] === true;
-  let artifact;
-  try {
-    artifact = readArtifactFile(resolve(ctx.parsed.positionals.FILE as string));
-  } catch (e) {
-    if (!dryRun && e instanceof AgentTeamsError) {
-      await appendRow(ctx.project, acting.key.hmac, {
-        action: "run-request-refused",
-        agent: "?",
-        reason: reasonText(e.message),
-        code: e.code,
-      }, { now: ctx.now });
-    }
-    throw e;
-  }
   const r = await runRequest(artifact, {
     root: ctx.project,
     policy: acting.policy,

@@ -27,7 +27,7 @@
 
 import { RequestError } from "../errors.ts";
 import { captureStream, MAX_OUTPUT_BYTES } from "./output.ts";
-import { liveGroupMembers, pipeHolders, pipeInodesOf } from "./procfs.ts";
+import { liveGroupMembers, ownPipeInodes, pipeHolders, pipeInodesOf } from "./procfs.ts";
 
 /** How long to wait for the pipes to close after the direct child exits (ms). */
 export const DEFAULT_DRAIN_MS = 2000;
@@ -176,7 +176,9 @@ export async function runProcess(spec: RunSpec): Promise<RunResult> {
   const hasStdin = spec.stdin !== undefined && spec.stdin !== null;
   const started = performance.now();
   let child: Deno.ChildProcess;
+  let ownBefore: Set<number> | null = null;
   try {
+    ownBefore = ownPipeInodes();
     child = new Deno.Command(spec.program, {
       args: [...spec.args],
       cwd: spec.cwd,
@@ -192,7 +194,16 @@ export async function runProcess(spec: RunSpec): Promise<RunResult> {
     throw new RequestError(code, `cannot start ${spec.program}: ${String(e)}`, { cause: e });
   }
   const pgid = child.pid;
-  const pipes = pipeInodesOf(pgid) ?? [];
+  // The child's output pipes: read from its /proc entry, or, when it already exited, as the pipes
+  // this process gained with the spawn.
+  let pipes = pipeInodesOf(pgid) ?? [];
+  if (pipes.length === 0 && ownBefore !== null) {
+    const after = ownPipeInodes() ?? new Set<number>();
+    const gained = [...after].filter((i) => !ownBefore.has(i));
+    // Only when exactly this spawn's pipes appeared (another spawn at the same moment would add
+    // more): never risk taking someone else's pipes for the child's.
+    if (gained.length === (hasStdin ? 3 : 2)) pipes = gained;
+  }
   const out = captureStream(child.stdout, cap);
   const err = captureStream(child.stderr, cap);
   const stdinDone = hasStdin ? feed(child.stdin, spec.stdin as Uint8Array) : Promise.resolve();

@@ -161,3 +161,31 @@ export function pipeHolders(
   }
   return holders;
 }
+
+/**
+ * The pipe inodes this process holds open, or `null` when `/proc/self/fd` cannot be read (not
+ * Linux, or narrow permissions). Compared before and after a spawn, the new ones are the child's
+ * output pipes, even when the child exited before its own `/proc` entry could be read.
+ *
+ * @example
+ * ```ts
+ * import { ownPipeInodes } from "./procfs.ts";
+ * ownPipeInodes(); // e.g. Set {} or null
+ * ```
+ */
+export function ownPipeInodes(): Set<number> | null {
+  const out = new Set<number>();
+  try {
+    for (const e of Deno.readDirSync("/proc/self/fd")) {
+      try {
+        const inode = parsePipeLink(Deno.readLinkSync(`/proc/self/fd/${e.name}`));
+        if (inode !== null) out.add(inode);
+      } catch {
+        // The descriptor closed meanwhile.
+      }
+    }
+  } catch {
+    return null;
+  }
+  return out;
+}

@@ -45,13 +45,13 @@ import { lonelySurrogateAt, validateArtifact } from "../proposals/artifact.ts";
 import type { GateRunner } from "../proposals/gates.ts";
 import type { CommandRequestT } from "../proposals/schema.ts";
 import type { Backend } from "../sandbox/decide.ts";
-import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
-import { runConfined } from "../sandbox/run_confined.ts";
+import { makePrivateTmpdir, removeMaskPoints, removePrivateTmpdir } from "../sandbox/run_dir.ts";
+import { type ConfinedRunResult, executeRun, prepareRun } from "../sandbox/run_confined.ts";
 import { childEnv } from "./env.ts";
 import { openGitContext } from "./git.ts";
 import { matchRequest } from "./match.ts";
-import { diskFs, resolveProgram } from "./resolve.ts";
-import { BLIND_SPOT, diffSnapshots, takeSnapshot } from "./snapshot.ts";
+import { diskFs, resolveCwd, resolveProgram } from "./resolve.ts";
+import { BLIND_SPOT, diffSnapshots, type Snapshot, takeSnapshot } from "./snapshot.ts";
 import { declaredMatcher, type Guards, writeAllowed } from "./writes.ts";
 
 /** What a run returns (and what `--json` prints). */
@@ -219,6 +219,8 @@ async function runChecked(
     }
   }
   const git = await openGitContext(opts.root, { parentEnv: parent });
+  // The pinned cwd must be a real directory inside the project (not a symlink out of it).
+  resolveCwd(opts.root, match.cwd, diskFs);
   const backend = await opts.backend();
   const base: RunRequestResult = {
     agent,
@@ -231,29 +233,14 @@ async function runChecked(
     ran: false,
     blind_spot: BLIND_SPOT,
   };
-  if (opts.dryRun) return base;
-
-  await resolveDispatch(opts.root, opts.hmac, a.dispatch, {
-    count: "use",
-    expectAgent: agent,
-    now,
-  });
-  const purpose = ledgerText(a.purpose);
-  await appendRow(opts.root, opts.hmac, {
-    action: "run-request-start",
-    agent,
-    argv: [...a.argv],
-    purpose,
-    confined: backend,
-  }, { now });
-  markActed();
-
   const timeout = Math.min(match.entry.timeout, opts.timeoutCap ?? Infinity);
-  const before = await takeSnapshot(git);
   const tmpdir = makePrivateTmpdir();
-  let r;
+  let r: ConfinedRunResult;
+  let before: Snapshot;
   try {
-    r = await runConfined({
+    // The plan is built and checked before anything acts: a command that cannot be confined
+    // safely is refused without spending a use or writing a start row.
+    const prepared = prepareRun({
       project: opts.root,
       home: opts.home,
       hiddenDirs: [opts.keyDir],
@@ -277,9 +264,30 @@ async function runChecked(
       stdin,
       timeoutMs: timeout * 1000,
     });
+    if (opts.dryRun) {
+      if (prepared.plan !== null) removeMaskPoints(prepared.plan);
+      return base;
+    }
+    await resolveDispatch(opts.root, opts.hmac, a.dispatch, {
+      count: "use",
+      expectAgent: agent,
+      now,
+    });
+    const purposeText = ledgerText(a.purpose);
+    await appendRow(opts.root, opts.hmac, {
+      action: "run-request-start",
+      agent,
+      argv: [...a.argv],
+      purpose: purposeText,
+      confined: backend,
+    }, { now });
+    markActed();
+    before = await takeSnapshot(git);
+    r = await executeRun(prepared);
   } finally {
     removePrivateTmpdir(tmpdir);
   }
+  const purpose = ledgerText(a.purpose);
   const after = await takeSnapshot(git, { previous: before });
   const declared = declaredMatcher(a.expected_writes ?? [], {
     guards,

@@ -31,7 +31,15 @@ export function guardFacts(paths: readonly string[]): GuardFact[] {
     for (const seg of path.split("/")) {
       if (seg === "") continue;
       cur += "/" + seg;
-      const kind = entryKind(cur);
+      let kind;
+      try {
+        kind = entryKind(cur);
+      } catch (e) {
+        // A component the tool may not read (narrow launch flags) lies outside the project,
+        // whose own paths are all readable: it is taken as the directory it must be.
+        if (e instanceof Deno.errors.NotCapable) continue;
+        throw e;
+      }
       if (kind === "missing") return { path, firstMissing: cur, symlinkAt: null };
       if (kind === "symlink") return { path, firstMissing: null, symlinkAt: cur };
       if (kind !== "dir" && cur !== path) {

@@ -13,6 +13,7 @@
 import type { ConfinedAgent } from "../policy/types.ts";
 import { runProcess, type RunResult } from "../requests/process.ts";
 import { confineArgv } from "./confine.ts";
+import type { ConfinementPlan } from "./plan.ts";
 import type { Backend } from "./decide.ts";
 import { prepareConfinement } from "./prepare.ts";
 import { removeMaskPoints } from "./run_dir.ts";
@@ -57,25 +58,34 @@ export interface ConfinedRunResult extends RunResult {
   readonly backend: Backend;
 }
 
+/** A run whose plan is built and checked, ready to start. */
+export interface PreparedRun {
+  /** The spec it was prepared from. */
+  readonly spec: ConfinedRunSpec;
+  /** The plan (`null` for the unconfined opt-out). */
+  readonly plan: ConfinementPlan | null;
+  /** What to spawn. */
+  readonly program: string;
+  /** Its arguments. */
+  readonly args: readonly string[];
+  /** Its whole environment. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Where to spawn it. */
+  readonly cwd: string;
+}
+
 /**
- * Runs `spec.argv` confined (or, for the opt-out, directly in the project).
+ * Builds and checks the plan without running anything, so a command that cannot be confined
+ * safely is refused before any use is spent or any row written.
  *
  * @throws {SandboxError} when the command cannot be confined safely.
  */
-export async function runConfined(spec: ConfinedRunSpec): Promise<ConfinedRunResult> {
+export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
   const env = { ...spec.env, TMPDIR: spec.tmpdir };
   if (spec.backend === "unconfined-opt-out") {
-    const cwd = spec.cwd === "." ? spec.project : `${spec.project}/${spec.cwd}`;
     const [program, ...args] = spec.argv;
-    const r = await runProcess({
-      program,
-      args,
-      cwd,
-      env,
-      stdin: spec.stdin ?? null,
-      timeoutMs: spec.timeoutMs,
-    });
-    return { ...r, backend: spec.backend };
+    const cwd = spec.cwd === "." ? spec.project : `${spec.project}/${spec.cwd}`;
+    return { spec, plan: null, program, args, env, cwd };
   }
   const plan = prepareConfinement({
     project: spec.project,
@@ -92,17 +102,31 @@ export async function runConfined(spec: ConfinedRunSpec): Promise<ConfinedRunRes
     extraReadOnly: spec.extraReadOnly,
   });
   const cmd = confineArgv(plan, spec.backend);
+  return { spec, plan, program: cmd.program, args: cmd.args, env: cmd.env, cwd: cmd.cwd };
+}
+
+/** Runs a prepared command, then removes the mask points its plan created. */
+export async function executeRun(p: PreparedRun): Promise<ConfinedRunResult> {
   try {
     const r = await runProcess({
-      program: cmd.program,
-      args: cmd.args,
-      cwd: cmd.cwd,
-      env: cmd.env,
-      stdin: spec.stdin ?? null,
-      timeoutMs: spec.timeoutMs,
+      program: p.program,
+      args: p.args,
+      cwd: p.cwd,
+      env: p.env,
+      stdin: p.spec.stdin ?? null,
+      timeoutMs: p.spec.timeoutMs,
     });
-    return { ...r, backend: spec.backend };
+    return { ...r, backend: p.spec.backend };
   } finally {
-    removeMaskPoints(plan);
+    if (p.plan !== null) removeMaskPoints(p.plan);
   }
+}
+
+/**
+ * Runs `spec.argv` confined (or, for the opt-out, directly in the project).
+ *
+ * @throws {SandboxError} when the command cannot be confined safely.
+ */
+export async function runConfined(spec: ConfinedRunSpec): Promise<ConfinedRunResult> {
+  return await executeRun(prepareRun(spec));
 }
