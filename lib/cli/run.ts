@@ -47,9 +47,9 @@ export async function run(ctx: Ctx): Promise<Outcome> {
   ctx.note(
     `agentteams run: ${r.argv.join(" ")} exited ${r.exit} in ${r.duration_ms} ms ` +
       `(${
-        r.confined === "unconfined-opt-out"
+        r.backend === "unconfined-opt-out"
           ? "unconfined, by the brief's opt-out"
-          : `confined by ${r.confined}`
+          : `confined by ${r.backend}`
       })` +
       (r.truncated ? "; output truncated at 256 KiB" : ""),
   );

@@ -51,8 +51,10 @@ export interface GateResult {
   exit: number;
   /** Wall time. */
   duration_ms: number;
-  /** The sandbox it ran in, or `unconfined-opt-out`. */
-  confined: string;
+  /** Whether it ran inside a sandbox. */
+  confined: boolean;
+  /** The backend: `bwrap`, `seatbelt` or `unconfined-opt-out`. */
+  backend: string;
 }
 
 /** What `applyProposal` returns. */
@@ -196,7 +198,8 @@ async function runGates(
       gate: gate.name,
       exit: 0,
       duration_ms: r.durationMs,
-      confined: r.backend,
+      confined: r.backend !== "unconfined-opt-out",
+      backend: r.backend,
     });
   }
   return results;

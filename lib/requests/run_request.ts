@@ -74,8 +74,10 @@ export interface RunRequestResult {
   ran: boolean;
   /** Wall time of the command (absent on a dry run). */
   duration_ms?: number;
-  /** The sandbox it ran in, or `unconfined-opt-out`. */
-  confined?: Backend;
+  /** Whether it ran inside a sandbox. */
+  confined?: boolean;
+  /** The backend: `bwrap`, `seatbelt` or `unconfined-opt-out`. */
+  backend?: Backend;
   /** Whether processes outlived the command and were killed. */
   survivors_killed?: boolean;
   /** What the undeclared-write check cannot see. */
@@ -279,7 +281,8 @@ async function runChecked(
       agent,
       argv: [...a.argv],
       purpose: purposeText,
-      confined: backend,
+      confined: backend !== "unconfined-opt-out",
+      backend,
     }, { now });
     markActed();
     before = await takeSnapshot(git);
@@ -314,7 +317,8 @@ async function runChecked(
     undeclared_writes: [...check.undeclared],
     ran: true,
     duration_ms: r.durationMs,
-    confined: backend,
+    confined: backend !== "unconfined-opt-out",
+    backend,
     survivors_killed: r.survivors,
   };
   if (r.timedOut) {
@@ -341,7 +345,8 @@ async function runChecked(
     undeclared_writes: [...check.undeclared],
     purpose,
     duration_ms: r.durationMs,
-    confined: backend,
+    confined: backend !== "unconfined-opt-out",
+    backend,
     survivors_killed: r.survivors,
   }, { now });
   if (check.undeclared.length > 0) {

@@ -61,11 +61,13 @@ Deno.test("run: an allowed command runs confined; stdout printed; rows start the
     assert.equal(start.agent, "worker");
     assert.deepEqual(start.argv, ["/usr/bin/touch", "src/made.txt"]);
     assert.equal(start.purpose, "make a file");
-    assert.equal(start.confined, "bwrap");
+    assert.equal(start.confined, true);
+    assert.equal(start.backend, "bwrap");
     assert.equal(done.agent, "worker");
     assert.deepEqual(done.argv, ["/usr/bin/touch", "src/made.txt"]);
     assert.equal(done.exit, 0);
-    assert.equal(done.confined, "bwrap");
+    assert.equal(done.confined, true);
+    assert.equal(done.backend, "bwrap");
     assert.equal(typeof done.duration_ms, "number");
     assert.ok(Number.isInteger(done.duration_ms) && (done.duration_ms as number) >= 0);
     assert.deepEqual(done.undeclared_writes, []);
@@ -99,7 +101,8 @@ Deno.test("run: exit codes pass through (false -> 1, a script exiting 7 -> 7); b
     rows = newRows(w, s);
     assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
     assert.equal(rows[1].exit, 7);
-    assert.equal(rows[1].confined, "bwrap");
+    assert.equal(rows[1].confined, true);
+    assert.equal(rows[1].backend, "bwrap");
     await w.verifyOk();
   });
 });
@@ -120,7 +123,8 @@ Deno.test("run --json: one object {agent, argv, exit, stdout, stderr, truncated,
     assert.deepEqual(out.undeclared_writes, []);
     assert.equal(out.ran, true);
     assert.equal(typeof out.duration_ms, "number");
-    assert.equal(out.confined, "bwrap");
+    assert.equal(out.confined, true);
+    assert.equal(out.backend, "bwrap");
     assert.equal(out.ok, false, "a non-zero exit is not ok");
     // The command's output is in the JSON only, not echoed around it.
     assert.doesNotMatch(s.stderr, /to stderr/);
@@ -298,7 +302,8 @@ Deno.test("permissions run: the printed `deno run` line, run exactly as printed,
     const rows = w.rows().slice(before);
     assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
     assert.equal(rows[1].exit, 0);
-    assert.equal(rows[1].confined, "bwrap");
+    assert.equal(rows[1].confined, true);
+    assert.equal(rows[1].backend, "bwrap");
     assert.deepEqual(rows[1].undeclared_writes, []);
     await w.verifyOk();
   });

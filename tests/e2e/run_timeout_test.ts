@@ -126,7 +126,8 @@ Deno.test("run: a setsid grandchild holding the pipes does not hang the run, and
     assert.deepEqual(out.undeclared_writes, []);
     const rows = newRows(w, r);
     assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
-    assert.equal(rows[1].confined, "bwrap");
+    assert.equal(rows[1].confined, true);
+    assert.equal(rows[1].backend, "bwrap");
     assert.equal(typeof rows[1].survivors_killed, "boolean");
     // Under bwrap the grandchild lives in the sandbox's PID namespace, which the kernel tears
     // down when the command's sandbox exits: nothing outlives the sandbox for the runner to find

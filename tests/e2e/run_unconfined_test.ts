@@ -178,12 +178,15 @@ async function assertCaught(
   const result = resultOf(out.error);
   assert.equal(result.ran, true);
   assert.equal(result.exit, 0, result.stderr);
-  assert.equal(result.confined, "unconfined-opt-out");
+  assert.equal(result.confined, false);
+  assert.equal(result.backend, "unconfined-opt-out");
   assert.deepEqual(result.undeclared_writes, expected);
   const rows = readRows(root).slice(out.rowsBefore);
   assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
-  assert.equal(rows[0].confined, "unconfined-opt-out");
-  assert.equal(rows[1].confined, "unconfined-opt-out");
+  assert.equal(rows[0].confined, false);
+  assert.equal(rows[0].backend, "unconfined-opt-out");
+  assert.equal(rows[1].confined, false);
+  assert.equal(rows[1].backend, "unconfined-opt-out");
   assert.equal(rows[1].exit, 0);
   assert.deepEqual(rows[1].undeclared_writes, expected);
   const v = await w.cli(["ledger", "verify", "--project", root, "--json"]);
@@ -243,7 +246,8 @@ Deno.test("in process, unconfined: deleting the ledger is LEDGER_TAMPERED; the s
     const runs = lastRun(saved);
     assert.deepEqual(runs.map((r) => r.action), ["run-request-start"]);
     assert.deepEqual(runs[0].argv, [join(w.scripts, "delete-ledger")]);
-    assert.equal(runs[0].confined, "unconfined-opt-out");
+    assert.equal(runs[0].confined, false);
+    assert.equal(runs[0].backend, "unconfined-opt-out");
     // And verification fails, for the operator to inspect.
     const v = await w.cli(["ledger", "verify", "--project", w.project, "--json"]);
     assert.equal(v.code, 1, v.stdout + v.stderr);
@@ -288,7 +292,8 @@ Deno.test("in process, unconfined: a setsid grandchild holding the pipes is kill
       const rows = readRows(w.project).slice(out.rowsBefore);
       assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
       assert.equal(rows[1].survivors_killed, true);
-      assert.equal(rows[1].confined, "unconfined-opt-out");
+      assert.equal(rows[1].confined, false);
+      assert.equal(rows[1].backend, "unconfined-opt-out");
     }
     const waitMs = CHILD_DELAY_S * 1000 + 2000 - (Date.now() - lastStart);
     if (waitMs > 0) await sleep(waitMs);
@@ -309,13 +314,15 @@ Deno.test("CLI: allow_unconfined_runs does not unconfine a run while bwrap works
     assert.equal(r.code, 1, r.stderr);
     const out = JSON.parse(r.stdout.trim()) as Record<string, unknown>;
     assert.equal(out.exit, 1);
-    assert.equal(out.confined, "bwrap");
+    assert.equal(out.confined, true);
+    assert.equal(out.backend, "bwrap");
     assert.match(out.stderr as string, /Read-only file system/);
     assert.deepEqual(out.undeclared_writes, []);
     assert.equal(exists(join(w.project, ".git/hooks/pre-commit")), false);
     const rows = readRows(w.project).slice(r.rowsBefore);
     assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
-    assert.equal(rows[0].confined, "bwrap");
+    assert.equal(rows[0].confined, true);
+    assert.equal(rows[0].backend, "bwrap");
     assert.equal(rows[1].exit, 1);
     await w.verifyOk();
   });
@@ -347,11 +354,13 @@ Deno.test("CLI --unconfined: with allow_unconfined_runs the opt-out runs and the
     assert.match(r.stderr, /^agentteams run: refused: UNDECLARED_WRITES: /m);
     const out = JSON.parse(r.stdout.trim()) as Record<string, unknown>;
     const result = out.result as Record<string, unknown>;
-    assert.equal(result.confined, "unconfined-opt-out");
+    assert.equal(result.confined, false);
+    assert.equal(result.backend, "unconfined-opt-out");
     assert.deepEqual(result.undeclared_writes, [".git/hooks/pre-commit"]);
     const rows = readRows(w.project).slice(r.rowsBefore);
     assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
-    assert.equal(rows[0].confined, "unconfined-opt-out");
+    assert.equal(rows[0].confined, false);
+    assert.equal(rows[0].backend, "unconfined-opt-out");
     assert.deepEqual(rows[1].undeclared_writes, [".git/hooks/pre-commit"]);
     await w.verifyOk();
   });

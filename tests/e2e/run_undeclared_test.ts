@@ -107,7 +107,8 @@ async function assertUndeclared(w: World, r: RunOutcome, expected: string[]): Pr
   const rows = newRows(w, r);
   assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
   assert.equal(rows[1].exit, 0);
-  assert.equal(rows[1].confined, "bwrap");
+  assert.equal(rows[1].confined, true);
+  assert.equal(rows[1].backend, "bwrap");
   assert.deepEqual(rows[1].undeclared_writes, expected);
   await w.verifyOk();
 }

@@ -263,7 +263,7 @@ Deno.test("apply refuses forged, expired and mismatched dispatches", async (t) =
   }
 });
 
-Deno.test("a brief with an unknown key refuses everything and records nothing (BRIEF_UNKNOWN_KEY)", async () => {
+Deno.test("a brief with an unknown key refuses everything; the refusal is recorded (BRIEF_UNKNOWN_KEY)", async () => {
   const p = await makeProject("brief-unknown", {
     brief: `{"agent_polices": {"worker": {"write_scopes": ["src/"]}}}\n`,
     files: { "src/a.txt": "hello\n" },
@@ -273,8 +273,8 @@ Deno.test("a brief with an unknown key refuses everything and records nothing (B
     const b = await before(p);
     const r = await apply(p, change(nonce, "src/a.txt", "pwned\n", HELLO));
     assertApplyRefused(r, "BRIEF_UNKNOWN_KEY");
-    // No policy, no row: every byte is unchanged, the ledger and dispatch store included.
-    assertOnlyChanged(b.tree, await snapshot(p), new Set(), "after BRIEF_UNKNOWN_KEY");
+    // No policy, so no identity and no attempt: one refusal row with agent "?", nothing else.
+    await assertRefusalRecorded(p, b, "BRIEF_UNKNOWN_KEY", { agent: "?", attempts: 0 });
     await assertCliLedgerVerifies(p);
   } finally {
     await p.dispose();

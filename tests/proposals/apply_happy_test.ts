@@ -108,9 +108,10 @@ function assertGateResults(gates: Json, names: string[]): void {
   assert.ok(Array.isArray(gates), JSON.stringify(gates));
   assert.deepEqual(gates.map((g) => (g as Row).gate), names);
   for (const g of gates as Row[]) {
-    assert.deepEqual(Object.keys(g).sort(), ["confined", "duration_ms", "exit", "gate"]);
+    assert.deepEqual(Object.keys(g).sort(), ["backend", "confined", "duration_ms", "exit", "gate"]);
     assert.equal(g.exit, 0);
-    assert.equal(g.confined, "bwrap");
+    assert.equal(g.confined, true);
+    assert.equal(g.backend, "bwrap");
     assert.ok(Number.isSafeInteger(g.duration_ms) && (g.duration_ms as number) >= 0);
   }
 }

@@ -91,10 +91,10 @@ Deno.test("applyProposal dry run: result, gates on the content, no write, no row
     assert.equal(r.new_sha256, sha256("ok\n"));
     assert.equal(r.written, false);
     // Brief order: has-ok, path-is (requested), any-txt (glob).
-    assert.deepEqual(r.gates.map((g) => [g.gate, g.exit, g.confined]), [
-      ["has-ok", 0, "bwrap"],
-      ["path-is", 0, "bwrap"],
-      ["any-txt", 0, "bwrap"],
+    assert.deepEqual(r.gates.map((g) => [g.gate, g.exit, g.confined, g.backend]), [
+      ["has-ok", 0, true, "bwrap"],
+      ["path-is", 0, true, "bwrap"],
+      ["any-txt", 0, true, "bwrap"],
     ]);
     assert.equal(await exists(join(w.sb.project, "src")), false, "a directory was created");
     assert.deepEqual(await ledgerLines(w.sb.project), ledger, "a dry run recorded a row");
