@@ -4,7 +4,6 @@
  * @module
  */
 import { applyProposal } from "../proposals/apply.ts";
-import { confinedGateRunner } from "../proposals/gates.ts";
 import { loadActing } from "./policy_ctx.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
@@ -18,15 +17,7 @@ export async function apply(ctx: Ctx): Promise<Outcome> {
     hmac: acting.key.hmac,
     dryRun,
     now: ctx.now,
-    gateRunner: async (gate, input) =>
-      await confinedGateRunner({
-        root: ctx.project,
-        policy: acting.policy,
-        parentEnv: ctx.env,
-        home: acting.home,
-        keyDir: acting.keyDir,
-        backend: await acting.backend(),
-      })(gate, input),
+    gateRunner: acting.gateRunner,
   });
   const what = r.new_sha256 === null ? "deleted" : "wrote";
   const gates = r.gates.length ? ` after gates ${r.gates.map((g) => g.gate).join(", ")}` : "";

@@ -10,6 +10,7 @@ import { AgentTeamsError, KeyError, SandboxError } from "../errors.ts";
 import { appendRow } from "../ledger/append.ts";
 import { reasonText } from "../ledger/fields.ts";
 import { type Artifact, readArtifactFile } from "../proposals/artifact.ts";
+import { confinedGateRunner, type GateRunner } from "../proposals/gates.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";
 import { type Backend, decideConfinement } from "../sandbox/decide.ts";
@@ -43,6 +44,8 @@ export interface ActingContext {
   home: string;
   /** Decides the sandbox backend on first use (probing once). */
   backend: () => Promise<Backend>;
+  /** Runs one gate under that backend. */
+  gateRunner: GateRunner;
 }
 
 /**
@@ -92,14 +95,25 @@ export async function actingContext(ctx: Ctx, key: LedgerKey): Promise<ActingCon
     }
     decided = Promise.resolve("unconfined-opt-out");
   }
+  const backend = () =>
+    decided ??= probeSandbox().then((probe) =>
+      decideConfinement({ probe, allowUnconfined: policy.allowUnconfinedRuns, direct: true })
+    );
+  const dir = keyDir(ctx.env);
   return {
     key,
     policy,
-    keyDir: keyDir(ctx.env),
+    keyDir: dir,
     home,
-    backend: () =>
-      decided ??= probeSandbox().then((probe) =>
-        decideConfinement({ probe, allowUnconfined: policy.allowUnconfinedRuns, direct: true })
-      ),
+    backend,
+    gateRunner: async (gate, input) =>
+      await confinedGateRunner({
+        root: ctx.project,
+        policy,
+        parentEnv: ctx.env,
+        home,
+        keyDir: dir,
+        backend: await backend(),
+      })(gate, input),
   };
 }

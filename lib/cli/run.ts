@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { confinedGateRunner } from "../proposals/gates.ts";
 import { runRequest } from "../requests/run_request.ts";
 import { loadActing } from "./policy_ctx.ts";
 import type { Ctx, Outcome } from "./types.ts";
@@ -23,15 +22,7 @@ export async function run(ctx: Ctx): Promise<Outcome> {
     home: acting.home,
     keyDir: acting.keyDir,
     now: ctx.now,
-    gateRunner: async (gate, input) =>
-      await confinedGateRunner({
-        root: ctx.project,
-        policy: acting.policy,
-        parentEnv: ctx.env,
-        home: acting.home,
-        keyDir: acting.keyDir,
-        backend: await acting.backend(),
-      })(gate, input),
+    gateRunner: acting.gateRunner,
   });
   if (!r.ran) {
     return {

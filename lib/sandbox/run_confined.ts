@@ -10,42 +10,17 @@
  * ```
  * @module
  */
-import type { ConfinedAgent } from "../policy/types.ts";
 import { runProcess, type RunResult } from "../requests/process.ts";
 import { confineArgv } from "./confine.ts";
 import type { ConfinementPlan } from "./plan.ts";
 import type { Backend } from "./decide.ts";
-import { prepareConfinement } from "./prepare.ts";
+import { prepareConfinement, type PrepareOptions } from "./prepare.ts";
 import { removeMaskPoints } from "./run_dir.ts";
 
-/** What to run and how to confine it. */
-export interface ConfinedRunSpec {
-  /** Absolute project root. */
-  readonly project: string;
-  /** The operator's home (for `~/` exec entries). */
-  readonly home: string;
-  /** Directories hidden from the command (the key dir). */
-  readonly hiddenDirs: readonly string[];
-  /** The run's private TMPDIR (made by the caller with `makePrivateTmpdir`, removed after). */
-  readonly tmpdir: string;
+/** What to run and how to confine it: the plan's inputs, the backend, stdin and a timeout. */
+export interface ConfinedRunSpec extends PrepareOptions {
   /** The backend from `decideConfinement`. */
   readonly backend: Backend;
-  /** Exec and write lists. */
-  readonly agent: ConfinedAgent;
-  /** For a gate: every agent's write roots. */
-  readonly foreignWriteRoots?: readonly string[];
-  /** Working directory, project-relative. */
-  readonly cwd: string;
-  /** The command; `argv[0]` absolute. */
-  readonly argv: readonly string[];
-  /** The sanitized environment (TMPDIR is set to the private one). */
-  readonly env: Readonly<Record<string, string>>;
-  /** Share the network. */
-  readonly network: boolean;
-  /** The brief's protected paths. */
-  readonly protectedPaths: readonly string[];
-  /** Further absolute paths kept read-only (git's hooks, config, info). */
-  readonly extraReadOnly?: readonly string[];
   /** Bytes for stdin. */
   readonly stdin?: Uint8Array | null;
   /** Timeout in milliseconds. */
@@ -87,20 +62,7 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
     const cwd = spec.cwd === "." ? spec.project : `${spec.project}/${spec.cwd}`;
     return { spec, plan: null, program, args, env, cwd };
   }
-  const plan = prepareConfinement({
-    project: spec.project,
-    home: spec.home,
-    tmpdir: spec.tmpdir,
-    agent: spec.agent,
-    foreignWriteRoots: spec.foreignWriteRoots,
-    cwd: spec.cwd,
-    argv: spec.argv,
-    env,
-    network: spec.network,
-    protectedPaths: spec.protectedPaths,
-    hiddenDirs: spec.hiddenDirs,
-    extraReadOnly: spec.extraReadOnly,
-  });
+  const plan = prepareConfinement({ ...spec, env });
   const cmd = confineArgv(plan, spec.backend);
   return { spec, plan, program: cmd.program, args: cmd.args, env: cmd.env, cwd: cmd.cwd };
 }
