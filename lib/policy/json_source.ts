@@ -1,6 +1,6 @@
 /**
- * The brief's text as JSON with positions: parsed with `jsonc-parser` (comments and trailing
- * commas allowed), so every later error can name the JSON path and the line of the offending value.
+ * The brief's text as JSON with positions: parsed by `jsonc.ts` (comments and trailing commas
+ * allowed), so every later error can name the JSON path and the line of the offending value.
  *
  * @example
  * ```ts
@@ -14,14 +14,12 @@
  */
 
 import {
-  createScanner,
-  findNodeAtLocation,
-  getNodeValue,
-  type Node,
-  parseTree,
-  printParseErrorCode,
-} from "jsonc-parser";
-import type { ParseError } from "jsonc-parser";
+  type JsoncNode,
+  JsoncSyntaxError,
+  nodeAt as findNode,
+  nodeValue,
+  parseJsonc,
+} from "./jsonc.ts";
 import { PolicyError } from "../errors.ts";
 
 /** Deepest nesting of objects and arrays accepted (the parser recurses once per level). */
@@ -96,69 +94,6 @@ export function positionAt(text: string, offset: number): Position {
   return { line, column: end - start + 1 };
 }
 
-/** Where a node sits, for messages: its path from the root. */
-function pathOf(node: Node): (string | number)[] {
-  const out: (string | number)[] = [];
-  let cur: Node | undefined = node;
-  while (cur?.parent !== undefined) {
-    const parent: Node = cur.parent;
-    if (parent.type === "property") {
-      out.unshift(String(parent.children?.[0]?.value));
-      cur = parent.parent;
-    } else if (parent.type === "array") {
-      out.unshift(parent.children?.indexOf(cur) ?? 0);
-      cur = parent;
-    } else {
-      cur = parent;
-    }
-  }
-  return out;
-}
-
-/** Refuses a key that appears twice in one object (the later one would silently win). */
-function refuseDuplicateKeys(node: Node, text: string, name: string): void {
-  if (node.type === "object") {
-    const seen = new Set<string>();
-    for (const prop of node.children ?? []) {
-      const keyNode = prop.children?.[0];
-      const key = String(keyNode?.value);
-      if (seen.has(key)) {
-        const at = positionAt(text, keyNode?.offset ?? prop.offset);
-        const path = formatJsonPath([...pathOf(prop.children?.[1] ?? prop).slice(0, -1), key]);
-        throw new PolicyError(
-          "BRIEF_SYNTAX",
-          `${name}:${at.line}:${at.column}: duplicate key ${JSON.stringify(key)} at ${path}`,
-          { details: { file: name, path, line: at.line, column: at.column } },
-        );
-      }
-      seen.add(key);
-    }
-  }
-  for (const child of node.children ?? []) refuseDuplicateKeys(child, text, name);
-}
-
-// jsonc-parser's `SyntaxKind` is a const enum, which isolated modules cannot read: its values.
-const OPEN_BRACE = 1;
-const CLOSE_BRACE = 2;
-const OPEN_BRACKET = 3;
-const CLOSE_BRACKET = 4;
-const EOF = 17;
-
-/** The offset where nesting first exceeds {@link MAX_JSON_DEPTH}, or -1 (an iterative scan). */
-function tooDeepAt(text: string): number {
-  const scanner = createScanner(text, false);
-  let depth = 0;
-  for (;;) {
-    const kind: number = scanner.scan();
-    if (kind === EOF) return -1;
-    if (kind === OPEN_BRACE || kind === OPEN_BRACKET) {
-      if (++depth > MAX_JSON_DEPTH) return scanner.getTokenOffset();
-    } else if (kind === CLOSE_BRACE || kind === CLOSE_BRACKET) {
-      depth--;
-    }
-  }
-}
-
 /**
  * Parses JSON or JSONC text (comments and trailing commas allowed, a leading BOM ignored).
  * Throws `PolicyError` `BRIEF_SYNTAX` naming the line and column of the first error, including a
@@ -172,51 +107,61 @@ function tooDeepAt(text: string): number {
  */
 export function parseJsonSource(input: string, name: string): JsonSource {
   const text = input.charCodeAt(0) === 0xfeff ? " " + input.slice(1) : input;
-  const deep = tooDeepAt(text);
-  if (deep >= 0) {
-    const at = positionAt(text, deep);
-    throw new PolicyError(
-      "BRIEF_SYNTAX",
-      `${name}:${at.line}:${at.column}: nested deeper than ${MAX_JSON_DEPTH} levels`,
-      { details: { file: name, line: at.line, column: at.column } },
-    );
-  }
-  const errors: ParseError[] = [];
-  const root = parseTree(text, errors, {
-    allowTrailingComma: true,
-    disallowComments: false,
-    allowEmptyContent: false,
-  });
-  if (errors.length > 0 || root === undefined) {
-    const first = errors[0];
-    const at = positionAt(text, first?.offset ?? 0);
-    const what = first === undefined ? "no JSON value" : printParseErrorCode(first.error);
-    throw new PolicyError(
-      "BRIEF_SYNTAX",
-      `${name}:${at.line}:${at.column}: invalid JSON(C): ${what}`,
-      { details: { file: name, line: at.line, column: at.column, error: what } },
-    );
-  }
-  refuseDuplicateKeys(root, text, name);
-  const value: unknown = getNodeValue(root);
-
-  const nodeAt = (path: JsonPath): { node: Node; exact: boolean } => {
-    for (let n = path.length; n >= 0; n--) {
-      const node = findNodeAtLocation(root, [...path.slice(0, n)]);
-      if (node !== undefined) return { node, exact: n === path.length };
+  let root: JsoncNode;
+  try {
+    root = parseJsonc(text, MAX_JSON_DEPTH);
+  } catch (e) {
+    if (!(e instanceof JsoncSyntaxError)) throw e;
+    const at = positionAt(text, e.offset);
+    if (e.code === "NestedTooDeep") {
+      throw new PolicyError(
+        "BRIEF_SYNTAX",
+        `${name}:${at.line}:${at.column}: nested deeper than ${MAX_JSON_DEPTH} levels`,
+        { details: { file: name, line: at.line, column: at.column } },
+      );
     }
-    return { node: root, exact: path.length === 0 };
+    if (e.code === "DuplicateKey") {
+      const path = formatJsonPath(e.path);
+      throw new PolicyError(
+        "BRIEF_SYNTAX",
+        `${name}:${at.line}:${at.column}: duplicate key ${
+          JSON.stringify(e.path[e.path.length - 1])
+        } at ${path}`,
+        { details: { file: name, path, line: at.line, column: at.column } },
+      );
+    }
+    throw new PolicyError(
+      "BRIEF_SYNTAX",
+      `${name}:${at.line}:${at.column}: invalid JSON(C): ${e.code}`,
+      { details: { file: name, line: at.line, column: at.column, error: e.code } },
+    );
+  }
+  const value: unknown = nodeValue(root);
+
+  /** The node at `path`, else its nearest existing ancestor; and the key offset when exact. */
+  const nodeAt = (
+    path: JsonPath,
+  ): { node: JsoncNode; exact: boolean; keyOffset: number | null } => {
+    for (let n = path.length; n >= 0; n--) {
+      const node = findNode(root, path.slice(0, n));
+      if (node === null) continue;
+      let keyOffset: number | null = null;
+      const last = path[n - 1];
+      if (n > 0 && typeof last === "string") {
+        const parent = findNode(root, path.slice(0, n - 1));
+        if (parent?.type === "object") keyOffset = parent.props.get(last)?.keyOffset ?? null;
+      }
+      return { node, exact: n === path.length, keyOffset };
+    }
+    return { node: root, exact: path.length === 0, keyOffset: null };
   };
 
   return {
     value,
     name,
     locate(path: JsonPath, key = false): Position {
-      const { node, exact } = nodeAt(path);
-      const target = key && exact && node.parent?.type === "property"
-        ? node.parent.children?.[0] ?? node
-        : node;
-      return positionAt(text, target.offset);
+      const { node, exact, keyOffset } = nodeAt(path);
+      return positionAt(text, key && exact && keyOffset !== null ? keyOffset : node.offset);
     },
     rawText(path: JsonPath): string | null {
       const { node, exact } = nodeAt(path);
