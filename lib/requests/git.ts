@@ -359,10 +359,29 @@ export async function gitStatus(ctx: GitContext): Promise<StatusEntry[]> {
 export interface IndexRead {
   /** The bytes the entries came from (index file, or ls-files output). */
   readonly raw: Uint8Array;
-  /** Entries sorted by path bytes, then stage. */
+  /** Entries sorted by path bytes, then stage (built on first use, then kept). */
   readonly entries: readonly IndexEntry[];
+  /** The entries git status skips (assume-unchanged, skip-worktree), found without building all. */
+  readonly flagged: readonly IndexEntry[];
   /** True when `git ls-files` had to be asked (split or sparse index). */
   readonly viaGit: boolean;
+}
+
+function lazyIndex(
+  raw: Uint8Array,
+  flagged: readonly IndexEntry[],
+  build: () => readonly IndexEntry[],
+  viaGit: boolean,
+): IndexRead {
+  let all: readonly IndexEntry[] | null = null;
+  return {
+    raw,
+    flagged,
+    viaGit,
+    get entries() {
+      return all ??= build();
+    },
+  };
 }
 
 /**
@@ -420,13 +439,20 @@ export async function readIndex(ctx: GitContext): Promise<IndexRead> {
   try {
     raw = Deno.readFileSync(ctx.indexPath);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      return { raw: new Uint8Array(0), entries: [], viaGit: false };
-    }
+    if (e instanceof Deno.errors.NotFound) return lazyIndex(new Uint8Array(0), [], () => [], false);
     throw new RequestError("SNAPSHOT_FAILED", `cannot read the git index: ${String(e)}`);
   }
-  const parsed = parseIndex(raw, ctx.objectFormat === "sha1" ? 20 : 32);
-  if (parsed.ok) return { raw, entries: parsed.entries, viaGit: false };
+  const oidLength = ctx.objectFormat === "sha1" ? 20 : 32;
+  // Every entry is checked now; only the flagged ones are built. The full list is built only if
+  // a comparison needs it (a path that changed state, or an index that changed).
+  const parsed = parseIndex(raw, oidLength, (assumeValid, skip) => assumeValid || skip);
+  if (parsed.ok) {
+    return lazyIndex(raw, parsed.entries, () => {
+      const full = parseIndex(raw, oidLength);
+      if (!full.ok) throw new RequestError("SNAPSHOT_FAILED", `the git index: ${full.reason}`);
+      return full.entries;
+    }, false);
+  }
   const out = await runGit(ctx.git, [
     ...pinned(ctx),
     "ls-files",
@@ -444,5 +470,10 @@ export async function readIndex(ctx: GitContext): Promise<IndexRead> {
   if (entries === null) {
     throw new RequestError("SNAPSHOT_FAILED", `cannot read the git index (${parsed.reason})`);
   }
-  return { raw: out.stdout, entries, viaGit: true };
+  return lazyIndex(
+    out.stdout,
+    entries.filter((e) => e.assumeValid || e.skipWorktree),
+    () => entries,
+    true,
+  );
 }

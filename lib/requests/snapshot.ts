@@ -27,7 +27,7 @@
  */
 
 import { controlPlaneOf } from "../policy/control_plane.ts";
-import type { GitContext } from "./git.ts";
+import type { GitContext, IndexRead } from "./git.ts";
 import { gitStatus, readIndex } from "./git.ts";
 import type { IndexEntry } from "./git_index.ts";
 import { ABSENT, hex, uniqueFingerprint, worktreeFingerprint } from "./fingerprint.ts";
@@ -54,6 +54,10 @@ export interface IndexView {
   readonly raw: Uint8Array;
   /** Entries under the project prefix, sorted by path bytes then stage. */
   readonly entries: readonly IndexEntry[];
+  /** What was read (all entries, the flagged ones), for reuse by a later snapshot. */
+  readonly source: IndexRead;
+  /** The index file's identity and times when it was read, or `null` (no file, or via git). */
+  readonly stamp: string | null;
 }
 
 /** A snapshot of the project. */
@@ -137,7 +141,14 @@ export async function takeSnapshot(
   const takenAt = now();
   const callsBefore = ctx.counter.calls;
   const status = await gitStatus(ctx);
-  const index = await readIndex(ctx);
+  // An index file with the same inode, size and times as at the previous snapshot, last changed
+  // well before it, is the same file: git replaces the index by rename, never in place. Reading
+  // and scanning it again (tens of milliseconds at 100k files) is then skipped.
+  const stamp = indexStamp(ctx.indexPath, takenAt);
+  const prev = options.previous?.index;
+  const index = prev !== undefined && stamp !== null && prev.stamp === stamp
+    ? prev.source
+    : await readIndex(ctx);
   const worktree = new Map<string, PathState>();
   const add = (full: Uint8Array): void => {
     if (!startsWithBytes(full, ctx.prefixBytes)) return;
@@ -149,8 +160,7 @@ export async function takeSnapshot(
     worktree.set(key, { bytes: full, fp });
   };
   for (const entry of status) add(entry.path);
-  const entries = index.entries.filter((e) => startsWithBytes(e.path, ctx.prefixBytes));
-  for (const e of entries) if (e.assumeValid || e.skipWorktree) add(e.path);
+  for (const e of index.flagged) add(e.path);
   const racyCutoffMs = Math.floor(takenAt / 1000) * 1000 - RACY_WINDOW_MS;
   const watch = watchPaths([...controlPlaneRoots(ctx.root), ...gitWatchRoots(ctx)], {
     racyCutoffMs,
@@ -159,12 +169,40 @@ export async function takeSnapshot(
   return {
     takenAt,
     worktree,
-    index: { raw: index.raw, entries },
+    index: projectIndex(index, ctx.prefixBytes, index.viaGit ? null : stamp),
     watched: watch.entries,
     hashed: watch.hashed,
     gitCalls: ctx.counter.calls - callsBefore,
     prefixLength: ctx.prefixBytes.length,
   };
+}
+
+/** The index restricted to the project, its entries built only when first read. */
+function projectIndex(index: IndexRead, prefix: Uint8Array, stamp: string | null): IndexView {
+  let entries: readonly IndexEntry[] | null = null;
+  return {
+    raw: index.raw,
+    source: index,
+    stamp,
+    get entries() {
+      return entries ??= index.entries.filter((e) => startsWithBytes(e.path, prefix));
+    },
+  };
+}
+
+/**
+ * The index file's inode, size, mtime and ctime, or `null` when it is missing or changed within
+ * the racy window before `now` (a same-size rewrite in that window could keep the same times).
+ */
+function indexStamp(path: string, now: number): string | null {
+  try {
+    const st = Deno.statSync(path);
+    const changed = Math.max(st.mtime?.getTime() ?? now, st.ctime?.getTime() ?? now);
+    if (changed > Math.floor(now / 1000) * 1000 - RACY_WINDOW_MS) return null;
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtime?.getTime()}:${st.ctime?.getTime()}`;
+  } catch {
+    return null;
+  }
 }
 
 /** The lower bound of `path` in sorted entries. */
