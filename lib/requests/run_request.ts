@@ -36,6 +36,8 @@ import {
   UndeclaredWritesError,
 } from "../errors.ts";
 import { appendRow, preflightAppend } from "../ledger/append.ts";
+import { writeAhead } from "../ledger/write_ahead.ts";
+import type { RowBody } from "../ledger/row.ts";
 import { resolveDispatch } from "../ledger/dispatch.ts";
 import { ledgerText, reasonText } from "../ledger/fields.ts";
 import { fnmatch, protectedMatch } from "../policy/fnmatch.ts";
@@ -46,12 +48,12 @@ import type { GateRunner } from "../proposals/gates.ts";
 import type { CommandRequestT } from "../proposals/schema.ts";
 import type { Backend } from "../sandbox/decide.ts";
 import { makePrivateTmpdir, removeMaskPoints, removePrivateTmpdir } from "../sandbox/run_dir.ts";
-import { type ConfinedRunResult, executeRun, prepareRun } from "../sandbox/run_confined.ts";
+import { executeRun, prepareRun } from "../sandbox/run_confined.ts";
 import { childEnv } from "./env.ts";
 import { openGitContext } from "./git.ts";
 import { matchRequest } from "./match.ts";
 import { diskFs, resolveCwd, resolveProgram } from "./resolve.ts";
-import { BLIND_SPOT, diffSnapshots, type Snapshot, takeSnapshot } from "./snapshot.ts";
+import { BLIND_SPOT, diffSnapshots, takeSnapshot } from "./snapshot.ts";
 import { declaredMatcher, type Guards, writeAllowed } from "./writes.ts";
 
 /** What a run returns (and what `--json` prints). */
@@ -237,8 +239,7 @@ async function runChecked(
   };
   const timeout = Math.min(match.entry.timeout, opts.timeoutCap ?? Infinity);
   const tmpdir = makePrivateTmpdir();
-  let r: ConfinedRunResult;
-  let before: Snapshot;
+  let result: RunRequestResult;
   try {
     // The plan is built and checked before anything acts: a command that cannot be confined
     // safely is refused without spending a use or writing a start row.
@@ -275,84 +276,92 @@ async function runChecked(
       expectAgent: agent,
       now,
     });
-    const purposeText = ledgerText(a.purpose);
-    await appendRow(opts.root, opts.hmac, {
+    const purpose = ledgerText(a.purpose);
+    const confined = backend !== "unconfined-opt-out";
+    // Write-ahead: the start row, the command, then its completion row; a command that touched
+    // the ledger gets no completion row, so the lone start row marks it.
+    const outcome = await writeAhead(opts.root, opts.hmac, {
       action: "run-request-start",
       agent,
       argv: [...a.argv],
-      purpose: purposeText,
-      confined: backend !== "unconfined-opt-out",
+      purpose,
+      confined,
       backend,
+    }, async () => {
+      markActed();
+      const before = await takeSnapshot(git);
+      const r = await executeRun(prepared);
+      const after = await takeSnapshot(git, { previous: before });
+      const declared = declaredMatcher(a.expected_writes ?? [], {
+        guards,
+        allowed: (rel) =>
+          writeAllowed({ rel, dir: false }, match.entry, agentPolicy!, guards.matchers),
+      });
+      const check = diffSnapshots(before, after, declared);
+      const touched = check.changed.filter((p) => LEDGER_FILES.includes(p));
+      if (touched.length > 0) {
+        throw new LedgerError(
+          "LEDGER_TAMPERED",
+          `the command changed ${touched.join(", ")}; nothing more is recorded. The ` +
+            "run-request-start row without a completion marks it: inspect with " +
+            "`agentteams ledger verify`",
+        );
+      }
+      await preflightAppend(opts.root, opts.hmac);
+      const undeclared = [...check.undeclared];
+      const complete: RowBody = r.timedOut
+        ? {
+          action: "run-request-timeout",
+          agent,
+          argv: [...a.argv],
+          group_killed: r.groupKilled,
+          undeclared_writes: undeclared,
+          purpose,
+          duration_ms: r.durationMs,
+        }
+        : {
+          action: "run-request",
+          agent,
+          argv: [...a.argv],
+          exit: r.exit,
+          undeclared_writes: undeclared,
+          purpose,
+          duration_ms: r.durationMs,
+          confined,
+          backend,
+          survivors_killed: r.survivors,
+        };
+      return { result: { r, undeclared }, complete };
     }, { now });
-    markActed();
-    before = await takeSnapshot(git);
-    r = await executeRun(prepared);
+    const { r, undeclared } = outcome;
+    result = {
+      ...base,
+      exit: r.exit,
+      stdout: dec.decode(r.stdout),
+      stderr: dec.decode(r.stderr),
+      truncated: r.truncated,
+      undeclared_writes: undeclared,
+      ran: true,
+      duration_ms: r.durationMs,
+      confined,
+      backend,
+      survivors_killed: r.survivors,
+    };
+    if (r.timedOut) {
+      throw new RunTimeoutError(
+        `the command outlived its ${timeout}-second timeout; its process group was killed` +
+          (undeclared.length ? ` (undeclared writes: ${undeclared.join(", ")})` : ""),
+        result as unknown as Record<string, unknown>,
+      );
+    }
   } finally {
     removePrivateTmpdir(tmpdir);
   }
-  const purpose = ledgerText(a.purpose);
-  const after = await takeSnapshot(git, { previous: before });
-  const declared = declaredMatcher(a.expected_writes ?? [], {
-    guards,
-    allowed: (rel) => writeAllowed({ rel, dir: false }, match.entry, agentPolicy!, guards.matchers),
-  });
-  const check = diffSnapshots(before, after, declared);
-  const touched = check.changed.filter((p) => LEDGER_FILES.includes(p));
-  if (touched.length > 0) {
-    throw new LedgerError(
-      "LEDGER_TAMPERED",
-      `the command changed ${
-        touched.join(", ")
-      }; nothing more is recorded. The run-request-start ` +
-        "row without a completion marks it: inspect with `agentteams ledger verify`",
-    );
-  }
-  await preflightAppend(opts.root, opts.hmac);
-  const result: RunRequestResult = {
-    ...base,
-    exit: r.exit,
-    stdout: dec.decode(r.stdout),
-    stderr: dec.decode(r.stderr),
-    truncated: r.truncated,
-    undeclared_writes: [...check.undeclared],
-    ran: true,
-    duration_ms: r.durationMs,
-    confined: backend !== "unconfined-opt-out",
-    backend,
-    survivors_killed: r.survivors,
-  };
-  if (r.timedOut) {
-    await appendRow(opts.root, opts.hmac, {
-      action: "run-request-timeout",
-      agent,
-      argv: [...a.argv],
-      group_killed: r.groupKilled,
-      undeclared_writes: [...check.undeclared],
-      purpose,
-      duration_ms: r.durationMs,
-    }, { now });
-    throw new RunTimeoutError(
-      `the command outlived its ${timeout}-second timeout; its process group was killed` +
-        (check.undeclared.length ? ` (undeclared writes: ${check.undeclared.join(", ")})` : ""),
-      result as unknown as Record<string, unknown>,
-    );
-  }
-  await appendRow(opts.root, opts.hmac, {
-    action: "run-request",
-    agent,
-    argv: [...a.argv],
-    exit: r.exit,
-    undeclared_writes: [...check.undeclared],
-    purpose,
-    duration_ms: r.durationMs,
-    confined: backend !== "unconfined-opt-out",
-    backend,
-    survivors_killed: r.survivors,
-  }, { now });
-  if (check.undeclared.length > 0) {
+  if (result.undeclared_writes.length > 0) {
+    const u = result.undeclared_writes;
     throw new UndeclaredWritesError(
-      `the command wrote what it did not declare: ${check.undeclared.slice(0, 20).join(", ")}` +
-        (check.undeclared.length > 20 ? ` and ${check.undeclared.length - 20} more` : ""),
+      `the command wrote what it did not declare: ${u.slice(0, 20).join(", ")}` +
+        (u.length > 20 ? ` and ${u.length - 20} more` : ""),
       result as unknown as Record<string, unknown>,
     );
   }
