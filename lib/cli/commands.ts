@@ -84,12 +84,7 @@ async function unconfinedPrograms(ctx: Ctx, what: "gates" | "command"): Promise<
         : null;
       return p === null ? [] : [p];
     }
-    const { loadPolicy, defaultBriefPath } = await import("../policy/brief.ts");
-    const b = ctx.parsed.flags.brief;
-    const policy = await loadPolicy(
-      typeof b === "string" ? resolve(b) : await defaultBriefPath(ctx.project),
-      { projectRoot: ctx.project },
-    );
+    const policy = await (await import("./policy_ctx.ts")).fullPolicy(ctx);
     return Object.values(policy.gates).map((g) => onPath(ctx, g.argv[0])).filter((
       p,
     ): p is string => p !== null);
@@ -104,17 +99,8 @@ async function unconfinedPrograms(ctx: Ctx, what: "gates" | "command"): Promise<
  */
 async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
   try {
-    const { loadPolicy, defaultBriefPath } = await import("../policy/brief.ts");
-    const { withConfinedPrograms } = await import("../sandbox/policy_confined.ts");
-    const b = ctx.parsed.flags.brief;
     const home = ctx.env.HOME ?? "/";
-    const policy = withConfinedPrograms(
-      await loadPolicy(
-        typeof b === "string" ? resolve(b) : await defaultBriefPath(ctx.project),
-        { projectRoot: ctx.project },
-      ),
-      { home, project: ctx.project },
-    );
+    const policy = await (await import("./policy_ctx.ts")).fullPolicy(ctx);
     const entries = [
       ...Object.values(policy.confinedPrograms?.agents ?? {}).flatMap((a) => a.exec),
       ...Object.values(policy.gates).flatMap((g) => g.exec ?? []),

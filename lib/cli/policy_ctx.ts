@@ -32,6 +32,27 @@ export function homeOf(ctx: Ctx): string {
   return home;
 }
 
+const loaded = new Map<string, Promise<Policy>>();
+
+/**
+ * The complete policy (brief plus confined programs) for this invocation, loaded once: the
+ * permission needs computed at start and the command itself share it, so the brief is read and
+ * checked once per process.
+ */
+export async function fullPolicy(ctx: Ctx): Promise<Policy> {
+  const brief = await briefPathOf(ctx);
+  const key = `${ctx.project}\0${brief}`;
+  let p = loaded.get(key);
+  if (p === undefined) {
+    const home = homeOf(ctx);
+    p = loadPolicy(brief, { projectRoot: ctx.project }).then((pol) =>
+      withConfinedPrograms(pol, { home, project: ctx.project })
+    );
+    loaded.set(key, p);
+  }
+  return await p;
+}
+
 /** Everything an acting command needs, loaded. */
 export interface ActingContext {
   /** The ledger key. */
@@ -80,10 +101,7 @@ export async function loadActing(
 /** Loads the brief and the confined programs, and prepares the backend decision. */
 export async function actingContext(ctx: Ctx, key: LedgerKey): Promise<ActingContext> {
   const home = homeOf(ctx);
-  const policy = withConfinedPrograms(
-    await loadPolicy(await briefPathOf(ctx), { projectRoot: ctx.project }),
-    { home, project: ctx.project },
-  );
+  const policy = await fullPolicy(ctx);
   let decided: Promise<Backend> | null = null;
   if (ctx.parsed.flags.unconfined === true) {
     // The operator's explicit, recorded opt-out for a direct run; only a brief can allow it.
