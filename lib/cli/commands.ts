@@ -6,7 +6,7 @@
  * @module
  */
 import { dirname, join, resolve } from "node:path";
-import { DEFAULT_BRIEF_NAMES } from "../proposals/path_rules.ts";
+import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { keyDir } from "../crypto/keys.ts";
 import { UsageError } from "../errors.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";

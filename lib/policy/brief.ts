@@ -17,7 +17,7 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../crypto/hash.ts";
 import { constants, promises as fsp } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { PolicyError } from "../errors.ts";
@@ -197,7 +197,7 @@ export async function loadPolicy(
   const abs = resolve(briefPath);
   const real = join(await realDir(dirname(abs), abs), basename(abs));
   const bytes = await readBriefBytes(real);
-  const sha = createHash("sha256").update(bytes).digest("hex");
+  const sha = sha256Hex(bytes);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);

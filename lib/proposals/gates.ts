@@ -79,18 +79,12 @@ export interface GateRunnerOptions {
   readonly backend: Backend;
 }
 
-function definedOnly(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
-  return out;
-}
-
 /**
  * A gate runner that copies the content into a private TMPDIR and runs the gate there under the
  * decided backend (no writable project roots: a gate only reads).
  */
 export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
-  const parent = definedOnly(opts.parentEnv);
+  const parent = opts.parentEnv;
   const foreignWriteRoots = Object.values(opts.policy.confinedPrograms?.agents ?? {}).flatMap((a) =>
     a.write
   );

@@ -13,13 +13,12 @@
  * @module
  */
 import { ProposalError } from "../errors.ts";
+import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
+import { hasControlChar } from "../policy/text.ts";
 import { controlPlaneOf } from "../policy/control_plane.ts";
 import { protectedMatch } from "../policy/fnmatch.ts";
 import { inWriteScopes } from "../policy/scope.ts";
 import type { Policy } from "../policy/types.ts";
-
-/** The brief names looked up by default; never writable, whichever brief is in use. */
-export const DEFAULT_BRIEF_NAMES: readonly string[] = ["agentteams.jsonc", "agentteams.json"];
 
 /**
  * The control-plane entry a path lies in, at the root or below: a nested `.git`, `.claude`,
@@ -62,14 +61,6 @@ function utf8Length(s: string): number {
   return utf8.encode(s).length;
 }
 
-function hasControl(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return true;
-  }
-  return false;
-}
-
 /**
  * Checks the syntax of a project-relative path (no policy).
  *
@@ -82,7 +73,7 @@ function hasControl(s: string): boolean {
  */
 export function checkRelativePath(path: string): CheckedPath {
   const q = JSON.stringify(path);
-  if (hasControl(path)) {
+  if (hasControlChar(path)) {
     throw new ProposalError("PATH_INVALID", `path ${q} contains a NUL or control character`);
   }
   if (path.includes("\\")) {

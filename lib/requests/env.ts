@@ -109,13 +109,13 @@ function validName(name: string): boolean {
  * ```
  */
 export function childEnv(
-  parent: Readonly<Record<string, string>>,
+  parent: Readonly<Record<string, string | undefined>>,
   options: ChildEnvOptions = {},
 ): Record<string, string> {
   const wanted = new Set([...PASSED_ENV_NAMES, ...(options.extraNames ?? [])]);
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(parent)) {
-    if (!validName(name) || value.includes("\0")) continue;
+    if (value === undefined || !validName(name) || value.includes("\0")) continue;
     if (!wanted.has(name) && !name.startsWith("LC_")) continue;
     if (isSecretName(name)) continue;
     env[name] = value;

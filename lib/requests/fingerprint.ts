@@ -17,6 +17,7 @@
  */
 
 import { createHash } from "node:crypto";
+import { sha256Hex } from "../crypto/hash.ts";
 
 /** The fingerprint of a path that does not exist. */
 export const ABSENT = "absent";
@@ -142,7 +143,7 @@ export function hex(bytes: Uint8Array): string {
  */
 export function contentSha256(abs: string): string {
   try {
-    return createHash("sha256").update(Deno.readFileSync(abs)).digest("hex");
+    return sha256Hex(Deno.readFileSync(abs));
   } catch {
     return uniqueFingerprint("unreadable");
   }

@@ -108,7 +108,9 @@ export interface GitOutput {
  * gitEnv({ GIT_DIR: "/elsewhere", PATH: "/usr/bin" }).GIT_DIR; // undefined
  * ```
  */
-export function gitEnv(parent: Readonly<Record<string, string>>): Record<string, string> {
+export function gitEnv(
+  parent: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
   return childEnv(parent, {
     set: { GIT_OPTIONAL_LOCKS: "0", GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" },
   });
@@ -221,7 +223,7 @@ export interface GitContextOptions {
   /** The git program; default: `git` resolved on the sanitized PATH. */
   readonly git?: string;
   /** The parent environment; default `Deno.env.toObject()`. */
-  readonly parentEnv?: Readonly<Record<string, string>>;
+  readonly parentEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 function notWorktree(stderr: string): boolean {

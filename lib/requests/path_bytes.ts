@@ -125,22 +125,5 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
-/**
- * Sorts strings by Unicode code point (the order Python's `sorted` gives), not UTF-16 units.
- *
- * @example
- * ```ts
- * import { compareCodePoints } from "./path_bytes.ts";
- * ["\u{1F600}", "\uFFFD"].sort(compareCodePoints); // ["\uFFFD", "\u{1F600}"]
- * ```
- */
-export function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.codePointAt(i) as number;
-    const y = b.codePointAt(i) as number;
-    if (x !== y) return x < y ? -1 : 1;
-    if (x > 0xffff) i++;
-  }
-  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
-}
+/** Sorts strings by Unicode code point (one implementation: lib/canonical.ts). */
+export { compareCodePoints } from "../canonical.ts";

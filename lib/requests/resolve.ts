@@ -16,6 +16,7 @@
  */
 
 import { RequestError } from "../errors.ts";
+import { within } from "../sandbox/path_within.ts";
 import { sanitizePath } from "./env.ts";
 
 /** What resolution needs to know about a path. */
@@ -60,15 +61,13 @@ export const diskFs: ResolveFs = {
  * ```
  */
 export function isWithin(outer: string, inner: string): boolean {
-  if (outer === "/") return inner.startsWith("/");
-  const base = outer.endsWith("/") ? outer.slice(0, -1) : outer;
-  return inner === base || inner.startsWith(base + "/");
+  return within(inner, outer.length > 1 ? outer.replace(/\/+$/, "") : outer);
 }
 
 /** Where to look and what must not contain the result. */
 export interface ResolveOptions {
   /** The PATH value to search; sanitized again here. */
-  readonly path: string;
+  readonly path: string | undefined;
   /** The project root (any form; it is canonicalised through `fs.realpath`). */
   readonly projectRoot: string;
   /** File-system access. */

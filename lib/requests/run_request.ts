@@ -120,12 +120,6 @@ const LEDGER_FILES = [
   ".agentteams/dispatches.lock",
 ];
 
-function definedOnly(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
-  return out;
-}
-
 const dec = new TextDecoder();
 
 /**
@@ -202,7 +196,7 @@ async function runChecked(
     agentPolicy,
     guards,
   );
-  const parent = definedOnly(opts.parentEnv);
+  const parent = opts.parentEnv;
   const program = resolveProgram(a.argv[0], {
     path: parent.PATH,
     projectRoot: opts.root,

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../crypto/hash.ts";
 import { canonicalString } from "../canonical.ts";
 
 /**
@@ -38,5 +38,5 @@ export function compactArgvJson(argv: readonly string[]): string {
  * ```
  */
 export function gateArgvDigest(argv: readonly string[]): string {
-  return createHash("sha256").update(compactArgvJson(argv), "utf8").digest("hex");
+  return sha256Hex(compactArgvJson(argv));
 }

@@ -14,7 +14,7 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../crypto/hash.ts";
 
 /** The operator file directory, relative to the home directory. */
 export const CONFINED_DIR_REL = ".config/agentteams/confined";
@@ -34,7 +34,7 @@ export function confinedFileName(projectReal: string): string {
   const trimmed = projectReal.length > 1 ? projectReal.replace(/\/+$/, "") : projectReal;
   const base = trimmed.slice(trimmed.lastIndexOf("/") + 1);
   const name = base.replace(/[^A-Za-z0-9._-]/gu, "_") || "root";
-  const digest = createHash("sha256").update(projectReal, "utf8").digest("hex").slice(0, 12);
+  const digest = sha256Hex(projectReal).slice(0, 12);
   return `${name}-${digest}.json`;
 }
 

@@ -17,7 +17,7 @@
  */
 
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../crypto/hash.ts";
 import { SandboxError } from "../errors.ts";
 import { confinedFilePath, MAX_CONFINED_BYTES } from "./operator_file.ts";
 import { within } from "./path_within.ts";
@@ -142,7 +142,7 @@ export function readConfinedFile(opts: ReadConfinedOptions): ConfinedFileRead | 
     closeSync(fd);
   }
 
-  const sha256 = createHash("sha256").update(raw).digest("hex");
+  const sha256 = sha256Hex(raw);
   let data: unknown;
   try {
     data = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw));
