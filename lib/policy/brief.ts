@@ -18,9 +18,9 @@
  */
 
 import { sha256Hex } from "../crypto/hash.ts";
-import { constants, promises as fsp } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { PolicyError } from "../errors.ts";
+import { FsSafetyError, PolicyError } from "../errors.ts";
+import { readRegularFile } from "../fs/safe_read.ts";
 import { DEFAULT_BRIEF_NAMES } from "./lint.ts";
 import { parsePolicy } from "./parse.ts";
 import type { Policy } from "./types.ts";
@@ -100,9 +100,8 @@ export async function defaultBriefPath(projectRoot: string): Promise<string> {
  * ```
  */
 export async function readBriefBytes(path: string): Promise<Uint8Array> {
-  let before: Deno.FileInfo;
   try {
-    before = await Deno.lstat(path);
+    return (await readRegularFile(path, { maxBytes: MAX_BRIEF_BYTES, what: "brief" })).bytes;
   } catch (e) {
     if (errnoCode(e) === "ENOENT") {
       throw new PolicyError("BRIEF_NOT_FOUND", `brief ${path} does not exist`, {
@@ -110,49 +109,17 @@ export async function readBriefBytes(path: string): Promise<Uint8Array> {
         details: { file: path },
       });
     }
-    throw unreadable(path, "IO", `cannot be examined: ${String(e)}`, e);
-  }
-  if (before.isSymlink) throw unreadable(path, "SYMLINK", "is a symlink; name the real file");
-  if (!before.isFile) throw unreadable(path, "NOT_REGULAR_FILE", "is not a regular file");
-  if (before.size > MAX_BRIEF_BYTES) {
-    throw unreadable(path, "FILE_TOO_LARGE", `is larger than ${MAX_BRIEF_BYTES} bytes`);
-  }
-  let handle: fsp.FileHandle;
-  try {
-    handle = await fsp.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (e) {
-    const code = errnoCode(e);
-    if (code === "ELOOP") throw unreadable(path, "SYMLINK", "is a symlink; name the real file", e);
-    if (code === "ENOENT") {
-      throw new PolicyError("BRIEF_NOT_FOUND", `brief ${path} does not exist`, {
+    if (e instanceof FsSafetyError) {
+      const reason: UnreadableReason = e.code === "SYMLINK" || e.code === "NOT_REGULAR_FILE" ||
+          e.code === "FILE_TOO_LARGE" || e.code === "FILE_CHANGED"
+        ? e.code
+        : "IO";
+      throw new PolicyError("BRIEF_UNREADABLE", e.message, {
         cause: e,
-        details: { file: path },
+        details: { file: path, reason },
       });
     }
-    throw unreadable(path, "IO", `cannot be opened: ${String(e)}`, e);
-  }
-  try {
-    const st = await handle.stat();
-    if (!st.isFile()) throw unreadable(path, "NOT_REGULAR_FILE", "is not a regular file");
-    if (before.ino !== null && (st.ino !== before.ino || st.dev !== before.dev)) {
-      throw unreadable(path, "FILE_CHANGED", "was replaced while it was being opened");
-    }
-    const buf = new Uint8Array(MAX_BRIEF_BYTES + 1);
-    let filled = 0;
-    while (filled < buf.length) {
-      const { bytesRead } = await handle.read(buf, filled, buf.length - filled, null);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    if (filled > MAX_BRIEF_BYTES) {
-      throw unreadable(path, "FILE_TOO_LARGE", `is larger than ${MAX_BRIEF_BYTES} bytes`);
-    }
-    return buf.slice(0, filled);
-  } catch (e) {
-    if (e instanceof PolicyError) throw e;
     throw unreadable(path, "IO", `cannot be read: ${String(e)}`, e);
-  } finally {
-    await handle.close();
   }
 }
 

@@ -16,9 +16,9 @@
  * @module
  */
 
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { sha256Hex } from "../crypto/hash.ts";
-import { SandboxError } from "../errors.ts";
+import { FsSafetyError, SandboxError } from "../errors.ts";
+import { lstatOrNullSync, readRegularFileSync } from "../fs/safe_read.ts";
 import { confinedFilePath, MAX_CONFINED_BYTES } from "./operator_file.ts";
 import { within } from "./path_within.ts";
 
@@ -67,9 +67,8 @@ function checkOwnership(path: string, st: Ownership, uid: number, mask: number, 
 
 function lstatOrNull(path: string): Deno.FileInfo | null {
   try {
-    return Deno.lstatSync(path);
+    return lstatOrNullSync(path);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
     throw unsafe(path, `cannot be inspected (${(e as Error).message})`);
   }
 }
@@ -115,31 +114,17 @@ export function readConfinedFile(opts: ReadConfinedOptions): ConfinedFileRead | 
     throw unsafe(path, "lies inside the project, where agents' commands could write it");
   }
 
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (e) {
-    throw unsafe(path, `cannot be opened without following links (${(e as Error).message})`);
-  }
   let raw: Uint8Array;
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw unsafe(path, "the opened file is not a regular file");
-    checkOwnership(path, { uid: st.uid, mode: st.mode }, uid, 0o022, "the file");
-    if (st.ino !== fileSt.ino || st.dev !== fileSt.dev) {
-      throw unsafe(path, "changed while it was being read; retry");
-    }
-    const buf = new Uint8Array(MAX_CONFINED_BYTES + 1);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, null);
-      if (n === 0) break;
-      got += n;
-    }
-    if (got > MAX_CONFINED_BYTES) throw unsafe(path, `is larger than ${MAX_CONFINED_BYTES} bytes`);
-    raw = buf.slice(0, got);
-  } finally {
-    closeSync(fd);
+    raw = readRegularFileSync(path, {
+      maxBytes: MAX_CONFINED_BYTES,
+      ownerUid: uid,
+      forbiddenModeBits: 0o022,
+      what: "operator confined file",
+    }).bytes;
+  } catch (e) {
+    if (e instanceof FsSafetyError) throw unsafe(path, e.message);
+    throw unsafe(path, `cannot be read (${(e as Error).message})`);
   }
 
   const sha256 = sha256Hex(raw);
