@@ -7,6 +7,8 @@
  */
 import { dirname, join, resolve } from "node:path";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
+import { sanitizePath } from "../requests/env.ts";
+import { diskFs, resolveProgram } from "../requests/resolve.ts";
 import { keyDir } from "../crypto/keys.ts";
 import { UsageError } from "../errors.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
@@ -49,22 +51,16 @@ function stateNeeds(ctx: Ctx, write: boolean): Needs {
 
 /** Absolute PATH entries (where programs are looked up). */
 function pathDirs(ctx: Ctx): string[] {
-  return (ctx.env.PATH ?? "").split(":").filter((d) => d.startsWith("/"));
+  return sanitizePath(ctx.env.PATH).split(":").filter((d) => d !== "");
 }
 
-/** A program name resolved on the PATH (absolute, real), or `null`. */
+/** A program as `run` and the git context resolve it (sanitized PATH, outside the project), or `null`. */
 function onPath(ctx: Ctx, name: string): string | null {
-  if (name.startsWith("/")) return name;
-  if (name.includes("/")) return null;
-  for (const dir of pathDirs(ctx)) {
-    try {
-      const p = `${dir}/${name}`;
-      if (Deno.statSync(p).isFile) return p;
-    } catch {
-      // Not here.
-    }
+  try {
+    return resolveProgram(name, { path: ctx.env.PATH, projectRoot: ctx.project, fs: diskFs }).path;
+  } catch {
+    return null;
   }
-  return null;
 }
 
 /**
@@ -113,15 +109,9 @@ async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
 
 /** `git` resolved on the PATH (for `--allow-run`), or nothing when it cannot be found. */
 function gitProgram(ctx: Ctx): string[] {
-  for (const dir of pathDirs(ctx)) {
-    try {
-      const p = `${dir}/git`;
-      if (Deno.statSync(p).isFile) return [Deno.realPathSync(p)];
-    } catch {
-      // Not here.
-    }
-  }
-  return [];
+  // Resolved as the git context resolves it, so the flag names the very path it spawns.
+  const git = onPath(ctx, "git");
+  return git === null ? [] : [git];
 }
 
 /**
