@@ -24,8 +24,8 @@ import type { Policy } from "./policy/types.ts";
 import { applyProposal as apply, type ApplyResult } from "./proposals/apply.ts";
 import { confinedGateRunner } from "./proposals/gates.ts";
 import { runRequest as run, type RunRequestResult } from "./requests/run_request.ts";
-import { type Backend, decideConfinement } from "./sandbox/decide.ts";
-import { probeSandbox } from "./sandbox/probe.ts";
+import type { Backend } from "./sandbox/decide.ts";
+import { lazyBackend } from "./sandbox/backend.ts";
 import { withConfinedPrograms } from "./sandbox/policy_confined.ts";
 import { dirname } from "node:path";
 
@@ -92,35 +92,16 @@ export async function loadPolicy(
   });
 }
 
-function backendFor(policy: Policy, confine: boolean): () => Promise<Backend> {
-  let decided: Promise<Backend> | null = null;
-  return () =>
-    decided ??= confine
-      ? probeSandbox().then((probe) =>
-        decideConfinement({ probe, allowUnconfined: policy.allowUnconfinedRuns, direct: true })
-      )
-      : policy.allowUnconfinedRuns
-      ? Promise.resolve("unconfined-opt-out")
-      : Promise.reject(new Error("confine: false needs allow_unconfined_runs in the brief"));
-}
-
-function runners(root: string, policy: Policy, backend: () => Promise<Backend>) {
+function gateRunnerFor(root: string, policy: Policy, backend: () => Promise<Backend>) {
   const env = envNow();
-  return {
-    env,
-    gateRunner: async (
-      gate: Parameters<ReturnType<typeof confinedGateRunner>>[0],
-      input: Parameters<ReturnType<typeof confinedGateRunner>>[1],
-    ) =>
-      await confinedGateRunner({
-        root,
-        policy,
-        parentEnv: env,
-        home: env.HOME ?? "/",
-        keyDir: keyDirOf(env),
-        backend: await backend(),
-      })(gate, input),
-  };
+  return confinedGateRunner({
+    root,
+    policy,
+    parentEnv: env,
+    home: env.HOME ?? "/",
+    keyDir: keyDirOf(env),
+    backend,
+  });
 }
 
 /**
@@ -138,13 +119,16 @@ export async function applyProposal(
   artifact: unknown,
   opts: { root: string; policy: Policy; dryRun?: boolean },
 ): Promise<ApplyResult> {
-  const { gateRunner } = runners(opts.root, opts.policy, backendFor(opts.policy, true));
   return await apply(artifact, {
     root: opts.root,
     policy: opts.policy,
     hmac: key().hmac,
     dryRun: opts.dryRun,
-    gateRunner,
+    gateRunner: gateRunnerFor(
+      opts.root,
+      opts.policy,
+      lazyBackend(opts.policy, { unconfined: false }),
+    ),
   });
 }
 
@@ -164,8 +148,9 @@ export async function runRequest(
   artifact: unknown,
   opts: { root: string; policy: Policy; dryRun?: boolean; confine?: boolean; timeoutCap?: number },
 ): Promise<RunRequestResult> {
-  const backend = backendFor(opts.policy, opts.confine ?? true);
-  const { env, gateRunner } = runners(opts.root, opts.policy, backend);
+  const backend = lazyBackend(opts.policy, { unconfined: opts.confine === false });
+  const env = envNow();
+  const gateRunner = gateRunnerFor(opts.root, opts.policy, backend);
   return await run(artifact, {
     root: opts.root,
     policy: opts.policy,

@@ -6,16 +6,16 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { keyDir, type LedgerKey, loadLedgerKey } from "../crypto/keys.ts";
-import { AgentTeamsError, KeyError, SandboxError } from "../errors.ts";
+import { AgentTeamsError, KeyError } from "../errors.ts";
 import { appendRow } from "../ledger/append.ts";
 import { reasonText } from "../ledger/fields.ts";
 import { type Artifact, readArtifactFile } from "../proposals/artifact.ts";
 import { confinedGateRunner, type GateRunner } from "../proposals/gates.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";
-import { type Backend, decideConfinement } from "../sandbox/decide.ts";
-import { probeSandbox } from "../sandbox/probe.ts";
 import { withConfinedPrograms } from "../sandbox/policy_confined.ts";
+import { lazyBackend } from "../sandbox/backend.ts";
+import type { Backend } from "../sandbox/decide.ts";
 import type { Ctx } from "./types.ts";
 
 /** The brief's absolute path: `--brief`, else the project's default. */
@@ -102,21 +102,8 @@ export async function loadActing(
 export async function actingContext(ctx: Ctx, key: LedgerKey): Promise<ActingContext> {
   const home = homeOf(ctx);
   const policy = await fullPolicy(ctx);
-  let decided: Promise<Backend> | null = null;
-  if (ctx.parsed.flags.unconfined === true) {
-    // The operator's explicit, recorded opt-out for a direct run; only a brief can allow it.
-    if (!policy.allowUnconfinedRuns) {
-      throw new SandboxError(
-        "UNCONFINED_NOT_ALLOWED",
-        "--unconfined needs allow_unconfined_runs: true in the brief",
-      );
-    }
-    decided = Promise.resolve("unconfined-opt-out");
-  }
-  const backend = () =>
-    decided ??= probeSandbox().then((probe) =>
-      decideConfinement({ probe, allowUnconfined: policy.allowUnconfinedRuns, direct: true })
-    );
+  // `--unconfined` is the operator's explicit, recorded opt-out; only a brief can allow it.
+  const backend = lazyBackend(policy, { unconfined: ctx.parsed.flags.unconfined === true });
   const dir = keyDir(ctx.env);
   return {
     key,
@@ -124,14 +111,13 @@ export async function actingContext(ctx: Ctx, key: LedgerKey): Promise<ActingCon
     keyDir: dir,
     home,
     backend,
-    gateRunner: async (gate, input) =>
-      await confinedGateRunner({
-        root: ctx.project,
-        policy,
-        parentEnv: ctx.env,
-        home,
-        keyDir: dir,
-        backend: await backend(),
-      })(gate, input),
+    gateRunner: confinedGateRunner({
+      root: ctx.project,
+      policy,
+      parentEnv: ctx.env,
+      home,
+      keyDir: dir,
+      backend,
+    }),
   };
 }

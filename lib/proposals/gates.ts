@@ -75,8 +75,8 @@ export interface GateRunnerOptions {
   readonly home: string;
   /** The key dir, hidden from gates. */
   readonly keyDir: string;
-  /** The backend decided at start. */
-  readonly backend: Backend;
+  /** The backend, decided on first use (see `lib/sandbox/backend.ts`). */
+  readonly backend: () => Promise<Backend>;
 }
 
 /**
@@ -108,7 +108,7 @@ export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
         home: opts.home,
         hiddenDirs: [opts.keyDir],
         tmpdir,
-        backend: opts.backend,
+        backend: await opts.backend(),
         agent: { exec, write: [] },
         foreignWriteRoots,
         cwd: ".",

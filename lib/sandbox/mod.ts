@@ -36,6 +36,7 @@ export {
   type SandboxPrograms,
 } from "./confine.ts";
 export { type Backend, decideConfinement, type DecideInput } from "./decide.ts";
+export { lazyBackend } from "./backend.ts";
 export { compactArgvJson, gateArgvDigest } from "./gate_argv.ts";
 export { execAllows, gateExecPaths, parseShebang, readShebang } from "./gate_exec.ts";
 export { guardFacts } from "./guards_io.ts";

@@ -51,7 +51,7 @@ async function world(): Promise<World> {
     parentEnv: { PATH: "/usr/bin:/bin", HOME: sb.home, LANG: "C.UTF-8" },
     home: sb.home,
     keyDir: sb.keyDir,
-    backend: "bwrap",
+    backend: () => Promise.resolve("bwrap"),
   });
   return { sb, policy, hmac, nonce, gateRunner };
 }

@@ -1,0 +1,45 @@
+/**
+ * The sandbox backend for one process: probed once, on first use, and decided by the brief's
+ * `allow_unconfined_runs` (commands run directly by the operator only). With `unconfined`, the
+ * operator's explicit opt-out, nothing is probed; it needs the brief's permission.
+ *
+ * @example
+ * ```ts
+ * import { lazyBackend } from "./backend.ts";
+ * // const backend = lazyBackend(policy, { unconfined: false });
+ * // await backend(); // "bwrap" on Linux with bubblewrap
+ * ```
+ * @module
+ */
+import { SandboxError } from "../errors.ts";
+import type { Policy } from "../policy/types.ts";
+import { type Backend, decideConfinement } from "./decide.ts";
+import { probeSandbox } from "./probe.ts";
+
+/**
+ * A function returning the decided backend (the same promise on every call).
+ *
+ * @throws {SandboxError} `UNCONFINED_NOT_ALLOWED` at once when `unconfined` is asked without the
+ *   brief's `allow_unconfined_runs`; the returned promise rejects with `SANDBOX_UNAVAILABLE` when
+ *   no sandbox works and the brief does not allow running without one.
+ */
+export function lazyBackend(
+  policy: Pick<Policy, "allowUnconfinedRuns">,
+  opts: { unconfined: boolean },
+): () => Promise<Backend> {
+  if (opts.unconfined) {
+    if (!policy.allowUnconfinedRuns) {
+      throw new SandboxError(
+        "UNCONFINED_NOT_ALLOWED",
+        "--unconfined needs allow_unconfined_runs: true in the brief",
+      );
+    }
+    const opted = Promise.resolve<Backend>("unconfined-opt-out");
+    return () => opted;
+  }
+  let decided: Promise<Backend> | null = null;
+  return () =>
+    decided ??= probeSandbox().then((probe) =>
+      decideConfinement({ probe, allowUnconfined: policy.allowUnconfinedRuns, direct: true })
+    );
+}
