@@ -1,0 +1,128 @@
+/**
+ * The anchored write helper on its own: what it refuses writes nothing, anywhere. (The race
+ * against a swapping adversary is tests/proposals/race_test.ts.)
+ */
+import assert from "node:assert/strict";
+import { FsSafetyError } from "../../lib/errors.ts";
+import { anchoredReplace } from "../../lib/fs/anchored_write.ts";
+
+const enc = new TextEncoder();
+
+function tree(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of Deno.readDirSync(d)) {
+      const p = `${d}/${e.name}`;
+      const st = Deno.lstatSync(p);
+      out.push(
+        `${p.slice(dir.length)} ${st.isSymlink ? "link" : st.isDirectory ? "dir" : st.size}`,
+      );
+      if (st.isDirectory && !st.isSymlink) walk(p);
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+function refusedWith(code: string) {
+  return (e: unknown) => e instanceof FsSafetyError && e.code === code;
+}
+
+Deno.test("anchored write: creates missing directories, writes the mode asked, keeps nothing else", async () => {
+  const root = Deno.makeTempDirSync();
+  await anchoredReplace({
+    root,
+    dirs: ["a", "b"],
+    name: "f.txt",
+    op: "write",
+    createDirs: true,
+    decide: (cur) => {
+      assert.equal(cur, null);
+      return { mode: 0o640, content: enc.encode("one\n") };
+    },
+  });
+  assert.equal(Deno.readTextFileSync(`${root}/a/b/f.txt`), "one\n");
+  assert.equal((Deno.statSync(`${root}/a/b/f.txt`).mode ?? 0) & 0o777, 0o640);
+  assert.deepEqual(tree(root), ["/a dir", "/a/b dir", "/a/b/f.txt 4"], "no temporary file left");
+  // The current bytes and mode are handed to the decision.
+  await anchoredReplace({
+    root,
+    dirs: ["a", "b"],
+    name: "f.txt",
+    op: "write",
+    createDirs: false,
+    decide: (cur) => {
+      assert.equal(new TextDecoder().decode(cur?.bytes), "one\n");
+      assert.equal(cur?.mode, 0o640);
+      return { mode: cur!.mode, content: enc.encode("two\n") };
+    },
+  });
+  assert.equal(Deno.readTextFileSync(`${root}/a/b/f.txt`), "two\n");
+});
+
+Deno.test("anchored write: a refusing decision, a symlinked directory, a symlinked target: nothing written", async () => {
+  const root = Deno.makeTempDirSync();
+  const outside = Deno.makeTempDirSync();
+  Deno.mkdirSync(`${root}/src`);
+  Deno.writeTextFileSync(`${root}/src/t.txt`, "keep\n");
+  Deno.symlinkSync(outside, `${root}/src/out`);
+  Deno.writeTextFileSync(`${outside}/secret`, "s\n");
+  Deno.symlinkSync(`${outside}/secret`, `${root}/src/link.txt`);
+  const before = tree(root);
+  const beforeOut = tree(outside);
+  await assert.rejects(
+    anchoredReplace({
+      root,
+      dirs: ["src"],
+      name: "t.txt",
+      op: "write",
+      createDirs: false,
+      decide: () => {
+        throw new Error("stale");
+      },
+    }),
+    /stale/,
+  );
+  await assert.rejects(
+    anchoredReplace({
+      root,
+      dirs: ["src", "out"],
+      name: "x.txt",
+      op: "write",
+      createDirs: true,
+      decide: () => ({ mode: 0o644, content: enc.encode("x") }),
+    }),
+    refusedWith("SYMLINK"),
+  );
+  await assert.rejects(
+    anchoredReplace({
+      root,
+      dirs: ["src"],
+      name: "link.txt",
+      op: "unlink",
+      createDirs: false,
+      decide: () => ({ mode: 0, content: new Uint8Array(0) }),
+    }),
+    refusedWith("SYMLINK"),
+  );
+  assert.deepEqual(tree(root), before);
+  assert.deepEqual(tree(outside), beforeOut);
+  assert.equal(Deno.readTextFileSync(`${root}/src/t.txt`), "keep\n");
+});
+
+Deno.test("anchored write: without its helper program it refuses (ANCHOR_UNAVAILABLE), writing nothing", async () => {
+  const root = Deno.makeTempDirSync();
+  await assert.rejects(
+    anchoredReplace({
+      root,
+      dirs: ["new"],
+      name: "f.txt",
+      op: "write",
+      createDirs: true,
+      decide: () => ({ mode: 0o644, content: enc.encode("x") }),
+      perl: `${root}/no-such-perl`,
+    }),
+    refusedWith("ANCHOR_UNAVAILABLE"),
+  );
+  assert.deepEqual(tree(root), []);
+});
