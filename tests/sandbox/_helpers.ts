@@ -250,3 +250,20 @@ export function lexists(path: string): boolean {
     return false;
   }
 }
+
+/**
+ * Runs `body` on a fresh {@link makeFixture} and then asserts that nothing outside the writable
+ * roots changed ({@link outsideRoots}); the fixture is removed either way.
+ */
+export async function withUnchangedOutside(
+  body: (fx: Fixture) => Promise<void> | void,
+): Promise<void> {
+  const fx = makeFixture();
+  try {
+    const before = snapshot(fx.base, outsideRoots(fx));
+    await body(fx);
+    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
+  } finally {
+    fx.cleanup();
+  }
+}

