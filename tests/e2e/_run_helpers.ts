@@ -18,20 +18,10 @@ import {
   runCli,
   type RunResult,
 } from "../_helpers/mod.ts";
+import { GIT, gitEnv, sh } from "../_helpers/git.ts";
 
 export type { RunResult } from "../_helpers/mod.ts";
-
-/** Absolute git for test setup (the tests need the real thing). */
-export const GIT: string = (() => {
-  for (const p of ["/usr/bin/git", "/usr/local/bin/git", "/bin/git"]) {
-    try {
-      if (Deno.statSync(p).isFile) return p;
-    } catch {
-      // try the next
-    }
-  }
-  throw new Error("git is required by tests/e2e and was not found");
-})();
+export { GIT, gitEnv, sh } from "../_helpers/git.ts";
 
 /** The directory of the deno running the tests (put on the CLI's PATH). */
 export const DENO_BIN_DIR: string = DENO.slice(0, DENO.lastIndexOf("/"));
@@ -128,46 +118,6 @@ export interface World extends WorldPaths {
 }
 
 const enc = new TextEncoder();
-const dec = new TextDecoder();
-
-/** Environment for setup git calls: no global or system config, a fixed identity. */
-export function gitEnv(home: string): Record<string, string> {
-  return {
-    PATH: "/usr/bin:/bin",
-    HOME: home,
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_CONFIG_GLOBAL: "/dev/null",
-    GIT_AUTHOR_NAME: "t",
-    GIT_AUTHOR_EMAIL: "t@example.com",
-    GIT_COMMITTER_NAME: "t",
-    GIT_COMMITTER_EMAIL: "t@example.com",
-    LC_ALL: "C",
-  };
-}
-
-/** Runs a setup program, throwing with its stderr on failure; returns stdout. */
-export async function sh(
-  cwd: string,
-  program: string,
-  args: readonly string[],
-  env: Record<string, string>,
-): Promise<string> {
-  const out = await new Deno.Command(program, {
-    args: [...args],
-    cwd,
-    env,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (out.code !== 0) {
-    throw new Error(
-      `${program} ${args.join(" ")} failed (${out.code}): ${dec.decode(out.stderr)}`,
-    );
-  }
-  return dec.decode(out.stdout);
-}
 
 /** Writes `text` at `abs`, creating parents. */
 export async function writeFileAt(

@@ -7,18 +7,9 @@
 
 import type { PathMatchers } from "../../lib/requests/writes.ts";
 import type { CommandEntry } from "../../lib/policy/types.ts";
+import { GIT, gitEnv, sh } from "../_helpers/git.ts";
 
-/** Absolute git: the tests need the real thing and fail loudly without it. */
-export const GIT = (() => {
-  for (const p of ["/usr/bin/git", "/usr/local/bin/git", "/bin/git"]) {
-    try {
-      if (Deno.statSync(p).isFile) return p;
-    } catch {
-      // try the next
-    }
-  }
-  throw new Error("git is required by tests/requests and was not found");
-})();
+export { GIT, sh } from "../_helpers/git.ts";
 
 /** A tiny fnmatch (case as given; `*` crosses `/`). */
 export function refFnmatch(rel: string, glob: string): boolean {
@@ -75,43 +66,6 @@ export function entry(partial: Partial<CommandEntry> & Pick<CommandEntry, "prefi
   };
 }
 
-/** Environment for test-setup git calls (no global config, fixed identity). */
-export function setupEnv(home: string): Record<string, string> {
-  return {
-    PATH: "/usr/bin:/bin",
-    HOME: home,
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_AUTHOR_NAME: "t",
-    GIT_AUTHOR_EMAIL: "t@example.com",
-    GIT_COMMITTER_NAME: "t",
-    GIT_COMMITTER_EMAIL: "t@example.com",
-    LC_ALL: "C",
-  };
-}
-
-/** Runs a setup command, throwing with its stderr on failure. */
-export async function sh(
-  cwd: string,
-  program: string,
-  args: readonly string[],
-  env: Record<string, string>,
-): Promise<string> {
-  const out = await new Deno.Command(program, {
-    args: [...args],
-    cwd,
-    env,
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (out.code !== 0) {
-    throw new Error(
-      `${program} ${args.join(" ")} failed (${out.code}): ${new TextDecoder().decode(out.stderr)}`,
-    );
-  }
-  return new TextDecoder().decode(out.stdout);
-}
-
 /** A temp git repository with one commit; returns its canonical root and a setup env. */
 export async function tempRepo(
   files: Record<string, string> = { "README.md": "hello\n", "src/a.ts": "export const a = 1;\n" },
@@ -123,7 +77,7 @@ export async function tempRepo(
   const root = `${base}/repo`;
   Deno.mkdirSync(home);
   Deno.mkdirSync(root);
-  const env = setupEnv(home);
+  const env = gitEnv(home);
   const git = (...a: string[]) => sh(root, GIT, a, env);
   await git("init", "-q", "-b", "main");
   for (const [rel, text] of Object.entries(files)) {
