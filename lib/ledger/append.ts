@@ -31,6 +31,7 @@ import { HeadFormatError, headText, headVerifies, parseHead } from "./head.ts";
 import { checkBody, MAX_ROW_BYTES, type RowBody, signRow, utcSeconds } from "./row.ts";
 import { signedPart } from "./scan.ts";
 import { withFileLock } from "./lock.ts";
+import { readAtSync } from "../fs/read_at.ts";
 
 /** Options of {@link appendRow}. */
 export interface AppendOptions {
@@ -127,14 +128,9 @@ export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: Hma
   let start: number;
   for (;;) {
     buf = new Uint8Array(window);
-    file.seekSync(size - window, Deno.SeekMode.Start);
-    let off = 0;
-    while (off < window) {
-      const n = file.readSync(buf.subarray(off));
-      if (n === null || n === 0) break;
-      off += n;
+    if (readAtSync(file, size - window, buf) !== window) {
+      throw tampered("the ledger changed size while being read");
     }
-    if (off !== window) throw tampered("the ledger changed size while being read");
     if (buf[window - 1] !== 0x0a) {
       throw new LedgerError(
         "TORN_TAIL",

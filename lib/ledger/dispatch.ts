@@ -34,6 +34,7 @@ import { withFileLock } from "./lock.ts";
 import { checkStatePath, ensureStateDir, type StatePaths, statePaths } from "./paths.ts";
 import { utcSeconds } from "./row.ts";
 import { signedPart } from "./scan.ts";
+import { readAtSync } from "../fs/read_at.ts";
 
 /** Hours a dispatch lives. */
 export const DISPATCH_TTL_HOURS = 24;
@@ -264,13 +265,7 @@ function appendStoreLine(paths: StatePaths, line: string): void {
       if (last[0] !== 0x0a) {
         const window = Math.min(size, 64 * 1024);
         const buf = new Uint8Array(window);
-        f.seekSync(size - window, Deno.SeekMode.Start);
-        let off = 0;
-        while (off < window) {
-          const n = f.readSync(buf.subarray(off));
-          if (n === null || n === 0) break;
-          off += n;
-        }
+        readAtSync(f, size - window, buf);
         const nl = buf.lastIndexOf(0x0a);
         f.truncateSync(nl < 0 ? (size > window ? size - window : 0) : size - window + nl + 1);
       }

@@ -16,6 +16,7 @@ import { checkStatePath, statePaths } from "./paths.ts";
 import { withFileLock } from "./lock.ts";
 import { type AppendResult, checkTail, writeRowLocked } from "./append.ts";
 import { type VerifyKey, verifyLedgerAt } from "./verify.ts";
+import { readAtSync } from "../fs/read_at.ts";
 
 /** What a repair removed and recorded. */
 export interface RepairResult {
@@ -58,14 +59,7 @@ export function repairTornTail(
     }
     const { offset, length } = report.tail;
     const fragment = new Uint8Array(length);
-    file.seekSync(offset, Deno.SeekMode.Start);
-    let got = 0;
-    while (got < length) {
-      const n = file.readSync(fragment.subarray(got));
-      if (n === null || n === 0) break;
-      got += n;
-    }
-    if (got !== length) {
+    if (readAtSync(file, offset, fragment) !== length) {
       throw new LedgerError("LEDGER_TAMPERED", "the ledger changed during repair");
     }
     file.truncateSync(offset);
