@@ -57,6 +57,17 @@ export function bwrapIsolationFlags(network: boolean): string[] {
   ];
 }
 
+/** The view every confined run (and the probe) starts from: `/` read-only, a fresh /dev and /proc. */
+export const BWRAP_BASE_MOUNTS: readonly string[] = Object.freeze([
+  "--ro-bind",
+  "/",
+  "/",
+  "--dev",
+  "/dev",
+  "--proc",
+  "/proc",
+]);
+
 /**
  * The complete bwrap argv (program first) for a plan.
  *
@@ -77,13 +88,7 @@ export function bwrapArgv(plan: BwrapPlan): string[] {
   }
   const out = [
     plan.bwrap,
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
+    ...BWRAP_BASE_MOUNTS,
     "--bind",
     plan.tmpdir,
     plan.tmpdir,

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { BWRAP_PATH, bwrapIsolationFlags } from "./bwrap.ts";
+import { BWRAP_BASE_MOUNTS, BWRAP_PATH, bwrapIsolationFlags } from "./bwrap.ts";
 import { SANDBOX_EXEC_PATH } from "./seatbelt.ts";
 
 /** A sandbox backend that can confine. */
@@ -41,13 +41,7 @@ export type ProbeResult =
 export function bwrapProbeArgv(bwrap: string = BWRAP_PATH): string[] {
   return [
     bwrap,
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
+    ...BWRAP_BASE_MOUNTS,
     "--tmpfs",
     "/tmp",
     "--remount-ro",
