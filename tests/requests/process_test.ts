@@ -6,12 +6,24 @@
 import assert from "node:assert/strict";
 import { RequestError } from "../../lib/errors.ts";
 import { MAX_OUTPUT_BYTES } from "../../lib/requests/output.ts";
-import { exitOf, runProcess } from "../../lib/requests/process.ts";
+import { exitOf, runProcess, type RunSpec } from "../../lib/requests/process.ts";
 import { parseProcStat } from "../../lib/requests/procfs.ts";
 
 const SH = "/bin/sh";
 const ENV = { PATH: "/usr/bin:/bin" };
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** Runs `/bin/sh -c script` with a PATH-only env in `/` (10 s guard) unless `opts` says otherwise. */
+function sh(script: string, opts: Partial<RunSpec> = {}) {
+  return runProcess({
+    program: SH,
+    args: ["-c", script],
+    cwd: "/",
+    env: ENV,
+    timeoutMs: 10_000,
+    ...opts,
+  });
+}
 
 function requireProgram(path: string): void {
   if (!Deno.statSync(path).isFile) throw new Error(`${path} is required by this test`);
@@ -50,13 +62,7 @@ async function tempDir(): Promise<string> {
 
 Deno.test("exit codes pass through", async () => {
   for (const code of [0, 1, 7, 255]) {
-    const r = await runProcess({
-      program: SH,
-      args: ["-c", `exit ${code}`],
-      cwd: "/",
-      env: ENV,
-      timeoutMs: 10_000,
-    });
+    const r = await sh(`exit ${code}`);
     assert.equal(r.exit, code);
     assert.equal(r.timedOut, false);
     assert.equal(r.survivors, false);
@@ -66,21 +72,9 @@ Deno.test("exit codes pass through", async () => {
 });
 
 Deno.test("death by a signal gives a negative exit", async () => {
-  const term = await runProcess({
-    program: SH,
-    args: ["-c", "kill -TERM $$"],
-    cwd: "/",
-    env: ENV,
-    timeoutMs: 10_000,
-  });
+  const term = await sh("kill -TERM $$");
   assert.equal(term.exit, -15);
-  const kill = await runProcess({
-    program: SH,
-    args: ["-c", "kill -KILL $$"],
-    cwd: "/",
-    env: ENV,
-    timeoutMs: 10_000,
-  });
+  const kill = await sh("kill -KILL $$");
   assert.equal(kill.exit, -9);
   assert.equal(exitOf({ success: false, code: 139, signal: "SIGSEGV" }), -11);
   assert.equal(exitOf({ success: false, code: 0, signal: "SIGTERM" }), -15);
@@ -117,13 +111,7 @@ Deno.test("cwd and env are exactly what was given", async () => {
       timeoutMs: 10_000,
     });
     assert.equal(text(r.stdout), "ONLY=this\n");
-    const pwd = await runProcess({
-      program: SH,
-      args: ["-c", "pwd -P"],
-      cwd: dir,
-      env: ENV,
-      timeoutMs: 10_000,
-    });
+    const pwd = await sh("pwd -P", { cwd: dir });
     assert.equal(text(pwd.stdout), `${dir}\n`);
   } finally {
     Deno.removeSync(dir, { recursive: true });
@@ -134,11 +122,8 @@ Deno.test("timeout kills the whole group; the orphan never writes its marker", a
   const dir = await tempDir();
   try {
     const marker = `${dir}/marker`;
-    const r = await runProcess({
-      program: SH,
-      args: ["-c", `(sleep 2; echo late > '${marker}') & echo $! > '${dir}/child'; sleep 60`],
+    const r = await sh(`(sleep 2; echo late > '${marker}') & echo $! > '${dir}/child'; sleep 60`, {
       cwd: dir,
-      env: ENV,
       timeoutMs: 700,
     });
     assert.equal(r.timedOut, true);
@@ -159,18 +144,11 @@ Deno.test("a setsid grandchild holding the pipes does not hang the run and is re
   const dir = await tempDir();
   let escaped = 0;
   try {
-    const r = await runProcess({
-      program: SH,
-      args: [
-        "-c",
-        `/usr/bin/setsid /bin/sh -c 'echo $$ > "${dir}/pid"; exec sleep 30' & ` +
+    const r = await sh(
+      `/usr/bin/setsid /bin/sh -c 'echo $$ > "${dir}/pid"; exec sleep 30' & ` +
         `while [ ! -s "${dir}/pid" ]; do sleep 0.05; done; echo started`,
-      ],
-      cwd: dir,
-      env: ENV,
-      timeoutMs: 20_000,
-      drainMs: 500,
-    });
+      { cwd: dir, timeoutMs: 20_000, drainMs: 500 },
+    );
     escaped = Number(Deno.readTextFileSync(`${dir}/pid`).trim());
     assert.equal(r.exit, 0);
     assert.equal(r.timedOut, false);
@@ -188,11 +166,8 @@ Deno.test("a setsid grandchild holding the pipes does not hang the run and is re
 Deno.test("a background member left in the group is killed and reported", async () => {
   const dir = await tempDir();
   try {
-    const r = await runProcess({
-      program: SH,
-      args: ["-c", `sleep 30 >/dev/null 2>&1 & echo $! > '${dir}/bg'; exit 0`],
+    const r = await sh(`sleep 30 >/dev/null 2>&1 & echo $! > '${dir}/bg'; exit 0`, {
       cwd: dir,
-      env: ENV,
       timeoutMs: 20_000,
     });
     assert.equal(r.exit, 0);
@@ -207,36 +182,19 @@ Deno.test("a background member left in the group is killed and reported", async 
 
 Deno.test("output is capped at 256 KiB per stream with a truncated flag, and the child never blocks", async () => {
   requireProgram("/usr/bin/head");
-  const r = await runProcess({
-    program: SH,
-    args: ["-c", "head -c 1048576 /dev/zero; head -c 300000 /dev/zero >&2; echo done >&2; exit 0"],
-    cwd: "/",
-    env: ENV,
-    timeoutMs: 30_000,
-  });
+  const r = await sh(
+    "head -c 1048576 /dev/zero; head -c 300000 /dev/zero >&2; echo done >&2; exit 0",
+    { timeoutMs: 30_000 },
+  );
   assert.equal(r.exit, 0, "the child ran to completion");
   assert.equal(r.timedOut, false);
   assert.equal(r.stdout.length, MAX_OUTPUT_BYTES);
   assert.equal(r.stderr.length, MAX_OUTPUT_BYTES);
   assert.equal(r.truncated, true);
-  const small = await runProcess({
-    program: SH,
-    args: ["-c", "printf 0123456789"],
-    cwd: "/",
-    env: ENV,
-    timeoutMs: 10_000,
-    capBytes: 4,
-  });
+  const small = await sh("printf 0123456789", { capBytes: 4 });
   assert.equal(text(small.stdout), "0123");
   assert.equal(small.truncated, true);
-  const exact = await runProcess({
-    program: SH,
-    args: ["-c", "printf 0123"],
-    cwd: "/",
-    env: ENV,
-    timeoutMs: 10_000,
-    capBytes: 4,
-  });
+  const exact = await sh("printf 0123", { capBytes: 4 });
   assert.equal(text(exact.stdout), "0123");
   assert.equal(exact.truncated, false);
 });
@@ -263,14 +221,7 @@ Deno.test("stdin bytes are delivered; without stdin the child reads /dev/null", 
   });
   assert.equal(none.exit, 0);
   assert.equal(none.stdout.length, 0);
-  const ignored = await runProcess({
-    program: SH,
-    args: ["-c", "exit 0"],
-    cwd: "/",
-    env: ENV,
-    stdin: payload,
-    timeoutMs: 20_000,
-  });
+  const ignored = await sh("exit 0", { stdin: payload, timeoutMs: 20_000 });
   assert.equal(ignored.exit, 0, "a child that never reads its stdin does not hang the run");
 });
 
