@@ -485,3 +485,20 @@ export async function exists(path: string): Promise<boolean> {
     throw e;
   }
 }
+
+/**
+ * Runs `body` on the project, then asserts its ledger still verifies through the CLI; the
+ * project is removed either way.
+ */
+export async function withProject(
+  made: Promise<Project>,
+  body: (p: Project) => Promise<void>,
+): Promise<void> {
+  const p = await made;
+  try {
+    await body(p);
+    await assertCliLedgerVerifies(p);
+  } finally {
+    await p.dispose();
+  }
+}

@@ -16,7 +16,6 @@ import {
   apply,
   applyFile,
   assertApplyRefused,
-  assertCliLedgerVerifies,
   assertLedgerVerifies,
   assertOnlyChanged,
   assertRefusalRecorded,
@@ -32,6 +31,7 @@ import {
   sha256,
   snapshot,
   stateSet,
+  withProject,
   writeArtifact,
 } from "./_helpers.ts";
 
@@ -72,8 +72,7 @@ function setup(prefix: string): Promise<Project> {
 const HELLO = sha256("hello\n");
 
 Deno.test("apply refuses malformed artifacts before identity (ARTIFACT_INVALID, agent '?')", async (t) => {
-  const p = await setup("artifact");
-  try {
+  await withProject(setup("artifact"), async (p) => {
     const nonce = await dispatch(p, "worker");
     const ok = change(nonce, "src/a.txt", "new\n", HELLO);
     const cases: [string, Json | string][] = [
@@ -129,15 +128,11 @@ Deno.test("apply refuses malformed artifacts before identity (ARTIFACT_INVALID, 
         { agent: "?", attempts: 0 },
       );
     });
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 Deno.test("apply refuses unknown and failing gates", async (t) => {
-  const p = await setup("gates");
-  try {
+  await withProject(setup("gates"), async (p) => {
     const nonce = await dispatch(p, "worker");
     const exp = { agent: "worker", attempts: 1 } as const;
     for (const gate of ["nope", "constructor", "__proto__", "PASS"]) {
@@ -178,15 +173,11 @@ Deno.test("apply refuses unknown and failing gates", async (t) => {
         await expectRefusal(p, change(nonce, "DOCS/NEW.MD", "nothing\n"), "GATE_FAILED", exp);
       },
     );
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 Deno.test("gates that try to write elsewhere change nothing (confined by bwrap)", async (t) => {
-  const p = await setup("gate-writes");
-  try {
+  await withProject(setup("gate-writes"), async (p) => {
     const nonce = await dispatch(p, "worker");
     const keyFile = join(p.sb.keyDir, "proposal-ledger.key");
     const keyBytes = await Deno.readFile(keyFile);
@@ -218,15 +209,11 @@ Deno.test("gates that try to write elsewhere change nothing (confined by bwrap)"
         }
       });
     }
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 Deno.test("apply refuses forged, expired and mismatched dispatches", async (t) => {
-  const p = await setup("dispatch");
-  try {
+  await withProject(setup("dispatch"), async (p) => {
     await t.step("a forged nonce: valid hex, never issued (DISPATCH_UNKNOWN)", async () => {
       await dispatch(p, "worker"); // the store exists and holds a real dispatch
       const forged = "0123456789abcdef0123456789abcdef";
@@ -257,33 +244,26 @@ Deno.test("apply refuses forged, expired and mismatched dispatches", async (t) =
         { agent: "worker", attempts: 1 },
       );
     });
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 Deno.test("a brief with an unknown key refuses everything; the refusal is recorded (BRIEF_UNKNOWN_KEY)", async () => {
-  const p = await makeProject("brief-unknown", {
+  const made = makeProject("brief-unknown", {
     brief: `{"agent_polices": {"worker": {"write_scopes": ["src/"]}}}\n`,
     files: { "src/a.txt": "hello\n" },
   });
-  try {
+  await withProject(made, async (p) => {
     const nonce = await dispatch(p, "worker");
     const b = await before(p);
     const r = await apply(p, change(nonce, "src/a.txt", "pwned\n", HELLO));
     assertApplyRefused(r, "BRIEF_UNKNOWN_KEY");
     // No policy, so no identity and no attempt: one refusal row with agent "?", nothing else.
     await assertRefusalRecorded(p, b, "BRIEF_UNKNOWN_KEY", { agent: "?", attempts: 0 });
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 Deno.test("without a key nothing is written anywhere (NO_KEY)", async () => {
-  const p = await setup("nokey");
-  try {
+  await withProject(setup("nokey"), async (p) => {
     const nonce = await dispatch(p, "worker");
     const b = await before(p);
     const env = { HOME: p.sb.home, AGENTTEAMS_KEY_DIR: join(p.sb.dir, "no-such-key-dir") };
@@ -294,8 +274,5 @@ Deno.test("without a key nothing is written anywhere (NO_KEY)", async () => {
     const d = await apply(p, change(nonce, "src/a.txt", "pwned\n", HELLO), { env, dryRun: true });
     assertApplyRefused(d, "NO_KEY");
     assertOnlyChanged(b.tree, await snapshot(p), new Set(), "after a dry-run NO_KEY");
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });

@@ -12,7 +12,6 @@ import { join } from "node:path";
 import {
   apply,
   assertApplied,
-  assertCliLedgerVerifies,
   assertLedgerVerifies,
   assertOnlyChanged,
   type Before,
@@ -32,6 +31,7 @@ import {
   snapshot,
   stateSet,
   storeLines,
+  withProject,
 } from "./_helpers.ts";
 
 const BRIEF = JSON.stringify(
@@ -117,8 +117,7 @@ function assertGateResults(gates: Json, names: string[]): void {
 }
 
 Deno.test("a change to an existing 0755 file keeps its mode; the row and JSON carry every field", async () => {
-  const p = await setup("change");
-  try {
+  await withProject(setup("change"), async (p) => {
     const nonce = await dispatch(p, "worker");
     const content = "#!/bin/sh\necho ok \u2713\n";
     // Python's strip() removes U+2003, U+0085, U+001C and U+3000 but not U+FEFF; the cut is by
@@ -161,15 +160,11 @@ Deno.test("a change to an existing 0755 file keeps its mode; the row and JSON ca
     assert.equal(row.bytes, new TextEncoder().encode(content).length);
     assert.deepEqual(row.gates, out.gates);
     assert.equal(row.rationale, expectedRationale);
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 Deno.test("new files are 0644, new directories are made, deletions remove", async (t) => {
-  const p = await setup("create");
-  try {
+  await withProject(setup("create"), async (p) => {
     const nonce = await dispatch(p, "worker");
     await t.step("a new file (0644, base absent)", async () => {
       const content = "h\u00e9llo \u{1F600}\n";
@@ -235,15 +230,11 @@ Deno.test("new files are 0644, new directories are made, deletions remove", asyn
       assert.equal(row.base, sha256("old\n"));
       assert.equal(row.rationale, "remove it");
     });
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 Deno.test("--dry-run runs every check and gate, writes nothing, spends no use, records no row", async (t) => {
-  const p = await setup("dry");
-  try {
+  await withProject(setup("dry"), async (p) => {
     const nonce = await dispatch(p, "worker");
     const proposal = change(nonce, "src/a.txt", "ok now\n", sha256("hello\n"), {
       gates: ["has-ok"],
@@ -315,8 +306,5 @@ Deno.test("--dry-run runs every check and gate, writes nothing, spends no use, r
       assert.equal(await Deno.readTextFile(join(p.root, "src/a.txt")), "ok now\n");
       await assertActed(p, b, ["src/a.txt"], { rows: 1, attempts: 1, uses: 1 });
     });
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });

@@ -13,13 +13,13 @@ import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { runCli } from "../_helpers/mod.ts";
 import {
-  assertCliLedgerVerifies,
   change,
   dispatch,
   expectRefusal,
   makeProject,
   type Project,
   sha256,
+  withProject,
 } from "./_helpers.ts";
 
 const BRIEF = `{
@@ -47,8 +47,7 @@ function setup(prefix: string): Promise<Project> {
 }
 
 Deno.test("apply refuses malformed and escaping paths (one refusal per case)", async (t) => {
-  const p = await setup("syntax");
-  try {
+  await withProject(setup("syntax"), async (p) => {
     const nonce = await dispatch(p, "worker");
     const cases: [string, string][] = [
       ["../x", "PATH_OUTSIDE_PROJECT"],
@@ -113,15 +112,11 @@ Deno.test("apply refuses malformed and escaping paths (one refusal per case)", a
         attempts: 0,
       });
     });
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 Deno.test("apply refuses every control-plane entry, case-folded (CONTROL_PLANE)", async (t) => {
-  const p = await setup("control");
-  try {
+  await withProject(setup("control"), async (p) => {
     const nonce = await dispatch(p, "worker");
     const paths = [
       ".git",
@@ -169,15 +164,11 @@ Deno.test("apply refuses every control-plane entry, case-folded (CONTROL_PLANE)"
         { agent: "worker", attempts: 1 },
       );
     });
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 Deno.test("apply refuses the brief, the default brief names, protected and out-of-scope paths", async (t) => {
-  const p = await setup("policy");
-  try {
+  await withProject(setup("policy"), async (p) => {
     const nonce = await dispatch(p, "worker");
     const briefBase = sha256(BRIEF);
     const brief = (path: string, base = "absent") => change(nonce, path, "{}\n", base);
@@ -270,10 +261,7 @@ Deno.test("apply refuses the brief, the default brief names, protected and out-o
         attempts: 1,
       });
     });
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 Deno.test("dispatch --agent constructor issues a nonce (argv words are not looked up on Object.prototype)", async () => {

@@ -14,7 +14,6 @@ import { refusals } from "../_helpers/mod.ts";
 import {
   applyFile,
   assertApplied,
-  assertCliLedgerVerifies,
   assertOnlyChanged,
   assertRefusalRecorded,
   before,
@@ -31,6 +30,7 @@ import {
   type Project,
   sha256,
   snapshot,
+  withProject,
   writeArtifact,
 } from "./_helpers.ts";
 
@@ -70,8 +70,7 @@ async function setup(prefix: string): Promise<Project> {
 }
 
 Deno.test("apply refuses symlinked parents, link targets and non-files (each its own case)", async (t) => {
-  const p = await setup("links");
-  try {
+  await withProject(setup("links"), async (p) => {
     const nonce = await dispatch(p, "worker");
     const hookSample = join(p.root, ".git/hooks/pre-commit.sample");
     const victim = sha256("victim\n");
@@ -190,15 +189,11 @@ Deno.test("apply refuses symlinked parents, link targets and non-files (each its
         exp,
       );
     });
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 Deno.test("apply refuses stale bases, oversized content and missing deletions", async (t) => {
-  const p = await setup("base");
-  try {
+  await withProject(setup("base"), async (p) => {
     const nonce = await dispatch(p, "worker");
     const exp = { agent: "worker", attempts: 1 } as const;
     await t.step("a stale base (STALE_BASE)", async () => {
@@ -267,15 +262,11 @@ Deno.test("apply refuses stale bases, oversized content and missing deletions", 
       assert.equal(rows[rows.length - 1].action, "apply-proposal");
       assert.equal(rows[rows.length - 1].bytes, 256 * 1024);
     });
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 Deno.test("hard links to files outside the project or in .git are replaced, never written through", async () => {
-  const p = await setup("hardlink");
-  try {
+  await withProject(setup("hardlink"), async (p) => {
     const nonce = await dispatch(p, "worker");
     await Deno.link(join(p.outside, "victim.txt"), join(p.root, "src/hl-out.txt"));
     await Deno.link(join(p.root, ".git/config"), join(p.root, "src/hl-git.txt"));
@@ -308,10 +299,7 @@ Deno.test("hard links to files outside the project or in .git are replaced, neve
     assert.equal(await Deno.readTextFile(join(p.outside, "victim.txt")), "victim\n");
     assert.deepEqual(await Deno.readFile(join(p.root, ".git/config")), gitConfig);
     assert.equal((await Deno.lstat(join(p.outside, "victim.txt"))).nlink, 1);
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
 
 /**
@@ -332,8 +320,7 @@ async function expectTypedRefusal(p: Project, artifact: Json | string): Promise<
 }
 
 Deno.test("names the kernel or the ledger cannot take are refused with a typed code and a row", async (t) => {
-  const p = await setup("names");
-  try {
+  await withProject(setup("names"), async (p) => {
     const nonce = await dispatch(p, "worker");
     await t.step("a path segment longer than NAME_MAX", async () => {
       await expectTypedRefusal(p, change(nonce, "src/" + "n".repeat(300), "x\n"));
@@ -369,8 +356,5 @@ Deno.test("names the kernel or the ledger cannot take are refused with a typed c
           `"base_sha256": "absent", "content": "x", "rationale": "why \\udc00"}`,
       );
     });
-    await assertCliLedgerVerifies(p);
-  } finally {
-    await p.dispose();
-  }
+  });
 });
