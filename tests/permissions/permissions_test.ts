@@ -8,12 +8,14 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { initKeys, loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
+import { PermissionLayerError } from "../../lib/errors.ts";
 import { launchFlags, mergeNeeds, NO_NEEDS } from "../../lib/permissions.ts";
 import {
   assertSameTree,
   baseChildEnv,
   refusals,
   runCli,
+  runDeno,
   type RunResult,
   type Sandbox,
   sandbox,
@@ -201,10 +203,43 @@ Deno.test("launchFlags: sorted unique lists, never net/ffi, run only absolute, c
       "--allow-sys=uid",
     ],
   );
-  assert.throws(() => launchFlags({ ...NO_NEEDS, run: ["git"] }), /absolute/);
-  assert.throws(() => launchFlags({ ...NO_NEEDS, read: ["/a,b"] }), /comma/);
+  const missing = (re: RegExp) => (e: unknown) =>
+    e instanceof PermissionLayerError && e.code === "PERMISSION_MISSING" && re.test(e.message);
+  assert.throws(() => launchFlags({ ...NO_NEEDS, run: ["git"] }), missing(/absolute/));
+  assert.throws(() => launchFlags({ ...NO_NEEDS, read: ["/a,b"] }), missing(/comma/));
   assert.deepEqual(
     mergeNeeds({ ...NO_NEEDS, read: ["/b"] }, { ...NO_NEEDS, read: ["/a", "/b"], env: ["X"] }),
     { read: ["/a", "/b"], write: [], run: [], env: ["X"], sys: [] },
   );
+});
+
+Deno.test("narrowPermissions with refuseNetFfi: net granted is PERMISSION_TOO_BROAD, and nothing is revoked first", async (t) => {
+  const dir = await Deno.makeTempDir({ prefix: "at-perm-net-" });
+  try {
+    const probe = join(dir, "probe.ts");
+    const lib = new URL("../../lib/permissions.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      probe,
+      `import { narrowPermissions, NO_NEEDS } from "${lib}";\n` +
+        "try {\n" +
+        "  const n = narrowPermissions(NO_NEEDS, { refuseNetFfi: true });\n" +
+        "  console.log(`ok ${n.revoked.join(',')}`);\n" +
+        "} catch (e) {\n" +
+        "  const read = Deno.permissions.querySync({ name: 'read' }).state;\n" +
+        "  console.log(`${(e as { code?: string }).code} read=${read}`);\n" +
+        "}\n",
+    );
+    await t.step("-A (net and ffi granted) is refused, with read still granted", async () => {
+      const r = await runDeno(["run", "-A", probe]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout.trim(), "PERMISSION_TOO_BROAD read=granted");
+    });
+    await t.step("--allow-read alone passes; every unneeded category is revoked", async () => {
+      const r = await runDeno(["run", "--no-prompt", "--allow-read", probe]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout.trim(), "ok read,write,run,env,sys,net,ffi");
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
