@@ -87,6 +87,8 @@ export interface ApplyOptions {
   gateRunner: GateRunner;
   /** The clock. */
   now?: () => Date;
+  /** The anchored-write helper program (default `/usr/bin/perl`, see `lib/fs/anchored_write.ts`). */
+  perl?: string;
 }
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
@@ -330,6 +332,7 @@ async function applyChecked(
       name,
       op: isChange ? "write" : "unlink",
       createDirs: isChange,
+      perl: opts.perl,
       decide: (cur) => {
         checkBase(a.base_sha256, cur, rel);
         return { mode: cur?.mode ?? 0o644, content };

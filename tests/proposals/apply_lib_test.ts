@@ -1,23 +1,22 @@
 /**
- * The library surface `applyProposal(artifact, {dryRun: true, ...})`, in-process, with the real
- * confined gate runner (bwrap). Only proposals whose target does not exist yet are used: reading
- * an existing target anchors the working directory (lib/fs/anchored_dir.ts), which must never
- * happen inside the test runner. A dry run returns the result with `written: false`, runs the
- * gates on the proposed content (with `{file}` and `{path}` substituted), counts an attempt,
- * spends no use, records no row, creates no directory, and leaves the working directory alone;
- * its refusals record nothing either.
+ * The library surface `applyProposal(artifact, {...})`, in-process, with the real confined gate
+ * runner (bwrap). A dry run returns the result with `written: false`, runs the gates on the
+ * proposed content (with `{file}` and `{path}` substituted), counts an attempt, spends no use,
+ * records no row, creates no directory, and leaves the working directory alone; its refusals
+ * record nothing either. Without its anchored-write helper a real apply refuses after the
+ * write-ahead row and leaves the target alone.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { HmacKey } from "../../lib/crypto/hash.ts";
-import { AgentTeamsError } from "../../lib/errors.ts";
+import { AgentTeamsError, ProposalError } from "../../lib/errors.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
 import type { Policy } from "../../lib/policy/types.ts";
 import { applyProposal, type ApplyResult } from "../../lib/proposals/apply.ts";
 import { confinedGateRunner, type GateRunner } from "../../lib/proposals/gates.ts";
-import { type Sandbox, sandbox } from "../_helpers/mod.ts";
-import { counts, exists, ledgerLines, sha256, storeLines } from "./_helpers.ts";
+import { assertSameTree, type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { counts, exists, ledgerLines, ledgerRows, sha256, storeLines } from "./_helpers.ts";
 
 const BRIEF = JSON.stringify({
   agent_policies: { worker: { write_scopes: ["src/"] } },
@@ -149,6 +148,40 @@ Deno.test("applyProposal dry run refusals record nothing", async (t) => {
         assert.equal(await exists(join(w.sb.project, "src")), false);
       });
     }
+  } finally {
+    await w.sb.dispose();
+  }
+});
+
+Deno.test("applyProposal without its write helper refuses WRITE_UNAVAILABLE after the write-ahead row; the target is untouched", async () => {
+  const w = await world();
+  try {
+    const src = join(w.sb.project, "src");
+    await Deno.mkdir(src);
+    await Deno.writeTextFile(join(src, "a.txt"), "hello\n");
+    const tree = await snapshotTree(src);
+    const rowsBefore = (await ledgerRows(w.sb.project)).length;
+    const artifact = proposal(w, {
+      path: "src/a.txt",
+      base_sha256: sha256("hello\n"),
+      content: "pwned\n",
+    });
+    await assert.rejects(
+      applyProposal(artifact, {
+        root: w.sb.project,
+        policy: w.policy,
+        hmac: w.hmac,
+        gateRunner: w.gateRunner,
+        perl: join(w.sb.dir, "no-such-perl"),
+      }),
+      (e: unknown) => e instanceof ProposalError && e.code === "WRITE_UNAVAILABLE",
+    );
+    assertSameTree(tree, await snapshotTree(src), "src after WRITE_UNAVAILABLE");
+    const rows = (await ledgerRows(w.sb.project)).slice(rowsBefore);
+    assert.deepEqual(rows.map((r) => [r.action, r.code ?? null]), [
+      ["apply-proposal", null],
+      ["apply-proposal-refused", "WRITE_UNAVAILABLE"],
+    ]);
   } finally {
     await w.sb.dispose();
   }
