@@ -122,7 +122,6 @@ export class LedgerError extends AgentTeamsError {
   constructor(
     code:
       | "LEDGER_TAMPERED"
-      | "LEDGER_MALFORMED"
       | "LEDGER_ROW_TOO_LARGE"
       | "TORN_TAIL"
       | "NO_TORN_TAIL"

@@ -11,14 +11,12 @@ import { sanitizePath } from "../requests/env.ts";
 import { diskFs, resolveProgram } from "../requests/resolve.ts";
 import { keyDir } from "../crypto/keys.ts";
 import { UsageError } from "../errors.ts";
+import { PERL } from "../fs/anchored_write.ts";
+import { BWRAP_PATH } from "../sandbox/bwrap.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { STATE_DIR } from "../ledger/paths.ts";
 import type { FlagSpec } from "./parse.ts";
 import type { CommandSpec, Ctx, Outcome } from "./types.ts";
-
-const BWRAP = "/usr/bin/bwrap";
-/** The anchored-write helper (see lib/fs/anchored_write.ts). */
-const PERL = "/usr/bin/perl";
 
 const UNCONFINED_FLAG: FlagSpec = {
   name: "unconfined",
@@ -141,11 +139,11 @@ async function actingNeeds(
       "/proc",
       ...confinedDir,
       ...pathDirs(ctx),
-      BWRAP,
+      BWRAP_PATH,
       ...await confinedExecPaths(ctx),
     ],
     write: [...(opts.writeProject ? [ctx.project] : []), tmp],
-    run: [BWRAP, ...(opts.run ?? [])],
+    run: [BWRAP_PATH, ...(opts.run ?? [])],
     env: [...KEY_ENV, ...CHILD_ENV],
     sys: ["uid"],
   });
