@@ -282,8 +282,10 @@ async function runChecked(
       confined,
       backend,
     }, async () => {
-      markActed();
       const before = await takeSnapshot(git);
+      // Acted from here on: a failure before this point (git cannot read the worktree) is a
+      // refusal row after the start row; after it, the start row stands alone.
+      markActed();
       const r = await executeRun(prepared);
       const after = await takeSnapshot(git, { previous: before });
       const declared = declaredMatcher(a.expected_writes ?? [], {

@@ -368,3 +368,23 @@ Deno.test("run: a confined_programs write root that does not exist is refused be
     assert.equal(useCount(w.project), usesBefore, "a refused request spent a use");
   });
 });
+
+Deno.test("run: a worktree git cannot read (corrupt index) is SNAPSHOT_FAILED: the start row gets its refusal row; nothing runs", async () => {
+  await withWorld("badindex", { brief, files: FILES }, async (w) => {
+    const index = join(w.project, ".git/index");
+    const garbage = new TextEncoder().encode("DIRC but not an index\n");
+    await Deno.writeFile(index, garbage);
+    const r = await w.run({ argv: ["/usr/bin/touch", "src/x.txt"] }, { flags: ["--json"] });
+    assertJsonRefused(r, "SNAPSHOT_FAILED");
+    assert.equal(exists(join(w.project, "src/x.txt")), false, "the refused command ran");
+    assert.deepEqual(await Deno.readFile(index), garbage, "the index was rewritten");
+    // The snapshot is taken after the write-ahead start row (the ledger is part of what it
+    // watches), so the refusal follows that row and completes it: no lone start row is left.
+    const rows = newRows(w, r);
+    assert.deepEqual(rows.map((row) => [row.action, row.code ?? null]), [
+      ["run-request-start", null],
+      ["run-request-refused", "SNAPSHOT_FAILED"],
+    ]);
+    await w.verifyOk();
+  });
+});
