@@ -27,7 +27,13 @@
 
 import { RequestError } from "../errors.ts";
 import { captureStream, MAX_OUTPUT_BYTES } from "./output.ts";
-import { liveGroupMembers, ownPipeInodes, pipeHolders, pipeInodesOf } from "./procfs.ts";
+import {
+  escapedPipeHolders,
+  liveGroupMembers,
+  ownPipeInodes,
+  pipeHolders,
+  pipeInodesOf,
+} from "./procfs.ts";
 
 /** How long to wait for the pipes to close after the direct child exits (ms). */
 export const DEFAULT_DRAIN_MS = 2000;
@@ -197,12 +203,14 @@ export async function runProcess(spec: RunSpec): Promise<RunResult> {
   // The child's output pipes: read from its /proc entry, or, when it already exited, as the pipes
   // this process gained with the spawn.
   let pipes = pipeInodesOf(pgid) ?? [];
-  if (pipes.length === 0 && ownBefore !== null) {
+  let pipesExact = pipes.length > 0;
+  if (!pipesExact && ownBefore !== null) {
     const after = ownPipeInodes() ?? new Set<number>();
-    const gained = [...after].filter((i) => !ownBefore.has(i));
-    // Only when exactly this spawn's pipes appeared (another spawn at the same moment would add
-    // more): never risk taking someone else's pipes for the child's.
-    if (gained.length === (hasStdin ? 3 : 2)) pipes = gained;
+    pipes = [...after].filter((i) => !ownBefore.has(i));
+    // Exactly this spawn's pipes appeared, or also those of spawns made at the same moment (by
+    // other code in this process): then only holders that escaped a spawn are killed, never a
+    // process of a spawn still running.
+    pipesExact = pipes.length === (hasStdin ? 3 : 2);
   }
   const out = captureStream(child.stdout, cap);
   const err = captureStream(child.stderr, cap);
@@ -228,7 +236,8 @@ export async function runProcess(spec: RunSpec): Promise<RunResult> {
   const io = Promise.all([out.done, err.done, stdinDone]);
   if (!await within(io, drainMs)) {
     survivors = true;
-    const holders = pipeHolders(pipes, [Deno.pid]) ?? [];
+    const holders = (pipesExact ? pipeHolders(pipes, [Deno.pid]) : escapedPipeHolders(pipes)) ??
+      [];
     holders.forEach(killPid);
     signalGroup(pgid, "SIGKILL");
     if (holders.length === 0 || !await within(io, 500)) {

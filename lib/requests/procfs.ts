@@ -85,13 +85,7 @@ export function liveGroupMembers(pgid: number): number[] | null {
   if (all === null) return null;
   const live: number[] = [];
   for (const pid of all) {
-    let text: string;
-    try {
-      text = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    } catch {
-      continue; // exited meanwhile
-    }
-    const st = parseProcStat(text);
+    const st = readStat(pid); // null: exited meanwhile
     if (st !== null && st.pgrp === pgid && st.state !== "Z" && st.state !== "X") live.push(pid);
   }
   return live;
@@ -160,6 +154,62 @@ export function pipeHolders(
     }
   }
   return holders;
+}
+
+function readStat(pid: number): ProcStat | null {
+  try {
+    return parseProcStat(Deno.readTextFileSync(`/proc/${pid}/stat`));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a process holding one of `self`'s pipes escaped from a spawn: it is not a child of
+ * `self`, not in `self`'s session, and not in the session of a live child of `self` (spawned
+ * children lead their own sessions). Such a process is a leftover that left its group with
+ * `setsid`; anything else belongs to a spawn that is still running.
+ *
+ * @example
+ * ```ts
+ * import { isEscapee } from "./procfs.ts";
+ * const self = { pid: 100, session: 90 };
+ * isEscapee({ state: "S", ppid: 1, pgrp: 300, session: 300 }, self, new Set([200])); // true
+ * isEscapee({ state: "S", ppid: 200, pgrp: 200, session: 200 }, self, new Set([200])); // false
+ * ```
+ */
+export function isEscapee(
+  st: ProcStat,
+  self: { readonly pid: number; readonly session: number },
+  childSessions: ReadonlySet<number>,
+): boolean {
+  return st.ppid !== self.pid && st.session !== self.session && !childSessions.has(st.session);
+}
+
+/**
+ * The holders of `inodes` that escaped from a spawn of this process (see {@link isEscapee}), for
+ * when `inodes` may include the pipes of spawns still running; `null` without `/proc`.
+ *
+ * @example
+ * ```ts
+ * import { escapedPipeHolders } from "./procfs.ts";
+ * escapedPipeHolders([123456789]); // [] when nobody holds that pipe
+ * ```
+ */
+export function escapedPipeHolders(inodes: readonly number[]): number[] | null {
+  const holders = pipeHolders(inodes, [Deno.pid]);
+  if (holders === null || holders.length === 0) return holders;
+  const me = readStat(Deno.pid);
+  if (me === null) return [];
+  const childSessions = new Set<number>();
+  for (const pid of pids() ?? []) {
+    if (readStat(pid)?.ppid === Deno.pid) childSessions.add(pid);
+  }
+  const self = { pid: Deno.pid, session: me.session };
+  return holders.filter((pid) => {
+    const st = readStat(pid);
+    return st !== null && isEscapee(st, self, childSessions);
+  });
 }
 
 /**

@@ -7,7 +7,13 @@ import assert from "node:assert/strict";
 import { RequestError } from "../../lib/errors.ts";
 import { MAX_OUTPUT_BYTES } from "../../lib/requests/output.ts";
 import { exitOf, runProcess, type RunSpec } from "../../lib/requests/process.ts";
-import { parseProcStat } from "../../lib/requests/procfs.ts";
+import {
+  escapedPipeHolders,
+  isEscapee,
+  parseProcStat,
+  pipeHolders,
+  pipeInodesOf,
+} from "../../lib/requests/procfs.ts";
 
 const SH = "/bin/sh";
 const ENV = { PATH: "/usr/bin:/bin" };
@@ -46,6 +52,15 @@ async function gone(pid: number, boundMs = 5000): Promise<boolean> {
     await new Promise((r) => setTimeout(r, 50));
   }
   return !alive(pid);
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function killQuietly(pid: number): void {
@@ -159,6 +174,50 @@ Deno.test("a setsid grandchild holding the pipes does not hang the run and is re
     assert.ok(await gone(escaped), "the escaped process holding the pipes was killed");
   } finally {
     if (escaped > 0) killQuietly(escaped);
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("escapedPipeHolders: among holders of several spawns' pipes, only the setsid escapee", async () => {
+  requireProgram("/usr/bin/setsid");
+  const self = { pid: 100, session: 90 };
+  assert.equal(isEscapee({ state: "S", ppid: 1, pgrp: 7, session: 7 }, self, new Set()), true);
+  assert.equal(isEscapee({ state: "S", ppid: 100, pgrp: 7, session: 7 }, self, new Set()), false);
+  assert.equal(isEscapee({ state: "S", ppid: 1, pgrp: 7, session: 90 }, self, new Set()), false);
+  assert.equal(isEscapee({ state: "S", ppid: 1, pgrp: 8, session: 7 }, self, new Set([7])), false);
+  const dir = await tempDir();
+  // A running spawn (a child of this process, leading its own session) and an escapee from a
+  // spawn that already exited (`setsid -f` forks it off and returns), each holding its own pipes.
+  const running = new Deno.Command("/bin/sleep", {
+    args: ["30"],
+    stdout: "piped",
+    stderr: "piped",
+    detached: true,
+  }).spawn();
+  let escaped = 0;
+  try {
+    const holder = new Deno.Command("/usr/bin/setsid", {
+      args: ["-f", "/bin/sh", "-c", `echo $$ > "${dir}/pid2"; exec sleep 30`],
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    await holder.status;
+    while (!exists(`${dir}/pid2`) || Deno.readTextFileSync(`${dir}/pid2`).trim() === "") {
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    escaped = Number(Deno.readTextFileSync(`${dir}/pid2`).trim());
+    const inodes = [...(pipeInodesOf(running.pid) ?? []), ...(pipeInodesOf(escaped) ?? [])];
+    assert.equal(inodes.length, 4, "both processes hold two pipes");
+    assert.deepEqual(pipeHolders(inodes, [Deno.pid])?.sort(), [running.pid, escaped].sort());
+    assert.deepEqual(escapedPipeHolders(inodes), [escaped], "the running spawn is spared");
+    await holder.stdout.cancel();
+    await holder.stderr.cancel();
+  } finally {
+    if (escaped > 0) killQuietly(escaped);
+    killQuietly(running.pid);
+    await running.status;
+    await running.stdout.cancel();
+    await running.stderr.cancel();
     Deno.removeSync(dir, { recursive: true });
   }
 });
