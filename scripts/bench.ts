@@ -12,7 +12,8 @@
  * 4. Confinement: `true` under the project's bwrap plan vs bare `bwrap --ro-bind / / true` vs
  *    plain `true`.
  *
- * Usage: deno task bench [--quick]
+ * Usage: deno task bench [--quick] [--only=ledger|apply|run|confine] [--keep]
+ * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
  * @module
  */
@@ -32,6 +33,9 @@ import {
 } from "../lib/sandbox/run_dir.ts";
 
 const quick = Deno.args.includes("--quick");
+const keep = Deno.args.includes("--keep");
+const only = Deno.args.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+const want = (section: string): boolean => only === undefined || only === section;
 const root = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 const main = `${root}/main.ts`;
 const deno = Deno.execPath();
@@ -389,10 +393,11 @@ async function confineSection(): Promise<void> {
 console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${new Date().toISOString()}`);
 try {
   await initKeys();
-  await ledgerSection();
-  await applySection();
-  await runSection();
-  await confineSection();
+  if (want("ledger")) await ledgerSection();
+  if (want("apply")) await applySection();
+  if (want("run")) await runSection();
+  if (want("confine")) await confineSection();
 } finally {
-  Deno.removeSync(work, { recursive: true });
+  if (keep) console.log(`scratch kept: ${work}`);
+  else Deno.removeSync(work, { recursive: true });
 }
