@@ -27,7 +27,7 @@ import { runRequest as run, type RunRequestResult } from "./requests/run_request
 import type { Backend } from "./sandbox/decide.ts";
 import { lazyBackend } from "./sandbox/backend.ts";
 import { withConfinedPrograms } from "./sandbox/policy_confined.ts";
-import { dirname } from "node:path";
+import { dirname } from "./fs/path.ts";
 
 export * from "./errors.ts";
 export type { ApplyResult } from "./proposals/apply.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "../fs/path.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { sanitizePath } from "../requests/env.ts";
 import { diskFs, resolveProgram } from "../requests/resolve.ts";

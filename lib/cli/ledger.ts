@@ -14,7 +14,7 @@ import { utcSeconds } from "../ledger/row.ts";
 import { checkStatePath, statePaths } from "../ledger/paths.ts";
 import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../ledger/verify.ts";
 import { checkLedgerBytes } from "../ledger/verify_rows.ts";
-import { join, resolve } from "node:path";
+import { join, resolve } from "../fs/path.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
 const dec = new TextDecoder();

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { resolve } from "node:path";
+import { resolve } from "../fs/path.ts";
 import { AgentTeamsError, UsageError } from "../errors.ts";
 import { readEnv } from "../env.ts";
 import { narrowPermissions } from "../permissions.ts";

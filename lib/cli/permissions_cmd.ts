@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { resolve } from "node:path";
+import { resolve } from "../fs/path.ts";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "../errors.ts";
 import { launchFlags } from "../permissions.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, resolve } from "../fs/path.ts";
 import { keyDir, type LedgerKey, loadLedgerKey } from "../crypto/keys.ts";
 import { AgentTeamsError, KeyError } from "../errors.ts";
 import { appendRow } from "../ledger/append.ts";

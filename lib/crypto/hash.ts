@@ -1,7 +1,8 @@
 /**
- * SHA-256 and HMAC-SHA256 for the ledger's hot paths. `node:crypto` is used because it is several
- * times faster per call than WebCrypto's promise-based API; an {@link HmacKey} hashes its key pads
- * once, so each MAC costs two short hash continuations instead of a fresh key schedule.
+ * SHA-256 and HMAC-SHA256 for the ledger's hot paths, synchronous, on the small WebAssembly
+ * SHA-256 in `sha256_wasm.ts` (WebCrypto is promise-based and `node:crypto` would load Deno's Node
+ * compatibility layer at start-up, ~30 ms). An {@link HmacKey} hashes its key pads once, so each
+ * MAC costs two short hash continuations instead of a fresh key schedule.
  *
  * @example
  * ```ts
@@ -11,9 +12,14 @@
  * ```
  * @module
  */
-import { createHash, type Hash, timingSafeEqual } from "node:crypto";
+import { WasmSha256 } from "./sha256_wasm.ts";
 
-type CopyableHash = Hash & { copy(): CopyableHash };
+const enc = new TextEncoder();
+let shared: WasmSha256 | null = null;
+
+function bytesOf(data: string | Uint8Array): Uint8Array {
+  return typeof data === "string" ? enc.encode(data) : data;
+}
 
 /**
  * Hex SHA-256 of a string (UTF-8) or bytes.
@@ -25,26 +31,18 @@ type CopyableHash = Hash & { copy(): CopyableHash };
  * ```
  */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
+  shared ??= WasmSha256.create();
+  return shared.sha256Hex(bytesOf(data));
 }
 
 /** A keyed HMAC-SHA256 with its inner and outer pads hashed once. */
 export class HmacKey {
-  readonly #inner: CopyableHash;
-  readonly #outer: CopyableHash;
+  readonly #w: WasmSha256;
 
   /** @param key the raw key bytes (any length; keys over 64 bytes are hashed first, per RFC 2104). */
   constructor(key: Uint8Array) {
-    let k = key;
-    if (k.length > 64) k = new Uint8Array(createHash("sha256").update(k).digest());
-    const ipad = new Uint8Array(64).fill(0x36);
-    const opad = new Uint8Array(64).fill(0x5c);
-    for (let i = 0; i < k.length; i++) {
-      ipad[i] ^= k[i];
-      opad[i] ^= k[i];
-    }
-    this.#inner = createHash("sha256").update(ipad) as CopyableHash;
-    this.#outer = createHash("sha256").update(opad) as CopyableHash;
+    this.#w = WasmSha256.create();
+    this.#w.setKey(key);
   }
 
   /**
@@ -59,8 +57,7 @@ export class HmacKey {
    * ```
    */
   hex(data: string | Uint8Array): string {
-    const inner = this.#inner.copy().update(data).digest();
-    return this.#outer.copy().update(inner).digest("hex");
+    return this.#w.hmacHex(bytesOf(data));
   }
 
   /**
@@ -80,8 +77,6 @@ export class HmacKey {
   }
 }
 
-const enc = new TextEncoder();
-
 /**
  * Constant-time comparison of two hex strings of equal length; false when lengths differ.
  *
@@ -93,5 +88,7 @@ const enc = new TextEncoder();
  */
 export function hexEqual(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
-  return timingSafeEqual(enc.encode(a), enc.encode(b));
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }

@@ -20,8 +20,7 @@
  * ```
  * @module
  */
-import * as nodeFs from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "../fs/path.ts";
 import { FsSafetyError, KeyError } from "../errors.ts";
 import { HmacKey } from "./hash.ts";
 import { generatePem } from "./ed25519.ts";
@@ -281,12 +280,12 @@ export interface InitKeysResult {
 }
 
 function writeNewFile(path: string, text: string, mode: number): void {
-  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = nodeFs.constants;
-  let fd: number;
+  let file: Deno.FsFile;
   try {
-    fd = nodeFs.openSync(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+    // O_CREAT | O_EXCL: never replaces a file, never follows a symlink.
+    file = Deno.openSync(path, { write: true, createNew: true, mode });
   } catch (e) {
-    if ((e as { code?: string }).code === "EEXIST") {
+    if (e instanceof Deno.errors.AlreadyExists) {
       throw new KeyError("KEY_EXISTS", `${path} already exists; refusing to replace a key`);
     }
     throw e;
@@ -294,11 +293,20 @@ function writeNewFile(path: string, text: string, mode: number): void {
   try {
     const b = new TextEncoder().encode(text);
     let off = 0;
-    while (off < b.length) off += nodeFs.writeSync(fd, b, off, b.length - off);
-    nodeFs.fchmodSync(fd, mode);
-    nodeFs.fsyncSync(fd);
+    while (off < b.length) off += file.writeSync(b.subarray(off));
+    // The umask can only narrow the mode; widen it back by name (Deno has no fchmod) once the
+    // name is known to lead to this file, inside the operator's own 0700 key directory.
+    const st = file.statSync();
+    if (((st.mode ?? 0) & 0o7777) !== mode) {
+      const named = Deno.lstatSync(path);
+      if (!named.isFile || named.ino !== st.ino || named.dev !== st.dev) {
+        throw new KeyError("KEY_CUSTODY", `${path} was replaced while being written`);
+      }
+      Deno.chmodSync(path, mode);
+    }
+    file.syncSync();
   } finally {
-    nodeFs.closeSync(fd);
+    file.close();
   }
 }
 

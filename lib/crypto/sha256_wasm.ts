@@ -1,7 +1,7 @@
 /**
  * The batch SHA-256 / HMAC-SHA256 module (`lib/crypto/wasm/sha256.c`, built by
  * `scripts/build-wasm`). One call verifies a whole table of ledger rows inside WebAssembly, which
- * avoids the per-call overhead that dominates hashing many short lines through `node:crypto`.
+ * avoids the per-call overhead that dominates hashing many short lines one call at a time.
  *
  * @example
  * ```ts
@@ -12,7 +12,6 @@
  * @module
  */
 import { SHA256_WASM_BASE64 } from "./sha256_wasm_bytes.ts";
-import { createHash } from "node:crypto";
 
 interface Exports {
   memory: WebAssembly.Memory;
@@ -41,6 +40,12 @@ function moduleBytes(): Uint8Array {
 }
 
 const PAGE = 65536;
+
+function hexBytes(hex: string): Uint8Array {
+  const b = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < b.length; i++) b[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return b;
+}
 const dec = new TextDecoder();
 
 /** One instance of the module with its own linear memory. */
@@ -105,7 +110,7 @@ export class WasmSha256 {
    * ```
    */
   setKey(key: Uint8Array): void {
-    const k = key.length > 64 ? new Uint8Array(createHash("sha256").update(key).digest()) : key;
+    const k = key.length > 64 ? hexBytes(this.sha256Hex(key)) : key;
     this.reserve(64);
     this.bytes.set(k, this.#base);
     this.#x.hmac_setkey(this.#base, k.length);

@@ -12,10 +12,8 @@
  * ```
  * @module
  */
-import * as nodeFs from "node:fs";
-import { basename, dirname } from "node:path";
+import { basename, dirname } from "./path.ts";
 
-const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = nodeFs.constants;
 const enc = new TextEncoder();
 
 /** Options of {@link atomicWriteFileSync}. */
@@ -91,23 +89,37 @@ export function atomicWriteFileSync(
     }
   }
   const tmp = tempNameFor(path);
-  const fd = nodeFs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+  // O_CREAT | O_EXCL: never opens an existing file, never follows a symlink at `tmp`.
+  const file = Deno.openSync(tmp, { write: true, createNew: true, mode });
   let renamed = false;
+  let closed = false;
   try {
     let off = 0;
-    while (off < bytes.length) off += nodeFs.writeSync(fd, bytes, off, bytes.length - off);
-    nodeFs.fchmodSync(fd, mode);
-    nodeFs.fsyncSync(fd);
-    nodeFs.closeSync(fd);
+    while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
+    // The umask may have narrowed the mode. Deno has no fchmod, so the fresh temporary file is
+    // set by name, and only after checking that the name still leads to the file just created.
+    const st = file.statSync();
+    if (((st.mode ?? 0) & 0o7777) !== mode) {
+      const named = Deno.lstatSync(tmp);
+      if (!named.isFile || named.ino !== st.ino || named.dev !== st.dev) {
+        throw new Deno.errors.AlreadyExists(`${tmp} was replaced while being written`);
+      }
+      Deno.chmodSync(tmp, mode);
+    }
+    file.syncSync();
+    file.close();
+    closed = true;
     Deno.renameSync(tmp, path);
     renamed = true;
     fsyncDirSync(dirname(path));
     return mode;
   } finally {
     if (!renamed) {
-      try {
-        nodeFs.closeSync(fd);
-      } catch { /* already closed */ }
+      if (!closed) {
+        try {
+          file.close();
+        } catch { /* already closed */ }
+      }
       try {
         Deno.removeSync(tmp);
       } catch { /* never created or already gone */ }

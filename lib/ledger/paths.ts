@@ -9,7 +9,7 @@
  * ```
  * @module
  */
-import { join } from "node:path";
+import { join } from "../fs/path.ts";
 import { LedgerError } from "../errors.ts";
 import { describeKind, lstatOrNullSync } from "../fs/safe_read.ts";
 import { fsyncDirSync } from "../fs/atomic_write.ts";

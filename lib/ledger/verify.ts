@@ -44,7 +44,6 @@ import {
   needsChainDetail,
   type RowChecks,
 } from "./verify_rows.ts";
-import * as nodeFs from "node:fs";
 import { signedPart } from "./scan.ts";
 
 /** The key as verification needs it: raw bytes (for the batch module) and a keyed HMAC. */
@@ -400,24 +399,24 @@ export function readLedgerTexts(root: string): LedgerTexts {
   return { ledger, head: small.head, dispatches: small.dispatches };
 }
 
-const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = nodeFs.constants;
-
-/** Streams the ledger file through the row checker (opened without following links). */
+/**
+ * Streams the ledger file through the row checker. `lstat` must show a regular file and the
+ * opened file must be that same inode (see `lib/fs/safe_read.ts`).
+ */
 function streamLedger(path: string, key: Uint8Array, retain: boolean): RowChecks {
   const before = Deno.lstatSync(path);
-  const fd = nodeFs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  if (!before.isFile) {
+    throw new LedgerError("LEDGER_UNSAFE_PATH", `${path} is not a regular file`);
+  }
+  const file = Deno.openSync(path, { read: true });
   try {
-    const st = nodeFs.fstatSync(fd);
-    if (!st.isFile() || st.ino !== before.ino || st.dev !== before.dev) {
+    const st = file.statSync();
+    if (!st.isFile || st.ino !== before.ino || st.dev !== before.dev) {
       throw new LedgerError("LEDGER_UNSAFE_PATH", `${path} was replaced while opening`);
     }
-    return checkRowsStream(
-      (into) => nodeFs.readSync(fd, into, 0, into.length, null),
-      key,
-      { retain },
-    );
+    return checkRowsStream((into) => file.readSync(into) ?? 0, key, { retain });
   } finally {
-    nodeFs.closeSync(fd);
+    file.close();
   }
 }
 

@@ -18,7 +18,7 @@
  */
 
 import { sha256Hex } from "../crypto/hash.ts";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "../fs/path.ts";
 import { FsSafetyError, PolicyError } from "../errors.ts";
 import { readRegularFile } from "../fs/safe_read.ts";
 import { DEFAULT_BRIEF_NAMES } from "./lint.ts";

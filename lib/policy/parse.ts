@@ -15,7 +15,7 @@
  * @module
  */
 
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
 import { compilePolicy } from "./compile.ts";
 import { parseJsonSource } from "./json_source.ts";

@@ -14,7 +14,7 @@
  * ```
  * @module
  */
-import { basename } from "node:path";
+import { basename } from "../fs/path.ts";
 import { ProposalError } from "../errors.ts";
 import { fnmatch } from "../policy/fnmatch.ts";
 import { GATE_TIMEOUT, type GateDef, type Policy } from "../policy/types.ts";

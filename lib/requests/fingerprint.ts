@@ -8,16 +8,46 @@
  * (permissions, a file changing under the read) gets a fingerprint that never repeats, so it is
  * always reported: fail closed.
  *
+ * SHA-1 and SHA-256 digests come from a {@link HashFactory} passed in: `node:crypto`'s
+ * `createHash`, loaded by {@link loadHashFactory} only when a snapshot has a file to hash, so a
+ * clean tree never pays for Deno's Node compatibility layer.
+ *
  * @example
  * ```ts
- * import { blobId } from "./fingerprint.ts";
- * blobId(new Uint8Array(0), "sha1"); // "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+ * import { blobId, loadHashFactory } from "./fingerprint.ts";
+ * blobId(new Uint8Array(0), "sha1", await loadHashFactory());
+ * // "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
  * ```
  * @module
  */
 
-import { createHash } from "node:crypto";
 import { sha256Hex } from "../crypto/hash.ts";
+
+/** An incremental digest. */
+export interface Digest {
+  /** Adds bytes (strings as UTF-8). */
+  update(data: string | Uint8Array): Digest;
+  /** The hex digest. */
+  digest(encoding: "hex"): string;
+}
+
+/** Makes a fresh digest of git's object format. */
+export type HashFactory = (format: "sha1" | "sha256") => Digest;
+
+/**
+ * Loads `node:crypto`'s `createHash` (on first use; later calls are free).
+ *
+ * @example
+ * ```ts
+ * import { loadHashFactory } from "./fingerprint.ts";
+ * const make = await loadHashFactory();
+ * make("sha1").update("").digest("hex"); // "da39a3ee5e6b4b0d3255bfef95601890afd80709"
+ * ```
+ */
+export async function loadHashFactory(): Promise<HashFactory> {
+  const { createHash } = await import("node:crypto");
+  return (format) => createHash(format) as unknown as Digest;
+}
 
 /** The fingerprint of a path that does not exist. */
 export const ABSENT = "absent";
@@ -29,12 +59,13 @@ const CHUNK = 1 << 20;
  *
  * @example
  * ```ts
- * import { blobId } from "./fingerprint.ts";
- * blobId(new TextEncoder().encode("hello\n"), "sha1"); // "ce013625030ba8dba906f756967f9e9ca394464a"
+ * import { blobId, loadHashFactory } from "./fingerprint.ts";
+ * blobId(new TextEncoder().encode("hello\n"), "sha1", await loadHashFactory());
+ * // "ce013625030ba8dba906f756967f9e9ca394464a"
  * ```
  */
-export function blobId(bytes: Uint8Array, format: "sha1" | "sha256"): string {
-  return createHash(format).update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
+export function blobId(bytes: Uint8Array, format: "sha1" | "sha256", make: HashFactory): string {
+  return make(format).update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
 }
 
 /**
@@ -54,7 +85,12 @@ export function uniqueFingerprint(why: string): string {
  * `<mode> <blob id>` of a regular file read in chunks, or a unique fingerprint when it changed
  * while being read or cannot be read.
  */
-function fileFingerprint(abs: string, info: Deno.FileInfo, format: "sha1" | "sha256"): string {
+function fileFingerprint(
+  abs: string,
+  info: Deno.FileInfo,
+  format: "sha1" | "sha256",
+  make: HashFactory,
+): string {
   let file: Deno.FsFile;
   try {
     file = Deno.openSync(abs, { read: true });
@@ -66,7 +102,7 @@ function fileFingerprint(abs: string, info: Deno.FileInfo, format: "sha1" | "sha
     if (!st.isFile || st.ino !== info.ino || st.dev !== info.dev) {
       return uniqueFingerprint("unstable");
     }
-    const hash = createHash(format).update(`blob ${st.size}\0`);
+    const hash = make(format).update(`blob ${st.size}\0`);
     const buf = new Uint8Array(CHUNK);
     let total = 0;
     while (true) {
@@ -91,11 +127,15 @@ function fileFingerprint(abs: string, info: Deno.FileInfo, format: "sha1" | "sha
  *
  * @example
  * ```ts
- * import { worktreeFingerprint } from "./fingerprint.ts";
- * worktreeFingerprint("/nonexistent/x", "sha1"); // "absent"
+ * import { loadHashFactory, worktreeFingerprint } from "./fingerprint.ts";
+ * worktreeFingerprint("/nonexistent/x", "sha1", await loadHashFactory()); // "absent"
  * ```
  */
-export function worktreeFingerprint(abs: string, format: "sha1" | "sha256"): string {
+export function worktreeFingerprint(
+  abs: string,
+  format: "sha1" | "sha256",
+  make: HashFactory,
+): string {
   let info: Deno.FileInfo;
   try {
     info = Deno.lstatSync(abs.endsWith("/") ? abs.slice(0, -1) : abs);
@@ -106,13 +146,13 @@ export function worktreeFingerprint(abs: string, format: "sha1" | "sha256"): str
   if (info.isSymlink) {
     try {
       const target = new TextEncoder().encode(Deno.readLinkSync(abs));
-      return `120000 ${blobId(target, format)}`;
+      return `120000 ${blobId(target, format, make)}`;
     } catch {
       return uniqueFingerprint("unreadable");
     }
   }
   if (info.isDirectory) return "dir";
-  if (info.isFile) return fileFingerprint(abs, info, format);
+  if (info.isFile) return fileFingerprint(abs, info, format, make);
   return `special ${info.mode ?? 0}`;
 }
 

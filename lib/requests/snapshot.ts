@@ -30,7 +30,14 @@ import { controlPlaneOf } from "../policy/control_plane.ts";
 import type { GitContext, IndexRead } from "./git.ts";
 import { gitStatus, readIndex } from "./git.ts";
 import type { IndexEntry } from "./git_index.ts";
-import { ABSENT, hex, uniqueFingerprint, worktreeFingerprint } from "./fingerprint.ts";
+import {
+  ABSENT,
+  type HashFactory,
+  hex,
+  loadHashFactory,
+  uniqueFingerprint,
+  worktreeFingerprint,
+} from "./fingerprint.ts";
 import { compareBytes, compareCodePoints, renderPathBytes, startsWithBytes } from "./path_bytes.ts";
 import { isWithin } from "./resolve.ts";
 import { controlPlaneRoots, RACY_WINDOW_MS, watchPaths, type WatchRoot } from "./watch.ts";
@@ -150,13 +157,17 @@ export async function takeSnapshot(
     ? prev.source
     : await readIndex(ctx);
   const worktree = new Map<string, PathState>();
+  // A clean tree hashes nothing, and then never loads the hashing code.
+  const make: HashFactory | null = status.length > 0 || index.flagged.length > 0
+    ? await loadHashFactory()
+    : null;
   const add = (full: Uint8Array): void => {
     if (!startsWithBytes(full, ctx.prefixBytes)) return;
     const { key, text } = projectKey(ctx, full);
     if (worktree.has(key)) return;
-    const fp = text === null
-      ? uniqueFingerprint("opaque-name")
-      : worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat);
+    const fp = text === null ? uniqueFingerprint("opaque-name") : make === null // unreachable: `make` is loaded whenever there is a path to add
+      ? uniqueFingerprint("no-hasher")
+      : worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat, make);
     worktree.set(key, { bytes: full, fp });
   };
   for (const entry of status) add(entry.path);

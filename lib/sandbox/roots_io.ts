@@ -15,7 +15,7 @@
  * @module
  */
 
-import { normalize } from "node:path";
+import { normalize } from "../fs/path.ts";
 import type { ConfinedAgent } from "../policy/types.ts";
 import { checkRoots, type EntryKind, type ResolvedRoots, type WriteRootFacts } from "./roots.ts";
 
