@@ -13,6 +13,7 @@ import { keyDir } from "../crypto/keys.ts";
 import { UsageError } from "../errors.ts";
 import { PERL } from "../fs/anchored_write.ts";
 import { BWRAP_PATH } from "../sandbox/bwrap.ts";
+import { SETSID_PATH } from "../requests/process.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { STATE_DIR } from "../ledger/paths.ts";
 import type { FlagSpec } from "./parse.ts";
@@ -140,10 +141,11 @@ async function actingNeeds(
       ...confinedDir,
       ...pathDirs(ctx),
       BWRAP_PATH,
+      SETSID_PATH,
       ...await confinedExecPaths(ctx),
     ],
     write: [...(opts.writeProject ? [ctx.project] : []), tmp],
-    run: [BWRAP_PATH, ...(opts.run ?? [])],
+    run: [BWRAP_PATH, SETSID_PATH, ...(opts.run ?? [])],
     env: [...KEY_ENV, ...CHILD_ENV],
     sys: ["uid"],
   });

@@ -38,6 +38,55 @@ import {
 /** How long to wait for the pipes to close after the direct child exits (ms). */
 export const DEFAULT_DRAIN_MS = 2000;
 
+/**
+ * util-linux `setsid`: started by `posix_spawn` in this process's group (so it is never a group
+ * leader), it calls `setsid()` and execs the program, which keeps its pid as session and group
+ * id. Deno's own `detached: true` does the same with `fork()` plus a `setsid()` hook, which costs
+ * a few milliseconds more per spawn (the whole address space is copied on write).
+ */
+export const SETSID_PATH = "/usr/bin/setsid";
+
+let launcherChecked: string | null | undefined;
+
+/**
+ * {@link SETSID_PATH} when it is an executable regular file this process may stat, else `null`
+ * (macOS, or narrow permissions without it): then Deno's `detached` spawn is used. Checked once.
+ *
+ * @example
+ * ```ts
+ * import { defaultSessionLauncher } from "./process.ts";
+ * defaultSessionLauncher(); // "/usr/bin/setsid" on Debian
+ * ```
+ */
+export function defaultSessionLauncher(): string | null {
+  if (launcherChecked === undefined) {
+    try {
+      const st = Deno.statSync(SETSID_PATH);
+      launcherChecked = st.isFile && ((st.mode ?? 0) & 0o111) !== 0 ? SETSID_PATH : null;
+    } catch {
+      launcherChecked = null;
+    }
+  }
+  return launcherChecked;
+}
+
+/** Refuses, as the spawn itself would, a program that is missing or cannot be executed. */
+function checkStartable(program: string): void {
+  let st: Deno.FileInfo;
+  try {
+    st = Deno.statSync(program);
+  } catch (e) {
+    const code = e instanceof Deno.errors.NotFound ? "PROGRAM_NOT_FOUND" : "SPAWN_FAILED";
+    throw new RequestError(code, `cannot start ${program}: ${String(e)}`, { cause: e });
+  }
+  if (!st.isFile || ((st.mode ?? 0) & 0o111) === 0) {
+    throw new RequestError(
+      "SPAWN_FAILED",
+      `cannot start ${program}: not an executable file`,
+    );
+  }
+}
+
 /** What to run. */
 export interface RunSpec {
   /** Absolute path of the program (already resolved). */
@@ -56,6 +105,11 @@ export interface RunSpec {
   readonly capBytes?: number;
   /** Bound on draining output after the direct child exits (default 2000 ms). */
   readonly drainMs?: number;
+  /**
+   * A `setsid`-style program that starts `program` in a new session (default
+   * {@link defaultSessionLauncher}); `null` uses Deno's `detached` spawn.
+   */
+  readonly launcher?: string | null;
 }
 
 /** How a run ended. */
@@ -181,19 +235,23 @@ export async function runProcess(spec: RunSpec): Promise<RunResult> {
   const drainMs = spec.drainMs ?? DEFAULT_DRAIN_MS;
   const hasStdin = spec.stdin !== undefined && spec.stdin !== null;
   const started = performance.now();
+  const launcher = spec.launcher === undefined ? defaultSessionLauncher() : spec.launcher;
+  // Through a launcher, a program that cannot start would only show as its exit 126/127: check
+  // first, so it is the same typed refusal either way.
+  if (launcher !== null) checkStartable(spec.program);
   let child: Deno.ChildProcess;
   let ownBefore: Set<number> | null = null;
   try {
     ownBefore = ownPipeInodes();
-    child = new Deno.Command(spec.program, {
-      args: [...spec.args],
+    child = new Deno.Command(launcher ?? spec.program, {
+      args: launcher === null ? [...spec.args] : ["--", spec.program, ...spec.args],
       cwd: spec.cwd,
       env: { ...spec.env },
       clearEnv: true,
       stdin: hasStdin ? "piped" : "null",
       stdout: "piped",
       stderr: "piped",
-      detached: true,
+      detached: launcher === null,
     }).spawn();
   } catch (e) {
     const code = e instanceof Deno.errors.NotFound ? "PROGRAM_NOT_FOUND" : "SPAWN_FAILED";

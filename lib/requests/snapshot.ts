@@ -47,6 +47,9 @@ export const BLIND_SPOT =
   "paths ignored by git (.gitignore, .git/info/exclude, core.excludesFile) are not compared; " +
   "neither are writes outside the project, nor changes inside a nested repository or submodule";
 
+/** The worktree fingerprint of a path the watch covers (compared through the watch). */
+const WATCHED = "watched";
+
 /** One worktree path in a snapshot. */
 export interface PathState {
   /** Full path bytes from the worktree top. */
@@ -156,27 +159,33 @@ export async function takeSnapshot(
   const index = prev !== undefined && stamp !== null && prev.stamp === stamp
     ? prev.source
     : await readIndex(ctx);
-  const worktree = new Map<string, PathState>();
-  // A clean tree hashes nothing, and then never loads the hashing code.
-  const make: HashFactory | null = status.length > 0 || index.flagged.length > 0
-    ? await loadHashFactory()
-    : null;
-  const add = (full: Uint8Array): void => {
-    if (!startsWithBytes(full, ctx.prefixBytes)) return;
-    const { key, text } = projectKey(ctx, full);
-    if (worktree.has(key)) return;
-    const fp = text === null ? uniqueFingerprint("opaque-name") : make === null // unreachable: `make` is loaded whenever there is a path to add
-      ? uniqueFingerprint("no-hasher")
-      : worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat, make);
-    worktree.set(key, { bytes: full, fp });
-  };
-  for (const entry of status) add(entry.path);
-  for (const e of index.flagged) add(e.path);
   const racyCutoffMs = Math.floor(takenAt / 1000) * 1000 - RACY_WINDOW_MS;
   const watch = watchPaths([...controlPlaneRoots(ctx.root), ...gitWatchRoots(ctx)], {
     racyCutoffMs,
     alsoHash: options.previous?.hashed,
   });
+  // Paths git lists that the watch already fingerprints (the control plane, e.g. an untracked
+  // `.agentteams/`) are left to the watch: hashing them again would cost a read per run.
+  const paths: Uint8Array[] = [];
+  for (const entry of status) paths.push(entry.path);
+  for (const e of index.flagged) paths.push(e.path);
+  const toHash = paths.filter((full) =>
+    startsWithBytes(full, ctx.prefixBytes) && !watch.entries.has(projectKey(ctx, full).key)
+  );
+  // A clean tree hashes nothing, and then never loads the hashing code.
+  const make: HashFactory | null = toHash.length > 0 ? await loadHashFactory() : null;
+  const worktree = new Map<string, PathState>();
+  for (const full of paths) {
+    if (!startsWithBytes(full, ctx.prefixBytes)) continue;
+    const { key, text } = projectKey(ctx, full);
+    if (worktree.has(key)) continue;
+    const fp = watch.entries.has(key)
+      ? WATCHED
+      : text === null || make === null
+      ? uniqueFingerprint("opaque-name")
+      : worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat, make);
+    worktree.set(key, { bytes: full, fp });
+  }
   return {
     takenAt,
     worktree,

@@ -6,7 +6,13 @@
 import assert from "node:assert/strict";
 import { RequestError } from "../../lib/errors.ts";
 import { MAX_OUTPUT_BYTES } from "../../lib/requests/output.ts";
-import { exitOf, runProcess, type RunSpec } from "../../lib/requests/process.ts";
+import {
+  defaultSessionLauncher,
+  exitOf,
+  runProcess,
+  type RunSpec,
+  SETSID_PATH,
+} from "../../lib/requests/process.ts";
 import {
   escapedPipeHolders,
   isEscapee,
@@ -302,4 +308,44 @@ Deno.test("a program that cannot start is a typed refusal", async () => {
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test("both spawn paths give the child its own session and group (pid = pgid = sid)", async () => {
+  const launcher = defaultSessionLauncher();
+  assert.equal(launcher, SETSID_PATH, "util-linux setsid is expected on this platform");
+  for (const choice of [undefined, null] as const) {
+    const r = await runProcess({
+      program: "/bin/cat",
+      args: ["/proc/self/stat"],
+      cwd: "/",
+      env: ENV,
+      timeoutMs: 10_000,
+      launcher: choice,
+    });
+    assert.equal(r.exit, 0);
+    const fields = text(r.stdout).slice(text(r.stdout).lastIndexOf(")") + 2).split(" ");
+    const pid = Number(text(r.stdout).split(" ")[0]);
+    // After ")": state, ppid, pgrp, session.
+    assert.equal(Number(fields[2]), pid, `pgrp (${choice ?? "setsid"})`);
+    assert.equal(Number(fields[3]), pid, `session (${choice ?? "setsid"})`);
+    assert.notEqual(Number(fields[1]), pid);
+  }
+});
+
+Deno.test("through the launcher, a missing or non-executable program is refused before any spawn", async () => {
+  await assert.rejects(
+    runProcess({
+      program: "/nonexistent/prog",
+      args: [],
+      cwd: "/",
+      env: ENV,
+      timeoutMs: 1000,
+      launcher: SETSID_PATH,
+    }),
+    (e: unknown) => e instanceof RequestError && e.code === "PROGRAM_NOT_FOUND",
+  );
+  await assert.rejects(
+    runProcess({ program: "/etc", args: [], cwd: "/", env: ENV, timeoutMs: 1000 }),
+    (e: unknown) => e instanceof RequestError && e.code === "SPAWN_FAILED",
+  );
 });
