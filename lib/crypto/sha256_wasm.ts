@@ -33,10 +33,8 @@ interface Exports {
 let compiled: WebAssembly.Module | null = null;
 
 function moduleBytes(): Uint8Array {
-  const s = atob(SHA256_WASM_BASE64);
-  const b = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) b[i] = s.charCodeAt(i);
-  return b;
+  // The built-in decoder: a charCodeAt loop over 29 KB costs ~8 ms before the JIT warms up.
+  return Uint8Array.fromBase64(SHA256_WASM_BASE64);
 }
 
 const PAGE = 65536;
