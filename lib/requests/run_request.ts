@@ -53,7 +53,7 @@ import { childEnv } from "./env.ts";
 import { openGitContext } from "./git.ts";
 import { matchRequest } from "./match.ts";
 import { diskFs, resolveCwd, resolveProgram } from "./resolve.ts";
-import { BLIND_SPOT, diffSnapshots, takeSnapshot } from "./snapshot.ts";
+import { BLIND_SPOT, diffSnapshots, startStatus, takeSnapshot } from "./snapshot.ts";
 import { declaredMatcher, type Guards, writeAllowed } from "./writes.ts";
 
 /** What a run returns (and what `--json` prints). */
@@ -181,6 +181,10 @@ async function runChecked(
     },
     briefRel: policy.briefRel,
   };
+  // Git's context (two read-only git calls) is started now and awaited where its checks come in
+  // order; its failure is reported there, after the request's own checks.
+  const gitStarted = openGitContext(opts.root, { parentEnv: opts.parentEnv });
+  gitStarted.catch(() => {});
   const bad = lonelySurrogateAt(a, "");
   if (bad !== null) {
     throw new RequestError("ARTIFACT_INVALID", `${bad}: a lone surrogate is not UTF-8 text`);
@@ -216,7 +220,7 @@ async function runChecked(
       }
     }
   }
-  const git = await openGitContext(opts.root, { parentEnv: parent });
+  const git = await gitStarted;
   // The pinned cwd must be a real directory inside the project (not a symlink out of it).
   resolveCwd(opts.root, match.cwd, diskFs);
   const backend = await opts.backend();
@@ -265,6 +269,9 @@ async function runChecked(
       if (prepared.plan !== null) removeMaskPoints(prepared.plan);
       return base;
     }
+    // The first snapshot's git status runs while the use and the start row are written (git's
+    // view of the control plane, where they go, is never compared; the watch reads it later).
+    const statusBefore = startStatus(git);
     await resolveDispatch(opts.root, opts.hmac, a.dispatch, {
       count: "use",
       expectAgent: agent,
@@ -282,7 +289,7 @@ async function runChecked(
       confined,
       backend,
     }, async () => {
-      const before = await takeSnapshot(git);
+      const before = await takeSnapshot(git, { status: statusBefore });
       // Acted from here on: a failure before this point (git cannot read the worktree) is a
       // refusal row after the start row; after it, the start row stands alone.
       markActed();

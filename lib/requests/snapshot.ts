@@ -29,6 +29,7 @@
 import { controlPlaneOf } from "../policy/control_plane.ts";
 import type { GitContext, IndexRead } from "./git.ts";
 import { gitStatus, readIndex } from "./git.ts";
+import type { StatusEntry } from "./git_status.ts";
 import type { IndexEntry } from "./git_index.ts";
 import {
   ABSENT,
@@ -90,6 +91,12 @@ export interface Snapshot {
 
 /** Options of {@link takeSnapshot}. */
 export interface SnapshotOptions {
+  /**
+   * A `git status` already started (see {@link startStatus}); the watched paths are still read
+   * when the snapshot is taken. Git's view of the control plane is never compared, so the status
+   * may start before the caller writes its own state there.
+   */
+  readonly status?: Promise<StatusEntry[]>;
   /** The earlier snapshot of the same run: its racy watched keys are hashed again. */
   readonly previous?: Snapshot;
   /** Clock (ms since the epoch); default `Date.now`. */
@@ -131,6 +138,26 @@ function projectKey(ctx: GitContext, full: Uint8Array): { key: string; text: str
 }
 
 /**
+ * Starts the `git status` of a snapshot ahead of it, so it runs while the caller writes its
+ * ledger rows. A failure is held until the snapshot awaits it.
+ *
+ * @example
+ * ```ts
+ * import { openGitContext } from "./git.ts";
+ * import { startStatus, takeSnapshot } from "./snapshot.ts";
+ * const git = await openGitContext("/work/p");
+ * const status = startStatus(git);
+ * // ... write the start row ...
+ * const snap = await takeSnapshot(git, { status });
+ * ```
+ */
+export function startStatus(ctx: GitContext): Promise<StatusEntry[]> {
+  const p = gitStatus(ctx);
+  p.catch(() => {}); // observed by the snapshot that awaits it
+  return p;
+}
+
+/**
  * Takes a snapshot: one `git status` (plus `git ls-files` only for a split or sparse index),
  * the index file, and the watched paths. Throws `SNAPSHOT_FAILED` when git or a watched path
  * cannot be read.
@@ -150,7 +177,7 @@ export async function takeSnapshot(
   const now = options.now ?? Date.now;
   const takenAt = now();
   const callsBefore = ctx.counter.calls;
-  const status = await gitStatus(ctx);
+  const status = await (options.status ?? gitStatus(ctx));
   // An index file with the same inode, size and times as at the previous snapshot, last changed
   // well before it, is the same file: git replaces the index by rename, never in place. Reading
   // and scanning it again (tens of milliseconds at 100k files) is then skipped.
@@ -312,6 +339,8 @@ export function diffSnapshots(
   const changed = new Set<string>();
   const undeclared = new Set<string>();
   for (const [key, bytes] of candidates) {
+    // Watched paths (the control plane) are compared below, by the watch alone.
+    if (before.watched.has(key) || after.watched.has(key)) continue;
     if (fingerprintOf(before, key, bytes) === fingerprintOf(after, key, bytes)) continue;
     changed.add(key);
     if (controlPlaneOf(key) !== null || !isDeclared(key)) undeclared.add(key);

@@ -16,6 +16,7 @@ import { runProcess } from "../../lib/requests/process.ts";
 import {
   BLIND_SPOT,
   diffSnapshots,
+  startStatus,
   takeSnapshot,
   type WriteCheck,
 } from "../../lib/requests/snapshot.ts";
@@ -430,5 +431,28 @@ Deno.test("no worktree, a bare repository, or a git too old: refused before anyt
     );
   } finally {
     Deno.removeSync(plain, { recursive: true });
+  }
+});
+
+Deno.test("a status started before the caller writes its state compares the control plane through the watch only", async () => {
+  const { root, env } = await tempRepo();
+  try {
+    const ctx = await openGitContext(root, { git: GIT, parentEnv: env });
+    // The run's order: status first, then the ledger rows (here: a new .agentteams/), then the
+    // snapshot's watch.
+    const status = startStatus(ctx);
+    Deno.mkdirSync(`${root}/.agentteams`);
+    Deno.writeTextFileSync(`${root}/.agentteams/proposal-ledger.jsonl`, "start row\n");
+    const before = await takeSnapshot(ctx, { status });
+    assert.equal(before.gitCalls, 0, "the started status is used, not a second one");
+    const quiet = await takeSnapshot(ctx, { previous: before });
+    assert.deepEqual(diffSnapshots(before, quiet, () => true).changed, []);
+    // A change there after the watch read it is still caught (and never declarable).
+    Deno.writeTextFileSync(`${root}/.agentteams/proposal-ledger.jsonl`, "start row\nforged\n");
+    const after = await takeSnapshot(ctx, { previous: before });
+    const check = diffSnapshots(before, after, () => true);
+    assert.deepEqual(check.undeclared, [".agentteams/proposal-ledger.jsonl"]);
+  } finally {
+    await cleanup(root);
   }
 });
