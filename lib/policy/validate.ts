@@ -1,7 +1,8 @@
 /**
  * Shape validation of a parsed brief: the top level must be an object whose keys are policy
- * fields or known project-description fields; the policy fields must match the zod schemas, with
- * no unknown key at any depth. Errors name the JSON path and the line.
+ * fields or known project-description fields; the policy fields must match the zod schemas (checked
+ * by `shape_check.ts`, which reports what zod would without loading it), with no unknown key at
+ * any depth. Errors name the JSON path and the line.
  *
  * @example
  * ```ts
@@ -13,12 +14,12 @@
  * @module
  */
 
-import type { z } from "zod";
 import { isIgnoredBriefField, POLICY_FIELDS } from "./fields.ts";
 import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
-import { PolicyFieldsSchema, type RawPolicy } from "./schema.ts";
+import type { RawPolicy } from "./schema.ts";
+import { checkPolicyFields, type ShapeIssue } from "./shape_check.ts";
 
-type Issue = z.core.$ZodIssue;
+type Issue = ShapeIssue;
 
 /** The JSON type name of a value, for messages. */
 function typeName(v: unknown): string {
@@ -175,9 +176,10 @@ export function validateBrief(src: JsonSource): RawPolicy {
     }
   }
   refuseLoneSurrogates(src, picked, []);
-  const result = PolicyFieldsSchema.safeParse(picked);
-  if (!result.success) {
-    const issues = result.error.issues;
+  // The same issues as `PolicyFieldsSchema.safeParse(picked)`, without loading zod (shape_check.ts).
+  const result = checkPolicyFields(picked);
+  if (!result.ok) {
+    const issues = result.issues;
     const unknown = issues.flatMap((issue) =>
       issue.code === "unrecognized_keys"
         ? issue.keys.map((k) => ({ path: [...issue.path, k] as (string | number)[], issue }))

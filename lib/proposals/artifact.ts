@@ -11,14 +11,8 @@
  */
 import { ProposalError } from "../errors.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
-import {
-  ChangeProposal,
-  type ChangeProposalT,
-  CommandRequest,
-  type CommandRequestT,
-  DeleteProposal,
-  type DeleteProposalT,
-} from "./schema.ts";
+import { checkArtifactShape } from "./artifact_check.ts";
+import type { ChangeProposalT, CommandRequestT, DeleteProposalT } from "./schema.ts";
 
 /** Largest artifact file read. */
 export const MAX_ARTIFACT_BYTES = 2 * 1024 * 1024;
@@ -74,26 +68,20 @@ export function validateArtifact(v: unknown): Artifact {
     throw invalid("the artifact is not a JSON object");
   }
   const kind = (v as Record<string, unknown>).kind;
-  const schema = kind === "change-proposal"
-    ? ChangeProposal
-    : kind === "delete-proposal"
-    ? DeleteProposal
-    : kind === "command-request"
-    ? CommandRequest
-    : null;
-  if (schema === null) {
+  if (kind !== "change-proposal" && kind !== "delete-proposal" && kind !== "command-request") {
     throw invalid(
       `kind ${JSON.stringify(kind)} is not change-proposal, delete-proposal or command-request`,
     );
   }
-  const r = schema.safeParse(v);
-  if (!r.success) {
-    const issue = r.error.issues[0];
+  // What the kind's zod schema in schema.ts would report, without loading zod (artifact_check.ts).
+  const r = checkArtifactShape(kind, v);
+  if (!r.ok) {
+    const issue = r.issues[0];
     const where = issue.path.length === 0 ? "artifact" : issue.path.map(String).join(".");
-    const keys = "keys" in issue ? ` (${(issue.keys as string[]).join(", ")})` : "";
+    const keys = "keys" in issue ? ` (${issue.keys.join(", ")})` : "";
     throw invalid(`${where}: ${issue.message}${keys}`);
   }
-  return r.data as Artifact;
+  return r.data;
 }
 
 /**

@@ -1,0 +1,117 @@
+/**
+ * The hot-path shape check of the three artifacts (change proposal, deletion proposal, command
+ * request), without loading zod.
+ *
+ * The zod schemas in `schema.ts` stay the reference: they generate the committed JSON Schemas and
+ * `agentteams schema`. This file mirrors them field for field with the checker kit of
+ * `lib/policy/shape_check.ts`, which replays zod 4.6.7's parsing of those constructs, so a check
+ * here reports the same issues (path, English message, unknown keys) in the same order and returns
+ * the same parsed data as `schema.safeParse`. `tests/proposals/artifact_check_test.ts` compares
+ * the two on thousands of generated inputs; a change to `schema.ts` must be mirrored here, and
+ * that test fails until it is.
+ *
+ * @example
+ * ```ts
+ * import { checkArtifactShape } from "./artifact_check.ts";
+ * const r = checkArtifactShape("delete-proposal", { kind: "delete-proposal" });
+ * if (!r.ok) r.issues[0].message; // "Invalid input: expected string, received undefined"
+ * ```
+ * @module
+ */
+import {
+  type Checker,
+  list,
+  literal,
+  maxLength,
+  minLength,
+  optional,
+  pattern,
+  runChecker,
+  type ShapeResult,
+  str,
+  strictObject,
+  union,
+} from "../policy/shape_check.ts";
+import type { ChangeProposalT, CommandRequestT, DeleteProposalT } from "./schema.ts";
+
+const dispatch = str(pattern(/^[0-9a-f]{32}$/));
+const agent = str(pattern(/^[a-z0-9][a-z0-9-]*$/), maxLength(128));
+const hex64 = str(pattern(/^[0-9a-f]{64}$/));
+const path = str(minLength(1), maxLength(4096));
+const rationale = str(maxLength(16384));
+
+const changeProposal = strictObject({
+  kind: literal("change-proposal"),
+  dispatch,
+  agent: optional(agent),
+  path,
+  base_sha256: union([hex64, literal("absent")]),
+  content: str(),
+  rationale,
+  gates: optional(list(str(minLength(1), maxLength(128)), maxLength(64))),
+});
+
+const deleteProposal = strictObject({
+  kind: literal("delete-proposal"),
+  dispatch,
+  agent: optional(agent),
+  path,
+  base_sha256: hex64,
+  rationale,
+});
+
+const commandRequest = strictObject({
+  kind: literal("command-request"),
+  dispatch,
+  agent: optional(agent),
+  argv: list(str(maxLength(16384)), minLength(1), maxLength(1024)),
+  purpose: str(maxLength(16384)),
+  cwd: optional(str(maxLength(4096))),
+  expected_writes: optional(list(str(minLength(1), maxLength(4096)), maxLength(1024))),
+  stdin_from_content: optional(strictObject({
+    path: str(minLength(1), maxLength(4096)),
+    content: str(),
+  })),
+});
+
+/** An artifact kind, as in its `kind` field. */
+export type ArtifactKind = "change-proposal" | "delete-proposal" | "command-request";
+
+/** The parsed artifact of each kind. */
+export interface ArtifactOfKind {
+  /** A change proposal. */
+  "change-proposal": ChangeProposalT;
+  /** A deletion proposal. */
+  "delete-proposal": DeleteProposalT;
+  /** A command request. */
+  "command-request": CommandRequestT;
+}
+
+const CHECKERS: Readonly<Record<ArtifactKind, Checker>> = {
+  "change-proposal": changeProposal,
+  "delete-proposal": deleteProposal,
+  "command-request": commandRequest,
+};
+
+/**
+ * Checks `value` against the schema of `kind` exactly as that zod schema's `safeParse` does: the
+ * same issues in the same order (zod's messages), or the same parsed data.
+ *
+ * @example
+ * ```ts
+ * import { checkArtifactShape } from "./artifact_check.ts";
+ * const r = checkArtifactShape("command-request", {
+ *   kind: "command-request",
+ *   dispatch: "0123456789abcdef0123456789abcdef",
+ *   argv: [],
+ *   purpose: "tests",
+ * });
+ * if (!r.ok) r.issues[0].message; // "Too small: expected array to have >=1 items"
+ * ```
+ */
+export function checkArtifactShape<K extends ArtifactKind>(
+  kind: K,
+  value: unknown,
+): ShapeResult<ArtifactOfKind[K]> {
+  return runChecker(CHECKERS[kind], value) as ShapeResult<ArtifactOfKind[K]>;
+}

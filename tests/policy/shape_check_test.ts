@@ -1,0 +1,624 @@
+/**
+ * `checkPolicyFields` (the zod-free hot path) against `PolicyFieldsSchema.safeParse` (the zod
+ * reference): on generated inputs around the schema — valid values, every field wrong-typed,
+ * missing, extra keys at every depth, boundary lengths and numbers, exotic objects — both give the
+ * same verdict, the same parsed data (keys in the same order) and the same issues in the same
+ * order, field for field. Plus examples with the exact messages.
+ */
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "../../lib/policy/fields.ts";
+import { PolicyFieldsSchema } from "../../lib/policy/schema.ts";
+import { checkPolicyFields, type ShapeIssue } from "../../lib/policy/shape_check.ts";
+import { parsePolicy } from "../../lib/policy/parse.ts";
+import { expectPolicyError, OPTS } from "./_helpers.ts";
+
+/** The nested key order of a value, so that `{a, b}` and `{b, a}` differ. */
+function keyOrder(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(keyOrder);
+  if (typeof v === "object" && v !== null) {
+    return Reflect.ownKeys(v).map((k) => [k, keyOrder((v as Record<PropertyKey, unknown>)[k])]);
+  }
+  return null;
+}
+
+/** What the checker and zod saw, for the assertions that the inputs covered what they should. */
+class Stats {
+  ok = 0;
+  failed = 0;
+  codes = new Set<string>();
+  /** Messages with numbers as N and quoted values as Q. */
+  messages = new Set<string>();
+}
+
+/** Asserts that the checker and zod agree on `value`, entirely. */
+function agree(value: unknown, stats: Stats): void {
+  const z = PolicyFieldsSchema.safeParse(value);
+  const c = checkPolicyFields(value);
+  assert.equal(c.ok, z.success, "verdict");
+  if (z.success && c.ok) {
+    stats.ok++;
+    assert.deepStrictEqual(c.data, z.data);
+    assert.deepStrictEqual(keyOrder(c.data), keyOrder(z.data));
+  } else if (!z.success && !c.ok) {
+    stats.failed++;
+    const issues = z.error.issues;
+    assert.deepStrictEqual(c.issues, issues);
+    assert.deepStrictEqual(keyOrder(c.issues), keyOrder(issues));
+    for (const i of c.issues) {
+      stats.codes.add(i.code);
+      stats.messages.add(i.message.replace(/[0-9]+/g, "N").replace(/"[^"]*"/g, "Q"));
+    }
+  }
+}
+
+// ---- generators --------------------------------------------------------------------------------
+
+type Arb = fc.Arbitrary<unknown>;
+
+/** An object with exactly these own enumerable entries (an own `__proto__` included), in order. */
+function build(entries: [string, unknown][], nullProto: boolean): Record<string, unknown> {
+  const o: Record<string, unknown> = nullProto ? Object.create(null) : {};
+  for (const [k, v] of entries) {
+    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+  return o;
+}
+
+const nullProto = (entries: [string, unknown][]) => build(entries, true);
+
+/** Values that fit nowhere, or only by accident. */
+const junk: Arb = fc.oneof(
+  fc.constantFrom<unknown>(
+    null,
+    undefined,
+    true,
+    false,
+    0,
+    -0,
+    1,
+    1.5,
+    -1,
+    NaN,
+    Infinity,
+    -Infinity,
+    2 ** 53,
+    -(2 ** 53),
+    1e300,
+    "",
+    "a",
+    "\ud800",
+    "😀",
+    [],
+    [""],
+    [1],
+    {},
+    { length: 0 },
+    { length: 2 },
+    { length: "x" },
+    { length: null },
+    [{}],
+    nullProto([["constructor", { name: "Foo" }]]),
+    nullProto([["constructor", "x"]]),
+    nullProto([["length", 0]]),
+    JSON.parse('{"__proto__": 1}'),
+    new Date(0),
+    new Map([["a", 1]]),
+    Symbol("s"),
+  ),
+  fc.string({ maxLength: 4 }),
+  fc.double(),
+  fc.integer(),
+  fc.jsonValue({ maxDepth: 2 }),
+);
+
+/** `good` mostly; with `bad` > 0, also `wrong` (weight `bad` against 12). */
+function mix(good: Arb, wrong: Arb, bad: number): Arb {
+  return bad === 0 ? good : fc.oneof({ arbitrary: good, weight: 12 }, {
+    arbitrary: fc.oneof(wrong, junk),
+    weight: bad,
+  });
+}
+
+/** A string of `min`..`max` code points; wrong: one out on either side, lone surrogates, junk. */
+function aString(min: number, max: number | null, bad: number): Arb {
+  const cap = max ?? 40;
+  const good: Arb = fc.oneof(
+    fc.string({ minLength: min, maxLength: Math.min(cap, 8) }),
+    fc.string({ unit: "grapheme", minLength: min, maxLength: Math.min(cap, 4) }),
+    fc.constantFrom("x".repeat(Math.max(min, 1)), "😀".repeat(Math.max(min, 1)), "é/ü *"),
+  ).filter((s) => [...(s as string)].length <= cap);
+  const wrong: Arb = fc.constantFrom<unknown>(
+    "",
+    "\ud800",
+    "\udc00\ud800",
+    ...(max === null ? [] : ["x".repeat(max + 1), "😀".repeat(max + 1), "x".repeat(max)]),
+    ["x"],
+    [],
+    { length: 0 },
+  );
+  return mix(good, wrong, bad);
+}
+
+/** An integer in `min`..`max`; wrong: the neighbours, fractions, NaN, infinities, unsafe. */
+function anInt(min: number, max: number, bad: number): Arb {
+  return mix(
+    fc.oneof(fc.integer({ min, max }), fc.constantFrom(min, max)),
+    fc.constantFrom<unknown>(
+      min - 1,
+      max + 1,
+      0,
+      -0,
+      1.5,
+      max + 0.5,
+      NaN,
+      Infinity,
+      -Infinity,
+      2 ** 53,
+      2 ** 53 + 2,
+      -(2 ** 53),
+      Number.MAX_SAFE_INTEGER,
+      1e300,
+      -1e300,
+      String(max),
+    ),
+    bad,
+  );
+}
+
+const aBool = (bad: number): Arb => mix(fc.boolean(), fc.constantFrom<unknown>("true", 0, 1), bad);
+
+function anEnum(values: readonly string[], bad: number): Arb {
+  return mix(
+    fc.constantFrom(...values),
+    fc.oneof(fc.constantFrom(...values.map((v) => v.toUpperCase()), "", `${values[0]} `)),
+    bad,
+  );
+}
+
+/** An array of `min`..; wrong: too short, and the non-arrays a length check still sees. */
+function anArray(element: Arb, min: number, bad: number, sample: unknown): Arb {
+  const good: Arb = fc.oneof(
+    fc.array(element, { minLength: min, maxLength: 4 }),
+    fc.constant(Array(Math.max(min, 1)).fill(sample)),
+  );
+  const wrong: Arb = fc.constantFrom<unknown>(
+    min > 0 ? [] : [undefined],
+    "",
+    "abc",
+    { length: 0 },
+    { length: min },
+    {},
+    nullProto([["0", sample]]),
+  );
+  return mix(good, wrong, bad);
+}
+
+type Field = { arb: Arb; required: boolean };
+const req = (arb: Arb): Field => ({ arb, required: true });
+const opt = (arb: Arb): Field => ({ arb, required: false });
+
+const EXTRA_KEYS = fc.oneof(
+  fc.constantFrom("__proto__", "constructor", "toString", "length", "0", "x", "Prefix", "comands"),
+  fc.string({ maxLength: 5 }),
+);
+
+/**
+ * A strict object: each field present (optional ones sometimes absent, required ones absent only
+ * when `bad`), extra keys only when `bad`, in a shuffled order, on either prototype.
+ */
+function anObject(shape: Record<string, Field>, bad: number): Arb {
+  const fields = Object.entries(shape).map(([key, f]) => {
+    // An optional field may also be present as `undefined`, which zod keeps as a key.
+    const arb = f.required
+      ? f.arb
+      : fc.oneof({ arbitrary: f.arb, weight: 15 }, fc.constant(undefined));
+    const entry = arb.map((v): [string, unknown] | null => [key, v]);
+    if (f.required && bad === 0) return entry;
+    return fc.option(entry, { nil: null, freq: f.required ? 20 : 2 });
+  });
+  const extras = bad === 0
+    ? fc.constant([] as [string, unknown][])
+    : fc.array(fc.tuple(EXTRA_KEYS, junk), { maxLength: bad > 1 ? 2 : 1 }).map((es) =>
+      es.filter((e, i) => es.findIndex((f) => f[0] === e[0]) === i)
+    );
+  const good = fc.tuple(fc.tuple(...fields), extras, fc.boolean()).chain(([fs, es, np]) => {
+    const entries = [...fs.filter((e) => e !== null), ...es.filter(([k]) => !(k in shape))];
+    return fc.shuffledSubarray(entries, { minLength: entries.length }).map((e) => build(e, np));
+  });
+  return mix(good, fc.constantFrom<unknown>([], [{}], "", { length: 1 }), bad);
+}
+
+/** A record: keys from plain strings and the awkward ones, values from `value`. */
+function aRecord(value: Arb, bad: number): Arb {
+  const key = fc.oneof(
+    fc.string({ maxLength: 6 }),
+    fc.constantFrom("w", "__proto__", "constructor", "0", "10", "hasOwnProperty", "é"),
+  );
+  const good = fc.tuple(
+    fc.uniqueArray(fc.tuple(key, value), {
+      maxLength: 3,
+      selector: (e) => e[0],
+    }),
+    fc.boolean(),
+  ).map(([es, np]) => build(es, np));
+  const sym = Symbol("k");
+  const withSymbol = fc.constant({ [sym]: {} });
+  return mix(good, fc.oneof(fc.constantFrom<unknown>([], [{}], new Date(0)), withSymbol), bad);
+}
+
+/** The brief's policy fields, with `bad` the weight of wrong values at every node. */
+function policyFields(bad: number): Arb {
+  const nonEmpty = aString(1, null, bad);
+  const anyString = aString(0, null, bad);
+  const command = anObject({
+    prefix: req(anArray(nonEmpty, 1, bad, "lake")),
+    args: opt(anArray(anyString, 0, bad, "[a-z]+")),
+    variadic: opt(aBool(bad)),
+    cwd: opt(nonEmpty),
+    writes: opt(anArray(nonEmpty, 0, bad, "out/")),
+    stdin_gates: opt(anArray(nonEmpty, 0, bad, "g")),
+    timeout: opt(anInt(1, 7200, bad)),
+    network: opt(aBool(bad)),
+  }, bad);
+  const agent = anObject({
+    write_scopes: opt(anArray(anyString, 0, bad, "src/")),
+    commands: opt(anArray(command, 0, bad, { prefix: ["x"] })),
+  }, bad);
+  const gate = anObject({
+    glob: opt(nonEmpty),
+    argv: req(anArray(anyString, 1, bad, "{file}")),
+    exec: opt(anArray(nonEmpty, 1, bad, "/usr/bin")),
+  }, bad);
+  const confined = anObject({
+    exec: req(anArray(nonEmpty, 1, bad, "/usr/bin")),
+    write: req(anArray(nonEmpty, 0, bad, "out")),
+  }, bad);
+  const grant = anObject({
+    tools: req(anArray(anEnum(MCP_RUNNER_TOOLS, bad), 1, bad, "write_file")),
+    approval: opt(anEnum(["staged", "direct"], bad)),
+  }, bad);
+  return anObject({
+    write_policy: opt(anEnum(["default", "orchestrator-only"], bad)),
+    privilege_profile: opt(anEnum(["cooperative", "confined", "exclusive"], bad)),
+    write_policy_frameworks: opt(anArray(anEnum(KNOWN_FRAMEWORKS, bad), 0, bad, "claude")),
+    agent_policies: opt(aRecord(agent, bad)),
+    proposal_gates: opt(aRecord(gate, bad)),
+    confined_programs: opt(aRecord(confined, bad)),
+    protected_paths: opt(anArray(nonEmpty, 0, bad, "*.pem")),
+    allow_unconfined_runs: opt(aBool(bad)),
+    mcp_grants: opt(aRecord(grant, bad)),
+  }, bad);
+}
+
+// ---- properties --------------------------------------------------------------------------------
+
+Deno.test("shape check property: valid policy fields parse to zod's data, key order included", () => {
+  const stats = new Stats();
+  fc.assert(fc.property(policyFields(0), (v) => agree(v, stats)), { numRuns: 2000 });
+  assert.ok(stats.ok > 1900, `only ${stats.ok} of 2000 valid inputs passed`);
+});
+
+Deno.test("shape check property: wrong values at every depth give zod's issues, in order", () => {
+  const stats = new Stats();
+  for (const bad of [1, 3]) {
+    fc.assert(fc.property(policyFields(bad), (v) => agree(v, stats)), { numRuns: 2500 });
+  }
+  assert.ok(stats.failed > 3000, `only ${stats.failed} of 5000 inputs failed`);
+  assert.ok(stats.ok > 200, `only ${stats.ok} of 5000 inputs passed`);
+  assert.ok(stats.codes.has("unrecognized_keys") && stats.codes.has("invalid_type"));
+});
+
+Deno.test("shape check property: arbitrary values (exotic objects included) agree with zod", () => {
+  const names = [
+    ...Object.keys(PolicyFieldsSchema.shape),
+    "w",
+    "write_scopes",
+    "commands",
+    "prefix",
+    "args",
+    "timeout",
+    "argv",
+    "exec",
+    "write",
+    "tools",
+    "approval",
+    "length",
+    "__proto__",
+    "constructor",
+  ];
+  const value = fc.anything({
+    key: fc.constantFrom(...names),
+    maxDepth: 5,
+    withNullPrototype: true,
+    withBoxedValues: true,
+    withDate: true,
+    withMap: true,
+    withSparseArray: true,
+    withTypedArray: true,
+    withObjectString: true,
+  });
+  const stats = new Stats();
+  fc.assert(
+    fc.property(value, (v) => {
+      agree(v, stats);
+      if (typeof v === "object" && v !== null && !Array.isArray(v)) {
+        agree({ agent_policies: v }, stats);
+      }
+    }),
+    { numRuns: 2000 },
+  );
+  assert.ok(stats.failed > 1000 && stats.ok > 0, `${stats.ok} passed, ${stats.failed} failed`);
+});
+
+// ---- a deterministic sweep ---------------------------------------------------------------------
+
+/** Every policy field present once. */
+const FULL = {
+  write_policy: "orchestrator-only",
+  privilege_profile: "confined",
+  write_policy_frameworks: ["claude"],
+  agent_policies: {
+    w: {
+      write_scopes: ["src/"],
+      commands: [{
+        prefix: ["lake", "build"],
+        args: ["[A-Z]+"],
+        variadic: true,
+        cwd: "lean",
+        writes: ["out/"],
+        stdin_gates: ["g"],
+        timeout: 600,
+        network: false,
+      }],
+    },
+  },
+  proposal_gates: { g: { glob: "*.lean", argv: ["lean", "{file}"], exec: ["/usr/bin"] } },
+  confined_programs: { w: { exec: ["/usr/bin"], write: ["out"] } },
+  protected_paths: ["*.pem"],
+  allow_unconfined_runs: false,
+  mcp_grants: { h: { tools: ["write_file", "run_command"], approval: "staged" } },
+};
+
+/** Values to put anywhere: every JSON type, the numeric and length edges, exotic objects. */
+const EDGES: unknown[] = [
+  undefined,
+  null,
+  true,
+  0,
+  -0,
+  1,
+  7200,
+  7201,
+  -1,
+  1.5,
+  NaN,
+  Infinity,
+  -Infinity,
+  2 ** 53,
+  -(2 ** 53),
+  Number.MAX_SAFE_INTEGER,
+  1e300,
+  "",
+  "x",
+  "\ud800",
+  "😀",
+  "default",
+  "write_file",
+  [],
+  [""],
+  ["x"],
+  [1],
+  [null],
+  [{}],
+  {},
+  { length: 0 },
+  { length: 1 },
+  { length: "x" },
+  { length: null },
+  { prefix: ["x"] },
+  nullProto([["constructor", { name: "Foo" }]]),
+  nullProto([["constructor", "x"]]),
+  JSON.parse('{"__proto__": {"x": 1}}'),
+  new Date(0),
+  new Map(),
+  new Uint8Array(2),
+  Object("ab"),
+  Symbol("s"),
+  { [Symbol("k")]: {} },
+];
+
+type Json = Record<string, unknown> | unknown[];
+
+/** The path of every node of `v` (the root included). */
+function nodePaths(v: unknown, at: (string | number)[] = []): (string | number)[][] {
+  const here = [at];
+  if (Array.isArray(v)) v.forEach((x, i) => here.push(...nodePaths(x, [...at, i])));
+  else if (typeof v === "object" && v !== null) {
+    for (const [k, x] of Object.entries(v)) here.push(...nodePaths(x, [...at, k]));
+  }
+  return here;
+}
+
+/** A copy of FULL with `edit` applied to the node at `path` (or its parent, for the root). */
+function edited(path: (string | number)[], edit: (parent: Json, key: string | number) => void) {
+  const root = { top: JSON.parse(JSON.stringify(FULL)) };
+  let parent: Json = root;
+  let key: string | number = "top";
+  for (const k of path) {
+    parent = (parent as Record<string | number, Json>)[key];
+    key = k;
+  }
+  edit(parent, key);
+  return root.top;
+}
+
+Deno.test("shape check sweep: every node replaced by every edge value, removed, or extended", () => {
+  const stats = new Stats();
+  const paths = nodePaths(FULL);
+  for (const path of paths) {
+    for (const edge of EDGES) {
+      agree(edited(path, (p, k) => ((p as Record<string | number, unknown>)[k] = edge)), stats);
+    }
+    if (path.length > 0) {
+      agree(edited(path, (p, k) => delete (p as Record<string | number, unknown>)[k]), stats);
+    }
+    for (const extra of ["x", "__proto__", "constructor", "comands"]) {
+      const add = edited(path, (p, k) => {
+        const node = (p as Record<string | number, unknown>)[k];
+        if (typeof node !== "object" || node === null || Array.isArray(node)) return;
+        Object.defineProperty(node, extra, { value: 1, enumerable: true, configurable: true });
+      });
+      agree(add, stats);
+    }
+  }
+  assert.equal(paths.length, 47, "every node of FULL");
+  assert.equal(stats.ok + stats.failed, 2302, "cases");
+  assert.ok(stats.ok > 300 && stats.failed > 1900, `${stats.ok} passed, ${stats.failed} failed`);
+  // The sweep reaches every kind of issue the schema can raise, and zod's surprising ones.
+  for (const code of ["invalid_type", "too_small", "too_big", "invalid_value", "invalid_key"]) {
+    assert.ok(stats.codes.has(code), `no ${code}: ${[...stats.codes]}`);
+  }
+  for (
+    const m of [
+      "Invalid input: expected int, received number",
+      "Invalid input: expected number, received NaN",
+      "Invalid input: expected number, received Infinity",
+      "Too big: expected int to be <=N",
+      "Too small: expected int to be >=-N",
+      "Too big: expected number to be <=N",
+      "Too small: expected number to be >=N",
+      "Too small: expected unknown to be >=N",
+      "Too small: expected string to have >=N characters",
+      "Too small: expected array to have >=N items",
+      "Invalid input: expected record, received Date",
+      "Invalid input: expected array, received Foo",
+      "Invalid input: expected array, received undefined",
+      "Invalid option: expected one of Q|Q|Q|Q|Q",
+      "Unrecognized key: Q",
+    ]
+  ) {
+    assert.ok(stats.messages.has(m), `no "${m}" in ${[...stats.messages].join("\n")}`);
+  }
+});
+
+// ---- examples ----------------------------------------------------------------------------------
+
+function issuesOf(value: unknown): ShapeIssue[] {
+  const r = checkPolicyFields(value);
+  assert.ok(!r.ok, "accepted");
+  return r.issues;
+}
+
+Deno.test("shape check: exact issues for a strict object with unknown keys and wrong fields", () => {
+  const value = {
+    agent_policies: { a: { commands: [{ prefix: [], timeout: 1.5, x: 1 }], y: 2 } },
+    zz: 1,
+  };
+  const at = ["agent_policies", "a", "commands", 0];
+  assert.deepStrictEqual(issuesOf(value), [
+    {
+      origin: "array",
+      code: "too_small",
+      minimum: 1,
+      inclusive: true,
+      path: [...at, "prefix"],
+      message: "Too small: expected array to have >=1 items",
+    },
+    {
+      expected: "int",
+      format: "safeint",
+      code: "invalid_type",
+      path: [...at, "timeout"],
+      message: "Invalid input: expected int, received number",
+    },
+    { code: "unrecognized_keys", keys: ["x"], path: at, message: 'Unrecognized key: "x"' },
+    {
+      code: "unrecognized_keys",
+      keys: ["y"],
+      path: ["agent_policies", "a"],
+      message: 'Unrecognized key: "y"',
+    },
+    { code: "unrecognized_keys", keys: ["zz"], path: [], message: 'Unrecognized key: "zz"' },
+  ]);
+});
+
+Deno.test("shape check: an unsafe integer is too big twice; a string where a list goes", () => {
+  const at = ["agent_policies", "a", "commands", 0];
+  assert.deepStrictEqual(
+    issuesOf({ agent_policies: { a: { commands: [{ prefix: "", timeout: 2 ** 60 }] } } }).map((
+      i,
+    ) => [i.path.slice(4).join("."), i.message]),
+    [
+      ["prefix", "Invalid input: expected array, received string"],
+      ["prefix", "Too small: expected string to have >=1 characters"],
+      ["timeout", "Too big: expected int to be <=9007199254740991"],
+      ["timeout", "Too big: expected number to be <=7200"],
+    ],
+  );
+  assert.deepStrictEqual(
+    issuesOf({ agent_policies: { a: { commands: [{ prefix: ["a"], timeout: NaN }] } } }),
+    [{
+      expected: "number",
+      code: "invalid_type",
+      received: "NaN",
+      path: [...at, "timeout"],
+      message: "Invalid input: expected number, received NaN",
+    }],
+  );
+});
+
+Deno.test("shape check: enums, records and a silently skipped __proto__ record key", () => {
+  assert.deepStrictEqual(
+    issuesOf({ write_policy: "x", agent_policies: [] }).map((i) => i.message),
+    [
+      'Invalid option: expected one of "default"|"orchestrator-only"',
+      "Invalid input: expected record, received array",
+    ],
+  );
+  const r = checkPolicyFields({ agent_policies: JSON.parse('{"__proto__": 5, "w": {}}') });
+  assert.ok(r.ok);
+  assert.deepStrictEqual(r.data, { agent_policies: { w: {} } });
+  assert.equal(Object.getPrototypeOf(r.data.agent_policies), Object.prototype);
+});
+
+Deno.test("shape check: data keeps schema order and leaves absent optional keys out", () => {
+  const input = {
+    protected_paths: ["a"],
+    write_policy: "default",
+    agent_policies: { w: { commands: [{ network: true, prefix: ["x"] }] } },
+  };
+  const r = checkPolicyFields(input);
+  assert.ok(r.ok);
+  assert.deepStrictEqual(Object.keys(r.data), [
+    "write_policy",
+    "agent_policies",
+    "protected_paths",
+  ]);
+  assert.deepStrictEqual(Object.keys(r.data.agent_policies!.w.commands![0]), ["prefix", "network"]);
+  assert.notEqual(r.data.protected_paths, input.protected_paths, "a new array, as zod returns");
+});
+
+Deno.test("shape check: validateBrief's messages come from the checker's issues", () => {
+  const brief = (o: unknown) => JSON.stringify({ project_goal: "g", ...(o as object) });
+  expectPolicyError(
+    () => parsePolicy(brief({ agent_policies: { w: { comands: [] } } }), OPTS),
+    "BRIEF_UNKNOWN_KEY",
+    'did you mean "commands"?',
+  );
+  expectPolicyError(
+    () =>
+      parsePolicy(
+        brief({ agent_policies: { w: { commands: [{ prefix: ["a"], timeout: 0 }] } } }),
+        OPTS,
+      ),
+    "BRIEF_INVALID",
+    "agent_policies.w.commands[0].timeout",
+    "must be at least 1",
+  );
+  expectPolicyError(
+    () => parsePolicy(brief({ mcp_grants: { h: { tools: ["nope"] } } }), OPTS),
+    "BRIEF_INVALID",
+    'must be one of "write_file"',
+  );
+});
