@@ -27,7 +27,9 @@ export async function withFileLock<T>(
   fn: (file: Deno.FsFile) => T | Promise<T>,
 ): Promise<T> {
   checkStatePath(path, "file");
-  const file = await Deno.open(path, { read: true, append: true, create: true, mode: 0o600 });
+  // Opened synchronously: an async open is a round trip through the blocking thread pool
+  // (~3 ms each when cold), and every ledger and dispatch operation takes a lock.
+  const file = Deno.openSync(path, { read: true, append: true, create: true, mode: 0o600 });
   try {
     const st = file.statSync();
     const after = Deno.lstatSync(path);
