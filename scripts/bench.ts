@@ -8,7 +8,8 @@
  * 2. Proposals: `apply --dry-run` and `apply` on 1k- and 20k-file repos, against one atomic write
  *    of the same bytes.
  * 3. Command requests: whole-process `run` of `true` (unconfined) on clean 1k-, 20k- and
- *    100k-file repos, against a floor of one bare Deno start + two `git status` + `true`.
+ *    100k-file repos, against a floor of one bare Deno start + two `git status` + `true`; from
+ *    the source tree and from the release bundle (`deno bundle --code-splitting`).
  * 4. Confinement: `true` under the project's bwrap plan vs bare `bwrap --ro-bind / / true` vs
  *    plain `true`.
  *
@@ -289,6 +290,13 @@ async function runSection(): Promise<void> {
   const runs = quick ? 3 : 9;
   const denoStart = await timeCmd(deno, ["run", "--no-check", empty], { runs });
   const trueMs = await timeCmd("/usr/bin/true", [], { runs });
+  // The release form: the code-split bundle scripts/build.ts ships (dist/agentteams/main.js).
+  const bundleDir = `${work}/bundle`;
+  const b = await new Deno.Command(deno, {
+    args: ["bundle", "--quiet", "--code-splitting", "--outdir", bundleDir, "main.ts"],
+    cwd: root,
+  }).output();
+  if (!b.success) throw new Error(`deno bundle failed: ${new TextDecoder().decode(b.stderr)}`);
   for (const files of quick ? [1000] : [1000, 20_000, 100_000]) {
     const dir = makeRepo(`run-${files}`, files, brief());
     const status = await timeCmd(
@@ -319,6 +327,14 @@ async function runSection(): Promise<void> {
       `run true (unconfined), ${files / 1000}k-file repo, whole process`,
       fmt(ours),
       `${(ours / floor).toFixed(2)}x the floor (target <= 1.5)`,
+    );
+    const bundled = ["run", "--allow-all", "--no-check", `${bundleDir}/main.js`, ...args.slice(4)];
+    await timeCmd(deno, bundled, { env: envBase, runs: 1 });
+    const viaBundle = await timeCmd(deno, bundled, { env: envBase, runs: Math.min(runs, 10) });
+    row(
+      "  the same from the release bundle (dist/agentteams/main.js)",
+      fmt(viaBundle),
+      `${(viaBundle / floor).toFixed(2)}x the floor`,
     );
   }
 }

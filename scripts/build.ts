@@ -1,7 +1,8 @@
 /**
  * `deno task compile`: release artifacts in dist/.
  *
- * 1. `dist/agentteams.js`: one bundled file (`deno bundle`), runnable with `deno run`.
+ * 1. `dist/agentteams/`: the code-split bundle (`deno bundle --code-splitting`), runnable with
+ *    `deno run dist/agentteams/main.js`; a command loads only its own chunks.
  * 2. `dist/agentteams-<target>`: self-contained binaries (`deno compile`) with the union of the
  *    commands' permissions baked in: read and write (paths are the project's, known only at run
  *    time, so they are narrowed at start by revoking what a command does not need), run limited
@@ -40,16 +41,33 @@ async function sh(args: string[]): Promise<{ ok: boolean; err: string }> {
 }
 
 const built: string[] = [];
-const bundle = await sh(["bundle", "--quiet", "--output", `${dist}/agentteams.js`, "main.ts"]);
+// Code-split: each command's modules are a chunk loaded on first use, so `run` never parses the
+// schema export's zod, and the whole run path is a handful of files instead of ~130 modules.
+try {
+  Deno.removeSync(`${dist}/agentteams`, { recursive: true });
+} catch { /* first build */ }
+const bundle = await sh([
+  "bundle",
+  "--quiet",
+  "--code-splitting",
+  "--outdir",
+  `${dist}/agentteams`,
+  "main.ts",
+]);
 if (!bundle.ok) Deno.exit(1);
-built.push("agentteams.js");
-console.log("built dist/agentteams.js");
+for (
+  const e of [...Deno.readDirSync(`${dist}/agentteams`)].sort((a, b) => a.name < b.name ? -1 : 1)
+) {
+  built.push(`agentteams/${e.name}`);
+}
+console.log("built dist/agentteams/ (run with: deno run dist/agentteams/main.js)");
 
 const envNames = [...new Set([...KEY_ENV, ...CHILD_ENV])].join(",");
 const perms = [
   "--allow-read",
   "--allow-write",
-  "--allow-run=/usr/bin/bwrap,/usr/bin/sandbox-exec,/usr/bin/git,/usr/local/bin/git,/opt/homebrew/bin/git",
+  "--allow-run=/usr/bin/bwrap,/usr/bin/sandbox-exec,/usr/bin/setsid,/usr/bin/perl,/usr/bin/git," +
+  "/usr/local/bin/git,/opt/homebrew/bin/git",
   `--allow-env=${envNames}`,
   "--allow-sys=uid",
   "--no-prompt",

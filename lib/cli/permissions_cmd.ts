@@ -17,9 +17,13 @@ export function shellQuote(w: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'"'"'`)}'`;
 }
 
-/** The entry module's path. */
+/**
+ * The entry module's path: `main.ts` in the source tree; in the code-split bundle this module is
+ * a chunk beside the bundle's `main.js`.
+ */
 export function entryPath(): string {
-  return fileURLToPath(new URL("../../main.ts", import.meta.url));
+  const inSource = import.meta.url.endsWith("/lib/cli/permissions_cmd.ts");
+  return fileURLToPath(new URL(inSource ? "../../main.ts" : "./main.js", import.meta.url));
 }
 
 /** Runs `permissions`. */
