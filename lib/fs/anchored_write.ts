@@ -34,6 +34,7 @@
  * @module
  */
 import { FsSafetyError } from "../errors.ts";
+import { checkName } from "./path_walk.ts";
 
 /** The program that performs the anchored steps. */
 export const PERL = "/usr/bin/perl";
@@ -153,15 +154,6 @@ export interface AnchoredSpec {
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-
-function checkName(name: string): void {
-  if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) {
-    throw new FsSafetyError(
-      "NOT_DIRECTORY",
-      `not a single path component: ${JSON.stringify(name)}`,
-    );
-  }
-}
 
 /** Reads a child's stdout incrementally. */
 class Reader {

@@ -16,7 +16,17 @@ import { readRegularFileSync } from "./safe_read.ts";
 /** What `lstat` says a child is. */
 export type ChildKind = "absent" | "file" | "dir" | "symlink" | "other";
 
-function checkName(name: string): void {
+/**
+ * Refuses a name that is not one path component (empty, `.`, `..`, or holding `/` or NUL).
+ *
+ * @throws {FsSafetyError} `NOT_DIRECTORY`.
+ * @example
+ * ```ts
+ * import { checkName } from "./path_walk.ts";
+ * checkName("a.txt"); // ok; checkName("../a") throws
+ * ```
+ */
+export function checkName(name: string): void {
   if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) {
     throw new FsSafetyError(
       "NOT_DIRECTORY",
