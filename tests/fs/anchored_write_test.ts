@@ -126,3 +126,91 @@ Deno.test("anchored write: without its helper program it refuses (ANCHOR_UNAVAIL
   );
   assert.deepEqual(tree(root), []);
 });
+
+Deno.test("anchored write: a file where a directory goes, a missing directory, a non-file target, a bad name: refused, nothing written", async () => {
+  const root = Deno.makeTempDirSync();
+  Deno.mkdirSync(`${root}/src/sub`, { recursive: true });
+  Deno.writeTextFileSync(`${root}/src/file`, "f\n");
+  const before = tree(root);
+  let decided = 0;
+  const spec = (dirs: string[], name: string, createDirs = true) => ({
+    root,
+    dirs,
+    name,
+    op: "write" as const,
+    createDirs,
+    decide: () => {
+      decided++;
+      return { mode: 0o644, content: enc.encode("x") };
+    },
+  });
+  await assert.rejects(
+    anchoredReplace(spec(["src", "file"], "x.txt")),
+    refusedWith("NOT_DIRECTORY"),
+  );
+  await assert.rejects(
+    anchoredReplace(spec(["src", "missing"], "x.txt", false)),
+    refusedWith("NOT_DIRECTORY"),
+  );
+  await assert.rejects(anchoredReplace(spec(["src"], "sub")), refusedWith("NOT_REGULAR_FILE"));
+  for (const bad of ["", ".", "..", "a/b"]) {
+    await assert.rejects(anchoredReplace(spec(["src"], bad)), refusedWith("NOT_DIRECTORY"));
+    await assert.rejects(anchoredReplace(spec([bad], "x.txt")), refusedWith("NOT_DIRECTORY"));
+  }
+  assert.equal(decided, 0, "no refusal reaches the decision");
+  assert.deepEqual(tree(root), before);
+});
+
+Deno.test("anchored write: a target replaced or created while the decision is made: FILE_CHANGED, the newcomer kept", async () => {
+  const root = Deno.makeTempDirSync();
+  Deno.mkdirSync(`${root}/src`);
+  Deno.writeTextFileSync(`${root}/src/t.txt`, "old\n");
+  // Replaced by another inode between the read and the write.
+  await assert.rejects(
+    anchoredReplace({
+      root,
+      dirs: ["src"],
+      name: "t.txt",
+      op: "write",
+      createDirs: false,
+      decide: () => {
+        Deno.writeTextFileSync(`${root}/src/.swap`, "theirs\n");
+        Deno.renameSync(`${root}/src/.swap`, `${root}/src/t.txt`);
+        return { mode: 0o644, content: enc.encode("mine\n") };
+      },
+    }),
+    refusedWith("FILE_CHANGED"),
+  );
+  assert.deepEqual(tree(root), ["/src dir", "/src/t.txt 7"], "no temporary file left");
+  assert.equal(Deno.readTextFileSync(`${root}/src/t.txt`), "theirs\n");
+  // Absent when read, present at the write.
+  await assert.rejects(
+    anchoredReplace({
+      root,
+      dirs: ["src"],
+      name: "new.txt",
+      op: "write",
+      createDirs: false,
+      decide: () => {
+        Deno.writeTextFileSync(`${root}/src/new.txt`, "theirs\n");
+        return { mode: 0o644, content: enc.encode("mine\n") };
+      },
+    }),
+    refusedWith("FILE_CHANGED"),
+  );
+  assert.equal(Deno.readTextFileSync(`${root}/src/new.txt`), "theirs\n");
+  // Removing an absent target.
+  const before = tree(root);
+  await assert.rejects(
+    anchoredReplace({
+      root,
+      dirs: ["src"],
+      name: "absent.txt",
+      op: "unlink",
+      createDirs: false,
+      decide: () => ({ mode: 0, content: new Uint8Array(0) }),
+    }),
+    refusedWith("FILE_CHANGED"),
+  );
+  assert.deepEqual(tree(root), before);
+});
