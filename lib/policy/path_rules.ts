@@ -20,7 +20,18 @@ import { CONTROL_PLANE_TOP } from "./control_plane.ts";
 import { hasWildcard } from "./fnmatch.ts";
 import { hasControlChar } from "./text.ts";
 
-function commonProblem(value: string): string | null {
+/**
+ * The problems every path-like brief value is checked for: empty, a lone surrogate, a backslash
+ * or a control character, absolute, or a home path. `null` when it has none of them.
+ *
+ * @example
+ * ```ts
+ * import { commonPathProblem } from "./path_rules.ts";
+ * commonPathProblem("~/x"); // "must be project-relative, not a home path"
+ * commonPathProblem("src/*.ts"); // null
+ * ```
+ */
+export function commonPathProblem(value: string): string | null {
   if (value === "") return "is empty";
   if (!value.isWellFormed()) return "contains a lone surrogate";
   if (value.includes("\\") || hasControlChar(value)) {
@@ -31,7 +42,17 @@ function commonProblem(value: string): string | null {
   return null;
 }
 
-function badSegments(segments: readonly string[]): boolean {
+/**
+ * Whether any segment is empty, `.` or `..` (such a path or pattern never names a normalized
+ * project path).
+ *
+ * @example
+ * ```ts
+ * import { badSegments } from "./path_rules.ts";
+ * badSegments("a/./b".split("/")); // true
+ * ```
+ */
+export function badSegments(segments: readonly string[]): boolean {
   return segments.some((s) => s === "" || s === "." || s === "..");
 }
 
@@ -48,7 +69,7 @@ function badSegments(segments: readonly string[]): boolean {
  * ```
  */
 export function writesGlobProblem(glob: string): string | null {
-  const common = commonProblem(glob);
+  const common = commonPathProblem(glob);
   if (common !== null) {
     return common.startsWith("must be project-relative")
       ? "must start with a literal project directory"
@@ -76,7 +97,7 @@ export function writesGlobProblem(glob: string): string | null {
  * ```
  */
 export function matchPatternProblem(pattern: string, kind: "gate" | "protected"): string | null {
-  const common = commonProblem(pattern);
+  const common = commonPathProblem(pattern);
   if (common !== null) return common;
   let body = pattern;
   if (body.endsWith("/")) {
@@ -98,7 +119,7 @@ export function matchPatternProblem(pattern: string, kind: "gate" | "protected")
  * ```
  */
 export function cwdProblem(cwd: string): string | null {
-  const common = commonProblem(cwd);
+  const common = commonPathProblem(cwd);
   if (common !== null) return common;
   if (cwd.split("/").includes("..")) return "has a '..' segment";
   return null;

@@ -26,7 +26,7 @@
 
 import { CONTROL_PLANE_TOP, controlPlaneOf } from "./control_plane.ts";
 import { fnmatchCase, hasWildcard } from "./fnmatch.ts";
-import { hasControlChar } from "./text.ts";
+import { badSegments, commonPathProblem } from "./path_rules.ts";
 
 /**
  * Why a write scope is unsafe, or `null` when it is acceptable. Applies to literal scopes and
@@ -41,17 +41,10 @@ import { hasControlChar } from "./text.ts";
  * ```
  */
 export function scopePatternProblem(scope: string): string | null {
-  if (scope === "") return "is empty";
-  if (!scope.isWellFormed()) return "contains a lone surrogate";
-  if (scope.includes("\\") || hasControlChar(scope)) {
-    return "contains a backslash or a control character";
-  }
-  if (scope.startsWith("/")) return "must be project-relative, not absolute";
-  if (scope.startsWith("~")) return "must be project-relative, not a home path";
+  const common = commonPathProblem(scope);
+  if (common !== null) return common;
   const segments = (scope.endsWith("/") ? scope.slice(0, -1) : scope).split("/");
-  if (segments.some((s) => s === "" || s === "." || s === "..")) {
-    return "has an empty, '.' or '..' segment";
-  }
+  if (badSegments(segments)) return "has an empty, '.' or '..' segment";
   if (segments.some((s) => s.includes("**"))) {
     return "uses '**'; '*' matches within one segment, so list each depth";
   }
