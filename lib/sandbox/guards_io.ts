@@ -14,6 +14,7 @@
  */
 
 import type { GuardFact } from "./plan.ts";
+import type { EntryKind } from "./roots.ts";
 import { entryKind } from "./roots_io.ts";
 
 /**
@@ -26,20 +27,30 @@ import { entryKind } from "./roots_io.ts";
  * ```
  */
 export function guardFacts(paths: readonly string[]): GuardFact[] {
+  // The guarded paths share the project's ancestors: each component is lstat'ed once per call.
+  const kinds = new Map<string, EntryKind | null>();
+  const kindAt = (p: string): EntryKind | null => {
+    let kind = kinds.get(p);
+    if (kind === undefined) {
+      try {
+        kind = entryKind(p);
+      } catch (e) {
+        // A component the tool may not read (narrow launch flags) lies outside the project,
+        // whose own paths are all readable: it is taken as the directory it must be (`null`).
+        if (!(e instanceof Deno.errors.NotCapable)) throw e;
+        kind = null;
+      }
+      kinds.set(p, kind);
+    }
+    return kind;
+  };
   return paths.map((path) => {
     let cur = "";
     for (const seg of path.split("/")) {
       if (seg === "") continue;
       cur += "/" + seg;
-      let kind;
-      try {
-        kind = entryKind(cur);
-      } catch (e) {
-        // A component the tool may not read (narrow launch flags) lies outside the project,
-        // whose own paths are all readable: it is taken as the directory it must be.
-        if (e instanceof Deno.errors.NotCapable) continue;
-        throw e;
-      }
+      const kind = kindAt(cur);
+      if (kind === null) continue;
       if (kind === "missing") return { path, firstMissing: cur, symlinkAt: null };
       if (kind === "symlink") return { path, firstMissing: null, symlinkAt: cur };
       if (kind !== "dir" && cur !== path) {
