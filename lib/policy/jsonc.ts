@@ -54,6 +54,18 @@ export class JsoncSyntaxError extends Error {
 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 
+/** The one-character escapes of a JSON string and what they stand for. */
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '"',
+  "\\": "\\",
+  "/": "/",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+};
+
 class Parser {
   i = 0;
   constructor(readonly t: string, readonly maxDepth: number) {}
@@ -145,18 +157,8 @@ class Parser {
       if (c === 0x5c) {
         out += t.slice(from, this.i);
         const e = t[this.i + 1];
-        const simple: Record<string, string> = {
-          '"': '"',
-          "\\": "\\",
-          "/": "/",
-          b: "\b",
-          f: "\f",
-          n: "\n",
-          r: "\r",
-          t: "\t",
-        };
-        if (e !== undefined && Object.hasOwn(simple, e)) {
-          out += simple[e];
+        if (e !== undefined && Object.hasOwn(SIMPLE_ESCAPES, e)) {
+          out += SIMPLE_ESCAPES[e];
           this.i += 2;
         } else if (e === "u") {
           const hex = t.slice(this.i + 2, this.i + 6);
@@ -170,6 +172,20 @@ class Parser {
         continue;
       }
       this.i++;
+    }
+  }
+
+  /**
+   * After a member or an item: a comma (a trailing one is allowed), or else `close` must follow;
+   * at the end of the text that is `missing`, elsewhere `CommaExpected`.
+   */
+  separator(close: string, missing: string): void {
+    this.skip();
+    if (this.t[this.i] === ",") {
+      this.i++;
+      this.skip();
+    } else if (this.t[this.i] !== close) {
+      this.fail(this.i >= this.t.length ? missing : "CommaExpected");
     }
   }
 
@@ -190,13 +206,7 @@ class Parser {
       this.i++;
       const node = this.value(depth, [...path, key]);
       props.set(key, { keyOffset, node });
-      this.skip();
-      if (this.t[this.i] === ",") {
-        this.i++;
-        this.skip();
-      } else if (this.t[this.i] !== "}") {
-        this.fail(this.i >= this.t.length ? "CloseBraceExpected" : "CommaExpected");
-      }
+      this.separator("}", "CloseBraceExpected");
     }
     this.i++;
     return { type: "object", offset: start, length: this.i - start, props };
@@ -210,13 +220,7 @@ class Parser {
     while (this.t[this.i] !== "]") {
       if (this.i >= this.t.length) this.fail("CloseBracketExpected");
       items.push(this.value(depth, [...path, items.length]));
-      this.skip();
-      if (this.t[this.i] === ",") {
-        this.i++;
-        this.skip();
-      } else if (this.t[this.i] !== "]") {
-        this.fail(this.i >= this.t.length ? "CloseBracketExpected" : "CommaExpected");
-      }
+      this.separator("]", "CloseBracketExpected");
     }
     this.i++;
     return { type: "array", offset: start, length: this.i - start, items };
