@@ -192,25 +192,21 @@ export async function takeSnapshot(
     alsoHash: options.previous?.hashed,
   });
   // Paths git lists that the watch already fingerprints (the control plane, e.g. an untracked
-  // `.agentteams/`) are left to the watch: hashing them again would cost a read per run.
-  const paths: Uint8Array[] = [];
-  for (const entry of status) paths.push(entry.path);
-  for (const e of index.flagged) paths.push(e.path);
-  const toHash = paths.filter((full) =>
-    startsWithBytes(full, ctx.prefixBytes) && !watch.entries.has(projectKey(ctx, full).key)
-  );
-  // A clean tree hashes nothing, and then never loads the hashing code.
-  const make: HashFactory | null = toHash.length > 0 ? await loadHashFactory() : null;
+  // `.agentteams/`) are left to the watch: hashing them again would cost a read per run. A clean
+  // tree hashes nothing, and then never loads the hashing code.
+  let make: HashFactory | null = null;
   const worktree = new Map<string, PathState>();
-  for (const full of paths) {
+  for (const full of [...status, ...index.flagged].map((e) => e.path)) {
     if (!startsWithBytes(full, ctx.prefixBytes)) continue;
     const { key, text } = projectKey(ctx, full);
     if (worktree.has(key)) continue;
-    const fp = watch.entries.has(key)
-      ? WATCHED
-      : text === null || make === null
-      ? uniqueFingerprint("opaque-name")
-      : worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat, make);
+    let fp: string;
+    if (watch.entries.has(key)) fp = WATCHED;
+    else if (text === null) fp = uniqueFingerprint("opaque-name");
+    else {
+      make ??= await loadHashFactory();
+      fp = worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat, make);
+    }
     worktree.set(key, { bytes: full, fp });
   }
   return {
