@@ -194,6 +194,15 @@ function validateAgent(
   });
 }
 
+/** Checks each gate's brief-set `exec` entries, whether or not a block is set. */
+function validateBriefGateExec(gates: Readonly<Record<string, GateDef>>): void {
+  for (const [name, gate] of Object.entries(gates)) {
+    for (const p of gate.exec ?? []) {
+      validateExecPath(p, `proposal_gates.${name}.exec`, { gate: name });
+    }
+  }
+}
+
 function mergeGateExec(
   gates: Readonly<Record<string, GateDef>>,
   gateExec: unknown,
@@ -272,11 +281,7 @@ function mergeGateExec(
  */
 export function validateConfinedPrograms(raw: unknown, ctx: ConfinedContext): ValidatedConfined {
   const source = ctx.source ?? "brief";
-  for (const [name, gate] of Object.entries(ctx.gates)) {
-    for (const p of gate.exec ?? []) {
-      validateExecPath(p, `proposal_gates.${name}.exec`, { gate: name });
-    }
-  }
+  validateBriefGateExec(ctx.gates);
   if (!isPlainObject(raw)) {
     throw invalid("confined_programs must be an object of {agent: {exec, write}}", { source });
   }
@@ -374,10 +379,6 @@ export function selectConfinedPrograms(opts: {
       briefRel: opts.briefRel,
     });
   }
-  for (const [name, gate] of Object.entries(opts.gates)) {
-    for (const p of gate.exec ?? []) {
-      validateExecPath(p, `proposal_gates.${name}.exec`, { gate: name });
-    }
-  }
+  validateBriefGateExec(opts.gates);
   return Object.freeze({ programs: null, gates: opts.gates });
 }
