@@ -3,9 +3,10 @@
  *
  * Custody: the directory is a real directory (not a symlink), owned by the user, mode 0700 (no
  * group or other bits); the file is a regular file (not a symlink, FIFO or device), owned by the
- * user, not group- or world-writable, outside the project, at most 64 KiB. It is opened with
- * `O_NOFOLLOW | O_NONBLOCK` (a FIFO swapped in cannot hang the reader) and the opened file's
- * inode must be the one checked, so a swap between check and open is refused.
+ * user, not group- or world-writable, outside the project, at most 64 KiB. `lstat` must show a
+ * regular file before it is opened (a FIFO at the path cannot hang the reader), and the opened
+ * file's inode and device must be the ones checked, so a swap between check and open is refused
+ * (`lib/fs/safe_read.ts`).
  *
  * @example
  * ```ts
