@@ -6,14 +6,8 @@
  * @module
  */
 import { dirname, join, resolve } from "../fs/path.ts";
-import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
-import { sanitizePath } from "../requests/env.ts";
-import { diskFs, resolveProgram } from "../requests/resolve.ts";
 import { keyDir } from "../crypto/keys.ts";
 import { UsageError } from "../errors.ts";
-import { PERL } from "../fs/anchored_write.ts";
-import { BWRAP_PATH } from "../sandbox/bwrap.ts";
-import { SETSID_PATH } from "../requests/process.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { STATE_DIR } from "../ledger/paths.ts";
 import type { FlagSpec } from "./parse.ts";
@@ -38,117 +32,32 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
   { name: "help", kind: "bool", help: "show this help" },
 ];
 
-function keyNeeds(ctx: Ctx): Needs {
+/**
+ * What loading the ledger key needs: the key dir, its variables, and `sys` uid (custody).
+ *
+ * @example
+ * ```ts ignore
+ * import { keyNeeds } from "./commands.ts";
+ * keyNeeds(ctx).read; // ["/home/op/.config/agentteams/keys"]
+ * ```
+ */
+export function keyNeeds(ctx: Ctx): Needs {
   return { ...NO_NEEDS, read: [keyDir(ctx.env)], env: KEY_ENV, sys: ["uid"] };
 }
 
-function stateNeeds(ctx: Ctx, write: boolean): Needs {
+/**
+ * What reading (or, with `write`, writing) the project's state dir needs.
+ *
+ * @example
+ * ```ts ignore
+ * import { stateNeeds } from "./commands.ts";
+ * stateNeeds(ctx, false).read; // ["/p/.agentteams"]
+ * ```
+ */
+export function stateNeeds(ctx: Ctx, write: boolean): Needs {
   const state = join(ctx.project, STATE_DIR);
   // Reading the project root itself lets the state dir's creation be fsynced.
   return { ...NO_NEEDS, read: write ? [ctx.project, state] : [state], write: write ? [state] : [] };
-}
-
-/** Absolute PATH entries (where programs are looked up). */
-function pathDirs(ctx: Ctx): string[] {
-  return sanitizePath(ctx.env.PATH).split(":").filter((d) => d !== "");
-}
-
-/** A program as `run` and the git context resolve it (sanitized PATH, outside the project), or `null`. */
-function onPath(ctx: Ctx, name: string): string | null {
-  try {
-    return resolveProgram(name, { path: ctx.env.PATH, projectRoot: ctx.project, fs: diskFs }).path;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * With `--unconfined`, the programs the tool itself spawns: the request's `argv[0]` (run) or
- * every gate's program (apply). Unreadable inputs contribute nothing; the command then refuses
- * with its own error.
- */
-async function unconfinedPrograms(ctx: Ctx, what: "gates" | "command"): Promise<string[]> {
-  if (ctx.parsed.flags.unconfined !== true) return [];
-  try {
-    if (what === "command") {
-      const file = ctx.parsed.positionals.FILE;
-      if (typeof file !== "string") return [];
-      const a = JSON.parse(Deno.readTextFileSync(resolve(file))) as { argv?: unknown };
-      const p = Array.isArray(a.argv) && typeof a.argv[0] === "string"
-        ? onPath(ctx, a.argv[0])
-        : null;
-      return p === null ? [] : [p];
-    }
-    const policy = await (await import("./policy_ctx.ts")).fullPolicy(ctx);
-    return Object.values(policy.gates).map((g) => onPath(ctx, g.argv[0])).filter((
-      p,
-    ): p is string => p !== null);
-  } catch {
-    return [];
-  }
-}
-
-/**
- * The exec entries of the confined programs (brief or operator file; `~/` expanded): the sandbox
- * resolves their real paths, so they must be readable. Unreadable inputs contribute nothing.
- */
-async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
-  try {
-    const home = ctx.env.HOME ?? "/";
-    const policy = await (await import("./policy_ctx.ts")).fullPolicy(ctx);
-    const entries = [
-      ...Object.values(policy.confinedPrograms?.agents ?? {}).flatMap((a) => a.exec),
-      ...Object.values(policy.gates).flatMap((g) => g.exec ?? []),
-    ];
-    return entries.map((e) => e.startsWith("~/") ? join(home, e.slice(2)) : e);
-  } catch {
-    return [];
-  }
-}
-
-/** `git` resolved on the PATH (for `--allow-run`), or nothing when it cannot be found. */
-function gitProgram(ctx: Ctx): string[] {
-  // Resolved as the git context resolves it, so the flag names the very path it spawns.
-  const git = onPath(ctx, "git");
-  return git === null ? [] : [git];
-}
-
-/**
- * What `apply` and `run` need: the project, the brief, the artifact, the key, the sandbox
- * (`/usr/bin/bwrap`, a private TMPDIR, `/proc` for process groups), and the PATH directories
- * where programs are resolved.
- */
-async function actingNeeds(
-  ctx: Ctx,
-  opts: { writeProject: boolean; run?: string[] },
-): Promise<Needs> {
-  const brief = typeof ctx.parsed.flags.brief === "string"
-    ? [resolve(ctx.parsed.flags.brief)]
-    : DEFAULT_BRIEF_NAMES.map((n) => join(ctx.project, n));
-  const file = typeof ctx.parsed.positionals.FILE === "string"
-    ? [resolve(ctx.parsed.positionals.FILE)]
-    : [];
-  const tmp = ctx.env.TMPDIR && ctx.env.TMPDIR.startsWith("/") ? ctx.env.TMPDIR : "/tmp";
-  const home = ctx.env.HOME && ctx.env.HOME.startsWith("/") ? [ctx.env.HOME] : [];
-  const confinedDir = home.map((h) => join(h, ".config", "agentteams", "confined"));
-  return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true), {
-    read: [
-      ctx.project,
-      ...brief,
-      ...file,
-      tmp,
-      "/proc",
-      ...confinedDir,
-      ...pathDirs(ctx),
-      BWRAP_PATH,
-      SETSID_PATH,
-      ...await confinedExecPaths(ctx),
-    ],
-    write: [...(opts.writeProject ? [ctx.project] : []), tmp],
-    run: [BWRAP_PATH, SETSID_PATH, ...(opts.run ?? [])],
-    env: [...KEY_ENV, ...CHILD_ENV],
-    sys: ["uid"],
-  });
 }
 
 function notBuilt(plannedIn: string) {
@@ -212,11 +121,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     env: [...KEY_ENV, ...CHILD_ENV],
     built: true,
-    needs: async (ctx) =>
-      actingNeeds(ctx, {
-        writeProject: true,
-        run: [PERL, ...await unconfinedPrograms(ctx, "gates")],
-      }),
+    needs: async (ctx) => (await import("./acting_needs.ts")).applyNeeds(ctx),
     run: async (ctx) => (await import("./apply.ts")).apply(ctx),
   },
   {
@@ -228,11 +133,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: [{ name: "dry-run", kind: "bool", help: "check only; run nothing" }, UNCONFINED_FLAG],
     env: [...KEY_ENV, ...CHILD_ENV],
     built: true,
-    needs: async (ctx) =>
-      actingNeeds(ctx, {
-        writeProject: true,
-        run: [...gitProgram(ctx), ...await unconfinedPrograms(ctx, "command")],
-      }),
+    needs: async (ctx) => (await import("./acting_needs.ts")).runNeeds(ctx),
     run: async (ctx) => (await import("./run.ts")).run(ctx),
   },
   {

@@ -1,0 +1,145 @@
+/**
+ * What the acting commands (`apply`, `run`) need from Deno. Loaded only when one of them starts
+ * (or `permissions` asks for one), so every other command's start-up skips the brief, program
+ * resolution and sandbox modules these needs depend on.
+ *
+ * @module
+ */
+import { join, resolve } from "../fs/path.ts";
+import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
+import { sanitizePath } from "../requests/env.ts";
+import { diskFs, resolveProgram } from "../requests/resolve.ts";
+import { PERL } from "../fs/anchored_write.ts";
+import { BWRAP_PATH } from "../sandbox/bwrap.ts";
+import { SETSID_PATH } from "../requests/process.ts";
+import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs } from "../permissions.ts";
+import { keyNeeds, stateNeeds } from "./commands.ts";
+import { fullPolicy } from "./policy_ctx.ts";
+import type { Ctx } from "./types.ts";
+
+/** Absolute PATH entries (where programs are looked up). */
+function pathDirs(ctx: Ctx): string[] {
+  return sanitizePath(ctx.env.PATH).split(":").filter((d) => d !== "");
+}
+
+/** A program as `run` and the git context resolve it (sanitized PATH, outside the project), or `null`. */
+function onPath(ctx: Ctx, name: string): string | null {
+  try {
+    return resolveProgram(name, { path: ctx.env.PATH, projectRoot: ctx.project, fs: diskFs }).path;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * With `--unconfined`, the programs the tool itself spawns: the request's `argv[0]` (run) or
+ * every gate's program (apply). Unreadable inputs contribute nothing; the command then refuses
+ * with its own error.
+ */
+async function unconfinedPrograms(ctx: Ctx, what: "gates" | "command"): Promise<string[]> {
+  if (ctx.parsed.flags.unconfined !== true) return [];
+  try {
+    if (what === "command") {
+      const file = ctx.parsed.positionals.FILE;
+      if (typeof file !== "string") return [];
+      const a = JSON.parse(Deno.readTextFileSync(resolve(file))) as { argv?: unknown };
+      const p = Array.isArray(a.argv) && typeof a.argv[0] === "string"
+        ? onPath(ctx, a.argv[0])
+        : null;
+      return p === null ? [] : [p];
+    }
+    const policy = await fullPolicy(ctx);
+    return Object.values(policy.gates).map((g) => onPath(ctx, g.argv[0])).filter((
+      p,
+    ): p is string => p !== null);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The exec entries of the confined programs (brief or operator file; `~/` expanded): the sandbox
+ * resolves their real paths, so they must be readable. Unreadable inputs contribute nothing.
+ */
+async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
+  try {
+    const home = ctx.env.HOME ?? "/";
+    const policy = await fullPolicy(ctx);
+    const entries = [
+      ...Object.values(policy.confinedPrograms?.agents ?? {}).flatMap((a) => a.exec),
+      ...Object.values(policy.gates).flatMap((g) => g.exec ?? []),
+    ];
+    return entries.map((e) => e.startsWith("~/") ? join(home, e.slice(2)) : e);
+  } catch {
+    return [];
+  }
+}
+
+/** `git` resolved on the PATH (for `--allow-run`), or nothing when it cannot be found. */
+function gitProgram(ctx: Ctx): string[] {
+  // Resolved as the git context resolves it, so the flag names the very path it spawns.
+  const git = onPath(ctx, "git");
+  return git === null ? [] : [git];
+}
+
+/**
+ * What `apply` and `run` need: the project, the brief, the artifact, the key, the sandbox
+ * (`/usr/bin/bwrap`, a private TMPDIR, `/proc` for process groups), and the PATH directories
+ * where programs are resolved.
+ */
+async function actingNeeds(ctx: Ctx, run: string[]): Promise<Needs> {
+  const brief = typeof ctx.parsed.flags.brief === "string"
+    ? [resolve(ctx.parsed.flags.brief)]
+    : DEFAULT_BRIEF_NAMES.map((n) => join(ctx.project, n));
+  const file = typeof ctx.parsed.positionals.FILE === "string"
+    ? [resolve(ctx.parsed.positionals.FILE)]
+    : [];
+  const tmp = ctx.env.TMPDIR && ctx.env.TMPDIR.startsWith("/") ? ctx.env.TMPDIR : "/tmp";
+  const home = ctx.env.HOME && ctx.env.HOME.startsWith("/") ? [ctx.env.HOME] : [];
+  const confinedDir = home.map((h) => join(h, ".config", "agentteams", "confined"));
+  return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true), {
+    read: [
+      ctx.project,
+      ...brief,
+      ...file,
+      tmp,
+      "/proc",
+      ...confinedDir,
+      ...pathDirs(ctx),
+      BWRAP_PATH,
+      SETSID_PATH,
+      ...await confinedExecPaths(ctx),
+    ],
+    write: [ctx.project, tmp],
+    run: [BWRAP_PATH, SETSID_PATH, ...run],
+    env: [...KEY_ENV, ...CHILD_ENV],
+    sys: ["uid"],
+  });
+}
+
+/**
+ * `apply`'s needs: {@link actingNeeds} plus the anchored-write helper and, with `--unconfined`,
+ * every gate's program.
+ *
+ * @example
+ * ```ts ignore
+ * import { applyNeeds } from "./acting_needs.ts";
+ * (await applyNeeds(ctx)).run; // ["/usr/bin/bwrap", "/usr/bin/perl", "/usr/bin/setsid"]
+ * ```
+ */
+export async function applyNeeds(ctx: Ctx): Promise<Needs> {
+  return await actingNeeds(ctx, [PERL, ...await unconfinedPrograms(ctx, "gates")]);
+}
+
+/**
+ * `run`'s needs: {@link actingNeeds} plus git and, with `--unconfined`, the request's program.
+ *
+ * @example
+ * ```ts ignore
+ * import { runNeeds } from "./acting_needs.ts";
+ * (await runNeeds(ctx)).run; // ["/usr/bin/bwrap", "/usr/bin/git", "/usr/bin/setsid"]
+ * ```
+ */
+export async function runNeeds(ctx: Ctx): Promise<Needs> {
+  return await actingNeeds(ctx, [...gitProgram(ctx), ...await unconfinedPrograms(ctx, "command")]);
+}
