@@ -5,7 +5,7 @@
  */
 
 import { bwrapArgv, makePrivateTmpdir } from "../../lib/sandbox/mod.ts";
-import { assertEquals } from "./_assert.ts";
+import { assert, assertEquals } from "./_assert.ts";
 import {
   assertSameTree,
   ignoring,
@@ -19,10 +19,6 @@ import {
   snapshot,
   withUnchangedOutside,
 } from "./_helpers.ts";
-
-function assert(cond: unknown, msg: string): asserts cond {
-  if (!cond) throw new Error(msg);
-}
 
 const TCP_PERL = "use IO::Socket::INET; my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', " +
   "PeerPort => $ARGV[0], Proto => 'tcp', Timeout => 5); print($s ? \"perl-connected\\n\" : " +
