@@ -237,7 +237,6 @@ async function runChecked(
   };
   const timeout = Math.min(match.entry.timeout, opts.timeoutCap ?? Infinity);
   const tmpdir = makePrivateTmpdir();
-  let result: RunRequestResult;
   try {
     // The plan is built and checked before anything acts: a command that cannot be confined
     // safely is refused without spending a use or writing a start row.
@@ -337,7 +336,7 @@ async function runChecked(
       return { result: { r, undeclared }, complete };
     }, { now });
     const { r, undeclared } = outcome;
-    result = {
+    const result: RunRequestResult = {
       ...base,
       exit: r.exit,
       stdout: dec.decode(r.stdout),
@@ -357,16 +356,15 @@ async function runChecked(
         result as unknown as Record<string, unknown>,
       );
     }
+    if (undeclared.length > 0) {
+      throw new UndeclaredWritesError(
+        `the command wrote what it did not declare: ${undeclared.slice(0, 20).join(", ")}` +
+          (undeclared.length > 20 ? ` and ${undeclared.length - 20} more` : ""),
+        result as unknown as Record<string, unknown>,
+      );
+    }
+    return result;
   } finally {
     removePrivateTmpdir(tmpdir);
   }
-  if (result.undeclared_writes.length > 0) {
-    const u = result.undeclared_writes;
-    throw new UndeclaredWritesError(
-      `the command wrote what it did not declare: ${u.slice(0, 20).join(", ")}` +
-        (u.length > 20 ? ` and ${u.length - 20} more` : ""),
-      result as unknown as Record<string, unknown>,
-    );
-  }
-  return result;
 }
