@@ -22,6 +22,7 @@ import {
   withWorld,
   workerBrief,
   type WorldPaths,
+  writeFileAt,
 } from "./_run_helpers.ts";
 
 /** A program committed inside the project; running it would create `src/tool-ran.txt`. */
@@ -385,6 +386,89 @@ Deno.test("run: a worktree git cannot read (corrupt index) is SNAPSHOT_FAILED: t
       ["run-request-start", null],
       ["run-request-refused", "SNAPSHOT_FAILED"],
     ]);
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: an allowlisted program that is missing, not executable, or not on the sanitized PATH is PROGRAM_NOT_FOUND; nothing runs, no use spent", async () => {
+  await withWorld("notfound", {
+    brief: (p) =>
+      workerBrief(p, [
+        { prefix: [join(p.scripts, "missing-tool")] },
+        { prefix: [join(p.scripts, "not-executable")] },
+        { prefix: ["agentteams-no-such-tool"] },
+      ]),
+    files: FILES,
+  }, async (w) => {
+    const marker = join(w.project, "src/tool-ran.txt");
+    // The file exists and would create the marker if anything ran it (through a shell, say).
+    await writeFileAt(join(w.scripts, "not-executable"), TOOL, 0o644);
+    const usesBefore = useCount(w.project);
+    for (
+      const argv of [
+        [join(w.scripts, "missing-tool")],
+        [join(w.scripts, "not-executable")],
+        ["agentteams-no-such-tool"],
+      ]
+    ) {
+      const r = await w.run({ argv }, { flags: ["--json"] });
+      assertJsonRefused(r, "PROGRAM_NOT_FOUND");
+      await assertRefused(w, r, "PROGRAM_NOT_FOUND", {
+        agent: "worker",
+        absent: [marker],
+        verify: false,
+      });
+    }
+    assert.equal(useCount(w.project), usesBefore, "a refused request spent a use");
+    await w.verifyOk();
+  });
+});
+
+Deno.test("run: a git older than 2.31 first on PATH is GIT_UNAVAILABLE; nothing runs, no use spent", async () => {
+  await withWorld("oldgit", {
+    brief,
+    files: FILES,
+    // Answers every call like an old git would answer `--version`.
+    scripts: { git: shScript("echo 'git version 2.20.1'") },
+  }, async (w) => {
+    const marker = join(w.project, "src/oldgit.txt");
+    const usesBefore = useCount(w.project);
+    const r = await w.run({
+      argv: ["/usr/bin/touch", "src/oldgit.txt"],
+      expected_writes: ["src/oldgit.txt"],
+    }, {
+      flags: ["--json"],
+      env: { PATH: `${w.scripts}:${DENO_BIN_DIR}:/usr/bin:/bin` },
+    });
+    assertJsonRefused(r, "GIT_UNAVAILABLE");
+    const refusal = await assertRefused(w, r, "GIT_UNAVAILABLE", {
+      agent: "worker",
+      absent: [marker],
+    });
+    assert.match(refusal.reason, /2\.20/);
+    assert.equal(useCount(w.project), usesBefore, "a refused request spent a use");
+  });
+});
+
+Deno.test("run: a lone surrogate anywhere in the request is ARTIFACT_INVALID; nothing runs, no use spent", async () => {
+  await withWorld("surrogate", { brief, files: FILES }, async (w) => {
+    const marker = join(w.project, "src/lone.txt");
+    const usesBefore = useCount(w.project);
+    for (
+      const fields of [
+        { argv: ["/usr/bin/touch", "src/lone.txt"], purpose: "lone \ud800 surrogate" },
+        { argv: ["/usr/bin/touch", "src/lone.txt"], expected_writes: ["src/lone\udc00.txt"] },
+      ]
+    ) {
+      const r = await w.run(fields, { flags: ["--json"] });
+      assertJsonRefused(r, "ARTIFACT_INVALID");
+      await assertRefused(w, r, "ARTIFACT_INVALID", {
+        agent: "worker",
+        absent: [marker],
+        verify: false,
+      });
+    }
+    assert.equal(useCount(w.project), usesBefore, "a refused request spent a use");
     await w.verifyOk();
   });
 });
