@@ -21,6 +21,7 @@ import {
   sleep,
   withWorld,
   workerBrief,
+  type WorldOptions,
   type WorldPaths,
 } from "./_run_helpers.ts";
 
@@ -59,15 +60,17 @@ function brief(p: WorldPaths) {
   ]);
 }
 
+/** Both tests' world: the brief and its two scripts (written outside the project). */
+const WORLD: WorldOptions = {
+  brief,
+  scripts: {
+    "sleep-past-timeout": (p) => scripts(p)["sleep-past-timeout"],
+    "detach-holding-pipes": (p) => scripts(p)["detach-holding-pipes"],
+  },
+};
+
 Deno.test("run timeout: exit 3, run-request-timeout row (group_killed), orphans never write afterwards", async () => {
-  await withWorld("timeout", {
-    brief,
-    scripts: Object.fromEntries(
-      ["sleep-past-timeout", "detach-holding-pipes"].map((
-        n,
-      ) => [n, (p: WorldPaths) => scripts(p)[n]]),
-    ),
-  }, async (w) => {
+  await withWorld("timeout", WORLD, async (w) => {
     const started = Date.now();
     const r = await w.run({ argv: [join(w.scripts, "sleep-past-timeout")], purpose: "sleep" }, {
       flags: ["--json"],
@@ -106,14 +109,7 @@ Deno.test("run timeout: exit 3, run-request-timeout row (group_killed), orphans 
 });
 
 Deno.test("run: a setsid grandchild holding the pipes does not hang the run, and never runs on", async () => {
-  await withWorld("setsid", {
-    brief,
-    scripts: Object.fromEntries(
-      ["sleep-past-timeout", "detach-holding-pipes"].map((
-        n,
-      ) => [n, (p: WorldPaths) => scripts(p)[n]]),
-    ),
-  }, async (w) => {
+  await withWorld("setsid", WORLD, async (w) => {
     const started = Date.now();
     const r = await w.run({ argv: [join(w.scripts, "detach-holding-pipes")] }, {
       flags: ["--json"],
