@@ -142,11 +142,11 @@ export function exists(path: string): boolean {
   }
 }
 
-/** Parses the ledger file of a project (empty when absent). */
-export function readRows(project: string): Row[] {
+/** Parses a JSON-lines file under the project's `.agentteams/` (empty when absent). */
+function readJsonLines(project: string, name: string): Row[] {
   let text: string;
   try {
-    text = Deno.readTextFileSync(join(project, ".agentteams", "proposal-ledger.jsonl"));
+    text = Deno.readTextFileSync(join(project, ".agentteams", name));
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return [];
     throw e;
@@ -154,16 +154,14 @@ export function readRows(project: string): Row[] {
   return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Row);
 }
 
+/** Parses the ledger file of a project (empty when absent). */
+export function readRows(project: string): Row[] {
+  return readJsonLines(project, "proposal-ledger.jsonl");
+}
+
 /** Dispatch-store rows of a project (`{use: id}` and `{attempt: id}` among them). */
 export function readDispatchStore(project: string): Row[] {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(join(project, ".agentteams", "dispatches.jsonl"));
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return [];
-    throw e;
-  }
-  return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Row);
+  return readJsonLines(project, "dispatches.jsonl");
 }
 
 /** Counts `{use: …}` rows in the dispatch store. */
