@@ -321,8 +321,14 @@ export async function openGitContext(
   };
 }
 
-function pinned(ctx: GitContext): string[] {
-  return [`--git-dir=${ctx.gitDir}`, `--work-tree=${ctx.top}`, ...GIT_SAFETY_CONFIG];
+/** Runs git pinned to the context's git dir and worktree, with the safety config. */
+function runPinned(ctx: GitContext, args: readonly string[]): Promise<GitOutput> {
+  return runGit(ctx.git, [
+    `--git-dir=${ctx.gitDir}`,
+    `--work-tree=${ctx.top}`,
+    ...GIT_SAFETY_CONFIG,
+    ...args,
+  ], { cwd: ctx.root, env: ctx.env, counter: ctx.counter });
 }
 
 /**
@@ -336,8 +342,7 @@ function pinned(ctx: GitContext): string[] {
  * ```
  */
 export async function gitStatus(ctx: GitContext): Promise<StatusEntry[]> {
-  const out = await runGit(ctx.git, [
-    ...pinned(ctx),
+  const out = await runPinned(ctx, [
     "status",
     "--porcelain=v1",
     "-z",
@@ -346,7 +351,7 @@ export async function gitStatus(ctx: GitContext): Promise<StatusEntry[]> {
     "--ignore-submodules=none",
     "--",
     ".",
-  ], { cwd: ctx.root, env: ctx.env, counter: ctx.counter });
+  ]);
   if (out.code !== 0) {
     throw new RequestError("SNAPSHOT_FAILED", `git status failed: ${out.stderr.trim()}`);
   }
@@ -455,19 +460,7 @@ export async function readIndex(ctx: GitContext): Promise<IndexRead> {
       return full.entries;
     }, false);
   }
-  const out = await runGit(ctx.git, [
-    ...pinned(ctx),
-    "ls-files",
-    "-z",
-    "-s",
-    "-t",
-    "-v",
-    "--full-name",
-  ], {
-    cwd: ctx.root,
-    env: ctx.env,
-    counter: ctx.counter,
-  });
+  const out = await runPinned(ctx, ["ls-files", "-z", "-s", "-t", "-v", "--full-name"]);
   const entries = out.code === 0 ? parseLsFiles(out.stdout) : null;
   if (entries === null) {
     throw new RequestError("SNAPSHOT_FAILED", `cannot read the git index (${parsed.reason})`);
