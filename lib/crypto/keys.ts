@@ -25,7 +25,7 @@ import { FsSafetyError, KeyError } from "../errors.ts";
 import { HmacKey } from "./hash.ts";
 import { generatePem } from "./ed25519.ts";
 import { describeKind, lstatOrNullSync, readRegularFileSync } from "../fs/safe_read.ts";
-import { fsyncDirSync } from "../fs/atomic_write.ts";
+import { fillNewFileSync, fsyncDirSync } from "../fs/atomic_write.ts";
 
 /** An environment as a plain record (pass `Deno.env.toObject()` at the edge). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -291,20 +291,15 @@ function writeNewFile(path: string, text: string, mode: number): void {
     throw e;
   }
   try {
-    const b = new TextEncoder().encode(text);
-    let off = 0;
-    while (off < b.length) off += file.writeSync(b.subarray(off));
-    // The umask can only narrow the mode; widen it back by name (Deno has no fchmod) once the
-    // name is known to lead to this file, inside the operator's own 0700 key directory.
-    const st = file.statSync();
-    if (((st.mode ?? 0) & 0o7777) !== mode) {
-      const named = Deno.lstatSync(path);
-      if (!named.isFile || named.ino !== st.ino || named.dev !== st.dev) {
-        throw new KeyError("KEY_CUSTODY", `${path} was replaced while being written`);
-      }
-      Deno.chmodSync(path, mode);
-    }
-    file.syncSync();
+    // The umask can only narrow the mode; it is widened back by name, inside the operator's own
+    // 0700 key directory.
+    fillNewFileSync(
+      file,
+      path,
+      new TextEncoder().encode(text),
+      mode,
+      () => new KeyError("KEY_CUSTODY", `${path} was replaced while being written`),
+    );
   } finally {
     file.close();
   }

@@ -63,6 +63,45 @@ export function tempNameFor(path: string): string {
 }
 
 /**
+ * Fills a file just created exclusively (`createNew`) at `path`: writes all of `bytes`, gives it
+ * `mode` when the umask narrowed it, and fsyncs it. Deno has no fchmod, so the mode is set by
+ * name, and only after checking that the name still leads to the open file; otherwise
+ * `replaced()` is thrown. The caller closes the file.
+ *
+ * @throws {Deno.errors.AlreadyExists} (or `replaced()`'s error) when `path` no longer leads to
+ *   `file`.
+ * @example
+ * ```ts
+ * import { fillNewFileSync } from "./atomic_write.ts";
+ * const p = Deno.makeTempDirSync() + "/new";
+ * const f = Deno.openSync(p, { write: true, createNew: true, mode: 0o640 });
+ * try {
+ *   fillNewFileSync(f, p, new TextEncoder().encode("x"), 0o640);
+ * } finally {
+ *   f.close();
+ * }
+ * ```
+ */
+export function fillNewFileSync(
+  file: Deno.FsFile,
+  path: string,
+  bytes: Uint8Array,
+  mode: number,
+  replaced: () => Error = () =>
+    new Deno.errors.AlreadyExists(`${path} was replaced while being written`),
+): void {
+  let off = 0;
+  while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
+  const st = file.statSync();
+  if (((st.mode ?? 0) & 0o7777) !== mode) {
+    const named = Deno.lstatSync(path);
+    if (!named.isFile || named.ino !== st.ino || named.dev !== st.dev) throw replaced();
+    Deno.chmodSync(path, mode);
+  }
+  file.syncSync();
+}
+
+/**
  * Writes `data` to `path` atomically, keeping an existing file's permission bits.
  * Returns the mode the file now has.
  *
@@ -92,37 +131,21 @@ export function atomicWriteFileSync(
   // O_CREAT | O_EXCL: never opens an existing file, never follows a symlink at `tmp`.
   const file = Deno.openSync(tmp, { write: true, createNew: true, mode });
   let renamed = false;
-  let closed = false;
   try {
-    let off = 0;
-    while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
-    // The umask may have narrowed the mode. Deno has no fchmod, so the fresh temporary file is
-    // set by name, and only after checking that the name still leads to the file just created.
-    const st = file.statSync();
-    if (((st.mode ?? 0) & 0o7777) !== mode) {
-      const named = Deno.lstatSync(tmp);
-      if (!named.isFile || named.ino !== st.ino || named.dev !== st.dev) {
-        throw new Deno.errors.AlreadyExists(`${tmp} was replaced while being written`);
-      }
-      Deno.chmodSync(tmp, mode);
+    try {
+      fillNewFileSync(file, tmp, bytes, mode);
+    } finally {
+      file.close();
     }
-    file.syncSync();
-    file.close();
-    closed = true;
     Deno.renameSync(tmp, path);
     renamed = true;
     fsyncDirSync(dirname(path));
     return mode;
   } finally {
     if (!renamed) {
-      if (!closed) {
-        try {
-          file.close();
-        } catch { /* already closed */ }
-      }
       try {
         Deno.removeSync(tmp);
-      } catch { /* never created or already gone */ }
+      } catch { /* already gone */ }
     }
   }
 }
