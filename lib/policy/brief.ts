@@ -2,10 +2,10 @@
  * Brief loading: find the brief, read it safely, and turn it into a `Policy`.
  *
  * The brief is the project-description file teams already keep, as JSON or JSONC (comments and
- * trailing commas allowed). Reading refuses, with `PolicyError` `BRIEF_UNREADABLE`: a symlink
- * (opened with `O_NOFOLLOW`, so a link swapped in after the check is refused too), anything but a
- * regular file (opened with `O_NONBLOCK`, so a FIFO cannot stall the load), more than 1 MiB, and
- * bytes that are not UTF-8. A brief that does not exist is `BRIEF_NOT_FOUND`.
+ * trailing commas allowed). Reading refuses, with `PolicyError` `BRIEF_UNREADABLE`: a symlink,
+ * anything but a regular file, a file swapped in between the check and the open (the opened file
+ * must be the `lstat`ed inode; see `lib/fs/safe_read.ts`), more than 1 MiB, and bytes that are
+ * not UTF-8. A brief that does not exist is `BRIEF_NOT_FOUND`.
  *
  * @example
  * ```ts
@@ -79,7 +79,7 @@ export async function defaultBriefPath(projectRoot: string): Promise<string> {
       await Deno.lstat(candidate);
       return candidate;
     } catch (e) {
-      if (errnoCode(e) === "ENOENT" || e instanceof Deno.errors.NotFound) continue;
+      if (errnoCode(e) === "ENOENT") continue;
       throw unreadable(candidate, "IO", `cannot be examined: ${String(e)}`, e);
     }
   }
