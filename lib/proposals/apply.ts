@@ -94,10 +94,6 @@ export interface ApplyOptions {
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
 const enc = new TextEncoder();
 
-function hasLoneSurrogate(s: string): boolean {
-  return !s.isWellFormed();
-}
-
 /** What the walk found at the target. */
 interface TargetState {
   /** The parent directory's path, or `null` when some parent directory is missing. */
@@ -261,7 +257,7 @@ async function applyChecked(
   }
   let content = new Uint8Array(0);
   if (isChange) {
-    if (hasLoneSurrogate(a.content)) {
+    if (!a.content.isWellFormed()) {
       throw new ProposalError("CONTENT_NOT_UTF8", "the content has a lone surrogate; not UTF-8");
     }
     content = enc.encode(a.content);

@@ -9,7 +9,7 @@
  * ```
  * @module
  */
-import { ProposalError } from "../errors.ts";
+import { FsSafetyError, ProposalError } from "../errors.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { checkArtifactShape } from "./artifact_check.ts";
 import type { ChangeProposalT, CommandRequestT, DeleteProposalT } from "./schema.ts";
@@ -118,9 +118,7 @@ export function readArtifactFile(path: string): Artifact {
     bytes = readRegularFileSync(path, { maxBytes: MAX_ARTIFACT_BYTES, what: "artifact" }).bytes;
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) throw invalid(`artifact ${path} does not exist`);
-    if (e instanceof Error && "code" in e && e.name === "FsSafetyError") {
-      throw invalid(e.message);
-    }
+    if (e instanceof FsSafetyError) throw invalid(e.message);
     throw e;
   }
   let text: string;
