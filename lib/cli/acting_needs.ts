@@ -14,7 +14,7 @@ import { BWRAP_PATH } from "../sandbox/bwrap.ts";
 import { SETSID_PATH } from "../requests/process.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs } from "../permissions.ts";
 import { keyNeeds, stateNeeds } from "./commands.ts";
-import { fullPolicy } from "./policy_ctx.ts";
+import { artifactOf, fullPolicy } from "./policy_ctx.ts";
 import type { Ctx } from "./types.ts";
 
 /** Absolute PATH entries (where programs are looked up). */
@@ -34,18 +34,16 @@ function onPath(ctx: Ctx, name: string): string | null {
 /**
  * With `--unconfined`, the programs the tool itself spawns: the request's `argv[0]` (run) or
  * every gate's program (apply). Unreadable inputs contribute nothing; the command then refuses
- * with its own error.
+ * with its own error. The artifact is read once, through the command's own safe read
+ * ({@link artifactOf}): never through a symlink, never a FIFO, at most 2 MiB.
  */
 async function unconfinedPrograms(ctx: Ctx, what: "gates" | "command"): Promise<string[]> {
   if (ctx.parsed.flags.unconfined !== true) return [];
   try {
     if (what === "command") {
-      const file = ctx.parsed.positionals.FILE;
-      if (typeof file !== "string") return [];
-      const a = JSON.parse(Deno.readTextFileSync(resolve(file))) as { argv?: unknown };
-      const p = Array.isArray(a.argv) && typeof a.argv[0] === "string"
-        ? onPath(ctx, a.argv[0])
-        : null;
+      if (typeof ctx.parsed.positionals.FILE !== "string") return [];
+      const a = artifactOf(ctx);
+      const p = a.kind === "command-request" ? onPath(ctx, a.argv[0]) : null;
       return p === null ? [] : [p];
     }
     const policy = await fullPolicy(ctx);

@@ -53,6 +53,35 @@ export async function fullPolicy(ctx: Ctx): Promise<Policy> {
   return await p;
 }
 
+const artifacts = new Map<string, { artifact: Artifact } | { error: unknown }>();
+
+/**
+ * The artifact named by `FILE`, read and validated once for this invocation: `run --unconfined`
+ * needs its program for the permission needs, and the command itself needs all of it, so both
+ * see the same bytes and the same refusal.
+ *
+ * @throws {ProposalError} `ARTIFACT_INVALID` (the same error object on every call).
+ * @example
+ * ```ts ignore
+ * import { artifactOf } from "./policy_ctx.ts";
+ * artifactOf(ctx).kind; // "command-request"
+ * ```
+ */
+export function artifactOf(ctx: Ctx): Artifact {
+  const path = resolve(ctx.parsed.positionals.FILE as string);
+  let r = artifacts.get(path);
+  if (r === undefined) {
+    try {
+      r = { artifact: readArtifactFile(path) };
+    } catch (error) {
+      r = { error };
+    }
+    artifacts.set(path, r);
+  }
+  if ("error" in r) throw r.error;
+  return r.artifact;
+}
+
 /** Everything an acting command needs, loaded. */
 export interface ActingContext {
   /** The ledger key. */
@@ -81,7 +110,7 @@ export async function loadActing(
   const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
   try {
     const acting = await actingContext(ctx, key);
-    const artifact = readArtifactFile(resolve(ctx.parsed.positionals.FILE as string));
+    const artifact = artifactOf(ctx);
     return { acting, artifact };
   } catch (e) {
     if (

@@ -1,0 +1,102 @@
+/**
+ * Refusals of the acting commands' CLI layer (lib/cli/policy_ctx.ts, lib/cli/acting_needs.ts),
+ * tried as real `agentteams` processes on a real git project: the refusal code, exactly one
+ * `run-request-refused` row (agent `?`), the command never ran, no use spent, and every byte
+ * outside the ledger state unchanged.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  assertSameTree,
+  runCli,
+  type RunResult,
+  snapshotTree,
+  type TreeEntry,
+} from "../_helpers/mod.ts";
+import {
+  assertRefused,
+  exists,
+  readRows,
+  useCount,
+  withWorld,
+  workerBrief,
+  type World,
+} from "../e2e/_run_helpers.ts";
+
+const BRIEF = {
+  brief: (p: Parameters<typeof workerBrief>[0]) =>
+    workerBrief(p, [{ prefix: ["/usr/bin/touch"] }], { top: { allow_unconfined_runs: true } }),
+};
+
+/** Every object of the world except the project's ledger state, which a refusal row changes. */
+async function outsideState(w: World): Promise<Map<string, TreeEntry>> {
+  const state = join(w.project, ".agentteams");
+  const all = await snapshotTree(w.dir);
+  for (const k of [...all.keys()]) if (k === state || k.startsWith(state + "/")) all.delete(k);
+  return all;
+}
+
+/** `agentteams <args>` with the world's environment, killed after 30 s (a hang fails the test). */
+function cli(w: World, args: string[], env: Record<string, string> = {}): Promise<RunResult> {
+  return runCli(args, { env: { ...w.env, ...env }, cwd: w.dir, hangGuardMs: 30_000 });
+}
+
+Deno.test("run --unconfined with a FIFO as the artifact: ARTIFACT_INVALID at once (the permission needs read it through the safe read, not blocking on the FIFO), one refusal row, nothing written", async () => {
+  await withWorld("cli-fifo", BRIEF, async (w) => {
+    const fifo = join(w.scratch, "request.json");
+    const mk = new Deno.Command("/usr/bin/mkfifo", { args: ["-m", "600", fifo] }).outputSync();
+    assert.ok(mk.success, "mkfifo");
+    await w.sharedNonce();
+    const uses = useCount(w.project);
+
+    // `permissions run` computes the same needs: it answers, without the request's program.
+    const ledgerBefore = readRows(w.project);
+    const whole = await snapshotTree(w.dir);
+    const p = await cli(w, [
+      "permissions",
+      "run",
+      "--",
+      fifo,
+      "--unconfined",
+      "--project",
+      w.project,
+    ]);
+    assert.equal(p.signal, null, "permissions run blocked on the FIFO");
+    assert.equal(p.code, 0, p.stderr);
+    assert.match(p.stdout, /--allow-run=\S*\/bwrap\S*/);
+    assert.doesNotMatch(p.stdout, /touch/);
+    assertSameTree(whole, await snapshotTree(w.dir), "after permissions run");
+    assert.deepEqual(readRows(w.project), ledgerBefore);
+
+    const before = await outsideState(w);
+    const rowsBefore = readRows(w.project).length;
+    const r = await cli(w, ["run", fifo, "--unconfined", "--project", w.project]);
+    assert.equal(r.signal, null, "run blocked on the FIFO");
+    const refusal = await assertRefused(w, { ...r, rowsBefore, file: fifo }, "ARTIFACT_INVALID", {
+      agent: "?",
+    });
+    assert.match(refusal.reason, /regular file|FIFO/i);
+    assertSameTree(before, await outsideState(w), "after run");
+    assert.equal(useCount(w.project), uses, "a refusal must spend no use");
+  });
+});
+
+Deno.test("run with a relative HOME: NO_KEY once the key is loaded, recorded with agent ?; the command never runs", async () => {
+  await withWorld("cli-home", BRIEF, async (w) => {
+    const marker = join(w.project, "src", "ran");
+    const nonce = await w.sharedNonce();
+    const file = await w.artifact({ argv: ["/usr/bin/touch", "src/ran"] }, nonce);
+    const uses = useCount(w.project);
+    const before = await outsideState(w);
+    const rowsBefore = readRows(w.project).length;
+    const r = await cli(w, ["run", file, "--project", w.project], { HOME: "home" });
+    const refusal = await assertRefused(w, { ...r, rowsBefore, file }, "NO_KEY", {
+      agent: "?",
+      absent: [marker],
+    });
+    assert.match(refusal.reason, /HOME must be an absolute path/);
+    assertSameTree(before, await outsideState(w), "after run");
+    assert.equal(exists(marker), false);
+    assert.equal(useCount(w.project), uses, "a refusal must spend no use");
+  });
+});
