@@ -283,12 +283,18 @@ export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {
       throw e;
     }
     const content = spec.op === "write" ? decision.content : new Uint8Array(0);
-    await stdin.write(
-      enc.encode(`G ${(decision.mode & 0o7777).toString(8)} ${content.length}\n`),
-    );
-    if (content.length > 0) await stdin.write(content);
-    await stdin.close();
-    finished = true;
+    try {
+      await stdin.write(
+        enc.encode(`G ${(decision.mode & 0o7777).toString(8)} ${content.length}\n`),
+      );
+      if (content.length > 0) await stdin.write(content);
+      await stdin.close();
+      finished = true;
+    } catch (e) {
+      // The helper refuses a changed target right after the go line and exits without reading
+      // the content: its answer, read below, says why.
+      if (!(e instanceof Deno.errors.BrokenPipe)) throw e;
+    }
     const last = await out.line();
     if (last !== "OK") throw helperError(last, await errText);
   } finally {

@@ -165,7 +165,9 @@ Deno.test("anchored write: a target replaced or created while the decision is ma
   const root = Deno.makeTempDirSync();
   Deno.mkdirSync(`${root}/src`);
   Deno.writeTextFileSync(`${root}/src/t.txt`, "old\n");
-  // Replaced by another inode between the read and the write.
+  // Replaced by another inode between the read and the write. The content is larger than a pipe
+  // buffer, so the helper refuses and exits while it is still being sent.
+  const big = new Uint8Array(1 << 20).fill(0x6d);
   await assert.rejects(
     anchoredReplace({
       root,
@@ -176,7 +178,7 @@ Deno.test("anchored write: a target replaced or created while the decision is ma
       decide: () => {
         Deno.writeTextFileSync(`${root}/src/.swap`, "theirs\n");
         Deno.renameSync(`${root}/src/.swap`, `${root}/src/t.txt`);
-        return { mode: 0o644, content: enc.encode("mine\n") };
+        return { mode: 0o644, content: big };
       },
     }),
     refusedWith("FILE_CHANGED"),
@@ -193,7 +195,7 @@ Deno.test("anchored write: a target replaced or created while the decision is ma
       createDirs: false,
       decide: () => {
         Deno.writeTextFileSync(`${root}/src/new.txt`, "theirs\n");
-        return { mode: 0o644, content: enc.encode("mine\n") };
+        return { mode: 0o644, content: big };
       },
     }),
     refusedWith("FILE_CHANGED"),
