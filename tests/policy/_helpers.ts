@@ -21,6 +21,19 @@ export const OPTS = Object.freeze({
   briefSha256: "ab".repeat(32),
 });
 
+/** Asserts that `caught` is a `PolicyError` with `code` whose message holds every `parts` string. */
+function assertPolicyError(caught: unknown, code: string, parts: readonly string[]): PolicyError {
+  assert.ok(caught instanceof PolicyError, `expected PolicyError ${code}, got ${String(caught)}`);
+  assert.equal(caught.code, code, caught.message);
+  for (const part of parts) {
+    assert.ok(
+      caught.message.includes(part),
+      `message lacks ${JSON.stringify(part)}: ${caught.message}`,
+    );
+  }
+  return caught;
+}
+
 /**
  * Asserts that `fn` throws a `PolicyError` with `code`, whose message contains every `parts`
  * string; returns the error.
@@ -41,15 +54,7 @@ export function expectPolicyError(
   } catch (e) {
     caught = e;
   }
-  assert.ok(caught instanceof PolicyError, `expected PolicyError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  for (const part of parts) {
-    assert.ok(
-      caught.message.includes(part),
-      `message lacks ${JSON.stringify(part)}: ${caught.message}`,
-    );
-  }
-  return caught;
+  return assertPolicyError(caught, code, parts);
 }
 
 /** Async version of {@link expectPolicyError}. */
@@ -64,15 +69,7 @@ export async function expectPolicyErrorAsync(
   } catch (e) {
     caught = e;
   }
-  assert.ok(caught instanceof PolicyError, `expected PolicyError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  for (const part of parts) {
-    assert.ok(
-      caught.message.includes(part),
-      `message lacks ${JSON.stringify(part)}: ${caught.message}`,
-    );
-  }
-  return caught;
+  return assertPolicyError(caught, code, parts);
 }
 
 /** Parses a brief given as an object (serialized as JSON) with {@link OPTS}. */

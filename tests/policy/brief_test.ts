@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { defaultBriefPath, loadPolicy, MAX_BRIEF_BYTES } from "../../lib/policy/brief.ts";
+import { assertSameTree, snapshotTree } from "../_helpers/mod.ts";
 import { expectPolicyErrorAsync } from "./_helpers.ts";
 
 const BRIEF = `{
@@ -15,38 +16,16 @@ async function tempProject(): Promise<string> {
   return await Deno.realPath(await Deno.makeTempDir({ prefix: "agentteams-policy-" }));
 }
 
-/** Every entry below `dir` (not following links) with its bytes or link target. */
-async function snapshot(dir: string): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  const walk = async (d: string, rel: string) => {
-    for await (const e of Deno.readDir(d)) {
-      const p = join(d, e.name);
-      const r = rel === "" ? e.name : `${rel}/${e.name}`;
-      const st = await Deno.lstat(p);
-      if (st.isSymlink) out.set(r, `link:${await Deno.readLink(p)}`);
-      else if (st.isDirectory) {
-        out.set(r, "dir");
-        await walk(p, r);
-      } else if (st.isFile) {
-        const bytes = await Deno.readFile(p);
-        out.set(r, createHash("sha256").update(bytes).digest("hex") + `:${st.mode}`);
-      } else out.set(r, "other");
-    }
-  };
-  await walk(dir, "");
-  return out;
-}
-
 async function expectUnchanged(
   dir: string,
   fn: () => Promise<unknown>,
   code: string,
   reason?: string,
 ) {
-  const before = await snapshot(dir);
+  const before = await snapshotTree(dir);
   const err = await expectPolicyErrorAsync(fn, code);
   if (reason !== undefined) assert.equal(err.details.reason, reason, err.message);
-  assert.deepEqual(await snapshot(dir), before, "the refusal changed the project");
+  assertSameTree(before, await snapshotTree(dir), "the refusal changed the project");
   return err;
 }
 
