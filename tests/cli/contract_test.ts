@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli as runCliInProcess } from "../../lib/cli/main.ts";
 import { COMMANDS } from "../../lib/cli/commands.ts";
-import { initKeys, loadLedgerKey } from "../../lib/crypto/keys.ts";
+import { initKeys, loadLedgerKey, SIGNING_KEY_FILE } from "../../lib/crypto/keys.ts";
 import { appendRow } from "../../lib/ledger/append.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import {
@@ -408,4 +408,59 @@ Deno.test("real process: ledger show --tail 2 prints the last two rows (text and
   } finally {
     await sb.dispose();
   }
+});
+
+Deno.test("real process: CLI-layer refusals write nothing (a --project that is not a directory, dispatch without --agent, checkpoint without a signing key, permissions for a path with a comma)", async () => {
+  await withWorld("cli-refusals", async ({ sb, run }) => {
+    const st = stateFiles(sb.project);
+    const ledger = await Deno.readTextFile(st.ledger);
+    const file = join(sb.dir, "not-a-dir");
+    await Deno.writeTextFile(file, "x\n");
+    const before = await snapshotTree(sb.dir);
+    const same = async (what: string) => {
+      assertSameTree(before, await snapshotTree(sb.dir), what);
+      assert.equal(await Deno.readTextFile(st.ledger), ledger, `${what}: the ledger changed`);
+    };
+
+    // A project that is a file, or does not exist: USAGE, no state dir made anywhere.
+    for (const project of [file, join(sb.dir, "missing")]) {
+      const r = await runCli(["dispatch", "--agent", "w", "--project", project], { env: sb.env });
+      const refusal = assertCliRefused(r, "dispatch", "USAGE", 2);
+      assert.match(refusal.reason, /is not a directory/);
+      assert.equal(r.stdout, "");
+      await same(`dispatch --project ${project}`);
+    }
+
+    // dispatch without --agent: USAGE, no nonce issued.
+    const noAgent = await run(["dispatch"]);
+    assert.match(assertCliRefused(noAgent, "dispatch", "USAGE", 2).reason, /--agent SLUG/);
+    assert.equal(noAgent.stdout, "");
+    await same("dispatch without --agent");
+
+    // permissions for an unknown command, or a path no --allow flag can carry.
+    assertCliRefused(await run(["permissions", "frobnicate"]), "permissions", "UNKNOWN_COMMAND", 2);
+    const comma = await run([
+      "permissions",
+      "ledger",
+      "checkpoint",
+      "--",
+      "--out",
+      join(sb.dir, "a,b", "cp.json"),
+    ]);
+    assert.match(
+      assertCliRefused(comma, "permissions", "PERMISSION_MISSING").reason,
+      /comma/,
+    );
+    assert.equal(comma.stdout, "");
+    await same("permissions with a comma");
+
+    // ledger checkpoint with the signing key gone: NO_KEY, no checkpoint file.
+    await Deno.remove(join(sb.keyDir, SIGNING_KEY_FILE));
+    const noSigning = await snapshotTree(sb.dir);
+    const cp = join(sb.dir, "cp.json");
+    const r = await run(["ledger", "checkpoint", "--out", cp]);
+    assert.match(assertCliRefused(r, "ledger checkpoint", "NO_KEY").reason, /no signing key/);
+    assertSameTree(noSigning, await snapshotTree(sb.dir), "checkpoint without a signing key");
+    assert.equal(await Deno.readTextFile(st.ledger), ledger);
+  });
 });
