@@ -20,6 +20,10 @@ import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
 import { CHILD_ENV, KEY_ENV } from "../lib/permissions.ts";
 import { importPrivatePem, signHex } from "../lib/crypto/ed25519.ts";
+import { PERL } from "../lib/fs/anchored_write.ts";
+import { SETSID_PATH } from "../lib/requests/process.ts";
+import { BWRAP_PATH } from "../lib/sandbox/bwrap.ts";
+import { SANDBOX_EXEC_PATH } from "../lib/sandbox/seatbelt.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 const dist = `${root}/dist`;
@@ -63,11 +67,20 @@ for (
 console.log("built dist/agentteams/ (run with: deno run dist/agentteams/main.js)");
 
 const envNames = [...new Set([...KEY_ENV, ...CHILD_ENV])].join(",");
+// The programs the commands spawn, from the modules that spawn them; git where it usually is.
+const programs = [
+  BWRAP_PATH,
+  SANDBOX_EXEC_PATH,
+  SETSID_PATH,
+  PERL,
+  "/usr/bin/git",
+  "/usr/local/bin/git",
+  "/opt/homebrew/bin/git",
+].join(",");
 const perms = [
   "--allow-read",
   "--allow-write",
-  "--allow-run=/usr/bin/bwrap,/usr/bin/sandbox-exec,/usr/bin/setsid,/usr/bin/perl,/usr/bin/git," +
-  "/usr/local/bin/git,/opt/homebrew/bin/git",
+  `--allow-run=${programs}`,
   `--allow-env=${envNames}`,
   "--allow-sys=uid",
   "--no-prompt",
