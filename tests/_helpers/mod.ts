@@ -229,16 +229,6 @@ export function assertSameTree(
   }
 }
 
-/** Reads a file's bytes, or `null` when absent. */
-export async function readOrNull(path: string): Promise<Uint8Array | null> {
-  try {
-    return await Deno.readFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Keys, rows, state files
 
