@@ -1,14 +1,26 @@
 /**
  * A small signed project state written by the real code (issueDispatch + appendRow), shared by
  * the ledger tests: 6 rows (one `issue-dispatch`, five notes, one with non-ASCII text) and a
- * dispatch store with one dispatch. Built once per test module, copied per case.
+ * dispatch store with one dispatch. Built once per test module, copied per case. Also the ledger
+ * tests' shared sandbox and refusal helpers.
  *
  * @module
  */
 import { join } from "node:path";
 import { appendRow } from "../../lib/ledger/append.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
-import { copyTree, keyOf, removeTree, stateFiles, tempDir } from "../_helpers/mod.ts";
+import {
+  assertCode,
+  assertSameTree,
+  copyTree,
+  keyOf,
+  removeTree,
+  type Sandbox,
+  sandbox,
+  snapshotTree,
+  stateFiles,
+  tempDir,
+} from "../_helpers/mod.ts";
 import type { VerifyKey } from "../../lib/ledger/verify.ts";
 
 /** The key text of the fixture (`AGENTTEAMS_PROPOSAL_LEDGER_KEY` for CLI runs). */
@@ -73,4 +85,26 @@ export async function copyFixture(dst: string): Promise<Fixture> {
   await removeTree(dst);
   await copyTree(f.project, dst);
   return { ...f, project: dst };
+}
+
+/** Runs `fn` in a fresh sandbox, disposed afterwards. */
+export async function withSandbox(name: string, fn: (sb: Sandbox) => Promise<void>): Promise<void> {
+  const sb = await sandbox(name);
+  try {
+    await fn(sb);
+  } finally {
+    await sb.dispose();
+  }
+}
+
+/** Asserts `fn` refuses with `code` (and `ctor`, when given) and leaves the sandbox byte-identical. */
+export async function refuses(
+  sb: Sandbox,
+  fn: () => unknown,
+  code: string,
+  ctor?: abstract new (...args: never[]) => Error,
+): Promise<void> {
+  const before = await snapshotTree(sb.dir);
+  await assertCode(fn, code, ctor);
+  assertSameTree(before, await snapshotTree(sb.dir), code);
 }

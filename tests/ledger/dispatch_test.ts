@@ -22,11 +22,10 @@ import {
   keyOf,
   pyDumps,
   runCli,
-  type Sandbox,
-  sandbox,
   snapshotTree,
   stateFiles,
 } from "../_helpers/mod.ts";
+import { refuses, withSandbox } from "./_fixture.ts";
 
 const KEY_TEXT = "dispatch-key";
 const KEY = keyOf(KEY_TEXT);
@@ -34,25 +33,9 @@ const T0 = new Date(Date.UTC(2026, 10, 29, 18, 2, 10));
 const at = (ms: number) => () => new Date(T0.getTime() + ms);
 const HOUR = 3600_000;
 
-async function withSandbox(name: string, fn: (sb: Sandbox) => Promise<void>): Promise<void> {
-  const sb = await sandbox(name);
-  try {
-    await fn(sb);
-  } finally {
-    await sb.dispose();
-  }
-}
-
 async function storeRows(project: string): Promise<Record<string, unknown>[]> {
   const t = await Deno.readTextFile(stateFiles(project).dispatches);
   return t.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
-}
-
-/** Asserts `fn` refuses with `code` and leaves the sandbox byte-identical. */
-async function refuses(sb: Sandbox, fn: () => unknown, code: string): Promise<void> {
-  const before = await snapshotTree(sb.dir);
-  await assertCode(fn, code);
-  assertSameTree(before, await snapshotTree(sb.dir), code);
 }
 
 Deno.test("issueDispatch: the store row and ledger row, in the earlier tool's format", async () => {

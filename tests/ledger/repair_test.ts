@@ -17,24 +17,21 @@ import {
   joinLines,
   runCli,
   type Sandbox,
-  sandbox,
   sha256,
   snapshotTree,
   stateFiles,
   utf8,
 } from "../_helpers/mod.ts";
-import { copyFixture, FIXTURE_KEY, FIXTURE_KEY_TEXT, FIXTURE_NOW } from "./_fixture.ts";
+import {
+  copyFixture,
+  FIXTURE_KEY,
+  FIXTURE_KEY_TEXT,
+  FIXTURE_NOW,
+  refuses,
+  withSandbox,
+} from "./_fixture.ts";
 
 const FRAGMENT = '{"action": "note", "n": 7, "text": "interrupt';
-
-async function withSandbox(name: string, fn: (sb: Sandbox) => Promise<void>): Promise<void> {
-  const sb = await sandbox(name);
-  try {
-    await fn(sb);
-  } finally {
-    await sb.dispose();
-  }
-}
 
 function cliEnv(sb: Sandbox): Record<string, string> {
   return { ...sb.env, AGENTTEAMS_PROPOSAL_LEDGER_KEY: FIXTURE_KEY_TEXT };
@@ -111,9 +108,7 @@ Deno.test("repairTornTail refuses NO_TORN_TAIL on an intact ledger (also with a 
 
 Deno.test("repairTornTail on a project with no ledger: NO_TORN_TAIL, nothing created", async () => {
   await withSandbox("repair-fresh", async (sb) => {
-    const before = await snapshotTree(sb.dir);
-    await assertCode(() => repairTornTail(sb.project, FIXTURE_KEY), "NO_TORN_TAIL", LedgerError);
-    assertSameTree(before, await snapshotTree(sb.dir));
+    await refuses(sb, () => repairTornTail(sb.project, FIXTURE_KEY), "NO_TORN_TAIL", LedgerError);
   });
 });
 
@@ -161,13 +156,12 @@ Deno.test("repairTornTail refuses LEDGER_TAMPERED when anything besides the frag
       withSandbox("repair-tampered", async (sb) => {
         const f = await copyFixture(sb.project);
         await damage(stateFiles(sb.project), f.lines);
-        const before = await snapshotTree(sb.dir);
-        await assertCode(
+        await refuses(
+          sb,
           () => repairTornTail(sb.project, FIXTURE_KEY),
           "LEDGER_TAMPERED",
           LedgerError,
         );
-        assertSameTree(before, await snapshotTree(sb.dir));
       }));
   }
 });
@@ -178,13 +172,12 @@ Deno.test("repairTornTail through a symlinked .agentteams whose target has no le
     await Deno.mkdir(target, { recursive: true, mode: 0o700 });
     await Deno.writeTextFile(join(target, "dispatches.jsonl"), "");
     await Deno.symlink(target, join(sb.project, ".agentteams"));
-    const before = await snapshotTree(sb.dir);
-    await assertCode(
+    await refuses(
+      sb,
       () => repairTornTail(sb.project, FIXTURE_KEY),
       "LEDGER_UNSAFE_PATH",
       LedgerError,
     );
-    assertSameTree(before, await snapshotTree(sb.dir));
   });
 });
 
