@@ -17,7 +17,6 @@ import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import {
   assertCliRefused,
-  baseChildEnv,
   runCli,
   type RunResult,
   type Sandbox,
@@ -27,6 +26,7 @@ import {
   stateFiles,
   type TreeEntry,
 } from "../_helpers/mod.ts";
+import { GIT, gitEnv, sh } from "../_helpers/git.ts";
 
 export { sha256 };
 
@@ -76,32 +76,6 @@ export interface ProjectOptions {
   readonly keys?: boolean;
 }
 
-/** Runs git in `cwd` with a clean, fixed identity; asserts success. */
-export async function git(cwd: string, home: string, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("git", {
-    args: [
-      "-c",
-      "user.name=agentteams-test",
-      "-c",
-      "user.email=test@agentteams.invalid",
-      "-c",
-      "commit.gpgsign=false",
-      "-c",
-      "init.defaultBranch=main",
-      ...args,
-    ],
-    cwd,
-    clearEnv: true,
-    env: { PATH: baseChildEnv().PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1", LC_ALL: "C" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  assert.equal(out.code, 0, `git ${args.join(" ")} failed: ${dec.decode(out.stderr)}`);
-  return dec.decode(out.stdout);
-}
-
 /** Writes `content` at `path`, creating parents, with `mode` (chmod, not umask). */
 export async function putFile(
   path: string,
@@ -143,9 +117,10 @@ export async function makeProject(prefix: string, opts: ProjectOptions): Promise
       ? opts.brief
       : opts.brief({ root, home: sb.home, outside, keyDir: sb.keyDir });
     await putFile(join(root, opts.briefRel ?? "agentteams.jsonc"), brief);
-    await git(root, sb.home, "init", "-q");
-    await git(root, sb.home, "add", "-A");
-    await git(root, sb.home, "commit", "-q", "-m", "initial");
+    const env = gitEnv(sb.home);
+    await sh(root, GIT, ["-c", "init.defaultBranch=main", "init", "-q"], env);
+    await sh(root, GIT, ["add", "-A"], env);
+    await sh(root, GIT, ["commit", "-q", "-m", "initial"], env);
     if (opts.keys ?? true) {
       const r = await runCli(["keys", "init"], { env: sb.env, cwd: root });
       assert.equal(r.code, 0, `keys init failed: ${r.stderr}`);
@@ -248,15 +223,19 @@ export function assertApplyRefused(r: RunResult, code: string): void {
 // ---------------------------------------------------------------------------------------------
 // State: ledger rows, dispatch store, snapshots
 
-/** The ledger's lines (without newlines); empty when there is no ledger. */
-export async function ledgerLines(root: string): Promise<string[]> {
-  let text: string;
+/** A file's text, `""` when it does not exist. */
+async function textOrEmpty(path: string): Promise<string> {
   try {
-    text = await Deno.readTextFile(stateFiles(root).ledger);
+    return await Deno.readTextFile(path);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return [];
+    if (e instanceof Deno.errors.NotFound) return "";
     throw e;
   }
+}
+
+/** The ledger's lines (without newlines); empty when there is no ledger. */
+export async function ledgerLines(root: string): Promise<string[]> {
+  const text = await textOrEmpty(stateFiles(root).ledger);
   assert.ok(text === "" || text.endsWith("\n"), "the ledger ends in a torn line");
   return text.split("\n").slice(0, -1);
 }
@@ -268,14 +247,7 @@ export async function ledgerRows(root: string): Promise<Row[]> {
 
 /** The dispatch store's lines. */
 export async function storeLines(root: string): Promise<string[]> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(stateFiles(root).dispatches);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return [];
-    throw e;
-  }
-  return text.split("\n").slice(0, -1);
+  return (await textOrEmpty(stateFiles(root).dispatches)).split("\n").slice(0, -1);
 }
 
 /** Counts of `{attempt}` and `{use}` rows in store lines. */
