@@ -112,6 +112,32 @@ Deno.test("apply refuses malformed artifacts before identity (ARTIFACT_INVALID, 
       assertApplyRefused(await applyFile(p, link), "ARTIFACT_INVALID");
       await assertRefusalRecorded(p, b, "ARTIFACT_INVALID", { agent: "?", attempts: 0 });
     });
+    await t.step("an artifact file that is not UTF-8", async () => {
+      const file = join(p.artifacts, "latin1.json");
+      const text = JSON.stringify({ ...ok, rationale: "caf\u00e9" });
+      // The same JSON in Latin-1: "é" as the single byte 0xe9.
+      await Deno.writeFile(file, Uint8Array.from(text, (c) => c.charCodeAt(0)));
+      const b = await before(p);
+      const run = await applyFile(p, file);
+      assertApplyRefused(run, "ARTIFACT_INVALID");
+      assert.match(run.stderr, /not UTF-8/);
+      await assertRefusalRecorded(p, b, "ARTIFACT_INVALID", { agent: "?", attempts: 0 });
+    });
+    await t.step("an artifact path that is a directory", async () => {
+      const dir = join(p.artifacts, "dir.json");
+      await Deno.mkdir(dir);
+      const b = await before(p);
+      assertApplyRefused(await applyFile(p, dir), "ARTIFACT_INVALID");
+      await assertRefusalRecorded(p, b, "ARTIFACT_INVALID", { agent: "?", attempts: 0 });
+    });
+    await t.step("an artifact path that is a FIFO: refused without hanging", async () => {
+      const fifo = join(p.artifacts, "fifo.json");
+      const mk = await new Deno.Command("/usr/bin/mkfifo", { args: [fifo] }).output();
+      assert.equal(mk.code, 0, new TextDecoder().decode(mk.stderr));
+      const b = await before(p);
+      assertApplyRefused(await applyFile(p, fifo, { hangGuardMs: 20_000 }), "ARTIFACT_INVALID");
+      await assertRefusalRecorded(p, b, "ARTIFACT_INVALID", { agent: "?", attempts: 0 });
+    });
     await t.step("an artifact file that does not exist", async () => {
       const b = await before(p);
       assertApplyRefused(
