@@ -21,12 +21,17 @@
  * ```
  * @module
  */
-import { FsSafetyError, LedgerError } from "../errors.ts";
+import { LedgerError } from "../errors.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
-import { readRegularFileSync } from "../fs/safe_read.ts";
-import { checkStatePath, ensureStateDir, type StatePaths, statePaths } from "./paths.ts";
+import {
+  checkStatePath,
+  ensureStateDir,
+  readStateFileSync,
+  type StatePaths,
+  statePaths,
+} from "./paths.ts";
 import { HeadFormatError, headText, headVerifies, parseHead } from "./head.ts";
 import { checkBody, MAX_ROW_BYTES, type RowBody, signRow, utcSeconds } from "./row.ts";
 import { signedPart } from "./scan.ts";
@@ -66,18 +71,8 @@ export interface TailState {
 const dec = new TextDecoder("utf-8", { fatal: false });
 
 function readHeadSync(paths: StatePaths): string | null {
-  try {
-    if (!checkStatePath(paths.head, "file")) return null;
-    return dec.decode(
-      readRegularFileSync(paths.head, { maxBytes: 4096, what: "ledger head" }).bytes,
-    );
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    if (e instanceof FsSafetyError) {
-      throw new LedgerError("LEDGER_UNSAFE_PATH", e.message, { cause: e });
-    }
-    throw e;
-  }
+  const bytes = readStateFileSync(paths.head, "ledger head", 4096);
+  return bytes === null ? null : dec.decode(bytes);
 }
 
 function tampered(message: string, details: Record<string, unknown> = {}): LedgerError {

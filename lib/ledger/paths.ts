@@ -10,8 +10,8 @@
  * @module
  */
 import { join } from "../fs/path.ts";
-import { LedgerError } from "../errors.ts";
-import { describeKind, lstatOrNullSync } from "../fs/safe_read.ts";
+import { FsSafetyError, LedgerError } from "../errors.ts";
+import { describeKind, lstatOrNullSync, readRegularFileSync } from "../fs/safe_read.ts";
 import { fsyncDirSync } from "../fs/atomic_write.ts";
 
 /** The state directory's name inside a project. */
@@ -79,6 +79,30 @@ export function checkStatePath(path: string, kind: "file" | "dir"): boolean {
     );
   }
   return true;
+}
+
+/**
+ * Reads a state file, `null` when it is absent: {@link checkStatePath} first, then a safe read of
+ * at most `maxBytes` (an unsafe file is `LEDGER_UNSAFE_PATH`).
+ *
+ * @throws {LedgerError} `LEDGER_UNSAFE_PATH`.
+ * @example
+ * ```ts
+ * import { readStateFileSync } from "./paths.ts";
+ * readStateFileSync("/nonexistent/x", "ledger head", 4096); // null
+ * ```
+ */
+export function readStateFileSync(path: string, what: string, maxBytes: number): Uint8Array | null {
+  try {
+    if (!checkStatePath(path, "file")) return null;
+    return readRegularFileSync(path, { maxBytes, what }).bytes;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    if (e instanceof FsSafetyError) {
+      throw new LedgerError("LEDGER_UNSAFE_PATH", e.message, { cause: e });
+    }
+    throw e;
+  }
 }
 
 /**

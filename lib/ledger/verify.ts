@@ -34,9 +34,8 @@
  * @module
  */
 import type { HmacKey } from "../crypto/hash.ts";
-import { FsSafetyError, LedgerError } from "../errors.ts";
-import { readRegularFileSync } from "../fs/safe_read.ts";
-import { checkStatePath, statePaths } from "./paths.ts";
+import { LedgerError } from "../errors.ts";
+import { checkStatePath, readStateFileSync, statePaths } from "./paths.ts";
 import { type Head, HeadFormatError, headVerifies, parseHead } from "./head.ts";
 import {
   checkLedgerBytes,
@@ -338,16 +337,6 @@ const enc = new TextEncoder();
 /** Largest ledger `verify` reads into memory. */
 export const MAX_LEDGER_BYTES = 2 * 1024 * 1024 * 1024 - 1;
 
-function readOptional(path: string, what: string, maxBytes: number): Uint8Array | null {
-  if (!checkStatePath(path, "file")) return null;
-  try {
-    return readRegularFileSync(path, { maxBytes, what }).bytes;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
-}
-
 /** A project's head and dispatch store texts, and whether a ledger file exists. */
 interface StateFiles {
   ledgerExists: boolean;
@@ -355,29 +344,16 @@ interface StateFiles {
   dispatches: string | null;
 }
 
-function wrapFs<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof FsSafetyError) {
-      throw new LedgerError("LEDGER_UNSAFE_PATH", e.message, { cause: e });
-    }
-    throw e;
-  }
-}
-
 function readSmallState(root: string): StateFiles | null {
   const paths = statePaths(root);
   if (!checkStatePath(paths.dir, "dir")) return null;
-  return wrapFs(() => {
-    const head = readOptional(paths.head, "ledger head", 4096);
-    const dispatches = readOptional(paths.dispatches, "dispatch store", 256 * 1024 * 1024);
-    return {
-      ledgerExists: checkStatePath(paths.ledger, "file"),
-      head: head === null ? null : dec.decode(head),
-      dispatches: dispatches === null ? null : dec.decode(dispatches),
-    };
-  });
+  const head = readStateFileSync(paths.head, "ledger head", 4096);
+  const dispatches = readStateFileSync(paths.dispatches, "dispatch store", 256 * 1024 * 1024);
+  return {
+    ledgerExists: checkStatePath(paths.ledger, "file"),
+    head: head === null ? null : dec.decode(head),
+    dispatches: dispatches === null ? null : dec.decode(dispatches),
+  };
 }
 
 /**
@@ -394,7 +370,7 @@ export function readLedgerTexts(root: string): LedgerTexts {
   const small = readSmallState(root);
   if (small === null) return { ledger: null, head: null, dispatches: null };
   const ledger = small.ledgerExists
-    ? wrapFs(() => readOptional(statePaths(root).ledger, "ledger", MAX_LEDGER_BYTES))
+    ? readStateFileSync(statePaths(root).ledger, "ledger", MAX_LEDGER_BYTES)
     : null;
   return { ledger, head: small.head, dispatches: small.dispatches };
 }
