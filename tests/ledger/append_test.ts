@@ -511,6 +511,36 @@ Deno.test("LEDGER_UNSAFE_PATH: a symlinked head, dispatch store or dispatch lock
   }
 });
 
+Deno.test("LEDGER_UNSAFE_PATH: a head that is a FIFO, a directory or over 4 KiB refuses append and verify, writing nothing", async (t) => {
+  const damages: [string, (head: string) => Promise<void>][] = [
+    ["fifo", async (head) => {
+      const r = await new Deno.Command("mkfifo", { args: [head] }).output();
+      assert.equal(r.code, 0, "mkfifo");
+    }],
+    ["directory", (head) => Deno.mkdir(head)],
+    // Regular, so it passes the kind check: the size cap of the safe read refuses it.
+    ["oversized", (head) => Deno.writeTextFile(head, " ".repeat(4097))],
+  ];
+  for (const [name, damage] of damages) {
+    await t.step(name, () =>
+      withSandbox("unsafe-head", async (sb) => {
+        await copyFixture(sb.project);
+        const p = stateFiles(sb.project);
+        await Deno.remove(p.head);
+        await damage(p.head);
+        for (
+          const op of [
+            () => appendRow(sb.project, FIXTURE_KEY.hmac, { action: "x" }),
+            () => preflightAppend(sb.project, FIXTURE_KEY.hmac),
+            () => verifyLedgerAt(sb.project, FIXTURE_KEY),
+          ]
+        ) {
+          await refuses(sb, op, "LEDGER_UNSAFE_PATH", LedgerError);
+        }
+      }));
+  }
+});
+
 Deno.test("writeAhead: start row, act, completion row; a throwing act leaves the start row alone", async () => {
   await withSandbox("write-ahead", async (sb) => {
     const order: string[] = [];
