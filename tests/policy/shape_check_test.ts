@@ -11,16 +11,16 @@ import { KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "../../lib/policy/fields.ts";
 import { PolicyFieldsSchema } from "../../lib/policy/schema.ts";
 import { checkPolicyFields, type ShapeIssue } from "../../lib/policy/shape_check.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
-import { expectPolicyError, OPTS } from "./_helpers.ts";
-
-/** The nested key order of a value, so that `{a, b}` and `{b, a}` differ. */
-function keyOrder(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(keyOrder);
-  if (typeof v === "object" && v !== null) {
-    return Reflect.ownKeys(v).map((k) => [k, keyOrder((v as Record<PropertyKey, unknown>)[k])]);
-  }
-  return null;
-}
+import {
+  type Arb,
+  build,
+  expectPolicyError,
+  keyOrder,
+  objectKit,
+  opt,
+  OPTS,
+  req,
+} from "./_helpers.ts";
 
 /** What the checker and zod saw, for the assertions that the inputs covered what they should. */
 class Stats {
@@ -53,17 +53,6 @@ function agree(value: unknown, stats: Stats): void {
 }
 
 // ---- generators --------------------------------------------------------------------------------
-
-type Arb = fc.Arbitrary<unknown>;
-
-/** An object with exactly these own enumerable entries (an own `__proto__` included), in order. */
-function build(entries: [string, unknown][], nullProto: boolean): Record<string, unknown> {
-  const o: Record<string, unknown> = nullProto ? Object.create(null) : {};
-  for (const [k, v] of entries) {
-    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
-  }
-  return o;
-}
 
 const nullProto = (entries: [string, unknown][]) => build(entries, true);
 
@@ -112,13 +101,16 @@ const junk: Arb = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
 );
 
-/** `good` mostly; with `bad` > 0, also `wrong` (weight `bad` against 12). */
-function mix(good: Arb, wrong: Arb, bad: number): Arb {
-  return bad === 0 ? good : fc.oneof({ arbitrary: good, weight: 12 }, {
-    arbitrary: fc.oneof(wrong, junk),
-    weight: bad,
-  });
-}
+const EXTRA_KEYS = fc.oneof(
+  fc.constantFrom("__proto__", "constructor", "toString", "length", "0", "x", "Prefix", "comands"),
+  fc.string({ maxLength: 5 }),
+);
+
+const { mix, anObject } = objectKit({
+  junk,
+  extraKeys: EXTRA_KEYS,
+  maxExtras: (bad) => bad > 1 ? 2 : 1,
+});
 
 /** A string of `min`..`max` code points; wrong: one out on either side, lone surrogates, junk. */
 function aString(min: number, max: number | null, bad: number): Arb {
@@ -192,41 +184,6 @@ function anArray(element: Arb, min: number, bad: number, sample: unknown): Arb {
     nullProto([["0", sample]]),
   );
   return mix(good, wrong, bad);
-}
-
-type Field = { arb: Arb; required: boolean };
-const req = (arb: Arb): Field => ({ arb, required: true });
-const opt = (arb: Arb): Field => ({ arb, required: false });
-
-const EXTRA_KEYS = fc.oneof(
-  fc.constantFrom("__proto__", "constructor", "toString", "length", "0", "x", "Prefix", "comands"),
-  fc.string({ maxLength: 5 }),
-);
-
-/**
- * A strict object: each field present (optional ones sometimes absent, required ones absent only
- * when `bad`), extra keys only when `bad`, in a shuffled order, on either prototype.
- */
-function anObject(shape: Record<string, Field>, bad: number): Arb {
-  const fields = Object.entries(shape).map(([key, f]) => {
-    // An optional field may also be present as `undefined`, which zod keeps as a key.
-    const arb = f.required
-      ? f.arb
-      : fc.oneof({ arbitrary: f.arb, weight: 15 }, fc.constant(undefined));
-    const entry = arb.map((v): [string, unknown] | null => [key, v]);
-    if (f.required && bad === 0) return entry;
-    return fc.option(entry, { nil: null, freq: f.required ? 20 : 2 });
-  });
-  const extras = bad === 0
-    ? fc.constant([] as [string, unknown][])
-    : fc.array(fc.tuple(EXTRA_KEYS, junk), { maxLength: bad > 1 ? 2 : 1 }).map((es) =>
-      es.filter((e, i) => es.findIndex((f) => f[0] === e[0]) === i)
-    );
-  const good = fc.tuple(fc.tuple(...fields), extras, fc.boolean()).chain(([fs, es, np]) => {
-    const entries = [...fs.filter((e) => e !== null), ...es.filter(([k]) => !(k in shape))];
-    return fc.shuffledSubarray(entries, { minLength: entries.length }).map((e) => build(e, np));
-  });
-  return mix(good, fc.constantFrom<unknown>([], [{}], "", { length: 1 }), bad);
 }
 
 /** A record: keys from plain strings and the awkward ones, values from `value`. */

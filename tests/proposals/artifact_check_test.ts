@@ -13,19 +13,11 @@ import { ProposalError } from "../../lib/errors.ts";
 import { validateArtifact } from "../../lib/proposals/artifact.ts";
 import { type ArtifactKind, checkArtifactShape } from "../../lib/proposals/artifact_check.ts";
 import { ARTIFACT_SCHEMAS } from "../../lib/proposals/schema.ts";
+import { type Arb, build, keyOrder, objectKit, opt, req } from "../policy/_helpers.ts";
 
 const KINDS: ArtifactKind[] = ["change-proposal", "delete-proposal", "command-request"];
 const NONCE = "0123456789abcdef0123456789abcdef";
 const HEX64 = "ab".repeat(32);
-
-/** The nested key order of a value, so that `{a, b}` and `{b, a}` differ. */
-function keyOrder(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(keyOrder);
-  if (typeof v === "object" && v !== null) {
-    return Reflect.ownKeys(v).map((k) => [k, keyOrder((v as Record<PropertyKey, unknown>)[k])]);
-  }
-  return null;
-}
 
 /** `validateArtifact`'s message for an issue (its path, message and unknown keys). */
 function reported(issue: { path: PropertyKey[]; message: string; keys?: string[] }): string {
@@ -97,16 +89,6 @@ function agree(kind: ArtifactKind, value: unknown, stats: Stats): void {
 
 // ---- generators --------------------------------------------------------------------------------
 
-type Arb = fc.Arbitrary<unknown>;
-
-function build(entries: [string, unknown][], nullProto: boolean): Record<string, unknown> {
-  const o: Record<string, unknown> = nullProto ? Object.create(null) : {};
-  for (const [k, v] of entries) {
-    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
-  }
-  return o;
-}
-
 const junk: Arb = fc.oneof(
   fc.constantFrom<unknown>(
     null,
@@ -137,12 +119,12 @@ const junk: Arb = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
 );
 
-function mix(good: Arb, wrong: Arb, bad: number): Arb {
-  return bad === 0 ? good : fc.oneof({ arbitrary: good, weight: 12 }, {
-    arbitrary: fc.oneof(wrong, junk),
-    weight: bad,
-  });
-}
+const EXTRA_KEYS = fc.oneof(
+  fc.constantFrom("__proto__", "constructor", "toString", "length", "x", "Path", "gate"),
+  fc.string({ maxLength: 5 }),
+);
+
+const { mix, anObject } = objectKit({ junk, extraKeys: EXTRA_KEYS, maxExtras: () => 2 });
 
 const codePoints = (s: string) => [...s].length;
 
@@ -207,36 +189,6 @@ function anArray(element: Arb, min: number, max: number, bad: number, sample: un
     {},
   );
   return mix(good, wrong, bad);
-}
-
-type Field = { arb: Arb; required: boolean };
-const req = (arb: Arb): Field => ({ arb, required: true });
-const opt = (arb: Arb): Field => ({ arb, required: false });
-
-const EXTRA_KEYS = fc.oneof(
-  fc.constantFrom("__proto__", "constructor", "toString", "length", "x", "Path", "gate"),
-  fc.string({ maxLength: 5 }),
-);
-
-function anObject(shape: Record<string, Field>, bad: number): Arb {
-  const fields = Object.entries(shape).map(([key, f]) => {
-    const arb = f.required
-      ? f.arb
-      : fc.oneof({ arbitrary: f.arb, weight: 15 }, fc.constant(undefined));
-    const entry = arb.map((v): [string, unknown] | null => [key, v]);
-    if (f.required && bad === 0) return entry;
-    return fc.option(entry, { nil: null, freq: f.required ? 20 : 2 });
-  });
-  const extras = bad === 0
-    ? fc.constant([] as [string, unknown][])
-    : fc.array(fc.tuple(EXTRA_KEYS, junk), { maxLength: 2 }).map((es) =>
-      es.filter((e, i) => es.findIndex((f) => f[0] === e[0]) === i)
-    );
-  const good = fc.tuple(fc.tuple(...fields), extras, fc.boolean()).chain(([fs, es, np]) => {
-    const entries = [...fs.filter((e) => e !== null), ...es.filter(([k]) => !(k in shape))];
-    return fc.shuffledSubarray(entries, { minLength: entries.length }).map((e) => build(e, np));
-  });
-  return mix(good, fc.constantFrom<unknown>([], [{}], "", { length: 1 }), bad);
 }
 
 function artifacts(kind: ArtifactKind, bad: number): Arb {
