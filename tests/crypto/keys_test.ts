@@ -143,6 +143,34 @@ Deno.test("initKeys refuses to overwrite any existing key (KEY_EXISTS), bytes un
   }
 });
 
+Deno.test("initKeys: a key file swapped for another before its mode is set: KEY_CUSTODY, the newcomer never chmod-ed, no other key written", async () => {
+  const sb = await sandbox("keys-swapped");
+  // The swap is staged at the new file's fstat, which also reports a narrowed mode (as a umask
+  // would), so the mode is set by name after checking the name still leads to the file.
+  const proto = Deno.FsFile.prototype as unknown as {
+    statSync: (this: Deno.FsFile) => Deno.FileInfo;
+  };
+  const real = proto.statSync;
+  try {
+    const ledgerPath = join(sb.keyDir, LEDGER_KEY_FILE);
+    proto.statSync = function (this: Deno.FsFile) {
+      proto.statSync = real;
+      const st = real.call(this);
+      Deno.removeSync(ledgerPath);
+      Deno.writeTextFileSync(ledgerPath, "theirs\n", { mode: 0o640 });
+      Deno.chmodSync(ledgerPath, 0o640);
+      return { ...st, mode: 0 };
+    };
+    await assertCode(() => initKeys({ env: sb.env }), "KEY_CUSTODY", KeyError);
+    assert.equal(Deno.readTextFileSync(ledgerPath), "theirs\n");
+    assert.equal((Deno.statSync(ledgerPath).mode ?? 0) & 0o7777, 0o640);
+    assert.deepEqual([...Deno.readDirSync(sb.keyDir)].map((e) => e.name), [LEDGER_KEY_FILE]);
+  } finally {
+    proto.statSync = real;
+    await sb.dispose();
+  }
+});
+
 Deno.test("initKeys refuses an unsafe existing key dir (group bits, symlink, other owner)", async () => {
   const sb = await sandbox("keys-init-unsafe");
   try {

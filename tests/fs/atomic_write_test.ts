@@ -1,0 +1,102 @@
+/**
+ * Atomic replacement and the exclusive-create fill it shares with key creation: when the umask
+ * narrowed a new file's mode, the mode is set by name, so a name swapped to another file in the
+ * meantime must be refused and never chmod-ed. The swap is staged by wrapping `FsFile.statSync`
+ * (the step just before the name is checked), which also reports a narrowed mode.
+ */
+import assert from "node:assert/strict";
+import { atomicWriteFileSync, fillNewFileSync } from "../../lib/fs/atomic_write.ts";
+
+type StatSync = (this: Deno.FsFile) => Deno.FileInfo;
+
+/** Runs `fn` with the next `FsFile.statSync` first calling `swap`, and reporting mode 0. */
+function withSwapAtStat<T>(swap: () => void, fn: () => T): T {
+  const proto = Deno.FsFile.prototype as unknown as { statSync: StatSync };
+  const real = proto.statSync;
+  proto.statSync = function (this: Deno.FsFile) {
+    proto.statSync = real;
+    const st = real.call(this);
+    swap();
+    return { ...st, mode: 0 };
+  };
+  try {
+    return fn();
+  } finally {
+    proto.statSync = real;
+  }
+}
+
+function listing(dir: string): string[] {
+  return [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+}
+
+Deno.test("atomicWriteFileSync: keeps an existing file's mode, leaves no temporary file", () => {
+  const dir = Deno.makeTempDirSync();
+  const target = `${dir}/t.txt`;
+  Deno.writeTextFileSync(target, "old\n");
+  Deno.chmodSync(target, 0o640);
+  assert.equal(atomicWriteFileSync(target, "new\n", { mode: 0o600 }), 0o640);
+  assert.equal(Deno.readTextFileSync(target), "new\n");
+  assert.equal((Deno.statSync(target).mode ?? 0) & 0o7777, 0o640);
+  assert.deepEqual(listing(dir), ["t.txt"]);
+});
+
+Deno.test("atomicWriteFileSync: its temporary file swapped before the mode is set: refused, the target unchanged", () => {
+  const dir = Deno.makeTempDirSync();
+  const target = `${dir}/t.txt`;
+  Deno.writeTextFileSync(target, "old\n");
+  Deno.chmodSync(target, 0o640);
+  let newcomerMode = -1;
+  assert.throws(
+    () =>
+      withSwapAtStat(() => {
+        const tmp = `${dir}/${listing(dir).find((n) => n.endsWith(".tmp"))}`;
+        Deno.removeSync(tmp);
+        Deno.writeTextFileSync(tmp, "theirs\n", { mode: 0o600 });
+        Deno.chmodSync(tmp, 0o600);
+        // Record the newcomer's mode at the moment the write gives up on it.
+        const d = Deno as unknown as { removeSync: typeof Deno.removeSync };
+        const realRemove = Deno.removeSync;
+        d.removeSync = (p, o) => {
+          d.removeSync = realRemove;
+          newcomerMode = (Deno.lstatSync(p).mode ?? 0) & 0o7777;
+          return realRemove(p, o);
+        };
+      }, () => atomicWriteFileSync(target, "mine\n")),
+    (e: unknown) =>
+      e instanceof Deno.errors.AlreadyExists && /replaced while being written/.test(e.message),
+  );
+  assert.equal(newcomerMode, 0o600, "the newcomer was never chmod-ed to the target's mode");
+  assert.equal(Deno.readTextFileSync(target), "old\n");
+  assert.equal((Deno.statSync(target).mode ?? 0) & 0o7777, 0o640);
+  assert.deepEqual(listing(dir), ["t.txt"]);
+});
+
+Deno.test("fillNewFileSync: the name swapped before the mode is set: the caller's error, the newcomer untouched", () => {
+  const dir = Deno.makeTempDirSync();
+  const path = `${dir}/key`;
+  const file = Deno.openSync(path, { write: true, createNew: true, mode: 0o600 });
+  try {
+    assert.throws(
+      () =>
+        withSwapAtStat(() => {
+          Deno.removeSync(path);
+          Deno.writeTextFileSync(path, "theirs\n", { mode: 0o600 });
+          Deno.chmodSync(path, 0o600);
+        }, () =>
+          fillNewFileSync(
+            file,
+            path,
+            new TextEncoder().encode("mine\n"),
+            0o644,
+            () => new RangeError("replaced"),
+          )),
+      RangeError,
+    );
+  } finally {
+    file.close();
+  }
+  assert.equal(Deno.readTextFileSync(path), "theirs\n");
+  assert.equal((Deno.statSync(path).mode ?? 0) & 0o7777, 0o600);
+  assert.deepEqual(listing(dir), ["key"]);
+});
