@@ -121,7 +121,7 @@ export async function keyIdOfKey(pub: CryptoKey): Promise<string> {
 export async function signHex(key: CryptoKey, message: string | Uint8Array): Promise<string> {
   const data = typeof message === "string" ? enc.encode(message) : message;
   const sig = new Uint8Array(await crypto.subtle.sign("Ed25519", key, data as BufferSource));
-  return Array.from(sig, (x) => x.toString(16).padStart(2, "0")).join("");
+  return sig.toHex();
 }
 
 /** Verifies a hex signature; false for malformed hex. */

@@ -341,7 +341,7 @@ export async function initKeys(opts: { env: Env }): Promise<InitKeysResult> {
     }
   }
   const raw = crypto.getRandomValues(new Uint8Array(32));
-  const hex = Array.from(raw, (x) => x.toString(16).padStart(2, "0")).join("");
+  const hex = raw.toHex();
   const pair = await generatePem();
   writeNewFile(ledgerPath, hex + "\n", 0o600);
   writeNewFile(signingPath, pair.privatePem, 0o600);

@@ -25,10 +25,7 @@ export interface AtomicWriteOptions {
 }
 
 function randomHex(bytes: number): string {
-  const b = crypto.getRandomValues(new Uint8Array(bytes));
-  let s = "";
-  for (const x of b) s += x.toString(16).padStart(2, "0");
-  return s;
+  return crypto.getRandomValues(new Uint8Array(bytes)).toHex();
 }
 
 /**

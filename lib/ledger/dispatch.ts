@@ -162,8 +162,7 @@ function expiresAt(expires: string): number {
 }
 
 function randomNonce(): string {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  return crypto.getRandomValues(new Uint8Array(16)).toHex();
 }
 
 /** What {@link issueDispatch} returns. */

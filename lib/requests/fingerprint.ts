@@ -157,21 +157,6 @@ export function worktreeFingerprint(
 }
 
 /**
- * Hex of bytes (object ids).
- *
- * @example
- * ```ts
- * import { hex } from "./fingerprint.ts";
- * hex(new Uint8Array([0, 255])); // "00ff"
- * ```
- */
-export function hex(bytes: Uint8Array): string {
-  let s = "";
-  for (const b of bytes) s += b.toString(16).padStart(2, "0");
-  return s;
-}
-
-/**
  * SHA-256 hex of a regular file's content (for racy control-plane entries), or a unique
  * fingerprint when it cannot be read.
  *

@@ -34,7 +34,6 @@ import type { IndexEntry } from "./git_index.ts";
 import {
   ABSENT,
   type HashFactory,
-  hex,
   loadHashFactory,
   uniqueFingerprint,
   worktreeFingerprint,
@@ -266,7 +265,7 @@ function indexFingerprint(entries: readonly IndexEntry[], path: Uint8Array): str
   const parts: string[] = [];
   while (i < entries.length && compareBytes(entries[i].path, path) === 0) {
     const e = entries[i++];
-    const body = `${e.mode.toString(8)} ${hex(e.oid)}`;
+    const body = `${e.mode.toString(8)} ${e.oid.toHex()}`;
     parts.push(e.stage === 0 ? body : `stage${e.stage}:${body}`);
   }
   return parts.length === 0 ? null : parts.join(" ");

@@ -10,7 +10,6 @@ import {
   isGitVersionSupported,
   parseGitVersion,
 } from "../../lib/requests/git_version.ts";
-import { hex } from "../../lib/requests/fingerprint.ts";
 import { compareCodePoints, renderPathBytes } from "../../lib/requests/path_bytes.ts";
 import { cleanup, tempRepo } from "./_helpers.ts";
 
@@ -95,7 +94,7 @@ Deno.test("ls-files -s -t -v records", () => {
     ["c", 0o120000, 0, false, true],
     ["d", 0o100644, 2, false, false],
   ]);
-  assert.equal(hex(e[0].oid), oid);
+  assert.equal(e[0].oid.toHex(), oid);
   assert.equal(parseLsFiles(enc("garbage\0")), null);
   assert.equal(parseLsFiles(enc(`H 100644 ${oid} 0\tunterminated`)), null);
 });
@@ -109,9 +108,9 @@ function render(entries: ReturnType<typeof parseIndex>): string[] {
   assert.ok(entries.ok, entries.ok ? "" : entries.reason);
   return entries.entries.map((e) => {
     const tag = e.skipWorktree ? "S" : "H";
-    return `${e.assumeValid ? tag.toLowerCase() : tag} ${e.mode.toString(8)} ${
-      hex(e.oid)
-    } ${e.stage}\t${dec(e.path)}`;
+    return `${e.assumeValid ? tag.toLowerCase() : tag} ${
+      e.mode.toString(8)
+    } ${e.oid.toHex()} ${e.stage}\t${dec(e.path)}`;
   });
 }
 
