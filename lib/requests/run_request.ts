@@ -35,7 +35,7 @@ import {
   RunTimeoutError,
   UndeclaredWritesError,
 } from "../errors.ts";
-import { appendRow, preflightAppend } from "../ledger/append.ts";
+import { appendRow } from "../ledger/append.ts";
 import { writeAhead } from "../ledger/write_ahead.ts";
 import type { RowBody } from "../ledger/row.ts";
 import { resolveDispatch } from "../ledger/dispatch.ts";
@@ -309,7 +309,6 @@ async function runChecked(
             "`agentteams ledger verify`",
         );
       }
-      await preflightAppend(opts.root, opts.hmac);
       const undeclared = [...check.undeclared];
       const complete: RowBody = r.timedOut
         ? {
