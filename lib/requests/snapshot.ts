@@ -47,9 +47,6 @@ export const BLIND_SPOT =
   "paths ignored by git (.gitignore, .git/info/exclude, core.excludesFile) are not compared; " +
   "neither are writes outside the project, nor changes inside a nested repository or submodule";
 
-/** The worktree fingerprint of a path the watch covers (compared through the watch). */
-const WATCHED = "watched";
-
 /** One worktree path in a snapshot. */
 export interface PathState {
   /** Full path bytes from the worktree top. */
@@ -74,7 +71,7 @@ export interface IndexView {
 export interface Snapshot {
   /** When it was started (ms since the epoch). */
   readonly takenAt: number;
-  /** Paths git status named, plus entries it skips: project-relative key → state. */
+  /** Paths git status named, plus entries it skips, except watched ones: project-relative key → state. */
   readonly worktree: ReadonlyMap<string, PathState>;
   /** The index. */
   readonly index: IndexView;
@@ -198,10 +195,9 @@ export async function takeSnapshot(
   for (const full of [...status, ...index.flagged].map((e) => e.path)) {
     if (!startsWithBytes(full, ctx.prefixBytes)) continue;
     const { key, text } = projectKey(ctx, full);
-    if (worktree.has(key)) continue;
+    if (worktree.has(key) || watch.entries.has(key)) continue;
     let fp: string;
-    if (watch.entries.has(key)) fp = WATCHED;
-    else if (text === null) fp = uniqueFingerprint("opaque-name");
+    if (text === null) fp = uniqueFingerprint("opaque-name");
     else {
       make ??= await loadHashFactory();
       fp = worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat, make);
