@@ -71,7 +71,7 @@ export interface IndexView {
 export interface Snapshot {
   /** When it was started (ms since the epoch). */
   readonly takenAt: number;
-  /** Paths git status named, plus entries it skips, except watched ones: project-relative key → state. */
+  /** Paths git status named or skips (not the watched ones): project-relative key → state. */
   readonly worktree: ReadonlyMap<string, PathState>;
   /** The index. */
   readonly index: IndexView;
