@@ -132,8 +132,7 @@ export async function verifyHex(
 ): Promise<boolean> {
   const h = sigHex.trim().toLowerCase();
   if (!/^[0-9a-f]{128}$/.test(h)) return false;
-  const sig = new Uint8Array(64);
-  for (let i = 0; i < 64; i++) sig[i] = parseInt(h.slice(2 * i, 2 * i + 2), 16);
+  const sig = Uint8Array.fromHex(h);
   const data = typeof message === "string" ? enc.encode(message) : message;
   return await crypto.subtle.verify("Ed25519", key, sig as BufferSource, data as BufferSource);
 }

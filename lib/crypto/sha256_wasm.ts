@@ -39,11 +39,6 @@ function moduleBytes(): Uint8Array {
 
 const PAGE = 65536;
 
-function hexBytes(hex: string): Uint8Array {
-  const b = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < b.length; i++) b[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  return b;
-}
 const dec = new TextDecoder();
 
 /** One instance of the module with its own linear memory. */
@@ -108,7 +103,7 @@ export class WasmSha256 {
    * ```
    */
   setKey(key: Uint8Array): void {
-    const k = key.length > 64 ? hexBytes(this.sha256Hex(key)) : key;
+    const k = key.length > 64 ? Uint8Array.fromHex(this.sha256Hex(key)) : key;
     this.reserve(64);
     this.bytes.set(k, this.#base);
     this.#x.hmac_setkey(this.#base, k.length);

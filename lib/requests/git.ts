@@ -416,8 +416,7 @@ export function parseLsFiles(out: Uint8Array): IndexEntry[] | null {
       dec.decode(rec.subarray(0, tab)),
     );
     if (m === null) return null;
-    const oid = new Uint8Array(m[3].length / 2);
-    for (let k = 0; k < oid.length; k++) oid[k] = parseInt(m[3].slice(2 * k, 2 * k + 2), 16);
+    const oid = Uint8Array.fromHex(m[3]);
     entries.push({
       path: rec.subarray(tab + 1),
       mode: parseInt(m[2], 8),
