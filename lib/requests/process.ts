@@ -184,16 +184,13 @@ function killPid(pid: number): void {
 /**
  * Calls `fn` after `ms` unless cancelled first. Built on `AbortSignal.timeout` because Deno's
  * first `setTimeout` in a process costs ~10 ms of one-time set-up, and the CLI runs once per
- * process. The signal's timer never keeps the process alive.
+ * process. The signal's timer keeps the process alive only while the listener is attached, so
+ * cancelling removes it: an embedding program does not linger for the rest of the timeout.
  */
 function after(ms: number, fn: () => void): () => void {
-  let live = true;
-  AbortSignal.timeout(Math.max(0, ms)).addEventListener("abort", () => {
-    if (live) fn();
-  }, { once: true });
-  return () => {
-    live = false;
-  };
+  const signal = AbortSignal.timeout(Math.max(0, ms));
+  signal.addEventListener("abort", fn, { once: true });
+  return () => signal.removeEventListener("abort", fn);
 }
 
 /** Settles true when `p` settles within `ms`, false otherwise. */

@@ -349,3 +349,27 @@ Deno.test("through the launcher, a missing or non-executable program is refused 
     (e: unknown) => e instanceof RequestError && e.code === "SPAWN_FAILED",
   );
 });
+
+Deno.test("a finished run leaves no timer that keeps the process alive", async () => {
+  // An embedding program ends as soon as its run does, not when the run's timeout would have
+  // fired (here 60 s, against a 20 s guard).
+  const program = `import { runProcess } from ${
+    JSON.stringify(new URL("../../lib/requests/process.ts", import.meta.url).href)
+  };
+const r = await runProcess({ program: "/bin/true", args: [], cwd: "/", env: {}, timeoutMs: 60_000 });
+console.log(r.exit);`;
+  const dir = await tempDir();
+  try {
+    Deno.writeTextFileSync(`${dir}/embed.ts`, program);
+    const started = performance.now();
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", "--no-check", "--no-config", `${dir}/embed.ts`],
+      signal: AbortSignal.timeout(20_000),
+    }).output();
+    assert.equal(out.code, 0, text(out.stderr));
+    assert.equal(text(out.stdout).trim(), "0");
+    assert.ok(performance.now() - started < 15_000, "the process waited for the timeout");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
