@@ -40,8 +40,8 @@ function envNow(): Record<string, string | undefined> {
   return readEnv([...KEY_ENV, ...CHILD_ENV]);
 }
 
-function key(): LedgerKey {
-  return loadLedgerKey({ env: envNow(), mode: "direct" });
+function key(env: Record<string, string | undefined> = envNow()): LedgerKey {
+  return loadLedgerKey({ env, mode: "direct" });
 }
 
 /**
@@ -92,8 +92,12 @@ export async function loadPolicy(
   });
 }
 
-function gateRunnerFor(root: string, policy: Policy, backend: () => Promise<Backend>) {
-  const env = envNow();
+function gateRunnerFor(
+  root: string,
+  policy: Policy,
+  backend: () => Promise<Backend>,
+  env: Record<string, string | undefined>,
+) {
   return confinedGateRunner({
     root,
     policy,
@@ -119,15 +123,17 @@ export async function applyProposal(
   artifact: unknown,
   opts: { root: string; policy: Policy; dryRun?: boolean },
 ): Promise<ApplyResult> {
+  const env = envNow();
   return await apply(artifact, {
     root: opts.root,
     policy: opts.policy,
-    hmac: key().hmac,
+    hmac: key(env).hmac,
     dryRun: opts.dryRun,
     gateRunner: gateRunnerFor(
       opts.root,
       opts.policy,
       lazyBackend(opts.policy, { unconfined: false }),
+      env,
     ),
   });
 }
@@ -150,11 +156,11 @@ export async function runRequest(
 ): Promise<RunRequestResult> {
   const backend = lazyBackend(opts.policy, { unconfined: opts.confine === false });
   const env = envNow();
-  const gateRunner = gateRunnerFor(opts.root, opts.policy, backend);
+  const gateRunner = gateRunnerFor(opts.root, opts.policy, backend, env);
   return await run(artifact, {
     root: opts.root,
     policy: opts.policy,
-    hmac: key().hmac,
+    hmac: key(env).hmac,
     dryRun: opts.dryRun,
     backend,
     parentEnv: env,
