@@ -1,6 +1,6 @@
 /**
- * Git for the undeclared-write check: one context per run ({@link openGitContext}: `git
- * --version` plus one `git rev-parse`, so 2 calls), then one `git status` per snapshot. The index
+ * Git for the undeclared-write check: one context per run ({@link openGitContext}: one `git
+ * rev-parse`; `git --version` only to explain a failure), then one `git status` per snapshot. The index
  * is read from its file ({@link parseIndex}); only a split or sparse index costs one more call
  * (`git ls-files`).
  *
@@ -14,7 +14,7 @@
  * import { openGitContext } from "./git.ts";
  * const ctx = await openGitContext("/work/project");
  * ctx.watched.hooks; // "/work/project/.git/hooks"
- * ctx.counter.calls; // 2
+ * ctx.counter.calls; // 1
  * ```
  * @module
  */
@@ -23,12 +23,15 @@ import { RequestError } from "../errors.ts";
 import { childEnv } from "./env.ts";
 import { type IndexEntry, parseIndex } from "./git_index.ts";
 import { parseStatusZ, type StatusEntry } from "./git_status.ts";
-import { type GitVersion, gitVersionProblem, parseGitVersion } from "./git_version.ts";
+import { gitVersionProblem } from "./git_version.ts";
 import { utf8Bytes } from "./path_bytes.ts";
 import { diskFs, isWithin, resolveProgram } from "./resolve.ts";
 
-/** Git invocations {@link openGitContext} makes (`--version`, `rev-parse`). */
-export const GIT_CALLS_PER_CONTEXT = 2;
+/**
+ * Git invocations {@link openGitContext} makes when it succeeds (one `rev-parse`; a failing one is
+ * followed by `git --version`, to say why).
+ */
+export const GIT_CALLS_PER_CONTEXT = 1;
 /** Git invocations per snapshot (`status`); a split or sparse index adds one `ls-files`. */
 export const GIT_CALLS_PER_SNAPSHOT = 1;
 
@@ -69,8 +72,6 @@ export interface GitContext {
   readonly git: string;
   /** Environment for git calls. */
   readonly env: Readonly<Record<string, string>>;
-  /** The git version. */
-  readonly version: GitVersion;
   /** The worktree top, canonical. */
   readonly top: string;
   /** The project's path inside the worktree (`""` or ending in `/`). */
@@ -218,6 +219,19 @@ export function parseRevParse(text: string): RevParse | null {
   };
 }
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** {@link parseRevParse} of raw output; `null` also when a path is not UTF-8. */
+function parseRevParseBytes(stdout: Uint8Array): RevParse | null {
+  let text: string;
+  try {
+    text = strictUtf8.decode(stdout);
+  } catch {
+    return null;
+  }
+  return parseRevParse(text);
+}
+
 /** Options of {@link openGitContext}. */
 export interface GitContextOptions {
   /** The git program; default: `git` resolved on the sanitized PATH. */
@@ -239,7 +253,7 @@ function notWorktree(stderr: string): boolean {
  * ```ts
  * import { openGitContext } from "./git.ts";
  * const ctx = await openGitContext(Deno.cwd());
- * console.log(ctx.top, ctx.prefix, ctx.version);
+ * console.log(ctx.top, ctx.prefix, ctx.gitDir);
  * ```
  */
 export async function openGitContext(
@@ -265,30 +279,30 @@ export async function openGitContext(
     }
   }
   const counter = { calls: 0 };
-  // Both calls start together (the version decides first: an old git's rev-parse output, or
-  // failure, is never read).
-  const [version, rp] = await Promise.all([
-    runGit(git, ["--version"], { cwd: canonical, env, counter }),
-    runGit(git, [...GIT_SAFETY_CONFIG, ...REV_PARSE_ARGS], { cwd: canonical, env, counter }),
-  ]);
-  const versionText = new TextDecoder().decode(version.stdout);
-  const problem = version.code === 0 ? gitVersionProblem(versionText) : "git --version failed";
-  if (problem !== null) throw new RequestError("GIT_UNAVAILABLE", problem);
-  if (rp.code !== 0) {
-    if (notWorktree(rp.stderr)) {
-      throw new RequestError("NO_WORKTREE", `${canonical} is not inside a git worktree`);
-    }
-    throw new RequestError("GIT_UNAVAILABLE", `git rev-parse failed: ${rp.stderr.trim()}`);
-  }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(rp.stdout);
-  } catch {
-    throw new RequestError("GIT_UNAVAILABLE", "git rev-parse printed a path that is not UTF-8");
-  }
-  const parsed = parseRevParse(text);
+  // One call on the happy path: a git older than 2.31 cannot answer this rev-parse in the shape
+  // parseRevParse accepts (it echoes `--path-format=absolute` as a line, or prints relative
+  // paths), so the version is asked only to explain a failure, and decides first then.
+  const rp = await runGit(git, [...GIT_SAFETY_CONFIG, ...REV_PARSE_ARGS], {
+    cwd: canonical,
+    env,
+    counter,
+  });
+  const parsed = rp.code === 0 ? parseRevParseBytes(rp.stdout) : null;
   if (parsed === null) {
-    throw new RequestError("GIT_UNAVAILABLE", "cannot read git's paths from rev-parse");
+    const version = await runGit(git, ["--version"], { cwd: canonical, env, counter });
+    const versionText = new TextDecoder().decode(version.stdout);
+    const problem = version.code === 0 ? gitVersionProblem(versionText) : "git --version failed";
+    if (problem !== null) throw new RequestError("GIT_UNAVAILABLE", problem);
+    if (rp.code !== 0) {
+      if (notWorktree(rp.stderr)) {
+        throw new RequestError("NO_WORKTREE", `${canonical} is not inside a git worktree`);
+      }
+      throw new RequestError("GIT_UNAVAILABLE", `git rev-parse failed: ${rp.stderr.trim()}`);
+    }
+    throw new RequestError(
+      "GIT_UNAVAILABLE",
+      "cannot read git's paths from rev-parse (a path that is not UTF-8, or an unexpected answer)",
+    );
   }
   let top: string;
   try {
@@ -309,7 +323,6 @@ export async function openGitContext(
     root: canonical,
     git,
     env,
-    version: parseGitVersion(versionText) as GitVersion,
     top,
     prefix: parsed.prefix,
     prefixBytes: utf8Bytes(parsed.prefix),

@@ -181,7 +181,7 @@ async function runChecked(
     },
     briefRel: policy.briefRel,
   };
-  // Git's context (two read-only git calls) is started now and awaited where its checks come in
+  // Git's context (one read-only rev-parse) is started now and awaited where its checks come in
   // order; its failure is reported there, after the request's own checks.
   const gitStarted = openGitContext(opts.root, { parentEnv: opts.parentEnv });
   gitStarted.catch(() => {});

@@ -53,18 +53,18 @@ async function around(
   return { ...check, exit: r.exit, ctx };
 }
 
-Deno.test("a clean tree costs one git status per snapshot and two calls per context", async () => {
+Deno.test("a clean tree costs one git status per snapshot and one call per context", async () => {
   const { root, env } = await tempRepo();
   try {
     const ctx = await openGitContext(root, { git: GIT, parentEnv: env });
     assert.equal(ctx.counter.calls, GIT_CALLS_PER_CONTEXT);
-    assert.equal(GIT_CALLS_PER_CONTEXT, 2);
+    assert.equal(GIT_CALLS_PER_CONTEXT, 1);
     const a = await takeSnapshot(ctx);
     const b = await takeSnapshot(ctx, { previous: a });
     assert.equal(a.gitCalls, GIT_CALLS_PER_SNAPSHOT);
     assert.equal(b.gitCalls, 1);
     assert.equal(a.worktree.size, 0, "nothing hashed on a clean tree");
-    assert.equal(ctx.counter.calls, 4);
+    assert.equal(ctx.counter.calls, 3);
     assert.deepEqual(diffSnapshots(a, b, () => false).changed, []);
     const noop = await around(root, env, "true");
     assert.deepEqual(noop.changed, []);
@@ -416,10 +416,11 @@ Deno.test("no worktree, a bare repository, or a git too old: refused before anyt
         (e: unknown) => e instanceof RequestError && e.code === "GIT_UNAVAILABLE",
       );
     }
-    // The version and the read-only rev-parse start together; nothing else is ever asked of a
-    // git that is too old or unrecognised.
+    // The read-only rev-parse, then the version to explain its refused answer; nothing else is
+    // ever asked of a git that is too old or unrecognised.
     const calls = Deno.readTextFileSync(log).trim().split("\n");
     assert.equal(calls.filter((c) => c === "--version").length, 2, "the version was asked");
+    assert.equal(calls.length, 4, `two calls each: ${calls.join(" | ")}`);
     assert.ok(
       calls.every((c) => c === "--version" || c.includes(" rev-parse --path-format=absolute ")),
       `only the version and rev-parse were asked: ${calls.join(" | ")}`,
@@ -431,6 +432,48 @@ Deno.test("no worktree, a bare repository, or a git too old: refused before anyt
     );
   } finally {
     Deno.removeSync(plain, { recursive: true });
+  }
+});
+
+Deno.test("a git that answers rev-parse as git 2.30 does (the flag echoed back) is refused by its version", async () => {
+  const { root, env } = await tempRepo();
+  try {
+    // Git before 2.31 prints an option it does not know, `--path-format=absolute`, as a line of
+    // its own and then answers the rest with paths that may be relative. This script does exactly
+    // that around the real git, so only the shape of the answer tells the two apart.
+    const fake = `${root.slice(0, root.lastIndexOf("/"))}/old-shape-git`;
+    for (
+      const [claims, why] of [["2.30.2", /older than 2\.31/], [
+        "2.45.0",
+        /cannot read git's paths/,
+      ]] as const
+    ) {
+      Deno.writeTextFileSync(
+        fake,
+        `#!/bin/sh
+case "$*" in
+  *--version*) echo 'git version ${claims}'; exit 0;;
+esac
+echo '--path-format=absolute'
+args=''
+for a in "$@"; do [ "$a" = --path-format=absolute ] || args="$args '$a'"; done
+eval exec '${GIT}' "$args"
+`,
+      );
+      Deno.chmodSync(fake, 0o755);
+      await assert.rejects(
+        openGitContext(root, { git: fake, parentEnv: env }),
+        (e: unknown) =>
+          e instanceof RequestError && e.code === "GIT_UNAVAILABLE" && why.test(e.message),
+        `claiming ${claims}`,
+      );
+    }
+    // The same script without the echo is accepted: the refusal came from the shape alone.
+    Deno.writeTextFileSync(fake, `#!/bin/sh\nexec '${GIT}' "$@"\n`);
+    const ctx = await openGitContext(root, { git: fake, parentEnv: env });
+    assert.equal(ctx.counter.calls, 1);
+  } finally {
+    cleanup(root);
   }
 });
 
