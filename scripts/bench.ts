@@ -9,7 +9,7 @@
  *    of the same bytes.
  * 3. Command requests: whole-process `run` of `true` (unconfined) on clean 1k-, 20k- and
  *    100k-file repos, against a floor of one bare Deno start + two `git status` + `true`; from
- *    the source tree and from the release bundle (`deno bundle --code-splitting`).
+ *    the source tree and from the release bundle (scripts/bundle.ts).
  * 4. Confinement: `true` under the project's bwrap plan vs bare `bwrap --ro-bind / / true` vs
  *    plain `true`.
  *
@@ -19,6 +19,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
+import { bundleTo } from "./bundle.ts";
 import { HmacKey, sha256Hex } from "../lib/crypto/hash.ts";
 import { signRow, utcSeconds } from "../lib/ledger/row.ts";
 import { headText } from "../lib/ledger/head.ts";
@@ -292,11 +293,7 @@ async function runSection(): Promise<void> {
   const trueMs = await timeCmd("/usr/bin/true", [], { runs });
   // The release form: the code-split bundle scripts/build.ts ships (dist/agentteams/main.js).
   const bundleDir = `${work}/bundle`;
-  const b = await new Deno.Command(deno, {
-    args: ["bundle", "--quiet", "--code-splitting", "--outdir", bundleDir, "main.ts"],
-    cwd: root,
-  }).output();
-  if (!b.success) throw new Error(`deno bundle failed: ${new TextDecoder().decode(b.stderr)}`);
+  await bundleTo(root, bundleDir);
   for (const files of quick ? [1000] : [1000, 20_000, 100_000]) {
     const dir = makeRepo(`run-${files}`, files, brief());
     const status = await timeCmd(

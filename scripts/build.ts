@@ -1,8 +1,8 @@
 /**
  * `deno task compile`: release artifacts in dist/.
  *
- * 1. `dist/agentteams/`: the code-split bundle (`deno bundle --code-splitting`), runnable with
- *    `deno run dist/agentteams/main.js`; a command loads only its own chunks.
+ * 1. `dist/agentteams/`: the code-split bundle (scripts/bundle.ts), runnable with
+ *    `deno run dist/agentteams/main.js`; a command reads and loads only its own chunks.
  * 2. `dist/agentteams-<target>`: self-contained binaries (`deno compile`) with the union of the
  *    commands' permissions baked in: read and write (paths are the project's, known only at run
  *    time, so they are narrowed at start by revoking what a command does not need), run limited
@@ -24,6 +24,7 @@ import { PERL } from "../lib/fs/anchored_write.ts";
 import { SETSID_PATH } from "../lib/requests/process.ts";
 import { BWRAP_PATH } from "../lib/sandbox/bwrap.ts";
 import { SANDBOX_EXEC_PATH } from "../lib/sandbox/seatbelt.ts";
+import { bundleTo } from "./bundle.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 const dist = `${root}/dist`;
@@ -48,21 +49,10 @@ const built: string[] = [];
 // Code-split: each command's modules are a chunk loaded on first use, so `run` never parses the
 // schema export's zod, and the whole run path is a handful of files instead of ~130 modules.
 try {
-  Deno.removeSync(`${dist}/agentteams`, { recursive: true });
-} catch { /* first build */ }
-const bundle = await sh([
-  "bundle",
-  "--quiet",
-  "--code-splitting",
-  "--outdir",
-  `${dist}/agentteams`,
-  "main.ts",
-]);
-if (!bundle.ok) Deno.exit(1);
-for (
-  const e of [...Deno.readDirSync(`${dist}/agentteams`)].sort((a, b) => a.name < b.name ? -1 : 1)
-) {
-  built.push(`agentteams/${e.name}`);
+  for (const name of await bundleTo(root, `${dist}/agentteams`)) built.push(`agentteams/${name}`);
+} catch (e) {
+  console.error(String(e));
+  Deno.exit(1);
 }
 console.log("built dist/agentteams/ (run with: deno run dist/agentteams/main.js)");
 

@@ -1,0 +1,89 @@
+/**
+ * The release bundle: `deno bundle --code-splitting` of `main.ts`, then every dynamic import the
+ * bundler wrote between its chunks is made opaque to Deno's module-graph builder.
+ *
+ * Why: before running a module, `deno run` builds its graph, and that graph follows dynamic imports
+ * whose specifier is a string literal, reading and parsing their targets even when they are never
+ * imported. The bundle's command table imports each command's chunk that way, so every command
+ * would read every chunk at start-up (the `schema` chunk alone is ~750 KB of zod). A specifier the
+ * graph builder cannot read (`String("./x.js")`) is resolved the same way when the import runs:
+ * relative to the chunk that imports it.
+ *
+ * Usage: deno run --allow-all scripts/bundle.ts OUTDIR (what `deno task bundle` runs)
+ *
+ * @module
+ */
+
+/** A dynamic import of a sibling chunk, as the bundler writes it. */
+const CHUNK_IMPORT = /\bimport\("(\.\/[A-Za-z0-9_.-]+\.js)"\)/g;
+/**
+ * Any dynamic import of a file by a literal specifier (built-ins such as `node:crypto` cost the
+ * graph builder nothing and stay).
+ */
+const LITERAL_IMPORT = /\bimport\(\s*["'`](?:\.{1,2}\/|\/|file:)/;
+
+/**
+ * Rewrites `import("./chunk.js")` to `import(String("./chunk.js"))`: the same module at run time,
+ * invisible to the graph builder before it.
+ *
+ * @example
+ * ```ts
+ * import { opaqueChunkImports } from "./bundle.ts";
+ * opaqueChunkImports('f = () => import("./run-AB12.js");');
+ * // 'f = () => import(String("./run-AB12.js"));'
+ * ```
+ */
+export function opaqueChunkImports(js: string): string {
+  return js.replace(CHUNK_IMPORT, (_m, spec: string) => `import(String(${JSON.stringify(spec)}))`);
+}
+
+/**
+ * Bundles `main.ts` of `root` into `outdir` (created; a previous bundle there is replaced) and makes
+ * its chunk imports opaque. Throws with the bundler's message when it fails.
+ *
+ * @example
+ * ```ts ignore
+ * import { bundleTo } from "./bundle.ts";
+ * await bundleTo("/work/main", "/work/main/dist/agentteams");
+ * ```
+ */
+export async function bundleTo(root: string, outdir: string): Promise<string[]> {
+  try {
+    Deno.removeSync(outdir, { recursive: true });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["bundle", "--quiet", "--code-splitting", "--outdir", outdir, "main.ts"],
+    cwd: root,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`deno bundle failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  const files = [...Deno.readDirSync(outdir)].map((e) => e.name).filter((n) => n.endsWith(".js"))
+    .sort();
+  for (const name of files) {
+    const path = `${outdir}/${name}`;
+    const js = Deno.readTextFileSync(path);
+    const rewritten = opaqueChunkImports(js);
+    // Fail closed: a literal file import in another shape would silently slow every start.
+    const left = LITERAL_IMPORT.exec(rewritten);
+    if (left !== null) throw new Error(`${name}: a literal dynamic import is left: ${left[0]}`);
+    if (rewritten !== js) Deno.writeTextFileSync(path, rewritten);
+  }
+  return files;
+}
+
+if (import.meta.main) {
+  const outdir = Deno.args[0];
+  if (outdir === undefined) {
+    console.error("usage: deno run --allow-all scripts/bundle.ts OUTDIR");
+    Deno.exit(2);
+  }
+  const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+  const abs = outdir.startsWith("/") ? outdir : `${Deno.cwd()}/${outdir}`;
+  await bundleTo(root, abs);
+  console.log(`bundled ${abs} (run with: deno run ${abs}/main.js)`);
+}
