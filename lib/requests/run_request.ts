@@ -50,7 +50,7 @@ import type { Backend } from "../sandbox/decide.ts";
 import { makePrivateTmpdir, removeMaskPoints, removePrivateTmpdir } from "../sandbox/run_dir.ts";
 import { executeRun, prepareRun } from "../sandbox/run_confined.ts";
 import { childEnv } from "./env.ts";
-import { openGitContext } from "./git.ts";
+import { type GitContext, openGitContext } from "./git.ts";
 import { matchRequest } from "./match.ts";
 import { diskFs, resolveCwd, resolveProgram } from "./resolve.ts";
 import { BLIND_SPOT, diffSnapshots, startStatus, takeSnapshot } from "./snapshot.ts";
@@ -141,13 +141,17 @@ export async function runRequest(
     if (a.kind !== "command-request") {
       throw new ProposalError("ARTIFACT_INVALID", "a proposal is applied with `apply`, not run");
     }
+    // Git's context (one read-only rev-parse) starts now, so git works while the attempt is
+    // counted; it is awaited where its checks come in order, and its failure reported there.
+    const gitStarted = openGitContext(opts.root, { parentEnv: opts.parentEnv });
+    gitStarted.catch(() => {});
     const rec = await resolveDispatch(opts.root, opts.hmac, a.dispatch, {
       count: "attempt",
       expectAgent: a.agent,
       now,
     });
     agent = rec.agent;
-    return await runChecked(a, agent, opts, now, () => {
+    return await runChecked(a, agent, gitStarted, opts, now, () => {
       acted = true;
     });
   } catch (e) {
@@ -168,6 +172,7 @@ export async function runRequest(
 async function runChecked(
   a: CommandRequestT,
   agent: string,
+  gitStarted: Promise<GitContext>,
   opts: RunRequestOptions,
   now: () => Date,
   markActed: () => void,
@@ -181,10 +186,6 @@ async function runChecked(
     },
     briefRel: policy.briefRel,
   };
-  // Git's context (one read-only rev-parse) is started now and awaited where its checks come in
-  // order; its failure is reported there, after the request's own checks.
-  const gitStarted = openGitContext(opts.root, { parentEnv: opts.parentEnv });
-  gitStarted.catch(() => {});
   const bad = lonelySurrogateAt(a, "");
   if (bad !== null) {
     throw new RequestError("ARTIFACT_INVALID", `${bad}: a lone surrogate is not UTF-8 text`);

@@ -183,7 +183,7 @@ export async function takeSnapshot(
     ? prev.source
     : await readIndex(ctx);
   const racyCutoffMs = Math.floor(takenAt / 1000) * 1000 - RACY_WINDOW_MS;
-  const watch = watchPaths([...controlPlaneRoots(ctx.root), ...gitWatchRoots(ctx)], {
+  const watch = await watchPaths([...controlPlaneRoots(ctx.root), ...gitWatchRoots(ctx)], {
     racyCutoffMs,
     alsoHash: options.previous?.hashed,
   });

@@ -92,22 +92,26 @@ function lstatOrNull(abs: string): Deno.FileInfo | null {
  * @example
  * ```ts
  * import { watchPaths } from "./watch.ts";
- * const w = watchPaths([{ abs: "/p/.claude", key: ".claude", recursive: true }], { racyCutoffMs: Date.now() });
+ * const w = await watchPaths([{ abs: "/p/.claude", key: ".claude", recursive: true }], { racyCutoffMs: Date.now() });
  * w.entries.size;
  * ```
  */
-export function watchPaths(roots: readonly WatchRoot[], options: WatchOptions): WatchResult {
+export async function watchPaths(
+  roots: readonly WatchRoot[],
+  options: WatchOptions,
+): Promise<WatchResult> {
   const entries = new Map<string, string>();
   const hashed = new Set<string>();
+  const toHash: { abs: string; key: string; fp: string }[] = [];
   const max = options.maxEntries ?? MAX_WATCHED_ENTRIES;
   const record = (abs: string, key: string, info: Deno.FileInfo): void => {
     if (entries.size >= max) {
       throw new RequestError("SNAPSHOT_FAILED", `more than ${max} watched entries`);
     }
-    let fp = statFingerprint(info);
+    const fp = statFingerprint(info);
     const changed = Math.max(info.mtime?.getTime() ?? 0, info.ctime?.getTime() ?? 0);
     if (info.isFile && (changed >= options.racyCutoffMs || options.alsoHash?.has(key))) {
-      fp += ` sha256:${contentSha256(abs)}`;
+      toHash.push({ abs, key, fp });
       hashed.add(key);
     }
     entries.set(key, fp);
@@ -145,6 +149,10 @@ export function watchPaths(roots: readonly WatchRoot[], options: WatchOptions): 
     }
     if (through.isDirectory) walk(root.abs, root.key, root.skipTop ?? []);
   }
+  // The content hashes of racy entries, read once the walk is done (their keys keep their order).
+  await Promise.all(toHash.map(async ({ abs, key, fp }) => {
+    entries.set(key, `${fp} sha256:${await contentSha256(abs)}`);
+  }));
   return { entries, hashed };
 }
 
