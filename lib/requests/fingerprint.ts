@@ -21,7 +21,6 @@
  * @module
  */
 
-
 /** An incremental digest. */
 export interface Digest {
   /** Adds bytes (strings as UTF-8). */

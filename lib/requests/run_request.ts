@@ -15,7 +15,9 @@
  *    appended, the project is snapshot, the command runs (confined, its own process group, a
  *    sanitized environment, output capped, the entry's timeout), the project is snapshot again.
  * 5. If the command touched the ledger, its head or the dispatch store, nothing more is recorded
- *    (`LEDGER_TAMPERED`): the start row without a completion is the signal. Otherwise a
+ *    (`LEDGER_TAMPERED`): the start row without a completion is the signal. Signed appends by
+ *    other processes meanwhile (another run, an apply, a dispatch) are told apart by
+ *    `../ledger/guard.ts` and are not the command's writes. Otherwise a
  *    `run-request` (or `run-request-timeout`) row records the exit, the duration and every
  *    undeclared write; undeclared writes and timeouts fail with exit 3.
  *
@@ -39,6 +41,7 @@ import { appendRow } from "../ledger/append.ts";
 import { writeAhead } from "../ledger/write_ahead.ts";
 import type { RowBody } from "../ledger/row.ts";
 import { resolveDispatch } from "../ledger/dispatch.ts";
+import { captureStores, storesProblem } from "../ledger/guard.ts";
 import { ledgerText, reasonText } from "../ledger/fields.ts";
 import { fnmatch, protectedMatch } from "../policy/fnmatch.ts";
 import { inWriteScopes } from "../policy/scope.ts";
@@ -112,13 +115,36 @@ export interface RunRequestOptions {
   now?: () => Date;
 }
 
-/** Ledger files a command must never change. */
+/** Ledger files a command must never change (key holders append to them alongside). */
 const LEDGER_FILES = [
   ".agentteams/proposal-ledger.jsonl",
   ".agentteams/proposal-ledger.head",
   ".agentteams/dispatches.jsonl",
   ".agentteams/dispatches.lock",
 ];
+const DISPATCH_LOCK = ".agentteams/dispatches.lock";
+/** Compared by content by the ledger's guard, so the watch only stats them. */
+const GUARDED: ReadonlySet<string> = new Set([
+  ".agentteams/proposal-ledger.jsonl",
+  ".agentteams/dispatches.jsonl",
+]);
+
+/**
+ * A key holder's temporary file beside the head or the dispatch store (`.<name>.<hex>.tmp`),
+ * renamed away before its writer let go of the lock: seen by the watch while it existed, gone now.
+ * One that still exists is reported like any other write.
+ */
+function isTransientStateFile(root: string, rel: string): boolean {
+  if (!/^\.agentteams\/\.(proposal-ledger\.head|dispatches\.jsonl)\.[0-9a-f]+\.tmp$/.test(rel)) {
+    return false;
+  }
+  try {
+    Deno.lstatSync(`${root}/${rel}`);
+    return false;
+  } catch (e) {
+    return e instanceof Deno.errors.NotFound;
+  }
+}
 
 const dec = new TextDecoder();
 
@@ -289,28 +315,37 @@ async function runChecked(
       confined,
       backend,
     }, async () => {
-      const before = await takeSnapshot(git, { status: statusBefore });
+      const before = await takeSnapshot(git, { status: statusBefore, statOnly: GUARDED });
+      // The shared stores as they are now: other processes may append while the command runs.
+      const stores = await captureStores(opts.root, opts.hmac);
       // Acted from here on: a failure before this point (git cannot read the worktree) is a
       // refusal row after the start row; after it, the start row stands alone.
       markActed();
       const r = await executeRun(prepared);
-      const after = await takeSnapshot(git, { previous: before });
+      const after = await takeSnapshot(git, { previous: before, statOnly: GUARDED });
       const declared = declaredMatcher(a.expected_writes ?? [], {
         guards,
         allowed: (rel) =>
           writeAllowed({ rel, dir: false }, match.entry, agentPolicy!, guards.matchers),
       });
       const check = diffSnapshots(before, after, declared);
+      // The ledger, its head and the dispatch store change when key holders append alongside
+      // (another run, an apply, a dispatch); anything else there, or a changed lock file, is the
+      // command's doing.
+      const problem = await storesProblem(opts.root, opts.hmac, stores, now());
       const touched = check.changed.filter((p) => LEDGER_FILES.includes(p));
-      if (touched.length > 0) {
+      if (problem !== null || touched.includes(DISPATCH_LOCK)) {
         throw new LedgerError(
           "LEDGER_TAMPERED",
-          `the command changed ${touched.join(", ")}; nothing more is recorded. The ` +
-            "run-request-start row without a completion marks it: inspect with " +
-            "`agentteams ledger verify`",
+          `the command changed ${touched.length > 0 ? touched.join(", ") : "the ledger"} (${
+            problem ?? "the dispatch lock file was replaced"
+          }); nothing more is recorded. The run-request-start row without a completion marks ` +
+            "it: inspect with `agentteams ledger verify`",
         );
       }
-      const undeclared = [...check.undeclared];
+      const undeclared = check.undeclared.filter((p) =>
+        !LEDGER_FILES.includes(p) && !isTransientStateFile(opts.root, p)
+      );
       const complete: RowBody = r.timedOut
         ? {
           action: "run-request-timeout",

@@ -97,6 +97,8 @@ export interface SnapshotOptions {
   readonly previous?: Snapshot;
   /** Clock (ms since the epoch); default `Date.now`. */
   readonly now?: () => number;
+  /** Watched keys fingerprinted by stat only (their content is compared elsewhere). */
+  readonly statOnly?: ReadonlySet<string>;
 }
 
 /**
@@ -186,6 +188,7 @@ export async function takeSnapshot(
   const watch = await watchPaths([...controlPlaneRoots(ctx.root), ...gitWatchRoots(ctx)], {
     racyCutoffMs,
     alsoHash: options.previous?.hashed,
+    statOnly: options.statOnly,
   });
   // Paths git lists that the watch already fingerprints (the control plane, e.g. an untracked
   // `.agentteams/`) are left to the watch: hashing them again would cost a read per run. A clean

@@ -70,6 +70,8 @@ export interface WatchOptions {
   readonly racyCutoffMs: number;
   /** Keys to hash whatever their times (the earlier snapshot's racy keys). */
   readonly alsoHash?: ReadonlySet<string>;
+  /** Keys never hashed: their content is compared by another check (the ledger's guard). */
+  readonly statOnly?: ReadonlySet<string>;
   /** Entry cap (default {@link MAX_WATCHED_ENTRIES}). */
   readonly maxEntries?: number;
 }
@@ -110,7 +112,10 @@ export async function watchPaths(
     }
     const fp = statFingerprint(info);
     const changed = Math.max(info.mtime?.getTime() ?? 0, info.ctime?.getTime() ?? 0);
-    if (info.isFile && (changed >= options.racyCutoffMs || options.alsoHash?.has(key))) {
+    if (
+      info.isFile && !options.statOnly?.has(key) &&
+      (changed >= options.racyCutoffMs || options.alsoHash?.has(key))
+    ) {
       toHash.push({ abs, key, fp });
       hashed.add(key);
     }

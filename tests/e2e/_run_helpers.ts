@@ -19,6 +19,11 @@ import {
   type RunResult,
 } from "../_helpers/mod.ts";
 import { GIT, gitEnv, sh } from "../_helpers/git.ts";
+import { loadLedgerKey } from "../../lib/crypto/keys.ts";
+import { AgentTeamsError } from "../../lib/errors.ts";
+import { loadPolicy } from "../../lib/policy/brief.ts";
+import { runRequest, type RunRequestResult } from "../../lib/requests/run_request.ts";
+import { withConfinedPrograms } from "../../lib/sandbox/policy_confined.ts";
 
 export type { RunResult } from "../_helpers/mod.ts";
 export { GIT, gitEnv, sh } from "../_helpers/git.ts";
@@ -398,4 +403,54 @@ export function workerBrief(
     },
     ...(extra.top ?? {}),
   };
+}
+
+/** How an in-process run ended, with the ledger row count just before it started. */
+export interface InProcessOutcome {
+  /** The result, when it succeeded. */
+  result?: RunRequestResult;
+  /** The typed error, when it failed. */
+  error?: AgentTeamsError;
+  /** Ledger rows before the run (after its nonce was issued). */
+  rowsBefore: number;
+}
+
+/**
+ * Calls `runRequest` in this process with the unconfined opt-out backend (the brief must allow
+ * it), on `root` (default: the world's project), with a fresh nonce from the CLI: the view of a
+ * command with the operator's own reach, where only the checks around it stand in its way.
+ */
+export async function runUnconfinedInProcess(
+  w: World,
+  fields: { argv: string[]; purpose: string; cwd?: string },
+  opts: { root?: string } = {},
+): Promise<InProcessOutcome> {
+  const root = opts.root ?? w.project;
+  const env = { HOME: w.home, AGENTTEAMS_KEY_DIR: w.keyDir };
+  const key = loadLedgerKey({ env, mode: "direct" });
+  const policy = withConfinedPrograms(
+    await loadPolicy(join(root, "agentteams.jsonc"), { projectRoot: root }),
+    { home: w.home, project: root },
+  );
+  assert.equal(policy.allowUnconfinedRuns, true);
+  const r = await w.cli(["dispatch", "--agent", "worker", "--project", root]);
+  assert.equal(r.code, 0, r.stderr);
+  const nonce = r.stdout.trim();
+  const rowsBefore = readRows(root).length;
+  try {
+    const result = await runRequest({ kind: "command-request", dispatch: nonce, ...fields }, {
+      root,
+      policy,
+      hmac: key.hmac,
+      backend: () => Promise.resolve("unconfined-opt-out"),
+      parentEnv: { PATH: "/usr/bin:/bin", HOME: w.home, LANG: "C.UTF-8" },
+      home: w.home,
+      keyDir: w.keyDir,
+      gateRunner: () => Promise.reject(new Error("no gate runs in these tests")),
+    });
+    return { result, rowsBefore };
+  } catch (e) {
+    if (e instanceof AgentTeamsError) return { error: e, rowsBefore };
+    throw e;
+  }
 }

@@ -17,25 +17,24 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import {
   AgentTeamsError,
   LedgerError,
   RequestError,
   UndeclaredWritesError,
 } from "../../lib/errors.ts";
-import { loadPolicy } from "../../lib/policy/brief.ts";
-import { runRequest, type RunRequestResult } from "../../lib/requests/run_request.ts";
-import { withConfinedPrograms } from "../../lib/sandbox/policy_confined.ts";
+import type { RunRequestResult } from "../../lib/requests/run_request.ts";
 import {
   assertRefused,
   exists,
   GIT,
   gitEnv,
+  type InProcessOutcome,
   type JsonObject,
   q,
   readRows,
   type Row,
+  runUnconfinedInProcess,
   sh,
   shScript,
   sleep,
@@ -119,46 +118,15 @@ const WORLD = {
 };
 
 /** Runs `runRequest` in process, unconfined, on `root` (default: the world's project). */
-async function runInProcess(
+function runInProcess(
   w: World,
   script: (typeof SCRIPT_NAMES)[number] | { argv: string[]; cwd?: string },
   opts: { root?: string } = {},
-): Promise<{ result?: RunRequestResult; error?: AgentTeamsError; rowsBefore: number }> {
-  const root = opts.root ?? w.project;
-  const env = { HOME: w.home, AGENTTEAMS_KEY_DIR: w.keyDir };
-  const key = loadLedgerKey({ env, mode: "direct" });
-  const policy = withConfinedPrograms(
-    await loadPolicy(join(root, "agentteams.jsonc"), { projectRoot: root }),
-    { home: w.home, project: root },
-  );
-  assert.equal(policy.allowUnconfinedRuns, true);
-  const r = await w.cli(["dispatch", "--agent", "worker", "--project", root]);
-  assert.equal(r.code, 0, r.stderr);
-  const nonce = r.stdout.trim();
-  const rowsBefore = readRows(root).length;
-  try {
-    const fields = typeof script === "string"
-      ? { argv: [join(w.scripts, script)], purpose: `in-process ${script}` }
-      : { argv: script.argv, purpose: "in-process", ...(script.cwd ? { cwd: script.cwd } : {}) };
-    const result = await runRequest({
-      kind: "command-request",
-      dispatch: nonce,
-      ...fields,
-    }, {
-      root,
-      policy,
-      hmac: key.hmac,
-      backend: () => Promise.resolve("unconfined-opt-out"),
-      parentEnv: { PATH: "/usr/bin:/bin", HOME: w.home, LANG: "C.UTF-8" },
-      home: w.home,
-      keyDir: w.keyDir,
-      gateRunner: () => Promise.reject(new Error("no gate runs in these tests")),
-    });
-    return { result, rowsBefore };
-  } catch (e) {
-    if (e instanceof AgentTeamsError) return { error: e, rowsBefore };
-    throw e;
-  }
+): Promise<InProcessOutcome> {
+  const fields = typeof script === "string"
+    ? { argv: [join(w.scripts, script)], purpose: `in-process ${script}` }
+    : { argv: script.argv, purpose: "in-process", ...(script.cwd ? { cwd: script.cwd } : {}) };
+  return runUnconfinedInProcess(w, fields, opts);
 }
 
 /** The `.result` an exit-3 error carries. */

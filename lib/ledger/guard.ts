@@ -1,0 +1,274 @@
+/**
+ * Telling a key holder's appends from tampering, around an act that runs code (a command
+ * request). The ledger and the dispatch store are shared: while one command runs, another
+ * `agentteams` process may append a row, count a use or issue a dispatch (compacting the store).
+ * Those changes are signed with the key; a command without the key can only change the files in
+ * ways this module refuses.
+ *
+ * {@link captureStores} records both files under their locks before the act; {@link storesProblem}
+ * reads them again under the same locks afterwards and accepts exactly:
+ *
+ * - **ledger**: the earlier bytes unchanged (same length prefix, same SHA-256), followed by whole
+ *   rows that each verify and chain onto the one before; the head verifies and counts exactly
+ *   those rows (one behind is a writer's crash window, as an append accepts it);
+ * - **dispatch store**: every added line verifies; every removed line is one compaction drops (it
+ *   does not verify, names no dispatch, or its dispatch expired); no new unterminated line.
+ *
+ * Identical `use` and `attempt` rows have identical MACs, so a copy of an existing one is
+ * indistinguishable from a real use: it can only spend budget, never grant any.
+ *
+ * @example
+ * ```ts ignore
+ * import { captureStores, storesProblem } from "./guard.ts";
+ * const before = await captureStores(root, hmac);
+ * // ... the command runs ...
+ * const problem = await storesProblem(root, hmac, before, new Date()); // null: only appends
+ * ```
+ * @module
+ */
+import type { HmacKey } from "../crypto/hash.ts";
+import { sha256Hex } from "../crypto/hash.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import { readAtSync } from "../fs/read_at.ts";
+import { withLedgerLock } from "./append.ts";
+import { withFileLock } from "./lock.ts";
+import { checkStatePath, statePaths } from "./paths.ts";
+import { signedPart } from "./scan.ts";
+
+/** The shared stores as an act found them. */
+export interface StoresSnapshot {
+  /** Ledger length in bytes. */
+  readonly ledgerSize: number;
+  /** SHA-256 hex of those bytes. */
+  readonly ledgerSha256: string;
+  /** Rows, as the head counts them. */
+  readonly ledgerCount: number;
+  /** SHA-256 of the last row (`""` for an empty ledger). */
+  readonly ledgerLast: string;
+  /** The dispatch store's complete lines (`[]` when absent). */
+  readonly dispatchLines: readonly string[];
+  /** Its unterminated last line, if any. */
+  readonly dispatchFragment: string | null;
+}
+
+const dec = new TextDecoder();
+const enc = new TextEncoder();
+const MAX_STORE_BYTES = 256 * 1024 * 1024;
+
+async function digestHex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toHex();
+}
+
+function readLedger(file: Deno.FsFile): Uint8Array<ArrayBuffer> {
+  const size = file.statSync().size;
+  const buf = new Uint8Array(size);
+  if (readAtSync(file, 0, buf) !== size) throw new Error("the ledger changed size while read");
+  return buf;
+}
+
+function readDispatchLines(root: string): { lines: string[]; fragment: string | null } {
+  const path = statePaths(root).dispatches;
+  if (!checkStatePath(path, "file")) return { lines: [], fragment: null };
+  let text: string;
+  try {
+    text = dec.decode(
+      readRegularFileSync(path, { maxBytes: MAX_STORE_BYTES, what: "dispatch store" }).bytes,
+    );
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return { lines: [], fragment: null };
+    throw e;
+  }
+  const lines = text.split("\n");
+  const last = lines.pop() as string;
+  return { lines, fragment: last === "" ? null : last };
+}
+
+function withDispatchLock<T>(root: string, fn: () => T): Promise<T> {
+  const paths = statePaths(root);
+  if (!checkStatePath(paths.dir, "dir")) return Promise.resolve(fn());
+  return withFileLock(paths.dispatchLock, fn);
+}
+
+/**
+ * Reads the ledger (under its lock, tail and head checked as an append checks them) and the
+ * dispatch store (under its lock). Throws what an append would throw on a ledger already broken.
+ */
+export async function captureStores(root: string, hmac: HmacKey): Promise<StoresSnapshot> {
+  const ledger = await withLedgerLock(root, hmac, async (file, tail) => {
+    const bytes = readLedger(file);
+    return {
+      ledgerSize: bytes.length,
+      ledgerSha256: await digestHex(bytes),
+      ledgerCount: tail.count,
+      ledgerLast: tail.prev,
+    };
+  });
+  const store = await withDispatchLock(root, () => readDispatchLines(root));
+  return { ...ledger, dispatchLines: store.lines, dispatchFragment: store.fragment };
+}
+
+/**
+ * Why `appended` (bytes after a ledger's known end) is not a run of whole, signed rows chained
+ * onto `prev`, or `null` with the rows' count and the last one's hash.
+ *
+ * @example
+ * ```ts
+ * import { appendedRowsProblem } from "./guard.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * appendedRowsProblem(new Uint8Array(0), "", new HmacKey(new Uint8Array([1]))).rows; // 0
+ * ```
+ */
+export function appendedRowsProblem(
+  appended: Uint8Array,
+  prev: string,
+  hmac: HmacKey,
+): { problem: string | null; rows: number; last: string } {
+  let last = prev;
+  let rows = 0;
+  let start = 0;
+  while (start < appended.length) {
+    const end = appended.indexOf(0x0a, start);
+    if (end < 0) return { problem: "an unterminated row was added", rows, last };
+    const line = appended.subarray(start, end);
+    const part = signedPart(line);
+    if (part === null || !hmac.verify(part.signed, part.mac)) {
+      return { problem: `added row ${rows + 1} does not verify`, rows, last };
+    }
+    let row: unknown;
+    try {
+      row = JSON.parse(dec.decode(line));
+    } catch {
+      return { problem: `added row ${rows + 1} is not JSON`, rows, last };
+    }
+    const p = (row as { prev?: unknown }).prev;
+    if (typeof p !== "string" || p !== last) {
+      return { problem: `added row ${rows + 1} does not chain onto the row before`, rows, last };
+    }
+    last = sha256Hex(line);
+    rows++;
+    start = end + 1;
+  }
+  return { problem: null, rows, last };
+}
+
+function idOf(line: string): string | null {
+  try {
+    const o = JSON.parse(line) as Record<string, unknown>;
+    for (const k of ["id", "use", "attempt"]) if (typeof o[k] === "string") return o[k] as string;
+  } catch {
+    // Not JSON: names nothing.
+  }
+  return null;
+}
+
+function verifies(line: string, hmac: HmacKey): boolean {
+  const part = signedPart(enc.encode(line));
+  return part !== null && hmac.verify(part.signed, part.mac);
+}
+
+/**
+ * Why the change from `before` to `after` (complete dispatch-store lines) is not what key holders
+ * do (append signed rows; compact away unverifiable rows and expired dispatches), or `null`.
+ *
+ * @example
+ * ```ts
+ * import { dispatchChangeProblem } from "./guard.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * dispatchChangeProblem(["x"], [], new HmacKey(new Uint8Array([1])), Date.now()); // null (x never verified)
+ * ```
+ */
+export function dispatchChangeProblem(
+  before: readonly string[],
+  after: readonly string[],
+  hmac: HmacKey,
+  nowMs: number,
+): string | null {
+  const left = new Map<string, number>();
+  for (const l of before) left.set(l, (left.get(l) ?? 0) + 1);
+  for (const l of after) {
+    const n = left.get(l) ?? 0;
+    if (n > 0) {
+      left.set(l, n - 1);
+      continue;
+    }
+    if (!verifies(l, hmac)) return "a dispatch-store row that does not verify was added";
+  }
+  // What is left was removed: only what compaction removes.
+  const expiry = new Map<string, number>();
+  for (const l of [...before, ...after]) {
+    if (!verifies(l, hmac)) continue;
+    try {
+      const o = JSON.parse(l) as Record<string, unknown>;
+      if (typeof o.id === "string" && typeof o.expires === "string") {
+        const t = Date.parse(o.expires);
+        expiry.set(o.id, Number.isNaN(t) ? -Infinity : t);
+      }
+    } catch {
+      // Verified lines are JSON.
+    }
+  }
+  for (const [l, n] of left) {
+    if (n === 0 || !verifies(l, hmac)) continue;
+    const id = idOf(l);
+    const expires = id === null ? undefined : expiry.get(id);
+    if (expires !== undefined && expires >= nowMs) {
+      return "a row of a live dispatch was removed from the dispatch store";
+    }
+  }
+  return null;
+}
+
+/**
+ * Reads the stores again under their locks and says why they are not `before` plus what key
+ * holders write (see the module doc), or `null`.
+ */
+export async function storesProblem(
+  root: string,
+  hmac: HmacKey,
+  before: StoresSnapshot,
+  now: Date,
+): Promise<string | null> {
+  const paths = statePaths(root);
+  let ledgerProblem: string | null;
+  try {
+    // Checked first: the lock would create a missing ledger (and a missing state directory).
+    if (!checkStatePath(paths.dir, "dir") || !checkStatePath(paths.ledger, "file")) {
+      return before.ledgerSize === 0 ? null : "the ledger was removed";
+    }
+    if (before.dispatchLines.length > 0 && !checkStatePath(paths.dispatchLock, "file")) {
+      return "the dispatch store's lock file was removed";
+    }
+    ledgerProblem = await withLedgerLock(root, hmac, async (file, tail) => {
+      const bytes = readLedger(file);
+      if (bytes.length < before.ledgerSize) return "the ledger is shorter than before";
+      if (await digestHex(bytes.slice(0, before.ledgerSize)) !== before.ledgerSha256) {
+        return "rows already written were changed";
+      }
+      const added = appendedRowsProblem(
+        bytes.subarray(before.ledgerSize),
+        before.ledgerLast,
+        hmac,
+      );
+      if (added.problem !== null) return added.problem;
+      // The head verified against the last row when the lock was taken (one behind allowed, as
+      // an append allows it); it must count exactly the rows there are.
+      if (tail.count !== before.ledgerCount + added.rows) {
+        return `the head counts ${tail.count} rows, not ${before.ledgerCount + added.rows}`;
+      }
+      return null;
+    });
+  } catch (e) {
+    ledgerProblem = (e as Error).message;
+  }
+  if (ledgerProblem !== null) return ledgerProblem;
+  let store: { lines: string[]; fragment: string | null };
+  try {
+    store = await withDispatchLock(root, () => readDispatchLines(root));
+  } catch (e) {
+    return `the dispatch store cannot be read: ${(e as Error).message}`;
+  }
+  if (store.fragment !== null && store.fragment !== before.dispatchFragment) {
+    return "an unterminated row was added to the dispatch store";
+  }
+  return dispatchChangeProblem(before.dispatchLines, store.lines, hmac, now.getTime());
+}

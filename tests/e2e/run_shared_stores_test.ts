@@ -1,0 +1,157 @@
+/**
+ * The ledger and the dispatch store are shared: while a command runs, other `agentteams`
+ * processes append to them. These tests run real commands (in process, unconfined, so nothing
+ * but the checks stands between the command and `.agentteams/`) and real concurrent CLI calls:
+ *
+ * - another dispatch issued and another run completed while a command sleeps: the command's run
+ *   completes normally, nothing is reported as its write, and the ledger verifies;
+ * - a command that appends a row it cannot sign, flips one byte of the ledger in place (same size,
+ *   mtime restored, inode kept), or removes a `use` row from the dispatch store (getting a use
+ *   back): `LEDGER_TAMPERED`, and the start row is left without a completion row.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { LedgerError } from "../../lib/errors.ts";
+import {
+  readDispatchStore,
+  readRows,
+  type Row,
+  runUnconfinedInProcess,
+  shScript,
+  sleep,
+  withWorld,
+  workerBrief,
+  type WorldPaths,
+} from "./_run_helpers.ts";
+
+const LEDGER = ".agentteams/proposal-ledger.jsonl";
+const STORE = ".agentteams/dispatches.jsonl";
+
+const SCRIPTS = {
+  // Long enough for two CLI calls to finish meanwhile, on a loaded machine too.
+  "wait-a-while": shScript("sleep 4"),
+  // A row shaped like the real ones, with a MAC the command cannot compute.
+  "forge-row": shScript(
+    `printf '%s\\n' '{"action":"run-request","agent":"worker","mac":"${
+      "0".repeat(64)
+    }","prev":"x","time":"2026-01-01T00:00:00+00:00"}' >> ${LEDGER}`,
+  ),
+  // One byte of the first row changed where it lies (dd conv=notrunc keeps the inode and size);
+  // then the mtime is put back.
+  "flip-byte": shScript(
+    [
+      "ref=$(mktemp)",
+      `touch -r ${LEDGER} "$ref"`,
+      `printf 'X' | dd of=${LEDGER} bs=1 seek=2 conv=notrunc 2>/dev/null`,
+      `touch -r "$ref" ${LEDGER}`,
+      'rm -f "$ref"',
+    ].join("\n"),
+  ),
+  // The last `use` row dropped, in place: one use of a live dispatch given back.
+  "drop-use": shScript(
+    [
+      `n=$(grep -n '"use"' ${STORE} | tail -1 | cut -d: -f1)`,
+      "kept=$(mktemp)",
+      `sed "\${n}d" ${STORE} > "$kept"`,
+      `cat "$kept" > ${STORE}`,
+      'rm -f "$kept"',
+    ].join("\n"),
+  ),
+} as const;
+
+type ScriptName = keyof typeof SCRIPTS;
+
+function brief(p: WorldPaths) {
+  return workerBrief(
+    p,
+    [
+      ...Object.keys(SCRIPTS).map((n) => ({ prefix: [join(p.scripts, n)] })),
+      { prefix: ["true"] },
+    ],
+    { top: { allow_unconfined_runs: true } },
+  );
+}
+
+const WORLD = { brief, scripts: SCRIPTS };
+
+function runs(rows: Row[]): string[] {
+  return rows.map((r) => String(r.action)).filter((a) => a.startsWith("run-request"));
+}
+
+Deno.test("shared stores: a dispatch and another run completing during a command are not its writes", async () => {
+  await withWorld("stores-concurrent", WORLD, async (w) => {
+    const started = Date.now();
+    const long = runUnconfinedInProcess(w, {
+      argv: [join(w.scripts, "wait-a-while")],
+      purpose: "long",
+    });
+    // While it sleeps: a dispatch (the store is compacted and rewritten, a ledger row added) and a
+    // whole run of `true` (attempt and use rows, start and completion rows, head rewrites).
+    await sleep(1000);
+    const other = await w.dispatch();
+    const quick = await w.run({ argv: ["true"] }, { nonce: other, flags: ["--unconfined"] });
+    assert.equal(quick.code, 0, quick.stderr);
+    assert.ok(Date.now() - started < 4000, "the other calls finished while the command ran");
+    const out = await long;
+    assert.equal(out.error, undefined, String(out.error));
+    assert.equal(out.result?.exit, 0);
+    assert.deepEqual(out.result?.undeclared_writes, []);
+    const added = readRows(w.project).slice(out.rowsBefore);
+    // Its start row, the other run's rows, the other dispatch's row, then its completion.
+    assert.deepEqual(runs(added), [
+      "run-request-start",
+      "run-request-start",
+      "run-request",
+      "run-request",
+    ]);
+    assert.equal(added.filter((r) => r.action === "issue-dispatch").length, 1);
+    const mine = added.filter((r) => r.action === "run-request").at(-1);
+    assert.deepEqual(mine?.argv, [join(w.scripts, "wait-a-while")]);
+    assert.deepEqual(mine?.undeclared_writes, []);
+    await w.verifyOk();
+  });
+});
+
+async function assertTampered(name: ScriptName, why: RegExp): Promise<void> {
+  await withWorld(`stores-${name}`, WORLD, async (w) => {
+    const usesBefore = readDispatchStore(w.project).filter((r) => "use" in r).length;
+    const out = await runUnconfinedInProcess(w, {
+      argv: [join(w.scripts, name)],
+      purpose: name,
+    });
+    assert.ok(out.error instanceof LedgerError, `LedgerError expected, got ${out.error}`);
+    assert.equal(out.error.code, "LEDGER_TAMPERED");
+    assert.match(out.error.message, why);
+    // Nothing more was recorded: the start row is the last row written (after it, only what the
+    // command forged), and no completion row exists.
+    const rows = readRows(w.project);
+    assert.equal(rows.length, out.rowsBefore + 1 + (name === "forge-row" ? 1 : 0));
+    assert.equal(rows[out.rowsBefore].action, "run-request-start");
+    assert.deepEqual(rows[out.rowsBefore].argv, [join(w.scripts, name)]);
+    assert.deepEqual(
+      rows.slice(out.rowsBefore + 1).map((r) => r.mac),
+      name === "forge-row" ? ["0".repeat(64)] : [],
+    );
+    if (name === "drop-use") {
+      const uses = readDispatchStore(w.project).filter((r) => "use" in r).length;
+      assert.equal(uses, usesBefore, "the use it spent was dropped by the command, not restored");
+    }
+    // The operator's tool sees it too.
+    if (name !== "drop-use") {
+      const v = await w.cli(["ledger", "verify", "--project", w.project, "--json"]);
+      assert.equal(v.code, 1, v.stdout + v.stderr);
+    }
+  });
+}
+
+Deno.test("shared stores: a row appended without the key is LEDGER_TAMPERED", async () => {
+  await assertTampered("forge-row", /does not match its head|added row 1 does not verify/);
+});
+
+Deno.test("shared stores: one byte flipped in place, size and mtime kept, is LEDGER_TAMPERED", async () => {
+  await assertTampered("flip-byte", /rows already written were changed/);
+});
+
+Deno.test("shared stores: a use row removed from the dispatch store is LEDGER_TAMPERED", async () => {
+  await assertTampered("drop-use", /a row of a live dispatch was removed/);
+});

@@ -1,0 +1,152 @@
+/**
+ * The ledger guard's pure rules: which appended ledger bytes and which dispatch-store changes are
+ * a key holder's, and which are not. (End to end, with real commands and concurrent CLI calls:
+ * tests/e2e/run_shared_stores_test.ts.)
+ */
+import assert from "node:assert/strict";
+import { HmacKey, sha256Hex } from "../../lib/crypto/hash.ts";
+import { canonical } from "../../lib/canonical.ts";
+import { signRow } from "../../lib/ledger/row.ts";
+import {
+  appendedRowsProblem,
+  captureStores,
+  dispatchChangeProblem,
+  storesProblem,
+} from "../../lib/ledger/guard.ts";
+import { appendRow } from "../../lib/ledger/append.ts";
+
+const key = new HmacKey(new TextEncoder().encode("guard-test-key"));
+const other = new HmacKey(new TextEncoder().encode("not-the-key"));
+const enc = new TextEncoder();
+
+function rows(n: number, prev: string, k = key): { text: string; last: string } {
+  let text = "";
+  let last = prev;
+  for (let i = 0; i < n; i++) {
+    const line = signRow({ action: "a", n: i }, k, {
+      time: "2026-11-29T00:00:00+00:00",
+      prev: last,
+    });
+    text += line + "\n";
+    last = sha256Hex(line);
+  }
+  return { text, last };
+}
+
+function storeRow(o: Record<string, string | number>, k = key): string {
+  return canonical({ ...o, mac: k.hex(canonical(o)) });
+}
+
+Deno.test("appended rows: whole, signed and chained are accepted; anything else is named", () => {
+  const a = rows(3, "p0");
+  const ok = appendedRowsProblem(enc.encode(a.text), "p0", key);
+  assert.deepEqual(ok, { problem: null, rows: 3, last: a.last });
+  assert.deepEqual(appendedRowsProblem(new Uint8Array(0), "p0", key), {
+    problem: null,
+    rows: 0,
+    last: "p0",
+  });
+  // Chained onto a different row.
+  assert.match(appendedRowsProblem(enc.encode(a.text), "p1", key).problem ?? "", /chain/);
+  // Signed with another key.
+  assert.match(
+    appendedRowsProblem(enc.encode(rows(1, "p0", other).text), "p0", key).problem ?? "",
+    /added row 1 does not verify/,
+  );
+  // Torn: the last row has no newline.
+  assert.match(
+    appendedRowsProblem(enc.encode(a.text.slice(0, -1)), "p0", key).problem ?? "",
+    /unterminated/,
+  );
+  // Two good rows then a copy of the first (a replay breaks the chain).
+  const first = a.text.split("\n")[0];
+  assert.match(
+    appendedRowsProblem(enc.encode(a.text + first + "\n"), "p0", key).problem ?? "",
+    /added row 4 does not chain/,
+  );
+});
+
+Deno.test("dispatch store: appends and compaction are a key holder's; removing a live row is not", () => {
+  const now = Date.parse("2026-11-29T12:00:00Z");
+  const live = storeRow({
+    agent: "w",
+    expires: "2026-11-30T00:00:00+00:00",
+    id: "L",
+    max_uses: 25,
+  });
+  const dead = storeRow({
+    agent: "w",
+    expires: "2026-11-28T00:00:00+00:00",
+    id: "D",
+    max_uses: 25,
+  });
+  const useL = storeRow({ use: "L" });
+  const useD = storeRow({ use: "D" });
+  const attemptL = storeRow({ attempt: "L" });
+  const before = [dead, useD, live, useL];
+  // Appends (including a copy of an existing use row: it only spends budget).
+  assert.equal(dispatchChangeProblem(before, [...before, attemptL, useL], key, now), null);
+  // Compaction: the expired dispatch and its rows dropped, a new dispatch appended.
+  const fresh = storeRow({
+    agent: "w",
+    expires: "2026-11-30T01:00:00+00:00",
+    id: "F",
+    max_uses: 25,
+  });
+  assert.equal(dispatchChangeProblem(before, [live, useL, fresh], key, now), null);
+  // Compaction also drops rows that do not verify, and rows naming no dispatch.
+  const forged = storeRow({ use: "L" }, other);
+  const orphan = storeRow({ use: "gone" });
+  assert.equal(dispatchChangeProblem([...before, forged, orphan], before, key, now), null);
+  // A live dispatch's use removed: a use given back.
+  assert.match(
+    dispatchChangeProblem(before, [dead, useD, live], key, now) ?? "",
+    /live dispatch was removed/,
+  );
+  // The live dispatch row itself removed.
+  assert.match(
+    dispatchChangeProblem(before, [dead, useD, useL], key, now) ?? "",
+    /live dispatch was removed/,
+  );
+  // A row the command cannot sign.
+  assert.match(
+    dispatchChangeProblem(before, [...before, forged], key, now) ?? "",
+    /does not verify was added/,
+  );
+  // An expiry moved later by a forged dispatch row does not make its old rows removable.
+  const extended = storeRow({
+    agent: "w",
+    expires: "2027-01-01T00:00:00+00:00",
+    id: "D",
+    max_uses: 99,
+  }, other);
+  assert.match(
+    dispatchChangeProblem(before, [...before, extended], key, now) ?? "",
+    /does not verify was added/,
+  );
+});
+
+Deno.test("captureStores / storesProblem: appends by a key holder pass; a rewrite does not; nothing is created", async () => {
+  const root = Deno.makeTempDirSync({ prefix: "at-guard-" });
+  try {
+    await appendRow(root, key, { action: "first" });
+    const before = await captureStores(root, key);
+    assert.equal(before.ledgerCount, 1);
+    await appendRow(root, key, { action: "second" });
+    await appendRow(root, key, { action: "third" });
+    assert.equal(await storesProblem(root, key, before, new Date()), null);
+    const ledger = `${root}/.agentteams/proposal-ledger.jsonl`;
+    const text = Deno.readTextFileSync(ledger);
+    Deno.writeTextFileSync(ledger, text.replace('"first"', '"FIRST"'));
+    assert.match(await storesProblem(root, key, before, new Date()) ?? "", /changed|head/);
+    // A removed ledger is named, and the check creates nothing in its place.
+    Deno.removeSync(ledger);
+    assert.equal(await storesProblem(root, key, before, new Date()), "the ledger was removed");
+    assert.throws(() => Deno.lstatSync(ledger), Deno.errors.NotFound);
+    Deno.removeSync(`${root}/.agentteams`, { recursive: true });
+    assert.equal(await storesProblem(root, key, before, new Date()), "the ledger was removed");
+    assert.throws(() => Deno.lstatSync(`${root}/.agentteams`), Deno.errors.NotFound);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
