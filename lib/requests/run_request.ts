@@ -322,7 +322,15 @@ async function runChecked(
       // refusal row after the start row; after it, the start row stands alone.
       markActed();
       const r = await executeRun(prepared);
-      const after = await takeSnapshot(git, { previous: before, statOnly: GUARDED });
+      // The shared stores are checked while git status runs for the second snapshot.
+      const [snapshotted, guarded] = await Promise.allSettled([
+        takeSnapshot(git, { previous: before, statOnly: GUARDED }),
+        storesProblem(opts.root, opts.hmac, stores, now()),
+      ]);
+      if (snapshotted.status === "rejected") throw snapshotted.reason;
+      if (guarded.status === "rejected") throw guarded.reason;
+      const after = snapshotted.value;
+      const problem = guarded.value;
       const declared = declaredMatcher(a.expected_writes ?? [], {
         guards,
         allowed: (rel) =>
@@ -332,7 +340,6 @@ async function runChecked(
       // The ledger, its head and the dispatch store change when key holders append alongside
       // (another run, an apply, a dispatch); anything else there, or a changed lock file, is the
       // command's doing.
-      const problem = await storesProblem(opts.root, opts.hmac, stores, now());
       const touched = check.changed.filter((p) => LEDGER_FILES.includes(p));
       if (problem !== null || touched.includes(DISPATCH_LOCK)) {
         throw new LedgerError(

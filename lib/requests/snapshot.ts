@@ -175,7 +175,10 @@ export async function takeSnapshot(
   const now = options.now ?? Date.now;
   const takenAt = now();
   const callsBefore = ctx.counter.calls;
-  const status = await (options.status ?? gitStatus(ctx));
+  // Git works while the index and the watched paths are read: none of them depends on the others
+  // (status never writes the index), and the command, if any, has already ended.
+  const pending = options.status ?? gitStatus(ctx);
+  pending.catch(() => {});
   // An index file with the same inode, size and times as at the previous snapshot, last changed
   // well before it, is the same file: git replaces the index by rename, never in place. Reading
   // and scanning it again (tens of milliseconds at 100k files) is then skipped.
@@ -190,6 +193,7 @@ export async function takeSnapshot(
     alsoHash: options.previous?.hashed,
     statOnly: options.statOnly,
   });
+  const status = await pending;
   // Paths git lists that the watch already fingerprints (the control plane, e.g. an untracked
   // `.agentteams/`) are left to the watch: hashing them again would cost a read per run. A clean
   // tree hashes nothing, and then never loads the hashing code.
