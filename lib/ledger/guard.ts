@@ -241,7 +241,7 @@ export async function storesProblem(
     ledgerProblem = await withLedgerLock(root, hmac, async (file, tail) => {
       const bytes = readLedger(file);
       if (bytes.length < before.ledgerSize) return "the ledger is shorter than before";
-      if (await digestHex(bytes.slice(0, before.ledgerSize)) !== before.ledgerSha256) {
+      if (await digestHex(bytes.subarray(0, before.ledgerSize)) !== before.ledgerSha256) {
         return "rows already written were changed";
       }
       const added = appendedRowsProblem(
