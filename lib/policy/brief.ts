@@ -72,11 +72,29 @@ function errnoCode(e: unknown): string | undefined {
  * await defaultBriefPath("/work/proj"); // "/work/proj/agentteams.jsonc"
  * ```
  */
-export async function defaultBriefPath(projectRoot: string): Promise<string> {
+export function defaultBriefPath(projectRoot: string): Promise<string> {
+  try {
+    return Promise.resolve(defaultBriefPathSync(projectRoot));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/**
+ * Synchronous {@link defaultBriefPath} (an lstat per name: no round trip through Deno's blocking
+ * thread pool, whose first use in a process costs a few milliseconds).
+ *
+ * @example
+ * ```ts
+ * import { defaultBriefPathSync } from "./brief.ts";
+ * defaultBriefPathSync("/work/proj"); // "/work/proj/agentteams.jsonc"
+ * ```
+ */
+export function defaultBriefPathSync(projectRoot: string): string {
   for (const name of DEFAULT_BRIEF_NAMES) {
     const candidate = join(resolve(projectRoot), name);
     try {
-      await Deno.lstat(candidate);
+      Deno.lstatSync(candidate);
       return candidate;
     } catch (e) {
       if (errnoCode(e) === "ENOENT") continue;
@@ -124,9 +142,9 @@ export async function readBriefBytes(path: string): Promise<Uint8Array> {
 }
 
 /** Resolves symlinks in a directory path; a missing directory means a missing brief. */
-async function realDir(dir: string, briefPath: string): Promise<string> {
+function realDir(dir: string, briefPath: string): string {
   try {
-    return await Deno.realPath(dir);
+    return Deno.realPathSync(dir);
   } catch (e) {
     if (errnoCode(e) === "ENOENT") {
       throw new PolicyError("BRIEF_NOT_FOUND", `brief ${briefPath} does not exist`, {
@@ -157,12 +175,12 @@ export async function loadPolicy(
 ): Promise<Policy> {
   let root: string;
   try {
-    root = await Deno.realPath(resolve(opts.projectRoot));
+    root = Deno.realPathSync(resolve(opts.projectRoot));
   } catch (e) {
     throw unreadable(briefPath, "IO", `project root ${opts.projectRoot} cannot be resolved`, e);
   }
   const abs = resolve(briefPath);
-  const real = join(await realDir(dirname(abs), abs), basename(abs));
+  const real = join(realDir(dirname(abs), abs), basename(abs));
   const bytes = await readBriefBytes(real);
   const sha = sha256Hex(bytes);
   let text: string;
