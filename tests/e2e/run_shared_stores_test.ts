@@ -13,6 +13,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LedgerError } from "../../lib/errors.ts";
 import {
+  exists,
+  q,
   readDispatchStore,
   readRows,
   type Row,
@@ -28,8 +30,17 @@ const LEDGER = ".agentteams/proposal-ledger.jsonl";
 const STORE = ".agentteams/dispatches.jsonl";
 
 const SCRIPTS = {
-  // Long enough for two CLI calls to finish meanwhile, on a loaded machine too.
-  "wait-a-while": shScript("sleep 4"),
+  // Says it started, then waits (at most a minute) until the test has made its concurrent calls.
+  "wait-a-while": (p: WorldPaths) =>
+    shScript(
+      [
+        `touch ${q(join(p.scratch, "started"))}`,
+        "i=0",
+        `while [ ! -e ${q(join(p.scratch, "go"))} ] && [ "$i" -lt 1200 ]; do`,
+        "  sleep 0.05; i=$((i+1))",
+        "done",
+      ].join("\n"),
+    ),
   // A row shaped like the real ones, with a MAC the command cannot compute.
   "forge-row": shScript(
     `printf '%s\\n' '{"action":"run-request","agent":"worker","mac":"${
@@ -72,7 +83,7 @@ function brief(p: WorldPaths) {
   );
 }
 
-const WORLD = { brief, scripts: SCRIPTS };
+const WORLD = { brief, scripts: SCRIPTS as Record<string, string | ((p: WorldPaths) => string)> };
 
 function runs(rows: Row[]): string[] {
   return rows.map((r) => String(r.action)).filter((a) => a.startsWith("run-request"));
@@ -80,18 +91,19 @@ function runs(rows: Row[]): string[] {
 
 Deno.test("shared stores: a dispatch and another run completing during a command are not its writes", async () => {
   await withWorld("stores-concurrent", WORLD, async (w) => {
-    const started = Date.now();
     const long = runUnconfinedInProcess(w, {
       argv: [join(w.scripts, "wait-a-while")],
       purpose: "long",
     });
-    // While it sleeps: a dispatch (the store is compacted and rewritten, a ledger row added) and a
+    // Once it runs: a dispatch (the store is compacted and rewritten, a ledger row added) and a
     // whole run of `true` (attempt and use rows, start and completion rows, head rewrites).
-    await sleep(1000);
+    const started = join(w.scratch, "started");
+    for (let i = 0; i < 1200 && !exists(started); i++) await sleep(50);
+    assert.ok(exists(started), "the command started");
     const other = await w.dispatch();
     const quick = await w.run({ argv: ["true"] }, { nonce: other, flags: ["--unconfined"] });
     assert.equal(quick.code, 0, quick.stderr);
-    assert.ok(Date.now() - started < 4000, "the other calls finished while the command ran");
+    Deno.writeTextFileSync(join(w.scratch, "go"), "");
     const out = await long;
     assert.equal(out.error, undefined, String(out.error));
     assert.equal(out.result?.exit, 0);
