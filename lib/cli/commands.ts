@@ -11,6 +11,7 @@ import { UsageError } from "../errors.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { STATE_DIR } from "../ledger/paths.ts";
 import type { FlagSpec } from "./parse.ts";
+import { codeDir, loadCode } from "./code_dir.ts";
 import type { CommandSpec, Ctx, Outcome } from "./types.ts";
 
 const UNCONFINED_FLAG: FlagSpec = {
@@ -97,7 +98,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       const dir = keyDir(ctx.env);
       return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], env: KEY_ENV, sys: ["uid"] };
     },
-    run: async (ctx) => (await import("./keys.ts")).keysInit(ctx),
+    run: async (ctx) => (await loadCode(() => import("./keys.ts"))).keysInit(ctx),
   },
   {
     words: ["dispatch"],
@@ -107,7 +108,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: KEY_ENV,
     built: true,
     needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
-    run: async (ctx) => (await import("./dispatch.ts")).dispatch(ctx),
+    run: async (ctx) => (await loadCode(() => import("./dispatch.ts"))).dispatch(ctx),
   },
   {
     words: ["apply"],
@@ -121,8 +122,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     env: [...KEY_ENV, ...CHILD_ENV],
     built: true,
-    needs: async (ctx) => (await import("./acting_needs.ts")).applyNeeds(ctx),
-    run: async (ctx) => (await import("./apply.ts")).apply(ctx),
+    needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx),
+    run: async (ctx) => (await loadCode(() => import("./apply.ts"))).apply(ctx),
   },
   {
     words: ["run"],
@@ -133,8 +134,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: [{ name: "dry-run", kind: "bool", help: "check only; run nothing" }, UNCONFINED_FLAG],
     env: [...KEY_ENV, ...CHILD_ENV],
     built: true,
-    needs: async (ctx) => (await import("./acting_needs.ts")).runNeeds(ctx),
-    run: async (ctx) => (await import("./run.ts")).run(ctx),
+    needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx),
+    run: async (ctx) => (await loadCode(() => import("./run.ts"))).run(ctx),
   },
   {
     words: ["ledger", "verify"],
@@ -164,7 +165,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       }
       return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), { ...NO_NEEDS, read: extra });
     },
-    run: async (ctx) => (await import("./ledger.ts")).ledgerVerify(ctx),
+    run: async (ctx) => (await loadCode(() => import("./ledger.ts"))).ledgerVerify(ctx),
   },
   {
     words: ["ledger", "checkpoint"],
@@ -187,7 +188,7 @@ export const COMMANDS: readonly CommandSpec[] = [
         write: outPath.map((p) => dirname(p)),
       });
     },
-    run: async (ctx) => (await import("./ledger.ts")).ledgerCheckpoint(ctx),
+    run: async (ctx) => (await loadCode(() => import("./ledger.ts"))).ledgerCheckpoint(ctx),
   },
   {
     words: ["ledger", "show"],
@@ -197,7 +198,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: [],
     built: true,
     needs: (ctx) => stateNeeds(ctx, false),
-    run: async (ctx) => (await import("./ledger.ts")).ledgerShow(ctx),
+    run: async (ctx) => (await loadCode(() => import("./ledger.ts"))).ledgerShow(ctx),
   },
   {
     words: ["ledger", "repair"],
@@ -207,7 +208,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: KEY_ENV,
     built: true,
     needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
-    run: async (ctx) => (await import("./ledger.ts")).ledgerRepair(ctx),
+    run: async (ctx) => (await loadCode(() => import("./ledger.ts"))).ledgerRepair(ctx),
   },
   unbuilt(["audit"], "AR_WRITE_POLICY audit of agent files (text, json, sarif; --fix)", "later"),
   unbuilt(["serve"], "the out-of-session runner", "later"),
@@ -243,7 +244,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       env: [...KEY_ENV, ...CHILD_ENV],
       sys: ["uid"],
     }),
-    run: async (ctx) => (await import("./permissions_cmd.ts")).permissionsCmd(ctx),
+    run: async (ctx) => (await loadCode(() => import("./permissions_cmd.ts"))).permissionsCmd(ctx),
   },
   {
     words: ["schema"],
@@ -254,9 +255,23 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: [],
     built: true,
     needs: () => NO_NEEDS,
-    run: async (ctx) => (await import("./schema.ts")).schema(ctx),
+    run: async (ctx) => (await loadCode(() => import("./schema.ts"))).schema(ctx),
   },
 ];
+
+/**
+ * Everything a command needs from Deno: its own needs plus reading the program's code, which its
+ * modules are loaded from on first use.
+ *
+ * @example
+ * ```ts ignore
+ * import { findCommand, needsOf } from "./commands.ts";
+ * (await needsOf(findCommand(["ledger", "show"])!.spec, ctx)).read; // [..., "<code dir>"]
+ * ```
+ */
+export async function needsOf(spec: CommandSpec, ctx: Ctx): Promise<Needs> {
+  return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()] });
+}
 
 /**
  * Finds the command named by the leading words of argv (longest match first).

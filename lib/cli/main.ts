@@ -10,7 +10,7 @@ import { resolve } from "../fs/path.ts";
 import { AgentTeamsError, UsageError } from "../errors.ts";
 import { readEnv } from "../env.ts";
 import { narrowPermissions } from "../permissions.ts";
-import { COMMON_FLAGS, findCommand } from "./commands.ts";
+import { COMMON_FLAGS, findCommand, needsOf } from "./commands.ts";
 import { commandHelp, topHelp } from "./help.ts";
 import { normalizeArgv, parseArgs } from "./parse.ts";
 import type { Ctx, Outcome } from "./types.ts";
@@ -144,7 +144,7 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
       now: () => new Date(),
       note: (l) => io.stderr(l),
     };
-    const narrowing = narrowPermissions(await spec.needs(ctx), {
+    const narrowing = narrowPermissions(await needsOf(spec, ctx), {
       refuseNetFfi: spec.refuseNetFfi,
     });
     if (narrowing.broader.length > 0) {

@@ -8,7 +8,7 @@ import { resolve } from "../fs/path.ts";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "../errors.ts";
 import { launchFlags } from "../permissions.ts";
-import { COMMON_FLAGS, findCommand } from "./commands.ts";
+import { COMMON_FLAGS, findCommand, needsOf } from "./commands.ts";
 import { parseArgs } from "./parse.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
@@ -40,7 +40,7 @@ export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
     ? resolve(parsed.flags.project)
     : ctx.project;
   const target: Ctx = { ...ctx, name, parsed, project };
-  const needs = await spec.needs(target);
+  const needs = await needsOf(spec, target);
   const flags = launchFlags(needs);
   const line = [
     "deno",

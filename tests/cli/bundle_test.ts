@@ -90,6 +90,23 @@ Deno.test("the code-split bundle runs keys, dispatch, run, apply and verify", as
     const p = await cli(entry, ["permissions", "ledger", "verify", "--project", project], env);
     assert.equal(p.code, 0, p.stderr);
     assert.ok(p.stdout.includes(` ${entry} ledger verify `), p.stdout);
+    // The printed narrow line, run as printed: the command's chunks are read on first use, so the
+    // line grants reading the bundle's directory, and without it the refusal is NOT_CAPABLE.
+    const line = p.stdout.trim().split(" ");
+    assert.equal(line.slice(0, 2).join(" "), "deno run");
+    assert.ok(line.some((w) => w.startsWith("--allow-read=") && w.split(/[=,]/).includes(outdir)));
+    const narrow = await new Deno.Command(deno, { args: line.slice(1), env, clearEnv: true })
+      .output();
+    assert.equal(narrow.code, 0, dec.decode(narrow.stderr));
+    assert.match(dec.decode(narrow.stdout), /rows verify/);
+    const noCode = line.slice(1).map((w) =>
+      w.startsWith("--allow-read=")
+        ? `--allow-read=${w.slice(13).split(",").filter((d) => d !== outdir).join(",")}`
+        : w
+    );
+    const refused = await new Deno.Command(deno, { args: noCode, env, clearEnv: true }).output();
+    assert.equal(refused.code, 1);
+    assert.match(dec.decode(refused.stderr), /refused: NOT_CAPABLE: .*--allow-read=/);
   } finally {
     Deno.removeSync(work, { recursive: true });
   }

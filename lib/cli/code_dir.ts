@@ -1,0 +1,49 @@
+/**
+ * The program's own code as a capability. Commands load their modules on first use (so a command
+ * pays only for its own), and Deno checks such a load against the read permission like any other
+ * read: every command's needs include reading the directory the code lies in, and a load the
+ * permissions refuse is `NOT_CAPABLE`, not an internal error.
+ *
+ * @module
+ */
+
+/**
+ * The directory of the program's modules: `lib/` in the source tree (every lazily loaded module
+ * lies below it), the bundle's own directory in the release bundle (its chunks lie side by side).
+ *
+ * @example
+ * ```ts
+ * import { codeDir } from "./code_dir.ts";
+ * codeDir().endsWith("/lib"); // true in the source tree
+ * ```
+ */
+export function codeDir(): string {
+  const inSource = import.meta.url.endsWith("/lib/cli/code_dir.ts");
+  const url = new URL(inSource ? ".." : ".", import.meta.url);
+  return decodeURIComponent(url.pathname).replace(/\/$/, "");
+}
+
+/**
+ * Loads a command's module; a load refused because the code directory may not be read is
+ * `NotCapable` (with the flag that grants it), anything else is rethrown as it is.
+ *
+ * @example
+ * ```ts ignore
+ * import { loadCode } from "./code_dir.ts";
+ * const { run } = await loadCode(() => import("./run.ts"));
+ * ```
+ */
+export async function loadCode<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (e) {
+    const dir = codeDir();
+    if (Deno.permissions.querySync({ name: "read", path: dir }).state !== "granted") {
+      throw new Deno.errors.NotCapable(
+        `this command's code in ${dir} may not be read: it needs --allow-read=${dir} ` +
+          "(`agentteams permissions` prints the whole line)",
+      );
+    }
+    throw e;
+  }
+}
