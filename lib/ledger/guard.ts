@@ -12,7 +12,8 @@
  *   rows that each verify and chain onto the one before; the head verifies and counts exactly
  *   those rows (one behind is a writer's crash window, as an append accepts it);
  * - **dispatch store**: every added line verifies; every removed line is one compaction drops (it
- *   does not verify, names no dispatch, or its dispatch expired); no new unterminated line.
+ *   does not verify, names no dispatch, or its dispatch expired); no new unterminated line;
+ * - **dispatch lock**: the same file, unwritten (it is never replaced).
  *
  * Identical `use` and `attempt` rows have identical MACs, so a copy of an existing one is
  * indistinguishable from a real use: it can only spend budget, never grant any.
@@ -28,7 +29,7 @@
  */
 import type { HmacKey } from "../crypto/hash.ts";
 import { sha256Hex } from "../crypto/hash.ts";
-import { readRegularFileSync } from "../fs/safe_read.ts";
+import { lstatOrNullSync, readRegularFileSync } from "../fs/safe_read.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { withLedgerLock } from "./append.ts";
 import { withFileLock } from "./lock.ts";
@@ -49,6 +50,8 @@ export interface StoresSnapshot {
   readonly dispatchLines: readonly string[];
   /** Its unterminated last line, if any. */
   readonly dispatchFragment: string | null;
+  /** The lock file's identity (inode, size, times), `null` when absent: it is never replaced. */
+  readonly lockId: string | null;
 }
 
 const dec = new TextDecoder();
@@ -83,6 +86,13 @@ function readDispatchLines(root: string): { lines: string[]; fragment: string | 
   return { lines, fragment: last === "" ? null : last };
 }
 
+function lockIdOf(root: string): string | null {
+  const st = lstatOrNullSync(statePaths(root).dispatchLock);
+  return st === null
+    ? null
+    : `${st.isFile} ${st.ino} ${st.size} ${st.mtime?.getTime()} ${st.ctime?.getTime()}`;
+}
+
 function withDispatchLock<T>(root: string, fn: () => T): Promise<T> {
   const paths = statePaths(root);
   if (!checkStatePath(paths.dir, "dir")) return Promise.resolve(fn());
@@ -104,7 +114,12 @@ export async function captureStores(root: string, hmac: HmacKey): Promise<Stores
     };
   });
   const store = await withDispatchLock(root, () => readDispatchLines(root));
-  return { ...ledger, dispatchLines: store.lines, dispatchFragment: store.fragment };
+  return {
+    ...ledger,
+    dispatchLines: store.lines,
+    dispatchFragment: store.fragment,
+    lockId: lockIdOf(root),
+  };
 }
 
 /**
@@ -235,8 +250,9 @@ export async function storesProblem(
     if (!checkStatePath(paths.dir, "dir") || !checkStatePath(paths.ledger, "file")) {
       return before.ledgerSize === 0 ? null : "the ledger was removed";
     }
-    if (before.dispatchLines.length > 0 && !checkStatePath(paths.dispatchLock, "file")) {
-      return "the dispatch store's lock file was removed";
+    // Read before the lock is taken again (taking it creates a missing lock file).
+    if (before.lockId !== null && lockIdOf(root) !== before.lockId) {
+      return "the dispatch store's lock file was replaced or changed";
     }
     ledgerProblem = await withLedgerLock(root, hmac, async (file, tail) => {
       const bytes = readLedger(file);

@@ -122,7 +122,6 @@ const LEDGER_FILES = [
   ".agentteams/dispatches.jsonl",
   ".agentteams/dispatches.lock",
 ];
-const DISPATCH_LOCK = ".agentteams/dispatches.lock";
 /** Compared by content by the ledger's guard, so the watch only stats them. */
 const GUARDED: ReadonlySet<string> = new Set([
   ".agentteams/proposal-ledger.jsonl",
@@ -338,16 +337,14 @@ async function runChecked(
       });
       const check = diffSnapshots(before, after, declared);
       // The ledger, its head and the dispatch store change when key holders append alongside
-      // (another run, an apply, a dispatch); anything else there, or a changed lock file, is the
-      // command's doing.
-      const touched = check.changed.filter((p) => LEDGER_FILES.includes(p));
-      if (problem !== null || touched.includes(DISPATCH_LOCK)) {
+      // (another run, an apply, a dispatch); the guard tells those from the command's doing.
+      if (problem !== null) {
+        const touched = check.changed.filter((p) => LEDGER_FILES.includes(p));
         throw new LedgerError(
           "LEDGER_TAMPERED",
-          `the command changed ${touched.length > 0 ? touched.join(", ") : "the ledger"} (${
-            problem ?? "the dispatch lock file was replaced"
-          }); nothing more is recorded. The run-request-start row without a completion marks ` +
-            "it: inspect with `agentteams ledger verify`",
+          `the command changed ${touched.length > 0 ? touched.join(", ") : "the ledger"} ` +
+            `(${problem}); nothing more is recorded. The run-request-start row without a ` +
+            "completion marks it: inspect with `agentteams ledger verify`",
         );
       }
       const undeclared = check.undeclared.filter((p) =>

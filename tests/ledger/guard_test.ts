@@ -139,6 +139,16 @@ Deno.test("captureStores / storesProblem: appends by a key holder pass; a rewrit
     const text = Deno.readTextFileSync(ledger);
     Deno.writeTextFileSync(ledger, text.replace('"first"', '"FIRST"'));
     assert.match(await storesProblem(root, key, before, new Date()) ?? "", /changed|head/);
+    Deno.writeTextFileSync(ledger, text);
+    assert.equal(await storesProblem(root, key, before, new Date()), null);
+    // The dispatch lock file is never written or replaced by a key holder; its removal is named
+    // too, and checking does not recreate it.
+    const lock = `${root}/.agentteams/dispatches.lock`;
+    Deno.writeTextFileSync(lock, "x");
+    assert.match(await storesProblem(root, key, before, new Date()) ?? "", /lock file/);
+    Deno.removeSync(lock);
+    assert.match(await storesProblem(root, key, before, new Date()) ?? "", /lock file/);
+    assert.throws(() => Deno.lstatSync(lock), Deno.errors.NotFound);
     // A removed ledger is named, and the check creates nothing in its place.
     Deno.removeSync(ledger);
     assert.equal(await storesProblem(root, key, before, new Date()), "the ledger was removed");
