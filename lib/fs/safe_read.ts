@@ -17,6 +17,7 @@
  * @module
  */
 import { FsSafetyError } from "../errors.ts";
+import { readAtSync } from "./read_at.ts";
 
 /** What the caller demands of the file. */
 export interface ReadRegularOptions {
@@ -163,12 +164,7 @@ export function readRegularFileSync(path: string, opts: ReadRegularOptions): Reg
     }
     // Read one byte past the cap so growth after fstat is caught too.
     const buf = new Uint8Array(Math.min(st.size, opts.maxBytes) + 1);
-    let off = 0;
-    while (off < buf.length) {
-      const n = file.readSync(buf.subarray(off));
-      if (n === null || n === 0) break;
-      off += n;
-    }
+    const off = readAtSync(file, 0, buf);
     if (off > opts.maxBytes) {
       throw new FsSafetyError(
         "FILE_TOO_LARGE",
