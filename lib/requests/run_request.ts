@@ -43,6 +43,7 @@ import type { RowBody } from "../ledger/row.ts";
 import { resolveDispatch } from "../ledger/dispatch.ts";
 import { captureStores, storesProblem } from "../ledger/guard.ts";
 import { ledgerText, reasonText } from "../ledger/fields.ts";
+import { statePaths } from "../ledger/paths.ts";
 import { fnmatch, protectedMatch } from "../policy/fnmatch.ts";
 import { inWriteScopes } from "../policy/scope.ts";
 import type { Policy } from "../policy/types.ts";
@@ -115,18 +116,12 @@ export interface RunRequestOptions {
   now?: () => Date;
 }
 
+/** The signed state, as the watch keys it (project-relative). */
+const STATE = statePaths("");
 /** Ledger files a command must never change (key holders append to them alongside). */
-const LEDGER_FILES = [
-  ".agentteams/proposal-ledger.jsonl",
-  ".agentteams/proposal-ledger.head",
-  ".agentteams/dispatches.jsonl",
-  ".agentteams/dispatches.lock",
-];
+const LEDGER_FILES = [STATE.ledger, STATE.head, STATE.dispatches, STATE.dispatchLock];
 /** Compared by content by the ledger's guard, so the watch only stats them. */
-const GUARDED: ReadonlySet<string> = new Set([
-  ".agentteams/proposal-ledger.jsonl",
-  ".agentteams/dispatches.jsonl",
-]);
+const GUARDED: ReadonlySet<string> = new Set([STATE.ledger, STATE.dispatches]);
 
 /**
  * A key holder's temporary file beside the head or the dispatch store (`.<name>.<hex>.tmp`),
