@@ -2,10 +2,19 @@
  * The program's own code as a capability. Commands load their modules on first use (so a command
  * pays only for its own), and Deno checks such a load against the read permission like any other
  * read: every command's needs include reading the directory the code lies in, and a load the
- * permissions refuse is `NOT_CAPABLE`, not an internal error.
+ * permissions refuse is `NOT_CAPABLE`, not an internal error. Where the code lies also names the
+ * entry module, which `permissions` prints in the launch line.
  *
  * @module
  */
+
+/** Whether this module runs from the source tree (else from the release bundle). */
+const IN_SOURCE = import.meta.url.endsWith("/lib/cli/code_dir.ts");
+
+/** The file path of `rel`, resolved against this module's URL. */
+function fromHere(rel: string): string {
+  return decodeURIComponent(new URL(rel, import.meta.url).pathname);
+}
 
 /**
  * The directory of the program's modules: `lib/` in the source tree (every lazily loaded module
@@ -18,9 +27,21 @@
  * ```
  */
 export function codeDir(): string {
-  const inSource = import.meta.url.endsWith("/lib/cli/code_dir.ts");
-  const url = new URL(inSource ? ".." : ".", import.meta.url);
-  return decodeURIComponent(url.pathname).replace(/\/$/, "");
+  return fromHere(IN_SOURCE ? ".." : ".").replace(/\/$/, "");
+}
+
+/**
+ * The entry module's path: `main.ts` beside `lib/` in the source tree, the bundle's `main.js` in
+ * the release bundle (this module lies in it or in a chunk beside it).
+ *
+ * @example
+ * ```ts
+ * import { entryPath } from "./code_dir.ts";
+ * entryPath().endsWith("/main.ts"); // true in the source tree
+ * ```
+ */
+export function entryPath(): string {
+  return fromHere(IN_SOURCE ? "../../main.ts" : "./main.js");
 }
 
 /**

@@ -5,25 +5,16 @@
  * @module
  */
 import { resolve } from "../fs/path.ts";
-import { fileURLToPath } from "node:url";
 import { UsageError } from "../errors.ts";
 import { launchFlags } from "../permissions.ts";
 import { COMMON_FLAGS, findCommand, needsOf } from "./commands.ts";
+import { entryPath } from "./code_dir.ts";
 import { parseArgs } from "./parse.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
 /** Quotes a word for a POSIX shell when it needs it. */
 export function shellQuote(w: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'"'"'`)}'`;
-}
-
-/**
- * The entry module's path: `main.ts` in the source tree; in the code-split bundle this module is
- * a chunk beside the bundle's `main.js`.
- */
-export function entryPath(): string {
-  const inSource = import.meta.url.endsWith("/lib/cli/permissions_cmd.ts");
-  return fileURLToPath(new URL(inSource ? "../../main.ts" : "./main.js", import.meta.url));
 }
 
 /** Runs `permissions`. */
