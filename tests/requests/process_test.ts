@@ -101,23 +101,30 @@ Deno.test("death by a signal gives a negative exit", async () => {
   assert.equal(exitOf({ success: false, code: 0, signal: "SIGTERM" }), -15);
 });
 
-Deno.test("the child leads its own session and process group", async () => {
+Deno.test("both spawn paths give the child its own session and group (pid = pgid = sid)", async () => {
   requireProgram("/bin/cat");
-  const r = await runProcess({
-    program: "/bin/cat",
-    args: ["/proc/self/stat"],
-    cwd: "/",
-    env: ENV,
-    timeoutMs: 10_000,
-  });
-  assert.equal(r.exit, 0);
-  const statText = text(r.stdout);
-  const pid = Number(statText.split(" ")[0]);
-  const st = parseProcStat(statText);
-  assert.ok(st !== null);
-  assert.equal(st.pgrp, pid, "pgid is the child's pid");
-  assert.equal(st.session, pid, "the child leads a new session");
-  assert.notEqual(st.pgrp, parseProcStat(Deno.readTextFileSync("/proc/self/stat"))?.pgrp);
+  assert.equal(defaultSessionLauncher(), SETSID_PATH, "util-linux setsid is expected here");
+  const ownPgrp = parseProcStat(Deno.readTextFileSync("/proc/self/stat"))?.pgrp;
+  for (const launcher of [undefined, null] as const) {
+    const how = launcher === null ? "detached" : "setsid";
+    const r = await runProcess({
+      program: "/bin/cat",
+      args: ["/proc/self/stat"],
+      cwd: "/",
+      env: ENV,
+      timeoutMs: 10_000,
+      launcher,
+    });
+    assert.equal(r.exit, 0);
+    const statText = text(r.stdout);
+    const pid = Number(statText.split(" ")[0]);
+    const st = parseProcStat(statText);
+    assert.ok(st !== null);
+    assert.equal(st.pgrp, pid, `pgid is the child's pid (${how})`);
+    assert.equal(st.session, pid, `the child leads a new session (${how})`);
+    assert.notEqual(st.ppid, pid);
+    assert.notEqual(st.pgrp, ownPgrp);
+  }
 });
 
 Deno.test("cwd and env are exactly what was given", async () => {
@@ -290,64 +297,28 @@ Deno.test("stdin bytes are delivered; without stdin the child reads /dev/null", 
   assert.equal(ignored.exit, 0, "a child that never reads its stdin does not hang the run");
 });
 
-Deno.test("a program that cannot start is a typed refusal", async () => {
-  await assert.rejects(
-    runProcess({ program: "/nonexistent/prog", args: [], cwd: "/", env: ENV, timeoutMs: 1000 }),
-    (e: unknown) => e instanceof RequestError && e.code === "PROGRAM_NOT_FOUND",
-  );
+Deno.test("a program that cannot start is a typed refusal, through the launcher or not", async () => {
   const dir = await tempDir();
   try {
     const plain = `${dir}/not-executable`;
     Deno.writeTextFileSync(plain, "#!/bin/sh\ntouch ran\n", { mode: 0o644 });
     Deno.chmodSync(plain, 0o644);
-    await assert.rejects(
-      runProcess({ program: plain, args: [], cwd: dir, env: ENV, timeoutMs: 1000 }),
-      (e: unknown) => e instanceof RequestError && e.code === "SPAWN_FAILED",
-    );
-    assert.throws(() => Deno.statSync(`${dir}/ran`), Deno.errors.NotFound);
+    for (const launcher of [undefined, SETSID_PATH, null] as const) {
+      const how = `launcher ${launcher}`;
+      const refused = (program: string, code: string) =>
+        assert.rejects(
+          runProcess({ program, args: [], cwd: dir, env: ENV, timeoutMs: 1000, launcher }),
+          (e: unknown) => e instanceof RequestError && e.code === code,
+          `${program} (${how})`,
+        );
+      await refused("/nonexistent/prog", "PROGRAM_NOT_FOUND");
+      await refused(plain, "SPAWN_FAILED");
+      assert.throws(() => Deno.statSync(`${dir}/ran`), Deno.errors.NotFound, how);
+      await refused("/etc", "SPAWN_FAILED");
+    }
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
-});
-
-Deno.test("both spawn paths give the child its own session and group (pid = pgid = sid)", async () => {
-  const launcher = defaultSessionLauncher();
-  assert.equal(launcher, SETSID_PATH, "util-linux setsid is expected on this platform");
-  for (const choice of [undefined, null] as const) {
-    const r = await runProcess({
-      program: "/bin/cat",
-      args: ["/proc/self/stat"],
-      cwd: "/",
-      env: ENV,
-      timeoutMs: 10_000,
-      launcher: choice,
-    });
-    assert.equal(r.exit, 0);
-    const fields = text(r.stdout).slice(text(r.stdout).lastIndexOf(")") + 2).split(" ");
-    const pid = Number(text(r.stdout).split(" ")[0]);
-    // After ")": state, ppid, pgrp, session.
-    assert.equal(Number(fields[2]), pid, `pgrp (${choice ?? "setsid"})`);
-    assert.equal(Number(fields[3]), pid, `session (${choice ?? "setsid"})`);
-    assert.notEqual(Number(fields[1]), pid);
-  }
-});
-
-Deno.test("through the launcher, a missing or non-executable program is refused before any spawn", async () => {
-  await assert.rejects(
-    runProcess({
-      program: "/nonexistent/prog",
-      args: [],
-      cwd: "/",
-      env: ENV,
-      timeoutMs: 1000,
-      launcher: SETSID_PATH,
-    }),
-    (e: unknown) => e instanceof RequestError && e.code === "PROGRAM_NOT_FOUND",
-  );
-  await assert.rejects(
-    runProcess({ program: "/etc", args: [], cwd: "/", env: ENV, timeoutMs: 1000 }),
-    (e: unknown) => e instanceof RequestError && e.code === "SPAWN_FAILED",
-  );
 });
 
 Deno.test("a finished run leaves no timer that keeps the process alive", async () => {
