@@ -11,45 +11,25 @@ import { KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "../../lib/policy/fields.ts";
 import { PolicyFieldsSchema } from "../../lib/policy/schema.ts";
 import { checkPolicyFields, type ShapeIssue } from "../../lib/policy/shape_check.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
+import { expectPolicyError, OPTS } from "./_helpers.ts";
 import {
   type Arb,
+  assertReplays,
   build,
-  expectPolicyError,
-  keyOrder,
+  nodePaths,
   objectKit,
   opt,
-  OPTS,
+  ReplayStats,
   req,
-} from "./_helpers.ts";
+  sweepEdits,
+} from "./_zod_replay.ts";
 
-/** What the checker and zod saw, for the assertions that the inputs covered what they should. */
-class Stats {
-  ok = 0;
-  failed = 0;
-  codes = new Set<string>();
-  /** Messages with numbers as N and quoted values as Q. */
-  messages = new Set<string>();
-}
+/** Messages recorded with numbers as N and quoted values as Q. */
+const newStats = () => new ReplayStats((m) => m.replace(/[0-9]+/g, "N").replace(/"[^"]*"/g, "Q"));
 
 /** Asserts that the checker and zod agree on `value`, entirely. */
-function agree(value: unknown, stats: Stats): void {
-  const z = PolicyFieldsSchema.safeParse(value);
-  const c = checkPolicyFields(value);
-  assert.equal(c.ok, z.success, "verdict");
-  if (z.success && c.ok) {
-    stats.ok++;
-    assert.deepStrictEqual(c.data, z.data);
-    assert.deepStrictEqual(keyOrder(c.data), keyOrder(z.data));
-  } else if (!z.success && !c.ok) {
-    stats.failed++;
-    const issues = z.error.issues;
-    assert.deepStrictEqual(c.issues, issues);
-    assert.deepStrictEqual(keyOrder(c.issues), keyOrder(issues));
-    for (const i of c.issues) {
-      stats.codes.add(i.code);
-      stats.messages.add(i.message.replace(/[0-9]+/g, "N").replace(/"[^"]*"/g, "Q"));
-    }
-  }
+function agree(value: unknown, stats: ReplayStats): void {
+  assertReplays(PolicyFieldsSchema.safeParse(value), checkPolicyFields(value), stats);
 }
 
 // ---- generators --------------------------------------------------------------------------------
@@ -251,13 +231,13 @@ function policyFields(bad: number): Arb {
 // ---- properties --------------------------------------------------------------------------------
 
 Deno.test("shape check property: valid policy fields parse to zod's data, key order included", () => {
-  const stats = new Stats();
+  const stats = newStats();
   fc.assert(fc.property(policyFields(0), (v) => agree(v, stats)), { numRuns: 2000 });
   assert.ok(stats.ok > 1900, `only ${stats.ok} of 2000 valid inputs passed`);
 });
 
 Deno.test("shape check property: wrong values at every depth give zod's issues, in order", () => {
-  const stats = new Stats();
+  const stats = newStats();
   for (const bad of [1, 3]) {
     fc.assert(fc.property(policyFields(bad), (v) => agree(v, stats)), { numRuns: 2500 });
   }
@@ -295,7 +275,7 @@ Deno.test("shape check property: arbitrary values (exotic objects included) agre
     withTypedArray: true,
     withObjectString: true,
   });
-  const stats = new Stats();
+  const stats = newStats();
   fc.assert(
     fc.property(value, (v) => {
       agree(v, stats);
@@ -385,49 +365,11 @@ const EDGES: unknown[] = [
   { [Symbol("k")]: {} },
 ];
 
-type Json = Record<string, unknown> | unknown[];
-
-/** The path of every node of `v` (the root included). */
-function nodePaths(v: unknown, at: (string | number)[] = []): (string | number)[][] {
-  const here = [at];
-  if (Array.isArray(v)) v.forEach((x, i) => here.push(...nodePaths(x, [...at, i])));
-  else if (typeof v === "object" && v !== null) {
-    for (const [k, x] of Object.entries(v)) here.push(...nodePaths(x, [...at, k]));
-  }
-  return here;
-}
-
-/** A copy of FULL with `edit` applied to the node at `path` (or its parent, for the root). */
-function edited(path: (string | number)[], edit: (parent: Json, key: string | number) => void) {
-  const root = { top: JSON.parse(JSON.stringify(FULL)) };
-  let parent: Json = root;
-  let key: string | number = "top";
-  for (const k of path) {
-    parent = (parent as Record<string | number, Json>)[key];
-    key = k;
-  }
-  edit(parent, key);
-  return root.top;
-}
-
 Deno.test("shape check sweep: every node replaced by every edge value, removed, or extended", () => {
-  const stats = new Stats();
+  const stats = newStats();
   const paths = nodePaths(FULL);
-  for (const path of paths) {
-    for (const edge of EDGES) {
-      agree(edited(path, (p, k) => ((p as Record<string | number, unknown>)[k] = edge)), stats);
-    }
-    if (path.length > 0) {
-      agree(edited(path, (p, k) => delete (p as Record<string | number, unknown>)[k]), stats);
-    }
-    for (const extra of ["x", "__proto__", "constructor", "comands"]) {
-      const add = edited(path, (p, k) => {
-        const node = (p as Record<string | number, unknown>)[k];
-        if (typeof node !== "object" || node === null || Array.isArray(node)) return;
-        Object.defineProperty(node, extra, { value: 1, enumerable: true, configurable: true });
-      });
-      agree(add, stats);
-    }
+  for (const v of sweepEdits(FULL, EDGES, ["x", "__proto__", "constructor", "comands"])) {
+    agree(v, stats);
   }
   assert.equal(paths.length, 47, "every node of FULL");
   assert.equal(stats.ok + stats.failed, 2302, "cases");

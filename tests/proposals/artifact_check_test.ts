@@ -13,7 +13,17 @@ import { ProposalError } from "../../lib/errors.ts";
 import { validateArtifact } from "../../lib/proposals/artifact.ts";
 import { type ArtifactKind, checkArtifactShape } from "../../lib/proposals/artifact_check.ts";
 import { ARTIFACT_SCHEMAS } from "../../lib/proposals/schema.ts";
-import { type Arb, build, keyOrder, objectKit, opt, req } from "../policy/_helpers.ts";
+import {
+  type Arb,
+  assertReplays,
+  build,
+  nodePaths,
+  objectKit,
+  opt,
+  ReplayStats,
+  req,
+  sweepEdits,
+} from "../policy/_zod_replay.ts";
 
 const KINDS: ArtifactKind[] = ["change-proposal", "delete-proposal", "command-request"];
 const NONCE = "0123456789abcdef0123456789abcdef";
@@ -25,42 +35,10 @@ function reported(issue: { path: PropertyKey[]; message: string; keys?: string[]
   return `${where}: ${issue.message}${issue.keys ? ` (${issue.keys.join(", ")})` : ""}`;
 }
 
-/** What the checker and zod saw, for the assertions that the inputs covered what they should. */
-class Stats {
-  ok = 0;
-  failed = 0;
-  firstCodes = new Set<string>();
-  /** Messages with numbers as N. */
-  messages = new Set<string>();
-}
-
 /** Asserts that the checker and zod agree on `value` for `kind`, entirely. */
-function agree(kind: ArtifactKind, value: unknown, stats: Stats): void {
+function agree(kind: ArtifactKind, value: unknown, stats: ReplayStats): void {
   const z = ARTIFACT_SCHEMAS[kind].safeParse(value);
-  const c = checkArtifactShape(kind, value);
-  assert.equal(c.ok, z.success, "verdict");
-  if (z.success && c.ok) {
-    stats.ok++;
-    assert.deepStrictEqual(c.data, z.data);
-    assert.deepStrictEqual(keyOrder(c.data), keyOrder(z.data));
-  } else if (!z.success && !c.ok) {
-    stats.failed++;
-    const zi = z.error.issues;
-    // What validateArtifact uses: the first issue's path, message and keys.
-    const first = zi[0];
-    const mine = c.issues[0];
-    assert.deepStrictEqual(mine.path, first.path);
-    assert.equal(mine.message, first.message);
-    assert.deepStrictEqual(
-      "keys" in mine ? mine.keys : undefined,
-      "keys" in first ? first.keys : undefined,
-    );
-    // And the rest, field for field.
-    assert.deepStrictEqual(c.issues, zi);
-    assert.deepStrictEqual(keyOrder(c.issues), keyOrder(zi));
-    stats.firstCodes.add(mine.code);
-    for (const i of c.issues) stats.messages.add(i.message.replace(/[0-9]+/g, "N"));
-  }
+  assertReplays(z, checkArtifactShape(kind, value), stats);
   // Through validateArtifact, when the kind routes the value to this schema.
   if (
     typeof value === "object" && value !== null && !Array.isArray(value) &&
@@ -247,13 +225,13 @@ function artifacts(kind: ArtifactKind, bad: number): Arb {
 
 for (const kind of KINDS) {
   Deno.test(`artifact check property: valid ${kind}s parse to zod's data, key order included`, () => {
-    const stats = new Stats();
+    const stats = new ReplayStats();
     fc.assert(fc.property(artifacts(kind, 0), (v) => agree(kind, v, stats)), { numRuns: 1500 });
     assert.ok(stats.ok > 1450, `only ${stats.ok} of 1500 valid inputs passed`);
   });
 
   Deno.test(`artifact check property: wrong ${kind}s give zod's issues, first one included`, () => {
-    const stats = new Stats();
+    const stats = new ReplayStats();
     for (const bad of [1, 4]) {
       fc.assert(fc.property(artifacts(kind, bad), (v) => agree(kind, v, stats)), {
         numRuns: 2000,
@@ -281,7 +259,7 @@ Deno.test("artifact check property: arbitrary values (exotic objects included) a
     withSparseArray: true,
     withTypedArray: true,
   });
-  const stats = new Stats();
+  const stats = new ReplayStats();
   fc.assert(
     fc.property(value, fc.constantFrom(...KINDS), (v, kind) => agree(kind, v, stats)),
     { numRuns: 3000 },
@@ -375,60 +353,15 @@ const EDGES: unknown[] = [
   Symbol("s"),
 ];
 
-type Json = Record<string, unknown> | unknown[];
-
-function nodePaths(v: unknown, at: (string | number)[] = []): (string | number)[][] {
-  const here = [at];
-  if (Array.isArray(v)) v.forEach((x, i) => here.push(...nodePaths(x, [...at, i])));
-  else if (typeof v === "object" && v !== null) {
-    for (const [k, x] of Object.entries(v)) here.push(...nodePaths(x, [...at, k]));
-  }
-  return here;
-}
-
-/** A copy of `full` with `edit` applied to the node at `path`. */
-function edited(
-  full: unknown,
-  path: (string | number)[],
-  edit: (parent: Json, key: string | number) => void,
-): unknown {
-  const root = { top: JSON.parse(JSON.stringify(full)) };
-  let parent: Json = root;
-  let key: string | number = "top";
-  for (const k of path) {
-    parent = (parent as Record<string | number, Json>)[key];
-    key = k;
-  }
-  edit(parent, key);
-  return root.top;
-}
-
 Deno.test("artifact check sweep: every node replaced by every edge value, removed, or extended", () => {
-  const stats = new Stats();
+  const stats = new ReplayStats();
   let nodes = 0;
   for (const kind of KINDS) {
     const full = FULL[kind];
     agree(kind, full, stats);
-    for (const path of nodePaths(full)) {
-      nodes++;
-      for (const edge of EDGES) {
-        agree(
-          kind,
-          edited(full, path, (p, k) => ((p as Record<string | number, unknown>)[k] = edge)),
-          stats,
-        );
-      }
-      if (path.length > 0) {
-        agree(kind, edited(full, path, (p, k) => delete (p as Record<string, unknown>)[k]), stats);
-      }
-      for (const extra of ["x", "__proto__", "constructor"]) {
-        const add = edited(full, path, (p, k) => {
-          const node = (p as Record<string | number, unknown>)[k];
-          if (typeof node !== "object" || node === null || Array.isArray(node)) return;
-          Object.defineProperty(node, extra, { value: 1, enumerable: true, configurable: true });
-        });
-        agree(kind, add, stats);
-      }
+    nodes += nodePaths(full).length;
+    for (const v of sweepEdits(full, EDGES, ["x", "__proto__", "constructor"])) {
+      agree(kind, v, stats);
     }
   }
   assert.equal(nodes, 31, "every node of the three artifacts");
