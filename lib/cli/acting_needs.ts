@@ -13,7 +13,7 @@ import { PERL } from "../fs/anchored_write.ts";
 import { BWRAP_PATH } from "../sandbox/bwrap.ts";
 import { SETSID_PATH } from "../requests/process.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs } from "../permissions.ts";
-import { keyNeeds, stateNeeds } from "./commands.ts";
+import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds } from "./commands.ts";
 import { artifactOf, fullPolicy } from "./policy_ctx.ts";
 import type { Ctx } from "./types.ts";
 
@@ -86,15 +86,12 @@ function gitProgram(ctx: Ctx): string[] {
  * where programs are resolved.
  */
 async function actingNeeds(ctx: Ctx, run: string[]): Promise<Needs> {
-  const brief = typeof ctx.parsed.flags.brief === "string"
-    ? [resolve(ctx.parsed.flags.brief)]
-    : DEFAULT_BRIEF_NAMES.map((n) => join(ctx.project, n));
+  const flag = briefFlagPath(ctx);
+  const brief = flag !== null ? [flag] : DEFAULT_BRIEF_NAMES.map((n) => join(ctx.project, n));
   const file = typeof ctx.parsed.positionals.FILE === "string"
     ? [resolve(ctx.parsed.positionals.FILE)]
     : [];
   const tmp = ctx.env.TMPDIR && ctx.env.TMPDIR.startsWith("/") ? ctx.env.TMPDIR : "/tmp";
-  const home = ctx.env.HOME && ctx.env.HOME.startsWith("/") ? [ctx.env.HOME] : [];
-  const confinedDir = home.map((h) => join(h, ".config", "agentteams", "confined"));
   return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true), {
     read: [
       ctx.project,
@@ -102,7 +99,7 @@ async function actingNeeds(ctx: Ctx, run: string[]): Promise<Needs> {
       ...file,
       tmp,
       "/proc",
-      ...confinedDir,
+      ...confinedDirs(ctx),
       ...pathDirs(ctx),
       BWRAP_PATH,
       SETSID_PATH,

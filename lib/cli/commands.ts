@@ -10,6 +10,7 @@ import { keyDir } from "../crypto/keys.ts";
 import { UsageError } from "../errors.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { STATE_DIR } from "../ledger/paths.ts";
+import { CONFINED_DIR_REL } from "../sandbox/operator_file.ts";
 import type { FlagSpec } from "./parse.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import type { CommandSpec, Ctx, Outcome } from "./types.ts";
@@ -59,6 +60,34 @@ export function stateNeeds(ctx: Ctx, write: boolean): Needs {
   const state = join(ctx.project, STATE_DIR);
   // Reading the project root itself lets the state dir's creation be fsynced.
   return { ...NO_NEEDS, read: write ? [ctx.project, state] : [state], write: write ? [state] : [] };
+}
+
+/**
+ * `--brief` as an absolute path, or `null` when it was not given (the project's default applies).
+ *
+ * @example
+ * ```ts ignore
+ * import { briefFlagPath } from "./commands.ts";
+ * briefFlagPath(ctx); // "/work/p/docs/brief.jsonc" for --brief docs/brief.jsonc in /work/p
+ * ```
+ */
+export function briefFlagPath(ctx: Ctx): string | null {
+  const b = ctx.parsed.flags.brief;
+  return typeof b === "string" ? resolve(b) : null;
+}
+
+/**
+ * The operator's confined-programs directory, when HOME is absolute (else none).
+ *
+ * @example
+ * ```ts ignore
+ * import { confinedDirs } from "./commands.ts";
+ * confinedDirs(ctx); // ["/home/op/.config/agentteams/confined"]
+ * ```
+ */
+export function confinedDirs(ctx: Ctx): string[] {
+  const home = ctx.env.HOME;
+  return home?.startsWith("/") ? [join(home, CONFINED_DIR_REL)] : [];
 }
 
 function notBuilt(plannedIn: string) {
@@ -234,13 +263,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     // file (whose custody check asks for the uid).
     needs: (ctx) => ({
       ...NO_NEEDS,
-      read: [
-        ctx.project,
-        ...(ctx.env.HOME?.startsWith("/")
-          ? [join(ctx.env.HOME, ".config/agentteams/confined")]
-          : []),
-        ...(typeof ctx.parsed.flags.brief === "string" ? [resolve(ctx.parsed.flags.brief)] : []),
-      ],
+      read: [ctx.project, ...confinedDirs(ctx), ...(briefFlagPath(ctx) ?? [])],
       env: [...KEY_ENV, ...CHILD_ENV],
       sys: ["uid"],
     }),

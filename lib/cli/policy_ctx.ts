@@ -16,13 +16,12 @@ import type { Policy } from "../policy/types.ts";
 import { withConfinedPrograms } from "../sandbox/policy_confined.ts";
 import { lazyBackend } from "../sandbox/backend.ts";
 import type { Backend } from "../sandbox/decide.ts";
+import { briefFlagPath } from "./commands.ts";
 import type { Ctx } from "./types.ts";
 
 /** The brief's absolute path: `--brief`, else the project's default. */
 export async function briefPathOf(ctx: Ctx): Promise<string> {
-  const b = ctx.parsed.flags.brief;
-  if (typeof b === "string") return isAbsolute(b) ? b : resolve(b);
-  return await defaultBriefPath(ctx.project);
+  return briefFlagPath(ctx) ?? await defaultBriefPath(ctx.project);
 }
 
 /** The operator's home directory. */
