@@ -34,6 +34,7 @@ import {
   pipeHolders,
   pipeInodesOf,
 } from "./procfs.ts";
+import { diskFs, isExecutable } from "./resolve.ts";
 
 /** How long to wait for the pipes to close after the direct child exits (ms). */
 export const DEFAULT_DRAIN_MS = 2000;
@@ -60,12 +61,7 @@ let launcherChecked: string | null | undefined;
  */
 export function defaultSessionLauncher(): string | null {
   if (launcherChecked === undefined) {
-    try {
-      const st = Deno.statSync(SETSID_PATH);
-      launcherChecked = st.isFile && ((st.mode ?? 0) & 0o111) !== 0 ? SETSID_PATH : null;
-    } catch {
-      launcherChecked = null;
-    }
+    launcherChecked = isExecutable(diskFs, SETSID_PATH) ? SETSID_PATH : null;
   }
   return launcherChecked;
 }

@@ -82,7 +82,17 @@ export interface ResolvedProgram {
   readonly real: string;
 }
 
-function executable(fs: ResolveFs, path: string): boolean {
+/**
+ * True when `path` is a regular file with an execute bit (following symlinks).
+ *
+ * @example
+ * ```ts
+ * import { diskFs, isExecutable } from "./resolve.ts";
+ * isExecutable(diskFs, "/bin/sh"); // true
+ * isExecutable(diskFs, "/etc"); // false: a directory
+ * ```
+ */
+export function isExecutable(fs: ResolveFs, path: string): boolean {
   const st = fs.stat(path);
   return st !== null && st.isFile && (st.mode === null || (st.mode & 0o111) !== 0);
 }
@@ -114,12 +124,12 @@ export function resolveProgram(name: string, options: ResolveOptions): ResolvedP
   }
   let found: string | null = null;
   if (name.startsWith("/")) {
-    if (executable(fs, name)) found = name;
+    if (isExecutable(fs, name)) found = name;
   } else {
     for (const dir of sanitizePath(options.path).split(":")) {
       if (dir === "") continue;
       const candidate = dir.endsWith("/") ? dir + name : `${dir}/${name}`;
-      if (executable(fs, candidate)) {
+      if (isExecutable(fs, candidate)) {
         found = candidate;
         break;
       }
