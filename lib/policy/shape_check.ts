@@ -486,10 +486,10 @@ export function int(...checks: Check[]): Checker {
       const received = typeof value === "number"
         ? Number.isNaN(value) ? "NaN" : String(value)
         : undefined;
+      const message = typeMessage("number", value);
       const issue: ShapeIssue = received === undefined
-        ? { expected: "number", code: "invalid_type", path: [], message: "" }
-        : { expected: "number", code: "invalid_type", received, path: [], message: "" };
-      issue.message = typeMessage("number", value);
+        ? { expected: "number", code: "invalid_type", path: [], message }
+        : { expected: "number", code: "invalid_type", received, path: [], message };
       return runChecks(fail(value, { issue, cont: undefined }), all);
     },
   };
@@ -637,26 +637,22 @@ export function strictObject(shape: Readonly<Record<string, Checker>>): Checker 
         const field = shape[key];
         const r = field.run(input[key]);
         const present = key in input;
-        if (field.optional) {
-          if (r.issues.length === 0 || present) {
-            if (r.issues.length > 0) prefixInto(p, key, r.issues);
-            if (present) out[key] = r.value;
-          }
-        } else {
-          if (r.issues.length > 0) prefixInto(p, key, r.issues);
-          if (!present && r.issues.length === 0) {
-            p.issues.push({
-              issue: {
-                code: "invalid_type",
-                expected: "nonoptional",
-                path: [key],
-                message: typeMessage("nonoptional", undefined),
-              },
-              cont: undefined,
-            });
-          }
-          if (present) out[key] = r.value;
+        // An absent key reads as `undefined`, which an optional field accepts: its issues come
+        // only from a present key.
+        if (r.issues.length > 0) {
+          prefixInto(p, key, r.issues);
+        } else if (!present && !field.optional) {
+          p.issues.push({
+            issue: {
+              code: "invalid_type",
+              expected: "nonoptional",
+              path: [key],
+              message: typeMessage("nonoptional", undefined),
+            },
+            cont: undefined,
+          });
         }
+        if (present) out[key] = r.value;
       }
       const unknown: string[] = [];
       for (const key in input) if (!known.has(key)) unknown.push(key);
