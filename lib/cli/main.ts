@@ -70,6 +70,21 @@ function print(io: CliIo, name: string, json: boolean, o: Outcome): number {
   return o.exit;
 }
 
+/** Refuses (`USAGE`) a project root that is missing or not a directory. */
+function checkProjectDir(project: string): void {
+  let isDir: boolean;
+  try {
+    isDir = Deno.statSync(project).isDirectory;
+  } catch (e) {
+    // A command whose narrow flags grant only part of the project cannot stat its root; its
+    // own reads then fail as they must.
+    if (e instanceof Deno.errors.NotCapable) return;
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    isDir = false;
+  }
+  if (!isDir) throw new UsageError("USAGE", `the project ${project} is not a directory`);
+}
+
 /**
  * Runs the CLI on `argv` and returns the exit code.
  *
@@ -122,19 +137,7 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
     const project = resolve(
       typeof parsed.flags.project === "string" ? parsed.flags.project : Deno.cwd(),
     );
-    let projectInfo: Deno.FileInfo | null = null;
-    try {
-      projectInfo = Deno.statSync(project);
-    } catch (e) {
-      // A command whose narrow flags grant only part of the project cannot stat its root; its
-      // own reads then fail as they must.
-      if (e instanceof Deno.errors.NotCapable) projectInfo = null;
-      else if (!(e instanceof Deno.errors.NotFound)) throw e;
-      else projectInfo = { isDirectory: false } as Deno.FileInfo;
-    }
-    if (projectInfo !== null && !projectInfo.isDirectory) {
-      throw new UsageError("USAGE", `the project ${project} is not a directory`);
-    }
+    checkProjectDir(project);
     const ctx: Ctx = {
       name,
       parsed,
