@@ -68,6 +68,8 @@ const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
 
 class Parser {
   i = 0;
+  /** The keys and indexes from the root to the value being parsed (for `DuplicateKey`). */
+  readonly path: (string | number)[] = [];
   constructor(readonly t: string, readonly maxDepth: number) {}
 
   fail(code: string, at = this.i, path: (string | number)[] = []): never {
@@ -97,14 +99,14 @@ class Parser {
     }
   }
 
-  value(depth: number, path: (string | number)[]): JsoncNode {
+  value(depth: number): JsoncNode {
     this.skip();
     const t = this.t;
     const start = this.i;
     const c = t[this.i];
     if (c === "{" || c === "[") {
       if (depth >= this.maxDepth) this.fail("NestedTooDeep", start);
-      return c === "{" ? this.object(depth + 1, path) : this.array(depth + 1, path);
+      return c === "{" ? this.object(depth + 1) : this.array(depth + 1);
     }
     if (c === '"') {
       const value = this.string();
@@ -189,7 +191,7 @@ class Parser {
     }
   }
 
-  object(depth: number, path: (string | number)[]): JsoncNode {
+  object(depth: number): JsoncNode {
     const start = this.i;
     this.i++;
     const props = new Map<string, JsoncProp>();
@@ -200,11 +202,13 @@ class Parser {
       }
       const keyOffset = this.i;
       const key = this.string();
-      if (props.has(key)) this.fail("DuplicateKey", keyOffset, [...path, key]);
+      if (props.has(key)) this.fail("DuplicateKey", keyOffset, [...this.path, key]);
       this.skip();
       if (this.t[this.i] !== ":") this.fail("ColonExpected");
       this.i++;
-      const node = this.value(depth, [...path, key]);
+      this.path.push(key);
+      const node = this.value(depth);
+      this.path.pop();
       props.set(key, { keyOffset, node });
       this.separator("}", "CloseBraceExpected");
     }
@@ -212,14 +216,16 @@ class Parser {
     return { type: "object", offset: start, length: this.i - start, props };
   }
 
-  array(depth: number, path: (string | number)[]): JsoncNode {
+  array(depth: number): JsoncNode {
     const start = this.i;
     this.i++;
     const items: JsoncNode[] = [];
     this.skip();
     while (this.t[this.i] !== "]") {
       if (this.i >= this.t.length) this.fail("CloseBracketExpected");
-      items.push(this.value(depth, [...path, items.length]));
+      this.path.push(items.length);
+      items.push(this.value(depth));
+      this.path.pop();
       this.separator("]", "CloseBracketExpected");
     }
     this.i++;
@@ -239,7 +245,7 @@ class Parser {
  */
 export function parseJsonc(text: string, maxDepth: number): JsoncNode {
   const p = new Parser(text, maxDepth);
-  const root = p.value(0, []);
+  const root = p.value(0);
   p.skip();
   if (p.i < text.length) p.fail("EndOfFileExpected");
   return root;

@@ -59,6 +59,16 @@ Deno.test("jsonc: refusals carry a code and the offset where parsing stopped", (
   assert.equal(codeOf("[1,"), "CloseBracketExpected@3");
 });
 
+Deno.test("jsonc: a duplicate key carries its path through objects and arrays", () => {
+  const text = '{"a": [{"b": 1}, {"c": {"d": 1}, "c": 2}], "e": 3}';
+  assert.throws(
+    () => parseJsonc(text, 16),
+    (e) =>
+      e instanceof JsoncSyntaxError && e.code === "DuplicateKey" &&
+      JSON.stringify(e.path) === '["a",1,"c"]' && e.offset === text.lastIndexOf('"c"'),
+  );
+});
+
 Deno.test("jsonc: objects have no prototype; __proto__ is an ordinary key", () => {
   const v = nodeValue(parseJsonc('{"__proto__": {"x": 1}}', 8)) as Record<string, unknown>;
   assert.equal(Object.getPrototypeOf(v), null);
