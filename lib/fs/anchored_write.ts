@@ -46,7 +46,8 @@ const SCRIPT = String.raw`
 use strict; use warnings; use Fcntl; use IO::Handle;
 binmode STDIN; binmode STDOUT; $| = 1;
 my ($op, $create, $max, $name, @segs) = @ARGV;
-sub fail { print STDOUT "E $_[0] $_[1]\n"; exit 3; }
+my $at = "dir";
+sub fail { print STDOUT "E $_[0] $at $_[1]\n"; exit 3; }
 for my $s (@segs) {
   my @l = lstat($s);
   if (!@l) {
@@ -60,6 +61,7 @@ for my $s (@segs) {
   my @c = stat(".") or fail("STAT", $s);
   fail("SWAPPED", $s) unless $c[0] == $l[0] && $c[1] == $l[1];
 }
+$at = "target";
 my ($tdev, $tino) = (-1, -1);
 my @t = lstat($name);
 if (@t) {
@@ -199,25 +201,34 @@ function helperError(line: string | null, stderr: string): FsSafetyError {
       `the anchored write helper stopped without an answer${stderr ? `: ${stderr.trim()}` : ""}`,
     );
   }
-  const m = /^E (\S+) ?(.*)$/.exec(line);
+  const m = /^E (\S+) (dir|target) ?(.*)$/.exec(line);
   if (m === null) return new FsSafetyError("FILE_CHANGED", `unexpected helper output: ${line}`);
-  const [, code, what] = m;
+  const [, code, at, what] = m;
+  const withAt = { details: { at } };
   switch (code) {
     case "SYMLINK":
-      return new FsSafetyError("SYMLINK", `${what} is a symlink`, { details: { name: what } });
+      return new FsSafetyError("SYMLINK", `${what} is a symlink`, withAt);
     case "NOTDIR":
-      return new FsSafetyError("NOT_DIRECTORY", `${what} is not a directory`);
+      return new FsSafetyError("NOT_DIRECTORY", `${what} is not a directory`, withAt);
     case "NOTFILE":
-      return new FsSafetyError("NOT_REGULAR_FILE", `${what} is not a regular file`);
+      return new FsSafetyError("NOT_REGULAR_FILE", `${what} is not a regular file`, withAt);
     case "LARGE":
-      return new FsSafetyError("FILE_TOO_LARGE", `${what} is too large`);
+      return new FsSafetyError("FILE_TOO_LARGE", `${what} is too large`, withAt);
     case "MISSING":
-      return new FsSafetyError("NOT_DIRECTORY", `directory ${what} is missing`);
+      return new FsSafetyError("NOT_DIRECTORY", `directory ${what} is missing`, withAt);
     case "SWAPPED":
     case "CHANGED":
-      return new FsSafetyError("FILE_CHANGED", `${what} changed between the check and the write`);
+      return new FsSafetyError(
+        "FILE_CHANGED",
+        `${what} changed between the check and the write`,
+        withAt,
+      );
     default:
-      return new FsSafetyError("FILE_CHANGED", `the anchored write failed: ${code} ${what}`);
+      return new FsSafetyError(
+        "FILE_CHANGED",
+        `the anchored write failed: ${code} ${what}`,
+        withAt,
+      );
   }
 }
 
@@ -225,7 +236,8 @@ function helperError(line: string | null, stderr: string): FsSafetyError {
  * Performs one anchored replace or remove (see the module doc).
  *
  * @throws {FsSafetyError} `SYMLINK`, `NOT_DIRECTORY`, `NOT_REGULAR_FILE`, `FILE_TOO_LARGE`,
- *   `FILE_CHANGED`, `ANCHOR_UNAVAILABLE`; and whatever `decide` throws.
+ *   `FILE_CHANGED` (with `details.at`: `"dir"` when a directory on the way failed, `"target"`
+ *   when the target did), `ANCHOR_UNAVAILABLE`; and whatever `decide` throws.
  */
 export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {
   for (const d of spec.dirs) checkName(d);

@@ -102,7 +102,7 @@ interface TargetState {
   file: { bytes: Uint8Array; mode: number } | null;
 }
 
-function safety(e: unknown, name: string): never {
+function safety(e: unknown): never {
   if (e instanceof FsSafetyError) {
     if (e.code === "ANCHOR_UNAVAILABLE") {
       throw new ProposalError("WRITE_UNAVAILABLE", e.message, { cause: e });
@@ -113,7 +113,8 @@ function safety(e: unknown, name: string): never {
         `the path or the target changed between the checks and the write (${e.message}); refused`,
       );
     }
-    const atTarget = e.details.name === name || e.code === "NOT_REGULAR_FILE" ||
+    // The anchored helper says where it failed; the path walk's file errors are the target's.
+    const atTarget = e.details.at === "target" || e.code === "NOT_REGULAR_FILE" ||
       e.code === "FILE_TOO_LARGE";
     if (atTarget) {
       throw new ProposalError("TARGET_NOT_FILE", `the target cannot be used: ${e.message}`);
@@ -144,7 +145,7 @@ function walkTarget(root: string, segments: readonly string[]): TargetState {
     return { dir, file: readChild(dir, name, MAX_TARGET_BYTES) };
   } catch (e) {
     if (e instanceof ProposalError) throw e;
-    return safety(e, segments[segments.length - 1]);
+    return safety(e);
   }
 }
 
@@ -336,7 +337,7 @@ async function applyChecked(
     });
   } catch (e) {
     if (e instanceof ProposalError) throw e;
-    safety(e, name);
+    safety(e);
   }
   result.written = true;
   return result;

@@ -24,8 +24,9 @@ function tree(dir: string): string[] {
   return out.sort();
 }
 
-function refusedWith(code: string) {
-  return (e: unknown) => e instanceof FsSafetyError && e.code === code;
+function refusedWith(code: string, at?: "dir" | "target") {
+  return (e: unknown) =>
+    e instanceof FsSafetyError && e.code === code && (at === undefined || e.details.at === at);
 }
 
 Deno.test("anchored write: creates missing directories, writes the mode asked, keeps nothing else", async () => {
@@ -68,6 +69,8 @@ Deno.test("anchored write: a refusing decision, a symlinked directory, a symlink
   Deno.symlinkSync(outside, `${root}/src/out`);
   Deno.writeTextFileSync(`${outside}/secret`, "s\n");
   Deno.symlinkSync(`${outside}/secret`, `${root}/src/link.txt`);
+  // A symlinked directory that has the target's own name is still a directory on the way.
+  Deno.symlinkSync(outside, `${root}/src/x.txt`);
   const before = tree(root);
   const beforeOut = tree(outside);
   await assert.rejects(
@@ -92,7 +95,18 @@ Deno.test("anchored write: a refusing decision, a symlinked directory, a symlink
       createDirs: true,
       decide: () => ({ mode: 0o644, content: enc.encode("x") }),
     }),
-    refusedWith("SYMLINK"),
+    refusedWith("SYMLINK", "dir"),
+  );
+  await assert.rejects(
+    anchoredReplace({
+      root,
+      dirs: ["src", "x.txt"],
+      name: "x.txt",
+      op: "write",
+      createDirs: true,
+      decide: () => ({ mode: 0o644, content: enc.encode("x") }),
+    }),
+    refusedWith("SYMLINK", "dir"),
   );
   await assert.rejects(
     anchoredReplace({
@@ -103,7 +117,7 @@ Deno.test("anchored write: a refusing decision, a symlinked directory, a symlink
       createDirs: false,
       decide: () => ({ mode: 0, content: new Uint8Array(0) }),
     }),
-    refusedWith("SYMLINK"),
+    refusedWith("SYMLINK", "target"),
   );
   assert.deepEqual(tree(root), before);
   assert.deepEqual(tree(outside), beforeOut);
