@@ -58,3 +58,30 @@ export async function sh(
   }
   return dec.decode(out.stdout);
 }
+
+/**
+ * A committed git project at `root` for whole-program tests: `src/a.txt` (`old\n`) and a brief
+ * (`agentteams.json`) that lets `worker` write `src/` and run `true`, and allows unconfined runs.
+ * Git runs with {@link gitEnv} of `home`.
+ *
+ * @example
+ * ```ts ignore
+ * import { workerProject } from "./git.ts";
+ * await workerProject("/tmp/w/p", "/tmp/w/home");
+ * ```
+ */
+export async function workerProject(root: string, home: string): Promise<void> {
+  Deno.mkdirSync(`${root}/src`, { recursive: true });
+  Deno.writeTextFileSync(`${root}/src/a.txt`, "old\n");
+  Deno.writeTextFileSync(
+    `${root}/agentteams.json`,
+    JSON.stringify({
+      allow_unconfined_runs: true,
+      agent_policies: { worker: { write_scopes: ["src/"], commands: [{ prefix: ["true"] }] } },
+    }),
+  );
+  const env = gitEnv(home);
+  await sh(root, GIT, ["init", "-q", "."], env);
+  await sh(root, GIT, ["add", "-A"], env);
+  await sh(root, GIT, ["commit", "-qm", "init"], env);
+}

@@ -4,24 +4,15 @@
  * end to end in a real git repository; `permissions` names the bundle's own entry.
  */
 import assert from "node:assert/strict";
-import { GIT, gitEnv, sh } from "../_helpers/git.ts";
+import { workerProject } from "../_helpers/git.ts";
+import { runDeno, type RunResult, sha256 } from "../_helpers/mod.ts";
 import { bundleTo } from "../../scripts/bundle.ts";
 
-const deno = Deno.execPath();
 const root = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
-const dec = new TextDecoder();
 
-async function cli(
-  entry: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(deno, {
-    args: ["run", "--allow-all", "--no-check", entry, ...args],
-    env,
-    clearEnv: true,
-  }).output();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+/** The bundle's `entry` run with every permission. */
+function cli(entry: string, args: string[], env: Record<string, string>): Promise<RunResult> {
+  return runDeno(["run", "--allow-all", "--no-check", entry, ...args], { env });
 }
 
 Deno.test("the code-split bundle runs keys, dispatch, run, apply and verify", async () => {
@@ -36,24 +27,12 @@ Deno.test("the code-split bundle runs keys, dispatch, run, apply and verify", as
     assert.match(js, /import\(String\("\.\/run-[A-Z0-9]+\.js"\)\)/);
     const entry = `${outdir}/main.js`;
     const project = `${work}/p`;
-    Deno.mkdirSync(`${project}/src`, { recursive: true });
-    Deno.writeTextFileSync(`${project}/src/a.txt`, "old\n");
-    Deno.writeTextFileSync(
-      `${project}/agentteams.json`,
-      JSON.stringify({
-        allow_unconfined_runs: true,
-        agent_policies: { worker: { write_scopes: ["src/"], commands: [{ prefix: ["true"] }] } },
-      }),
-    );
+    await workerProject(project, `${work}/home`);
     const env: Record<string, string> = {
       HOME: `${work}/home`,
       PATH: "/usr/bin:/bin",
       AGENTTEAMS_KEY_DIR: `${work}/home/keys`,
     };
-    const ge = gitEnv(`${work}/home`);
-    await sh(project, GIT, ["init", "-q", "."], ge);
-    await sh(project, GIT, ["add", "-A"], ge);
-    await sh(project, GIT, ["commit", "-qm", "init"], ge);
     assert.equal((await cli(entry, ["keys", "init"], env)).code, 0);
     const d = await cli(entry, ["dispatch", "--agent", "worker", "--project", project], env);
     assert.equal(d.code, 0, d.stderr);
@@ -69,15 +48,13 @@ Deno.test("the code-split bundle runs keys, dispatch, run, apply and verify", as
     );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /true exited 0/);
-    const base = await crypto.subtle.digest("SHA-256", new TextEncoder().encode("old\n"));
-    const hex = [...new Uint8Array(base)].map((x) => x.toString(16).padStart(2, "0")).join("");
     Deno.writeTextFileSync(
       `${work}/p.json`,
       JSON.stringify({
         kind: "change-proposal",
         dispatch: nonce,
         path: "src/a.txt",
-        base_sha256: hex,
+        base_sha256: sha256("old\n"),
         content: "new\n",
         rationale: "t",
       }),
@@ -95,18 +72,17 @@ Deno.test("the code-split bundle runs keys, dispatch, run, apply and verify", as
     const line = p.stdout.trim().split(" ");
     assert.equal(line.slice(0, 2).join(" "), "deno run");
     assert.ok(line.some((w) => w.startsWith("--allow-read=") && w.split(/[=,]/).includes(outdir)));
-    const narrow = await new Deno.Command(deno, { args: line.slice(1), env, clearEnv: true })
-      .output();
-    assert.equal(narrow.code, 0, dec.decode(narrow.stderr));
-    assert.match(dec.decode(narrow.stdout), /rows verify/);
+    const narrow = await runDeno(line.slice(1), { env });
+    assert.equal(narrow.code, 0, narrow.stderr);
+    assert.match(narrow.stdout, /rows verify/);
     const noCode = line.slice(1).map((w) =>
       w.startsWith("--allow-read=")
         ? `--allow-read=${w.slice(13).split(",").filter((d) => d !== outdir).join(",")}`
         : w
     );
-    const refused = await new Deno.Command(deno, { args: noCode, env, clearEnv: true }).output();
+    const refused = await runDeno(noCode, { env });
     assert.equal(refused.code, 1);
-    assert.match(dec.decode(refused.stderr), /refused: NOT_CAPABLE: .*--allow-read=/);
+    assert.match(refused.stderr, /refused: NOT_CAPABLE: .*--allow-read=/);
   } finally {
     Deno.removeSync(work, { recursive: true });
   }

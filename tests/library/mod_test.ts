@@ -3,7 +3,7 @@
  * the key found through the environment, against a real git repository. It had no test of its own.
  */
 import assert from "node:assert/strict";
-import { GIT, gitEnv, sh } from "../_helpers/git.ts";
+import { workerProject } from "../_helpers/git.ts";
 
 const deno = Deno.execPath();
 const mod = new URL("../../lib/mod.ts", import.meta.url).href;
@@ -48,19 +48,7 @@ Deno.test("lib/mod.ts: dispatch, policy, run, apply, a refusal, record and verif
   const work = Deno.makeTempDirSync({ prefix: "agentteams-lib-" });
   try {
     const root = `${work}/p`;
-    Deno.mkdirSync(`${root}/src`, { recursive: true });
-    Deno.writeTextFileSync(`${root}/src/a.txt`, "old\n");
-    Deno.writeTextFileSync(
-      `${root}/agentteams.json`,
-      JSON.stringify({
-        allow_unconfined_runs: true,
-        agent_policies: { worker: { write_scopes: ["src/"], commands: [{ prefix: ["true"] }] } },
-      }),
-    );
-    const ge = gitEnv(`${work}/home`);
-    await sh(root, GIT, ["init", "-q", "."], ge);
-    await sh(root, GIT, ["add", "-A"], ge);
-    await sh(root, GIT, ["commit", "-qm", "init"], ge);
+    await workerProject(root, `${work}/home`);
     const program = `${work}/embed.ts`;
     Deno.writeTextFileSync(program, PROGRAM);
     const out = await new Deno.Command(deno, {
