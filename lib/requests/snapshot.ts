@@ -57,11 +57,12 @@ export interface PathState {
 
 /** The index restricted to the project. */
 export interface IndexView {
-  /** Raw bytes it was read from (equal bytes mean equal entries). */
-  readonly raw: Uint8Array;
   /** Entries under the project prefix, sorted by path bytes then stage. */
   readonly entries: readonly IndexEntry[];
-  /** What was read (all entries, the flagged ones), for reuse by a later snapshot. */
+  /**
+   * What was read (its raw bytes: equal bytes mean equal entries; all entries, the flagged ones),
+   * for reuse by a later snapshot.
+   */
   readonly source: IndexRead;
   /** The index file's identity and times when it was read, or `null` (no file, or via git). */
   readonly stamp: string | null;
@@ -226,7 +227,6 @@ export async function takeSnapshot(
 function projectIndex(index: IndexRead, prefix: Uint8Array, stamp: string | null): IndexView {
   let entries: readonly IndexEntry[] | null = null;
   return {
-    raw: index.raw,
     source: index,
     stamp,
     get entries() {
@@ -278,8 +278,9 @@ function fingerprintOf(snap: Snapshot, key: string, bytes: Uint8Array): string {
   return snap.worktree.get(key)?.fp ?? indexFingerprint(snap.index.entries, bytes) ?? ABSENT;
 }
 
+/** Equal bytes; the same buffer (an index reused from the earlier snapshot) is not scanned. */
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && compareBytes(a, b) === 0;
+  return a === b || (a.length === b.length && compareBytes(a, b) === 0);
 }
 
 /** Paths whose index entries differ between two indexes (both sorted). */
@@ -328,7 +329,7 @@ export function diffSnapshots(
   const candidates = new Map<string, Uint8Array>();
   for (const [key, state] of before.worktree) candidates.set(key, state.bytes);
   for (const [key, state] of after.worktree) candidates.set(key, state.bytes);
-  if (!sameBytes(before.index.raw, after.index.raw)) {
+  if (!sameBytes(before.index.source.raw, after.index.source.raw)) {
     const prefixLength = after.prefixLength;
     for (const path of indexChanges(before.index.entries, after.index.entries)) {
       candidates.set(renderPathBytes(path.subarray(prefixLength)).text, path);
