@@ -20,7 +20,7 @@ import {
   takeSnapshot,
   type WriteCheck,
 } from "../../lib/requests/snapshot.ts";
-import { statFingerprint } from "../../lib/requests/watch.ts";
+import { RACY_WINDOW_MS, statFingerprint } from "../../lib/requests/watch.ts";
 import { declaredMatcher } from "../../lib/requests/writes.ts";
 import { cleanup, GIT, sh, tempRepo } from "./_helpers.ts";
 
@@ -497,5 +497,59 @@ Deno.test("a status started before the caller writes its state compares the cont
     assert.deepEqual(check.undeclared, [".agentteams/proposal-ledger.jsonl"]);
   } finally {
     await cleanup(root);
+  }
+});
+
+/** Waits until the file at `path` last changed before the racy window of a snapshot taken now. */
+async function untilOutOfRacyWindow(path: string): Promise<void> {
+  const st = Deno.statSync(path);
+  const changed = Math.max(st.mtime?.getTime() ?? 0, st.ctime?.getTime() ?? 0);
+  while (Math.floor(Date.now() / 1000) * 1000 - RACY_WINDOW_MS < changed) {
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+Deno.test("an index unchanged since the last snapshot is reused; one rewritten in place (same inode, size and mtime) is read again", async () => {
+  const { root, env } = await tempRepo();
+  try {
+    // A staged edit first, so that staging the next one leaves the index the same size (its
+    // cached tree is already invalid).
+    Deno.writeTextFileSync(`${root}/src/a.ts`, "export const a = 0;\n");
+    await sh(root, GIT, ["add", "src/a.ts"], env);
+    const ctx = await openGitContext(root, { git: GIT, parentEnv: env });
+    await untilOutOfRacyWindow(ctx.indexPath);
+    const before = await takeSnapshot(ctx);
+    const quiet = await takeSnapshot(ctx, { previous: before });
+    assert.equal(quiet.index.source, before.index.source, "the old index was reused");
+    assert.deepEqual(diffSnapshots(before, quiet, () => false).changed, []);
+    // The command edits a tracked file and stages it, then puts the new index's bytes into the
+    // old index's inode and gives it back the old mtime: only the ctime tells them apart.
+    const old = Deno.statSync(ctx.indexPath);
+    const mtime = (old.mtime?.getTime() ?? 0) / 1000;
+    const r = await runProcess({
+      program: "/bin/sh",
+      args: [
+        "-c",
+        `ln .git/index .git/old-index && printf 'export const a = 2;\\n' > src/a.ts && ` +
+        `'${GIT}' add src/a.ts && cat .git/index > .git/old-index && ` +
+        `mv .git/old-index .git/index && touch -m -d @${mtime} .git/index`,
+      ],
+      cwd: root,
+      env,
+      timeoutMs: 60_000,
+    });
+    assert.equal(new TextDecoder().decode(r.stderr), "");
+    const now = Deno.statSync(ctx.indexPath);
+    assert.deepEqual(
+      [now.ino, now.size, now.mtime?.getTime()],
+      [old.ino, old.size, old.mtime?.getTime()],
+      "the rewrite kept inode, size and mtime",
+    );
+    const after = await takeSnapshot(ctx, { previous: before });
+    assert.notEqual(after.index.source, before.index.source, "the index was read again");
+    const check = diffSnapshots(before, after, () => false);
+    assert.deepEqual(check.undeclared, ["src/a.ts"]);
+  } finally {
+    cleanup(root);
   }
 });
