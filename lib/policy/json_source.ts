@@ -13,13 +13,7 @@
  * @module
  */
 
-import {
-  type JsoncNode,
-  JsoncSyntaxError,
-  nodeAt as findNode,
-  nodeValue,
-  parseJsonc,
-} from "./jsonc.ts";
+import { type JsoncNode, JsoncSyntaxError, nodeValue, parseJsonc, reach } from "./jsonc.ts";
 import { PolicyError } from "../errors.ts";
 
 /** Deepest nesting of objects and arrays accepted (the parser recurses once per level). */
@@ -138,34 +132,17 @@ export function parseJsonSource(input: string, name: string): JsonSource {
   }
   const value: unknown = nodeValue(root);
 
-  /** The node at `path`, else its nearest existing ancestor; and the key offset when exact. */
-  const nodeAt = (
-    path: JsonPath,
-  ): { node: JsoncNode; exact: boolean; keyOffset: number | null } => {
-    for (let n = path.length; n >= 0; n--) {
-      const node = findNode(root, path.slice(0, n));
-      if (node === null) continue;
-      let keyOffset: number | null = null;
-      const last = path[n - 1];
-      if (n > 0 && typeof last === "string") {
-        const parent = findNode(root, path.slice(0, n - 1));
-        if (parent?.type === "object") keyOffset = parent.props.get(last)?.keyOffset ?? null;
-      }
-      return { node, exact: n === path.length, keyOffset };
-    }
-    return { node: root, exact: path.length === 0, keyOffset: null };
-  };
-
   return {
     value,
     name,
     locate(path: JsonPath, key = false): Position {
-      const { node, exact, keyOffset } = nodeAt(path);
+      const { node, depth, keyOffset } = reach(root, path);
+      const exact = depth === path.length;
       return positionAt(text, key && exact && keyOffset !== null ? keyOffset : node.offset);
     },
     rawText(path: JsonPath): string | null {
-      const { node, exact } = nodeAt(path);
-      return exact ? text.slice(node.offset, node.offset + node.length) : null;
+      const { node, depth } = reach(root, path);
+      return depth === path.length ? text.slice(node.offset, node.offset + node.length) : null;
     },
   };
 }

@@ -270,29 +270,47 @@ export function nodeValue(n: JsoncNode): unknown {
   return n.value;
 }
 
+/** How far a path reaches into a tree: see {@link reach}. */
+export interface JsoncReach {
+  /** The node at the path, else at its longest prefix that exists. */
+  node: JsoncNode;
+  /** How many parts of the path were followed (all of them when the path exists). */
+  depth: number;
+  /** Offset of `node`'s key when `node` is an object's property, else `null`. */
+  keyOffset: number | null;
+}
+
 /**
- * The node at `path`, or `null`.
+ * Follows `path` from `root` as far as it exists: the node reached, how many parts that took,
+ * and the node's key offset (for messages about a key rather than its value).
  *
  * @example
  * ```ts
- * import { nodeAt, parseJsonc } from "./jsonc.ts";
- * nodeAt(parseJsonc('{"a": [1, 2]}', 8), ["a", 1])?.offset; // 10
+ * import { parseJsonc, reach } from "./jsonc.ts";
+ * const r = reach(parseJsonc('{"a": [1, 2]}', 8), ["a", 1]);
+ * [r.depth, r.node.offset]; // [2, 10]
+ * reach(parseJsonc('{"a": [1, 2]}', 8), ["a", "x"]).depth; // 1
  * ```
  */
-export function nodeAt(root: JsoncNode, path: readonly (string | number)[]): JsoncNode | null {
-  let cur: JsoncNode = root;
+export function reach(root: JsoncNode, path: readonly (string | number)[]): JsoncReach {
+  let node = root;
+  let keyOffset: number | null = null;
+  let depth = 0;
   for (const part of path) {
-    if (cur.type === "object" && typeof part === "string") {
-      const p = cur.props.get(part);
-      if (p === undefined) return null;
-      cur = p.node;
-    } else if (cur.type === "array" && typeof part === "number") {
-      const n = cur.items[part];
-      if (n === undefined) return null;
-      cur = n;
+    if (node.type === "object" && typeof part === "string") {
+      const p = node.props.get(part);
+      if (p === undefined) break;
+      node = p.node;
+      keyOffset = p.keyOffset;
+    } else if (node.type === "array" && typeof part === "number") {
+      const n = node.items[part];
+      if (n === undefined) break;
+      node = n;
+      keyOffset = null;
     } else {
-      return null;
+      break;
     }
+    depth++;
   }
-  return cur;
+  return { node, depth, keyOffset };
 }

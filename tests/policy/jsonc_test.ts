@@ -1,7 +1,7 @@
 /** The JSONC parser: JSON's values exactly, comments and trailing commas, positions, refusals. */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { JsoncSyntaxError, nodeAt, nodeValue, parseJsonc } from "../../lib/policy/jsonc.ts";
+import { JsoncSyntaxError, nodeValue, parseJsonc, reach } from "../../lib/policy/jsonc.ts";
 
 function codeOf(text: string): string {
   try {
@@ -33,9 +33,18 @@ Deno.test("jsonc: comments and trailing commas; offsets of values", () => {
     JSON.stringify(nodeValue(root)),
     JSON.stringify({ a: [1, 2], b: { c: "\u00e9\n" } }),
   );
-  assert.equal(nodeAt(root, ["a", 1])?.offset, text.indexOf("2,]"));
-  assert.equal(nodeAt(root, ["b", "c"])?.type, "string");
-  assert.equal(nodeAt(root, ["zz"]), null);
+  const a1 = reach(root, ["a", 1]);
+  assert.equal(a1.depth, 2);
+  assert.equal(a1.node.offset, text.indexOf("2,]"));
+  assert.equal(a1.keyOffset, null, "an array item has no key");
+  const bc = reach(root, ["b", "c"]);
+  assert.equal(bc.depth, 2);
+  assert.equal(bc.node.type, "string");
+  assert.equal(bc.keyOffset, text.indexOf('"c"'));
+  const zz = reach(root, ["zz"]);
+  assert.equal(zz.depth, 0, "no node at zz");
+  assert.equal(zz.node, root, "the deepest node along zz is the root");
+  assert.equal(reach(root, ["a", "x"]).depth, 1, "a string part does not index an array");
 });
 
 Deno.test("jsonc: refusals carry a code and the offset where parsing stopped", () => {
