@@ -51,15 +51,6 @@ function unreadable(
   });
 }
 
-function errnoCode(e: unknown): string | undefined {
-  if (e instanceof Deno.errors.NotFound) return "ENOENT";
-  if (typeof e === "object" && e !== null && "code" in e) {
-    const code = (e as { code: unknown }).code;
-    return typeof code === "string" ? code : undefined;
-  }
-  return undefined;
-}
-
 /**
  * The default brief of a project: `<root>/agentteams.jsonc`, else `<root>/agentteams.json`.
  * The first name that exists in any form (a symlink included, which `loadPolicy` then refuses)
@@ -97,7 +88,7 @@ export function defaultBriefPathSync(projectRoot: string): string {
       Deno.lstatSync(candidate);
       return candidate;
     } catch (e) {
-      if (errnoCode(e) === "ENOENT") continue;
+      if (e instanceof Deno.errors.NotFound) continue;
       throw unreadable(candidate, "IO", `cannot be examined: ${String(e)}`, e);
     }
   }
@@ -121,7 +112,7 @@ export async function readBriefBytes(path: string): Promise<Uint8Array> {
   try {
     return (await readRegularFile(path, { maxBytes: MAX_BRIEF_BYTES, what: "brief" })).bytes;
   } catch (e) {
-    if (errnoCode(e) === "ENOENT") {
+    if (e instanceof Deno.errors.NotFound) {
       throw new PolicyError("BRIEF_NOT_FOUND", `brief ${path} does not exist`, {
         cause: e,
         details: { file: path },
@@ -146,7 +137,7 @@ function realDir(dir: string, briefPath: string): string {
   try {
     return Deno.realPathSync(dir);
   } catch (e) {
-    if (errnoCode(e) === "ENOENT") {
+    if (e instanceof Deno.errors.NotFound) {
       throw new PolicyError("BRIEF_NOT_FOUND", `brief ${briefPath} does not exist`, {
         cause: e,
         details: { file: briefPath },
