@@ -34,7 +34,6 @@ import { withFileLock } from "./lock.ts";
 import { checkStatePath, ensureStateDir, type StatePaths, statePaths } from "./paths.ts";
 import { utcSeconds } from "./row.ts";
 import { signedPart } from "./scan.ts";
-import { readAtSync } from "../fs/read_at.ts";
 
 /** Hours a dispatch lives. */
 export const DISPATCH_TTL_HOURS = 24;
@@ -99,6 +98,8 @@ interface Store {
   lines: { id: string; line: string }[];
   /** 1-based numbers of complete lines that do not verify. */
   invalid: number[];
+  /** Bytes of complete lines: where the next row goes (an unterminated rest is cut there). */
+  end: number;
 }
 
 function readStore(paths: StatePaths, hmac: HmacKey): Store {
@@ -108,14 +109,16 @@ function readStore(paths: StatePaths, hmac: HmacKey): Store {
     attempts: new Map(),
     lines: [],
     invalid: [],
+    end: 0,
   };
   if (!checkStatePath(paths.dispatches, "file")) return store;
-  const text = dec.decode(
-    readRegularFileSync(paths.dispatches, { maxBytes: 256 * 1024 * 1024, what: "dispatch store" })
-      .bytes,
-  );
-  const parts = text.split("\n");
+  const bytes = readRegularFileSync(paths.dispatches, {
+    maxBytes: 256 * 1024 * 1024,
+    what: "dispatch store",
+  }).bytes;
+  store.end = bytes.lastIndexOf(0x0a) + 1;
   // An unterminated last line is an interrupted append: it never counted, and is dropped.
+  const parts = dec.decode(bytes.subarray(0, store.end)).split("\n");
   parts.pop();
   parts.forEach((line, i) => {
     const part = signedPart(enc.encode(line));
@@ -245,34 +248,18 @@ export function issueDispatch(
 /** What to count while resolving a nonce. */
 export type CountKind = "none" | "attempt" | "use";
 
-function appendStoreLine(paths: StatePaths, line: string): void {
+/** Appends a row at `store.end`, the end of the complete lines the locked read found. */
+function appendStoreLine(paths: StatePaths, store: Store, line: string): void {
   checkStatePath(paths.dispatches, "file");
-  const f = Deno.openSync(paths.dispatches, {
-    read: true,
-    write: true,
-    create: true,
-    mode: 0o600,
-  });
+  const f = Deno.openSync(paths.dispatches, { append: true, create: true, mode: 0o600 });
   try {
     // An unterminated last line is an append that was interrupted: it never counted. Cut it,
     // so this row starts on a line of its own.
-    const size = f.statSync().size;
-    if (size > 0) {
-      const last = new Uint8Array(1);
-      f.seekSync(size - 1, Deno.SeekMode.Start);
-      f.readSync(last);
-      if (last[0] !== 0x0a) {
-        const window = Math.min(size, 64 * 1024);
-        const buf = new Uint8Array(window);
-        readAtSync(f, size - window, buf);
-        const nl = buf.lastIndexOf(0x0a);
-        f.truncateSync(nl < 0 ? (size > window ? size - window : 0) : size - window + nl + 1);
-      }
-    }
-    f.seekSync(0, Deno.SeekMode.End);
+    if (f.statSync().size > store.end) f.truncateSync(store.end);
     const b = enc.encode(line + "\n");
     if (f.writeSync(b) !== b.length) throw new Error("short write to the dispatch store");
     f.syncSync();
+    store.end += b.length;
   } finally {
     f.close();
   }
@@ -357,7 +344,7 @@ export function resolveDispatch(
           `the dispatch has had ${rec.attempts} attempts, the limit`,
         );
       }
-      appendStoreLine(paths, signStoreRow(hmac, { attempt: id }));
+      appendStoreLine(paths, store, signStoreRow(hmac, { attempt: id }));
       rec.attempts++;
     }
     if (mismatch) {
@@ -370,7 +357,7 @@ export function resolveDispatch(
     }
     if (opts.count === "use") {
       // Only an act spends a use, and only an act whose identity holds.
-      appendStoreLine(paths, signStoreRow(hmac, { use: id }));
+      appendStoreLine(paths, store, signStoreRow(hmac, { use: id }));
       rec.uses++;
     }
     return rec;

@@ -339,6 +339,22 @@ Deno.test("an unterminated last store line is ignored, and stays harmless across
   });
 });
 
+Deno.test("an unterminated store line longer than 64 KiB is cut whole by the next append", async () => {
+  await withSandbox("dispatch-long-fragment", async (sb) => {
+    const { nonce, id } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    const p = stateFiles(sb.project);
+    const issued = await Deno.readTextFile(p.dispatches);
+    await Deno.writeTextFile(p.dispatches, "x".repeat(70 * 1024), { append: true });
+    let rec = await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "use" });
+    assert.equal(rec.uses, 1);
+    const useRow = pyDumps({ mac: hmacHex(KEY_TEXT, pyDumps({ use: id })), use: id });
+    assert.equal(await Deno.readTextFile(p.dispatches), issued + useRow + "\n");
+    rec = await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "none" });
+    assert.equal(rec.uses, 1);
+    assert.deepEqual(verifyLedgerAt(sb.project, KEY).problems, []);
+  });
+});
+
 Deno.test("issue refuses while the store has lines that do not verify, writing nothing", async () => {
   await withSandbox("dispatch-drop", async (sb) => {
     await issueDispatch(sb.project, KEY.hmac, "worker");
