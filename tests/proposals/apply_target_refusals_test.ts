@@ -4,18 +4,16 @@
  * dangling symlink, a directory, a FIFO (without hanging) or a device (TARGET_NOT_FILE), a
  * non-UTF-8 target, content over the 256 KiB cap (and exactly the cap passes), a stale base,
  * `absent` for an existing file, deletions of missing files; and names the kernel cannot take
- * (a segment over NAME_MAX, a path over PATH_MAX), which must be refused with a typed code and a
- * ledger row, never half-applied. Hard links to files outside the project or in `.git` are
- * replaced, never written through.
+ * (a segment over NAME_MAX, a path over PATH_MAX, a lone surrogate), which must be refused
+ * (PATH_INVALID) with a ledger row, never half-applied. Hard links to files outside the project
+ * or in `.git` are replaced, never written through.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { refusals } from "../_helpers/mod.ts";
 import {
   applyFile,
   assertApplied,
   assertOnlyChanged,
-  assertRefusalRecorded,
   before,
   change,
   deletion,
@@ -23,8 +21,6 @@ import {
   exists,
   expectRefusal,
   fileSha,
-  type Json,
-  jsonOut,
   ledgerRows,
   makeProject,
   type Project,
@@ -302,28 +298,12 @@ Deno.test("hard links to files outside the project or in .git are replaced, neve
   });
 });
 
-/**
- * Applies an artifact that must be refused with some typed code (not INTERNAL), recorded like
- * every other refusal, with nothing written and no use spent.
- */
-async function expectTypedRefusal(p: Project, artifact: Json | string): Promise<void> {
-  const file = await writeArtifact(p, artifact);
-  const b = await before(p);
-  const r = await applyFile(p, file);
-  assert.equal(r.code, 1, `exit 1 expected, got ${r.code}: ${r.stderr}`);
-  const found = refusals(r.stderr);
-  assert.equal(found.length, 1, r.stderr);
-  const code = found[0].code;
-  assert.notEqual(code, "INTERNAL", `an untyped error escaped: ${r.stderr}`);
-  assert.equal((jsonOut(r).error as Record<string, Json>).code, code);
-  await assertRefusalRecorded(p, b, code, { agent: "worker", attempts: 1 });
-}
-
 Deno.test("names the kernel or the ledger cannot take are refused with a typed code and a row", async (t) => {
   await withProject(setup("names"), async (p) => {
     const nonce = await dispatch(p, "worker");
+    const exp = { agent: "worker", attempts: 1 } as const;
     await t.step("a path segment longer than NAME_MAX", async () => {
-      await expectTypedRefusal(p, change(nonce, "src/" + "n".repeat(300), "x\n"));
+      await expectRefusal(p, change(nonce, "src/" + "n".repeat(300), "x\n"), "PATH_INVALID", exp);
     });
     await t.step(
       "a path longer than PATH_MAX below the root is refused, not half-applied",
@@ -332,7 +312,12 @@ Deno.test("names the kernel or the ledger cannot take are refused with a typed c
         // missing), so an implementation that meets the limit only while creating them leaves
         // directories behind and a write-ahead `apply-proposal` row for a write that never happened.
         try {
-          await expectTypedRefusal(p, change(nonce, "src/" + "d/".repeat(2040) + "x", "x\n"));
+          await expectRefusal(
+            p,
+            change(nonce, "src/" + "d/".repeat(2040) + "x", "x\n"),
+            "PATH_INVALID",
+            exp,
+          );
           assert.equal(await exists(join(p.root, "src/d")), false, "directories were left behind");
         } finally {
           // Whatever happened, later steps should not walk 2040 levels in every snapshot.
@@ -343,17 +328,21 @@ Deno.test("names the kernel or the ledger cannot take are refused with a typed c
     await t.step("a path with a lone surrogate is refused before any use", async () => {
       // A lone surrogate has no UTF-8 form: the file system would see U+FFFD (another name than
       // the one checked), and the ledger cannot encode the row canonically.
-      await expectTypedRefusal(
+      await expectRefusal(
         p,
         `{"kind": "change-proposal", "dispatch": "${nonce}", "path": "src/\\ud800.txt", ` +
           `"base_sha256": "absent", "content": "x", "rationale": "r"}`,
+        "PATH_INVALID",
+        exp,
       );
     });
     await t.step("a rationale with a lone surrogate is refused before any use", async () => {
-      await expectTypedRefusal(
+      await expectRefusal(
         p,
         `{"kind": "change-proposal", "dispatch": "${nonce}", "path": "src/r.txt", ` +
           `"base_sha256": "absent", "content": "x", "rationale": "why \\udc00"}`,
+        "ARTIFACT_INVALID",
+        exp,
       );
     });
   });
