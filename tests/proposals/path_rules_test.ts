@@ -11,7 +11,12 @@ import fc from "fast-check";
 import { ProposalError } from "../../lib/errors.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
 import type { Policy } from "../../lib/policy/types.ts";
-import { checkProposalPath, checkRelativePath } from "../../lib/proposals/path_rules.ts";
+import {
+  checkProposalPath,
+  checkRelativePath,
+  MAX_NAME_BYTES,
+  MAX_PATH_BYTES,
+} from "../../lib/proposals/path_rules.ts";
 
 const BRIEF = JSON.stringify({
   agent_policies: {
@@ -183,6 +188,35 @@ Deno.test("a .git segment at any depth is refused (a nested repository's hooks a
   for (const p of ["src/vendor/.git/hooks/post-checkout", "src/.git", "src/x/.GIT/config"]) {
     assert.equal(codeOf(() => checkProposalPath(p, "worker", POLICY)), "CONTROL_PLANE", p);
   }
+  // Every other control-plane entry counts at depth too; `sandbox` only at the root.
+  for (const p of ["src/.claude/settings.json", "docs/x/.AgentTeams/y", "src/.github/hooks/h"]) {
+    assert.equal(codeOf(() => checkProposalPath(p, "worker", POLICY)), "CONTROL_PLANE", p);
+  }
+  assert.equal(codeOf(() => checkProposalPath("src/sandbox/x", "worker", POLICY)), null);
+  assert.equal(codeOf(() => checkProposalPath("sandbox/x", "worker", POLICY)), "CONTROL_PLANE");
+});
+
+Deno.test("checkRelativePath: names and paths longer than a file system takes, and lone surrogates", () => {
+  // Limits in UTF-8 bytes: a two-byte character counts twice.
+  const name = (bytes: number) => "n".repeat(bytes);
+  assert.equal(codeOf(() => checkRelativePath(`src/${name(MAX_NAME_BYTES)}`)), null);
+  assert.equal(codeOf(() => checkRelativePath(`src/${name(MAX_NAME_BYTES + 1)}`)), "PATH_INVALID");
+  assert.equal(
+    codeOf(() => checkRelativePath("\u00e9".repeat(MAX_NAME_BYTES / 2 + 1))),
+    "PATH_INVALID",
+  );
+  // Short segments (`d/d/.../x` or `.../xx`), so only the total is over.
+  const long = (bytes: number) => {
+    const dirs = Math.floor((bytes - 1) / 2);
+    return "d/".repeat(dirs) + "x".repeat(bytes - 2 * dirs);
+  };
+  assert.equal(long(MAX_PATH_BYTES).length, MAX_PATH_BYTES);
+  assert.equal(codeOf(() => checkRelativePath(long(MAX_PATH_BYTES))), null);
+  assert.equal(codeOf(() => checkRelativePath(long(MAX_PATH_BYTES + 1))), "PATH_INVALID");
+  for (const p of ["src/\ud800.txt", "\udc00", "a/b\ud83d"]) {
+    assert.equal(codeOf(() => checkRelativePath(p)), "PATH_INVALID", JSON.stringify(p));
+  }
+  assert.equal(codeOf(() => checkRelativePath("src/\u{1F600}.txt")), null, "a pair is well formed");
 });
 
 // ---------------------------------------------------------------------------------------------
