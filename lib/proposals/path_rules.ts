@@ -33,11 +33,9 @@ import type { Policy } from "../policy/types.ts";
  * ```
  */
 export function controlPlaneAnywhere(segments: readonly string[]): string | null {
-  const top = controlPlaneOf(segments.join("/"));
-  if (top !== null) return top;
-  for (let i = 1; i < segments.length; i++) {
+  for (let i = 0; i < segments.length; i++) {
     const hit = controlPlaneOf(segments.slice(i).join("/"));
-    if (hit !== null && hit !== "sandbox") return hit;
+    if (hit !== null && (i === 0 || hit !== "sandbox")) return hit;
   }
   return null;
 }
