@@ -51,7 +51,7 @@ import { lonelySurrogateAt, validateArtifact } from "../proposals/artifact.ts";
 import type { GateRunner } from "../proposals/gates.ts";
 import type { CommandRequestT } from "../proposals/schema.ts";
 import type { Backend } from "../sandbox/decide.ts";
-import { makePrivateTmpdir, removeMaskPoints, removePrivateTmpdir } from "../sandbox/run_dir.ts";
+import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
 import { executeRun, prepareRun } from "../sandbox/run_confined.ts";
 import { childEnv } from "./env.ts";
 import { type GitContext, openGitContext } from "./git.ts";
@@ -285,10 +285,8 @@ async function runChecked(
       stdin,
       timeoutMs: timeout * 1000,
     });
-    if (opts.dryRun) {
-      if (prepared.plan !== null) removeMaskPoints(prepared.plan);
-      return base;
-    }
+    // Planning creates nothing on disk (bwrap makes the mask points when it runs).
+    if (opts.dryRun) return base;
     // The first snapshot's git status runs while the use and the start row are written (git's
     // view of the control plane, where they go, is never compared; the watch reads it later).
     const statusBefore = startStatus(git);
