@@ -27,3 +27,45 @@ export function hasControlChar(s: string): boolean {
   }
   return false;
 }
+
+/** Where a value holds text that is not well-formed UTF-16: see {@link findLoneSurrogate}. */
+export interface LoneSurrogate {
+  /** Keys and indexes from the value down to the string, or down to the key itself. */
+  path: (string | number)[];
+  /** Whether the last key of `path` holds the lone surrogate (rather than a string value). */
+  key: boolean;
+}
+
+/**
+ * The first string or object key under `v` (depth first, in key order) that holds a lone
+ * surrogate, which has no UTF-8 form and no canonical JSON encoding; `null` when there is none.
+ *
+ * @example
+ * ```ts
+ * import { findLoneSurrogate } from "./text.ts";
+ * findLoneSurrogate({ a: ["ok", "\ud800"] }); // { path: ["a", 1], key: false }
+ * findLoneSurrogate({ a: { "\udc00": 1 } }); // { path: ["a", "\udc00"], key: true }
+ * ```
+ */
+export function findLoneSurrogate(v: unknown): LoneSurrogate | null {
+  if (typeof v === "string") return v.isWellFormed() ? null : { path: [], key: false };
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const found = findLoneSurrogate(v[i]);
+      if (found !== null) {
+        found.path.unshift(i);
+        return found;
+      }
+    }
+  } else if (typeof v === "object" && v !== null) {
+    for (const [k, x] of Object.entries(v)) {
+      if (!k.isWellFormed()) return { path: [k], key: true };
+      const found = findLoneSurrogate(x);
+      if (found !== null) {
+        found.path.unshift(k);
+        return found;
+      }
+    }
+  }
+  return null;
+}

@@ -18,6 +18,7 @@ import { isIgnoredBriefField, POLICY_FIELDS } from "./fields.ts";
 import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
 import type { RawPolicy } from "./schema.ts";
 import { checkPolicyFields, type ShapeIssue } from "./shape_check.ts";
+import { findLoneSurrogate } from "./text.ts";
 
 type Issue = ShapeIssue;
 
@@ -116,26 +117,6 @@ function reasonFor(issue: Issue, root: unknown): string {
   }
 }
 
-/** Refuses strings that are not well-formed UTF-16 (lone surrogates) anywhere under `path`. */
-function refuseLoneSurrogates(src: JsonSource, v: unknown, path: (string | number)[]): void {
-  if (typeof v === "string") {
-    if (!v.isWellFormed()) {
-      throw errorAt("BRIEF_INVALID", src, path, "contains a lone surrogate (\\ud800-\\udfff)");
-    }
-  } else if (Array.isArray(v)) {
-    v.forEach((item, i) => refuseLoneSurrogates(src, item, [...path, i]));
-  } else if (v !== null && typeof v === "object") {
-    for (const [k, item] of Object.entries(v)) {
-      if (!k.isWellFormed()) {
-        throw errorAt("BRIEF_INVALID", src, [...path, k], "key contains a lone surrogate", {
-          key: true,
-        });
-      }
-      refuseLoneSurrogates(src, item, [...path, k]);
-    }
-  }
-}
-
 /**
  * Validates the brief's top level and policy fields; returns the policy fields. Throws
  * `PolicyError`: `BRIEF_INVALID` (not an object, wrong type or value) or `BRIEF_UNKNOWN_KEY`.
@@ -175,7 +156,12 @@ export function validateBrief(src: JsonSource): RawPolicy {
       );
     }
   }
-  refuseLoneSurrogates(src, picked, []);
+  const lone = findLoneSurrogate(picked);
+  if (lone !== null) {
+    throw lone.key
+      ? errorAt("BRIEF_INVALID", src, lone.path, "key contains a lone surrogate", { key: true })
+      : errorAt("BRIEF_INVALID", src, lone.path, "contains a lone surrogate (\\ud800-\\udfff)");
+  }
   // The same issues as `PolicyFieldsSchema.safeParse(picked)`, without loading zod (shape_check.ts).
   const result = checkPolicyFields(picked);
   if (!result.ok) {

@@ -11,6 +11,7 @@
  */
 import { FsSafetyError, ProposalError } from "../errors.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
+import { findLoneSurrogate } from "../policy/text.ts";
 import { checkArtifactShape } from "./artifact_check.ts";
 import type { ChangeProposalT, CommandRequestT, DeleteProposalT } from "./schema.ts";
 
@@ -35,22 +36,15 @@ function invalid(message: string): ProposalError {
  * ```
  */
 export function lonelySurrogateAt(v: unknown, at: string): string | null {
-  if (typeof v === "string") return v.isWellFormed() ? null : at;
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
-      const r = lonelySurrogateAt(v[i], `${at}[${i}]`);
-      if (r !== null) return r;
-    }
-    return null;
+  const lone = findLoneSurrogate(v);
+  if (lone === null) return null;
+  // A bad key is reported at the object that holds it.
+  const path = lone.key ? lone.path.slice(0, -1) : lone.path;
+  let where = at;
+  for (const part of path) {
+    where = typeof part === "number" ? `${where}[${part}]` : where ? `${where}.${part}` : part;
   }
-  if (typeof v === "object" && v !== null) {
-    for (const [k, x] of Object.entries(v)) {
-      if (!k.isWellFormed()) return at || "artifact";
-      const r = lonelySurrogateAt(x, at ? `${at}.${k}` : k);
-      if (r !== null) return r;
-    }
-  }
-  return null;
+  return lone.key ? where || "artifact" : where;
 }
 
 /**

@@ -300,6 +300,19 @@ Deno.test("parse: lone surrogates in policy strings are refused", () => {
     "protected_paths[0]",
     "lone surrogate",
   );
+  // A key: named by its path and its own position (the key's, not its value's).
+  expectPolicyError(
+    () => parsePolicy('{"agent_policies": {"w\\udc00": {}}}', OPTS),
+    "BRIEF_INVALID",
+    ":1:21:",
+    "key contains a lone surrogate",
+  );
+  // The first one in the file is reported.
+  expectPolicyError(
+    () => parsePolicy('{"protected_paths": ["ok", "\\ud800"], "write_policy": "\\ud800"}', OPTS),
+    "BRIEF_INVALID",
+    "protected_paths[1]",
+  );
 });
 
 Deno.test("parse: briefRel is relative POSIX, or null outside the project", () => {

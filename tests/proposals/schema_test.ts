@@ -8,7 +8,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ProposalError } from "../../lib/errors.ts";
-import { parseArtifact, validateArtifact } from "../../lib/proposals/artifact.ts";
+import {
+  lonelySurrogateAt,
+  parseArtifact,
+  validateArtifact,
+} from "../../lib/proposals/artifact.ts";
 import {
   ARTIFACT_SCHEMAS,
   jsonSchemaOf,
@@ -121,6 +125,26 @@ Deno.test("validateArtifact refuses every deviation (ARTIFACT_INVALID, naming th
   invalid({ ...COMMAND, argv: [] }, "argv");
   invalid({ ...COMMAND, argv: "make test" }, "argv");
   invalid({ ...COMMAND, stdin_from_content: { path: "a", content: "b", extra: 1 } }, "extra");
+});
+
+Deno.test("lonelySurrogateAt names the first string or key that is not UTF-8 text", () => {
+  assert.equal(lonelySurrogateAt(COMMAND, ""), null);
+  assert.equal(lonelySurrogateAt({ ...COMMAND, argv: ["make", "\ud800"] }, ""), "argv[1]");
+  assert.equal(lonelySurrogateAt({ ...COMMAND, purpose: "a\udc00" }, ""), "purpose");
+  const stdin = { path: "in.txt", content: "\ud83d" };
+  assert.equal(
+    lonelySurrogateAt({ ...COMMAND, stdin_from_content: stdin }, ""),
+    "stdin_from_content.content",
+  );
+  // A key is reported at the object that holds it; at the top, as "artifact".
+  assert.equal(lonelySurrogateAt({ ...COMMAND, "x\ud800": 1 }, ""), "artifact");
+  assert.equal(
+    lonelySurrogateAt({ ...COMMAND, stdin_from_content: { "\udc00": "" } }, ""),
+    "stdin_from_content",
+  );
+  assert.equal(lonelySurrogateAt(["\ud800"], "req"), "req[0]");
+  assert.equal(lonelySurrogateAt("\ud800", "req"), "req");
+  assert.equal(lonelySurrogateAt("\ud83d\ude00", "req"), null, "a surrogate pair is fine");
 });
 
 Deno.test("parseArtifact refuses text that is not a JSON object", () => {
