@@ -346,6 +346,30 @@ export async function assertRefused(
   return refusal;
 }
 
+/**
+ * Runs each request in turn (`worker`'s shared nonce) and asserts each refused with `code`
+ * ({@link assertRefused}, agent `worker`, every `absent` marker absent; with `json`, also the
+ * `--json` object, {@link assertJsonRefused}); then `ledger verify` once (unless `verify: false`).
+ *
+ * @example
+ * ```ts ignore
+ * await assertEachRefused(w, [{ argv: ["bash", "-c", "x"] }], "ARGV_NOT_ALLOWED", { absent: [m] });
+ * ```
+ */
+export async function assertEachRefused(
+  w: World,
+  requests: readonly RequestFields[],
+  code: string,
+  opts: { absent: readonly string[]; json?: boolean; verify?: boolean },
+): Promise<void> {
+  for (const fields of requests) {
+    const r = await w.run(fields, opts.json ? { flags: ["--json"] } : {});
+    if (opts.json) assertJsonRefused(r, code);
+    await assertRefused(w, r, code, { agent: "worker", absent: opts.absent, verify: false });
+  }
+  if (opts.verify ?? true) await w.verifyOk();
+}
+
 /** Asserts the `--json` refusal object of a run carries `code`. */
 export function assertJsonRefused(r: RunResult, code: string): Record<string, unknown> {
   const out = jsonOut(r);

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertCliRefused } from "../_helpers/mod.ts";
 import {
+  assertEachRefused,
   assertJsonRefused,
   assertRefused,
   exists,
@@ -37,8 +38,9 @@ function brief(p: WorldPaths) {
 Deno.test("run refuses shells and launchers the allowlist does not name (ARGV_NOT_ALLOWED)", async () => {
   await withWorld("shells", { brief }, async (w) => {
     const marker = join(w.project, "src/shell-ran.txt");
-    for (
-      const argv of [
+    await assertEachRefused(
+      w,
+      [
         ["bash", "-c", "touch src/shell-ran.txt"],
         ["/bin/bash", "-c", "touch src/shell-ran.txt"],
         ["/bin/sh", "-c", "touch src/shell-ran.txt"],
@@ -50,15 +52,10 @@ Deno.test("run refuses shells and launchers the allowlist does not name (ARGV_NO
         ["/usr/bin/env", "cat", "src/a.txt"],
         // Case matters: the prefix is compared exactly.
         ["Cat", "src/a.txt"],
-      ]
-    ) {
-      const r = await w.run({ argv });
-      await assertRefused(w, r, "ARGV_NOT_ALLOWED", {
-        agent: "worker",
-        absent: [marker],
-        verify: false,
-      });
-    }
+      ].map((argv) => ({ argv })),
+      "ARGV_NOT_ALLOWED",
+      { absent: [marker], verify: false },
+    );
     const j = await w.run({ argv: ["bash", "-c", "touch src/shell-ran.txt"] }, {
       flags: ["--json"],
     });
@@ -72,21 +69,16 @@ Deno.test("run: `bash -c` against a brief that allowlists only `cat` is ARGV_NOT
     brief: (p) => workerBrief(p, [{ prefix: ["cat"], args: ["src/[a-z]+\\.txt"] }]),
   }, async (w) => {
     const marker = join(w.project, "src/shell-ran.txt");
-    for (
-      const argv of [
+    await assertEachRefused(
+      w,
+      [
         ["bash", "-c", "touch src/shell-ran.txt"],
         ["cat", "-c", "touch src/shell-ran.txt"],
         ["bash", "src/a.txt"],
-      ]
-    ) {
-      const r = await w.run({ argv });
-      await assertRefused(w, r, "ARGV_NOT_ALLOWED", {
-        agent: "worker",
-        absent: [marker],
-        verify: false,
-      });
-    }
-    await w.verifyOk();
+      ].map((argv) => ({ argv })),
+      "ARGV_NOT_ALLOWED",
+      { absent: [marker] },
+    );
   });
 });
 
@@ -160,8 +152,9 @@ Deno.test("run: `;` and `$(...)` are passed verbatim when the pattern admits the
       assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
       assert.deepEqual(rows[1].argv, ["echo", arg]);
     }
-    for (
-      const arg of [
+    await assertEachRefused(
+      w,
+      [
         "hi && touch marker",
         "hi `touch marker`",
         "hi; touch ../marker",
@@ -169,16 +162,10 @@ Deno.test("run: `;` and `$(...)` are passed verbatim when the pattern admits the
         "hi|touch marker",
         "hi\ntouch marker",
         "hi > marker",
-      ]
-    ) {
-      const r = await w.run({ argv: ["echo", arg], cwd: "src" });
-      await assertRefused(w, r, "ARGV_NOT_ALLOWED", {
-        agent: "worker",
-        absent: [marker],
-        verify: false,
-      });
-    }
-    await w.verifyOk();
+      ].map((arg) => ({ argv: ["echo", arg], cwd: "src" })),
+      "ARGV_NOT_ALLOWED",
+      { absent: [marker] },
+    );
   });
 });
 
@@ -186,32 +173,28 @@ Deno.test("run: wrong arity is ARGV_NOT_ALLOWED and nothing runs", async () => {
   await withWorld("arity", { brief }, async (w) => {
     const one = join(w.project, "src/one.txt");
     const two = join(w.project, "src/two.txt");
-    for (
-      const argv of [
+    await assertEachRefused(
+      w,
+      [
         ["/usr/bin/touch"],
         ["/usr/bin/touch", "src/one.txt", "src/two.txt"],
         ["cat", "src/a.txt", "src/one.txt"],
         ["cat"],
         // A variadic entry needs at least one trailing argument.
         ["/usr/bin/sort"],
-      ]
-    ) {
-      const r = await w.run({ argv, expected_writes: ["src/one.txt"] });
-      await assertRefused(w, r, "ARGV_NOT_ALLOWED", {
-        agent: "worker",
-        absent: [one, two],
-        verify: false,
-      });
-    }
-    await w.verifyOk();
+      ].map((argv) => ({ argv, expected_writes: ["src/one.txt"] })),
+      "ARGV_NOT_ALLOWED",
+      { absent: [one, two] },
+    );
   });
 });
 
 Deno.test("run: an option smuggled where a file was expected is ARGV_NOT_ALLOWED", async () => {
   await withWorld("options", { brief }, async (w) => {
     const sorted = join(w.project, "src/sorted.txt");
-    for (
-      const argv of [
+    await assertEachRefused(
+      w,
+      [
         ["/usr/bin/sort", "-o", "src/sorted.txt", "src/a.txt"],
         ["/usr/bin/sort", "--output=src/sorted.txt", "src/a.txt"],
         ["/usr/bin/sort", "src/a.txt", "-osrc/sorted.txt"],
@@ -223,16 +206,10 @@ Deno.test("run: an option smuggled where a file was expected is ARGV_NOT_ALLOWED
         ["cat", "@src/a.txt"],
         ["cat", "/etc/passwd"],
         ["cat", "~/src/a.txt"],
-      ]
-    ) {
-      const r = await w.run({ argv });
-      await assertRefused(w, r, "ARGV_NOT_ALLOWED", {
-        agent: "worker",
-        absent: [sorted],
-        verify: false,
-      });
-    }
-    await w.verifyOk();
+      ].map((argv) => ({ argv })),
+      "ARGV_NOT_ALLOWED",
+      { absent: [sorted] },
+    );
   });
 });
 
@@ -241,22 +218,18 @@ Deno.test("run: a `..` segment in an argument is PARENT_SEGMENT even when the pa
     const dots = join(w.project, "src/dots.txt");
     // The positive control: the pattern does admit it (the matcher would accept it).
     assert.match("src/../src/dots.txt", /^(?:src\/\.\.\/src\/[a-z]+\.txt)$/);
-    for (
-      const argv of [
+    await assertEachRefused(
+      w,
+      [
         ["/usr/bin/touch", "src/../src/dots.txt"],
         ["cat", "src/../../etc/passwd"],
         ["cat", ".."],
         ["cat", "src\\..\\dots.txt"],
         ["/usr/bin/sort", "src/a.txt", "src/.."],
-      ]
-    ) {
-      const r = await w.run({ argv, expected_writes: ["src/dots.txt"] });
-      await assertRefused(w, r, "PARENT_SEGMENT", {
-        agent: "worker",
-        absent: [dots],
-        verify: false,
-      });
-    }
+      ].map((argv) => ({ argv, expected_writes: ["src/dots.txt"] })),
+      "PARENT_SEGMENT",
+      { absent: [dots], verify: false },
+    );
     const j = await w.run({ argv: ["/usr/bin/touch", "src/../src/dots.txt"] }, {
       flags: ["--json"],
     });

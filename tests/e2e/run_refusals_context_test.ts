@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  assertEachRefused,
   assertJsonRefused,
   assertRefused,
   DENO_BIN_DIR,
@@ -86,15 +87,12 @@ Deno.test("run: a program inside the project is PROGRAM_IN_PROJECT (absolute, PA
     }
     // `./x.sh` and `bin/tool` name files in the project too. The lint refuses such a prefix in a
     // brief (see the POLICY_LINT test), so no entry can match them: refused before resolution.
-    for (const argv of [["./bin/tool"], ["bin/tool"], ["./x.sh"]]) {
-      const r = await w.run({ argv });
-      await assertRefused(w, r, "ARGV_NOT_ALLOWED", {
-        agent: "worker",
-        absent: [marker],
-        verify: false,
-      });
-    }
-    await w.verifyOk();
+    await assertEachRefused(
+      w,
+      [["./bin/tool"], ["bin/tool"], ["./x.sh"]].map((argv) => ({ argv })),
+      "ARGV_NOT_ALLOWED",
+      { absent: [marker] },
+    );
   });
 });
 
@@ -106,24 +104,13 @@ Deno.test("run: a cwd other than the entry's pinned one is CWD_NOT_ALLOWED", asy
       join(w.project, "src/deep/made.txt"),
       join(w.project, "src/pinned/made.txt"),
     ];
-    for (
-      const cwd of [
-        ".",
-        "src",
-        "src/deep",
-        "/tmp",
-        join(w.project, "src/pinned"),
-        "~",
-        "src/pinned/../deep",
-      ]
-    ) {
-      const r = await w.run({ argv: ["/usr/bin/touch", "made.txt"], cwd });
-      await assertRefused(w, r, "CWD_NOT_ALLOWED", {
-        agent: "worker",
-        absent: markers,
-        verify: false,
-      });
-    }
+    const cwds = [".", "src", "src/deep", "/tmp", join(w.project, "src/pinned"), "~"];
+    await assertEachRefused(
+      w,
+      [...cwds, "src/pinned/../deep"].map((cwd) => ({ argv: ["/usr/bin/touch", "made.txt"], cwd })),
+      "CWD_NOT_ALLOWED",
+      { absent: markers, verify: false },
+    );
     const j = await w.run({ argv: ["/usr/bin/touch", "made.txt"], cwd: "src" }, {
       flags: ["--json"],
     });
@@ -145,8 +132,9 @@ Deno.test("run: a cwd other than the entry's pinned one is CWD_NOT_ALLOWED", asy
 Deno.test("run: expected_writes in .git, .agentteams, the brief or a protected path is WRITES_NOT_ALLOWED", async () => {
   await withWorld("writes", { brief, files: FILES }, async (w) => {
     const marker = join(w.project, "src/w.txt");
-    for (
-      const writes of [
+    await assertEachRefused(
+      w,
+      [
         [".git/hooks/pre-commit"],
         [".git/hooks/"],
         [".git/"],
@@ -167,16 +155,10 @@ Deno.test("run: expected_writes in .git, .agentteams, the brief or a protected p
         ["/tmp/x"],
         [".github/agents/x.md"],
         [".claude/settings.json"],
-      ]
-    ) {
-      const r = await w.run({ argv: ["/usr/bin/touch", "src/w.txt"], expected_writes: writes });
-      await assertRefused(w, r, "WRITES_NOT_ALLOWED", {
-        agent: "worker",
-        absent: [marker],
-        verify: false,
-      });
-    }
-    await w.verifyOk();
+      ].map((writes) => ({ argv: ["/usr/bin/touch", "src/w.txt"], expected_writes: writes })),
+      "WRITES_NOT_ALLOWED",
+      { absent: [marker] },
+    );
   });
 });
 
@@ -404,21 +386,16 @@ Deno.test("run: an allowlisted program that is missing, not executable, or not o
     // The file exists and would create the marker if anything ran it (through a shell, say).
     await writeFileAt(join(w.scripts, "not-executable"), TOOL, 0o644);
     const usesBefore = useCount(w.project);
-    for (
-      const argv of [
+    await assertEachRefused(
+      w,
+      [
         [join(w.scripts, "missing-tool")],
         [join(w.scripts, "not-executable")],
         ["agentteams-no-such-tool"],
-      ]
-    ) {
-      const r = await w.run({ argv }, { flags: ["--json"] });
-      assertJsonRefused(r, "PROGRAM_NOT_FOUND");
-      await assertRefused(w, r, "PROGRAM_NOT_FOUND", {
-        agent: "worker",
-        absent: [marker],
-        verify: false,
-      });
-    }
+      ].map((argv) => ({ argv })),
+      "PROGRAM_NOT_FOUND",
+      { absent: [marker], json: true, verify: false },
+    );
     assert.equal(useCount(w.project), usesBefore, "a refused request spent a use");
     await w.verifyOk();
   });
@@ -454,20 +431,15 @@ Deno.test("run: a lone surrogate anywhere in the request is ARTIFACT_INVALID; no
   await withWorld("surrogate", { brief, files: FILES }, async (w) => {
     const marker = join(w.project, "src/lone.txt");
     const usesBefore = useCount(w.project);
-    for (
-      const fields of [
+    await assertEachRefused(
+      w,
+      [
         { argv: ["/usr/bin/touch", "src/lone.txt"], purpose: "lone \ud800 surrogate" },
         { argv: ["/usr/bin/touch", "src/lone.txt"], expected_writes: ["src/lone\udc00.txt"] },
-      ]
-    ) {
-      const r = await w.run(fields, { flags: ["--json"] });
-      assertJsonRefused(r, "ARTIFACT_INVALID");
-      await assertRefused(w, r, "ARTIFACT_INVALID", {
-        agent: "worker",
-        absent: [marker],
-        verify: false,
-      });
-    }
+      ],
+      "ARTIFACT_INVALID",
+      { absent: [marker], json: true, verify: false },
+    );
     assert.equal(useCount(w.project), usesBefore, "a refused request spent a use");
     await w.verifyOk();
   });
