@@ -32,7 +32,7 @@ import {
   strictObject,
   union,
 } from "../policy/shape_check.ts";
-import type { ChangeProposalT, CommandRequestT, DeleteProposalT } from "./schema.ts";
+import type { ChangeProposalT, CommandRequestT, DeleteProposalT, SchemaName } from "./schema.ts";
 
 const dispatch = str(pattern(/^[0-9a-f]{32}$/));
 const agent = str(pattern(/^[a-z0-9][a-z0-9-]*$/), maxLength(128));
@@ -74,8 +74,11 @@ const commandRequest = strictObject({
   })),
 });
 
-/** An artifact kind, as in its `kind` field. */
-export type ArtifactKind = "change-proposal" | "delete-proposal" | "command-request";
+/**
+ * An artifact kind, as in its `kind` field: a schema name of `schema.ts` (a type-only import, so
+ * zod is not loaded), so a schema added there without a checker here fails to type-check.
+ */
+export type ArtifactKind = SchemaName;
 
 /** The parsed artifact of each kind. */
 export interface ArtifactOfKind {
