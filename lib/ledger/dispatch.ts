@@ -85,8 +85,23 @@ export function dispatchId(hmac: HmacKey, nonce: string): string {
   return hmac.hex("dispatch:" + nonce);
 }
 
+/**
+ * Store lines known to verify under a key: those of its last read plus those signed since. A
+ * run resolves its nonce twice (the attempt, then the use), and the second read re-verifies only
+ * what other processes appended in between. Bounded by the store: each read replaces the set.
+ */
+const verifiedLines = new WeakMap<HmacKey, Set<string>>();
+
 function signStoreRow(hmac: HmacKey, row: Record<string, string | number>): string {
-  return canonical({ ...row, mac: hmac.hex(canonical(row)) });
+  const line = canonical({ ...row, mac: hmac.hex(canonical(row)) });
+  verifiedLines.get(hmac)?.add(line);
+  return line;
+}
+
+function lineVerifies(line: string, hmac: HmacKey, known: Set<string> | undefined): boolean {
+  if (known?.has(line)) return true;
+  const part = signedPart(enc.encode(line));
+  return part !== null && hmac.verify(part.signed, part.mac);
 }
 
 /** A parsed store: verified rows only. */
@@ -120,12 +135,14 @@ function readStore(paths: StatePaths, hmac: HmacKey): Store {
   // An unterminated last line is an interrupted append: it never counted, and is dropped.
   const parts = dec.decode(bytes.subarray(0, store.end)).split("\n");
   parts.pop();
+  const known = verifiedLines.get(hmac);
+  const verified = new Set<string>();
   parts.forEach((line, i) => {
-    const part = signedPart(enc.encode(line));
-    if (part === null || hmac.hex(part.signed) !== part.mac) {
+    if (!lineVerifies(line, hmac, known)) {
       store.invalid.push(i + 1);
       return;
     }
+    verified.add(line);
     const o = JSON.parse(line) as Record<string, unknown>;
     if (
       typeof o.id === "string" && typeof o.agent === "string" && typeof o.expires === "string" &&
@@ -148,6 +165,7 @@ function readStore(paths: StatePaths, hmac: HmacKey): Store {
       store.invalid.push(i + 1);
     }
   });
+  verifiedLines.set(hmac, verified);
   return store;
 }
 
