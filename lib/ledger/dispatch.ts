@@ -196,15 +196,14 @@ export interface IssuedDispatch {
   expires: string;
   /** Dispatches dropped by compaction (expired). */
   compacted: number;
-  /** Store lines dropped because they did not verify. */
-  droppedInvalid: number;
 }
 
 /**
  * Issues a nonce for `agent`: records the `issue-dispatch` ledger row (the intent), then rewrites
  * the store atomically with expired dispatches compacted away and the new dispatch added.
  *
- * @throws {DispatchError} `BAD_SLUG`. {@link LedgerError} when the ledger refuses the row.
+ * @throws {DispatchError} `BAD_SLUG`. {@link LedgerError} when the ledger refuses the row, and
+ *   `LEDGER_TAMPERED` when a store line does not verify (the store is left as evidence).
  * @example
  * ```ts
  * import { issueDispatch } from "./dispatch.ts";
@@ -258,7 +257,6 @@ export function issueDispatch(
       id,
       expires,
       compacted: store.dispatches.size - live.size,
-      droppedInvalid: store.invalid.length,
     };
   });
 }
