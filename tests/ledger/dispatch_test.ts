@@ -228,6 +228,20 @@ Deno.test("AGENT_MISMATCH: refused, and the attempt is counted", async () => {
   });
 });
 
+Deno.test("AGENT_MISMATCH on a use: refused, no use spent, nothing written", async () => {
+  await withSandbox("dispatch-mismatch-use", async (sb) => {
+    const { nonce } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    await refuses(
+      sb,
+      () => resolveDispatch(sb.project, KEY.hmac, nonce, { count: "use", expectAgent: "reviewer" }),
+      "AGENT_MISMATCH",
+      DispatchError,
+    );
+    const rec = await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "none" });
+    assert.equal(rec.uses, 0);
+  });
+});
+
 Deno.test("issue compacts expired dispatches and their rows away", async () => {
   await withSandbox("dispatch-compact", async (sb) => {
     const a = await issueDispatch(sb.project, KEY.hmac, "old", { now: () => T0 });
