@@ -41,6 +41,24 @@ export function utcSeconds(d: Date): string {
   return d.toISOString().slice(0, 19) + "+00:00";
 }
 
+function refuseReservedKeys(body: RowBody): void {
+  for (const k of RESERVED_ROW_KEYS) {
+    if (Object.hasOwn(body, k)) {
+      throw new LedgerError("ROW_INVALID", `a row body may not set '${k}'; the ledger sets it`);
+    }
+  }
+}
+
+function canonicalRow(value: JsonObject): string {
+  try {
+    return canonical(value);
+  } catch (e) {
+    throw new LedgerError("ROW_INVALID", `row has no canonical encoding: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+}
+
 /**
  * Refuses a body the ledger cannot record: a reserved key, or no canonical encoding.
  *
@@ -52,18 +70,8 @@ export function utcSeconds(d: Date): string {
  * ```
  */
 export function checkBody(body: RowBody): void {
-  for (const k of RESERVED_ROW_KEYS) {
-    if (Object.hasOwn(body, k)) {
-      throw new LedgerError("ROW_INVALID", `a row body may not set '${k}'; the ledger sets it`);
-    }
-  }
-  try {
-    canonical(body);
-  } catch (e) {
-    throw new LedgerError("ROW_INVALID", `row has no canonical encoding: ${(e as Error).message}`, {
-      cause: e,
-    });
-  }
+  refuseReservedKeys(body);
+  canonicalRow(body);
 }
 
 /**
@@ -83,19 +91,7 @@ export function signRow(
   hmac: HmacKey,
   meta: { time: string; prev: string },
 ): string {
-  for (const k of RESERVED_ROW_KEYS) {
-    if (Object.hasOwn(body, k)) {
-      throw new LedgerError("ROW_INVALID", `a row body may not set '${k}'; the ledger sets it`);
-    }
-  }
+  refuseReservedKeys(body);
   const full: Record<string, JsonValue> = { ...body, time: meta.time, prev: meta.prev };
-  let text: string;
-  try {
-    text = canonical(full);
-  } catch (e) {
-    throw new LedgerError("ROW_INVALID", `row has no canonical encoding: ${(e as Error).message}`, {
-      cause: e,
-    });
-  }
-  return canonical({ ...full, mac: hmac.hex(text) });
+  return canonical({ ...full, mac: hmac.hex(canonicalRow(full)) });
 }
