@@ -17,6 +17,7 @@ import { withConfinedPrograms } from "../sandbox/policy_confined.ts";
 import { lazyBackend } from "../sandbox/backend.ts";
 import type { Backend } from "../sandbox/decide.ts";
 import { briefFlagPath } from "./commands.ts";
+import type { Parsed } from "./parse.ts";
 import type { Ctx } from "./types.ts";
 
 /** The brief's absolute path: `--brief`, else the project's default. */
@@ -31,28 +32,37 @@ export function homeOf(ctx: Ctx): string {
   return home;
 }
 
-const loaded = new Map<string, Promise<Policy>>();
+// Keyed by the invocation's parsed arguments: the permission needs and the command of one
+// invocation share one object, and nothing outlives it (an embedding process that runs the CLI
+// again reads the brief and the artifact again).
+const policies = new WeakMap<Parsed, Promise<Policy>>();
 
 /**
  * The complete policy (brief plus confined programs) for this invocation, loaded once: the
  * permission needs computed at start and the command itself share it, so the brief is read and
- * checked once per process.
+ * checked once per invocation.
+ *
+ * @example
+ * ```ts ignore
+ * import { fullPolicy } from "./policy_ctx.ts";
+ * Object.keys((await fullPolicy(ctx)).agents); // ["worker"]
+ * ```
  */
-export async function fullPolicy(ctx: Ctx): Promise<Policy> {
-  const brief = await briefPathOf(ctx);
-  const key = `${ctx.project}\0${brief}`;
-  let p = loaded.get(key);
+export function fullPolicy(ctx: Ctx): Promise<Policy> {
+  let p = policies.get(ctx.parsed);
   if (p === undefined) {
-    const home = homeOf(ctx);
-    p = loadPolicy(brief, { projectRoot: ctx.project }).then((pol) =>
-      withConfinedPrograms(pol, { home, project: ctx.project })
-    );
-    loaded.set(key, p);
+    p = (async () => {
+      const brief = await briefPathOf(ctx);
+      const home = homeOf(ctx);
+      const policy = await loadPolicy(brief, { projectRoot: ctx.project });
+      return withConfinedPrograms(policy, { home, project: ctx.project });
+    })();
+    policies.set(ctx.parsed, p);
   }
-  return await p;
+  return p;
 }
 
-const artifacts = new Map<string, { artifact: Artifact } | { error: unknown }>();
+const artifacts = new WeakMap<Parsed, { artifact: Artifact } | { error: unknown }>();
 
 /**
  * The artifact named by `FILE`, read and validated once for this invocation: `run --unconfined`
@@ -67,15 +77,14 @@ const artifacts = new Map<string, { artifact: Artifact } | { error: unknown }>()
  * ```
  */
 export function artifactOf(ctx: Ctx): Artifact {
-  const path = resolve(ctx.parsed.positionals.FILE as string);
-  let r = artifacts.get(path);
+  let r = artifacts.get(ctx.parsed);
   if (r === undefined) {
     try {
-      r = { artifact: readArtifactFile(path) };
+      r = { artifact: readArtifactFile(resolve(ctx.parsed.positionals.FILE as string)) };
     } catch (error) {
       r = { error };
     }
-    artifacts.set(path, r);
+    artifacts.set(ctx.parsed, r);
   }
   if ("error" in r) throw r.error;
   return r.artifact;
