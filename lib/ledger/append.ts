@@ -33,8 +33,14 @@ import {
   statePaths,
 } from "./paths.ts";
 import { HeadFormatError, headText, headVerifies, parseHead } from "./head.ts";
-import { checkBody, MAX_ROW_BYTES, type RowBody, signRow, utcSeconds } from "./row.ts";
-import { signedPart } from "./scan.ts";
+import {
+  checkBody,
+  lineVerifies,
+  MAX_ROW_BYTES,
+  type RowBody,
+  signRow,
+  utcSeconds,
+} from "./row.ts";
 import { withFileLock } from "./lock.ts";
 import { readAtSync } from "../fs/read_at.ts";
 
@@ -165,10 +171,9 @@ export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: Hma
   }
   if (typeof row === "object" && row !== null && !Array.isArray(row)) {
     const r = row as Record<string, unknown>;
-    const part = signedPart(lastBytes);
     if (
-      part !== null && typeof r.prev === "string" && r.prev === (head.last ?? "") &&
-      typeof r.time === "string" && hmac.verify(part.signed, part.mac)
+      typeof r.prev === "string" && r.prev === (head.last ?? "") &&
+      typeof r.time === "string" && lineVerifies(lastBytes, hmac)
     ) {
       return { count: head.count + 1, prev: lastHash, headLag: true, headMissing: false };
     }

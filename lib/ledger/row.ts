@@ -18,6 +18,7 @@
 import { canonical, type JsonObject, type JsonValue } from "../canonical.ts";
 import { LedgerError } from "../errors.ts";
 import type { HmacKey } from "../crypto/hash.ts";
+import { signedPart } from "./scan.ts";
 
 /** Keys the ledger sets itself; a body may not carry them. */
 export const RESERVED_ROW_KEYS = ["mac", "prev", "time"] as const;
@@ -94,4 +95,24 @@ export function signRow(
   refuseReservedKeys(body);
   const full: Record<string, JsonValue> = { ...body, time: meta.time, prev: meta.prev };
   return canonical({ ...full, mac: hmac.hex(canonicalRow(full)) });
+}
+
+const enc = new TextEncoder();
+
+/**
+ * True when `line` (a ledger or dispatch-store line, without its newline) is signed by `hmac`:
+ * its top-level `mac` is the HMAC of the line without that member. Such a line is canonical
+ * JSON by construction.
+ *
+ * @example
+ * ```ts
+ * import { lineVerifies, signRow } from "./row.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const k = new HmacKey(new Uint8Array([7]));
+ * lineVerifies(signRow({ action: "x" }, k, { time: "t", prev: "" }), k); // true
+ * ```
+ */
+export function lineVerifies(line: string | Uint8Array, hmac: HmacKey): boolean {
+  const part = signedPart(typeof line === "string" ? enc.encode(line) : line);
+  return part !== null && hmac.verify(part.signed, part.mac);
 }

@@ -43,7 +43,7 @@ import {
   needsChainDetail,
   type RowChecks,
 } from "./verify_rows.ts";
-import { signedPart } from "./scan.ts";
+import { lineVerifies } from "./row.ts";
 
 /** The key as verification needs it: raw bytes (for the batch module) and a keyed HMAC. */
 export interface VerifyKey {
@@ -326,13 +326,11 @@ export function dispatchRowProblem(line: string, hmac: HmacKey): string | null {
   }
   if (typeof v !== "object" || v === null || Array.isArray(v)) return "not a JSON object";
   if (typeof (v as Record<string, unknown>).mac !== "string") return "no 'mac' string";
-  const part = signedPart(enc.encode(line));
-  if (part === null || hmac.hex(part.signed) !== part.mac) return "its MAC does not verify";
+  if (!lineVerifies(line, hmac)) return "its MAC does not verify";
   return null;
 }
 
 const dec = new TextDecoder();
-const enc = new TextEncoder();
 
 /** Largest ledger `verify` reads into memory. */
 export const MAX_LEDGER_BYTES = 2 * 1024 * 1024 * 1024 - 1;
