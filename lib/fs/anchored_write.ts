@@ -157,40 +157,56 @@ export interface AnchoredSpec {
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-/** Reads a child's stdout incrementally. */
+/**
+ * Reads a child's stdout incrementally: short lines, then a body of known length, which is
+ * filled chunk by chunk into one buffer (a 64 MiB target must not be re-copied per chunk).
+ */
 class Reader {
-  #buf = new Uint8Array(0);
+  /** Received and not yet consumed. */
+  #pending: Uint8Array = new Uint8Array(0);
   #done = false;
   constructor(private readonly r: ReadableStreamDefaultReader<Uint8Array>) {}
-  async #more(): Promise<boolean> {
-    if (this.#done) return false;
+  async #chunk(): Promise<Uint8Array | null> {
+    if (this.#done) return null;
     const { value, done } = await this.r.read();
     if (done || value === undefined) {
       this.#done = true;
-      return false;
+      return null;
     }
-    const b = new Uint8Array(this.#buf.length + value.length);
-    b.set(this.#buf);
-    b.set(value, this.#buf.length);
-    this.#buf = b;
-    return true;
+    return value;
   }
   async line(): Promise<string | null> {
     for (;;) {
-      const i = this.#buf.indexOf(0x0a);
+      const i = this.#pending.indexOf(0x0a);
       if (i >= 0) {
-        const l = dec.decode(this.#buf.subarray(0, i));
-        this.#buf = this.#buf.slice(i + 1);
+        const l = dec.decode(this.#pending.subarray(0, i));
+        this.#pending = this.#pending.subarray(i + 1);
         return l;
       }
-      if (!await this.#more()) return null;
+      const c = await this.#chunk();
+      if (c === null) return null;
+      const b = new Uint8Array(this.#pending.length + c.length);
+      b.set(this.#pending);
+      b.set(c, this.#pending.length);
+      this.#pending = b;
     }
   }
   async bytes(n: number): Promise<Uint8Array | null> {
-    while (this.#buf.length < n) if (!await this.#more()) return null;
-    const out = this.#buf.slice(0, n);
-    this.#buf = this.#buf.slice(n);
-    return out;
+    const out = new Uint8Array(n);
+    let off = 0;
+    let src: Uint8Array | null = this.#pending;
+    while (src !== null) {
+      const k = Math.min(n - off, src.length);
+      out.set(src.subarray(0, k), off);
+      off += k;
+      if (off === n) {
+        this.#pending = src.subarray(k);
+        return out;
+      }
+      src = await this.#chunk();
+    }
+    this.#pending = new Uint8Array(0);
+    return null;
   }
 }
 

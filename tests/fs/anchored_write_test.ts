@@ -190,3 +190,20 @@ Deno.test("anchored write: a target replaced or created while the decision is ma
   );
   assertSameTree(before, await snapshotTree(root));
 });
+
+Deno.test("anchored write: a target of many pipe chunks reaches the decision whole", async () => {
+  const root = Deno.makeTempDirSync();
+  Deno.mkdirSync(`${root}/src`);
+  // Not a multiple of any chunk size, and every byte depends on its offset.
+  const bytes = Uint8Array.from({ length: (8 << 20) + 3 }, (_, i) => (i * 7 + (i >> 16)) & 0xff);
+  Deno.writeFileSync(`${root}/src/x.txt`, bytes);
+  let seen: Uint8Array | undefined;
+  await anchoredReplace(spec(root, {
+    decide: (cur) => {
+      seen = cur?.bytes;
+      return { mode: 0o644, content: enc.encode("small\n") };
+    },
+  }));
+  assert.deepEqual(seen, bytes);
+  assert.equal(Deno.readTextFileSync(`${root}/src/x.txt`), "small\n");
+});
