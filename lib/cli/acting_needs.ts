@@ -22,34 +22,46 @@ function pathDirs(ctx: Ctx): string[] {
   return sanitizePath(ctx.env.PATH).split(":").filter((d) => d !== "");
 }
 
-/** A program as `run` and the git context resolve it (sanitized PATH, outside the project), or `null`. */
-function onPath(ctx: Ctx, name: string): string | null {
+/**
+ * A program as `run` and the git context resolve it (sanitized PATH, outside the project), or
+ * nothing when it cannot be found.
+ */
+function onPath(ctx: Ctx, name: string): string[] {
   try {
-    return resolveProgram(name, { path: ctx.env.PATH, projectRoot: ctx.project, fs: diskFs }).path;
+    return [
+      resolveProgram(name, { path: ctx.env.PATH, projectRoot: ctx.project, fs: diskFs }).path,
+    ];
   } catch {
-    return null;
+    return [];
   }
 }
 
 /**
- * With `--unconfined`, the programs the tool itself spawns: the request's `argv[0]` (run) or
- * every gate's program (apply). Unreadable inputs contribute nothing; the command then refuses
- * with its own error. The artifact is read once, through the command's own safe read
- * ({@link artifactOf}): never through a symlink, never a FIFO, at most 2 MiB.
+ * With `--unconfined`, the request's `argv[0]`, which `run` then spawns itself. An unreadable
+ * artifact contributes nothing; the command then refuses with its own error. The artifact is read
+ * once, through the command's own safe read ({@link artifactOf}): never through a symlink, never
+ * a FIFO, at most 2 MiB.
  */
-async function unconfinedPrograms(ctx: Ctx, what: "gates" | "command"): Promise<string[]> {
+function unconfinedCommand(ctx: Ctx): string[] {
+  if (ctx.parsed.flags.unconfined !== true) return [];
+  if (typeof ctx.parsed.positionals.FILE !== "string") return [];
+  try {
+    const a = artifactOf(ctx);
+    return a.kind === "command-request" ? onPath(ctx, a.argv[0]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * With `--unconfined`, every gate's program, which `apply` then spawns itself. An unreadable
+ * brief contributes nothing; the command then refuses with its own error.
+ */
+async function unconfinedGates(ctx: Ctx): Promise<string[]> {
   if (ctx.parsed.flags.unconfined !== true) return [];
   try {
-    if (what === "command") {
-      if (typeof ctx.parsed.positionals.FILE !== "string") return [];
-      const a = artifactOf(ctx);
-      const p = a.kind === "command-request" ? onPath(ctx, a.argv[0]) : null;
-      return p === null ? [] : [p];
-    }
     const policy = await fullPolicy(ctx);
-    return Object.values(policy.gates).map((g) => onPath(ctx, g.argv[0])).filter((
-      p,
-    ): p is string => p !== null);
+    return Object.values(policy.gates).flatMap((g) => onPath(ctx, g.argv[0]));
   } catch {
     return [];
   }
@@ -71,13 +83,6 @@ async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
   } catch {
     return [];
   }
-}
-
-/** `git` resolved on the PATH (for `--allow-run`), or nothing when it cannot be found. */
-function gitProgram(ctx: Ctx): string[] {
-  // Resolved as the git context resolves it, so the flag names the very path it spawns.
-  const git = onPath(ctx, "git");
-  return git === null ? [] : [git];
 }
 
 /**
@@ -123,7 +128,7 @@ async function actingNeeds(ctx: Ctx, run: string[]): Promise<Needs> {
  * ```
  */
 export async function applyNeeds(ctx: Ctx): Promise<Needs> {
-  return await actingNeeds(ctx, [PERL, ...await unconfinedPrograms(ctx, "gates")]);
+  return await actingNeeds(ctx, [PERL, ...await unconfinedGates(ctx)]);
 }
 
 /**
@@ -136,5 +141,6 @@ export async function applyNeeds(ctx: Ctx): Promise<Needs> {
  * ```
  */
 export async function runNeeds(ctx: Ctx): Promise<Needs> {
-  return await actingNeeds(ctx, [...gitProgram(ctx), ...await unconfinedPrograms(ctx, "command")]);
+  // git resolved as the git context resolves it, so the flag names the very path it spawns.
+  return await actingNeeds(ctx, [...onPath(ctx, "git"), ...unconfinedCommand(ctx)]);
 }
