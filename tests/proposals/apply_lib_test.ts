@@ -4,7 +4,8 @@
  * proposed content (with `{file}` and `{path}` substituted), counts an attempt, spends no use,
  * records no row, creates no directory, and leaves the working directory alone; its refusals
  * record nothing either. Without its anchored-write helper a real apply refuses after the
- * write-ahead row and leaves the target alone.
+ * write-ahead row and leaves the target alone. An unexpected (untyped) failure is recorded too,
+ * as INTERNAL.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -182,6 +183,31 @@ Deno.test("applyProposal without its write helper refuses WRITE_UNAVAILABLE afte
       ["apply-proposal", null],
       ["apply-proposal-refused", "WRITE_UNAVAILABLE"],
     ]);
+  } finally {
+    await w.sb.dispose();
+  }
+});
+
+Deno.test("applyProposal: an unexpected failure is recorded as INTERNAL with the agent, nothing written", async () => {
+  const w = await world();
+  try {
+    const rowsBefore = (await ledgerRows(w.sb.project)).length;
+    const boom = new Error("gate runner broke");
+    await assert.rejects(
+      applyProposal(proposal(w), {
+        root: w.sb.project,
+        policy: w.policy,
+        hmac: w.hmac,
+        gateRunner: () => Promise.reject(boom),
+      }),
+      (e: unknown) => e === boom,
+    );
+    assert.equal(await exists(join(w.sb.project, "src")), false, "a directory was created");
+    const rows = (await ledgerRows(w.sb.project)).slice(rowsBefore);
+    assert.deepEqual(rows.map((r) => [r.action, r.agent, r.code]), [
+      ["apply-proposal-refused", "worker", "INTERNAL"],
+    ]);
+    assert.deepEqual(counts(await storeLines(w.sb.project)), { attempts: 1, uses: 0 });
   } finally {
     await w.sb.dispose();
   }
