@@ -9,7 +9,10 @@ const deno = Deno.execPath();
 const mod = new URL("../../lib/mod.ts", import.meta.url).href;
 const dec = new TextDecoder();
 
-/** The embedding program: every call, then a refused proposal, each result printed as JSON. */
+/**
+ * The embedding program: every call, a refused unconfined run and a refused proposal, each result
+ * printed as JSON.
+ */
 const PROGRAM = `
 import * as at from ${JSON.stringify(mod)};
 const root = Deno.args[0];
@@ -18,6 +21,19 @@ const nonce = await at.issueDispatch(root, "worker");
 out.agent = await at.agentFor(root, nonce);
 const policy = await at.loadPolicy(root + "/agentteams.json", { projectRoot: root });
 out.agents = Object.keys(policy.agents);
+// confine: false against a brief without the opt-out: refused before anything is recorded.
+const store = () => Deno.readTextFileSync(root + "/.agentteams/dispatches.jsonl");
+const [rowsBefore, storeBefore] = [(await at.verifyLedger(root)).rows, store()];
+try {
+  await at.runRequest(
+    { kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "lib" },
+    { root, policy: { ...policy, allowUnconfinedRuns: false }, confine: false },
+  );
+  out.unconfined = null;
+} catch (e) {
+  out.unconfined = e instanceof at.AgentTeamsError ? e.code : String(e);
+}
+out.unconfinedWrote = (await at.verifyLedger(root)).rows !== rowsBefore || store() !== storeBefore;
 const run = await at.runRequest(
   { kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "lib" },
   { root, policy, confine: false },
@@ -63,6 +79,8 @@ Deno.test("lib/mod.ts: dispatch, policy, run, apply, a refusal, record and verif
     assert.equal(out.code, 0, dec.decode(out.stderr));
     const r = JSON.parse(dec.decode(out.stdout));
     assert.equal(r.agent, "worker");
+    assert.equal(r.unconfined, "UNCONFINED_NOT_ALLOWED");
+    assert.equal(r.unconfinedWrote, false, "the refused unconfined run wrote to the ledger state");
     assert.deepEqual(r.agents, ["worker"]);
     assert.deepEqual(r.run, {
       exit: 0,
