@@ -10,6 +10,7 @@ import { ProposalError } from "../../lib/errors.ts";
 import { fnmatch } from "../../lib/policy/fnmatch.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
 import { selectGates } from "../../lib/proposals/gates.ts";
+import { assertCode } from "../_helpers/mod.ts";
 
 const GATES: Record<string, { glob?: string; argv: string[] }> = {
   lint: { glob: "src/*.ts", argv: ["/usr/bin/true", "{file}"] },
@@ -56,7 +57,7 @@ Deno.test("selectGates: glob matches (case-insensitive, '*' crosses '/'), reques
   assert.equal(lint.glob, "src/*.ts");
 });
 
-Deno.test("selectGates: an unknown requested gate is UNKNOWN_GATE, even an inherited name", () => {
+Deno.test("selectGates: an unknown requested gate is UNKNOWN_GATE, even an inherited name", async () => {
   for (
     const bad of [
       "nope",
@@ -68,15 +69,12 @@ Deno.test("selectGates: an unknown requested gate is UNKNOWN_GATE, even an inher
       "hasOwnProperty",
     ]
   ) {
-    let caught: unknown = null;
-    try {
-      selectGates(POLICY, "src/a.ts", ["lint", bad]);
-    } catch (e) {
-      caught = e;
-    }
-    assert.ok(caught instanceof ProposalError, `${bad}: ${String(caught)}`);
-    assert.equal(caught.code, "UNKNOWN_GATE", bad);
-    assert.ok(caught.message.includes(bad), caught.message);
+    const e = await assertCode(
+      () => selectGates(POLICY, "src/a.ts", ["lint", bad]),
+      "UNKNOWN_GATE",
+      ProposalError,
+    );
+    assert.ok(e.message.includes(bad), e.message);
   }
 });
 
