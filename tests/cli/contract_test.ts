@@ -111,7 +111,17 @@ Deno.test("unknown flags: exit 2 UNKNOWN_FLAG on every built command", async () 
 
 Deno.test("unknown commands: exit 2 UNKNOWN_COMMAND", async () => {
   for (
-    const argv of [["frobnicate"], ["ledger"], ["ledger", "frobnicate"], ["keys"], ["Dispatch"]]
+    const argv of [
+      ["frobnicate"],
+      ["ledger"],
+      ["ledger", "frobnicate"],
+      ["keys"],
+      ["Dispatch"],
+      // Names every object inherits are not aliases of earlier spellings.
+      ["constructor"],
+      ["__proto__"],
+      ["toString"],
+    ]
   ) {
     const r = await inProcess(argv);
     assert.equal(r.code, 2, argv.join(" "));
