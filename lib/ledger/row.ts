@@ -60,10 +60,15 @@ function canonicalRow(value: JsonObject): string {
   }
 }
 
+/** A time as {@link utcSeconds} writes it and a MAC, standing in for the real ones in a size check. */
+const TIME_STAND_IN = "0000-00-00T00:00:00+00:00";
+const MAC_STAND_IN = "0".repeat(64);
+
 /**
- * Refuses a body the ledger cannot record: a reserved key, or no canonical encoding.
+ * Refuses a body the ledger cannot record: a reserved key, no canonical encoding, or a row over
+ * the line limit even as a first row (the shortest line it can sign into: `prev` is `""`).
  *
- * @throws {LedgerError} `ROW_INVALID`
+ * @throws {LedgerError} `ROW_INVALID`, `LEDGER_ROW_TOO_LARGE`
  * @example
  * ```ts
  * import { checkBody } from "./row.ts";
@@ -72,7 +77,12 @@ function canonicalRow(value: JsonObject): string {
  */
 export function checkBody(body: RowBody): void {
   refuseReservedKeys(body);
-  canonicalRow(body);
+  const shortest = { ...body, time: TIME_STAND_IN, prev: "", mac: MAC_STAND_IN };
+  // Canonical JSON is ASCII: its length is its size in bytes. One more for the newline.
+  const bytes = canonicalRow(shortest).length + 1;
+  if (bytes > MAX_ROW_BYTES) {
+    throw new LedgerError("LEDGER_ROW_TOO_LARGE", `a ${bytes}-byte row is over 1 MiB`);
+  }
 }
 
 /**

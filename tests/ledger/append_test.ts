@@ -13,7 +13,7 @@ import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import { writeAhead } from "../../lib/ledger/write_ahead.ts";
 import { LedgerError } from "../../lib/errors.ts";
 import { canonical } from "../../lib/canonical.ts";
-import type { RowBody } from "../../lib/ledger/row.ts";
+import { MAX_ROW_BYTES, type RowBody } from "../../lib/ledger/row.ts";
 import {
   assertCliRefused,
   assertCode,
@@ -30,6 +30,7 @@ import {
   sha256,
   snapshotTree,
   stateFiles,
+  utf8,
   writeState,
 } from "../_helpers/mod.ts";
 import { copyFixture, FIXTURE_KEY, FIXTURE_KEY_TEXT, refuses, withSandbox } from "./_fixture.ts";
@@ -385,7 +386,7 @@ Deno.test("appendRow refuses invalid bodies (ROW_INVALID) and oversized rows, wr
   });
 });
 
-Deno.test("an invalid body on a fresh project creates nothing (no state dir, no empty ledger)", async () => {
+Deno.test("an invalid or oversized body on a fresh project creates nothing (no state dir, no empty ledger)", async () => {
   await withSandbox("append-invalid-fresh", async (sb) => {
     await refuses(
       sb,
@@ -393,6 +394,25 @@ Deno.test("an invalid body on a fresh project creates nothing (no state dir, no 
       "ROW_INVALID",
       LedgerError,
     );
+    await refuses(
+      sb,
+      () => appendRow(sb.project, KEY.hmac, { action: "x", text: "y".repeat(1024 * 1024) }),
+      "LEDGER_ROW_TOO_LARGE",
+      LedgerError,
+    );
+    // The early size check is exact for a first row: 1 MiB with its newline is accepted, one
+    // byte more is refused.
+    const time = "2026-11-29T18:02:10+00:00";
+    const empty = canonical({ action: "x", mac: "0".repeat(64), prev: "", text: "", time });
+    const fill = "y".repeat(MAX_ROW_BYTES - empty.length - 1);
+    await refuses(
+      sb,
+      () => appendRow(sb.project, KEY.hmac, { action: "x", text: fill + "y" }),
+      "LEDGER_ROW_TOO_LARGE",
+      LedgerError,
+    );
+    const r = await appendRow(sb.project, KEY.hmac, { action: "x", text: fill });
+    assert.equal(utf8(r.line + "\n").length, MAX_ROW_BYTES);
   });
 });
 
