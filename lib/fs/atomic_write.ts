@@ -60,6 +60,23 @@ export function tempNameFor(path: string): string {
 }
 
 /**
+ * Whether `candidate` is a name {@link tempNameFor} gives a temporary file for `path` (same
+ * directory).
+ *
+ * @example
+ * ```ts
+ * import { isTempNameFor, tempNameFor } from "./atomic_write.ts";
+ * isTempNameFor(tempNameFor("/p/a.txt"), "/p/a.txt"); // true
+ * isTempNameFor("/p/.a.txt.tmp", "/p/a.txt"); // false
+ * ```
+ */
+export function isTempNameFor(candidate: string, path: string): boolean {
+  const prefix = `${dirname(path)}/.${basename(path)}.`;
+  return candidate.startsWith(prefix) && candidate.endsWith(".tmp") &&
+    /^[0-9a-f]{16}$/.test(candidate.slice(prefix.length, -".tmp".length));
+}
+
+/**
  * Fills a file just created exclusively (`createNew`) at `path`: writes all of `bytes`, gives it
  * `mode` when the umask narrowed it, and fsyncs it. Deno has no fchmod, so the mode is set by
  * name, and only after checking that the name still leads to the open file; otherwise

@@ -44,6 +44,7 @@ import { resolveDispatch } from "../ledger/dispatch.ts";
 import { captureStores, storesProblem } from "../ledger/guard.ts";
 import { ledgerText, reasonText } from "../ledger/fields.ts";
 import { statePaths } from "../ledger/paths.ts";
+import { isTempNameFor } from "../fs/atomic_write.ts";
 import { fnmatch, protectedMatch } from "../policy/fnmatch.ts";
 import { inWriteScopes } from "../policy/scope.ts";
 import type { Policy } from "../policy/types.ts";
@@ -129,9 +130,7 @@ const GUARDED: ReadonlySet<string> = new Set([STATE.ledger, STATE.dispatches]);
  * One that still exists is reported like any other write.
  */
 function isTransientStateFile(root: string, rel: string): boolean {
-  if (!/^\.agentteams\/\.(proposal-ledger\.head|dispatches\.jsonl)\.[0-9a-f]+\.tmp$/.test(rel)) {
-    return false;
-  }
+  if (!isTempNameFor(rel, STATE.head) && !isTempNameFor(rel, STATE.dispatches)) return false;
   try {
     Deno.lstatSync(`${root}/${rel}`);
     return false;

@@ -5,7 +5,12 @@
  * (the step just before the name is checked), which also reports a narrowed mode.
  */
 import assert from "node:assert/strict";
-import { atomicWriteFileSync, fillNewFileSync } from "../../lib/fs/atomic_write.ts";
+import {
+  atomicWriteFileSync,
+  fillNewFileSync,
+  isTempNameFor,
+  tempNameFor,
+} from "../../lib/fs/atomic_write.ts";
 
 type StatSync = (this: Deno.FsFile) => Deno.FileInfo;
 
@@ -99,4 +104,22 @@ Deno.test("fillNewFileSync: the name swapped before the mode is set: the caller'
   assert.equal(Deno.readTextFileSync(path), "theirs\n");
   assert.equal((Deno.statSync(path).mode ?? 0) & 0o7777, 0o600);
   assert.deepEqual(listing(dir), ["key"]);
+});
+
+Deno.test("isTempNameFor knows exactly the names tempNameFor gives", () => {
+  for (const target of ["/p/a.txt", ".agentteams/proposal-ledger.head"]) {
+    assert.ok(isTempNameFor(tempNameFor(target), target));
+  }
+  const t = ".agentteams/proposal-ledger.head";
+  for (
+    const other of [
+      ".agentteams/.proposal-ledger.head.tmp",
+      ".agentteams/.proposal-ledger.head.0123456789abcdef.tmpx",
+      ".agentteams/.proposal-ledger.head.0123456789ABCDEF.tmp",
+      ".agentteams/.proposal-ledger.head.0123456789abcde.tmp",
+      "elsewhere/.proposal-ledger.head.0123456789abcdef.tmp",
+      ".agentteams/.dispatches.jsonl.0123456789abcdef.tmp",
+      ".agentteams/proposal-ledger.head",
+    ]
+  ) assert.equal(isTempNameFor(other, t), false, other);
 });
