@@ -13,6 +13,8 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
+import { resolve } from "../lib/fs/path.ts";
 
 /** A dynamic import of a sibling chunk, as the bundler writes it. */
 const CHUNK_IMPORT = /\bimport\("(\.\/[A-Za-z0-9_.-]+\.js)"\)/g;
@@ -82,8 +84,8 @@ if (import.meta.main) {
     console.error("usage: deno run --allow-all scripts/bundle.ts OUTDIR");
     Deno.exit(2);
   }
-  const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
-  const abs = outdir.startsWith("/") ? outdir : `${Deno.cwd()}/${outdir}`;
+  const root = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
+  const abs = resolve(outdir);
   await bundleTo(root, abs);
   console.log(`bundled ${abs} (run with: deno run ${abs}/main.js)`);
 }

@@ -5,10 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { workerProject } from "../_helpers/git.ts";
-import { runDeno, type RunResult, sha256 } from "../_helpers/mod.ts";
+import { REPO_ROOT, runDeno, type RunResult, sha256 } from "../_helpers/mod.ts";
 import { bundleTo } from "../../scripts/bundle.ts";
-
-const root = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
 
 /** The bundle's `entry` run with every permission. */
 function cli(entry: string, args: string[], env: Record<string, string>): Promise<RunResult> {
@@ -19,7 +17,7 @@ Deno.test("the code-split bundle runs keys, dispatch, run, apply and verify", as
   const work = Deno.makeTempDirSync({ prefix: "agentteams-bundle-" });
   try {
     const outdir = `${work}/dist`;
-    const files = await bundleTo(root, outdir);
+    const files = await bundleTo(REPO_ROOT, outdir);
     assert.ok(files.includes("main.js") && files.length > 3, files.join(" "));
     // Chunks are imported on first use, through specifiers Deno's graph builder does not follow.
     const js = files.map((f) => Deno.readTextFileSync(`${outdir}/${f}`)).join("\n");
