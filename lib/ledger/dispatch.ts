@@ -98,9 +98,12 @@ function signStoreRow(hmac: HmacKey, row: Record<string, string | number>): stri
 }
 
 /** A parsed store: verified rows only. */
-interface Store {
+export interface Store {
+  /** Dispatch rows by id. */
   dispatches: Map<string, { agent: string; expires: string; maxUses: number; line: string }>;
+  /** `use` rows per id. */
   uses: Map<string, number>;
+  /** `attempt` rows per id. */
   attempts: Map<string, number>;
   /** Verified lines, in order, with the id each one belongs to. */
   lines: { id: string; line: string }[];
@@ -110,7 +113,19 @@ interface Store {
   end: number;
 }
 
-function readStore(paths: StatePaths, hmac: HmacKey): Store {
+/**
+ * Parses complete dispatch-store lines (no newlines): each one must verify under `hmac` and be a
+ * dispatch, `use` or `attempt` row, else its number is listed in `invalid`. Lines seen to verify
+ * under the same key before are not verified again (see `verifiedLines`).
+ *
+ * @example
+ * ```ts
+ * import { parseStore } from "./dispatch.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * parseStore(["{}"], new HmacKey(new Uint8Array([1]))).invalid; // [1]
+ * ```
+ */
+export function parseStore(lines: readonly string[], hmac: HmacKey): Store {
   const store: Store = {
     dispatches: new Map(),
     uses: new Map(),
@@ -119,18 +134,9 @@ function readStore(paths: StatePaths, hmac: HmacKey): Store {
     invalid: [],
     end: 0,
   };
-  if (!checkStatePath(paths.dispatches, "file")) return store;
-  const bytes = readRegularFileSync(paths.dispatches, {
-    maxBytes: 256 * 1024 * 1024,
-    what: "dispatch store",
-  }).bytes;
-  store.end = bytes.lastIndexOf(0x0a) + 1;
-  // An unterminated last line is an interrupted append: it never counted, and is dropped.
-  const parts = dec.decode(bytes.subarray(0, store.end)).split("\n");
-  parts.pop();
   const known = verifiedLines.get(hmac);
   const verified = new Set<string>();
-  parts.forEach((line, i) => {
+  lines.forEach((line, i) => {
     if (!known?.has(line) && !lineVerifies(line, hmac)) {
       store.invalid.push(i + 1);
       return;
@@ -162,6 +168,19 @@ function readStore(paths: StatePaths, hmac: HmacKey): Store {
   return store;
 }
 
+function readStore(paths: StatePaths, hmac: HmacKey): Store {
+  if (!checkStatePath(paths.dispatches, "file")) return parseStore([], hmac);
+  const bytes = readRegularFileSync(paths.dispatches, {
+    maxBytes: 256 * 1024 * 1024,
+    what: "dispatch store",
+  }).bytes;
+  const end = bytes.lastIndexOf(0x0a) + 1;
+  // An unterminated last line is an interrupted append: it never counted, and is dropped.
+  const parts = dec.decode(bytes.subarray(0, end)).split("\n");
+  parts.pop();
+  return { ...parseStore(parts, hmac), end };
+}
+
 function storeTampered(lines: number[]): LedgerError {
   return new LedgerError(
     "LEDGER_TAMPERED",
@@ -170,7 +189,16 @@ function storeTampered(lines: number[]): LedgerError {
   );
 }
 
-function expiresAt(expires: string): number {
+/**
+ * A dispatch row's `expires` in ms since the epoch; unreadable is already expired.
+ *
+ * @example
+ * ```ts
+ * import { expiresAt } from "./dispatch.ts";
+ * expiresAt("not a date"); // -Infinity
+ * ```
+ */
+export function expiresAt(expires: string): number {
   const t = Date.parse(expires);
   return Number.isNaN(t) ? -Infinity : t;
 }

@@ -29,12 +29,14 @@
  */
 import type { HmacKey } from "../crypto/hash.ts";
 import { sha256Hex } from "../crypto/hash.ts";
-import { lstatOrNullSync, readRegularFileSync } from "../fs/safe_read.ts";
+import { lstatOrNullSync } from "../fs/safe_read.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { withLedgerLock } from "./append.ts";
 import { withFileLock } from "./lock.ts";
-import { checkStatePath, statePaths } from "./paths.ts";
-import { signedPart } from "./scan.ts";
+import { expiresAt, parseStore } from "./dispatch.ts";
+import { checkStatePath, readStateFileSync, statePaths } from "./paths.ts";
+import { lineVerifies } from "./row.ts";
+import { splitLines } from "./verify.ts";
 
 /** The shared stores as an act found them. */
 export interface StoresSnapshot {
@@ -55,7 +57,6 @@ export interface StoresSnapshot {
 }
 
 const dec = new TextDecoder();
-const enc = new TextEncoder();
 const MAX_STORE_BYTES = 256 * 1024 * 1024;
 
 async function digestHex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
@@ -70,20 +71,8 @@ function readLedger(file: Deno.FsFile): Uint8Array<ArrayBuffer> {
 }
 
 function readDispatchLines(root: string): { lines: string[]; fragment: string | null } {
-  const path = statePaths(root).dispatches;
-  if (!checkStatePath(path, "file")) return { lines: [], fragment: null };
-  let text: string;
-  try {
-    text = dec.decode(
-      readRegularFileSync(path, { maxBytes: MAX_STORE_BYTES, what: "dispatch store" }).bytes,
-    );
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return { lines: [], fragment: null };
-    throw e;
-  }
-  const lines = text.split("\n");
-  const last = lines.pop() as string;
-  return { lines, fragment: last === "" ? null : last };
+  const bytes = readStateFileSync(statePaths(root).dispatches, "dispatch store", MAX_STORE_BYTES);
+  return bytes === null ? { lines: [], fragment: null } : splitLines(dec.decode(bytes));
 }
 
 function lockIdOf(root: string): string | null {
@@ -145,8 +134,7 @@ export function appendedRowsProblem(
     const end = appended.indexOf(0x0a, start);
     if (end < 0) return { problem: "an unterminated row was added", rows, last };
     const line = appended.subarray(start, end);
-    const part = signedPart(line);
-    if (part === null || !hmac.verify(part.signed, part.mac)) {
+    if (!lineVerifies(line, hmac)) {
       return { problem: `added row ${rows + 1} does not verify`, rows, last };
     }
     let row: unknown;
@@ -166,21 +154,6 @@ export function appendedRowsProblem(
   return { problem: null, rows, last };
 }
 
-function idOf(line: string): string | null {
-  try {
-    const o = JSON.parse(line) as Record<string, unknown>;
-    for (const k of ["id", "use", "attempt"]) if (typeof o[k] === "string") return o[k] as string;
-  } catch {
-    // Not JSON: names nothing.
-  }
-  return null;
-}
-
-function verifies(line: string, hmac: HmacKey): boolean {
-  const part = signedPart(enc.encode(line));
-  return part !== null && hmac.verify(part.signed, part.mac);
-}
-
 /**
  * Why the change from `before` to `after` (complete dispatch-store lines) is not what key holders
  * do (append signed rows; compact away unverifiable rows and expired dispatches), or `null`.
@@ -198,35 +171,22 @@ export function dispatchChangeProblem(
   hmac: HmacKey,
   nowMs: number,
 ): string | null {
+  const was = parseStore(before, hmac);
+  const is = parseStore(after, hmac);
   const left = new Map<string, number>();
   for (const l of before) left.set(l, (left.get(l) ?? 0) + 1);
+  const invalidAfter = new Set(is.invalid.map((n) => after[n - 1]));
   for (const l of after) {
     const n = left.get(l) ?? 0;
-    if (n > 0) {
-      left.set(l, n - 1);
-      continue;
-    }
-    if (!verifies(l, hmac)) return "a dispatch-store row that does not verify was added";
+    if (n > 0) left.set(l, n - 1);
+    else if (invalidAfter.has(l)) return "a dispatch-store row that does not verify was added";
   }
-  // What is left was removed: only what compaction removes.
-  const expiry = new Map<string, number>();
-  for (const l of [...before, ...after]) {
-    if (!verifies(l, hmac)) continue;
-    try {
-      const o = JSON.parse(l) as Record<string, unknown>;
-      if (typeof o.id === "string" && typeof o.expires === "string") {
-        const t = Date.parse(o.expires);
-        expiry.set(o.id, Number.isNaN(t) ? -Infinity : t);
-      }
-    } catch {
-      // Verified lines are JSON.
-    }
-  }
-  for (const [l, n] of left) {
-    if (n === 0 || !verifies(l, hmac)) continue;
-    const id = idOf(l);
-    const expires = id === null ? undefined : expiry.get(id);
-    if (expires !== undefined && expires >= nowMs) {
+  // What is left was removed: only what compaction removes (a row that does not verify, or one
+  // whose dispatch is unknown or expired).
+  for (const { id, line } of was.lines) {
+    if ((left.get(line) ?? 0) === 0) continue;
+    const d = was.dispatches.get(id) ?? is.dispatches.get(id);
+    if (d !== undefined && expiresAt(d.expires) >= nowMs) {
       return "a row of a live dispatch was removed from the dispatch store";
     }
   }

@@ -113,6 +113,13 @@ Deno.test("dispatch store: appends and compaction are a key holder's; removing a
     dispatchChangeProblem(before, [...before, forged], key, now) ?? "",
     /does not verify was added/,
   );
+  // A line signed with the key that is not a store row (a ledger row copied in) is no append a
+  // key holder makes.
+  const ledgerRow = rows(1, "p0").text.trimEnd();
+  assert.match(
+    dispatchChangeProblem(before, [...before, ledgerRow], key, now) ?? "",
+    /does not verify was added/,
+  );
   // An expiry moved later by a forged dispatch row does not make its old rows removable.
   const extended = storeRow({
     agent: "w",
