@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from "../fs/path.ts";
 import { keyDir, type LedgerKey, loadLedgerKey } from "../crypto/keys.ts";
 import { AgentTeamsError, KeyError } from "../errors.ts";
 import { appendRow } from "../ledger/append.ts";
-import { reasonText } from "../ledger/fields.ts";
+import { refusalRow } from "../ledger/fields.ts";
 import { type Artifact, readArtifactFile } from "../proposals/artifact.ts";
 import { confinedGateRunner, type GateRunner } from "../proposals/gates.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
@@ -124,12 +124,7 @@ export async function loadActing(
     if (
       ctx.parsed.flags["dry-run"] !== true && e instanceof AgentTeamsError && e.family !== "ledger"
     ) {
-      await appendRow(ctx.project, key.hmac, {
-        action: `${action}-refused`,
-        agent: "?",
-        reason: reasonText(e.message),
-        code: e.code,
-      }, { now: ctx.now });
+      await appendRow(ctx.project, key.hmac, refusalRow(action, "?", e), { now: ctx.now });
     }
     throw e;
   }

@@ -10,6 +10,8 @@
  * ```
  * @module
  */
+import { AgentTeamsError } from "../errors.ts";
+import type { RowBody } from "./row.ts";
 
 /** Longest free-text field in a row, in code points. */
 export const MAX_ROW_TEXT = 300;
@@ -82,4 +84,24 @@ export function ledgerText(s: string): string {
  */
 export function reasonText(s: string): string {
   return codePointSlice(s, MAX_ROW_TEXT);
+}
+
+/**
+ * The row a refused act records: `<act>-refused`, the agent (`?` before the dispatch is known),
+ * the reason and the error's code (`INTERNAL` for an error that carries none).
+ *
+ * @example
+ * ```ts
+ * import { refusalRow } from "./fields.ts";
+ * refusalRow("run-request", "?", new Error("boom")).code; // "INTERNAL"
+ * ```
+ */
+export function refusalRow(act: string, agent: string, e: unknown): RowBody {
+  const code = e instanceof AgentTeamsError ? e.code : "INTERNAL";
+  return {
+    action: `${act}-refused`,
+    agent,
+    reason: reasonText(e instanceof Error ? e.message : String(e)),
+    code,
+  };
 }

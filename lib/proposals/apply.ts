@@ -33,7 +33,7 @@ import { childKind, readChild, walkDirs } from "../fs/path_walk.ts";
 import { anchoredReplace, MAX_ANCHORED_TARGET } from "../fs/anchored_write.ts";
 import { appendRow } from "../ledger/append.ts";
 import { resolveDispatch } from "../ledger/dispatch.ts";
-import { ledgerText, reasonText } from "../ledger/fields.ts";
+import { ledgerText, refusalRow } from "../ledger/fields.ts";
 import type { GateDef, Policy } from "../policy/types.ts";
 import { type Artifact, validateArtifact } from "./artifact.ts";
 import { checkProposalPath } from "./path_rules.ts";
@@ -233,13 +233,7 @@ export async function applyProposal(artifact: unknown, opts: ApplyOptions): Prom
     // Every refusal is recorded, an unexpected failure too (it may follow the write-ahead row);
     // only a ledger that refuses rows is left alone.
     if (!opts.dryRun && !(e instanceof AgentTeamsError && e.family === "ledger")) {
-      const typed = e instanceof AgentTeamsError;
-      await appendRow(opts.root, opts.hmac, {
-        action: "apply-proposal-refused",
-        agent,
-        reason: reasonText(e instanceof Error ? e.message : String(e)),
-        code: typed ? e.code : "INTERNAL",
-      }, { now });
+      await appendRow(opts.root, opts.hmac, refusalRow("apply-proposal", agent, e), { now });
     }
     throw e;
   }

@@ -42,7 +42,7 @@ import { writeAhead } from "../ledger/write_ahead.ts";
 import type { RowBody } from "../ledger/row.ts";
 import { resolveDispatch } from "../ledger/dispatch.ts";
 import { captureStores, storesProblem } from "../ledger/guard.ts";
-import { ledgerText, reasonText } from "../ledger/fields.ts";
+import { ledgerText, refusalRow } from "../ledger/fields.ts";
 import { statePaths } from "../ledger/paths.ts";
 import { isTempNameFor } from "../fs/atomic_write.ts";
 import { fnmatch, protectedMatch } from "../policy/fnmatch.ts";
@@ -177,12 +177,7 @@ export async function runRequest(
     if (
       !opts.dryRun && !acted && e instanceof AgentTeamsError && e.family !== "ledger"
     ) {
-      await appendRow(opts.root, opts.hmac, {
-        action: "run-request-refused",
-        agent,
-        reason: reasonText(e.message),
-        code: e.code,
-      }, { now });
+      await appendRow(opts.root, opts.hmac, refusalRow("run-request", agent, e), { now });
     }
     throw e;
   }

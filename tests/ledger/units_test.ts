@@ -11,7 +11,8 @@ import { signRow, utcSeconds } from "../../lib/ledger/row.ts";
 import { withFileLock } from "../../lib/ledger/lock.ts";
 import { readRegularFileSync } from "../../lib/fs/safe_read.ts";
 import { atomicWriteFileSync } from "../../lib/fs/atomic_write.ts";
-import { FsSafetyError, LedgerError } from "../../lib/errors.ts";
+import { FsSafetyError, LedgerError, RequestError } from "../../lib/errors.ts";
+import { refusalRow } from "../../lib/ledger/fields.ts";
 import { assertCode, hmacHex, keyOf, pyDumps, removeTree, tempDir, utf8 } from "../_helpers/mod.ts";
 
 const KEY = keyOf("units");
@@ -211,4 +212,17 @@ Deno.test("withFileLock: refuses a symlink or a directory at the lock path; seri
   } finally {
     await removeTree(dir);
   }
+});
+
+Deno.test("refusalRow: the act's refused row, with the typed code or INTERNAL, the reason cut at 300", () => {
+  assert.deepEqual(refusalRow("run-request", "w", new RequestError("ARGV_NOT_ALLOWED", "no")), {
+    action: "run-request-refused",
+    agent: "w",
+    reason: "no",
+    code: "ARGV_NOT_ALLOWED",
+  });
+  const untyped = refusalRow("apply-proposal", "?", new Deno.errors.NotFound("x".repeat(400)));
+  assert.equal(untyped.code, "INTERNAL");
+  assert.equal((untyped.reason as string).length, 300);
+  assert.equal(refusalRow("apply-proposal", "?", "plain").reason, "plain");
 });
