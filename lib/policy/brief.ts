@@ -65,23 +65,14 @@ function unreadable(
  */
 export function defaultBriefPath(projectRoot: string): Promise<string> {
   try {
-    return Promise.resolve(defaultBriefPathSync(projectRoot));
+    return Promise.resolve(findDefaultBrief(projectRoot));
   } catch (e) {
     return Promise.reject(e);
   }
 }
 
-/**
- * Synchronous {@link defaultBriefPath} (an lstat per name: no round trip through Deno's blocking
- * thread pool, whose first use in a process costs a few milliseconds).
- *
- * @example
- * ```ts
- * import { defaultBriefPathSync } from "./brief.ts";
- * defaultBriefPathSync("/work/proj"); // "/work/proj/agentteams.jsonc"
- * ```
- */
-export function defaultBriefPathSync(projectRoot: string): string {
+/** {@link defaultBriefPath}'s search: an lstat per name, synchronous (no trip through Deno's blocking pool). */
+function findDefaultBrief(projectRoot: string): string {
   for (const name of DEFAULT_BRIEF_NAMES) {
     const candidate = join(resolve(projectRoot), name);
     try {
