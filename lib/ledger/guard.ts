@@ -59,6 +59,7 @@ export interface StoresSnapshot {
 const dec = new TextDecoder();
 const MAX_STORE_BYTES = 256 * 1024 * 1024;
 
+/** WebCrypto rather than `sha256Hex`: the ledger is large, and the WebAssembly hasher's first large call runs its baseline code (several times slower). */
 async function digestHex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toHex();
 }
