@@ -21,6 +21,8 @@
  * @module
  */
 
+import { readWholeFileSync } from "../fs/read_at.ts";
+
 /** An incremental digest. */
 export interface Digest {
   /** Adds bytes (strings as UTF-8). */
@@ -169,7 +171,7 @@ export function worktreeFingerprint(
 export async function contentSha256(abs: string): Promise<string> {
   let bytes: Uint8Array<ArrayBuffer>;
   try {
-    bytes = Deno.readFileSync(abs);
+    bytes = readWholeFileSync(abs);
   } catch {
     return uniqueFingerprint("unreadable");
   }

@@ -20,6 +20,7 @@
  */
 
 import { RequestError } from "../errors.ts";
+import { readWholeFileSync } from "../fs/read_at.ts";
 import { childEnv } from "./env.ts";
 import { type IndexEntry, parseIndex } from "./git_index.ts";
 import { parseStatusZ, type StatusEntry } from "./git_status.ts";
@@ -456,7 +457,7 @@ export function parseLsFiles(out: Uint8Array): IndexEntry[] | null {
 export async function readIndex(ctx: GitContext): Promise<IndexRead> {
   let raw: Uint8Array;
   try {
-    raw = Deno.readFileSync(ctx.indexPath);
+    raw = readWholeFileSync(ctx.indexPath);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return lazyIndex(new Uint8Array(0), [], () => [], false);
     throw new RequestError("SNAPSHOT_FAILED", `cannot read the git index: ${String(e)}`);
