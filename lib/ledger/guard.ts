@@ -8,9 +8,10 @@
  * {@link captureStores} records both files under their locks before the act; {@link storesProblem}
  * reads them again under the same locks afterwards and accepts exactly:
  *
- * - **ledger**: the earlier bytes unchanged (same length prefix, same SHA-256), followed by whole
- *   rows that each verify and chain onto the one before; the head verifies and counts exactly
- *   those rows (one behind is a writer's crash window, as an append accepts it);
+ * - **ledger**: the earlier bytes unchanged (same length prefix, the same SHA-256 for each MiB of
+ *   it), followed by whole rows that each verify and chain onto the one before; the head verifies
+ *   and counts exactly those rows (one behind is a writer's crash window, as an append accepts
+ *   it);
  * - **dispatch store**: every added line verifies; every removed line is one compaction drops (it
  *   does not verify, names no dispatch, or its dispatch expired); no new unterminated line;
  * - **dispatch lock**: the same file, unwritten (it is never replaced).
@@ -42,8 +43,8 @@ import { splitLines } from "./verify.ts";
 export interface StoresSnapshot {
   /** Ledger length in bytes. */
   readonly ledgerSize: number;
-  /** SHA-256 hex of those bytes. */
-  readonly ledgerSha256: string;
+  /** SHA-256 hex of each {@link LEDGER_CHUNK} bytes of the ledger, in order (the last one short). */
+  readonly ledgerChunks: readonly string[];
   /** Rows, as the head counts them. */
   readonly ledgerCount: number;
   /** SHA-256 of the last row (`""` for an empty ledger). */
@@ -59,16 +60,32 @@ export interface StoresSnapshot {
 const dec = new TextDecoder();
 const MAX_STORE_BYTES = 256 * 1024 * 1024;
 
-/** WebCrypto rather than `sha256Hex`: the ledger is large, and the WebAssembly hasher's first large call runs its baseline code (several times slower). */
-async function digestHex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toHex();
-}
+/** The ledger is hashed in pieces of this size, through one reused buffer. */
+export const LEDGER_CHUNK = 1024 * 1024;
 
-function readLedger(file: Deno.FsFile): Uint8Array<ArrayBuffer> {
-  const size = file.statSync().size;
-  const buf = new Uint8Array(size);
-  if (readAtSync(file, 0, buf) !== size) throw new Error("the ledger changed size while read");
-  return buf;
+/**
+ * SHA-256 of each {@link LEDGER_CHUNK} of the first `size` bytes of `file` (fewer when `expect`
+ * differs from the ones already computed: the first mismatch ends the read). A 47 MB ledger costs
+ * about 60 ms this way, against 450 ms read whole into fresh memory and digested at once.
+ * WebCrypto, not the WebAssembly hasher, whose first large call runs its baseline code; WebCrypto
+ * copies its input when called, so the buffer is reused at once.
+ */
+async function ledgerChunks(
+  file: Deno.FsFile,
+  size: number,
+  expect?: readonly string[],
+): Promise<string[]> {
+  const buf = new Uint8Array(Math.min(size, LEDGER_CHUNK));
+  const out: string[] = [];
+  for (let at = 0; at < size; at += LEDGER_CHUNK) {
+    const piece = buf.subarray(0, Math.min(LEDGER_CHUNK, size - at));
+    if (readAtSync(file, at, piece) !== piece.length) {
+      throw new Error("the ledger changed size while read");
+    }
+    out.push(new Uint8Array(await crypto.subtle.digest("SHA-256", piece)).toHex());
+    if (expect !== undefined && out.at(-1) !== expect[out.length - 1]) break;
+  }
+  return out;
 }
 
 function readDispatchLines(root: string): { lines: string[]; fragment: string | null } {
@@ -95,10 +112,10 @@ function withDispatchLock<T>(root: string, fn: () => T): Promise<T> {
  */
 export async function captureStores(root: string, hmac: HmacKey): Promise<StoresSnapshot> {
   const ledger = await withLedgerLock(root, hmac, async (file, tail) => {
-    const bytes = readLedger(file);
+    const size = file.statSync().size;
     return {
-      ledgerSize: bytes.length,
-      ledgerSha256: await digestHex(bytes),
+      ledgerSize: size,
+      ledgerChunks: await ledgerChunks(file, size),
       ledgerCount: tail.count,
       ledgerLast: tail.prev,
     };
@@ -216,16 +233,15 @@ export async function storesProblem(
       return "the dispatch store's lock file was replaced or changed";
     }
     ledgerProblem = await withLedgerLock(root, hmac, async (file, tail) => {
-      const bytes = readLedger(file);
-      if (bytes.length < before.ledgerSize) return "the ledger is shorter than before";
-      if (await digestHex(bytes.subarray(0, before.ledgerSize)) !== before.ledgerSha256) {
-        return "rows already written were changed";
+      const size = file.statSync().size;
+      if (size < before.ledgerSize) return "the ledger is shorter than before";
+      const chunks = await ledgerChunks(file, before.ledgerSize, before.ledgerChunks);
+      if (chunks.join() !== before.ledgerChunks.join()) return "rows already written were changed";
+      const appended = new Uint8Array(size - before.ledgerSize);
+      if (readAtSync(file, before.ledgerSize, appended) !== appended.length) {
+        return "the ledger changed size while read";
       }
-      const added = appendedRowsProblem(
-        bytes.subarray(before.ledgerSize),
-        before.ledgerLast,
-        hmac,
-      );
+      const added = appendedRowsProblem(appended, before.ledgerLast, hmac);
       if (added.problem !== null) return added.problem;
       // The head verified against the last row when the lock was taken (one behind allowed, as
       // an append allows it); it must count exactly the rows there are.

@@ -11,8 +11,10 @@ import {
   appendedRowsProblem,
   captureStores,
   dispatchChangeProblem,
+  LEDGER_CHUNK,
   storesProblem,
 } from "../../lib/ledger/guard.ts";
+import { headText } from "../../lib/ledger/head.ts";
 import { appendRow } from "../../lib/ledger/append.ts";
 
 const key = new HmacKey(new TextEncoder().encode("guard-test-key"));
@@ -163,6 +165,46 @@ Deno.test("captureStores / storesProblem: appends by a key holder pass; a rewrit
     Deno.removeSync(`${root}/.agentteams`, { recursive: true });
     assert.equal(await storesProblem(root, key, before, new Date()), "the ledger was removed");
     assert.throws(() => Deno.lstatSync(`${root}/.agentteams`), Deno.errors.NotFound);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("storesProblem: a byte changed in any MiB of a multi-MiB ledger is found; appends still pass", async () => {
+  const root = Deno.makeTempDirSync({ prefix: "at-guard-big-" });
+  try {
+    Deno.mkdirSync(`${root}/.agentteams`);
+    const ledger = `${root}/.agentteams/proposal-ledger.jsonl`;
+    // ~2.5 MiB: two whole chunks and a short third.
+    let { text, last } = rows(1, "");
+    let count = 1;
+    while (text.length < 2.5 * LEDGER_CHUNK) {
+      const more = rows(2000, last);
+      text += more.text;
+      last = more.last;
+      count += 2000;
+    }
+    Deno.writeTextFileSync(ledger, text);
+    Deno.writeTextFileSync(`${root}/.agentteams/proposal-ledger.head`, headText(count, last, key));
+    const before = await captureStores(root, key);
+    assert.equal(before.ledgerChunks.length, 3);
+    await appendRow(root, key, { action: "alongside" });
+    assert.equal(await storesProblem(root, key, before, new Date()), null);
+    const grown = Deno.readFileSync(ledger);
+    for (const at of [LEDGER_CHUNK + 1000, 2 * LEDGER_CHUNK + 1000]) {
+      const flipped = grown.slice();
+      // The first "1" past `at` (in a field, a hash or a MAC): same size, different bytes.
+      const digit = flipped.indexOf(0x30 + 1, at);
+      flipped[digit] = flipped[digit] === 0x31 ? 0x32 : 0x31;
+      Deno.writeFileSync(ledger, flipped);
+      assert.equal(
+        await storesProblem(root, key, before, new Date()),
+        "rows already written were changed",
+        `a flip at byte ${digit}`,
+      );
+    }
+    Deno.writeFileSync(ledger, grown);
+    assert.equal(await storesProblem(root, key, before, new Date()), null);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
