@@ -301,21 +301,27 @@ async function runChecked(
       confined,
       backend,
     }, async () => {
-      const before = await takeSnapshot(git, { status: statusBefore, statOnly: GUARDED });
-      // The shared stores as they are now: other processes may append while the command runs.
-      const stores = await captureStores(opts.root, opts.hmac);
+      // The shared stores as they are now (other processes may append while the command runs),
+      // read while git status works for the first snapshot.
+      const [snapshotted, captured] = await Promise.allSettled([
+        takeSnapshot(git, { status: statusBefore, statOnly: GUARDED }),
+        captureStores(opts.root, opts.hmac),
+      ]);
+      if (snapshotted.status === "rejected") throw snapshotted.reason;
+      if (captured.status === "rejected") throw captured.reason;
+      const [before, stores] = [snapshotted.value, captured.value];
       // Acted from here on: a failure before this point (git cannot read the worktree) is a
       // refusal row after the start row; after it, the start row stands alone.
       markActed();
       const r = await executeRun(prepared);
       // The shared stores are checked while git status runs for the second snapshot.
-      const [snapshotted, guarded] = await Promise.allSettled([
+      const [snapshottedAfter, guarded] = await Promise.allSettled([
         takeSnapshot(git, { previous: before, statOnly: GUARDED }),
         storesProblem(opts.root, opts.hmac, stores, now()),
       ]);
-      if (snapshotted.status === "rejected") throw snapshotted.reason;
+      if (snapshottedAfter.status === "rejected") throw snapshottedAfter.reason;
       if (guarded.status === "rejected") throw guarded.reason;
-      const after = snapshotted.value;
+      const after = snapshottedAfter.value;
       const problem = guarded.value;
       const declared = declaredMatcher(a.expected_writes ?? [], {
         guards,
