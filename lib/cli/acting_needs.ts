@@ -31,9 +31,19 @@ function onPath(ctx: Ctx, name: string): string[] {
     return [
       resolveProgram(name, { path: ctx.env.PATH, projectRoot: ctx.project, fs: diskFs }).path,
     ];
-  } catch {
-    return [];
+  } catch (e) {
+    return unlessNotCapable(e);
   }
+}
+
+/**
+ * Nothing, for an input that is missing or bad (the command then refuses with its own error);
+ * but an input the launch flags do not let us read is refused here (`NOT_CAPABLE`, naming it and
+ * the flag), or `permissions` would print a line without what that input names.
+ */
+function unlessNotCapable(e: unknown): never[] {
+  if (e instanceof Deno.errors.NotCapable) throw e;
+  return [];
 }
 
 /**
@@ -48,8 +58,8 @@ function unconfinedCommand(ctx: Ctx): string[] {
   try {
     const a = artifactOf(ctx);
     return a.kind === "command-request" ? onPath(ctx, a.argv[0]) : [];
-  } catch {
-    return [];
+  } catch (e) {
+    return unlessNotCapable(e);
   }
 }
 
@@ -62,8 +72,8 @@ async function unconfinedGates(ctx: Ctx): Promise<string[]> {
   try {
     const policy = await fullPolicy(ctx);
     return Object.values(policy.gates).flatMap((g) => onPath(ctx, g.argv[0]));
-  } catch {
-    return [];
+  } catch (e) {
+    return unlessNotCapable(e);
   }
 }
 
@@ -80,8 +90,8 @@ async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
       ...Object.values(policy.gates).flatMap((g) => g.exec ?? []),
     ];
     return entries.map((e) => e.startsWith("~/") ? join(home, e.slice(2)) : e);
-  } catch {
-    return [];
+  } catch (e) {
+    return unlessNotCapable(e);
   }
 }
 

@@ -259,14 +259,16 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: [],
     env: [...KEY_ENV, ...CHILD_ENV],
     built: true,
-    // To compute another command's needs it reads the brief and the operator's confined-programs
-    // file (whose custody check asks for the uid).
-    needs: (ctx) => ({
-      ...NO_NEEDS,
-      read: [ctx.project, ...confinedDirs(ctx), ...(briefFlagPath(ctx) ?? [])],
-      env: [...KEY_ENV, ...CHILD_ENV],
-      sys: ["uid"],
-    }),
+    // To compute another command's needs it reads what that command reads (its brief, its
+    // artifact, the operator's confined-programs file, whose custody check asks for the uid, and
+    // the PATH directories programs are resolved in).
+    needs: async (ctx) =>
+      mergeNeeds({
+        ...NO_NEEDS,
+        read: [ctx.project, ...confinedDirs(ctx), ...(briefFlagPath(ctx) ?? [])],
+        env: [...KEY_ENV, ...CHILD_ENV],
+        sys: ["uid"],
+      }, await (await loadCode(() => import("./permissions_cmd.ts"))).targetReads(ctx)),
     run: async (ctx) => (await loadCode(() => import("./permissions_cmd.ts"))).permissionsCmd(ctx),
   },
   {

@@ -6,19 +6,19 @@
  */
 import { resolve } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
-import { launchFlags } from "../permissions.ts";
+import { launchFlags, type Needs, NO_NEEDS } from "../permissions.ts";
 import { COMMON_FLAGS, findCommand, needsOf } from "./commands.ts";
 import { entryPath } from "./code_dir.ts";
 import { parseArgs } from "./parse.ts";
-import type { Ctx, Outcome } from "./types.ts";
+import type { CommandSpec, Ctx, Outcome } from "./types.ts";
 
 /** Quotes a word for a POSIX shell when it needs it. */
 export function shellQuote(w: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'"'"'`)}'`;
 }
 
-/** Runs `permissions`. */
-export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
+/** The command `permissions` is asked about, parsed as that command would parse its arguments. */
+function targetOf(ctx: Ctx): { spec: CommandSpec; rest: string[]; target: Ctx } {
   const words = ctx.parsed.positionals.COMMAND as string[];
   const found = findCommand(words);
   if (found === null) {
@@ -30,7 +30,31 @@ export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
   const project = typeof parsed.flags.project === "string"
     ? resolve(parsed.flags.project)
     : ctx.project;
-  const target: Ctx = { ...ctx, name, parsed, project };
+  return { spec, rest, target: { ...ctx, name, parsed, project } };
+}
+
+/**
+ * What `permissions` itself needs to answer: whatever the command it is asked about reads (its
+ * brief, its artifact, the PATH directories its programs are resolved in), since working out that
+ * command's needs reads them. Launched without one of them, `permissions` refuses (`NOT_CAPABLE`)
+ * rather than print a line that leaves out what it could not read.
+ *
+ * @example
+ * ```ts ignore
+ * import { targetReads } from "./permissions_cmd.ts";
+ * (await targetReads(ctx)).read; // [..., "/work/p/r.json", "/usr/bin", ...]
+ * ```
+ */
+export async function targetReads(ctx: Ctx): Promise<Needs> {
+  const { spec, target } = targetOf(ctx);
+  const needs = await needsOf(spec, target);
+  return { ...NO_NEEDS, read: needs.read, env: needs.env, sys: needs.sys };
+}
+
+/** Runs `permissions`. */
+export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
+  const { spec, rest, target } = targetOf(ctx);
+  const { project } = target;
   const needs = await needsOf(spec, target);
   const flags = launchFlags(needs);
   const line = [

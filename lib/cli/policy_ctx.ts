@@ -108,8 +108,9 @@ export interface ActingContext {
 
 /**
  * Loads the key, then the brief, the confined programs and the artifact. Without a key nothing
- * runs and nothing can be recorded; once the key is loaded, any refusal while loading the rest is
- * recorded as `<action>-refused` with agent `?` (not on a dry run).
+ * runs and nothing can be recorded; once the key is loaded, any refusal while loading the rest (an
+ * unexpected failure too, as `INTERNAL`) is recorded as `<action>-refused` with agent `?` (not on
+ * a dry run).
  */
 export async function loadActing(
   ctx: Ctx,
@@ -122,7 +123,8 @@ export async function loadActing(
     return { acting, artifact };
   } catch (e) {
     if (
-      ctx.parsed.flags["dry-run"] !== true && e instanceof AgentTeamsError && e.family !== "ledger"
+      ctx.parsed.flags["dry-run"] !== true &&
+      !(e instanceof AgentTeamsError && e.family === "ledger")
     ) {
       await appendRow(ctx.project, key.hmac, refusalRow(action, "?", e), { now: ctx.now });
     }

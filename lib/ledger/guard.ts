@@ -13,7 +13,8 @@
  *   and counts exactly those rows (one behind is a writer's crash window, as an append accepts
  *   it);
  * - **dispatch store**: every added line verifies; every removed line is one compaction drops (it
- *   does not verify, names no dispatch, or its dispatch expired); no new unterminated line;
+ *   names no dispatch, or its dispatch expired); a line that does not verify stays (key holders
+ *   refuse such a store rather than compact it); no new unterminated line;
  * - **dispatch lock**: the same file, unwritten (it is never replaced).
  *
  * Identical `use` and `attempt` rows have identical MACs, so a copy of an existing one is
@@ -174,13 +175,15 @@ export function appendedRowsProblem(
 
 /**
  * Why the change from `before` to `after` (complete dispatch-store lines) is not what key holders
- * do (append signed rows; compact away unverifiable rows and expired dispatches), or `null`.
+ * do (append signed rows; compact away expired dispatches and rows naming none), or `null`.
  *
  * @example
  * ```ts
  * import { dispatchChangeProblem } from "./guard.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * dispatchChangeProblem(["x"], [], new HmacKey(new Uint8Array([1])), Date.now()); // null (x never verified)
+ * const k = new HmacKey(new Uint8Array([1]));
+ * dispatchChangeProblem([], [], k, Date.now()); // null
+ * dispatchChangeProblem(["x"], [], k, Date.now()); // "a dispatch-store row that does not verify was removed"
  * ```
  */
 export function dispatchChangeProblem(
@@ -199,8 +202,14 @@ export function dispatchChangeProblem(
     if (n > 0) left.set(l, n - 1);
     else if (invalidAfter.has(l)) return "a dispatch-store row that does not verify was added";
   }
-  // What is left was removed: only what compaction removes (a row that does not verify, or one
-  // whose dispatch is unknown or expired).
+  // What is left was removed: only what compaction removes (a row whose dispatch is unknown or
+  // expired). A row that does not verify is never removed by a key holder: a store holding one is
+  // refused, not compacted.
+  for (const n of was.invalid) {
+    if ((left.get(before[n - 1]) ?? 0) > 0) {
+      return "a dispatch-store row that does not verify was removed";
+    }
+  }
   for (const { id, line } of was.lines) {
     if ((left.get(line) ?? 0) === 0) continue;
     const d = was.dispatches.get(id) ?? is.dispatches.get(id);

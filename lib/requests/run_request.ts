@@ -31,6 +31,7 @@
 import type { HmacKey } from "../crypto/hash.ts";
 import {
   AgentTeamsError,
+  DispatchError,
   LedgerError,
   ProposalError,
   RequestError,
@@ -174,9 +175,11 @@ export async function runRequest(
       acted = true;
     });
   } catch (e) {
-    if (
-      !opts.dryRun && !acted && e instanceof AgentTeamsError && e.family !== "ledger"
-    ) {
+    if (e instanceof DispatchError && typeof e.details.agent === "string") agent = e.details.agent;
+    // Every refusal before the command ran is recorded, an unexpected failure too (as `INTERNAL`,
+    // the way apply records one); only a ledger that refuses rows is left alone. Once the command
+    // has run, the start row without a completion marks the failure.
+    if (!opts.dryRun && !acted && !(e instanceof AgentTeamsError && e.family === "ledger")) {
       await appendRow(opts.root, opts.hmac, refusalRow("run-request", agent, e), { now });
     }
     throw e;

@@ -23,6 +23,7 @@ import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { AgentTeamsError } from "../../lib/errors.ts";
 import { loadPolicy } from "../../lib/policy/brief.ts";
 import { runRequest, type RunRequestResult } from "../../lib/requests/run_request.ts";
+import type { Backend } from "../../lib/sandbox/decide.ts";
 import { withConfinedPrograms } from "../../lib/sandbox/policy_confined.ts";
 
 export type { RunResult } from "../_helpers/mod.ts";
@@ -447,7 +448,7 @@ export interface InProcessOutcome {
 export async function runUnconfinedInProcess(
   w: World,
   fields: { argv: string[]; purpose: string; cwd?: string },
-  opts: { root?: string } = {},
+  opts: { root?: string; backend?: () => Promise<Backend> } = {},
 ): Promise<InProcessOutcome> {
   const root = opts.root ?? w.project;
   const env = { HOME: w.home, AGENTTEAMS_KEY_DIR: w.keyDir };
@@ -466,7 +467,7 @@ export async function runUnconfinedInProcess(
       root,
       policy,
       hmac: key.hmac,
-      backend: () => Promise.resolve("unconfined-opt-out"),
+      backend: opts.backend ?? (() => Promise.resolve("unconfined-opt-out")),
       parentEnv: { PATH: "/usr/bin:/bin", HOME: w.home, LANG: "C.UTF-8" },
       home: w.home,
       keyDir: w.keyDir,

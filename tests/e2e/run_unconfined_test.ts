@@ -24,6 +24,7 @@ import {
   UndeclaredWritesError,
 } from "../../lib/errors.ts";
 import type { RunRequestResult } from "../../lib/requests/run_request.ts";
+import type { Backend } from "../../lib/sandbox/decide.ts";
 import {
   assertRefused,
   exists,
@@ -38,6 +39,7 @@ import {
   sh,
   shScript,
   sleep,
+  useCount,
   withWorld,
   workerBrief,
   type World,
@@ -121,7 +123,7 @@ const WORLD = {
 function runInProcess(
   w: World,
   script: (typeof SCRIPT_NAMES)[number] | { argv: string[]; cwd?: string },
-  opts: { root?: string } = {},
+  opts: { root?: string; backend?: () => Promise<Backend> } = {},
 ): Promise<InProcessOutcome> {
   const fields = typeof script === "string"
     ? { argv: [join(w.scripts, script)], purpose: `in-process ${script}` }
@@ -193,6 +195,24 @@ Deno.test("in process, unconfined: a hook planted in the hooks dir a linked work
     const out = await runInProcess(w, "plant-shared-hook", { root: linked });
     await assertCaught(w, out, [hook], linked);
     assert.ok(exists(hook), "the scenario held: the shared hook was planted");
+  });
+});
+
+Deno.test("in process, unconfined: an unexpected failure before the command is recorded as INTERNAL; nothing ran", async () => {
+  await withWorld("u-internal", WORLD, async (w) => {
+    const before = readRows(w.project).length;
+    const boom = new Error("the backend probe broke");
+    await assert.rejects(
+      runInProcess(w, "plant-hook", { backend: () => Promise.reject(boom) }),
+      (e: unknown) => e === boom,
+    );
+    assert.equal(exists(join(w.project, ".git/hooks/pre-commit")), false, "the command ran");
+    const rows = readRows(w.project).slice(before).filter((r) => r.action !== "issue-dispatch");
+    assert.deepEqual(rows.map((r) => [r.action, r.agent, r.code]), [
+      ["run-request-refused", "worker", "INTERNAL"],
+    ]);
+    assert.match(String(rows[0].reason), /the backend probe broke/);
+    assert.equal(useCount(w.project), 0, "a use was counted");
   });
 });
 

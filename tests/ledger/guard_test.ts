@@ -96,10 +96,22 @@ Deno.test("dispatch store: appends and compaction are a key holder's; removing a
     max_uses: 25,
   });
   assert.equal(dispatchChangeProblem(before, [live, useL, fresh], key, now), null);
-  // Compaction also drops rows that do not verify, and rows naming no dispatch.
+  // Compaction also drops rows naming no dispatch.
   const forged = storeRow({ use: "L" }, other);
   const orphan = storeRow({ use: "gone" });
-  assert.equal(dispatchChangeProblem([...before, forged, orphan], before, key, now), null);
+  assert.equal(dispatchChangeProblem([...before, orphan], before, key, now), null);
+  // It never drops a row that does not verify (key holders refuse such a store): its removal
+  // is not theirs, even when other rows change alongside.
+  assert.match(
+    dispatchChangeProblem([...before, forged, orphan], before, key, now) ?? "",
+    /does not verify was removed/,
+  );
+  assert.match(
+    dispatchChangeProblem([forged, ...before], [...before, attemptL], key, now) ?? "",
+    /does not verify was removed/,
+  );
+  // Left in place, it is no change of the command's (it was there before).
+  assert.equal(dispatchChangeProblem([...before, forged], [...before, forged], key, now), null);
   // A live dispatch's use removed: a use given back.
   assert.match(
     dispatchChangeProblem(before, [dead, useD, live], key, now) ?? "",

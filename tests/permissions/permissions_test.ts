@@ -243,3 +243,54 @@ Deno.test("narrowPermissions with refuseNetFfi: net granted is PERMISSION_TOO_BR
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("permissions, launched narrow, about `run -- FILE --unconfined` with FILE outside the project: the line names git and the request's program; without FILE it refuses", async () => {
+  await withProject("perm-narrow-perm", async (sb) => {
+    const file = join(sb.dir, "request.json");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({
+        kind: "command-request",
+        dispatch: "0".repeat(32),
+        argv: ["true"],
+        purpose: "permissions test",
+      }),
+    );
+    // A private TMPDIR, so no read of the temporary directory covers FILE.
+    const tmp = join(sb.dir, "tmp");
+    await Deno.mkdir(tmp);
+    Object.assign(sb.env, { TMPDIR: tmp });
+    const asked = ["run", "--", file, "--unconfined", "--project", sb.project];
+    // The narrow line for `permissions` itself, asked about that command (from the project, so
+    // its own project is not FILE's directory).
+    const outer = await runCli(["permissions", "permissions", "--", ...asked], {
+      env: sb.env,
+      cwd: sb.project,
+    });
+    assert.equal(outer.code, 0, outer.stderr);
+    const narrow = outer.stdout.trim();
+    assert.match(narrow, /^deno run /);
+    assert.doesNotMatch(narrow, / -A | --allow-all /);
+    // Run as printed: `permissions` answers, and its answer names every program run spawns.
+    const inner = await sh(sb, narrow);
+    assert.equal(inner.code, 0, `${narrow}\n${inner.stderr}`);
+    assert.doesNotMatch(inner.stderr, /warning: launched with broad/);
+    const run = inner.stdout.trim().match(/--allow-run=(\S+)/)?.[1]?.split(",") ?? [];
+    for (const program of ["/usr/bin/bwrap", "/usr/bin/git", "/usr/bin/setsid"]) {
+      assert.ok(run.includes(program), `${program} missing from ${inner.stdout}`);
+    }
+    assert.ok(run.some((p) => p.endsWith("/true")), `the request's program missing: ${run}`);
+    // The same line without read access to FILE: refused, naming it, and no line printed.
+    const reads = narrow.match(/--allow-read=(\S+)/)![1];
+    const withoutFile = narrow.replace(
+      `--allow-read=${reads}`,
+      `--allow-read=${reads.split(",").filter((p) => p !== file).join(",")}`,
+    );
+    assert.notEqual(withoutFile, narrow, "FILE was not among the reads");
+    const refused = await sh(sb, withoutFile);
+    assert.equal(refused.code, 1, `${withoutFile}\n${refused.stdout}\n${refused.stderr}`);
+    assert.deepEqual(refusals(refused.stderr).map((r) => r.code), ["NOT_CAPABLE"]);
+    assert.match(refused.stderr, /request\.json/);
+    assert.equal(refused.stdout, "");
+  });
+});
