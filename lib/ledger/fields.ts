@@ -88,7 +88,8 @@ export function reasonText(s: string): string {
 
 /**
  * The row a refused act records: `<act>-refused`, the agent (`?` before the dispatch is known),
- * the reason and the error's code (`INTERNAL` for an error that carries none).
+ * the reason and the error's code (`NOT_CAPABLE` for a permission Deno refused, `INTERNAL` for
+ * any other error that carries none).
  *
  * @example
  * ```ts
@@ -97,7 +98,12 @@ export function reasonText(s: string): string {
  * ```
  */
 export function refusalRow(act: string, agent: string, e: unknown): RowBody {
-  const code = e instanceof AgentTeamsError ? e.code : "INTERNAL";
+  // A read or run Deno's permission flags refused is reported as NOT_CAPABLE; recorded the same.
+  const code = e instanceof AgentTeamsError
+    ? e.code
+    : e instanceof Deno.errors.NotCapable
+    ? "NOT_CAPABLE"
+    : "INTERNAL";
   return {
     action: `${act}-refused`,
     agent,

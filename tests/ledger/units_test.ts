@@ -214,7 +214,7 @@ Deno.test("withFileLock: refuses a symlink or a directory at the lock path; seri
   }
 });
 
-Deno.test("refusalRow: the act's refused row, with the typed code or INTERNAL, the reason cut at 300", () => {
+Deno.test("refusalRow: the act's refused row, with the typed code, NOT_CAPABLE or INTERNAL, the reason cut at 300", () => {
   assert.deepEqual(refusalRow("run-request", "w", new RequestError("ARGV_NOT_ALLOWED", "no")), {
     action: "run-request-refused",
     agent: "w",
@@ -225,4 +225,7 @@ Deno.test("refusalRow: the act's refused row, with the typed code or INTERNAL, t
   assert.equal(untyped.code, "INTERNAL");
   assert.equal((untyped.reason as string).length, 300);
   assert.equal(refusalRow("apply-proposal", "?", "plain").reason, "plain");
+  // What the CLI reports as NOT_CAPABLE is recorded as NOT_CAPABLE, not INTERNAL.
+  const denied = refusalRow("run-request", "?", new Deno.errors.NotCapable("Requires read access"));
+  assert.equal(denied.code, "NOT_CAPABLE");
 });
