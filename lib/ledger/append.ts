@@ -269,26 +269,3 @@ export function appendRow(
     (file, tail, paths) => writeRowLocked(file, paths, hmac, tail, body, now),
   );
 }
-
-/**
- * Checks, under the lock, that an append would be accepted (the tail and head agree), without
- * writing. Used before acts whose ledger row must not fail afterwards.
- *
- * @example
- * ```ts
- * import { preflightAppend } from "./append.ts";
- * import { HmacKey } from "../crypto/hash.ts";
- * (await preflightAppend(Deno.makeTempDirSync(), new HmacKey(new Uint8Array([1])))).count; // 0
- * ```
- */
-export function preflightAppend(root: string, hmac: HmacKey): Promise<TailState> {
-  const paths = statePaths(root);
-  try {
-    Deno.lstatSync(paths.ledger);
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-    // No ledger yet: the same checks as an append would make, without creating anything.
-    return Promise.resolve(checkTail(null, paths, hmac));
-  }
-  return withLedgerLock(root, hmac, (_file, tail) => tail);
-}

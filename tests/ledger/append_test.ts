@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { appendRow, preflightAppend } from "../../lib/ledger/append.ts";
+import { appendRow } from "../../lib/ledger/append.ts";
 import { issueDispatch, resolveDispatch } from "../../lib/ledger/dispatch.ts";
 import { repairTornTail } from "../../lib/ledger/repair.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
@@ -330,8 +330,6 @@ Deno.test("appendRow refuses on a torn tail or any tail/head mismatch, writing n
           LedgerError,
         );
         assertSameTree(before, await snapshotTree(sb.dir), "after appendRow");
-        await assertCode(() => preflightAppend(sb.project, FIXTURE_KEY.hmac), c.code, LedgerError);
-        assertSameTree(before, await snapshotTree(sb.dir), "after preflightAppend");
         // issueDispatch records a ledger row: it must refuse too, leaving the store alone.
         await assertCode(
           () => issueDispatch(sb.project, FIXTURE_KEY.hmac, "worker"),
@@ -416,26 +414,6 @@ Deno.test("an invalid or oversized body on a fresh project creates nothing (no s
   });
 });
 
-Deno.test("preflightAppend on a fresh project: count 0, nothing created", async () => {
-  await withSandbox("append-preflight", async (sb) => {
-    const before = await snapshotTree(sb.dir);
-    assert.deepEqual(await preflightAppend(sb.project, KEY.hmac), {
-      count: 0,
-      prev: "",
-      headLag: false,
-      headMissing: true,
-    });
-    assertSameTree(before, await snapshotTree(sb.dir));
-    const r = await appendRow(sb.project, KEY.hmac, { action: "a" });
-    assert.deepEqual(await preflightAppend(sb.project, KEY.hmac), {
-      count: 1,
-      prev: r.hash,
-      headLag: false,
-      headMissing: false,
-    });
-  });
-});
-
 /** Symlink layouts: a redirected ledger file, and a redirected `.agentteams`. */
 async function symlinkedProject(
   sb: Sandbox,
@@ -468,7 +446,6 @@ Deno.test("LEDGER_UNSAFE_PATH: a symlinked ledger or .agentteams refuses verify,
           const ops: [string, () => unknown][] = [
             ["verifyLedgerAt", () => verifyLedgerAt(sb.project, FIXTURE_KEY)],
             ["appendRow", () => appendRow(sb.project, FIXTURE_KEY.hmac, { action: "x" })],
-            ["preflightAppend", () => preflightAppend(sb.project, FIXTURE_KEY.hmac)],
             ["issueDispatch", () => issueDispatch(sb.project, FIXTURE_KEY.hmac, "worker")],
             ["repairTornTail", () => repairTornTail(sb.project, FIXTURE_KEY)],
           ];
@@ -551,7 +528,6 @@ Deno.test("LEDGER_UNSAFE_PATH: a head that is a FIFO, a directory or over 4 KiB 
         for (
           const op of [
             () => appendRow(sb.project, FIXTURE_KEY.hmac, { action: "x" }),
-            () => preflightAppend(sb.project, FIXTURE_KEY.hmac),
             () => verifyLedgerAt(sb.project, FIXTURE_KEY),
           ]
         ) {
