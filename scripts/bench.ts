@@ -351,9 +351,9 @@ async function runSection(): Promise<void> {
   for (const files of quick ? [1000] : [1000, 20_000, 100_000]) {
     await measure(`${files / 1000}k`, makeRepo(`run-${files}`, files, brief()), envBase);
   }
-  // "1k+ledger", a long-lived project: the same 1k-file repo with a 100k-row ledger (47 MB), which the
-  // ledger guard reads before and after the command. The ledger is signed with the bench key,
-  // given in the environment (no key file in that key dir).
+  // "1k+ledger", a long-lived project: the same 1k-file repo with a 100k-row ledger (47 MB),
+  // which the ledger guard reads before and after the command. The ledger is signed with the
+  // bench key, given in the environment (no key file in that key dir).
   if (!quick) {
     const dir = makeRepo("run-1000-ledger-100k", 1000, brief());
     makeLedger(dir, 100_000);
