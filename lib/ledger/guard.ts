@@ -31,6 +31,7 @@
  */
 import type { HmacKey } from "../crypto/hash.ts";
 import { sha256Hex } from "../crypto/hash.ts";
+import { LedgerError } from "../errors.ts";
 import { lstatOrNullSync } from "../fs/safe_read.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { withLedgerLock } from "./append.ts";
@@ -81,7 +82,9 @@ async function ledgerChunks(
   for (let at = 0; at < size; at += LEDGER_CHUNK) {
     const piece = buf.subarray(0, Math.min(LEDGER_CHUNK, size - at));
     if (readAtSync(file, at, piece) !== piece.length) {
-      throw new Error("the ledger changed size while read");
+      // Under the lock only a process that ignores it changes the ledger: tampering, as an
+      // append's own tail check reports it (and nothing is recorded on such a ledger).
+      throw new LedgerError("LEDGER_TAMPERED", "the ledger changed size while read");
     }
     out.push(new Uint8Array(await crypto.subtle.digest("SHA-256", piece)).toHex());
     if (expect !== undefined && out.at(-1) !== expect[out.length - 1]) break;

@@ -16,6 +16,7 @@ import {
 } from "../../lib/ledger/guard.ts";
 import { headText } from "../../lib/ledger/head.ts";
 import { appendRow } from "../../lib/ledger/append.ts";
+import { LedgerError } from "../../lib/errors.ts";
 
 const key = new HmacKey(new TextEncoder().encode("guard-test-key"));
 const other = new HmacKey(new TextEncoder().encode("not-the-key"));
@@ -218,6 +219,55 @@ Deno.test("storesProblem: a byte changed in any MiB of a multi-MiB ledger is fou
     Deno.writeFileSync(ledger, grown);
     assert.equal(await storesProblem(root, key, before, new Date()), null);
   } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("captureStores / storesProblem: a ledger cut short while it is hashed is tampering (LEDGER_TAMPERED), as an append reports it", async () => {
+  const root = Deno.makeTempDirSync({ prefix: "at-guard-cut-" });
+  const digest = crypto.subtle.digest;
+  /** Stands in for a process that ignores the lock: it cuts the ledger while a MiB is digested. */
+  const cutWhileHashing = (ledger: string) => {
+    let cut = false;
+    (crypto.subtle as { digest: typeof digest }).digest = function (this: SubtleCrypto, ...args) {
+      if (!cut) {
+        cut = true;
+        Deno.truncateSync(ledger, LEDGER_CHUNK + 10);
+      }
+      return digest.apply(this, args);
+    };
+  };
+  try {
+    Deno.mkdirSync(`${root}/.agentteams`);
+    const ledger = `${root}/.agentteams/proposal-ledger.jsonl`;
+    let { text, last } = rows(1, "");
+    let count = 1;
+    while (text.length < 1.5 * LEDGER_CHUNK) {
+      const more = rows(2000, last);
+      text += more.text;
+      last = more.last;
+      count += 2000;
+    }
+    Deno.writeTextFileSync(ledger, text);
+    Deno.writeTextFileSync(`${root}/.agentteams/proposal-ledger.head`, headText(count, last, key));
+    const before = await captureStores(root, key);
+    // Before the act: refused as a ledger problem (nothing is recorded on such a ledger), not an
+    // untyped failure the caller would record as INTERNAL.
+    cutWhileHashing(ledger);
+    await assert.rejects(
+      captureStores(root, key),
+      (e: unknown) => e instanceof LedgerError && e.code === "LEDGER_TAMPERED",
+    );
+    delete (crypto.subtle as { digest?: unknown }).digest;
+    // After the act: the same cut is named.
+    Deno.writeTextFileSync(ledger, text);
+    cutWhileHashing(ledger);
+    assert.equal(
+      await storesProblem(root, key, before, new Date()),
+      "the ledger changed size while read",
+    );
+  } finally {
+    delete (crypto.subtle as { digest?: unknown }).digest;
     Deno.removeSync(root, { recursive: true });
   }
 });
