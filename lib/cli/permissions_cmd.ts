@@ -54,7 +54,7 @@ export async function targetReads(ctx: Ctx): Promise<Needs> {
 /** Runs `permissions`. */
 export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
   const { spec, rest, target } = targetOf(ctx);
-  const { project } = target;
+  const { name, project } = target;
   const needs = await needsOf(spec, target);
   const flags = launchFlags(needs);
   const line = [

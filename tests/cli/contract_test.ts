@@ -257,6 +257,7 @@ Deno.test("real process: --json prints exactly one JSON object on stdout, for su
     assert.equal((s.rows as unknown[]).length, 5);
     const p = one(await run(["permissions", "ledger", "show", "--json"]));
     assert.equal(p.ok, true);
+    assert.equal(p.command, "ledger show");
 
     const refused = await run(["dispatch", "--agent", "-x", "--json"]);
     assert.equal(refused.code, 1);
