@@ -43,6 +43,8 @@ function onPath(ctx: Ctx, name: string): string[] {
  */
 function unlessNotCapable(e: unknown): never[] {
   if (e instanceof Deno.errors.NotCapable) throw e;
+  // The brief's reader wraps what it could not read (`BRIEF_UNREADABLE`, the refusal its cause).
+  if (e instanceof Error && e.cause instanceof Deno.errors.NotCapable) throw e.cause;
   return [];
 }
 

@@ -294,3 +294,57 @@ Deno.test("permissions, launched narrow, about `run -- FILE --unconfined` with F
     assert.equal(refused.stdout, "");
   });
 });
+
+Deno.test("permissions, launched narrow without read of the project (so the brief cannot be loaded): refused NOT_CAPABLE, not a line without the brief's confined programs", async () => {
+  await withProject("perm-narrow-brief", async (sb) => {
+    // A brief whose confined programs name a directory nothing else puts in the line.
+    const tools = join(sb.dir, "tools");
+    await Deno.mkdir(tools);
+    await Deno.writeTextFile(
+      join(sb.project, "agentteams.jsonc"),
+      JSON.stringify({
+        agent_policies: {
+          worker: { write_scopes: ["src/"], commands: [{ prefix: ["/usr/bin/touch"] }] },
+        },
+        confined_programs: { worker: { exec: ["/usr/bin", "/bin", tools], write: ["src"] } },
+      }),
+    );
+    const file = join(sb.dir, "request.json");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({
+        kind: "command-request",
+        dispatch: "0".repeat(32),
+        argv: ["/usr/bin/touch", "src/x"],
+        purpose: "permissions test",
+      }),
+    );
+    // A private TMPDIR, so no read of the temporary directory covers the project.
+    const tmp = join(sb.dir, "tmp");
+    await Deno.mkdir(tmp);
+    Object.assign(sb.env, { TMPDIR: tmp });
+    const outer = await runCli(
+      ["permissions", "permissions", "--", "run", "--", file, "--project", sb.project],
+      { env: sb.env, cwd: sb.project },
+    );
+    assert.equal(outer.code, 0, outer.stderr);
+    const narrow = outer.stdout.trim();
+    // As printed, `permissions` reads the brief: its answer grants the confined programs.
+    const inner = await sh(sb, narrow);
+    assert.equal(inner.code, 0, `${narrow}\n${inner.stderr}`);
+    const innerReads = inner.stdout.match(/--allow-read=(\S+)/)?.[1]?.split(",") ?? [];
+    assert.ok(innerReads.includes(tools), `${tools} missing from ${inner.stdout}`);
+    // Without read of the project the brief cannot be loaded: refused, naming it; no line.
+    const reads = narrow.match(/--allow-read=(\S+)/)![1];
+    const withoutProject = narrow.replace(
+      `--allow-read=${reads}`,
+      `--allow-read=${reads.split(",").filter((p) => p !== sb.project).join(",")}`,
+    );
+    assert.notEqual(withoutProject, narrow, "the project was not among the reads");
+    const refused = await sh(sb, withoutProject);
+    assert.equal(refused.code, 1, `${withoutProject}\n${refused.stdout}\n${refused.stderr}`);
+    assert.deepEqual(refusals(refused.stderr).map((r) => r.code), ["NOT_CAPABLE"]);
+    assert.ok(refused.stderr.includes(sb.project), refused.stderr);
+    assert.equal(refused.stdout, "");
+  });
+});
