@@ -139,6 +139,31 @@ function realDir(dir: string, briefPath: string): string {
 }
 
 /**
+ * The brief's path with its directory resolved (the file itself is not followed: a symlinked
+ * brief is refused when read). Launched with narrow flags, the tool may read a brief that lies
+ * outside the project but not the directory around it; then the file's own real path is taken,
+ * once the file is known not to be a symlink.
+ */
+function realBriefPath(abs: string): string {
+  try {
+    return join(realDir(dirname(abs), abs), basename(abs));
+  } catch (e) {
+    if (!(e instanceof PolicyError && e.cause instanceof Deno.errors.NotCapable)) throw e;
+  }
+  try {
+    return Deno.lstatSync(abs).isSymlink ? abs : Deno.realPathSync(abs);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new PolicyError("BRIEF_NOT_FOUND", `brief ${abs} does not exist`, {
+        cause: e,
+        details: { file: abs },
+      });
+    }
+    throw unreadable(abs, "IO", `cannot be resolved: ${String(e)}`, e);
+  }
+}
+
+/**
  * Reads and parses the brief at `briefPath` into a `Policy` (see `parsePolicy` for the checks).
  * The project root and the brief's directory are resolved to real paths first, so `briefRel` is
  * right even when either is reached through a symlinked directory; the brief file itself must not
@@ -161,8 +186,7 @@ export async function loadPolicy(
   } catch (e) {
     throw unreadable(briefPath, "IO", `project root ${opts.projectRoot} cannot be resolved`, e);
   }
-  const abs = resolve(briefPath);
-  const real = join(realDir(dirname(abs), abs), basename(abs));
+  const real = realBriefPath(resolve(briefPath));
   const bytes = await readBriefBytes(real);
   const sha = sha256Hex(bytes);
   let text: string;

@@ -17,6 +17,7 @@ import {
   useCount,
   withWorld,
   workerBrief,
+  type World,
   type WorldPaths,
 } from "./_run_helpers.ts";
 
@@ -256,6 +257,30 @@ Deno.test("permissions run -- FILE --project P: the flags are computed for P, no
   });
 });
 
+/**
+ * Runs a printed `deno run` line exactly, through a POSIX shell (it quotes the words that need it),
+ * from the project, with the world's environment: its HOME, key dir and TMPDIR (which is not an
+ * ancestor of the project).
+ */
+function runPrinted(w: World, line: string): Promise<Deno.CommandOutput> {
+  return new Deno.Command("/bin/sh", {
+    args: ["-c", line],
+    cwd: w.project,
+    clearEnv: true,
+    env: {
+      ...w.env,
+      PATH: `${DENO_BIN_DIR}:/usr/bin:/bin`,
+      DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
+      DENO_NO_UPDATE_CHECK: "1",
+      NO_COLOR: "1",
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(120_000),
+  }).output();
+}
+
 Deno.test("permissions run: the printed `deno run` line, run exactly as printed, runs the request", async () => {
   await withWorld("perm", { brief, scripts: SCRIPTS }, async (w) => {
     const nonce = await w.dispatch();
@@ -276,24 +301,7 @@ Deno.test("permissions run: the printed `deno run` line, run exactly as printed,
     assert.doesNotMatch(line, /--allow-net|--allow-ffi/);
     const before = w.rows().length;
 
-    // Run exactly that line through a POSIX shell (it quotes the words that need it), with the
-    // world's environment: its HOME, key dir and TMPDIR (which is not an ancestor of the project).
-    const out = await new Deno.Command("/bin/sh", {
-      args: ["-c", line],
-      cwd: w.project,
-      clearEnv: true,
-      env: {
-        ...w.env,
-        PATH: `${DENO_BIN_DIR}:/usr/bin:/bin`,
-        DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
-        DENO_NO_UPDATE_CHECK: "1",
-        NO_COLOR: "1",
-      },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(120_000),
-    }).output();
+    const out = await runPrinted(w, line);
     const stderr = new TextDecoder().decode(out.stderr);
     assert.doesNotMatch(stderr, /NOT_CAPABLE|refused/, `${line}\n${stderr}`);
     assert.equal(out.code, 0, stderr);
@@ -306,5 +314,35 @@ Deno.test("permissions run: the printed `deno run` line, run exactly as printed,
     assert.equal(rows[1].backend, "bwrap");
     assert.deepEqual(rows[1].undeclared_writes, []);
     await w.verifyOk();
+  });
+});
+
+Deno.test("permissions run --brief B, B outside the project: the printed line grants the brief, not its directory, and runs", async () => {
+  await withWorld("perm-brief", { brief, scripts: SCRIPTS }, async (w) => {
+    const elsewhere = join(w.dir, "briefs");
+    await Deno.mkdir(elsewhere);
+    const outside = join(elsewhere, "team.jsonc");
+    await Deno.copyFile(join(w.project, "agentteams.jsonc"), outside);
+    const nonce = await w.dispatch();
+    const file = await w.artifact({
+      argv: ["/usr/bin/touch", "src/perm.txt"],
+      expected_writes: ["src/perm.txt"],
+    }, nonce);
+    const p = await w.cli(
+      ["permissions", "run", "--", file, "--brief", outside, "--project", w.project],
+      { cwd: w.project },
+    );
+    assert.equal(p.code, 0, p.stderr);
+    const line = p.stdout.trim();
+    const reads = allowLists(line).get("read") ?? [];
+    assert.ok(reads.includes(outside), `the brief is not readable: ${line}`);
+    assert.ok(
+      !reads.some((r) => r === elsewhere || elsewhere.startsWith(r + "/")),
+      `the brief's directory is readable, so this does not test the narrow case: ${line}`,
+    );
+    const out = await runPrinted(w, line);
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, `${line}\n${stderr}`);
+    assert.ok(exists(join(w.project, "src/perm.txt")), "the command ran");
   });
 });
