@@ -244,31 +244,67 @@ Deno.test("narrowPermissions with refuseNetFfi: net granted is PERMISSION_TOO_BR
   }
 });
 
+/** A command request for `argv` outside the project (in the sandbox dir); returns its path. */
+async function writeRequest(sb: Sandbox, argv: string[]): Promise<string> {
+  const file = join(sb.dir, "request.json");
+  await Deno.writeTextFile(
+    file,
+    JSON.stringify({
+      kind: "command-request",
+      dispatch: "0".repeat(32),
+      argv,
+      purpose: "permissions test",
+    }),
+  );
+  return file;
+}
+
+/**
+ * The narrow line for `permissions` itself, asked about `asked`, computed from the project (so its
+ * own project is not the sandbox dir), with a private TMPDIR (so no read of the temporary
+ * directory covers the sandbox dir).
+ */
+async function narrowPermissionsLine(sb: Sandbox, asked: string[]): Promise<string> {
+  const tmp = join(sb.dir, "tmp");
+  await Deno.mkdir(tmp);
+  Object.assign(sb.env, { TMPDIR: tmp });
+  const outer = await runCli(["permissions", "permissions", "--", ...asked], {
+    env: sb.env,
+    cwd: sb.project,
+  });
+  assert.equal(outer.code, 0, outer.stderr);
+  return outer.stdout.trim();
+}
+
+/**
+ * Runs `line` with `path` taken out of its read list: refused NOT_CAPABLE, naming `path`, and no
+ * line printed.
+ */
+async function assertRefusedWithoutRead(sb: Sandbox, line: string, path: string): Promise<void> {
+  const reads = line.match(/--allow-read=(\S+)/)![1];
+  const without = line.replace(
+    `--allow-read=${reads}`,
+    `--allow-read=${reads.split(",").filter((p) => p !== path).join(",")}`,
+  );
+  assert.notEqual(without, line, `${path} was not among the reads`);
+  const refused = await sh(sb, without);
+  assert.equal(refused.code, 1, `${without}\n${refused.stdout}\n${refused.stderr}`);
+  assert.deepEqual(refusals(refused.stderr).map((r) => r.code), ["NOT_CAPABLE"]);
+  assert.ok(refused.stderr.includes(path), refused.stderr);
+  assert.equal(refused.stdout, "");
+}
+
 Deno.test("permissions, launched narrow, about `run -- FILE --unconfined` with FILE outside the project: the line names git and the request's program; without FILE it refuses", async () => {
   await withProject("perm-narrow-perm", async (sb) => {
-    const file = join(sb.dir, "request.json");
-    await Deno.writeTextFile(
+    const file = await writeRequest(sb, ["true"]);
+    const narrow = await narrowPermissionsLine(sb, [
+      "run",
+      "--",
       file,
-      JSON.stringify({
-        kind: "command-request",
-        dispatch: "0".repeat(32),
-        argv: ["true"],
-        purpose: "permissions test",
-      }),
-    );
-    // A private TMPDIR, so no read of the temporary directory covers FILE.
-    const tmp = join(sb.dir, "tmp");
-    await Deno.mkdir(tmp);
-    Object.assign(sb.env, { TMPDIR: tmp });
-    const asked = ["run", "--", file, "--unconfined", "--project", sb.project];
-    // The narrow line for `permissions` itself, asked about that command (from the project, so
-    // its own project is not FILE's directory).
-    const outer = await runCli(["permissions", "permissions", "--", ...asked], {
-      env: sb.env,
-      cwd: sb.project,
-    });
-    assert.equal(outer.code, 0, outer.stderr);
-    const narrow = outer.stdout.trim();
+      "--unconfined",
+      "--project",
+      sb.project,
+    ]);
     assert.match(narrow, /^deno run /);
     assert.doesNotMatch(narrow, / -A | --allow-all /);
     // Run as printed: `permissions` answers, and its answer names every program run spawns.
@@ -281,17 +317,7 @@ Deno.test("permissions, launched narrow, about `run -- FILE --unconfined` with F
     }
     assert.ok(run.some((p) => p.endsWith("/true")), `the request's program missing: ${run}`);
     // The same line without read access to FILE: refused, naming it, and no line printed.
-    const reads = narrow.match(/--allow-read=(\S+)/)![1];
-    const withoutFile = narrow.replace(
-      `--allow-read=${reads}`,
-      `--allow-read=${reads.split(",").filter((p) => p !== file).join(",")}`,
-    );
-    assert.notEqual(withoutFile, narrow, "FILE was not among the reads");
-    const refused = await sh(sb, withoutFile);
-    assert.equal(refused.code, 1, `${withoutFile}\n${refused.stdout}\n${refused.stderr}`);
-    assert.deepEqual(refusals(refused.stderr).map((r) => r.code), ["NOT_CAPABLE"]);
-    assert.match(refused.stderr, /request\.json/);
-    assert.equal(refused.stdout, "");
+    await assertRefusedWithoutRead(sb, narrow, file);
   });
 });
 
@@ -309,42 +335,14 @@ Deno.test("permissions, launched narrow without read of the project (so the brie
         confined_programs: { worker: { exec: ["/usr/bin", "/bin", tools], write: ["src"] } },
       }),
     );
-    const file = join(sb.dir, "request.json");
-    await Deno.writeTextFile(
-      file,
-      JSON.stringify({
-        kind: "command-request",
-        dispatch: "0".repeat(32),
-        argv: ["/usr/bin/touch", "src/x"],
-        purpose: "permissions test",
-      }),
-    );
-    // A private TMPDIR, so no read of the temporary directory covers the project.
-    const tmp = join(sb.dir, "tmp");
-    await Deno.mkdir(tmp);
-    Object.assign(sb.env, { TMPDIR: tmp });
-    const outer = await runCli(
-      ["permissions", "permissions", "--", "run", "--", file, "--project", sb.project],
-      { env: sb.env, cwd: sb.project },
-    );
-    assert.equal(outer.code, 0, outer.stderr);
-    const narrow = outer.stdout.trim();
+    const file = await writeRequest(sb, ["/usr/bin/touch", "src/x"]);
+    const narrow = await narrowPermissionsLine(sb, ["run", "--", file, "--project", sb.project]);
     // As printed, `permissions` reads the brief: its answer grants the confined programs.
     const inner = await sh(sb, narrow);
     assert.equal(inner.code, 0, `${narrow}\n${inner.stderr}`);
     const innerReads = inner.stdout.match(/--allow-read=(\S+)/)?.[1]?.split(",") ?? [];
     assert.ok(innerReads.includes(tools), `${tools} missing from ${inner.stdout}`);
     // Without read of the project the brief cannot be loaded: refused, naming it; no line.
-    const reads = narrow.match(/--allow-read=(\S+)/)![1];
-    const withoutProject = narrow.replace(
-      `--allow-read=${reads}`,
-      `--allow-read=${reads.split(",").filter((p) => p !== sb.project).join(",")}`,
-    );
-    assert.notEqual(withoutProject, narrow, "the project was not among the reads");
-    const refused = await sh(sb, withoutProject);
-    assert.equal(refused.code, 1, `${withoutProject}\n${refused.stdout}\n${refused.stderr}`);
-    assert.deepEqual(refusals(refused.stderr).map((r) => r.code), ["NOT_CAPABLE"]);
-    assert.ok(refused.stderr.includes(sb.project), refused.stderr);
-    assert.equal(refused.stdout, "");
+    await assertRefusedWithoutRead(sb, narrow, sb.project);
   });
 });
