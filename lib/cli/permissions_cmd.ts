@@ -17,20 +17,43 @@ export function shellQuote(w: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'"'"'`)}'`;
 }
 
-/** The command `permissions` is asked about, parsed as that command would parse its arguments. */
-function targetOf(ctx: Ctx): { spec: CommandSpec; rest: string[]; target: Ctx } {
-  const words = ctx.parsed.positionals.COMMAND as string[];
-  const found = findCommand(words);
-  if (found === null) {
-    throw new UsageError("UNKNOWN_COMMAND", `no command ${JSON.stringify(words.join(" "))}`);
+/** The command `permissions` is asked about, parsed as that command parses, and its needs. */
+interface Asked {
+  spec: CommandSpec;
+  rest: string[];
+  target: Ctx;
+  needs: Needs;
+}
+
+/**
+ * Per invocation (keyed by the parsed arguments): `permissions`' own needs are worked out from the
+ * asked command's before narrowing, and its answer prints the same needs, so they are worked out
+ * once (reading the brief and the artifact once).
+ */
+const asked = new WeakMap<object, Promise<Asked>>();
+
+/** The command `permissions` is asked about and its needs (see {@link asked}). */
+function askedOf(ctx: Ctx): Promise<Asked> {
+  let a = asked.get(ctx.parsed);
+  if (a === undefined) {
+    a = (async () => {
+      const words = ctx.parsed.positionals.COMMAND as string[];
+      const found = findCommand(words);
+      if (found === null) {
+        throw new UsageError("UNKNOWN_COMMAND", `no command ${JSON.stringify(words.join(" "))}`);
+      }
+      const { spec, rest } = found;
+      const parsed = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
+      const name = spec.words.join(" ");
+      const project = typeof parsed.flags.project === "string"
+        ? resolve(parsed.flags.project)
+        : ctx.project;
+      const target: Ctx = { ...ctx, name, parsed, project };
+      return { spec, rest, target, needs: await needsOf(spec, target) };
+    })();
+    asked.set(ctx.parsed, a);
   }
-  const { spec, rest } = found;
-  const parsed = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
-  const name = spec.words.join(" ");
-  const project = typeof parsed.flags.project === "string"
-    ? resolve(parsed.flags.project)
-    : ctx.project;
-  return { spec, rest, target: { ...ctx, name, parsed, project } };
+  return a;
 }
 
 /**
@@ -46,16 +69,14 @@ function targetOf(ctx: Ctx): { spec: CommandSpec; rest: string[]; target: Ctx } 
  * ```
  */
 export async function targetReads(ctx: Ctx): Promise<Needs> {
-  const { spec, target } = targetOf(ctx);
-  const needs = await needsOf(spec, target);
+  const { needs } = await askedOf(ctx);
   return { ...NO_NEEDS, read: needs.read, env: needs.env, sys: needs.sys };
 }
 
 /** Runs `permissions`. */
 export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
-  const { spec, rest, target } = targetOf(ctx);
+  const { spec, rest, target, needs } = await askedOf(ctx);
   const { name, project } = target;
-  const needs = await needsOf(spec, target);
   const flags = launchFlags(needs);
   const line = [
     "deno",
