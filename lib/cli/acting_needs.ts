@@ -49,8 +49,9 @@ function unlessNotCapable(e: unknown): never[] {
 }
 
 /**
- * With `--unconfined`, the request's `argv[0]`, which `run` then spawns itself. An unreadable
- * artifact contributes nothing; the command then refuses with its own error. The artifact is read
+ * With `--unconfined`, the request's `argv[0]`, which `run` then spawns itself. A missing or bad
+ * artifact contributes nothing; the command then refuses with its own error (one the launch flags
+ * do not let us read is refused, see {@link unlessNotCapable}). The artifact is read
  * once, through the command's own safe read ({@link artifactOf}): never through a symlink, never
  * a FIFO, at most 2 MiB.
  */
@@ -66,7 +67,7 @@ function unconfinedCommand(ctx: Ctx): string[] {
 }
 
 /**
- * With `--unconfined`, every gate's program, which `apply` then spawns itself. An unreadable
+ * With `--unconfined`, every gate's program, which `apply` then spawns itself. A missing or bad
  * brief contributes nothing; the command then refuses with its own error.
  */
 async function unconfinedGates(ctx: Ctx): Promise<string[]> {
@@ -81,7 +82,7 @@ async function unconfinedGates(ctx: Ctx): Promise<string[]> {
 
 /**
  * The exec entries of the confined programs (brief or operator file; `~/` expanded): the sandbox
- * resolves their real paths, so they must be readable. Unreadable inputs contribute nothing.
+ * resolves their real paths, so they must be readable. A missing or bad brief contributes nothing.
  */
 async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
   try {
