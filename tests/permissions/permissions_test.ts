@@ -346,3 +346,37 @@ Deno.test("permissions, launched narrow without read of the project (so the brie
     await assertRefusedWithoutRead(sb, narrow, sb.project);
   });
 });
+
+Deno.test("run --brief LINK under its printed flags, LINK a symlink outside the project: BRIEF_UNREADABLE (the brief's directory unreadable does not let a symlink through), nothing written", async () => {
+  await withProject("perm-brief-link", async (sb) => {
+    const briefs = join(sb.dir, "briefs");
+    await Deno.mkdir(briefs);
+    const real = join(briefs, "real.jsonc");
+    await Deno.writeTextFile(
+      real,
+      JSON.stringify({
+        agent_policies: {
+          worker: { write_scopes: ["src/"], commands: [{ prefix: ["/usr/bin/touch"] }] },
+        },
+      }),
+    );
+    const link = join(briefs, "link.jsonc");
+    await Deno.symlink(real, link);
+    const file = await writeRequest(sb, ["/usr/bin/touch", "src/x"]);
+    // A private TMPDIR, so the line grants the link but not the directory it lies in.
+    const tmp = join(sb.dir, "tmp");
+    await Deno.mkdir(tmp);
+    Object.assign(sb.env, { TMPDIR: tmp });
+    const line = await permissionsLine(sb, ["run"], [file, "--dry-run", "--brief", link]);
+    const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
+    assert.ok(reads.includes(link), line);
+    assert.ok(!reads.some((r) => briefs === r || briefs.startsWith(r + "/")), line);
+    const before = await snapshotTree(sb.dir);
+    const r = await sh(sb, line);
+    assert.equal(r.code, 1, `${line}\n${r.stderr}`);
+    assert.deepEqual(refusals(r.stderr).map((x) => x.code), ["BRIEF_UNREADABLE"]);
+    assert.match(r.stderr, /symlink/);
+    assert.equal(r.stdout, "");
+    assertSameTree(before, await snapshotTree(sb.dir), "after the refused run");
+  });
+});
