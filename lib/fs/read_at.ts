@@ -48,15 +48,13 @@ export function readAtSync(file: Deno.FsFile, offset: number, buf: Uint8Array): 
 export function readWholeFileSync(path: string): Uint8Array<ArrayBuffer> {
   using file = Deno.openSync(path, { read: true });
   let buf = new Uint8Array(file.statSync().size + 1);
-  let off = 0;
-  while (true) {
-    const n = file.readSync(buf.subarray(off));
-    if (n === null || n === 0) return buf.subarray(0, off);
-    off += n;
-    if (off === buf.length) {
-      const grown = new Uint8Array(buf.length * 2);
-      grown.set(buf);
-      buf = grown;
-    }
+  let off = readAtSync(file, 0, buf);
+  // A full buffer: the file has more than the stat said (it grew, or it is in /proc).
+  while (off === buf.length) {
+    const grown = new Uint8Array(buf.length * 2);
+    grown.set(buf);
+    buf = grown;
+    off += readAtSync(file, off, buf.subarray(off));
   }
+  return buf.subarray(0, off);
 }
