@@ -145,8 +145,9 @@ const envBase: Record<string, string> = {
 };
 Deno.mkdirSync(`${work}/home`, { recursive: true });
 
-function cli(args: string[]): string[] {
-  return ["run", "--allow-all", "--no-check", main, ...args];
+/** `deno run` of the tool's `entry` (the source tree's main.ts unless given). */
+function cli(args: string[], entry = main): string[] {
+  return ["run", "--allow-all", "--no-check", entry, ...args];
 }
 
 async function ledgerSection(): Promise<void> {
@@ -313,8 +314,9 @@ async function runSection(): Promise<void> {
         purpose: "bench",
       }),
     );
-    const args = cli(["run", file, "--unconfined", "--project", dir]);
-    const bundled = ["run", "--allow-all", "--no-check", `${bundleDir}/main.js`, ...args.slice(4)];
+    const runArgs = ["run", file, "--unconfined", "--project", dir];
+    const args = cli(runArgs);
+    const bundled = cli(runArgs, `${bundleDir}/main.js`);
     await timeCmd(deno, args, { env, runs: 1 });
     await timeCmd(deno, bundled, { env, runs: 1 });
     // The machine drifts: each round measures every part of the floor and both subjects, so a
