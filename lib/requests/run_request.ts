@@ -143,6 +143,17 @@ function isTransientStateFile(root: string, rel: string): boolean {
 const dec = new TextDecoder();
 
 /**
+ * Both values, once both promises have settled; a failure of `a` is thrown before one of `b`, so
+ * which refusal is reported never depends on which finished first.
+ */
+async function bothSettled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [ra, rb] = await Promise.allSettled([a, b]);
+  if (ra.status === "rejected") throw ra.reason;
+  if (rb.status === "rejected") throw rb.reason;
+  return [ra.value, rb.value];
+}
+
+/**
  * Checks and runs one command request (see the module doc).
  *
  * @throws {RequestError}, {@link UndeclaredWritesError} and {@link RunTimeoutError} (exit 3, with
@@ -306,26 +317,19 @@ async function runChecked(
     }, async () => {
       // The shared stores as they are now (other processes may append while the command runs),
       // read while git status works for the first snapshot.
-      const [snapshotted, captured] = await Promise.allSettled([
+      const [before, stores] = await bothSettled(
         takeSnapshot(git, { status: statusBefore, statOnly: GUARDED }),
         captureStores(opts.root, opts.hmac),
-      ]);
-      if (snapshotted.status === "rejected") throw snapshotted.reason;
-      if (captured.status === "rejected") throw captured.reason;
-      const [before, stores] = [snapshotted.value, captured.value];
+      );
       // Acted from here on: a failure before this point (git cannot read the worktree) is a
       // refusal row after the start row; after it, the start row stands alone.
       markActed();
       const r = await executeRun(prepared);
       // The shared stores are checked while git status runs for the second snapshot.
-      const [snapshottedAfter, guarded] = await Promise.allSettled([
+      const [after, problem] = await bothSettled(
         takeSnapshot(git, { previous: before, statOnly: GUARDED }),
         storesProblem(opts.root, opts.hmac, stores, now()),
-      ]);
-      if (snapshottedAfter.status === "rejected") throw snapshottedAfter.reason;
-      if (guarded.status === "rejected") throw guarded.reason;
-      const after = snapshottedAfter.value;
-      const problem = guarded.value;
+      );
       const declared = declaredMatcher(a.expected_writes ?? [], {
         guards,
         allowed: (rel) =>
