@@ -7,11 +7,14 @@
  *   completes normally, nothing is reported as its write, and the ledger verifies;
  * - a command that appends a row it cannot sign, flips one byte of the ledger in place (same size,
  *   mtime restored, inode kept), or removes a `use` row from the dispatch store (getting a use
- *   back): `LEDGER_TAMPERED`, and the start row is left without a completion row.
+ *   back): `LEDGER_TAMPERED`, and the start row is left without a completion row;
+ * - a command that leaves files named like a key holder's temporary files (which the check lets
+ *   pass only once they are gone): reported as undeclared writes like any other.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { LedgerError } from "../../lib/errors.ts";
+import { LedgerError, UndeclaredWritesError } from "../../lib/errors.ts";
+import type { RunRequestResult } from "../../lib/requests/run_request.ts";
 import {
   exists,
   q,
@@ -28,6 +31,11 @@ import {
 
 const LEDGER = ".agentteams/proposal-ledger.jsonl";
 const STORE = ".agentteams/dispatches.jsonl";
+/** Names a key holder's atomic rewrite of the head and of the dispatch store uses, left behind. */
+const TEMP_NAMES = [
+  ".agentteams/.dispatches.jsonl.fedcba9876543210.tmp",
+  ".agentteams/.proposal-ledger.head.0123456789abcdef.tmp",
+];
 
 const SCRIPTS = {
   // Says it started, then waits (at most a minute) until the test has made its concurrent calls.
@@ -68,6 +76,8 @@ const SCRIPTS = {
       'rm -f "$kept"',
     ].join("\n"),
   ),
+  // Files under the names of a key holder's temporary files, kept.
+  "leave-temp-names": shScript(TEMP_NAMES.map((n) => `echo forged > ${n}`).join("\n")),
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -166,4 +176,23 @@ Deno.test("shared stores: one byte flipped in place, size and mtime kept, is LED
 
 Deno.test("shared stores: a use row removed from the dispatch store is LEDGER_TAMPERED", async () => {
   await assertTampered("drop-use", /a row of a live dispatch was removed/);
+});
+
+Deno.test("shared stores: files left under a key holder's temporary names are undeclared writes", async () => {
+  await withWorld("stores-temp-names", WORLD, async (w) => {
+    const out = await runUnconfinedInProcess(w, {
+      argv: [join(w.scripts, "leave-temp-names")],
+      purpose: "temp names",
+    });
+    assert.ok(out.error instanceof UndeclaredWritesError, `exit 3 expected, got ${out.error}`);
+    assert.equal(out.error.code, "UNDECLARED_WRITES");
+    const result = (out.error as unknown as { result: RunRequestResult }).result;
+    assert.equal(result.exit, 0, result.stderr);
+    assert.deepEqual(result.undeclared_writes, TEMP_NAMES);
+    for (const n of TEMP_NAMES) assert.ok(exists(join(w.project, n)), `the scenario held: ${n}`);
+    const added = readRows(w.project).slice(out.rowsBefore);
+    assert.deepEqual(runs(added), ["run-request-start", "run-request"]);
+    assert.deepEqual(added.at(-1)?.undeclared_writes, TEMP_NAMES);
+    await w.verifyOk();
+  });
 });
