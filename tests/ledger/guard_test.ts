@@ -40,6 +40,23 @@ function storeRow(o: Record<string, string | number>, k = key): string {
   return canonical({ ...o, mac: k.hex(canonical(o)) });
 }
 
+/** Writes a signed ledger of at least `minBytes` and its head into `root`; returns its path and text. */
+function writeLedgerOf(root: string, minBytes: number): { ledger: string; text: string } {
+  Deno.mkdirSync(`${root}/.agentteams`);
+  const ledger = `${root}/.agentteams/proposal-ledger.jsonl`;
+  let { text, last } = rows(1, "");
+  let count = 1;
+  while (text.length < minBytes) {
+    const more = rows(2000, last);
+    text += more.text;
+    last = more.last;
+    count += 2000;
+  }
+  Deno.writeTextFileSync(ledger, text);
+  Deno.writeTextFileSync(`${root}/.agentteams/proposal-ledger.head`, headText(count, last, key));
+  return { ledger, text };
+}
+
 Deno.test("appended rows: whole, signed and chained are accepted; anything else is named", () => {
   const a = rows(3, "p0");
   const ok = appendedRowsProblem(enc.encode(a.text), "p0", key);
@@ -186,19 +203,8 @@ Deno.test("captureStores / storesProblem: appends by a key holder pass; a rewrit
 Deno.test("storesProblem: a byte changed in any MiB of a multi-MiB ledger is found; appends still pass", async () => {
   const root = Deno.makeTempDirSync({ prefix: "at-guard-big-" });
   try {
-    Deno.mkdirSync(`${root}/.agentteams`);
-    const ledger = `${root}/.agentteams/proposal-ledger.jsonl`;
     // ~2.5 MiB: two whole chunks and a short third.
-    let { text, last } = rows(1, "");
-    let count = 1;
-    while (text.length < 2.5 * LEDGER_CHUNK) {
-      const more = rows(2000, last);
-      text += more.text;
-      last = more.last;
-      count += 2000;
-    }
-    Deno.writeTextFileSync(ledger, text);
-    Deno.writeTextFileSync(`${root}/.agentteams/proposal-ledger.head`, headText(count, last, key));
+    const { ledger } = writeLedgerOf(root, 2.5 * LEDGER_CHUNK);
     const before = await captureStores(root, key);
     assert.equal(before.ledgerChunks.length, 3);
     await appendRow(root, key, { action: "alongside" });
@@ -238,18 +244,7 @@ Deno.test("captureStores / storesProblem: a ledger cut short while it is hashed 
     };
   };
   try {
-    Deno.mkdirSync(`${root}/.agentteams`);
-    const ledger = `${root}/.agentteams/proposal-ledger.jsonl`;
-    let { text, last } = rows(1, "");
-    let count = 1;
-    while (text.length < 1.5 * LEDGER_CHUNK) {
-      const more = rows(2000, last);
-      text += more.text;
-      last = more.last;
-      count += 2000;
-    }
-    Deno.writeTextFileSync(ledger, text);
-    Deno.writeTextFileSync(`${root}/.agentteams/proposal-ledger.head`, headText(count, last, key));
+    const { ledger, text } = writeLedgerOf(root, 1.5 * LEDGER_CHUNK);
     const before = await captureStores(root, key);
     // Before the act: refused as a ledger problem (nothing is recorded on such a ledger), not an
     // untyped failure the caller would record as INTERNAL.
