@@ -116,20 +116,12 @@ export function assertReplays(
 // ---- a deterministic sweep ---------------------------------------------------------------------
 
 /** A key or index path into a JSON value. */
-export type NodePath = (string | number)[];
+type NodePath = (string | number)[];
 
 type Json = Record<string | number, unknown>;
 
-/**
- * The path of every node of `v` (the root included), depth first.
- *
- * @example
- * ```ts
- * import { nodePaths } from "./_zod_replay.ts";
- * nodePaths({ a: [1] }); // [[], ["a"], ["a", 0]]
- * ```
- */
-export function nodePaths(v: unknown, at: NodePath = []): NodePath[] {
+/** The path of every node of `v` (the root included), depth first: `{a: [1]}` has `[]`, `["a"]`, `["a", 0]`. */
+function nodePaths(v: unknown, at: NodePath = []): NodePath[] {
   const here = [at];
   if (Array.isArray(v)) v.forEach((x, i) => here.push(...nodePaths(x, [...at, i])));
   else if (typeof v === "object" && v !== null) {
@@ -154,15 +146,10 @@ function edited(full: unknown, path: NodePath, edit: (parent: Json, key: string 
 /**
  * Copies of the JSON value `full` with each node in turn (see {@link nodePaths}) replaced by
  * every `edges` value, removed (but the root), and, when it is a non-array object, given each of
- * `extraKeys` (as an own enumerable key, `__proto__` included).
- *
- * @example
- * ```ts
- * import { sweepEdits } from "./_zod_replay.ts";
- * sweepEdits({ a: 1 }, [null], ["x"]).length; // 5
- * ```
+ * `extraKeys` (as an own enumerable key, `__proto__` included): `{a: 1}` with edges `[null]` and
+ * extra keys `["x"]` gives 5 copies.
  */
-export function sweepEdits(
+function sweepEdits(
   full: unknown,
   edges: readonly unknown[],
   extraKeys: readonly string[],
@@ -182,10 +169,88 @@ export function sweepEdits(
   return out;
 }
 
+/**
+ * Runs `agree` on every copy of {@link sweepEdits}; returns how many nodes `full` has (so a test
+ * can pin that the sweep covered all of them).
+ *
+ * @example
+ * ```ts
+ * import { sweep } from "./_zod_replay.ts";
+ * let cases = 0;
+ * sweep({ a: 1 }, [null], ["x"], () => cases++); // 2 nodes; cases is 5
+ * ```
+ */
+export function sweep(
+  full: unknown,
+  edges: readonly unknown[],
+  extraKeys: readonly string[],
+  agree: (value: unknown) => void,
+): number {
+  for (const v of sweepEdits(full, edges, extraKeys)) agree(v);
+  return nodePaths(full).length;
+}
+
+/** What a sweep must have reached: see {@link assertSeen}. */
+export interface Seen {
+  /** Codes that some issue had. */
+  readonly codes?: readonly string[];
+  /** Codes that some first issue had. */
+  readonly firstCodes?: readonly string[];
+  /** Messages (as `stats.normalize` records them) that some issue had. */
+  readonly messages: readonly string[];
+}
+
+/**
+ * Asserts that `stats` recorded every code and message of `seen`.
+ *
+ * @example
+ * ```ts
+ * import { assertSeen, ReplayStats } from "./_zod_replay.ts";
+ * assertSeen(new ReplayStats(), { messages: [] });
+ * ```
+ */
+export function assertSeen(stats: ReplayStats, seen: Seen): void {
+  for (const code of seen.codes ?? []) {
+    assert.ok(stats.codes.has(code), `no ${code}: ${[...stats.codes]}`);
+  }
+  for (const code of seen.firstCodes ?? []) {
+    assert.ok(stats.firstCodes.has(code), `no first ${code}: ${[...stats.firstCodes]}`);
+  }
+  for (const m of seen.messages) {
+    assert.ok(stats.messages.has(m), `no "${m}" in ${[...stats.messages].join("\n")}`);
+  }
+}
+
 // ---- generators --------------------------------------------------------------------------------
 
 /** A fast-check arbitrary of anything. */
 export type Arb = fc.Arbitrary<unknown>;
+
+/**
+ * Anything, exotic objects included (null prototypes, boxed values, dates, maps, sparse and typed
+ * arrays), with object keys from `keys` and the awkward `length`, `__proto__` and `constructor`.
+ *
+ * @example
+ * ```ts
+ * import { exoticValues } from "./_zod_replay.ts";
+ * exoticValues(["kind"], { maxDepth: 3 });
+ * ```
+ */
+export function exoticValues(
+  keys: readonly string[],
+  constraints: { maxDepth: number; withObjectString?: boolean },
+): Arb {
+  return fc.anything({
+    key: fc.constantFrom(...keys, "length", "__proto__", "constructor"),
+    withNullPrototype: true,
+    withBoxedValues: true,
+    withDate: true,
+    withMap: true,
+    withSparseArray: true,
+    withTypedArray: true,
+    ...constraints,
+  });
+}
 
 /** An object with exactly these own enumerable entries (an own `__proto__` included), in order. */
 export function build(entries: [string, unknown][], nullProto: boolean): Record<string, unknown> {
