@@ -66,14 +66,19 @@ export function defaultSessionLauncher(): string | null {
   return launcherChecked;
 }
 
+/** The refusal for a program that cannot be started (`e`: what the stat or the spawn threw). */
+function cannotStart(program: string, e: unknown): RequestError {
+  const code = e instanceof Deno.errors.NotFound ? "PROGRAM_NOT_FOUND" : "SPAWN_FAILED";
+  return new RequestError(code, `cannot start ${program}: ${String(e)}`, { cause: e });
+}
+
 /** Refuses, as the spawn itself would, a program that is missing or cannot be executed. */
 function checkStartable(program: string): void {
   let st: Deno.FileInfo;
   try {
     st = Deno.statSync(program);
   } catch (e) {
-    const code = e instanceof Deno.errors.NotFound ? "PROGRAM_NOT_FOUND" : "SPAWN_FAILED";
-    throw new RequestError(code, `cannot start ${program}: ${String(e)}`, { cause: e });
+    throw cannotStart(program, e);
   }
   if (!st.isFile || ((st.mode ?? 0) & 0o111) === 0) {
     throw new RequestError(
@@ -262,8 +267,7 @@ export async function runProcess(spec: RunSpec): Promise<RunResult> {
       detached: launcher === null,
     }).spawn();
   } catch (e) {
-    const code = e instanceof Deno.errors.NotFound ? "PROGRAM_NOT_FOUND" : "SPAWN_FAILED";
-    throw new RequestError(code, `cannot start ${spec.program}: ${String(e)}`, { cause: e });
+    throw cannotStart(spec.program, e);
   }
   const pgid = child.pid;
   // The child's output pipes: read from its /proc entry, or, when it already exited, as the pipes
