@@ -31,7 +31,13 @@ import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { appendRow } from "./append.ts";
 import { withFileLock } from "./lock.ts";
-import { checkStatePath, ensureStateDir, type StatePaths, statePaths } from "./paths.ts";
+import {
+  checkStatePath,
+  ensureStateDir,
+  MAX_DISPATCH_STORE_BYTES,
+  type StatePaths,
+  statePaths,
+} from "./paths.ts";
 import { lineVerifies, utcSeconds } from "./row.ts";
 
 /** Hours a dispatch lives. */
@@ -171,7 +177,7 @@ export function parseStore(lines: readonly string[], hmac: HmacKey): Store {
 function readStore(paths: StatePaths, hmac: HmacKey): Store {
   if (!checkStatePath(paths.dispatches, "file")) return parseStore([], hmac);
   const bytes = readRegularFileSync(paths.dispatches, {
-    maxBytes: 256 * 1024 * 1024,
+    maxBytes: MAX_DISPATCH_STORE_BYTES,
     what: "dispatch store",
   }).bytes;
   const end = bytes.lastIndexOf(0x0a) + 1;

@@ -37,7 +37,12 @@ import { readAtSync } from "../fs/read_at.ts";
 import { withLedgerLock } from "./append.ts";
 import { withFileLock } from "./lock.ts";
 import { expiresAt, parseStore } from "./dispatch.ts";
-import { checkStatePath, readStateFileSync, statePaths } from "./paths.ts";
+import {
+  checkStatePath,
+  MAX_DISPATCH_STORE_BYTES,
+  readStateFileSync,
+  statePaths,
+} from "./paths.ts";
 import { lineVerifies } from "./row.ts";
 import { splitLines } from "./verify.ts";
 
@@ -60,7 +65,6 @@ export interface StoresSnapshot {
 }
 
 const dec = new TextDecoder();
-const MAX_STORE_BYTES = 256 * 1024 * 1024;
 
 /** The ledger is hashed in pieces of this size, through one reused buffer. */
 export const LEDGER_CHUNK = 1024 * 1024;
@@ -93,7 +97,11 @@ async function ledgerChunks(
 }
 
 function readDispatchLines(root: string): { lines: string[]; fragment: string | null } {
-  const bytes = readStateFileSync(statePaths(root).dispatches, "dispatch store", MAX_STORE_BYTES);
+  const bytes = readStateFileSync(
+    statePaths(root).dispatches,
+    "dispatch store",
+    MAX_DISPATCH_STORE_BYTES,
+  );
   return bytes === null ? { lines: [], fragment: null } : splitLines(dec.decode(bytes));
 }
 

@@ -17,6 +17,9 @@ import { fsyncDirSync } from "../fs/atomic_write.ts";
 /** The state directory's name inside a project. */
 export const STATE_DIR = ".agentteams";
 
+/** Largest dispatch store read into memory (by key holders, the run guard and `verify` alike). */
+export const MAX_DISPATCH_STORE_BYTES = 256 * 1024 * 1024;
+
 /** Every path of the signed state of one project. */
 export interface StatePaths {
   /** `<root>/.agentteams` */

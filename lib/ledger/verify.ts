@@ -35,7 +35,12 @@
  */
 import type { HmacKey } from "../crypto/hash.ts";
 import { LedgerError } from "../errors.ts";
-import { checkStatePath, readStateFileSync, statePaths } from "./paths.ts";
+import {
+  checkStatePath,
+  MAX_DISPATCH_STORE_BYTES,
+  readStateFileSync,
+  statePaths,
+} from "./paths.ts";
 import { type Head, HeadFormatError, headVerifies, parseHead } from "./head.ts";
 import {
   checkLedgerBytes,
@@ -346,7 +351,11 @@ function readSmallState(root: string): StateFiles | null {
   const paths = statePaths(root);
   if (!checkStatePath(paths.dir, "dir")) return null;
   const head = readStateFileSync(paths.head, "ledger head", 4096);
-  const dispatches = readStateFileSync(paths.dispatches, "dispatch store", 256 * 1024 * 1024);
+  const dispatches = readStateFileSync(
+    paths.dispatches,
+    "dispatch store",
+    MAX_DISPATCH_STORE_BYTES,
+  );
   return {
     ledgerExists: checkStatePath(paths.ledger, "file"),
     head: head === null ? null : dec.decode(head),
