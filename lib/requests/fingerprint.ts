@@ -158,9 +158,9 @@ export function worktreeFingerprint(
 
 /**
  * SHA-256 hex of a regular file's content (for racy control-plane entries), or a unique
- * fingerprint when it cannot be read. WebCrypto, not the WebAssembly hasher: a racy entry is
- * often the ledger itself, large, and a first WebAssembly call runs its baseline code (~14 ms for
- * 400 KB, against ~2.5 ms here, ~0.5 ms once warm).
+ * fingerprint when it cannot be read. WebCrypto, not the WebAssembly hasher: a racy entry can be
+ * large (the brief, an operator's file; the ledger and the dispatch store are left to the guard),
+ * and a first WebAssembly call runs its baseline code (~14 ms for 400 KB, against ~2.5 ms here).
  *
  * @example
  * ```ts
