@@ -16,7 +16,9 @@ import {
 } from "../../lib/ledger/guard.ts";
 import { headText } from "../../lib/ledger/head.ts";
 import { appendRow } from "../../lib/ledger/append.ts";
+import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { LedgerError } from "../../lib/errors.ts";
+import { assertSameTree, snapshotTree } from "../_helpers/mod.ts";
 
 const key = new HmacKey(new TextEncoder().encode("guard-test-key"));
 const other = new HmacKey(new TextEncoder().encode("not-the-key"));
@@ -195,6 +197,63 @@ Deno.test("captureStores / storesProblem: appends by a key holder pass; a rewrit
     Deno.removeSync(`${root}/.agentteams`, { recursive: true });
     assert.equal(await storesProblem(root, key, before, new Date()), "the ledger was removed");
     assert.throws(() => Deno.lstatSync(`${root}/.agentteams`), Deno.errors.NotFound);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("storesProblem: a replayed shorter ledger, a miscounted head, an unterminated or unreadable dispatch store are named; checking writes nothing", async () => {
+  const root = Deno.makeTempDirSync({ prefix: "at-guard-rules-" });
+  const state = `${root}/.agentteams`;
+  const ledger = `${state}/proposal-ledger.jsonl`;
+  const head = `${state}/proposal-ledger.head`;
+  const store = `${state}/dispatches.jsonl`;
+  /** The problem `storesProblem` names, asserting that it changed no file while finding it. */
+  const problemOf = async (before: Awaited<ReturnType<typeof captureStores>>) => {
+    const files = await snapshotTree(root);
+    const problem = await storesProblem(root, key, before, new Date());
+    assertSameTree(files, await snapshotTree(root), `checking (${problem})`);
+    return problem;
+  };
+  try {
+    await issueDispatch(root, key, "worker");
+    // A signed ledger and head a command could save now and copy back later.
+    const oldLedger = Deno.readFileSync(ledger);
+    const oldHead = Deno.readFileSync(head);
+    await appendRow(root, key, { action: "second" });
+    const before = await captureStores(root, key);
+    assert.equal(before.ledgerCount, 2);
+    assert.equal(await problemOf(before), null);
+
+    // The older pair, each half valid and matching the other: rows were taken back.
+    const ledgerNow = Deno.readFileSync(ledger);
+    const headNow = Deno.readFileSync(head);
+    Deno.writeFileSync(ledger, oldLedger);
+    Deno.writeFileSync(head, oldHead);
+    assert.equal(await problemOf(before), "the ledger is shorter than before");
+    Deno.writeFileSync(ledger, ledgerNow);
+
+    // A head over the same last row that counts one row more than there are.
+    Deno.writeTextFileSync(head, headText(3, before.ledgerLast, key));
+    assert.equal(await problemOf(before), "the head counts 3 rows, not 2");
+    Deno.writeFileSync(head, headNow);
+    assert.equal(await problemOf(before), null);
+
+    // An unterminated line added to the dispatch store (the next key holder's append would cut
+    // it, but it is not a key holder's doing): named, and left in place.
+    const storeNow = Deno.readFileSync(store);
+    Deno.writeTextFileSync(store, '{"use": "', { append: true });
+    assert.equal(await problemOf(before), "an unterminated row was added to the dispatch store");
+    // One already there when the stores were captured is no change of the command's.
+    const withFragment = await captureStores(root, key);
+    assert.equal(withFragment.dispatchFragment, '{"use": "');
+    assert.equal(await problemOf(withFragment), null);
+    Deno.writeFileSync(store, storeNow);
+
+    // A dispatch store the guard cannot read safely (a directory in its place).
+    Deno.removeSync(store);
+    Deno.mkdirSync(store);
+    assert.match(await problemOf(before) ?? "", /^the dispatch store cannot be read: /);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
