@@ -51,6 +51,13 @@ function unreadable(
   });
 }
 
+function notFound(path: string, cause: unknown): PolicyError {
+  return new PolicyError("BRIEF_NOT_FOUND", `brief ${path} does not exist`, {
+    cause,
+    details: { file: path },
+  });
+}
+
 /**
  * The default brief of a project: `<root>/agentteams.jsonc`, else `<root>/agentteams.json`.
  * The first name that exists in any form (a symlink included, which `loadPolicy` then refuses)
@@ -103,12 +110,7 @@ export async function readBriefBytes(path: string): Promise<Uint8Array> {
   try {
     return (await readRegularFile(path, { maxBytes: MAX_BRIEF_BYTES, what: "brief" })).bytes;
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new PolicyError("BRIEF_NOT_FOUND", `brief ${path} does not exist`, {
-        cause: e,
-        details: { file: path },
-      });
-    }
+    if (e instanceof Deno.errors.NotFound) throw notFound(path, e);
     if (e instanceof FsSafetyError) {
       const reason: UnreadableReason = e.code === "SYMLINK" || e.code === "NOT_REGULAR_FILE" ||
           e.code === "FILE_TOO_LARGE" || e.code === "FILE_CHANGED"
@@ -123,42 +125,25 @@ export async function readBriefBytes(path: string): Promise<Uint8Array> {
   }
 }
 
-/** Resolves symlinks in a directory path; a missing directory means a missing brief. */
-function realDir(dir: string, briefPath: string): string {
-  try {
-    return Deno.realPathSync(dir);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new PolicyError("BRIEF_NOT_FOUND", `brief ${briefPath} does not exist`, {
-        cause: e,
-        details: { file: briefPath },
-      });
-    }
-    throw unreadable(briefPath, "IO", `its directory cannot be resolved: ${String(e)}`, e);
-  }
-}
-
 /**
  * The brief's path with its directory resolved (the file itself is not followed: a symlinked
- * brief is refused when read). Launched with narrow flags, the tool may read a brief that lies
- * outside the project but not the directory around it; then the file's own real path is taken,
- * once the file is known not to be a symlink.
+ * brief is refused when read); a missing directory means a missing brief. Launched with narrow
+ * flags, the tool may read a brief that lies outside the project but not the directory around it;
+ * then the file's own real path is taken, once the file is known not to be a symlink.
  */
 function realBriefPath(abs: string): string {
   try {
-    return join(realDir(dirname(abs), abs), basename(abs));
+    return join(Deno.realPathSync(dirname(abs)), basename(abs));
   } catch (e) {
-    if (!(e instanceof PolicyError && e.cause instanceof Deno.errors.NotCapable)) throw e;
+    if (e instanceof Deno.errors.NotFound) throw notFound(abs, e);
+    if (!(e instanceof Deno.errors.NotCapable)) {
+      throw unreadable(abs, "IO", `its directory cannot be resolved: ${String(e)}`, e);
+    }
   }
   try {
     return Deno.lstatSync(abs).isSymlink ? abs : Deno.realPathSync(abs);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new PolicyError("BRIEF_NOT_FOUND", `brief ${abs} does not exist`, {
-        cause: e,
-        details: { file: abs },
-      });
-    }
+    if (e instanceof Deno.errors.NotFound) throw notFound(abs, e);
     throw unreadable(abs, "IO", `cannot be resolved: ${String(e)}`, e);
   }
 }
