@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { defaultBriefPath, loadPolicy, MAX_BRIEF_BYTES } from "../../lib/policy/brief.ts";
-import { assertSameTree, snapshotTree } from "../_helpers/mod.ts";
+import { assertSameTree, REPO_ROOT, runDeno, snapshotTree } from "../_helpers/mod.ts";
 import { expectPolicyErrorAsync } from "./_helpers.ts";
 
 const BRIEF = `{
@@ -232,5 +232,65 @@ Deno.test("brief: a lint failure from a file names the file and the line", async
     assert.equal(err.details.path, "agent_policies.worker.commands[0].prefix[0]");
   } finally {
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("brief: under flags that grant the brief but not its directory, a symlinked brief is still refused", async () => {
+  const root = await tempProject();
+  const outside = await tempProject();
+  const scripts = await tempProject();
+  try {
+    await Deno.writeTextFile(join(outside, "real.json"), "{}");
+    await Deno.symlink(join(outside, "real.json"), join(outside, "link.json"));
+    // Loads the brief named by the first argument and prints the outcome, and whether the
+    // brief's directory is readable (it must not be: that is the case tested).
+    const script = join(scripts, "load.ts");
+    await Deno.writeTextFile(
+      script,
+      `import { loadPolicy } from ${
+        JSON.stringify(new URL("../../lib/policy/brief.ts", import.meta.url).href)
+      };
+const [brief, root, dir] = Deno.args;
+const dirRead = (await Deno.permissions.query({ name: "read", path: dir })).state;
+try {
+  const p = await loadPolicy(brief, { projectRoot: root });
+  console.log(JSON.stringify({ dirRead, briefPath: p.briefPath }));
+} catch (e) {
+  console.log(JSON.stringify({ dirRead, code: e.code, reason: e.details?.reason }));
+}
+`,
+    );
+    // The link's target is granted too, so following the link would load it.
+    const grants = [root, join(outside, "link.json"), join(outside, "real.json")];
+    const load = async (brief: string) => {
+      const r = await runDeno([
+        "run",
+        "--no-lock",
+        `--config=${join(REPO_ROOT, "deno.json")}`,
+        `--allow-read=${grants.join(",")}`,
+        script,
+        brief,
+        root,
+        outside,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const { dirRead, ...outcome } = JSON.parse(r.stdout);
+      assert.notEqual(dirRead, "granted", "the brief's directory is readable: not the narrow case");
+      return outcome;
+    };
+    // The target itself loads under these flags, through the narrow-flags fallback.
+    assert.deepEqual(await load(join(outside, "real.json")), {
+      briefPath: join(outside, "real.json"),
+    });
+    const before = await snapshotTree(root, outside);
+    assert.deepEqual(await load(join(outside, "link.json")), {
+      code: "BRIEF_UNREADABLE",
+      reason: "SYMLINK",
+    });
+    assertSameTree(before, await snapshotTree(root, outside), "the refusal changed the files");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+    await Deno.remove(scripts, { recursive: true });
   }
 });
