@@ -272,6 +272,16 @@ function prefixInto(to: Payload, key: PropertyKey, from: Pending[]): void {
   }
 }
 
+/** Whether `x` can be compared with a number (`x >= 0` does not throw). */
+function comparable(x: unknown): boolean {
+  try {
+    void ((x as number) >= 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function runChecks(p: Payload, checks: readonly Check[]): Payload {
   let isAborted = aborted(p.issues, 0);
   for (const check of checks) {
@@ -281,6 +291,10 @@ function runChecks(p: Payload, checks: readonly Check[]): Payload {
       if (v === null || v === undefined || (v as { length?: unknown }).length === undefined) {
         continue;
       }
+      // Where zod would throw comparing a `length` that has no primitive value (an object
+      // without a prototype, as the JSONC parser builds them), the value has already failed its
+      // type: the length check adds nothing, and the input is refused instead of crashing.
+      if (!comparable((v as { length: unknown }).length)) continue;
     } else if (isAborted) {
       continue;
     }

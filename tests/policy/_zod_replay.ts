@@ -65,6 +65,25 @@ export function keyOrder(v: unknown): unknown {
 }
 
 /**
+ * zod's verdict, or `null` where zod itself throws: comparing a `length` that has no primitive
+ * value (`{"length": {}}` from the JSONC parser, whose objects have no prototype). There the
+ * checker refuses instead; callers assert that.
+ *
+ * @example
+ * ```ts ignore
+ * zodVerdict(() => PolicyFieldsSchema.safeParse(value)); // null when zod throws a TypeError
+ * ```
+ */
+export function zodVerdict(parse: () => ZodVerdict): ZodVerdict | null {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof TypeError) return null;
+    throw e;
+  }
+}
+
+/**
  * Asserts that a checker's result equals zod's entirely: the verdict; the data, key order
  * included; or the issues in order, field for field and key order included, the first one (what
  * the callers report) compared first, path, message and keys. Counts the case in `stats`.

@@ -326,3 +326,17 @@ Deno.test("parse: briefRel is relative POSIX, or null outside the project", () =
   assert.equal(outside.briefRel, null);
   assert.throws(() => briefRelative("rel/brief.json", "/p"), /absolute/);
 });
+
+Deno.test("parse: a `length` with no primitive value where a list or text belongs is BRIEF_INVALID, not a crash", () => {
+  // The JSONC parser builds objects without a prototype: zod's length check throws a TypeError
+  // comparing one with a number; the checker refuses the wrong type instead.
+  for (
+    const [text, where] of [
+      ['{"agent_policies": {"w": {"commands": [{"prefix": {"length": {}}}]}}}', "prefix"],
+      ['{"protected_paths": {"length": {"x": 1}}}', "protected_paths"],
+      ['{"agent_policies": {"w": {"write_scopes": {"length": {}}}}}', "write_scopes"],
+    ]
+  ) {
+    expectPolicyError(() => parsePolicy(text, OPTS), "BRIEF_INVALID", where);
+  }
+});
