@@ -61,7 +61,13 @@ let launcherChecked: string | null | undefined;
  */
 export function defaultSessionLauncher(): string | null {
   if (launcherChecked === undefined) {
-    launcherChecked = isExecutable(diskFs, SETSID_PATH) ? SETSID_PATH : null;
+    try {
+      launcherChecked = isExecutable(diskFs, SETSID_PATH) ? SETSID_PATH : null;
+    } catch (e) {
+      // Flags that do not grant it: Deno's own detached spawn needs nothing more.
+      if (!(e instanceof Deno.errors.NotCapable)) throw e;
+      launcherChecked = null;
+    }
   }
   return launcherChecked;
 }

@@ -31,21 +31,34 @@ export interface ResolveFs {
   realpath(path: string): string | null;
 }
 
-/** {@link ResolveFs} over the real file system. */
+/**
+ * Absent or unreadable is `null`; a path Deno's permission flags forbid is not. That refusal
+ * (`NotCapable`) is thrown: skipping a PATH entry the launch flags left out would resolve another
+ * program than the operator's PATH names.
+ */
+function nullUnlessNotCapable(e: unknown): null {
+  if (e instanceof Deno.errors.NotCapable) throw e;
+  return null;
+}
+
+/**
+ * {@link ResolveFs} over the real file system. A missing or unreadable path is `null`; a path the
+ * launch flags do not grant throws Deno's `NotCapable`.
+ */
 export const diskFs: ResolveFs = {
   stat(path) {
     try {
       const info = Deno.statSync(path);
       return { isFile: info.isFile, isDirectory: info.isDirectory, mode: info.mode };
-    } catch {
-      return null;
+    } catch (e) {
+      return nullUnlessNotCapable(e);
     }
   },
   realpath(path) {
     try {
       return Deno.realPathSync(path);
-    } catch {
-      return null;
+    } catch (e) {
+      return nullUnlessNotCapable(e);
     }
   },
 };

@@ -380,3 +380,24 @@ Deno.test("run --brief LINK under its printed flags, LINK a symlink outside the 
     assertSameTree(before, await snapshotTree(sb.dir), "after the refused run");
   });
 });
+
+Deno.test("run under its printed flags with one PATH directory taken out of the reads: NOT_CAPABLE naming it, never a lookup that skips it to another program; nothing written", async () => {
+  await withProject("perm-path-dir", async (sb) => {
+    // An empty directory first on PATH; a private TMPDIR, so no granted read covers it.
+    const first = join(sb.dir, "bin-first");
+    const tmp = join(sb.dir, "tmp");
+    await Deno.mkdir(first);
+    await Deno.mkdir(tmp);
+    Object.assign(sb.env, { PATH: `${first}:${baseChildEnv().PATH}`, TMPDIR: tmp });
+    const file = await writeRequest(sb, ["true"]);
+    const line = await permissionsLine(sb, ["run"], [file]);
+    const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
+    assert.ok(reads.includes(first), line);
+    assert.ok(!reads.some((r) => sb.dir === r || first.startsWith(r + "/")), line);
+    const before = await snapshotTree(sb.dir);
+    // Skipping it would find git and `true` further down PATH and go on to act (here: record the
+    // unknown dispatch's refusal). The lookup refuses instead, before the key is loaded.
+    await assertRefusedWithoutRead(sb, line, first);
+    assertSameTree(before, await snapshotTree(sb.dir), "after the refused run");
+  });
+});
