@@ -66,18 +66,29 @@ function checkOwnership(path: string, st: Ownership, uid: number, mask: number, 
   }
 }
 
+/**
+ * Deno's `NotCapable` (the launch flags do not grant the path) passes through unwrapped: it is the
+ * permission layer's refusal, not a custody failure, and a caller working out the permission needs
+ * must be able to tell it from one.
+ */
+function rethrowNotCapable(e: unknown): void {
+  if (e instanceof Deno.errors.NotCapable) throw e;
+}
+
 function lstatOrNull(path: string): Deno.FileInfo | null {
   try {
     return lstatOrNullSync(path);
   } catch (e) {
+    rethrowNotCapable(e);
     throw unsafe(path, `cannot be inspected (${(e as Error).message})`);
   }
 }
 
 /**
  * Returns the operator file's content and digest, `null` when there is none, or throws
- * `SandboxError("CONFINED_FILE_UNSAFE")` on any custody failure and `CONFINED_INVALID` when the
- * bytes are not a UTF-8 JSON object.
+ * `SandboxError("CONFINED_FILE_UNSAFE")` on any custody failure, `CONFINED_INVALID` when the
+ * bytes are not a UTF-8 JSON object, and Deno's `NotCapable` when the launch flags do not grant
+ * the file or its directory.
  *
  * @example
  * ```ts
@@ -109,6 +120,7 @@ export function readConfinedFile(opts: ReadConfinedOptions): ConfinedFileRead | 
   try {
     dirReal = Deno.realPathSync(dir);
   } catch (e) {
+    rethrowNotCapable(e);
     throw unsafe(dir, `cannot be resolved (${(e as Error).message})`);
   }
   if (within(dirReal, opts.projectReal, fold)) {
@@ -125,6 +137,7 @@ export function readConfinedFile(opts: ReadConfinedOptions): ConfinedFileRead | 
     }).bytes;
   } catch (e) {
     if (e instanceof FsSafetyError) throw unsafe(path, e.message);
+    rethrowNotCapable(e);
     throw unsafe(path, `cannot be read (${(e as Error).message})`);
   }
 

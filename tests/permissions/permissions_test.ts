@@ -10,6 +10,7 @@ import { initKeys, loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { PermissionLayerError } from "../../lib/errors.ts";
 import { launchFlags, mergeNeeds, NO_NEEDS } from "../../lib/permissions.ts";
+import { confinedFilePath } from "../../lib/sandbox/operator_file.ts";
 import {
   assertSameTree,
   baseChildEnv,
@@ -399,5 +400,41 @@ Deno.test("run under its printed flags with one PATH directory taken out of the 
     // unknown dispatch's refusal). The lookup refuses instead, before the key is loaded.
     await assertRefusedWithoutRead(sb, line, first);
     assertSameTree(before, await snapshotTree(sb.dir), "after the refused run");
+  });
+});
+
+Deno.test("permissions, launched narrow without read of the operator's confined-programs directory: refused NOT_CAPABLE naming it, not a line without the file's programs", async () => {
+  await withProject("perm-narrow-opfile", async (sb) => {
+    await Deno.writeTextFile(
+      join(sb.project, "agentteams.jsonc"),
+      JSON.stringify({
+        agent_policies: {
+          worker: { write_scopes: ["src/"], commands: [{ prefix: ["/usr/bin/touch"] }] },
+        },
+      }),
+    );
+    // The operator's file (custody: a 0700 directory, a 0600 file) names a directory nothing
+    // else puts in the line.
+    const tools = join(sb.dir, "optools");
+    await Deno.mkdir(tools);
+    const path = confinedFilePath(await Deno.realPath(sb.project), sb.home);
+    const dir = path.slice(0, path.lastIndexOf("/"));
+    await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+    await Deno.writeTextFile(
+      path,
+      JSON.stringify({ worker: { exec: ["/usr/bin", "/bin", tools], write: ["src"] } }),
+      { mode: 0o600 },
+    );
+    const file = await writeRequest(sb, ["/usr/bin/touch", "src/x"]);
+    const narrow = await narrowPermissionsLine(sb, ["run", "--", file, "--project", sb.project]);
+    // As printed, `permissions` reads the operator file: its answer grants the file's programs.
+    const inner = await sh(sb, narrow);
+    assert.equal(inner.code, 0, `${narrow}\n${inner.stderr}`);
+    const innerReads = inner.stdout.match(/--allow-read=(\S+)/)?.[1]?.split(",") ?? [];
+    assert.ok(innerReads.includes(tools), `${tools} missing from ${inner.stdout}`);
+    // Without read of the operator's directory: refused, naming it; no line.
+    const before = await snapshotTree(sb.dir);
+    await assertRefusedWithoutRead(sb, narrow, dir);
+    assertSameTree(before, await snapshotTree(sb.dir), "after the refusal");
   });
 });
