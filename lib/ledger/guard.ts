@@ -44,7 +44,6 @@ import {
   statePaths,
 } from "./paths.ts";
 import { lineVerifies } from "./row.ts";
-import { splitLines } from "./verify.ts";
 
 /** The shared stores as an act found them. */
 export interface StoresSnapshot {
@@ -58,7 +57,7 @@ export interface StoresSnapshot {
   readonly ledgerLast: string;
   /** The dispatch store's complete lines (`[]` when absent). */
   readonly dispatchLines: readonly string[];
-  /** Its unterminated last line, if any. */
+  /** Its unterminated last line, if any, as hex. */
   readonly dispatchFragment: string | null;
   /** The lock file's identity (inode, size, times), `null` when absent: it is never replaced. */
   readonly lockId: string | null;
@@ -96,13 +95,31 @@ async function ledgerChunks(
   return out;
 }
 
+const strict = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The dispatch store's complete lines and its unterminated fragment, compared byte for byte: the
+ * lines are decoded strictly (key holders write ASCII JSON, so bytes that are not UTF-8 are never
+ * theirs, and a lenient decoding could make two different byte strings one text), and the
+ * fragment, never counted, is kept as hex.
+ */
 function readDispatchLines(root: string): { lines: string[]; fragment: string | null } {
   const bytes = readStateFileSync(
     statePaths(root).dispatches,
     "dispatch store",
     MAX_DISPATCH_STORE_BYTES,
   );
-  return bytes === null ? { lines: [], fragment: null } : splitLines(dec.decode(bytes));
+  if (bytes === null) return { lines: [], fragment: null };
+  const end = bytes.lastIndexOf(0x0a) + 1;
+  let text: string;
+  try {
+    text = strict.decode(bytes.subarray(0, end));
+  } catch {
+    throw new LedgerError("LEDGER_TAMPERED", "the dispatch store holds bytes that are not UTF-8");
+  }
+  const lines = text.split("\n");
+  lines.pop();
+  return { lines, fragment: end < bytes.length ? bytes.subarray(end).toHex() : null };
 }
 
 function lockIdOf(root: string): string | null {
@@ -281,7 +298,7 @@ export async function storesProblem(
     return `the dispatch store cannot be read: ${(e as Error).message}`;
   }
   if (store.fragment !== null && store.fragment !== before.dispatchFragment) {
-    return "an unterminated row was added to the dispatch store";
+    return "the dispatch store's unterminated row was added or changed";
   }
   return dispatchChangeProblem(before.dispatchLines, store.lines, hmac, now.getTime());
 }

@@ -243,11 +243,32 @@ Deno.test("storesProblem: a replayed shorter ledger, a miscounted head, an unter
     // it, but it is not a key holder's doing): named, and left in place.
     const storeNow = Deno.readFileSync(store);
     Deno.writeTextFileSync(store, '{"use": "', { append: true });
-    assert.equal(await problemOf(before), "an unterminated row was added to the dispatch store");
+    assert.equal(
+      await problemOf(before),
+      "the dispatch store's unterminated row was added or changed",
+    );
     // One already there when the stores were captured is no change of the command's.
     const withFragment = await captureStores(root, key);
-    assert.equal(withFragment.dispatchFragment, '{"use": "');
+    assert.equal(withFragment.dispatchFragment, enc.encode('{"use": "').toHex());
     assert.equal(await problemOf(withFragment), null);
+    Deno.writeFileSync(store, storeNow);
+
+    // Bytes compared, not a lenient decoding of them: a fragment ending in 0xFF, rewritten to end
+    // in 0xFE, reads as the same text ("\uFFFD" at the end) but is a change.
+    Deno.writeFileSync(store, new Uint8Array([...storeNow, 0x7b, 0xff]));
+    const withBadFragment = await captureStores(root, key);
+    assert.equal(await problemOf(withBadFragment), null);
+    Deno.writeFileSync(store, new Uint8Array([...storeNow, 0x7b, 0xfe]));
+    assert.equal(
+      await problemOf(withBadFragment),
+      "the dispatch store's unterminated row was added or changed",
+    );
+    // A complete line that is not UTF-8 is never a key holder's (they write ASCII JSON).
+    Deno.writeFileSync(store, new Uint8Array([...storeNow, 0xff, 0x0a]));
+    assert.equal(
+      await problemOf(before),
+      "the dispatch store cannot be read: the dispatch store holds bytes that are not UTF-8",
+    );
     Deno.writeFileSync(store, storeNow);
 
     // A dispatch store the guard cannot read safely (a directory in its place).
