@@ -78,17 +78,23 @@ export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
   const { spec, rest, target, needs } = await askedOf(ctx);
   const { name, project } = target;
   const flags = launchFlags(needs);
+  // The command's own flags end at `--` (what follows is passed on, as `permissions` passes it
+  // on): `--project` is looked for, and added, before it.
+  const dashdash = rest.indexOf("--");
+  const own = dashdash < 0 ? rest : rest.slice(0, dashdash);
+  const passed = dashdash < 0 ? [] : rest.slice(dashdash);
   const line = [
     "deno",
     "run",
     ...flags,
     entryPath(),
     ...spec.words,
-    ...rest,
-    ...(rest.some((a) => a === "--project" || a.startsWith("--project=")) ? [] : [
+    ...own,
+    ...(own.some((a) => a === "--project" || a.startsWith("--project=")) ? [] : [
       "--project",
       project,
     ]),
+    ...passed,
   ].map(shellQuote).join(" ");
   return { exit: 0, text: line, json: { ok: true, command: name, flags, needs, argv: line } };
 }

@@ -438,3 +438,26 @@ Deno.test("permissions, launched narrow without read of the operator's confined-
     assertSameTree(before, await snapshotTree(sb.dir), "after the refusal");
   });
 });
+
+Deno.test("permissions about `permissions`: the asked command's --project goes before its `--`, never taken from what it passes on", async () => {
+  await withProject("perm-of-perm", async (sb) => {
+    const file = await writeRequest(sb, ["true"]);
+    const other = join(sb.dir, "elsewhere");
+    await Deno.mkdir(other);
+    // Asked from the project as cwd, about `permissions run -- FILE --project OTHER`: the run's
+    // --project (after the inner `--`) is not the asked command's own.
+    const r = await runCli(
+      ["permissions", "permissions", "--", "run", "--", file, "--project", other],
+      { env: sb.env, cwd: sb.project },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const line = r.stdout.trim();
+    assert.ok(
+      line.endsWith(` permissions run --project ${sb.project} -- ${file} --project ${other}`),
+      line,
+    );
+    // Without a `--`, the line is as before: --project added at the end.
+    const plain = await permissionsLine(sb, ["ledger", "verify"], []);
+    assert.ok(plain.endsWith(` ledger verify --project ${sb.project}`), plain);
+  });
+});
