@@ -5,16 +5,16 @@
  *
  * @module
  */
-import { join, resolve } from "../fs/path.ts";
+import { dirname, join, resolve } from "../fs/path.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { sanitizePath } from "../requests/env.ts";
-import { diskFs, resolveProgram } from "../requests/resolve.ts";
+import { diskFs, isWithin, resolveProgram } from "../requests/resolve.ts";
 import { PERL } from "../fs/anchored_write.ts";
 import { BWRAP_PATH } from "../sandbox/bwrap.ts";
 import { SETSID_PATH } from "../requests/process.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs } from "../permissions.ts";
 import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds } from "./commands.ts";
-import { artifactOf, fullPolicy } from "./policy_ctx.ts";
+import { artifactOf, fullPolicy, gitContextOf } from "./policy_ctx.ts";
 import type { Ctx } from "./types.ts";
 
 /** Absolute PATH entries (where programs are looked up). */
@@ -99,11 +99,49 @@ async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
 }
 
 /**
+ * The git paths `run` reads that may lie outside the project: the index and the watched hooks,
+ * config, per-worktree config and `info` (a linked worktree keeps them in the main repository's
+ * git dir; `core.hooksPath` can name any directory). Found by the git context's one `rev-parse`,
+ * which the run then reuses. No git worktree, or no usable git, contributes nothing: the run
+ * refuses with its own error.
+ */
+async function gitPaths(ctx: Ctx): Promise<string[]> {
+  try {
+    const g = await gitContextOf(ctx);
+    const { hooks, config, configWorktree, info } = g.watched;
+    return [g.indexPath, hooks, config, configWorktree, info]
+      .filter((p) => !isWithin(g.root, p))
+      .map(existingOrAncestor);
+  } catch (e) {
+    return unlessNotCapable(e);
+  }
+}
+
+/**
+ * `path` when something is there, else its nearest existing ancestor: the sandbox resolves a
+ * missing path's real location through its parents (a worktree's `config.worktree` usually does
+ * not exist), so that ancestor is what must be readable.
+ */
+function existingOrAncestor(path: string): string {
+  let cur = path;
+  while (cur !== "/") {
+    try {
+      Deno.lstatSync(cur);
+      return cur;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory)) throw e;
+    }
+    cur = dirname(cur);
+  }
+  return cur;
+}
+
+/**
  * What `apply` and `run` need: the project, the brief, the artifact, the key, the sandbox
  * (`/usr/bin/bwrap`, a private TMPDIR, `/proc` for process groups), and the PATH directories
  * where programs are resolved.
  */
-async function actingNeeds(ctx: Ctx, run: string[]): Promise<Needs> {
+async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promise<Needs> {
   const flag = briefFlagPath(ctx);
   const brief = flag !== null ? [flag] : DEFAULT_BRIEF_NAMES.map((n) => join(ctx.project, n));
   const file = typeof ctx.parsed.positionals.FILE === "string"
@@ -122,6 +160,7 @@ async function actingNeeds(ctx: Ctx, run: string[]): Promise<Needs> {
       BWRAP_PATH,
       SETSID_PATH,
       ...await confinedExecPaths(ctx),
+      ...reads,
     ],
     write: [ctx.project, tmp],
     run: [BWRAP_PATH, SETSID_PATH, ...run],
@@ -155,5 +194,23 @@ export async function applyNeeds(ctx: Ctx): Promise<Needs> {
  */
 export async function runNeeds(ctx: Ctx): Promise<Needs> {
   // git resolved as the git context resolves it, so the flag names the very path it spawns.
-  return await actingNeeds(ctx, [...onPath(ctx, "git"), ...unconfinedCommand(ctx)]);
+  return await actingNeeds(
+    ctx,
+    [...onPath(ctx, "git"), ...unconfinedCommand(ctx)],
+    await gitPaths(ctx),
+  );
+}
+
+/**
+ * The programs working out {@link runNeeds} spawns: git, for its `rev-parse` (so `permissions`,
+ * asked about `run`, needs to run it too).
+ *
+ * @example
+ * ```ts ignore
+ * import { runNeedsSpawns } from "./acting_needs.ts";
+ * runNeedsSpawns(ctx); // ["/usr/bin/git"]
+ * ```
+ */
+export function runNeedsSpawns(ctx: Ctx): string[] {
+  return onPath(ctx, "git");
 }

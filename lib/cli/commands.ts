@@ -164,6 +164,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: [...KEY_ENV, ...CHILD_ENV],
     built: true,
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx),
+    needsSpawns: async (ctx) =>
+      (await loadCode(() => import("./acting_needs.ts"))).runNeedsSpawns(ctx),
     run: async (ctx) => (await loadCode(() => import("./run.ts"))).run(ctx),
   },
   {

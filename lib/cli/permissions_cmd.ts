@@ -58,8 +58,8 @@ function askedOf(ctx: Ctx): Promise<Asked> {
 
 /**
  * What `permissions` itself needs to answer: whatever the command it is asked about reads (its
- * brief, its artifact, the PATH directories its programs are resolved in), since working out that
- * command's needs reads them. Launched without one of them, `permissions` refuses (`NOT_CAPABLE`)
+ * brief, its artifact, the PATH directories its programs are resolved in, git's paths), since
+ * working out that command's needs reads them, and the programs that working out spawns (git). Launched without one of them, `permissions` refuses (`NOT_CAPABLE`)
  * rather than print a line that leaves out what it could not read.
  *
  * @example
@@ -69,8 +69,9 @@ function askedOf(ctx: Ctx): Promise<Asked> {
  * ```
  */
 export async function targetReads(ctx: Ctx): Promise<Needs> {
-  const { needs } = await askedOf(ctx);
-  return { ...NO_NEEDS, read: needs.read, env: needs.env, sys: needs.sys };
+  const { spec, target, needs } = await askedOf(ctx);
+  const run = await spec.needsSpawns?.(target) ?? [];
+  return { ...NO_NEEDS, read: needs.read, run, env: needs.env, sys: needs.sys };
 }
 
 /** Runs `permissions`. */

@@ -16,6 +16,7 @@ import type { Policy } from "../policy/types.ts";
 import { withConfinedPrograms } from "../sandbox/policy_confined.ts";
 import { lazyBackend } from "../sandbox/backend.ts";
 import type { Backend } from "../sandbox/decide.ts";
+import { type GitContext, openGitContext } from "../requests/git.ts";
 import { briefFlagPath } from "./commands.ts";
 import type { Parsed } from "./parse.ts";
 import type { Ctx } from "./types.ts";
@@ -60,6 +61,30 @@ export function fullPolicy(ctx: Ctx): Promise<Policy> {
     policies.set(ctx.parsed, p);
   }
   return p;
+}
+
+const gitContexts = new WeakMap<Parsed, Promise<GitContext>>();
+
+/**
+ * The project's git context (one `git rev-parse`) for this invocation, started once: `run`'s
+ * permission needs name git's own paths from it (a linked worktree's index, `core.hooksPath`
+ * and the common config can lie outside the project), and the run itself then uses the same one.
+ * A failure is kept in the promise and reported where the run checks git, in order.
+ *
+ * @example
+ * ```ts ignore
+ * import { gitContextOf } from "./policy_ctx.ts";
+ * (await gitContextOf(ctx)).watched.hooks; // "/work/p/.git/hooks"
+ * ```
+ */
+export function gitContextOf(ctx: Ctx): Promise<GitContext> {
+  let g = gitContexts.get(ctx.parsed);
+  if (g === undefined) {
+    g = openGitContext(ctx.project, { parentEnv: ctx.env });
+    g.catch(() => {}); // observed by whoever awaits it
+    gitContexts.set(ctx.parsed, g);
+  }
+  return g;
 }
 
 const artifacts = new WeakMap<Parsed, { artifact: Artifact } | { error: unknown }>();

@@ -5,7 +5,7 @@
  * @module
  */
 import { runRequest } from "../requests/run_request.ts";
-import { loadActing } from "./policy_ctx.ts";
+import { gitContextOf, loadActing } from "./policy_ctx.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
 /** Runs `run`. */
@@ -23,6 +23,7 @@ export async function run(ctx: Ctx): Promise<Outcome> {
     keyDir: acting.keyDir,
     now: ctx.now,
     gateRunner: acting.gateRunner,
+    git: gitContextOf(ctx),
   });
   if (!r.ran) {
     return {

@@ -57,6 +57,11 @@ export interface CommandSpec {
   readonly plannedIn?: string;
   /** What it needs from Deno, given the parsed context (before the handler runs). */
   readonly needs: (ctx: Ctx) => Needs | Promise<Needs>;
+  /**
+   * Programs that working out {@link needs} spawns (`run` asks git for its paths): `permissions`,
+   * asked about this command, must be able to run them too.
+   */
+  readonly needsSpawns?: (ctx: Ctx) => readonly string[] | Promise<readonly string[]>;
   /** The handler. */
   readonly run: (ctx: Ctx) => Promise<Outcome>;
   /** Refuse to run with net or ffi granted. */

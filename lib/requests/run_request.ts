@@ -116,6 +116,11 @@ export interface RunRequestOptions {
   timeoutCap?: number;
   /** The clock. */
   now?: () => Date;
+  /**
+   * The project's git context, when the caller started it already (the CLI does, to name git's
+   * paths in its permission needs); default: started here.
+   */
+  git?: Promise<GitContext>;
 }
 
 /** The signed state, as the watch keys it (project-relative). */
@@ -174,7 +179,7 @@ export async function runRequest(
     }
     // Git's context (one read-only rev-parse) starts now, so git works while the attempt is
     // counted; it is awaited where its checks come in order, and its failure reported there.
-    const gitStarted = openGitContext(opts.root, { parentEnv: opts.parentEnv });
+    const gitStarted = opts.git ?? openGitContext(opts.root, { parentEnv: opts.parentEnv });
     gitStarted.catch(() => {});
     const rec = await resolveDispatch(opts.root, opts.hmac, a.dispatch, {
       count: "attempt",

@@ -11,6 +11,7 @@ import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { PermissionLayerError } from "../../lib/errors.ts";
 import { launchFlags, mergeNeeds, NO_NEEDS } from "../../lib/permissions.ts";
 import { confinedFilePath } from "../../lib/sandbox/operator_file.ts";
+import { GIT, gitEnv, sh as setup, workerProject } from "../_helpers/git.ts";
 import {
   assertSameTree,
   baseChildEnv,
@@ -269,6 +270,11 @@ async function narrowPermissionsLine(sb: Sandbox, asked: string[]): Promise<stri
   const tmp = join(sb.dir, "tmp");
   await Deno.mkdir(tmp);
   Object.assign(sb.env, { TMPDIR: tmp });
+  return await narrowPermissionsLineIn(sb, asked);
+}
+
+/** {@link narrowPermissionsLine} with the sandbox's environment as it is. */
+async function narrowPermissionsLineIn(sb: Sandbox, asked: string[]): Promise<string> {
   const outer = await runCli(["permissions", "permissions", "--", ...asked], {
     env: sb.env,
     cwd: sb.project,
@@ -460,4 +466,53 @@ Deno.test("permissions about `permissions`: the asked command's --project goes b
     const plain = await permissionsLine(sb, ["ledger", "verify"], []);
     assert.ok(plain.endsWith(` ledger verify --project ${sb.project}`), plain);
   });
+});
+
+Deno.test("run in a linked worktree whose repository lies outside the project: the printed line names git's paths there and runs, confined and unconfined; without one of them it refuses NOT_CAPABLE and writes nothing", async () => {
+  const sb = await sandbox("perm-linked");
+  try {
+    // The project is a linked worktree; its index, hooks, config and info live in `main`.
+    const main = join(sb.dir, "main");
+    await workerProject(main, sb.home);
+    await Deno.remove(sb.project);
+    await setup(main, GIT, ["worktree", "add", "-q", sb.project], gitEnv(sb.home));
+    const gitDir = join(main, ".git");
+    // A private TMPDIR, so no granted read covers `main`.
+    const tmp = join(sb.dir, "tmp");
+    await Deno.mkdir(tmp);
+    Object.assign(sb.env, { TMPDIR: tmp });
+    await initKeys({ env: sb.env });
+    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
+    const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
+    const file = join(sb.dir, "request.json");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({ kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "t" }),
+    );
+    for (const extra of [[], ["--unconfined"]]) {
+      const line = await permissionsLine(sb, ["run"], [file, ...extra]);
+      const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
+      for (const p of ["hooks", "config", "info", "worktrees/project", "worktrees/project/index"]) {
+        assert.ok(reads.includes(join(gitDir, p)), `${p} missing from ${line}`);
+      }
+      assert.ok(!reads.some((r) => main === r || main.startsWith(r + "/")), line);
+      const r = await sh(sb, line);
+      assert.equal(r.code, 0, `${line}\n${r.stderr}`);
+      assert.match(r.stderr, extra.length ? /unconfined, by the brief's opt-out/ : /confined by/);
+    }
+    // Without read of the hooks directory: refused while the needs are worked out, nothing written.
+    const line = await permissionsLine(sb, ["run"], [file]);
+    const before = await snapshotTree(sb.dir);
+    await assertRefusedWithoutRead(sb, line, join(gitDir, "hooks"));
+    assertSameTree(before, await snapshotTree(sb.dir), "after the refusal");
+    // `permissions`, asked about that run and launched with its own narrow line, answers: it runs
+    // git's rev-parse to find those paths, so its line grants git.
+    const narrow = await narrowPermissionsLineIn(sb, ["run", "--", file, "--project", sb.project]);
+    assert.match(narrow, /--allow-run=\S*\/git\b/);
+    const inner = await sh(sb, narrow);
+    assert.equal(inner.code, 0, `${narrow}\n${inner.stderr}`);
+    assert.ok(inner.stdout.includes(join(gitDir, "hooks")), inner.stdout);
+  } finally {
+    await sb.dispose();
+  }
 });
