@@ -35,8 +35,10 @@ export function guardFacts(paths: readonly string[]): GuardFact[] {
       try {
         kind = entryKind(p);
       } catch (e) {
-        // A component the tool may not read (narrow launch flags) lies outside the project,
-        // whose own paths are all readable: it is taken as the directory it must be (`null`).
+        // A component the tool may not read (narrow launch flags) is an ancestor of a granted
+        // path: of the project, or of a git path outside it (which the launch line grants one
+        // by one). Every guarded path was resolved with `realPathLoose` first, so such an
+        // ancestor is a real directory, not a link: it is taken as one (`null`).
         if (!(e instanceof Deno.errors.NotCapable)) throw e;
         kind = null;
       }
