@@ -101,7 +101,8 @@ async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
 /**
  * The git paths `run` reads that may lie outside the project: the index and the watched hooks,
  * config, per-worktree config and `info` (a linked worktree keeps them in the main repository's
- * git dir; `core.hooksPath` can name any directory). Found by the git context's one `rev-parse`,
+ * git dir, a project below its worktree's top finds them above it, and `core.hooksPath` can name
+ * any directory), and the top's `.git` entry when the project lies below the top. Found by the git context's one `rev-parse`,
  * which the run then reuses. No git worktree, or no usable git, contributes nothing: the run
  * refuses with its own error.
  */
@@ -109,7 +110,9 @@ async function gitPaths(ctx: Ctx): Promise<string[]> {
   try {
     const g = await gitContextOf(ctx);
     const { hooks, config, configWorktree, info } = g.watched;
-    return [g.indexPath, hooks, config, configWorktree, info]
+    // A project below its worktree's top: the top's `.git` entry is watched too.
+    const topGit = g.top === g.root ? [] : [`${g.top === "/" ? "" : g.top}/.git`];
+    return [g.indexPath, hooks, config, configWorktree, info, ...topGit]
       .filter((p) => !isWithin(g.root, p))
       .map(existingOrAncestor);
   } catch (e) {

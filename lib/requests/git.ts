@@ -305,13 +305,24 @@ export async function openGitContext(
       "cannot read git's paths from rev-parse (a path that is not UTF-8, or an unexpected answer)",
     );
   }
+  // The top is the canonical project minus git's prefix when git printed exactly that (every
+  // ancestor of a real path is real), so the top itself, outside the project when the project is
+  // a subdirectory, need not be readable; otherwise it is resolved.
+  const derived = parsed.prefix === ""
+    ? canonical
+    : canonical.endsWith(`/${parsed.prefix.slice(0, -1)}`)
+    ? canonical.slice(0, -parsed.prefix.length) || "/"
+    : null;
   let top: string;
-  try {
-    top = Deno.realPathSync(parsed.top);
-  } catch (e) {
-    throw new RequestError("GIT_UNAVAILABLE", `cannot resolve the worktree top ${parsed.top}`, {
-      cause: e,
-    });
+  if (derived !== null && derived === parsed.top) top = derived;
+  else {
+    try {
+      top = Deno.realPathSync(parsed.top);
+    } catch (e) {
+      throw new RequestError("GIT_UNAVAILABLE", `cannot resolve the worktree top ${parsed.top}`, {
+        cause: e,
+      });
+    }
   }
   const expected = parsed.prefix === "" ? top : `${top}/${parsed.prefix.slice(0, -1)}`;
   if (expected !== canonical || !isWithin(top, canonical)) {

@@ -468,6 +468,39 @@ Deno.test("permissions about `permissions`: the asked command's --project goes b
   });
 });
 
+/**
+ * With a private TMPDIR (so no granted read covers the repository), issues a dispatch and a request
+ * for `true`; the printed `run` line, confined and unconfined, names each of `gitPaths` and no
+ * ancestor of `repo`, and runs. Returns the request's path.
+ */
+async function runsUnderPrintedLine(
+  sb: Sandbox,
+  repo: string,
+  gitPaths: string[],
+): Promise<string> {
+  const tmp = join(sb.dir, "tmp");
+  await Deno.mkdir(tmp);
+  Object.assign(sb.env, { TMPDIR: tmp });
+  await initKeys({ env: sb.env });
+  const key = loadLedgerKey({ env: sb.env, mode: "direct" });
+  const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
+  const file = join(sb.dir, "request.json");
+  await Deno.writeTextFile(
+    file,
+    JSON.stringify({ kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "t" }),
+  );
+  for (const extra of [[], ["--unconfined"]]) {
+    const line = await permissionsLine(sb, ["run"], [file, ...extra]);
+    const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
+    for (const p of gitPaths) assert.ok(reads.includes(p), `${p} missing from ${line}`);
+    assert.ok(!reads.some((r) => repo === r || repo.startsWith(r + "/")), line);
+    const r = await sh(sb, line);
+    assert.equal(r.code, 0, `${line}\n${r.stderr}`);
+    assert.match(r.stderr, extra.length ? /unconfined, by the brief's opt-out/ : /confined by/);
+  }
+  return file;
+}
+
 Deno.test("run in a linked worktree whose repository lies outside the project: the printed line names git's paths there and runs, confined and unconfined; without one of them it refuses NOT_CAPABLE and writes nothing", async () => {
   const sb = await sandbox("perm-linked");
   try {
@@ -477,29 +510,13 @@ Deno.test("run in a linked worktree whose repository lies outside the project: t
     await Deno.remove(sb.project);
     await setup(main, GIT, ["worktree", "add", "-q", sb.project], gitEnv(sb.home));
     const gitDir = join(main, ".git");
-    // A private TMPDIR, so no granted read covers `main`.
-    const tmp = join(sb.dir, "tmp");
-    await Deno.mkdir(tmp);
-    Object.assign(sb.env, { TMPDIR: tmp });
-    await initKeys({ env: sb.env });
-    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
-    const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
-    const file = join(sb.dir, "request.json");
-    await Deno.writeTextFile(
-      file,
-      JSON.stringify({ kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "t" }),
+    const file = await runsUnderPrintedLine(
+      sb,
+      main,
+      ["hooks", "config", "info", "worktrees/project", "worktrees/project/index"].map((p) =>
+        join(gitDir, p)
+      ),
     );
-    for (const extra of [[], ["--unconfined"]]) {
-      const line = await permissionsLine(sb, ["run"], [file, ...extra]);
-      const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
-      for (const p of ["hooks", "config", "info", "worktrees/project", "worktrees/project/index"]) {
-        assert.ok(reads.includes(join(gitDir, p)), `${p} missing from ${line}`);
-      }
-      assert.ok(!reads.some((r) => main === r || main.startsWith(r + "/")), line);
-      const r = await sh(sb, line);
-      assert.equal(r.code, 0, `${line}\n${r.stderr}`);
-      assert.match(r.stderr, extra.length ? /unconfined, by the brief's opt-out/ : /confined by/);
-    }
     // Without read of the hooks directory: refused while the needs are worked out, nothing written.
     const line = await permissionsLine(sb, ["run"], [file]);
     const before = await snapshotTree(sb.dir);
@@ -512,6 +529,32 @@ Deno.test("run in a linked worktree whose repository lies outside the project: t
     const inner = await sh(sb, narrow);
     assert.equal(inner.code, 0, `${narrow}\n${inner.stderr}`);
     assert.ok(inner.stdout.includes(join(gitDir, "hooks")), inner.stdout);
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("run in a project below its worktree's top: the printed line names the git dir above it (not the top) and runs, confined and unconfined", async () => {
+  const sb = await sandbox("perm-subdir");
+  try {
+    // The repository is `repo`; the project is `repo/project` (the sandbox's project, moved in).
+    const repo = join(sb.dir, "repo");
+    await Deno.mkdir(repo);
+    const project = join(repo, "project");
+    await workerProject(project, sb.home);
+    const env = gitEnv(sb.home);
+    await Deno.remove(join(project, ".git"), { recursive: true });
+    await setup(repo, GIT, ["init", "-q", "."], env);
+    await setup(repo, GIT, ["add", "-A"], env);
+    await setup(repo, GIT, ["commit", "-qm", "init"], env);
+    await Deno.remove(sb.project);
+    Object.assign(sb, { project });
+    const gitDir = join(repo, ".git");
+    await runsUnderPrintedLine(
+      sb,
+      repo,
+      ["index", "hooks", "config", "info"].map((p) => join(gitDir, p)),
+    );
   } finally {
     await sb.dispose();
   }
