@@ -79,6 +79,30 @@ export function mergeNeeds(...all: Needs[]): Needs {
   };
 }
 
+/**
+ * `needs` with, beside each read and write path, the path it resolves to (`resolvePath`: symlinks
+ * followed, `null` when it cannot tell) where that differs. Deno checks a path as the code names
+ * it, and the code names real paths once it has resolved them (a project reached through a
+ * symlink; macOS's `/tmp`, which is `/private/tmp`), so a launch line must grant both forms.
+ *
+ * @example
+ * ```ts
+ * import { NO_NEEDS, withResolvedPaths } from "./permissions.ts";
+ * const real = (p: string) => p.replace(/^\/tmp\b/, "/private/tmp");
+ * withResolvedPaths({ ...NO_NEEDS, read: ["/tmp/p"] }, real).read; // ["/private/tmp/p", "/tmp/p"]
+ * ```
+ */
+export function withResolvedPaths(
+  needs: Needs,
+  resolvePath: (path: string) => string | null,
+): Needs {
+  const both = (list: readonly string[]) => [
+    ...list,
+    ...list.map(resolvePath).filter((r): r is string => r !== null),
+  ];
+  return mergeNeeds(needs, { ...NO_NEEDS, read: both(needs.read), write: both(needs.write) });
+}
+
 function checkListValue(kind: string, v: string): void {
   if (v.includes(",")) {
     throw new PermissionLayerError(

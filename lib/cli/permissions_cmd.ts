@@ -6,7 +6,8 @@
  */
 import { resolve } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
-import { launchFlags, type Needs, NO_NEEDS } from "../permissions.ts";
+import { launchFlags, type Needs, NO_NEEDS, withResolvedPaths } from "../permissions.ts";
+import { realPathLoose } from "../sandbox/roots_io.ts";
 import { COMMON_FLAGS, findCommand, needsOf } from "./commands.ts";
 import { entryPath } from "./code_dir.ts";
 import { parseArgs } from "./parse.ts";
@@ -15,6 +16,18 @@ import type { CommandSpec, Ctx, Outcome } from "./types.ts";
 /** Quotes a word for a POSIX shell when it needs it. */
 export function shellQuote(w: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'"'"'`)}'`;
+}
+
+/**
+ * Where `path` resolves to (a missing remainder appended as named), or `null` when that cannot be
+ * read here: launched narrow, `permissions` is granted both forms by its own line.
+ */
+function resolvedOrNull(path: string): string | null {
+  try {
+    return realPathLoose(path);
+  } catch {
+    return null;
+  }
 }
 
 /** The command `permissions` is asked about, parsed as that command parses, and its needs. */
@@ -49,7 +62,8 @@ function askedOf(ctx: Ctx): Promise<Asked> {
         ? resolve(parsed.flags.project)
         : ctx.project;
       const target: Ctx = { ...ctx, name, parsed, project };
-      return { spec, rest, target, needs: await needsOf(spec, target) };
+      const needs = withResolvedPaths(await needsOf(spec, target), resolvedOrNull);
+      return { spec, rest, target, needs };
     })();
     asked.set(ctx.parsed, a);
   }

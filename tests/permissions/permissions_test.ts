@@ -470,13 +470,13 @@ Deno.test("permissions about `permissions`: the asked command's --project goes b
 
 /**
  * With a private TMPDIR (so no granted read covers the repository), issues a dispatch and a request
- * for `true`; the printed `run` line, confined and unconfined, names each of `gitPaths` and no
- * ancestor of `repo`, and runs. Returns the request's path.
+ * for `true`; the printed `run` line, confined and unconfined, names each of `granted` and no
+ * ancestor of `notCovered` (when given), and runs. Returns the request's path.
  */
 async function runsUnderPrintedLine(
   sb: Sandbox,
-  repo: string,
-  gitPaths: string[],
+  notCovered: string | null,
+  granted: string[],
 ): Promise<string> {
   const tmp = join(sb.dir, "tmp");
   await Deno.mkdir(tmp);
@@ -492,8 +492,10 @@ async function runsUnderPrintedLine(
   for (const extra of [[], ["--unconfined"]]) {
     const line = await permissionsLine(sb, ["run"], [file, ...extra]);
     const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
-    for (const p of gitPaths) assert.ok(reads.includes(p), `${p} missing from ${line}`);
-    assert.ok(!reads.some((r) => repo === r || repo.startsWith(r + "/")), line);
+    for (const p of granted) assert.ok(reads.includes(p), `${p} missing from ${line}`);
+    if (notCovered !== null) {
+      assert.ok(!reads.some((r) => notCovered === r || notCovered.startsWith(r + "/")), line);
+    }
     const r = await sh(sb, line);
     assert.equal(r.code, 0, `${line}\n${r.stderr}`);
     assert.match(r.stderr, extra.length ? /unconfined, by the brief's opt-out/ : /confined by/);
@@ -555,6 +557,24 @@ Deno.test("run in a project below its worktree's top: the printed line names the
       repo,
       ["index", "hooks", "config", "info"].map((p) => join(gitDir, p)),
     );
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("run and dispatch in a project reached through a symlink: the printed lines grant its real path too, and work", async () => {
+  const sb = await sandbox("perm-symlinked");
+  try {
+    // The project's name is a symlink to `real`; the tool reads `real` once it has resolved it.
+    const real = join(sb.dir, "real");
+    await workerProject(real, sb.home);
+    await Deno.remove(sb.project);
+    await Deno.symlink(real, sb.project);
+    await runsUnderPrintedLine(sb, null, [sb.project, real, join(real, "agentteams.json")]);
+    const line = await permissionsLine(sb, ["dispatch"], ["--agent", "worker"]);
+    const r = await sh(sb, line);
+    assert.equal(r.code, 0, `${line}\n${r.stderr}`);
+    assert.match(r.stdout, /^[0-9a-f]{32}\n$/);
   } finally {
     await sb.dispose();
   }
