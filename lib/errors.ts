@@ -283,7 +283,16 @@ export class PermissionLayerError extends AgentTeamsError {
   }
 }
 
-/** Returns true when `e` is one of this tool's typed refusals. */
+/**
+ * Returns true when `e` is one of this tool's typed refusals.
+ *
+ * @example
+ * ```ts
+ * import { isAgentTeamsError, UsageError } from "./errors.ts";
+ * isAgentTeamsError(new UsageError("USAGE", "no command given")); // true
+ * isAgentTeamsError(new Error("boom")); // false
+ * ```
+ */
 export function isAgentTeamsError(e: unknown): e is AgentTeamsError {
   return e instanceof AgentTeamsError;
 }

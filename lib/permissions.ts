@@ -167,6 +167,13 @@ export interface Narrowing {
  * only a list or nothing. With `refuseNetFfi`, net or ffi granted is refused outright (`serve`).
  *
  * @throws {PermissionLayerError} `PERMISSION_TOO_BROAD` with `refuseNetFfi`.
+ * @example
+ * ```ts
+ * import { narrowPermissions, NO_NEEDS } from "./permissions.ts";
+ * narrowPermissions({ ...NO_NEEDS, read: ["/p/.agentteams"] });
+ * // launched with `--allow-read=/p/.agentteams`:
+ * // { broader: [], revoked: ["write", "run", "env", "sys", "net", "ffi"] }
+ * ```
  */
 export function narrowPermissions(
   needs: Needs,

@@ -7,7 +7,17 @@ import { applyProposal } from "../proposals/apply.ts";
 import { loadActing } from "./policy_ctx.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
-/** Runs `apply`. */
+/**
+ * Runs `apply`.
+ *
+ * @example
+ * ```ts
+ * import { apply } from "./apply.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams apply p.json` in /work/p
+ * (await apply(ctx)).text; // "wrote src/a.ts for worker after gates test"
+ * ```
+ */
 export async function apply(ctx: Ctx): Promise<Outcome> {
   const { acting, artifact } = await loadActing(ctx, "apply-proposal");
   const dryRun = ctx.parsed.flags["dry-run"] === true;

@@ -9,7 +9,17 @@ import { UsageError } from "../errors.ts";
 import { issueDispatch } from "../ledger/dispatch.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
-/** Runs `dispatch`. */
+/**
+ * Runs `dispatch`.
+ *
+ * @example
+ * ```ts
+ * import { dispatch } from "./dispatch.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams dispatch --agent worker`
+ * (await dispatch(ctx)).text; // the nonce (32 hex characters), shown this once
+ * ```
+ */
 export async function dispatch(ctx: Ctx): Promise<Outcome> {
   const agent = ctx.parsed.flags.agent;
   if (typeof agent !== "string") throw new UsageError("USAGE", "dispatch needs --agent SLUG");

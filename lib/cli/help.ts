@@ -6,7 +6,15 @@
 import { COMMANDS, COMMON_FLAGS } from "./commands.ts";
 import type { CommandSpec } from "./types.ts";
 
-/** The top-level help. */
+/**
+ * The top-level help.
+ *
+ * @example
+ * ```ts
+ * import { topHelp } from "./help.ts";
+ * topHelp().split("\n")[2]; // "usage: agentteams <command> [options]"
+ * ```
+ */
 export function topHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.words.join(" ").length));
   const lines = [
@@ -26,7 +34,17 @@ export function topHelp(): string {
   return lines.join("\n");
 }
 
-/** One command's help. */
+/**
+ * One command's help.
+ *
+ * @example
+ * ```ts
+ * import { commandHelp } from "./help.ts";
+ * import { findCommand } from "./commands.ts";
+ * commandHelp(findCommand(["apply"])!.spec).split("\n")[0];
+ * // "usage: agentteams apply FILE [options]"
+ * ```
+ */
 export function commandHelp(spec: CommandSpec): string {
   const pos = spec.positionals.map((p) =>
     p.variadic ? `${p.name}...` : p.required ? p.name : `[${p.name}]`

@@ -6,7 +6,17 @@
 import { initKeys } from "../crypto/keys.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
-/** Runs `keys init`. */
+/**
+ * Runs `keys init`.
+ *
+ * @example
+ * ```ts
+ * import { keysInit } from "./keys.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams keys init` with HOME=/home/op
+ * (await keysInit(ctx)).json?.dir; // "/home/op/.config/agentteams/keys"
+ * ```
+ */
 export async function keysInit(ctx: Ctx): Promise<Outcome> {
   const r = await initKeys({ env: ctx.env });
   return {

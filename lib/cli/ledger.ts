@@ -23,7 +23,17 @@ function readText(path: string, what: string, maxBytes = 64 * 1024): string {
   return dec.decode(readRegularFileSync(path, { maxBytes, what }).bytes);
 }
 
-/** Runs `ledger verify [--checkpoint FILE] [--verify-key PEM]`. */
+/**
+ * Runs `ledger verify [--checkpoint FILE] [--verify-key PEM]`.
+ *
+ * @example
+ * ```ts
+ * import { ledgerVerify } from "./ledger.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams ledger verify` in /work/p
+ * (await ledgerVerify(ctx)).text; // "ok: 12 rows verify"
+ * ```
+ */
 export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
   const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
   const cpPath = ctx.parsed.flags.checkpoint;
@@ -75,7 +85,18 @@ export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
   return { exit: 0, text: lines.join("\n"), json };
 }
 
-/** Runs `ledger show [--tail N]`: prints rows without verifying them. */
+/**
+ * Runs `ledger show [--tail N]`: prints rows without verifying them.
+ *
+ * @example
+ * ```ts
+ * import { ledgerShow } from "./ledger.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams ledger show --tail 1`
+ * (await ledgerShow(ctx)).json?.rows;
+ * // [{ row: 12, action: "issue-dispatch", agent: "worker", time: "...", mac: "...", ... }]
+ * ```
+ */
 export function ledgerShow(ctx: Ctx): Promise<Outcome> {
   const tailFlag = ctx.parsed.flags.tail;
   let tail: number | null = null;
@@ -112,7 +133,17 @@ export function ledgerShow(ctx: Ctx): Promise<Outcome> {
   return Promise.resolve({ exit: 0, text: out.join("\n"), json: { ok: true, rows } });
 }
 
-/** Runs `ledger repair --torn-tail`. */
+/**
+ * Runs `ledger repair --torn-tail`.
+ *
+ * @example
+ * ```ts
+ * import { ledgerRepair } from "./ledger.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams ledger repair --torn-tail`
+ * (await ledgerRepair(ctx)).json?.removed_bytes; // 17: the torn tail's size
+ * ```
+ */
 export async function ledgerRepair(ctx: Ctx): Promise<Outcome> {
   if (ctx.parsed.flags["torn-tail"] !== true) {
     throw new UsageError("USAGE", "ledger repair needs --torn-tail (the only repair there is)");
@@ -127,7 +158,17 @@ export async function ledgerRepair(ctx: Ctx): Promise<Outcome> {
   };
 }
 
-/** Runs `ledger checkpoint [--out FILE]`. */
+/**
+ * Runs `ledger checkpoint [--out FILE]`.
+ *
+ * @example
+ * ```ts
+ * import { ledgerCheckpoint } from "./ledger.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams ledger checkpoint --out cp.json`
+ * (await ledgerCheckpoint(ctx)).text; // "wrote a checkpoint of 12 rows to cp.json"
+ * ```
+ */
 export async function ledgerCheckpoint(ctx: Ctx): Promise<Outcome> {
   const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
   const texts = readLedgerTexts(ctx.project);

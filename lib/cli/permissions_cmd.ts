@@ -13,7 +13,16 @@ import { entryPath } from "./code_dir.ts";
 import { parseArgs } from "./parse.ts";
 import type { CommandSpec, Ctx, Outcome } from "./types.ts";
 
-/** Quotes a word for a POSIX shell when it needs it. */
+/**
+ * Quotes a word for a POSIX shell when it needs it.
+ *
+ * @example
+ * ```ts
+ * import { shellQuote } from "./permissions_cmd.ts";
+ * shellQuote("/usr/bin/git"); // "/usr/bin/git"
+ * shellQuote("a b"); // "'a b'"
+ * ```
+ */
 export function shellQuote(w: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'"'"'`)}'`;
 }
@@ -88,7 +97,18 @@ export async function targetReads(ctx: Ctx): Promise<Needs> {
   return { ...NO_NEEDS, read: needs.read, run, env: needs.env, sys: needs.sys };
 }
 
-/** Runs `permissions`. */
+/**
+ * Runs `permissions`.
+ *
+ * @example
+ * ```ts
+ * import { permissionsCmd } from "./permissions_cmd.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams permissions ledger show` in /work/p
+ * (await permissionsCmd(ctx)).text;
+ * // "deno run --no-prompt --allow-read=... .../main.ts ledger show --project /work/p"
+ * ```
+ */
 export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
   const { spec, rest, target, needs } = await askedOf(ctx);
   const { name, project } = target;

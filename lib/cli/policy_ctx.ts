@@ -21,12 +21,32 @@ import { briefFlagPath } from "./commands.ts";
 import type { Parsed } from "./parse.ts";
 import type { Ctx } from "./types.ts";
 
-/** The brief's absolute path: `--brief`, else the project's default. */
+/**
+ * The brief's absolute path: `--brief`, else the project's default.
+ *
+ * @example
+ * ```ts
+ * import { briefPathOf } from "./policy_ctx.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // in /work/p, without --brief
+ * await briefPathOf(ctx); // "/work/p/agentteams.jsonc"
+ * ```
+ */
 export async function briefPathOf(ctx: Ctx): Promise<string> {
   return briefFlagPath(ctx) ?? await defaultBriefPath(ctx.project);
 }
 
-/** The operator's home directory. */
+/**
+ * The operator's home directory.
+ *
+ * @example
+ * ```ts
+ * import { homeOf } from "./policy_ctx.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // with HOME=/home/op
+ * homeOf(ctx); // "/home/op" (throws KeyError NO_KEY when HOME is not absolute)
+ * ```
+ */
 export function homeOf(ctx: Ctx): string {
   const home = ctx.env.HOME;
   if (!home || !isAbsolute(home)) throw new KeyError("NO_KEY", "HOME must be an absolute path");
@@ -136,6 +156,16 @@ export interface ActingContext {
  * runs and nothing can be recorded; once the key is loaded, any refusal while loading the rest (an
  * unexpected failure too, as `INTERNAL`) is recorded as `<action>-refused` with agent `?` (not on
  * a dry run).
+ *
+ * @example
+ * ```ts
+ * import { loadActing } from "./policy_ctx.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams run r.json`
+ * const { acting, artifact } = await loadActing(ctx, "run-request");
+ * artifact.kind; // "command-request"
+ * acting.keyDir; // "/home/op/.config/agentteams/keys"
+ * ```
  */
 export async function loadActing(
   ctx: Ctx,
@@ -157,7 +187,20 @@ export async function loadActing(
   }
 }
 
-/** Loads the brief and the confined programs, and prepares the backend decision. */
+/**
+ * Loads the brief and the confined programs, and prepares the backend decision.
+ *
+ * @example
+ * ```ts
+ * import { actingContext } from "./policy_ctx.ts";
+ * import { loadLedgerKey } from "../crypto/keys.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx;
+ * const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
+ * const acting = await actingContext(ctx, key);
+ * await acting.backend(); // "bwrap" on Linux with bubblewrap (probed on this call)
+ * ```
+ */
 export async function actingContext(ctx: Ctx, key: LedgerKey): Promise<ActingContext> {
   const home = homeOf(ctx);
   const policy = await fullPolicy(ctx);

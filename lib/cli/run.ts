@@ -8,7 +8,17 @@ import { runRequest } from "../requests/run_request.ts";
 import { gitContextOf, loadActing } from "./policy_ctx.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
-/** Runs `run`. */
+/**
+ * Runs `run`.
+ *
+ * @example
+ * ```ts
+ * import { run } from "./run.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams run r.json`
+ * (await run(ctx)).exit; // the command's own exit code; 3 on undeclared writes or a timeout
+ * ```
+ */
 export async function run(ctx: Ctx): Promise<Outcome> {
   const { acting, artifact } = await loadActing(ctx, "run-request");
   const dryRun = ctx.parsed.flags["dry-run"] === true;

@@ -7,7 +7,17 @@ import { UsageError } from "../errors.ts";
 import { ARTIFACT_SCHEMAS, jsonSchemaOf, type SchemaName } from "../proposals/schema.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
-/** Runs `schema`. */
+/**
+ * Runs `schema`.
+ *
+ * @example
+ * ```ts
+ * import { schema } from "./schema.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams schema`, without NAME
+ * (await schema(ctx)).text; // "change-proposal\ndelete-proposal\ncommand-request"
+ * ```
+ */
 export function schema(ctx: Ctx): Promise<Outcome> {
   const name = ctx.parsed.positionals.NAME as string | undefined;
   const names = Object.keys(ARTIFACT_SCHEMAS);

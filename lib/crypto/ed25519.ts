@@ -50,7 +50,17 @@ export function derToPem(der: Uint8Array, label: string): string {
   return `-----BEGIN ${label}-----\n${body}-----END ${label}-----\n`;
 }
 
-/** A new pair as PEM text, with its key id. */
+/**
+ * A new pair as PEM text, with its key id.
+ *
+ * @example
+ * ```ts
+ * import { generatePem } from "./ed25519.ts";
+ * const { publicPem, keyId } = await generatePem();
+ * publicPem.startsWith("-----BEGIN PUBLIC KEY-----"); // true
+ * keyId.length; // 16
+ * ```
+ */
 export async function generatePem(): Promise<
   { privatePem: string; publicPem: string; keyId: string }
 > {
@@ -80,7 +90,16 @@ export function keyIdOf(spkiDer: Uint8Array): string {
   return sha256Hex(spkiDer).slice(0, 16);
 }
 
-/** Imports a PKCS#8 PEM private key for signing. */
+/**
+ * Imports a PKCS#8 PEM private key for signing.
+ *
+ * @example
+ * ```ts
+ * import { generatePem, importPrivatePem } from "./ed25519.ts";
+ * const key = await importPrivatePem((await generatePem()).privatePem);
+ * key.usages; // ["sign"]
+ * ```
+ */
 export async function importPrivatePem(pem: string): Promise<CryptoKey> {
   try {
     return await crypto.subtle.importKey(
@@ -96,7 +115,16 @@ export async function importPrivatePem(pem: string): Promise<CryptoKey> {
   }
 }
 
-/** Imports an SPKI PEM public key for verifying. */
+/**
+ * Imports an SPKI PEM public key for verifying.
+ *
+ * @example
+ * ```ts
+ * import { generatePem, importPublicPem } from "./ed25519.ts";
+ * const key = await importPublicPem((await generatePem()).publicPem);
+ * key.usages; // ["verify"]
+ * ```
+ */
 export async function importPublicPem(pem: string): Promise<CryptoKey> {
   try {
     return await crypto.subtle.importKey(
@@ -112,19 +140,46 @@ export async function importPublicPem(pem: string): Promise<CryptoKey> {
   }
 }
 
-/** The key id of a public key. */
+/**
+ * The key id of a public key.
+ *
+ * @example
+ * ```ts
+ * import { generatePem, importPublicPem, keyIdOfKey } from "./ed25519.ts";
+ * const { publicPem, keyId } = await generatePem();
+ * (await keyIdOfKey(await importPublicPem(publicPem))) === keyId; // true
+ * ```
+ */
 export async function keyIdOfKey(pub: CryptoKey): Promise<string> {
   return keyIdOf(new Uint8Array(await crypto.subtle.exportKey("spki", pub)));
 }
 
-/** Signs a message (string as UTF-8); returns 128 hex characters. */
+/**
+ * Signs a message (string as UTF-8); returns 128 hex characters.
+ *
+ * @example
+ * ```ts
+ * import { generatePem, importPrivatePem, signHex } from "./ed25519.ts";
+ * const key = await importPrivatePem((await generatePem()).privatePem);
+ * (await signHex(key, "hello")).length; // 128
+ * ```
+ */
 export async function signHex(key: CryptoKey, message: string | Uint8Array): Promise<string> {
   const data = typeof message === "string" ? enc.encode(message) : message;
   const sig = new Uint8Array(await crypto.subtle.sign("Ed25519", key, data as BufferSource));
   return sig.toHex();
 }
 
-/** Verifies a hex signature; false for malformed hex. */
+/**
+ * Verifies a hex signature; false for malformed hex.
+ *
+ * @example
+ * ```ts
+ * import { generatePem, importPublicPem, verifyHex } from "./ed25519.ts";
+ * const key = await importPublicPem((await generatePem()).publicPem);
+ * await verifyHex(key, "not hex", "hello"); // false
+ * ```
+ */
 export async function verifyHex(
   key: CryptoKey,
   sigHex: string,

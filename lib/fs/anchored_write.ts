@@ -254,6 +254,19 @@ function helperError(line: string | null, stderr: string): FsSafetyError {
  * @throws {FsSafetyError} `SYMLINK`, `NOT_DIRECTORY`, `NOT_REGULAR_FILE`, `FILE_TOO_LARGE`,
  *   `FILE_CHANGED` (with `details.at`: `"dir"` when a directory on the way failed, `"target"`
  *   when the target did), `ANCHOR_UNAVAILABLE`; and whatever `decide` throws.
+ * @example
+ * ```ts
+ * import { anchoredReplace } from "./anchored_write.ts";
+ * const root = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${root}/a.txt`, "old\n");
+ * await anchoredReplace({
+ *   root, dirs: [], name: "a.txt", op: "unlink", createDirs: false,
+ *   decide: (current) => {
+ *     if (current === null) throw new Error("a.txt is gone already");
+ *     return { mode: current.mode, content: new Uint8Array(0) };
+ *   },
+ * }); // a.txt is removed
+ * ```
  */
 export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {
   for (const d of spec.dirs) checkName(d);

@@ -79,7 +79,15 @@ export function lstatOrNullSync(path: string): Deno.FileInfo | null {
   }
 }
 
-/** Describes what kind of object an `lstat` result is, for messages. */
+/**
+ * Describes what kind of object an `lstat` result is, for messages.
+ *
+ * @example
+ * ```ts
+ * import { describeKind } from "./safe_read.ts";
+ * describeKind(Deno.lstatSync("/dev/null")); // "a device"
+ * ```
+ */
 export function describeKind(info: Deno.FileInfo): string {
   if (info.isSymlink) return "a symlink";
   if (info.isDirectory) return "a directory";

@@ -97,8 +97,18 @@ function dispatchStoreHasRows(paths: StatePaths): boolean {
 }
 
 /**
- * Reads the last line of an open ledger through its descriptor (at most 1 MiB + 1 bytes from the
+ * Reads the last line of an open ledger through its descriptor (at most 1 MiB + 2 bytes from the
  * end) and checks it against the head. Exported for tests; runs under the caller's lock.
+ *
+ * @example
+ * ```ts
+ * import { checkTail } from "./append.ts";
+ * import { statePaths } from "./paths.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * checkTail(null, statePaths(root), new HmacKey(new Uint8Array([1])));
+ * // { count: 0, prev: "", headLag: false, headMissing: true }
+ * ```
  */
 export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: HmacKey): TailState {
   const size = file === null ? 0 : file.statSync().size;
@@ -184,6 +194,14 @@ export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: Hma
 /**
  * Opens the ledger for append under its lock, refusing a symlinked `.agentteams` or ledger.
  * Runs `fn` with the open file and the checked tail.
+ *
+ * @example
+ * ```ts
+ * import { withLedgerLock } from "./append.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * await withLedgerLock(root, new HmacKey(new Uint8Array([1])), (_file, tail) => tail.count); // 0
+ * ```
  */
 export function withLedgerLock<T>(
   root: string,
@@ -199,7 +217,19 @@ export function withLedgerLock<T>(
   return withFileLock(paths.ledger, (file) => fn(file, checkTail(file, paths, hmac), paths));
 }
 
-/** Writes one line and the new head; the caller holds the lock and has checked the tail. */
+/**
+ * Writes one line and the new head; the caller holds the lock and has checked the tail.
+ *
+ * @example
+ * ```ts
+ * import { withLedgerLock, writeRowLocked } from "./append.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const k = new HmacKey(new Uint8Array([1]));
+ * const r = await withLedgerLock(Deno.makeTempDirSync(), k, (file, tail, paths) =>
+ *   writeRowLocked(file, paths, k, tail, { action: "note" }, () => new Date()));
+ * r.count; // 1
+ * ```
+ */
 export function writeRowLocked(
   file: Deno.FsFile,
   paths: StatePaths,

@@ -54,7 +54,21 @@ export function checkpointPayload(b: CheckpointBody): string {
     canonical({ count: b.count, key_id: b.key_id, last: b.last, time: b.time });
 }
 
-/** Signs a checkpoint body. */
+/**
+ * Signs a checkpoint body.
+ *
+ * @example
+ * ```ts
+ * import { signCheckpoint } from "./checkpoint.ts";
+ * import { generatePem, importPrivatePem } from "../crypto/ed25519.ts";
+ * const { privatePem, keyId } = await generatePem();
+ * const cp = await signCheckpoint(
+ *   { count: 0, last: null, time: "2026-11-29T18:02:10+00:00", key_id: keyId },
+ *   await importPrivatePem(privatePem),
+ * );
+ * cp.signature.length; // 128
+ * ```
+ */
 export async function signCheckpoint(b: CheckpointBody, key: CryptoKey): Promise<Checkpoint> {
   return { ...b, signature: await signHex(key, checkpointPayload(b)) };
 }
@@ -95,6 +109,17 @@ export function parseCheckpoint(text: string): Checkpoint | null {
 /**
  * Why a checkpoint does not hold for a ledger, or `null` when the ledger extends it. `checks`
  * must retain hashes (or hold at most two rows beyond the checkpoint).
+ *
+ * @example
+ * ```ts
+ * import { checkpointProblem } from "./checkpoint.ts";
+ * import type { Checkpoint } from "./checkpoint.ts";
+ * import type { RowChecks } from "./verify_rows.ts";
+ * declare const cp: Checkpoint; // from `parseCheckpoint`
+ * declare const pub: CryptoKey; // from `importPublicPem`
+ * declare const checks: RowChecks; // from `checkLedgerBytes`
+ * await checkpointProblem(cp, pub, checks); // null when the ledger only grew since
+ * ```
  */
 export async function checkpointProblem(
   cp: Checkpoint,

@@ -138,6 +138,14 @@ function withDispatchLock<T>(root: string, fn: () => T): Promise<T> {
 /**
  * Reads the ledger (under its lock, tail and head checked as an append checks them) and the
  * dispatch store (under its lock). Throws what an append would throw on a ledger already broken.
+ *
+ * @example
+ * ```ts
+ * import { captureStores } from "./guard.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const snap = await captureStores(Deno.makeTempDirSync(), new HmacKey(new Uint8Array([1])));
+ * snap.ledgerCount; // 0
+ * ```
  */
 export async function captureStores(root: string, hmac: HmacKey): Promise<StoresSnapshot> {
   const ledger = await withLedgerLock(root, hmac, async (file, tail) => {
@@ -251,6 +259,18 @@ export function dispatchChangeProblem(
 /**
  * Reads the stores again under their locks and says why they are not `before` plus what key
  * holders write (see the module doc), or `null`.
+ *
+ * @example
+ * ```ts
+ * import { captureStores, storesProblem } from "./guard.ts";
+ * import { appendRow } from "./append.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * const k = new HmacKey(new Uint8Array([1]));
+ * const before = await captureStores(root, k);
+ * await appendRow(root, k, { action: "note" }); // a key holder's append
+ * await storesProblem(root, k, before, new Date()); // null
+ * ```
  */
 export async function storesProblem(
   root: string,

@@ -33,6 +33,18 @@ export interface RepairResult {
  *
  * @throws {LedgerError} `NO_TORN_TAIL` when there is none; `LEDGER_TAMPERED` when verification
  *   finds anything besides the torn tail.
+ * @example
+ * ```ts
+ * import { repairTornTail } from "./repair.ts";
+ * import { appendRow } from "./append.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const bytes = new Uint8Array([1]);
+ * const key = { bytes, hmac: new HmacKey(bytes) };
+ * const root = Deno.makeTempDirSync();
+ * await appendRow(root, key.hmac, { action: "note" });
+ * await Deno.writeTextFile(`${root}/.agentteams/proposal-ledger.jsonl`, '{"act', { append: true });
+ * (await repairTornTail(root, key)).removedBytes; // 5
+ * ```
  */
 export function repairTornTail(
   root: string,

@@ -112,7 +112,15 @@ export interface LedgerTexts {
   dispatches: string | null;
 }
 
-/** Splits a ledger text into complete lines and an unterminated fragment. */
+/**
+ * Splits a ledger text into complete lines and an unterminated fragment.
+ *
+ * @example
+ * ```ts
+ * import { splitLines } from "./verify.ts";
+ * splitLines("a\nb\nc"); // { lines: ["a", "b"], fragment: "c" }
+ * ```
+ */
 export function splitLines(text: string): { lines: string[]; fragment: string | null } {
   if (text === "") return { lines: [], fragment: null };
   const parts = text.split("\n");

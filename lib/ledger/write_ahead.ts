@@ -29,6 +29,16 @@ export interface ActOutcome<T> {
 /**
  * Appends `start`, runs `act`, appends its completion row. If `act` throws, nothing more is
  * appended and the error propagates (the start row stands alone).
+ *
+ * @example
+ * ```ts
+ * import { writeAhead } from "./write_ahead.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * await writeAhead(root, new HmacKey(new Uint8Array([1])), { action: "run-start" }, () =>
+ *   Promise.resolve({ result: "refused", complete: null }));
+ * // "refused"; only the start row was appended
+ * ```
  */
 export async function writeAhead<T>(
   root: string,

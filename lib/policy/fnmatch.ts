@@ -31,7 +31,16 @@ const HYPHEN = 0x2d;
 const BANG = 0x21;
 const CLOSE = 0x5d;
 
-/** Returns true when `pattern` holds a wildcard character (`*`, `?` or `[`). */
+/**
+ * Returns true when `pattern` holds a wildcard character (`*`, `?` or `[`).
+ *
+ * @example
+ * ```ts
+ * import { hasWildcard } from "./fnmatch.ts";
+ * hasWildcard("src/*.ts"); // true
+ * hasWildcard("docs/guide.md"); // false
+ * ```
+ */
 export function hasWildcard(pattern: string): boolean {
   return /[*?[]/.test(pattern);
 }

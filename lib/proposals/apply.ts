@@ -209,6 +209,21 @@ async function runGates(
  *
  * @throws {ProposalError} and the dispatch, ledger and sandbox errors; every refusal outside a
  *   dry run is recorded first.
+ * @example
+ * ```ts
+ * import { applyProposal } from "./apply.ts";
+ * import type { GateRunner } from "./gates.ts";
+ * import type { HmacKey } from "../crypto/hash.ts";
+ * import type { Policy } from "../policy/types.ts";
+ * declare const policy: Policy;
+ * declare const hmac: HmacKey;
+ * declare const gateRunner: GateRunner; // from `confinedGateRunner`
+ * const r = await applyProposal({
+ *   kind: "change-proposal", dispatch: "3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d", path: "docs/guide.md",
+ *   base_sha256: "absent", content: "# Guide\n", rationale: "add the user guide",
+ * }, { root: "/work/p", policy, hmac, gateRunner, dryRun: true });
+ * r.written; // false: a dry run checks and runs the gates but writes nothing
+ * ```
  */
 export async function applyProposal(artifact: unknown, opts: ApplyOptions): Promise<ApplyResult> {
   const now = opts.now ?? (() => new Date());

@@ -40,6 +40,13 @@ export type GateRunner = (gate: GateDef, input: GateInput) => Promise<ConfinedRu
  * The gates that run on a proposal for `rel`.
  *
  * @throws {ProposalError} `UNKNOWN_GATE`
+ * @example
+ * ```ts
+ * import { selectGates } from "./gates.ts";
+ * import type { Policy } from "../policy/types.ts";
+ * declare const policy: Policy; // gates: `lint` (no glob), then `tsc` (glob `*.ts`)
+ * selectGates(policy, "src/a.ts", ["lint"]).map((g) => g.name); // ["lint", "tsc"]
+ * ```
  */
 export function selectGates(
   policy: Policy,
@@ -80,8 +87,24 @@ export interface GateRunnerOptions {
 }
 
 /**
- * A gate runner that copies the content into a private TMPDIR and runs the gate there under the
- * decided backend (no writable project roots: a gate only reads).
+ * A gate runner that copies the content into a private TMPDIR and runs the gate on that copy, from
+ * the project root, under the decided backend (no writable project roots: a gate only reads).
+ *
+ * @example
+ * ```ts
+ * import { confinedGateRunner } from "./gates.ts";
+ * import { lazyBackend } from "../sandbox/backend.ts";
+ * import type { Policy } from "../policy/types.ts";
+ * declare const policy: Policy;
+ * const runGate = confinedGateRunner({
+ *   root: "/work/p", policy, parentEnv: Deno.env.toObject(), home: "/home/op",
+ *   keyDir: "/home/op/.config/agentteams/keys", backend: lazyBackend(policy, { unconfined: false }),
+ * });
+ * const r = await runGate(policy.gates.lint, {
+ *   content: new TextEncoder().encode("export const x = 1;\n"), rel: "src/x.ts",
+ * });
+ * r.exit; // 0 when the gate accepts the content
+ * ```
  */
 export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
   const parent = opts.parentEnv;

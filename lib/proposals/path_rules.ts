@@ -117,6 +117,14 @@ export function checkRelativePath(path: string): CheckedPath {
  *
  * @throws {ProposalError} `PATH_INVALID`, `PATH_OUTSIDE_PROJECT`, `CONTROL_PLANE`, `BRIEF_PATH`,
  *   `PROTECTED_PATH`, `UNKNOWN_AGENT`, `OUT_OF_SCOPE`
+ * @example
+ * ```ts
+ * import { checkProposalPath } from "./path_rules.ts";
+ * import type { Policy } from "../policy/types.ts";
+ * declare const policy: Policy; // agent `worker` with write_scopes ["docs/"]
+ * checkProposalPath("docs/guide.md", "worker", policy).segments; // ["docs", "guide.md"]
+ * checkProposalPath("src/main.ts", "worker", policy); // throws OUT_OF_SCOPE
+ * ```
  */
 export function checkProposalPath(path: string, agent: string, policy: Policy): CheckedPath {
   const checked = checkRelativePath(path);

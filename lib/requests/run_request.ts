@@ -164,6 +164,26 @@ async function bothSettled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> 
  * @throws {RequestError}, {@link UndeclaredWritesError} and {@link RunTimeoutError} (exit 3, with
  *   `.result`), dispatch, ledger and sandbox errors. Refusals before the command ran are recorded
  *   as `run-request-refused` rows (not on a dry run).
+ * @example
+ * ```ts
+ * import { runRequest } from "./run_request.ts";
+ * import { lazyBackend } from "../sandbox/backend.ts";
+ * import type { HmacKey } from "../crypto/hash.ts";
+ * import type { Policy } from "../policy/types.ts";
+ * import type { GateRunner } from "../proposals/gates.ts";
+ * declare const policy: Policy; // with confined programs (`withConfinedPrograms`)
+ * declare const hmac: HmacKey;
+ * declare const gateRunner: GateRunner; // from `confinedGateRunner`
+ * const r = await runRequest({
+ *   kind: "command-request", dispatch: "3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d",
+ *   argv: ["git", "status", "--short"], purpose: "list changed files",
+ * }, {
+ *   root: "/work/p", policy, hmac, backend: lazyBackend(policy, { unconfined: false }),
+ *   parentEnv: Deno.env.toObject(), home: "/home/op", keyDir: "/home/op/.config/agentteams/keys",
+ *   gateRunner,
+ * });
+ * r.exit; // git's exit code; the run is recorded as a `run-request` row
+ * ```
  */
 export async function runRequest(
   artifact: unknown,

@@ -22,6 +22,12 @@ import { probeSandbox } from "./probe.ts";
  * @throws {SandboxError} `UNCONFINED_NOT_ALLOWED` at once when `unconfined` is asked without the
  *   brief's `allow_unconfined_runs`; the returned promise rejects with `SANDBOX_UNAVAILABLE` when
  *   no sandbox works and the brief does not allow running without one.
+ * @example
+ * ```ts
+ * import { lazyBackend } from "./backend.ts";
+ * const backend = lazyBackend({ allowUnconfinedRuns: false }, { unconfined: false });
+ * await backend(); // "bwrap" on Linux with bubblewrap; the probe runs on this first call only
+ * ```
  */
 export function lazyBackend(
   policy: Pick<Policy, "allowUnconfinedRuns">,

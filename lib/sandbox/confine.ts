@@ -6,6 +6,8 @@
  * @example
  * ```ts
  * import { confineArgv } from "./confine.ts";
+ * import type { ConfinementPlan } from "./plan.ts";
+ * declare const plan: ConfinementPlan; // from `planConfinement`
  * const cmd = confineArgv(plan, "bwrap");
  * const child = new Deno.Command(cmd.program, {
  *   args: cmd.args, env: cmd.env, clearEnv: true, cwd: cmd.cwd,

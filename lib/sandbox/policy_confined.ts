@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import { withConfinedPrograms } from "./policy_confined.ts";
- * // const policy = withConfinedPrograms(await loadPolicy(brief, { projectRoot }), { home });
+ * // const policy = withConfinedPrograms(await loadPolicy(brief, { projectRoot }), { home, project });
  * ```
  * @module
  */
@@ -19,6 +19,14 @@ import { readConfinedFile } from "./operator_file_read.ts";
  * Returns `policy` with `confinedPrograms` and `gates` settled (see the module doc).
  *
  * @throws {SandboxError} `CONFINED_INVALID`, `CONFINED_FILE_UNSAFE`, `CONFINED_PATH_UNSAFE`.
+ * @example
+ * ```ts
+ * import { withConfinedPrograms } from "./policy_confined.ts";
+ * import type { Policy } from "../policy/types.ts";
+ * declare const loaded: Policy; // from `loadPolicy`
+ * const policy = withConfinedPrograms(loaded, { home: "/home/op", project: "/work/p" });
+ * policy.confinedPrograms?.source; // "operator-file" when the operator file exists
+ * ```
  */
 export function withConfinedPrograms(
   policy: Policy,

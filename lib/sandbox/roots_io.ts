@@ -88,7 +88,7 @@ export function entryKind(path: string): EntryKind {
  * @example
  * ```ts
  * import { walkRoot } from "./roots_io.ts";
- * walkRoot("/srv/repo", "lean/.lake").map((s) => s.path); // ["/srv/repo/lean", "/srv/repo/lean/.lake"]
+ * walkRoot("/srv/repo", "lean/.lake").walk.map((s) => s.path); // ["/srv/repo/lean", "/srv/repo/lean/.lake"]
  * ```
  */
 export function walkRoot(projectReal: string, rel: string): WriteRootFacts {

@@ -1,7 +1,8 @@
 /**
  * Running one command under the decided backend: build the plan (`prepare.ts`), wrap the argv
  * (`confine.ts`), run it in its own process group (`lib/requests/process.ts`), and remove the
- * mask points the plan created. Used by proposal gates and command requests alike.
+ * mask points bwrap made for the plan (planning itself creates nothing on disk). Used by proposal
+ * gates and command requests alike.
  *
  * @example
  * ```ts
@@ -54,6 +55,17 @@ export interface PreparedRun {
  * safely is refused before any use is spent or any row written.
  *
  * @throws {SandboxError} when the command cannot be confined safely.
+ * @example
+ * ```ts
+ * import { prepareRun } from "./run_confined.ts";
+ * const prepared = prepareRun({
+ *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x", backend: "bwrap",
+ *   agent: { exec: ["/usr/bin"], write: ["build"] }, cwd: ".", argv: ["/usr/bin/make", "all"],
+ *   env: { PATH: "/usr/bin:/bin" }, network: false, protectedPaths: [], hiddenDirs: [],
+ *   timeoutMs: 600_000,
+ * });
+ * prepared.program; // "/usr/bin/bwrap": nothing has run yet
+ * ```
  */
 export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
   const env = { ...spec.env, TMPDIR: spec.tmpdir };
@@ -67,7 +79,18 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
   return { spec, plan, program: cmd.program, args: cmd.args, env: cmd.env, cwd: cmd.cwd };
 }
 
-/** Runs a prepared command, then removes the mask points its plan created. */
+/**
+ * Runs a prepared command, then removes the mask points bwrap made for its plan.
+ *
+ * @example
+ * ```ts
+ * import { executeRun } from "./run_confined.ts";
+ * import type { PreparedRun } from "./run_confined.ts";
+ * declare const prepared: PreparedRun; // from `prepareRun`
+ * const r = await executeRun(prepared);
+ * r.exit; // the command's exit code (negative: the signal that ended it)
+ * ```
+ */
 export async function executeRun(p: PreparedRun): Promise<ConfinedRunResult> {
   try {
     const r = await runProcess({
@@ -88,6 +111,17 @@ export async function executeRun(p: PreparedRun): Promise<ConfinedRunResult> {
  * Runs `spec.argv` confined (or, for the opt-out, directly in the project).
  *
  * @throws {SandboxError} when the command cannot be confined safely.
+ * @example
+ * ```ts
+ * import { runConfined } from "./run_confined.ts";
+ * const r = await runConfined({
+ *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x", backend: "bwrap",
+ *   agent: { exec: ["/usr/bin"], write: [] }, cwd: ".", argv: ["/usr/bin/git", "status"],
+ *   env: { PATH: "/usr/bin:/bin" }, network: false, protectedPaths: [], hiddenDirs: [],
+ *   timeoutMs: 60_000,
+ * });
+ * new TextDecoder().decode(r.stdout); // git's output, captured inside the sandbox
+ * ```
  */
 export async function runConfined(spec: ConfinedRunSpec): Promise<ConfinedRunResult> {
   return await executeRun(prepareRun(spec));
