@@ -79,28 +79,40 @@ export function mergeNeeds(...all: Needs[]): Needs {
   };
 }
 
+/** A directory as named, and the real path it resolves to. */
+export interface ResolvedRoot {
+  /** As the command names it (`--project`, `TMPDIR`). */
+  readonly named: string;
+  /** Its real path (symlinks followed). */
+  readonly real: string;
+}
+
 /**
- * `needs` with, beside each read and write path, the path it resolves to (`resolvePath`: symlinks
- * followed, `null` when it cannot tell) where that differs. Deno checks a path as the code names
- * it, and the code names real paths once it has resolved them (a project reached through a
- * symlink; macOS's `/tmp`, which is `/private/tmp`), so a launch line must grant both forms.
+ * `needs` with, for each read and write path at or below one of `roots`, the same path below the
+ * root's real path. The tool resolves those roots (the project, `TMPDIR`) and then names paths
+ * below the real one, and Deno checks a path as the code names it: a project reached through a
+ * symlink, or any project under macOS's `/tmp` (`/private/tmp`), needs both forms. Only the roots
+ * are resolved, never a path below them: a symlink inside the project (which the tool refuses to
+ * follow) cannot widen the grant.
  *
  * @example
  * ```ts
- * import { NO_NEEDS, withResolvedPaths } from "./permissions.ts";
- * const real = (p: string) => p.replace(/^\/tmp\b/, "/private/tmp");
- * withResolvedPaths({ ...NO_NEEDS, read: ["/tmp/p"] }, real).read; // ["/private/tmp/p", "/tmp/p"]
+ * import { NO_NEEDS, withResolvedRoots } from "./permissions.ts";
+ * const roots = [{ named: "/tmp/p", real: "/private/tmp/p" }];
+ * withResolvedRoots({ ...NO_NEEDS, read: ["/tmp/p/.agentteams", "/usr/bin"] }, roots).read;
+ * // ["/private/tmp/p/.agentteams", "/tmp/p/.agentteams", "/usr/bin"]
  * ```
  */
-export function withResolvedPaths(
-  needs: Needs,
-  resolvePath: (path: string) => string | null,
-): Needs {
-  const both = (list: readonly string[]) => [
-    ...list,
-    ...list.map(resolvePath).filter((r): r is string => r !== null),
-  ];
-  return mergeNeeds(needs, { ...NO_NEEDS, read: both(needs.read), write: both(needs.write) });
+export function withResolvedRoots(needs: Needs, roots: readonly ResolvedRoot[]): Needs {
+  const moved = (list: readonly string[]) =>
+    list.flatMap((p) =>
+      roots
+        .filter((r) =>
+          r.named !== "/" && r.real !== r.named && (p === r.named || p.startsWith(r.named + "/"))
+        )
+        .map((r) => r.real + p.slice(r.named.length))
+    );
+  return mergeNeeds(needs, { ...NO_NEEDS, read: moved(needs.read), write: moved(needs.write) });
 }
 
 function checkListValue(kind: string, v: string): void {

@@ -13,7 +13,7 @@ import { PERL } from "../fs/anchored_write.ts";
 import { BWRAP_PATH } from "../sandbox/bwrap.ts";
 import { SETSID_PATH } from "../requests/process.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs } from "../permissions.ts";
-import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds } from "./commands.ts";
+import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./commands.ts";
 import { artifactOf, fullPolicy, gitContextOf } from "./policy_ctx.ts";
 import type { Ctx } from "./types.ts";
 
@@ -150,7 +150,7 @@ async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promi
   const file = typeof ctx.parsed.positionals.FILE === "string"
     ? [resolve(ctx.parsed.positionals.FILE)]
     : [];
-  const tmp = ctx.env.TMPDIR && ctx.env.TMPDIR.startsWith("/") ? ctx.env.TMPDIR : "/tmp";
+  const tmp = tmpDirOf(ctx);
   return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true), {
     read: [
       ctx.project,

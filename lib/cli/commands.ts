@@ -77,6 +77,23 @@ export function briefFlagPath(ctx: Ctx): string | null {
 }
 
 /**
+ * The temporary directory acting commands make their private run directories in: `TMPDIR` when
+ * absolute, else `/tmp`.
+ *
+ * @example
+ * ```ts
+ * import { tmpDirOf } from "./commands.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // with TMPDIR unset
+ * tmpDirOf(ctx); // "/tmp"
+ * ```
+ */
+export function tmpDirOf(ctx: Ctx): string {
+  const tmp = ctx.env.TMPDIR;
+  return tmp !== undefined && tmp.startsWith("/") ? tmp : "/tmp";
+}
+
+/**
  * The operator's confined-programs directory, when HOME is absolute (else none).
  *
  * @example

@@ -6,9 +6,15 @@
  */
 import { resolve } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
-import { launchFlags, type Needs, NO_NEEDS, withResolvedPaths } from "../permissions.ts";
+import {
+  launchFlags,
+  type Needs,
+  NO_NEEDS,
+  type ResolvedRoot,
+  withResolvedRoots,
+} from "../permissions.ts";
 import { realPathLoose } from "../sandbox/roots_io.ts";
-import { COMMON_FLAGS, findCommand, needsOf } from "./commands.ts";
+import { COMMON_FLAGS, findCommand, needsOf, tmpDirOf } from "./commands.ts";
 import { entryPath } from "./code_dir.ts";
 import { parseArgs } from "./parse.ts";
 import type { CommandSpec, Ctx, Outcome } from "./types.ts";
@@ -28,15 +34,23 @@ export function shellQuote(w: string): string {
 }
 
 /**
- * Where `path` resolves to (a missing remainder appended as named), or `null` when that cannot be
- * read here: launched narrow, `permissions` is granted both forms by its own line.
+ * The directories the asked command resolves before it names paths below them, its project and
+ * its TMPDIR, where it reads them (so `permissions`, which needs what the command reads, may
+ * resolve them too). One the launch flags still do not let `permissions` read is refused
+ * (`NotCapable`), as every input of the asked command's needs is; one that cannot be resolved
+ * otherwise is left as named.
  */
-function resolvedOrNull(path: string): string | null {
-  try {
-    return realPathLoose(path);
-  } catch {
-    return null;
+function resolvedRoots(target: Ctx, needs: Needs): ResolvedRoot[] {
+  const roots: ResolvedRoot[] = [];
+  for (const named of [target.project, tmpDirOf(target)]) {
+    if (!needs.read.includes(named)) continue;
+    try {
+      roots.push({ named, real: realPathLoose(named) });
+    } catch (e) {
+      if (e instanceof Deno.errors.NotCapable) throw e;
+    }
   }
+  return roots;
 }
 
 /** The command `permissions` is asked about, parsed as that command parses, and its needs. */
@@ -71,7 +85,8 @@ function askedOf(ctx: Ctx): Promise<Asked> {
         ? resolve(parsed.flags.project)
         : ctx.project;
       const target: Ctx = { ...ctx, name, parsed, project };
-      const needs = withResolvedPaths(await needsOf(spec, target), resolvedOrNull);
+      const named = await needsOf(spec, target);
+      const needs = withResolvedRoots(named, resolvedRoots(target, named));
       return { spec, rest, target, needs };
     })();
     asked.set(ctx.parsed, a);

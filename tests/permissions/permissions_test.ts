@@ -579,3 +579,28 @@ Deno.test("run and dispatch in a project reached through a symlink: the printed 
     await sb.dispose();
   }
 });
+
+Deno.test("a symlink inside the project never widens a printed line: only the project root and TMPDIR are resolved", async () => {
+  await withProject("perm-inner-link", async (sb) => {
+    // What a hostile checkout could hold: the state dir and a brief name pointing out, and a
+    // PATH entry that is a link to `/`.
+    const victim = join(sb.dir, "victim");
+    await Deno.mkdir(victim);
+    const state = join(sb.project, ".agentteams");
+    await Deno.rename(state, join(sb.dir, "state-moved"));
+    await Deno.symlink(victim, state);
+    await Deno.symlink("/", join(sb.project, "agentteams.jsonc"));
+    const rootLink = join(sb.dir, "rootlink");
+    await Deno.symlink("/", rootLink);
+    Object.assign(sb.env, { PATH: `${rootLink}:${baseChildEnv().PATH}` });
+    const file = await writeRequest(sb, ["true"]);
+    for (const [words, extra] of [[["run"], [file]], [["dispatch"], ["--agent", "worker"]]]) {
+      const line = await permissionsLine(sb, words, extra);
+      for (const flag of ["read", "write"]) {
+        const list = line.match(new RegExp(`--allow-${flag}=(\\S+)`))?.[1]?.split(",") ?? [];
+        assert.ok(!list.includes("/"), `${flag} grants / in ${line}`);
+        assert.ok(!list.some((p) => p === victim || p.startsWith(victim + "/")), line);
+      }
+    }
+  });
+});
