@@ -49,18 +49,21 @@ function unlessNotCapable(e: unknown): never[] {
 }
 
 /**
- * With `--unconfined`, the request's `argv[0]`, which `run` then spawns itself. A missing or bad
- * artifact contributes nothing; the command then refuses with its own error (one the launch flags
+ * With `--unconfined`, the request's `argv[0]`, which `run` then spawns itself (it is looked up
+ * either way). A missing or bad artifact contributes nothing; the command then refuses with its own error (one the launch flags
  * do not let us read is refused, see {@link unlessNotCapable}). The artifact is read
  * once, through the command's own safe read ({@link artifactOf}): never through a symlink, never
  * a FIFO, at most 2 MiB.
  */
 function unconfinedCommand(ctx: Ctx): string[] {
-  if (ctx.parsed.flags.unconfined !== true) return [];
   if (typeof ctx.parsed.positionals.FILE !== "string") return [];
   try {
     const a = artifactOf(ctx);
-    return a.kind === "command-request" ? onPath(ctx, a.argv[0]) : [];
+    if (a.kind !== "command-request") return [];
+    // Looked up confined too (bwrap then spawns it): a PATH directory the flags do not grant is
+    // refused here, before anything is recorded, not after the attempt is counted.
+    const program = onPath(ctx, a.argv[0]);
+    return ctx.parsed.flags.unconfined === true ? program : [];
   } catch (e) {
     return unlessNotCapable(e);
   }
@@ -102,8 +105,8 @@ async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
  * The git paths `run` reads that may lie outside the project: the index and the watched hooks,
  * config, per-worktree config and `info` (a linked worktree keeps them in the main repository's
  * git dir, a project below its worktree's top finds them above it, and `core.hooksPath` can name
- * any directory), and the top's `.git` entry when the project lies below the top. Found by the git context's one `rev-parse`,
- * which the run then reuses. No git worktree, or no usable git, contributes nothing: the run
+ * any directory), and the top's `.git` entry when the project lies below the top. Found by the
+ * git context's one `rev-parse`, which the run then reuses. No git worktree, or no usable git, contributes nothing: the run
  * refuses with its own error.
  */
 async function gitPaths(ctx: Ctx): Promise<string[]> {
@@ -112,30 +115,41 @@ async function gitPaths(ctx: Ctx): Promise<string[]> {
     const { hooks, config, configWorktree, info } = g.watched;
     // A project below its worktree's top: the top's `.git` entry is watched too.
     const topGit = g.top === g.root ? [] : [`${g.top === "/" ? "" : g.top}/.git`];
+    const gitDirs = [g.gitDir, dirname(config)];
     return [g.indexPath, hooks, config, configWorktree, info, ...topGit]
       .filter((p) => !isWithin(g.root, p))
-      .map(existingOrAncestor);
+      .map((p) => grantedGitPath(p, gitDirs));
   } catch (e) {
     return unlessNotCapable(e);
   }
 }
 
-/**
- * `path` when something is there, else its nearest existing ancestor: the sandbox resolves a
- * missing path's real location through its parents (a worktree's `config.worktree` usually does
- * not exist), so that ancestor is what must be readable.
- */
-function existingOrAncestor(path: string): string {
-  let cur = path;
-  while (cur !== "/") {
-    try {
-      Deno.lstatSync(cur);
-      return cur;
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory)) throw e;
-    }
-    cur = dirname(cur);
+/** Whether something is at `path` (`lstat`; the permission layer's refusal propagates). */
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return false;
+    throw e;
   }
+}
+
+/**
+ * What to grant for one git path: the path itself when something is there. A missing one inside
+ * git's own directories (`gitDirs`: the worktree's git dir and the common dir) is granted through
+ * its nearest existing ancestor there, since the sandbox resolves a missing path through its
+ * parents (a worktree's `config.worktree` usually does not exist). A missing one elsewhere (a
+ * `core.hooksPath` naming a missing directory) is granted as itself only: its nearest ancestor
+ * could be `/` or HOME. A confined run then refuses `NOT_CAPABLE` on that ancestor; creating the
+ * directory lets the line grant it exactly.
+ */
+function grantedGitPath(path: string, gitDirs: readonly string[]): string {
+  if (exists(path)) return path;
+  const dir = gitDirs.find((d) => isWithin(d, path) && d !== path);
+  if (dir === undefined) return path;
+  let cur = dirname(path);
+  while (cur !== dir && !exists(cur)) cur = dirname(cur);
   return cur;
 }
 

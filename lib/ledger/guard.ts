@@ -95,7 +95,7 @@ async function ledgerChunks(
   return out;
 }
 
-const strict = new TextDecoder("utf-8", { fatal: true });
+const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * The dispatch store's complete lines and its unterminated fragment, compared byte for byte: the

@@ -186,15 +186,17 @@ export function resolveCwd(projectRoot: string, rel: string, fs: ResolveFs): str
   }
   if (rel === ".") return root;
   const real = fs.realpath(`${root}/${rel}`);
-  const st = real === null ? null : fs.stat(real);
-  if (real === null || st === null || !st.isDirectory) {
-    throw new RequestError("CWD_NOT_ALLOWED", `cwd ${JSON.stringify(rel)} is not a directory`);
-  }
-  if (!isWithin(root, real)) {
+  // Outside the project is refused before anything is read there (the launch flags need not
+  // grant it, and its refusal is this one, not Deno's).
+  if (real !== null && !isWithin(root, real)) {
     throw new RequestError(
       "CWD_NOT_ALLOWED",
       `cwd ${JSON.stringify(rel)} resolves outside the project`,
     );
+  }
+  const st = real === null ? null : fs.stat(real);
+  if (real === null || st === null || !st.isDirectory) {
+    throw new RequestError("CWD_NOT_ALLOWED", `cwd ${JSON.stringify(rel)} is not a directory`);
   }
   return real;
 }

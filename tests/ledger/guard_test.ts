@@ -263,6 +263,12 @@ Deno.test("storesProblem: a replayed shorter ledger, a miscounted head, an unter
       await problemOf(withBadFragment),
       "the dispatch store's unterminated row was added or changed",
     );
+    // A byte-order mark put in front is a change too (decoding must not drop it).
+    Deno.writeFileSync(store, new Uint8Array([0xef, 0xbb, 0xbf, ...storeNow]));
+    assert.equal(
+      await problemOf(before),
+      "a dispatch-store row that does not verify was added",
+    );
     // A complete line that is not UTF-8 is never a key holder's (they write ASCII JSON).
     Deno.writeFileSync(store, new Uint8Array([...storeNow, 0xff, 0x0a]));
     assert.equal(

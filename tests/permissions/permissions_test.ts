@@ -604,3 +604,94 @@ Deno.test("a symlink inside the project never widens a printed line: only the pr
     }
   });
 });
+
+/** A committed worker project (tests/_helpers/git.ts) in the sandbox, a private TMPDIR and keys. */
+async function gitProject(sb: Sandbox): Promise<{ nonce: string }> {
+  await workerProject(sb.project, sb.home);
+  const tmp = join(sb.dir, "tmp");
+  await Deno.mkdir(tmp);
+  Object.assign(sb.env, { TMPDIR: tmp });
+  await initKeys({ env: sb.env });
+  const key = loadLedgerKey({ env: sb.env, mode: "direct" });
+  return { nonce: (await issueDispatch(sb.project, key.hmac, "worker")).nonce };
+}
+
+Deno.test("a core.hooksPath naming a missing directory outside the project: the line grants that path, not a broad ancestor; unconfined runs, confined refuses NOT_CAPABLE", async () => {
+  const sb = await sandbox("perm-hookspath");
+  try {
+    const { nonce } = await gitProject(sb);
+    const hooks = join(sb.dir, "missing", "hooks");
+    await setup(sb.project, GIT, ["config", "core.hooksPath", hooks], gitEnv(sb.home));
+    const file = join(sb.dir, "request.json");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({ kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "t" }),
+    );
+    const unconfined = await permissionsLine(sb, ["run"], [file, "--unconfined"]);
+    const reads = unconfined.match(/--allow-read=(\S+)/)![1].split(",");
+    assert.ok(reads.includes(hooks), unconfined);
+    assert.ok(!reads.some((r) => sb.dir === r || sb.dir.startsWith(r + "/")), unconfined);
+    const r = await sh(sb, unconfined);
+    assert.equal(r.code, 0, `${unconfined}\n${r.stderr}`);
+    // Confined, the sandbox must resolve the missing path through its parents, which the line
+    // does not grant: refused, naming one (creating the directory lets the line grant it).
+    const confined = await sh(sb, await permissionsLine(sb, ["run"], [file]));
+    assert.equal(confined.code, 1, confined.stderr);
+    assert.deepEqual(refusals(confined.stderr).map((x) => x.code), ["NOT_CAPABLE"]);
+    assert.ok(confined.stderr.includes(join(sb.dir, "missing")), confined.stderr);
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("a confined run whose program lies in a PATH directory taken out of the reads: NOT_CAPABLE while the needs are worked out, nothing written", async () => {
+  await withProject("perm-path-program", async (sb) => {
+    const xbin = join(sb.dir, "xbin");
+    const tmp = join(sb.dir, "tmp");
+    await Deno.mkdir(xbin);
+    await Deno.mkdir(tmp);
+    await Deno.copyFile("/usr/bin/true", join(xbin, "hello-at"));
+    await Deno.chmod(join(xbin, "hello-at"), 0o755);
+    Object.assign(sb.env, { PATH: `/usr/bin:${xbin}:${baseChildEnv().PATH}`, TMPDIR: tmp });
+    // git is found in /usr/bin first; only the request's program is looked up in xbin.
+    const file = await writeRequest(sb, ["hello-at"]);
+    const line = await permissionsLine(sb, ["run"], [file]);
+    const before = await snapshotTree(sb.dir);
+    await assertRefusedWithoutRead(sb, line, xbin);
+    assertSameTree(before, await snapshotTree(sb.dir), "after the refused run");
+  });
+});
+
+Deno.test("a pinned cwd that is a symlink out of the project, under the printed line: CWD_NOT_ALLOWED, not Deno's NOT_CAPABLE on the outside path", async () => {
+  const sb = await sandbox("perm-cwd-out");
+  try {
+    const { nonce } = await gitProject(sb);
+    const outside = join(sb.dir, "outside");
+    await Deno.mkdir(outside);
+    await Deno.symlink(outside, join(sb.project, "src", "out"));
+    await Deno.writeTextFile(
+      join(sb.project, "agentteams.json"),
+      JSON.stringify({
+        agent_policies: {
+          worker: { write_scopes: ["src/"], commands: [{ prefix: ["true"], cwd: "src/out" }] },
+        },
+      }),
+    );
+    const file = join(sb.dir, "request.json");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({
+        kind: "command-request",
+        dispatch: nonce,
+        argv: ["true"],
+        cwd: "src/out",
+        purpose: "t",
+      }),
+    );
+    const r = await sh(sb, await permissionsLine(sb, ["run"], [file]));
+    assert.equal(r.code, 1, r.stderr);
+    assert.deepEqual(refusals(r.stderr).map((x) => x.code), ["CWD_NOT_ALLOWED"]);
+  } finally {
+    await sb.dispose();
+  }
+});
