@@ -26,6 +26,7 @@ import { buildPlan, type ConfinementPlan } from "./plan.ts";
 import { literalProtected } from "./protected.ts";
 import { entryKind, realPathLoose, resolveRoots } from "./roots_io.ts";
 import { assertSafePath } from "./safe_path.ts";
+import { execAllows } from "./gate_exec.ts";
 import { readOnlyMatcher, scanWritableRoots } from "./scan.ts";
 
 /** Inputs of {@link prepareConfinement}. */
@@ -111,8 +112,32 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   }
   const hidden: string[] = [];
   for (const dir of opts.hiddenDirs) {
+    // Nothing there, nothing to hide: and a missing key dir's parents (a key given in the
+    // environment) need not be resolvable under narrow launch flags.
+    if (entryKind(dir) === "missing") continue;
     const real = realPathLoose(dir);
     if (entryKind(real) !== "missing") hidden.push(real);
+  }
+  // bwrap has no exec allowlist: the top-level program, at least, must lie under an exec path
+  // (Seatbelt enforces the list for every exec as well).
+  const program = opts.argv[0];
+  let programReal: string;
+  try {
+    programReal = Deno.realPathSync(program);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) throw e;
+    throw new SandboxError("CONFINED_INVALID", `program ${program} cannot be resolved`, {
+      details: { program },
+      cause: e,
+    });
+  }
+  if (!execAllows(programReal, roots.exec, foldCase)) {
+    throw new SandboxError(
+      "CONFINED_INVALID",
+      `program ${programReal} lies under none of the exec paths of the confinement ` +
+        `(${roots.exec.length ? roots.exec.join(", ") : "none: confined_programs has no entry"})`,
+      { details: { program: programReal } },
+    );
   }
   const scanHits = scanWritableRoots(
     [roots.tmpdir, ...roots.writeRoots],

@@ -61,7 +61,8 @@ export async function sh(
 
 /**
  * A committed git project at `root` for whole-program tests: `src/a.txt` (`old\n`) and a brief
- * (`agentteams.json`) that lets `worker` write `src/` and run `true`, and allows unconfined runs.
+ * (`agentteams.json`) that lets `worker` write `src/` and run `true` (confined, executing under
+ * `/usr/bin` and `/bin`), and allows unconfined runs.
  * Git runs with {@link gitEnv} of `home`.
  *
  * @example
@@ -78,6 +79,8 @@ export async function workerProject(root: string, home: string): Promise<void> {
     JSON.stringify({
       allow_unconfined_runs: true,
       agent_policies: { worker: { write_scopes: ["src/"], commands: [{ prefix: ["true"] }] } },
+      // A confined run may execute what lies under these (and write `src/`).
+      confined_programs: { worker: { exec: ["/usr/bin", "/bin"], write: ["src"] } },
     }),
   );
   const env = gitEnv(home);

@@ -444,3 +444,22 @@ Deno.test("run: a lone surrogate anywhere in the request is ARTIFACT_INVALID; no
     await w.verifyOk();
   });
 });
+
+Deno.test("run: a confined program outside the agent's exec paths is CONFINED_INVALID (bwrap has no exec allowlist: the top-level program is checked); nothing runs, no use spent", async () => {
+  await withWorld("notexec", {
+    brief: (p) =>
+      workerBrief(p, [{ prefix: ["/usr/bin/touch"], args: ["src/[a-z]+\\.txt"] }], {
+        exec: [p.scripts],
+      }),
+  }, async (w) => {
+    const usesBefore = useCount(w.project);
+    const r = await w.run({ argv: ["/usr/bin/touch", "src/x.txt"] }, { flags: ["--json"] });
+    assertJsonRefused(r, "CONFINED_INVALID");
+    assert.match(r.stderr, /lies under none of the exec paths/);
+    await assertRefused(w, r, "CONFINED_INVALID", {
+      agent: ["worker", "?"],
+      absent: [join(w.project, "src/x.txt")],
+    });
+    assert.equal(useCount(w.project), usesBefore, "a refused request spent a use");
+  });
+});

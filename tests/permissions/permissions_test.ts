@@ -695,3 +695,30 @@ Deno.test("a pinned cwd that is a symlink out of the project, under the printed 
     await sb.dispose();
   }
 });
+
+Deno.test("a ledger key given in the environment, with no key dir on disk: the printed run line works confined (a missing key dir is not resolved to be hidden)", async () => {
+  const sb = await sandbox("perm-envkey");
+  try {
+    await workerProject(sb.project, sb.home);
+    const tmp = join(sb.dir, "tmp");
+    await Deno.mkdir(tmp);
+    Object.assign(sb.env, {
+      TMPDIR: tmp,
+      AGENTTEAMS_KEY_DIR: join(sb.dir, "nokeys", "deep", "keys"),
+      AGENTTEAMS_PROPOSAL_LEDGER_KEY: "0123456789abcdef0123456789abcdef",
+    });
+    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
+    const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
+    const file = join(sb.dir, "request.json");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({ kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "t" }),
+    );
+    const line = await permissionsLine(sb, ["run"], [file]);
+    const r = await sh(sb, line);
+    assert.equal(r.code, 0, `${line}\n${r.stderr}`);
+    assert.match(r.stderr, /confined by/);
+  } finally {
+    await sb.dispose();
+  }
+});
