@@ -11,6 +11,7 @@ import { sanitizePath } from "../requests/env.ts";
 import { diskFs, isWithin, resolveProgram } from "../requests/resolve.ts";
 import { PERL } from "../fs/anchored_write.ts";
 import { BWRAP_PATH } from "../sandbox/bwrap.ts";
+import { readShebang } from "../sandbox/gate_exec.ts";
 import { SETSID_PATH } from "../requests/process.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs } from "../permissions.ts";
 import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./commands.ts";
@@ -93,9 +94,30 @@ async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
     const policy = await fullPolicy(ctx);
     const entries = [
       ...Object.values(policy.confinedPrograms?.agents ?? {}).flatMap((a) => a.exec),
-      ...Object.values(policy.gates).flatMap((g) => g.exec ?? []),
+      ...Object.values(policy.gates).flatMap((g) =>
+        g.exec !== null && g.exec.length > 0 ? g.exec : gateDefaultExec(ctx, g.argv[0])
+      ),
     ];
     return entries.map((e) => e.startsWith("~/") ? join(home, e.slice(2)) : e);
+  } catch (e) {
+    return unlessNotCapable(e);
+  }
+}
+
+/**
+ * A gate without an `exec` list may execute its own program and its `#!` interpreter, as the gate
+ * runner resolves them (`gateExecPaths`): their real paths, which lie outside the PATH
+ * directories when the program is a symlink or its interpreter lives elsewhere.
+ */
+function gateDefaultExec(ctx: Ctx, name: string): string[] {
+  try {
+    const program = resolveProgram(name, {
+      path: ctx.env.PATH,
+      projectRoot: ctx.project,
+      fs: diskFs,
+    });
+    const interpreter = readShebang(program.real);
+    return interpreter === null ? [program.real] : [program.real, interpreter];
   } catch (e) {
     return unlessNotCapable(e);
   }

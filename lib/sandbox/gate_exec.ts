@@ -55,7 +55,8 @@ export function gateExecPaths(
 }
 
 /**
- * Reads a program's `#!` interpreter (first 512 bytes), `null` when it has none.
+ * Reads a program's `#!` interpreter (first 512 bytes), `null` when it has none or cannot be
+ * opened; Deno's `NotCapable` (the launch flags do not grant it) is thrown.
  *
  * @example
  * ```ts
@@ -67,7 +68,10 @@ export function readShebang(program: string): string | null {
   let file: Deno.FsFile;
   try {
     file = Deno.openSync(program, { read: true });
-  } catch {
+  } catch (e) {
+    // Launch flags that do not grant it are refused, not read as "no interpreter": the exec list
+    // would then leave the interpreter out.
+    if (e instanceof Deno.errors.NotCapable) throw e;
     return null;
   }
   try {

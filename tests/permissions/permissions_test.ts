@@ -722,3 +722,49 @@ Deno.test("a ledger key given in the environment, with no key dir on disk: the p
     await sb.dispose();
   }
 });
+
+Deno.test("apply with a gate whose program is a symlink on PATH to a script with its interpreter elsewhere: the printed line grants both real paths and the gate runs", async () => {
+  const sb = await sandbox("perm-gate-exec");
+  try {
+    await workerProject(sb.project, sb.home);
+    // bin/tool -> opt/tool, a script whose `#!` names interp/bin/mysh -> /bin/sh.
+    const [bin, opt, interp] = ["bin", "opt", "interp/bin"].map((d) => join(sb.dir, d));
+    for (const d of [bin, opt, interp]) await Deno.mkdir(d, { recursive: true });
+    await Deno.symlink("/bin/sh", join(interp, "mysh"));
+    await Deno.writeTextFile(join(opt, "tool"), `#!${join(interp, "mysh")}\nexit 0\n`);
+    await Deno.chmod(join(opt, "tool"), 0o755);
+    await Deno.symlink(join(opt, "tool"), join(bin, "tool"));
+    const briefPath = join(sb.project, "agentteams.json");
+    const brief = JSON.parse(await Deno.readTextFile(briefPath));
+    brief.proposal_gates = { t: { glob: "src/*.txt", argv: ["tool", "{file}"] } };
+    await Deno.writeTextFile(briefPath, JSON.stringify(brief));
+    const tmp = join(sb.dir, "tmp");
+    await Deno.mkdir(tmp);
+    Object.assign(sb.env, { PATH: `${bin}:${baseChildEnv().PATH}`, TMPDIR: tmp });
+    await initKeys({ env: sb.env });
+    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
+    const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
+    const file = join(sb.dir, "proposal.json");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({
+        kind: "change-proposal",
+        dispatch: nonce,
+        path: "src/new.txt",
+        base_sha256: "absent",
+        content: "gated\n",
+        rationale: "t",
+      }),
+    );
+    const line = await permissionsLine(sb, ["apply"], [file]);
+    const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
+    for (const p of [join(opt, "tool"), join(interp, "mysh")]) {
+      assert.ok(reads.includes(p), `${p} missing from ${line}`);
+    }
+    const r = await sh(sb, line);
+    assert.equal(r.code, 0, `${line}\n${r.stderr}`);
+    assert.equal(await Deno.readTextFile(join(sb.project, "src/new.txt")), "gated\n");
+  } finally {
+    await sb.dispose();
+  }
+});
