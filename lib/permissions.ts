@@ -110,7 +110,7 @@ export function withResolvedRoots(needs: Needs, roots: readonly ResolvedRoot[]):
         .filter((r) =>
           r.named !== "/" && r.real !== r.named && (p === r.named || p.startsWith(r.named + "/"))
         )
-        .map((r) => r.real + p.slice(r.named.length))
+        .map((r) => (r.real === "/" ? "" : r.real) + p.slice(r.named.length) || "/")
     );
   return mergeNeeds(needs, { ...NO_NEEDS, read: moved(needs.read), write: moved(needs.write) });
 }

@@ -50,23 +50,25 @@ function unlessNotCapable(e: unknown): never[] {
 }
 
 /**
- * With `--unconfined`, the request's `argv[0]`, which `run` then spawns itself (it is looked up
- * either way). A missing or bad artifact contributes nothing; the command then refuses with its own error (one the launch flags
+ * The request's `argv[0]` as `run` resolves it: read either way, and, with `--unconfined`, run (it
+ * then spawns it itself). A missing or bad artifact contributes nothing; the command then refuses with its own error (one the launch flags
  * do not let us read is refused, see {@link unlessNotCapable}). The artifact is read
  * once, through the command's own safe read ({@link artifactOf}): never through a symlink, never
  * a FIFO, at most 2 MiB.
  */
-function unconfinedCommand(ctx: Ctx): string[] {
-  if (typeof ctx.parsed.positionals.FILE !== "string") return [];
+function requestProgram(ctx: Ctx): { read: string[]; run: string[] } {
+  if (typeof ctx.parsed.positionals.FILE !== "string") return { read: [], run: [] };
   try {
     const a = artifactOf(ctx);
-    if (a.kind !== "command-request") return [];
+    if (a.kind !== "command-request") return { read: [], run: [] };
     // Looked up confined too (bwrap then spawns it): a PATH directory the flags do not grant is
-    // refused here, before anything is recorded, not after the attempt is counted.
+    // refused here, before anything is recorded, not after the attempt is counted. The program
+    // itself is read either way (its lookup, and the sandbox's exec check, resolve it), which
+    // matters for an absolute argv[0] outside the PATH directories.
     const program = onPath(ctx, a.argv[0]);
-    return ctx.parsed.flags.unconfined === true ? program : [];
+    return { read: program, run: ctx.parsed.flags.unconfined === true ? program : [] };
   } catch (e) {
-    return unlessNotCapable(e);
+    return { read: unlessNotCapable(e), run: [] };
   }
 }
 
@@ -233,10 +235,11 @@ export async function applyNeeds(ctx: Ctx): Promise<Needs> {
  */
 export async function runNeeds(ctx: Ctx): Promise<Needs> {
   // git resolved as the git context resolves it, so the flag names the very path it spawns.
+  const program = requestProgram(ctx);
   return await actingNeeds(
     ctx,
-    [...onPath(ctx, "git"), ...unconfinedCommand(ctx)],
-    await gitPaths(ctx),
+    [...onPath(ctx, "git"), ...program.run],
+    [...program.read, ...await gitPaths(ctx)],
   );
 }
 

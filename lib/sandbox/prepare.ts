@@ -121,6 +121,11 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   // bwrap has no exec allowlist: the top-level program, at least, must lie under an exec path
   // (Seatbelt enforces the list for every exec as well).
   const program = opts.argv[0];
+  if (program === undefined || !program.startsWith("/")) {
+    throw new SandboxError("CONFINED_INVALID", `the program ${program} must be an absolute path`, {
+      details: { program },
+    });
+  }
   let programReal: string;
   try {
     programReal = Deno.realPathSync(program);

@@ -25,6 +25,11 @@ import {
   stateFiles,
 } from "../_helpers/mod.ts";
 
+/** Whether a grant of `grant` (a path and everything below it) covers `path`. */
+function covers(grant: string, path: string): boolean {
+  return grant === "/" || path === grant || path.startsWith(grant + "/");
+}
+
 /** A sandbox with operator keys (a key file: custody needs `sys`) and an issued dispatch. */
 async function withProject(name: string, fn: (sb: Sandbox) => Promise<void>): Promise<void> {
   const sb = await sandbox(name);
@@ -377,7 +382,7 @@ Deno.test("run --brief LINK under its printed flags, LINK a symlink outside the 
     const line = await permissionsLine(sb, ["run"], [file, "--dry-run", "--brief", link]);
     const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
     assert.ok(reads.includes(link), line);
-    assert.ok(!reads.some((r) => briefs === r || briefs.startsWith(r + "/")), line);
+    assert.ok(!reads.some((r) => covers(r, briefs)), line);
     const before = await snapshotTree(sb.dir);
     const r = await sh(sb, line);
     assert.equal(r.code, 1, `${line}\n${r.stderr}`);
@@ -400,7 +405,7 @@ Deno.test("run under its printed flags with one PATH directory taken out of the 
     const line = await permissionsLine(sb, ["run"], [file]);
     const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
     assert.ok(reads.includes(first), line);
-    assert.ok(!reads.some((r) => sb.dir === r || first.startsWith(r + "/")), line);
+    assert.ok(!reads.some((r) => r !== first && covers(r, first)), line);
     const before = await snapshotTree(sb.dir);
     // Skipping it would find git and `true` further down PATH and go on to act (here: record the
     // unknown dispatch's refusal). The lookup refuses instead, before the key is loaded.
@@ -494,7 +499,7 @@ async function runsUnderPrintedLine(
     const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
     for (const p of granted) assert.ok(reads.includes(p), `${p} missing from ${line}`);
     if (notCovered !== null) {
-      assert.ok(!reads.some((r) => notCovered === r || notCovered.startsWith(r + "/")), line);
+      assert.ok(!reads.some((r) => covers(r, notCovered)), line);
     }
     const r = await sh(sb, line);
     assert.equal(r.code, 0, `${line}\n${r.stderr}`);
@@ -630,7 +635,7 @@ Deno.test("a core.hooksPath naming a missing directory outside the project: the 
     const unconfined = await permissionsLine(sb, ["run"], [file, "--unconfined"]);
     const reads = unconfined.match(/--allow-read=(\S+)/)![1].split(",");
     assert.ok(reads.includes(hooks), unconfined);
-    assert.ok(!reads.some((r) => sb.dir === r || sb.dir.startsWith(r + "/")), unconfined);
+    assert.ok(!reads.some((r) => covers(r, sb.dir)), unconfined);
     const r = await sh(sb, unconfined);
     assert.equal(r.code, 0, `${unconfined}\n${r.stderr}`);
     // Confined, the sandbox must resolve the missing path through its parents, which the line
@@ -656,8 +661,10 @@ Deno.test("a confined run whose program lies in a PATH directory taken out of th
     // git is found in /usr/bin first; only the request's program is looked up in xbin.
     const file = await writeRequest(sb, ["hello-at"]);
     const line = await permissionsLine(sb, ["run"], [file]);
+    // The line grants the directory and the program found there; both taken out.
+    assert.ok(line.includes(join(xbin, "hello-at")), line);
     const before = await snapshotTree(sb.dir);
-    await assertRefusedWithoutRead(sb, line, xbin);
+    await assertRefusedWithoutRead(sb, line.replace(`,${join(xbin, "hello-at")}`, ""), xbin);
     assertSameTree(before, await snapshotTree(sb.dir), "after the refused run");
   });
 });
@@ -764,6 +771,41 @@ Deno.test("apply with a gate whose program is a symlink on PATH to a script with
     const r = await sh(sb, line);
     assert.equal(r.code, 0, `${line}\n${r.stderr}`);
     assert.equal(await Deno.readTextFile(join(sb.project, "src/new.txt")), "gated\n");
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("run of an absolute program outside the PATH directories: the printed line lets it be read (looked up and checked) and run, confined and unconfined", async () => {
+  const sb = await sandbox("perm-abs-program");
+  try {
+    await workerProject(sb.project, sb.home);
+    const xbin = join(sb.dir, "xbin");
+    await Deno.mkdir(xbin);
+    const program = join(xbin, "true");
+    await Deno.symlink("/usr/bin/true", program);
+    const briefPath = join(sb.project, "agentteams.json");
+    const brief = JSON.parse(await Deno.readTextFile(briefPath));
+    brief.agent_policies.worker.commands = [{ prefix: [program] }];
+    await Deno.writeTextFile(briefPath, JSON.stringify(brief));
+    const tmp = join(sb.dir, "tmp");
+    await Deno.mkdir(tmp);
+    Object.assign(sb.env, { TMPDIR: tmp });
+    await initKeys({ env: sb.env });
+    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
+    const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
+    const file = join(sb.dir, "request.json");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({ kind: "command-request", dispatch: nonce, argv: [program], purpose: "t" }),
+    );
+    for (const extra of [[], ["--unconfined"]]) {
+      const line = await permissionsLine(sb, ["run"], [file, ...extra]);
+      const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
+      assert.ok(reads.includes(program), line);
+      const r = await sh(sb, line);
+      assert.equal(r.code, 0, `${line}\n${r.stderr}`);
+    }
   } finally {
     await sb.dispose();
   }
