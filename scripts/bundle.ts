@@ -44,7 +44,7 @@ export function opaqueChunkImports(js: string): string {
  * its chunk imports opaque. Throws with the bundler's message when it fails.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { bundleTo } from "./bundle.ts";
  * await bundleTo("/work/main", "/work/main/dist/agentteams");
  * ```

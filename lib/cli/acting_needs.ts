@@ -215,8 +215,10 @@ async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promi
  * every gate's program.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { applyNeeds } from "./acting_needs.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams apply p.json`, without --unconfined
  * (await applyNeeds(ctx)).run; // ["/usr/bin/bwrap", "/usr/bin/perl", "/usr/bin/setsid"]
  * ```
  */
@@ -228,8 +230,10 @@ export async function applyNeeds(ctx: Ctx): Promise<Needs> {
  * `run`'s needs: {@link actingNeeds} plus git and, with `--unconfined`, the request's program.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { runNeeds } from "./acting_needs.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams run r.json`, without --unconfined, git in /usr/bin
  * (await runNeeds(ctx)).run; // ["/usr/bin/bwrap", "/usr/bin/git", "/usr/bin/setsid"]
  * ```
  */
@@ -248,8 +252,10 @@ export async function runNeeds(ctx: Ctx): Promise<Needs> {
  * asked about `run`, needs to run it too).
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { runNeedsSpawns } from "./acting_needs.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams run r.json`, git in /usr/bin
  * runNeedsSpawns(ctx); // ["/usr/bin/git"]
  * ```
  */

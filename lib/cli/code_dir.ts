@@ -49,7 +49,7 @@ export function entryPath(): string {
  * `NotCapable` (with the flag that grants it), anything else is rethrown as it is.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { loadCode } from "./code_dir.ts";
  * const { run } = await loadCode(() => import("./run.ts"));
  * ```

@@ -38,8 +38,10 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
  * What loading the ledger key needs: the key dir, its variables, and `sys` uid (custody).
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { keyNeeds } from "./commands.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // with HOME=/home/op, AGENTTEAMS_KEY_DIR unset
  * keyNeeds(ctx).read; // ["/home/op/.config/agentteams/keys"]
  * ```
  */
@@ -51,8 +53,10 @@ export function keyNeeds(ctx: Ctx): Needs {
  * What reading (or, with `write`, writing) the project's state dir needs.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { stateNeeds } from "./commands.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // in project /p
  * stateNeeds(ctx, false).read; // ["/p/.agentteams"]
  * ```
  */
@@ -66,9 +70,11 @@ export function stateNeeds(ctx: Ctx, write: boolean): Needs {
  * `--brief` as an absolute path, or `null` when it was not given (the project's default applies).
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { briefFlagPath } from "./commands.ts";
- * briefFlagPath(ctx); // "/work/p/docs/brief.jsonc" for --brief docs/brief.jsonc in /work/p
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // with --brief docs/brief.jsonc, run from /work/p
+ * briefFlagPath(ctx); // "/work/p/docs/brief.jsonc"
  * ```
  */
 export function briefFlagPath(ctx: Ctx): string | null {
@@ -97,8 +103,10 @@ export function tmpDirOf(ctx: Ctx): string {
  * The operator's confined-programs directory, when HOME is absolute (else none).
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { confinedDirs } from "./commands.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // with HOME=/home/op
  * confinedDirs(ctx); // ["/home/op/.config/agentteams/confined"]
  * ```
  */
@@ -308,9 +316,12 @@ export const COMMANDS: readonly CommandSpec[] = [
  * modules are loaded from on first use.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { findCommand, needsOf } from "./commands.ts";
- * (await needsOf(findCommand(["ledger", "show"])!.spec, ctx)).read; // [..., "<code dir>"]
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams ledger show` in project /p
+ * (await needsOf(findCommand(["ledger", "show"])!.spec, ctx)).read;
+ * // ["/p/.agentteams", "<code dir>"], sorted (codeDir(): lib/ in the source tree)
  * ```
  */
 export async function needsOf(spec: CommandSpec, ctx: Ctx): Promise<Needs> {

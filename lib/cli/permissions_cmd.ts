@@ -101,9 +101,11 @@ function askedOf(ctx: Ctx): Promise<Asked> {
  * rather than print a line that leaves out what it could not read.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { targetReads } from "./permissions_cmd.ts";
- * (await targetReads(ctx)).read; // [..., "/work/p/r.json", "/usr/bin", ...]
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams permissions run r.json` from /work/p, /usr/bin on PATH
+ * (await targetReads(ctx)).read; // [..., "/usr/bin", ..., "/work/p/r.json", ...] (sorted)
  * ```
  */
 export async function targetReads(ctx: Ctx): Promise<Needs> {

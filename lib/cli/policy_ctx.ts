@@ -64,8 +64,10 @@ const policies = new WeakMap<Parsed, Promise<Policy>>();
  * checked once per invocation.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { fullPolicy } from "./policy_ctx.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // a project whose brief has one agent, `worker`
  * Object.keys((await fullPolicy(ctx)).agents); // ["worker"]
  * ```
  */
@@ -92,8 +94,10 @@ const gitContexts = new WeakMap<Parsed, Promise<GitContext>>();
  * A failure is kept in the promise and reported where the run checks git, in order.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { gitContextOf } from "./policy_ctx.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // in the git worktree /work/p, without core.hooksPath
  * (await gitContextOf(ctx)).watched.hooks; // "/work/p/.git/hooks"
  * ```
  */
@@ -116,8 +120,10 @@ const artifacts = new WeakMap<Parsed, { artifact: Artifact } | { error: unknown 
  *
  * @throws {ProposalError} `ARTIFACT_INVALID` (the same error object on every call).
  * @example
- * ```ts ignore
+ * ```ts
  * import { artifactOf } from "./policy_ctx.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // `agentteams run r.json`, r.json a valid command request
  * artifactOf(ctx).kind; // "command-request"
  * ```
  */

@@ -21,8 +21,11 @@
  * indistinguishable from a real use: it can only spend budget, never grant any.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { captureStores, storesProblem } from "./guard.ts";
+ * import type { HmacKey } from "../crypto/hash.ts";
+ * declare const root: string; // the project root
+ * declare const hmac: HmacKey; // the ledger key
  * const before = await captureStores(root, hmac);
  * // ... the command runs ...
  * const problem = await storesProblem(root, hmac, before, new Date()); // null: only appends
