@@ -12,6 +12,7 @@ import { diskFs, isWithin, resolveProgram } from "../requests/resolve.ts";
 import { PERL } from "../fs/anchored_write.ts";
 import { BWRAP_PATH } from "../sandbox/bwrap.ts";
 import { readShebang } from "../sandbox/gate_exec.ts";
+import { entryKind, realPathLoose } from "../sandbox/roots_io.ts";
 import { SETSID_PATH } from "../requests/process.ts";
 import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs } from "../permissions.ts";
 import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./commands.ts";
@@ -51,16 +52,23 @@ function unlessNotCapable(e: unknown): never[] {
 
 /**
  * The request's `argv[0]` as `run` resolves it: read either way, and, with `--unconfined`, run (it
- * then spawns it itself). A missing or bad artifact contributes nothing; the command then refuses with its own error (one the launch flags
- * do not let us read is refused, see {@link unlessNotCapable}). The artifact is read
- * once, through the command's own safe read ({@link artifactOf}): never through a symlink, never
- * a FIFO, at most 2 MiB.
+ * then spawns it itself). Only a program some command entry of the brief names as its `prefix[0]`
+ * is looked up: any other is refused by the brief before it is ever read, so it must not widen the
+ * line. A missing or bad artifact or brief contributes nothing; the command then refuses with its
+ * own error (one the launch flags do not let us read is refused, see {@link unlessNotCapable}).
+ * The artifact is read once, through the command's own safe read ({@link artifactOf}): never
+ * through a symlink, never a FIFO, at most 2 MiB.
  */
-function requestProgram(ctx: Ctx): { read: string[]; run: string[] } {
+async function requestProgram(ctx: Ctx): Promise<{ read: string[]; run: string[] }> {
   if (typeof ctx.parsed.positionals.FILE !== "string") return { read: [], run: [] };
   try {
     const a = artifactOf(ctx);
     if (a.kind !== "command-request") return { read: [], run: [] };
+    const policy = await fullPolicy(ctx);
+    const named = Object.values(policy.agents).some((agent) =>
+      agent.commands.some((c) => c.prefix[0] === a.argv[0])
+    );
+    if (!named) return { read: [], run: [] };
     // Looked up confined too (bwrap then spawns it): a PATH directory the flags do not grant is
     // refused here, before anything is recorded, not after the attempt is counted. The program
     // itself is read either way (its lookup, and the sandbox's exec check, resolve it), which
@@ -73,8 +81,9 @@ function requestProgram(ctx: Ctx): { read: string[]; run: string[] } {
 }
 
 /**
- * With `--unconfined`, every gate's program, which `apply` then spawns itself. A missing or bad
- * brief contributes nothing; the command then refuses with its own error.
+ * With `--unconfined`, every gate's program, which `apply` (and `run`, for a request's stdin
+ * gates) then spawns itself. A missing or bad brief contributes nothing; the command then refuses
+ * with its own error.
  */
 async function unconfinedGates(ctx: Ctx): Promise<string[]> {
   if (ctx.parsed.flags.unconfined !== true) return [];
@@ -87,8 +96,12 @@ async function unconfinedGates(ctx: Ctx): Promise<string[]> {
 }
 
 /**
- * The exec entries of the confined programs (brief or operator file; `~/` expanded): the sandbox
- * resolves their real paths, so they must be readable. A missing or bad brief contributes nothing.
+ * What the sandbox resolves for the exec lists, which must therefore be readable: the confined
+ * programs' exec entries (brief or operator file; `~/` expanded), and each gate's program as its
+ * brief names it (the gate runner looks it up) with the gate's `exec` list or, without one, the
+ * program's real path and `#!` interpreter. Each is resolved here as the sandbox resolves it, so
+ * one the launch flags do not let it resolve is refused now, before anything is recorded. A
+ * missing or bad brief contributes nothing.
  */
 async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
   try {
@@ -97,31 +110,43 @@ async function confinedExecPaths(ctx: Ctx): Promise<string[]> {
     const entries = [
       ...Object.values(policy.confinedPrograms?.agents ?? {}).flatMap((a) => a.exec),
       ...Object.values(policy.gates).flatMap((g) =>
-        g.exec !== null && g.exec.length > 0 ? g.exec : gateDefaultExec(ctx, g.argv[0])
+        gateExec(ctx, g.argv[0], g.exec !== null && g.exec.length > 0 ? g.exec : null)
       ),
-    ];
-    return entries.map((e) => e.startsWith("~/") ? join(home, e.slice(2)) : e);
+    ].map((e) => e.startsWith("~/") ? join(home, e.slice(2)) : e);
+    for (const e of entries) resolvable(e);
+    return entries;
   } catch (e) {
     return unlessNotCapable(e);
   }
 }
 
+/** Resolves `path` as the sandbox will (`realPathLoose`); only `NotCapable` matters here. */
+function resolvable(path: string): void {
+  try {
+    realPathLoose(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) throw e;
+  }
+}
+
 /**
- * A gate without an `exec` list may execute its own program and its `#!` interpreter, as the gate
- * runner resolves them (`gateExecPaths`): their real paths, which lie outside the PATH
- * directories when the program is a symlink or its interpreter lives elsewhere.
+ * One gate's program as its brief names it (the gate runner looks it up there), then its `exec`
+ * list when it declares one, else what it may execute by default (`gateExecPaths`): its program's
+ * real path and `#!` interpreter, which lie outside the PATH directories when the program is a
+ * symlink or its interpreter lives elsewhere.
  */
-function gateDefaultExec(ctx: Ctx, name: string): string[] {
+function gateExec(ctx: Ctx, name: string, exec: readonly string[] | null): string[] {
   try {
     const program = resolveProgram(name, {
       path: ctx.env.PATH,
       projectRoot: ctx.project,
       fs: diskFs,
     });
+    if (exec !== null) return [program.path, ...exec];
     const interpreter = readShebang(program.real);
-    return interpreter === null ? [program.real] : [program.real, interpreter];
+    return [program.path, program.real, ...(interpreter === null ? [] : [interpreter])];
   } catch (e) {
-    return unlessNotCapable(e);
+    return [...unlessNotCapable(e), ...(exec ?? [])];
   }
 }
 
@@ -130,8 +155,8 @@ function gateDefaultExec(ctx: Ctx, name: string): string[] {
  * config, per-worktree config and `info` (a linked worktree keeps them in the main repository's
  * git dir, a project below its worktree's top finds them above it, and `core.hooksPath` can name
  * any directory), and the top's `.git` entry when the project lies below the top. Found by the
- * git context's one `rev-parse`, which the run then reuses. No git worktree, or no usable git, contributes nothing: the run
- * refuses with its own error.
+ * git context's one `rev-parse`, which the run then reuses. No git worktree, or no usable git,
+ * contributes nothing: the run refuses with its own error.
  */
 async function gitPaths(ctx: Ctx): Promise<string[]> {
   try {
@@ -148,17 +173,6 @@ async function gitPaths(ctx: Ctx): Promise<string[]> {
   }
 }
 
-/** Whether something is at `path` (`lstat`; the permission layer's refusal propagates). */
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return false;
-    throw e;
-  }
-}
-
 /**
  * What to grant for one git path: the path itself when something is there. A missing one inside
  * git's own directories (`gitDirs`: the worktree's git dir and the common dir) is granted through
@@ -169,11 +183,11 @@ function exists(path: string): boolean {
  * directory lets the line grant it exactly.
  */
 function grantedGitPath(path: string, gitDirs: readonly string[]): string {
-  if (exists(path)) return path;
+  if (entryKind(path) !== "missing") return path;
   const dir = gitDirs.find((d) => isWithin(d, path) && d !== path);
   if (dir === undefined) return path;
   let cur = dirname(path);
-  while (cur !== dir && !exists(cur)) cur = dirname(cur);
+  while (cur !== dir && entryKind(cur) === "missing") cur = dirname(cur);
   return cur;
 }
 
@@ -239,10 +253,10 @@ export async function applyNeeds(ctx: Ctx): Promise<Needs> {
  */
 export async function runNeeds(ctx: Ctx): Promise<Needs> {
   // git resolved as the git context resolves it, so the flag names the very path it spawns.
-  const program = requestProgram(ctx);
+  const program = await requestProgram(ctx);
   return await actingNeeds(
     ctx,
-    [...onPath(ctx, "git"), ...program.run],
+    [...onPath(ctx, "git"), ...program.run, ...await unconfinedGates(ctx)],
     [...program.read, ...await gitPaths(ctx)],
   );
 }

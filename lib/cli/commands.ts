@@ -83,8 +83,8 @@ export function briefFlagPath(ctx: Ctx): string | null {
 }
 
 /**
- * The temporary directory acting commands make their private run directories in: `TMPDIR` when
- * absolute, else `/tmp`.
+ * The temporary directory the permission needs name for acting commands: `TMPDIR` when absolute,
+ * else `/tmp`. (A relative `TMPDIR` fails later, when the run makes its private directory in it.)
  *
  * @example
  * ```ts

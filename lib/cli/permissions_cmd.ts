@@ -13,8 +13,9 @@ import {
   type ResolvedRoot,
   withResolvedRoots,
 } from "../permissions.ts";
-import { realPathLoose } from "../sandbox/roots_io.ts";
-import { COMMON_FLAGS, findCommand, needsOf, tmpDirOf } from "./commands.ts";
+import { entryKind, realPathLoose } from "../sandbox/roots_io.ts";
+import { COMMON_FLAGS, confinedDirs, findCommand, needsOf, tmpDirOf } from "./commands.ts";
+import { keyDir } from "../crypto/keys.ts";
 import { entryPath } from "./code_dir.ts";
 import { parseArgs } from "./parse.ts";
 import type { CommandSpec, Ctx, Outcome } from "./types.ts";
@@ -34,17 +35,25 @@ export function shellQuote(w: string): string {
 }
 
 /**
- * The directories the asked command resolves before it names paths below them, its project and
- * its TMPDIR, where it reads them (so `permissions`, which needs what the command reads, may
- * resolve them too). One the launch flags still do not let `permissions` read is refused
- * (`NotCapable`), as every input of the asked command's needs is; one that cannot be resolved
- * otherwise is left as named.
+ * The directories the asked command resolves before it names paths below them (its project, its
+ * TMPDIR, its key dir and the operator's confined-programs dir), where it reads them (so
+ * `permissions`, which needs what the command reads, may resolve them too) and they exist (below a
+ * missing one there is nothing to read). One the launch flags still do not let `permissions` read
+ * is refused (`NotCapable`), as every input of the asked command's needs is; one that cannot be
+ * resolved otherwise is left as named.
  */
 function resolvedRoots(target: Ctx, needs: Needs): ResolvedRoot[] {
   const roots: ResolvedRoot[] = [];
-  for (const named of [target.project, tmpDirOf(target)]) {
+  let keys: string[] = [];
+  try {
+    keys = [keyDir(target.env)];
+  } catch {
+    // no usable key dir: the command refuses on its own
+  }
+  for (const named of [target.project, tmpDirOf(target), ...keys, ...confinedDirs(target)]) {
     if (!needs.read.includes(named)) continue;
     try {
+      if (entryKind(named) === "missing") continue;
       roots.push({ named, real: realPathLoose(named) });
     } catch (e) {
       if (e instanceof Deno.errors.NotCapable) throw e;

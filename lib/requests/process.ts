@@ -50,8 +50,9 @@ export const SETSID_PATH = "/usr/bin/setsid";
 let launcherChecked: string | null | undefined;
 
 /**
- * {@link SETSID_PATH} when it is an executable regular file this process may stat, else `null`
- * (macOS, or narrow permissions without it): then Deno's `detached` spawn is used. Checked once.
+ * {@link SETSID_PATH} when it is an executable regular file this process may stat and run, else
+ * `null` (macOS, or narrow permissions without it): then Deno's `detached` spawn is used. Checked
+ * once.
  *
  * @example
  * ```ts
@@ -61,10 +62,12 @@ let launcherChecked: string | null | undefined;
  */
 export function defaultSessionLauncher(): string | null {
   if (launcherChecked === undefined) {
+    // Flags that do not let this process run it: Deno's own detached spawn needs nothing more.
+    const mayRun = Deno.permissions.querySync({ name: "run", command: SETSID_PATH }).state ===
+      "granted";
     try {
-      launcherChecked = isExecutable(diskFs, SETSID_PATH) ? SETSID_PATH : null;
+      launcherChecked = mayRun && isExecutable(diskFs, SETSID_PATH) ? SETSID_PATH : null;
     } catch (e) {
-      // Flags that do not grant it: Deno's own detached spawn needs nothing more.
       if (!(e instanceof Deno.errors.NotCapable)) throw e;
       launcherChecked = null;
     }
@@ -72,8 +75,12 @@ export function defaultSessionLauncher(): string | null {
   return launcherChecked;
 }
 
-/** The refusal for a program that cannot be started (`e`: what the stat or the spawn threw). */
-function cannotStart(program: string, e: unknown): RequestError {
+/**
+ * The refusal for a program that cannot be started (`e`: what the stat or the spawn threw). Deno's
+ * `NotCapable` (the launch flags do not grant it) passes through as itself.
+ */
+function cannotStart(program: string, e: unknown): Error {
+  if (e instanceof Deno.errors.NotCapable) return e;
   const code = e instanceof Deno.errors.NotFound ? "PROGRAM_NOT_FOUND" : "SPAWN_FAILED";
   return new RequestError(code, `cannot start ${program}: ${String(e)}`, { cause: e });
 }

@@ -29,7 +29,7 @@ import { within } from "./path_within.ts";
 export function parseShebang(firstLine: string): string | null {
   if (!firstLine.startsWith("#!")) return null;
   const interp = firstLine.slice(2).split("\n")[0].trim().split(/[ \t]+/)[0] ?? "";
-  return interp.startsWith("/") ? interp : null;
+  return interp.startsWith("/") && interp !== "/" ? interp : null;
 }
 
 /**

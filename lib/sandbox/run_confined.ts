@@ -52,7 +52,8 @@ export interface PreparedRun {
 
 /**
  * Builds and checks the plan without running anything, so a command that cannot be confined
- * safely is refused before any use is spent or any row written.
+ * safely is refused before a use is spent or a start row written (its dispatch attempt is already
+ * counted, and the refusal is recorded).
  *
  * @throws {SandboxError} when the command cannot be confined safely.
  * @example

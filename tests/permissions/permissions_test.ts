@@ -251,6 +251,22 @@ Deno.test("narrowPermissions with refuseNetFfi: net granted is PERMISSION_TOO_BR
   }
 });
 
+/**
+ * A brief in the project whose `worker` may run each of `programs` (its permission needs look up
+ * only programs a command entry names).
+ */
+async function writeWorkerBrief(sb: Sandbox, programs: string[]): Promise<void> {
+  await Deno.writeTextFile(
+    join(sb.project, "agentteams.json"),
+    JSON.stringify({
+      allow_unconfined_runs: true,
+      agent_policies: {
+        worker: { write_scopes: ["src/"], commands: programs.map((p) => ({ prefix: [p] })) },
+      },
+    }),
+  );
+}
+
 /** A command request for `argv` outside the project (in the sandbox dir); returns its path. */
 async function writeRequest(sb: Sandbox, argv: string[]): Promise<string> {
   const file = join(sb.dir, "request.json");
@@ -308,6 +324,7 @@ async function assertRefusedWithoutRead(sb: Sandbox, line: string, path: string)
 
 Deno.test("permissions, launched narrow, about `run -- FILE --unconfined` with FILE outside the project: the line names git and the request's program; without FILE it refuses", async () => {
   await withProject("perm-narrow-perm", async (sb) => {
+    await writeWorkerBrief(sb, ["true"]);
     const file = await writeRequest(sb, ["true"]);
     const narrow = await narrowPermissionsLine(sb, [
       "run",
@@ -659,6 +676,7 @@ Deno.test("a confined run whose program lies in a PATH directory taken out of th
     await Deno.chmod(join(xbin, "hello-at"), 0o755);
     Object.assign(sb.env, { PATH: `/usr/bin:${xbin}:${baseChildEnv().PATH}`, TMPDIR: tmp });
     // git is found in /usr/bin first; only the request's program is looked up in xbin.
+    await writeWorkerBrief(sb, ["hello-at"]);
     const file = await writeRequest(sb, ["hello-at"]);
     const line = await permissionsLine(sb, ["run"], [file]);
     // The line grants the directory and the program found there; both taken out.
@@ -806,6 +824,69 @@ Deno.test("run of an absolute program outside the PATH directories: the printed 
       const r = await sh(sb, line);
       assert.equal(r.code, 0, `${line}\n${r.stderr}`);
     }
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("the printed line names only programs the brief names: a request's other argv[0] adds nothing; with --unconfined, gate programs are runnable", async () => {
+  await withProject("perm-named-only", async (sb) => {
+    await writeWorkerBrief(sb, ["true"]);
+    const brief = JSON.parse(await Deno.readTextFile(join(sb.project, "agentteams.json")));
+    brief.proposal_gates = { g: { argv: ["/usr/bin/cat", "{file}"] } };
+    await Deno.writeTextFile(join(sb.project, "agentteams.json"), JSON.stringify(brief));
+    const secret = join(sb.dir, "secret");
+    await Deno.mkdir(secret);
+    await Deno.copyFile("/usr/bin/true", join(secret, "x"));
+    await Deno.chmod(join(secret, "x"), 0o755);
+    const file = await writeRequest(sb, [join(secret, "x")]);
+    for (const extra of [[], ["--unconfined"]]) {
+      const line = await permissionsLine(sb, ["run"], [file, ...extra]);
+      assert.ok(!line.includes(secret), `a program no entry names is in ${line}`);
+      const run = line.match(/--allow-run=(\S+)/)![1].split(",");
+      assert.equal(run.includes("/usr/bin/cat"), extra.length > 0, line);
+    }
+  });
+});
+
+Deno.test("apply with a gate naming an absolute program outside PATH through a symlink, and a key dir reached through a symlink: the printed lines work", async () => {
+  const sb = await sandbox("perm-gate-abs");
+  try {
+    await workerProject(sb.project, sb.home);
+    const links = join(sb.dir, "links");
+    await Deno.mkdir(links);
+    const tool = join(links, "tool");
+    await Deno.symlink("/usr/bin/true", tool);
+    const briefPath = join(sb.project, "agentteams.json");
+    const brief = JSON.parse(await Deno.readTextFile(briefPath));
+    brief.proposal_gates = { t: { glob: "src/*.txt", argv: [tool, "{file}"] } };
+    await Deno.writeTextFile(briefPath, JSON.stringify(brief));
+    // The key dir is named through a symlinked directory.
+    const realKeys = join(sb.dir, "realkeys");
+    await Deno.mkdir(realKeys);
+    await Deno.symlink(realKeys, join(sb.dir, "keylink"));
+    const tmp = join(sb.dir, "tmp");
+    await Deno.mkdir(tmp);
+    Object.assign(sb.env, { TMPDIR: tmp, AGENTTEAMS_KEY_DIR: join(sb.dir, "keylink", "keys") });
+    await initKeys({ env: sb.env });
+    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
+    const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
+    const file = join(sb.dir, "proposal.json");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({
+        kind: "change-proposal",
+        dispatch: nonce,
+        path: "src/new.txt",
+        base_sha256: "absent",
+        content: "gated\n",
+        rationale: "t",
+      }),
+    );
+    const line = await permissionsLine(sb, ["apply"], [file]);
+    const r = await sh(sb, line);
+    assert.equal(r.code, 0, `${line}\n${r.stderr}`);
+    assert.equal(await Deno.readTextFile(join(sb.project, "src/new.txt")), "gated\n");
   } finally {
     await sb.dispose();
   }
