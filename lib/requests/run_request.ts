@@ -260,20 +260,8 @@ async function runChecked(
     projectRoot: opts.root,
     fs: diskFs,
   });
-  let stdin: Uint8Array | null = null;
-  if (a.stdin_from_content !== undefined) {
-    stdin = new TextEncoder().encode(a.stdin_from_content.content);
-    for (const name of match.entry.stdinGates ?? []) {
-      const gate = policy.gates[name];
-      const r = await opts.gateRunner(gate, { content: stdin, rel: a.stdin_from_content.path });
-      if (r.exit !== 0) {
-        throw new RequestError(
-          "GATE_FAILED",
-          `stdin gate '${name}' ${r.timedOut ? "timed out" : `exited ${r.exit}`}`,
-        );
-      }
-    }
-  }
+  const stdinFrom = a.stdin_from_content;
+  const stdin = stdinFrom === undefined ? null : new TextEncoder().encode(stdinFrom.content);
   const git = await gitStarted;
   // The pinned cwd must be a real directory inside the project (not a symlink out of it).
   resolveCwd(opts.root, match.cwd, diskFs);
@@ -318,6 +306,20 @@ async function runChecked(
       stdin,
       timeoutMs: timeout * 1000,
     });
+    // Stdin gates run once the plan stands, so a command that cannot be confined is refused
+    // before any gate runs.
+    if (stdinFrom !== undefined && stdin !== null) {
+      for (const name of match.entry.stdinGates ?? []) {
+        const gate = policy.gates[name];
+        const r = await opts.gateRunner(gate, { content: stdin, rel: stdinFrom.path });
+        if (r.exit !== 0) {
+          throw new RequestError(
+            "GATE_FAILED",
+            `stdin gate '${name}' ${r.timedOut ? "timed out" : `exited ${r.exit}`}`,
+          );
+        }
+      }
+    }
     // Planning creates nothing on disk (bwrap makes the mask points when it runs).
     if (opts.dryRun) return base;
     // The first snapshot's git status runs while the use and the start row are written (git's

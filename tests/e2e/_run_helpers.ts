@@ -24,6 +24,7 @@ import { AgentTeamsError } from "../../lib/errors.ts";
 import { loadPolicy } from "../../lib/policy/brief.ts";
 import { runRequest, type RunRequestResult } from "../../lib/requests/run_request.ts";
 import type { Backend } from "../../lib/sandbox/decide.ts";
+import type { GateRunner } from "../../lib/proposals/gates.ts";
 import { withConfinedPrograms } from "../../lib/sandbox/policy_confined.ts";
 
 export type { RunResult } from "../_helpers/mod.ts";
@@ -447,8 +448,13 @@ export interface InProcessOutcome {
  */
 export async function runUnconfinedInProcess(
   w: World,
-  fields: { argv: string[]; purpose: string; cwd?: string },
-  opts: { root?: string; backend?: () => Promise<Backend> } = {},
+  fields: {
+    argv: string[];
+    purpose: string;
+    cwd?: string;
+    stdin_from_content?: { path: string; content: string };
+  },
+  opts: { root?: string; backend?: () => Promise<Backend>; gateRunner?: GateRunner } = {},
 ): Promise<InProcessOutcome> {
   const root = opts.root ?? w.project;
   const env = { HOME: w.home, AGENTTEAMS_KEY_DIR: w.keyDir };
@@ -471,7 +477,8 @@ export async function runUnconfinedInProcess(
       parentEnv: { PATH: "/usr/bin:/bin", HOME: w.home, LANG: "C.UTF-8" },
       home: w.home,
       keyDir: w.keyDir,
-      gateRunner: () => Promise.reject(new Error("no gate runs in these tests")),
+      gateRunner: opts.gateRunner ??
+        (() => Promise.reject(new Error("no gate runs in these tests"))),
     });
     return { result, rowsBefore };
   } catch (e) {

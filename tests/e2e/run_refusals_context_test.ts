@@ -18,6 +18,7 @@ import {
   exists,
   jsonOut,
   newRows,
+  runUnconfinedInProcess,
   shScript,
   useCount,
   withWorld,
@@ -461,5 +462,39 @@ Deno.test("run: a confined program outside the agent's exec paths is CONFINED_IN
       absent: [join(w.project, "src/x.txt")],
     });
     assert.equal(useCount(w.project), usesBefore, "a refused request spent a use");
+  });
+});
+
+Deno.test("run: a confined program outside the exec paths is refused before its stdin gates run", async () => {
+  await withWorld("notexec-stdin", {
+    brief: (p) =>
+      workerBrief(p, [{
+        prefix: ["/usr/bin/tee"],
+        args: ["src/[a-z]+\\.txt"],
+        stdin_gates: ["g"],
+        writes: ["src/*"],
+      }], {
+        exec: [p.scripts],
+        top: {
+          allow_unconfined_runs: true,
+          proposal_gates: { g: { argv: ["/usr/bin/true", "{file}"] } },
+        },
+      }),
+  }, async (w) => {
+    const gatesRun: string[] = [];
+    const out = await runUnconfinedInProcess(w, {
+      argv: ["/usr/bin/tee", "src/x.txt"],
+      purpose: "stdin",
+      stdin_from_content: { path: "src/x.txt", content: "ok\n" },
+    }, {
+      backend: () => Promise.resolve("bwrap"),
+      gateRunner: (gate) => {
+        gatesRun.push(gate.name);
+        return Promise.reject(new Error("a gate ran"));
+      },
+    });
+    assert.equal(out.error?.code, "CONFINED_INVALID", String(out.error ?? out.result));
+    assert.deepEqual(gatesRun, []);
+    assert.equal(exists(join(w.project, "src/x.txt")), false);
   });
 });
