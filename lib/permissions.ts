@@ -148,6 +148,17 @@ export function launchFlags(needs: Needs): string[] {
       );
     }
   }
+  // No write access to a program --allow-run lists, or to a directory holding one.
+  for (const w of needs.write) {
+    const program = needs.run.find((r) => w === "/" || r === w || r.startsWith(w + "/"));
+    if (program !== undefined) {
+      throw new PermissionLayerError(
+        "PERMISSION_TOO_BROAD",
+        `write access to ${w} would cover ${program}, which the command runs; ` +
+          "set TMPDIR (or the path given) elsewhere",
+      );
+    }
+  }
   add("read", needs.read);
   add("write", needs.write);
   add("run", needs.run);

@@ -130,10 +130,10 @@ function resolvable(path: string): void {
 }
 
 /**
- * One gate's program as its brief names it (the gate runner looks it up there), then its `exec`
- * list when it declares one, else what it may execute by default (`gateExecPaths`): its program's
- * real path and `#!` interpreter, which lie outside the PATH directories when the program is a
- * symlink or its interpreter lives elsewhere.
+ * One gate's program as its brief names it (the gate runner looks it up there), its real path and
+ * `#!` interpreter (the runner reads them, and they are what the gate may execute by default,
+ * `gateExecPaths`; they lie outside the PATH directories when the program is a symlink or its
+ * interpreter lives elsewhere), and its `exec` list when it declares one.
  */
 function gateExec(ctx: Ctx, name: string, exec: readonly string[] | null): string[] {
   try {
@@ -142,9 +142,10 @@ function gateExec(ctx: Ctx, name: string, exec: readonly string[] | null): strin
       projectRoot: ctx.project,
       fs: diskFs,
     });
-    if (exec !== null) return [program.path, ...exec];
+    // The runner reads the program's `#!` line through its real path, exec list or not.
     const interpreter = readShebang(program.real);
-    return [program.path, program.real, ...(interpreter === null ? [] : [interpreter])];
+    const own = [program.path, program.real, ...(interpreter === null ? [] : [interpreter])];
+    return exec === null ? own : [...own, ...exec];
   } catch (e) {
     return [...unlessNotCapable(e), ...(exec ?? [])];
   }

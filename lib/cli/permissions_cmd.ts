@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { resolve } from "../fs/path.ts";
+import { dirname, resolve } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
 import {
   launchFlags,
@@ -14,7 +14,14 @@ import {
   withResolvedRoots,
 } from "../permissions.ts";
 import { entryKind, realPathLoose } from "../sandbox/roots_io.ts";
-import { COMMON_FLAGS, confinedDirs, findCommand, needsOf, tmpDirOf } from "./commands.ts";
+import {
+  briefFlagPath,
+  COMMON_FLAGS,
+  confinedDirs,
+  findCommand,
+  needsOf,
+  tmpDirOf,
+} from "./commands.ts";
 import { keyDir } from "../crypto/keys.ts";
 import { entryPath } from "./code_dir.ts";
 import { parseArgs } from "./parse.ts";
@@ -35,31 +42,66 @@ export function shellQuote(w: string): string {
 }
 
 /**
- * The directories the asked command resolves before it names paths below them (its project, its
- * TMPDIR, its key dir and the operator's confined-programs dir), where it reads them (so
- * `permissions`, which needs what the command reads, may resolve them too) and they exist (below a
- * missing one there is nothing to read). One the launch flags still do not let `permissions` read
- * is refused (`NotCapable`), as every input of the asked command's needs is; one that cannot be
- * resolved otherwise is left as named.
+ * The directories the asked command resolves before it names paths below them: its project, its
+ * TMPDIR, its key dir, the operator's confined-programs dir, and the directory of each file the
+ * operator names (the artifact, `--brief`, `--checkpoint`, `--verify-key`, `--out`). Each one's
+ * real path, found without widening the line (see {@link realRootOf}); a root nothing is read
+ * below is left out.
  */
 function resolvedRoots(target: Ctx, needs: Needs): ResolvedRoot[] {
-  const roots: ResolvedRoot[] = [];
-  let keys: string[] = [];
+  const named = [target.project, tmpDirOf(target), ...confinedDirs(target)];
   try {
-    keys = [keyDir(target.env)];
+    named.push(keyDir(target.env));
   } catch {
     // no usable key dir: the command refuses on its own
   }
-  for (const named of [target.project, tmpDirOf(target), ...keys, ...confinedDirs(target)]) {
-    if (!needs.read.includes(named)) continue;
-    try {
-      if (entryKind(named) === "missing") continue;
-      roots.push({ named, real: realPathLoose(named) });
-    } catch (e) {
-      if (e instanceof Deno.errors.NotCapable) throw e;
-    }
+  const brief = briefFlagPath(target);
+  const file = target.parsed.positionals.FILE;
+  const files = [
+    ...(typeof file === "string" ? [resolve(file)] : []),
+    ...(brief === null ? [] : [brief]),
+    ...["checkpoint", "verify-key", "out"].flatMap((f) => {
+      const v = target.parsed.flags[f];
+      return typeof v === "string" ? [resolve(v)] : [];
+    }),
+  ];
+  named.push(...files.map(dirname));
+  const paths = [...needs.read, ...needs.write];
+  const roots: ResolvedRoot[] = [];
+  for (const root of new Set(named)) {
+    const real = realRootOf(root, paths);
+    if (real !== null) roots.push({ named: root, real });
   }
   return roots;
+}
+
+/**
+ * The real path of `root`, from the root itself when the line grants it, else from a path the line
+ * grants directly below it that is not a symlink (its real path is then the root's plus its name,
+ * so launched narrow, `permissions` can find it too); for a root with nothing there yet (a key dir
+ * `keys init` creates), from its nearest existing ancestor where that may be read. A symlink below
+ * the root is never followed, so it cannot widen the line. `null` when nothing is read below the
+ * root or it cannot be resolved.
+ */
+function realRootOf(root: string, paths: readonly string[]): string | null {
+  const prefix = root === "/" ? "/" : root + "/";
+  const below = paths.filter((p) => p === root || p.startsWith(prefix));
+  if (below.length === 0) return null;
+  if (below.includes(root) && entryKind(root) !== "missing") return realPathLoose(root);
+  for (const p of below) {
+    const name = p.slice(prefix.length);
+    if (name === "" || name.includes("/")) continue;
+    const kind = entryKind(p);
+    if (kind === "missing" || kind === "symlink") continue;
+    const real = Deno.realPathSync(p);
+    return real.slice(0, real.length - name.length - 1) || "/";
+  }
+  try {
+    return realPathLoose(root);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) return null;
+    throw e;
+  }
 }
 
 /** The command `permissions` is asked about, parsed as that command parses, and its needs. */

@@ -61,8 +61,8 @@ function invalid(message: string, details: Record<string, unknown>): SandboxErro
 }
 
 /**
- * Checks one exec entry: an absolute path or a `~/` path, plain characters, no `..` segment, and
- * not `/` or `~` itself. Returns it with trailing slashes dropped.
+ * Checks one exec entry: an absolute path or a `~/` path, plain characters, no `.` or `..`
+ * segment (`/.` would be `/`), and not `/` or `~` itself. Returns it with trailing slashes dropped.
  *
  * @example
  * ```ts
@@ -89,11 +89,12 @@ export function validateExecPath(
       path,
     });
   }
-  if (trimmed.split("/").includes("..")) {
-    throw invalid(`${what}: ${JSON.stringify(path)} has a '..' segment; give the plain path`, {
-      ...details,
-      path,
-    });
+  const segs = trimmed.split("/");
+  if (segs.includes("..") || segs.includes(".")) {
+    throw invalid(
+      `${what}: ${JSON.stringify(path)} has a '.' or '..' segment; give the plain path`,
+      { ...details, path },
+    );
   }
   return trimmed;
 }

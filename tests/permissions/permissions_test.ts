@@ -214,6 +214,21 @@ Deno.test("launchFlags: sorted unique lists, never net/ffi, run only absolute, c
     e instanceof PermissionLayerError && e.code === "PERMISSION_MISSING" && re.test(e.message);
   assert.throws(() => launchFlags({ ...NO_NEEDS, run: ["git"] }), missing(/absolute/));
   assert.throws(() => launchFlags({ ...NO_NEEDS, read: ["/a,b"] }), missing(/comma/));
+  // No write access to a program the line runs, or to a directory holding one (TMPDIR=/usr).
+  const tooBroad = (e: unknown) =>
+    e instanceof PermissionLayerError && e.code === "PERMISSION_TOO_BROAD" &&
+    /\/usr\/bin\/bwrap/.test(e.message);
+  for (const write of ["/usr", "/usr/bin", "/usr/bin/bwrap", "/"]) {
+    assert.throws(
+      () => launchFlags({ ...NO_NEEDS, write: [write], run: ["/usr/bin/bwrap"] }),
+      tooBroad,
+      write,
+    );
+  }
+  assert.deepEqual(
+    launchFlags({ ...NO_NEEDS, write: ["/usr/b"], run: ["/usr/bin/bwrap"] }),
+    ["--no-prompt", "--allow-write=/usr/b", "--allow-run=/usr/bin/bwrap"],
+  );
   assert.deepEqual(
     mergeNeeds({ ...NO_NEEDS, read: ["/b"] }, { ...NO_NEEDS, read: ["/a", "/b"], env: ["X"] }),
     { read: ["/a", "/b"], write: [], run: [], env: ["X"], sys: [] },
@@ -887,6 +902,86 @@ Deno.test("apply with a gate naming an absolute program outside PATH through a s
     const r = await sh(sb, line);
     assert.equal(r.code, 0, `${line}\n${r.stderr}`);
     assert.equal(await Deno.readTextFile(join(sb.project, "src/new.txt")), "gated\n");
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("printed lines through symlinked directories: ledger show on a linked project, an artifact and a checkpoint in linked dirs, keys init under a linked HOME, a gate exec dir that is a link", async () => {
+  const sb = await sandbox("perm-links-2");
+  try {
+    await workerProject(sb.project, sb.home);
+    const link = (target: string, name: string) => {
+      const p = join(sb.dir, name);
+      Deno.symlinkSync(target, p);
+      return p;
+    };
+    // A gate whose exec entry is a linked dir holding the program's real file.
+    const realBin = join(sb.dir, "realbin");
+    await Deno.mkdir(realBin);
+    await Deno.writeTextFile(join(realBin, "tool"), "#!/bin/sh\nexit 0\n");
+    await Deno.chmod(join(realBin, "tool"), 0o755);
+    const binLink = link(realBin, "binlink");
+    const briefPath = join(sb.project, "agentteams.json");
+    const brief = JSON.parse(await Deno.readTextFile(briefPath));
+    brief.proposal_gates = { t: { glob: "src/*.txt", argv: ["tool", "{file}"], exec: [binLink] } };
+    await Deno.writeTextFile(briefPath, JSON.stringify(brief));
+    const tmp = join(sb.dir, "tmp");
+    await Deno.mkdir(tmp);
+    Object.assign(sb.env, { PATH: `${binLink}:${baseChildEnv().PATH}`, TMPDIR: tmp });
+    // keys init, its key dir below a linked HOME (nothing there yet).
+    const realHome = join(sb.dir, "realhome");
+    await Deno.mkdir(realHome);
+    Object.assign(sb.env, { HOME: link(realHome, "homelink") });
+    delete sb.env.AGENTTEAMS_KEY_DIR;
+    const init = await sh(sb, await permissionsLine(sb, ["keys", "init"], []));
+    assert.equal(init.code, 0, init.stderr);
+    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
+    const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
+    // The artifact in a linked directory; apply runs the gate.
+    const arts = join(sb.dir, "arts");
+    await Deno.mkdir(arts);
+    const file = join(link(arts, "artlink"), "p.json");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({
+        kind: "change-proposal",
+        dispatch: nonce,
+        path: "src/new.txt",
+        base_sha256: "absent",
+        content: "gated\n",
+        rationale: "t",
+      }),
+    );
+    const applied = await sh(sb, await permissionsLine(sb, ["apply"], [file]));
+    assert.equal(applied.code, 0, applied.stderr);
+    // Read-only ledger commands on the project named through a link, and a checkpoint written
+    // into a linked directory.
+    const projectLink = link(sb.project, "projlink");
+    const cps = join(sb.dir, "cps");
+    await Deno.mkdir(cps);
+    const out = join(link(cps, "cplink"), "cp.json");
+    for (
+      const [words, extra] of [
+        [["ledger", "show"], []],
+        [["ledger", "checkpoint"], ["--out", out]],
+        [["ledger", "verify"], ["--checkpoint", out]],
+      ]
+    ) {
+      const r = await runCli(
+        [
+          "permissions",
+          ...words,
+          "--project",
+          projectLink,
+          ...(extra.length ? ["--", ...extra] : []),
+        ],
+        { env: sb.env },
+      );
+      assert.equal(r.code, 0, r.stderr);
+      const ran = await sh(sb, r.stdout.trim());
+      assert.equal(ran.code, 0, `${words.join(" ")}: ${ran.stderr}`);
+    }
   } finally {
     await sb.dispose();
   }

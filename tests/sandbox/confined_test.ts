@@ -79,6 +79,10 @@ const REFUSED_EXEC: [unknown, string][] = [
   ["~/", "CONFINED_INVALID"],
   ["~//", "CONFINED_INVALID"],
   ["/opt/../etc", "CONFINED_INVALID"],
+  // A '.' segment would make `/.` the whole file system and `~/.` the home directory.
+  ["/.", "CONFINED_INVALID"],
+  ["~/.", "CONFINED_INVALID"],
+  ["/usr/./bin", "CONFINED_INVALID"],
   ["", "CONFINED_INVALID"],
   [5, "CONFINED_INVALID"],
   [null, "CONFINED_INVALID"],
