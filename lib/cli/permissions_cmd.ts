@@ -130,11 +130,16 @@ function askedOf(ctx: Ctx): Promise<Asked> {
         throw new UsageError("UNKNOWN_COMMAND", `no command ${JSON.stringify(words.join(" "))}`);
       }
       const { spec, rest } = found;
-      const parsed = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
+      const own = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
       const name = spec.words.join(" ");
-      const project = typeof parsed.flags.project === "string"
-        ? resolve(parsed.flags.project)
+      const project = typeof own.flags.project === "string"
+        ? resolve(own.flags.project)
         : ctx.project;
+      // `permissions --brief B run -- F`: the asked command uses B too, as it does the project.
+      const brief = ctx.parsed.flags.brief;
+      const parsed = typeof own.flags.brief !== "string" && typeof brief === "string"
+        ? { ...own, flags: { ...own.flags, brief: resolve(brief) } }
+        : own;
       const target: Ctx = { ...ctx, name, parsed, project };
       const named = await needsOf(spec, target);
       const needs = withResolvedRoots(named, resolvedRoots(target, named));
@@ -197,6 +202,10 @@ export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
       "--project",
       project,
     ]),
+    ...(own.some((a) => ["--brief", "--description"].includes(a.split("=")[0])) ||
+        typeof target.parsed.flags.brief !== "string"
+      ? []
+      : ["--brief", target.parsed.flags.brief]),
     ...passed,
   ].map(shellQuote).join(" ");
   return { exit: 0, text: line, json: { ok: true, command: name, flags, needs, argv: line } };

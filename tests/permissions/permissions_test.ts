@@ -986,3 +986,31 @@ Deno.test("printed lines through symlinked directories: ledger show on a linked 
     await sb.dispose();
   }
 });
+
+Deno.test("permissions --brief B run -- FILE: the asked run uses B, and the printed line carries it", async () => {
+  const sb = await sandbox("perm-brief-own");
+  try {
+    const { nonce } = await gitProject(sb);
+    // The project's own brief is gone; B, outside it, lets worker run `true`.
+    const inProject = join(sb.project, "agentteams.json");
+    const b = join(sb.dir, "brief.json");
+    await Deno.writeTextFile(b, await Deno.readTextFile(inProject));
+    await Deno.remove(inProject);
+    const file = join(sb.dir, "request.json");
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({ kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "t" }),
+    );
+    const r = await runCli(
+      ["permissions", "run", "--brief", b, "--project", sb.project, "--", file],
+      { env: sb.env },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const line = r.stdout.trim();
+    assert.ok(line.endsWith(` run ${file} --project ${sb.project} --brief ${b}`), line);
+    const ran = await sh(sb, line);
+    assert.equal(ran.code, 0, `${line}\n${ran.stderr}`);
+  } finally {
+    await sb.dispose();
+  }
+});
