@@ -1,6 +1,6 @@
 /**
  * Pure checks on the path-shaped strings of a command request: parent segments in arguments,
- * the requested working directory, and `expected_writes` entries.
+ * the requested working directory, `expected_writes` entries, and the stdin content's path.
  *
  * @example
  * ```ts
@@ -10,6 +10,8 @@
  * ```
  * @module
  */
+
+import { badSegments, commonPathProblem } from "../policy/path_rules.ts";
 
 /**
  * True when a string has a `..` segment, splitting on `/` and on `\` (an argument is refused
@@ -68,4 +70,28 @@ export function normaliseRelative(value: string): Normalised {
  */
 export function normaliseCwd(value: string | undefined): Normalised {
   return normaliseRelative(value === undefined || value === "" ? "." : value);
+}
+
+/**
+ * Why a `stdin_from_content.path` cannot be handed to a stdin gate (it becomes the gate's `{path}`
+ * argument), or `null`: it must be a plain project-relative path, no `.` or `..` segment, not
+ * absolute or a home path, no control character or backslash, and no segment that starts with
+ * `-` (an option to the gate's program).
+ *
+ * @example
+ * ```ts
+ * import { stdinPathProblem } from "./paths.ts";
+ * stdinPathProblem("Scratch.lean"); // null
+ * stdinPathProblem("--help"); // "has a segment that starts with '-' (an option to the gate)"
+ * ```
+ */
+export function stdinPathProblem(value: string): string | null {
+  const common = commonPathProblem(value);
+  if (common !== null) return common;
+  const segments = value.split("/");
+  if (badSegments(segments)) return "has an empty, '.' or '..' segment";
+  if (segments.some((s) => s.startsWith("-"))) {
+    return "has a segment that starts with '-' (an option to the gate)";
+  }
+  return null;
 }

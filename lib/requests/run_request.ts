@@ -59,6 +59,8 @@ import { childEnv } from "./env.ts";
 import { type GitContext, openGitContext } from "./git.ts";
 import { matchRequest } from "./match.ts";
 import { diskFs, resolveCwd, resolveProgram } from "./resolve.ts";
+import { guardedIdentities, guardedPathsChanged } from "../sandbox/guards_io.ts";
+import { stdinPathProblem } from "./paths.ts";
 import { BLIND_SPOT, diffSnapshots, startStatus, takeSnapshot } from "./snapshot.ts";
 import { declaredMatcher, type Guards, writeAllowed } from "./writes.ts";
 
@@ -243,6 +245,15 @@ async function runChecked(
   if (bad !== null) {
     throw new RequestError("ARTIFACT_INVALID", `${bad}: a lone surrogate is not UTF-8 text`);
   }
+  if (a.stdin_from_content !== undefined) {
+    const problem = stdinPathProblem(a.stdin_from_content.path);
+    if (problem !== null) {
+      throw new RequestError(
+        "STDIN_NOT_ALLOWED",
+        `stdin_from_content.path ${JSON.stringify(a.stdin_from_content.path)} ${problem}`,
+      );
+    }
+  }
   const agentPolicy = Object.hasOwn(policy.agents, agent) ? policy.agents[agent] : undefined;
   const match = matchRequest(
     {
@@ -351,7 +362,14 @@ async function runChecked(
       // Acted from here on: a failure before this point (git cannot read the worktree) is a
       // refusal row after the start row; after it, the start row stands alone.
       markActed();
+      const guarded = prepared.plan === null ? null : guardedIdentities(prepared.plan);
       const r = await executeRun(prepared);
+      // A read-only path inside a write root the command got past by moving a parent.
+      const moved = prepared.plan === null || guarded === null
+        ? []
+        : guardedPathsChanged(prepared.plan, guarded).map((abs) =>
+          abs.startsWith(git.root + "/") ? abs.slice(git.root.length + 1) : abs
+        );
       // The shared stores are checked while git status runs for the second snapshot.
       const [after, problem] = await bothSettled(
         takeSnapshot(git, { previous: before, statOnly: GUARDED }),
@@ -374,9 +392,10 @@ async function runChecked(
             "completion marks it: inspect with `agentteams ledger verify`",
         );
       }
-      const undeclared = check.undeclared.filter((p) =>
+      const seen = check.undeclared.filter((p) =>
         !LEDGER_FILES.includes(p) && !isTransientStateFile(opts.root, p)
       );
+      const undeclared = [...seen, ...moved.filter((p) => !seen.includes(p))];
       const complete: RowBody = r.timedOut
         ? {
           action: "run-request-timeout",

@@ -64,3 +64,55 @@ export function guardFacts(paths: readonly string[]): GuardFact[] {
     return { path, firstMissing: null, symlinkAt: null };
   });
 }
+
+/**
+ * What a read-only bind cannot stop: inside a write root, a guarded path's parent can be renamed
+ * (the mount moves with it) and the path made anew, and a masked path can be created once its
+ * parent is moved aside. So the identity (device and inode) of each re-bound path is taken before
+ * the command runs; {@link guardedPathsChanged} compares after it.
+ *
+ * @example
+ * ```ts
+ * import { guardedIdentities } from "./guards_io.ts";
+ * guardedIdentities({ readOnly: ["/etc"], masks: [] }).get("/etc"); // "dir 2049:131073", say
+ * ```
+ */
+export function guardedIdentities(
+  plan: { readonly readOnly: readonly string[]; readonly masks: readonly string[] },
+): Map<string, string> {
+  return new Map(plan.readOnly.map((p) => [p, identityOf(p)]));
+}
+
+/**
+ * The re-bound paths whose identity changed (replaced, moved away) and the masked paths that now
+ * exist, sorted: the command got past a read-only mount by moving a parent.
+ *
+ * @example
+ * ```ts
+ * import { guardedIdentities, guardedPathsChanged } from "./guards_io.ts";
+ * const plan = { readOnly: ["/etc"], masks: ["/nonexistent/x"] };
+ * guardedPathsChanged(plan, guardedIdentities(plan)); // []
+ * ```
+ */
+export function guardedPathsChanged(
+  plan: { readonly readOnly: readonly string[]; readonly masks: readonly string[] },
+  before: ReadonlyMap<string, string>,
+): string[] {
+  const changed = plan.readOnly.filter((p) => identityOf(p) !== before.get(p));
+  // bwrap's own mount points for masks are removed after the run (run_dir.ts); anything at a
+  // mask path now was made by the command.
+  const made = plan.masks.filter((p) => identityOf(p) !== "missing");
+  return [...changed, ...made].sort();
+}
+
+function identityOf(path: string): string {
+  try {
+    const st = Deno.lstatSync(path);
+    return `${st.isDirectory ? "dir" : st.isSymlink ? "link" : "file"} ${st.dev}:${st.ino}`;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
+      return "missing";
+    }
+    throw e;
+  }
+}

@@ -498,3 +498,17 @@ Deno.test("run: a confined program outside the exec paths is refused before its 
     assert.equal(exists(join(w.project, "src/x.txt")), false);
   });
 });
+
+Deno.test("run: a stdin path that is an option, absolute, or leaves the project is STDIN_NOT_ALLOWED before any gate runs; nothing runs", async () => {
+  await withWorld("stdinpath", { brief, files: FILES }, async (w) => {
+    const teed = join(w.project, "src/teed.txt");
+    for (const path of ["--help", "src/-x", "/etc/shadow", "../../etc/shadow", "src/./in.txt"]) {
+      const r = await w.run({
+        argv: ["/usr/bin/tee", "src/teed.txt"],
+        expected_writes: ["src/teed.txt"],
+        stdin_from_content: { path, content: "ok\n" },
+      });
+      await assertRefused(w, r, "STDIN_NOT_ALLOWED", { agent: "worker", absent: [teed] });
+    }
+  });
+});

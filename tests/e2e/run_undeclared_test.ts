@@ -263,3 +263,35 @@ Deno.test("run: writes outside the project (HOME, its parent, /tmp, through a sy
     await w.verifyOk();
   });
 });
+
+Deno.test("run undeclared: a read-only path inside a write root replaced by moving its parent aside (a protected dir, a masked protected file), even where git does not look: exit 3, the guarded paths named", async () => {
+  const scripts = {
+    "move-aside": shScript(
+      [
+        "mv src/pkg src/old1 && mkdir -p src/pkg/keep && echo evil > src/pkg/keep/x.txt",
+        "mv src/lib src/old2 && mkdir src/lib && echo evil > src/lib/secret.txt",
+      ].join("\n"),
+    ),
+  };
+  await withWorld("moveaside", {
+    brief: (p) =>
+      workerBrief(p, [{ prefix: [join(p.scripts, "move-aside")] }], {
+        write: ["src"],
+        scopes: ["src/"],
+        top: { protected_paths: ["src/pkg/keep", "src/lib/secret.txt"] },
+      }),
+    scripts,
+    // git ignores all of it, so only the guarded paths' own check can see the change.
+    files: {
+      ".gitignore": "src/pkg/\nsrc/lib/\nsrc/old1/\nsrc/old2/\n",
+      "README.md": "hello\n",
+    },
+  }, async (w) => {
+    await Deno.mkdir(join(w.project, "src/pkg/keep"), { recursive: true });
+    await Deno.writeTextFile(join(w.project, "src/pkg/keep/x.txt"), "kept\n");
+    await Deno.mkdir(join(w.project, "src/lib"), { recursive: true });
+    await Deno.writeTextFile(join(w.project, "src/lib/readme.txt"), "lib\n");
+    const r = await runScript(w, "move-aside");
+    await assertUndeclared(w, r, ["src/lib/secret.txt", "src/pkg/keep"]);
+  });
+});
