@@ -6,6 +6,7 @@
  */
 import { runRequest } from "../requests/run_request.ts";
 import { gitContextOf, loadActing } from "./policy_ctx.ts";
+import { inert } from "./terminal.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
 /**
@@ -43,8 +44,13 @@ export async function run(ctx: Ctx): Promise<Outcome> {
     };
   }
   if (!ctx.json) {
-    if (r.stdout) await Deno.stdout.write(new TextEncoder().encode(r.stdout));
-    if (r.stderr) await Deno.stderr.write(new TextEncoder().encode(r.stderr));
+    // To a terminal, the command's control characters are shown, not obeyed; to a pipe or a
+    // file, its output passes unchanged.
+    const show = async (text: string, to: typeof Deno.stdout | typeof Deno.stderr) => {
+      if (text) await to.write(new TextEncoder().encode(to.isTerminal() ? inert(text) : text));
+    };
+    await show(r.stdout, Deno.stdout);
+    await show(r.stderr, Deno.stderr);
   }
   ctx.note(
     `agentteams run: ${r.argv.join(" ")} exited ${r.exit} in ${r.duration_ms} ms ` +
