@@ -12,7 +12,9 @@
  */
 
 /** C0 controls except tab, newline and carriage return; DEL; the C1 controls (U+0080..U+009F). */
-const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u0080-\u009f]/g;
+function isControl(c: number): boolean {
+  return (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) || (c >= 0x7f && c < 0xa0);
+}
 
 /**
  * `text` with each control character but tab, newline and carriage return written as `\xNN`.
@@ -24,8 +26,10 @@ const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u0080-\u009f]/g;
  * ```
  */
 export function inert(text: string): string {
-  return text.replace(
-    CONTROL,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
-  );
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    out += isControl(c) ? `\\x${c.toString(16).padStart(2, "0")}` : text[i];
+  }
+  return out;
 }
