@@ -61,7 +61,7 @@ import { matchRequest } from "./match.ts";
 import { diskFs, resolveCwd, resolveProgram } from "./resolve.ts";
 import { guardedIdentities, guardedPathsChanged } from "../sandbox/guards_io.ts";
 import { stdinPathProblem } from "./paths.ts";
-import { BLIND_SPOT, diffSnapshots, startStatus, takeSnapshot } from "./snapshot.ts";
+import { BLIND_SPOT, diffSnapshots, startStatus, takeSnapshot, watchKey } from "./snapshot.ts";
 import { declaredMatcher, type Guards, writeAllowed } from "./writes.ts";
 
 /** What a run returns (and what `--json` prints). */
@@ -362,14 +362,14 @@ async function runChecked(
       // Acted from here on: a failure before this point (git cannot read the worktree) is a
       // refusal row after the start row; after it, the start row stands alone.
       markActed();
-      const guarded = prepared.plan === null ? null : guardedIdentities(prepared.plan);
+      const plan = prepared.plan;
+      const guarded = plan === null ? null : { plan, before: guardedIdentities(plan) };
       const r = await executeRun(prepared);
-      // A read-only path inside a write root the command got past by moving a parent.
-      const moved = prepared.plan === null || guarded === null
+      // A read-only path inside a write root the command got past by moving a parent, keyed as
+      // the write check keys it (so one it also reports is named once).
+      const moved = guarded === null
         ? []
-        : guardedPathsChanged(prepared.plan, guarded).map((abs) =>
-          abs.startsWith(git.root + "/") ? abs.slice(git.root.length + 1) : abs
-        );
+        : guardedPathsChanged(guarded.plan, guarded.before).map((abs) => watchKey(git, abs));
       // The shared stores are checked while git status runs for the second snapshot.
       const [after, problem] = await bothSettled(
         takeSnapshot(git, { previous: before, statOnly: GUARDED }),

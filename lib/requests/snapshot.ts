@@ -103,6 +103,23 @@ export interface SnapshotOptions {
 }
 
 /**
+ * The key the write check uses for an absolute path: project-relative when it lies inside the
+ * project, else the path itself.
+ *
+ * @example
+ * ```ts
+ * import { openGitContext } from "./git.ts";
+ * import { watchKey } from "./snapshot.ts";
+ * const ctx = await openGitContext("/work/p");
+ * watchKey(ctx, "/work/p/src/lib"); // "src/lib"
+ * watchKey(ctx, "/etc/gitconfig"); // "/etc/gitconfig"
+ * ```
+ */
+export function watchKey(ctx: Pick<GitContext, "root">, abs: string): string {
+  return isWithin(ctx.root, abs) && abs !== ctx.root ? abs.slice(ctx.root.length + 1) : abs;
+}
+
+/**
  * The watch roots for git's own paths, keyed relative to the project when inside it (plus the
  * worktree top's `.git` entry when the project is a subdirectory).
  *
@@ -115,8 +132,7 @@ export interface SnapshotOptions {
  * ```
  */
 export function gitWatchRoots(ctx: GitContext): WatchRoot[] {
-  const key = (abs: string): string =>
-    isWithin(ctx.root, abs) && abs !== ctx.root ? abs.slice(ctx.root.length + 1) : abs;
+  const key = (abs: string): string => watchKey(ctx, abs);
   const w = ctx.watched;
   const topGit: WatchRoot[] = ctx.top === ctx.root
     ? [] // the project's own .git entry is among the control-plane roots
