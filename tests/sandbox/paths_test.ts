@@ -111,6 +111,9 @@ Deno.test("gate exec: declared exec, else the program and its shebang interprete
   assertEquals(parseShebang("#! /usr/bin/env python3"), "/usr/bin/env");
   assertEquals(parseShebang("#!python3"), null);
   assertEquals(parseShebang("echo"), null);
+  // `/` itself would make the whole file system the gate's interpreter (and its exec path).
+  assertEquals(parseShebang("#!/\n"), null);
+  assertEquals(parseShebang("#! / sh"), null);
   assert(execAllows("/usr/bin/make", ["/usr/bin"]));
   assert(execAllows("/opt/tool", ["/opt/tool"]));
   assert(!execAllows("/usr/binx/make", ["/usr/bin"]));
