@@ -17,6 +17,7 @@
  * @module
  */
 import { PermissionLayerError } from "./errors.ts";
+import { within } from "./sandbox/path_within.ts";
 
 /** What one command needs from Deno. */
 export interface Needs {
@@ -107,9 +108,7 @@ export function withResolvedRoots(needs: Needs, roots: readonly ResolvedRoot[]):
   const moved = (list: readonly string[]) =>
     list.flatMap((p) =>
       roots
-        .filter((r) =>
-          r.named !== "/" && r.real !== r.named && (p === r.named || p.startsWith(r.named + "/"))
-        )
+        .filter((r) => r.named !== "/" && r.real !== r.named && within(p, r.named))
         .map((r) => (r.real === "/" ? "" : r.real) + p.slice(r.named.length) || "/")
     );
   return mergeNeeds(needs, { ...NO_NEEDS, read: moved(needs.read), write: moved(needs.write) });
@@ -150,7 +149,7 @@ export function launchFlags(needs: Needs): string[] {
   }
   // No write access to a program --allow-run lists, or to a directory holding one.
   for (const w of needs.write) {
-    const program = needs.run.find((r) => w === "/" || r === w || r.startsWith(w + "/"));
+    const program = needs.run.find((r) => within(r, w));
     if (program !== undefined) {
       throw new PermissionLayerError(
         "PERMISSION_TOO_BROAD",

@@ -14,6 +14,7 @@ import {
   withResolvedRoots,
 } from "../permissions.ts";
 import { entryKind, realPathLoose } from "../sandbox/roots_io.ts";
+import { within } from "../sandbox/path_within.ts";
 import {
   briefFlagPath,
   COMMON_FLAGS,
@@ -85,7 +86,7 @@ function resolvedRoots(target: Ctx, needs: Needs): ResolvedRoot[] {
  */
 function realRootOf(root: string, paths: readonly string[]): string | null {
   const prefix = root === "/" ? "/" : root + "/";
-  const below = paths.filter((p) => p === root || p.startsWith(prefix));
+  const below = paths.filter((p) => within(p, root));
   if (below.length === 0) return null;
   if (below.includes(root) && entryKind(root) !== "missing") return realPathLoose(root);
   for (const p of below) {
