@@ -502,13 +502,15 @@ Deno.test("run: a confined program outside the exec paths is refused before its 
 Deno.test("run: a stdin path that is an option, absolute, or leaves the project is STDIN_NOT_ALLOWED before any gate runs; nothing runs", async () => {
   await withWorld("stdinpath", { brief, files: FILES }, async (w) => {
     const teed = join(w.project, "src/teed.txt");
-    for (const path of ["--help", "src/-x", "/etc/shadow", "../../etc/shadow", "src/./in.txt"]) {
-      const r = await w.run({
+    await assertEachRefused(
+      w,
+      ["--help", "src/-x", "/etc/shadow", "../../etc/shadow", "src/./in.txt"].map((path) => ({
         argv: ["/usr/bin/tee", "src/teed.txt"],
         expected_writes: ["src/teed.txt"],
         stdin_from_content: { path, content: "ok\n" },
-      });
-      await assertRefused(w, r, "STDIN_NOT_ALLOWED", { agent: "worker", absent: [teed] });
-    }
+      })),
+      "STDIN_NOT_ALLOWED",
+      { absent: [teed] },
+    );
   });
 });
