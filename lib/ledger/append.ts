@@ -35,6 +35,7 @@ import {
 import { HeadFormatError, headText, headVerifies, parseHead } from "./head.ts";
 import {
   checkBody,
+  checkRowSize,
   lineVerifies,
   MAX_ROW_BYTES,
   type RowBody,
@@ -240,9 +241,7 @@ export function writeRowLocked(
 ): AppendResult {
   const line = signRow(body, hmac, { time: utcSeconds(now()), prev: tail.prev });
   const bytes = new TextEncoder().encode(line + "\n");
-  if (bytes.length > MAX_ROW_BYTES) {
-    throw new LedgerError("LEDGER_ROW_TOO_LARGE", `a ${bytes.length}-byte row is over 1 MiB`);
-  }
+  checkRowSize(bytes.length);
   // The head never falls more than one row behind: before a row is written, a head left behind
   // by an interrupted append is brought up to date, and a first row gets a count-0 head first.
   // A crash at any point then leaves a state verify explains (intact, one behind, or torn).

@@ -65,6 +65,22 @@ const TIME_STAND_IN = "0000-00-00T00:00:00+00:00";
 const MAC_STAND_IN = "0".repeat(64);
 
 /**
+ * Refuses a row of `bytes` bytes (its newline included) over {@link MAX_ROW_BYTES}.
+ *
+ * @throws {LedgerError} `LEDGER_ROW_TOO_LARGE`
+ * @example
+ * ```ts
+ * import { checkRowSize, MAX_ROW_BYTES } from "./row.ts";
+ * checkRowSize(MAX_ROW_BYTES); // ok; one byte more is refused
+ * ```
+ */
+export function checkRowSize(bytes: number): void {
+  if (bytes > MAX_ROW_BYTES) {
+    throw new LedgerError("LEDGER_ROW_TOO_LARGE", `a ${bytes}-byte row is over 1 MiB`);
+  }
+}
+
+/**
  * Refuses a body the ledger cannot record: a reserved key, no canonical encoding, or a row over
  * the line limit even as a first row (the shortest line it can sign into: `prev` is `""`).
  *
@@ -79,10 +95,7 @@ export function checkBody(body: RowBody): void {
   refuseReservedKeys(body);
   const shortest = { ...body, time: TIME_STAND_IN, prev: "", mac: MAC_STAND_IN };
   // Canonical JSON is ASCII: its length is its size in bytes. One more for the newline.
-  const bytes = canonicalRow(shortest).length + 1;
-  if (bytes > MAX_ROW_BYTES) {
-    throw new LedgerError("LEDGER_ROW_TOO_LARGE", `a ${bytes}-byte row is over 1 MiB`);
-  }
+  checkRowSize(canonicalRow(shortest).length + 1);
 }
 
 /**
