@@ -6,12 +6,10 @@
  *
  * @example
  * ```ts
- * import { assertReplays, ReplayStats } from "./_zod_replay.ts";
+ * import { assertAgrees, ReplayStats } from "./_zod_replay.ts";
  * import { PolicyFieldsSchema } from "../../lib/policy/schema.ts";
  * import { checkPolicyFields } from "../../lib/policy/shape_check.ts";
- * const stats = new ReplayStats();
- * const v = { write_policy: "x" };
- * assertReplays(PolicyFieldsSchema.safeParse(v), checkPolicyFields(v), stats);
+ * assertAgrees(PolicyFieldsSchema, checkPolicyFields, { write_policy: "x" }, new ReplayStats());
  * ```
  * @module
  */
@@ -65,43 +63,11 @@ export function keyOrder(v: unknown): unknown {
 }
 
 /**
- * zod's verdict, or `null` where zod itself throws: comparing a `length` that has no primitive
- * value (`{"length": {}}` from the JSONC parser, whose objects have no prototype). There the
- * checker refuses instead; callers assert that.
- *
- * @example
- * ```ts ignore
- * zodVerdict(() => PolicyFieldsSchema.safeParse(value)); // null when zod throws a TypeError
- * ```
- */
-export function zodVerdict(parse: () => ZodVerdict): ZodVerdict | null {
-  try {
-    return parse();
-  } catch (e) {
-    if (e instanceof TypeError) return null;
-    throw e;
-  }
-}
-
-/**
  * Asserts that a checker's result equals zod's entirely: the verdict; the data, key order
  * included; or the issues in order, field for field and key order included, the first one (what
  * the callers report) compared first, path, message and keys. Counts the case in `stats`.
- *
- * @example
- * ```ts
- * import { assertReplays, ReplayStats } from "./_zod_replay.ts";
- * import { ChangeProposal } from "../../lib/proposals/schema.ts";
- * import { checkArtifactShape } from "../../lib/proposals/artifact_check.ts";
- * const v = { kind: "change-proposal" };
- * assertReplays(
- *   ChangeProposal.safeParse(v),
- *   checkArtifactShape("change-proposal", v),
- *   new ReplayStats(),
- * );
- * ```
  */
-export function assertReplays(
+function assertReplays(
   zod: ZodVerdict,
   mine: ShapeResult<unknown>,
   stats: ReplayStats,
@@ -130,6 +96,44 @@ export function assertReplays(
       stats.messages.add(stats.normalize(i.message));
     }
   }
+}
+
+/** A zod schema, as far as the comparison uses it. */
+export interface ZodLike {
+  /** zod's `safeParse`. */
+  safeParse(value: unknown): ZodVerdict;
+}
+
+/**
+ * Asserts that a checker agrees with its zod schema on `value`: {@link assertReplays} on zod's
+ * verdict; or, where zod itself throws (a TypeError comparing a `length` that has no primitive
+ * value, as `{"length": {}}` from the JSONC parser, whose objects have no prototype), that the
+ * checker refuses instead. Returns zod's verdict, `null` where zod threw.
+ *
+ * @example
+ * ```ts
+ * import { assertAgrees, ReplayStats } from "./_zod_replay.ts";
+ * import { PolicyFieldsSchema } from "../../lib/policy/schema.ts";
+ * import { checkPolicyFields } from "../../lib/policy/shape_check.ts";
+ * assertAgrees(PolicyFieldsSchema, checkPolicyFields, { write_policy: "x" }, new ReplayStats());
+ * ```
+ */
+export function assertAgrees(
+  schema: ZodLike,
+  check: (value: unknown) => ShapeResult<unknown>,
+  value: unknown,
+  stats: ReplayStats,
+): ZodVerdict | null {
+  let zod: ZodVerdict;
+  try {
+    zod = schema.safeParse(value);
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    assert.equal(check(value).ok, false, "zod threw; not refused");
+    return null;
+  }
+  assertReplays(zod, check(value), stats);
+  return zod;
 }
 
 // ---- a deterministic sweep ---------------------------------------------------------------------
