@@ -161,3 +161,38 @@ refusedBeforeRunning(
     return { argv: sh("echo pwn > build/.Git/config"), marker: `${out}/config`, opts: {} };
   },
 );
+
+// bwrap has no exec allowlist: the top-level program is checked against the exec paths while
+// the plan is made.
+refusedBeforeRunning(
+  "a program under none of the agent's exec paths",
+  "CONFINED_INVALID",
+  "lies under none of the exec paths",
+  (fx) => ({
+    argv: sh("echo pwn > build/pwned"),
+    marker: `${fx.project}/build/pwned`,
+    opts: { extra: { agent: { exec: ["/usr/lib"], write: ["build"] } } },
+  }),
+);
+
+refusedBeforeRunning(
+  "a program for an agent with no exec paths (no confined_programs entry)",
+  "CONFINED_INVALID",
+  "none: confined_programs has no entry",
+  (fx) => ({
+    argv: sh("echo pwn > build/pwned"),
+    marker: `${fx.project}/build/pwned`,
+    opts: { extra: { agent: { exec: [], write: ["build"] } } },
+  }),
+);
+
+refusedBeforeRunning(
+  "a program named by a relative path",
+  "CONFINED_INVALID",
+  "must be an absolute path",
+  (fx) => ({
+    argv: ["sh", "-c", "echo pwn > build/pwned"],
+    marker: `${fx.project}/build/pwned`,
+    opts: {},
+  }),
+);
