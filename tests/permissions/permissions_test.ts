@@ -34,13 +34,40 @@ function covers(grant: string, path: string): boolean {
 async function withProject(name: string, fn: (sb: Sandbox) => Promise<void>): Promise<void> {
   const sb = await sandbox(name);
   try {
-    await initKeys({ env: sb.env });
-    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
-    await issueDispatch(sb.project, key.hmac, "worker");
+    await keysAndNonce(sb);
     await fn(sb);
   } finally {
     await sb.dispose();
   }
+}
+
+/** Issues a `worker` dispatch with the sandbox's ledger key (already there); returns its nonce. */
+async function dispatchNonce(sb: Sandbox): Promise<string> {
+  const key = loadLedgerKey({ env: sb.env, mode: "direct" });
+  return (await issueDispatch(sb.project, key.hmac, "worker")).nonce;
+}
+
+/** Makes the sandbox's operator keys, then {@link dispatchNonce}. */
+async function keysAndNonce(sb: Sandbox): Promise<string> {
+  await initKeys({ env: sb.env });
+  return await dispatchNonce(sb);
+}
+
+/**
+ * A private TMPDIR in the sandbox dir (so no granted read of the temporary directory covers the
+ * sandbox dir), set in its environment.
+ */
+async function privateTmp(sb: Sandbox): Promise<void> {
+  const tmp = join(sb.dir, "tmp");
+  await Deno.mkdir(tmp);
+  Object.assign(sb.env, { TMPDIR: tmp });
+}
+
+/** The list `line` gives `--allow-<flag>=` (the flag must be there). */
+function allowList(line: string, flag: string): string[] {
+  const m = line.match(new RegExp(`--allow-${flag}=(\\S+)`));
+  assert.ok(m !== null, `--allow-${flag} missing from ${line}`);
+  return m[1].split(",");
 }
 
 /** Runs a command line through a shell, exactly as printed, with the sandbox's environment. */
@@ -282,8 +309,15 @@ async function writeWorkerBrief(sb: Sandbox, programs: string[]): Promise<void> 
   );
 }
 
-/** A command request for `argv` outside the project (in the sandbox dir); returns its path. */
-async function writeRequest(sb: Sandbox, argv: string[]): Promise<string> {
+/**
+ * A command request for `argv` outside the project (in the sandbox dir), under a made-up nonce
+ * unless `fields` gives one; returns its path.
+ */
+async function writeRequest(
+  sb: Sandbox,
+  argv: string[],
+  fields: { dispatch?: string; cwd?: string } = {},
+): Promise<string> {
   const file = join(sb.dir, "request.json");
   await Deno.writeTextFile(
     file,
@@ -292,9 +326,47 @@ async function writeRequest(sb: Sandbox, argv: string[]): Promise<string> {
       dispatch: "0".repeat(32),
       argv,
       purpose: "permissions test",
+      ...fields,
     }),
   );
   return file;
+}
+
+/**
+ * A change proposal creating `src/new.txt` (`gated\n`) under `nonce`, written at `file` (default:
+ * in the sandbox dir); returns its path.
+ */
+async function writeProposal(
+  sb: Sandbox,
+  nonce: string,
+  file = join(sb.dir, "proposal.json"),
+): Promise<string> {
+  await Deno.writeTextFile(
+    file,
+    JSON.stringify({
+      kind: "change-proposal",
+      dispatch: nonce,
+      path: "src/new.txt",
+      base_sha256: "absent",
+      content: "gated\n",
+      rationale: "t",
+    }),
+  );
+  return file;
+}
+
+/** The parts of the project's `agentteams.json` (a {@link workerProject} brief) tests change. */
+interface WorkerBriefEdits {
+  agent_policies: { worker: { commands: { prefix: string[] }[] } };
+  proposal_gates?: Record<string, { glob?: string; argv: string[]; exec?: string[] }>;
+}
+
+/** Rewrites the project's `agentteams.json` with `edit` applied. */
+async function editBrief(sb: Sandbox, edit: (brief: WorkerBriefEdits) => void): Promise<void> {
+  const path = join(sb.project, "agentteams.json");
+  const brief = JSON.parse(await Deno.readTextFile(path));
+  edit(brief);
+  await Deno.writeTextFile(path, JSON.stringify(brief));
 }
 
 /**
@@ -303,9 +375,7 @@ async function writeRequest(sb: Sandbox, argv: string[]): Promise<string> {
  * directory covers the sandbox dir).
  */
 async function narrowPermissionsLine(sb: Sandbox, asked: string[]): Promise<string> {
-  const tmp = join(sb.dir, "tmp");
-  await Deno.mkdir(tmp);
-  Object.assign(sb.env, { TMPDIR: tmp });
+  await privateTmp(sb);
   return await narrowPermissionsLineIn(sb, asked);
 }
 
@@ -320,21 +390,23 @@ async function narrowPermissionsLineIn(sb: Sandbox, asked: string[]): Promise<st
 }
 
 /**
- * Runs `line` with `path` taken out of its read list: refused NOT_CAPABLE, naming `path`, and no
- * line printed.
+ * Runs `line` with `path` taken out of its read list: refused NOT_CAPABLE, naming `path`, no line
+ * printed, and nothing in the sandbox dir written.
  */
 async function assertRefusedWithoutRead(sb: Sandbox, line: string, path: string): Promise<void> {
-  const reads = line.match(/--allow-read=(\S+)/)![1];
+  const reads = allowList(line, "read");
   const without = line.replace(
-    `--allow-read=${reads}`,
-    `--allow-read=${reads.split(",").filter((p) => p !== path).join(",")}`,
+    `--allow-read=${reads.join(",")}`,
+    `--allow-read=${reads.filter((p) => p !== path).join(",")}`,
   );
   assert.notEqual(without, line, `${path} was not among the reads`);
+  const before = await snapshotTree(sb.dir);
   const refused = await sh(sb, without);
   assert.equal(refused.code, 1, `${without}\n${refused.stdout}\n${refused.stderr}`);
   assert.deepEqual(refusals(refused.stderr).map((r) => r.code), ["NOT_CAPABLE"]);
   assert.ok(refused.stderr.includes(path), refused.stderr);
   assert.equal(refused.stdout, "");
+  assertSameTree(before, await snapshotTree(sb.dir), `after the refusal without ${path}`);
 }
 
 Deno.test("permissions, launched narrow, about `run -- FILE --unconfined` with FILE outside the project: the line names git and the request's program; without FILE it refuses", async () => {
@@ -355,7 +427,7 @@ Deno.test("permissions, launched narrow, about `run -- FILE --unconfined` with F
     const inner = await sh(sb, narrow);
     assert.equal(inner.code, 0, `${narrow}\n${inner.stderr}`);
     assert.doesNotMatch(inner.stderr, /warning: launched with broad/);
-    const run = inner.stdout.trim().match(/--allow-run=(\S+)/)?.[1]?.split(",") ?? [];
+    const run = allowList(inner.stdout, "run");
     for (const program of ["/usr/bin/bwrap", "/usr/bin/git", "/usr/bin/setsid"]) {
       assert.ok(run.includes(program), `${program} missing from ${inner.stdout}`);
     }
@@ -384,7 +456,7 @@ Deno.test("permissions, launched narrow without read of the project (so the brie
     // As printed, `permissions` reads the brief: its answer grants the confined programs.
     const inner = await sh(sb, narrow);
     assert.equal(inner.code, 0, `${narrow}\n${inner.stderr}`);
-    const innerReads = inner.stdout.match(/--allow-read=(\S+)/)?.[1]?.split(",") ?? [];
+    const innerReads = allowList(inner.stdout, "read");
     assert.ok(innerReads.includes(tools), `${tools} missing from ${inner.stdout}`);
     // Without read of the project the brief cannot be loaded: refused, naming it; no line.
     await assertRefusedWithoutRead(sb, narrow, sb.project);
@@ -408,11 +480,9 @@ Deno.test("run --brief LINK under its printed flags, LINK a symlink outside the 
     await Deno.symlink(real, link);
     const file = await writeRequest(sb, ["/usr/bin/touch", "src/x"]);
     // A private TMPDIR, so the line grants the link but not the directory it lies in.
-    const tmp = join(sb.dir, "tmp");
-    await Deno.mkdir(tmp);
-    Object.assign(sb.env, { TMPDIR: tmp });
+    await privateTmp(sb);
     const line = await permissionsLine(sb, ["run"], [file, "--dry-run", "--brief", link]);
-    const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
+    const reads = allowList(line, "read");
     assert.ok(reads.includes(link), line);
     assert.ok(!reads.some((r) => covers(r, briefs)), line);
     const before = await snapshotTree(sb.dir);
@@ -429,20 +499,17 @@ Deno.test("run under its printed flags with one PATH directory taken out of the 
   await withProject("perm-path-dir", async (sb) => {
     // An empty directory first on PATH; a private TMPDIR, so no granted read covers it.
     const first = join(sb.dir, "bin-first");
-    const tmp = join(sb.dir, "tmp");
     await Deno.mkdir(first);
-    await Deno.mkdir(tmp);
-    Object.assign(sb.env, { PATH: `${first}:${baseChildEnv().PATH}`, TMPDIR: tmp });
+    await privateTmp(sb);
+    Object.assign(sb.env, { PATH: `${first}:${baseChildEnv().PATH}` });
     const file = await writeRequest(sb, ["true"]);
     const line = await permissionsLine(sb, ["run"], [file]);
-    const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
+    const reads = allowList(line, "read");
     assert.ok(reads.includes(first), line);
     assert.ok(!reads.some((r) => r !== first && covers(r, first)), line);
-    const before = await snapshotTree(sb.dir);
     // Skipping it would find git and `true` further down PATH and go on to act (here: record the
     // unknown dispatch's refusal). The lookup refuses instead, before the key is loaded.
     await assertRefusedWithoutRead(sb, line, first);
-    assertSameTree(before, await snapshotTree(sb.dir), "after the refused run");
   });
 });
 
@@ -473,12 +540,10 @@ Deno.test("permissions, launched narrow without read of the operator's confined-
     // As printed, `permissions` reads the operator file: its answer grants the file's programs.
     const inner = await sh(sb, narrow);
     assert.equal(inner.code, 0, `${narrow}\n${inner.stderr}`);
-    const innerReads = inner.stdout.match(/--allow-read=(\S+)/)?.[1]?.split(",") ?? [];
+    const innerReads = allowList(inner.stdout, "read");
     assert.ok(innerReads.includes(tools), `${tools} missing from ${inner.stdout}`);
-    // Without read of the operator's directory: refused, naming it; no line.
-    const before = await snapshotTree(sb.dir);
+    // Without read of the operator's directory: refused, naming it; no line; nothing written.
     await assertRefusedWithoutRead(sb, narrow, dir);
-    assertSameTree(before, await snapshotTree(sb.dir), "after the refusal");
   });
 });
 
@@ -515,20 +580,11 @@ async function runsUnderPrintedLine(
   notCovered: string | null,
   granted: string[],
 ): Promise<string> {
-  const tmp = join(sb.dir, "tmp");
-  await Deno.mkdir(tmp);
-  Object.assign(sb.env, { TMPDIR: tmp });
-  await initKeys({ env: sb.env });
-  const key = loadLedgerKey({ env: sb.env, mode: "direct" });
-  const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
-  const file = join(sb.dir, "request.json");
-  await Deno.writeTextFile(
-    file,
-    JSON.stringify({ kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "t" }),
-  );
+  await privateTmp(sb);
+  const file = await writeRequest(sb, ["true"], { dispatch: await keysAndNonce(sb) });
   for (const extra of [[], ["--unconfined"]]) {
     const line = await permissionsLine(sb, ["run"], [file, ...extra]);
-    const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
+    const reads = allowList(line, "read");
     for (const p of granted) assert.ok(reads.includes(p), `${p} missing from ${line}`);
     if (notCovered !== null) {
       assert.ok(!reads.some((r) => covers(r, notCovered)), line);
@@ -558,9 +614,7 @@ Deno.test("run in a linked worktree whose repository lies outside the project: t
     );
     // Without read of the hooks directory: refused while the needs are worked out, nothing written.
     const line = await permissionsLine(sb, ["run"], [file]);
-    const before = await snapshotTree(sb.dir);
     await assertRefusedWithoutRead(sb, line, join(gitDir, "hooks"));
-    assertSameTree(before, await snapshotTree(sb.dir), "after the refusal");
     // `permissions`, asked about that run and launched with its own narrow line, answers: it runs
     // git's rev-parse to find those paths, so its line grants git.
     const narrow = await narrowPermissionsLineIn(sb, ["run", "--", file, "--project", sb.project]);
@@ -634,7 +688,7 @@ Deno.test("a symlink inside the project never widens a printed line: only the pr
     for (const [words, extra] of [[["run"], [file]], [["dispatch"], ["--agent", "worker"]]]) {
       const line = await permissionsLine(sb, words, extra);
       for (const flag of ["read", "write"]) {
-        const list = line.match(new RegExp(`--allow-${flag}=(\\S+)`))?.[1]?.split(",") ?? [];
+        const list = allowList(line, flag);
         assert.ok(!list.includes("/"), `${flag} grants / in ${line}`);
         assert.ok(!list.some((p) => p === victim || p.startsWith(victim + "/")), line);
       }
@@ -645,12 +699,8 @@ Deno.test("a symlink inside the project never widens a printed line: only the pr
 /** A committed worker project (tests/_helpers/git.ts) in the sandbox, a private TMPDIR and keys. */
 async function gitProject(sb: Sandbox): Promise<{ nonce: string }> {
   await workerProject(sb.project, sb.home);
-  const tmp = join(sb.dir, "tmp");
-  await Deno.mkdir(tmp);
-  Object.assign(sb.env, { TMPDIR: tmp });
-  await initKeys({ env: sb.env });
-  const key = loadLedgerKey({ env: sb.env, mode: "direct" });
-  return { nonce: (await issueDispatch(sb.project, key.hmac, "worker")).nonce };
+  await privateTmp(sb);
+  return { nonce: await keysAndNonce(sb) };
 }
 
 Deno.test("a core.hooksPath naming a missing directory outside the project: the line grants that path, not a broad ancestor; unconfined runs, confined refuses NOT_CAPABLE", async () => {
@@ -659,13 +709,9 @@ Deno.test("a core.hooksPath naming a missing directory outside the project: the 
     const { nonce } = await gitProject(sb);
     const hooks = join(sb.dir, "missing", "hooks");
     await setup(sb.project, GIT, ["config", "core.hooksPath", hooks], gitEnv(sb.home));
-    const file = join(sb.dir, "request.json");
-    await Deno.writeTextFile(
-      file,
-      JSON.stringify({ kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "t" }),
-    );
+    const file = await writeRequest(sb, ["true"], { dispatch: nonce });
     const unconfined = await permissionsLine(sb, ["run"], [file, "--unconfined"]);
-    const reads = unconfined.match(/--allow-read=(\S+)/)![1].split(",");
+    const reads = allowList(unconfined, "read");
     assert.ok(reads.includes(hooks), unconfined);
     assert.ok(!reads.some((r) => covers(r, sb.dir)), unconfined);
     const r = await sh(sb, unconfined);
@@ -684,21 +730,18 @@ Deno.test("a core.hooksPath naming a missing directory outside the project: the 
 Deno.test("a confined run whose program lies in a PATH directory taken out of the reads: NOT_CAPABLE while the needs are worked out, nothing written", async () => {
   await withProject("perm-path-program", async (sb) => {
     const xbin = join(sb.dir, "xbin");
-    const tmp = join(sb.dir, "tmp");
     await Deno.mkdir(xbin);
-    await Deno.mkdir(tmp);
     await Deno.copyFile("/usr/bin/true", join(xbin, "hello-at"));
     await Deno.chmod(join(xbin, "hello-at"), 0o755);
-    Object.assign(sb.env, { PATH: `/usr/bin:${xbin}:${baseChildEnv().PATH}`, TMPDIR: tmp });
+    await privateTmp(sb);
+    Object.assign(sb.env, { PATH: `/usr/bin:${xbin}:${baseChildEnv().PATH}` });
     // git is found in /usr/bin first; only the request's program is looked up in xbin.
     await writeWorkerBrief(sb, ["hello-at"]);
     const file = await writeRequest(sb, ["hello-at"]);
     const line = await permissionsLine(sb, ["run"], [file]);
     // The line grants the directory and the program found there; both taken out.
     assert.ok(line.includes(join(xbin, "hello-at")), line);
-    const before = await snapshotTree(sb.dir);
     await assertRefusedWithoutRead(sb, line.replace(`,${join(xbin, "hello-at")}`, ""), xbin);
-    assertSameTree(before, await snapshotTree(sb.dir), "after the refused run");
   });
 });
 
@@ -717,17 +760,7 @@ Deno.test("a pinned cwd that is a symlink out of the project, under the printed 
         },
       }),
     );
-    const file = join(sb.dir, "request.json");
-    await Deno.writeTextFile(
-      file,
-      JSON.stringify({
-        kind: "command-request",
-        dispatch: nonce,
-        argv: ["true"],
-        cwd: "src/out",
-        purpose: "t",
-      }),
-    );
+    const file = await writeRequest(sb, ["true"], { dispatch: nonce, cwd: "src/out" });
     const r = await sh(sb, await permissionsLine(sb, ["run"], [file]));
     assert.equal(r.code, 1, r.stderr);
     assert.deepEqual(refusals(r.stderr).map((x) => x.code), ["CWD_NOT_ALLOWED"]);
@@ -740,20 +773,12 @@ Deno.test("a ledger key given in the environment, with no key dir on disk: the p
   const sb = await sandbox("perm-envkey");
   try {
     await workerProject(sb.project, sb.home);
-    const tmp = join(sb.dir, "tmp");
-    await Deno.mkdir(tmp);
+    await privateTmp(sb);
     Object.assign(sb.env, {
-      TMPDIR: tmp,
       AGENTTEAMS_KEY_DIR: join(sb.dir, "nokeys", "deep", "keys"),
       AGENTTEAMS_PROPOSAL_LEDGER_KEY: "0123456789abcdef0123456789abcdef",
     });
-    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
-    const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
-    const file = join(sb.dir, "request.json");
-    await Deno.writeTextFile(
-      file,
-      JSON.stringify({ kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "t" }),
-    );
+    const file = await writeRequest(sb, ["true"], { dispatch: await dispatchNonce(sb) });
     const line = await permissionsLine(sb, ["run"], [file]);
     const r = await sh(sb, line);
     assert.equal(r.code, 0, `${line}\n${r.stderr}`);
@@ -774,30 +799,14 @@ Deno.test("apply with a gate whose program is a symlink on PATH to a script with
     await Deno.writeTextFile(join(opt, "tool"), `#!${join(interp, "mysh")}\nexit 0\n`);
     await Deno.chmod(join(opt, "tool"), 0o755);
     await Deno.symlink(join(opt, "tool"), join(bin, "tool"));
-    const briefPath = join(sb.project, "agentteams.json");
-    const brief = JSON.parse(await Deno.readTextFile(briefPath));
-    brief.proposal_gates = { t: { glob: "src/*.txt", argv: ["tool", "{file}"] } };
-    await Deno.writeTextFile(briefPath, JSON.stringify(brief));
-    const tmp = join(sb.dir, "tmp");
-    await Deno.mkdir(tmp);
-    Object.assign(sb.env, { PATH: `${bin}:${baseChildEnv().PATH}`, TMPDIR: tmp });
-    await initKeys({ env: sb.env });
-    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
-    const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
-    const file = join(sb.dir, "proposal.json");
-    await Deno.writeTextFile(
-      file,
-      JSON.stringify({
-        kind: "change-proposal",
-        dispatch: nonce,
-        path: "src/new.txt",
-        base_sha256: "absent",
-        content: "gated\n",
-        rationale: "t",
-      }),
-    );
+    await editBrief(sb, (brief) => {
+      brief.proposal_gates = { t: { glob: "src/*.txt", argv: ["tool", "{file}"] } };
+    });
+    await privateTmp(sb);
+    Object.assign(sb.env, { PATH: `${bin}:${baseChildEnv().PATH}` });
+    const file = await writeProposal(sb, await keysAndNonce(sb));
     const line = await permissionsLine(sb, ["apply"], [file]);
-    const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
+    const reads = allowList(line, "read");
     for (const p of [join(opt, "tool"), join(interp, "mysh")]) {
       assert.ok(reads.includes(p), `${p} missing from ${line}`);
     }
@@ -817,24 +826,14 @@ Deno.test("run of an absolute program outside the PATH directories: the printed 
     await Deno.mkdir(xbin);
     const program = join(xbin, "true");
     await Deno.symlink("/usr/bin/true", program);
-    const briefPath = join(sb.project, "agentteams.json");
-    const brief = JSON.parse(await Deno.readTextFile(briefPath));
-    brief.agent_policies.worker.commands = [{ prefix: [program] }];
-    await Deno.writeTextFile(briefPath, JSON.stringify(brief));
-    const tmp = join(sb.dir, "tmp");
-    await Deno.mkdir(tmp);
-    Object.assign(sb.env, { TMPDIR: tmp });
-    await initKeys({ env: sb.env });
-    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
-    const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
-    const file = join(sb.dir, "request.json");
-    await Deno.writeTextFile(
-      file,
-      JSON.stringify({ kind: "command-request", dispatch: nonce, argv: [program], purpose: "t" }),
-    );
+    await editBrief(sb, (brief) => {
+      brief.agent_policies.worker.commands = [{ prefix: [program] }];
+    });
+    await privateTmp(sb);
+    const file = await writeRequest(sb, [program], { dispatch: await keysAndNonce(sb) });
     for (const extra of [[], ["--unconfined"]]) {
       const line = await permissionsLine(sb, ["run"], [file, ...extra]);
-      const reads = line.match(/--allow-read=(\S+)/)![1].split(",");
+      const reads = allowList(line, "read");
       assert.ok(reads.includes(program), line);
       const r = await sh(sb, line);
       assert.equal(r.code, 0, `${line}\n${r.stderr}`);
@@ -847,9 +846,9 @@ Deno.test("run of an absolute program outside the PATH directories: the printed 
 Deno.test("the printed line names only programs the brief names: a request's other argv[0] adds nothing; with --unconfined, gate programs are runnable", async () => {
   await withProject("perm-named-only", async (sb) => {
     await writeWorkerBrief(sb, ["true"]);
-    const brief = JSON.parse(await Deno.readTextFile(join(sb.project, "agentteams.json")));
-    brief.proposal_gates = { g: { argv: ["/usr/bin/cat", "{file}"] } };
-    await Deno.writeTextFile(join(sb.project, "agentteams.json"), JSON.stringify(brief));
+    await editBrief(sb, (brief) => {
+      brief.proposal_gates = { g: { argv: ["/usr/bin/cat", "{file}"] } };
+    });
     const secret = join(sb.dir, "secret");
     await Deno.mkdir(secret);
     await Deno.copyFile("/usr/bin/true", join(secret, "x"));
@@ -858,7 +857,7 @@ Deno.test("the printed line names only programs the brief names: a request's oth
     for (const extra of [[], ["--unconfined"]]) {
       const line = await permissionsLine(sb, ["run"], [file, ...extra]);
       assert.ok(!line.includes(secret), `a program no entry names is in ${line}`);
-      const run = line.match(/--allow-run=(\S+)/)![1].split(",");
+      const run = allowList(line, "run");
       assert.equal(run.includes("/usr/bin/cat"), extra.length > 0, line);
     }
   });
@@ -872,32 +871,16 @@ Deno.test("apply with a gate naming an absolute program outside PATH through a s
     await Deno.mkdir(links);
     const tool = join(links, "tool");
     await Deno.symlink("/usr/bin/true", tool);
-    const briefPath = join(sb.project, "agentteams.json");
-    const brief = JSON.parse(await Deno.readTextFile(briefPath));
-    brief.proposal_gates = { t: { glob: "src/*.txt", argv: [tool, "{file}"] } };
-    await Deno.writeTextFile(briefPath, JSON.stringify(brief));
+    await editBrief(sb, (brief) => {
+      brief.proposal_gates = { t: { glob: "src/*.txt", argv: [tool, "{file}"] } };
+    });
     // The key dir is named through a symlinked directory.
     const realKeys = join(sb.dir, "realkeys");
     await Deno.mkdir(realKeys);
     await Deno.symlink(realKeys, join(sb.dir, "keylink"));
-    const tmp = join(sb.dir, "tmp");
-    await Deno.mkdir(tmp);
-    Object.assign(sb.env, { TMPDIR: tmp, AGENTTEAMS_KEY_DIR: join(sb.dir, "keylink", "keys") });
-    await initKeys({ env: sb.env });
-    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
-    const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
-    const file = join(sb.dir, "proposal.json");
-    await Deno.writeTextFile(
-      file,
-      JSON.stringify({
-        kind: "change-proposal",
-        dispatch: nonce,
-        path: "src/new.txt",
-        base_sha256: "absent",
-        content: "gated\n",
-        rationale: "t",
-      }),
-    );
+    await privateTmp(sb);
+    Object.assign(sb.env, { AGENTTEAMS_KEY_DIR: join(sb.dir, "keylink", "keys") });
+    const file = await writeProposal(sb, await keysAndNonce(sb));
     const line = await permissionsLine(sb, ["apply"], [file]);
     const r = await sh(sb, line);
     assert.equal(r.code, 0, `${line}\n${r.stderr}`);
@@ -922,13 +905,13 @@ Deno.test("printed lines through symlinked directories: ledger show on a linked 
     await Deno.writeTextFile(join(realBin, "tool"), "#!/bin/sh\nexit 0\n");
     await Deno.chmod(join(realBin, "tool"), 0o755);
     const binLink = link(realBin, "binlink");
-    const briefPath = join(sb.project, "agentteams.json");
-    const brief = JSON.parse(await Deno.readTextFile(briefPath));
-    brief.proposal_gates = { t: { glob: "src/*.txt", argv: ["tool", "{file}"], exec: [binLink] } };
-    await Deno.writeTextFile(briefPath, JSON.stringify(brief));
-    const tmp = join(sb.dir, "tmp");
-    await Deno.mkdir(tmp);
-    Object.assign(sb.env, { PATH: `${binLink}:${baseChildEnv().PATH}`, TMPDIR: tmp });
+    await editBrief(sb, (brief) => {
+      brief.proposal_gates = {
+        t: { glob: "src/*.txt", argv: ["tool", "{file}"], exec: [binLink] },
+      };
+    });
+    await privateTmp(sb);
+    Object.assign(sb.env, { PATH: `${binLink}:${baseChildEnv().PATH}` });
     // keys init, its key dir below a linked HOME (nothing there yet).
     const realHome = join(sb.dir, "realhome");
     await Deno.mkdir(realHome);
@@ -936,22 +919,13 @@ Deno.test("printed lines through symlinked directories: ledger show on a linked 
     delete sb.env.AGENTTEAMS_KEY_DIR;
     const init = await sh(sb, await permissionsLine(sb, ["keys", "init"], []));
     assert.equal(init.code, 0, init.stderr);
-    const key = loadLedgerKey({ env: sb.env, mode: "direct" });
-    const { nonce } = await issueDispatch(sb.project, key.hmac, "worker");
     // The artifact in a linked directory; apply runs the gate.
     const arts = join(sb.dir, "arts");
     await Deno.mkdir(arts);
-    const file = join(link(arts, "artlink"), "p.json");
-    await Deno.writeTextFile(
-      file,
-      JSON.stringify({
-        kind: "change-proposal",
-        dispatch: nonce,
-        path: "src/new.txt",
-        base_sha256: "absent",
-        content: "gated\n",
-        rationale: "t",
-      }),
+    const file = await writeProposal(
+      sb,
+      await dispatchNonce(sb),
+      join(link(arts, "artlink"), "p.json"),
     );
     const applied = await sh(sb, await permissionsLine(sb, ["apply"], [file]));
     assert.equal(applied.code, 0, applied.stderr);
@@ -996,11 +970,7 @@ Deno.test("permissions --brief B run -- FILE: the asked run uses B, and the prin
     const b = join(sb.dir, "brief.json");
     await Deno.writeTextFile(b, await Deno.readTextFile(inProject));
     await Deno.remove(inProject);
-    const file = join(sb.dir, "request.json");
-    await Deno.writeTextFile(
-      file,
-      JSON.stringify({ kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "t" }),
-    );
+    const file = await writeRequest(sb, ["true"], { dispatch: nonce });
     const r = await runCli(
       ["permissions", "run", "--brief", b, "--project", sb.project, "--", file],
       { env: sb.env },
