@@ -296,3 +296,20 @@ export class PermissionLayerError extends AgentTeamsError {
 export function isAgentTeamsError(e: unknown): e is AgentTeamsError {
   return e instanceof AgentTeamsError;
 }
+
+/**
+ * The code a failure is reported under: a typed refusal's own code, `NOT_CAPABLE` for a read or
+ * spawn Deno's permission flags refused, `INTERNAL` for anything else.
+ *
+ * @example
+ * ```ts
+ * import { refusalCode, UsageError } from "./errors.ts";
+ * refusalCode(new UsageError("USAGE", "no command given")); // "USAGE"
+ * refusalCode(new Deno.errors.NotCapable("Requires read access")); // "NOT_CAPABLE"
+ * refusalCode(new Error("boom")); // "INTERNAL"
+ * ```
+ */
+export function refusalCode(e: unknown): string {
+  if (e instanceof AgentTeamsError) return e.code;
+  return e instanceof Deno.errors.NotCapable ? "NOT_CAPABLE" : "INTERNAL";
+}

@@ -10,7 +10,7 @@
  * ```
  * @module
  */
-import { AgentTeamsError } from "../errors.ts";
+import { refusalCode } from "../errors.ts";
 import type { RowBody } from "./row.ts";
 
 /** Longest free-text field in a row, in code points. */
@@ -88,8 +88,8 @@ export function reasonText(s: string): string {
 
 /**
  * The row a refused act records: `<act>-refused`, the agent (`?` before the dispatch is known),
- * the reason and the error's code (`NOT_CAPABLE` for a permission Deno refused, `INTERNAL` for
- * any other error that carries none).
+ * the reason and the error's code as {@link refusalCode} gives it (`NOT_CAPABLE` for a permission
+ * Deno refused, `INTERNAL` for any other error that carries none).
  *
  * @example
  * ```ts
@@ -98,16 +98,11 @@ export function reasonText(s: string): string {
  * ```
  */
 export function refusalRow(act: string, agent: string, e: unknown): RowBody {
-  // A read or run Deno's permission flags refused is reported as NOT_CAPABLE; recorded the same.
-  const code = e instanceof AgentTeamsError
-    ? e.code
-    : e instanceof Deno.errors.NotCapable
-    ? "NOT_CAPABLE"
-    : "INTERNAL";
   return {
     action: `${act}-refused`,
     agent,
     reason: reasonText(e instanceof Error ? e.message : String(e)),
-    code,
+    // Recorded under the code the CLI reports it with.
+    code: refusalCode(e),
   };
 }
