@@ -56,7 +56,12 @@ export function fsyncDirSync(dir: string): void {
  * ```
  */
 export function tempNameFor(path: string): string {
-  return `${dirname(path)}/.${basename(path)}.${randomHex(8)}.tmp`;
+  return `${tempPrefix(path)}${randomHex(8)}.tmp`;
+}
+
+/** What every temporary name for `path` starts with: `<dir>/.<name>.` */
+function tempPrefix(path: string): string {
+  return `${dirname(path)}/.${basename(path)}.`;
 }
 
 /**
@@ -71,9 +76,8 @@ export function tempNameFor(path: string): string {
  * ```
  */
 export function isTempNameFor(candidate: string, path: string): boolean {
-  const prefix = `${dirname(path)}/.${basename(path)}.`;
-  return candidate.startsWith(prefix) && candidate.endsWith(".tmp") &&
-    /^[0-9a-f]{16}$/.test(candidate.slice(prefix.length, -".tmp".length));
+  const prefix = tempPrefix(path);
+  return candidate.startsWith(prefix) && /^[0-9a-f]{16}\.tmp$/.test(candidate.slice(prefix.length));
 }
 
 /**
