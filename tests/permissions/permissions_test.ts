@@ -13,6 +13,7 @@ import { launchFlags, mergeNeeds, NO_NEEDS } from "../../lib/permissions.ts";
 import { confinedFilePath } from "../../lib/sandbox/operator_file.ts";
 import { GIT, gitEnv, sh as setup, workerProject } from "../_helpers/git.ts";
 import {
+  assertCliRefused,
   assertSameTree,
   baseChildEnv,
   refusals,
@@ -983,4 +984,22 @@ Deno.test("permissions --brief B run -- FILE: the asked run uses B, and the prin
   } finally {
     await sb.dispose();
   }
+});
+
+Deno.test("permissions run and apply with TMPDIR=/usr: PERMISSION_TOO_BROAD (the write grant would cover bwrap), no line printed, nothing written", async () => {
+  await withProject("perm-tmp-usr", async (sb) => {
+    const request = await writeRequest(sb, ["true"]);
+    const proposal = await writeProposal(sb, "0".repeat(32));
+    Object.assign(sb.env, { TMPDIR: "/usr" });
+    for (const [command, file] of [["run", request], ["apply", proposal]]) {
+      const before = await snapshotTree(sb.dir);
+      const r = await runCli(["permissions", command, "--project", sb.project, "--", file], {
+        env: sb.env,
+      });
+      assertCliRefused(r, "permissions", "PERMISSION_TOO_BROAD");
+      assert.match(r.stderr, /write access to \/usr would cover \/usr\/bin\/bwrap/);
+      assert.equal(r.stdout, "");
+      assertSameTree(before, await snapshotTree(sb.dir), `after permissions ${command}`);
+    }
+  });
 });
