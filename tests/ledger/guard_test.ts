@@ -13,6 +13,7 @@ import {
   dispatchChangeProblem,
   LEDGER_CHUNK,
   storesProblem,
+  type StoresSnapshot,
 } from "../../lib/ledger/guard.ts";
 import { headText } from "../../lib/ledger/head.ts";
 import { appendRow } from "../../lib/ledger/append.ts";
@@ -57,6 +58,14 @@ function writeLedgerOf(root: string, minBytes: number): { ledger: string; text: 
   Deno.writeTextFileSync(ledger, text);
   Deno.writeTextFileSync(`${root}/.agentteams/proposal-ledger.head`, headText(count, last, key));
   return { ledger, text };
+}
+
+/** The problem `storesProblem` names in `root`, asserting that it changed no file while finding it. */
+async function problemIn(root: string, before: StoresSnapshot): Promise<string | null> {
+  const files = await snapshotTree(root);
+  const problem = await storesProblem(root, key, before, new Date());
+  assertSameTree(files, await snapshotTree(root), `checking (${problem})`);
+  return problem;
 }
 
 Deno.test("appended rows: whole, signed and chained are accepted; anything else is named", () => {
@@ -185,10 +194,14 @@ Deno.test("captureStores / storesProblem: appends by a key holder pass; a rewrit
     // The dispatch lock file is never written or replaced by a key holder; its removal is named
     // too, and checking does not recreate it.
     const lock = `${root}/.agentteams/dispatches.lock`;
+    // Replaced by a copy of the same bytes (another file): named, and left as it is.
+    Deno.writeFileSync(`${lock}.copy`, Deno.readFileSync(lock));
+    Deno.renameSync(`${lock}.copy`, lock);
+    assert.match(await problemIn(root, before) ?? "", /lock file was replaced/);
     Deno.writeTextFileSync(lock, "x");
-    assert.match(await storesProblem(root, key, before, new Date()) ?? "", /lock file/);
+    assert.match(await problemIn(root, before) ?? "", /lock file/);
     Deno.removeSync(lock);
-    assert.match(await storesProblem(root, key, before, new Date()) ?? "", /lock file/);
+    assert.match(await problemIn(root, before) ?? "", /lock file/);
     assert.throws(() => Deno.lstatSync(lock), Deno.errors.NotFound);
     // A removed ledger is named, and the check creates nothing in its place.
     Deno.removeSync(ledger);
@@ -208,13 +221,7 @@ Deno.test("storesProblem: a replayed shorter ledger, a miscounted head, an unter
   const ledger = `${state}/proposal-ledger.jsonl`;
   const head = `${state}/proposal-ledger.head`;
   const store = `${state}/dispatches.jsonl`;
-  /** The problem `storesProblem` names, asserting that it changed no file while finding it. */
-  const problemOf = async (before: Awaited<ReturnType<typeof captureStores>>) => {
-    const files = await snapshotTree(root);
-    const problem = await storesProblem(root, key, before, new Date());
-    assertSameTree(files, await snapshotTree(root), `checking (${problem})`);
-    return problem;
-  };
+  const problemOf = (before: StoresSnapshot) => problemIn(root, before);
   try {
     await issueDispatch(root, key, "worker");
     // A signed ledger and head a command could save now and copy back later.
