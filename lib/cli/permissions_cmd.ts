@@ -109,6 +109,8 @@ function realRootOf(root: string, paths: readonly string[]): string | null {
 interface Asked {
   spec: CommandSpec;
   rest: string[];
+  /** What the printed line adds to `rest`: `--project`, and `--brief` when inherited. */
+  inherited: string[];
   target: Ctx;
   needs: Needs;
 }
@@ -137,14 +139,19 @@ function askedOf(ctx: Ctx): Promise<Asked> {
         ? resolve(own.flags.project)
         : ctx.project;
       // `permissions --brief B run -- F`: the asked command uses B too, as it does the project.
-      const brief = ctx.parsed.flags.brief;
-      const parsed = typeof own.flags.brief !== "string" && typeof brief === "string"
-        ? { ...own, flags: { ...own.flags, brief: resolve(brief) } }
-        : own;
+      const brief =
+        typeof own.flags.brief !== "string" && typeof ctx.parsed.flags.brief === "string"
+          ? resolve(ctx.parsed.flags.brief)
+          : null;
+      const parsed = brief === null ? own : { ...own, flags: { ...own.flags, brief } };
+      const inherited = [
+        ...(typeof own.flags.project === "string" ? [] : ["--project", project]),
+        ...(brief === null ? [] : ["--brief", brief]),
+      ];
       const target: Ctx = { ...ctx, name, parsed, project };
       const named = await needsOf(spec, target);
       const needs = withResolvedRoots(named, resolvedRoots(target, named));
-      return { spec, rest, target, needs };
+      return { spec, rest, inherited, target, needs };
     })();
     asked.set(ctx.parsed, a);
   }
@@ -184,11 +191,10 @@ export async function targetReads(ctx: Ctx): Promise<Needs> {
  * ```
  */
 export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
-  const { spec, rest, target, needs } = await askedOf(ctx);
-  const { name, project } = target;
+  const { spec, rest, inherited, target: { name }, needs } = await askedOf(ctx);
   const flags = launchFlags(needs);
   // The command's own flags end at `--` (what follows is passed on, as `permissions` passes it
-  // on): `--project` is looked for, and added, before it.
+  // on): what it inherits goes before it.
   const dashdash = rest.indexOf("--");
   const own = dashdash < 0 ? rest : rest.slice(0, dashdash);
   const passed = dashdash < 0 ? [] : rest.slice(dashdash);
@@ -199,14 +205,7 @@ export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
     entryPath(),
     ...spec.words,
     ...own,
-    ...(own.some((a) => a === "--project" || a.startsWith("--project=")) ? [] : [
-      "--project",
-      project,
-    ]),
-    ...(own.some((a) => ["--brief", "--description"].includes(a.split("=")[0])) ||
-        typeof target.parsed.flags.brief !== "string"
-      ? []
-      : ["--brief", target.parsed.flags.brief]),
+    ...inherited,
     ...passed,
   ].map(shellQuote).join(" ");
   return { exit: 0, text: line, json: { ok: true, command: name, flags, needs, argv: line } };
