@@ -8,7 +8,7 @@
 import { dirname, join, resolve } from "../fs/path.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { sanitizePath } from "../requests/env.ts";
-import { diskFs, isWithin, resolveProgram } from "../requests/resolve.ts";
+import { diskFs, isWithin, type ResolvedProgram, resolveProgram } from "../requests/resolve.ts";
 import { PERL } from "../fs/anchored_write.ts";
 import { BWRAP_PATH } from "../sandbox/bwrap.ts";
 import { readShebang } from "../sandbox/gate_exec.ts";
@@ -24,15 +24,15 @@ function pathDirs(ctx: Ctx): string[] {
   return sanitizePath(ctx.env.PATH).split(":").filter((d) => d !== "");
 }
 
-/**
- * A program as `run` and the git context resolve it (sanitized PATH, outside the project), or
- * nothing when it cannot be found.
- */
+/** A program as `run` and the git context resolve it (sanitized PATH, outside the project). */
+function lookUp(ctx: Ctx, name: string): ResolvedProgram {
+  return resolveProgram(name, { path: ctx.env.PATH, projectRoot: ctx.project, fs: diskFs });
+}
+
+/** {@link lookUp}'s path, or nothing when the program cannot be found. */
 function onPath(ctx: Ctx, name: string): string[] {
   try {
-    return [
-      resolveProgram(name, { path: ctx.env.PATH, projectRoot: ctx.project, fs: diskFs }).path,
-    ];
+    return [lookUp(ctx, name).path];
   } catch (e) {
     return unlessNotCapable(e);
   }
@@ -137,11 +137,7 @@ function resolvable(path: string): void {
  */
 function gateExec(ctx: Ctx, name: string, exec: readonly string[] | null): string[] {
   try {
-    const program = resolveProgram(name, {
-      path: ctx.env.PATH,
-      projectRoot: ctx.project,
-      fs: diskFs,
-    });
+    const program = lookUp(ctx, name);
     // The runner reads the program's `#!` line through its real path, exec list or not.
     const interpreter = readShebang(program.real);
     const own = [program.path, program.real, ...(interpreter === null ? [] : [interpreter])];
