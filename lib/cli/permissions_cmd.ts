@@ -161,8 +161,9 @@ function askedOf(ctx: Ctx): Promise<Asked> {
 /**
  * What `permissions` itself needs to answer: whatever the command it is asked about reads (its
  * brief, its artifact, the PATH directories its programs are resolved in, git's paths), since
- * working out that command's needs reads them, and the programs that working out spawns (git). Launched without one of them, `permissions` refuses (`NOT_CAPABLE`)
- * rather than print a line that leaves out what it could not read.
+ * working out that command's needs reads them, and the programs that working out spawns (git).
+ * Launched without one of them, `permissions` refuses (`NOT_CAPABLE`) rather than print a line
+ * that leaves out what it could not read.
  *
  * @example
  * ```ts
