@@ -144,6 +144,15 @@ const envBase: Record<string, string> = {
   AGENTTEAMS_KEY_DIR: `${work}/home/keys`,
 };
 Deno.mkdirSync(`${work}/home`, { recursive: true });
+/**
+ * The bench key, which signs `makeLedger`'s ledgers, given in the environment (no key file in
+ * that key dir, so the environment key is the one in use).
+ */
+const envBenchKey: Record<string, string> = {
+  ...envBase,
+  AGENTTEAMS_KEY_DIR: `${work}/nokeys`,
+  AGENTTEAMS_PROPOSAL_LEDGER_KEY: KEY,
+};
 
 /** `deno run` of the tool's `entry` (the source tree's main.ts unless given). */
 function cli(args: string[], entry = main): string[] {
@@ -177,12 +186,7 @@ async function ledgerSection(): Promise<void> {
     const dir = `${work}/verify-${rows}`;
     makeLedger(dir, rows);
     const runs = quick ? 3 : 7;
-    // No key file in this key dir, so the environment key is the one in use.
-    const env = {
-      ...envBase,
-      AGENTTEAMS_KEY_DIR: `${work}/nokeys`,
-      AGENTTEAMS_PROPOSAL_LEDGER_KEY: KEY,
-    };
+    const env = envBenchKey;
     await timeCmd(deno, cli(["ledger", "verify", "--project", dir]), { env, runs: 1 });
     const ours = await timeCmd(deno, cli(["ledger", "verify", "--project", dir]), { env, runs });
     const py = await timeCmd("python3", [`${root}/scripts/bench/verify_ref.py`, dir, keyFile], {
@@ -354,16 +358,11 @@ async function runSection(): Promise<void> {
     await measure(`${files / 1000}k`, makeRepo(`run-${files}`, files, brief()), envBase);
   }
   // "1k+ledger", a long-lived project: the same 1k-file repo with a 100k-row ledger (47 MB),
-  // which the ledger guard reads before and after the command. The ledger is signed with the
-  // bench key, given in the environment (no key file in that key dir).
+  // which the ledger guard reads before and after the command (signed with the bench key).
   if (!quick) {
     const dir = makeRepo("run-1000-ledger-100k", 1000, brief());
     makeLedger(dir, 100_000);
-    await measure("1k+ledger", dir, {
-      ...envBase,
-      AGENTTEAMS_KEY_DIR: `${work}/nokeys`,
-      AGENTTEAMS_PROPOSAL_LEDGER_KEY: KEY,
-    }, "(no target: the guard's cost)");
+    await measure("1k+ledger", dir, envBenchKey, "(no target: the guard's cost)");
   }
 }
 
