@@ -78,10 +78,14 @@ export function defaultBriefPath(projectRoot: string): Promise<string> {
   }
 }
 
-/** {@link defaultBriefPath}'s search: an lstat per name, synchronous (no trip through Deno's blocking pool). */
+/**
+ * {@link defaultBriefPath}'s search: an lstat per name, synchronous (no trip through Deno's
+ * blocking pool).
+ */
 function findDefaultBrief(projectRoot: string): string {
+  const root = resolve(projectRoot);
   for (const name of DEFAULT_BRIEF_NAMES) {
-    const candidate = join(resolve(projectRoot), name);
+    const candidate = join(root, name);
     try {
       Deno.lstatSync(candidate);
       return candidate;
