@@ -7,7 +7,7 @@
  * @module
  */
 import { resolve } from "../fs/path.ts";
-import { AgentTeamsError, UsageError } from "../errors.ts";
+import { AgentTeamsError, refusalCode, UsageError } from "../errors.ts";
 import { readEnv } from "../env.ts";
 import { narrowPermissions } from "../permissions.ts";
 import { COMMON_FLAGS, findCommand, needsOf } from "./commands.ts";
@@ -50,16 +50,15 @@ function refuse(io: CliIo, name: string, json: boolean, e: unknown): number {
     }
     return e.exitCode;
   }
-  if (e instanceof Deno.errors.NotCapable) {
-    io.stderr(`agentteams ${name}: refused: NOT_CAPABLE: ${e.message}`);
-    if (json) {
-      io.stdout(JSON.stringify({ ok: false, error: { code: "NOT_CAPABLE", message: e.message } }));
-    }
-    return 1;
-  }
-  const msg = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-  io.stderr(`agentteams ${name}: refused: INTERNAL: ${msg}`);
-  if (json) io.stdout(JSON.stringify({ ok: false, error: { code: "INTERNAL", message: msg } }));
+  // NOT_CAPABLE for Deno's permission refusal, INTERNAL for anything else (as ledger rows say).
+  const code = refusalCode(e);
+  const msg = e instanceof Deno.errors.NotCapable
+    ? e.message
+    : e instanceof Error
+    ? `${e.name}: ${e.message}`
+    : String(e);
+  io.stderr(`agentteams ${name}: refused: ${code}: ${msg}`);
+  if (json) io.stdout(JSON.stringify({ ok: false, error: { code, message: msg } }));
   return 1;
 }
 
