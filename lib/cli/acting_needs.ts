@@ -249,6 +249,8 @@ export async function applyNeeds(ctx: Ctx): Promise<Needs> {
  * ```
  */
 export async function runNeeds(ctx: Ctx): Promise<Needs> {
+  // git's one rev-parse starts first, so it works while the artifact and the brief are read.
+  gitContextOf(ctx);
   // git resolved as the git context resolves it, so the flag names the very path it spawns.
   const program = await requestProgram(ctx);
   return await actingNeeds(
