@@ -25,7 +25,7 @@ import {
 } from "./commands.ts";
 import { keyDir } from "../crypto/keys.ts";
 import { entryPath } from "./code_dir.ts";
-import { parseArgs } from "./parse.ts";
+import { normalizeArgv, parseArgs } from "./parse.ts";
 import type { CommandSpec, Ctx, Outcome } from "./types.ts";
 
 /**
@@ -127,7 +127,9 @@ function askedOf(ctx: Ctx): Promise<Asked> {
   let a = asked.get(ctx.parsed);
   if (a === undefined) {
     a = (async () => {
-      const words = ctx.parsed.positionals.COMMAND as string[];
+      // The asked command's words follow `--`, which the top-level rewrite passes on as they
+      // are: the earlier tool's spellings are rewritten here, as that command itself would.
+      const words = normalizeArgv(ctx.parsed.positionals.COMMAND as string[]);
       const found = findCommand(words);
       if (found === null) {
         throw new UsageError("UNKNOWN_COMMAND", `no command ${JSON.stringify(words.join(" "))}`);

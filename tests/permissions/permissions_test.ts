@@ -987,6 +987,31 @@ Deno.test("permissions --brief B run -- FILE: the asked run uses B, and the prin
   }
 });
 
+Deno.test("permissions -- with the earlier tool's spellings (--description, --run-request FILE): parsed as the command itself parses them, and the printed line runs", async () => {
+  const sb = await sandbox("perm-legacy-spellings");
+  try {
+    const { nonce } = await gitProject(sb);
+    const inProject = join(sb.project, "agentteams.json");
+    const b = join(sb.dir, "brief.json");
+    await Deno.writeTextFile(b, await Deno.readTextFile(inProject));
+    await Deno.remove(inProject);
+    const file = await writeRequest(sb, ["true"], { dispatch: nonce });
+    const r = await runCli(
+      ["permissions", "--project", sb.project, "--", "--run-request", file, "--description", b],
+      { env: sb.env },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const line = r.stdout.trim();
+    // B is read by the asked command, so the line grants it and passes it on.
+    assert.ok(line.includes(b), line);
+    assert.ok(line.endsWith(` run ${file} --brief ${b} --project ${sb.project}`), line);
+    const ran = await sh(sb, line);
+    assert.equal(ran.code, 0, `${line}\n${ran.stderr}`);
+  } finally {
+    await sb.dispose();
+  }
+});
+
 Deno.test("permissions run and apply with TMPDIR=/usr: PERMISSION_TOO_BROAD (the write grant would cover bwrap), no line printed, nothing written", async () => {
   await withProject("perm-tmp-usr", async (sb) => {
     const request = await writeRequest(sb, ["true"]);
