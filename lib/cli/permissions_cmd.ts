@@ -26,6 +26,7 @@ import {
 import { keyDir } from "../crypto/keys.ts";
 import { entryPath } from "./code_dir.ts";
 import { normalizeArgv, parseArgs } from "./parse.ts";
+import { perInvocation } from "./per_invocation.ts";
 import type { CommandSpec, Ctx, Outcome } from "./types.ts";
 
 /**
@@ -116,49 +117,36 @@ interface Asked {
 }
 
 /**
- * Per invocation (keyed by the parsed arguments): `permissions`' own needs are worked out from the
- * asked command's before narrowing, and its answer prints the same needs, so they are worked out
- * once (reading the brief and the artifact once).
+ * The command `permissions` is asked about and its needs, once per invocation: `permissions`' own
+ * needs are worked out from the asked command's before narrowing, and its answer prints the same
+ * needs, so they are worked out once (reading the brief and the artifact once).
  */
-const asked = new WeakMap<object, Promise<Asked>>();
-
-/** The command `permissions` is asked about and its needs (see {@link asked}). */
-function askedOf(ctx: Ctx): Promise<Asked> {
-  let a = asked.get(ctx.parsed);
-  if (a === undefined) {
-    a = (async () => {
-      // The asked command's words follow `--`, which the top-level rewrite passes on as they
-      // are: the earlier tool's spellings are rewritten here, as that command itself would.
-      const words = normalizeArgv(ctx.parsed.positionals.COMMAND as string[]);
-      const found = findCommand(words);
-      if (found === null) {
-        throw new UsageError("UNKNOWN_COMMAND", `no command ${JSON.stringify(words.join(" "))}`);
-      }
-      const { spec, rest } = found;
-      const own = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
-      const name = spec.words.join(" ");
-      const project = typeof own.flags.project === "string"
-        ? resolve(own.flags.project)
-        : ctx.project;
-      // `permissions --brief B run -- F`: the asked command uses B too, as it does the project.
-      const brief =
-        typeof own.flags.brief !== "string" && typeof ctx.parsed.flags.brief === "string"
-          ? resolve(ctx.parsed.flags.brief)
-          : null;
-      const parsed = brief === null ? own : { ...own, flags: { ...own.flags, brief } };
-      const inherited = [
-        ...(typeof own.flags.project === "string" ? [] : ["--project", project]),
-        ...(brief === null ? [] : ["--brief", brief]),
-      ];
-      const target: Ctx = { ...ctx, name, parsed, project };
-      const named = await needsOf(spec, target);
-      const needs = withResolvedRoots(named, resolvedRoots(target, named));
-      return { spec, rest, inherited, target, needs };
-    })();
-    asked.set(ctx.parsed, a);
+const askedOf: (ctx: Ctx) => Promise<Asked> = perInvocation(async (ctx) => {
+  // The asked command's words follow `--`, which the top-level rewrite passes on as they
+  // are: the earlier tool's spellings are rewritten here, as that command itself would.
+  const words = normalizeArgv(ctx.parsed.positionals.COMMAND as string[]);
+  const found = findCommand(words);
+  if (found === null) {
+    throw new UsageError("UNKNOWN_COMMAND", `no command ${JSON.stringify(words.join(" "))}`);
   }
-  return a;
-}
+  const { spec, rest } = found;
+  const own = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
+  const name = spec.words.join(" ");
+  const project = typeof own.flags.project === "string" ? resolve(own.flags.project) : ctx.project;
+  // `permissions --brief B run -- F`: the asked command uses B too, as it does the project.
+  const brief = typeof own.flags.brief !== "string" && typeof ctx.parsed.flags.brief === "string"
+    ? resolve(ctx.parsed.flags.brief)
+    : null;
+  const parsed = brief === null ? own : { ...own, flags: { ...own.flags, brief } };
+  const inherited = [
+    ...(typeof own.flags.project === "string" ? [] : ["--project", project]),
+    ...(brief === null ? [] : ["--brief", brief]),
+  ];
+  const target: Ctx = { ...ctx, name, parsed, project };
+  const named = await needsOf(spec, target);
+  const needs = withResolvedRoots(named, resolvedRoots(target, named));
+  return { spec, rest, inherited, target, needs };
+});
 
 /**
  * What `permissions` itself needs to answer: whatever the command it is asked about reads (its

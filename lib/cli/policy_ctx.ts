@@ -18,7 +18,7 @@ import { lazyBackend } from "../sandbox/backend.ts";
 import type { Backend } from "../sandbox/decide.ts";
 import { type GitContext, openGitContext } from "../requests/git.ts";
 import { briefFlagPath } from "./commands.ts";
-import type { Parsed } from "./parse.ts";
+import { perInvocation } from "./per_invocation.ts";
 import type { Ctx } from "./types.ts";
 
 /**
@@ -53,11 +53,6 @@ export function homeOf(ctx: Ctx): string {
   return home;
 }
 
-// Keyed by the invocation's parsed arguments: the permission needs and the command of one
-// invocation share one object, and nothing outlives it (an embedding process that runs the CLI
-// again reads the brief and the artifact again).
-const policies = new WeakMap<Parsed, Promise<Policy>>();
-
 /**
  * The complete policy (brief plus confined programs) for this invocation, loaded once: the
  * permission needs computed at start and the command itself share it, so the brief is read and
@@ -71,21 +66,12 @@ const policies = new WeakMap<Parsed, Promise<Policy>>();
  * Object.keys((await fullPolicy(ctx)).agents); // ["worker"]
  * ```
  */
-export function fullPolicy(ctx: Ctx): Promise<Policy> {
-  let p = policies.get(ctx.parsed);
-  if (p === undefined) {
-    p = (async () => {
-      const brief = await briefPathOf(ctx);
-      const home = homeOf(ctx);
-      const policy = await loadPolicy(brief, { projectRoot: ctx.project });
-      return withConfinedPrograms(policy, { home, project: ctx.project });
-    })();
-    policies.set(ctx.parsed, p);
-  }
-  return p;
-}
-
-const gitContexts = new WeakMap<Parsed, Promise<GitContext>>();
+export const fullPolicy: (ctx: Ctx) => Promise<Policy> = perInvocation(async (ctx) => {
+  const brief = await briefPathOf(ctx);
+  const home = homeOf(ctx);
+  const policy = await loadPolicy(brief, { projectRoot: ctx.project });
+  return withConfinedPrograms(policy, { home, project: ctx.project });
+});
 
 /**
  * The project's git context (one `git rev-parse`) for this invocation, started once: `run`'s
@@ -101,17 +87,20 @@ const gitContexts = new WeakMap<Parsed, Promise<GitContext>>();
  * (await gitContextOf(ctx)).watched.hooks; // "/work/p/.git/hooks"
  * ```
  */
-export function gitContextOf(ctx: Ctx): Promise<GitContext> {
-  let g = gitContexts.get(ctx.parsed);
-  if (g === undefined) {
-    g = openGitContext(ctx.project, { parentEnv: ctx.env });
-    g.catch(() => {}); // observed by whoever awaits it
-    gitContexts.set(ctx.parsed, g);
-  }
+export const gitContextOf: (ctx: Ctx) => Promise<GitContext> = perInvocation((ctx) => {
+  const g = openGitContext(ctx.project, { parentEnv: ctx.env });
+  g.catch(() => {}); // observed by whoever awaits it
   return g;
-}
+});
 
-const artifacts = new WeakMap<Parsed, { artifact: Artifact } | { error: unknown }>();
+/** The artifact, or why it could not be read, once per invocation. */
+const artifactRead = perInvocation((ctx): { artifact: Artifact } | { error: unknown } => {
+  try {
+    return { artifact: readArtifactFile(resolve(ctx.parsed.positionals.FILE as string)) };
+  } catch (error) {
+    return { error };
+  }
+});
 
 /**
  * The artifact named by `FILE`, read and validated once for this invocation: `run --unconfined`
@@ -128,15 +117,7 @@ const artifacts = new WeakMap<Parsed, { artifact: Artifact } | { error: unknown 
  * ```
  */
 export function artifactOf(ctx: Ctx): Artifact {
-  let r = artifacts.get(ctx.parsed);
-  if (r === undefined) {
-    try {
-      r = { artifact: readArtifactFile(resolve(ctx.parsed.positionals.FILE as string)) };
-    } catch (error) {
-      r = { error };
-    }
-    artifacts.set(ctx.parsed, r);
-  }
+  const r = artifactRead(ctx);
   if ("error" in r) throw r.error;
   return r.artifact;
 }

@@ -1,0 +1,36 @@
+/**
+ * Values worked out once per CLI invocation. The permission needs (computed before narrowing) and
+ * the command itself share one parsed-arguments object, so a value keyed by it is computed once
+ * and seen identically by both; nothing outlives the invocation (an embedding process that runs
+ * the CLI again computes it again).
+ *
+ * @module
+ */
+import type { Ctx } from "./types.ts";
+
+/**
+ * Wraps `make` so it runs once per invocation (per `ctx.parsed`); later calls return the first
+ * result. A rejected promise is kept like any other value, so every caller sees the same refusal.
+ *
+ * @example
+ * ```ts
+ * import { perInvocation } from "./per_invocation.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx;
+ * let made = 0;
+ * const count = perInvocation((_ctx: Ctx) => ++made);
+ * count(ctx);
+ * count(ctx); // 1: `make` ran once for this invocation
+ * ```
+ */
+export function perInvocation<T>(make: (ctx: Ctx) => T): (ctx: Ctx) => T {
+  const made = new WeakMap<object, { value: T }>();
+  return (ctx) => {
+    let m = made.get(ctx.parsed);
+    if (m === undefined) {
+      m = { value: make(ctx) };
+      made.set(ctx.parsed, m);
+    }
+    return m.value;
+  };
+}
