@@ -1,6 +1,8 @@
 /**
  * Exclusive advisory locks (`flock`) on files that are never replaced, so every writer of the
- * same project serializes on the same inode, across processes and across implementations.
+ * same project serializes on the same inode, across processes and across implementations. A lock
+ * file found replaced once it is locked, or when its holder is done, is tampering: a writer that
+ * opened the replacement holds its own lock meanwhile, so the lock no longer serializes anything.
  *
  * @example
  * ```ts
@@ -10,12 +12,15 @@
  * ```
  * @module
  */
+import { LedgerError } from "../errors.ts";
 import { checkStatePath } from "./paths.ts";
 
 /**
  * Opens (creating if needed) `path` for read and append, takes an exclusive lock, runs `fn`, unlocks.
  * Refuses a symlink or a non-regular file at `path`.
  *
+ * @throws {LedgerError} `LEDGER_TAMPERED` when `path` no longer names the locked file once the
+ *   lock is taken (`fn` is not run) or once `fn` is done (what `fn` wrote stays written).
  * @example
  * ```ts
  * import { withFileLock } from "./lock.ts";
@@ -39,11 +44,33 @@ export async function withFileLock<T>(
     }
     await file.lock(true);
     try {
-      return await fn(file);
+      stillNamed(path, st, "while this process waited for its lock");
+      const result = await fn(file);
+      stillNamed(path, st, "while this process held its lock");
+      return result;
     } finally {
       await file.unlock();
     }
   } finally {
     file.close();
+  }
+}
+
+/** Throws `LEDGER_TAMPERED` unless `path` still names the file `locked` describes. */
+function stillNamed(path: string, locked: Deno.FileInfo, when: string): void {
+  let now: Deno.FileInfo | null;
+  try {
+    now = Deno.lstatSync(path);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    now = null;
+  }
+  if (now === null || now.ino !== locked.ino || now.dev !== locked.dev) {
+    throw new LedgerError(
+      "LEDGER_TAMPERED",
+      `${path} was ${now === null ? "removed" : "replaced"} ${when}: another writer may have ` +
+        "locked the replacement at the same time (agentteams never replaces it); inspect with " +
+        "`agentteams ledger verify`",
+    );
   }
 }

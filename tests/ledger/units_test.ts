@@ -214,6 +214,49 @@ Deno.test("withFileLock: refuses a symlink or a directory at the lock path; seri
   }
 });
 
+Deno.test("withFileLock: a lock file replaced while another holds it is LEDGER_TAMPERED, for the waiter (fn not run) and for the holder", async () => {
+  const dir = await tempDir("units-lock-replaced");
+  try {
+    const p = join(dir, "a.lock");
+    const replace = async () => {
+      await Deno.writeTextFile(join(dir, "copy"), "");
+      await Deno.rename(join(dir, "copy"), p);
+    };
+    // A waiter that opened the old file gets the lock once the holder lets go, and sees the
+    // replacement: it refuses without running its fn.
+    const holder = await Deno.open(p, { read: true, append: true, create: true });
+    await holder.lock(true);
+    let waiterRan = false;
+    const waiter = withFileLock(p, () => {
+      waiterRan = true;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    await replace();
+    await holder.unlock();
+    holder.close();
+    await assertCode(() => waiter, "LEDGER_TAMPERED", LedgerError);
+    assert.equal(waiterRan, false);
+    // A holder whose lock file is replaced meanwhile (a second writer locks the replacement and
+    // runs at the same time) refuses once its fn is done.
+    let release = () => {};
+    const held = withFileLock(p, () => new Promise<void>((r) => release = r));
+    await new Promise((r) => setTimeout(r, 20));
+    await replace();
+    let secondRan = false;
+    await withFileLock(p, () => {
+      secondRan = true;
+    });
+    assert.equal(secondRan, true); // the replacement is a different file: nothing stops this one
+    release();
+    await assertCode(() => held, "LEDGER_TAMPERED", LedgerError);
+    // A lock file removed while held is refused alike.
+    const removed = withFileLock(p, () => Deno.remove(p));
+    await assertCode(() => removed, "LEDGER_TAMPERED", LedgerError);
+  } finally {
+    await removeTree(dir);
+  }
+});
+
 Deno.test("refusalRow: the act's refused row, with the typed code, NOT_CAPABLE or INTERNAL, the reason cut at 300", () => {
   assert.deepEqual(refusalRow("run-request", "w", new RequestError("ARGV_NOT_ALLOWED", "no")), {
     action: "run-request-refused",
