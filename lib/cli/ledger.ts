@@ -152,9 +152,17 @@ export async function ledgerRepair(ctx: Ctx): Promise<Outcome> {
   const r = await repairTornTail(ctx.project, key, { now: ctx.now });
   return {
     exit: 0,
-    text: `removed a ${r.removedBytes}-byte torn tail (sha256 ${r.fragmentSha256}); ` +
-      `recorded a ledger-repair row (row ${r.row.count})`,
-    json: { ok: true, removed_bytes: r.removedBytes, fragment_sha256: r.fragmentSha256 },
+    text:
+      (r.restoredNewline
+        ? `kept the complete signed last row (sha256 ${r.fragmentSha256}) by restoring its newline`
+        : `removed a ${r.removedBytes}-byte torn tail (sha256 ${r.fragmentSha256})`) +
+      `; recorded a ledger-repair row (row ${r.row.count})`,
+    json: {
+      ok: true,
+      removed_bytes: r.removedBytes,
+      fragment_sha256: r.fragmentSha256,
+      restored_newline: r.restoredNewline,
+    },
   };
 }
 

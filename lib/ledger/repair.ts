@@ -1,7 +1,10 @@
 /**
  * `ledger repair --torn-tail`: removes the unterminated fragment an interrupted write left at the
  * end of the ledger, and only that, then records a `ledger-repair` row naming the bytes removed
- * and their SHA-256. It refuses unless verification finds a torn tail and nothing else.
+ * and their SHA-256. A fragment that is a complete signed row chaining onto the last row (an
+ * append that lost only its newline, or a newline someone removed) is kept: its newline is
+ * restored instead, and the row records that. It refuses unless verification finds a torn tail
+ * and nothing else.
  *
  * @example
  * ```ts
@@ -14,16 +17,18 @@ import { LedgerError } from "../errors.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { checkStatePath, statePaths } from "./paths.ts";
 import { withFileLock } from "./lock.ts";
-import { type AppendResult, checkTail, writeRowLocked } from "./append.ts";
+import { type AppendResult, checkTail, type TailState, writeRowLocked } from "./append.ts";
 import { type VerifyKey, verifyLedgerAt } from "./verify.ts";
 import { readAtSync } from "../fs/read_at.ts";
 
-/** What a repair removed and recorded. */
+/** What a repair removed (or completed) and recorded. */
 export interface RepairResult {
-  /** Bytes removed from the end of the ledger. */
+  /** Bytes removed from the end of the ledger (0 when the newline was restored). */
   removedBytes: number;
-  /** SHA-256 hex of the removed fragment. */
+  /** SHA-256 hex of the fragment. */
   fragmentSha256: string;
+  /** Whether the fragment was a complete signed row, kept by restoring its newline. */
+  restoredNewline: boolean;
   /** The `ledger-repair` row. */
   row: AppendResult;
 }
@@ -69,21 +74,37 @@ export function repairTornTail(
     if (report.tail === null || report.problems.length === 0) {
       throw new LedgerError("NO_TORN_TAIL", "the ledger has no torn tail to repair");
     }
-    const { offset, length } = report.tail;
+    const { offset, length, complete } = report.tail;
     const fragment = new Uint8Array(length);
     if (readAtSync(file, offset, fragment) !== length) {
       throw new LedgerError("LEDGER_TAMPERED", "the ledger changed during repair");
     }
-    file.truncateSync(offset);
+    // A signed row is never thrown away: the file was opened for append, so this lands at the end.
+    if (complete) file.writeSync(new Uint8Array([0x0a]));
+    else file.truncateSync(offset);
     file.syncSync();
-    const tail = checkTail(file, paths, key.hmac);
     const fragmentSha256 = sha256Hex(fragment);
-    const row = writeRowLocked(file, paths, key.hmac, tail, {
-      action: "ledger-repair",
-      repair: "torn-tail",
-      removed_bytes: length,
-      fragment_sha256: fragmentSha256,
-    }, opts.now ?? (() => new Date()));
-    return { removedBytes: length, fragmentSha256, row };
+    // Verification just found, under this lock, every row valid and chained, the kept row
+    // chaining onto them and the head at most one row behind them: the head is brought up to date
+    // with the kept row before the repair row goes in.
+    const tail: TailState = complete
+      ? { count: report.rows + 1, prev: fragmentSha256, headLag: true, headMissing: false }
+      : checkTail(file, paths, key.hmac);
+    const row = writeRowLocked(
+      file,
+      paths,
+      key.hmac,
+      tail,
+      complete
+        ? { action: "ledger-repair", repair: "newline-restored", row_sha256: fragmentSha256 }
+        : {
+          action: "ledger-repair",
+          repair: "torn-tail",
+          removed_bytes: length,
+          fragment_sha256: fragmentSha256,
+        },
+      opts.now ?? (() => new Date()),
+    );
+    return { removedBytes: complete ? 0 : length, fragmentSha256, restoredNewline: complete, row };
   });
 }

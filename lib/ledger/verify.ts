@@ -14,6 +14,10 @@
  * | `LAST_ROW_REMOVED` | the head records one row more than the ledger holds |
  * | `TRUNCATED` | the ledger was cut (rows or part of a row missing at the end) |
  * | `TORN_TAIL` | an unterminated last line after rows that match the head: an interrupted write |
+ *
+ * An unterminated last line that is itself a complete signed row chaining onto the last row (all
+ * of an append but its newline) is a `TORN_TAIL` that repair completes rather than removes; one
+ * that is signed but chains elsewhere is a copied row (`ROWS_REORDERED`), not a torn write.
  * | `HEAD_MISSING`, `HEAD_MALFORMED`, `HEAD_MAC_INVALID`, `HEAD_MISMATCH` | the head |
  * | `LEDGER_MISSING` | no ledger while the dispatch store (or a head) exists |
  * | `DISPATCH_ROW_INVALID` | a dispatch-store row fails its MAC or is malformed |
@@ -34,6 +38,7 @@
  * @module
  */
 import type { HmacKey } from "../crypto/hash.ts";
+import { readAtSync } from "../fs/read_at.ts";
 import { LedgerError } from "../errors.ts";
 import {
   checkStatePath,
@@ -48,7 +53,7 @@ import {
   needsChainDetail,
   type RowChecks,
 } from "./verify_rows.ts";
-import { lineVerifies } from "./row.ts";
+import { lineVerifies, MAX_ROW_BYTES } from "./row.ts";
 
 /** The key as verification needs it: raw bytes (for the batch module) and a keyed HMAC. */
 export interface VerifyKey {
@@ -98,8 +103,11 @@ export interface VerifyReport {
   problems: LedgerProblem[];
   /** Observations that are not damage. */
   notes: string[];
-  /** The unterminated fragment, when the ledger ends with one. */
-  tail: { offset: number; length: number } | null;
+  /**
+   * The unterminated fragment, when the ledger ends with one; `complete` when it is a whole signed
+   * row chaining onto the last complete row, missing only its newline.
+   */
+  tail: { offset: number; length: number; complete: boolean } | null;
 }
 
 /** What verification reads (`null` = absent). */
@@ -110,6 +118,11 @@ export interface LedgerTexts {
   head: string | null;
   /** `dispatches.jsonl` */
   dispatches: string | null;
+  /**
+   * The ledger's unterminated fragment when `ledger` is `null` and the rows were checked elsewhere
+   * (streamed); `null` when there is none or it is longer than a row can be.
+   */
+  fragment?: Uint8Array | null;
 }
 
 /**
@@ -126,6 +139,26 @@ export function splitLines(text: string): { lines: string[]; fragment: string | 
   const parts = text.split("\n");
   const last = parts.pop() as string;
   return { lines: parts, fragment: last === "" ? null : last };
+}
+
+/**
+ * What an unterminated last line is: a whole signed row whose `prev` is `expectedPrev` (an append
+ * that lost only its newline), a whole signed row chaining elsewhere (copied in), or a piece of a
+ * row. `null` bytes (too long to be a row) are a piece.
+ */
+function fragmentKind(
+  bytes: Uint8Array | null,
+  hmac: HmacKey,
+  expectedPrev: string,
+): "chained-row" | "stray-row" | "piece" {
+  if (bytes === null || bytes.length >= MAX_ROW_BYTES || !lineVerifies(bytes, hmac)) return "piece";
+  let prev: unknown;
+  try {
+    prev = (JSON.parse(dec.decode(bytes)) as { prev?: unknown }).prev;
+  } catch {
+    return "piece";
+  }
+  return prev === expectedPrev ? "chained-row" : "stray-row";
 }
 
 /**
@@ -171,7 +204,14 @@ export function assessLedger(
     rows = n;
     const fragLen = c.size - c.completeEnd;
     const fragment = fragLen > 0 ? fragLen : null;
-    if (fragment !== null) tail = { offset: c.completeEnd, length: fragLen };
+    const fragKind = fragment === null ? "piece" : fragmentKind(
+      texts.ledger !== null ? texts.ledger.subarray(c.completeEnd) : texts.fragment ?? null,
+      hmac,
+      n === 0 ? "" : c.hash(n - 1),
+    );
+    if (fragment !== null) {
+      tail = { offset: c.completeEnd, length: fragLen, complete: fragKind === "chained-row" };
+    }
 
     let head: Head | null = null;
     let headMacOk = false;
@@ -262,7 +302,23 @@ export function assessLedger(
         k >= 0 && h.count === k && h.last === (k === 0 ? null : c.hash(k - 1));
       const lagOk = n >= 1 && matches(n - 1) && c.macOk[n - 1] === 1 && c.chainOk[n - 1] === 1;
       if (fragment !== null) {
-        if (matches(n) || lagOk) {
+        if (fragKind === "stray-row") {
+          add(
+            "ROWS_REORDERED",
+            n + 1,
+            "the unterminated last line is a signed row that does not chain onto row " +
+              `${n}: a row copied from elsewhere, not an interrupted write`,
+          );
+        } else if ((matches(n) || lagOk) && fragKind === "chained-row") {
+          add(
+            "TORN_TAIL",
+            n + 1,
+            `the ledger ends with a complete signed row after ${n} rows that match the head, ` +
+              "without its newline: an interrupted write (or a newline removed); " +
+              "`agentteams ledger repair --torn-tail` restores the newline, keeping the row",
+          );
+          if (lagOk) notes.push("the head is one row behind (an append was interrupted)");
+        } else if (matches(n) || lagOk) {
           add(
             "TORN_TAIL",
             n + 1,
@@ -411,6 +467,19 @@ function streamLedger(path: string, key: Uint8Array, retain: boolean): RowChecks
   }
 }
 
+/** The streamed ledger's unterminated fragment, when it is short enough to be a row. */
+function readFragment(path: string, checks: RowChecks): Uint8Array | null {
+  const length = checks.size - checks.completeEnd;
+  if (length === 0 || length >= MAX_ROW_BYTES) return null;
+  const file = Deno.openSync(path, { read: true });
+  try {
+    const out = new Uint8Array(length);
+    return readAtSync(file, checks.completeEnd, out) === length ? out : null;
+  } finally {
+    file.close();
+  }
+}
+
 /**
  * Verifies a project's ledger (see the module doc for the codes). The ledger is streamed, so
  * memory stays small however long it is.
@@ -435,7 +504,12 @@ export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
   let checks = streamLedger(path, key.bytes, false);
   if (needsChainDetail(checks)) checks = streamLedger(path, key.bytes, true);
   return assessLedger(
-    { ledger: null, head: small.head, dispatches: small.dispatches },
+    {
+      ledger: null,
+      head: small.head,
+      dispatches: small.dispatches,
+      fragment: readFragment(path, checks),
+    },
     key,
     checks,
   );

@@ -90,6 +90,60 @@ Deno.test("repairTornTail with the head one row behind: repairs, heals, verifies
   });
 });
 
+Deno.test("a complete signed last row without its newline (head at it or one behind): verify names it, repair keeps it by restoring the newline, and the ledger verifies", async (t) => {
+  for (const headRows of [5, 4]) {
+    await t.step(`head for ${headRows} of 6 rows`, () =>
+      withSandbox("repair-keep", async (sb) => {
+        const f = await copyFixture(sb.project);
+        const p = stateFiles(sb.project);
+        // Row 6 lost only its newline: a crash after all but the last byte, or someone who
+        // removed the newline and put back an older head to have repair throw the row away.
+        const kept = joinLines(f.lines).slice(0, -1);
+        await Deno.writeTextFile(p.ledger, kept);
+        await Deno.writeTextFile(p.head, headFor(f.lines.slice(0, headRows), FIXTURE_KEY.hmac));
+        const v = verifyLedgerAt(sb.project, FIXTURE_KEY);
+        assert.deepEqual(v.problems.map((x) => x.code), ["TORN_TAIL"]);
+        assert.match(v.problems[0].message, /complete signed row .* restores the newline/);
+        assert.equal(v.tail?.complete, true);
+        const r = await repairTornTail(sb.project, FIXTURE_KEY, { now: () => FIXTURE_NOW });
+        assert.equal(r.restoredNewline, true);
+        assert.equal(r.removedBytes, 0);
+        assert.equal(r.fragmentSha256, sha256(f.lines[5]));
+        assert.equal(r.row.count, 7);
+        const after = await Deno.readTextFile(p.ledger);
+        // Every row is kept byte for byte; the repair row follows.
+        assert.ok(after.startsWith(joinLines(f.lines)), "the signed row was not kept");
+        const row = JSON.parse(after.slice(joinLines(f.lines).length).trimEnd());
+        assert.equal(row.action, "ledger-repair");
+        assert.equal(row.repair, "newline-restored");
+        assert.equal(row.row_sha256, sha256(f.lines[5]));
+        assert.equal(row.prev, sha256(f.lines[5]));
+        const ok = verifyLedgerAt(sb.project, FIXTURE_KEY);
+        assert.equal(ok.ok, true, JSON.stringify(ok.problems));
+        assert.equal(ok.rows, 7);
+        assert.deepEqual(ok.notes, []);
+        assert.equal((await appendRow(sb.project, FIXTURE_KEY.hmac, { action: "after" })).count, 8);
+      }));
+  }
+});
+
+Deno.test("a signed row copied to the end without its newline (chaining elsewhere): ROWS_REORDERED, not a torn tail; repair refuses and writes nothing", async () => {
+  await withSandbox("repair-stray", async (sb) => {
+    const f = await copyFixture(sb.project);
+    const p = stateFiles(sb.project);
+    await Deno.writeTextFile(p.ledger, joinLines(f.lines) + f.lines[2]);
+    const v = verifyLedgerAt(sb.project, FIXTURE_KEY);
+    assert.deepEqual(v.problems.map((x) => x.code), ["ROWS_REORDERED"]);
+    assert.equal(v.problems[0].row, 7);
+    await refuses(
+      sb,
+      () => repairTornTail(sb.project, FIXTURE_KEY),
+      "LEDGER_TAMPERED",
+      LedgerError,
+    );
+  });
+});
+
 Deno.test("repairTornTail refuses NO_TORN_TAIL on an intact ledger (also with a lagging head), writing nothing", async () => {
   await withSandbox("repair-none", async (sb) => {
     const f = await copyFixture(sb.project);
