@@ -145,7 +145,10 @@ function checkScopes(
     const path: JsonPath = ["agent_policies", agent, "write_scopes", i];
     const problem = scopePatternProblem(scope);
     if (problem !== null) throw lint(src, path, `write scope ${JSON.stringify(scope)} ${problem}`);
-    const hit = covered.find((p) => inWriteScopes(p, [scope]));
+    // Folded here, though scopes match exactly: on a case-insensitive file system a scope spelled
+    // in another case reaches the brief all the same.
+    const folded = scope.toLowerCase();
+    const hit = covered.find((p) => inWriteScopes(p.toLowerCase(), [folded]));
     if (hit !== undefined) {
       throw lint(src, path, `write scope ${JSON.stringify(scope)} covers the brief path ${hit}`);
     }

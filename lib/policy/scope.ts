@@ -11,7 +11,8 @@
  *   everything below what it matches, dot-files and dot-directories included (`reports/p?/`
  *   covers `reports/p2/.envrc`).
  *
- * Matching is case-folded. The first segment must be literal and outside the control plane; a
+ * Matching is case-exact (the control plane and protected paths, which refuse, are the ones folded).
+ * The first segment must be literal and outside the control plane; a
  * scope with any problem (see {@link scopePatternProblem}) never matches, whether or not the policy
  * lint saw it.
  *
@@ -67,16 +68,19 @@ function isNormalizedRel(rel: string): boolean {
  * @example
  * ```ts
  * import { scopeMatches } from "./scope.ts";
- * scopeMatches("Docs/Guide.md", "docs/"); // true (case-folded)
+ * scopeMatches("docs/Guide.md", "docs/"); // true
+ * scopeMatches("Docs/Guide.md", "docs/"); // false: case is exact
  * scopeMatches("docs", "docs/"); // false: a directory scope covers what is below it
  * ```
  */
 export function scopeMatches(rel: string, scope: string): boolean {
   if (!isNormalizedRel(rel) || scopePatternProblem(scope) !== null) return false;
-  const parts = rel.toLowerCase().split("/");
-  const folded = scope.toLowerCase();
-  const below = folded.endsWith("/");
-  const pattern = (below ? folded.slice(0, -1) : folded).split("/");
+  // Exact case: on a case-sensitive file system `Docs/` is another directory than `docs/`, and
+  // folding (`toLowerCase` also folds U+212A KELVIN SIGN to `k`) would widen a scope to it. On a
+  // case-insensitive one, a path spelled in another case is refused, which fails safe.
+  const parts = rel.split("/");
+  const below = scope.endsWith("/");
+  const pattern = (below ? scope.slice(0, -1) : scope).split("/");
   if (below ? parts.length <= pattern.length : parts.length !== pattern.length) return false;
   for (let i = 0; i < pattern.length; i++) {
     const seg = parts[i];

@@ -18,8 +18,8 @@ Deno.test("scope: literal files, directories and segment patterns", () => {
   assert.equal(inWriteScopes("reports/.git/config", ["reports/*/"]), false);
   assert.equal(inWriteScopes("reports/.p2/x", ["reports/?p2/"]), false);
   assert.ok(inWriteScopes("reports/.p2/x", ["reports/.p?/"]), "a dotted pattern segment may");
-  assert.ok(inWriteScopes("Docs/Guide.MD", ["docs/guide.md"]), "case-folded");
-  assert.ok(inWriteScopes("src/B.ts", ["src/[a-c].ts"]));
+  assert.equal(inWriteScopes("Docs/Guide.MD", ["docs/guide.md"]), false, "case is exact");
+  assert.ok(inWriteScopes("src/b.ts", ["src/[a-c].ts"]));
   assert.equal(inWriteScopes("src/d.ts", ["src/[a-c].ts"]), false);
 });
 
@@ -97,7 +97,7 @@ Deno.test("scope: a pattern never matches outside its literal first segment (pro
     fc.property(scopeAndRel, ([scope, rel]) => {
       if (scopeMatches(rel, scope)) {
         hits++;
-        assert.equal(rel.split("/")[0].toLowerCase(), scope.split("/")[0].toLowerCase());
+        assert.equal(rel.split("/")[0], scope.split("/")[0]);
       }
     }),
     { numRuns: 3000 },
@@ -160,19 +160,29 @@ Deno.test("scope: a trailing `/` covers everything below what the pattern matche
   assert.ok(hits > 300, `only ${hits} matching samples`);
 });
 
-Deno.test("scope: matching is case-folded (property)", () => {
-  const flip = (s: string, mask: number) =>
-    Array.from(s, (c, i) => ((mask >> (i % 30)) & 1 ? c.toUpperCase() : c)).join("");
+Deno.test("scope: matching is case-exact, so a scope never reaches a sibling spelled in another case (or with U+212A KELVIN SIGN)", () => {
+  assert.equal(inWriteScopes("Docs/RELEASE.md", ["docs/"]), false);
+  assert.equal(inWriteScopes("DOCS/new.md", ["docs/"]), false);
+  assert.equal(inWriteScopes("docs/a.md", ["Docs/"]), false);
+  assert.equal(inWriteScopes("\u212A8s/deploy.yaml", ["k8s/"]), false);
+  assert.equal(inWriteScopes("src/B.ts", ["src/[a-c].ts"]), false);
+  assert.ok(inWriteScopes("docs/RELEASE.md", ["docs/"]));
+  assert.ok(inWriteScopes("Docs/x.md", ["Docs/"]));
+});
+
+Deno.test("scope: flipping the case of a letter in a literal scope's path never keeps the match (property)", () => {
+  const seg = fc.stringMatching(/^[a-z][a-z0-9_-]{0,8}$/);
   fc.assert(
-    fc.property(
-      scopeAndRel,
-      fc.integer({ min: 0, max: 2 ** 30 - 1 }),
-      fc.integer({ min: 0, max: 2 ** 30 - 1 }),
-      ([scope, rel], m1, m2) => {
-        assert.equal(scopeMatches(flip(rel, m1), flip(scope, m2)), scopeMatches(rel, scope));
-      },
-    ),
-    { numRuns: 2000 },
+    fc.property(fc.array(seg, { minLength: 1, maxLength: 4 }), fc.nat(), (segs, k) => {
+      const rel = segs.join("/");
+      assert.ok(scopeMatches(rel, rel));
+      const letters = [...rel].map((c, i) => [c, i] as const).filter(([c]) => /[a-z]/.test(c));
+      const [, at] = letters[k % letters.length];
+      const flipped = rel.slice(0, at) + rel[at].toUpperCase() + rel.slice(at + 1);
+      assert.equal(scopeMatches(flipped, rel), false, flipped);
+      assert.equal(scopeMatches(rel, flipped), false, flipped);
+    }),
+    { numRuns: 1000 },
   );
 });
 

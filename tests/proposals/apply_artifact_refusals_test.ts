@@ -194,9 +194,9 @@ Deno.test("apply refuses unknown and failing gates", async (t) => {
       },
     );
     await t.step(
-      "the glob is case-insensitive: DOCS/NEW.MD is gated too (GATE_FAILED)",
+      "the glob is case-insensitive: docs/NEW.MD is gated too (GATE_FAILED)",
       async () => {
-        await expectRefusal(p, change(nonce, "DOCS/NEW.MD", "nothing\n"), "GATE_FAILED", exp);
+        await expectRefusal(p, change(nonce, "docs/NEW.MD", "nothing\n"), "GATE_FAILED", exp);
       },
     );
   });

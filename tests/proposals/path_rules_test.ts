@@ -131,7 +131,7 @@ Deno.test("checkProposalPath: each rule and the order in which they apply", () =
   const cases: [string, string, string | null][] = [
     // [path, agent, code]
     ["src/a.txt", "worker", null],
-    ["SRC/A.txt", "worker", null], // scopes are case-folded
+    ["SRC/A.txt", "worker", "OUT_OF_SCOPE"], // scopes match case exactly: SRC/ is not src/
     ["docs/x/y.md", "reader", null],
     [".hidden/x", "worker", null],
     ["x.txt", "worker", null],
