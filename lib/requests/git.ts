@@ -373,7 +373,11 @@ export async function gitStatus(ctx: GitContext): Promise<StatusEntry[]> {
     "-z",
     "--untracked-files=all",
     "--no-renames",
-    "--ignore-submodules=none",
+    // Never into a submodule: git would read the submodule's own config and attributes there,
+    // which the agent can write (a repository it made at a submodule's path, with a clean
+    // filter), and run what they name as the operator, outside the sandbox. A submodule's `.git`
+    // is watched instead (`submoduleGitRoots`); changes inside a submodule are a stated blind spot.
+    "--ignore-submodules=all",
     "--",
     ".",
   ]);
@@ -395,20 +399,29 @@ export interface IndexRead {
   readonly entries: readonly IndexEntry[];
   /** The entries git status skips (assume-unchanged, skip-worktree), found without building all. */
   readonly flagged: readonly IndexEntry[];
+  /** The submodule entries (gitlinks, mode 160000), likewise. */
+  readonly gitlinks: readonly IndexEntry[];
   /** True when `git ls-files` had to be asked (split or sparse index). */
   readonly viaGit: boolean;
 }
 
+const GITLINK = 0o160000;
+
+function isGitlink(mode: number): boolean {
+  return (mode & 0o170000) === GITLINK;
+}
+
 function lazyIndex(
   raw: Uint8Array,
-  flagged: readonly IndexEntry[],
+  kept: readonly IndexEntry[],
   build: () => readonly IndexEntry[],
   viaGit: boolean,
 ): IndexRead {
   let all: readonly IndexEntry[] | null = null;
   return {
     raw,
-    flagged,
+    flagged: kept.filter((e) => e.assumeValid || e.skipWorktree),
+    gitlinks: kept.filter((e) => isGitlink(e.mode)),
     viaGit,
     get entries() {
       return all ??= build();
@@ -474,9 +487,13 @@ export async function readIndex(ctx: GitContext): Promise<IndexRead> {
     throw new RequestError("SNAPSHOT_FAILED", `cannot read the git index: ${String(e)}`);
   }
   const oidLength = ctx.objectFormat === "sha1" ? 20 : 32;
-  // Every entry is checked now; only the flagged ones are built. The full list is built only if
-  // a comparison needs it (a path that changed state, or an index that changed).
-  const parsed = parseIndex(raw, oidLength, (assumeValid, skip) => assumeValid || skip);
+  // Every entry is checked now; only the flagged ones and the gitlinks are built. The full list is
+  // built only if a comparison needs it (a path that changed state, or an index that changed).
+  const parsed = parseIndex(
+    raw,
+    oidLength,
+    (assumeValid, skip, mode) => assumeValid || skip || isGitlink(mode),
+  );
   if (parsed.ok) {
     return lazyIndex(raw, parsed.entries, () => {
       const full = parseIndex(raw, oidLength);
@@ -491,7 +508,7 @@ export async function readIndex(ctx: GitContext): Promise<IndexRead> {
   }
   return lazyIndex(
     out.stdout,
-    entries.filter((e) => e.assumeValid || e.skipWorktree),
+    entries.filter((e) => e.assumeValid || e.skipWorktree || isGitlink(e.mode)),
     () => entries,
     true,
   );

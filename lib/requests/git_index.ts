@@ -66,7 +66,7 @@ function readVarint(buf: Uint8Array, at: number): [number, number] | null {
 export function parseIndex(
   buf: Uint8Array,
   oidLength: number,
-  keep?: (assumeValid: boolean, skipWorktree: boolean) => boolean,
+  keep?: (assumeValid: boolean, skipWorktree: boolean, mode: number) => boolean,
 ): IndexParse {
   if (buf.length < 12 + oidLength) return fail("too short");
   if (buf[0] !== 0x44 || buf[1] !== 0x49 || buf[2] !== 0x52 || buf[3] !== 0x43) {
@@ -96,7 +96,7 @@ export function parseIndex(
     if ((mode & 0o170000) === 0o040000) return fail("sparse directory entry");
     const assumeValid = (flags & 0x8000) !== 0;
     const skipWorktree = (extended & 0x4000) !== 0;
-    const wanted = keep === undefined || keep(assumeValid, skipWorktree);
+    const wanted = keep === undefined || keep(assumeValid, skipWorktree, mode);
     if (version === 4) {
       const v = readVarint(buf, cursor);
       if (v === null || v[0] > prev.length) return fail("bad path compression");

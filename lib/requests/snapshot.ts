@@ -26,6 +26,7 @@
  * @module
  */
 
+import { RequestError } from "../errors.ts";
 import { controlPlaneOf } from "../policy/control_plane.ts";
 import type { GitContext, IndexRead } from "./git.ts";
 import { gitStatus, readIndex } from "./git.ts";
@@ -146,6 +147,40 @@ export function gitWatchRoots(ctx: GitContext): WatchRoot[] {
   ];
 }
 
+/**
+ * The `.git` entry of every submodule in the project (each gitlink in the index), watched by stat:
+ * git status never looks into a submodule, so a repository the agent makes at a submodule's path
+ * (or a replaced `.git` there) shows here, as the control-plane write it is. Not recursive: an
+ * existing `.git` inside a write root is read-only in the sandbox, so creating or replacing it is
+ * what can happen.
+ *
+ * @throws {RequestError} `SNAPSHOT_FAILED` for a submodule path that is not UTF-8 (it could not be
+ *   watched).
+ * @example
+ * ```ts
+ * import { submoduleGitRoots } from "./snapshot.ts";
+ * import type { GitContext, IndexRead } from "./git.ts";
+ * declare const ctx: GitContext; // the worktree /work/p
+ * declare const index: IndexRead; // a submodule at lib/vendor
+ * submoduleGitRoots(ctx, index); // [{ abs: "/work/p/lib/vendor/.git", key: "lib/vendor/.git", recursive: false }]
+ * ```
+ */
+export function submoduleGitRoots(ctx: GitContext, index: IndexRead): WatchRoot[] {
+  const roots = new Map<string, WatchRoot>();
+  for (const e of index.gitlinks) {
+    if (!startsWithBytes(e.path, ctx.prefixBytes)) continue;
+    const { key, text } = projectKey(ctx, e.path);
+    if (text === null) {
+      throw new RequestError(
+        "SNAPSHOT_FAILED",
+        `the submodule path ${key} is not UTF-8: its .git cannot be watched`,
+      );
+    }
+    roots.set(key, { abs: `${ctx.top}/${text}/.git`, key: `${key}/.git`, recursive: false });
+  }
+  return [...roots.values()];
+}
+
 /** The report key of a path, and the name to open it by (`null` when it is not UTF-8). */
 function projectKey(ctx: GitContext, full: Uint8Array): { key: string; text: string | null } {
   const rel = renderPathBytes(full.subarray(ctx.prefixBytes.length));
@@ -205,7 +240,11 @@ export async function takeSnapshot(
     ? prev.source
     : await readIndex(ctx);
   const racyCutoffMs = Math.floor(takenAt / 1000) * 1000 - RACY_WINDOW_MS;
-  const watch = await watchPaths([...controlPlaneRoots(ctx.root), ...gitWatchRoots(ctx)], {
+  const watch = await watchPaths([
+    ...controlPlaneRoots(ctx.root),
+    ...gitWatchRoots(ctx),
+    ...submoduleGitRoots(ctx, index),
+  ], {
     racyCutoffMs,
     alsoHash: options.previous?.hashed,
     statOnly: options.statOnly,

@@ -25,7 +25,7 @@ import {
   type WorldPaths,
 } from "./_run_helpers.ts";
 
-const SCRIPTS: Record<string, string> = {
+const SCRIPTS: Record<string, string | ((p: WorldPaths) => string)> = {
   "edit-tracked": shScript("printf 'more\\n' >> src/a.txt"),
   "create-untracked": shScript(": > src/new.txt"),
   "delete-tracked": shScript("rm src/b.txt"),
@@ -73,6 +73,26 @@ const SCRIPTS: Record<string, string> = {
   "plant-newhooks": shScript(
     "mkdir -p src/newhooks\nprintf '#!/bin/sh\\n' > src/newhooks/pre-commit && echo PLANTED\nexit 0",
   ),
+  // A repository of the agent's own at a submodule's path (not checked out), whose config names a
+  // clean filter for a file it then rewrites at the same size: a `git status` that looks into
+  // submodules would run the filter as the operator, outside the sandbox.
+  "submodule-filter": (p) =>
+    shScript(
+      [
+        "cd src/sub || exit 9",
+        'export HOME="$TMPDIR" GIT_CONFIG_NOSYSTEM=1',
+        "git init -q . || exit 8",
+        "printf 'a\\n' > f.txt",
+        "printf 'f.txt filter=x\\n' > .gitattributes",
+        "git -c user.name=a -c user.email=a@b add f.txt .gitattributes || exit 7",
+        `git config filter.x.clean "sh -c 'echo ran > ${p.scratch}/filter-ran; cat'"`,
+        "printf 'b\\n' > f.txt",
+        "touch -d '@4102444800' f.txt",
+        "echo PLANTED",
+      ].join("\n"),
+    ),
+  // A new repository under a declared directory: its `.git` is control plane wherever it lies.
+  "nested-repo": shScript("git init -q src/out/nested && echo NESTED"),
 };
 
 function brief(p: WorldPaths) {
@@ -293,5 +313,32 @@ Deno.test("run undeclared: a read-only path inside a write root replaced by movi
     await Deno.writeTextFile(join(w.project, "src/lib/readme.txt"), "lib\n");
     const r = await runScript(w, "move-aside");
     await assertUndeclared(w, r, ["src/lib/secret.txt", "src/pkg/keep"]);
+  });
+});
+
+Deno.test("run undeclared: an agent-made repository at a submodule's path never gets its filters run by the operator's git status; its .git is reported", async () => {
+  await withWorld("submodule", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
+    // A submodule at src/sub, not checked out (a clone without --recurse-submodules).
+    await Deno.writeTextFile(
+      join(w.project, ".gitmodules"),
+      '[submodule "sub"]\n\tpath = src/sub\n\turl = ./nowhere\n',
+    );
+    await w.git("update-index", "--add", "--cacheinfo", `160000,${"1".repeat(40)},src/sub`);
+    await w.git("add", ".gitmodules");
+    await w.git("commit", "-q", "-m", "submodule");
+    await Deno.mkdir(join(w.project, "src/sub"));
+    const r = await runScript(w, "submodule-filter", ["src/sub"]);
+    assert.match(r.stdout, /PLANTED/, r.stderr);
+    // The filter never ran: no git of the operator looked inside the submodule.
+    assert.equal(await exists(join(w.scratch, "filter-ran")), false, "the agent's filter ran");
+    await assertUndeclared(w, r, ["src/sub/.git"]);
+  });
+});
+
+Deno.test("run undeclared: a new repository under a declared directory is reported (its .git is control plane)", async () => {
+  await withWorld("nested-repo", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
+    const r = await runScript(w, "nested-repo", ["src/out/"]);
+    assert.match(r.stdout, /NESTED/, r.stderr);
+    await assertUndeclared(w, r, ["src/out/nested/"]);
   });
 });
