@@ -31,19 +31,42 @@ export function makePrivateTmpdir(parent?: string): string {
 }
 
 /**
- * Removes a run's private TMPDIR and everything in it.
+ * Removes a run's private TMPDIR and everything in it. The command may have left directories this
+ * process cannot enter or empty (mode `0500`): they are the same user's, so their modes are put
+ * back to `0700` (never through a symlink) and the removal tried again. Returns whether the
+ * directory is gone; a failure is not thrown, since it comes after the run's result, which it
+ * must not replace (a leftover directory under TMPDIR is harmless).
  *
  * @example
  * ```ts
  * import { makePrivateTmpdir, removePrivateTmpdir } from "./run_dir.ts";
- * removePrivateTmpdir(makePrivateTmpdir());
+ * removePrivateTmpdir(makePrivateTmpdir()); // true
  * ```
  */
-export function removePrivateTmpdir(dir: string): void {
+export function removePrivateTmpdir(dir: string): boolean {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+      return true;
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return true;
+      if (attempt === 0) openUp(dir);
+    }
+  }
+  return false;
+}
+
+/** Gives every directory below `dir` (itself included, never through a symlink) mode `0700`. */
+function openUp(dir: string): void {
   try {
-    Deno.removeSync(dir, { recursive: true });
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    const st = Deno.lstatSync(dir);
+    if (!st.isDirectory) return;
+    Deno.chmodSync(dir, 0o700);
+    for (const e of Deno.readDirSync(dir)) {
+      if (e.isDirectory) openUp(`${dir}/${e.name}`);
+    }
+  } catch {
+    // Best effort: what stays is reported by the removal's result.
   }
 }
 
