@@ -215,7 +215,8 @@ async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promi
       ...reads,
     ],
     write: [ctx.project, tmp],
-    run: [BWRAP_PATH, SETSID_PATH, ...run],
+    // perl runs the exec guard in front of bwrap (and the anchored writes of `apply`).
+    run: [BWRAP_PATH, PERL, SETSID_PATH, ...run],
     env: [...KEY_ENV, ...CHILD_ENV],
     sys: ["uid"],
   });
@@ -234,7 +235,7 @@ async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promi
  * ```
  */
 export async function applyNeeds(ctx: Ctx): Promise<Needs> {
-  return await actingNeeds(ctx, [PERL, ...await unconfinedGates(ctx)]);
+  return await actingNeeds(ctx, await unconfinedGates(ctx));
 }
 
 /**
@@ -245,7 +246,7 @@ export async function applyNeeds(ctx: Ctx): Promise<Needs> {
  * import { runNeeds } from "./acting_needs.ts";
  * import type { Ctx } from "./types.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`, without --unconfined, git in /usr/bin
- * (await runNeeds(ctx)).run; // ["/usr/bin/bwrap", "/usr/bin/git", "/usr/bin/setsid"]
+ * (await runNeeds(ctx)).run; // ["/usr/bin/bwrap", "/usr/bin/git", "/usr/bin/perl", "/usr/bin/setsid"]
  * ```
  */
 export async function runNeeds(ctx: Ctx): Promise<Needs> {

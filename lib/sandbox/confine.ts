@@ -16,23 +16,32 @@
  * @module
  */
 
+import { PERL } from "../fs/anchored_write.ts";
 import { BWRAP_PATH, bwrapArgv } from "./bwrap.ts";
+import { guardedArgv } from "./exec_guard.ts";
+import { unixSocketFilter } from "./seccomp.ts";
 import type { Backend } from "./decide.ts";
 import type { ConfinementPlan } from "./plan.ts";
 import { SANDBOX_EXEC_PATH, seatbeltArgv } from "./seatbelt.ts";
 
-/** Absolute paths of the sandbox programs. */
+/** Absolute paths of the sandbox programs, and the machine they run on. */
 export interface SandboxPrograms {
   /** bubblewrap. */
   readonly bwrap: string;
   /** sandbox-exec. */
   readonly sandboxExec: string;
+  /** perl, which runs the exec guard in front of bwrap (`exec_guard.ts`). */
+  readonly perl: string;
+  /** `Deno.build.arch` (system call numbers for the guard and the seccomp filter). */
+  readonly arch: string;
 }
 
 /** The default sandbox program paths. */
 export const DEFAULT_SANDBOX_PROGRAMS: SandboxPrograms = Object.freeze({
   bwrap: BWRAP_PATH,
   sandboxExec: SANDBOX_EXEC_PATH,
+  perl: PERL,
+  arch: Deno.build.arch,
 });
 
 /** A command ready to spawn. */
@@ -70,7 +79,13 @@ export function confineArgv(
 ): ConfinedCommand {
   const env = Object.fromEntries(plan.env);
   if (backend === "bwrap") {
-    const [program, ...args] = bwrapArgv({ ...plan, bwrap: programs.bwrap });
+    // Through the exec guard: inherited descriptors closed, and, without network, the seccomp
+    // filter that keeps the command from the host's Unix sockets.
+    const [program, ...args] = guardedArgv(
+      programs,
+      plan.network ? null : unixSocketFilter(programs.arch),
+      bwrapArgv({ ...plan, bwrap: programs.bwrap }),
+    );
     return { program, args, env, cwd: plan.cwd, backend, confined: true };
   }
   if (backend === "seatbelt") {

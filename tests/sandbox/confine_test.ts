@@ -6,6 +6,8 @@ import {
   type ConfinementPlan,
   seatbeltArgv,
 } from "../../lib/sandbox/mod.ts";
+import { EXEC_GUARD_SCRIPT } from "../../lib/sandbox/exec_guard.ts";
+import { unixSocketFilter } from "../../lib/sandbox/seccomp.ts";
 import { assertEquals } from "./_assert.ts";
 
 const PLAN: ConfinementPlan = {
@@ -22,9 +24,18 @@ const PLAN: ConfinementPlan = {
   argv: ["/usr/bin/make", "-j2"],
 };
 
-Deno.test("confine: bwrap wraps with the default /usr/bin/bwrap", () => {
+const CLOSE_NR = Deno.build.arch === "aarch64" ? "57" : "3";
+
+Deno.test("confine: bwrap, with the default /usr/bin/bwrap, runs behind the exec guard with the Unix-socket filter when there is no network", () => {
   const c = confineArgv(PLAN, "bwrap");
-  assertEquals([c.program, ...c.args], bwrapArgv({ ...PLAN, bwrap: "/usr/bin/bwrap" }));
+  assertEquals([c.program, ...c.args], [
+    "/usr/bin/perl",
+    "-e",
+    EXEC_GUARD_SCRIPT,
+    CLOSE_NR,
+    unixSocketFilter(Deno.build.arch).toHex(),
+    ...bwrapArgv({ ...PLAN, bwrap: "/usr/bin/bwrap" }),
+  ]);
   assertEquals(c.env, { PATH: "/usr/bin", TMPDIR: "/t" });
   assertEquals([c.cwd, c.backend, c.confined], ["/p/build", "bwrap", true]);
 });
@@ -44,7 +55,18 @@ Deno.test("confine: the unconfined opt-out runs the command itself and says so",
   assertEquals(c.env, { PATH: "/usr/bin", TMPDIR: "/t" });
 });
 
-Deno.test("confine: custom program paths are honoured", () => {
-  const c = confineArgv(PLAN, "bwrap", { bwrap: "/opt/bin/bwrap", sandboxExec: "/x" });
-  assertEquals(c.program, "/opt/bin/bwrap");
+Deno.test("confine: with network the guard passes no filter (only closes descriptors)", () => {
+  const c = confineArgv({ ...PLAN, network: true }, "bwrap");
+  assertEquals(c.args.slice(2, 5), [CLOSE_NR, "", "/usr/bin/bwrap"]);
+});
+
+Deno.test("confine: custom program paths and architecture are honoured", () => {
+  const c = confineArgv(PLAN, "bwrap", {
+    bwrap: "/opt/bin/bwrap",
+    sandboxExec: "/x",
+    perl: "/opt/bin/perl",
+    arch: "aarch64",
+  });
+  assertEquals(c.program, "/opt/bin/perl");
+  assertEquals(c.args.slice(2, 5), ["57", unixSocketFilter("aarch64").toHex(), "/opt/bin/bwrap"]);
 });

@@ -4,7 +4,12 @@
  * processes; `--new-session` stops TIOCSTI into the caller's terminal.
  */
 
-import { bwrapArgv, makePrivateTmpdir } from "../../lib/sandbox/mod.ts";
+import {
+  bwrapArgv,
+  confineArgv,
+  makePrivateTmpdir,
+  removePrivateTmpdir,
+} from "../../lib/sandbox/mod.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import {
   assertSameTree,
@@ -69,6 +74,82 @@ Deno.test("control: with network: true the same connect reaches the listener", a
       assert(conn.remoteAddr.transport === "tcp", "the listener got the control connection");
       conn.close();
     });
+  });
+});
+
+const UNIX_PERL = "use IO::Socket::UNIX; my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]); " +
+  'print($s ? "unix-connected\\n" : "unix-failed $!\\n");';
+
+/** A Unix socket listener on the host (an ssh-agent, a user bus, docker.sock stand-in). */
+async function withUnixListener<T>(fn: (path: string) => Promise<T>): Promise<T> {
+  const dir = Deno.makeTempDirSync({ prefix: "at-unix-" });
+  const path = `${dir}/agent.sock`;
+  const listener = Deno.listen({ transport: "unix", path });
+  try {
+    return await fn(path);
+  } finally {
+    listener.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+Deno.test("escape: without network no Unix socket can be made, so a host socket's owner gets no orders (seccomp: EACCES); socketpair still works", async () => {
+  requireProgram("/usr/bin/perl");
+  await withUnchangedOutside(async (fx) => {
+    await withUnixListener(async (path) => {
+      const r = await runConfined(fx, [
+        "/usr/bin/bash",
+        "-c",
+        '/usr/bin/perl -e "$1" "$2"; /usr/bin/perl -e "use Socket; ' +
+        'socketpair(my \\$a, my \\$b, AF_UNIX, SOCK_STREAM, 0) ? print \\"pair-ok\\n\\" : ' +
+        'print \\"pair-failed \\$!\\n\\""',
+        "unix",
+        UNIX_PERL,
+        path,
+      ]);
+      assert(r.stdout.includes("unix-failed Permission denied"), `must be refused: ${r.stdout}`);
+      assert(!r.stdout.includes("unix-connected"), r.stdout);
+      assert(r.stdout.includes("pair-ok"), `socketpair must work: ${r.stdout} ${r.stderr}`);
+    });
+  });
+});
+
+Deno.test("control: with network: true the same Unix connect reaches the socket", async () => {
+  await withUnchangedOutside(async (fx) => {
+    await withUnixListener(async (path) => {
+      const r = await runConfined(fx, ["/usr/bin/perl", "-e", UNIX_PERL, path], {
+        network: true,
+      });
+      assert(r.stdout.includes("unix-connected"), `control must connect: ${r.stdout} ${r.stderr}`);
+    });
+  });
+});
+
+Deno.test("escape: a descriptor the caller left open (fd 7, a directory outside) never reaches the command; without the guard it would", async () => {
+  requireProgram("/usr/bin/sh");
+  await withUnchangedOutside(async (fx) => {
+    const probe = [
+      "/usr/bin/sh",
+      "-c",
+      "if [ -e /proc/self/fd/7 ]; then echo fd7-open; ls /proc/self/fd/7/; else echo fd7-closed; fi",
+    ];
+    const tmpdir = makePrivateTmpdir();
+    try {
+      const cmd = confineArgv(planFor(fx, probe, tmpdir), "bwrap");
+      // A caller that leaves fd 7 open on the fixture's base dir (which holds the hidden key dir).
+      const leak = (argv: string[]) =>
+        runSync("/usr/bin/sh", ["-c", 'exec 7<"$0"; exec "$@"', fx.base, ...argv], {
+          cwd: cmd.cwd,
+          env: cmd.env,
+        });
+      const guarded = leak([cmd.program, ...cmd.args]);
+      assertEquals(guarded.stdout.trim(), "fd7-closed", guarded.stderr);
+      // The control: bwrap started directly passes the descriptor on.
+      const bare = leak(cmd.args.slice(4));
+      assert(bare.stdout.includes("fd7-open"), `control must leak: ${bare.stdout} ${bare.stderr}`);
+    } finally {
+      removePrivateTmpdir(tmpdir);
+    }
   });
 });
 

@@ -1,0 +1,96 @@
+/**
+ * The exec guard: a few lines of Perl (`perl -e`, no module loaded) that stand between this process
+ * and bwrap. Before exec'ing bwrap it
+ *
+ * 1. closes every file descriptor above 2. Deno's spawn, like bwrap, passes on whatever the caller
+ *    of `agentteams` left open without close-on-exec (a `flock 9` wrapper, a Node parent's IPC
+ *    channel, systemd's sockets): an open directory descriptor would let the command walk the host
+ *    tree past every mount the sandbox set up (the hidden key dir included);
+ * 2. when a seccomp filter is given (a command without network, see `seccomp.ts`), writes it into a
+ *    pipe and passes the pipe's read end to bwrap as `--seccomp FD`: Deno cannot hand a child any
+ *    descriptor but 0, 1 and 2.
+ *
+ * The `close` system call's number is passed in (it differs by architecture), so the guard needs no
+ * Perl module: loading POSIX alone would triple its start-up.
+ *
+ * @example
+ * ```ts
+ * import { guardedArgv } from "./exec_guard.ts";
+ * guardedArgv({ perl: "/usr/bin/perl", arch: "x86_64" }, null, ["/usr/bin/bwrap", "--", "/bin/true"])
+ *   .slice(3); // ["3", "", "/usr/bin/bwrap", "--", "/bin/true"]
+ * ```
+ * @module
+ */
+
+import { SandboxError } from "../errors.ts";
+
+/** `__NR_close` by `Deno.build.arch`. */
+const CLOSE_NR: Readonly<Record<string, number>> = { x86_64: 3, aarch64: 57 };
+
+/**
+ * The guard (argv after `-e`: close's number, the filter as hex or empty, then the program and its
+ * arguments). `$^F` set high keeps the pipe open across exec; everything else this process opens
+ * is closed or close-on-exec.
+ */
+export const EXEC_GUARD_SCRIPT: string = [
+  "my ($close, $hex, $prog, @args) = @ARGV;",
+  'opendir(my $d, "/proc/self/fd") or die "agentteams exec guard: /proc/self/fd: $!\\n";',
+  "my @fds = grep { /^[0-9]+\\z/ && $_ > 2 } readdir($d);",
+  "closedir($d);",
+  "syscall($close, $_ + 0) for @fds;",
+  // Declared out here: a handle that goes out of scope is closed, before the exec.
+  "my (@seccomp, $r, $w);",
+  'if ($hex ne "") {',
+  "  $^F = 1 << 30;",
+  '  pipe($r, $w) or die "agentteams exec guard: pipe: $!\\n";',
+  "  my $bpf = pack('H*', $hex);",
+  '  syswrite($w, $bpf) == length($bpf) or die "agentteams exec guard: write: $!\\n";',
+  "  close($w);",
+  '  @seccomp = ("--seccomp", fileno($r));',
+  "}",
+  'exec { $prog } $prog, @seccomp, @args or die "agentteams exec guard: exec $prog: $!\\n";',
+].join("\n");
+
+/** The programs and machine the guard is built for. */
+export interface GuardHost {
+  /** Absolute path of `perl`. */
+  readonly perl: string;
+  /** `Deno.build.arch`. */
+  readonly arch: string;
+}
+
+/**
+ * `argv` (bwrap first) wrapped in the guard; `filter` is passed to bwrap as `--seccomp FD`, inserted
+ * right after `argv[0]`.
+ *
+ * @throws {SandboxError} `CONFINED_INVALID` for an architecture it has no numbers for.
+ * @example
+ * ```ts
+ * import { guardedArgv } from "./exec_guard.ts";
+ * const argv = guardedArgv({ perl: "/usr/bin/perl", arch: "aarch64" }, new Uint8Array([1, 2]), [
+ *   "/usr/bin/bwrap", "--", "/bin/true",
+ * ]);
+ * argv.slice(3, 5); // ["57", "0102"]
+ * ```
+ */
+export function guardedArgv(
+  host: GuardHost,
+  filter: Uint8Array | null,
+  argv: readonly string[],
+): string[] {
+  const close = Object.hasOwn(CLOSE_NR, host.arch) ? CLOSE_NR[host.arch] : undefined;
+  if (close === undefined) {
+    throw new SandboxError(
+      "CONFINED_INVALID",
+      `no exec guard for the ${host.arch} architecture`,
+    );
+  }
+  return [
+    host.perl,
+    "-e",
+    EXEC_GUARD_SCRIPT,
+    String(close),
+    filter === null ? "" : filter.toHex(),
+    ...argv,
+  ];
+}
