@@ -95,6 +95,9 @@ fail("PROTO", $line) unless defined $go && $go eq "G";
 my @u = lstat($name);
 if (@u) { fail("CHANGED", $name) if -l _ || $u[0] != $tdev || $u[1] != $tino; }
 else { fail("CHANGED", $name) if $tino != -1; }
+# The directory is opened (for its fsync) before anything changes in it: once the rename or the
+# unlink is done the act stands, and only a failure before it may be reported as a refusal.
+sysopen(my $d, ".", O_RDONLY) or fail("SYNCDIR", "$!");
 if ($op eq "write") {
   my $tmp = sprintf(".%s.%08x%08x.tmp", substr($name, 0, 100), int(rand(4294967295)), int(rand(4294967295)));
   sysopen(my $w, $tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600) or fail("CREATE", "$tmp: $!");
@@ -119,7 +122,6 @@ if ($op eq "write") {
 } else {
   fail("PROTO", $op);
 }
-sysopen(my $d, ".", O_RDONLY) or fail("SYNCDIR", "$!");
 $d->sync; close $d;
 print STDOUT "OK\n";
 exit 0;

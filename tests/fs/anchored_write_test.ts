@@ -207,3 +207,37 @@ Deno.test("anchored write: a target of many pipe chunks reaches the decision who
   assert.deepEqual(seen, bytes);
   assert.equal(Deno.readTextFileSync(`${root}/src/x.txt`), "small\n");
 });
+
+Deno.test("anchored write: a directory the helper cannot open for its fsync (mode 0333, an unprivileged operator) is refused before the write or the unlink, not after", async () => {
+  const root = Deno.makeTempDirSync();
+  try {
+    // The helper runs as root without the capabilities that bypass file permissions, as an
+    // unprivileged operator's would.
+    Deno.statSync("/usr/bin/setpriv");
+    const perl = `${root}/perl-without-bypass`;
+    Deno.writeTextFileSync(
+      perl,
+      "#!/bin/sh\nexec /usr/bin/setpriv --bounding-set -dac_override,-dac_read_search,-fowner " +
+        '/usr/bin/perl "$@"\n',
+    );
+    Deno.chmodSync(perl, 0o755);
+    Deno.mkdirSync(`${root}/src`);
+    Deno.writeTextFileSync(`${root}/src/x.txt`, "old\n");
+    const before = await snapshotTree(`${root}/src`);
+    Deno.chmodSync(`${root}/src`, 0o333);
+    for (const op of ["write", "unlink"] as const) {
+      await assert.rejects(
+        () => anchoredReplace(spec(root, { op, perl })),
+        (e) => e instanceof FsSafetyError && /SYNCDIR/.test(e.message),
+        op,
+      );
+      Deno.chmodSync(`${root}/src`, 0o755);
+      assertSameTree(before, await snapshotTree(`${root}/src`), `after a refused ${op}`);
+      assert.equal(Deno.readTextFileSync(`${root}/src/x.txt`), "old\n");
+      Deno.chmodSync(`${root}/src`, 0o333);
+    }
+  } finally {
+    Deno.chmodSync(`${root}/src`, 0o755);
+    Deno.removeSync(root, { recursive: true });
+  }
+});
