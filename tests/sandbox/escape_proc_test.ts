@@ -127,7 +127,7 @@ Deno.test("control: with network: true the same Unix connect reaches the socket"
 
 Deno.test("escape: a descriptor the caller left open (fd 7, a directory outside) never reaches the command; without the guard it would", async () => {
   requireProgram("/usr/bin/sh");
-  await withUnchangedOutside(async (fx) => {
+  await withUnchangedOutside((fx) => {
     const probe = [
       "/usr/bin/sh",
       "-c",
