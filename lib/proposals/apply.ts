@@ -167,9 +167,10 @@ function checkBase(base: string, file: { bytes: Uint8Array } | null, rel: string
         ? `${rel} exists; a proposal with base 'absent' may only create a file`
         : current === "absent"
         ? `${rel} does not exist; the proposal's base is stale`
-        : `${rel} changed since the proposal was written (base ${base.slice(0, 12)}, now ${
-          current.slice(0, 12)
-        })`,
+        // The current hash is not named: in a race (a directory swapped for a symlink between
+        // the walk's check and its read) it could be another file's, readable by the operator
+        // only. The agent can read the file again itself.
+        : `${rel} changed since the proposal was written (base ${base.slice(0, 12)})`,
     );
   }
   return current;

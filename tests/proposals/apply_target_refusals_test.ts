@@ -192,13 +192,17 @@ Deno.test("apply refuses stale bases, oversized content and missing deletions", 
   await withProject(setup("base"), async (p) => {
     const nonce = await dispatch(p, "worker");
     const exp = { agent: "worker", attempts: 1 } as const;
-    await t.step("a stale base (STALE_BASE)", async () => {
-      await expectRefusal(
+    await t.step("a stale base (STALE_BASE), the current hash not named", async () => {
+      const { run, row } = await expectRefusal(
         p,
         change(nonce, "src/a.txt", "new\n", sha256("hello, older\n")),
         "STALE_BASE",
         exp,
       );
+      // In a race the walk can read another file than the target: its hash must not leak.
+      const current = sha256(await Deno.readTextFile(join(p.root, "src/a.txt"))).slice(0, 12);
+      assert.ok(!run.stderr.includes(current), run.stderr);
+      assert.ok(!String(row?.reason).includes(current), String(row?.reason));
     });
     await t.step("`absent` for an existing file (STALE_BASE)", async () => {
       await expectRefusal(p, change(nonce, "src/a.txt", "new\n"), "STALE_BASE", exp);
