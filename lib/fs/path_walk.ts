@@ -11,7 +11,7 @@
  * @module
  */
 import { FsSafetyError } from "../errors.ts";
-import { readRegularFileSync } from "./safe_read.ts";
+import { readRegularFileWithin } from "./safe_read.ts";
 
 /** What `lstat` says a child is. */
 export type ChildKind = "absent" | "file" | "dir" | "symlink" | "other";
@@ -90,21 +90,29 @@ export function childKind(dir: string, name: string): ChildKind {
   }
 }
 
+/** How long the open of a target may take before it counts as a FIFO swapped in. */
+export const TARGET_OPEN_DEADLINE_MS = 2000;
+
 /**
- * Reads the regular file `name` in `dir` (no symlink, no FIFO blocking), at most `maxBytes`.
+ * Reads the regular file `name` in `dir`, at most `maxBytes`: never through a symlink, and never
+ * waiting on a FIFO an agent renamed into its place after the check (the open has a deadline).
  *
  * @example
  * ```ts
  * import { readChild } from "./path_walk.ts";
- * readChild("/etc", "hostname", 4096).bytes.length > 0;
+ * (await readChild("/etc", "hostname", 4096)).bytes.length > 0;
  * ```
  */
-export function readChild(
+export async function readChild(
   dir: string,
   name: string,
   maxBytes: number,
-): { bytes: Uint8Array; mode: number } {
+): Promise<{ bytes: Uint8Array; mode: number }> {
   checkName(name);
-  const f = readRegularFileSync(`${dir}/${name}`, { maxBytes, what: "target" });
+  const f = await readRegularFileWithin(
+    `${dir}/${name}`,
+    { maxBytes, what: "target" },
+    TARGET_OPEN_DEADLINE_MS,
+  );
   return { bytes: f.bytes, mode: f.mode & 0o7777 };
 }

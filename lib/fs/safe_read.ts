@@ -4,10 +4,11 @@
  *
  * `lstat` must show a regular file; the file is then opened and its `fstat` must show the same
  * device and inode, so a symlink or another file renamed in between is refused, not followed.
- * Only Deno's own file API is used (no `node:fs`, whose compatibility layer costs ~30 ms at
- * start-up). What remains: a FIFO renamed in between the `lstat` and the open makes the open wait
- * for a writer. Only someone who can write the file's directory can do that, and such a writer
- * could replace the file anyway; the key directory's custody checks exclude everybody else there.
+ * Only Deno's own file API is used (no `node:fs`, whose compatibility layer costs ~45 ms at
+ * start-up), and it cannot open without blocking: a FIFO renamed in between the `lstat` and the
+ * open makes the open wait for a writer. For the operator's own files (keys, state) only someone
+ * who could replace them anyway can do that. Files an agent can swap (apply's target) are read
+ * with {@link readRegularFileWithin}, whose open has a deadline.
  *
  * @example
  * ```ts
@@ -124,6 +125,72 @@ export function readRegularFile(path: string, opts: ReadRegularOptions): Promise
  * ```
  */
 export function readRegularFileSync(path: string, opts: ReadRegularOptions): RegularFile {
+  const before = lstatRegular(path, opts);
+  return readOpened(path, Deno.openSync(path, { read: true }), before, opts);
+}
+
+/**
+ * {@link readRegularFile} for a path someone else may swap while it is read (an agent's file): the
+ * open is given `deadlineMs`. `lstat` shows a regular file, but a FIFO renamed into its place before
+ * the open makes a plain open wait for a writer forever; here it is refused instead
+ * (`NOT_REGULAR_FILE`), and the open left waiting is closed if it ever completes.
+ *
+ * @throws {FsSafetyError} as {@link readRegularFileSync}, and `NOT_REGULAR_FILE` when the open
+ *   does not complete in time.
+ * @example
+ * ```ts
+ * import { readRegularFileWithin } from "./safe_read.ts";
+ * const f = await readRegularFileWithin("/etc/hostname", { maxBytes: 4096 }, 2000);
+ * f.bytes.length > 0;
+ * ```
+ */
+export async function readRegularFileWithin(
+  path: string,
+  opts: ReadRegularOptions,
+  deadlineMs: number,
+): Promise<RegularFile> {
+  const before = lstatRegular(path, opts);
+  return readOpened(path, await openWithin(path, deadlineMs, opts.what ?? "file"), before, opts);
+}
+
+/**
+ * Opens `path` for reading, or refuses (`NOT_REGULAR_FILE`) when the open has not completed after
+ * `deadlineMs` (a FIFO without a writer); a late open is closed when it completes.
+ *
+ * @example
+ * ```ts
+ * import { openWithin } from "./safe_read.ts";
+ * const f = await openWithin("/etc/hostname", 2000, "hostname");
+ * f.close();
+ * ```
+ */
+export async function openWithin(
+  path: string,
+  deadlineMs: number,
+  what: string,
+): Promise<Deno.FsFile> {
+  const opening = Deno.open(path, { read: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), deadlineMs);
+  });
+  try {
+    const won = await Promise.race([opening, late]);
+    if (won !== null) return won;
+  } finally {
+    clearTimeout(timer);
+  }
+  opening.then((f) => f.close(), () => {});
+  throw new FsSafetyError(
+    "NOT_REGULAR_FILE",
+    `${what} ${path} did not open within ${deadlineMs} ms: something that waits on open (a FIFO) ` +
+      "took its place; refused",
+    { details: { path } },
+  );
+}
+
+/** `lstat` of `path`, which must be a regular file (not a symlink). */
+function lstatRegular(path: string, opts: ReadRegularOptions): Deno.FileInfo {
   const what = opts.what ?? "file";
   const before = Deno.lstatSync(path);
   if (before.isSymlink) {
@@ -138,7 +205,17 @@ export function readRegularFileSync(path: string, opts: ReadRegularOptions): Reg
       { details: { path } },
     );
   }
-  const file = Deno.openSync(path, { read: true });
+  return before;
+}
+
+/** Checks and reads an opened file against its `lstat`; closes it. */
+function readOpened(
+  path: string,
+  file: Deno.FsFile,
+  before: Deno.FileInfo,
+  opts: ReadRegularOptions,
+): RegularFile {
+  const what = opts.what ?? "file";
   try {
     const st = file.statSync();
     if (!st.isFile || st.ino !== before.ino || st.dev !== before.dev) {

@@ -127,7 +127,7 @@ function safety(e: unknown): never {
   throw e;
 }
 
-function walkTarget(root: string, segments: readonly string[]): TargetState {
+async function walkTarget(root: string, segments: readonly string[]): Promise<TargetState> {
   try {
     const dir = walkDirs(root, segments.slice(0, -1));
     if (dir === null) return { dir: null, file: null };
@@ -142,7 +142,7 @@ function walkTarget(root: string, segments: readonly string[]): TargetState {
         }; refused`,
       );
     }
-    return { dir, file: readChild(dir, name, MAX_TARGET_BYTES) };
+    return { dir, file: await readChild(dir, name, MAX_TARGET_BYTES) };
   } catch (e) {
     if (e instanceof ProposalError) throw e;
     return safety(e);
@@ -279,7 +279,7 @@ async function applyChecked(
       );
     }
   }
-  const first = walkTarget(opts.root, segments);
+  const first = await walkTarget(opts.root, segments);
   if (!isChange && first.file === null) {
     throw new ProposalError("STALE_BASE", `${rel} does not exist; nothing to delete`);
   }
@@ -299,7 +299,7 @@ async function applyChecked(
   if (opts.dryRun) return result;
 
   // Re-resolve and re-check right before acting.
-  const second = walkTarget(opts.root, segments);
+  const second = await walkTarget(opts.root, segments);
   checkTargetText(second.file);
   checkBase(a.base_sha256, second.file, rel);
   await resolveDispatch(opts.root, opts.hmac, a.dispatch, {

@@ -3,6 +3,7 @@
  * expected, and a name that is not one path component. Each refusal creates nothing.
  */
 import assert from "node:assert/strict";
+import { openWithin } from "../../lib/fs/safe_read.ts";
 import { FsSafetyError } from "../../lib/errors.ts";
 import { checkName, childKind, readChild, walkDirs } from "../../lib/fs/path_walk.ts";
 import { assertSameTree, snapshotTree } from "../_helpers/mod.ts";
@@ -38,14 +39,17 @@ Deno.test("checkName: empty, dot, dot-dot, slash and NUL names are refused by ev
     assert.throws(() => checkName(bad), refusedWith("NOT_DIRECTORY"), JSON.stringify(bad));
     assert.throws(() => walkDirs(root, ["src", bad]), refusedWith("NOT_DIRECTORY"));
     assert.throws(() => childKind(`${root}/src`, bad), refusedWith("NOT_DIRECTORY"));
-    assert.throws(() => readChild(`${root}/src`, bad, 1024), refusedWith("NOT_DIRECTORY"));
+    await assert.rejects(() => readChild(`${root}/src`, bad, 1024), refusedWith("NOT_DIRECTORY"));
   }
   // `..` would otherwise climb out of the walked directory.
-  assert.throws(() => readChild(`${root}/src`, "../src/a.txt", 1024), refusedWith("NOT_DIRECTORY"));
+  await assert.rejects(
+    () => readChild(`${root}/src`, "../src/a.txt", 1024),
+    refusedWith("NOT_DIRECTORY"),
+  );
   assertSameTree(before, await snapshotTree(root));
 });
 
-Deno.test("childKind and readChild: a symlink is reported, never followed; readChild refuses it", () => {
+Deno.test("childKind and readChild: a symlink is reported, never followed; readChild refuses it", async () => {
   const root = Deno.makeTempDirSync();
   const outside = Deno.makeTempDirSync();
   Deno.writeTextFileSync(`${outside}/secret`, "s\n");
@@ -54,7 +58,28 @@ Deno.test("childKind and readChild: a symlink is reported, never followed; readC
   assert.equal(childKind(root, "link"), "symlink");
   assert.equal(childKind(root, "d"), "dir");
   assert.equal(childKind(root, "absent"), "absent");
-  assert.throws(() => readChild(root, "link", 1024), refusedWith("SYMLINK"));
-  assert.throws(() => readChild(root, "d", 1024), refusedWith("NOT_REGULAR_FILE"));
+  await assert.rejects(() => readChild(root, "link", 1024), refusedWith("SYMLINK"));
+  await assert.rejects(() => readChild(root, "d", 1024), refusedWith("NOT_REGULAR_FILE"));
   assert.equal(Deno.readTextFileSync(`${outside}/secret`), "s\n");
+});
+
+Deno.test("openWithin: an open that waits (a FIFO with no writer, as one swapped in after the lstat) is refused at its deadline, not waited on; a file opens", async () => {
+  const root = Deno.makeTempDirSync();
+  try {
+    const fifo = `${root}/target`;
+    const mk = await new Deno.Command("/usr/bin/mkfifo", { args: [fifo] }).output();
+    assert.equal(mk.code, 0, "mkfifo is required");
+    const started = performance.now();
+    await assert.rejects(() => openWithin(fifo, 200, "target"), refusedWith("NOT_REGULAR_FILE"));
+    // Refused at the deadline, not after some writer came along (none ever does).
+    assert.ok(performance.now() - started < 60_000);
+    // Unblock the open left waiting, so the test's process has nothing pending.
+    const w = await Deno.open(fifo, { write: true });
+    w.close();
+    Deno.writeTextFileSync(`${root}/file`, "x");
+    const f = await openWithin(`${root}/file`, 2000, "target");
+    f.close();
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
 });
