@@ -15,6 +15,7 @@ import { checkStatePath, statePaths } from "../ledger/paths.ts";
 import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../ledger/verify.ts";
 import { checkLedgerBytes } from "../ledger/verify_rows.ts";
 import { join, resolve } from "../fs/path.ts";
+import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
 const dec = new TextDecoder();
@@ -124,10 +125,13 @@ export function ledgerShow(ctx: Ctx): Promise<Outcome> {
     }
     rows.push({ row: i + 1, ...row });
     const { action, agent, time, mac: _m, prev: _p, ...rest } = row;
-    const detail = Object.entries(rest).map(([k, v]) =>
-      `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`
-    ).join(" ");
-    out.push(`${i + 1}\t${time ?? "?"}\t${action ?? "?"}\t${agent ?? ""}\t${detail}`);
+    // Row text is partly the agent's (a rationale, a path, a gate's output in a reason): each
+    // field is shown as one line, so none can move the cursor or pass for another row.
+    const show = (v: unknown) => oneLine(typeof v === "string" ? v : JSON.stringify(v) ?? "");
+    const detail = Object.entries(rest).map(([k, v]) => `${oneLine(k)}=${show(v)}`).join(" ");
+    out.push(
+      `${i + 1}\t${show(time ?? "?")}\t${show(action ?? "?")}\t${show(agent ?? "")}\t${detail}`,
+    );
   }
   if (fragment) out.push(`(an unterminated fragment of ${fragment.length} bytes follows)`);
   return Promise.resolve({ exit: 0, text: out.join("\n"), json: { ok: true, rows } });

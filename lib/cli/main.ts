@@ -13,6 +13,7 @@ import { narrowPermissions } from "../permissions.ts";
 import { COMMON_FLAGS, findCommand, needsOf } from "./commands.ts";
 import { commandHelp, topHelp } from "./help.ts";
 import { normalizeArgv, parseArgs } from "./parse.ts";
+import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
 /** Where output goes (tests pass collectors). */
@@ -43,7 +44,7 @@ function debugStack(): boolean {
 function refuse(io: CliIo, name: string, json: boolean, e: unknown): number {
   if (debugStack() && e instanceof Error) io.stderr(e.stack ?? String(e));
   if (e instanceof AgentTeamsError) {
-    io.stderr(`agentteams ${name}: refused: ${e.code}: ${e.message}`);
+    io.stderr(`agentteams ${name}: refused: ${e.code}: ${oneLine(e.message)}`);
     if (json) {
       const result = "result" in e ? (e as { result: unknown }).result : undefined;
       io.stdout(JSON.stringify({ ok: false, error: e.toJSON(), ...(result ? { result } : {}) }));
@@ -57,7 +58,7 @@ function refuse(io: CliIo, name: string, json: boolean, e: unknown): number {
     : e instanceof Error
     ? `${e.name}: ${e.message}`
     : String(e);
-  io.stderr(`agentteams ${name}: refused: ${code}: ${msg}`);
+  io.stderr(`agentteams ${name}: refused: ${code}: ${oneLine(msg)}`);
   if (json) io.stdout(JSON.stringify({ ok: false, error: { code, message: msg } }));
   return 1;
 }
@@ -65,7 +66,9 @@ function refuse(io: CliIo, name: string, json: boolean, e: unknown): number {
 function print(io: CliIo, name: string, json: boolean, o: Outcome): number {
   if (json) io.stdout(JSON.stringify(o.json ?? { ok: o.exit === 0 }));
   else if (o.text !== undefined && o.text !== "") io.stdout(o.text);
-  if (o.refusal) io.stderr(`agentteams ${name}: refused: ${o.refusal.code}: ${o.refusal.message}`);
+  if (o.refusal) {
+    io.stderr(`agentteams ${name}: refused: ${o.refusal.code}: ${oneLine(o.refusal.message)}`);
+  }
   return o.exit;
 }
 

@@ -10,6 +10,7 @@
  * ```
  * @module
  */
+import { isControlOrFormat } from "../policy/text.ts";
 
 /** C0 controls except tab, newline and carriage return; DEL; the C1 controls (U+0080..U+009F). */
 function isControl(c: number): boolean {
@@ -30,6 +31,30 @@ export function inert(text: string): string {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     out += isControl(c) ? `\\x${c.toString(16).padStart(2, "0")}` : text[i];
+  }
+  return out;
+}
+
+/**
+ * `text` as one line that shows exactly what it holds: every control character (tab, newline and
+ * carriage return included), the C1 controls, the line separators and the bidirectional formatting
+ * characters written as `\xNN` or `\u{NNNN}`. For our own messages and records that carry
+ * agent-chosen text (a refusal quoting a gate's output, a ledger row's rationale, a path): they can
+ * neither move the cursor nor pass for another line.
+ *
+ * @example
+ * ```ts
+ * import { oneLine } from "./terminal.ts";
+ * oneLine("a\nb\u202e"); // "a\\x0ab\\u{202e}"
+ * ```
+ */
+export function oneLine(text: string): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (!isControlOrFormat(c)) out += text[i];
+    else if (c < 0x100) out += `\\x${c.toString(16).padStart(2, "0")}`;
+    else out += `\\u{${c.toString(16)}}`;
   }
   return out;
 }

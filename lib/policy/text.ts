@@ -22,10 +22,27 @@
  */
 export function hasControlChar(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return true;
+    if (isControlOrFormat(s.charCodeAt(i))) return true;
   }
   return false;
+}
+
+/**
+ * C0 controls, DEL, the C1 controls (a terminal obeys U+009B as CSI), the line and paragraph
+ * separators, and the bidirectional formatting characters (which reorder how a name is displayed:
+ * `txt.exe` shown as `exe.txt`).
+ *
+ * @example
+ * ```ts
+ * import { isControlOrFormat } from "./text.ts";
+ * isControlOrFormat(0x9b); // true
+ * isControlOrFormat(0x202e); // true (RIGHT-TO-LEFT OVERRIDE)
+ * isControlOrFormat(0x41); // false
+ * ```
+ */
+export function isControlOrFormat(c: number): boolean {
+  return c < 0x20 || (c >= 0x7f && c < 0xa0) || c === 0x200e || c === 0x200f ||
+    (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
 }
 
 /** Where a value holds text that is not well-formed UTF-16: see {@link findLoneSurrogate}. */

@@ -125,6 +125,12 @@ Deno.test("checkRelativePath refuses every escaping or malformed shape with its 
     }
   }
   assert.equal(codeOf(() => checkRelativePath("a\u007fb")), "PATH_INVALID");
+  // C1 controls (U+009B is a terminal's CSI), line separators and bidi formatting (a name that
+  // displays as another): refused too; other non-ASCII text is a name like any other.
+  for (const ch of ["\u0085", "\u009b", "\u2028", "\u2029", "\u202e", "\u2066", "\u200f"]) {
+    assert.equal(codeOf(() => checkRelativePath(`src/a${ch}txt.exe`)), "PATH_INVALID", ch);
+  }
+  assert.equal(codeOf(() => checkRelativePath("src/ünïcode ✓ שלום.md")), null);
 });
 
 Deno.test("checkProposalPath: each rule and the order in which they apply", () => {
