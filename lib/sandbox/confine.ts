@@ -19,7 +19,7 @@
 import { PERL } from "../fs/anchored_write.ts";
 import { BWRAP_PATH, bwrapArgv } from "./bwrap.ts";
 import { guardedArgv } from "./exec_guard.ts";
-import { unixSocketFilter } from "./seccomp.ts";
+import { commandFilter } from "./seccomp.ts";
 import type { Backend } from "./decide.ts";
 import type { ConfinementPlan } from "./plan.ts";
 import { SANDBOX_EXEC_PATH, seatbeltArgv } from "./seatbelt.ts";
@@ -79,11 +79,11 @@ export function confineArgv(
 ): ConfinedCommand {
   const env = Object.fromEntries(plan.env);
   if (backend === "bwrap") {
-    // Through the exec guard: inherited descriptors closed, and, without network, the seccomp
-    // filter that keeps the command from the host's Unix sockets.
+    // Through the exec guard: inherited descriptors closed, and the seccomp filter loaded (no
+    // setuid or setgid bits; without network, no Unix sockets).
     const [program, ...args] = guardedArgv(
       programs,
-      plan.network ? null : unixSocketFilter(programs.arch),
+      commandFilter(programs.arch, { network: plan.network }),
       bwrapArgv({ ...plan, bwrap: programs.bwrap }),
     );
     return { program, args, env, cwd: plan.cwd, backend, confined: true };

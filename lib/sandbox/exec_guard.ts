@@ -6,9 +6,8 @@
  *    of `agentteams` left open without close-on-exec (a `flock 9` wrapper, a Node parent's IPC
  *    channel, systemd's sockets): an open directory descriptor would let the command walk the host
  *    tree past every mount the sandbox set up (the hidden key dir included);
- * 2. when a seccomp filter is given (a command without network, see `seccomp.ts`), writes it into a
- *    pipe and passes the pipe's read end to bwrap as `--seccomp FD`: Deno cannot hand a child any
- *    descriptor but 0, 1 and 2.
+ * 2. writes the seccomp filter (`seccomp.ts`) into a pipe and passes the pipe's read end to bwrap as
+ *    `--seccomp FD`: Deno cannot hand a child any descriptor but 0, 1 and 2.
  *
  * The `close` system call's number is passed in (it differs by architecture), so the guard needs no
  * Perl module: loading POSIX alone would triple its start-up.

@@ -1,26 +1,41 @@
 /**
- * The seccomp filter a confined command without network gets (Linux, through bwrap's
- * `--seccomp FD`), as a pure function of the machine's architecture.
+ * The seccomp filter every confined command gets on Linux (through bwrap's `--seccomp FD`), as a
+ * pure function of the machine's architecture and whether the command has network.
  *
- * A network namespace stops TCP and UDP, but not a Unix socket whose path the read-only root
- * shows: `connect(2)` needs no write access. The operator's agent sockets (ssh-agent, gpg-agent,
- * the user D-Bus, `docker.sock`, systemd's private socket) would then take the command's orders as
- * the operator, some of them to start programs outside the sandbox. `connect`'s address cannot be
- * inspected by seccomp, so the filter refuses creating a Unix socket at all: `socket(AF_UNIX, ...)`
- * fails with `EACCES`. `socketpair(2)` (unnamed, connected pairs, which many programs use to talk
- * to their own children) stays allowed. io_uring, which can create sockets without the `socket`
- * system call, is refused (`ENOSYS`, as on kernels without it), and so is every system call of
- * another ABI (32-bit x86, x32), whose socket calls the filter could not see.
+ * - **No setuid or setgid bit, ever.** A write root is the operator's own directory: a command
+ *   that makes a file there setuid (its owner, inside the sandbox's user namespace, is the
+ *   operator) leaves a setuid-operator program on the host, setuid root when the operator is
+ *   root, for any local user who can reach it. `chmod`, `fchmod`, `fchmodat`, `fchmodat2`,
+ *   `open`, `openat`, `creat`, `mknod` and `mknodat` with a mode holding `S_ISUID` or `S_ISGID`
+ *   fail with `EPERM`; `openat2`, whose mode hides behind a pointer, is refused (`ENOSYS`: C
+ *   libraries then fall back to `openat`).
+ * - **Without network, no Unix socket.** A network namespace stops TCP and UDP, but not
+ *   `connect(2)` to a socket whose path the read-only root shows: the operator's ssh-agent,
+ *   gpg-agent, user D-Bus, `docker.sock` or systemd's private socket would take the command's
+ *   orders as the operator, some of them to start programs outside the sandbox. `connect`'s address
+ *   cannot be inspected, so `socket(AF_UNIX, ...)` fails with `EACCES`; `socketpair(2)` (unnamed,
+ *   connected pairs) stays allowed.
+ * - io_uring, which can open files and make sockets without those system calls, is refused
+ *   (`ENOSYS`, as on kernels without it), and so is every system call of another ABI (32-bit x86,
+ *   x32), which the filter could not read the same way.
  *
  * @example
  * ```ts
- * import { unixSocketFilter } from "./seccomp.ts";
- * unixSocketFilter("x86_64").length % 8; // 0: a sock_filter program
+ * import { commandFilter } from "./seccomp.ts";
+ * commandFilter("x86_64", { network: false }).length % 8; // 0: a sock_filter program
  * ```
  * @module
  */
 
 import { SandboxError } from "../errors.ts";
+
+/** A system call whose mode argument is checked for the setuid and setgid bits. */
+interface ModeCall {
+  /** Its number. */
+  readonly nr: number;
+  /** Which argument holds the mode. */
+  readonly arg: number;
+}
 
 /** What the filter needs to know of an architecture. */
 interface ArchInfo {
@@ -28,36 +43,83 @@ interface ArchInfo {
   readonly audit: number;
   /** `__NR_socket`. */
   readonly socket: number;
-  /** `__NR_io_uring_setup`, `_enter`, `_register`. */
-  readonly ioUring: readonly number[];
+  /** Calls refused outright: io_uring's three, and `openat2`. */
+  readonly refused: readonly number[];
+  /** Calls whose mode may not carry the setuid or setgid bit. */
+  readonly modes: readonly ModeCall[];
+  /** Whether the x32 ABI shares the architecture's audit number (x86_64). */
+  readonly x32: boolean;
 }
 
 const ARCHES: Readonly<Record<string, ArchInfo>> = {
-  x86_64: { audit: 0xc000003e, socket: 41, ioUring: [425, 426, 427] },
-  aarch64: { audit: 0xc00000b7, socket: 198, ioUring: [425, 426, 427] },
+  x86_64: {
+    audit: 0xc000003e,
+    socket: 41,
+    refused: [425, 426, 427, 437],
+    modes: [
+      { nr: 90, arg: 1 }, // chmod
+      { nr: 91, arg: 1 }, // fchmod
+      { nr: 268, arg: 2 }, // fchmodat
+      { nr: 452, arg: 2 }, // fchmodat2
+      { nr: 2, arg: 2 }, // open
+      { nr: 257, arg: 3 }, // openat
+      { nr: 85, arg: 1 }, // creat
+      { nr: 133, arg: 1 }, // mknod
+      { nr: 259, arg: 2 }, // mknodat
+    ],
+    x32: true,
+  },
+  aarch64: {
+    audit: 0xc00000b7,
+    socket: 198,
+    refused: [425, 426, 427, 437],
+    modes: [
+      { nr: 52, arg: 1 }, // fchmod
+      { nr: 53, arg: 2 }, // fchmodat
+      { nr: 452, arg: 2 }, // fchmodat2
+      { nr: 56, arg: 3 }, // openat
+      { nr: 33, arg: 2 }, // mknodat
+    ],
+    x32: false,
+  },
 };
 
-/** x32 system calls on x86_64 carry this bit. */
 const X32_SYSCALL_BIT = 0x40000000;
 const AF_UNIX = 1;
+const S_ISUID_ISGID = 0o6000;
+const EPERM = 1;
 const EACCES = 13;
 const ENOSYS = 38;
 
-// Classic BPF opcodes.
+// Classic BPF.
 const LD_W_ABS = 0x20;
 const JEQ_K = 0x15;
 const JGE_K = 0x35;
+const JSET_K = 0x45;
 const RET_K = 0x06;
 const SECCOMP_RET_ALLOW = 0x7fff0000;
 const SECCOMP_RET_ERRNO = 0x00050000;
 
 // Offsets in `struct seccomp_data`: nr, arch, instruction pointer, then args[6] (u64 each; the
-// low 32 bits of args[0] come first on little-endian machines).
+// low 32 bits first on these little-endian machines, and every argument checked is an int).
 const OFF_NR = 0;
 const OFF_ARCH = 4;
-const OFF_ARG0_LOW = 16;
+const argLow = (i: number): number => 16 + 8 * i;
 
-type Insn = [code: number, jt: number, jf: number, k: number];
+/** One instruction; jump targets are labels, resolved to forward offsets. */
+interface Insn {
+  readonly code: number;
+  readonly k: number;
+  readonly jt?: string;
+  readonly jf?: string;
+  readonly label?: string;
+}
+
+/** Options of {@link commandFilter}. */
+export interface FilterOptions {
+  /** The command's entry has network (Unix sockets are then allowed too). */
+  readonly network: boolean;
+}
 
 /**
  * The filter program (an array of `struct sock_filter`, 8 bytes each, little-endian) for `arch`
@@ -66,56 +128,62 @@ type Insn = [code: number, jt: number, jf: number, k: number];
  * @throws {SandboxError} `CONFINED_INVALID` for an architecture it has no numbers for.
  * @example
  * ```ts
- * import { unixSocketFilter } from "./seccomp.ts";
- * const bpf = unixSocketFilter("aarch64");
+ * import { commandFilter } from "./seccomp.ts";
+ * const bpf = commandFilter("aarch64", { network: true });
  * bpf.length / 8; // instructions
  * ```
  */
-export function unixSocketFilter(arch: string): Uint8Array {
+export function commandFilter(arch: string, opts: FilterOptions): Uint8Array {
   const a = Object.hasOwn(ARCHES, arch) ? ARCHES[arch] : undefined;
   if (a === undefined) {
     throw new SandboxError(
       "CONFINED_INVALID",
-      `no seccomp filter for the ${arch} architecture: a command without network cannot be ` +
-        "kept from the operator's Unix sockets here",
+      `no seccomp filter for the ${arch} architecture: a confined command cannot be kept from ` +
+        "setuid bits and the operator's Unix sockets here",
     );
   }
-  const deny = (errno: number): Insn => [RET_K, 0, 0, SECCOMP_RET_ERRNO | errno];
-  const allow: Insn = [RET_K, 0, 0, SECCOMP_RET_ALLOW];
-  // Jump offsets count instructions after the jump. Layout:
-  //   0 ld arch; 1 arch? 3 : 2; 2 deny ENOSYS;
-  //   3 ld nr; 4 nr >= X32? 5 : 6; 5 deny ENOSYS;
-  //   6.. io_uring? -> io deny; socket? -> arg check; allow
+  const argSlots = [...new Set(a.modes.map((m) => m.arg))];
   const prog: Insn[] = [
-    [LD_W_ABS, 0, 0, OFF_ARCH],
-    [JEQ_K, 1, 0, a.audit],
-    deny(ENOSYS),
-    [LD_W_ABS, 0, 0, OFF_NR],
-    [JGE_K, 0, 1, X32_SYSCALL_BIT],
-    deny(ENOSYS),
+    { code: LD_W_ABS, k: OFF_ARCH },
+    { code: JEQ_K, k: a.audit, jt: "nr", jf: "enosys" },
+    { code: LD_W_ABS, k: OFF_NR, label: "nr" },
+    ...(a.x32 ? [{ code: JGE_K, k: X32_SYSCALL_BIT, jt: "enosys", jf: "next" }] : []),
+    ...a.refused.map((nr) => ({ code: JEQ_K, k: nr, jt: "enosys", jf: "next" })),
+    ...a.modes.map((m) => ({ code: JEQ_K, k: m.nr, jt: `mode${m.arg}`, jf: "next" })),
+    ...(opts.network ? [] : [{ code: JEQ_K, k: a.socket, jt: "socket", jf: "next" }]),
+    { code: RET_K, k: SECCOMP_RET_ALLOW },
+    { code: RET_K, k: SECCOMP_RET_ERRNO | ENOSYS, label: "enosys" },
+    ...argSlots.flatMap((arg) => [
+      { code: LD_W_ABS, k: argLow(arg), label: `mode${arg}` },
+      { code: JSET_K, k: S_ISUID_ISGID, jt: "eperm", jf: "allow" },
+    ]),
+    ...(opts.network ? [] : [
+      { code: LD_W_ABS, k: argLow(0), label: "socket" },
+      { code: JEQ_K, k: AF_UNIX, jt: "eacces", jf: "allow" },
+    ]),
+    { code: RET_K, k: SECCOMP_RET_ALLOW, label: "allow" },
+    { code: RET_K, k: SECCOMP_RET_ERRNO | EPERM, label: "eperm" },
+    { code: RET_K, k: SECCOMP_RET_ERRNO | EACCES, label: "eacces" },
   ];
-  const n = a.ioUring.length;
-  // After the io_uring checks: [socket?] [allow] [deny ENOSYS] [ld arg0] [AF_UNIX?] [allow] [deny EACCES]
-  a.ioUring.forEach((nr, i) => {
-    // To the ENOSYS deny: skip the rest of the checks, the socket check and the allow.
-    prog.push([JEQ_K, n - 1 - i + 2, 0, nr]);
+  const at = new Map<string, number>();
+  prog.forEach((insn, i) => {
+    if (insn.label !== undefined) at.set(insn.label, i);
   });
-  prog.push(
-    [JEQ_K, 2, 0, a.socket], // to ld arg0
-    allow,
-    deny(ENOSYS),
-    [LD_W_ABS, 0, 0, OFF_ARG0_LOW],
-    [JEQ_K, 1, 0, AF_UNIX],
-    allow,
-    deny(EACCES),
-  );
+  const offset = (from: number, label: string | undefined): number => {
+    if (label === undefined || label === "next") return 0;
+    const to = at.get(label);
+    if (to === undefined || to <= from || to - from - 1 > 255) {
+      throw new Error(`seccomp: bad jump from ${from} to ${label}`);
+    }
+    return to - from - 1;
+  };
   const out = new Uint8Array(prog.length * 8);
   const view = new DataView(out.buffer);
-  prog.forEach(([code, jt, jf, k], i) => {
-    view.setUint16(i * 8, code, true);
-    view.setUint8(i * 8 + 2, jt);
-    view.setUint8(i * 8 + 3, jf);
-    view.setUint32(i * 8 + 4, k >>> 0, true);
+  prog.forEach((insn, i) => {
+    view.setUint16(i * 8, insn.code, true);
+    view.setUint8(i * 8 + 2, offset(i, insn.jt));
+    view.setUint8(i * 8 + 3, offset(i, insn.jf));
+    view.setUint32(i * 8 + 4, insn.k >>> 0, true);
   });
   return out;
 }

@@ -7,7 +7,7 @@ import {
   seatbeltArgv,
 } from "../../lib/sandbox/mod.ts";
 import { EXEC_GUARD_SCRIPT } from "../../lib/sandbox/exec_guard.ts";
-import { unixSocketFilter } from "../../lib/sandbox/seccomp.ts";
+import { commandFilter } from "../../lib/sandbox/seccomp.ts";
 import { assertEquals } from "./_assert.ts";
 
 const PLAN: ConfinementPlan = {
@@ -26,14 +26,14 @@ const PLAN: ConfinementPlan = {
 
 const CLOSE_NR = Deno.build.arch === "aarch64" ? "57" : "3";
 
-Deno.test("confine: bwrap, with the default /usr/bin/bwrap, runs behind the exec guard with the Unix-socket filter when there is no network", () => {
+Deno.test("confine: bwrap, with the default /usr/bin/bwrap, runs behind the exec guard with the seccomp filter", () => {
   const c = confineArgv(PLAN, "bwrap");
   assertEquals([c.program, ...c.args], [
     "/usr/bin/perl",
     "-e",
     EXEC_GUARD_SCRIPT,
     CLOSE_NR,
-    unixSocketFilter(Deno.build.arch).toHex(),
+    commandFilter(Deno.build.arch, { network: false }).toHex(),
     ...bwrapArgv({ ...PLAN, bwrap: "/usr/bin/bwrap" }),
   ]);
   assertEquals(c.env, { PATH: "/usr/bin", TMPDIR: "/t" });
@@ -55,9 +55,13 @@ Deno.test("confine: the unconfined opt-out runs the command itself and says so",
   assertEquals(c.env, { PATH: "/usr/bin", TMPDIR: "/t" });
 });
 
-Deno.test("confine: with network the guard passes no filter (only closes descriptors)", () => {
+Deno.test("confine: with network the guard passes the filter without the Unix-socket rule", () => {
   const c = confineArgv({ ...PLAN, network: true }, "bwrap");
-  assertEquals(c.args.slice(2, 5), [CLOSE_NR, "", "/usr/bin/bwrap"]);
+  assertEquals(c.args.slice(2, 5), [
+    CLOSE_NR,
+    commandFilter(Deno.build.arch, { network: true }).toHex(),
+    "/usr/bin/bwrap",
+  ]);
 });
 
 Deno.test("confine: custom program paths and architecture are honoured", () => {
@@ -68,5 +72,9 @@ Deno.test("confine: custom program paths and architecture are honoured", () => {
     arch: "aarch64",
   });
   assertEquals(c.program, "/opt/bin/perl");
-  assertEquals(c.args.slice(2, 5), ["57", unixSocketFilter("aarch64").toHex(), "/opt/bin/bwrap"]);
+  assertEquals(c.args.slice(2, 5), [
+    "57",
+    commandFilter("aarch64", { network: false }).toHex(),
+    "/opt/bin/bwrap",
+  ]);
 });

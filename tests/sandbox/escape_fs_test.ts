@@ -33,6 +33,33 @@ Deno.test("escape: writing the project root fails, writing the write root works"
   });
 });
 
+Deno.test("escape: no file in a write root can be made setuid or setgid (chmod, or created so by open), so none is left for other local users; plain modes work", async () => {
+  await withUnchangedOutside(async (fx) => {
+    const r = await runConfined(
+      fx,
+      sh(
+        [
+          "printf '#!/bin/sh\\nid\\n' > build/tool",
+          "chmod u+s build/tool || echo chmod-suid-refused",
+          "chmod g+s build/tool || echo chmod-sgid-refused",
+          "chmod 755 build/tool && echo chmod-plain-ok",
+          '/usr/bin/perl -e \'use Fcntl; sysopen(my $f, "build/made", O_WRONLY|O_CREAT, 04755) ' +
+          'or print "open-suid-refused\\n"\'',
+          "echo done",
+        ].join("; "),
+      ),
+    );
+    assert(r.stdout.includes("done"), `the command ran: ${r.stderr}`);
+    for (
+      const m of ["chmod-suid-refused", "chmod-sgid-refused", "chmod-plain-ok", "open-suid-refused"]
+    ) {
+      assert(r.stdout.includes(m), `${m}: ${r.stdout} ${r.stderr}`);
+    }
+    assert((Deno.statSync(`${fx.project}/build/tool`).mode! & 0o7777) === 0o755, "tool mode");
+    assert(!lexists(`${fx.project}/build/made`), "no setuid file was created");
+  });
+});
+
 Deno.test("escape: .git/config and .git/hooks/x cannot be written", async () => {
   await withUnchangedOutside(async (fx) => {
     const r = await runConfined(

@@ -1,18 +1,18 @@
 /**
- * The Unix-socket seccomp filter as bytes (golden), decoded back into instructions whose jumps
- * are checked by a tiny BPF interpreter over the cases that matter.
+ * The confined command's seccomp filter, run through a small classic-BPF interpreter over the cases
+ * that matter (and its bytes pinned for x86_64).
  */
 import assert from "node:assert/strict";
-import { unixSocketFilter } from "../../lib/sandbox/seccomp.ts";
+import { commandFilter } from "../../lib/sandbox/seccomp.ts";
 import { SandboxError } from "../../lib/errors.ts";
 
-/** Runs a classic BPF program over a seccomp_data (nr, arch, args[0]); returns the action word. */
-function evaluate(bpf: Uint8Array, nr: number, arch: number, arg0: number): number {
+/** Runs a classic BPF program over a seccomp_data (nr, arch, args); returns the action word. */
+function evaluate(bpf: Uint8Array, nr: number, arch: number, args: number[] = []): number {
   const view = new DataView(bpf.buffer, bpf.byteOffset, bpf.byteLength);
   const data = new DataView(new ArrayBuffer(64));
   data.setUint32(0, nr, true);
   data.setUint32(4, arch, true);
-  data.setUint32(16, arg0, true);
+  args.forEach((a, i) => data.setUint32(16 + 8 * i, a >>> 0, true));
   let acc = 0;
   for (let pc = 0; pc < bpf.length / 8;) {
     const code = view.getUint16(pc * 8, true);
@@ -24,6 +24,7 @@ function evaluate(bpf: Uint8Array, nr: number, arch: number, arg0: number): numb
       pc++;
     } else if (code === 0x15) pc += 1 + (acc === k ? jt : jf);
     else if (code === 0x35) pc += 1 + (acc >= k ? jt : jf);
+    else if (code === 0x45) pc += 1 + ((acc & k) !== 0 ? jt : jf);
     else if (code === 0x06) return k;
     else throw new Error(`unknown opcode ${code}`);
   }
@@ -31,55 +32,92 @@ function evaluate(bpf: Uint8Array, nr: number, arch: number, arg0: number): numb
 }
 
 const ALLOW = 0x7fff0000;
+const EPERM = 0x00050000 | 1;
 const EACCES = 0x00050000 | 13;
 const ENOSYS = 0x00050000 | 38;
 
-Deno.test("unixSocketFilter: socket(AF_UNIX) is EACCES, other families and socketpair allowed, io_uring and foreign ABIs ENOSYS", () => {
-  for (
-    const [arch, audit, socket, socketpair, read] of [
-      ["x86_64", 0xc000003e, 41, 53, 0],
-      ["aarch64", 0xc00000b7, 198, 199, 63],
-    ] as const
-  ) {
-    const bpf = unixSocketFilter(arch);
-    assert.equal(evaluate(bpf, socket, audit, 1), EACCES, `${arch} AF_UNIX`);
-    assert.equal(evaluate(bpf, socket, audit, 2), ALLOW, `${arch} AF_INET`);
-    assert.equal(evaluate(bpf, socket, audit, 16), ALLOW, `${arch} AF_NETLINK`);
-    assert.equal(evaluate(bpf, socketpair, audit, 1), ALLOW, `${arch} socketpair(AF_UNIX)`);
-    assert.equal(evaluate(bpf, read, audit, 1), ALLOW, `${arch} read`);
-    for (const nr of [425, 426, 427]) assert.equal(evaluate(bpf, nr, audit, 0), ENOSYS);
-    assert.equal(evaluate(bpf, socket, 0x40000003, 1), ENOSYS, `${arch} i386 ABI`);
-    assert.equal(evaluate(bpf, 0x40000000 + 41, audit, 1), ENOSYS, `${arch} x32 call`);
+const ARCH = {
+  x86_64: {
+    audit: 0xc000003e,
+    socket: 41,
+    socketpair: 53,
+    read: 0,
+    chmod: [90, 1],
+    fchmodat: [268, 2],
+    openat: [257, 3],
+    mknodat: [259, 2],
+  },
+  aarch64: {
+    audit: 0xc00000b7,
+    socket: 198,
+    socketpair: 199,
+    read: 63,
+    chmod: [52, 1], // fchmod
+    fchmodat: [53, 2],
+    openat: [56, 3],
+    mknodat: [33, 2],
+  },
+} as const;
+
+Deno.test("commandFilter: no setuid/setgid mode through any mode-taking call (EPERM); other modes pass", () => {
+  for (const [arch, n] of Object.entries(ARCH)) {
+    for (const network of [false, true]) {
+      const bpf = commandFilter(arch, { network });
+      for (const [nr, arg] of [n.chmod, n.fchmodat, n.openat, n.mknodat]) {
+        const call = (mode: number) => {
+          const args = [0, 0, 0, 0];
+          args[arg] = mode;
+          return evaluate(bpf, nr, n.audit, args);
+        };
+        assert.equal(call(0o4755), EPERM, `${arch} ${nr} setuid`);
+        assert.equal(call(0o2755), EPERM, `${arch} ${nr} setgid`);
+        assert.equal(call(0o6777), EPERM, `${arch} ${nr} both`);
+        assert.equal(call(0o1777), ALLOW, `${arch} ${nr} sticky`);
+        assert.equal(call(0o755), ALLOW, `${arch} ${nr} plain`);
+      }
+      assert.equal(evaluate(bpf, n.read, n.audit, [0, 0o4000]), ALLOW, `${arch} read`);
+      for (const nr of [425, 426, 427, 437]) assert.equal(evaluate(bpf, nr, n.audit), ENOSYS);
+      assert.equal(evaluate(bpf, n.socket, 0x40000003, [1]), ENOSYS, `${arch} i386 ABI`);
+    }
+  }
+  assert.equal(
+    evaluate(commandFilter("x86_64", { network: false }), 0x40000000 + 2, 0xc000003e),
+    ENOSYS,
+  );
+  // x86_64's legacy calls: open (mode arg 2), creat and mknod (arg 1).
+  const x = commandFilter("x86_64", { network: false });
+  assert.equal(evaluate(x, 2, 0xc000003e, [0, 0o100, 0o4755]), EPERM);
+  assert.equal(evaluate(x, 85, 0xc000003e, [0, 0o2755]), EPERM);
+  assert.equal(evaluate(x, 133, 0xc000003e, [0, 0o4644]), EPERM);
+});
+
+Deno.test("commandFilter: without network socket(AF_UNIX) is EACCES, other families and socketpair pass; with network all pass", () => {
+  for (const [arch, n] of Object.entries(ARCH)) {
+    const off = commandFilter(arch, { network: false });
+    assert.equal(evaluate(off, n.socket, n.audit, [1]), EACCES, `${arch} AF_UNIX`);
+    assert.equal(evaluate(off, n.socket, n.audit, [2]), ALLOW, `${arch} AF_INET`);
+    assert.equal(evaluate(off, n.socket, n.audit, [16]), ALLOW, `${arch} AF_NETLINK`);
+    assert.equal(evaluate(off, n.socketpair, n.audit, [1]), ALLOW, `${arch} socketpair`);
+    const on = commandFilter(arch, { network: true });
+    assert.equal(evaluate(on, n.socket, n.audit, [1]), ALLOW, `${arch} AF_UNIX with network`);
   }
 });
 
-Deno.test("unixSocketFilter: golden bytes for x86_64", () => {
+Deno.test("commandFilter: golden bytes for x86_64 without network", () => {
+  const hex = commandFilter("x86_64", { network: false }).toHex();
+  assert.equal(hex.length / 16, 31);
+  // The head: ld arch (code u16, jt, jf, k u32; little-endian), arch check, ld nr, x32 check.
   assert.equal(
-    unixSocketFilter("x86_64").toHex(),
-    [
-      "2000000004000000", // ld arch (code u16, jt, jf, k u32; little-endian)
-      "150001003e0000c0", // arch == x86_64 ?
-      "0600000026000500", // ENOSYS
-      "2000000000000000", // ld nr
-      "3500000100000040", // nr >= x32 bit ?
-      "0600000026000500", // ENOSYS
-      "15000400a9010000", // io_uring_setup
-      "15000300aa010000", // io_uring_enter
-      "15000200ab010000", // io_uring_register
-      "1500020029000000", // socket
-      "060000000000ff7f", // allow
-      "0600000026000500", // ENOSYS
-      "2000000010000000", // ld args[0]
-      "1500010001000000", // AF_UNIX ?
-      "060000000000ff7f", // allow
-      "060000000d000500", // EACCES
-    ].join(""),
+    hex.slice(0, 64),
+    "2000000004000000" + "150000113e0000c0" + "2000000000000000" + "35000f0000000040",
   );
+  // The tail: allow, EPERM, EACCES.
+  assert.equal(hex.slice(-48), "060000000000ff7f" + "0600000001000500" + "060000000d000500");
 });
 
-Deno.test("unixSocketFilter: an architecture without numbers is refused (CONFINED_INVALID)", () => {
+Deno.test("commandFilter: an architecture without numbers is refused (CONFINED_INVALID)", () => {
   assert.throws(
-    () => unixSocketFilter("riscv64"),
+    () => commandFilter("riscv64", { network: false }),
     (e) => e instanceof SandboxError && e.code === "CONFINED_INVALID",
   );
 });
