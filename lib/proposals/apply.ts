@@ -32,6 +32,8 @@ import { AgentTeamsError, DispatchError, FsSafetyError, ProposalError } from "..
 import { childKind, readChild, walkDirs } from "../fs/path_walk.ts";
 import { anchoredReplace, MAX_ANCHORED_TARGET } from "../fs/anchored_write.ts";
 import { appendRow } from "../ledger/append.ts";
+import { withFileLock } from "../ledger/lock.ts";
+import { statePaths } from "../ledger/paths.ts";
 import { resolveDispatch } from "../ledger/dispatch.ts";
 import { ledgerText, refusalRow } from "../ledger/fields.ts";
 import type { GateDef, Policy } from "../policy/types.ts";
@@ -332,19 +334,23 @@ async function applyChecked(
   const name = segments[segments.length - 1];
   try {
     // The act, anchored: the walk is repeated inode by inode (missing parents are created), and
-    // the base must still hold for the very file that is replaced or removed.
-    await anchoredReplace({
-      root: opts.root,
-      dirs: segments.slice(0, -1),
-      name,
-      op: isChange ? "write" : "unlink",
-      createDirs: isChange,
-      perl: opts.perl,
-      decide: (cur) => {
-        checkBase(a.base_sha256, cur, rel);
-        return { mode: cur?.mode ?? 0o644, content };
-      },
-    });
+    // the base must still hold for the very file that is replaced or removed. Under the project's
+    // dispatch lock, so two applies of one base cannot both pass that check and both write (the
+    // second would silently undo the first); the lock file already exists, so taking it changes
+    // nothing a concurrent run's watch could see.
+    await withFileLock(statePaths(opts.root).dispatchLock, () =>
+      anchoredReplace({
+        root: opts.root,
+        dirs: segments.slice(0, -1),
+        name,
+        op: isChange ? "write" : "unlink",
+        createDirs: isChange,
+        perl: opts.perl,
+        decide: (cur) => {
+          checkBase(a.base_sha256, cur, rel);
+          return { mode: cur?.mode ?? 0o644, content };
+        },
+      }));
   } catch (e) {
     if (e instanceof ProposalError) throw e;
     safety(e);

@@ -212,3 +212,39 @@ Deno.test("applyProposal: an unexpected failure is recorded as INTERNAL with the
     await w.sb.dispose();
   }
 });
+
+Deno.test("applyProposal: two applies of one base at once never both write (the second would undo the first); the loser is STALE_BASE", async () => {
+  const w = await world();
+  try {
+    const target = join(w.sb.project, "src/a.md");
+    await Deno.mkdir(join(w.sb.project, "src"));
+    await Deno.writeTextFile(target, "round 0\n");
+    for (let round = 1; round <= 16; round++) {
+      const base = sha256(await Deno.readTextFile(target));
+      // Each apply spends a use before its write: a fresh nonce per round.
+      const { nonce } = await issueDispatch(w.sb.project, w.hmac, "worker");
+      const apply = (who: string) =>
+        applyProposal(
+          proposal(w, {
+            dispatch: nonce,
+            path: "src/a.md",
+            base_sha256: base,
+            content: `${who} ${round}\n`,
+          }),
+          { root: w.sb.project, policy: w.policy, hmac: w.hmac, gateRunner: w.gateRunner },
+        );
+      const results = await Promise.allSettled([apply("left"), apply("right")]);
+      const wrote = results.filter((r) => r.status === "fulfilled");
+      assert.equal(wrote.length, 1, `round ${round}: ${wrote.length} applies wrote`);
+      const lost = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+      assert.ok(
+        lost.reason instanceof ProposalError && lost.reason.code === "STALE_BASE",
+        String(lost.reason),
+      );
+      const winner = results.indexOf(wrote[0]) === 0 ? "left" : "right";
+      assert.equal(await Deno.readTextFile(target), `${winner} ${round}\n`);
+    }
+  } finally {
+    await w.sb.dispose();
+  }
+});
