@@ -54,6 +54,15 @@ export const ABSENT = "absent";
 
 const CHUNK = 1 << 20;
 
+/** Files above this size, unchanged for a while, are fingerprinted by stat (see fileFingerprint). */
+export const LARGE_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * How long ago a large file's last change must lie for its stat to stand for its content: well
+ * past the kernel's coarse timestamp granularity and the snapshot's racy window.
+ */
+const SETTLED_MS = 2000;
+
 /**
  * The git blob id of `bytes` (`sha1` or `sha256` object format).
  *
@@ -102,6 +111,15 @@ function fileFingerprint(
     if (!st.isFile || st.ino !== info.ino || st.dev !== info.dev) {
       return uniqueFingerprint("unstable");
     }
+    const mode = (st.mode ?? 0) & 0o111 ? "100755" : "100644";
+    // A large file last changed well before now is fingerprinted by its identity and times, not
+    // read: a sparse file of terabytes would otherwise cost hours per snapshot. Its ctime cannot
+    // be set back, so a write shows; a file changed within the racy window is read like any other.
+    const changed = Math.max(st.mtime?.getTime() ?? Infinity, st.ctime?.getTime() ?? Infinity);
+    if (st.size > LARGE_FILE_BYTES && changed < Date.now() - SETTLED_MS) {
+      return `large ${mode} ${st.size} ${st.dev}:${st.ino} ${st.mtime?.getTime()} ` +
+        `${st.ctime?.getTime()}`;
+    }
     const hash = make(format).update(`blob ${st.size}\0`);
     const buf = new Uint8Array(CHUNK);
     let total = 0;
@@ -113,7 +131,6 @@ function fileFingerprint(
       hash.update(buf.subarray(0, n));
     }
     if (total !== st.size) return uniqueFingerprint("unstable");
-    const mode = (st.mode ?? 0) & 0o111 ? "100755" : "100644";
     return `${mode} ${hash.digest("hex")}`;
   } catch {
     return uniqueFingerprint("unreadable");

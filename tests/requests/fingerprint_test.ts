@@ -1,0 +1,43 @@
+/**
+ * Worktree fingerprints of large files: one unchanged for a while is fingerprinted by its stat,
+ * not read (a sparse file of gigabytes costs nothing); a write to it shows; one changed just now
+ * is read.
+ */
+import assert from "node:assert/strict";
+import {
+  LARGE_FILE_BYTES,
+  loadHashFactory,
+  worktreeFingerprint,
+} from "../../lib/requests/fingerprint.ts";
+
+Deno.test("worktreeFingerprint: a settled 8 GiB sparse file costs a stat; a write to it (even same size) changes the fingerprint; a fresh large file is read", async () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const make = await loadHashFactory();
+    const big = `${dir}/big.bin`;
+    const f = Deno.openSync(big, { write: true, create: true });
+    f.truncateSync(8 * 1024 * 1024 * 1024);
+    f.close();
+    // Fresh: read like any other file would be; for this test's speed, a small large file.
+    const fresh = `${dir}/fresh.bin`;
+    const g = Deno.openSync(fresh, { write: true, create: true });
+    g.truncateSync(LARGE_FILE_BYTES + 1);
+    g.close();
+    assert.match(worktreeFingerprint(fresh, "sha1", make), /^100644 [0-9a-f]{40}$/);
+    await new Promise((r) => setTimeout(r, 2100));
+    const started = performance.now();
+    const before = worktreeFingerprint(big, "sha1", make);
+    assert.match(before, /^large 100644 8589934592 /);
+    assert.equal(worktreeFingerprint(big, "sha1", make), before);
+    // Hashing 8 GiB takes tens of seconds here; a stat takes microseconds.
+    assert.ok(performance.now() - started < 5_000, "the settled large file was read");
+    // A same-size write keeps the size; its ctime moves, so the fingerprint changes.
+    const h = Deno.openSync(big, { write: true });
+    h.writeSync(new Uint8Array([1]));
+    h.close();
+    await new Promise((r) => setTimeout(r, 2100));
+    assert.notEqual(worktreeFingerprint(big, "sha1", make), before);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
