@@ -11,6 +11,7 @@
  */
 import { FsSafetyError, ProposalError } from "../errors.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
+import { duplicateKey } from "./duplicate_keys.ts";
 import { findLoneSurrogate } from "../policy/text.ts";
 import { checkArtifactShape } from "./artifact_check.ts";
 import type { ChangeProposalT, CommandRequestT, DeleteProposalT } from "./schema.ts";
@@ -93,6 +94,13 @@ export function parseArtifact(text: string): Artifact {
     v = JSON.parse(text);
   } catch (e) {
     throw invalid(`the artifact is not JSON: ${(e as Error).message}`);
+  }
+  const repeated = duplicateKey(text);
+  if (repeated !== null) {
+    throw invalid(
+      `the artifact repeats the key ${JSON.stringify(repeated)} in one object: it would mean ` +
+        "different things to different readers",
+    );
   }
   return validateArtifact(v);
 }

@@ -98,6 +98,11 @@ Deno.test("apply refuses malformed artifacts before identity (ARTIFACT_INVALID, 
       ["a claimed agent that is not a slug", { ...ok, agent: "Worker" }],
       ["a JSON array", [ok]],
       ["text that is not JSON", "{kind: change-proposal"],
+      // JSON.parse keeps the last `path`; a reviewer's reader might show the first.
+      [
+        "a repeated key (two paths)",
+        JSON.stringify(ok).replace('"path":', '"path": "agentteams.jsonc", "path":'),
+      ],
     ];
     for (const [name, artifact] of cases) {
       await t.step(name, async () => {
