@@ -62,7 +62,7 @@ function unlessNotCapable(e: unknown): never[] {
 async function requestProgram(ctx: Ctx): Promise<{ read: string[]; run: string[] }> {
   if (typeof ctx.parsed.positionals.FILE !== "string") return { read: [], run: [] };
   try {
-    const a = artifactOf(ctx);
+    const a = await artifactOf(ctx);
     if (a.kind !== "command-request") return { read: [], run: [] };
     const policy = await fullPolicy(ctx);
     const named = Object.values(policy.agents).some((agent) =>

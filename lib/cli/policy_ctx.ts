@@ -93,13 +93,11 @@ export const gitContextOf: (ctx: Ctx) => Promise<GitContext> = perInvocation((ct
   return g;
 });
 
-/** The artifact, or why it could not be read, once per invocation. */
-const artifactRead = perInvocation((ctx): { artifact: Artifact } | { error: unknown } => {
-  try {
-    return { artifact: readArtifactFile(resolve(ctx.parsed.positionals.FILE as string)) };
-  } catch (error) {
-    return { error };
-  }
+/** The artifact (or why it could not be read), read once per invocation. */
+const artifactRead = perInvocation((ctx): Promise<Artifact> => {
+  const p = readArtifactFile(resolve(ctx.parsed.positionals.FILE as string));
+  p.catch(() => {}); // observed by whoever awaits it
+  return p;
 });
 
 /**
@@ -113,13 +111,11 @@ const artifactRead = perInvocation((ctx): { artifact: Artifact } | { error: unkn
  * import { artifactOf } from "./policy_ctx.ts";
  * import type { Ctx } from "./types.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`, r.json a valid command request
- * artifactOf(ctx).kind; // "command-request"
+ * (await artifactOf(ctx)).kind; // "command-request"
  * ```
  */
-export function artifactOf(ctx: Ctx): Artifact {
-  const r = artifactRead(ctx);
-  if ("error" in r) throw r.error;
-  return r.artifact;
+export function artifactOf(ctx: Ctx): Promise<Artifact> {
+  return artifactRead(ctx);
 }
 
 /** Everything an acting command needs, loaded. */
@@ -161,7 +157,7 @@ export async function loadActing(
   const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
   try {
     const acting = await actingContext(ctx, key);
-    const artifact = artifactOf(ctx);
+    const artifact = await artifactOf(ctx);
     return { acting, artifact };
   } catch (e) {
     if (

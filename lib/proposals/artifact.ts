@@ -10,7 +10,7 @@
  * @module
  */
 import { FsSafetyError, ProposalError } from "../errors.ts";
-import { readRegularFileSync } from "../fs/safe_read.ts";
+import { readRegularFileWithin } from "../fs/safe_read.ts";
 import { duplicateKey } from "./duplicate_keys.ts";
 import { findLoneSurrogate } from "../policy/text.ts";
 import { checkArtifactShape } from "./artifact_check.ts";
@@ -105,19 +105,28 @@ export function parseArtifact(text: string): Artifact {
   return validateArtifact(v);
 }
 
+/** How long opening the artifact may take before it counts as a FIFO put in its place. */
+export const ARTIFACT_OPEN_DEADLINE_MS = 2000;
+
 /**
- * Reads and parses an artifact file (a regular file, not a symlink, UTF-8, at most 2 MiB).
+ * Reads and parses an artifact file (a regular file, not a symlink, UTF-8, at most 2 MiB). The
+ * file may lie where an agent can write, so its open has a deadline: a FIFO swapped in after the
+ * check is refused, not waited on.
  *
  * @example
  * ```ts
  * import { readArtifactFile } from "./artifact.ts";
- * // readArtifactFile("proposal.json")
+ * // await readArtifactFile("proposal.json")
  * ```
  */
-export function readArtifactFile(path: string): Artifact {
+export async function readArtifactFile(path: string): Promise<Artifact> {
   let bytes: Uint8Array;
   try {
-    bytes = readRegularFileSync(path, { maxBytes: MAX_ARTIFACT_BYTES, what: "artifact" }).bytes;
+    bytes = (await readRegularFileWithin(
+      path,
+      { maxBytes: MAX_ARTIFACT_BYTES, what: "artifact" },
+      ARTIFACT_OPEN_DEADLINE_MS,
+    )).bytes;
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) throw invalid(`artifact ${path} does not exist`);
     if (e instanceof FsSafetyError) throw invalid(e.message);

@@ -46,19 +46,19 @@ Deno.test("artifactOf and fullPolicy: read once per invocation, afresh for the n
     Deno.writeTextFileSync(join(project, "agentteams.json"), brief("worker"));
 
     const first = invocation(project, home, file);
-    assert.deepEqual((artifactOf(first) as { argv: string[] }).argv, ["true"]);
+    assert.deepEqual(((await artifactOf(first)) as { argv: string[] }).argv, ["true"]);
     assert.deepEqual(Object.keys((await fullPolicy(first)).agents), ["worker"]);
 
     // Rewritten between the needs and the command of one invocation: it keeps what it read.
     Deno.writeTextFileSync(file, request("false"));
     Deno.writeTextFileSync(join(project, "agentteams.json"), brief("reviewer"));
-    assert.deepEqual((artifactOf(first) as { argv: string[] }).argv, ["true"]);
+    assert.deepEqual(((await artifactOf(first)) as { argv: string[] }).argv, ["true"]);
     assert.equal(await fullPolicy(first), await fullPolicy(first));
     assert.deepEqual(Object.keys((await fullPolicy(first)).agents), ["worker"]);
 
     // The next invocation, same paths: the files as they are now.
     const second = invocation(project, home, file);
-    assert.deepEqual((artifactOf(second) as { argv: string[] }).argv, ["false"]);
+    assert.deepEqual(((await artifactOf(second)) as { argv: string[] }).argv, ["false"]);
     assert.deepEqual(Object.keys((await fullPolicy(second)).agents), ["reviewer"]);
   } finally {
     Deno.removeSync(dir, { recursive: true });
