@@ -6,15 +6,17 @@
  *   that makes a file there setuid (its owner, inside the sandbox's user namespace, is the
  *   operator) leaves a setuid-operator program on the host, setuid root when the operator is
  *   root, for any local user who can reach it. `chmod`, `fchmod`, `fchmodat`, `fchmodat2`,
- *   `open`, `openat`, `creat`, `mknod` and `mknodat` with a mode holding `S_ISUID` or `S_ISGID`
- *   fail with `EPERM`; `openat2`, whose mode hides behind a pointer, is refused (`ENOSYS`: C
+ *   `open` and `openat` (creating: `O_CREAT` or `O_TMPFILE`), `creat`, `mknod` and `mknodat` with a
+ *   mode holding `S_ISUID` or `S_ISGID` fail with `EPERM` (directories too: the filter cannot tell
+ *   them apart, so `mkdir -m 2775` and `git init --shared=group` fail); `openat2`, whose mode hides behind a pointer, is refused (`ENOSYS`: C
  *   libraries then fall back to `openat`).
  * - **Without network, no Unix socket.** A network namespace stops TCP and UDP, but not
  *   `connect(2)` to a socket whose path the read-only root shows: the operator's ssh-agent,
  *   gpg-agent, user D-Bus, `docker.sock` or systemd's private socket would take the command's
  *   orders as the operator, some of them to start programs outside the sandbox. `connect`'s address
- *   cannot be inspected, so `socket(AF_UNIX, ...)` fails with `EACCES`; `socketpair(2)` (unnamed,
- *   connected pairs) stays allowed.
+ *   cannot be inspected, so `socket(AF_UNIX, ...)` fails with `EACCES`, and so does a
+ *   `socketpair(2)` of datagram sockets (which could `sendto` a host datagram socket by path);
+ *   stream and seqpacket pairs, connected to each other only, stay allowed.
  * - io_uring, which can open files and make sockets without those system calls, is refused
  *   (`ENOSYS`, as on kernels without it), and so is every system call of another ABI (32-bit x86,
  *   x32), which the filter could not read the same way.
@@ -35,6 +37,11 @@ interface ModeCall {
   readonly nr: number;
   /** Which argument holds the mode. */
   readonly arg: number;
+  /**
+   * For the open family: which argument holds the flags. The mode means something (and is then
+   * checked) only with `O_CREAT` or `O_TMPFILE`; without them it may be leftover register content.
+   */
+  readonly flags?: number;
 }
 
 /** What the filter needs to know of an architecture. */
@@ -43,6 +50,8 @@ interface ArchInfo {
   readonly audit: number;
   /** `__NR_socket`. */
   readonly socket: number;
+  /** `__NR_socketpair`. */
+  readonly socketpair: number;
   /** Calls refused outright: io_uring's three, and `openat2`. */
   readonly refused: readonly number[];
   /** Calls whose mode may not carry the setuid or setgid bit. */
@@ -55,14 +64,15 @@ const ARCHES: Readonly<Record<string, ArchInfo>> = {
   x86_64: {
     audit: 0xc000003e,
     socket: 41,
+    socketpair: 53,
     refused: [425, 426, 427, 437],
     modes: [
       { nr: 90, arg: 1 }, // chmod
       { nr: 91, arg: 1 }, // fchmod
       { nr: 268, arg: 2 }, // fchmodat
       { nr: 452, arg: 2 }, // fchmodat2
-      { nr: 2, arg: 2 }, // open
-      { nr: 257, arg: 3 }, // openat
+      { nr: 2, arg: 2, flags: 1 }, // open
+      { nr: 257, arg: 3, flags: 2 }, // openat
       { nr: 85, arg: 1 }, // creat
       { nr: 133, arg: 1 }, // mknod
       { nr: 259, arg: 2 }, // mknodat
@@ -72,12 +82,13 @@ const ARCHES: Readonly<Record<string, ArchInfo>> = {
   aarch64: {
     audit: 0xc00000b7,
     socket: 198,
+    socketpair: 199,
     refused: [425, 426, 427, 437],
     modes: [
       { nr: 52, arg: 1 }, // fchmod
       { nr: 53, arg: 2 }, // fchmodat
       { nr: 452, arg: 2 }, // fchmodat2
-      { nr: 56, arg: 3 }, // openat
+      { nr: 56, arg: 3, flags: 2 }, // openat
       { nr: 33, arg: 2 }, // mknodat
     ],
     x32: false,
@@ -86,6 +97,12 @@ const ARCHES: Readonly<Record<string, ArchInfo>> = {
 
 const X32_SYSCALL_BIT = 0x40000000;
 const AF_UNIX = 1;
+/** `O_CREAT | __O_TMPFILE` (the same on x86_64 and aarch64). */
+const O_CREAT_TMPFILE = 0x40 | 0x400000;
+/** The socket type bits of `socketpair`'s second argument, and the types that stay allowed. */
+const SOCK_TYPE_MASK = 0xf;
+const SOCK_STREAM = 1;
+const SOCK_SEQPACKET = 5;
 const S_ISUID_ISGID = 0o6000;
 const EPERM = 1;
 const EACCES = 13;
@@ -96,6 +113,7 @@ const LD_W_ABS = 0x20;
 const JEQ_K = 0x15;
 const JGE_K = 0x35;
 const JSET_K = 0x45;
+const ALU_AND_K = 0x54;
 const RET_K = 0x06;
 const SECCOMP_RET_ALLOW = 0x7fff0000;
 const SECCOMP_RET_ERRNO = 0x00050000;
@@ -143,16 +161,31 @@ export function commandFilter(arch: string, opts: FilterOptions): Uint8Array {
     );
   }
   const argSlots = [...new Set(a.modes.map((m) => m.arg))];
+  const flagged = [
+    ...new Map(
+      a.modes.filter((m) => m.flags !== undefined).map((m) => [`${m.flags}_${m.arg}`, m]),
+    ).values(),
+  ];
+  const modeLabel = (m: ModeCall) =>
+    m.flags === undefined ? `mode${m.arg}` : `open${m.flags}_${m.arg}`;
   const prog: Insn[] = [
     { code: LD_W_ABS, k: OFF_ARCH },
     { code: JEQ_K, k: a.audit, jt: "nr", jf: "enosys" },
     { code: LD_W_ABS, k: OFF_NR, label: "nr" },
     ...(a.x32 ? [{ code: JGE_K, k: X32_SYSCALL_BIT, jt: "enosys", jf: "next" }] : []),
     ...a.refused.map((nr) => ({ code: JEQ_K, k: nr, jt: "enosys", jf: "next" })),
-    ...a.modes.map((m) => ({ code: JEQ_K, k: m.nr, jt: `mode${m.arg}`, jf: "next" })),
-    ...(opts.network ? [] : [{ code: JEQ_K, k: a.socket, jt: "socket", jf: "next" }]),
+    ...a.modes.map((m) => ({ code: JEQ_K, k: m.nr, jt: modeLabel(m), jf: "next" })),
+    ...(opts.network ? [] : [
+      { code: JEQ_K, k: a.socket, jt: "socket", jf: "next" },
+      { code: JEQ_K, k: a.socketpair, jt: "socketpair", jf: "next" },
+    ]),
     { code: RET_K, k: SECCOMP_RET_ALLOW },
     { code: RET_K, k: SECCOMP_RET_ERRNO | ENOSYS, label: "enosys" },
+    // The open family: only a creating open's mode is looked at.
+    ...flagged.flatMap((m) => [
+      { code: LD_W_ABS, k: argLow(m.flags as number), label: modeLabel(m) },
+      { code: JSET_K, k: O_CREAT_TMPFILE, jt: `mode${m.arg}`, jf: "allow" },
+    ]),
     ...argSlots.flatMap((arg) => [
       { code: LD_W_ABS, k: argLow(arg), label: `mode${arg}` },
       { code: JSET_K, k: S_ISUID_ISGID, jt: "eperm", jf: "allow" },
@@ -160,6 +193,12 @@ export function commandFilter(arch: string, opts: FilterOptions): Uint8Array {
     ...(opts.network ? [] : [
       { code: LD_W_ABS, k: argLow(0), label: "socket" },
       { code: JEQ_K, k: AF_UNIX, jt: "eacces", jf: "allow" },
+      // A connected pair of stream or seqpacket sockets reaches nobody else; a datagram one could
+      // still send to any host datagram socket by path (journald, syslog's /dev/log).
+      { code: LD_W_ABS, k: argLow(1), label: "socketpair" },
+      { code: ALU_AND_K, k: SOCK_TYPE_MASK },
+      { code: JEQ_K, k: SOCK_STREAM, jt: "allow", jf: "next" },
+      { code: JEQ_K, k: SOCK_SEQPACKET, jt: "allow", jf: "eacces" },
     ]),
     { code: RET_K, k: SECCOMP_RET_ALLOW, label: "allow" },
     { code: RET_K, k: SECCOMP_RET_ERRNO | EPERM, label: "eperm" },

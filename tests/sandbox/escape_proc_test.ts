@@ -93,7 +93,7 @@ async function withUnixListener<T>(fn: (path: string) => Promise<T>): Promise<T>
   }
 }
 
-Deno.test("escape: without network no Unix socket can be made, so a host socket's owner gets no orders (seccomp: EACCES); socketpair still works", async () => {
+Deno.test("escape: without network no Unix socket can be made, so a host socket's owner gets no orders (seccomp: EACCES); a stream socketpair still works, a datagram one does not", async () => {
   requireProgram("/usr/bin/perl");
   await withUnchangedOutside(async (fx) => {
     await withUnixListener(async (path) => {
@@ -102,7 +102,9 @@ Deno.test("escape: without network no Unix socket can be made, so a host socket'
         "-c",
         '/usr/bin/perl -e "$1" "$2"; /usr/bin/perl -e "use Socket; ' +
         'socketpair(my \\$a, my \\$b, AF_UNIX, SOCK_STREAM, 0) ? print \\"pair-ok\\n\\" : ' +
-        'print \\"pair-failed \\$!\\n\\""',
+        'print \\"pair-failed \\$!\\n\\"; ' +
+        'socketpair(my \\$c, my \\$d, AF_UNIX, SOCK_DGRAM, 0) ? print \\"dgram-ok\\n\\" : ' +
+        'print \\"dgram-refused \\$!\\n\\""',
         "unix",
         UNIX_PERL,
         path,
@@ -110,6 +112,8 @@ Deno.test("escape: without network no Unix socket can be made, so a host socket'
       assert(r.stdout.includes("unix-failed Permission denied"), `must be refused: ${r.stdout}`);
       assert(!r.stdout.includes("unix-connected"), r.stdout);
       assert(r.stdout.includes("pair-ok"), `socketpair must work: ${r.stdout} ${r.stderr}`);
+      // A datagram pair could sendto any host datagram socket by path (journald, /dev/log).
+      assert(r.stdout.includes("dgram-refused Permission denied"), r.stdout);
     });
   });
 });

@@ -25,7 +25,10 @@ function evaluate(bpf: Uint8Array, nr: number, arch: number, args: number[] = []
     } else if (code === 0x15) pc += 1 + (acc === k ? jt : jf);
     else if (code === 0x35) pc += 1 + (acc >= k ? jt : jf);
     else if (code === 0x45) pc += 1 + ((acc & k) !== 0 ? jt : jf);
-    else if (code === 0x06) return k;
+    else if (code === 0x54) {
+      acc = (acc & k) >>> 0;
+      pc++;
+    } else if (code === 0x06) return k;
     else throw new Error(`unknown opcode ${code}`);
   }
   throw new Error("fell off the end");
@@ -67,6 +70,7 @@ Deno.test("commandFilter: no setuid/setgid mode through any mode-taking call (EP
         const call = (mode: number) => {
           const args = [0, 0, 0, 0];
           args[arg] = mode;
+          if (nr === n.openat[0]) args[2] = 0o100; // O_CREAT
           return evaluate(bpf, nr, n.audit, args);
         };
         assert.equal(call(0o4755), EPERM, `${arch} ${nr} setuid`);
@@ -76,6 +80,10 @@ Deno.test("commandFilter: no setuid/setgid mode through any mode-taking call (EP
         assert.equal(call(0o755), ALLOW, `${arch} ${nr} plain`);
       }
       assert.equal(evaluate(bpf, n.read, n.audit, [0, 0o4000]), ALLOW, `${arch} read`);
+      // An open that creates nothing: its mode argument is not looked at (it may be garbage).
+      assert.equal(evaluate(bpf, n.openat[0], n.audit, [0, 0, 0, 0o4755]), ALLOW, `${arch} plain`);
+      // O_TMPFILE creates too.
+      assert.equal(evaluate(bpf, n.openat[0], n.audit, [0, 0, 0x410000, 0o4755]), EPERM);
       for (const nr of [425, 426, 427, 437]) assert.equal(evaluate(bpf, nr, n.audit), ENOSYS);
       assert.equal(evaluate(bpf, n.socket, 0x40000003, [1]), ENOSYS, `${arch} i386 ABI`);
     }
@@ -87,29 +95,40 @@ Deno.test("commandFilter: no setuid/setgid mode through any mode-taking call (EP
   // x86_64's legacy calls: open (mode arg 2), creat and mknod (arg 1).
   const x = commandFilter("x86_64", { network: false });
   assert.equal(evaluate(x, 2, 0xc000003e, [0, 0o100, 0o4755]), EPERM);
+  assert.equal(evaluate(x, 2, 0xc000003e, [0, 0, 0o4755]), ALLOW);
   assert.equal(evaluate(x, 85, 0xc000003e, [0, 0o2755]), EPERM);
   assert.equal(evaluate(x, 133, 0xc000003e, [0, 0o4644]), EPERM);
 });
 
-Deno.test("commandFilter: without network socket(AF_UNIX) is EACCES, other families and socketpair pass; with network all pass", () => {
+Deno.test("commandFilter: without network socket(AF_UNIX) and datagram socketpairs are EACCES, other families and stream pairs pass; with network all pass", () => {
   for (const [arch, n] of Object.entries(ARCH)) {
     const off = commandFilter(arch, { network: false });
     assert.equal(evaluate(off, n.socket, n.audit, [1]), EACCES, `${arch} AF_UNIX`);
     assert.equal(evaluate(off, n.socket, n.audit, [2]), ALLOW, `${arch} AF_INET`);
     assert.equal(evaluate(off, n.socket, n.audit, [16]), ALLOW, `${arch} AF_NETLINK`);
-    assert.equal(evaluate(off, n.socketpair, n.audit, [1]), ALLOW, `${arch} socketpair`);
+    // A connected stream or seqpacket pair reaches nobody else; a datagram one could sendto a
+    // host datagram socket by path. Type flags (SOCK_CLOEXEC, SOCK_NONBLOCK) do not matter.
+    for (
+      const [type, want] of [[1, ALLOW], [5, ALLOW], [0x80001, ALLOW], [2, EACCES], [
+        0x80802,
+        EACCES,
+      ], [3, EACCES]]
+    ) {
+      assert.equal(evaluate(off, n.socketpair, n.audit, [1, type]), want, `${arch} pair ${type}`);
+    }
     const on = commandFilter(arch, { network: true });
     assert.equal(evaluate(on, n.socket, n.audit, [1]), ALLOW, `${arch} AF_UNIX with network`);
+    assert.equal(evaluate(on, n.socketpair, n.audit, [1, 2]), ALLOW, `${arch} dgram pair`);
   }
 });
 
 Deno.test("commandFilter: golden bytes for x86_64 without network", () => {
   const hex = commandFilter("x86_64", { network: false }).toHex();
-  assert.equal(hex.length / 16, 31);
+  assert.equal(hex.length / 16, 40);
   // The head: ld arch (code u16, jt, jf, k u32; little-endian), arch check, ld nr, x32 check.
   assert.equal(
     hex.slice(0, 64),
-    "2000000004000000" + "150000113e0000c0" + "2000000000000000" + "35000f0000000040",
+    "2000000004000000" + "150000123e0000c0" + "2000000000000000" + "3500100000000040",
   );
   // The tail: allow, EPERM, EACCES.
   assert.equal(hex.slice(-48), "060000000000ff7f" + "0600000001000500" + "060000000d000500");
