@@ -148,7 +148,7 @@ export function gitWatchRoots(ctx: GitContext): WatchRoot[] {
 }
 
 /**
- * The `.git` entry of every submodule in the project (each gitlink in the index), watched by stat:
+ * Every submodule in the project (each gitlink in the index) and its `.git` entry, watched by stat:
  * git status never looks into a submodule, so a repository the agent makes at a submodule's path
  * (or a replaced `.git` there) shows here, as the control-plane write it is. Not recursive: an
  * existing `.git` inside a write root is read-only in the sandbox, so creating or replacing it is
@@ -162,7 +162,7 @@ export function gitWatchRoots(ctx: GitContext): WatchRoot[] {
  * import type { GitContext, IndexRead } from "./git.ts";
  * declare const ctx: GitContext; // the worktree /work/p
  * declare const index: IndexRead; // a submodule at lib/vendor
- * submoduleGitRoots(ctx, index); // [{ abs: "/work/p/lib/vendor/.git", key: "lib/vendor/.git", recursive: false }]
+ * submoduleGitRoots(ctx, index).map((r) => r.key); // ["lib/vendor", "lib/vendor/.git"]
  * ```
  */
 export function submoduleGitRoots(ctx: GitContext, index: IndexRead): WatchRoot[] {
@@ -176,7 +176,15 @@ export function submoduleGitRoots(ctx: GitContext, index: IndexRead): WatchRoot[
         `the submodule path ${key} is not UTF-8: its .git cannot be watched`,
       );
     }
-    roots.set(key, { abs: `${ctx.top}/${text}/.git`, key: `${key}/.git`, recursive: false });
+    // The submodule's own path too: git status does not look at it either, so a submodule
+    // replaced by a symlink or a file, or removed, shows only here (a directory's stat
+    // fingerprint is its mode and inode, so what changes inside it is not compared).
+    roots.set(key, { abs: `${ctx.top}/${text}`, key, recursive: false });
+    roots.set(`${key}/.git`, {
+      abs: `${ctx.top}/${text}/.git`,
+      key: `${key}/.git`,
+      recursive: false,
+    });
   }
   return [...roots.values()];
 }

@@ -91,6 +91,8 @@ const SCRIPTS: Record<string, string | ((p: WorldPaths) => string)> = {
         "echo PLANTED",
       ].join("\n"),
     ),
+  // A submodule's directory swapped for a symlink out of the project.
+  "submodule-swap": shScript("rmdir src/sub && ln -s /etc src/sub && echo SWAPPED"),
   // A new repository under a declared directory: its `.git` is control plane wherever it lies.
   "nested-repo": shScript("git init -q src/out/nested && echo NESTED"),
 };
@@ -332,6 +334,12 @@ Deno.test("run undeclared: an agent-made repository at a submodule's path never 
     // The filter never ran: no git of the operator looked inside the submodule.
     assert.equal(await exists(join(w.scratch, "filter-ran")), false, "the agent's filter ran");
     await assertUndeclared(w, r, ["src/sub/.git"]);
+    // The submodule's directory replaced by a symlink: git status does not see it either.
+    await Deno.remove(join(w.project, "src/sub"), { recursive: true });
+    await Deno.mkdir(join(w.project, "src/sub"));
+    const swapped = await runScript(w, "submodule-swap", ["src/sub"]);
+    assert.match(swapped.stdout, /SWAPPED/, swapped.stderr);
+    await assertUndeclared(w, swapped, ["src/sub"]);
   });
 });
 
