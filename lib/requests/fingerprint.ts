@@ -99,6 +99,7 @@ function fileFingerprint(
   info: Deno.FileInfo,
   format: "sha1" | "sha256",
   make: HashFactory,
+  statAllowed: boolean,
 ): string {
   let file: Deno.FsFile;
   try {
@@ -116,7 +117,7 @@ function fileFingerprint(
     // read: a sparse file of terabytes would otherwise cost hours per snapshot. Its ctime cannot
     // be set back, so a write shows; a file changed within the racy window is read like any other.
     const changed = Math.max(st.mtime?.getTime() ?? Infinity, st.ctime?.getTime() ?? Infinity);
-    if (st.size > LARGE_FILE_BYTES && changed < Date.now() - SETTLED_MS) {
+    if (statAllowed && st.size > LARGE_FILE_BYTES && changed < Date.now() - SETTLED_MS) {
       return `large ${mode} ${st.size} ${st.dev}:${st.ino} ${st.mtime?.getTime()} ` +
         `${st.ctime?.getTime()}`;
     }
@@ -140,7 +141,9 @@ function fileFingerprint(
 }
 
 /**
- * Fingerprints one worktree path (absolute).
+ * Fingerprints one worktree path (absolute). With `statAllowed` false a large settled file is read
+ * all the same: a later snapshot must use the form the earlier one used for the path, or an
+ * untouched file would compare unequal.
  *
  * @example
  * ```ts
@@ -152,6 +155,7 @@ export function worktreeFingerprint(
   abs: string,
   format: "sha1" | "sha256",
   make: HashFactory,
+  statAllowed = true,
 ): string {
   let info: Deno.FileInfo;
   try {
@@ -169,7 +173,7 @@ export function worktreeFingerprint(
     }
   }
   if (info.isDirectory) return "dir";
-  if (info.isFile) return fileFingerprint(abs, info, format, make);
+  if (info.isFile) return fileFingerprint(abs, info, format, make, statAllowed);
   return `special ${info.mode ?? 0}`;
 }
 

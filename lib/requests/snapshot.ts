@@ -271,7 +271,11 @@ export async function takeSnapshot(
     if (text === null) fp = uniqueFingerprint("opaque-name");
     else {
       make ??= await loadHashFactory();
-      fp = worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat, make);
+      // A later snapshot fingerprints a large file by stat only where the earlier one did (any
+      // other earlier fingerprint is a content hash, from this one or from the index).
+      const statAllowed = options.previous === undefined ||
+        (options.previous.worktree.get(key)?.fp.startsWith("large ") ?? false);
+      fp = worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat, make, statAllowed);
     }
     worktree.set(key, { bytes: full, fp });
   }

@@ -9,6 +9,9 @@ import {
   loadHashFactory,
   worktreeFingerprint,
 } from "../../lib/requests/fingerprint.ts";
+import { openGitContext } from "../../lib/requests/git.ts";
+import { diffSnapshots, takeSnapshot } from "../../lib/requests/snapshot.ts";
+import { cleanup, GIT, tempRepo } from "./_helpers.ts";
 
 Deno.test("worktreeFingerprint: a settled 8 GiB sparse file costs a stat; a write to it (even same size) changes the fingerprint; a fresh large file is read", async () => {
   const dir = Deno.makeTempDirSync();
@@ -39,5 +42,26 @@ Deno.test("worktreeFingerprint: a settled 8 GiB sparse file costs a stat; a writ
     assert.notEqual(worktreeFingerprint(big, "sha1", make), before);
   } finally {
     Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("takeSnapshot: a large untracked file hashed by the first snapshot (it had just changed) is hashed again by the second, so an untouched one is not reported", async () => {
+  const { root, env } = await tempRepo();
+  try {
+    const ctx = await openGitContext(root, { git: GIT, parentEnv: env });
+    const big = `${root}/big.bin`;
+    const f = Deno.openSync(big, { write: true, create: true });
+    f.truncateSync(LARGE_FILE_BYTES + 1);
+    f.close();
+    const before = await takeSnapshot(ctx);
+    assert.match(before.worktree.get("big.bin")?.fp ?? "", /^100644 [0-9a-f]{40}$/);
+    // The command runs past the settling time and leaves the file alone.
+    await new Promise((r) => setTimeout(r, 2100));
+    const after = await takeSnapshot(ctx, { previous: before });
+    assert.deepEqual(diffSnapshots(before, after, () => false).changed, []);
+    // A snapshot with no earlier one would fingerprint it by stat by now.
+    assert.match((await takeSnapshot(ctx)).worktree.get("big.bin")?.fp ?? "", /^large /);
+  } finally {
+    cleanup(root);
   }
 });
