@@ -38,7 +38,8 @@ export function inert(text: string): string {
 /**
  * `text` as one line that shows exactly what it holds: every control character (tab, newline and
  * carriage return included), the C1 controls, the line separators and the bidirectional formatting
- * characters written as `\xNN` or `\u{NNNN}`. For our own messages and records that carry
+ * characters written as `\xNN` or `\u{NNNN}`, and a backslash as `\\` (so a literal `\x0a`
+ * cannot pass for an escaped newline). For our own messages and records that carry
  * agent-chosen text (a refusal quoting a gate's output, a ledger row's rationale, a path): they can
  * neither move the cursor nor pass for another line.
  *
@@ -52,7 +53,8 @@ export function oneLine(text: string): string {
   let out = "";
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (!isControlOrFormat(c)) out += text[i];
+    if (c === 0x5c) out += "\\\\";
+    else if (!isControlOrFormat(c)) out += text[i];
     else if (c < 0x100) out += `\\x${c.toString(16).padStart(2, "0")}`;
     else out += `\\u{${c.toString(16)}}`;
   }

@@ -29,8 +29,10 @@ export function hasControlChar(s: string): boolean {
 
 /**
  * C0 controls, DEL, the C1 controls (a terminal obeys U+009B as CSI), the line and paragraph
- * separators, and the bidirectional formatting characters (which reorder how a name is displayed:
- * `txt.exe` shown as `exe.txt`).
+ * separators, the bidirectional formatting characters (which reorder how a name is displayed:
+ * `txt.exe` shown as `exe.txt`, U+061C included), and the invisible ones that make two names look
+ * alike (U+200B, U+2060..U+2064, U+FEFF). Not the joiners U+200C and U+200D, which some scripts
+ * need inside words.
  *
  * @example
  * ```ts
@@ -41,8 +43,9 @@ export function hasControlChar(s: string): boolean {
  * ```
  */
 export function isControlOrFormat(c: number): boolean {
-  return c < 0x20 || (c >= 0x7f && c < 0xa0) || c === 0x200e || c === 0x200f ||
-    (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+  return c < 0x20 || (c >= 0x7f && c < 0xa0) || c === 0x061c || c === 0x200b || c === 0x200e ||
+    c === 0x200f || (c >= 0x2028 && c <= 0x202e) || (c >= 0x2060 && c <= 0x2064) ||
+    (c >= 0x2066 && c <= 0x2069) || c === 0xfeff;
 }
 
 /** Where a value holds text that is not well-formed UTF-16: see {@link findLoneSurrogate}. */

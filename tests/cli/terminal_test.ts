@@ -23,6 +23,12 @@ Deno.test("oneLine: controls (tab, newline, CR included), C1, line separators an
   assert.equal(oneLine("a\nb\tc\r"), "a\\x0ab\\x09c\\x0d");
   assert.equal(oneLine("\x1b[2J\u009b31m"), "\\x1b[2J\\x9b31m");
   assert.equal(oneLine("txt\u202eexe.\u2028\u2066"), "txt\\u{202e}exe.\\u{2028}\\u{2066}");
+  // A literal backslash is doubled, so text that spells an escape cannot pass for one.
+  assert.equal(oneLine("a\\x0ab"), "a\\\\x0ab");
+  assert.notEqual(oneLine("a\\x0ab"), oneLine("a\nb"));
+  assert.equal(oneLine("\u061c\u200b\u2060\ufeff"), "\\u{61c}\\u{200b}\\u{2060}\\u{feff}");
+  // The joiners some scripts need inside words pass.
+  assert.equal(oneLine("\u200c\u200d"), "\u200c\u200d");
 });
 
 Deno.test("CLI: a refusal quoting agent text and `ledger show` of a row with a forged-looking rationale print one line each, with no escape sequence", async () => {
