@@ -155,7 +155,9 @@ export async function readRegularFileWithin(
 
 /**
  * Opens `path` for reading, or refuses (`NOT_REGULAR_FILE`) when the open has not completed after
- * `deadlineMs` (a FIFO without a writer); a late open is closed when it completes.
+ * `deadlineMs` (a FIFO without a writer); a late open is closed when it completes. Until then it
+ * keeps waiting in a thread of Deno's pool, which also keeps the process from ending by itself:
+ * the CLI ends with `Deno.exit`; a library caller that must end on its own should do the same.
  *
  * @example
  * ```ts

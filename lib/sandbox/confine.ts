@@ -86,7 +86,16 @@ export function confineArgv(
       commandFilter(programs.arch, { network: plan.network }),
       bwrapArgv({ ...plan, bwrap: programs.bwrap }),
     );
-    return { program, args, env, cwd: plan.cwd, backend, confined: true };
+    // Perl stays quiet about a locale that is not installed (its warning would land in the
+    // command's stderr); bwrap's --clearenv keeps this from the command.
+    return {
+      program,
+      args,
+      env: { ...env, PERL_BADLANG: "0" },
+      cwd: plan.cwd,
+      backend,
+      confined: true,
+    };
   }
   if (backend === "seatbelt") {
     const [program, ...args] = seatbeltArgv({ ...plan, sandboxExec: programs.sandboxExec });
