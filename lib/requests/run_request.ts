@@ -59,7 +59,11 @@ import { childEnv } from "./env.ts";
 import { type GitContext, openGitContext } from "./git.ts";
 import { matchRequest } from "./match.ts";
 import { diskFs, resolveCwd, resolveProgram } from "./resolve.ts";
-import { guardedIdentities, guardedPathsChanged } from "../sandbox/guards_io.ts";
+import {
+  guardedIdentities,
+  guardedPathsChanged,
+  newReadOnlyEntries,
+} from "../sandbox/guards_io.ts";
 import { stdinPathProblem } from "./paths.ts";
 import { BLIND_SPOT, diffSnapshots, startStatus, takeSnapshot, watchKey } from "./snapshot.ts";
 import { declaredMatcher, type Guards, writeAllowed } from "./writes.ts";
@@ -370,6 +374,11 @@ async function runChecked(
       const moved = guarded === null
         ? []
         : guardedPathsChanged(guarded.plan, guarded.before).map((abs) => watchKey(git, abs));
+      // A `.git` (or another entry that must stay read-only) made in a write root: bwrap could
+      // not stop it, and git status never lists a `.git`.
+      const appeared = plan === null
+        ? []
+        : newReadOnlyEntries(plan, policy.protectedPaths).map((abs) => watchKey(git, abs));
       // The shared stores are checked while git status runs for the second snapshot.
       const [after, problem] = await bothSettled(
         takeSnapshot(git, { previous: before, statOnly: GUARDED }),
@@ -395,7 +404,7 @@ async function runChecked(
       const seen = check.undeclared.filter((p) =>
         !LEDGER_FILES.includes(p) && !isTransientStateFile(opts.root, p)
       );
-      const undeclared = [...seen, ...moved.filter((p) => !seen.includes(p))];
+      const undeclared = [...new Set([...seen, ...moved, ...appeared])];
       const complete: RowBody = r.timedOut
         ? {
           action: "run-request-timeout",

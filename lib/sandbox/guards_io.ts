@@ -13,9 +13,11 @@
  * @module
  */
 
+import { SandboxError } from "../errors.ts";
 import type { GuardFact } from "./plan.ts";
 import type { EntryKind } from "./roots.ts";
 import { entryKind } from "./roots_io.ts";
+import { readOnlyMatcher, scanWritableRoots } from "./scan.ts";
 
 /**
  * Walks each absolute path component by component.
@@ -113,6 +115,44 @@ function identityOf(path: string): string {
     if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
       return "missing";
     }
+    throw e;
+  }
+}
+
+/**
+ * Entries that must stay read-only and appeared in a write root during the run: a new `.git` (or
+ * another control-plane name) at any depth, or a new entry a `protected_paths` pattern covers.
+ * bwrap re-binds only what exists when the run starts and cannot forbid creating such an entry,
+ * and git status never lists a `.git`, so the write roots are scanned again after the command.
+ * A directory the scan cannot open is returned itself (what it holds could not be checked).
+ * Sorted absolute paths.
+ *
+ * @example
+ * ```ts
+ * import { newReadOnlyEntries } from "./guards_io.ts";
+ * newReadOnlyEntries({ project: "/p", writeRoots: [], readOnly: [], masks: [] }, []); // []
+ * ```
+ */
+export function newReadOnlyEntries(
+  plan: {
+    readonly project: string;
+    readonly writeRoots: readonly string[];
+    readonly readOnly: readonly string[];
+    readonly masks: readonly string[];
+  },
+  protectedPaths: readonly string[],
+  foldCase: boolean = Deno.build.os === "darwin",
+): string[] {
+  const known = new Set([...plan.readOnly, ...plan.masks]);
+  try {
+    return scanWritableRoots(
+      plan.writeRoots,
+      readOnlyMatcher(plan.project, protectedPaths, foldCase),
+    )
+      .map((h) => h.path)
+      .filter((p) => !known.has(p));
+  } catch (e) {
+    if (e instanceof SandboxError && typeof e.details.path === "string") return [e.details.path];
     throw e;
   }
 }

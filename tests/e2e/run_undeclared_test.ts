@@ -95,6 +95,11 @@ const SCRIPTS: Record<string, string | ((p: WorldPaths) => string)> = {
   "submodule-swap": shScript("rmdir src/sub && ln -s /etc src/sub && echo SWAPPED"),
   // A new repository under a declared directory: its `.git` is control plane wherever it lies.
   "nested-repo": shScript("git init -q src/out/nested && echo NESTED"),
+  // A bare `.git` with a hook, in a tracked directory: git status lists nothing at all.
+  "nested-git": shScript(
+    "mkdir -p src/.git/hooks && printf '#!/bin/sh\\necho owned\\n' > src/.git/hooks/post-commit " +
+      "&& echo PLANTED",
+  ),
 };
 
 function brief(p: WorldPaths) {
@@ -343,10 +348,14 @@ Deno.test("run undeclared: an agent-made repository at a submodule's path never 
   });
 });
 
-Deno.test("run undeclared: a new repository under a declared directory is reported (its .git is control plane)", async () => {
+Deno.test("run undeclared: a new repository or a bare .git under a declared directory is reported (a .git is control plane wherever it lies)", async () => {
   await withWorld("nested-repo", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
     const r = await runScript(w, "nested-repo", ["src/out/"]);
     assert.match(r.stdout, /NESTED/, r.stderr);
-    await assertUndeclared(w, r, ["src/out/nested/"]);
+    await assertUndeclared(w, r, ["src/out/nested/", "src/out/nested/.git"]);
+    // A `.git` made in a tracked directory, where git status sees nothing: the after-scan does.
+    const g = await runScript(w, "nested-git", ["src/"]);
+    assert.match(g.stdout, /PLANTED/, g.stderr);
+    await assertUndeclared(w, g, ["src/.git"]);
   });
 });
