@@ -210,6 +210,7 @@ async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promi
       ...confinedDirs(ctx),
       ...pathDirs(ctx),
       BWRAP_PATH,
+      PERL,
       SETSID_PATH,
       ...await confinedExecPaths(ctx),
       ...reads,

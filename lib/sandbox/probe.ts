@@ -13,7 +13,9 @@
  * @module
  */
 
+import { PERL } from "../fs/anchored_write.ts";
 import { BWRAP_BASE_MOUNTS, BWRAP_PATH, bwrapIsolationFlags } from "./bwrap.ts";
+import { commandFilter } from "./seccomp.ts";
 import { SANDBOX_EXEC_PATH } from "./seatbelt.ts";
 
 /** A sandbox backend that can confine. */
@@ -87,6 +89,33 @@ export interface ProbeOptions {
   readonly sandboxExec?: string;
   /** Give up after this many milliseconds (default 20000). */
   readonly timeoutMs?: number;
+  /** Absolute path of perl, which runs the exec guard in front of bwrap (default `/usr/bin/perl`). */
+  readonly perl?: string;
+  /** The machine (default `Deno.build.arch`): the seccomp filter needs its numbers. */
+  readonly arch?: string;
+}
+
+/**
+ * Why a confined run on Linux could not start bwrap the way `confine.ts` does, or `null`: perl
+ * (the exec guard) must be an executable file and the architecture must have a seccomp filter.
+ * Checked without running anything, so a machine missing either is told so up front instead of
+ * every run failing inside bwrap.
+ */
+function guardProblem(perl: string, arch: string): string | null {
+  try {
+    commandFilter(arch, { network: false });
+  } catch (e) {
+    return (e as Error).message;
+  }
+  try {
+    const st = Deno.statSync(perl);
+    if (!st.isFile || ((st.mode ?? 0) & 0o111) === 0) return `${perl} is not an executable file`;
+  } catch (e) {
+    // A path the launch flags do not grant is refused as such, not reported as missing.
+    if (e instanceof Deno.errors.NotCapable) throw e;
+    return `${perl}, which starts bwrap (the exec guard), is missing`;
+  }
+  return null;
 }
 
 /**
@@ -106,6 +135,8 @@ export async function probeSandbox(opts: ProbeOptions = {}): Promise<ProbeResult
   if (os === "linux") {
     backend = "bwrap";
     argv = bwrapProbeArgv(opts.bwrap ?? BWRAP_PATH);
+    const problem = guardProblem(opts.perl ?? PERL, opts.arch ?? Deno.build.arch);
+    if (problem !== null) return { ok: false, backend, program: argv[0], reason: problem };
   } else if (os === "darwin") {
     backend = "seatbelt";
     argv = seatbeltProbeArgv(opts.sandboxExec ?? SANDBOX_EXEC_PATH);

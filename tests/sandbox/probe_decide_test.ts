@@ -50,6 +50,11 @@ if (Deno.build.os === "linux") {
     assert(!failing.ok && failing.reason.includes("exit 1"), JSON.stringify(failing));
     const relative = await probeSandbox({ bwrap: "bwrap" });
     assert(!relative.ok && relative.reason.includes("absolute"), JSON.stringify(relative));
+    // The exec guard in front of bwrap needs perl, and the seccomp filter the machine's numbers.
+    const noPerl = await probeSandbox({ perl: "/nonexistent/perl" });
+    assert(!noPerl.ok && noPerl.reason.includes("perl"), JSON.stringify(noPerl));
+    const otherArch = await probeSandbox({ arch: "riscv64" });
+    assert(!otherArch.ok && otherArch.reason.includes("riscv64"), JSON.stringify(otherArch));
     assertRefused(
       () => decideConfinement({ probe: missing, allowUnconfined: false, direct: true }),
       SandboxError,
