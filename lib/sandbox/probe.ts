@@ -93,18 +93,6 @@ export interface ProbeOptions {
   readonly perl?: string;
   /** The machine (default `Deno.build.arch`): the seccomp filter needs its numbers. */
   readonly arch?: string;
-  /** `/proc/self/status` (default: read; `null` when it cannot be read, and then not judged). */
-  readonly procStatus?: string | null;
-}
-
-/** `/proc/self/status`, or `null` when there is none to read. */
-function readProcStatus(): string | null {
-  try {
-    return Deno.readTextFileSync("/proc/self/status");
-  } catch (e) {
-    if (e instanceof Deno.errors.NotCapable) throw e;
-    return null;
-  }
 }
 
 /**
@@ -113,16 +101,11 @@ function readProcStatus(): string | null {
  * Checked without running anything, so a machine missing either is told so up front instead of
  * every run failing inside bwrap.
  */
-function guardProblem(perl: string, arch: string, procStatus: string | null): string | null {
+function guardProblem(perl: string, arch: string): string | null {
   try {
     commandFilter(arch, { network: false });
   } catch (e) {
     return (e as Error).message;
-  }
-  // A kernel built with seccomp has this line for every process (`Seccomp_filters:` came only
-  // with Linux 5.9, so it is not required).
-  if (procStatus !== null && !/^Seccomp:/m.test(procStatus)) {
-    return "this kernel has no seccomp filters, which every confined command needs";
   }
   try {
     const st = Deno.statSync(perl);
@@ -152,11 +135,7 @@ export async function probeSandbox(opts: ProbeOptions = {}): Promise<ProbeResult
   if (os === "linux") {
     backend = "bwrap";
     argv = bwrapProbeArgv(opts.bwrap ?? BWRAP_PATH);
-    const problem = guardProblem(
-      opts.perl ?? PERL,
-      opts.arch ?? Deno.build.arch,
-      opts.procStatus !== undefined ? opts.procStatus : readProcStatus(),
-    );
+    const problem = guardProblem(opts.perl ?? PERL, opts.arch ?? Deno.build.arch);
     if (problem !== null) return { ok: false, backend, program: argv[0], reason: problem };
   } else if (os === "darwin") {
     backend = "seatbelt";
