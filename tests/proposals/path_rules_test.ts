@@ -55,10 +55,36 @@ const CP_TOP = [
   ".agentteams-status",
 ];
 
+/** Characters a path may not hold: C0, DEL, C1, bidi and invisible formatting, line separators. */
+const REFUSED_CHARS = new Set([
+  0x7f,
+  0x061c,
+  0x200b,
+  0x200e,
+  0x200f,
+  0x2028,
+  0x2029,
+  0x202a,
+  0x202b,
+  0x202c,
+  0x202d,
+  0x202e,
+  0x2060,
+  0x2061,
+  0x2062,
+  0x2063,
+  0x2064,
+  0x2066,
+  0x2067,
+  0x2068,
+  0x2069,
+  0xfeff,
+]);
+
 function syntaxOk(path: string): boolean {
   for (const ch of path) {
     const c = ch.codePointAt(0) as number;
-    if (c < 0x20 || c === 0x7f || ch === "\\") return false;
+    if (c < 0x20 || (c >= 0x80 && c < 0xa0) || REFUSED_CHARS.has(c) || ch === "\\") return false;
   }
   if (path.startsWith("/") || path.startsWith("~")) return false;
   return path.split("/").every((s) => s !== "" && s !== "." && s !== "..");
