@@ -39,6 +39,7 @@ import {
   statePaths,
 } from "./paths.ts";
 import { lineVerifies, utcSeconds } from "./row.ts";
+import { dispatchTag } from "./dispatch_acts.ts";
 
 /** Hours a dispatch lives. */
 export const DISPATCH_TTL_HOURS = 24;
@@ -275,7 +276,7 @@ export function issueDispatch(
       id,
       max_uses: opts.maxUses ?? DISPATCH_MAX_USES,
     });
-    await appendRow(root, hmac, { action: "issue-dispatch", agent, id: id.slice(0, 12) }, {
+    await appendRow(root, hmac, { action: "issue-dispatch", agent, id: dispatchTag(id) }, {
       now: () => t,
     });
     atomicWriteFileSync(paths.dispatches, [...kept, row].join("\n") + "\n", { mode: 0o600 });

@@ -21,6 +21,7 @@
  * | `HEAD_MISSING`, `HEAD_MALFORMED`, `HEAD_MAC_INVALID`, `HEAD_MISMATCH` | the head |
  * | `LEDGER_MISSING` | no ledger while the dispatch store (or a head) exists |
  * | `DISPATCH_ROW_INVALID` | a dispatch-store row fails its MAC or is malformed |
+ * | `DISPATCH_USES_REMOVED` | the ledger has more acts under a dispatch than its store rows record uses |
  * | `CHECKPOINT_MISMATCH` | (with `--checkpoint`) the ledger does not extend the checkpoint |
  *
  * A head one row behind a valid, chained last row (a crash between the row's fsync and the head's
@@ -54,6 +55,7 @@ import {
   type RowChecks,
 } from "./verify_rows.ts";
 import { lineVerifies, MAX_ROW_BYTES } from "./row.ts";
+import { countDispatchActs, countDispatchActsStream, dispatchTag } from "./dispatch_acts.ts";
 
 /** The key as verification needs it: raw bytes (for the batch module) and a keyed HMAC. */
 export interface VerifyKey {
@@ -81,6 +83,7 @@ export type VerifyCode =
   | "HEAD_MISMATCH"
   | "LEDGER_MISSING"
   | "DISPATCH_ROW_INVALID"
+  | "DISPATCH_USES_REMOVED"
   | "CHECKPOINT_MISMATCH";
 
 /** One finding. */
@@ -123,6 +126,12 @@ export interface LedgerTexts {
    * (streamed); `null` when there is none or it is longer than a row can be.
    */
   fragment?: Uint8Array | null;
+  /**
+   * Acts per dispatch tag (`dispatch_acts.ts`) when `ledger` is `null` and the rows were streamed;
+   * without it (and without `ledger`) uses are not reconciled. The store must have been read after
+   * the ledger, so an act appended meanwhile shows its use (written first) and never a shortfall.
+   */
+  dispatchActs?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -363,9 +372,26 @@ export function assessLedger(
 
   if (texts.dispatches !== null && texts.dispatches !== "") {
     const { lines, fragment } = splitLines(texts.dispatches);
+    const valid: string[] = [];
     for (let i = 0; i < lines.length; i++) {
       const why = dispatchRowProblem(lines[i], hmac);
       if (why !== null) add("DISPATCH_ROW_INVALID", i + 1, `dispatch store line ${i + 1}: ${why}`);
+      else valid.push(lines[i]);
+    }
+    const acts = texts.dispatchActs ??
+      (texts.ledger !== null ? countDispatchActs(texts.ledger) : null);
+    if (acts !== null) {
+      for (const [tag, { uses, line }] of usesByTag(valid)) {
+        const n = acts.get(tag) ?? 0;
+        if (n > uses) {
+          add(
+            "DISPATCH_USES_REMOVED",
+            line,
+            `the ledger records ${n} acts under dispatch ${tag} but the store holds ${uses} ` +
+              "use rows: spent uses were removed (or an older store put back)",
+          );
+        }
+      }
     }
     if (fragment !== null) {
       notes.push(
@@ -374,6 +400,24 @@ export function assessLedger(
     }
   }
   return { ok: problems.length === 0, rows, problems, notes, tail };
+}
+
+/**
+ * For each dispatch row among verified store lines, its tag, its use rows and its 1-based line.
+ */
+function usesByTag(lines: readonly string[]): Map<string, { uses: number; line: number }> {
+  const out = new Map<string, { uses: number; line: number }>();
+  const uses = new Map<string, number>();
+  lines.forEach((line, i) => {
+    const o = JSON.parse(line) as Record<string, unknown>;
+    if (typeof o.use === "string") uses.set(o.use, (uses.get(o.use) ?? 0) + 1);
+    else if (typeof o.id === "string" && typeof o.max_uses === "number") {
+      out.set(o.id, { uses: 0, line: i + 1 });
+    }
+  });
+  return new Map(
+    [...out].map(([id, v]) => [dispatchTag(id), { uses: uses.get(id) ?? 0, line: v.line }]),
+  );
 }
 
 /**
@@ -443,7 +487,28 @@ export function readLedgerTexts(root: string): LedgerTexts {
   const ledger = small.ledgerExists
     ? readStateFileSync(statePaths(root).ledger, "ledger", MAX_LEDGER_BYTES)
     : null;
-  return { ledger, head: small.head, dispatches: small.dispatches };
+  // The store is read after the ledger (see `verifyLedgerAt`).
+  return { ledger, head: small.head, dispatches: readDispatchesText(root) };
+}
+
+/** The dispatch store's text, or `null` when there is none. */
+function readDispatchesText(root: string): string | null {
+  const bytes = readStateFileSync(
+    statePaths(root).dispatches,
+    "dispatch store",
+    MAX_DISPATCH_STORE_BYTES,
+  );
+  return bytes === null ? null : dec.decode(bytes);
+}
+
+/** The acts per dispatch tag in the ledger file, streamed. */
+function countActsIn(path: string): Map<string, number> {
+  const file = Deno.openSync(path, { read: true });
+  try {
+    return countDispatchActsStream((into) => file.readSync(into) ?? 0);
+  } finally {
+    file.close();
+  }
 }
 
 /**
@@ -503,12 +568,18 @@ export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
   const path = statePaths(root).ledger;
   let checks = streamLedger(path, key.bytes, false);
   if (needsChainDetail(checks)) checks = streamLedger(path, key.bytes, true);
+  // The store again, read after the ledger: an act appended meanwhile has its use row (written
+  // before the act's ledger row) in it, so the reconciliation never sees a shortfall it made.
+  const dispatches = readDispatchesText(root);
   return assessLedger(
     {
       ledger: null,
       head: small.head,
-      dispatches: small.dispatches,
+      dispatches,
       fragment: readFragment(path, checks),
+      dispatchActs: dispatches !== null && dispatches.includes('"max_uses"')
+        ? countActsIn(path)
+        : undefined,
     },
     key,
     checks,

@@ -35,6 +35,7 @@ import { appendRow } from "../ledger/append.ts";
 import { withFileLock } from "../ledger/lock.ts";
 import { statePaths } from "../ledger/paths.ts";
 import { resolveDispatch } from "../ledger/dispatch.ts";
+import { dispatchTag } from "../ledger/dispatch_acts.ts";
 import { ledgerText, refusalRow } from "../ledger/fields.ts";
 import type { GateDef, Policy } from "../policy/types.ts";
 import { type Artifact, validateArtifact } from "./artifact.ts";
@@ -304,17 +305,21 @@ async function applyChecked(
   const second = await walkTarget(opts.root, segments);
   checkTargetText(second.file);
   checkBase(a.base_sha256, second.file, rel);
-  await resolveDispatch(opts.root, opts.hmac, a.dispatch, {
+  const used = await resolveDispatch(opts.root, opts.hmac, a.dispatch, {
     count: "use",
     expectAgent: agent,
     now,
   });
+  // The act names its dispatch (as `issue-dispatch` rows do), so verify can count each
+  // dispatch's acts against the uses its store rows record.
+  const dispatch = dispatchTag(used.id);
   const rationale = ledgerText(a.rationale);
   const gateRows = gates.map((g) => ({ ...g }));
   if (isChange) {
     await appendRow(opts.root, opts.hmac, {
       action: "apply-proposal",
       agent,
+      dispatch,
       path: rel,
       base,
       new: newSha as string,
@@ -326,6 +331,7 @@ async function applyChecked(
     await appendRow(opts.root, opts.hmac, {
       action: "delete-proposal",
       agent,
+      dispatch,
       path: rel,
       base,
       rationale,

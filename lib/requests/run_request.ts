@@ -42,6 +42,7 @@ import { appendRow } from "../ledger/append.ts";
 import { writeAhead } from "../ledger/write_ahead.ts";
 import type { RowBody } from "../ledger/row.ts";
 import { resolveDispatch } from "../ledger/dispatch.ts";
+import { dispatchTag } from "../ledger/dispatch_acts.ts";
 import { captureStores, storesProblem } from "../ledger/guard.ts";
 import { ledgerText, refusalRow } from "../ledger/fields.ts";
 import { statePaths } from "../ledger/paths.ts";
@@ -340,7 +341,7 @@ async function runChecked(
     // The first snapshot's git status runs while the use and the start row are written (git's
     // view of the control plane, where they go, is never compared; the watch reads it later).
     const statusBefore = startStatus(git);
-    await resolveDispatch(opts.root, opts.hmac, a.dispatch, {
+    const used = await resolveDispatch(opts.root, opts.hmac, a.dispatch, {
       count: "use",
       expectAgent: agent,
       now,
@@ -352,6 +353,8 @@ async function runChecked(
     const outcome = await writeAhead(opts.root, opts.hmac, {
       action: "run-request-start",
       agent,
+      // The dispatch the use was spent on: verify counts acts against store uses.
+      dispatch: dispatchTag(used.id),
       argv: [...a.argv],
       purpose,
       confined,

@@ -24,6 +24,7 @@ import {
   expectRefusal,
   type Json,
   ledgerLines,
+  ledgerRows,
   makeProject,
   type Project,
   type Row,
@@ -68,6 +69,7 @@ const CHANGE_ROW_KEYS = [
   "agent",
   "base",
   "bytes",
+  "dispatch",
   "gates",
   "mac",
   "new",
@@ -76,7 +78,17 @@ const CHANGE_ROW_KEYS = [
   "rationale",
   "time",
 ];
-const DELETE_ROW_KEYS = ["action", "agent", "base", "mac", "path", "prev", "rationale", "time"];
+const DELETE_ROW_KEYS = [
+  "action",
+  "agent",
+  "base",
+  "dispatch",
+  "mac",
+  "path",
+  "prev",
+  "rationale",
+  "time",
+];
 
 /** Asserts the acts since `b`: the only changed paths, new rows, and attempts/uses counted. */
 async function assertActed(
@@ -160,6 +172,10 @@ Deno.test("a change to an existing 0755 file keeps its mode; the row and JSON ca
     assert.equal(row.bytes, new TextEncoder().encode(content).length);
     assert.deepEqual(row.gates, out.gates);
     assert.equal(row.rationale, expectedRationale);
+    // The dispatch the use was spent on: its tag, as its issue-dispatch row names it.
+    const issued = (await ledgerRows(p.root)).find((r) => r.action === "issue-dispatch");
+    assert.match(String(row.dispatch), /^[0-9a-f]{12}$/);
+    assert.equal(row.dispatch, issued?.id);
   });
 });
 

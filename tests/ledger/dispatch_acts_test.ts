@@ -1,0 +1,79 @@
+/**
+ * Spent uses reconciled: each act's row names its dispatch, and verify counts a dispatch's acts
+ * against the `use` rows its store holds. Deleting use rows (or putting back an older store) shows
+ * as DISPATCH_USES_REMOVED, through the streaming verify and the in-memory one alike; an intact
+ * state, and rows without the field (the earlier tool's), pass.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { appendRow } from "../../lib/ledger/append.ts";
+import {
+  countDispatchActs,
+  countDispatchActsStream,
+  dispatchTag,
+} from "../../lib/ledger/dispatch_acts.ts";
+import { issueDispatch, resolveDispatch } from "../../lib/ledger/dispatch.ts";
+import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../../lib/ledger/verify.ts";
+import { FIXTURE_KEY, withSandbox } from "./_fixture.ts";
+
+const enc = new TextEncoder();
+
+Deno.test("countDispatchActs: counts each tag once, across any chunking; look-alikes do not count", () => {
+  const row = (tag: string) => `{"action": "apply-proposal", "dispatch": "${tag}", "mac": "m"}\n`;
+  const text = row("0123456789ab") + row("0123456789ab") + row("ffffffffffff") +
+    // Not the field: escaped inside a string, a short tag, upper-case hex, no closing quote.
+    '{"rationale": "\\"dispatch\\": \\"0123456789ab\\""}\n' +
+    '{"dispatch": "0123456789a"}\n{"dispatch": "0123456789AB"}\n{"dispatch": "0123456789abc"}\n';
+  const bytes = enc.encode(text);
+  const want = new Map([["0123456789ab", 2], ["ffffffffffff", 1]]);
+  assert.deepEqual(countDispatchActs(bytes), want);
+  for (const chunk of [1, 2, 5, 13, 25, 26, 27, 100, 4096]) {
+    let at = 0;
+    const got = countDispatchActsStream((into) => {
+      const n = Math.min(into.length, bytes.length - at);
+      into.set(bytes.subarray(at, at + n));
+      at += n;
+      return n;
+    }, chunk);
+    assert.deepEqual(got, want, `chunk ${chunk}`);
+  }
+});
+
+Deno.test("verify: use rows removed from the dispatch store (or an older store put back) are DISPATCH_USES_REMOVED; intact passes", async () => {
+  await withSandbox("uses-removed", async (sb) => {
+    const hmac = FIXTURE_KEY.hmac;
+    const { nonce } = await issueDispatch(sb.project, hmac, "worker");
+    const store = join(sb.project, ".agentteams", "dispatches.jsonl");
+    const older = await Deno.readTextFile(store);
+    // Two acts, as apply and run record them: the use in the store, then the row naming it.
+    for (let i = 0; i < 2; i++) {
+      const rec = await resolveDispatch(sb.project, hmac, nonce, { count: "use" });
+      await appendRow(sb.project, hmac, {
+        action: "apply-proposal",
+        agent: "worker",
+        dispatch: dispatchTag(rec.id),
+      });
+    }
+    // A row of the earlier tool's shape (no dispatch field) counts nothing.
+    await appendRow(sb.project, hmac, { action: "apply-proposal", agent: "worker" });
+    const codes = () => verifyLedgerAt(sb.project, FIXTURE_KEY).problems.map((p) => p.code);
+    const inMemory = () =>
+      assessLedger(readLedgerTexts(sb.project), FIXTURE_KEY).problems.map((p) => p.code);
+    assert.deepEqual(codes(), []);
+    assert.deepEqual(inMemory(), []);
+    const spent = await Deno.readTextFile(store);
+    // One use row deleted: the uses come back.
+    const lines = spent.split("\n");
+    const useAt = lines.findIndex((l) => l.includes('"use"'));
+    await Deno.writeTextFile(store, lines.filter((_, i) => i !== useAt).join("\n"));
+    assert.deepEqual(codes(), ["DISPATCH_USES_REMOVED"]);
+    assert.deepEqual(inMemory(), ["DISPATCH_USES_REMOVED"]);
+    assert.match(verifyLedgerAt(sb.project, FIXTURE_KEY).problems[0].message, /2 acts .* 1 use/);
+    // The store as it was before the acts.
+    await Deno.writeTextFile(store, older);
+    assert.deepEqual(codes(), ["DISPATCH_USES_REMOVED"]);
+    // Put right again.
+    await Deno.writeTextFile(store, spent);
+    assert.deepEqual(codes(), []);
+  });
+});
