@@ -29,37 +29,61 @@ export function dispatchTag(id: string): string {
   return id.slice(0, 12);
 }
 
-const PREFIX = new TextEncoder().encode('"dispatch": "');
+const enc = new TextEncoder();
+const PREFIX = enc.encode('"dispatch": "');
 const TAG = 12;
-/** A match is the prefix, 12 lower-case hex digits and a closing quote. */
-const MATCH = PREFIX.length + TAG + 1;
+/** Rows of acts begin so (canonical JSON sorts `action` first). */
+const ACT_STARTS = ["apply-proposal", "delete-proposal", "run-request-start"].map((a) =>
+  enc.encode(`{"action": "${a}", `)
+);
+/** Longest line looked at (a row is at most 1 MiB); a longer one is skipped. */
+const MAX_LINE = 2 * 1024 * 1024;
 const dec = new TextDecoder();
 
 function isLowerHex(b: number): boolean {
   return (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x66);
 }
 
-/** Adds the matches that start in `bytes[from..]` and end inside `bytes` to `counts`. */
-function scan(bytes: Uint8Array, from: number, counts: Map<string, number>): void {
-  let at = from;
+function startsWith(line: Uint8Array, prefix: Uint8Array): boolean {
+  if (line.length < prefix.length) return false;
+  for (let k = 0; k < prefix.length; k++) if (line[k] !== prefix[k]) return false;
+  return true;
+}
+
+/**
+ * The dispatch tag of one line, when it is an act's row: its first `"dispatch": "<12 hex>"`, which
+ * in canonical JSON is the top-level field (every key before `dispatch` in an act's row holds a
+ * string, a number or a list of strings).
+ */
+function tagOf(line: Uint8Array): string | null {
+  if (!ACT_STARTS.some((p) => startsWith(line, p))) return null;
+  let at = 0;
   while (true) {
-    const i = bytes.indexOf(PREFIX[0], at);
-    if (i < 0 || i + MATCH > bytes.length) return;
+    const i = line.indexOf(PREFIX[0], at);
+    if (i < 0 || i + PREFIX.length + TAG + 1 > line.length) return null;
     at = i + 1;
-    let ok = true;
-    for (let k = 1; k < PREFIX.length && ok; k++) ok = bytes[i + k] === PREFIX[k];
-    if (!ok) continue;
+    if (!startsWith(line.subarray(i), PREFIX)) continue;
     const t = i + PREFIX.length;
-    for (let k = 0; k < TAG && ok; k++) ok = isLowerHex(bytes[t + k]);
-    if (!ok || bytes[t + TAG] !== 0x22) continue;
-    const tag = dec.decode(bytes.subarray(t, t + TAG));
-    counts.set(tag, (counts.get(tag) ?? 0) + 1);
-    at = i + MATCH;
+    for (let k = 0; k < TAG; k++) if (!isLowerHex(line[t + k])) return null;
+    return line[t + TAG] === 0x22 ? dec.decode(line.subarray(t, t + TAG)) : null;
+  }
+}
+
+/** Counts the complete lines of `bytes` (each ending in a newline) into `counts`. */
+function countLines(bytes: Uint8Array, counts: Map<string, number>): void {
+  let start = 0;
+  while (true) {
+    const nl = bytes.indexOf(0x0a, start);
+    if (nl < 0) return;
+    const tag = tagOf(bytes.subarray(start, nl));
+    if (tag !== null) counts.set(tag, (counts.get(tag) ?? 0) + 1);
+    start = nl + 1;
   }
 }
 
 /**
- * The acts per dispatch tag in a ledger's bytes.
+ * The acts per dispatch tag in a ledger's bytes (complete lines only: an unterminated last line
+ * never counted as a row).
  *
  * @example
  * ```ts
@@ -69,7 +93,7 @@ function scan(bytes: Uint8Array, from: number, counts: Map<string, number>): voi
  */
 export function countDispatchActs(bytes: Uint8Array): Map<string, number> {
   const counts = new Map<string, number>();
-  scan(bytes, 0, counts);
+  countLines(bytes, counts);
   return counts;
 }
 
@@ -77,13 +101,15 @@ export function countDispatchActs(bytes: Uint8Array): Map<string, number> {
 export type ChunkReader = (into: Uint8Array) => number;
 
 /**
- * {@link countDispatchActs} over a stream read in chunks (a match split between two chunks is
- * counted once).
+ * {@link countDispatchActs} over a stream read in chunks (a line split between reads is put
+ * together; one longer than a row can be is skipped).
  *
  * @example
  * ```ts
  * import { countDispatchActsStream } from "./dispatch_acts.ts";
- * const bytes = new TextEncoder().encode('{"dispatch": "0123456789ab"}\n');
+ * const bytes = new TextEncoder().encode(
+ *   '{"action": "apply-proposal", "agent": "w", "dispatch": "0123456789ab"}\n',
+ * );
  * let at = 0;
  * const acts = countDispatchActsStream((into) => {
  *   const n = Math.min(into.length, bytes.length - at, 5);
@@ -96,18 +122,33 @@ export type ChunkReader = (into: Uint8Array) => number;
  */
 export function countDispatchActsStream(read: ChunkReader, chunk = 4 << 20): Map<string, number> {
   const counts = new Map<string, number>();
-  const keep = MATCH - 1;
-  const buf = new Uint8Array(keep + chunk);
+  const buf = new Uint8Array(MAX_LINE + chunk);
   let carried = 0;
+  let skipping = false; // inside a line longer than MAX_LINE
   while (true) {
-    const n = read(buf.subarray(carried));
-    if (n === 0) break;
+    const n = read(buf.subarray(carried, carried + chunk));
+    if (n === 0) return counts;
     const filled = carried + n;
-    // Every match found here ends past the carried bytes: one wholly inside them would have been
-    // counted from the previous read, and none fits in fewer than MATCH bytes.
-    scan(buf.subarray(0, filled), 0, counts);
-    carried = Math.min(keep, filled);
-    buf.copyWithin(0, filled - carried, filled);
+    let from = 0;
+    if (skipping) {
+      const nl = buf.subarray(0, filled).indexOf(0x0a);
+      if (nl < 0) {
+        carried = 0;
+        continue;
+      }
+      from = nl + 1;
+      skipping = false;
+    }
+    const last = buf.subarray(0, filled).lastIndexOf(0x0a);
+    if (last >= from) countLines(buf.subarray(from, last + 1), counts);
+    const restFrom = Math.max(from, last + 1);
+    const rest = filled - restFrom;
+    if (rest > MAX_LINE) {
+      skipping = true;
+      carried = 0;
+    } else {
+      buf.copyWithin(0, restFrom, filled);
+      carried = rest;
+    }
   }
-  return counts;
 }

@@ -372,11 +372,11 @@ export function assessLedger(
 
   if (texts.dispatches !== null && texts.dispatches !== "") {
     const { lines, fragment } = splitLines(texts.dispatches);
-    const valid: string[] = [];
+    const valid: [number, string][] = [];
     for (let i = 0; i < lines.length; i++) {
       const why = dispatchRowProblem(lines[i], hmac);
       if (why !== null) add("DISPATCH_ROW_INVALID", i + 1, `dispatch store line ${i + 1}: ${why}`);
-      else valid.push(lines[i]);
+      else valid.push([i + 1, lines[i]]);
     }
     const acts = texts.dispatchActs ??
       (texts.ledger !== null ? countDispatchActs(texts.ledger) : null);
@@ -403,18 +403,21 @@ export function assessLedger(
 }
 
 /**
- * For each dispatch row among verified store lines, its tag, its use rows and its 1-based line.
+ * For each dispatch row among verified store lines (with their 1-based line numbers), its tag, its
+ * use rows and its line.
  */
-function usesByTag(lines: readonly string[]): Map<string, { uses: number; line: number }> {
+function usesByTag(
+  lines: readonly (readonly [number, string])[],
+): Map<string, { uses: number; line: number }> {
   const out = new Map<string, { uses: number; line: number }>();
   const uses = new Map<string, number>();
-  lines.forEach((line, i) => {
+  for (const [at, line] of lines) {
     const o = JSON.parse(line) as Record<string, unknown>;
     if (typeof o.use === "string") uses.set(o.use, (uses.get(o.use) ?? 0) + 1);
     else if (typeof o.id === "string" && typeof o.max_uses === "number") {
-      out.set(o.id, { uses: 0, line: i + 1 });
+      out.set(o.id, { uses: 0, line: at });
     }
-  });
+  }
   return new Map(
     [...out].map(([id, v]) => [dispatchTag(id), { uses: uses.get(id) ?? 0, line: v.line }]),
   );
@@ -501,9 +504,9 @@ function readDispatchesText(root: string): string | null {
   return bytes === null ? null : dec.decode(bytes);
 }
 
-/** The acts per dispatch tag in the ledger file, streamed. */
+/** The acts per dispatch tag in the ledger file, streamed (the same file `streamLedger` read). */
 function countActsIn(path: string): Map<string, number> {
-  const file = Deno.openSync(path, { read: true });
+  const file = openLedger(path);
   try {
     return countDispatchActsStream((into) => file.readSync(into) ?? 0);
   } finally {
@@ -512,20 +515,30 @@ function countActsIn(path: string): Map<string, number> {
 }
 
 /**
- * Streams the ledger file through the row checker. `lstat` must show a regular file and the
- * opened file must be that same inode (see `lib/fs/safe_read.ts`).
+ * Opens the ledger for reading: `lstat` must show a regular file and the opened file must be that
+ * same inode (see `lib/fs/safe_read.ts`).
  */
-function streamLedger(path: string, key: Uint8Array, retain: boolean): RowChecks {
+function openLedger(path: string): Deno.FsFile {
   const before = Deno.lstatSync(path);
   if (!before.isFile) {
     throw new LedgerError("LEDGER_UNSAFE_PATH", `${path} is not a regular file`);
   }
   const file = Deno.openSync(path, { read: true });
+  const st = file.statSync();
+  if (!st.isFile || st.ino !== before.ino || st.dev !== before.dev) {
+    file.close();
+    throw new LedgerError("LEDGER_UNSAFE_PATH", `${path} was replaced while opening`);
+  }
+  return file;
+}
+
+/**
+ * Streams the ledger file through the row checker. `lstat` must show a regular file and the
+ * opened file must be that same inode (see `lib/fs/safe_read.ts`).
+ */
+function streamLedger(path: string, key: Uint8Array, retain: boolean): RowChecks {
+  const file = openLedger(path);
   try {
-    const st = file.statSync();
-    if (!st.isFile || st.ino !== before.ino || st.dev !== before.dev) {
-      throw new LedgerError("LEDGER_UNSAFE_PATH", `${path} was replaced while opening`);
-    }
     return checkRowsStream((into) => file.readSync(into) ?? 0, key, { retain });
   } finally {
     file.close();
@@ -568,8 +581,12 @@ export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
   const path = statePaths(root).ledger;
   let checks = streamLedger(path, key.bytes, false);
   if (needsChainDetail(checks)) checks = streamLedger(path, key.bytes, true);
-  // The store again, read after the ledger: an act appended meanwhile has its use row (written
-  // before the act's ledger row) in it, so the reconciliation never sees a shortfall it made.
+  // Acts are counted from the ledger before the store is read again: an act appended meanwhile
+  // has its use row (written before the act's ledger row) in that store, so the reconciliation
+  // never sees a shortfall a concurrent act made.
+  const dispatchActs = small.dispatches !== null && small.dispatches.includes('"max_uses"')
+    ? countActsIn(path)
+    : undefined;
   const dispatches = readDispatchesText(root);
   return assessLedger(
     {
@@ -577,9 +594,7 @@ export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
       head: small.head,
       dispatches,
       fragment: readFragment(path, checks),
-      dispatchActs: dispatches !== null && dispatches.includes('"max_uses"')
-        ? countActsIn(path)
-        : undefined,
+      dispatchActs,
     },
     key,
     checks,

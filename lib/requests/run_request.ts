@@ -377,16 +377,18 @@ async function runChecked(
       const moved = guarded === null
         ? []
         : guardedPathsChanged(guarded.plan, guarded.before).map((abs) => watchKey(git, abs));
-      // A `.git` (or another entry that must stay read-only) made in a write root: bwrap could
-      // not stop it, and git status never lists a `.git`.
-      const appeared = plan === null
-        ? []
-        : newReadOnlyEntries(plan, policy.protectedPaths).map((abs) => watchKey(git, abs));
       // The shared stores are checked while git status runs for the second snapshot.
-      const [after, problem] = await bothSettled(
+      const second = bothSettled(
         takeSnapshot(git, { previous: before, statOnly: GUARDED }),
         storesProblem(opts.root, opts.hmac, stores, now()),
       );
+      second.catch(() => {}); // awaited below, after the scan
+      // A `.git` (or a protected entry) made in a write root, scanned for while git status works:
+      // bwrap could not stop it, and git status never lists a `.git`.
+      const appeared = plan === null
+        ? []
+        : newReadOnlyEntries(plan, policy.protectedPaths).map((abs) => watchKey(git, abs));
+      const [after, problem] = await second;
       const declared = declaredMatcher(a.expected_writes ?? [], {
         guards,
         allowed: (rel) =>

@@ -18,6 +18,8 @@ import type { GuardFact } from "./plan.ts";
 import type { EntryKind } from "./roots.ts";
 import { entryKind } from "./roots_io.ts";
 import { readOnlyMatcher, scanWritableRoots } from "./scan.ts";
+import { isControlPlaneName } from "./protected.ts";
+import { within } from "./path_within.ts";
 
 /**
  * Walks each absolute path component by component.
@@ -120,11 +122,14 @@ function identityOf(path: string): string {
 }
 
 /**
- * Entries that must stay read-only and appeared in a write root during the run: a new `.git` (or
- * another control-plane name) at any depth, or a new entry a `protected_paths` pattern covers.
- * bwrap re-binds only what exists when the run starts and cannot forbid creating such an entry,
- * and git status never lists a `.git`, so the write roots are scanned again after the command.
- * A directory the scan cannot open is returned itself (what it holds could not be checked).
+ * Entries that appeared in a write root during the run and must not be left there unreported: a
+ * new `.git` (any letter case, at any depth: git would obey its hooks and config in that
+ * directory), or a new entry a `protected_paths` pattern covers. bwrap re-binds only what exists
+ * when the run starts and cannot forbid creating such an entry, and git status never lists a
+ * `.git`, so the write roots are scanned again after the command. Other control-plane names met
+ * deeper in a tree (a package's own `.github/FUNDING.yml`) are ordinary writes there, compared and
+ * declared like any other. What lies inside a path that stayed read-only (or masked) is not
+ * new. A directory the scan cannot open is returned itself (what it holds could not be checked).
  * Sorted absolute paths.
  *
  * @example
@@ -143,14 +148,15 @@ export function newReadOnlyEntries(
   protectedPaths: readonly string[],
   foldCase: boolean = Deno.build.os === "darwin",
 ): string[] {
-  const known = new Set([...plan.readOnly, ...plan.masks]);
+  const known = [...plan.readOnly, ...plan.masks];
+  const isProtected = readOnlyMatcher(plan.project, protectedPaths, foldCase);
+  const matcher = (abs: string, name: string): boolean =>
+    name.toLowerCase() === ".git" ||
+    (!isControlPlaneName(name) && protectedPaths.length > 0 && isProtected(abs, name));
   try {
-    return scanWritableRoots(
-      plan.writeRoots,
-      readOnlyMatcher(plan.project, protectedPaths, foldCase),
-    )
+    return scanWritableRoots(plan.writeRoots, matcher)
       .map((h) => h.path)
-      .filter((p) => !known.has(p));
+      .filter((p) => !known.some((k) => within(p, k, foldCase)));
   } catch (e) {
     if (e instanceof SandboxError && typeof e.details.path === "string") return [e.details.path];
     throw e;

@@ -95,6 +95,11 @@ const SCRIPTS: Record<string, string | ((p: WorldPaths) => string)> = {
   "submodule-swap": shScript("rmdir src/sub && ln -s /etc src/sub && echo SWAPPED"),
   // A new repository under a declared directory: its `.git` is control plane wherever it lies.
   "nested-repo": shScript("git init -q src/out/nested && echo NESTED"),
+  // A package's own `.github` (npm packages ship FUNDING.yml): an ordinary, declarable write.
+  "vendor-github": shScript(
+    "mkdir -p src/vendor/pkg/.github && printf 'x\\n' > src/vendor/pkg/.github/FUNDING.yml && echo VENDORED",
+  ),
+  "noop": shScript("echo NOOP"),
   // A bare `.git` with a hook, in a tracked directory: git status lists nothing at all.
   "nested-git": shScript(
     "mkdir -p src/.git/hooks && printf '#!/bin/sh\\necho owned\\n' > src/.git/hooks/post-commit " +
@@ -357,5 +362,27 @@ Deno.test("run undeclared: a new repository or a bare .git under a declared dire
     const g = await runScript(w, "nested-git", ["src/"]);
     assert.match(g.stdout, /PLANTED/, g.stderr);
     await assertUndeclared(w, g, ["src/.git"]);
+  });
+});
+
+Deno.test("run: the after-scan reports only a new .git or protected entry: a package's own .github under a declared directory passes, and what lies under a read-only path is not new", async () => {
+  await withWorld("after-scan-quiet", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
+    const vendored = await runScript(w, "vendor-github", ["src/vendor/"]);
+    assert.match(vendored.stdout, /VENDORED/, vendored.stderr);
+    assert.equal(vendored.code, 0, vendored.stderr);
+    assert.deepEqual(jsonOut(vendored).undeclared_writes, []);
+    // git's hooks dir inside the write root stays read-only; what it already holds (a `.github`
+    // among it) is not reported by a run that changes nothing.
+    await Deno.mkdir(join(w.project, "src/hooks/.github"), { recursive: true });
+    await Deno.writeTextFile(join(w.project, "src/hooks/.github/FUNDING.yml"), "x\n");
+    await w.git("add", "src/hooks");
+    await w.git("commit", "-q", "-m", "hooks");
+    await w.git("config", "core.hooksPath", "src/hooks");
+    for (let i = 0; i < 2; i++) {
+      const r = await runScript(w, "noop");
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(jsonOut(r).undeclared_writes, []);
+    }
+    await w.verifyOk();
   });
 });

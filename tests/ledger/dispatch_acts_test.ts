@@ -18,14 +18,24 @@ import { FIXTURE_KEY, withSandbox } from "./_fixture.ts";
 
 const enc = new TextEncoder();
 
-Deno.test("countDispatchActs: counts each tag once, across any chunking; look-alikes do not count", () => {
-  const row = (tag: string) => `{"action": "apply-proposal", "dispatch": "${tag}", "mac": "m"}\n`;
-  const text = row("0123456789ab") + row("0123456789ab") + row("ffffffffffff") +
+Deno.test("countDispatchActs: one count per act row, across any chunking; look-alikes, other rows and an unterminated line do not count", () => {
+  const row = (tag: string, action = "apply-proposal") =>
+    `{"action": "${action}", "agent": "w", "dispatch": "${tag}", "mac": "m"}\n`;
+  const text = row("0123456789ab") + row("0123456789ab", "run-request-start") +
+    row("ffffffffffff", "delete-proposal") +
     // Not the field: escaped inside a string, a short tag, upper-case hex, no closing quote.
-    '{"rationale": "\\"dispatch\\": \\"0123456789ab\\""}\n' +
-    '{"dispatch": "0123456789a"}\n{"dispatch": "0123456789AB"}\n{"dispatch": "0123456789abc"}\n';
+    '{"action": "apply-proposal", "rationale": "\\"dispatch\\": \\"0123456789ab\\""}\n' +
+    '{"action": "apply-proposal", "dispatch": "0123456789a"}\n' +
+    '{"action": "apply-proposal", "dispatch": "0123456789AB"}\n' +
+    '{"action": "apply-proposal", "dispatch": "0123456789abc"}\n' +
+    // Not an act: a row of another action naming a dispatch, even at the top level.
+    '{"action": "note", "dispatch": "0123456789ab", "x": {"dispatch": "0123456789ab"}}\n' +
+    // An act counts once, whatever follows its own field.
+    '{"action": "apply-proposal", "dispatch": "ffffffffffff", "x": {"dispatch": "ffffffffffff"}}\n' +
+    // An unterminated last line never counted as a row.
+    '{"action": "apply-proposal", "dispatch": "0123456789ab"}';
   const bytes = enc.encode(text);
-  const want = new Map([["0123456789ab", 2], ["ffffffffffff", 1]]);
+  const want = new Map([["0123456789ab", 2], ["ffffffffffff", 2]]);
   assert.deepEqual(countDispatchActs(bytes), want);
   for (const chunk of [1, 2, 5, 13, 25, 26, 27, 100, 4096]) {
     let at = 0;
