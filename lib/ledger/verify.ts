@@ -451,26 +451,23 @@ const dec = new TextDecoder();
 /** Largest ledger `verify` reads into memory. */
 export const MAX_LEDGER_BYTES = 2 * 1024 * 1024 * 1024 - 1;
 
-/** A project's head and dispatch store texts, and whether a ledger file exists. */
+/** A project's head, and whether a ledger file exists. */
 interface StateFiles {
   ledgerExists: boolean;
   head: string | null;
-  dispatches: string | null;
 }
 
+/**
+ * The head (read before the ledger, so a concurrent append can only leave it one row behind, which
+ * verify accepts). The dispatch store is read after the ledger (`readDispatchesText`).
+ */
 function readSmallState(root: string): StateFiles | null {
   const paths = statePaths(root);
   if (!checkStatePath(paths.dir, "dir")) return null;
   const head = readStateFileSync(paths.head, "ledger head", 4096);
-  const dispatches = readStateFileSync(
-    paths.dispatches,
-    "dispatch store",
-    MAX_DISPATCH_STORE_BYTES,
-  );
   return {
     ledgerExists: checkStatePath(paths.ledger, "file"),
     head: head === null ? null : dec.decode(head),
-    dispatches: dispatches === null ? null : dec.decode(dispatches),
   };
 }
 
@@ -504,16 +501,6 @@ function readDispatchesText(root: string): string | null {
   return bytes === null ? null : dec.decode(bytes);
 }
 
-/** The acts per dispatch tag in the ledger file, streamed (the same file `streamLedger` read). */
-function countActsIn(path: string): Map<string, number> {
-  const file = openLedger(path);
-  try {
-    return countDispatchActsStream((into) => file.readSync(into) ?? 0);
-  } finally {
-    file.close();
-  }
-}
-
 /**
  * Opens the ledger for reading: `lstat` must show a regular file and the opened file must be that
  * same inode (see `lib/fs/safe_read.ts`).
@@ -545,14 +532,39 @@ function streamLedger(path: string, key: Uint8Array, retain: boolean): RowChecks
   }
 }
 
-/** The streamed ledger's unterminated fragment, when it is short enough to be a row. */
-function readFragment(path: string, checks: RowChecks): Uint8Array | null {
+/**
+ * What the streamed checks leave to read again, from one more open of the ledger: its unterminated
+ * fragment (when short enough to be a row), and, when `countActs`, the acts per dispatch tag in
+ * the complete lines the checks saw. Counting only those bytes keeps the reconciliation sound
+ * with the store read after the stream: every act counted had written its use before.
+ */
+function rereadLedger(
+  path: string,
+  checks: RowChecks,
+  countActs: boolean,
+): { fragment: Uint8Array | null; acts: Map<string, number> | undefined } {
   const length = checks.size - checks.completeEnd;
-  if (length === 0 || length >= MAX_ROW_BYTES) return null;
-  const file = Deno.openSync(path, { read: true });
+  const wantFragment = length > 0 && length < MAX_ROW_BYTES;
+  if (!wantFragment && !countActs) return { fragment: null, acts: undefined };
+  const file = openLedger(path);
   try {
-    const out = new Uint8Array(length);
-    return readAtSync(file, checks.completeEnd, out) === length ? out : null;
+    let fragment: Uint8Array | null = null;
+    if (wantFragment) {
+      const out = new Uint8Array(length);
+      fragment = readAtSync(file, checks.completeEnd, out) === length ? out : null;
+    }
+    if (!countActs) return { fragment, acts: undefined };
+    let at = 0;
+    const acts = countDispatchActsStream((into) => {
+      const n = readAtSync(
+        file,
+        at,
+        into.subarray(0, Math.min(into.length, checks.completeEnd - at)),
+      );
+      at += n;
+      return n;
+    });
+    return { fragment, acts };
   } finally {
     file.close();
   }
@@ -573,28 +585,23 @@ function readFragment(path: string, checks: RowChecks): Uint8Array | null {
 export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
   const small = readSmallState(root);
   if (small === null || !small.ledgerExists) {
-    return assessLedger(
-      { ledger: null, head: small?.head ?? null, dispatches: small?.dispatches ?? null },
-      key,
-    );
+    const dispatches = small === null ? null : readDispatchesText(root);
+    return assessLedger({ ledger: null, head: small?.head ?? null, dispatches }, key);
   }
   const path = statePaths(root).ledger;
   let checks = streamLedger(path, key.bytes, false);
   if (needsChainDetail(checks)) checks = streamLedger(path, key.bytes, true);
-  // Acts are counted from the ledger before the store is read again: an act appended meanwhile
-  // has its use row (written before the act's ledger row) in that store, so the reconciliation
-  // never sees a shortfall a concurrent act made.
-  const dispatchActs = small.dispatches !== null && small.dispatches.includes('"max_uses"')
-    ? countActsIn(path)
-    : undefined;
+  // The store once, after the stream: an act has written its use row before its ledger row, so
+  // every act in what the stream saw has its use in this store.
   const dispatches = readDispatchesText(root);
+  const again = rereadLedger(path, checks, dispatches?.includes('"max_uses"') ?? false);
   return assessLedger(
     {
       ledger: null,
       head: small.head,
       dispatches,
-      fragment: readFragment(path, checks),
-      dispatchActs,
+      fragment: again.fragment,
+      dispatchActs: again.acts,
     },
     key,
     checks,
