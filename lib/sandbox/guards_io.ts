@@ -17,7 +17,7 @@ import { SandboxError } from "../errors.ts";
 import type { GuardFact } from "./plan.ts";
 import type { EntryKind } from "./roots.ts";
 import { entryKind } from "./roots_io.ts";
-import { readOnlyMatcher, scanWritableRoots } from "./scan.ts";
+import { protectedIn, scanWritableRoots } from "./scan.ts";
 import { isControlPlaneName } from "./protected.ts";
 import { within } from "./path_within.ts";
 
@@ -149,10 +149,9 @@ export function newReadOnlyEntries(
   foldCase: boolean = Deno.build.os === "darwin",
 ): string[] {
   const known = [...plan.readOnly, ...plan.masks];
-  const isProtected = readOnlyMatcher(plan.project, protectedPaths, foldCase);
+  const covered = protectedIn(plan.project, protectedPaths, foldCase);
   const matcher = (abs: string, name: string): boolean =>
-    name.toLowerCase() === ".git" ||
-    (!isControlPlaneName(name) && protectedPaths.length > 0 && isProtected(abs, name));
+    name.toLowerCase() === ".git" || (!isControlPlaneName(name) && covered(abs));
   try {
     return scanWritableRoots(plan.writeRoots, matcher)
       .map((h) => h.path)

@@ -73,11 +73,26 @@ export function normalizeProtected(pattern: string): string | null {
  * ```
  */
 export function protectedCovers(rel: string, patterns: readonly string[]): boolean {
-  const r = rel.replace(/^\/+|\/+$/g, "");
+  return protectedMatcher(patterns)(rel);
+}
+
+/**
+ * {@link protectedCovers} for many paths against one pattern list: the patterns are normalized
+ * once (a scan asks for every entry of a write root).
+ *
+ * @example
+ * ```ts
+ * import { protectedMatcher } from "./protected.ts";
+ * const covers = protectedMatcher(["./secrets/", "*.pem"]);
+ * covers("secrets/a.txt"); // true
+ * covers("src/a.ts"); // false
+ * ```
+ */
+export function protectedMatcher(patterns: readonly string[]): (rel: string) => boolean {
   const normalized = patterns.map(normalizeProtected).filter((p): p is string => p !== null);
   // The same matcher as the proposal checks (lib/policy/fnmatch.ts): a path is covered when it,
   // or a directory above it, matches.
-  return protectedMatch(r, normalized);
+  return (rel) => protectedMatch(rel.replace(/^\/+|\/+$/g, ""), normalized);
 }
 
 /**

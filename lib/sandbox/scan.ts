@@ -15,7 +15,7 @@
 
 import { SandboxError } from "../errors.ts";
 import { within } from "./path_within.ts";
-import { isControlPlaneName, protectedCovers } from "./protected.ts";
+import { isControlPlaneName, protectedMatcher } from "./protected.ts";
 import type { EntryKind } from "./roots.ts";
 
 /** One entry the scan found. */
@@ -46,12 +46,30 @@ export function readOnlyMatcher(
   protectedPaths: readonly string[],
   foldCase: boolean,
 ): ReadOnlyMatcher {
+  const covered = protectedIn(projectReal, protectedPaths, foldCase);
+  return (absPath, name) => isControlPlaneName(name) || covered(absPath);
+}
+
+/**
+ * Whether an absolute path inside the project is covered by `protected_paths` (patterns
+ * normalized once).
+ *
+ * @example
+ * ```ts
+ * import { protectedIn } from "./scan.ts";
+ * protectedIn("/p", ["*.pem"], false)("/p/build/a.pem"); // true
+ * ```
+ */
+export function protectedIn(
+  projectReal: string,
+  protectedPaths: readonly string[],
+  foldCase: boolean,
+): (absPath: string) => boolean {
+  if (protectedPaths.length === 0) return () => false;
   const prefix = projectReal === "/" ? "/" : projectReal + "/";
-  return (absPath, name) => {
-    if (isControlPlaneName(name)) return true;
-    if (protectedPaths.length === 0 || !within(absPath, projectReal, foldCase)) return false;
-    return protectedCovers(absPath.slice(prefix.length), protectedPaths);
-  };
+  const covers = protectedMatcher(protectedPaths);
+  return (absPath) =>
+    within(absPath, projectReal, foldCase) && covers(absPath.slice(prefix.length));
 }
 
 function kindOf(entry: Deno.DirEntry): EntryKind {
