@@ -27,10 +27,17 @@ function isControl(c: number): boolean {
  * ```
  */
 export function inert(text: string): string {
+  return escapeWhere(text, isControl);
+}
+
+/** `text` with each code unit `shown` selects written as `\\xNN` (or `\\u{NNNN}`). */
+function escapeWhere(text: string, shown: (c: number) => boolean): string {
   let out = "";
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    out += isControl(c) ? `\\x${c.toString(16).padStart(2, "0")}` : text[i];
+    if (!shown(c)) out += text[i];
+    else if (c < 0x100) out += `\\x${c.toString(16).padStart(2, "0")}`;
+    else out += `\\u{${c.toString(16)}}`;
   }
   return out;
 }
@@ -50,13 +57,5 @@ export function inert(text: string): string {
  * ```
  */
 export function oneLine(text: string): string {
-  let out = "";
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x5c) out += "\\\\";
-    else if (!isControlOrFormat(c)) out += text[i];
-    else if (c < 0x100) out += `\\x${c.toString(16).padStart(2, "0")}`;
-    else out += `\\u{${c.toString(16)}}`;
-  }
-  return out;
+  return escapeWhere(text.replaceAll("\\", "\\\\"), isControlOrFormat);
 }
