@@ -90,9 +90,6 @@ export function childKind(dir: string, name: string): ChildKind {
   }
 }
 
-/** How long the open of a target may take before it counts as a FIFO swapped in. */
-export const TARGET_OPEN_DEADLINE_MS = 2000;
-
 /**
  * Reads the regular file `name` in `dir`, at most `maxBytes`: never through a symlink, and never
  * waiting on a FIFO an agent renamed into its place after the check (the open has a deadline).
@@ -109,10 +106,6 @@ export async function readChild(
   maxBytes: number,
 ): Promise<{ bytes: Uint8Array; mode: number }> {
   checkName(name);
-  const f = await readRegularFileWithin(
-    `${dir}/${name}`,
-    { maxBytes, what: "target" },
-    TARGET_OPEN_DEADLINE_MS,
-  );
+  const f = await readRegularFileWithin(`${dir}/${name}`, { maxBytes, what: "target" });
   return { bytes: f.bytes, mode: f.mode & 0o7777 };
 }

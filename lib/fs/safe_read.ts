@@ -129,6 +129,9 @@ export function readRegularFileSync(path: string, opts: ReadRegularOptions): Reg
   return readOpened(path, Deno.openSync(path, { read: true }), before, opts);
 }
 
+/** How long an open of a file someone else may swap can take before it counts as a FIFO. */
+export const OPEN_DEADLINE_MS = 2000;
+
 /**
  * {@link readRegularFile} for a path someone else may swap while it is read (an agent's file): the
  * open is given `deadlineMs`. `lstat` shows a regular file, but a FIFO renamed into its place before
@@ -147,7 +150,7 @@ export function readRegularFileSync(path: string, opts: ReadRegularOptions): Reg
 export async function readRegularFileWithin(
   path: string,
   opts: ReadRegularOptions,
-  deadlineMs: number,
+  deadlineMs: number = OPEN_DEADLINE_MS,
 ): Promise<RegularFile> {
   const before = lstatRegular(path, opts);
   return readOpened(path, await openWithin(path, deadlineMs, opts.what ?? "file"), before, opts);

@@ -13,6 +13,7 @@
  * @module
  */
 import { LedgerError } from "../errors.ts";
+import { lstatOrNullSync } from "../fs/safe_read.ts";
 import { checkStatePath } from "./paths.ts";
 
 /**
@@ -58,13 +59,7 @@ export async function withFileLock<T>(
 
 /** Throws `LEDGER_TAMPERED` unless `path` still names the file `locked` describes. */
 function stillNamed(path: string, locked: Deno.FileInfo, when: string): void {
-  let now: Deno.FileInfo | null;
-  try {
-    now = Deno.lstatSync(path);
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-    now = null;
-  }
+  const now = lstatOrNullSync(path);
   if (now === null || now.ino !== locked.ino || now.dev !== locked.dev) {
     throw new LedgerError(
       "LEDGER_TAMPERED",

@@ -105,9 +105,6 @@ export function parseArtifact(text: string): Artifact {
   return validateArtifact(v);
 }
 
-/** How long opening the artifact may take before it counts as a FIFO put in its place. */
-export const ARTIFACT_OPEN_DEADLINE_MS = 2000;
-
 /**
  * Reads and parses an artifact file (a regular file, not a symlink, UTF-8, at most 2 MiB). The
  * file may lie where an agent can write, so its open has a deadline: a FIFO swapped in after the
@@ -122,11 +119,8 @@ export const ARTIFACT_OPEN_DEADLINE_MS = 2000;
 export async function readArtifactFile(path: string): Promise<Artifact> {
   let bytes: Uint8Array;
   try {
-    bytes = (await readRegularFileWithin(
-      path,
-      { maxBytes: MAX_ARTIFACT_BYTES, what: "artifact" },
-      ARTIFACT_OPEN_DEADLINE_MS,
-    )).bytes;
+    bytes = (await readRegularFileWithin(path, { maxBytes: MAX_ARTIFACT_BYTES, what: "artifact" }))
+      .bytes;
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) throw invalid(`artifact ${path} does not exist`);
     if (e instanceof FsSafetyError) throw invalid(e.message);
