@@ -70,6 +70,11 @@ Deno.test("apply refuses malformed and escaping paths (one refusal per case)", a
       ["src/\rx.txt", "PATH_INVALID"],
       ["src/\u001b[31mx.txt", "PATH_INVALID"],
       ["src/x\u007f.txt", "PATH_INVALID"],
+      // C1 (a terminal's CSI), a right-to-left override, a zero-width space, a line separator.
+      ["src/x\u009b31m.txt", "PATH_INVALID"],
+      ["src/report\u202etxt.exe", "PATH_INVALID"],
+      ["src/a\u200bb.txt", "PATH_INVALID"],
+      ["src/a\u2028b.txt", "PATH_INVALID"],
       ["src\\a.txt", "PATH_INVALID"],
       ["src/a\\b", "PATH_INVALID"],
       ["..\\x", "PATH_INVALID"],
@@ -231,7 +236,20 @@ Deno.test("apply refuses the brief, the default brief names, protected and out-o
       });
     }
 
-    for (const path of ["lib/x.ts", "README.md", "srcx/a.txt", "notes.txt/x", "docsy/a.md"]) {
+    // Scopes match case exactly (and no other spelling of `k`): `Src/` and `DOCS/` are other
+    // directories on a case-sensitive file system.
+    for (
+      const path of [
+        "lib/x.ts",
+        "README.md",
+        "srcx/a.txt",
+        "notes.txt/x",
+        "docsy/a.md",
+        "Src/a.txt",
+        "DOCS/new.md",
+        "Notes.txt",
+      ]
+    ) {
       await t.step(`outside worker's scopes: ${path} (OUT_OF_SCOPE)`, async () => {
         await expectRefusal(p, change(nonce, path, "x\n"), "OUT_OF_SCOPE", {
           agent: "worker",
