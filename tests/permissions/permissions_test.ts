@@ -963,15 +963,21 @@ Deno.test("printed lines through symlinked directories: ledger show on a linked 
   }
 });
 
+/** Moves the project's brief out of the project (to `<sandbox>/brief.json`); returns its path. */
+async function moveBriefOut(sb: Sandbox): Promise<string> {
+  const inProject = join(sb.project, "agentteams.json");
+  const b = join(sb.dir, "brief.json");
+  await Deno.writeTextFile(b, await Deno.readTextFile(inProject));
+  await Deno.remove(inProject);
+  return b;
+}
+
 Deno.test("permissions --brief B run -- FILE: the asked run uses B, and the printed line carries it", async () => {
   const sb = await sandbox("perm-brief-own");
   try {
     const { nonce } = await gitProject(sb);
     // The project's own brief is gone; B, outside it, lets worker run `true`.
-    const inProject = join(sb.project, "agentteams.json");
-    const b = join(sb.dir, "brief.json");
-    await Deno.writeTextFile(b, await Deno.readTextFile(inProject));
-    await Deno.remove(inProject);
+    const b = await moveBriefOut(sb);
     const file = await writeRequest(sb, ["true"], { dispatch: nonce });
     const r = await runCli(
       ["permissions", "run", "--brief", b, "--project", sb.project, "--", file],
@@ -991,10 +997,7 @@ Deno.test("permissions -- with the earlier tool's spellings (--description, --ru
   const sb = await sandbox("perm-legacy-spellings");
   try {
     const { nonce } = await gitProject(sb);
-    const inProject = join(sb.project, "agentteams.json");
-    const b = join(sb.dir, "brief.json");
-    await Deno.writeTextFile(b, await Deno.readTextFile(inProject));
-    await Deno.remove(inProject);
+    const b = await moveBriefOut(sb);
     const file = await writeRequest(sb, ["true"], { dispatch: nonce });
     const r = await runCli(
       ["permissions", "--project", sb.project, "--", "--run-request", file, "--description", b],
