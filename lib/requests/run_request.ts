@@ -370,13 +370,13 @@ async function runChecked(
       // refusal row after the start row; after it, the start row stands alone.
       markActed();
       const plan = prepared.plan;
-      const guarded = plan === null ? null : { plan, before: guardedIdentities(plan) };
+      const guardedBefore = plan === null ? null : guardedIdentities(plan);
       const r = await executeRun(prepared);
       // A read-only path inside a write root the command got past by moving a parent, keyed as
       // the write check keys it (so one it also reports is named once).
-      const moved = guarded === null
+      const moved = plan === null || guardedBefore === null
         ? []
-        : guardedPathsChanged(guarded.plan, guarded.before).map((abs) => watchKey(git, abs));
+        : guardedPathsChanged(plan, guardedBefore).map((abs) => watchKey(git, abs));
       // The shared stores are checked while git status runs for the second snapshot.
       const second = bothSettled(
         takeSnapshot(git, { previous: before, statOnly: GUARDED }),
