@@ -10,6 +10,10 @@
  * ```
  * @module
  */
+import { KeyError } from "./errors.ts";
+
+/** An environment as a plain record, by name (`undefined`: not set). */
+export type Env = Readonly<Record<string, string | undefined>>;
 
 /** The locale variables `LC_*` stands for. */
 export const LC_NAMES: readonly string[] = [
@@ -55,4 +59,29 @@ export function readEnv(names: readonly string[]): Record<string, string | undef
   const out: Record<string, string | undefined> = {};
   for (const n of expandEnvNames(names)) out[n] = Deno.env.get(n);
   return out;
+}
+
+/**
+ * The operator's home from an environment. It must be an absolute path: the key dir and the
+ * operator's confined programs are found below it, and a relative one would be the working
+ * directory's (the project's) to decide.
+ *
+ * @throws {KeyError} `NO_KEY` when `HOME` is unset, empty or relative.
+ * @example
+ * ```ts
+ * import { homeFrom } from "./env.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(homeFrom({ HOME: "/home/op" }), "/home/op");
+ * assert.throws(() => homeFrom({ HOME: "op" }));
+ * ```
+ */
+export function homeFrom(env: Env): string {
+  const home = env.HOME;
+  if (home === undefined || !home.startsWith("/")) {
+    throw new KeyError(
+      "NO_KEY",
+      "HOME must be an absolute path (the key dir and the confined programs are found below it)",
+    );
+  }
+  return home;
 }

@@ -1,47 +1,111 @@
 /**
- * The library surface of agentteams: what the CLI does, callable without it. Every function that
- * needs the ledger key loads it under the same custody rules as the CLI (a 0600 file in the 0700
- * key dir; direct-mode environment fallbacks), reading only the variables it needs.
+ * The library surface of agentteams: what the CLI does, callable without it, through the same
+ * session and the same recorded act sequence (`acts/`). Every function takes the project root
+ * and, optionally, the ledger key and the environment explicitly: a program that embeds the
+ * library passes what it means and never has to change its own environment. Without them, the
+ * key is loaded under the same custody rules as the CLI's (a 0600 file in the 0700 key dir;
+ * direct mode's key variables), reading only the variables it needs from the process.
  *
  * @example
  * ```ts
- * import { issueDispatch, verifyLedger } from "./mod.ts";
- * const root = "/path/to/project";
- * const nonce = await issueDispatch(root, "worker");
- * (await verifyLedger(root)).ok;
+ * import { issueDispatch, openSession, verifyLedger } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ * const root = Deno.makeTempDirSync();
+ * const key = new Uint8Array(32).fill(7);
+ * const nonce = await issueDispatch(root, "worker", { key });
+ * assert.deepEqual(nonce.length, 32);
+ * assert.deepEqual((await verifyLedger(root, { key })).ok, true);
+ * typeof openSession; // "function": one session for many acts
  * ```
  * @module
  */
-import { keyDir as keyDirOf, type LedgerKey, loadLedgerKey } from "./crypto/keys.ts";
-import { readEnv } from "./env.ts";
-import { CHILD_ENV, KEY_ENV } from "./permissions.ts";
+import { KEY_ENV, type LedgerKey, loadLedgerKey } from "./crypto/keys.ts";
+import { HmacKey } from "./crypto/hash.ts";
+import { type Env, readEnv } from "./env.ts";
 import { type AppendResult, appendRow } from "./ledger/append.ts";
 import { agentFor as agentForKey, issueDispatch as issue } from "./ledger/dispatch.ts";
 import type { RowBody } from "./ledger/row.ts";
 import { verifyLedgerAt, type VerifyReport } from "./ledger/verify.ts";
-import { loadPolicy as loadBrief } from "./policy/brief.ts";
 import type { Policy } from "./policy/types.ts";
-import { applyProposal as apply, type ApplyResult } from "./proposals/apply.ts";
-import { confinedGateRunner } from "./proposals/gates.ts";
-import { runRequest as run, type RunRequestResult } from "./requests/run_request.ts";
-import type { Backend } from "./sandbox/decide.ts";
-import { lazyBackend } from "./sandbox/backend.ts";
-import { withConfinedPrograms } from "./sandbox/policy_confined.ts";
-import { dirname } from "./fs/path.ts";
+import { CHILD_ENV } from "./process/child_env.ts";
+import type { ApplyResult } from "./proposals/proposal.ts";
+import type { RunRequestResult } from "./requests/request.ts";
+import { applyAct } from "./acts/apply_act.ts";
+import { performAct } from "./acts/pipeline.ts";
+import { runActWith } from "./acts/run_act.ts";
+import { completePolicy, type PendingSession, startSession } from "./acts/session.ts";
 
 export * from "./errors.ts";
-export type { ApplyResult } from "./proposals/apply.ts";
-export type { RunRequestResult } from "./requests/run_request.ts";
+export type { ApplyResult } from "./proposals/proposal.ts";
+export type { RunRequestResult } from "./requests/request.ts";
 export type { LedgerProblem, VerifyCode, VerifyReport } from "./ledger/verify.ts";
 export type { Policy } from "./policy/types.ts";
+export type { LedgerKey } from "./crypto/keys.ts";
+export type { Env } from "./env.ts";
+export type { PendingSession, Session, SessionOptions } from "./acts/session.ts";
 export { canonical } from "./canonical.ts";
 
-function envNow(): Record<string, string | undefined> {
-  return readEnv([...KEY_ENV, ...CHILD_ENV]);
+/** How a library call finds its key and its environment. */
+export interface KeyOptions {
+  /**
+   * The ledger key: its raw bytes, or a loaded key. Default: loaded from the key file (or a key
+   * variable, in direct mode) named by `env`.
+   */
+  readonly key?: Uint8Array | LedgerKey;
+  /**
+   * The environment: HOME, PATH, the key variables, the locale. Default: the variables the tool
+   * reads, read from the process by name (nothing else of the process's environment is read).
+   */
+  readonly env?: Env;
 }
 
-function key(env: Record<string, string | undefined> = envNow()): LedgerKey {
-  return loadLedgerKey({ env, mode: "direct" });
+function envOf(opts: KeyOptions): Env {
+  return opts.env ?? readEnv([...KEY_ENV, ...CHILD_ENV]);
+}
+
+function keyOf(opts: KeyOptions): LedgerKey {
+  const k = opts.key;
+  if (k === undefined) return loadLedgerKey({ env: envOf(opts), mode: "direct" });
+  if (k instanceof Uint8Array) {
+    return { bytes: k, source: "env", path: null, envName: null, hmac: new HmacKey(k) };
+  }
+  return k;
+}
+
+/** Options of {@link openSession}. */
+export interface OpenSessionOptions extends KeyOptions {
+  /** The brief; default `<root>/agentteams.jsonc`, then `agentteams.json`. */
+  readonly brief?: string;
+  /** A policy already loaded with {@link loadPolicy}; default: loaded from the brief. */
+  readonly policy?: Policy;
+  /**
+   * `false`: run gates and commands outside the sandbox, the operator's recorded opt-out (needs the
+   * brief's `allow_unconfined_runs`). Default `true`.
+   */
+  readonly confine?: boolean;
+}
+
+/**
+ * Opens a session on a project: the key now, the brief, HOME and the rest behind `ready` (a
+ * failure there is recorded by the first act that awaits it). One session serves many acts.
+ *
+ * @throws {KeyError} when no key can be loaded.
+ * @example
+ * ```ts
+ * import { applyProposal, openSession } from "./mod.ts";
+ * const session = openSession("/work/p");
+ * // await applyProposal(artifact, { session });
+ * ```
+ */
+export function openSession(root: string, opts: OpenSessionOptions = {}): PendingSession {
+  return startSession({
+    root,
+    env: envOf(opts),
+    key: keyOf(opts),
+    brief: opts.brief,
+    policy: opts.policy === undefined ? undefined : Promise.resolve(opts.policy),
+    unconfined: opts.confine === false,
+  });
 }
 
 /**
@@ -50,11 +114,17 @@ function key(env: Record<string, string | undefined> = envNow()): LedgerKey {
  * @example
  * ```ts
  * import { issueDispatch } from "./mod.ts";
- * const nonce = await issueDispatch("/path/to/project", "worker");
+ * import assert from "node:assert/strict";
+ * const nonce = await issueDispatch(Deno.makeTempDirSync(), "worker", { key: new Uint8Array(32) });
+ * assert.match(nonce, /^[0-9a-f]{32}$/);
  * ```
  */
-export async function issueDispatch(root: string, agent: string): Promise<string> {
-  return (await issue(root, key().hmac, agent)).nonce;
+export async function issueDispatch(
+  root: string,
+  agent: string,
+  opts: KeyOptions = {},
+): Promise<string> {
+  return (await issue(root, keyOf(opts).hmac, agent)).nonce;
 }
 
 /**
@@ -62,113 +132,92 @@ export async function issueDispatch(root: string, agent: string): Promise<string
  *
  * @example
  * ```ts
- * import { agentFor } from "./mod.ts";
- * await agentFor("/path/to/project", "0123456789abcdef0123456789abcdef");
+ * import { agentFor, issueDispatch } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ * const root = Deno.makeTempDirSync();
+ * const key = new Uint8Array(32).fill(1);
+ * const nonce = await issueDispatch(root, "reviewer", { key });
+ * assert.deepEqual(await agentFor(root, nonce, { key }), "reviewer");
  * ```
  */
-export async function agentFor(root: string, nonce: string): Promise<string> {
-  return await agentForKey(root, key().hmac, nonce);
+export async function agentFor(
+  root: string,
+  nonce: string,
+  opts: KeyOptions = {},
+): Promise<string> {
+  return await agentForKey(root, keyOf(opts).hmac, nonce);
 }
 
 /**
  * Loads a brief into a policy, with its confined programs (the operator file wins over the
- * brief's block).
+ * brief's block). HOME must be absolute.
  *
  * @example
  * ```ts
  * import { loadPolicy } from "./mod.ts";
- * const policy = await loadPolicy("/path/to/project/agentteams.jsonc", { projectRoot: "/path/to/project" });
+ * const policy = await loadPolicy("/work/p/agentteams.jsonc", { projectRoot: "/work/p" });
+ * Object.keys(policy.agents);
  * ```
  */
 export async function loadPolicy(
   brief: string,
-  opts: { projectRoot?: string } = {},
+  opts: { readonly projectRoot: string; readonly env?: Env },
 ): Promise<Policy> {
-  const projectRoot = opts.projectRoot ?? dirname(brief);
-  const env = envNow();
-  return withConfinedPrograms(await loadBrief(brief, { projectRoot }), {
-    home: env.HOME ?? "/",
-    project: projectRoot,
-  });
+  return await completePolicy(opts.projectRoot, brief, envOf(opts));
 }
 
-function gateRunnerFor(
-  root: string,
-  policy: Policy,
-  backend: () => Promise<Backend>,
-  env: Record<string, string | undefined>,
-) {
-  return confinedGateRunner({
-    root,
-    policy,
-    parentEnv: env,
-    home: env.HOME ?? "/",
-    keyDir: keyDirOf(env),
-    backend,
-  });
+/** Where an act runs: an open session, or a root to open one on. */
+export type ActTarget =
+  | { readonly session: PendingSession }
+  | ({ readonly root: string } & OpenSessionOptions);
+
+function sessionFor(target: ActTarget): PendingSession {
+  return "session" in target ? target.session : openSession(target.root, target);
 }
 
 /**
- * Checks and applies a change or deletion proposal (gates run confined).
+ * Checks and applies a change or deletion proposal (gates run confined), through the recorded
+ * sequence.
  *
  * @example
  * ```ts
- * import { applyProposal, loadPolicy } from "./mod.ts";
- * const root = "/path/to/project";
- * const policy = await loadPolicy(`${root}/agentteams.jsonc`, { projectRoot: root });
- * const r = await applyProposal(JSON.parse(Deno.readTextFileSync("p.json")), { root, policy });
+ * import { applyProposal } from "./mod.ts";
+ * const r = await applyProposal(JSON.parse(Deno.readTextFileSync("p.json")), {
+ *   root: "/work/p",
+ *   dryRun: true,
+ * });
+ * r.written; // false
  * ```
  */
 export async function applyProposal(
   artifact: unknown,
-  opts: { root: string; policy: Policy; dryRun?: boolean },
+  opts: ActTarget & { readonly dryRun?: boolean },
 ): Promise<ApplyResult> {
-  const env = envNow();
-  return await apply(artifact, {
-    root: opts.root,
-    policy: opts.policy,
-    hmac: key(env).hmac,
-    dryRun: opts.dryRun,
-    gateRunner: gateRunnerFor(
-      opts.root,
-      opts.policy,
-      lazyBackend(opts.policy, { unconfined: false }),
-      env,
-    ),
-  });
+  return await performAct(sessionFor(opts), applyAct, artifact, { dryRun: opts.dryRun });
 }
 
 /**
- * Checks and runs a command request: confined unless `confine: false` (which needs
- * `allow_unconfined_runs`), with the entry's timeout bounded by `timeoutCap` seconds.
+ * Checks and runs a command request through the recorded sequence: confined unless the session is
+ * opened with `confine: false` (which needs `allow_unconfined_runs`), with the entry's timeout
+ * bounded by `timeoutCap` seconds.
  *
  * @example
  * ```ts
- * import { loadPolicy, runRequest } from "./mod.ts";
- * const root = "/path/to/project";
- * const policy = await loadPolicy(`${root}/agentteams.jsonc`, { projectRoot: root });
- * const r = await runRequest(JSON.parse(Deno.readTextFileSync("r.json")), { root, policy });
+ * import { runRequest } from "./mod.ts";
+ * const r = await runRequest(JSON.parse(Deno.readTextFileSync("r.json")), { root: "/work/p" });
+ * r.exit;
  * ```
  */
 export async function runRequest(
   artifact: unknown,
-  opts: { root: string; policy: Policy; dryRun?: boolean; confine?: boolean; timeoutCap?: number },
+  opts: ActTarget & { readonly dryRun?: boolean; readonly timeoutCap?: number },
 ): Promise<RunRequestResult> {
-  const backend = lazyBackend(opts.policy, { unconfined: opts.confine === false });
-  const env = envNow();
-  const gateRunner = gateRunnerFor(opts.root, opts.policy, backend, env);
-  return await run(artifact, {
-    root: opts.root,
-    policy: opts.policy,
-    hmac: key(env).hmac,
-    dryRun: opts.dryRun,
-    backend,
-    parentEnv: env,
-    home: env.HOME ?? "/",
-    keyDir: keyDirOf(env),
-    gateRunner,
-    timeoutCap: opts.timeoutCap,
-  });
+  return await performAct(
+    sessionFor(opts),
+    runActWith({ timeoutCap: opts.timeoutCap }),
+    artifact,
+    { dryRun: opts.dryRun },
+  );
 }
 
 /**
@@ -177,11 +226,19 @@ export async function runRequest(
  * @example
  * ```ts
  * import { record } from "./mod.ts";
- * await record("/path/to/project", { action: "note", text: "release 1.2 cut" });
+ * import assert from "node:assert/strict";
+ * const r = await record(Deno.makeTempDirSync(), { action: "note", text: "release 1.2 cut" }, {
+ *   key: new Uint8Array(32),
+ * });
+ * assert.deepEqual(r.count, 1);
  * ```
  */
-export async function record(root: string, entry: RowBody): Promise<AppendResult> {
-  return await appendRow(root, key().hmac, entry);
+export async function record(
+  root: string,
+  entry: RowBody,
+  opts: KeyOptions = {},
+): Promise<AppendResult> {
+  return await appendRow(root, keyOf(opts).hmac, entry);
 }
 
 /**
@@ -189,11 +246,14 @@ export async function record(root: string, entry: RowBody): Promise<AppendResult
  *
  * @example
  * ```ts
- * import { verifyLedger } from "./mod.ts";
- * const report = await verifyLedger("/path/to/project");
- * report.problems.map((p) => p.code);
+ * import { record, verifyLedger } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ * const root = Deno.makeTempDirSync();
+ * const key = new Uint8Array(32).fill(3);
+ * await record(root, { action: "note", text: "x" }, { key });
+ * assert.deepEqual((await verifyLedger(root, { key })).problems, []);
  * ```
  */
-export function verifyLedger(root: string): Promise<VerifyReport> {
-  return Promise.resolve(verifyLedgerAt(root, key()));
+export function verifyLedger(root: string, opts: KeyOptions = {}): Promise<VerifyReport> {
+  return Promise.resolve(verifyLedgerAt(root, keyOf(opts)));
 }

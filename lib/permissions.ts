@@ -17,7 +17,7 @@
  * @module
  */
 import { PermissionLayerError } from "./errors.ts";
-import { within } from "./sandbox/path_within.ts";
+import { within } from "./fs/within.ts";
 
 /** What one command needs from Deno. */
 export interface Needs {
@@ -35,27 +35,6 @@ export interface Needs {
 
 /** No permissions at all. */
 export const NO_NEEDS: Needs = Object.freeze({ read: [], write: [], run: [], env: [], sys: [] });
-
-/** Variables key custody reads. */
-export const KEY_ENV: readonly string[] = [
-  "HOME",
-  "AGENTTEAMS_KEY_DIR",
-  "AGENTTEAMS_PROPOSAL_LEDGER_KEY_FILE",
-  "AGENTTEAMS_PROPOSAL_LEDGER_KEY",
-  "AGENTTEAMS_DECISION_SIGNING_KEY",
-];
-
-/** Variables a child process may inherit (names and prefixes), plus PATH to resolve programs. */
-export const CHILD_ENV: readonly string[] = [
-  "HOME",
-  "LANG",
-  "LC_*",
-  "TMPDIR",
-  "USER",
-  "LOGNAME",
-  "TERM",
-  "PATH",
-];
 
 function uniqSorted(xs: readonly string[]): string[] {
   return [...new Set(xs)].sort();

@@ -26,7 +26,7 @@ import { signRow, utcSeconds } from "../lib/ledger/row.ts";
 import { headText } from "../lib/ledger/head.ts";
 import { appendRow } from "../lib/ledger/append.ts";
 import { atomicWriteFileSync } from "../lib/fs/atomic_write.ts";
-import { runProcess } from "../lib/requests/process.ts";
+import { runProcess } from "../lib/process/spawn.ts";
 import { prepareConfinement } from "../lib/sandbox/prepare.ts";
 import { confineArgv } from "../lib/sandbox/confine.ts";
 import {
@@ -403,6 +403,7 @@ async function confineSection(): Promise<void> {
       network: false,
       protectedPaths: [],
       hiddenDirs: [envBase.AGENTTEAMS_KEY_DIR],
+      controlPlane: { git: [] },
     });
     const cmd = confineArgv(plan, "bwrap");
     t = performance.now();

@@ -18,10 +18,11 @@
  */
 import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
-import { CHILD_ENV, KEY_ENV } from "../lib/permissions.ts";
+import { KEY_ENV } from "../lib/crypto/keys.ts";
+import { CHILD_ENV } from "../lib/process/child_env.ts";
 import { importPrivatePem, signHex } from "../lib/crypto/ed25519.ts";
 import { PERL } from "../lib/fs/anchored_write.ts";
-import { SETSID_PATH } from "../lib/requests/process.ts";
+import { SETSID_PATH } from "../lib/process/spawn.ts";
 import { BWRAP_PATH } from "../lib/sandbox/bwrap.ts";
 import { SANDBOX_EXEC_PATH } from "../lib/sandbox/seatbelt.ts";
 import { bundleTo } from "./bundle.ts";

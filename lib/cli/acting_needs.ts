@@ -7,14 +7,21 @@
  */
 import { dirname, join, resolve } from "../fs/path.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
-import { sanitizePath } from "../requests/env.ts";
-import { diskFs, isWithin, type ResolvedProgram, resolveProgram } from "../requests/resolve.ts";
+import { sanitizePath } from "../process/child_env.ts";
+import {
+  diskFs,
+  isWithin,
+  type ResolvedProgram,
+  resolveProgram,
+} from "../process/resolve_program.ts";
 import { PERL } from "../fs/anchored_write.ts";
 import { BWRAP_PATH } from "../sandbox/bwrap.ts";
 import { readShebang } from "../sandbox/gate_exec.ts";
-import { entryKind, realPathLoose } from "../sandbox/roots_io.ts";
-import { SETSID_PATH } from "../requests/process.ts";
-import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs } from "../permissions.ts";
+import { entryKind, realPathLoose } from "../fs/entry.ts";
+import { SETSID_PATH } from "../process/spawn.ts";
+import { mergeNeeds, type Needs } from "../permissions.ts";
+import { KEY_ENV } from "../crypto/keys.ts";
+import { CHILD_ENV } from "../process/child_env.ts";
 import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./commands.ts";
 import { artifactOf, fullPolicy, gitContextOf } from "./policy_ctx.ts";
 import type { Ctx } from "./types.ts";
@@ -148,21 +155,22 @@ function gateExec(ctx: Ctx, name: string, exec: readonly string[] | null): strin
 }
 
 /**
- * The git paths `run` reads that may lie outside the project: the index and the watched hooks,
- * config, per-worktree config and `info` (a linked worktree keeps them in the main repository's
- * git dir, a project below its worktree's top finds them above it, and `core.hooksPath` can name
- * any directory), and the top's `.git` entry when the project lies below the top. Found by the
- * git context's one `rev-parse`, which the run then reuses. No git worktree, or no usable git,
- * contributes nothing: the run refuses with its own error.
+ * The git paths `apply` and `run` read that may lie outside the project: the index and every
+ * path of the control plane git resolves (its hooks, config files and includes, `info`, the git
+ * dirs; a linked worktree keeps them in the main repository's git dir, a project below its
+ * worktree's top finds them above it, and `core.hooksPath` or an include can name any path), each
+ * read to resolve it and, for `run`, watched. Found by the git context's `rev-parse` and
+ * `config --list`, which the act then reuses. No git worktree, or no usable git, contributes
+ * nothing: the act refuses with its own error.
  */
 async function gitPaths(ctx: Ctx): Promise<string[]> {
   try {
     const g = await gitContextOf(ctx);
-    const { hooks, config, configWorktree, info } = g.watched;
-    // A project below its worktree's top: the top's `.git` entry is watched too.
-    const topGit = g.top === g.root ? [] : [`${g.top === "/" ? "" : g.top}/.git`];
-    const gitDirs = [g.gitDir, dirname(config)];
-    return [g.indexPath, hooks, config, configWorktree, info, ...topGit]
+    const gitDirs = [g.gitDir, g.commonDir];
+    // The repository dirs themselves are not read (only resolved where the flags allow): their
+    // behaviour-changing parts are listed on their own.
+    const read = g.controlPaths.filter((c) => c.watch !== null).map((c) => c.abs);
+    return [g.indexPath, ...read]
       .filter((p) => !isWithin(g.root, p))
       .map((p) => grantedGitPath(p, gitDirs));
   } catch (e) {
@@ -224,19 +232,25 @@ async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promi
 }
 
 /**
- * `apply`'s needs: {@link actingNeeds} plus the anchored-write helper and, with `--unconfined`,
- * every gate's program.
+ * `apply`'s needs: {@link actingNeeds} plus git (the control plane's resolved paths) and, with
+ * `--unconfined`, every gate's program.
  *
  * @example
  * ```ts
  * import { applyNeeds } from "./acting_needs.ts";
  * import type { Ctx } from "./types.ts";
- * declare const ctx: Ctx; // `agentteams apply p.json`, without --unconfined
- * (await applyNeeds(ctx)).run; // ["/usr/bin/bwrap", "/usr/bin/perl", "/usr/bin/setsid"]
+ * declare const ctx: Ctx; // `agentteams apply p.json`, without --unconfined, git in /usr/bin
+ * (await applyNeeds(ctx)).run; // ["/usr/bin/bwrap", "/usr/bin/git", "/usr/bin/perl", "/usr/bin/setsid"]
  * ```
  */
 export async function applyNeeds(ctx: Ctx): Promise<Needs> {
-  return await actingNeeds(ctx, await unconfinedGates(ctx));
+  // git's context starts first, so it works while the brief is read.
+  gitContextOf(ctx);
+  return await actingNeeds(
+    ctx,
+    [...onPath(ctx, "git"), ...await unconfinedGates(ctx)],
+    await gitPaths(ctx),
+  );
 }
 
 /**
@@ -251,7 +265,7 @@ export async function applyNeeds(ctx: Ctx): Promise<Needs> {
  * ```
  */
 export async function runNeeds(ctx: Ctx): Promise<Needs> {
-  // git's one rev-parse starts first, so it works while the artifact and the brief are read.
+  // git's context starts first, so it works while the artifact and the brief are read.
   gitContextOf(ctx);
   // git resolved as the git context resolves it, so the flag names the very path it spawns.
   const program = await requestProgram(ctx);
@@ -263,17 +277,17 @@ export async function runNeeds(ctx: Ctx): Promise<Needs> {
 }
 
 /**
- * The programs working out {@link runNeeds} spawns: git, for its `rev-parse` (so `permissions`,
- * asked about `run`, needs to run it too).
+ * The programs working out {@link applyNeeds} and {@link runNeeds} spawns: git, for its
+ * `rev-parse` and `config --list` (so `permissions`, asked about either, needs to run it too).
  *
  * @example
  * ```ts
- * import { runNeedsSpawns } from "./acting_needs.ts";
+ * import { actingNeedsSpawns } from "./acting_needs.ts";
  * import type { Ctx } from "./types.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`, git in /usr/bin
- * runNeedsSpawns(ctx); // ["/usr/bin/git"]
+ * actingNeedsSpawns(ctx); // ["/usr/bin/git"]
  * ```
  */
-export function runNeedsSpawns(ctx: Ctx): string[] {
+export function actingNeedsSpawns(ctx: Ctx): string[] {
   return onPath(ctx, "git");
 }

@@ -3,8 +3,9 @@
  *
  * @module
  */
-import { applyProposal } from "../proposals/apply.ts";
-import { loadActing } from "./policy_ctx.ts";
+import { applyAct } from "../acts/apply_act.ts";
+import { performAct } from "../acts/pipeline.ts";
+import { artifactOf, sessionOfCtx } from "./policy_ctx.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
 /**
@@ -19,16 +20,8 @@ import type { Ctx, Outcome } from "./types.ts";
  * ```
  */
 export async function apply(ctx: Ctx): Promise<Outcome> {
-  const { acting, artifact } = await loadActing(ctx, "apply-proposal");
   const dryRun = ctx.parsed.flags["dry-run"] === true;
-  const r = await applyProposal(artifact, {
-    root: ctx.project,
-    policy: acting.policy,
-    hmac: acting.key.hmac,
-    dryRun,
-    now: ctx.now,
-    gateRunner: acting.gateRunner,
-  });
+  const r = await performAct(sessionOfCtx(ctx), applyAct, artifactOf(ctx), { dryRun });
   const what = r.new_sha256 === null ? "deleted" : "wrote";
   const gates = r.gates.length ? ` after gates ${r.gates.map((g) => g.gate).join(", ")}` : "";
   return {

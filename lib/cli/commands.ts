@@ -6,9 +6,10 @@
  * @module
  */
 import { dirname, join, resolve } from "../fs/path.ts";
-import { keyDir } from "../crypto/keys.ts";
 import { UsageError } from "../errors.ts";
-import { CHILD_ENV, KEY_ENV, mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
+import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
+import { KEY_ENV, keyDir } from "../crypto/keys.ts";
+import { CHILD_ENV } from "../process/child_env.ts";
 import { STATE_DIR } from "../ledger/paths.ts";
 import { CONFINED_DIR_REL } from "../sandbox/operator_file.ts";
 import type { FlagSpec } from "./parse.ts";
@@ -177,6 +178,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: [...KEY_ENV, ...CHILD_ENV],
     built: true,
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx),
+    needsSpawns: async (ctx) =>
+      (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
     run: async (ctx) => (await loadCode(() => import("./apply.ts"))).apply(ctx),
   },
   {
@@ -190,7 +193,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     built: true,
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx),
     needsSpawns: async (ctx) =>
-      (await loadCode(() => import("./acting_needs.ts"))).runNeedsSpawns(ctx),
+      (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
     run: async (ctx) => (await loadCode(() => import("./run.ts"))).run(ctx),
   },
   {

@@ -13,8 +13,8 @@ import {
   type ResolvedRoot,
   withResolvedRoots,
 } from "../permissions.ts";
-import { entryKind, realPathLoose } from "../sandbox/roots_io.ts";
-import { within } from "../sandbox/path_within.ts";
+import { entryKind, realPathLoose } from "../fs/entry.ts";
+import { within } from "../fs/within.ts";
 import {
   briefFlagPath,
   COMMON_FLAGS,

@@ -4,8 +4,9 @@
  *
  * @module
  */
-import { runRequest } from "../requests/run_request.ts";
-import { gitContextOf, loadActing } from "./policy_ctx.ts";
+import { performAct } from "../acts/pipeline.ts";
+import { runAct } from "../acts/run_act.ts";
+import { artifactOf, sessionOfCtx } from "./policy_ctx.ts";
 import { inert } from "./terminal.ts";
 import type { Ctx, Outcome } from "./types.ts";
 
@@ -21,21 +22,8 @@ import type { Ctx, Outcome } from "./types.ts";
  * ```
  */
 export async function run(ctx: Ctx): Promise<Outcome> {
-  const { acting, artifact } = await loadActing(ctx, "run-request");
   const dryRun = ctx.parsed.flags["dry-run"] === true;
-  const r = await runRequest(artifact, {
-    root: ctx.project,
-    policy: acting.policy,
-    hmac: acting.key.hmac,
-    dryRun,
-    backend: acting.backend,
-    parentEnv: ctx.env,
-    home: acting.home,
-    keyDir: acting.keyDir,
-    now: ctx.now,
-    gateRunner: acting.gateRunner,
-    git: gitContextOf(ctx),
-  });
+  const r = await performAct(sessionOfCtx(ctx), runAct, artifactOf(ctx), { dryRun });
   if (!r.ran) {
     return {
       exit: 0,

@@ -27,14 +27,21 @@ import { generatePem } from "./ed25519.ts";
 import { describeKind, lstatOrNullSync, readRegularFileSync } from "../fs/safe_read.ts";
 import { fillNewFileSync, fsyncDirSync } from "../fs/atomic_write.ts";
 
-/** An environment as a plain record (pass `Deno.env.toObject()` at the edge). */
-export type Env = Readonly<Record<string, string | undefined>>;
+import { type Env, homeFrom } from "../env.ts";
 
 /** Key variables that may stand in for a key file in direct mode, in order of preference. */
 export const ENV_KEY_NAMES = [
   "AGENTTEAMS_PROPOSAL_LEDGER_KEY",
   "AGENTTEAMS_DECISION_SIGNING_KEY",
 ] as const;
+
+/** Every variable key custody reads (the permission layer grants exactly these). */
+export const KEY_ENV: readonly string[] = Object.freeze([
+  "HOME",
+  "AGENTTEAMS_KEY_DIR",
+  "AGENTTEAMS_PROPOSAL_LEDGER_KEY_FILE",
+  ...ENV_KEY_NAMES,
+]);
 
 /** Every variable the runner refuses to start with (they would leak a key into sessions). */
 export const RUNNER_FORBIDDEN_ENV = [
@@ -67,14 +74,6 @@ export interface LedgerKey {
   readonly hmac: HmacKey;
 }
 
-function homeOf(env: Env): string {
-  const home = env.HOME;
-  if (!home || !isAbsolute(home)) {
-    throw new KeyError("NO_KEY", "HOME is not set to an absolute path, so the key dir is unknown");
-  }
-  return home;
-}
-
 /**
  * The key directory: `$AGENTTEAMS_KEY_DIR`, else `~/.config/agentteams/keys`.
  *
@@ -92,7 +91,7 @@ export function keyDir(env: Env): string {
     }
     return resolve(explicit);
   }
-  return join(homeOf(env), ".config", "agentteams", "keys");
+  return join(homeFrom(env), ".config", "agentteams", "keys");
 }
 
 /**

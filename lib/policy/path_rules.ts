@@ -16,7 +16,7 @@
  * @module
  */
 
-import { CONTROL_PLANE_TOP } from "./control_plane.ts";
+import { patternNamesControlPlane } from "./control_plane.ts";
 import { hasWildcard } from "./fnmatch.ts";
 import { hasControlChar } from "./text.ts";
 
@@ -79,9 +79,8 @@ export function writesGlobProblem(glob: string): string | null {
   const segments = glob.split("/");
   if (badSegments(segments)) return "has an empty, '.' or '..' segment";
   if (hasWildcard(segments[0])) return "must start with a literal project directory";
-  if (segments.some((s) => CONTROL_PLANE_TOP.includes(s.toLowerCase()))) {
-    return "is inside the project control plane";
-  }
+  const plane = patternNamesControlPlane(segments);
+  if (plane !== null) return `is inside the project control plane (${plane.entry})`;
   return null;
 }
 

@@ -25,14 +25,14 @@
  * @module
  */
 
-import { CONTROL_PLANE_TOP, controlPlaneOf } from "./control_plane.ts";
+import { patternNamesControlPlane } from "./control_plane.ts";
 import { fnmatchCase, hasWildcard } from "./fnmatch.ts";
 import { badSegments, commonPathProblem } from "./path_rules.ts";
 
 /**
  * Why a write scope is unsafe, or `null` when it is acceptable. Applies to literal scopes and
  * patterns alike: absolute or `~` paths, empty, `.` or `..` segments, `**`, a wildcard in the
- * first segment, a control-plane first segment, backslashes and control characters are refused.
+ * first segment, a control-plane segment, backslashes and control characters are refused.
  *
  * @example
  * ```ts
@@ -50,9 +50,8 @@ export function scopePatternProblem(scope: string): string | null {
     return "uses '**'; '*' matches within one segment, so list each depth";
   }
   if (hasWildcard(segments[0])) return "must start with a literal project directory";
-  if (CONTROL_PLANE_TOP.includes(segments[0].toLowerCase()) || controlPlaneOf(scope) !== null) {
-    return "is inside the project control plane";
-  }
+  const plane = patternNamesControlPlane(segments);
+  if (plane !== null) return `is inside the project control plane (${plane.entry})`;
   return null;
 }
 

@@ -18,12 +18,27 @@ import { basename } from "../fs/path.ts";
 import { ProposalError } from "../errors.ts";
 import { fnmatch } from "../policy/fnmatch.ts";
 import { GATE_TIMEOUT, type GateDef, type Policy } from "../policy/types.ts";
-import { childEnv } from "../requests/env.ts";
-import { diskFs, resolveProgram } from "../requests/resolve.ts";
+import { childEnv } from "../process/child_env.ts";
+import { diskFs, resolveProgram } from "../process/resolve_program.ts";
+import type { ControlPlane } from "../policy/control_plane.ts";
 import type { Backend } from "../sandbox/decide.ts";
 import { gateExecPaths, readShebang } from "../sandbox/gate_exec.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
 import { type ConfinedRunResult, runConfined } from "../sandbox/run_confined.ts";
+
+/** One gate's result as recorded. */
+export interface GateResult {
+  /** Gate name. */
+  gate: string;
+  /** Exit code (always 0 for recorded gates: the first failure refuses). */
+  exit: number;
+  /** Wall time. */
+  duration_ms: number;
+  /** Whether it ran inside a sandbox. */
+  confined: boolean;
+  /** The backend: `bwrap`, `seatbelt` or `unconfined-opt-out`. */
+  backend: string;
+}
 
 /** The input of one gate run. */
 export interface GateInput {
@@ -84,6 +99,8 @@ export interface GateRunnerOptions {
   readonly keyDir: string;
   /** The backend, decided on first use (see `lib/sandbox/backend.ts`). */
   readonly backend: () => Promise<Backend>;
+  /** The project's control plane, kept read-only around the gate. */
+  readonly plane: () => Promise<ControlPlane>;
 }
 
 /**
@@ -99,6 +116,7 @@ export interface GateRunnerOptions {
  * const runGate = confinedGateRunner({
  *   root: "/work/p", policy, parentEnv: Deno.env.toObject(), home: "/home/op",
  *   keyDir: "/home/op/.config/agentteams/keys", backend: lazyBackend(policy, { unconfined: false }),
+ *   plane: () => Promise.resolve({ root: "/work/p", git: [] }),
  * });
  * const r = await runGate(policy.gates.lint, {
  *   content: new TextEncoder().encode("export const x = 1;\n"), rel: "src/x.ts",
@@ -139,10 +157,53 @@ export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
         env: childEnv(parent),
         network: false,
         protectedPaths: opts.policy.protectedPaths,
+        controlPlane: await opts.plane(),
         timeoutMs: GATE_TIMEOUT * 1000,
       });
     } finally {
       removePrivateTmpdir(tmpdir);
     }
   };
+}
+
+/**
+ * Runs the gates in order; the first that fails refuses.
+ *
+ * @throws {ProposalError} `GATE_FAILED`, naming the gate and its exit (or timeout).
+ * @example
+ * ```ts
+ * import { runGates, type GateRunner } from "./gates.ts";
+ * import type { GateDef } from "../policy/types.ts";
+ * declare const gates: GateDef[];
+ * declare const runner: GateRunner;
+ * const results = await runGates(gates, new TextEncoder().encode("x\n"), "src/x.ts", runner);
+ * ```
+ */
+export async function runGates(
+  gates: readonly GateDef[],
+  content: Uint8Array,
+  rel: string,
+  runner: GateRunner,
+): Promise<GateResult[]> {
+  const results: GateResult[] = [];
+  for (const gate of gates) {
+    const r = await runner(gate, { content, rel });
+    if (r.exit !== 0) {
+      const why = new TextDecoder().decode(r.stderr.length ? r.stderr : r.stdout).trim();
+      throw new ProposalError(
+        "GATE_FAILED",
+        `gate '${gate.name}' ${r.timedOut ? "timed out" : `exited ${r.exit}`}` +
+          (why ? `: ${why.slice(0, 200)}` : ""),
+        { details: { gate: gate.name, exit: r.exit } },
+      );
+    }
+    results.push({
+      gate: gate.name,
+      exit: 0,
+      duration_ms: r.durationMs,
+      confined: r.backend !== "unconfined-opt-out",
+      backend: r.backend,
+    });
+  }
+  return results;
 }

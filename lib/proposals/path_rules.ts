@@ -1,7 +1,8 @@
 /**
  * The rules on a proposal's path, as a pure function of the path, the agent and the policy:
  * a plain project-relative POSIX path (no NUL or control characters, no backslash, no `.`/empty
- * segments, no `..`, not absolute, not `~`), outside the control plane (case-folded), not the
+ * segments, no `..`, not absolute, not `~`), outside the control plane (the table, case-folded,
+ * and git's resolved paths: `lib/policy/control_plane.ts`), not the
  * brief (in any letter case, nor either default brief name), not protected, and inside the
  * agent's write scopes. The first rule broken is the refusal.
  *
@@ -15,30 +16,10 @@
 import { ProposalError } from "../errors.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { hasControlChar } from "../policy/text.ts";
-import { controlPlaneOf } from "../policy/control_plane.ts";
+import { type ControlPlane, controlPlaneHit } from "../policy/control_plane.ts";
 import { protectedMatch } from "../policy/fnmatch.ts";
 import { inWriteScopes } from "../policy/scope.ts";
 import type { Policy } from "../policy/types.ts";
-
-/**
- * The control-plane entry a path lies in, at the root or below: a nested `.git`, `.claude`,
- * `.agentteams`, ... directory (a vendored repository's hooks, say) steers tools as much as the
- * project's own. `sandbox` counts only at the root.
- *
- * @example
- * ```ts
- * import { controlPlaneAnywhere } from "./path_rules.ts";
- * controlPlaneAnywhere(["src", "vendor", ".git", "hooks", "post-checkout"]); // ".git"
- * controlPlaneAnywhere(["src", "sandbox", "x"]); // null
- * ```
- */
-export function controlPlaneAnywhere(segments: readonly string[]): string | null {
-  for (let i = 0; i < segments.length; i++) {
-    const hit = controlPlaneOf(segments.slice(i).join("/"));
-    if (hit !== null && (i === 0 || hit !== "sandbox")) return hit;
-  }
-  return null;
-}
 
 /** A path that passed every rule. */
 export interface CheckedPath {
@@ -122,18 +103,24 @@ export function checkRelativePath(path: string): CheckedPath {
  * import { checkProposalPath } from "./path_rules.ts";
  * import type { Policy } from "../policy/types.ts";
  * declare const policy: Policy; // agent `worker` with write_scopes ["docs/"]
- * checkProposalPath("docs/guide.md", "worker", policy).segments; // ["docs", "guide.md"]
- * checkProposalPath("src/main.ts", "worker", policy); // throws OUT_OF_SCOPE
+ * const plane = { root: "/work/p", git: [] };
+ * checkProposalPath("docs/guide.md", "worker", policy, plane).segments; // ["docs", "guide.md"]
+ * checkProposalPath("src/main.ts", "worker", policy, plane); // throws OUT_OF_SCOPE
  * ```
  */
-export function checkProposalPath(path: string, agent: string, policy: Policy): CheckedPath {
+export function checkProposalPath(
+  path: string,
+  agent: string,
+  policy: Policy,
+  plane: ControlPlane,
+): CheckedPath {
   const checked = checkRelativePath(path);
   const rel = checked.rel;
-  const cp = controlPlaneAnywhere(checked.segments);
+  const cp = controlPlaneHit(rel, plane);
   if (cp !== null) {
     throw new ProposalError(
       "CONTROL_PLANE",
-      `${rel} is in the control plane (${cp}); no proposal may change it`,
+      `${rel} is in the control plane (${cp.entry}: ${cp.reason}); no proposal may change it`,
     );
   }
   const lower = rel.toLowerCase();

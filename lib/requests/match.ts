@@ -137,6 +137,7 @@ function entryMiss(
  * };
  * const guards = {
  *   briefRel: "agentteams.jsonc",
+ *   plane: { root: "/work/p", git: [] },
  *   matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false },
  * };
  * matchRequest({ argv: ["make", "test"], hasStdin: false }, { writeScopes: [], commands: [entry] }, guards)

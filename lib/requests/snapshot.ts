@@ -15,7 +15,7 @@
  *
  * @example
  * ```ts
- * import { openGitContext } from "./git.ts";
+ * import { openGitContext } from "../git/context.ts";
  * import { diffSnapshots, takeSnapshot } from "./snapshot.ts";
  * const ctx = await openGitContext("/work/p");
  * const before = await takeSnapshot(ctx);
@@ -27,11 +27,12 @@
  */
 
 import { RequestError } from "../errors.ts";
-import { controlPlaneOf } from "../policy/control_plane.ts";
-import type { GitContext, IndexRead } from "./git.ts";
-import { gitStatus, readIndex } from "./git.ts";
-import type { StatusEntry } from "./git_status.ts";
-import type { IndexEntry } from "./git_index.ts";
+import { type ControlPlane, controlPlaneHit, planeOf } from "../policy/control_plane.ts";
+import { keyUnder } from "../fs/within.ts";
+import type { GitContext, IndexRead } from "../git/context.ts";
+import { gitStatus, readIndex } from "../git/context.ts";
+import type { StatusEntry } from "../git/status_z.ts";
+import type { IndexEntry } from "../git/index_file.ts";
 import {
   ABSENT,
   type HashFactory,
@@ -39,8 +40,12 @@ import {
   uniqueFingerprint,
   worktreeFingerprint,
 } from "./fingerprint.ts";
-import { compareBytes, compareCodePoints, renderPathBytes, startsWithBytes } from "./path_bytes.ts";
-import { isWithin } from "./resolve.ts";
+import {
+  compareBytes,
+  compareCodePoints,
+  renderPathBytes,
+  startsWithBytes,
+} from "../git/path_bytes.ts";
 import { controlPlaneRoots, RACY_WINDOW_MS, watchPaths, type WatchRoot } from "./watch.ts";
 
 /** What the write check cannot see, stated with every result. */
@@ -85,6 +90,8 @@ export interface Snapshot {
   readonly gitCalls: number;
   /** Bytes of the project prefix inside the worktree (stripped from git's paths). */
   readonly prefixLength: number;
+  /** The control plane the snapshot was taken against (a changed path in it is never declared). */
+  readonly plane: ControlPlane;
 }
 
 /** Options of {@link takeSnapshot}. */
@@ -109,7 +116,7 @@ export interface SnapshotOptions {
  *
  * @example
  * ```ts
- * import { openGitContext } from "./git.ts";
+ * import { openGitContext } from "../git/context.ts";
  * import { watchKey } from "./snapshot.ts";
  * const ctx = await openGitContext("/work/p");
  * watchKey(ctx, "/work/p/src/lib"); // "src/lib"
@@ -117,34 +124,7 @@ export interface SnapshotOptions {
  * ```
  */
 export function watchKey(ctx: Pick<GitContext, "root">, abs: string): string {
-  return isWithin(ctx.root, abs) && abs !== ctx.root ? abs.slice(ctx.root.length + 1) : abs;
-}
-
-/**
- * The watch roots for git's own paths, keyed relative to the project when inside it (plus the
- * worktree top's `.git` entry when the project is a subdirectory).
- *
- * @example
- * ```ts
- * import { openGitContext } from "./git.ts";
- * import { gitWatchRoots } from "./snapshot.ts";
- * gitWatchRoots(await openGitContext("/work/p")).map((r) => r.key);
- * // [".git/hooks", ".git/config", ".git/config.worktree", ".git/info"]
- * ```
- */
-export function gitWatchRoots(ctx: GitContext): WatchRoot[] {
-  const key = (abs: string): string => watchKey(ctx, abs);
-  const w = ctx.watched;
-  const topGit: WatchRoot[] = ctx.top === ctx.root
-    ? [] // the project's own .git entry is among the control-plane roots
-    : [{ abs: `${ctx.top}/.git`, key: `${ctx.top}/.git`, recursive: false }];
-  return [
-    ...topGit,
-    { abs: w.hooks, key: key(w.hooks), recursive: true },
-    { abs: w.config, key: key(w.config), recursive: false },
-    { abs: w.configWorktree, key: key(w.configWorktree), recursive: false },
-    { abs: w.info, key: key(w.info), recursive: true, skipTop: ["refs"] },
-  ];
+  return keyUnder(ctx.root, abs);
 }
 
 /**
@@ -159,7 +139,7 @@ export function gitWatchRoots(ctx: GitContext): WatchRoot[] {
  * @example
  * ```ts
  * import { submoduleGitRoots } from "./snapshot.ts";
- * import type { GitContext, IndexRead } from "./git.ts";
+ * import type { GitContext, IndexRead } from "../git/context.ts";
  * declare const ctx: GitContext; // the worktree /work/p
  * declare const index: IndexRead; // a submodule at lib/vendor
  * submoduleGitRoots(ctx, index).map((r) => r.key); // ["lib/vendor", "lib/vendor/.git"]
@@ -201,7 +181,7 @@ function projectKey(ctx: GitContext, full: Uint8Array): { key: string; text: str
  *
  * @example
  * ```ts
- * import { openGitContext } from "./git.ts";
+ * import { openGitContext } from "../git/context.ts";
  * import { startStatus, takeSnapshot } from "./snapshot.ts";
  * const git = await openGitContext("/work/p");
  * const status = startStatus(git);
@@ -222,7 +202,7 @@ export function startStatus(ctx: GitContext): Promise<StatusEntry[]> {
  *
  * @example
  * ```ts
- * import { openGitContext } from "./git.ts";
+ * import { openGitContext } from "../git/context.ts";
  * import { takeSnapshot } from "./snapshot.ts";
  * const snap = await takeSnapshot(await openGitContext("/work/p"));
  * snap.gitCalls; // 1
@@ -248,9 +228,9 @@ export async function takeSnapshot(
     ? prev.source
     : await readIndex(ctx);
   const racyCutoffMs = Math.floor(takenAt / 1000) * 1000 - RACY_WINDOW_MS;
+  const plane = planeOf(ctx);
   const watch = await watchPaths([
-    ...controlPlaneRoots(ctx.root),
-    ...gitWatchRoots(ctx),
+    ...controlPlaneRoots(plane),
     ...submoduleGitRoots(ctx, index),
   ], {
     racyCutoffMs,
@@ -287,6 +267,7 @@ export async function takeSnapshot(
     hashed: watch.hashed,
     gitCalls: ctx.counter.calls - callsBefore,
     prefixLength: ctx.prefixBytes.length,
+    plane,
   };
 }
 
@@ -409,7 +390,7 @@ export function diffSnapshots(
     if (before.watched.has(key) || after.watched.has(key)) continue;
     if (fingerprintOf(before, key, bytes) === fingerprintOf(after, key, bytes)) continue;
     changed.add(key);
-    if (controlPlaneOf(key) !== null || !isDeclared(key)) undeclared.add(key);
+    if (controlPlaneHit(key, after.plane) !== null || !isDeclared(key)) undeclared.add(key);
   }
   for (const key of new Set([...before.watched.keys(), ...after.watched.keys()])) {
     if (before.watched.get(key) === after.watched.get(key)) continue;

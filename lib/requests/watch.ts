@@ -17,7 +17,8 @@
  */
 
 import { RequestError } from "../errors.ts";
-import { WATCHED_CONTROL_PLANE } from "../policy/control_plane.ts";
+import { CONTROL_PLANE, type ControlPlane } from "../policy/control_plane.ts";
+import { keyUnder } from "../fs/within.ts";
 import { contentSha256 } from "./fingerprint.ts";
 
 /** Most entries one snapshot will stat before refusing (fail closed). */
@@ -162,45 +163,45 @@ export async function watchPaths(
 }
 
 /**
- * The watched control-plane roots actually present under the project, matched case-folded
- * (`.Claude` is `.claude` on a case-insensitive file system), plus the project's own `.git`
- * entry itself (not walked): replacing a `.git` file would point git elsewhere.
+ * What the write check watches of the control plane: the watched table entries present at the
+ * project root, matched case-folded (`.Claude` is `.claude` on a case-insensitive file system),
+ * and git's watched paths (its hooks, config files and includes, `info/`, the worktree's `.git`
+ * entry), keyed project-relative inside the project.
  *
  * @example
  * ```ts
  * import { controlPlaneRoots } from "./watch.ts";
- * controlPlaneRoots("/work/p").map((r) => r.key); // e.g. [".git", ".agentteams", ".claude"]
+ * controlPlaneRoots({ root: "/work/p", git: [] }).map((r) => r.key); // e.g. [".agentteams", ".claude"]
  * ```
  */
-export function controlPlaneRoots(root: string): WatchRoot[] {
-  const roots: WatchRoot[] = [{ abs: `${root}/.git`, key: ".git", recursive: false }];
-  const listings = new Map<string, string[]>();
-  const list = (rel: string): string[] => {
-    let names = listings.get(rel);
-    if (names === undefined) {
-      try {
-        names = [...Deno.readDirSync(rel === "" ? root : `${root}/${rel}`)]
-          .filter((e) => e.isDirectory || e.isSymlink || e.isFile)
-          .map((e) => e.name);
-      } catch {
-        names = [];
-      }
-      listings.set(rel, names);
-    }
-    return names;
-  };
-  for (const entry of WATCHED_CONTROL_PLANE) {
-    let matches = [""];
-    for (const seg of entry.split("/")) {
-      const next: string[] = [];
-      for (const base of matches) {
-        for (const name of list(base)) {
-          if (name.toLowerCase() === seg) next.push(base === "" ? name : `${base}/${name}`);
-        }
-      }
-      matches = next;
-    }
-    for (const rel of matches) roots.push({ abs: `${root}/${rel}`, key: rel, recursive: true });
+export function controlPlaneRoots(plane: ControlPlane): WatchRoot[] {
+  const roots = new Map<string, WatchRoot>();
+  let names: string[] = [];
+  try {
+    names = [...Deno.readDirSync(plane.root)]
+      .filter((e) => e.isDirectory || e.isSymlink || e.isFile)
+      .map((e) => e.name);
+  } catch {
+    names = [];
   }
-  return roots;
+  const base = plane.root === "/" ? "" : plane.root;
+  for (const entry of CONTROL_PLANE) {
+    if (!entry.watched) continue;
+    for (const name of names) {
+      if (name.toLowerCase() !== entry.name) continue;
+      roots.set(name, { abs: `${base}/${name}`, key: name, recursive: true });
+    }
+  }
+  for (const g of plane.git) {
+    if (g.watch === null) continue;
+    const key = keyUnder(plane.root, g.abs);
+    if (roots.has(key)) continue;
+    roots.set(key, {
+      abs: g.abs,
+      key,
+      recursive: g.watch === "tree",
+      ...(g.skipTop ? { skipTop: g.skipTop } : {}),
+    });
+  }
+  return [...roots.values()];
 }

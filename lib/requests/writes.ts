@@ -16,7 +16,7 @@
  * @module
  */
 
-import { CONTROL_PLANE, controlPlaneOf } from "../policy/control_plane.ts";
+import { type ControlPlane, controlPlaneBelow, controlPlaneHit } from "../policy/control_plane.ts";
 import type { AgentPolicy, CommandEntry } from "../policy/types.ts";
 import { normaliseRelative } from "./paths.ts";
 
@@ -36,6 +36,8 @@ export interface Guards {
   readonly matchers: PathMatchers;
   /** The brief's project-relative path, `null` when it lies outside the project. */
   readonly briefRel: string | null;
+  /** The project's control plane (the table and git's resolved paths). */
+  readonly plane: ControlPlane;
 }
 
 /** A declaration after normalisation: `rel` has no trailing `/`; `dir` says it had one. */
@@ -53,16 +55,15 @@ export interface Declaration {
  * @example
  * ```ts
  * import { forbiddenReason } from "./writes.ts";
- * const guards = { briefRel: "agentteams.jsonc", matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false } };
- * forbiddenReason("vendor/lib/.git/config", guards); // "lies in a .git directory"
+ * const guards = { briefRel: "agentteams.jsonc", plane: { root: "/p", git: [] }, matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false } };
+ * forbiddenReason("vendor/lib/.git/config", guards); // "lies in the control plane (.git: ...)"
  * forbiddenReason("src/a.ts", guards); // null
  * ```
  */
 export function forbiddenReason(rel: string, guards: Guards): string | null {
-  const plane = controlPlaneOf(rel);
-  if (plane !== null) return `lies in the control plane (${plane})`;
+  const plane = controlPlaneHit(rel, guards.plane);
+  if (plane !== null) return `lies in the control plane (${plane.entry}: ${plane.reason})`;
   const folded = rel.toLowerCase();
-  if (folded.split("/").includes(".git")) return "lies in a .git directory";
   if (guards.briefRel !== null && folded === guards.briefRel.toLowerCase()) {
     return "is the brief that defines this policy";
   }
@@ -78,8 +79,8 @@ export function forbiddenReason(rel: string, guards: Guards): string | null {
  * @example
  * ```ts
  * import { checkDeclaration } from "./writes.ts";
- * const guards = { briefRel: null, matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false } };
- * checkDeclaration(".git/hooks/x", guards); // "lies in the control plane (.git)"
+ * const guards = { briefRel: null, plane: { root: "/p", git: [] }, matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false } };
+ * checkDeclaration(".git/hooks/x", guards); // "lies in the control plane (.git: ...)"
  * ```
  */
 export function checkDeclaration(value: string, guards: Guards): Declaration | string {
@@ -89,9 +90,8 @@ export function checkDeclaration(value: string, guards: Guards): Declaration | s
   const why = forbiddenReason(norm.rel, guards);
   if (why !== null) return why;
   if (norm.dir) {
-    const prefix = norm.rel.toLowerCase() + "/";
-    const inner = CONTROL_PLANE.find((entry) => entry.startsWith(prefix));
-    if (inner !== undefined) return `holds part of the control plane (${inner})`;
+    const inner = controlPlaneBelow(norm.rel, guards.plane);
+    if (inner !== null) return `holds part of the control plane (${inner.entry}: ${inner.reason})`;
   }
   return { rel: norm.rel, dir: norm.dir };
 }

@@ -19,10 +19,10 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import { CONTROL_PLANE_TOP, controlPlaneOf } from "../policy/control_plane.ts";
+import { controlPlaneHit, staticPlane } from "../policy/control_plane.ts";
 import type { ConfinedAgent, ConfinedPrograms, GateDef } from "../policy/types.ts";
 import { gateArgvDigest } from "./gate_argv.ts";
-import { isControlPlaneName, protectedCovers } from "./protected.ts";
+import { protectedCovers } from "./protected.ts";
 import { assertSafePath } from "./safe_path.ts";
 
 /** The operator file's reserved key mapping gate names to their exec paths. */
@@ -144,12 +144,9 @@ export function validateWriteRoot(
       d,
     );
   }
-  const top = segs[0].toLowerCase();
-  if (
-    CONTROL_PLANE_TOP.includes(top) || controlPlaneOf(trimmed) !== null ||
-    segs.some(isControlPlaneName)
-  ) {
-    throw invalid(`${what}: ${shown} is in the control plane; refused`, d);
+  const plane = controlPlaneHit(trimmed, staticPlane("/"));
+  if (plane !== null) {
+    throw invalid(`${what}: ${shown} is in the control plane (${plane.entry}); refused`, d);
   }
   if (protectedCovers(trimmed, protectedPaths)) {
     throw invalid(`${what}: ${shown} is covered by protected_paths; refused`, d);

@@ -14,7 +14,7 @@
  */
 
 import type { GateDef } from "../policy/types.ts";
-import { within } from "./path_within.ts";
+import { within } from "../fs/within.ts";
 
 /**
  * The interpreter of a `#!` first line, when it is an absolute path; `null` otherwise.

@@ -15,11 +15,10 @@
 
 import { SandboxError } from "../errors.ts";
 import type { GuardFact } from "./plan.ts";
-import type { EntryKind } from "./roots.ts";
-import { entryKind } from "./roots_io.ts";
+import { type EntryKind, entryKind } from "../fs/entry.ts";
 import { protectedIn, scanWritableRoots } from "./scan.ts";
-import { isControlPlaneName } from "./protected.ts";
-import { within } from "./path_within.ts";
+import { isControlPlaneName } from "../policy/control_plane.ts";
+import { within } from "../fs/within.ts";
 
 /**
  * Walks each absolute path component by component.

@@ -10,6 +10,7 @@
  *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x",
  *   agent: { exec: ["/usr/bin"], write: ["build"] }, cwd: ".", argv: ["/usr/bin/make"],
  *   env: { PATH: "/usr/bin:/bin" }, network: false, protectedPaths: [], hiddenDirs: [],
+ *   controlPlane: { git: [] },
  * });
  * const cmd = confineArgv(plan, backend);
  * ```
@@ -61,14 +62,9 @@ export {
   type SandboxKind,
   seatbeltProbeArgv,
 } from "./probe.ts";
-export {
-  CONTROL_PLANE_NAMES,
-  isControlPlaneName,
-  literalProtected,
-  protectedCovers,
-} from "./protected.ts";
-export { checkRoots, type EntryKind, type ResolvedRoots, type RootFacts } from "./roots.ts";
-export { realPathLoose, resolveRoots, type ResolveRootsOptions } from "./roots_io.ts";
+export { literalProtected, protectedCovers } from "./protected.ts";
+export { checkRoots, type ResolvedRoots, type RootFacts } from "./roots.ts";
+export { resolveRoots, type ResolveRootsOptions } from "./roots_io.ts";
 export { makePrivateTmpdir, removeMaskPoints, removePrivateTmpdir } from "./run_dir.ts";
 export { assertSafePath, unsafePathChar } from "./safe_path.ts";
 export { readOnlyMatcher, type ScanHit, scanWritableRoots } from "./scan.ts";

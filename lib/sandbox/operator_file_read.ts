@@ -21,7 +21,7 @@ import { sha256Hex } from "../crypto/hash.ts";
 import { FsSafetyError, SandboxError } from "../errors.ts";
 import { lstatOrNullSync, readRegularFileSync } from "../fs/safe_read.ts";
 import { confinedFilePath, MAX_CONFINED_BYTES } from "./operator_file.ts";
-import { within } from "./path_within.ts";
+import { within } from "../fs/within.ts";
 
 /** Inputs of {@link readConfinedFile}. */
 export interface ReadConfinedOptions {

@@ -25,7 +25,7 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import { within } from "./path_within.ts";
+import { within } from "../fs/within.ts";
 import type { ResolvedRoots } from "./roots.ts";
 import type { ScanHit } from "./scan.ts";
 import { assertSafePath } from "./safe_path.ts";

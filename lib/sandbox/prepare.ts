@@ -12,6 +12,7 @@
  *   agent: { exec: ["/usr/bin"], write: ["build"] }, cwd: ".",
  *   argv: ["/usr/bin/make", "all"], env: { PATH: "/usr/bin:/bin", HOME: "/home/op" },
  *   network: false, protectedPaths: [], hiddenDirs: ["/home/op/.config/agentteams/keys"],
+ *   controlPlane: { git: [] },
  * });
  * const cmd = confineArgv(plan, "bwrap");
  * ```
@@ -19,12 +20,13 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import { CONTROL_PLANE } from "../policy/control_plane.ts";
+import { type ControlPlane, controlPlaneReadOnly } from "../policy/control_plane.ts";
 import type { ConfinedAgent } from "../policy/types.ts";
 import { guardFacts } from "./guards_io.ts";
 import { buildPlan, type ConfinementPlan } from "./plan.ts";
 import { literalProtected } from "./protected.ts";
-import { entryKind, realPathLoose, resolveRoots } from "./roots_io.ts";
+import { entryKind, realPathLoose } from "../fs/entry.ts";
+import { resolveRoots } from "./roots_io.ts";
 import { assertSafePath } from "./safe_path.ts";
 import { execAllows } from "./gate_exec.ts";
 import { readOnlyMatcher, scanWritableRoots } from "./scan.ts";
@@ -53,7 +55,12 @@ export interface PrepareOptions {
   readonly protectedPaths: readonly string[];
   /** Directories to hide entirely (the operator key directory); absent ones are skipped. */
   readonly hiddenDirs: readonly string[];
-  /** Further absolute paths to keep read-only (git's resolved hooks, config, info). */
+  /**
+   * The project's control plane (the table and git's resolved paths), kept read-only; its root
+   * is taken to be the project's.
+   */
+  readonly controlPlane: Pick<ControlPlane, "git">;
+  /** Further absolute paths to keep read-only (the brief, wherever it lies). */
   readonly extraReadOnly?: readonly string[];
   /** Case-fold path comparisons (default: on macOS). */
   readonly foldCase?: boolean;
@@ -83,6 +90,7 @@ function resolveCwd(projectReal: string, cwd: string): string {
  * prepareConfinement({
  *   project: "/srv/repo", home: "/root", tmpdir: "/tmp/run", agent: { exec: ["/"], write: [] },
  *   cwd: ".", argv: ["/bin/true"], env: {}, network: false, protectedPaths: [], hiddenDirs: [],
+ *   controlPlane: { git: [] },
  * }); // throws CONFINED_INVALID: exec path "/" is too broad
  * ```
  */
@@ -98,10 +106,10 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   });
   const p = roots.projectReal === "/" ? "" : roots.projectReal;
   const guarded = [
-    ...CONTROL_PLANE.map((rel) => `${p}/${rel}`),
     ...literalProtected(opts.protectedPaths).map((rel) => `${p}/${rel}`),
   ];
-  for (const extra of opts.extraReadOnly ?? []) {
+  const plane = controlPlaneReadOnly({ root: roots.projectReal, git: opts.controlPlane.git });
+  for (const extra of [...plane, ...(opts.extraReadOnly ?? [])]) {
     assertSafePath(extra, "extra read-only path");
     if (!extra.startsWith("/")) {
       throw new SandboxError("CONFINED_INVALID", `extra read-only path ${extra} must be absolute`, {

@@ -1,44 +1,17 @@
 /**
- * What must stay read-only inside a writable root: control-plane-named entries at any depth
- * (`.git`, `.claude`, ... in any letter case) and anything a `protected_paths` pattern covers.
- * Pure decisions; the scan that walks the roots lives in `scan.ts`.
+ * What `protected_paths` keeps read-only inside a writable root (the control plane's names are
+ * `lib/policy/control_plane.ts`'s). Pure decisions; the scan that walks the roots lives in
+ * `scan.ts`.
  *
  * @example
  * ```ts
- * import { isControlPlaneName, protectedCovers } from "./protected.ts";
- * isControlPlaneName(".GIT"); // true
+ * import { protectedCovers } from "./protected.ts";
  * protectedCovers("secrets/a.txt", ["secrets"]); // true: a literal pattern covers what is below it
  * ```
  * @module
  */
 
-import { CONTROL_PLANE_TOP } from "../policy/control_plane.ts";
 import { hasWildcard, protectedMatch } from "../policy/fnmatch.ts";
-
-/**
- * Entry names that are control plane wherever they appear inside a writable root, lower case:
- * the dot-named first segments of the control plane. (`sandbox` is control plane only at the
- * project root, which is never writable, so a nested `sandbox/` directory stays usable.)
- */
-export const CONTROL_PLANE_NAMES: readonly string[] = Object.freeze(
-  CONTROL_PLANE_TOP.filter((s) => s.startsWith(".")),
-);
-
-const NAME_SET = new Set(CONTROL_PLANE_NAMES);
-
-/**
- * True when an entry name is a control-plane name, compared case-folded.
- *
- * @example
- * ```ts
- * import { isControlPlaneName } from "./protected.ts";
- * isControlPlaneName(".AgentTeams"); // true
- * isControlPlaneName("src"); // false
- * ```
- */
-export function isControlPlaneName(name: string): boolean {
-  return NAME_SET.has(name.toLowerCase());
-}
 
 /**
  * A protected pattern in the form the matcher compares: leading `./` and surrounding slashes

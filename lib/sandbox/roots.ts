@@ -22,11 +22,9 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import { overlaps, within } from "./path_within.ts";
+import type { EntryKind } from "../fs/entry.ts";
+import { overlaps, within } from "../fs/within.ts";
 import { assertSafePath } from "./safe_path.ts";
-
-/** What `lstat` found at one path. */
-export type EntryKind = "dir" | "file" | "symlink" | "other" | "missing";
 
 /** One write root and what each component below the project root is, shallowest first. */
 export interface WriteRootFacts {

@@ -15,9 +15,10 @@
  * @module
  */
 
+import { type EntryKind, entryKind, realPathLoose } from "../fs/entry.ts";
 import { normalize } from "../fs/path.ts";
 import type { ConfinedAgent } from "../policy/types.ts";
-import { checkRoots, type EntryKind, type ResolvedRoots, type WriteRootFacts } from "./roots.ts";
+import { checkRoots, type ResolvedRoots, type WriteRootFacts } from "./roots.ts";
 
 /** Inputs of {@link resolveRoots}. */
 export interface ResolveRootsOptions {
@@ -33,53 +34,6 @@ export interface ResolveRootsOptions {
   readonly foreignWriteRoots?: readonly string[];
   /** Case-fold comparisons (default: on macOS). */
   readonly foldCase?: boolean;
-}
-
-/**
- * The real path of `path`, resolving symlinks as far as the path exists and appending the
- * missing remainder lexically (like Python's `os.path.realpath`).
- *
- * @example
- * ```ts
- * import { realPathLoose } from "./roots_io.ts";
- * realPathLoose("/tmp/does/not/exist"); // "<real /tmp>/does/not/exist"
- * ```
- */
-export function realPathLoose(path: string): string {
-  try {
-    return Deno.realPathSync(path);
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-    const cut = path.replace(/\/+$/, "").lastIndexOf("/");
-    if (cut <= 0) return path;
-    const parent = realPathLoose(path.slice(0, cut));
-    const rest = path.slice(cut + 1).replace(/\/+$/, "");
-    return parent === "/" ? "/" + rest : parent + "/" + rest;
-  }
-}
-
-/**
- * What `lstat` says is at `path`, without following a final symlink.
- *
- * @example
- * ```ts
- * import { entryKind } from "./roots_io.ts";
- * entryKind("/"); // "dir"
- * ```
- */
-export function entryKind(path: string): EntryKind {
-  try {
-    const st = Deno.lstatSync(path);
-    if (st.isSymlink) return "symlink";
-    if (st.isDirectory) return "dir";
-    if (st.isFile) return "file";
-    return "other";
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
-      return "missing";
-    }
-    throw e;
-  }
 }
 
 /**

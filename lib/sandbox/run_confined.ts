@@ -11,7 +11,7 @@
  * ```
  * @module
  */
-import { runProcess, type RunResult } from "../requests/process.ts";
+import { runProcess, type RunResult } from "../process/spawn.ts";
 import { confineArgv } from "./confine.ts";
 import type { ConfinementPlan } from "./plan.ts";
 import type { Backend } from "./decide.ts";
@@ -63,7 +63,7 @@ export interface PreparedRun {
  *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x", backend: "bwrap",
  *   agent: { exec: ["/usr/bin"], write: ["build"] }, cwd: ".", argv: ["/usr/bin/make", "all"],
  *   env: { PATH: "/usr/bin:/bin" }, network: false, protectedPaths: [], hiddenDirs: [],
- *   timeoutMs: 600_000,
+ *   controlPlane: { git: [] }, timeoutMs: 600_000,
  * });
  * prepared.program; // "/usr/bin/bwrap": nothing has run yet
  * ```
@@ -119,7 +119,7 @@ export async function executeRun(p: PreparedRun): Promise<ConfinedRunResult> {
  *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x", backend: "bwrap",
  *   agent: { exec: ["/usr/bin"], write: [] }, cwd: ".", argv: ["/usr/bin/git", "status"],
  *   env: { PATH: "/usr/bin:/bin" }, network: false, protectedPaths: [], hiddenDirs: [],
- *   timeoutMs: 60_000,
+ *   controlPlane: { git: [] }, timeoutMs: 60_000,
  * });
  * new TextDecoder().decode(r.stdout); // git's output, captured inside the sandbox
  * ```

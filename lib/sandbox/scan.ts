@@ -14,9 +14,10 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import { within } from "./path_within.ts";
-import { isControlPlaneName, protectedMatcher } from "./protected.ts";
-import type { EntryKind } from "./roots.ts";
+import { within } from "../fs/within.ts";
+import { isControlPlaneName } from "../policy/control_plane.ts";
+import { protectedMatcher } from "./protected.ts";
+import type { EntryKind } from "../fs/entry.ts";
 
 /** One entry the scan found. */
 export interface ScanHit {

@@ -25,7 +25,7 @@
 
 import { SandboxError } from "../errors.ts";
 import type { ConfinementPlan } from "./plan.ts";
-import { CONTROL_PLANE_NAMES } from "./protected.ts";
+import { CONTROL_PLANE_NAMES } from "../policy/control_plane.ts";
 
 /** Where `sandbox-exec` lives on macOS. */
 export const SANDBOX_EXEC_PATH = "/usr/bin/sandbox-exec";

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import type { Env } from "../../lib/env.ts";
 import {
-  type Env,
   initKeys,
   keyDir,
   LEDGER_KEY_FILE,

@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LedgerError, UndeclaredWritesError } from "../../lib/errors.ts";
-import type { RunRequestResult } from "../../lib/requests/run_request.ts";
+import type { RunRequestResult } from "../../lib/requests/request.ts";
 import {
   exists,
   q,

@@ -23,7 +23,7 @@ import {
   RequestError,
   UndeclaredWritesError,
 } from "../../lib/errors.ts";
-import type { RunRequestResult } from "../../lib/requests/run_request.ts";
+import type { RunRequestResult } from "../../lib/requests/request.ts";
 import type { Backend } from "../../lib/sandbox/decide.ts";
 import {
   assertRefused,

@@ -91,6 +91,12 @@ const SCRIPTS: Record<string, string | ((p: WorldPaths) => string)> = {
         "echo PLANTED",
       ].join("\n"),
     ),
+  // Add config through an include target, and hide writes through an excludes file, both inside
+  // the write root where the repository's config points.
+  "plant-include": shScript(
+    "printf '[core]\\n\\thooksPath = /tmp\\n' > src/extra.cfg && echo PLANTED-INCLUDE\n" +
+      "printf 'src/\\n' > src/ignore && echo PLANTED-EXCLUDES\nexit 0",
+  ),
   // A submodule's directory swapped for a symlink out of the project.
   "submodule-swap": shScript("rmdir src/sub && ln -s /etc src/sub && echo SWAPPED"),
   // A new repository under a declared directory: its `.git` is control plane wherever it lies.
@@ -272,6 +278,38 @@ Deno.test("run: git's hooks dir inside a write root (core.hooksPath) stays read-
   });
 });
 
+Deno.test("run: git's include targets and excludes file inside a write root are control plane: read-only in the sandbox, never declarable", async () => {
+  await withWorld("git-includes", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
+    // Relative to the including file's directory (.git/): ../src/extra.cfg is src/extra.cfg.
+    await w.git("config", "include.path", "../src/extra.cfg");
+    await w.git("config", "core.excludesFile", "src/ignore");
+    const before = await snapshotTree(join(w.project, "src"), join(w.project, ".git"));
+    const r = await w.run({ argv: [join(w.scripts, "plant-include")] }, { flags: ["--json"] });
+    assert.equal(r.code, 0, r.stderr);
+    const out = jsonOut(r);
+    assert.equal(out.stdout, "", "a config include or an excludes file was planted");
+    assert.match(out.stderr as string, /Read-only file system/);
+    assert.deepEqual(out.undeclared_writes, []);
+    const after = await snapshotTree(join(w.project, "src"), join(w.project, ".git"));
+    const index = join(w.project, ".git/index");
+    before.delete(index);
+    after.delete(index);
+    assertSameTree(before, after);
+    // Declaring them is refused before anything runs: no use spent, no start row.
+    for (const declared of ["src/extra.cfg", "src/ignore", "src/"]) {
+      const refused = await w.run(
+        { argv: [join(w.scripts, "plant-include")], expected_writes: [declared] },
+        { flags: ["--json"] },
+      );
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.match(refused.stderr, /refused: WRITES_NOT_ALLOWED: .*control plane/, refused.stderr);
+      assert.deepEqual(newRows(w, refused).map((x) => x.action), ["run-request-refused"]);
+    }
+    assertSameTree(before, await snapshotTree(join(w.project, "src"), join(w.project, ".git")));
+    await w.verifyOk();
+  });
+});
+
 Deno.test("run: writes outside the project (HOME, its parent, /tmp, through a symlink in the write root) fail in the sandbox; the private TMPDIR works", async () => {
   await withWorld("outside", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
     await w.sharedNonce();
@@ -365,12 +403,14 @@ Deno.test("run undeclared: a new repository or a bare .git under a declared dire
   });
 });
 
-Deno.test("run: the after-scan reports only a new .git or protected entry: a package's own .github under a declared directory passes, and what lies under a read-only path is not new", async () => {
+Deno.test("run: a new .github below a declared directory is control plane (never declared); what lies under a read-only path is not new", async () => {
   await withWorld("after-scan-quiet", { brief, scripts: SCRIPTS, files: FILES }, async (w) => {
+    // The control plane's names count at any depth (lib/policy/control_plane.ts), as they do for
+    // proposals and in the sandbox: a declared directory does not declare a `.github` below it.
     const vendored = await runScript(w, "vendor-github", ["src/vendor/"]);
     assert.match(vendored.stdout, /VENDORED/, vendored.stderr);
-    assert.equal(vendored.code, 0, vendored.stderr);
-    assert.deepEqual(jsonOut(vendored).undeclared_writes, []);
+    await assertUndeclared(w, vendored, ["src/vendor/pkg/.github/FUNDING.yml"]);
+    await Deno.remove(join(w.project, "src/vendor"), { recursive: true });
     // git's hooks dir inside the write root stays read-only; what it already holds (a `.github`
     // among it) is not reported by a run that changes nothing.
     await Deno.mkdir(join(w.project, "src/hooks/.github"), { recursive: true });

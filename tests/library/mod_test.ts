@@ -1,6 +1,8 @@
 /**
  * The library surface (`lib/mod.ts`), as an embedding program uses it: in its own process, with
- * the key found through the environment, against a real git repository. It had no test of its own.
+ * the key found through the environment, against a real git repository. Its acts go through the
+ * same recorded sequence as the CLI's: a refusal while the session loads (an unconfined run the
+ * brief does not allow) is recorded as the CLI records it.
  */
 import assert from "node:assert/strict";
 import { workerProject } from "../_helpers/git.ts";
@@ -21,9 +23,11 @@ const nonce = await at.issueDispatch(root, "worker");
 out.agent = await at.agentFor(root, nonce);
 const policy = await at.loadPolicy(root + "/agentteams.json", { projectRoot: root });
 out.agents = Object.keys(policy.agents);
-// confine: false against a brief without the opt-out: refused before anything is recorded.
+// confine: false against a brief without the opt-out: refused (recorded as the CLI records it,
+// agent "?", no attempt counted).
 const store = () => Deno.readTextFileSync(root + "/.agentteams/dispatches.jsonl");
-const [rowsBefore, storeBefore] = [(await at.verifyLedger(root)).rows, store()];
+const ledger = () => Deno.readTextFileSync(root + "/.agentteams/proposal-ledger.jsonl");
+const [ledgerBefore, storeBefore] = [ledger(), store()];
 try {
   await at.runRequest(
     { kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "lib" },
@@ -33,7 +37,11 @@ try {
 } catch (e) {
   out.unconfined = e instanceof at.AgentTeamsError ? e.code : String(e);
 }
-out.unconfinedWrote = (await at.verifyLedger(root)).rows !== rowsBefore || store() !== storeBefore;
+out.unconfinedStore = store() === storeBefore;
+out.unconfinedRows = ledger().slice(ledgerBefore.length).trim().split("\\n").map((l) => {
+  const r = JSON.parse(l);
+  return [r.action, r.agent, r.code];
+});
 const run = await at.runRequest(
   { kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "lib" },
   { root, policy, confine: false },
@@ -80,7 +88,8 @@ Deno.test("lib/mod.ts: dispatch, policy, run, apply, a refusal, record and verif
     const r = JSON.parse(dec.decode(out.stdout));
     assert.equal(r.agent, "worker");
     assert.equal(r.unconfined, "UNCONFINED_NOT_ALLOWED");
-    assert.equal(r.unconfinedWrote, false, "the refused unconfined run wrote to the ledger state");
+    assert.equal(r.unconfinedStore, true, "the refused unconfined run counted an attempt");
+    assert.deepEqual(r.unconfinedRows, [["run-request-refused", "?", "UNCONFINED_NOT_ALLOWED"]]);
     assert.deepEqual(r.agents, ["worker"]);
     assert.deepEqual(r.run, {
       exit: 0,

@@ -14,7 +14,8 @@ import { AgentTeamsError, ProposalError } from "../../lib/errors.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
 import type { Policy } from "../../lib/policy/types.ts";
-import { applyProposal, type ApplyResult } from "../../lib/proposals/apply.ts";
+import type { ApplyResult } from "../../lib/proposals/proposal.ts";
+import { applyIn as applyProposal } from "../_helpers/acts.ts";
 import { confinedGateRunner, type GateRunner } from "../../lib/proposals/gates.ts";
 import { assertSameTree, type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
 import { counts, exists, ledgerLines, ledgerRows, sha256, storeLines } from "./_helpers.ts";
@@ -52,6 +53,7 @@ async function world(): Promise<World> {
     home: sb.home,
     keyDir: sb.keyDir,
     backend: () => Promise.resolve("bwrap"),
+    plane: () => Promise.resolve({ root: sb.project, git: [] }),
   });
   return { sb, policy, hmac, nonce, gateRunner };
 }

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { ProposalError } from "../../lib/errors.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
+import { staticPlane } from "../../lib/policy/control_plane.ts";
 import type { Policy } from "../../lib/policy/types.ts";
 import {
   checkProposalPath,
@@ -17,6 +18,9 @@ import {
   MAX_NAME_BYTES,
   MAX_PATH_BYTES,
 } from "../../lib/proposals/path_rules.ts";
+
+/** The fixed control plane (these projects are not git worktrees). */
+const PLANE = staticPlane("/p");
 
 const BRIEF = JSON.stringify({
   agent_policies: {
@@ -190,9 +194,13 @@ Deno.test("checkProposalPath: each rule and the order in which they apply", () =
     ["src//a.txt", "worker", "PATH_INVALID"],
   ];
   for (const [path, agent, code] of cases) {
-    assert.equal(codeOf(() => checkProposalPath(path, agent, POLICY)), code, `${path} ${agent}`);
+    assert.equal(
+      codeOf(() => checkProposalPath(path, agent, POLICY, PLANE)),
+      code,
+      `${path} ${agent}`,
+    );
   }
-  assert.deepEqual(checkProposalPath("src/a/b.txt", "worker", POLICY).segments, [
+  assert.deepEqual(checkProposalPath("src/a/b.txt", "worker", POLICY, PLANE).segments, [
     "src",
     "a",
     "b.txt",
@@ -203,29 +211,35 @@ Deno.test("checkProposalPath: a brief elsewhere, and the default names whatever 
   const nested = policyAt("/proj/conf/team.jsonc");
   assert.equal(nested.briefRel, "conf/team.jsonc");
   for (const p of ["conf/team.jsonc", "CONF/Team.JSONC", "agentteams.jsonc", "agentteams.json"]) {
-    assert.equal(codeOf(() => checkProposalPath(p, "worker", nested)), "BRIEF_PATH", p);
+    assert.equal(codeOf(() => checkProposalPath(p, "worker", nested, PLANE)), "BRIEF_PATH", p);
   }
   const outside = policyAt("/elsewhere/brief.jsonc");
   assert.equal(outside.briefRel, null);
   for (const p of ["agentteams.jsonc", "AGENTTEAMS.JSON"]) {
-    assert.equal(codeOf(() => checkProposalPath(p, "worker", outside)), "BRIEF_PATH", p);
+    assert.equal(codeOf(() => checkProposalPath(p, "worker", outside, PLANE)), "BRIEF_PATH", p);
   }
   // A file that only shares the brief's name, deeper down, is an ordinary file.
-  assert.equal(codeOf(() => checkProposalPath("src/agentteams.jsonc", "worker", POLICY)), null);
+  assert.equal(
+    codeOf(() => checkProposalPath("src/agentteams.jsonc", "worker", POLICY, PLANE)),
+    null,
+  );
 });
 
 Deno.test("a .git segment at any depth is refused (a nested repository's hooks and config)", () => {
   // `src/vendor/.git/hooks/post-checkout` runs when git is used inside src/vendor, and a planted
   // `src/.git` file (`gitdir: ...`) turns src/ into a repository whose config the agent chose.
   for (const p of ["src/vendor/.git/hooks/post-checkout", "src/.git", "src/x/.GIT/config"]) {
-    assert.equal(codeOf(() => checkProposalPath(p, "worker", POLICY)), "CONTROL_PLANE", p);
+    assert.equal(codeOf(() => checkProposalPath(p, "worker", POLICY, PLANE)), "CONTROL_PLANE", p);
   }
   // Every other control-plane entry counts at depth too; `sandbox` only at the root.
   for (const p of ["src/.claude/settings.json", "docs/x/.AgentTeams/y", "src/.github/hooks/h"]) {
-    assert.equal(codeOf(() => checkProposalPath(p, "worker", POLICY)), "CONTROL_PLANE", p);
+    assert.equal(codeOf(() => checkProposalPath(p, "worker", POLICY, PLANE)), "CONTROL_PLANE", p);
   }
-  assert.equal(codeOf(() => checkProposalPath("src/sandbox/x", "worker", POLICY)), null);
-  assert.equal(codeOf(() => checkProposalPath("sandbox/x", "worker", POLICY)), "CONTROL_PLANE");
+  assert.equal(codeOf(() => checkProposalPath("src/sandbox/x", "worker", POLICY, PLANE)), null);
+  assert.equal(
+    codeOf(() => checkProposalPath("sandbox/x", "worker", POLICY, PLANE)),
+    "CONTROL_PLANE",
+  );
 });
 
 Deno.test("checkRelativePath: names and paths longer than a file system takes, and lone surrogates", () => {
@@ -306,7 +320,7 @@ Deno.test("property: an accepted proposal path is never control plane, the brief
   ).map(([first, rest]) => [first, ...rest].join("/"));
   fc.assert(
     fc.property(fc.oneof(trickyPath, scoped), agents, (path, agent) => {
-      const code = codeOf(() => checkProposalPath(path, agent, POLICY));
+      const code = codeOf(() => checkProposalPath(path, agent, POLICY, PLANE));
       if (code !== null) return;
       assert.ok(syntaxOk(path), JSON.stringify(path));
       assert.ok(!inControlPlane(path), `accepted a control-plane path ${JSON.stringify(path)}`);
@@ -330,7 +344,11 @@ Deno.test("property: a control-plane prefix in any letter case is CONTROL_PLANE,
       fc.constantFrom("worker", "reader", "ghost"),
       (parts, rest, agent) => {
         const path = [...parts, ...rest].join("/");
-        assert.equal(codeOf(() => checkProposalPath(path, agent, POLICY)), "CONTROL_PLANE", path);
+        assert.equal(
+          codeOf(() => checkProposalPath(path, agent, POLICY, PLANE)),
+          "CONTROL_PLANE",
+          path,
+        );
       },
     ),
     { numRuns: 2000 },
@@ -350,7 +368,7 @@ Deno.test("property: '..' inserted as a segment anywhere is refused as outside t
         const path = s.join("/");
         assert.equal(codeOf(() => checkRelativePath(path)), "PATH_OUTSIDE_PROJECT", path);
         assert.equal(
-          codeOf(() => checkProposalPath(path, "worker", POLICY)),
+          codeOf(() => checkProposalPath(path, "worker", POLICY, PLANE)),
           "PATH_OUTSIDE_PROJECT",
           path,
         );

@@ -9,7 +9,7 @@ import {
   loadHashFactory,
   worktreeFingerprint,
 } from "../../lib/requests/fingerprint.ts";
-import { openGitContext } from "../../lib/requests/git.ts";
+import { openGitContext } from "../../lib/git/context.ts";
 import { diffSnapshots, takeSnapshot } from "../../lib/requests/snapshot.ts";
 import { cleanup, GIT, tempRepo } from "./_helpers.ts";
 

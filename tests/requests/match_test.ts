@@ -10,7 +10,11 @@ import { hasParentSegment, normaliseCwd, normaliseRelative } from "../../lib/req
 import { checkDeclaration, declaredMatcher, writeAllowed } from "../../lib/requests/writes.ts";
 import { entry, refMatchers } from "./_helpers.ts";
 
-const guards = { briefRel: "agentteams.jsonc", matchers: refMatchers(["secrets/", "*.pem"]) };
+const guards = {
+  briefRel: "agentteams.jsonc",
+  plane: { root: "/p", git: [] },
+  matchers: refMatchers(["secrets/", "*.pem"]),
+};
 
 const lake = entry({ prefix: ["lake", "build"], args: ["[A-Z][A-Za-z0-9_.]*"] });
 const pytest = entry({
@@ -324,10 +328,9 @@ Deno.test("property: no declaration ever covers the control plane", () => {
       const value = segs.join("/") + (dir ? "/" : "");
       const decl = checkDeclaration(value, guards);
       const folded = segs.map((s) => s.toLowerCase());
-      const plane = folded.includes(".git") ||
-        [".claude", "sandbox", ".agentteams"].includes(folded[0]) ||
-        (folded[0] === ".github" &&
-          (folded[1] === "agents" || folded[1] === "hooks" || (dir && folded.length === 1)));
+      // The table's names at any depth; `sandbox` at the root only.
+      const plane = folded.some((s) => [".git", ".claude", ".github", ".agentteams"].includes(s)) ||
+        folded[0] === "sandbox";
       assert.equal(typeof decl === "string", plane, value);
     }),
   );

@@ -11,8 +11,8 @@ import {
   GIT_CALLS_PER_SNAPSHOT,
   type GitContext,
   openGitContext,
-} from "../../lib/requests/git.ts";
-import { runProcess } from "../../lib/requests/process.ts";
+} from "../../lib/git/context.ts";
+import { runProcess } from "../../lib/process/spawn.ts";
 import {
   BLIND_SPOT,
   diffSnapshots,
@@ -53,18 +53,18 @@ async function around(
   return { ...check, exit: r.exit, ctx };
 }
 
-Deno.test("a clean tree costs one git status per snapshot and one call per context", async () => {
+Deno.test("a clean tree costs one git status per snapshot and two calls per context", async () => {
   const { root, env } = await tempRepo();
   try {
     const ctx = await openGitContext(root, { git: GIT, parentEnv: env });
     assert.equal(ctx.counter.calls, GIT_CALLS_PER_CONTEXT);
-    assert.equal(GIT_CALLS_PER_CONTEXT, 1);
+    assert.equal(GIT_CALLS_PER_CONTEXT, 2, "one rev-parse, one config --list");
     const a = await takeSnapshot(ctx);
     const b = await takeSnapshot(ctx, { previous: a });
     assert.equal(a.gitCalls, GIT_CALLS_PER_SNAPSHOT);
     assert.equal(b.gitCalls, 1);
     assert.equal(a.worktree.size, 0, "nothing hashed on a clean tree");
-    assert.equal(ctx.counter.calls, 3);
+    assert.equal(ctx.counter.calls, GIT_CALLS_PER_CONTEXT + 2);
     assert.deepEqual(diffSnapshots(a, b, () => false).changed, []);
     const noop = await around(root, env, "true");
     assert.deepEqual(noop.changed, []);
@@ -421,6 +421,7 @@ Deno.test("no worktree, a bare repository, or a git too old: refused before anyt
     const calls = Deno.readTextFileSync(log).trim().split("\n");
     assert.equal(calls.filter((c) => c === "--version").length, 2, "the version was asked");
     assert.equal(calls.length, 4, `two calls each: ${calls.join(" | ")}`);
+    // (`config --list` is asked only once rev-parse has answered in the shape of git 2.31+.)
     assert.ok(
       calls.every((c) => c === "--version" || c.includes(" rev-parse --path-format=absolute ")),
       `only the version and rev-parse were asked: ${calls.join(" | ")}`,
@@ -471,7 +472,7 @@ eval exec '${GIT}' "$args"
     // The same script without the echo is accepted: the refusal came from the shape alone.
     Deno.writeTextFileSync(fake, `#!/bin/sh\nexec '${GIT}' "$@"\n`);
     const ctx = await openGitContext(root, { git: fake, parentEnv: env });
-    assert.equal(ctx.counter.calls, 1);
+    assert.equal(ctx.counter.calls, GIT_CALLS_PER_CONTEXT);
   } finally {
     cleanup(root);
   }

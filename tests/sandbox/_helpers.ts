@@ -126,6 +126,7 @@ export function planFor(
     network: opts.network ?? false,
     protectedPaths: opts.protectedPaths ?? [],
     hiddenDirs: [fx.keyDir],
+    controlPlane: { git: [] },
     ...opts.extra,
   });
 }

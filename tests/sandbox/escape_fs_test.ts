@@ -222,6 +222,7 @@ Deno.test("escape: a symlinked write root is refused at resolution and nothing r
             network: false,
             protectedPaths: [],
             hiddenDirs: [fx.keyDir],
+            controlPlane: { git: [] },
           });
         } catch (e) {
           err = e;

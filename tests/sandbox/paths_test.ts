@@ -3,12 +3,12 @@
 import fc from "fast-check";
 import { SandboxError } from "../../lib/errors.ts";
 import { fnmatch as fnmatchFold } from "../../lib/policy/fnmatch.ts";
-import { overlaps, within } from "../../lib/sandbox/path_within.ts";
+import { overlaps, within } from "../../lib/fs/within.ts";
+import { isControlPlaneName } from "../../lib/policy/control_plane.ts";
 import {
   assertSafePath,
   execAllows,
   gateExecPaths,
-  isControlPlaneName,
   literalProtected,
   parseShebang,
   protectedCovers,

@@ -42,6 +42,7 @@ if (Deno.build.os === "darwin") {
         network: opts.network ?? false,
         protectedPaths: [],
         hiddenDirs: [`${home}/.config/agentteams/keys`],
+        controlPlane: { git: [] },
       });
       const cmd = confineArgv(plan, "seatbelt");
       const out = await new Deno.Command(cmd.program, {

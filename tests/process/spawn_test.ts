@@ -5,21 +5,21 @@
 
 import assert from "node:assert/strict";
 import { RequestError } from "../../lib/errors.ts";
-import { MAX_OUTPUT_BYTES } from "../../lib/requests/output.ts";
+import { MAX_OUTPUT_BYTES } from "../../lib/process/output.ts";
 import {
   defaultSessionLauncher,
   exitOf,
   runProcess,
   type RunSpec,
   SETSID_PATH,
-} from "../../lib/requests/process.ts";
+} from "../../lib/process/spawn.ts";
 import {
   escapedPipeHolders,
   isEscapee,
   parseProcStat,
   pipeHolders,
   pipeInodesOf,
-} from "../../lib/requests/procfs.ts";
+} from "../../lib/process/procfs.ts";
 
 const SH = "/bin/sh";
 const ENV = { PATH: "/usr/bin:/bin" };
@@ -325,7 +325,7 @@ Deno.test("a finished run leaves no timer that keeps the process alive", async (
   // An embedding program ends as soon as its run does, not when the run's timeout would have
   // fired (here 60 s, against a 20 s guard).
   const program = `import { runProcess } from ${
-    JSON.stringify(new URL("../../lib/requests/process.ts", import.meta.url).href)
+    JSON.stringify(new URL("../../lib/process/spawn.ts", import.meta.url).href)
   };
 const r = await runProcess({ program: "/bin/true", args: [], cwd: "/", env: {}, timeoutMs: 60_000 });
 console.log(r.exit);`;

@@ -17,7 +17,7 @@
  *
  * @example
  * ```ts
- * import { runProcess } from "./process.ts";
+ * import { runProcess } from "./spawn.ts";
  * const r = await runProcess({ program: "/bin/echo", args: ["hi"], cwd: "/tmp", env: {}, timeoutMs: 5000 });
  * r.exit; // 0
  * new TextDecoder().decode(r.stdout); // "hi\n"
@@ -34,7 +34,7 @@ import {
   pipeHolders,
   pipeInodesOf,
 } from "./procfs.ts";
-import { diskFs, isExecutable } from "./resolve.ts";
+import { diskFs, isExecutable } from "./resolve_program.ts";
 
 /** How long to wait for the pipes to close after the direct child exits (ms). */
 export const DEFAULT_DRAIN_MS = 2000;
@@ -56,7 +56,7 @@ let launcherChecked: string | null | undefined;
  *
  * @example
  * ```ts
- * import { defaultSessionLauncher } from "./process.ts";
+ * import { defaultSessionLauncher } from "./spawn.ts";
  * defaultSessionLauncher(); // "/usr/bin/setsid" on Debian
  * ```
  */
@@ -166,7 +166,7 @@ const COMMON_SIGNALS: Readonly<Record<string, number>> = {
  *
  * @example
  * ```ts
- * import { exitOf } from "./process.ts";
+ * import { exitOf } from "./spawn.ts";
  * exitOf({ success: false, code: 137, signal: "SIGKILL" }); // -9
  * exitOf({ success: false, code: 2, signal: null }); // 2
  * ```
@@ -248,7 +248,7 @@ function reapGroup(pgid: number): { survivors: boolean; killed: boolean } {
  *
  * @example
  * ```ts
- * import { runProcess } from "./process.ts";
+ * import { runProcess } from "./spawn.ts";
  * const r = await runProcess({
  *   program: "/bin/sleep", args: ["10"], cwd: "/", env: {}, timeoutMs: 100,
  * });

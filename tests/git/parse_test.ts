@@ -2,16 +2,21 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { parseLsFiles, parseRevParse } from "../../lib/requests/git.ts";
-import { parseIndex } from "../../lib/requests/git_index.ts";
-import { parseStatusZ } from "../../lib/requests/git_status.ts";
+import {
+  gitControlPaths,
+  parseConfigOrigins,
+  parseLsFiles,
+  parseRevParse,
+} from "../../lib/git/context.ts";
+import { parseIndex } from "../../lib/git/index_file.ts";
+import { parseStatusZ } from "../../lib/git/status_z.ts";
 import {
   gitVersionProblem,
   isGitVersionSupported,
   parseGitVersion,
-} from "../../lib/requests/git_version.ts";
-import { compareCodePoints, renderPathBytes } from "../../lib/requests/path_bytes.ts";
-import { cleanup, tempRepo } from "./_helpers.ts";
+} from "../../lib/git/version.ts";
+import { compareCodePoints, renderPathBytes } from "../../lib/git/path_bytes.ts";
+import { cleanup, tempRepo } from "../requests/_helpers.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -68,13 +73,15 @@ Deno.test("status -z records, including rename sources and odd bytes", () => {
   assert.throws(() => parseStatusZ(enc("R  a\0")), /mid-record/);
 });
 
-Deno.test("rev-parse output: ten lines, absolute paths, known object format", () => {
+Deno.test("rev-parse output: eleven lines, absolute paths, known object format", () => {
   const good =
-    "/p\n/p/.git\n/p/.git/index\n/p/.git/hooks\n/p/.git/config\n/p/.git/config.worktree\n/p/.git/info\nsha1\nsub/\n";
+    "/p\n/p/.git\n/main/.git\n/p/.git/index\n/p/.git/hooks\n/p/.git/config\n/p/.git/config.worktree\n/p/.git/info\nsha1\nsub/\n";
   const r = parseRevParse(good);
   assert.ok(r !== null);
   assert.equal(r.prefix, "sub/");
+  assert.equal(r.commonDir, "/main/.git");
   assert.equal(r.watched.hooks, "/p/.git/hooks");
+  assert.equal(parseRevParse(good.replace("/main/.git", "main/.git")), null);
   assert.equal(parseRevParse(good.replace("sha1", "md5")), null);
   assert.equal(parseRevParse(good.replace("/p/.git/hooks", "--path-format=absolute")), null);
   assert.equal(parseRevParse(good.replace("sub/\n", "")), null);
@@ -196,4 +203,68 @@ Deno.test("code point order, as Python sorts", () => {
     "\u{1F600}",
   ]);
   assert.deepEqual(["ab", "a", "abc"].sort(compareCodePoints), ["a", "ab", "abc"]);
+});
+
+Deno.test("config origins: the files git read and every include, resolved as git resolves them", () => {
+  const out = enc(
+    [
+      "file:/etc/gitconfig\0core.pager\nless",
+      "file:.git/config\0include.path\n../conf/extra.cfg",
+      "file:.git/config\0includeif.onbranch:x.path\n/abs/only-if.cfg",
+      "file:.git/config\0include.path\n~/team.cfg",
+      "file:.git/config\0core.excludesfile\nconf/ignore",
+      "file:.git/config\0core.attributesfile\n~/attrs",
+      "file:.git/config\0core.bare",
+      "command line:\0include.path\nrelative-from-cmdline.cfg",
+      "",
+    ].join("\0"),
+  );
+  const o = parseConfigOrigins(out, { cwd: "/p", top: "/p", home: "/h" });
+  assert.ok(o !== null);
+  assert.deepEqual(o.files, ["/etc/gitconfig", "/p/.git/config"]);
+  assert.deepEqual(o.includes, ["/p/conf/extra.cfg", "/abs/only-if.cfg", "/h/team.cfg"]);
+  assert.deepEqual(o.others.map((x) => x.abs), ["/p/conf/ignore", "/h/attrs"]);
+  // No HOME: a `~/` include cannot be resolved, and git would not read it either.
+  assert.deepEqual(
+    parseConfigOrigins(enc("file:.git/config\0include.path\n~/x\0"), {
+      cwd: "/p",
+      top: "/p",
+      home: undefined,
+    })?.includes,
+    [],
+  );
+  assert.equal(
+    parseConfigOrigins(enc("file:.git/config\0x\ny"), { cwd: "/", top: "/", home: "/h" }),
+    null,
+  );
+  assert.equal(parseConfigOrigins(enc("file:x\0"), { cwd: "/", top: "/", home: "/h" }), null);
+  assert.equal(
+    parseConfigOrigins(new Uint8Array([0xff, 0]), { cwd: "/", top: "/", home: "/h" }),
+    null,
+  );
+});
+
+Deno.test("git control paths: hooks, config, includes and git dirs, the stronger watch winning", () => {
+  const paths = gitControlPaths(
+    {
+      top: "/p",
+      gitDir: "/p/.git",
+      commonDir: "/p/.git",
+      watched: {
+        hooks: "/p/tools/hooks",
+        config: "/p/.git/config",
+        configWorktree: "/p/.git/config.worktree",
+        info: "/p/.git/info",
+      },
+    },
+    { files: ["/p/.git/config", "/etc/gitconfig"], includes: ["/p/conf/x.cfg"], others: [] },
+    (abs) => abs,
+  );
+  const by = new Map(paths.map((p) => [p.abs, p]));
+  assert.equal(by.get("/p/tools/hooks")?.watch, "tree");
+  assert.equal(by.get("/p/.git/config")?.watch, "entry");
+  assert.equal(by.get("/p/conf/x.cfg")?.what, "included config file");
+  assert.deepEqual(by.get("/p/.git/info")?.skipTop, ["refs"]);
+  assert.equal(by.get("/p/.git")?.watch, "entry", "the worktree's .git entry itself is watched");
+  assert.equal(paths.length, new Set(paths.map((p) => p.abs)).size, "one entry per path");
 });

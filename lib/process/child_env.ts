@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { childEnv } from "./env.ts";
+ * import { childEnv } from "./child_env.ts";
  * const env = childEnv({ HOME: "/home/op", PATH: ".:/usr/bin", GITHUB_TOKEN: "x" });
  * // { HOME: "/home/op", PATH: "/usr/bin" }
  * ```
@@ -20,6 +20,12 @@ export const PASSED_ENV_NAMES: readonly string[] = Object.freeze([
   "LOGNAME",
   "TERM",
 ]);
+
+/**
+ * Every variable building a child's environment reads (names and `LC_*`), PATH included: the
+ * permission layer grants exactly these.
+ */
+export const CHILD_ENV: readonly string[] = Object.freeze([...PASSED_ENV_NAMES, "LC_*", "PATH"]);
 
 /** The PATH a child gets when the parent's PATH has no absolute entry. */
 export const FALLBACK_PATH = "/usr/bin:/bin";
@@ -54,7 +60,7 @@ const SETTABLE_EXCEPTIONS: readonly RegExp[] = [/^GIT_(OPTIONAL_LOCKS|TERMINAL_P
  *
  * @example
  * ```ts
- * import { isSecretName } from "./env.ts";
+ * import { isSecretName } from "./child_env.ts";
  * isSecretName("AGENTTEAMS_PROPOSAL_LEDGER_KEY"); // true
  * isSecretName("LANG"); // false
  * ```
@@ -69,7 +75,7 @@ export function isSecretName(name: string): boolean {
  *
  * @example
  * ```ts
- * import { sanitizePath } from "./env.ts";
+ * import { sanitizePath } from "./child_env.ts";
  * sanitizePath("bin::/usr/bin:./x:/bin:/usr/bin"); // "/usr/bin:/bin"
  * ```
  */
@@ -104,7 +110,7 @@ function validName(name: string): boolean {
  *
  * @example
  * ```ts
- * import { childEnv } from "./env.ts";
+ * import { childEnv } from "./child_env.ts";
  * childEnv(Deno.env.toObject(), { set: { TMPDIR: "/tmp/run-1" } });
  * ```
  */

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { parseStatusZ } from "./git_status.ts";
+ * import { parseStatusZ } from "./status_z.ts";
  * const out = new TextEncoder().encode(" M a.ts\0?? new.txt\0");
  * parseStatusZ(out).map((e) => e.xy); // [" M", "??"]
  * ```
@@ -26,7 +26,7 @@ export interface StatusEntry {
  *
  * @example
  * ```ts
- * import { parseStatusZ } from "./git_status.ts";
+ * import { parseStatusZ } from "./status_z.ts";
  * const out = new TextEncoder().encode("R  new.ts\0old.ts\0");
  * parseStatusZ(out).length; // 2
  * ```

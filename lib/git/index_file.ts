@@ -7,7 +7,7 @@
  *
  * @example
  * ```ts
- * import { parseIndex } from "./git_index.ts";
+ * import { parseIndex } from "./index_file.ts";
  * const parsed = parseIndex(Deno.readFileSync(".git/index"), 20);
  * if (parsed.ok) console.log(parsed.entries.length);
  * ```
@@ -59,7 +59,7 @@ function readVarint(buf: Uint8Array, at: number): [number, number] | null {
  *
  * @example
  * ```ts
- * import { parseIndex } from "./git_index.ts";
+ * import { parseIndex } from "./index_file.ts";
  * parseIndex(new Uint8Array(4), 20); // { ok: false, reason: "too short" }
  * ```
  */

@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { openGitContext } from "./git.ts";
+ * import { openGitContext } from "./context.ts";
  * const ctx = await openGitContext("/work/project");
  * ctx.watched.hooks; // "/work/project/.git/hooks"
  * ctx.counter.calls; // 1
@@ -21,18 +21,21 @@
 
 import { RequestError } from "../errors.ts";
 import { readWholeFileSync } from "../fs/read_at.ts";
-import { childEnv } from "./env.ts";
-import { type IndexEntry, parseIndex } from "./git_index.ts";
-import { parseStatusZ, type StatusEntry } from "./git_status.ts";
-import { gitVersionProblem } from "./git_version.ts";
+import { childEnv } from "../process/child_env.ts";
+import { type IndexEntry, parseIndex } from "./index_file.ts";
+import { parseStatusZ, type StatusEntry } from "./status_z.ts";
+import { gitVersionProblem } from "./version.ts";
 import { utf8Bytes } from "./path_bytes.ts";
-import { diskFs, isWithin, resolveProgram } from "./resolve.ts";
+import { diskFs, isWithin, resolveProgram } from "../process/resolve_program.ts";
+import { realPathLoose } from "../fs/entry.ts";
+import { dirname, normalize } from "../fs/path.ts";
 
 /**
- * Git invocations {@link openGitContext} makes when it succeeds (one `rev-parse`; a failing one is
- * followed by `git --version`, to say why).
+ * Git invocations {@link openGitContext} makes when it succeeds (one `rev-parse`, then one
+ * `config --list --show-origin`; a failing `rev-parse` is followed by `git --version`, to say
+ * why, and nothing else is asked of that git).
  */
-export const GIT_CALLS_PER_CONTEXT = 1;
+export const GIT_CALLS_PER_CONTEXT = 2;
 /** Git invocations per snapshot (`status`); a split or sparse index adds one `ls-files`. */
 export const GIT_CALLS_PER_SNAPSHOT = 1;
 
@@ -65,6 +68,21 @@ export interface WatchedGitPaths {
   readonly info: string;
 }
 
+/** One path git resolved that changes what git does (see `lib/policy/control_plane.ts`). */
+export interface GitControlPath {
+  /** The absolute path, resolved through symlinks as far as it exists. */
+  readonly abs: string;
+  /** What it is to git, for messages (`hooks directory`, `config file`, ...). */
+  readonly what: string;
+  /**
+   * How the undeclared-write check watches it: `tree` (walked), `entry` (the entry itself), or
+   * `null` (not watched: the repository as a whole changes in normal use).
+   */
+  readonly watch: "tree" | "entry" | null;
+  /** With `tree`: top-level names not walked (`info/refs` is rewritten by git itself). */
+  readonly skipTop?: readonly string[];
+}
+
 /** Everything resolved once per run. */
 export interface GitContext {
   /** The project root, canonical. */
@@ -81,6 +99,10 @@ export interface GitContext {
   readonly prefixBytes: Uint8Array;
   /** The absolute git dir (per-worktree for a linked worktree). */
   readonly gitDir: string;
+  /** The absolute common dir (the main repository's git dir for a linked worktree). */
+  readonly commonDir: string;
+  /** Every path that changes what git does: see {@link gitControlPaths}. */
+  readonly controlPaths: readonly GitControlPath[];
   /** The index file. */
   readonly indexPath: string;
   /** Object id format. */
@@ -106,7 +128,7 @@ export interface GitOutput {
  *
  * @example
  * ```ts
- * import { gitEnv } from "./git.ts";
+ * import { gitEnv } from "./context.ts";
  * gitEnv({ GIT_DIR: "/elsewhere", PATH: "/usr/bin" }).GIT_DIR; // undefined
  * ```
  */
@@ -123,7 +145,7 @@ export function gitEnv(
  *
  * @example
  * ```ts
- * import { runGit } from "./git.ts";
+ * import { runGit } from "./context.ts";
  * const out = await runGit("/usr/bin/git", ["--version"], { cwd: "/", env: {}, counter: { calls: 0 } });
  * out.code; // 0
  * ```
@@ -157,6 +179,7 @@ const REV_PARSE_ARGS: readonly string[] = [
   "--path-format=absolute",
   "--show-toplevel",
   "--absolute-git-dir",
+  "--git-common-dir",
   "--git-path",
   "index",
   "--git-path",
@@ -177,6 +200,8 @@ export interface RevParse {
   readonly top: string;
   /** Absolute git dir. */
   readonly gitDir: string;
+  /** Absolute common dir (the main repository's git dir for a linked worktree). */
+  readonly commonDir: string;
   /** Index file. */
   readonly index: string;
   /** Watched git paths. */
@@ -193,16 +218,17 @@ export interface RevParse {
  *
  * @example
  * ```ts
- * import { parseRevParse } from "./git.ts";
- * parseRevParse("/p\n/p/.git\n/p/.git/index\n/p/.git/hooks\n/p/.git/config\n/p/.git/config.worktree\n/p/.git/info\nsha1\n\n")
+ * import { parseRevParse } from "./context.ts";
+ * parseRevParse("/p\n/p/.git\n/p/.git\n/p/.git/index\n/p/.git/hooks\n/p/.git/config\n/p/.git/config.worktree\n/p/.git/info\nsha1\n\n")
  *   ?.watched.info; // "/p/.git/info"
  * ```
  */
 export function parseRevParse(text: string): RevParse | null {
   const lines = text.split("\n");
-  if (lines.length !== 10 || lines[9] !== "") return null;
-  const [top, gitDir, index, hooks, config, configWorktree, info, format, prefix] = lines;
-  const abs = [top, gitDir, index, hooks, config, configWorktree, info];
+  if (lines.length !== 11 || lines[10] !== "") return null;
+  const [top, gitDir, commonDir, index, hooks, config, configWorktree, info, format, prefix] =
+    lines;
+  const abs = [top, gitDir, commonDir, index, hooks, config, configWorktree, info];
   if (!abs.every((p) => p.startsWith("/") && !p.includes("\0"))) return null;
   if (format !== "sha1" && format !== "sha256") return null;
   if (
@@ -213,6 +239,7 @@ export function parseRevParse(text: string): RevParse | null {
   return {
     top,
     gitDir,
+    commonDir,
     index,
     watched: { hooks, config, configWorktree, info },
     objectFormat: format,
@@ -231,6 +258,156 @@ function parseRevParseBytes(stdout: Uint8Array): RevParse | null {
     return null;
   }
   return parseRevParse(text);
+}
+
+/** What {@link parseConfigOrigins} finds in `git config --list --show-origin -z`. */
+export interface ConfigOrigins {
+  /** Every config file git read (absolute; relative origins resolved against `cwd`). */
+  readonly files: readonly string[];
+  /**
+   * Every file a config includes (`include.path`, `includeIf.*.path`), resolved as git resolves
+   * it, whether or not it exists now or its condition holds: writing one adds config.
+   */
+  readonly includes: readonly string[];
+  /** `core.excludesFile` and `core.attributesFile` values, resolved against the worktree top. */
+  readonly others: readonly { readonly abs: string; readonly what: string }[];
+}
+
+function expandHome(value: string, home: string | undefined): string | null {
+  if (value === "~" || value.startsWith("~/")) {
+    return home !== undefined && home.startsWith("/") ? home + value.slice(1) : null;
+  }
+  return value.startsWith("~") ? null : value;
+}
+
+/**
+ * Reads `git config --list --show-origin -z` output (`<origin>\0<key>\n<value>\0` records):
+ * the config files behind it and the files they include. `null` when the output is malformed.
+ * Relative `file:` origins are relative to `cwd`; an include's relative path is relative to the
+ * directory of the file that names it; `~/` is `home` (git's rules).
+ *
+ * @example
+ * ```ts
+ * import { parseConfigOrigins } from "./context.ts";
+ * import assert from "node:assert/strict";
+ * const out = new TextEncoder().encode("file:.git/config\0include.path\n../tools/extra.cfg\0");
+ * assert.deepEqual(parseConfigOrigins(out, { cwd: "/p", top: "/p", home: "/h" })?.includes, ["/p/tools/extra.cfg"]);
+ * ```
+ */
+export function parseConfigOrigins(
+  out: Uint8Array,
+  at: { readonly cwd: string; readonly top: string; readonly home: string | undefined },
+): ConfigOrigins | null {
+  let text: string;
+  try {
+    text = strictUtf8.decode(out);
+  } catch {
+    return null;
+  }
+  if (text === "") return { files: [], includes: [], others: [] };
+  if (!text.endsWith("\0")) return null;
+  const fields = text.slice(0, -1).split("\0");
+  if (fields.length % 2 !== 0) return null;
+  const files = new Set<string>();
+  const includes = new Set<string>();
+  const others: { abs: string; what: string }[] = [];
+  for (let i = 0; i < fields.length; i += 2) {
+    const origin = fields[i];
+    const record = fields[i + 1];
+    const nl = record.indexOf("\n");
+    const key = (nl < 0 ? record : record.slice(0, nl)).toLowerCase();
+    const value = nl < 0 ? null : record.slice(nl + 1);
+    const file = origin.startsWith("file:") ? origin.slice(5) : null;
+    const fileAbs = file === null
+      ? null
+      : normalize(file.startsWith("/") ? file : `${at.cwd}/${file}`);
+    if (fileAbs !== null) files.add(fileAbs);
+    if (value === null || value === "") continue;
+    const isInclude = key === "include.path" ||
+      (key.startsWith("includeif.") && key.endsWith(".path"));
+    if (isInclude) {
+      const v = expandHome(value, at.home);
+      if (v === null) continue; // git refuses such an include itself
+      if (v.startsWith("/")) includes.add(normalize(v));
+      else if (fileAbs !== null) includes.add(normalize(`${dirname(fileAbs)}/${v}`));
+    } else if (key === "core.excludesfile" || key === "core.attributesfile") {
+      const v = expandHome(value, at.home);
+      if (v === null) continue;
+      others.push({
+        abs: normalize(v.startsWith("/") ? v : `${at.top}/${v}`),
+        what: key === "core.excludesfile"
+          ? "excludes file (core.excludesFile)"
+          : "attributes file (core.attributesFile)",
+      });
+    }
+  }
+  return { files: [...files], includes: [...includes], others };
+}
+
+/**
+ * `abs` resolved through symlinks as far as it exists; as git names it when the launch flags do
+ * not let this process resolve it (a path outside the project and outside what the permission
+ * needs grant: only a link the operator made could lead from there into the project).
+ */
+function realOrAsNamed(abs: string): string {
+  try {
+    return realPathLoose(abs);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+      return normalize(abs);
+    }
+    throw e;
+  }
+}
+
+/**
+ * Every path that changes what git does, from the context's resolution: the repository (git
+ * dir and common dir; not watched as a whole), the hooks directory (`core.hooksPath` when set),
+ * the config, per-worktree config and `info/`, every config file git reads and every file one
+ * includes, and the excludes and attributes files. Each is resolved through symlinks as far as
+ * it exists (a `core.hooksPath` through a link into the project is the project path it reaches).
+ * Pure but for that resolution.
+ *
+ * @example
+ * ```ts
+ * import { gitControlPaths } from "./context.ts";
+ * import assert from "node:assert/strict";
+ * const paths = gitControlPaths({
+ *   top: "/nonexistent-p", gitDir: "/nonexistent-p/.git", commonDir: "/nonexistent-p/.git",
+ *   watched: { hooks: "/nonexistent-p/tools/hooks", config: "/nonexistent-p/.git/config",
+ *     configWorktree: "/nonexistent-p/.git/config.worktree", info: "/nonexistent-p/.git/info" },
+ * }, { files: [], includes: [], others: [] });
+ * assert.deepEqual(paths.find((p) => p.watch === "tree")?.abs, "/nonexistent-p/tools/hooks");
+ * ```
+ */
+export function gitControlPaths(
+  resolved: Pick<RevParse, "top" | "gitDir" | "commonDir" | "watched">,
+  origins: ConfigOrigins,
+  real: (abs: string) => string = realOrAsNamed,
+): GitControlPath[] {
+  const out = new Map<string, GitControlPath>();
+  const add = (abs: string, what: string, watch: GitControlPath["watch"], skipTop?: string[]) => {
+    const r = real(abs);
+    const had = out.get(r);
+    // The stronger watch wins when two names reach one path.
+    if (had !== undefined && (had.watch !== null || watch === null)) return;
+    out.set(r, { abs: r, what, watch, ...(skipTop ? { skipTop } : {}) });
+  };
+  const w = resolved.watched;
+  // The worktree's own `.git` entry, itself (never resolved: replacing a `.git` file or link
+  // points git elsewhere).
+  const topGit = `${resolved.top === "/" ? "" : resolved.top}/.git`;
+  out.set(topGit, { abs: topGit, what: "worktree's .git entry", watch: "entry" });
+  add(w.hooks, "hooks directory", "tree");
+  add(w.config, "config file", "entry");
+  add(w.configWorktree, "per-worktree config file", "entry");
+  add(w.info, "info directory", "tree", ["refs"]);
+  for (const f of origins.files) add(f, "config file", "entry");
+  for (const f of origins.includes) add(f, "included config file", "entry");
+  for (const o of origins.others) add(o.abs, o.what, "entry");
+  add(resolved.gitDir, "git directory", null);
+  add(resolved.commonDir, "common git directory", null);
+  return [...out.values()];
 }
 
 /** Options of {@link openGitContext}. */
@@ -252,7 +429,7 @@ function notWorktree(stderr: string): boolean {
  *
  * @example
  * ```ts
- * import { openGitContext } from "./git.ts";
+ * import { openGitContext } from "./context.ts";
  * const ctx = await openGitContext(Deno.cwd());
  * console.log(ctx.top, ctx.prefix, ctx.gitDir);
  * ```
@@ -331,6 +508,24 @@ export async function openGitContext(
       `git places the project at ${expected}, not ${canonical}`,
     );
   }
+  // Asked only of a git that answered rev-parse as 2.31+ does; without the safety overrides, which
+  // are the tool's own, not config the repository reads.
+  const listed = await runGit(git, ["config", "--list", "--show-origin", "-z"], {
+    cwd: canonical,
+    env,
+    counter,
+  });
+  const origins = listed.code === 0
+    ? parseConfigOrigins(listed.stdout, { cwd: canonical, top, home: env.HOME })
+    : null;
+  if (origins === null) {
+    throw new RequestError(
+      "GIT_UNAVAILABLE",
+      `cannot list git's config files (git config --list --show-origin: ${
+        listed.stderr.trim() || "unreadable output"
+      })`,
+    );
+  }
   return {
     root: canonical,
     git,
@@ -339,6 +534,8 @@ export async function openGitContext(
     prefix: parsed.prefix,
     prefixBytes: utf8Bytes(parsed.prefix),
     gitDir: parsed.gitDir,
+    commonDir: parsed.commonDir,
+    controlPaths: gitControlPaths({ ...parsed, top }, origins),
     indexPath: parsed.index,
     objectFormat: parsed.objectFormat,
     watched: parsed.watched,
@@ -362,7 +559,7 @@ function runPinned(ctx: GitContext, args: readonly string[]): Promise<GitOutput>
  *
  * @example
  * ```ts
- * import { gitStatus, openGitContext } from "./git.ts";
+ * import { gitStatus, openGitContext } from "./context.ts";
  * const entries = await gitStatus(await openGitContext(Deno.cwd()));
  * ```
  */
@@ -435,7 +632,7 @@ function lazyIndex(
  *
  * @example
  * ```ts
- * import { parseLsFiles } from "./git.ts";
+ * import { parseLsFiles } from "./context.ts";
  * const out = new TextEncoder().encode("H 100644 " + "ab".repeat(20) + " 0\ta.txt\0");
  * parseLsFiles(out)?.[0].mode; // 0o100644
  * ```
@@ -473,7 +670,7 @@ export function parseLsFiles(out: Uint8Array): IndexEntry[] | null {
  *
  * @example
  * ```ts
- * import { openGitContext, readIndex } from "./git.ts";
+ * import { openGitContext, readIndex } from "./context.ts";
  * const idx = await readIndex(await openGitContext(Deno.cwd()));
  * idx.entries.length;
  * ```

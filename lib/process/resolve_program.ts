@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import { diskFs, resolveProgram } from "./resolve.ts";
+ * import { diskFs, resolveProgram } from "./resolve_program.ts";
  * const found = resolveProgram("git", { path: "/usr/bin:/bin", projectRoot: "/work/p", fs: diskFs });
  * found.path; // "/usr/bin/git"
  * ```
@@ -16,8 +16,8 @@
  */
 
 import { RequestError } from "../errors.ts";
-import { within } from "../sandbox/path_within.ts";
-import { sanitizePath } from "./env.ts";
+import { within } from "../fs/within.ts";
+import { sanitizePath } from "./child_env.ts";
 
 /** What resolution needs to know about a path. */
 export interface ResolveFs {
@@ -68,7 +68,7 @@ export const diskFs: ResolveFs = {
  *
  * @example
  * ```ts
- * import { isWithin } from "./resolve.ts";
+ * import { isWithin } from "./resolve_program.ts";
  * isWithin("/p", "/p/bin/x"); // true
  * isWithin("/p", "/pp/x"); // false
  * ```
@@ -100,7 +100,7 @@ export interface ResolvedProgram {
  *
  * @example
  * ```ts
- * import { diskFs, isExecutable } from "./resolve.ts";
+ * import { diskFs, isExecutable } from "./resolve_program.ts";
  * isExecutable(diskFs, "/bin/sh"); // true
  * isExecutable(diskFs, "/etc"); // false: a directory
  * ```
@@ -116,7 +116,7 @@ export function isExecutable(fs: ResolveFs, path: string): boolean {
  *
  * @example
  * ```ts
- * import { resolveProgram } from "./resolve.ts";
+ * import { resolveProgram } from "./resolve_program.ts";
  * const fs = {
  *   stat: (p: string) => p === "/usr/bin/make" ? { isFile: true, isDirectory: false, mode: 0o755 } : null,
  *   realpath: (p: string) => p,
@@ -175,7 +175,7 @@ export function resolveProgram(name: string, options: ResolveOptions): ResolvedP
  *
  * @example
  * ```ts
- * import { diskFs, resolveCwd } from "./resolve.ts";
+ * import { diskFs, resolveCwd } from "./resolve_program.ts";
  * resolveCwd("/work/p", ".", diskFs); // "/work/p" (canonical)
  * ```
  */

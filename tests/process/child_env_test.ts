@@ -8,8 +8,8 @@ import {
   isSecretName,
   PASSED_ENV_NAMES,
   sanitizePath,
-} from "../../lib/requests/env.ts";
-import { runProcess } from "../../lib/requests/process.ts";
+} from "../../lib/process/child_env.ts";
+import { runProcess } from "../../lib/process/spawn.ts";
 
 const HOSTILE_PARENT: Record<string, string> = {
   HOME: "/home/op",

@@ -8,7 +8,7 @@ import {
   resolveCwd,
   type ResolveFs,
   resolveProgram,
-} from "../../lib/requests/resolve.ts";
+} from "../../lib/process/resolve_program.ts";
 
 function code(fn: () => unknown): string {
   try {

@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { within } from "./path_within.ts";
+ * import { within } from "./within.ts";
  * within("/p/build/x", "/p/build"); // true
  * within("/p/buildx", "/p/build"); // false
  * within("/P/Build", "/p/build", true); // true
@@ -18,7 +18,7 @@
  *
  * @example
  * ```ts
- * import { within } from "./path_within.ts";
+ * import { within } from "./within.ts";
  * within("/", "/"); // true
  * within("/a", "/"); // true
  * ```
@@ -36,11 +36,29 @@ export function within(child: string, parent: string, foldCase = false): boolean
  *
  * @example
  * ```ts
- * import { overlaps } from "./path_within.ts";
+ * import { overlaps } from "./within.ts";
  * overlaps("/opt/tool", "/opt/tool/bin"); // true
  * overlaps("/opt/a", "/opt/b"); // false
  * ```
  */
 export function overlaps(a: string, b: string, foldCase = false): boolean {
   return within(a, b, foldCase) || within(b, a, foldCase);
+}
+
+/**
+ * The key of an absolute path against a root: project-relative when it lies strictly inside the
+ * root, else the path itself (how the write check and the control plane name a path).
+ *
+ * @example
+ * ```ts
+ * import { keyUnder } from "./within.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(keyUnder("/p", "/p/src/a.ts"), "src/a.ts");
+ * assert.deepEqual(keyUnder("/p", "/etc/gitconfig"), "/etc/gitconfig");
+ * assert.deepEqual(keyUnder("/", "/etc"), "etc");
+ * ```
+ */
+export function keyUnder(root: string, abs: string): string {
+  if (abs === root || !within(abs, root)) return abs;
+  return abs.slice(root === "/" ? 1 : root.length + 1);
 }

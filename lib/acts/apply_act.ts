@@ -1,0 +1,59 @@
+/**
+ * The apply act: a change or deletion proposal through the recorded sequence
+ * (`pipeline.ts`). Its checks and its write are `lib/proposals/proposal.ts`'s; its write-ahead
+ * row (`apply-proposal` or `delete-proposal`) is the only row a successful apply writes (the
+ * format has no completion row for it), and a failure of the write itself is recorded as a
+ * refusal after it.
+ *
+ * @example
+ * ```ts
+ * import { applyAct } from "./apply_act.ts";
+ * import { performAct } from "./pipeline.ts";
+ * import { startSession } from "./session.ts";
+ * const session = startSession({ root: "/work/p", env: Deno.env.toObject() });
+ * const r = await performAct(session, applyAct, JSON.parse(Deno.readTextFileSync("p.json")));
+ * r.written; // true
+ * ```
+ * @module
+ */
+import type { Artifact } from "../proposals/artifact.ts";
+import {
+  type ApplyResult,
+  checkProposal,
+  type ProposalPlan,
+  proposalResult,
+  proposalRow,
+  recheckProposal,
+  writeProposal,
+} from "../proposals/proposal.ts";
+import type { ChangeProposalT, DeleteProposalT } from "../proposals/schema.ts";
+import type { ActSpec } from "./pipeline.ts";
+
+/** The apply act (see the module doc). */
+export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, void, ApplyResult> =
+  {
+    action: "apply-proposal",
+    accepts: (a: Artifact): a is ChangeProposalT | DeleteProposalT =>
+      a.kind === "change-proposal" || a.kind === "delete-proposal",
+    wrongKind: "a command request is run with `run`, not applied",
+    // Git's context (the control plane's resolved paths) starts while the attempt is counted.
+    begin(s) {
+      s.plane();
+    },
+    async check(s, a, agent) {
+      return await checkProposal(a, agent, {
+        root: s.root,
+        policy: s.policy,
+        plane: await s.plane(),
+        gateRunner: s.gateRunner,
+      });
+    },
+    dry: (plan) => proposalResult(plan, false),
+    recheck: (s, plan) => recheckProposal(s.root, plan),
+    ahead: (plan, dispatch) => proposalRow(plan, dispatch),
+    async act(s, plan) {
+      await writeProposal(plan, { root: s.root, perl: s.perl });
+      return { value: undefined, complete: null };
+    },
+    finish: (plan) => proposalResult(plan, true),
+  };

@@ -1,0 +1,159 @@
+/**
+ * The one recorded sequence every act goes through, for the CLI, the library and the runner
+ * alike. An act is a change or deletion proposal applied, or a command request run; each kind
+ * supplies its checks and its act ({@link ActSpec}), and this module alone decides the order and
+ * what is recorded:
+ *
+ * 1. the session is ready (brief, confined programs, HOME) and the artifact is validated and of a
+ *    kind the act takes;
+ * 2. the nonce resolves to its signed dispatch record and an **attempt** is counted (dry runs and
+ *    refusals included); the agent is the record's, an artifact `agent` that differs is refused;
+ * 3. the kind's checks run (gates included); a dry run stops here, having spent no use and
+ *    written no row;
+ * 4. the kind re-checks what could have changed meanwhile; a **use** is spent;
+ * 5. the **write-ahead row** is appended, naming the dispatch the use was spent on;
+ * 6. the act runs; its **completion row**, when the kind has one, is appended;
+ * 7. any refusal before the act started is recorded as an `<action>-refused` row (not on a dry
+ *    run, and never when the ledger itself refused: a tampered or unsafe ledger gets no row).
+ *    Once the act has started, a failure leaves the write-ahead row without its completion,
+ *    which is the signal `ledger verify` and the operator look for.
+ *
+ * @example
+ * ```ts
+ * import { performAct } from "./pipeline.ts";
+ * import { applyAct } from "./apply_act.ts";
+ * import type { Session } from "./session.ts";
+ * declare const session: Session;
+ * const result = await performAct(session, applyAct, JSON.parse(Deno.readTextFileSync("p.json")), {
+ *   dryRun: true,
+ * });
+ * ```
+ * @module
+ */
+import { AgentTeamsError, DispatchError, ProposalError } from "../errors.ts";
+import { appendRow } from "../ledger/append.ts";
+import { resolveDispatch } from "../ledger/dispatch.ts";
+import { dispatchTag } from "../ledger/dispatch_acts.ts";
+import { refusalRow } from "../ledger/fields.ts";
+import type { RowBody } from "../ledger/row.ts";
+import { writeAhead } from "../ledger/write_ahead.ts";
+import { type Artifact, validateArtifact } from "../proposals/artifact.ts";
+import type { PendingSession, Session } from "./session.ts";
+
+/** What one kind of act supplies to the pipeline. */
+export interface ActSpec<A extends Artifact, P, V, R> {
+  /** The action its refusal rows name (`apply-proposal`, `run-request`). */
+  readonly action: "apply-proposal" | "run-request";
+  /** Whether the artifact is of a kind this act takes. */
+  accepts(a: Artifact): a is A;
+  /** The refusal when it is not (e.g. "a command request is run with `run`, not applied"). */
+  readonly wrongKind: string;
+  /** Work that may overlap the attempt being counted (started, not awaited). */
+  begin?(s: Session): void;
+  /** Every check (gates included); returns the plan the act follows. Spends nothing. */
+  check(s: Session, a: A, agent: string): Promise<P>;
+  /** What a dry run returns. */
+  dry(plan: P): R;
+  /** Re-checks, right before the use is spent, what could have changed since {@link check}. */
+  recheck?(s: Session, plan: P): Promise<void>;
+  /** The write-ahead row, naming the dispatch the use was spent on. */
+  ahead(plan: P, dispatch: string): RowBody;
+  /**
+   * The act. `started()` marks the point after which a failure is no longer a refusal (the
+   * write-ahead row stands alone instead). Returns a value and the completion row (`null`: the
+   * kind records none, or nothing more may be recorded).
+   */
+  act(s: Session, plan: P, started: () => void): Promise<{ value: V; complete: RowBody | null }>;
+  /** The result, once the completion row is written; may throw the act's outcome (exit 3). */
+  finish(plan: P, value: V): R;
+  /** Frees what the plan holds (a private TMPDIR), whatever happened. */
+  dispose?(plan: P): void;
+}
+
+/** Options of {@link performAct}. */
+export interface ActOptions {
+  /** Check and run gates only: no use spent, no row written. */
+  readonly dryRun?: boolean;
+}
+
+/** Either a ready session or one still loading (whose failures are recorded as refusals). */
+export type SessionSource = Session | PendingSession;
+
+function isPending(s: SessionSource): s is PendingSession {
+  return "ready" in s;
+}
+
+/**
+ * Runs one act through the recorded sequence (see the module doc). `artifact` is the parsed JSON
+ * (or a promise of it: a file still being read, whose failure is a refusal like any other).
+ *
+ * @throws the kind's refusals (`ProposalError`, `RequestError`, ...), dispatch, ledger and sandbox
+ *   errors, and the kind's outcome errors (`UndeclaredWritesError`, `RunTimeoutError`).
+ * @example
+ * ```ts
+ * import { performAct } from "./pipeline.ts";
+ * import { runAct } from "./run_act.ts";
+ * import { startSession } from "./session.ts";
+ * const session = startSession({ root: "/work/p", env: Deno.env.toObject() });
+ * const r = await performAct(session, runAct, {
+ *   kind: "command-request", dispatch: "3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d", argv: ["git", "status"],
+ *   purpose: "see what changed",
+ * });
+ * ```
+ */
+export async function performAct<A extends Artifact, P, V, R>(
+  source: SessionSource,
+  spec: ActSpec<A, P, V, R>,
+  artifact: unknown,
+  opts: ActOptions = {},
+): Promise<R> {
+  const { root, key, now } = source;
+  let agent = "?";
+  let started = false;
+  try {
+    const session = isPending(source) ? await source.ready : source;
+    const a = validateArtifact(await artifact);
+    if (!spec.accepts(a)) throw new ProposalError("ARTIFACT_INVALID", spec.wrongKind);
+    spec.begin?.(session);
+    const rec = await resolveDispatch(root, key.hmac, a.dispatch, {
+      count: "attempt",
+      expectAgent: a.agent,
+      now,
+    });
+    agent = rec.agent;
+    const plan = await spec.check(session, a, agent);
+    try {
+      if (opts.dryRun) return spec.dry(plan);
+      await spec.recheck?.(session, plan);
+      const used = await resolveDispatch(root, key.hmac, a.dispatch, {
+        count: "use",
+        expectAgent: agent,
+        now,
+      });
+      const value = await writeAhead(
+        root,
+        key.hmac,
+        spec.ahead(plan, dispatchTag(used.id)),
+        async () => {
+          const { value, complete } = await spec.act(session, plan, () => {
+            started = true;
+          });
+          return { result: value, complete };
+        },
+        { now },
+      );
+      started = true;
+      return spec.finish(plan, value);
+    } finally {
+      spec.dispose?.(plan);
+    }
+  } catch (e) {
+    if (e instanceof DispatchError && typeof e.details.agent === "string") agent = e.details.agent;
+    // Every refusal before the act started is recorded, an unexpected failure too (as
+    // `INTERNAL`); only a ledger that refuses rows is left alone.
+    if (!opts.dryRun && !started && !(e instanceof AgentTeamsError && e.family === "ledger")) {
+      await appendRow(root, key.hmac, refusalRow(spec.action, agent, e), { now });
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,350 @@
+/**
+ * The run act: a command request through the recorded sequence (`pipeline.ts`).
+ *
+ * - Checks: `lib/requests/request.ts`'s (argv, cwd, writes, program), then git (2.31+, a
+ *   worktree), the pinned cwd a real directory inside the project, the sandbox backend (refused
+ *   when none is usable, unless the brief allows unconfined runs for direct use), the confinement
+ *   plan built and checked (so a command that cannot be confined safely is refused before a use
+ *   is spent), and the stdin gates.
+ * - The write-ahead row `run-request-start`; then the project is snapshot, the command runs
+ *   (confined, its own process group, a sanitized environment, output capped, the entry's
+ *   timeout), the project is snapshot again.
+ * - If the command touched the ledger, its head or the dispatch store, nothing more is recorded
+ *   (`LEDGER_TAMPERED`): the start row without a completion is the signal. Signed appends by
+ *   other processes meanwhile (another run, an apply, a dispatch) are told apart by
+ *   `lib/ledger/guard.ts` and are not the command's writes. Otherwise a `run-request` (or
+ *   `run-request-timeout`) row records the exit, the duration and every undeclared write;
+ *   undeclared writes and timeouts then fail with exit 3.
+ *
+ * @example
+ * ```ts
+ * import { runAct } from "./run_act.ts";
+ * import { performAct } from "./pipeline.ts";
+ * import { startSession } from "./session.ts";
+ * const session = startSession({ root: "/work/p", env: Deno.env.toObject() });
+ * const r = await performAct(session, runAct, JSON.parse(Deno.readTextFileSync("r.json")));
+ * r.exit; // the command's exit code
+ * ```
+ * @module
+ */
+import { LedgerError, RequestError, RunTimeoutError, UndeclaredWritesError } from "../errors.ts";
+import type { GitContext } from "../git/context.ts";
+import type { StatusEntry } from "../git/status_z.ts";
+import { captureStores, storesProblem } from "../ledger/guard.ts";
+import { ledgerText } from "../ledger/fields.ts";
+import type { RowBody } from "../ledger/row.ts";
+import { childEnv } from "../process/child_env.ts";
+import { diskFs, resolveCwd } from "../process/resolve_program.ts";
+import type { Artifact } from "../proposals/artifact.ts";
+import { staticPlane } from "../policy/control_plane.ts";
+import type { CommandRequestT } from "../proposals/schema.ts";
+import {
+  type CheckedRequest,
+  checkRequest,
+  GUARDED,
+  isTransientStateFile,
+  LEDGER_FILES,
+  type RunRequestResult,
+} from "../requests/request.ts";
+import {
+  BLIND_SPOT,
+  diffSnapshots,
+  startStatus,
+  takeSnapshot,
+  watchKey,
+} from "../requests/snapshot.ts";
+import { declaredMatcher, writeAllowed } from "../requests/writes.ts";
+import type { Backend } from "../sandbox/decide.ts";
+import {
+  guardedIdentities,
+  guardedPathsChanged,
+  newReadOnlyEntries,
+} from "../sandbox/guards_io.ts";
+import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
+import { executeRun, type PreparedRun, prepareRun } from "../sandbox/run_confined.ts";
+import type { RunResult } from "../process/spawn.ts";
+import type { ActSpec } from "./pipeline.ts";
+import type { Session } from "./session.ts";
+
+/** What the checks settled for one run. */
+export interface RunPlan {
+  /** The checked request. */
+  readonly checked: CheckedRequest;
+  /** The project's git context. */
+  readonly git: GitContext;
+  /** The backend it runs under. */
+  readonly backend: Backend;
+  /** The confinement, built and checked. */
+  readonly prepared: PreparedRun;
+  /** The run's private TMPDIR (removed when the act is done). */
+  readonly tmpdir: string;
+  /** The timeout, in seconds. */
+  readonly timeout: number;
+  /** The result a dry run returns. */
+  readonly base: RunRequestResult;
+  /** The first snapshot's `git status`, started before the use is spent. */
+  statusBefore: Promise<StatusEntry[]> | null;
+}
+
+/** What the command did, as the completion row records it. */
+interface Ran {
+  readonly r: RunResult;
+  readonly undeclared: string[];
+}
+
+/** Options of {@link runActWith}. */
+export interface RunActOptions {
+  /** Bounds the entry's timeout (seconds); the runner sets it for some channels. */
+  readonly timeoutCap?: number;
+}
+
+/**
+ * Both values, once both promises have settled; a failure of `a` is thrown before one of `b`, so
+ * which refusal is reported never depends on which finished first.
+ */
+async function bothSettled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [ra, rb] = await Promise.allSettled([a, b]);
+  if (ra.status === "rejected") throw ra.reason;
+  if (rb.status === "rejected") throw rb.reason;
+  return [ra.value, rb.value];
+}
+
+const dec = new TextDecoder();
+
+async function checkRun(
+  s: Session,
+  a: CommandRequestT,
+  agent: string,
+  opts: RunActOptions,
+): Promise<RunPlan> {
+  const { policy } = s;
+  // The request's own checks come first, in their order; should git fail, they are held to the
+  // fixed table, and git's failure is the refusal right after them.
+  const early = await s.plane().catch(() => staticPlane(s.root));
+  const checked = checkRequest(a, agent, { root: s.root, policy, plane: early, parentEnv: s.env });
+  const git = await s.git();
+  const plane = await s.plane();
+  // The pinned cwd must be a real directory inside the project (not a symlink out of it).
+  resolveCwd(s.root, checked.match.cwd, diskFs);
+  const backend = await s.backend();
+  const timeout = Math.min(checked.match.entry.timeout, opts.timeoutCap ?? Infinity);
+  const tmpdir = makePrivateTmpdir();
+  try {
+    // The plan is built and checked before anything acts: a command that cannot be confined
+    // safely is refused without spending a use or writing a start row. Planning creates nothing
+    // on disk (bwrap makes the mask points when it runs).
+    const prepared = prepareRun({
+      project: s.root,
+      home: s.home,
+      hiddenDirs: [s.keyDir],
+      tmpdir,
+      backend,
+      agent: policy.confinedPrograms?.agents[agent] ?? { exec: [], write: [] },
+      cwd: checked.match.cwd,
+      argv: [checked.program.path, ...a.argv.slice(1)],
+      env: childEnv(s.env),
+      network: checked.match.entry.network,
+      protectedPaths: policy.protectedPaths,
+      controlPlane: plane,
+      // The brief, wherever it lies, stays read-only even inside a write root.
+      extraReadOnly: [policy.briefPath],
+      stdin: checked.stdin,
+      timeoutMs: timeout * 1000,
+    });
+    // Stdin gates run once the plan stands, so a command that cannot be confined is refused
+    // before any gate runs.
+    const stdinFrom = a.stdin_from_content;
+    if (stdinFrom !== undefined && checked.stdin !== null) {
+      for (const name of checked.match.entry.stdinGates ?? []) {
+        const gate = policy.gates[name];
+        const r = await s.gateRunner(gate, { content: checked.stdin, rel: stdinFrom.path });
+        if (r.exit !== 0) {
+          throw new RequestError(
+            "GATE_FAILED",
+            `stdin gate '${name}' ${r.timedOut ? "timed out" : `exited ${r.exit}`}`,
+          );
+        }
+      }
+    }
+    const base: RunRequestResult = {
+      agent,
+      argv: [...a.argv],
+      exit: null,
+      stdout: "",
+      stderr: "",
+      truncated: false,
+      undeclared_writes: [],
+      ran: false,
+      blind_spot: BLIND_SPOT,
+    };
+    return { checked, git, backend, prepared, tmpdir, timeout, base, statusBefore: null };
+  } catch (e) {
+    removePrivateTmpdir(tmpdir);
+    throw e;
+  }
+}
+
+async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
+  { value: Ran; complete: RowBody | null }
+> {
+  const { git, checked, backend, prepared } = plan;
+  const { a, agent, guards } = checked;
+  const purpose = ledgerText(a.purpose);
+  const confined = backend !== "unconfined-opt-out";
+  // The shared stores as they are now (other processes may append while the command runs),
+  // read while git status works for the first snapshot.
+  const [before, stores] = await bothSettled(
+    takeSnapshot(git, { status: plan.statusBefore ?? undefined, statOnly: GUARDED }),
+    captureStores(s.root, s.key.hmac),
+  );
+  // Acted from here on: a failure before this point (git cannot read the worktree) is a refusal
+  // row after the start row; after it, the start row stands alone.
+  started();
+  const cplan = prepared.plan;
+  const guardedBefore = cplan === null ? null : guardedIdentities(cplan);
+  const r = await executeRun(prepared);
+  // A read-only path inside a write root the command got past by moving a parent, keyed as the
+  // write check keys it (so one it also reports is named once).
+  const moved = cplan === null || guardedBefore === null
+    ? []
+    : guardedPathsChanged(cplan, guardedBefore).map((abs) => watchKey(git, abs));
+  // The shared stores are checked while git status runs for the second snapshot.
+  const second = bothSettled(
+    takeSnapshot(git, { previous: before, statOnly: GUARDED }),
+    storesProblem(s.root, s.key.hmac, stores, s.now()),
+  );
+  second.catch(() => {}); // awaited below, after the scan
+  // A `.git` (or a protected entry) made in a write root, scanned for while git status works:
+  // bwrap could not stop it, and git status never lists a `.git`.
+  const appeared = cplan === null
+    ? []
+    : newReadOnlyEntries(cplan, s.policy.protectedPaths).map((abs) => watchKey(git, abs));
+  const [after, problem] = await second;
+  const declared = declaredMatcher(a.expected_writes ?? [], {
+    guards,
+    allowed: (rel) =>
+      writeAllowed({ rel, dir: false }, checked.match.entry, checked.agentPolicy, guards.matchers),
+  });
+  const check = diffSnapshots(before, after, declared);
+  // The ledger, its head and the dispatch store change when key holders append alongside
+  // (another run, an apply, a dispatch); the guard tells those from the command's doing.
+  if (problem !== null) {
+    const touched = check.changed.filter((p) => LEDGER_FILES.includes(p));
+    throw new LedgerError(
+      "LEDGER_TAMPERED",
+      `the command changed ${touched.length > 0 ? touched.join(", ") : "the ledger"} ` +
+        `(${problem}); nothing more is recorded. The run-request-start row without a ` +
+        "completion marks it: inspect with `agentteams ledger verify`",
+    );
+  }
+  const seen = check.undeclared.filter((p) =>
+    !LEDGER_FILES.includes(p) && !isTransientStateFile(s.root, p)
+  );
+  const undeclared = [...new Set([...seen, ...moved, ...appeared])];
+  const complete: RowBody = r.timedOut
+    ? {
+      action: "run-request-timeout",
+      agent,
+      argv: [...a.argv],
+      group_killed: r.groupKilled,
+      undeclared_writes: undeclared,
+      purpose,
+      duration_ms: r.durationMs,
+    }
+    : {
+      action: "run-request",
+      agent,
+      argv: [...a.argv],
+      exit: r.exit,
+      undeclared_writes: undeclared,
+      purpose,
+      duration_ms: r.durationMs,
+      confined,
+      backend,
+      survivors_killed: r.survivors,
+    };
+  return { value: { r, undeclared }, complete };
+}
+
+function finishRun(plan: RunPlan, ran: Ran): RunRequestResult {
+  const { r, undeclared } = ran;
+  const confined = plan.backend !== "unconfined-opt-out";
+  const result: RunRequestResult = {
+    ...plan.base,
+    exit: r.exit,
+    stdout: dec.decode(r.stdout),
+    stderr: dec.decode(r.stderr),
+    truncated: r.truncated,
+    undeclared_writes: undeclared,
+    ran: true,
+    duration_ms: r.durationMs,
+    confined,
+    backend: plan.backend,
+    survivors_killed: r.survivors,
+  };
+  if (r.timedOut) {
+    throw new RunTimeoutError(
+      `the command outlived its ${plan.timeout}-second timeout; its process group was killed` +
+        (undeclared.length ? ` (undeclared writes: ${undeclared.join(", ")})` : ""),
+      result as unknown as Record<string, unknown>,
+    );
+  }
+  if (undeclared.length > 0) {
+    throw new UndeclaredWritesError(
+      `the command wrote what it did not declare: ${undeclared.slice(0, 20).join(", ")}` +
+        (undeclared.length > 20 ? ` and ${undeclared.length - 20} more` : ""),
+      result as unknown as Record<string, unknown>,
+    );
+  }
+  return result;
+}
+
+/**
+ * The run act, with the entry's timeout bounded by `timeoutCap` seconds (the runner's channels).
+ *
+ * @example
+ * ```ts
+ * import { runActWith } from "./run_act.ts";
+ * const capped = runActWith({ timeoutCap: 120 });
+ * capped.action; // "run-request"
+ * ```
+ */
+export function runActWith(
+  opts: RunActOptions,
+): ActSpec<CommandRequestT, RunPlan, Ran, RunRequestResult> {
+  return {
+    action: "run-request",
+    accepts: (a: Artifact): a is CommandRequestT => a.kind === "command-request",
+    wrongKind: "a proposal is applied with `apply`, not run",
+    // Git's context (one read-only rev-parse) starts now, so git works while the attempt is
+    // counted; it is awaited where its checks come in order, and its failure reported there.
+    begin(s) {
+      s.git();
+      s.plane();
+    },
+    check: (s, a, agent) => checkRun(s, a, agent, opts),
+    dry: (plan) => plan.base,
+    // The first snapshot's git status runs while the use and the start row are written (git's
+    // view of the control plane, where they go, is never compared; the watch reads it later).
+    recheck(_s, plan) {
+      plan.statusBefore = startStatus(plan.git);
+      return Promise.resolve();
+    },
+    ahead: (plan, dispatch) => ({
+      action: "run-request-start",
+      agent: plan.checked.agent,
+      // The dispatch the use was spent on: verify counts acts against store uses.
+      dispatch,
+      argv: [...plan.checked.a.argv],
+      purpose: ledgerText(plan.checked.a.purpose),
+      confined: plan.backend !== "unconfined-opt-out",
+      backend: plan.backend,
+    }),
+    act: actRun,
+    finish: finishRun,
+    dispose: (plan) => removePrivateTmpdir(plan.tmpdir),
+  };
+}
+
+/** The run act (see the module doc), the entry's own timeout unbounded. */
+export const runAct: ActSpec<CommandRequestT, RunPlan, Ran, RunRequestResult> = runActWith({});

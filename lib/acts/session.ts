@@ -1,0 +1,259 @@
+/**
+ * A session: what every act of one project shares, opened once. The CLI opens one per
+ * invocation, the library per call (or once, for a program that embeds it), the runner once for
+ * all the requests it serves; all three open it here, the same way.
+ *
+ * Opening takes the ledger key first (passed in, or loaded from the key file under the custody
+ * rules, with direct mode's environment fallbacks), synchronously: without a key nothing can be
+ * recorded, so a missing key is refused with nothing written. Everything else (HOME, which must
+ * be absolute; the brief and the operator's confined programs; the sandbox backend, decided on
+ * first use; the gate runner; git's context and the project's control plane, resolved on first
+ * use) loads behind {@link PendingSession.ready}, and a failure there is recorded by the act that
+ * awaited it, as a refusal.
+ *
+ * The environment is passed in, never read from the process: a program that embeds the library
+ * gives the variables it means and keeps its own environment as it is.
+ *
+ * @example
+ * ```ts
+ * import { startSession } from "./session.ts";
+ * const pending = startSession({ root: "/work/p", env: { HOME: "/home/op", PATH: "/usr/bin:/bin" } });
+ * const session = await pending.ready; // the brief loaded, HOME checked
+ * session.policy.briefRel; // "agentteams.jsonc"
+ * ```
+ * @module
+ */
+import { keyDir as keyDirOf, type LedgerKey, loadLedgerKey } from "../crypto/keys.ts";
+import { type Env, homeFrom } from "../env.ts";
+import { RequestError } from "../errors.ts";
+import { resolve } from "../fs/path.ts";
+import { type GitContext, openGitContext } from "../git/context.ts";
+import { type ControlPlane, planeOf, staticPlane } from "../policy/control_plane.ts";
+import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import type { Policy } from "../policy/types.ts";
+import { confinedGateRunner, type GateRunner } from "../proposals/gates.ts";
+import { lazyBackend } from "../sandbox/backend.ts";
+import type { Backend } from "../sandbox/decide.ts";
+import { withConfinedPrograms } from "../sandbox/policy_confined.ts";
+
+/** Everything an act needs, loaded. */
+export interface Session {
+  /** The project root (absolute). */
+  readonly root: string;
+  /** The ledger key. */
+  readonly key: LedgerKey;
+  /** The environment acts and their children are built from. */
+  readonly env: Env;
+  /** The operator's home (absolute). */
+  readonly home: string;
+  /** The key dir (hidden from every command and gate). */
+  readonly keyDir: string;
+  /** The complete policy: the brief with its confined programs. */
+  readonly policy: Policy;
+  /** The sandbox backend, decided on first use (probing once). */
+  readonly backend: () => Promise<Backend>;
+  /** Runs one gate under that backend. */
+  readonly gateRunner: GateRunner;
+  /** The project's git context, resolved once on first use (rejects outside a worktree). */
+  readonly git: () => Promise<GitContext>;
+  /** The project's control plane: the fixed table, and git's resolved paths in a worktree. */
+  readonly plane: () => Promise<ControlPlane>;
+  /** The clock. */
+  readonly now: () => Date;
+  /** The anchored-write helper program (default `/usr/bin/perl`). */
+  readonly perl?: string;
+}
+
+/** A session whose key is loaded and whose rest is still loading. */
+export interface PendingSession {
+  /** The project root. */
+  readonly root: string;
+  /** The ledger key (loaded when the session was started). */
+  readonly key: LedgerKey;
+  /** The clock. */
+  readonly now: () => Date;
+  /** The session, once the brief and the rest are loaded; rejects with the reason they are not. */
+  readonly ready: Promise<Session>;
+}
+
+/** Options of {@link startSession}. */
+export interface SessionOptions {
+  /** The project root. */
+  readonly root: string;
+  /** The environment (HOME, PATH, the key variables, the locale); never read from the process. */
+  readonly env: Env;
+  /** The ledger key; default: loaded from the key file (or, in direct mode, a key variable). */
+  readonly key?: LedgerKey;
+  /** The brief; default `<root>/agentteams.jsonc`, then `agentteams.json`. */
+  readonly brief?: string;
+  /** A policy already loaded (with its confined programs); default: loaded from the brief. */
+  readonly policy?: Promise<Policy>;
+  /** The operator's explicit, recorded opt-out of the sandbox (needs `allow_unconfined_runs`). */
+  readonly unconfined?: boolean;
+  /** A git context already started for this project; default: started on first use. */
+  readonly git?: Promise<GitContext>;
+  /** The clock; default the system's. */
+  readonly now?: () => Date;
+}
+
+/**
+ * The brief's policy with its confined programs (the operator file wins over the brief's block).
+ *
+ * @example
+ * ```ts
+ * import { completePolicy } from "./session.ts";
+ * const policy = await completePolicy("/work/p", undefined, { HOME: "/home/op" });
+ * Object.keys(policy.agents);
+ * ```
+ */
+export async function completePolicy(
+  root: string,
+  brief: string | undefined,
+  env: Env,
+): Promise<Policy> {
+  const path = brief !== undefined ? resolve(brief) : await defaultBriefPath(root);
+  const home = homeFrom(env);
+  return withConfinedPrograms(await loadPolicy(path, { projectRoot: root }), {
+    home,
+    project: root,
+  });
+}
+
+/**
+ * The control plane of a project from its git context: the table and git's resolved paths; the
+ * table alone when the project is not inside a git worktree (there is no repository whose hooks or
+ * config could run). Any other failure to resolve git refuses (`GIT_UNAVAILABLE`).
+ *
+ * @example
+ * ```ts
+ * import { planeFromGit } from "./session.ts";
+ * import { openGitContext } from "../git/context.ts";
+ * const plane = await planeFromGit("/work/p", openGitContext("/work/p"));
+ * plane.git.length > 0; // true inside a worktree
+ * ```
+ */
+export async function planeFromGit(root: string, git: Promise<GitContext>): Promise<ControlPlane> {
+  try {
+    return planeOf(await git);
+  } catch (e) {
+    if (e instanceof RequestError && e.code === "NO_WORKTREE") {
+      return staticPlane(Deno.realPathSync(root));
+    }
+    throw e;
+  }
+}
+
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | null = null;
+  return () => {
+    if (p === null) {
+      p = make();
+      p.catch(() => {}); // observed by whoever awaits it
+    }
+    return p;
+  };
+}
+
+/**
+ * Starts a session: loads the key now (see the module doc), the rest behind `ready`.
+ *
+ * @throws {KeyError} when no key can be loaded (nothing can be recorded then).
+ * @example
+ * ```ts
+ * import { startSession } from "./session.ts";
+ * const s = startSession({ root: "/work/p", env: Deno.env.toObject() });
+ * s.key.source; // "file": the key file in the key dir
+ * ```
+ */
+export function startSession(opts: SessionOptions): PendingSession {
+  const key = opts.key ?? loadLedgerKey({ env: opts.env, mode: "direct" });
+  const now = opts.now ?? (() => new Date());
+  const root = opts.root;
+  const ready = (async (): Promise<Session> => {
+    const home = homeFrom(opts.env);
+    const policy = await (opts.policy ?? completePolicy(root, opts.brief, opts.env));
+    return sessionOf({
+      root,
+      key,
+      env: opts.env,
+      home,
+      policy,
+      unconfined: opts.unconfined === true,
+      git: opts.git,
+      now,
+    });
+  })();
+  ready.catch(() => {}); // observed by the act that awaits it
+  return { root, key, now, ready };
+}
+
+/** The parts {@link sessionOf} assembles a session from. */
+export interface SessionParts {
+  /** The project root. */
+  readonly root: string;
+  /** The ledger key. */
+  readonly key: LedgerKey;
+  /** The environment. */
+  readonly env: Env;
+  /** The operator's home (absolute). */
+  readonly home: string;
+  /** The complete policy. */
+  readonly policy: Policy;
+  /** The operator's opt-out of the sandbox. */
+  readonly unconfined?: boolean;
+  /** A backend decision to use instead of probing (tests pin one). */
+  readonly backend?: () => Promise<Backend>;
+  /** A gate runner to use instead of the confined one. */
+  readonly gateRunner?: GateRunner;
+  /** A git context already started. */
+  readonly git?: Promise<GitContext>;
+  /** The clock. */
+  readonly now?: () => Date;
+  /** The anchored-write helper program. */
+  readonly perl?: string;
+}
+
+/**
+ * Assembles a session from loaded parts (what {@link startSession} does once the brief is in):
+ * the key dir from the environment, the backend and git decided lazily, the confined gate runner.
+ *
+ * @example
+ * ```ts
+ * import { sessionOf } from "./session.ts";
+ * import type { LedgerKey } from "../crypto/keys.ts";
+ * import type { Policy } from "../policy/types.ts";
+ * declare const key: LedgerKey;
+ * declare const policy: Policy;
+ * const s = sessionOf({ root: "/work/p", key, env: { HOME: "/home/op" }, home: "/home/op", policy });
+ * await s.plane(); // the table, and git's paths when /work/p is in a worktree
+ * ```
+ */
+export function sessionOf(parts: SessionParts): Session {
+  const { root, env, home, policy } = parts;
+  const backend = parts.backend ?? lazyBackend(policy, { unconfined: parts.unconfined === true });
+  const keyDir = keyDirOf(env);
+  const git = once(() => parts.git ?? openGitContext(root, { parentEnv: env }));
+  const plane = once(() => planeFromGit(root, git()));
+  return {
+    root,
+    key: parts.key,
+    env,
+    home,
+    keyDir,
+    policy,
+    backend,
+    gateRunner: parts.gateRunner ?? confinedGateRunner({
+      root,
+      policy,
+      parentEnv: env,
+      home,
+      keyDir,
+      backend,
+      plane,
+    }),
+    git,
+    plane,
+    now: parts.now ?? (() => new Date()),
+    ...(parts.perl !== undefined ? { perl: parts.perl } : {}),
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * What is at a path, asked with `lstat` (never following a final symlink), and a path's real
+ * form. Every "is it a file, a directory, a symlink, or nothing" question in the tree is answered
+ * here.
+ *
+ * @example
+ * ```ts
+ * import { entryKind } from "./entry.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(entryKind("/"), "dir");
+ * assert.deepEqual(entryKind("/surely/not/here-4c1"), "missing");
+ * ```
+ * @module
+ */
+
+/** The kinds {@link entryKind} tells apart. */
+export type EntryKind = "dir" | "file" | "symlink" | "other" | "missing";
+
+/**
+ * The kind of an `lstat` result.
+ *
+ * @example
+ * ```ts
+ * import { kindOfInfo } from "./entry.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(kindOfInfo(Deno.lstatSync("/dev/null")), "other");
+ * ```
+ */
+export function kindOfInfo(info: Deno.FileInfo): Exclude<EntryKind, "missing"> {
+  if (info.isSymlink) return "symlink";
+  if (info.isDirectory) return "dir";
+  if (info.isFile) return "file";
+  return "other";
+}
+
+/**
+ * What `lstat` says is at `path`: `missing` when nothing is there (or a component above is not a
+ * directory). Other errors (permission, Deno's `NotCapable`) are thrown.
+ *
+ * @example
+ * ```ts
+ * import { entryKind } from "./entry.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(entryKind("/etc/hostname/x"), "missing");
+ * ```
+ */
+export function entryKind(path: string): EntryKind {
+  try {
+    return kindOfInfo(Deno.lstatSync(path));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
+      return "missing";
+    }
+    throw e;
+  }
+}
+
+/**
+ * The real path of `path`, resolving symlinks as far as the path exists and appending the
+ * missing remainder lexically (like Python's `os.path.realpath`).
+ *
+ * @example
+ * ```ts
+ * import { realPathLoose } from "./entry.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(realPathLoose("/surely-not-here-4c1/x"), "/surely-not-here-4c1/x");
+ * ```
+ */
+export function realPathLoose(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    const cut = path.replace(/\/+$/, "").lastIndexOf("/");
+    if (cut <= 0) return path;
+    const parent = realPathLoose(path.slice(0, cut));
+    const rest = path.slice(cut + 1).replace(/\/+$/, "");
+    return parent === "/" ? "/" + rest : parent + "/" + rest;
+  }
+}
