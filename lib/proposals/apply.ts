@@ -15,7 +15,8 @@
  * 6. Otherwise: the destination is walked again and the base re-checked; a use is spent; the
  *    write-ahead ledger row is appended; then, anchored inode by inode (`lib/fs/anchored_write.ts`),
  *    the path is walked once more, the base checked on the very file, and the file replaced
- *    atomically (its mode kept, new files 0644) or removed.
+ *    atomically (its permission bits kept without setuid, setgid and sticky, new files 0644: see
+ *    `replacementMode` in `lib/fs/atomic_write.ts`; the new file is the operator's) or removed.
  *
  * Every refusal outside a dry run is recorded as an `apply-proposal-refused` row.
  *
@@ -354,7 +355,8 @@ async function applyChecked(
         perl: opts.perl,
         decide: (cur) => {
           checkBase(a.base_sha256, cur, rel);
-          return { mode: cur?.mode ?? 0o644, content };
+          // The writer keeps an existing file's permission bits, never setuid, setgid or sticky.
+          return { newFileMode: 0o644, content };
         },
       }));
   } catch (e) {
