@@ -14,10 +14,12 @@
  *    directories are made (0755) on the way;
  * 2. in the last directory, the target must be absent or a regular file (opened `O_NOFOLLOW`,
  *    `fstat` compared with `lstat`); its bytes are sent back;
- * 3. this module decides on those bytes (base check, mode) and answers; the program then checks
- *    the target is still the same inode, writes a temporary file created exclusively
- *    (`O_CREAT | O_EXCL | O_NOFOLLOW`) in that directory, fsyncs it, sets its mode, renames it
- *    over the target (a symlink there is replaced, never followed), and fsyncs the directory.
+ * 3. this module decides on those bytes (the caller's base check; the mode, always by
+ *    `replacementMode`: the target's permission bits without setuid, setgid and sticky, or the
+ *    caller's mode for a new file) and answers; the program then checks the target is still the
+ *    same inode, writes a temporary file created exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`) in
+ *    that directory, fsyncs it, sets its mode (it refuses one above `0777`), renames it over the
+ *    target (a symlink there is replaced, never followed), and fsyncs the directory.
  *
  * Every name after the walk is relative to the process's working directory, which the kernel
  * holds as an inode, so no later swap of any path component can move the write.
@@ -28,12 +30,13 @@
  * const root = Deno.makeTempDirSync();
  * await anchoredReplace({
  *   root, dirs: ["new"], name: "a.txt", op: "write", createDirs: true,
- *   decide: () => ({ mode: 0o644, content: new TextEncoder().encode("hi\n") }),
+ *   decide: () => ({ newFileMode: 0o644, content: new TextEncoder().encode("hi\n") }),
  * });
  * ```
  * @module
  */
 import { FsSafetyError } from "../errors.ts";
+import { replacementMode } from "./atomic_write.ts";
 import { checkName } from "./path_walk.ts";
 
 /** The program that performs the anchored steps. */
@@ -92,6 +95,8 @@ chomp $line;
 exit 0 if $line eq "X";
 my ($go, $mode, $len) = split / /, $line;
 fail("PROTO", $line) unless defined $go && $go eq "G";
+# Never a setuid, setgid or sticky bit (the caller strips them; this refuses a caller that did not).
+fail("PROTO", $line) unless defined $mode && $mode =~ /^[0-7]{1,3}$/;
 my @u = lstat($name);
 if (@u) { fail("CHANGED", $name) if -l _ || $u[0] != $tdev || $u[1] != $tino; }
 else { fail("CHANGED", $name) if $tino != -1; }
@@ -131,8 +136,16 @@ exit 0;
 export interface AnchoredTarget {
   /** Its bytes. */
   bytes: Uint8Array;
-  /** Its permission bits. */
+  /** Its mode bits (`& 0o7777`: setuid, setgid and sticky included, as found). */
   mode: number;
+}
+
+/** What {@link AnchoredSpec.decide} answers. */
+export interface AnchoredDecision {
+  /** The mode when the target is absent (an existing target's permission bits are kept). */
+  newFileMode: number;
+  /** The bytes to write (ignored for `unlink`). */
+  content: Uint8Array;
 }
 
 /** What to do. */
@@ -148,10 +161,12 @@ export interface AnchoredSpec {
   /** Create missing directories (0755) on the way. */
   createDirs: boolean;
   /**
-   * Decides on the current target (`null`: absent): returns the mode and content to write (the
-   * content is ignored for `unlink`), or throws to refuse (nothing is then changed).
+   * Decides on the current target (`null`: absent): returns the content to write (ignored for
+   * `unlink`) and the mode for a new file, or throws to refuse (nothing is then changed). The
+   * written file's mode is `replacementMode(current?.mode ?? null, newFileMode)`: an existing
+   * target's permission bits are kept, and no file ever gets setuid, setgid or sticky.
    */
-  decide(current: AnchoredTarget | null): { mode: number; content: Uint8Array };
+  decide(current: AnchoredTarget | null): AnchoredDecision;
   /** The Perl program (default `/usr/bin/perl`). */
   perl?: string;
 }
@@ -265,7 +280,7 @@ function helperError(line: string | null, stderr: string): FsSafetyError {
  *   root, dirs: [], name: "a.txt", op: "unlink", createDirs: false,
  *   decide: (current) => {
  *     if (current === null) throw new Error("a.txt is gone already");
- *     return { mode: current.mode, content: new Uint8Array(0) };
+ *     return { newFileMode: 0o644, content: new Uint8Array(0) };
  *   },
  * }); // a.txt is removed
  * ```
@@ -318,7 +333,7 @@ export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {
     } else if (head !== "A") {
       throw helperError(head, await errText);
     }
-    let decision: { mode: number; content: Uint8Array };
+    let decision: AnchoredDecision;
     try {
       decision = spec.decide(current);
     } catch (e) {
@@ -326,10 +341,10 @@ export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {
       throw e;
     }
     const content = spec.op === "write" ? decision.content : new Uint8Array(0);
+    // The one place the written file's mode is decided (unused by an unlink).
+    const mode = replacementMode(current?.mode ?? null, decision.newFileMode);
     try {
-      await stdin.write(
-        enc.encode(`G ${(decision.mode & 0o7777).toString(8)} ${content.length}\n`),
-      );
+      await stdin.write(enc.encode(`G ${mode.toString(8)} ${content.length}\n`));
       if (content.length > 0) await stdin.write(content);
       await stdin.close();
       finished = true;

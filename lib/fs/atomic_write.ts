@@ -1,7 +1,7 @@
 /**
  * Atomic replacement of a file: a temporary file in the same directory (created exclusively,
- * never through a symlink), fsync, the old file's mode kept, rename over the target, fsync of the
- * directory. A reader sees the old bytes or the new ones, never a mix; a crash leaves one of the
+ * never through a symlink), fsync, the old file's permission bits kept (without setuid, setgid
+ * and sticky: {@link replacementMode}), rename over the target, fsync of the directory. A reader sees the old bytes or the new ones, never a mix; a crash leaves one of the
  * two plus, at worst, a stray `.<name>.<random>.tmp`.
  *
  * @example
@@ -18,10 +18,39 @@ const enc = new TextEncoder();
 
 /** Options of {@link atomicWriteFileSync}. */
 export interface AtomicWriteOptions {
-  /** Mode for a new file (default `0o644`). An existing file's mode is kept. */
+  /**
+   * Mode for a new file (default `0o644`). An existing file's permission bits are kept; setuid,
+   * setgid and sticky never are ({@link replacementMode}).
+   */
   mode?: number;
-  /** Use this mode even when the file exists. */
+  /** Use this mode even when the file exists (less setuid, setgid and sticky all the same). */
   forceMode?: number;
+}
+
+/** The mode bits a written file never gets: setuid (`0o4000`), setgid (`0o2000`), sticky (`0o1000`). */
+export const SPECIAL_MODE_BITS = 0o7000;
+
+/**
+ * The mode of the file a writer puts at a path: the permission bits (`0o777`) of the file it
+ * replaces (`current`, its `st_mode`; file-type bits are ignored), or of `fresh` when there is
+ * none, never the setuid, setgid or sticky bit ({@link SPECIAL_MODE_BITS}). Those bits are the
+ * old file's owner's: the new file is the writer's, so an operator running as root would
+ * otherwise turn a user's own setuid file, rewritten with an ELF that happens to be UTF-8, into
+ * a setuid-root program. Every writer (`atomicWriteFileSync`, `anchoredReplace`, hence `apply`)
+ * decides the mode here and nowhere else. Pure.
+ *
+ * @example
+ * ```ts
+ * import { replacementMode } from "./atomic_write.ts";
+ * replacementMode(0o755, 0o644); // 0o755
+ * replacementMode(0o4755, 0o644); // 0o755
+ * replacementMode(0o2775, 0o644); // 0o775
+ * replacementMode(0o101644, 0o644); // 0o644 (a regular file's st_mode, sticky)
+ * replacementMode(null, 0o644); // 0o644 (no file to replace)
+ * ```
+ */
+export function replacementMode(current: number | null, fresh: number): number {
+  return (current ?? fresh) & 0o777;
 }
 
 function randomHex(bytes: number): string {
@@ -120,8 +149,8 @@ export function fillNewFileSync(
 }
 
 /**
- * Writes `data` to `path` atomically, keeping an existing file's permission bits.
- * Returns the mode the file now has.
+ * Writes `data` to `path` atomically, keeping an existing file's permission bits (without setuid,
+ * setgid and sticky, see {@link replacementMode}). Returns the mode the file now has.
  *
  * @example
  * ```ts
@@ -136,15 +165,18 @@ export function atomicWriteFileSync(
   opts: AtomicWriteOptions = {},
 ): number {
   const bytes = typeof data === "string" ? enc.encode(data) : data;
-  let mode = opts.forceMode ?? opts.mode ?? 0o644;
+  let current: number | null = null;
   if (opts.forceMode === undefined) {
     try {
       const st = Deno.lstatSync(path);
-      if (st.isFile && st.mode !== null) mode = st.mode & 0o7777;
+      if (st.isFile && st.mode !== null) current = st.mode;
     } catch (e) {
       if (!(e instanceof Deno.errors.NotFound)) throw e;
     }
   }
+  const mode = opts.forceMode !== undefined
+    ? replacementMode(null, opts.forceMode)
+    : replacementMode(current, opts.mode ?? 0o644);
   const tmp = tempNameFor(path);
   // O_CREAT | O_EXCL: never opens an existing file, never follows a symlink at `tmp`.
   const file = Deno.openSync(tmp, { write: true, createNew: true, mode });

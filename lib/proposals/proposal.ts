@@ -12,7 +12,8 @@
  * - {@link writeProposal}: anchored inode by inode (`lib/fs/anchored_write.ts`), under the
  *   project's dispatch lock: the path walked once more, the base checked on the very file, and
  *   the file replaced atomically or removed. A replaced file keeps its permission bits but never
- *   its setuid, setgid or sticky bit (`replacedMode`); a new file is 0644.
+ *   its setuid, setgid or sticky bit (`replacementMode` in `lib/fs/atomic_write.ts`: the new file
+ *   is the operator's); a new file is 0644.
  *
  * @example
  * ```ts
@@ -307,23 +308,6 @@ export function proposalRow(plan: ProposalPlan, dispatch: string): RowBody {
 }
 
 /**
- * The mode a replaced file gets: its own permission bits, without setuid, setgid or sticky (the
- * file becomes the writer's: a user's setuid program rewritten by a root operator must not become
- * a setuid-root one). A new file is 0644.
- *
- * @example
- * ```ts
- * import { replacedMode } from "./proposal.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(replacedMode(0o4755), 0o755);
- * assert.deepEqual(replacedMode(null), 0o644);
- * ```
- */
-export function replacedMode(current: number | null): number {
-  return current === null ? 0o644 : current & 0o777;
-}
-
-/**
  * Writes (or removes) the file, anchored: the walk is repeated inode by inode (missing parents are
  * created), and the base must still hold for the very file that is replaced or removed. Under the
  * project's dispatch lock, so two applies of one base cannot both pass that check and both write
@@ -354,7 +338,9 @@ export async function writeProposal(
         perl: opts.perl,
         decide: (cur) => {
           checkBase(plan.a.base_sha256, cur, plan.rel);
-          return { mode: replacedMode(cur?.mode ?? null), content: plan.content };
+          // An existing file keeps its permission bits, never setuid, setgid or sticky
+          // (`replacementMode` in lib/fs/atomic_write.ts); a new one is 0644.
+          return { newFileMode: 0o644, content: plan.content };
         },
       }));
   } catch (e) {

@@ -3,10 +3,10 @@
  * the agent's policy and the supplied path matchers, and returns the entry that allows the
  * request or throws the closest {@link RequestError}.
  *
- * Request-wide refusals come first (malformed argv, NUL, a `..` segment in any argument, a bad
- * cwd or declaration shape). Then every entry is tried; the request is allowed when one entry
- * passes prefix, arity, patterns, pinned cwd, stdin and declared writes. When none does, the
- * refusal of the entry that got furthest is reported.
+ * Request-wide refusals come first (malformed argv, NUL, a `..` segment in any argument, glued to
+ * an option too, see `hasParentSegment`; a bad cwd or declaration shape). Then every entry is
+ * tried; the request is allowed when one entry passes prefix, arity, patterns, pinned cwd, stdin
+ * and declared writes. When none does, the refusal of the entry that got furthest is reported.
  *
  * @example
  * ```ts

@@ -1,6 +1,7 @@
 /**
- * Pure checks on the path-shaped strings of a command request: parent segments in arguments,
- * the requested working directory, `expected_writes` entries, and the stdin content's path.
+ * Pure checks on the path-shaped strings of a command request: parent segments in arguments (a
+ * `..` followed by `/`, `\` or the end, whatever precedes it), the requested working directory,
+ * `expected_writes` entries, and the stdin content's path.
  *
  * @example
  * ```ts
@@ -13,19 +14,36 @@
 
 import { badSegments, commonPathProblem } from "../policy/path_rules.ts";
 
+/** `..` followed by `/`, `\` or the end of the string. */
+const PARENT_SEGMENT_RE = /\.\.(?:[/\\]|$)/;
+
 /**
- * True when a string has a `..` segment, splitting on `/` and on `\` (an argument is refused
- * then, whatever its pattern admits).
+ * True when a command-request argument may name a parent directory: it contains `..` immediately
+ * followed by `/`, by `\`, or by the end of the argument, whatever precedes the `..`. Such an
+ * argument is refused (`PARENT_SEGMENT`) whatever its pattern admits.
+ *
+ * Nothing before the `..` counts as a boundary, since a program may read a path glued to an
+ * option or after any separator of its own: `--output=../x`, `-o../x`, `k:../x`, `a,../b`,
+ * `--dir=..`, `-o..` are refused like `..`, `../x`, `x/..` and `a\..\b`. A `..` followed by
+ * anything else is not a segment: `a..b`, `HEAD~1..HEAD`, `v1.0...v2.0` (its first `..` is
+ * followed by `.`, its second by `v`) and `..foo` pass. Fail-closed, so a string that ends
+ * in `..` is refused even when it is not a path: git's `main..` (HEAD implied) and `x...` are
+ * refused; write `main..HEAD`. Pure; the only run-time `..` rule for arguments (`argv[0]`
+ * included), used by `matchRequest`.
  *
  * @example
  * ```ts
  * import { hasParentSegment } from "./paths.ts";
  * hasParentSegment("src/../x"); // true
+ * hasParentSegment("--output=../x"); // true
+ * hasParentSegment("-o.."); // true
+ * hasParentSegment("main.."); // true (write `main..HEAD`)
+ * hasParentSegment("HEAD~1..HEAD"); // false
  * hasParentSegment("a..b"); // false
  * ```
  */
 export function hasParentSegment(value: string): boolean {
-  return value.split(/[/\\]/).includes("..");
+  return PARENT_SEGMENT_RE.test(value);
 }
 
 /** A normalised project-relative path, or why it was refused. */

@@ -3,13 +3,14 @@
  * allowlist, and by the policy lint when a brief allowlists them), shell metacharacters (no shell
  * ever runs: an argument the pattern admits reaches the command verbatim, one it does not is
  * refused), wrong arity, options smuggled where a file was expected, and `..` segments (refused
- * even when the pattern admits them). Each refusal: the code on stderr (or `--json`), nothing ran
- * (the marker the command would create is absent, no `run-request-start`), one
- * `run-request-refused` row with the agent and code, and `ledger verify` passes.
+ * even when the pattern admits them, glued to an option too: `--output=../x`, `-o../x`). Each
+ * refusal: the code on stderr (or `--json`), nothing ran (the marker the command would create is
+ * absent, no `run-request-start`), one `run-request-refused` row with the agent and code, and
+ * `ledger verify` passes.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { assertCliRefused } from "../_helpers/mod.ts";
+import { assertCliRefused, assertSameTree, snapshotTree } from "../_helpers/mod.ts";
 import {
   assertEachRefused,
   assertJsonRefused,
@@ -157,7 +158,6 @@ Deno.test("run: `;` and `$(...)` are passed verbatim when the pattern admits the
       [
         "hi && touch marker",
         "hi `touch marker`",
-        "hi; touch ../marker",
         "hi; touch /tmp/marker",
         "hi|touch marker",
         "hi\ntouch marker",
@@ -166,6 +166,12 @@ Deno.test("run: `;` and `$(...)` are passed verbatim when the pattern admits the
       "ARGV_NOT_ALLOWED",
       { absent: [marker] },
     );
+    // A `..` glued to anything is refused before any pattern is tried.
+    const r = await w.run({ argv: ["echo", "hi; touch ../marker"], cwd: "src" });
+    await assertRefused(w, r, "PARENT_SEGMENT", {
+      agent: "worker",
+      absent: [marker, join(w.project, "marker")],
+    });
   });
 });
 
@@ -235,5 +241,75 @@ Deno.test("run: a `..` segment in an argument is PARENT_SEGMENT even when the pa
     });
     assertJsonRefused(j, "PARENT_SEGMENT");
     await assertRefused(w, j, "PARENT_SEGMENT", { agent: "worker", absent: [dots] });
+  });
+});
+
+Deno.test("run: a `..` glued to an option (`--output=../x`, `-o../x`) is PARENT_SEGMENT even when the pattern admits it", async () => {
+  // Issue 13, hole 5. Each entry admits an option with a path glued to it; the lint's probes do
+  // not hit these patterns, so only the run-time `..` rule stands between them and `../x`.
+  const glued = (p: WorldPaths) =>
+    workerBrief(p, [
+      {
+        prefix: ["/usr/bin/sort"],
+        args: ["src/[a-z]+\\.txt", "--output=[./a-z]+"],
+        writes: ["src/*"],
+      },
+      { prefix: ["/usr/bin/sort"], args: ["src/[a-z]+\\.txt", "-o[./a-z]+"], writes: ["src/*"] },
+    ]);
+  await withWorld("glued", { brief: glued }, async (w) => {
+    // The positive control: the entries admit the shape, and the command then writes.
+    const ok = await w.run({
+      argv: ["/usr/bin/sort", "src/a.txt", "--output=src/sorted.txt"],
+      expected_writes: ["src/sorted.txt"],
+    });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(Deno.readTextFileSync(join(w.project, "src/sorted.txt")), "hello\n");
+    assert.deepEqual(newRows(w, ok).map((r) => r.action), ["run-request-start", "run-request"]);
+    for (const arg of ["--output=../x", "-o../x"]) {
+      assert.match(arg, /^(?:--output=[./a-z]+|-o[./a-z]+)$/, "a pattern admits it");
+    }
+
+    // What a refused run may touch: the ledger state and the artifacts it reads; nothing else.
+    const state = join(w.project, ".agentteams");
+    const outsideState = async () => {
+      const t = await snapshotTree(w.dir);
+      for (const k of [...t.keys()]) {
+        if (k === state || k.startsWith(`${state}/`) || k.startsWith(`${w.scratch}/`)) t.delete(k);
+      }
+      return t;
+    };
+    const markers = [join(w.dir, "x"), join(w.project, "x"), join(w.project, "src/x")];
+    // The reference: an argv refusal of the same rule without anything glued.
+    const plain = await w.run({ argv: ["/usr/bin/sort", "src/a.txt", "../x"] }, {
+      flags: ["--json"],
+    });
+    assertJsonRefused(plain, "PARENT_SEGMENT");
+    await assertRefused(w, plain, "PARENT_SEGMENT", { agent: "worker", absent: markers });
+    const [ref] = newRows(w, plain);
+    for (const arg of ["--output=../x", "-o../x", "--output=..", "-o.."]) {
+      const before = await outsideState();
+      const r = await w.run({
+        argv: ["/usr/bin/sort", "src/a.txt", arg],
+        expected_writes: ["src/x"],
+      }, { flags: ["--json"] });
+      const j = assertJsonRefused(r, "PARENT_SEGMENT");
+      const refusal = await assertRefused(w, r, "PARENT_SEGMENT", {
+        agent: "worker",
+        absent: markers,
+        exit: 1,
+      });
+      assert.equal(refusal.reason, `argument 2 ${JSON.stringify(arg)} has a .. path segment`);
+      assert.equal((j.error as Record<string, unknown>).code, "PARENT_SEGMENT");
+      assertSameTree(before, await outsideState(), `after ${arg}`);
+      // Recorded exactly as the plain `../x` refusal is: the same fields, action, agent, code,
+      // and the reason naming the argument.
+      const [row] = newRows(w, r);
+      assert.deepEqual(Object.keys(row).sort(), Object.keys(ref).sort());
+      assert.equal(row.action, ref.action);
+      assert.equal(row.agent, ref.agent);
+      assert.equal(row.code, ref.code);
+      assert.equal(row.reason, `argument 2 ${JSON.stringify(arg)} has a .. path segment`);
+      assert.equal(ref.reason, `argument 2 "../x" has a .. path segment`);
+    }
   });
 });

@@ -17,7 +17,7 @@ function spec(root: string, over: Partial<AnchoredSpec> = {}): AnchoredSpec {
     name: "x.txt",
     op: "write",
     createDirs: false,
-    decide: () => ({ mode: 0o644, content: enc.encode("x") }),
+    decide: () => ({ newFileMode: 0o644, content: enc.encode("x") }),
     ...over,
   };
 }
@@ -32,7 +32,7 @@ function refusedWith(code: string, at?: "dir" | "target") {
     e instanceof FsSafetyError && e.code === code && (at === undefined || e.details.at === at);
 }
 
-Deno.test("anchored write: creates missing directories, writes the mode asked, keeps nothing else", async () => {
+Deno.test("anchored write: creates missing directories, writes the mode asked for a new file, keeps an existing file's", async () => {
   const root = Deno.makeTempDirSync();
   await anchoredReplace(spec(root, {
     dirs: ["a", "b"],
@@ -40,7 +40,7 @@ Deno.test("anchored write: creates missing directories, writes the mode asked, k
     createDirs: true,
     decide: (cur) => {
       assert.equal(cur, null);
-      return { mode: 0o640, content: enc.encode("one\n") };
+      return { newFileMode: 0o640, content: enc.encode("one\n") };
     },
   }));
   assert.equal(Deno.readTextFileSync(`${root}/a/b/f.txt`), "one\n");
@@ -50,17 +50,19 @@ Deno.test("anchored write: creates missing directories, writes the mode asked, k
     [root, `${root}/a`, `${root}/a/b`, `${root}/a/b/f.txt`],
     "no temporary file left",
   );
-  // The current bytes and mode are handed to the decision.
+  // The current bytes and mode are handed to the decision; the existing file's mode is kept,
+  // whatever the decision's mode for a new file.
   await anchoredReplace(spec(root, {
     dirs: ["a", "b"],
     name: "f.txt",
     decide: (cur) => {
       assert.equal(new TextDecoder().decode(cur?.bytes), "one\n");
       assert.equal(cur?.mode, 0o640);
-      return { mode: cur!.mode, content: enc.encode("two\n") };
+      return { newFileMode: 0o600, content: enc.encode("two\n") };
     },
   }));
   assert.equal(Deno.readTextFileSync(`${root}/a/b/f.txt`), "two\n");
+  assert.equal((Deno.statSync(`${root}/a/b/f.txt`).mode ?? 0) & 0o7777, 0o640);
 });
 
 Deno.test("anchored write: a refusing decision, a symlinked directory, a symlinked target: nothing written", async () => {
@@ -126,7 +128,7 @@ Deno.test("anchored write: a file where a directory goes, a missing directory, a
       createDirs,
       decide: () => {
         decided++;
-        return { mode: 0o644, content: enc.encode("x") };
+        return { newFileMode: 0o644, content: enc.encode("x") };
       },
     });
   await assert.rejects(
@@ -159,7 +161,7 @@ Deno.test("anchored write: a target replaced or created while the decision is ma
       decide: () => {
         Deno.writeTextFileSync(`${root}/src/.swap`, "theirs\n");
         Deno.renameSync(`${root}/src/.swap`, `${root}/src/t.txt`);
-        return { mode: 0o644, content: big };
+        return { newFileMode: 0o644, content: big };
       },
     })),
     refusedWith("FILE_CHANGED"),
@@ -176,7 +178,7 @@ Deno.test("anchored write: a target replaced or created while the decision is ma
       name: "new.txt",
       decide: () => {
         Deno.writeTextFileSync(`${root}/src/new.txt`, "theirs\n");
-        return { mode: 0o644, content: big };
+        return { newFileMode: 0o644, content: big };
       },
     })),
     refusedWith("FILE_CHANGED"),
@@ -201,7 +203,7 @@ Deno.test("anchored write: a target of many pipe chunks reaches the decision who
   await anchoredReplace(spec(root, {
     decide: (cur) => {
       seen = cur?.bytes;
-      return { mode: 0o644, content: enc.encode("small\n") };
+      return { newFileMode: 0o644, content: enc.encode("small\n") };
     },
   }));
   assert.deepEqual(seen, bytes);
@@ -238,6 +240,53 @@ Deno.test("anchored write: a directory the helper cannot open for its fsync (mod
     }
   } finally {
     Deno.chmodSync(`${root}/src`, 0o755);
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("anchored write: a setuid/setgid/sticky target is replaced without those bits (the decision sees them)", async () => {
+  const root = Deno.makeTempDirSync();
+  try {
+    Deno.mkdirSync(`${root}/src`);
+    const cases: [number, number][] = [
+      [0o4755, 0o755],
+      [0o2755, 0o755],
+      [0o6755, 0o755],
+      [0o1755, 0o755],
+      [0o2775, 0o775],
+      [0o1644, 0o644],
+    ];
+    for (const [was, want] of cases) {
+      Deno.writeTextFileSync(`${root}/src/x.txt`, "old\n");
+      Deno.chmodSync(`${root}/src/x.txt`, was);
+      let seen: number | undefined;
+      await anchoredReplace(spec(root, {
+        decide: (cur) => {
+          seen = cur?.mode;
+          return { newFileMode: 0o644, content: enc.encode("\u007fELF\u0002\u0001\u0001\n") };
+        },
+      }));
+      assert.equal(seen, was, "the decision sees the target's mode as found");
+      assert.equal(Deno.readTextFileSync(`${root}/src/x.txt`), "\u007fELF\u0002\u0001\u0001\n");
+      assert.equal(
+        ((Deno.statSync(`${root}/src/x.txt`).mode ?? 0) & 0o7777).toString(8),
+        want.toString(8),
+        `was ${was.toString(8)}`,
+      );
+    }
+    // A new file never gets them either, whatever the decision asks.
+    await anchoredReplace(spec(root, {
+      name: "new.txt",
+      decide: () => ({ newFileMode: 0o6755, content: enc.encode("x") }),
+    }));
+    assert.equal((Deno.statSync(`${root}/src/new.txt`).mode ?? 0) & 0o7777, 0o755);
+    assert.deepEqual(await paths(root), [
+      root,
+      `${root}/src`,
+      `${root}/src/new.txt`,
+      `${root}/src/x.txt`,
+    ]);
+  } finally {
     Deno.removeSync(root, { recursive: true });
   }
 });

@@ -2,13 +2,17 @@
  * Atomic replacement and the exclusive-create fill it shares with key creation: when the umask
  * narrowed a new file's mode, the mode is set by name, so a name swapped to another file in the
  * meantime must be refused and never chmod-ed. The swap is staged by wrapping `FsFile.statSync`
- * (the step just before the name is checked), which also reports a narrowed mode.
+ * (the step just before the name is checked), which also reports a narrowed mode. A replaced
+ * file never keeps the setuid, setgid or sticky bit (`replacementMode`, issue 13 hole 1).
  */
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import {
   atomicWriteFileSync,
   fillNewFileSync,
   isTempNameFor,
+  replacementMode,
+  SPECIAL_MODE_BITS,
   tempNameFor,
 } from "../../lib/fs/atomic_write.ts";
 
@@ -122,4 +126,72 @@ Deno.test("isTempNameFor knows exactly the names tempNameFor gives", () => {
       ".agentteams/proposal-ledger.head",
     ]
   ) assert.equal(isTempNameFor(other, t), false, other);
+});
+
+Deno.test("replacementMode: the permission bits of the replaced file (or the fresh mode), never setuid, setgid or sticky", () => {
+  const table: [number | null, number, number][] = [
+    [0o755, 0o644, 0o755],
+    [0o4755, 0o644, 0o755],
+    [0o2755, 0o644, 0o755],
+    [0o6755, 0o644, 0o755],
+    [0o1755, 0o644, 0o755],
+    [0o2775, 0o644, 0o775],
+    [0o1644, 0o644, 0o644],
+    [0o7777, 0o644, 0o777],
+    [0o600, 0o644, 0o600],
+    [0o000, 0o644, 0o000],
+    // A full st_mode (regular file type bits) counts by its low bits only.
+    [0o104755, 0o644, 0o755],
+    [0o100640, 0o644, 0o640],
+    // No file to replace: the fresh mode, stripped the same way.
+    [null, 0o644, 0o644],
+    [null, 0o600, 0o600],
+    [null, 0o4755, 0o755],
+  ];
+  for (const [current, fresh, want] of table) {
+    assert.equal(
+      replacementMode(current, fresh).toString(8),
+      want.toString(8),
+      `${current?.toString(8)} / ${fresh.toString(8)}`,
+    );
+  }
+  assert.equal(SPECIAL_MODE_BITS, 0o7000);
+  fc.assert(
+    fc.property(
+      fc.option(fc.integer({ min: 0, max: 0o177777 }), { nil: null }),
+      fc.integer({ min: 0, max: 0o7777 }),
+      (current, fresh) => {
+        const m = replacementMode(current, fresh);
+        assert.equal(m & SPECIAL_MODE_BITS, 0);
+        assert.equal(m, (current ?? fresh) & 0o777);
+      },
+    ),
+  );
+});
+
+Deno.test("atomicWriteFileSync: a setuid/setgid/sticky file is replaced without those bits, the rest kept", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const target = `${dir}/prog`;
+    const elf = "\u007fELF\u0002\u0001\u0001\u0000\n";
+    for (
+      const [was, want] of [[0o4755, 0o755], [0o2755, 0o755], [0o6755, 0o755], [0o1755, 0o755], [
+        0o2775,
+        0o775,
+      ], [0o1644, 0o644]]
+    ) {
+      Deno.writeTextFileSync(target, "old\n");
+      Deno.chmodSync(target, was);
+      assert.equal(atomicWriteFileSync(target, elf).toString(8), want.toString(8));
+      assert.equal(Deno.readTextFileSync(target), elf);
+      assert.equal(((Deno.statSync(target).mode ?? 0) & 0o7777).toString(8), want.toString(8));
+      // forceMode is stripped the same way.
+      Deno.chmodSync(target, 0o644);
+      assert.equal(atomicWriteFileSync(target, elf, { forceMode: was }), want);
+      assert.equal((Deno.statSync(target).mode ?? 0) & 0o7777, want);
+    }
+    assert.deepEqual(listing(dir), ["prog"]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });

@@ -131,6 +131,108 @@ Deno.test("property: any argument with a .. segment is refused as PARENT_SEGMENT
   );
 });
 
+/** A `..` glued to an option or a separator is a parent segment all the same (issue 13, hole 5). */
+const PARENT_REFUSED = [
+  "..",
+  "../x",
+  "x/..",
+  "a/../b",
+  "a\\..\\b",
+  "..\\x",
+  "x\\..",
+  "--output=../x",
+  "-o../x",
+  "k:../x",
+  "a,../b",
+  "--dir=..",
+  "-o..",
+  "--output=..\\x",
+  "@../x",
+  "=..",
+  // Fail-closed: git's `main..` (HEAD implied) is refused; the operator writes `main..HEAD`.
+  "main..",
+  "x...",
+  "...",
+  ".../x",
+];
+
+const PARENT_ALLOWED = [
+  "a..b",
+  "HEAD~1..HEAD",
+  "main..HEAD",
+  "v1.0...v2.0",
+  "..foo",
+  "...x",
+  "..foo/bar",
+  "--output=..x",
+  ".",
+  "./x",
+  ".hidden",
+  "a.b",
+  "",
+  "-o.",
+  "x/./y",
+];
+
+/** The rule, spelled out character by character (a second implementation to test against). */
+function parentByHand(s: string): boolean {
+  for (let i = 0; i + 1 < s.length; i++) {
+    if (s[i] !== "." || s[i + 1] !== ".") continue;
+    if (i + 2 === s.length || s[i + 2] === "/" || s[i + 2] === "\\") return true;
+  }
+  return false;
+}
+
+Deno.test("hasParentSegment: a .. followed by /, \\ or the end is refused whatever precedes it", () => {
+  for (const arg of PARENT_REFUSED) {
+    assert.equal(hasParentSegment(arg), true, JSON.stringify(arg));
+    assert.equal(parentByHand(arg), true, JSON.stringify(arg));
+  }
+  for (const arg of PARENT_ALLOWED) {
+    assert.equal(hasParentSegment(arg), false, JSON.stringify(arg));
+    assert.equal(parentByHand(arg), false, JSON.stringify(arg));
+  }
+});
+
+Deno.test("matchRequest: a .. glued to an option is PARENT_SEGMENT even when the pattern admits it", () => {
+  const loose = entry({ prefix: ["sort"], args: ["[\\s\\S]*"], variadic: true });
+  const a: AgentPolicy = { writeScopes: [], commands: [loose] };
+  for (const arg of PARENT_REFUSED) {
+    const e = refusal(() => matchRequest(req(["sort", arg]), a, guards), "PARENT_SEGMENT");
+    assert.equal(e.message, `argument 1 ${JSON.stringify(arg)} has a .. path segment`);
+  }
+  for (const arg of PARENT_ALLOWED.filter((x) => x !== "")) {
+    assert.equal(matchRequest(req(["sort", arg]), a, guards).entry, loose, JSON.stringify(arg));
+  }
+});
+
+Deno.test("property: any argument holding ../ or ..\\ or ending in .. is refused, whatever surrounds it", () => {
+  const loose = entry({ prefix: ["cat"], args: ["[\\s\\S]*"], variadic: true });
+  const a: AgentPolicy = { writeScopes: [], commands: [loose] };
+  // Prefixes and suffixes from an alphabet rich in the characters that glue: `.`, `=`, `-`, `:`,
+  // `,`, `@`, `~`, separators, letters; and arbitrary strings.
+  const glue = fc.oneof(
+    fc.stringMatching(/^[a-z.=:,@~\/\\-]{0,8}$/),
+    fc.string({ maxLength: 8 }),
+  );
+  fc.assert(
+    fc.property(glue, glue, fc.constantFrom("../", "..\\", ".."), (before, after, dots) => {
+      const arg = dots === ".." ? `${before}..` : `${before}${dots}${after}`;
+      assert.equal(hasParentSegment(arg), true, JSON.stringify(arg));
+      if (!arg.includes("\0")) {
+        refusal(() => matchRequest(req(["cat", arg]), a, guards), "PARENT_SEGMENT");
+      }
+    }),
+  );
+  // And the rule is exactly that: it agrees with the character-by-character reading everywhere.
+  fc.assert(
+    fc.property(fc.oneof(glue, fc.stringMatching(/^[a.\/\\]{0,12}$/)), (arg) => {
+      assert.equal(hasParentSegment(arg), parentByHand(arg), JSON.stringify(arg));
+    }),
+    { numRuns: 2000 },
+  );
+});
+
 Deno.test("NUL in an argument and malformed argv are refused", () => {
   refusal(() => matchRequest(req(["lake", "build", "A\0B"]), agent, guards), "ARGV_NOT_ALLOWED");
   refusal(() => matchRequest(req([]), agent, guards), "ARTIFACT_INVALID");
