@@ -539,12 +539,14 @@ Deno.test("parser: an import after tricky literals on the same line is still rea
     "const t = `${`${'`'}`}`; import \"./after-template.ts\";",
     `const r = /"/; import "./after-regex.ts";`,
     `const q = a / b / c; import "./after-division.ts";`,
+    `const u = a.length / 2, v = "/"; import "./after-division-and-slash.ts";`,
     `if (x) { } /'/.test(y); import "./after-block-regex.ts";`,
   ].join("\n");
   assert.deepEqual(specs(src), [
     "./after-template.ts",
     "./after-regex.ts",
     "./after-division.ts",
+    "./after-division-and-slash.ts",
     "./after-block-regex.ts",
   ]);
 });
