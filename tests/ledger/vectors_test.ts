@@ -1,6 +1,7 @@
 /**
- * Compatibility with the earlier Python implementation: its files (../shared/vectors, read-only,
- * so copied first) verify with this project's verifier as EXPECTED.json says, and after this
+ * Compatibility with the earlier Python implementation: its files (tests/testdata/vectors, copied
+ * byte for byte from ../shared/vectors; see tests/testdata/README.md; copied again into a temporary
+ * directory before anything changes them) verify with this project's verifier as EXPECTED.json says, and after this
  * project appends to them they still verify both with our verifier and with an independent
  * re-check written here (node:crypto HMAC over a re-statement of json.dumps).
  */
@@ -22,7 +23,8 @@ import {
   stateFiles,
 } from "../_helpers/mod.ts";
 
-const VECTORS = join(REPO_ROOT, "..", "shared", "vectors", "python-agentteams-p1");
+const VECTORS_ROOT = join(REPO_ROOT, "tests", "testdata", "vectors");
+const VECTORS = join(VECTORS_ROOT, "python-agentteams-p1");
 
 interface Vector {
   name: string;
@@ -33,7 +35,7 @@ interface Vector {
 async function loadVector(name: string): Promise<Vector> {
   const dir = join(VECTORS, name);
   const keyFile = await Deno.readTextFile(join(dir, "KEY")).catch((e) => {
-    throw new Error(`the compatibility vectors are required at ${VECTORS}: ${e}`);
+    throw new Error(`the compatibility vectors are missing from ${VECTORS}: ${e}`);
   });
   assert.ok(keyFile.endsWith("\n"));
   const expected = JSON.parse(await Deno.readTextFile(join(dir, "EXPECTED.json")));
@@ -189,4 +191,31 @@ Deno.test("vectors: the independent re-check is not vacuous (it rejects what it 
     await Deno.writeTextFile(p.ledger, text.replace("a new file", "a new File"));
     assert.equal(await independentCheck(sb.project, v.key), "row 4: MAC");
   });
+});
+
+/** Every file under `dir`, as paths relative to it with `/` separators. */
+async function filesUnder(dir: string, prefix = ""): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(join(dir, prefix))) {
+    const rel = prefix === "" ? e.name : `${prefix}/${e.name}`;
+    if (e.isDirectory) out.push(...await filesUnder(dir, rel));
+    else out.push(rel);
+  }
+  return out;
+}
+
+Deno.test("vectors: the copies are byte-identical to SHA256SUMS, which lists every one of them", async () => {
+  const sums = new Map<string, string>();
+  for (const line of (await Deno.readTextFile(join(VECTORS_ROOT, "SHA256SUMS"))).split("\n")) {
+    if (line === "") continue;
+    const m = /^([0-9a-f]{64}) {2}(.+)$/.exec(line);
+    assert.ok(m, `SHA256SUMS line: ${JSON.stringify(line)}`);
+    sums.set(m[2], m[1]);
+  }
+  const files = (await filesUnder(VECTORS_ROOT)).filter((f) => f !== "SHA256SUMS").sort();
+  assert.deepEqual(files, [...sums.keys()].sort());
+  assert.equal(files.length, 19);
+  for (const f of files) {
+    assert.equal(sha256(await Deno.readFile(join(VECTORS_ROOT, f))), sums.get(f), f);
+  }
 });

@@ -1,0 +1,55 @@
+/**
+ * The layer table of this repository (DESIGN.md section 4), top to bottom: a file imports only
+ * from its own layer or the layers below, and no cycles between the units of a layer (each
+ * `paths` entry) or between files. Edit it here; tests/architecture_test.ts checks the tree
+ * against it, and `deno run --allow-read tests/_arch/report.ts` prints what it finds.
+ *
+ * @module
+ */
+
+import type { LayerTable } from "./imports.ts";
+
+/** The repository's layers. */
+export const LAYERS: LayerTable = {
+  scan: ["main.ts", "lib/"],
+  layers: [
+    {
+      name: "cli",
+      paths: ["main.ts", "lib/cli/", "lib/permissions/", "lib/permissions.ts"],
+      externals: ["node:*"],
+    },
+    {
+      name: "acts",
+      paths: ["lib/acts/", "lib/mod.ts"],
+      externals: ["node:*"],
+    },
+    {
+      name: "capabilities",
+      paths: [
+        "lib/proposals/",
+        "lib/requests/",
+        "lib/sandbox/",
+        "lib/ledger/",
+        "lib/policy/",
+        "lib/artifacts/",
+      ],
+      externals: ["node:*", "zod", "yaml", "smol-toml"],
+    },
+    {
+      name: "core",
+      paths: [
+        "lib/fs/",
+        "lib/crypto/",
+        "lib/process/",
+        "lib/git/",
+        "lib/host/",
+        "lib/json/",
+        "lib/errors.ts",
+        "lib/canonical.ts",
+        "lib/env.ts",
+        "lib/text/",
+      ],
+      externals: ["node:*", "zod"],
+    },
+  ],
+};
