@@ -22,7 +22,7 @@ import { SETSID_PATH } from "../process/spawn.ts";
 import { mergeNeeds, type Needs } from "../permissions.ts";
 import { KEY_ENV } from "../crypto/keys.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
-import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./commands.ts";
+import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./needs.ts";
 import { artifactOf, fullPolicy, gitContextOf } from "./policy_ctx.ts";
 import type { Ctx } from "./types.ts";
 

@@ -5,116 +5,15 @@
  *
  * @module
  */
-import { dirname, join, resolve } from "../fs/path.ts";
+import { dirname, resolve } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { KEY_ENV, keyDir } from "../crypto/keys.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
-import { STATE_DIR } from "../ledger/paths.ts";
-import { CONFINED_DIR_REL } from "../sandbox/operator_file.ts";
-import type { FlagSpec } from "./parse.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
-import type { CommandSpec, Ctx, Outcome } from "./types.ts";
-
-const UNCONFINED_FLAG: FlagSpec = {
-  name: "unconfined",
-  kind: "bool",
-  help: "run gates and commands outside the sandbox (needs allow_unconfined_runs; recorded)",
-};
-
-/** Flags every command accepts. */
-export const COMMON_FLAGS: readonly FlagSpec[] = [
-  { name: "project", kind: "string", value: "DIR", help: "the project root (default: .)" },
-  {
-    name: "brief",
-    kind: "string",
-    value: "FILE",
-    help: "the brief (alias --description; default <project>/agentteams.jsonc, then .json)",
-  },
-  { name: "json", kind: "bool", help: "print one JSON object on stdout" },
-  { name: "help", kind: "bool", help: "show this help" },
-];
-
-/**
- * What loading the ledger key needs: the key dir, its variables, and `sys` uid (custody).
- *
- * @example
- * ```ts
- * import { keyNeeds } from "./commands.ts";
- * import type { Ctx } from "./types.ts";
- * declare const ctx: Ctx; // with HOME=/home/op, AGENTTEAMS_KEY_DIR unset
- * keyNeeds(ctx).read; // ["/home/op/.config/agentteams/keys"]
- * ```
- */
-export function keyNeeds(ctx: Ctx): Needs {
-  return { ...NO_NEEDS, read: [keyDir(ctx.env)], env: KEY_ENV, sys: ["uid"] };
-}
-
-/**
- * What reading (or, with `write`, writing) the project's state dir needs.
- *
- * @example
- * ```ts
- * import { stateNeeds } from "./commands.ts";
- * import type { Ctx } from "./types.ts";
- * declare const ctx: Ctx; // in project /p
- * stateNeeds(ctx, false).read; // ["/p/.agentteams"]
- * ```
- */
-export function stateNeeds(ctx: Ctx, write: boolean): Needs {
-  const state = join(ctx.project, STATE_DIR);
-  // Reading the project root itself lets the state dir's creation be fsynced.
-  return { ...NO_NEEDS, read: write ? [ctx.project, state] : [state], write: write ? [state] : [] };
-}
-
-/**
- * `--brief` as an absolute path, or `null` when it was not given (the project's default applies).
- *
- * @example
- * ```ts
- * import { briefFlagPath } from "./commands.ts";
- * import type { Ctx } from "./types.ts";
- * declare const ctx: Ctx; // with --brief docs/brief.jsonc, run from /work/p
- * briefFlagPath(ctx); // "/work/p/docs/brief.jsonc"
- * ```
- */
-export function briefFlagPath(ctx: Ctx): string | null {
-  const b = ctx.parsed.flags.brief;
-  return typeof b === "string" ? resolve(b) : null;
-}
-
-/**
- * The temporary directory the permission needs name for acting commands: `TMPDIR` when absolute,
- * else `/tmp`. (A relative `TMPDIR` fails later, when the run makes its private directory in it.)
- *
- * @example
- * ```ts
- * import { tmpDirOf } from "./commands.ts";
- * import type { Ctx } from "./types.ts";
- * declare const ctx: Ctx; // with TMPDIR unset
- * tmpDirOf(ctx); // "/tmp"
- * ```
- */
-export function tmpDirOf(ctx: Ctx): string {
-  const tmp = ctx.env.TMPDIR;
-  return tmp !== undefined && tmp.startsWith("/") ? tmp : "/tmp";
-}
-
-/**
- * The operator's confined-programs directory, when HOME is absolute (else none).
- *
- * @example
- * ```ts
- * import { confinedDirs } from "./commands.ts";
- * import type { Ctx } from "./types.ts";
- * declare const ctx: Ctx; // with HOME=/home/op
- * confinedDirs(ctx); // ["/home/op/.config/agentteams/confined"]
- * ```
- */
-export function confinedDirs(ctx: Ctx): string[] {
-  const home = ctx.env.HOME;
-  return home?.startsWith("/") ? [join(home, CONFINED_DIR_REL)] : [];
-}
+import { UNCONFINED_FLAG } from "./common_flags.ts";
+import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
+import type { CommandSpec, CommandTable, Ctx, Outcome } from "./types.ts";
 
 function notBuilt(plannedIn: string) {
   return (ctx: Ctx): Promise<Outcome> =>
@@ -298,8 +197,9 @@ export const COMMANDS: readonly CommandSpec[] = [
         read: [ctx.project, ...confinedDirs(ctx), ...(briefFlagPath(ctx) ?? [])],
         env: [...KEY_ENV, ...CHILD_ENV],
         sys: ["uid"],
-      }, await (await loadCode(() => import("./permissions_cmd.ts"))).targetReads(ctx)),
-    run: async (ctx) => (await loadCode(() => import("./permissions_cmd.ts"))).permissionsCmd(ctx),
+      }, await (await loadCode(() => import("./permissions_cmd.ts"))).targetReads(ctx, TABLE)),
+    run: async (ctx) =>
+      (await loadCode(() => import("./permissions_cmd.ts"))).permissionsCmd(ctx, TABLE),
   },
   {
     words: ["schema"],
@@ -351,3 +251,6 @@ export function findCommand(
   }
   return best === null ? null : { spec: best, rest: argv.slice(best.words.length) };
 }
+
+/** The table as the commands that ask about other commands (`permissions`) are handed it. */
+const TABLE: CommandTable = { find: findCommand, needsOf };

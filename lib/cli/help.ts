@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { COMMANDS, COMMON_FLAGS } from "./commands.ts";
+import { COMMANDS } from "./commands.ts";
+import { COMMON_FLAGS } from "./common_flags.ts";
 import type { CommandSpec } from "./types.ts";
 
 /**

@@ -10,7 +10,7 @@ import type { Ctx } from "./types.ts";
 
 /**
  * Wraps `make` so it runs once per invocation (per `ctx.parsed`); later calls return the first
- * result. A rejected promise is kept like any other value, so every caller sees the same refusal.
+ * result (further arguments are the first call's). A rejected promise is kept like any other value, so every caller sees the same refusal.
  *
  * @example
  * ```ts
@@ -23,12 +23,14 @@ import type { Ctx } from "./types.ts";
  * count(ctx); // 1: `make` ran once for this invocation
  * ```
  */
-export function perInvocation<T>(make: (ctx: Ctx) => T): (ctx: Ctx) => T {
+export function perInvocation<T, A extends unknown[] = []>(
+  make: (ctx: Ctx, ...args: A) => T,
+): (ctx: Ctx, ...args: A) => T {
   const made = new WeakMap<object, { value: T }>();
-  return (ctx) => {
+  return (ctx, ...args) => {
     let m = made.get(ctx.parsed);
     if (m === undefined) {
-      m = { value: make(ctx) };
+      m = { value: make(ctx, ...args) };
       made.set(ctx.parsed, m);
     }
     return m.value;

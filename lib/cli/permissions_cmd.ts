@@ -15,19 +15,13 @@ import {
 } from "../permissions.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { within } from "../fs/within.ts";
-import {
-  briefFlagPath,
-  COMMON_FLAGS,
-  confinedDirs,
-  findCommand,
-  needsOf,
-  tmpDirOf,
-} from "./commands.ts";
+import { COMMON_FLAGS } from "./common_flags.ts";
+import { briefFlagPath, confinedDirs, tmpDirOf } from "./needs.ts";
 import { keyDir } from "../crypto/keys.ts";
 import { entryPath } from "./code_dir.ts";
 import { normalizeArgv, parseArgs } from "./parse.ts";
 import { perInvocation } from "./per_invocation.ts";
-import type { CommandSpec, Ctx, Outcome } from "./types.ts";
+import type { CommandSpec, CommandTable, Ctx, Outcome } from "./types.ts";
 
 /**
  * Quotes a word for a POSIX shell when it needs it.
@@ -121,32 +115,36 @@ interface Asked {
  * needs are worked out from the asked command's before narrowing, and its answer prints the same
  * needs, so they are worked out once (reading the brief and the artifact once).
  */
-const askedOf: (ctx: Ctx) => Promise<Asked> = perInvocation(async (ctx) => {
-  // The asked command's words follow `--`, which the top-level rewrite passes on as they
-  // are: the earlier tool's spellings are rewritten here, as that command itself would.
-  const words = normalizeArgv(ctx.parsed.positionals.COMMAND as string[]);
-  const found = findCommand(words);
-  if (found === null) {
-    throw new UsageError("UNKNOWN_COMMAND", `no command ${JSON.stringify(words.join(" "))}`);
-  }
-  const { spec, rest } = found;
-  const own = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
-  const name = spec.words.join(" ");
-  const project = typeof own.flags.project === "string" ? resolve(own.flags.project) : ctx.project;
-  // `permissions --brief B run -- F`: the asked command uses B too, as it does the project.
-  const brief = typeof own.flags.brief !== "string" && typeof ctx.parsed.flags.brief === "string"
-    ? resolve(ctx.parsed.flags.brief)
-    : null;
-  const parsed = brief === null ? own : { ...own, flags: { ...own.flags, brief } };
-  const inherited = [
-    ...(typeof own.flags.project === "string" ? [] : ["--project", project]),
-    ...(brief === null ? [] : ["--brief", brief]),
-  ];
-  const target: Ctx = { ...ctx, name, parsed, project };
-  const named = await needsOf(spec, target);
-  const needs = withResolvedRoots(named, resolvedRoots(target, named));
-  return { spec, rest, inherited, target, needs };
-});
+const askedOf: (ctx: Ctx, table: CommandTable) => Promise<Asked> = perInvocation(
+  async (ctx: Ctx, table: CommandTable) => {
+    // The asked command's words follow `--`, which the top-level rewrite passes on as they
+    // are: the earlier tool's spellings are rewritten here, as that command itself would.
+    const words = normalizeArgv(ctx.parsed.positionals.COMMAND as string[]);
+    const found = table.find(words);
+    if (found === null) {
+      throw new UsageError("UNKNOWN_COMMAND", `no command ${JSON.stringify(words.join(" "))}`);
+    }
+    const { spec, rest } = found;
+    const own = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
+    const name = spec.words.join(" ");
+    const project = typeof own.flags.project === "string"
+      ? resolve(own.flags.project)
+      : ctx.project;
+    // `permissions --brief B run -- F`: the asked command uses B too, as it does the project.
+    const brief = typeof own.flags.brief !== "string" && typeof ctx.parsed.flags.brief === "string"
+      ? resolve(ctx.parsed.flags.brief)
+      : null;
+    const parsed = brief === null ? own : { ...own, flags: { ...own.flags, brief } };
+    const inherited = [
+      ...(typeof own.flags.project === "string" ? [] : ["--project", project]),
+      ...(brief === null ? [] : ["--brief", brief]),
+    ];
+    const target: Ctx = { ...ctx, name, parsed, project };
+    const named = await table.needsOf(spec, target);
+    const needs = withResolvedRoots(named, resolvedRoots(target, named));
+    return { spec, rest, inherited, target, needs };
+  },
+);
 
 /**
  * What `permissions` itself needs to answer: whatever the command it is asked about reads (its
@@ -158,13 +156,14 @@ const askedOf: (ctx: Ctx) => Promise<Asked> = perInvocation(async (ctx) => {
  * @example
  * ```ts
  * import { targetReads } from "./permissions_cmd.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { CommandTable, Ctx } from "./types.ts";
  * declare const ctx: Ctx; // `agentteams permissions run r.json` from /work/p, /usr/bin on PATH
- * (await targetReads(ctx)).read; // [..., "/usr/bin", ..., "/work/p/r.json", ...] (sorted)
+ * declare const table: CommandTable; // the command table (lib/cli/commands.ts)
+ * (await targetReads(ctx, table)).read; // [..., "/usr/bin", ..., "/work/p/r.json", ...] (sorted)
  * ```
  */
-export async function targetReads(ctx: Ctx): Promise<Needs> {
-  const { spec, target, needs } = await askedOf(ctx);
+export async function targetReads(ctx: Ctx, table: CommandTable): Promise<Needs> {
+  const { spec, target, needs } = await askedOf(ctx, table);
   const run = await spec.needsSpawns?.(target) ?? [];
   return { ...NO_NEEDS, read: needs.read, run, env: needs.env, sys: needs.sys };
 }
@@ -175,14 +174,15 @@ export async function targetReads(ctx: Ctx): Promise<Needs> {
  * @example
  * ```ts
  * import { permissionsCmd } from "./permissions_cmd.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { CommandTable, Ctx } from "./types.ts";
  * declare const ctx: Ctx; // `agentteams permissions ledger show` in /work/p
- * (await permissionsCmd(ctx)).text;
+ * declare const table: CommandTable; // the command table (lib/cli/commands.ts)
+ * (await permissionsCmd(ctx, table)).text;
  * // "deno run --no-prompt --allow-read=... .../main.ts ledger show --project /work/p"
  * ```
  */
-export async function permissionsCmd(ctx: Ctx): Promise<Outcome> {
-  const { spec, rest, inherited, target: { name }, needs } = await askedOf(ctx);
+export async function permissionsCmd(ctx: Ctx, table: CommandTable): Promise<Outcome> {
+  const { spec, rest, inherited, target: { name }, needs } = await askedOf(ctx, table);
   const flags = launchFlags(needs);
   // The command's own flags end at `--` (what follows is passed on, as `permissions` passes it
   // on): what it inherits goes before it.

@@ -10,7 +10,7 @@ import { type GitContext, openGitContext } from "../git/context.ts";
 import { type Artifact, readArtifactFile } from "../proposals/artifact.ts";
 import type { Policy } from "../policy/types.ts";
 import { completePolicy, type PendingSession, startSession } from "../acts/session.ts";
-import { briefFlagPath } from "./commands.ts";
+import { briefFlagPath } from "./needs.ts";
 import { perInvocation } from "./per_invocation.ts";
 import type { Ctx } from "./types.ts";
 

@@ -37,6 +37,14 @@ export interface Outcome {
   readonly refusal?: { readonly code: string; readonly message: string };
 }
 
+/** The command table, as a command that asks about another command is handed it. */
+export interface CommandTable {
+  /** The command named by the leading words of argv, and the rest. */
+  find(argv: readonly string[]): { spec: CommandSpec; rest: string[] } | null;
+  /** Everything a command needs from Deno for a context. */
+  needsOf(spec: CommandSpec, ctx: Ctx): Promise<Needs>;
+}
+
 /** A command of the table. */
 export interface CommandSpec {
   /** Command words, e.g. `["ledger", "verify"]`. */

@@ -1,0 +1,26 @@
+/**
+ * Flags more than one command takes: the common ones every command accepts, and `--unconfined`.
+ *
+ * @module
+ */
+import type { FlagSpec } from "./parse.ts";
+
+/** The operator's explicit, recorded opt-out of the sandbox. */
+export const UNCONFINED_FLAG: FlagSpec = {
+  name: "unconfined",
+  kind: "bool",
+  help: "run gates and commands outside the sandbox (needs allow_unconfined_runs; recorded)",
+};
+
+/** Flags every command accepts. */
+export const COMMON_FLAGS: readonly FlagSpec[] = [
+  { name: "project", kind: "string", value: "DIR", help: "the project root (default: .)" },
+  {
+    name: "brief",
+    kind: "string",
+    value: "FILE",
+    help: "the brief (alias --description; default <project>/agentteams.jsonc, then .json)",
+  },
+  { name: "json", kind: "bool", help: "print one JSON object on stdout" },
+  { name: "help", kind: "bool", help: "show this help" },
+];

@@ -1,0 +1,94 @@
+/**
+ * What the commands' permission needs are built from: the key, the state dir, the brief flag,
+ * the temporary directory, the operator's confined-programs directory. Shared by the command
+ * table and the commands that work out needs themselves.
+ *
+ * @module
+ */
+import { join, resolve } from "../fs/path.ts";
+import { KEY_ENV, keyDir } from "../crypto/keys.ts";
+import { type Needs, NO_NEEDS } from "../permissions.ts";
+import { STATE_DIR } from "../ledger/paths.ts";
+import { CONFINED_DIR_REL } from "../sandbox/operator_file.ts";
+import type { Ctx } from "./types.ts";
+
+/**
+ * What loading the ledger key needs: the key dir, its variables, and `sys` uid (custody).
+ *
+ * @example
+ * ```ts
+ * import { keyNeeds } from "./needs.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // with HOME=/home/op, AGENTTEAMS_KEY_DIR unset
+ * keyNeeds(ctx).read; // ["/home/op/.config/agentteams/keys"]
+ * ```
+ */
+export function keyNeeds(ctx: Ctx): Needs {
+  return { ...NO_NEEDS, read: [keyDir(ctx.env)], env: KEY_ENV, sys: ["uid"] };
+}
+
+/**
+ * What reading (or, with `write`, writing) the project's state dir needs.
+ *
+ * @example
+ * ```ts
+ * import { stateNeeds } from "./needs.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // in project /p
+ * stateNeeds(ctx, false).read; // ["/p/.agentteams"]
+ * ```
+ */
+export function stateNeeds(ctx: Ctx, write: boolean): Needs {
+  const state = join(ctx.project, STATE_DIR);
+  // Reading the project root itself lets the state dir's creation be fsynced.
+  return { ...NO_NEEDS, read: write ? [ctx.project, state] : [state], write: write ? [state] : [] };
+}
+
+/**
+ * `--brief` as an absolute path, or `null` when it was not given (the project's default applies).
+ *
+ * @example
+ * ```ts
+ * import { briefFlagPath } from "./needs.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // with --brief docs/brief.jsonc, run from /work/p
+ * briefFlagPath(ctx); // "/work/p/docs/brief.jsonc"
+ * ```
+ */
+export function briefFlagPath(ctx: Ctx): string | null {
+  const b = ctx.parsed.flags.brief;
+  return typeof b === "string" ? resolve(b) : null;
+}
+
+/**
+ * The temporary directory the permission needs name for acting commands: `TMPDIR` when absolute,
+ * else `/tmp`. (A relative `TMPDIR` fails later, when the run makes its private directory in it.)
+ *
+ * @example
+ * ```ts
+ * import { tmpDirOf } from "./needs.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // with TMPDIR unset
+ * tmpDirOf(ctx); // "/tmp"
+ * ```
+ */
+export function tmpDirOf(ctx: Ctx): string {
+  const tmp = ctx.env.TMPDIR;
+  return tmp !== undefined && tmp.startsWith("/") ? tmp : "/tmp";
+}
+
+/**
+ * The operator's confined-programs directory, when HOME is absolute (else none).
+ *
+ * @example
+ * ```ts
+ * import { confinedDirs } from "./needs.ts";
+ * import type { Ctx } from "./types.ts";
+ * declare const ctx: Ctx; // with HOME=/home/op
+ * confinedDirs(ctx); // ["/home/op/.config/agentteams/confined"]
+ * ```
+ */
+export function confinedDirs(ctx: Ctx): string[] {
+  const home = ctx.env.HOME;
+  return home?.startsWith("/") ? [join(home, CONFINED_DIR_REL)] : [];
+}
