@@ -28,7 +28,7 @@ import { appendRow } from "../lib/ledger/append.ts";
 import { atomicWriteFileSync } from "../lib/fs/atomic_write.ts";
 import { runProcess } from "../lib/process/spawn.ts";
 import { prepareConfinement } from "../lib/sandbox/prepare.ts";
-import { confineArgv } from "../lib/sandbox/confine.ts";
+import { confineArgv } from "../lib/sandbox/launch.ts";
 import {
   makePrivateTmpdir,
   removeMaskPoints,

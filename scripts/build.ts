@@ -16,15 +16,12 @@
  *
  * @module
  */
+import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH, SETSID_PATH } from "../lib/host/programs.ts";
 import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
 import { KEY_ENV } from "../lib/crypto/keys.ts";
 import { CHILD_ENV } from "../lib/process/child_env.ts";
 import { importPrivatePem, signHex } from "../lib/crypto/ed25519.ts";
-import { PERL } from "../lib/fs/anchored_write.ts";
-import { SETSID_PATH } from "../lib/process/spawn.ts";
-import { BWRAP_PATH } from "../lib/sandbox/bwrap.ts";
-import { SANDBOX_EXEC_PATH } from "../lib/sandbox/seatbelt.ts";
 import { bundleTo } from "./bundle.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
@@ -63,7 +60,7 @@ const programs = [
   BWRAP_PATH,
   SANDBOX_EXEC_PATH,
   SETSID_PATH,
-  PERL,
+  PERL_PATH,
   "/usr/bin/git",
   "/usr/local/bin/git",
   "/opt/homebrew/bin/git",

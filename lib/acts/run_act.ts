@@ -61,7 +61,7 @@ import {
   newReadOnlyEntries,
 } from "../sandbox/guards_io.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
-import { executeRun, type PreparedRun, prepareRun } from "../sandbox/run_confined.ts";
+import { executeRun, type PreparedRun, prepareRun } from "../sandbox/execute.ts";
 import type { RunResult } from "../process/spawn.ts";
 import type { ActSpec } from "./pipeline.ts";
 import type { Session } from "./session.ts";

@@ -34,7 +34,7 @@ import type { Policy } from "../policy/types.ts";
 import { confinedGateRunner, type GateRunner } from "../proposals/gates.ts";
 import { lazyBackend } from "../sandbox/backend.ts";
 import type { Backend } from "../sandbox/decide.ts";
-import { withConfinedPrograms } from "../sandbox/policy_confined.ts";
+import { withConfinedPrograms } from "../sandbox/programs_load.ts";
 
 /** Everything an act needs, loaded. */
 export interface Session {

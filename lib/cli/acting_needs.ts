@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { BWRAP_PATH, PERL_PATH, SETSID_PATH } from "../host/programs.ts";
 import { dirname, join, resolve } from "../fs/path.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { sanitizePath } from "../process/child_env.ts";
@@ -14,17 +15,14 @@ import {
   type ResolvedProgram,
   resolveProgram,
 } from "../process/resolve_program.ts";
-import { PERL } from "../fs/anchored_write.ts";
-import { BWRAP_PATH } from "../sandbox/bwrap.ts";
 import { readShebang } from "../sandbox/gate_exec.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
-import { SETSID_PATH } from "../process/spawn.ts";
 import { mergeNeeds, type Needs } from "../permissions.ts";
 import { KEY_ENV } from "../crypto/keys.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./needs.ts";
 import { artifactOf, fullPolicy, gitContextOf } from "./policy_ctx.ts";
-import type { Ctx } from "./types.ts";
+import type { Ctx } from "./command_spec.ts";
 
 /** Absolute PATH entries (where programs are looked up). */
 function pathDirs(ctx: Ctx): string[] {
@@ -218,14 +216,14 @@ async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promi
       ...confinedDirs(ctx),
       ...pathDirs(ctx),
       BWRAP_PATH,
-      PERL,
+      PERL_PATH,
       SETSID_PATH,
       ...await confinedExecPaths(ctx),
       ...reads,
     ],
     write: [ctx.project, tmp],
     // perl runs the exec guard in front of bwrap (and the anchored writes of `apply`).
-    run: [BWRAP_PATH, PERL, SETSID_PATH, ...run],
+    run: [BWRAP_PATH, PERL_PATH, SETSID_PATH, ...run],
     env: [...KEY_ENV, ...CHILD_ENV],
     sys: ["uid"],
   });
@@ -238,7 +236,7 @@ async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promi
  * @example
  * ```ts
  * import { applyNeeds } from "./acting_needs.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams apply p.json`, without --unconfined, git in /usr/bin
  * (await applyNeeds(ctx)).run; // ["/usr/bin/bwrap", "/usr/bin/git", "/usr/bin/perl", "/usr/bin/setsid"]
  * ```
@@ -259,7 +257,7 @@ export async function applyNeeds(ctx: Ctx): Promise<Needs> {
  * @example
  * ```ts
  * import { runNeeds } from "./acting_needs.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`, without --unconfined, git in /usr/bin
  * (await runNeeds(ctx)).run; // ["/usr/bin/bwrap", "/usr/bin/git", "/usr/bin/perl", "/usr/bin/setsid"]
  * ```
@@ -283,7 +281,7 @@ export async function runNeeds(ctx: Ctx): Promise<Needs> {
  * @example
  * ```ts
  * import { actingNeedsSpawns } from "./acting_needs.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`, git in /usr/bin
  * actingNeedsSpawns(ctx); // ["/usr/bin/git"]
  * ```

@@ -51,7 +51,7 @@ export function entryPath(): string {
  * @example
  * ```ts
  * import { loadCode } from "./code_dir.ts";
- * const { run } = await loadCode(() => import("./run.ts"));
+ * const { run } = await loadCode(() => import("./run_cmd.ts"));
  * ```
  */
 export async function loadCode<T>(load: () => Promise<T>): Promise<T> {

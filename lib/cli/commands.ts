@@ -13,7 +13,7 @@ import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { UNCONFINED_FLAG } from "./common_flags.ts";
 import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
-import type { CommandSpec, CommandTable, Ctx, Outcome } from "./types.ts";
+import type { CommandSpec, CommandTable, Ctx, Outcome } from "./command_spec.ts";
 
 function notBuilt(plannedIn: string) {
   return (ctx: Ctx): Promise<Outcome> =>
@@ -52,7 +52,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       const dir = keyDir(ctx.env);
       return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], env: KEY_ENV, sys: ["uid"] };
     },
-    run: async (ctx) => (await loadCode(() => import("./keys.ts"))).keysInit(ctx),
+    run: async (ctx) => (await loadCode(() => import("./keys_cmd.ts"))).keysInit(ctx),
   },
   {
     words: ["dispatch"],
@@ -62,7 +62,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: KEY_ENV,
     built: true,
     needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
-    run: async (ctx) => (await loadCode(() => import("./dispatch.ts"))).dispatch(ctx),
+    run: async (ctx) => (await loadCode(() => import("./dispatch_cmd.ts"))).dispatch(ctx),
   },
   {
     words: ["apply"],
@@ -79,7 +79,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx),
     needsSpawns: async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
-    run: async (ctx) => (await loadCode(() => import("./apply.ts"))).apply(ctx),
+    run: async (ctx) => (await loadCode(() => import("./apply_cmd.ts"))).apply(ctx),
   },
   {
     words: ["run"],
@@ -93,7 +93,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx),
     needsSpawns: async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
-    run: async (ctx) => (await loadCode(() => import("./run.ts"))).run(ctx),
+    run: async (ctx) => (await loadCode(() => import("./run_cmd.ts"))).run(ctx),
   },
   {
     words: ["ledger", "verify"],
@@ -123,7 +123,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       }
       return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), { ...NO_NEEDS, read: extra });
     },
-    run: async (ctx) => (await loadCode(() => import("./ledger.ts"))).ledgerVerify(ctx),
+    run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerVerify(ctx),
   },
   {
     words: ["ledger", "checkpoint"],
@@ -146,7 +146,7 @@ export const COMMANDS: readonly CommandSpec[] = [
         write: outPath.map((p) => dirname(p)),
       });
     },
-    run: async (ctx) => (await loadCode(() => import("./ledger.ts"))).ledgerCheckpoint(ctx),
+    run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerCheckpoint(ctx),
   },
   {
     words: ["ledger", "show"],
@@ -156,7 +156,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: [],
     built: true,
     needs: (ctx) => stateNeeds(ctx, false),
-    run: async (ctx) => (await loadCode(() => import("./ledger.ts"))).ledgerShow(ctx),
+    run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerShow(ctx),
   },
   {
     words: ["ledger", "repair"],
@@ -166,7 +166,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: KEY_ENV,
     built: true,
     needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
-    run: async (ctx) => (await loadCode(() => import("./ledger.ts"))).ledgerRepair(ctx),
+    run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerRepair(ctx),
   },
   unbuilt(["audit"], "AR_WRITE_POLICY audit of agent files (text, json, sarif; --fix)", "later"),
   unbuilt(["serve"], "the out-of-session runner", "later"),
@@ -210,7 +210,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: [],
     built: true,
     needs: () => NO_NEEDS,
-    run: async (ctx) => (await loadCode(() => import("./schema.ts"))).schema(ctx),
+    run: async (ctx) => (await loadCode(() => import("./schema_cmd.ts"))).schema(ctx),
   },
 ];
 
@@ -221,7 +221,7 @@ export const COMMANDS: readonly CommandSpec[] = [
  * @example
  * ```ts
  * import { findCommand, needsOf } from "./commands.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger show` in project /p
  * (await needsOf(findCommand(["ledger", "show"])!.spec, ctx)).read;
  * // ["/p/.agentteams", "<code dir>"], sorted (codeDir(): lib/ in the source tree)

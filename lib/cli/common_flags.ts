@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { FlagSpec } from "./parse.ts";
+import type { FlagSpec } from "./args.ts";
 
 /** The operator's explicit, recorded opt-out of the sandbox. */
 export const UNCONFINED_FLAG: FlagSpec = {

@@ -5,7 +5,7 @@
  */
 import { COMMANDS } from "./commands.ts";
 import { COMMON_FLAGS } from "./common_flags.ts";
-import type { CommandSpec } from "./types.ts";
+import type { CommandSpec } from "./command_spec.ts";
 
 /**
  * The top-level help.

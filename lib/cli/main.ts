@@ -13,9 +13,9 @@ import { narrowPermissions } from "../permissions.ts";
 import { findCommand, needsOf } from "./commands.ts";
 import { COMMON_FLAGS } from "./common_flags.ts";
 import { commandHelp, topHelp } from "./help.ts";
-import { normalizeArgv, parseArgs } from "./parse.ts";
+import { normalizeArgv, parseArgs } from "./args.ts";
 import { oneLine } from "./terminal.ts";
-import type { Ctx, Outcome } from "./types.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
 
 /** Where output goes (tests pass collectors). */
 export interface CliIo {

@@ -10,7 +10,7 @@ import { KEY_ENV, keyDir } from "../crypto/keys.ts";
 import { type Needs, NO_NEEDS } from "../permissions.ts";
 import { STATE_DIR } from "../ledger/paths.ts";
 import { CONFINED_DIR_REL } from "../sandbox/operator_file.ts";
-import type { Ctx } from "./types.ts";
+import type { Ctx } from "./command_spec.ts";
 
 /**
  * What loading the ledger key needs: the key dir, its variables, and `sys` uid (custody).
@@ -18,7 +18,7 @@ import type { Ctx } from "./types.ts";
  * @example
  * ```ts
  * import { keyNeeds } from "./needs.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // with HOME=/home/op, AGENTTEAMS_KEY_DIR unset
  * keyNeeds(ctx).read; // ["/home/op/.config/agentteams/keys"]
  * ```
@@ -33,7 +33,7 @@ export function keyNeeds(ctx: Ctx): Needs {
  * @example
  * ```ts
  * import { stateNeeds } from "./needs.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // in project /p
  * stateNeeds(ctx, false).read; // ["/p/.agentteams"]
  * ```
@@ -50,7 +50,7 @@ export function stateNeeds(ctx: Ctx, write: boolean): Needs {
  * @example
  * ```ts
  * import { briefFlagPath } from "./needs.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // with --brief docs/brief.jsonc, run from /work/p
  * briefFlagPath(ctx); // "/work/p/docs/brief.jsonc"
  * ```
@@ -67,7 +67,7 @@ export function briefFlagPath(ctx: Ctx): string | null {
  * @example
  * ```ts
  * import { tmpDirOf } from "./needs.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // with TMPDIR unset
  * tmpDirOf(ctx); // "/tmp"
  * ```
@@ -83,7 +83,7 @@ export function tmpDirOf(ctx: Ctx): string {
  * @example
  * ```ts
  * import { confinedDirs } from "./needs.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // with HOME=/home/op
  * confinedDirs(ctx); // ["/home/op/.config/agentteams/confined"]
  * ```

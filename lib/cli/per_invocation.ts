@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Ctx } from "./types.ts";
+import type { Ctx } from "./command_spec.ts";
 
 /**
  * Wraps `make` so it runs once per invocation (per `ctx.parsed`); later calls return the first
@@ -15,7 +15,7 @@ import type { Ctx } from "./types.ts";
  * @example
  * ```ts
  * import { perInvocation } from "./per_invocation.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx;
  * let made = 0;
  * const count = perInvocation((_ctx: Ctx) => ++made);

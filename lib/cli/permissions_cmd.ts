@@ -19,9 +19,9 @@ import { COMMON_FLAGS } from "./common_flags.ts";
 import { briefFlagPath, confinedDirs, tmpDirOf } from "./needs.ts";
 import { keyDir } from "../crypto/keys.ts";
 import { entryPath } from "./code_dir.ts";
-import { normalizeArgv, parseArgs } from "./parse.ts";
+import { normalizeArgv, parseArgs } from "./args.ts";
 import { perInvocation } from "./per_invocation.ts";
-import type { CommandSpec, CommandTable, Ctx, Outcome } from "./types.ts";
+import type { CommandSpec, CommandTable, Ctx, Outcome } from "./command_spec.ts";
 
 /**
  * Quotes a word for a POSIX shell when it needs it.
@@ -156,7 +156,7 @@ const askedOf: (ctx: Ctx, table: CommandTable) => Promise<Asked> = perInvocation
  * @example
  * ```ts
  * import { targetReads } from "./permissions_cmd.ts";
- * import type { CommandTable, Ctx } from "./types.ts";
+ * import type { CommandTable, Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams permissions run r.json` from /work/p, /usr/bin on PATH
  * declare const table: CommandTable; // the command table (lib/cli/commands.ts)
  * (await targetReads(ctx, table)).read; // [..., "/usr/bin", ..., "/work/p/r.json", ...] (sorted)
@@ -174,7 +174,7 @@ export async function targetReads(ctx: Ctx, table: CommandTable): Promise<Needs>
  * @example
  * ```ts
  * import { permissionsCmd } from "./permissions_cmd.ts";
- * import type { CommandTable, Ctx } from "./types.ts";
+ * import type { CommandTable, Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams permissions ledger show` in /work/p
  * declare const table: CommandTable; // the command table (lib/cli/commands.ts)
  * (await permissionsCmd(ctx, table)).text;

@@ -12,7 +12,7 @@ import type { Policy } from "../policy/types.ts";
 import { completePolicy, type PendingSession, startSession } from "../acts/session.ts";
 import { briefFlagPath } from "./needs.ts";
 import { perInvocation } from "./per_invocation.ts";
-import type { Ctx } from "./types.ts";
+import type { Ctx } from "./command_spec.ts";
 
 /**
  * The complete policy (brief plus confined programs) for this invocation, loaded once: the
@@ -22,7 +22,7 @@ import type { Ctx } from "./types.ts";
  * @example
  * ```ts
  * import { fullPolicy } from "./policy_ctx.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // a project whose brief has one agent, `worker`
  * Object.keys((await fullPolicy(ctx)).agents); // ["worker"]
  * ```
@@ -42,7 +42,7 @@ export const fullPolicy: (ctx: Ctx) => Promise<Policy> = perInvocation((ctx) => 
  * @example
  * ```ts
  * import { gitContextOf } from "./policy_ctx.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // in the git worktree /work/p, without core.hooksPath
  * (await gitContextOf(ctx)).watched.hooks; // "/work/p/.git/hooks"
  * ```
@@ -69,7 +69,7 @@ const artifactRead = perInvocation((ctx): Promise<Artifact> => {
  * @example
  * ```ts
  * import { artifactOf } from "./policy_ctx.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`, r.json a valid command request
  * (await artifactOf(ctx)).kind; // "command-request"
  * ```
@@ -87,7 +87,7 @@ export function artifactOf(ctx: Ctx): Promise<Artifact> {
  * @example
  * ```ts
  * import { sessionOfCtx } from "./policy_ctx.ts";
- * import type { Ctx } from "./types.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`
  * const session = sessionOfCtx(ctx);
  * (await session.ready).keyDir; // "/home/op/.config/agentteams/keys"

@@ -36,11 +36,9 @@
  * @module
  */
 import { FsSafetyError } from "../errors.ts";
+import { PERL_PATH } from "../host/programs.ts";
 import { replacementMode } from "./atomic_write.ts";
 import { checkName } from "./path_walk.ts";
-
-/** The program that performs the anchored steps. */
-export const PERL = "/usr/bin/perl";
 
 /** Largest existing target read back for the decision. */
 export const MAX_ANCHORED_TARGET = 64 * 1024 * 1024;
@@ -288,7 +286,7 @@ function helperError(line: string | null, stderr: string): FsSafetyError {
 export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {
   for (const d of spec.dirs) checkName(d);
   checkName(spec.name);
-  const perl = spec.perl ?? PERL;
+  const perl = spec.perl ?? PERL_PATH;
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(perl, {

@@ -17,7 +17,7 @@
  */
 
 import type { CompiledArgs } from "./lint.ts";
-import { normalizeCwd } from "./path_rules.ts";
+import { normalizeCwd } from "./pattern_rules.ts";
 import type { RawCommandEntry, RawPolicy } from "./schema.ts";
 import {
   type AgentPolicy,

@@ -34,7 +34,7 @@ import { PolicyError } from "../errors.ts";
 import { AGENT_SLUG, GATE_NAME, RESERVED_CONFINED_KEYS } from "./fields.ts";
 import { fnmatch, protectedMatch } from "./fnmatch.ts";
 import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
-import { cwdProblem, matchPatternProblem, writesGlobProblem } from "./path_rules.ts";
+import { cwdProblem, matchPatternProblem, writesGlobProblem } from "./pattern_rules.ts";
 import { probeArgPattern } from "./probes.ts";
 import { programProblem } from "./programs.ts";
 import { compileArgPattern } from "./pyre.ts";

@@ -41,7 +41,12 @@ export {
 export { PROBE_FORMS, PROBE_STEMS, probeArgPattern, probeStrings } from "./probes.ts";
 export type { ProbeForm, ProbeHit, ProbeKind } from "./probes.ts";
 export { LAUNCHERS, programBaseName, programProblem, SHELLS } from "./programs.ts";
-export { cwdProblem, matchPatternProblem, normalizeCwd, writesGlobProblem } from "./path_rules.ts";
+export {
+  cwdProblem,
+  matchPatternProblem,
+  normalizeCwd,
+  writesGlobProblem,
+} from "./pattern_rules.ts";
 export {
   errorAt,
   formatJsonPath,

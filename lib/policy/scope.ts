@@ -27,7 +27,7 @@
 
 import { patternNamesControlPlane } from "./control_plane.ts";
 import { fnmatchCase, hasWildcard } from "./fnmatch.ts";
-import { badSegments, commonPathProblem } from "./path_rules.ts";
+import { badSegments, commonPathProblem } from "./pattern_rules.ts";
 
 /**
  * Why a write scope is unsafe, or `null` when it is acceptable. Applies to literal scopes and

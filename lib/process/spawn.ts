@@ -25,6 +25,7 @@
  * @module
  */
 
+import { SETSID_PATH } from "../host/programs.ts";
 import { RequestError } from "../errors.ts";
 import { captureStream, MAX_OUTPUT_BYTES } from "./output.ts";
 import {
@@ -38,14 +39,6 @@ import { diskFs, isExecutable } from "./resolve_program.ts";
 
 /** How long to wait for the pipes to close after the direct child exits (ms). */
 export const DEFAULT_DRAIN_MS = 2000;
-
-/**
- * util-linux `setsid`: started by `posix_spawn` in this process's group (so it is never a group
- * leader), it calls `setsid()` and execs the program, which keeps its pid as session and group
- * id. Deno's own `detached: true` does the same with `fork()` plus a `setsid()` hook, which costs
- * a few milliseconds more per spawn (the whole address space is copied on write).
- */
-export const SETSID_PATH = "/usr/bin/setsid";
 
 let launcherChecked: string | null | undefined;
 

@@ -24,7 +24,7 @@ import type { ControlPlane } from "../policy/control_plane.ts";
 import type { Backend } from "../sandbox/decide.ts";
 import { gateExecPaths, readShebang } from "../sandbox/gate_exec.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
-import { type ConfinedRunResult, runConfined } from "../sandbox/run_confined.ts";
+import { type ConfinedRunResult, runConfined } from "../sandbox/execute.ts";
 
 /** One gate's result as recorded. */
 export interface GateResult {

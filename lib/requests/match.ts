@@ -19,7 +19,7 @@
 import { RequestError } from "../errors.ts";
 import type { AgentPolicy, CommandEntry } from "../policy/types.ts";
 import { matchArgv } from "./argv.ts";
-import { hasParentSegment, normaliseCwd } from "./paths.ts";
+import { hasParentSegment, normaliseCwd } from "./arg_paths.ts";
 import { checkDeclaration, type Declaration, type Guards, writeAllowed } from "./writes.ts";
 
 /** The fields of a command request this module judges. */

@@ -29,7 +29,7 @@ import type { CommandRequestT } from "../proposals/schema.ts";
 import type { Backend } from "../sandbox/decide.ts";
 import { diskFs, type ResolvedProgram, resolveProgram } from "../process/resolve_program.ts";
 import { matchRequest, type RequestMatch } from "./match.ts";
-import { stdinPathProblem } from "./paths.ts";
+import { stdinPathProblem } from "./arg_paths.ts";
 import type { Guards } from "./writes.ts";
 
 /** What a run returns (and what `--json` prints). */

@@ -18,7 +18,7 @@
 
 import { type ControlPlane, controlPlaneBelow, controlPlaneHit } from "../policy/control_plane.ts";
 import type { AgentPolicy, CommandEntry } from "../policy/types.ts";
-import { normaliseRelative } from "./paths.ts";
+import { normaliseRelative } from "./arg_paths.ts";
 
 /** The path matchers a caller supplies (from `lib/policy/`). */
 export interface PathMatchers {

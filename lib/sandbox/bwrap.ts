@@ -26,9 +26,6 @@
 import { SandboxError } from "../errors.ts";
 import type { ConfinementPlan } from "./plan.ts";
 
-/** Where bubblewrap is expected. */
-export const BWRAP_PATH = "/usr/bin/bwrap";
-
 /** A plan plus the absolute path of the bwrap binary to run. */
 export interface BwrapPlan extends ConfinementPlan {
   /** Absolute path of `bwrap`. */

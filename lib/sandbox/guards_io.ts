@@ -16,7 +16,7 @@
 import { SandboxError } from "../errors.ts";
 import type { GuardFact } from "./plan.ts";
 import { type EntryKind, entryKind } from "../fs/entry.ts";
-import { protectedIn, scanWritableRoots } from "./scan.ts";
+import { protectedIn, scanWritableRoots } from "./root_scan.ts";
 import { isControlPlaneName } from "../policy/control_plane.ts";
 import { within } from "../fs/within.ts";
 

@@ -17,7 +17,7 @@
  * @module
  */
 
-export { BWRAP_PATH, bwrapArgv, bwrapIsolationFlags, type BwrapPlan } from "./bwrap.ts";
+export { bwrapArgv, bwrapIsolationFlags, type BwrapPlan } from "./bwrap.ts";
 export {
   type ConfinedContext,
   type ConfinedFile,
@@ -29,13 +29,13 @@ export {
   type ValidatedConfined,
   validateExecPath,
   validateWriteRoot,
-} from "./confined.ts";
+} from "./programs_block.ts";
 export {
   confineArgv,
   type ConfinedCommand,
   DEFAULT_SANDBOX_PROGRAMS,
   type SandboxPrograms,
-} from "./confine.ts";
+} from "./launch.ts";
 export { type Backend, decideConfinement, type DecideInput } from "./decide.ts";
 export { lazyBackend } from "./backend.ts";
 export { compactArgvJson, gateArgvDigest } from "./gate_argv.ts";
@@ -67,11 +67,5 @@ export { checkRoots, type ResolvedRoots, type RootFacts } from "./roots.ts";
 export { resolveRoots, type ResolveRootsOptions } from "./roots_io.ts";
 export { makePrivateTmpdir, removeMaskPoints, removePrivateTmpdir } from "./run_dir.ts";
 export { assertSafePath, unsafePathChar } from "./safe_path.ts";
-export { readOnlyMatcher, type ScanHit, scanWritableRoots } from "./scan.ts";
-export {
-  SANDBOX_EXEC_PATH,
-  seatbeltArgv,
-  seatbeltParams,
-  type SeatbeltPlan,
-  seatbeltProfile,
-} from "./seatbelt.ts";
+export { readOnlyMatcher, type ScanHit, scanWritableRoots } from "./root_scan.ts";
+export { seatbeltArgv, seatbeltParams, type SeatbeltPlan, seatbeltProfile } from "./seatbelt.ts";

@@ -27,7 +27,7 @@
 import { SandboxError } from "../errors.ts";
 import { within } from "../fs/within.ts";
 import type { ResolvedRoots } from "./roots.ts";
-import type { ScanHit } from "./scan.ts";
+import type { ScanHit } from "./root_scan.ts";
 import { assertSafePath } from "./safe_path.ts";
 
 /** What the walk from `/` found for one guarded path. */

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { prepareConfinement } from "./prepare.ts";
- * import { confineArgv } from "./confine.ts";
+ * import { confineArgv } from "./launch.ts";
  * const plan = prepareConfinement({
  *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x",
  *   agent: { exec: ["/usr/bin"], write: ["build"] }, cwd: ".",
@@ -29,7 +29,7 @@ import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { resolveRoots } from "./roots_io.ts";
 import { assertSafePath } from "./safe_path.ts";
 import { execAllows } from "./gate_exec.ts";
-import { readOnlyMatcher, scanWritableRoots } from "./scan.ts";
+import { readOnlyMatcher, scanWritableRoots } from "./root_scan.ts";
 
 /** Inputs of {@link prepareConfinement}. */
 export interface PrepareOptions {

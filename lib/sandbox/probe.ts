@@ -13,10 +13,9 @@
  * @module
  */
 
-import { PERL } from "../fs/anchored_write.ts";
-import { BWRAP_BASE_MOUNTS, BWRAP_PATH, bwrapIsolationFlags } from "./bwrap.ts";
+import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH } from "../host/programs.ts";
+import { BWRAP_BASE_MOUNTS, bwrapIsolationFlags } from "./bwrap.ts";
 import { commandFilter } from "./seccomp.ts";
-import { SANDBOX_EXEC_PATH } from "./seatbelt.ts";
 
 /** A sandbox backend that can confine. */
 export type SandboxKind = "bwrap" | "seatbelt";
@@ -96,7 +95,7 @@ export interface ProbeOptions {
 }
 
 /**
- * Why a confined run on Linux could not start bwrap the way `confine.ts` does, or `null`: perl
+ * Why a confined run on Linux could not start bwrap the way `launch.ts` does, or `null`: perl
  * (the exec guard) must be an executable file and the architecture must have a seccomp filter.
  * Checked without running anything, so a machine missing either is told so up front instead of
  * every run failing inside bwrap.
@@ -135,7 +134,7 @@ export async function probeSandbox(opts: ProbeOptions = {}): Promise<ProbeResult
   if (os === "linux") {
     backend = "bwrap";
     argv = bwrapProbeArgv(opts.bwrap ?? BWRAP_PATH);
-    const problem = guardProblem(opts.perl ?? PERL, opts.arch ?? Deno.build.arch);
+    const problem = guardProblem(opts.perl ?? PERL_PATH, opts.arch ?? Deno.build.arch);
     if (problem !== null) return { ok: false, backend, program: argv[0], reason: problem };
   } else if (os === "darwin") {
     backend = "seatbelt";

@@ -28,7 +28,7 @@ export interface ResolveRootsOptions {
   readonly home: string;
   /** The run's private TMPDIR (must exist). */
   readonly tmpdir: string;
-  /** The confinement's exec and write lists (validated by `confined.ts`). */
+  /** The confinement's exec and write lists (validated by `programs_block.ts`). */
   readonly agent: ConfinedAgent;
   /** Other agents' write roots that exec paths must not overlap (a gate passes all of them). */
   readonly foreignWriteRoots?: readonly string[];

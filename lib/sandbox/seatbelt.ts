@@ -27,9 +27,6 @@ import { SandboxError } from "../errors.ts";
 import type { ConfinementPlan } from "./plan.ts";
 import { CONTROL_PLANE_NAMES } from "../policy/control_plane.ts";
 
-/** Where `sandbox-exec` lives on macOS. */
-export const SANDBOX_EXEC_PATH = "/usr/bin/sandbox-exec";
-
 /** `/dev` nodes a confined command may write. */
 export const SEATBELT_DEV_WRITES: readonly string[] = Object.freeze([
   "/dev/null",

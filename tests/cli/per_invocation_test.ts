@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { perInvocation } from "../../lib/cli/per_invocation.ts";
-import type { Ctx } from "../../lib/cli/types.ts";
+import type { Ctx } from "../../lib/cli/command_spec.ts";
 
 function ctxOf(parsed: Ctx["parsed"]): Ctx {
   return {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { artifactOf, fullPolicy } from "../../lib/cli/policy_ctx.ts";
-import type { Ctx } from "../../lib/cli/types.ts";
+import type { Ctx } from "../../lib/cli/command_spec.ts";
 
 /** One invocation's context: its own parsed arguments, `FILE` as given. */
 function invocation(project: string, home: string, file: string): Ctx {

@@ -26,7 +26,7 @@ import type { RunRequestResult } from "../../lib/requests/request.ts";
 import { runIn as runRequest } from "../_helpers/acts.ts";
 import type { Backend } from "../../lib/sandbox/decide.ts";
 import type { GateRunner } from "../../lib/proposals/gates.ts";
-import { withConfinedPrograms } from "../../lib/sandbox/policy_confined.ts";
+import { withConfinedPrograms } from "../../lib/sandbox/programs_load.ts";
 
 export type { RunResult } from "../_helpers/mod.ts";
 export { GIT, gitEnv, sh } from "../_helpers/git.ts";

@@ -3,6 +3,7 @@
  * grandchildren, output caps and stdin.
  */
 
+import { SETSID_PATH } from "../../lib/host/programs.ts";
 import assert from "node:assert/strict";
 import { RequestError } from "../../lib/errors.ts";
 import { MAX_OUTPUT_BYTES } from "../../lib/process/output.ts";
@@ -11,7 +12,6 @@ import {
   exitOf,
   runProcess,
   type RunSpec,
-  SETSID_PATH,
 } from "../../lib/process/spawn.ts";
 import {
   escapedPipeHolders,

@@ -6,7 +6,7 @@ import { RequestError } from "../../lib/errors.ts";
 import type { AgentPolicy } from "../../lib/policy/types.ts";
 import { fullMatch, matchArgv } from "../../lib/requests/argv.ts";
 import { matchRequest, type RequestFields } from "../../lib/requests/match.ts";
-import { hasParentSegment, normaliseCwd, normaliseRelative } from "../../lib/requests/paths.ts";
+import { hasParentSegment, normaliseCwd, normaliseRelative } from "../../lib/requests/arg_paths.ts";
 import { checkDeclaration, declaredMatcher, writeAllowed } from "../../lib/requests/writes.ts";
 import { entry, refMatchers } from "./_helpers.ts";
 

@@ -6,15 +6,15 @@
 import { applyAct } from "../acts/apply_act.ts";
 import { performAct } from "../acts/pipeline.ts";
 import { artifactOf, sessionOfCtx } from "./policy_ctx.ts";
-import type { Ctx, Outcome } from "./types.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
  * Runs `apply`.
  *
  * @example
  * ```ts
- * import { apply } from "./apply.ts";
- * import type { Ctx } from "./types.ts";
+ * import { apply } from "./apply_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams apply p.json` in /work/p
  * (await apply(ctx)).text; // "wrote src/a.ts for worker after gates test"
  * ```

@@ -5,15 +5,15 @@
  */
 import { UsageError } from "../errors.ts";
 import { ARTIFACT_SCHEMAS, jsonSchemaOf, type SchemaName } from "../proposals/schema.ts";
-import type { Ctx, Outcome } from "./types.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
  * Runs `schema`.
  *
  * @example
  * ```ts
- * import { schema } from "./schema.ts";
- * import type { Ctx } from "./types.ts";
+ * import { schema } from "./schema_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams schema`, without NAME
  * (await schema(ctx)).text; // "change-proposal\ndelete-proposal\ncommand-request"
  * ```

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { FlagSpec, Parsed, PositionalSpec } from "./parse.ts";
+import type { FlagSpec, Parsed, PositionalSpec } from "./args.ts";
 import type { ExitCode } from "../errors.ts";
 import type { Needs } from "../permissions.ts";
 

@@ -16,7 +16,7 @@ import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../ledger/verify.
 import { checkLedgerBytes } from "../ledger/verify_rows.ts";
 import { join, resolve } from "../fs/path.ts";
 import { oneLine } from "./terminal.ts";
-import type { Ctx, Outcome } from "./types.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
 
 const dec = new TextDecoder();
 
@@ -29,8 +29,8 @@ function readText(path: string, what: string, maxBytes = 64 * 1024): string {
  *
  * @example
  * ```ts
- * import { ledgerVerify } from "./ledger.ts";
- * import type { Ctx } from "./types.ts";
+ * import { ledgerVerify } from "./ledger_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger verify` in /work/p
  * (await ledgerVerify(ctx)).text; // "ok: 12 rows verify"
  * ```
@@ -91,8 +91,8 @@ export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
  *
  * @example
  * ```ts
- * import { ledgerShow } from "./ledger.ts";
- * import type { Ctx } from "./types.ts";
+ * import { ledgerShow } from "./ledger_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger show --tail 1`
  * (await ledgerShow(ctx)).json?.rows;
  * // [{ row: 12, action: "issue-dispatch", agent: "worker", time: "...", mac: "...", ... }]
@@ -142,8 +142,8 @@ export function ledgerShow(ctx: Ctx): Promise<Outcome> {
  *
  * @example
  * ```ts
- * import { ledgerRepair } from "./ledger.ts";
- * import type { Ctx } from "./types.ts";
+ * import { ledgerRepair } from "./ledger_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger repair --torn-tail`
  * (await ledgerRepair(ctx)).json?.removed_bytes; // 17: the torn tail's size
  * ```
@@ -175,8 +175,8 @@ export async function ledgerRepair(ctx: Ctx): Promise<Outcome> {
  *
  * @example
  * ```ts
- * import { ledgerCheckpoint } from "./ledger.ts";
- * import type { Ctx } from "./types.ts";
+ * import { ledgerCheckpoint } from "./ledger_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger checkpoint --out cp.json`
  * (await ledgerCheckpoint(ctx)).text; // "wrote a checkpoint of 12 rows to cp.json"
  * ```

@@ -4,15 +4,15 @@
  * @module
  */
 import { initKeys } from "../crypto/keys.ts";
-import type { Ctx, Outcome } from "./types.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
  * Runs `keys init`.
  *
  * @example
  * ```ts
- * import { keysInit } from "./keys.ts";
- * import type { Ctx } from "./types.ts";
+ * import { keysInit } from "./keys_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams keys init` with HOME=/home/op
  * (await keysInit(ctx)).json?.dir; // "/home/op/.config/agentteams/keys"
  * ```

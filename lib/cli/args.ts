@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { normalizeArgv } from "./parse.ts";
+ * import { normalizeArgv } from "./args.ts";
  * normalizeArgv(["--apply-proposal", "p.json", "--description", "b.json"]);
  * // ["apply", "p.json", "--brief", "b.json"]
  * ```
@@ -72,7 +72,7 @@ export const FLAG_ALIASES: Readonly<Record<string, string>> = {
  * @throws {UsageError} when two command flags are given.
  * @example
  * ```ts
- * import { normalizeArgv } from "./parse.ts";
+ * import { normalizeArgv } from "./args.ts";
  * normalizeArgv(["--project", "r", "--issue-dispatch", "--agent", "w"]);
  * // ["dispatch", "--project", "r", "--agent", "w"]
  * ```
@@ -115,7 +115,7 @@ export function normalizeArgv(argv: readonly string[]): string[] {
  *   repeated single flag, a value given to a bool flag, a missing or extra positional.
  * @example
  * ```ts
- * import { parseArgs } from "./parse.ts";
+ * import { parseArgs } from "./args.ts";
  * const p = parseArgs(["x.json", "--dry-run"], [{ name: "dry-run", kind: "bool", help: "" }], [
  *   { name: "FILE", required: true },
  * ]);

@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import { validateConfinedPrograms } from "./confined.ts";
+ * import { validateConfinedPrograms } from "./programs_block.ts";
  * const v = validateConfinedPrograms(
  *   { worker: { exec: ["/usr/bin"], write: ["build"] } },
  *   { gates: {}, protectedPaths: [] },
@@ -66,7 +66,7 @@ function invalid(message: string, details: Record<string, unknown>): SandboxErro
  *
  * @example
  * ```ts
- * import { validateExecPath } from "./confined.ts";
+ * import { validateExecPath } from "./programs_block.ts";
  * validateExecPath("~/.elan/", "confined_programs.prover.exec"); // "~/.elan"
  * ```
  */
@@ -107,7 +107,7 @@ export function validateExecPath(
  *
  * @example
  * ```ts
- * import { validateWriteRoot } from "./confined.ts";
+ * import { validateWriteRoot } from "./programs_block.ts";
  * validateWriteRoot("lean/.lake/", [], "confined_programs.prover.write"); // "lean/.lake"
  * ```
  */
@@ -272,7 +272,7 @@ function mergeGateExec(
  *
  * @example
  * ```ts
- * import { validateConfinedPrograms } from "./confined.ts";
+ * import { validateConfinedPrograms } from "./programs_block.ts";
  * validateConfinedPrograms({ a: { exec: ["relative"] } }, { gates: {}, protectedPaths: [] });
  * // throws SandboxError CONFINED_INVALID naming confined_programs.a.exec and "relative"
  * ```
@@ -335,7 +335,7 @@ export interface SelectedConfined {
  *
  * @example
  * ```ts
- * import { selectConfinedPrograms } from "./confined.ts";
+ * import { selectConfinedPrograms } from "./programs_block.ts";
  * const s = selectConfinedPrograms({
  *   brief: undefined,
  *   file: { data: { w: { exec: ["/usr/bin"] } }, sha256: "ab".repeat(32) },

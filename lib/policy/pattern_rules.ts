@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import { normalizeCwd, writesGlobProblem } from "./path_rules.ts";
+ * import { normalizeCwd, writesGlobProblem } from "./pattern_rules.ts";
  * writesGlobProblem("build/*"); // null
  * writesGlobProblem("*.o"); // "must start with a literal project directory"
  * normalizeCwd("./lean/"); // "lean"
@@ -26,7 +26,7 @@ import { hasControlChar } from "./text.ts";
  *
  * @example
  * ```ts
- * import { commonPathProblem } from "./path_rules.ts";
+ * import { commonPathProblem } from "./pattern_rules.ts";
  * commonPathProblem("~/x"); // "must be project-relative, not a home path"
  * commonPathProblem("src/*.ts"); // null
  * ```
@@ -48,7 +48,7 @@ export function commonPathProblem(value: string): string | null {
  *
  * @example
  * ```ts
- * import { badSegments } from "./path_rules.ts";
+ * import { badSegments } from "./pattern_rules.ts";
  * badSegments("a/./b".split("/")); // true
  * ```
  */
@@ -64,7 +64,7 @@ export function badSegments(segments: readonly string[]): boolean {
  *
  * @example
  * ```ts
- * import { writesGlobProblem } from "./path_rules.ts";
+ * import { writesGlobProblem } from "./pattern_rules.ts";
  * writesGlobProblem(".git/hooks/*"); // "is inside the project control plane"
  * ```
  */
@@ -90,7 +90,7 @@ export function writesGlobProblem(glob: string): string | null {
  *
  * @example
  * ```ts
- * import { matchPatternProblem } from "./path_rules.ts";
+ * import { matchPatternProblem } from "./pattern_rules.ts";
  * matchPatternProblem("./src/*.ts", "gate"); // "has an empty, '.' or '..' segment"
  * matchPatternProblem("secrets/", "protected"); // null
  * ```
@@ -113,7 +113,7 @@ export function matchPatternProblem(pattern: string, kind: "gate" | "protected")
  *
  * @example
  * ```ts
- * import { cwdProblem } from "./path_rules.ts";
+ * import { cwdProblem } from "./pattern_rules.ts";
  * cwdProblem("lean/../.."); // "has a '..' segment"
  * ```
  */
@@ -129,7 +129,7 @@ export function cwdProblem(cwd: string): string | null {
  *
  * @example
  * ```ts
- * import { normalizeCwd } from "./path_rules.ts";
+ * import { normalizeCwd } from "./pattern_rules.ts";
  * normalizeCwd("."); // "."
  * normalizeCwd("./a//b/"); // "a/b"
  * ```

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { readOnlyMatcher, scanWritableRoots } from "./scan.ts";
+ * import { readOnlyMatcher, scanWritableRoots } from "./root_scan.ts";
  * const hits = scanWritableRoots(["/srv/repo/build"], readOnlyMatcher("/srv/repo", [], false));
  * hits.map((h) => h.path); // e.g. ["/srv/repo/build/vendor/.git"]
  * ```
@@ -36,7 +36,7 @@ export type ReadOnlyMatcher = (absPath: string, name: string) => boolean;
  *
  * @example
  * ```ts
- * import { readOnlyMatcher } from "./scan.ts";
+ * import { readOnlyMatcher } from "./root_scan.ts";
  * const m = readOnlyMatcher("/p", ["*.pem"], false);
  * m("/p/build/a.pem", "a.pem"); // true
  * m("/p/build/.Git", ".Git"); // true
@@ -57,7 +57,7 @@ export function readOnlyMatcher(
  *
  * @example
  * ```ts
- * import { protectedIn } from "./scan.ts";
+ * import { protectedIn } from "./root_scan.ts";
  * protectedIn("/p", ["*.pem"], false)("/p/build/a.pem"); // true
  * ```
  */
@@ -87,7 +87,7 @@ function kindOf(entry: Deno.DirEntry): EntryKind {
  *
  * @example
  * ```ts
- * import { scanWritableRoots } from "./scan.ts";
+ * import { scanWritableRoots } from "./root_scan.ts";
  * scanWritableRoots([], () => true); // []
  * ```
  */

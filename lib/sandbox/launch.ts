@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { confineArgv } from "./confine.ts";
+ * import { confineArgv } from "./launch.ts";
  * import type { ConfinementPlan } from "./plan.ts";
  * declare const plan: ConfinementPlan; // from `planConfinement`
  * const cmd = confineArgv(plan, "bwrap");
@@ -16,13 +16,13 @@
  * @module
  */
 
-import { PERL } from "../fs/anchored_write.ts";
-import { BWRAP_PATH, bwrapArgv } from "./bwrap.ts";
+import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH } from "../host/programs.ts";
+import { bwrapArgv } from "./bwrap.ts";
 import { guardedArgv } from "./exec_guard.ts";
 import { commandFilter } from "./seccomp.ts";
 import type { Backend } from "./decide.ts";
 import type { ConfinementPlan } from "./plan.ts";
-import { SANDBOX_EXEC_PATH, seatbeltArgv } from "./seatbelt.ts";
+import { seatbeltArgv } from "./seatbelt.ts";
 
 /** Absolute paths of the sandbox programs, and the machine they run on. */
 export interface SandboxPrograms {
@@ -40,7 +40,7 @@ export interface SandboxPrograms {
 export const DEFAULT_SANDBOX_PROGRAMS: SandboxPrograms = Object.freeze({
   bwrap: BWRAP_PATH,
   sandboxExec: SANDBOX_EXEC_PATH,
-  perl: PERL,
+  perl: PERL_PATH,
   arch: Deno.build.arch,
 });
 
@@ -65,7 +65,7 @@ export interface ConfinedCommand {
  *
  * @example
  * ```ts
- * import { confineArgv } from "./confine.ts";
+ * import { confineArgv } from "./launch.ts";
  * confineArgv({
  *   project: "/p", tmpdir: "/t", writeRoots: [], readOnly: [], masks: [], hidden: [], exec: [],
  *   network: false, cwd: "/p", env: [["PATH", "/usr/bin"]], argv: ["/usr/bin/true"],

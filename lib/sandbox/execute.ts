@@ -1,18 +1,18 @@
 /**
  * Running one command under the decided backend: build the plan (`prepare.ts`), wrap the argv
- * (`confine.ts`), run it in its own process group (`lib/requests/process.ts`), and remove the
+ * (`launch.ts`), run it in its own process group (`lib/process/spawn.ts`), and remove the
  * mask points bwrap made for the plan (planning itself creates nothing on disk). Used by proposal
  * gates and command requests alike.
  *
  * @example
  * ```ts
- * import { runConfined } from "./run_confined.ts";
+ * import { runConfined } from "./execute.ts";
  * // const r = await runConfined({ ...spec, backend: "bwrap" });
  * ```
  * @module
  */
 import { runProcess, type RunResult } from "../process/spawn.ts";
-import { confineArgv } from "./confine.ts";
+import { confineArgv } from "./launch.ts";
 import type { ConfinementPlan } from "./plan.ts";
 import type { Backend } from "./decide.ts";
 import { prepareConfinement, type PrepareOptions } from "./prepare.ts";
@@ -58,7 +58,7 @@ export interface PreparedRun {
  * @throws {SandboxError} when the command cannot be confined safely.
  * @example
  * ```ts
- * import { prepareRun } from "./run_confined.ts";
+ * import { prepareRun } from "./execute.ts";
  * const prepared = prepareRun({
  *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x", backend: "bwrap",
  *   agent: { exec: ["/usr/bin"], write: ["build"] }, cwd: ".", argv: ["/usr/bin/make", "all"],
@@ -85,8 +85,8 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
  *
  * @example
  * ```ts
- * import { executeRun } from "./run_confined.ts";
- * import type { PreparedRun } from "./run_confined.ts";
+ * import { executeRun } from "./execute.ts";
+ * import type { PreparedRun } from "./execute.ts";
  * declare const prepared: PreparedRun; // from `prepareRun`
  * const r = await executeRun(prepared);
  * r.exit; // the command's exit code (negative: the signal that ended it)
@@ -114,7 +114,7 @@ export async function executeRun(p: PreparedRun): Promise<ConfinedRunResult> {
  * @throws {SandboxError} when the command cannot be confined safely.
  * @example
  * ```ts
- * import { runConfined } from "./run_confined.ts";
+ * import { runConfined } from "./execute.ts";
  * const r = await runConfined({
  *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x", backend: "bwrap",
  *   agent: { exec: ["/usr/bin"], write: [] }, cwd: ".", argv: ["/usr/bin/git", "status"],

@@ -8,15 +8,15 @@ import { performAct } from "../acts/pipeline.ts";
 import { runAct } from "../acts/run_act.ts";
 import { artifactOf, sessionOfCtx } from "./policy_ctx.ts";
 import { inert } from "./terminal.ts";
-import type { Ctx, Outcome } from "./types.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
  * Runs `run`.
  *
  * @example
  * ```ts
- * import { run } from "./run.ts";
- * import type { Ctx } from "./types.ts";
+ * import { run } from "./run_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`
  * (await run(ctx)).exit; // the command's own exit code; 3 on undeclared writes or a timeout
  * ```

@@ -7,15 +7,15 @@
 import { loadLedgerKey } from "../crypto/keys.ts";
 import { UsageError } from "../errors.ts";
 import { issueDispatch } from "../ledger/dispatch.ts";
-import type { Ctx, Outcome } from "./types.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
  * Runs `dispatch`.
  *
  * @example
  * ```ts
- * import { dispatch } from "./dispatch.ts";
- * import type { Ctx } from "./types.ts";
+ * import { dispatch } from "./dispatch_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams dispatch --agent worker`
  * (await dispatch(ctx)).text; // the nonce (32 hex characters), shown this once
  * ```

@@ -6,13 +6,13 @@
  *
  * @example
  * ```ts
- * import { withConfinedPrograms } from "./policy_confined.ts";
+ * import { withConfinedPrograms } from "./programs_load.ts";
  * // const policy = withConfinedPrograms(await loadPolicy(brief, { projectRoot }), { home, project });
  * ```
  * @module
  */
 import type { Policy } from "../policy/types.ts";
-import { selectConfinedPrograms } from "./confined.ts";
+import { selectConfinedPrograms } from "./programs_block.ts";
 import { readConfinedFile } from "./operator_file_read.ts";
 
 /**
@@ -21,7 +21,7 @@ import { readConfinedFile } from "./operator_file_read.ts";
  * @throws {SandboxError} `CONFINED_INVALID`, `CONFINED_FILE_UNSAFE`, `CONFINED_PATH_UNSAFE`.
  * @example
  * ```ts
- * import { withConfinedPrograms } from "./policy_confined.ts";
+ * import { withConfinedPrograms } from "./programs_load.ts";
  * import type { Policy } from "../policy/types.ts";
  * declare const loaded: Policy; // from `loadPolicy`
  * const policy = withConfinedPrograms(loaded, { home: "/home/op", project: "/work/p" });

@@ -5,14 +5,14 @@
  *
  * @example
  * ```ts
- * import { hasParentSegment, normaliseRelative } from "./paths.ts";
+ * import { hasParentSegment, normaliseRelative } from "./arg_paths.ts";
  * hasParentSegment("a\\..\\b"); // true
  * normaliseRelative("./src//a.ts"); // { ok: true, rel: "src/a.ts", dir: false }
  * ```
  * @module
  */
 
-import { badSegments, commonPathProblem } from "../policy/path_rules.ts";
+import { badSegments, commonPathProblem } from "../policy/pattern_rules.ts";
 
 /** `..` followed by `/`, `\` or the end of the string. */
 const PARENT_SEGMENT_RE = /\.\.(?:[/\\]|$)/;
@@ -33,7 +33,7 @@ const PARENT_SEGMENT_RE = /\.\.(?:[/\\]|$)/;
  *
  * @example
  * ```ts
- * import { hasParentSegment } from "./paths.ts";
+ * import { hasParentSegment } from "./arg_paths.ts";
  * hasParentSegment("src/../x"); // true
  * hasParentSegment("--output=../x"); // true
  * hasParentSegment("-o.."); // true
@@ -58,7 +58,7 @@ export type Normalised =
  *
  * @example
  * ```ts
- * import { normaliseRelative } from "./paths.ts";
+ * import { normaliseRelative } from "./arg_paths.ts";
  * normaliseRelative("build/"); // { ok: true, rel: "build", dir: true }
  * normaliseRelative("/etc/passwd").ok; // false
  * ```
@@ -81,7 +81,7 @@ export function normaliseRelative(value: string): Normalised {
  *
  * @example
  * ```ts
- * import { normaliseCwd } from "./paths.ts";
+ * import { normaliseCwd } from "./arg_paths.ts";
  * normaliseCwd("./lean/"); // { ok: true, rel: "lean", dir: true }
  * normaliseCwd(undefined); // { ok: true, rel: ".", dir: false }
  * ```
@@ -98,7 +98,7 @@ export function normaliseCwd(value: string | undefined): Normalised {
  *
  * @example
  * ```ts
- * import { stdinPathProblem } from "./paths.ts";
+ * import { stdinPathProblem } from "./arg_paths.ts";
  * stdinPathProblem("Scratch.lean"); // null
  * stdinPathProblem("--help"); // "has a segment that starts with '-' (an option to the gate)"
  * ```
