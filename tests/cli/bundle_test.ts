@@ -22,7 +22,7 @@ Deno.test("the code-split bundle runs keys, dispatch, run, apply and verify", as
     // Chunks are imported on first use, through specifiers Deno's graph builder does not follow.
     const js = files.map((f) => Deno.readTextFileSync(`${outdir}/${f}`)).join("\n");
     assert.doesNotMatch(js, /\bimport\(\s*["'`]\./);
-    assert.match(js, /import\(String\("\.\/run-[A-Z0-9]+\.js"\)\)/);
+    assert.match(js, /import\(String\("\.\/run_cmd-[A-Z0-9]+\.js"\)\)/);
     const entry = `${outdir}/main.js`;
     const project = `${work}/p`;
     await workerProject(project, `${work}/home`);
