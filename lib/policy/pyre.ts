@@ -102,6 +102,8 @@ function literal(cp: number): string {
   return /^[A-Za-z0-9]$/.test(ch) ? ch : hex(cp);
 }
 
+const BACKREF = "back-references are not supported; repeat the group's pattern instead";
+
 const HEX_DIGITS = /^[0-9A-Fa-f]$/;
 const OCT_DIGITS = /^[0-7]$/;
 const DIGITS = /^[0-9]$/;
@@ -185,8 +187,9 @@ class Translator {
         this.fail(
           "the flag 'i' (ignore case) is not supported: spell both cases in a class, e.g. [Aa]",
         );
-      } else if (c === "x") this.fail("the flag 'x' (verbose) is not supported");
-      else if (c === "L") this.fail("the flag 'L' is not valid for str patterns");
+      } else if (c === "x") {
+        this.fail("the flag 'x' (verbose) is not supported: write the pattern without spaces");
+      } else if (c === "L") this.fail("the flag 'L' is not valid for str patterns");
       else break;
       this.pos++;
     }
@@ -197,7 +200,7 @@ class Translator {
       for (;;) {
         const c = this.peek();
         if (c === "s" || c === "m") off.add(c);
-        else if (c === "i" || c === "x") this.fail(`the flag '${c}' is not supported`);
+        else if (c === "i" || c === "x") this.fail(`the flag '${c}' is not supported; drop it`);
         else if (c === "a" || c === "u" || c === "L") {
           this.fail(`the flag '${c}' cannot be turned off`);
         } else break;
@@ -245,8 +248,12 @@ class Translator {
         const prev = items[items.length - 1];
         if (prev === undefined || prev.kind === "anchor") this.fail("nothing to repeat", start);
         if (prev.kind === "repeat") this.fail("multiple repeat", start);
-        if (prev.kind === "comment") this.fail("a quantifier after a comment group", start);
-        if (prev.kind === "assertion") this.fail("a quantified lookahead is not supported", start);
+        if (prev.kind === "comment") {
+          this.fail("a quantifier after a comment group is not supported; move the comment", start);
+        }
+        if (prev.kind === "assertion") {
+          this.fail("a quantified lookahead is not supported; drop the quantifier", start);
+        }
         if (quant.possessive) {
           const text = this.cps.slice(start, this.pos).join("");
           this.fail(
@@ -302,7 +309,7 @@ class Translator {
       const min = lo === "" ? 0 : Number(lo);
       const max = hi === "" ? Infinity : Number(hi);
       if (min > MAX_REPEAT_COUNT || (max !== Infinity && max > MAX_REPEAT_COUNT)) {
-        this.fail(`repeat count above ${MAX_REPEAT_COUNT}`, save);
+        this.fail(`repeat count above ${MAX_REPEAT_COUNT}; use a smaller bound`, save);
       }
       if (max < min) this.fail("min repeat greater than max repeat", save);
       js = !comma ? `{${min}}` : max === Infinity ? `{${min},}` : `{${min},${max}}`;
@@ -348,7 +355,9 @@ class Translator {
   }
 
   private group(flags: Flags, start: number): Item {
-    if (++this.depth > MAX_DEPTH) this.fail(`groups nested deeper than ${MAX_DEPTH}`, start);
+    if (++this.depth > MAX_DEPTH) {
+      this.fail(`groups nested deeper than ${MAX_DEPTH}; flatten the pattern`, start);
+    }
     try {
       if (this.peek() !== "?") return { js: `(?:${this.groupBody(flags, start)})`, kind: "atom" };
       this.pos++;
@@ -363,7 +372,7 @@ class Translator {
           this.groupName(start);
           return { js: `(?:${this.groupBody(flags, start)})`, kind: "atom" };
         }
-        if (this.peek() === "=") this.fail("back-references are not supported", start);
+        if (this.peek() === "=") this.fail(BACKREF, start);
         return this.fail("unknown extension ?P", start);
       }
       if (c === "#") {
@@ -381,7 +390,9 @@ class Translator {
       }
       if (c === "<") {
         const d = this.peek(1);
-        if (d === "=" || d === "!") this.fail("lookbehind is not supported", start);
+        if (d === "=" || d === "!") {
+          this.fail("lookbehind is not supported; spell out the characters before instead", start);
+        }
         return this.fail("unknown extension ?<", start);
       }
       if (c === ">") {
@@ -392,11 +403,17 @@ class Translator {
           start,
         );
       }
-      if (c === "(") this.fail("conditional groups are not supported", start);
+      if (c === "(") {
+        this.fail("conditional groups are not supported; write the alternatives with |", start);
+      }
       if (c !== undefined && /^[aiLmsux-]$/.test(c)) {
         const { on, off } = this.flagLetters(true);
         if (this.peek() === ")") {
-          this.fail("global flags not at the start of the expression", start);
+          this.fail(
+            "global flags not at the start of the expression; put them first, or scope them " +
+              "as (?s:...)",
+            start,
+          );
         }
         if (this.peek() !== ":") this.fail("missing -, : or )", this.pos);
         this.pos++;
@@ -485,7 +502,7 @@ class Translator {
         if (value > 0o377) this.fail("octal escape value outside of range 0-0o377", start);
         return { js: literal(value), kind: "atom" };
       }
-      return this.fail("back-references are not supported", start);
+      return this.fail(BACKREF, start);
     }
     return { js: literal(this.commonEscape(c, start)), kind: "atom" };
   }
@@ -524,7 +541,10 @@ class Translator {
         return cp;
       }
       case "N":
-        return this.fail("\\N{...} named characters are not supported", start);
+        return this.fail(
+          "\\N{...} named characters are not supported; write the character or \\uXXXX",
+          start,
+        );
       default:
         if (ASCII_LETTERS.test(c)) this.fail(`bad escape \\${c}`, start);
         return c.codePointAt(0) as number;
@@ -539,7 +559,9 @@ class Translator {
       digits += this.next();
     }
     const cp = parseInt(digits, 16);
-    if (cp >= 0xd800 && cp <= 0xdfff) this.fail("a surrogate code point escape", start);
+    if (cp >= 0xd800 && cp <= 0xdfff) {
+      this.fail("a surrogate code point escape is not supported; write whole characters", start);
+    }
     return cp;
   }
 
