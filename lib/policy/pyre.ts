@@ -7,24 +7,34 @@
  * point semantics, like Python's `str` patterns), anchored so that `test` is a whole-string match.
  *
  * Every construct is either translated to something with the same meaning or refused with
- * `POLICY_LINT`; nothing is passed through on the hope that both dialects agree:
+ * `POLICY_LINT`; nothing is passed through on the hope that both dialects agree. This module is the
+ * one place that decides which constructs are supported; the policy lint reports its refusals at
+ * the pattern's JSON path, and the run path loads briefs only through that lint.
  *
  * - `.` is `[^\n]` (Python's dot matches `\r`, JavaScript's does not); `(?s)` makes it any character.
- * - `\d`, `\w`, `\s` use Python's Unicode classes (`\p{Nd}`, `[\p{L}\p{N}_]`, Python's 29 space
- *   characters); under `(?a)` their ASCII forms. `\b` is rebuilt from lookarounds over that `\w`.
- * - `$` is Python's "end, or before a final newline"; `\A`, `\Z` (and 3.14's `\z`) are the string ends.
+ * - `\d`, `\w`, `\s` are CPython 3.11's own Unicode tables (`pyre_unicode.ts`, Unicode 14), never
+ *   JavaScript's `\p{...}` (the engine's Unicode 17 has letters and digits CPython 3.11 does not
+ *   know); under `(?a)` their ASCII forms. `\b` is rebuilt from lookarounds over that `\w`.
+ * - `$` is Python's "end, or before a final newline"; `\A` and `\Z` are the string ends.
  * - `(?P<name>...)` and plain groups become non-capturing (no capture is ever read).
  * - `{,n}` becomes `{0,n}`; a `{` that does not form a quantifier is a literal, as in Python.
- * - atomic groups `(?>...)` and possessive quantifiers (`*+`, `++`, `?+`, `{m,n}+`) are emulated
- *   exactly with a capturing lookahead and a back-reference (lookaheads are atomic in JavaScript).
- * - inline flags: `a`, `s`, `m`, `u` (global at the start, or scoped `(?s:...)`) are honoured.
+ * - inline flags: `a`, `s`, `m`, `u` (global at the start, or scoped `(?s:...)`, `(?-s:...)`) are
+ *   honoured, with CPython's rules for combining them.
  *
- * Refused: back-references (`\1`, `(?P=name)`; an unset group matches nothing in Python but the
- * empty string in JavaScript), conditionals `(?(1)...)`, lookbehind, `\B` (its empty-string
- * behaviour changed in Python 3.14), `\N{...}`, the flags `i`, `x` and `L`, quantified assertions
- * or comments, repeat counts above 65535, nesting deeper than 64, and patterns longer than 4096
- * characters. Everything Python itself rejects (bad escapes, bad ranges, nothing to repeat,
- * multiple repeat, unbalanced parentheses, unterminated sets) is refused too.
+ * Refused: possessive quantifiers (`*+`, `++`, `?+`, `{m,n}+`) and atomic groups `(?>...)`: their
+ * result depends on which match the engine finds first, and JavaScript and CPython treat an
+ * iteration that matches empty differently (JavaScript rejects it and backtracks into the next
+ * branch, CPython accepts it and stops repeating), so `(?:[a-z0-9]*|-rf)*+` admitted `-rf` under
+ * the former lookahead emulation and does not in CPython; back-references (`\1`, `(?P=name)`; an unset group matches nothing in Python
+ * but the empty string in JavaScript), conditionals `(?(1)...)`, lookbehind, `\B` (its
+ * empty-string behaviour changed in Python 3.14), `\z` (an error before 3.14), `\N{...}`, the
+ * flags `i`, `x` and `L`, non-ASCII group names, sets that CPython warns about (a set starting
+ * with `[`, `--`, `&&`, `~~`, `||`), quantified assertions or comments, repeat counts above 65535,
+ * nesting deeper than 64, patterns longer than 4096 characters or translating to more than
+ * `MAX_TRANSLATED_LENGTH`. Everything CPython itself rejects (bad escapes, bad ranges, nothing to
+ * repeat, multiple repeat, unbalanced parentheses, unterminated sets, incompatible or
+ * contradictory flags) is refused too. `tests/policy/pyre_diff_test.ts` checks all of this
+ * against a live CPython.
  *
  * @example
  * ```ts
@@ -37,33 +47,44 @@
  */
 
 import { PolicyError } from "../errors.ts";
+import { PY_DIGIT, PY_SPACE, PY_WORD } from "./pyre_unicode.ts";
 
 /** The longest argument pattern accepted, in characters. */
 export const MAX_ARG_PATTERN_LENGTH = 4096;
 /** The largest repeat count accepted in `{m,n}`. */
 export const MAX_REPEAT_COUNT = 65535;
+/** The longest translation accepted, in UTF-16 units (each Unicode `\\w` is about 11,600). */
+export const MAX_TRANSLATED_LENGTH = 1 << 20;
 const MAX_DEPTH = 64;
 
 interface Flags {
   readonly ascii: boolean;
+  /** `(?u)` given globally: only to refuse it with a global `(?a)`, as CPython does. */
+  readonly unicode: boolean;
   readonly dotall: boolean;
   readonly multiline: boolean;
 }
 
-/** Python's `\s` for `str` patterns (Unicode 14; checked against CPython 3.11 over all code points). */
-const UNI_SPACE = [0x9, 0xa, 0xb, 0xc, 0xd, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680]
-  .map(hex).join("") +
-  "\\u{2000}-\\u{200A}" +
-  [0x2028, 0x2029, 0x202f, 0x205f, 0x3000].map(hex).join("");
-const ASCII_SPACE = [0x20, 0x9, 0xa, 0xd, 0xc, 0xb].map(hex).join("");
-const UNI_WORD = "\\p{L}\\p{N}\\u{5F}";
-const ASCII_WORD = "\\u{41}-\\u{5A}\\u{61}-\\u{7A}\\u{30}-\\u{39}\\u{5F}";
-const UNI_DIGIT = "\\p{Nd}";
-const ASCII_DIGIT = "\\u{30}-\\u{39}";
-
 function hex(cp: number): string {
   return `\\u{${cp.toString(16).toUpperCase()}}`;
 }
+
+/** Class-body text for a `pyre_unicode.ts` table (`30-39,5f,...`). */
+function tableBody(table: string): string {
+  return table.split(",").map((part) => {
+    const [lo, hi] = part.split("-").map((h) => parseInt(h, 16));
+    return hi === undefined ? hex(lo) : `${hex(lo)}-${hex(hi)}`;
+  }).join("");
+}
+
+// Python's classes for `str` patterns, from CPython's own tables (never JavaScript's `\\p{...}`,
+// whose Unicode version is the engine's: Unicode 17 letters are not `\\w` to CPython 3.11).
+const UNI_SPACE = tableBody(PY_SPACE);
+const UNI_WORD = tableBody(PY_WORD);
+const UNI_DIGIT = tableBody(PY_DIGIT);
+const ASCII_SPACE = [0x20, 0x9, 0xa, 0xd, 0xc, 0xb].map(hex).join("");
+const ASCII_WORD = "\\u{41}-\\u{5A}\\u{61}-\\u{7A}\\u{30}-\\u{39}\\u{5F}";
+const ASCII_DIGIT = "\\u{30}-\\u{39}";
 
 /** Class-body text (usable inside `[...]` in `v` mode) for one category escape letter. */
 function categoryBody(letter: string, flags: Flags): { body: string; negated: boolean } {
@@ -81,6 +102,8 @@ function literal(cp: number): string {
   return /^[A-Za-z0-9]$/.test(ch) ? ch : hex(cp);
 }
 
+const BACKREF = "back-references are not supported; repeat the group's pattern instead";
+
 const HEX_DIGITS = /^[0-9A-Fa-f]$/;
 const OCT_DIGITS = /^[0-7]$/;
 const DIGITS = /^[0-9]$/;
@@ -95,7 +118,6 @@ interface Item {
 class Translator {
   private readonly cps: string[];
   private pos = 0;
-  private atomics = 0;
   private depth = 0;
   private readonly names = new Set<string>();
 
@@ -129,60 +151,81 @@ class Translator {
   }
 
   translate(): string {
-    let flags: Flags = { ascii: false, dotall: false, multiline: false };
-    // Global inline flags `(?s)` are legal only at the very start (Python 3.11+).
+    let flags: Flags = { ascii: false, unicode: false, dotall: false, multiline: false };
+    // Global inline flags `(?s)` are legal only at the very start (Python 3.11+). CPython adds
+    // them up, so `(?u)(?a)` is refused as `(?au)` is.
     while (/^\(\?[A-Za-z]+\)/.test(this.cps.slice(this.pos, this.pos + 16).join(""))) {
+      const start = this.pos;
       this.pos += 2;
-      flags = this.flagLetters(flags, false).flags;
+      const { on } = this.flagLetters(false);
       if (this.next() !== ")") this.fail("missing -, : or )");
+      flags = {
+        ascii: flags.ascii || on.has("a"),
+        unicode: flags.unicode || on.has("u"),
+        dotall: flags.dotall || on.has("s"),
+        multiline: flags.multiline || on.has("m"),
+      };
+      if (flags.ascii && flags.unicode) this.fail("flags 'a' and 'u' are incompatible", start);
     }
     const body = this.alternation(flags);
     if (this.pos < this.cps.length) this.fail("unbalanced parenthesis");
     return body;
   }
 
-  /** Reads flag letters (after `(?` or after `-`), returning the new flag set. */
-  private flagLetters(base: Flags, allowOff: boolean): { flags: Flags } {
-    let { ascii, dotall, multiline } = base;
-    let unicode = false;
-    let seen = 0;
+  /**
+   * Reads the flag letters after `(?`: those turned on and, in a scoped group (`(?s-m:...)`),
+   * those turned off. The cursor stops at the `)` or `:` that follows.
+   */
+  private flagLetters(scoped: boolean): { on: Set<string>; off: Set<string> } {
+    const on = new Set<string>();
+    const off = new Set<string>();
     for (;;) {
       const c = this.peek();
       if (c === undefined) this.fail("missing -, : or )");
-      if (c === "a") ascii = true;
-      else if (c === "u") unicode = true;
-      else if (c === "s") dotall = true;
-      else if (c === "m") multiline = true;
-      else if (c === "i") this.fail("the flag 'i' is not supported; spell both cases in a class");
-      else if (c === "x") this.fail("the flag 'x' (verbose) is not supported");
-      else if (c === "L") this.fail("the flag 'L' is not valid for str patterns");
+      if (c === "a" || c === "u" || c === "s" || c === "m") on.add(c);
+      else if (c === "i") {
+        this.fail(
+          "the flag 'i' (ignore case) is not supported: spell both cases in a class, e.g. [Aa]",
+        );
+      } else if (c === "x") {
+        this.fail("the flag 'x' (verbose) is not supported: write the pattern without spaces");
+      } else if (c === "L") this.fail("the flag 'L' is not valid for str patterns");
       else break;
       this.pos++;
-      seen++;
     }
-    if (ascii && unicode) this.fail("flags 'a' and 'u' are incompatible");
-    if (unicode) ascii = false;
+    if (on.has("a") && on.has("u")) this.fail("flags 'a' and 'u' are incompatible");
     if (this.peek() === "-") {
-      if (!allowOff) this.fail("flags can be turned off only in a scoped group");
+      if (!scoped) this.fail("flags can be turned off only in a scoped group");
       this.pos++;
-      let off = 0;
       for (;;) {
         const c = this.peek();
-        if (c === "s") dotall = false;
-        else if (c === "m") multiline = false;
-        else if (c === "i" || c === "x") this.fail(`the flag '${c}' is not supported`);
+        if (c === "s" || c === "m") off.add(c);
+        else if (c === "i" || c === "x") this.fail(`the flag '${c}' is not supported; drop it`);
         else if (c === "a" || c === "u" || c === "L") {
           this.fail(`the flag '${c}' cannot be turned off`);
         } else break;
         this.pos++;
-        off++;
       }
-      if (off === 0) this.fail("missing flag after '-'");
+      if (off.size === 0) this.fail("missing flag after '-'");
       if (this.peek() !== ":") this.fail("missing ':' after turned-off flags");
-    } else if (seen === 0) {
+      for (const c of off) {
+        if (on.has(c)) this.fail(`the flag '${c}' is turned both on and off`);
+      }
+    } else if (on.size === 0) {
       this.fail("missing flag");
     }
-    return { flags: { ascii, dotall, multiline } };
+    return { on, off };
+  }
+
+  /** The flags inside a scoped group `(?on-off:...)`; `a` and `u` replace each other. */
+  private scopedFlags(base: Flags, on: Set<string>, off: Set<string>): Flags {
+    const typed = on.has("a") || on.has("u");
+    return {
+      ascii: typed ? on.has("a") : base.ascii,
+      unicode: typed ? on.has("u") : base.unicode,
+      dotall: off.has("s") ? false : base.dotall || on.has("s"),
+      multiline: off.has("m") ? false : base.multiline || on.has("m"),
+    };
   }
 
   private alternation(flags: Flags): string {
@@ -205,9 +248,27 @@ class Translator {
         const prev = items[items.length - 1];
         if (prev === undefined || prev.kind === "anchor") this.fail("nothing to repeat", start);
         if (prev.kind === "repeat") this.fail("multiple repeat", start);
-        if (prev.kind === "comment") this.fail("a quantifier after a comment group", start);
-        if (prev.kind === "assertion") this.fail("a quantified lookahead is not supported", start);
-        items[items.length - 1] = { js: this.applyQuantifier(prev.js, quant), kind: "repeat" };
+        if (prev.kind === "comment") {
+          this.fail("a quantifier after a comment group is not supported; move the comment", start);
+        }
+        if (prev.kind === "assertion") {
+          this.fail("a quantified lookahead is not supported; drop the quantifier", start);
+        }
+        if (quant.possessive) {
+          const text = this.cps.slice(start, this.pos).join("");
+          this.fail(
+            `the possessive quantifier "${text}" is not supported (its no-backtracking meaning ` +
+              `is not reproduced exactly); write the plain quantifier "${text.slice(0, -1)}" ` +
+              "and check that the pattern still admits only the arguments you intend",
+            start,
+          );
+        }
+        // A plain quantifier keeps its meaning although the engines treat an empty iteration
+        // differently: such an iteration leaves the position where it was, and with no capture
+        // ever read the position is all the state there is, so both engines reach the same set
+        // of end positions. Only "which match comes first" differs, and nothing here depends on
+        // it: lookaheads ask only whether some match exists; possessive and atomic are refused.
+        items[items.length - 1] = { js: `(?:${prev.js})${quant.js}`, kind: "repeat" };
         continue;
       }
       items.push(this.item(flags));
@@ -248,7 +309,7 @@ class Translator {
       const min = lo === "" ? 0 : Number(lo);
       const max = hi === "" ? Infinity : Number(hi);
       if (min > MAX_REPEAT_COUNT || (max !== Infinity && max > MAX_REPEAT_COUNT)) {
-        this.fail(`repeat count above ${MAX_REPEAT_COUNT}`, save);
+        this.fail(`repeat count above ${MAX_REPEAT_COUNT}; use a smaller bound`, save);
       }
       if (max < min) this.fail("min repeat greater than max repeat", save);
       js = !comma ? `{${min}}` : max === Infinity ? `{${min},}` : `{${min},${max}}`;
@@ -264,16 +325,6 @@ class Translator {
       possessive = true;
     }
     return { js, possessive };
-  }
-
-  private applyQuantifier(atom: string, q: { js: string; possessive: boolean }): string {
-    const repeated = `(?:${atom})${q.js}`;
-    return q.possessive ? this.atomic(repeated) : repeated;
-  }
-
-  private atomic(inner: string): string {
-    const name = `a${this.atomics++}`;
-    return `(?:(?=(?<${name}>${inner}))\\k<${name}>)`;
   }
 
   private item(flags: Flags): Item {
@@ -304,7 +355,9 @@ class Translator {
   }
 
   private group(flags: Flags, start: number): Item {
-    if (++this.depth > MAX_DEPTH) this.fail(`groups nested deeper than ${MAX_DEPTH}`, start);
+    if (++this.depth > MAX_DEPTH) {
+      this.fail(`groups nested deeper than ${MAX_DEPTH}; flatten the pattern`, start);
+    }
     try {
       if (this.peek() !== "?") return { js: `(?:${this.groupBody(flags, start)})`, kind: "atom" };
       this.pos++;
@@ -319,7 +372,7 @@ class Translator {
           this.groupName(start);
           return { js: `(?:${this.groupBody(flags, start)})`, kind: "atom" };
         }
-        if (this.peek() === "=") this.fail("back-references are not supported", start);
+        if (this.peek() === "=") this.fail(BACKREF, start);
         return this.fail("unknown extension ?P", start);
       }
       if (c === "#") {
@@ -337,21 +390,34 @@ class Translator {
       }
       if (c === "<") {
         const d = this.peek(1);
-        if (d === "=" || d === "!") this.fail("lookbehind is not supported", start);
+        if (d === "=" || d === "!") {
+          this.fail("lookbehind is not supported; spell out the characters before instead", start);
+        }
         return this.fail("unknown extension ?<", start);
       }
       if (c === ">") {
-        this.pos++;
-        return { js: this.atomic(this.groupBody(flags, start)), kind: "atom" };
+        this.fail(
+          'the atomic group "(?>...)" is not supported (its no-backtracking meaning is not ' +
+            'reproduced exactly); write a plain group "(?:...)" and check that the pattern ' +
+            "still admits only the arguments you intend",
+          start,
+        );
       }
-      if (c === "(") this.fail("conditional groups are not supported", start);
+      if (c === "(") {
+        this.fail("conditional groups are not supported; write the alternatives with |", start);
+      }
       if (c !== undefined && /^[aiLmsux-]$/.test(c)) {
-        const { flags: inner } = this.flagLetters(flags, true);
+        const { on, off } = this.flagLetters(true);
         if (this.peek() === ")") {
-          this.fail("global flags not at the start of the expression", start);
+          this.fail(
+            "global flags not at the start of the expression; put them first, or scope them " +
+              "as (?s:...)",
+            start,
+          );
         }
         if (this.peek() !== ":") this.fail("missing -, : or )", this.pos);
         this.pos++;
+        const inner = this.scopedFlags(flags, on, off);
         return { js: `(?:${this.groupBody(inner, start)})`, kind: "atom" };
       }
       return this.fail(`unknown extension ?${c ?? ""}`, start);
@@ -374,7 +440,15 @@ class Translator {
       if (c === ">") break;
       name += c;
     }
-    if (!/^[\p{L}_][\p{L}\p{N}_]*$/u.test(name)) this.fail(`bad character in group name`, start);
+    // CPython takes any `str.isidentifier()` name; only the ASCII ones are accepted here (the
+    // Unicode identifier rules are not reproduced).
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      this.fail(
+        `group name ${JSON.stringify(name)} is not supported: use ASCII letters, digits and ` +
+          "'_', not starting with a digit",
+        start,
+      );
+    }
     if (this.names.has(name)) this.fail(`redefinition of group name ${name}`, start);
     this.names.add(name);
   }
@@ -387,15 +461,20 @@ class Translator {
       case "A":
         return { js: "^", kind: "anchor" };
       case "Z":
-      case "z":
         return { js: "$", kind: "anchor" };
+      case "z":
+        return this.fail(
+          "\\z is not supported (CPython before 3.14 rejects it as a bad escape); write \\Z",
+          start,
+        );
       case "b": {
         const w = `[${flags.ascii ? ASCII_WORD : UNI_WORD}]`;
         return { js: `(?:(?<=${w})(?!${w})|(?<!${w})(?=${w}))`, kind: "anchor" };
       }
       case "B":
         return this.fail(
-          "\\B is not supported (its empty-string behaviour differs by Python version)",
+          "\\B is not supported (its empty-string behaviour differs by Python version); " +
+            "spell out the characters on either side instead",
           start,
         );
       case "d":
@@ -423,7 +502,7 @@ class Translator {
         if (value > 0o377) this.fail("octal escape value outside of range 0-0o377", start);
         return { js: literal(value), kind: "atom" };
       }
-      return this.fail("back-references are not supported", start);
+      return this.fail(BACKREF, start);
     }
     return { js: literal(this.commonEscape(c, start)), kind: "atom" };
   }
@@ -462,7 +541,10 @@ class Translator {
         return cp;
       }
       case "N":
-        return this.fail("\\N{...} named characters are not supported", start);
+        return this.fail(
+          "\\N{...} named characters are not supported; write the character or \\uXXXX",
+          start,
+        );
       default:
         if (ASCII_LETTERS.test(c)) this.fail(`bad escape \\${c}`, start);
         return c.codePointAt(0) as number;
@@ -477,12 +559,20 @@ class Translator {
       digits += this.next();
     }
     const cp = parseInt(digits, 16);
-    if (cp >= 0xd800 && cp <= 0xdfff) this.fail("a surrogate code point escape", start);
+    if (cp >= 0xd800 && cp <= 0xdfff) {
+      this.fail("a surrogate code point escape is not supported; write whole characters", start);
+    }
     return cp;
   }
 
   /** A `[...]` set; the cursor is just past `[`. */
   private charClass(flags: Flags, start: number): string {
+    if (this.peek() === "[") {
+      this.fail(
+        'a set that starts with "[" may mean a nested set in a later CPython (it warns); ' +
+          'escape it as "\\["',
+      );
+    }
     const negate = this.match("^");
     const first = this.pos;
     const parts: string[] = [];
@@ -490,9 +580,11 @@ class Translator {
       const c = this.next();
       if (c === undefined) this.fail("unterminated character set", start);
       if (c === "]" && this.pos - 1 !== first) break;
+      if (c !== "\\" && parts.length > 0) this.notDoubled(c);
       const lo = c === "\\" ? this.classEscape(flags, start) : c.codePointAt(0) as number;
       if (this.peek() === "-") {
         this.pos++;
+        this.notDoubled("-");
         const d = this.next();
         if (d === undefined) this.fail("unterminated character set", start);
         if (d === "]") {
@@ -510,6 +602,20 @@ class Translator {
       parts.push(typeof lo === "number" ? hex(lo) : lo);
     }
     return `[${negate ? "^" : ""}${parts.join("")}]`;
+  }
+
+  /**
+   * Refuses `--`, `&&`, `~~` and `||` inside a set where CPython warns that they may become set
+   * operations: the unescaped `c` just read (after the set's first item, or as a range's `-`)
+   * followed by the same character.
+   */
+  private notDoubled(c: string): void {
+    if ("-&~|".includes(c) && this.peek() === c) {
+      this.fail(
+        `"${c}${c}" in a set may mean a set operation in a later CPython (it warns); ` +
+          `escape the characters, e.g. "\\${c}\\${c}"`,
+      );
+    }
   }
 
   /** An escape inside a class: a code point, or class text for a category. */
@@ -539,18 +645,32 @@ class Translator {
  */
 export function translatePythonRegex(pattern: string): string {
   if (!pattern.isWellFormed()) {
-    throw new PolicyError("POLICY_LINT", "argument pattern contains a lone surrogate", {
-      details: { pattern },
-    });
+    throw new PolicyError(
+      "POLICY_LINT",
+      `argument pattern ${JSON.stringify(pattern)} contains a lone surrogate; ` +
+        "write whole characters",
+      { details: { pattern } },
+    );
   }
   if (Array.from(pattern).length > MAX_ARG_PATTERN_LENGTH) {
     throw new PolicyError(
       "POLICY_LINT",
-      `argument pattern is longer than ${MAX_ARG_PATTERN_LENGTH} characters`,
+      `argument pattern ${JSON.stringify(pattern.slice(0, 64) + "...")} is longer than ` +
+        `${MAX_ARG_PATTERN_LENGTH} characters; split it or narrow it`,
       { details: { pattern: pattern.slice(0, 64) } },
     );
   }
-  return new Translator(pattern).translate();
+  const body = new Translator(pattern).translate();
+  if (body.length > MAX_TRANSLATED_LENGTH) {
+    throw new PolicyError(
+      "POLICY_LINT",
+      `argument pattern ${JSON.stringify(pattern.slice(0, 64))} translates to more than ` +
+        `${MAX_TRANSLATED_LENGTH} characters (each Unicode \\w, \\d, \\s or \\b is a large ` +
+        "set); use fewer of them, or their ASCII forms under (?a)",
+      { details: { pattern: pattern.slice(0, 64) } },
+    );
+  }
+  return body;
 }
 
 /**

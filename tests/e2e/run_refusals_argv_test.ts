@@ -2,11 +2,12 @@
  * `agentteams run` end to end, refusals of the argv: shells and launchers (refused by the
  * allowlist, and by the policy lint when a brief allowlists them), shell metacharacters (no shell
  * ever runs: an argument the pattern admits reaches the command verbatim, one it does not is
- * refused), wrong arity, options smuggled where a file was expected, and `..` segments (refused
- * even when the pattern admits them, glued to an option too: `--output=../x`, `-o../x`). Each
- * refusal: the code on stderr (or `--json`), nothing ran (the marker the command would create is
- * absent, no `run-request-start`), one `run-request-refused` row with the agent and code, and
- * `ledger verify` passes.
+ * refused), wrong arity, options smuggled where a file was expected, `..` segments (refused
+ * even when the pattern admits them, glued to an option too: `--output=../x`, `-o../x`), and
+ * briefs whose argument patterns use a construct whose CPython meaning is not reproduced
+ * (possessive quantifiers, atomic groups). Each refusal: the code on stderr (or `--json`),
+ * nothing ran (the marker the command would create is absent, no `run-request-start`), one
+ * `run-request-refused` row with the agent and code, and `ledger verify` passes.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -310,6 +311,56 @@ Deno.test("run: a `..` glued to an option (`--output=../x`, `-o../x`) is PARENT_
       assert.equal(row.code, ref.code);
       assert.equal(row.reason, `argument 2 ${JSON.stringify(arg)} has a .. path segment`);
       assert.equal(ref.reason, `argument 2 "../x" has a .. path segment`);
+    }
+  });
+});
+
+Deno.test("run: a brief whose argument pattern is possessive or atomic is refused at load (POLICY_LINT), and nothing runs", async () => {
+  // Issue 13: `(?:[a-z0-9]*|-rf)*+` admitted `-rf` when emulated in JavaScript, though CPython's
+  // re.fullmatch does not. Such a brief never loads, so `rm -rf src` cannot run through it.
+  await withWorld("possessive", { brief }, async (w) => {
+    const briefPath = join(w.project, "agentteams.jsonc");
+    const src = join(w.project, "src");
+    const variants: { pattern: string; construct: string }[] = [
+      { pattern: "(?:[a-z0-9]*|-rf)*+", construct: 'possessive quantifier "*+"' },
+      { pattern: "(?:[a-z0-9]*|-rf)++", construct: 'possessive quantifier "++"' },
+      { pattern: "(?>[a-z0-9]*|-rf)*", construct: 'atomic group "(?>...)"' },
+      { pattern: "(?>(?:[a-z0-9]*|-rf)*)", construct: 'atomic group "(?>...)"' },
+    ];
+    const refusedRows: Record<string, unknown>[] = [];
+    for (const v of variants) {
+      await writeFileAt(
+        briefPath,
+        JSON.stringify(
+          workerBrief(w, [{ prefix: ["/bin/rm"], args: [v.pattern], variadic: true }]),
+        ),
+      );
+      const before = await snapshotTree(src, join(w.project, ".git"));
+      for (const flags of [[], ["--json"]]) {
+        const r = await w.run({ argv: ["/bin/rm", "-rf", "src"] }, { flags });
+        if (flags.length === 0) {
+          const refusal = assertCliRefused(r, "run", "POLICY_LINT");
+          assert.match(refusal.reason, /agent_policies\.worker\.commands\[0\]\.args\[0\]/);
+          assert.ok(refusal.reason.includes(JSON.stringify(v.pattern)), refusal.reason);
+          assert.ok(refusal.reason.includes(v.construct), refusal.reason);
+        } else {
+          assertJsonRefused(r, "POLICY_LINT");
+        }
+        const added = newRows(w, r);
+        assert.ok(
+          added.every((row) => row.action !== "run-request-start" && row.action !== "run-request"),
+          JSON.stringify(added),
+        );
+        refusedRows.push(...added);
+      }
+      assertSameTree(before, await snapshotTree(src, join(w.project, ".git")), v.pattern);
+      assert.equal(exists(join(src, "a.txt")), true, "rm ran");
+    }
+    await w.verifyOk();
+    assert.equal(refusedRows.length, variants.length * 2, JSON.stringify(refusedRows));
+    for (const row of refusedRows) {
+      assert.equal(row.action, "run-request-refused");
+      assert.equal(row.code, "POLICY_LINT");
     }
   });
 });

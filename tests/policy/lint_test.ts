@@ -79,6 +79,48 @@ Deno.test("lint: bad argument pattern syntax is POLICY_LINT at the pattern's pat
   }
 });
 
+Deno.test("lint: possessive quantifiers and atomic groups are refused, naming the pattern and the fix (issue 13)", () => {
+  // `(?:[a-z0-9]*|-rf)*+` admitted `-rf` when emulated in JavaScript; CPython's fullmatch does
+  // not. Refused now, whatever the probes say, at the pattern's own path.
+  const cases: [string, string[]][] = [
+    ["(?:[a-z0-9]*|-rf)*+", ['possessive quantifier "*+"', 'plain quantifier "*"']],
+    ["(?:[a-z0-9]*|-rf)++", ['possessive quantifier "++"', 'plain quantifier "+"']],
+    ["[a-z]?+", ['possessive quantifier "?+"']],
+    ["[a-z]{1,8}+", ['possessive quantifier "{1,8}+"', 'plain quantifier "{1,8}"']],
+    ["(?>[a-z0-9]*|-rf)", ['atomic group "(?>...)"', 'plain group "(?:...)"']],
+    ["(?>(?:[a-z0-9]*|-rf)*)", ['atomic group "(?>...)"']],
+  ];
+  for (const [pattern, parts] of cases) {
+    expectPolicyError(
+      () => parseObject(withCommand({ prefix: ["lake"], args: ["[A-Z]+", pattern] })),
+      "POLICY_LINT",
+      "agent_policies.worker.commands[0].args[1]",
+      `argument pattern ${JSON.stringify(pattern)}`,
+      "is not supported",
+      ...parts,
+    );
+  }
+  // The other refusals found by the differential test also surface at the pattern's path.
+  for (
+    const [pattern, part] of [
+      [String.raw`[a-z]+\z`, String.raw`write \Z`],
+      ["[[a-z]+", String.raw`escape it as "\["`],
+      ["[a-z&&b]+", '"&&" in a set'],
+      ["(?P<é>[a-z]+)", "ASCII letters"],
+      ["(?u)(?a)[a-z]+", "incompatible"],
+      ["(?s-s:[a-z]+)", "turned both on and off"],
+    ]
+  ) {
+    expectPolicyError(
+      () => parseObject(withCommand({ prefix: ["lake"], args: [pattern] })),
+      "POLICY_LINT",
+      "agent_policies.worker.commands[0].args[0]",
+      `argument pattern ${JSON.stringify(pattern)}`,
+      part,
+    );
+  }
+});
+
 Deno.test("lint: shells and launchers are refused as a command or a gate, by basename", () => {
   for (
     const program of [

@@ -56,6 +56,28 @@ Deno.test("pyre: deliberately refused constructs name the reason", () => {
     ["a(?s)b", "global flags not at the start"],
     ["x".repeat(4097), "longer than"],
     ["(".repeat(70) + ")".repeat(70), "nested deeper"],
+    // No-backtracking constructs: CPython's first-match semantics are not reproduced.
+    ["(?:[a-z0-9]*|-rf)*+", 'possessive quantifier "*+"'],
+    ["a++", 'possessive quantifier "++"'],
+    ["a?+", 'possessive quantifier "?+"'],
+    ["a{1,2}+", 'possessive quantifier "{1,2}+"'],
+    ["(?>[a-z0-9]*|-rf)", 'atomic group "(?>...)"'],
+    ["(?>a|ab)c", 'write a plain group "(?:...)"'],
+    // CPython 3.11 rejects these, so they are refused too.
+    [String.raw`a\z`, String.raw`write \Z`],
+    ["(?s-s:a)", "turned both on and off"],
+    ["(?u)(?a)a", "'a' and 'u' are incompatible"],
+    ["(?P<a²>x)", "group name"],
+    // CPython accepts these with a FutureWarning (their meaning may change) or beyond ASCII.
+    ["[[a]", String.raw`escape it as "\["`],
+    ["[a&&b]", '"&&" in a set'],
+    ["[a--b]", '"--" in a set'],
+    ["[+--]", '"--" in a set'],
+    ["[a||b]", '"||" in a set'],
+    ["[a~~b]", '"~~" in a set'],
+    ["(?P<é>a)", "ASCII letters"],
+    // Each Unicode \w is a set of about 730 ranges; a hundred of them is over the limit.
+    [String.raw`\w`.repeat(100), "translates to more than"],
   ];
   for (const [pattern, reason] of cases) {
     expectPolicyError(() => compileArgPattern(pattern), "POLICY_LINT", reason);
@@ -77,10 +99,17 @@ Deno.test("pyre: Python-only syntax is translated, not passed through", () => {
   assert.ok(compileArgPattern(String.raw`\d+`).test("٣٤"));
   assert.equal(compileArgPattern(String.raw`(?a)\d+`).test("٣٤"), false);
   assert.ok(compileArgPattern(String.raw`\w+`).test("héllo_1"));
-  // Possessive and atomic forms keep their no-backtracking meaning.
-  assert.equal(compileArgPattern("a*+a").test("aaa"), false);
-  assert.equal(compileArgPattern("(?>a|ab)c").test("abc"), false);
-  assert.ok(compileArgPattern("(?>a|ab)c").test("ac"));
+  // The ASCII forms are small, so the same pattern under (?a) compiles.
+  assert.ok(compileArgPattern("(?a)" + String.raw`\w`.repeat(100)).test("a".repeat(100)));
+  // Unicode classes are CPython 3.11's (Unicode 14), not the engine's newer Unicode.
+  assert.equal(compileArgPattern(String.raw`\w`).test("\u{31350}"), false);
+  assert.equal(compileArgPattern(String.raw`\W`).test("\u{31350}"), true);
+  assert.equal(compileArgPattern(String.raw`\d`).test("\u{11F50}"), false);
+  assert.equal(compileArgPattern(String.raw`\d`).test("\u{1D7CE}"), true);
+  // Scoped flags: `a` and `u` replace each other; `-s` turns dotall off again.
+  assert.equal(compileArgPattern(String.raw`(?a)(?u:\d)`).test("٣"), true);
+  assert.equal(compileArgPattern(String.raw`(?u)(?a:\d)`).test("٣"), false);
+  assert.equal(compileArgPattern("(?s)(?-s:.)").test("\n"), false);
 });
 
 Deno.test("pyre: a compiled pattern is a whole-string match (property)", () => {
