@@ -5,16 +5,12 @@
  *
  * @module
  */
+import { within } from "../fs/within.ts";
 import { BWRAP_PATH, PERL_PATH, SETSID_PATH } from "../host/programs.ts";
 import { dirname, join, resolve } from "../fs/path.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { sanitizePath } from "../process/child_env.ts";
-import {
-  diskFs,
-  isWithin,
-  type ResolvedProgram,
-  resolveProgram,
-} from "../process/resolve_program.ts";
+import { diskFs, type ResolvedProgram, resolveProgram } from "../process/resolve_program.ts";
 import { readShebang } from "../sandbox/gate_exec.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { mergeNeeds, type Needs } from "../permissions.ts";
@@ -169,7 +165,7 @@ async function gitPaths(ctx: Ctx): Promise<string[]> {
     // behaviour-changing parts are listed on their own.
     const read = g.controlPaths.filter((c) => c.watch !== null).map((c) => c.abs);
     return [g.indexPath, ...read]
-      .filter((p) => !isWithin(g.root, p))
+      .filter((p) => !within(p, g.root))
       .map((p) => grantedGitPath(p, gitDirs));
   } catch (e) {
     return unlessNotCapable(e);
@@ -187,7 +183,7 @@ async function gitPaths(ctx: Ctx): Promise<string[]> {
  */
 function grantedGitPath(path: string, gitDirs: readonly string[]): string {
   if (entryKind(path) !== "missing") return path;
-  const dir = gitDirs.find((d) => isWithin(d, path) && d !== path);
+  const dir = gitDirs.find((d) => within(path, d) && d !== path);
   if (dir === undefined) return path;
   let cur = dirname(path);
   while (cur !== dir && entryKind(cur) === "missing") cur = dirname(cur);

@@ -24,7 +24,8 @@ import { dirname, isAbsolute, join, resolve } from "../fs/path.ts";
 import { FsSafetyError, KeyError } from "../errors.ts";
 import { HmacKey } from "./hash.ts";
 import { generatePem } from "./ed25519.ts";
-import { describeKind, lstatOrNullSync, readRegularFileSync } from "../fs/safe_read.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import { describeKind, lstatOrNullSync } from "../fs/entry.ts";
 import { fillNewFileSync, fsyncDirSync } from "../fs/atomic_write.ts";
 
 import { type Env, homeFrom } from "../env.ts";

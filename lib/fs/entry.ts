@@ -17,7 +17,7 @@
 export type EntryKind = "dir" | "file" | "symlink" | "other" | "missing";
 
 /**
- * The kind of an `lstat` result.
+ * The kind of an `lstat` result (or of a directory entry, which is not followed either).
  *
  * @example
  * ```ts
@@ -26,7 +26,9 @@ export type EntryKind = "dir" | "file" | "symlink" | "other" | "missing";
  * assert.deepEqual(kindOfInfo(Deno.lstatSync("/dev/null")), "other");
  * ```
  */
-export function kindOfInfo(info: Deno.FileInfo): Exclude<EntryKind, "missing"> {
+export function kindOfInfo(
+  info: Pick<Deno.FileInfo | Deno.DirEntry, "isSymlink" | "isDirectory" | "isFile">,
+): Exclude<EntryKind, "missing"> {
   if (info.isSymlink) return "symlink";
   if (info.isDirectory) return "dir";
   if (info.isFile) return "file";
@@ -45,14 +47,70 @@ export function kindOfInfo(info: Deno.FileInfo): Exclude<EntryKind, "missing"> {
  * ```
  */
 export function entryKind(path: string): EntryKind {
+  const info = lstatOrNullSync(path);
+  return info === null ? "missing" : kindOfInfo(info);
+}
+
+function isAbsent(e: unknown): boolean {
+  return e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory;
+}
+
+/**
+ * `lstat` of `path`, or `null` when nothing is there (or a component above is not a directory).
+ *
+ * @example
+ * ```ts
+ * import { lstatOrNull } from "./entry.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(await lstatOrNull("/nonexistent-4c1"), null);
+ * ```
+ */
+export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   try {
-    return kindOfInfo(Deno.lstatSync(path));
+    return await Deno.lstat(path);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
-      return "missing";
-    }
+    if (isAbsent(e)) return null;
     throw e;
   }
+}
+
+/**
+ * Synchronous {@link lstatOrNull}.
+ *
+ * @example
+ * ```ts
+ * import { lstatOrNullSync } from "./entry.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(lstatOrNullSync("/nonexistent-4c1"), null);
+ * ```
+ */
+export function lstatOrNullSync(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch (e) {
+    if (isAbsent(e)) return null;
+    throw e;
+  }
+}
+
+/**
+ * What kind of object an `lstat` result is, for messages.
+ *
+ * @example
+ * ```ts
+ * import { describeKind } from "./entry.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(describeKind(Deno.lstatSync("/dev/null")), "a device");
+ * ```
+ */
+export function describeKind(info: Deno.FileInfo): string {
+  if (info.isSymlink) return "a symlink";
+  if (info.isDirectory) return "a directory";
+  if (info.isFile) return "a regular file";
+  if (info.isFifo) return "a FIFO";
+  if (info.isSocket) return "a socket";
+  if (info.isCharDevice || info.isBlockDevice) return "a device";
+  return "not a regular file";
 }
 
 /**

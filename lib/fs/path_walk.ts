@@ -12,9 +12,7 @@
  */
 import { FsSafetyError } from "../errors.ts";
 import { readRegularFileWithin } from "./safe_read.ts";
-
-/** What `lstat` says a child is. */
-export type ChildKind = "absent" | "file" | "dir" | "symlink" | "other";
+import { type EntryKind, entryKind } from "./entry.ts";
 
 /**
  * Refuses a name that is not one path component (empty, `.`, `..`, or holding `/` or NUL).
@@ -73,21 +71,12 @@ export function walkDirs(root: string, segments: readonly string[]): string | nu
  * @example
  * ```ts
  * import { childKind } from "./path_walk.ts";
- * childKind("/tmp", "surely-not-here-4c1"); // "absent"
+ * childKind("/tmp", "surely-not-here-4c1"); // "missing"
  * ```
  */
-export function childKind(dir: string, name: string): ChildKind {
+export function childKind(dir: string, name: string): EntryKind {
   checkName(name);
-  try {
-    const st = Deno.lstatSync(`${dir}/${name}`);
-    if (st.isSymlink) return "symlink";
-    if (st.isDirectory) return "dir";
-    if (st.isFile) return "file";
-    return "other";
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return "absent";
-    throw e;
-  }
+  return entryKind(`${dir}/${name}`);
 }
 
 /**

@@ -18,6 +18,7 @@
  * @module
  */
 import { FsSafetyError } from "../errors.ts";
+import { describeKind } from "./entry.ts";
 import { readAtSync } from "./read_at.ts";
 
 /** What the caller demands of the file. */
@@ -42,61 +43,6 @@ export interface RegularFile {
   mode: number;
   /** Owner uid. */
   uid: number;
-}
-
-/**
- * Returns `lstat` of `path`, or `null` when nothing is there.
- *
- * @example
- * ```ts
- * import { lstatOrNull } from "./safe_read.ts";
- * (await lstatOrNull("/nonexistent")) === null; // true
- * ```
- */
-export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.lstat(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
-}
-
-/**
- * Synchronous {@link lstatOrNull}.
- *
- * @example
- * ```ts
- * import { lstatOrNullSync } from "./safe_read.ts";
- * lstatOrNullSync("/nonexistent"); // null
- * ```
- */
-export function lstatOrNullSync(path: string): Deno.FileInfo | null {
-  try {
-    return Deno.lstatSync(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
-}
-
-/**
- * Describes what kind of object an `lstat` result is, for messages.
- *
- * @example
- * ```ts
- * import { describeKind } from "./safe_read.ts";
- * describeKind(Deno.lstatSync("/dev/null")); // "a device"
- * ```
- */
-export function describeKind(info: Deno.FileInfo): string {
-  if (info.isSymlink) return "a symlink";
-  if (info.isDirectory) return "a directory";
-  if (info.isFile) return "a regular file";
-  if (info.isFifo) return "a FIFO";
-  if (info.isSocket) return "a socket";
-  if (info.isCharDevice || info.isBlockDevice) return "a device";
-  return "not a regular file";
 }
 
 /**

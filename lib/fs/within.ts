@@ -13,19 +13,22 @@
  */
 
 /**
- * True when `child` equals `parent` or lies below it. Both must already be normalized absolute
- * paths (no `.`/`..` segments, no trailing slash except for `/` itself).
+ * True when `child` equals `parent` or lies below it, whole segments compared (`/pp` is not below
+ * `/p`). Both must be normalized absolute paths (no `.`/`..` segments); a trailing slash on
+ * `parent` is ignored.
  *
  * @example
  * ```ts
  * import { within } from "./within.ts";
  * within("/", "/"); // true
  * within("/a", "/"); // true
+ * within("/p/x", "/p/"); // true
  * ```
  */
 export function within(child: string, parent: string, foldCase = false): boolean {
   const c = foldCase ? child.toLowerCase() : child;
-  const p = foldCase ? parent.toLowerCase() : parent;
+  const trimmed = parent.length > 1 ? parent.replace(/\/+$/, "") || "/" : parent;
+  const p = foldCase ? trimmed.toLowerCase() : trimmed;
   if (c === p) return true;
   const prefix = p.endsWith("/") ? p : p + "/";
   return c.startsWith(prefix);

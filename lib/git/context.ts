@@ -26,7 +26,8 @@ import { type IndexEntry, parseIndex } from "./index_file.ts";
 import { parseStatusZ, type StatusEntry } from "./status_z.ts";
 import { gitVersionProblem } from "./version.ts";
 import { utf8Bytes } from "./path_bytes.ts";
-import { diskFs, isWithin, resolveProgram } from "../process/resolve_program.ts";
+import { diskFs, resolveProgram } from "../process/resolve_program.ts";
+import { within } from "../fs/within.ts";
 import { realPathLoose } from "../fs/entry.ts";
 import { dirname, normalize } from "../fs/path.ts";
 
@@ -502,7 +503,7 @@ export async function openGitContext(
     }
   }
   const expected = parsed.prefix === "" ? top : `${top}/${parsed.prefix.slice(0, -1)}`;
-  if (expected !== canonical || !isWithin(top, canonical)) {
+  if (expected !== canonical || !within(canonical, top)) {
     throw new RequestError(
       "GIT_UNAVAILABLE",
       `git places the project at ${expected}, not ${canonical}`,

@@ -35,7 +35,7 @@
 import type { HmacKey } from "../crypto/hash.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { LedgerError } from "../errors.ts";
-import { lstatOrNullSync } from "../fs/safe_read.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { withLedgerLock } from "./append.ts";
 import { withFileLock } from "./lock.ts";

@@ -13,7 +13,7 @@
  * @module
  */
 import { LedgerError } from "../errors.ts";
-import { lstatOrNullSync } from "../fs/safe_read.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
 import { checkStatePath } from "./paths.ts";
 
 /**

@@ -11,7 +11,8 @@
  */
 import { join } from "../fs/path.ts";
 import { FsSafetyError, LedgerError } from "../errors.ts";
-import { describeKind, lstatOrNullSync, readRegularFileSync } from "../fs/safe_read.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import { describeKind, lstatOrNullSync } from "../fs/entry.ts";
 import { fsyncDirSync } from "../fs/atomic_write.ts";
 
 /** The state directory's name inside a project. */

@@ -63,20 +63,6 @@ export const diskFs: ResolveFs = {
   },
 };
 
-/**
- * True when `inner` is `outer` or lies below it (both absolute, canonical).
- *
- * @example
- * ```ts
- * import { isWithin } from "./resolve_program.ts";
- * isWithin("/p", "/p/bin/x"); // true
- * isWithin("/p", "/pp/x"); // false
- * ```
- */
-export function isWithin(outer: string, inner: string): boolean {
-  return within(inner, outer.length > 1 ? outer.replace(/\/+$/, "") : outer);
-}
-
 /** Where to look and what must not contain the result. */
 export interface ResolveOptions {
   /** The PATH value to search; sanitized again here. */
@@ -159,7 +145,7 @@ export function resolveProgram(name: string, options: ResolveOptions): ResolvedP
   if (real === null || root === null) {
     throw new RequestError("PROGRAM_NOT_FOUND", `cannot resolve the real path of ${found}`);
   }
-  if (isWithin(root, real)) {
+  if (within(real, root)) {
     throw new RequestError(
       "PROGRAM_IN_PROJECT",
       `argv[0] ${JSON.stringify(name)} resolves inside the project (${real})`,
@@ -188,7 +174,7 @@ export function resolveCwd(projectRoot: string, rel: string, fs: ResolveFs): str
   const real = fs.realpath(`${root}/${rel}`);
   // Outside the project is refused before anything is read there (the launch flags need not
   // grant it, and its refusal is this one, not Deno's).
-  if (real !== null && !isWithin(root, real)) {
+  if (real !== null && !within(real, root)) {
     throw new RequestError(
       "CWD_NOT_ALLOWED",
       `cwd ${JSON.stringify(rel)} resolves outside the project`,

@@ -97,7 +97,7 @@ async function walkTarget(root: string, segments: readonly string[]): Promise<Ta
     if (dir === null) return { dir: null, file: null };
     const name = segments[segments.length - 1];
     const kind = childKind(dir, name);
-    if (kind === "absent") return { dir, file: null };
+    if (kind === "missing") return { dir, file: null };
     if (kind !== "file") {
       throw new ProposalError(
         "TARGET_NOT_FILE",

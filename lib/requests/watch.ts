@@ -19,6 +19,7 @@
 import { RequestError } from "../errors.ts";
 import { CONTROL_PLANE, type ControlPlane } from "../policy/control_plane.ts";
 import { keyUnder } from "../fs/within.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
 import { contentSha256 } from "./fingerprint.ts";
 
 /** Most entries one snapshot will stat before refusing (fail closed). */
@@ -79,9 +80,8 @@ export interface WatchOptions {
 
 function lstatOrNull(abs: string): Deno.FileInfo | null {
   try {
-    return Deno.lstatSync(abs);
+    return lstatOrNullSync(abs);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return null;
     throw new RequestError("SNAPSHOT_FAILED", `cannot stat watched path ${abs}: ${String(e)}`);
   }
 }

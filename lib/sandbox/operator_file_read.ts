@@ -19,7 +19,8 @@
 
 import { sha256Hex } from "../crypto/hash.ts";
 import { FsSafetyError, SandboxError } from "../errors.ts";
-import { lstatOrNullSync, readRegularFileSync } from "../fs/safe_read.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
 import { confinedFilePath, MAX_CONFINED_BYTES } from "./operator_file.ts";
 import { within } from "../fs/within.ts";
 

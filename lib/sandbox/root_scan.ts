@@ -17,7 +17,7 @@ import { SandboxError } from "../errors.ts";
 import { within } from "../fs/within.ts";
 import { isControlPlaneName } from "../policy/control_plane.ts";
 import { protectedMatcher } from "./protected.ts";
-import type { EntryKind } from "../fs/entry.ts";
+import { type EntryKind, kindOfInfo } from "../fs/entry.ts";
 
 /** One entry the scan found. */
 export interface ScanHit {
@@ -73,13 +73,6 @@ export function protectedIn(
     within(absPath, projectReal, foldCase) && covers(absPath.slice(prefix.length));
 }
 
-function kindOf(entry: Deno.DirEntry): EntryKind {
-  if (entry.isSymlink) return "symlink";
-  if (entry.isDirectory) return "dir";
-  if (entry.isFile) return "file";
-  return "other";
-}
-
 /**
  * Walks each root depth-first without following symlinks and returns every entry the matcher
  * selects (not descending into a selected entry). An unreadable directory inside a root is
@@ -109,7 +102,7 @@ export function scanWritableRoots(roots: readonly string[], isHit: ReadOnlyMatch
     }
     for (const entry of entries) {
       const path = dir === "/" ? "/" + entry.name : dir + "/" + entry.name;
-      const kind = kindOf(entry);
+      const kind = kindOfInfo(entry);
       if (isHit(path, entry.name)) {
         hits.push({ path, kind });
       } else if (kind === "dir") {

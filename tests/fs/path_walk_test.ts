@@ -57,7 +57,7 @@ Deno.test("childKind and readChild: a symlink is reported, never followed; readC
   Deno.mkdirSync(`${root}/d`);
   assert.equal(childKind(root, "link"), "symlink");
   assert.equal(childKind(root, "d"), "dir");
-  assert.equal(childKind(root, "absent"), "absent");
+  assert.equal(childKind(root, "absent"), "missing");
   await assert.rejects(() => readChild(root, "link", 1024), refusedWith("SYMLINK"));
   await assert.rejects(() => readChild(root, "d", 1024), refusedWith("NOT_REGULAR_FILE"));
   assert.equal(Deno.readTextFileSync(`${outside}/secret`), "s\n");

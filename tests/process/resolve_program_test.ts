@@ -1,10 +1,10 @@
 /** Program and cwd resolution: sanitized PATH, no relative programs, nothing inside the project. */
 
+import { within } from "../../lib/fs/within.ts";
 import assert from "node:assert/strict";
 import { RequestError } from "../../lib/errors.ts";
 import {
   diskFs,
-  isWithin,
   resolveCwd,
   type ResolveFs,
   resolveProgram,
@@ -111,12 +111,12 @@ Deno.test("a program whose real path lies in the project is refused", () => {
   );
 });
 
-Deno.test("isWithin compares whole segments", () => {
-  assert.equal(isWithin("/p", "/p"), true);
-  assert.equal(isWithin("/p", "/p/x"), true);
-  assert.equal(isWithin("/p", "/pp/x"), false);
-  assert.equal(isWithin("/p/", "/p/x"), true);
-  assert.equal(isWithin("/", "/x"), true);
+Deno.test("within compares whole segments (the containment program resolution uses)", () => {
+  assert.equal(within("/p", "/p"), true);
+  assert.equal(within("/p/x", "/p"), true);
+  assert.equal(within("/pp/x", "/p"), false);
+  assert.equal(within("/p/x", "/p/"), true);
+  assert.equal(within("/x", "/"), true);
 });
 
 Deno.test("on disk: a symlink on PATH into the project is refused; a system program is found", async () => {
