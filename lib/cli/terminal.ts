@@ -10,7 +10,7 @@
  * ```
  * @module
  */
-import { isControlOrFormat } from "../policy/text.ts";
+import { isControlOrFormat } from "../text/chars.ts";
 
 /** C0 controls except tab, newline and carriage return; DEL; the C1 controls (U+0080..U+009F). */
 function isControl(c: number): boolean {

@@ -18,11 +18,12 @@
 
 import { patternNamesControlPlane } from "./control_plane.ts";
 import { hasWildcard } from "./fnmatch.ts";
-import { hasControlChar } from "./text.ts";
+import { normalizeRel, REL_PATH_PROBLEMS, relPathProblem, segmentProblem } from "../fs/rel_path.ts";
 
 /**
- * The problems every path-like brief value is checked for: empty, a lone surrogate, a backslash
- * or a control character, absolute, or a home path. `null` when it has none of them.
+ * The problems every path-like brief value is checked for (`lib/fs/rel_path.ts`): empty, a lone
+ * surrogate, a backslash or a control character, absolute, or a home path. `null` when it has
+ * none of them.
  *
  * @example
  * ```ts
@@ -32,29 +33,12 @@ import { hasControlChar } from "./text.ts";
  * ```
  */
 export function commonPathProblem(value: string): string | null {
-  if (value === "") return "is empty";
-  if (!value.isWellFormed()) return "contains a lone surrogate";
-  if (value.includes("\\") || hasControlChar(value)) {
-    return "contains a backslash or a control character";
-  }
-  if (value.startsWith("/")) return "must be project-relative, not absolute";
-  if (value.startsWith("~")) return "must be project-relative, not a home path";
-  return null;
+  const problem = relPathProblem(value);
+  return problem === null ? null : REL_PATH_PROBLEMS[problem];
 }
 
-/**
- * Whether any segment is empty, `.` or `..` (such a path or pattern never names a normalized
- * project path).
- *
- * @example
- * ```ts
- * import { badSegments } from "./pattern_rules.ts";
- * badSegments("a/./b".split("/")); // true
- * ```
- */
-export function badSegments(segments: readonly string[]): boolean {
-  return segments.some((s) => s === "" || s === "." || s === "..");
-}
+/** Why a pattern's segments could never name a plain path: an empty, `.` or `..` segment. */
+const BAD_SEGMENTS = "has an empty, '.' or '..' segment";
 
 /**
  * Why a command `writes` glob is refused: it must start with a literal project directory (no
@@ -77,7 +61,7 @@ export function writesGlobProblem(glob: string): string | null {
   }
   if (glob.endsWith("/")) return "ends with '/'; a writes glob matches files, write 'dir/*'";
   const segments = glob.split("/");
-  if (badSegments(segments)) return "has an empty, '.' or '..' segment";
+  if (segmentProblem(segments) !== null) return BAD_SEGMENTS;
   if (hasWildcard(segments[0])) return "must start with a literal project directory";
   const plane = patternNamesControlPlane(segments);
   if (plane !== null) return `is inside the project control plane (${plane.entry})`;
@@ -103,7 +87,7 @@ export function matchPatternProblem(pattern: string, kind: "gate" | "protected")
     if (kind === "gate") return "ends with '/'; a gate glob matches files";
     body = body.slice(0, -1);
   }
-  if (badSegments(body.split("/"))) return "has an empty, '.' or '..' segment";
+  if (segmentProblem(body.split("/")) !== null) return BAD_SEGMENTS;
   return null;
 }
 
@@ -120,7 +104,7 @@ export function matchPatternProblem(pattern: string, kind: "gate" | "protected")
 export function cwdProblem(cwd: string): string | null {
   const common = commonPathProblem(cwd);
   if (common !== null) return common;
-  if (cwd.split("/").includes("..")) return "has a '..' segment";
+  if (segmentProblem(cwd.split("/")) === "parent") return "has a '..' segment";
   return null;
 }
 
@@ -135,6 +119,6 @@ export function cwdProblem(cwd: string): string | null {
  * ```
  */
 export function normalizeCwd(cwd: string): string {
-  const parts = cwd.split("/").filter((s) => s !== "" && s !== ".");
-  return parts.length === 0 ? "." : parts.join("/");
+  const n = normalizeRel(cwd);
+  return n.ok ? n.rel : cwd;
 }

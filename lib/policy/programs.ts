@@ -21,7 +21,7 @@
  * @module
  */
 
-import { hasControlChar } from "./text.ts";
+import { hasControlChar } from "../text/chars.ts";
 
 /** Shells, by basename. */
 export const SHELLS: readonly string[] = Object.freeze([

@@ -27,7 +27,8 @@
 
 import { patternNamesControlPlane } from "./control_plane.ts";
 import { fnmatchCase, hasWildcard } from "./fnmatch.ts";
-import { badSegments, commonPathProblem } from "./pattern_rules.ts";
+import { commonPathProblem } from "./pattern_rules.ts";
+import { isPlainRel, segmentProblem } from "../fs/rel_path.ts";
 
 /**
  * Why a write scope is unsafe, or `null` when it is acceptable. Applies to literal scopes and
@@ -45,7 +46,7 @@ export function scopePatternProblem(scope: string): string | null {
   const common = commonPathProblem(scope);
   if (common !== null) return common;
   const segments = (scope.endsWith("/") ? scope.slice(0, -1) : scope).split("/");
-  if (badSegments(segments)) return "has an empty, '.' or '..' segment";
+  if (segmentProblem(segments) !== null) return "has an empty, '.' or '..' segment";
   if (segments.some((s) => s.includes("**"))) {
     return "uses '**'; '*' matches within one segment, so list each depth";
   }
@@ -53,12 +54,6 @@ export function scopePatternProblem(scope: string): string | null {
   const plane = patternNamesControlPlane(segments);
   if (plane !== null) return `is inside the project control plane (${plane.entry})`;
   return null;
-}
-
-/** Whether `rel` is a normalized project-relative POSIX path (no empty, `.` or `..` segment). */
-function isNormalizedRel(rel: string): boolean {
-  if (rel === "" || rel.startsWith("/")) return false;
-  return rel.split("/").every((s) => s !== "" && s !== "." && s !== "..");
 }
 
 /**
@@ -73,7 +68,7 @@ function isNormalizedRel(rel: string): boolean {
  * ```
  */
 export function scopeMatches(rel: string, scope: string): boolean {
-  if (!isNormalizedRel(rel) || scopePatternProblem(scope) !== null) return false;
+  if (!isPlainRel(rel) || scopePatternProblem(scope) !== null) return false;
   // Exact case: on a case-sensitive file system `Docs/` is another directory than `docs/`, and
   // folding (`toLowerCase` also folds U+212A KELVIN SIGN to `k`) would widen a scope to it. On a
   // case-insensitive one, a path spelled in another case is refused, which fails safe.

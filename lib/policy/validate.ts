@@ -18,7 +18,7 @@ import { isIgnoredBriefField, POLICY_FIELDS } from "./fields.ts";
 import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
 import type { RawPolicy } from "./schema.ts";
 import { checkPolicyFields, type ShapeIssue } from "./shape_check.ts";
-import { findLoneSurrogate } from "./text.ts";
+import { findLoneSurrogate } from "../text/chars.ts";
 
 type Issue = ShapeIssue;
 

@@ -12,7 +12,7 @@
 import { FsSafetyError, ProposalError } from "../errors.ts";
 import { readRegularFileWithin } from "../fs/safe_read.ts";
 import { duplicateKey } from "./duplicate_keys.ts";
-import { findLoneSurrogate } from "../policy/text.ts";
+import { findLoneSurrogate } from "../text/chars.ts";
 import { checkArtifactShape } from "./artifact_check.ts";
 import type { ChangeProposalT, CommandRequestT, DeleteProposalT } from "./schema.ts";
 

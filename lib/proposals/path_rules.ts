@@ -15,7 +15,7 @@
  */
 import { ProposalError } from "../errors.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
-import { hasControlChar } from "../policy/text.ts";
+import { relPathProblem, segmentProblem } from "../fs/rel_path.ts";
 import { type ControlPlane, controlPlaneHit } from "../policy/control_plane.ts";
 import { protectedMatch } from "../policy/fnmatch.ts";
 import { inWriteScopes } from "../policy/scope.ts";
@@ -52,36 +52,37 @@ function utf8Length(s: string): number {
  */
 export function checkRelativePath(path: string): CheckedPath {
   const q = JSON.stringify(path);
-  if (hasControlChar(path)) {
-    throw new ProposalError("PATH_INVALID", `path ${q} contains a NUL or control character`);
-  }
-  if (path.includes("\\")) {
+  const problem = relPathProblem(path);
+  if (problem === "char") {
     throw new ProposalError(
       "PATH_INVALID",
-      `path ${q} contains a backslash; paths are POSIX, separated by '/'`,
+      path.includes("\\")
+        ? `path ${q} contains a backslash; paths are POSIX, separated by '/'`
+        : `path ${q} contains a NUL or control character`,
     );
   }
-  if (path.startsWith("/")) {
+  if (problem === "absolute") {
     throw new ProposalError("PATH_OUTSIDE_PROJECT", `path ${q} is absolute; refused`);
   }
-  if (path.startsWith("~")) {
+  if (problem === "home") {
     throw new ProposalError("PATH_OUTSIDE_PROJECT", `path ${q} names a home directory; refused`);
   }
+  if (problem === "surrogate") {
+    throw new ProposalError("PATH_INVALID", `path ${q} has a lone surrogate; not UTF-8`);
+  }
   const segments = path.split("/");
-  if (segments.includes("..")) {
+  const bad = segmentProblem(segments);
+  if (bad === "parent") {
     throw new ProposalError(
       "PATH_OUTSIDE_PROJECT",
       `path ${q} resolves outside the project; refused`,
     );
   }
-  if (segments.some((s) => s === "" || s === ".")) {
+  if (bad !== null || problem === "empty") {
     throw new ProposalError(
       "PATH_INVALID",
       `path ${q} has an empty or '.' segment (or a trailing '/'); give the file's plain path`,
     );
-  }
-  if (!path.isWellFormed()) {
-    throw new ProposalError("PATH_INVALID", `path ${q} has a lone surrogate; not UTF-8`);
   }
   if (utf8Length(path) > MAX_PATH_BYTES || segments.some((s) => utf8Length(s) > MAX_NAME_BYTES)) {
     throw new ProposalError(

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { badSegments, commonPathProblem } from "../policy/pattern_rules.ts";
+import { normalizeRel, REL_PATH_PROBLEMS, relPathProblem, segmentProblem } from "../fs/rel_path.ts";
 
 /** `..` followed by `/`, `\` or the end of the string. */
 const PARENT_SEGMENT_RE = /\.\.(?:[/\\]|$)/;
@@ -52,8 +52,9 @@ export type Normalised =
   | { readonly ok: false; readonly reason: string };
 
 /**
- * Normalises a project-relative POSIX path: drops `.` and empty segments (so `./a//b` is `a/b`),
- * remembers a trailing `/` as `dir`, and refuses NUL, `\`, absolute paths, `~` paths and `..`
+ * Normalises a project-relative POSIX path (`normalizeRel` in `lib/fs/rel_path.ts`): drops `.` and
+ * empty segments (so `./a//b` is `a/b`), remembers a trailing `/` as `dir`, and refuses a
+ * backslash, a NUL or control character, a lone surrogate, absolute paths, `~` paths and `..`
  * segments. The project root itself normalises to `rel: "."`.
  *
  * @example
@@ -64,15 +65,12 @@ export type Normalised =
  * ```
  */
 export function normaliseRelative(value: string): Normalised {
-  if (value.includes("\0")) return { ok: false, reason: "contains NUL" };
-  if (value.includes("\\")) return { ok: false, reason: "contains a backslash" };
-  if (value.startsWith("/")) return { ok: false, reason: "is absolute" };
-  if (value.startsWith("~")) return { ok: false, reason: "is a home path" };
-  const segs = value.split("/");
-  if (segs.includes("..")) return { ok: false, reason: "has a .. segment" };
-  const kept = segs.filter((s) => s !== "" && s !== ".");
-  const dir = value.endsWith("/") && kept.length > 0;
-  return { ok: true, rel: kept.length === 0 ? "." : kept.join("/"), dir };
+  const n = normalizeRel(value);
+  if (n.ok) return n;
+  return {
+    ok: false,
+    reason: n.problem === "parent" ? "has a .. segment" : REL_PATH_PROBLEMS[n.problem],
+  };
 }
 
 /**
@@ -104,10 +102,10 @@ export function normaliseCwd(value: string | undefined): Normalised {
  * ```
  */
 export function stdinPathProblem(value: string): string | null {
-  const common = commonPathProblem(value);
-  if (common !== null) return common;
+  const common = relPathProblem(value);
+  if (common !== null) return REL_PATH_PROBLEMS[common];
   const segments = value.split("/");
-  if (badSegments(segments)) return "has an empty, '.' or '..' segment";
+  if (segmentProblem(segments) !== null) return "has an empty, '.' or '..' segment";
   if (segments.some((s) => s.startsWith("-"))) {
     return "has a segment that starts with '-' (an option to the gate)";
   }

@@ -26,6 +26,7 @@ import { guardFacts } from "./guards_io.ts";
 import { buildPlan, type ConfinementPlan } from "./plan.ts";
 import { literalProtected } from "./protected.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
+import { normalizeRel } from "../fs/rel_path.ts";
 import { resolveRoots } from "./roots_io.ts";
 import { assertSafePath } from "./safe_path.ts";
 import { execAllows } from "./gate_exec.ts";
@@ -67,8 +68,8 @@ export interface PrepareOptions {
 }
 
 function resolveCwd(projectReal: string, cwd: string): string {
-  const segs = cwd.split("/").filter((s) => s !== "" && s !== ".");
-  if (cwd.startsWith("/") || segs.includes("..")) {
+  const n = normalizeRel(cwd);
+  if (!n.ok) {
     throw new SandboxError(
       "CONFINED_INVALID",
       `working directory ${cwd} must be project-relative`,
@@ -77,7 +78,7 @@ function resolveCwd(projectReal: string, cwd: string): string {
       },
     );
   }
-  return segs.length === 0 ? projectReal : realPathLoose(projectReal + "/" + segs.join("/"));
+  return n.rel === "." ? projectReal : realPathLoose(projectReal + "/" + n.rel);
 }
 
 /**

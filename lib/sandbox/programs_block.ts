@@ -18,6 +18,7 @@
  * @module
  */
 
+import { relPathProblem, segmentProblem } from "../fs/rel_path.ts";
 import { SandboxError } from "../errors.ts";
 import { controlPlaneHit, staticPlane } from "../policy/control_plane.ts";
 import type { ConfinedAgent, ConfinedPrograms, GateDef } from "../policy/types.ts";
@@ -127,7 +128,8 @@ export function validateWriteRoot(
   assertSafePath(rel, what, details);
   const d = { ...details, path: rel };
   const shown = JSON.stringify(rel);
-  if (rel.startsWith("/") || rel.startsWith("~")) {
+  const problem = relPathProblem(rel);
+  if (problem === "absolute" || problem === "home") {
     throw invalid(`${what}: ${shown} must be a project-relative path`, d);
   }
   if (/[*?[]/.test(rel)) {
@@ -137,8 +139,7 @@ export function validateWriteRoot(
   if (trimmed === "" || trimmed === ".") {
     throw invalid(`${what}: ${shown} is the project root; refused`, d);
   }
-  const segs = trimmed.split("/");
-  if (segs.some((s) => s === "" || s === "." || s === "..")) {
+  if (segmentProblem(trimmed.split("/")) !== null) {
     throw invalid(
       `${what}: ${shown} must be a plain relative path (no '.', '..' or empty segment)`,
       d,

@@ -12,11 +12,13 @@
  */
 
 import { hasWildcard, protectedMatch } from "../policy/fnmatch.ts";
+import { normalizeRel } from "../fs/rel_path.ts";
 
 /**
- * A protected pattern in the form the matcher compares: leading `./` and surrounding slashes
- * dropped. Returns `null` for a pattern that names nothing inside the project (empty, `.`,
- * absolute, or `..`-relative), which the sandbox then ignores (the project root is read-only anyway).
+ * A protected pattern in the form the matcher compares (`normalizeRel`: `.` and empty segments
+ * dropped, a trailing `/` too). Returns `null` for a pattern that names nothing inside the project
+ * (empty, `.`, absolute, a home path or `..`-relative), which the sandbox then ignores (the
+ * project root is read-only anyway).
  *
  * @example
  * ```ts
@@ -25,12 +27,8 @@ import { hasWildcard, protectedMatch } from "../policy/fnmatch.ts";
  * ```
  */
 export function normalizeProtected(pattern: string): string | null {
-  let p = pattern;
-  while (p.startsWith("./")) p = p.slice(2);
-  p = p.replace(/^\/+|\/+$/g, "");
-  if (pattern.startsWith("/") || p === "" || p === ".") return null;
-  if (p.split("/").includes("..")) return null;
-  return p;
+  const n = normalizeRel(pattern);
+  return n.ok && n.rel !== "." ? n.rel : null;
 }
 
 /**

@@ -3,7 +3,7 @@
  *
  * @example
  * ```ts
- * import { hasControlChar } from "./text.ts";
+ * import { hasControlChar } from "./chars.ts";
  * hasControlChar("a\tb"); // true
  * hasControlChar("docs/guide.md"); // false
  * ```
@@ -16,7 +16,7 @@
  *
  * @example
  * ```ts
- * import { hasControlChar } from "./text.ts";
+ * import { hasControlChar } from "./chars.ts";
  * hasControlChar("x\u0000y"); // true
  * ```
  */
@@ -36,7 +36,7 @@ export function hasControlChar(s: string): boolean {
  *
  * @example
  * ```ts
- * import { isControlOrFormat } from "./text.ts";
+ * import { isControlOrFormat } from "./chars.ts";
  * isControlOrFormat(0x9b); // true
  * isControlOrFormat(0x202e); // true (RIGHT-TO-LEFT OVERRIDE)
  * isControlOrFormat(0x41); // false
@@ -62,7 +62,7 @@ export interface LoneSurrogate {
  *
  * @example
  * ```ts
- * import { findLoneSurrogate } from "./text.ts";
+ * import { findLoneSurrogate } from "./chars.ts";
  * findLoneSurrogate({ a: ["ok", "\ud800"] }); // { path: ["a", 1], key: false }
  * findLoneSurrogate({ a: { "\udc00": 1 } }); // { path: ["a", "\udc00"], key: true }
  * ```
