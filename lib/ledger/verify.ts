@@ -41,12 +41,8 @@
 import type { HmacKey } from "../crypto/hash.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { LedgerError } from "../errors.ts";
-import {
-  checkStatePath,
-  MAX_DISPATCH_STORE_BYTES,
-  readStateFileSync,
-  statePaths,
-} from "./paths.ts";
+import { statePaths } from "./paths.ts";
+import { type LedgerSnapshot, takeLedgerSnapshot } from "./snapshot.ts";
 import { type Head, HeadFormatError, headVerifies, parseHead } from "./head.ts";
 import {
   checkLedgerBytes,
@@ -451,30 +447,12 @@ const dec = new TextDecoder();
 /** Largest ledger `verify` reads into memory. */
 export const MAX_LEDGER_BYTES = 2 * 1024 * 1024 * 1024 - 1;
 
-/** A project's head, and whether a ledger file exists. */
-interface StateFiles {
-  ledgerExists: boolean;
-  head: string | null;
-}
-
 /**
- * The head (read before the ledger, so a concurrent append can only leave it one row behind, which
- * verify accepts). The dispatch store is read after the ledger (`readDispatchesText`).
- */
-function readSmallState(root: string): StateFiles | null {
-  const paths = statePaths(root);
-  if (!checkStatePath(paths.dir, "dir")) return null;
-  const head = readStateFileSync(paths.head, "ledger head", 4096);
-  return {
-    ledgerExists: checkStatePath(paths.ledger, "file"),
-    head: head === null ? null : dec.decode(head),
-  };
-}
-
-/**
- * Reads a project's ledger, head and dispatch store (refusing symlinks and non-regular files).
+ * Reads a project's ledger, head and dispatch store as one state (`snapshot.ts`), refusing
+ * symlinks and non-regular files. The ledger's bytes are those its snapshot counts.
  *
- * @throws {LedgerError} `LEDGER_UNSAFE_PATH` for a symlinked `.agentteams` or state file.
+ * @throws {LedgerError} `LEDGER_UNSAFE_PATH` for a symlinked `.agentteams` or state file, or a
+ *   ledger over {@link MAX_LEDGER_BYTES}; `LEDGER_BUSY` when no consistent state could be read.
  * @example
  * ```ts
  * import { readLedgerTexts } from "./verify.ts";
@@ -482,98 +460,105 @@ function readSmallState(root: string): StateFiles | null {
  * ```
  */
 export function readLedgerTexts(root: string): LedgerTexts {
-  const small = readSmallState(root);
-  if (small === null) return { ledger: null, head: null, dispatches: null };
-  const ledger = small.ledgerExists
-    ? readStateFileSync(statePaths(root).ledger, "ledger", MAX_LEDGER_BYTES)
-    : null;
-  // The store is read after the ledger (see `verifyLedgerAt`).
-  return { ledger, head: small.head, dispatches: readDispatchesText(root) };
-}
-
-/** The dispatch store's text, or `null` when there is none. */
-function readDispatchesText(root: string): string | null {
-  const bytes = readStateFileSync(
-    statePaths(root).dispatches,
-    "dispatch store",
-    MAX_DISPATCH_STORE_BYTES,
-  );
-  return bytes === null ? null : dec.decode(bytes);
-}
-
-/**
- * Opens the ledger for reading: `lstat` must show a regular file and the opened file must be that
- * same inode (see `lib/fs/safe_read.ts`).
- */
-function openLedger(path: string): Deno.FsFile {
-  const before = Deno.lstatSync(path);
-  if (!before.isFile) {
-    throw new LedgerError("LEDGER_UNSAFE_PATH", `${path} is not a regular file`);
-  }
-  const file = Deno.openSync(path, { read: true });
-  const st = file.statSync();
-  if (!st.isFile || st.ino !== before.ino || st.dev !== before.dev) {
-    file.close();
-    throw new LedgerError("LEDGER_UNSAFE_PATH", `${path} was replaced while opening`);
-  }
-  return file;
-}
-
-/**
- * Streams the ledger file through the row checker. `lstat` must show a regular file and the
- * opened file must be that same inode (see `lib/fs/safe_read.ts`).
- */
-function streamLedger(path: string, key: Uint8Array, retain: boolean): RowChecks {
-  const file = openLedger(path);
+  const snap = takeLedgerSnapshot(root);
   try {
-    return checkRowsStream((into) => file.readSync(into) ?? 0, key, { retain });
+    if (snap.file === null) return { ledger: null, head: snap.head, dispatches: snap.dispatches };
+    if (snap.size > MAX_LEDGER_BYTES) {
+      throw new LedgerError(
+        "LEDGER_UNSAFE_PATH",
+        `ledger ${statePaths(root).ledger} is ${snap.size} bytes, over the ` +
+          `${MAX_LEDGER_BYTES}-byte limit`,
+      );
+    }
+    const bytes = new Uint8Array(snap.size);
+    const n = readAtSync(snap.file, 0, bytes);
+    return { ledger: bytes.subarray(0, n), head: snap.head, dispatches: snap.dispatches };
   } finally {
-    file.close();
+    snap.close();
   }
 }
 
+/** Streams the snapshot's bytes of the ledger through the row checker (positional reads). */
+function streamSnapshot(snap: LedgerSnapshot, key: Uint8Array, retain: boolean): RowChecks {
+  const file = snap.file as Deno.FsFile;
+  let at = 0;
+  return checkRowsStream(
+    (into) => {
+      const n = readAtSync(file, at, into.subarray(0, Math.min(into.length, snap.size - at)));
+      at += n;
+      return n;
+    },
+    key,
+    { retain },
+  );
+}
+
 /**
- * What the streamed checks leave to read again, from one more open of the ledger: its unterminated
- * fragment (when short enough to be a row), and, when `countActs`, the acts per dispatch tag in
- * the complete lines the checks saw. Counting only those bytes keeps the reconciliation sound
- * with the store read after the stream: every act counted had written its use before.
+ * What the streamed checks leave to read again: the ledger's unterminated fragment (when short
+ * enough to be a row), and, when `countActs`, the acts per dispatch tag in the complete lines the
+ * checks saw. Counting only those bytes keeps the reconciliation sound with the store read after
+ * the snapshot: every act counted had written its use before.
  */
 function rereadLedger(
-  path: string,
+  file: Deno.FsFile,
   checks: RowChecks,
   countActs: boolean,
 ): { fragment: Uint8Array | null; acts: Map<string, number> | undefined } {
   const length = checks.size - checks.completeEnd;
-  const wantFragment = length > 0 && length < MAX_ROW_BYTES;
-  if (!wantFragment && !countActs) return { fragment: null, acts: undefined };
-  const file = openLedger(path);
+  let fragment: Uint8Array | null = null;
+  if (length > 0 && length < MAX_ROW_BYTES) {
+    const out = new Uint8Array(length);
+    fragment = readAtSync(file, checks.completeEnd, out) === length ? out : null;
+  }
+  if (!countActs) return { fragment, acts: undefined };
+  let at = 0;
+  const acts = countDispatchActsStream((into) => {
+    const n = readAtSync(
+      file,
+      at,
+      into.subarray(0, Math.min(into.length, checks.completeEnd - at)),
+    );
+    at += n;
+    return n;
+  });
+  return { fragment, acts };
+}
+
+/** Judges a snapshot, then closes it. */
+function verifySnapshot(snap: LedgerSnapshot, key: VerifyKey): VerifyReport {
   try {
-    let fragment: Uint8Array | null = null;
-    if (wantFragment) {
-      const out = new Uint8Array(length);
-      fragment = readAtSync(file, checks.completeEnd, out) === length ? out : null;
+    if (snap.file === null) {
+      return assessLedger({ ledger: null, head: snap.head, dispatches: snap.dispatches }, key);
     }
-    if (!countActs) return { fragment, acts: undefined };
-    let at = 0;
-    const acts = countDispatchActsStream((into) => {
-      const n = readAtSync(
-        file,
-        at,
-        into.subarray(0, Math.min(into.length, checks.completeEnd - at)),
-      );
-      at += n;
-      return n;
-    });
-    return { fragment, acts };
+    let checks = streamSnapshot(snap, key.bytes, false);
+    if (needsChainDetail(checks)) checks = streamSnapshot(snap, key.bytes, true);
+    const dispatches = snap.dispatches;
+    const again = rereadLedger(snap.file, checks, dispatches?.includes('"max_uses"') ?? false);
+    return assessLedger(
+      {
+        ledger: null,
+        head: snap.head,
+        dispatches,
+        fragment: again.fragment,
+        dispatchActs: again.acts,
+      },
+      key,
+      checks,
+    );
   } finally {
-    file.close();
+    snap.close();
   }
 }
 
 /**
- * Verifies a project's ledger (see the module doc for the codes). The ledger is streamed, so
- * memory stays small however long it is.
+ * Verifies a project's ledger (see the module doc for the codes). It judges one state, taken
+ * while appends and dispatch operations go on (`snapshot.ts`): the ledger's length and head read
+ * under a shared lock on the ledger, held only for that (kept to the end when the ledger ends
+ * mid-line), and the dispatch store read after them. Rows appended meanwhile are not judged. The
+ * ledger is streamed, so memory stays small however long it is. Nothing is written.
  *
+ * @throws {LedgerError} `LEDGER_UNSAFE_PATH` for a symlinked or non-regular state path;
+ *   `LEDGER_BUSY` when no consistent state could be read (no lock, and the files kept changing).
  * @example
  * ```ts
  * import { verifyLedgerAt } from "./verify.ts";
@@ -583,27 +568,34 @@ function rereadLedger(
  * ```
  */
 export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
-  const small = readSmallState(root);
-  if (small === null || !small.ledgerExists) {
-    const dispatches = small === null ? null : readDispatchesText(root);
-    return assessLedger({ ledger: null, head: small?.head ?? null, dispatches }, key);
-  }
-  const path = statePaths(root).ledger;
-  let checks = streamLedger(path, key.bytes, false);
-  if (needsChainDetail(checks)) checks = streamLedger(path, key.bytes, true);
-  // The store once, after the stream: an act has written its use row before its ledger row, so
-  // every act in what the stream saw has its use in this store.
-  const dispatches = readDispatchesText(root);
-  const again = rereadLedger(path, checks, dispatches?.includes('"max_uses"') ?? false);
-  return assessLedger(
-    {
-      ledger: null,
-      head: small.head,
-      dispatches,
-      fragment: again.fragment,
-      dispatchActs: again.acts,
-    },
-    key,
-    checks,
-  );
+  return verifySnapshot(takeLedgerSnapshot(root), key);
+}
+
+/**
+ * {@link verifyLedgerAt} for a caller that holds the ledger's lock on `locked` (repair): the state
+ * is read through it, with no lock of its own (a second lock on the ledger from this process
+ * would wait for this one), and the dispatch store without its lock.
+ *
+ * @throws {LedgerError} as {@link verifyLedgerAt}; `LEDGER_TAMPERED` when the ledger's path no
+ *   longer names `locked`.
+ * @example
+ * ```ts
+ * import { verifyLedgerUnderLock } from "./verify.ts";
+ * import { withFileLock } from "./lock.ts";
+ * import { appendRow } from "./append.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const bytes = new Uint8Array([1]);
+ * const key = { bytes, hmac: new HmacKey(bytes) };
+ * const root = Deno.makeTempDirSync();
+ * await appendRow(root, key.hmac, { action: "note" });
+ * const path = `${root}/.agentteams/proposal-ledger.jsonl`;
+ * await withFileLock(path, (file) => verifyLedgerUnderLock(root, key, file).ok); // true
+ * ```
+ */
+export function verifyLedgerUnderLock(
+  root: string,
+  key: VerifyKey,
+  locked: Deno.FsFile,
+): VerifyReport {
+  return verifySnapshot(takeLedgerSnapshot(root, { held: locked }), key);
 }
