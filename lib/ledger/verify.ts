@@ -20,7 +20,7 @@
  * that is signed but chains elsewhere is a copied row (`ROWS_REORDERED`), not a torn write.
  * | `HEAD_MISSING`, `HEAD_MALFORMED`, `HEAD_MAC_INVALID`, `HEAD_MISMATCH` | the head |
  * | `LEDGER_MISSING` | no ledger while the dispatch store (or a head) exists |
- * | `DISPATCH_ROW_INVALID` | a dispatch-store row fails its MAC or is malformed |
+ * | `DISPATCH_ROW_INVALID` | a dispatch-store row fails its MAC, is malformed, or is of no known kind |
  * | `DISPATCH_USES_REMOVED` | the ledger has more acts under a dispatch than its store rows record uses |
  * | `CHECKPOINT_MISMATCH` | (with `--checkpoint`) the ledger does not extend the checkpoint |
  *
@@ -50,7 +50,8 @@ import {
   needsChainDetail,
   type RowChecks,
 } from "./verify_rows.ts";
-import { lineVerifies, MAX_ROW_BYTES } from "./row.ts";
+import { judgeRow, MAX_ROW_BYTES } from "./row.ts";
+import { judgeStoreLine, type StoreRow } from "./dispatch.ts";
 import { countDispatchActs, countDispatchActsStream, dispatchTag } from "./dispatch_acts.ts";
 
 /** The key as verification needs it: raw bytes (for the batch module) and a keyed HMAC. */
@@ -149,21 +150,17 @@ export function splitLines(text: string): { lines: string[]; fragment: string | 
 /**
  * What an unterminated last line is: a whole signed row whose `prev` is `expectedPrev` (an append
  * that lost only its newline), a whole signed row chaining elsewhere (copied in), or a piece of a
- * row. `null` bytes (too long to be a row) are a piece.
+ * row. `null` bytes (too long to be a row) are a piece. The row is judged as every row is
+ * (`judgeRow`).
  */
 function fragmentKind(
   bytes: Uint8Array | null,
   hmac: HmacKey,
   expectedPrev: string,
 ): "chained-row" | "stray-row" | "piece" {
-  if (bytes === null || bytes.length >= MAX_ROW_BYTES || !lineVerifies(bytes, hmac)) return "piece";
-  let prev: unknown;
-  try {
-    prev = (JSON.parse(dec.decode(bytes)) as { prev?: unknown }).prev;
-  } catch {
-    return "piece";
-  }
-  return prev === expectedPrev ? "chained-row" : "stray-row";
+  if (bytes === null || bytes.length >= MAX_ROW_BYTES) return "piece";
+  const { fault } = judgeRow(bytes, hmac, expectedPrev);
+  return fault === null ? "chained-row" : fault === "chain" ? "stray-row" : "piece";
 }
 
 /**
@@ -266,18 +263,27 @@ export function assessLedger(
     };
     for (let i = 0; i < n; i++) {
       const row = i + 1;
-      const problem = c.problems.get(i);
-      if (problem !== undefined) {
-        add(problem.tooLarge ? "ROW_TOO_LARGE" : "ROW_MALFORMED", row, problem.message);
+      // The row on its own (row.ts decides), then what its place in the ledger says.
+      const fault = c.fault(i);
+      if (fault === null) continue;
+      if (fault === "too-large" || fault === "malformed") {
+        add(
+          fault === "too-large" ? "ROW_TOO_LARGE" : "ROW_MALFORMED",
+          row,
+          c.problems.get(i)?.message ?? fault,
+        );
         continue;
       }
-      if (!foreignKey && !c.macOk[i]) {
+      if (fault === "mac" && !foreignKey) {
         add("ROW_MAC_INVALID", row, "the row's MAC does not verify: it was edited");
       }
       if (c.chainOk[i]) continue;
       // A row after an edited or malformed one cannot chain; the edit is already reported.
       if (i > 0 && (c.problems.has(i - 1) || !c.macOk[i - 1])) continue;
-      const prev = c.prev(i) ?? "";
+      const prev = c.prev(i);
+      // A `prev` that cannot be read (a line that scans but is not JSON) is on an edited row,
+      // already reported: where it chained cannot be said.
+      if (prev === null) continue;
       const at = prev === "" ? undefined : indexOf(prev);
       if (i === 0) {
         add(
@@ -305,7 +311,7 @@ export function assessLedger(
       const h = head;
       const matches = (k: number) =>
         k >= 0 && h.count === k && h.last === (k === 0 ? null : c.hash(k - 1));
-      const lagOk = n >= 1 && matches(n - 1) && c.macOk[n - 1] === 1 && c.chainOk[n - 1] === 1;
+      const lagOk = n >= 1 && matches(n - 1) && c.fault(n - 1) === null;
       if (fragment !== null) {
         if (fragKind === "stray-row") {
           add(
@@ -368,11 +374,12 @@ export function assessLedger(
 
   if (texts.dispatches !== null && texts.dispatches !== "") {
     const { lines, fragment } = splitLines(texts.dispatches);
-    const valid: [number, string][] = [];
+    const valid: [number, StoreRow][] = [];
     for (let i = 0; i < lines.length; i++) {
-      const why = dispatchRowProblem(lines[i], hmac);
-      if (why !== null) add("DISPATCH_ROW_INVALID", i + 1, `dispatch store line ${i + 1}: ${why}`);
-      else valid.push([i + 1, lines[i]]);
+      const row = judgeStoreLine(lines[i], hmac);
+      if (typeof row === "string") {
+        add("DISPATCH_ROW_INVALID", i + 1, `dispatch store line ${i + 1}: ${row}`);
+      } else valid.push([i + 1, row]);
     }
     const acts = texts.dispatchActs ??
       (texts.ledger !== null ? countDispatchActs(texts.ledger) : null);
@@ -399,20 +406,17 @@ export function assessLedger(
 }
 
 /**
- * For each dispatch row among verified store lines (with their 1-based line numbers), its tag, its
+ * For each dispatch row among verified store rows (with their 1-based line numbers), its tag, its
  * use rows and its line.
  */
 function usesByTag(
-  lines: readonly (readonly [number, string])[],
+  rows: readonly (readonly [number, StoreRow])[],
 ): Map<string, { uses: number; line: number }> {
   const out = new Map<string, { uses: number; line: number }>();
   const uses = new Map<string, number>();
-  for (const [at, line] of lines) {
-    const o = JSON.parse(line) as Record<string, unknown>;
-    if (typeof o.use === "string") uses.set(o.use, (uses.get(o.use) ?? 0) + 1);
-    else if (typeof o.id === "string" && typeof o.max_uses === "number") {
-      out.set(o.id, { uses: 0, line: at });
-    }
+  for (const [at, row] of rows) {
+    if (row.kind === "use") uses.set(row.id, (uses.get(row.id) ?? 0) + 1);
+    else if (row.kind === "dispatch") out.set(row.id, { uses: 0, line: at });
   }
   return new Map(
     [...out].map(([id, v]) => [dispatchTag(id), { uses: uses.get(id) ?? 0, line: v.line }]),
@@ -420,7 +424,8 @@ function usesByTag(
 }
 
 /**
- * Why a dispatch-store line does not verify, or `null` when it does.
+ * Why a dispatch-store line is not a store row, or `null` when it is one (`judgeStoreLine` in
+ * dispatch.ts, which the store's other readers use too).
  *
  * @example
  * ```ts
@@ -430,19 +435,9 @@ function usesByTag(
  * ```
  */
 export function dispatchRowProblem(line: string, hmac: HmacKey): string | null {
-  let v: unknown;
-  try {
-    v = JSON.parse(line);
-  } catch {
-    return "not JSON";
-  }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return "not a JSON object";
-  if (typeof (v as Record<string, unknown>).mac !== "string") return "no 'mac' string";
-  if (!lineVerifies(line, hmac)) return "its MAC does not verify";
-  return null;
+  const row = judgeStoreLine(line, hmac);
+  return typeof row === "string" ? row : null;
 }
-
-const dec = new TextDecoder();
 
 /** Largest ledger `verify` reads into memory. */
 export const MAX_LEDGER_BYTES = 2 * 1024 * 1024 * 1024 - 1;
