@@ -6,7 +6,7 @@
  *   that returned is there and what is there is a prefix of what was written; and the state,
  *   damaged at a random byte, never verifies;
  * - 16 processes racing for the last use of a dispatch: exactly one wins;
- * - 6 processes appending rows and issuing, counting and spending dispatches on an 8000-row ledger
+ * - 8 processes appending rows and issuing, counting and spending dispatches on a 15000-row ledger
  *   while `ledger verify` runs 30 times (in process, through `readLedgerTexts` as `--checkpoint`
  *   and `ledger checkpoint` read, and as the real CLI): not one false verdict.
  */
@@ -287,21 +287,21 @@ Deno.test("16 processes race for the last of 25 uses: exactly one wins, 15 get D
   }
 });
 
-Deno.test("verify under load: 6 processes append and issue/count/spend dispatches on an 8000-row ledger, 30 verifies, no false verdict", async () => {
+Deno.test("verify under load: 8 processes append and issue/count/spend dispatches on a 15000-row ledger, 30 verifies, no false verdict", async () => {
   const dir = await tempDir("conc-verify");
   const procs: Proc[] = [];
   const stop = join(dir, "stop");
   try {
     const project = join(dir, "project");
     await Deno.mkdir(project);
-    const base = 8000;
+    const base = 15000;
     const built = buildLedger(
       Array.from({ length: base }, (_, i) => ({ action: "note", i, pad: "p".repeat(i % 200) })),
       KEY.hmac,
     );
     await writeState(project, { ledger: built.text, head: built.head });
     const go = join(dir, "go");
-    for (let w = 0; w < 6; w++) {
+    for (let w = 0; w < 8; w++) {
       procs.push(new Proc(CHURN_WORKER, [project, KEY_TEXT, `w${w}`, go, stop, "400"]));
     }
     await Promise.all(procs.map((p) => p.waitFor("ready")));

@@ -27,6 +27,8 @@ import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../../lib/ledger/
 import {
   assertCode,
   assertSameTree,
+  baseChildEnv,
+  DENO,
   type Sandbox,
   snapshotTree,
   stateFiles,
@@ -131,10 +133,22 @@ function withoutLocks<T>(fn: () => T): T {
   }
 }
 
-/** Whether another process can take the ledger's lock exclusively right now (`flock -n`). */
+/**
+ * Whether another process can take the ledger's lock exclusively right now: a child that tries
+ * for 1.5 s (it runs while this process is inside a synchronous call).
+ */
 function ledgerLockFree(root: string): boolean {
-  const r = new Deno.Command("flock", { args: ["-n", statePaths(root).ledger, "true"] })
-    .outputSync();
+  const script = "const f = Deno.openSync(Deno.args[0], { read: true });" +
+    "setTimeout(() => Deno.exit(1), 1500);" +
+    "await f.lock(true); Deno.exit(0);";
+  const r = new Deno.Command(DENO, {
+    args: ["eval", "--quiet", script, statePaths(root).ledger],
+    clearEnv: true,
+    env: baseChildEnv(),
+    stdout: "null",
+    stderr: "piped",
+  }).outputSync();
+  if (r.code !== 0 && r.code !== 1) throw new Error(new TextDecoder().decode(r.stderr));
   return r.code === 0;
 }
 
