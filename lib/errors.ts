@@ -126,6 +126,7 @@ export class LedgerError extends AgentTeamsError {
       | "TORN_TAIL"
       | "NO_TORN_TAIL"
       | "LEDGER_UNSAFE_PATH"
+      | "LEDGER_BUSY"
       | "ROW_INVALID",
     message: string,
     options?: ErrorOptions,

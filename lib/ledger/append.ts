@@ -36,7 +36,7 @@ import { HeadFormatError, headText, headVerifies, parseHead } from "./head.ts";
 import {
   checkBody,
   checkRowSize,
-  lineVerifies,
+  judgeRow,
   MAX_ROW_BYTES,
   type RowBody,
   signRow,
@@ -172,22 +172,9 @@ export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: Hma
     return { count: head.count, prev: lastHash, headLag: false, headMissing: false };
   }
   // A crash between the row's fsync and the head's rename leaves the head one row behind: the
-  // last row then verifies and chains onto the head's `last`.
-  const line = dec.decode(lastBytes);
-  let row: unknown;
-  try {
-    row = JSON.parse(line);
-  } catch {
-    throw tampered("the ledger's last row does not match its head");
-  }
-  if (typeof row === "object" && row !== null && !Array.isArray(row)) {
-    const r = row as Record<string, unknown>;
-    if (
-      typeof r.prev === "string" && r.prev === (head.last ?? "") &&
-      typeof r.time === "string" && lineVerifies(lastBytes, hmac)
-    ) {
-      return { count: head.count + 1, prev: lastHash, headLag: true, headMissing: false };
-    }
+  // last row is then a valid signed row chaining onto the head's `last`.
+  if (judgeRow(lastBytes, hmac, head.last ?? "").fault === null) {
+    return { count: head.count + 1, prev: lastHash, headLag: true, headMissing: false };
   }
   throw tampered("the ledger's last row does not match its head", { count: head.count });
 }

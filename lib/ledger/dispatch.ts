@@ -120,10 +120,61 @@ export interface Store {
   end: number;
 }
 
+/** A verified dispatch-store row. */
+export type StoreRow =
+  | {
+    readonly kind: "dispatch";
+    readonly id: string;
+    readonly agent: string;
+    readonly expires: string;
+    readonly maxUses: number;
+  }
+  | { readonly kind: "use" | "attempt"; readonly id: string };
+
 /**
- * Parses complete dispatch-store lines (no newlines): each one must verify under `hmac` and be a
- * dispatch, `use` or `attempt` row, else its number is listed in `invalid`. Lines seen to verify
- * under the same key before are not verified again (see `verifiedLines`).
+ * Judges one dispatch-store line (no newline): the row it is, or why it is not one (not a JSON
+ * object, no `mac` string, a MAC that does not verify under `hmac`, or none of the three kinds).
+ * Every reader of the store decides with it: lookups, issues and the run guard (through
+ * {@link parseStore}) and `ledger verify`. `macVerified` skips the MAC for a line already seen to
+ * verify under the same key.
+ *
+ * @example
+ * ```ts
+ * import { judgeStoreLine } from "./dispatch.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * judgeStoreLine("[]", new HmacKey(new Uint8Array([1]))); // "not a JSON object"
+ * ```
+ */
+export function judgeStoreLine(
+  line: string,
+  hmac: HmacKey,
+  macVerified = false,
+): StoreRow | string {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return "not JSON";
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return "not a JSON object";
+  const o = v as Record<string, unknown>;
+  if (typeof o.mac !== "string") return "no 'mac' string";
+  if (!macVerified && !lineVerifies(line, hmac)) return "its MAC does not verify";
+  if (
+    typeof o.id === "string" && typeof o.agent === "string" && typeof o.expires === "string" &&
+    typeof o.max_uses === "number"
+  ) {
+    return { kind: "dispatch", id: o.id, agent: o.agent, expires: o.expires, maxUses: o.max_uses };
+  }
+  if (typeof o.use === "string") return { kind: "use", id: o.use };
+  if (typeof o.attempt === "string") return { kind: "attempt", id: o.attempt };
+  return "a signed row that is neither a dispatch, a use nor an attempt";
+}
+
+/**
+ * Parses complete dispatch-store lines (no newlines): each one must be a row
+ * ({@link judgeStoreLine}), else its number is listed in `invalid`. Lines seen to verify under the
+ * same key before are not verified again (see `verifiedLines`).
  *
  * @example
  * ```ts
@@ -144,32 +195,24 @@ export function parseStore(lines: readonly string[], hmac: HmacKey): Store {
   const known = verifiedLines.get(hmac);
   const verified = new Set<string>();
   lines.forEach((line, i) => {
-    if (!known?.has(line) && !lineVerifies(line, hmac)) {
+    const row = judgeStoreLine(line, hmac, known?.has(line) ?? false);
+    if (typeof row === "string") {
       store.invalid.push(i + 1);
       return;
     }
     verified.add(line);
-    const o = JSON.parse(line) as Record<string, unknown>;
-    if (
-      typeof o.id === "string" && typeof o.agent === "string" && typeof o.expires === "string" &&
-      typeof o.max_uses === "number"
-    ) {
-      store.dispatches.set(o.id, {
-        agent: o.agent,
-        expires: o.expires,
-        maxUses: o.max_uses,
+    if (row.kind === "dispatch") {
+      store.dispatches.set(row.id, {
+        agent: row.agent,
+        expires: row.expires,
+        maxUses: row.maxUses,
         line,
       });
-      store.lines.push({ id: o.id, line });
-    } else if (typeof o.use === "string") {
-      store.uses.set(o.use, (store.uses.get(o.use) ?? 0) + 1);
-      store.lines.push({ id: o.use, line });
-    } else if (typeof o.attempt === "string") {
-      store.attempts.set(o.attempt, (store.attempts.get(o.attempt) ?? 0) + 1);
-      store.lines.push({ id: o.attempt, line });
     } else {
-      store.invalid.push(i + 1);
+      const counts = row.kind === "use" ? store.uses : store.attempts;
+      counts.set(row.id, (counts.get(row.id) ?? 0) + 1);
     }
+    store.lines.push({ id: row.id, line });
   });
   verifiedLines.set(hmac, verified);
   return store;

@@ -46,7 +46,7 @@ import {
   readStateFileSync,
   statePaths,
 } from "./paths.ts";
-import { lineVerifies } from "./row.ts";
+import { judgeRow } from "./row.ts";
 
 /** The shared stores as an act found them. */
 export interface StoresSnapshot {
@@ -65,8 +65,6 @@ export interface StoresSnapshot {
   /** The lock file's identity (inode, size, times), `null` when absent: it is never replaced. */
   readonly lockId: string | null;
 }
-
-const dec = new TextDecoder();
 
 /** The ledger is hashed in pieces of this size, through one reused buffer. */
 export const LEDGER_CHUNK = 1024 * 1024;
@@ -192,18 +190,12 @@ export function appendedRowsProblem(
     const end = appended.indexOf(0x0a, start);
     if (end < 0) return { problem: "an unterminated row was added", rows, last };
     const line = appended.subarray(start, end);
-    if (!lineVerifies(line, hmac)) {
-      return { problem: `added row ${rows + 1} does not verify`, rows, last };
-    }
-    let row: unknown;
-    try {
-      row = JSON.parse(dec.decode(line));
-    } catch {
-      return { problem: `added row ${rows + 1} is not JSON`, rows, last };
-    }
-    const p = (row as { prev?: unknown }).prev;
-    if (typeof p !== "string" || p !== last) {
+    const judged = judgeRow(line, hmac, last);
+    if (judged.fault === "chain") {
       return { problem: `added row ${rows + 1} does not chain onto the row before`, rows, last };
+    }
+    if (judged.fault !== null) {
+      return { problem: `added row ${rows + 1} does not verify (${judged.message})`, rows, last };
     }
     last = sha256Hex(line);
     rows++;

@@ -18,7 +18,7 @@ import { sha256Hex } from "../crypto/hash.ts";
 import { checkStatePath, statePaths } from "./paths.ts";
 import { withFileLock } from "./lock.ts";
 import { type AppendResult, checkTail, type TailState, writeRowLocked } from "./append.ts";
-import { type VerifyKey, verifyLedgerAt } from "./verify.ts";
+import { type VerifyKey, verifyLedgerUnderLock } from "./verify.ts";
 import { readAtSync } from "../fs/read_at.ts";
 
 /** What a repair removed (or completed) and recorded. */
@@ -62,7 +62,8 @@ export function repairTornTail(
     return Promise.reject(new LedgerError("NO_TORN_TAIL", "there is no ledger to repair"));
   }
   return withFileLock(paths.ledger, (file) => {
-    const report = verifyLedgerAt(root, key);
+    // Verified through this lock's descriptor: a second lock on the ledger would wait for it.
+    const report = verifyLedgerUnderLock(root, key, file);
     const others = report.problems.filter((p) => p.code !== "TORN_TAIL");
     if (others.length > 0) {
       throw new LedgerError(

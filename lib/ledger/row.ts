@@ -18,7 +18,16 @@
 import { canonical, type JsonObject, type JsonValue } from "../canonical.ts";
 import { LedgerError } from "../errors.ts";
 import type { HmacKey } from "../crypto/hash.ts";
-import { signedPart } from "./scan.ts";
+import {
+  CUT_END,
+  CUT_START,
+  HAS_MAC,
+  HAS_TIME,
+  MAC_POS,
+  PREV_POS,
+  SCAN_SLOTS,
+  scanRow,
+} from "./scan.ts";
 
 /** Keys the ledger sets itself; a body may not carry them. */
 export const RESERVED_ROW_KEYS = ["mac", "prev", "time"] as const;
@@ -121,6 +130,174 @@ export function signRow(
 }
 
 const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/**
+ * How a line is laid out, as far as judging it as a row goes (nothing hashed yet):
+ *
+ * - `scanned`: the canonical layout (`scan.ts`) with top-level `mac`, `prev` and `time` strings;
+ *   the scan slots say where the signed text, the MAC and `prev` are;
+ * - `loose`: a JSON object with those strings, not in the canonical layout: it was edited (a
+ *   verified signed text is canonical by construction), so its MAC cannot verify; its `prev` is
+ *   still known, for the chain diagnosis;
+ * - `too-large`, `malformed`: not a row at all.
+ */
+export type LineForm =
+  | { readonly kind: "scanned" }
+  | { readonly kind: "loose"; readonly prev: string }
+  | { readonly kind: "too-large" | "malformed"; readonly message: string };
+
+/** The form of a line over {@link MAX_ROW_BYTES} (for a reader that did not keep all of it). */
+export const LINE_TOO_LARGE: LineForm = Object.freeze({
+  kind: "too-large",
+  message: "the row is over the 1 MiB line limit",
+});
+
+const SCANNED: LineForm = Object.freeze({ kind: "scanned" });
+
+/**
+ * The form of the line `b[start..end)` (no newline), filling `scan` (`SCAN_SLOTS` slots) for a
+ * `scanned` one. This, {@link rowFault} and the MAC check of {@link judgeRow} are the one
+ * definition of a row: the batch verifier (`verify_rows.ts`) uses this function and hashes in
+ * WebAssembly what {@link judgeRow} hashes here.
+ *
+ * @example
+ * ```ts
+ * import { lineForm } from "./row.ts";
+ * import { SCAN_SLOTS } from "./scan.ts";
+ * const b = new TextEncoder().encode('{"mac": "m"}');
+ * lineForm(b, 0, b.length, new Int32Array(SCAN_SLOTS));
+ * // { kind: "malformed", message: "the row has no 'prev' string" }
+ * ```
+ */
+export function lineForm(b: Uint8Array, start: number, end: number, scan: Int32Array): LineForm {
+  if (end - start > MAX_ROW_BYTES) return LINE_TOO_LARGE;
+  if (scanRow(b, start, end, scan) && scan[HAS_MAC] && scan[HAS_TIME] && scan[PREV_POS] !== -1) {
+    return SCANNED;
+  }
+  let v: unknown;
+  try {
+    v = JSON.parse(dec.decode(b.subarray(start, end)));
+  } catch {
+    return { kind: "malformed", message: "the row is not JSON" };
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    return { kind: "malformed", message: "the row is not a JSON object" };
+  }
+  const o = v as Record<string, unknown>;
+  for (const k of ["mac", "prev", "time"]) {
+    if (typeof o[k] !== "string") {
+      return { kind: "malformed", message: `the row has no '${k}' string` };
+    }
+  }
+  return { kind: "loose", prev: o.prev as string };
+}
+
+/**
+ * The `prev` of a `scanned` line (see {@link lineForm}), or `null` when it cannot be read (a line
+ * that scans but is not JSON).
+ *
+ * @example
+ * ```ts
+ * import { lineForm, scannedPrev } from "./row.ts";
+ * import { SCAN_SLOTS } from "./scan.ts";
+ * const b = new TextEncoder().encode('{"mac": "m", "prev": "", "time": "t"}');
+ * const scan = new Int32Array(SCAN_SLOTS);
+ * lineForm(b, 0, b.length, scan); // { kind: "scanned" }
+ * scannedPrev(b, 0, b.length, scan); // ""
+ * ```
+ */
+export function scannedPrev(
+  b: Uint8Array,
+  start: number,
+  end: number,
+  scan: Int32Array,
+): string | null {
+  const p = scan[PREV_POS];
+  if (p >= 0) return dec.decode(b.subarray(p, p + 64));
+  if (p === -2) return "";
+  try {
+    const v = JSON.parse(dec.decode(b.subarray(start, end))) as Record<string, unknown>;
+    return typeof v.prev === "string" ? v.prev : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a scanned line's 64-character MAC is the HMAC of the line without its mac member. */
+function scannedMacOk(b: Uint8Array, scan: Int32Array, hmac: HmacKey): boolean {
+  const at = scan[MAC_POS];
+  if (at < 0) return false;
+  const cs = scan[CUT_START];
+  const ce = scan[CUT_END];
+  const signed = new Uint8Array(b.length - (ce - cs));
+  signed.set(b.subarray(0, cs), 0);
+  signed.set(b.subarray(ce), cs);
+  return hmac.verify(signed, dec.decode(b.subarray(at, at + 64)));
+}
+
+/** Why a line is not a valid signed row where it stands, in the order a row is judged. */
+export type RowFault = "too-large" | "malformed" | "mac" | "chain";
+
+/**
+ * The decision about one row, from its form, whether its MAC verifies and whether its `prev` is
+ * the one its place calls for: `null` for a valid signed row that chains, else the first fault.
+ *
+ * @example
+ * ```ts
+ * import { rowFault } from "./row.ts";
+ * rowFault({ kind: "scanned" }, true, false); // "chain"
+ * rowFault({ kind: "loose", prev: "" }, true, true); // "mac": an edited layout never verifies
+ * ```
+ */
+export function rowFault(form: LineForm, macOk: boolean, chainOk: boolean): RowFault | null {
+  if (form.kind === "too-large" || form.kind === "malformed") return form.kind;
+  if (form.kind === "loose" || !macOk) return "mac";
+  return chainOk ? null : "chain";
+}
+
+/** What {@link judgeRow} found. */
+export interface RowJudgement {
+  /** `null` for a valid signed row whose `prev` is the expected one. */
+  readonly fault: RowFault | null;
+  /** The row's `prev` when it has one (`null` for a malformed line). */
+  readonly prev: string | null;
+  /** Why, in words (`""` when there is no fault). */
+  readonly message: string;
+}
+
+const FAULT_MESSAGE: Record<"mac" | "chain", string> = {
+  mac: "the row's MAC does not verify",
+  chain: "the row does not chain onto the row before",
+};
+
+/**
+ * Judges one ledger line (without its newline): a valid row is well-formed ({@link lineForm}),
+ * its MAC verifies under `hmac`, and its `prev` is `expectedPrev` (`""` for a first row, else the
+ * SHA-256 hex of the line before). Every single-line check of the ledger uses it: the append's
+ * tail check, the run guard's appended rows, verify's unterminated last line.
+ *
+ * @example
+ * ```ts
+ * import { judgeRow, signRow } from "./row.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const k = new HmacKey(new Uint8Array([7]));
+ * const line = new TextEncoder().encode(signRow({ action: "x" }, k, { time: "t", prev: "" }));
+ * judgeRow(line, k, "").fault; // null
+ * judgeRow(line, k, "ab".repeat(32)).fault; // "chain"
+ * ```
+ */
+export function judgeRow(line: Uint8Array, hmac: HmacKey, expectedPrev: string): RowJudgement {
+  const scan = new Int32Array(SCAN_SLOTS);
+  const form = lineForm(line, 0, line.length, scan);
+  if (form.kind === "too-large" || form.kind === "malformed") {
+    return { fault: form.kind, prev: null, message: form.message };
+  }
+  const prev = form.kind === "loose" ? form.prev : scannedPrev(line, 0, line.length, scan);
+  const macOk = form.kind === "scanned" && scannedMacOk(line, scan, hmac);
+  const fault = rowFault(form, macOk, prev === expectedPrev) as "mac" | "chain" | null;
+  return { fault, prev, message: fault === null ? "" : FAULT_MESSAGE[fault] };
+}
 
 /**
  * True when `line` (a ledger or dispatch-store line, without its newline) is signed by `hmac`:
@@ -136,6 +313,7 @@ const enc = new TextEncoder();
  * ```
  */
 export function lineVerifies(line: string | Uint8Array, hmac: HmacKey): boolean {
-  const part = signedPart(typeof line === "string" ? enc.encode(line) : line);
-  return part !== null && hmac.verify(part.signed, part.mac);
+  const b = typeof line === "string" ? enc.encode(line) : line;
+  const scan = new Int32Array(SCAN_SLOTS);
+  return scanRow(b, 0, b.length, scan) && scan[HAS_MAC] === 1 && scannedMacOk(b, scan, hmac);
 }

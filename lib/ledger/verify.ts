@@ -20,7 +20,7 @@
  * that is signed but chains elsewhere is a copied row (`ROWS_REORDERED`), not a torn write.
  * | `HEAD_MISSING`, `HEAD_MALFORMED`, `HEAD_MAC_INVALID`, `HEAD_MISMATCH` | the head |
  * | `LEDGER_MISSING` | no ledger while the dispatch store (or a head) exists |
- * | `DISPATCH_ROW_INVALID` | a dispatch-store row fails its MAC or is malformed |
+ * | `DISPATCH_ROW_INVALID` | a dispatch-store row fails its MAC, is malformed, or is of no known kind |
  * | `DISPATCH_USES_REMOVED` | the ledger has more acts under a dispatch than its store rows record uses |
  * | `CHECKPOINT_MISMATCH` | (with `--checkpoint`) the ledger does not extend the checkpoint |
  *
@@ -41,12 +41,8 @@
 import type { HmacKey } from "../crypto/hash.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { LedgerError } from "../errors.ts";
-import {
-  checkStatePath,
-  MAX_DISPATCH_STORE_BYTES,
-  readStateFileSync,
-  statePaths,
-} from "./paths.ts";
+import { statePaths } from "./paths.ts";
+import { type LedgerSnapshot, takeLedgerSnapshot } from "./snapshot.ts";
 import { type Head, HeadFormatError, headVerifies, parseHead } from "./head.ts";
 import {
   checkLedgerBytes,
@@ -54,7 +50,8 @@ import {
   needsChainDetail,
   type RowChecks,
 } from "./verify_rows.ts";
-import { lineVerifies, MAX_ROW_BYTES } from "./row.ts";
+import { judgeRow, MAX_ROW_BYTES } from "./row.ts";
+import { judgeStoreLine, type StoreRow } from "./dispatch.ts";
 import { countDispatchActs, countDispatchActsStream, dispatchTag } from "./dispatch_acts.ts";
 
 /** The key as verification needs it: raw bytes (for the batch module) and a keyed HMAC. */
@@ -153,21 +150,17 @@ export function splitLines(text: string): { lines: string[]; fragment: string | 
 /**
  * What an unterminated last line is: a whole signed row whose `prev` is `expectedPrev` (an append
  * that lost only its newline), a whole signed row chaining elsewhere (copied in), or a piece of a
- * row. `null` bytes (too long to be a row) are a piece.
+ * row. `null` bytes (too long to be a row) are a piece. The row is judged as every row is
+ * (`judgeRow`).
  */
 function fragmentKind(
   bytes: Uint8Array | null,
   hmac: HmacKey,
   expectedPrev: string,
 ): "chained-row" | "stray-row" | "piece" {
-  if (bytes === null || bytes.length >= MAX_ROW_BYTES || !lineVerifies(bytes, hmac)) return "piece";
-  let prev: unknown;
-  try {
-    prev = (JSON.parse(dec.decode(bytes)) as { prev?: unknown }).prev;
-  } catch {
-    return "piece";
-  }
-  return prev === expectedPrev ? "chained-row" : "stray-row";
+  if (bytes === null || bytes.length >= MAX_ROW_BYTES) return "piece";
+  const { fault } = judgeRow(bytes, hmac, expectedPrev);
+  return fault === null ? "chained-row" : fault === "chain" ? "stray-row" : "piece";
 }
 
 /**
@@ -270,18 +263,27 @@ export function assessLedger(
     };
     for (let i = 0; i < n; i++) {
       const row = i + 1;
-      const problem = c.problems.get(i);
-      if (problem !== undefined) {
-        add(problem.tooLarge ? "ROW_TOO_LARGE" : "ROW_MALFORMED", row, problem.message);
+      // The row on its own (row.ts decides), then what its place in the ledger says.
+      const fault = c.fault(i);
+      if (fault === null) continue;
+      if (fault === "too-large" || fault === "malformed") {
+        add(
+          fault === "too-large" ? "ROW_TOO_LARGE" : "ROW_MALFORMED",
+          row,
+          c.problems.get(i)?.message ?? fault,
+        );
         continue;
       }
-      if (!foreignKey && !c.macOk[i]) {
+      if (fault === "mac" && !foreignKey) {
         add("ROW_MAC_INVALID", row, "the row's MAC does not verify: it was edited");
       }
       if (c.chainOk[i]) continue;
       // A row after an edited or malformed one cannot chain; the edit is already reported.
       if (i > 0 && (c.problems.has(i - 1) || !c.macOk[i - 1])) continue;
-      const prev = c.prev(i) ?? "";
+      const prev = c.prev(i);
+      // A `prev` that cannot be read (a line that scans but is not JSON) is on an edited row,
+      // already reported: where it chained cannot be said.
+      if (prev === null) continue;
       const at = prev === "" ? undefined : indexOf(prev);
       if (i === 0) {
         add(
@@ -309,7 +311,7 @@ export function assessLedger(
       const h = head;
       const matches = (k: number) =>
         k >= 0 && h.count === k && h.last === (k === 0 ? null : c.hash(k - 1));
-      const lagOk = n >= 1 && matches(n - 1) && c.macOk[n - 1] === 1 && c.chainOk[n - 1] === 1;
+      const lagOk = n >= 1 && matches(n - 1) && c.fault(n - 1) === null;
       if (fragment !== null) {
         if (fragKind === "stray-row") {
           add(
@@ -372,11 +374,12 @@ export function assessLedger(
 
   if (texts.dispatches !== null && texts.dispatches !== "") {
     const { lines, fragment } = splitLines(texts.dispatches);
-    const valid: [number, string][] = [];
+    const valid: [number, StoreRow][] = [];
     for (let i = 0; i < lines.length; i++) {
-      const why = dispatchRowProblem(lines[i], hmac);
-      if (why !== null) add("DISPATCH_ROW_INVALID", i + 1, `dispatch store line ${i + 1}: ${why}`);
-      else valid.push([i + 1, lines[i]]);
+      const row = judgeStoreLine(lines[i], hmac);
+      if (typeof row === "string") {
+        add("DISPATCH_ROW_INVALID", i + 1, `dispatch store line ${i + 1}: ${row}`);
+      } else valid.push([i + 1, row]);
     }
     const acts = texts.dispatchActs ??
       (texts.ledger !== null ? countDispatchActs(texts.ledger) : null);
@@ -403,20 +406,17 @@ export function assessLedger(
 }
 
 /**
- * For each dispatch row among verified store lines (with their 1-based line numbers), its tag, its
+ * For each dispatch row among verified store rows (with their 1-based line numbers), its tag, its
  * use rows and its line.
  */
 function usesByTag(
-  lines: readonly (readonly [number, string])[],
+  rows: readonly (readonly [number, StoreRow])[],
 ): Map<string, { uses: number; line: number }> {
   const out = new Map<string, { uses: number; line: number }>();
   const uses = new Map<string, number>();
-  for (const [at, line] of lines) {
-    const o = JSON.parse(line) as Record<string, unknown>;
-    if (typeof o.use === "string") uses.set(o.use, (uses.get(o.use) ?? 0) + 1);
-    else if (typeof o.id === "string" && typeof o.max_uses === "number") {
-      out.set(o.id, { uses: 0, line: at });
-    }
+  for (const [at, row] of rows) {
+    if (row.kind === "use") uses.set(row.id, (uses.get(row.id) ?? 0) + 1);
+    else if (row.kind === "dispatch") out.set(row.id, { uses: 0, line: at });
   }
   return new Map(
     [...out].map(([id, v]) => [dispatchTag(id), { uses: uses.get(id) ?? 0, line: v.line }]),
@@ -424,7 +424,8 @@ function usesByTag(
 }
 
 /**
- * Why a dispatch-store line does not verify, or `null` when it does.
+ * Why a dispatch-store line is not a store row, or `null` when it is one (`judgeStoreLine` in
+ * dispatch.ts, which the store's other readers use too).
  *
  * @example
  * ```ts
@@ -434,47 +435,19 @@ function usesByTag(
  * ```
  */
 export function dispatchRowProblem(line: string, hmac: HmacKey): string | null {
-  let v: unknown;
-  try {
-    v = JSON.parse(line);
-  } catch {
-    return "not JSON";
-  }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return "not a JSON object";
-  if (typeof (v as Record<string, unknown>).mac !== "string") return "no 'mac' string";
-  if (!lineVerifies(line, hmac)) return "its MAC does not verify";
-  return null;
+  const row = judgeStoreLine(line, hmac);
+  return typeof row === "string" ? row : null;
 }
-
-const dec = new TextDecoder();
 
 /** Largest ledger `verify` reads into memory. */
 export const MAX_LEDGER_BYTES = 2 * 1024 * 1024 * 1024 - 1;
 
-/** A project's head, and whether a ledger file exists. */
-interface StateFiles {
-  ledgerExists: boolean;
-  head: string | null;
-}
-
 /**
- * The head (read before the ledger, so a concurrent append can only leave it one row behind, which
- * verify accepts). The dispatch store is read after the ledger (`readDispatchesText`).
- */
-function readSmallState(root: string): StateFiles | null {
-  const paths = statePaths(root);
-  if (!checkStatePath(paths.dir, "dir")) return null;
-  const head = readStateFileSync(paths.head, "ledger head", 4096);
-  return {
-    ledgerExists: checkStatePath(paths.ledger, "file"),
-    head: head === null ? null : dec.decode(head),
-  };
-}
-
-/**
- * Reads a project's ledger, head and dispatch store (refusing symlinks and non-regular files).
+ * Reads a project's ledger, head and dispatch store as one state (`snapshot.ts`), refusing
+ * symlinks and non-regular files. The ledger's bytes are those its snapshot counts.
  *
- * @throws {LedgerError} `LEDGER_UNSAFE_PATH` for a symlinked `.agentteams` or state file.
+ * @throws {LedgerError} `LEDGER_UNSAFE_PATH` for a symlinked `.agentteams` or state file, or a
+ *   ledger over {@link MAX_LEDGER_BYTES}; `LEDGER_BUSY` when no consistent state could be read.
  * @example
  * ```ts
  * import { readLedgerTexts } from "./verify.ts";
@@ -482,98 +455,105 @@ function readSmallState(root: string): StateFiles | null {
  * ```
  */
 export function readLedgerTexts(root: string): LedgerTexts {
-  const small = readSmallState(root);
-  if (small === null) return { ledger: null, head: null, dispatches: null };
-  const ledger = small.ledgerExists
-    ? readStateFileSync(statePaths(root).ledger, "ledger", MAX_LEDGER_BYTES)
-    : null;
-  // The store is read after the ledger (see `verifyLedgerAt`).
-  return { ledger, head: small.head, dispatches: readDispatchesText(root) };
-}
-
-/** The dispatch store's text, or `null` when there is none. */
-function readDispatchesText(root: string): string | null {
-  const bytes = readStateFileSync(
-    statePaths(root).dispatches,
-    "dispatch store",
-    MAX_DISPATCH_STORE_BYTES,
-  );
-  return bytes === null ? null : dec.decode(bytes);
-}
-
-/**
- * Opens the ledger for reading: `lstat` must show a regular file and the opened file must be that
- * same inode (see `lib/fs/safe_read.ts`).
- */
-function openLedger(path: string): Deno.FsFile {
-  const before = Deno.lstatSync(path);
-  if (!before.isFile) {
-    throw new LedgerError("LEDGER_UNSAFE_PATH", `${path} is not a regular file`);
-  }
-  const file = Deno.openSync(path, { read: true });
-  const st = file.statSync();
-  if (!st.isFile || st.ino !== before.ino || st.dev !== before.dev) {
-    file.close();
-    throw new LedgerError("LEDGER_UNSAFE_PATH", `${path} was replaced while opening`);
-  }
-  return file;
-}
-
-/**
- * Streams the ledger file through the row checker. `lstat` must show a regular file and the
- * opened file must be that same inode (see `lib/fs/safe_read.ts`).
- */
-function streamLedger(path: string, key: Uint8Array, retain: boolean): RowChecks {
-  const file = openLedger(path);
+  const snap = takeLedgerSnapshot(root);
   try {
-    return checkRowsStream((into) => file.readSync(into) ?? 0, key, { retain });
+    if (snap.file === null) return { ledger: null, head: snap.head, dispatches: snap.dispatches };
+    if (snap.size > MAX_LEDGER_BYTES) {
+      throw new LedgerError(
+        "LEDGER_UNSAFE_PATH",
+        `ledger ${statePaths(root).ledger} is ${snap.size} bytes, over the ` +
+          `${MAX_LEDGER_BYTES}-byte limit`,
+      );
+    }
+    const bytes = new Uint8Array(snap.size);
+    const n = readAtSync(snap.file, 0, bytes);
+    return { ledger: bytes.subarray(0, n), head: snap.head, dispatches: snap.dispatches };
   } finally {
-    file.close();
+    snap.close();
   }
 }
 
+/** Streams the snapshot's bytes of the ledger through the row checker (positional reads). */
+function streamSnapshot(snap: LedgerSnapshot, key: Uint8Array, retain: boolean): RowChecks {
+  const file = snap.file as Deno.FsFile;
+  let at = 0;
+  return checkRowsStream(
+    (into) => {
+      const n = readAtSync(file, at, into.subarray(0, Math.min(into.length, snap.size - at)));
+      at += n;
+      return n;
+    },
+    key,
+    { retain },
+  );
+}
+
 /**
- * What the streamed checks leave to read again, from one more open of the ledger: its unterminated
- * fragment (when short enough to be a row), and, when `countActs`, the acts per dispatch tag in
- * the complete lines the checks saw. Counting only those bytes keeps the reconciliation sound
- * with the store read after the stream: every act counted had written its use before.
+ * What the streamed checks leave to read again: the ledger's unterminated fragment (when short
+ * enough to be a row), and, when `countActs`, the acts per dispatch tag in the complete lines the
+ * checks saw. Counting only those bytes keeps the reconciliation sound with the store read after
+ * the snapshot: every act counted had written its use before.
  */
 function rereadLedger(
-  path: string,
+  file: Deno.FsFile,
   checks: RowChecks,
   countActs: boolean,
 ): { fragment: Uint8Array | null; acts: Map<string, number> | undefined } {
   const length = checks.size - checks.completeEnd;
-  const wantFragment = length > 0 && length < MAX_ROW_BYTES;
-  if (!wantFragment && !countActs) return { fragment: null, acts: undefined };
-  const file = openLedger(path);
+  let fragment: Uint8Array | null = null;
+  if (length > 0 && length < MAX_ROW_BYTES) {
+    const out = new Uint8Array(length);
+    fragment = readAtSync(file, checks.completeEnd, out) === length ? out : null;
+  }
+  if (!countActs) return { fragment, acts: undefined };
+  let at = 0;
+  const acts = countDispatchActsStream((into) => {
+    const n = readAtSync(
+      file,
+      at,
+      into.subarray(0, Math.min(into.length, checks.completeEnd - at)),
+    );
+    at += n;
+    return n;
+  });
+  return { fragment, acts };
+}
+
+/** Judges a snapshot, then closes it. */
+function verifySnapshot(snap: LedgerSnapshot, key: VerifyKey): VerifyReport {
   try {
-    let fragment: Uint8Array | null = null;
-    if (wantFragment) {
-      const out = new Uint8Array(length);
-      fragment = readAtSync(file, checks.completeEnd, out) === length ? out : null;
+    if (snap.file === null) {
+      return assessLedger({ ledger: null, head: snap.head, dispatches: snap.dispatches }, key);
     }
-    if (!countActs) return { fragment, acts: undefined };
-    let at = 0;
-    const acts = countDispatchActsStream((into) => {
-      const n = readAtSync(
-        file,
-        at,
-        into.subarray(0, Math.min(into.length, checks.completeEnd - at)),
-      );
-      at += n;
-      return n;
-    });
-    return { fragment, acts };
+    let checks = streamSnapshot(snap, key.bytes, false);
+    if (needsChainDetail(checks)) checks = streamSnapshot(snap, key.bytes, true);
+    const dispatches = snap.dispatches;
+    const again = rereadLedger(snap.file, checks, dispatches?.includes('"max_uses"') ?? false);
+    return assessLedger(
+      {
+        ledger: null,
+        head: snap.head,
+        dispatches,
+        fragment: again.fragment,
+        dispatchActs: again.acts,
+      },
+      key,
+      checks,
+    );
   } finally {
-    file.close();
+    snap.close();
   }
 }
 
 /**
- * Verifies a project's ledger (see the module doc for the codes). The ledger is streamed, so
- * memory stays small however long it is.
+ * Verifies a project's ledger (see the module doc for the codes). It judges one state, taken
+ * while appends and dispatch operations go on (`snapshot.ts`): the ledger's length and head read
+ * under a shared lock on the ledger, held only for that (kept to the end when the ledger ends
+ * mid-line), and the dispatch store read after them. Rows appended meanwhile are not judged. The
+ * ledger is streamed, so memory stays small however long it is. Nothing is written.
  *
+ * @throws {LedgerError} `LEDGER_UNSAFE_PATH` for a symlinked or non-regular state path;
+ *   `LEDGER_BUSY` when no consistent state could be read (no lock, and the files kept changing).
  * @example
  * ```ts
  * import { verifyLedgerAt } from "./verify.ts";
@@ -583,27 +563,34 @@ function rereadLedger(
  * ```
  */
 export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
-  const small = readSmallState(root);
-  if (small === null || !small.ledgerExists) {
-    const dispatches = small === null ? null : readDispatchesText(root);
-    return assessLedger({ ledger: null, head: small?.head ?? null, dispatches }, key);
-  }
-  const path = statePaths(root).ledger;
-  let checks = streamLedger(path, key.bytes, false);
-  if (needsChainDetail(checks)) checks = streamLedger(path, key.bytes, true);
-  // The store once, after the stream: an act has written its use row before its ledger row, so
-  // every act in what the stream saw has its use in this store.
-  const dispatches = readDispatchesText(root);
-  const again = rereadLedger(path, checks, dispatches?.includes('"max_uses"') ?? false);
-  return assessLedger(
-    {
-      ledger: null,
-      head: small.head,
-      dispatches,
-      fragment: again.fragment,
-      dispatchActs: again.acts,
-    },
-    key,
-    checks,
-  );
+  return verifySnapshot(takeLedgerSnapshot(root), key);
+}
+
+/**
+ * {@link verifyLedgerAt} for a caller that holds the ledger's lock on `locked` (repair): the state
+ * is read through it, with no lock of its own (a second lock on the ledger from this process
+ * would wait for this one), and the dispatch store without its lock.
+ *
+ * @throws {LedgerError} as {@link verifyLedgerAt}; `LEDGER_TAMPERED` when the ledger's path no
+ *   longer names `locked`.
+ * @example
+ * ```ts
+ * import { verifyLedgerUnderLock } from "./verify.ts";
+ * import { withFileLock } from "./lock.ts";
+ * import { appendRow } from "./append.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const bytes = new Uint8Array([1]);
+ * const key = { bytes, hmac: new HmacKey(bytes) };
+ * const root = Deno.makeTempDirSync();
+ * await appendRow(root, key.hmac, { action: "note" });
+ * const path = `${root}/.agentteams/proposal-ledger.jsonl`;
+ * await withFileLock(path, (file) => verifyLedgerUnderLock(root, key, file).ok); // true
+ * ```
+ */
+export function verifyLedgerUnderLock(
+  root: string,
+  key: VerifyKey,
+  locked: Deno.FsFile,
+): VerifyReport {
+  return verifySnapshot(takeLedgerSnapshot(root, { held: locked }), key);
 }

@@ -18,17 +18,15 @@
  * @module
  */
 import { WasmSha256 } from "../crypto/sha256_wasm.ts";
-import { MAX_ROW_BYTES } from "./row.ts";
 import {
-  CUT_END,
-  CUT_START,
-  HAS_MAC,
-  HAS_TIME,
-  MAC_POS,
-  PREV_POS,
-  SCAN_SLOTS,
-  scanRow,
-} from "./scan.ts";
+  LINE_TOO_LARGE,
+  lineForm,
+  MAX_ROW_BYTES,
+  type RowFault,
+  rowFault,
+  scannedPrev,
+} from "./row.ts";
+import { CUT_END, CUT_START, MAC_POS, PREV_POS, SCAN_SLOTS } from "./scan.ts";
 
 /** A malformed row. */
 export interface RowProblem {
@@ -58,6 +56,11 @@ export interface RowChecks {
   hash(i: number): string;
   /** A well-formed row's `prev` (retained only), else `null`. */
   prev(i: number): string | null;
+  /**
+   * The decision about row `i` on its own (`rowFault` in row.ts): `null` when it is a valid
+   * signed row chaining onto the line before it.
+   */
+  fault(i: number): RowFault | null;
 }
 
 /** Reads into `into`, returning the byte count (0 at end of file). */
@@ -69,24 +72,8 @@ const BATCH = 2048;
 /** Bytes read per refill. */
 const CHUNK = 4 << 20;
 const dec = new TextDecoder();
-
-function diagnose(line: Uint8Array): string | null {
-  let v: unknown;
-  try {
-    v = JSON.parse(dec.decode(line));
-  } catch {
-    return "the row is not JSON";
-  }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) {
-    return "the row is not a JSON object";
-  }
-  const o = v as Record<string, unknown>;
-  for (const k of ["mac", "prev", "time"]) {
-    if (typeof o[k] !== "string") return `the row has no '${k}' string`;
-  }
-  // Valid JSON with every field, but not in canonical layout: it cannot verify (an edit).
-  return null;
-}
+/** A row without a form problem: its MAC and chain bits decide (a loose one's MAC bit is 0). */
+const SCANNED_FORM = { kind: "scanned" } as const;
 
 class Grow {
   a = new Uint8Array(1024);
@@ -208,11 +195,9 @@ export function checkRowsStream(
     table[t + 4] = NONE;
     table[t + 5] = NONE;
     let prev: string | null = null;
-    if (tooLong) {
-      problems.set(i, { tooLarge: true, message: "the row is over the 1 MiB line limit" });
-    } else if (
-      scanRow(mem, s, e, scan) && scan[HAS_MAC] && scan[HAS_TIME] && scan[PREV_POS] !== -1
-    ) {
+    // The row's form is decided where every row's is (row.ts); only the hashing is batched.
+    const form = tooLong ? LINE_TOO_LARGE : lineForm(mem, s, e, scan);
+    if (form.kind === "scanned") {
       if (scan[MAC_POS] >= 0) {
         table[t + 2] = scan[CUT_START];
         table[t + 3] = scan[CUT_END];
@@ -221,24 +206,14 @@ export function checkRowsStream(
       const p = scan[PREV_POS];
       if (p >= 0) table[t + 5] = p;
       if (i === 0) firstPrevEmpty = p === -2;
-      if (hashStore !== null) {
-        prev = p >= 0 ? dec.decode(mem.subarray(p, p + 64)) : p === -2 ? "" : null;
-        if (p === -3) {
-          const v = JSON.parse(dec.decode(mem.subarray(s, e))) as Record<string, unknown>;
-          prev = typeof v.prev === "string" ? v.prev : null;
-        }
-      }
+      if (hashStore !== null) prev = scannedPrev(mem, s, e, scan);
+    } else if (form.kind === "loose") {
+      // Not in canonical layout (so its MAC fails): its chain link is still checked, against
+      // the previous line's hash, once the batch is hashed.
+      prev = form.prev;
+      jsPrev.set(i, prev);
     } else {
-      const line = mem.subarray(s, e);
-      const why = diagnose(line);
-      if (why !== null) problems.set(i, { tooLarge: false, message: why });
-      else {
-        // Valid JSON, not in canonical layout (so its MAC fails): its chain link is still
-        // checked, against the previous line's hash, once the batch is hashed.
-        const v = JSON.parse(dec.decode(line)) as Record<string, unknown>;
-        prev = v.prev as string;
-        jsPrev.set(i, prev);
-      }
+      problems.set(i, { tooLarge: form.kind === "too-large", message: form.message });
     }
     if (hashStore !== null) prevs.push(prev);
     if (++batch === BATCH) flush();
@@ -284,10 +259,12 @@ export function checkRowsStream(
   flush();
   const size = offset + filled;
   const hashes = hashStore?.done() ?? null;
+  const macBits = macOk.done();
+  const chainBits = chainOk.done();
   return {
     n,
-    macOk: macOk.done(),
-    chainOk: chainOk.done(),
+    macOk: macBits,
+    chainOk: chainBits,
     problems,
     completeEnd,
     size,
@@ -301,6 +278,13 @@ export function checkRowsStream(
     prev: (i) => {
       if (hashes === null) throw new RangeError(`row ${i + 1}'s prev was not retained`);
       return prevs[i];
+    },
+    fault: (i) => {
+      const p = problems.get(i);
+      const form = p === undefined
+        ? SCANNED_FORM
+        : { kind: p.tooLarge ? "too-large" as const : "malformed" as const, message: p.message };
+      return rowFault(form, macBits[i] === 1, chainBits[i] === 1);
     },
   };
 }

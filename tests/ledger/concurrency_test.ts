@@ -5,16 +5,20 @@
  *   head-lag note) or TORN_TAIL only, never anything else; torn ones repair to ok; every append
  *   that returned is there and what is there is a prefix of what was written; and the state,
  *   damaged at a random byte, never verifies;
- * - 16 processes racing for the last use of a dispatch: exactly one wins.
+ * - 16 processes racing for the last use of a dispatch: exactly one wins;
+ * - 8 processes appending rows and issuing, counting and spending dispatches on a 15000-row ledger
+ *   while `ledger verify` runs 30 times (in process, through `readLedgerTexts` as `--checkpoint`
+ *   and `ledger checkpoint` read, and as the real CLI): not one false verdict.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { appendRow } from "../../lib/ledger/append.ts";
 import { issueDispatch, resolveDispatch } from "../../lib/ledger/dispatch.ts";
-import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
+import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import {
   baseChildEnv,
+  buildLedger,
   copyTree,
   DENO,
   hmacHex,
@@ -25,12 +29,14 @@ import {
   sha256,
   stateFiles,
   tempDir,
+  writeState,
 } from "../_helpers/mod.ts";
 
 const KEY_TEXT = "concurrency-key";
 const KEY = keyOf(KEY_TEXT);
 const APPEND_WORKER = fileURLToPath(new URL("./_workers/append_worker.ts", import.meta.url));
 const SPEND_WORKER = fileURLToPath(new URL("./_workers/spend_worker.ts", import.meta.url));
+const CHURN_WORKER = fileURLToPath(new URL("./_workers/churn_worker.ts", import.meta.url));
 
 /** A spawned child whose stdout is read line by line. */
 class Proc {
@@ -277,6 +283,113 @@ Deno.test("16 processes race for the last of 25 uses: exactly one wins, 15 get D
     assert.equal(rows.filter((r) => r.use === id).length, 25);
     assert.equal(verifyLedgerAt(project, KEY).ok, true);
   } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("verify under load: 8 processes append and issue/count/spend dispatches on a 15000-row ledger, 30 verifies, no false verdict", async () => {
+  const dir = await tempDir("conc-verify");
+  const procs: Proc[] = [];
+  const stop = join(dir, "stop");
+  try {
+    const project = join(dir, "project");
+    await Deno.mkdir(project);
+    const base = 15000;
+    const built = buildLedger(
+      Array.from({ length: base }, (_, i) => ({ action: "note", i, pad: "p".repeat(i % 200) })),
+      KEY.hmac,
+    );
+    await writeState(project, { ledger: built.text, head: built.head });
+    const go = join(dir, "go");
+    for (let w = 0; w < 8; w++) {
+      procs.push(new Proc(CHURN_WORKER, [project, KEY_TEXT, `w${w}`, go, stop, "400"]));
+    }
+    await Promise.all(procs.map((p) => p.waitFor("ready")));
+    await Deno.writeTextFile(go, "");
+    // Every worker is under way before the first verify.
+    await Promise.all(procs.map((p) => p.waitFor("0")));
+
+    const cliEnv = {
+      HOME: dir,
+      AGENTTEAMS_KEY_DIR: join(dir, "no-keys"),
+      AGENTTEAMS_PROPOSAL_LEDGER_KEY: KEY_TEXT,
+    };
+    // `ok`: no problem, no throw; `quiet`: and no note either (a head "one behind", an
+    // "interrupted" store row: each false while nothing crashed).
+    const verdicts: { how: string; ok: boolean; quiet: boolean; rows: number; what: string }[] = [];
+    const deadline = Date.now() + 30_000;
+    for (let i = 0; i < 30 && Date.now() < deadline; i++) {
+      const how = i % 6 === 5 ? "cli" : i % 2 === 0 ? "verifyLedgerAt" : "readLedgerTexts";
+      try {
+        if (how === "cli") {
+          const r = await runCli(["ledger", "verify", "--json", "--project", project], {
+            env: cliEnv,
+            hangGuardMs: 30_000,
+          });
+          const out = JSON.parse(r.stdout || "{}");
+          const ok = r.code === 0 && out.ok === true;
+          verdicts.push({
+            how,
+            ok,
+            quiet: ok && out.notes?.length === 0,
+            rows: out.rows ?? -1,
+            what: `exit ${r.code} ${r.stdout.trim()} ${r.stderr.trim()}`.slice(0, 400),
+          });
+        } else {
+          const report = how === "verifyLedgerAt"
+            ? verifyLedgerAt(project, KEY)
+            : assessLedger(readLedgerTexts(project), KEY);
+          verdicts.push({
+            how,
+            ok: report.ok,
+            quiet: report.ok && report.notes.length === 0,
+            rows: report.rows,
+            what: JSON.stringify({ problems: report.problems, notes: report.notes }).slice(0, 400),
+          });
+        }
+      } catch (e) {
+        verdicts.push({
+          how,
+          ok: false,
+          quiet: false,
+          rows: -1,
+          what: `threw ${(e as { code?: string }).code ?? ""} ${(e as Error).message}`,
+        });
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await Deno.writeTextFile(stop, "");
+    const results = await Promise.all(procs.map((p) => p.finished));
+    results.forEach((r, w) => assert.equal(r.status.code, 0, `worker ${w}: ${r.stderr}`));
+    const appended = procs.map((p) => Number(p.lines[p.lines.length - 1].split(" ")[2]));
+
+    const wrong = verdicts.filter((v) => !v.quiet);
+    console.log(
+      `verify under load: ${verdicts.filter((v) => !v.ok).length} false verdicts (a problem or ` +
+        `a throw) and ${verdicts.filter((v) => v.ok && !v.quiet).length} false notes ` +
+        `of ${verdicts.length}; ` +
+        `rows seen ${verdicts[0]?.rows}..${verdicts.at(-1)?.rows}; ` +
+        `${appended.reduce((a, b) => a + b, 0)} rows appended by the workers`,
+    );
+    for (const v of wrong) console.log(`  ${v.how}: ${v.what}`);
+    // The state was intact all along: once the writers stop it verifies, every row there.
+    const final = verifyLedgerAt(project, KEY);
+    assert.deepEqual(final.problems, []);
+    assert.deepEqual(final.notes, []);
+    assert.equal(final.rows, base + appended.reduce((a, b) => a + b, 0));
+    assert.ok(verdicts.length >= 20, `only ${verdicts.length} verifies ran`);
+    // The writers were busy throughout: the verifies saw the ledger at many different lengths.
+    const lengths = new Set(verdicts.map((v) => v.rows));
+    assert.ok(lengths.size >= 10, `the verifies saw only ${lengths.size} ledger lengths`);
+    assert.deepEqual(wrong, [], `${wrong.length} of ${verdicts.length} verdicts were false`);
+  } finally {
+    await Deno.writeTextFile(stop, "").catch(() => {});
+    for (const p of procs) {
+      try {
+        p.child.kill("SIGKILL");
+      } catch { /* already ended */ }
+      await p.finished.catch(() => {});
+    }
     await removeTree(dir);
   }
 });
