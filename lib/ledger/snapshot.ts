@@ -48,7 +48,7 @@
  */
 import { FsSafetyError, LedgerError } from "../errors.ts";
 import { readAtSync } from "../fs/read_at.ts";
-import { lstatOrNullSync } from "../fs/safe_read.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
 import {
   checkStatePath,
   MAX_DISPATCH_STORE_BYTES,
