@@ -47,16 +47,19 @@ export function kindOfInfo(
  * ```
  */
 export function entryKind(path: string): EntryKind {
-  const info = lstatOrNullSync(path);
-  return info === null ? "missing" : kindOfInfo(info);
-}
-
-function isAbsent(e: unknown): boolean {
-  return e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory;
+  try {
+    return kindOfInfo(Deno.lstatSync(path));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
+      return "missing";
+    }
+    throw e;
+  }
 }
 
 /**
- * `lstat` of `path`, or `null` when nothing is there (or a component above is not a directory).
+ * `lstat` of `path`, or `null` when nothing is there. A component above that is not a directory
+ * is an error, not "nothing there": a directory replaced by a file is for the caller to refuse.
  *
  * @example
  * ```ts
@@ -69,7 +72,7 @@ export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   try {
     return await Deno.lstat(path);
   } catch (e) {
-    if (isAbsent(e)) return null;
+    if (e instanceof Deno.errors.NotFound) return null;
     throw e;
   }
 }
@@ -88,7 +91,7 @@ export function lstatOrNullSync(path: string): Deno.FileInfo | null {
   try {
     return Deno.lstatSync(path);
   } catch (e) {
-    if (isAbsent(e)) return null;
+    if (e instanceof Deno.errors.NotFound) return null;
     throw e;
   }
 }

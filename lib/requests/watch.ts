@@ -82,6 +82,8 @@ function lstatOrNull(abs: string): Deno.FileInfo | null {
   try {
     return lstatOrNullSync(abs);
   } catch (e) {
+    // A watched path below a file that replaced its directory is gone; the file is watched.
+    if (e instanceof Deno.errors.NotADirectory) return null;
     throw new RequestError("SNAPSHOT_FAILED", `cannot stat watched path ${abs}: ${String(e)}`);
   }
 }

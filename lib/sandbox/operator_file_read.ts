@@ -104,12 +104,13 @@ export function readConfinedFile(opts: ReadConfinedOptions): ConfinedFileRead | 
   if (uid === null) throw unsafe(path, "the current uid is unknown on this platform");
   const fold = opts.foldCase ?? Deno.build.os === "darwin";
 
-  const fileSt = lstatOrNull(path);
-  if (fileSt === null) return null;
+  // The directory first: one replaced by a file or a link is refused, never taken for "no file".
   const dirSt = lstatOrNull(dir);
   if (dirSt === null) return null;
   if (dirSt.isSymlink) throw unsafe(dir, "the directory is a symlink");
   if (!dirSt.isDirectory) throw unsafe(dir, "is not a directory");
+  const fileSt = lstatOrNull(path);
+  if (fileSt === null) return null;
   checkOwnership(dir, dirSt, uid, 0o077, "the directory");
   if (fileSt.isSymlink) throw unsafe(path, "is a symlink, not a real file");
   if (!fileSt.isFile) throw unsafe(path, "is not a real file (FIFO, device or directory)");
