@@ -98,6 +98,8 @@ Deno.test("apply refuses malformed artifacts before identity (ARTIFACT_INVALID, 
       ["a claimed agent that is not a slug", { ...ok, agent: "Worker" }],
       ["a JSON array", [ok]],
       ["text that is not JSON", "{kind: change-proposal"],
+      ["strict JSON only: a trailing comma", JSON.stringify(ok).replace(/}$/, ",}")],
+      ["a byte order mark before the JSON", "\ufeff" + JSON.stringify(ok)],
       // JSON.parse keeps the last `path`; a reviewer's reader might show the first.
       [
         "a repeated key (two paths)",
