@@ -76,6 +76,25 @@ export function lonelySurrogateAt(v: unknown, at: string): string | null {
   return lone.key ? where || "artifact" : where;
 }
 
+/** A lone surrogate: a high one not followed by a low one, or a low one not after a high one. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * `s` with every lone surrogate written as its `\uXXXX` escape (a well-formed string is returned
+ * as it is).
+ *
+ * @example
+ * ```ts
+ * import { escapeLoneSurrogates } from "./artifact.ts";
+ * escapeLoneSurrogates('Unrecognized key: "x\ud800"'); // 'Unrecognized key: "x\\ud800"'
+ * escapeLoneSurrogates("\ud83d\ude00"); // "\ud83d\ude00" (a pair)
+ * ```
+ */
+export function escapeLoneSurrogates(s: string): string {
+  if (s.isWellFormed()) return s;
+  return s.replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+}
+
 /**
  * Validates a parsed JSON value as an artifact.
  *
@@ -102,7 +121,9 @@ export function validateArtifact(v: unknown): Artifact {
     const issue = r.issues[0];
     const where = issue.path.length === 0 ? "artifact" : issue.path.map(String).join(".");
     const keys = "keys" in issue ? ` (${issue.keys.join(", ")})` : "";
-    throw invalid(`${where}: ${issue.message}${keys}`);
+    // The message quotes the artifact (an unknown key, a type name): it must stay UTF-8 text,
+    // or the refusal could not be recorded (the ledger's canonical JSON has no lone surrogate).
+    throw invalid(escapeLoneSurrogates(`${where}: ${issue.message}${keys}`));
   }
   return r.data;
 }

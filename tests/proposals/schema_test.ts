@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ProposalError } from "../../lib/errors.ts";
 import {
+  escapeLoneSurrogates,
   lonelySurrogateAt,
   parseArtifact,
   validateArtifact,
@@ -125,6 +126,15 @@ Deno.test("validateArtifact refuses every deviation (ARTIFACT_INVALID, naming th
   invalid({ ...COMMAND, argv: [] }, "argv");
   invalid({ ...COMMAND, argv: "make test" }, "argv");
   invalid({ ...COMMAND, stdin_from_content: { path: "a", content: "b", extra: 1 } }, "extra");
+  // A message that quotes the artifact stays UTF-8 text: lone surrogates are written escaped.
+  invalid({ ...COMMAND, "x\ud800": 1 }, 'Unrecognized key: "x\\ud800" (x\\ud800)');
+});
+
+Deno.test("escapeLoneSurrogates escapes lone surrogates only", () => {
+  assert.equal(escapeLoneSurrogates("a\ud800b\udc00"), "a\\ud800b\\udc00");
+  assert.equal(escapeLoneSurrogates("\udc00\ud800"), "\\udc00\\ud800", "a reversed pair");
+  assert.equal(escapeLoneSurrogates("x\ud83d\ude00y"), "x\ud83d\ude00y");
+  assert.equal(escapeLoneSurrogates("\ud83d"), "\\ud83d");
 });
 
 Deno.test("lonelySurrogateAt names the first string or key that is not UTF-8 text", () => {
