@@ -297,9 +297,47 @@ class Reader {
 
   /** A string at `this.i` (its opening quote), decoded; `key` says whether it is a key. */
   string(key: boolean): string {
-    const t = this.t;
     const start = this.i;
-    this.i++;
+    const out = this.stringFast(start) ?? this.stringSlow(start);
+    if (this.checkLone && this.lone === null && !out.isWellFormed()) {
+      this.lone = { offset: start, path: key ? [...this.path, out] : [...this.path], key };
+    }
+    return out;
+  }
+
+  /**
+   * The string at `start`, decoded by the engine's own JSON parser once its closing quote is
+   * found (the grammar of a JSON string is the same in both dialects), or `null` when it is not
+   * a valid string; then {@link stringSlow} finds out why and where.
+   */
+  stringFast(start: number): string | null {
+    const t = this.t;
+    let from = start + 1;
+    for (;;) {
+      const q = t.indexOf('"', from);
+      if (q < 0) return null;
+      // The quote closes the string unless an odd number of backslashes escapes it.
+      let b = q - 1;
+      while (t.charCodeAt(b) === 0x5c) b--;
+      if ((q - 1 - b) % 2 === 1) {
+        from = q + 1;
+        continue;
+      }
+      let out: unknown;
+      try {
+        out = JSON.parse(t.slice(start, q + 1));
+      } catch {
+        return null;
+      }
+      this.i = q + 1;
+      return out as string;
+    }
+  }
+
+  /** The string at `start`, decoded one escape at a time; fails where it stops being one. */
+  stringSlow(start: number): string {
+    const t = this.t;
+    this.i = start + 1;
     let out = "";
     for (;;) {
       PLAIN.lastIndex = this.i;
@@ -310,7 +348,7 @@ class Reader {
       const c = t.charCodeAt(this.i);
       if (c === 0x22) {
         this.i++;
-        break;
+        return out;
       }
       if (c < 0x20) this.fail("InvalidCharacter", this.i);
       // A backslash.
@@ -327,10 +365,6 @@ class Reader {
         this.fail("InvalidEscapeCharacter", this.i);
       }
     }
-    if (this.checkLone && this.lone === null && !out.isWellFormed()) {
-      this.lone = { offset: start, path: key ? [...this.path, out] : [...this.path], key };
-    }
-    return out;
   }
 
   /**
