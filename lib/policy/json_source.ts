@@ -1,6 +1,9 @@
 /**
- * The brief's text as JSON with positions: parsed by `jsonc.ts` (comments and trailing commas
- * allowed), so every later error can name the JSON path and the line of the offending value.
+ * The brief's text as JSON with positions: read by the one JSON reader (`lib/json/reader.ts`) in
+ * its JSONC dialect (comments, trailing commas and a leading BOM allowed; repeated keys, nesting
+ * deeper than {@link MAX_JSON_DEPTH} and lone surrogates refused), so every later error can name
+ * the JSON path and the line of the offending value. This module turns the reader's refusals into
+ * `PolicyError`s and builds the located errors of the later checks.
  *
  * @example
  * ```ts
@@ -13,22 +16,19 @@
  * @module
  */
 
-import { type JsoncNode, JsoncSyntaxError, nodeValue, parseJsonc, reach } from "./jsonc.ts";
+import {
+  type JsonDocument,
+  type JsonPath,
+  JsonReadError,
+  MAX_JSON_DEPTH,
+  type Position,
+  positionAt,
+  readJson,
+} from "../json/reader.ts";
 import { PolicyError } from "../errors.ts";
 
-/** Deepest nesting of objects and arrays accepted (the parser recurses once per level). */
-export const MAX_JSON_DEPTH = 128;
-
-/** A JSON path: object keys and array indices from the root. */
-export type JsonPath = readonly (string | number)[];
-
-/** A 1-based line and column. */
-export interface Position {
-  /** 1-based line. */
-  readonly line: number;
-  /** 1-based column, in UTF-16 code units. */
-  readonly column: number;
-}
+export { MAX_JSON_DEPTH, positionAt };
+export type { JsonPath, Position };
 
 /** A parsed brief: its value and a way back from a JSON path to a position in the text. */
 export interface JsonSource {
@@ -65,33 +65,44 @@ export function formatJsonPath(path: JsonPath): string {
   return out === "" ? "(top level)" : out;
 }
 
-/**
- * The 1-based line and column of a UTF-16 offset in `text` (`\n`, `\r\n` and `\r` end lines).
- *
- * @example
- * ```ts
- * import { positionAt } from "./json_source.ts";
- * positionAt("a\nbc", 3); // { line: 2, column: 2 }
- * ```
- */
-export function positionAt(text: string, offset: number): Position {
-  let line = 1;
-  let start = 0;
-  const end = Math.min(offset, text.length);
-  for (let i = 0; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x0a || (c === 0x0d && text.charCodeAt(i + 1) !== 0x0a)) {
-      line++;
-      start = i + 1;
-    }
+/** The reader's refusal as the brief's: where it is, and what the message says. */
+function briefReadError(e: JsonReadError, name: string): PolicyError {
+  const { line, column } = e.position;
+  const at = `${name}:${line}:${column}`;
+  if (e.code === "LoneSurrogate") {
+    // Not a syntax error: well-formed JSON(C) whose text has no UTF-8 form.
+    const reason = e.key
+      ? "key contains a lone surrogate"
+      : "contains a lone surrogate (\\ud800-\\udfff)";
+    const path = formatJsonPath(e.path);
+    return new PolicyError("BRIEF_INVALID", `${at}: ${path}: ${reason}`, {
+      details: { file: name, path, line, column, reason },
+    });
   }
-  return { line, column: end - start + 1 };
+  if (e.code === "NestedTooDeep") {
+    return new PolicyError("BRIEF_SYNTAX", `${at}: nested deeper than ${MAX_JSON_DEPTH} levels`, {
+      details: { file: name, line, column },
+    });
+  }
+  if (e.code === "DuplicateKey") {
+    const path = formatJsonPath(e.path);
+    return new PolicyError(
+      "BRIEF_SYNTAX",
+      `${at}: duplicate key ${JSON.stringify(e.path[e.path.length - 1])} at ${path}`,
+      { details: { file: name, path, line, column } },
+    );
+  }
+  return new PolicyError("BRIEF_SYNTAX", `${at}: invalid JSON(C): ${e.code}`, {
+    details: { file: name, line, column, error: e.code },
+  });
 }
 
 /**
  * Parses JSON or JSONC text (comments and trailing commas allowed, a leading BOM ignored).
- * Throws `PolicyError` `BRIEF_SYNTAX` naming the line and column of the first error, including a
- * key repeated within one object.
+ * Throws `PolicyError` naming the line and column of the first error: `BRIEF_SYNTAX` for text
+ * that is not JSON(C), a key repeated within one object or nesting deeper than
+ * {@link MAX_JSON_DEPTH}; `BRIEF_INVALID` for a string or key with a lone surrogate (the first
+ * in the file, once the whole text has parsed).
  *
  * @example
  * ```ts
@@ -100,51 +111,14 @@ export function positionAt(text: string, offset: number): Position {
  * ```
  */
 export function parseJsonSource(input: string, name: string): JsonSource {
-  const text = input.charCodeAt(0) === 0xfeff ? " " + input.slice(1) : input;
-  let root: JsoncNode;
+  let doc: JsonDocument;
   try {
-    root = parseJsonc(text, MAX_JSON_DEPTH);
+    doc = readJson(input, { dialect: "jsonc", maxDepth: MAX_JSON_DEPTH });
   } catch (e) {
-    if (!(e instanceof JsoncSyntaxError)) throw e;
-    const at = positionAt(text, e.offset);
-    if (e.code === "NestedTooDeep") {
-      throw new PolicyError(
-        "BRIEF_SYNTAX",
-        `${name}:${at.line}:${at.column}: nested deeper than ${MAX_JSON_DEPTH} levels`,
-        { details: { file: name, line: at.line, column: at.column } },
-      );
-    }
-    if (e.code === "DuplicateKey") {
-      const path = formatJsonPath(e.path);
-      throw new PolicyError(
-        "BRIEF_SYNTAX",
-        `${name}:${at.line}:${at.column}: duplicate key ${
-          JSON.stringify(e.path[e.path.length - 1])
-        } at ${path}`,
-        { details: { file: name, path, line: at.line, column: at.column } },
-      );
-    }
-    throw new PolicyError(
-      "BRIEF_SYNTAX",
-      `${name}:${at.line}:${at.column}: invalid JSON(C): ${e.code}`,
-      { details: { file: name, line: at.line, column: at.column, error: e.code } },
-    );
+    if (e instanceof JsonReadError) throw briefReadError(e, name);
+    throw e;
   }
-  const value: unknown = nodeValue(root);
-
-  return {
-    value,
-    name,
-    locate(path: JsonPath, key = false): Position {
-      const { node, depth, keyOffset } = reach(root, path);
-      const exact = depth === path.length;
-      return positionAt(text, key && exact && keyOffset !== null ? keyOffset : node.offset);
-    },
-    rawText(path: JsonPath): string | null {
-      const { node, depth } = reach(root, path);
-      return depth === path.length ? text.slice(node.offset, node.offset + node.length) : null;
-    },
-  };
+  return { value: doc.value, name, locate: doc.locate, rawText: doc.rawText };
 }
 
 /** The `PolicyError` codes that point at a place in the brief. */

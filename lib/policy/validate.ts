@@ -18,7 +18,6 @@ import { isIgnoredBriefField, POLICY_FIELDS } from "./fields.ts";
 import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
 import type { RawPolicy } from "./schema.ts";
 import { checkPolicyFields, type ShapeIssue } from "./shape_check.ts";
-import { findLoneSurrogate } from "../text/chars.ts";
 
 type Issue = ShapeIssue;
 
@@ -156,12 +155,7 @@ export function validateBrief(src: JsonSource): RawPolicy {
       );
     }
   }
-  const lone = findLoneSurrogate(picked);
-  if (lone !== null) {
-    throw lone.key
-      ? errorAt("BRIEF_INVALID", src, lone.path, "key contains a lone surrogate", { key: true })
-      : errorAt("BRIEF_INVALID", src, lone.path, "contains a lone surrogate (\\ud800-\\udfff)");
-  }
+  // Lone surrogates never get here: the JSON reader refuses them (`parseJsonSource`).
   // The same issues as `PolicyFieldsSchema.safeParse(picked)`, without loading zod (shape_check.ts).
   const result = checkPolicyFields(picked);
   if (!result.ok) {

@@ -1,6 +1,8 @@
 /**
- * Reading an artifact: at most 2 MiB of UTF-8 JSON, an object whose `kind` names one of the three
- * schemas, validated strictly. Errors name the field and the rule.
+ * Reading an artifact: at most 2 MiB of UTF-8 text in strict JSON (read by the one JSON reader,
+ * `lib/json/reader.ts`: no comments, no trailing commas, no byte order mark, no key repeated in
+ * one object), an object whose `kind` names one of the three schemas, validated strictly. Errors
+ * name the field and the rule.
  *
  * @example
  * ```ts
@@ -11,7 +13,7 @@
  */
 import { FsSafetyError, ProposalError } from "../errors.ts";
 import { readRegularFileWithin } from "../fs/safe_read.ts";
-import { duplicateKey } from "./duplicate_keys.ts";
+import { type JsonDocument, JsonReadError, MAX_JSON_DEPTH, readJson } from "../json/reader.ts";
 import { findLoneSurrogate } from "../text/chars.ts";
 import { checkArtifactShape } from "./artifact_check.ts";
 import type { ChangeProposalT, CommandRequestT, DeleteProposalT } from "./schema.ts";
@@ -22,8 +24,34 @@ export const MAX_ARTIFACT_BYTES = 2 * 1024 * 1024;
 /** A validated artifact. */
 export type Artifact = ChangeProposalT | DeleteProposalT | CommandRequestT;
 
-function invalid(message: string): ProposalError {
-  return new ProposalError("ARTIFACT_INVALID", message);
+function invalid(message: string, details?: Record<string, unknown>): ProposalError {
+  return new ProposalError("ARTIFACT_INVALID", message, { details });
+}
+
+/** The reader's refusal as the artifact's. */
+function readError(e: JsonReadError): ProposalError {
+  const { line, column } = e.position;
+  const details = { line, column, error: e.code };
+  if (e.code === "DuplicateKey") {
+    return invalid(
+      `the artifact repeats the key ${JSON.stringify(e.path[e.path.length - 1])} in one ` +
+        "object: it would mean different things to different readers",
+      details,
+    );
+  }
+  if (e.code === "ByteOrderMark") {
+    return invalid(
+      "the artifact starts with a byte order mark (U+FEFF): write UTF-8 without one",
+      details,
+    );
+  }
+  if (e.code === "NestedTooDeep") {
+    return invalid(
+      `the artifact nests deeper than ${MAX_JSON_DEPTH} levels (line ${line}, column ${column})`,
+      details,
+    );
+  }
+  return invalid(`the artifact is not JSON: line ${line}, column ${column}: ${e.message}`, details);
 }
 
 /**
@@ -46,6 +74,25 @@ export function lonelySurrogateAt(v: unknown, at: string): string | null {
     where = typeof part === "number" ? `${where}[${part}]` : where ? `${where}.${part}` : part;
   }
   return lone.key ? where || "artifact" : where;
+}
+
+/** A lone surrogate: a high one not followed by a low one, or a low one not after a high one. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * `s` with every lone surrogate written as its `\uXXXX` escape (a well-formed string is returned
+ * as it is).
+ *
+ * @example
+ * ```ts
+ * import { escapeLoneSurrogates } from "./artifact.ts";
+ * escapeLoneSurrogates('Unrecognized key: "x\ud800"'); // 'Unrecognized key: "x\\ud800"'
+ * escapeLoneSurrogates("\ud83d\ude00"); // "\ud83d\ude00" (a pair)
+ * ```
+ */
+export function escapeLoneSurrogates(s: string): string {
+  if (s.isWellFormed()) return s;
+  return s.replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 /**
@@ -74,13 +121,16 @@ export function validateArtifact(v: unknown): Artifact {
     const issue = r.issues[0];
     const where = issue.path.length === 0 ? "artifact" : issue.path.map(String).join(".");
     const keys = "keys" in issue ? ` (${issue.keys.join(", ")})` : "";
-    throw invalid(`${where}: ${issue.message}${keys}`);
+    // The message quotes the artifact (an unknown key, a type name): it must stay UTF-8 text,
+    // or the refusal could not be recorded (the ledger's canonical JSON has no lone surrogate).
+    throw invalid(escapeLoneSurrogates(`${where}: ${issue.message}${keys}`));
   }
   return r.data;
 }
 
 /**
- * Parses artifact JSON text.
+ * Parses artifact JSON text (strict JSON; see the module's notes). Throws `ARTIFACT_INVALID`
+ * naming the line and column when the text is not JSON.
  *
  * @example
  * ```ts
@@ -89,20 +139,16 @@ export function validateArtifact(v: unknown): Artifact {
  * ```
  */
 export function parseArtifact(text: string): Artifact {
-  let v: unknown;
+  let doc: JsonDocument;
   try {
-    v = JSON.parse(text);
+    // Lone surrogates are kept: each field refuses them with its own code (`PATH_INVALID`,
+    // `CONTENT_NOT_UTF8`, ...) where the artifact is checked.
+    doc = readJson(text, { dialect: "json", loneSurrogates: "keep" });
   } catch (e) {
-    throw invalid(`the artifact is not JSON: ${(e as Error).message}`);
+    if (e instanceof JsonReadError) throw readError(e);
+    throw e;
   }
-  const repeated = duplicateKey(text);
-  if (repeated !== null) {
-    throw invalid(
-      `the artifact repeats the key ${JSON.stringify(repeated)} in one object: it would mean ` +
-        "different things to different readers",
-    );
-  }
-  return validateArtifact(v);
+  return validateArtifact(doc.value);
 }
 
 /**
@@ -128,7 +174,8 @@ export async function readArtifactFile(path: string): Promise<Artifact> {
   }
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    // The byte order mark is kept, so the reader refuses it as it does in text.
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     throw invalid(`artifact ${path} is not UTF-8`);
   }

@@ -315,6 +315,19 @@ Deno.test("parse: lone surrogates in policy strings are refused", () => {
   );
 });
 
+Deno.test("parse: a lone surrogate anywhere in the brief is refused, in a field it otherwise ignores too", () => {
+  expectPolicyError(
+    () => parsePolicy('{\n  "project_goal": "g\\ud800",\n  "write_policy": "default"\n}', OPTS),
+    "BRIEF_INVALID",
+    ":2:19: project_goal: contains a lone surrogate",
+  );
+  // Refused once the text has parsed: a syntax error later in the file is reported first.
+  expectPolicyError(
+    () => parsePolicy('{"project_goal": "\\ud800", }}', OPTS),
+    "BRIEF_SYNTAX",
+  );
+});
+
 Deno.test("parse: briefRel is relative POSIX, or null outside the project", () => {
   assert.equal(briefRelative("/p/cfg/brief.json", "/p"), "cfg/brief.json");
   assert.equal(briefRelative("/p/brief.json", "/p/"), "brief.json");

@@ -98,6 +98,17 @@ Deno.test("apply refuses malformed artifacts before identity (ARTIFACT_INVALID, 
       ["a claimed agent that is not a slug", { ...ok, agent: "Worker" }],
       ["a JSON array", [ok]],
       ["text that is not JSON", "{kind: change-proposal"],
+      ["strict JSON only: a trailing comma", JSON.stringify(ok).replace(/}$/, ",}")],
+      ["a byte order mark before the JSON", "\ufeff" + JSON.stringify(ok)],
+      // The refusal quotes the key; a lone surrogate in it must not keep the refusal unrecorded.
+      [
+        "an unknown key with a lone surrogate",
+        JSON.stringify(ok).replace(/}$/, ', "x\\ud800": 1}'),
+      ],
+      [
+        "an object for a string, whose constructor names a lone surrogate",
+        JSON.stringify({ ...ok, path: { constructor: { name: "\ud800" } } }),
+      ],
       // JSON.parse keeps the last `path`; a reviewer's reader might show the first.
       [
         "a repeated key (two paths)",

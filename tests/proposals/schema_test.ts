@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ProposalError } from "../../lib/errors.ts";
 import {
+  escapeLoneSurrogates,
   lonelySurrogateAt,
   parseArtifact,
   validateArtifact,
@@ -125,6 +126,15 @@ Deno.test("validateArtifact refuses every deviation (ARTIFACT_INVALID, naming th
   invalid({ ...COMMAND, argv: [] }, "argv");
   invalid({ ...COMMAND, argv: "make test" }, "argv");
   invalid({ ...COMMAND, stdin_from_content: { path: "a", content: "b", extra: 1 } }, "extra");
+  // A message that quotes the artifact stays UTF-8 text: lone surrogates are written escaped.
+  invalid({ ...COMMAND, "x\ud800": 1 }, 'Unrecognized key: "x\\ud800" (x\\ud800)');
+});
+
+Deno.test("escapeLoneSurrogates escapes lone surrogates only", () => {
+  assert.equal(escapeLoneSurrogates("a\ud800b\udc00"), "a\\ud800b\\udc00");
+  assert.equal(escapeLoneSurrogates("\udc00\ud800"), "\\udc00\\ud800", "a reversed pair");
+  assert.equal(escapeLoneSurrogates("x\ud83d\ude00y"), "x\ud83d\ude00y");
+  assert.equal(escapeLoneSurrogates("\ud83d"), "\\ud83d");
 });
 
 Deno.test("lonelySurrogateAt names the first string or key that is not UTF-8 text", () => {
@@ -158,6 +168,38 @@ Deno.test("parseArtifact refuses text that is not a JSON object", () => {
     assert.equal(code, "ARTIFACT_INVALID", JSON.stringify(t));
   }
   assert.deepEqual(parseArtifact(JSON.stringify(DELETE)), DELETE);
+});
+
+Deno.test("parseArtifact reads strict JSON: refusals name the line and column", () => {
+  const refused = (t: string): ProposalError => {
+    try {
+      parseArtifact(t);
+    } catch (e) {
+      assert.ok(e instanceof ProposalError, String(e));
+      assert.equal(e.code, "ARTIFACT_INVALID", t);
+      return e;
+    }
+    throw new Error(`accepted ${JSON.stringify(t)}`);
+  };
+  const text = JSON.stringify(DELETE, null, 1);
+  let e = refused(text.replace('"path"', '// a comment\n "path"'));
+  assert.match(e.message, /^the artifact is not JSON: line 4, column 2: /);
+  assert.deepEqual([e.details.line, e.details.column], [4, 2]);
+  e = refused(text.replace(/\n}$/, ",\n}"));
+  assert.match(e.message, /not JSON: line 7, column 1: a property name/);
+  e = refused("\ufeff" + text);
+  assert.match(e.message, /byte order mark/);
+  e = refused(text.replace('"rationale"', '"path": "b",\n "rationale"'));
+  assert.equal(
+    e.message,
+    'the artifact repeats the key "path" in one object: it would mean different things to ' +
+      "different readers",
+  );
+  assert.deepEqual([e.details.line, e.details.column], [6, 2]);
+  e = refused(JSON.stringify({ ...DELETE, x: JSON.parse("[".repeat(200) + "]".repeat(200)) }));
+  assert.match(e.message, /nests deeper than 128 levels/);
+  // Well-formed otherwise: the schema speaks, not the reader.
+  assert.match(refused('{"kind": "change-proposal", "__proto__": 1}').message, /dispatch/);
 });
 
 Deno.test("schemas/*.schema.json equal schemaFileText(name) (no drift)", async () => {
