@@ -17,6 +17,7 @@
  * @module
  */
 
+import { readJson } from "../json/reader.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { FsSafetyError, SandboxError } from "../errors.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
@@ -146,7 +147,10 @@ export function readConfinedFile(opts: ReadConfinedOptions): ConfinedFileRead | 
   const sha256 = sha256Hex(raw);
   let data: unknown;
   try {
-    data = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw));
+    // The one JSON reader (duplicate keys, depth, a byte order mark refused), strict JSON.
+    data = readJson(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(raw), {
+      dialect: "json",
+    }).value;
   } catch (e) {
     throw new SandboxError(
       "CONFINED_INVALID",
