@@ -16,7 +16,7 @@
  * ```
  * @module
  */
-import type { Artifact } from "../proposals/artifact.ts";
+import type { Artifact } from "../artifacts/artifact.ts";
 import {
   type ApplyResult,
   checkProposal,
@@ -26,7 +26,7 @@ import {
   recheckProposal,
   writeProposal,
 } from "../proposals/proposal.ts";
-import type { ChangeProposalT, DeleteProposalT } from "../proposals/schema.ts";
+import type { ChangeProposalT, DeleteProposalT } from "../artifacts/artifact_schema.ts";
 import type { ActSpec } from "./pipeline.ts";
 
 /** The apply act (see the module doc). */

@@ -34,10 +34,10 @@ import { AgentTeamsError, DispatchError, ProposalError } from "../errors.ts";
 import { appendRow } from "../ledger/append.ts";
 import { resolveDispatch } from "../ledger/dispatch.ts";
 import { dispatchTag } from "../ledger/dispatch_acts.ts";
-import { refusalRow } from "../ledger/fields.ts";
+import { refusalRow } from "../ledger/row_text.ts";
 import type { RowBody } from "../ledger/row.ts";
 import { writeAhead } from "../ledger/write_ahead.ts";
-import { type Artifact, validateArtifact } from "../proposals/artifact.ts";
+import { type Artifact, validateArtifact } from "../artifacts/artifact.ts";
 import type { PendingSession, Session } from "./session.ts";
 
 /** What one kind of act supplies to the pipeline. */

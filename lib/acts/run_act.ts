@@ -31,13 +31,13 @@ import { LedgerError, RequestError, RunTimeoutError, UndeclaredWritesError } fro
 import type { GitContext } from "../git/context.ts";
 import type { StatusEntry } from "../git/status_z.ts";
 import { captureStores, storesProblem } from "../ledger/guard.ts";
-import { ledgerText } from "../ledger/fields.ts";
+import { ledgerText } from "../ledger/row_text.ts";
 import type { RowBody } from "../ledger/row.ts";
 import { childEnv } from "../process/child_env.ts";
 import { diskFs, resolveCwd } from "../process/resolve_program.ts";
-import type { Artifact } from "../proposals/artifact.ts";
+import type { Artifact } from "../artifacts/artifact.ts";
 import { staticPlane } from "../policy/control_plane.ts";
-import type { CommandRequestT } from "../proposals/schema.ts";
+import type { CommandRequestT } from "../artifacts/artifact_schema.ts";
 import {
   type CheckedRequest,
   checkRequest,

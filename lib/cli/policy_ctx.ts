@@ -7,7 +7,7 @@
  */
 import { resolve } from "../fs/path.ts";
 import { type GitContext, openGitContext } from "../git/context.ts";
-import { type Artifact, readArtifactFile } from "../proposals/artifact.ts";
+import { type Artifact, readArtifactFile } from "../artifacts/artifact.ts";
 import type { Policy } from "../policy/types.ts";
 import { completePolicy, type PendingSession, startSession } from "../acts/session.ts";
 import { briefFlagPath } from "./needs.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
-import { ARTIFACT_SCHEMAS, jsonSchemaOf, type SchemaName } from "../proposals/schema.ts";
+import { ARTIFACT_SCHEMAS, jsonSchemaOf, type SchemaName } from "../artifacts/artifact_schema.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**

@@ -42,7 +42,7 @@ import type { HmacKey } from "../crypto/hash.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { LedgerError } from "../errors.ts";
 import { statePaths } from "./paths.ts";
-import { type LedgerSnapshot, takeLedgerSnapshot } from "./snapshot.ts";
+import { type LedgerSnapshot, takeLedgerSnapshot } from "./verify_snapshot.ts";
 import { type Head, HeadFormatError, headVerifies, parseHead } from "./head.ts";
 import {
   checkLedgerBytes,
@@ -443,7 +443,7 @@ export function dispatchRowProblem(line: string, hmac: HmacKey): string | null {
 export const MAX_LEDGER_BYTES = 2 * 1024 * 1024 * 1024 - 1;
 
 /**
- * Reads a project's ledger, head and dispatch store as one state (`snapshot.ts`), refusing
+ * Reads a project's ledger, head and dispatch store as one state (`verify_snapshot.ts`), refusing
  * symlinks and non-regular files. The ledger's bytes are those its snapshot counts.
  *
  * @throws {LedgerError} `LEDGER_UNSAFE_PATH` for a symlinked `.agentteams` or state file, or a
@@ -547,7 +547,7 @@ function verifySnapshot(snap: LedgerSnapshot, key: VerifyKey): VerifyReport {
 
 /**
  * Verifies a project's ledger (see the module doc for the codes). It judges one state, taken
- * while appends and dispatch operations go on (`snapshot.ts`): the ledger's length and head read
+ * while appends and dispatch operations go on (`verify_snapshot.ts`): the ledger's length and head read
  * under a shared lock on the ledger, held only for that (kept to the end when the ledger ends
  * mid-line), and the dispatch store read after them. Rows appended meanwhile are not judged. The
  * ledger is streamed, so memory stays small however long it is. Nothing is written.

@@ -18,7 +18,7 @@
 
 import type { CompiledArgs } from "./lint.ts";
 import { normalizeCwd } from "./pattern_rules.ts";
-import type { RawCommandEntry, RawPolicy } from "./schema.ts";
+import type { RawCommandEntry, RawPolicy } from "./brief_schema.ts";
 import {
   type AgentPolicy,
   type CommandEntry,

@@ -7,7 +7,7 @@
  * - argument patterns that do not compile faithfully (see `pyre.ts`) or that admit a probe string
  *   (an option, a parent, absolute or home path, a response file; see `probes.ts`);
  * - a command's `prefix[0]` or a gate's `argv[0]` that is a shell or a launcher, by basename, or
- *   not a bare name or absolute path (see `programs.ts`); a gate whose `argv[0]` is `{file}`/`{path}`;
+ *   not a bare name or absolute path (see `program_rules.ts`); a gate whose `argv[0]` is `{file}`/`{path}`;
  * - `{file}`/`{path}` inside a larger gate argument (they must be whole arguments);
  * - unsafe write scopes (see `scope.ts`), and any scope or `writes` glob covering the brief or one
  *   of the default brief names at the project root;
@@ -31,14 +31,14 @@
  */
 
 import { PolicyError } from "../errors.ts";
-import { AGENT_SLUG, GATE_NAME, RESERVED_CONFINED_KEYS } from "./fields.ts";
+import { AGENT_SLUG, GATE_NAME, RESERVED_CONFINED_KEYS } from "./brief_fields.ts";
 import { fnmatch, protectedMatch } from "./fnmatch.ts";
 import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
 import { cwdProblem, matchPatternProblem, writesGlobProblem } from "./pattern_rules.ts";
 import { probeArgPattern } from "./probes.ts";
-import { programProblem } from "./programs.ts";
+import { programProblem } from "./program_rules.ts";
 import { compileArgPattern } from "./pyre.ts";
-import type { RawPolicy } from "./schema.ts";
+import type { RawPolicy } from "./brief_schema.ts";
 import { inWriteScopes, scopePatternProblem } from "./scope.ts";
 
 /** The brief names `defaultBriefPath` looks for at the project root. */

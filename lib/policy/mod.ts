@@ -27,7 +27,7 @@ export {
   MCP_RUNNER_TOOLS,
   POLICY_FIELDS,
   RESERVED_CONFINED_KEYS,
-} from "./fields.ts";
+} from "./brief_fields.ts";
 export { DEFAULT_BRIEF_NAMES, lintPolicy } from "./lint.ts";
 export type { CompiledArgs } from "./lint.ts";
 export { inWriteScopes, scopeMatches, scopePatternProblem } from "./scope.ts";
@@ -40,7 +40,7 @@ export {
 } from "./pyre.ts";
 export { PROBE_FORMS, PROBE_STEMS, probeArgPattern, probeStrings } from "./probes.ts";
 export type { ProbeForm, ProbeHit, ProbeKind } from "./probes.ts";
-export { LAUNCHERS, programBaseName, programProblem, SHELLS } from "./programs.ts";
+export { LAUNCHERS, programBaseName, programProblem, SHELLS } from "./program_rules.ts";
 export {
   cwdProblem,
   matchPatternProblem,

@@ -1,6 +1,6 @@
 /**
  * The hot-path shape check of the brief's policy fields, and the small checker kit it and
- * `lib/proposals/artifact_check.ts` are built from.
+ * `lib/artifacts/artifact_check.ts` are built from.
  *
  * The zod schemas in `schema.ts` stay the reference (they also generate the JSON Schemas), but
  * importing zod costs about 35 ms of the ~130 ms `agentteams run` / `apply` budget. These checkers
@@ -9,7 +9,7 @@
  * `z.array` with `min`/`max`, `z.strictObject`, `z.record(z.string(), …)`, `.optional()` and
  * `z.union` — and report the same issues, in the same order, with zod's English messages, and the
  * same parsed data (new objects, keys in schema order, absent optional keys left out). The property
- * tests (`tests/policy/shape_check_test.ts`, `tests/proposals/artifact_check_test.ts`) compare them
+ * tests (`tests/policy/shape_check_test.ts`, `tests/artifacts/artifact_check_test.ts`) compare them
  * with zod on thousands of generated inputs; a change to a zod schema must be mirrored here, and
  * those tests fail until it is.
  *
@@ -37,8 +37,8 @@
  * @module
  */
 
-import { KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "./fields.ts";
-import type { RawPolicy } from "./schema.ts";
+import { KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "./brief_fields.ts";
+import type { RawPolicy } from "./brief_schema.ts";
 import { MAX_COMMAND_TIMEOUT } from "./types.ts";
 
 /** Where an issue is: keys and indexes from the checked value down. */

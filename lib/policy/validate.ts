@@ -14,9 +14,9 @@
  * @module
  */
 
-import { isIgnoredBriefField, POLICY_FIELDS } from "./fields.ts";
+import { isIgnoredBriefField, POLICY_FIELDS } from "./brief_fields.ts";
 import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
-import type { RawPolicy } from "./schema.ts";
+import type { RawPolicy } from "./brief_schema.ts";
 import { checkPolicyFields, type ShapeIssue } from "./shape_check.ts";
 
 type Issue = ShapeIssue;

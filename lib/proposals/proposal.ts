@@ -28,13 +28,13 @@ import { childKind, readChild, walkDirs } from "../fs/path_walk.ts";
 import { anchoredReplace, MAX_ANCHORED_TARGET } from "../fs/anchored_write.ts";
 import { withFileLock } from "../ledger/lock.ts";
 import { statePaths } from "../ledger/paths.ts";
-import { ledgerText } from "../ledger/fields.ts";
+import { ledgerText } from "../ledger/row_text.ts";
 import type { RowBody } from "../ledger/row.ts";
 import type { ControlPlane } from "../policy/control_plane.ts";
 import type { Policy } from "../policy/types.ts";
 import { checkProposalPath } from "./path_rules.ts";
 import { type GateResult, type GateRunner, runGates, selectGates } from "./gates.ts";
-import type { ChangeProposalT, DeleteProposalT } from "./schema.ts";
+import type { ChangeProposalT, DeleteProposalT } from "../artifacts/artifact_schema.ts";
 
 /** Largest existing target read for its base hash. */
 export const MAX_TARGET_BYTES = MAX_ANCHORED_TARGET;

@@ -12,7 +12,7 @@ import { withFileLock } from "../../lib/ledger/lock.ts";
 import { readRegularFileSync } from "../../lib/fs/safe_read.ts";
 import { atomicWriteFileSync } from "../../lib/fs/atomic_write.ts";
 import { FsSafetyError, LedgerError, RequestError } from "../../lib/errors.ts";
-import { refusalRow } from "../../lib/ledger/fields.ts";
+import { refusalRow } from "../../lib/ledger/row_text.ts";
 import { assertCode, hmacHex, keyOf, pyDumps, removeTree, tempDir, utf8 } from "../_helpers/mod.ts";
 
 const KEY = keyOf("units");

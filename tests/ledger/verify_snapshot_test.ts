@@ -1,5 +1,5 @@
 /**
- * `ledger verify` judges one consistent state (lib/ledger/snapshot.ts). Other processes append
+ * `ledger verify` judges one consistent state (lib/ledger/verify_snapshot.ts). Other processes append
  * rows and rewrite the head (by rename) and the dispatch store while verify reads; here such a
  * writer is made to act at exactly the moment that once broke verify, by wrapping the Deno call
  * verify makes at that moment (`Deno.openSync` of a state file, the first `readSync` of the
@@ -22,7 +22,7 @@ import { atomicWriteFileSync } from "../../lib/fs/atomic_write.ts";
 import { LedgerError } from "../../lib/errors.ts";
 import { statePaths } from "../../lib/ledger/paths.ts";
 import type { RowBody } from "../../lib/ledger/row.ts";
-import { type Look, lookSettles, takeLedgerSnapshot } from "../../lib/ledger/snapshot.ts";
+import { type Look, lookSettles, takeLedgerSnapshot } from "../../lib/ledger/verify_snapshot.ts";
 import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import {
   assertCode,

@@ -1,13 +1,13 @@
 /**
  * The scaffolding of the zod-replay tests (`tests/policy/shape_check_test.ts`,
- * `tests/proposals/artifact_check_test.ts`), which check that a hand-written checker of
+ * `tests/artifacts/artifact_check_test.ts`), which check that a hand-written checker of
  * `lib/policy/shape_check.ts` gives what its zod schema gives: the object generators, the
  * comparison of one verdict, and the deterministic sweep of edits around a full valid value.
  *
  * @example
  * ```ts
  * import { assertAgrees, ReplayStats } from "./_zod_replay.ts";
- * import { PolicyFieldsSchema } from "../../lib/policy/schema.ts";
+ * import { PolicyFieldsSchema } from "../../lib/policy/brief_schema.ts";
  * import { checkPolicyFields } from "../../lib/policy/shape_check.ts";
  * assertAgrees(PolicyFieldsSchema, checkPolicyFields, { write_policy: "x" }, new ReplayStats());
  * ```
@@ -113,7 +113,7 @@ export interface ZodLike {
  * @example
  * ```ts
  * import { assertAgrees, ReplayStats } from "./_zod_replay.ts";
- * import { PolicyFieldsSchema } from "../../lib/policy/schema.ts";
+ * import { PolicyFieldsSchema } from "../../lib/policy/brief_schema.ts";
  * import { checkPolicyFields } from "../../lib/policy/shape_check.ts";
  * assertAgrees(PolicyFieldsSchema, checkPolicyFields, { write_policy: "x" }, new ReplayStats());
  * ```

@@ -6,7 +6,7 @@ import {
   probeArgPattern,
   probeStrings,
 } from "../../lib/policy/probes.ts";
-import { programProblem } from "../../lib/policy/programs.ts";
+import { programProblem } from "../../lib/policy/program_rules.ts";
 import { compileArgPattern } from "../../lib/policy/pyre.ts";
 import { expectPolicyError, OPTS, parseObject, withCommand } from "./_helpers.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { briefRelative, parsePolicy } from "../../lib/policy/parse.ts";
-import { IGNORED_BRIEF_FIELDS } from "../../lib/policy/fields.ts";
+import { IGNORED_BRIEF_FIELDS } from "../../lib/policy/brief_fields.ts";
 import { expectPolicyError, OPTS, parseObject, withCommand } from "./_helpers.ts";
 
 const JSONC = `{

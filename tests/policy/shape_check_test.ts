@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "../../lib/policy/fields.ts";
-import { PolicyFieldsSchema } from "../../lib/policy/schema.ts";
+import { KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "../../lib/policy/brief_fields.ts";
+import { PolicyFieldsSchema } from "../../lib/policy/brief_schema.ts";
 import { checkPolicyFields, type ShapeIssue } from "../../lib/policy/shape_check.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
 import { expectPolicyError, OPTS } from "./_helpers.ts";

@@ -39,7 +39,7 @@
  *
  * @example
  * ```ts
- * import { takeLedgerSnapshot } from "./snapshot.ts";
+ * import { takeLedgerSnapshot } from "./verify_snapshot.ts";
  * const snap = takeLedgerSnapshot(Deno.makeTempDirSync());
  * snap.how; // "absent"
  * snap.close();
@@ -107,7 +107,7 @@ export interface Look {
  *
  * @example
  * ```ts
- * import { lookSettles } from "./snapshot.ts";
+ * import { lookSettles } from "./verify_snapshot.ts";
  * const look = { headBefore: "h1", size: 10, endsLine: true, headAfter: "h1", sizeAfter: 10 };
  * lookSettles(look, null); // true
  * lookSettles({ ...look, headAfter: "h2" }, null); // false: an append finished meanwhile
@@ -150,7 +150,7 @@ function replacedWhileOpening(e: unknown): boolean {
  * @throws {LedgerError} `LEDGER_UNSAFE_PATH`; `LEDGER_BUSY` when it was replaced at every try.
  * @example
  * ```ts
- * import { readStateFileSettled } from "./snapshot.ts";
+ * import { readStateFileSettled } from "./verify_snapshot.ts";
  * readStateFileSettled("/nonexistent/x", "ledger head", 4096); // null
  * ```
  */
@@ -305,7 +305,7 @@ export interface SnapshotOptions {
  *   file; `LEDGER_BUSY` when no consistent state could be read.
  * @example
  * ```ts
- * import { takeLedgerSnapshot } from "./snapshot.ts";
+ * import { takeLedgerSnapshot } from "./verify_snapshot.ts";
  * import { appendRow } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();

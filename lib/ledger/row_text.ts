@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { ledgerText } from "./fields.ts";
+ * import { ledgerText } from "./row_text.ts";
  * ledgerText("  why \u3000"); // "why"
  * ```
  * @module
@@ -27,7 +27,7 @@ function isPyWhitespace(c: number): boolean {
  *
  * @example
  * ```ts
- * import { pyStrip } from "./fields.ts";
+ * import { pyStrip } from "./row_text.ts";
  * pyStrip("\u001fx\u0085"); // "x"
  * pyStrip("\ufeffx"); // "\ufeffx" (U+FEFF is not whitespace to Python)
  * ```
@@ -45,7 +45,7 @@ export function pyStrip(s: string): string {
  *
  * @example
  * ```ts
- * import { codePointSlice } from "./fields.ts";
+ * import { codePointSlice } from "./row_text.ts";
  * codePointSlice("\u{1f600}ab", 2); // "\u{1f600}a"
  * ```
  */
@@ -65,7 +65,7 @@ export function codePointSlice(s: string, n: number): string {
  *
  * @example
  * ```ts
- * import { ledgerText } from "./fields.ts";
+ * import { ledgerText } from "./row_text.ts";
  * ledgerText("x".repeat(400)).length; // 300
  * ```
  */
@@ -78,7 +78,7 @@ export function ledgerText(s: string): string {
  *
  * @example
  * ```ts
- * import { reasonText } from "./fields.ts";
+ * import { reasonText } from "./row_text.ts";
  * reasonText(" r ").length; // 3
  * ```
  */
@@ -93,7 +93,7 @@ export function reasonText(s: string): string {
  *
  * @example
  * ```ts
- * import { refusalRow } from "./fields.ts";
+ * import { refusalRow } from "./row_text.ts";
  * refusalRow("run-request", "?", new Error("boom")).code; // "INTERNAL"
  * ```
  */

@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import { ChangeProposal } from "./schema.ts";
+ * import { ChangeProposal } from "./artifact_schema.ts";
  * ChangeProposal.safeParse({ kind: "change-proposal" }).success; // false
  * ```
  * @module
@@ -94,7 +94,7 @@ export type SchemaName = keyof typeof ARTIFACT_SCHEMAS;
  *
  * @example
  * ```ts
- * import { jsonSchemaOf } from "./schema.ts";
+ * import { jsonSchemaOf } from "./artifact_schema.ts";
  * jsonSchemaOf("delete-proposal").additionalProperties; // false
  * ```
  */
@@ -116,7 +116,7 @@ export function jsonSchemaOf(name: SchemaName): Record<string, unknown> {
  *
  * @example
  * ```ts
- * import { schemaFileText } from "./schema.ts";
+ * import { schemaFileText } from "./artifact_schema.ts";
  * schemaFileText("command-request").endsWith("}\n"); // true
  * ```
  */

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { isIgnoredBriefField, POLICY_FIELDS } from "./fields.ts";
+ * import { isIgnoredBriefField, POLICY_FIELDS } from "./brief_fields.ts";
  * POLICY_FIELDS.includes("agent_policies"); // true
  * isIgnoredBriefField("project_goal"); // true
  * isIgnoredBriefField("agent_polices"); // false: a typo is refused, not ignored
@@ -98,7 +98,7 @@ export const RESERVED_CONFINED_KEYS: readonly string[] = Object.freeze([
  *
  * @example
  * ```ts
- * import { isIgnoredBriefField } from "./fields.ts";
+ * import { isIgnoredBriefField } from "./brief_fields.ts";
  * isIgnoredBriefField("components"); // true
  * ```
  */

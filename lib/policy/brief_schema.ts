@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { PolicyFieldsSchema } from "./schema.ts";
+ * import { PolicyFieldsSchema } from "./brief_schema.ts";
  * PolicyFieldsSchema.safeParse({ write_policy: "orchestrator-only" }).success; // true
  * PolicyFieldsSchema.safeParse({ agent_policies: { w: { comands: [] } } }).success; // false
  * ```
@@ -13,7 +13,7 @@
  */
 
 import { z } from "zod";
-import { KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "./fields.ts";
+import { KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "./brief_fields.ts";
 import { MAX_COMMAND_TIMEOUT } from "./types.ts";
 
 const nonEmpty = z.string().min(1);

@@ -10,9 +10,9 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { ProposalError } from "../../lib/errors.ts";
-import { validateArtifact } from "../../lib/proposals/artifact.ts";
-import { type ArtifactKind, checkArtifactShape } from "../../lib/proposals/artifact_check.ts";
-import { ARTIFACT_SCHEMAS } from "../../lib/proposals/schema.ts";
+import { validateArtifact } from "../../lib/artifacts/artifact.ts";
+import { type ArtifactKind, checkArtifactShape } from "../../lib/artifacts/artifact_check.ts";
+import { ARTIFACT_SCHEMAS } from "../../lib/artifacts/artifact_schema.ts";
 import {
   type Arb,
   assertAgrees,

@@ -16,7 +16,7 @@ import { readRegularFileWithin } from "../fs/safe_read.ts";
 import { type JsonDocument, JsonReadError, MAX_JSON_DEPTH, readJson } from "../json/reader.ts";
 import { findLoneSurrogate } from "../text/chars.ts";
 import { checkArtifactShape } from "./artifact_check.ts";
-import type { ChangeProposalT, CommandRequestT, DeleteProposalT } from "./schema.ts";
+import type { ChangeProposalT, CommandRequestT, DeleteProposalT } from "./artifact_schema.ts";
 
 /** Largest artifact file read. */
 export const MAX_ARTIFACT_BYTES = 2 * 1024 * 1024;

@@ -6,7 +6,7 @@
  * `agentteams schema`. This file mirrors them field for field with the checker kit of
  * `lib/policy/shape_check.ts`, which replays zod 4.6.7's parsing of those constructs, so a check
  * here reports the same issues (path, English message, unknown keys) in the same order and returns
- * the same parsed data as `schema.safeParse`. `tests/proposals/artifact_check_test.ts` compares
+ * the same parsed data as `schema.safeParse`. `tests/artifacts/artifact_check_test.ts` compares
  * the two on thousands of generated inputs; a change to `schema.ts` must be mirrored here, and
  * that test fails until it is.
  *
@@ -32,7 +32,12 @@ import {
   strictObject,
   union,
 } from "../policy/shape_check.ts";
-import type { ChangeProposalT, CommandRequestT, DeleteProposalT, SchemaName } from "./schema.ts";
+import type {
+  ChangeProposalT,
+  CommandRequestT,
+  DeleteProposalT,
+  SchemaName,
+} from "./artifact_schema.ts";
 
 const dispatch = str(pattern(/^[0-9a-f]{32}$/));
 const agent = str(pattern(/^[a-z0-9][a-z0-9-]*$/), maxLength(128));

@@ -13,13 +13,13 @@ import {
   lonelySurrogateAt,
   parseArtifact,
   validateArtifact,
-} from "../../lib/proposals/artifact.ts";
+} from "../../lib/artifacts/artifact.ts";
 import {
   ARTIFACT_SCHEMAS,
   jsonSchemaOf,
   schemaFileText,
   type SchemaName,
-} from "../../lib/proposals/schema.ts";
+} from "../../lib/artifacts/artifact_schema.ts";
 import { assertCliRefused, REPO_ROOT, runCli } from "../_helpers/mod.ts";
 
 const NAMES: SchemaName[] = ["change-proposal", "delete-proposal", "command-request"];

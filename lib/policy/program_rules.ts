@@ -14,7 +14,7 @@
  *
  * @example
  * ```ts
- * import { programProblem } from "./programs.ts";
+ * import { programProblem } from "./program_rules.ts";
  * programProblem("/bin/bash"); // "is a shell"
  * programProblem("lake"); // null
  * ```
@@ -93,7 +93,7 @@ export const LAUNCHERS: readonly string[] = Object.freeze([
  *
  * @example
  * ```ts
- * import { programBaseName } from "./programs.ts";
+ * import { programBaseName } from "./program_rules.ts";
  * programBaseName("/usr/local/bin/Bash5.2"); // "bash"
  * ```
  */
@@ -108,7 +108,7 @@ export function programBaseName(program: string): string {
  *
  * @example
  * ```ts
- * import { programProblem } from "./programs.ts";
+ * import { programProblem } from "./program_rules.ts";
  * programProblem("env"); // "is a launcher that can start any program (a shell included)"
  * programProblem("./tools/check"); // "must be a bare program name or an absolute path"
  * ```
