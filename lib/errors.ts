@@ -36,6 +36,7 @@ export abstract class AgentTeamsError extends Error {
   /** Machine-readable details. */
   readonly details: Record<string, unknown>;
 
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(code: string, message: string, options: ErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
@@ -62,7 +63,9 @@ export abstract class AgentTeamsError extends Error {
 
 /** A command line that could not be understood (exit 2). */
 export class UsageError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
   readonly family = "usage";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(
     code: "USAGE" | "UNKNOWN_COMMAND" | "UNKNOWN_FLAG" | "NOT_IMPLEMENTED",
     message: string,
@@ -70,6 +73,7 @@ export class UsageError extends AgentTeamsError {
   ) {
     super(code, message, options);
   }
+  /** The exit code the CLI uses for this refusal. */
   override get exitCode(): ExitCode {
     return 2;
   }
@@ -77,7 +81,9 @@ export class UsageError extends AgentTeamsError {
 
 /** Operator key custody: missing, unsafe or malformed keys. */
 export class KeyError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
   readonly family = "key";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(
     code:
       | "NO_KEY"
@@ -97,7 +103,9 @@ export class KeyError extends AgentTeamsError {
 
 /** Unsafe file-system objects met where a plain file or directory was expected. */
 export class FsSafetyError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
   readonly family = "fs";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(
     code:
       | "SYMLINK"
@@ -118,7 +126,9 @@ export class FsSafetyError extends AgentTeamsError {
 
 /** The signed ledger: tampering, torn tails, malformed rows. */
 export class LedgerError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
   readonly family = "ledger";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(
     code:
       | "LEDGER_TAMPERED"
@@ -137,7 +147,9 @@ export class LedgerError extends AgentTeamsError {
 
 /** Dispatch nonces: unknown, expired, exhausted, malformed. */
 export class DispatchError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
   readonly family = "dispatch";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(
     code:
       | "BAD_SLUG"
@@ -156,7 +168,9 @@ export class DispatchError extends AgentTeamsError {
 
 /** The brief: unreadable, malformed, unknown keys, and the policy lint. */
 export class PolicyError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
   readonly family = "policy";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(
     code:
       | "BRIEF_NOT_FOUND"
@@ -174,7 +188,9 @@ export class PolicyError extends AgentTeamsError {
 
 /** Change and deletion proposals: every refusal rule of `apply`. */
 export class ProposalError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
   readonly family = "proposal";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(
     code:
       | "ARTIFACT_INVALID"
@@ -203,7 +219,9 @@ export class ProposalError extends AgentTeamsError {
 
 /** Command requests: argv allowlist, cwd, environment, writes declarations. */
 export class RequestError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
   readonly family = "request";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(
     code:
       | "ARTIFACT_INVALID"
@@ -229,13 +247,16 @@ export class RequestError extends AgentTeamsError {
 
 /** The command ran but wrote outside what it declared (exit 3). `result` holds its output. */
 export class UndeclaredWritesError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
   readonly family = "request";
   /** The run result, including `undeclared_writes`. */
   readonly result: Record<string, unknown>;
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(message: string, result: Record<string, unknown>, options?: ErrorOptions) {
     super("UNDECLARED_WRITES", message, options);
     this.result = result;
   }
+  /** The exit code the CLI uses for this refusal. */
   override get exitCode(): ExitCode {
     return 3;
   }
@@ -243,13 +264,16 @@ export class UndeclaredWritesError extends AgentTeamsError {
 
 /** The command outlived its timeout; its process group was killed (exit 3). */
 export class RunTimeoutError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
   readonly family = "request";
   /** The run result, including `undeclared_writes`. */
   readonly result: Record<string, unknown>;
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(message: string, result: Record<string, unknown>, options?: ErrorOptions) {
     super("TIMEOUT", message, options);
     this.result = result;
   }
+  /** The exit code the CLI uses for this refusal. */
   override get exitCode(): ExitCode {
     return 3;
   }
@@ -257,7 +281,9 @@ export class RunTimeoutError extends AgentTeamsError {
 
 /** The OS sandbox: unavailable, failing probe, or a refused confined-programs shape. */
 export class SandboxError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
   readonly family = "sandbox";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(
     code:
       | "SANDBOX_UNAVAILABLE"
@@ -274,7 +300,9 @@ export class SandboxError extends AgentTeamsError {
 
 /** Deno's permission layer: started too broad (serve) or a needed grant is missing. */
 export class PermissionLayerError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
   readonly family = "permissions";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(
     code: "PERMISSION_TOO_BROAD" | "PERMISSION_MISSING",
     message: string,

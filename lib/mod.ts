@@ -13,9 +13,9 @@
  * const root = Deno.makeTempDirSync();
  * const key = new Uint8Array(32).fill(7);
  * const nonce = await issueDispatch(root, "worker", { key });
- * assert.deepEqual(nonce.length, 32);
- * assert.deepEqual((await verifyLedger(root, { key })).ok, true);
- * typeof openSession; // "function": one session for many acts
+ * assert.equal(nonce.length, 32);
+ * assert.equal((await verifyLedger(root, { key })).ok, true);
+ * assert.equal(typeof openSession, "function"); // one session for many acts
  * ```
  * @module
  */
@@ -43,6 +43,25 @@ export type { Policy } from "./policy/types.ts";
 export type { LedgerKey } from "./crypto/keys.ts";
 export type { Env } from "./env.ts";
 export type { PendingSession, Session, SessionOptions } from "./acts/session.ts";
+export type { AppendResult } from "./ledger/append.ts";
+export type { RowBody } from "./ledger/row.ts";
+export type { HmacKey } from "./crypto/hash.ts";
+export type { GateInput, GateResult, GateRunner } from "./proposals/gates.ts";
+export type { ConfinedRunResult } from "./sandbox/execute.ts";
+export type { RunResult } from "./process/spawn.ts";
+export type {
+  AgentPolicy,
+  CommandEntry,
+  ConfinedAgent,
+  ConfinedPrograms,
+  GateDef,
+  McpGrant,
+  PrivilegeProfile,
+  WritePolicy,
+} from "./policy/types.ts";
+export type { Backend } from "./sandbox/decide.ts";
+export type { GitContext, GitControlPath, WatchedGitPaths } from "./git/context.ts";
+export type { ControlPlane } from "./policy/control_plane.ts";
 export { canonical } from "./canonical.ts";
 
 /** How a library call finds its key and its environment. */
@@ -92,9 +111,13 @@ export interface OpenSessionOptions extends KeyOptions {
  * @throws {KeyError} when no key can be loaded.
  * @example
  * ```ts
- * import { applyProposal, openSession } from "./mod.ts";
- * const session = openSession("/work/p");
- * // await applyProposal(artifact, { session });
+ * import { openSession } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ * const root = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${root}/agentteams.json`, '{"agent_policies": {"worker": {"write_scopes": ["docs/"]}}}');
+ * const env = { HOME: Deno.makeTempDirSync(), PATH: "/usr/bin:/bin" };
+ * const session = openSession(root, { key: new Uint8Array(32).fill(2), env });
+ * assert.deepEqual(Object.keys((await session.ready).policy.agents), ["worker"]);
  * ```
  */
 export function openSession(root: string, opts: OpenSessionOptions = {}): PendingSession {
@@ -137,7 +160,7 @@ export async function issueDispatch(
  * const root = Deno.makeTempDirSync();
  * const key = new Uint8Array(32).fill(1);
  * const nonce = await issueDispatch(root, "reviewer", { key });
- * assert.deepEqual(await agentFor(root, nonce, { key }), "reviewer");
+ * assert.equal(await agentFor(root, nonce, { key }), "reviewer");
  * ```
  */
 export async function agentFor(
@@ -155,8 +178,18 @@ export async function agentFor(
  * @example
  * ```ts
  * import { loadPolicy } from "./mod.ts";
- * const policy = await loadPolicy("/work/p/agentteams.jsonc", { projectRoot: "/work/p" });
- * Object.keys(policy.agents);
+ * import assert from "node:assert/strict";
+ * const root = Deno.makeTempDirSync();
+ * // A brief is JSONC: comments and trailing commas are allowed.
+ * Deno.writeTextFileSync(`${root}/agentteams.jsonc`, `{
+ *   // who may write what
+ *   "agent_policies": { "worker": { "write_scopes": ["src/"] }, },
+ * }`);
+ * const policy = await loadPolicy(`${root}/agentteams.jsonc`, {
+ *   projectRoot: root,
+ *   env: { HOME: Deno.makeTempDirSync() },
+ * });
+ * assert.deepEqual(policy.agents.worker.writeScopes, ["src/"]);
  * ```
  */
 export async function loadPolicy(
@@ -181,12 +214,28 @@ function sessionFor(target: ActTarget): PendingSession {
  *
  * @example
  * ```ts
- * import { applyProposal } from "./mod.ts";
- * const r = await applyProposal(JSON.parse(Deno.readTextFileSync("p.json")), {
- *   root: "/work/p",
- *   dryRun: true,
- * });
- * r.written; // false
+ * import { applyProposal, issueDispatch, verifyLedger } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ * const root = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${root}/agentteams.json`, '{"agent_policies": {"worker": {"write_scopes": ["docs/"]}}}');
+ * const key = new Uint8Array(32).fill(9);
+ * const env = { HOME: Deno.makeTempDirSync(), PATH: "/usr/bin:/bin" };
+ * const dispatch = await issueDispatch(root, "worker", { key });
+ * const proposal = {
+ *   kind: "change-proposal", dispatch, path: "docs/guide.md", base_sha256: "absent",
+ *   content: "# Guide\n", rationale: "add the user guide",
+ * };
+ * const dry = await applyProposal(proposal, { root, key, env, dryRun: true });
+ * assert.equal(dry.written, false);
+ * const r = await applyProposal(proposal, { root, key, env });
+ * assert.equal(r.written, true);
+ * assert.equal(Deno.readTextFileSync(`${root}/docs/guide.md`), "# Guide\n");
+ * // The control plane is never written, whatever the scopes say.
+ * await assert.rejects(
+ *   applyProposal({ ...proposal, path: ".git/hooks/pre-commit" }, { root, key, env }),
+ *   (e: Error & { code?: string }) => e.code === "CONTROL_PLANE",
+ * );
+ * assert.equal((await verifyLedger(root, { key })).ok, true);
  * ```
  */
 export async function applyProposal(
@@ -203,9 +252,23 @@ export async function applyProposal(
  *
  * @example
  * ```ts
- * import { runRequest } from "./mod.ts";
- * const r = await runRequest(JSON.parse(Deno.readTextFileSync("r.json")), { root: "/work/p" });
- * r.exit;
+ * import { issueDispatch, runRequest } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ * const root = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${root}/agentteams.json`, JSON.stringify({
+ *   allow_unconfined_runs: true,
+ *   agent_policies: { worker: { write_scopes: [], commands: [{ prefix: ["true"] }] } },
+ * }));
+ * new Deno.Command("git", { args: ["init", "-q"], cwd: root }).outputSync();
+ * const key = new Uint8Array(32).fill(5);
+ * const env = { HOME: Deno.makeTempDirSync(), PATH: "/usr/bin:/bin" };
+ * const dispatch = await issueDispatch(root, "worker", { key });
+ * // confine: false is the operator's recorded opt-out, allowed by this brief only.
+ * const r = await runRequest(
+ *   { kind: "command-request", dispatch, argv: ["true"], purpose: "check the tool runs" },
+ *   { root, key, env, confine: false },
+ * );
+ * assert.deepEqual([r.ran, r.exit, r.undeclared_writes], [true, 0, []]);
  * ```
  */
 export async function runRequest(
@@ -230,7 +293,8 @@ export async function runRequest(
  * const r = await record(Deno.makeTempDirSync(), { action: "note", text: "release 1.2 cut" }, {
  *   key: new Uint8Array(32),
  * });
- * assert.deepEqual(r.count, 1);
+ * assert.equal(r.count, 1);
+ * assert.match(r.line, /"action": "note"/);
  * ```
  */
 export async function record(

@@ -39,7 +39,11 @@ export function sha256Hex(data: string | Uint8Array): string {
 export class HmacKey {
   readonly #w: WasmSha256;
 
-  /** @param key the raw key bytes (any length; keys over 64 bytes are hashed first, per RFC 2104). */
+  /**
+   * An HMAC-SHA256 keyed with `key`.
+   *
+   * @param key the raw key bytes (any length; keys over 64 bytes are hashed first, per RFC 2104).
+   */
   constructor(key: Uint8Array) {
     this.#w = WasmSha256.create();
     this.#w.setKey(key);

@@ -133,10 +133,12 @@ export interface ControlPlaneHit {
  * @example
  * ```ts
  * import { planeOf } from "./control_plane.ts";
- * import type { GitContext } from "../git/context.ts";
  * import assert from "node:assert/strict";
- * declare const git: GitContext; // the worktree /work/p
- * const plane = planeOf(git);
+ * const plane = planeOf({
+ *   root: "/work/p",
+ *   controlPaths: [{ abs: "/work/p/.git/hooks", what: "hooks directory", watch: "tree" }],
+ * });
+ * assert.equal(plane.git[0].abs, "/work/p/.git/hooks");
  * ```
  */
 export function planeOf(git: Pick<GitContext, "root" | "controlPaths">): ControlPlane {

@@ -68,18 +68,75 @@ Deno.test("the example finder sees a missing example and an example in place", (
   }
 });
 
-Deno.test("every JSDoc example in lib/, main.ts and scripts/ not marked `ignore` type-checks", async () => {
-  // The project's own compiler options, but without the noUnused* checks: Deno's example check
-  // imports every export of the module into each example, which those checks would refuse.
+/**
+ * The project's own compiler options, but without the noUnused* checks: Deno's example check
+ * imports every export of the module into each example, which those checks would refuse. Written
+ * to `dir`; returns its path.
+ */
+function exampleConfig(dir: string): string {
   const config = JSON.parse(Deno.readTextFileSync(join(REPO_ROOT, "deno.json")));
   const { noUnusedLocals: _l, noUnusedParameters: _p, ...compilerOptions } = config.compilerOptions;
+  const path = join(dir, "deno.json");
+  Deno.writeTextFileSync(
+    path,
+    JSON.stringify({ compilerOptions, imports: config.imports, unstable: config.unstable }),
+  );
+  return path;
+}
+
+/**
+ * Modules whose every example runs and asserts what it shows (`deno test --doc`): the library
+ * surface first, then the core rules written as runnable examples. Others show their use in
+ * examples that only type-check (they need a real project, keys or a sandbox).
+ */
+export const RUNNABLE_EXAMPLES: readonly string[] = [
+  "lib/mod.ts",
+  "lib/env.ts",
+  "lib/fs/entry.ts",
+  "lib/fs/rel_path.ts",
+  "lib/fs/within.ts",
+  "lib/host/programs.ts",
+  "lib/policy/control_plane.ts",
+];
+
+Deno.test("the runnable JSDoc examples run under deno test --doc and their assertions hold", async () => {
+  const dir = await tempDir("docrun");
+  try {
+    const r = await runDeno(
+      [
+        "test",
+        "--doc",
+        "--no-lock",
+        `--config=${exampleConfig(dir)}`,
+        "--allow-all",
+        ...RUNNABLE_EXAMPLES,
+      ],
+      { cwd: REPO_ROOT, hangGuardMs: 300_000 },
+    );
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    // Every listed module contributed examples that ran and passed (none was silently empty).
+    const out = r.stdout.replaceAll(/\x1b\[[0-9;]*m/g, "");
+    for (const file of RUNNABLE_EXAMPLES) {
+      const ran = out.split("\n").filter((l) => l.includes(`/${file}#`) && l.includes(" ... ok"));
+      assert.ok(ran.length > 0, `no example of ${file} ran:\n${out}`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno doc --lint finds the library surface complete: documented, no private types", async () => {
+  const r = await runDeno(["doc", "--lint", "lib/mod.ts"], {
+    cwd: REPO_ROOT,
+    hangGuardMs: 120_000,
+  });
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+});
+
+Deno.test("every JSDoc example in lib/, main.ts and scripts/ not marked `ignore` type-checks", async () => {
   const dir = await tempDir("docex");
   try {
-    const path = join(dir, "deno.json");
-    Deno.writeTextFileSync(
-      path,
-      JSON.stringify({ compilerOptions, imports: config.imports, unstable: config.unstable }),
-    );
+    const path = exampleConfig(dir);
     const r = await runDeno(
       ["check", "--no-lock", `--config=${path}`, "--doc-only", "lib/", "main.ts", "scripts/"],
       { cwd: REPO_ROOT, hangGuardMs: 300_000 },
