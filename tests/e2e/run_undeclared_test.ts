@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { assertSameTree, snapshotTree } from "../_helpers/mod.ts";
+import { assertSameTree, snapshotTree, type TreeEntry } from "../_helpers/mod.ts";
 import {
   assertJsonRefused,
   bytesOrNull,
@@ -131,6 +131,13 @@ async function runScript(
   expected_writes?: string[],
 ): Promise<RunOutcome> {
   return await w.run({ argv: [join(w.scripts, name)], expected_writes }, { flags: ["--json"] });
+}
+
+/** `src/` and `.git` as they are, less git's own index (refreshed by any run's git status). */
+async function srcAndGit(w: World): Promise<Map<string, TreeEntry>> {
+  const tree = await snapshotTree(join(w.project, "src"), join(w.project, ".git"));
+  tree.delete(join(w.project, ".git/index"));
+  return tree;
 }
 
 /** Exit 3, `--json` result's undeclared_writes, and the `run-request` row. */
@@ -257,7 +264,7 @@ Deno.test("run: git's hooks dir inside a write root (core.hooksPath) stays read-
       ]]
     ) {
       await w.git("config", "core.hooksPath", hooksPath);
-      const before = await snapshotTree(join(w.project, "src"), join(w.project, ".git"));
+      const before = await srcAndGit(w);
       const r = await w.run({ argv: [join(w.scripts, script)] }, { flags: ["--json"] });
       assert.equal(r.code, 0, r.stderr);
       const out = jsonOut(r);
@@ -266,11 +273,7 @@ Deno.test("run: git's hooks dir inside a write root (core.hooksPath) stays read-
       assert.deepEqual(out.undeclared_writes, []);
       // Nothing changed below src or in .git (no hook, no mask point left behind), apart from
       // git's own index refresh.
-      const after = await snapshotTree(join(w.project, "src"), join(w.project, ".git"));
-      const index = join(w.project, ".git/index");
-      before.delete(index);
-      after.delete(index);
-      assertSameTree(before, after);
+      assertSameTree(before, await srcAndGit(w));
       const rows = newRows(w, r);
       assert.deepEqual(rows.map((x) => x.action), ["run-request-start", "run-request"]);
     }
@@ -283,7 +286,7 @@ Deno.test("run: git's include targets and excludes file inside a write root are 
     // Relative to the including file's directory (.git/): ../src/extra.cfg is src/extra.cfg.
     await w.git("config", "include.path", "../src/extra.cfg");
     await w.git("config", "core.excludesFile", "src/ignore");
-    const before = await snapshotTree(join(w.project, "src"), join(w.project, ".git"));
+    const before = await srcAndGit(w);
     const r = await w.run({ argv: [join(w.scripts, "plant-include")] }, { flags: ["--json"] });
     assert.equal(r.code, 0, r.stderr);
     const out = jsonOut(r);
@@ -291,11 +294,7 @@ Deno.test("run: git's include targets and excludes file inside a write root are 
     // An existing path is bound read-only; a missing one is masked (bwrap's mask point).
     assert.match(out.stderr as string, /Read-only file system|Is a directory/);
     assert.deepEqual(out.undeclared_writes, []);
-    const after = await snapshotTree(join(w.project, "src"), join(w.project, ".git"));
-    const index = join(w.project, ".git/index");
-    before.delete(index);
-    after.delete(index);
-    assertSameTree(before, after);
+    assertSameTree(before, await srcAndGit(w));
     // Declaring them is refused before anything runs: no use spent, no start row.
     for (const declared of ["src/extra.cfg", "src/ignore", "src/"]) {
       const refused = await w.run(
@@ -306,9 +305,7 @@ Deno.test("run: git's include targets and excludes file inside a write root are 
       assert.match(refused.stderr, /refused: WRITES_NOT_ALLOWED: .*control plane/, refused.stderr);
       assert.deepEqual(newRows(w, refused).map((x) => x.action), ["run-request-refused"]);
     }
-    const last = await snapshotTree(join(w.project, "src"), join(w.project, ".git"));
-    last.delete(index);
-    assertSameTree(before, last);
+    assertSameTree(before, await srcAndGit(w));
     await w.verifyOk();
   });
 });
