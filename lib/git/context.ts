@@ -270,22 +270,36 @@ export interface ConfigOrigins {
    * it, whether or not it exists now or its condition holds: writing one adds config.
    */
   readonly includes: readonly string[];
-  /** `core.excludesFile` and `core.attributesFile` values, resolved against the worktree top. */
-  readonly others: readonly { readonly abs: string; readonly what: string }[];
+  /**
+   * `core.hooksPath` (as configured: git's own `--git-path hooks` answers with its real path),
+   * `core.excludesFile` and `core.attributesFile` values, resolved against the worktree top.
+   */
+  readonly others: readonly {
+    readonly abs: string;
+    readonly what: string;
+    readonly watch: "tree" | "entry";
+  }[];
 }
+
+/** Thrown for a config path this tool cannot resolve as git would (`~user/...`). */
+class UnresolvablePath extends Error {}
 
 function expandHome(value: string, home: string | undefined): string | null {
   if (value === "~" || value.startsWith("~/")) {
     return home !== undefined && home.startsWith("/") ? home + value.slice(1) : null;
   }
-  return value.startsWith("~") ? null : value;
+  // Git expands `~user/` too; this tool does not read the user database, so it cannot know where
+  // such a path lies, and refuses rather than leave it out of the control plane.
+  if (value.startsWith("~")) throw new UnresolvablePath(value);
+  return value;
 }
 
 /**
  * Reads `git config --list --show-origin -z` output (`<origin>\0<key>\n<value>\0` records):
  * the config files behind it and the files they include. `null` when the output is malformed.
- * Relative `file:` origins are relative to `cwd`; an include's relative path is relative to the
- * directory of the file that names it; `~/` is `home` (git's rules).
+ * Relative `file:` origins are relative to `cwd` (git prints them relative to the worktree's
+ * top, where it works from); an include's relative path is relative to the directory of the file
+ * that names it; `~/` is `home` (git's rules). A `~user/` path throws: this tool cannot place it.
  *
  * @example
  * ```ts
@@ -311,7 +325,7 @@ export function parseConfigOrigins(
   if (fields.length % 2 !== 0) return null;
   const files = new Set<string>();
   const includes = new Set<string>();
-  const others: { abs: string; what: string }[] = [];
+  const others: { abs: string; what: string; watch: "tree" | "entry" }[] = [];
   for (let i = 0; i < fields.length; i += 2) {
     const origin = fields[i];
     const record = fields[i + 1];
@@ -331,14 +345,19 @@ export function parseConfigOrigins(
       if (v === null) continue; // git refuses such an include itself
       if (v.startsWith("/")) includes.add(normalize(v));
       else if (fileAbs !== null) includes.add(normalize(`${dirname(fileAbs)}/${v}`));
-    } else if (key === "core.excludesfile" || key === "core.attributesfile") {
+    } else if (
+      key === "core.excludesfile" || key === "core.attributesfile" || key === "core.hookspath"
+    ) {
       const v = expandHome(value, at.home);
       if (v === null) continue;
       others.push({
         abs: normalize(v.startsWith("/") ? v : `${at.top}/${v}`),
-        what: key === "core.excludesfile"
+        what: key === "core.hookspath"
+          ? "hooks directory (core.hooksPath)"
+          : key === "core.excludesfile"
           ? "excludes file (core.excludesFile)"
           : "attributes file (core.attributesFile)",
+        watch: key === "core.hookspath" ? "tree" : "entry",
       });
     }
   }
@@ -387,12 +406,17 @@ export function gitControlPaths(
   real: (abs: string) => string = realOrAsNamed,
 ): GitControlPath[] {
   const out = new Map<string, GitControlPath>();
-  const add = (abs: string, what: string, watch: GitControlPath["watch"], skipTop?: string[]) => {
-    const r = real(abs);
-    const had = out.get(r);
+  const put = (p: string, what: string, watch: GitControlPath["watch"], skipTop?: string[]) => {
+    const had = out.get(p);
     // The stronger watch wins when two names reach one path.
     if (had !== undefined && (had.watch !== null || watch === null)) return;
-    out.set(r, { abs: r, what, watch, ...(skipTop ? { skipTop } : {}) });
+    out.set(p, { abs: p, what, watch, ...(skipTop ? { skipTop } : {}) });
+  };
+  // Both the name git is configured with (a symlink there can be replaced: git follows the name)
+  // and what it resolves to now (a write through another name reaches it).
+  const add = (abs: string, what: string, watch: GitControlPath["watch"], skipTop?: string[]) => {
+    put(normalize(abs), what, watch, skipTop);
+    put(real(abs), what, watch, skipTop);
   };
   const w = resolved.watched;
   // The worktree's own `.git` entry, itself (never resolved: replacing a `.git` file or link
@@ -405,7 +429,7 @@ export function gitControlPaths(
   add(w.info, "info directory", "tree", ["refs"]);
   for (const f of origins.files) add(f, "config file", "entry");
   for (const f of origins.includes) add(f, "included config file", "entry");
-  for (const o of origins.others) add(o.abs, o.what, "entry");
+  for (const o of origins.others) add(o.abs, o.what, o.watch);
   add(resolved.gitDir, "git directory", null);
   add(resolved.commonDir, "common git directory", null);
   return [...out.values()];
@@ -516,9 +540,21 @@ export async function openGitContext(
     env,
     counter,
   });
-  const origins = listed.code === 0
-    ? parseConfigOrigins(listed.stdout, { cwd: canonical, top, home: env.HOME })
-    : null;
+  let origins: ConfigOrigins | null = null;
+  try {
+    // Git works from the worktree's top: its relative origins are relative to it.
+    origins = listed.code === 0
+      ? parseConfigOrigins(listed.stdout, { cwd: top, top, home: env.HOME })
+      : null;
+  } catch (e) {
+    if (!(e instanceof UnresolvablePath)) throw e;
+    throw new RequestError(
+      "GIT_UNAVAILABLE",
+      `git's config names the path ${JSON.stringify(e.message)} (another user's home), which ` +
+        "this tool cannot place, so it cannot tell whether it lies in the project; write it " +
+        "as an absolute path or with ~/",
+    );
+  }
   if (origins === null) {
     throw new RequestError(
       "GIT_UNAVAILABLE",

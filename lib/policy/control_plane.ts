@@ -30,6 +30,7 @@
  */
 import type { GitContext, GitControlPath } from "../git/context.ts";
 import { keyUnder, within } from "../fs/within.ts";
+import { withoutHfsIgnorable } from "../text/chars.ts";
 
 /** One fixed entry of the control plane. */
 export interface ControlPlaneEntry {
@@ -160,8 +161,12 @@ export function staticPlane(root: string): ControlPlane {
   return { root, git: [] };
 }
 
+/**
+ * A name as a case-insensitive file system may take it: lower case, without the code points HFS+
+ * ignores (`.G\u200cit` is `.git` there).
+ */
 function fold(s: string): string {
-  return s.toLowerCase();
+  return withoutHfsIgnorable(s).toLowerCase();
 }
 
 /** The first table entry a segment list names, honouring `where`; `null` when none. */
@@ -181,7 +186,7 @@ function absOf(root: string, rel: string): string {
 
 /** Whether `inner` is `outer` or lies below it, compared case-folded. */
 function covers(outer: string, inner: string): boolean {
-  return within(inner, outer, true);
+  return within(fold(inner), fold(outer));
 }
 
 /**
@@ -289,7 +294,7 @@ export function isControlPlaneName(name: string): boolean {
 export function controlPlaneReadOnly(plane: ControlPlane): string[] {
   const out = CONTROL_PLANE.map((e) => absOf(plane.root, e.name));
   for (const g of plane.git) {
-    if (within(g.abs, plane.root, true) && !out.includes(g.abs)) out.push(g.abs);
+    if (covers(plane.root, g.abs) && !out.includes(g.abs)) out.push(g.abs);
   }
   return out;
 }

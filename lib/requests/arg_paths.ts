@@ -14,12 +14,16 @@
 
 import { normalizeRel, REL_PATH_PROBLEMS, relPathProblem, segmentProblem } from "../fs/rel_path.ts";
 
-/** `..` followed by `/`, `\` or the end of the string. */
-const PARENT_SEGMENT_RE = /\.\.(?:[/\\]|$)/;
+/**
+ * `..` followed by `/`, `\`, a list separator a program may split paths on (`,`, `:`, `;`),
+ * white space, or the end of the string.
+ */
+const PARENT_SEGMENT_RE = /\.\.(?:[/\\,:;\s]|$)/;
 
 /**
  * True when a command-request argument may name a parent directory: it contains `..` immediately
- * followed by `/`, by `\`, or by the end of the argument, whatever precedes the `..`. Such an
+ * followed by `/`, by `\`, by a list separator (`,`, `:`, `;`: `--allow-write=..,src`,
+ * `lib:..:x`), by white space, or by the end of the argument, whatever precedes the `..`. Such an
  * argument is refused (`PARENT_SEGMENT`) whatever its pattern admits.
  *
  * Nothing before the `..` counts as a boundary, since a program may read a path glued to an

@@ -109,6 +109,9 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   const guarded = [
     ...literalProtected(opts.protectedPaths).map((rel) => `${p}/${rel}`),
   ];
+  // The control plane as named (git's paths come both as configured and resolved): a guarded
+  // path that passes through a symlink inside a write root is refused, never followed, so a
+  // link git obeys there cannot be swapped for a directory of the command's own.
   const plane = controlPlaneReadOnly({ root: roots.projectReal, git: opts.controlPlane.git });
   for (const extra of [...plane, ...(opts.extraReadOnly ?? [])]) {
     assertSafePath(extra, "extra read-only path");
@@ -117,8 +120,9 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
         details: { path: extra },
       });
     }
-    guarded.push(realPathLoose(extra));
   }
+  guarded.push(...plane);
+  for (const extra of opts.extraReadOnly ?? []) guarded.push(realPathLoose(extra));
   const hidden: string[] = [];
   for (const dir of opts.hiddenDirs) {
     // Nothing there, nothing to hide: and a missing key dir's parents (a key given in the

@@ -89,3 +89,24 @@ export function findLoneSurrogate(v: unknown): LoneSurrogate | null {
   }
   return null;
 }
+
+/**
+ * The code points HFS+ ignores in file names (git's `is_hfs_dotgit` skips exactly these): on such
+ * a volume `.g\u200cit` is `.git`. Comparisons against a name that matters drop them first.
+ */
+const HFS_IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/**
+ * `s` without the code points HFS+ ignores in names (see above).
+ *
+ * @example
+ * ```ts
+ * import { withoutHfsIgnorable } from "./chars.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(withoutHfsIgnorable(".g\u200cit"), ".git");
+ * assert.equal(withoutHfsIgnorable("src"), "src");
+ * ```
+ */
+export function withoutHfsIgnorable(s: string): string {
+  return s.replace(HFS_IGNORABLE, "");
+}

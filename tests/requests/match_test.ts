@@ -154,6 +154,13 @@ const PARENT_REFUSED = [
   "x...",
   "...",
   ".../x",
+  // Before a list separator or white space a program may split paths on (probe finding H).
+  "src,..,x",
+  "--allow-write=..,src",
+  "lib:..:x",
+  "..;x",
+  ".. x",
+  "a..\tb",
 ];
 
 const PARENT_ALLOWED = [
@@ -178,12 +185,12 @@ const PARENT_ALLOWED = [
 function parentByHand(s: string): boolean {
   for (let i = 0; i + 1 < s.length; i++) {
     if (s[i] !== "." || s[i + 1] !== ".") continue;
-    if (i + 2 === s.length || s[i + 2] === "/" || s[i + 2] === "\\") return true;
+    if (i + 2 === s.length || "/\\,:;".includes(s[i + 2]) || /\s/.test(s[i + 2])) return true;
   }
   return false;
 }
 
-Deno.test("hasParentSegment: a .. followed by /, \\ or the end is refused whatever precedes it", () => {
+Deno.test("hasParentSegment: a .. followed by /, \\, a list separator, white space or the end is refused whatever precedes it", () => {
   for (const arg of PARENT_REFUSED) {
     assert.equal(hasParentSegment(arg), true, JSON.stringify(arg));
     assert.equal(parentByHand(arg), true, JSON.stringify(arg));
