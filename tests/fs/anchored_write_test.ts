@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { FsSafetyError } from "../../lib/errors.ts";
 import { anchoredReplace, type AnchoredSpec } from "../../lib/fs/anchored_write.ts";
-import { assertSameTree, snapshotTree } from "../_helpers/mod.ts";
+import { snapshotTree } from "../_helpers/mod.ts";
+import { assertSameTree } from "../_helpers/assert.ts";
 
 const enc = new TextEncoder();
 

@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { openWithin } from "../../lib/fs/safe_read.ts";
 import { FsSafetyError } from "../../lib/errors.ts";
 import { checkName, childKind, readChild, walkDirs } from "../../lib/fs/path_walk.ts";
-import { assertSameTree, snapshotTree } from "../_helpers/mod.ts";
+import { snapshotTree } from "../_helpers/mod.ts";
+import { assertSameTree } from "../_helpers/assert.ts";
 
 function refusedWith(code: string) {
   return (e: unknown) => e instanceof FsSafetyError && e.code === code;

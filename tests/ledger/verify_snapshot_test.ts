@@ -25,8 +25,6 @@ import type { RowBody } from "../../lib/ledger/row.ts";
 import { type Look, lookSettles, takeLedgerSnapshot } from "../../lib/ledger/snapshot.ts";
 import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import {
-  assertCode,
-  assertSameTree,
   baseChildEnv,
   DENO,
   type Sandbox,
@@ -35,6 +33,7 @@ import {
   type TreeEntry,
 } from "../_helpers/mod.ts";
 import { copyFixture, FIXTURE_KEY, withSandbox } from "./_fixture.ts";
+import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 const realOpenSync = Deno.openSync;
 const realReadSync = Deno.FsFile.prototype.readSync;
@@ -268,7 +267,7 @@ Deno.test("adversarial: a symlink renamed in for the head mid-read is still LEDG
       swapped = true;
     };
     const before = await snapshotTree(sb.dir);
-    await assertCode(
+    await assertRefusal(
       () =>
         withOpenHook((path) => {
           if (path === p.head && !swapped) swap();
@@ -291,7 +290,7 @@ Deno.test("adversarial: a head replaced at every open is LEDGER_BUSY, never a ve
     const p = stateFiles(sb.project);
     const before = await snapshotTree(sb.dir);
     let renames = 0;
-    await assertCode(
+    await assertRefusal(
       () =>
         withOpenHook((path) => {
           if (path === p.head) {
@@ -383,7 +382,7 @@ Deno.test("adversarial: no lock and the ledger changes at every look: LEDGER_BUS
     const others = await othersThanLedger(sb);
     const ledgerBefore = await Deno.readFile(p.ledger);
     let appended = 0;
-    await assertCode(
+    await assertRefusal(
       () =>
         withoutLocks(() =>
           withOpenHook(

@@ -20,6 +20,7 @@ import {
   pipeHolders,
   pipeInodesOf,
 } from "../../lib/process/procfs.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 const SH = "/bin/sh";
 const ENV = { PATH: "/usr/bin:/bin" };
@@ -306,9 +307,10 @@ Deno.test("a program that cannot start is a typed refusal, through the launcher 
     for (const launcher of [undefined, SETSID_PATH, null] as const) {
       const how = `launcher ${launcher}`;
       const refused = (program: string, code: string) =>
-        assert.rejects(
-          runProcess({ program, args: [], cwd: dir, env: ENV, timeoutMs: 1000, launcher }),
-          (e: unknown) => e instanceof RequestError && e.code === code,
+        assertRefusal(
+          () => runProcess({ program, args: [], cwd: dir, env: ENV, timeoutMs: 1000, launcher }),
+          code,
+          RequestError,
           `${program} (${how})`,
         );
       await refused("/nonexistent/prog", "PROGRAM_NOT_FOUND");
