@@ -163,15 +163,17 @@ Deno.test("applyProposal without its write helper refuses WRITE_UNAVAILABLE afte
       base_sha256: sha256("hello\n"),
       content: "pwned\n",
     });
-    await assert.rejects(
-      applyProposal(artifact, {
-        root: w.sb.project,
-        policy: w.policy,
-        hmac: w.hmac,
-        gateRunner: w.gateRunner,
-        perl: join(w.sb.dir, "no-such-perl"),
-      }),
-      (e: unknown) => e instanceof ProposalError && e.code === "WRITE_UNAVAILABLE",
+    await assertRefusal(
+      () =>
+        applyProposal(artifact, {
+          root: w.sb.project,
+          policy: w.policy,
+          hmac: w.hmac,
+          gateRunner: w.gateRunner,
+          perl: join(w.sb.dir, "no-such-perl"),
+        }),
+      "WRITE_UNAVAILABLE",
+      ProposalError,
     );
     assertSameTree(tree, await snapshotTree(src), "src after WRITE_UNAVAILABLE");
     const rows = (await ledgerRows(w.sb.project)).slice(rowsBefore);
