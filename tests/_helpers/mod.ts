@@ -2,11 +2,11 @@
  * Shared helpers for the foundation tests (canonical, crypto, ledger, cli, permissions): temp
  * sandboxes with their own HOME and key dir, the CLI run as a real `deno run` subprocess, tree
  * snapshots to prove that nothing was written, signed-ledger fixtures, and an independent
- * re-statement of Python's `json.dumps(obj, sort_keys=True)` used as a test oracle.
+ * re-statement of Python's `json.dumps(obj, sort_keys=True)` used as a test oracle. The checks
+ * built on them (assertCliRefused, assertSameTree, assertRefusal) are in ./assert.ts.
  *
  * @module
  */
-import assert from "node:assert/strict";
 import { createHash, createHmac } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -167,66 +167,63 @@ export function refusals(stderr: string): Refusal[] {
   return out;
 }
 
-/** Asserts a finished CLI run refused with `code` (exactly one refusal line) and `exit`. */
-export function assertCliRefused(
-  r: RunResult,
-  command: string,
-  code: string,
-  exit = 1,
-): Refusal {
-  const found = refusals(r.stderr);
-  assert.equal(found.length, 1, `one refusal line expected, stderr:\n${r.stderr}`);
-  assert.equal(found[0].command, command, r.stderr);
-  assert.equal(found[0].code, code, r.stderr);
-  assert.equal(r.code, exit, `exit ${exit} expected, got ${r.code}; stderr:\n${r.stderr}`);
-  return found[0];
-}
-
 // ---------------------------------------------------------------------------------------------
 // Nothing-written checks
 
-/** One entry of a tree snapshot. */
+/**
+ * One entry of a tree snapshot: its kind, permission bits, owner, inode and size, and for a file
+ * its content digest, for a symlink its target. Times are left out (a read may move atime).
+ */
 export type TreeEntry =
-  | { kind: "file"; mode: number; sha256: string; size: number }
-  | { kind: "dir"; mode: number }
-  | { kind: "symlink"; target: string }
-  | { kind: "other"; mode: number };
+  & { mode: number; uid: number | null; ino: number | null; size: number }
+  & (
+    | { kind: "file"; sha256: string }
+    | { kind: "dir" }
+    | { kind: "symlink"; target: string }
+    | { kind: "other" }
+  );
 
-/** Every object below the roots (not following symlinks), by absolute path. */
-export async function snapshotTree(...roots: string[]): Promise<Map<string, TreeEntry>> {
-  const out = new Map<string, TreeEntry>();
-  const visit = async (p: string) => {
+/** A tree snapshot: every entry by absolute path (roots first, then each dir's entries by name). */
+export type TreeSnapshot = Map<string, TreeEntry>;
+
+/**
+ * Every object at and below the roots (not following symlinks), by absolute path; a missing root
+ * (or an entry gone meanwhile) is left out. Entries for which `ignore(path)` holds are not
+ * recorded, but an ignored directory is still walked, so what lies below it is recorded.
+ */
+export function snapshotTreeSync(
+  roots: string | readonly string[],
+  ignore: (path: string) => boolean = () => false,
+): TreeSnapshot {
+  const out: TreeSnapshot = new Map();
+  const visit = (p: string) => {
     let st: Deno.FileInfo;
     try {
-      st = await Deno.lstat(p);
+      st = Deno.lstatSync(p);
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) return;
       throw e;
     }
-    const mode = (st.mode ?? 0) & 0o7777;
-    if (st.isSymlink) out.set(p, { kind: "symlink", target: await Deno.readLink(p) });
-    else if (st.isFile) {
-      const b = await Deno.readFile(p);
-      out.set(p, { kind: "file", mode, size: b.length, sha256: sha256(b) });
-    } else if (st.isDirectory) {
-      out.set(p, { kind: "dir", mode });
-      for await (const e of Deno.readDir(p)) await visit(join(p, e.name));
-    } else out.set(p, { kind: "other", mode });
+    if (!ignore(p)) {
+      const common = { mode: (st.mode ?? 0) & 0o7777, uid: st.uid, ino: st.ino, size: st.size };
+      if (st.isSymlink) out.set(p, { ...common, kind: "symlink", target: Deno.readLinkSync(p) });
+      else if (st.isFile) {
+        out.set(p, { ...common, kind: "file", sha256: sha256(Deno.readFileSync(p)) });
+      } else if (st.isDirectory) out.set(p, { ...common, kind: "dir" });
+      else out.set(p, { ...common, kind: "other" });
+    }
+    if (st.isDirectory && !st.isSymlink) {
+      const names = [...Deno.readDirSync(p)].map((e) => e.name).sort();
+      for (const n of names) visit(join(p, n));
+    }
   };
-  for (const r of roots) await visit(r);
+  for (const r of typeof roots === "string" ? [roots] : roots) visit(r);
   return out;
 }
 
-/** Asserts two snapshots are identical, naming the first difference. */
-export function assertSameTree(
-  before: Map<string, TreeEntry>,
-  after: Map<string, TreeEntry>,
-  what = "tree",
-): void {
-  const keys = new Set([...before.keys(), ...after.keys()]);
-  for (const k of [...keys].sort()) {
-    assert.deepEqual(after.get(k), before.get(k), `${what}: ${k} changed`);
-  }
+/** {@link snapshotTreeSync} of the roots, for async callers. */
+export function snapshotTree(...roots: string[]): Promise<TreeSnapshot> {
+  return Promise.resolve().then(() => snapshotTreeSync(roots));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -335,41 +332,6 @@ export async function copyTree(src: string, dst: string): Promise<void> {
     await Deno.writeFile(dst, await Deno.readFile(src));
     await Deno.chmod(dst, ((st.mode ?? 0o644) & 0o777) | 0o600);
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Errors
-
-/** An error carrying a stable `code`. */
-export interface Coded {
-  code: string;
-  message: string;
-}
-
-/**
- * Runs `fn` (sync throw or rejected promise both count), asserts it failed with `code`, and
- * returns the error.
- */
-export async function assertCode(
-  fn: () => unknown,
-  code: string,
-  ctor?: abstract new (...args: never[]) => Error,
-): Promise<Coded> {
-  let caught: unknown = undefined;
-  let threw = false;
-  try {
-    await fn();
-  } catch (e) {
-    threw = true;
-    caught = e;
-  }
-  assert.ok(threw, `expected a refusal with code ${code}, but it succeeded`);
-  if (ctor !== undefined) {
-    assert.ok(caught instanceof ctor, `expected ${ctor.name}, got ${String(caught)}`);
-  }
-  const c = caught as Partial<Coded>;
-  assert.equal(c.code, code, `expected code ${code}, got ${c.code}: ${c.message}`);
-  return caught as Coded;
 }
 
 // ---------------------------------------------------------------------------------------------

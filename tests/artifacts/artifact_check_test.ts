@@ -25,6 +25,7 @@ import {
   req,
   sweep,
 } from "../policy/_zod_replay.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 const KINDS: ArtifactKind[] = ["change-proposal", "delete-proposal", "command-request"];
 const NONCE = "0123456789abcdef0123456789abcdef";
@@ -380,15 +381,9 @@ Deno.test("artifact check sweep: every node replaced by every edge value, remove
 
 // ---- examples ----------------------------------------------------------------------------------
 
+/** The message of `v`'s refusal (ARTIFACT_INVALID). */
 function refusal(v: unknown): string {
-  try {
-    validateArtifact(v);
-  } catch (e) {
-    assert.ok(e instanceof ProposalError);
-    assert.equal(e.code, "ARTIFACT_INVALID");
-    return e.message;
-  }
-  throw new Error("accepted");
+  return assertRefusal(() => validateArtifact(v), "ARTIFACT_INVALID", ProposalError).message;
 }
 
 const COMMAND = { kind: "command-request", dispatch: NONCE, argv: ["make"], purpose: "tests" };

@@ -20,7 +20,8 @@ import {
   schemaFileText,
   type SchemaName,
 } from "../../lib/artifacts/artifact_schema.ts";
-import { assertCliRefused, REPO_ROOT, runCli } from "../_helpers/mod.ts";
+import { REPO_ROOT, runCli } from "../_helpers/mod.ts";
+import { assertCliRefused, assertRefusal } from "../_helpers/assert.ts";
 
 const NAMES: SchemaName[] = ["change-proposal", "delete-proposal", "command-request"];
 const NONCE = "0123456789abcdef0123456789abcdef";
@@ -50,16 +51,15 @@ const COMMAND: Obj = {
   purpose: "tests",
 };
 
+/** Asserts `v` is refused (ARTIFACT_INVALID) with every `parts` string in the message. */
 function invalid(v: unknown, ...parts: string[]): void {
-  let caught: unknown = null;
-  try {
-    validateArtifact(v);
-  } catch (e) {
-    caught = e;
-  }
-  assert.ok(caught instanceof ProposalError, `accepted ${JSON.stringify(v)}`);
-  assert.equal(caught.code, "ARTIFACT_INVALID");
-  for (const p of parts) assert.ok(caught.message.includes(p), `${p} not in: ${caught.message}`);
+  const e = assertRefusal(
+    () => validateArtifact(v),
+    "ARTIFACT_INVALID",
+    ProposalError,
+    JSON.stringify(v),
+  );
+  for (const p of parts) assert.ok(e.message.includes(p), `${p} not in: ${e.message}`);
 }
 
 const without = (o: Obj, k: string): Obj =>

@@ -6,17 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { runCli, type RunResult, sha256, snapshotTree, type TreeEntry } from "../_helpers/mod.ts";
 import {
-  assertCliRefused,
-  assertSameTree,
-  runCli,
-  type RunResult,
-  sha256,
-  snapshotTree,
-  type TreeEntry,
-} from "../_helpers/mod.ts";
-import {
-  assertRefused,
+  assertRunRefused,
   exists,
   newRows,
   readRows,
@@ -25,6 +17,7 @@ import {
   workerBrief,
   type World,
 } from "../e2e/_run_helpers.ts";
+import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 
 const BRIEF = {
   brief: (p: Parameters<typeof workerBrief>[0]) =>
@@ -75,9 +68,14 @@ Deno.test("run --unconfined with a FIFO as the artifact: ARTIFACT_INVALID at onc
     const rowsBefore = readRows(w.project).length;
     const r = await cli(w, ["run", fifo, "--unconfined", "--project", w.project]);
     assert.equal(r.signal, null, "run blocked on the FIFO");
-    const refusal = await assertRefused(w, { ...r, rowsBefore, file: fifo }, "ARTIFACT_INVALID", {
-      agent: "?",
-    });
+    const refusal = await assertRunRefused(
+      w,
+      { ...r, rowsBefore, file: fifo },
+      "ARTIFACT_INVALID",
+      {
+        agent: "?",
+      },
+    );
     assert.match(refusal.reason, /regular file|FIFO/i);
     assertSameTree(before, await outsideState(w), "after run");
     assert.equal(useCount(w.project), uses, "a refusal must spend no use");
@@ -93,7 +91,7 @@ Deno.test("run with a relative HOME: NO_KEY once the key is loaded, recorded wit
     const before = await outsideState(w);
     const rowsBefore = readRows(w.project).length;
     const r = await cli(w, ["run", file, "--project", w.project], { HOME: "home" });
-    const refusal = await assertRefused(w, { ...r, rowsBefore, file }, "NO_KEY", {
+    const refusal = await assertRunRefused(w, { ...r, rowsBefore, file }, "NO_KEY", {
       agent: "?",
       absent: [marker],
     });

@@ -11,8 +11,6 @@ import { initKeys, loadLedgerKey, SIGNING_KEY_FILE } from "../../lib/crypto/keys
 import { appendRow } from "../../lib/ledger/append.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import {
-  assertCliRefused,
-  assertSameTree,
   headFor,
   joinLines,
   refusals,
@@ -23,6 +21,7 @@ import {
   snapshotTree,
   stateFiles,
 } from "../_helpers/mod.ts";
+import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 
 /** Runs the CLI in this process, collecting output; asserts the process kept its permissions. */
 async function inProcess(argv: string[]): Promise<RunResult> {

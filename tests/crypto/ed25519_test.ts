@@ -13,7 +13,8 @@ import {
   verifyHex,
 } from "../../lib/crypto/ed25519.ts";
 import { KeyError } from "../../lib/errors.ts";
-import { assertCode, sha256 } from "../_helpers/mod.ts";
+import { sha256 } from "../_helpers/mod.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 Deno.test("PEM: DER round trip, 64-column lines, labels checked", async () => {
   const der = crypto.getRandomValues(new Uint8Array(100));
@@ -22,8 +23,8 @@ Deno.test("PEM: DER round trip, 64-column lines, labels checked", async () => {
   assert.ok(pem.endsWith("-----END PUBLIC KEY-----\n"));
   for (const line of pem.split("\n").slice(1, -2)) assert.ok(line.length <= 64);
   assert.deepEqual(pemToDer(pem, "PUBLIC KEY"), der);
-  await assertCode(() => pemToDer(pem, "PRIVATE KEY"), "KEY_MALFORMED", KeyError);
-  await assertCode(() => pemToDer("garbage", "PUBLIC KEY"), "KEY_MALFORMED", KeyError);
+  await assertRefusal(() => pemToDer(pem, "PRIVATE KEY"), "KEY_MALFORMED", KeyError);
+  await assertRefusal(() => pemToDer("garbage", "PUBLIC KEY"), "KEY_MALFORMED", KeyError);
 });
 
 Deno.test("Ed25519: generated pair signs and verifies; node:crypto reads the SPKI; key id", async () => {
@@ -48,9 +49,9 @@ Deno.test("Ed25519: generated pair signs and verifies; node:crypto reads the SPK
   const other = await generatePem();
   assert.ok(!await verifyHex(await importPublicPem(other.publicPem), sig, "m\u00e9"));
   // Wrong kinds of PEM are KEY_MALFORMED.
-  await assertCode(() => importPrivatePem(publicPem), "KEY_MALFORMED", KeyError);
-  await assertCode(() => importPublicPem(privatePem), "KEY_MALFORMED", KeyError);
-  await assertCode(
+  await assertRefusal(() => importPrivatePem(publicPem), "KEY_MALFORMED", KeyError);
+  await assertRefusal(() => importPublicPem(privatePem), "KEY_MALFORMED", KeyError);
+  await assertRefusal(
     () => importPublicPem(derToPem(new Uint8Array(44), "PUBLIC KEY")),
     "KEY_MALFORMED",
     KeyError,

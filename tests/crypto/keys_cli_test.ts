@@ -5,13 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  assertCliRefused,
-  assertSameTree,
-  runCli,
-  sandbox,
-  snapshotTree,
-} from "../_helpers/mod.ts";
+import { runCli, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 
 Deno.test("CLI keys init: creates 0700 dir and 0600 keys; a second run refuses (KEY_EXISTS)", async () => {
   const sb = await sandbox("cli-keys");

@@ -25,15 +25,8 @@ import {
   verifyHex,
 } from "../../lib/crypto/ed25519.ts";
 import { KeyError } from "../../lib/errors.ts";
-import {
-  assertCode,
-  assertSameTree,
-  hmacHex,
-  type Sandbox,
-  sandbox,
-  snapshotTree,
-  utf8,
-} from "../_helpers/mod.ts";
+import { hmacHex, type Sandbox, sandbox, snapshotTree, utf8 } from "../_helpers/mod.ts";
+import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 const NOBODY = 65534;
 
@@ -66,7 +59,7 @@ async function refusesLoad(
   mode: "direct" | "runner" = "direct",
 ) {
   const before = await snapshotTree(sb.dir);
-  const e = await assertCode(() => loadLedgerKey({ env, mode }), code, KeyError);
+  const e = await assertRefusal(() => loadLedgerKey({ env, mode }), code, KeyError);
   assertSameTree(before, await snapshotTree(sb.dir));
   return e;
 }
@@ -118,7 +111,7 @@ Deno.test("initKeys refuses to overwrite any existing key (KEY_EXISTS), bytes un
   try {
     await initKeys({ env: sb.env });
     const before = await snapshotTree(sb.dir);
-    await assertCode(() => initKeys({ env: sb.env }), "KEY_EXISTS", KeyError);
+    await assertRefusal(() => initKeys({ env: sb.env }), "KEY_EXISTS", KeyError);
     assertSameTree(before, await snapshotTree(sb.dir));
     // Only one of the three files present: still refused, and the other two are not created.
     for (const only of [LEDGER_KEY_FILE, SIGNING_KEY_FILE, VERIFY_KEY_FILE]) {
@@ -127,7 +120,7 @@ Deno.test("initKeys refuses to overwrite any existing key (KEY_EXISTS), bytes un
       }
       await Deno.writeTextFile(join(sb.keyDir, only), "keep me\n", { mode: 0o600 });
       const snap = await snapshotTree(sb.dir);
-      await assertCode(() => initKeys({ env: sb.env }), "KEY_EXISTS", KeyError);
+      await assertRefusal(() => initKeys({ env: sb.env }), "KEY_EXISTS", KeyError);
       assertSameTree(snap, await snapshotTree(sb.dir), `with only ${only}`);
     }
     // A dangling symlink at a key path counts as existing too.
@@ -136,7 +129,7 @@ Deno.test("initKeys refuses to overwrite any existing key (KEY_EXISTS), bytes un
     }
     await Deno.symlink(join(sb.dir, "nowhere"), join(sb.keyDir, SIGNING_KEY_FILE));
     const snap = await snapshotTree(sb.dir);
-    await assertCode(() => initKeys({ env: sb.env }), "KEY_EXISTS", KeyError);
+    await assertRefusal(() => initKeys({ env: sb.env }), "KEY_EXISTS", KeyError);
     assertSameTree(snap, await snapshotTree(sb.dir), "dangling symlink");
   } finally {
     await sb.dispose();
@@ -161,7 +154,7 @@ Deno.test("initKeys: a key file swapped for another before its mode is set: KEY_
       Deno.chmodSync(ledgerPath, 0o640);
       return { ...st, mode: 0 };
     };
-    await assertCode(() => initKeys({ env: sb.env }), "KEY_CUSTODY", KeyError);
+    await assertRefusal(() => initKeys({ env: sb.env }), "KEY_CUSTODY", KeyError);
     assert.equal(Deno.readTextFileSync(ledgerPath), "theirs\n");
     assert.equal((Deno.statSync(ledgerPath).mode ?? 0) & 0o7777, 0o640);
     assert.deepEqual([...Deno.readDirSync(sb.keyDir)].map((e) => e.name), [LEDGER_KEY_FILE]);
@@ -177,7 +170,7 @@ Deno.test("initKeys refuses an unsafe existing key dir (group bits, symlink, oth
     await Deno.mkdir(sb.keyDir);
     await Deno.chmod(sb.keyDir, 0o750);
     let before = await snapshotTree(sb.dir);
-    await assertCode(() => initKeys({ env: sb.env }), "KEY_CUSTODY", KeyError);
+    await assertRefusal(() => initKeys({ env: sb.env }), "KEY_CUSTODY", KeyError);
     assertSameTree(before, await snapshotTree(sb.dir));
 
     await Deno.remove(sb.keyDir);
@@ -185,14 +178,14 @@ Deno.test("initKeys refuses an unsafe existing key dir (group bits, symlink, oth
     await Deno.mkdir(real, { mode: 0o700 });
     await Deno.symlink(real, sb.keyDir);
     before = await snapshotTree(sb.dir);
-    await assertCode(() => initKeys({ env: sb.env }), "KEY_CUSTODY", KeyError);
+    await assertRefusal(() => initKeys({ env: sb.env }), "KEY_CUSTODY", KeyError);
     assertSameTree(before, await snapshotTree(sb.dir));
 
     await Deno.remove(sb.keyDir);
     await Deno.mkdir(sb.keyDir, { mode: 0o700 });
     await Deno.chown(sb.keyDir, NOBODY, NOBODY);
     before = await snapshotTree(sb.dir);
-    await assertCode(() => initKeys({ env: sb.env }), "KEY_CUSTODY", KeyError);
+    await assertRefusal(() => initKeys({ env: sb.env }), "KEY_CUSTODY", KeyError);
     assertSameTree(before, await snapshotTree(sb.dir));
   } finally {
     await sb.dispose();
@@ -207,9 +200,9 @@ Deno.test("key dir: AGENTTEAMS_KEY_DIR, else ~/.config/agentteams/keys; relative
     "/home/op/.config/agentteams/keys",
   );
   assert.equal(ledgerKeyPath({ AGENTTEAMS_KEY_DIR: "/k" }), "/k/proposal-ledger.key");
-  await assertCode(() => keyDir({ AGENTTEAMS_KEY_DIR: "rel/keys" }), "KEY_CUSTODY", KeyError);
-  await assertCode(() => keyDir({}), "NO_KEY", KeyError);
-  await assertCode(() => keyDir({ HOME: "relative" }), "NO_KEY", KeyError);
+  await assertRefusal(() => keyDir({ AGENTTEAMS_KEY_DIR: "rel/keys" }), "KEY_CUSTODY", KeyError);
+  await assertRefusal(() => keyDir({}), "NO_KEY", KeyError);
+  await assertRefusal(() => keyDir({ HOME: "relative" }), "NO_KEY", KeyError);
   // The default location works end to end.
   const sb = await sandbox("keys-home");
   try {

@@ -10,14 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  assertCliRefused,
-  DENO,
-  type Refusal,
-  removeTree,
-  runCli,
-  type RunResult,
-} from "../_helpers/mod.ts";
+import { DENO, type Refusal, removeTree, runCli, type RunResult } from "../_helpers/mod.ts";
 import { GIT, gitEnv, sh } from "../_helpers/git.ts";
 import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { AgentTeamsError } from "../../lib/errors.ts";
@@ -27,6 +20,7 @@ import { runIn as runRequest } from "../_helpers/acts.ts";
 import type { Backend } from "../../lib/sandbox/decide.ts";
 import type { GateRunner } from "../../lib/proposals/gates.ts";
 import { withConfinedPrograms } from "../../lib/sandbox/programs_load.ts";
+import { assertCliRefused } from "../_helpers/assert.ts";
 
 export type { RunResult } from "../_helpers/mod.ts";
 export { GIT, gitEnv, sh } from "../_helpers/git.ts";
@@ -306,7 +300,7 @@ export function newRows(w: World, r: { rowsBefore: number }): Row[] {
   return w.rows().slice(r.rowsBefore);
 }
 
-/** What {@link assertRefused} checks besides the code. */
+/** What {@link assertRunRefused} checks besides the code. */
 export interface RefusedExpect {
   /** The `agent` of the `run-request-refused` row. */
   agent: string | readonly string[];
@@ -323,7 +317,7 @@ export interface RefusedExpect {
  * every marker absent, exactly one new ledger row (`run-request-refused` with the agent and the
  * code, never a `run-request-start`), and `ledger verify` passes.
  */
-export async function assertRefused(
+export async function assertRunRefused(
   w: World,
   r: RunOutcome,
   code: string,
@@ -351,7 +345,7 @@ export async function assertRefused(
 
 /**
  * Runs each request in turn (`worker`'s shared nonce) and asserts each refused with `code`
- * ({@link assertRefused}, agent `worker`, every `absent` marker absent; with `json`, also the
+ * ({@link assertRunRefused}, agent `worker`, every `absent` marker absent; with `json`, also the
  * `--json` object, {@link assertJsonRefused}); then `ledger verify` once (unless `verify: false`).
  *
  * @example
@@ -368,7 +362,7 @@ export async function assertEachRefused(
   for (const fields of requests) {
     const r = await w.run(fields, opts.json ? { flags: ["--json"] } : {});
     if (opts.json) assertJsonRefused(r, code);
-    await assertRefused(w, r, code, { agent: "worker", absent: opts.absent, verify: false });
+    await assertRunRefused(w, r, code, { agent: "worker", absent: opts.absent, verify: false });
   }
   if (opts.verify ?? true) await w.verifyOk();
 }

@@ -11,11 +11,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { assertCliRefused, assertSameTree, snapshotTree } from "../_helpers/mod.ts";
+import { snapshotTree } from "../_helpers/mod.ts";
 import {
   assertEachRefused,
   assertJsonRefused,
-  assertRefused,
+  assertRunRefused,
   exists,
   jsonOut,
   newRows,
@@ -24,6 +24,7 @@ import {
   type WorldPaths,
   writeFileAt,
 } from "./_run_helpers.ts";
+import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 
 function brief(p: WorldPaths) {
   return workerBrief(p, [
@@ -62,7 +63,7 @@ Deno.test("run refuses shells and launchers the allowlist does not name (ARGV_NO
       flags: ["--json"],
     });
     assertJsonRefused(j, "ARGV_NOT_ALLOWED");
-    await assertRefused(w, j, "ARGV_NOT_ALLOWED", { agent: "worker", absent: [marker] });
+    await assertRunRefused(w, j, "ARGV_NOT_ALLOWED", { agent: "worker", absent: [marker] });
   });
 });
 
@@ -169,7 +170,7 @@ Deno.test("run: `;` and `$(...)` are passed verbatim when the pattern admits the
     );
     // A `..` glued to anything is refused before any pattern is tried.
     const r = await w.run({ argv: ["echo", "hi; touch ../marker"], cwd: "src" });
-    await assertRefused(w, r, "PARENT_SEGMENT", {
+    await assertRunRefused(w, r, "PARENT_SEGMENT", {
       agent: "worker",
       absent: [marker, join(w.project, "marker")],
     });
@@ -241,7 +242,7 @@ Deno.test("run: a `..` segment in an argument is PARENT_SEGMENT even when the pa
       flags: ["--json"],
     });
     assertJsonRefused(j, "PARENT_SEGMENT");
-    await assertRefused(w, j, "PARENT_SEGMENT", { agent: "worker", absent: [dots] });
+    await assertRunRefused(w, j, "PARENT_SEGMENT", { agent: "worker", absent: [dots] });
   });
 });
 
@@ -285,7 +286,7 @@ Deno.test("run: a `..` glued to an option (`--output=../x`, `-o../x`) is PARENT_
       flags: ["--json"],
     });
     assertJsonRefused(plain, "PARENT_SEGMENT");
-    await assertRefused(w, plain, "PARENT_SEGMENT", { agent: "worker", absent: markers });
+    await assertRunRefused(w, plain, "PARENT_SEGMENT", { agent: "worker", absent: markers });
     const [ref] = newRows(w, plain);
     for (const arg of ["--output=../x", "-o../x", "--output=..", "-o.."]) {
       const before = await outsideState();
@@ -294,7 +295,7 @@ Deno.test("run: a `..` glued to an option (`--output=../x`, `-o../x`) is PARENT_
         expected_writes: ["src/x"],
       }, { flags: ["--json"] });
       const j = assertJsonRefused(r, "PARENT_SEGMENT");
-      const refusal = await assertRefused(w, r, "PARENT_SEGMENT", {
+      const refusal = await assertRunRefused(w, r, "PARENT_SEGMENT", {
         agent: "worker",
         absent: markers,
         exit: 1,

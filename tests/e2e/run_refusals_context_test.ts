@@ -13,7 +13,7 @@ import { join } from "node:path";
 import {
   assertEachRefused,
   assertJsonRefused,
-  assertRefused,
+  assertRunRefused,
   DENO_BIN_DIR,
   exists,
   jsonOut,
@@ -80,7 +80,7 @@ Deno.test("run: a program inside the project is PROGRAM_IN_PROJECT (absolute, PA
     ];
     for (const c of cases) {
       const r = await w.run({ argv: c.argv }, { env: c.env });
-      await assertRefused(w, r, "PROGRAM_IN_PROJECT", {
+      await assertRunRefused(w, r, "PROGRAM_IN_PROJECT", {
         agent: "worker",
         absent: [marker],
         verify: false,
@@ -116,7 +116,7 @@ Deno.test("run: a cwd other than the entry's pinned one is CWD_NOT_ALLOWED", asy
       flags: ["--json"],
     });
     assertJsonRefused(j, "CWD_NOT_ALLOWED");
-    await assertRefused(w, j, "CWD_NOT_ALLOWED", { agent: "worker", absent: markers });
+    await assertRunRefused(w, j, "CWD_NOT_ALLOWED", { agent: "worker", absent: markers });
 
     // The control: the pinned cwd, spelt `./src/pinned/`, runs there.
     const ok = await w.run({
@@ -173,7 +173,7 @@ Deno.test("run: stdin without stdin_gates is STDIN_NOT_ALLOWED; a refusing gate 
       expected_writes: ["src/stdin.txt"],
       stdin_from_content: { path: "src/in.txt", content: "ok\n" },
     });
-    await assertRefused(w, noGates, "STDIN_NOT_ALLOWED", { agent: "worker", absent: [touched] });
+    await assertRunRefused(w, noGates, "STDIN_NOT_ALLOWED", { agent: "worker", absent: [touched] });
 
     const usesBefore = useCount(w.project);
     const refused = await w.run({
@@ -181,7 +181,7 @@ Deno.test("run: stdin without stdin_gates is STDIN_NOT_ALLOWED; a refusing gate 
       expected_writes: ["src/teed.txt"],
       stdin_from_content: { path: "src/in.txt", content: "not ok\nsecond line\n" },
     });
-    const refusal = await assertRefused(w, refused, "GATE_FAILED", {
+    const refusal = await assertRunRefused(w, refused, "GATE_FAILED", {
       agent: "worker",
       absent: [teed],
     });
@@ -211,19 +211,19 @@ Deno.test("run: a forged nonce (DISPATCH_UNKNOWN) and a malformed one are refuse
     await w.dispatch(); // a real dispatch exists; the forged nonce is not it
     const forged = "0123456789abcdef0123456789abcdef";
     const r = await w.run({ argv: ["/usr/bin/touch", "src/forged.txt"], dispatch: forged });
-    await assertRefused(w, r, "DISPATCH_UNKNOWN", { agent: "?", absent: [marker] });
+    await assertRunRefused(w, r, "DISPATCH_UNKNOWN", { agent: "?", absent: [marker] });
 
     const j = await w.run({ argv: ["/usr/bin/touch", "src/forged.txt"], dispatch: forged }, {
       flags: ["--json"],
     });
     assertJsonRefused(j, "DISPATCH_UNKNOWN");
-    await assertRefused(w, j, "DISPATCH_UNKNOWN", { agent: "?", absent: [marker] });
+    await assertRunRefused(w, j, "DISPATCH_UNKNOWN", { agent: "?", absent: [marker] });
 
     const bad = await w.run({
       argv: ["/usr/bin/touch", "src/forged.txt"],
       dispatch: "0123456789ABCDEF0123456789ABCDEF",
     });
-    await assertRefused(w, bad, "ARTIFACT_INVALID", { agent: "?", absent: [marker] });
+    await assertRunRefused(w, bad, "ARTIFACT_INVALID", { agent: "?", absent: [marker] });
   });
 });
 
@@ -245,12 +245,12 @@ Deno.test("run: a claimed agent that differs from the dispatch record is AGENT_M
       agent: "reviewer",
     });
     // The row never names the claimed agent: the nonce's signed record, or "?" (not resolved).
-    await assertRefused(w, r, "AGENT_MISMATCH", { agent: ["worker", "?"], absent: [marker] });
+    await assertRunRefused(w, r, "AGENT_MISMATCH", { agent: ["worker", "?"], absent: [marker] });
 
     // A nonce issued to an agent without a policy: UNKNOWN_AGENT.
     const other = await w.dispatch("other");
     const u = await w.run({ argv: ["/usr/bin/touch", "src/claimed.txt"] }, { nonce: other });
-    await assertRefused(w, u, "UNKNOWN_AGENT", { agent: "other", absent: [marker] });
+    await assertRunRefused(w, u, "UNKNOWN_AGENT", { agent: "other", absent: [marker] });
   });
 });
 
@@ -262,14 +262,14 @@ Deno.test("run: a project that is not a git worktree is NO_WORKTREE, refused bef
       argv: ["/usr/bin/touch", "src/nogit.txt"],
       expected_writes: ["src/nogit.txt"],
     });
-    await assertRefused(w, r, "NO_WORKTREE", { agent: "worker", absent: [marker] });
+    await assertRunRefused(w, r, "NO_WORKTREE", { agent: "worker", absent: [marker] });
     assert.equal(useCount(w.project), usesBefore, "no use spent");
     const j = await w.run({
       argv: ["/usr/bin/touch", "src/nogit.txt"],
       expected_writes: ["src/nogit.txt"],
     }, { flags: ["--json"] });
     assertJsonRefused(j, "NO_WORKTREE");
-    await assertRefused(w, j, "NO_WORKTREE", { agent: "worker", absent: [marker] });
+    await assertRunRefused(w, j, "NO_WORKTREE", { agent: "worker", absent: [marker] });
   });
 });
 
@@ -301,7 +301,7 @@ Deno.test("run: an artifact that is not JSON, or not a command request, is ARTIF
       await Deno.writeTextFile(file, body);
       const rowsBefore = w.rows().length;
       const r = await w.cli(["run", file, "--project", w.project]);
-      await assertRefused(w, { ...r, rowsBefore, file }, "ARTIFACT_INVALID", {
+      await assertRunRefused(w, { ...r, rowsBefore, file }, "ARTIFACT_INVALID", {
         agent: "?",
         absent: [marker],
         verify: false,
@@ -324,7 +324,7 @@ Deno.test("run: a pinned cwd that is a symlink out of the project, or missing, i
     for (const cwd of ["src/link", "src/missing"]) {
       const r = await w.run({ argv: ["/usr/bin/touch", "x.txt"], cwd }, { flags: ["--json"] });
       assertJsonRefused(r, "CWD_NOT_ALLOWED");
-      await assertRefused(w, r, "CWD_NOT_ALLOWED", {
+      await assertRunRefused(w, r, "CWD_NOT_ALLOWED", {
         agent: "worker",
         absent: [join(w.scratch, "x.txt"), join(w.project, "src/x.txt")],
       });
@@ -345,7 +345,7 @@ Deno.test("run: a confined_programs write root that does not exist is refused be
     assertJsonRefused(r, "CONFINED_INVALID");
     // A sandbox that cannot be set up is a refusal like any other: recorded, and no start row
     // left without a completion (that gap is the ledger-tamper signal).
-    await assertRefused(w, r, "CONFINED_INVALID", {
+    await assertRunRefused(w, r, "CONFINED_INVALID", {
       agent: ["worker", "?"],
       absent: [join(w.project, "src/x.txt")],
     });
@@ -419,7 +419,7 @@ Deno.test("run: a git older than 2.31 first on PATH is GIT_UNAVAILABLE; nothing 
       env: { PATH: `${w.scripts}:${DENO_BIN_DIR}:/usr/bin:/bin` },
     });
     assertJsonRefused(r, "GIT_UNAVAILABLE");
-    const refusal = await assertRefused(w, r, "GIT_UNAVAILABLE", {
+    const refusal = await assertRunRefused(w, r, "GIT_UNAVAILABLE", {
       agent: "worker",
       absent: [marker],
     });
@@ -457,7 +457,7 @@ Deno.test("run: a confined program outside the agent's exec paths is CONFINED_IN
     const r = await w.run({ argv: ["/usr/bin/touch", "src/x.txt"] }, { flags: ["--json"] });
     assertJsonRefused(r, "CONFINED_INVALID");
     assert.match(r.stderr, /lies under none of the exec paths/);
-    await assertRefused(w, r, "CONFINED_INVALID", {
+    await assertRunRefused(w, r, "CONFINED_INVALID", {
       agent: ["worker", "?"],
       absent: [join(w.project, "src/x.txt")],
     });

@@ -26,7 +26,7 @@ import {
 import type { RunRequestResult } from "../../lib/requests/request.ts";
 import type { Backend } from "../../lib/sandbox/decide.ts";
 import {
-  assertRefused,
+  assertRunRefused,
   exists,
   GIT,
   gitEnv,
@@ -366,6 +366,6 @@ Deno.test("CLI --unconfined without allow_unconfined_runs is UNCONFINED_NOT_ALLO
   }, async (w) => {
     const hook = join(w.project, ".git/hooks/pre-commit");
     const r = await w.run({ argv: [join(w.scripts, "plant-hook")] }, { flags: ["--unconfined"] });
-    await assertRefused(w, r, "UNCONFINED_NOT_ALLOWED", { agent: "?", absent: [hook] });
+    await assertRunRefused(w, r, "UNCONFINED_NOT_ALLOWED", { agent: "?", absent: [hook] });
   });
 });

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { assertSameTree, snapshotTree, type TreeEntry } from "../_helpers/mod.ts";
+import { snapshotTree, type TreeEntry } from "../_helpers/mod.ts";
 import {
   assertJsonRefused,
   bytesOrNull,
@@ -24,6 +24,7 @@ import {
   type World,
   type WorldPaths,
 } from "./_run_helpers.ts";
+import { assertSameTree } from "../_helpers/assert.ts";
 
 const SCRIPTS: Record<string, string | ((p: WorldPaths) => string)> = {
   "edit-tracked": shScript("printf 'more\\n' >> src/a.txt"),

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { FsSafetyError } from "../../lib/errors.ts";
 import { anchoredReplace, type AnchoredSpec } from "../../lib/fs/anchored_write.ts";
-import { assertSameTree, snapshotTree } from "../_helpers/mod.ts";
+import { snapshotTree } from "../_helpers/mod.ts";
+import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 const enc = new TextEncoder();
 
@@ -27,9 +28,14 @@ async function paths(root: string): Promise<string[]> {
   return [...(await snapshotTree(root)).keys()].sort();
 }
 
-function refusedWith(code: string, at?: "dir" | "target") {
-  return (e: unknown) =>
-    e instanceof FsSafetyError && e.code === code && (at === undefined || e.details.at === at);
+/** Asserts `fn` is refused with FsSafetyError `code`, at `at` (`details.at`) when given. */
+async function refused(
+  fn: () => Promise<unknown>,
+  code: string,
+  at?: "dir" | "target",
+): Promise<void> {
+  const e = await assertRefusal(fn, code, FsSafetyError);
+  if (at !== undefined) assert.equal(e.details.at, at, `${code}: ${e.message}`);
 }
 
 Deno.test("anchored write: creates missing directories, writes the mode asked for a new file, keeps an existing file's", async () => {
@@ -85,17 +91,20 @@ Deno.test("anchored write: a refusing decision, a symlinked directory, a symlink
     })),
     /stale/,
   );
-  await assert.rejects(
-    anchoredReplace(spec(root, { dirs: ["src", "out"], createDirs: true })),
-    refusedWith("SYMLINK", "dir"),
+  await refused(
+    () => anchoredReplace(spec(root, { dirs: ["src", "out"], createDirs: true })),
+    "SYMLINK",
+    "dir",
   );
-  await assert.rejects(
-    anchoredReplace(spec(root, { dirs: ["src", "x.txt"], createDirs: true })),
-    refusedWith("SYMLINK", "dir"),
+  await refused(
+    () => anchoredReplace(spec(root, { dirs: ["src", "x.txt"], createDirs: true })),
+    "SYMLINK",
+    "dir",
   );
-  await assert.rejects(
-    anchoredReplace(spec(root, { name: "link.txt", op: "unlink" })),
-    refusedWith("SYMLINK", "target"),
+  await refused(
+    () => anchoredReplace(spec(root, { name: "link.txt", op: "unlink" })),
+    "SYMLINK",
+    "target",
   );
   assertSameTree(before, await snapshotTree(root, outside));
   assert.equal(Deno.readTextFileSync(`${root}/src/t.txt`), "keep\n");
@@ -103,15 +112,13 @@ Deno.test("anchored write: a refusing decision, a symlinked directory, a symlink
 
 Deno.test("anchored write: without its helper program it refuses (ANCHOR_UNAVAILABLE), writing nothing", async () => {
   const root = Deno.makeTempDirSync();
-  await assert.rejects(
+  await refused(() =>
     anchoredReplace(spec(root, {
       dirs: ["new"],
       name: "f.txt",
       createDirs: true,
       perl: `${root}/no-such-perl`,
-    })),
-    refusedWith("ANCHOR_UNAVAILABLE"),
-  );
+    })), "ANCHOR_UNAVAILABLE");
   assert.deepEqual(await paths(root), [root]);
 });
 
@@ -131,18 +138,15 @@ Deno.test("anchored write: a file where a directory goes, a missing directory, a
         return { newFileMode: 0o644, content: enc.encode("x") };
       },
     });
-  await assert.rejects(
-    anchoredReplace(counted(["src", "file"], "x.txt")),
-    refusedWith("NOT_DIRECTORY"),
+  await refused(() => anchoredReplace(counted(["src", "file"], "x.txt")), "NOT_DIRECTORY");
+  await refused(
+    () => anchoredReplace(counted(["src", "missing"], "x.txt", false)),
+    "NOT_DIRECTORY",
   );
-  await assert.rejects(
-    anchoredReplace(counted(["src", "missing"], "x.txt", false)),
-    refusedWith("NOT_DIRECTORY"),
-  );
-  await assert.rejects(anchoredReplace(counted(["src"], "sub")), refusedWith("NOT_REGULAR_FILE"));
+  await refused(() => anchoredReplace(counted(["src"], "sub")), "NOT_REGULAR_FILE");
   for (const bad of ["", ".", "..", "a/b"]) {
-    await assert.rejects(anchoredReplace(counted(["src"], bad)), refusedWith("NOT_DIRECTORY"));
-    await assert.rejects(anchoredReplace(counted([bad], "x.txt")), refusedWith("NOT_DIRECTORY"));
+    await refused(() => anchoredReplace(counted(["src"], bad)), "NOT_DIRECTORY");
+    await refused(() => anchoredReplace(counted([bad], "x.txt")), "NOT_DIRECTORY");
   }
   assert.equal(decided, 0, "no refusal reaches the decision");
   assertSameTree(before, await snapshotTree(root));
@@ -155,7 +159,7 @@ Deno.test("anchored write: a target replaced or created while the decision is ma
   // Replaced by another inode between the read and the write. The content is larger than a pipe
   // buffer, so the helper refuses and exits while it is still being sent.
   const big = new Uint8Array(1 << 20).fill(0x6d);
-  await assert.rejects(
+  await refused(() =>
     anchoredReplace(spec(root, {
       name: "t.txt",
       decide: () => {
@@ -163,9 +167,7 @@ Deno.test("anchored write: a target replaced or created while the decision is ma
         Deno.renameSync(`${root}/src/.swap`, `${root}/src/t.txt`);
         return { newFileMode: 0o644, content: big };
       },
-    })),
-    refusedWith("FILE_CHANGED"),
-  );
+    })), "FILE_CHANGED");
   assert.deepEqual(
     await paths(root),
     [root, `${root}/src`, `${root}/src/t.txt`],
@@ -173,22 +175,20 @@ Deno.test("anchored write: a target replaced or created while the decision is ma
   );
   assert.equal(Deno.readTextFileSync(`${root}/src/t.txt`), "theirs\n");
   // Absent when read, present at the write.
-  await assert.rejects(
+  await refused(() =>
     anchoredReplace(spec(root, {
       name: "new.txt",
       decide: () => {
         Deno.writeTextFileSync(`${root}/src/new.txt`, "theirs\n");
         return { newFileMode: 0o644, content: big };
       },
-    })),
-    refusedWith("FILE_CHANGED"),
-  );
+    })), "FILE_CHANGED");
   assert.equal(Deno.readTextFileSync(`${root}/src/new.txt`), "theirs\n");
   // Removing an absent target.
   const before = await snapshotTree(root);
-  await assert.rejects(
-    anchoredReplace(spec(root, { name: "absent.txt", op: "unlink" })),
-    refusedWith("FILE_CHANGED"),
+  await refused(
+    () => anchoredReplace(spec(root, { name: "absent.txt", op: "unlink" })),
+    "FILE_CHANGED",
   );
   assertSameTree(before, await snapshotTree(root));
 });

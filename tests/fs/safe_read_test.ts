@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { FsSafetyError } from "../../lib/errors.ts";
 import { readRegularFileSync } from "../../lib/fs/safe_read.ts";
-import { assertCode, assertSameTree, snapshotTree, type TreeEntry } from "../_helpers/mod.ts";
+import { snapshotTree, type TreeEntry } from "../_helpers/mod.ts";
+import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 /** Runs `fn` with the next `Deno.lstatSync` renaming `from` over `to` right after it looked. */
 function withRenameAfterLstat<T>(from: string, to: string, fn: () => T): T {
@@ -58,7 +59,7 @@ for (
       Deno.writeTextFileSync(`${outside}/secret`, "secret\n");
       stage(dir, outside);
       const before = await snapshotTree(dir, outside);
-      await assertCode(
+      await assertRefusal(
         () =>
           withRenameAfterLstat(
             `${dir}/.swap`,

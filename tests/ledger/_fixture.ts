@@ -10,8 +10,6 @@ import { join } from "node:path";
 import { appendRow } from "../../lib/ledger/append.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import {
-  assertCode,
-  assertSameTree,
   copyTree,
   keyOf,
   removeTree,
@@ -22,6 +20,8 @@ import {
   tempDir,
 } from "../_helpers/mod.ts";
 import type { VerifyKey } from "../../lib/ledger/verify.ts";
+import { assertRefusal, assertSameTree, type RefusalClass } from "../_helpers/assert.ts";
+import type { AgentTeamsError } from "../../lib/errors.ts";
 
 /** The key text of the fixture (`AGENTTEAMS_PROPOSAL_LEDGER_KEY` for CLI runs). */
 export const FIXTURE_KEY_TEXT = "fixture-ledger-key";
@@ -102,9 +102,9 @@ export async function refuses(
   sb: Sandbox,
   fn: () => unknown,
   code: string,
-  ctor?: abstract new (...args: never[]) => Error,
+  ctor?: RefusalClass<AgentTeamsError>,
 ): Promise<void> {
   const before = await snapshotTree(sb.dir);
-  await assertCode(fn, code, ctor);
+  await assertRefusal(fn, code, ctor);
   assertSameTree(before, await snapshotTree(sb.dir), code);
 }

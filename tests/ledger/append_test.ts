@@ -15,9 +15,6 @@ import { LedgerError } from "../../lib/errors.ts";
 import { canonical } from "../../lib/canonical.ts";
 import { MAX_ROW_BYTES, type RowBody } from "../../lib/ledger/row.ts";
 import {
-  assertCliRefused,
-  assertCode,
-  assertSameTree,
   buildLedger,
   copyTree,
   headFor,
@@ -34,6 +31,7 @@ import {
   writeState,
 } from "../_helpers/mod.ts";
 import { copyFixture, FIXTURE_KEY, FIXTURE_KEY_TEXT, refuses, withSandbox } from "./_fixture.ts";
+import { assertCliRefused, assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 const KEY_TEXT = "append-key";
 const KEY = keyOf(KEY_TEXT);
@@ -324,14 +322,14 @@ Deno.test("appendRow refuses on a torn tail or any tail/head mismatch, writing n
         const f = await copyFixture(sb.project);
         await c.damage(stateFiles(sb.project), f.lines);
         const before = await snapshotTree(sb.dir);
-        await assertCode(
+        await assertRefusal(
           () => appendRow(sb.project, FIXTURE_KEY.hmac, { action: "note" }),
           c.code,
           LedgerError,
         );
         assertSameTree(before, await snapshotTree(sb.dir), "after appendRow");
         // issueDispatch records a ledger row: it must refuse too, leaving the store alone.
-        await assertCode(
+        await assertRefusal(
           () => issueDispatch(sb.project, FIXTURE_KEY.hmac, "worker"),
           c.code,
           LedgerError,
@@ -368,13 +366,13 @@ Deno.test("appendRow refuses invalid bodies (ROW_INVALID) and oversized rows, wr
     ];
     const before = await snapshotTree(sb.dir);
     for (const body of bad) {
-      await assertCode(
+      await assertRefusal(
         () => appendRow(sb.project, FIXTURE_KEY.hmac, body),
         "ROW_INVALID",
         LedgerError,
       );
     }
-    await assertCode(
+    await assertRefusal(
       () => appendRow(sb.project, FIXTURE_KEY.hmac, { action: "x", text: "y".repeat(1024 * 1024) }),
       "LEDGER_ROW_TOO_LARGE",
       LedgerError,
@@ -457,10 +455,7 @@ Deno.test("LEDGER_UNSAFE_PATH: a symlinked ledger or .agentteams refuses verify,
             ]);
           }
           for (const [name, op] of ops) {
-            const e = await assertCode(op, "LEDGER_UNSAFE_PATH").catch((err) => {
-              throw new Error(`${name}: ${err.message}`);
-            });
-            assert.ok(e instanceof LedgerError, name);
+            await assertRefusal(op, "LEDGER_UNSAFE_PATH", LedgerError, name);
             assertSameTree(before, await snapshotTree(sb.dir), `after ${name}`);
           }
           const env = { ...sb.env, AGENTTEAMS_PROPOSAL_LEDGER_KEY: FIXTURE_KEY_TEXT };
@@ -501,7 +496,7 @@ Deno.test("LEDGER_UNSAFE_PATH: a symlinked head, dispatch store or dispatch lock
           );
         }
         for (const op of ops) {
-          await assertCode(op, "LEDGER_UNSAFE_PATH", LedgerError);
+          await assertRefusal(op, "LEDGER_UNSAFE_PATH", LedgerError);
           assertSameTree(before, await snapshotTree(sb.dir));
         }
       }));

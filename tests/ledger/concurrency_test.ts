@@ -317,8 +317,8 @@ Deno.test("verify under load: 8 processes append and issue/count/spend dispatche
     // `ok`: no problem, no throw; `quiet`: and no note either (a head "one behind", an
     // "interrupted" store row: each false while nothing crashed).
     const verdicts: { how: string; ok: boolean; quiet: boolean; rows: number; what: string }[] = [];
-    const deadline = Date.now() + 30_000;
-    for (let i = 0; i < 30 && Date.now() < deadline; i++) {
+    // Exactly 30 verifies, however long they take (each CLI one has its own hang guard).
+    for (let i = 0; i < 30; i++) {
       const how = i % 6 === 5 ? "cli" : i % 2 === 0 ? "verifyLedgerAt" : "readLedgerTexts";
       try {
         if (how === "cli") {
@@ -377,7 +377,7 @@ Deno.test("verify under load: 8 processes append and issue/count/spend dispatche
     assert.deepEqual(final.problems, []);
     assert.deepEqual(final.notes, []);
     assert.equal(final.rows, base + appended.reduce((a, b) => a + b, 0));
-    assert.ok(verdicts.length >= 20, `only ${verdicts.length} verifies ran`);
+    assert.equal(verdicts.length, 30);
     // The writers were busy throughout: the verifies saw the ledger at many different lengths.
     const lengths = new Set(verdicts.map((v) => v.rows));
     assert.ok(lengths.size >= 10, `the verifies saw only ${lengths.size} ledger lengths`);

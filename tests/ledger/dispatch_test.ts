@@ -15,17 +15,9 @@ import {
 } from "../../lib/ledger/dispatch.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import { DispatchError, LedgerError } from "../../lib/errors.ts";
-import {
-  assertCode,
-  assertSameTree,
-  hmacHex,
-  keyOf,
-  pyDumps,
-  runCli,
-  snapshotTree,
-  stateFiles,
-} from "../_helpers/mod.ts";
+import { hmacHex, keyOf, pyDumps, runCli, snapshotTree, stateFiles } from "../_helpers/mod.ts";
 import { refuses, withSandbox } from "./_fixture.ts";
+import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 const KEY_TEXT = "dispatch-key";
 const KEY = keyOf(KEY_TEXT);
@@ -210,7 +202,7 @@ Deno.test("attempts: 100 then ATTEMPTS_EXHAUSTED; attempts spend no uses", async
 Deno.test("AGENT_MISMATCH: refused, and the attempt is counted", async () => {
   await withSandbox("dispatch-mismatch", async (sb) => {
     const { nonce, id } = await issueDispatch(sb.project, KEY.hmac, "worker");
-    await assertCode(
+    await assertRefusal(
       () =>
         resolveDispatch(sb.project, KEY.hmac, nonce, { count: "attempt", expectAgent: "reviewer" }),
       "AGENT_MISMATCH",
@@ -255,7 +247,7 @@ Deno.test("issue compacts expired dispatches and their rows away", async () => {
     const ids = new Set(rows.map((r) => (r.id ?? r.use ?? r.attempt) as string));
     assert.deepEqual([...ids].sort(), [b.id, c.id].sort());
     assert.equal(rows.length, 3); // b, b's use, c
-    await assertCode(
+    await assertRefusal(
       () => agentFor(sb.project, KEY.hmac, a.nonce),
       "DISPATCH_UNKNOWN",
       DispatchError,
@@ -327,7 +319,7 @@ Deno.test("a store row that fails its MAC makes resolve refuse (LEDGER_TAMPERED)
           "LEDGER_TAMPERED",
         );
       }
-      const e = await assertCode(() => agentFor(sb.project, KEY.hmac, nonce), "LEDGER_TAMPERED");
+      const e = await assertRefusal(() => agentFor(sb.project, KEY.hmac, nonce), "LEDGER_TAMPERED");
       assert.ok(e instanceof LedgerError);
     }
   });
@@ -375,9 +367,10 @@ Deno.test("issue refuses while the store has lines that do not verify, writing n
     const p = stateFiles(sb.project);
     await Deno.writeTextFile(p.dispatches, "garbage\n", { append: true });
     const before = await snapshotTree(sb.dir);
-    await assert.rejects(
-      issueDispatch(sb.project, KEY.hmac, "reviewer"),
-      (e: unknown) => e instanceof LedgerError && e.code === "LEDGER_TAMPERED",
+    await assertRefusal(
+      () => issueDispatch(sb.project, KEY.hmac, "reviewer"),
+      "LEDGER_TAMPERED",
+      LedgerError,
     );
     // The evidence stays for `ledger verify` to report.
     assertSameTree(before, await snapshotTree(sb.dir));

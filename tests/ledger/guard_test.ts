@@ -19,7 +19,8 @@ import { headText } from "../../lib/ledger/head.ts";
 import { appendRow } from "../../lib/ledger/append.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { LedgerError } from "../../lib/errors.ts";
-import { assertSameTree, snapshotTree } from "../_helpers/mod.ts";
+import { snapshotTree } from "../_helpers/mod.ts";
+import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 const key = new HmacKey(new TextEncoder().encode("guard-test-key"));
 const other = new HmacKey(new TextEncoder().encode("not-the-key"));
@@ -342,10 +343,7 @@ Deno.test("captureStores / storesProblem: a ledger cut short while it is hashed 
     // Before the act: refused as a ledger problem (nothing is recorded on such a ledger), not an
     // untyped failure the caller would record as INTERNAL.
     cutWhileHashing(ledger);
-    await assert.rejects(
-      captureStores(root, key),
-      (e: unknown) => e instanceof LedgerError && e.code === "LEDGER_TAMPERED",
-    );
+    await assertRefusal(() => captureStores(root, key), "LEDGER_TAMPERED", LedgerError);
     delete (crypto.subtle as { digest?: unknown }).digest;
     // After the act: the same cut is named.
     Deno.writeTextFileSync(ledger, text);

@@ -10,9 +10,6 @@ import { repairTornTail } from "../../lib/ledger/repair.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import { LedgerError } from "../../lib/errors.ts";
 import {
-  assertCliRefused,
-  assertCode,
-  assertSameTree,
   headFor,
   joinLines,
   runCli,
@@ -30,6 +27,7 @@ import {
   refuses,
   withSandbox,
 } from "./_fixture.ts";
+import { assertCliRefused, assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 const FRAGMENT = '{"action": "note", "n": 7, "text": "interrupt';
 
@@ -148,14 +146,14 @@ Deno.test("repairTornTail refuses NO_TORN_TAIL on an intact ledger (also with a 
   await withSandbox("repair-none", async (sb) => {
     const f = await copyFixture(sb.project);
     let before = await snapshotTree(sb.dir);
-    await assertCode(() => repairTornTail(sb.project, FIXTURE_KEY), "NO_TORN_TAIL", LedgerError);
+    await assertRefusal(() => repairTornTail(sb.project, FIXTURE_KEY), "NO_TORN_TAIL", LedgerError);
     assertSameTree(before, await snapshotTree(sb.dir));
     await Deno.writeTextFile(
       stateFiles(sb.project).head,
       headFor(f.lines.slice(0, 5), FIXTURE_KEY.hmac),
     );
     before = await snapshotTree(sb.dir);
-    await assertCode(() => repairTornTail(sb.project, FIXTURE_KEY), "NO_TORN_TAIL", LedgerError);
+    await assertRefusal(() => repairTornTail(sb.project, FIXTURE_KEY), "NO_TORN_TAIL", LedgerError);
     assertSameTree(before, await snapshotTree(sb.dir));
   });
 });

@@ -24,15 +24,9 @@ import { SCAN_SLOTS } from "../../lib/ledger/scan.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import { checkLedgerBytes } from "../../lib/ledger/verify_rows.ts";
 import { headText } from "../../lib/ledger/head.ts";
-import {
-  assertCode,
-  assertSameTree,
-  keyOf,
-  snapshotTree,
-  stateFiles,
-  utf8,
-} from "../_helpers/mod.ts";
+import { keyOf, snapshotTree, stateFiles, utf8 } from "../_helpers/mod.ts";
 import { copyFixture, FIXTURE_KEY, withSandbox } from "./_fixture.ts";
+import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 const KEY = keyOf("row-rules");
 const OTHER = keyOf("another key");
@@ -156,7 +150,7 @@ Deno.test("the append's tail check accepts a head one behind only for a row judg
     });
     const before = await snapshotTree(sb.dir);
     const { appendRow } = await import("../../lib/ledger/append.ts");
-    await assertCode(
+    await assertRefusal(
       () => appendRow(sb.project, FIXTURE_KEY.hmac, { action: "x" }),
       "LEDGER_TAMPERED",
       LedgerError,
@@ -177,7 +171,7 @@ Deno.test("a signed dispatch-store row of no known kind: verify reports DISPATCH
     assert.equal(typeof judgeStoreLine(odd, FIXTURE_KEY.hmac), "string");
     await Deno.writeTextFile(p.dispatches, odd + "\n", { append: true });
     const before = await snapshotTree(sb.dir);
-    await assertCode(
+    await assertRefusal(
       () => resolveDispatch(sb.project, FIXTURE_KEY.hmac, f.nonce, { count: "use" }),
       "LEDGER_TAMPERED",
       LedgerError,

@@ -9,7 +9,6 @@ import { canonical } from "../../lib/canonical.ts";
 import { MAX_ROW_BYTES } from "../../lib/ledger/row.ts";
 import { verifyLedgerAt, type VerifyReport } from "../../lib/ledger/verify.ts";
 import {
-  assertCliRefused,
   buildLedger,
   headFor,
   joinLines,
@@ -20,6 +19,7 @@ import {
   stateFiles,
 } from "../_helpers/mod.ts";
 import { copyFixture, type Fixture, FIXTURE_KEY, FIXTURE_KEY_TEXT } from "./_fixture.ts";
+import { assertCliRefused } from "../_helpers/assert.ts";
 
 type Expect = [code: string, row: number | null][];
 

@@ -13,7 +13,8 @@ import { readRegularFileSync } from "../../lib/fs/safe_read.ts";
 import { atomicWriteFileSync } from "../../lib/fs/atomic_write.ts";
 import { FsSafetyError, LedgerError, RequestError } from "../../lib/errors.ts";
 import { refusalRow } from "../../lib/ledger/row_text.ts";
-import { assertCode, hmacHex, keyOf, pyDumps, removeTree, tempDir, utf8 } from "../_helpers/mod.ts";
+import { hmacHex, keyOf, pyDumps, removeTree, tempDir, utf8 } from "../_helpers/mod.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 const KEY = keyOf("units");
 const HEX = "ab".repeat(32);
@@ -60,7 +61,7 @@ Deno.test("signRow: body, time and prev signed canonically; reserved keys refuse
   assert.equal(mac, hmacHex("units", pyDumps(signed)));
   assert.equal(line, pyDumps(row));
   for (const k of ["mac", "prev", "time"]) {
-    await assertCode(
+    await assertRefusal(
       () => signRow({ [k]: "x" }, KEY.hmac, { time: "t", prev: "" }),
       "ROW_INVALID",
       LedgerError,
@@ -110,18 +111,18 @@ Deno.test("readRegularFileSync: symlinks, FIFOs, directories refused without blo
     const f = join(dir, "f");
     await Deno.writeTextFile(f, "0123456789");
     assert.equal(readRegularFileSync(f, { maxBytes: 10 }).bytes.length, 10);
-    await assertCode(
+    await assertRefusal(
       () => readRegularFileSync(f, { maxBytes: 9 }),
       "FILE_TOO_LARGE",
       FsSafetyError,
     );
     await Deno.symlink(f, join(dir, "l"));
-    await assertCode(
+    await assertRefusal(
       () => readRegularFileSync(join(dir, "l"), { maxBytes: 99 }),
       "SYMLINK",
       FsSafetyError,
     );
-    await assertCode(
+    await assertRefusal(
       () => readRegularFileSync(dir, { maxBytes: 99 }),
       "NOT_REGULAR_FILE",
       FsSafetyError,
@@ -129,18 +130,18 @@ Deno.test("readRegularFileSync: symlinks, FIFOs, directories refused without blo
     const fifo = join(dir, "fifo");
     assert.equal((await new Deno.Command("mkfifo", { args: [fifo] }).output()).code, 0);
     // Held open for writing by nobody: a blocking open would hang this test.
-    await assertCode(
+    await assertRefusal(
       () => readRegularFileSync(fifo, { maxBytes: 99 }),
       "NOT_REGULAR_FILE",
       FsSafetyError,
     );
     await Deno.chmod(f, 0o640);
-    await assertCode(
+    await assertRefusal(
       () => readRegularFileSync(f, { maxBytes: 99, forbiddenModeBits: 0o077 }),
       "UNSAFE_MODE",
       FsSafetyError,
     );
-    await assertCode(
+    await assertRefusal(
       () => readRegularFileSync(f, { maxBytes: 99, ownerUid: 4242 }),
       "UNSAFE_OWNER",
       FsSafetyError,
@@ -185,13 +186,13 @@ Deno.test("withFileLock: refuses a symlink or a directory at the lock path; seri
     const target = join(dir, "target");
     await Deno.writeTextFile(target, "");
     await Deno.symlink(target, join(dir, "l.lock"));
-    await assertCode(
+    await assertRefusal(
       () => withFileLock(join(dir, "l.lock"), () => 1),
       "LEDGER_UNSAFE_PATH",
       LedgerError,
     );
     await Deno.mkdir(join(dir, "d.lock"));
-    await assertCode(
+    await assertRefusal(
       () => withFileLock(join(dir, "d.lock"), () => 1),
       "LEDGER_UNSAFE_PATH",
       LedgerError,
@@ -234,7 +235,7 @@ Deno.test("withFileLock: a lock file replaced while another holds it is LEDGER_T
     await replace();
     await holder.unlock();
     holder.close();
-    await assertCode(() => waiter, "LEDGER_TAMPERED", LedgerError);
+    await assertRefusal(() => waiter, "LEDGER_TAMPERED", LedgerError);
     assert.equal(waiterRan, false);
     // A holder whose lock file is replaced meanwhile (a second writer locks the replacement and
     // runs at the same time) refuses once its fn is done.
@@ -248,10 +249,10 @@ Deno.test("withFileLock: a lock file replaced while another holds it is LEDGER_T
     });
     assert.equal(secondRan, true); // the replacement is a different file: nothing stops this one
     release();
-    await assertCode(() => held, "LEDGER_TAMPERED", LedgerError);
+    await assertRefusal(() => held, "LEDGER_TAMPERED", LedgerError);
     // A lock file removed while held is refused alike.
     const removed = withFileLock(p, () => Deno.remove(p));
-    await assertCode(() => removed, "LEDGER_TAMPERED", LedgerError);
+    await assertRefusal(() => removed, "LEDGER_TAMPERED", LedgerError);
   } finally {
     await removeTree(dir);
   }

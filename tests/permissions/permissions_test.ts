@@ -9,13 +9,11 @@ import { join } from "node:path";
 import { initKeys, loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { PermissionLayerError } from "../../lib/errors.ts";
-import { launchFlags, mergeNeeds, NO_NEEDS } from "../../lib/permissions.ts";
+import { launchFlags, mergeNeeds, type Needs, NO_NEEDS } from "../../lib/permissions.ts";
 import { confinedFilePath } from "../../lib/sandbox/operator_file.ts";
 import { within } from "../../lib/fs/within.ts";
 import { GIT, gitEnv, sh as setup, workerProject } from "../_helpers/git.ts";
 import {
-  assertCliRefused,
-  assertSameTree,
   baseChildEnv,
   refusals,
   runCli,
@@ -26,6 +24,7 @@ import {
   snapshotTree,
   stateFiles,
 } from "../_helpers/mod.ts";
+import { assertCliRefused, assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 /** Whether a grant of `grant` (a path and everything below it) covers `path`. */
 function covers(grant: string, path: string): boolean {
@@ -239,20 +238,22 @@ Deno.test("launchFlags: sorted unique lists, never net/ffi, run only absolute, c
       "--allow-sys=uid",
     ],
   );
-  const missing = (re: RegExp) => (e: unknown) =>
-    e instanceof PermissionLayerError && e.code === "PERMISSION_MISSING" && re.test(e.message);
-  assert.throws(() => launchFlags({ ...NO_NEEDS, run: ["git"] }), missing(/absolute/));
-  assert.throws(() => launchFlags({ ...NO_NEEDS, read: ["/a,b"] }), missing(/comma/));
+  const missing = (needs: Needs, re: RegExp) =>
+    assert.match(
+      assertRefusal(() => launchFlags(needs), "PERMISSION_MISSING", PermissionLayerError).message,
+      re,
+    );
+  missing({ ...NO_NEEDS, run: ["git"] }, /absolute/);
+  missing({ ...NO_NEEDS, read: ["/a,b"] }, /comma/);
   // No write access to a program the line runs, or to a directory holding one (TMPDIR=/usr).
-  const tooBroad = (e: unknown) =>
-    e instanceof PermissionLayerError && e.code === "PERMISSION_TOO_BROAD" &&
-    /\/usr\/bin\/bwrap/.test(e.message);
   for (const write of ["/usr", "/usr/bin", "/usr/bin/bwrap", "/"]) {
-    assert.throws(
+    const e = assertRefusal(
       () => launchFlags({ ...NO_NEEDS, write: [write], run: ["/usr/bin/bwrap"] }),
-      tooBroad,
+      "PERMISSION_TOO_BROAD",
+      PermissionLayerError,
       write,
     );
+    assert.match(e.message, /\/usr\/bin\/bwrap/, write);
   }
   assert.deepEqual(
     launchFlags({ ...NO_NEEDS, write: ["/usr/b"], run: ["/usr/bin/bwrap"] }),

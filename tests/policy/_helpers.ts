@@ -11,6 +11,7 @@
 
 import assert from "node:assert/strict";
 import { PolicyError } from "../../lib/errors.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
 import type { Policy } from "../../lib/policy/types.ts";
 
@@ -21,22 +22,17 @@ export const OPTS = Object.freeze({
   briefSha256: "ab".repeat(32),
 });
 
-/** Asserts that `caught` is a `PolicyError` with `code` whose message holds every `parts` string. */
-function assertPolicyError(caught: unknown, code: string, parts: readonly string[]): PolicyError {
-  assert.ok(caught instanceof PolicyError, `expected PolicyError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
+/** Asserts that `e`'s message holds every `parts` string; returns `e`. */
+function withParts(e: PolicyError, parts: readonly string[]): PolicyError {
   for (const part of parts) {
-    assert.ok(
-      caught.message.includes(part),
-      `message lacks ${JSON.stringify(part)}: ${caught.message}`,
-    );
+    assert.ok(e.message.includes(part), `message lacks ${JSON.stringify(part)}: ${e.message}`);
   }
-  return caught;
+  return e;
 }
 
 /**
- * Asserts that `fn` throws a `PolicyError` with `code`, whose message contains every `parts`
- * string; returns the error.
+ * Asserts that `fn` throws a `PolicyError` with `code` ({@link assertRefusal}), whose message
+ * contains every `parts` string; returns the error.
  *
  * @example
  * ```ts
@@ -48,13 +44,12 @@ export function expectPolicyError(
   code: string,
   ...parts: string[]
 ): PolicyError {
-  let caught: unknown = null;
-  try {
-    fn();
-  } catch (e) {
-    caught = e;
+  const e = assertRefusal(fn, code, PolicyError);
+  if (e instanceof Promise) {
+    e.catch(() => {}); // its verdict is moot: a promise is not a throw
+    assert.fail("expectPolicyError: fn returned a promise (use expectPolicyErrorAsync)");
   }
-  return assertPolicyError(caught, code, parts);
+  return withParts(e, parts);
 }
 
 /** Async version of {@link expectPolicyError}. */
@@ -63,13 +58,7 @@ export async function expectPolicyErrorAsync(
   code: string,
   ...parts: string[]
 ): Promise<PolicyError> {
-  let caught: unknown = null;
-  try {
-    await fn();
-  } catch (e) {
-    caught = e;
-  }
-  return assertPolicyError(caught, code, parts);
+  return withParts(await assertRefusal(fn, code, PolicyError), parts);
 }
 
 /** Parses a brief given as an object (serialized as JSON) with {@link OPTS}. */

@@ -20,6 +20,7 @@ import {
   pipeHolders,
   pipeInodesOf,
 } from "../../lib/process/procfs.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 const SH = "/bin/sh";
 const ENV = { PATH: "/usr/bin:/bin" };
@@ -50,14 +51,19 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Waits (bounded) until `pid` is no longer a live process; the bound is generous, never asserted. */
-async function gone(pid: number, boundMs = 5000): Promise<boolean> {
+/**
+ * Waits until `pid` is no longer a live process. A hang guard, not a timing check: the test fails
+ * only when `pid` is still alive after `boundMs` (generous). A process waited on here must not be
+ * able to end by itself within the bound (it sleeps far longer), or a survivor would pass.
+ */
+async function waitGone(pid: number, what: string, boundMs = 60_000): Promise<void> {
   const end = Date.now() + boundMs;
-  while (Date.now() < end) {
-    if (!alive(pid)) return true;
+  while (alive(pid)) {
+    if (Date.now() >= end) {
+      assert.fail(`hang guard: ${what} (pid ${pid}) still alive after ${boundMs / 1000} s`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
-  return !alive(pid);
 }
 
 function exists(path: string): boolean {
@@ -158,7 +164,8 @@ Deno.test("timeout kills the whole group; the orphan never writes its marker", a
     assert.equal(r.groupKilled, true);
     assert.equal(r.exit, -9);
     const child = Number(Deno.readTextFileSync(`${dir}/child`).trim());
-    assert.ok(await gone(child), "the background child was killed with the group");
+    // Were it not killed, it would end by itself after 2 s: the marker is the proof, below.
+    await waitGone(child, "the background child");
     // Wait past the child's delay: had it survived, the marker would exist by now.
     await new Promise((res) => setTimeout(res, 2500));
     assert.throws(() => Deno.statSync(marker), Deno.errors.NotFound);
@@ -173,7 +180,7 @@ Deno.test("a setsid grandchild holding the pipes does not hang the run and is re
   let escaped = 0;
   try {
     const r = await sh(
-      `/usr/bin/setsid /bin/sh -c 'echo $$ > "${dir}/pid"; exec sleep 30' & ` +
+      `/usr/bin/setsid /bin/sh -c 'echo $$ > "${dir}/pid"; exec sleep 600' & ` +
         `while [ ! -s "${dir}/pid" ]; do sleep 0.05; done; echo started`,
       { cwd: dir, timeoutMs: 20_000, drainMs: 500 },
     );
@@ -183,8 +190,8 @@ Deno.test("a setsid grandchild holding the pipes does not hang the run and is re
     assert.equal(r.survivors, true);
     assert.equal(text(r.stdout), "started\n");
     assert.ok(escaped > 0);
-    // On Linux the holder of the pipes is found through /proc and killed.
-    assert.ok(await gone(escaped), "the escaped process holding the pipes was killed");
+    // On Linux the holder of the pipes is found through /proc and killed (it sleeps 600 s).
+    await waitGone(escaped, "the escaped process holding the pipes, not killed");
   } finally {
     if (escaped > 0) killQuietly(escaped);
     Deno.removeSync(dir, { recursive: true });
@@ -237,17 +244,19 @@ Deno.test("escapedPipeHolders: among holders of several spawns' pipes, only the 
 
 Deno.test("a background member left in the group is killed and reported", async () => {
   const dir = await tempDir();
+  let bg = 0;
   try {
-    const r = await sh(`sleep 30 >/dev/null 2>&1 & echo $! > '${dir}/bg'; exit 0`, {
+    const r = await sh(`sleep 600 >/dev/null 2>&1 & echo $! > '${dir}/bg'; exit 0`, {
       cwd: dir,
       timeoutMs: 20_000,
     });
     assert.equal(r.exit, 0);
     assert.equal(r.survivors, true);
     assert.equal(r.groupKilled, true);
-    const bg = Number(Deno.readTextFileSync(`${dir}/bg`).trim());
-    assert.ok(await gone(bg), "the leftover sleep was killed");
+    bg = Number(Deno.readTextFileSync(`${dir}/bg`).trim());
+    await waitGone(bg, "the leftover sleep, not killed");
   } finally {
+    if (bg > 0) killQuietly(bg);
     Deno.removeSync(dir, { recursive: true });
   }
 });
@@ -306,9 +315,10 @@ Deno.test("a program that cannot start is a typed refusal, through the launcher 
     for (const launcher of [undefined, SETSID_PATH, null] as const) {
       const how = `launcher ${launcher}`;
       const refused = (program: string, code: string) =>
-        assert.rejects(
-          runProcess({ program, args: [], cwd: dir, env: ENV, timeoutMs: 1000, launcher }),
-          (e: unknown) => e instanceof RequestError && e.code === code,
+        assertRefusal(
+          () => runProcess({ program, args: [], cwd: dir, env: ENV, timeoutMs: 1000, launcher }),
+          code,
+          RequestError,
           `${program} (${how})`,
         );
       await refused("/nonexistent/prog", "PROGRAM_NOT_FOUND");
@@ -323,23 +333,26 @@ Deno.test("a program that cannot start is a typed refusal, through the launcher 
 
 Deno.test("a finished run leaves no timer that keeps the process alive", async () => {
   // An embedding program ends as soon as its run does, not when the run's timeout would have
-  // fired (here 60 s, against a 20 s guard).
+  // fired (here in an hour; the hang guard kills it after 120 s and fails the test).
   const program = `import { runProcess } from ${
     JSON.stringify(new URL("../../lib/process/spawn.ts", import.meta.url).href)
   };
-const r = await runProcess({ program: "/bin/true", args: [], cwd: "/", env: {}, timeoutMs: 60_000 });
+const r = await runProcess({ program: "/bin/true", args: [], cwd: "/", env: {}, timeoutMs: 3_600_000 });
 console.log(r.exit);`;
   const dir = await tempDir();
   try {
     Deno.writeTextFileSync(`${dir}/embed.ts`, program);
-    const started = performance.now();
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["run", "--allow-all", "--no-check", "--no-config", `${dir}/embed.ts`],
-      signal: AbortSignal.timeout(20_000),
+      signal: AbortSignal.timeout(120_000),
     }).output();
+    assert.equal(
+      out.signal,
+      null,
+      "hang guard: the embedding process was still alive after 120 s (a timer kept it alive)",
+    );
     assert.equal(out.code, 0, text(out.stderr));
     assert.equal(text(out.stdout).trim(), "0");
-    assert.ok(performance.now() - started < 15_000, "the process waited for the timeout");
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

@@ -16,7 +16,6 @@ import { dirname, join } from "node:path";
 import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import {
-  assertCliRefused,
   runCli,
   type RunResult,
   type Sandbox,
@@ -27,6 +26,7 @@ import {
   type TreeEntry,
 } from "../_helpers/mod.ts";
 import { GIT, gitEnv, sh } from "../_helpers/git.ts";
+import { assertCliRefused } from "../_helpers/assert.ts";
 
 export { sha256 };
 

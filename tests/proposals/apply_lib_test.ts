@@ -10,15 +10,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { HmacKey } from "../../lib/crypto/hash.ts";
-import { AgentTeamsError, ProposalError } from "../../lib/errors.ts";
+import { ProposalError } from "../../lib/errors.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
 import type { Policy } from "../../lib/policy/types.ts";
 import type { ApplyResult } from "../../lib/proposals/proposal.ts";
 import { applyIn as applyProposal } from "../_helpers/acts.ts";
 import { confinedGateRunner, type GateRunner } from "../../lib/proposals/gates.ts";
-import { assertSameTree, type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
 import { counts, exists, ledgerLines, ledgerRows, sha256, storeLines } from "./_helpers.ts";
+import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 const BRIEF = JSON.stringify({
   agent_policies: { worker: { write_scopes: ["src/"] } },
@@ -133,14 +134,7 @@ Deno.test("applyProposal dry run refusals record nothing", async (t) => {
       await t.step(`${name} (${code})`, async () => {
         const ledger = await ledgerLines(w.sb.project);
         const store = await storeLines(w.sb.project);
-        let caught: unknown = null;
-        try {
-          await dry(w, artifact);
-        } catch (e) {
-          caught = e;
-        }
-        assert.ok(caught instanceof AgentTeamsError, String(caught));
-        assert.equal(caught.code, code, caught.message);
+        await assertRefusal(() => dry(w, artifact), code);
         assert.deepEqual(
           await ledgerLines(w.sb.project),
           ledger,
@@ -169,15 +163,17 @@ Deno.test("applyProposal without its write helper refuses WRITE_UNAVAILABLE afte
       base_sha256: sha256("hello\n"),
       content: "pwned\n",
     });
-    await assert.rejects(
-      applyProposal(artifact, {
-        root: w.sb.project,
-        policy: w.policy,
-        hmac: w.hmac,
-        gateRunner: w.gateRunner,
-        perl: join(w.sb.dir, "no-such-perl"),
-      }),
-      (e: unknown) => e instanceof ProposalError && e.code === "WRITE_UNAVAILABLE",
+    await assertRefusal(
+      () =>
+        applyProposal(artifact, {
+          root: w.sb.project,
+          policy: w.policy,
+          hmac: w.hmac,
+          gateRunner: w.gateRunner,
+          perl: join(w.sb.dir, "no-such-perl"),
+        }),
+      "WRITE_UNAVAILABLE",
+      ProposalError,
     );
     assertSameTree(tree, await snapshotTree(src), "src after WRITE_UNAVAILABLE");
     const rows = (await ledgerRows(w.sb.project)).slice(rowsBefore);

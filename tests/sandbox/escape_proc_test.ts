@@ -10,9 +10,8 @@ import {
   makePrivateTmpdir,
   removePrivateTmpdir,
 } from "../../lib/sandbox/mod.ts";
-import { assert, assertEquals } from "./_assert.ts";
+import assert from "node:assert/strict";
 import {
-  assertSameTree,
   ignoring,
   lexists,
   makeFixture,
@@ -21,9 +20,10 @@ import {
   runConfined,
   runSync,
   sh,
-  snapshot,
   withUnchangedOutside,
 } from "./_helpers.ts";
+import { assertSameTree } from "../_helpers/assert.ts";
+import { snapshotTreeSync } from "../_helpers/mod.ts";
 
 const TCP_PERL = "use IO::Socket::INET; my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', " +
   "PeerPort => $ARGV[0], Proto => 'tcp', Timeout => 5); print($s ? \"perl-connected\\n\" : " +
@@ -51,10 +51,10 @@ Deno.test("escape: no TCP to a listener on the host's 127.0.0.1 (bash /dev/tcp, 
         "tcp",
         TCP_PERL,
       ]);
-      assert(!r.stdout.includes("bash-connected"), `bash connected: ${r.stdout}`);
-      assert(r.stdout.includes("perl-failed"), `perl must fail: ${r.stdout}`);
-      assert(!r.stdout.includes("perl-connected"), r.stdout);
-      assert(/Connection refused|Network is unreachable/.test(r.stderr), r.stderr);
+      assert.ok(!r.stdout.includes("bash-connected"), `bash connected: ${r.stdout}`);
+      assert.ok(r.stdout.includes("perl-failed"), `perl must fail: ${r.stdout}`);
+      assert.ok(!r.stdout.includes("perl-connected"), r.stdout);
+      assert.ok(/Connection refused|Network is unreachable/.test(r.stderr), r.stderr);
     });
   });
 });
@@ -67,11 +67,11 @@ Deno.test("control: with network: true the same connect reaches the listener", a
         ["/usr/bin/bash", "-c", `exec 3<>/dev/tcp/127.0.0.1/${port} && echo bash-connected`],
         { network: true },
       );
-      assert(r.plan.network, "plan shares the network");
-      assert(r.stdout.includes("bash-connected"), `control must connect: ${r.stderr}`);
+      assert.ok(r.plan.network, "plan shares the network");
+      assert.ok(r.stdout.includes("bash-connected"), `control must connect: ${r.stderr}`);
       // The handshake completed before bash printed, so the connection is already queued.
       const conn = await listener.accept();
-      assert(conn.remoteAddr.transport === "tcp", "the listener got the control connection");
+      assert.ok(conn.remoteAddr.transport === "tcp", "the listener got the control connection");
       conn.close();
     });
   });
@@ -109,11 +109,11 @@ Deno.test("escape: without network no Unix socket can be made, so a host socket'
         UNIX_PERL,
         path,
       ]);
-      assert(r.stdout.includes("unix-failed Permission denied"), `must be refused: ${r.stdout}`);
-      assert(!r.stdout.includes("unix-connected"), r.stdout);
-      assert(r.stdout.includes("pair-ok"), `socketpair must work: ${r.stdout} ${r.stderr}`);
+      assert.ok(r.stdout.includes("unix-failed Permission denied"), `must be refused: ${r.stdout}`);
+      assert.ok(!r.stdout.includes("unix-connected"), r.stdout);
+      assert.ok(r.stdout.includes("pair-ok"), `socketpair must work: ${r.stdout} ${r.stderr}`);
       // A datagram pair could sendto any host datagram socket by path (journald, /dev/log).
-      assert(r.stdout.includes("dgram-refused Permission denied"), r.stdout);
+      assert.ok(r.stdout.includes("dgram-refused Permission denied"), r.stdout);
     });
   });
 });
@@ -124,7 +124,10 @@ Deno.test("control: with network: true the same Unix connect reaches the socket"
       const r = await runConfined(fx, ["/usr/bin/perl", "-e", UNIX_PERL, path], {
         network: true,
       });
-      assert(r.stdout.includes("unix-connected"), `control must connect: ${r.stdout} ${r.stderr}`);
+      assert.ok(
+        r.stdout.includes("unix-connected"),
+        `control must connect: ${r.stdout} ${r.stderr}`,
+      );
     });
   });
 });
@@ -147,10 +150,13 @@ Deno.test("escape: a descriptor the caller left open (fd 7, a directory outside)
           env: cmd.env,
         });
       const guarded = leak([cmd.program, ...cmd.args]);
-      assertEquals(guarded.stdout.trim(), "fd7-closed", guarded.stderr);
+      assert.deepEqual(guarded.stdout.trim(), "fd7-closed", guarded.stderr);
       // The control: bwrap started directly passes the descriptor on.
       const bare = leak(cmd.args.slice(4));
-      assert(bare.stdout.includes("fd7-open"), `control must leak: ${bare.stdout} ${bare.stderr}`);
+      assert.ok(
+        bare.stdout.includes("fd7-open"),
+        `control must leak: ${bare.stdout} ${bare.stderr}`,
+      );
     } finally {
       removePrivateTmpdir(tmpdir);
     }
@@ -178,7 +184,10 @@ Deno.test("escape: no DNS and no route to the resolver; only lo exists", async (
       .filter((l) => /^\s*[^\s:]+:/.test(l)).map((l) => l.trim().split(":")[0]);
     const host = runSync("/usr/bin/perl", ["-e", udp, ns]);
     if (hostIfaces.some((i) => i !== "lo")) {
-      assert(host.stdout.includes("udp-sent"), `control: the host reaches ${ns}: ${host.stdout}`);
+      assert.ok(
+        host.stdout.includes("udp-sent"),
+        `control: the host reaches ${ns}: ${host.stdout}`,
+      );
     } else {
       console.log("host has only lo: the UDP control is not applicable");
     }
@@ -189,12 +198,12 @@ Deno.test("escape: no DNS and no route to the resolver; only lo exists", async (
           "cat /proc/net/dev",
       ),
     );
-    assert(/getent=[1-9]/.test(r.stdout), `getent must fail: ${r.stdout}`);
-    assert(r.stdout.includes("udp-failed"), `no route inside: ${r.stdout}`);
+    assert.ok(/getent=[1-9]/.test(r.stdout), `getent must fail: ${r.stdout}`);
+    assert.ok(r.stdout.includes("udp-failed"), `no route inside: ${r.stdout}`);
     const ifaces = r.stdout.split("\n").filter((l) => /^\s*[^\s:]+:/.test(l)).map((l) =>
       l.trim().split(":")[0]
     );
-    assert(ifaces.length === 1 && ifaces[0] === "lo", `only lo: ${ifaces.join(",")}`);
+    assert.ok(ifaces.length === 1 && ifaces[0] === "lo", `only lo: ${ifaces.join(",")}`);
   });
 });
 
@@ -235,7 +244,7 @@ Deno.test("escape: background and setsid processes die with the sandbox", async 
   requireProgram("/usr/bin/nohup");
   const fx = makeFixture();
   try {
-    const before = snapshot(
+    const before = snapshotTreeSync(
       fx.base,
       ignoring(fx, `${fx.base}/control`, `${fx.base}/go-control`, `${fx.base}/go`),
     );
@@ -267,13 +276,13 @@ Deno.test("escape: background and setsid processes die with the sandbox", async 
         seen = processesWith(token + "c").length;
         if (seen === 0) await tick();
       }
-      assert(seen > 0, "control: the detector sees the survivors");
+      assert.ok(seen > 0, "control: the detector sees the survivors");
       Deno.writeTextFileSync(`${fx.base}/go-control`, "");
-      assert(
+      assert.ok(
         await untilExist(marks.map((m) => `${cdir}/${m}`)),
         "control: survivors wrote markers",
       );
-      assert((await untilGone(token + "c")).length === 0, "control processes finished");
+      assert.ok((await untilGone(token + "c")).length === 0, "control processes finished");
 
       // Confined: the sandbox's end kills them before GO exists.
       // Waiting on the sandbox's exit (not its pipes): a surviving namespace would keep the
@@ -283,12 +292,12 @@ Deno.test("escape: background and setsid processes die with the sandbox", async 
         sh(background(`${fx.project}/build`, `${fx.base}/go`, token + "s")),
         { discardOutput: true },
       );
-      assert(lexists(`${fx.project}/build/started`), "the command ran");
+      assert.ok(lexists(`${fx.project}/build/started`), "the command ran");
       Deno.writeTextFileSync(`${fx.base}/go`, "");
       const left = await untilGone(token + "s");
-      assert(left.length === 0, `processes outlived the sandbox: ${left.join(",")}`);
+      assert.ok(left.length === 0, `processes outlived the sandbox: ${left.join(",")}`);
       for (const m of marks) {
-        assert(!lexists(`${fx.project}/build/${m}`), `${m} was written after the run`);
+        assert.ok(!lexists(`${fx.project}/build/${m}`), `${m} was written after the run`);
       }
     } finally {
       // Whatever failed above, release every waiter and kill what this test started.
@@ -303,7 +312,7 @@ Deno.test("escape: background and setsid processes die with the sandbox", async 
     }
     assertSameTree(
       before,
-      snapshot(
+      snapshotTreeSync(
         fx.base,
         ignoring(fx, `${fx.base}/control`, `${fx.base}/go-control`, `${fx.base}/go`),
       ),
@@ -324,11 +333,11 @@ Deno.test("escape: /proc shows only the sandbox's own processes", async () => {
     );
     const [pidLine, init, vis] = r.stdout.trim().split("\n");
     const pids = pidLine.trim().split(/\s+/).map(Number);
-    assert(pids.length > 0 && pids.length <= 6, `few processes: ${pidLine}`);
-    assert(pids.every((p) => p < 20), `only namespace PIDs: ${pidLine}`);
-    assert(!pids.includes(Deno.pid), "the test's own PID is not visible");
-    assert(init === "bwrap", `PID 1 is the sandbox's init, got ${init}`);
-    assert(vis === "host-hidden", vis);
+    assert.ok(pids.length > 0 && pids.length <= 6, `few processes: ${pidLine}`);
+    assert.ok(pids.every((p) => p < 20), `only namespace PIDs: ${pidLine}`);
+    assert.ok(!pids.includes(Deno.pid), "the test's own PID is not visible");
+    assert.ok(init === "bwrap", `PID 1 is the sandbox's init, got ${init}`);
+    assert.ok(vis === "host-hidden", vis);
   });
 });
 
@@ -346,16 +355,16 @@ Deno.test("escape: TIOCSTI into the terminal fails under --new-session", async (
     const tmp = makePrivateTmpdir();
     const plan = planFor(fx, ["/usr/bin/perl", "-e", TIOCSTI_PERL], tmp);
     const argv = bwrapArgv({ ...plan, bwrap: "/usr/bin/bwrap" });
-    assert(argv.includes("--new-session"), "the confined argv uses --new-session");
+    assert.ok(argv.includes("--new-session"), "the confined argv uses --new-session");
     try {
       const inPty = (args: string[]) =>
         runSync("/usr/bin/script", ["-qec", args.map(shellQuote).join(" "), "/dev/null"]);
       const confined = inPty(argv);
-      assert(
+      assert.ok(
         confined.stdout.includes("TIOCSTI-FAILED 1 "),
         `must fail (EPERM): ${confined.stdout}`,
       );
-      assert(!confined.stdout.includes("TIOCSTI-OK"), confined.stdout);
+      assert.ok(!confined.stdout.includes("TIOCSTI-OK"), confined.stdout);
       const legacy = (() => {
         try {
           return Deno.readTextFileSync("/proc/sys/dev/tty/legacy_tiocsti").trim();
@@ -366,7 +375,7 @@ Deno.test("escape: TIOCSTI into the terminal fails under --new-session", async (
       // Control: without --new-session the same ioctl succeeds (where the kernel allows TIOCSTI).
       const control = inPty(argv.filter((a) => a !== "--new-session"));
       if (legacy === "1") {
-        assert(control.stdout.includes("TIOCSTI-OK"), `control must succeed: ${control.stdout}`);
+        assert.ok(control.stdout.includes("TIOCSTI-OK"), `control must succeed: ${control.stdout}`);
       } else {
         console.log(`TIOCSTI disabled by the kernel (legacy_tiocsti=${legacy}): control not run`);
       }
@@ -387,11 +396,11 @@ Deno.test("escape: host processes cannot be signalled; no capabilities, no neste
           "grep -E '^Cap(Eff|Prm|Bnd):' /proc/self/status",
       ),
     );
-    assert(/kill=[1-9]/.test(r.stdout) && /killp=[1-9]/.test(r.stdout), r.stdout);
-    assert(/userns=[1-9]/.test(r.stdout), `no nested user namespace: ${r.stdout}`);
+    assert.ok(/kill=[1-9]/.test(r.stdout) && /killp=[1-9]/.test(r.stdout), r.stdout);
+    assert.ok(/userns=[1-9]/.test(r.stdout), `no nested user namespace: ${r.stdout}`);
     const caps = r.stdout.split("\n").filter((l) => l.startsWith("Cap"));
-    assert(caps.length === 3, r.stdout);
-    assert(caps.every((l) => /:\s+0{16}$/.test(l)), `no capabilities: ${caps.join(" | ")}`);
+    assert.ok(caps.length === 3, r.stdout);
+    assert.ok(caps.every((l) => /:\s+0{16}$/.test(l)), `no capabilities: ${caps.join(" | ")}`);
   });
 });
 
@@ -411,8 +420,8 @@ Deno.test("escape: the runner's environment never reaches the command (--clearen
     const seen = new TextDecoder().decode(out.stdout).trim().split("\n").sort();
     // bwrap itself sets PWD to the --chdir directory; nothing else is added.
     const want = [...plan.env.map(([k, v]) => `${k}=${v}`), `PWD=${plan.cwd}`].sort();
-    assertEquals(seen, want);
-    assert(!seen.join("\n").includes(fx.secret), "no secret");
+    assert.deepEqual(seen, want);
+    assert.ok(!seen.join("\n").includes(fx.secret), "no secret");
   } finally {
     Deno.removeSync(tmp, { recursive: true });
     fx.cleanup();

@@ -1,7 +1,7 @@
 /** The walk that gathers what exists of each guarded path (`guardFacts`), on real files. */
 
 import { guardFacts } from "../../lib/sandbox/mod.ts";
-import { assertEquals } from "./_assert.ts";
+import assert from "node:assert/strict";
 
 Deno.test("guards (live): missing, symlinked and file-blocked paths; each component lstat'ed once", () => {
   const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "at-guards-" }));
@@ -28,7 +28,7 @@ Deno.test("guards (live): missing, symlinked and file-blocked paths; each compon
     } finally {
       Deno.lstatSync = real;
     }
-    assertEquals(facts, [
+    assert.deepEqual(facts, [
       { path: `${base}/build/keys`, firstMissing: null, symlinkAt: null },
       {
         path: `${base}/build/locked/deep`,
@@ -39,7 +39,7 @@ Deno.test("guards (live): missing, symlinked and file-blocked paths; each compon
       // A file where a directory was expected: the file itself is what must stay read-only.
       { path: `${base}/build/file`, firstMissing: null, symlinkAt: null },
     ]);
-    assertEquals(calls.length, new Set(calls).size, `repeated lstat: ${calls.join(" ")}`);
+    assert.deepEqual(calls.length, new Set(calls).size, `repeated lstat: ${calls.join(" ")}`);
   } finally {
     Deno.removeSync(base, { recursive: true });
   }

@@ -8,7 +8,7 @@ import {
 } from "../../lib/sandbox/mod.ts";
 import { EXEC_GUARD_SCRIPT } from "../../lib/sandbox/exec_guard.ts";
 import { commandFilter } from "../../lib/sandbox/seccomp.ts";
-import { assertEquals } from "./_assert.ts";
+import assert from "node:assert/strict";
 
 const PLAN: ConfinementPlan = {
   project: "/p",
@@ -28,7 +28,7 @@ const CLOSE_NR = Deno.build.arch === "aarch64" ? "57" : "3";
 
 Deno.test("confine: bwrap, with the default /usr/bin/bwrap, runs behind the exec guard with the seccomp filter", () => {
   const c = confineArgv(PLAN, "bwrap");
-  assertEquals([c.program, ...c.args], [
+  assert.deepEqual([c.program, ...c.args], [
     "/usr/bin/perl",
     "-e",
     EXEC_GUARD_SCRIPT,
@@ -37,28 +37,28 @@ Deno.test("confine: bwrap, with the default /usr/bin/bwrap, runs behind the exec
     ...bwrapArgv({ ...PLAN, bwrap: "/usr/bin/bwrap" }),
   ]);
   // The guard's own environment (bwrap clears it for the command and sets the plan's).
-  assertEquals(c.env, { PATH: "/usr/bin", TMPDIR: "/t", PERL_BADLANG: "0" });
-  assertEquals([c.cwd, c.backend, c.confined], ["/p/build", "bwrap", true]);
+  assert.deepEqual(c.env, { PATH: "/usr/bin", TMPDIR: "/t", PERL_BADLANG: "0" });
+  assert.deepEqual([c.cwd, c.backend, c.confined], ["/p/build", "bwrap", true]);
 });
 
 Deno.test("confine: seatbelt wraps with /usr/bin/sandbox-exec", () => {
   const c = confineArgv(PLAN, "seatbelt");
-  assertEquals(
+  assert.deepEqual(
     [c.program, ...c.args],
     seatbeltArgv({ ...PLAN, sandboxExec: "/usr/bin/sandbox-exec" }),
   );
-  assertEquals([c.backend, c.confined], ["seatbelt", true]);
+  assert.deepEqual([c.backend, c.confined], ["seatbelt", true]);
 });
 
 Deno.test("confine: the unconfined opt-out runs the command itself and says so", () => {
   const c = confineArgv(PLAN, "unconfined-opt-out");
-  assertEquals([c.program, c.args, c.confined], ["/usr/bin/make", ["-j2"], false]);
-  assertEquals(c.env, { PATH: "/usr/bin", TMPDIR: "/t" });
+  assert.deepEqual([c.program, c.args, c.confined], ["/usr/bin/make", ["-j2"], false]);
+  assert.deepEqual(c.env, { PATH: "/usr/bin", TMPDIR: "/t" });
 });
 
 Deno.test("confine: with network the guard passes the filter without the Unix-socket rule", () => {
   const c = confineArgv({ ...PLAN, network: true }, "bwrap");
-  assertEquals(c.args.slice(2, 5), [
+  assert.deepEqual(c.args.slice(2, 5), [
     CLOSE_NR,
     commandFilter(Deno.build.arch, { network: true }).toHex(),
     "/usr/bin/bwrap",
@@ -72,8 +72,8 @@ Deno.test("confine: custom program paths and architecture are honoured", () => {
     perl: "/opt/bin/perl",
     arch: "aarch64",
   });
-  assertEquals(c.program, "/opt/bin/perl");
-  assertEquals(c.args.slice(2, 5), [
+  assert.deepEqual(c.program, "/opt/bin/perl");
+  assert.deepEqual(c.args.slice(2, 5), [
     "57",
     commandFilter("aarch64", { network: false }).toHex(),
     "/opt/bin/bwrap",

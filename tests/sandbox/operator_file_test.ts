@@ -8,27 +8,28 @@ import {
   type ReadConfinedOptions,
 } from "../../lib/sandbox/mod.ts";
 import { createHash } from "node:crypto";
-import { assert, assertEquals, assertRefused } from "./_assert.ts";
+import assert from "node:assert/strict";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 Deno.test("operator file: path is <home>/.config/agentteams/confined/<name>-<digest>.json", () => {
   // Digests computed with CPython: hashlib.sha256(real.encode()).hexdigest()[:12].
-  assertEquals(
+  assert.deepEqual(
     confinedFilePath("/home/op/my proj", "/home/op"),
     "/home/op/.config/agentteams/confined/my_proj-305be6e855ab.json",
   );
-  assertEquals(
+  assert.deepEqual(
     confinedFilePath("/", "/root/"),
     "/root/.config/agentteams/confined/root-8a5edab28263.json",
   );
-  assertEquals(
+  assert.deepEqual(
     confinedFilePath("/srv/ré po\u{1f600}", "/root"),
     "/root/.config/agentteams/confined/r__po_-dcffcba8653b.json",
   );
-  assertEquals(
+  assert.deepEqual(
     confinedFilePath("/srv/repo", "/"),
     "/.config/agentteams/confined/repo-203fce37fbfc.json",
   );
-  assert(
+  assert.ok(
     confinedFilePath("/a/proj", "/h") !== confinedFilePath("/b/proj", "/h"),
     "two checkouts with the same name never share a file",
   );
@@ -71,17 +72,21 @@ function withEnv(fn: (e: Env) => void, content?: string): () => void {
 
 function refusedUnsafe(e: Env, why: string): void {
   const before = Deno.lstatSync(e.path);
-  assertRefused(() => readConfinedFile(e.opts), SandboxError, "CONFINED_FILE_UNSAFE", why);
+  assertRefusal(() => readConfinedFile(e.opts), "CONFINED_FILE_UNSAFE", SandboxError, why);
   const after = Deno.lstatSync(e.path);
-  assertEquals([after.ino, after.size, after.mode], [before.ino, before.size, before.mode], why);
+  assert.deepEqual(
+    [after.ino, after.size, after.mode],
+    [before.ino, before.size, before.mode],
+    why,
+  );
 }
 
 Deno.test("operator file: absent file or directory reads as null", () => {
   const base = Deno.realPathSync(Deno.makeTempDirSync());
   try {
-    assertEquals(readConfinedFile({ projectReal: `${base}/p`, home: `${base}/home` }), null);
+    assert.deepEqual(readConfinedFile({ projectReal: `${base}/p`, home: `${base}/home` }), null);
     Deno.mkdirSync(`${base}/home/.config/agentteams/confined`, { recursive: true, mode: 0o700 });
-    assertEquals(readConfinedFile({ projectReal: `${base}/p`, home: `${base}/home` }), null);
+    assert.deepEqual(readConfinedFile({ projectReal: `${base}/p`, home: `${base}/home` }), null);
   } finally {
     Deno.removeSync(base, { recursive: true });
   }
@@ -91,20 +96,20 @@ Deno.test(
   "operator file: a custodied file is read with the sha256 of its raw bytes",
   withEnv((e) => {
     const got = readConfinedFile(e.opts);
-    assert(got !== null, "read");
+    assert.ok(got !== null, "read");
     // The one JSON reader gives objects without a prototype: compared as JSON.
-    assertEquals(
+    assert.equal(
       JSON.stringify(got.data),
       JSON.stringify({ worker: { exec: ["/usr/bin"], write: ["build"] } }),
     );
-    assertEquals(Object.getPrototypeOf(got.data), null);
+    assert.equal(Object.getPrototypeOf(got.data), null);
     const raw = Deno.readFileSync(e.path);
-    assertEquals(got.sha256, createHash("sha256").update(raw).digest("hex"));
-    assertEquals(got.path, e.path);
+    assert.deepEqual(got.sha256, createHash("sha256").update(raw).digest("hex"));
+    assert.deepEqual(got.path, e.path);
     Deno.chmodSync(e.path, 0o644); // readable by others is fine; writable is not
-    assert(readConfinedFile(e.opts) !== null, "0644 accepted");
+    assert.ok(readConfinedFile(e.opts) !== null, "0644 accepted");
     Deno.chmodSync(e.path, 0o400);
-    assert(readConfinedFile(e.opts) !== null, "0400 accepted");
+    assert.ok(readConfinedFile(e.opts) !== null, "0400 accepted");
   }),
 );
 
@@ -152,7 +157,7 @@ Deno.test(
   withEnv((e) => {
     Deno.removeSync(e.dir, { recursive: true });
     Deno.writeTextFileSync(e.dir, "not a dir");
-    assertRefused(() => readConfinedFile(e.opts), SandboxError, "CONFINED_FILE_UNSAFE");
+    assertRefusal(() => readConfinedFile(e.opts), "CONFINED_FILE_UNSAFE", SandboxError);
   }),
 );
 
@@ -161,7 +166,7 @@ Deno.test(
   withEnv((e) => {
     Deno.removeSync(e.path);
     const r = new Deno.Command("/usr/bin/mkfifo", { args: ["-m", "600", e.path] }).outputSync();
-    assert(r.success, "mkfifo");
+    assert.ok(r.success, "mkfifo");
     refusedUnsafe(e, "FIFO");
   }),
 );
@@ -170,7 +175,7 @@ Deno.test(
   "operator file: more than 64 KiB is refused, exactly 64 KiB is read",
   withEnv((e) => {
     Deno.writeTextFileSync(e.path, "{}" + " ".repeat(MAX_CONFINED_BYTES - 2));
-    assert(readConfinedFile(e.opts) !== null, "64 KiB accepted");
+    assert.ok(readConfinedFile(e.opts) !== null, "64 KiB accepted");
     Deno.writeTextFileSync(e.path, "{}" + " ".repeat(MAX_CONFINED_BYTES - 1));
     refusedUnsafe(e, "too large");
   }),
@@ -188,7 +193,7 @@ for (
     `operator file: ${what} is refused as CONFINED_INVALID`,
     withEnv((e) => {
       Deno.writeFileSync(e.path, bytes);
-      assertRefused(() => readConfinedFile(e.opts), SandboxError, "CONFINED_INVALID", what);
+      assertRefusal(() => readConfinedFile(e.opts), "CONFINED_INVALID", SandboxError, what);
     }),
   );
 }
@@ -203,12 +208,12 @@ Deno.test("operator file: a file inside the project is refused", () => {
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
     Deno.chmodSync(dir, 0o700);
     Deno.writeTextFileSync(path, "{}", { mode: 0o600 });
-    const e = assertRefused(
+    const e = assertRefusal(
       () => readConfinedFile({ projectReal: project, home }),
-      SandboxError,
       "CONFINED_FILE_UNSAFE",
+      SandboxError,
     );
-    assert(e.message.includes("inside the project"), e.message);
+    assert.ok(e.message.includes("inside the project"), e.message);
   } finally {
     Deno.removeSync(base, { recursive: true });
   }
@@ -226,10 +231,10 @@ Deno.test(
     } else {
       // Not root: the same rule, checked against a uid that is not the owner.
       const other = (Deno.uid() ?? 0) + 1;
-      assertRefused(
+      assertRefusal(
         () => readConfinedFile({ ...e.opts, uid: other }),
-        SandboxError,
         "CONFINED_FILE_UNSAFE",
+        SandboxError,
       );
     }
   }),

@@ -15,31 +15,32 @@ import {
   readShebang,
   unsafePathChar,
 } from "../../lib/sandbox/mod.ts";
-import { assert, assertEquals, assertRefused } from "./_assert.ts";
+import assert from "node:assert/strict";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 Deno.test("safe path: every control character, quotes and backslash are refused", () => {
   for (let c = 0; c < 0x20; c++) {
-    assertEquals(unsafePathChar(`/a${String.fromCharCode(c)}b`), String.fromCharCode(c));
+    assert.deepEqual(unsafePathChar(`/a${String.fromCharCode(c)}b`), String.fromCharCode(c));
   }
   for (const ch of ['"', "'", "\\", "\x7f", "\x80", "\x9f"]) {
-    assertEquals(unsafePathChar(`/a${ch}b`), ch);
+    assert.deepEqual(unsafePathChar(`/a${ch}b`), ch);
   }
   for (const ok of ["/usr/bin", "/Users/op/My Project (2)/x", "/srv/ré/ü", "/a;b&c$d`e"]) {
-    assertEquals(unsafePathChar(ok), null, ok);
+    assert.deepEqual(unsafePathChar(ok), null, ok);
   }
-  assertRefused(() => assertSafePath("", "x"), SandboxError, "CONFINED_PATH_UNSAFE");
-  assertRefused(() => assertSafePath("/a\nb", "x"), SandboxError, "CONFINED_PATH_UNSAFE");
+  assertRefusal(() => assertSafePath("", "x"), "CONFINED_PATH_UNSAFE", SandboxError);
+  assertRefusal(() => assertSafePath("/a\nb", "x"), "CONFINED_PATH_UNSAFE", SandboxError);
 });
 
 Deno.test("within: segment-aware, optionally case-folded", () => {
-  assert(within("/a/b", "/a"));
-  assert(within("/a", "/a"));
-  assert(within("/a", "/"));
-  assert(!within("/ab", "/a"));
-  assert(!within("/a", "/a/b"));
-  assert(within("/A/B", "/a", true));
-  assert(!within("/A/B", "/a", false));
-  assert(overlaps("/a", "/a/b") && overlaps("/a/b", "/a") && !overlaps("/a/b", "/a/c"));
+  assert.ok(within("/a/b", "/a"));
+  assert.ok(within("/a", "/a"));
+  assert.ok(within("/a", "/"));
+  assert.ok(!within("/ab", "/a"));
+  assert.ok(!within("/a", "/a/b"));
+  assert.ok(within("/A/B", "/a", true));
+  assert.ok(!within("/A/B", "/a", false));
+  assert.ok(overlaps("/a", "/a/b") && overlaps("/a/b", "/a") && !overlaps("/a/b", "/a/c"));
 });
 
 Deno.test("within property: a path is within each of its ancestors and never a sibling prefix", () => {
@@ -72,8 +73,8 @@ Deno.test("fnmatch: Python semantics, case-folded", () => {
     ["ab", "a[z-a]"], // an empty range never matches
     ["a.lean.bak", "*.lean"],
   ];
-  for (const [name, pat] of yes) assert(fnmatchFold(name, pat), `${name} ~ ${pat}`);
-  for (const [name, pat] of no) assert(!fnmatchFold(name, pat), `${name} !~ ${pat}`);
+  for (const [name, pat] of yes) assert.ok(fnmatchFold(name, pat), `${name} ~ ${pat}`);
+  for (const [name, pat] of no) assert.ok(!fnmatchFold(name, pat), `${name} !~ ${pat}`);
 });
 
 Deno.test("fnmatch property: a literal pattern matches itself in any case, * matches all", () => {
@@ -88,41 +89,51 @@ Deno.test("fnmatch property: a literal pattern matches itself in any case, * mat
 });
 
 Deno.test("protected: literal patterns cover what is below them; wildcards match anywhere", () => {
-  assert(protectedCovers("secrets", ["secrets/"]));
-  assert(protectedCovers("Secrets/a/b", ["./secrets"]));
-  assert(!protectedCovers("secretsx", ["secrets"]));
-  assert(protectedCovers("build/k/a.pem", ["*.pem"]));
-  assert(protectedCovers("reports/p2/fidelity.json", ["reports/*/fidelity.json"]));
-  assert(!protectedCovers("build/x", ["/abs", "", ".", "../up"]), "patterns outside the project");
-  assertEquals(literalProtected(["a/", "*.pem", "./b", "/abs", "c[1]"]), ["a", "b"]);
+  assert.ok(protectedCovers("secrets", ["secrets/"]));
+  assert.ok(protectedCovers("Secrets/a/b", ["./secrets"]));
+  assert.ok(!protectedCovers("secretsx", ["secrets"]));
+  assert.ok(protectedCovers("build/k/a.pem", ["*.pem"]));
+  assert.ok(protectedCovers("reports/p2/fidelity.json", ["reports/*/fidelity.json"]));
+  assert.ok(
+    !protectedCovers("build/x", ["/abs", "", ".", "../up"]),
+    "patterns outside the project",
+  );
+  assert.deepEqual(literalProtected(["a/", "*.pem", "./b", "/abs", "c[1]"]), ["a", "b"]);
   for (const n of [".git", ".GIT", ".Claude", ".agentteams-status", ".GitHub"]) {
-    assert(isControlPlaneName(n), n);
+    assert.ok(isControlPlaneName(n), n);
   }
-  for (const n of ["sandbox", "git", ".gitignore", ".github2"]) assert(!isControlPlaneName(n), n);
+  for (const n of ["sandbox", "git", ".gitignore", ".github2"]) {
+    assert.ok(!isControlPlaneName(n), n);
+  }
 });
 
 Deno.test("gate exec: declared exec, else the program and its shebang interpreter", () => {
   const gate = { name: "g", glob: null, argv: ["/opt/g"], exec: null };
-  assertEquals(gateExecPaths(gate, "/opt/g", null), ["/opt/g"]);
-  assertEquals(gateExecPaths(gate, "/opt/g", "/usr/bin/python3"), ["/opt/g", "/usr/bin/python3"]);
-  assertEquals(gateExecPaths({ ...gate, exec: [] }, "/opt/g", null), ["/opt/g"]);
-  assertEquals(gateExecPaths({ ...gate, exec: ["/opt/tool"] }, "/opt/g", "/bin/sh"), ["/opt/tool"]);
-  assertEquals(parseShebang("#!/bin/sh -e\necho"), "/bin/sh");
-  assertEquals(parseShebang("#! /usr/bin/env python3"), "/usr/bin/env");
-  assertEquals(parseShebang("#!python3"), null);
-  assertEquals(parseShebang("echo"), null);
+  assert.deepEqual(gateExecPaths(gate, "/opt/g", null), ["/opt/g"]);
+  assert.deepEqual(gateExecPaths(gate, "/opt/g", "/usr/bin/python3"), [
+    "/opt/g",
+    "/usr/bin/python3",
+  ]);
+  assert.deepEqual(gateExecPaths({ ...gate, exec: [] }, "/opt/g", null), ["/opt/g"]);
+  assert.deepEqual(gateExecPaths({ ...gate, exec: ["/opt/tool"] }, "/opt/g", "/bin/sh"), [
+    "/opt/tool",
+  ]);
+  assert.deepEqual(parseShebang("#!/bin/sh -e\necho"), "/bin/sh");
+  assert.deepEqual(parseShebang("#! /usr/bin/env python3"), "/usr/bin/env");
+  assert.deepEqual(parseShebang("#!python3"), null);
+  assert.deepEqual(parseShebang("echo"), null);
   // `/` itself would make the whole file system the gate's interpreter (and its exec path).
-  assertEquals(parseShebang("#!/\n"), null);
-  assertEquals(parseShebang("#! / sh"), null);
-  assert(execAllows("/usr/bin/make", ["/usr/bin"]));
-  assert(execAllows("/opt/tool", ["/opt/tool"]));
-  assert(!execAllows("/usr/binx/make", ["/usr/bin"]));
-  assert(execAllows("/USR/BIN/make", ["/usr/bin"], true));
+  assert.deepEqual(parseShebang("#!/\n"), null);
+  assert.deepEqual(parseShebang("#! / sh"), null);
+  assert.ok(execAllows("/usr/bin/make", ["/usr/bin"]));
+  assert.ok(execAllows("/opt/tool", ["/opt/tool"]));
+  assert.ok(!execAllows("/usr/binx/make", ["/usr/bin"]));
+  assert.ok(execAllows("/USR/BIN/make", ["/usr/bin"], true));
   const dir = Deno.makeTempDirSync();
   try {
     Deno.writeTextFileSync(`${dir}/s`, "#!/bin/sh\necho hi\n");
-    assertEquals(readShebang(`${dir}/s`), "/bin/sh");
-    assertEquals(readShebang(`${dir}/missing`), null);
+    assert.deepEqual(readShebang(`${dir}/s`), "/bin/sh");
+    assert.deepEqual(readShebang(`${dir}/missing`), null);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

@@ -2,7 +2,8 @@
 
 import { SandboxError } from "../../lib/errors.ts";
 import { buildPlan, type PlanInput } from "../../lib/sandbox/mod.ts";
-import { assertEquals, assertRefused } from "./_assert.ts";
+import assert from "node:assert/strict";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 const INPUT: PlanInput = {
   roots: {
@@ -24,10 +25,10 @@ const INPUT: PlanInput = {
 
 Deno.test("plan: environment sorted, TMPDIR forced to the private one, roots parents first", () => {
   const plan = buildPlan(INPUT);
-  assertEquals(plan.env, [["HOME", "/h"], ["PATH", "/usr/bin:/bin"], ["TMPDIR", "/t/run"]]);
-  assertEquals(plan.writeRoots, ["/p/build", "/p/build/out"]);
-  assertEquals(plan.hidden, ["/h/.config/agentteams/keys"]);
-  assertEquals(plan.exec, ["/usr/bin"]);
+  assert.deepEqual(plan.env, [["HOME", "/h"], ["PATH", "/usr/bin:/bin"], ["TMPDIR", "/t/run"]]);
+  assert.deepEqual(plan.writeRoots, ["/p/build", "/p/build/out"]);
+  assert.deepEqual(plan.hidden, ["/h/.config/agentteams/keys"]);
+  assert.deepEqual(plan.exec, ["/usr/bin"]);
 });
 
 Deno.test("plan: guards in a writable root become read-only binds or masks; others are skipped", () => {
@@ -46,8 +47,8 @@ Deno.test("plan: guards in a writable root become read-only binds or masks; othe
       { path: "/p/build/gone", kind: "missing" },
     ],
   });
-  assertEquals(plan.readOnly, ["/p/build/keys", "/t/run/.git", "/p/build/sub/.GIT"]);
-  assertEquals(plan.masks, ["/p/build/locked"]);
+  assert.deepEqual(plan.readOnly, ["/p/build/keys", "/t/run/.git", "/p/build/sub/.GIT"]);
+  assert.deepEqual(plan.masks, ["/p/build/locked"]);
 });
 
 Deno.test("plan: a mask below a read-only entry is dropped (already covered)", () => {
@@ -60,8 +61,8 @@ Deno.test("plan: a mask below a read-only entry is dropped (already covered)", (
     }],
     scanHits: [{ path: "/p/build/v/.git", kind: "dir" }],
   });
-  assertEquals(plan.readOnly, ["/p/build/v/.git"]);
-  assertEquals(plan.masks, []);
+  assert.deepEqual(plan.readOnly, ["/p/build/v/.git"]);
+  assert.deepEqual(plan.masks, []);
 });
 
 const REFUSED: [string, Partial<PlanInput>, string][] = [
@@ -94,7 +95,7 @@ const REFUSED: [string, Partial<PlanInput>, string][] = [
 
 for (const [what, patch, code] of REFUSED) {
   Deno.test(`plan: refuses ${what}`, () => {
-    assertRefused(() => buildPlan({ ...INPUT, ...patch }), SandboxError, code, what);
+    assertRefusal(() => buildPlan({ ...INPUT, ...patch }), code, SandboxError, what);
   });
 }
 
@@ -103,6 +104,6 @@ Deno.test("plan: containment is case-folded when asked (macOS)", () => {
     ...INPUT,
     guards: [{ path: "/P/BUILD/keys", firstMissing: null, symlinkAt: null }],
   };
-  assertEquals(buildPlan({ ...input, foldCase: true }).readOnly, ["/P/BUILD/keys"]);
-  assertEquals(buildPlan({ ...input, foldCase: false }).readOnly, []);
+  assert.deepEqual(buildPlan({ ...input, foldCase: true }).readOnly, ["/P/BUILD/keys"]);
+  assert.deepEqual(buildPlan({ ...input, foldCase: false }).readOnly, []);
 });

@@ -5,17 +5,16 @@
  */
 
 import { SandboxError } from "../../lib/errors.ts";
-import { assertCode } from "../_helpers/mod.ts";
-import { assert } from "./_assert.ts";
+import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
+import { snapshotTreeSync } from "../_helpers/mod.ts";
+import assert from "node:assert/strict";
 import {
-  assertSameTree,
   type Fixture,
   lexists,
   makeFixture,
   runConfined,
   type RunOptions,
   sh,
-  snapshot,
 } from "./_helpers.ts";
 
 interface Attempt {
@@ -34,11 +33,11 @@ function refusedBeforeRunning(
     const fx = makeFixture();
     try {
       const { argv, marker, opts } = arrange(fx);
-      const before = snapshot(fx.base);
-      const e = await assertCode(() => runConfined(fx, argv, opts), code, SandboxError);
-      assert(e.message.includes(rule), `refused by another rule: ${e.message}`);
-      assert(!lexists(marker), `${marker} must not exist`);
-      assertSameTree(before, snapshot(fx.base));
+      const before = snapshotTreeSync(fx.base);
+      const e = await assertRefusal(() => runConfined(fx, argv, opts), code, SandboxError);
+      assert.ok(e.message.includes(rule), `refused by another rule: ${e.message}`);
+      assert.ok(!lexists(marker), `${marker} must not exist`);
+      assertSameTree(before, snapshotTreeSync(fx.base));
     } finally {
       fx.cleanup();
     }

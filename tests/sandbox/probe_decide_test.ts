@@ -3,7 +3,8 @@
 import { SandboxError } from "../../lib/errors.ts";
 import { decideConfinement, type ProbeResult, probeSandbox } from "../../lib/sandbox/mod.ts";
 import { requireProgram } from "./_helpers.ts";
-import { assert, assertEquals, assertRefused } from "./_assert.ts";
+import assert from "node:assert/strict";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 const OK: ProbeResult = { ok: true, backend: "bwrap", program: "/usr/bin/bwrap" };
 const MAC: ProbeResult = { ok: true, backend: "seatbelt", program: "/usr/bin/sandbox-exec" };
@@ -12,27 +13,27 @@ const FAIL: ProbeResult = { ok: false, backend: "bwrap", program: "/usr/bin/bwra
 Deno.test("decide: a working probe always confines, whatever the opt-out says", () => {
   for (const allowUnconfined of [false, true]) {
     for (const direct of [false, true]) {
-      assertEquals(decideConfinement({ probe: OK, allowUnconfined, direct }), "bwrap");
-      assertEquals(decideConfinement({ probe: MAC, allowUnconfined, direct }), "seatbelt");
+      assert.deepEqual(decideConfinement({ probe: OK, allowUnconfined, direct }), "bwrap");
+      assert.deepEqual(decideConfinement({ probe: MAC, allowUnconfined, direct }), "seatbelt");
     }
   }
 });
 
 Deno.test("decide: unconfined only with allow_unconfined_runs AND a direct operator run", () => {
-  assertEquals(
+  assert.deepEqual(
     decideConfinement({ probe: FAIL, allowUnconfined: true, direct: true }),
     "unconfined-opt-out",
   );
   for (
     const [allowUnconfined, direct] of [[false, false], [false, true], [true, false]] as const
   ) {
-    const e = assertRefused(
+    const e = assertRefusal(
       () => decideConfinement({ probe: FAIL, allowUnconfined, direct }),
-      SandboxError,
       "SANDBOX_UNAVAILABLE",
+      SandboxError,
       `allow=${allowUnconfined} direct=${direct}`,
     );
-    assert(e.message.includes("x"), "carries the probe's reason");
+    assert.ok(e.message.includes("x"), "carries the probe's reason");
   }
 });
 
@@ -40,32 +41,32 @@ if (Deno.build.os === "linux") {
   Deno.test("probe (live): bwrap works here", async () => {
     requireProgram("/usr/bin/bwrap");
     const probe = await probeSandbox();
-    assertEquals(probe, OK);
+    assert.deepEqual(probe, OK);
   });
 
   Deno.test("probe (live): a missing or failing bwrap is a typed failure", async () => {
     const missing = await probeSandbox({ bwrap: "/nonexistent/bwrap" });
-    assert(!missing.ok && missing.backend === "bwrap", JSON.stringify(missing));
+    assert.ok(!missing.ok && missing.backend === "bwrap", JSON.stringify(missing));
     const failing = await probeSandbox({ bwrap: "/bin/false" });
-    assert(!failing.ok && failing.reason.includes("exit 1"), JSON.stringify(failing));
+    assert.ok(!failing.ok && failing.reason.includes("exit 1"), JSON.stringify(failing));
     const relative = await probeSandbox({ bwrap: "bwrap" });
-    assert(!relative.ok && relative.reason.includes("absolute"), JSON.stringify(relative));
+    assert.ok(!relative.ok && relative.reason.includes("absolute"), JSON.stringify(relative));
     // The exec guard in front of bwrap needs perl, and the seccomp filter the machine's numbers.
     const noPerl = await probeSandbox({ perl: "/nonexistent/perl" });
-    assert(!noPerl.ok && noPerl.reason.includes("perl"), JSON.stringify(noPerl));
+    assert.ok(!noPerl.ok && noPerl.reason.includes("perl"), JSON.stringify(noPerl));
     const otherArch = await probeSandbox({ arch: "riscv64" });
-    assert(!otherArch.ok && otherArch.reason.includes("riscv64"), JSON.stringify(otherArch));
-    assertRefused(
+    assert.ok(!otherArch.ok && otherArch.reason.includes("riscv64"), JSON.stringify(otherArch));
+    assertRefusal(
       () => decideConfinement({ probe: missing, allowUnconfined: false, direct: true }),
-      SandboxError,
       "SANDBOX_UNAVAILABLE",
+      SandboxError,
     );
   });
 }
 
 Deno.test("probe: an unsupported platform has no backend", async () => {
   const r = await probeSandbox({ os: "windows" });
-  assertEquals(r, {
+  assert.deepEqual(r, {
     ok: false,
     backend: null,
     program: null,

@@ -7,7 +7,8 @@ import {
   selectConfinedPrograms,
   validateConfinedPrograms,
 } from "../../lib/sandbox/mod.ts";
-import { assert, assertEquals, assertRefused } from "./_assert.ts";
+import assert from "node:assert/strict";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 const NO_GATES: Record<string, GateDef> = {};
 const ctx = { gates: NO_GATES, protectedPaths: [] as string[] };
@@ -29,22 +30,22 @@ Deno.test("confined: a well-formed block is accepted and normalized", () => {
     },
     ctx,
   );
-  assertEquals(v.programs.agents.prover, {
+  assert.deepEqual(v.programs.agents.prover, {
     exec: ["~/.elan", "/usr/bin"],
     write: ["lean/.lake", "build"],
   });
-  assertEquals(v.programs.agents.reader.write, []);
-  assertEquals(v.programs.agents.nulls.write, []);
-  assertEquals(v.programs.source, "brief");
-  assertEquals(v.programs.fileSha256, null);
-  assert(v.gates === NO_GATES, "gates untouched without an operator file");
+  assert.deepEqual(v.programs.agents.reader.write, []);
+  assert.deepEqual(v.programs.agents.nulls.write, []);
+  assert.deepEqual(v.programs.source, "brief");
+  assert.deepEqual(v.programs.fileSha256, null);
+  assert.ok(v.gates === NO_GATES, "gates untouched without an operator file");
 });
 
 Deno.test("confined: an agent named __proto__ stays an ordinary key", () => {
   const raw = JSON.parse('{"__proto__": {"exec": ["/usr/bin"], "write": ["build"]}}');
   const v = validateConfinedPrograms(raw, ctx);
-  assert(Object.hasOwn(v.programs.agents, "__proto__"), "own key");
-  assertEquals(Object.getPrototypeOf(v.programs.agents), Object.prototype);
+  assert.ok(Object.hasOwn(v.programs.agents, "__proto__"), "own key");
+  assert.deepEqual(Object.getPrototypeOf(v.programs.agents), Object.prototype);
 });
 
 const REFUSED_BLOCKS: [string, unknown][] = [
@@ -65,7 +66,7 @@ const REFUSED_BLOCKS: [string, unknown][] = [
 
 for (const [what, raw] of REFUSED_BLOCKS) {
   Deno.test(`confined: refuses ${what}`, () => {
-    assertRefused(() => validateConfinedPrograms(raw, ctx), SandboxError, "CONFINED_INVALID", what);
+    assertRefusal(() => validateConfinedPrograms(raw, ctx), "CONFINED_INVALID", SandboxError, what);
   });
 }
 
@@ -100,14 +101,14 @@ const REFUSED_EXEC: [unknown, string][] = [
 
 for (const [path, code] of REFUSED_EXEC) {
   Deno.test(`confined: refuses exec entry ${JSON.stringify(path)} (${code})`, () => {
-    const e = assertRefused(
+    const e = assertRefusal(
       () => validateConfinedPrograms({ worker: { exec: ["/usr/bin", path] } }, ctx),
-      SandboxError,
       code,
+      SandboxError,
     );
-    assertEquals(e.details.agent, "worker", "names the agent");
-    assertEquals(e.details.path, path, "names the path");
-    assert(e.message.includes("worker"), e.message);
+    assert.deepEqual(e.details.agent, "worker", "names the agent");
+    assert.deepEqual(e.details.path, path, "names the path");
+    assert.ok(e.message.includes("worker"), e.message);
   });
 }
 
@@ -154,17 +155,17 @@ const REFUSED_WRITE: [unknown, string, string[]?][] = [
 
 for (const [rel, code, prot] of REFUSED_WRITE) {
   Deno.test(`confined: refuses write root ${JSON.stringify(rel)}${prot ? ` under ${prot}` : ""}`, () => {
-    const e = assertRefused(
+    const e = assertRefusal(
       () =>
         validateConfinedPrograms({ worker: { exec: ["/usr/bin"], write: ["build", rel] } }, {
           gates: NO_GATES,
           protectedPaths: prot ?? [],
         }),
-      SandboxError,
       code,
+      SandboxError,
     );
-    assertEquals(e.details.agent, "worker");
-    assertEquals(e.details.path, rel);
+    assert.deepEqual(e.details.agent, "worker");
+    assert.deepEqual(e.details.path, rel);
   });
 }
 
@@ -173,22 +174,26 @@ Deno.test("confined: nested names that only look like the control plane are fine
     { w: { exec: ["/usr/bin"], write: ["tests/sandbox", "build/gitlike", "out/.gitkeep-dir"] } },
     { gates: NO_GATES, protectedPaths: ["secrets", "*.key"] },
   );
-  assertEquals(v.programs.agents.w.write, ["tests/sandbox", "build/gitlike", "out/.gitkeep-dir"]);
+  assert.deepEqual(v.programs.agents.w.write, [
+    "tests/sandbox",
+    "build/gitlike",
+    "out/.gitkeep-dir",
+  ]);
 });
 
 Deno.test("confined: the reserved keys are refused in the brief's block", () => {
   for (const key of ["gate_exec", "gate_argv_sha256"]) {
-    const e = assertRefused(
+    const e = assertRefusal(
       () =>
         validateConfinedPrograms({ [key]: { scan: ["/opt/x"] } }, {
           gates: GATES,
           protectedPaths: [],
         }),
-      SandboxError,
       "CONFINED_INVALID",
+      SandboxError,
       key,
     );
-    assert(e.message.includes("reserved"), e.message);
+    assert.ok(e.message.includes("reserved"), e.message);
   }
 });
 
@@ -205,11 +210,11 @@ Deno.test("confined: operator gate_exec reaches the gate and never becomes an ag
     { w: { exec: ["/usr/bin"] }, ...bound({ scan: ["/opt/anaconda3/"] }) },
     { ...fileCtx, fileSha256: "ab".repeat(32) },
   );
-  assertEquals(v.gates.scan.exec, ["/opt/anaconda3"]);
-  assertEquals(SCAN.exec, null, "the brief's gate is not mutated");
-  assertEquals(Object.keys(v.programs.agents), ["w"]);
-  assertEquals(v.programs.source, "operator-file");
-  assertEquals(v.programs.fileSha256, "ab".repeat(32));
+  assert.deepEqual(v.gates.scan.exec, ["/opt/anaconda3"]);
+  assert.deepEqual(SCAN.exec, null, "the brief's gate is not mutated");
+  assert.deepEqual(Object.keys(v.programs.agents), ["w"]);
+  assert.deepEqual(v.programs.source, "operator-file");
+  assert.deepEqual(v.programs.fileSha256, "ab".repeat(32));
 });
 
 const REFUSED_GATE_EXEC: [string, Record<string, unknown>][] = [
@@ -231,10 +236,10 @@ const REFUSED_GATE_EXEC: [string, Record<string, unknown>][] = [
 
 for (const [what, raw] of REFUSED_GATE_EXEC) {
   Deno.test(`confined: operator gate_exec refused: ${what}`, () => {
-    assertRefused(
+    assertRefusal(
       () => validateConfinedPrograms(raw, fileCtx),
-      SandboxError,
       "CONFINED_INVALID",
+      SandboxError,
       what,
     );
   });
@@ -242,25 +247,25 @@ for (const [what, raw] of REFUSED_GATE_EXEC) {
 
 Deno.test("confined: a gate with brief-set exec plus file gate_exec is refused", () => {
   const gates = { scan: { ...SCAN, exec: ["/usr/bin"] } };
-  const e = assertRefused(
+  const e = assertRefusal(
     () => validateConfinedPrograms(bound({ scan: ["/opt/x"] }, gates), { ...fileCtx, gates }),
-    SandboxError,
     "CONFINED_INVALID",
+    SandboxError,
   );
-  assert(e.message.includes("already sets"), e.message);
+  assert.ok(e.message.includes("already sets"), e.message);
 });
 
 Deno.test("confined: a brief gate exec entry of the wrong shape is refused", () => {
   const gates = { scan: { ...SCAN, exec: ["bin/tool"] } };
-  assertRefused(
+  assertRefusal(
     () => validateConfinedPrograms({}, { gates, protectedPaths: [] }),
-    SandboxError,
     "CONFINED_INVALID",
+    SandboxError,
   );
-  assertRefused(
+  assertRefusal(
     () => selectConfinedPrograms({ brief: undefined, file: null, gates, protectedPaths: [] }),
-    SandboxError,
     "CONFINED_INVALID",
+    SandboxError,
     "checked even when no block is set",
   );
 });
@@ -273,15 +278,15 @@ Deno.test("confined: the operator file wins; both present is refused", () => {
     gates: GATES,
     protectedPaths: [],
   });
-  assertEquals(picked.programs?.source, "operator-file");
-  assertEquals(picked.programs?.fileSha256, "cd".repeat(32));
+  assert.deepEqual(picked.programs?.source, "operator-file");
+  assert.deepEqual(picked.programs?.fileSha256, "cd".repeat(32));
   const nullBrief = selectConfinedPrograms({ brief: null, file, gates: GATES, protectedPaths: [] });
-  assertEquals(nullBrief.programs?.source, "operator-file");
+  assert.deepEqual(nullBrief.programs?.source, "operator-file");
   for (const brief of [{ w: { exec: ["/usr/bin"] } }, {}]) {
-    assertRefused(
+    assertRefusal(
       () => selectConfinedPrograms({ brief, file, gates: GATES, protectedPaths: [] }),
-      SandboxError,
       "CONFINED_INVALID",
+      SandboxError,
     );
   }
   const fromBrief = selectConfinedPrograms({
@@ -290,19 +295,19 @@ Deno.test("confined: the operator file wins; both present is refused", () => {
     gates: GATES,
     protectedPaths: [],
   });
-  assertEquals(fromBrief.programs?.source, "brief");
+  assert.deepEqual(fromBrief.programs?.source, "brief");
   const none = selectConfinedPrograms({
     brief: undefined,
     file: null,
     gates: GATES,
     protectedPaths: [],
   });
-  assertEquals(none.programs, null);
-  assert(none.gates === GATES, "gates passed through");
+  assert.deepEqual(none.programs, null);
+  assert.ok(none.gates === GATES, "gates passed through");
 });
 
 Deno.test("confined: the file's block is validated like the brief's", () => {
-  assertRefused(
+  assertRefusal(
     () =>
       selectConfinedPrograms({
         brief: undefined,
@@ -310,8 +315,8 @@ Deno.test("confined: the file's block is validated like the brief's", () => {
         gates: NO_GATES,
         protectedPaths: [],
       }),
-    SandboxError,
     "CONFINED_INVALID",
+    SandboxError,
   );
 });
 
@@ -319,18 +324,18 @@ Deno.test("confined: a write root containing the brief is refused (case-folded)"
   for (
     const [root, brief] of [["config", "config/agentteams.jsonc"], ["Docs", "docs/brief.json"]]
   ) {
-    const e = assertRefused(
+    const e = assertRefusal(
       () =>
         validateConfinedPrograms({ w: { exec: ["/usr/bin"], write: [root] } }, {
           gates: NO_GATES,
           protectedPaths: [],
           briefRel: brief,
         }),
-      SandboxError,
       "CONFINED_INVALID",
+      SandboxError,
       root,
     );
-    assert(e.message.includes("brief"), e.message);
+    assert.ok(e.message.includes("brief"), e.message);
   }
   const ok = selectConfinedPrograms({
     brief: { w: { exec: ["/usr/bin"], write: ["config2"] } },
@@ -339,8 +344,8 @@ Deno.test("confined: a write root containing the brief is refused (case-folded)"
     protectedPaths: [],
     briefRel: "config/agentteams.jsonc",
   });
-  assertEquals(ok.programs?.agents.w.write, ["config2"]);
-  assertRefused(
+  assert.deepEqual(ok.programs?.agents.w.write, ["config2"]);
+  assertRefusal(
     () =>
       selectConfinedPrograms({
         brief: undefined,
@@ -349,8 +354,8 @@ Deno.test("confined: a write root containing the brief is refused (case-folded)"
         protectedPaths: [],
         briefRel: "config/agentteams.jsonc",
       }),
-    SandboxError,
     "CONFINED_INVALID",
+    SandboxError,
     "operator file too",
   );
 });

@@ -2,7 +2,8 @@
 
 import { SandboxError } from "../../lib/errors.ts";
 import { readOnlyMatcher, scanWritableRoots } from "../../lib/sandbox/mod.ts";
-import { assertEquals, assertRefused } from "./_assert.ts";
+import assert from "node:assert/strict";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 Deno.test("scan: finds control-plane names at any depth in any case, and protected matches", () => {
   const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "at-scan-" }));
@@ -28,7 +29,7 @@ Deno.test("scan: finds control-plane names at any depth in any case, and protect
       [`${p}/build`, `${p}/tmp`],
       readOnlyMatcher(p, ["*.pem"], false),
     );
-    assertEquals(hits, [
+    assert.deepEqual(hits, [
       { path: `${p}/build/.claude`, kind: "dir" },
       { path: `${p}/build/.goose`, kind: "file" },
       { path: `${p}/build/a/b/c/.GIT`, kind: "dir" },
@@ -39,7 +40,7 @@ Deno.test("scan: finds control-plane names at any depth in any case, and protect
     ]);
     Deno.symlinkSync(`${p}/elsewhere/.git`, `${p}/build/.Git`);
     const withLink = scanWritableRoots([`${p}/build`], readOnlyMatcher(p, [], false));
-    assertEquals(withLink.find((h) => h.path === `${p}/build/.Git`)?.kind, "symlink");
+    assert.deepEqual(withLink.find((h) => h.path === `${p}/build/.Git`)?.kind, "symlink");
   } finally {
     Deno.removeSync(base, { recursive: true });
   }
@@ -52,20 +53,20 @@ Deno.test("scan: a directory that cannot be listed is refused", () => {
     Deno.writeTextFileSync(`${base}/build/locked/x`, "x");
     if (Deno.uid() !== 0) {
       Deno.chmodSync(`${base}/build/locked`, 0o000);
-      assertRefused(
+      assertRefusal(
         () => scanWritableRoots([`${base}/build`], readOnlyMatcher(base, [], false)),
-        SandboxError,
         "CONFINED_PATH_UNSAFE",
+        SandboxError,
       );
       Deno.chmodSync(`${base}/build/locked`, 0o755);
     } else {
       // Root lists every directory, so the rule is shown with a root that cannot be listed
       // for another reason (a file where a directory was expected): same refusal path.
       Deno.writeTextFileSync(`${base}/notadir`, "");
-      assertRefused(
+      assertRefusal(
         () => scanWritableRoots([`${base}/notadir`], readOnlyMatcher(base, [], false)),
-        SandboxError,
         "CONFINED_PATH_UNSAFE",
+        SandboxError,
       );
     }
   } finally {
@@ -74,5 +75,5 @@ Deno.test("scan: a directory that cannot be listed is refused", () => {
 });
 
 Deno.test("scan: a missing root is skipped", () => {
-  assertEquals(scanWritableRoots(["/nonexistent-agentteams-root"], () => true), []);
+  assert.deepEqual(scanWritableRoots(["/nonexistent-agentteams-root"], () => true), []);
 });

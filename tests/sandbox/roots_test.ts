@@ -2,7 +2,8 @@
 
 import { SandboxError } from "../../lib/errors.ts";
 import { checkRoots, resolveRoots, type RootFacts } from "../../lib/sandbox/mod.ts";
-import { assertEquals, assertRefused } from "./_assert.ts";
+import assert from "node:assert/strict";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 const BASE: RootFacts = {
   projectReal: "/srv/p",
@@ -19,9 +20,9 @@ const BASE: RootFacts = {
 
 Deno.test("roots: a clean set resolves to real paths", () => {
   const r = checkRoots(BASE);
-  assertEquals(r.writeRoots, ["/srv/p/lean/.lake"]);
-  assertEquals(r.exec, ["/home/op/.elan", "/usr/bin"]);
-  assertEquals(r.tmpdir, "/tmp/run1");
+  assert.deepEqual(r.writeRoots, ["/srv/p/lean/.lake"]);
+  assert.deepEqual(r.exec, ["/home/op/.elan", "/usr/bin"]);
+  assert.deepEqual(r.tmpdir, "/tmp/run1");
 });
 
 const REFUSED: [string, Partial<RootFacts>, string][] = [
@@ -82,7 +83,7 @@ const REFUSED: [string, Partial<RootFacts>, string][] = [
 
 for (const [what, patch, code] of REFUSED) {
   Deno.test(`roots: refuses ${what}`, () => {
-    assertRefused(() => checkRoots({ ...BASE, ...patch }), SandboxError, code, what);
+    assertRefusal(() => checkRoots({ ...BASE, ...patch }), code, SandboxError, what);
   });
 }
 
@@ -91,8 +92,8 @@ Deno.test("roots: overlap is case-folded on macOS", () => {
     ...BASE,
     exec: [{ given: "/SRV/P/LEAN/.LAKE/bin", real: "/SRV/P/LEAN/.LAKE/bin" }],
   };
-  assertRefused(() => checkRoots({ ...facts, foldCase: true }), SandboxError, "CONFINED_INVALID");
-  assertEquals(checkRoots({ ...facts, foldCase: false }).exec, ["/SRV/P/LEAN/.LAKE/bin"]);
+  assertRefusal(() => checkRoots({ ...facts, foldCase: true }), "CONFINED_INVALID", SandboxError);
+  assert.deepEqual(checkRoots({ ...facts, foldCase: false }).exec, ["/SRV/P/LEAN/.LAKE/bin"]);
 });
 
 Deno.test("roots: a sibling with a common prefix is not an overlap", () => {
@@ -100,7 +101,7 @@ Deno.test("roots: a sibling with a common prefix is not an overlap", () => {
     ...BASE,
     exec: [{ given: "/srv/p/lean/.lakehouse", real: "/srv/p/lean/.lakehouse" }],
   });
-  assertEquals(r.exec, ["/srv/p/lean/.lakehouse"]);
+  assert.deepEqual(r.exec, ["/srv/p/lean/.lakehouse"]);
 });
 
 Deno.test("roots (live): real dirs resolve; symlinks anywhere on the path are refused", () => {
@@ -122,12 +123,12 @@ Deno.test("roots (live): real dirs resolve; symlinks anywhere on the path are re
       tmpdir: tmp,
       agent: { exec: ["~/.elan", `${base}/elanlink/bin`], write: ["lean/.lake"] },
     });
-    assertEquals(ok.projectReal, project);
-    assertEquals(ok.writeRoots, [`${project}/lean/.lake`]);
-    assertEquals(ok.exec, [`${home}/.elan`, `${home}/.elan/bin`]);
+    assert.deepEqual(ok.projectReal, project);
+    assert.deepEqual(ok.writeRoots, [`${project}/lean/.lake`]);
+    assert.deepEqual(ok.exec, [`${home}/.elan`, `${home}/.elan/bin`]);
     for (const write of ["linked", "linked/sub", "missing", "lean/.lake/none"]) {
       const code = write.startsWith("linked") ? "CONFINED_PATH_UNSAFE" : "CONFINED_INVALID";
-      assertRefused(
+      assertRefusal(
         () =>
           resolveRoots({
             project,
@@ -135,14 +136,14 @@ Deno.test("roots (live): real dirs resolve; symlinks anywhere on the path are re
             tmpdir: tmp,
             agent: { exec: ["/usr/bin"], write: [write] },
           }),
-        SandboxError,
         code,
+        SandboxError,
         write,
       );
     }
     // An exec path that is a link into a write root is caught by its real path.
     Deno.symlinkSync(`${project}/lean/.lake`, `${base}/lakelink`);
-    assertRefused(
+    assertRefusal(
       () =>
         resolveRoots({
           project,
@@ -150,12 +151,12 @@ Deno.test("roots (live): real dirs resolve; symlinks anywhere on the path are re
           tmpdir: tmp,
           agent: { exec: [`${base}/lakelink`], write: ["lean/.lake"] },
         }),
-      SandboxError,
       "CONFINED_INVALID",
+      SandboxError,
     );
     // ~ expands to the real home: "~/" alone is refused by validation; a link to home here.
     Deno.symlinkSync(home, `${base}/homelink`);
-    assertRefused(
+    assertRefusal(
       () =>
         resolveRoots({
           project,
@@ -163,8 +164,8 @@ Deno.test("roots (live): real dirs resolve; symlinks anywhere on the path are re
           tmpdir: tmp,
           agent: { exec: [`${base}/homelink`], write: [] },
         }),
-      SandboxError,
       "CONFINED_INVALID",
+      SandboxError,
     );
   } finally {
     Deno.removeSync(base, { recursive: true });

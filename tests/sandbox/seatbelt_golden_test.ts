@@ -8,7 +8,8 @@ import {
   type SeatbeltPlan,
   seatbeltProfile,
 } from "../../lib/sandbox/mod.ts";
-import { assert, assertEquals, assertRefused } from "./_assert.ts";
+import assert from "node:assert/strict";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 const PLAN: SeatbeltPlan = {
   sandboxExec: "/usr/bin/sandbox-exec",
@@ -64,11 +65,11 @@ const PROFILE = `(version 1)
 `;
 
 Deno.test("seatbelt golden: the profile text", () => {
-  assertEquals(seatbeltProfile(PLAN), PROFILE);
+  assert.deepEqual(seatbeltProfile(PLAN), PROFILE);
 });
 
 Deno.test("seatbelt golden: the argv", () => {
-  assertEquals(seatbeltArgv(PLAN), [
+  assert.deepEqual(seatbeltArgv(PLAN), [
     "/usr/bin/sandbox-exec",
     "-D",
     "PROJECT=/Users/op/p",
@@ -108,20 +109,20 @@ Deno.test("seatbelt golden: no exec entries means no allow clause (never allow-a
     argv: ["/usr/bin/true"],
   };
   const text = seatbeltProfile(minimal);
-  assert(text.includes("(deny process-exec*)\n"), "exec denied");
-  assert(!text.includes("(allow process-exec*"), "no bare allow");
-  assert(!text.includes("file-read*"), "no read deny without hidden dirs");
-  assert(!text.includes("network"), "network shared");
-  assert(text.endsWith("(deny process-exec*)\n"), text);
+  assert.ok(text.includes("(deny process-exec*)\n"), "exec denied");
+  assert.ok(!text.includes("(allow process-exec*"), "no bare allow");
+  assert.ok(!text.includes("file-read*"), "no read deny without hidden dirs");
+  assert.ok(!text.includes("network"), "network shared");
+  assert.ok(text.endsWith("(deny process-exec*)\n"), text);
 });
 
 Deno.test("seatbelt: a relative program or sandbox-exec is refused", () => {
-  assertRefused(() => seatbeltArgv({ ...PLAN, argv: ["lake"] }), SandboxError, "CONFINED_INVALID");
-  assertRefused(() => seatbeltArgv({ ...PLAN, argv: [] }), SandboxError, "CONFINED_INVALID");
-  assertRefused(
+  assertRefusal(() => seatbeltArgv({ ...PLAN, argv: ["lake"] }), "CONFINED_INVALID", SandboxError);
+  assertRefusal(() => seatbeltArgv({ ...PLAN, argv: [] }), "CONFINED_INVALID", SandboxError);
+  assertRefusal(
     () => seatbeltArgv({ ...PLAN, sandboxExec: "sandbox-exec" }),
-    SandboxError,
     "SANDBOX_UNAVAILABLE",
+    SandboxError,
   );
 });
 

@@ -11,7 +11,7 @@ import {
   probeSandbox,
   removePrivateTmpdir,
 } from "../../lib/sandbox/mod.ts";
-import { assert } from "./_assert.ts";
+import assert from "node:assert/strict";
 
 /** Whether `/usr/bin/sandbox-exec`, the program these tests drive, is on this machine. */
 function hasSandboxExec(): boolean {
@@ -87,7 +87,7 @@ const exists = (p: string) => {
 
 Deno.test("seatbelt live: the probe succeeds", LIVE, async () => {
   const probe = await probeSandbox();
-  assert(probe.ok && probe.backend === "seatbelt", JSON.stringify(probe));
+  assert.ok(probe.ok && probe.backend === "seatbelt", JSON.stringify(probe));
 });
 
 Deno.test("seatbelt live: writes only to the write root and TMPDIR", LIVE, async () => {
@@ -99,11 +99,11 @@ Deno.test("seatbelt live: writes only to the write root and TMPDIR", LIVE, async
       `echo ok > build/ok; echo ok > "$TMPDIR/t" && echo tmp-ok; echo pwn > README; ` +
         `echo pwn >> .git/config; echo pwn > ${fx.home}/.zshrc; echo done`,
     );
-    assert(r.stdout.includes("done") && r.stdout.includes("tmp-ok"), r.stderr);
-    assert(Deno.readTextFileSync(`${fx.project}/build/ok`) === "ok\n", "write root writable");
-    assert(!exists(`${fx.project}/README`), "project root not writable");
-    assert(Deno.readTextFileSync(`${fx.project}/.git/config`) === "[core]\n", ".git kept");
-    assert(!exists(`${fx.home}/.zshrc`), "home not writable");
+    assert.ok(r.stdout.includes("done") && r.stdout.includes("tmp-ok"), r.stderr);
+    assert.ok(Deno.readTextFileSync(`${fx.project}/build/ok`) === "ok\n", "write root writable");
+    assert.ok(!exists(`${fx.project}/README`), "project root not writable");
+    assert.ok(Deno.readTextFileSync(`${fx.project}/.git/config`) === "[core]\n", ".git kept");
+    assert.ok(!exists(`${fx.home}/.zshrc`), "home not writable");
   } finally {
     Deno.removeSync(fx.base, { recursive: true });
   }
@@ -120,9 +120,9 @@ Deno.test(
         fx.home,
         "mkdir build/sub/.git; mkdir build/sub/.GiT; mkdir -p build/.claude/x; echo done",
       );
-      assert(r.stdout.includes("done"), r.stderr);
+      assert.ok(r.stdout.includes("done"), r.stderr);
       for (const p of ["build/sub/.git", "build/sub/.GiT", "build/.claude"]) {
-        assert(!exists(`${fx.project}/${p}`), `${p} must not be created`);
+        assert.ok(!exists(`${fx.project}/${p}`), `${p} must not be created`);
       }
     } finally {
       Deno.removeSync(fx.base, { recursive: true });
@@ -138,7 +138,7 @@ Deno.test("seatbelt live: the key directory is unreadable", LIVE, async () => {
       fx.home,
       `cat ${fx.home}/.config/agentteams/keys/proposal-ledger.key; echo done`,
     );
-    assert(r.stdout.includes("done") && !r.stdout.includes("SECRET-KEY"), r.stdout);
+    assert.ok(r.stdout.includes("done") && !r.stdout.includes("SECRET-KEY"), r.stdout);
   } finally {
     Deno.removeSync(fx.base, { recursive: true });
   }
@@ -153,8 +153,8 @@ Deno.test("seatbelt live: programs outside exec are denied", LIVE, async () => {
       "/usr/bin/true && echo usr-ok; /sbin/ping -c1 127.0.0.1 >/dev/null 2>&1; echo ping=$?",
       { exec: ["/bin", "/usr/bin"] },
     );
-    assert(r.stdout.includes("usr-ok"), r.stderr);
-    assert(!r.stdout.includes("ping=0"), r.stdout);
+    assert.ok(r.stdout.includes("usr-ok"), r.stderr);
+    assert.ok(!r.stdout.includes("ping=0"), r.stdout);
   } finally {
     Deno.removeSync(fx.base, { recursive: true });
   }
@@ -167,9 +167,9 @@ Deno.test("seatbelt live: the network is denied unless shared", LIVE, async () =
   try {
     const script = `/usr/bin/nc -z -w 2 127.0.0.1 ${port} && echo connected || echo refused`;
     const denied = await run(fx.project, fx.home, script);
-    assert(denied.stdout.includes("refused"), denied.stdout + denied.stderr);
+    assert.ok(denied.stdout.includes("refused"), denied.stdout + denied.stderr);
     const shared = await run(fx.project, fx.home, script, { network: true });
-    assert(shared.stdout.includes("connected"), shared.stdout + shared.stderr);
+    assert.ok(shared.stdout.includes("connected"), shared.stdout + shared.stderr);
   } finally {
     listener.close();
     Deno.removeSync(fx.base, { recursive: true });

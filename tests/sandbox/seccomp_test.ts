@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { commandFilter } from "../../lib/sandbox/seccomp.ts";
 import { SandboxError } from "../../lib/errors.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 
 /** Runs a classic BPF program over a seccomp_data (nr, arch, args); returns the action word. */
 function evaluate(bpf: Uint8Array, nr: number, arch: number, args: number[] = []): number {
@@ -135,8 +136,9 @@ Deno.test("commandFilter: golden bytes for x86_64 without network", () => {
 });
 
 Deno.test("commandFilter: an architecture without numbers is refused (CONFINED_INVALID)", () => {
-  assert.throws(
+  assertRefusal(
     () => commandFilter("riscv64", { network: false }),
-    (e) => e instanceof SandboxError && e.code === "CONFINED_INVALID",
+    "CONFINED_INVALID",
+    SandboxError,
   );
 });
