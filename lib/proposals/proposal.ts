@@ -25,6 +25,8 @@
 import { sha256Hex } from "../crypto/hash.ts";
 import { FsSafetyError, ProposalError } from "../errors.ts";
 import { childKind, readChild, walkDirs } from "../fs/path_walk.ts";
+import { entryKind } from "../fs/entry.ts";
+import { wouldBeGitDir } from "../git/repo_shape.ts";
 import { anchoredReplace, MAX_ANCHORED_TARGET } from "../fs/anchored_write.ts";
 import { withFileLock } from "../ledger/lock.ts";
 import { statePaths } from "../ledger/paths.ts";
@@ -160,6 +162,36 @@ export interface ProposalPlan {
   readonly gates: readonly GateResult[];
 }
 
+/**
+ * Refuses a write into a directory git takes for a repository whatever its name (a bare one:
+ * `HEAD`, `objects/`, `refs/`), or one that would make a directory on its path one: the
+ * operator's next `git` there would obey its config and hooks. Every directory from the project
+ * root down to the target's is asked (`lib/git/repo_shape.ts`).
+ *
+ * @throws {ProposalError} `CONTROL_PLANE`.
+ * @example
+ * ```ts
+ * import { refuseGitDirectory } from "./proposal.ts";
+ * const root = Deno.makeTempDirSync();
+ * refuseGitDirectory(root, ["src", "a.ts"], "src/a.ts"); // passes: no repository on the way
+ * ```
+ */
+export function refuseGitDirectory(root: string, segments: readonly string[], rel: string): void {
+  let dir = root;
+  for (let i = 0; i < segments.length; i++) {
+    if (wouldBeGitDir(dir, segments[i], entryKind)) {
+      const at = i === 0 ? "the project root" : segments.slice(0, i).join("/");
+      throw new ProposalError(
+        "CONTROL_PLANE",
+        `${rel} would lie in a git repository (${at} has, or would have, HEAD, objects/ and ` +
+          "refs/): git obeys its config and hooks whatever the directory's name; no proposal " +
+          "may change it",
+      );
+    }
+    dir = dir === "/" ? `/${segments[i]}` : `${dir}/${segments[i]}`;
+  }
+}
+
 /** What {@link checkProposal} works with. */
 export interface ProposalContext {
   /** Absolute project root. */
@@ -196,6 +228,7 @@ export async function checkProposal(
   ctx: ProposalContext,
 ): Promise<ProposalPlan> {
   const { rel, segments } = checkProposalPath(a.path, agent, ctx.policy, ctx.plane);
+  if (a.kind === "change-proposal") refuseGitDirectory(ctx.root, segments, rel);
   const isChange = a.kind === "change-proposal";
   if (!a.rationale.isWellFormed()) {
     throw new ProposalError("ARTIFACT_INVALID", "rationale: a lone surrogate is not UTF-8 text");

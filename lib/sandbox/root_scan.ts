@@ -18,6 +18,7 @@ import { within } from "../fs/within.ts";
 import { isControlPlaneName } from "../policy/control_plane.ts";
 import { protectedMatcher } from "./protected.ts";
 import { type EntryKind, kindOfInfo } from "../fs/entry.ts";
+import { isGitDirListing } from "../git/repo_shape.ts";
 
 /** One entry the scan found. */
 export interface ScanHit {
@@ -75,8 +76,9 @@ export function protectedIn(
 
 /**
  * Walks each root depth-first without following symlinks and returns every entry the matcher
- * selects (not descending into a selected entry). An unreadable directory inside a root is
- * refused (`CONFINED_PATH_UNSAFE`): what it holds could not be kept read-only.
+ * selects, and every directory below a root that git takes for a repository whatever its name
+ * (`lib/git/repo_shape.ts`), not descending into a selected entry. An unreadable directory
+ * inside a root is refused (`CONFINED_PATH_UNSAFE`): what it holds could not be kept read-only.
  *
  * @example
  * ```ts
@@ -99,6 +101,12 @@ export function scanWritableRoots(roots: readonly string[], isHit: ReadOnlyMatch
         `cannot scan ${dir} inside a writable root (${(e as Error).message}); refused`,
         { details: { path: dir } },
       );
+    }
+    // A directory git takes for a repository whatever its name (HEAD, objects/, refs/: a bare
+    // repository) stays read-only as a whole, like a `.git`.
+    if (!roots.includes(dir) && isGitDirListing(entries.map((e) => [e.name, kindOfInfo(e)]))) {
+      hits.push({ path: dir, kind: "dir" });
+      continue;
     }
     for (const entry of entries) {
       const path = dir === "/" ? "/" + entry.name : dir + "/" + entry.name;

@@ -77,3 +77,18 @@ Deno.test("scan: a directory that cannot be listed is refused", () => {
 Deno.test("scan: a missing root is skipped", () => {
   assert.deepEqual(scanWritableRoots(["/nonexistent-agentteams-root"], () => true), []);
 });
+
+Deno.test("scan: a directory git takes for a repository (HEAD, objects/, refs/) is a hit whatever its name", () => {
+  const p = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "at-scan-bare-" }));
+  try {
+    for (const d of ["build/vendored/objects", "build/vendored/refs/heads", "build/half/objects"]) {
+      Deno.mkdirSync(`${p}/${d}`, { recursive: true });
+    }
+    Deno.writeTextFileSync(`${p}/build/vendored/HEAD`, "ref: refs/heads/main\n");
+    Deno.writeTextFileSync(`${p}/build/half/HEAD`, "ref: refs/heads/main\n"); // no refs/: not one
+    const hits = scanWritableRoots([`${p}/build`], readOnlyMatcher(p, [], false));
+    assert.deepEqual(hits, [{ path: `${p}/build/vendored`, kind: "dir" }]);
+  } finally {
+    Deno.removeSync(p, { recursive: true });
+  }
+});

@@ -95,6 +95,7 @@ export const RUNNABLE_EXAMPLES: readonly string[] = [
   "lib/fs/entry.ts",
   "lib/fs/rel_path.ts",
   "lib/fs/within.ts",
+  "lib/git/repo_shape.ts",
   "lib/host/programs.ts",
   "lib/policy/control_plane.ts",
 ];
