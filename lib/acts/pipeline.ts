@@ -8,8 +8,8 @@
  *    kind the act takes;
  * 2. the nonce resolves to its signed dispatch record and an **attempt** is counted (dry runs and
  *    refusals included); the agent is the record's, an artifact `agent` that differs is refused;
- * 3. the kind's checks run (gates included); a dry run stops here, having spent no use and
- *    written no row;
+ * 3. the kind's checks run (gates included) and the write-ahead row must fit the ledger's line
+ *    limit; a dry run stops here, having spent no use and written no row;
  * 4. the kind re-checks what could have changed meanwhile; a **use** is spent;
  * 5. the **write-ahead row** is appended, naming the dispatch the use was spent on;
  * 6. the act runs; its **completion row**, when the kind has one, is appended;
@@ -35,7 +35,7 @@ import { appendRow } from "../ledger/append.ts";
 import { resolveDispatch } from "../ledger/dispatch.ts";
 import { dispatchTag } from "../ledger/dispatch_acts.ts";
 import { refusalRow } from "../ledger/row_text.ts";
-import type { RowBody } from "../ledger/row.ts";
+import { MAX_ROW_BYTES, type RowBody, rowBytes } from "../ledger/row.ts";
 import { writeAhead } from "../ledger/write_ahead.ts";
 import { type Artifact, validateArtifact } from "../artifacts/artifact.ts";
 import type { PendingSession, Session } from "./session.ts";
@@ -123,9 +123,21 @@ export async function performAct<A extends Artifact, P, V, R>(
     agent = rec.agent;
     const plan = await spec.check(session, a, agent);
     try {
+      // The write-ahead row must be recordable before anything is spent (an argv of a thousand
+      // long arguments would be refused by the ledger after the use). The use is spent on the
+      // same dispatch, whose tag it names.
+      const ahead = spec.ahead(plan, dispatchTag(rec.id));
+      const bytes = rowBytes(ahead);
+      if (bytes > MAX_ROW_BYTES) {
+        throw new ProposalError(
+          "ARTIFACT_INVALID",
+          `the artifact is too large to record: its ${ahead.action} row would be ${bytes} ` +
+            `bytes, over the ledger's ${MAX_ROW_BYTES}-byte line limit`,
+        );
+      }
       if (opts.dryRun) return spec.dry(plan);
       await spec.recheck?.(session, plan);
-      const used = await resolveDispatch(root, key.hmac, a.dispatch, {
+      await resolveDispatch(root, key.hmac, a.dispatch, {
         count: "use",
         expectAgent: agent,
         now,
@@ -133,7 +145,7 @@ export async function performAct<A extends Artifact, P, V, R>(
       const value = await writeAhead(
         root,
         key.hmac,
-        spec.ahead(plan, dispatchTag(used.id)),
+        ahead,
         async () => {
           const { value, complete } = await spec.act(session, plan, () => {
             started = true;

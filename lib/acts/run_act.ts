@@ -32,7 +32,7 @@ import type { GitContext } from "../git/context.ts";
 import type { StatusEntry } from "../git/status_z.ts";
 import { captureStores, storesProblem } from "../ledger/guard.ts";
 import { ledgerText } from "../ledger/row_text.ts";
-import type { RowBody } from "../ledger/row.ts";
+import { MAX_ROW_BYTES, type RowBody, rowBytes } from "../ledger/row.ts";
 import { childEnv } from "../process/child_env.ts";
 import { diskFs, resolveCwd } from "../process/resolve_program.ts";
 import type { Artifact } from "../artifacts/artifact.ts";
@@ -263,7 +263,29 @@ async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
       backend,
       survivors_killed: r.survivors,
     };
-  return { value: { r, undeclared }, complete };
+  return { value: { r, undeclared }, complete: withinRowLimit(complete, undeclared) };
+}
+
+/**
+ * The completion row as recordable: when every undeclared write does not fit the ledger's line
+ * limit (thousands of long names), as many as fit, in order, with `undeclared_writes_total`
+ * giving how many there were. The run's result and its exit 3 keep them all.
+ */
+function withinRowLimit(row: RowBody, undeclared: readonly string[]): RowBody {
+  if (rowBytes(row) <= MAX_ROW_BYTES) return row;
+  const cut = (n: number): RowBody => ({
+    ...row,
+    undeclared_writes: undeclared.slice(0, n),
+    undeclared_writes_total: undeclared.length,
+  });
+  let lo = 0; // fits (an empty list leaves the row as small as the start row, which fit)
+  let hi = undeclared.length; // does not fit
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (rowBytes(cut(mid)) <= MAX_ROW_BYTES) lo = mid;
+    else hi = mid;
+  }
+  return cut(lo);
 }
 
 function finishRun(plan: RunPlan, ran: Ran): RunRequestResult {

@@ -108,6 +108,23 @@ export function checkBody(body: RowBody): void {
 }
 
 /**
+ * The size, in bytes and with its newline, of the line `body` would sign into after any other row
+ * (a 64-hex `prev`): what {@link MAX_ROW_BYTES} bounds. An act checks its rows with it before it
+ * spends anything.
+ *
+ * @example
+ * ```ts
+ * import { MAX_ROW_BYTES, rowBytes } from "./row.ts";
+ * rowBytes({ action: "note" }) < MAX_ROW_BYTES; // true
+ * ```
+ */
+export function rowBytes(body: RowBody): number {
+  const longest = { ...body, time: TIME_STAND_IN, prev: MAC_STAND_IN, mac: MAC_STAND_IN };
+  // Canonical JSON is ASCII: its length is its size in bytes. One more for the newline.
+  return canonicalRow(longest).length + 1;
+}
+
+/**
  * Signs a body into a ledger line (without the trailing newline).
  *
  * @throws {LedgerError} `ROW_INVALID` when the body carries a reserved key or has no canonical
