@@ -272,13 +272,52 @@ export interface ConfigOrigins {
   readonly includes: readonly string[];
   /**
    * `core.hooksPath` (as configured: git's own `--git-path hooks` answers with its real path),
-   * `core.excludesFile` and `core.attributesFile` values, resolved against the worktree top.
+   * `core.excludesFile` and `core.attributesFile` values, and every program a command-valued key
+   * names by a path (filters, diff and merge drivers, the pager, editors, credential helpers,
+   * aliases after `!`, ...), resolved against the worktree top.
    */
   readonly others: readonly {
     readonly abs: string;
     readonly what: string;
     readonly watch: "tree" | "entry";
   }[];
+}
+
+/**
+ * Config keys whose value is a command git (or a tool git starts) runs: its first word, when it
+ * is a path, names a program that is control plane. Matched on the lower-cased key; `*` is one
+ * subsection or more.
+ */
+const PROGRAM_KEYS: readonly RegExp[] = [
+  /^filter\..+\.(clean|smudge|process)$/,
+  /^diff\..+\.(textconv|command)$/,
+  /^diff\.external$/,
+  /^merge\..+\.driver$/,
+  /^core\.(fsmonitor|pager|editor|sshcommand|askpass)$/,
+  /^sequence\.editor$/,
+  /^gpg(\..+)?\.program$/,
+  /^credential(\..+)?\.helper$/,
+  /^pager\..+$/,
+  /^alias\..+$/,
+  /^uploadpack\.packobjectshook$/,
+  /^difftool\..+\.(cmd|path)$/,
+  /^mergetool\..+\.(cmd|path)$/,
+];
+
+/**
+ * The program a command-valued config names when it is a path (`./tools/clean.sh`,
+ * `/opt/x --y`, `"sub dir/x"`), else `null` (a bare name is looked up on PATH; `true`/`false`
+ * for `core.fsmonitor` name none). An alias runs a command only after `!`.
+ */
+function programOf(key: string, value: string): string | null {
+  let v = value.trim();
+  if (key.startsWith("alias.")) {
+    if (!v.startsWith("!")) return null;
+    v = v.slice(1).trim();
+  }
+  const quoted = /^(["'])(.*?)\1/.exec(v);
+  const first = quoted !== null ? quoted[2] : v.split(/\s/)[0];
+  return first.includes("/") ? first : null;
 }
 
 /** Thrown for a config path this tool cannot resolve as git would (`~user/...`). */
@@ -345,6 +384,15 @@ export function parseConfigOrigins(
       if (v === null) continue; // git refuses such an include itself
       if (v.startsWith("/")) includes.add(normalize(v));
       else if (fileAbs !== null) includes.add(normalize(`${dirname(fileAbs)}/${v}`));
+    } else if (PROGRAM_KEYS.some((re) => re.test(key)) && programOf(key, value) !== null) {
+      const v = expandHome(programOf(key, value) as string, at.home);
+      if (v === null) continue;
+      // Git runs these from the worktree's top.
+      others.push({
+        abs: normalize(v.startsWith("/") ? v : `${at.top}/${v}`),
+        what: `program named by ${key}`,
+        watch: "entry",
+      });
     } else if (
       key === "core.excludesfile" || key === "core.attributesfile" || key === "core.hookspath"
     ) {

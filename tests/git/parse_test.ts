@@ -268,3 +268,23 @@ Deno.test("git control paths: hooks, config, includes and git dirs, the stronger
   assert.equal(by.get("/p/.git")?.watch, "entry", "the worktree's .git entry itself is watched");
   assert.equal(paths.length, new Set(paths.map((p) => p.abs)).size, "one entry per path");
 });
+
+Deno.test("config origins: a program a command-valued key names by a path is listed, resolved at the top", () => {
+  const out = enc(
+    [
+      "file:.git/config\0filter.fmt.clean\n./tools/clean.sh %f",
+      "file:.git/config\0diff.img.textconv\n\"tools/my conv\" --x",
+      "file:.git/config\0core.pager\nless -R", // a bare name: looked up on PATH
+      "file:.git/config\0alias.st\nstatus", // no `!`: a git command
+      "file:.git/config\0alias.x\n!bin/x.sh",
+      "file:.git/config\0core.fsmonitor\nfalse",
+      "",
+    ].join("\0"),
+  );
+  const o = parseConfigOrigins(out, { cwd: "/p", top: "/p", home: "/h" });
+  assert.deepEqual(o?.others.map((x) => x.abs), [
+    "/p/tools/clean.sh",
+    "/p/tools/my conv",
+    "/p/bin/x.sh",
+  ]);
+});
