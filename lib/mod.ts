@@ -19,6 +19,7 @@
  * ```
  * @module
  */
+import { GIT_CONFIG_ENV } from "./git/context.ts";
 import { KEY_ENV, type LedgerKey, loadLedgerKey } from "./crypto/keys.ts";
 import { HmacKey } from "./crypto/hash.ts";
 import { type Env, readEnv } from "./env.ts";
@@ -79,7 +80,7 @@ export interface KeyOptions {
 }
 
 function envOf(opts: KeyOptions): Env {
-  return opts.env ?? readEnv([...KEY_ENV, ...CHILD_ENV]);
+  return opts.env ?? readEnv([...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV]);
 }
 
 function keyOf(opts: KeyOptions): LedgerKey {

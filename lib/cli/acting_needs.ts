@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { GIT_CONFIG_ENV } from "../git/context.ts";
 import { within } from "../fs/within.ts";
 import { BWRAP_PATH, PERL_PATH, SETSID_PATH } from "../host/programs.ts";
 import { dirname, join, resolve } from "../fs/path.ts";
@@ -220,7 +221,7 @@ async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promi
     write: [ctx.project, tmp],
     // perl runs the exec guard in front of bwrap (and the anchored writes of `apply`).
     run: [BWRAP_PATH, PERL_PATH, SETSID_PATH, ...run],
-    env: [...KEY_ENV, ...CHILD_ENV],
+    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
     sys: ["uid"],
   });
 }

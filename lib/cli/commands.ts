@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { GIT_CONFIG_ENV } from "../git/context.ts";
 import { dirname, resolve } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
@@ -74,7 +75,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "dry-run", kind: "bool", help: "check and run gates; change nothing" },
       UNCONFINED_FLAG,
     ],
-    env: [...KEY_ENV, ...CHILD_ENV],
+    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
     built: true,
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx),
     needsSpawns: async (ctx) =>
@@ -88,7 +89,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       "undeclared writes and timeouts exit 3. FILE is the artifact (JSON).",
     positionals: [{ name: "FILE", required: true }],
     flags: [{ name: "dry-run", kind: "bool", help: "check only; run nothing" }, UNCONFINED_FLAG],
-    env: [...KEY_ENV, ...CHILD_ENV],
+    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
     built: true,
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx),
     needsSpawns: async (ctx) =>
@@ -186,7 +187,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "print the narrowest `deno run` flags for a command on this project",
     positionals: [{ name: "COMMAND", required: true, variadic: true }],
     flags: [],
-    env: [...KEY_ENV, ...CHILD_ENV],
+    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
     built: true,
     // To compute another command's needs it reads what that command reads (its brief, its
     // artifact, the operator's confined-programs file, whose custody check asks for the uid, and
@@ -195,7 +196,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       mergeNeeds({
         ...NO_NEEDS,
         read: [ctx.project, ...confinedDirs(ctx), ...(briefFlagPath(ctx) ?? [])],
-        env: [...KEY_ENV, ...CHILD_ENV],
+        env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
         sys: ["uid"],
       }, await (await loadCode(() => import("./permissions_cmd.ts"))).targetReads(ctx, TABLE)),
     run: async (ctx) =>

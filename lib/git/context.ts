@@ -125,19 +125,39 @@ export interface GitOutput {
 }
 
 /**
+ * The variables that choose which config files git reads: the operator's git obeys them, so the
+ * tool's own git calls pass them on (its control plane is then the files the operator's git
+ * reads). `GIT_CONFIG_COUNT` (config given in the environment itself) refuses the act instead.
+ */
+export const GIT_CONFIG_ENV: readonly string[] = Object.freeze([
+  "XDG_CONFIG_HOME",
+  "GIT_CONFIG_GLOBAL",
+  "GIT_CONFIG_SYSTEM",
+  "GIT_CONFIG_NOSYSTEM",
+  "GIT_CONFIG_COUNT",
+]);
+
+/**
  * The environment git runs with.
  *
  * @example
  * ```ts
  * import { gitEnv } from "./context.ts";
  * gitEnv({ GIT_DIR: "/elsewhere", PATH: "/usr/bin" }).GIT_DIR; // undefined
+ * gitEnv({ GIT_CONFIG_GLOBAL: "/home/op/git.cfg" }).GIT_CONFIG_GLOBAL; // "/home/op/git.cfg"
  * ```
  */
 export function gitEnv(
   parent: Readonly<Record<string, string | undefined>>,
 ): Record<string, string> {
+  const chosen: Record<string, string> = {};
+  for (const name of ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM"]) {
+    const v = parent[name];
+    if (v !== undefined) chosen[name] = v;
+  }
   return childEnv(parent, {
-    set: { GIT_OPTIONAL_LOCKS: "0", GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" },
+    extraNames: ["XDG_CONFIG_HOME"],
+    set: { ...chosen, GIT_OPTIONAL_LOCKS: "0", GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" },
   });
 }
 
@@ -512,6 +532,14 @@ export async function openGitContext(
   options: GitContextOptions = {},
 ): Promise<GitContext> {
   const parentEnv = options.parentEnv ?? Deno.env.toObject();
+  const count = parentEnv.GIT_CONFIG_COUNT;
+  if (count !== undefined && count !== "" && count !== "0") {
+    throw new RequestError(
+      "GIT_UNAVAILABLE",
+      "GIT_CONFIG_COUNT is set: config given in the environment names no file this tool can " +
+        "hold to the control plane; unset it (and GIT_CONFIG_KEY_n/VALUE_n) for this command",
+    );
+  }
   const env = gitEnv(parentEnv);
   let canonical: string;
   try {

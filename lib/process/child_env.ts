@@ -53,7 +53,11 @@ const NEVER_PASSED: readonly RegExp[] = [
 ];
 
 /** Names a caller may set explicitly (`set`) even though a parent's copy would be refused. */
-const SETTABLE_EXCEPTIONS: readonly RegExp[] = [/^GIT_(OPTIONAL_LOCKS|TERMINAL_PROMPT)$/];
+const SETTABLE_EXCEPTIONS: readonly RegExp[] = [
+  /^GIT_(OPTIONAL_LOCKS|TERMINAL_PROMPT)$/,
+  // The operator's choice of config files, passed to the tool's own git calls only.
+  /^GIT_CONFIG_(GLOBAL|SYSTEM|NOSYSTEM)$/,
+];
 
 /**
  * Returns true when a variable name must never reach a child (keys, tokens, `DENO_*`, ...).

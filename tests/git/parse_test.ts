@@ -1,9 +1,13 @@
 /** Pure readers of git's output and files: version, status -z, index (v2/v3/v4), ls-files, rev-parse, path bytes. */
 
+import { RequestError } from "../../lib/errors.ts";
+import { assertRefusal } from "../_helpers/assert.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
   gitControlPaths,
+  gitEnv,
+  openGitContext,
   parseConfigOrigins,
   parseLsFiles,
   parseRevParse,
@@ -273,7 +277,7 @@ Deno.test("config origins: a program a command-valued key names by a path is lis
   const out = enc(
     [
       "file:.git/config\0filter.fmt.clean\n./tools/clean.sh %f",
-      "file:.git/config\0diff.img.textconv\n\"tools/my conv\" --x",
+      'file:.git/config\0diff.img.textconv\n"tools/my conv" --x',
       "file:.git/config\0core.pager\nless -R", // a bare name: looked up on PATH
       "file:.git/config\0alias.st\nstatus", // no `!`: a git command
       "file:.git/config\0alias.x\n!bin/x.sh",
@@ -287,4 +291,23 @@ Deno.test("config origins: a program a command-valued key names by a path is lis
     "/p/tools/my conv",
     "/p/bin/x.sh",
   ]);
+});
+
+Deno.test("git context: config given in the environment (GIT_CONFIG_COUNT) refuses; the operator's config-file choice is passed on", async () => {
+  const { root, env } = await tempRepo();
+  try {
+    await assertRefusal(
+      () => openGitContext(root, { parentEnv: { ...env, GIT_CONFIG_COUNT: "1" } }),
+      "GIT_UNAVAILABLE",
+      RequestError,
+    );
+    const cfg = `${root}/../global.cfg`;
+    Deno.writeTextFileSync(cfg, `[include]\n\tpath = ${root}/conf/x.cfg\n`);
+    const ctx = await openGitContext(root, { parentEnv: { ...env, GIT_CONFIG_GLOBAL: cfg } });
+    assert.ok(ctx.controlPaths.some((p) => p.abs === `${root}/conf/x.cfg`), "the include");
+    assert.equal(gitEnv({ GIT_CONFIG_GLOBAL: cfg, GIT_DIR: "/x" }).GIT_CONFIG_GLOBAL, cfg);
+    assert.equal(gitEnv({ GIT_CONFIG_GLOBAL: cfg, GIT_DIR: "/x" }).GIT_DIR, undefined);
+  } finally {
+    cleanup(root);
+  }
 });
