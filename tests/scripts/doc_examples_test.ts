@@ -116,6 +116,7 @@ Deno.test("the runnable JSDoc examples run under deno test --doc and their asser
     );
     assert.equal(r.code, 0, r.stdout + r.stderr);
     // Every listed module contributed examples that ran and passed (none was silently empty).
+    // deno-lint-ignore no-control-regex -- terminal colours in deno test's own output
     const out = r.stdout.replaceAll(/\x1b\[[0-9;]*m/g, "");
     for (const file of RUNNABLE_EXAMPLES) {
       const ran = out.split("\n").filter((l) => l.includes(`/${file}#`) && l.includes(" ... ok"));
