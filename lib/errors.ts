@@ -67,7 +67,7 @@ export class UsageError extends AgentTeamsError {
   readonly family = "usage";
   /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(
-    code: "USAGE" | "UNKNOWN_COMMAND" | "UNKNOWN_FLAG" | "NOT_IMPLEMENTED",
+    code: "USAGE" | "UNKNOWN_COMMAND" | "UNKNOWN_FLAG" | "NOT_IMPLEMENTED" | "BAD_SLUG",
     message: string,
     options?: ErrorOptions,
   ) {

@@ -12,6 +12,7 @@
  * ```
  * @module
  */
+import { didYouMean } from "../text/suggest.ts";
 import { UsageError } from "../errors.ts";
 
 /** A flag a command accepts. */
@@ -143,7 +144,13 @@ export function parseArgs(
       const eq = a.indexOf("=");
       const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
       const spec = byName.get(name);
-      if (spec === undefined) throw new UsageError("UNKNOWN_FLAG", `unknown flag --${name}`);
+      if (spec === undefined) {
+        const near = didYouMean(name, byName.keys());
+        throw new UsageError(
+          "UNKNOWN_FLAG",
+          `unknown flag --${name}` + (near === null ? "" : ` (did you mean --${near}?)`),
+        );
+      }
       if (spec.kind === "bool") {
         if (eq > 0) throw new UsageError("USAGE", `--${name} takes no value`);
         if (values[name] !== undefined) throw new UsageError("USAGE", `--${name} given twice`);

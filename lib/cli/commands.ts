@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { didYouMean } from "../text/suggest.ts";
 import { GIT_CONFIG_ENV } from "../git/context.ts";
 import { dirname, resolve } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
@@ -244,6 +245,7 @@ export async function needsOf(spec: CommandSpec, ctx: Ctx): Promise<Needs> {
 export function findCommand(
   argv: readonly string[],
 ): { spec: CommandSpec; rest: string[] } | null {
+  // A group word alone (`ledger`) is no command: its subcommand is missing.
   let best: CommandSpec | null = null;
   for (const c of COMMANDS) {
     if (c.words.every((w, i) => argv[i] === w)) {
@@ -255,3 +257,29 @@ export function findCommand(
 
 /** The table as the commands that ask about other commands (`permissions`) are handed it. */
 const TABLE: CommandTable = { find: findCommand, needsOf };
+
+/**
+ * Why `argv` names no command, for a person: the unknown words, and the nearest command when it
+ * looks like a typo (`ledger verfy` → `ledger verify`).
+ *
+ * @example
+ * ```ts
+ * import { unknownCommandMessage } from "./commands.ts";
+ * unknownCommandMessage(["ledger", "verfy"]);
+ * // 'unknown command "ledger verfy" (did you mean "ledger verify"?); see agentteams ledger --help'
+ * ```
+ */
+export function unknownCommandMessage(argv: readonly string[]): string {
+  const members = COMMANDS.filter((c) => c.words.length > 1 && c.words[0] === argv[0]);
+  const isGroup = members.length > 0;
+  if (isGroup && (argv.length === 1 || argv[1].startsWith("-"))) {
+    return `${JSON.stringify(argv[0])} needs a command: ` +
+      `${members.map((c) => c.words.join(" ")).join(", ")} (see agentteams ${argv[0]} --help)`;
+  }
+  const typed = (isGroup ? argv.slice(0, 2) : argv.slice(0, 1)).join(" ");
+  const names = COMMANDS.map((c) => c.words.join(" "));
+  const near = didYouMean(typed, names);
+  const hint = near === null ? "" : ` (did you mean ${JSON.stringify(near)}?)`;
+  const help = isGroup ? `agentteams ${argv[0]} --help` : "agentteams --help";
+  return `unknown command ${JSON.stringify(typed)}${hint}; see ${help}`;
+}

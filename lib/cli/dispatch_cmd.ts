@@ -6,7 +6,7 @@
  */
 import { loadLedgerKey } from "../crypto/keys.ts";
 import { UsageError } from "../errors.ts";
-import { issueDispatch } from "../ledger/dispatch.ts";
+import { issueDispatch, slugProblem } from "../ledger/dispatch.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -23,6 +23,11 @@ import type { Ctx, Outcome } from "./command_spec.ts";
 export async function dispatch(ctx: Ctx): Promise<Outcome> {
   const agent = ctx.parsed.flags.agent;
   if (typeof agent !== "string") throw new UsageError("USAGE", "dispatch needs --agent SLUG");
+  // A malformed slug is the command line's mistake (exit 2), worded before any key is read.
+  const bad = slugProblem(agent);
+  if (bad !== null) {
+    throw new UsageError("BAD_SLUG", `--agent: ${bad} (the agent's name in agent_policies)`);
+  }
   const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
   const d = await issueDispatch(ctx.project, key.hmac, agent, { now: ctx.now });
   ctx.note(

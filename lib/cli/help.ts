@@ -29,10 +29,38 @@ export function topHelp(): string {
     ),
     "",
     "common options: --project DIR, --brief FILE (alias --description), --json, --help",
+    "agentteams --version prints the version; agentteams <command> --help explains one command",
     "exit codes: 0 ok, 1 refused or verification failed, 2 usage error, " +
     "3 undeclared writes or timeout",
   ];
   return lines.join("\n");
+}
+
+/**
+ * A command group's help (`agentteams ledger --help`): its subcommands, a line each; `null` when
+ * `word` names no group.
+ *
+ * @example
+ * ```ts
+ * import { groupHelp } from "./help.ts";
+ * groupHelp("ledger")?.split("\n")[0]; // "usage: agentteams ledger <command> [options]"
+ * groupHelp("apply"); // null: a command, not a group
+ * ```
+ */
+export function groupHelp(word: string): string | null {
+  const members = COMMANDS.filter((c) => c.words.length > 1 && c.words[0] === word);
+  if (members.length === 0) return null;
+  const width = Math.max(...members.map((c) => c.words.join(" ").length));
+  return [
+    `usage: agentteams ${word} <command> [options]`,
+    "",
+    "commands:",
+    ...members.map((c) =>
+      `  ${c.words.join(" ").padEnd(width)}  ${c.summary}${c.built ? "" : " (not built yet)"}`
+    ),
+    "",
+    `agentteams ${word} <command> --help explains one`,
+  ].join("\n");
 }
 
 /**

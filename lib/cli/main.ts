@@ -10,9 +10,9 @@ import { resolve } from "../fs/path.ts";
 import { AgentTeamsError, refusalCode, UsageError } from "../errors.ts";
 import { readEnv } from "../env.ts";
 import { narrowPermissions } from "../permissions.ts";
-import { findCommand, needsOf } from "./commands.ts";
+import { findCommand, needsOf, unknownCommandMessage } from "./commands.ts";
 import { COMMON_FLAGS } from "./common_flags.ts";
-import { commandHelp, topHelp } from "./help.ts";
+import { commandHelp, groupHelp, topHelp } from "./help.ts";
 import { normalizeArgv, parseArgs } from "./args.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -45,7 +45,9 @@ function debugStack(): boolean {
 function refuse(io: CliIo, name: string, json: boolean, e: unknown): number {
   if (debugStack() && e instanceof Error) io.stderr(e.stack ?? String(e));
   if (e instanceof AgentTeamsError) {
-    io.stderr(`agentteams ${name}: refused: ${e.code}: ${oneLine(e.message)}`);
+    // A command line that could not be understood is the user's to fix, not a refusal.
+    const what = e.family === "usage" ? "usage error" : "refused";
+    io.stderr(`agentteams ${name}: ${what}: ${e.code}: ${oneLine(e.message)}`);
     if (json) {
       const result = "result" in e ? (e as { result: unknown }).result : undefined;
       io.stdout(JSON.stringify({ ok: false, error: e.toJSON(), ...(result ? { result } : {}) }));
@@ -104,8 +106,8 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
   try {
     const args = normalizeArgv(argv);
     if (args.length === 0) {
-      io.stderr(topHelp());
-      return 2;
+      io.stdout(topHelp());
+      return 0;
     }
     if (args[0] === "--help" || args[0] === "-h" || args[0] === "help") {
       io.stdout(topHelp());
@@ -117,10 +119,13 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
     }
     const found = findCommand(args);
     if (found === null) {
-      throw new UsageError(
-        "UNKNOWN_COMMAND",
-        `unknown command ${JSON.stringify(args[0])}; see agentteams --help`,
-      );
+      // A group alone, or asked for its help: the group's subcommands.
+      const group = groupHelp(args[0]);
+      if (group !== null && (args[1] === "--help" || args[1] === "-h")) {
+        io.stdout(group);
+        return 0;
+      }
+      throw new UsageError("UNKNOWN_COMMAND", unknownCommandMessage(args));
     }
     const { spec, rest } = found;
     name = spec.words.join(" ");

@@ -49,6 +49,21 @@ export const DISPATCH_MAX_USES = 25;
 export const DISPATCH_MAX_ATTEMPTS = 100;
 /** Agent slugs. */
 export const SLUG_RE = /^[a-z0-9][a-z0-9-]*$/;
+
+/**
+ * Why `agent` is no agent slug, or `null`: the one slug rule, for the library and the CLI.
+ *
+ * @example
+ * ```ts
+ * import { slugProblem } from "./dispatch.ts";
+ * slugProblem("worker"); // null
+ * slugProblem("Bad Slug"); // 'agent slug "Bad Slug" must match ^[a-z0-9][a-z0-9-]*$'
+ * ```
+ */
+export function slugProblem(agent: unknown): string | null {
+  if (typeof agent === "string" && SLUG_RE.test(agent)) return null;
+  return `agent slug ${JSON.stringify(agent)} must match ^[a-z0-9][a-z0-9-]*$`;
+}
 /** Nonces. */
 export const NONCE_RE = /^[0-9a-f]{32}$/;
 
@@ -289,14 +304,8 @@ export function issueDispatch(
   agent: string,
   opts: DispatchOptions & { ttlHours?: number; maxUses?: number } = {},
 ): Promise<IssuedDispatch> {
-  if (typeof agent !== "string" || !SLUG_RE.test(agent)) {
-    return Promise.reject(
-      new DispatchError(
-        "BAD_SLUG",
-        `agent slug ${JSON.stringify(agent)} must match ^[a-z0-9][a-z0-9-]*$`,
-      ),
-    );
-  }
+  const bad = slugProblem(agent);
+  if (bad !== null) return Promise.reject(new DispatchError("BAD_SLUG", bad));
   const now = opts.now ?? (() => new Date());
   const paths = ensureStateDir(root);
   return withFileLock(paths.dispatchLock, async () => {

@@ -14,6 +14,7 @@
  * @module
  */
 
+import { didYouMean } from "../text/suggest.ts";
 import { isIgnoredBriefField, POLICY_FIELDS } from "./brief_fields.ts";
 import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
 import type { RawPolicy } from "./brief_schema.ts";
@@ -51,31 +52,8 @@ const EXPECTED: Record<string, string> = {
   array: "a list",
 };
 
-/** Edit distance, for "did you mean" on unknown keys. */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return row[b.length];
-}
-
 function suggestion(key: string, known: readonly string[]): string {
-  let best: string | null = null;
-  let bestD = 3;
-  for (const k of known) {
-    const d = distance(key, k);
-    if (d < bestD) {
-      best = k;
-      bestD = d;
-    }
-  }
+  const best = didYouMean(key, known);
   return best === null ? "" : ` (did you mean ${JSON.stringify(best)}?)`;
 }
 

@@ -74,10 +74,10 @@ Deno.test("--help on every command: exit 0, its usage on stdout, the common opti
   const v = await inProcess(["--version"]);
   assert.equal(v.code, 0);
   assert.match(v.stdout, /^agentteams \d+\.\d+\.\d+\n$/);
-  // No command: usage on stderr, exit 2.
+  // No command: the help, on stdout, exit 0 (a newcomer's first call).
   const none = await inProcess([]);
-  assert.equal(none.code, 2);
-  assert.match(none.stderr, /usage: agentteams/);
+  assert.equal(none.code, 0);
+  assert.match(none.stdout, /usage: agentteams/);
 });
 
 Deno.test("unknown flags: exit 2 UNKNOWN_FLAG on every built command", async () => {
@@ -229,7 +229,9 @@ Deno.test("real process: exit codes and the refusal line `agentteams <command>: 
       );
     }
     const bad = await run(["dispatch", "--agent", "Bad Slug"]);
-    const refusal = assertCliRefused(bad, "dispatch", "BAD_SLUG", 1);
+    // A usage error: exit 2, worded as one.
+    const refusal = assertCliRefused(bad, "dispatch", "BAD_SLUG", 2);
+    assert.match(bad.stderr, /^agentteams dispatch: usage error: BAD_SLUG: /m);
     assert.match(refusal.reason, /must match/);
     assert.equal(bad.stdout, "");
     assertSameTree(before, await snapshotTree(sb.dir));
@@ -259,7 +261,7 @@ Deno.test("real process: --json prints exactly one JSON object on stdout, for su
     assert.equal(p.command, "ledger show");
 
     const refused = await run(["dispatch", "--agent", "-x", "--json"]);
-    assert.equal(refused.code, 1);
+    assert.equal(refused.code, 2); // a malformed slug is a usage error
     const e = one(refused);
     assert.equal(e.ok, false);
     assert.equal((e.error as { code: string }).code, "BAD_SLUG");
@@ -473,4 +475,32 @@ Deno.test("real process: CLI-layer refusals write nothing (a --project that is n
     assertSameTree(noSigning, await snapshotTree(sb.dir), "checkpoint without a signing key");
     assert.equal(await Deno.readTextFile(st.ledger), ledger);
   });
+});
+
+Deno.test("first contact: bare agentteams is help (exit 0); groups list their commands; typos get a suggestion and a usage error (exit 2)", async () => {
+  const bare = await inProcess([]);
+  assert.equal(bare.code, 0);
+  assert.match(bare.stdout, /^usage: agentteams <command> \[options\]$/m);
+  assert.match(bare.stdout, /--version/);
+  for (const group of ["ledger", "keys"]) {
+    const help = await inProcess([group, "--help"]);
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, new RegExp(`^usage: agentteams ${group} <command>`, "m"));
+    assert.match(help.stdout, group === "ledger" ? /^ {2}ledger verify /m : /^ {2}keys init /m);
+    const alone = assertCliRefused(await inProcess([group]), group, "UNKNOWN_COMMAND", 2);
+    assert.match(alone.reason, new RegExp(`"${group}" needs a command: ${group} `));
+  }
+  const typo = await inProcess(["ledger", "verfy"]);
+  const t = assertCliRefused(typo, "ledger", "UNKNOWN_COMMAND", 2);
+  assert.match(t.reason, /did you mean "ledger verify"\?/);
+  assert.match(typo.stderr, /^agentteams ledger: usage error: UNKNOWN_COMMAND: /m);
+  const top = assertCliRefused(await inProcess(["aply", "x"]), "aply", "UNKNOWN_COMMAND", 2);
+  assert.match(top.reason, /did you mean "apply"\?/);
+  const flag = assertCliRefused(
+    await inProcess(["apply", "p.json", "--dryrun"]),
+    "apply",
+    "UNKNOWN_FLAG",
+    2,
+  );
+  assert.match(flag.reason, /did you mean --dry-run\?/);
 });
