@@ -18,6 +18,7 @@
  */
 import { PermissionLayerError } from "./errors.ts";
 import { within } from "./fs/within.ts";
+import { expandEnvNames } from "./env.ts";
 
 /** What one command needs from Deno. */
 export interface Needs {
@@ -140,7 +141,8 @@ export function launchFlags(needs: Needs): string[] {
   add("read", needs.read);
   add("write", needs.write);
   add("run", needs.run);
-  add("env", needs.env);
+  // `LC_*` as the names it stands for: a flag with no glob character survives `$(...)`.
+  add("env", expandEnvNames(needs.env));
   add("sys", needs.sys);
   return flags;
 }

@@ -37,6 +37,12 @@ export interface PositionalSpec {
   readonly required: boolean;
   /** Takes every remaining positional. */
   readonly variadic?: boolean;
+  /**
+   * With `variadic`: from its first word on, takes the rest of the command line as it is, flags
+   * included (`permissions ledger show --tail 1`), but for `--json` and `--help`, which stay the
+   * command's own; after a `--`, everything is the positional's.
+   */
+  readonly rest?: boolean;
 }
 
 /** Parsed flags and positionals. */
@@ -131,10 +137,27 @@ export function parseArgs(
   const byName = new Map(flags.map((f) => [f.name, f]));
   const values: Record<string, string | boolean | string[]> = {};
   const pos: string[] = [];
+  const restFrom = positionals.findIndex((p) => p.rest === true);
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === "--") {
       pos.push(...args.slice(i + 1));
+      break;
+    }
+    if (restFrom >= 0 && pos.length >= restFrom && !a.startsWith("-")) {
+      // The rest of the line is the positional's, but for the command's own --json and --help.
+      for (let j = i; j < args.length; j++) {
+        const b = args[j];
+        if (b === "--") {
+          pos.push(...args.slice(j));
+          break;
+        }
+        if ((b === "--json" || b === "--help") && byName.has(b.slice(2))) {
+          values[b.slice(2)] = true;
+          continue;
+        }
+        pos.push(b);
+      }
       break;
     }
     if (a.startsWith("-") && a !== "-") {

@@ -186,7 +186,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     words: ["permissions"],
     summary: "print the narrowest `deno run` flags for a command on this project",
-    positionals: [{ name: "COMMAND", required: true, variadic: true }],
+    help: "COMMAND is the command with its own arguments and flags, as you would run it:\n" +
+      "  agentteams permissions run request.json --unconfined\n" +
+      "The line starts with this Deno's absolute path and needs no quoting, so both\n" +
+      '  eval "$(agentteams permissions ledger verify)"   and   $(agentteams permissions ledger verify)\n' +
+      "run it (the second only while no path in it holds a space). --json prints it as an `exec` array\n" +
+      "too. A `--` after COMMAND's words still works; --json and --help are permissions' own.\n" +
+      "Launched broad on purpose? AGENTTEAMS_BROAD_OK=1 silences the warning.",
+    positionals: [{ name: "COMMAND", required: true, variadic: true, rest: true }],
     flags: [],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
     built: true,

@@ -13,6 +13,7 @@ import { narrowPermissions } from "../permissions.ts";
 import { findCommand, needsOf, unknownCommandMessage } from "./commands.ts";
 import { COMMON_FLAGS } from "./common_flags.ts";
 import { commandHelp, groupHelp, topHelp } from "./help.ts";
+import { shellQuote } from "./shell_quote.ts";
 import { normalizeArgv, parseArgs } from "./args.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -90,6 +91,17 @@ function checkProjectDir(project: string): void {
   if (!isDir) throw new UsageError("USAGE", `the project ${project} is not a directory`);
 }
 
+/** The variable an operator sets to launch broad on purpose, silencing the warning. */
+export const BROAD_OK_ENV = "AGENTTEAMS_BROAD_OK";
+
+/** Whether the operator said, with {@link BROAD_OK_ENV}=1, that a broad launch is on purpose. */
+function broadAcknowledged(): boolean {
+  if (Deno.permissions.querySync({ name: "env", variable: BROAD_OK_ENV }).state !== "granted") {
+    return false;
+  }
+  return Deno.env.get(BROAD_OK_ENV) === "1";
+}
+
 /**
  * Runs the CLI on `argv` and returns the exit code.
  *
@@ -155,13 +167,21 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
       now: () => new Date(),
       note: (l) => io.stderr(l),
     };
+    // Read before narrowing: once narrowed, the variable may no longer be readable.
+    const broadOk = broadAcknowledged();
     const narrowing = narrowPermissions(await needsOf(spec, ctx), {
       refuseNetFfi: spec.refuseNetFfi,
     });
-    if (narrowing.broader.length > 0) {
+    if (narrowing.broader.length > 0 && !broadOk) {
+      // The user's own arguments, quoted for a shell and shown inert (one line, no escapes).
+      const asked = oneLine([...spec.words, ...rest].map(shellQuote).join(" "));
       io.stderr(
         `agentteams ${name}: warning: launched with broad ${narrowing.broader.join(", ")} ` +
-          `permission; \`agentteams permissions ${name}\` prints the narrow flags`,
+          "permission" +
+          (name === "permissions"
+            ? ""
+            : `; \`agentteams permissions ${asked}\` prints the narrow flags`) +
+          ` (${BROAD_OK_ENV}=1 says it is on purpose)`,
       );
     }
     return print(io, name, json, await spec.run(ctx));

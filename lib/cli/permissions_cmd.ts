@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { shellQuote } from "./shell_quote.ts";
 import { dirname, resolve } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
 import {
@@ -22,20 +23,6 @@ import { entryPath } from "./code_dir.ts";
 import { normalizeArgv, parseArgs } from "./args.ts";
 import { perInvocation } from "./per_invocation.ts";
 import type { CommandSpec, CommandTable, Ctx, Outcome } from "./command_spec.ts";
-
-/**
- * Quotes a word for a POSIX shell when it needs it.
- *
- * @example
- * ```ts
- * import { shellQuote } from "./permissions_cmd.ts";
- * shellQuote("/usr/bin/git"); // "/usr/bin/git"
- * shellQuote("a b"); // "'a b'"
- * ```
- */
-export function shellQuote(w: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'"'"'`)}'`;
-}
 
 /**
  * The directories the asked command resolves before it names paths below them: its project, its
@@ -100,6 +87,16 @@ function realRootOf(root: string, paths: readonly string[]): string | null {
   }
 }
 
+/**
+ * The Deno that runs this process, by absolute path (the line works whatever PATH holds: Deno
+ * installed into `.tools/` by the project's scripts is on no PATH), or `deno` when this process is
+ * not a `deno` binary (a compiled one).
+ */
+function denoProgram(): string {
+  const exec = Deno.execPath();
+  return /(^|\/)deno(\.exe)?$/.test(exec) ? exec : "deno";
+}
+
 /** The command `permissions` is asked about, parsed as that command parses, and its needs. */
 interface Asked {
   spec: CommandSpec;
@@ -124,7 +121,11 @@ const askedOf: (ctx: Ctx, table: CommandTable) => Promise<Asked> = perInvocation
     if (found === null) {
       throw new UsageError("UNKNOWN_COMMAND", `no command ${JSON.stringify(words.join(" "))}`);
     }
-    const { spec, rest } = found;
+    const { spec } = found;
+    // `permissions run --project P -- r.json`, the earlier spelling: its first `--` only ended
+    // permissions' own flags, and is no part of the asked command's.
+    const cut = found.rest.indexOf("--");
+    const rest = cut < 0 ? found.rest : [...found.rest.slice(0, cut), ...found.rest.slice(cut + 1)];
     const own = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
     const name = spec.words.join(" ");
     const project = typeof own.flags.project === "string"
@@ -184,20 +185,13 @@ export async function targetReads(ctx: Ctx, table: CommandTable): Promise<Needs>
 export async function permissionsCmd(ctx: Ctx, table: CommandTable): Promise<Outcome> {
   const { spec, rest, inherited, target: { name }, needs } = await askedOf(ctx, table);
   const flags = launchFlags(needs);
-  // The command's own flags end at `--` (what follows is passed on, as `permissions` passes it
-  // on): what it inherits goes before it.
-  const dashdash = rest.indexOf("--");
-  const own = dashdash < 0 ? rest : rest.slice(0, dashdash);
-  const passed = dashdash < 0 ? [] : rest.slice(dashdash);
-  const line = [
-    "deno",
-    "run",
-    ...flags,
-    entryPath(),
-    ...spec.words,
-    ...own,
-    ...inherited,
-    ...passed,
-  ].map(shellQuote).join(" ");
-  return { exit: 0, text: line, json: { ok: true, command: name, flags, needs, argv: line } };
+  // What it inherits goes right after its words, before its own arguments: were the command
+  // `permissions` itself, anything after its first argument would be the command it asks about.
+  const exec = [denoProgram(), "run", ...flags, entryPath(), ...spec.words, ...inherited, ...rest];
+  const line = exec.map(shellQuote).join(" ");
+  return {
+    exit: 0,
+    text: line,
+    json: { ok: true, command: name, flags, needs, argv: line, exec },
+  };
 }

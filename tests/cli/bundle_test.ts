@@ -68,7 +68,8 @@ Deno.test("the code-split bundle runs keys, dispatch, run, apply and verify", as
     // The printed narrow line, run as printed: the command's chunks are read on first use, so the
     // line grants reading the bundle's directory, and without it the refusal is NOT_CAPABLE.
     const line = p.stdout.trim().split(" ");
-    assert.equal(line.slice(0, 2).join(" "), "deno run");
+    assert.equal(line[0], Deno.execPath()); // this Deno, by absolute path: no PATH needed
+    assert.equal(line[1], "run");
     assert.ok(line.some((w) => w.startsWith("--allow-read=") && w.split(/[=,]/).includes(outdir)));
     const narrow = await runDeno(line.slice(1), { env });
     assert.equal(narrow.code, 0, narrow.stderr);

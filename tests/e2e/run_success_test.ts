@@ -295,7 +295,7 @@ Deno.test("permissions run: the printed `deno run` line, run exactly as printed,
     assert.equal(p.code, 0, p.stderr);
     const line = p.stdout.trim();
     assert.equal(line.split("\n").length, 1, line);
-    assert.match(line, /^deno run /);
+    assert.match(line, /^\S*deno run /);
     assert.doesNotMatch(line, / -A | --allow-all /);
     assert.match(line, /--allow-run=\S+/);
     assert.doesNotMatch(line, /--allow-net|--allow-ffi/);

@@ -126,7 +126,7 @@ Deno.test("the printed narrow line runs the command; removing any one flag gives
       withProject("perm", async (sb) => {
         const line = await permissionsLine(sb, c.words, c.extra);
         // The shape: deno run --no-prompt <narrow flags> <main.ts> <command> ... --project P
-        assert.match(line, /^deno run --no-prompt /);
+        assert.match(line, /^\S*deno run --no-prompt /);
         assert.ok(!line.includes("'"), `no quoting expected in ${line}`);
         const words = line.split(" ");
         for (const bad of ["-A", "--allow-all", "--allow-net", "--allow-ffi", "--allow-run"]) {
@@ -179,7 +179,7 @@ Deno.test("launched with -A, a command warns on stderr that its permissions are 
     assert.equal(r.code, 0, r.stderr);
     assert.match(
       r.stderr,
-      /^agentteams ledger show: warning: launched with broad .*read.*; `agentteams permissions ledger show` prints the narrow flags$/m,
+      /^agentteams ledger show: warning: launched with broad .*read.*; `agentteams permissions ledger show --project \S+` prints the narrow flags \(AGENTTEAMS_BROAD_OK=1 says it is on purpose\)$/m,
     );
     // A bare category flag is broad too.
     const r2 = await runCli(["ledger", "show", "--project", sb.project], {
@@ -424,7 +424,7 @@ Deno.test("permissions, launched narrow, about `run -- FILE --unconfined` with F
       "--project",
       sb.project,
     ]);
-    assert.match(narrow, /^deno run /);
+    assert.match(narrow, /^\S*deno run /);
     assert.doesNotMatch(narrow, / -A | --allow-all /);
     // Run as printed: `permissions` answers, and its answer names every program run spawns.
     const inner = await sh(sb, narrow);
@@ -564,7 +564,8 @@ Deno.test("permissions about `permissions`: the asked command's --project goes b
     assert.equal(r.code, 0, r.stderr);
     const line = r.stdout.trim();
     assert.ok(
-      line.endsWith(` permissions run --project ${sb.project} -- ${file} --project ${other}`),
+      // permissions' own --project before the words it asks about; what follows is the run's.
+      line.endsWith(` permissions --project ${sb.project} run -- ${file} --project ${other}`),
       line,
     );
     // Without a `--`, the line is as before: --project added at the end.
@@ -986,7 +987,7 @@ Deno.test("permissions --brief B run -- FILE: the asked run uses B, and the prin
     );
     assert.equal(r.code, 0, r.stderr);
     const line = r.stdout.trim();
-    assert.ok(line.endsWith(` run ${file} --project ${sb.project} --brief ${b}`), line);
+    assert.ok(line.endsWith(` run --brief ${b} --project ${sb.project} ${file}`), line);
     const ran = await sh(sb, line);
     assert.equal(ran.code, 0, `${line}\n${ran.stderr}`);
   } finally {
@@ -1008,7 +1009,7 @@ Deno.test("permissions -- with the earlier tool's spellings (--description, --ru
     const line = r.stdout.trim();
     // B is read by the asked command, so the line grants it and passes it on.
     assert.ok(line.includes(b), line);
-    assert.ok(line.endsWith(` run ${file} --brief ${b} --project ${sb.project}`), line);
+    assert.ok(line.endsWith(` run --project ${sb.project} ${file} --brief ${b}`), line);
     const ran = await sh(sb, line);
     assert.equal(ran.code, 0, `${line}\n${ran.stderr}`);
   } finally {
@@ -1031,5 +1032,59 @@ Deno.test("permissions run and apply with TMPDIR=/usr: PERMISSION_TOO_BROAD (the
       assert.equal(r.stdout, "");
       assertSameTree(before, await snapshotTree(sb.dir), `after permissions ${command}`);
     }
+  });
+});
+
+Deno.test("first contact: the printed line works through $(...) and eval with no deno on PATH; permissions takes the command's own flags without --; the broad warning suggests a command that works, and AGENTTEAMS_BROAD_OK=1 silences it", async () => {
+  await withProject("perm-first-contact", async (sb) => {
+    await Deno.writeTextFile(
+      join(sb.project, "agentteams.jsonc"),
+      JSON.stringify({ agent_policies: { worker: { write_scopes: ["src/"] } } }),
+    );
+    // `--tail 1` is ledger show's own flag: no `--` needed (the earlier `--` still works).
+    const plain = await runCli(["permissions", "ledger", "show", "--tail", "1"], {
+      env: sb.env,
+      cwd: sb.project,
+    });
+    assert.equal(plain.code, 0, plain.stderr);
+    const line = plain.stdout.trim();
+    const dashed = await runCli(["permissions", "ledger", "show", "--", "--tail", "1"], {
+      env: sb.env,
+      cwd: sb.project,
+    });
+    assert.equal(dashed.stdout.trim(), line);
+    assert.match(line, / ledger show --project \S+ --tail 1$/);
+    // An absolute deno, and no word a shell would glob or split: `$(...)` works as eval does.
+    assert.ok(line.startsWith(`${Deno.execPath()} run `), line);
+    assert.doesNotMatch(line, /['"*?]/);
+    const noDeno = { ...sb.env, PATH: "/usr/bin:/bin" };
+    for (const form of [`$(${"printf '%s' \"$LINE\""})`, `eval "$LINE"`]) {
+      const r = await new Deno.Command("/bin/sh", {
+        args: ["-c", form],
+        cwd: sb.dir,
+        clearEnv: true,
+        env: { ...noDeno, LINE: line },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const err = new TextDecoder().decode(r.stderr);
+      assert.equal(r.code, 0, `${form}: ${err}`);
+      assert.doesNotMatch(err, /warning: launched with broad/);
+    }
+    // Launched broad: the warning names a permissions command that works, unless silenced.
+    const broad = await runCli(["ledger", "show", "--tail", "1", "--project", sb.project], {
+      env: sb.env,
+      cwd: sb.dir,
+    });
+    const m = broad.stderr.match(/`agentteams (permissions [^`]+)`/);
+    assert.ok(m !== null, broad.stderr);
+    const suggested = await runCli(m[1].split(" "), { env: sb.env, cwd: sb.dir });
+    assert.equal(suggested.code, 0, suggested.stderr);
+    assert.match(suggested.stdout.trim(), / ledger show --tail 1 --project \S+$/);
+    const quiet = await runCli(["ledger", "show", "--project", sb.project], {
+      env: { ...sb.env, AGENTTEAMS_BROAD_OK: "1" },
+      cwd: sb.dir,
+    });
+    assert.doesNotMatch(quiet.stderr, /warning: launched with broad/);
   });
 });
