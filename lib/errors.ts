@@ -137,6 +137,7 @@ export class LedgerError extends AgentTeamsError {
       | "NO_TORN_TAIL"
       | "LEDGER_UNSAFE_PATH"
       | "LEDGER_BUSY"
+      | "NO_LEDGER"
       | "ROW_INVALID",
     message: string,
     options?: ErrorOptions,

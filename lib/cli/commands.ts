@@ -109,6 +109,11 @@ export const COMMANDS: readonly CommandSpec[] = [
         help: "also check that the ledger extends this signed checkpoint",
       },
       {
+        name: "allow-empty",
+        kind: "bool",
+        help: "a project with no ledger state at all verifies (default: refused, NO_LEDGER)",
+      },
+      {
         name: "verify-key",
         kind: "string",
         value: "PEM",

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { entryKind } from "../fs/entry.ts";
 import { keyDir, loadLedgerKey, SIGNING_KEY_FILE, VERIFY_KEY_FILE } from "../crypto/keys.ts";
 import { importPrivatePem, importPublicPem, keyIdOfKey } from "../crypto/ed25519.ts";
 import { KeyError, LedgerError, UsageError } from "../errors.ts";
@@ -37,6 +38,19 @@ function readText(path: string, what: string, maxBytes = 64 * 1024): string {
  */
 export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
   const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
+  // No ledger, head or dispatch store at all is "nothing here", not "everything verifies": a
+  // wrong --project, or a deleted .agentteams, must not look like success.
+  const state = statePaths(ctx.project);
+  const none = [state.ledger, state.head, state.dispatches].every((p) =>
+    entryKind(p) === "missing"
+  );
+  if (none && ctx.parsed.flags["allow-empty"] !== true) {
+    throw new LedgerError(
+      "NO_LEDGER",
+      `no ledger here: ${state.ledger} does not exist (is --project right? a project has none ` +
+        "until its first dispatch; --allow-empty accepts that)",
+    );
+  }
   const cpPath = ctx.parsed.flags.checkpoint;
   let report;
   let checkpointNote: string | null = null;

@@ -504,3 +504,22 @@ Deno.test("first contact: bare agentteams is help (exit 0); groups list their co
   );
   assert.match(flag.reason, /did you mean --dry-run\?/);
 });
+
+Deno.test("first contact: ledger verify where there is no ledger at all is NO_LEDGER (exit 1), not success; --allow-empty accepts it; nothing is created", async () => {
+  const sb = await sandbox("cli-no-ledger");
+  try {
+    await initKeys({ env: sb.env });
+    const before = await snapshotTree(sb.project);
+    const r = await runCli(["ledger", "verify", "--project", sb.project], { env: sb.env });
+    const refusal = assertCliRefused(r, "ledger verify", "NO_LEDGER", 1);
+    assert.match(refusal.reason, /no ledger here: .* \(is --project right\?/);
+    const ok = await runCli(["ledger", "verify", "--allow-empty", "--project", sb.project], {
+      env: sb.env,
+    });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /^ok: 0 rows verify$/m);
+    assertSameTree(before, await snapshotTree(sb.project), "verify created state");
+  } finally {
+    await sb.dispose();
+  }
+});
