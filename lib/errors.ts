@@ -154,6 +154,7 @@ export class DispatchError extends AgentTeamsError {
   constructor(
     code:
       | "BAD_SLUG"
+      | "BAD_LIMITS"
       | "BAD_NONCE"
       | "DISPATCH_UNKNOWN"
       | "DISPATCH_EXPIRED"

@@ -133,7 +133,9 @@ export function openSession(root: string, opts: OpenSessionOptions = {}): Pendin
 }
 
 /**
- * Issues a dispatch nonce for `agent` (shown once; only its HMAC is stored).
+ * Issues a dispatch nonce for `agent` (shown once; only its HMAC is stored). `maxUses` and
+ * `ttlHours` may narrow the spec's 25 uses within 24 hours, never widen them (`BAD_LIMITS`), as
+ * the earlier tool's `issue_dispatch(root, agent, *, ttl_hours, max_uses)` did.
  *
  * @example
  * ```ts
@@ -146,9 +148,12 @@ export function openSession(root: string, opts: OpenSessionOptions = {}): Pendin
 export async function issueDispatch(
   root: string,
   agent: string,
-  opts: KeyOptions = {},
+  opts: KeyOptions & { readonly maxUses?: number; readonly ttlHours?: number } = {},
 ): Promise<string> {
-  return (await issue(root, keyOf(opts).hmac, agent)).nonce;
+  return (await issue(root, keyOf(opts).hmac, agent, {
+    maxUses: opts.maxUses,
+    ttlHours: opts.ttlHours,
+  })).nonce;
 }
 
 /**

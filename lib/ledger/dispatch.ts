@@ -285,10 +285,40 @@ export interface IssuedDispatch {
 }
 
 /**
+ * Why a dispatch's limits are refused, or `null`: `maxUses` a whole number from 1 to
+ * {@link DISPATCH_MAX_USES}, `ttlHours` a number above 0 and at most {@link DISPATCH_TTL_HOURS}
+ * (a nonce allows 25 artifacts within 24 hours; a dispatch may allow fewer, never more).
+ *
+ * @example
+ * ```ts
+ * import { limitsProblem } from "./dispatch.ts";
+ * limitsProblem({ maxUses: 3, ttlHours: 1 }); // null
+ * limitsProblem({ maxUses: 26 }); // "maxUses must be a whole number from 1 to 25, got 26"
+ * ```
+ */
+export function limitsProblem(opts: { maxUses?: number; ttlHours?: number }): string | null {
+  const { maxUses, ttlHours } = opts;
+  if (
+    maxUses !== undefined &&
+    !(Number.isInteger(maxUses) && maxUses >= 1 && maxUses <= DISPATCH_MAX_USES)
+  ) {
+    return `maxUses must be a whole number from 1 to ${DISPATCH_MAX_USES}, got ${maxUses}`;
+  }
+  if (
+    ttlHours !== undefined &&
+    !(Number.isFinite(ttlHours) && ttlHours > 0 && ttlHours <= DISPATCH_TTL_HOURS)
+  ) {
+    return `ttlHours must be above 0 and at most ${DISPATCH_TTL_HOURS}, got ${ttlHours}`;
+  }
+  return null;
+}
+
+/**
  * Issues a nonce for `agent`: records the `issue-dispatch` ledger row (the intent), then rewrites
  * the store atomically with expired dispatches compacted away and the new dispatch added.
  *
- * @throws {DispatchError} `BAD_SLUG`. {@link LedgerError} when the ledger refuses the row, and
+ * @throws {DispatchError} `BAD_SLUG`, `BAD_LIMITS` (a `maxUses` or `ttlHours` beyond the spec's
+ *   caps). {@link LedgerError} when the ledger refuses the row, and
  *   `LEDGER_TAMPERED` when a store line does not verify (the store is left as evidence).
  * @example
  * ```ts
@@ -306,6 +336,8 @@ export function issueDispatch(
 ): Promise<IssuedDispatch> {
   const bad = slugProblem(agent);
   if (bad !== null) return Promise.reject(new DispatchError("BAD_SLUG", bad));
+  const limits = limitsProblem(opts);
+  if (limits !== null) return Promise.reject(new DispatchError("BAD_LIMITS", limits));
   const now = opts.now ?? (() => new Date());
   const paths = ensureStateDir(root);
   return withFileLock(paths.dispatchLock, async () => {
