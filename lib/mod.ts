@@ -19,7 +19,7 @@
  * ```
  * @module
  */
-import { GIT_CONFIG_ENV } from "./git/context.ts";
+import { GIT_CONFIG_ENV } from "./git/config_env.ts";
 import { KEY_ENV, type LedgerKey, loadLedgerKey } from "./crypto/keys.ts";
 import { HmacKey } from "./crypto/hash.ts";
 import { type Env, readEnv } from "./env.ts";

@@ -16,6 +16,10 @@
  * ```
  * @module
  */
+import { HOST_PROGRAMS } from "./host/programs.ts";
+import { KEY_ENV } from "./crypto/keys.ts";
+import { CHILD_ENV } from "./process/child_env.ts";
+import { GIT_CONFIG_ENV } from "./git/config_env.ts";
 import { PermissionLayerError } from "./errors.ts";
 import { within } from "./fs/within.ts";
 import { expandEnvNames } from "./env.ts";
@@ -204,4 +208,38 @@ export function narrowPermissions(
     revoked.push(c);
   }
   return { broader, revoked };
+}
+
+/** The variable an operator sets to say a broad launch is on purpose (silencing the warning). */
+export const BROAD_OK_ENV = "AGENTTEAMS_BROAD_OK";
+
+/**
+ * The union of every command's permissions, for the release forms (the compiled binaries, the
+ * launcher `scripts/install` writes): read and write unrestricted (a project's paths are known
+ * only at run time; each command narrows them at start by revoking what it does not need), run
+ * limited to the host programs and git where it usually is, the environment variables the
+ * commands read, `sys` uid; never net, never ffi.
+ *
+ * @example
+ * ```ts
+ * import { releaseFlags } from "./permissions.ts";
+ * releaseFlags().includes("--allow-net"); // false
+ * ```
+ */
+export function releaseFlags(): string[] {
+  const programs = [
+    ...HOST_PROGRAMS,
+    "/usr/bin/git",
+    "/usr/local/bin/git",
+    "/opt/homebrew/bin/git",
+  ];
+  const env = expandEnvNames([...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, BROAD_OK_ENV]);
+  return [
+    "--no-prompt",
+    "--allow-read",
+    "--allow-write",
+    `--allow-run=${uniqSorted(programs).join(",")}`,
+    `--allow-env=${uniqSorted(env).join(",")}`,
+    "--allow-sys=uid",
+  ];
 }

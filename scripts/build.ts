@@ -16,11 +16,9 @@
  *
  * @module
  */
-import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH, SETSID_PATH } from "../lib/host/programs.ts";
 import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
-import { KEY_ENV } from "../lib/crypto/keys.ts";
-import { CHILD_ENV } from "../lib/process/child_env.ts";
+import { releaseFlags } from "../lib/permissions.ts";
 import { importPrivatePem, signHex } from "../lib/crypto/ed25519.ts";
 import { bundleTo } from "./bundle.ts";
 
@@ -52,27 +50,13 @@ try {
   console.error(String(e));
   Deno.exit(1);
 }
-console.log("built dist/agentteams/ (run with: deno run dist/agentteams/main.js)");
+console.log(
+  "built dist/agentteams/ (run with: deno run --no-config " + releaseFlags().join(" ") +
+    " dist/agentteams/main.js; scripts/install writes a launcher that does)",
+);
 
-const envNames = [...new Set([...KEY_ENV, ...CHILD_ENV])].join(",");
-// The programs the commands spawn, from the modules that spawn them; git where it usually is.
-const programs = [
-  BWRAP_PATH,
-  SANDBOX_EXEC_PATH,
-  SETSID_PATH,
-  PERL_PATH,
-  "/usr/bin/git",
-  "/usr/local/bin/git",
-  "/opt/homebrew/bin/git",
-].join(",");
-const perms = [
-  "--allow-read",
-  "--allow-write",
-  `--allow-run=${programs}`,
-  `--allow-env=${envNames}`,
-  "--allow-sys=uid",
-  "--no-prompt",
-];
+// The union of the commands' permissions (lib/permissions.ts), the same as the installed launcher's.
+const perms = releaseFlags();
 for (const target of targets) {
   const name = target === "" ? "agentteams" : `agentteams-${target}`;
   const r = await sh([

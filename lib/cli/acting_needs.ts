@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { GIT_CONFIG_ENV } from "../git/context.ts";
+import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { within } from "../fs/within.ts";
 import { BWRAP_PATH, PERL_PATH, SETSID_PATH } from "../host/programs.ts";
 import { dirname, join, resolve } from "../fs/path.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { didYouMean } from "../text/suggest.ts";
-import { GIT_CONFIG_ENV } from "../git/context.ts";
+import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { dirname, resolve } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";

@@ -9,7 +9,7 @@
 import { resolve } from "../fs/path.ts";
 import { AgentTeamsError, refusalCode, UsageError } from "../errors.ts";
 import { readEnv } from "../env.ts";
-import { narrowPermissions } from "../permissions.ts";
+import { BROAD_OK_ENV, narrowPermissions } from "../permissions.ts";
 import { findCommand, needsOf, unknownCommandMessage } from "./commands.ts";
 import { COMMON_FLAGS } from "./common_flags.ts";
 import { commandHelp, groupHelp, topHelp } from "./help.ts";
@@ -90,9 +90,6 @@ function checkProjectDir(project: string): void {
   }
   if (!isDir) throw new UsageError("USAGE", `the project ${project} is not a directory`);
 }
-
-/** The variable an operator sets to launch broad on purpose, silencing the warning. */
-export const BROAD_OK_ENV = "AGENTTEAMS_BROAD_OK";
 
 /** Whether the operator said, with {@link BROAD_OK_ENV}=1, that a broad launch is on purpose. */
 function broadAcknowledged(): boolean {

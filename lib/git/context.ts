@@ -125,19 +125,6 @@ export interface GitOutput {
 }
 
 /**
- * The variables that choose which config files git reads: the operator's git obeys them, so the
- * tool's own git calls pass them on (its control plane is then the files the operator's git
- * reads). `GIT_CONFIG_COUNT` (config given in the environment itself) refuses the act instead.
- */
-export const GIT_CONFIG_ENV: readonly string[] = Object.freeze([
-  "XDG_CONFIG_HOME",
-  "GIT_CONFIG_GLOBAL",
-  "GIT_CONFIG_SYSTEM",
-  "GIT_CONFIG_NOSYSTEM",
-  "GIT_CONFIG_COUNT",
-]);
-
-/**
  * The environment git runs with.
  *
  * @example
