@@ -107,7 +107,7 @@ Deno.test("scripts/install: a launcher that works from a new shell, idempotent; 
     assert.match(s.out, /^wrote src\/hello\.txt for worker$/m);
     assert.match(s.out, /agentteams run: true exited 0 .*confined by bwrap/);
     assert.match(s.out, /^ok: \d+ rows verify$/m);
-    assert.match(s.out, /deno run --no-prompt .* run request\.json/);
+    assert.match(s.out, /deno run --no-prompt .* run --project \S+ request\.json$/m);
     assert.doesNotMatch(s.out, /warning: launched with broad/);
     assert.equal(Deno.readTextFileSync(join(project, "src/hello.txt")), "hello\n");
   } finally {
