@@ -15,7 +15,7 @@ import { COMMON_FLAGS } from "./common_flags.ts";
 import { commandHelp, groupHelp, topHelp } from "./help.ts";
 import { shellQuote } from "./shell_quote.ts";
 import { normalizeArgv, parseArgs } from "./args.ts";
-import { oneLine } from "./terminal.ts";
+import { inert, oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /** Where output goes (tests pass collectors). */
@@ -49,6 +49,11 @@ function refuse(io: CliIo, name: string, json: boolean, e: unknown): number {
     // A command line that could not be understood is the user's to fix, not a refusal.
     const what = e.family === "usage" ? "usage error" : "refused";
     io.stderr(`agentteams ${name}: ${what}: ${e.code}: ${oneLine(e.message)}`);
+    // A program's own output (a gate's), as its lines, shown inert, below the refusal.
+    const output = e.details.output;
+    if (!json && typeof output === "string" && output.includes("\n")) {
+      for (const line of output.split("\n")) io.stderr(`  | ${inert(line)}`);
+    }
     if (json) {
       const result = "result" in e ? (e as { result: unknown }).result : undefined;
       io.stdout(JSON.stringify({ ok: false, error: e.toJSON(), ...(result ? { result } : {}) }));

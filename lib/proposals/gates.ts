@@ -40,6 +40,8 @@ export interface GateResult {
   backend: string;
 }
 
+const enc = new TextEncoder();
+
 /** The input of one gate run. */
 export interface GateInput {
   /** The proposed content. */
@@ -144,7 +146,7 @@ export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
       });
       const interpreter = readShebang(program.real);
       const exec = gateExecPaths(gate, program.real, interpreter);
-      return await runConfined({
+      const r = await runConfined({
         project: opts.root,
         home: opts.home,
         hiddenDirs: [opts.keyDir],
@@ -160,6 +162,10 @@ export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
         controlPlane: await opts.plane(),
         timeoutMs: GATE_TIMEOUT * 1000,
       });
+      // The gate saw the temporary copy; its output names the proposal's path instead.
+      const named = (b: Uint8Array) =>
+        enc.encode(new TextDecoder().decode(b).replaceAll(file, input.rel));
+      return { ...r, stdout: named(r.stdout), stderr: named(r.stderr) };
     } finally {
       removePrivateTmpdir(tmpdir);
     }
@@ -190,11 +196,14 @@ export async function runGates(
     const r = await runner(gate, { content, rel });
     if (r.exit !== 0) {
       const why = new TextDecoder().decode(r.stderr.length ? r.stderr : r.stdout).trim();
+      const first = why.split("\n")[0].slice(0, 200);
+      // The refusal line carries the first line; the output, as lines, is in `details.output`
+      // (the CLI prints it below the refusal, inert).
       throw new ProposalError(
         "GATE_FAILED",
         `gate '${gate.name}' ${r.timedOut ? "timed out" : `exited ${r.exit}`}` +
-          (why ? `: ${why.slice(0, 200)}` : ""),
-        { details: { gate: gate.name, exit: r.exit } },
+          (first ? `: ${first}` : ""),
+        { details: { gate: gate.name, exit: r.exit, output: why.slice(0, 4096) } },
       );
     }
     results.push({

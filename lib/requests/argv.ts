@@ -6,7 +6,10 @@
  * @example
  * ```ts
  * import { matchArgv } from "./argv.ts";
- * const entry = { prefix: ["lake", "build"], argPatterns: [/^[A-Z][A-Za-z.]*$/], variadic: false };
+ * const entry = {
+ *   prefix: ["lake", "build"], args: ["[A-Z][A-Za-z.]*"], argPatterns: [/^[A-Z][A-Za-z.]*$/],
+ *   variadic: false,
+ * };
  * matchArgv(["lake", "build", "Mathlib.X"], entry).ok; // true
  * ```
  * @module
@@ -61,14 +64,17 @@ export function fullMatch(pattern: RegExp, arg: string): boolean {
  * @example
  * ```ts
  * import { matchArgv } from "./argv.ts";
- * const entry = { prefix: ["pytest"], argPatterns: [/^tests\/[a-z_]+\.py$/], variadic: true };
+ * const entry = {
+ *   prefix: ["pytest"], args: ["tests/[a-z_]+\\.py"], argPatterns: [/^tests\/[a-z_]+\.py$/],
+ *   variadic: true,
+ * };
  * matchArgv(["pytest", "tests/a.py", "tests/b.py"], entry).ok; // true
  * matchArgv(["pytest"], entry).ok; // false (a variadic pattern needs at least one argument)
  * ```
  */
 export function matchArgv(
   argv: readonly string[],
-  entry: Pick<CommandEntry, "prefix" | "argPatterns" | "variadic">,
+  entry: Pick<CommandEntry, "prefix" | "args" | "argPatterns" | "variadic">,
 ): ArgvVerdict {
   const { prefix, argPatterns: patterns } = entry;
   if (prefix.length === 0) {
@@ -95,14 +101,14 @@ export function matchArgv(
     };
   }
   for (let i = 0; i < rest.length; i++) {
-    const pattern = patterns[Math.min(i, patterns.length - 1)];
-    if (!fullMatch(pattern, rest[i])) {
+    const at = Math.min(i, patterns.length - 1);
+    if (!fullMatch(patterns[at], rest[i])) {
+      // The operator's own pattern, as the brief writes it, not its compiled form.
       return {
         ok: false,
         rank: [2, i],
-        reason: `argument ${prefix.length + i} ${JSON.stringify(rest[i])} does not match ${
-          String(pattern)
-        }`,
+        reason: `argument ${prefix.length + i} ${JSON.stringify(rest[i])} does not match the ` +
+          `brief's pattern ${JSON.stringify(entry.args[at] ?? String(patterns[at]))}`,
       };
     }
   }

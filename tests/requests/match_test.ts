@@ -1,5 +1,6 @@
 /** matchRequest and its parts: prefix, patterns, arity, `..`, NUL, cwd, stdin, expected writes. */
 
+import { compileArgPattern } from "../../lib/policy/pyre.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { RequestError } from "../../lib/errors.ts";
@@ -529,4 +530,17 @@ Deno.test("writeAllowed asks a directory declaration about a child", () => {
   assert.equal(writeAllowed({ rel: "build", dir: true }, e, { writeScopes: [] }, m), true);
   assert.equal(writeAllowed({ rel: "build", dir: false }, e, { writeScopes: [] }, m), false);
   assert.equal(writeAllowed({ rel: "docs", dir: true }, e, { writeScopes: ["docs/"] }, m), true);
+});
+
+Deno.test("an argument mismatch names the brief's own pattern, never its compiled form", () => {
+  const compiled = compileArgPattern("src/[a-z_/]+\\.ts");
+  const e = entry({
+    prefix: ["deno", "check"],
+    args: ["src/[a-z_/]+\\.ts"],
+    argPatterns: [compiled],
+  });
+  const v = matchArgv(["deno", "check", "lib/x.ts"], e);
+  assert.equal(v.ok, false);
+  assert.ok(!v.ok && v.reason.includes(JSON.stringify("src/[a-z_/]+\\.ts")), JSON.stringify(v));
+  assert.ok(!v.ok && !v.reason.includes(String(compiled)), JSON.stringify(v));
 });
