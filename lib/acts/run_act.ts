@@ -288,6 +288,20 @@ function withinRowLimit(row: RowBody, undeclared: readonly string[]): RowBody {
   return cut(lo);
 }
 
+/**
+ * The `expected_writes` entries that would declare these paths: each file's directory (`dir/`),
+ * or the file itself at the project root, each once; at most eight.
+ */
+function declarationsFor(paths: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const p of paths) {
+    if (p.startsWith("/")) continue; // outside the project: nothing declares it
+    const cut = p.lastIndexOf("/");
+    out.add(cut < 0 ? p : `${p.slice(0, cut)}/`);
+  }
+  return [...out].slice(0, 8);
+}
+
 function finishRun(plan: RunPlan, ran: Ran): RunRequestResult {
   const { r, undeclared } = ran;
   const confined = plan.backend !== "unconfined-opt-out";
@@ -313,8 +327,12 @@ function finishRun(plan: RunPlan, ran: Ran): RunRequestResult {
   }
   if (undeclared.length > 0) {
     throw new UndeclaredWritesError(
-      `the command wrote what it did not declare: ${undeclared.slice(0, 20).join(", ")}` +
-        (undeclared.length > 20 ? ` and ${undeclared.length - 20} more` : ""),
+      `the command ran (exit ${r.exit}) and wrote what it did not declare: ` +
+        `${undeclared.slice(0, 20).join(", ")}` +
+        (undeclared.length > 20 ? ` and ${undeclared.length - 20} more` : "") +
+        `; nothing was undone. To declare such writes, the request takes "expected_writes": ` +
+        `${JSON.stringify(declarationsFor(undeclared))} (where the entry's writes or the ` +
+        "agent's scopes allow them)",
       result as unknown as Record<string, unknown>,
     );
   }

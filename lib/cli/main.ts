@@ -46,8 +46,9 @@ function debugStack(): boolean {
 function refuse(io: CliIo, name: string, json: boolean, e: unknown): number {
   if (debugStack() && e instanceof Error) io.stderr(e.stack ?? String(e));
   if (e instanceof AgentTeamsError) {
-    // A command line that could not be understood is the user's to fix, not a refusal.
-    const what = e.family === "usage" ? "usage error" : "refused";
+    // A command line that could not be understood is the user's to fix, not a refusal; a command
+    // that ran and then failed its checks (undeclared writes, a timeout, exit 3) was not refused.
+    const what = e.family === "usage" ? "usage error" : e.exitCode === 3 ? "ran, but" : "refused";
     io.stderr(`agentteams ${name}: ${what}: ${e.code}: ${oneLine(e.message)}`);
     // A program's own output (a gate's), as its lines, shown inert, below the refusal.
     const output = e.details.output;

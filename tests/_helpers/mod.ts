@@ -156,7 +156,8 @@ export interface Refusal {
 }
 
 /** A refusal line, or a usage error's (worded so: the command line is the user's to fix). */
-const REFUSAL_RE = /^agentteams ([^:\n]+): (?:refused|usage error): ([A-Z][A-Z0-9_]*): (.+)$/;
+const REFUSAL_RE =
+  /^agentteams ([^:\n]+): (?:refused|usage error|ran, but): ([A-Z][A-Z0-9_]*): (.+)$/;
 
 /** Every refusal line on stderr. */
 export function refusals(stderr: string): Refusal[] {

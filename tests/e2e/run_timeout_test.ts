@@ -77,7 +77,7 @@ Deno.test("run timeout: exit 3, run-request-timeout row (group_killed), orphans 
     });
     assert.equal(r.signal, null, "the run hung and was killed by the test's guard");
     assert.equal(r.code, 3, r.stderr);
-    assert.match(r.stderr, /^agentteams run: refused: TIMEOUT: .*1-second timeout/m);
+    assert.match(r.stderr, /^agentteams run: ran, but: TIMEOUT: .*1-second timeout/m);
     const out = assertJsonRefused(r, "TIMEOUT");
     const result = out.result as Record<string, unknown>;
     assert.equal(result.ran, true);

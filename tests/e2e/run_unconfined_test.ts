@@ -340,7 +340,7 @@ Deno.test("CLI --unconfined: with allow_unconfined_runs the opt-out runs and the
       flags: ["--json", "--unconfined"],
     });
     assert.equal(r.code, 3, r.stderr);
-    assert.match(r.stderr, /^agentteams run: refused: UNDECLARED_WRITES: /m);
+    assert.match(r.stderr, /^agentteams run: ran, but: UNDECLARED_WRITES: /m);
     const out = JSON.parse(r.stdout.trim()) as Record<string, unknown>;
     const result = out.result as Record<string, unknown>;
     assert.equal(result.confined, false);

@@ -144,7 +144,10 @@ async function srcAndGit(w: World): Promise<Map<string, TreeEntry>> {
 /** Exit 3, `--json` result's undeclared_writes, and the `run-request` row. */
 async function assertUndeclared(w: World, r: RunOutcome, expected: string[]): Promise<void> {
   assert.equal(r.code, 3, r.stderr);
-  assert.match(r.stderr, /^agentteams run: refused: UNDECLARED_WRITES: /m);
+  assert.match(
+    r.stderr,
+    /^agentteams run: ran, but: UNDECLARED_WRITES: the command ran \(exit \d+\) and wrote /m,
+  );
   const out = assertJsonRefused(r, "UNDECLARED_WRITES");
   const result = out.result as Record<string, unknown>;
   assert.equal(result.ran, true);
@@ -169,7 +172,10 @@ Deno.test("run undeclared: editing a tracked file, creating an untracked one, de
     await w.git("clean", "-fdq", "src");
     const h = await w.run({ argv: [join(w.scripts, "create-untracked")] });
     assert.equal(h.code, 3, h.stderr);
-    assert.match(h.stderr, /refused: UNDECLARED_WRITES: .*src\/new\.txt/);
+    assert.match(h.stderr, /ran, but: UNDECLARED_WRITES: .*src\/new\.txt/);
+    // What happened, and the declaration that would cover it.
+    assert.match(h.stderr, /nothing was undone/);
+    assert.match(h.stderr, /"expected_writes": \["src\/"\]/);
     await w.verifyOk();
   });
 });
