@@ -561,7 +561,11 @@ export async function openGitContext(
     if (problem !== null) throw new RequestError("GIT_UNAVAILABLE", problem);
     if (rp.code !== 0) {
       if (notWorktree(rp.stderr)) {
-        throw new RequestError("NO_WORKTREE", `${canonical} is not inside a git worktree`);
+        throw new RequestError(
+          "NO_WORKTREE",
+          `${canonical} is not inside a git worktree: run needs one to see what a command ` +
+            "wrote (git init there, and commit what should be the starting point)",
+        );
       }
       throw new RequestError("GIT_UNAVAILABLE", `git rev-parse failed: ${rp.stderr.trim()}`);
     }
