@@ -138,6 +138,7 @@ export class LedgerError extends AgentTeamsError {
       | "LEDGER_UNSAFE_PATH"
       | "LEDGER_BUSY"
       | "NO_LEDGER"
+      | "FOREIGN_KEY"
       | "ROW_INVALID",
     message: string,
     options?: ErrorOptions,

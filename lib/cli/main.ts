@@ -6,8 +6,9 @@
  *
  * @module
  */
+import { STATE_DIR } from "../ledger/paths.ts";
 import { resolve } from "../fs/path.ts";
-import { AgentTeamsError, refusalCode, UsageError } from "../errors.ts";
+import { AgentTeamsError, KeyError, refusalCode, UsageError } from "../errors.ts";
 import { readEnv } from "../env.ts";
 import { BROAD_OK_ENV, narrowPermissions } from "../permissions.ts";
 import { findCommand, needsOf, unknownCommandMessage } from "./commands.ts";
@@ -97,6 +98,27 @@ function checkProjectDir(project: string): void {
   if (!isDir) throw new UsageError("USAGE", `the project ${project} is not a directory`);
 }
 
+/**
+ * `NO_KEY` where the project already has a ledger: `keys init` would make a key that cannot
+ * verify its rows, so the refusal says so rather than only suggest it.
+ */
+function withLedgerHint(e: unknown, project: string | null): unknown {
+  if (!(e instanceof KeyError) || e.code !== "NO_KEY" || project === null) return e;
+  let hasLedger = false;
+  try {
+    hasLedger = Deno.lstatSync(`${project}/${STATE_DIR}/proposal-ledger.jsonl`).isFile;
+  } catch {
+    return e;
+  }
+  if (!hasLedger) return e;
+  return new KeyError(
+    "NO_KEY",
+    `${e.message}. This project already has a ledger: a new key cannot verify its rows; find ` +
+      "the key that signed them (AGENTTEAMS_KEY_DIR) before making one",
+    { cause: e },
+  );
+}
+
 /** Whether the operator said, with {@link BROAD_OK_ENV}=1, that a broad launch is on purpose. */
 function broadAcknowledged(): boolean {
   if (Deno.permissions.querySync({ name: "env", variable: BROAD_OK_ENV }).state !== "granted") {
@@ -118,6 +140,7 @@ function broadAcknowledged(): boolean {
 export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Promise<number> {
   let name = "";
   let json = argv.includes("--json");
+  let projectDir: string | null = null;
   try {
     const args = normalizeArgv(argv);
     if (args.length === 0) {
@@ -161,6 +184,7 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
       typeof parsed.flags.project === "string" ? parsed.flags.project : Deno.cwd(),
     );
     checkProjectDir(project);
+    projectDir = project;
     const ctx: Ctx = {
       name,
       parsed,
@@ -189,6 +213,6 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
     }
     return print(io, name, json, await spec.run(ctx));
   } catch (e) {
-    return refuse(io, name || (argv[0] ?? ""), json, e);
+    return refuse(io, name || (argv[0] ?? ""), json, withLedgerHint(e, projectDir));
   }
 }

@@ -246,11 +246,21 @@ function readStore(paths: StatePaths, hmac: HmacKey): Store {
   return { ...parseStore(parts, hmac), end };
 }
 
-function storeTampered(lines: number[]): LedgerError {
+function storeTampered(store: Store): LedgerError {
+  const lines = store.invalid;
+  if (store.lines.length === 0) {
+    // Not one row verifies: far likelier the wrong key than tampering. Nothing is to be removed.
+    return new LedgerError(
+      "FOREIGN_KEY",
+      `none of the dispatch store's ${lines.length} rows verifies with this key: they were ` +
+        "signed with another one. Is AGENTTEAMS_KEY_DIR (or the key variable) this project's? " +
+        "Nothing was changed",
+    );
+  }
   return new LedgerError(
     "LEDGER_TAMPERED",
-    `the dispatch store has rows that do not verify (line ${lines.join(", ")}); inspect with ` +
-      "`agentteams ledger verify`, then remove them by hand once understood",
+    `the dispatch store has rows that do not verify (line ${lines.join(", ")}) among rows that ` +
+      "do; inspect with `agentteams ledger verify`, then remove them by hand once understood",
   );
 }
 
@@ -343,7 +353,7 @@ export function issueDispatch(
   return withFileLock(paths.dispatchLock, async () => {
     const t = now();
     const store = readStore(paths, hmac);
-    if (store.invalid.length > 0) throw storeTampered(store.invalid);
+    if (store.invalid.length > 0) throw storeTampered(store);
     const nonce = randomNonce();
     const id = dispatchId(hmac, nonce);
     const expires = utcSeconds(
@@ -440,7 +450,7 @@ export function resolveDispatch(
   }
   return withFileLock(paths.dispatchLock, () => {
     const store = readStore(paths, hmac);
-    if (store.invalid.length > 0) throw storeTampered(store.invalid);
+    if (store.invalid.length > 0) throw storeTampered(store);
     const id = dispatchId(hmac, nonce);
     const d = store.dispatches.get(id);
     if (d === undefined) {

@@ -192,6 +192,7 @@ export function assessLedger(
 
   const dispatchRows = texts.dispatches !== null && texts.dispatches.length > 0;
   let rows = 0;
+  let foreign = false;
   let tail: VerifyReport["tail"] = null;
 
   if (texts.ledger === null && checks === undefined) {
@@ -244,11 +245,12 @@ export function assessLedger(
     const foreignKey = wellFormed > 0 && macFailures === wellFormed && head !== null &&
       !headMacOk;
     if (foreignKey) {
+      foreign = true;
       add(
         "FOREIGN_KEY",
         null,
-        "every row and the head fail their MACs: the ledger was rewritten with another key, " +
-          "or this is not its key",
+        "every row and the head fail their MACs: these rows were signed with another key (is " +
+          "AGENTTEAMS_KEY_DIR, or the key variable, this project's?), or rewritten with one",
       );
       headProblem = null;
     }
@@ -375,11 +377,23 @@ export function assessLedger(
   if (texts.dispatches !== null && texts.dispatches !== "") {
     const { lines, fragment } = splitLines(texts.dispatches);
     const valid: [number, StoreRow][] = [];
+    const invalid: [number, string][] = [];
     for (let i = 0; i < lines.length; i++) {
       const row = judgeStoreLine(lines[i], hmac);
-      if (typeof row === "string") {
-        add("DISPATCH_ROW_INVALID", i + 1, `dispatch store line ${i + 1}: ${row}`);
-      } else valid.push([i + 1, row]);
+      if (typeof row === "string") invalid.push([i + 1, row]);
+      else valid.push([i + 1, row]);
+    }
+    if (foreign && valid.length === 0 && invalid.length > 0) {
+      // The same wrong key, said once: not a line per row.
+      add(
+        "DISPATCH_ROW_INVALID",
+        null,
+        `none of the dispatch store's ${invalid.length} rows verifies either: the same other key`,
+      );
+    } else {
+      for (const [line, why] of invalid) {
+        add("DISPATCH_ROW_INVALID", line, `dispatch store line ${line}: ${why}`);
+      }
     }
     const acts = texts.dispatchActs ??
       (texts.ledger !== null ? countDispatchActs(texts.ledger) : null);

@@ -523,3 +523,35 @@ Deno.test("first contact: ledger verify where there is no ledger at all is NO_LE
     await sb.dispose();
   }
 });
+
+Deno.test("first contact: another key is recognised first, in one line; NO_KEY on a project with a ledger says a new key cannot verify it", async () => {
+  const sb = await sandbox("cli-foreign-key");
+  try {
+    await initKeys({ env: sb.env });
+    for (let i = 0; i < 3; i++) {
+      assert.equal(
+        (await runCli(["dispatch", "--agent", "w", "--project", sb.project], { env: sb.env })).code,
+        0,
+      );
+    }
+    const other = { ...sb.env, AGENTTEAMS_KEY_DIR: `${sb.dir}/other-keys` };
+    await initKeys({ env: other });
+    const before = await snapshotTree(sb.project);
+    const d = await runCli(["dispatch", "--agent", "w", "--project", sb.project], { env: other });
+    const refusal = assertCliRefused(d, "dispatch", "FOREIGN_KEY", 1);
+    assert.match(refusal.reason, /signed with another one\. Is AGENTTEAMS_KEY_DIR/);
+    assert.doesNotMatch(refusal.reason, /remove them by hand/);
+    const v = await runCli(["ledger", "verify", "--project", sb.project, "--json"], { env: other });
+    assert.equal(v.code, 1);
+    const problems = (JSON.parse(v.stdout) as { problems: { code: string }[] }).problems;
+    assert.equal(problems[0].code, "FOREIGN_KEY");
+    assert.equal(problems.filter((p) => p.code === "DISPATCH_ROW_INVALID").length, 1, v.stdout);
+    assertSameTree(before, await snapshotTree(sb.project), "a foreign key changed the state");
+    const none = { ...sb.env, AGENTTEAMS_KEY_DIR: `${sb.dir}/no-keys` };
+    const n = await runCli(["ledger", "verify", "--project", sb.project], { env: none });
+    const noKey = assertCliRefused(n, "ledger verify", "NO_KEY", 1);
+    assert.match(noKey.reason, /a new key cannot verify its rows/);
+  } finally {
+    await sb.dispose();
+  }
+});
