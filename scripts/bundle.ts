@@ -15,6 +15,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { resolve } from "../lib/fs/path.ts";
+import { releaseFlags } from "../lib/permissions.ts";
+import { shellQuote } from "../lib/cli/shell_quote.ts";
 
 /** A dynamic import of a sibling chunk, as the bundler writes it. */
 const CHUNK_IMPORT = /\bimport\("(\.\/[A-Za-z0-9_.-]+\.js)"\)/g;
@@ -78,6 +80,25 @@ export async function bundleTo(root: string, outdir: string): Promise<string[]> 
   return files;
 }
 
+/**
+ * The command line that runs a bundle as the release forms do: this Deno by its absolute path (a
+ * machine where `scripts/install-deno` put Deno has none on PATH), `--no-config`, the union of the
+ * commands' permission flags (without them the first command stops on `NOT_CAPABLE`), and the
+ * bundle's `main.js` by its absolute path, quoted for a POSIX shell.
+ *
+ * @example
+ * ```ts
+ * import { bundleRunLine } from "./bundle.ts";
+ * const line = bundleRunLine("/usr/bin/deno", "/srv/dist/agentteams");
+ * if (!line.startsWith("/usr/bin/deno run --no-config --allow-read")) throw new Error(line);
+ * if (!line.endsWith(" /srv/dist/agentteams/main.js")) throw new Error(line);
+ * ```
+ */
+export function bundleRunLine(deno: string, absOutdir: string): string {
+  return [deno, "run", "--no-config", ...releaseFlags(), `${absOutdir}/main.js`].map(shellQuote)
+    .join(" ");
+}
+
 if (import.meta.main) {
   const outdir = Deno.args[0];
   if (outdir === undefined) {
@@ -87,5 +108,5 @@ if (import.meta.main) {
   const root = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
   const abs = resolve(outdir);
   await bundleTo(root, abs);
-  console.log(`bundled ${abs} (run with: deno run ${abs}/main.js)`);
+  console.log(`bundled ${abs}; run it with:\n  ${bundleRunLine(Deno.execPath(), abs)} --help`);
 }
