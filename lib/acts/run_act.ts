@@ -128,7 +128,7 @@ async function checkRun(
   resolveCwd(s.root, checked.match.cwd, diskFs);
   const backend = await s.backend();
   const timeout = Math.min(checked.match.entry.timeout, opts.timeoutCap ?? Infinity);
-  const tmpdir = makePrivateTmpdir();
+  const tmpdir = makePrivateTmpdir(s.env);
   try {
     // The plan is built and checked before anything acts: a command that cannot be confined
     // safely is refused without spending a use or writing a start row. Planning creates nothing

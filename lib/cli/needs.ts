@@ -10,6 +10,7 @@ import { KEY_ENV, keyDir } from "../crypto/keys.ts";
 import { type Needs, NO_NEEDS } from "../permissions.ts";
 import { STATE_DIR } from "../ledger/paths.ts";
 import { CONFINED_DIR_REL } from "../sandbox/operator_file.ts";
+import { runTmpParent } from "../sandbox/run_dir.ts";
 import type { Ctx } from "./command_spec.ts";
 
 /**
@@ -61,20 +62,20 @@ export function briefFlagPath(ctx: Ctx): string | null {
 }
 
 /**
- * The temporary directory the permission needs name for acting commands: `TMPDIR` when absolute,
- * else `/tmp`. (A relative `TMPDIR` fails later, when the run makes its private directory in it.)
+ * The temporary directory the permission needs name for acting commands: where the run makes its
+ * private directories (`runTmpParent`: `TMPDIR` when absolute, else `/tmp/agentteams-<uid>`, never
+ * all of `/tmp`).
  *
  * @example
  * ```ts
  * import { tmpDirOf } from "./needs.ts";
  * import type { Ctx } from "./command_spec.ts";
- * declare const ctx: Ctx; // with TMPDIR unset
- * tmpDirOf(ctx); // "/tmp"
+ * declare const ctx: Ctx; // with TMPDIR unset, run by uid 1000
+ * tmpDirOf(ctx); // "/tmp/agentteams-1000"
  * ```
  */
 export function tmpDirOf(ctx: Ctx): string {
-  const tmp = ctx.env.TMPDIR;
-  return tmp !== undefined && tmp.startsWith("/") ? tmp : "/tmp";
+  return runTmpParent(ctx.env, Deno.uid());
 }
 
 /**

@@ -132,7 +132,7 @@ export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
     a.write
   );
   return async (gate, input) => {
-    const tmpdir = makePrivateTmpdir();
+    const tmpdir = makePrivateTmpdir(parent);
     try {
       const inputDir = `${tmpdir}/input`;
       Deno.mkdirSync(inputDir, { mode: 0o700 });

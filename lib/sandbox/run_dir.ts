@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { makePrivateTmpdir, removePrivateTmpdir } from "./run_dir.ts";
- * const tmp = makePrivateTmpdir();
+ * const tmp = makePrivateTmpdir({});
  * // ... run the command with TMPDIR=tmp ...
  * removePrivateTmpdir(tmp);
  * ```
@@ -14,17 +14,77 @@
  */
 
 import type { ConfinementPlan } from "./plan.ts";
+import { SandboxError } from "../errors.ts";
 
 /**
- * Creates a fresh 0700 directory for one run and returns its real path.
+ * Where a run's private directories are made: `TMPDIR` when it is set to an absolute path (the
+ * operator's choice), else a per-user directory `/tmp/agentteams-<uid>` (so the permission flags
+ * grant that one directory, not all of `/tmp`). The one rule the run, the gates and the permission
+ * line use.
+ *
+ * @example
+ * ```ts
+ * import { runTmpParent } from "./run_dir.ts";
+ * runTmpParent({ TMPDIR: "/var/tmp/me" }, 1000); // "/var/tmp/me"
+ * runTmpParent({}, 1000); // "/tmp/agentteams-1000"
+ * runTmpParent({ TMPDIR: "rel" }, 0); // "/tmp/agentteams-0"
+ * ```
+ */
+export function runTmpParent(
+  env: Readonly<Record<string, string | undefined>>,
+  uid: number | null,
+): string {
+  const tmp = env.TMPDIR;
+  if (tmp !== undefined && tmp.startsWith("/")) return tmp;
+  return `/tmp/agentteams-${uid ?? "user"}`;
+}
+
+/**
+ * Makes sure the per-user parent exists as this user's own private directory: created `0700`
+ * when missing; an existing one must be a real directory (not a symlink), owned by `uid`, with no
+ * access for group or others, or the run is refused (`CONFINED_PATH_UNSAFE`: another user could
+ * have planted it to watch or steer what the command writes).
+ */
+function ensureOwnPrivateDir(path: string, uid: number | null): void {
+  try {
+    Deno.mkdirSync(path, { mode: 0o700 });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+  }
+  const st = Deno.lstatSync(path);
+  const mode = st.mode ?? 0;
+  const problem = !st.isDirectory
+    ? "is not a directory"
+    : uid !== null && st.uid !== uid
+    ? `is owned by uid ${st.uid}, not ${uid}`
+    : (mode & 0o077) !== 0
+    ? `has mode ${(mode & 0o777).toString(8)}, not 700`
+    : null;
+  if (problem !== null) {
+    throw new SandboxError(
+      "CONFINED_PATH_UNSAFE",
+      `the per-user temporary directory ${path} ${problem}; remove it, or set TMPDIR to a ` +
+        "private directory of yours",
+    );
+  }
+}
+
+/**
+ * Creates a fresh 0700 directory for one run under `runTmpParent(env, uid)` and returns its real
+ * path. With `TMPDIR` unset the per-user parent is made (or checked) first.
  *
  * @example
  * ```ts
  * import { makePrivateTmpdir } from "./run_dir.ts";
- * const dir = makePrivateTmpdir(); // e.g. "/tmp/agentteams-run-abc123"
+ * const dir = makePrivateTmpdir({ TMPDIR: "/tmp" }); // e.g. "/tmp/agentteams-run-abc123"
  * ```
  */
-export function makePrivateTmpdir(parent?: string): string {
+export function makePrivateTmpdir(
+  env: Readonly<Record<string, string | undefined>> = Deno.env.toObject(),
+  uid: number | null = Deno.uid(),
+): string {
+  const parent = runTmpParent(env, uid);
+  if (parent !== env.TMPDIR) ensureOwnPrivateDir(parent, uid);
   const dir = Deno.makeTempDirSync({ prefix: "agentteams-run-", dir: parent });
   Deno.chmodSync(dir, 0o700);
   return Deno.realPathSync(dir);
@@ -40,7 +100,7 @@ export function makePrivateTmpdir(parent?: string): string {
  * @example
  * ```ts
  * import { makePrivateTmpdir, removePrivateTmpdir } from "./run_dir.ts";
- * removePrivateTmpdir(makePrivateTmpdir()); // true
+ * removePrivateTmpdir(makePrivateTmpdir({})); // true
  * ```
  */
 export function removePrivateTmpdir(dir: string): boolean {

@@ -1017,6 +1017,26 @@ Deno.test("permissions -- with the earlier tool's spellings (--description, --ru
   }
 });
 
+Deno.test("first contact: with TMPDIR unset the run line grants the per-user /tmp/agentteams-<uid>, never /tmp, and runs confined as printed", async () => {
+  const sb = await sandbox("perm-tmp-unset");
+  try {
+    const { nonce } = await gitProject(sb);
+    delete (sb.env as Record<string, string>).TMPDIR;
+    const file = await writeRequest(sb, ["true"], { dispatch: nonce });
+    const line = await permissionsLine(sb, ["run"], [file]);
+    const own = `/tmp/agentteams-${Deno.uid()}`;
+    const writes = allowList(line, "write");
+    assert.ok(writes.includes(own), line);
+    assert.ok(!writes.includes("/tmp") && !writes.includes("/private/tmp"), line);
+    assert.ok(!allowList(line, "read").includes("/tmp"), line);
+    const r = await sh(sb, line);
+    assert.equal(r.code, 0, `${line}\n${r.stderr}`);
+    assert.match(r.stdout + r.stderr, /true exited 0/);
+  } finally {
+    await sb.dispose();
+  }
+});
+
 Deno.test("permissions run and apply with TMPDIR=/usr: PERMISSION_TOO_BROAD (the write grant would cover bwrap), no line printed, nothing written", async () => {
   await withProject("perm-tmp-usr", async (sb) => {
     const request = await writeRequest(sb, ["true"]);

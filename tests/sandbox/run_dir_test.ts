@@ -6,9 +6,11 @@
  * operator would.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DENO, removeTree, tempDir } from "../_helpers/mod.ts";
+import { makePrivateTmpdir, runTmpParent } from "../../lib/sandbox/run_dir.ts";
+import { SandboxError } from "../../lib/errors.ts";
 
 const RUN_DIR = fileURLToPath(new URL("../../lib/sandbox/run_dir.ts", import.meta.url));
 const SETPRIV = "/usr/bin/setpriv";
@@ -59,6 +61,64 @@ Deno.test("removePrivateTmpdir: a directory the command left at mode 0500 (a fil
     await assert.rejects(() => Deno.lstat(tmp), Deno.errors.NotFound);
     assert.equal((await Deno.stat(outside)).mode! & 0o777, 0o500);
   } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("runTmpParent: an absolute TMPDIR is the operator's; unset or relative, a per-user directory, never all of /tmp", () => {
+  assert.equal(runTmpParent({ TMPDIR: "/var/tmp/op" }, 1000), "/var/tmp/op");
+  assert.equal(runTmpParent({}, 1000), "/tmp/agentteams-1000");
+  assert.equal(runTmpParent({ TMPDIR: "" }, 0), "/tmp/agentteams-0");
+  assert.equal(runTmpParent({ TMPDIR: "tmp" }, 7), "/tmp/agentteams-7");
+});
+
+Deno.test("makePrivateTmpdir with TMPDIR unset: the per-user parent is made 0700 and the run's directory lies in it", () => {
+  const uid = Deno.uid();
+  const dir = makePrivateTmpdir({}, uid);
+  try {
+    assert.equal(dirname(dir), `/tmp/agentteams-${uid}`);
+    const parent = Deno.lstatSync(`/tmp/agentteams-${uid}`);
+    assert.ok(parent.isDirectory);
+    assert.equal((parent.mode ?? 0) & 0o777, 0o700);
+    assert.equal(parent.uid, uid);
+    assert.equal((Deno.statSync(dir).mode ?? 0) & 0o777, 0o700);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+/** A uid no one here has, so the per-user parent's path is this test's alone. */
+const OTHER_UID = 4_242_424;
+
+/** Asserts the per-user parent at `path` is refused with CONFINED_PATH_UNSAFE and gains no entry. */
+function assertRefused(path: string, problem: RegExp): void {
+  const before = [...Deno.readDirSync(path)].map((e) => e.name);
+  assert.throws(
+    () => makePrivateTmpdir({}, OTHER_UID),
+    (e: unknown) =>
+      e instanceof SandboxError && e.code === "CONFINED_PATH_UNSAFE" && problem.test(e.message),
+  );
+  assert.deepEqual([...Deno.readDirSync(path)].map((e) => e.name), before, "nothing made in it");
+}
+
+Deno.test("makePrivateTmpdir refuses a planted per-user parent (a symlink, another owner, open modes): CONFINED_PATH_UNSAFE, nothing made", async () => {
+  const path = `/tmp/agentteams-${OTHER_UID}`;
+  const dir = await tempDir("run-dir-planted");
+  await removeTree(path);
+  try {
+    // A symlink to a directory someone else reads.
+    Deno.symlinkSync(dir, path);
+    assertRefused(path, /agentteams-4242424 is not a directory; remove it, or set TMPDIR/);
+    Deno.removeSync(path);
+    // A real directory owned by someone else (here: root, for uid 4242424).
+    Deno.mkdirSync(path, { mode: 0o700 });
+    assertRefused(path, /is owned by uid \d+, not 4242424/);
+    // Its own, but open to others.
+    Deno.chownSync(path, OTHER_UID, OTHER_UID);
+    Deno.chmodSync(path, 0o755);
+    assertRefused(path, /has mode 755, not 700/);
+  } finally {
+    await removeTree(path);
     await removeTree(dir);
   }
 });
