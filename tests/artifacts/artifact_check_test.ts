@@ -8,7 +8,7 @@
  * the exact messages.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { ProposalError } from "../../lib/errors.ts";
 import { validateArtifact } from "../../lib/artifacts/artifact.ts";
 import { type ArtifactKind, checkArtifactShape } from "../../lib/artifacts/artifact_check.ts";

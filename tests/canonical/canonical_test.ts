@@ -4,7 +4,7 @@
  * (the tests never call Python).
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import {
   canonical,
   canonicalBytes,

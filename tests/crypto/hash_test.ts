@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash, createHmac } from "node:crypto";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { hexEqual, HmacKey, sha256Hex } from "../../lib/crypto/hash.ts";
 import { WasmSha256 } from "../../lib/crypto/sha256_wasm.ts";
 

@@ -6,7 +6,7 @@
  * file never keeps the setuid, setgid or sticky bit (`replacementMode`, issue 13 hole 1).
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import {
   atomicWriteFileSync,
   fillNewFileSync,

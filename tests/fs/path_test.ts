@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import * as nodePath from "node:path";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import {
   basename,
   dirname,

@@ -1,6 +1,6 @@
 /** The one rule for project-relative paths (lib/fs/rel_path.ts), table and property. */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { isPlainRel, normalizeRel, relPathProblem, segmentProblem } from "../../lib/fs/rel_path.ts";
 
 Deno.test("relPathProblem: each problem, in order", () => {

@@ -3,7 +3,7 @@
 import { RequestError } from "../../lib/errors.ts";
 import { assertRefusal } from "../_helpers/assert.ts";
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import {
   gitControlPaths,
   gitEnv,

@@ -5,7 +5,7 @@
  * order mark in strict JSON, lone surrogates, `__proto__` as an ordinary key.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import {
   type JsonDialect,
   JsonReadError,

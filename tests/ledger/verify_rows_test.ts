@@ -4,7 +4,7 @@
  * sizes; and large ledgers that cross the 2048-row batch and 4 MiB chunk boundaries.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { checkLedgerBytes, checkRowsStream } from "../../lib/ledger/verify_rows.ts";
 import { MAX_ROW_BYTES } from "../../lib/ledger/row.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";

@@ -15,7 +15,7 @@
  */
 
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import type { ShapeResult } from "../../lib/policy/shape_check.ts";
 
 // ---- comparing one verdict ---------------------------------------------------------------------
@@ -317,7 +317,7 @@ export interface ObjectKit {
  *
  * @example
  * ```ts
- * import fc from "fast-check";
+ * import fc from "../_helpers/fc.ts";
  * import { objectKit, req } from "./_zod_replay.ts";
  * const { anObject } = objectKit({
  *   junk: fc.constant(null),

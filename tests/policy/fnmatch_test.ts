@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { fnmatch, fnmatchCase, hasWildcard, protectedMatch } from "../../lib/policy/fnmatch.ts";
 import { compileArgPattern } from "../../lib/policy/pyre.ts";
 

@@ -18,7 +18,7 @@
  * printed with every failure.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { PolicyError } from "../../lib/errors.ts";
 import { compileArgPattern } from "../../lib/policy/pyre.ts";
 import { PY_DIGIT, PY_SPACE, PY_UNICODE_VERSION, PY_WORD } from "../../lib/policy/pyre_unicode.ts";

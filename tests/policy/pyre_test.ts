@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { compileArgPattern, translatePythonRegex } from "../../lib/policy/pyre.ts";
 import { expectPolicyError } from "./_helpers.ts";
 

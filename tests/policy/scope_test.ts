@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { inWriteScopes, scopeMatches, scopePatternProblem } from "../../lib/policy/scope.ts";
 
 Deno.test("scope: literal files, directories and segment patterns", () => {

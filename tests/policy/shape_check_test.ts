@@ -6,7 +6,7 @@
  * order, field for field. Plus examples with the exact messages.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "../../lib/policy/brief_fields.ts";
 import { PolicyFieldsSchema } from "../../lib/policy/brief_schema.ts";
 import { checkPolicyFields, type ShapeIssue } from "../../lib/policy/shape_check.ts";

@@ -1,7 +1,7 @@
 /** The child environment: allowlist, sanitized PATH, never a key, token or DENO_* variable. */
 
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import {
   childEnv,
   FALLBACK_PATH,

@@ -5,7 +5,7 @@
  * gate's name in another letter case. A fast-check property states the same against an oracle.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { ProposalError } from "../../lib/errors.ts";
 import { fnmatch } from "../../lib/policy/fnmatch.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";

@@ -7,7 +7,7 @@
  * control-plane prefix in any letter case is refused as CONTROL_PLANE whoever asks.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { ProposalError } from "../../lib/errors.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
 import { staticPlane } from "../../lib/policy/control_plane.ts";

@@ -2,7 +2,7 @@
 
 import { compileArgPattern } from "../../lib/policy/pyre.ts";
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { RequestError } from "../../lib/errors.ts";
 import type { AgentPolicy } from "../../lib/policy/types.ts";
 import { fullMatch, matchArgv } from "../../lib/requests/argv.ts";

@@ -1,6 +1,6 @@
 /** Pure path rules: unsafe characters, containment, fnmatch, protected coverage, gate exec. */
 
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { SandboxError } from "../../lib/errors.ts";
 import { fnmatch as fnmatchFold } from "../../lib/policy/fnmatch.ts";
 import { overlaps, within } from "../../lib/fs/within.ts";

@@ -1,6 +1,6 @@
 /** Golden tests: the Seatbelt profile text and the sandbox-exec argv. */
 
-import fc from "fast-check";
+import fc from "../_helpers/fc.ts";
 import { SandboxError } from "../../lib/errors.ts";
 import {
   type ConfinementPlan,
