@@ -17,7 +17,7 @@ export interface Ctx {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Absolute project root (`--project`, default the current directory). */
   readonly project: string;
-  /** `--json` was given. */
+  /** Structured output is wanted: `--json` was given, or an earlier spelling (a result object). */
   readonly json: boolean;
   /** The clock. */
   readonly now: () => Date;

@@ -12,6 +12,7 @@ import { readRegularFileSync } from "../fs/safe_read.ts";
 import { checkpointProblem, parseCheckpoint, signCheckpoint } from "../ledger/checkpoint.ts";
 import { repairTornTail } from "../ledger/repair.ts";
 import { utcSeconds } from "../ledger/row.ts";
+import { problemLine } from "../ledger/problem_line.ts";
 import { checkStatePath, statePaths } from "../ledger/paths.ts";
 import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../ledger/verify.ts";
 import { checkLedgerBytes } from "../ledger/verify_rows.ts";
@@ -81,9 +82,7 @@ export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
   } else {
     report = verifyLedgerAt(ctx.project, key);
   }
-  const lines = report.problems.map((p) =>
-    `${p.row === null ? "ledger" : `row ${p.row}`}: ${p.code}: ${p.message}`
-  );
+  const lines = report.problems.map(problemLine);
   for (const n of report.notes) lines.push(`note: ${n}`);
   if (checkpointNote !== null) lines.push(checkpointNote);
   if (report.ok) lines.unshift(`ok: ${report.rows} rows verify`);

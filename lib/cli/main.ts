@@ -17,6 +17,7 @@ import { commandHelp, groupHelp, topHelp } from "./help.ts";
 import { shellQuote } from "./shell_quote.ts";
 import { normalizeArgv, parseArgs } from "./args.ts";
 import { inert, oneLine } from "./terminal.ts";
+import { earlierOutcome, earlierOutputFlag, earlierRefusal } from "./earlier_output.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /** Where output goes (tests pass collectors). */
@@ -44,8 +45,15 @@ function debugStack(): boolean {
   }
 }
 
-function refuse(io: CliIo, name: string, json: boolean, e: unknown): number {
+function refuse(
+  io: CliIo,
+  name: string,
+  json: boolean,
+  e: unknown,
+  earlier: string | null,
+): number {
   if (debugStack() && e instanceof Error) io.stderr(e.stack ?? String(e));
+  if (earlier !== null && !json && !(e instanceof UsageError)) return refuseEarlier(io, earlier, e);
   if (e instanceof AgentTeamsError) {
     // A command line that could not be understood is the user's to fix, not a refusal; a command
     // that ran and then failed its checks (undeclared writes, a timeout, exit 3) was not refused.
@@ -74,7 +82,36 @@ function refuse(io: CliIo, name: string, json: boolean, e: unknown): number {
   return 1;
 }
 
-function print(io: CliIo, name: string, json: boolean, o: Outcome): number {
+/**
+ * A refusal of a command spelled the earlier way, printed as the earlier tool did (a result the
+ * command still produced, then `[command] refused: CODE: reason`), with the contract's exit code.
+ */
+function refuseEarlier(io: CliIo, earlier: string, e: unknown): number {
+  const code = e instanceof AgentTeamsError ? e.code : refusalCode(e);
+  const message = e instanceof AgentTeamsError || e instanceof Deno.errors.NotCapable
+    ? e.message
+    : e instanceof Error
+    ? `${e.name}: ${e.message}`
+    : String(e);
+  const exit = e instanceof AgentTeamsError ? e.exitCode : 1;
+  const result = e instanceof AgentTeamsError && "result" in e
+    ? (e as { result: unknown }).result
+    : undefined;
+  if (result !== undefined && result !== null && typeof result === "object") {
+    const text = earlierOutcome(earlier, { exit, json: result as Record<string, unknown> });
+    for (const l of text.stdout) io.stdout(l);
+  }
+  io.stderr(earlierRefusal(earlier, code, message));
+  return exit;
+}
+
+function print(io: CliIo, name: string, json: boolean, o: Outcome, earlier: string | null): number {
+  if (earlier !== null && !json) {
+    const text = earlierOutcome(earlier, o);
+    for (const l of text.stdout) io.stdout(l);
+    for (const l of text.stderr) io.stderr(l);
+    return o.exit;
+  }
   if (json) io.stdout(JSON.stringify(o.json ?? { ok: o.exit === 0 }));
   else if (o.text !== undefined && o.text !== "") io.stdout(o.text);
   if (o.refusal) {
@@ -141,6 +178,8 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
   let name = "";
   let json = argv.includes("--json");
   let projectDir: string | null = null;
+  // Spelled the earlier tool's way (`--apply-proposal FILE`): printed the earlier tool's way.
+  const earlier = earlierOutputFlag(argv);
   try {
     const args = normalizeArgv(argv);
     if (args.length === 0) {
@@ -190,7 +229,8 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
       parsed,
       env: readEnv(spec.env),
       project,
-      json,
+      // The earlier spellings print a result object, never the streams (earlier_output.ts).
+      json: json || earlier !== null,
       now: () => new Date(),
       note: (l) => io.stderr(l),
     };
@@ -211,8 +251,8 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
           ` (${BROAD_OK_ENV}=1 says it is on purpose)`,
       );
     }
-    return print(io, name, json, await spec.run(ctx));
+    return print(io, name, json, await spec.run(ctx), earlier);
   } catch (e) {
-    return refuse(io, name || (argv[0] ?? ""), json, withLedgerHint(e, projectDir));
+    return refuse(io, name || (argv[0] ?? ""), json, withLedgerHint(e, projectDir), earlier);
   }
 }
