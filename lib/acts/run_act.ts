@@ -140,6 +140,7 @@ async function checkRun(
       tmpdir,
       backend,
       agent: policy.confinedPrograms?.agents[agent] ?? { exec: [], write: [] },
+      execOwner: { kind: "agent", agent, source: policy.confinedPrograms?.source ?? null },
       cwd: checked.match.cwd,
       argv: [checked.program.path, ...a.argv.slice(1)],
       env: childEnv(s.env),

@@ -17,7 +17,8 @@ import type { Ctx } from "./command_spec.ts";
 /**
  * The complete policy (brief plus confined programs) for this invocation, loaded once: the
  * permission needs computed at start and the command itself share it, so the brief is read and
- * checked once per invocation.
+ * checked once per invocation. Its lint warnings (`Policy.warnings`) are printed on stderr then,
+ * once: `agentteams run: warning: agentteams.jsonc:3:24: ...`.
  *
  * @example
  * ```ts
@@ -28,7 +29,13 @@ import type { Ctx } from "./command_spec.ts";
  * ```
  */
 export const fullPolicy: (ctx: Ctx) => Promise<Policy> = perInvocation((ctx) => {
-  const p = completePolicy(ctx.project, briefFlagPath(ctx) ?? undefined, ctx.env);
+  const p = completePolicy(ctx.project, briefFlagPath(ctx) ?? undefined, ctx.env).then(
+    (policy) => {
+      // The lint's warnings (not refusals), once per invocation, on stderr.
+      for (const w of policy.warnings ?? []) ctx.note(`agentteams ${ctx.name}: warning: ${w}`);
+      return policy;
+    },
+  );
   p.catch(() => {}); // observed by whoever awaits it
   return p;
 });

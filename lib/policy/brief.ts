@@ -21,7 +21,7 @@ import { sha256Hex } from "../crypto/hash.ts";
 import { basename, dirname, join, resolve } from "../fs/path.ts";
 import { FsSafetyError, PolicyError } from "../errors.ts";
 import { readRegularFile } from "../fs/safe_read.ts";
-import { DEFAULT_BRIEF_NAMES } from "./lint.ts";
+import { DEFAULT_BRIEF_NAMES, literalScopes } from "./lint.ts";
 import { parsePolicy } from "./parse.ts";
 import type { Policy } from "./types.ts";
 
@@ -156,7 +156,8 @@ function realBriefPath(abs: string): string {
  * Reads and parses the brief at `briefPath` into a `Policy` (see `parsePolicy` for the checks).
  * The project root and the brief's directory are resolved to real paths first, so `briefRel` is
  * right even when either is reached through a symlinked directory; the brief file itself must not
- * be a symlink. `briefSha256` is the SHA-256 of the raw bytes.
+ * be a symlink. `briefSha256` is the SHA-256 of the raw bytes. A literal write scope that names an
+ * existing directory of the project is in `warnings` (see `scopeWarnings`).
  *
  * @example
  * ```ts
@@ -184,5 +185,19 @@ export async function loadPolicy(
   } catch (e) {
     throw unreadable(real, "NOT_UTF8", "is not valid UTF-8", e);
   }
-  return parsePolicy(text, { briefPath: real, projectRoot: root, briefSha256: sha });
+  const opts2 = { briefPath: real, projectRoot: root, briefSha256: sha };
+  const policy = parsePolicy(text, opts2);
+  // The one fact the lint's warnings need: which literal write scopes are existing directories.
+  // Parsed again only then, so the warnings name their line.
+  const dirs = new Set(literalScopes(policy.agents).filter((s) => isDirectory(join(root, s))));
+  return dirs.size === 0 ? policy : parsePolicy(text, { ...opts2, scopeDirs: dirs });
+}
+
+/** Whether `abs` is a directory (not followed through a symlink); any failure is "no". */
+function isDirectory(abs: string): boolean {
+  try {
+    return Deno.lstatSync(abs).isDirectory;
+  } catch {
+    return false;
+  }
 }

@@ -19,6 +19,10 @@
  * - `write_policy: "orchestrator-only"` without an explicit `privilege_profile` of `confined` or
  *   `exclusive` (the default profile leaves the session's gate hook fail-open).
  *
+ * Warned, not refused ({@link scopeWarnings}, given which paths are directories): a literal write
+ * scope such as `"src"` that names an existing directory covers the file `src` only, so every
+ * proposal below it would be `OUT_OF_SCOPE`; the warning suggests `"src/"`.
+ *
  * @example
  * ```ts
  * import { parseJsonSource } from "./json_source.ts";
@@ -39,7 +43,12 @@ import { probeArgPattern } from "./probes.ts";
 import { programProblem } from "./program_rules.ts";
 import { compileArgPattern } from "./pyre.ts";
 import type { RawPolicy } from "./brief_schema.ts";
-import { inWriteScopes, scopePatternProblem } from "./scope.ts";
+import {
+  inWriteScopes,
+  isLiteralScope,
+  literalDirScopeHint,
+  scopePatternProblem,
+} from "./scope.ts";
 
 /** The brief names `defaultBriefPath` looks for at the project root. */
 export const DEFAULT_BRIEF_NAMES: readonly string[] = Object.freeze([
@@ -301,4 +310,66 @@ export function lintPolicy(raw: RawPolicy, src: JsonSource, briefRel: string | n
   checkProtected(raw, src);
   checkGrants(raw, src);
   return compiled;
+}
+
+/**
+ * The project-relative paths the warnings ask about: each agent's literal, safe write scopes
+ * (the caller says which of them are existing directories).
+ *
+ * @example
+ * ```ts
+ * import { literalScopes } from "./lint.ts";
+ * literalScopes({ w: { writeScopes: ["src", "docs/", "a/*.md"] } }); // ["src"]
+ * ```
+ */
+export function literalScopes(
+  agents: Readonly<Record<string, { readonly writeScopes: readonly string[] }>>,
+): string[] {
+  const out = new Set<string>();
+  for (const ap of Object.values(agents)) {
+    for (const s of ap.writeScopes) {
+      if (isLiteralScope(s) && scopePatternProblem(s) === null) out.add(s);
+    }
+  }
+  return [...out];
+}
+
+/**
+ * Warnings (not refusals) on a linted brief, each naming the file, line, column and JSON path: a
+ * literal write scope that names one of `dirs` (project-relative paths known to be existing
+ * directories) covers only a file of that name. Pure: which paths are directories is passed in.
+ *
+ * @example
+ * ```ts
+ * import { parseJsonSource } from "./json_source.ts";
+ * import { validateBrief } from "./validate.ts";
+ * import { scopeWarnings } from "./lint.ts";
+ * const src = parseJsonSource('{"agent_policies": {"w": {"write_scopes": ["src"]}}}', "b.json");
+ * scopeWarnings(validateBrief(src), src, new Set(["src"]));
+ * // ['b.json:1:44: agent_policies.w.write_scopes[0]: write scope "src" is an existing directory, but
+ * //   the scope "src" names the file src only; write "src/" for the directory']
+ * ```
+ */
+export function scopeWarnings(
+  raw: RawPolicy,
+  src: JsonSource,
+  dirs: ReadonlySet<string>,
+): string[] {
+  const out: string[] = [];
+  for (const [agent, policy] of Object.entries(raw.agent_policies ?? {})) {
+    (policy.write_scopes ?? []).forEach((scope, i) => {
+      if (!isLiteralScope(scope) || !dirs.has(scope)) return;
+      out.push(
+        errorAt(
+          "POLICY_LINT",
+          src,
+          ["agent_policies", agent, "write_scopes", i],
+          `write scope ${JSON.stringify(scope)} is an existing directory, but ${
+            literalDirScopeHint(scope)
+          }`,
+        ).message,
+      );
+    });
+  }
+  return out;
 }

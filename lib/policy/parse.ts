@@ -19,7 +19,7 @@ import { isAbsolute, relative, resolve, sep } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
 import { compilePolicy } from "./compile.ts";
 import { parseJsonSource } from "./json_source.ts";
-import { lintPolicy } from "./lint.ts";
+import { lintPolicy, scopeWarnings } from "./lint.ts";
 import type { Policy } from "./types.ts";
 import { validateBrief } from "./validate.ts";
 
@@ -31,6 +31,11 @@ export interface ParsePolicyOptions {
   readonly projectRoot: string;
   /** SHA-256 hex of the brief's raw bytes. */
   readonly briefSha256: string;
+  /**
+   * Project-relative paths known to be existing directories (a fact the caller gathers; see
+   * `literalScopes`): a literal write scope naming one is warned about in `Policy.warnings`.
+   */
+  readonly scopeDirs?: ReadonlySet<string>;
 }
 
 /**
@@ -58,7 +63,8 @@ export function briefRelative(briefPath: string, projectRoot: string): string | 
 }
 
 /**
- * Parses, validates and lints brief text into a `Policy`. Pure: no file is read. Throws
+ * Parses, validates and lints brief text into a `Policy`. Pure: no file is read (which paths are
+ * directories comes in `scopeDirs`); what is warned rather than refused is in `warnings`. Throws
  * `PolicyError` (`BRIEF_SYNTAX`, `BRIEF_INVALID`, `BRIEF_UNKNOWN_KEY`, `POLICY_LINT`) whose message
  * names the file, line, column and JSON path, e.g.
  * `agentteams.jsonc:14:22: agent_policies.worker.commands[0].timeout: must be at most 7200`.
@@ -80,9 +86,11 @@ export function parsePolicy(text: string, opts: ParsePolicyOptions): Policy {
   const src = parseJsonSource(text, name);
   const raw = validateBrief(src);
   const args = lintPolicy(raw, src, briefRel);
-  return compilePolicy(raw, args, {
+  const policy = compilePolicy(raw, args, {
     briefPath: resolve(opts.briefPath),
     briefRel,
     briefSha256: opts.briefSha256,
   });
+  const warnings = scopeWarnings(raw, src, opts.scopeDirs ?? new Set());
+  return Object.freeze({ ...policy, warnings: Object.freeze(warnings) });
 }

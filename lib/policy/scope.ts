@@ -99,3 +99,49 @@ export function scopeMatches(rel: string, scope: string): boolean {
 export function inWriteScopes(rel: string, scopes: readonly string[]): boolean {
   return scopes.some((scope) => scopeMatches(rel, scope));
 }
+
+/**
+ * Whether a scope is literal: no wildcard and no trailing `/`, so it names exactly one path (a
+ * file, whatever is there).
+ *
+ * @example
+ * ```ts
+ * import { isLiteralScope } from "./scope.ts";
+ * isLiteralScope("src"); // true
+ * isLiteralScope("src/"); // false
+ * isLiteralScope("reports/p?"); // false
+ * ```
+ */
+export function isLiteralScope(scope: string): boolean {
+  return !scope.endsWith("/") && !hasWildcard(scope);
+}
+
+/**
+ * The first literal scope that `rel` lies below (`rel` starts with `<scope>/`), or `null`: such a
+ * scope was most likely meant as the directory `<scope>/`, but covers only the file `<scope>`.
+ *
+ * @example
+ * ```ts
+ * import { literalScopeAbove } from "./scope.ts";
+ * literalScopeAbove("src/a.ts", ["docs/", "src"]); // "src"
+ * literalScopeAbove("src/a.ts", ["src/"]); // null
+ * ```
+ */
+export function literalScopeAbove(rel: string, scopes: readonly string[]): string | null {
+  return scopes.find((s) => isLiteralScope(s) && s !== "" && rel.startsWith(`${s}/`)) ?? null;
+}
+
+/**
+ * The hint for a literal scope that names a directory: it covers the file of that name only.
+ *
+ * @example
+ * ```ts
+ * import { literalDirScopeHint } from "./scope.ts";
+ * literalDirScopeHint("src"); // 'the scope "src" names the file src only; write "src/" for the directory'
+ * ```
+ */
+export function literalDirScopeHint(scope: string): string {
+  return `the scope ${JSON.stringify(scope)} names the file ${scope} only; write ${
+    JSON.stringify(`${scope}/`)
+  } for the directory`;
+}

@@ -112,6 +112,12 @@ export interface Policy {
   readonly mcpGrants?: Readonly<Record<string, McpGrant>>;
   /** Proposal content cap in bytes (256 KiB). */
   readonly sizeCap: number;
+  /**
+   * Lint warnings: what the brief most likely gets wrong without being unsafe (a literal write
+   * scope naming an existing directory), each naming the file, line and JSON path; the CLI prints
+   * them on stderr. Optional only so that policies built by hand stay valid.
+   */
+  readonly warnings?: readonly string[];
 }
 
 /** Proposal content above this many bytes is refused. */

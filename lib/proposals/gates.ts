@@ -153,6 +153,7 @@ export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
         tmpdir,
         backend: await opts.backend(),
         agent: { exec, write: [] },
+        execOwner: { kind: "gate", gate: gate.name },
         foreignWriteRoots,
         cwd: ".",
         argv: [program.path, ...argv.slice(1)],

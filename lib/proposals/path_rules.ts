@@ -4,7 +4,8 @@
  * segments, no `..`, not absolute, not `~`), outside the control plane (the table, case-folded,
  * and git's resolved paths: `lib/policy/control_plane.ts`), not the
  * brief (in any letter case, nor either default brief name), not protected, and inside the
- * agent's write scopes. The first rule broken is the refusal.
+ * agent's write scopes. The first rule broken is the refusal. An `OUT_OF_SCOPE` path below a
+ * literal scope (`src/a.ts` under `"src"`) says that scope names a file only.
  *
  * @example
  * ```ts
@@ -18,7 +19,7 @@ import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { relPathProblem, segmentProblem } from "../fs/rel_path.ts";
 import { type ControlPlane, controlPlaneHit } from "../policy/control_plane.ts";
 import { protectedMatch } from "../policy/fnmatch.ts";
-import { inWriteScopes } from "../policy/scope.ts";
+import { inWriteScopes, literalDirScopeHint, literalScopeAbove } from "../policy/scope.ts";
 import type { Policy } from "../policy/types.ts";
 
 /** A path that passed every rule. */
@@ -139,9 +140,12 @@ export function checkProposalPath(
     throw new ProposalError("UNKNOWN_AGENT", `agent '${agent}' has no agent_policies entry`);
   }
   if (!inWriteScopes(rel, ap.writeScopes)) {
+    // A literal scope above the path was most likely meant as a directory: say so.
+    const above = literalScopeAbove(rel, ap.writeScopes);
     throw new ProposalError(
       "OUT_OF_SCOPE",
-      `${rel} is outside ${agent}'s write_scopes ${JSON.stringify(ap.writeScopes)}; refused`,
+      `${rel} is outside ${agent}'s write_scopes ${JSON.stringify(ap.writeScopes)}; refused` +
+        (above === null ? "" : ` (${literalDirScopeHint(above)})`),
     );
   }
   return checked;

@@ -55,6 +55,12 @@ export {
 export { buildPlan, type ConfinementPlan, type GuardFact, type PlanInput } from "./plan.ts";
 export { prepareConfinement, type PrepareOptions } from "./prepare.ts";
 export {
+  execKeyPhrase,
+  type ExecOwner,
+  type ExecRefusalFacts,
+  execRefusalMessage,
+} from "./exec_hint.ts";
+export {
   bwrapProbeArgv,
   type ProbeOptions,
   type ProbeResult,

@@ -29,7 +29,9 @@ import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { normalizeRel } from "../fs/rel_path.ts";
 import { resolveRoots } from "./roots_io.ts";
 import { assertSafePath } from "./safe_path.ts";
-import { execAllows } from "./gate_exec.ts";
+import { execAllows, readShebang } from "./gate_exec.ts";
+import { type ExecOwner, execRefusalMessage } from "./exec_hint.ts";
+import { confinedFilePath } from "./operator_file.ts";
 import { readOnlyMatcher, scanWritableRoots } from "./root_scan.ts";
 
 /** Inputs of {@link prepareConfinement}. */
@@ -65,6 +67,8 @@ export interface PrepareOptions {
   readonly extraReadOnly?: readonly string[];
   /** Case-fold path comparisons (default: on macOS). */
   readonly foldCase?: boolean;
+  /** Whose exec list {@link agent} is, so a refused program's message names the key to add to. */
+  readonly execOwner?: ExecOwner;
 }
 
 function resolveCwd(projectReal: string, cwd: string): string {
@@ -79,6 +83,16 @@ function resolveCwd(projectReal: string, cwd: string): string {
     );
   }
   return n.rel === "." ? projectReal : realPathLoose(projectReal + "/" + n.rel);
+}
+
+/** A refused program's `#!` interpreter, resolved, for the message only (`null` when unknown). */
+function interpreterOf(programReal: string): string | null {
+  try {
+    const interp = readShebang(programReal);
+    return interp === null ? null : realPathLoose(interp);
+  } catch {
+    return null; // only a hint: the refusal stands either way
+  }
 }
 
 /**
@@ -152,8 +166,15 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   if (!execAllows(programReal, roots.exec, foldCase)) {
     throw new SandboxError(
       "CONFINED_INVALID",
-      `program ${programReal} lies under none of the exec paths of the confinement ` +
-        `(${roots.exec.length ? roots.exec.join(", ") : "none: confined_programs has no entry"})`,
+      execRefusalMessage({
+        program,
+        programReal,
+        interpreter: interpreterOf(programReal),
+        execRoots: roots.exec,
+        owner: opts.execOwner ?? null,
+        operatorFile: confinedFilePath(roots.projectReal, opts.home),
+        foldCase,
+      }),
       { details: { program: programReal } },
     );
   }

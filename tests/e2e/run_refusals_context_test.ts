@@ -457,6 +457,8 @@ Deno.test("run: a confined program outside the agent's exec paths is CONFINED_IN
     const r = await w.run({ argv: ["/usr/bin/touch", "src/x.txt"] }, { flags: ["--json"] });
     assertJsonRefused(r, "CONFINED_INVALID");
     assert.match(r.stderr, /lies under none of the exec paths/);
+    // It says what to add, and where.
+    assert.match(r.stderr, /add "\/usr\/bin" to confined_programs\.worker\.exec in the brief/);
     await assertRunRefused(w, r, "CONFINED_INVALID", {
       agent: ["worker", "?"],
       absent: [join(w.project, "src/x.txt")],
