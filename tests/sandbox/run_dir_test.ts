@@ -91,7 +91,7 @@ Deno.test("makePrivateTmpdir with TMPDIR unset: the per-user parent is made 0700
 const OTHER_UID = 4_242_424;
 
 /** Asserts the per-user parent at `path` is refused with CONFINED_PATH_UNSAFE and gains no entry. */
-function assertRefused(path: string, problem: RegExp): void {
+function expectRefusedUntouched(path: string, problem: RegExp): void {
   const before = [...Deno.readDirSync(path)].map((e) => e.name);
   assert.throws(
     () => makePrivateTmpdir({}, OTHER_UID),
@@ -108,15 +108,15 @@ Deno.test("makePrivateTmpdir refuses a planted per-user parent (a symlink, anoth
   try {
     // A symlink to a directory someone else reads.
     Deno.symlinkSync(dir, path);
-    assertRefused(path, /agentteams-4242424 is not a directory; remove it, or set TMPDIR/);
+    expectRefusedUntouched(path, /agentteams-4242424 is not a directory; remove it, or set TMPDIR/);
     Deno.removeSync(path);
     // A real directory owned by someone else (here: root, for uid 4242424).
     Deno.mkdirSync(path, { mode: 0o700 });
-    assertRefused(path, /is owned by uid \d+, not 4242424/);
+    expectRefusedUntouched(path, /is owned by uid \d+, not 4242424/);
     // Its own, but open to others.
     Deno.chownSync(path, OTHER_UID, OTHER_UID);
     Deno.chmodSync(path, 0o755);
-    assertRefused(path, /has mode 755, not 700/);
+    expectRefusedUntouched(path, /has mode 755, not 700/);
   } finally {
     await removeTree(path);
     await removeTree(dir);
