@@ -428,7 +428,7 @@ Deno.test("expected writes are never control plane, protected, the brief, absolu
   // A protected path the entry's own writes do not cover: the agent's scope `./` does not help.
   const narrow = entry({ prefix: ["deno", "fmt"], args: ["src/[a-z_/]+\\.ts"], writes: ["src/*"] });
   const scoped: AgentPolicy = { writeScopes: ["./"], commands: [narrow] };
-  for (const bad of ["secrets/key.txt", "server.pem", "src/server.pem"]) {
+  for (const bad of ["secrets/key.txt", "server.pem", "docs/server.pem"]) {
     const e = assertRefusal(
       () => matchRequest(req(argv, { expectedWrites: [bad] }), scoped, guards),
       "WRITES_NOT_ALLOWED",
