@@ -146,6 +146,8 @@ async function checkRun(
       env: childEnv(s.env),
       network: checked.match.entry.network,
       protectedPaths: policy.protectedPaths,
+      // What the entry's own writes globs cover of them stays writable (owned protected writes).
+      ownedWrites: checked.match.entry.writes,
       controlPlane: plane,
       // The brief, wherever it lies, stays read-only even inside a write root.
       extraReadOnly: [policy.briefPath],
@@ -219,10 +221,12 @@ async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
   // bwrap could not stop it, and git status never lists a `.git`.
   const appeared = cplan === null
     ? []
-    : newReadOnlyEntries(cplan, s.policy.protectedPaths).map((abs) => watchKey(git, abs));
+    : newReadOnlyEntries(cplan, s.policy.protectedPaths, checked.match.entry.writes)
+      .map((abs) => watchKey(git, abs));
   const [after, problem] = await second;
   const declared = declaredMatcher(a.expected_writes ?? [], {
     guards,
+    entryWrites: checked.match.entry.writes,
     allowed: (rel) =>
       writeAllowed({ rel, dir: false }, checked.match.entry, checked.agentPolicy, guards.matchers),
   });

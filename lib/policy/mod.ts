@@ -32,6 +32,7 @@ export { DEFAULT_BRIEF_NAMES, lintPolicy } from "./lint.ts";
 export type { CompiledArgs } from "./lint.ts";
 export { inWriteScopes, scopeMatches, scopePatternProblem } from "./scope.ts";
 export { fnmatch, fnmatchCase, hasWildcard, protectedMatch } from "./fnmatch.ts";
+export { entryWritesCover, type GlobMatch, protectedWriteRefused } from "./owned_writes.ts";
 export {
   compileArgPattern,
   MAX_ARG_PATTERN_LENGTH,

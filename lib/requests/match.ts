@@ -20,7 +20,13 @@ import { RequestError } from "../errors.ts";
 import type { AgentPolicy, CommandEntry } from "../policy/types.ts";
 import { matchArgv } from "./argv.ts";
 import { hasParentSegment, normaliseCwd } from "./arg_paths.ts";
-import { checkDeclaration, type Declaration, type Guards, writeAllowed } from "./writes.ts";
+import {
+  checkDeclaration,
+  type Declaration,
+  forbiddenReason,
+  type Guards,
+  writeAllowed,
+} from "./writes.ts";
 
 /** The fields of a command request this module judges. */
 export interface RequestFields {
@@ -109,8 +115,17 @@ function entryMiss(
     };
   }
   for (let i = 0; i < writes.length; i++) {
+    const shown = writes[i].rel + (writes[i].dir ? "/" : "");
+    // A protected path only the entry's own writes globs make writable (an owned protected write).
+    const why = forbiddenReason(writes[i].rel, guards, entry.writes);
+    if (why !== null) {
+      return {
+        code: "WRITES_NOT_ALLOWED",
+        reason: `expected write ${JSON.stringify(shown)} ${why}`,
+        rank: [5, i],
+      };
+    }
     if (!writeAllowed(writes[i], entry, agent, guards.matchers)) {
-      const shown = writes[i].rel + (writes[i].dir ? "/" : "");
       return {
         code: "WRITES_NOT_ALLOWED",
         reason: `expected write ${

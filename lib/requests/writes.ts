@@ -3,8 +3,10 @@
  *
  * A declaration is a project-relative file, or a directory ending in `/` that covers everything
  * below it. It must lie in the entry's `writes` globs or in the agent's write scopes, and never in
- * the control plane, a protected path or the brief. The write-scope and fnmatch matchers are passed
- * in ({@link PathMatchers}), so this module decides without touching the policy loader.
+ * the control plane or the brief. A protected path is refused unless the entry's own `writes`
+ * globs cover it (an owned protected write, `lib/policy/owned_writes.ts`); write scopes never
+ * make one writable. The write-scope and fnmatch matchers are passed in ({@link PathMatchers}),
+ * so this module decides without touching the policy loader.
  *
  * @example
  * ```ts
@@ -17,6 +19,7 @@
  */
 
 import { type ControlPlane, controlPlaneBelow, controlPlaneHit } from "../policy/control_plane.ts";
+import { entryWritesCover, protectedWriteRefused } from "../policy/owned_writes.ts";
 import type { AgentPolicy, CommandEntry } from "../policy/types.ts";
 import { normaliseRelative } from "./arg_paths.ts";
 
@@ -49,32 +52,63 @@ export interface Declaration {
 }
 
 /**
- * The first reason a normalised path may never be written by a command (control plane, a `.git`
- * segment anywhere, the brief, a protected path), or `null`.
+ * The first reason a normalised path may never be written by any command, whatever its entry
+ * (control plane, a `.git` segment anywhere, the brief), or `null`.
  *
  * @example
  * ```ts
- * import { forbiddenReason } from "./writes.ts";
+ * import { planeReason } from "./writes.ts";
  * const guards = { briefRel: "agentteams.jsonc", plane: { root: "/p", git: [] }, matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false } };
- * forbiddenReason("vendor/lib/.git/config", guards); // "lies in the control plane (.git: ...)"
- * forbiddenReason("src/a.ts", guards); // null
+ * planeReason("vendor/lib/.git/config", guards); // "lies in the control plane (.git: ...)"
+ * planeReason("src/a.ts", guards); // null
  * ```
  */
-export function forbiddenReason(rel: string, guards: Guards): string | null {
+export function planeReason(rel: string, guards: Guards): string | null {
   const plane = controlPlaneHit(rel, guards.plane);
   if (plane !== null) return `lies in the control plane (${plane.entry}: ${plane.reason})`;
   const folded = rel.toLowerCase();
   if (guards.briefRel !== null && folded === guards.briefRel.toLowerCase()) {
     return "is the brief that defines this policy";
   }
-  if (guards.matchers.isProtected(rel)) return "is a protected path";
+  return null;
+}
+
+/**
+ * The first reason a normalised path may not be written by a command of this entry: one of
+ * {@link planeReason}'s, or a protected path the entry's own `writes` globs do not cover
+ * (`protectedWriteRefused`, the one rule on owned protected writes), or `null`.
+ *
+ * @example
+ * ```ts
+ * import { forbiddenReason } from "./writes.ts";
+ * const guards = { briefRel: null, plane: { root: "/p", git: [] }, matchers: { inScopes: () => false, fnmatch: (r: string, g: string) => r === g, isProtected: (r: string) => r === "rec.json" } };
+ * forbiddenReason("rec.json", guards, []); // "is a protected path, and ..."
+ * forbiddenReason("rec.json", guards, ["rec.json"]); // null: the entry owns it
+ * ```
+ */
+export function forbiddenReason(
+  rel: string,
+  guards: Guards,
+  entryWrites: readonly string[],
+): string | null {
+  const why = planeReason(rel, guards);
+  if (why !== null) return why;
+  if (
+    protectedWriteRefused(rel, guards.matchers.isProtected, entryWrites, guards.matchers.fnmatch)
+  ) {
+    return `is a protected path, and the entry's writes globs ${
+      JSON.stringify(entryWrites)
+    } do not cover it (only an entry whose own writes cover a protected path may write it; ` +
+      "write scopes and expected_writes never do)";
+  }
   return null;
 }
 
 /**
  * Normalises one declaration and applies the entry-independent refusals: absolute, `~`, `..`,
- * NUL, the project root, the control plane (or a directory holding part of it), `.git`, the
- * brief and protected paths. Returns the declaration or a reason.
+ * NUL, the project root, the control plane (or a directory holding part of it), `.git` and the
+ * brief. Returns the declaration or a reason. Protected paths depend on the entry
+ * ({@link forbiddenReason}).
  *
  * @example
  * ```ts
@@ -87,7 +121,7 @@ export function checkDeclaration(value: string, guards: Guards): Declaration | s
   const norm = normaliseRelative(value);
   if (!norm.ok) return norm.reason;
   if (norm.rel === ".") return "declares the whole project";
-  const why = forbiddenReason(norm.rel, guards);
+  const why = planeReason(norm.rel, guards);
   if (why !== null) return why;
   if (norm.dir) {
     const inner = controlPlaneBelow(norm.rel, guards.plane);
@@ -118,15 +152,19 @@ export function writeAllowed(
   matchers: PathMatchers,
 ): boolean {
   const probe = decl.dir ? `${decl.rel}/${DIR_PROBE}` : decl.rel;
-  const folded = probe.toLowerCase();
-  if (entry.writes.some((glob) => matchers.fnmatch(folded, glob.toLowerCase()))) return true;
+  if (entryWritesCover(probe, entry.writes, matchers.fnmatch)) return true;
   return matchers.inScopes(probe, agent.writeScopes);
 }
 
 /** Extra conditions for {@link declaredMatcher}: every covered path must pass them too. */
 export interface DeclaredOptions {
-  /** Refuse control plane, `.git`, the brief and protected paths even below a declared directory. */
+  /**
+   * Refuse control plane, `.git`, the brief and protected paths (those `entryWrites` does not
+   * cover) even below a declared directory.
+   */
   readonly guards?: Guards;
+  /** The matched entry's `writes` globs: the protected paths it owns (default: none). */
+  readonly entryWrites?: readonly string[];
   /** Require each covered path to be allowed on its own (entry globs or scopes). */
   readonly allowed?: (rel: string) => boolean;
 }
@@ -134,7 +172,7 @@ export interface DeclaredOptions {
 /**
  * Builds the "is this changed path declared?" matcher: an exact declaration, or a path below a
  * declaration ending in `/`. With `guards`, a path in the control plane, `.git`, the brief or a
- * protected path is never declared; with `allowed`, each path must also be writable on its own.
+ * protected path `entryWrites` does not cover is never declared; with `allowed`, each path must also be writable on its own.
  * Declarations that fail normalisation declare nothing.
  *
  * @example
@@ -159,7 +197,10 @@ export function declaredMatcher(
   }
   return (rel: string): boolean => {
     if (!files.has(rel) && !dirs.some((d) => rel.startsWith(d))) return false;
-    if (options.guards !== undefined && forbiddenReason(rel, options.guards) !== null) return false;
+    if (
+      options.guards !== undefined &&
+      forbiddenReason(rel, options.guards, options.entryWrites ?? []) !== null
+    ) return false;
     if (options.allowed !== undefined && !options.allowed(rel)) return false;
     return true;
   };

@@ -123,7 +123,8 @@ function identityOf(path: string): string {
 /**
  * Entries that appeared in a write root during the run and must not be left there unreported: a
  * new `.git` (any letter case, at any depth: git would obey its hooks and config in that
- * directory), or a new entry a `protected_paths` pattern covers. bwrap re-binds only what exists
+ * directory), or a new entry a `protected_paths` pattern covers that the command entry's own
+ * `writes` globs (`ownedWrites`) do not (an owned protected write). bwrap re-binds only what exists
  * when the run starts and cannot forbid creating such an entry, and git status never lists a
  * `.git`, so the write roots are scanned again after the command. Other control-plane names met
  * deeper in a tree (a package's own `.github/FUNDING.yml`) are ordinary writes there, compared and
@@ -145,10 +146,11 @@ export function newReadOnlyEntries(
     readonly masks: readonly string[];
   },
   protectedPaths: readonly string[],
+  ownedWrites: readonly string[] = [],
   foldCase: boolean = Deno.build.os === "darwin",
 ): string[] {
   const known = [...plan.readOnly, ...plan.masks];
-  const covered = protectedIn(plan.project, protectedPaths, foldCase);
+  const covered = protectedIn(plan.project, protectedPaths, foldCase, ownedWrites);
   const matcher = (abs: string, name: string): boolean =>
     name.toLowerCase() === ".git" || (!isControlPlaneName(name) && covered(abs));
   try {

@@ -21,10 +21,11 @@
 
 import { SandboxError } from "../errors.ts";
 import { type ControlPlane, controlPlaneReadOnly } from "../policy/control_plane.ts";
+import { protectedWriteRefused } from "../policy/owned_writes.ts";
 import type { ConfinedAgent } from "../policy/types.ts";
 import { guardFacts } from "./guards_io.ts";
 import { buildPlan, type ConfinementPlan } from "./plan.ts";
-import { literalProtected } from "./protected.ts";
+import { literalProtected, protectedMatcher } from "./protected.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { normalizeRel } from "../fs/rel_path.ts";
 import { resolveRoots } from "./roots_io.ts";
@@ -56,6 +57,12 @@ export interface PrepareOptions {
   readonly network: boolean;
   /** The brief's `protected_paths`. */
   readonly protectedPaths: readonly string[];
+  /**
+   * The command entry's `writes` globs: a protected path they cover (an owned protected write,
+   * `lib/policy/owned_writes.ts`) is not kept read-only inside a write root. The control plane
+   * and `extraReadOnly` stay read-only whatever they cover. Default: none (a gate).
+   */
+  readonly ownedWrites?: readonly string[];
   /** Directories to hide entirely (the operator key directory); absent ones are skipped. */
   readonly hiddenDirs: readonly string[];
   /**
@@ -120,9 +127,11 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
     foldCase,
   });
   const p = roots.projectReal === "/" ? "" : roots.projectReal;
-  const guarded = [
-    ...literalProtected(opts.protectedPaths).map((rel) => `${p}/${rel}`),
-  ];
+  const owned = opts.ownedWrites ?? [];
+  const covers = protectedMatcher(opts.protectedPaths);
+  const guarded = literalProtected(opts.protectedPaths)
+    .filter((rel) => protectedWriteRefused(rel, covers, owned))
+    .map((rel) => `${p}/${rel}`);
   // The control plane as named (git's paths come both as configured and resolved): a guarded
   // path that passes through a symlink inside a write root is refused, never followed, so a
   // link git obeys there cannot be swapped for a directory of the command's own.
@@ -180,7 +189,7 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   }
   const scanHits = scanWritableRoots(
     [roots.tmpdir, ...roots.writeRoots],
-    readOnlyMatcher(roots.projectReal, opts.protectedPaths, foldCase),
+    readOnlyMatcher(roots.projectReal, opts.protectedPaths, foldCase, owned),
   );
   return buildPlan({
     roots,

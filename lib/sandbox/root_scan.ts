@@ -16,6 +16,7 @@
 import { SandboxError } from "../errors.ts";
 import { within } from "../fs/within.ts";
 import { isControlPlaneName } from "../policy/control_plane.ts";
+import { protectedWriteRefused } from "../policy/owned_writes.ts";
 import { protectedMatcher } from "./protected.ts";
 import { type EntryKind, kindOfInfo } from "../fs/entry.ts";
 import { isGitDirListing } from "../git/repo_shape.ts";
@@ -33,7 +34,8 @@ export type ReadOnlyMatcher = (absPath: string, name: string) => boolean;
 
 /**
  * The matcher for one project: a control-plane name in any letter case, or a project-relative
- * path covered by `protected_paths`.
+ * path covered by `protected_paths` that the command entry's own `writes` globs (`ownedWrites`)
+ * do not cover (an owned protected path stays writable: `protectedWriteRefused`).
  *
  * @example
  * ```ts
@@ -47,31 +49,36 @@ export function readOnlyMatcher(
   projectReal: string,
   protectedPaths: readonly string[],
   foldCase: boolean,
+  ownedWrites: readonly string[] = [],
 ): ReadOnlyMatcher {
-  const covered = protectedIn(projectReal, protectedPaths, foldCase);
+  const covered = protectedIn(projectReal, protectedPaths, foldCase, ownedWrites);
   return (absPath, name) => isControlPlaneName(name) || covered(absPath);
 }
 
 /**
  * Whether an absolute path inside the project is covered by `protected_paths` (patterns
- * normalized once).
+ * normalized once) and not owned: the command entry's `writes` globs (`ownedWrites`, default
+ * none) do not cover it (`protectedWriteRefused`, the rule the request checks use too).
  *
  * @example
  * ```ts
  * import { protectedIn } from "./root_scan.ts";
  * protectedIn("/p", ["*.pem"], false)("/p/build/a.pem"); // true
+ * protectedIn("/p", ["*.pem"], false, ["build/*.pem"])("/p/build/a.pem"); // false: owned
  * ```
  */
 export function protectedIn(
   projectReal: string,
   protectedPaths: readonly string[],
   foldCase: boolean,
+  ownedWrites: readonly string[] = [],
 ): (absPath: string) => boolean {
   if (protectedPaths.length === 0) return () => false;
   const prefix = projectReal === "/" ? "/" : projectReal + "/";
   const covers = protectedMatcher(protectedPaths);
   return (absPath) =>
-    within(absPath, projectReal, foldCase) && covers(absPath.slice(prefix.length));
+    within(absPath, projectReal, foldCase) &&
+    protectedWriteRefused(absPath.slice(prefix.length), covers, ownedWrites);
 }
 
 /**

@@ -404,8 +404,6 @@ Deno.test("expected writes are never control plane, protected, the brief, absolu
       "vendor/.git/hooks/x",
       "agentteams.jsonc",
       "AgentTeams.JSONC",
-      "secrets/key.txt",
-      "server.pem",
       "/etc/passwd",
       "~/.bashrc",
       "../outside",
@@ -427,6 +425,113 @@ Deno.test("expected writes are never control plane, protected, the brief, absolu
     "ARTIFACT_INVALID",
     RequestError,
   );
+  // A protected path the entry's own writes do not cover: the agent's scope `./` does not help.
+  const narrow = entry({ prefix: ["deno", "fmt"], args: ["src/[a-z_/]+\\.ts"], writes: ["src/*"] });
+  const scoped: AgentPolicy = { writeScopes: ["./"], commands: [narrow] };
+  for (const bad of ["secrets/key.txt", "server.pem", "docs/server.pem"]) {
+    const e = assertRefusal(
+      () => matchRequest(req(argv, { expectedWrites: [bad] }), scoped, guards),
+      "WRITES_NOT_ALLOWED",
+      RequestError,
+    );
+    assert.match(e.message, /is a protected path/, bad);
+    assert.ok(e.message.includes(JSON.stringify(bad)), e.message);
+  }
+});
+
+Deno.test("owned protected writes: an entry whose own writes glob covers a protected path may declare it", () => {
+  const record = "reports/*/counterexamples.json";
+  const g = { ...guards, matchers: refMatchers([record, "secrets/"]) };
+  const owner = entry({ prefix: ["tools/record.py"], writes: [record] });
+  const argv = ["tools/record.py"];
+  const a: AgentPolicy = { writeScopes: [], commands: [owner] };
+  const m = matchRequest(
+    req(argv, { expectedWrites: ["reports/p1/counterexamples.json"] }),
+    a,
+    g,
+  );
+  assert.equal(m.entry, owner);
+  assert.equal(
+    matchRequest(req(argv, { expectedWrites: ["Reports/P2/CounterExamples.JSON"] }), a, g).entry,
+    owner,
+    "ownership matches case-insensitively, like the protected match",
+  );
+  // Only through write scopes (the entry's writes do not cover it): refused.
+  const other = entry({ prefix: ["tools/other.py"], writes: ["reports/*/notes.md"] });
+  const viaScopes: AgentPolicy = { writeScopes: ["reports/"], commands: [other] };
+  const e = assertRefusal(
+    () =>
+      matchRequest(
+        req(["tools/other.py"], { expectedWrites: ["reports/p1/counterexamples.json"] }),
+        viaScopes,
+        g,
+      ),
+    "WRITES_NOT_ALLOWED",
+    RequestError,
+  );
+  assert.match(e.message, /"reports\/p1\/counterexamples\.json" is a protected path/);
+  assert.match(e.message, /write scopes and expected_writes never do/);
+  // A directory declaration over the protected record is not owned by the file glob.
+  assertRefusal(
+    () => matchRequest(req(argv, { expectedWrites: ["secrets/"] }), a, g),
+    "WRITES_NOT_ALLOWED",
+    RequestError,
+  );
+  // Another protected path the same entry does not own stays refused.
+  assertRefusal(
+    () =>
+      matchRequest(
+        req(argv, { expectedWrites: ["reports/p1/counterexamples.json", "secrets/k"] }),
+        a,
+        g,
+      ),
+    "WRITES_NOT_ALLOWED",
+    RequestError,
+  );
+});
+
+Deno.test("owned protected writes never reach the control plane or the brief", () => {
+  const g = { ...guards, matchers: refMatchers([".git/", ".agentteams/", "agentteams.jsonc"]) };
+  const greedy = entry({
+    prefix: ["tool"],
+    writes: [".git/*", ".agentteams/*", "agentteams.jsonc", ".claude/*", "vendor/.git/*"],
+  });
+  const a: AgentPolicy = { writeScopes: [], commands: [greedy] };
+  for (
+    const bad of [
+      ".git/hooks/pre-commit",
+      ".agentteams/proposal-ledger.jsonl",
+      "agentteams.jsonc",
+      ".claude/settings.json",
+      "vendor/.git/config",
+    ]
+  ) {
+    const e = assertRefusal(
+      () => matchRequest(req(["tool"], { expectedWrites: [bad] }), a, g),
+      "WRITES_NOT_ALLOWED",
+      RequestError,
+    );
+    assert.match(e.message, /control plane|the brief/, bad);
+  }
+});
+
+Deno.test("declaredMatcher: a protected changed path is declared only when the entry owns it", () => {
+  const g = { ...guards, matchers: refMatchers(["reports/*/counterexamples.json"]) };
+  const rel = "reports/p1/counterexamples.json";
+  const owned = declaredMatcher([rel], {
+    guards: g,
+    entryWrites: ["reports/*/counterexamples.json"],
+  });
+  assert.equal(owned(rel), true);
+  const viaScope = declaredMatcher(["reports/"], {
+    guards: g,
+    entryWrites: ["reports/*/notes.md"],
+  });
+  assert.equal(viaScope(rel), false, "a directory declaration over a protected path");
+  assert.equal(viaScope("reports/p1/notes.md"), true);
+  assert.equal(declaredMatcher([rel], { guards: g })(rel), false, "no entry, no ownership");
+  const plane = declaredMatcher([".git/config"], { guards: g, entryWrites: ["*"] });
+  assert.equal(plane(".git/config"), false, "the control plane is never owned");
 });
 
 Deno.test("several entries sharing a prefix: any full match wins, else the closest refusal", () => {
