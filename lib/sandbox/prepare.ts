@@ -129,8 +129,15 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   const p = roots.projectReal === "/" ? "" : roots.projectReal;
   const owned = opts.ownedWrites ?? [];
   const covers = protectedMatcher(opts.protectedPaths);
+  // An owned literal protected path is left writable only when it is a file or absent: a literal
+  // protected path covers everything below it, and the entry's globs owning the directory's own
+  // name own none of what lies inside, so a protected directory stays bound read-only (its owned
+  // files then need a pattern entry in protected_paths, which the scan below honours file by file).
   const guarded = literalProtected(opts.protectedPaths)
-    .filter((rel) => protectedWriteRefused(rel, covers, owned))
+    .filter((rel) =>
+      protectedWriteRefused(rel, covers, owned) ||
+      !["file", "missing"].includes(entryKind(`${p}/${rel}`))
+    )
     .map((rel) => `${p}/${rel}`);
   // The control plane as named (git's paths come both as configured and resolved): a guarded
   // path that passes through a symlink inside a write root is refused, never followed, so a

@@ -79,3 +79,30 @@ Deno.test("bwrap: the owning entry writes the protected record; another entry ca
     fx.cleanup();
   }
 });
+
+Deno.test("plan and bwrap: a literal protected directory whose own name an entry's glob covers stays read-only (nothing inside is owned)", async () => {
+  const fx = makeFixture();
+  try {
+    withRecords(fx);
+    const p = fx.project;
+    const tmpdir = makePrivateTmpdir();
+    try {
+      const plan = planFor(fx, ["/usr/bin/true"], tmpdir, {
+        protectedPaths: PROTECTED,
+        extra: { ownedWrites: ["build/keys"] },
+      });
+      assert.ok(plan.readOnly.includes(`${p}/build/keys`), "the directory stays bound read-only");
+    } finally {
+      removePrivateTmpdir(tmpdir);
+    }
+    const argv = ["/usr/bin/sh", "-c", `printf 'k\\n' > ${p}/build/keys/new.pem`];
+    const r = await runConfined(fx, argv, {
+      protectedPaths: PROTECTED,
+      extra: { ownedWrites: ["build/keys"] },
+    });
+    assert.notEqual(r.code, 0, r.stderr);
+    assert.deepEqual([...Deno.readDirSync(`${p}/build/keys`)], [], "nothing written inside");
+  } finally {
+    fx.cleanup();
+  }
+});
