@@ -216,9 +216,24 @@ export const COMMANDS: readonly CommandSpec[] = [
       (await loadCode(() => import("./permissions_cmd.ts"))).permissionsCmd(ctx, TABLE),
   },
   {
+    words: ["brief", "check"],
+    summary: "check the brief (its shape and its lint), every problem at once; exit 1 on any",
+    positionals: [],
+    flags: [],
+    env: [],
+    built: true,
+    // The brief (the --brief file, or the project's default names) and the project's literal
+    // write scopes, whose being directories the warnings ask about.
+    needs: (ctx) => {
+      const brief = briefFlagPath(ctx);
+      return { ...NO_NEEDS, read: brief === null ? [ctx.project] : [ctx.project, brief] };
+    },
+    run: async (ctx) => (await loadCode(() => import("./brief_cmd.ts"))).briefCheck(ctx),
+  },
+  {
     words: ["schema"],
     summary: "print the JSON Schema of an artifact (change-proposal, delete-proposal, " +
-      "command-request)",
+      "command-request) or of the brief (brief)",
     positionals: [{ name: "NAME", required: false }],
     flags: [],
     env: [],

@@ -1,11 +1,16 @@
 /**
- * `agentteams schema [NAME]`: print an artifact's JSON Schema, or list the names.
+ * `agentteams schema [NAME]`: print an artifact's JSON Schema or the brief's (`brief`), or list
+ * the names.
  *
  * @module
  */
 import { UsageError } from "../errors.ts";
 import { ARTIFACT_SCHEMAS, jsonSchemaOf, type SchemaName } from "../artifacts/artifact_schema.ts";
+import { briefJsonSchema } from "../policy/brief_schema.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
+
+/** The name `schema` gives the brief's schema, beside the artifacts'. */
+const BRIEF = "brief";
 
 /**
  * Runs `schema`.
@@ -15,18 +20,18 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * import { schema } from "./schema_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams schema`, without NAME
- * (await schema(ctx)).text; // "change-proposal\ndelete-proposal\ncommand-request"
+ * (await schema(ctx)).text; // "change-proposal\ndelete-proposal\ncommand-request\nbrief"
  * ```
  */
 export function schema(ctx: Ctx): Promise<Outcome> {
   const name = ctx.parsed.positionals.NAME as string | undefined;
-  const names = Object.keys(ARTIFACT_SCHEMAS);
+  const names = [...Object.keys(ARTIFACT_SCHEMAS), BRIEF];
   if (name === undefined) {
     return Promise.resolve({ exit: 0, text: names.join("\n"), json: { ok: true, schemas: names } });
   }
   if (!names.includes(name)) {
     throw new UsageError("USAGE", `no schema ${JSON.stringify(name)}; one of ${names.join(", ")}`);
   }
-  const s = jsonSchemaOf(name as SchemaName);
+  const s = name === BRIEF ? briefJsonSchema() : jsonSchemaOf(name as SchemaName);
   return Promise.resolve({ exit: 0, text: JSON.stringify(s, null, 2), json: s });
 }

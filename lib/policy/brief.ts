@@ -22,7 +22,7 @@ import { basename, dirname, join, resolve } from "../fs/path.ts";
 import { FsSafetyError, PolicyError } from "../errors.ts";
 import { readRegularFile } from "../fs/safe_read.ts";
 import { DEFAULT_BRIEF_NAMES, literalScopes } from "./lint.ts";
-import { parsePolicy } from "./parse.ts";
+import { type BriefFindings, briefFindings, parsePolicy } from "./parse.ts";
 import type { Policy } from "./types.ts";
 
 export { parsePolicy } from "./parse.ts";
@@ -170,27 +170,63 @@ export async function loadPolicy(
   briefPath: string,
   opts: { projectRoot: string },
 ): Promise<Policy> {
-  let root: string;
-  try {
-    root = Deno.realPathSync(resolve(opts.projectRoot));
-  } catch (e) {
-    throw unreadable(briefPath, "IO", `project root ${opts.projectRoot} cannot be resolved`, e);
-  }
-  const real = realBriefPath(resolve(briefPath));
-  const bytes = await readBriefBytes(real);
-  const sha = sha256Hex(bytes);
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch (e) {
-    throw unreadable(real, "NOT_UTF8", "is not valid UTF-8", e);
-  }
+  const { root, real, text, sha } = await readBriefText(briefPath, opts.projectRoot);
   const opts2 = { briefPath: real, projectRoot: root, briefSha256: sha };
   const policy = parsePolicy(text, opts2);
   // The one fact the lint's warnings need: which literal write scopes are existing directories.
   // Parsed again only then, so the warnings name their line.
   const dirs = new Set(literalScopes(policy.agents).filter((s) => isDirectory(join(root, s))));
   return dirs.size === 0 ? policy : parsePolicy(text, { ...opts2, scopeDirs: dirs });
+}
+
+/**
+ * Checks the brief at `briefPath` and reports every problem at once (`agentteams brief check`):
+ * read as `loadPolicy` reads it (an unreadable brief is thrown, as there), then `briefFindings`.
+ *
+ * @example
+ * ```ts
+ * import { checkBrief } from "./brief.ts";
+ * const r = await checkBrief("/work/proj/agentteams.jsonc", { projectRoot: "/work/proj" });
+ * r.findings.length; // 0 for a brief loadPolicy accepts
+ * ```
+ */
+export async function checkBrief(
+  briefPath: string,
+  opts: { projectRoot: string },
+): Promise<BriefFindings & { readonly briefPath: string }> {
+  const { root, real, text, sha } = await readBriefText(briefPath, opts.projectRoot);
+  const found = briefFindings(
+    text,
+    { briefPath: real, projectRoot: root, briefSha256: sha },
+    (rel) => isDirectory(join(root, rel)),
+  );
+  return { ...found, briefPath: real };
+}
+
+/** The brief's text as `loadPolicy` and `checkBrief` read it, with the real paths and its hash. */
+async function readBriefText(
+  briefPath: string,
+  projectRoot: string,
+): Promise<{ root: string; real: string; text: string; sha: string }> {
+  let root: string;
+  try {
+    root = Deno.realPathSync(resolve(projectRoot));
+  } catch (e) {
+    throw unreadable(briefPath, "IO", `project root ${projectRoot} cannot be resolved`, e);
+  }
+  const real = realBriefPath(resolve(briefPath));
+  const bytes = await readBriefBytes(real);
+  const sha = sha256Hex(bytes);
+  try {
+    return {
+      root,
+      real,
+      text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes),
+      sha,
+    };
+  } catch (e) {
+    throw unreadable(real, "NOT_UTF8", "is not valid UTF-8", e);
+  }
 }
 
 /** Whether `abs` is a directory (not followed through a symlink); any failure is "no". */

@@ -13,7 +13,7 @@
  */
 
 import { z } from "zod";
-import { KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "./brief_fields.ts";
+import { IGNORED_BRIEF_FIELDS, KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "./brief_fields.ts";
 import { MAX_COMMAND_TIMEOUT } from "./types.ts";
 
 const nonEmpty = z.string().min(1);
@@ -72,3 +72,34 @@ export const PolicyFieldsSchema = z.strictObject({
 export type RawPolicy = z.infer<typeof PolicyFieldsSchema>;
 /** One validated command entry. */
 export type RawCommandEntry = z.infer<typeof CommandEntrySchema>;
+
+/**
+ * The brief's JSON Schema (draft 2020-12): the policy fields as the shape check holds them, and
+ * the project-description fields the brief may also carry (their values are not inspected, so any
+ * value). Other rules (paths, patterns, programs) are the lint's: `agentteams brief check`.
+ *
+ * @example
+ * ```ts
+ * import { briefJsonSchema } from "./brief_schema.ts";
+ * const s = briefJsonSchema();
+ * s.additionalProperties; // false
+ * Object.hasOwn(s.properties as object, "agent_policies"); // true
+ * ```
+ */
+export function briefJsonSchema(): Record<string, unknown> {
+  const s = z.toJSONSchema(PolicyFieldsSchema, { target: "draft-2020-12" }) as Record<
+    string,
+    unknown
+  >;
+  const properties = { ...(s.properties as Record<string, unknown>) };
+  for (const field of IGNORED_BRIEF_FIELDS) {
+    properties[field] = { description: "a project-description field; not policy, not inspected" };
+  }
+  return {
+    $schema: s.$schema,
+    $id: "https://agentteams.invalid/schemas/brief.schema.json",
+    title: "brief",
+    ...Object.fromEntries(Object.entries(s).filter(([k]) => k !== "$schema")),
+    properties,
+  };
+}

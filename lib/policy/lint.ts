@@ -298,18 +298,64 @@ function checkGrants(raw: RawPolicy, src: JsonSource): void {
  * ```
  */
 export function lintPolicy(raw: RawPolicy, src: JsonSource, briefRel: string | null): CompiledArgs {
-  checkKeys(raw, src);
-  checkSwitch(raw, src);
-  checkGates(raw, src);
+  return lintUnits(raw, src, briefRel, (check) => check());
+}
+
+/**
+ * The lint's checks, in their order, each unit run through `unit` (which runs it, and may catch
+ * what it throws): the one sequence `lintPolicy` and `lintFindings` share.
+ */
+function lintUnits(
+  raw: RawPolicy,
+  src: JsonSource,
+  briefRel: string | null,
+  unit: (check: () => void) => void,
+): CompiledArgs {
+  unit(() => checkKeys(raw, src));
+  unit(() => checkSwitch(raw, src));
+  unit(() => checkGates(raw, src));
   const covered = briefPaths(briefRel);
   const compiled = new Map<string, RegExp[][]>();
   for (const [agent, policy] of Object.entries(raw.agent_policies ?? {})) {
-    checkScopes(agent, policy.write_scopes ?? [], src, covered);
-    compiled.set(agent, checkCommands(agent, raw, src, covered));
+    unit(() => checkScopes(agent, policy.write_scopes ?? [], src, covered));
+    unit(() => void compiled.set(agent, checkCommands(agent, raw, src, covered)));
   }
-  checkProtected(raw, src);
-  checkGrants(raw, src);
+  unit(() => checkProtected(raw, src));
+  unit(() => checkGrants(raw, src));
   return compiled;
+}
+
+/**
+ * Every lint problem of a shape-checked brief at once (the `brief check` command), where
+ * `lintPolicy` stops at the first: the same checks in the same order, each unit (the keys, the
+ * switch, the gates, one agent's scopes, one agent's commands, the protected paths, the grants)
+ * reporting its first problem. Returns `[]` for a brief `lintPolicy` accepts.
+ *
+ * @example
+ * ```ts
+ * import { parseJsonSource } from "./json_source.ts";
+ * import { validateBrief } from "./validate.ts";
+ * import { lintFindings } from "./lint.ts";
+ * const text = '{"agent_policies": {"a": {"write_scopes": ["/abs"]}, "b": {"write_scopes": ["../up"]}}}';
+ * const src = parseJsonSource(text, "b.json");
+ * lintFindings(validateBrief(src), src, null).length; // 2
+ * ```
+ */
+export function lintFindings(
+  raw: RawPolicy,
+  src: JsonSource,
+  briefRel: string | null,
+): PolicyError[] {
+  const out: PolicyError[] = [];
+  lintUnits(raw, src, briefRel, (check) => {
+    try {
+      check();
+    } catch (e) {
+      if (!(e instanceof PolicyError)) throw e;
+      out.push(e);
+    }
+  });
+  return out;
 }
 
 /**

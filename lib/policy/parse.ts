@@ -16,12 +16,12 @@
  */
 
 import { isAbsolute, relative, resolve, sep } from "../fs/path.ts";
-import { UsageError } from "../errors.ts";
+import { PolicyError, UsageError } from "../errors.ts";
 import { compilePolicy } from "./compile.ts";
 import { parseJsonSource } from "./json_source.ts";
-import { lintPolicy, scopeWarnings } from "./lint.ts";
+import { lintFindings, lintPolicy, literalScopes, scopeWarnings } from "./lint.ts";
 import type { Policy } from "./types.ts";
-import { validateBrief } from "./validate.ts";
+import { briefShapeFindings, validateBrief } from "./validate.ts";
 
 /** Options of {@link parsePolicy}. */
 export interface ParsePolicyOptions {
@@ -93,4 +93,65 @@ export function parsePolicy(text: string, opts: ParsePolicyOptions): Policy {
   });
   const warnings = scopeWarnings(raw, src, opts.scopeDirs ?? new Set());
   return Object.freeze({ ...policy, warnings: Object.freeze(warnings) });
+}
+
+/** What `briefFindings` reports about a brief. */
+export interface BriefFindings {
+  /** Every problem that would refuse the brief (empty when `parsePolicy` accepts it). */
+  readonly findings: readonly PolicyError[];
+  /** The lint's warnings (a literal write scope naming an existing directory). */
+  readonly warnings: readonly string[];
+  /** The agents the brief names (when its shape is valid). */
+  readonly agents: readonly string[];
+  /** The gates the brief names (when its shape is valid). */
+  readonly gates: readonly string[];
+}
+
+/**
+ * Every problem of a brief's text at once: the JSON syntax, then the shape (all of its problems),
+ * then the lint (each unit's first), then compiling; and the warnings. `isDirectory` says whether
+ * a project-relative path is an existing directory (the fact the warnings need; the caller does
+ * the I/O). The brief `parsePolicy` accepts has no findings.
+ *
+ * @example
+ * ```ts
+ * import { briefFindings } from "./parse.ts";
+ * const r = briefFindings('{"write_policy": "x", "agent_polices": {}}', {
+ *   briefPath: "/p/agentteams.json", projectRoot: "/p", briefSha256: "0".repeat(64),
+ * }, () => false);
+ * r.findings.map((e) => e.code); // ["BRIEF_UNKNOWN_KEY", "BRIEF_INVALID"]
+ * ```
+ */
+export function briefFindings(
+  text: string,
+  opts: ParsePolicyOptions,
+  isDirectory: (rel: string) => boolean,
+): BriefFindings {
+  const briefRel = briefRelative(opts.briefPath, opts.projectRoot);
+  let src;
+  try {
+    src = parseJsonSource(text, briefRel ?? opts.briefPath);
+  } catch (e) {
+    if (e instanceof PolicyError) return { findings: [e], warnings: [], agents: [], gates: [] };
+    throw e;
+  }
+  const { raw, findings } = briefShapeFindings(src);
+  if (raw === null) return { findings, warnings: [], agents: [], gates: [] };
+  const agents = Object.keys(raw.agent_policies ?? {});
+  const gates = Object.keys(raw.proposal_gates ?? {});
+  const lint = lintFindings(raw, src, briefRel);
+  const scopes = Object.fromEntries(
+    Object.entries(raw.agent_policies ?? {}).map((
+      [a, p],
+    ) => [a, { writeScopes: p.write_scopes ?? [] }]),
+  );
+  const warnings = scopeWarnings(raw, src, new Set(literalScopes(scopes).filter(isDirectory)));
+  if (lint.length > 0) return { findings: lint, warnings, agents, gates };
+  try {
+    parsePolicy(text, opts);
+  } catch (e) {
+    if (!(e instanceof PolicyError)) throw e;
+    return { findings: [e], warnings, agents, gates };
+  }
+  return { findings: [], warnings, agents, gates };
 }

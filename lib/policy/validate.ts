@@ -17,6 +17,7 @@
 import { didYouMean } from "../text/suggest.ts";
 import { isIgnoredBriefField, POLICY_FIELDS } from "./brief_fields.ts";
 import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
+import type { PolicyError } from "../errors.ts";
 import type { RawPolicy } from "./brief_schema.ts";
 import { checkPolicyFields, type ShapeIssue } from "./shape_check.ts";
 
@@ -94,35 +95,48 @@ function reasonFor(issue: Issue, root: unknown): string {
   }
 }
 
+/** What the shape check found: the policy fields when they passed, and every problem. */
+export interface ShapeFindings {
+  /** The validated policy fields, or `null` when a problem was found. */
+  readonly raw: RawPolicy | null;
+  /**
+   * Every problem (`BRIEF_INVALID`, `BRIEF_UNKNOWN_KEY`), in the order `validateBrief` reports
+   * them: unknown top-level keys, unknown keys deeper (in file order), then the other problems in
+   * file order.
+   */
+  readonly findings: readonly PolicyError[];
+}
+
 /**
- * Validates the brief's top level and policy fields; returns the policy fields. Throws
- * `PolicyError`: `BRIEF_INVALID` (not an object, wrong type or value) or `BRIEF_UNKNOWN_KEY`.
- * When several problems exist, unknown keys are reported first, then the earliest in the file.
+ * Checks the brief's top level and policy fields and reports every problem at once (the
+ * `brief check` command); `validateBrief` throws the first of them.
  *
  * @example
  * ```ts
  * import { parseJsonSource } from "./json_source.ts";
- * import { validateBrief } from "./validate.ts";
- * validateBrief(parseJsonSource('{"agent_polices": {}}', "b.json"));
- * // throws BRIEF_UNKNOWN_KEY: b.json:1:2: agent_polices: unknown key (did you mean "agent_policies"?)
+ * import { briefShapeFindings } from "./validate.ts";
+ * const src = parseJsonSource('{"agent_polices": {}, "write_policy": "x"}', "b.json");
+ * briefShapeFindings(src).findings.map((e) => e.code); // ["BRIEF_UNKNOWN_KEY", "BRIEF_INVALID"]
  * ```
  */
-export function validateBrief(src: JsonSource): RawPolicy {
+export function briefShapeFindings(src: JsonSource): ShapeFindings {
   const root = src.value;
   if (root === null || typeof root !== "object" || Array.isArray(root)) {
-    throw errorAt(
+    const e = errorAt(
       "BRIEF_INVALID",
       src,
       [],
       `the brief must be a JSON object, not ${typeName(root)}`,
     );
+    return { raw: null, findings: [e] };
   }
+  const findings: PolicyError[] = [];
   const picked: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(root)) {
     if (POLICY_FIELDS.includes(key)) {
       picked[key] = value;
     } else if (!isIgnoredBriefField(key)) {
-      throw errorAt(
+      findings.push(errorAt(
         "BRIEF_UNKNOWN_KEY",
         src,
         [key],
@@ -130,7 +144,7 @@ export function validateBrief(src: JsonSource): RawPolicy {
           POLICY_FIELDS.join(", ")
         }`,
         { key: true },
-      );
+      ));
     }
   }
   // Lone surrogates never get here: the JSON reader refuses them (`parseJsonSource`).
@@ -147,12 +161,11 @@ export function validateBrief(src: JsonSource): RawPolicy {
       const p = src.locate(path, key);
       return p.line * 1e6 + p.column;
     };
-    if (unknown.length > 0) {
-      unknown.sort((a, b) => offset(a.path, true) - offset(b.path, true));
-      const { path } = unknown[0];
+    unknown.sort((a, b) => offset(a.path, true) - offset(b.path, true));
+    for (const { path } of unknown) {
       const key = String(path[path.length - 1]);
       const known = knownKeysAt(path.slice(0, -1));
-      throw errorAt(
+      findings.push(errorAt(
         "BRIEF_UNKNOWN_KEY",
         src,
         path,
@@ -160,36 +173,62 @@ export function validateBrief(src: JsonSource): RawPolicy {
           known.length > 0 ? `; allowed here: ${known.join(", ")}` : ""
         }`,
         { key: true },
-      );
+      ));
     }
-    const sorted = [...issues].sort((a, b) =>
+    const sorted = issues.filter((i) => i.code !== "unrecognized_keys").sort((a, b) =>
       offset(a.path as JsonPath, false) - offset(b.path as JsonPath, false)
     );
-    const first = sorted[0];
-    throw errorAt("BRIEF_INVALID", src, first.path as JsonPath, reasonFor(first, picked));
+    for (const issue of sorted) {
+      findings.push(
+        errorAt("BRIEF_INVALID", src, issue.path as JsonPath, reasonFor(issue, picked)),
+      );
+    }
+    return { raw: null, findings };
   }
-  refuseNonIntegerLiterals(src, result.data);
-  return result.data;
+  findings.push(...nonIntegerLiterals(src, result.data));
+  return { raw: findings.length === 0 ? result.data : null, findings };
+}
+
+/**
+ * Validates the brief's top level and policy fields; returns the policy fields. Throws
+ * `PolicyError`: `BRIEF_INVALID` (not an object, wrong type or value) or `BRIEF_UNKNOWN_KEY`.
+ * When several problems exist, unknown keys are reported first, then the earliest in the file
+ * (all of them: `briefShapeFindings`).
+ *
+ * @example
+ * ```ts
+ * import { parseJsonSource } from "./json_source.ts";
+ * import { validateBrief } from "./validate.ts";
+ * validateBrief(parseJsonSource('{"agent_polices": {}}', "b.json"));
+ * // throws BRIEF_UNKNOWN_KEY: b.json:1:2: agent_polices: unknown key (did you mean "agent_policies"?)
+ * ```
+ */
+export function validateBrief(src: JsonSource): RawPolicy {
+  const { raw, findings } = briefShapeFindings(src);
+  if (raw === null) throw findings[0];
+  return raw;
 }
 
 /**
  * JSON parsing turns `600.0` and `6e2` into the integer 600, which Python's `json` keeps as a
  * float and the earlier implementation refused. Read the literal itself so both agree.
  */
-function refuseNonIntegerLiterals(src: JsonSource, raw: RawPolicy): void {
+function nonIntegerLiterals(src: JsonSource, raw: RawPolicy): PolicyError[] {
+  const out: PolicyError[] = [];
   for (const [agent, policy] of Object.entries(raw.agent_policies ?? {})) {
     (policy.commands ?? []).forEach((entry, i) => {
       if (entry.timeout === undefined) return;
       const path = ["agent_policies", agent, "commands", i, "timeout"];
       const text = src.rawText(path);
       if (text === null || !/^(0|[1-9][0-9]*)$/.test(text)) {
-        throw errorAt(
+        out.push(errorAt(
           "BRIEF_INVALID",
           src,
           path,
           `must be an integer number of seconds written without a fraction or exponent, not ${text}`,
-        );
+        ));
       }
     });
   }
+  return out;
 }

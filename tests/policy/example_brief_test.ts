@@ -1,0 +1,89 @@
+/**
+ * The brief check (issue 14, item 6): docs/policy.md's complete example passes it and loads; a
+ * broken brief's findings are every problem, and the first is exactly what loading refuses with,
+ * so `brief check` and the load never disagree.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { REPO_ROOT } from "../_helpers/mod.ts";
+import { briefFindings, parsePolicy } from "../../lib/policy/parse.ts";
+import { PolicyError } from "../../lib/errors.ts";
+import { briefJsonSchema } from "../../lib/policy/brief_schema.ts";
+import { POLICY_FIELDS } from "../../lib/policy/brief_fields.ts";
+
+const OPTS = {
+  briefPath: "/p/agentteams.jsonc",
+  projectRoot: "/p",
+  briefSha256: "0".repeat(64),
+};
+
+function exampleBrief(): string {
+  const doc = Deno.readTextFileSync(join(REPO_ROOT, "docs/policy.md"));
+  const at = doc.indexOf("<!-- example-brief -->");
+  assert.ok(at >= 0, "docs/policy.md has no example brief");
+  const start = doc.indexOf("```jsonc\n", at) + "```jsonc\n".length;
+  return doc.slice(start, doc.indexOf("```", start));
+}
+
+Deno.test("docs/policy.md's example brief passes the check, loads, and uses every policy field", () => {
+  const text = exampleBrief();
+  const r = briefFindings(text, OPTS, () => false);
+  assert.deepEqual(r.findings.map((e) => e.message), []);
+  assert.deepEqual(r.agents, ["worker", "reviewer"]);
+  const policy = parsePolicy(text, OPTS);
+  assert.ok(policy.agents.worker !== undefined);
+  const used = POLICY_FIELDS.filter((f) => text.includes(`"${f}"`));
+  assert.deepEqual(
+    POLICY_FIELDS.filter((f) =>
+      !used.includes(f) && f !== "write_policy_frameworks" && f !== "mcp_grants"
+    ),
+    [],
+  );
+});
+
+/** Broken briefs, each with the codes their findings must have, in order. */
+const BROKEN: [string, string, string[]][] = [
+  ["not JSON", '{"agent_policies": ', ["BRIEF_SYNTAX"]],
+  ["not an object", "[]", ["BRIEF_INVALID"]],
+  [
+    "unknown keys at two depths and a bad value",
+    '{"write_policy": "bogus", "agent_polices": {}, "agent_policies": {"w": {"comands": []}}}',
+    ["BRIEF_UNKNOWN_KEY", "BRIEF_UNKNOWN_KEY", "BRIEF_INVALID"],
+  ],
+  [
+    "lint problems in three units",
+    '{"agent_policies": {"a": {"write_scopes": ["/abs"], "commands": [{"prefix": ["make"], ' +
+    '"args": [".*"]}]}, "b": {"write_scopes": ["../up"]}}, "protected_paths": ["/x"]}',
+    ["POLICY_LINT", "POLICY_LINT", "POLICY_LINT", "POLICY_LINT"],
+  ],
+];
+
+for (const [what, text, codes] of BROKEN) {
+  Deno.test(`briefFindings: ${what}: every problem, the first the one loading refuses with`, () => {
+    const r = briefFindings(text, OPTS, () => false);
+    assert.deepEqual(r.findings.map((e) => e.code), codes);
+    assert.throws(
+      () => parsePolicy(text, OPTS),
+      (e: unknown) =>
+        e instanceof PolicyError && e.code === r.findings[0].code &&
+        e.message === r.findings[0].message,
+    );
+  });
+}
+
+Deno.test("briefFindings: a literal scope naming a directory is a warning, not a finding", () => {
+  const text = '{"agent_policies": {"w": {"write_scopes": ["src"]}}}';
+  const r = briefFindings(text, OPTS, (rel) => rel === "src");
+  assert.deepEqual(r.findings, []);
+  assert.equal(r.warnings.length, 1);
+  assert.match(r.warnings[0], /write "src\/" for the directory/);
+});
+
+Deno.test("schema brief: strict, the policy fields and the description fields, nothing else", () => {
+  const s = briefJsonSchema();
+  assert.equal(s.additionalProperties, false);
+  const props = Object.keys(s.properties as Record<string, unknown>);
+  for (const f of POLICY_FIELDS) assert.ok(props.includes(f), f);
+  assert.ok(props.includes("project_goal"));
+  assert.equal(s.$id, "https://agentteams.invalid/schemas/brief.schema.json");
+});
