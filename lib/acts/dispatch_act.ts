@@ -25,8 +25,8 @@ import { DispatchError } from "../errors.ts";
 import { resolve } from "../fs/path.ts";
 import {
   type DispatchOptions,
-  issueDispatch,
   type IssuedDispatch,
+  issueDispatch,
   limitsProblem,
   slugProblem,
 } from "../ledger/dispatch.ts";
