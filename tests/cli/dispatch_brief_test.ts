@@ -13,6 +13,7 @@ import { DispatchError, PolicyError } from "../../lib/errors.ts";
 import { refusals, runCli, type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 import { GIT, gitEnv, sh } from "../_helpers/git.ts";
+import type { Ctx } from "../../lib/cli/command_spec.ts";
 
 const BRIEF = JSON.stringify({
   agent_policies: {
@@ -222,4 +223,28 @@ Deno.test("without --project and outside git: the nearest directory holding a br
     assert.equal(v.code, 0, v.stderr);
     assert.equal(JSON.parse(v.stdout).rows.length, 1);
   });
+});
+
+Deno.test("dispatch's and permissions' needs name --brief as one path (never its characters), and the default brief through the project", async () => {
+  const { findCommand } = await import("../../lib/cli/commands.ts");
+  const ctx = (name: string, brief?: string): Ctx => ({
+    name,
+    parsed: { flags: brief === undefined ? {} : { brief }, positionals: {} },
+    env: { HOME: "/home/op", AGENTTEAMS_KEY_DIR: "/home/op/keys" },
+    project: "/work/p",
+    json: false,
+    now: () => new Date(),
+    note: () => {},
+  });
+  const dispatch = findCommand(["dispatch"])!.spec;
+  const withFlag = await dispatch.needs(ctx("dispatch", "/etc/team/brief.jsonc"));
+  assert.ok(withFlag.read.includes("/etc/team/brief.jsonc"), withFlag.read.join(" "));
+  assert.ok(!withFlag.read.includes("/"), withFlag.read.join(" "));
+  assert.ok((await dispatch.needs(ctx("dispatch"))).read.includes("/work/p"));
+  // `permissions --brief B ...` read B itself, not "/", "e", "t", "c", ...
+  const { briefFlagReads } = await import("../../lib/cli/needs.ts");
+  assert.deepEqual(briefFlagReads(ctx("permissions", "/etc/team/brief.jsonc")), [
+    "/etc/team/brief.jsonc",
+  ]);
+  assert.deepEqual(briefFlagReads(ctx("permissions")), []);
 });
