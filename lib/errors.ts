@@ -147,7 +147,7 @@ export class LedgerError extends AgentTeamsError {
   }
 }
 
-/** Dispatch nonces: unknown, expired, exhausted, malformed. */
+/** Dispatch nonces: unknown, expired, exhausted, malformed, or for an agent the brief lacks. */
 export class DispatchError extends AgentTeamsError {
   /** The rule family these refusals belong to. */
   readonly family = "dispatch";
@@ -161,7 +161,8 @@ export class DispatchError extends AgentTeamsError {
       | "DISPATCH_EXPIRED"
       | "DISPATCH_EXHAUSTED"
       | "ATTEMPTS_EXHAUSTED"
-      | "AGENT_MISMATCH",
+      | "AGENT_MISMATCH"
+      | "UNKNOWN_AGENT",
     message: string,
     options?: ErrorOptions,
   ) {

@@ -11,8 +11,9 @@
  * import { issueDispatch, openSession, verifyLedger } from "./mod.ts";
  * import assert from "node:assert/strict";
  * const root = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${root}/agentteams.json`, '{"agent_policies": {"worker": {"write_scopes": ["docs/"]}}}');
  * const key = new Uint8Array(32).fill(7);
- * const nonce = await issueDispatch(root, "worker", { key });
+ * const nonce = await issueDispatch(root, "worker", { key }); // the brief names `worker`
  * assert.equal(nonce.length, 32);
  * assert.equal((await verifyLedger(root, { key })).ok, true);
  * assert.equal(typeof openSession, "function"); // one session for many acts
@@ -24,7 +25,8 @@ import { KEY_ENV, type LedgerKey, loadLedgerKey } from "./crypto/keys.ts";
 import { HmacKey } from "./crypto/hash.ts";
 import { type Env, readEnv } from "./env.ts";
 import { type AppendResult, appendRow } from "./ledger/append.ts";
-import { agentFor as agentForKey, issueDispatch as issue } from "./ledger/dispatch.ts";
+import { agentFor as agentForKey } from "./ledger/dispatch.ts";
+import { issueBriefDispatch } from "./acts/dispatch_act.ts";
 import type { RowBody } from "./ledger/row.ts";
 import { verifyLedgerAt, type VerifyReport } from "./ledger/verify.ts";
 import type { Policy } from "./policy/types.ts";
@@ -132,25 +134,47 @@ export function openSession(root: string, opts: OpenSessionOptions = {}): Pendin
   });
 }
 
+/** Options of {@link issueDispatch}. */
+export interface IssueDispatchOptions extends KeyOptions {
+  /** The brief; default `<root>/agentteams.jsonc`, then `agentteams.json`. */
+  readonly brief?: string;
+  /** A policy already loaded with {@link loadPolicy}; default: loaded from the brief. */
+  readonly policy?: Policy;
+  /** Fewer uses than the spec's 25 (never more: `BAD_LIMITS`). */
+  readonly maxUses?: number;
+  /** A shorter life than the spec's 24 hours (never longer: `BAD_LIMITS`). */
+  readonly ttlHours?: number;
+}
+
 /**
- * Issues a dispatch nonce for `agent` (shown once; only its HMAC is stored). `maxUses` and
- * `ttlHours` may narrow the spec's 25 uses within 24 hours, never widen them (`BAD_LIMITS`), as
- * the earlier tool's `issue_dispatch(root, agent, *, ttl_hours, max_uses)` did.
+ * Issues a dispatch nonce for `agent` (shown once; only its HMAC is stored), as `agentteams
+ * dispatch` does: only to an agent the brief names (`UNKNOWN_AGENT`, with the nearest name it
+ * has), and a missing or broken brief is refused (`BRIEF_NOT_FOUND`, `BRIEF_UNREADABLE`, ...),
+ * with nothing written. `maxUses` and `ttlHours` may narrow the spec's 25 uses within 24 hours,
+ * never widen them (`BAD_LIMITS`), as the earlier tool's
+ * `issue_dispatch(root, agent, *, ttl_hours, max_uses)` did.
  *
+ * @throws {DispatchError} `BAD_SLUG`, `BAD_LIMITS`, `UNKNOWN_AGENT`.
+ * @throws {PolicyError} when the brief is missing or broken.
  * @example
  * ```ts
  * import { issueDispatch } from "./mod.ts";
  * import assert from "node:assert/strict";
- * const nonce = await issueDispatch(Deno.makeTempDirSync(), "worker", { key: new Uint8Array(32) });
+ * const root = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${root}/agentteams.json`, '{"agent_policies": {"worker": {"write_scopes": ["docs/"]}}}');
+ * const nonce = await issueDispatch(root, "worker", { key: new Uint8Array(32) });
  * assert.match(nonce, /^[0-9a-f]{32}$/);
+ * await assert.rejects(issueDispatch(root, "wroker", { key: new Uint8Array(32) }), /did you mean "worker"/);
  * ```
  */
 export async function issueDispatch(
   root: string,
   agent: string,
-  opts: KeyOptions & { readonly maxUses?: number; readonly ttlHours?: number } = {},
+  opts: IssueDispatchOptions = {},
 ): Promise<string> {
-  return (await issue(root, keyOf(opts).hmac, agent, {
+  return (await issueBriefDispatch(root, agent, () => keyOf(opts).hmac, {
+    brief: opts.brief,
+    policy: opts.policy,
     maxUses: opts.maxUses,
     ttlHours: opts.ttlHours,
   })).nonce;
@@ -164,6 +188,7 @@ export async function issueDispatch(
  * import { agentFor, issueDispatch } from "./mod.ts";
  * import assert from "node:assert/strict";
  * const root = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${root}/agentteams.json`, '{"agent_policies": {"reviewer": {"write_scopes": ["docs/"]}}}');
  * const key = new Uint8Array(32).fill(1);
  * const nonce = await issueDispatch(root, "reviewer", { key });
  * assert.equal(await agentFor(root, nonce, { key }), "reviewer");

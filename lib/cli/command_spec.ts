@@ -15,7 +15,10 @@ export interface Ctx {
   readonly parsed: Parsed;
   /** The environment variables the command declared (others are absent). */
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** Absolute project root (`--project`, default the current directory). */
+  /**
+   * Absolute project root: `--project`, else the nearest directory from the current one up that
+   * holds `.agentteams/`, a default brief or `.git` (`lib/cli/project_root.ts`).
+   */
   readonly project: string;
   /** Structured output is wanted: `--json` was given, or an earlier spelling (a result object). */
   readonly json: boolean;

@@ -14,7 +14,7 @@ import { KEY_ENV, keyDir } from "../crypto/keys.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { UNCONFINED_FLAG } from "./common_flags.ts";
-import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
+import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
 import type { CommandSpec, CommandTable, Ctx, Outcome } from "./command_spec.ts";
 
 function notBuilt(plannedIn: string) {
@@ -58,12 +58,19 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     words: ["dispatch"],
-    summary: "issue a dispatch nonce for an agent; prints the nonce once",
+    summary: "issue a dispatch nonce for an agent the brief names; prints the nonce once",
+    help: "The brief is read and checked first: a missing or broken brief, or an agent it does\n" +
+      "not name in agent_policies (UNKNOWN_AGENT), is refused with nothing written.",
     positionals: [],
     flags: [{ name: "agent", kind: "string", value: "SLUG", help: "the agent's slug" }],
     env: KEY_ENV,
     built: true,
-    needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
+    // The state dir, the key, and the brief (the default one lies in the project, already read).
+    needs: (ctx) =>
+      mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true), {
+        ...NO_NEEDS,
+        read: briefFlagReads(ctx),
+      }),
     run: async (ctx) => (await loadCode(() => import("./dispatch_cmd.ts"))).dispatch(ctx),
   },
   {
@@ -208,7 +215,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: async (ctx) =>
       mergeNeeds({
         ...NO_NEEDS,
-        read: [ctx.project, ...confinedDirs(ctx), ...(briefFlagPath(ctx) ?? [])],
+        read: [ctx.project, ...confinedDirs(ctx), ...briefFlagReads(ctx)],
         env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
         sys: ["uid"],
       }, await (await loadCode(() => import("./permissions_cmd.ts"))).targetReads(ctx, TABLE)),
@@ -224,10 +231,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     built: true,
     // The brief (the --brief file, or the project's default names) and the project's literal
     // write scopes, whose being directories the warnings ask about.
-    needs: (ctx) => {
-      const brief = briefFlagPath(ctx);
-      return { ...NO_NEEDS, read: brief === null ? [ctx.project] : [ctx.project, brief] };
-    },
+    needs: (ctx) => ({ ...NO_NEEDS, read: [ctx.project, ...briefFlagReads(ctx)] }),
     run: async (ctx) => (await loadCode(() => import("./brief_cmd.ts"))).briefCheck(ctx),
   },
   {

@@ -14,7 +14,13 @@ export const UNCONFINED_FLAG: FlagSpec = {
 
 /** Flags every command accepts. */
 export const COMMON_FLAGS: readonly FlagSpec[] = [
-  { name: "project", kind: "string", value: "DIR", help: "the project root (default: .)" },
+  {
+    name: "project",
+    kind: "string",
+    value: "DIR",
+    help: "the project root (default: the nearest directory from . up holding .agentteams/, " +
+      "agentteams.jsonc, agentteams.json or .git; else .)",
+  },
   {
     name: "brief",
     kind: "string",

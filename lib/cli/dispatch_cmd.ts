@@ -1,12 +1,14 @@
 /**
- * `agentteams dispatch --agent SLUG`: issue a dispatch nonce. The nonce is printed once, on
- * stdout, and never stored.
+ * `agentteams dispatch --agent SLUG`: issue a dispatch nonce to an agent the brief names
+ * (`lib/acts/dispatch_act.ts`). The nonce is printed once, on stdout, and never stored.
  *
  * @module
  */
 import { loadLedgerKey } from "../crypto/keys.ts";
 import { UsageError } from "../errors.ts";
-import { issueDispatch, slugProblem } from "../ledger/dispatch.ts";
+import { slugProblem } from "../ledger/dispatch.ts";
+import { issueBriefDispatch } from "../acts/dispatch_act.ts";
+import { briefFlagPath } from "./needs.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -16,7 +18,7 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * ```ts
  * import { dispatch } from "./dispatch_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
- * declare const ctx: Ctx; // `agentteams dispatch --agent worker`
+ * declare const ctx: Ctx; // `agentteams dispatch --agent worker`, the brief naming `worker`
  * (await dispatch(ctx)).text; // the nonce (32 hex characters), shown this once
  * ```
  */
@@ -28,8 +30,13 @@ export async function dispatch(ctx: Ctx): Promise<Outcome> {
   if (bad !== null) {
     throw new UsageError("BAD_SLUG", `--agent: ${bad} (the agent's name in agent_policies)`);
   }
-  const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
-  const d = await issueDispatch(ctx.project, key.hmac, agent, { now: ctx.now });
+  // The brief is read and must name the agent (UNKNOWN_AGENT) before the key is asked for.
+  const d = await issueBriefDispatch(
+    ctx.project,
+    agent,
+    () => loadLedgerKey({ env: ctx.env, mode: "direct" }).hmac,
+    { brief: briefFlagPath(ctx) ?? undefined, now: ctx.now },
+  );
   ctx.note(
     `issued a dispatch for '${agent}' (id ${d.id.slice(0, 12)}, expires ${d.expires}` +
       (d.compacted ? `, ${d.compacted} expired compacted` : "") + ")",

@@ -13,6 +13,7 @@ import { readEnv } from "../env.ts";
 import { BROAD_OK_ENV, narrowPermissions } from "../permissions.ts";
 import { findCommand, needsOf, unknownCommandMessage } from "./commands.ts";
 import { COMMON_FLAGS } from "./common_flags.ts";
+import { diskKindOf, findProjectRoot } from "./project_root.ts";
 import { commandHelp, groupHelp, topHelp } from "./help.ts";
 import { shellQuote } from "./shell_quote.ts";
 import { normalizeArgv, parseArgs } from "./args.ts";
@@ -219,9 +220,10 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
     }
     const parsed = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
     json = parsed.flags.json === true;
-    const project = resolve(
-      typeof parsed.flags.project === "string" ? parsed.flags.project : Deno.cwd(),
-    );
+    // Without --project, the one discovery rule every command shares (lib/cli/project_root.ts).
+    const project = typeof parsed.flags.project === "string"
+      ? resolve(parsed.flags.project)
+      : findProjectRoot(Deno.cwd(), diskKindOf);
     checkProjectDir(project);
     projectDir = project;
     const ctx: Ctx = {

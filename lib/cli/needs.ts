@@ -62,6 +62,23 @@ export function briefFlagPath(ctx: Ctx): string | null {
 }
 
 /**
+ * What reading `--brief` needs: its path, or nothing when it was not given (the default brief
+ * lies in the project).
+ *
+ * @example
+ * ```ts
+ * import { briefFlagReads } from "./needs.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // with --brief /etc/team/brief.jsonc
+ * briefFlagReads(ctx); // ["/etc/team/brief.jsonc"]
+ * ```
+ */
+export function briefFlagReads(ctx: Ctx): string[] {
+  const b = briefFlagPath(ctx);
+  return b === null ? [] : [b];
+}
+
+/**
  * The temporary directory the permission needs name for acting commands: where the run makes its
  * private directories (`runTmpParent`: `TMPDIR` when absolute, else `/tmp/agentteams-<uid>`, never
  * all of `/tmp`).

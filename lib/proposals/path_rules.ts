@@ -14,6 +14,7 @@
  * ```
  * @module
  */
+import { agentPolicyOf } from "../policy/agents.ts";
 import { ProposalError } from "../errors.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { relPathProblem, segmentProblem } from "../fs/rel_path.ts";
@@ -135,7 +136,7 @@ export function checkProposalPath(
   if (protectedMatch(rel, policy.protectedPaths)) {
     throw new ProposalError("PROTECTED_PATH", `${rel} is a protected path; refused`);
   }
-  const ap = Object.hasOwn(policy.agents, agent) ? policy.agents[agent] : undefined;
+  const ap = agentPolicyOf(policy, agent);
   if (ap === undefined) {
     throw new ProposalError("UNKNOWN_AGENT", `agent '${agent}' has no agent_policies entry`);
   }

@@ -16,6 +16,7 @@
  * ```
  * @module
  */
+import { agentPolicyOf } from "../policy/agents.ts";
 import { RequestError } from "../errors.ts";
 import { isTempNameFor } from "../fs/atomic_write.ts";
 import { entryKind } from "../fs/entry.ts";
@@ -136,7 +137,7 @@ export function checkRequest(
       );
     }
   }
-  const agentPolicy = Object.hasOwn(policy.agents, agent) ? policy.agents[agent] : undefined;
+  const agentPolicy = agentPolicyOf(policy, agent);
   const match = matchRequest(
     {
       argv: a.argv,

@@ -300,6 +300,18 @@ export function stateFiles(project: string): {
   };
 }
 
+/**
+ * Writes a brief (`agentteams.json`) naming `agents` (each may write `src/`): `dispatch` issues
+ * nonces only to agents the brief names.
+ */
+export function writeBrief(project: string, agents: readonly string[] = ["worker"]): void {
+  const policies = Object.fromEntries(agents.map((a) => [a, { write_scopes: ["src/"] }]));
+  Deno.writeTextFileSync(
+    join(project, "agentteams.json"),
+    JSON.stringify({ agent_policies: policies }),
+  );
+}
+
 /** Writes (or, with `null`, removes) state files; creates `.agentteams` (0700) when needed. */
 export async function writeState(
   project: string,

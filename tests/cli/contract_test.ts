@@ -20,6 +20,7 @@ import {
   sandbox,
   snapshotTree,
   stateFiles,
+  writeBrief,
 } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 
@@ -191,6 +192,7 @@ async function withWorld(name: string, fn: (w: World) => Promise<void>): Promise
   const sb = await sandbox(name);
   try {
     await initKeys({ env: sb.env });
+    writeBrief(sb.project, ["w"]); // dispatch issues nonces only to the brief's agents
     const key = loadLedgerKey({ env: sb.env, mode: "direct" });
     for (let i = 1; i <= 4; i++) {
       await appendRow(sb.project, key.hmac, { action: "note", agent: "w", n: i });
@@ -530,6 +532,7 @@ Deno.test("first contact: another key is recognised first, in one line; NO_KEY o
   const sb = await sandbox("cli-foreign-key");
   try {
     await initKeys({ env: sb.env });
+    writeBrief(sb.project, ["w"]);
     for (let i = 0; i < 3; i++) {
       assert.equal(
         (await runCli(["dispatch", "--agent", "w", "--project", sb.project], { env: sb.env })).code,

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { runCli, sandbox, snapshotTree, writeBrief } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 
 Deno.test("CLI keys init: creates 0700 dir and 0600 keys; a second run refuses (KEY_EXISTS)", async () => {
@@ -49,6 +49,7 @@ Deno.test("CLI: a FIFO at the key path is refused (KEY_CUSTODY) without blocking
     assert.equal(mk.code, 0, "mkfifo failed");
     assert.ok((await Deno.lstat(fifo)).isFifo);
     const env = { ...sb.env, AGENTTEAMS_PROPOSAL_LEDGER_KEY: "env-must-not-be-used" };
+    writeBrief(sb.project, ["w"]); // dispatch reads the brief before the key
     const before = await snapshotTree(sb.dir);
     for (
       const args of [

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { DENO, type Refusal, removeTree, runCli, type RunResult } from "../_helpers/mod.ts";
 import { GIT, gitEnv, sh } from "../_helpers/git.ts";
 import { loadLedgerKey } from "../../lib/crypto/keys.ts";
+import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { AgentTeamsError } from "../../lib/errors.ts";
 import { loadPolicy } from "../../lib/policy/brief.ts";
 import type { RunRequestResult } from "../../lib/requests/request.ts";
@@ -97,6 +98,11 @@ export interface World extends WorldPaths {
   cli(args: string[], opts?: { env?: Record<string, string>; cwd?: string }): Promise<RunResult>;
   /** Issues a dispatch nonce for `agent` (default `worker`) through the CLI. */
   dispatch(agent?: string): Promise<string>;
+  /**
+   * Issues a nonce for `agent` with the store's own primitive, as one issued before the brief
+   * dropped that agent (the CLI's `dispatch` reads the brief and would refuse it).
+   */
+  dispatchBeforeBriefChanged(agent: string): Promise<string>;
   /** One `worker` nonce shared by the runs of a test that do not ask for their own. */
   sharedNonce(): Promise<string>;
   /** Writes a command-request artifact (outside the project); returns its absolute path. */
@@ -224,6 +230,10 @@ export async function world(name: string, opts: WorldOptions): Promise<World> {
       const nonce = r.stdout.trim();
       assert.match(nonce, /^[0-9a-f]{32}$/);
       return nonce;
+    },
+    async dispatchBeforeBriefChanged(agent) {
+      const key = loadLedgerKey({ env, mode: "direct" });
+      return (await issueDispatch(paths.project, key.hmac, agent)).nonce;
     },
     async sharedNonce() {
       shared ??= await w.dispatch();

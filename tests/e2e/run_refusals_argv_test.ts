@@ -87,6 +87,7 @@ Deno.test("run: `bash -c` against a brief that allowlists only `cat` is ARGV_NOT
 
 Deno.test("run: a brief allowlisting a shell or launcher (or a relative program) is refused at load (POLICY_LINT)", async () => {
   await withWorld("lint", { brief }, async (w) => {
+    await w.sharedNonce(); // issued while the brief still loads (dispatch reads it too)
     const marker = join(w.project, "src/shell-ran.txt");
     const briefPath = join(w.project, "agentteams.jsonc");
     const variants: { prefix: string[]; argv: string[] }[] = [
@@ -320,6 +321,7 @@ Deno.test("run: a brief whose argument pattern is possessive or atomic is refuse
   // Issue 13: `(?:[a-z0-9]*|-rf)*+` admitted `-rf` when emulated in JavaScript, though CPython's
   // re.fullmatch does not. Such a brief never loads, so `rm -rf src` cannot run through it.
   await withWorld("possessive", { brief }, async (w) => {
+    await w.sharedNonce(); // issued while the brief still loads (dispatch reads it too)
     const briefPath = join(w.project, "agentteams.jsonc");
     const src = join(w.project, "src");
     const variants: { pattern: string; construct: string }[] = [

@@ -247,8 +247,9 @@ Deno.test("run: a claimed agent that differs from the dispatch record is AGENT_M
     // The row never names the claimed agent: the nonce's signed record, or "?" (not resolved).
     await assertRunRefused(w, r, "AGENT_MISMATCH", { agent: ["worker", "?"], absent: [marker] });
 
-    // A nonce issued to an agent without a policy: UNKNOWN_AGENT.
-    const other = await w.dispatch("other");
+    // A nonce issued to an agent the brief has since dropped: UNKNOWN_AGENT. (The CLI issues
+    // none to an agent the brief does not name.)
+    const other = await w.dispatchBeforeBriefChanged("other");
     const u = await w.run({ argv: ["/usr/bin/touch", "src/claimed.txt"] }, { nonce: other });
     await assertRunRefused(w, u, "UNKNOWN_AGENT", { agent: "other", absent: [marker] });
   });

@@ -28,6 +28,7 @@ import {
   snapshotTree,
   stateFiles,
   utf8,
+  writeBrief,
   writeState,
 } from "../_helpers/mod.ts";
 import { copyFixture, FIXTURE_KEY, FIXTURE_KEY_TEXT, refuses, withSandbox } from "./_fixture.ts";
@@ -343,6 +344,7 @@ Deno.test("CLI dispatch refuses on a damaged ledger (exit 1), writing nothing", 
   await withSandbox("append-cli-refuse", async (sb) => {
     const f = await copyFixture(sb.project);
     await Deno.writeTextFile(stateFiles(sb.project).ledger, joinLines(f.lines.slice(0, 5)));
+    writeBrief(sb.project);
     const before = await snapshotTree(sb.dir);
     const r = await runCli(["dispatch", "--agent", "worker", "--project", sb.project], {
       env: { ...sb.env, AGENTTEAMS_PROPOSAL_LEDGER_KEY: FIXTURE_KEY_TEXT },
@@ -440,6 +442,7 @@ Deno.test("LEDGER_UNSAFE_PATH: a symlinked ledger or .agentteams refuses verify,
       () =>
         withSandbox("unsafe", async (sb) => {
           await symlinkedProject(sb, which);
+          writeBrief(sb.project);
           const before = await snapshotTree(sb.dir);
           const ops: [string, () => unknown][] = [
             ["verifyLedgerAt", () => verifyLedgerAt(sb.project, FIXTURE_KEY)],

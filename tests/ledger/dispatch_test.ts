@@ -15,7 +15,15 @@ import {
 } from "../../lib/ledger/dispatch.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import { DispatchError, LedgerError } from "../../lib/errors.ts";
-import { hmacHex, keyOf, pyDumps, runCli, snapshotTree, stateFiles } from "../_helpers/mod.ts";
+import {
+  hmacHex,
+  keyOf,
+  pyDumps,
+  runCli,
+  snapshotTree,
+  stateFiles,
+  writeBrief,
+} from "../_helpers/mod.ts";
 import { refuses, withSandbox } from "./_fixture.ts";
 import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
@@ -272,6 +280,7 @@ Deno.test("only the HMAC id is stored: the nonce text appears nowhere under .age
       await resolveDispatch(sb.project, KEY.hmac, d.nonce, { count: "attempt" });
       await resolveDispatch(sb.project, KEY.hmac, d.nonce, { count: "use" });
     }
+    writeBrief(sb.project, ["c"]);
     const cli = await runCli(["dispatch", "--agent", "c", "--project", sb.project], {
       env: { ...sb.env, AGENTTEAMS_PROPOSAL_LEDGER_KEY: KEY_TEXT },
     });

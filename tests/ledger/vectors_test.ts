@@ -21,6 +21,7 @@ import {
   sandbox,
   sha256,
   stateFiles,
+  writeBrief,
 } from "../_helpers/mod.ts";
 
 const VECTORS_ROOT = join(REPO_ROOT, "tests", "testdata", "vectors");
@@ -136,6 +137,7 @@ Deno.test("vectors: the intact ledger extended by this project (dispatch, uses, 
     const original = await Deno.readTextFile(p.ledger);
     const lastOld = sha256(original.slice(0, -1).split("\n").pop() as string);
 
+    writeBrief(sb.project);
     const r = await runCli(["dispatch", "--agent", "worker", "--project", sb.project], {
       env: cliEnv(sb, v),
     });

@@ -23,6 +23,7 @@ import {
   sandbox,
   snapshotTree,
   stateFiles,
+  writeBrief,
 } from "../_helpers/mod.ts";
 import { assertCliRefused, assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
@@ -124,6 +125,7 @@ Deno.test("the printed narrow line runs the command; removing any one flag gives
     const name = c.words.join(" ");
     await t.step(name, () =>
       withProject("perm", async (sb) => {
+        writeBrief(sb.project); // dispatch names an agent of the brief
         const line = await permissionsLine(sb, c.words, c.extra);
         // The shape: deno run --no-prompt <narrow flags> <main.ts> <command> ... --project P
         assert.match(line, /^\S*deno run --no-prompt /);

@@ -15,6 +15,7 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
+import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import {
   runCli,
   type RunResult,
@@ -142,6 +143,16 @@ export async function dispatch(p: Project, agent: string): Promise<string> {
   const nonce = r.stdout.trim();
   assert.match(nonce, /^[0-9a-f]{32}$/, `dispatch printed ${JSON.stringify(r.stdout)}`);
   return nonce;
+}
+
+/**
+ * Issues a nonce with the store's own primitive, as one issued before the brief changed (its
+ * agent dropped, or the brief broken since): `agentteams dispatch` reads the brief and would
+ * refuse it, so an act must still check the agent itself.
+ */
+export async function dispatchBeforeBriefChanged(p: Project, agent: string): Promise<string> {
+  const key = loadLedgerKey({ env: p.env, mode: "direct" });
+  return (await issueDispatch(p.root, key.hmac, agent)).nonce;
 }
 
 let artifactSeq = 0;

@@ -23,6 +23,7 @@ import {
   change,
   deletion,
   dispatch,
+  dispatchBeforeBriefChanged,
   exists,
   expectRefusal,
   type Json,
@@ -295,7 +296,8 @@ Deno.test("a brief with an unknown key refuses everything; the refusal is record
     files: { "src/a.txt": "hello\n" },
   });
   await withProject(made, async (p) => {
-    const nonce = await dispatch(p, "worker");
+    // `dispatch` refuses this brief too; a nonce issued before it broke meets apply's check.
+    const nonce = await dispatchBeforeBriefChanged(p, "worker");
     const b = await before(p);
     const r = await apply(p, change(nonce, "src/a.txt", "pwned\n", HELLO));
     assertApplyRefused(r, "BRIEF_UNKNOWN_KEY");

@@ -12,9 +12,11 @@ import { join } from "node:path";
 import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { runCli } from "../_helpers/mod.ts";
+import { assertCliRefused } from "../_helpers/assert.ts";
 import {
   change,
   dispatch,
+  dispatchBeforeBriefChanged,
   expectRefusal,
   makeProject,
   type Project,
@@ -265,7 +267,9 @@ Deno.test("apply refuses the brief, the default brief names, protected and out-o
       });
     });
     await t.step("an agent with no agent_policies entry (UNKNOWN_AGENT)", async () => {
-      const gn = await dispatch(p, "ghost");
+      // The CLI issues no nonce to an agent the brief lacks; one issued before the brief
+      // dropped it is refused here too.
+      const gn = await dispatchBeforeBriefChanged(p, "ghost");
       await expectRefusal(p, change(gn, "src/a.txt", "x\n", sha256("hello\n")), "UNKNOWN_AGENT", {
         agent: "ghost",
         attempts: 1,
@@ -282,11 +286,26 @@ Deno.test("apply refuses the brief, the default brief names, protected and out-o
   });
 });
 
-Deno.test("dispatch --agent constructor issues a nonce (argv words are not looked up on Object.prototype)", async () => {
+Deno.test("dispatch --agent constructor issues a nonce when the brief names it (argv words are not looked up on Object.prototype)", async () => {
   // A slug that is also an Object.prototype key must be an ordinary value on the command line;
   // otherwise an agent of that name can never be dispatched (and apply FILE named so crashes).
-  const p = await setup("proto");
+  // Dispatch issues nonces only to the brief's agents: one the brief does not name is refused
+  // by name (not found on Object.prototype); once the brief names it, it is issued one.
+  const p = await makeProject("proto", {
+    brief: `{"agent_policies": {"tostring": {"write_scopes": ["src/"]}}}\n`,
+    files: FILES,
+  });
   try {
+    const proto = await runCli(["dispatch", "--agent", "constructor", "--project", p.root], {
+      env: p.env,
+      cwd: p.root,
+    });
+    assertCliRefused(proto, "dispatch", "UNKNOWN_AGENT");
+    Deno.writeTextFileSync(
+      join(p.root, "agentteams.jsonc"),
+      `{"agent_policies": {"constructor": {"write_scopes": ["src/"]}, ` +
+        `"tostring": {"write_scopes": ["src/"]}}}\n`,
+    );
     for (const agent of ["constructor", "tostring"]) {
       const r = await runCli(["dispatch", "--agent", agent, "--project", p.root], {
         env: p.env,

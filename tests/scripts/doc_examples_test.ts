@@ -92,11 +92,13 @@ function exampleConfig(dir: string): string {
 export const RUNNABLE_EXAMPLES: readonly string[] = [
   "lib/mod.ts",
   "lib/env.ts",
+  "lib/cli/project_root.ts",
   "lib/fs/entry.ts",
   "lib/fs/rel_path.ts",
   "lib/fs/within.ts",
   "lib/git/repo_shape.ts",
   "lib/host/programs.ts",
+  "lib/policy/agents.ts",
   "lib/policy/control_plane.ts",
 ];
 

@@ -1,0 +1,103 @@
+/**
+ * Issuing a dispatch, for the CLI and the library alike: a nonce is only ever issued to an agent
+ * the project's brief names. The brief is read and checked the way every act reads it
+ * (`defaultBriefPath`, `loadPolicy`: a missing brief is `BRIEF_NOT_FOUND`, a broken one
+ * `BRIEF_UNREADABLE`, `BRIEF_SYNTAX`, `BRIEF_INVALID`, `BRIEF_UNKNOWN_KEY` or `POLICY_LINT`), and
+ * an agent it does not name is refused (`UNKNOWN_AGENT`, with the nearest name it does have).
+ * Every refusal comes before the key is asked for and before anything is written: no state dir,
+ * no ledger row, no store row.
+ *
+ * @example
+ * ```ts
+ * import { issueBriefDispatch } from "./dispatch_act.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * import assert from "node:assert/strict";
+ * const root = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${root}/agentteams.json`, '{"agent_policies": {"worker": {"write_scopes": ["src/"]}}}');
+ * const key = () => new HmacKey(new Uint8Array(32).fill(3));
+ * assert.equal((await issueBriefDispatch(root, "worker", key)).nonce.length, 32);
+ * await assert.rejects(issueBriefDispatch(root, "wroker", key), /did you mean "worker"/);
+ * ```
+ * @module
+ */
+import type { HmacKey } from "../crypto/hash.ts";
+import { DispatchError } from "../errors.ts";
+import { resolve } from "../fs/path.ts";
+import {
+  type DispatchOptions,
+  type IssuedDispatch,
+  issueDispatch,
+  limitsProblem,
+  slugProblem,
+} from "../ledger/dispatch.ts";
+import { agentPolicyOf, unknownAgentMessage } from "../policy/agents.ts";
+import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import type { Policy } from "../policy/types.ts";
+
+/** Options of {@link issueBriefDispatch}. */
+export interface BriefDispatchOptions extends DispatchOptions {
+  /** The brief; default `<root>/agentteams.jsonc`, then `agentteams.json`. */
+  readonly brief?: string;
+  /** A policy already loaded from the brief; default: loaded from {@link brief}. */
+  readonly policy?: Policy;
+  /** Fewer uses than the spec's 25 (never more: `BAD_LIMITS`). */
+  readonly maxUses?: number;
+  /** A shorter life than the spec's 24 hours (never longer: `BAD_LIMITS`). */
+  readonly ttlHours?: number;
+}
+
+/**
+ * Refuses (`UNKNOWN_AGENT`) an agent the policy's brief does not name.
+ *
+ * @throws {DispatchError} `UNKNOWN_AGENT`, its details the agent, the brief, the suggestion.
+ * @example
+ * ```ts
+ * import { requireBriefAgent } from "./dispatch_act.ts";
+ * import type { Policy } from "../policy/types.ts";
+ * declare const policy: Policy; // agent_policies: {worker}
+ * requireBriefAgent(policy, "worker"); // returns
+ * requireBriefAgent(policy, "wroker"); // throws UNKNOWN_AGENT (did you mean "worker"?)
+ * ```
+ */
+export function requireBriefAgent(policy: Policy, agent: string): void {
+  if (agentPolicyOf(policy, agent) !== undefined) return;
+  throw new DispatchError("UNKNOWN_AGENT", unknownAgentMessage(policy, agent), {
+    details: { agent, brief: policy.briefPath, agents: Object.keys(policy.agents).sort() },
+  });
+}
+
+/**
+ * Issues a nonce for `agent` once the brief names it (see the module doc). `key` is asked for
+ * only then, so a refused agent or brief is told before a missing key is.
+ *
+ * @throws {DispatchError} `BAD_SLUG`, `BAD_LIMITS`, `UNKNOWN_AGENT`. {@link PolicyError} for a
+ *   missing or broken brief; whatever `key` throws; the ledger's and the store's refusals.
+ * @example
+ * ```ts
+ * import { issueBriefDispatch } from "./dispatch_act.ts";
+ * import type { HmacKey } from "../crypto/hash.ts";
+ * declare const hmac: HmacKey; // in /work/p, whose brief names `worker`
+ * (await issueBriefDispatch("/work/p", "worker", () => hmac)).nonce; // 32 hex, shown once
+ * ```
+ */
+export async function issueBriefDispatch(
+  root: string,
+  agent: string,
+  key: () => HmacKey,
+  opts: BriefDispatchOptions = {},
+): Promise<IssuedDispatch> {
+  const bad = slugProblem(agent);
+  if (bad !== null) throw new DispatchError("BAD_SLUG", bad);
+  const limits = limitsProblem(opts);
+  if (limits !== null) throw new DispatchError("BAD_LIMITS", limits);
+  const policy = opts.policy ?? await loadPolicy(
+    opts.brief !== undefined ? resolve(opts.brief) : await defaultBriefPath(root),
+    { projectRoot: root },
+  );
+  requireBriefAgent(policy, agent);
+  return await issueDispatch(root, key(), agent, {
+    now: opts.now,
+    maxUses: opts.maxUses,
+    ttlHours: opts.ttlHours,
+  });
+}
