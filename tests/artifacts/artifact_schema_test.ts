@@ -264,7 +264,8 @@ Deno.test("agentteams schema NAME prints each schema; no NAME lists them; a bad 
   }
   const list = await runCli(["schema", "--json"]);
   assert.equal(list.code, 0, list.stderr);
-  assert.deepEqual(JSON.parse(list.stdout), { ok: true, schemas: NAMES });
+  // The artifacts, then the brief's (tests/cli/brief_check_test.ts).
+  assert.deepEqual(JSON.parse(list.stdout), { ok: true, schemas: [...NAMES, "brief"] });
   const bad = await runCli(["schema", "change"]);
   assertCliRefused(bad, "schema", "USAGE", 2);
   assert.equal(bad.stdout, "");

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { DENO, MAIN_TS, REPO_ROOT, tempDir } from "../_helpers/mod.ts";
+import { DENO, REPO_ROOT, tempDir } from "../_helpers/mod.ts";
 import { bundleTo } from "../../scripts/bundle.ts";
 
 const dec = new TextDecoder();
@@ -29,10 +29,11 @@ function hostEnv(): Record<string, string> {
 async function deno(
   args: string[],
   env: Record<string, string>,
+  cwd: string = REPO_ROOT,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const r = await new Deno.Command(DENO, {
     args,
-    cwd: REPO_ROOT,
+    cwd,
     clearEnv: true,
     env: { ...hostEnv(), PATH: "/usr/bin:/bin", NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...env },
     stdout: "piped",
@@ -58,13 +59,22 @@ Deno.test("from an empty cache: deno install fetches the tool's packages only, t
     const home = join(dir, "home");
     await Deno.mkdir(home);
     const env = { DENO_DIR: denoDir, HOME: home, AGENTTEAMS_BROAD_OK: "1" };
-    const cached = await deno(["install", "--quiet"], env);
+    // A copy of the source tree: other tests' deno processes may rewrite the checkout's deno.lock
+    // while this one reads it.
+    const tree = join(dir, "tree");
+    await Deno.mkdir(tree);
+    for (const f of ["main.ts", "deno.json", "deno.lock", "lib"]) {
+      const c = await new Deno.Command("cp", { args: ["-R", join(REPO_ROOT, f), tree] }).output();
+      assert.equal(c.code, 0, `cp ${f}`);
+    }
+    const cached = await deno(["install", "--quiet"], env, tree);
     assert.equal(cached.code, 0, cached.stderr);
     assert.deepEqual(cachedPackages(denoDir), ["smol-toml", "yaml", "zod"]);
-    const r = await deno(["run", "-A", MAIN_TS, "schema"], {
-      ...env,
-      ...OFFLINE,
-    });
+    const r = await deno(
+      ["run", "-A", join(tree, "main.ts"), "schema"],
+      { ...env, ...OFFLINE },
+      tree,
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^change-proposal$/m);
     assert.doesNotMatch(r.stderr, /Download/);
