@@ -20,6 +20,7 @@
 import { FsSafetyError } from "../errors.ts";
 import { describeKind } from "./entry.ts";
 import { readAtSync } from "./read_at.ts";
+import { after } from "../process/after.ts";
 
 /** What the caller demands of the file. */
 export interface ReadRegularOptions {
@@ -121,15 +122,15 @@ export async function openWithin(
   what: string,
 ): Promise<Deno.FsFile> {
   const opening = Deno.open(path, { read: true });
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancel = (): void => {};
   const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), deadlineMs);
+    cancel = after(deadlineMs, () => resolve(null));
   });
   try {
     const won = await Promise.race([opening, late]);
     if (won !== null) return won;
   } finally {
-    clearTimeout(timer);
+    cancel();
   }
   opening.then((f) => f.close(), () => {});
   throw new FsSafetyError(

@@ -36,6 +36,7 @@ import {
   pipeInodesOf,
 } from "./procfs.ts";
 import { diskFs, isExecutable } from "./resolve_program.ts";
+import { after } from "./after.ts";
 
 /** How long to wait for the pipes to close after the direct child exits (ms). */
 export const DEFAULT_DRAIN_MS = 2000;
@@ -186,18 +187,6 @@ function killPid(pid: number): void {
   } catch {
     // Already gone.
   }
-}
-
-/**
- * Calls `fn` after `ms` unless cancelled first. Built on `AbortSignal.timeout` because Deno's
- * first `setTimeout` in a process costs ~10 ms of one-time set-up, and the CLI runs once per
- * process. The signal's timer keeps the process alive only while the listener is attached, so
- * cancelling removes it: an embedding program does not linger for the rest of the timeout.
- */
-function after(ms: number, fn: () => void): () => void {
-  const signal = AbortSignal.timeout(Math.max(0, ms));
-  signal.addEventListener("abort", fn, { once: true });
-  return () => signal.removeEventListener("abort", fn);
 }
 
 /** Settles true when `p` settles within `ms`, false otherwise. */
