@@ -13,6 +13,7 @@ const dec = new TextDecoder();
 const SESSION = `
 set -e
 agentteams keys init
+agentteams brief check
 nonce=$(agentteams dispatch --agent worker)
 printf '{"kind": "change-proposal", "dispatch": "%s", "path": "src/hello.txt", "base_sha256": "absent", "content": "hello\\\\n", "rationale": "from the README"}' "$nonce" > proposal.json
 printf '{"kind": "command-request", "dispatch": "%s", "argv": ["true"], "purpose": "from the README"}' "$nonce" > request.json
@@ -103,6 +104,7 @@ Deno.test("scripts/install: a launcher that works from a new shell, idempotent; 
     assert.match(v.out, /^usage: agentteams <command>/m);
     const s = await sh(SESSION, { cwd: project, env: user });
     assert.equal(s.code, 0, s.out);
+    assert.match(s.out, /^ok: \S+agentteams\.jsonc passes \(1 agent\(s\): worker; 0 gate\(s\)\)$/m);
     assert.match(s.out, /dry run: src\/hello\.txt for worker passes every check; nothing written/);
     assert.match(s.out, /^wrote src\/hello\.txt for worker$/m);
     assert.match(s.out, /agentteams run: true exited 0 .*confined by bwrap/);
