@@ -20,7 +20,7 @@
 import { FsSafetyError } from "../errors.ts";
 import { describeKind } from "./entry.ts";
 import { readAtSync } from "./read_at.ts";
-import { after } from "../process/after.ts";
+import { after } from "../time/after.ts";
 
 /** What the caller demands of the file. */
 export interface ReadRegularOptions {

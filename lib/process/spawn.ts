@@ -36,7 +36,7 @@ import {
   pipeInodesOf,
 } from "./procfs.ts";
 import { diskFs, isExecutable } from "./resolve_program.ts";
-import { after } from "./after.ts";
+import { after } from "../time/after.ts";
 
 /** How long to wait for the pipes to close after the direct child exits (ms). */
 export const DEFAULT_DRAIN_MS = 2000;

@@ -48,6 +48,7 @@ export const LAYERS: LayerTable = {
         "lib/canonical.ts",
         "lib/env.ts",
         "lib/text/",
+        "lib/time/",
       ],
       externals: ["node:*", "zod"],
     },
