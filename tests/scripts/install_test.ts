@@ -67,6 +67,8 @@ Deno.test("scripts/install: a launcher that works from a new shell, idempotent; 
       if (!k.startsWith("DENO_") && !k.startsWith("AGENTTEAMS")) env[k] = v;
     }
     env.PATH = pathWithoutDeno();
+    // An empty Deno cache, as on a fresh machine: the install fetches what the bundle needs.
+    env.DENO_DIR = join(dir, "deno-cache");
     const prefix = join(dir, "prefix");
     const first = await sh(`scripts/install --prefix ${JSON.stringify(prefix)}`, {
       cwd: clone,
@@ -94,7 +96,9 @@ Deno.test("scripts/install: a launcher that works from a new shell, idempotent; 
         confined_programs: { worker: { exec: ["/usr/bin", "/bin"], write: ["src"] } },
       }),
     );
-    const user = { ...env, HOME: home, PATH: `${prefix}/bin:/usr/bin:/bin` };
+    // The user's own shell: a fresh HOME, so a fresh Deno cache too (the launcher needs none).
+    const { DENO_DIR: _installCache, ...userEnv } = env;
+    const user = { ...userEnv, HOME: home, PATH: `${prefix}/bin:/usr/bin:/bin` };
     const git = "git init -q && git add -A && " +
       "git -c user.name=n -c user.email=n@example.invalid commit -qm init";
     assert.equal((await sh(git, { cwd: project, env: user })).code, 0);
