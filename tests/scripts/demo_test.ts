@@ -49,3 +49,45 @@ Deno.test("scripts/demo passes from a clean clone with no deno on PATH", async (
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("scripts/demo as an ordinary user without bubblewrap: a clear instruction, exit 1, nothing installed", async () => {
+  // The unprivileged user scripts/test creates (else nobody); setpriv drops to it for real.
+  const user = Deno.env.get("AGENTTEAMS_TEST_USER") ?? "nobody";
+  const id = (flag: string) =>
+    new TextDecoder().decode(new Deno.Command("id", { args: [flag, user] }).outputSync().stdout)
+      .trim();
+  const uid = id("-u");
+  const gid = id("-g");
+  assert.match(uid, /^[1-9]\d*$/, `no unprivileged user ${user}`);
+  const dir = await tempDir("demo-user");
+  try {
+    // The demo alone, world-readable, and a PATH of every program here but bwrap.
+    await Deno.mkdir(join(dir, "scripts"), { recursive: true });
+    await Deno.copyFile(join(REPO_ROOT, "scripts/demo"), join(dir, "scripts/demo"));
+    const bin = join(dir, "bin");
+    await Deno.mkdir(bin);
+    for (const e of Deno.readDirSync("/usr/bin")) {
+      if (e.name !== "bwrap") Deno.symlinkSync(join("/usr/bin", e.name), join(bin, e.name));
+    }
+    for (const p of [dir, join(dir, "scripts"), bin]) await Deno.chmod(p, 0o755);
+    await Deno.chmod(join(dir, "scripts/demo"), 0o755);
+    const out = await new Deno.Command("/usr/bin/setpriv", {
+      args: ["--reuid", uid, "--regid", gid, "--clear-groups", "bash", "scripts/demo"],
+      cwd: dir,
+      clearEnv: true,
+      env: { PATH: bin, HOME: dir },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, text);
+    assert.match(
+      text,
+      /^demo: missing bubblewrap; install them \(e\.g\. sudo apt-get install bubblewrap\) and rerun$/m,
+    );
+    assert.doesNotMatch(text, /installing/);
+    assert.throws(() => Deno.statSync(join(dir, ".tools")), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
