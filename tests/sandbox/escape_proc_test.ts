@@ -293,9 +293,13 @@ Deno.test("escape: background and setsid processes die with the sandbox", async 
         { discardOutput: true },
       );
       assert.ok(lexists(`${fx.project}/build/started`), "the command ran");
-      Deno.writeTextFileSync(`${fx.base}/go`, "");
+      // bwrap's outer process reports the command's exit (through an eventfd) before the
+      // namespace's init has exited and the kernel has killed the rest, so for a moment after
+      // bwrap returns they may still be running (a known gap: the runner should wait for the
+      // namespace to end). They must be gone without GO, on their own: a survivor never is.
       const left = await untilGone(token + "s");
       assert.ok(left.length === 0, `processes outlived the sandbox: ${left.join(",")}`);
+      Deno.writeTextFileSync(`${fx.base}/go`, "");
       for (const m of marks) {
         assert.ok(!lexists(`${fx.project}/build/${m}`), `${m} was written after the run`);
       }
