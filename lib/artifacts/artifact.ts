@@ -15,7 +15,8 @@ import { FsSafetyError, ProposalError } from "../errors.ts";
 import { readRegularFileWithin } from "../fs/safe_read.ts";
 import { type JsonDocument, JsonReadError, MAX_JSON_DEPTH, readJson } from "../json/reader.ts";
 import { findLoneSurrogate } from "../text/chars.ts";
-import { checkArtifactShape } from "./artifact_check.ts";
+import { ARTIFACT_FIELDS, checkArtifactShape } from "./artifact_check.ts";
+import { didYouMean } from "../text/suggest.ts";
 import type { ChangeProposalT, CommandRequestT, DeleteProposalT } from "./artifact_schema.ts";
 
 /** Largest artifact file read. */
@@ -123,7 +124,19 @@ export function validateArtifact(v: unknown): Artifact {
     const keys = "keys" in issue ? ` (${issue.keys.join(", ")})` : "";
     // The message quotes the artifact (an unknown key, a type name): it must stay UTF-8 text,
     // or the refusal could not be recorded (the ledger's canonical JSON has no lone surrogate).
-    throw invalid(escapeLoneSurrogates(`${where}: ${issue.message}${keys}`));
+    // The message is zod's first issue (the replay tests pin it); a misspelt top-level field
+    // (`base_sha`, which also leaves base_sha256 missing) is named as a hint beside it.
+    const meant = r.issues.flatMap((i) =>
+      i.code === "unrecognized_keys" && i.path.length === 0
+        ? i.keys.map((k) => didYouMean(k, ARTIFACT_FIELDS[kind])).filter((m) => m !== null)
+        : []
+    );
+    throw invalid(
+      escapeLoneSurrogates(`${where}: ${issue.message}${keys}`),
+      meant.length > 0
+        ? { hint: `did you mean ${meant.map((m) => JSON.stringify(m)).join(", ")}?` }
+        : undefined,
+    );
   }
   return r.data;
 }

@@ -45,7 +45,7 @@ const hex64 = str(pattern(/^[0-9a-f]{64}$/));
 const path = str(minLength(1), maxLength(4096));
 const rationale = str(maxLength(16384));
 
-const changeProposal = strictObject({
+const CHANGE_SHAPE = {
   kind: literal("change-proposal"),
   dispatch,
   agent: optional(agent),
@@ -54,18 +54,20 @@ const changeProposal = strictObject({
   content: str(),
   rationale,
   gates: optional(list(str(minLength(1), maxLength(128)), maxLength(64))),
-});
+};
+const changeProposal = strictObject(CHANGE_SHAPE);
 
-const deleteProposal = strictObject({
+const DELETE_SHAPE = {
   kind: literal("delete-proposal"),
   dispatch,
   agent: optional(agent),
   path,
   base_sha256: hex64,
   rationale,
-});
+};
+const deleteProposal = strictObject(DELETE_SHAPE);
 
-const commandRequest = strictObject({
+const REQUEST_SHAPE = {
   kind: literal("command-request"),
   dispatch,
   agent: optional(agent),
@@ -77,7 +79,8 @@ const commandRequest = strictObject({
     path: str(minLength(1), maxLength(4096)),
     content: str(),
   })),
-});
+};
+const commandRequest = strictObject(REQUEST_SHAPE);
 
 /**
  * An artifact kind, as in its `kind` field: a schema name of `schema.ts` (a type-only import, so
@@ -94,6 +97,21 @@ export interface ArtifactOfKind {
   /** A command request. */
   "command-request": CommandRequestT;
 }
+
+/**
+ * The fields an artifact of each kind may have, for "did you mean" on an unknown one.
+ *
+ * @example
+ * ```ts
+ * import { ARTIFACT_FIELDS } from "./artifact_check.ts";
+ * ARTIFACT_FIELDS["command-request"].includes("expected_writes"); // true
+ * ```
+ */
+export const ARTIFACT_FIELDS: Readonly<Record<ArtifactKind, readonly string[]>> = {
+  "change-proposal": Object.keys(CHANGE_SHAPE),
+  "delete-proposal": Object.keys(DELETE_SHAPE),
+  "command-request": Object.keys(REQUEST_SHAPE),
+};
 
 const CHECKERS: Readonly<Record<ArtifactKind, Checker>> = {
   "change-proposal": changeProposal,

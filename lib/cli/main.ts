@@ -60,6 +60,9 @@ function refuse(
     // that ran and then failed its checks (undeclared writes, a timeout, exit 3) was not refused.
     const what = e.family === "usage" ? "usage error" : e.exitCode === 3 ? "ran, but" : "refused";
     io.stderr(`agentteams ${name}: ${what}: ${e.code}: ${oneLine(e.message)}`);
+    // A suggestion the refusal carries (a misspelt artifact field), on its own line.
+    const hint = e.details.hint;
+    if (!json && typeof hint === "string") io.stderr(`  hint: ${oneLine(hint)}`);
     // A program's own output (a gate's), as its lines, shown inert, below the refusal.
     const output = e.details.output;
     if (!json && typeof output === "string" && output.includes("\n")) {

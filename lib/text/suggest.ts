@@ -38,24 +38,28 @@ export function editDistance(a: string, b: string): number {
 }
 
 /**
- * The known word nearest to `word`, when at most two edits away; else `null`.
+ * The known word nearest to `word`, when at most two edits away; else the one known word that
+ * `word` (four characters or more) is the start of (`base_sha` for `base_sha256`); else `null`.
  *
  * @example
  * ```ts
  * import { didYouMean } from "./suggest.ts";
  * import assert from "node:assert/strict";
  * assert.equal(didYouMean("agent_polices", ["agent_policies", "protected_paths"]), "agent_policies");
+ * assert.equal(didYouMean("base_sha", ["base_sha256", "content"]), "base_sha256");
  * ```
  */
 export function didYouMean(word: string, known: Iterable<string>): string | null {
   let best: string | null = null;
   let bestD = 3;
+  const starts: string[] = [];
   for (const k of known) {
     const d = editDistance(word, k);
     if (d < bestD) {
       best = k;
       bestD = d;
     }
+    if (word.length >= 4 && k.startsWith(word)) starts.push(k);
   }
-  return best;
+  return best ?? (starts.length === 1 ? starts[0] : null);
 }
