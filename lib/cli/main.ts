@@ -46,6 +46,19 @@ function debugStack(): boolean {
   }
 }
 
+/**
+ * The code and message of a failure that is not one of the tool's typed errors: NOT_CAPABLE for
+ * Deno's permission refusal, INTERNAL for anything else (as ledger rows say).
+ */
+function otherRefusal(e: unknown): { code: string; message: string } {
+  const message = e instanceof Deno.errors.NotCapable
+    ? e.message
+    : e instanceof Error
+    ? `${e.name}: ${e.message}`
+    : String(e);
+  return { code: refusalCode(e), message };
+}
+
 function refuse(
   io: CliIo,
   name: string,
@@ -74,13 +87,7 @@ function refuse(
     }
     return e.exitCode;
   }
-  // NOT_CAPABLE for Deno's permission refusal, INTERNAL for anything else (as ledger rows say).
-  const code = refusalCode(e);
-  const msg = e instanceof Deno.errors.NotCapable
-    ? e.message
-    : e instanceof Error
-    ? `${e.name}: ${e.message}`
-    : String(e);
+  const { code, message: msg } = otherRefusal(e);
   io.stderr(`agentteams ${name}: refused: ${code}: ${oneLine(msg)}`);
   if (json) io.stdout(JSON.stringify({ ok: false, error: { code, message: msg } }));
   return 1;
@@ -91,12 +98,9 @@ function refuse(
  * command still produced, then `[command] refused: CODE: reason`), with the contract's exit code.
  */
 function refuseEarlier(io: CliIo, earlier: string, e: unknown): number {
-  const code = e instanceof AgentTeamsError ? e.code : refusalCode(e);
-  const message = e instanceof AgentTeamsError || e instanceof Deno.errors.NotCapable
-    ? e.message
-    : e instanceof Error
-    ? `${e.name}: ${e.message}`
-    : String(e);
+  const { code, message } = e instanceof AgentTeamsError
+    ? { code: e.code, message: e.message }
+    : otherRefusal(e);
   const exit = e instanceof AgentTeamsError ? e.exitCode : 1;
   const result = e instanceof AgentTeamsError && "result" in e
     ? (e as { result: unknown }).result

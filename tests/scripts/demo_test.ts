@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { REPO_ROOT, tempDir } from "../_helpers/mod.ts";
+import { newcomerEnv } from "./_newcomer.ts";
 
 Deno.test("scripts/demo passes from a clean clone with no deno on PATH", async () => {
   const dir = await tempDir("demo");
@@ -18,25 +19,11 @@ Deno.test("scripts/demo passes from a clean clone with no deno on PATH", async (
       stderr: "piped",
     }).output();
     assert.equal(git.code, 0, new TextDecoder().decode(git.stderr));
-    // PATH without any directory holding a `deno`.
-    const path = (Deno.env.get("PATH") ?? "/usr/bin:/bin").split(":").filter((d) => {
-      try {
-        Deno.statSync(join(d, "deno"));
-        return false;
-      } catch {
-        return true;
-      }
-    }).join(":");
-    // The newcomer's own environment (their npm settings and certificates included), less Deno's.
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(Deno.env.toObject())) {
-      if (!k.startsWith("DENO_")) env[k] = v;
-    }
     const out = await new Deno.Command("bash", {
       args: ["scripts/demo"],
       cwd: clone,
       clearEnv: true,
-      env: { ...env, PATH: path },
+      env: newcomerEnv(),
       stdout: "piped",
       stderr: "piped",
       signal: AbortSignal.timeout(600_000), // a hang guard: npm may fetch Deno on a cold cache

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { REPO_ROOT, tempDir } from "../_helpers/mod.ts";
+import { newcomerEnv } from "./_newcomer.ts";
 
 const dec = new TextDecoder();
 
@@ -23,18 +24,6 @@ agentteams run request.json
 agentteams ledger verify
 agentteams permissions run request.json
 `;
-
-/** A PATH without any directory holding a `deno`. */
-function pathWithoutDeno(): string {
-  return (Deno.env.get("PATH") ?? "/usr/bin:/bin").split(":").filter((d) => {
-    try {
-      Deno.statSync(join(d, "deno"));
-      return false;
-    } catch {
-      return true;
-    }
-  }).join(":");
-}
 
 async function sh(
   script: string,
@@ -61,12 +50,7 @@ Deno.test("scripts/install: a launcher that works from a new shell, idempotent; 
       env: { PATH: "/usr/bin:/bin" },
     });
     assert.equal(g.code, 0, g.out);
-    // The newcomer's environment (npm settings and certificates), less Deno's and with no deno.
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(Deno.env.toObject())) {
-      if (!k.startsWith("DENO_") && !k.startsWith("AGENTTEAMS")) env[k] = v;
-    }
-    env.PATH = pathWithoutDeno();
+    const env = newcomerEnv();
     // An empty Deno cache, as on a fresh machine: the install fetches what the bundle needs.
     env.DENO_DIR = join(dir, "deno-cache");
     const prefix = join(dir, "prefix");

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DENO, REPO_ROOT, tempDir } from "../_helpers/mod.ts";
 import { bundleTo } from "../../scripts/bundle.ts";
+import { newcomerEnv } from "./_newcomer.ts";
 
 const dec = new TextDecoder();
 /** Offline: every request goes to a proxy no one answers at, so any fetch fails at once. */
@@ -17,12 +18,10 @@ const OFFLINE = {
   NO_PROXY: "",
 };
 
-/** This machine's environment (its certificates and npm settings), less Deno's and the tool's. */
+/** The newcomer's environment without proxy settings (OFFLINE sets its own). */
 function hostEnv(): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(Deno.env.toObject()).filter(([k]) =>
-      !k.startsWith("DENO_") && !k.startsWith("AGENTTEAMS") && !/^(https?|no)_proxy$/i.test(k)
-    ),
+    Object.entries(newcomerEnv()).filter(([k]) => !/^(https?|no)_proxy$/i.test(k)),
   );
 }
 
