@@ -393,3 +393,14 @@ export function utf8(s: string): Uint8Array {
 export function text(b: Uint8Array): string {
   return dec.decode(b);
 }
+
+/** Whether something exists at `path` (not following a final symlink); other errors throw. */
+export function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+}

@@ -140,15 +140,8 @@ export async function writeFileAt(
 }
 
 /** Whether something exists at `path` (not following a final symlink). */
-export function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    throw e;
-  }
-}
+import { exists } from "../_helpers/mod.ts";
+export { exists };
 
 /** Parses a JSON-lines file under the project's `.agentteams/` (empty when absent). */
 function readJsonLines(project: string, name: string): Row[] {

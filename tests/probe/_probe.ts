@@ -66,12 +66,4 @@ export async function operatorGit(w: World, cwd: string, args: string[]): Promis
 }
 
 /** Whether anything exists at `path` (not following a final symlink). */
-export function present(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    throw e;
-  }
-}
+export { exists as present } from "../_helpers/mod.ts";

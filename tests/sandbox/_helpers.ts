@@ -200,14 +200,7 @@ export function ignoring(fx: Fixture, ...paths: string[]): (path: string) => boo
 }
 
 /** True when a path exists (without following a final link). */
-export function lexists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { exists as lexists } from "../_helpers/mod.ts";
 
 /**
  * Runs `body` on a fresh {@link makeFixture} and then asserts that nothing outside the writable
