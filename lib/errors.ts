@@ -316,6 +316,63 @@ export class PermissionLayerError extends AgentTeamsError {
   }
 }
 
+/** The runner's queue: a refused request, an unsafe queue path, a second runner, no runner. */
+export class QueueError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
+  readonly family = "queue";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
+  constructor(
+    code:
+      | "REQUEST_INVALID"
+      | "QUEUE_UNSAFE_PATH"
+      | "RUNNER_RUNNING"
+      | "RUNNER_PIN_CHANGED"
+      | "RUNNER_INTERRUPTED"
+      | "NO_RUNNER"
+      | "RESULT_NOT_AUTHENTIC"
+      | "RESULT_TOO_LARGE",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/**
+ * A refusal the runner reported through the queue, rebuilt by the waiting CLI so it prints
+ * exactly as the same refusal in direct mode: its family, code, message, details, exit code and
+ * (for a command that ran) its result.
+ */
+export class RelayedError extends AgentTeamsError {
+  /** The family the runner named. */
+  readonly family: string;
+  /** The run result, when the command ran (undeclared writes, a timeout). */
+  readonly result?: Record<string, unknown>;
+  readonly #exit: ExitCode;
+  /** A relayed refusal. */
+  constructor(
+    relayed: {
+      error: string;
+      family: string;
+      code: string;
+      message: string;
+      details: Record<string, unknown>;
+      exit: ExitCode;
+      result?: Record<string, unknown>;
+    },
+  ) {
+    super(relayed.code, relayed.message, { details: relayed.details });
+    this.name = relayed.error;
+    this.family = relayed.family;
+    this.#exit = relayed.exit;
+    if (relayed.result !== undefined) this.result = relayed.result;
+  }
+  /** The exit code the runner reported. */
+  override get exitCode(): ExitCode {
+    return this.#exit;
+  }
+}
+
 /**
  * Returns true when `e` is one of this tool's typed refusals.
  *

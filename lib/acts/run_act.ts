@@ -27,6 +27,7 @@
  * ```
  * @module
  */
+import { hiddenFromConfined } from "../sandbox/hidden.ts";
 import { LedgerError, RequestError, RunTimeoutError, UndeclaredWritesError } from "../errors.ts";
 import type { GitContext } from "../git/context.ts";
 import type { StatusEntry } from "../git/status_z.ts";
@@ -136,7 +137,7 @@ async function checkRun(
     const prepared = prepareRun({
       project: s.root,
       home: s.home,
-      hiddenDirs: [s.keyDir],
+      hiddenDirs: hiddenFromConfined(s.root, s.keyDir),
       tmpdir,
       backend,
       agent: policy.confinedPrograms?.agents[agent] ?? { exec: [], write: [] },

@@ -201,6 +201,8 @@ export interface SessionParts {
   readonly policy: Policy;
   /** The operator's opt-out of the sandbox. */
   readonly unconfined?: boolean;
+  /** True under the out-of-session runner: every command and gate confined, no opt-out. */
+  readonly runner?: boolean;
   /** A backend decision to use instead of probing (tests pin one). */
   readonly backend?: () => Promise<Backend>;
   /** A gate runner to use instead of the confined one. */
@@ -230,7 +232,8 @@ export interface SessionParts {
  */
 export function sessionOf(parts: SessionParts): Session {
   const { root, env, home, policy } = parts;
-  const backend = parts.backend ?? lazyBackend(policy, { unconfined: parts.unconfined === true });
+  const backend = parts.backend ??
+    lazyBackend(policy, { unconfined: parts.unconfined === true, runner: parts.runner === true });
   const keyDir = keyDirOf(env);
   const git = once(() => parts.git ?? openGitContext(root, { parentEnv: env }));
   const plane = once(() => planeFromGit(root, git()));

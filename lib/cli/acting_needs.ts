@@ -15,7 +15,7 @@ import { diskFs, type ResolvedProgram, resolveProgram } from "../process/resolve
 import { readShebang } from "../sandbox/gate_exec.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { mergeNeeds, type Needs } from "../permissions.ts";
-import { KEY_ENV } from "../crypto/keys.ts";
+import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_KEY_FILE } from "../crypto/keys.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./needs.ts";
 import { artifactOf, fullPolicy, gitContextOf } from "./policy_ctx.ts";
@@ -285,4 +285,38 @@ export async function runNeeds(ctx: Ctx): Promise<Needs> {
  */
 export function actingNeedsSpawns(ctx: Ctx): string[] {
   return onPath(ctx, "git");
+}
+
+/**
+ * What `serve` needs: everything `apply` and `run` need for any request of the brief (every
+ * program its agents may run, resolved on PATH; all confined), the key dir (and writing it, only
+ * while the runner's own X25519 pair is still to be made), and the queue, inside the project.
+ *
+ * @example
+ * ```ts
+ * import { serveNeeds } from "./acting_needs.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams serve` in /p
+ * (await serveNeeds(ctx)).write.includes("/p"); // true
+ * ```
+ */
+export async function serveNeeds(ctx: Ctx): Promise<Needs> {
+  gitContextOf(ctx);
+  let programs: string[] = [];
+  try {
+    const policy = await fullPolicy(ctx);
+    const names = new Set(
+      Object.values(policy.agents).flatMap((a) => a.commands.map((c) => c.prefix[0])),
+    );
+    programs = [...names].flatMap((n) => onPath(ctx, n));
+  } catch (e) {
+    programs = unlessNotCapable(e);
+  }
+  const kd = keyDir(ctx.env);
+  const makePair = entryKind(join(kd, RUNNER_SEAL_KEY_FILE)) === "missing";
+  return mergeNeeds(
+    await actingNeeds(ctx, onPath(ctx, "git"), [...programs, ...await gitPaths(ctx)]),
+    // Every key variable, so the runner can refuse to start while one is set.
+    { read: [], write: makePair ? [kd] : [], run: [], env: [...RUNNER_FORBIDDEN_ENV], sys: [] },
+  );
 }

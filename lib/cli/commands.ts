@@ -10,10 +10,10 @@ import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { dirname, resolve } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
-import { KEY_ENV, keyDir } from "../crypto/keys.ts";
+import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV } from "../crypto/keys.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
-import { UNCONFINED_FLAG } from "./common_flags.ts";
+import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
 import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
 import type { CommandSpec, CommandTable, Ctx, Outcome } from "./command_spec.ts";
 
@@ -41,6 +41,19 @@ function unbuilt(words: string[], summary: string, plannedIn: string): CommandSp
   };
 }
 
+/**
+ * An acting command's needs, or, in queue mode (the runner acts; lib/runner/mode.ts), the queue's:
+ * no key, no state dir, no program.
+ */
+function queued(direct: (ctx: Ctx) => Needs | Promise<Needs>): (ctx: Ctx) => Promise<Needs> {
+  return async (ctx) => {
+    const q = await loadCode(() => import("./queue_mode.ts"));
+    return (await q.queueReason(ctx)) !== null
+      ? q.queueNeeds(ctx)
+      : mergeNeeds(await direct(ctx), q.modeNeeds(ctx));
+  };
+}
+
 /** Every command, in help order. */
 export const COMMANDS: readonly CommandSpec[] = [
   {
@@ -62,15 +75,20 @@ export const COMMANDS: readonly CommandSpec[] = [
     help: "The brief is read and checked first: a missing or broken brief, or an agent it does\n" +
       "not name in agent_policies (UNKNOWN_AGENT), is refused with nothing written.",
     positionals: [],
-    flags: [{ name: "agent", kind: "string", value: "SLUG", help: "the agent's slug" }],
+    flags: [
+      { name: "agent", kind: "string", value: "SLUG", help: "the agent's slug" },
+      ...QUEUE_FLAGS,
+    ],
     env: KEY_ENV,
     built: true,
-    // The state dir, the key, and the brief (the default one lies in the project, already read).
-    needs: (ctx) =>
+    // The state dir, the key, and the brief (the default one lies in the project, already read);
+    // in queue mode, no key at all.
+    needs: queued((ctx) =>
       mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true), {
         ...NO_NEEDS,
         read: briefFlagReads(ctx),
-      }),
+      })
+    ),
     run: async (ctx) => (await loadCode(() => import("./dispatch_cmd.ts"))).dispatch(ctx),
   },
   {
@@ -82,10 +100,13 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: [
       { name: "dry-run", kind: "bool", help: "check and run gates; change nothing" },
       UNCONFINED_FLAG,
+      ...QUEUE_FLAGS,
     ],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
     built: true,
-    needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx),
+    needs: queued(async (ctx) =>
+      (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx)
+    ),
     needsSpawns: async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
     run: async (ctx) => (await loadCode(() => import("./apply_cmd.ts"))).apply(ctx),
@@ -96,10 +117,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     help: "The command runs confined, in its own process group, with a sanitized environment;\n" +
       "undeclared writes and timeouts exit 3. FILE is the artifact (JSON).",
     positionals: [{ name: "FILE", required: true }],
-    flags: [{ name: "dry-run", kind: "bool", help: "check only; run nothing" }, UNCONFINED_FLAG],
+    flags: [
+      { name: "dry-run", kind: "bool", help: "check only; run nothing" },
+      UNCONFINED_FLAG,
+      ...QUEUE_FLAGS,
+    ],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
     built: true,
-    needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx),
+    needs: queued(async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx)),
     needsSpawns: async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
     run: async (ctx) => (await loadCode(() => import("./run_cmd.ts"))).run(ctx),
@@ -126,17 +151,18 @@ export const COMMANDS: readonly CommandSpec[] = [
         value: "PEM",
         help: "public key for --checkpoint (default: the key dir's operator-ed25519.pub.pem)",
       },
+      ...QUEUE_FLAGS,
     ],
     env: KEY_ENV,
     built: true,
-    needs: (ctx) => {
+    needs: queued((ctx) => {
       const extra: string[] = [];
       for (const f of ["checkpoint", "verify-key"]) {
         const v = ctx.parsed.flags[f];
         if (typeof v === "string") extra.push(resolve(v));
       }
       return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), { ...NO_NEEDS, read: extra });
-    },
+    }),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerVerify(ctx),
   },
   {
@@ -183,9 +209,56 @@ export const COMMANDS: readonly CommandSpec[] = [
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerRepair(ctx),
   },
   unbuilt(["audit"], "AR_WRITE_POLICY audit of agent files (text, json, sarif; --fix)", "later"),
-  unbuilt(["serve"], "the out-of-session runner", "later"),
-  unbuilt(["submit"], "queue an artifact for the runner", "later"),
-  unbuilt(["wait"], "wait for a queued artifact's result", "later"),
+  {
+    words: ["serve"],
+    summary: "the out-of-session runner: serve the project's queue (start it outside every " +
+      "agent session)",
+    help: "It alone reads the ledger key (from the key file; it refuses to start while a key\n" +
+      "variable is set), holds the project's runner lock, pins the brief, the operator's\n" +
+      "confined-programs file and the grants ledger (a change stops it), and serves one request\n" +
+      "at a time, confined. Launch it with the flags `agentteams permissions serve` prints.\n" +
+      "Stop it with Ctrl-C (SIGINT) or SIGTERM. See docs/runner.md.",
+    positionals: [],
+    flags: [{ name: "once", kind: "bool", help: "serve what is queued now, then stop" }],
+    env: [...KEY_ENV, ...RUNNER_FORBIDDEN_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
+    built: true,
+    refuseNetFfi: true,
+    needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).serveNeeds(ctx),
+    needsSpawns: async (ctx) =>
+      (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
+    run: async (ctx) => (await loadCode(() => import("./serve_cmd.ts"))).serveCmd(ctx),
+  },
+  {
+    words: ["submit"],
+    summary: "queue an artifact for the runner; prints its id and the ticket `wait` needs",
+    positionals: [{ name: "FILE", required: true }],
+    flags: [{ name: "dry-run", kind: "bool", help: "the runner checks only; changes nothing" }],
+    env: [],
+    built: true,
+    needs: async (ctx) => {
+      const q = (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx);
+      return mergeNeeds(q, {
+        ...NO_NEEDS,
+        read: [resolve(String(ctx.parsed.positionals.FILE))],
+      });
+    },
+    run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).submit(ctx),
+  },
+  {
+    words: ["wait"],
+    summary: "wait for a queued request's result (the ticket `submit` printed, on stdin)",
+    positionals: [{ name: "ID", required: true }],
+    flags: [{
+      name: "timeout",
+      kind: "string",
+      value: "S",
+      help: "give up after this many seconds (default 120)",
+    }],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    built: true,
+    needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx),
+    run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).wait(ctx),
+  },
   unbuilt(["waiver", "issue"], "issue a signed waiver", "later"),
   unbuilt(["waiver", "verify"], "verify every waiver row (read-only)", "later"),
   unbuilt(["waiver", "check"], "check whether a waiver would lift a gate", "later"),

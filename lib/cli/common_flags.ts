@@ -30,3 +30,19 @@ export const COMMON_FLAGS: readonly FlagSpec[] = [
   { name: "json", kind: "bool", help: "print one JSON object on stdout" },
   { name: "help", kind: "bool", help: "show this help" },
 ];
+
+/** The acting commands' queue-mode flags (`dispatch`, `apply`, `run`, `ledger verify`). */
+export const QUEUE_FLAGS: readonly FlagSpec[] = [
+  {
+    name: "wait-timeout",
+    kind: "string",
+    value: "S",
+    help: "in queue mode, wait this many seconds for the runner's result (default 120)",
+  },
+  {
+    name: "direct",
+    kind: "bool",
+    help: "act here with the key, even under orchestrator-only (the operator or CI, outside " +
+      "every agent session)",
+  },
+];

@@ -9,6 +9,8 @@ import { UsageError } from "../errors.ts";
 import { slugProblem } from "../ledger/dispatch.ts";
 import { issueBriefDispatch } from "../acts/dispatch_act.ts";
 import { briefFlagPath } from "./needs.ts";
+import { queueReason, relay } from "./queue_mode.ts";
+import type { IssuedDispatch } from "../ledger/dispatch.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -31,12 +33,15 @@ export async function dispatch(ctx: Ctx): Promise<Outcome> {
     throw new UsageError("BAD_SLUG", `--agent: ${bad} (the agent's name in agent_policies)`);
   }
   // The brief is read and must name the agent (UNKNOWN_AGENT) before the key is asked for.
-  const d = await issueBriefDispatch(
-    ctx.project,
-    agent,
-    () => loadLedgerKey({ env: ctx.env, mode: "direct" }).hmac,
-    { brief: briefFlagPath(ctx) ?? undefined, now: ctx.now },
-  );
+  // In queue mode the runner issues it, and seals the nonce to this process alone.
+  const d = (await queueReason(ctx)) !== null
+    ? await relay(ctx, { kind: "issue-dispatch", agent }) as unknown as IssuedDispatch
+    : await issueBriefDispatch(
+      ctx.project,
+      agent,
+      () => loadLedgerKey({ env: ctx.env, mode: "direct" }).hmac,
+      { brief: briefFlagPath(ctx) ?? undefined, now: ctx.now },
+    );
   ctx.note(
     `issued a dispatch for '${agent}' (id ${d.id.slice(0, 12)}, expires ${d.expires}` +
       (d.compacted ? `, ${d.compacted} expired compacted` : "") + ")",

@@ -14,7 +14,13 @@ import { repairTornTail } from "../ledger/repair.ts";
 import { utcSeconds } from "../ledger/row.ts";
 import { problemLine } from "../ledger/problem_line.ts";
 import { checkStatePath, statePaths } from "../ledger/paths.ts";
-import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../ledger/verify.ts";
+import {
+  assessLedger,
+  readLedgerTexts,
+  verifyLedgerAt,
+  type VerifyReport,
+} from "../ledger/verify.ts";
+import { queueReason, relay } from "./queue_mode.ts";
 import { checkLedgerBytes } from "../ledger/verify_rows.ts";
 import { join, resolve } from "../fs/path.ts";
 import { oneLine } from "./terminal.ts";
@@ -38,6 +44,16 @@ function readText(path: string, what: string, maxBytes = 64 * 1024): string {
  * ```
  */
 export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
+  if ((await queueReason(ctx)) !== null) {
+    if (ctx.parsed.flags.checkpoint !== undefined) {
+      throw new UsageError(
+        "USAGE",
+        "ledger verify --checkpoint needs the ledger key, which only the runner holds here: " +
+          "run it with --direct where the key is (outside every agent session)",
+      );
+    }
+    return verifyOutcome(await relay(ctx, { kind: "verify-ledger" }) as unknown as Verified, null);
+  }
   const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
   // No ledger, head or dispatch store at all is "nothing here", not "everything verifies": a
   // wrong --project, or a deleted .agentteams, must not look like success.
@@ -82,6 +98,14 @@ export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
   } else {
     report = verifyLedgerAt(ctx.project, key);
   }
+  return verifyOutcome(report, checkpointNote);
+}
+
+/** What a verification reports, the runner's included. */
+type Verified = Pick<VerifyReport, "ok" | "rows" | "problems" | "notes">;
+
+/** A verification as the CLI prints it, in direct and queue mode alike. */
+function verifyOutcome(report: Verified, checkpointNote: string | null): Outcome {
   const lines = report.problems.map(problemLine);
   for (const n of report.notes) lines.push(`note: ${n}`);
   if (checkpointNote !== null) lines.push(checkpointNote);

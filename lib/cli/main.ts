@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { VERSION } from "./version.ts";
 import { STATE_DIR } from "../ledger/paths.ts";
 import { resolve } from "../fs/path.ts";
 import { AgentTeamsError, KeyError, refusalCode, UsageError } from "../errors.ts";
@@ -34,8 +35,7 @@ const consoleIo: CliIo = {
   stderr: (l) => console.error(l),
 };
 
-/** The version printed by `--version`. */
-export const VERSION = "0.1.0";
+export { VERSION } from "./version.ts";
 
 /** Whether AGENTTEAMS_DEBUG_STACK is set (and may be read): then refusals print their stack. */
 function debugStack(): boolean {

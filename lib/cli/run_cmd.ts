@@ -7,6 +7,8 @@
 import { performAct } from "../acts/pipeline.ts";
 import { runAct } from "../acts/run_act.ts";
 import { artifactOf, sessionOfCtx } from "./policy_ctx.ts";
+import { queueReason, relay } from "./queue_mode.ts";
+import type { RunRequestResult } from "../requests/request.ts";
 import { inert } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
@@ -23,7 +25,13 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  */
 export async function run(ctx: Ctx): Promise<Outcome> {
   const dryRun = ctx.parsed.flags["dry-run"] === true;
-  const r = await performAct(sessionOfCtx(ctx), runAct, artifactOf(ctx), { dryRun });
+  const r = (await queueReason(ctx)) !== null
+    ? await relay(ctx, {
+      kind: "run-request",
+      artifact: await artifactOf(ctx) as unknown as Record<string, unknown>,
+      dry_run: dryRun,
+    }) as unknown as RunRequestResult
+    : await performAct(sessionOfCtx(ctx), runAct, artifactOf(ctx), { dryRun });
   if (!r.ran) {
     return {
       exit: 0,

@@ -29,6 +29,7 @@ import { describeKind, lstatOrNullSync } from "../fs/entry.ts";
 import { fillNewFileSync, fsyncDirSync } from "../fs/atomic_write.ts";
 
 import { type Env, homeFrom } from "../env.ts";
+import { generateSealPair, type SealPair, sealPairFromPem, sealPairToPem } from "./seal.ts";
 
 /** Key variables that may stand in for a key file in direct mode, in order of preference. */
 export const ENV_KEY_NAMES = [
@@ -60,6 +61,10 @@ export const LEDGER_KEY_FILE = "proposal-ledger.key";
 export const SIGNING_KEY_FILE = "operator-ed25519.pem";
 /** The Ed25519 public key (SPKI PEM) inside the key dir. */
 export const VERIFY_KEY_FILE = "operator-ed25519.pub.pem";
+/** The runner's static X25519 private key (PKCS#8 PEM) inside the key dir: it seals results. */
+export const RUNNER_SEAL_KEY_FILE = "runner-x25519.pem";
+/** The runner's static X25519 public key (SPKI PEM): the one key-dir file a waiting CLI reads. */
+export const RUNNER_SEAL_PUB_FILE = "runner-x25519.pub.pem";
 
 /** A loaded ledger key. */
 export interface LedgerKey {
@@ -347,6 +352,7 @@ export async function initKeys(opts: { env: Env }): Promise<InitKeysResult> {
   writeNewFile(signingPath, pair.privatePem, 0o600);
   writeNewFile(verifyPath, pair.publicPem, 0o644);
   fsyncDirSync(dir);
+  await runnerSealPair(opts.env);
   return {
     dir,
     ledgerKeyPath: ledgerPath,
@@ -354,4 +360,78 @@ export async function initKeys(opts: { env: Env }): Promise<InitKeysResult> {
     verifyKeyPath: verifyPath,
     keyId: pair.keyId,
   };
+}
+
+/**
+ * The runner's static X25519 pair, made on first use (both files absent) in the key dir: the
+ * private half 0600 and custody-checked like every key, the public half 0644 for the waiting CLI.
+ * One file without the other is refused.
+ *
+ * @throws {KeyError} `KEY_CUSTODY`, `KEY_MALFORMED`
+ * @example
+ * ```ts
+ * import { runnerSealPair } from "./keys.ts";
+ * const env = { AGENTTEAMS_KEY_DIR: Deno.makeTempDirSync() + "/k" };
+ * Deno.mkdirSync(env.AGENTTEAMS_KEY_DIR, { mode: 0o700 });
+ * (await runnerSealPair(env)).publicRaw.length; // 32
+ * ```
+ */
+export async function runnerSealPair(env: Env): Promise<SealPair> {
+  const dir = keyDir(env);
+  const priv = join(dir, RUNNER_SEAL_KEY_FILE);
+  const pub = join(dir, RUNNER_SEAL_PUB_FILE);
+  const has = [lstatOrNullSync(priv) !== null, lstatOrNullSync(pub) !== null];
+  if (!has[0] && !has[1]) {
+    checkKeyDirNode(dir, currentUid());
+    const pems = await sealPairToPem(await generateSealPair());
+    writeNewFile(priv, pems.privatePem, 0o600);
+    writeNewFile(pub, pems.publicPem, 0o644);
+    fsyncDirSync(dir);
+  } else if (!has[0] || !has[1]) {
+    throw new KeyError(
+      "KEY_CUSTODY",
+      `${has[0] ? pub : priv} is missing beside ${has[0] ? priv : pub}; restore it or remove ` +
+        "both (a new pair is then made, and waiting CLIs read the new public key)",
+    );
+  }
+  const dec = new TextDecoder();
+  return await sealPairFromPem(dec.decode(readKeyFile(priv, env)), readRunnerPublicText(env));
+}
+
+/**
+ * The runner's public key file's text, as a waiting CLI reads it: a regular file (not a symlink)
+ * owned by the user and writable by no one else. Only this one file of the key dir is read, so
+ * a CLI granted no other read of the key dir can still check who sealed its result.
+ *
+ * @throws {KeyError} `NO_KEY` (no runner key yet: start `agentteams serve` once), `KEY_CUSTODY`
+ * @example
+ * ```ts
+ * import { readRunnerPublicText, runnerSealPair } from "./keys.ts";
+ * const env = { AGENTTEAMS_KEY_DIR: Deno.makeTempDirSync() + "/k" };
+ * Deno.mkdirSync(env.AGENTTEAMS_KEY_DIR, { mode: 0o700 });
+ * await runnerSealPair(env);
+ * readRunnerPublicText(env).startsWith("-----BEGIN PUBLIC KEY-----"); // true
+ * ```
+ */
+export function readRunnerPublicText(env: Env): string {
+  const path = join(keyDir(env), RUNNER_SEAL_PUB_FILE);
+  try {
+    const { bytes } = readRegularFileSync(path, {
+      maxBytes: 4096,
+      ownerUid: currentUid(),
+      forbiddenModeBits: 0o022,
+      what: "runner public key",
+    });
+    return new TextDecoder().decode(bytes);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new KeyError(
+        "NO_KEY",
+        `no runner public key at ${path}: the runner makes it when it first starts ` +
+          "(agentteams serve), or agentteams keys init",
+      );
+    }
+    if (e instanceof FsSafetyError) throw new KeyError("KEY_CUSTODY", e.message, { cause: e });
+    throw e;
+  }
 }

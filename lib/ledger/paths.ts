@@ -17,6 +17,10 @@ import { fsyncDirSync } from "../fs/atomic_write.ts";
 
 /** The state directory's name inside a project. */
 export const STATE_DIR = ".agentteams";
+/** The directory sessions write runner requests into (raw nonces in transit: hidden from commands). */
+export const QUEUE_DIR = ".agentteams-queue";
+/** The session-readable directory the runner publishes its liveness and results into. */
+export const STATUS_DIR = ".agentteams-status";
 
 /** Largest dispatch store read into memory (by key holders, the run guard and `verify` alike). */
 export const MAX_DISPATCH_STORE_BYTES = 256 * 1024 * 1024;

@@ -14,6 +14,7 @@
  * ```
  * @module
  */
+import { hiddenFromConfined } from "../sandbox/hidden.ts";
 import { basename } from "../fs/path.ts";
 import { ProposalError } from "../errors.ts";
 import { fnmatch } from "../policy/fnmatch.ts";
@@ -149,7 +150,7 @@ export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
       const r = await runConfined({
         project: opts.root,
         home: opts.home,
-        hiddenDirs: [opts.keyDir],
+        hiddenDirs: hiddenFromConfined(opts.root, opts.keyDir),
         tmpdir,
         backend: await opts.backend(),
         agent: { exec, write: [] },

@@ -31,8 +31,14 @@ import { probeSandbox } from "./probe.ts";
  */
 export function lazyBackend(
   policy: Pick<Policy, "allowUnconfinedRuns">,
-  opts: { unconfined: boolean },
+  opts: { unconfined: boolean; runner?: boolean },
 ): () => Promise<Backend> {
+  if (opts.unconfined && opts.runner === true) {
+    throw new SandboxError(
+      "UNCONFINED_NOT_ALLOWED",
+      "the runner confines every command and gate; --unconfined has no place under it",
+    );
+  }
   if (opts.unconfined) {
     if (!policy.allowUnconfinedRuns) {
       throw new SandboxError(
@@ -46,6 +52,10 @@ export function lazyBackend(
   let decided: Promise<Backend> | null = null;
   return () =>
     decided ??= probeSandbox().then((probe) =>
-      decideConfinement({ probe, allowUnconfined: policy.allowUnconfinedRuns, direct: true })
+      decideConfinement({
+        probe,
+        allowUnconfined: policy.allowUnconfinedRuns,
+        direct: opts.runner !== true,
+      })
     );
 }

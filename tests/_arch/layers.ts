@@ -20,7 +20,7 @@ export const LAYERS: LayerTable = {
     },
     {
       name: "acts",
-      paths: ["lib/acts/", "lib/mod.ts"],
+      paths: ["lib/acts/", "lib/runner/", "lib/mod.ts"],
       externals: ["node:*"],
     },
     {
@@ -32,6 +32,7 @@ export const LAYERS: LayerTable = {
         "lib/ledger/",
         "lib/policy/",
         "lib/artifacts/",
+        "lib/queue/",
       ],
       externals: ["node:*", "zod", "yaml", "smol-toml"],
     },

@@ -206,7 +206,11 @@ Deno.test("schemas/*.schema.json equal schemaFileText(name) (no drift)", async (
   assert.deepEqual(Object.keys(ARTIFACT_SCHEMAS).sort(), [...NAMES].sort());
   const files: string[] = [];
   for await (const e of Deno.readDir(join(REPO_ROOT, "schemas"))) files.push(e.name);
-  assert.deepEqual(files.sort(), NAMES.map((n) => `${n}.schema.json`).sort());
+  // Beside the artifacts', the runner's queue request (tests/queue/request_test.ts checks it).
+  assert.deepEqual(
+    files.sort(),
+    [...NAMES, "queue-request"].map((n) => `${n}.schema.json`).sort(),
+  );
   for (const name of NAMES) {
     const committed = await Deno.readTextFile(join(REPO_ROOT, "schemas", `${name}.schema.json`));
     assert.equal(committed, schemaFileText(name), `schemas/${name}.schema.json drifted`);
@@ -265,7 +269,10 @@ Deno.test("agentteams schema NAME prints each schema; no NAME lists them; a bad 
   const list = await runCli(["schema", "--json"]);
   assert.equal(list.code, 0, list.stderr);
   // The artifacts, then the brief's (tests/cli/brief_check_test.ts).
-  assert.deepEqual(JSON.parse(list.stdout), { ok: true, schemas: [...NAMES, "brief"] });
+  assert.deepEqual(JSON.parse(list.stdout), {
+    ok: true,
+    schemas: [...NAMES, "brief", "queue-request"],
+  });
   const bad = await runCli(["schema", "change"]);
   assertCliRefused(bad, "schema", "USAGE", 2);
   assert.equal(bad.stdout, "");

@@ -493,7 +493,7 @@ Deno.test("run --brief LINK under its printed flags, LINK a symlink outside the 
     const before = await snapshotTree(sb.dir);
     const r = await sh(sb, line);
     assert.equal(r.code, 1, `${line}\n${r.stderr}`);
-    assert.deepEqual(refusals(r.stderr).map((x) => x.code), ["BRIEF_UNREADABLE"]);
+    assert.deepEqual(refusals(r.stderr).map((x) => x.code), ["BRIEF_UNREADABLE"], r.stderr);
     assert.match(r.stderr, /symlink/);
     assert.equal(r.stdout, "");
     assertSameTree(before, await snapshotTree(sb.dir), "after the refused run");

@@ -1,0 +1,108 @@
+/**
+ * `agentteams submit FILE` and `agentteams wait ID`: the two halves of queue mode, for a caller
+ * that does other work between them. `submit` queues an artifact (a proposal becomes an
+ * apply-proposal request, a command request a run-request) and prints its id and a ticket;
+ * `wait` reads the ticket from stdin (never argv, which other processes can read), waits for the
+ * result, checks it is the runner's, and prints it (JSON), exiting with its exit code.
+ *
+ * @module
+ */
+import type { JsonObject } from "../canonical.ts";
+import { readRunnerPublicText } from "../crypto/keys.ts";
+import { sealPublicFromPem } from "../crypto/seal.ts";
+import { UsageError } from "../errors.ts";
+import {
+  fromTicket,
+  resultOrRefusal,
+  submitRequest,
+  ticketOf,
+  waitForResult,
+} from "../queue/client.ts";
+import { artifactOf } from "./policy_ctx.ts";
+import { waitSeconds } from "./queue_mode.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
+
+/**
+ * Runs `submit`.
+ *
+ * @example
+ * ```ts
+ * import { submit } from "./queue_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams submit proposal.json`
+ * (await submit(ctx)).text; // "<id> at1.<ticket>"
+ * ```
+ */
+export async function submit(ctx: Ctx): Promise<Outcome> {
+  const a = await artifactOf(ctx) as unknown as Record<string, unknown>;
+  const dryRun = ctx.parsed.flags["dry-run"] === true;
+  const kind = a.kind === "command-request" ? "run-request" : "apply-proposal";
+  const s = await submitRequest(
+    ctx.project,
+    kind === "run-request"
+      ? { kind, artifact: a, dry_run: dryRun }
+      : { kind, artifact: a, dry_run: dryRun },
+  );
+  const ticket = await ticketOf(s);
+  ctx.note(
+    `agentteams submit: queued ${s.id} (${kind}); wait for it with: agentteams wait ${s.id} ` +
+      "< the line above (the ticket opens this result only; keep it as you would the result)",
+  );
+  return { exit: 0, text: `${s.id} ${ticket}`, json: { ok: true, id: s.id, kind, ticket } };
+}
+
+async function readStdinLine(): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const c of Deno.stdin.readable) {
+    chunks.push(c);
+    size += c.length;
+    if (size > 16 * 1024) break;
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.length;
+  }
+  return new TextDecoder().decode(all).trim();
+}
+
+/**
+ * Runs `wait`: the ticket (or the whole `ID TICKET` line `submit` printed) on stdin.
+ *
+ * @example
+ * ```ts
+ * import { wait } from "./queue_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams wait <id> < ticket`
+ * (await wait(ctx)).exit; // the act's exit code
+ * ```
+ */
+export async function wait(ctx: Ctx): Promise<Outcome> {
+  const line = await readStdinLine();
+  const parts = line.split(/\s+/);
+  let id = ctx.parsed.positionals.ID as string;
+  let ticket = parts[parts.length - 1] ?? "";
+  if (parts.length === 2) {
+    if (id !== "-" && parts[0] !== id) {
+      throw new UsageError("USAGE", `the ticket on stdin is for ${parts[0]}, not ${id}`);
+    }
+    id = parts[0];
+    ticket = parts[1];
+  } else if (id === "-") {
+    throw new UsageError("USAGE", "wait -: stdin must carry the line submit printed (ID TICKET)");
+  }
+  const s = await fromTicket(id, ticket);
+  const runnerPublic = await sealPublicFromPem(readRunnerPublicText(ctx.env));
+  const opened = await waitForResult(ctx.project, s, {
+    timeoutMs: waitSeconds(ctx, "timeout") * 1000,
+    runnerPublic,
+  });
+  const r: JsonObject = resultOrRefusal(opened);
+  return {
+    exit: opened.body.exit,
+    text: JSON.stringify(r, null, 2),
+    json: { ok: opened.body.ok, id, kind: opened.body.kind, result: r },
+  };
+}

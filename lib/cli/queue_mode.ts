@@ -1,0 +1,165 @@
+/**
+ * Queue mode for the CLI's acting commands: whether this invocation queues a request for the
+ * runner instead of acting (lib/runner/mode.ts decides), what it then needs from Deno (no secret:
+ * the queue folder, the status folder, the brief and the runner's public key file), and the
+ * round trip itself, whose result is printed exactly as direct mode prints its own.
+ *
+ * @module
+ */
+import type { JsonObject } from "../canonical.ts";
+import { KEY_ENV, keyDir, readRunnerPublicText, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
+import { GIT_CONFIG_ENV } from "../git/config_env.ts";
+import { CHILD_ENV } from "../process/child_env.ts";
+import { sealPublicFromPem } from "../crypto/seal.ts";
+import { QueueError, UsageError } from "../errors.ts";
+import { join, resolve } from "../fs/path.ts";
+import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
+import { type Needs, NO_NEEDS } from "../permissions.ts";
+import { queuePaths } from "../queue/paths.ts";
+import { BRIEF_UNREADABLE_REASON, queueModeReason } from "../queue/mode.ts";
+import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import {
+  type OutgoingRequest,
+  resultOrRefusal,
+  submitRequest,
+  waitForResult,
+} from "../queue/client.ts";
+import { briefFlagPath, briefFlagReads } from "./needs.ts";
+import { perInvocation } from "./per_invocation.ts";
+import type { Ctx } from "./command_spec.ts";
+
+/** The default wait for a result, in seconds. */
+export const DEFAULT_WAIT_S = 120;
+
+/**
+ * Why this invocation queues (a reason for people), or null when it acts directly. `--direct`
+ * always acts directly.
+ *
+ * @example
+ * ```ts
+ * import { queueReason } from "./queue_mode.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams apply p.json` where the brief says orchestrator-only
+ * await queueReason(ctx); // "the brief says write_policy orchestrator-only"
+ * ```
+ */
+export const queueReason: (ctx: Ctx) => Promise<string | null> = perInvocation((ctx) =>
+  ctx.parsed.flags.direct === true
+    ? Promise.resolve(null)
+    : queueModeReason(ctx.project, briefFlagPath(ctx), ctx.now())
+);
+
+/**
+ * The seconds of `--wait-timeout` (default 120).
+ *
+ * @throws {UsageError} `USAGE` for anything but a whole number from 1 to 86400
+ * @example
+ * ```ts
+ * import { waitSeconds } from "./queue_mode.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // with --wait-timeout 5
+ * waitSeconds(ctx); // 5
+ * ```
+ */
+export function waitSeconds(ctx: Ctx, flag = "wait-timeout"): number {
+  const v = ctx.parsed.flags[flag];
+  if (v === undefined) return DEFAULT_WAIT_S;
+  if (typeof v !== "string" || !/^[0-9]+$/.test(v) || Number(v) < 1 || Number(v) > 86400) {
+    throw new UsageError("USAGE", `--${flag} takes whole seconds from 1 to 86400, got ${v}`);
+  }
+  return Number(v);
+}
+
+/**
+ * What queue mode needs from Deno: read the project's brief and status folder, write the queue
+ * folder, read the runner's public key file (the one file of the key dir).
+ *
+ * @example
+ * ```ts
+ * import { queueNeeds } from "./queue_mode.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // project /p, key dir /k
+ * queueNeeds(ctx).write; // ["/p/.agentteams-queue"]
+ * ```
+ */
+export function queueNeeds(ctx: Ctx): Needs {
+  const p = queuePaths(ctx.project);
+  return {
+    ...NO_NEEDS,
+    read: [
+      // The project (its brief, whose refusal is printed when no runner answers, included).
+      ctx.project,
+      ...modeNeeds(ctx).read,
+      p.queue,
+      p.status,
+      join(keyDir(ctx.env), RUNNER_SEAL_PUB_FILE),
+      // The artifact an `apply` or `run` queues.
+      ...(typeof ctx.parsed.positionals.FILE === "string"
+        ? [resolve(ctx.parsed.positionals.FILE)]
+        : []),
+    ],
+    write: [p.queue],
+    // The names the acting commands read at start (no key is taken from them in queue mode).
+    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
+    sys: ["uid"],
+  };
+}
+
+/**
+ * What deciding the mode reads, in direct mode too: the runner's liveness file and the brief.
+ *
+ * @example
+ * ```ts
+ * import { modeNeeds } from "./queue_mode.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // project /p
+ * modeNeeds(ctx).read.includes("/p/.agentteams-status/runner.json"); // true
+ * ```
+ */
+export function modeNeeds(ctx: Ctx): Needs {
+  const brief = briefFlagPath(ctx) !== null
+    ? briefFlagReads(ctx)
+    : DEFAULT_BRIEF_NAMES.map((n) => join(ctx.project, n));
+  return { ...NO_NEEDS, read: [...brief, queuePaths(ctx.project).runnerJson] };
+}
+
+/**
+ * Queues `request` for the runner and waits for its result: the act's result as direct mode
+ * returns it, or the runner's refusal, thrown.
+ *
+ * @throws {QueueError} `NO_RUNNER`, `RESULT_NOT_AUTHENTIC`; {RelayedError} the runner's refusal
+ * @example
+ * ```ts
+ * import { relay } from "./queue_mode.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx;
+ * (await relay(ctx, { kind: "verify-ledger" })).ok; // true when it verifies
+ * ```
+ */
+export async function relay(ctx: Ctx, request: OutgoingRequest): Promise<JsonObject> {
+  if (ctx.parsed.flags.unconfined === true) {
+    throw new UsageError(
+      "USAGE",
+      "--unconfined has no place in queue mode: the runner confines every command and gate",
+    );
+  }
+  const timeoutMs = waitSeconds(ctx) * 1000;
+  let s;
+  try {
+    s = await submitRequest(ctx.project, request);
+  } catch (e) {
+    // A brief that cannot be read puts the project in queue mode; with no runner to queue for,
+    // the brief's own refusal says what to mend (still nothing acts directly).
+    if (
+      e instanceof QueueError && e.code === "NO_RUNNER" &&
+      (await queueReason(ctx)) === BRIEF_UNREADABLE_REASON
+    ) {
+      await loadPolicy(briefFlagPath(ctx) ?? await defaultBriefPath(ctx.project), {
+        projectRoot: ctx.project,
+      });
+    }
+    throw e;
+  }
+  const runnerPublic = await sealPublicFromPem(readRunnerPublicText(ctx.env));
+  return resultOrRefusal(await waitForResult(ctx.project, s, { timeoutMs, runnerPublic }));
+}

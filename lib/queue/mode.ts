@@ -1,0 +1,78 @@
+/**
+ * Queue mode: when the CLI's acting commands (`dispatch`, `apply`, `run`, `ledger verify`) do not
+ * act themselves but queue a request for the runner. They do when the brief says
+ * `"write_policy": "orchestrator-only"`, when a brief exists that cannot be read (fail closed),
+ * or when a live runner serves the project (a fresh beat). An operator who holds the key and
+ * acts outside every session says `--direct`.
+ *
+ * @module
+ */
+import { resolve } from "../fs/path.ts";
+import { readJson } from "../json/reader.ts";
+import { readBriefBytes } from "../policy/brief.ts";
+import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
+import { join } from "../fs/path.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
+import { liveRunner } from "./liveness.ts";
+import { queuePaths } from "./paths.ts";
+
+/** The reason given when a brief exists that cannot be read. */
+export const BRIEF_UNREADABLE_REASON = "the brief cannot be read (queue mode, failing closed)";
+
+/** The write policy that puts a project under the runner. */
+export const ORCHESTRATOR_ONLY = "orchestrator-only";
+
+/**
+ * Why the brief's text puts the project in queue mode, or null when it does not. Pure.
+ *
+ * @example
+ * ```ts
+ * import { briefQueueReason } from "./mode.ts";
+ * briefQueueReason('{"write_policy": "orchestrator-only"}'); // "the brief says write_policy orchestrator-only"
+ * briefQueueReason('{"write_policy": "cooperative"}'); // null
+ * briefQueueReason("{ broken"); // "the brief cannot be read (queue mode, failing closed)"
+ * ```
+ */
+export function briefQueueReason(text: string): string | null {
+  let v: unknown;
+  try {
+    v = readJson(text, { dialect: "jsonc" }).value;
+  } catch {
+    return BRIEF_UNREADABLE_REASON;
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    return BRIEF_UNREADABLE_REASON;
+  }
+  return (v as { write_policy?: unknown }).write_policy === ORCHESTRATOR_ONLY
+    ? `the brief says write_policy ${ORCHESTRATOR_ONLY}`
+    : null;
+}
+
+/**
+ * Why this project is in queue mode now, or null for direct mode.
+ *
+ * @example
+ * ```ts
+ * import { queueModeReason } from "./mode.ts";
+ * await queueModeReason(Deno.makeTempDirSync(), null, new Date()); // null (no brief, no runner)
+ * ```
+ */
+export async function queueModeReason(
+  root: string,
+  briefFlag: string | null,
+  now: Date,
+): Promise<string | null> {
+  if (liveRunner(queuePaths(root).runnerJson, now)) return "a runner serves this project";
+  const path = briefFlag !== null
+    ? resolve(briefFlag)
+    : DEFAULT_BRIEF_NAMES.map((n) => join(root, n)).find((p) => lstatOrNullSync(p) !== null);
+  if (path === undefined) return null;
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(await readBriefBytes(path));
+  } catch {
+    if (briefFlag !== null && lstatOrNullSync(path) === null) return null;
+    return BRIEF_UNREADABLE_REASON;
+  }
+  return briefQueueReason(text);
+}

@@ -1,0 +1,323 @@
+/**
+ * `agentteams serve`: the out-of-session runner. It alone reads the ledger key (from the key
+ * file; never while a key variable is set), holds the project's runner lock, pins the brief, the
+ * operator's confined-programs file and the grants ledger, and serves one request at a time:
+ * claimed by an atomic rename into `.agentteams/queue-claimed/`, named in a write-ahead ledger
+ * row, acted on confined, answered sealed into `.agentteams-status/results/`. New requests are
+ * picked up by file-system events, with a slow poll as a fallback; a request the runner was
+ * serving when it died is reported as interrupted at the next start, never served twice.
+ *
+ * @module
+ */
+import { sha256Hex } from "../crypto/hash.ts";
+import { loadLedgerKey, runnerSealPair } from "../crypto/keys.ts";
+import { type Env, homeFrom } from "../env.ts";
+import { QueueError } from "../errors.ts";
+import { atomicWriteFileSync } from "../fs/atomic_write.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
+import { join, resolve } from "../fs/path.ts";
+import { appendRow } from "../ledger/append.ts";
+import { defaultBriefPath } from "../policy/brief.ts";
+import { confinedFilePath } from "../sandbox/operator_file.ts";
+import { completePolicy } from "../acts/session.ts";
+import { checkRunnerDirs, ensureRunnerDirs } from "../queue/dirs.ts";
+import { BEAT_EVERY_MS, writeStatus } from "../queue/liveness.ts";
+import { takeRunnerLock } from "../queue/lock.ts";
+import { type Channel, channelDir, idOfName, type QueuePaths, queuePaths } from "../queue/paths.ts";
+import { checkPins, pinPaths, type Pins, readPins } from "../queue/pins.ts";
+import { replyKeyOf, resultText } from "../queue/result.ts";
+import { type RunnerState, serveClaimed } from "./serve_one.ts";
+
+/** Results older than this are deleted (acknowledged ones at once). */
+export const RESULT_TTL_MS = 300_000;
+/** The fallback poll when no file-system event arrives. */
+export const POLL_MS = 1000;
+
+/** How `serve` is started. */
+export interface ServeOptions {
+  readonly root: string;
+  readonly env: Env;
+  /** The brief (default: the project's). */
+  readonly brief?: string;
+  /** Serve what is queued now, then stop. */
+  readonly once?: boolean;
+  /** The version written into the liveness file. */
+  readonly version: string;
+  /** Progress lines (stderr). */
+  readonly log: (line: string) => void;
+  /** Stops the loop (a signal handler). */
+  readonly signal?: AbortSignal;
+  readonly now?: () => Date;
+}
+
+/** How serving ended. */
+export interface ServeReport {
+  readonly served: number;
+  readonly refused: number;
+  readonly interrupted: number;
+  readonly stopped: "once" | "signal";
+}
+
+/** The requests waiting now, in serving order: the orchestrator's channel first, by name. */
+function pending(p: QueuePaths): { id: string; channel: Channel; name: string }[] {
+  const out: { id: string; channel: Channel; name: string }[] = [];
+  for (const channel of ["orchestrator", "mcp"] as const) {
+    const dir = channelDir(p, channel);
+    const names: string[] = [];
+    for (const e of Deno.readDirSync(dir)) names.push(e.name);
+    names.sort();
+    for (const name of names) {
+      const id = idOfName(name);
+      if (id !== null) out.push({ id, channel, name });
+    }
+  }
+  return out;
+}
+
+/**
+ * Claims a request by renaming its directory entry into the runner's own 0700 directory (a
+ * symlink is renamed as the symlink it is, and refused when read). False when it vanished.
+ */
+function claim(p: QueuePaths, channel: Channel, name: string): string | null {
+  const to = join(p.claimed, `${channel === "mcp" ? "mcp-" : ""}${name}`);
+  try {
+    Deno.renameSync(join(channelDir(p, channel), name), to);
+    return to;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+}
+
+function removeQuietly(path: string): void {
+  try {
+    Deno.removeSync(path);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+}
+
+/** Deletes acknowledged results, results older than the TTL, and acks whose result is gone. */
+function sweep(p: QueuePaths, now: number): void {
+  for (const e of Deno.readDirSync(p.results)) {
+    const id = idOfName(e.name);
+    const path = join(p.results, e.name);
+    if (id === null) continue;
+    const st = lstatOrNullSync(path);
+    const acked = lstatOrNullSync(join(p.acks, id)) !== null;
+    if (acked || st === null || now - (st.mtime?.getTime() ?? 0) > RESULT_TTL_MS) {
+      removeQuietly(path);
+    }
+  }
+  for (const e of Deno.readDirSync(p.acks)) {
+    if (!/^[0-9a-f]{32}$/.test(e.name)) continue;
+    if (lstatOrNullSync(join(p.results, `${e.name}.json`)) === null) {
+      removeQuietly(join(p.acks, e.name));
+    }
+  }
+}
+
+/** Waits for a file-system event in the request folders, or the poll interval. */
+class Wake {
+  #watcher: Deno.FsWatcher | null = null;
+  #resolve: (() => void) | null = null;
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #pending = false;
+
+  constructor(dirs: string[]) {
+    try {
+      this.#watcher = Deno.watchFs(dirs, { recursive: false });
+      (async () => {
+        try {
+          for await (const _ of this.#watcher!) this.#fire();
+        } catch { /* closed */ }
+      })();
+    } catch {
+      this.#watcher = null; // no events here: the poll serves
+    }
+  }
+
+  #fire(): void {
+    this.#pending = true;
+    const r = this.#resolve;
+    this.#resolve = null;
+    r?.();
+  }
+
+  wait(ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.#pending || signal?.aborted) {
+      this.#pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((res) => {
+      const done = () => {
+        if (this.#timer !== null) clearTimeout(this.#timer);
+        this.#timer = null;
+        this.#resolve = null;
+        this.#pending = false;
+        signal?.removeEventListener("abort", done);
+        res();
+      };
+      this.#resolve = done;
+      this.#timer = setTimeout(done, ms);
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  close(): void {
+    try {
+      this.#watcher?.close();
+    } catch { /* already closed */ }
+    if (this.#timer !== null) clearTimeout(this.#timer);
+  }
+}
+
+/**
+ * Serves the project's queue until stopped (or, with `once`, until the queue is empty).
+ *
+ * @throws {KeyError} `KEY_ENV_IN_RUNNER` and every key custody refusal, before anything is done
+ * @throws {QueueError} `RUNNER_RUNNING` (another runner holds the lock), `QUEUE_UNSAFE_PATH`,
+ *   `RUNNER_PIN_CHANGED` (the brief or a pinned file changed: the runner stops)
+ * @example
+ * ```ts
+ * import { serve } from "./serve.ts";
+ * const report = await serve({ root: "/p", env: Deno.env.toObject(), once: true, version: "0.1.0",
+ *   log: console.error });
+ * report.stopped; // "once"
+ * ```
+ */
+export async function serve(opts: ServeOptions): Promise<ServeReport> {
+  const now = opts.now ?? (() => new Date());
+  const root = opts.root;
+  // The key first: a key variable set, or a key file out of custody, refuses before anything
+  // is made or locked.
+  const key = loadLedgerKey({ env: opts.env, mode: "runner" });
+  const home = homeFrom(opts.env);
+  const briefPath = opts.brief !== undefined ? resolve(opts.brief) : await defaultBriefPath(root);
+  const paths = queuePaths(root);
+  ensureRunnerDirs(paths);
+  const lock = await takeRunnerLock(paths.lock, Deno.pid);
+  const wake = new Wake([paths.requests, paths.mcpRequests]);
+  let beat: ReturnType<typeof setInterval> | null = null;
+  try {
+    const seal = await runnerSealPair(opts.env);
+    const pinAt = pinPaths(root, briefPath, confinedFilePath(Deno.realPathSync(root), home));
+    const pins: Pins = readPins(pinAt);
+    const policy = await completePolicy(root, briefPath, opts.env);
+    // The pinned bytes are those the policy was read from: read again, they must not differ.
+    checkPins(pins, readPins(pinAt), pinAt);
+    const state: RunnerState = { root, env: opts.env, home, key, seal, policy, briefPath, now };
+    const started = now().toISOString();
+    let serving: string | null = null;
+    const status = () =>
+      writeStatus(paths.runnerJson, {
+        pid: Deno.pid,
+        version: opts.version,
+        started,
+        beat: now().toISOString(),
+        pinned: pins,
+        serving,
+      });
+    const publish = async (id: string, served: Awaited<ReturnType<typeof serveClaimed>>) => {
+      checkRunnerDirs(paths);
+      const text = await resultText(served.body, served.secret, {
+        runner: seal,
+        replyKey: served.replyKey,
+        hmac: key.hmac,
+      });
+      atomicWriteFileSync(join(paths.results, `${id}.json`), text, { mode: 0o644 });
+    };
+    // A request claimed by a runner that died while serving it: reported, never served again.
+    let interrupted = 0;
+    for (const e of Deno.readDirSync(paths.claimed)) {
+      const m = /^(mcp-)?([0-9a-f]{32})\.json$/.exec(e.name);
+      const path = join(paths.claimed, e.name);
+      if (m === null) {
+        removeQuietly(path);
+        continue;
+      }
+      const id = m[2];
+      await appendRow(root, key.hmac, { action: "runner-interrupted", id }, { now });
+      const err = new QueueError(
+        "RUNNER_INTERRUPTED",
+        "the runner stopped while serving this request; it was not served again: see the " +
+          "ledger's rows for it (agentteams ledger show) before you resubmit",
+      );
+      let replyKey: Uint8Array | null = null;
+      let digest = "";
+      try {
+        const bytes = Deno.readFileSync(path);
+        digest = sha256Hex(bytes);
+        replyKey = replyKeyOf(JSON.parse(new TextDecoder().decode(bytes)));
+      } catch { /* unreadable: answered unsealed */ }
+      await publish(id, {
+        body: {
+          v: 1,
+          id,
+          ok: false,
+          kind: null,
+          exit: 1,
+          queue_wait_ms: null,
+          serve_ms: 0,
+          request_sha256: digest,
+          error: err.toJSON() as never,
+        },
+        secret: null,
+        replyKey,
+      });
+      removeQuietly(path);
+      interrupted++;
+      opts.log(`agentteams serve: request ${id} was interrupted by the previous runner; reported`);
+    }
+    status();
+    beat = setInterval(() => {
+      try {
+        status();
+      } catch { /* the next beat tries again; the loop reports a lasting problem */ }
+    }, BEAT_EVERY_MS);
+    opts.log(
+      `agentteams serve: serving ${root} (pid ${Deno.pid}; brief ${briefPath}); stop with Ctrl-C`,
+    );
+    let served = 0;
+    let refused = 0;
+    while (!opts.signal?.aborted) {
+      checkRunnerDirs(paths);
+      checkPins(pins, readPins(pinAt), pinAt);
+      sweep(paths, now().getTime());
+      const queue = pending(paths);
+      for (const r of queue) {
+        if (opts.signal?.aborted) break;
+        checkPins(pins, readPins(pinAt), pinAt);
+        const claimed = claim(paths, r.channel, r.name);
+        if (claimed === null) continue;
+        serving = r.id;
+        status();
+        const result = await serveClaimed(state, claimed, r.id, r.channel);
+        await publish(r.id, result);
+        removeQuietly(claimed);
+        serving = null;
+        status();
+        if (result.body.ok) served++;
+        else refused++;
+        opts.log(
+          `agentteams serve: ${r.id} ${result.body.kind ?? "?"} ` +
+            (result.body.ok
+              ? `served (exit ${result.body.exit})`
+              : `refused: ${String(result.body.error?.code)}`) +
+            ` in ${result.body.serve_ms} ms`,
+        );
+      }
+      if (opts.once && queue.length === 0) {
+        return { served, refused, interrupted, stopped: "once" };
+      }
+      if (queue.length === 0) await wake.wait(POLL_MS, opts.signal);
+    }
+    return { served, refused, interrupted, stopped: "signal" };
+  } finally {
+    if (beat !== null) clearInterval(beat);
+    wake.close();
+    // A clean stop says so: the liveness file goes, so the CLI does not wait on a runner gone.
+    removeQuietly(paths.runnerJson);
+    lock.release();
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * One claimed request served: read (a regular file, at most 1 MiB, strict JSON), validated for
+ * its channel, named in a write-ahead ledger row, acted on through the same functions the CLI
+ * uses (the act pipeline, the dispatch act, the verifier), and answered with a result sealed to
+ * its requester. Every failure becomes a result: nothing here stops the loop.
+ *
+ * @module
+ */
+import type { JsonObject } from "../canonical.ts";
+import { sha256Hex } from "../crypto/hash.ts";
+import type { LedgerKey } from "../crypto/keys.ts";
+import type { SealPair } from "../crypto/seal.ts";
+import type { Env } from "../env.ts";
+import { AgentTeamsError, DispatchError, QueueError, refusalCode } from "../errors.ts";
+import { describeKind } from "../fs/entry.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import { readJson } from "../json/reader.ts";
+import { appendRow } from "../ledger/append.ts";
+import { verifyLedgerAt } from "../ledger/verify.ts";
+import type { Policy } from "../policy/types.ts";
+import { applyAct } from "../acts/apply_act.ts";
+import { issueBriefDispatch } from "../acts/dispatch_act.ts";
+import { performAct } from "../acts/pipeline.ts";
+import { runAct, runActWith } from "../acts/run_act.ts";
+import { sessionOf } from "../acts/session.ts";
+import type { Channel } from "../queue/paths.ts";
+import {
+  kindOf,
+  MAX_REQUEST_BYTES,
+  MCP_TIMEOUT_CAP_S,
+  parseRequest,
+  type QueueRequestT,
+  type RequestKind,
+} from "../queue/request.ts";
+import { replyKeyOf, type ResultBody } from "../queue/result.ts";
+
+/** What the runner holds while it serves. */
+export interface RunnerState {
+  readonly root: string;
+  readonly env: Env;
+  readonly home: string;
+  readonly key: LedgerKey;
+  readonly seal: SealPair;
+  readonly policy: Policy;
+  readonly briefPath: string;
+  readonly now: () => Date;
+}
+
+/** A served request's result, ready to seal. */
+export interface Served {
+  readonly body: ResultBody;
+  readonly secret: JsonObject | null;
+  readonly replyKey: Uint8Array | null;
+}
+
+const mcpRun = runActWith({ timeoutCap: MCP_TIMEOUT_CAP_S });
+
+/** One message for every nonce problem on the tool-server channel: it is no nonce oracle. */
+export const MCP_NONCE_MESSAGE = "the dispatch does not authorize this request for this agent";
+
+function readRequest(path: string): { bytes: Uint8Array; mtime: number | null } {
+  const st = Deno.lstatSync(path);
+  if (!st.isFile) {
+    throw new QueueError(
+      "REQUEST_INVALID",
+      `the request is ${describeKind(st)}, not a regular file; refused`,
+    );
+  }
+  if (st.size > MAX_REQUEST_BYTES) {
+    throw new QueueError(
+      "REQUEST_INVALID",
+      `the request is ${st.size} bytes, over the ${MAX_REQUEST_BYTES}-byte limit`,
+    );
+  }
+  const { bytes } = readRegularFileSync(path, { maxBytes: MAX_REQUEST_BYTES, what: "request" });
+  return { bytes, mtime: st.mtime?.getTime() ?? null };
+}
+
+function parseJson(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new QueueError("REQUEST_INVALID", "the request is not UTF-8");
+  }
+  try {
+    return readJson(text, { dialect: "json" }).value;
+  } catch (e) {
+    throw new QueueError("REQUEST_INVALID", `the request is not JSON: ${(e as Error).message}`);
+  }
+}
+
+/** The exit a run's result maps to, as the CLI's `run` maps it. */
+export function runExit(exit: number | null): number {
+  return exit === null ? 1 : exit < 0 ? 128 - exit : exit;
+}
+
+async function act(
+  s: RunnerState,
+  req: QueueRequestT,
+  channel: Channel,
+): Promise<{ result: JsonObject; secret: JsonObject | null; exit: number }> {
+  const session = () =>
+    sessionOf({
+      root: s.root,
+      key: s.key,
+      env: s.env,
+      home: s.home,
+      policy: s.policy,
+      runner: true,
+      now: s.now,
+    });
+  switch (req.kind) {
+    case "issue-dispatch": {
+      const d = await issueBriefDispatch(s.root, req.agent, () => s.key.hmac, {
+        brief: s.briefPath,
+        now: s.now,
+      });
+      return {
+        result: { agent: req.agent, id: d.id, expires: d.expires, compacted: d.compacted },
+        secret: { nonce: d.nonce },
+        exit: 0,
+      };
+    }
+    case "apply-proposal": {
+      const r = await performAct(session(), applyAct, req.artifact, { dryRun: req.dry_run });
+      return { result: r as unknown as JsonObject, secret: null, exit: 0 };
+    }
+    case "run-request": {
+      let artifact = req.artifact;
+      if (channel === "mcp") {
+        // The tool server's agent is the one the nonce must resolve to.
+        if (artifact.agent !== undefined && artifact.agent !== req.via_agent) {
+          throw new DispatchError("AGENT_MISMATCH", MCP_NONCE_MESSAGE);
+        }
+        artifact = { ...artifact, agent: req.via_agent };
+      }
+      const r = await performAct(session(), channel === "mcp" ? mcpRun : runAct, artifact, {
+        dryRun: req.dry_run === true,
+      });
+      return { result: r as unknown as JsonObject, secret: null, exit: runExit(r.exit) };
+    }
+    case "verify-ledger": {
+      const r = verifyLedgerAt(s.root, s.key);
+      const { tail: _tail, ...report } = r;
+      return { result: report as unknown as JsonObject, secret: null, exit: r.ok ? 0 : 1 };
+    }
+  }
+}
+
+/** A refusal as a result carries it: the typed error's view, or INTERNAL for anything else. */
+export function errorView(e: unknown): JsonObject {
+  if (e instanceof AgentTeamsError) return e.toJSON() as JsonObject;
+  return {
+    error: e instanceof Error ? e.name : "Error",
+    family: "internal",
+    code: refusalCode(e),
+    message: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+    details: {},
+  };
+}
+
+/**
+ * Serves the request claimed at `path` (its id and channel from its name and directory).
+ *
+ * @example
+ * ```ts
+ * import { serveClaimed, type RunnerState } from "./serve_one.ts";
+ * declare const state: RunnerState; // the runner's key, seal pair, pinned policy
+ * const served = await serveClaimed(state, "/p/.agentteams/queue-claimed/<id>.json", "<id>", "orchestrator");
+ * served.body.ok; // true when the act succeeded
+ * ```
+ */
+export async function serveClaimed(
+  s: RunnerState,
+  path: string,
+  id: string,
+  channel: Channel,
+): Promise<Served> {
+  const t0 = performance.now();
+  let waitMs: number | null = null;
+  let digest = sha256Hex(new Uint8Array());
+  let replyKey: Uint8Array | null = null;
+  let kind: RequestKind | null = null;
+  let ahead = false;
+  const done = (
+    rest: Pick<ResultBody, "ok" | "exit" | "result" | "error">,
+    secret: JsonObject | null,
+  ): Served => ({
+    body: {
+      v: 1,
+      id,
+      ok: rest.ok,
+      kind,
+      exit: rest.exit,
+      queue_wait_ms: waitMs,
+      serve_ms: Math.round(performance.now() - t0),
+      request_sha256: digest,
+      ...(rest.result !== undefined ? { result: rest.result } : {}),
+      ...(rest.error !== undefined ? { error: rest.error } : {}),
+    },
+    secret,
+    replyKey,
+  });
+  try {
+    const { bytes, mtime } = readRequest(path);
+    waitMs = mtime === null ? null : Math.max(0, Math.round(s.now().getTime() - mtime));
+    digest = sha256Hex(bytes);
+    const raw = parseJson(bytes);
+    replyKey = replyKeyOf(raw);
+    kind = kindOf(raw);
+    const req = parseRequest(raw, channel);
+    await appendRow(s.root, s.key.hmac, {
+      action: "runner-request",
+      id,
+      kind: req.kind,
+      channel,
+      request_sha256: digest,
+    }, { now: s.now });
+    ahead = true;
+    const r = await act(s, req, channel);
+    return done({ ok: true, exit: r.exit, result: r.result }, r.secret);
+  } catch (e) {
+    if (!ahead) {
+      // A request refused before it was named (unreadable, invalid) is recorded here; one that
+      // reached its act was recorded by the act's own refusal row.
+      try {
+        await appendRow(s.root, s.key.hmac, {
+          action: "runner-request-refused",
+          id,
+          kind,
+          channel,
+          request_sha256: digest,
+          error: refusalCode(e),
+          reason: (e instanceof Error ? e.message : String(e)).slice(0, 500),
+        }, { now: s.now });
+      } catch { /* the ledger refused the row: the result still answers */ }
+    }
+    let err = e;
+    if (channel === "mcp" && e instanceof DispatchError) {
+      err = new DispatchError("AGENT_MISMATCH", MCP_NONCE_MESSAGE);
+    }
+    const exit = err instanceof AgentTeamsError ? err.exitCode : 1;
+    const result = err instanceof AgentTeamsError && "result" in err
+      ? (err as { result: JsonObject }).result
+      : undefined;
+    return done({ ok: false, exit, error: errorView(err), result }, null);
+  }
+}
