@@ -27,6 +27,8 @@ export async function keysInit(ctx: Ctx): Promise<Outcome> {
       `  ledger key    ${r.ledgerKeyPath} (0600)`,
       `  signing key   ${r.signingKeyPath} (0600, Ed25519 PKCS#8)`,
       `  verify key    ${r.verifyKeyPath} (Ed25519 SPKI, key id ${r.keyId})`,
+      `  runner key    ${r.runnerKeyPath} (0600, X25519: seals the runner's results)`,
+      `  runner public ${r.runnerPublicKeyPath} (the one key file a waiting CLI reads)`,
       "Keep this directory out of every agent session.",
     ].join("\n"),
   };

@@ -280,6 +280,10 @@ export interface InitKeysResult {
   signingKeyPath: string;
   /** The Ed25519 public key (SPKI PEM). */
   verifyKeyPath: string;
+  /** The runner's X25519 private key (it seals results). */
+  runnerKeyPath: string;
+  /** The runner's X25519 public key (the waiting CLI reads it). */
+  runnerPublicKeyPath: string;
   /** First 16 hex of SHA-256 of the public key's SPKI DER. */
   keyId: string;
 }
@@ -358,6 +362,8 @@ export async function initKeys(opts: { env: Env }): Promise<InitKeysResult> {
     ledgerKeyPath: ledgerPath,
     signingKeyPath: signingPath,
     verifyKeyPath: verifyPath,
+    runnerKeyPath: join(dir, RUNNER_SEAL_KEY_FILE),
+    runnerPublicKeyPath: join(dir, RUNNER_SEAL_PUB_FILE),
     keyId: pair.keyId,
   };
 }
