@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { runCli, runDeno, type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import {
   preflightChecks,
@@ -205,15 +205,27 @@ Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code
   }
 });
 
-Deno.test("doctor: permissions doctor names no write path and only bwrap to run", async () => {
+Deno.test("doctor: permissions doctor names no write path and only bwrap to run; doctor runs under exactly those flags", async () => {
   const { sb, env } = await project("doctor-perms");
   try {
+    await writeSettings(sb, allRules(sb));
     const r = await runCli(["permissions", "doctor", "--project", sb.project, "--json"], { env });
     assert.equal(r.code, 0, r.stderr);
-    const line: string = JSON.parse(r.stdout).exec.join(" ");
+    const exec: string[] = JSON.parse(r.stdout).exec;
+    const line = exec.join(" ");
     assert.doesNotMatch(line, /--allow-write/);
     assert.match(line, /--allow-run=\/usr\/bin\/bwrap(\s|$)/);
     assert.ok(line.includes(sb.keyDir), line);
+    // The line as printed (its deno, its flags), with nothing broader.
+    const before = await snapshotTree(sb.dir);
+    const narrow = await runDeno(exec.slice(1), { env: sb.env });
+    assert.equal(narrow.code, 0, narrow.stderr);
+    assert.equal(narrow.stderr, "");
+    assert.deepEqual(
+      narrow.stdout.trimEnd().split("\n").map((l) => l.split(":")[0]),
+      ["ok", "ok", "ok", "ok"],
+    );
+    assertSameTree(before, await snapshotTree(sb.dir), "after doctor under its own flags");
   } finally {
     await sb.dispose();
   }
