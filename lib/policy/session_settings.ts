@@ -115,6 +115,7 @@ export interface SessionSettingsInput {
 interface Target {
   readonly kind: DenyKind;
   readonly abs: string;
+  readonly segs: readonly string[];
   readonly subtree: boolean;
 }
 
@@ -158,13 +159,19 @@ function requirements(input: SessionSettingsInput): Requirement[] {
   const dir = (kind: DenyKind, name: string): Target => ({
     kind,
     abs: join(root, name),
+    segs: pathSegments(join(root, name)),
     subtree: true,
   });
   return [
     {
       kind: "read-deny",
       what: `reading the key dir ${keyDir}`,
-      targets: secrets.map((abs) => ({ kind: "read-deny", abs, subtree: false })),
+      targets: secrets.map((abs) => ({
+        kind: "read-deny",
+        abs,
+        segs: pathSegments(abs),
+        subtree: false,
+      })),
       rule: keyRule,
       file: keyRule.startsWith("Read(~/") ? SHARED_FILE : LOCAL_FILE,
       scope: keyDir,
@@ -209,27 +216,37 @@ function requirements(input: SessionSettingsInput): Requirement[] {
  * a negation, an escape): such a rule counts for nothing. `anchor` is what `/path` is relative
  * to (the directory holding `.claude/`).
  */
-function ruleSegments(spec: string, c: { root: string; home: string; anchor: string }) {
+function ruleSegments(spec: string, c: Bases): string[] | null {
   if (spec.includes("\\") || spec.startsWith("!")) return null;
-  let base: string;
+  let base: readonly string[];
   let rest: string;
-  if (spec.startsWith("//")) [base, rest] = ["/", spec.slice(2)];
+  if (spec.startsWith("//")) [base, rest] = [[], spec.slice(2)];
   else if (spec === "~" || spec.startsWith("~/")) [base, rest] = [c.home, spec.slice(2)];
   else if (spec.startsWith("/")) [base, rest] = [c.anchor, spec.slice(1)];
   else if (spec.startsWith("./")) [base, rest] = [c.root, spec.slice(2)];
   else [base, rest] = [c.root, spec];
   const segs = rest.split("/").filter((s) => s !== "" && s !== ".");
   if (segs.includes("..")) return null;
-  return [...pathSegments(base), ...segs];
+  return [...base, ...segs];
+}
+
+/** What a rule's path forms are relative to, as segments. */
+interface Bases {
+  readonly root: readonly string[];
+  readonly home: readonly string[];
+  readonly anchor: readonly string[];
 }
 
 function pathSegments(abs: string): string[] {
   return normalize(abs).split("/").filter((s) => s !== "");
 }
 
-/** Whether glob segments `p` match the path segments `t` exactly (`**`: any run of segments). */
-function segmentsMatch(p: readonly string[], t: readonly string[]): boolean {
-  // reach[j]: the pattern so far can match exactly t[0..j).
+/**
+ * Which prefixes of the path segments `t` the glob segments `p` match exactly: `reach[j]` holds
+ * when `p` matches `t[0..j)` (`**`: any run of segments; within a segment, fnmatch's `*`, `?`
+ * and `[...]`).
+ */
+function prefixMatches(p: readonly string[], t: readonly string[]): boolean[] {
   let reach = new Array<boolean>(t.length + 1).fill(false);
   reach[0] = true;
   for (const seg of p) {
@@ -241,13 +258,15 @@ function segmentsMatch(p: readonly string[], t: readonly string[]): boolean {
         next[j] = on;
       }
     } else {
+      const wild = hasWildcard(seg);
       for (let j = 0; j < t.length; j++) {
-        if (reach[j] && fnmatchCase(t[j], seg)) next[j + 1] = true;
+        if (reach[j] && (wild ? fnmatchCase(t[j], seg) : t[j] === seg)) next[j + 1] = true;
       }
     }
     reach = next;
+    if (!reach.includes(true)) break;
   }
-  return reach[t.length];
+  return reach;
 }
 
 /**
@@ -256,16 +275,15 @@ function segmentsMatch(p: readonly string[], t: readonly string[]): boolean {
  * file, also the file's exact match.
  */
 function covers(pattern: readonly string[], target: Target): boolean {
-  const t = pathSegments(target.abs);
+  const t = target.segs;
   let p = pattern;
   if (p.length >= 2 && p.at(-1) === "*" && p.at(-2) === "**") p = p.slice(0, -1);
   if (p.at(-1) === "**") {
-    const q = p.slice(0, -1);
+    const reach = prefixMatches(p.slice(0, -1), t);
     const last = target.subtree ? t.length : t.length - 1;
-    for (let k = 0; k <= last; k++) if (segmentsMatch(q, t.slice(0, k))) return true;
-    return false;
+    return reach.slice(0, last + 1).includes(true);
   }
-  return !target.subtree && segmentsMatch(p, t);
+  return !target.subtree && prefixMatches(p, t)[t.length];
 }
 
 /** The literal directory a pattern lies in (its segments before the first wildcard). */
@@ -419,18 +437,29 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
         `session is denied nothing the runner keeps; create ${SHARED_FILE} with the rules below`,
     });
   }
-  const ctx = (p: ParsedSettings) => ({ root: input.root, home: input.homeDir, anchor: p.anchor });
+  const root = pathSegments(input.root);
+  const home = pathSegments(input.homeDir);
+  // Each path form read once per call: a rule's segments by its anchor and specifier.
+  const memo = new Map<string, string[] | null>();
+  const segmentsOf = (spec: string, anchor: string): string[] | null => {
+    const k = `${anchor}\0${spec}`;
+    if (!memo.has(k)) memo.set(k, ruleSegments(spec, { root, home, anchor: pathSegments(anchor) }));
+    return memo.get(k) ?? null;
+  };
+  // Every deny rule of every readable file, read once: its tool and its absolute segments
+  // (`all` for a bare tool, `null` for a path the check cannot read).
+  const denies = parsed.flatMap((p) =>
+    p.deny.map((d) => {
+      const m = TOOL_RULE.exec(d.value.trim());
+      if (m === null) return { tool: null, segs: null };
+      return { tool: m[1], segs: m[2] === undefined ? "all" as const : segmentsOf(m[2], p.anchor) };
+    })
+  );
   for (const req of requirements(input)) {
     const tool = toolOf(req.kind);
     const uncovered = req.targets.filter((t) =>
-      !parsed.some((p) =>
-        p.deny.some((d) => {
-          const m = TOOL_RULE.exec(d.value.trim());
-          if (m === null || m[1] !== tool) return false;
-          if (m[2] === undefined) return true;
-          const segs = ruleSegments(m[2], ctx(p));
-          return segs !== null && covers(segs, t);
-        })
+      !denies.some((d) =>
+        d.tool === tool && d.segs !== null && (d.segs === "all" || covers(d.segs, t))
       )
     );
     if (uncovered.length > 0) {
@@ -455,7 +484,7 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
         for (const d of p.deny) {
           const m = TOOL_RULE.exec(d.value.trim());
           if (m === null || m[1] !== "Write") continue;
-          const segs = m[2] === undefined ? [] : ruleSegments(m[2], ctx(p));
+          const segs = m[2] === undefined ? [] : segmentsOf(m[2], p.anchor);
           if (segs === null || !req.targets.some((t) => overlaps(literalPrefix(segs), t.abs))) {
             continue;
           }
@@ -485,7 +514,7 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
         const hit = anchors.some((anchor) => {
           // A bare allowed tool names no path: deny rules still win over it.
           if (m[2] === undefined) return false;
-          const segs = ruleSegments(m[2], { ...ctx(p), anchor });
+          const segs = segmentsOf(m[2], anchor);
           // A sandbox entry the check cannot read may re-open anything; it really re-opens
           // what it overlaps. An allow rule is reported when it names the denied path itself.
           if (segs === null) return sandbox;
