@@ -63,8 +63,13 @@ export interface PreflightFacts {
       readonly frameworks: readonly string[];
     }
   >;
-  /** The session settings' findings, or why they could not be checked. */
-  readonly settings: Fact<{ readonly findings: readonly SettingsFinding[] }>;
+  /**
+   * The session settings' findings, or why they could not be checked; `usesClaude: false` when
+   * the team does not use Claude Code (then there are none to check).
+   */
+  readonly settings: Fact<
+    { readonly findings: readonly SettingsFinding[]; readonly usesClaude: boolean }
+  >;
 }
 
 /**
@@ -97,7 +102,7 @@ export function teamUsesClaude(
  *   key: { ok: false, code: "KEY_ENV_IN_RUNNER", message: "unset it" },
  *   sandbox: { ok: true, backend: "bwrap", program: "/usr/bin/bwrap" },
  *   brief: { ok: true, path: "/p/agentteams.jsonc", writePolicy: "default", frameworks: [] },
- *   settings: { ok: true, findings: [] },
+ *   settings: { ok: true, findings: [], usesClaude: true },
  * });
  * checks[0].level; // "error"
  * ```
@@ -141,7 +146,15 @@ export function preflightChecks(f: PreflightFacts): Check[] {
     });
   } else failed("brief", f.brief, "error");
   if (!f.settings.ok) failed("session-settings", f.settings, "warning");
-  else if (f.settings.findings.length === 0) {
+  else if (!f.settings.usesClaude) {
+    out.push({
+      name: "session-settings",
+      ok: true,
+      level: "warning",
+      message: "not checked: the team does not use Claude Code (no .claude/, and the brief's " +
+        "write_policy_frameworks leave claude out)",
+    });
+  } else if (f.settings.findings.length === 0) {
     out.push({
       name: "session-settings",
       ok: true,
@@ -247,18 +260,19 @@ export async function gatherPreflight(input: PreflightInput): Promise<PreflightF
     } catch {
       ledgerKey = join(dir, LEDGER_KEY_FILE);
     }
+    const usesClaude = teamUsesClaude({
+      claudeDir: files.claudeDir,
+      frameworks: brief.ok ? brief.frameworks : null,
+    });
     const findings = sessionSettingsFindings({
       root: real,
       settings: files.settings,
       keyDir: dir,
       secretFiles: [...new Set([ledgerKey, join(dir, SIGNING_KEY_FILE)])],
       homeDir: homeFrom(env),
-      usesClaude: teamUsesClaude({
-        claudeDir: files.claudeDir,
-        frameworks: brief.ok ? brief.frameworks : null,
-      }),
+      usesClaude,
     });
-    settings = { ok: true, findings };
+    settings = { ok: true, findings, usesClaude };
   } catch (e) {
     settings = refused(e, "SETTINGS_UNREADABLE");
   }

@@ -200,6 +200,18 @@ Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code
     const jb = JSON.parse(bad.stdout);
     assert.equal(jb.ok, false);
     assert.equal(jb.checks.find((c: { name: string }) => c.name === "brief").level, "error");
+    // A goose-only team without .claude/ has no Claude settings to check.
+    await Deno.writeTextFile(
+      join(sb.project, "agentteams.json"),
+      JSON.stringify({
+        write_policy_frameworks: ["goose"],
+        agent_policies: { worker: { write_scopes: ["src/"] } },
+      }),
+    );
+    const goose = await doctor(sb, env);
+    assert.equal(goose.code, 0, goose.stderr);
+    assert.match(goose.stdout, /^ok: session-settings: not checked: the team does not use Claude/m);
+    assert.doesNotMatch(goose.stdout, /warning/);
   } finally {
     await sb.dispose();
   }
@@ -240,7 +252,7 @@ const GOOD: PreflightFacts = {
     writePolicy: "orchestrator-only",
     frameworks: [],
   },
-  settings: { ok: true, findings: [] },
+  settings: { ok: true, findings: [], usesClaude: true },
 };
 
 Deno.test("preflight decision: key, sandbox and brief failures are errors; settings findings are warnings", () => {
@@ -272,6 +284,7 @@ Deno.test("preflight decision: key, sandbox and brief failures are errors; setti
     ...GOOD,
     settings: {
       ok: true,
+      usesClaude: true,
       findings: [{
         code: "SETTINGS_RULE_MISSING",
         kind: "read-deny",
@@ -289,6 +302,12 @@ Deno.test("preflight decision: key, sandbox and brief failures are errors; setti
     line: '"Read(./.agentteams/**)"',
   });
   assert.equal(preflightExit(warned), 0);
+  const noClaude = preflightChecks({
+    ...GOOD,
+    settings: { ok: true, findings: [], usesClaude: false },
+  });
+  assert.equal(noClaude[3].ok, true);
+  assert.match(noClaude[3].message, /^not checked: the team does not use Claude Code/);
   const unreadable = preflightChecks({
     ...GOOD,
     settings: { ok: false, code: "SETTINGS_UNREADABLE", message: "x" },
