@@ -155,7 +155,6 @@ function requirements(input: SessionSettingsInput): Requirement[] {
   const keyRule = within(keyDir, homeDir) && keyDir !== homeDir
     ? `Read(~/${relative(homeDir, keyDir)}/**)`
     : `Read(/${keyDir}/**)`;
-  const secrets = input.secretFiles.length > 0 ? input.secretFiles : [join(keyDir, "x")];
   const dir = (kind: DenyKind, name: string): Target => ({
     kind,
     abs: join(root, name),
@@ -166,12 +165,15 @@ function requirements(input: SessionSettingsInput): Requirement[] {
     {
       kind: "read-deny",
       what: `reading the key dir ${keyDir}`,
-      targets: secrets.map((abs) => ({
-        kind: "read-deny",
-        abs,
-        segs: pathSegments(abs),
-        subtree: false,
-      })),
+      // Each secret file; with none named, the whole dir.
+      targets: input.secretFiles.length === 0
+        ? [{ kind: "read-deny", abs: keyDir, segs: pathSegments(keyDir), subtree: true }]
+        : input.secretFiles.map((abs) => ({
+          kind: "read-deny",
+          abs,
+          segs: pathSegments(abs),
+          subtree: false,
+        })),
       rule: keyRule,
       file: keyRule.startsWith("Read(~/") ? SHARED_FILE : LOCAL_FILE,
       scope: keyDir,
@@ -227,7 +229,21 @@ function ruleSegments(spec: string, c: Bases): string[] | null {
   else [base, rest] = [c.root, spec];
   const segs = rest.split("/").filter((s) => s !== "" && s !== ".");
   if (segs.includes("..")) return null;
-  return [...base, ...segs];
+  return [...base.map(literalSegment), ...segs];
+}
+
+/**
+ * A path segment as a glob that matches only itself: the root's, HOME's or the anchor's own
+ * `*`, `?` and `[` are not the rule's pattern.
+ */
+function literalSegment(seg: string): string {
+  return seg.replace(/[*?[]/g, "[$&]");
+}
+
+/** The segment a glob segment names when it is a literal (escapes undone), else `null`. */
+function literalOf(seg: string): string | null {
+  if (seg === "**" || hasWildcard(seg.replace(/\[[^\]]\]/g, ""))) return null;
+  return seg.replace(/\[([^\]])\]/g, "$1");
 }
 
 /** What a rule's path forms are relative to, as segments. */
@@ -290,8 +306,9 @@ function covers(pattern: readonly string[], target: Target): boolean {
 function literalPrefix(pattern: readonly string[]): string {
   const lit: string[] = [];
   for (const s of pattern) {
-    if (s === "**" || hasWildcard(s)) break;
-    lit.push(s);
+    const l = literalOf(s);
+    if (l === null) break;
+    lit.push(l);
   }
   return "/" + lit.join("/");
 }
@@ -522,7 +539,7 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
           // entry above it leaves a deny below it standing); one with wildcards may match
           // inside it from anywhere, so any overlap counts.
           const at = literalPrefix(segs);
-          const wild = segs.some((g) => g === "**" || hasWildcard(g));
+          const wild = segs.some((g) => literalOf(g) === null);
           return sandbox && wild ? overlaps(at, req.scope) : within(at, req.scope);
         });
         if (!hit) continue;

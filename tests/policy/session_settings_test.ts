@@ -253,3 +253,36 @@ Deno.test("session settings reader: regular files only; a symlinked settings fil
     await removeTree(dir);
   }
 });
+
+Deno.test("session settings: the root's and HOME's own pattern characters are not patterns", () => {
+  const root = "/w/a[1]*?";
+  const home = "/home/o[p]";
+  const keys = `${home}/.config/agentteams/keys`;
+  const over = { root, homeDir: home, keyDir: keys, secretFiles: [`${keys}/proposal-ledger.key`] };
+  const text = denyFile(ALL);
+  const at = (r: string) => [{ path: `${r}/.claude/settings.json`, text }];
+  assert.deepEqual(sessionSettingsFindings({ ...input({}), ...over, settings: at(root) }), []);
+  const allowed = JSON.stringify(
+    { permissions: { deny: ALL, allow: ["Read(./.agentteams/head)"] } },
+    null,
+    2,
+  );
+  const f = sessionSettingsFindings({
+    ...input({}),
+    ...over,
+    settings: [{ path: `${root}/.claude/settings.json`, text: allowed }],
+  });
+  assert.deepEqual(f.map((x) => x.code), ["SETTINGS_REOPENED"]);
+});
+
+Deno.test("session settings: with no secret file named, the whole key dir must be denied", () => {
+  const deny = [...ALL.slice(1), `Read(~/.config/agentteams/keys/proposal-ledger.key)`];
+  const f = sessionSettingsFindings(
+    input({ ".claude/settings.json": denyFile(deny) }, { secretFiles: [] }),
+  );
+  assert.deepEqual(missing(f), [ALL[0]]);
+  const ok = sessionSettingsFindings(
+    input({ ".claude/settings.json": denyFile(ALL) }, { secretFiles: [] }),
+  );
+  assert.deepEqual(ok, []);
+});
