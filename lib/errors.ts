@@ -330,7 +330,8 @@ export class QueueError extends AgentTeamsError {
       | "RUNNER_INTERRUPTED"
       | "NO_RUNNER"
       | "RESULT_NOT_AUTHENTIC"
-      | "RESULT_TOO_LARGE",
+      | "RESULT_TOO_LARGE"
+      | "PREFLIGHT_FAILED",
     message: string,
     options?: ErrorOptions,
   ) {

@@ -13,8 +13,11 @@
  *    100k-row ledger, which the ledger guard reads before and after the command.
  * 4. Confinement: `true` under the project's bwrap plan vs bare `bwrap --ro-bind / / true` vs
  *    plain `true`.
+ * 5. Doctor: whole-process `doctor` (key custody, the sandbox probe, the brief, the session
+ *    settings) against a floor of one bare Deno start + one bare bwrap; the settings check alone
+ *    against reading the same file with the one JSON reader (positions kept), which it must do.
  *
- * Usage: deno task bench [--quick] [--only=ledger|apply|run|confine] [--keep]
+ * Usage: deno task bench [--quick] [--only=ledger|apply|run|confine|doctor] [--keep]
  * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
  * @module
@@ -29,6 +32,8 @@ import { atomicWriteFileSync } from "../lib/fs/atomic_write.ts";
 import { runProcess } from "../lib/process/spawn.ts";
 import { prepareConfinement } from "../lib/sandbox/prepare.ts";
 import { confineArgv } from "../lib/sandbox/launch.ts";
+import { sessionSettingsFindings } from "../lib/policy/session_settings.ts";
+import { readJson } from "../lib/json/reader.ts";
 import {
   makePrivateTmpdir,
   removeMaskPoints,
@@ -434,6 +439,58 @@ async function confineSection(): Promise<void> {
   );
 }
 
+async function doctorSection(): Promise<void> {
+  console.log("\n5. Doctor");
+  const dir = makeRepo("doctor", 10, brief());
+  const rules = [
+    `Read(/${envBase.AGENTTEAMS_KEY_DIR}/**)`,
+    "Read(./.agentteams/**)",
+    "Read(./.agentteams-queue/**)",
+    "Edit(./.agentteams/**)",
+    "Edit(./.agentteams-status/**)",
+  ];
+  const text = JSON.stringify({ permissions: { deny: rules, allow: ["Read(./src/**)"] } }, null, 2);
+  Deno.mkdirSync(`${dir}/.claude`);
+  Deno.writeTextFileSync(`${dir}/.claude/settings.json`, text);
+  const runs = quick ? 3 : 7;
+  const args = cli(["doctor", "--project", dir]);
+  await timeCmd(deno, args, { env: envBase, runs: 1 });
+  const ours = await timeCmd(deno, args, { env: envBase, runs });
+  const start = await timeCmd(deno, ["eval", "--no-check", "0"], { env: envBase, runs });
+  const bwrap = await timeCmd("/usr/bin/bwrap", ["--ro-bind", "/", "/", "/usr/bin/true"], { runs });
+  row("doctor, whole process", fmt(ours));
+  row(
+    "  floor: bare deno start + bare bwrap",
+    fmt(start + bwrap),
+    `ratio ${(ours / (start + bwrap)).toFixed(2)}`,
+  );
+  const n = quick ? 2000 : 10_000;
+  const input = {
+    root: dir,
+    settings: [{ path: `${dir}/.claude/settings.json`, text }],
+    keyDir: envBase.AGENTTEAMS_KEY_DIR,
+    secretFiles: [`${envBase.AGENTTEAMS_KEY_DIR}/proposal-ledger.key`],
+    homeDir: envBase.HOME,
+    usesClaude: true,
+  };
+  const check: number[] = [];
+  const parse: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    let t = performance.now();
+    for (let i = 0; i < n; i++) sessionSettingsFindings(input);
+    check.push((performance.now() - t) * 1000 / n);
+    t = performance.now();
+    for (let i = 0; i < n; i++) readJson(text, { dialect: "json" });
+    parse.push((performance.now() - t) * 1000 / n);
+  }
+  row("session settings check (5 rules), per call", `${median(check).toFixed(1)} us`);
+  row(
+    "  floor: readJson of the same file (positions kept)",
+    `${median(parse).toFixed(1)} us`,
+    `ratio ${(median(check) / median(parse)).toFixed(1)}`,
+  );
+}
+
 console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${new Date().toISOString()}`);
 try {
   await initKeys();
@@ -441,6 +498,7 @@ try {
   if (want("apply")) await applySection();
   if (want("run")) await runSection();
   if (want("confine")) await confineSection();
+  if (want("doctor")) await doctorSection();
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
   else Deno.removeSync(work, { recursive: true });

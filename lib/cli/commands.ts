@@ -11,6 +11,7 @@ import { dirname, resolve } from "../fs/path.ts";
 import { UsageError } from "../errors.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV } from "../crypto/keys.ts";
+import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH } from "../host/programs.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
@@ -53,6 +54,13 @@ function queued(direct: (ctx: Ctx) => Needs | Promise<Needs>): (ctx: Ctx) => Pro
       : mergeNeeds(await direct(ctx), q.modeNeeds(ctx));
   };
 }
+/** What `doctor` reads of the environment: key custody's variables and every one the runner refuses. */
+const DOCTOR_ENV: readonly string[] = [...new Set([...KEY_ENV, ...RUNNER_FORBIDDEN_ENV])];
+
+/** The sandbox probe's programs on this platform (`lib/sandbox/probe.ts`). */
+const PROBE_PROGRAMS = Deno.build.os === "darwin"
+  ? { read: [SANDBOX_EXEC_PATH], run: [SANDBOX_EXEC_PATH] }
+  : { read: [BWRAP_PATH, PERL_PATH], run: [BWRAP_PATH] };
 
 /** Every command, in help order. */
 export const COMMANDS: readonly CommandSpec[] = [
@@ -268,6 +276,28 @@ export const COMMANDS: readonly CommandSpec[] = [
   unbuilt(["decision", "sign"], "sign a security decision row", "later"),
   unbuilt(["decision", "verify"], "verify the decision log", "later"),
   unbuilt(["clearance", "check"], "report what a clearance would do, consuming nothing", "later"),
+  {
+    words: ["doctor"],
+    summary: "what serve checks before it serves (key, sandbox, brief, session settings); " +
+      "exit 1 on an error",
+    help: "Each check prints one line: ok, warning or error. Missing Claude Code settings rules\n" +
+      "are warnings, with the lines to add below them. Nothing is written; the key file is read\n" +
+      "for its custody and never printed.",
+    positionals: [],
+    flags: [],
+    env: DOCTOR_ENV,
+    built: true,
+    // The project (brief, .claude/ settings), --brief, the key dir (custody reads the key file),
+    // and the sandbox probe: bwrap runs, perl (the exec guard) is looked at; sandbox-exec on macOS.
+    needs: (ctx) =>
+      mergeNeeds(keyNeeds(ctx), {
+        ...NO_NEEDS,
+        read: [ctx.project, ...briefFlagReads(ctx), ...PROBE_PROGRAMS.read],
+        run: PROBE_PROGRAMS.run,
+        env: DOCTOR_ENV,
+      }),
+    run: async (ctx) => (await loadCode(() => import("./doctor_cmd.ts"))).doctor(ctx),
+  },
   {
     words: ["permissions"],
     summary: "print the narrowest `deno run` flags for a command on this project",

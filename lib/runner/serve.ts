@@ -20,6 +20,7 @@ import { appendRow } from "../ledger/append.ts";
 import { defaultBriefPath } from "../policy/brief.ts";
 import { confinedFilePath } from "../sandbox/operator_file.ts";
 import { completePolicy } from "../acts/session.ts";
+import { preflight } from "./preflight.ts";
 import { checkRunnerDirs, ensureRunnerDirs } from "../queue/dirs.ts";
 import { BEAT_EVERY_MS, writeStatus } from "../queue/liveness.ts";
 import { takeRunnerLock } from "../queue/lock.ts";
@@ -194,6 +195,17 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
   const key = loadLedgerKey({ env: opts.env, mode: "runner" });
   const home = homeFrom(opts.env);
   const briefPath = opts.brief !== undefined ? resolve(opts.brief) : await defaultBriefPath(root);
+  // What `doctor` reports: an error refuses the start; a warning (a session settings rule
+  // missing) is said once, and serving goes on.
+  for (const c of (await preflight({ root, env: opts.env, briefPath })).checks) {
+    if (c.ok) continue;
+    if (c.level === "error") {
+      throw new QueueError("PREFLIGHT_FAILED", `${c.name}: ${c.message} (agentteams doctor)`, {
+        details: { check: c.name, code: c.code ?? null },
+      });
+    }
+    opts.log(`agentteams serve: warning: ${c.name}: ${c.message}`);
+  }
   const paths = queuePaths(root);
   ensureRunnerDirs(paths);
   const lock = await takeRunnerLock(paths.lock, Deno.pid);

@@ -1,0 +1,565 @@
+/**
+ * The session-sandbox settings check (issue 15, item 5): do the Claude Code project settings the
+ * team uses (`.claude/settings.json`, `.claude/settings.local.json`) deny the session what only
+ * the runner may touch? Read: the key dir's secret files, `.agentteams/**` and
+ * `.agentteams-queue/**` (raw nonces in transit). Write: `.agentteams/` and `.agentteams-status/`
+ * (only the runner writes them; the session writes requests into `.agentteams-queue/` and reads
+ * `.agentteams-status/`).
+ *
+ * One pure function, {@link sessionSettingsFindings}, decides it from the files' texts; `doctor`,
+ * `serve` (through `lib/runner/preflight.ts`) and the audit all call it. What counts as "denied"
+ * is written down in `docs/session-settings.md`; in short, and strict where Claude Code's docs
+ * leave room:
+ * - only `permissions.deny` rules deny: `Read(...)` for reading, `Edit(...)` for writing
+ *   (Claude Code checks paths only for Read and Edit rules; a `Write(path)` rule is accepted and
+ *   ignored, so it is reported, never counted); a bare `Read` or `Edit` denies every path;
+ * - a rule's path is `//abs`, `~/home-relative`, `/settings-root-relative` (the directory that
+ *   holds `.claude/`), or `./relative` / `relative` (the project root, where the session starts);
+ * - a directory counts as denied only under a rule ending in `/**` whose leading segments match
+ *   it or one of its parents (`*`, `?`, `[...]` within a segment, `**` across segments); a bare
+ *   directory name, a `..`, a `!` or a backslash escape counts for nothing;
+ * - a file Claude Code would reject (not JSON: comments, trailing commas; or a shape it cannot
+ *   read) denies nothing, since Claude Code then ignores the whole file;
+ * - `sandbox.filesystem.allowRead` / `allowWrite`, and `permissions.allow` / `ask` rules, over a
+ *   denied path are reported.
+ *
+ * @example
+ * ```ts
+ * import { sessionSettingsFindings } from "./session_settings.ts";
+ * const findings = sessionSettingsFindings({
+ *   root: "/work/p",
+ *   settings: [{ path: "/work/p/.claude/settings.json", text: '{"permissions": {"deny": []}}' }],
+ *   keyDir: "/home/op/.config/agentteams/keys",
+ *   secretFiles: ["/home/op/.config/agentteams/keys/proposal-ledger.key"],
+ *   homeDir: "/home/op",
+ *   usesClaude: true,
+ * });
+ * findings.map((f) => f.rule); // ["Read(~/.config/agentteams/keys/**)", "Read(./.agentteams/**)", ...]
+ * ```
+ * @module
+ */
+import { dirname, join, normalize, relative } from "../fs/path.ts";
+import { overlaps, within } from "../fs/within.ts";
+import { type JsonPath, JsonReadError, type Position, readJson } from "../json/reader.ts";
+import { fnmatchCase, hasWildcard } from "./fnmatch.ts";
+
+/** The project settings files the check reads, relative to the project root, in Claude's order. */
+export const SESSION_SETTINGS_FILES: readonly string[] = Object.freeze([
+  ".claude/settings.json",
+  ".claude/settings.local.json",
+]);
+
+/** The shared settings file (committed with the project): portable rules go here. */
+const SHARED_FILE = ".claude/settings.json";
+/** The local settings file (this machine): rules naming an absolute path go here. */
+const LOCAL_FILE = ".claude/settings.local.json";
+
+/** What a finding is about. */
+export type SettingsFindingCode =
+  | "SETTINGS_RULE_MISSING"
+  | "SETTINGS_NONE"
+  | "SETTINGS_UNREADABLE"
+  | "SETTINGS_NOT_JSON"
+  | "SETTINGS_SHAPE"
+  | "SETTINGS_WRITE_RULE"
+  | "SETTINGS_REOPENED";
+
+/** Which way a required rule denies. */
+export type DenyKind = "read-deny" | "write-deny";
+
+/** One problem with the session settings; each names what to do. */
+export interface SettingsFinding {
+  /** What is wrong. */
+  readonly code: SettingsFindingCode;
+  /** The rule's direction, for a missing or weakened rule; else `null`. */
+  readonly kind: DenyKind | null;
+  /** The rule that is missing (or weakened), e.g. `Read(./.agentteams/**)`; else `null`. */
+  readonly rule: string | null;
+  /** The settings file it is about, relative to the project root (`.claude/settings.json`). */
+  readonly file: string;
+  /** The exact line to add to that file's `permissions.deny` array, or `null`. */
+  readonly add: string | null;
+  /** Line and column in `file` of the problem, when it points at an existing file's text. */
+  readonly position: Position | null;
+  /** One sentence: what is wrong and what to do. */
+  readonly message: string;
+}
+
+/** A settings file as read: its absolute path and its text (`null`: present but unreadable). */
+export interface SettingsText {
+  /** Absolute path. */
+  readonly path: string;
+  /** The text, or `null` when it could not be read (see `unreadable`). */
+  readonly text: string | null;
+  /** Why it could not be read (never its content). */
+  readonly unreadable?: string;
+}
+
+/** The input of {@link sessionSettingsFindings}. */
+export interface SessionSettingsInput {
+  /** The project root (absolute; the directory the session starts in). */
+  readonly root: string;
+  /** The settings files that exist, in {@link SESSION_SETTINGS_FILES} order. */
+  readonly settings: readonly SettingsText[];
+  /** The key dir (absolute). */
+  readonly keyDir: string;
+  /** The key dir's secret files (absolute): each must be read-denied. */
+  readonly secretFiles: readonly string[];
+  /** The operator's home (absolute), for `~/` rules. */
+  readonly homeDir: string;
+  /** Whether the team uses Claude Code at all (the caller decides; `false`: no findings). */
+  readonly usesClaude: boolean;
+}
+
+/** A path that must be denied: a whole directory, or one file. */
+interface Target {
+  readonly kind: DenyKind;
+  readonly abs: string;
+  readonly segs: readonly string[];
+  readonly subtree: boolean;
+}
+
+/** A required rule: the targets it must cover, and the rule to suggest. */
+interface Requirement {
+  readonly kind: DenyKind;
+  readonly what: string;
+  readonly targets: readonly Target[];
+  readonly rule: string;
+  readonly file: string;
+  /** The directory it is about: an entry at or below it that allows the tool re-opens it. */
+  readonly scope: string;
+}
+
+/** A parsed settings file: its deny, allow and sandbox entries with their positions. */
+interface ParsedSettings {
+  readonly rel: string;
+  readonly anchor: string;
+  readonly deny: readonly Located[];
+  readonly opening: readonly (Located & { readonly list: string })[];
+}
+
+interface Located {
+  readonly value: string;
+  readonly position: Position;
+}
+
+const TOOL_RULE = /^([A-Za-z]+)(?:\((.*)\))?$/s;
+
+/**
+ * The rules the project's settings must hold, each with the targets it must cover.
+ * Under the home dir the key dir's rule is `~/`-relative (portable: the shared file); elsewhere
+ * it is absolute (`//`) and belongs in the local file.
+ */
+function requirements(input: SessionSettingsInput): Requirement[] {
+  const { root, keyDir, homeDir } = input;
+  const keyRule = within(keyDir, homeDir) && keyDir !== homeDir
+    ? `Read(~/${relative(homeDir, keyDir)}/**)`
+    : `Read(/${keyDir}/**)`;
+  const dir = (kind: DenyKind, name: string): Target => ({
+    kind,
+    abs: join(root, name),
+    segs: pathSegments(join(root, name)),
+    subtree: true,
+  });
+  return [
+    {
+      kind: "read-deny",
+      what: `reading the key dir ${keyDir}`,
+      // Each secret file; with none named, the whole dir.
+      targets: input.secretFiles.length === 0
+        ? [{ kind: "read-deny", abs: keyDir, segs: pathSegments(keyDir), subtree: true }]
+        : input.secretFiles.map((abs) => ({
+          kind: "read-deny",
+          abs,
+          segs: pathSegments(abs),
+          subtree: false,
+        })),
+      rule: keyRule,
+      file: keyRule.startsWith("Read(~/") ? SHARED_FILE : LOCAL_FILE,
+      scope: keyDir,
+    },
+    {
+      kind: "read-deny",
+      what: "reading .agentteams/ (the ledger and dispatch store)",
+      targets: [dir("read-deny", ".agentteams")],
+      scope: join(root, ".agentteams"),
+      rule: "Read(./.agentteams/**)",
+      file: SHARED_FILE,
+    },
+    {
+      kind: "read-deny",
+      what: "reading .agentteams-queue/ (raw nonces in transit)",
+      targets: [dir("read-deny", ".agentteams-queue")],
+      scope: join(root, ".agentteams-queue"),
+      rule: "Read(./.agentteams-queue/**)",
+      file: SHARED_FILE,
+    },
+    {
+      kind: "write-deny",
+      what: "writing .agentteams/ (only the runner writes the ledger)",
+      targets: [dir("write-deny", ".agentteams")],
+      scope: join(root, ".agentteams"),
+      rule: "Edit(./.agentteams/**)",
+      file: SHARED_FILE,
+    },
+    {
+      kind: "write-deny",
+      what: "writing .agentteams-status/ (only the runner publishes results)",
+      targets: [dir("write-deny", ".agentteams-status")],
+      scope: join(root, ".agentteams-status"),
+      rule: "Edit(./.agentteams-status/**)",
+      file: SHARED_FILE,
+    },
+  ];
+}
+
+/**
+ * A rule's path as absolute segments, or `null` when the check cannot read it safely (a `..`,
+ * a negation, an escape): such a rule counts for nothing. `anchor` is what `/path` is relative
+ * to (the directory holding `.claude/`).
+ */
+function ruleSegments(spec: string, c: Bases): string[] | null {
+  if (spec.includes("\\") || spec.startsWith("!")) return null;
+  let base: readonly string[];
+  let rest: string;
+  if (spec.startsWith("//")) [base, rest] = [[], spec.slice(2)];
+  else if (spec === "~" || spec.startsWith("~/")) [base, rest] = [c.home, spec.slice(2)];
+  else if (spec.startsWith("/")) [base, rest] = [c.anchor, spec.slice(1)];
+  else if (spec.startsWith("./")) [base, rest] = [c.root, spec.slice(2)];
+  else [base, rest] = [c.root, spec];
+  const segs = rest.split("/").filter((s) => s !== "" && s !== ".");
+  if (segs.includes("..")) return null;
+  return [...base.map(literalSegment), ...segs];
+}
+
+/**
+ * A path segment as a glob that matches only itself: the root's, HOME's or the anchor's own
+ * `*`, `?` and `[` are not the rule's pattern.
+ */
+function literalSegment(seg: string): string {
+  return seg.replace(/[*?[]/g, "[$&]");
+}
+
+/** The segment a glob segment names when it is a literal (escapes undone), else `null`. */
+function literalOf(seg: string): string | null {
+  if (seg === "**" || hasWildcard(seg.replace(/\[[^\]]\]/g, ""))) return null;
+  return seg.replace(/\[([^\]])\]/g, "$1");
+}
+
+/** What a rule's path forms are relative to, as segments. */
+interface Bases {
+  readonly root: readonly string[];
+  readonly home: readonly string[];
+  readonly anchor: readonly string[];
+}
+
+function pathSegments(abs: string): string[] {
+  return normalize(abs).split("/").filter((s) => s !== "");
+}
+
+/**
+ * Which prefixes of the path segments `t` the glob segments `p` match exactly: `reach[j]` holds
+ * when `p` matches `t[0..j)` (`**`: any run of segments; within a segment, fnmatch's `*`, `?`
+ * and `[...]`).
+ */
+function prefixMatches(p: readonly string[], t: readonly string[]): boolean[] {
+  let reach = new Array<boolean>(t.length + 1).fill(false);
+  reach[0] = true;
+  for (const seg of p) {
+    const next = new Array<boolean>(t.length + 1).fill(false);
+    if (seg === "**") {
+      let on = false;
+      for (let j = 0; j <= t.length; j++) {
+        on = on || reach[j];
+        next[j] = on;
+      }
+    } else {
+      const wild = hasWildcard(seg);
+      for (let j = 0; j < t.length; j++) {
+        if (reach[j] && (wild ? fnmatchCase(t[j], seg) : t[j] === seg)) next[j + 1] = true;
+      }
+    }
+    reach = next;
+    if (!reach.includes(true)) break;
+  }
+  return reach;
+}
+
+/**
+ * Whether a rule's pattern (absolute segments) denies every path of the target: for a
+ * directory, a pattern `<q>/**` whose `q` matches the directory or one of its parents; for a
+ * file, also the file's exact match.
+ */
+function covers(pattern: readonly string[], target: Target): boolean {
+  const t = target.segs;
+  let p = pattern;
+  if (p.length >= 2 && p.at(-1) === "*" && p.at(-2) === "**") p = p.slice(0, -1);
+  if (p.at(-1) === "**") {
+    const reach = prefixMatches(p.slice(0, -1), t);
+    const last = target.subtree ? t.length : t.length - 1;
+    return reach.slice(0, last + 1).includes(true);
+  }
+  return !target.subtree && prefixMatches(p, t)[t.length];
+}
+
+/** The literal directory a pattern lies in (its segments before the first wildcard). */
+function literalPrefix(pattern: readonly string[]): string {
+  const lit: string[] = [];
+  for (const s of pattern) {
+    const l = literalOf(s);
+    if (l === null) break;
+    lit.push(l);
+  }
+  return "/" + lit.join("/");
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Reads one settings file into its entries, or the findings that make it count for nothing. */
+function parseSettings(
+  s: SettingsText,
+  root: string,
+): { parsed: ParsedSettings | null; findings: SettingsFinding[] } {
+  const rel = relative(root, s.path);
+  const anchor = dirname(dirname(s.path));
+  const fail = (code: SettingsFindingCode, message: string, position: Position | null = null) => ({
+    parsed: null,
+    findings: [{ code, kind: null, rule: null, file: rel, add: null, position, message }],
+  });
+  if (s.text === null) {
+    return fail(
+      "SETTINGS_UNREADABLE",
+      `${rel} ${s.unreadable ?? "cannot be read"}; the check does not follow or guess it, so ` +
+        `none of its rules count: make it a regular JSON file`,
+    );
+  }
+  let doc;
+  try {
+    doc = readJson(s.text, { dialect: "json" });
+  } catch (e) {
+    if (!(e instanceof JsonReadError)) throw e;
+    let jsonc = false;
+    try {
+      readJson(s.text, { dialect: "jsonc" });
+      jsonc = true;
+    } catch {
+      // Not JSONC either: the strict reader's error stands.
+    }
+    const at = `${rel}:${e.position.line}:${e.position.column}`;
+    return fail(
+      "SETTINGS_NOT_JSON",
+      jsonc
+        ? `${at}: comments, trailing commas or a byte order mark (${e.message}); Claude Code ` +
+          `reads settings as strict JSON and ignores the whole file, so none of its rules count: ` +
+          `remove them`
+        : `${at}: not valid JSON (${e.message}); Claude Code ignores the whole file, so none ` +
+          `of its rules count: fix it`,
+      e.position,
+    );
+  }
+  const v = doc.value;
+  const shape = (path: JsonPath, what: string) =>
+    fail(
+      "SETTINGS_SHAPE",
+      `${rel}:${doc.locate(path).line}:${doc.locate(path).column}: ${what}; Claude Code ` +
+        `rejects the file, so none of its rules count: fix it`,
+      doc.locate(path),
+    );
+  if (!isRecord(v)) return shape([], "the settings are not a JSON object");
+  const deny: Located[] = [];
+  const opening: (Located & { list: string })[] = [];
+  const perms = v.permissions;
+  if (perms !== undefined) {
+    if (!isRecord(perms)) return shape(["permissions"], '"permissions" is not an object');
+    for (const list of ["deny", "allow", "ask"]) {
+      const arr = perms[list];
+      if (arr === undefined) continue;
+      if (!Array.isArray(arr)) {
+        return shape(["permissions", list], `"permissions.${list}" is not an array`);
+      }
+      for (let i = 0; i < arr.length; i++) {
+        const item = arr[i];
+        if (typeof item !== "string") {
+          return shape(["permissions", list, i], `"permissions.${list}[${i}]" is not a string`);
+        }
+        const located = { value: item, position: doc.locate(["permissions", list, i]) };
+        if (list === "deny") deny.push(located);
+        else opening.push({ ...located, list: `permissions.${list}` });
+      }
+    }
+  }
+  const fs = isRecord(v.sandbox) ? v.sandbox.filesystem : undefined;
+  if (isRecord(fs)) {
+    for (const list of ["allowRead", "allowWrite"]) {
+      const arr = fs[list];
+      if (!Array.isArray(arr)) continue;
+      arr.forEach((item, i) => {
+        if (typeof item !== "string") return;
+        const position = doc.locate(["sandbox", "filesystem", list, i]);
+        // A sandbox path is a path, not a rule: wrapped so it reads like one below.
+        const tool = list === "allowRead" ? "Read" : "Edit";
+        opening.push({ value: `${tool}(${item})`, position, list: `sandbox.filesystem.${list}` });
+      });
+    }
+  }
+  return { parsed: { rel, anchor, deny, opening }, findings: [] };
+}
+
+/** The tool a rule's kind must name (`Read` reads; `Edit` covers every file-editing tool). */
+function toolOf(kind: DenyKind): string {
+  return kind === "read-deny" ? "Read" : "Edit";
+}
+
+/**
+ * The session settings' findings: every required rule no readable file holds (with the file it
+ * should go in and the exact line to add), every file Claude Code would ignore (with its line and
+ * column), every `Write(...)` rule that was meant to deny a write, and every allow rule or sandbox
+ * entry over a denied path. An empty list: the settings deny all of it. Pure: the caller reads the
+ * files (`readSessionSettings`) and decides `usesClaude`.
+ *
+ * @example
+ * ```ts
+ * import { sessionSettingsFindings } from "./session_settings.ts";
+ * const f = sessionSettingsFindings({
+ *   root: "/p",
+ *   settings: [{ path: "/p/.claude/settings.json", text: "{\n  // no\n}" }],
+ *   keyDir: "/k",
+ *   secretFiles: ["/k/proposal-ledger.key"],
+ *   homeDir: "/home/op",
+ *   usesClaude: true,
+ * });
+ * f[0].code; // "SETTINGS_NOT_JSON", at line 2, column 3
+ * ```
+ */
+export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFinding[] {
+  if (!input.usesClaude) return [];
+  const out: SettingsFinding[] = [];
+  const parsed: ParsedSettings[] = [];
+  for (const s of input.settings) {
+    const r = parseSettings(s, input.root);
+    out.push(...r.findings);
+    if (r.parsed !== null) parsed.push(r.parsed);
+  }
+  if (input.settings.length === 0) {
+    out.push({
+      code: "SETTINGS_NONE",
+      kind: null,
+      rule: null,
+      file: SHARED_FILE,
+      add: null,
+      position: null,
+      message: `no Claude Code project settings (${SESSION_SETTINGS_FILES.join(", ")}): the ` +
+        `session is denied nothing the runner keeps; create ${SHARED_FILE} with the rules below`,
+    });
+  }
+  const root = pathSegments(input.root);
+  const home = pathSegments(input.homeDir);
+  // Each path form read once per call: a rule's segments by its anchor and specifier.
+  const memo = new Map<string, string[] | null>();
+  const segmentsOf = (spec: string, anchor: string): string[] | null => {
+    const k = `${anchor}\0${spec}`;
+    if (!memo.has(k)) memo.set(k, ruleSegments(spec, { root, home, anchor: pathSegments(anchor) }));
+    return memo.get(k) ?? null;
+  };
+  // Every deny rule of every readable file, read once: its tool and its absolute segments
+  // (`all` for a bare tool, `null` for a path the check cannot read).
+  const denies = parsed.flatMap((p) =>
+    p.deny.map((d) => {
+      const m = TOOL_RULE.exec(d.value.trim());
+      if (m === null) return { tool: null, segs: null };
+      return { tool: m[1], segs: m[2] === undefined ? "all" as const : segmentsOf(m[2], p.anchor) };
+    })
+  );
+  for (const req of requirements(input)) {
+    const tool = toolOf(req.kind);
+    const uncovered = req.targets.filter((t) =>
+      !denies.some((d) =>
+        d.tool === tool && d.segs !== null && (d.segs === "all" || covers(d.segs, t))
+      )
+    );
+    if (uncovered.length > 0) {
+      const pattern = /[*?[\]\\!]/.test(req.rule.slice(5, -1).replace(/\/\*\*\)?$/, ""))
+        ? " (the path holds pattern characters, which Claude Code reads as a pattern: name " +
+          "the directory without them)"
+        : "";
+      out.push({
+        code: "SETTINGS_RULE_MISSING",
+        kind: req.kind,
+        rule: req.rule,
+        file: req.file,
+        add: JSON.stringify(req.rule),
+        position: null,
+        message: `no ${req.kind} rule for ${req.what}: add ${req.rule} to "permissions.deny" ` +
+          `in ${req.file}${pattern}`,
+      });
+    }
+    // A Write(...) rule over the target: accepted by Claude Code, never checked.
+    if (req.kind === "write-deny") {
+      for (const p of parsed) {
+        for (const d of p.deny) {
+          const m = TOOL_RULE.exec(d.value.trim());
+          if (m === null || m[1] !== "Write") continue;
+          const segs = m[2] === undefined ? [] : segmentsOf(m[2], p.anchor);
+          if (segs === null || !req.targets.some((t) => overlaps(literalPrefix(segs), t.abs))) {
+            continue;
+          }
+          out.push({
+            code: "SETTINGS_WRITE_RULE",
+            kind: req.kind,
+            rule: req.rule,
+            file: p.rel,
+            add: JSON.stringify(req.rule),
+            position: d.position,
+            message: `${p.rel}:${d.position.line}:${d.position.column}: ${d.value} denies ` +
+              `nothing: Claude Code checks paths only for Read and Edit rules (Edit covers ` +
+              `every tool that writes files); write ${req.rule} instead`,
+          });
+        }
+      }
+    }
+    // What could re-open the target: an allow or ask rule, a sandbox allow entry.
+    for (const p of parsed) {
+      for (const o of p.opening) {
+        const m = TOOL_RULE.exec(o.value.trim());
+        if (m === null || m[1] !== tool) continue;
+        const sandbox = o.list.startsWith("sandbox.");
+        // A sandbox entry's `/path` is relative to the settings file's directory in Claude's
+        // sandbox docs, a rule's to the directory holding `.claude/`: both are tried.
+        const anchors = sandbox ? [p.anchor, join(p.anchor, ".claude")] : [p.anchor];
+        const hit = anchors.some((anchor) => {
+          // A bare allowed tool names no path: deny rules still win over it.
+          if (m[2] === undefined) return false;
+          const segs = segmentsOf(m[2], anchor);
+          // A sandbox entry the check cannot read may re-open anything; it really re-opens
+          // what it overlaps. An allow rule is reported when it names the denied path itself.
+          if (segs === null) return sandbox;
+          // A literal entry re-opens what lies at or below it inside the denied directory (an
+          // entry above it leaves a deny below it standing); one with wildcards may match
+          // inside it from anywhere, so any overlap counts.
+          const at = literalPrefix(segs);
+          const wild = segs.some((g) => literalOf(g) === null);
+          return sandbox && wild ? overlaps(at, req.scope) : within(at, req.scope);
+        });
+        if (!hit) continue;
+        const why = sandbox
+          ? "it re-opens the path to sandboxed commands, which the deny rule would close"
+          : "deny rules win in Claude Code, so it opens nothing while the deny rule stands, but " +
+            "it says the opposite of the rule and a later edit that drops the deny leaves it open";
+        out.push({
+          code: "SETTINGS_REOPENED",
+          kind: req.kind,
+          rule: req.rule,
+          file: p.rel,
+          add: null,
+          position: o.position,
+          message: `${p.rel}:${o.position.line}:${o.position.column}: ${o.list} entry ` +
+            `${JSON.stringify(m[2] ?? o.value)} reaches what ${req.rule} denies; ${why}: ` +
+            `remove it`,
+        });
+      }
+    }
+  }
+  return out;
+}

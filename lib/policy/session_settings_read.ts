@@ -1,0 +1,69 @@
+/**
+ * Reads the project's Claude Code settings files for `sessionSettingsFindings`: the I/O edge of
+ * the session-sandbox check. A file is read only as a regular file (never through a symlink: the
+ * session can write `.claude/`, and a link to the key file must not be read, let alone quoted);
+ * one that cannot be read is handed on as unreadable, with the reason and never its content.
+ *
+ * @example
+ * ```ts
+ * import { readSessionSettings } from "./session_settings_read.ts";
+ * const { claudeDir, settings } = await readSessionSettings("/work/p");
+ * claudeDir; // true when /work/p/.claude exists
+ * settings.map((s) => s.path); // ["/work/p/.claude/settings.json"] when only that file exists
+ * ```
+ * @module
+ */
+import { join } from "../fs/path.ts";
+import { lstatOrNull } from "../fs/entry.ts";
+import { readRegularFile } from "../fs/safe_read.ts";
+import { FsSafetyError } from "../errors.ts";
+import { SESSION_SETTINGS_FILES, type SettingsText } from "./session_settings.ts";
+
+/** Largest settings file read. */
+export const MAX_SETTINGS_BYTES = 1024 * 1024;
+
+/** What {@link readSessionSettings} found. */
+export interface SessionSettingsFiles {
+  /** Whether `<root>/.claude` exists (in any form). */
+  readonly claudeDir: boolean;
+  /** The settings files present, in Claude's order; unreadable ones with `text: null`. */
+  readonly settings: readonly SettingsText[];
+}
+
+/**
+ * Reads `.claude/settings.json` and `.claude/settings.local.json` under `root`.
+ *
+ * @example
+ * ```ts
+ * import { readSessionSettings } from "./session_settings_read.ts";
+ * (await readSessionSettings("/nonexistent")).settings.length; // 0
+ * ```
+ */
+export async function readSessionSettings(root: string): Promise<SessionSettingsFiles> {
+  const claudeDir = (await lstatOrNull(join(root, ".claude"))) !== null;
+  const settings: SettingsText[] = [];
+  if (!claudeDir) return { claudeDir, settings };
+  for (const rel of SESSION_SETTINGS_FILES) {
+    const path = join(root, rel);
+    try {
+      const { bytes } = await readRegularFile(path, {
+        maxBytes: MAX_SETTINGS_BYTES,
+        what: "settings file",
+      });
+      try {
+        settings.push({ path, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) });
+      } catch {
+        settings.push({ path, text: null, unreadable: "is not UTF-8 text" });
+      }
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) continue;
+      if (e instanceof FsSafetyError) {
+        settings.push({ path, text: null, unreadable: `is refused (${e.code})` });
+        continue;
+      }
+      if (e instanceof Deno.errors.NotCapable) throw e;
+      settings.push({ path, text: null, unreadable: `cannot be read (${(e as Error).name})` });
+    }
+  }
+  return { claudeDir, settings };
+}

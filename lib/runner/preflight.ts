@@ -1,0 +1,294 @@
+/**
+ * What the runner checks before it serves, and `agentteams doctor` reports without serving: key
+ * custody, the sandbox backend, the brief, and the session settings. The facts are gathered at
+ * the edge ({@link gatherPreflight}: it reads the key file but keeps only its path, never its
+ * bytes); what is an error and what a warning is decided by the pure {@link preflightChecks},
+ * and the exit by {@link preflightExit}.
+ *
+ * @example
+ * ```ts
+ * import { preflight, preflightExit } from "./preflight.ts";
+ * const { checks } = await preflight({ root: "/work/p", env: { HOME: "/home/op" } });
+ * preflightExit(checks); // 0 when no check is an error (warnings allowed)
+ * ```
+ * @module
+ */
+import { join } from "../fs/path.ts";
+import { isAgentTeamsError } from "../errors.ts";
+import { type Env, homeFrom } from "../env.ts";
+import {
+  keyDir as keyDirOf,
+  LEDGER_KEY_FILE,
+  ledgerKeyPath,
+  loadLedgerKey,
+  SIGNING_KEY_FILE,
+} from "../crypto/keys.ts";
+import { type ProbeResult, probeSandbox } from "../sandbox/probe.ts";
+import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import { sessionSettingsFindings, type SettingsFinding } from "../policy/session_settings.ts";
+import { readSessionSettings } from "../policy/session_settings_read.ts";
+
+/** One check's result. `level` is what a failure of it means (an `ok` check keeps its level). */
+export interface Check {
+  /** `key`, `sandbox`, `brief` or `session-settings`. */
+  readonly name: string;
+  /** Whether it passed. */
+  readonly ok: boolean;
+  /** `error`: the runner refuses to start; `warning`: it starts, and says so. */
+  readonly level: "error" | "warning";
+  /** One sentence for a person. */
+  readonly message: string;
+  /** The refusal code of a failed error check (e.g. `KEY_ENV_IN_RUNNER`). */
+  readonly code?: string;
+  /** For a missing settings rule: the file and the exact line to add to its deny list. */
+  readonly add?: { readonly file: string; readonly line: string };
+}
+
+/** A fact that either holds or failed with a refusal code. */
+export type Fact<T> =
+  | ({ readonly ok: true } & T)
+  | { readonly ok: false; readonly code: string; readonly message: string };
+
+/** Everything the checks are decided from. */
+export interface PreflightFacts {
+  /** The ledger key under runner custody: its file (never its bytes), or why not. */
+  readonly key: Fact<{ readonly path: string }>;
+  /** The sandbox probe. */
+  readonly sandbox: ProbeResult;
+  /** The brief: its path and switch, or why it does not load. */
+  readonly brief: Fact<
+    {
+      readonly path: string;
+      readonly writePolicy: string;
+      readonly frameworks: readonly string[];
+    }
+  >;
+  /**
+   * The session settings' findings, or why they could not be checked; `usesClaude: false` when
+   * the team does not use Claude Code (then there are none to check).
+   */
+  readonly settings: Fact<
+    { readonly findings: readonly SettingsFinding[]; readonly usesClaude: boolean }
+  >;
+}
+
+/**
+ * Whether the team uses Claude Code: a `.claude/` directory, or a brief whose
+ * `write_policy_frameworks` name claude or are not given (their default names it). A brief that
+ * does not load tells nothing, so Claude is assumed (fail closed: the settings are checked).
+ *
+ * @example
+ * ```ts
+ * import { teamUsesClaude } from "./preflight.ts";
+ * teamUsesClaude({ claudeDir: false, frameworks: ["goose"] }); // false
+ * teamUsesClaude({ claudeDir: false, frameworks: null }); // true
+ * ```
+ */
+export function teamUsesClaude(
+  o: { claudeDir: boolean; frameworks: readonly string[] | null },
+): boolean {
+  if (o.claudeDir || o.frameworks === null || o.frameworks.length === 0) return true;
+  return o.frameworks.includes("claude");
+}
+
+/**
+ * The checks, from the facts: a key, sandbox or brief failure is an error (the runner refuses
+ * to start); each settings finding is a warning of its own.
+ *
+ * @example
+ * ```ts
+ * import { preflightChecks } from "./preflight.ts";
+ * const checks = preflightChecks({
+ *   key: { ok: false, code: "KEY_ENV_IN_RUNNER", message: "unset it" },
+ *   sandbox: { ok: true, backend: "bwrap", program: "/usr/bin/bwrap" },
+ *   brief: { ok: true, path: "/p/agentteams.jsonc", writePolicy: "default", frameworks: [] },
+ *   settings: { ok: true, findings: [], usesClaude: true },
+ * });
+ * checks[0].level; // "error"
+ * ```
+ */
+export function preflightChecks(f: PreflightFacts): Check[] {
+  const out: Check[] = [];
+  const failed = (name: string, fact: { code: string; message: string }, level: Check["level"]) =>
+    out.push({ name, ok: false, level, message: fact.message, code: fact.code });
+  if (f.key.ok) {
+    out.push({
+      name: "key",
+      ok: true,
+      level: "error",
+      message: `the ledger key file ${f.key.path} passes custody, and no key variable is set`,
+    });
+  } else failed("key", f.key, "error");
+  if (f.sandbox.ok) {
+    out.push({
+      name: "sandbox",
+      ok: true,
+      level: "error",
+      message: `the ${f.sandbox.backend} sandbox works (${f.sandbox.program})`,
+    });
+  } else {
+    failed("sandbox", {
+      code: "SANDBOX_UNAVAILABLE",
+      message: `no working sandbox: ${f.sandbox.reason}; the runner confines every command, so ` +
+        `install or fix it first`,
+    }, "error");
+  }
+  if (f.brief.ok) {
+    const on = f.brief.writePolicy === "orchestrator-only";
+    out.push({
+      name: "brief",
+      ok: true,
+      level: "error",
+      message: `${f.brief.path} loads; write_policy is ${f.brief.writePolicy}` +
+        (on
+          ? " (the switch is on)"
+          : ' (the switch is off: set "orchestrator-only" to turn it on)'),
+    });
+  } else failed("brief", f.brief, "error");
+  if (!f.settings.ok) failed("session-settings", f.settings, "warning");
+  else if (!f.settings.usesClaude) {
+    out.push({
+      name: "session-settings",
+      ok: true,
+      level: "warning",
+      message: "not checked: the team does not use Claude Code (no .claude/, and the brief's " +
+        "write_policy_frameworks leave claude out)",
+    });
+  } else if (f.settings.findings.length === 0) {
+    out.push({
+      name: "session-settings",
+      ok: true,
+      level: "warning",
+      message: "the Claude Code project settings deny the session the key dir, .agentteams/ " +
+        "and .agentteams-queue/ (read) and .agentteams/ and .agentteams-status/ (write)",
+    });
+  } else {
+    for (const s of f.settings.findings) {
+      out.push({
+        name: "session-settings",
+        ok: false,
+        level: "warning",
+        message: s.message,
+        code: s.code,
+        ...(s.add !== null && s.code === "SETTINGS_RULE_MISSING"
+          ? { add: { file: s.file, line: s.add } }
+          : {}),
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * The exit of `doctor` (and whether `serve` may start): 1 when a check that is an error failed,
+ * else 0 (warnings allowed).
+ *
+ * @example
+ * ```ts
+ * import { preflightExit } from "./preflight.ts";
+ * preflightExit([{ name: "session-settings", ok: false, level: "warning", message: "m" }]); // 0
+ * ```
+ */
+export function preflightExit(checks: readonly Check[]): 0 | 1 {
+  return checks.some((c) => !c.ok && c.level === "error") ? 1 : 0;
+}
+
+/** The input of {@link preflight} and {@link gatherPreflight}. */
+export interface PreflightInput {
+  /** The project root. */
+  readonly root: string;
+  /** The environment (the key variables, HOME). */
+  readonly env: Env;
+  /** The brief (default: the project's `agentteams.jsonc`, then `.json`). */
+  readonly briefPath?: string | null;
+  /** The probe (default: {@link probeSandbox} of this platform). */
+  readonly probe?: () => Promise<ProbeResult>;
+}
+
+/**
+ * A thrown refusal as a failed fact. A permission the launch flags withhold is not a fact about
+ * the project, so it is thrown on; any other failure fails the check under `code`.
+ */
+function refused(e: unknown, code: string): { ok: false; code: string; message: string } {
+  if (isAgentTeamsError(e)) return { ok: false, code: e.code, message: e.message };
+  if (e instanceof Deno.errors.NotCapable) throw e;
+  return { ok: false, code, message: `${(e as Error).name}: ${(e as Error).message}` };
+}
+
+/**
+ * Gathers the facts: loads the key as the runner does (`mode: "runner"`: a key variable set is
+ * refused; the bytes are dropped at once), probes the sandbox, loads the brief, reads the
+ * session settings.
+ *
+ * @example
+ * ```ts
+ * import { gatherPreflight } from "./preflight.ts";
+ * const facts = await gatherPreflight({ root: "/work/p", env: { HOME: "/home/op" } });
+ * facts.key.ok; // false without a key file (NO_KEY)
+ * ```
+ */
+export async function gatherPreflight(input: PreflightInput): Promise<PreflightFacts> {
+  const { root, env } = input;
+  let key: PreflightFacts["key"];
+  try {
+    key = { ok: true, path: loadLedgerKey({ env, mode: "runner" }).path ?? "" };
+  } catch (e) {
+    key = refused(e, "KEY_CUSTODY");
+  }
+  const sandbox = await (input.probe ?? (() => probeSandbox()))();
+  let brief: PreflightFacts["brief"];
+  try {
+    const path = input.briefPath ?? await defaultBriefPath(root);
+    const policy = await loadPolicy(path, { projectRoot: root });
+    brief = {
+      ok: true,
+      path: policy.briefPath,
+      writePolicy: policy.writePolicy,
+      frameworks: policy.writePolicyFrameworks,
+    };
+  } catch (e) {
+    brief = refused(e, "BRIEF_UNREADABLE");
+  }
+  let settings: PreflightFacts["settings"];
+  try {
+    const real = Deno.realPathSync(root);
+    const files = await readSessionSettings(real);
+    const dir = keyDirOf(env);
+    let ledgerKey: string;
+    try {
+      ledgerKey = ledgerKeyPath(env);
+    } catch {
+      ledgerKey = join(dir, LEDGER_KEY_FILE);
+    }
+    const usesClaude = teamUsesClaude({
+      claudeDir: files.claudeDir,
+      frameworks: brief.ok ? brief.frameworks : null,
+    });
+    const findings = sessionSettingsFindings({
+      root: real,
+      settings: files.settings,
+      keyDir: dir,
+      secretFiles: [...new Set([ledgerKey, join(dir, SIGNING_KEY_FILE)])],
+      homeDir: homeFrom(env),
+      usesClaude,
+    });
+    settings = { ok: true, findings, usesClaude };
+  } catch (e) {
+    settings = refused(e, "SETTINGS_UNREADABLE");
+  }
+  return { key, sandbox, brief, settings };
+}
+
+/**
+ * Runs every check: {@link gatherPreflight}, then {@link preflightChecks}.
+ *
+ * @example
+ * ```ts
+ * import { preflight } from "./preflight.ts";
+ * const { checks } = await preflight({ root: "/work/p", env: { HOME: "/home/op" } });
+ * checks.map((c) => c.name); // ["key", "sandbox", "brief", "session-settings", ...]
+ * ```
+ */
+export async function preflight(input: PreflightInput): Promise<{ checks: Check[] }> {
+  return { checks: preflightChecks(await gatherPreflight(input)) };
+}

@@ -1,0 +1,325 @@
+/**
+ * `agentteams doctor` through the real CLI (issue 15, item 5): each check on its own line, the
+ * lines to add for missing settings rules, exit 0 with warnings and 1 on an error (a key variable
+ * set, a key file with group or other bits), `--json`, and not a byte written anywhere. And the
+ * preflight's pure decision: what is an error, what a warning.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runCli, runDeno, type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
+import {
+  preflightChecks,
+  preflightExit,
+  type PreflightFacts,
+  teamUsesClaude,
+} from "../../lib/runner/preflight.ts";
+
+/** A project with keys, a brief and (unless `deny` is null) `.claude/settings.json`. */
+async function project(prefix: string): Promise<{ sb: Sandbox; env: Record<string, string> }> {
+  const sb = await sandbox(prefix);
+  const env = { ...sb.env, AGENTTEAMS_BROAD_OK: "1" };
+  const init = await runCli(["keys", "init"], { env });
+  assert.equal(init.code, 0, init.stderr);
+  await Deno.writeTextFile(
+    join(sb.project, "agentteams.json"),
+    JSON.stringify({ agent_policies: { worker: { write_scopes: ["src/"] } } }),
+  );
+  return { sb, env };
+}
+
+/** The five rules doctor asks for in a sandbox whose key dir lies outside HOME. */
+function allRules(sb: Sandbox): string[] {
+  return [
+    `Read(/${sb.keyDir}/**)`,
+    "Read(./.agentteams/**)",
+    "Read(./.agentteams-queue/**)",
+    "Edit(./.agentteams/**)",
+    "Edit(./.agentteams-status/**)",
+  ];
+}
+
+async function writeSettings(sb: Sandbox, deny: readonly string[]): Promise<void> {
+  await Deno.mkdir(join(sb.project, ".claude"), { recursive: true });
+  await Deno.writeTextFile(
+    join(sb.project, ".claude", "settings.json"),
+    JSON.stringify({ permissions: { deny } }, null, 2) + "\n",
+  );
+}
+
+function doctor(sb: Sandbox, env: Record<string, string>, ...extra: string[]) {
+  return runCli(["doctor", "--project", sb.project, ...extra], { env });
+}
+
+Deno.test("doctor: every rule present, every check ok, exit 0; each rule left out is the one warning, with its line to add; nothing written", async () => {
+  const { sb, env } = await project("doctor-rules");
+  try {
+    const rules = allRules(sb);
+    await writeSettings(sb, rules);
+    const before = await snapshotTree(sb.dir);
+    const ok = await doctor(sb, env);
+    assert.equal(ok.code, 0, ok.stderr);
+    const lines = ok.stdout.trimEnd().split("\n");
+    assert.deepEqual(lines.map((l) => l.split(":").slice(0, 2).join(":")), [
+      "ok: key",
+      "ok: sandbox",
+      "ok: brief",
+      "ok: session-settings",
+    ]);
+    assert.doesNotMatch(ok.stdout, /warning|error/);
+    assert.equal(ok.stderr, "");
+    for (const rule of rules) {
+      await writeSettings(sb, rules.filter((r) => r !== rule));
+      const snap = await snapshotTree(sb.dir);
+      const r = await doctor(sb, env);
+      assert.equal(r.code, 0, r.stderr);
+      const warnings = r.stdout.split("\n").filter((l) => l.startsWith("warning:"));
+      assert.equal(warnings.length, 1, r.stdout);
+      assert.ok(warnings[0].includes(rule), warnings[0]);
+      assert.match(warnings[0], /^warning: session-settings: SETTINGS_RULE_MISSING: /);
+      // The line to add, under the file it goes in (an absolute rule: the local file).
+      const file = rule.startsWith("Read(//") ? "settings.local.json" : "settings.json";
+      assert.ok(
+        r.stdout.includes(
+          `add to .claude/${file}, in "permissions": {"deny": [...]}:\n` +
+            `    ${JSON.stringify(rule)},`,
+        ),
+        r.stdout,
+      );
+      assertSameTree(snap, await snapshotTree(sb.dir), `after doctor without ${rule}`);
+    }
+    await writeSettings(sb, rules);
+    assertSameTree(before, await snapshotTree(sb.dir), "after doctor");
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("doctor: malformed settings JSON is a warning with its line and column, never a crash", async () => {
+  const { sb, env } = await project("doctor-malformed");
+  try {
+    await Deno.mkdir(join(sb.project, ".claude"));
+    await Deno.writeTextFile(
+      join(sb.project, ".claude", "settings.json"),
+      '{\n  "permissions": {\n    "deny": ["Read(./.agentteams/**)" "Edit(./.agentteams/**)"]\n  }\n}\n',
+    );
+    const before = await snapshotTree(sb.dir);
+    const r = await doctor(sb, env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /^warning: session-settings: SETTINGS_NOT_JSON: \.claude\/settings\.json:3:39: not valid JSON/m,
+    );
+    // The file counts for nothing, so every rule is still missing.
+    assert.equal(r.stdout.split("\n").filter((l) => l.includes("SETTINGS_RULE_MISSING")).length, 5);
+    const j = await doctor(sb, env, "--json");
+    const bad = JSON.parse(j.stdout).checks.find((c: { code?: string }) =>
+      c.code === "SETTINGS_NOT_JSON"
+    );
+    assert.ok(bad);
+    assertSameTree(before, await snapshotTree(sb.dir), "after doctor");
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("doctor: a key variable set is an error (exit 1, KEY_ENV_IN_RUNNER), and the key is never printed", async () => {
+  const { sb, env } = await project("doctor-envkey");
+  try {
+    await writeSettings(sb, allRules(sb));
+    const secret = "envkey-3f9a0c17d2";
+    for (const name of ["AGENTTEAMS_PROPOSAL_LEDGER_KEY", "AGENTTEAMS_GRANT_SIGNING_KEY"]) {
+      const before = await snapshotTree(sb.dir);
+      const r = await doctor(sb, { ...env, [name]: secret });
+      assertCliRefused(r, "doctor", "KEY_ENV_IN_RUNNER");
+      assert.match(r.stdout, new RegExp(`^error: key: KEY_ENV_IN_RUNNER: .*${name} is set`, "m"));
+      assert.match(r.stdout, /^ok: sandbox: /m);
+      assert.ok(!(r.stdout + r.stderr).includes(secret));
+      assertSameTree(before, await snapshotTree(sb.dir), `after doctor with ${name}`);
+    }
+    const keyText = (await Deno.readTextFile(join(sb.keyDir, "proposal-ledger.key"))).trim();
+    const ok = await doctor(sb, env, "--json");
+    assert.ok(!(ok.stdout + ok.stderr).includes(keyText), "the key file's bytes are printed");
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("doctor: a key file 0644 is an error (KEY_CUSTODY), and so is no key at all (NO_KEY)", async () => {
+  const { sb, env } = await project("doctor-custody");
+  try {
+    await writeSettings(sb, allRules(sb));
+    const keyFile = join(sb.keyDir, "proposal-ledger.key");
+    await Deno.chmod(keyFile, 0o644);
+    const before = await snapshotTree(sb.dir);
+    const r = await doctor(sb, env);
+    assertCliRefused(r, "doctor", "KEY_CUSTODY");
+    assert.match(r.stdout, /^error: key: KEY_CUSTODY: .*proposal-ledger\.key/m);
+    assertSameTree(before, await snapshotTree(sb.dir), "after doctor");
+    await Deno.remove(keyFile);
+    const none = await doctor(sb, env);
+    assertCliRefused(none, "doctor", "NO_KEY");
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code?, add?}], warnings, errors}", async () => {
+  const { sb, env } = await project("doctor-json");
+  try {
+    const before = await snapshotTree(sb.dir);
+    const r = await doctor(sb, env, "--json", "--brief", join(sb.project, "agentteams.json"));
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout);
+    assert.deepEqual(Object.keys(j).sort(), ["checks", "errors", "ok", "project", "warnings"]);
+    assert.equal(j.ok, true);
+    assert.equal(j.errors, 0);
+    // No .claude/ at all: the "nothing denied" warning and the five rules.
+    assert.equal(j.warnings, 6);
+    for (const c of j.checks) {
+      assert.equal(typeof c.name, "string");
+      assert.equal(typeof c.ok, "boolean");
+      assert.ok(c.level === "error" || c.level === "warning");
+      assert.equal(typeof c.message, "string");
+    }
+    assert.deepEqual(j.checks.slice(0, 3).map((c: { name: string; ok: boolean }) => c.ok), [
+      true,
+      true,
+      true,
+    ]);
+    assert.equal(j.checks[3].code, "SETTINGS_NONE");
+    const adds = j.checks.filter((c: { add?: unknown }) => c.add !== undefined).map((
+      c: { add: { file: string; line: string } },
+    ) => c.add);
+    assert.deepEqual(adds.map((a: { line: string }) => JSON.parse(a.line)), allRules(sb));
+    assertSameTree(before, await snapshotTree(sb.dir), "after doctor --json");
+    // A broken brief is an error.
+    await Deno.writeTextFile(join(sb.project, "agentteams.json"), "{");
+    const bad = await doctor(sb, env, "--json");
+    assert.equal(bad.code, 1);
+    const jb = JSON.parse(bad.stdout);
+    assert.equal(jb.ok, false);
+    assert.equal(jb.checks.find((c: { name: string }) => c.name === "brief").level, "error");
+    // A goose-only team without .claude/ has no Claude settings to check.
+    await Deno.writeTextFile(
+      join(sb.project, "agentteams.json"),
+      JSON.stringify({
+        write_policy_frameworks: ["goose"],
+        agent_policies: { worker: { write_scopes: ["src/"] } },
+      }),
+    );
+    const goose = await doctor(sb, env);
+    assert.equal(goose.code, 0, goose.stderr);
+    assert.match(goose.stdout, /^ok: session-settings: not checked: the team does not use Claude/m);
+    assert.doesNotMatch(goose.stdout, /warning/);
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("doctor: permissions doctor names no write path and only bwrap to run; doctor runs under exactly those flags", async () => {
+  const { sb, env } = await project("doctor-perms");
+  try {
+    await writeSettings(sb, allRules(sb));
+    const r = await runCli(["permissions", "doctor", "--project", sb.project, "--json"], { env });
+    assert.equal(r.code, 0, r.stderr);
+    const exec: string[] = JSON.parse(r.stdout).exec;
+    const line = exec.join(" ");
+    assert.doesNotMatch(line, /--allow-write/);
+    assert.match(line, /--allow-run=\/usr\/bin\/bwrap(\s|$)/);
+    assert.ok(line.includes(sb.keyDir), line);
+    // The line as printed (its deno, its flags), with nothing broader.
+    const before = await snapshotTree(sb.dir);
+    const narrow = await runDeno(exec.slice(1), { env: sb.env });
+    assert.equal(narrow.code, 0, narrow.stderr);
+    assert.equal(narrow.stderr, "");
+    assert.deepEqual(
+      narrow.stdout.trimEnd().split("\n").map((l) => l.split(":")[0]),
+      ["ok", "ok", "ok", "ok"],
+    );
+    assertSameTree(before, await snapshotTree(sb.dir), "after doctor under its own flags");
+  } finally {
+    await sb.dispose();
+  }
+});
+
+const GOOD: PreflightFacts = {
+  key: { ok: true, path: "/k/proposal-ledger.key" },
+  sandbox: { ok: true, backend: "bwrap", program: "/usr/bin/bwrap" },
+  brief: {
+    ok: true,
+    path: "/p/agentteams.jsonc",
+    writePolicy: "orchestrator-only",
+    frameworks: [],
+  },
+  settings: { ok: true, findings: [], usesClaude: true },
+};
+
+Deno.test("preflight decision: key, sandbox and brief failures are errors; settings findings are warnings", () => {
+  const good = preflightChecks(GOOD);
+  assert.deepEqual(good.map((c) => [c.name, c.ok]), [
+    ["key", true],
+    ["sandbox", true],
+    ["brief", true],
+    ["session-settings", true],
+  ]);
+  assert.match(good[2].message, /write_policy is orchestrator-only \(the switch is on\)/);
+  assert.equal(preflightExit(good), 0);
+  const failures: [Partial<PreflightFacts>, string][] = [
+    [{ key: { ok: false, code: "KEY_ENV_IN_RUNNER", message: "unset it" } }, "KEY_ENV_IN_RUNNER"],
+    [{
+      sandbox: { ok: false, backend: "bwrap", program: "/usr/bin/bwrap", reason: "no userns" },
+    }, "SANDBOX_UNAVAILABLE"],
+    [{ brief: { ok: false, code: "BRIEF_NOT_FOUND", message: "no brief" } }, "BRIEF_NOT_FOUND"],
+  ];
+  for (const [over, code] of failures) {
+    const checks = preflightChecks({ ...GOOD, ...over });
+    const bad = checks.filter((c) => !c.ok);
+    assert.equal(bad.length, 1);
+    assert.equal(bad[0].level, "error");
+    assert.equal(bad[0].code, code);
+    assert.equal(preflightExit(checks), 1);
+  }
+  const warned = preflightChecks({
+    ...GOOD,
+    settings: {
+      ok: true,
+      usesClaude: true,
+      findings: [{
+        code: "SETTINGS_RULE_MISSING",
+        kind: "read-deny",
+        rule: "Read(./.agentteams/**)",
+        file: ".claude/settings.json",
+        add: '"Read(./.agentteams/**)"',
+        position: null,
+        message: "add it",
+      }],
+    },
+  });
+  assert.equal(warned[3].level, "warning");
+  assert.deepEqual(warned[3].add, {
+    file: ".claude/settings.json",
+    line: '"Read(./.agentteams/**)"',
+  });
+  assert.equal(preflightExit(warned), 0);
+  const noClaude = preflightChecks({
+    ...GOOD,
+    settings: { ok: true, findings: [], usesClaude: false },
+  });
+  assert.equal(noClaude[3].ok, true);
+  assert.match(noClaude[3].message, /^not checked: the team does not use Claude Code/);
+  const unreadable = preflightChecks({
+    ...GOOD,
+    settings: { ok: false, code: "SETTINGS_UNREADABLE", message: "x" },
+  });
+  assert.equal(unreadable[3].level, "warning");
+  assert.equal(preflightExit(unreadable), 0);
+});
+
+Deno.test("preflight decision: the team uses Claude unless no .claude/ and the frameworks leave it out", () => {
+  assert.equal(teamUsesClaude({ claudeDir: true, frameworks: ["goose"] }), true);
+  assert.equal(teamUsesClaude({ claudeDir: false, frameworks: ["goose"] }), false);
+  assert.equal(teamUsesClaude({ claudeDir: false, frameworks: ["claude", "goose"] }), true);
+  assert.equal(teamUsesClaude({ claudeDir: false, frameworks: [] }), true);
+  assert.equal(teamUsesClaude({ claudeDir: false, frameworks: null }), true);
+});

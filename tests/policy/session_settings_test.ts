@@ -1,0 +1,288 @@
+/**
+ * The session-sandbox settings check (issue 15, item 5), as a pure function: which rules count as
+ * denying, what each missing one reports (its kind, file and exact line), and what makes a file
+ * count for nothing (line and column, never a crash). The reader is tested at its edge: a
+ * symlinked settings file is not followed.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  sessionSettingsFindings,
+  type SessionSettingsInput,
+  type SettingsFinding,
+} from "../../lib/policy/session_settings.ts";
+import { readSessionSettings } from "../../lib/policy/session_settings_read.ts";
+import { removeTree, tempDir } from "../_helpers/mod.ts";
+
+const ROOT = "/w/proj";
+const HOME = "/home/op";
+const KEYS = "/home/op/.config/agentteams/keys";
+const SECRETS = [`${KEYS}/proposal-ledger.key`, `${KEYS}/operator-ed25519.pem`];
+
+/** The five rules, as doctor suggests them for this layout. */
+const ALL = [
+  "Read(~/.config/agentteams/keys/**)",
+  "Read(./.agentteams/**)",
+  "Read(./.agentteams-queue/**)",
+  "Edit(./.agentteams/**)",
+  "Edit(./.agentteams-status/**)",
+];
+
+function input(
+  files: Record<string, string>,
+  over: Partial<SessionSettingsInput> = {},
+): SessionSettingsInput {
+  return {
+    root: ROOT,
+    settings: Object.entries(files).map(([rel, text]) => ({ path: `${ROOT}/${rel}`, text })),
+    keyDir: KEYS,
+    secretFiles: SECRETS,
+    homeDir: HOME,
+    usesClaude: true,
+    ...over,
+  };
+}
+
+function denyFile(deny: readonly string[], extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ permissions: { deny }, ...extra }, null, 2);
+}
+
+function findings(deny: readonly string[], extra: Record<string, unknown> = {}): SettingsFinding[] {
+  return sessionSettingsFindings(input({ ".claude/settings.json": denyFile(deny, extra) }));
+}
+
+function missing(f: readonly SettingsFinding[]): (string | null)[] {
+  return f.filter((x) => x.code === "SETTINGS_RULE_MISSING").map((x) => x.rule);
+}
+
+Deno.test("session settings: all five rules, no finding; each one left out in turn is named alone", () => {
+  assert.deepEqual(findings(ALL), []);
+  for (const rule of ALL) {
+    const f = findings(ALL.filter((r) => r !== rule));
+    assert.equal(f.length, 1, JSON.stringify(f));
+    assert.equal(f[0].code, "SETTINGS_RULE_MISSING");
+    assert.equal(f[0].rule, rule);
+    assert.equal(f[0].kind, rule.startsWith("Read") ? "read-deny" : "write-deny");
+    assert.equal(f[0].file, ".claude/settings.json");
+    assert.equal(f[0].add, JSON.stringify(rule));
+    assert.equal(f[0].position, null);
+    assert.ok(f[0].message.includes(rule), f[0].message);
+  }
+});
+
+Deno.test("session settings: rules merge across settings.json and settings.local.json", () => {
+  const f = sessionSettingsFindings(input({
+    ".claude/settings.json": denyFile(ALL.slice(1)),
+    ".claude/settings.local.json": denyFile(ALL.slice(0, 1)),
+  }));
+  assert.deepEqual(f, []);
+});
+
+Deno.test("session settings: equivalent path forms and broader rules count", () => {
+  const equivalents: string[][] = [
+    // Absolute, and relative without ./, and settings-root-relative (/path).
+    [
+      `Read(/${KEYS}/**)`,
+      `Read(/${ROOT}/.agentteams/**)`,
+      "Read(.agentteams-queue/**)",
+      "Edit(/.agentteams/**)",
+      "Edit(./.agentteams-status/**/*)",
+    ],
+    // Broader: a parent, one pattern over several directories, a `**/` prefix.
+    [
+      "Read(~/.config/agentteams/**)",
+      "Read(./.agentteams*/**)",
+      "Edit(**/.agentteams/**)",
+      "Edit(./.agentteams-s?atus/**)",
+    ],
+    // Each secret file by name, and bare tools (deny every path).
+    [
+      `Read(~/.config/agentteams/keys/proposal-ledger.key)`,
+      `Read(//${KEYS.slice(1)}/operator-ed25519.pem)`,
+      "Read",
+      "Edit",
+    ],
+  ];
+  for (const deny of equivalents) assert.deepEqual(findings(deny), [], deny.join(" "));
+});
+
+Deno.test("session settings: weaker or unreadable rules do not count (strict)", () => {
+  const weaker: [string, string][] = [
+    // A bare directory name: Claude's docs do not say it covers the files.
+    ["Read(./.agentteams)", "Read(./.agentteams/**)"],
+    ["Read(./.agentteams/)", "Read(./.agentteams/**)"],
+    // One level only.
+    ["Read(./.agentteams/*)", "Read(./.agentteams/**)"],
+    // A parent segment, a negation, an escape.
+    ["Read(./src/../.agentteams/**)", "Read(./.agentteams/**)"],
+    ["Read(!./.agentteams/**)", "Read(./.agentteams/**)"],
+    ["Read(./\\.agentteams/**)", "Read(./.agentteams/**)"],
+    // The wrong tool, or the wrong case.
+    ["Edit(./.agentteams-queue/**)", "Read(./.agentteams-queue/**)"],
+    ["Read(./.AgentTeams/**)", "Read(./.agentteams/**)"],
+    // Only one of the two secret files.
+    ["Read(~/.config/agentteams/keys/proposal-ledger.key)", "Read(~/.config/agentteams/keys/**)"],
+    // Another home.
+    ["Read(//home/other/.config/agentteams/keys/**)", "Read(~/.config/agentteams/keys/**)"],
+  ];
+  for (const [rule, needed] of weaker) {
+    const deny = [...ALL.filter((r) => r !== needed), rule];
+    assert.deepEqual(missing(findings(deny)), [needed], rule);
+  }
+});
+
+Deno.test("session settings: a Write(...) rule is reported where it is, and the Edit rule is still missing", () => {
+  const deny = [...ALL.filter((r) => r !== "Edit(./.agentteams-status/**)")];
+  deny.push("Write(./.agentteams-status/**)");
+  const f = findings(deny);
+  assert.deepEqual(missing(f), ["Edit(./.agentteams-status/**)"]);
+  const w = f.find((x) => x.code === "SETTINGS_WRITE_RULE");
+  assert.ok(w, JSON.stringify(f));
+  // denyFile indents by two: the deny list's items start on line 4 at column 7.
+  assert.deepEqual(w.position, { line: 4 + deny.length - 1, column: 7 });
+  assert.match(w.message, /Write\(\.\/\.agentteams-status\/\*\*\) denies nothing/);
+});
+
+Deno.test("session settings: malformed, JSONC and misshapen files count for nothing, with line and column", () => {
+  const cases: [string, RegExp, { line: number; column: number }][] = [
+    ['{\n  "permissions": {\n    "deny": ["Read(./.agentteams/**)",, ]\n  }\n}', /not valid JSON/, {
+      line: 3,
+      column: 39,
+    }],
+    ['{\n  // the team rules\n  "permissions": {"deny": []}\n}', /comments, trailing commas/, {
+      line: 2,
+      column: 3,
+    }],
+    ['{"permissions": {"deny": "Read(./.agentteams/**)"}}', /"permissions\.deny" is not an array/, {
+      line: 1,
+      column: 26,
+    }],
+    ['{\n"permissions": []}', /"permissions" is not an object/, { line: 2, column: 16 }],
+    ['{"permissions": {"deny": [1]}}', /"permissions\.deny\[0\]" is not a string/, {
+      line: 1,
+      column: 27,
+    }],
+    ["[]", /not a JSON object/, { line: 1, column: 1 }],
+    ['{"permissions": {"deny": []}, "permissions": {}}', /not valid JSON/, { line: 1, column: 31 }],
+  ];
+  for (const [text, re, position] of cases) {
+    const f = sessionSettingsFindings(input({
+      ".claude/settings.json": text,
+      ".claude/settings.local.json": denyFile(ALL.slice(1)),
+    }));
+    const bad = f.filter((x) => x.file === ".claude/settings.json" && x.position !== null);
+    assert.equal(bad.length, 1, `${text}: ${JSON.stringify(f)}`);
+    assert.match(bad[0].message, re);
+    assert.deepEqual(bad[0].position, position, text);
+    assert.ok(bad[0].message.startsWith(`.claude/settings.json:${position.line}:`));
+    // Its rules do not count: the key rule (which the local file lacks) is still missing.
+    assert.deepEqual(missing(f), [ALL[0]], text);
+  }
+  // A file that could not be read at all (a symlink, say).
+  const f = sessionSettingsFindings({
+    ...input({}),
+    settings: [{ path: `${ROOT}/.claude/settings.json`, text: null, unreadable: "is refused" }],
+  });
+  assert.equal(f[0].code, "SETTINGS_UNREADABLE");
+  assert.equal(missing(f).length, 5);
+});
+
+Deno.test("session settings: no settings at all is a warning of its own; a team without Claude has none", () => {
+  const none = sessionSettingsFindings(input({}));
+  assert.equal(none[0].code, "SETTINGS_NONE");
+  assert.deepEqual(missing(none), ALL);
+  assert.deepEqual(sessionSettingsFindings(input({}, { usesClaude: false })), []);
+});
+
+Deno.test("session settings: a key dir outside HOME gets an absolute rule for the local file", () => {
+  const f = sessionSettingsFindings(input({ ".claude/settings.json": denyFile(ALL.slice(1)) }, {
+    keyDir: "/srv/keys",
+    secretFiles: ["/srv/keys/proposal-ledger.key"],
+  }));
+  assert.equal(f.length, 1);
+  assert.equal(f[0].rule, "Read(//srv/keys/**)");
+  assert.equal(f[0].file, ".claude/settings.local.json");
+  assert.equal(f[0].add, '"Read(//srv/keys/**)"');
+});
+
+Deno.test("session settings: allow rules and sandbox entries over a denied path are reported", () => {
+  const reopen = (extra: Record<string, unknown>) =>
+    findings(ALL, extra).filter((x) => x.code === "SETTINGS_REOPENED");
+  const allow = reopen({});
+  assert.equal(allow.length, 0);
+  const text = JSON.stringify(
+    { permissions: { deny: ALL, allow: ["Read(./.agentteams/head)", "Read(./src/**)", "Read"] } },
+    null,
+    2,
+  );
+  const f = sessionSettingsFindings(input({ ".claude/settings.json": text }));
+  assert.equal(f.length, 1, JSON.stringify(f));
+  assert.equal(f[0].code, "SETTINGS_REOPENED");
+  assert.equal(f[0].rule, "Read(./.agentteams/**)");
+  assert.match(f[0].message, /permissions\.allow entry "\.\/\.agentteams\/head"/);
+  assert.equal(f[0].position?.line, 11);
+  // The sandbox: an allowRead inside the key dir re-opens it; one above a denied dir does not.
+  const sb = reopen({
+    sandbox: { filesystem: { allowRead: ["~/.config/agentteams/keys", "."] } },
+  });
+  assert.equal(sb.length, 1, JSON.stringify(sb));
+  assert.equal(sb[0].rule, ALL[0]);
+  assert.match(sb[0].message, /sandbox\.filesystem\.allowRead .* re-opens the path/);
+  const w = reopen({ sandbox: { filesystem: { allowWrite: ["./.agentteams-status"] } } });
+  assert.deepEqual(w.map((x) => x.rule), ["Edit(./.agentteams-status/**)"]);
+});
+
+Deno.test("session settings reader: regular files only; a symlinked settings file is not followed", async () => {
+  const dir = await tempDir("settings-read");
+  try {
+    assert.deepEqual(await readSessionSettings(dir), { claudeDir: false, settings: [] });
+    await Deno.mkdir(join(dir, ".claude"));
+    await Deno.writeTextFile(join(dir, "secret.key"), "SECRET-KEY-BYTES");
+    await Deno.symlink(join(dir, "secret.key"), join(dir, ".claude", "settings.json"));
+    await Deno.writeTextFile(join(dir, ".claude", "settings.local.json"), "{}");
+    const r = await readSessionSettings(dir);
+    assert.equal(r.claudeDir, true);
+    assert.equal(r.settings.length, 2);
+    assert.equal(r.settings[0].text, null);
+    assert.match(r.settings[0].unreadable ?? "", /SYMLINK/);
+    assert.equal(r.settings[1].text, "{}");
+    const f = sessionSettingsFindings({ ...input({}), root: dir, settings: r.settings });
+    assert.ok(!JSON.stringify(f).includes("SECRET-KEY-BYTES"));
+    assert.equal(f[0].code, "SETTINGS_UNREADABLE");
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("session settings: the root's and HOME's own pattern characters are not patterns", () => {
+  const root = "/w/a[1]*?";
+  const home = "/home/o[p]";
+  const keys = `${home}/.config/agentteams/keys`;
+  const over = { root, homeDir: home, keyDir: keys, secretFiles: [`${keys}/proposal-ledger.key`] };
+  const text = denyFile(ALL);
+  const at = (r: string) => [{ path: `${r}/.claude/settings.json`, text }];
+  assert.deepEqual(sessionSettingsFindings({ ...input({}), ...over, settings: at(root) }), []);
+  const allowed = JSON.stringify(
+    { permissions: { deny: ALL, allow: ["Read(./.agentteams/head)"] } },
+    null,
+    2,
+  );
+  const f = sessionSettingsFindings({
+    ...input({}),
+    ...over,
+    settings: [{ path: `${root}/.claude/settings.json`, text: allowed }],
+  });
+  assert.deepEqual(f.map((x) => x.code), ["SETTINGS_REOPENED"]);
+});
+
+Deno.test("session settings: with no secret file named, the whole key dir must be denied", () => {
+  const deny = [...ALL.slice(1), `Read(~/.config/agentteams/keys/proposal-ledger.key)`];
+  const f = sessionSettingsFindings(
+    input({ ".claude/settings.json": denyFile(deny) }, { secretFiles: [] }),
+  );
+  assert.deepEqual(missing(f), [ALL[0]]);
+  const ok = sessionSettingsFindings(
+    input({ ".claude/settings.json": denyFile(ALL) }, { secretFiles: [] }),
+  );
+  assert.deepEqual(ok, []);
+});
