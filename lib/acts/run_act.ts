@@ -394,3 +394,18 @@ export function runActWith(
 
 /** The run act (see the module doc), the entry's own timeout unbounded. */
 export const runAct: ActSpec<CommandRequestT, RunPlan, Ran, RunRequestResult> = runActWith({});
+
+/**
+ * The exit a run's result maps to, as the CLI's `run` maps it (a signal `-n` is `128 + n`).
+ *
+ * @example
+ * ```ts
+ * import { runExit } from "./run_act.ts";
+ * runExit(0); // 0
+ * runExit(-9); // 137
+ * runExit(null); // 1
+ * ```
+ */
+export function runExit(exit: number | null): number {
+  return exit === null ? 1 : exit < 0 ? 128 - exit : exit;
+}

@@ -5,7 +5,7 @@
  * @module
  */
 import { performAct } from "../acts/pipeline.ts";
-import { runAct } from "../acts/run_act.ts";
+import { runAct, runExit } from "../acts/run_act.ts";
 import { artifactOf, sessionOfCtx } from "./policy_ctx.ts";
 import { queueReason, relay } from "./queue_mode.ts";
 import type { RunRequestResult } from "../requests/request.ts";
@@ -58,7 +58,7 @@ export async function run(ctx: Ctx): Promise<Outcome> {
       (r.truncated ? "; output truncated at 256 KiB" : ""),
   );
   return {
-    exit: r.exit === null ? 1 : r.exit < 0 ? 128 - r.exit : r.exit,
+    exit: runExit(r.exit),
     json: { ok: r.exit === 0, ...r },
   };
 }

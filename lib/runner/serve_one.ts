@@ -21,7 +21,7 @@ import type { Policy } from "../policy/types.ts";
 import { applyAct } from "../acts/apply_act.ts";
 import { issueBriefDispatch } from "../acts/dispatch_act.ts";
 import { performAct } from "../acts/pipeline.ts";
-import { runAct, runActWith } from "../acts/run_act.ts";
+import { runAct, runActWith, runExit } from "../acts/run_act.ts";
 import { sessionOf } from "../acts/session.ts";
 import type { Channel } from "../queue/paths.ts";
 import {
@@ -90,11 +90,6 @@ function parseJson(bytes: Uint8Array): unknown {
   }
 }
 
-/** The exit a run's result maps to, as the CLI's `run` maps it. */
-export function runExit(exit: number | null): number {
-  return exit === null ? 1 : exit < 0 ? 128 - exit : exit;
-}
-
 async function act(
   s: RunnerState,
   req: QueueRequestT,
@@ -148,7 +143,15 @@ async function act(
   }
 }
 
-/** A refusal as a result carries it: the typed error's view, or INTERNAL for anything else. */
+/**
+ * A refusal as a result carries it: the typed error's view, or INTERNAL for anything else.
+ *
+ * @example
+ * ```ts
+ * import { errorView } from "./serve_one.ts";
+ * errorView(new Error("boom")).code; // "INTERNAL"
+ * ```
+ */
 export function errorView(e: unknown): JsonObject {
   if (e instanceof AgentTeamsError) return e.toJSON() as JsonObject;
   return {

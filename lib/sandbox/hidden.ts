@@ -15,7 +15,15 @@
 import { join } from "../fs/path.ts";
 import { QUEUE_DIR, STATE_DIR } from "../ledger/paths.ts";
 
-/** The directories hidden from everything the sandbox runs (missing ones are skipped later). */
+/**
+ * The directories hidden from everything the sandbox runs (missing ones are skipped later).
+ *
+ * @example
+ * ```ts
+ * import { hiddenFromConfined } from "./hidden.ts";
+ * hiddenFromConfined("/p", "/k").length; // 3
+ * ```
+ */
 export function hiddenFromConfined(root: string, keyDir: string): string[] {
   return [keyDir, join(root, STATE_DIR), join(root, QUEUE_DIR)];
 }
