@@ -17,7 +17,7 @@
  * @module
  */
 import { HOST_PROGRAMS } from "./host/programs.ts";
-import { KEY_ENV } from "./crypto/keys.ts";
+import { KEY_ENV, RUNNER_FORBIDDEN_ENV } from "./crypto/keys.ts";
 import { CHILD_ENV } from "./process/child_env.ts";
 import { GIT_CONFIG_ENV } from "./git/config_env.ts";
 import { PermissionLayerError } from "./errors.ts";
@@ -233,7 +233,14 @@ export function releaseFlags(): string[] {
     "/usr/local/bin/git",
     "/opt/homebrew/bin/git",
   ];
-  const env = expandEnvNames([...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, BROAD_OK_ENV]);
+  // The runner's forbidden key variables too: `serve` reads them to refuse to start with one set.
+  const env = expandEnvNames([
+    ...KEY_ENV,
+    ...RUNNER_FORBIDDEN_ENV,
+    ...CHILD_ENV,
+    ...GIT_CONFIG_ENV,
+    BROAD_OK_ENV,
+  ]);
   return [
     "--no-prompt",
     "--allow-read",

@@ -218,7 +218,7 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
     const policy = await completePolicy(root, briefPath, opts.env);
     // The pinned bytes are those the policy was read from: read again, they must not differ.
     checkPins(pins, readPins(pinAt), pinAt);
-    const state: RunnerState = { root, env: opts.env, home, key, seal, policy, briefPath, now };
+    const state: RunnerState = { root, env: opts.env, home, key, seal, policy, now };
     const started = now().toISOString();
     let serving: string | null = null;
     const status = () =>

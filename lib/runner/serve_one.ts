@@ -42,7 +42,6 @@ export interface RunnerState {
   readonly key: LedgerKey;
   readonly seal: SealPair;
   readonly policy: Policy;
-  readonly briefPath: string;
   readonly now: () => Date;
 }
 
@@ -64,6 +63,13 @@ function readRequest(path: string): { bytes: Uint8Array; mtime: number | null } 
     throw new QueueError(
       "REQUEST_INVALID",
       `the request is ${describeKind(st)}, not a regular file; refused`,
+    );
+  }
+  if ((st.nlink ?? 1) > 1) {
+    // A hard link could name a file the session cannot read (a key): it is never read.
+    throw new QueueError(
+      "REQUEST_INVALID",
+      `the request is a hard link (${st.nlink} names); refused unread`,
     );
   }
   if (st.size > MAX_REQUEST_BYTES) {
@@ -107,8 +113,9 @@ async function act(
     });
   switch (req.kind) {
     case "issue-dispatch": {
+      // The pinned policy, never the file as it is now: the brief is read once, at start.
       const d = await issueBriefDispatch(s.root, req.agent, () => s.key.hmac, {
-        brief: s.briefPath,
+        policy: s.policy,
         now: s.now,
       });
       return {
