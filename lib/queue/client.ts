@@ -13,7 +13,14 @@ import { type ExitCode, QueueError, RelayedError } from "../errors.ts";
 import { join } from "../fs/path.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { isQueueDir } from "./dirs.ts";
-import { type Channel, channelDir, isRequestId, newRequestId, queuePaths } from "./paths.ts";
+import {
+  type Channel,
+  channelDir,
+  isRequestId,
+  newRequestId,
+  queuePaths,
+  tempNameOf,
+} from "./paths.ts";
 import { MAX_RESULT_BYTES, type OpenedResult, openResult } from "./result.ts";
 import type { QueueRequestT } from "./request.ts";
 
@@ -58,7 +65,7 @@ export async function submitRequest(
   const bytes = new TextEncoder().encode(
     JSON.stringify({ ...request, reply_key: publicB64(pair.publicRaw) }),
   );
-  const tmp = join(dir, `.${id}.tmp`);
+  const tmp = join(dir, tempNameOf(id));
   const f = Deno.openSync(tmp, { write: true, createNew: true, mode: 0o600 });
   try {
     let off = 0;

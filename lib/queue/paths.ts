@@ -79,6 +79,7 @@ export function channelDir(paths: QueuePaths, channel: Channel): string {
 
 const ID = /^[0-9a-f]{32}$/;
 const NAME = /^[0-9a-f]{32}\.json$/;
+const TEMP = /^\.[0-9a-f]{32}\.tmp$/;
 
 /**
  * The id of a request file's name, or null for any other name (temp files included).
@@ -93,6 +94,33 @@ const NAME = /^[0-9a-f]{32}\.json$/;
  */
 export function idOfName(name: string): string | null {
   return NAME.test(name) ? name.slice(0, 32) : null;
+}
+
+/**
+ * Whether a name is a request still being written: the client's temporary `.<id>.tmp`.
+ *
+ * @example
+ * ```ts
+ * import { isTempName } from "./paths.ts";
+ * isTempName(".0123456789abcdef0123456789abcdef.tmp"); // true
+ * isTempName("notes.txt"); // false
+ * ```
+ */
+export function isTempName(name: string): boolean {
+  return TEMP.test(name);
+}
+
+/**
+ * The temporary name a request is written under before its rename.
+ *
+ * @example
+ * ```ts
+ * import { isTempName, tempNameOf } from "./paths.ts";
+ * isTempName(tempNameOf("0123456789abcdef0123456789abcdef")); // true
+ * ```
+ */
+export function tempNameOf(id: string): string {
+  return `.${id}.tmp`;
 }
 
 /**

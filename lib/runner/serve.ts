@@ -24,7 +24,14 @@ import { preflight } from "./preflight.ts";
 import { checkRunnerDirs, ensureRunnerDirs } from "../queue/dirs.ts";
 import { BEAT_EVERY_MS, writeStatus } from "../queue/liveness.ts";
 import { takeRunnerLock } from "../queue/lock.ts";
-import { type Channel, channelDir, idOfName, type QueuePaths, queuePaths } from "../queue/paths.ts";
+import {
+  type Channel,
+  channelDir,
+  idOfName,
+  isTempName,
+  type QueuePaths,
+  queuePaths,
+} from "../queue/paths.ts";
 import { checkPins, pinPaths, type Pins, readPins } from "../queue/pins.ts";
 import { replyKeyOf, resultText } from "../queue/result.ts";
 import { type RunnerState, serveClaimed } from "./serve_one.ts";
@@ -60,8 +67,11 @@ export interface ServeReport {
 }
 
 /** The requests waiting now, in serving order: the orchestrator's channel first, by name. */
-function pending(p: QueuePaths): { id: string; channel: Channel; name: string }[] {
-  const out: { id: string; channel: Channel; name: string }[] = [];
+function pending(
+  p: QueuePaths,
+): { queue: { id: string; channel: Channel; name: string }[]; strays: string[] } {
+  const queue: { id: string; channel: Channel; name: string }[] = [];
+  const strays: string[] = [];
   for (const channel of ["orchestrator", "mcp"] as const) {
     const dir = channelDir(p, channel);
     const names: string[] = [];
@@ -69,10 +79,12 @@ function pending(p: QueuePaths): { id: string; channel: Channel; name: string }[
     names.sort();
     for (const name of names) {
       const id = idOfName(name);
-      if (id !== null) out.push({ id, channel, name });
+      if (id !== null) queue.push({ id, channel, name });
+      // A request still being written (the client's temporary name) is no stray.
+      else if (!isTempName(name)) strays.push(join(dir, name));
     }
   }
-  return out;
+  return { queue, strays };
 }
 
 /**
@@ -292,11 +304,27 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
     );
     let served = 0;
     let refused = 0;
+    const strayed = new Set<string>();
     while (!opts.signal?.aborted) {
       checkRunnerDirs(paths);
       checkPins(pins, readPins(pinAt), pinAt);
       sweep(paths, now().getTime());
-      const queue = pending(paths);
+      const { queue, strays } = pending(paths);
+      for (const stray of strays) {
+        // Never served, never deleted (it is not the runner's to remove); recorded once.
+        if (strayed.has(stray)) continue;
+        strayed.add(stray);
+        await appendRow(root, key.hmac, {
+          action: "runner-request-refused",
+          id: null,
+          kind: null,
+          channel: stray.startsWith(paths.mcpRequests + "/") ? "mcp" : "orchestrator",
+          error: "REQUEST_INVALID",
+          reason: `${stray.slice(stray.lastIndexOf("/") + 1).slice(0, 100)} is not a request ` +
+            "name (32 lower-case hex + .json); not served",
+        }, { now });
+        opts.log(`agentteams serve: ${stray} is not a request name; not served (recorded)`);
+      }
       for (const r of queue) {
         if (opts.signal?.aborted) break;
         checkPins(pins, readPins(pinAt), pinAt);
