@@ -23,6 +23,14 @@
 
 import { SandboxError } from "../errors.ts";
 
+/**
+ * The variable that names, to the guard, the file bwrap's `--info-fd` writes (its PID namespace's
+ * init, as this side sees it): `executeRun` waits for that init to end, so nothing the command
+ * left running in the sandbox outlives the run (bwrap reports the command's exit before its
+ * namespace is gone). bwrap's `--clearenv` keeps it from the command.
+ */
+export const BWRAP_INFO_ENV = "AGENTTEAMS_BWRAP_INFO";
+
 /** `__NR_close` by `Deno.build.arch`. */
 const CLOSE_NR: Readonly<Record<string, number>> = { x86_64: 3, aarch64: 57 };
 
@@ -38,16 +46,22 @@ export const EXEC_GUARD_SCRIPT: string = [
   "closedir($d);",
   "syscall($close, $_ + 0) for @fds;",
   // Declared out here: a handle that goes out of scope is closed, before the exec.
-  "my (@seccomp, $r, $w);",
+  "my (@seccomp, $r, $w, @info, $i);",
+  `my $info = $ENV{${BWRAP_INFO_ENV}};`,
+  '$^F = 1 << 30 if $hex ne "" || defined $info;',
+  // bwrap writes its namespace's init pid here (O_WRONLY|O_CREAT|O_EXCL: never an existing path).
+  "if (defined $info) {",
+  '  sysopen($i, $info, 193, 0600) or die "agentteams exec guard: $info: $!\\n";',
+  '  @info = ("--info-fd", fileno($i));',
+  "}",
   'if ($hex ne "") {',
-  "  $^F = 1 << 30;",
   '  pipe($r, $w) or die "agentteams exec guard: pipe: $!\\n";',
   "  my $bpf = pack('H*', $hex);",
   '  syswrite($w, $bpf) == length($bpf) or die "agentteams exec guard: write: $!\\n";',
   "  close($w);",
   '  @seccomp = ("--seccomp", fileno($r));',
   "}",
-  'exec { $prog } $prog, @seccomp, @args or die "agentteams exec guard: exec $prog: $!\\n";',
+  'exec { $prog } $prog, @seccomp, @info, @args or die "agentteams exec guard: exec $prog: $!\\n";',
 ].join("\n");
 
 /** The programs and machine the guard is built for. */

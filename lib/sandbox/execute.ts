@@ -13,6 +13,7 @@
  */
 import { runProcess, type RunResult } from "../process/spawn.ts";
 import { confineArgv } from "./launch.ts";
+import { awaitNamespaceEnd } from "./namespace_end.ts";
 import type { ConfinementPlan } from "./plan.ts";
 import type { Backend } from "./decide.ts";
 import { prepareConfinement, type PrepareOptions } from "./prepare.ts";
@@ -48,6 +49,8 @@ export interface PreparedRun {
   readonly env: Readonly<Record<string, string>>;
   /** Where to spawn it. */
   readonly cwd: string;
+  /** Where bwrap writes its namespace's init pid (`null` unless bwrap runs it). */
+  readonly infoFile: string | null;
 }
 
 /**
@@ -73,11 +76,21 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
   if (spec.backend === "unconfined-opt-out") {
     const [program, ...args] = spec.argv;
     const cwd = spec.cwd === "." ? spec.project : `${spec.project}/${spec.cwd}`;
-    return { spec, plan: null, program, args, env, cwd };
+    return { spec, plan: null, program, args, env, cwd, infoFile: null };
   }
   const plan = prepareConfinement({ ...spec, env });
-  const cmd = confineArgv(plan, spec.backend);
-  return { spec, plan, program: cmd.program, args: cmd.args, env: cmd.env, cwd: cmd.cwd };
+  // Beside the run's private directory, in its 0700 parent (not bound writable in the sandbox).
+  const infoFile = spec.backend === "bwrap" ? `${spec.tmpdir}.bwrap-info` : null;
+  const cmd = confineArgv(plan, spec.backend, undefined, infoFile);
+  return {
+    spec,
+    plan,
+    program: cmd.program,
+    args: cmd.args,
+    env: cmd.env,
+    cwd: cmd.cwd,
+    infoFile,
+  };
 }
 
 /**
@@ -102,8 +115,16 @@ export async function executeRun(p: PreparedRun): Promise<ConfinedRunResult> {
       stdin: p.spec.stdin ?? null,
       timeoutMs: p.spec.timeoutMs,
     });
+    // Nothing the command left in its sandbox runs on past this point (nor writes after the
+    // run's after-snapshot).
+    if (p.infoFile !== null) await awaitNamespaceEnd(p.infoFile);
     return { ...r, backend: p.spec.backend };
   } finally {
+    if (p.infoFile !== null) {
+      try {
+        Deno.removeSync(p.infoFile);
+      } catch { /* read and removed, or never written */ }
+    }
     if (p.plan !== null) removeMaskPoints(p.plan);
   }
 }

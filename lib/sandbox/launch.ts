@@ -18,7 +18,7 @@
 
 import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH } from "../host/programs.ts";
 import { bwrapArgv } from "./bwrap.ts";
-import { guardedArgv } from "./exec_guard.ts";
+import { BWRAP_INFO_ENV, guardedArgv } from "./exec_guard.ts";
 import { commandFilter } from "./seccomp.ts";
 import type { Backend } from "./decide.ts";
 import type { ConfinementPlan } from "./plan.ts";
@@ -76,6 +76,7 @@ export function confineArgv(
   plan: ConfinementPlan,
   backend: Backend,
   programs: SandboxPrograms = DEFAULT_SANDBOX_PROGRAMS,
+  infoFile: string | null = null,
 ): ConfinedCommand {
   const env = Object.fromEntries(plan.env);
   if (backend === "bwrap") {
@@ -91,7 +92,11 @@ export function confineArgv(
     return {
       program,
       args,
-      env: { ...env, PERL_BADLANG: "0" },
+      env: {
+        ...env,
+        PERL_BADLANG: "0",
+        ...(infoFile !== null ? { [BWRAP_INFO_ENV]: infoFile } : {}),
+      },
       cwd: plan.cwd,
       backend,
       confined: true,
