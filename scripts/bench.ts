@@ -245,6 +245,14 @@ async function dispatch(project: string, env = envBase): Promise<string> {
   return new TextDecoder().decode(out.stdout).trim();
 }
 
+/** Writes a command request for `true` under `nonce`. */
+function writeTrueRequest(file: string, nonce: string): void {
+  Deno.writeTextFileSync(
+    file,
+    JSON.stringify({ kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "bench" }),
+  );
+}
+
 async function applySection(): Promise<void> {
   console.log("\n2. Proposals");
   for (const files of quick ? [1000] : [1000, 20_000]) {
@@ -322,17 +330,8 @@ async function runSection(): Promise<void> {
     env: Record<string, string>,
     target = "(target <= 1.5)",
   ): Promise<void> {
-    const nonce = await dispatch(dir, env);
     const file = `${work}/r.json`;
-    Deno.writeTextFileSync(
-      file,
-      JSON.stringify({
-        kind: "command-request",
-        dispatch: nonce,
-        argv: ["true"],
-        purpose: "bench",
-      }),
-    );
+    writeTrueRequest(file, await dispatch(dir, env));
     const runArgs = ["run", file, "--unconfined", "--project", dir];
     const args = cli(runArgs);
     const bundled = cli(runArgs, `${bundleDir}/main.js`);
@@ -528,15 +527,7 @@ async function runnerSection(): Promise<void> {
       if (uses + 2 > 25) {
         const nonce = await dispatch(dir);
         if (!/^[0-9a-f]{32}$/.test(nonce)) throw new Error(`dispatch printed ${nonce}`);
-        Deno.writeTextFileSync(
-          file,
-          JSON.stringify({
-            kind: "command-request",
-            dispatch: nonce,
-            argv: ["true"],
-            purpose: "bench",
-          }),
-        );
+        writeTrueRequest(file, nonce);
         uses = 0;
       }
       const first = i % 2 === 0 ? q : d;
