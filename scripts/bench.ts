@@ -13,7 +13,7 @@
  *    100k-row ledger, which the ledger guard reads before and after the command.
  * 4. Confinement: `true` under the project's bwrap plan vs bare `bwrap --ro-bind / / true` vs
  *    plain `true`.
- * 5. Runner: whole-process `run` of `true` through the queue (a live `agentteams serve`) against
+ * 6. Runner: whole-process `run` of `true` through the queue (a live `agentteams serve`) against
  *    the same artifact run `--direct` in the same project with the same key, rounds interleaved;
  *    and the runner's pickup latency (claim time minus the request file's mtime, as the runner
  *    reports it in `queue_wait_ms`) over 200 sequential requests, median and p95.
@@ -498,7 +498,7 @@ async function startRunner(dir: string): Promise<{ stop: () => Promise<void> }> 
 }
 
 async function runnerSection(): Promise<void> {
-  console.log("\n5. Runner (queue mode and direct mode interleaved, round by round)");
+  console.log("\n6. Runner (queue mode and direct mode interleaved, round by round)");
   const dir = makeRepo("runner", 100, {
     project_goal: "bench",
     write_policy: "orchestrator-only",
