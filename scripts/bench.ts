@@ -448,7 +448,10 @@ async function confineSection(): Promise<void> {
   );
 }
 
-/** A runner (`agentteams serve`) in the background, launched with the flags `permissions serve` prints. */
+/**
+ * A runner (`agentteams serve`) in the background, launched with the flags `permissions serve`
+ * prints.
+ */
 async function startRunner(dir: string): Promise<{ stop: () => Promise<void> }> {
   const perm = await new Deno.Command(deno, {
     args: cli(["permissions", "serve", "--project", dir]),
