@@ -17,7 +17,12 @@
  *    settings) against a floor of one bare Deno start + one bare bwrap; the settings check alone
  *    against reading the same file with the one JSON reader (positions kept), which it must do.
  *
- * Usage: deno task bench [--quick] [--only=ledger|apply|run|confine|doctor] [--keep]
+ * 6. Runner: whole-process `run` of `true` through the queue (a live `agentteams serve`) against
+ *    the same artifact run `--direct` in the same project with the same key, rounds interleaved;
+ *    and the runner's pickup latency (claim time minus the request file's mtime, as the runner
+ *    reports it in `queue_wait_ms`) over 200 sequential requests, median and p95.
+ *
+ * Usage: deno task bench [--quick] [--only=ledger|apply|run|confine|doctor|runner] [--keep]
  * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
  * @module
@@ -39,6 +44,11 @@ import {
   removeMaskPoints,
   removePrivateTmpdir,
 } from "../lib/sandbox/run_dir.ts";
+import { readRunnerPublicText } from "../lib/crypto/keys.ts";
+import { sealPublicFromPem } from "../lib/crypto/seal.ts";
+import { submitRequest, waitForResult } from "../lib/queue/client.ts";
+import { liveRunner } from "../lib/queue/liveness.ts";
+import { queuePaths } from "../lib/queue/paths.ts";
 
 const quick = Deno.args.includes("--quick");
 const keep = Deno.args.includes("--keep");
@@ -55,6 +65,12 @@ function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** The nearest-rank percentile `q` (0..1) of `xs`. */
+function percentile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.max(0, Math.ceil(q * s.length) - 1)];
 }
 
 function fmt(ms: number): string {
@@ -235,6 +251,14 @@ async function dispatch(project: string, env = envBase): Promise<string> {
   return new TextDecoder().decode(out.stdout).trim();
 }
 
+/** Writes a command request for `true` under `nonce`. */
+function writeTrueRequest(file: string, nonce: string): void {
+  Deno.writeTextFileSync(
+    file,
+    JSON.stringify({ kind: "command-request", dispatch: nonce, argv: ["true"], purpose: "bench" }),
+  );
+}
+
 async function applySection(): Promise<void> {
   console.log("\n2. Proposals");
   for (const files of quick ? [1000] : [1000, 20_000]) {
@@ -312,17 +336,8 @@ async function runSection(): Promise<void> {
     env: Record<string, string>,
     target = "(target <= 1.5)",
   ): Promise<void> {
-    const nonce = await dispatch(dir, env);
     const file = `${work}/r.json`;
-    Deno.writeTextFileSync(
-      file,
-      JSON.stringify({
-        kind: "command-request",
-        dispatch: nonce,
-        argv: ["true"],
-        purpose: "bench",
-      }),
-    );
+    writeTrueRequest(file, await dispatch(dir, env));
     const runArgs = ["run", file, "--unconfined", "--project", dir];
     const args = cli(runArgs);
     const bundled = cli(runArgs, `${bundleDir}/main.js`);
@@ -491,6 +506,151 @@ async function doctorSection(): Promise<void> {
   );
 }
 
+/**
+ * A runner (`agentteams serve`) in the background, launched with the flags `permissions serve`
+ * prints.
+ */
+async function startRunner(dir: string): Promise<{ stop: () => Promise<void> }> {
+  const perm = await new Deno.Command(deno, {
+    args: cli(["permissions", "serve", "--project", dir]),
+    env: envBase,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const line = new TextDecoder().decode(perm.stdout).trim();
+  if (perm.code !== 0 || line === "") {
+    throw new Error(`permissions serve: ${new TextDecoder().decode(perm.stderr)}`);
+  }
+  // bash only parses the printed (shell-quoted) line; exec makes the child the runner itself.
+  const child = new Deno.Command("bash", {
+    args: ["-c", `exec ${line}`],
+    env: envBase,
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let log = "";
+  const drained = (async () => {
+    for await (const c of child.stderr.pipeThrough(new TextDecoderStream())) log += c;
+  })();
+  let exited = false;
+  const status = child.status.then((s) => {
+    exited = true;
+    return s;
+  });
+  const runnerJson = queuePaths(dir).runnerJson;
+  const deadline = Date.now() + 60_000;
+  while (!liveRunner(runnerJson, new Date())) {
+    if (exited || Date.now() > deadline) {
+      if (!exited) child.kill("SIGTERM");
+      await status;
+      await drained;
+      throw new Error(`the runner did not start:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    stop: async () => {
+      if (!exited) child.kill("SIGTERM");
+      const s = await status;
+      await drained;
+      if (s.code !== 0) throw new Error(`the runner exited ${s.code}:\n${log}`);
+    },
+  };
+}
+
+async function runnerSection(): Promise<void> {
+  console.log("\n6. Runner (queue mode and direct mode interleaved, round by round)");
+  const dir = makeRepo("runner", 100, {
+    project_goal: "bench",
+    write_policy: "orchestrator-only",
+    privilege_profile: "confined",
+    agent_policies: {
+      worker: { write_scopes: ["src/"], commands: [{ prefix: ["true"] }] },
+    },
+    confined_programs: { worker: { exec: ["/usr/bin", "/bin"], write: ["src"] } },
+  });
+  // The runner rewrites .agentteams-status/runner.json every 3 s; a beat that falls inside a
+  // command's run shows in the run's git status as an undeclared write (exit 3, in both modes).
+  // Until the snapshot leaves the runner's folders out, the bench project ignores them.
+  Deno.writeTextFileSync(`${dir}/.git/info/exclude`, ".agentteams-status/\n.agentteams-queue/\n");
+  const runner = await startRunner(dir);
+  try {
+    // (a) One round: `run` through the queue and `run --direct`, the order alternating. A
+    // dispatch allows 25 uses; a new one (itself queued) is issued before they run out.
+    const rounds = quick ? 5 : 21;
+    const file = `${work}/runner-r.json`;
+    let uses = 25;
+    const queued: number[] = [];
+    const direct: number[] = [];
+    const q = cli(["run", file, "--project", dir]);
+    const d = cli(["run", file, "--direct", "--project", dir]);
+    for (let i = 0; i < rounds + 1; i++) {
+      if (uses + 2 > 25) {
+        const nonce = await dispatch(dir);
+        if (!/^[0-9a-f]{32}$/.test(nonce)) throw new Error(`dispatch printed ${nonce}`);
+        writeTrueRequest(file, nonce);
+        uses = 0;
+      }
+      const first = i % 2 === 0 ? q : d;
+      const second = i % 2 === 0 ? d : q;
+      const a = await timeCmd(deno, first, { env: envBase, runs: 1 });
+      const b = await timeCmd(deno, second, { env: envBase, runs: 1 });
+      uses += 2;
+      if (i === 0) continue; // the warm-up round
+      queued.push(first === q ? a : b);
+      direct.push(first === q ? b : a);
+    }
+    const fl = median(direct);
+    row("run true --direct (confined), same project and key", fmt(fl));
+    row(
+      "run true through the queue (live runner), whole process",
+      fmt(median(queued)),
+      `${(median(queued) / fl).toFixed(2)}x direct (target <= 1.5)`,
+    );
+
+    // (b) Pickup: verify-ledger requests written in-process one at a time (the queue never backs
+    // up); the runner reports each claim's delay after the request file's mtime.
+    const runnerPublic = await sealPublicFromPem(readRunnerPublicText(envBase));
+    const n = quick ? 50 : 200;
+    const waits: number[] = [];
+    const trips: number[] = [];
+    const submits: number[] = [];
+    for (let i = 0; i < n + 1; i++) {
+      const t = performance.now();
+      const s = await submitRequest(dir, { kind: "verify-ledger" });
+      const submitted = performance.now() - t;
+      const r = await waitForResult(dir, s, { timeoutMs: 30_000, runnerPublic });
+      const trip = performance.now() - t;
+      if (!r.body.ok || r.body.queue_wait_ms === null) {
+        throw new Error(`verify-ledger through the queue: ${JSON.stringify(r.body)}`);
+      }
+      if (i === 0) continue; // the warm-up request
+      waits.push(r.body.queue_wait_ms);
+      trips.push(trip);
+      submits.push(submitted);
+    }
+    row(
+      `runner pickup (claim - request mtime), ${n} requests`,
+      fmt(median(waits)),
+      `p95 ${fmt(percentile(waits, 0.95))} (target p95 < 50 ms); max ${fmt(Math.max(...waits))}`,
+    );
+    // The mtime is the request's last write, before its fsync and rename: the pickup figure
+    // holds the requester's fsync too (at most the whole submit).
+    row(
+      "  of which at most the submit (write, fsync, rename)",
+      fmt(median(submits)),
+      `p95 ${fmt(percentile(submits, 0.95))}`,
+    );
+    row(
+      "  in-process submit to opened result (verify-ledger)",
+      fmt(median(trips)),
+      `p95 ${fmt(percentile(trips, 0.95))}`,
+    );
+  } finally {
+    await runner.stop();
+  }
+}
+
 console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${new Date().toISOString()}`);
 try {
   await initKeys();
@@ -499,6 +659,7 @@ try {
   if (want("run")) await runSection();
   if (want("confine")) await confineSection();
   if (want("doctor")) await doctorSection();
+  if (want("runner")) await runnerSection();
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
   else Deno.removeSync(work, { recursive: true });

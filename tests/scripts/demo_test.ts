@@ -31,6 +31,9 @@ Deno.test("scripts/demo passes from a clean clone with no deno on PATH", async (
     const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
     assert.equal(out.code, 0, text.slice(-3000));
     assert.match(text, /running exactly that line:\n\s+ok: \d+ rows verify/);
+    // The runner's section: the nonce in no file, a refusal relayed through the queue.
+    assert.match(text, /no match: the nonce travels only inside the box/);
+    assert.match(text, /agentteams apply: refused: STALE_BASE: src\/app\.py changed/);
     assert.match(text, /Done\./);
   } finally {
     await Deno.remove(dir, { recursive: true });
