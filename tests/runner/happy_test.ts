@@ -20,6 +20,7 @@ import {
   permissionsArgs,
   resultOf,
   runnerBrief,
+  sleep,
   verifyDirect,
   withRunner,
   worldEnv,
@@ -158,6 +159,21 @@ Deno.test("runner happy paths: dispatch, apply, run, ledger verify through queue
         assert.equal(qj.ok, true);
         assert.deepEqual(qj.problems, []);
       });
+
+      await t.step(
+        "a run that spans the runner's beat (and a request arriving meanwhile) is no undeclared write of the command",
+        async () => {
+          // The runner rewrites .agentteams-status/runner.json every 3 s, and sessions write
+          // requests into .agentteams-queue/ at any time: neither is the command's doing.
+          const slow = w.run({ argv: ["sleep", "4"] }, { nonce });
+          await sleep(1500);
+          const meanwhile = await w.run({ argv: ["true"] }, { nonce });
+          const r = await slow;
+          assert.equal(r.code, 0, r.stderr);
+          assert.doesNotMatch(r.stderr, /UNDECLARED_WRITES/);
+          assert.equal(meanwhile.code, 0, meanwhile.stderr);
+        },
+      );
 
       await t.step("two waiting CLIs at once each get their own result", async () => {
         const [a, b] = await Promise.all([
