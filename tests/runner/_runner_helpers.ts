@@ -271,10 +271,40 @@ export function requestId(prefix = ""): string {
   return (prefix + hex).slice(0, 32);
 }
 
+/** A request's bytes made by hand (not yet in the queue), with its id and reply pair. */
+export interface MadeRequest {
+  readonly id: string;
+  readonly pair: SealPair;
+  readonly bytes: Uint8Array;
+  readonly sha256: string;
+}
+
 /**
- * Writes a request into the queue by hand: `body` (with the reply key of a fresh pair added
- * unless `replyKey: false`) as JSON, or raw bytes; through a temp name then a rename unless
- * `direct` (a half-written file under its final name).
+ * A request's bytes: `body` (with the reply key of a fresh pair added unless `replyKey: false`)
+ * as JSON, or raw bytes.
+ */
+export async function makeRequest(
+  body: Record<string, unknown> | Uint8Array,
+  opts: { id?: string; replyKey?: boolean } = {},
+): Promise<MadeRequest> {
+  const id = opts.id ?? requestId();
+  const pair = await generateSealPair();
+  const bytes = body instanceof Uint8Array ? body : enc.encode(JSON.stringify(
+    opts.replyKey === false ? body : { ...body, reply_key: publicB64(pair.publicRaw) },
+  ));
+  return { id, pair, bytes, sha256: sha256(bytes) };
+}
+
+/** The queue path of a request id in a channel. */
+export function queuedPath(w: World, id: string, channel: "orchestrator" | "mcp" = "orchestrator") {
+  const p = queuePaths(w.project);
+  return join(channel === "mcp" ? p.mcpRequests : p.requests, `${id}.json`);
+}
+
+/**
+ * Writes a request into the queue by hand ({@link makeRequest}): through a temp name outside the
+ * queue then a rename, unless `direct` (written in place under its final name: a half-written
+ * file when the bytes are cut).
  */
 export async function handRequest(
   w: World,
@@ -282,21 +312,15 @@ export async function handRequest(
   opts: { channel?: "orchestrator" | "mcp"; id?: string; replyKey?: boolean; direct?: boolean } =
     {},
 ): Promise<HandRequest> {
-  const p = queuePaths(w.project);
-  const dir = opts.channel === "mcp" ? p.mcpRequests : p.requests;
-  const id = opts.id ?? requestId();
-  const pair = await generateSealPair();
-  const bytes = body instanceof Uint8Array ? body : enc.encode(JSON.stringify(
-    opts.replyKey === false ? body : { ...body, reply_key: publicB64(pair.publicRaw) },
-  ));
-  const path = join(dir, `${id}.json`);
-  if (opts.direct) Deno.writeFileSync(path, bytes);
+  const m = await makeRequest(body, opts);
+  const path = queuedPath(w, m.id, opts.channel);
+  if (opts.direct) Deno.writeFileSync(path, m.bytes);
   else {
-    const tmp = join(w.scratch, `${id}.tmp`);
-    Deno.writeFileSync(tmp, bytes);
+    const tmp = join(w.scratch, `${m.id}.tmp`);
+    Deno.writeFileSync(tmp, m.bytes);
     Deno.renameSync(tmp, path);
   }
-  return { id, pair, sha256: sha256(bytes), path };
+  return { id: m.id, pair: m.pair, sha256: m.sha256, path };
 }
 
 /** The result file path of a request id. */
@@ -334,7 +358,7 @@ export function resultCode(o: OpenedResult): string | null {
 }
 
 /** The project's paths that change whenever the runner serves anything at all. */
-function churn(w: World): (path: string) => boolean {
+export function ignoredByState(w: World): (path: string) => boolean {
   const p = queuePaths(w.project);
   const moving = [
     p.runnerJson,
@@ -353,7 +377,7 @@ function churn(w: World): (path: string) => boolean {
  * results' entries, checked by name).
  */
 export function projectState(w: World): TreeSnapshot {
-  return snapshotTreeSync([w.project, w.home, w.keyDir], churn(w));
+  return snapshotTreeSync([w.project, w.home, w.keyDir], ignoredByState(w));
 }
 
 /** Ledger rows (parsed) of the world's project. */
