@@ -296,7 +296,11 @@ export async function makeRequest(
 }
 
 /** The queue path of a request id in a channel. */
-export function queuedPath(w: World, id: string, channel: "orchestrator" | "mcp" = "orchestrator") {
+export function queuedPath(
+  w: World,
+  id: string,
+  channel: "orchestrator" | "mcp" = "orchestrator",
+): string {
   const p = queuePaths(w.project);
   return join(channel === "mcp" ? p.mcpRequests : p.requests, `${id}.json`);
 }

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sha256 } from "../_helpers/mod.ts";
-import { jsonOut, withWorld, type World } from "../e2e/_run_helpers.ts";
+import { jsonOut, shScript, withWorld, type World } from "../e2e/_run_helpers.ts";
 import { queuePaths } from "../../lib/queue/paths.ts";
 import {
   allowList,
@@ -57,7 +57,8 @@ function masked(s: string): string {
 
 Deno.test("runner happy paths: dispatch, apply, run, ledger verify through queue mode match direct mode", async (t) => {
   await withWorld("rq-happy", {
-    brief: (p) => runnerBrief(p),
+    brief: (p) => runnerBrief(p, [{ prefix: [join(p.scripts, "exit-seven")] }]),
+    scripts: { "exit-seven": shScript("echo 'to stdout'\necho 'to stderr' >&2\nexit 7") },
     files: { "src/a.txt": "hello\n", "src/b.txt": "hello\n", "README.md": "r\n" },
   }, async (w) => {
     await withRunner(w, async () => {
@@ -85,6 +86,16 @@ Deno.test("runner happy paths: dispatch, apply, run, ledger verify through queue
           assert.ok(rows.includes("runner-request"), JSON.stringify(rows));
         },
       );
+
+      await t.step("dispatch --json: the same shape as direct mode", async () => {
+        const q = await w.cli(["dispatch", "--agent", "worker", ...P, "--json"]);
+        const d = await w.cli(["dispatch", "--agent", "worker", ...P, "--json", "--direct"]);
+        assert.equal(q.code, 0, q.stderr);
+        assert.equal(d.code, 0, d.stderr);
+        const qj = jsonOut(q);
+        assert.deepEqual(shape(qj), shape(jsonOut(d)));
+        assert.match(String(qj.nonce), /^[0-9a-f]{32}$/);
+      });
 
       await t.step(
         "the nonce never shows in clear in the status folder: it travels inside the box",
@@ -124,6 +135,14 @@ Deno.test("runner happy paths: dispatch, apply, run, ledger verify through queue
           assert.equal(qf.code, 1, qf.stderr);
           assert.equal(qf.code, df.code);
           assert.equal(qf.stdout, df.stdout);
+          const seven = join(w.scripts, "exit-seven");
+          const q7 = await w.run({ argv: [seven] }, { nonce });
+          const d7 = await w.run({ argv: [seven] }, { nonce, flags: ["--direct"] });
+          assert.equal(q7.code, 7, q7.stderr);
+          assert.equal(d7.code, 7, d7.stderr);
+          assert.equal(q7.stdout, "to stdout\n");
+          assert.equal(q7.stdout, d7.stdout);
+          assert.match(q7.stderr, /to stderr/);
           const qj = jsonOut(await w.run({ argv: ["echo", "j"] }, { nonce, flags: ["--json"] }));
           const dj = jsonOut(
             await w.run({ argv: ["echo", "j"] }, { nonce, flags: ["--json", "--direct"] }),
