@@ -16,6 +16,7 @@ import {
   exists as present,
   MAIN_TS,
   runCli,
+  runDeno,
   type RunResult,
   sha256,
   snapshotTreeSync,
@@ -210,22 +211,11 @@ export async function serveToEnd(
   extra: string[] = [],
 ): Promise<RunResult> {
   const args = await permissionsArgs(w, ["serve", "--project", w.project]);
-  const out = await new Deno.Command(DENO, {
-    args: [...args, ...extra],
+  return await runDeno([...args, ...extra], {
+    env: { ...w.env, ...env },
     cwd: w.dir,
-    clearEnv: true,
-    env: worldEnv(w, env),
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(60_000),
-  }).output();
-  return {
-    code: out.code,
-    signal: out.signal,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-  };
+    hangGuardMs: 60_000,
+  });
 }
 
 /** Runs the CLI in the world with `input` on stdin (for `agentteams wait`). */

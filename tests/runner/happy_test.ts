@@ -23,9 +23,8 @@ import {
   sleep,
   verifyDirect,
   withRunner,
-  worldEnv,
 } from "./_runner_helpers.ts";
-import { DENO } from "../_helpers/mod.ts";
+import { runDeno } from "../_helpers/mod.ts";
 
 /** A change proposal file (outside the project) for `rel`, whose current text is `old`. */
 async function proposal(w: World, nonce: string, rel: string, old: string, content: string) {
@@ -229,19 +228,10 @@ Deno.test("runner happy paths: dispatch, apply, run, ledger verify through queue
           );
           assert.deepEqual(inKeyDir, [join(w.keyDir, "runner-x25519.pub.pem")]);
           assert.deepEqual(allowList(args, "write").filter((e) => grantCovers(e, w.keyDir)), []);
-          const out = await new Deno.Command(DENO, {
-            args,
-            cwd: w.dir,
-            clearEnv: true,
-            env: worldEnv(w),
-            stdin: "null",
-            stdout: "piped",
-            stderr: "piped",
-            signal: AbortSignal.timeout(120_000),
-          }).output();
-          const stderr = new TextDecoder().decode(out.stderr);
+          const out = await runDeno(args, { env: w.env, cwd: w.dir });
+          const stderr = out.stderr;
           assert.equal(out.code, 0, stderr);
-          const printed = new TextDecoder().decode(out.stdout).trim();
+          const printed = out.stdout.trim();
           assert.match(printed, /^[0-9a-f]{32}$/);
           assert.doesNotMatch(stderr, /warning: launched with broad/);
           // The nonce works.

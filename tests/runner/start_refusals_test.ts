@@ -51,32 +51,34 @@ Deno.test("serve refuses to start: key custody and the environment, before anyth
       }
     });
 
-    await t.step("a ledger key file 0644: KEY_CUSTODY, nothing created", async () => {
-      Deno.chmodSync(key, 0o644);
-      try {
-        const before = whole(w);
-        const r = await serveToEnd(w);
-        assertCliRefused(r, "serve", "KEY_CUSTODY", 1);
-        assertSameTree(before, whole(w), "after serve with a 0644 key");
-      } finally {
-        Deno.chmodSync(key, 0o600);
-      }
-    });
-
-    await t.step("a ledger key file that is a symlink: KEY_CUSTODY, nothing created", async () => {
-      const real = join(w.scratch, "real.key");
-      Deno.renameSync(key, real);
-      Deno.symlinkSync(real, key);
-      try {
-        const before = whole(w);
-        const r = await serveToEnd(w);
-        assertCliRefused(r, "serve", "KEY_CUSTODY", 1);
-        assertSameTree(before, whole(w), "after serve with a symlinked key");
-      } finally {
+    const real = join(w.scratch, "real.key");
+    const custody: [string, () => void, () => void][] = [
+      [
+        "a ledger key file 0644",
+        () => Deno.chmodSync(key, 0o644),
+        () => Deno.chmodSync(key, 0o600),
+      ],
+      ["a ledger key file that is a symlink", () => {
+        Deno.renameSync(key, real);
+        Deno.symlinkSync(real, key);
+      }, () => {
         Deno.removeSync(key);
         Deno.renameSync(real, key);
-      }
-    });
+      }],
+    ];
+    for (const [what, spoil, mend] of custody) {
+      await t.step(`${what}: KEY_CUSTODY, nothing created`, async () => {
+        spoil();
+        try {
+          const before = whole(w);
+          const r = await serveToEnd(w);
+          assertCliRefused(r, "serve", "KEY_CUSTODY", 1);
+          assertSameTree(before, whole(w), `after serve with ${what}`);
+        } finally {
+          mend();
+        }
+      });
+    }
 
     await t.step("the runner's X25519 secret 0644: KEY_CUSTODY, no request served", async () => {
       const seal = join(w.keyDir, "runner-x25519.pem");
