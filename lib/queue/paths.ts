@@ -64,7 +64,15 @@ export function queuePaths(root: string): QueuePaths {
   };
 }
 
-/** The directory of a channel. */
+/**
+ * The directory of a channel.
+ *
+ * @example
+ * ```ts
+ * import { channelDir, queuePaths } from "./paths.ts";
+ * channelDir(queuePaths("/p"), "mcp"); // "/p/.agentteams-queue/mcp-requests"
+ * ```
+ */
 export function channelDir(paths: QueuePaths, channel: Channel): string {
   return channel === "orchestrator" ? paths.requests : paths.mcpRequests;
 }

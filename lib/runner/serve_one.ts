@@ -90,7 +90,18 @@ function parseJson(bytes: Uint8Array): unknown {
   }
 }
 
-/** The exit a run's result maps to, as the CLI's `run` maps it. */
+/**
+ * The exit a run's result maps to, as the CLI's `run` maps it: its own, 1 when it has none, 128
+ * plus the signal for one a signal ended (given negative).
+ *
+ * @example
+ * ```ts
+ * import { runExit } from "./serve_one.ts";
+ * runExit(7); // 7
+ * runExit(null); // 1
+ * runExit(-15); // 143
+ * ```
+ */
 export function runExit(exit: number | null): number {
   return exit === null ? 1 : exit < 0 ? 128 - exit : exit;
 }
@@ -148,7 +159,17 @@ async function act(
   }
 }
 
-/** A refusal as a result carries it: the typed error's view, or INTERNAL for anything else. */
+/**
+ * A refusal as a result carries it: the typed error's view, or INTERNAL for anything else.
+ *
+ * @example
+ * ```ts
+ * import { errorView } from "./serve_one.ts";
+ * import { QueueError } from "../errors.ts";
+ * errorView(new QueueError("REQUEST_INVALID", "the request is invalid")).code; // "REQUEST_INVALID"
+ * errorView(new Error("boom")).family; // "internal"
+ * ```
+ */
 export function errorView(e: unknown): JsonObject {
   if (e instanceof AgentTeamsError) return e.toJSON() as JsonObject;
   return {
