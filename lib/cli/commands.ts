@@ -241,7 +241,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "queue an artifact for the runner; prints its id and the ticket `wait` needs",
     positionals: [{ name: "FILE", required: true }],
     flags: [{ name: "dry-run", kind: "bool", help: "the runner checks only; changes nothing" }],
-    env: [],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
     built: true,
     needs: async (ctx) => {
       const q = (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx);

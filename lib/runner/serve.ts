@@ -102,9 +102,14 @@ function claim(p: QueuePaths, channel: Channel, name: string): string | null {
   }
 }
 
+/**
+ * Removes an entry of the queue, the results or the claimed folder. A session may have put a
+ * directory with entries there under a request's or an ack's name: it goes whole (recursive
+ * removal does not follow symlinks), so the loop does not stop on ENOTEMPTY.
+ */
 function removeQuietly(path: string): void {
   try {
-    Deno.removeSync(path);
+    Deno.removeSync(path, { recursive: true });
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
