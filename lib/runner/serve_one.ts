@@ -43,6 +43,8 @@ export interface RunnerState {
   readonly seal: SealPair;
   readonly policy: Policy;
   readonly now: () => Date;
+  /** The tool-server channel's command timeout cap in seconds (default {@link MCP_TIMEOUT_CAP_S}). */
+  readonly mcpTimeoutCapS?: number;
 }
 
 /** A served request's result, ready to seal. */
@@ -51,8 +53,6 @@ export interface Served {
   readonly secret: JsonObject | null;
   readonly replyKey: Uint8Array | null;
 }
-
-const mcpRun = runActWith({ timeoutCap: MCP_TIMEOUT_CAP_S });
 
 /** One message for every nonce problem on the tool-server channel: it is no nonce oracle. */
 export const MCP_NONCE_MESSAGE = "the dispatch does not authorize this request for this agent";
@@ -137,7 +137,10 @@ async function act(
         }
         artifact = { ...artifact, agent: req.via_agent };
       }
-      const r = await performAct(session(), channel === "mcp" ? mcpRun : runAct, artifact, {
+      const spec = channel === "mcp"
+        ? runActWith({ timeoutCap: s.mcpTimeoutCapS ?? MCP_TIMEOUT_CAP_S })
+        : runAct;
+      const r = await performAct(session(), spec, artifact, {
         dryRun: req.dry_run === true,
       });
       return { result: r as unknown as JsonObject, secret: null, exit: runExit(r.exit) };

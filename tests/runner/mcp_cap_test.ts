@@ -1,0 +1,62 @@
+/**
+ * The tool-server channel caps a command's timeout (120 s in the runner): a command whose entry
+ * allows far more is stopped at the cap, recorded as a timeout. Served in process through the
+ * runner's own `serveClaimed`, with the cap lowered to 1 s so the test need not wait two minutes;
+ * the same request on the orchestrator's channel runs to its end.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
+import { completePolicy } from "../../lib/acts/session.ts";
+import { MCP_TIMEOUT_CAP_S } from "../../lib/queue/request.ts";
+import { type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
+import { withWorld } from "../e2e/_run_helpers.ts";
+import { makeRequest, runnerBrief } from "./_runner_helpers.ts";
+
+Deno.test("the tool-server channel stops a command at its cap; the orchestrator's runs it out", async () => {
+  assert.equal(MCP_TIMEOUT_CAP_S, 120);
+  await withWorld("rq-mcp-cap", {
+    // `sleep N` under the entry's default timeout (600 s).
+    brief: (p) => runnerBrief(p),
+  }, async (w) => {
+    const env: Record<string, string> = { ...w.env, PATH: "/usr/bin:/bin" };
+    const state: RunnerState = {
+      root: w.project,
+      env,
+      home: env.HOME,
+      key: loadLedgerKey({ env, mode: "runner" }),
+      seal: await runnerSealPair(env),
+      policy: await completePolicy(w.project, join(w.project, "agentteams.jsonc"), env),
+      now: () => new Date(),
+      mcpTimeoutCapS: 1,
+    };
+    // Issued with the store's own primitive: the brief says orchestrator-only, and no runner runs.
+    const nonce = await w.dispatchBeforeBriefChanged("worker");
+    const artifact = {
+      kind: "command-request",
+      dispatch: nonce,
+      argv: ["sleep", "2"],
+      purpose: "outlive the cap",
+    };
+    const serve = async (channel: "mcp" | "orchestrator") => {
+      const m = await makeRequest({
+        kind: "run-request",
+        artifact,
+        ...(channel === "mcp" ? { via_agent: "worker" } : { dry_run: false }),
+      });
+      const path = join(w.dir, `${m.id}.json`);
+      Deno.writeFileSync(path, m.bytes);
+      return await serveClaimed(state, path, m.id, channel);
+    };
+    const capped = await serve("mcp");
+    assert.equal(capped.body.ok, false);
+    assert.equal(capped.body.error?.code, "TIMEOUT", JSON.stringify(capped.body.error));
+    assert.equal(capped.body.exit, 3);
+    assert.match(String(capped.body.error?.message), /1-second timeout/);
+    assert.equal(w.rows().at(-1)?.action, "run-request-timeout");
+    const full = await serve("orchestrator");
+    assert.equal(full.body.ok, true, JSON.stringify(full.body.error));
+    assert.equal(full.body.exit, 0);
+    assert.equal(w.rows().at(-1)?.action, "run-request");
+  });
+});
