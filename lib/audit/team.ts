@@ -166,8 +166,17 @@ function depth(rel: string): number {
   return rel.split("/").length;
 }
 
-/** The exempt orchestrator files: per framework and exempt slug, the single shallowest copy. */
-function exemptFiles(entries: readonly AuditEntry[]): Set<string> {
+/**
+ * The exempt orchestrator files: per framework and exempt slug, the single shallowest copy (on
+ * Codex only when its TOML `name` is `orchestrator` too).
+ *
+ * @example
+ * ```ts
+ * import { exemptFiles } from "./team.ts";
+ * exemptFiles([{ rel: ".claude/agents/orchestrator.md", state: "text", text: "" }]).size; // 1
+ * ```
+ */
+export function exemptFiles(entries: readonly AuditEntry[]): Set<string> {
   const groups = new Map<string, AuditEntry[]>();
   for (const e of entries) {
     const kind = e.kind ?? kindOfPath(e.rel);
@@ -198,7 +207,15 @@ function exemptFiles(entries: readonly AuditEntry[]): Set<string> {
   return out;
 }
 
-/** The deny rules the Claude project settings should carry under the switch. */
+/**
+ * The deny rules the Claude project settings should carry under the switch.
+ *
+ * @example
+ * ```ts
+ * import { requiredDenyRules } from "./team.ts";
+ * requiredDenyRules()[1]; // "Read(.agentteams/**)"
+ * ```
+ */
 export function requiredDenyRules(keyDirRule = "~/.config/agentteams/keys/**"): string[] {
   return [
     `Read(${keyDirRule})`,

@@ -20,6 +20,7 @@ import { normalizeArgv, parseArgs } from "./args.ts";
 import { inert, oneLine } from "./terminal.ts";
 import { earlierOutcome, earlierOutputFlag, earlierRefusal } from "./earlier_output.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
+import { VERSION } from "./version.ts";
 
 /** Where output goes (tests pass collectors). */
 export interface CliIo {
@@ -35,7 +36,7 @@ const consoleIo: CliIo = {
 };
 
 /** The version printed by `--version`. */
-export const VERSION = "0.1.0";
+export { VERSION };
 
 /** Whether AGENTTEAMS_DEBUG_STACK is set (and may be read): then refusals print their stack. */
 function debugStack(): boolean {
