@@ -57,6 +57,7 @@ export function checkGoose(text: string, slug: string): Spot[] {
   const who = `'${slug}'`;
   const read = readYaml(text, 1);
   const out: Spot[] = [...read.spots];
+  if (read.root === null || read.root.kind !== "map") templateSpots(text, null, who, out);
   if (read.root === null) {
     if (!read.spots.some((s) => s.code === "YAML_SYNTAX")) {
       out.push(spot("YAML_NOT_MAPPING", 1, 1, `${who} is an empty recipe`));
@@ -70,10 +71,10 @@ export function checkGoose(text: string, slug: string): Spot[] {
   let recipe: YMap = read.root;
   const nested = recipe.pairs.find((p) => p.key === "recipe");
   if (nested !== undefined && nested.value?.kind === "map") {
-    templateSpots(text, [read.root], nested.value, who, out);
+    templateSpots(text, nested.value, who, out);
     recipe = nested.value;
   } else {
-    templateSpots(text, [], recipe, who, out);
+    templateSpots(text, recipe, who, out);
   }
   markerSpots(text, who, out);
   for (const p of recipe.pairs) {
@@ -144,11 +145,11 @@ export function checkGoose(text: string, slug: string): Spot[] {
     const type = str(item, "type");
     const at = item;
     if (name === "developer") {
-      developer = true;
       if (type !== "builtin" && type !== "platform") {
         out.push(wrongType(at, who, name, type, "builtin"));
         continue;
       }
+      developer = true;
       extraKeys(item, BUILTIN_KEYS, who, name, out);
       developerSpots(item, who, out);
     } else if (name === "analyze" || name === "summon") {
@@ -360,9 +361,9 @@ function markerSpots(text: string, who: string, out: Spot[]): void {
  * `{{`, `{%` or `{#` anywhere in the raw text but inside the instructions and prompt values
  * (comments included: goose renders the text before YAML sees it).
  */
-function templateSpots(text: string, _outer: YMap[], recipe: YMap, who: string, out: Spot[]): void {
+function templateSpots(text: string, recipe: YMap | null, who: string, out: Spot[]): void {
   if (!/\{[{%#]/.test(text)) return;
-  const allowed: [number, number][] = recipe.pairs
+  const allowed: [number, number][] = (recipe?.pairs ?? [])
     .filter((p: YPair) => PROMPT_KEYS.has(p.key) && p.value !== null && p.value.kind === "scalar")
     .map((p) => [(p.value as YNode).start, (p.value as YNode).end]);
   const re = /\{[{%#]/g;
