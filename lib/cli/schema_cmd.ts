@@ -7,10 +7,13 @@
 import { UsageError } from "../errors.ts";
 import { ARTIFACT_SCHEMAS, jsonSchemaOf, type SchemaName } from "../artifacts/artifact_schema.ts";
 import { briefJsonSchema } from "../policy/brief_schema.ts";
+import { auditJsonSchema } from "../audit/report.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /** The name `schema` gives the brief's schema, beside the artifacts'. */
 const BRIEF = "brief";
+/** The name of the audit report's schema (`audit --format json`). */
+const AUDIT = "audit-findings";
 
 /**
  * Runs `schema`.
@@ -20,18 +23,23 @@ const BRIEF = "brief";
  * import { schema } from "./schema_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams schema`, without NAME
- * (await schema(ctx)).text; // "change-proposal\ndelete-proposal\ncommand-request\nbrief"
+ * (await schema(ctx)).text;
+ * // "change-proposal\ndelete-proposal\ncommand-request\nbrief\naudit-findings"
  * ```
  */
 export function schema(ctx: Ctx): Promise<Outcome> {
   const name = ctx.parsed.positionals.NAME as string | undefined;
-  const names = [...Object.keys(ARTIFACT_SCHEMAS), BRIEF];
+  const names = [...Object.keys(ARTIFACT_SCHEMAS), BRIEF, AUDIT];
   if (name === undefined) {
     return Promise.resolve({ exit: 0, text: names.join("\n"), json: { ok: true, schemas: names } });
   }
   if (!names.includes(name)) {
     throw new UsageError("USAGE", `no schema ${JSON.stringify(name)}; one of ${names.join(", ")}`);
   }
-  const s = name === BRIEF ? briefJsonSchema() : jsonSchemaOf(name as SchemaName);
+  const s = name === BRIEF
+    ? briefJsonSchema()
+    : name === AUDIT
+    ? auditJsonSchema()
+    : jsonSchemaOf(name as SchemaName);
   return Promise.resolve({ exit: 0, text: JSON.stringify(s, null, 2), json: s });
 }

@@ -205,7 +205,9 @@ Deno.test("parseArtifact reads strict JSON: refusals name the line and column", 
 Deno.test("schemas/*.schema.json equal schemaFileText(name) (no drift)", async () => {
   assert.deepEqual(Object.keys(ARTIFACT_SCHEMAS).sort(), [...NAMES].sort());
   const files: string[] = [];
-  for await (const e of Deno.readDir(join(REPO_ROOT, "schemas"))) files.push(e.name);
+  for await (const e of Deno.readDir(join(REPO_ROOT, "schemas"))) {
+    if (e.name !== "audit-findings.schema.json") files.push(e.name); // tests/audit/ checks it
+  }
   assert.deepEqual(files.sort(), NAMES.map((n) => `${n}.schema.json`).sort());
   for (const name of NAMES) {
     const committed = await Deno.readTextFile(join(REPO_ROOT, "schemas", `${name}.schema.json`));
@@ -264,8 +266,12 @@ Deno.test("agentteams schema NAME prints each schema; no NAME lists them; a bad 
   }
   const list = await runCli(["schema", "--json"]);
   assert.equal(list.code, 0, list.stderr);
-  // The artifacts, then the brief's (tests/cli/brief_check_test.ts).
-  assert.deepEqual(JSON.parse(list.stdout), { ok: true, schemas: [...NAMES, "brief"] });
+  // The artifacts, then the brief's (tests/cli/brief_check_test.ts) and the audit report's
+  // (tests/audit/schema_test.ts).
+  assert.deepEqual(JSON.parse(list.stdout), {
+    ok: true,
+    schemas: [...NAMES, "brief", "audit-findings"],
+  });
   const bad = await runCli(["schema", "change"]);
   assertCliRefused(bad, "schema", "USAGE", 2);
   assert.equal(bad.stdout, "");
