@@ -96,6 +96,9 @@ function fixMarkdown(kind: "claude" | "copilot", text: string, exempt: boolean):
   if (!fm.present || fm.root === null || fm.root.kind !== "map") {
     return { outcome: "refused", reason: "it has no front matter to narrow" };
   }
+  if (fm.root.flow) {
+    return { outcome: "refused", reason: "its front matter is a flow mapping ({...})" };
+  }
   const lines = text.split("\n");
   const changes: string[] = [];
   // Edits as [first line index, count, replacement lines], applied bottom-up.
@@ -169,7 +172,12 @@ function fixMarkdown(kind: "claude" | "copilot", text: string, exempt: boolean):
       exempt ? "appended the Applying Proposals section" : "appended the write-policy section",
     );
   }
-  return changes.length === 0 ? { outcome: "unchanged" } : { outcome: "fixed", text: out, changes };
+  if (changes.length === 0) return { outcome: "unchanged" };
+  // The rewrite must read back cleanly, or the file is left as it is.
+  if (readFrontMatter(out).spots.length > 0) {
+    return { outcome: "refused", reason: "the rewrite would not read back cleanly" };
+  }
+  return { outcome: "fixed", text: out, changes };
 }
 
 function sectionAppend(text: string, exempt: boolean): string | null | "refused" {

@@ -360,7 +360,22 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
       continue;
     }
     const text = e.text ?? "";
-    for (const s of checkFile(kind, e.rel, text, exempt.has(e.rel))) push(s);
+    let spots: Spot[];
+    try {
+      spots = checkFile(kind, e.rel, text, exempt.has(e.rel));
+    } catch (err) {
+      // Never a stack trace: a file the readers can't take is a finding.
+      spots = [
+        spot(
+          "FILE_UNREADABLE",
+          1,
+          1,
+          `the audit can't read ${e.rel} (${err instanceof Error ? err.name : "error"}), but the ` +
+            "host may still load it as an agent; simplify or replace it",
+        ),
+      ];
+    }
+    for (const s of spots) push(s);
   }
   if (covers(opts, "claude") && claudeAgents && !settingsSeen) {
     for (const s of settingsSpots(null, opts.keyDirRule)) {
