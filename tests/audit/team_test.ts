@@ -1,0 +1,125 @@
+/**
+ * The team rules (pure, through auditEntries): the orchestrator exemption covers only the single
+ * shallowest orchestrator file (Goose also bridge-orchestrator; Codex only when its TOML name is
+ * orchestrator too), the orchestrator's and the agents' write-policy sections, the Claude
+ * project settings' deny rules, and which frameworks the switch covers.
+ */
+import assert from "node:assert/strict";
+import { auditEntries, type AuditEntry, kindOfPath } from "../../lib/audit/team.ts";
+import { ORCH, SECTION, SETTINGS } from "./_team.ts";
+
+const ON = { switchOn: true, frameworks: [] as string[] };
+const t = (rel: string, text: string): AuditEntry => ({ rel, state: "text", text });
+const codes = (entries: AuditEntry[], opts = ON) =>
+  auditEntries(entries, opts).map((f) => `${f.file} ${f.code}`).sort();
+
+const ORCH_MD =
+  `---\nname: orchestrator\ndescription: d\ntools: Read, Edit, Bash, Task\n---\n${ORCH}\n`;
+const READER = `---\nname: r\ndescription: d\ntools: Read\n---\n${SECTION}\n`;
+
+Deno.test("only the single shallowest orchestrator is exempt; a deeper copy is checked like any agent", () => {
+  assert.deepEqual(
+    codes([
+      t(".claude/agents/orchestrator.md", ORCH_MD),
+      t(".claude/agents/team/orchestrator.md", ORCH_MD),
+      t(".claude/settings.json", SETTINGS),
+    ]),
+    [
+      ".claude/agents/team/orchestrator.md AGENT_SECTION_MISSING",
+      ".claude/agents/team/orchestrator.md TOOL_DISPATCH",
+      ".claude/agents/team/orchestrator.md TOOL_SHELL_WARN",
+      ".claude/agents/team/orchestrator.md TOOL_WRITE",
+    ],
+  );
+});
+
+Deno.test("two equally shallow orchestrators are both checked", () => {
+  const got = codes([
+    t(".claude/agents/a/orchestrator.md", ORCH_MD),
+    t(".claude/agents/b/orchestrator.md", ORCH_MD),
+    t(".claude/settings.json", SETTINGS),
+  ]);
+  assert.ok(got.includes(".claude/agents/a/orchestrator.md TOOL_WRITE"), got.join("\n"));
+  assert.ok(got.includes(".claude/agents/b/orchestrator.md TOOL_WRITE"), got.join("\n"));
+});
+
+Deno.test("the orchestrator must carry Applying Proposals, before any Project-Specific Notes", () => {
+  const none = ORCH_MD.replace(ORCH, "Lead.");
+  assert.deepEqual(
+    codes([t(".claude/agents/orchestrator.md", none), t(".claude/settings.json", SETTINGS)]),
+    [
+      ".claude/agents/orchestrator.md ORCH_SECTION_MISSING",
+    ],
+  );
+  const late = ORCH_MD.replace(ORCH, `## Project-Specific Notes\n\n${ORCH}`);
+  assert.deepEqual(
+    codes([t(".claude/agents/orchestrator.md", late), t(".claude/settings.json", SETTINGS)]),
+    [
+      ".claude/agents/orchestrator.md ORCH_SECTION_MISSING",
+    ],
+  );
+  assert.deepEqual(
+    codes([t(".claude/agents/orchestrator.md", ORCH_MD), t(".claude/settings.json", SETTINGS)]),
+    [],
+  );
+});
+
+Deno.test("Goose: bridge-orchestrator is exempt too; Codex: only when the TOML name is orchestrator", () => {
+  const recipe =
+    `title: t\ninstructions: |\n  ${ORCH}\nextensions:\n  - type: builtin\n    name: developer\n`;
+  assert.deepEqual(codes([t(".goose/recipes/bridge-orchestrator.yaml", recipe)]), []);
+  const toml = (name: string) =>
+    `name = "${name}"\nsandbox_mode = "workspace-write"\ndeveloper_instructions = """\n${ORCH}\n"""\n`;
+  assert.deepEqual(codes([t(".codex/agents/orchestrator.toml", toml("orchestrator"))]), []);
+  assert.deepEqual(codes([t(".codex/agents/orchestrator.toml", toml("lead"))]), [
+    ".codex/agents/orchestrator.toml AGENT_SECTION_MISSING",
+    ".codex/agents/orchestrator.toml CODEX_SANDBOX",
+  ]);
+});
+
+Deno.test("the Claude settings: a missing deny rule is a warning naming the rule; all four pass", () => {
+  const partial = JSON.stringify({ permissions: { deny: ["Read(./.agentteams/**)"] } });
+  const found = auditEntries(
+    [t(".claude/agents/r.md", READER), t(".claude/settings.json", partial)],
+    ON,
+  ).filter((f) => f.code === "SETTINGS_DENY_MISSING");
+  assert.deepEqual(found.map((f) => f.severity), ["warning", "warning", "warning"]);
+  assert.ok(found.some((f) => f.message.includes('"Edit(.agentteams-status/**)"')));
+  assert.ok(found.some((f) => f.message.includes('"Read(~/.config/agentteams/keys/**)"')));
+  assert.deepEqual(
+    codes([t(".claude/agents/r.md", READER), t(".claude/settings.json", SETTINGS)]),
+    [],
+  );
+  const missing = codes([t(".claude/agents/r.md", READER)]);
+  assert.equal(
+    missing.filter((c) => c === ".claude/settings.json SETTINGS_DENY_MISSING").length,
+    4,
+  );
+  assert.deepEqual(codes([t(".claude/agents/r.md", READER), t(".claude/settings.json", "{")]), [
+    ".claude/settings.json SETTINGS_UNREADABLE",
+  ]);
+});
+
+Deno.test("write_policy_frameworks: only the listed frameworks' findings are enforced; no switch enforces none", () => {
+  const entries = [t(".codex/agents/c.toml", 'name = "c"\n'), t("AGENTS.md", "# x\n")];
+  const f1 = auditEntries(entries, { switchOn: true, frameworks: ["codex"] });
+  assert.deepEqual(f1.map((f) => `${f.code} ${f.enforced}`).sort(), [
+    "AGENTS_MD false",
+    "AGENT_SECTION_MISSING true",
+    "CODEX_SANDBOX true",
+  ]);
+  assert.ok(auditEntries(entries, { switchOn: false, frameworks: [] }).every((f) => !f.enforced));
+});
+
+Deno.test("which paths are agents: the hosts' directories, not references/ or README.md", () => {
+  assert.equal(kindOfPath(".claude/agents/x/y.md"), "claude");
+  assert.equal(kindOfPath(".claude/agents/references/y.md"), null);
+  assert.equal(kindOfPath(".claude/agents/README.md"), null);
+  assert.equal(kindOfPath(".github/agents/y.md"), "copilot");
+  assert.equal(kindOfPath(".github/chatmodes/y.chatmode.md"), "copilot");
+  assert.equal(kindOfPath(".codex/agents/y.toml"), "codex-agent");
+  assert.equal(kindOfPath(".codex/config.toml"), "codex-config");
+  assert.equal(kindOfPath(".goose/recipes/y.yaml"), "goose");
+  assert.equal(kindOfPath("sub/AGENTS.md"), "agents-md");
+  assert.equal(kindOfPath("docs/y.md"), null);
+});
