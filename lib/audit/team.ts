@@ -225,8 +225,14 @@ export function requiredDenyRules(keyDirRule = "~/.config/agentteams/keys/**"): 
   ];
 }
 
+/**
+ * A deny rule compared as Claude Code reads it: spaces dropped and `./` (relative to the
+ * settings file, the project root here) the same as no prefix. `Write(...)` is not mapped to
+ * `Edit(...)`: Claude Code checks files against Read and Edit rules only, so a Write rule
+ * denies nothing.
+ */
 function normRule(r: string): string {
-  return r.replace(/\s+/g, "").replace(/\(\.\//, "(").replace(/^Write\(/, "Edit(");
+  return r.replace(/\s+/g, "").replace(/\(\.\//, "(");
 }
 
 function settingsSpots(text: string | null, keyDirRule: string | undefined): Spot[] {

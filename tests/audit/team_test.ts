@@ -123,3 +123,22 @@ Deno.test("which paths are agents: the hosts' directories, not references/ or RE
   assert.equal(kindOfPath("sub/AGENTS.md"), "agents-md");
   assert.equal(kindOfPath("docs/y.md"), null);
 });
+
+Deno.test("a Write(...) deny rule does not stand in for Edit(...): Claude Code checks Read and Edit rules only", () => {
+  const writeRules = JSON.stringify({
+    permissions: {
+      deny: [
+        "Read(~/.config/agentteams/keys/**)",
+        "Read(./.agentteams/**)",
+        "Write(.agentteams/**)",
+        "Write(.agentteams-status/**)",
+      ],
+    },
+  });
+  const found = auditEntries(
+    [t(".claude/agents/r.md", READER), t(".claude/settings.json", writeRules)],
+    ON,
+  ).filter((f) => f.code === "SETTINGS_DENY_MISSING").map((f) => f.message);
+  assert.equal(found.length, 2);
+  assert.ok(found.every((m) => m.includes('"Edit(')));
+});
