@@ -46,11 +46,16 @@ function dirKind(rel: string): FileKind | null {
  * e.state; // "unreadable"
  * ```
  */
-export async function readEntry(abs: string, rel: string, kind?: FileKind): Promise<AuditEntry> {
+export function readEntry(abs: string, rel: string, kind?: FileKind): Promise<AuditEntry> {
+  return Promise.resolve(readEntrySync(abs, rel, kind));
+}
+
+/** {@link readEntry}, synchronous: agent files are small, and a team has thousands. */
+function readEntrySync(abs: string, rel: string, kind?: FileKind): AuditEntry {
   try {
-    const st = await Deno.stat(abs);
+    const st = Deno.statSync(abs);
     if (!st.isFile || st.size > MAX_AGENT_BYTES) return { rel, state: "unreadable", kind };
-    const bytes = await Deno.readFile(abs);
+    const bytes = Deno.readFileSync(abs);
     try {
       const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
       return { rel, state: "text", text, kind };
@@ -92,8 +97,7 @@ export async function walkTeam(
     }
     let names: Deno.DirEntry[];
     try {
-      names = [];
-      for await (const d of Deno.readDir(abs)) names.push(d);
+      names = [...Deno.readDirSync(abs)];
     } catch {
       if (rel !== "" && AGENT_DIR.test(rel)) {
         out.push({ rel, state: "unreadable", kind: dirKind(rel) ?? "claude" });
@@ -127,7 +131,7 @@ export async function walkTeam(
       } else if (isFile || !d.isSymlink) {
         const k = kindOfPath(childRel);
         if (k === null) continue;
-        out.push(await readEntry(childAbs, childRel, k));
+        out.push(readEntrySync(childAbs, childRel, k));
       }
     }
   };
