@@ -53,9 +53,9 @@ const PROMPT_KEYS = new Set(["instructions", "prompt"]);
  * // ["GOOSE_EXTENSIONS_MISSING"]
  * ```
  */
-export function checkGoose(text: string, slug: string): Spot[] {
+export function checkGoose(text: string, slug: string, json = false): Spot[] {
   const who = `'${slug}'`;
-  const read = readYaml(text, 1);
+  const read = readYaml(text, 1, { json });
   const out: Spot[] = [...read.spots];
   if (read.root === null || read.root.kind !== "map") templateSpots(text, null, who, out);
   if (read.root === null) {

@@ -81,6 +81,8 @@ export function kindOfPath(rel: string): FileKind | null {
   if (/(^|\/)\.codex\/config\.toml$/.test(rel)) return "codex-config";
   if (/(^|\/)\.codex\/agents\/(.+\/)?[^/]+\.toml$/.test(rel)) return "codex-agent";
   if (/(^|\/)(\.goose|recipes)\/(.+\/)?[^/]+\.ya?ml$/.test(rel)) return "goose";
+  // Recipes may be JSON too (a YAML subset the same reader takes), under .goose/ only.
+  if (/(^|\/)\.goose\/(.+\/)?[^/]+\.json$/.test(rel)) return "goose";
   if (/\.recipe\.ya?ml$/.test(name)) return "goose";
   return null;
 }
@@ -142,7 +144,7 @@ export function frameworkOf(kind: FileKind): Framework {
  */
 export function slugOf(rel: string): string {
   return basename(rel).replace(
-    /(\.agent\.md|\.chatmode\.md|\.recipe\.ya?ml|\.md|\.ya?ml|\.toml)$/,
+    /(\.agent\.md|\.chatmode\.md|\.recipe\.ya?ml|\.md|\.ya?ml|\.json|\.toml)$/,
     "",
   );
 }
@@ -436,7 +438,7 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
       break;
     }
     case "goose": {
-      const s = checkGoose(text, slug);
+      const s = checkGoose(text, slug, rel.endsWith(".json"));
       out.push(...(exempt ? s.filter((x) => isReaderCode(x.code)) : s));
       break;
     }

@@ -104,7 +104,11 @@ const YAML_CODE_MAP: Readonly<Record<string, Spot["code"]>> = {
  * r.spots.map((s) => s.code); // ["YAML_ANCHOR", "YAML_ALIAS"]
  * ```
  */
-export function readYaml(text: string, firstLine: number): YamlRead {
+export function readYaml(
+  text: string,
+  firstLine: number,
+  opts: { json?: boolean } = {},
+): YamlRead {
   const spots: Spot[] = [];
   const lc = new LineCounter();
   const at = (offset: number): { line: number; column: number } => {
@@ -144,7 +148,12 @@ export function readYaml(text: string, firstLine: number): YamlRead {
   }
   if (spots.some((s) => s.code === "YAML_SYNTAX")) return { root: null, spots, text };
   tabIndents(text, doc, at, spots);
-  const root = doc.contents === null ? null : toNode(doc.contents, at, spots);
+  // A JSON file's keys are double-quoted by nature: only an escape in one is refused there.
+  const plainKey = (k: Scalar): boolean =>
+    k.type === Scalar.PLAIN ||
+    (opts.json === true && k.type === Scalar.QUOTE_DOUBLE && k.range !== undefined &&
+      k.range !== null && !text.slice(k.range[0], k.range[1]).includes("\\"));
+  const root = doc.contents === null ? null : toNode(doc.contents, at, spots, plainKey);
   return { root, spots, text };
 }
 
@@ -165,7 +174,12 @@ function placeOf(node: YamlNode, at: At): Place {
   return { line: p.line, column: p.column, start: range[0], end: range[1] };
 }
 
-function toNode(node: YamlNode, at: At, spots: Spot[]): YNode | null {
+function toNode(
+  node: YamlNode,
+  at: At,
+  spots: Spot[],
+  plainKey: (k: Scalar) => boolean = (k) => k.type === Scalar.PLAIN,
+): YNode | null {
   const place = placeOf(node, at);
   if (isAlias(node)) {
     spots.push(
@@ -191,7 +205,11 @@ function toNode(node: YamlNode, at: At, spots: Spot[]): YNode | null {
   }
   if (isSeq(node)) {
     const items = node.items.map((it) =>
-      it === null || it === undefined ? null : isPair(it) ? null : toNode(it as YamlNode, at, spots)
+      it === null || it === undefined
+        ? null
+        : isPair(it)
+        ? null
+        : toNode(it as YamlNode, at, spots, plainKey)
     );
     return { kind: "seq", ...place, items, flow: node.flow === true };
   }
@@ -201,7 +219,9 @@ function toNode(node: YamlNode, at: At, spots: Spot[]): YNode | null {
     for (const pair of node.items) {
       const k = pair.key;
       const v = pair.value;
-      const vNode = v === null || v === undefined ? null : toNode(v as YamlNode, at, spots);
+      const vNode = v === null || v === undefined
+        ? null
+        : toNode(v as YamlNode, at, spots, plainKey);
       const explicit = pair.srcToken?.start?.some((t) => t.type === "explicit-key-ind") ?? false;
       if (k === null || k === undefined || !isScalar(k)) {
         const p = k !== null && k !== undefined && typeof k === "object" && "range" in k
@@ -213,7 +233,7 @@ function toNode(node: YamlNode, at: At, spots: Spot[]): YNode | null {
           spots.push(spot("YAML_COMPLEX_KEY", p.line, p.column, "uses a key that is not a word"));
         }
         if (k !== null && k !== undefined && typeof k === "object" && "range" in k) {
-          toNode(k as YamlNode, at, spots);
+          toNode(k as YamlNode, at, spots, plainKey);
         }
         continue;
       }
@@ -230,7 +250,7 @@ function toNode(node: YamlNode, at: At, spots: Spot[]): YNode | null {
       if (k.tag !== undefined && sourceHasTag(k)) {
         spots.push(spot("YAML_TAG", kp.line, kp.column, `tags the key with ${k.tag}`));
       }
-      if (k.type !== Scalar.PLAIN) {
+      if (!plainKey(k)) {
         spots.push(
           spot(
             "YAML_QUOTED_KEY",

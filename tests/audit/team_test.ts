@@ -142,3 +142,14 @@ Deno.test("a Write(...) deny rule does not stand in for Edit(...): Claude Code c
   assert.equal(found.length, 2);
   assert.ok(found.every((m) => m.includes('"Edit(')));
 });
+
+Deno.test("a JSON recipe under .goose/ is read as a recipe", () => {
+  assert.equal(kindOfPath(".goose/recipes/r.json"), "goose");
+  assert.deepEqual(
+    codes([t(".goose/recipes/r.json", '{"title": "t", "instructions": "x"}')]),
+    [
+      ".goose/recipes/r.json AGENT_SECTION_MISSING",
+      ".goose/recipes/r.json GOOSE_EXTENSIONS_MISSING",
+    ],
+  );
+});
