@@ -66,6 +66,11 @@ export type { Backend } from "./sandbox/decide.ts";
 export type { GitContext, GitControlPath, WatchedGitPaths } from "./git/context.ts";
 export type { ControlPlane } from "./policy/control_plane.ts";
 export { canonical } from "./canonical.ts";
+export { auditTeam } from "./audit/audit.ts";
+export type { AuditResult, AuditTeamOptions } from "./audit/audit.ts";
+export type { AuditOptions } from "./audit/team.ts";
+export type { FixOutcome } from "./audit/report.ts";
+export type { Finding, Framework, Severity } from "./audit/finding.ts";
 
 /** How a library call finds its key and its environment. */
 export interface KeyOptions {

@@ -46,8 +46,17 @@ export const AuditReportSchema = z.object({
 
 /** A report's type. */
 export type AuditReport = z.infer<typeof AuditReportSchema>;
-/** A fix's type. */
-export type FixOutcome = z.infer<typeof FixSchema>;
+/** What `--fix` did to one file (the shape of {@link FixSchema}). */
+export interface FixOutcome {
+  /** The file, as the findings name it. */
+  readonly file: string;
+  /** What happened to it. */
+  readonly outcome: "fixed" | "refused" | "unchanged" | "skipped-adopted";
+  /** The changes made (for `fixed`). */
+  readonly changes: readonly string[];
+  /** Why not (for `refused` and `skipped-adopted`). */
+  readonly reason?: string;
+}
 
 /**
  * The report's JSON Schema (draft 2020-12), with a stable `$id`.
@@ -164,7 +173,9 @@ export function jsonReport(findings: readonly Finding[], facts: RunFacts): Audit
       fingerprint: fp[i],
     })),
   };
-  if (facts.fixes !== undefined) report.fixes = facts.fixes.map((x) => ({ ...x }));
+  if (facts.fixes !== undefined) {
+    report.fixes = facts.fixes.map((x) => ({ ...x, changes: [...x.changes] }));
+  }
   return report;
 }
 
