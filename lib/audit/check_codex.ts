@@ -113,32 +113,36 @@ function truthy(v: unknown): boolean {
  */
 export function checkCodexAgent(text: string, slug: string): Spot[] {
   const who = `'${slug}'`;
+  return codexSpots(
+    text,
+    `${who} declares mcp_servers, which sandbox_mode does not confine; remove them`,
+    (mode) =>
+      mode === "read-only" ? null : [
+        "CODEX_SANDBOX",
+        `${who}'s sandbox_mode is ${mode === undefined ? "missing" : JSON.stringify(mode)}, ` +
+        `not "read-only" (a missing key inherits the parent's mode)`,
+      ],
+  );
+}
+
+/**
+ * A Codex TOML's findings: it must parse; truthy `mcp_servers` is `CODEX_MCP` (with `mcpMessage`);
+ * `sandbox` judges `sandbox_mode` (a code and message, or null when it is fine).
+ */
+function codexSpots(
+  text: string,
+  mcpMessage: string,
+  sandbox: (mode: unknown) => readonly ["CODEX_SANDBOX" | "CODEX_CONFIG_SANDBOX", string] | null,
+): Spot[] {
   const r = readToml(text);
   if (!r.ok) return [r.spot];
   const lines = keyLines(text);
   const out: Spot[] = [];
   if (truthy(r.value.mcp_servers)) {
-    out.push(
-      spot(
-        "CODEX_MCP",
-        lines.get("mcp_servers") ?? 1,
-        1,
-        `${who} declares mcp_servers, which sandbox_mode does not confine; remove them`,
-      ),
-    );
+    out.push(spot("CODEX_MCP", lines.get("mcp_servers") ?? 1, 1, mcpMessage));
   }
-  const mode = r.value.sandbox_mode;
-  if (mode !== "read-only") {
-    const shown = mode === undefined ? "missing" : `${JSON.stringify(mode)}`;
-    out.push(
-      spot(
-        "CODEX_SANDBOX",
-        lines.get("sandbox_mode") ?? 1,
-        1,
-        `${who}'s sandbox_mode is ${shown}, not "read-only" (a missing key inherits the parent's mode)`,
-      ),
-    );
-  }
+  const bad = sandbox(r.value.sandbox_mode);
+  if (bad !== null) out.push(spot(bad[0], lines.get("sandbox_mode") ?? 1, 1, bad[1]));
   return out;
 }
 
@@ -152,35 +156,17 @@ export function checkCodexAgent(text: string, slug: string): Spot[] {
  * ```
  */
 export function checkCodexConfig(text: string): Spot[] {
-  const r = readToml(text);
-  if (!r.ok) return [r.spot];
-  const lines = keyLines(text);
-  const out: Spot[] = [];
-  if (truthy(r.value.mcp_servers)) {
-    out.push(
-      spot(
-        "CODEX_MCP",
-        lines.get("mcp_servers") ?? 1,
-        1,
-        "the project config declares mcp_servers, which every spawned agent inherits and " +
-          "sandbox_mode doesn't confine; keep them off for a team under the switch",
-      ),
-    );
-  }
-  const mode = r.value.sandbox_mode;
-  if (mode !== undefined && mode !== "read-only") {
-    out.push(
-      spot(
+  return codexSpots(
+    text,
+    "the project config declares mcp_servers, which every spawned agent inherits and " +
+      "sandbox_mode doesn't confine; keep them off for a team under the switch",
+    (mode) =>
+      mode === undefined || mode === "read-only" ? null : [
         "CODEX_CONFIG_SANDBOX",
-        lines.get("sandbox_mode") ?? 1,
-        1,
-        `the project config sets sandbox_mode ${
-          JSON.stringify(mode)
-        }; the session's sandbox governs every agent`,
-      ),
-    );
-  }
-  return out;
+        `the project config sets sandbox_mode ${JSON.stringify(mode)}; the session's sandbox ` +
+        "governs every agent",
+      ],
+  );
 }
 
 /**

@@ -202,32 +202,14 @@ export function checkMarkdown(
       );
       return out;
     case "null":
-      out.push(
-        spot(
-          "TOOLS_NULL",
-          decl.line,
-          decl.column,
-          `${who} has a null \`tools:\`, read as no declaration`,
-        ),
-      );
-      return out;
     case "empty":
-      out.push(
-        spot(
-          "TOOLS_EMPTY",
-          decl.line,
-          decl.column,
-          `${who} has an empty \`tools:\`, read as no restriction`,
-        ),
-      );
-      return out;
     case "bad":
       out.push(
         spot(
-          "TOOLS_SHAPE",
+          SHAPE_SPOT[decl.shape][0],
           decl.line,
           decl.column,
-          `${who} writes \`tools:\` in a shape other than one line or a clean \`- item\` list`,
+          `${who} ${SHAPE_SPOT[decl.shape][1]}`,
         ),
       );
       return out;
@@ -288,6 +270,13 @@ export function checkMarkdown(
   }
   return out;
 }
+
+/** What a `tools:` that declares nothing usable is, by its shape. */
+const SHAPE_SPOT = {
+  null: ["TOOLS_NULL", "has a null `tools:`, read as no declaration"],
+  empty: ["TOOLS_EMPTY", "has an empty `tools:`, read as no restriction"],
+  bad: ["TOOLS_SHAPE", "writes `tools:` in a shape other than one line or a clean `- item` list"],
+} as const;
 
 /** Copilot's documented aliases of its tool sets, mapped onto the canonical tokens. */
 function copilotAlias(name: string): string {
