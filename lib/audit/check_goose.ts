@@ -6,7 +6,7 @@
  * @module
  */
 import { type Spot, spot } from "./finding.ts";
-import { readYaml, type YMap, type YNode, type YPair } from "./yaml_tree.ts";
+import { readYaml, type YMap, type YNode } from "./yaml_tree.ts";
 
 /** The exact launch of the shipped read-only server. */
 export const READFS_LAUNCH = {
@@ -40,8 +40,11 @@ const DEVELOPER_WRITE = new Set(["write", "edit", "text_editor"]);
 const DEVELOPER_SHELL = new Set(["shell"]);
 const DEVELOPER_READ = new Set(["tree", "list_windows", "screen_capture", "image_processor"]);
 
-/** The keys whose text goose passes to the model (template syntax there is prompt text). */
-const PROMPT_KEYS = new Set(["instructions", "prompt"]);
+/**
+ * The keys whose text goose passes to the model (template syntax there is prompt text):
+ * `instructions`, `prompt`, and each of `activities` (example prompts, parameters substituted).
+ */
+const PROMPT_KEYS = new Set(["instructions", "prompt", "activities"]);
 
 /**
  * Checks a Goose recipe (YAML; the Desktop form nested under `recipe:` too).
@@ -363,9 +366,12 @@ function markerSpots(text: string, who: string, out: Spot[]): void {
  */
 function templateSpots(text: string, recipe: YMap | null, who: string, out: Spot[]): void {
   if (!/\{[{%#]/.test(text)) return;
-  const allowed: [number, number][] = (recipe?.pairs ?? [])
-    .filter((p: YPair) => PROMPT_KEYS.has(p.key) && p.value !== null && p.value.kind === "scalar")
-    .map((p) => [(p.value as YNode).start, (p.value as YNode).end]);
+  const allowed: [number, number][] = [];
+  for (const p of recipe?.pairs ?? []) {
+    if (!PROMPT_KEYS.has(p.key) || p.value === null) continue;
+    const texts: (YNode | null)[] = p.value.kind === "seq" ? [...p.value.items] : [p.value];
+    for (const t of texts) if (t !== null && t.kind === "scalar") allowed.push([t.start, t.end]);
+  }
   const re = /\{[{%#]/g;
   let m: RegExpExecArray | null;
   let lineStart = 0;

@@ -153,7 +153,7 @@ export function readYaml(
     k.type === Scalar.PLAIN ||
     (opts.json === true && k.type === Scalar.QUOTE_DOUBLE && k.range !== undefined &&
       k.range !== null && !text.slice(k.range[0], k.range[1]).includes("\\"));
-  const root = doc.contents === null ? null : toNode(doc.contents, at, spots, plainKey);
+  const root = doc.contents === null ? null : toNode(doc.contents, at, spots, plainKey, text);
   return { root, spots, text };
 }
 
@@ -178,7 +178,8 @@ function toNode(
   node: YamlNode,
   at: At,
   spots: Spot[],
-  plainKey: (k: Scalar) => boolean = (k) => k.type === Scalar.PLAIN,
+  plainKey: (k: Scalar) => boolean,
+  text: string,
 ): YNode | null {
   const place = placeOf(node, at);
   if (isAlias(node)) {
@@ -193,9 +194,10 @@ function toNode(
     return null;
   }
   if (node.anchor !== undefined) {
-    spots.push(
-      spot("YAML_ANCHOR", place.line, place.column, `sets the anchor &${node.anchor}`),
-    );
+    // The anchor stands before its node, perhaps on the line above (`x: &a` then a block).
+    const a = text.lastIndexOf(`&${node.anchor}`, place.start);
+    const p = a >= 0 ? at(a) : place;
+    spots.push(spot("YAML_ANCHOR", p.line, p.column, `sets the anchor &${node.anchor}`));
   }
   if (node.tag !== undefined && sourceHasTag(node)) {
     spots.push(spot("YAML_TAG", place.line, place.column, `uses the tag ${node.tag}`));
@@ -209,7 +211,7 @@ function toNode(
         ? null
         : isPair(it)
         ? null
-        : toNode(it as YamlNode, at, spots, plainKey)
+        : toNode(it as YamlNode, at, spots, plainKey, text)
     );
     return { kind: "seq", ...place, items, flow: node.flow === true };
   }
@@ -221,7 +223,7 @@ function toNode(
       const v = pair.value;
       const vNode = v === null || v === undefined
         ? null
-        : toNode(v as YamlNode, at, spots, plainKey);
+        : toNode(v as YamlNode, at, spots, plainKey, text);
       const explicit = pair.srcToken?.start?.some((t) => t.type === "explicit-key-ind") ?? false;
       if (k === null || k === undefined || !isScalar(k)) {
         const p = k !== null && k !== undefined && typeof k === "object" && "range" in k
@@ -233,7 +235,7 @@ function toNode(
           spots.push(spot("YAML_COMPLEX_KEY", p.line, p.column, "uses a key that is not a word"));
         }
         if (k !== null && k !== undefined && typeof k === "object" && "range" in k) {
-          toNode(k as YamlNode, at, spots, plainKey);
+          toNode(k as YamlNode, at, spots, plainKey, text);
         }
         continue;
       }
