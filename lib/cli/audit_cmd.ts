@@ -12,6 +12,7 @@ import { auditTeam } from "../audit/audit.ts";
 import { jsonReport, type RunFacts, sarifLog, textReport } from "../audit/report.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import { briefFlagPath } from "./needs.ts";
+import { oneLine } from "./terminal.ts";
 import { VERSION } from "./version.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
@@ -76,7 +77,19 @@ export async function audit(ctx: Ctx): Promise<Outcome> {
     ? JSON.stringify(sarifLog(r.findings, facts, VERSION, ctx.project), null, 2)
     : format === "json"
     ? JSON.stringify(json, null, 2)
-    : textReport(r.findings, facts);
+    : textReport(
+      // The files' own text (tool names, keys, paths) is shown, never obeyed by the terminal.
+      r.findings.map((f) => ({ ...f, file: oneLine(f.file), message: oneLine(f.message) })),
+      {
+        ...facts,
+        fixes: facts.fixes?.map((x) => ({
+          ...x,
+          file: oneLine(x.file),
+          changes: x.changes.map(oneLine),
+          reason: x.reason === undefined ? undefined : oneLine(x.reason),
+        })),
+      },
+    );
   const failing = r.findings.filter((f) => f.enforced && (f.severity === "error" || strict));
   return {
     exit,

@@ -193,3 +193,20 @@ Deno.test("the audit's narrow launch flags read the project only: no key dir, no
     await sb.dispose();
   }
 });
+
+Deno.test("the text output shows a file's control characters, never sends them to the terminal", async () => {
+  const sb = await sandbox("audit-inert");
+  try {
+    writeFiles(sb.project, {
+      ...compliantClaude(),
+      ".claude/agents/evil.md": '---\nname: e\ndescription: d\ntools: [Read, "Bash\\e[2J"]\n---\n',
+      "agentteams.jsonc": switchBrief(),
+    });
+    const r = await audit(sb.project, [], sb.env);
+    assert.equal(r.code, 1);
+    assert.ok(!r.stdout.includes("\x1b"), JSON.stringify(r.stdout));
+    assert.match(r.stdout, /\\x1b\[2J/);
+  } finally {
+    await sb.dispose();
+  }
+});
