@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { baseChildEnv, runCli, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { baseChildEnv, refusals, runCli, sandbox, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import { AuditReportSchema } from "../../lib/audit/report.ts";
 import { compliantClaude, switchBrief, writeFiles } from "./_team.ts";
@@ -206,6 +206,35 @@ Deno.test("the text output shows a file's control characters, never sends them t
     assert.equal(r.code, 1);
     assert.ok(!r.stdout.includes("\x1b"), JSON.stringify(r.stdout));
     assert.match(r.stdout, /\\x1b\[2J/);
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("--brief names the brief whose switch applies; a brief that doesn't load is refused, nothing written", async () => {
+  const sb = await sandbox("audit-brief");
+  try {
+    writeFiles(sb.project, {
+      ...compliantClaude(),
+      ".claude/agents/writer.md": BAD,
+      "agentteams.jsonc": "{}\n",
+      "briefs/on.jsonc": switchBrief(),
+      "briefs/broken.jsonc": '{"write_policy": "orchestrator-only", "nope": 1}\n',
+    });
+    const off = await audit(sb.project, [], sb.env);
+    assert.equal(off.code, 0, off.stdout);
+    const on = await audit(sb.project, ["--brief", join(sb.project, "briefs/on.jsonc")], sb.env);
+    assertCliRefused(on, "audit", "AR_WRITE_POLICY", 1);
+    const before = await snapshotTree(sb.dir);
+    const broken = await audit(
+      sb.project,
+      ["--fix", "--brief", join(sb.project, "briefs/broken.jsonc")],
+      sb.env,
+    );
+    assert.equal(broken.code, 1, broken.stderr);
+    assert.equal(refusals(broken.stderr).length, 1, broken.stderr);
+    assert.notEqual(refusals(broken.stderr)[0].code, "AR_WRITE_POLICY");
+    assertSameTree(before, await snapshotTree(sb.dir));
   } finally {
     await sb.dispose();
   }
