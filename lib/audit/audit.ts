@@ -17,6 +17,7 @@ import {
   type AuditEntry,
   type AuditOptions,
   exemptFiles,
+  isAgentEntry,
   kindOfPath,
   slugOf,
 } from "./team.ts";
@@ -80,7 +81,7 @@ function result(groups: readonly Group[], opts: AuditOptions): AuditResult {
   const findings: Finding[] = [];
   let files = 0;
   for (const g of groups) {
-    files += g.entries.filter((e) => (e.kind ?? kindOfPath(e.rel)) !== "claude-settings").length;
+    files += g.entries.filter(isAgentEntry).length;
     for (const f of auditEntries(g.entries, opts)) {
       findings.push({ ...f, file: g.prefix === "" ? f.file : `${g.prefix}/${f.file}` });
     }

@@ -368,6 +368,7 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
       continue;
     }
     const text = e.text ?? "";
+    if (kind === "goose" && e.kind === undefined && !looksLikeRecipe(e.rel, text)) continue;
     let spots: Spot[];
     try {
       spots = checkFile(kind, e.rel, text, exempt.has(e.rel));
@@ -477,6 +478,32 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
     );
   }
   return out;
+}
+
+/**
+ * Whether an entry is an agent file the audit counts: of a known kind but the Claude settings,
+ * and, for YAML under a `recipes/` directory, a Goose recipe.
+ *
+ * @example
+ * ```ts
+ * import { isAgentEntry } from "./team.ts";
+ * isAgentEntry({ rel: "recipes/ci.yaml", state: "text", text: "on: push\n" }); // false
+ * ```
+ */
+export function isAgentEntry(e: AuditEntry): boolean {
+  const kind = e.kind ?? kindOfPath(e.rel);
+  if (kind === null || kind === "claude-settings") return false;
+  return kind !== "goose" || e.kind !== undefined || e.state !== "text" ||
+    looksLikeRecipe(e.rel, e.text ?? "");
+}
+
+/**
+ * Whether a YAML file found under a `recipes/` directory (not `.goose/`) is a Goose recipe: one
+ * of a recipe's own top-level keys starts a line. Other projects keep other YAML there.
+ */
+function looksLikeRecipe(rel: string, text: string): boolean {
+  if (/(^|\/)\.goose\//.test(rel) || /\.recipe\.ya?ml$/.test(rel)) return true;
+  return /^(recipe|instructions|prompt|extensions|sub_recipes)[ \t]*:/m.test(text);
 }
 
 function isReaderCode(code: string): boolean {

@@ -153,3 +153,13 @@ Deno.test("a JSON recipe under .goose/ is read as a recipe", () => {
     ],
   );
 });
+
+Deno.test("a YAML file under recipes/ that is no Goose recipe is not audited; one under .goose/ always is", () => {
+  const ci = "name: build\non: push\njobs: {}\n";
+  assert.deepEqual(codes([t("recipes/ci.yaml", ci)]), []);
+  assert.deepEqual(codes([t(".goose/recipes/ci.yaml", ci)]), [
+    ".goose/recipes/ci.yaml AGENT_SECTION_MISSING",
+    ".goose/recipes/ci.yaml GOOSE_EXTENSIONS_MISSING",
+  ]);
+  assert.ok(codes([t("recipes/r.yaml", "title: t\ninstructions: x\n")]).length > 0);
+});
