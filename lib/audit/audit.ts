@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { UsageError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { lstatOrNull } from "../fs/entry.ts";
 import { isAbsolute, join, relative, resolve } from "../fs/path.ts";
@@ -111,8 +112,18 @@ async function collect(
       });
       continue;
     }
+    if (st === null) {
+      // A typo must not audit nothing and pass.
+      throw new UsageError("USAGE", `${p}: no such file or directory to audit`);
+    }
     const e = await namedEntry(abs, shown, followLinks);
-    if (e !== null) named.push(e);
+    if (e === null) {
+      throw new UsageError(
+        "USAGE",
+        `${p} is not an agent file (.md, .agent.md, .chatmode.md, .toml, .yaml) or a directory`,
+      );
+    }
+    named.push(e);
   }
   if (named.length > 0) groups.push({ base: project, prefix: "", entries: named, named: true });
   return groups;

@@ -212,7 +212,8 @@ export function textReport(findings: readonly Finding[], facts: RunFacts): strin
     ? "passes"
     : 'reported only (the brief has no write_policy "orchestrator-only")';
   lines.push(
-    `audit: ${facts.files} agent file(s), ${errors} error(s), ${warnings} warning(s): ${verdict}`,
+    `audit: ${facts.files} agent file(s), ${errors} error(s), ${warnings} warning(s): ${verdict}` +
+      (facts.files === 0 ? " (no agent files found: is this the team's directory?)" : ""),
   );
   return lines.join("\n");
 }

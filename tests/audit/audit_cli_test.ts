@@ -239,3 +239,33 @@ Deno.test("--brief names the brief whose switch applies; a brief that doesn't lo
     await sb.dispose();
   }
 });
+
+Deno.test("a DIR that doesn't exist, or a named file that is no agent file, is a usage error, not a pass", async () => {
+  const sb = await sandbox("audit-typo");
+  try {
+    writeFiles(sb.project, {
+      ...compliantClaude(),
+      "notes.txt": "x\n",
+      "agentteams.jsonc": switchBrief(),
+    });
+    assertCliRefused(
+      await audit(sb.project, [join(sb.project, ".claud")], sb.env),
+      "audit",
+      "USAGE",
+      2,
+    );
+    assertCliRefused(
+      await audit(sb.project, [join(sb.project, "notes.txt")], sb.env),
+      "audit",
+      "USAGE",
+      2,
+    );
+    const empty = join(sb.project, "src");
+    Deno.mkdirSync(empty);
+    const r = await audit(sb.project, [empty], sb.env);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /0 agent file\(s\).*no agent files found/);
+  } finally {
+    await sb.dispose();
+  }
+});
