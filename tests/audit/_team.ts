@@ -3,6 +3,7 @@
  * files into a project.
  */
 import { dirname, join } from "node:path";
+import { type Sandbox, sandbox } from "../_helpers/mod.ts";
 
 /** The non-orchestrator section heading line. */
 export const SECTION = "## Write Policy: Return Proposals, Never Write";
@@ -58,4 +59,17 @@ export function compliantClaude(): Record<string, string> {
       `---\nname: reviewer\ndescription: Reviews\ntools: Read, Grep, Glob\n---\nReview.\n\n${FENCED}`,
     ".claude/settings.json": SETTINGS,
   };
+}
+
+/** Runs `fn` in a fresh sandbox (HOME, key dir, project), removed afterwards. */
+export async function withSandbox(
+  prefix: string,
+  fn: (sb: Sandbox) => Promise<void>,
+): Promise<void> {
+  const sb = await sandbox(prefix);
+  try {
+    await fn(sb);
+  } finally {
+    await sb.dispose();
+  }
 }

@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { baseChildEnv, refusals, runCli, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { baseChildEnv, refusals, runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import { AuditReportSchema } from "../../lib/audit/report.ts";
-import { compliantClaude, switchBrief, writeFiles } from "./_team.ts";
+import { compliantClaude, switchBrief, withSandbox, writeFiles } from "./_team.ts";
 
 const BAD = "---\nname: writer\ndescription: Writes\ntools: Read, Edit\n---\nWrite.\n";
 
@@ -19,8 +19,7 @@ async function audit(project: string, args: string[], env: Record<string, string
 }
 
 Deno.test("a compliant team under the switch passes (exit 0) and the audit writes nothing", async () => {
-  const sb = await sandbox("audit-ok");
-  try {
+  await withSandbox("audit-ok", async (sb) => {
     writeFiles(sb.project, { ...compliantClaude(), "agentteams.jsonc": switchBrief() });
     const before = await snapshotTree(sb.dir);
     const r = await audit(sb.project, [], sb.env);
@@ -28,14 +27,11 @@ Deno.test("a compliant team under the switch passes (exit 0) and the audit write
     assert.match(r.stdout, /audit: 2 agent file\(s\), 0 error\(s\), 0 warning\(s\): passes/);
     assertSameTree(before, await snapshotTree(sb.dir));
     assert.ok(!(await Array.fromAsync(Deno.readDir(sb.dir))).some((e) => e.name === "keys"));
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("a write tool fails the audit (exit 1, refusal AR_WRITE_POLICY), grouped by file, nothing written", async () => {
-  const sb = await sandbox("audit-bad");
-  try {
+  await withSandbox("audit-bad", async (sb) => {
     writeFiles(sb.project, {
       ...compliantClaude(),
       ".claude/agents/writer.md": BAD,
@@ -52,14 +48,11 @@ Deno.test("a write tool fails the audit (exit 1, refusal AR_WRITE_POLICY), group
     assert.match(r.stdout, /AGENT_SECTION_MISSING/);
     assert.match(r.stdout, /: fails$/m);
     assertSameTree(before, await snapshotTree(sb.dir));
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("without the switch the audit reports but does not fail; --strict fails on an enforced warning", async () => {
-  const sb = await sandbox("audit-noswitch");
-  try {
+  await withSandbox("audit-noswitch", async (sb) => {
     writeFiles(sb.project, { ".claude/agents/writer.md": BAD });
     const r = await audit(sb.project, [], sb.env);
     assert.equal(r.code, 0, r.stderr);
@@ -78,14 +71,11 @@ Deno.test("without the switch the audit reports but does not fail; --strict fail
     assert.match(w.stdout, /warning TOOL_SHELL_WARN/);
     const s = await audit(sb.project, ["--strict"], sb.env);
     assertCliRefused(s, "audit", "AR_WRITE_POLICY", 1);
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("write_policy_frameworks limits the switch: an unlisted framework's errors are not enforced", async () => {
-  const sb = await sandbox("audit-fw");
-  try {
+  await withSandbox("audit-fw", async (sb) => {
     writeFiles(sb.project, {
       ...compliantClaude(),
       ".codex/agents/coder.toml": 'name = "coder"\nsandbox_mode = "workspace-write"\n',
@@ -100,14 +90,11 @@ Deno.test("write_policy_frameworks limits the switch: an unlisted framework's er
     const r2 = await audit(sb.project, ["--format", "json"], sb.env);
     assertCliRefused(r2, "audit", "AR_WRITE_POLICY", 1);
     assert.equal(AuditReportSchema.parse(JSON.parse(r2.stdout)).ok, false);
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("under the switch a symlinked or undecodable agent file is an error, reported and not followed", async () => {
-  const sb = await sandbox("audit-links");
-  try {
+  await withSandbox("audit-links", async (sb) => {
     writeFiles(sb.project, { ...compliantClaude(), "agentteams.jsonc": switchBrief() });
     const outside = join(sb.dir, "outside.md");
     Deno.writeTextFileSync(outside, BAD);
@@ -141,14 +128,11 @@ Deno.test("under the switch a symlinked or undecodable agent file is an error, r
     assert.ok(
       rn.findings.some((f) => f.code === "TOOL_WRITE" && f.file === ".claude/agents/sub/x.md"),
     );
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("--post-audit is the earlier spelling of audit; a bad --format is a usage error", async () => {
-  const sb = await sandbox("audit-alias");
-  try {
+  await withSandbox("audit-alias", async (sb) => {
     writeFiles(sb.project, {
       ...compliantClaude(),
       ".claude/agents/writer.md": BAD,
@@ -161,14 +145,11 @@ Deno.test("--post-audit is the earlier spelling of audit; a bad --format is a us
     assert.match(r.stdout, /TOOL_WRITE/);
     const u = await audit(sb.project, ["--format", "xml"], sb.env);
     assertCliRefused(u, "audit", "USAGE", 2);
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("the audit's narrow launch flags read the project only: no key dir, no key variables, no write", async () => {
-  const sb = await sandbox("audit-perm");
-  try {
+  await withSandbox("audit-perm", async (sb) => {
     writeFiles(sb.project, { ...compliantClaude(), "agentteams.jsonc": switchBrief() });
     const p = await runCli(["permissions", "--json", "audit", "--project", sb.project], {
       env: { ...sb.env, AGENTTEAMS_BROAD_OK: "1" },
@@ -189,14 +170,11 @@ Deno.test("the audit's narrow launch flags read the project only: no key dir, no
     const out = new TextDecoder().decode(narrow.stdout);
     assert.equal(narrow.code, 0, out + new TextDecoder().decode(narrow.stderr));
     assert.match(out, /passes/);
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("the text output shows a file's control characters, never sends them to the terminal", async () => {
-  const sb = await sandbox("audit-inert");
-  try {
+  await withSandbox("audit-inert", async (sb) => {
     writeFiles(sb.project, {
       ...compliantClaude(),
       ".claude/agents/evil.md": '---\nname: e\ndescription: d\ntools: [Read, "Bash\\e[2J"]\n---\n',
@@ -206,14 +184,11 @@ Deno.test("the text output shows a file's control characters, never sends them t
     assert.equal(r.code, 1);
     assert.ok(!r.stdout.includes("\x1b"), JSON.stringify(r.stdout));
     assert.match(r.stdout, /\\x1b\[2J/);
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("--brief names the brief whose switch applies; a brief that doesn't load is refused, nothing written", async () => {
-  const sb = await sandbox("audit-brief");
-  try {
+  await withSandbox("audit-brief", async (sb) => {
     writeFiles(sb.project, {
       ...compliantClaude(),
       ".claude/agents/writer.md": BAD,
@@ -235,14 +210,11 @@ Deno.test("--brief names the brief whose switch applies; a brief that doesn't lo
     assert.equal(refusals(broken.stderr).length, 1, broken.stderr);
     assert.notEqual(refusals(broken.stderr)[0].code, "AR_WRITE_POLICY");
     assertSameTree(before, await snapshotTree(sb.dir));
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("a DIR that doesn't exist, or a named file that is no agent file, is a usage error, not a pass", async () => {
-  const sb = await sandbox("audit-typo");
-  try {
+  await withSandbox("audit-typo", async (sb) => {
     writeFiles(sb.project, {
       ...compliantClaude(),
       "notes.txt": "x\n",
@@ -265,7 +237,5 @@ Deno.test("a DIR that doesn't exist, or a named file that is no agent file, is a
     const r = await audit(sb.project, [empty], sb.env);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /0 agent file\(s\).*no agent files found/);
-  } finally {
-    await sb.dispose();
-  }
+  });
 });

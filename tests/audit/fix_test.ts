@@ -6,11 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { AuditReportSchema } from "../../lib/audit/report.ts";
 import { fixText } from "../../lib/audit/fix.ts";
-import { compliantClaude, switchBrief, writeFiles } from "./_team.ts";
+import { compliantClaude, switchBrief, withSandbox, writeFiles } from "./_team.ts";
 
 const GEN_BODY =
   "<!-- AGENTTEAMS:BEGIN body v=1 -->\nWork carefully.\n<!-- AGENTTEAMS:END body -->\n";
@@ -23,8 +23,7 @@ async function audit(project: string, args: string[], env: Record<string, string
 }
 
 Deno.test("--fix narrows generated files, keeps every other byte and the mode, and a second --fix changes nothing", async () => {
-  const sb = await sandbox("audit-fix");
-  try {
+  await withSandbox("audit-fix", async (sb) => {
     const claude =
       "---\nname: writer\ndescription: Use when: you must\ntools: Read, Edit, Bash, TodoWrite # old\n" +
       "model: sonnet\n---\n" + GEN_BODY;
@@ -87,14 +86,11 @@ Deno.test("--fix narrows generated files, keeps every other byte and the mode, a
     assert.equal(second.r.code, 0);
     assert.deepEqual(second.rep.fixes, []);
     assertSameTree(before, await snapshotTree(sb.project));
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("--fix leaves an adopted file alone unless it is named", async () => {
-  const sb = await sandbox("audit-fix-adopted");
-  try {
+  await withSandbox("audit-fix-adopted", async (sb) => {
     const adopted = "---\nname: mine\ndescription: d\ntools: Read, Write\n---\nMine.\n";
     writeFiles(sb.project, {
       ...compliantClaude(),
@@ -123,14 +119,11 @@ Deno.test("--fix leaves an adopted file alone unless it is named", async () => {
         "---\nname: mine\ndescription: d\ntools: Read, Grep, Glob\n---\nMine.\n",
       ),
     );
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("--fix refuses a shape it can't rewrite cleanly and leaves the file unchanged", async () => {
-  const sb = await sandbox("audit-fix-refuse");
-  try {
+  await withSandbox("audit-fix-refuse", async (sb) => {
     const files = {
       ".claude/agents/block.md": "---\nname: b\ntools:\n  - Read\n  # x\n  - Bash\n---\n" +
         GEN_BODY,
@@ -147,9 +140,7 @@ Deno.test("--fix refuses a shape it can't rewrite cleanly and leaves the file un
     const refused = (rep.fixes ?? []).filter((f) => f.outcome === "refused").map((f) => f.file);
     assert.deepEqual(refused.sort(), Object.keys(files).sort());
     assertSameTree(before, await snapshotTree(sb.project));
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("fixText: missing, null and empty tools get the narrowed line; the orchestrator gets its section", () => {

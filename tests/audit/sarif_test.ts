@@ -15,7 +15,7 @@ import { DENO, REPO_ROOT, runCli, sandbox } from "../_helpers/mod.ts";
 import { auditJsonSchema, AuditReportSchema, auditSchemaFileText } from "../../lib/audit/report.ts";
 import { RULES } from "../../lib/audit/finding.ts";
 import { corpus, corpusText, placeOf } from "./_corpus.ts";
-import { switchBrief, writeFiles } from "./_team.ts";
+import { switchBrief, withSandbox, writeFiles } from "./_team.ts";
 
 interface SarifResult {
   ruleId: string;
@@ -191,8 +191,7 @@ Deno.test("SARIF rules and results carry id, descriptions, help, level, region a
 });
 
 Deno.test("partial fingerprints are stable across runs and when the finding's line moves", async () => {
-  const sb = await sandbox("audit-fp");
-  try {
+  await withSandbox("audit-fp", async (sb) => {
     const agent = (pad: string) =>
       `---\nname: w\n${pad}description: d\ntools: Read, Edit\n---\n## Write Policy: Return Proposals, Never Write\n`;
     writeFiles(sb.project, {
@@ -214,9 +213,7 @@ Deno.test("partial fingerprints are stable across runs and when the finding's li
     const c = await run();
     assert.equal(c.line, a.line + 2);
     assert.deepEqual(c.fp, a.fp);
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("schemas/audit-findings.schema.json equals auditSchemaFileText() (no drift); the JSON report fits it", async () => {
@@ -226,8 +223,7 @@ Deno.test("schemas/audit-findings.schema.json equals auditSchemaFileText() (no d
   const s = await runCli(["schema", "audit-findings"]);
   assert.equal(s.code, 0, s.stderr);
   assert.equal(s.stdout, auditSchemaFileText());
-  const sb = await sandbox("audit-json");
-  try {
+  await withSandbox("audit-json", async (sb) => {
     corpusTeam(sb.project);
     const r = await runCli(["audit", "--project", sb.project, "--format", "json"], {
       env: { ...sb.env, AGENTTEAMS_BROAD_OK: "1" },
@@ -236,7 +232,5 @@ Deno.test("schemas/audit-findings.schema.json equals auditSchemaFileText() (no d
     assert.equal(rep.ok, false);
     assert.ok(rep.findings.length > 100);
     assert.throws(() => AuditReportSchema.parse({ ...rep, extra: 1 }));
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
