@@ -173,3 +173,19 @@ Deno.test("fixText: missing, null and empty tools get the narrowed line; the orc
   );
   assert.equal(late.outcome, "refused");
 });
+
+Deno.test("fixText: a clean block list becomes one line; Copilot without tools gets ['read']; a rerun changes nothing", () => {
+  const block = "---\nname: b\ntools:\n  - Read\n  - Bash\n  - TodoWrite\nmodel: x\n---\n" +
+    GEN_BODY;
+  const b = fixText("claude", "b", block, false);
+  assert.equal(b.outcome, "fixed");
+  if (b.outcome !== "fixed") return;
+  assert.ok(b.text.startsWith("---\nname: b\ntools: Read, Grep, Glob, TodoWrite\nmodel: x\n---\n"));
+  assert.equal(fixText("claude", "b", b.text, false).outcome, "unchanged");
+  const c = fixText("copilot", "c", "---\ndescription: d\n---\n" + GEN_BODY, false);
+  assert.ok(
+    c.outcome === "fixed" && c.text.startsWith("---\ntools: ['read']\ndescription: d\n---\n"),
+  );
+  const crlf = fixText("claude", "w", "---\r\nname: w\r\ntools: Edit\r\n---\r\n", false);
+  assert.equal(crlf.outcome, "refused");
+});
