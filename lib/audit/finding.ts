@@ -97,6 +97,13 @@ export const RULES: Readonly<Record<string, Rule>> = {
     full: "CRLF line endings can hide the front matter's delimiters from the host.",
     help: "Convert the file to LF line endings.",
   },
+  FM_LENIENT: {
+    severity: "warning",
+    short: "A front-matter value holds `: ` unquoted.",
+    full: "The front matter parses only once such one-line values are quoted (as Claude Code " +
+      "reads it); a host that parses it strictly drops the whole front matter, `tools:` with it.",
+    help: 'Quote the value (description: "...").',
+  },
   YAML_SYNTAX: {
     severity: "error",
     short: "The YAML does not parse.",

@@ -88,7 +88,20 @@ export function readFrontMatter(text: string): FrontMatter {
     const quoted = quoteColonValues(body);
     if (quoted !== null) {
       const second = readYaml(quoted.join("\n") + "\n", 2);
-      if (!second.spots.some((s) => s.code === "YAML_SYNTAX")) read = second;
+      if (!second.spots.some((s) => s.code === "YAML_SYNTAX")) {
+        read = second;
+        const at = quoted.findIndex((l, i) => l !== body[i]);
+        const key = body[at].slice(0, body[at].indexOf(":"));
+        spots.push(
+          spot(
+            "FM_LENIENT",
+            at + 2,
+            1,
+            `the value of \`${key}:\` holds ": " unquoted, so the front matter parses only as ` +
+              "Claude Code retries it; a strict host drops it whole, tools: included. Quote the value",
+          ),
+        );
+      }
     }
   }
   spots.push(...read.spots);

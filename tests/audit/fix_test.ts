@@ -189,3 +189,12 @@ Deno.test("fixText: a clean block list becomes one line; Copilot without tools g
   const crlf = fixText("claude", "w", "---\r\nname: w\r\ntools: Edit\r\n---\r\n", false);
   assert.equal(crlf.outcome, "refused");
 });
+
+Deno.test("fixText narrows a file whose description holds ': ' unquoted, leaving that line (a warning) as it is", () => {
+  const text = "---\nname: w\ndescription: Use when: you must\ntools: Read, Edit\n---\n" + GEN_BODY;
+  const r = fixText("claude", "w", text, false);
+  assert.ok(r.outcome === "fixed", JSON.stringify(r));
+  assert.ok(
+    r.outcome === "fixed" && r.text.startsWith(text.replace("Read, Edit", "Read, Grep, Glob")),
+  );
+});
