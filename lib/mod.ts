@@ -21,6 +21,7 @@
  * @module
  */
 import { GIT_CONFIG_ENV } from "./git/config_env.ts";
+import type { AuditResult, AuditTeamOptions } from "./audit/audit.ts";
 import { KEY_ENV, type LedgerKey, loadLedgerKey } from "./crypto/keys.ts";
 import { HmacKey } from "./crypto/hash.ts";
 import { type Env, readEnv } from "./env.ts";
@@ -66,6 +67,10 @@ export type { Backend } from "./sandbox/decide.ts";
 export type { GitContext, GitControlPath, WatchedGitPaths } from "./git/context.ts";
 export type { ControlPlane } from "./policy/control_plane.ts";
 export { canonical } from "./canonical.ts";
+export type { AuditResult, AuditTeamOptions };
+export type { AuditOptions } from "./audit/team.ts";
+export type { FixOutcome } from "./audit/report.ts";
+export type { Finding, Framework, Severity } from "./audit/finding.ts";
 
 /** How a library call finds its key and its environment. */
 export interface KeyOptions {
@@ -351,4 +356,29 @@ export async function record(
  */
 export function verifyLedger(root: string, opts: KeyOptions = {}): Promise<VerifyReport> {
   return Promise.resolve(verifyLedgerAt(root, keyOf(opts)));
+}
+
+/**
+ * The AR_WRITE_POLICY audit of a team's agent files (what `agentteams audit` runs): the
+ * directories or files in `paths` (relative to `root`; `[]`: the whole project), under the
+ * switch when `opts.switchOn`. Reads files only, never a key; with `opts.fix`, narrows what can
+ * be narrowed cleanly and audits again. Loaded on first use: the audit's readers (yaml,
+ * smol-toml) are not part of the rest of the library.
+ *
+ * @example
+ * ```ts
+ * import { auditTeam } from "./mod.ts";
+ * const root = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${root}/.codex/agents`, { recursive: true });
+ * Deno.writeTextFileSync(`${root}/.codex/agents/w.toml`, 'name = "w"\n');
+ * const r = await auditTeam(root, [], { switchOn: true, frameworks: [] });
+ * r.findings.map((f) => f.code); // ["AGENT_SECTION_MISSING", "CODEX_SANDBOX"]
+ * ```
+ */
+export async function auditTeam(
+  root: string,
+  paths: readonly string[],
+  opts: AuditTeamOptions,
+): Promise<AuditResult> {
+  return await (await import("./audit/audit.ts")).auditTeam(root, paths, opts);
 }

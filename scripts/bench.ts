@@ -22,7 +22,10 @@
  *    and the runner's pickup latency (claim time minus the request file's mtime, as the runner
  *    reports it in `queue_wait_ms`) over 200 sequential requests, median and p95.
  *
- * Usage: deno task bench [--quick] [--only=ledger|apply|run|confine|doctor|runner] [--keep]
+ * 7. Audit: the AR_WRITE_POLICY audit of a generated 10,000-file team (in memory, and whole:
+ *    walk, read, check) against a bare `yaml` parse of the same front matters and recipes.
+ *
+ * Usage: deno task bench [--quick] [--only=ledger|apply|run|confine|doctor|runner|audit] [--keep]
  * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
  * @module
@@ -39,6 +42,10 @@ import { prepareConfinement } from "../lib/sandbox/prepare.ts";
 import { confineArgv } from "../lib/sandbox/launch.ts";
 import { sessionSettingsFindings } from "../lib/policy/session_settings.ts";
 import { readJson } from "../lib/json/reader.ts";
+import { parse as parseYaml } from "yaml";
+import { auditTeam } from "../lib/audit/audit.ts";
+import { auditEntries } from "../lib/audit/team.ts";
+import { walkTeam } from "../lib/audit/walk.ts";
 import {
   makePrivateTmpdir,
   removeMaskPoints,
@@ -651,6 +658,83 @@ async function runnerSection(): Promise<void> {
   }
 }
 
+/** A generated team of `n` agent files (Claude mostly, some Goose recipes and Codex TOML). */
+function makeTeam(n: number): { dir: string; fronts: string[] } {
+  const dir = `${work}/team-${n}`;
+  const fronts: string[] = [];
+  const section = "\n## Write Policy: Return Proposals, Never Write\n\nReturn proposals.\n";
+  for (const sub of [".claude/agents/team", ".goose/recipes", ".codex/agents"]) {
+    Deno.mkdirSync(`${dir}/${sub}`, { recursive: true });
+  }
+  for (let i = 0; i < n; i++) {
+    const kind = i % 10;
+    if (kind < 8) {
+      const fm =
+        `name: agent-${i}\ndescription: "Use this agent when: the user asks for review ${i}. ` +
+        `<example>user: 'check it'</example>"\ntools: Read, Grep, Glob\nmodel: sonnet\ncolor: blue\n`;
+      fronts.push(fm);
+      Deno.writeTextFileSync(
+        `${dir}/.claude/agents/team/agent-${i}.md`,
+        `---\n${fm}---\nBody ${i}.\n${section}`,
+      );
+    } else if (kind === 8) {
+      const y =
+        `version: 1.0.0\ntitle: agent ${i}\ndescription: reviews\ninstructions: |\n  Review.\n` +
+        `  ## Write Policy: Return Proposals, Never Write\nextensions:\n  - type: stdio\n` +
+        `    name: agentteams_readfs\n    cmd: python3\n` +
+        `    args: ["-I", "-S", ".agentteams/bin/goose-readfs-mcp.py", "--root", "."]\n` +
+        `    available_tools: [read_file, list_dir, grep]\n`;
+      fronts.push(y);
+      Deno.writeTextFileSync(`${dir}/.goose/recipes/agent-${i}.yaml`, y);
+    } else {
+      Deno.writeTextFileSync(
+        `${dir}/.codex/agents/agent-${i}.toml`,
+        `name = "agent-${i}"\nsandbox_mode = "read-only"\ndeveloper_instructions = """\n` +
+          `## Write Policy: Return Proposals, Never Write\n"""\n`,
+      );
+    }
+  }
+  return { dir, fronts };
+}
+
+async function auditSection(): Promise<void> {
+  console.log("\n7. Audit (in-process; rounds interleave the floor and the subjects)");
+  const n = quick ? 2_000 : 10_000;
+  const { dir, fronts } = makeTeam(n);
+  const opts = { switchOn: true, frameworks: ["claude", "goose", "codex"] };
+  const entries = await walkTeam(dir, { followLinks: false });
+  const rounds = quick ? 3 : 7;
+  const floor: number[] = [];
+  const pure: number[] = [];
+  const disk: number[] = [];
+  let errors = -1;
+  for (let r = 0; r < rounds; r++) {
+    let t = performance.now();
+    for (const f of fronts) parseYaml(f);
+    floor.push(performance.now() - t);
+    t = performance.now();
+    const found = auditEntries(entries, opts);
+    pure.push(performance.now() - t);
+    errors = found.filter((f) => f.severity === "error").length;
+    t = performance.now();
+    await auditTeam(dir, ["."], opts);
+    disk.push(performance.now() - t);
+  }
+  if (errors !== 0) throw new Error(`the bench team should be compliant: ${errors} error(s)`);
+  const fl = median(floor);
+  row(`floor: bare yaml parse of the ${fronts.length} front matters/recipes`, fmt(fl));
+  row(
+    `audit checks of the ${entries.length}-file team (files in memory)`,
+    fmt(median(pure)),
+    `${(median(pure) / fl).toFixed(2)}x the floor (target <= 2)`,
+  );
+  row(
+    `whole audit of the ${entries.length}-file team (walk, read, check)`,
+    fmt(median(disk)),
+    `${(median(disk) / fl).toFixed(2)}x the floor`,
+  );
+}
+
 console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${new Date().toISOString()}`);
 try {
   await initKeys();
@@ -660,6 +744,7 @@ try {
   if (want("confine")) await confineSection();
   if (want("doctor")) await doctorSection();
   if (want("runner")) await runnerSection();
+  if (want("audit")) await auditSection();
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
   else Deno.removeSync(work, { recursive: true });

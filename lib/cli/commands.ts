@@ -216,7 +216,40 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerRepair(ctx),
   },
-  unbuilt(["audit"], "AR_WRITE_POLICY audit of agent files (text, json, sarif; --fix)", "later"),
+  {
+    words: ["audit"],
+    summary: "AR_WRITE_POLICY audit of agent files (text, json, sarif; --fix narrows them)",
+    help: "DIR... are team directories (default: the project) or agent files. The switch is the\n" +
+      'brief\'s write_policy "orchestrator-only" (limited by write_policy_frameworks); without it\n' +
+      "the audit reports and exits 0. Exit 1 on an error (with --strict, on a warning too).\n" +
+      "It reads files only; it never needs the ledger key. --fix writes only generated files\n" +
+      "(adopted ones when named), atomically; a second --fix changes nothing.",
+    positionals: [{ name: "DIR", required: false, variadic: true }],
+    flags: [
+      { name: "format", kind: "string", value: "FMT", help: "text (default), json or sarif" },
+      { name: "fix", kind: "bool", help: "narrow what can be narrowed cleanly, then audit again" },
+      { name: "strict", kind: "bool", help: "fail on warnings too" },
+    ],
+    // The yaml package's parser reads these two (its debug switches) on every parse; HOME and
+    // the key dir's variable place the key dir for the Claude settings check (no key is read).
+    env: ["LOG_TOKENS", "LOG_STREAM", "HOME", "AGENTTEAMS_KEY_DIR"],
+    built: true,
+    // The project and the named directories (read; written only with --fix), and the brief.
+    needs: (ctx) => {
+      const named = ((ctx.parsed.positionals.DIR as string[] | undefined) ?? []).map((d) =>
+        resolve(d)
+      );
+      const roots = [ctx.project, ...named];
+      const fix = ctx.parsed.flags.fix === true;
+      return {
+        ...NO_NEEDS,
+        read: [...roots, ...briefFlagReads(ctx)],
+        write: fix ? roots : [],
+        env: ["LOG_TOKENS", "LOG_STREAM", "HOME", "AGENTTEAMS_KEY_DIR"],
+      };
+    },
+    run: async (ctx) => (await loadCode(() => import("./audit_cmd.ts"))).audit(ctx),
+  },
   {
     words: ["serve"],
     summary: "the out-of-session runner: serve the project's queue (start it outside every " +

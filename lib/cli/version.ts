@@ -1,5 +1,6 @@
 /**
- * The version `--version` prints and the runner writes into its liveness file.
+ * The program's version: `--version` prints it, the runner writes it into its liveness file, and
+ * the SARIF driver names it.
  *
  * @module
  */

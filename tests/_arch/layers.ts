@@ -33,6 +33,7 @@ export const LAYERS: LayerTable = {
         "lib/policy/",
         "lib/artifacts/",
         "lib/queue/",
+        "lib/audit/",
       ],
       externals: ["node:*", "zod", "yaml", "smol-toml"],
     },

@@ -205,8 +205,10 @@ Deno.test("parseArtifact reads strict JSON: refusals name the line and column", 
 Deno.test("schemas/*.schema.json equal schemaFileText(name) (no drift)", async () => {
   assert.deepEqual(Object.keys(ARTIFACT_SCHEMAS).sort(), [...NAMES].sort());
   const files: string[] = [];
-  for await (const e of Deno.readDir(join(REPO_ROOT, "schemas"))) files.push(e.name);
-  // Beside the artifacts', the runner's queue request (tests/queue/request_test.ts checks it).
+  for await (const e of Deno.readDir(join(REPO_ROOT, "schemas"))) {
+    if (e.name !== "audit-findings.schema.json") files.push(e.name); // tests/audit/ checks it
+  }
+  // Beside the artifacts', the runner's queue request (tests/queue/request_mode_test.ts checks it).
   assert.deepEqual(
     files.sort(),
     [...NAMES, "queue-request"].map((n) => `${n}.schema.json`).sort(),
@@ -268,10 +270,11 @@ Deno.test("agentteams schema NAME prints each schema; no NAME lists them; a bad 
   }
   const list = await runCli(["schema", "--json"]);
   assert.equal(list.code, 0, list.stderr);
-  // The artifacts, then the brief's (tests/cli/brief_check_test.ts).
+  // The artifacts, then the brief's (tests/cli/brief_check_test.ts), the runner's queue request
+  // and the audit report's (tests/audit/schema_test.ts).
   assert.deepEqual(JSON.parse(list.stdout), {
     ok: true,
-    schemas: [...NAMES, "brief", "queue-request"],
+    schemas: [...NAMES, "brief", "queue-request", "audit-findings"],
   });
   const bad = await runCli(["schema", "change"]);
   assertCliRefused(bad, "schema", "USAGE", 2);

@@ -166,10 +166,12 @@ Deno.test("the earlier spellings are rewritten to the commands they name", async
   assertCliRefused(await inProcess(["--issue-dispatch", "--nope"]), "dispatch", "UNKNOWN_FLAG", 2);
   assertCliRefused(await inProcess(["--serve-requests", "--nope"]), "serve", "UNKNOWN_FLAG", 2);
   for (
-    const [flag, words] of [["--verify-waivers", "waiver verify"], ["--post-audit", "audit"]]
+    const [flag, words] of [["--verify-waivers", "waiver verify"]]
   ) {
     assertCliRefused(await inProcess([flag]), words, "NOT_IMPLEMENTED", 2);
   }
+  // Built (issue 16): it fails here before it runs; tests/audit/ runs it.
+  assertCliRefused(await inProcess(["--post-audit", "--nope"]), "audit", "UNKNOWN_FLAG", 2);
   assertCliRefused(
     await inProcess(["--issue-dispatch", "--verify-proposal-ledger"]),
     "--issue-dispatch",
@@ -220,7 +222,7 @@ Deno.test("real process: exit codes and the refusal line `agentteams <command>: 
     const unknown = await run(["frobnicate"]);
     assert.equal(unknown.code, 2);
     assert.equal(refusals(unknown.stderr)[0].code, "UNKNOWN_COMMAND");
-    for (const words of [["audit"], ["waiver", "issue"]]) {
+    for (const words of [["waiver", "issue"]]) {
       assertCliRefused(await run(words), words.join(" "), "NOT_IMPLEMENTED", 2);
     }
     const bad = await run(["dispatch", "--agent", "Bad Slug"]);

@@ -1,0 +1,184 @@
+/**
+ * The Codex checks: an agent's TOML (`.codex/agents/*.toml`) must set `sandbox_mode =
+ * "read-only"` and carry no `mcp_servers`; the project's `.codex/config.toml` must carry no
+ * `mcp_servers` (subagents inherit them) and is warned about a wider sandbox_mode. Parsed with
+ * smol-toml; keys are placed by a lexical scan that knows comments and multi-line strings, so a
+ * decoy in either is never taken for a key.
+ *
+ * @module
+ */
+import { parse, TomlError } from "smol-toml";
+import { type Spot, spot } from "./finding.ts";
+
+/** A parsed TOML file, or the finding that says why not. */
+export type TomlRead =
+  | { readonly ok: true; readonly value: Record<string, unknown> }
+  | { readonly ok: false; readonly spot: Spot };
+
+/**
+ * Parses TOML, never throwing.
+ *
+ * @example
+ * ```ts
+ * import { readToml } from "./check_codex.ts";
+ * readToml('sandbox_mode = "read-only"\n').ok; // true
+ * ```
+ */
+export function readToml(text: string): TomlRead {
+  try {
+    return { ok: true, value: parse(text) as Record<string, unknown> };
+  } catch (e) {
+    if (e instanceof TomlError) {
+      return {
+        ok: false,
+        spot: spot(
+          "TOML_SYNTAX",
+          e.line,
+          e.column,
+          `the TOML doesn't parse: ${e.message.split("\n")[0]}`,
+        ),
+      };
+    }
+    return { ok: false, spot: spot("TOML_SYNTAX", 1, 1, "the TOML doesn't parse") };
+  }
+}
+
+/**
+ * The line of each key assignment and table header, by dotted path (`sandbox_mode`,
+ * `mcp_servers`, `mcp_servers.x`), from a lexical scan that skips comments and the inside of
+ * multi-line strings.
+ *
+ * @example
+ * ```ts
+ * import { keyLines } from "./check_codex.ts";
+ * keyLines('x = """\nsandbox_mode = 1\n"""\nsandbox_mode = "read-only"\n').get("sandbox_mode");
+ * // 4
+ * ```
+ */
+export function keyLines(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  const lines = text.split("\n");
+  let table = "";
+  let inMulti: string | null = null;
+  for (let i = 0; i < lines.length; i++) {
+    let l = lines[i];
+    if (inMulti !== null) {
+      const end = l.indexOf(inMulti);
+      if (end < 0) continue;
+      l = l.slice(end + 3);
+      inMulti = null;
+      if (/^\s*(#.*)?$/.test(l)) continue;
+    }
+    const header = /^\s*\[\[?\s*([^\]]+?)\s*\]\]?/.exec(l);
+    if (header !== null) {
+      table = header[1].replace(/\s*\.\s*/g, ".").replace(/["']/g, "");
+      if (!out.has(table)) out.set(table, i + 1);
+      const top = table.split(".")[0];
+      if (!out.has(top)) out.set(top, i + 1);
+      continue;
+    }
+    const kv = /^\s*([A-Za-z0-9_."'-]+?)\s*=\s*(.*)$/.exec(l);
+    if (kv !== null) {
+      const key = kv[1].replace(/\s*\.\s*/g, ".").replace(/["']/g, "");
+      const full = table === "" ? key : `${table}.${key}`;
+      if (!out.has(full)) out.set(full, i + 1);
+      const top = full.split(".")[0];
+      if (!out.has(top)) out.set(top, i + 1);
+      const v = kv[2];
+      for (const q of ['"""', "'''"]) {
+        const at = v.indexOf(q);
+        if (at >= 0 && v.indexOf(q, at + 3) < 0) inMulti = q;
+      }
+    }
+  }
+  return out;
+}
+
+function truthy(v: unknown): boolean {
+  if (v === undefined || v === null || v === false || v === "" || v === 0) return false;
+  if (Array.isArray(v)) return v.length > 0;
+  if (typeof v === "object") return Object.keys(v as object).length > 0;
+  return true;
+}
+
+/**
+ * Checks a Codex agent's TOML.
+ *
+ * @example
+ * ```ts
+ * import { checkCodexAgent } from "./check_codex.ts";
+ * checkCodexAgent('name = "w"\nsandbox_mode = "workspace-write"\n', "w").map((s) => s.code);
+ * // ["CODEX_SANDBOX"]
+ * ```
+ */
+export function checkCodexAgent(text: string, slug: string): Spot[] {
+  const who = `'${slug}'`;
+  return codexSpots(
+    text,
+    `${who} declares mcp_servers, which sandbox_mode does not confine; remove them`,
+    (mode) =>
+      mode === "read-only" ? null : [
+        "CODEX_SANDBOX",
+        `${who}'s sandbox_mode is ${mode === undefined ? "missing" : JSON.stringify(mode)}, ` +
+        `not "read-only" (a missing key inherits the parent's mode)`,
+      ],
+  );
+}
+
+/**
+ * A Codex TOML's findings: it must parse; truthy `mcp_servers` is `CODEX_MCP` (with `mcpMessage`);
+ * `sandbox` judges `sandbox_mode` (a code and message, or null when it is fine).
+ */
+function codexSpots(
+  text: string,
+  mcpMessage: string,
+  sandbox: (mode: unknown) => readonly ["CODEX_SANDBOX" | "CODEX_CONFIG_SANDBOX", string] | null,
+): Spot[] {
+  const r = readToml(text);
+  if (!r.ok) return [r.spot];
+  const lines = keyLines(text);
+  const out: Spot[] = [];
+  if (truthy(r.value.mcp_servers)) {
+    out.push(spot("CODEX_MCP", lines.get("mcp_servers") ?? 1, 1, mcpMessage));
+  }
+  const bad = sandbox(r.value.sandbox_mode);
+  if (bad !== null) out.push(spot(bad[0], lines.get("sandbox_mode") ?? 1, 1, bad[1]));
+  return out;
+}
+
+/**
+ * Checks the project's `.codex/config.toml`.
+ *
+ * @example
+ * ```ts
+ * import { checkCodexConfig } from "./check_codex.ts";
+ * checkCodexConfig("[mcp_servers.x]\ncommand = \"x\"\n").map((s) => s.code); // ["CODEX_MCP"]
+ * ```
+ */
+export function checkCodexConfig(text: string): Spot[] {
+  return codexSpots(
+    text,
+    "the project config declares mcp_servers, which every spawned agent inherits and " +
+      "sandbox_mode doesn't confine; keep them off for a team under the switch",
+    (mode) =>
+      mode === undefined || mode === "read-only" ? null : [
+        "CODEX_CONFIG_SANDBOX",
+        `the project config sets sandbox_mode ${JSON.stringify(mode)}; the session's sandbox ` +
+        "governs every agent",
+      ],
+  );
+}
+
+/**
+ * The TOML `name` of a Codex agent, or null.
+ *
+ * @example
+ * ```ts
+ * import { tomlName } from "./check_codex.ts";
+ * tomlName('name = "orchestrator"\n'); // "orchestrator"
+ * ```
+ */
+export function tomlName(text: string): string | null {
+  const r = readToml(text);
+  return r.ok && typeof r.value.name === "string" ? r.value.name : null;
+}

@@ -1,0 +1,224 @@
+/**
+ * `audit --fix`: narrows what can be narrowed cleanly and keeps every other byte. Claude's
+ * `tools:` becomes `Read, Grep, Glob` (plus `TodoWrite` where a todo tool was declared), Copilot's
+ * the declared read-only tokens, a Codex agent's `sandbox_mode` `"read-only"`, and a Markdown
+ * agent missing its write-policy section gets it appended inside fences (so a rerun finds it and
+ * changes nothing). A file whose needed change has no clean rewrite is refused whole and left
+ * as it is. Pure: text in, text out; the command writes it atomically.
+ *
+ * @module
+ */
+import { keyLines, readToml } from "./check_codex.ts";
+import { CAPABILITY_KEYS, toolsDecl } from "./check_markdown.ts";
+import { readFrontMatter } from "./front_matter.ts";
+import { AGENT_HEADING, checkFile, type FileKind, ORCH_HEADING } from "./team.ts";
+import { classifyTool, narrowedClaudeTools, narrowedCopilotTools } from "./tools.ts";
+
+/** The fences the appended section sits in. */
+export const FENCE_BEGIN = "<!-- AGENTTEAMS:BEGIN write_policy v=1 -->";
+/** The closing fence. */
+export const FENCE_END = "<!-- AGENTTEAMS:END write_policy -->";
+
+/** The body of the non-orchestrator section. */
+const AGENT_SECTION = [
+  AGENT_HEADING,
+  "",
+  "You never write files, run commands or start other agents. Every change you want is returned",
+  "to the orchestrator as a change proposal or a deletion proposal, and every command as a",
+  "command request, each bound to your dispatch nonce (see references/write-policy.reference.md).",
+  "This section overrides any write wording elsewhere in this file.",
+];
+
+/** The body of the orchestrator's section. */
+const ORCH_SECTION = [
+  ORCH_HEADING,
+  "",
+  "You are the only writer. Issue a dispatch nonce for each agent you start; apply its change and",
+  "deletion proposals with `agentteams apply` and run its command requests with `agentteams run`",
+  "(through the runner under the switch); never retry a refused artifact by hand; verify the",
+  "ledger with `agentteams ledger verify` at closeout.",
+];
+
+/** What fixing one file gives. */
+export type FixResult =
+  | { readonly outcome: "fixed"; readonly text: string; readonly changes: readonly string[] }
+  | { readonly outcome: "unchanged" }
+  | { readonly outcome: "refused"; readonly reason: string };
+
+/**
+ * Whether a file is one the generator wrote (it carries the AGENTTEAMS fences or marker); other
+ * files are adopted and `--fix` leaves them alone unless they are named.
+ *
+ * @example
+ * ```ts
+ * import { isGenerated } from "./fix.ts";
+ * isGenerated("---\ntools: Read\n---\n"); // false
+ * ```
+ */
+export function isGenerated(text: string): boolean {
+  return text.includes("<!-- AGENTTEAMS:BEGIN") || /^#\s*agentteams-/m.test(text);
+}
+
+/**
+ * Fixes one file's text.
+ *
+ * @example
+ * ```ts
+ * import { fixText } from "./fix.ts";
+ * const r = fixText("claude", "w", "---\nname: w\ntools: Read, Edit\n---\nbody\n", false);
+ * r.outcome === "fixed" && r.text.includes("tools: Read, Grep, Glob"); // true
+ * ```
+ */
+export function fixText(kind: FileKind, slug: string, text: string, exempt: boolean): FixResult {
+  switch (kind) {
+    case "claude":
+    case "copilot":
+      return fixMarkdown(kind, text, exempt);
+    case "codex-agent":
+      return fixCodex(text, exempt);
+    case "goose":
+      return checkFile(kind, slug, text, exempt).length === 0
+        ? { outcome: "unchanged" }
+        : { outcome: "refused", reason: "Goose recipes are not rewritten; regenerate the recipe" };
+    default:
+      return { outcome: "unchanged" };
+  }
+}
+
+function fixMarkdown(kind: "claude" | "copilot", text: string, exempt: boolean): FixResult {
+  const fm = readFrontMatter(text);
+  // FM_LENIENT (a value with ": " unquoted) is a warning the rewrite leaves as it is.
+  const blocking = (spots: readonly { code: string }[]) =>
+    spots.filter((s) => s.code !== "FM_LENIENT");
+  if (blocking(fm.spots).length > 0) {
+    return {
+      outcome: "refused",
+      reason: `its front matter has ${blocking(fm.spots)[0].code}; fix it by hand`,
+    };
+  }
+  if (!fm.present || fm.root === null || fm.root.kind !== "map") {
+    return { outcome: "refused", reason: "it has no front matter to narrow" };
+  }
+  if (fm.root.flow) {
+    return { outcome: "refused", reason: "its front matter is a flow mapping ({...})" };
+  }
+  const lines = text.split("\n");
+  const changes: string[] = [];
+  // Edits as [first line index, count, replacement lines], applied bottom-up.
+  const edits: [number, number, string[]][] = [];
+  if (!exempt) {
+    for (const p of fm.root.pairs) {
+      if (!CAPABILITY_KEYS.has(p.key)) continue;
+      const i = p.keyPlace.line - 1;
+      const oneLine = p.value !== null && p.value.kind === "scalar" &&
+        p.value.line === p.keyPlace.line &&
+        (lines[i + 1] === undefined || !/^[ \t]+\S/.test(lines[i + 1]));
+      if (p.key === "allowed-tools" && oneLine) {
+        edits.push([i, 1, []]);
+        changes.push("removed allowed-tools");
+      } else {
+        return {
+          outcome: "refused",
+          reason: `it declares \`${p.key}:\`, which --fix doesn't remove`,
+        };
+      }
+    }
+    const mode = fm.root.pairs.find((p) => p.key === "permissionMode");
+    if (mode !== undefined) {
+      const v = mode.value?.kind === "scalar" ? String(mode.value.value) : "";
+      if (v !== "default" && v !== "plan") {
+        return {
+          outcome: "refused",
+          reason: `its permissionMode ${JSON.stringify(v)} is the operator's call`,
+        };
+      }
+    }
+    const decl = toolsDecl(fm);
+    const narrow = (names: readonly string[]) =>
+      kind === "claude" ? narrowedClaudeTools(names) : narrowedCopilotTools(names);
+    if (decl.shape === "missing") {
+      edits.push([1, 0, [`tools: ${narrow([])}`]]);
+      changes.push("added tools:");
+    } else if (decl.shape === "null" || decl.shape === "empty") {
+      if (!/^tools:/.test(lines[decl.line - 1] ?? "") || /^[ \t]+-/.test(lines[decl.line] ?? "")) {
+        return { outcome: "refused", reason: "its `tools:` spans more than one line" };
+      }
+      edits.push([decl.line - 1, 1, [`tools: ${narrow([])}`]]);
+      changes.push("narrowed tools:");
+    } else if (decl.shape === "bad") {
+      return { outcome: "refused", reason: "its `tools:` has a shape --fix can't rewrite cleanly" };
+    } else if ("names" in decl) {
+      const names = decl.names.map((n) => n.name);
+      const allRead = names.every((n) => classifyTool(n) === "read");
+      if (!allRead && !/^tools:/.test(lines[decl.line - 1] ?? "")) {
+        return { outcome: "refused", reason: "its `tools:` key is not at the start of its line" };
+      }
+      if (!allRead) {
+        edits.push([decl.line - 1, decl.lastLine - decl.line + 1, [`tools: ${narrow(names)}`]]);
+        changes.push("narrowed tools:");
+      }
+    }
+  }
+  const section = sectionAppend(text, exempt);
+  if (section === "refused") {
+    return {
+      outcome: "refused",
+      reason: "its Project-Specific Notes come before where the section must go",
+    };
+  }
+  edits.sort((a, b) => b[0] - a[0]);
+  for (const [at, count, repl] of edits) lines.splice(at, count, ...repl);
+  let out = lines.join("\n");
+  if (section !== null) {
+    out = (out.endsWith("\n") ? out : out + "\n") + section;
+    changes.push(
+      exempt ? "appended the Applying Proposals section" : "appended the write-policy section",
+    );
+  }
+  if (changes.length === 0) return { outcome: "unchanged" };
+  // The rewrite must read back cleanly, or the file is left as it is.
+  if (blocking(readFrontMatter(out).spots).length > 0) {
+    return { outcome: "refused", reason: "the rewrite would not read back cleanly" };
+  }
+  return { outcome: "fixed", text: out, changes };
+}
+
+function sectionAppend(text: string, exempt: boolean): string | null | "refused" {
+  const heading = exempt ? ORCH_HEADING : AGENT_HEADING;
+  const re = new RegExp(`^[ \\t]*${heading.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}[ \\t]*$`, "m");
+  if (re.test(text)) return null;
+  if (exempt && /^[ \t]*## Project-Specific Notes[ \t]*$/m.test(text)) return "refused";
+  const body = exempt ? ORCH_SECTION : AGENT_SECTION;
+  return `\n${FENCE_BEGIN}\n${body.join("\n")}\n${FENCE_END}\n`;
+}
+
+function fixCodex(text: string, exempt: boolean): FixResult {
+  const r = readToml(text);
+  if (!r.ok) return { outcome: "refused", reason: "its TOML doesn't parse" };
+  if (exempt) return { outcome: "unchanged" };
+  if (r.value.mcp_servers !== undefined) {
+    return { outcome: "refused", reason: "it declares mcp_servers, which --fix doesn't remove" };
+  }
+  if (r.value.sandbox_mode === "read-only") return { outcome: "unchanged" };
+  const lines = text.split("\n");
+  const at = keyLines(text).get("sandbox_mode");
+  if (at !== undefined) {
+    const m = /^([ \t]*sandbox_mode[ \t]*=[ \t]*)("[^"\\]*"|'[^']*')([ \t]*(#.*)?)$/.exec(
+      lines[at - 1],
+    );
+    if (m === null) {
+      return { outcome: "refused", reason: "its sandbox_mode line can't be rewritten cleanly" };
+    }
+    lines[at - 1] = `${m[1]}"read-only"${m[3]}`;
+  } else {
+    const firstTable = lines.findIndex((l) => /^\s*\[/.test(l));
+    const i = firstTable < 0 ? (text.endsWith("\n") ? lines.length - 1 : lines.length) : firstTable;
+    lines.splice(i, 0, 'sandbox_mode = "read-only"');
+  }
+  const out = lines.join("\n");
+  const again = readToml(out);
+  if (!again.ok || again.value.sandbox_mode !== "read-only") {
+    return { outcome: "refused", reason: "its sandbox_mode can't be rewritten cleanly" };
+  }
+  return { outcome: "fixed", text: out, changes: ['set sandbox_mode = "read-only"'] };
+}

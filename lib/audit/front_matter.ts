@@ -1,0 +1,137 @@
+/**
+ * Markdown front matter as the hosts find it: a first line `---`, a closing `---` line, YAML
+ * between. A BOM or CRLF that would hide it from the host, and an unterminated block, are
+ * findings. A front matter whose one-line values hold `: ` (long descriptions with examples) is
+ * read the way Claude Code reads it, by quoting those values on a second attempt; the `tools:`
+ * line is never re-quoted.
+ *
+ * @module
+ */
+import { type Spot, spot } from "./finding.ts";
+import { readYaml, type YNode } from "./yaml_tree.ts";
+
+/** What reading a Markdown file's front matter gives. */
+export interface FrontMatter {
+  /** Whether the file opens with a `---` line (after a BOM, if any). */
+  readonly present: boolean;
+  /** The YAML root, when it was read. */
+  readonly root: YNode | null;
+  /** The findings. */
+  readonly spots: Spot[];
+  /** The front matter's lines (without the delimiters), LF-normalized. */
+  readonly lines: readonly string[];
+  /** The 1-based line of the closing `---`, or 0. */
+  readonly closeLine: number;
+  /** The YAML text the root was read from (node offsets refer to it). */
+  readonly yamlText: string;
+}
+
+const OPEN = /^---[ \t]*$/;
+
+/**
+ * Reads the front matter of a Markdown agent file.
+ *
+ * @example
+ * ```ts
+ * import { readFrontMatter } from "./front_matter.ts";
+ * const fm = readFrontMatter("---\nname: a\ntools: Read\n---\nbody\n");
+ * fm.present && fm.spots.length === 0; // true
+ * ```
+ */
+export function readFrontMatter(text: string): FrontMatter {
+  const spots: Spot[] = [];
+  let t = text;
+  if (t.startsWith("\uFEFF")) {
+    spots.push(
+      spot("FM_BOM", 1, 1, "starts with a byte-order mark, which can hide the front matter"),
+    );
+    t = t.slice(1);
+  }
+  const raw = t.split("\n");
+  const lines = raw.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+  if (lines.length === 0 || !OPEN.test(lines[0])) {
+    return { present: false, root: null, spots, lines: [], closeLine: 0, yamlText: "" };
+  }
+  let close = -1;
+  for (let i = 1; i < lines.length; i++) {
+    if (OPEN.test(lines[i])) {
+      close = i;
+      break;
+    }
+  }
+  const crEnd = close === -1 ? raw.length : close + 1;
+  for (let i = 0; i < crEnd; i++) {
+    if (raw[i].endsWith("\r")) {
+      spots.push(
+        spot("FM_CRLF", i + 1, raw[i].length, "ends a front-matter line with CRLF; use LF"),
+      );
+      break;
+    }
+  }
+  if (close === -1) {
+    spots.push(
+      spot("FM_UNTERMINATED", 1, 1, "opens a front matter with `---` that never closes"),
+    );
+    return {
+      present: true,
+      root: null,
+      spots,
+      lines: lines.slice(1),
+      closeLine: 0,
+      yamlText: "",
+    };
+  }
+  const body = lines.slice(1, close);
+  const yamlText = body.join("\n") + (body.length > 0 ? "\n" : "");
+  let read = readYaml(yamlText, 2);
+  if (read.spots.some((s) => s.code === "YAML_SYNTAX")) {
+    const quoted = quoteColonValues(body);
+    if (quoted !== null) {
+      const second = readYaml(quoted.join("\n") + "\n", 2);
+      if (!second.spots.some((s) => s.code === "YAML_SYNTAX")) {
+        read = second;
+        const at = quoted.findIndex((l, i) => l !== body[i]);
+        const key = body[at].slice(0, body[at].indexOf(":"));
+        spots.push(
+          spot(
+            "FM_LENIENT",
+            at + 2,
+            1,
+            `the value of \`${key}:\` holds ": " unquoted, so the front matter parses only as ` +
+              "Claude Code retries it; a strict host drops it whole, tools: included. Quote the value",
+          ),
+        );
+      }
+    }
+  }
+  spots.push(...read.spots);
+  return {
+    present: true,
+    root: read.root,
+    spots,
+    lines: body,
+    closeLine: close + 1,
+    yamlText: read.text,
+  };
+}
+
+/** Keys whose one-line value is never re-quoted (the capability keys are read as written). */
+const NEVER_REQUOTED = /^(tools|allowed-tools|allowedTools|mcpServers|permissionMode)$/;
+
+/**
+ * The front-matter lines with each top-level one-line plain value that holds `: `
+ * double-quoted (what Claude Code does on a second attempt), or null when none needed it.
+ */
+function quoteColonValues(lines: readonly string[]): string[] | null {
+  let changed = false;
+  const out = lines.map((line) => {
+    const m = /^([A-Za-z_][A-Za-z0-9_-]*):[ ]+(.*)$/.exec(line);
+    if (m === null || NEVER_REQUOTED.test(m[1])) return line;
+    const v = m[2];
+    if (/^["'[{|>&*!%@`#]/.test(v)) return line;
+    if (!v.includes(": ") && !v.endsWith(":")) return line;
+    changed = true;
+    return `${m[1]}: ${JSON.stringify(v)}`;
+  });
+  return changed ? out : null;
+}

@@ -1,0 +1,302 @@
+/**
+ * The audit's outputs: the JSON report (its zod schema is exported to
+ * `schemas/audit-findings.schema.json`), SARIF 2.1.0 for code scanning, and the text grouped by
+ * file. Pure: findings in, text out.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { type Finding, RULES } from "./finding.ts";
+
+/** One finding as the JSON report gives it. */
+export const FindingSchema = z.object({
+  code: z.string().regex(/^[A-Z][A-Z0-9_]*$/),
+  check: z.literal("AR_WRITE_POLICY"),
+  severity: z.enum(["error", "warning"]),
+  enforced: z.boolean(),
+  framework: z.enum(["claude", "copilot", "goose", "codex", "agents-md", "other"]),
+  file: z.string(),
+  line: z.number().int().min(1),
+  column: z.number().int().min(1),
+  message: z.string(),
+  fingerprint: z.string().regex(/^[0-9a-f]{32}$/),
+}).strict();
+
+/** What `--fix` did to one file. */
+export const FixSchema = z.object({
+  file: z.string(),
+  outcome: z.enum(["fixed", "refused", "unchanged", "skipped-adopted"]),
+  changes: z.array(z.string()),
+  reason: z.string().optional(),
+}).strict();
+
+/** The JSON report of `agentteams audit --format json`. */
+export const AuditReportSchema = z.object({
+  ok: z.boolean(),
+  switch: z.boolean(),
+  frameworks: z.array(z.string()),
+  strict: z.boolean(),
+  files: z.number().int().min(0),
+  errors: z.number().int().min(0),
+  warnings: z.number().int().min(0),
+  findings: z.array(FindingSchema),
+  fixes: z.array(FixSchema).optional(),
+}).strict();
+
+/** A report's type. */
+export type AuditReport = z.infer<typeof AuditReportSchema>;
+/** What `--fix` did to one file (the shape of {@link FixSchema}). */
+export interface FixOutcome {
+  /** The file, as the findings name it. */
+  readonly file: string;
+  /** What happened to it. */
+  readonly outcome: "fixed" | "refused" | "unchanged" | "skipped-adopted";
+  /** The changes made (for `fixed`). */
+  readonly changes: readonly string[];
+  /** Why not (for `refused` and `skipped-adopted`). */
+  readonly reason?: string;
+}
+
+/**
+ * The report's JSON Schema (draft 2020-12), with a stable `$id`.
+ *
+ * @example
+ * ```ts
+ * import { auditJsonSchema } from "./report.ts";
+ * auditJsonSchema().title; // "audit-findings"
+ * ```
+ */
+export function auditJsonSchema(): Record<string, unknown> {
+  const s = z.toJSONSchema(AuditReportSchema, { target: "draft-2020-12" }) as Record<
+    string,
+    unknown
+  >;
+  return {
+    $schema: s.$schema,
+    $id: "https://agentteams.invalid/schemas/audit-findings.schema.json",
+    title: "audit-findings",
+    ...Object.fromEntries(Object.entries(s).filter(([k]) => k !== "$schema")),
+  };
+}
+
+/**
+ * The committed text of `schemas/audit-findings.schema.json`.
+ *
+ * @example
+ * ```ts
+ * import { auditSchemaFileText } from "./report.ts";
+ * auditSchemaFileText().endsWith("}\n"); // true
+ * ```
+ */
+export function auditSchemaFileText(): string {
+  return JSON.stringify(auditJsonSchema(), null, 2) + "\n";
+}
+
+/**
+ * Stable fingerprints: a hash of the code, the file and the message with its numbers taken out,
+ * and the finding's rank among findings that share those, so a moved line keeps its fingerprint.
+ *
+ * @example
+ * ```ts
+ * import { fingerprints } from "./report.ts";
+ * declare const findings: import("./finding.ts").Finding[];
+ * fingerprints(findings).length === findings.length; // true
+ * ```
+ */
+export function fingerprints(findings: readonly Finding[]): string[] {
+  const count = new Map<string, number>();
+  return findings.map((f) => {
+    const base = `${f.code}\u0000${f.file}\u0000${f.message.replace(/[0-9]+/g, "#")}`;
+    const n = count.get(base) ?? 0;
+    count.set(base, n + 1);
+    return createHash("sha256").update(`${base}\u0000${n}`).digest("hex").slice(0, 32);
+  });
+}
+
+/** The facts of a run the reports state. */
+export interface RunFacts {
+  /** The switch is on. */
+  readonly switchOn: boolean;
+  /** `write_policy_frameworks`. */
+  readonly frameworks: readonly string[];
+  /** `--strict`. */
+  readonly strict: boolean;
+  /** Agent files audited. */
+  readonly files: number;
+  /** What `--fix` did, when it ran. */
+  readonly fixes?: readonly FixOutcome[];
+}
+
+/**
+ * Whether the audit fails: an enforced error, or with `--strict` an enforced warning.
+ *
+ * @example
+ * ```ts
+ * import { fails } from "./report.ts";
+ * fails([], false); // false
+ * ```
+ */
+export function fails(findings: readonly Finding[], strict: boolean): boolean {
+  return findings.some((f) => f.enforced && (f.severity === "error" || strict));
+}
+
+/**
+ * The JSON report.
+ *
+ * @example
+ * ```ts
+ * import { jsonReport } from "./report.ts";
+ * jsonReport([], { switchOn: true, frameworks: [], strict: false, files: 0 }).ok; // true
+ * ```
+ */
+export function jsonReport(findings: readonly Finding[], facts: RunFacts): AuditReport {
+  const fp = fingerprints(findings);
+  const report: AuditReport = {
+    ok: !fails(findings, facts.strict),
+    switch: facts.switchOn,
+    frameworks: [...facts.frameworks],
+    strict: facts.strict,
+    files: facts.files,
+    errors: findings.filter((f) => f.severity === "error").length,
+    warnings: findings.filter((f) => f.severity === "warning").length,
+    findings: findings.map((f, i) => ({
+      code: f.code,
+      check: "AR_WRITE_POLICY" as const,
+      severity: f.severity,
+      enforced: f.enforced,
+      framework: f.framework,
+      file: f.file,
+      line: f.line,
+      column: f.column,
+      message: f.message,
+      fingerprint: fp[i],
+    })),
+  };
+  if (facts.fixes !== undefined) {
+    report.fixes = facts.fixes.map((x) => ({ ...x, changes: [...x.changes] }));
+  }
+  return report;
+}
+
+/**
+ * The text report: findings grouped by file, then a summary line.
+ *
+ * @example
+ * ```ts
+ * import { textReport } from "./report.ts";
+ * textReport([], { switchOn: true, frameworks: [], strict: false, files: 3 });
+ * // "audit: 3 agent file(s), 0 error(s), 0 warning(s): passes"
+ * ```
+ */
+export function textReport(findings: readonly Finding[], facts: RunFacts): string {
+  const lines: string[] = [];
+  for (const x of facts.fixes ?? []) {
+    if (x.outcome === "fixed") lines.push(`fixed ${x.file}: ${x.changes.join("; ")}`);
+    if (x.outcome === "refused") lines.push(`fix refused ${x.file}: ${x.reason ?? ""}`);
+  }
+  let file = "";
+  for (const f of findings) {
+    if (f.file !== file) {
+      file = f.file;
+      lines.push(file);
+    }
+    const tag = f.enforced ? f.severity : `${f.severity} (not enforced)`;
+    lines.push(`  ${f.line}:${f.column} ${tag} ${f.code}: ${f.message}`);
+  }
+  const errors = findings.filter((f) => f.severity === "error").length;
+  const warnings = findings.filter((f) => f.severity === "warning").length;
+  const verdict = fails(findings, facts.strict)
+    ? "fails"
+    : facts.switchOn
+    ? "passes"
+    : 'reported only (the brief has no write_policy "orchestrator-only")';
+  lines.push(
+    `audit: ${facts.files} agent file(s), ${errors} error(s), ${warnings} warning(s): ${verdict}` +
+      (facts.files === 0 ? " (no agent files found: is this the team's directory?)" : ""),
+  );
+  return lines.join("\n");
+}
+
+/** The SARIF level of a finding. */
+function level(f: Finding): "error" | "warning" | "note" {
+  if (!f.enforced) return "note";
+  return f.severity;
+}
+
+/**
+ * The SARIF 2.1.0 log: one run, the rule table as the driver's rules, each finding a result with
+ * its physical location and a partial fingerprint stable across runs and line moves.
+ *
+ * @example
+ * ```ts
+ * import { sarifLog } from "./report.ts";
+ * const log = sarifLog([], { switchOn: true, frameworks: [], strict: false, files: 0 }, "0.1.0");
+ * log.version; // "2.1.0"
+ * ```
+ */
+export function sarifLog(
+  findings: readonly Finding[],
+  facts: RunFacts,
+  version: string,
+  srcRoot?: string,
+): { version: "2.1.0"; $schema: string; runs: unknown[] } {
+  const ids = Object.keys(RULES).sort();
+  const index = new Map(ids.map((id, i) => [id, i]));
+  const fp = fingerprints(findings);
+  const rules = ids.map((id) => ({
+    id,
+    name: id.toLowerCase().replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase()).replace(
+      /^./,
+      (c) => c.toUpperCase(),
+    ),
+    shortDescription: { text: RULES[id].short },
+    fullDescription: { text: RULES[id].full },
+    help: { text: RULES[id].help },
+    defaultConfiguration: { level: RULES[id].severity },
+    properties: { tags: ["security", "AR_WRITE_POLICY"] },
+  }));
+  const results = findings.map((f, i) => ({
+    ruleId: f.code,
+    ruleIndex: index.get(f.code) ?? 0,
+    level: level(f),
+    message: { text: f.message },
+    locations: [{
+      physicalLocation: {
+        artifactLocation: srcRoot === undefined
+          ? { uri: encodeUri(f.file) }
+          : { uri: encodeUri(f.file), uriBaseId: "SRCROOT" },
+        region: { startLine: f.line, startColumn: f.column },
+      },
+    }],
+    partialFingerprints: { "agentteamsFinding/v1": fp[i] },
+  }));
+  const run: Record<string, unknown> = {
+    tool: {
+      driver: {
+        name: "agentteams",
+        version,
+        semanticVersion: version,
+        informationUri: "https://github.com/jlcatonjr/agentteams",
+        rules,
+      },
+    },
+    columnKind: "utf16CodeUnits",
+    results,
+    properties: { switch: facts.switchOn, strict: facts.strict, files: facts.files },
+  };
+  if (srcRoot !== undefined) {
+    run.originalUriBaseIds = {
+      SRCROOT: { uri: "file://" + encodeUri(srcRoot.endsWith("/") ? srcRoot : srcRoot + "/") },
+    };
+  }
+  return {
+    version: "2.1.0",
+    $schema: "https://json.schemastore.org/sarif-2.1.0.json",
+    runs: [run],
+  };
+}
+
+function encodeUri(path: string): string {
+  return path.split("/").map((s) => encodeURIComponent(s)).join("/");
+}

@@ -1,0 +1,481 @@
+/**
+ * The team audit: which files are agents (and of which framework), which one is the exempt
+ * orchestrator, the write-policy sections, the Claude project settings' deny rules, and which
+ * findings the switch enforces. `auditEntries` is pure (the files are passed in); the disk walk
+ * is in `walk.ts`.
+ *
+ * @module
+ */
+import { sessionSettingsFindings } from "../policy/session_settings.ts";
+import { basename } from "../fs/path.ts";
+import { checkCodexAgent, checkCodexConfig, readToml, tomlName } from "./check_codex.ts";
+import { checkGoose } from "./check_goose.ts";
+import { checkMarkdown } from "./check_markdown.ts";
+import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from "./finding.ts";
+import { readFrontMatter } from "./front_matter.ts";
+
+/** What an audited path is. */
+export type FileKind =
+  | "claude"
+  | "copilot"
+  | "goose"
+  | "codex-agent"
+  | "codex-config"
+  | "agents-md"
+  | "claude-settings";
+
+/** One file handed to the audit. */
+export interface AuditEntry {
+  /** The path, relative to the audited directory, `/`-separated. */
+  readonly rel: string;
+  /** What the walk found there. */
+  readonly state: "text" | "symlink" | "unreadable" | "not-utf8";
+  /** The text, for `text`. */
+  readonly text?: string;
+  /** The kind, when the caller knows it (a named file); else it comes from the path. */
+  readonly kind?: FileKind;
+}
+
+/** The switch as the brief gives it. */
+export interface AuditOptions {
+  /** `write_policy` is `orchestrator-only`. */
+  readonly switchOn: boolean;
+  /** `write_policy_frameworks` (empty: every framework). */
+  readonly frameworks: readonly string[];
+  /** Where the session runs, for the Claude settings check (default: the key dir under HOME). */
+  readonly settingsPlace?: SettingsPlace;
+}
+
+/** The heading the orchestrator must carry. */
+export const ORCH_HEADING = "## Write Policy: Applying Proposals";
+/** The heading every other agent must carry. */
+export const AGENT_HEADING = "## Write Policy: Return Proposals, Never Write";
+
+const ORCH_RE = /^[ \t]*## Write Policy: Applying Proposals[ \t]*$/m;
+const NOTES_RE = /^[ \t]*## Project-Specific Notes[ \t]*$/m;
+const AGENT_RE = /^[ \t]*## Write Policy: Return Proposals, Never Write[ \t]*$/m;
+
+/**
+ * The kind of agent file a path names, or null when it is none.
+ *
+ * @example
+ * ```ts
+ * import { kindOfPath } from "./team.ts";
+ * kindOfPath(".claude/agents/w.md"); // "claude"
+ * kindOfPath(".github/agents/w.agent.md"); // "copilot"
+ * kindOfPath("src/a.md"); // null
+ * ```
+ */
+export function kindOfPath(rel: string): FileKind | null {
+  const name = basename(rel);
+  if (name === "AGENTS.md") return "agents-md";
+  if (/(^|\/)\.claude\/settings\.json$/.test(rel)) return "claude-settings";
+  if (/(^|\/)\.claude\/agents\/(.+\/)?[^/]+\.md$/.test(rel)) {
+    if (/(^|\/)references\//.test(rel.slice(rel.indexOf(".claude/agents/")))) return null;
+    if (name === "SETUP-REQUIRED.md" || /^readme\.md$/i.test(name)) return null;
+    return "claude";
+  }
+  if (/(^|\/)\.github\/agents\/[^/]+\.md$/.test(rel)) {
+    return /^readme\.md$/i.test(name) ? null : "copilot";
+  }
+  if (/(^|\/)\.github\/chatmodes\/[^/]+\.chatmode\.md$/.test(rel)) return "copilot";
+  if (/(^|\/)\.codex\/config\.toml$/.test(rel)) return "codex-config";
+  if (/(^|\/)\.codex\/agents\/(.+\/)?[^/]+\.toml$/.test(rel)) return "codex-agent";
+  if (/(^|\/)(\.goose|recipes)\/(.+\/)?[^/]+\.ya?ml$/.test(rel)) return "goose";
+  // Recipes may be JSON too (a YAML subset the same reader takes), under .goose/ only.
+  if (/(^|\/)\.goose\/(.+\/)?[^/]+\.json$/.test(rel)) return "goose";
+  if (/\.recipe\.ya?ml$/.test(name)) return "goose";
+  return null;
+}
+
+/**
+ * The kind of a file named on the command line: its path's, else its extension's.
+ *
+ * @example
+ * ```ts
+ * import { kindOfNamed } from "./team.ts";
+ * kindOfNamed("agents/w.toml"); // "codex-agent"
+ * ```
+ */
+export function kindOfNamed(rel: string): FileKind | null {
+  const k = kindOfPath(rel);
+  if (k !== null) return k;
+  const name = basename(rel);
+  if (/\.(agent|chatmode)\.md$/.test(name)) return "copilot";
+  if (/\.md$/.test(name)) return "claude";
+  if (/\.toml$/.test(name)) return "codex-agent";
+  if (/\.ya?ml$/.test(name)) return "goose";
+  return null;
+}
+
+/**
+ * The framework of a file kind.
+ *
+ * @example
+ * ```ts
+ * import { frameworkOf } from "./team.ts";
+ * frameworkOf("codex-config"); // "codex"
+ * ```
+ */
+export function frameworkOf(kind: FileKind): Framework {
+  switch (kind) {
+    case "claude":
+    case "claude-settings":
+      return "claude";
+    case "copilot":
+      return "copilot";
+    case "goose":
+      return "goose";
+    case "codex-agent":
+    case "codex-config":
+      return "codex";
+    case "agents-md":
+      return "agents-md";
+  }
+}
+
+/**
+ * An agent's slug: its file name without the framework's extension.
+ *
+ * @example
+ * ```ts
+ * import { slugOf } from "./team.ts";
+ * slugOf(".github/agents/reviewer.agent.md"); // "reviewer"
+ * ```
+ */
+export function slugOf(rel: string): string {
+  return basename(rel).replace(
+    /(\.agent\.md|\.chatmode\.md|\.recipe\.ya?ml|\.md|\.ya?ml|\.json|\.toml)$/,
+    "",
+  );
+}
+
+/** Whether the switch covers a framework (`write_policy_frameworks` names, the brief's words). */
+function covers(opts: AuditOptions, fw: Framework): boolean {
+  if (!opts.switchOn) return false;
+  if (opts.frameworks.length === 0) return true;
+  const names: Record<Framework, string[]> = {
+    claude: ["claude"],
+    copilot: ["copilot-vscode", "copilot-cli", "copilot"],
+    goose: ["goose"],
+    codex: ["codex"],
+    "agents-md": ["agents-md"],
+    other: [],
+  };
+  return names[fw].some((n) => opts.frameworks.includes(n));
+}
+
+function depth(rel: string): number {
+  return rel.split("/").length;
+}
+
+/**
+ * The exempt orchestrator files: per framework and exempt slug, the single shallowest copy (on
+ * Codex only when its TOML `name` is `orchestrator` too).
+ *
+ * @example
+ * ```ts
+ * import { exemptFiles } from "./team.ts";
+ * exemptFiles([{ rel: ".claude/agents/orchestrator.md", state: "text", text: "" }]).size; // 1
+ * ```
+ */
+export function exemptFiles(entries: readonly AuditEntry[]): Set<string> {
+  const groups = new Map<string, AuditEntry[]>();
+  for (const e of entries) {
+    const kind = e.kind ?? kindOfPath(e.rel);
+    if (
+      kind === null || kind === "agents-md" || kind === "claude-settings" || kind === "codex-config"
+    ) {
+      continue;
+    }
+    const slug = slugOf(e.rel);
+    const exemptSlugs = kind === "goose"
+      ? ["orchestrator", "bridge-orchestrator"]
+      : ["orchestrator"];
+    if (!exemptSlugs.includes(slug)) continue;
+    const key = `${kind}:${slug}`;
+    groups.set(key, [...(groups.get(key) ?? []), e]);
+  }
+  const out = new Set<string>();
+  for (const [key, list] of groups) {
+    const min = Math.min(...list.map((e) => depth(e.rel)));
+    const shallow = list.filter((e) => depth(e.rel) === min);
+    if (shallow.length !== 1) continue;
+    const e = shallow[0];
+    if (key.startsWith("codex-agent:")) {
+      if (e.state !== "text" || tomlName(e.text ?? "") !== "orchestrator") continue;
+    }
+    out.add(e.rel);
+  }
+  return out;
+}
+
+/** Where the settings check places the session (absolute paths), when the caller knows. */
+export interface SettingsPlace {
+  /** The directory the settings' `./` rules are relative to (the team's root). */
+  readonly root: string;
+  /** The operator's key dir. */
+  readonly keyDir: string;
+  /** The operator's home, for `~/` rules. */
+  readonly homeDir: string;
+}
+
+/** The place assumed when the caller gives none: the key dir at its default, under HOME. */
+const DEFAULT_PLACE: SettingsPlace = {
+  root: "/project",
+  keyDir: "/home/operator/.config/agentteams/keys",
+  homeDir: "/home/operator",
+};
+
+/**
+ * The Claude project settings' findings under the switch, from the one settings check
+ * (`lib/policy/session_settings.ts`, which `serve` and `doctor` use too), as audit spots: a
+ * missing or weakened deny rule is `SETTINGS_DENY_MISSING`, a file the check cannot read
+ * `SETTINGS_UNREADABLE`. `text` null: no settings file at all.
+ */
+function settingsSpots(text: string | null, place: SettingsPlace | undefined): Spot[] {
+  const at = place ?? DEFAULT_PLACE;
+  const found = sessionSettingsFindings({
+    root: at.root,
+    settings: text === null ? [] : [{ path: `${at.root}/.claude/settings.json`, text }],
+    keyDir: at.keyDir,
+    secretFiles: [],
+    homeDir: at.homeDir,
+    usesClaude: true,
+  });
+  return found.map((f) =>
+    spot(
+      f.code === "SETTINGS_UNREADABLE" || f.code === "SETTINGS_NOT_JSON" ||
+        f.code === "SETTINGS_SHAPE"
+        ? "SETTINGS_UNREADABLE"
+        : "SETTINGS_DENY_MISSING",
+      f.position?.line ?? 1,
+      f.position?.column ?? 1,
+      f.message,
+    )
+  );
+}
+
+/**
+ * Audits a team's files (pure: the texts are passed in). Findings are sorted by file and line.
+ *
+ * @example
+ * ```ts
+ * import { auditEntries } from "./team.ts";
+ * const f = auditEntries([{ rel: "AGENTS.md", state: "text", text: "# team\n" }], {
+ *   switchOn: true,
+ *   frameworks: [],
+ * });
+ * f.map((x) => x.code); // ["AGENTS_MD"]
+ * ```
+ */
+export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions): Finding[] {
+  const exempt = exemptFiles(entries);
+  const out: Finding[] = [];
+  let claudeAgents = false;
+  let settingsSeen = false;
+  let claudeRoot = "";
+  for (const e of entries) {
+    const kind = e.kind ?? kindOfPath(e.rel);
+    if (kind === null) continue;
+    const fw = frameworkOf(kind);
+    const enforced = covers(opts, fw);
+    const push = (s: Spot) =>
+      out.push({
+        code: s.code,
+        severity: s.severity ?? RULES[s.code].severity,
+        file: e.rel,
+        line: s.line,
+        column: s.column,
+        framework: fw,
+        message: s.message,
+        enforced,
+      });
+    if (kind === "claude") {
+      claudeAgents = true;
+      claudeRoot = e.rel.slice(0, e.rel.indexOf(".claude/agents/"));
+    }
+    if (kind === "claude-settings") {
+      settingsSeen = true;
+      if (covers(opts, "claude") && e.state === "text") {
+        for (const s of settingsSpots(e.text ?? "", opts.settingsPlace)) push(s);
+      }
+      continue;
+    }
+    if (e.state === "symlink") {
+      push(
+        spot(
+          "FILE_SYMLINK",
+          1,
+          1,
+          `write_policy "orchestrator-only": ${e.rel} is a symlink, so the audit can't read it, but ` +
+            "the host may still load it as an agent. Replace it with a regular UTF-8 file.",
+        ),
+      );
+      continue;
+    }
+    if (e.state === "not-utf8" || e.state === "unreadable") {
+      push(
+        spot(
+          e.state === "not-utf8" ? "FILE_NOT_UTF8" : "FILE_UNREADABLE",
+          1,
+          1,
+          `write_policy "orchestrator-only": ${e.rel} is ${
+            e.state === "not-utf8" ? "not UTF-8" : "unreadable"
+          }, ` +
+            "so the audit can't read it, but the host may still load it as an agent. Replace it with " +
+            "a regular UTF-8 file.",
+        ),
+      );
+      continue;
+    }
+    const text = e.text ?? "";
+    if (kind === "goose" && e.kind === undefined && !looksLikeRecipe(e.rel, text)) continue;
+    let spots: Spot[];
+    try {
+      spots = checkFile(kind, e.rel, text, exempt.has(e.rel));
+    } catch (err) {
+      // Never a stack trace: a file the readers can't take is a finding.
+      spots = [
+        spot(
+          "FILE_UNREADABLE",
+          1,
+          1,
+          `the audit can't read ${e.rel} (${err instanceof Error ? err.name : "error"}), but the ` +
+            "host may still load it as an agent; simplify or replace it",
+        ),
+      ];
+    }
+    for (const s of spots) push(s);
+  }
+  if (covers(opts, "claude") && claudeAgents && !settingsSeen) {
+    for (const s of settingsSpots(null, opts.settingsPlace)) {
+      out.push({
+        code: s.code,
+        severity: RULES[s.code].severity,
+        file: `${claudeRoot}.claude/settings.json`,
+        line: 1,
+        column: 1,
+        framework: "claude",
+        message: s.message,
+        enforced: true,
+      });
+    }
+  }
+  return out.sort(byPlace);
+}
+
+/**
+ * The checks of one file of a known kind (no team context but whether it is the exempt
+ * orchestrator).
+ *
+ * @example
+ * ```ts
+ * import { checkFile } from "./team.ts";
+ * checkFile("codex-agent", ".codex/agents/w.toml", 'sandbox_mode = "read-only"\n', false)
+ *   .map((s) => s.code); // ["AGENT_SECTION_MISSING"]
+ * ```
+ */
+export function checkFile(kind: FileKind, rel: string, text: string, exempt: boolean): Spot[] {
+  const slug = slugOf(rel);
+  const out: Spot[] = [];
+  switch (kind) {
+    case "agents-md":
+      out.push(
+        spot(
+          "AGENTS_MD",
+          1,
+          1,
+          'write_policy "orchestrator-only" cannot be enforced on agents-md: it declares no ' +
+            "per-agent tools. Use a framework with per-agent tool declarations.",
+        ),
+      );
+      return out;
+    case "codex-config":
+      return checkCodexConfig(text);
+    case "claude":
+    case "copilot": {
+      const fm = readFrontMatter(text);
+      out.push(...fm.spots);
+      if (!exempt) out.push(...checkMarkdown(fm, kind, slug));
+      break;
+    }
+    case "goose": {
+      const s = checkGoose(text, slug, rel.endsWith(".json"));
+      out.push(...(exempt ? s.filter((x) => isReaderCode(x.code)) : s));
+      break;
+    }
+    case "codex-agent": {
+      const s = checkCodexAgent(text, slug);
+      out.push(...(exempt ? s.filter((x) => isReaderCode(x.code)) : s));
+      break;
+    }
+    case "claude-settings":
+      return out;
+  }
+  const sectionText = kind === "codex-agent" ? codexInstructions(text) : text;
+  if (exempt) {
+    const m = ORCH_RE.exec(sectionText);
+    const notes = NOTES_RE.exec(sectionText);
+    if (m === null || (notes !== null && notes.index < m.index)) {
+      out.push(
+        spot(
+          "ORCH_SECTION_MISSING",
+          1,
+          1,
+          'write_policy "orchestrator-only": the orchestrator lacks its "Write Policy: Applying ' +
+            'Proposals" section (its duties as the only writer). Re-render it.',
+        ),
+      );
+    }
+  } else if (!AGENT_RE.test(sectionText)) {
+    out.push(
+      spot(
+        "AGENT_SECTION_MISSING",
+        1,
+        1,
+        `'${slug}' lacks its "${AGENT_HEADING.slice(3)}" section; re-render it or run ` +
+          "`agentteams audit --fix`",
+      ),
+    );
+  }
+  return out;
+}
+
+/**
+ * Whether an entry is an agent file the audit counts: of a known kind but the Claude settings,
+ * and, for YAML under a `recipes/` directory, a Goose recipe.
+ *
+ * @example
+ * ```ts
+ * import { isAgentEntry } from "./team.ts";
+ * isAgentEntry({ rel: "recipes/ci.yaml", state: "text", text: "on: push\n" }); // false
+ * ```
+ */
+export function isAgentEntry(e: AuditEntry): boolean {
+  const kind = e.kind ?? kindOfPath(e.rel);
+  if (kind === null || kind === "claude-settings") return false;
+  return kind !== "goose" || e.kind !== undefined || e.state !== "text" ||
+    looksLikeRecipe(e.rel, e.text ?? "");
+}
+
+/**
+ * Whether a YAML file found under a `recipes/` directory (not `.goose/`) is a Goose recipe: one
+ * of a recipe's own top-level keys starts a line. Other projects keep other YAML there.
+ */
+function looksLikeRecipe(rel: string, text: string): boolean {
+  if (/(^|\/)\.goose\//.test(rel) || /\.recipe\.ya?ml$/.test(rel)) return true;
+  return /^(recipe|instructions|prompt|extensions|sub_recipes)[ \t]*:/m.test(text);
+}
+
+function isReaderCode(code: string): boolean {
+  return /^(YAML_|TOML_|FM_)/.test(code) || code === "GOOSE_TEMPLATE";
+}
+
+/** A Codex agent's text with its string values' text appended (a section may sit in a string). */
+function codexInstructions(text: string): string {
+  const r = readToml(text);
+  if (!r.ok) return text;
+  const strings = Object.values(r.value).filter((v): v is string => typeof v === "string");
+  return [text, ...strings].join("\n");
+}

@@ -1,0 +1,167 @@
+/**
+ * The disk walk of the audit: every agent file under a directory, read as bytes and decoded as
+ * strict UTF-8. Under the switch it doesn't follow symlinks: each one where an agent file or an
+ * agent directory could be is reported, not read. Without the switch it follows them (once per
+ * real directory). It never throws for a file it can't read: that is an entry of its own.
+ *
+ * @module
+ */
+import { join } from "../fs/path.ts";
+import { type AuditEntry, type FileKind, kindOfNamed, kindOfPath } from "./team.ts";
+
+/** Directories the walk never enters. */
+const SKIP_DIRS: ReadonlySet<string> = new Set([
+  ".git",
+  ".hg",
+  ".svn",
+  "node_modules",
+  ".venv",
+  ".tox",
+  ".agentteams",
+  ".agentteams-status",
+  ".agentteams-queue",
+]);
+
+/** Files larger than this are reported unreadable rather than read. */
+export const MAX_AGENT_BYTES = 8 * 1024 * 1024;
+
+const AGENT_DIR =
+  /(^|\/)(\.claude|\.github\/agents|\.github\/chatmodes|\.codex|\.goose|recipes)(\/|$)/;
+
+function dirKind(rel: string): FileKind | null {
+  if (/(^|\/)\.claude(\/|$)/.test(rel)) return "claude";
+  if (/(^|\/)\.github\/(agents|chatmodes)(\/|$)/.test(rel)) return "copilot";
+  if (/(^|\/)\.codex(\/|$)/.test(rel)) return "codex-agent";
+  if (/(^|\/)(\.goose|recipes)(\/|$)/.test(rel)) return "goose";
+  return null;
+}
+
+/**
+ * Reads one file into an entry (text, not UTF-8, unreadable), never throwing.
+ *
+ * @example
+ * ```ts
+ * import { readEntry } from "./walk.ts";
+ * const e = await readEntry("/no/such/file.md", "w.md", "claude");
+ * e.state; // "unreadable"
+ * ```
+ */
+export function readEntry(abs: string, rel: string, kind?: FileKind): Promise<AuditEntry> {
+  return Promise.resolve(readEntrySync(abs, rel, kind));
+}
+
+/** {@link readEntry}, synchronous: agent files are small, and a team has thousands. */
+function readEntrySync(abs: string, rel: string, kind?: FileKind): AuditEntry {
+  try {
+    const st = Deno.statSync(abs);
+    if (!st.isFile || st.size > MAX_AGENT_BYTES) return { rel, state: "unreadable", kind };
+    const bytes = Deno.readFileSync(abs);
+    try {
+      const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+      return { rel, state: "text", text, kind };
+    } catch {
+      return { rel, state: "not-utf8", kind };
+    }
+  } catch {
+    return { rel, state: "unreadable", kind };
+  }
+}
+
+/**
+ * Every agent file under `dir` (paths relative to it), symlinks reported under the switch.
+ *
+ * @example
+ * ```ts
+ * import { walkTeam } from "./walk.ts";
+ * const entries = await walkTeam("/work/proj", { followLinks: false });
+ * entries.map((e) => e.rel); // e.g. [".claude/agents/worker.md", "AGENTS.md"]
+ * ```
+ */
+export async function walkTeam(
+  dir: string,
+  opts: { followLinks: boolean },
+): Promise<AuditEntry[]> {
+  const out: AuditEntry[] = [];
+  const seen = new Set<string>();
+  const visit = async (abs: string, rel: string, level: number): Promise<void> => {
+    if (level > 40) return;
+    if (opts.followLinks) {
+      let real: string;
+      try {
+        real = await Deno.realPath(abs);
+      } catch {
+        return;
+      }
+      if (seen.has(real)) return;
+      seen.add(real);
+    }
+    let names: Deno.DirEntry[];
+    try {
+      names = [...Deno.readDirSync(abs)];
+    } catch {
+      if (rel !== "" && AGENT_DIR.test(rel)) {
+        out.push({ rel, state: "unreadable", kind: dirKind(rel) ?? "claude" });
+      }
+      return;
+    }
+    names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const d of names) {
+      const childRel = rel === "" ? d.name : `${rel}/${d.name}`;
+      const childAbs = join(abs, d.name);
+      let isDir = d.isDirectory;
+      let isFile = d.isFile;
+      if (d.isSymlink) {
+        if (!opts.followLinks) {
+          const k = kindOfPath(childRel) ?? (AGENT_DIR.test(childRel) ? dirKind(childRel) : null);
+          if (k !== null) out.push({ rel: childRel, state: "symlink", kind: k });
+          continue;
+        }
+        try {
+          const st = await Deno.stat(childAbs);
+          isDir = st.isDirectory;
+          isFile = st.isFile;
+        } catch {
+          if (kindOfPath(childRel) !== null) out.push({ rel: childRel, state: "unreadable" });
+          continue;
+        }
+      }
+      if (isDir) {
+        if (SKIP_DIRS.has(d.name)) continue;
+        await visit(childAbs, childRel, level + 1);
+      } else if (isFile || !d.isSymlink) {
+        const k = kindOfPath(childRel);
+        if (k === null) continue;
+        out.push(readEntrySync(childAbs, childRel, k));
+      }
+    }
+  };
+  await visit(dir, "", 0);
+  return out;
+}
+
+/**
+ * A file named on the command line, as an entry (its kind from its path, else its extension).
+ *
+ * @example
+ * ```ts
+ * import { namedEntry } from "./walk.ts";
+ * const e = await namedEntry("/p/.claude/agents/w.md", ".claude/agents/w.md", false);
+ * e?.kind; // "claude"
+ * ```
+ */
+export async function namedEntry(
+  abs: string,
+  rel: string,
+  followLinks: boolean,
+): Promise<AuditEntry | null> {
+  const kind = kindOfNamed(rel);
+  if (kind === null) return null;
+  if (!followLinks) {
+    try {
+      if ((await Deno.lstat(abs)).isSymlink) return { rel, state: "symlink", kind };
+    } catch {
+      return { rel, state: "unreadable", kind };
+    }
+  }
+  return await readEntry(abs, rel, kind);
+}

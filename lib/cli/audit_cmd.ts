@@ -1,0 +1,116 @@
+/**
+ * `agentteams audit [DIR...] [--format text|json|sarif] [--fix] [--strict]` (alias
+ * `--post-audit`): the AR_WRITE_POLICY audit of a team's agent files. The switch comes from the
+ * brief (`write_policy: "orchestrator-only"`, limited by `write_policy_frameworks`); without it
+ * the audit reports and exits 0. It reads files only and never needs the ledger key.
+ *
+ * @module
+ */
+import { keyDir } from "../crypto/keys.ts";
+import { homeFrom } from "../env.ts";
+import { UsageError } from "../errors.ts";
+import { resolve } from "../fs/path.ts";
+import { auditTeam } from "../audit/audit.ts";
+import { jsonReport, type RunFacts, sarifLog, textReport } from "../audit/report.ts";
+import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import { briefFlagPath } from "./needs.ts";
+import { oneLine } from "./terminal.ts";
+import { VERSION } from "./version.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
+
+/** The output formats. */
+export const AUDIT_FORMATS = ["text", "json", "sarif"] as const;
+
+/** The switch as the brief gives it: on or off, and the frameworks it covers. */
+async function switchOf(ctx: Ctx): Promise<{ on: boolean; frameworks: string[] }> {
+  let path = briefFlagPath(ctx);
+  if (path === null) {
+    try {
+      path = await defaultBriefPath(ctx.project);
+    } catch {
+      return { on: false, frameworks: [] }; // no brief: no switch, the audit only reports
+    }
+  }
+  const policy = await loadPolicy(resolve(path), { projectRoot: ctx.project });
+  return {
+    on: policy.writePolicy === "orchestrator-only",
+    frameworks: [...policy.writePolicyFrameworks],
+  };
+}
+
+/**
+ * Runs `audit`.
+ *
+ * @example
+ * ```ts
+ * import { audit } from "./audit_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams audit` in a compliant team under the switch
+ * (await audit(ctx)).exit; // 0
+ * ```
+ */
+export async function audit(ctx: Ctx): Promise<Outcome> {
+  const format = ctx.parsed.flags.format ?? "text";
+  if (typeof format !== "string" || !(AUDIT_FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(
+      "USAGE",
+      `--format ${String(format)}: use one of ${AUDIT_FORMATS.join(", ")}`,
+    );
+  }
+  const strict = ctx.parsed.flags.strict === true;
+  const fix = ctx.parsed.flags.fix === true;
+  const dirs = (ctx.parsed.positionals.DIR as string[] | undefined) ?? [];
+  const sw = await switchOf(ctx);
+  const r = await auditTeam(ctx.project, dirs.map((d) => resolve(d)), {
+    switchOn: sw.on,
+    frameworks: sw.frameworks,
+    fix,
+    operator: operatorOf(ctx),
+  });
+  const facts: RunFacts = {
+    switchOn: sw.on,
+    frameworks: sw.frameworks,
+    strict,
+    files: r.files,
+    fixes: r.fixes,
+  };
+  const json = jsonReport(r.findings, facts);
+  const exit = json.ok ? 0 : 1;
+  const text = format === "sarif"
+    ? JSON.stringify(sarifLog(r.findings, facts, VERSION, ctx.project), null, 2)
+    : format === "json"
+    ? JSON.stringify(json, null, 2)
+    : textReport(
+      // The files' own text (tool names, keys, paths) is shown, never obeyed by the terminal.
+      r.findings.map((f) => ({ ...f, file: oneLine(f.file), message: oneLine(f.message) })),
+      {
+        ...facts,
+        fixes: facts.fixes?.map((x) => ({
+          ...x,
+          file: oneLine(x.file),
+          changes: x.changes.map(oneLine),
+          reason: x.reason === undefined ? undefined : oneLine(x.reason),
+        })),
+      },
+    );
+  const failing = r.findings.filter((f) => f.enforced && (f.severity === "error" || strict));
+  return {
+    exit,
+    text,
+    json: json as unknown as Record<string, unknown>,
+    refusal: exit === 0 ? undefined : {
+      code: "AR_WRITE_POLICY",
+      message: `${failing.length} finding(s) fail the audit (first: ${failing[0].file}:` +
+        `${failing[0].line} ${failing[0].code}); fix them, or run agentteams audit --fix`,
+    },
+  };
+}
+
+/** The operator's key dir and home, when HOME says (the settings check's `~/` and key-dir rules). */
+function operatorOf(ctx: Ctx): { keyDir: string; homeDir: string } | undefined {
+  try {
+    return { keyDir: keyDir(ctx.env), homeDir: homeFrom(ctx.env) };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Building sample teams for the audit's tests: a compliant team under the switch, and writing
+ * files into a project.
+ */
+import { dirname, join } from "node:path";
+import { type Sandbox, sandbox } from "../_helpers/mod.ts";
+
+/** The non-orchestrator section heading line. */
+export const SECTION = "## Write Policy: Return Proposals, Never Write";
+/** The orchestrator's. */
+export const ORCH = "## Write Policy: Applying Proposals";
+
+/** The fenced non-orchestrator section (as the generator writes it). */
+export const FENCED =
+  `<!-- AGENTTEAMS:BEGIN write_policy v=1 -->\n${SECTION}\n\nReturn proposals.\n` +
+  "<!-- AGENTTEAMS:END write_policy -->\n";
+
+/** The Claude settings with every deny rule. */
+export const SETTINGS = JSON.stringify(
+  {
+    permissions: {
+      deny: [
+        "Read(~/.config/agentteams/keys/**)",
+        "Read(.agentteams/**)",
+        "Read(.agentteams-queue/**)",
+        "Edit(.agentteams/**)",
+        "Edit(.agentteams-status/**)",
+      ],
+    },
+  },
+  null,
+  2,
+) + "\n";
+
+/** Writes `files` (relative path → text) under `root`. */
+export function writeFiles(root: string, files: Record<string, string>): void {
+  for (const [rel, text] of Object.entries(files)) {
+    const p = join(root, rel);
+    Deno.mkdirSync(dirname(p), { recursive: true });
+    Deno.writeTextFileSync(p, text);
+  }
+}
+
+/** The brief with the switch on (optionally limited to `frameworks`). */
+export function switchBrief(frameworks?: string[]): string {
+  const b: Record<string, unknown> = {
+    write_policy: "orchestrator-only",
+    privilege_profile: "confined",
+  };
+  if (frameworks !== undefined) b.write_policy_frameworks = frameworks;
+  return JSON.stringify(b) + "\n";
+}
+
+/** A compliant Claude team: orchestrator, one reader, the settings. */
+export function compliantClaude(): Record<string, string> {
+  return {
+    ".claude/agents/orchestrator.md":
+      `---\nname: orchestrator\ndescription: Leads\ntools: Read, Edit, Bash, Task\n---\n${ORCH}\n`,
+    ".claude/agents/reviewer.md":
+      `---\nname: reviewer\ndescription: Reviews\ntools: Read, Grep, Glob\n---\nReview.\n\n${FENCED}`,
+    ".claude/settings.json": SETTINGS,
+  };
+}
+
+/** Runs `fn` in a fresh sandbox (HOME, key dir, project), removed afterwards. */
+export async function withSandbox(
+  prefix: string,
+  fn: (sb: Sandbox) => Promise<void>,
+): Promise<void> {
+  const sb = await sandbox(prefix);
+  try {
+    await fn(sb);
+  } finally {
+    await sb.dispose();
+  }
+}
