@@ -32,6 +32,7 @@ export const LAYERS: LayerTable = {
         "lib/ledger/",
         "lib/policy/",
         "lib/artifacts/",
+        "lib/authz/",
       ],
       externals: ["node:*", "zod", "yaml", "smol-toml"],
     },

@@ -1,0 +1,170 @@
+/**
+ * The signed-ledger primitives the three instruments share: the payload (each value stripped as
+ * Python's `str.strip()` does, joined with `|`, no escaping), the HMAC keys from the environment,
+ * the Ed25519 verify-key store and the operator's signing key.
+ *
+ * @example
+ * ```ts
+ * import { signedPayload } from "./signed.ts";
+ * signedPayload([" W-7 ", "act", ""]); // "W-7|act|"
+ * ```
+ * @module
+ */
+import { AuthzError } from "../errors.ts";
+import { HmacKey } from "../crypto/hash.ts";
+import { importPrivatePem, importPublicPem, keyIdOfKey } from "../crypto/ed25519.ts";
+import { keyDir, readKeyFile, SIGNING_KEY_FILE, VERIFY_KEY_FILE } from "../crypto/keys.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import { within } from "../fs/within.ts";
+import { join } from "../fs/path.ts";
+import { pyStrip } from "../ledger/row_text.ts";
+import type { Env } from "../env.ts";
+
+/** The waiver ledger's HMAC key variable. */
+export const WAIVER_KEY_ENV = "AGENTTEAMS_WAIVER_SIGNING_KEY";
+/** The (non-widening) grant ledger's HMAC key variable. */
+export const GRANT_KEY_ENV = "AGENTTEAMS_GRANT_SIGNING_KEY";
+/** The decision log's HMAC key variable (its presence makes decision signing active). */
+export const DECISION_KEY_ENV = "AGENTTEAMS_DECISION_SIGNING_KEY";
+
+/** The signature schemes a row may name in `sig_scheme` (empty: HMAC). */
+export const SIG_SCHEMES = ["", "hmac", "ed25519"] as const;
+
+/** A key id: a file name in the verify-key store. */
+export const KEY_ID_RE = /^[A-Za-z0-9._-]+$/;
+
+/**
+ * The signed payload of a row's values.
+ *
+ * @example
+ * ```ts
+ * import { signedPayload } from "./signed.ts";
+ * signedPayload(["2026-11-29", "overwrite", "PASS", "verified", "security", ""]);
+ * // "2026-11-29|overwrite|PASS|verified|security|"
+ * ```
+ */
+export function signedPayload(values: readonly string[]): string {
+  return values.map(pyStrip).join("|");
+}
+
+/**
+ * An instrument's HMAC key from its variable (its UTF-8 bytes, unstripped), or `null` when unset
+ * or empty: the instrument then fails closed.
+ *
+ * @example
+ * ```ts
+ * import { hmacKeyFrom, WAIVER_KEY_ENV } from "./signed.ts";
+ * hmacKeyFrom({ [WAIVER_KEY_ENV]: "k" }, WAIVER_KEY_ENV) !== null; // true
+ * hmacKeyFrom({}, WAIVER_KEY_ENV); // null
+ * ```
+ */
+export function hmacKeyFrom(env: Env, name: string): HmacKey | null {
+  const v = env[name];
+  return v === undefined || v === "" ? null : new HmacKey(new TextEncoder().encode(v));
+}
+
+/** Reads `<store>/<key_id>.pub.pem` as Ed25519 public keys, each once. */
+export class VerifyKeyStore {
+  readonly #dir: string;
+  readonly #cache = new Map<string, Promise<CryptoKey>>();
+
+  /** A store rooted at `dir` (e.g. `<team dir>/references/authorized-verify-keys`). */
+  constructor(dir: string) {
+    this.#dir = dir;
+  }
+
+  /** The store's directory. */
+  get dir(): string {
+    return this.#dir;
+  }
+
+  /**
+   * The public key named by `keyId`.
+   *
+   * @throws {AuthzError} `KEY_ID_INVALID` (not `[A-Za-z0-9._-]+`, or escaping the store),
+   *   `VERIFY_KEY_INVALID` (missing, a symlink, not an Ed25519 SPKI PEM).
+   * @example
+   * ```ts
+   * import { VerifyKeyStore } from "./signed.ts";
+   * const store = new VerifyKeyStore("/t/references/authorized-verify-keys");
+   * await store.key("../x").catch((e) => e.code); // "KEY_ID_INVALID"
+   * ```
+   */
+  key(keyId: string): Promise<CryptoKey> {
+    const id = keyId.trim();
+    let p = this.#cache.get(id);
+    if (p === undefined) {
+      p = this.#load(id);
+      this.#cache.set(id, p);
+    }
+    return p;
+  }
+
+  async #load(id: string): Promise<CryptoKey> {
+    const path = join(this.#dir, `${id}.pub.pem`);
+    if (!KEY_ID_RE.test(id) || !within(path, this.#dir) || path === this.#dir) {
+      throw new AuthzError(
+        "KEY_ID_INVALID",
+        `key_id ${JSON.stringify(id)} is not a key file name ([A-Za-z0-9._-]+)`,
+      );
+    }
+    if (lstatOrNullSync(path) === null) {
+      throw new AuthzError(
+        "VERIFY_KEY_INVALID",
+        `no verify key ${path} for key_id ${id} (put the signer's public key PEM there)`,
+      );
+    }
+    let pem: string;
+    try {
+      pem = new TextDecoder().decode(
+        readRegularFileSync(path, { maxBytes: 64 * 1024, what: "verify key" }).bytes,
+      );
+    } catch (e) {
+      throw new AuthzError("VERIFY_KEY_INVALID", `verify key ${path}: ${(e as Error).message}`);
+    }
+    try {
+      return await importPublicPem(pem);
+    } catch (e) {
+      throw new AuthzError(
+        "VERIFY_KEY_INVALID",
+        `verify key ${path} is not an Ed25519 public key PEM: ${(e as Error).message}`,
+      );
+    }
+  }
+}
+
+/** The operator's Ed25519 signing key (from `keys init`) with its key id. */
+export interface OperatorSigner {
+  /** The private key. */
+  readonly key: CryptoKey;
+  /** Its key id (16 hex of SHA-256 of the public key's SPKI). */
+  readonly keyId: string;
+  /** The public key PEM text (for the verify-key store). */
+  readonly publicPem: string;
+}
+
+/**
+ * Loads the operator's signing pair from the key dir under the key-custody rules (a 0600 file
+ * owned by the user in a 0700 dir).
+ *
+ * @throws {KeyError} `NO_KEY` (run `agentteams keys init`), `KEY_CUSTODY`, ...
+ * @example
+ * ```ts
+ * import { operatorSigner } from "./signed.ts";
+ * const s = await operatorSigner({ AGENTTEAMS_KEY_DIR: "/home/op/.config/agentteams/keys" });
+ * s.keyId.length; // 16
+ * ```
+ */
+export async function operatorSigner(env: Env): Promise<OperatorSigner> {
+  const dir = keyDir(env);
+  const privPath = join(dir, SIGNING_KEY_FILE);
+  const pubPath = join(dir, VERIFY_KEY_FILE);
+  const dec = new TextDecoder();
+  const key = await importPrivatePem(dec.decode(readKeyFile(privPath, env)));
+  const publicPem = dec.decode(
+    readRegularFileSync(pubPath, { maxBytes: 64 * 1024, what: "operator verify key" }).bytes,
+  );
+  const keyId = await keyIdOfKey(await importPublicPem(publicPem));
+  return { key, keyId, publicPem };
+}
