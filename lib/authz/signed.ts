@@ -21,12 +21,7 @@ import { join } from "../fs/path.ts";
 import { pyStrip } from "../ledger/row_text.ts";
 import type { Env } from "../env.ts";
 
-/** The waiver ledger's HMAC key variable. */
-export const WAIVER_KEY_ENV = "AGENTTEAMS_WAIVER_SIGNING_KEY";
-/** The (non-widening) grant ledger's HMAC key variable. */
-export const GRANT_KEY_ENV = "AGENTTEAMS_GRANT_SIGNING_KEY";
-/** The decision log's HMAC key variable (its presence makes decision signing active). */
-export const DECISION_KEY_ENV = "AGENTTEAMS_DECISION_SIGNING_KEY";
+export { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "./key_env.ts";
 
 /** The signature schemes a row may name in `sig_scheme` (empty: HMAC). */
 export const SIG_SCHEMES = ["", "hmac", "ed25519"] as const;

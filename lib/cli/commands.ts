@@ -15,6 +15,8 @@ import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { UNCONFINED_FLAG } from "./common_flags.ts";
 import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
+import { authzNeeds } from "./authz_common.ts";
+import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import type { CommandSpec, CommandTable, Ctx, Outcome } from "./command_spec.ts";
 
 function notBuilt(plannedIn: string) {
@@ -186,9 +188,59 @@ export const COMMANDS: readonly CommandSpec[] = [
   unbuilt(["serve"], "the out-of-session runner", "later"),
   unbuilt(["submit"], "queue an artifact for the runner", "later"),
   unbuilt(["wait"], "wait for a queued artifact's result", "later"),
-  unbuilt(["waiver", "issue"], "issue a signed waiver", "later"),
-  unbuilt(["waiver", "verify"], "verify every waiver row (read-only)", "later"),
-  unbuilt(["waiver", "check"], "check whether a waiver would lift a gate", "later"),
+  {
+    words: ["waiver", "issue"],
+    summary: "issue a signed waiver (HMAC with AGENTTEAMS_WAIVER_SIGNING_KEY, or --ed25519)",
+    help: "Appends one row to references/security-waivers.log.csv (created on first use). The\n" +
+      "row is validated as it will be read: an expired, unapproved or unsigned waiver is never\n" +
+      "written. The approver must be on references/security-approvers.txt (none: security).",
+    positionals: [],
+    flags: [
+      { name: "id", kind: "string", value: "ID", help: "the waiver id (unique)" },
+      { name: "action", kind: "string", value: "ACTION", help: "the action id it lifts" },
+      { name: "expires", kind: "string", value: "ISO", help: "expiry, with Z or an offset" },
+      { name: "max-uses", kind: "string", value: "N", help: "how many uses it allows" },
+      { name: "approver", kind: "string", value: "NAME", help: "who approved it" },
+      { name: "ticket", kind: "string", value: "T", help: "the ticket id" },
+      { name: "reason", kind: "string", value: "R", help: "the reason code" },
+      {
+        name: "conditions-verified",
+        kind: "string",
+        value: "V",
+        help: "verified (default) or pending",
+      },
+      { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
+    ],
+    env: [WAIVER_KEY_ENV, ...KEY_ENV],
+    built: true,
+    needs: (ctx) =>
+      authzNeeds(ctx, {
+        write: true,
+        keyEnv: [WAIVER_KEY_ENV],
+        operatorKey: ctx.parsed.flags.ed25519 === true,
+      }),
+    run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverIssue(ctx),
+  },
+  {
+    words: ["waiver", "verify"],
+    summary: "verify every waiver row, one valid/invalid line each (read-only)",
+    positionals: [],
+    flags: [],
+    env: [WAIVER_KEY_ENV],
+    built: true,
+    needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
+    run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverVerify(ctx),
+  },
+  {
+    words: ["waiver", "check"],
+    summary: "check whether a valid waiver would lift ACTION (consumes nothing)",
+    positionals: [{ name: "ACTION", required: true }],
+    flags: [],
+    env: [WAIVER_KEY_ENV],
+    built: true,
+    needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
+    run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverCheck(ctx),
+  },
   unbuilt(["grant", "sign"], "sign an Ed25519 capability grant", "later"),
   unbuilt(["grant", "issue"], "issue an HMAC (non-widening) grant", "later"),
   unbuilt(["grant", "verify"], "verify every grant row (read-only)", "later"),
