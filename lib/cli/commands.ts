@@ -16,7 +16,7 @@ import { codeDir, loadCode } from "./code_dir.ts";
 import { UNCONFINED_FLAG } from "./common_flags.ts";
 import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
 import { authzNeeds } from "./authz_common.ts";
-import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
+import { DECISION_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import type { CommandSpec, CommandTable, Ctx, Outcome } from "./command_spec.ts";
 
 function notBuilt(plannedIn: string) {
@@ -244,9 +244,65 @@ export const COMMANDS: readonly CommandSpec[] = [
   unbuilt(["grant", "sign"], "sign an Ed25519 capability grant", "later"),
   unbuilt(["grant", "issue"], "issue an HMAC (non-widening) grant", "later"),
   unbuilt(["grant", "verify"], "verify every grant row (read-only)", "later"),
-  unbuilt(["decision", "sign"], "sign a security decision row", "later"),
-  unbuilt(["decision", "verify"], "verify the decision log", "later"),
-  unbuilt(["clearance", "check"], "report what a clearance would do, consuming nothing", "later"),
+  {
+    words: ["decision", "sign"],
+    summary:
+      "sign and append a decision row (HMAC with AGENTTEAMS_DECISION_SIGNING_KEY, or --ed25519)",
+    help: "Appends to references/security-decisions.log.csv (created on first use), chained to\n" +
+      "the last row. --verdict is PASS, CONDITIONAL PASS, HALT or HALT-RETRACTED (which needs\n" +
+      "--evidence). The author (--owner, default @security) must be on the roster.",
+    positionals: [],
+    flags: [
+      { name: "action", kind: "string", value: "ACTION", help: "the action id" },
+      {
+        name: "verdict",
+        kind: "string",
+        value: "V",
+        help: "PASS, CONDITIONAL PASS, HALT, HALT-RETRACTED",
+      },
+      { name: "owner", kind: "string", value: "NAME", help: "the author (default @security)" },
+      { name: "plan", kind: "string", value: "SLUG", help: "the plan slug" },
+      { name: "step", kind: "string", value: "N", help: "the plan step" },
+      {
+        name: "conditions",
+        kind: "string",
+        value: "TEXT",
+        help: "conditions of a CONDITIONAL PASS",
+      },
+      { name: "conditions-verified", kind: "string", value: "V", help: "verified or pending" },
+      { name: "evidence", kind: "string", value: "TEXT", help: "evidence (a retraction needs it)" },
+      { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
+    ],
+    env: [DECISION_KEY_ENV, ...KEY_ENV],
+    built: true,
+    needs: (ctx) =>
+      authzNeeds(ctx, {
+        write: true,
+        keyEnv: [DECISION_KEY_ENV],
+        operatorKey: ctx.parsed.flags.ed25519 === true,
+      }),
+    run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionSign(ctx),
+  },
+  {
+    words: ["decision", "verify"],
+    summary: "verify the decision log: the chain and each authorizing row (read-only)",
+    positionals: [],
+    flags: [],
+    env: [DECISION_KEY_ENV],
+    built: true,
+    needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
+    run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionVerify(ctx),
+  },
+  {
+    words: ["clearance", "check"],
+    summary: "report what a clearance would do for ACTION, consuming nothing",
+    positionals: [{ name: "ACTION", required: true }],
+    flags: [],
+    env: [DECISION_KEY_ENV],
+    built: true,
+    needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
+    run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).clearanceCheck(ctx),
+  },
   {
     words: ["permissions"],
     summary: "print the narrowest `deno run` flags for a command on this project",
