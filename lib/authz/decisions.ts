@@ -554,7 +554,7 @@ export function consumeClearance(
   ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
 ): Promise<{ line: number; payload: string }> {
   const paths = authzPaths(root);
-  return withDirLock(paths.references, async () => {
+  return withDirLock(root, async () => {
     const log = readDecisionLog(root);
     const c = await decideClearance(log, action, ctx, root);
     if (!c.allowed) throw new AuthzError(c.problem!.code, `clearance: ${c.problem!.reason}`);
@@ -633,7 +633,7 @@ export function signDecisionRow(
   ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
 ): Promise<Record<string, string>> {
   const paths = authzPaths(root);
-  return withDirLock(paths.references, async () => {
+  return withDirLock(root, async () => {
     const verdict = f.verdict.trim().toUpperCase();
     if (!VERDICTS.includes(verdict)) {
       throw new AuthzError(

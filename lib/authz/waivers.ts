@@ -385,7 +385,7 @@ export function consumeWaiver(
   ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
 ): Promise<{ waiverId: string; uses: number; maxUses: number; line: number }> {
   const paths = authzPaths(root);
-  return withDirLock(paths.references, async () => {
+  return withDirLock(root, async () => {
     const t = readWaivers(root);
     const i = t === null ? -1 : latestFor(t, action);
     if (t === null || i < 0) {
@@ -454,7 +454,7 @@ export function issueWaiver(
   ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
 ): Promise<Record<string, string>> {
   const paths = authzPaths(root);
-  return withDirLock(paths.references, async () => {
+  return withDirLock(root, async () => {
     const t = readWaivers(root);
     const recs = t === null ? [] : recordsOf(t);
     if (recs.some((r) => field(r, "waiver_id").trim() === f.waiverId.trim())) {

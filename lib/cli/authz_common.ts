@@ -7,7 +7,8 @@
 import { UsageError } from "../errors.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { KEY_ENV, keyDir } from "../crypto/keys.ts";
-import { authzPaths } from "../authz/paths.ts";
+import { authzPaths, DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import { resolve } from "../fs/path.ts";
 import { type Finding, findingLine } from "../authz/verdict.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -119,4 +120,20 @@ export function findingsOutcome(what: string, findings: readonly Finding[]): Out
     text: [...lines, `ok: ${findings.length} ${what} row(s) valid`].join("\n"),
     json,
   };
+}
+
+/**
+ * The holder's team dir: `--team-dir`, else `<project>/.agentteams/team`.
+ *
+ * @example
+ * ```ts
+ * import { teamDirOf } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // in project /p, no --team-dir
+ * teamDirOf(ctx); // "/p/.agentteams/team"
+ * ```
+ */
+export function teamDirOf(ctx: Ctx): string {
+  const t = ctx.parsed.flags["team-dir"];
+  return typeof t === "string" ? resolve(t) : resolve(ctx.project, DEFAULT_TEAM_DIR_REL);
 }

@@ -15,8 +15,9 @@ import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { UNCONFINED_FLAG } from "./common_flags.ts";
 import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
-import { authzNeeds } from "./authz_common.ts";
-import { DECISION_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
+import { authzNeeds, teamDirOf } from "./authz_common.ts";
+import { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
+import { DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
 import type { CommandSpec, CommandTable, Ctx, Outcome } from "./command_spec.ts";
 
 function notBuilt(plannedIn: string) {
@@ -42,6 +43,33 @@ function unbuilt(words: string[], summary: string, plannedIn: string): CommandSp
     run: notBuilt(plannedIn),
   };
 }
+
+const TEAM_DIR_FLAG = {
+  name: "team-dir",
+  kind: "string",
+  value: "DIR",
+  help:
+    `the holder's team dir: its roster and verify keys (default <project>/${DEFAULT_TEAM_DIR_REL})`,
+} as const;
+
+const GRANT_FLAGS = [
+  { name: "id", kind: "string", value: "ID", help: "the grant id (unique)" },
+  { name: "issuer-team", kind: "string", value: "TEAM", help: "the issuing team" },
+  { name: "holder-team", kind: "string", value: "TEAM", help: "the holding team" },
+  { name: "target", kind: "string", value: "PATH", help: "the target in the issuer's workspace" },
+  { name: "ops", kind: "string", value: "OPS", help: "operations, ;-separated (write widens)" },
+  { name: "expires", kind: "string", value: "ISO", help: "expiry (ISO-8601)" },
+  { name: "max-uses", kind: "string", value: "N", help: "uses allowed" },
+  { name: "approver", kind: "string", value: "NAME", help: "the approver (team-dir roster)" },
+  { name: "ticket", kind: "string", value: "T", help: "the ticket id" },
+  { name: "reason", kind: "string", value: "R", help: "the reason code" },
+  { name: "issuer-root", kind: "string", value: "DIR", help: "the issuer's absolute root" },
+  TEAM_DIR_FLAG,
+] as const;
+
+const GRANT_HELP = "Appends to <project>/references/capability-grants.log.csv (the holder's\n" +
+  "workspace; created on first use), chained, verified against the team dir before it is\n" +
+  "written. Valid write grants widen the holder runner's write roots at its next start only.";
 
 /** Every command, in help order. */
 export const COMMANDS: readonly CommandSpec[] = [
@@ -241,9 +269,40 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverCheck(ctx),
   },
-  unbuilt(["grant", "sign"], "sign an Ed25519 capability grant", "later"),
-  unbuilt(["grant", "issue"], "issue an HMAC (non-widening) grant", "later"),
-  unbuilt(["grant", "verify"], "verify every grant row (read-only)", "later"),
+  {
+    words: ["grant", "sign"],
+    summary: "sign a capability grant with the operator's Ed25519 key (the only widening kind)",
+    help: GRANT_HELP,
+    positionals: [],
+    flags: GRANT_FLAGS,
+    env: KEY_ENV,
+    built: true,
+    needs: (ctx) =>
+      authzNeeds(ctx, { write: true, operatorKey: true, extraRead: [teamDirOf(ctx)] }),
+    run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantSign(ctx),
+  },
+  {
+    words: ["grant", "issue"],
+    summary: "issue an HMAC capability grant (non-widening: never write)",
+    help: GRANT_HELP,
+    positionals: [],
+    flags: GRANT_FLAGS,
+    env: [GRANT_KEY_ENV],
+    built: true,
+    needs: (ctx) =>
+      authzNeeds(ctx, { write: true, keyEnv: [GRANT_KEY_ENV], extraRead: [teamDirOf(ctx)] }),
+    run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantIssue(ctx),
+  },
+  {
+    words: ["grant", "verify"],
+    summary: "verify every grant row and the chain, one valid/invalid line each (read-only)",
+    positionals: [],
+    flags: [TEAM_DIR_FLAG],
+    env: [GRANT_KEY_ENV],
+    built: true,
+    needs: (ctx) => authzNeeds(ctx, { keyEnv: [GRANT_KEY_ENV], extraRead: [teamDirOf(ctx)] }),
+    run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantVerify(ctx),
+  },
   {
     words: ["decision", "sign"],
     summary:

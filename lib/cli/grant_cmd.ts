@@ -1,0 +1,101 @@
+/**
+ * `agentteams grant sign|issue|verify`: capability grants in the holder's workspace (the
+ * project) checked against the holder's team dir (`--team-dir`, default
+ * `<project>/.agentteams/team`: its `references/security-approvers.txt` and
+ * `references/authorized-verify-keys/`). `sign` mints with the operator's Ed25519 key (the only
+ * way to a widening grant), `issue` with the HMAC key (non-widening only), `verify` is read-only.
+ *
+ * @module
+ */
+import { UsageError } from "../errors.ts";
+import { appendGrant, type GrantFields, verifyGrants } from "../authz/grants.ts";
+import { operatorSigner } from "../authz/signed.ts";
+import { findingsOutcome, stringFlag, teamDirOf } from "./authz_common.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
+
+function fieldsOf(ctx: Ctx): GrantFields {
+  const max = stringFlag(ctx, "max-uses", true);
+  if (!/^[0-9]{1,9}$/.test(max) || Number(max) < 1) {
+    throw new UsageError("USAGE", `--max-uses takes a whole number (1 or more), got ${max}`);
+  }
+  return {
+    grantId: stringFlag(ctx, "id", true),
+    issuerTeam: stringFlag(ctx, "issuer-team", true),
+    holderTeam: stringFlag(ctx, "holder-team", true),
+    targetPath: stringFlag(ctx, "target", true),
+    permittedOps: stringFlag(ctx, "ops", true),
+    expiresAt: stringFlag(ctx, "expires", true),
+    maxUses: Number(max),
+    approver: stringFlag(ctx, "approver", true),
+    ticketId: stringFlag(ctx, "ticket", true),
+    reasonCode: stringFlag(ctx, "reason", true),
+    issuerRoot: stringFlag(ctx, "issuer-root", false) ?? undefined,
+  };
+}
+
+function written(r: Record<string, string>): Outcome {
+  return {
+    exit: 0,
+    text: `wrote grant ${r.grant_id}: ${r.permitted_ops} ${r.target_path} for ${r.holder_team} ` +
+      `(${
+        r.sig_scheme === "ed25519" ? `Ed25519, key ${r.key_id}` : "HMAC"
+      }, expires ${r.expires_at})`,
+    json: { ok: true, ...r },
+  };
+}
+
+/**
+ * Runs `grant sign` (Ed25519, the operator's key from `keys init`).
+ *
+ * @example
+ * ```ts
+ * import { grantSign } from "./grant_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams grant sign --id G-1 --ops write ...`
+ * (await grantSign(ctx)).json?.sig_scheme; // "ed25519"
+ * ```
+ */
+export async function grantSign(ctx: Ctx): Promise<Outcome> {
+  const f = fieldsOf(ctx);
+  const signer = await operatorSigner(ctx.env);
+  return written(
+    await appendGrant(ctx.project, teamDirOf(ctx), f, { env: ctx.env, now: ctx.now() }, signer),
+  );
+}
+
+/**
+ * Runs `grant issue` (HMAC with `AGENTTEAMS_GRANT_SIGNING_KEY`; never `write`).
+ *
+ * @example
+ * ```ts
+ * import { grantIssue } from "./grant_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams grant issue --id G-2 --ops read ...`
+ * (await grantIssue(ctx)).json?.sig_scheme; // ""
+ * ```
+ */
+export async function grantIssue(ctx: Ctx): Promise<Outcome> {
+  return written(
+    await appendGrant(ctx.project, teamDirOf(ctx), fieldsOf(ctx), {
+      env: ctx.env,
+      now: ctx.now(),
+    }, null),
+  );
+}
+
+/**
+ * Runs `grant verify`: one valid/invalid line per row, nothing changed.
+ *
+ * @example
+ * ```ts
+ * import { grantVerify } from "./grant_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams grant verify`
+ * (await grantVerify(ctx)).exit; // 0 when every row is valid
+ * ```
+ */
+export async function grantVerify(ctx: Ctx): Promise<Outcome> {
+  const r = await verifyGrants(ctx.project, teamDirOf(ctx), { env: ctx.env, now: ctx.now() });
+  for (const w of r.warnings) ctx.note(`warning: ${w}`);
+  return findingsOutcome("grant", r.findings);
+}
