@@ -14,23 +14,36 @@ import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
- * A string flag's value; a missing required one is a usage error naming it.
+ * A string flag's value, or `null` when not given.
  *
  * @example
  * ```ts
  * import { stringFlag } from "./authz_common.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `waiver issue --id W-1 ...`
- * stringFlag(ctx, "id", true); // "W-1"
+ * stringFlag(ctx, "id"); // "W-1"
  * ```
  */
-export function stringFlag(ctx: Ctx, name: string, required: true): string;
-export function stringFlag(ctx: Ctx, name: string, required: false): string | null;
-export function stringFlag(ctx: Ctx, name: string, required: boolean): string | null {
+export function stringFlag(ctx: Ctx, name: string): string | null {
   const v = ctx.parsed.flags[name];
-  if (typeof v === "string") return v;
-  if (required) throw new UsageError("USAGE", `${ctx.name} needs --${name}`);
-  return null;
+  return typeof v === "string" ? v : null;
+}
+
+/**
+ * A required string flag's value; a missing one is a usage error naming it.
+ *
+ * @example
+ * ```ts
+ * import { requiredFlag } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `waiver issue --id W-1 ...`
+ * requiredFlag(ctx, "id"); // "W-1"
+ * ```
+ */
+export function requiredFlag(ctx: Ctx, name: string): string {
+  const v = stringFlag(ctx, name);
+  if (v === null) throw new UsageError("USAGE", `${ctx.name} needs --${name}`);
+  return v;
 }
 
 /**

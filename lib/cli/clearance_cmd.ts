@@ -6,7 +6,7 @@
  */
 import { checkClearance, signDecisionRow, verifyDecisions } from "../authz/decisions.ts";
 import { operatorSigner } from "../authz/signed.ts";
-import { findingsOutcome, positional, stringFlag } from "./authz_common.ts";
+import { findingsOutcome, positional, requiredFlag, stringFlag } from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -78,10 +78,10 @@ export async function decisionVerify(ctx: Ctx): Promise<Outcome> {
  */
 export async function decisionSign(ctx: Ctx): Promise<Outcome> {
   const signer = ctx.parsed.flags.ed25519 === true ? await operatorSigner(ctx.env) : null;
-  const opt = (n: string) => stringFlag(ctx, n, false) ?? undefined;
+  const opt = (n: string) => stringFlag(ctx, n) ?? undefined;
   const r = await signDecisionRow(ctx.project, {
-    action: stringFlag(ctx, "action", true),
-    verdict: stringFlag(ctx, "verdict", true),
+    action: requiredFlag(ctx, "action"),
+    verdict: requiredFlag(ctx, "verdict"),
     owner: opt("owner"),
     plan: opt("plan"),
     step: opt("step"),

@@ -10,26 +10,26 @@
 import { UsageError } from "../errors.ts";
 import { appendGrant, type GrantFields, verifyGrants } from "../authz/grants.ts";
 import { operatorSigner } from "../authz/signed.ts";
-import { findingsOutcome, stringFlag, teamDirOf } from "./authz_common.ts";
+import { findingsOutcome, requiredFlag, stringFlag, teamDirOf } from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 function fieldsOf(ctx: Ctx): GrantFields {
-  const max = stringFlag(ctx, "max-uses", true);
+  const max = requiredFlag(ctx, "max-uses");
   if (!/^[0-9]{1,9}$/.test(max) || Number(max) < 1) {
     throw new UsageError("USAGE", `--max-uses takes a whole number (1 or more), got ${max}`);
   }
   return {
-    grantId: stringFlag(ctx, "id", true),
-    issuerTeam: stringFlag(ctx, "issuer-team", true),
-    holderTeam: stringFlag(ctx, "holder-team", true),
-    targetPath: stringFlag(ctx, "target", true),
-    permittedOps: stringFlag(ctx, "ops", true),
-    expiresAt: stringFlag(ctx, "expires", true),
+    grantId: requiredFlag(ctx, "id"),
+    issuerTeam: requiredFlag(ctx, "issuer-team"),
+    holderTeam: requiredFlag(ctx, "holder-team"),
+    targetPath: requiredFlag(ctx, "target"),
+    permittedOps: requiredFlag(ctx, "ops"),
+    expiresAt: requiredFlag(ctx, "expires"),
     maxUses: Number(max),
-    approver: stringFlag(ctx, "approver", true),
-    ticketId: stringFlag(ctx, "ticket", true),
-    reasonCode: stringFlag(ctx, "reason", true),
-    issuerRoot: stringFlag(ctx, "issuer-root", false) ?? undefined,
+    approver: requiredFlag(ctx, "approver"),
+    ticketId: requiredFlag(ctx, "ticket"),
+    reasonCode: requiredFlag(ctx, "reason"),
+    issuerRoot: stringFlag(ctx, "issuer-root") ?? undefined,
   };
 }
 

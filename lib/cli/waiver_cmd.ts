@@ -8,7 +8,7 @@
 import { UsageError } from "../errors.ts";
 import { checkWaiver, issueWaiver, verifyWaivers } from "../authz/waivers.ts";
 import { operatorSigner } from "../authz/signed.ts";
-import { findingsOutcome, positional, stringFlag } from "./authz_common.ts";
+import { findingsOutcome, positional, requiredFlag, stringFlag } from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -76,7 +76,7 @@ function problemJson(p: { code: string; reason: string } | null): Record<string,
  * ```
  */
 export async function waiverIssue(ctx: Ctx): Promise<Outcome> {
-  const maxRaw = stringFlag(ctx, "max-uses", true);
+  const maxRaw = requiredFlag(ctx, "max-uses");
   if (!/^[0-9]{1,9}$/.test(maxRaw) || Number(maxRaw) < 1) {
     throw new UsageError(
       "USAGE",
@@ -85,14 +85,14 @@ export async function waiverIssue(ctx: Ctx): Promise<Outcome> {
   }
   const signer = ctx.parsed.flags.ed25519 === true ? await operatorSigner(ctx.env) : null;
   const rec = await issueWaiver(ctx.project, {
-    waiverId: stringFlag(ctx, "id", true),
-    action: stringFlag(ctx, "action", true),
-    expiresAt: stringFlag(ctx, "expires", true),
+    waiverId: requiredFlag(ctx, "id"),
+    action: requiredFlag(ctx, "action"),
+    expiresAt: requiredFlag(ctx, "expires"),
     maxUses: Number(maxRaw),
-    approver: stringFlag(ctx, "approver", true),
-    ticketId: stringFlag(ctx, "ticket", true),
-    reasonCode: stringFlag(ctx, "reason", true),
-    conditionsVerified: stringFlag(ctx, "conditions-verified", false) ?? undefined,
+    approver: requiredFlag(ctx, "approver"),
+    ticketId: requiredFlag(ctx, "ticket"),
+    reasonCode: requiredFlag(ctx, "reason"),
+    conditionsVerified: stringFlag(ctx, "conditions-verified") ?? undefined,
   }, { env: ctx.env, now: ctx.now(), signer });
   return {
     exit: 0,

@@ -165,10 +165,7 @@ Deno.test("the earlier spellings are rewritten to the commands they name", async
   );
   assertCliRefused(await inProcess(["--issue-dispatch", "--nope"]), "dispatch", "UNKNOWN_FLAG", 2);
   for (
-    const [flag, words] of [["--serve-requests", "serve"], ["--verify-waivers", "waiver verify"], [
-      "--post-audit",
-      "audit",
-    ]]
+    const [flag, words] of [["--serve-requests", "serve"], ["--post-audit", "audit"]]
   ) {
     assertCliRefused(await inProcess([flag]), words, "NOT_IMPLEMENTED", 2);
   }
@@ -222,7 +219,7 @@ Deno.test("real process: exit codes and the refusal line `agentteams <command>: 
     const unknown = await run(["frobnicate"]);
     assert.equal(unknown.code, 2);
     assert.equal(refusals(unknown.stderr)[0].code, "UNKNOWN_COMMAND");
-    for (const words of [["audit"], ["serve", "--once"], ["waiver", "issue"]]) {
+    for (const words of [["audit"], ["serve", "--once"], ["submit"]]) {
       assertCliRefused(
         await run(words),
         words[0] === "serve" ? "serve" : words.join(" "),
