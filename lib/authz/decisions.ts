@@ -553,20 +553,39 @@ export function consumeClearance(
   action: string,
   ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
 ): Promise<{ line: number; payload: string }> {
+  return withDirLock(root, () => consumeClearanceLocked(root, action, ctx));
+}
+
+/**
+ * {@link consumeClearance} for a caller already holding the project's lock (the gate, which decides and
+ * consumes under one lock).
+ *
+ * @example
+ * ```ts
+ * import { consumeClearanceLocked } from "./decisions.ts";
+ * import { withDirLock } from "./lock.ts";
+ * await withDirLock("/work/p", () =>
+ *   consumeClearanceLocked("/work/p", "delete:old.txt", { env: {}, now: new Date() })
+ * );
+ * ```
+ */
+export async function consumeClearanceLocked(
+  root: string,
+  action: string,
+  ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
+): Promise<{ line: number; payload: string }> {
   const paths = authzPaths(root);
-  return withDirLock(root, async () => {
-    const log = readDecisionLog(root);
-    const c = await decideClearance(log, action, ctx, root);
-    if (!c.allowed) throw new AuthzError(c.problem!.code, `clearance: ${c.problem!.reason}`);
-    const t = log.table!;
-    const header = t.header.includes("consumed") ? t.header : [...t.header, "consumed"];
-    const r: Record<string, string> = { ...log.recs[c.index!], consumed: "yes" };
-    if (signingActive(t, ctx.env)) r.signature = await signDecision(r, ctx.env, ctx.signer ?? null);
-    const recs = log.recs.slice();
-    recs[c.index!] = r;
-    rewriteCsvFile(paths.decisions, header, recs.map((x) => cellsOf(x, header)), t);
-    return { line: c.line!, payload: decisionPayload(r) };
-  });
+  const log = readDecisionLog(root);
+  const c = await decideClearance(log, action, ctx, root);
+  if (!c.allowed) throw new AuthzError(c.problem!.code, `clearance: ${c.problem!.reason}`);
+  const t = log.table!;
+  const header = t.header.includes("consumed") ? t.header : [...t.header, "consumed"];
+  const r: Record<string, string> = { ...log.recs[c.index!], consumed: "yes" };
+  if (signingActive(t, ctx.env)) r.signature = await signDecision(r, ctx.env, ctx.signer ?? null);
+  const recs = log.recs.slice();
+  recs[c.index!] = r;
+  rewriteCsvFile(paths.decisions, header, recs.map((x) => cellsOf(x, header)), t);
+  return { line: c.line!, payload: decisionPayload(r) };
 }
 
 async function signDecision(

@@ -36,6 +36,7 @@ import { within } from "../fs/within.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
 import { expiryProblem } from "./expiry.ts";
+import { haltFor, readDecisionLog } from "./decisions.ts";
 import { GRANT_PURPOSE } from "./grant_purpose.ts";
 import { withDirLock } from "./lock.ts";
 import { authzPaths, ROSTER_REL, VERIFY_KEYS_REL } from "./paths.ts";
@@ -391,7 +392,8 @@ export interface GrantRoots {
 /**
  * The write roots a holder's valid write grants add to its confinement, as the runner reads them
  * once at its start (never while it runs). A relative target is resolved against its
- * `issuer_root`; a write grant without an absolute root to resolve against adds nothing.
+ * `issuer_root`. A grant whose write has an unretracted HALT in the holder's decision log
+ * (action `write:<target_path>` or `grant:<grant_id>`) adds nothing: no grant lifts a HALT.
  *
  * @example
  * ```ts
@@ -408,16 +410,28 @@ export async function grantWriteRoots(
   const report = await verifyGrants(project, teamDir, ctx);
   const roots = new Set<string>();
   const active: string[] = [];
+  const halts: string[] = [];
+  const log = readDecisionLog(project);
   for (const r of report.valid) {
     if (!grantOps(field(r, "permitted_ops")).has("write")) continue;
     const t = field(r, "target_path").trim();
+    // A grant widens a boundary; it never lifts a HALT on the granted write.
+    const halt = await haltFor(log, `write:${t}`, ctx, project) ??
+      await haltFor(log, `grant:${field(r, "grant_id").trim()}`, ctx, project);
+    if (halt !== null) {
+      halts.push(`${field(r, "grant_id").trim()}: HALTED: ${halt.problem.reason}`.slice(0, 200));
+      continue;
+    }
     const root = field(r, "issuer_root").trim();
     roots.add(isAbsolute(t) ? normalize(t) : normalize(join(root, t)));
     active.push(field(r, "grant_id").trim());
   }
-  const problems = report.findings.filter((f) => !f.valid).slice(0, 10).map((f) =>
-    `${f.id}: ${f.code}: ${f.reason}`.slice(0, 200)
-  );
+  const problems = [
+    ...halts,
+    ...report.findings.filter((f) => !f.valid).map((f) =>
+      `${f.id}: ${f.code}: ${f.reason}`.slice(0, 200)
+    ),
+  ].slice(0, 10);
   return { roots: [...roots].sort(), active: active.sort(), problems };
 }
 

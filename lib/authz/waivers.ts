@@ -384,33 +384,52 @@ export function consumeWaiver(
   action: string,
   ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
 ): Promise<{ waiverId: string; uses: number; maxUses: number; line: number }> {
+  return withDirLock(root, () => consumeWaiverLocked(root, action, ctx));
+}
+
+/**
+ * {@link consumeWaiver} for a caller already holding the project's lock (the gate, which decides and
+ * consumes under one lock).
+ *
+ * @example
+ * ```ts
+ * import { consumeWaiverLocked } from "./waivers.ts";
+ * import { withDirLock } from "./lock.ts";
+ * await withDirLock("/work/p", () =>
+ *   consumeWaiverLocked("/work/p", "delete:old.txt", { env: {}, now: new Date() })
+ * );
+ * ```
+ */
+export async function consumeWaiverLocked(
+  root: string,
+  action: string,
+  ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
+): Promise<{ waiverId: string; uses: number; maxUses: number; line: number }> {
   const paths = authzPaths(root);
-  return withDirLock(root, async () => {
-    const t = readWaivers(root);
-    const i = t === null ? -1 : latestFor(t, action);
-    if (t === null || i < 0) {
-      throw new AuthzError("NO_WAIVER", `no waiver names ${JSON.stringify(action)}`);
-    }
-    const recs = recordsOf(t);
-    const rec = recs[i];
-    const problem = await waiverProblem(rec, action, ctx, root);
-    if (problem !== null) throw new AuthzError(problem.code, `waiver: ${problem.reason}`);
-    const uses = (counter(field(rec, "uses")) ?? 0) + 1;
-    const next: Record<string, string> = { ...rec, uses: String(uses) };
-    next.signature = await signWaiver(
-      next,
-      hmacKeyFrom(ctx.env, WAIVER_KEY_ENV),
-      ctx.signer ?? null,
-    );
-    recs[i] = next;
-    rewriteCsvFile(paths.waivers, t.header, recs.map((r) => cellsOf(r, t.header)), t);
-    return {
-      waiverId: field(rec, "waiver_id").trim(),
-      uses,
-      maxUses: counter(field(rec, "max_uses")) ?? 0,
-      line: t.rows[i].line,
-    };
-  });
+  const t = readWaivers(root);
+  const i = t === null ? -1 : latestFor(t, action);
+  if (t === null || i < 0) {
+    throw new AuthzError("NO_WAIVER", `no waiver names ${JSON.stringify(action)}`);
+  }
+  const recs = recordsOf(t);
+  const rec = recs[i];
+  const problem = await waiverProblem(rec, action, ctx, root);
+  if (problem !== null) throw new AuthzError(problem.code, `waiver: ${problem.reason}`);
+  const uses = (counter(field(rec, "uses")) ?? 0) + 1;
+  const next: Record<string, string> = { ...rec, uses: String(uses) };
+  next.signature = await signWaiver(
+    next,
+    hmacKeyFrom(ctx.env, WAIVER_KEY_ENV),
+    ctx.signer ?? null,
+  );
+  recs[i] = next;
+  rewriteCsvFile(paths.waivers, t.header, recs.map((r) => cellsOf(r, t.header)), t);
+  return {
+    waiverId: field(rec, "waiver_id").trim(),
+    uses,
+    maxUses: counter(field(rec, "max_uses")) ?? 0,
+    line: t.rows[i].line,
+  };
 }
 
 /** The business fields of a new waiver. */

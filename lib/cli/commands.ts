@@ -363,6 +363,25 @@ export const COMMANDS: readonly CommandSpec[] = [
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).clearanceCheck(ctx),
   },
   {
+    words: ["gate"],
+    summary: "the destructive gate: HALT first, then a clearance, then a waiver (exit 0/1)",
+    help: "Read-only unless --consume, which spends the clearance or waiver that allowed ACTION\n" +
+      "and records a gate-pass row in the proposal ledger. No instrument lifts a HALT.",
+    positionals: [{ name: "ACTION", required: true }],
+    flags: [{ name: "consume", kind: "bool", help: "spend what allowed it; record it" }],
+    env: [DECISION_KEY_ENV, WAIVER_KEY_ENV, ...KEY_ENV],
+    built: true,
+    needs: (ctx) => {
+      const consume = ctx.parsed.flags.consume === true;
+      const base = authzNeeds(ctx, {
+        write: consume,
+        keyEnv: [DECISION_KEY_ENV, WAIVER_KEY_ENV],
+      });
+      return consume ? mergeNeeds(base, keyNeeds(ctx), stateNeeds(ctx, true)) : base;
+    },
+    run: async (ctx) => (await loadCode(() => import("./gate_cmd.ts"))).gate(ctx),
+  },
+  {
     words: ["permissions"],
     summary: "print the narrowest `deno run` flags for a command on this project",
     help: "COMMAND is the command with its own arguments and flags, as you would run it:\n" +
