@@ -113,7 +113,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "dry-run", kind: "bool", help: "check and run gates; change nothing" },
       UNCONFINED_FLAG,
     ],
-    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
+    // The waiver key: a deletion under deletions_need_clearance may be allowed by a waiver.
+    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, WAIVER_KEY_ENV],
     built: true,
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx),
     needsSpawns: async (ctx) =>
