@@ -17,7 +17,7 @@
  * @module
  */
 import { HOST_PROGRAMS } from "./host/programs.ts";
-import { KEY_ENV } from "./crypto/keys.ts";
+import { GRANT_KEY_ENV, KEY_ENV, WAIVER_KEY_ENV } from "./crypto/keys.ts";
 import { CHILD_ENV } from "./process/child_env.ts";
 import { GIT_CONFIG_ENV } from "./git/config_env.ts";
 import { PermissionLayerError } from "./errors.ts";
@@ -233,7 +233,14 @@ export function releaseFlags(): string[] {
     "/usr/local/bin/git",
     "/opt/homebrew/bin/git",
   ];
-  const env = expandEnvNames([...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, BROAD_OK_ENV]);
+  const env = expandEnvNames([
+    ...KEY_ENV,
+    ...CHILD_ENV,
+    ...GIT_CONFIG_ENV,
+    BROAD_OK_ENV,
+    WAIVER_KEY_ENV,
+    GRANT_KEY_ENV,
+  ]);
   return [
     "--no-prompt",
     "--allow-read",

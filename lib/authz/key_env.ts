@@ -1,6 +1,6 @@
 /**
- * The triad's key variables (no imports, so the command table can name them without loading the
- * crypto code).
+ * The triad's key variables, as the command table and the instruments name them (defined with
+ * the other key variables in lib/crypto/keys.ts).
  *
  * @example
  * ```ts
@@ -9,10 +9,4 @@
  * ```
  * @module
  */
-
-/** The waiver ledger's HMAC key variable. */
-export const WAIVER_KEY_ENV = "AGENTTEAMS_WAIVER_SIGNING_KEY";
-/** The (non-widening) grant ledger's HMAC key variable. */
-export const GRANT_KEY_ENV = "AGENTTEAMS_GRANT_SIGNING_KEY";
-/** The decision log's HMAC key variable (its presence makes decision signing active). */
-export const DECISION_KEY_ENV = "AGENTTEAMS_DECISION_SIGNING_KEY";
+export { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../crypto/keys.ts";
