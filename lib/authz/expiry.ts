@@ -36,13 +36,26 @@ const ISO =
  * ```
  */
 export function parseInstant(s: string): Instant | null {
+  // Ledgers repeat their expiries: each distinct text is parsed once (bounded).
+  const known = PARSED.get(s);
+  if (known !== undefined) return known;
+  const v = parse(s);
+  if (PARSED.size >= 4096) PARSED.clear();
+  PARSED.set(s, v);
+  return v;
+}
+
+const PARSED = new Map<string, Instant | null>();
+
+function parse(s: string): Instant | null {
   const m = ISO.exec(s);
   if (m === null) return null;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const [h, mi, se] = [Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)];
   const frac = m[7] === undefined ? 0 : Number(m[7].padEnd(3, "0").slice(0, 3));
   if (mo < 1 || mo > 12 || h > 23 || mi > 59 || se > 59) return null;
-  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  const days = mo === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(mo) ? 30 : 31;
   if (d < 1 || d > days) return null;
   let ms = Date.UTC(y, mo - 1, d, h, mi, se, frac);
   if (y < 100) ms = new Date(ms).setUTCFullYear(y);

@@ -56,8 +56,18 @@ export function signedPayload(values: readonly string[]): string {
  */
 export function hmacKeyFrom(env: Env, name: string): HmacKey | null {
   const v = env[name];
-  return v === undefined || v === "" ? null : new HmacKey(new TextEncoder().encode(v));
+  if (v === undefined || v === "") return null;
+  // One keyed HMAC per environment and variable: a verify of 10,000 rows keys it once.
+  let byName = KEYS.get(env);
+  if (byName === undefined) KEYS.set(env, byName = new Map());
+  const known = byName.get(name);
+  if (known !== undefined && known.value === v) return known.key;
+  const key = new HmacKey(new TextEncoder().encode(v));
+  byName.set(name, { value: v, key });
+  return key;
 }
+
+const KEYS = new WeakMap<Env, Map<string, { value: string; key: HmacKey }>>();
 
 /** Reads `<store>/<key_id>.pub.pem` as Ed25519 public keys, each once. */
 export class VerifyKeyStore {

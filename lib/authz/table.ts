@@ -22,11 +22,15 @@ import type { CsvTable } from "./csv.ts";
  * ```
  */
 export function recordsOf(t: CsvTable): Record<string, string>[] {
-  return t.rows.map((r) => {
+  const h = t.header;
+  const out = new Array<Record<string, string>>(t.rows.length);
+  for (let j = 0; j < t.rows.length; j++) {
+    const cells = t.rows[j].cells;
     const o: Record<string, string> = {};
-    t.header.forEach((h, i) => (o[h] = r.cells[i]));
-    return o;
-  });
+    for (let i = 0; i < h.length; i++) o[h[i]] = cells[i];
+    out[j] = o;
+  }
+  return out;
 }
 
 /**
