@@ -298,10 +298,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     words: ["grant", "verify"],
     summary: "verify every grant row and the chain, one valid/invalid line each (read-only)",
     positionals: [],
-    flags: [TEAM_DIR_FLAG],
-    env: [GRANT_KEY_ENV],
+    flags: [
+      TEAM_DIR_FLAG,
+      {
+        name: "roots",
+        kind: "bool",
+        help: "also print the write roots valid write grants add at the runner's next start",
+      },
+    ],
+    env: [GRANT_KEY_ENV, DECISION_KEY_ENV],
     built: true,
-    needs: (ctx) => authzNeeds(ctx, { keyEnv: [GRANT_KEY_ENV], extraRead: [teamDirOf(ctx)] }),
+    needs: (ctx) =>
+      authzNeeds(ctx, { keyEnv: [GRANT_KEY_ENV, DECISION_KEY_ENV], extraRead: [teamDirOf(ctx)] }),
     run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantVerify(ctx),
   },
   {

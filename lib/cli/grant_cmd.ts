@@ -8,7 +8,7 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
-import { appendGrant, type GrantFields, verifyGrants } from "../authz/grants.ts";
+import { appendGrant, type GrantFields, grantWriteRoots, verifyGrants } from "../authz/grants.ts";
 import { operatorSigner } from "../authz/signed.ts";
 import { findingsOutcome, requiredFlag, stringFlag, teamDirOf } from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -95,7 +95,20 @@ export async function grantIssue(ctx: Ctx): Promise<Outcome> {
  * ```
  */
 export async function grantVerify(ctx: Ctx): Promise<Outcome> {
-  const r = await verifyGrants(ctx.project, teamDirOf(ctx), { env: ctx.env, now: ctx.now() });
+  const gctx = { env: ctx.env, now: ctx.now() };
+  const r = await verifyGrants(ctx.project, teamDirOf(ctx), gctx);
   for (const w of r.warnings) ctx.note(`warning: ${w}`);
-  return findingsOutcome("grant", r.findings);
+  const out = findingsOutcome("grant", r.findings);
+  if (ctx.parsed.flags.roots !== true) return out;
+  // The write roots a runner of this holder would add at its next start (never while it runs).
+  const g = await grantWriteRoots(ctx.project, teamDirOf(ctx), gctx);
+  const lines = [
+    `write roots the holder's runner adds at its next start: ${g.roots.join(", ") || "none"}`,
+    ...g.problems.filter((p) => p.includes(": HALTED: ")).map((p) => `not added: ${p}`),
+  ];
+  return {
+    ...out,
+    text: [out.text, ...lines].join("\n"),
+    json: { ...out.json, write_roots: g.roots, active: g.active, problems: g.problems },
+  };
 }
