@@ -34,7 +34,7 @@
 import { AuthzError } from "../errors.ts";
 import type { Env } from "../env.ts";
 import { sha256Hex } from "../crypto/hash.ts";
-import { signHex, verifyHex } from "../crypto/ed25519.ts";
+import { signHex } from "../crypto/ed25519.ts";
 import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
 import { withDirLock } from "./lock.ts";
 import { authzPaths } from "./paths.ts";
@@ -43,6 +43,7 @@ import {
   DECISION_KEY_ENV,
   hmacKeyFrom,
   type OperatorSigner,
+  signatureProblem,
   signedPayload,
   VerifyKeyStore,
 } from "./signed.ts";
@@ -290,36 +291,15 @@ export async function decisionSignatureProblem(
   if (payload.startsWith(`${GRANT_PURPOSE}|`)) {
     return { code: "SIGNATURE_INVALID", reason: "a grant's payload is never a decision" };
   }
-  const scheme = field(r, "sig_scheme").trim().toLowerCase();
-  const sig = field(r, "signature").trim().toLowerCase();
-  if (scheme === "ed25519") {
-    const store = ctx.store ?? new VerifyKeyStore(authzPaths(root).verifyKeys);
-    try {
-      const key = await store.key(field(r, "key_id"));
-      return await verifyHex(key, sig, payload)
-        ? null
-        : { code: "SIGNATURE_INVALID", reason: "the Ed25519 signature does not verify" };
-    } catch (e) {
-      if (e instanceof AuthzError) return { code: e.code as Problem["code"], reason: e.message };
-      throw e;
-    }
-  }
-  if (scheme !== "" && scheme !== "hmac") {
-    return {
-      code: "SCHEME_UNKNOWN",
-      reason: `sig_scheme ${JSON.stringify(scheme)} is not hmac or ed25519`,
-    };
-  }
-  const key = hmacKeyFrom(ctx.env, DECISION_KEY_ENV);
-  if (key === null) {
-    return {
-      code: "NO_SIGNING_KEY",
-      reason: `decision signing is active but ${DECISION_KEY_ENV} is not set (fail closed)`,
-    };
-  }
-  return key.verify(payload, sig)
-    ? null
-    : { code: "SIGNATURE_INVALID", reason: "the HMAC signature does not verify" };
+  return await signatureProblem(r, {
+    env: ctx.env,
+    keyEnv: DECISION_KEY_ENV,
+    store: ctx.store ?? new VerifyKeyStore(authzPaths(root).verifyKeys),
+    payload: () => payload,
+    // An Ed25519 decision signs the same payload, with no purpose tag (the earlier tool's).
+    message: () => payload,
+    what: "signed decision",
+  });
 }
 
 /**

@@ -30,7 +30,7 @@
 import { AuthzError } from "../errors.ts";
 import type { Env } from "../env.ts";
 import { sha256Hex } from "../crypto/hash.ts";
-import { signHex, verifyHex } from "../crypto/ed25519.ts";
+import { signHex } from "../crypto/ed25519.ts";
 import { isAbsolute, join, normalize } from "../fs/path.ts";
 import { within } from "../fs/within.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
@@ -45,10 +45,12 @@ import {
   GRANT_KEY_ENV,
   hmacKeyFrom,
   type OperatorSigner,
+  schemeOf,
+  signatureProblem,
   signedPayload,
   VerifyKeyStore,
 } from "./signed.ts";
-import { cellsOf, counter, field, recordsOf } from "./table.ts";
+import { cellsOf, field, recordsOf, usesProblem } from "./table.ts";
 import type { Finding, Problem } from "./verdict.ts";
 
 /** The grant ledger's 17 columns; the reader requires the first 15. */
@@ -72,20 +74,8 @@ export const GRANT_COLUMNS = [
   "key_id",
 ] as const;
 
-const PAYLOAD_FIELDS = [
-  "grant_id",
-  "issuer_team",
-  "holder_team",
-  "target_path",
-  "permitted_ops",
-  "expires_at",
-  "max_uses",
-  "uses",
-  "approver",
-  "ticket_id",
-  "reason_code",
-  "prev_digest",
-] as const;
+/** The signed fields, in order: the 11 business fields, then the chain link. */
+const PAYLOAD_FIELDS = [...GRANT_COLUMNS.slice(1, 12), "prev_digest"] as const;
 
 const SCHEMA = { required: GRANT_COLUMNS.slice(0, 15), known: GRANT_COLUMNS };
 
@@ -254,9 +244,8 @@ export async function grantProblem(
 ): Promise<Problem | null> {
   const empty = PAYLOAD_FIELDS.filter((k) => k !== "prev_digest" && field(r, k).trim() === "");
   if (empty.length > 0) return { code: "FIELDS_MISSING", reason: `empty ${empty.join(", ")}` };
-  const scheme = field(r, "sig_scheme").trim().toLowerCase();
   const ops = grantOps(field(r, "permitted_ops"));
-  if (ops.has("write") && scheme !== "ed25519") {
+  if (ops.has("write") && schemeOf(r) !== "ed25519") {
     return {
       code: "SCHEME_INSUFFICIENT",
       reason: `grant ${field(r, "grant_id").trim()} permits write but is not Ed25519-signed: an ` +
@@ -264,47 +253,19 @@ export async function grantProblem(
         "`agentteams grant sign` (--sign-grant)",
     };
   }
-  const sig = field(r, "signature").trim().toLowerCase();
-  if (scheme === "ed25519") {
-    try {
-      const key = await team.store.key(field(r, "key_id"));
-      if (!(await verifyHex(key, sig, grantMessage(r)))) {
-        return { code: "SIGNATURE_INVALID", reason: "the Ed25519 signature does not verify" };
-      }
-    } catch (e) {
-      if (e instanceof AuthzError) return { code: e.code as Problem["code"], reason: e.message };
-      throw e;
-    }
-  } else if (scheme === "" || scheme === "hmac") {
-    const key = hmacKeyFrom(ctx.env, GRANT_KEY_ENV);
-    if (key === null) {
-      return {
-        code: "NO_SIGNING_KEY",
-        reason: `${GRANT_KEY_ENV} is not set, so no HMAC grant can be verified (fail closed)`,
-      };
-    }
-    if (!key.verify(grantPayload(r), sig)) {
-      return { code: "SIGNATURE_INVALID", reason: "the HMAC signature does not verify" };
-    }
-  } else {
-    return {
-      code: "SCHEME_UNKNOWN",
-      reason: `sig_scheme ${JSON.stringify(scheme)} is not hmac or ed25519`,
-    };
-  }
+  const sig = await signatureProblem(r, {
+    env: ctx.env,
+    keyEnv: GRANT_KEY_ENV,
+    store: team.store,
+    payload: () => grantPayload(r),
+    message: () => grantMessage(r),
+    what: "HMAC grant",
+  });
+  if (sig !== null) return sig;
   const exp = expiryProblem(field(r, "expires_at"), ctx.now, "utc");
   if (exp !== null) return exp;
-  const max = counter(field(r, "max_uses"));
-  const uses = counter(field(r, "uses"));
-  if (max === null || uses === null) {
-    return { code: "COUNTER_INVALID", reason: "max_uses and uses must be integers" };
-  }
-  if (max <= 0 || uses >= max) {
-    return {
-      code: "USES_EXHAUSTED",
-      reason: `grant use limit has been reached (${uses} of ${max})`,
-    };
-  }
+  const uses = usesProblem(r, "grant");
+  if (uses !== null) return uses;
   if (!team.roster.has(approverName(field(r, "approver")))) {
     return {
       code: "APPROVER_NOT_ON_ROSTER",

@@ -12,7 +12,8 @@
  */
 import { AuthzError } from "../errors.ts";
 import { HmacKey } from "../crypto/hash.ts";
-import { importPrivatePem, importPublicPem, keyIdOfKey } from "../crypto/ed25519.ts";
+import { importPrivatePem, importPublicPem, keyIdOfKey, verifyHex } from "../crypto/ed25519.ts";
+import type { Problem } from "./verdict.ts";
 import { keyDir, readKeyFile, SIGNING_KEY_FILE, VERIFY_KEY_FILE } from "../crypto/keys.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
@@ -68,6 +69,103 @@ export function hmacKeyFrom(env: Env, name: string): HmacKey | null {
 }
 
 const KEYS = new WeakMap<Env, Map<string, { value: string; key: HmacKey }>>();
+
+/**
+ * The scheme a row names in `sig_scheme`: empty or `hmac` is HMAC, `ed25519` is Ed25519, anything
+ * else `null` (refused).
+ *
+ * @example
+ * ```ts
+ * import { schemeOf } from "./signed.ts";
+ * schemeOf({ sig_scheme: " Ed25519 " }); // "ed25519"
+ * schemeOf({}); // "hmac"
+ * ```
+ */
+export function schemeOf(rec: Record<string, string>): "hmac" | "ed25519" | null {
+  const s = (Object.hasOwn(rec, "sig_scheme") ? rec.sig_scheme : "").trim().toLowerCase();
+  if (s === "" || s === "hmac") return "hmac";
+  return s === "ed25519" ? "ed25519" : null;
+}
+
+/** How {@link signatureProblem} checks one row. */
+export interface SignatureCheck {
+  /** The environment holding the HMAC key. */
+  readonly env: Env;
+  /** The HMAC key's variable. */
+  readonly keyEnv: string;
+  /** The Ed25519 verify-key store. */
+  readonly store: VerifyKeyStore;
+  /** What an HMAC row signs. */
+  readonly payload: () => string;
+  /** What an Ed25519 row signs. */
+  readonly message: () => string;
+  /** The instrument, for messages (`waiver`, `grant`, `decision`). */
+  readonly what: string;
+}
+
+/**
+ * Checks a row's signature by the scheme it names and by that scheme only (an Ed25519 row is
+ * never accepted on an HMAC key, nor the reverse): synchronously for HMAC, a promise for
+ * Ed25519. `null` when it verifies.
+ *
+ * @example
+ * ```ts
+ * import { signatureProblem, VerifyKeyStore } from "./signed.ts";
+ * signatureProblem({ signature: "00" }, {
+ *   env: {}, keyEnv: "AGENTTEAMS_WAIVER_SIGNING_KEY", store: new VerifyKeyStore("/none"),
+ *   payload: () => "p", message: () => "m", what: "waiver",
+ * }); // { code: "NO_SIGNING_KEY", ... }
+ * ```
+ */
+export function signatureProblem(
+  rec: Record<string, string>,
+  c: SignatureCheck,
+): Problem | null | Promise<Problem | null> {
+  const scheme = schemeOf(rec);
+  const sig = (Object.hasOwn(rec, "signature") ? rec.signature : "").trim().toLowerCase();
+  if (scheme === null) {
+    return {
+      code: "SCHEME_UNKNOWN",
+      reason: `sig_scheme ${JSON.stringify(rec.sig_scheme)} is not hmac or ed25519`,
+    };
+  }
+  if (scheme === "ed25519") {
+    return ed25519Problem(
+      c.store,
+      Object.hasOwn(rec, "key_id") ? rec.key_id : "",
+      sig,
+      c.message(),
+    );
+  }
+  const key = hmacKeyFrom(c.env, c.keyEnv);
+  if (key === null) {
+    return {
+      code: "NO_SIGNING_KEY",
+      reason: `${c.keyEnv} is not set, so no ${c.what} row can be verified (fail closed)`,
+    };
+  }
+  return key.verify(c.payload(), sig)
+    ? null
+    : { code: "SIGNATURE_INVALID", reason: "the HMAC signature does not verify" };
+}
+
+async function ed25519Problem(
+  store: VerifyKeyStore,
+  keyId: string,
+  sig: string,
+  message: string,
+): Promise<Problem | null> {
+  let key: CryptoKey;
+  try {
+    key = await store.key(keyId);
+  } catch (e) {
+    if (e instanceof AuthzError) return { code: e.code as Problem["code"], reason: e.message };
+    throw e;
+  }
+  return await verifyHex(key, sig, message)
+    ? null
+    : { code: "SIGNATURE_INVALID", reason: "the Ed25519 signature does not verify" };
+}
 
 /** Reads `<store>/<key_id>.pub.pem` as Ed25519 public keys, each once. */
 export class VerifyKeyStore {

@@ -11,6 +11,7 @@
  * @module
  */
 import type { CsvTable } from "./csv.ts";
+import type { Problem } from "./verdict.ts";
 
 /**
  * The rows of a table as records.
@@ -115,4 +116,30 @@ export function counter(v: string): number | null {
   if (s === "") return 0;
   if (!/^[+-]?\d{1,15}$/.test(s)) return null;
   return Number(s);
+}
+
+/**
+ * The use counters' rule: `max_uses` and `uses` integers (empty is 0), and `uses < max_uses`
+ * (`max_uses <= 0` allows nothing); `null` when a use is left.
+ *
+ * @example
+ * ```ts
+ * import { usesProblem } from "./table.ts";
+ * usesProblem({ max_uses: "2", uses: "2" }, "waiver")?.code; // "USES_EXHAUSTED"
+ * usesProblem({ max_uses: "2", uses: "1" }, "waiver"); // null
+ * ```
+ */
+export function usesProblem(rec: Record<string, string>, what: string): Problem | null {
+  const max = counter(field(rec, "max_uses"));
+  const uses = counter(field(rec, "uses"));
+  if (max === null || uses === null) {
+    return { code: "COUNTER_INVALID", reason: "max_uses and uses must be integers" };
+  }
+  if (max <= 0 || uses >= max) {
+    return {
+      code: "USES_EXHAUSTED",
+      reason: `${what} use limit has been reached (${uses} of ${max})`,
+    };
+  }
+  return null;
 }

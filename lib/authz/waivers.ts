@@ -32,16 +32,23 @@
  */
 import { AuthzError } from "../errors.ts";
 import type { Env } from "../env.ts";
-import { signHex, verifyHex } from "../crypto/ed25519.ts";
+import { signHex } from "../crypto/ed25519.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
 import { expiryProblem } from "./expiry.ts";
 import { withDirLock } from "./lock.ts";
 import { authzPaths } from "./paths.ts";
 import { approverName, projectRoster } from "./roster.ts";
-import { hmacKeyFrom, type OperatorSigner, VerifyKeyStore, WAIVER_KEY_ENV } from "./signed.ts";
+import {
+  hmacKeyFrom,
+  type OperatorSigner,
+  schemeOf,
+  signatureProblem,
+  VerifyKeyStore,
+  WAIVER_KEY_ENV,
+} from "./signed.ts";
 import { pyStrip } from "../ledger/row_text.ts";
-import { authorizes, cellsOf, counter, field, recordsOf } from "./table.ts";
+import { authorizes, cellsOf, counter, field, recordsOf, usesProblem } from "./table.ts";
 import type { Finding, Problem } from "./verdict.ts";
 
 /** The columns a waiver ledger must have (FORMATS.md §5.1). */
@@ -109,17 +116,8 @@ export function waiverPayload(rec: Record<string, string>): string {
   return out;
 }
 
-const PAYLOAD_FIELDS = [
-  "waiver_id",
-  "action_reviewed",
-  "expires_at",
-  "max_uses",
-  "uses",
-  "approver",
-  "ticket_id",
-  "reason_code",
-  "conditions_verified",
-] as const;
+/** The signed fields, in order: every column but the timestamp and the signature. */
+const PAYLOAD_FIELDS = WAIVER_COLUMNS.slice(1, 10);
 
 /**
  * What an Ed25519 waiver signature covers: the purpose tag, then the payload.
@@ -132,29 +130,6 @@ const PAYLOAD_FIELDS = [
  */
 export function waiverMessage(rec: Record<string, string>): string {
   return `${WAIVER_PURPOSE}|${waiverPayload(rec)}`;
-}
-
-function schemeOf(rec: Record<string, string>): "hmac" | "ed25519" | null {
-  const s = field(rec, "sig_scheme").trim().toLowerCase();
-  if (s === "" || s === "hmac") return "hmac";
-  return s === "ed25519" ? "ed25519" : null;
-}
-
-async function ed25519Problem(
-  store: VerifyKeyStore,
-  rec: Record<string, string>,
-  sig: string,
-): Promise<Problem | null> {
-  let key: CryptoKey;
-  try {
-    key = await store.key(field(rec, "key_id"));
-  } catch (e) {
-    if (e instanceof AuthzError) return { code: e.code as Problem["code"], reason: e.message };
-    throw e;
-  }
-  return await verifyHex(key, sig, waiverMessage(rec))
-    ? null
-    : { code: "SIGNATURE_INVALID", reason: "the Ed25519 signature does not verify" };
 }
 
 /**
@@ -172,28 +147,14 @@ export function waiverSignatureProblem(
   ctx: WaiverContext,
   root = "/",
 ): Problem | null | Promise<Problem | null> {
-  const scheme = schemeOf(rec);
-  if (scheme === null) {
-    return {
-      code: "SCHEME_UNKNOWN",
-      reason: `sig_scheme ${JSON.stringify(field(rec, "sig_scheme"))} is not hmac or ed25519`,
-    };
-  }
-  const sig = field(rec, "signature").trim().toLowerCase();
-  if (scheme === "ed25519") {
-    const store = ctx.store ?? new VerifyKeyStore(authzPaths(root).verifyKeys);
-    return ed25519Problem(store, rec, sig);
-  }
-  const key = hmacKeyFrom(ctx.env, WAIVER_KEY_ENV);
-  if (key === null) {
-    return {
-      code: "NO_SIGNING_KEY",
-      reason: `${WAIVER_KEY_ENV} is not set, so no waiver can be verified (fail closed)`,
-    };
-  }
-  return key.verify(waiverPayload(rec), sig)
-    ? null
-    : { code: "SIGNATURE_INVALID", reason: "the HMAC signature does not verify" };
+  return signatureProblem(rec, {
+    env: ctx.env,
+    keyEnv: WAIVER_KEY_ENV,
+    store: ctx.store ?? new VerifyKeyStore(authzPaths(root).verifyKeys),
+    payload: () => waiverPayload(rec),
+    message: () => waiverMessage(rec),
+    what: "waiver",
+  });
 }
 
 /**
@@ -268,17 +229,8 @@ export function waiverProblemNow(
   }
   const exp = expiryProblem(field(rec, "expires_at"), ctx.now, "refuse");
   if (exp !== null) return exp;
-  const max = counter(field(rec, "max_uses"));
-  const uses = counter(field(rec, "uses"));
-  if (max === null || uses === null) {
-    return { code: "COUNTER_INVALID", reason: "max_uses and uses must be integers" };
-  }
-  if (max <= 0 || uses >= max) {
-    return {
-      code: "USES_EXHAUSTED",
-      reason: `waiver use limit has been reached (${uses} of ${max})`,
-    };
-  }
+  const uses = usesProblem(rec, "waiver");
+  if (uses !== null) return uses;
   return waiverSignatureProblem(rec, ctx, root);
 }
 
