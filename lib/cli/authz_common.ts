@@ -67,7 +67,11 @@ export function positional(ctx: Ctx, name: string): string {
 export interface AuthzNeedsSpec {
   /** It writes the project's `references/`. */
   readonly write?: boolean;
-  /** The key variables it signs or verifies with (e.g. `AGENTTEAMS_WAIVER_SIGNING_KEY`). */
+  /**
+   * Every variable it declares (its spec's `env`: the key it signs or verifies with, e.g.
+   * `AGENTTEAMS_WAIVER_SIGNING_KEY`, and the key-custody variables when it may sign with the
+   * operator's key): the variables are read at start, so each must be granted.
+   */
   readonly keyEnv?: readonly string[];
   /** It reads the operator's Ed25519 key from the key dir. */
   readonly operatorKey?: boolean;

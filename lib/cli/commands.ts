@@ -245,7 +245,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
-        keyEnv: [WAIVER_KEY_ENV],
+        keyEnv: [WAIVER_KEY_ENV, ...KEY_ENV],
         operatorKey: ctx.parsed.flags.ed25519 === true,
       }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverIssue(ctx),
@@ -346,7 +346,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
-        keyEnv: [DECISION_KEY_ENV],
+        keyEnv: [DECISION_KEY_ENV, ...KEY_ENV],
         operatorKey: ctx.parsed.flags.ed25519 === true,
       }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionSign(ctx),
@@ -384,7 +384,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       const consume = ctx.parsed.flags.consume === true;
       const base = authzNeeds(ctx, {
         write: consume,
-        keyEnv: [DECISION_KEY_ENV, WAIVER_KEY_ENV],
+        keyEnv: [DECISION_KEY_ENV, WAIVER_KEY_ENV, ...KEY_ENV],
       });
       return consume ? mergeNeeds(base, keyNeeds(ctx), stateNeeds(ctx, true)) : base;
     },

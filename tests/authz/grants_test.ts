@@ -306,6 +306,25 @@ Deno.test("grants: minting: Ed25519 write grants chain; an HMAC write grant and 
     );
     assert.ok(text.startsWith(GRANT_COLUMNS.join(",") + "\n"));
     assert.equal(text.split("\n").length, 4);
+    // Python reads what we wrote: the chain and the HMAC row recomputed there.
+    const py = new Deno.Command("python3", {
+      args: [
+        "-c",
+        "import csv,hashlib,hmac,sys\n" +
+        "r=list(csv.DictReader(open(sys.argv[1],newline='')))\n" +
+        "F=['grant_id','issuer_team','holder_team','target_path','permitted_ops','expires_at','max_uses','uses','approver','ticket_id','reason_code','prev_digest']\n" +
+        "def pl(g):\n v=[g[k] for k in F]\n" +
+        " if g['issuer_root'].strip(): v.append(g['issuer_root'])\n" +
+        " for k in ['sig_scheme','key_id']:\n  if g[k].strip(): v.append(k+'='+g[k].strip())\n" +
+        " return '|'.join(x.strip() for x in v)\n" +
+        "print(r[1]['prev_digest']==hashlib.sha256(pl(r[0]).encode()).hexdigest(), " +
+        "hmac.new(sys.argv[2].encode(),pl(r[1]).encode(),hashlib.sha256).hexdigest()==r[1]['signature'])",
+        join(w.project, "references", "capability-grants.log.csv"),
+        GKEY,
+      ],
+      stdout: "piped",
+    }).outputSync();
+    assert.equal(new TextDecoder().decode(py.stdout).trim(), "True True");
   } finally {
     await removeTree(dir);
   }

@@ -112,3 +112,93 @@ Deno.test("waiver CLI: the narrowest flags read references/ and name only the wa
     await sb.dispose();
   }
 });
+
+Deno.test("triad CLI: each command runs under exactly the narrow flags `permissions` prints", async () => {
+  const sb = await sandbox("authz-narrow");
+  try {
+    const env = {
+      ...sb.env,
+      AGENTTEAMS_WAIVER_SIGNING_KEY: "wk",
+      AGENTTEAMS_DECISION_SIGNING_KEY: "dk",
+      AGENTTEAMS_GRANT_SIGNING_KEY: "gk",
+    };
+    const P = ["--project", sb.project];
+    assert.equal((await runCli(["keys", "init"], { env: sb.env })).code, 0);
+    const cmds: string[][] = [
+      [
+        "waiver",
+        "issue",
+        ...P,
+        "--id",
+        "W-1",
+        "--action",
+        "a",
+        "--expires",
+        "2099-01-01T00:00:00Z",
+        "--max-uses",
+        "1",
+        "--approver",
+        "security",
+        "--ticket",
+        "T",
+        "--reason",
+        "r",
+      ],
+      ["waiver", "verify", ...P],
+      ["waiver", "check", "a", ...P],
+      ["decision", "sign", ...P, "--action", "b", "--verdict", "PASS"],
+      ["decision", "verify", ...P],
+      ["clearance", "check", "b", ...P],
+      ["gate", "b", ...P],
+      ["gate", "a", "--consume", ...P],
+      [
+        "grant",
+        "issue",
+        ...P,
+        "--id",
+        "G-1",
+        "--issuer-team",
+        "a",
+        "--holder-team",
+        "b",
+        "--target",
+        "docs",
+        "--ops",
+        "read",
+        "--expires",
+        "2099-01-01T00:00:00Z",
+        "--max-uses",
+        "1",
+        "--approver",
+        "alice",
+        "--ticket",
+        "T",
+        "--reason",
+        "r",
+      ],
+      ["grant", "verify", "--roots", ...P],
+    ];
+    const team = join(sb.project, ".agentteams", "team", "references");
+    await Deno.mkdir(team, { recursive: true });
+    await Deno.writeTextFile(join(team, "security-approvers.txt"), "alice\n");
+    for (const c of cmds) {
+      const perm = await runCli(["permissions", "--json", ...P, ...c], {
+        env: { ...env, AGENTTEAMS_BROAD_OK: "1" },
+      });
+      assert.equal(perm.code, 0, perm.stderr);
+      const exec: string[] = JSON.parse(perm.stdout).exec;
+      const out = await new Deno.Command(exec[0], {
+        args: exec.slice(1),
+        clearEnv: true,
+        env: { ...env, PATH: "/usr/bin:/bin", NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const err = new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 0, `${c.join(" ")}: ${err}`);
+      assert.doesNotMatch(err, /NOT_CAPABLE|warning: launched with broad/, c.join(" "));
+    }
+  } finally {
+    await sb.dispose();
+  }
+});

@@ -363,3 +363,33 @@ Deno.test("waivers: Ed25519 rows verify with public keys only, re-sign by their 
     await removeTree(dir);
   }
 });
+
+Deno.test("waivers: a ledger with a BOM verifies and keeps it; an unterminated quote is refused with its line, nothing written", async () => {
+  const dir = await tempDir("wv-bom");
+  try {
+    const p = await project(dir, "alice\n");
+    const file = join(p, "references", "security-waivers.log.csv");
+    await Deno.writeTextFile(file, "\ufeff" + csvOf([signed()]));
+    const rows = await verifyWaivers(p, { env: ENV, now: NOW });
+    assert.deepEqual(rows.map((r) => r.valid), [true]);
+    await consumeWaiver(p, "delete:old.txt", { env: ENV, now: NOW });
+    const back = await Deno.readFile(file);
+    assert.deepEqual([...back.subarray(0, 3)], [0xef, 0xbb, 0xbf]);
+    await Deno.writeTextFile(file, csvOf([signed()]) + '2026-11-29T10:00:00Z,"W-2,open\n');
+    const before = await snapshotTree(p);
+    const e = await assertRefusal(
+      () => verifyWaivers(p, { env: ENV, now: NOW }),
+      "CSV_MALFORMED",
+      AuthzError,
+    );
+    assert.match(e.message, /line 3: a quoted field is never closed/);
+    await assertRefusal(
+      () => consumeWaiver(p, "delete:old.txt", { env: ENV, now: NOW }),
+      "CSV_MALFORMED",
+      AuthzError,
+    );
+    assertSameTree(before, await snapshotTree(p));
+  } finally {
+    await removeTree(dir);
+  }
+});
