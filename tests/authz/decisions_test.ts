@@ -346,6 +346,14 @@ Deno.test("clearances: decision sign (HMAC and Ed25519) creates the earlier tool
     assert.deepEqual(ci.map((f) => f.code), ["NO_SIGNING_KEY", null, null]);
     assert.deepEqual((await verifyDecisions(p, ctx)).map((f) => f.valid), [true, true, true]);
     assert.equal((await checkClearance(p, "delete:b", { env: {}, now: NOW })).allowed, true);
+    // No silent downgrade: the scheme blanked, the Ed25519 signature is checked as HMAC and fails.
+    const signedText = await Deno.readTextFile(file);
+    await Deno.writeTextFile(file, signedText.replace(`,ed25519,${signer.keyId}`, ",,"));
+    assert.equal(
+      (await checkClearance(p, "delete:b", ctx)).problem?.code,
+      "SIGNATURE_INVALID",
+    );
+    await Deno.writeTextFile(file, signedText);
     // Python recomputes the chain and the HMAC of row 1.
     const py = new Deno.Command("python3", {
       args: [
