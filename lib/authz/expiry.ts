@@ -92,7 +92,7 @@ export type ExpiryProblem = { code: "EXPIRY_INVALID" | "EXPIRED"; reason: string
  * ```
  */
 export function expiryProblem(expiresAt: string, now: Date, naive: NaivePolicy): ExpiryProblem {
-  const t = parseInstant(expiresAt.trim());
+  const t = parseInstant(expiresAt) ?? parseInstant(expiresAt.trim());
   if (t === null) {
     return {
       code: "EXPIRY_INVALID",

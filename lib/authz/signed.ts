@@ -27,6 +27,8 @@ export { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "./key_env.ts";
 /** The signature schemes a row may name in `sig_scheme` (empty: HMAC). */
 export const SIG_SCHEMES = ["", "hmac", "ed25519"] as const;
 
+const HEX_LOWER = /^[0-9a-f]+$/;
+
 /** A key id: a file name in the verify-key store. */
 export const KEY_ID_RE = /^[A-Za-z0-9._-]+$/;
 
@@ -122,7 +124,8 @@ export function signatureProblem(
   c: SignatureCheck,
 ): Problem | null | Promise<Problem | null> {
   const scheme = schemeOf(rec);
-  const sig = (Object.hasOwn(rec, "signature") ? rec.signature : "").trim().toLowerCase();
+  const raw = typeof rec.signature === "string" ? rec.signature : "";
+  const sig = HEX_LOWER.test(raw) ? raw : raw.trim().toLowerCase();
   if (scheme === null) {
     return {
       code: "SCHEME_UNKNOWN",

@@ -57,7 +57,9 @@ export function cellsOf(rec: Record<string, string>, header: readonly string[]):
  * ```
  */
 export function field(rec: Record<string, string>, name: string): string {
-  return Object.hasOwn(rec, name) ? rec[name] : "";
+  // Only strings count: a name an object inherits (`constructor`) reads as absent.
+  const v = rec[name];
+  return typeof v === "string" ? v : "";
 }
 
 /**
