@@ -62,3 +62,57 @@ Deno.test("gate CLI: blocked, allowed, consumed and recorded, replay blocked", a
     await sb.dispose();
   }
 });
+
+Deno.test("gate CLI: eight concurrent --consume of one PASS and one 2-use waiver: exactly three pass", async () => {
+  const sb = await sandbox("gate-race");
+  try {
+    const env = {
+      ...sb.env,
+      AGENTTEAMS_BROAD_OK: "1",
+      AGENTTEAMS_DECISION_SIGNING_KEY: "dk",
+      AGENTTEAMS_WAIVER_SIGNING_KEY: "wk",
+    };
+    const P = ["--project", sb.project];
+    assert.equal((await runCli(["keys", "init"], { env: sb.env })).code, 0);
+    const s = await runCli(["decision", "sign", ...P, "--action", "x", "--verdict", "PASS"], {
+      env,
+    });
+    assert.equal(s.code, 0, s.stderr);
+    const w = await runCli([
+      "waiver",
+      "issue",
+      ...P,
+      "--id",
+      "W-1",
+      "--action",
+      "x",
+      "--expires",
+      "2099-01-01T00:00:00Z",
+      "--max-uses",
+      "2",
+      "--approver",
+      "security",
+      "--ticket",
+      "T",
+      "--reason",
+      "r",
+    ], { env });
+    assert.equal(w.code, 0, w.stderr);
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, () => runCli(["gate", "x", "--consume", "--json", ...P], { env })),
+    );
+    const passed = runs.filter((r) => r.code === 0).map((r) => JSON.parse(r.stdout).by).sort();
+    assert.deepEqual(
+      passed,
+      ["clearance", "waiver", "waiver"],
+      runs.map((r) => r.stderr).join("\n"),
+    );
+    for (const r of runs.filter((r) => r.code !== 0)) assert.match(r.stderr, /USES_EXHAUSTED/);
+    const ledger = await Deno.readTextFile(
+      join(sb.project, ".agentteams", "proposal-ledger.jsonl"),
+    );
+    assert.equal(ledger.trim().split("\n").filter((l) => l.includes('"gate-pass"')).length, 3);
+  } finally {
+    await sb.dispose();
+  }
+});
