@@ -84,10 +84,11 @@ export function splitRecords(text: string, what: string): CsvRow[] {
     const lines = text.split("\n");
     if (lines.at(-1) === "") lines.pop();
     const fast: CsvRow[] = [];
+    const cr = text.indexOf("\r") >= 0;
     for (let k = 0; k < lines.length; k++) {
       let l = lines[k];
-      if (l.endsWith("\r")) l = l.slice(0, -1);
-      if (l.indexOf("\r") >= 0) return splitSlow(text, what);
+      if (cr && l.endsWith("\r")) l = l.slice(0, -1);
+      if (cr && l.indexOf("\r") >= 0) return splitSlow(text, what);
       if (l !== "") fast.push({ line: k + 1, cells: l.split(",") });
     }
     // A last line ending in a bare CR (no LF after it) is the slow path's to refuse.

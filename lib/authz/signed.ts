@@ -11,7 +11,7 @@
  * @module
  */
 import { AuthzError } from "../errors.ts";
-import { HmacKey } from "../crypto/hash.ts";
+import { hexEqual, HmacKey } from "../crypto/hash.ts";
 import { importPrivatePem, importPublicPem, keyIdOfKey, verifyHex } from "../crypto/ed25519.ts";
 import type { Problem } from "./verdict.ts";
 import { keyDir, readKeyFile, SIGNING_KEY_FILE, VERIFY_KEY_FILE } from "../crypto/keys.ts";
@@ -26,8 +26,6 @@ export { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "./key_env.ts";
 
 /** The signature schemes a row may name in `sig_scheme` (empty: HMAC). */
 export const SIG_SCHEMES = ["", "hmac", "ed25519"] as const;
-
-const HEX_LOWER = /^[0-9a-f]+$/;
 
 /** A key id: a file name in the verify-key store. */
 export const KEY_ID_RE = /^[A-Za-z0-9._-]+$/;
@@ -125,7 +123,6 @@ export function signatureProblem(
 ): Problem | null | Promise<Problem | null> {
   const scheme = schemeOf(rec);
   const raw = typeof rec.signature === "string" ? rec.signature : "";
-  const sig = HEX_LOWER.test(raw) ? raw : raw.trim().toLowerCase();
   if (scheme === null) {
     return {
       code: "SCHEME_UNKNOWN",
@@ -136,7 +133,7 @@ export function signatureProblem(
     return ed25519Problem(
       c.store,
       Object.hasOwn(rec, "key_id") ? rec.key_id : "",
-      sig,
+      raw.trim().toLowerCase(),
       c.message(),
     );
   }
@@ -147,7 +144,9 @@ export function signatureProblem(
       reason: `${c.keyEnv} is not set, so no ${c.what} row can be verified (fail closed)`,
     };
   }
-  return key.verify(c.payload(), sig)
+  // Compared as stored first (the usual lower-case hex), then stripped and lower-cased.
+  const mac = key.hex(c.payload());
+  return hexEqual(mac, raw) || hexEqual(mac, raw.trim().toLowerCase())
     ? null
     : { code: "SIGNATURE_INVALID", reason: "the HMAC signature does not verify" };
 }
