@@ -302,6 +302,47 @@ export class SandboxError extends AgentTeamsError {
   }
 }
 
+/**
+ * The authorization triad (clearances, waivers, grants) and the destructive gate: a CSV ledger
+ * that does not parse, an instrument that is not valid (one code per validity rule), a HALT.
+ */
+export class AuthzError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
+  readonly family = "authz";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
+  constructor(code: AuthzCode, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** The stable codes of {@link AuthzError}: one per validity rule of each instrument. */
+export type AuthzCode =
+  | "CSV_MALFORMED"
+  | "CSV_COLUMNS"
+  | "HALTED"
+  | "NO_CLEARANCE"
+  | "NO_WAIVER"
+  | "SCOPE_MISMATCH"
+  | "CONDITIONS_UNVERIFIED"
+  | "FIELDS_MISSING"
+  | "APPROVER_NOT_ON_ROSTER"
+  | "AUTHOR_NOT_APPROVED"
+  | "EXPIRY_INVALID"
+  | "EXPIRED"
+  | "COUNTER_INVALID"
+  | "USES_EXHAUSTED"
+  | "NO_SIGNING_KEY"
+  | "SIGNATURE_INVALID"
+  | "SCHEME_INSUFFICIENT"
+  | "SCHEME_UNKNOWN"
+  | "KEY_ID_INVALID"
+  | "VERIFY_KEY_INVALID"
+  | "TARGET_REFUSED"
+  | "CHAIN_BROKEN"
+  | "UNSUPPORTED_VERDICT"
+  | "RETRACTION_UNPROVEN"
+  | "DUPLICATE_ID";
+
 /** Deno's permission layer: started too broad (serve) or a needed grant is missing. */
 export class PermissionLayerError extends AgentTeamsError {
   /** The rule family these refusals belong to. */

@@ -68,9 +68,21 @@ export type { GitContext, GitControlPath, WatchedGitPaths } from "./git/context.
 export type { ControlPlane } from "./policy/control_plane.ts";
 export { canonical } from "./canonical.ts";
 export type { AuditResult, AuditTeamOptions };
-export type { AuditOptions } from "./audit/team.ts";
+export type { AuditOptions, SettingsPlace } from "./audit/team.ts";
 export type { FixOutcome } from "./audit/report.ts";
-export type { Finding, Framework, Severity } from "./audit/finding.ts";
+export type { Finding as AuditFinding, Framework, Severity } from "./audit/finding.ts";
+// The authorization triad's checks (docs/authz.md): read-only unless named consume/pass/issue.
+export { decideGate, deletionAction, passGate } from "./authz/gate.ts";
+export type { GateAuthority, GateContext, GateDecision } from "./authz/gate.ts";
+export { checkClearance, consumeClearance, verifyDecisions } from "./authz/decisions.ts";
+export type { Clearance, DecisionContext } from "./authz/decisions.ts";
+export { checkWaiver, consumeWaiver, issueWaiver, verifyWaivers } from "./authz/waivers.ts";
+export type { WaiverCheck, WaiverContext, WaiverFields } from "./authz/waivers.ts";
+export { grantWriteRoots, verifyGrants } from "./authz/grants.ts";
+export type { GrantContext, GrantReport, GrantRoots } from "./authz/grants.ts";
+export type { Finding as AuthzFinding, Problem } from "./authz/verdict.ts";
+export { operatorSigner, VerifyKeyStore } from "./authz/signed.ts";
+export type { OperatorSigner } from "./authz/signed.ts";
 
 /** How a library call finds its key and its environment. */
 export interface KeyOptions {

@@ -233,7 +233,8 @@ export function releaseFlags(): string[] {
     "/usr/local/bin/git",
     "/opt/homebrew/bin/git",
   ];
-  // The runner's forbidden key variables too: `serve` reads them to refuse to start with one set.
+  // Every key variable (the runner's forbidden ones: the triad's too): `serve` reads them to refuse
+  // to start with one set, the triad's commands to sign.
   const env = expandEnvNames([
     ...KEY_ENV,
     ...RUNNER_FORBIDDEN_ENV,

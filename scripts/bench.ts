@@ -25,7 +25,11 @@
  * 7. Audit: the AR_WRITE_POLICY audit of a generated 10,000-file team (in memory, and whole:
  *    walk, read, check) against a bare `yaml` parse of the same front matters and recipes.
  *
- * Usage: deno task bench [--quick] [--only=ledger|apply|run|confine|doctor|runner|audit] [--keep]
+ * 8. Authorization: `waiver verify` of 10,000 HMAC waiver rows and `grant verify` of 10,000
+ *    Ed25519 grant rows (in process, the library), against a floor of one HMAC / one Ed25519
+ *    verify per row in the same run (target <= 2x).
+ *
+ * Usage: deno task bench [--quick] [--only=ledger|apply|run|confine|doctor|runner|audit|authz] [--keep]
  * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
  * @module
@@ -46,6 +50,16 @@ import { parse as parseYaml } from "yaml";
 import { auditTeam } from "../lib/audit/audit.ts";
 import { auditEntries } from "../lib/audit/team.ts";
 import { walkTeam } from "../lib/audit/walk.ts";
+import { formatCsv } from "../lib/authz/csv.ts";
+import { verifyWaivers, WAIVER_COLUMNS, waiverPayload } from "../lib/authz/waivers.ts";
+import { GRANT_COLUMNS, grantMessage, grantPayload, verifyGrants } from "../lib/authz/grants.ts";
+import {
+  generatePem,
+  importPrivatePem,
+  importPublicPem,
+  signHex,
+  verifyHex,
+} from "../lib/crypto/ed25519.ts";
 import {
   makePrivateTmpdir,
   removeMaskPoints,
@@ -735,6 +749,123 @@ async function auditSection(): Promise<void> {
   );
 }
 
+async function authzSection(): Promise<void> {
+  console.log("\n8. Authorization ledgers (in process; floor and subject interleaved)");
+  const n = 10_000;
+  const rounds = quick ? 3 : 7;
+  const now = new Date("2026-11-30T12:00:00Z");
+  // Waivers: 10,000 HMAC rows.
+  const wroot = `${work}/authz-waivers`;
+  Deno.mkdirSync(`${wroot}/references`, { recursive: true });
+  const wkey = new HmacKey(enc.encode("bench-waiver-key"));
+  const wrecs: Record<string, string>[] = [];
+  for (let i = 0; i < n; i++) {
+    const r: Record<string, string> = {
+      timestamp: "2026-11-29T10:00:00Z",
+      waiver_id: `W-${i}`,
+      action_reviewed: `delete:build/f${i}.bin`,
+      expires_at: "2099-01-01T00:00:00Z",
+      max_uses: "3",
+      uses: "0",
+      approver: "security",
+      ticket_id: `OPS-${i}`,
+      reason_code: "bench",
+      conditions_verified: "verified",
+    };
+    r.signature = wkey.hex(waiverPayload(r));
+    wrecs.push(r);
+  }
+  Deno.writeTextFileSync(
+    `${wroot}/references/security-waivers.log.csv`,
+    formatCsv(WAIVER_COLUMNS, wrecs.map((r) => WAIVER_COLUMNS.map((c) => r[c] ?? "")), {
+      eol: "\n",
+    }),
+  );
+  const payloads = wrecs.map((r) => waiverPayload(r));
+  const wFloor: number[] = [];
+  const wOurs: number[] = [];
+  for (let k = 0; k < rounds; k++) {
+    let t = performance.now();
+    const fk = new HmacKey(enc.encode("bench-waiver-key"));
+    for (let i = 0; i < n; i++) {
+      if (!fk.verify(payloads[i], wrecs[i].signature)) throw new Error("floor");
+    }
+    wFloor.push(performance.now() - t);
+    t = performance.now();
+    const env = { AGENTTEAMS_WAIVER_SIGNING_KEY: "bench-waiver-key" };
+    const rows = await verifyWaivers(wroot, { env, now });
+    if (rows.length !== n || !rows.every((r) => r.valid)) throw new Error("waiver verify failed");
+    wOurs.push(performance.now() - t);
+  }
+  row(`floor: ${n} HMAC-SHA256 verifies`, fmt(median(wFloor)));
+  row(
+    `waiver verify of ${n} rows`,
+    fmt(median(wOurs)),
+    `${(median(wOurs) / median(wFloor)).toFixed(2)}x the floor (target <= 2)`,
+  );
+  // Grants: 10,000 Ed25519 write grants, chained.
+  const groot = `${work}/authz-grants`;
+  const team = `${groot}/.agentteams/team`;
+  Deno.mkdirSync(`${groot}/references`, { recursive: true });
+  Deno.mkdirSync(`${team}/references/authorized-verify-keys`, { recursive: true });
+  Deno.writeTextFileSync(`${team}/references/security-approvers.txt`, "alice\n");
+  const pair = await generatePem();
+  Deno.writeTextFileSync(`${team}/references/authorized-verify-keys/op1.pub.pem`, pair.publicPem);
+  const priv = await importPrivatePem(pair.privatePem);
+  const grecs: Record<string, string>[] = [];
+  let prev = "";
+  for (let i = 0; i < n; i++) {
+    const r: Record<string, string> = {
+      timestamp: "2026-11-29T10:00:00+00:00",
+      grant_id: `G-${i}`,
+      issuer_team: "team-a",
+      holder_team: "team-b",
+      target_path: `docs/d${i}`,
+      permitted_ops: "write",
+      expires_at: "2099-01-01T00:00:00Z",
+      max_uses: "1",
+      uses: "0",
+      approver: "alice",
+      ticket_id: `T-${i}`,
+      reason_code: "bench",
+      issuer_root: "/srv/team-a",
+      prev_digest: prev,
+      sig_scheme: "ed25519",
+      key_id: "op1",
+    };
+    r.signature = await signHex(priv, grantMessage(r));
+    prev = sha256Hex(grantPayload(r));
+    grecs.push(r);
+  }
+  Deno.writeTextFileSync(
+    `${groot}/references/capability-grants.log.csv`,
+    formatCsv(GRANT_COLUMNS, grecs.map((r) => GRANT_COLUMNS.map((c) => r[c] ?? "")), { eol: "\n" }),
+  );
+  const messages = grecs.map((r) => grantMessage(r));
+  const gFloor: number[] = [];
+  const gOurs: number[] = [];
+  for (let k = 0; k < rounds; k++) {
+    let t = performance.now();
+    const pub = await importPublicPem(pair.publicPem);
+    for (let i = 0; i < n; i++) {
+      if (!(await verifyHex(pub, grecs[i].signature, messages[i]))) throw new Error("floor");
+    }
+    gFloor.push(performance.now() - t);
+    t = performance.now();
+    const rep = await verifyGrants(groot, team, { env: {}, now });
+    if (rep.findings.length !== n || !rep.findings.every((f) => f.valid)) {
+      throw new Error(`grant verify failed: ${JSON.stringify(rep.findings.find((f) => !f.valid))}`);
+    }
+    gOurs.push(performance.now() - t);
+  }
+  row(`floor: ${n} Ed25519 verifies`, fmt(median(gFloor)));
+  row(
+    `grant verify of ${n} rows (chain included)`,
+    fmt(median(gOurs)),
+    `${(median(gOurs) / median(gFloor)).toFixed(2)}x the floor (target <= 2)`,
+  );
+}
+
 console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${new Date().toISOString()}`);
 try {
   await initKeys();
@@ -745,6 +876,7 @@ try {
   if (want("doctor")) await doctorSection();
   if (want("runner")) await runnerSection();
   if (want("audit")) await auditSection();
+  if (want("authz")) await authzSection();
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
   else Deno.removeSync(work, { recursive: true });

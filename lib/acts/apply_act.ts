@@ -24,6 +24,7 @@ import {
   proposalResult,
   proposalRow,
   recheckProposal,
+  spendClearance,
   writeProposal,
 } from "../proposals/proposal.ts";
 import type { ChangeProposalT, DeleteProposalT } from "../artifacts/artifact_schema.ts";
@@ -46,12 +47,15 @@ export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, 
         policy: s.policy,
         plane: await s.plane(),
         gateRunner: s.gateRunner,
+        authz: { env: s.env, now: s.now },
       });
     },
     dry: (plan) => proposalResult(plan, false),
     recheck: (s, plan) => recheckProposal(s.root, plan),
     ahead: (plan, dispatch) => proposalRow(plan, dispatch),
     async act(s, plan) {
+      // A deletion's clearance or waiver is spent here, after its write-ahead row names it.
+      await spendClearance(plan, { root: s.root, authz: { env: s.env, now: s.now } });
       await writeProposal(plan, { root: s.root, perl: s.perl });
       return { value: undefined, complete: null };
     },

@@ -14,7 +14,8 @@ import { sanitizePath } from "../process/child_env.ts";
 import { diskFs, type ResolvedProgram, resolveProgram } from "../process/resolve_program.ts";
 import { readShebang } from "../sandbox/gate_exec.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
-import { mergeNeeds, type Needs } from "../permissions.ts";
+import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
+import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_KEY_FILE } from "../crypto/keys.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./needs.ts";
@@ -241,11 +242,13 @@ async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promi
 export async function applyNeeds(ctx: Ctx): Promise<Needs> {
   // git's context starts first, so it works while the brief is read.
   gitContextOf(ctx);
-  return await actingNeeds(
+  const needs = await actingNeeds(
     ctx,
     [...onPath(ctx, "git"), ...await unconfinedGates(ctx)],
     await gitPaths(ctx),
   );
+  // A deletion under deletions_need_clearance may be allowed by a waiver (its key).
+  return mergeNeeds(needs, { ...NO_NEEDS, env: [WAIVER_KEY_ENV] });
 }
 
 /**

@@ -8,7 +8,7 @@
 import { didYouMean } from "../text/suggest.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { dirname, resolve } from "../fs/path.ts";
-import { UsageError } from "../errors.ts";
+
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV } from "../crypto/keys.ts";
 import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH } from "../host/programs.ts";
@@ -16,31 +16,10 @@ import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
 import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
-import type { CommandSpec, CommandTable, Ctx, Outcome } from "./command_spec.ts";
-
-function notBuilt(plannedIn: string) {
-  return (ctx: Ctx): Promise<Outcome> =>
-    Promise.reject(
-      new UsageError(
-        "NOT_IMPLEMENTED",
-        `\`${ctx.name}\` is not built yet in this version (planned: ${plannedIn})`,
-      ),
-    );
-}
-
-function unbuilt(words: string[], summary: string, plannedIn: string): CommandSpec {
-  return {
-    words,
-    summary,
-    positionals: [],
-    flags: [],
-    env: [],
-    built: false,
-    plannedIn,
-    needs: () => NO_NEEDS,
-    run: notBuilt(plannedIn),
-  };
-}
+import { authzNeeds, teamDirOf } from "./authz_common.ts";
+import { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
+import { DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import type { CommandSpec, CommandTable, Ctx } from "./command_spec.ts";
 
 /**
  * An acting command's needs, or, in queue mode (the runner acts; lib/runner/mode.ts), the queue's:
@@ -61,6 +40,33 @@ const DOCTOR_ENV: readonly string[] = [...new Set([...KEY_ENV, ...RUNNER_FORBIDD
 const PROBE_PROGRAMS = Deno.build.os === "darwin"
   ? { read: [SANDBOX_EXEC_PATH], run: [SANDBOX_EXEC_PATH] }
   : { read: [BWRAP_PATH, PERL_PATH], run: [BWRAP_PATH] };
+
+const TEAM_DIR_FLAG = {
+  name: "team-dir",
+  kind: "string",
+  value: "DIR",
+  help:
+    `the holder's team dir: its roster and verify keys (default <project>/${DEFAULT_TEAM_DIR_REL})`,
+} as const;
+
+const GRANT_FLAGS = [
+  { name: "id", kind: "string", value: "ID", help: "the grant id (unique)" },
+  { name: "issuer-team", kind: "string", value: "TEAM", help: "the issuing team" },
+  { name: "holder-team", kind: "string", value: "TEAM", help: "the holding team" },
+  { name: "target", kind: "string", value: "PATH", help: "the target in the issuer's workspace" },
+  { name: "ops", kind: "string", value: "OPS", help: "operations, ;-separated (write widens)" },
+  { name: "expires", kind: "string", value: "ISO", help: "expiry (ISO-8601)" },
+  { name: "max-uses", kind: "string", value: "N", help: "uses allowed" },
+  { name: "approver", kind: "string", value: "NAME", help: "the approver (team-dir roster)" },
+  { name: "ticket", kind: "string", value: "T", help: "the ticket id" },
+  { name: "reason", kind: "string", value: "R", help: "the reason code" },
+  { name: "issuer-root", kind: "string", value: "DIR", help: "the issuer's absolute root" },
+  TEAM_DIR_FLAG,
+] as const;
+
+const GRANT_HELP = "Appends to <project>/references/capability-grants.log.csv (the holder's\n" +
+  "workspace; created on first use), chained, verified against the team dir before it is\n" +
+  "written. Valid write grants widen the holder runner's write roots at its next start only.";
 
 /** Every command, in help order. */
 export const COMMANDS: readonly CommandSpec[] = [
@@ -110,7 +116,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       UNCONFINED_FLAG,
       ...QUEUE_FLAGS,
     ],
-    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
+    // The waiver key: a deletion under deletions_need_clearance may be allowed by a waiver.
+    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, WAIVER_KEY_ENV],
     built: true,
     needs: queued(async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx)
@@ -300,15 +307,179 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).wait(ctx),
   },
-  unbuilt(["waiver", "issue"], "issue a signed waiver", "later"),
-  unbuilt(["waiver", "verify"], "verify every waiver row (read-only)", "later"),
-  unbuilt(["waiver", "check"], "check whether a waiver would lift a gate", "later"),
-  unbuilt(["grant", "sign"], "sign an Ed25519 capability grant", "later"),
-  unbuilt(["grant", "issue"], "issue an HMAC (non-widening) grant", "later"),
-  unbuilt(["grant", "verify"], "verify every grant row (read-only)", "later"),
-  unbuilt(["decision", "sign"], "sign a security decision row", "later"),
-  unbuilt(["decision", "verify"], "verify the decision log", "later"),
-  unbuilt(["clearance", "check"], "report what a clearance would do, consuming nothing", "later"),
+  {
+    words: ["waiver", "issue"],
+    summary: "issue a signed waiver (HMAC with AGENTTEAMS_WAIVER_SIGNING_KEY, or --ed25519)",
+    help: "Appends one row to references/security-waivers.log.csv (created on first use). The\n" +
+      "row is validated as it will be read: an expired, unapproved or unsigned waiver is never\n" +
+      "written. The approver must be on references/security-approvers.txt (none: security).",
+    positionals: [],
+    flags: [
+      { name: "id", kind: "string", value: "ID", help: "the waiver id (unique)" },
+      { name: "action", kind: "string", value: "ACTION", help: "the action id it lifts" },
+      { name: "expires", kind: "string", value: "ISO", help: "expiry, with Z or an offset" },
+      { name: "max-uses", kind: "string", value: "N", help: "how many uses it allows" },
+      { name: "approver", kind: "string", value: "NAME", help: "who approved it" },
+      { name: "ticket", kind: "string", value: "T", help: "the ticket id" },
+      { name: "reason", kind: "string", value: "R", help: "the reason code" },
+      {
+        name: "conditions-verified",
+        kind: "string",
+        value: "V",
+        help: "verified (default) or pending",
+      },
+      { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
+    ],
+    env: [WAIVER_KEY_ENV, ...KEY_ENV],
+    built: true,
+    needs: (ctx) =>
+      authzNeeds(ctx, {
+        write: true,
+        keyEnv: [WAIVER_KEY_ENV, ...KEY_ENV],
+        operatorKey: ctx.parsed.flags.ed25519 === true,
+      }),
+    run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverIssue(ctx),
+  },
+  {
+    words: ["waiver", "verify"],
+    summary: "verify every waiver row, one valid/invalid line each (read-only)",
+    positionals: [],
+    flags: [],
+    env: [WAIVER_KEY_ENV],
+    built: true,
+    needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
+    run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverVerify(ctx),
+  },
+  {
+    words: ["waiver", "check"],
+    summary: "check whether a valid waiver would lift ACTION (consumes nothing)",
+    positionals: [{ name: "ACTION", required: true }],
+    flags: [],
+    env: [WAIVER_KEY_ENV],
+    built: true,
+    needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
+    run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverCheck(ctx),
+  },
+  {
+    words: ["grant", "sign"],
+    summary: "sign a capability grant with the operator's Ed25519 key (the only widening kind)",
+    help: GRANT_HELP,
+    positionals: [],
+    flags: GRANT_FLAGS,
+    env: KEY_ENV,
+    built: true,
+    needs: (ctx) =>
+      authzNeeds(ctx, { write: true, operatorKey: true, extraRead: [teamDirOf(ctx)] }),
+    run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantSign(ctx),
+  },
+  {
+    words: ["grant", "issue"],
+    summary: "issue an HMAC capability grant (non-widening: never write)",
+    help: GRANT_HELP,
+    positionals: [],
+    flags: GRANT_FLAGS,
+    env: [GRANT_KEY_ENV],
+    built: true,
+    needs: (ctx) =>
+      authzNeeds(ctx, { write: true, keyEnv: [GRANT_KEY_ENV], extraRead: [teamDirOf(ctx)] }),
+    run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantIssue(ctx),
+  },
+  {
+    words: ["grant", "verify"],
+    summary: "verify every grant row and the chain, one valid/invalid line each (read-only)",
+    positionals: [],
+    flags: [
+      TEAM_DIR_FLAG,
+      {
+        name: "roots",
+        kind: "bool",
+        help: "also print the write roots valid write grants add at the runner's next start",
+      },
+    ],
+    env: [GRANT_KEY_ENV, DECISION_KEY_ENV],
+    built: true,
+    needs: (ctx) =>
+      authzNeeds(ctx, { keyEnv: [GRANT_KEY_ENV, DECISION_KEY_ENV], extraRead: [teamDirOf(ctx)] }),
+    run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantVerify(ctx),
+  },
+  {
+    words: ["decision", "sign"],
+    summary:
+      "sign and append a decision row (HMAC with AGENTTEAMS_DECISION_SIGNING_KEY, or --ed25519)",
+    help: "Appends to references/security-decisions.log.csv (created on first use), chained to\n" +
+      "the last row. --verdict is PASS, CONDITIONAL PASS, HALT or HALT-RETRACTED (which needs\n" +
+      "--evidence). The author (--owner, default @security) must be on the roster.",
+    positionals: [],
+    flags: [
+      { name: "action", kind: "string", value: "ACTION", help: "the action id" },
+      {
+        name: "verdict",
+        kind: "string",
+        value: "V",
+        help: "PASS, CONDITIONAL PASS, HALT, HALT-RETRACTED",
+      },
+      { name: "owner", kind: "string", value: "NAME", help: "the author (default @security)" },
+      { name: "plan", kind: "string", value: "SLUG", help: "the plan slug" },
+      { name: "step", kind: "string", value: "N", help: "the plan step" },
+      {
+        name: "conditions",
+        kind: "string",
+        value: "TEXT",
+        help: "conditions of a CONDITIONAL PASS",
+      },
+      { name: "conditions-verified", kind: "string", value: "V", help: "verified or pending" },
+      { name: "evidence", kind: "string", value: "TEXT", help: "evidence (a retraction needs it)" },
+      { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
+    ],
+    env: [DECISION_KEY_ENV, ...KEY_ENV],
+    built: true,
+    needs: (ctx) =>
+      authzNeeds(ctx, {
+        write: true,
+        keyEnv: [DECISION_KEY_ENV, ...KEY_ENV],
+        operatorKey: ctx.parsed.flags.ed25519 === true,
+      }),
+    run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionSign(ctx),
+  },
+  {
+    words: ["decision", "verify"],
+    summary: "verify the decision log: the chain and each authorizing row (read-only)",
+    positionals: [],
+    flags: [],
+    env: [DECISION_KEY_ENV],
+    built: true,
+    needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
+    run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionVerify(ctx),
+  },
+  {
+    words: ["clearance", "check"],
+    summary: "report what a clearance would do for ACTION, consuming nothing",
+    positionals: [{ name: "ACTION", required: true }],
+    flags: [],
+    env: [DECISION_KEY_ENV],
+    built: true,
+    needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
+    run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).clearanceCheck(ctx),
+  },
+  {
+    words: ["gate"],
+    summary: "the destructive gate: HALT first, then a clearance, then a waiver (exit 0/1)",
+    help: "Read-only unless --consume, which spends the clearance or waiver that allowed ACTION\n" +
+      "and records a gate-pass row in the proposal ledger. No instrument lifts a HALT.",
+    positionals: [{ name: "ACTION", required: true }],
+    flags: [{ name: "consume", kind: "bool", help: "spend what allowed it; record it" }],
+    env: [DECISION_KEY_ENV, WAIVER_KEY_ENV, ...KEY_ENV],
+    built: true,
+    needs: (ctx) => {
+      const consume = ctx.parsed.flags.consume === true;
+      const base = authzNeeds(ctx, {
+        write: consume,
+        keyEnv: [DECISION_KEY_ENV, WAIVER_KEY_ENV, ...KEY_ENV],
+      });
+      return consume ? mergeNeeds(base, keyNeeds(ctx), stateNeeds(ctx, true)) : base;
+    },
+    run: async (ctx) => (await loadCode(() => import("./gate_cmd.ts"))).gate(ctx),
+  },
   {
     words: ["doctor"],
     summary: "what serve checks before it serves (key, sandbox, brief, session settings); " +

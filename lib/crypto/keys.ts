@@ -45,11 +45,18 @@ export const KEY_ENV: readonly string[] = Object.freeze([
   ...ENV_KEY_NAMES,
 ]);
 
+/** The waiver ledger's HMAC key variable (lib/authz). */
+export const WAIVER_KEY_ENV = "AGENTTEAMS_WAIVER_SIGNING_KEY";
+/** The (non-widening) grant ledger's HMAC key variable (lib/authz). */
+export const GRANT_KEY_ENV = "AGENTTEAMS_GRANT_SIGNING_KEY";
+/** The decision log's HMAC key variable (its presence makes decision signing active). */
+export const DECISION_KEY_ENV = ENV_KEY_NAMES[1];
+
 /** Every variable the runner refuses to start with (they would leak a key into sessions). */
 export const RUNNER_FORBIDDEN_ENV = [
   ...ENV_KEY_NAMES,
-  "AGENTTEAMS_WAIVER_SIGNING_KEY",
-  "AGENTTEAMS_GRANT_SIGNING_KEY",
+  WAIVER_KEY_ENV,
+  GRANT_KEY_ENV,
 ] as const;
 
 /** Largest key file read. */

@@ -24,6 +24,7 @@ export const POLICY_FIELDS: readonly string[] = Object.freeze([
   "protected_paths",
   "allow_unconfined_runs",
   "mcp_grants",
+  "deletions_need_clearance",
 ]);
 
 /**

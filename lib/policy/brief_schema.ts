@@ -66,6 +66,7 @@ export const PolicyFieldsSchema = z.strictObject({
   protected_paths: z.array(nonEmpty).optional(),
   allow_unconfined_runs: z.boolean().optional(),
   mcp_grants: z.record(z.string(), McpGrantSchema).optional(),
+  deletions_need_clearance: z.boolean().optional(),
 });
 
 /** The validated, still snake_case policy fields. */

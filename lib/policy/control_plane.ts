@@ -81,6 +81,13 @@ export const CONTROL_PLANE: readonly ControlPlaneEntry[] = Object.freeze([
     reason: "the project's sandbox profiles",
   },
   {
+    name: "references",
+    where: "root",
+    watched: true,
+    reason: "the authorization triad: the decision log, waivers, grants, the approver roster and " +
+      "verify keys (a write there could clear a HALT or forge an approval)",
+  },
+  {
     name: ".agentteams",
     where: "anywhere",
     watched: true,

@@ -821,6 +821,7 @@ const policyFields = strictObject({
   protected_paths: optional(list(nonEmpty)),
   allow_unconfined_runs: optional(bool()),
   mcp_grants: optional(record(mcpGrant)),
+  deletions_need_clearance: optional(bool()),
 });
 
 /**

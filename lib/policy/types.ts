@@ -106,6 +106,11 @@ export interface Policy {
   /** `allow_unconfined_runs` (default false). */
   readonly allowUnconfinedRuns: boolean;
   /**
+   * `deletions_need_clearance` (default false): a deletion proposal acts only with a clearance or
+   * waiver for `delete:<path>`. Optional only so that policies built by hand stay valid.
+   */
+  readonly deletionsNeedClearance?: boolean;
+  /**
    * `mcp_grants` (empty when absent). Optional only so that policies built by hand elsewhere stay
    * valid; `parsePolicy` always sets it.
    */

@@ -37,6 +37,9 @@ import type { Policy } from "../policy/types.ts";
 import { checkProposalPath } from "./path_rules.ts";
 import { type GateResult, type GateRunner, runGates, selectGates } from "./gates.ts";
 import type { ChangeProposalT, DeleteProposalT } from "../artifacts/artifact_schema.ts";
+import { decideGate, deletionAction, type GateAuthority, passGate } from "../authz/gate.ts";
+import { AuthzError } from "../errors.ts";
+import type { Env } from "../env.ts";
 
 /** Largest existing target read for its base hash. */
 export const MAX_TARGET_BYTES = MAX_ANCHORED_TARGET;
@@ -160,6 +163,11 @@ export interface ProposalPlan {
   readonly newSha: string | null;
   /** The gates that passed. */
   readonly gates: readonly GateResult[];
+  /**
+   * A deletion under `deletions_need_clearance`: the clearance or waiver for `delete:<path>` the
+   * check found (spent at the act, named in the row); `undefined` otherwise.
+   */
+  readonly clearance?: GateAuthority;
 }
 
 /**
@@ -202,6 +210,65 @@ export interface ProposalContext {
   readonly plane: ControlPlane;
   /** Runs one gate (confined). */
   readonly gateRunner: GateRunner;
+  /** The environment and clock the destructive gate reads (its keys); needed for deletions under
+   * `deletions_need_clearance`. */
+  readonly authz?: { readonly env: Env; readonly now: () => Date };
+}
+
+/**
+ * The destructive gate's check for a deletion when the brief sets `deletions_need_clearance`:
+ * the clearance or waiver for `delete:<rel>` that allows it (read-only: nothing is spent here, so
+ * a dry run checks without consuming), or `undefined` when the brief does not ask.
+ *
+ * @throws {AuthzError} the gate's refusal (`NO_CLEARANCE`, `HALTED`, a waiver's rule).
+ * @example
+ * ```ts
+ * import { deletionClearance, type ProposalContext } from "./proposal.ts";
+ * declare const ctx: ProposalContext; // deletions_need_clearance: true, a PASS for delete:old.txt
+ * (await deletionClearance("old.txt", ctx))?.by; // "clearance"
+ * ```
+ */
+export async function deletionClearance(
+  rel: string,
+  ctx: ProposalContext,
+): Promise<GateAuthority | undefined> {
+  if (ctx.policy.deletionsNeedClearance !== true) return undefined;
+  const action = deletionAction(rel);
+  const env = ctx.authz?.env ?? {};
+  const now = ctx.authz?.now() ?? new Date();
+  const d = await decideGate(ctx.root, action, { env, now });
+  if (!d.allowed) {
+    throw new AuthzError(
+      d.problem!.code,
+      `deleting ${rel} needs a clearance or waiver for ${action} (deletions_need_clearance): ` +
+        d.problem!.reason,
+    );
+  }
+  return d.authority!;
+}
+
+/**
+ * Spends, at the act, the clearance or waiver a deletion's plan found (the same one, or the act
+ * is refused having spent nothing).
+ *
+ * @throws {AuthzError} as {@link passGate}.
+ * @example
+ * ```ts
+ * import { spendClearance, type ProposalContext, type ProposalPlan } from "./proposal.ts";
+ * declare const plan: ProposalPlan;
+ * declare const ctx: ProposalContext;
+ * await spendClearance(plan, ctx);
+ * ```
+ */
+export async function spendClearance(
+  plan: ProposalPlan,
+  ctx: Pick<ProposalContext, "root" | "authz">,
+): Promise<void> {
+  if (plan.clearance === undefined) return;
+  await passGate(ctx.root, deletionAction(plan.rel), {
+    env: ctx.authz?.env ?? {},
+    now: ctx.authz?.now() ?? new Date(),
+  }, plan.clearance);
 }
 
 /**
@@ -252,6 +319,7 @@ export async function checkProposal(
   }
   checkTargetText(first.file);
   const base = checkBase(a.base_sha256, first.file, rel);
+  const clearance = isChange ? undefined : await deletionClearance(rel, ctx);
   const gateDefs = isChange ? selectGates(ctx.policy, rel, a.gates) : [];
   const gates = await runGates(gateDefs, content, rel, ctx.gateRunner);
   return {
@@ -263,6 +331,7 @@ export async function checkProposal(
     base,
     newSha: isChange ? sha256Hex(content) : null,
     gates,
+    ...(clearance === undefined ? {} : { clearance }),
   };
 }
 
@@ -337,6 +406,7 @@ export function proposalRow(plan: ProposalPlan, dispatch: string): RowBody {
     path: plan.rel,
     base: plan.base,
     rationale,
+    ...(plan.clearance === undefined ? {} : { clearance: { ...plan.clearance } }),
   };
 }
 

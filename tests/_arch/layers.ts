@@ -34,6 +34,7 @@ export const LAYERS: LayerTable = {
         "lib/artifacts/",
         "lib/queue/",
         "lib/audit/",
+        "lib/authz/",
       ],
       externals: ["node:*", "zod", "yaml", "smol-toml"],
     },

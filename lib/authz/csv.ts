@@ -1,0 +1,347 @@
+/**
+ * The CSV ledgers under `references/` (decisions, waivers, grants): an RFC 4180 reader and a
+ * writer that produces what the earlier tool's `csv.DictWriter` wrote (QUOTE_MINIMAL: a cell is
+ * quoted only when it holds `,`, `"`, CR or LF; `"` doubled), and the atomic, mode-keeping
+ * rewrite every change goes through.
+ *
+ * Reading: a header row is required (its cells stripped); a leading BOM is accepted and kept on
+ * rewrite; records end in LF or CRLF; quoted fields may hold commas, quotes and line breaks; an
+ * unterminated quote, a quote inside an unquoted field, text after a closing quote, a bare CR, a
+ * duplicate column, a missing required column, a column the ledger does not know, or a row whose
+ * cell count differs from the header's is refused with its line number. Blank lines are skipped
+ * (as `csv.DictReader` does).
+ *
+ * Writing (FORMATS.md §0 correction 2): a new file ends its lines in LF; a rewrite keeps CRLF only
+ * when the existing file already holds a `\r\n`.
+ *
+ * @example
+ * ```ts
+ * import { formatCsv, parseCsv } from "./csv.ts";
+ * const t = parseCsv('a,b\n"x,1","say ""hi"""\n', { required: ["a", "b"] });
+ * t.rows[0].cells; // ["x,1", 'say "hi"']
+ * formatCsv(t.header, t.rows.map((r) => r.cells), { eol: "\n" }); // the same text back
+ * ```
+ * @module
+ */
+import { AuthzError } from "../errors.ts";
+import { atomicWriteFileSync } from "../fs/atomic_write.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import { dirname } from "../fs/path.ts";
+
+/** Largest CSV ledger read (64 MiB: some hundred thousand rows). */
+export const MAX_CSV_BYTES = 64 * 1024 * 1024;
+
+/** One data record. */
+export interface CsvRow {
+  /** The line the record starts on (the header is line 1, or later after blank lines). */
+  readonly line: number;
+  /** Its cells, as many as the header has columns. */
+  readonly cells: string[];
+}
+
+/** A parsed ledger. */
+export interface CsvTable {
+  /** Column names (stripped). */
+  readonly header: string[];
+  /** Data records in file order. */
+  readonly rows: CsvRow[];
+  /** The file held a `\r\n` (a rewrite keeps CRLF). */
+  readonly crlf: boolean;
+  /** The file started with a byte-order mark (a rewrite keeps it). */
+  readonly bom: boolean;
+}
+
+/** What a ledger's header must and may hold. */
+export interface CsvSchema {
+  /** Columns that must be present (else refused, naming line 1). */
+  readonly required: readonly string[];
+  /** Every column allowed; omitted: any. */
+  readonly known?: readonly string[];
+  /** Name used in messages (e.g. the file's path). */
+  readonly what?: string;
+}
+
+function malformed(what: string, line: number, problem: string): AuthzError {
+  return new AuthzError("CSV_MALFORMED", `${what}: line ${line}: ${problem}`, {
+    details: { line },
+  });
+}
+
+/**
+ * Splits CSV text into records of cells (RFC 4180, LF or CRLF), each with its starting line.
+ *
+ * @throws {AuthzError} `CSV_MALFORMED` naming the line.
+ * @example
+ * ```ts
+ * import { splitRecords } from "./csv.ts";
+ * splitRecords('a,"b\nc"\r\nd,e\n', "x.csv").map((r) => r.cells); // [["a", "b\nc"], ["d", "e"]]
+ * ```
+ */
+export function splitRecords(text: string, what: string): CsvRow[] {
+  // Fast path: a text with no quote at all is lines of comma-separated cells.
+  if (text.indexOf('"') < 0) {
+    const lines = text.split("\n");
+    if (lines.at(-1) === "") lines.pop();
+    const fast: CsvRow[] = [];
+    const cr = text.indexOf("\r") >= 0;
+    for (let k = 0; k < lines.length; k++) {
+      let l = lines[k];
+      if (cr && l.endsWith("\r")) l = l.slice(0, -1);
+      if (cr && l.indexOf("\r") >= 0) return splitSlow(text, what);
+      if (l !== "") fast.push({ line: k + 1, cells: l.split(",") });
+    }
+    // A last line ending in a bare CR (no LF after it) is the slow path's to refuse.
+    if (text.endsWith("\r")) return splitSlow(text, what);
+    return fast;
+  }
+  return splitSlow(text, what);
+}
+
+function splitSlow(text: string, what: string): CsvRow[] {
+  const out: CsvRow[] = [];
+  let i = 0;
+  let line = 1;
+  const n = text.length;
+  while (i < n) {
+    const start = line;
+    // Fast path: a whole line with no quote and no bare CR splits on commas as it stands.
+    const nl = text.indexOf("\n", i);
+    const end = nl < 0 ? n : nl;
+    const body = end > i && text.charCodeAt(end - 1) === 0x0d ? end - 1 : end;
+    const seg = text.slice(i, body);
+    if (seg.indexOf('"') < 0 && seg.indexOf("\r") < 0 && (body === end || nl >= 0)) {
+      if (seg !== "") out.push({ line: start, cells: seg.split(",") });
+      i = nl < 0 ? n : nl + 1;
+      line++;
+      continue;
+    }
+    const cells: string[] = [];
+    let cell = "";
+    let blank = true;
+    for (;;) {
+      if (i < n && text.charCodeAt(i) === 0x22) {
+        // A quoted field.
+        blank = false;
+        const quoteLine = line;
+        i++;
+        for (;;) {
+          if (i >= n) throw malformed(what, quoteLine, "a quoted field is never closed");
+          const c = text[i];
+          if (c === '"') {
+            if (text[i + 1] === '"') {
+              cell += '"';
+              i += 2;
+              continue;
+            }
+            i++;
+            break;
+          }
+          if (c === "\n") line++;
+          cell += c;
+          i++;
+        }
+        if (i < n && text[i] !== "," && text[i] !== "\n" && text[i] !== "\r") {
+          throw malformed(what, line, "text after a closing quote (quote the whole field)");
+        }
+      } else {
+        const from = i;
+        while (i < n) {
+          const c = text.charCodeAt(i);
+          if (c === 0x2c || c === 0x0a || c === 0x0d) break;
+          if (c === 0x22) {
+            throw malformed(what, line, 'a quote inside an unquoted field (write it as "")');
+          }
+          i++;
+        }
+        cell = text.slice(from, i);
+        if (cell !== "") blank = false;
+      }
+      cells.push(cell);
+      cell = "";
+      if (i >= n) break;
+      const c = text[i];
+      if (c === ",") {
+        blank = false;
+        i++;
+        continue;
+      }
+      if (c === "\r") {
+        if (text[i + 1] !== "\n") throw malformed(what, line, "a carriage return without LF");
+        i += 2;
+      } else i++;
+      line++;
+      break;
+    }
+    if (!blank) out.push({ line: start, cells });
+  }
+  return out;
+}
+
+/**
+ * Parses a ledger's text against its schema.
+ *
+ * @throws {AuthzError} `CSV_MALFORMED` (syntax, cell counts) or `CSV_COLUMNS` (header), naming
+ *   the line.
+ * @example
+ * ```ts
+ * import { parseCsv } from "./csv.ts";
+ * parseCsv("\ufeffa,b\r\n1,2\r\n", { required: ["a"] }).bom; // true
+ * ```
+ */
+export function parseCsv(text: string, schema: CsvSchema): CsvTable {
+  const what = schema.what ?? "CSV";
+  const bom = text.charCodeAt(0) === 0xfeff;
+  const body = bom ? text.slice(1) : text;
+  const records = splitRecords(body, what);
+  if (records.length === 0) {
+    throw new AuthzError("CSV_COLUMNS", `${what}: line 1: no header row`, { details: { line: 1 } });
+  }
+  const head = records[0];
+  const header = head.cells.map((c) => c.trim());
+  const seen = new Set<string>();
+  for (const h of header) {
+    if (seen.has(h)) {
+      throw new AuthzError("CSV_COLUMNS", `${what}: line ${head.line}: column "${h}" twice`, {
+        details: { line: head.line },
+      });
+    }
+    seen.add(h);
+  }
+  const missing = schema.required.filter((r) => !seen.has(r));
+  if (missing.length > 0) {
+    throw new AuthzError(
+      "CSV_COLUMNS",
+      `${what}: line ${head.line}: missing column(s) ${missing.join(", ")} (the header must hold ` +
+        `${schema.required.join(",")})`,
+      { details: { line: head.line, missing } },
+    );
+  }
+  if (schema.known !== undefined) {
+    const known = new Set(schema.known);
+    const unknown = header.filter((h) => !known.has(h));
+    if (unknown.length > 0) {
+      throw new AuthzError(
+        "CSV_COLUMNS",
+        `${what}: line ${head.line}: unknown column(s) ${unknown.join(", ")}; remove them or ` +
+          "fix their spelling",
+        { details: { line: head.line, unknown } },
+      );
+    }
+  }
+  const rows = records.slice(1);
+  for (const r of rows) {
+    if (r.cells.length !== header.length) {
+      throw malformed(
+        what,
+        r.line,
+        `${r.cells.length} cell(s) where the header has ${header.length} columns`,
+      );
+    }
+  }
+  return { header, rows, crlf: body.includes("\r\n"), bom };
+}
+
+/**
+ * One cell as `csv.writer` (QUOTE_MINIMAL) writes it.
+ *
+ * @example
+ * ```ts
+ * import { formatCell } from "./csv.ts";
+ * formatCell('a"b'); // '"a""b"'
+ * formatCell("plain"); // "plain"
+ * ```
+ */
+export function formatCell(v: string): string {
+  return /[",\r\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v;
+}
+
+function formatRecord(cells: readonly string[]): string {
+  // A record of one empty cell is written `""` (else it would read back as a blank line).
+  if (cells.length === 1 && cells[0] === "") return '""';
+  return cells.map(formatCell).join(",");
+}
+
+/** How {@link formatCsv} ends lines. */
+export interface FormatOptions {
+  /** Every line's end. */
+  readonly eol: "\n" | "\r\n";
+  /** The first data row's end, when it differs (the decision log's creation, FORMATS.md §0). */
+  readonly firstRowEol?: "\n" | "\r\n";
+  /** Start with a byte-order mark. */
+  readonly bom?: boolean;
+}
+
+/**
+ * A whole file's text: the header, then each row, every line ended.
+ *
+ * @example
+ * ```ts
+ * import { formatCsv } from "./csv.ts";
+ * formatCsv(["a", "b"], [["1", "x,y"]], { eol: "\n" }); // 'a,b\n1,"x,y"\n'
+ * ```
+ */
+export function formatCsv(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  opts: FormatOptions,
+): string {
+  let out = (opts.bom ? "\ufeff" : "") + formatRecord(header) + opts.eol;
+  rows.forEach((r, i) => {
+    out += formatRecord(r) + (i === 0 ? (opts.firstRowEol ?? opts.eol) : opts.eol);
+  });
+  return out;
+}
+
+const dec = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Reads a ledger file, or `null` when it does not exist (a ledger's absence is normal: it is
+ * created on first use). Never through a symlink; at most {@link MAX_CSV_BYTES}.
+ *
+ * @throws {AuthzError} `CSV_MALFORMED` (not UTF-8, syntax), `CSV_COLUMNS`; `FsSafetyError` for a
+ *   symlink or a non-regular file.
+ * @example
+ * ```ts
+ * import { readCsvFile } from "./csv.ts";
+ * readCsvFile("/nonexistent/x.csv", { required: ["a"] }); // null
+ * ```
+ */
+export function readCsvFile(path: string, schema: CsvSchema): CsvTable | null {
+  if (lstatOrNullSync(path) === null) return null;
+  const bytes = readRegularFileSync(path, { maxBytes: MAX_CSV_BYTES, what: "CSV ledger" }).bytes;
+  let text: string;
+  try {
+    text = dec.decode(bytes);
+  } catch {
+    throw new AuthzError("CSV_MALFORMED", `${path}: not UTF-8 text`);
+  }
+  return parseCsv(text, { ...schema, what: schema.what ?? path });
+}
+
+/**
+ * Rewrites a whole ledger atomically, keeping its mode, its BOM and (when it held one) its CRLF
+ * line ends; a new file gets LF (or `firstRowEol` for its first row) and mode 0644, and its
+ * directory is created. `existing` is the table as read (`null`: the file is new).
+ *
+ * @example
+ * ```ts
+ * import { rewriteCsvFile } from "./csv.ts";
+ * const p = Deno.makeTempDirSync() + "/references/x.csv";
+ * rewriteCsvFile(p, ["a"], [["1"]], null);
+ * Deno.readTextFileSync(p); // "a\n1\n"
+ * ```
+ */
+export function rewriteCsvFile(
+  path: string,
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  existing: Pick<CsvTable, "crlf" | "bom"> | null,
+  opts: { firstRowEol?: "\n" | "\r\n" } = {},
+): void {
+  if (existing === null) Deno.mkdirSync(dirname(path), { recursive: true });
+  const text = existing === null
+    ? formatCsv(header, rows, { eol: "\n", firstRowEol: opts.firstRowEol })
+    : formatCsv(header, rows, { eol: existing.crlf ? "\r\n" : "\n", bom: existing.bom });
+  atomicWriteFileSync(path, text, { mode: 0o644 });
+}

@@ -1,0 +1,155 @@
+/**
+ * The destructive gate: may this destructive action run here, now? One decision, in the spec's
+ * order: an unretracted HALT in the decision log blocks first (nothing lifts it: no clearance,
+ * no waiver, no grant); then a clearance (a matching, unconsumed, authenticated PASS); then a
+ * waiver (valid for the action). Anything unresolved blocks.
+ *
+ * {@link decideGate} only reads (what `gate ACTION` and a dry run report); {@link passGate}
+ * decides and spends what allowed it (the clearance marked consumed, or the waiver's use
+ * counted) under the project's lock, so two gates cannot spend one clearance.
+ *
+ * @example
+ * ```ts
+ * import { decideGate } from "./gate.ts";
+ * const d = await decideGate("/work/p", "delete:old.txt", { env: {}, now: new Date() });
+ * d.allowed; // false unless a clearance or waiver names the action and no HALT stands
+ * ```
+ * @module
+ */
+import { AuthzError } from "../errors.ts";
+import type { Env } from "../env.ts";
+import { consumeClearanceLocked, decideClearance, readDecisionLog } from "./decisions.ts";
+import { withDirLock } from "./lock.ts";
+import type { OperatorSigner } from "./signed.ts";
+import { checkWaiver, consumeWaiverLocked } from "./waivers.ts";
+import type { Problem } from "./verdict.ts";
+
+/** What the gate is handed. */
+export interface GateContext {
+  /** The environment (the decision and waiver keys). */
+  readonly env: Env;
+  /** The clock's reading. */
+  readonly now: Date;
+  /** The operator's Ed25519 key, to re-sign an Ed25519 waiver it consumes. */
+  readonly signer?: OperatorSigner | null;
+}
+
+/** What allowed an action. */
+export interface GateAuthority {
+  /** The instrument. */
+  readonly by: "clearance" | "waiver";
+  /** Which one: `security-decisions.log.csv:<line>` or the waiver id. */
+  readonly ref: string;
+}
+
+/** The gate's decision. */
+export interface GateDecision {
+  /** The action asked about. */
+  readonly action: string;
+  /** It may run. */
+  readonly allowed: boolean;
+  /** What allows it, when allowed. */
+  readonly authority: GateAuthority | null;
+  /** Why not, when blocked. */
+  readonly problem: Problem | null;
+  /** A HALT (or what counts as one) blocked: no instrument was consulted. */
+  readonly halted: boolean;
+}
+
+/**
+ * The gate's decision for `action`, read-only: HALT, then clearance, then waiver.
+ *
+ * @example
+ * ```ts
+ * import { decideGate } from "./gate.ts";
+ * (await decideGate("/nonexistent", "delete:x", { env: {}, now: new Date() })).problem?.code;
+ * // "NO_CLEARANCE"
+ * ```
+ */
+export async function decideGate(
+  root: string,
+  action: string,
+  ctx: GateContext,
+): Promise<GateDecision> {
+  const log = readDecisionLog(root);
+  const c = await decideClearance(log, action, ctx, root);
+  if (c.allowed) {
+    return {
+      action,
+      allowed: true,
+      authority: { by: "clearance", ref: `security-decisions.log.csv:${c.line}` },
+      problem: null,
+      halted: false,
+    };
+  }
+  if (c.halted) {
+    return { action, allowed: false, authority: null, problem: c.problem, halted: true };
+  }
+  const w = await checkWaiver(root, action, ctx);
+  if (w.ok) {
+    return {
+      action,
+      allowed: true,
+      authority: { by: "waiver", ref: w.waiverId! },
+      problem: null,
+      halted: false,
+    };
+  }
+  // The more specific refusal: a waiver that names the action but is invalid says why; with no
+  // waiver at all, the clearance's reason stands (and both are named).
+  const problem: Problem = w.problem!.code === "NO_WAIVER"
+    ? { code: c.problem!.code, reason: `${c.problem!.reason}; and ${w.problem!.reason}` }
+    : { code: w.problem!.code, reason: `waiver ${w.waiverId}: ${w.problem!.reason}` };
+  return { action, allowed: false, authority: null, problem, halted: false };
+}
+
+/**
+ * Decides and, when allowed, spends what allowed it, under the project's lock. With `expect`,
+ * refuses (spending nothing) unless the same instrument still allows: what a dry run or the
+ * plan named is what the act spends.
+ *
+ * @throws {AuthzError} the decision's problem (`HALTED`, `NO_CLEARANCE`, `EXPIRED`, ...), or
+ *   `NO_CLEARANCE` when the authority changed since `expect`.
+ * @example
+ * ```ts
+ * import { passGate } from "./gate.ts";
+ * const d = await passGate("/work/p", "delete:old.txt", { env: {}, now: new Date() });
+ * d.authority; // { by: "clearance", ref: "security-decisions.log.csv:4" }
+ * ```
+ */
+export function passGate(
+  root: string,
+  action: string,
+  ctx: GateContext,
+  expect?: GateAuthority,
+): Promise<GateDecision> {
+  return withDirLock(root, async () => {
+    const d = await decideGate(root, action, ctx);
+    if (!d.allowed) throw new AuthzError(d.problem!.code, `gate ${action}: ${d.problem!.reason}`);
+    const a = d.authority!;
+    if (expect !== undefined && (expect.by !== a.by || expect.ref !== a.ref)) {
+      throw new AuthzError(
+        "NO_CLEARANCE",
+        `gate ${action}: ${expect.by} ${expect.ref} no longer allows it (now: ${a.by} ${a.ref}); ` +
+          "check again",
+      );
+    }
+    if (a.by === "clearance") await consumeClearanceLocked(root, action, ctx);
+    else await consumeWaiverLocked(root, action, ctx);
+    return d;
+  });
+}
+
+/**
+ * The action id a deletion proposal of `path` (project-relative) needs a clearance or waiver
+ * for.
+ *
+ * @example
+ * ```ts
+ * import { deletionAction } from "./gate.ts";
+ * deletionAction("build/out.bin"); // "delete:build/out.bin"
+ * ```
+ */
+export function deletionAction(path: string): string {
+  return `delete:${path}`;
+}

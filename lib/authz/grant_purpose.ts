@@ -1,0 +1,14 @@
+/**
+ * The purpose tag an Ed25519 grant signature covers first, so a decision's or a waiver's
+ * signature is never a grant and a grant's never a decision.
+ *
+ * @example
+ * ```ts
+ * import { GRANT_PURPOSE } from "./grant_purpose.ts";
+ * GRANT_PURPOSE; // "agentteams-grant-v1"
+ * ```
+ * @module
+ */
+
+/** The grant purpose tag. */
+export const GRANT_PURPOSE = "agentteams-grant-v1";

@@ -1,0 +1,275 @@
+/**
+ * The signed-ledger primitives the three instruments share: the payload (each value stripped as
+ * Python's `str.strip()` does, joined with `|`, no escaping), the HMAC keys from the environment,
+ * the Ed25519 verify-key store and the operator's signing key.
+ *
+ * @example
+ * ```ts
+ * import { signedPayload } from "./signed.ts";
+ * signedPayload([" W-7 ", "act", ""]); // "W-7|act|"
+ * ```
+ * @module
+ */
+import { AuthzError } from "../errors.ts";
+import { hexEqual, HmacKey } from "../crypto/hash.ts";
+import { importPrivatePem, importPublicPem, keyIdOfKey, verifyHex } from "../crypto/ed25519.ts";
+import type { Problem } from "./verdict.ts";
+import { keyDir, readKeyFile, SIGNING_KEY_FILE, VERIFY_KEY_FILE } from "../crypto/keys.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import { within } from "../fs/within.ts";
+import { join } from "../fs/path.ts";
+import { pyStrip } from "../ledger/row_text.ts";
+import type { Env } from "../env.ts";
+
+export { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "./key_env.ts";
+
+/** The signature schemes a row may name in `sig_scheme` (empty: HMAC). */
+export const SIG_SCHEMES = ["", "hmac", "ed25519"] as const;
+
+/** A key id: a file name in the verify-key store. */
+export const KEY_ID_RE = /^[A-Za-z0-9._-]+$/;
+
+/**
+ * The signed payload of a row's values.
+ *
+ * @example
+ * ```ts
+ * import { signedPayload } from "./signed.ts";
+ * signedPayload(["2026-11-29", "overwrite", "PASS", "verified", "security", ""]);
+ * // "2026-11-29|overwrite|PASS|verified|security|"
+ * ```
+ */
+export function signedPayload(values: readonly string[]): string {
+  return values.map(pyStrip).join("|");
+}
+
+/**
+ * An instrument's HMAC key from its variable (its UTF-8 bytes, unstripped), or `null` when unset
+ * or empty: the instrument then fails closed.
+ *
+ * @example
+ * ```ts
+ * import { hmacKeyFrom, WAIVER_KEY_ENV } from "./signed.ts";
+ * hmacKeyFrom({ [WAIVER_KEY_ENV]: "k" }, WAIVER_KEY_ENV) !== null; // true
+ * hmacKeyFrom({}, WAIVER_KEY_ENV); // null
+ * ```
+ */
+export function hmacKeyFrom(env: Env, name: string): HmacKey | null {
+  const v = env[name];
+  if (v === undefined || v === "") return null;
+  // One keyed HMAC per environment and variable: a verify of 10,000 rows keys it once.
+  let byName = KEYS.get(env);
+  if (byName === undefined) KEYS.set(env, byName = new Map());
+  const known = byName.get(name);
+  if (known !== undefined && known.value === v) return known.key;
+  const key = new HmacKey(new TextEncoder().encode(v));
+  byName.set(name, { value: v, key });
+  return key;
+}
+
+const KEYS = new WeakMap<Env, Map<string, { value: string; key: HmacKey }>>();
+
+/**
+ * The scheme a row names in `sig_scheme`: empty or `hmac` is HMAC, `ed25519` is Ed25519, anything
+ * else `null` (refused).
+ *
+ * @example
+ * ```ts
+ * import { schemeOf } from "./signed.ts";
+ * schemeOf({ sig_scheme: " Ed25519 " }); // "ed25519"
+ * schemeOf({}); // "hmac"
+ * ```
+ */
+export function schemeOf(rec: Record<string, string>): "hmac" | "ed25519" | null {
+  const s = (Object.hasOwn(rec, "sig_scheme") ? rec.sig_scheme : "").trim().toLowerCase();
+  if (s === "" || s === "hmac") return "hmac";
+  return s === "ed25519" ? "ed25519" : null;
+}
+
+/** How {@link signatureProblem} checks one row. */
+export interface SignatureCheck {
+  /** The environment holding the HMAC key. */
+  readonly env: Env;
+  /** The HMAC key's variable. */
+  readonly keyEnv: string;
+  /** The Ed25519 verify-key store. */
+  readonly store: VerifyKeyStore;
+  /** What an HMAC row signs. */
+  readonly payload: () => string;
+  /** What an Ed25519 row signs. */
+  readonly message: () => string;
+  /** The instrument, for messages (`waiver`, `grant`, `decision`). */
+  readonly what: string;
+}
+
+/**
+ * Checks a row's signature by the scheme it names and by that scheme only (an Ed25519 row is
+ * never accepted on an HMAC key, nor the reverse): synchronously for HMAC, a promise for
+ * Ed25519. `null` when it verifies.
+ *
+ * @example
+ * ```ts
+ * import { signatureProblem, VerifyKeyStore } from "./signed.ts";
+ * signatureProblem({ signature: "00" }, {
+ *   env: {}, keyEnv: "AGENTTEAMS_WAIVER_SIGNING_KEY", store: new VerifyKeyStore("/none"),
+ *   payload: () => "p", message: () => "m", what: "waiver",
+ * }); // { code: "NO_SIGNING_KEY", ... }
+ * ```
+ */
+export function signatureProblem(
+  rec: Record<string, string>,
+  c: SignatureCheck,
+): Problem | null | Promise<Problem | null> {
+  const scheme = schemeOf(rec);
+  const raw = typeof rec.signature === "string" ? rec.signature : "";
+  if (scheme === null) {
+    return {
+      code: "SCHEME_UNKNOWN",
+      reason: `sig_scheme ${JSON.stringify(rec.sig_scheme)} is not hmac or ed25519`,
+    };
+  }
+  if (scheme === "ed25519") {
+    return ed25519Problem(
+      c.store,
+      Object.hasOwn(rec, "key_id") ? rec.key_id : "",
+      raw.trim().toLowerCase(),
+      c.message(),
+    );
+  }
+  const key = hmacKeyFrom(c.env, c.keyEnv);
+  if (key === null) {
+    return {
+      code: "NO_SIGNING_KEY",
+      reason: `${c.keyEnv} is not set, so no ${c.what} row can be verified (fail closed)`,
+    };
+  }
+  // Compared as stored first (the usual lower-case hex), then stripped and lower-cased.
+  const mac = key.hex(c.payload());
+  return hexEqual(mac, raw) || hexEqual(mac, raw.trim().toLowerCase())
+    ? null
+    : { code: "SIGNATURE_INVALID", reason: "the HMAC signature does not verify" };
+}
+
+async function ed25519Problem(
+  store: VerifyKeyStore,
+  keyId: string,
+  sig: string,
+  message: string,
+): Promise<Problem | null> {
+  let key: CryptoKey;
+  try {
+    key = await store.key(keyId);
+  } catch (e) {
+    if (e instanceof AuthzError) return { code: e.code as Problem["code"], reason: e.message };
+    throw e;
+  }
+  return await verifyHex(key, sig, message)
+    ? null
+    : { code: "SIGNATURE_INVALID", reason: "the Ed25519 signature does not verify" };
+}
+
+/** Reads `<store>/<key_id>.pub.pem` as Ed25519 public keys, each once. */
+export class VerifyKeyStore {
+  readonly #dir: string;
+  readonly #cache = new Map<string, Promise<CryptoKey>>();
+
+  /** A store rooted at `dir` (e.g. `<team dir>/references/authorized-verify-keys`). */
+  constructor(dir: string) {
+    this.#dir = dir;
+  }
+
+  /** The store's directory. */
+  get dir(): string {
+    return this.#dir;
+  }
+
+  /**
+   * The public key named by `keyId`.
+   *
+   * @throws {AuthzError} `KEY_ID_INVALID` (not `[A-Za-z0-9._-]+`, or escaping the store),
+   *   `VERIFY_KEY_INVALID` (missing, a symlink, not an Ed25519 SPKI PEM).
+   * @example
+   * ```ts
+   * import { VerifyKeyStore } from "./signed.ts";
+   * const store = new VerifyKeyStore("/t/references/authorized-verify-keys");
+   * await store.key("../x").catch((e) => e.code); // "KEY_ID_INVALID"
+   * ```
+   */
+  key(keyId: string): Promise<CryptoKey> {
+    const id = keyId.trim();
+    let p = this.#cache.get(id);
+    if (p === undefined) {
+      p = this.#load(id);
+      this.#cache.set(id, p);
+    }
+    return p;
+  }
+
+  async #load(id: string): Promise<CryptoKey> {
+    const path = join(this.#dir, `${id}.pub.pem`);
+    if (!KEY_ID_RE.test(id) || !within(path, this.#dir) || path === this.#dir) {
+      throw new AuthzError(
+        "KEY_ID_INVALID",
+        `key_id ${JSON.stringify(id)} is not a key file name ([A-Za-z0-9._-]+)`,
+      );
+    }
+    if (lstatOrNullSync(path) === null) {
+      throw new AuthzError(
+        "VERIFY_KEY_INVALID",
+        `no verify key ${path} for key_id ${id} (put the signer's public key PEM there)`,
+      );
+    }
+    let pem: string;
+    try {
+      pem = new TextDecoder().decode(
+        readRegularFileSync(path, { maxBytes: 64 * 1024, what: "verify key" }).bytes,
+      );
+    } catch (e) {
+      throw new AuthzError("VERIFY_KEY_INVALID", `verify key ${path}: ${(e as Error).message}`);
+    }
+    try {
+      return await importPublicPem(pem);
+    } catch (e) {
+      throw new AuthzError(
+        "VERIFY_KEY_INVALID",
+        `verify key ${path} is not an Ed25519 public key PEM: ${(e as Error).message}`,
+      );
+    }
+  }
+}
+
+/** The operator's Ed25519 signing key (from `keys init`) with its key id. */
+export interface OperatorSigner {
+  /** The private key. */
+  readonly key: CryptoKey;
+  /** Its key id (16 hex of SHA-256 of the public key's SPKI). */
+  readonly keyId: string;
+  /** The public key PEM text (for the verify-key store). */
+  readonly publicPem: string;
+}
+
+/**
+ * Loads the operator's signing pair from the key dir under the key-custody rules (a 0600 file
+ * owned by the user in a 0700 dir).
+ *
+ * @throws {KeyError} `NO_KEY` (run `agentteams keys init`), `KEY_CUSTODY`, ...
+ * @example
+ * ```ts
+ * import { operatorSigner } from "./signed.ts";
+ * const s = await operatorSigner({ AGENTTEAMS_KEY_DIR: "/home/op/.config/agentteams/keys" });
+ * s.keyId.length; // 16
+ * ```
+ */
+export async function operatorSigner(env: Env): Promise<OperatorSigner> {
+  const dir = keyDir(env);
+  const privPath = join(dir, SIGNING_KEY_FILE);
+  const pubPath = join(dir, VERIFY_KEY_FILE);
+  const dec = new TextDecoder();
+  const key = await importPrivatePem(dec.decode(readKeyFile(privPath, env)));
+  const publicPem = dec.decode(
+    readRegularFileSync(pubPath, { maxBytes: 64 * 1024, what: "operator verify key" }).bytes,
+  );
+  const keyId = await keyIdOfKey(await importPublicPem(publicPem));
+  return { key, keyId, publicPem };
+}

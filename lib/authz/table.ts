@@ -1,0 +1,147 @@
+/**
+ * A CSV ledger's rows as records by column name, and the action-id matching every instrument
+ * shares.
+ *
+ * @example
+ * ```ts
+ * import { recordsOf } from "./table.ts";
+ * recordsOf({ header: ["a"], rows: [{ line: 2, cells: ["1"] }], crlf: false, bom: false })[0].a;
+ * // "1"
+ * ```
+ * @module
+ */
+import type { CsvTable } from "./csv.ts";
+import type { Problem } from "./verdict.ts";
+
+/**
+ * The rows of a table as records.
+ *
+ * @example
+ * ```ts
+ * import { recordsOf } from "./table.ts";
+ * recordsOf({ header: ["x"], rows: [], crlf: false, bom: false }).length; // 0
+ * ```
+ */
+export function recordsOf(t: CsvTable): Record<string, string>[] {
+  const h = t.header;
+  const out = new Array<Record<string, string>>(t.rows.length);
+  for (let j = 0; j < t.rows.length; j++) {
+    const cells = t.rows[j].cells;
+    const o: Record<string, string> = {};
+    for (let i = 0; i < h.length; i++) o[h[i]] = cells[i];
+    out[j] = o;
+  }
+  return out;
+}
+
+/**
+ * A record's cells in a header's order (columns it lacks are empty).
+ *
+ * @example
+ * ```ts
+ * import { cellsOf } from "./table.ts";
+ * cellsOf({ a: "1" }, ["a", "b"]); // ["1", ""]
+ * ```
+ */
+export function cellsOf(rec: Record<string, string>, header: readonly string[]): string[] {
+  return header.map((h) => rec[h] ?? "");
+}
+
+/**
+ * A field of a record, `""` when absent.
+ *
+ * @example
+ * ```ts
+ * import { field } from "./table.ts";
+ * field({ a: "1" }, "b"); // ""
+ * ```
+ */
+export function field(rec: Record<string, string>, name: string): string {
+  // Only strings count: a name an object inherits (`constructor`) reads as absent.
+  const v = rec[name];
+  return typeof v === "string" ? v : "";
+}
+
+/**
+ * Whether an authorizing row (a PASS, a waiver) names exactly the action (case-insensitive,
+ * stripped): an authorization never reaches further than the action it names.
+ *
+ * @example
+ * ```ts
+ * import { authorizes } from "./table.ts";
+ * authorizes("delete:src/a.ts", "DELETE:src/a.ts"); // true
+ * authorizes("delete:src/a.ts", "delete:src/a"); // false
+ * ```
+ */
+export function authorizes(rowAction: string, action: string): boolean {
+  return rowAction.trim().toLowerCase() === action.trim().toLowerCase();
+}
+
+const SEPARATORS = ["-", "_", ".", ":"];
+
+/**
+ * Whether a HALT row reaches the action: the same id, or either extends the other by a separator
+ * (`-`, `_`, `.`, `:`), case-insensitive. Wider than {@link authorizes} on purpose: a HALT on
+ * `delete` stops `delete:src/a.ts`, and a HALT on `delete:src/a.ts` stops a gate asked about
+ * `delete` (the earlier tool's rule, made symmetric).
+ *
+ * @example
+ * ```ts
+ * import { haltReaches } from "./table.ts";
+ * haltReaches("delete", "delete:src/a.ts"); // true
+ * haltReaches("deploy", "delete:src/a.ts"); // false
+ * ```
+ */
+export function haltReaches(rowAction: string, action: string): boolean {
+  const a = rowAction.trim().toLowerCase();
+  const b = action.trim().toLowerCase();
+  if (a === "" || b === "") return false;
+  if (a === b) return true;
+  const extends_ = (long: string, short: string) =>
+    long.startsWith(short) && SEPARATORS.includes(long[short.length]);
+  return extends_(a, b) || extends_(b, a);
+}
+
+/**
+ * An integer counter as the earlier tool read it (`int(v or 0)`), or `null` when it is not one.
+ *
+ * @example
+ * ```ts
+ * import { counter } from "./table.ts";
+ * counter(""); // 0
+ * counter(" 3 "); // 3
+ * counter("2.5"); // null
+ * ```
+ */
+export function counter(v: string): number | null {
+  const s = v.trim();
+  if (s === "") return 0;
+  if (!/^[+-]?\d{1,15}$/.test(s)) return null;
+  return Number(s);
+}
+
+/**
+ * The use counters' rule: `max_uses` and `uses` integers (empty is 0), and `uses < max_uses`
+ * (`max_uses <= 0` allows nothing); `null` when a use is left.
+ *
+ * @example
+ * ```ts
+ * import { usesProblem } from "./table.ts";
+ * usesProblem({ max_uses: "2", uses: "2" }, "waiver")?.code; // "USES_EXHAUSTED"
+ * usesProblem({ max_uses: "2", uses: "1" }, "waiver"); // null
+ * ```
+ */
+export function usesProblem(rec: Record<string, string>, what: string): Problem | null {
+  const max = counter(field(rec, "max_uses"));
+  const uses = counter(field(rec, "uses"));
+  if (max === null || uses === null) {
+    return { code: "COUNTER_INVALID", reason: "max_uses and uses must be integers" };
+  }
+  if (max <= 0 || uses >= max) {
+    return {
+      code: "USES_EXHAUSTED",
+      reason: `${what} use limit has been reached (${uses} of ${max})`,
+    };
+  }
+  return null;
+}

@@ -1,0 +1,504 @@
+/**
+ * Signed waivers, `references/security-waivers.log.csv`: a waiver lifts a gate's block (never a
+ * HALT) for one action id, scoped, expiring, use-counted, approved by someone on the roster and
+ * signed. Validity, in the order the earlier tool checked it (FORMATS.md §5): the action matches,
+ * `conditions_verified` is `verified`, `waiver_id`, `action_reviewed`, `approver`, `ticket_id` and
+ * `reason_code` are non-empty, the approver is on the roster, `expires_at` is in the future (equal
+ * is expired; no offset is refused), `uses < max_uses`, the key is present, the signature
+ * verifies.
+ *
+ * The signature is HMAC-SHA256 with `AGENTTEAMS_WAIVER_SIGNING_KEY` over
+ * `waiver_id|action_reviewed|expires_at|max_uses|uses|approver|ticket_id|reason_code|conditions_verified`
+ * (each stripped; not the timestamp, not the signature). Beyond the earlier tool, a row may be
+ * signed with Ed25519 instead (`sig_scheme=ed25519`, `key_id`), over
+ * `agentteams-waiver-v1|` + that payload + `|sig_scheme=ed25519|key_id=<id>`, verified with
+ * `references/authorized-verify-keys/<key_id>.pub.pem`, so a CI job holding only public keys can
+ * verify. A row is verified only by the scheme it names, and re-signed by it when consumed: it
+ * never changes scheme.
+ *
+ * Consuming increments `uses` and re-signs the row, so a counter lowered by hand breaks the
+ * signature.
+ *
+ * @example
+ * ```ts
+ * import { checkWaiver } from "./waivers.ts";
+ * const r = await checkWaiver("/work/p", "delete:src/a.ts", {
+ *   env: { AGENTTEAMS_WAIVER_SIGNING_KEY: "k" },
+ *   now: new Date(),
+ * });
+ * r.ok; // false unless a valid waiver names the action
+ * ```
+ * @module
+ */
+import { AuthzError } from "../errors.ts";
+import type { Env } from "../env.ts";
+import { signHex } from "../crypto/ed25519.ts";
+import type { HmacKey } from "../crypto/hash.ts";
+import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
+import { expiryProblem } from "./expiry.ts";
+import { withDirLock } from "./lock.ts";
+import { authzPaths } from "./paths.ts";
+import { approverName, projectRoster } from "./roster.ts";
+import {
+  hmacKeyFrom,
+  type OperatorSigner,
+  schemeOf,
+  signatureProblem,
+  VerifyKeyStore,
+  WAIVER_KEY_ENV,
+} from "./signed.ts";
+import { pyStrip } from "../ledger/row_text.ts";
+import { authorizes, cellsOf, counter, field, recordsOf, usesProblem } from "./table.ts";
+import type { Finding, Problem } from "./verdict.ts";
+
+/** The columns a waiver ledger must have (FORMATS.md §5.1). */
+export const WAIVER_COLUMNS = [
+  "timestamp",
+  "waiver_id",
+  "action_reviewed",
+  "expires_at",
+  "max_uses",
+  "uses",
+  "approver",
+  "ticket_id",
+  "reason_code",
+  "conditions_verified",
+  "signature",
+] as const;
+
+/** The columns this tool adds for Ed25519 rows. */
+export const WAIVER_SCHEME_COLUMNS = ["sig_scheme", "key_id"] as const;
+
+/** The purpose tag an Ed25519 waiver signature starts with. */
+export const WAIVER_PURPOSE = "agentteams-waiver-v1";
+
+const SCHEMA = {
+  required: WAIVER_COLUMNS,
+  known: [...WAIVER_COLUMNS, ...WAIVER_SCHEME_COLUMNS],
+};
+
+/** What validating and consuming a waiver is handed. */
+export interface WaiverContext {
+  /** The environment (the HMAC key variable). */
+  readonly env: Env;
+  /** The clock's reading. */
+  readonly now: Date;
+  /** The roster's names (default: the project's, else `security`). */
+  readonly roster?: ReadonlySet<string>;
+  /** The Ed25519 verify-key store (default: the project's). */
+  readonly store?: VerifyKeyStore;
+}
+
+/**
+ * The signed payload of a waiver row (HMAC rows; an Ed25519 row signs {@link waiverMessage}).
+ *
+ * @example
+ * ```ts
+ * import { waiverPayload } from "./waivers.ts";
+ * waiverPayload({
+ *   waiver_id: "W-7", action_reviewed: "security-intel-freshness",
+ *   expires_at: "2026-12-01T00:00:00Z", max_uses: "2", uses: "0", approver: "alice",
+ *   ticket_id: "OPS-1", reason_code: "offline", conditions_verified: "verified",
+ * });
+ * // "W-7|security-intel-freshness|2026-12-01T00:00:00Z|2|0|alice|OPS-1|offline|verified"
+ * ```
+ */
+export function waiverPayload(rec: Record<string, string>): string {
+  // Hot in a verify of many rows: one array joined (a flat string, cheap to encode).
+  const n = PAYLOAD_FIELDS.length;
+  const values: string[] = new Array(n);
+  for (let i = 0; i < n; i++) values[i] = pyStrip(field(rec, PAYLOAD_FIELDS[i]));
+  const scheme = field(rec, "sig_scheme");
+  if (scheme !== "" && scheme.trim() !== "") values.push(`sig_scheme=${scheme.trim()}`);
+  const keyId = field(rec, "key_id");
+  if (keyId !== "" && keyId.trim() !== "") values.push(`key_id=${keyId.trim()}`);
+  return values.join("|");
+}
+
+/** The signed fields, in order: every column but the timestamp and the signature. */
+const PAYLOAD_FIELDS = WAIVER_COLUMNS.slice(1, 10);
+
+/**
+ * What an Ed25519 waiver signature covers: the purpose tag, then the payload.
+ *
+ * @example
+ * ```ts
+ * import { waiverMessage } from "./waivers.ts";
+ * waiverMessage({ waiver_id: "W-1" }).startsWith("agentteams-waiver-v1|W-1|"); // true
+ * ```
+ */
+export function waiverMessage(rec: Record<string, string>): string {
+  return `${WAIVER_PURPOSE}|${waiverPayload(rec)}`;
+}
+
+/**
+ * Checks a waiver's signature by the scheme it names (synchronously for HMAC rows).
+ *
+ * @example
+ * ```ts
+ * import { waiverSignatureProblem } from "./waivers.ts";
+ * await waiverSignatureProblem({ waiver_id: "W-1", signature: "00" }, { env: {}, now: new Date() });
+ * // { code: "NO_SIGNING_KEY", reason: "..." }
+ * ```
+ */
+export function waiverSignatureProblem(
+  rec: Record<string, string>,
+  ctx: WaiverContext,
+  root = "/",
+): Problem | null | Promise<Problem | null> {
+  return signatureProblem(rec, {
+    env: ctx.env,
+    keyEnv: WAIVER_KEY_ENV,
+    store: ctx.store ?? new VerifyKeyStore(authzPaths(root).verifyKeys),
+    payload: () => waiverPayload(rec),
+    message: () => waiverMessage(rec),
+    what: "waiver",
+  });
+}
+
+/**
+ * Validates one waiver row for `action` in the earlier tool's order; `null` when valid.
+ *
+ * @example
+ * ```ts
+ * import { waiverProblem } from "./waivers.ts";
+ * (await waiverProblem({ action_reviewed: "x" }, "y", { env: {}, now: new Date() }))?.code;
+ * // "SCOPE_MISMATCH"
+ * ```
+ */
+export function waiverProblem(
+  rec: Record<string, string>,
+  action: string,
+  ctx: WaiverContext,
+  root = "/",
+): Promise<Problem | null> {
+  try {
+    return Promise.resolve(waiverProblemNow(rec, action, ctx, root));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/**
+ * {@link waiverProblem} without a promise for an HMAC row (an Ed25519 row's answer is one).
+ *
+ * @example
+ * ```ts
+ * import { waiverProblemNow } from "./waivers.ts";
+ * (waiverProblemNow({ action_reviewed: "x" }, "y", { env: {}, now: new Date() }) as { code: string })
+ *   .code; // "SCOPE_MISMATCH"
+ * ```
+ */
+export function waiverProblemNow(
+  rec: Record<string, string>,
+  action: string,
+  ctx: WaiverContext,
+  root = "/",
+): Problem | null | Promise<Problem | null> {
+  // (A verify asks each row about its own action: the very string, which always matches.)
+  if (
+    action !== field(rec, "action_reviewed") && !authorizes(field(rec, "action_reviewed"), action)
+  ) {
+    return {
+      code: "SCOPE_MISMATCH",
+      reason: `the waiver is for ${JSON.stringify(field(rec, "action_reviewed").trim())}, not ${
+        JSON.stringify(action)
+      }`,
+    };
+  }
+  const cv = field(rec, "conditions_verified");
+  if (cv !== "verified" && cv.trim().toLowerCase() !== "verified") {
+    return {
+      code: "CONDITIONS_UNVERIFIED",
+      reason: `conditions_verified is ${
+        JSON.stringify(field(rec, "conditions_verified"))
+      }, not "verified"`,
+    };
+  }
+  let empty: string[] | null = null;
+  for (const k of REQUIRED_TEXT) {
+    if (pyStrip(field(rec, k)) === "") (empty ??= []).push(k);
+  }
+  if (empty !== null) {
+    return { code: "FIELDS_MISSING", reason: `empty ${empty.join(", ")}` };
+  }
+  const roster = ctx.roster ?? projectRoster(authzPaths(root).roster);
+  const approver = field(rec, "approver");
+  if (!roster.has(approver) && !roster.has(approverName(approver))) {
+    return {
+      code: "APPROVER_NOT_ON_ROSTER",
+      reason: `approver ${
+        JSON.stringify(field(rec, "approver").trim())
+      } is not on the roster (references/security-approvers.txt)`,
+    };
+  }
+  const exp = expiryProblem(field(rec, "expires_at"), ctx.now, "refuse");
+  if (exp !== null) return exp;
+  const uses = usesProblem(rec, "waiver");
+  if (uses !== null) return uses;
+  return waiverSignatureProblem(rec, ctx, root);
+}
+
+/** The fields that must not be empty. */
+const REQUIRED_TEXT = ["waiver_id", "approver", "ticket_id", "reason_code"] as const;
+
+function readWaivers(root: string): CsvTable | null {
+  return readCsvFile(authzPaths(root).waivers, { ...SCHEMA, what: "security-waivers.log.csv" });
+}
+
+/**
+ * Verifies every waiver row against its own action, read-only: one finding per row.
+ *
+ * @example
+ * ```ts
+ * import { verifyWaivers } from "./waivers.ts";
+ * const rows = await verifyWaivers("/work/p", { env: {}, now: new Date() });
+ * rows.every((r) => r.valid); // false when a key is missing, say
+ * ```
+ */
+export async function verifyWaivers(root: string, ctx: WaiverContext): Promise<Finding[]> {
+  const t = readWaivers(root);
+  if (t === null) return [];
+  const roster = ctx.roster ?? projectRoster(authzPaths(root).roster);
+  const store = ctx.store ?? new VerifyKeyStore(authzPaths(root).verifyKeys);
+  const c = { ...ctx, roster, store };
+  const recs = recordsOf(t);
+  const out: Finding[] = [];
+  for (let i = 0; i < recs.length; i++) {
+    const rec = recs[i];
+    const now = waiverProblemNow(rec, field(rec, "action_reviewed"), c, root);
+    const p = now instanceof Promise ? await now : now;
+    out.push({
+      line: t.rows[i].line,
+      id: field(rec, "waiver_id").trim(),
+      action: field(rec, "action_reviewed").trim(),
+      valid: p === null,
+      code: p?.code ?? null,
+      reason: p?.reason ?? "valid",
+    });
+  }
+  return out;
+}
+
+/** What a waiver check found. */
+export interface WaiverCheck {
+  /** A valid waiver names the action. */
+  readonly ok: boolean;
+  /** Why not (or `null`). */
+  readonly problem: Problem | null;
+  /** The waiver chosen (the last row naming the action), when any. */
+  readonly waiverId: string | null;
+  /** Its line. */
+  readonly line: number | null;
+}
+
+function latestFor(t: CsvTable, action: string): number {
+  const recs = recordsOf(t);
+  for (let i = recs.length - 1; i >= 0; i--) {
+    if (authorizes(field(recs[i], "action_reviewed"), action)) return i;
+  }
+  return -1;
+}
+
+/**
+ * Whether a waiver lifts the gate for `action`, read-only: the last row naming it is validated;
+ * an invalid one refuses (no fallback to an older row).
+ *
+ * @example
+ * ```ts
+ * import { checkWaiver } from "./waivers.ts";
+ * (await checkWaiver("/nonexistent", "x", { env: {}, now: new Date() })).problem?.code;
+ * // "NO_WAIVER"
+ * ```
+ */
+export async function checkWaiver(
+  root: string,
+  action: string,
+  ctx: WaiverContext,
+): Promise<WaiverCheck> {
+  const t = readWaivers(root);
+  const i = t === null ? -1 : latestFor(t, action);
+  if (t === null || i < 0) {
+    return {
+      ok: false,
+      problem: { code: "NO_WAIVER", reason: `no waiver names ${JSON.stringify(action)}` },
+      waiverId: null,
+      line: null,
+    };
+  }
+  const rec = recordsOf(t)[i];
+  const problem = await waiverProblem(rec, action, ctx, root);
+  return {
+    ok: problem === null,
+    problem,
+    waiverId: field(rec, "waiver_id").trim(),
+    line: t.rows[i].line,
+  };
+}
+
+async function signWaiver(
+  rec: Record<string, string>,
+  hmac: HmacKey | null,
+  signer: OperatorSigner | null,
+): Promise<string> {
+  if (schemeOf(rec) === "ed25519") {
+    if (signer === null || signer.keyId !== field(rec, "key_id").trim()) {
+      throw new AuthzError(
+        "NO_SIGNING_KEY",
+        `the waiver is Ed25519-signed by key ${field(rec, "key_id").trim()}; re-signing it needs ` +
+          "that operator key (an Ed25519 row is never re-signed with HMAC)",
+      );
+    }
+    return await signHex(signer.key, waiverMessage(rec));
+  }
+  if (hmac === null) {
+    throw new AuthzError("NO_SIGNING_KEY", `${WAIVER_KEY_ENV} is not set; refused (fail closed)`);
+  }
+  return hmac.hex(waiverPayload(rec));
+}
+
+/**
+ * Consumes the waiver that allows `action`: validated again under the lock, `uses` incremented,
+ * the row re-signed by its own scheme, the file rewritten atomically (mode kept).
+ *
+ * @throws {AuthzError} the waiver's problem (`NO_WAIVER`, `EXPIRED`, ...), `NO_SIGNING_KEY`.
+ * @example
+ * ```ts
+ * import { consumeWaiver } from "./waivers.ts";
+ * const r = await consumeWaiver("/work/p", "delete:src/a.ts", {
+ *   env: { AGENTTEAMS_WAIVER_SIGNING_KEY: "k" },
+ *   now: new Date(),
+ * });
+ * r.uses; // 1 after the first use
+ * ```
+ */
+export function consumeWaiver(
+  root: string,
+  action: string,
+  ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
+): Promise<{ waiverId: string; uses: number; maxUses: number; line: number }> {
+  return withDirLock(root, () => consumeWaiverLocked(root, action, ctx));
+}
+
+/**
+ * {@link consumeWaiver} for a caller already holding the project's lock (the gate, which decides and
+ * consumes under one lock).
+ *
+ * @example
+ * ```ts
+ * import { consumeWaiverLocked } from "./waivers.ts";
+ * import { withDirLock } from "./lock.ts";
+ * await withDirLock("/work/p", () =>
+ *   consumeWaiverLocked("/work/p", "delete:old.txt", { env: {}, now: new Date() })
+ * );
+ * ```
+ */
+export async function consumeWaiverLocked(
+  root: string,
+  action: string,
+  ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
+): Promise<{ waiverId: string; uses: number; maxUses: number; line: number }> {
+  const paths = authzPaths(root);
+  const t = readWaivers(root);
+  const i = t === null ? -1 : latestFor(t, action);
+  if (t === null || i < 0) {
+    throw new AuthzError("NO_WAIVER", `no waiver names ${JSON.stringify(action)}`);
+  }
+  const recs = recordsOf(t);
+  const rec = recs[i];
+  const problem = await waiverProblem(rec, action, ctx, root);
+  if (problem !== null) throw new AuthzError(problem.code, `waiver: ${problem.reason}`);
+  const uses = (counter(field(rec, "uses")) ?? 0) + 1;
+  const next: Record<string, string> = { ...rec, uses: String(uses) };
+  next.signature = await signWaiver(
+    next,
+    hmacKeyFrom(ctx.env, WAIVER_KEY_ENV),
+    ctx.signer ?? null,
+  );
+  recs[i] = next;
+  rewriteCsvFile(paths.waivers, t.header, recs.map((r) => cellsOf(r, t.header)), t);
+  return {
+    waiverId: field(rec, "waiver_id").trim(),
+    uses,
+    maxUses: counter(field(rec, "max_uses")) ?? 0,
+    line: t.rows[i].line,
+  };
+}
+
+/** The business fields of a new waiver. */
+export interface WaiverFields {
+  /** Its id (unique in the ledger). */
+  readonly waiverId: string;
+  /** The action id it clears. */
+  readonly action: string;
+  /** When it expires (ISO-8601 with an offset). */
+  readonly expiresAt: string;
+  /** How many uses it allows. */
+  readonly maxUses: number;
+  /** Who approved it (on the roster). */
+  readonly approver: string;
+  /** The ticket. */
+  readonly ticketId: string;
+  /** The reason code. */
+  readonly reasonCode: string;
+  /** `verified` (default) or `pending`. */
+  readonly conditionsVerified?: string;
+}
+
+/**
+ * Issues a waiver: validated as it will be read (so an expired, unapproved or unsigned waiver is
+ * never written), signed with the HMAC key, or with the operator's Ed25519 key when `signer` is
+ * given, and appended (the ledger and `references/` are created on first use).
+ *
+ * @throws {AuthzError} `DUPLICATE_ID` and every validity rule's code.
+ * @example
+ * ```ts
+ * import { issueWaiver } from "./waivers.ts";
+ * await issueWaiver("/work/p", {
+ *   waiverId: "W-1", action: "delete:old.txt", expiresAt: "2026-12-31T00:00:00Z", maxUses: 1,
+ *   approver: "security", ticketId: "OPS-1", reasonCode: "cleanup",
+ * }, { env: { AGENTTEAMS_WAIVER_SIGNING_KEY: "k" }, now: new Date() });
+ * ```
+ */
+export function issueWaiver(
+  root: string,
+  f: WaiverFields,
+  ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
+): Promise<Record<string, string>> {
+  const paths = authzPaths(root);
+  return withDirLock(root, async () => {
+    const t = readWaivers(root);
+    const recs = t === null ? [] : recordsOf(t);
+    if (recs.some((r) => field(r, "waiver_id").trim() === f.waiverId.trim())) {
+      throw new AuthzError("DUPLICATE_ID", `waiver_id ${f.waiverId} is already in the ledger`);
+    }
+    const signer = ctx.signer ?? null;
+    const rec: Record<string, string> = {
+      timestamp: ctx.now.toISOString().replace(/\.\d{3}Z$/, "Z"),
+      waiver_id: f.waiverId,
+      action_reviewed: f.action,
+      expires_at: f.expiresAt,
+      max_uses: String(f.maxUses),
+      uses: "0",
+      approver: f.approver,
+      ticket_id: f.ticketId,
+      reason_code: f.reasonCode,
+      conditions_verified: f.conditionsVerified ?? "verified",
+      signature: "",
+    };
+    let header: string[] = t === null ? [...WAIVER_COLUMNS] : [...t.header];
+    if (signer !== null) {
+      rec.sig_scheme = "ed25519";
+      rec.key_id = signer.keyId;
+      for (const c of WAIVER_SCHEME_COLUMNS) if (!header.includes(c)) header = [...header, c];
+    }
+    rec.signature = await signWaiver(rec, hmacKeyFrom(ctx.env, WAIVER_KEY_ENV), signer);
+    const problem = await waiverProblem(rec, f.action, ctx, root);
+    if (problem !== null) {
+      throw new AuthzError(problem.code, `waiver not issued: ${problem.reason}`);
+    }
+    recs.push(rec);
+    rewriteCsvFile(paths.waivers, header, recs.map((r) => cellsOf(r, header)), t);
+    return rec;
+  });
+}

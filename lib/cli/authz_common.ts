@@ -1,0 +1,156 @@
+/**
+ * What the triad's commands (`waiver`, `grant`, `decision`, `clearance`, `gate`) share: their
+ * flags read as values, their permission needs, and how a read-only verify reads as an outcome.
+ *
+ * @module
+ */
+import { UsageError } from "../errors.ts";
+import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
+import { KEY_ENV, keyDir } from "../crypto/keys.ts";
+import { authzPaths, DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import { resolve } from "../fs/path.ts";
+import { type Finding, findingLine } from "../authz/verdict.ts";
+import { oneLine } from "./terminal.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
+
+/**
+ * A string flag's value, or `null` when not given.
+ *
+ * @example
+ * ```ts
+ * import { stringFlag } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `waiver issue --id W-1 ...`
+ * stringFlag(ctx, "id"); // "W-1"
+ * ```
+ */
+export function stringFlag(ctx: Ctx, name: string): string | null {
+  const v = ctx.parsed.flags[name];
+  return typeof v === "string" ? v : null;
+}
+
+/**
+ * A required string flag's value; a missing one is a usage error naming it.
+ *
+ * @example
+ * ```ts
+ * import { requiredFlag } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `waiver issue --id W-1 ...`
+ * requiredFlag(ctx, "id"); // "W-1"
+ * ```
+ */
+export function requiredFlag(ctx: Ctx, name: string): string {
+  const v = stringFlag(ctx, name);
+  if (v === null) throw new UsageError("USAGE", `${ctx.name} needs --${name}`);
+  return v;
+}
+
+/**
+ * A positional's value (required by the command's spec).
+ *
+ * @example
+ * ```ts
+ * import { positional } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `gate delete:old.txt`
+ * positional(ctx, "ACTION"); // "delete:old.txt"
+ * ```
+ */
+export function positional(ctx: Ctx, name: string): string {
+  const v = ctx.parsed.positionals[name];
+  if (typeof v !== "string" || v === "") throw new UsageError("USAGE", `${ctx.name} needs ${name}`);
+  return v;
+}
+
+/** What a triad command needs. */
+export interface AuthzNeedsSpec {
+  /** It writes the project's `references/`. */
+  readonly write?: boolean;
+  /**
+   * Every variable it declares (its spec's `env`: the key it signs or verifies with, e.g.
+   * `AGENTTEAMS_WAIVER_SIGNING_KEY`, and the key-custody variables when it may sign with the
+   * operator's key): the variables are read at start, so each must be granted.
+   */
+  readonly keyEnv?: readonly string[];
+  /** It reads the operator's Ed25519 key from the key dir. */
+  readonly operatorKey?: boolean;
+  /** Other directories it reads (a team dir). */
+  readonly extraRead?: readonly string[];
+}
+
+/**
+ * The needs of a triad command: read (and, for a writer, write) the project's `references/`, the
+ * key variables it uses, and the key dir when it signs with the operator's key.
+ *
+ * @example
+ * ```ts
+ * import { authzNeeds } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // in project /p
+ * authzNeeds(ctx, {}).read; // ["/p/references"]
+ * ```
+ */
+export function authzNeeds(ctx: Ctx, spec: AuthzNeedsSpec): Needs {
+  const refs = authzPaths(ctx.project).references;
+  const base: Needs = {
+    ...NO_NEEDS,
+    // The project itself too, for a writer: creating references/ is fsynced there.
+    read: [...(spec.write ? [ctx.project] : []), refs, ...(spec.extraRead ?? [])],
+    write: spec.write ? [refs] : [],
+    env: [...(spec.keyEnv ?? [])],
+  };
+  if (!spec.operatorKey) return base;
+  return mergeNeeds(base, { ...NO_NEEDS, read: [keyDir(ctx.env)], env: KEY_ENV, sys: ["uid"] });
+}
+
+/**
+ * A read-only verify's outcome: one line per row, exit 1 when any row is invalid.
+ *
+ * @example
+ * ```ts
+ * import { findingsOutcome } from "./authz_common.ts";
+ * findingsOutcome("waiver", []).text; // "ok: no waiver rows (the ledger does not exist yet)"
+ * ```
+ */
+export function findingsOutcome(what: string, findings: readonly Finding[]): Outcome {
+  const bad = findings.filter((f) => !f.valid);
+  const lines = findings.map((f) => oneLine(findingLine(f)));
+  const json = { ok: bad.length === 0, rows: findings };
+  if (findings.length === 0) {
+    return { exit: 0, text: `ok: no ${what} rows (the ledger does not exist yet)`, json };
+  }
+  if (bad.length > 0) {
+    return {
+      exit: 1,
+      text: lines.join("\n"),
+      json,
+      refusal: {
+        code: bad[0].code ?? "INVALID",
+        message: `${bad.length} of ${findings.length} ${what} row(s) invalid (first: line ` +
+          `${bad[0].line}: ${bad[0].reason})`,
+      },
+    };
+  }
+  return {
+    exit: 0,
+    text: [...lines, `ok: ${findings.length} ${what} row(s) valid`].join("\n"),
+    json,
+  };
+}
+
+/**
+ * The holder's team dir: `--team-dir`, else `<project>/.agentteams/team`.
+ *
+ * @example
+ * ```ts
+ * import { teamDirOf } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // in project /p, no --team-dir
+ * teamDirOf(ctx); // "/p/.agentteams/team"
+ * ```
+ */
+export function teamDirOf(ctx: Ctx): string {
+  const t = ctx.parsed.flags["team-dir"];
+  return typeof t === "string" ? resolve(t) : resolve(ctx.project, DEFAULT_TEAM_DIR_REL);
+}

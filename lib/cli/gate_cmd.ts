@@ -1,0 +1,73 @@
+/**
+ * `agentteams gate ACTION [--consume]`: the destructive gate (lib/authz/gate.ts). Exit 0 when
+ * the action may run, 1 when it is blocked (the reason on stderr and in `--json`). With
+ * `--consume` the clearance or waiver that allowed it is spent, and the spend is recorded in the
+ * proposal ledger (a `gate-pass` row naming the action and what allowed it).
+ *
+ * @module
+ */
+import { decideGate, passGate } from "../authz/gate.ts";
+import { loadLedgerKey } from "../crypto/keys.ts";
+import { appendRow } from "../ledger/append.ts";
+import { positional } from "./authz_common.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
+
+/**
+ * Runs `gate ACTION [--consume]`.
+ *
+ * @example
+ * ```ts
+ * import { gate } from "./gate_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams gate delete:old.txt`
+ * (await gate(ctx)).exit; // 0 allowed, 1 blocked
+ * ```
+ */
+export async function gate(ctx: Ctx): Promise<Outcome> {
+  const action = positional(ctx, "ACTION");
+  const consume = ctx.parsed.flags.consume === true;
+  const gctx = { env: ctx.env, now: ctx.now() };
+  // The ledger key first: a spend that could not be recorded must not happen.
+  const key = consume ? loadLedgerKey({ env: ctx.env, mode: "direct" }) : null;
+  const d =
+    await (consume
+      ? passGate(ctx.project, action, gctx).catch((e) => ({ error: e }))
+      : decideGate(ctx.project, action, gctx));
+  if ("error" in d) throw d.error;
+  const json = {
+    ok: d.allowed,
+    action,
+    allowed: d.allowed,
+    consumed: consume && d.allowed,
+    by: d.authority?.by ?? null,
+    ref: d.authority?.ref ?? null,
+    halted: d.halted,
+    code: d.problem?.code ?? null,
+    reason: d.problem?.reason ?? null,
+  };
+  if (!d.allowed) {
+    return {
+      exit: 1,
+      text: `blocked: ${action}: ${d.problem!.reason}`,
+      json,
+      refusal: { code: d.problem!.code, message: d.problem!.reason },
+    };
+  }
+  const a = d.authority!;
+  if (key !== null) {
+    await appendRow(ctx.project, key.hmac, {
+      action: "gate-pass",
+      agent: "operator",
+      gate_action: action,
+      by: a.by,
+      ref: a.ref,
+    }, { now: ctx.now });
+  }
+  return {
+    exit: 0,
+    text: `allowed: ${action} by ${a.by} ${a.ref}${
+      consume ? " (consumed; recorded in the ledger)" : ""
+    }`,
+    json,
+  };
+}

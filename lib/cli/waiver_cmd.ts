@@ -1,0 +1,103 @@
+/**
+ * `agentteams waiver issue|verify|check`: signed waivers (lib/authz/waivers.ts). `verify` and
+ * `check` are read-only; `issue` appends a signed row (HMAC with
+ * `AGENTTEAMS_WAIVER_SIGNING_KEY`, or Ed25519 with the operator's key under `--ed25519`).
+ *
+ * @module
+ */
+import { UsageError } from "../errors.ts";
+import { checkWaiver, issueWaiver, verifyWaivers } from "../authz/waivers.ts";
+import { operatorSigner } from "../authz/signed.ts";
+import { findingsOutcome, positional, requiredFlag, stringFlag } from "./authz_common.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
+
+/**
+ * Runs `waiver verify`: one valid/invalid line per row, nothing changed.
+ *
+ * @example
+ * ```ts
+ * import { waiverVerify } from "./waiver_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams waiver verify`
+ * (await waiverVerify(ctx)).exit; // 0 when every row is valid
+ * ```
+ */
+export async function waiverVerify(ctx: Ctx): Promise<Outcome> {
+  return findingsOutcome(
+    "waiver",
+    await verifyWaivers(ctx.project, { env: ctx.env, now: ctx.now() }),
+  );
+}
+
+/**
+ * Runs `waiver check ACTION`: whether a valid waiver names the action; consumes nothing.
+ *
+ * @example
+ * ```ts
+ * import { waiverCheck } from "./waiver_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams waiver check delete:old.txt`
+ * (await waiverCheck(ctx)).exit; // 0: a valid waiver names it; 1: none does
+ * ```
+ */
+export async function waiverCheck(ctx: Ctx): Promise<Outcome> {
+  const action = positional(ctx, "ACTION");
+  const r = await checkWaiver(ctx.project, action, { env: ctx.env, now: ctx.now() });
+  const json = { ok: r.ok, action, waiver_id: r.waiverId, line: r.line, ...problemJson(r.problem) };
+  if (r.ok) {
+    return {
+      exit: 0,
+      text: `ok: waiver ${r.waiverId} (line ${r.line}) would lift ${action}`,
+      json,
+    };
+  }
+  return {
+    exit: 1,
+    text: `no: ${r.problem!.reason}`,
+    json,
+    refusal: { code: r.problem!.code, message: r.problem!.reason },
+  };
+}
+
+function problemJson(p: { code: string; reason: string } | null): Record<string, unknown> {
+  return p === null ? { code: null, reason: null } : { code: p.code, reason: p.reason };
+}
+
+/**
+ * Runs `waiver issue --id ID --action ACTION --expires ISO --max-uses N --approver NAME
+ * --ticket T --reason R [--conditions-verified V] [--ed25519]`.
+ *
+ * @example
+ * ```ts
+ * import { waiverIssue } from "./waiver_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams waiver issue --id W-1 --action delete:old.txt ...`
+ * (await waiverIssue(ctx)).json?.waiver_id; // "W-1"
+ * ```
+ */
+export async function waiverIssue(ctx: Ctx): Promise<Outcome> {
+  const maxRaw = requiredFlag(ctx, "max-uses");
+  if (!/^[0-9]{1,9}$/.test(maxRaw) || Number(maxRaw) < 1) {
+    throw new UsageError(
+      "USAGE",
+      `--max-uses takes a whole number of uses (1 or more), got ${maxRaw}`,
+    );
+  }
+  const signer = ctx.parsed.flags.ed25519 === true ? await operatorSigner(ctx.env) : null;
+  const rec = await issueWaiver(ctx.project, {
+    waiverId: requiredFlag(ctx, "id"),
+    action: requiredFlag(ctx, "action"),
+    expiresAt: requiredFlag(ctx, "expires"),
+    maxUses: Number(maxRaw),
+    approver: requiredFlag(ctx, "approver"),
+    ticketId: requiredFlag(ctx, "ticket"),
+    reasonCode: requiredFlag(ctx, "reason"),
+    conditionsVerified: stringFlag(ctx, "conditions-verified") ?? undefined,
+  }, { env: ctx.env, now: ctx.now(), signer });
+  return {
+    exit: 0,
+    text: `issued waiver ${rec.waiver_id} for ${rec.action_reviewed} (${rec.max_uses} use(s), ` +
+      `expires ${rec.expires_at}, ${rec.sig_scheme === "ed25519" ? "Ed25519" : "HMAC"}-signed)`,
+    json: { ok: true, ...rec },
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * Fixtures of the authz tests: a project with a roster, independent signatures (node:crypto's
+ * HMAC, not the code under test), Ed25519 signers, and the vectors in tests/testdata/authz.
+ *
+ * @module
+ */
+import { createHmac } from "node:crypto";
+import { join } from "node:path";
+import { REPO_ROOT } from "../_helpers/mod.ts";
+import { generatePem, importPrivatePem } from "../../lib/crypto/ed25519.ts";
+import type { OperatorSigner } from "../../lib/authz/signed.ts";
+
+/** The vectors' directory. */
+export const VECTORS = join(REPO_ROOT, "tests", "testdata", "authz");
+/** The keys the vectors were signed with (tests/testdata/authz/KEYS.txt). */
+export const VECTOR_KEYS = {
+  waiver: "waiver-test-key",
+  decision: "decision-test-key",
+  grant: "grant-test-key",
+};
+
+/** Hex HMAC-SHA256, computed by node:crypto. */
+export function mac(key: string, text: string): string {
+  return createHmac("sha256", key).update(text).digest("hex");
+}
+
+/** The earlier tool's payload: each value stripped, joined with `|`. */
+export function pipe(values: string[]): string {
+  return values.map((v) => v.trim()).join("|");
+}
+
+/** A project dir with `references/` and, when given, a roster. */
+export async function project(dir: string, roster?: string): Promise<string> {
+  const p = join(dir, "project");
+  await Deno.mkdir(join(p, "references"), { recursive: true });
+  if (roster !== undefined) {
+    await Deno.writeTextFile(join(p, "references", "security-approvers.txt"), roster);
+  }
+  return p;
+}
+
+/** A fresh Ed25519 signer, its public key installed in `<root>/references/authorized-verify-keys`. */
+export async function installedSigner(root: string, keyId?: string): Promise<OperatorSigner> {
+  const pair = await generatePem();
+  const id = keyId ?? pair.keyId;
+  const store = join(root, "references", "authorized-verify-keys");
+  await Deno.mkdir(store, { recursive: true });
+  await Deno.writeTextFile(join(store, `${id}.pub.pem`), pair.publicPem);
+  return { key: await importPrivatePem(pair.privatePem), keyId: id, publicPem: pair.publicPem };
+}

@@ -1,0 +1,128 @@
+/**
+ * Deletion proposals under `deletions_need_clearance` through the real CLI: held until cleared
+ * (the refusal recorded, the file kept), a dry run checks without consuming, the act spends the
+ * clearance (or a waiver's use) and names it in its `delete-proposal` row, a replay is refused,
+ * and a HALT holds it whatever else is there.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runCli, sha256 } from "../_helpers/mod.ts";
+import {
+  apply,
+  assertApplied,
+  assertApplyRefused,
+  assertLedgerVerifies,
+  deletion,
+  dispatch,
+  exists,
+  ledgerRows,
+  makeProject,
+  putFile,
+} from "../proposals/_helpers.ts";
+
+const BRIEF = JSON.stringify({
+  agent_policies: { worker: { write_scopes: ["build/"] } },
+  deletions_need_clearance: true,
+});
+
+Deno.test("deletions_need_clearance: held until cleared, dry run spends nothing, the act spends and names it, no replay", async () => {
+  const p = await makeProject("del-clear", {
+    brief: BRIEF,
+    files: { "build/out.bin": "old\n", "build/b.bin": "b\n", "build/h.bin": "h\n" },
+  });
+  try {
+    const env = {
+      ...p.env,
+      AGENTTEAMS_DECISION_SIGNING_KEY: "dk",
+      AGENTTEAMS_WAIVER_SIGNING_KEY: "wk",
+    };
+    const P = ["--project", p.root];
+    const nonce = await dispatch(p, "worker");
+    const del = deletion(nonce, "build/out.bin", sha256("old\n"));
+    // Held: no clearance, no waiver.
+    const held = await apply(p, del, { env });
+    assertApplyRefused(held, "NO_CLEARANCE");
+    assert.match(
+      held.stderr,
+      /deleting build\/out\.bin needs a clearance or waiver for delete:build\/out\.bin/,
+    );
+    assert.equal(await exists(join(p.root, "build/out.bin")), true);
+    const refusedRow = (await ledgerRows(p.root)).at(-1)!;
+    assert.equal(refusedRow.action, "apply-proposal-refused");
+    // Cleared by a PASS: a dry run checks it and spends nothing.
+    const s = await runCli([
+      "decision",
+      "sign",
+      ...P,
+      "--action",
+      "delete:build/out.bin",
+      "--verdict",
+      "PASS",
+    ], { env });
+    assert.equal(s.code, 0, s.stderr);
+    const log = join(p.root, "references", "security-decisions.log.csv");
+    const logBefore = await Deno.readTextFile(log);
+    const dry = assertApplied(await apply(p, del, { env, dryRun: true }));
+    assert.equal(dry.written, false);
+    assert.equal(await Deno.readTextFile(log), logBefore);
+    // The act: deleted, the row names the clearance, the decision row is consumed.
+    const out = assertApplied(await apply(p, del, { env }));
+    assert.equal(out.written, true);
+    assert.equal(await exists(join(p.root, "build/out.bin")), false);
+    const row = (await ledgerRows(p.root)).at(-1)!;
+    assert.equal(row.action, "delete-proposal");
+    assert.deepEqual(row.clearance, { by: "clearance", ref: "security-decisions.log.csv:2" });
+    assert.match(await Deno.readTextFile(log), /,yes\r\n$/);
+    // Replay: the same file back, the same deletion: the clearance is spent.
+    await putFile(join(p.root, "build/out.bin"), "old\n");
+    assertApplyRefused(await apply(p, del, { env }), "NO_CLEARANCE");
+    assert.equal(await exists(join(p.root, "build/out.bin")), true);
+    // A waiver instead: spent at the act, named in the row.
+    const w = await runCli([
+      "waiver",
+      "issue",
+      ...P,
+      "--id",
+      "W-1",
+      "--action",
+      "delete:build/b.bin",
+      "--expires",
+      "2099-01-01T00:00:00Z",
+      "--max-uses",
+      "1",
+      "--approver",
+      "security",
+      "--ticket",
+      "OPS-1",
+      "--reason",
+      "cleanup",
+    ], { env });
+    assert.equal(w.code, 0, w.stderr);
+    assertApplied(await apply(p, deletion(nonce, "build/b.bin", sha256("b\n")), { env }));
+    assert.deepEqual((await ledgerRows(p.root)).at(-1)!.clearance, { by: "waiver", ref: "W-1" });
+    const wv = await runCli(["waiver", "check", "delete:build/b.bin", ...P], { env });
+    assert.equal(wv.code, 1);
+    assert.match(wv.stderr, /USES_EXHAUSTED/);
+    // A HALT holds a deletion even with a fresh PASS.
+    for (const v of ["HALT", "PASS"]) {
+      const r = await runCli([
+        "decision",
+        "sign",
+        ...P,
+        "--action",
+        "delete:build/h.bin",
+        "--verdict",
+        v,
+      ], { env });
+      assert.equal(r.code, 0, r.stderr);
+    }
+    assertApplyRefused(
+      await apply(p, deletion(nonce, "build/h.bin", sha256("h\n")), { env }),
+      "HALTED",
+    );
+    assert.equal(await exists(join(p.root, "build/h.bin")), true);
+    assertLedgerVerifies(p);
+  } finally {
+    await p.dispose();
+  }
+});

@@ -1,0 +1,118 @@
+/**
+ * `agentteams gate ACTION [--consume]` through the real CLI: exit 1 with the reason on stderr and
+ * in --json, exit 0 once cleared; --consume spends the clearance and records a signed gate-pass
+ * row in the proposal ledger (which then verifies); the replay is blocked.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
+import { runCli, sandbox, snapshotTree } from "../_helpers/mod.ts";
+
+Deno.test("gate CLI: blocked, allowed, consumed and recorded, replay blocked", async () => {
+  const sb = await sandbox("gate-cli");
+  try {
+    const env = { ...sb.env, AGENTTEAMS_BROAD_OK: "1", AGENTTEAMS_DECISION_SIGNING_KEY: "dk" };
+    const P = ["--project", sb.project];
+    assert.equal((await runCli(["keys", "init"], { env: sb.env })).code, 0);
+    const before = await snapshotTree(sb.dir);
+    const blocked = await runCli(["gate", "delete:old.txt", ...P, "--json"], { env });
+    assertCliRefused(blocked, "gate", "NO_CLEARANCE");
+    const j = JSON.parse(blocked.stdout);
+    assert.equal(j.allowed, false);
+    assert.match(j.reason, /no unconsumed PASS decision names "delete:old\.txt"/);
+    assertSameTree(before, await snapshotTree(sb.dir), "a blocked gate writes nothing");
+    const s = await runCli([
+      "decision",
+      "sign",
+      ...P,
+      "--action",
+      "delete:old.txt",
+      "--verdict",
+      "PASS",
+    ], { env });
+    assert.equal(s.code, 0, s.stderr);
+    const ok = await runCli(["gate", "delete:old.txt", ...P], { env });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(
+      ok.stdout,
+      /^allowed: delete:old\.txt by clearance security-decisions\.log\.csv:2$/m,
+    );
+    const c = await runCli(["gate", "delete:old.txt", "--consume", ...P, "--json"], { env });
+    assert.equal(c.code, 0, c.stderr);
+    assert.equal(JSON.parse(c.stdout).consumed, true);
+    const ledger = await Deno.readTextFile(
+      join(sb.project, ".agentteams", "proposal-ledger.jsonl"),
+    );
+    const row = JSON.parse(ledger.trim().split("\n").at(-1)!);
+    assert.equal(row.action, "gate-pass");
+    assert.equal(row.gate_action, "delete:old.txt");
+    assert.equal(row.by, "clearance");
+    const v = await runCli(["ledger", "verify", ...P], { env });
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+    const replay = await runCli(["gate", "delete:old.txt", "--consume", ...P], { env });
+    assertCliRefused(replay, "gate", "NO_CLEARANCE");
+    const h = await runCli(["decision", "sign", ...P, "--action", "delete", "--verdict", "HALT"], {
+      env,
+    });
+    assert.equal(h.code, 0, h.stderr);
+    const halted = await runCli(["gate", "delete:other.txt", ...P], { env });
+    const r = assertCliRefused(halted, "gate", "HALTED");
+    assert.match(r.reason, /no clearance, waiver or grant lifts a HALT/);
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("gate CLI: eight concurrent --consume of one PASS and one 2-use waiver: exactly three pass", async () => {
+  const sb = await sandbox("gate-race");
+  try {
+    const env = {
+      ...sb.env,
+      AGENTTEAMS_BROAD_OK: "1",
+      AGENTTEAMS_DECISION_SIGNING_KEY: "dk",
+      AGENTTEAMS_WAIVER_SIGNING_KEY: "wk",
+    };
+    const P = ["--project", sb.project];
+    assert.equal((await runCli(["keys", "init"], { env: sb.env })).code, 0);
+    const s = await runCli(["decision", "sign", ...P, "--action", "x", "--verdict", "PASS"], {
+      env,
+    });
+    assert.equal(s.code, 0, s.stderr);
+    const w = await runCli([
+      "waiver",
+      "issue",
+      ...P,
+      "--id",
+      "W-1",
+      "--action",
+      "x",
+      "--expires",
+      "2099-01-01T00:00:00Z",
+      "--max-uses",
+      "2",
+      "--approver",
+      "security",
+      "--ticket",
+      "T",
+      "--reason",
+      "r",
+    ], { env });
+    assert.equal(w.code, 0, w.stderr);
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, () => runCli(["gate", "x", "--consume", "--json", ...P], { env })),
+    );
+    const passed = runs.filter((r) => r.code === 0).map((r) => JSON.parse(r.stdout).by).sort();
+    assert.deepEqual(
+      passed,
+      ["clearance", "waiver", "waiver"],
+      runs.map((r) => r.stderr).join("\n"),
+    );
+    for (const r of runs.filter((r) => r.code !== 0)) assert.match(r.stderr, /USES_EXHAUSTED/);
+    const ledger = await Deno.readTextFile(
+      join(sb.project, ".agentteams", "proposal-ledger.jsonl"),
+    );
+    assert.equal(ledger.trim().split("\n").filter((l) => l.includes('"gate-pass"')).length, 3);
+  } finally {
+    await sb.dispose();
+  }
+});

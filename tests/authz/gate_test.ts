@@ -1,0 +1,165 @@
+/**
+ * The destructive gate (lib/authz/gate.ts) and HALT finality for each instrument: blocked, then
+ * cleared by a PASS, replay refused; a waiver spent to its limit; a HALT that no PASS, waiver or
+ * grant lifts (and nothing spent trying); a pending CONDITIONAL PASS blocking as a HALT; the
+ * authority a plan named being the one spent.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
+import { removeTree, snapshotTree, tempDir } from "../_helpers/mod.ts";
+import { AuthzError } from "../../lib/errors.ts";
+import { decideGate, passGate } from "../../lib/authz/gate.ts";
+import { signDecisionRow } from "../../lib/authz/decisions.ts";
+import { issueWaiver } from "../../lib/authz/waivers.ts";
+import { appendGrant, grantWriteRoots } from "../../lib/authz/grants.ts";
+import { installedSigner, project } from "./_fixtures.ts";
+
+const NOW = new Date("2026-11-30T12:00:00Z");
+const ENV = { AGENTTEAMS_DECISION_SIGNING_KEY: "dk", AGENTTEAMS_WAIVER_SIGNING_KEY: "wk" };
+const ctx = { env: ENV, now: NOW };
+const A = "delete:build/out.bin";
+
+function waiver(id: string, maxUses = 2, action = A) {
+  return {
+    waiverId: id,
+    action,
+    expiresAt: "2026-12-31T00:00:00Z",
+    maxUses,
+    approver: "security",
+    ticketId: "OPS-1",
+    reasonCode: "cleanup",
+  };
+}
+
+Deno.test("gate: blocked, cleared by a PASS, consumed once; a replay is refused", async () => {
+  const dir = await tempDir("gate-pass");
+  try {
+    const p = await project(dir);
+    const none = await decideGate(p, A, ctx);
+    assert.equal(none.allowed, false);
+    assert.equal(none.problem?.code, "NO_CLEARANCE");
+    assert.match(none.problem!.reason, /no waiver names/);
+    await signDecisionRow(p, { action: A, verdict: "PASS" }, ctx);
+    const d = await decideGate(p, A, ctx);
+    assert.deepEqual(d.authority, { by: "clearance", ref: "security-decisions.log.csv:2" });
+    await passGate(p, A, ctx);
+    const again = await decideGate(p, A, ctx);
+    assert.equal(again.problem?.code, "NO_CLEARANCE");
+    const before = await snapshotTree(p);
+    await assertRefusal(() => passGate(p, A, ctx), "NO_CLEARANCE", AuthzError);
+    assertSameTree(before, await snapshotTree(p), "a refused pass spends nothing");
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("gate: a waiver consumed to its limit, then refused", async () => {
+  const dir = await tempDir("gate-waiver");
+  try {
+    const p = await project(dir);
+    await issueWaiver(p, waiver("W-1", 2), ctx);
+    for (let i = 0; i < 2; i++) {
+      const d = await passGate(p, A, ctx);
+      assert.deepEqual(d.authority, { by: "waiver", ref: "W-1" });
+    }
+    const e = await assertRefusal(() => passGate(p, A, ctx), "USES_EXHAUSTED", AuthzError);
+    assert.match(e.message, /waiver W-1: waiver use limit has been reached \(2 of 2\)/);
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("HALT stays final: no clearance, waiver or grant lifts it, and nothing is spent trying", async () => {
+  const dir = await tempDir("gate-halt");
+  try {
+    const p = await project(dir);
+    await signDecisionRow(p, { action: "delete", verdict: "HALT" }, ctx);
+    await signDecisionRow(p, { action: A, verdict: "PASS" }, ctx);
+    await issueWaiver(p, waiver("W-1", 5), ctx);
+    // The grant instrument: a valid Ed25519 write grant on the HALTed write.
+    const team = join(p, ".agentteams", "team");
+    await Deno.mkdir(join(team, "references"), { recursive: true });
+    await Deno.writeTextFile(join(team, "references", "security-approvers.txt"), "alice\n");
+    const signer = await installedSigner(team, "op1");
+    await appendGrant(
+      p,
+      team,
+      {
+        grantId: "G-1",
+        issuerTeam: "a",
+        holderTeam: "b",
+        targetPath: "build",
+        permittedOps: "write",
+        expiresAt: "2026-12-31T00:00:00Z",
+        maxUses: 1,
+        approver: "alice",
+        ticketId: "T",
+        reasonCode: "r",
+        issuerRoot: "/srv/a",
+      },
+      ctx,
+      signer,
+    );
+    assert.deepEqual((await grantWriteRoots(p, team, ctx)).roots, ["/srv/a/build"]);
+    await signDecisionRow(p, { action: "write:build", verdict: "HALT" }, ctx);
+    const before = await snapshotTree(p);
+    const d = await decideGate(p, A, ctx);
+    assert.equal(d.allowed, false);
+    assert.equal(d.halted, true);
+    assert.equal(d.problem?.code, "HALTED");
+    await assertRefusal(() => passGate(p, A, ctx), "HALTED", AuthzError);
+    const g = await grantWriteRoots(p, team, ctx);
+    assert.deepEqual(g.roots, []);
+    assert.match(g.problems[0], /^G-1: HALTED: /);
+    assertSameTree(before, await snapshotTree(p), "nothing spent under a HALT");
+    // An authenticated retraction with evidence clears it; the PASS then allows.
+    await signDecisionRow(
+      p,
+      { action: "delete", verdict: "HALT-RETRACTED", evidence: "INC-9" },
+      ctx,
+    );
+    assert.equal((await decideGate(p, A, ctx)).authority?.by, "clearance");
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("gate: a pending CONDITIONAL PASS blocks as a HALT: a waiver does not lift it", async () => {
+  const dir = await tempDir("gate-cond");
+  try {
+    const p = await project(dir);
+    await signDecisionRow(p, { action: A, verdict: "CONDITIONAL PASS", conditions: "backup" }, ctx);
+    await issueWaiver(p, waiver("W-1"), ctx);
+    const d = await decideGate(p, A, ctx);
+    assert.equal(d.problem?.code, "CONDITIONS_UNVERIFIED");
+    assert.equal(d.halted, true);
+    await signDecisionRow(p, {
+      action: A,
+      verdict: "CONDITIONAL PASS",
+      conditions: "backup",
+      conditionsVerified: "verified",
+    }, ctx);
+    assert.equal((await decideGate(p, A, ctx)).authority?.by, "clearance");
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("gate: an expected authority that changed is refused before anything is spent", async () => {
+  const dir = await tempDir("gate-expect");
+  try {
+    const p = await project(dir);
+    await issueWaiver(p, waiver("W-1"), ctx);
+    const before = await snapshotTree(p);
+    await assertRefusal(
+      () => passGate(p, A, ctx, { by: "clearance", ref: "security-decisions.log.csv:2" }),
+      "NO_CLEARANCE",
+      AuthzError,
+    );
+    assertSameTree(before, await snapshotTree(p));
+    assert.equal((await passGate(p, A, ctx, { by: "waiver", ref: "W-1" })).allowed, true);
+  } finally {
+    await removeTree(dir);
+  }
+});

@@ -1,0 +1,204 @@
+/**
+ * `agentteams waiver issue|verify|check` through the real CLI: issue, a verify that never changes
+ * a byte (the file hashed before and after), the earlier `--verify-waivers` spelling, check's
+ * exit codes and refusal line, and the narrowest launch flags the command table states.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
+import { runCli, sandbox, sha256, snapshotTree } from "../_helpers/mod.ts";
+
+Deno.test("waiver CLI: issue, verify (read-only), check, the earlier spelling", async () => {
+  const sb = await sandbox("waiver-cli");
+  try {
+    const env = { ...sb.env, AGENTTEAMS_BROAD_OK: "1", AGENTTEAMS_WAIVER_SIGNING_KEY: "k1" };
+    const P = ["--project", sb.project];
+    // No ledger yet: verify is ok, check says no.
+    const empty = await runCli(["waiver", "verify", ...P], { env });
+    assert.equal(empty.code, 0, empty.stderr);
+    assert.match(empty.stdout, /no waiver rows/);
+    const none = await runCli(["waiver", "check", "delete:old.txt", ...P], { env });
+    assertCliRefused(none, "waiver check", "NO_WAIVER");
+    const issue = await runCli([
+      "waiver",
+      "issue",
+      ...P,
+      "--id",
+      "W-1",
+      "--action",
+      "delete:old.txt",
+      "--expires",
+      "2099-01-01T00:00:00Z",
+      "--max-uses",
+      "1",
+      "--approver",
+      "security",
+      "--ticket",
+      "OPS-1",
+      "--reason",
+      "cleanup",
+    ], { env });
+    assert.equal(issue.code, 0, issue.stderr);
+    assert.match(issue.stdout, /^issued waiver W-1 for delete:old\.txt/);
+    const file = join(sb.project, "references", "security-waivers.log.csv");
+    const hash = sha256(await Deno.readFile(file));
+    const before = await snapshotTree(sb.dir);
+    const v = await runCli(["waiver", "verify", ...P], { env });
+    assert.equal(v.code, 0, v.stderr);
+    assert.match(v.stdout, /^line 2: W-1 \(delete:old\.txt\): valid$/m);
+    const alias = await runCli(["--verify-waivers", ...P, "--json"], { env });
+    assert.equal(alias.code, 0, alias.stderr);
+    assert.equal(JSON.parse(alias.stdout).rows[0].valid, true);
+    const c = await runCli(["waiver", "check", "delete:old.txt", ...P, "--json"], { env });
+    assert.equal(c.code, 0, c.stderr);
+    assert.equal(JSON.parse(c.stdout).waiver_id, "W-1");
+    // Wrong key: every row invalid, exit 1, and still not a byte changed.
+    const bad = await runCli(["waiver", "verify", ...P], {
+      env: { ...env, AGENTTEAMS_WAIVER_SIGNING_KEY: "k2" },
+    });
+    assertCliRefused(bad, "waiver verify", "SIGNATURE_INVALID");
+    assert.match(bad.stdout, /^line 2: W-1 \(delete:old\.txt\): invalid: SIGNATURE_INVALID: /m);
+    const noKey = await runCli(["waiver", "check", "delete:old.txt", ...P], {
+      env: { ...sb.env, AGENTTEAMS_BROAD_OK: "1" },
+    });
+    assertCliRefused(noKey, "waiver check", "NO_SIGNING_KEY");
+    assertSameTree(before, await snapshotTree(sb.dir), "after verify and check");
+    assert.equal(sha256(await Deno.readFile(file)), hash);
+    // A missing flag is a usage error; an approver off the roster is refused, nothing written.
+    const usage = await runCli(["waiver", "issue", ...P, "--id", "W-2"], { env });
+    assert.equal(usage.code, 2, usage.stderr);
+    const off = await runCli([
+      "waiver",
+      "issue",
+      ...P,
+      "--id",
+      "W-2",
+      "--action",
+      "x",
+      "--expires",
+      "2099-01-01T00:00:00Z",
+      "--max-uses",
+      "1",
+      "--approver",
+      "mallory",
+      "--ticket",
+      "T",
+      "--reason",
+      "r",
+    ], { env });
+    assertCliRefused(off, "waiver issue", "APPROVER_NOT_ON_ROSTER");
+    assertSameTree(before, await snapshotTree(sb.dir), "after refused issue");
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("waiver CLI: the narrowest flags read references/ and name only the waiver key", async () => {
+  const sb = await sandbox("waiver-perm");
+  try {
+    const env = { ...sb.env, AGENTTEAMS_BROAD_OK: "1" };
+    const r = await runCli(["permissions", "--project", sb.project, "--json", "waiver", "verify"], {
+      env,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const flags: string[] = JSON.parse(r.stdout).flags;
+    assert.ok(
+      flags.some((f) => f.startsWith("--allow-read=") && f.includes(`${sb.project}/references`)),
+      flags.join(" "),
+    );
+    assert.ok(!flags.some((f) => f.startsWith("--allow-write")), flags.join(" "));
+    assert.ok(flags.includes("--allow-env=AGENTTEAMS_WAIVER_SIGNING_KEY"), flags.join(" "));
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("triad CLI: each command runs under exactly the narrow flags `permissions` prints", async () => {
+  const sb = await sandbox("authz-narrow");
+  try {
+    const env = {
+      ...sb.env,
+      AGENTTEAMS_WAIVER_SIGNING_KEY: "wk",
+      AGENTTEAMS_DECISION_SIGNING_KEY: "dk",
+      AGENTTEAMS_GRANT_SIGNING_KEY: "gk",
+    };
+    const P = ["--project", sb.project];
+    assert.equal((await runCli(["keys", "init"], { env: sb.env })).code, 0);
+    const cmds: string[][] = [
+      [
+        "waiver",
+        "issue",
+        ...P,
+        "--id",
+        "W-1",
+        "--action",
+        "a",
+        "--expires",
+        "2099-01-01T00:00:00Z",
+        "--max-uses",
+        "1",
+        "--approver",
+        "security",
+        "--ticket",
+        "T",
+        "--reason",
+        "r",
+      ],
+      ["waiver", "verify", ...P],
+      ["waiver", "check", "a", ...P],
+      ["decision", "sign", ...P, "--action", "b", "--verdict", "PASS"],
+      ["decision", "verify", ...P],
+      ["clearance", "check", "b", ...P],
+      ["gate", "b", ...P],
+      ["gate", "a", "--consume", ...P],
+      [
+        "grant",
+        "issue",
+        ...P,
+        "--id",
+        "G-1",
+        "--issuer-team",
+        "a",
+        "--holder-team",
+        "b",
+        "--target",
+        "docs",
+        "--ops",
+        "read",
+        "--expires",
+        "2099-01-01T00:00:00Z",
+        "--max-uses",
+        "1",
+        "--approver",
+        "alice",
+        "--ticket",
+        "T",
+        "--reason",
+        "r",
+      ],
+      ["grant", "verify", "--roots", ...P],
+    ];
+    const team = join(sb.project, ".agentteams", "team", "references");
+    await Deno.mkdir(team, { recursive: true });
+    await Deno.writeTextFile(join(team, "security-approvers.txt"), "alice\n");
+    for (const c of cmds) {
+      const perm = await runCli(["permissions", "--json", ...P, ...c], {
+        env: { ...env, AGENTTEAMS_BROAD_OK: "1" },
+      });
+      assert.equal(perm.code, 0, perm.stderr);
+      const exec: string[] = JSON.parse(perm.stdout).exec;
+      const out = await new Deno.Command(exec[0], {
+        args: exec.slice(1),
+        clearEnv: true,
+        env: { ...env, PATH: "/usr/bin:/bin", NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const err = new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 0, `${c.join(" ")}: ${err}`);
+      assert.doesNotMatch(err, /NOT_CAPABLE|warning: launched with broad/, c.join(" "));
+    }
+  } finally {
+    await sb.dispose();
+  }
+});
