@@ -6,7 +6,7 @@
 import { applyAct } from "../acts/apply_act.ts";
 import { performAct } from "../acts/pipeline.ts";
 import { artifactOf, sessionOfCtx } from "./policy_ctx.ts";
-import { queueReason, relay } from "./queue_mode.ts";
+import { artifactAct } from "./queue_mode.ts";
 import type { ApplyResult } from "../proposals/proposal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
@@ -22,14 +22,11 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * ```
  */
 export async function apply(ctx: Ctx): Promise<Outcome> {
-  const dryRun = ctx.parsed.flags["dry-run"] === true;
-  const r = (await queueReason(ctx)) !== null
-    ? await relay(ctx, {
-      kind: "apply-proposal",
-      artifact: await artifactOf(ctx) as unknown as Record<string, unknown>,
-      dry_run: dryRun,
-    }) as unknown as ApplyResult
-    : await performAct(sessionOfCtx(ctx), applyAct, artifactOf(ctx), { dryRun });
+  const r = await artifactAct<ApplyResult>(
+    ctx,
+    "apply-proposal",
+    (dryRun) => performAct(sessionOfCtx(ctx), applyAct, artifactOf(ctx), { dryRun }),
+  );
   const what = r.new_sha256 === null ? "deleted" : "wrote";
   const gates = r.gates.length ? ` after gates ${r.gates.map((g) => g.gate).join(", ")}` : "";
   return {

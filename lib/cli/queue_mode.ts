@@ -18,6 +18,7 @@ import { type Needs, NO_NEEDS } from "../permissions.ts";
 import { queuePaths } from "../queue/paths.ts";
 import { BRIEF_UNREADABLE_REASON, queueModeReason } from "../queue/mode.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import { artifactOf } from "./policy_ctx.ts";
 import {
   type OutgoingRequest,
   resultOrRefusal,
@@ -162,4 +163,27 @@ export async function relay(ctx: Ctx, request: OutgoingRequest): Promise<JsonObj
   }
   const runnerPublic = await sealPublicFromPem(readRunnerPublicText(ctx.env));
   return resultOrRefusal(await waitForResult(ctx.project, s, { timeoutMs, runnerPublic }));
+}
+
+/**
+ * An artifact's act (`apply`, `run`): in queue mode the runner's, through a request of `kind`
+ * carrying the artifact as read and the dry-run flag; else `direct`, here.
+ *
+ * @example
+ * ```ts
+ * import { artifactAct } from "./queue_mode.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams run req.json --dry-run`
+ * const r = await artifactAct(ctx, "run-request", (dryRun) => Promise.resolve({ dryRun }));
+ * ```
+ */
+export async function artifactAct<R>(
+  ctx: Ctx,
+  kind: "apply-proposal" | "run-request",
+  direct: (dryRun: boolean) => Promise<R>,
+): Promise<R> {
+  const dryRun = ctx.parsed.flags["dry-run"] === true;
+  if ((await queueReason(ctx)) === null) return await direct(dryRun);
+  const artifact = await artifactOf(ctx) as unknown as Record<string, unknown>;
+  return await relay(ctx, { kind, artifact, dry_run: dryRun }) as unknown as R;
 }

@@ -7,7 +7,7 @@
 import { performAct } from "../acts/pipeline.ts";
 import { runAct, runExit } from "../acts/run_act.ts";
 import { artifactOf, sessionOfCtx } from "./policy_ctx.ts";
-import { queueReason, relay } from "./queue_mode.ts";
+import { artifactAct } from "./queue_mode.ts";
 import type { RunRequestResult } from "../requests/request.ts";
 import { inert } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -24,14 +24,11 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * ```
  */
 export async function run(ctx: Ctx): Promise<Outcome> {
-  const dryRun = ctx.parsed.flags["dry-run"] === true;
-  const r = (await queueReason(ctx)) !== null
-    ? await relay(ctx, {
-      kind: "run-request",
-      artifact: await artifactOf(ctx) as unknown as Record<string, unknown>,
-      dry_run: dryRun,
-    }) as unknown as RunRequestResult
-    : await performAct(sessionOfCtx(ctx), runAct, artifactOf(ctx), { dryRun });
+  const r = await artifactAct<RunRequestResult>(
+    ctx,
+    "run-request",
+    (dryRun) => performAct(sessionOfCtx(ctx), runAct, artifactOf(ctx), { dryRun }),
+  );
   if (!r.ran) {
     return {
       exit: 0,
