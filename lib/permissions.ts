@@ -23,6 +23,7 @@ import { GIT_CONFIG_ENV } from "./git/config_env.ts";
 import { PermissionLayerError } from "./errors.ts";
 import { within } from "./fs/within.ts";
 import { expandEnvNames } from "./env.ts";
+import { AUDIT_ENV } from "./audit/env.ts";
 
 /** What one command needs from Deno. */
 export interface Needs {
@@ -240,6 +241,7 @@ export function releaseFlags(): string[] {
     ...RUNNER_FORBIDDEN_ENV,
     ...CHILD_ENV,
     ...GIT_CONFIG_ENV,
+    ...AUDIT_ENV,
     BROAD_OK_ENV,
   ]);
   return [

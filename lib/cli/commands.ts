@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { AUDIT_ENV } from "../audit/env.ts";
 import { didYouMean } from "../text/suggest.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { dirname, resolve } from "../fs/path.ts";
@@ -239,7 +240,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     // The yaml package's parser reads these two (its debug switches) on every parse; HOME and
     // the key dir's variable place the key dir for the Claude settings check (no key is read).
-    env: ["LOG_TOKENS", "LOG_STREAM", "HOME", "AGENTTEAMS_KEY_DIR"],
+    env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
     built: true,
     // The project and the named directories (read; written only with --fix), and the brief.
     needs: (ctx) => {
@@ -252,7 +253,7 @@ export const COMMANDS: readonly CommandSpec[] = [
         ...NO_NEEDS,
         read: [...roots, ...briefFlagReads(ctx)],
         write: fix ? roots : [],
-        env: ["LOG_TOKENS", "LOG_STREAM", "HOME", "AGENTTEAMS_KEY_DIR"],
+        env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
       };
     },
     run: async (ctx) => (await loadCode(() => import("./audit_cmd.ts"))).audit(ctx),
