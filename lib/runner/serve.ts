@@ -38,6 +38,8 @@ import { type RunnerState, serveClaimed } from "./serve_one.ts";
 
 /** Results older than this are deleted (acknowledged ones at once). */
 export const RESULT_TTL_MS = 300_000;
+/** How many stray names (not a request's) a runner records before it stops recording them. */
+export const MAX_STRAYS = 1000;
 /** The fallback poll when no file-system event arrives. */
 export const POLL_MS = 1000;
 
@@ -316,8 +318,9 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
       sweep(paths, now().getTime());
       const { queue, strays } = pending(paths);
       for (const stray of strays) {
-        // Never served, never deleted (it is not the runner's to remove); recorded once.
-        if (strayed.has(stray)) continue;
+        // Never served, never deleted (it is not the runner's to remove); recorded once, and at
+        // most MAX_STRAYS of them in a runner's life (a flood of names cannot fill the ledger).
+        if (strayed.has(stray) || strayed.size >= MAX_STRAYS) continue;
         strayed.add(stray);
         await appendRow(root, key.hmac, {
           action: "runner-request-refused",
