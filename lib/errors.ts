@@ -445,3 +445,24 @@ export function refusalCode(e: unknown): string {
   if (e instanceof AgentTeamsError) return e.code;
   return e instanceof Deno.errors.NotCapable ? "NOT_CAPABLE" : "INTERNAL";
 }
+
+/**
+ * The code and message a failure that is not one of the tool's typed errors is reported under:
+ * `NOT_CAPABLE` with Deno's own message for a permission refusal, `INTERNAL` with the error's
+ * name and message for anything else. The CLI's refusal line and the runner's results both word
+ * such a failure this way.
+ *
+ * @example
+ * ```ts
+ * import { otherRefusal } from "./errors.ts";
+ * otherRefusal(new TypeError("boom")); // { code: "INTERNAL", message: "TypeError: boom" }
+ * ```
+ */
+export function otherRefusal(e: unknown): { code: string; message: string } {
+  const message = e instanceof Deno.errors.NotCapable
+    ? e.message
+    : e instanceof Error
+    ? `${e.name}: ${e.message}`
+    : String(e);
+  return { code: refusalCode(e), message };
+}

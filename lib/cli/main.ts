@@ -9,7 +9,7 @@
 import { VERSION } from "./version.ts";
 import { STATE_DIR } from "../ledger/paths.ts";
 import { resolve } from "../fs/path.ts";
-import { AgentTeamsError, KeyError, refusalCode, UsageError } from "../errors.ts";
+import { AgentTeamsError, KeyError, otherRefusal, UsageError } from "../errors.ts";
 import { readEnv } from "../env.ts";
 import { BROAD_OK_ENV, narrowPermissions } from "../permissions.ts";
 import { findCommand, needsOf, unknownCommandMessage } from "./commands.ts";
@@ -44,19 +44,6 @@ function debugStack(): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * The code and message of a failure that is not one of the tool's typed errors: NOT_CAPABLE for
- * Deno's permission refusal, INTERNAL for anything else (as ledger rows say).
- */
-function otherRefusal(e: unknown): { code: string; message: string } {
-  const message = e instanceof Deno.errors.NotCapable
-    ? e.message
-    : e instanceof Error
-    ? `${e.name}: ${e.message}`
-    : String(e);
-  return { code: refusalCode(e), message };
 }
 
 function refuse(

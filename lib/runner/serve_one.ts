@@ -11,7 +11,13 @@ import { sha256Hex } from "../crypto/hash.ts";
 import type { LedgerKey } from "../crypto/keys.ts";
 import type { SealPair } from "../crypto/seal.ts";
 import type { Env } from "../env.ts";
-import { AgentTeamsError, DispatchError, QueueError, refusalCode } from "../errors.ts";
+import {
+  AgentTeamsError,
+  DispatchError,
+  otherRefusal,
+  QueueError,
+  refusalCode,
+} from "../errors.ts";
 import { describeKind } from "../fs/entry.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { readJson } from "../json/reader.ts";
@@ -167,8 +173,7 @@ export function errorView(e: unknown): JsonObject {
   return {
     error: e instanceof Error ? e.name : "Error",
     family: "internal",
-    code: refusalCode(e),
-    message: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+    ...otherRefusal(e),
     details: {},
   };
 }
