@@ -164,7 +164,7 @@ export async function waitForResult(
     if (e instanceof QueueError) throw e;
     watcher = null; // the poll serves
   }
-  const events = watcher?.[Symbol.asyncIterator]();
+  const nextEvent = eventWaiter(watcher?.[Symbol.asyncIterator]());
   try {
     while (true) {
       let text: string | null = null;
@@ -194,7 +194,7 @@ export async function waitForResult(
           { details: { id: s.id } },
         );
       }
-      await nextEvent(events, Math.min(left, 500));
+      await nextEvent(Math.min(left, 500));
     }
   } finally {
     try {
@@ -203,23 +203,26 @@ export async function waitForResult(
   }
 }
 
-let pendingNext: Promise<unknown> | null = null;
-
-function nextEvent(
+/**
+ * Waits for the next file-system event or `ms`, whichever comes first; an event that arrives
+ * after the timeout is kept for the next wait, never lost (one pending read per watcher).
+ */
+function eventWaiter(
   events: AsyncIterator<Deno.FsEvent> | undefined,
-  ms: number,
-): Promise<void> {
-  return new Promise((res) => {
-    const t = setTimeout(res, ms);
-    if (events === undefined) return;
-    pendingNext ??= events.next().finally(() => {
-      pendingNext = null;
+): (ms: number) => Promise<void> {
+  let pending: Promise<unknown> | null = null;
+  return (ms) =>
+    new Promise((res) => {
+      const t = setTimeout(res, ms);
+      if (events === undefined) return;
+      pending ??= events.next().finally(() => {
+        pending = null;
+      });
+      pending.then(() => {
+        clearTimeout(t);
+        res();
+      }, () => {});
     });
-    pendingNext.then(() => {
-      clearTimeout(t);
-      res();
-    }, () => {});
-  });
 }
 
 /** Creates the empty acknowledgement file for a read result. */

@@ -104,16 +104,23 @@ export function ensureIgnoredByGit(dir: string): void {
  * ```
  */
 export function ensureRunnerDirs(p: QueuePaths): void {
-  ensureQueueDir(p.state, 0o700);
-  ensureQueueDir(p.claimed, 0o700);
-  ensureQueueDir(p.queue, 0o755);
-  ensureQueueDir(p.requests, 0o755);
-  ensureQueueDir(p.mcpRequests, 0o755);
-  ensureQueueDir(p.acks, 0o755);
-  ensureQueueDir(p.status, 0o755);
-  ensureQueueDir(p.results, 0o755);
+  for (const [dir, mode] of runnerDirs(p)) ensureQueueDir(dir, mode);
   ensureIgnoredByGit(p.queue);
   ensureIgnoredByGit(p.status);
+}
+
+/** Every directory the runner uses, parents first, with the mode it is made with. */
+function runnerDirs(p: QueuePaths): [string, number][] {
+  return [
+    [p.state, 0o700],
+    [p.claimed, 0o700],
+    [p.queue, 0o755],
+    [p.requests, 0o755],
+    [p.mcpRequests, 0o755],
+    [p.acks, 0o755],
+    [p.status, 0o755],
+    [p.results, 0o755],
+  ];
 }
 
 /**
@@ -129,16 +136,11 @@ export function ensureRunnerDirs(p: QueuePaths): void {
  * ```
  */
 export function checkRunnerDirs(p: QueuePaths): void {
-  for (const d of [p.state, p.claimed, p.queue, p.requests, p.mcpRequests, p.acks, p.status]) {
+  for (const [d] of runnerDirs(p)) {
     if (!isQueueDir(d)) {
       throw new QueueError("QUEUE_UNSAFE_PATH", `${d} disappeared while serving; refused`, {
         details: { path: d },
       });
     }
-  }
-  if (!isQueueDir(p.results)) {
-    throw new QueueError("QUEUE_UNSAFE_PATH", `${p.results} disappeared while serving`, {
-      details: { path: p.results },
-    });
   }
 }

@@ -9,7 +9,6 @@
  *
  * @module
  */
-import { sha256Hex } from "../crypto/hash.ts";
 import { loadLedgerKey, runnerSealPair } from "../crypto/keys.ts";
 import { type Env, homeFrom } from "../env.ts";
 import { QueueError } from "../errors.ts";
@@ -33,8 +32,8 @@ import {
   queuePaths,
 } from "../queue/paths.ts";
 import { checkPins, pinPaths, type Pins, readPins } from "../queue/pins.ts";
-import { replyKeyOf, resultText } from "../queue/result.ts";
-import { type RunnerState, serveClaimed } from "./serve_one.ts";
+import { resultText } from "../queue/result.ts";
+import { interruptedResult, type RunnerState, serveClaimed, type Served } from "./serve_one.ts";
 
 /** Results older than this are deleted (acknowledged ones at once). */
 export const RESULT_TTL_MS = 300_000;
@@ -68,12 +67,19 @@ export interface ServeReport {
   readonly stopped: "once" | "signal";
 }
 
+/** A file in a request folder whose name is no request's. */
+interface Stray {
+  readonly path: string;
+  readonly name: string;
+  readonly channel: Channel;
+}
+
 /** The requests waiting now, in serving order: the orchestrator's channel first, by name. */
 function pending(
   p: QueuePaths,
-): { queue: { id: string; channel: Channel; name: string }[]; strays: string[] } {
+): { queue: { id: string; channel: Channel; name: string }[]; strays: Stray[] } {
   const queue: { id: string; channel: Channel; name: string }[] = [];
-  const strays: string[] = [];
+  const strays: Stray[] = [];
   for (const channel of ["orchestrator", "mcp"] as const) {
     const dir = channelDir(p, channel);
     const names: string[] = [];
@@ -83,7 +89,7 @@ function pending(
       const id = idOfName(name);
       if (id !== null) queue.push({ id, channel, name });
       // A request still being written (the client's temporary name) is no stray.
-      else if (!isTempName(name)) strays.push(join(dir, name));
+      else if (!isTempName(name)) strays.push({ path: join(dir, name), name, channel });
     }
   }
   return { queue, strays };
@@ -249,7 +255,7 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
         pinned: pins,
         serving,
       });
-    const publish = async (id: string, served: Awaited<ReturnType<typeof serveClaimed>>) => {
+    const publish = async (id: string, served: Served) => {
       checkRunnerDirs(paths);
       const text = await resultText(served.body, served.secret, {
         runner: seal,
@@ -269,33 +275,7 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
       }
       const id = m[2];
       await appendRow(root, key.hmac, { action: "runner-interrupted", id }, { now });
-      const err = new QueueError(
-        "RUNNER_INTERRUPTED",
-        "the runner stopped while serving this request; it was not served again: see the " +
-          "ledger's rows for it (agentteams ledger show) before you resubmit",
-      );
-      let replyKey: Uint8Array | null = null;
-      let digest = "";
-      try {
-        const bytes = Deno.readFileSync(path);
-        digest = sha256Hex(bytes);
-        replyKey = replyKeyOf(JSON.parse(new TextDecoder().decode(bytes)));
-      } catch { /* unreadable: answered unsealed */ }
-      await publish(id, {
-        body: {
-          v: 1,
-          id,
-          ok: false,
-          kind: null,
-          exit: 1,
-          queue_wait_ms: null,
-          serve_ms: 0,
-          request_sha256: digest,
-          error: err.toJSON() as never,
-        },
-        secret: null,
-        replyKey,
-      });
+      await publish(id, interruptedResult(path, id));
       removeQuietly(path);
       interrupted++;
       opts.log(`agentteams serve: request ${id} was interrupted by the previous runner; reported`);
@@ -320,22 +300,24 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
       for (const stray of strays) {
         // Never served, never deleted (it is not the runner's to remove); recorded once, and at
         // most MAX_STRAYS of them in a runner's life (a flood of names cannot fill the ledger).
-        if (strayed.has(stray) || strayed.size >= MAX_STRAYS) continue;
-        strayed.add(stray);
+        if (strayed.has(stray.path) || strayed.size >= MAX_STRAYS) continue;
+        strayed.add(stray.path);
         await appendRow(root, key.hmac, {
           action: "runner-request-refused",
           id: null,
           kind: null,
-          channel: stray.startsWith(paths.mcpRequests + "/") ? "mcp" : "orchestrator",
+          channel: stray.channel,
           error: "REQUEST_INVALID",
-          reason: `${stray.slice(stray.lastIndexOf("/") + 1).slice(0, 100)} is not a request ` +
-            "name (32 lower-case hex + .json); not served",
+          reason:
+            `${stray.name.slice(0, 100)} is not a request name (32 lower-case hex + .json); ` +
+            "not served",
         }, { now });
-        opts.log(`agentteams serve: ${stray} is not a request name; not served (recorded)`);
+        opts.log(`agentteams serve: ${stray.path} is not a request name; not served (recorded)`);
       }
-      for (const r of queue) {
+      for (const [i, r] of queue.entries()) {
         if (opts.signal?.aborted) break;
-        checkPins(pins, readPins(pinAt), pinAt);
+        // Before every request: the loop's own check, just made, stands for the first.
+        if (i > 0) checkPins(pins, readPins(pinAt), pinAt);
         const claimed = claim(paths, r.channel, r.name);
         if (claimed === null) continue;
         serving = r.id;

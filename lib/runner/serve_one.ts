@@ -178,6 +178,67 @@ export function errorView(e: unknown): JsonObject {
   };
 }
 
+/** What is known of a request while it is served (filled in as it is read). */
+interface RequestFacts {
+  readonly id: string;
+  kind: RequestKind | null;
+  waitMs: number | null;
+  digest: string;
+  replyKey: Uint8Array | null;
+}
+
+/** A result's body from what is known of its request and how serving it ended. */
+function servedOf(
+  f: RequestFacts,
+  rest: Pick<ResultBody, "ok" | "exit" | "result" | "error">,
+  secret: JsonObject | null,
+  serveMs: number,
+): Served {
+  return {
+    body: {
+      v: 1,
+      id: f.id,
+      ok: rest.ok,
+      kind: f.kind,
+      exit: rest.exit,
+      queue_wait_ms: f.waitMs,
+      serve_ms: serveMs,
+      request_sha256: f.digest,
+      ...(rest.result !== undefined ? { result: rest.result } : {}),
+      ...(rest.error !== undefined ? { error: rest.error } : {}),
+    },
+    secret,
+    replyKey: f.replyKey,
+  };
+}
+
+/**
+ * The answer to a request a runner claimed and died serving (found at the next start): never
+ * served again, reported as `RUNNER_INTERRUPTED`, sealed to its requester when its reply key can
+ * be read (read as every request is: a regular file, no hard link, at most 1 MiB).
+ *
+ * @example
+ * ```ts
+ * import { interruptedResult } from "./serve_one.ts";
+ * const r = interruptedResult("/nonexistent/claimed.json", "0".repeat(32));
+ * r.body.error?.code; // "RUNNER_INTERRUPTED"
+ * ```
+ */
+export function interruptedResult(path: string, id: string): Served {
+  const facts: RequestFacts = { id, kind: null, waitMs: null, digest: "", replyKey: null };
+  try {
+    const { bytes } = readRequest(path);
+    facts.digest = sha256Hex(bytes);
+    facts.replyKey = replyKeyOf(parseJson(bytes));
+  } catch { /* unreadable: answered unsealed */ }
+  const err = new QueueError(
+    "RUNNER_INTERRUPTED",
+    "the runner stopped while serving this request; it was not served again: see the " +
+      "ledger's rows for it (agentteams ledger show) before you resubmit",
+  );
+  return servedOf(facts, { ok: false, exit: err.exitCode, error: errorView(err) }, null, 0);
+}
+
 /**
  * Serves the request claimed at `path` (its id and channel from its name and directory).
  *
@@ -196,44 +257,32 @@ export async function serveClaimed(
   channel: Channel,
 ): Promise<Served> {
   const t0 = performance.now();
-  let waitMs: number | null = null;
-  let digest = sha256Hex(new Uint8Array());
-  let replyKey: Uint8Array | null = null;
-  let kind: RequestKind | null = null;
+  const facts: RequestFacts = {
+    id,
+    kind: null,
+    waitMs: null,
+    digest: sha256Hex(new Uint8Array()),
+    replyKey: null,
+  };
   let ahead = false;
   const done = (
     rest: Pick<ResultBody, "ok" | "exit" | "result" | "error">,
     secret: JsonObject | null,
-  ): Served => ({
-    body: {
-      v: 1,
-      id,
-      ok: rest.ok,
-      kind,
-      exit: rest.exit,
-      queue_wait_ms: waitMs,
-      serve_ms: Math.round(performance.now() - t0),
-      request_sha256: digest,
-      ...(rest.result !== undefined ? { result: rest.result } : {}),
-      ...(rest.error !== undefined ? { error: rest.error } : {}),
-    },
-    secret,
-    replyKey,
-  });
+  ) => servedOf(facts, rest, secret, Math.round(performance.now() - t0));
   try {
     const { bytes, mtime } = readRequest(path);
-    waitMs = mtime === null ? null : Math.max(0, Math.round(s.now().getTime() - mtime));
-    digest = sha256Hex(bytes);
+    facts.waitMs = mtime === null ? null : Math.max(0, Math.round(s.now().getTime() - mtime));
+    facts.digest = sha256Hex(bytes);
     const raw = parseJson(bytes);
-    replyKey = replyKeyOf(raw);
-    kind = kindOf(raw);
+    facts.replyKey = replyKeyOf(raw);
+    facts.kind = kindOf(raw);
     const req = parseRequest(raw, channel);
     await appendRow(s.root, s.key.hmac, {
       action: "runner-request",
       id,
       kind: req.kind,
       channel,
-      request_sha256: digest,
+      request_sha256: facts.digest,
     }, { now: s.now });
     ahead = true;
     const r = await act(s, req, channel);
@@ -246,9 +295,9 @@ export async function serveClaimed(
         await appendRow(s.root, s.key.hmac, {
           action: "runner-request-refused",
           id,
-          kind,
+          kind: facts.kind,
           channel,
-          request_sha256: digest,
+          request_sha256: facts.digest,
           error: refusalCode(e),
           reason: (e instanceof Error ? e.message : String(e)).slice(0, 500),
         }, { now: s.now });
