@@ -125,6 +125,24 @@ Deno.test("the runner refuses bad requests one by one and keeps serving", async 
       );
 
       await t.step(
+        "a request that is a hard link (to a file the session may not read): refused unread",
+        async () => {
+          const valid = await makeRequest({ kind: "verify-ledger" });
+          const outside = join(w.scratch, "linked-request.json");
+          Deno.writeFileSync(outside, valid.bytes);
+          await assertRefusedRequest(w, runner, "hard link", () => {
+            const h = at(w, valid);
+            Deno.linkSync(outside, h.path);
+            return Promise.resolve(h);
+          });
+          // Never read, so never served; the other name is untouched.
+          assert.deepEqual(Deno.readFileSync(outside), valid.bytes, "the linked file changed");
+          assert.equal(Deno.statSync(outside).nlink, 1, "the queue's name is gone");
+          assert.ok(!w.rows().some((x) => x.action === "runner-request" && x.id === valid.id));
+        },
+      );
+
+      await t.step(
         "a half-written request under its final name: REQUEST_INVALID, never acted on",
         async () => {
           const whole = await makeRequest({ kind: "verify-ledger" });

@@ -183,3 +183,33 @@ Deno.test("queue mode with no runner: NO_RUNNER within --wait-timeout, naming ag
     );
   });
 });
+
+Deno.test("queue mode refuses what only direct mode could do: --unconfined, ledger verify --checkpoint; nothing queued or written", async (t) => {
+  await withWorld("rq-queue-usage", OPTS, async (w) => {
+    const first = await startRunner(w);
+    assert.equal((await first.stop()).code, 0, first.stderr());
+    const nonce = await w.dispatchBeforeBriefChanged("worker");
+    const artifact = await w.artifact({ argv: ["true"] }, nonce);
+    const cases: [string, string[], string][] = [
+      ["run --unconfined", ["run", artifact, "--unconfined"], "run"],
+      ["ledger verify --checkpoint", [
+        "ledger",
+        "verify",
+        "--checkpoint",
+        join(w.scratch, "cp.json"),
+      ], "ledger verify"],
+    ];
+    Deno.writeTextFileSync(join(w.scratch, "cp.json"), "{}");
+    for (const [what, args, words] of cases) {
+      await t.step(what, async () => {
+        const before = whole(w);
+        const rows = w.rows().length;
+        const r = await w.cli([...args, "--project", w.project, "--wait-timeout", "2"]);
+        assertCliRefused(r, words, "USAGE", 2);
+        assert.equal(w.rows().length, rows, "a row was written");
+        assert.deepEqual(names(queuePaths(w.project).requests), [], "a request was queued");
+        assertSameTree(before, whole(w), `after ${what}`);
+      });
+    }
+  });
+});

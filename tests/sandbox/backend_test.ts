@@ -24,3 +24,13 @@ Deno.test("lazyBackend: otherwise the probe decides once (bubblewrap here)", asy
   assert.equal(first, b(), "probed once");
   assert.equal(await first, "bwrap", "scripts/test installs bubblewrap; its probe must pass");
 });
+
+Deno.test("lazyBackend under the runner: no opt-out, even where the brief allows one; it confines", async () => {
+  assertRefusal(
+    () => lazyBackend({ allowUnconfinedRuns: true }, { unconfined: true, runner: true }),
+    "UNCONFINED_NOT_ALLOWED",
+    SandboxError,
+  );
+  const b = lazyBackend({ allowUnconfinedRuns: true }, { unconfined: false, runner: true });
+  assert.equal(await b(), "bwrap");
+});
