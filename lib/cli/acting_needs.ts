@@ -9,7 +9,6 @@ import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { within } from "../fs/within.ts";
 import { BWRAP_PATH, PERL_PATH, SETSID_PATH } from "../host/programs.ts";
 import { dirname, join, resolve } from "../fs/path.ts";
-import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { sanitizePath } from "../process/child_env.ts";
 import { diskFs, type ResolvedProgram, resolveProgram } from "../process/resolve_program.ts";
 import { readShebang } from "../sandbox/gate_exec.ts";
@@ -18,7 +17,7 @@ import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_KEY_FILE } from "../crypto/keys.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
-import { briefFlagPath, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./needs.ts";
+import { briefReads, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./needs.ts";
 import { artifactOf, fullPolicy, gitContextOf } from "./policy_ctx.ts";
 import type { Ctx } from "./command_spec.ts";
 
@@ -198,8 +197,7 @@ function grantedGitPath(path: string, gitDirs: readonly string[]): string {
  * where programs are resolved.
  */
 async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promise<Needs> {
-  const flag = briefFlagPath(ctx);
-  const brief = flag !== null ? [flag] : DEFAULT_BRIEF_NAMES.map((n) => join(ctx.project, n));
+  const brief = briefReads(ctx);
   const file = typeof ctx.parsed.positionals.FILE === "string"
     ? [resolve(ctx.parsed.positionals.FILE)]
     : [];

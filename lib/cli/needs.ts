@@ -9,6 +9,7 @@ import { join, resolve } from "../fs/path.ts";
 import { KEY_ENV, keyDir } from "../crypto/keys.ts";
 import { type Needs, NO_NEEDS } from "../permissions.ts";
 import { STATE_DIR } from "../ledger/paths.ts";
+import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { CONFINED_DIR_REL } from "../sandbox/operator_file.ts";
 import { runTmpParent } from "../sandbox/run_dir.ts";
 import type { Ctx } from "./command_spec.ts";
@@ -109,4 +110,21 @@ export function tmpDirOf(ctx: Ctx): string {
 export function confinedDirs(ctx: Ctx): string[] {
   const home = ctx.env.HOME;
   return home?.startsWith("/") ? [join(home, CONFINED_DIR_REL)] : [];
+}
+
+/**
+ * The brief as a command reads it: the `--brief` file, else the project's default names (each
+ * looked for, the first present read).
+ *
+ * @example
+ * ```ts
+ * import { briefReads } from "./needs.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // project /p, no --brief
+ * briefReads(ctx); // ["/p/agentteams.jsonc", "/p/agentteams.json"]
+ * ```
+ */
+export function briefReads(ctx: Ctx): string[] {
+  const flag = briefFlagPath(ctx);
+  return flag !== null ? [flag] : DEFAULT_BRIEF_NAMES.map((n) => join(ctx.project, n));
 }

@@ -13,7 +13,6 @@ import { CHILD_ENV } from "../process/child_env.ts";
 import { sealPublicFromPem } from "../crypto/seal.ts";
 import { QueueError, UsageError } from "../errors.ts";
 import { join, resolve } from "../fs/path.ts";
-import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { type Needs, NO_NEEDS } from "../permissions.ts";
 import { queuePaths } from "../queue/paths.ts";
 import { BRIEF_UNREADABLE_REASON, queueModeReason } from "../queue/mode.ts";
@@ -25,7 +24,7 @@ import {
   submitRequest,
   waitForResult,
 } from "../queue/client.ts";
-import { briefFlagPath, briefFlagReads } from "./needs.ts";
+import { briefFlagPath, briefReads } from "./needs.ts";
 import { perInvocation } from "./per_invocation.ts";
 import type { Ctx } from "./command_spec.ts";
 
@@ -118,10 +117,7 @@ export function queueNeeds(ctx: Ctx): Needs {
  * ```
  */
 export function modeNeeds(ctx: Ctx): Needs {
-  const brief = briefFlagPath(ctx) !== null
-    ? briefFlagReads(ctx)
-    : DEFAULT_BRIEF_NAMES.map((n) => join(ctx.project, n));
-  return { ...NO_NEEDS, read: [...brief, queuePaths(ctx.project).runnerJson] };
+  return { ...NO_NEEDS, read: [...briefReads(ctx), queuePaths(ctx.project).runnerJson] };
 }
 
 /**

@@ -9,9 +9,8 @@
  */
 import { resolve } from "../fs/path.ts";
 import { readJson } from "../json/reader.ts";
-import { readBriefBytes } from "../policy/brief.ts";
-import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
-import { join } from "../fs/path.ts";
+import { defaultBriefPath, readBriefBytes } from "../policy/brief.ts";
+import { PolicyError } from "../errors.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { liveRunner } from "./liveness.ts";
 import { queuePaths } from "./paths.ts";
@@ -63,10 +62,14 @@ export async function queueModeReason(
   now: Date,
 ): Promise<string | null> {
   if (liveRunner(queuePaths(root).runnerJson, now)) return "a runner serves this project";
-  const path = briefFlag !== null
-    ? resolve(briefFlag)
-    : DEFAULT_BRIEF_NAMES.map((n) => join(root, n)).find((p) => lstatOrNullSync(p) !== null);
-  if (path === undefined) return null;
+  let path: string;
+  try {
+    path = briefFlag !== null ? resolve(briefFlag) : await defaultBriefPath(root);
+  } catch (e) {
+    // No brief at all is direct mode (it needs the key); one that cannot be examined is not.
+    if (e instanceof PolicyError && e.code === "BRIEF_NOT_FOUND") return null;
+    return BRIEF_UNREADABLE_REASON;
+  }
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(await readBriefBytes(path));
