@@ -18,12 +18,8 @@ import { queuePaths } from "../queue/paths.ts";
 import { BRIEF_UNREADABLE_REASON, queueModeReason } from "../queue/mode.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import { artifactOf } from "./policy_ctx.ts";
-import {
-  type OutgoingRequest,
-  resultOrRefusal,
-  submitRequest,
-  waitForResult,
-} from "../queue/client.ts";
+import type { OutgoingRequest } from "../queue/client.ts";
+import { loadCode } from "./code_dir.ts";
 import { briefFlagPath, briefReads } from "./needs.ts";
 import { perInvocation } from "./per_invocation.ts";
 import type { Ctx } from "./command_spec.ts";
@@ -141,9 +137,11 @@ export async function relay(ctx: Ctx, request: OutgoingRequest): Promise<JsonObj
     );
   }
   const timeoutMs = waitSeconds(ctx) * 1000;
+  // Loaded only when a request is queued: direct mode never pays for the client.
+  const client = await loadCode(() => import("../queue/client.ts"));
   let s;
   try {
-    s = await submitRequest(ctx.project, request);
+    s = await client.submitRequest(ctx.project, request);
   } catch (e) {
     // A brief that cannot be read puts the project in queue mode; with no runner to queue for,
     // the brief's own refusal says what to mend (still nothing acts directly).
@@ -158,7 +156,9 @@ export async function relay(ctx: Ctx, request: OutgoingRequest): Promise<JsonObj
     throw e;
   }
   const runnerPublic = await sealPublicFromPem(readRunnerPublicText(ctx.env));
-  return resultOrRefusal(await waitForResult(ctx.project, s, { timeoutMs, runnerPublic }));
+  return client.resultOrRefusal(
+    await client.waitForResult(ctx.project, s, { timeoutMs, runnerPublic }),
+  );
 }
 
 /**
