@@ -66,7 +66,8 @@ Deno.test("a box opens for its requester with the runner's public key, and for n
   );
 });
 
-Deno.test("a dispatch result carries its nonce only inside the box; the waiter opens it", async () => {
+/** A dispatch result sealed by a fresh runner key to a fresh waiter. */
+async function dispatchResult() {
   const runner = await generateSealPair();
   const own = await generateSealPair();
   const text = await resultText(body(), { nonce: NONCE }, {
@@ -74,6 +75,11 @@ Deno.test("a dispatch result carries its nonce only inside the box; the waiter o
     replyKey: own.publicRaw,
     hmac,
   });
+  return { runner, own, text };
+}
+
+Deno.test("a dispatch result carries its nonce only inside the box; the waiter opens it", async () => {
+  const { runner, own, text } = await dispatchResult();
   assert.ok(!text.includes(NONCE), text);
   const parsed = JSON.parse(text);
   // The operator's MAC covers everything but itself.
@@ -90,13 +96,7 @@ Deno.test("a dispatch result carries its nonce only inside the box; the waiter o
 });
 
 Deno.test("every edit of a result, a replay to another waiter or request, and a forgery: RESULT_NOT_AUTHENTIC", async () => {
-  const runner = await generateSealPair();
-  const own = await generateSealPair();
-  const text = await resultText(body(), { nonce: NONCE }, {
-    runner,
-    replyKey: own.publicRaw,
-    hmac,
-  });
+  const { runner, own, text } = await dispatchResult();
   const opts = { id: ID, requestBytesSha256: sha256Hex(REQ), own, runnerPublic: runner.publicRaw };
   const v = JSON.parse(text);
   const edits: [string, Record<string, unknown>][] = [
