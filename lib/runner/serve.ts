@@ -17,6 +17,7 @@ import { lstatOrNullSync } from "../fs/entry.ts";
 import { join, resolve } from "../fs/path.ts";
 import { appendRow } from "../ledger/append.ts";
 import { defaultBriefPath } from "../policy/brief.ts";
+import { lazyBackend } from "../sandbox/backend.ts";
 import { confinedFilePath } from "../sandbox/operator_file.ts";
 import { completePolicy } from "../acts/session.ts";
 import { preflight } from "./preflight.ts";
@@ -243,7 +244,9 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
     const policy = await completePolicy(root, briefPath, opts.env);
     // The pinned bytes are those the policy was read from: read again, they must not differ.
     checkPins(pins, readPins(pinAt), pinAt);
-    const state: RunnerState = { root, env: opts.env, home, key, seal, policy, now };
+    // One sandbox decision for the runner's life (not a probe per request), never an opt-out.
+    const backend = lazyBackend(policy, { unconfined: false, runner: true });
+    const state: RunnerState = { root, env: opts.env, home, key, seal, policy, backend, now };
     const started = now().toISOString();
     let serving: string | null = null;
     const status = () =>

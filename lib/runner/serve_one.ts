@@ -29,6 +29,7 @@ import { issueBriefDispatch } from "../acts/dispatch_act.ts";
 import { performAct } from "../acts/pipeline.ts";
 import { runAct, runActWith, runExit } from "../acts/run_act.ts";
 import { sessionOf } from "../acts/session.ts";
+import type { Backend } from "../sandbox/decide.ts";
 import type { Channel } from "../queue/paths.ts";
 import {
   kindOf,
@@ -48,6 +49,8 @@ export interface RunnerState {
   readonly key: LedgerKey;
   readonly seal: SealPair;
   readonly policy: Policy;
+  /** The sandbox, decided (probed) once for the runner's life: every request confined by it. */
+  readonly backend: () => Promise<Backend>;
   readonly now: () => Date;
   /** The tool-server channel's command timeout cap in seconds (default {@link MCP_TIMEOUT_CAP_S}). */
   readonly mcpTimeoutCapS?: number;
@@ -115,6 +118,7 @@ async function act(
       home: s.home,
       policy: s.policy,
       runner: true,
+      backend: s.backend,
       now: s.now,
     });
   switch (req.kind) {

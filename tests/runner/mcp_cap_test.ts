@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
 import { completePolicy } from "../../lib/acts/session.ts";
+import { lazyBackend } from "../../lib/sandbox/backend.ts";
 import { MCP_TIMEOUT_CAP_S } from "../../lib/queue/request.ts";
 import { type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
 import { withWorld } from "../e2e/_run_helpers.ts";
@@ -20,13 +21,15 @@ Deno.test("the tool-server channel stops a command at its cap; the orchestrator'
     brief: (p) => runnerBrief(p),
   }, async (w) => {
     const env: Record<string, string> = { ...w.env, PATH: "/usr/bin:/bin" };
+    const policy = await completePolicy(w.project, join(w.project, "agentteams.jsonc"), env);
     const state: RunnerState = {
       root: w.project,
       env,
       home: env.HOME,
       key: loadLedgerKey({ env, mode: "runner" }),
       seal: await runnerSealPair(env),
-      policy: await completePolicy(w.project, join(w.project, "agentteams.jsonc"), env),
+      policy,
+      backend: lazyBackend(policy, { unconfined: false, runner: true }),
       now: () => new Date(),
       mcpTimeoutCapS: 1,
     };
