@@ -590,10 +590,6 @@ async function runnerSection(): Promise<void> {
     },
     confined_programs: { worker: { exec: ["/usr/bin", "/bin"], write: ["src"] } },
   });
-  // The runner rewrites .agentteams-status/runner.json every 3 s; a beat that falls inside a
-  // command's run shows in the run's git status as an undeclared write (exit 3, in both modes).
-  // Until the snapshot leaves the runner's folders out, the bench project ignores them.
-  Deno.writeTextFileSync(`${dir}/.git/info/exclude`, ".agentteams-status/\n.agentteams-queue/\n");
   const runner = await startRunner(dir);
   try {
     // (a) One round: `run` through the queue and `run --direct`, the order alternating. A

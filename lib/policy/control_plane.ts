@@ -48,6 +48,12 @@ export interface ControlPlaneEntry {
    * paths) nor the runner's queue and status folders (sessions and the runner write them).
    */
   readonly watched: boolean;
+  /**
+   * Written while commands run, by the sessions and the runner (requests, acks, the beat,
+   * results): at the project root the undeclared-write check leaves it out entirely, so the
+   * runner's own writes are never a command's. Only the runner's queue and status folders.
+   */
+  readonly runtime?: boolean;
   /** Why it is control plane, for messages and docs. */
   readonly reason: string;
 }
@@ -97,12 +103,14 @@ export const CONTROL_PLANE: readonly ControlPlaneEntry[] = Object.freeze([
     name: ".agentteams-queue",
     where: "anywhere",
     watched: false,
+    runtime: true,
     reason: "the runner's request queue",
   },
   {
     name: ".agentteams-status",
     where: "anywhere",
     watched: false,
+    runtime: true,
     reason: "the runner's results and liveness",
   },
 ].map((e) => Object.freeze(e as ControlPlaneEntry)));
@@ -110,6 +118,28 @@ export const CONTROL_PLANE: readonly ControlPlaneEntry[] = Object.freeze([
 const BY_NAME: ReadonlyMap<string, ControlPlaneEntry> = new Map(
   CONTROL_PLANE.map((e) => [e.name, e]),
 );
+
+const RUNTIME: ReadonlySet<string> = new Set(
+  CONTROL_PLANE.filter((e) => e.runtime === true).map((e) => e.name),
+);
+
+/**
+ * Whether a project-relative path lies in a folder the sessions and the runner write while
+ * commands run (its first segment, case-folded, a `runtime` entry): the undeclared-write check
+ * leaves it out.
+ *
+ * @example
+ * ```ts
+ * import { isRuntimeWrite } from "./control_plane.ts";
+ * isRuntimeWrite(".agentteams-status/runner.json"); // true
+ * isRuntimeWrite("src/.agentteams-status/x"); // false: only at the project root
+ * isRuntimeWrite(".agentteams/proposal-ledger.jsonl"); // false
+ * ```
+ */
+export function isRuntimeWrite(rel: string): boolean {
+  const first = rel.split("/", 1)[0];
+  return RUNTIME.has(first.toLowerCase());
+}
 
 /**
  * The names the sandbox keeps read-only at any depth inside a writable root (the `anywhere`

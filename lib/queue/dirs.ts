@@ -6,8 +6,8 @@
  * @module
  */
 import { describeKind, lstatOrNullSync } from "../fs/entry.ts";
-import { atomicWriteFileSync, fsyncDirSync } from "../fs/atomic_write.ts";
-import { dirname, join } from "../fs/path.ts";
+import { fsyncDirSync } from "../fs/atomic_write.ts";
+import { dirname } from "../fs/path.ts";
 import { QueueError } from "../errors.ts";
 import type { QueuePaths } from "./paths.ts";
 
@@ -59,40 +59,10 @@ export function ensureQueueDir(path: string, mode: number): void {
   fsyncDirSync(dirname(path));
 }
 
-/** What the `.gitignore` of the queue and status folders says: ignore everything here. */
-export const IGNORE_ALL =
-  "# made by agentteams serve: the runner's queue, not the project's files\n*\n";
-
-/**
- * Writes `<dir>/.gitignore` ignoring everything when it says anything else (or is missing): the
- * queue and status folders change while a command runs (the beat, requests, acks, results), and a
- * run's write check compares what git lists, so unignored they would be reported as the
- * command's undeclared writes.
- *
- * @example
- * ```ts
- * import { ensureIgnoredByGit } from "./dirs.ts";
- * const d = Deno.makeTempDirSync();
- * ensureIgnoredByGit(d);
- * Deno.readTextFileSync(d + "/.gitignore").endsWith("*\n"); // true
- * ```
- */
-export function ensureIgnoredByGit(dir: string): void {
-  const path = join(dir, ".gitignore");
-  const st = lstatOrNullSync(path);
-  if (st !== null && st.isFile) {
-    try {
-      if (Deno.readTextFileSync(path) === IGNORE_ALL) return;
-    } catch { /* rewritten below */ }
-  }
-  if (st !== null && !st.isFile) Deno.removeSync(path, { recursive: st.isDirectory });
-  atomicWriteFileSync(path, IGNORE_ALL, { mode: 0o644 });
-}
-
 /**
  * Every directory the runner uses, made and checked (the runner's own under `.agentteams/` 0700;
- * the sessions' request folders and the status folder their default mode), the queue and status
- * folders ignored by git ({@link ensureIgnoredByGit}).
+ * the sessions' request folders and the status folder their default mode). What the runner
+ * writes there is never a command's undeclared write (`isRuntimeWrite` in the control plane).
  *
  * @example
  * ```ts
@@ -105,8 +75,6 @@ export function ensureIgnoredByGit(dir: string): void {
  */
 export function ensureRunnerDirs(p: QueuePaths): void {
   for (const [dir, mode] of runnerDirs(p)) ensureQueueDir(dir, mode);
-  ensureIgnoredByGit(p.queue);
-  ensureIgnoredByGit(p.status);
 }
 
 /** Every directory the runner uses, parents first, with the mode it is made with. */

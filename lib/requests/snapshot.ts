@@ -27,7 +27,12 @@
  */
 
 import { RequestError } from "../errors.ts";
-import { type ControlPlane, controlPlaneHit, planeOf } from "../policy/control_plane.ts";
+import {
+  type ControlPlane,
+  controlPlaneHit,
+  isRuntimeWrite,
+  planeOf,
+} from "../policy/control_plane.ts";
 import { keyUnder } from "../fs/within.ts";
 import type { GitContext, IndexRead } from "../git/context.ts";
 import { gitStatus, readIndex } from "../git/context.ts";
@@ -247,6 +252,8 @@ export async function takeSnapshot(
     if (!startsWithBytes(full, ctx.prefixBytes)) continue;
     const { key, text } = projectKey(ctx, full);
     if (worktree.has(key) || watch.entries.has(key)) continue;
+    // The runner's queue and status folders change under every run (the beat, requests, acks).
+    if (isRuntimeWrite(key)) continue;
     let fp: string;
     if (text === null) fp = uniqueFingerprint("opaque-name");
     else {
