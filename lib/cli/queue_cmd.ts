@@ -36,13 +36,10 @@ import type { Ctx, Outcome } from "./command_spec.ts";
 export async function submit(ctx: Ctx): Promise<Outcome> {
   const a = await artifactOf(ctx) as unknown as Record<string, unknown>;
   const dryRun = ctx.parsed.flags["dry-run"] === true;
-  const kind = a.kind === "command-request" ? "run-request" : "apply-proposal";
-  const s = await submitRequest(
-    ctx.project,
-    kind === "run-request"
-      ? { kind, artifact: a, dry_run: dryRun }
-      : { kind, artifact: a, dry_run: dryRun },
-  );
+  const kind: "run-request" | "apply-proposal" = a.kind === "command-request"
+    ? "run-request"
+    : "apply-proposal";
+  const s = await submitRequest(ctx.project, { kind, artifact: a, dry_run: dryRun });
   const ticket = await ticketOf(s);
   ctx.note(
     `agentteams submit: queued ${s.id} (${kind}); wait for it with: agentteams wait ${s.id} ` +
