@@ -12,7 +12,6 @@ import { dirname, resolve } from "../fs/path.ts";
 
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV } from "../crypto/keys.ts";
-import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH } from "../host/programs.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
@@ -36,11 +35,6 @@ function queued(direct: (ctx: Ctx) => Needs | Promise<Needs>): (ctx: Ctx) => Pro
 }
 /** What `doctor` reads of the environment: key custody's variables and every one the runner refuses. */
 const DOCTOR_ENV: readonly string[] = [...new Set([...KEY_ENV, ...RUNNER_FORBIDDEN_ENV])];
-
-/** The sandbox probe's programs on this platform (`lib/sandbox/probe.ts`). */
-const PROBE_PROGRAMS = Deno.build.os === "darwin"
-  ? { read: [SANDBOX_EXEC_PATH], run: [SANDBOX_EXEC_PATH] }
-  : { read: [BWRAP_PATH, PERL_PATH], run: [BWRAP_PATH] };
 
 const TEAM_DIR_FLAG = {
   name: "team-dir",
@@ -494,13 +488,16 @@ export const COMMANDS: readonly CommandSpec[] = [
     built: true,
     // The project (brief, .claude/ settings), --brief, the key dir (custody reads the key file),
     // and the sandbox probe: bwrap runs, perl (the exec guard) is looked at; sandbox-exec on macOS.
-    needs: (ctx) =>
-      mergeNeeds(keyNeeds(ctx), {
+    needs: async (ctx) => {
+      // The probe's own list, loaded with it (the sandbox's modules stay off every start-up).
+      const probe = (await loadCode(() => import("../sandbox/probe.ts"))).probePrograms();
+      return mergeNeeds(keyNeeds(ctx), {
         ...NO_NEEDS,
-        read: [ctx.project, ...briefFlagReads(ctx), ...PROBE_PROGRAMS.read],
-        run: PROBE_PROGRAMS.run,
+        read: [ctx.project, ...briefFlagReads(ctx), ...probe.read],
+        run: probe.run,
         env: DOCTOR_ENV,
-      }),
+      });
+    },
     run: async (ctx) => (await loadCode(() => import("./doctor_cmd.ts"))).doctor(ctx),
   },
   {

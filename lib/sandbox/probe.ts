@@ -174,3 +174,19 @@ export async function probeSandbox(opts: ProbeOptions = {}): Promise<ProbeResult
     };
   }
 }
+
+/**
+ * What the probe reads and runs on a platform (for the permission layer: `doctor`'s needs):
+ * bwrap (and perl, whose exec guard it checks) on Linux, sandbox-exec on macOS.
+ *
+ * @example
+ * ```ts
+ * import { probePrograms } from "./probe.ts";
+ * probePrograms("linux").run; // ["/usr/bin/bwrap"]
+ * ```
+ */
+export function probePrograms(os: string = Deno.build.os): { read: string[]; run: string[] } {
+  return os === "darwin"
+    ? { read: [SANDBOX_EXEC_PATH], run: [SANDBOX_EXEC_PATH] }
+    : { read: [BWRAP_PATH, PERL_PATH], run: [BWRAP_PATH] };
+}
