@@ -8,7 +8,13 @@
  */
 import { sessionSettingsFindings } from "../policy/session_settings.ts";
 import { basename } from "../fs/path.ts";
-import { checkCodexAgent, checkCodexConfig, readToml, tomlName } from "./check_codex.ts";
+import {
+  checkCodexAgent,
+  checkCodexConfig,
+  readToml,
+  tomlName,
+  type TomlRead,
+} from "./check_codex.ts";
 import { checkGoose } from "./check_goose.ts";
 import { checkMarkdown } from "./check_markdown.ts";
 import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from "./finding.ts";
@@ -406,14 +412,20 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
       break;
     }
     case "codex-agent": {
-      const s = checkCodexAgent(text, slug);
+      const read = readToml(text);
+      const s = checkCodexAgent(text, slug, read);
       out.push(...(exempt ? s.filter((x) => isReaderCode(x.code)) : s));
-      break;
+      // A section may sit in a string value: the heading checks read those too.
+      return sectionSpots(out, codexInstructions(text, read), slug, exempt);
     }
     case "claude-settings":
       return out;
   }
-  const sectionText = kind === "codex-agent" ? codexInstructions(text) : text;
+  return sectionSpots(out, text, slug, exempt);
+}
+
+/** `out` with the write-policy section finding of `sectionText`, if it lacks its section. */
+function sectionSpots(out: Spot[], sectionText: string, slug: string, exempt: boolean): Spot[] {
   if (exempt) {
     const m = ORCH_RE.exec(sectionText);
     const notes = NOTES_RE.exec(sectionText);
@@ -473,8 +485,7 @@ function isReaderCode(code: string): boolean {
 }
 
 /** A Codex agent's text with its string values' text appended (a section may sit in a string). */
-function codexInstructions(text: string): string {
-  const r = readToml(text);
+function codexInstructions(text: string, r: TomlRead): string {
   if (!r.ok) return text;
   const strings = Object.values(r.value).filter((v): v is string => typeof v === "string");
   return [text, ...strings].join("\n");
