@@ -20,7 +20,6 @@ import {
   exemptFiles,
   isAgentEntry,
   kindOfPath,
-  slugOf,
 } from "./team.ts";
 import { namedEntry, walkTeam } from "./walk.ts";
 
@@ -153,7 +152,7 @@ function fixGroup(g: Group): FixOutcome[] {
     }
     if (e.state !== "text" || e.text === undefined) continue;
     const file = g.prefix === "" || g.named ? e.rel : `${g.prefix}/${e.rel}`;
-    const r = fixText(kind, slugOf(e.rel), e.text, exempt.has(e.rel));
+    const r = fixText(kind, e.rel, e.text, exempt.has(e.rel));
     if (r.outcome === "unchanged") continue;
     if (r.outcome === "refused") {
       out.push({ file, outcome: "refused", changes: [], reason: r.reason });

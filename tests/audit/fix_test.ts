@@ -10,6 +10,8 @@ import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { AuditReportSchema } from "../../lib/audit/report.ts";
 import { fixText } from "../../lib/audit/fix.ts";
+import { checkFile } from "../../lib/audit/team.ts";
+import { auditTeam } from "../../lib/audit/audit.ts";
 import { compliantClaude, switchBrief, withSandbox, writeFiles } from "./_team.ts";
 
 const GEN_BODY =
@@ -197,4 +199,19 @@ Deno.test("fixText narrows a file whose description holds ': ' unquoted, leaving
   assert.ok(
     r.outcome === "fixed" && r.text.startsWith(text.replace("Read, Edit", "Read, Grep, Glob")),
   );
+});
+
+Deno.test("--fix judges a Goose recipe by its path as the audit does: a clean .json recipe is not refused", async () => {
+  await withSandbox("audit-fix-goose-json", async (sb) => {
+    // JSON-form keys are double-quoted; only the path says the recipe is JSON (a slug does not).
+    const rel = ".goose/recipes/orchestrator.json";
+    const text = '"title": "t"\n"instructions": |\n  ## Write Policy: Applying Proposals\n';
+    assert.deepEqual(checkFile("goose", rel, text, true), []);
+    writeFiles(sb.project, { ...compliantClaude(), [rel]: text });
+    const before = await snapshotTree(sb.project);
+    const r = await auditTeam(sb.project, [], { switchOn: true, frameworks: [], fix: true });
+    assert.deepEqual(r.findings.filter((f) => f.file === rel), []);
+    assert.deepEqual(r.fixes?.filter((f) => f.file === rel), []);
+    assertSameTree(before, await snapshotTree(sb.project));
+  });
 });
