@@ -5,9 +5,10 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { FsSafetyError, UsageError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { lstatOrNull } from "../fs/entry.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
 import { isAbsolute, join, relative, resolve } from "../fs/path.ts";
 import { within } from "../fs/within.ts";
 import { byPlace, type Finding } from "./finding.ts";
@@ -21,7 +22,7 @@ import {
   isAgentEntry,
   kindOfPath,
 } from "./team.ts";
-import { namedEntry, walkTeam } from "./walk.ts";
+import { agentText, MAX_AGENT_BYTES, namedEntry, walkTeam } from "./walk.ts";
 
 /** Options of {@link auditTeam}. */
 export interface AuditTeamOptions extends AuditOptions {
@@ -140,6 +141,9 @@ async function isDirAt(abs: string): Promise<boolean> {
   }
 }
 
+/** The refusals of the read before a write that mean the path no longer holds a regular file. */
+const NOT_REGULAR: ReadonlySet<string> = new Set(["SYMLINK", "NOT_REGULAR_FILE"]);
+
 function fixGroup(g: Group): FixOutcome[] {
   const out: FixOutcome[] = [];
   const exempt = exemptFiles(g.entries);
@@ -169,14 +173,16 @@ function fixGroup(g: Group): FixOutcome[] {
     }
     const abs = g.named ? (isAbsolute(e.rel) ? e.rel : join(g.base, e.rel)) : join(g.base, e.rel);
     try {
-      const st = Deno.lstatSync(abs);
-      if (!st.isFile) {
+      // Written only if the file, still a regular one, holds the bytes that were audited.
+      let now: Uint8Array;
+      try {
+        now = readRegularFileSync(abs, { maxBytes: MAX_AGENT_BYTES, what: "agent file" }).bytes;
+      } catch (err) {
+        if (!(err instanceof FsSafetyError) || !NOT_REGULAR.has(err.code)) throw err;
         out.push({ file, outcome: "refused", changes: [], reason: "not a regular file" });
         continue;
       }
-      // Written only if the file still holds what was audited.
-      const now = new TextDecoder().decode(Deno.readFileSync(abs));
-      if (now !== e.text) {
+      if (agentText(now) !== e.text) {
         out.push({
           file,
           outcome: "refused",

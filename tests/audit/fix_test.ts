@@ -215,3 +215,48 @@ Deno.test("--fix judges a Goose recipe by its path as the audit does: a clean .j
     assertSameTree(before, await snapshotTree(sb.project));
   });
 });
+
+Deno.test("--fix narrows a named Codex agent that starts with a byte-order mark, and keeps the mark", async () => {
+  await withSandbox("audit-fix-bom", async (sb) => {
+    // The audit reads the mark as part of the text; the check before writing must too, or it
+    // takes the file for one that changed while the audit ran and refuses it.
+    const rel = ".codex/agents/coder.toml";
+    const text = '\uFEFFname = "coder"\nsandbox_mode = "workspace-write"\n' +
+      'developer_instructions = """\n## Write Policy: Return Proposals, Never Write\n"""\n';
+    writeFiles(sb.project, { ...compliantClaude(), [rel]: text });
+    const r = await auditTeam(sb.project, [rel], { switchOn: true, frameworks: [], fix: true });
+    assert.deepEqual(r.fixes, [
+      { file: rel, outcome: "fixed", changes: ['set sandbox_mode = "read-only"'] },
+    ]);
+    assert.equal(
+      new TextDecoder("utf-8", { ignoreBOM: true }).decode(
+        Deno.readFileSync(join(sb.project, rel)),
+      ),
+      text.replace('"workspace-write"', '"read-only"'),
+    );
+  });
+});
+
+Deno.test("--fix refuses a named agent that is a symlink (switch off, so the audit follows it) and writes nothing", async () => {
+  await withSandbox("audit-fix-link", async (sb) => {
+    const target = "---\nname: w\ntools: Read, Edit\n---\n" + GEN_BODY;
+    writeFiles(sb.project, { "elsewhere/w.md": target });
+    Deno.mkdirSync(join(sb.project, ".claude/agents"), { recursive: true });
+    Deno.symlinkSync(join(sb.project, "elsewhere/w.md"), join(sb.project, ".claude/agents/w.md"));
+    const before = await snapshotTree(sb.project);
+    const r = await auditTeam(sb.project, [".claude/agents/w.md"], {
+      switchOn: false,
+      frameworks: [],
+      fix: true,
+    });
+    assert.deepEqual(r.fixes, [
+      {
+        file: ".claude/agents/w.md",
+        outcome: "refused",
+        changes: [],
+        reason: "not a regular file",
+      },
+    ]);
+    assertSameTree(before, await snapshotTree(sb.project));
+  });
+});
