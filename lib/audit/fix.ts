@@ -15,9 +15,9 @@ import { AGENT_HEADING, checkFile, type FileKind, ORCH_HEADING } from "./team.ts
 import { classifyTool, narrowedClaudeTools, narrowedCopilotTools } from "./tools.ts";
 
 /** The fences the appended section sits in. */
-export const FENCE_BEGIN = "<!-- AGENTTEAMS:BEGIN write_policy v=1 -->";
+const FENCE_BEGIN = "<!-- AGENTTEAMS:BEGIN write_policy v=1 -->";
 /** The closing fence. */
-export const FENCE_END = "<!-- AGENTTEAMS:END write_policy -->";
+const FENCE_END = "<!-- AGENTTEAMS:END write_policy -->";
 
 /** The body of the non-orchestrator section. */
 const AGENT_SECTION = [

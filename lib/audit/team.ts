@@ -114,16 +114,8 @@ export function kindOfNamed(rel: string): FileKind | null {
   return null;
 }
 
-/**
- * The framework of a file kind.
- *
- * @example
- * ```ts
- * import { frameworkOf } from "./team.ts";
- * frameworkOf("codex-config"); // "codex"
- * ```
- */
-export function frameworkOf(kind: FileKind): Framework {
+/** The framework of a file kind. */
+function frameworkOf(kind: FileKind): Framework {
   switch (kind) {
     case "claude":
     case "claude-settings":
@@ -140,16 +132,8 @@ export function frameworkOf(kind: FileKind): Framework {
   }
 }
 
-/**
- * An agent's slug: its file name without the framework's extension.
- *
- * @example
- * ```ts
- * import { slugOf } from "./team.ts";
- * slugOf(".github/agents/reviewer.agent.md"); // "reviewer"
- * ```
- */
-export function slugOf(rel: string): string {
+/** An agent's slug: its file name without the framework's extension. */
+function slugOf(rel: string): string {
   return basename(rel).replace(
     /(\.agent\.md|\.chatmode\.md|\.recipe\.ya?ml|\.md|\.ya?ml|\.json|\.toml)$/,
     "",

@@ -56,20 +56,9 @@ export function agentText(bytes: Uint8Array): string | null {
 }
 
 /**
- * Reads one file into an entry (text, not UTF-8, unreadable), never throwing.
- *
- * @example
- * ```ts
- * import { readEntry } from "./walk.ts";
- * const e = await readEntry("/no/such/file.md", "w.md", "claude");
- * e.state; // "unreadable"
- * ```
+ * Reads one file into an entry (text, not UTF-8, unreadable), never throwing; synchronous:
+ * agent files are small, and a team has thousands.
  */
-export function readEntry(abs: string, rel: string, kind?: FileKind): Promise<AuditEntry> {
-  return Promise.resolve(readEntrySync(abs, rel, kind));
-}
-
-/** {@link readEntry}, synchronous: agent files are small, and a team has thousands. */
 function readEntrySync(abs: string, rel: string, kind?: FileKind): AuditEntry {
   try {
     const st = Deno.statSync(abs);
@@ -177,5 +166,5 @@ export async function namedEntry(
       return { rel, state: "unreadable", kind };
     }
   }
-  return await readEntry(abs, rel, kind);
+  return readEntrySync(abs, rel, kind);
 }
