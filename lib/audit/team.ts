@@ -217,17 +217,29 @@ const DEFAULT_PLACE: SettingsPlace = {
   homeDir: "/home/operator",
 };
 
+/** Why the settings check can't read a settings file the walk didn't read as text. */
+const SETTINGS_UNREAD: Record<Exclude<AuditEntry["state"], "text">, string> = {
+  symlink: "is a symlink",
+  "not-utf8": "is not UTF-8 text",
+  unreadable: "cannot be read",
+};
+
 /**
  * The Claude project settings' findings under the switch, from the one settings check
  * (`lib/policy/session_settings.ts`, which `serve` and `doctor` use too), as audit spots: a
  * missing or weakened deny rule is `SETTINGS_DENY_MISSING`, a file the check cannot read
- * `SETTINGS_UNREADABLE`. `text` null: no settings file at all.
+ * `SETTINGS_UNREADABLE` (and none of its rules count). `e` undefined: no settings file at all.
  */
-function settingsSpots(text: string | null, place: SettingsPlace | undefined): Spot[] {
+function settingsSpots(e: AuditEntry | undefined, place: SettingsPlace | undefined): Spot[] {
   const at = place ?? DEFAULT_PLACE;
+  const path = `${at.root}/.claude/settings.json`;
   const found = sessionSettingsFindings({
     root: at.root,
-    settings: text === null ? [] : [{ path: `${at.root}/.claude/settings.json`, text }],
+    settings: e === undefined
+      ? []
+      : e.state === "text"
+      ? [{ path, text: e.text ?? "" }]
+      : [{ path, text: null, unreadable: SETTINGS_UNREAD[e.state] }],
     keyDir: at.keyDir,
     secretFiles: [],
     homeDir: at.homeDir,
@@ -287,8 +299,8 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
     }
     if (kind === "claude-settings") {
       settingsSeen = true;
-      if (covers(opts, "claude") && e.state === "text") {
-        for (const s of settingsSpots(e.text ?? "", opts.settingsPlace)) push(s);
+      if (covers(opts, "claude")) {
+        for (const s of settingsSpots(e, opts.settingsPlace)) push(s);
       }
       continue;
     }
@@ -339,7 +351,7 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
     for (const s of spots) push(s);
   }
   if (covers(opts, "claude") && claudeAgents && !settingsSeen) {
-    for (const s of settingsSpots(null, opts.settingsPlace)) {
+    for (const s of settingsSpots(undefined, opts.settingsPlace)) {
       out.push({
         code: s.code,
         severity: RULES[s.code].severity,
