@@ -15,12 +15,12 @@ import { byPlace, type Finding } from "./finding.ts";
 import { fixText, isGenerated } from "./fix.ts";
 import type { FixOutcome } from "./report.ts";
 import {
+  agentFileKind,
   auditEntries,
   type AuditEntry,
   type AuditOptions,
   exemptFiles,
   isAgentEntry,
-  kindOfPath,
 } from "./team.ts";
 import { agentText, MAX_AGENT_BYTES, namedEntry, walkTeam } from "./walk.ts";
 
@@ -148,12 +148,8 @@ function fixGroup(g: Group): FixOutcome[] {
   const out: FixOutcome[] = [];
   const exempt = exemptFiles(g.entries);
   for (const e of g.entries) {
-    const kind = e.kind ?? kindOfPath(e.rel);
-    if (
-      kind === null || kind === "agents-md" || kind === "claude-settings" || kind === "codex-config"
-    ) {
-      continue;
-    }
+    const kind = agentFileKind(e);
+    if (kind === null) continue;
     if (e.state !== "text" || e.text === undefined) continue;
     const file = g.prefix === "" || g.named ? e.rel : `${g.prefix}/${e.rel}`;
     const r = fixText(kind, e.rel, e.text, exempt.has(e.rel));

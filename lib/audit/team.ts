@@ -159,6 +159,27 @@ function depth(rel: string): number {
   return rel.split("/").length;
 }
 
+/** The kinds that are one agent each (a slug, a fix): not AGENTS.md or the project configs. */
+export type AgentFileKind = Exclude<FileKind, "agents-md" | "claude-settings" | "codex-config">;
+
+/**
+ * An entry's kind when it is one agent's file (see {@link AgentFileKind}), else null.
+ *
+ * @example
+ * ```ts
+ * import { agentFileKind } from "./team.ts";
+ * agentFileKind({ rel: ".codex/agents/w.toml", state: "text", text: "" }); // "codex-agent"
+ * agentFileKind({ rel: ".codex/config.toml", state: "text", text: "" }); // null
+ * ```
+ */
+export function agentFileKind(e: AuditEntry): AgentFileKind | null {
+  const kind = e.kind ?? kindOfPath(e.rel);
+  return kind === null || kind === "agents-md" || kind === "claude-settings" ||
+      kind === "codex-config"
+    ? null
+    : kind;
+}
+
 /**
  * The exempt orchestrator files: per framework and exempt slug, the single shallowest copy (on
  * Codex only when its TOML `name` is `orchestrator` too).
@@ -172,12 +193,8 @@ function depth(rel: string): number {
 export function exemptFiles(entries: readonly AuditEntry[]): Set<string> {
   const groups = new Map<string, AuditEntry[]>();
   for (const e of entries) {
-    const kind = e.kind ?? kindOfPath(e.rel);
-    if (
-      kind === null || kind === "agents-md" || kind === "claude-settings" || kind === "codex-config"
-    ) {
-      continue;
-    }
+    const kind = agentFileKind(e);
+    if (kind === null) continue;
     const slug = slugOf(e.rel);
     const exemptSlugs = kind === "goose"
       ? ["orchestrator", "bridge-orchestrator"]
