@@ -5,24 +5,24 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { FsSafetyError, UsageError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { lstatOrNull } from "../fs/entry.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
 import { isAbsolute, join, relative, resolve } from "../fs/path.ts";
 import { within } from "../fs/within.ts";
 import { byPlace, type Finding } from "./finding.ts";
 import { fixText, isGenerated } from "./fix.ts";
 import type { FixOutcome } from "./report.ts";
 import {
+  agentFileKind,
   auditEntries,
   type AuditEntry,
   type AuditOptions,
   exemptFiles,
   isAgentEntry,
-  kindOfPath,
-  slugOf,
 } from "./team.ts";
-import { namedEntry, walkTeam } from "./walk.ts";
+import { agentText, MAX_AGENT_BYTES, namedEntry, walkTeam } from "./walk.ts";
 
 /** Options of {@link auditTeam}. */
 export interface AuditTeamOptions extends AuditOptions {
@@ -141,19 +141,18 @@ async function isDirAt(abs: string): Promise<boolean> {
   }
 }
 
+/** The refusals of the read before a write that mean the path no longer holds a regular file. */
+const NOT_REGULAR: ReadonlySet<string> = new Set(["SYMLINK", "NOT_REGULAR_FILE"]);
+
 function fixGroup(g: Group): FixOutcome[] {
   const out: FixOutcome[] = [];
   const exempt = exemptFiles(g.entries);
   for (const e of g.entries) {
-    const kind = e.kind ?? kindOfPath(e.rel);
-    if (
-      kind === null || kind === "agents-md" || kind === "claude-settings" || kind === "codex-config"
-    ) {
-      continue;
-    }
+    const kind = agentFileKind(e);
+    if (kind === null) continue;
     if (e.state !== "text" || e.text === undefined) continue;
     const file = g.prefix === "" || g.named ? e.rel : `${g.prefix}/${e.rel}`;
-    const r = fixText(kind, slugOf(e.rel), e.text, exempt.has(e.rel));
+    const r = fixText(kind, e.rel, e.text, exempt.has(e.rel));
     if (r.outcome === "unchanged") continue;
     if (r.outcome === "refused") {
       out.push({ file, outcome: "refused", changes: [], reason: r.reason });
@@ -170,14 +169,16 @@ function fixGroup(g: Group): FixOutcome[] {
     }
     const abs = g.named ? (isAbsolute(e.rel) ? e.rel : join(g.base, e.rel)) : join(g.base, e.rel);
     try {
-      const st = Deno.lstatSync(abs);
-      if (!st.isFile) {
+      // Written only if the file, still a regular one, holds the bytes that were audited.
+      let now: Uint8Array;
+      try {
+        now = readRegularFileSync(abs, { maxBytes: MAX_AGENT_BYTES, what: "agent file" }).bytes;
+      } catch (err) {
+        if (!(err instanceof FsSafetyError) || !NOT_REGULAR.has(err.code)) throw err;
         out.push({ file, outcome: "refused", changes: [], reason: "not a regular file" });
         continue;
       }
-      // Written only if the file still holds what was audited.
-      const now = new TextDecoder().decode(Deno.readFileSync(abs));
-      if (now !== e.text) {
+      if (agentText(now) !== e.text) {
         out.push({
           file,
           outcome: "refused",

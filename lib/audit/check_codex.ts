@@ -102,7 +102,7 @@ function truthy(v: unknown): boolean {
 }
 
 /**
- * Checks a Codex agent's TOML.
+ * Checks a Codex agent's TOML (`read`: its parse, when the caller has it already).
  *
  * @example
  * ```ts
@@ -111,10 +111,15 @@ function truthy(v: unknown): boolean {
  * // ["CODEX_SANDBOX"]
  * ```
  */
-export function checkCodexAgent(text: string, slug: string): Spot[] {
+export function checkCodexAgent(
+  text: string,
+  slug: string,
+  read: TomlRead = readToml(text),
+): Spot[] {
   const who = `'${slug}'`;
   return codexSpots(
     text,
+    read,
     `${who} declares mcp_servers, which sandbox_mode does not confine; remove them`,
     (mode) =>
       mode === "read-only" ? null : [
@@ -131,10 +136,10 @@ export function checkCodexAgent(text: string, slug: string): Spot[] {
  */
 function codexSpots(
   text: string,
+  r: TomlRead,
   mcpMessage: string,
   sandbox: (mode: unknown) => readonly ["CODEX_SANDBOX" | "CODEX_CONFIG_SANDBOX", string] | null,
 ): Spot[] {
-  const r = readToml(text);
   if (!r.ok) return [r.spot];
   const lines = keyLines(text);
   const out: Spot[] = [];
@@ -158,6 +163,7 @@ function codexSpots(
 export function checkCodexConfig(text: string): Spot[] {
   return codexSpots(
     text,
+    readToml(text),
     "the project config declares mcp_servers, which every spawned agent inherits and " +
       "sandbox_mode doesn't confine; keep them off for a team under the switch",
     (mode) =>

@@ -9,14 +9,14 @@ import { type Spot, spot } from "./finding.ts";
 import { readYaml, type YMap, type YNode } from "./yaml_tree.ts";
 
 /** The exact launch of the shipped read-only server. */
-export const READFS_LAUNCH = {
+const READFS_LAUNCH = {
   type: "stdio",
   cmd: "python3",
   args: ["-I", "-S", ".agentteams/bin/goose-readfs-mcp.py", "--root", "."],
 } as const;
 
 /** The tools agentteams_readfs has. */
-export const READFS_TOOLS: ReadonlySet<string> = new Set([
+const READFS_TOOLS: ReadonlySet<string> = new Set([
   "read_file",
   "list_dir",
   "find",

@@ -15,9 +15,9 @@ import { AGENT_HEADING, checkFile, type FileKind, ORCH_HEADING } from "./team.ts
 import { classifyTool, narrowedClaudeTools, narrowedCopilotTools } from "./tools.ts";
 
 /** The fences the appended section sits in. */
-export const FENCE_BEGIN = "<!-- AGENTTEAMS:BEGIN write_policy v=1 -->";
+const FENCE_BEGIN = "<!-- AGENTTEAMS:BEGIN write_policy v=1 -->";
 /** The closing fence. */
-export const FENCE_END = "<!-- AGENTTEAMS:END write_policy -->";
+const FENCE_END = "<!-- AGENTTEAMS:END write_policy -->";
 
 /** The body of the non-orchestrator section. */
 const AGENT_SECTION = [
@@ -60,16 +60,17 @@ export function isGenerated(text: string): boolean {
 }
 
 /**
- * Fixes one file's text.
+ * Fixes one file's text (`rel`: its path, which a Goose recipe's check reads its slug and JSON
+ * form from, as the audit does).
  *
  * @example
  * ```ts
  * import { fixText } from "./fix.ts";
- * const r = fixText("claude", "w", "---\nname: w\ntools: Read, Edit\n---\nbody\n", false);
+ * const r = fixText("claude", "w.md", "---\nname: w\ntools: Read, Edit\n---\nbody\n", false);
  * r.outcome === "fixed" && r.text.includes("tools: Read, Grep, Glob"); // true
  * ```
  */
-export function fixText(kind: FileKind, slug: string, text: string, exempt: boolean): FixResult {
+export function fixText(kind: FileKind, rel: string, text: string, exempt: boolean): FixResult {
   switch (kind) {
     case "claude":
     case "copilot":
@@ -77,7 +78,7 @@ export function fixText(kind: FileKind, slug: string, text: string, exempt: bool
     case "codex-agent":
       return fixCodex(text, exempt);
     case "goose":
-      return checkFile(kind, slug, text, exempt).length === 0
+      return checkFile(kind, rel, text, exempt).length === 0
         ? { outcome: "unchanged" }
         : { outcome: "refused", reason: "Goose recipes are not rewritten; regenerate the recipe" };
     default:

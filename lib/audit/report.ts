@@ -10,7 +10,7 @@ import { z } from "zod";
 import { type Finding, RULES } from "./finding.ts";
 
 /** One finding as the JSON report gives it. */
-export const FindingSchema = z.object({
+const FindingSchema = z.object({
   code: z.string().regex(/^[A-Z][A-Z0-9_]*$/),
   check: z.literal("AR_WRITE_POLICY"),
   severity: z.enum(["error", "warning"]),
@@ -24,7 +24,7 @@ export const FindingSchema = z.object({
 }).strict();
 
 /** What `--fix` did to one file. */
-export const FixSchema = z.object({
+const FixSchema = z.object({
   file: z.string(),
   outcome: z.enum(["fixed", "refused", "unchanged", "skipped-adopted"]),
   changes: z.array(z.string()),

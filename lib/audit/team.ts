@@ -8,7 +8,13 @@
  */
 import { sessionSettingsFindings } from "../policy/session_settings.ts";
 import { basename } from "../fs/path.ts";
-import { checkCodexAgent, checkCodexConfig, readToml, tomlName } from "./check_codex.ts";
+import {
+  checkCodexAgent,
+  checkCodexConfig,
+  readToml,
+  tomlName,
+  type TomlRead,
+} from "./check_codex.ts";
 import { checkGoose } from "./check_goose.ts";
 import { checkMarkdown } from "./check_markdown.ts";
 import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from "./finding.ts";
@@ -108,16 +114,8 @@ export function kindOfNamed(rel: string): FileKind | null {
   return null;
 }
 
-/**
- * The framework of a file kind.
- *
- * @example
- * ```ts
- * import { frameworkOf } from "./team.ts";
- * frameworkOf("codex-config"); // "codex"
- * ```
- */
-export function frameworkOf(kind: FileKind): Framework {
+/** The framework of a file kind. */
+function frameworkOf(kind: FileKind): Framework {
   switch (kind) {
     case "claude":
     case "claude-settings":
@@ -134,16 +132,8 @@ export function frameworkOf(kind: FileKind): Framework {
   }
 }
 
-/**
- * An agent's slug: its file name without the framework's extension.
- *
- * @example
- * ```ts
- * import { slugOf } from "./team.ts";
- * slugOf(".github/agents/reviewer.agent.md"); // "reviewer"
- * ```
- */
-export function slugOf(rel: string): string {
+/** An agent's slug: its file name without the framework's extension. */
+function slugOf(rel: string): string {
   return basename(rel).replace(
     /(\.agent\.md|\.chatmode\.md|\.recipe\.ya?ml|\.md|\.ya?ml|\.json|\.toml)$/,
     "",
@@ -169,6 +159,27 @@ function depth(rel: string): number {
   return rel.split("/").length;
 }
 
+/** The kinds that are one agent each (a slug, a fix): not AGENTS.md or the project configs. */
+export type AgentFileKind = Exclude<FileKind, "agents-md" | "claude-settings" | "codex-config">;
+
+/**
+ * An entry's kind when it is one agent's file (see {@link AgentFileKind}), else null.
+ *
+ * @example
+ * ```ts
+ * import { agentFileKind } from "./team.ts";
+ * agentFileKind({ rel: ".codex/agents/w.toml", state: "text", text: "" }); // "codex-agent"
+ * agentFileKind({ rel: ".codex/config.toml", state: "text", text: "" }); // null
+ * ```
+ */
+export function agentFileKind(e: AuditEntry): AgentFileKind | null {
+  const kind = e.kind ?? kindOfPath(e.rel);
+  return kind === null || kind === "agents-md" || kind === "claude-settings" ||
+      kind === "codex-config"
+    ? null
+    : kind;
+}
+
 /**
  * The exempt orchestrator files: per framework and exempt slug, the single shallowest copy (on
  * Codex only when its TOML `name` is `orchestrator` too).
@@ -182,12 +193,8 @@ function depth(rel: string): number {
 export function exemptFiles(entries: readonly AuditEntry[]): Set<string> {
   const groups = new Map<string, AuditEntry[]>();
   for (const e of entries) {
-    const kind = e.kind ?? kindOfPath(e.rel);
-    if (
-      kind === null || kind === "agents-md" || kind === "claude-settings" || kind === "codex-config"
-    ) {
-      continue;
-    }
+    const kind = agentFileKind(e);
+    if (kind === null) continue;
     const slug = slugOf(e.rel);
     const exemptSlugs = kind === "goose"
       ? ["orchestrator", "bridge-orchestrator"]
@@ -227,17 +234,29 @@ const DEFAULT_PLACE: SettingsPlace = {
   homeDir: "/home/operator",
 };
 
+/** Why the settings check can't read a settings file the walk didn't read as text. */
+const SETTINGS_UNREAD: Record<Exclude<AuditEntry["state"], "text">, string> = {
+  symlink: "is a symlink",
+  "not-utf8": "is not UTF-8 text",
+  unreadable: "cannot be read",
+};
+
 /**
  * The Claude project settings' findings under the switch, from the one settings check
  * (`lib/policy/session_settings.ts`, which `serve` and `doctor` use too), as audit spots: a
  * missing or weakened deny rule is `SETTINGS_DENY_MISSING`, a file the check cannot read
- * `SETTINGS_UNREADABLE`. `text` null: no settings file at all.
+ * `SETTINGS_UNREADABLE` (and none of its rules count). `e` undefined: no settings file at all.
  */
-function settingsSpots(text: string | null, place: SettingsPlace | undefined): Spot[] {
+function settingsSpots(e: AuditEntry | undefined, place: SettingsPlace | undefined): Spot[] {
   const at = place ?? DEFAULT_PLACE;
+  const path = `${at.root}/.claude/settings.json`;
   const found = sessionSettingsFindings({
     root: at.root,
-    settings: text === null ? [] : [{ path: `${at.root}/.claude/settings.json`, text }],
+    settings: e === undefined
+      ? []
+      : e.state === "text"
+      ? [{ path, text: e.text ?? "" }]
+      : [{ path, text: null, unreadable: SETTINGS_UNREAD[e.state] }],
     keyDir: at.keyDir,
     secretFiles: [],
     homeDir: at.homeDir,
@@ -297,8 +316,8 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
     }
     if (kind === "claude-settings") {
       settingsSeen = true;
-      if (covers(opts, "claude") && e.state === "text") {
-        for (const s of settingsSpots(e.text ?? "", opts.settingsPlace)) push(s);
+      if (covers(opts, "claude")) {
+        for (const s of settingsSpots(e, opts.settingsPlace)) push(s);
       }
       continue;
     }
@@ -349,7 +368,7 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
     for (const s of spots) push(s);
   }
   if (covers(opts, "claude") && claudeAgents && !settingsSeen) {
-    for (const s of settingsSpots(null, opts.settingsPlace)) {
+    for (const s of settingsSpots(undefined, opts.settingsPlace)) {
       out.push({
         code: s.code,
         severity: RULES[s.code].severity,
@@ -406,14 +425,20 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
       break;
     }
     case "codex-agent": {
-      const s = checkCodexAgent(text, slug);
+      const read = readToml(text);
+      const s = checkCodexAgent(text, slug, read);
       out.push(...(exempt ? s.filter((x) => isReaderCode(x.code)) : s));
-      break;
+      // A section may sit in a string value: the heading checks read those too.
+      return sectionSpots(out, codexInstructions(text, read), slug, exempt);
     }
     case "claude-settings":
       return out;
   }
-  const sectionText = kind === "codex-agent" ? codexInstructions(text) : text;
+  return sectionSpots(out, text, slug, exempt);
+}
+
+/** `out` with the write-policy section finding of `sectionText`, if it lacks its section. */
+function sectionSpots(out: Spot[], sectionText: string, slug: string, exempt: boolean): Spot[] {
   if (exempt) {
     const m = ORCH_RE.exec(sectionText);
     const notes = NOTES_RE.exec(sectionText);
@@ -473,8 +498,7 @@ function isReaderCode(code: string): boolean {
 }
 
 /** A Codex agent's text with its string values' text appended (a section may sit in a string). */
-function codexInstructions(text: string): string {
-  const r = readToml(text);
+function codexInstructions(text: string, r: TomlRead): string {
   if (!r.ok) return text;
   const strings = Object.values(r.value).filter((v): v is string => typeof v === "string");
   return [text, ...strings].join("\n");

@@ -37,31 +37,34 @@ function dirKind(rel: string): FileKind | null {
 }
 
 /**
- * Reads one file into an entry (text, not UTF-8, unreadable), never throwing.
+ * An agent file's bytes as the audit reads them: strict UTF-8, a byte-order mark kept (it is a
+ * finding), or null when they are not UTF-8.
  *
  * @example
  * ```ts
- * import { readEntry } from "./walk.ts";
- * const e = await readEntry("/no/such/file.md", "w.md", "claude");
- * e.state; // "unreadable"
+ * import { agentText } from "./walk.ts";
+ * agentText(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])); // "\uFEFFa"
+ * agentText(new Uint8Array([0xff])); // null
  * ```
  */
-export function readEntry(abs: string, rel: string, kind?: FileKind): Promise<AuditEntry> {
-  return Promise.resolve(readEntrySync(abs, rel, kind));
+export function agentText(bytes: Uint8Array): string | null {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return null;
+  }
 }
 
-/** {@link readEntry}, synchronous: agent files are small, and a team has thousands. */
+/**
+ * Reads one file into an entry (text, not UTF-8, unreadable), never throwing; synchronous:
+ * agent files are small, and a team has thousands.
+ */
 function readEntrySync(abs: string, rel: string, kind?: FileKind): AuditEntry {
   try {
     const st = Deno.statSync(abs);
     if (!st.isFile || st.size > MAX_AGENT_BYTES) return { rel, state: "unreadable", kind };
-    const bytes = Deno.readFileSync(abs);
-    try {
-      const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-      return { rel, state: "text", text, kind };
-    } catch {
-      return { rel, state: "not-utf8", kind };
-    }
+    const text = agentText(Deno.readFileSync(abs));
+    return text === null ? { rel, state: "not-utf8", kind } : { rel, state: "text", text, kind };
   } catch {
     return { rel, state: "unreadable", kind };
   }
@@ -163,5 +166,5 @@ export async function namedEntry(
       return { rel, state: "unreadable", kind };
     }
   }
-  return await readEntry(abs, rel, kind);
+  return readEntrySync(abs, rel, kind);
 }

@@ -334,32 +334,3 @@ function tabIndents(text: string, doc: Document.Parsed, at: At, spots: Spot[]): 
     );
   }
 }
-
-/**
- * The pair of `key` in a map (the first one), or undefined.
- *
- * @example
- * ```ts
- * import { pairOf, readYaml } from "./yaml_tree.ts";
- * const r = readYaml("tools: Read\n", 2);
- * r.root?.kind === "map" ? pairOf(r.root, "tools")?.keyPlace.line : 0; // 2
- * ```
- */
-export function pairOf(map: YMap, key: string): YPair | undefined {
-  return map.pairs.find((p) => p.key === key);
-}
-
-/**
- * A scalar's value as text (numbers and booleans as written), or null for anything else.
- *
- * @example
- * ```ts
- * import { scalarText } from "./yaml_tree.ts";
- * scalarText(null); // null
- * ```
- */
-export function scalarText(node: YNode | null): string | null {
-  if (node === null || node.kind !== "scalar") return null;
-  if (node.value === null || node.value === undefined) return null;
-  return String(node.value);
-}

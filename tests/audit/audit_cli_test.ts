@@ -133,6 +133,26 @@ Deno.test("under the switch a symlinked or undecodable agent file is an error, r
   });
 });
 
+Deno.test("under the switch a symlinked Claude settings file denies nothing: warned, so --strict fails, nothing written", async () => {
+  await withSandbox("audit-settings-link", async (sb) => {
+    writeFiles(sb.project, { ...compliantClaude(), "agentteams.jsonc": switchBrief() });
+    // The link's target denies nothing; the audit used to skip the file: no warning, even --strict
+    // passed (no settings file at all is warned about).
+    const outside = join(sb.dir, "settings.json");
+    Deno.writeTextFileSync(outside, "{}\n");
+    Deno.removeSync(join(sb.project, ".claude/settings.json"));
+    Deno.symlinkSync(outside, join(sb.project, ".claude/settings.json"));
+    const before = await snapshotTree(sb.dir);
+    const r = await audit(sb.project, ["--format", "json", "--strict"], sb.env);
+    assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
+    const rep = AuditReportSchema.parse(JSON.parse(r.stdout));
+    const at = rep.findings.filter((f) => f.file === ".claude/settings.json").map((f) => f.code);
+    assert.ok(at.includes("SETTINGS_UNREADABLE"), at.join());
+    assert.ok(at.includes("SETTINGS_DENY_MISSING"), at.join());
+    assertSameTree(before, await snapshotTree(sb.dir));
+  });
+});
+
 Deno.test("--post-audit is the earlier spelling of audit; a bad --format is a usage error", async () => {
   await withSandbox("audit-alias", async (sb) => {
     writeFiles(sb.project, {

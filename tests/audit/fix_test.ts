@@ -10,6 +10,8 @@ import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { AuditReportSchema } from "../../lib/audit/report.ts";
 import { fixText } from "../../lib/audit/fix.ts";
+import { checkFile } from "../../lib/audit/team.ts";
+import { auditTeam } from "../../lib/audit/audit.ts";
 import { compliantClaude, switchBrief, withSandbox, writeFiles } from "./_team.ts";
 
 const GEN_BODY =
@@ -197,4 +199,64 @@ Deno.test("fixText narrows a file whose description holds ': ' unquoted, leaving
   assert.ok(
     r.outcome === "fixed" && r.text.startsWith(text.replace("Read, Edit", "Read, Grep, Glob")),
   );
+});
+
+Deno.test("--fix judges a Goose recipe by its path as the audit does: a clean .json recipe is not refused", async () => {
+  await withSandbox("audit-fix-goose-json", async (sb) => {
+    // JSON-form keys are double-quoted; only the path says the recipe is JSON (a slug does not).
+    const rel = ".goose/recipes/orchestrator.json";
+    const text = '"title": "t"\n"instructions": |\n  ## Write Policy: Applying Proposals\n';
+    assert.deepEqual(checkFile("goose", rel, text, true), []);
+    writeFiles(sb.project, { ...compliantClaude(), [rel]: text });
+    const before = await snapshotTree(sb.project);
+    const r = await auditTeam(sb.project, [], { switchOn: true, frameworks: [], fix: true });
+    assert.deepEqual(r.findings.filter((f) => f.file === rel), []);
+    assert.deepEqual(r.fixes?.filter((f) => f.file === rel), []);
+    assertSameTree(before, await snapshotTree(sb.project));
+  });
+});
+
+Deno.test("--fix narrows a named Codex agent that starts with a byte-order mark, and keeps the mark", async () => {
+  await withSandbox("audit-fix-bom", async (sb) => {
+    // The audit reads the mark as part of the text; the check before writing must too, or it
+    // takes the file for one that changed while the audit ran and refuses it.
+    const rel = ".codex/agents/coder.toml";
+    const text = '\uFEFFname = "coder"\nsandbox_mode = "workspace-write"\n' +
+      'developer_instructions = """\n## Write Policy: Return Proposals, Never Write\n"""\n';
+    writeFiles(sb.project, { ...compliantClaude(), [rel]: text });
+    const r = await auditTeam(sb.project, [rel], { switchOn: true, frameworks: [], fix: true });
+    assert.deepEqual(r.fixes, [
+      { file: rel, outcome: "fixed", changes: ['set sandbox_mode = "read-only"'] },
+    ]);
+    assert.equal(
+      new TextDecoder("utf-8", { ignoreBOM: true }).decode(
+        Deno.readFileSync(join(sb.project, rel)),
+      ),
+      text.replace('"workspace-write"', '"read-only"'),
+    );
+  });
+});
+
+Deno.test("--fix refuses a named agent that is a symlink (switch off, so the audit follows it) and writes nothing", async () => {
+  await withSandbox("audit-fix-link", async (sb) => {
+    const target = "---\nname: w\ntools: Read, Edit\n---\n" + GEN_BODY;
+    writeFiles(sb.project, { "elsewhere/w.md": target });
+    Deno.mkdirSync(join(sb.project, ".claude/agents"), { recursive: true });
+    Deno.symlinkSync(join(sb.project, "elsewhere/w.md"), join(sb.project, ".claude/agents/w.md"));
+    const before = await snapshotTree(sb.project);
+    const r = await auditTeam(sb.project, [".claude/agents/w.md"], {
+      switchOn: false,
+      frameworks: [],
+      fix: true,
+    });
+    assert.deepEqual(r.fixes, [
+      {
+        file: ".claude/agents/w.md",
+        outcome: "refused",
+        changes: [],
+        reason: "not a regular file",
+      },
+    ]);
+    assertSameTree(before, await snapshotTree(sb.project));
+  });
 });

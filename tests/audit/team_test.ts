@@ -101,6 +101,18 @@ Deno.test("the Claude settings: a missing deny rule is a warning naming the rule
   assert.equal(broken.filter((c) => c.endsWith("SETTINGS_DENY_MISSING")).length, 5, broken.join());
 });
 
+Deno.test("the Claude settings: a settings file the walk can't read as text (symlink, not UTF-8, unreadable) denies nothing", () => {
+  // It used to be skipped whole, so a symlink in its place passed where no file at all fails.
+  for (const state of ["symlink", "not-utf8", "unreadable"] as const) {
+    const found = codes([t(".claude/agents/r.md", READER), {
+      rel: ".claude/settings.json",
+      state,
+    }]);
+    assert.equal(found.filter((c) => c.endsWith("SETTINGS_UNREADABLE")).length, 1, found.join());
+    assert.equal(found.filter((c) => c.endsWith("SETTINGS_DENY_MISSING")).length, 5, found.join());
+  }
+});
+
 Deno.test("write_policy_frameworks: only the listed frameworks' findings are enforced; no switch enforces none", () => {
   const entries = [t(".codex/agents/c.toml", 'name = "c"\n'), t("AGENTS.md", "# x\n")];
   const f1 = auditEntries(entries, { switchOn: true, frameworks: ["codex"] });
