@@ -13,7 +13,7 @@ import { decideGate, passGate } from "../../lib/authz/gate.ts";
 import { signDecisionRow } from "../../lib/authz/decisions.ts";
 import { issueWaiver } from "../../lib/authz/waivers.ts";
 import { appendGrant, grantWriteRoots } from "../../lib/authz/grants.ts";
-import { installedSigner, project } from "./_fixtures.ts";
+import { grantFields, installedSigner, project } from "./_fixtures.ts";
 
 const NOW = new Date("2026-11-30T12:00:00Z");
 const ENV = { AGENTTEAMS_DECISION_SIGNING_KEY: "dk", AGENTTEAMS_WAIVER_SIGNING_KEY: "wk" };
@@ -85,19 +85,7 @@ Deno.test("HALT stays final: no clearance, waiver or grant lifts it, and nothing
     await appendGrant(
       p,
       team,
-      {
-        grantId: "G-1",
-        issuerTeam: "a",
-        holderTeam: "b",
-        targetPath: "build",
-        permittedOps: "write",
-        expiresAt: "2026-12-31T00:00:00Z",
-        maxUses: 1,
-        approver: "alice",
-        ticketId: "T",
-        reasonCode: "r",
-        issuerRoot: "/srv/a",
-      },
+      grantFields({ issuerTeam: "a", holderTeam: "b", targetPath: "build", issuerRoot: "/srv/a" }),
       ctx,
       signer,
     );

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import { runCli, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { decisionSignArgs } from "./_fixtures.ts";
 
 Deno.test("decision CLI: sign, clearance check (read-only), verify; a missing key is refused", async () => {
   const sb = await sandbox("decision-cli");
@@ -16,7 +17,7 @@ Deno.test("decision CLI: sign, clearance check (read-only), verify; a missing ke
     const no = await runCli(["clearance", "check", "delete:a", ...P], { env });
     assertCliRefused(no, "clearance check", "NO_CLEARANCE");
     const s = await runCli(
-      ["decision", "sign", ...P, "--action", "delete:a", "--verdict", "PASS"],
+      decisionSignArgs(sb.project, "delete:a", "PASS"),
       { env },
     );
     assert.equal(s.code, 0, s.stderr);
@@ -33,15 +34,7 @@ Deno.test("decision CLI: sign, clearance check (read-only), verify; a missing ke
     });
     assertCliRefused(nokey, "clearance check", "NO_SIGNING_KEY");
     assertSameTree(before, await snapshotTree(sb.dir), "after the read-only commands");
-    const halt = await runCli([
-      "decision",
-      "sign",
-      ...P,
-      "--action",
-      "delete:a",
-      "--verdict",
-      "HALT",
-    ], { env });
+    const halt = await runCli(decisionSignArgs(sb.project, "delete:a", "HALT"), { env });
     assert.equal(halt.code, 0, halt.stderr);
     const h = await runCli(["clearance", "check", "delete:a", ...P], { env });
     assertCliRefused(h, "clearance check", "HALTED");
