@@ -292,8 +292,7 @@ export interface WaiverCheck {
   readonly line: number | null;
 }
 
-function latestFor(t: CsvTable, action: string): number {
-  const recs = recordsOf(t);
+function latestFor(recs: readonly Record<string, string>[], action: string): number {
   for (let i = recs.length - 1; i >= 0; i--) {
     if (authorizes(field(recs[i], "action_reviewed"), action)) return i;
   }
@@ -317,7 +316,8 @@ export async function checkWaiver(
   ctx: WaiverContext,
 ): Promise<WaiverCheck> {
   const t = readWaivers(root);
-  const i = t === null ? -1 : latestFor(t, action);
+  const recs = t === null ? [] : recordsOf(t);
+  const i = latestFor(recs, action);
   if (t === null || i < 0) {
     return {
       ok: false,
@@ -326,7 +326,7 @@ export async function checkWaiver(
       line: null,
     };
   }
-  const rec = recordsOf(t)[i];
+  const rec = recs[i];
   const problem = await waiverProblem(rec, action, ctx, root);
   return {
     ok: problem === null,
@@ -400,11 +400,11 @@ export async function consumeWaiverLocked(
 ): Promise<{ waiverId: string; uses: number; maxUses: number; line: number }> {
   const paths = authzPaths(root);
   const t = readWaivers(root);
-  const i = t === null ? -1 : latestFor(t, action);
+  const recs = t === null ? [] : recordsOf(t);
+  const i = latestFor(recs, action);
   if (t === null || i < 0) {
     throw new AuthzError("NO_WAIVER", `no waiver names ${JSON.stringify(action)}`);
   }
-  const recs = recordsOf(t);
   const rec = recs[i];
   const problem = await waiverProblem(rec, action, ctx, root);
   if (problem !== null) throw new AuthzError(problem.code, `waiver: ${problem.reason}`);
