@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, sha256 } from "../_helpers/mod.ts";
+import { assertSameTree } from "../_helpers/assert.ts";
+import { runCli, sha256, snapshotTree } from "../_helpers/mod.ts";
 import {
   apply,
   assertApplied,
@@ -68,7 +69,9 @@ Deno.test("deletions_need_clearance: held until cleared, dry run spends nothing,
     assert.match(await Deno.readTextFile(log), /,yes\r\n$/);
     // Replay: the same file back, the same deletion: the clearance is spent.
     await putFile(join(p.root, "build/out.bin"), "old\n");
+    const refsReplay = await snapshotTree(join(p.root, "references"));
     assertApplyRefused(await apply(p, del, { env }), "NO_CLEARANCE");
+    assertSameTree(refsReplay, await snapshotTree(join(p.root, "references")), "refused replay");
     assert.equal(await exists(join(p.root, "build/out.bin")), true);
     // A waiver instead: spent at the act, named in the row.
     const w = await runCli(
@@ -92,10 +95,13 @@ Deno.test("deletions_need_clearance: held until cleared, dry run spends nothing,
       const r = await runCli(decisionSignArgs(p.root, "delete:build/h.bin", v), { env });
       assert.equal(r.code, 0, r.stderr);
     }
+    const refsHalt = await snapshotTree(join(p.root, "references"));
     assertApplyRefused(
       await apply(p, deletion(nonce, "build/h.bin", sha256("h\n")), { env }),
       "HALTED",
     );
+    // The fresh PASS is not spent by the held deletion.
+    assertSameTree(refsHalt, await snapshotTree(join(p.root, "references")), "HALTed deletion");
     assert.equal(await exists(join(p.root, "build/h.bin")), true);
     assertLedgerVerifies(p);
   } finally {

@@ -42,8 +42,10 @@ Deno.test("gate CLI: blocked, allowed, consumed and recorded, replay blocked", a
     assert.equal(row.by, "clearance");
     const v = await runCli(["ledger", "verify", ...P], { env });
     assert.equal(v.code, 0, v.stdout + v.stderr);
+    const beforeReplay = await snapshotTree(sb.dir);
     const replay = await runCli(["gate", "delete:old.txt", "--consume", ...P], { env });
     assertCliRefused(replay, "gate", "NO_CLEARANCE");
+    assertSameTree(beforeReplay, await snapshotTree(sb.dir), "a refused replay writes nothing");
     const h = await runCli(decisionSignArgs(sb.project, "delete", "HALT"), {
       env,
     });
@@ -51,6 +53,11 @@ Deno.test("gate CLI: blocked, allowed, consumed and recorded, replay blocked", a
     const halted = await runCli(["gate", "delete:other.txt", ...P], { env });
     const r = assertCliRefused(halted, "gate", "HALTED");
     assert.match(r.reason, /no clearance, waiver or grant lifts a HALT/);
+    // --consume under the HALT: refused the same way, and nothing spent or recorded.
+    const beforeHalt = await snapshotTree(sb.dir);
+    const haltedConsume = await runCli(["gate", "delete:other.txt", "--consume", ...P], { env });
+    assertCliRefused(haltedConsume, "gate", "HALTED");
+    assertSameTree(beforeHalt, await snapshotTree(sb.dir), "a HALTed --consume writes nothing");
   } finally {
     await sb.dispose();
   }
