@@ -8,7 +8,7 @@
  * @module
  */
 import { UsageError } from "../errors.ts";
-import { appendGrant, type GrantFields, grantWriteRoots, verifyGrants } from "../authz/grants.ts";
+import { appendGrant, type GrantFields, verifyGrants, writeRootsOf } from "../authz/grants.ts";
 import { operatorSigner } from "../authz/signed.ts";
 import { findingsOutcome, requiredFlag, stringFlag, teamDirOf } from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -101,7 +101,7 @@ export async function grantVerify(ctx: Ctx): Promise<Outcome> {
   const out = findingsOutcome("grant", r.findings);
   if (ctx.parsed.flags.roots !== true) return out;
   // The write roots a runner of this holder would add at its next start (never while it runs).
-  const g = await grantWriteRoots(ctx.project, teamDirOf(ctx), gctx);
+  const g = await writeRootsOf(ctx.project, r, gctx);
   const lines = [
     `write roots the holder's runner adds at its next start: ${g.roots.join(", ") || "none"}`,
     ...g.problems.filter((p) => p.includes(": HALTED: ")).map((p) => `not added: ${p}`),

@@ -105,6 +105,17 @@ Deno.test("grant CLI: keys init, grant sign (and --sign-grant), grant issue refu
     assert.equal(v.code, 0, v.stderr);
     assert.match(v.stdout, /^line 2: G-1 \(write docs\/shared\): valid$/m);
     assert.match(v.stdout, /^line 3: G-2 \(read docs\/shared\): valid$/m);
+    const roots = await runCli(["grant", "verify", "--roots", ...P, "--json"], { env });
+    assert.equal(roots.code, 0, roots.stderr);
+    const rj = JSON.parse(roots.stdout);
+    assert.deepEqual(rj.rows.map((r: { valid: boolean }) => r.valid), [true, true]);
+    assert.deepEqual(rj.write_roots, ["/srv/team-a/docs/shared"]);
+    assert.deepEqual(rj.active, ["G-1"]);
+    const rootsText = await runCli(["grant", "verify", "--roots", ...P], { env });
+    assert.match(
+      rootsText.stdout,
+      /^write roots the holder's runner adds at its next start: \/srv\/team-a\/docs\/shared$/m,
+    );
     const alias = await runCli(["--verify-grants", ...P, "--json"], {
       env: { ...sb.env, AGENTTEAMS_BROAD_OK: "1" },
     });
