@@ -124,6 +124,13 @@ Deno.test("grant CLI: keys init, grant sign (and --sign-grant), grant issue refu
       true,
       false,
     ]);
+    // A --max-uses that is not a whole number of uses: a usage error, nothing written.
+    const badUses = fields.map((x, i) => fields[i - 1] === "--max-uses" ? "0" : x);
+    const u = await runCli(["grant", "issue", ...P, "--id", "G-3", "--ops", "read", ...badUses], {
+      env,
+    });
+    assert.equal(u.code, 2, u.stderr);
+    assert.match(u.stderr, /--max-uses takes a whole number of uses \(1 or more\), got 0/);
     assertSameTree(before, await snapshotTree(sb.dir), "after grant verify");
   } finally {
     await sb.dispose();

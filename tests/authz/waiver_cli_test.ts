@@ -59,6 +59,14 @@ Deno.test("waiver CLI: issue, verify (read-only), check, the earlier spelling", 
     // A missing flag is a usage error; an approver off the roster is refused, nothing written.
     const usage = await runCli(["waiver", "issue", ...P, "--id", "W-2"], { env });
     assert.equal(usage.code, 2, usage.stderr);
+    for (const maxUses of [0, 1.5]) {
+      const badUses = await runCli(
+        waiverIssueArgs(sb.project, { id: "W-2", action: "x", maxUses, ticket: "T", reason: "r" }),
+        { env },
+      );
+      assert.equal(badUses.code, 2, badUses.stderr);
+      assert.match(badUses.stderr, /--max-uses takes a whole number of uses \(1 or more\)/);
+    }
     const off = await runCli(
       waiverIssueArgs(sb.project, {
         id: "W-2",
