@@ -533,38 +533,46 @@ export function consumeClearance(
   action: string,
   ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
 ): Promise<{ line: number; payload: string }> {
-  return withDirLock(root, () => consumeClearanceLocked(root, action, ctx));
+  return withDirLock(root, async () => {
+    const log = readDecisionLog(root);
+    const c = await decideClearance(log, action, ctx, root);
+    if (!c.allowed) throw new AuthzError(c.problem!.code, `clearance: ${c.problem!.reason}`);
+    return await consumeDecided(root, log, c, ctx);
+  });
 }
 
 /**
- * {@link consumeClearance} for a caller already holding the project's lock (the gate, which decides and
- * consumes under one lock).
+ * Marks consumed the row an allowing clearance `c` names, for a caller holding the project's lock
+ * that decided `c` on `log` under that same lock (the gate, which decides and consumes under one
+ * lock, so the log is not read or decided twice): the row marked `consumed = yes`, re-signed when
+ * signing is active, the log rewritten atomically.
  *
+ * @throws {AuthzError} `NO_SIGNING_KEY` (an HMAC row, signing active, no key).
  * @example
  * ```ts
- * import { consumeClearanceLocked } from "./decisions.ts";
+ * import { consumeDecided, decideClearance, readDecisionLog } from "./decisions.ts";
  * import { withDirLock } from "./lock.ts";
- * await withDirLock("/work/p", () =>
- *   consumeClearanceLocked("/work/p", "delete:old.txt", { env: {}, now: new Date() })
- * );
+ * const ctx = { env: {}, now: new Date() };
+ * await withDirLock("/work/p", async () => {
+ *   const log = readDecisionLog("/work/p");
+ *   const c = await decideClearance(log, "delete:old.txt", ctx, "/work/p");
+ *   if (c.allowed) await consumeDecided("/work/p", log, c, ctx);
+ * });
  * ```
  */
-export async function consumeClearanceLocked(
+export async function consumeDecided(
   root: string,
-  action: string,
+  log: DecisionLog,
+  c: Clearance,
   ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
 ): Promise<{ line: number; payload: string }> {
-  const paths = authzPaths(root);
-  const log = readDecisionLog(root);
-  const c = await decideClearance(log, action, ctx, root);
-  if (!c.allowed) throw new AuthzError(c.problem!.code, `clearance: ${c.problem!.reason}`);
   const t = log.table!;
   const header = t.header.includes("consumed") ? t.header : [...t.header, "consumed"];
   const r: Record<string, string> = { ...log.recs[c.index!], consumed: "yes" };
   if (signingActive(t, ctx.env)) r.signature = await signDecision(r, ctx.env, ctx.signer ?? null);
   const recs = log.recs.slice();
   recs[c.index!] = r;
-  rewriteCsvFile(paths.decisions, header, recs.map((x) => cellsOf(x, header)), t);
+  rewriteCsvFile(authzPaths(root).decisions, header, recs.map((x) => cellsOf(x, header)), t);
   return { line: c.line!, payload: decisionPayload(r) };
 }
 

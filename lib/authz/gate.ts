@@ -18,10 +18,16 @@
  */
 import { AuthzError } from "../errors.ts";
 import type { Env } from "../env.ts";
-import { consumeClearanceLocked, decideClearance, readDecisionLog } from "./decisions.ts";
+import {
+  type Clearance,
+  consumeDecided,
+  decideClearance,
+  type DecisionLog,
+  readDecisionLog,
+} from "./decisions.ts";
 import { withDirLock } from "./lock.ts";
 import type { OperatorSigner } from "./signed.ts";
-import { checkWaiver, consumeWaiverLocked } from "./waivers.ts";
+import { consumeFound, findWaiver, type FoundWaiver } from "./waivers.ts";
 import type { Problem } from "./verdict.ts";
 
 /** What the gate is handed. */
@@ -71,36 +77,56 @@ export async function decideGate(
   action: string,
   ctx: GateContext,
 ): Promise<GateDecision> {
+  return (await decide(root, action, ctx)).decision;
+}
+
+/** The gate's decision and what it was made on: what {@link passGate} spends. */
+interface Decided {
+  readonly decision: GateDecision;
+  readonly log: DecisionLog;
+  readonly clearance: Clearance;
+  /** `null` when the clearance decided (allowed or halted) and no waiver was consulted. */
+  readonly waiver: FoundWaiver | null;
+}
+
+async function decide(root: string, action: string, ctx: GateContext): Promise<Decided> {
   const log = readDecisionLog(root);
   const c = await decideClearance(log, action, ctx, root);
+  const on = (decision: GateDecision, waiver: FoundWaiver | null = null): Decided => ({
+    decision,
+    log,
+    clearance: c,
+    waiver,
+  });
   if (c.allowed) {
-    return {
+    return on({
       action,
       allowed: true,
       authority: { by: "clearance", ref: `security-decisions.log.csv:${c.line}` },
       problem: null,
       halted: false,
-    };
+    });
   }
   if (c.halted) {
-    return { action, allowed: false, authority: null, problem: c.problem, halted: true };
+    return on({ action, allowed: false, authority: null, problem: c.problem, halted: true });
   }
-  const w = await checkWaiver(root, action, ctx);
+  const found = await findWaiver(root, action, ctx);
+  const w = found.check;
   if (w.ok) {
-    return {
+    return on({
       action,
       allowed: true,
       authority: { by: "waiver", ref: w.waiverId! },
       problem: null,
       halted: false,
-    };
+    }, found);
   }
   // The more specific refusal: a waiver that names the action but is invalid says why; with no
   // waiver at all, the clearance's reason stands (and both are named).
   const problem: Problem = w.problem!.code === "NO_WAIVER"
     ? { code: c.problem!.code, reason: `${c.problem!.reason}; and ${w.problem!.reason}` }
     : { code: w.problem!.code, reason: `waiver ${w.waiverId}: ${w.problem!.reason}` };
-  return { action, allowed: false, authority: null, problem, halted: false };
+  return on({ action, allowed: false, authority: null, problem, halted: false }, found);
 }
 
 /**
@@ -124,7 +150,8 @@ export function passGate(
   expect?: GateAuthority,
 ): Promise<GateDecision> {
   return withDirLock(root, async () => {
-    const d = await decideGate(root, action, ctx);
+    const decided = await decide(root, action, ctx);
+    const d = decided.decision;
     if (!d.allowed) throw new AuthzError(d.problem!.code, `gate ${action}: ${d.problem!.reason}`);
     const a = d.authority!;
     if (expect !== undefined && (expect.by !== a.by || expect.ref !== a.ref)) {
@@ -134,8 +161,9 @@ export function passGate(
           "check again",
       );
     }
-    if (a.by === "clearance") await consumeClearanceLocked(root, action, ctx);
-    else await consumeWaiverLocked(root, action, ctx);
+    // Spent from what was decided under this same lock: nothing read or validated twice.
+    if (a.by === "clearance") await consumeDecided(root, decided.log, decided.clearance, ctx);
+    else await consumeFound(root, decided.waiver!, ctx);
     return d;
   });
 }

@@ -368,7 +368,26 @@ export async function grantWriteRoots(
   teamDir: string,
   ctx: GrantContext,
 ): Promise<GrantRoots> {
-  const report = await verifyGrants(project, teamDir, ctx);
+  return writeRootsOf(project, await verifyGrants(project, teamDir, ctx), ctx);
+}
+
+/**
+ * {@link grantWriteRoots} from a report {@link verifyGrants} already made (`grant verify --roots`,
+ * which prints both, so the ledger and team dir are read and verified once).
+ *
+ * @example
+ * ```ts
+ * import { verifyGrants, writeRootsOf } from "./grants.ts";
+ * const ctx = { env: {}, now: new Date() };
+ * const report = await verifyGrants("/work/h", "/work/h/.agentteams/team", ctx);
+ * (await writeRootsOf("/work/h", report, ctx)).roots; // e.g. ["/srv/team-a/docs/shared"]
+ * ```
+ */
+export async function writeRootsOf(
+  project: string,
+  report: GrantReport,
+  ctx: GrantContext,
+): Promise<GrantRoots> {
   const roots = new Set<string>();
   const active: string[] = [];
   const halts: string[] = [];

@@ -292,12 +292,60 @@ export interface WaiverCheck {
   readonly line: number | null;
 }
 
-function latestFor(t: CsvTable, action: string): number {
-  const recs = recordsOf(t);
+function latestFor(recs: readonly Record<string, string>[], action: string): number {
   for (let i = recs.length - 1; i >= 0; i--) {
     if (authorizes(field(recs[i], "action_reviewed"), action)) return i;
   }
   return -1;
+}
+
+/** A waiver check with the ledger it was made on (what consuming the waiver rewrites). */
+export interface FoundWaiver {
+  /** What the check found. */
+  readonly check: WaiverCheck;
+  /** The ledger as read (`null`: none yet). */
+  readonly table: CsvTable | null;
+  /** Its rows as records. */
+  readonly recs: readonly Record<string, string>[];
+  /** The chosen row's index in `recs` (-1: no waiver names the action). */
+  readonly index: number;
+}
+
+/**
+ * {@link checkWaiver}, keeping the ledger it read (for {@link consumeFound}).
+ *
+ * @example
+ * ```ts
+ * import { findWaiver } from "./waivers.ts";
+ * (await findWaiver("/nonexistent", "x", { env: {}, now: new Date() })).index; // -1
+ * ```
+ */
+export async function findWaiver(
+  root: string,
+  action: string,
+  ctx: WaiverContext,
+): Promise<FoundWaiver> {
+  const t = readWaivers(root);
+  const recs = t === null ? [] : recordsOf(t);
+  const i = latestFor(recs, action);
+  if (t === null || i < 0) {
+    const check: WaiverCheck = {
+      ok: false,
+      problem: { code: "NO_WAIVER", reason: `no waiver names ${JSON.stringify(action)}` },
+      waiverId: null,
+      line: null,
+    };
+    return { check, table: t, recs, index: -1 };
+  }
+  const rec = recs[i];
+  const problem = await waiverProblem(rec, action, ctx, root);
+  const check: WaiverCheck = {
+    ok: problem === null,
+    problem,
+    waiverId: field(rec, "waiver_id").trim(),
+    line: t.rows[i].line,
+  };
+  return { check, table: t, recs, index: i };
 }
 
 /**
@@ -316,24 +364,7 @@ export async function checkWaiver(
   action: string,
   ctx: WaiverContext,
 ): Promise<WaiverCheck> {
-  const t = readWaivers(root);
-  const i = t === null ? -1 : latestFor(t, action);
-  if (t === null || i < 0) {
-    return {
-      ok: false,
-      problem: { code: "NO_WAIVER", reason: `no waiver names ${JSON.stringify(action)}` },
-      waiverId: null,
-      line: null,
-    };
-  }
-  const rec = recordsOf(t)[i];
-  const problem = await waiverProblem(rec, action, ctx, root);
-  return {
-    ok: problem === null,
-    problem,
-    waiverId: field(rec, "waiver_id").trim(),
-    line: t.rows[i].line,
-  };
+  return (await findWaiver(root, action, ctx)).check;
 }
 
 async function signWaiver(
@@ -377,37 +408,41 @@ export function consumeWaiver(
   action: string,
   ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
 ): Promise<{ waiverId: string; uses: number; maxUses: number; line: number }> {
-  return withDirLock(root, () => consumeWaiverLocked(root, action, ctx));
+  return withDirLock(root, async () => {
+    const found = await findWaiver(root, action, ctx);
+    const problem = found.check.problem;
+    if (found.index < 0) throw new AuthzError("NO_WAIVER", problem!.reason);
+    if (problem !== null) throw new AuthzError(problem.code, `waiver: ${problem.reason}`);
+    return await consumeFound(root, found, ctx);
+  });
 }
 
 /**
- * {@link consumeWaiver} for a caller already holding the project's lock (the gate, which decides and
- * consumes under one lock).
+ * Consumes a valid waiver {@link findWaiver} found, for a caller holding the project's lock that
+ * found it under that same lock (the gate, which decides and consumes under one lock, so the
+ * ledger is not read or validated twice): `uses` incremented, the row re-signed by its own
+ * scheme, the file rewritten atomically (mode kept).
  *
+ * @throws {AuthzError} `NO_SIGNING_KEY`.
  * @example
  * ```ts
- * import { consumeWaiverLocked } from "./waivers.ts";
+ * import { consumeFound, findWaiver } from "./waivers.ts";
  * import { withDirLock } from "./lock.ts";
- * await withDirLock("/work/p", () =>
- *   consumeWaiverLocked("/work/p", "delete:old.txt", { env: {}, now: new Date() })
- * );
+ * const ctx = { env: { AGENTTEAMS_WAIVER_SIGNING_KEY: "k" }, now: new Date() };
+ * await withDirLock("/work/p", async () => {
+ *   const found = await findWaiver("/work/p", "delete:old.txt", ctx);
+ *   if (found.check.ok) await consumeFound("/work/p", found, ctx);
+ * });
  * ```
  */
-export async function consumeWaiverLocked(
+export async function consumeFound(
   root: string,
-  action: string,
+  found: FoundWaiver,
   ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
 ): Promise<{ waiverId: string; uses: number; maxUses: number; line: number }> {
-  const paths = authzPaths(root);
-  const t = readWaivers(root);
-  const i = t === null ? -1 : latestFor(t, action);
-  if (t === null || i < 0) {
-    throw new AuthzError("NO_WAIVER", `no waiver names ${JSON.stringify(action)}`);
-  }
-  const recs = recordsOf(t);
-  const rec = recs[i];
-  const problem = await waiverProblem(rec, action, ctx, root);
-  if (problem !== null) throw new AuthzError(problem.code, `waiver: ${problem.reason}`);
+  const t = found.table!;
+  const i = found.index;
+  const rec = found.recs[i];
   const uses = (counter(field(rec, "uses")) ?? 0) + 1;
   const next: Record<string, string> = { ...rec, uses: String(uses) };
   next.signature = await signWaiver(
@@ -415,8 +450,9 @@ export async function consumeWaiverLocked(
     hmacKeyFrom(ctx.env, WAIVER_KEY_ENV),
     ctx.signer ?? null,
   );
+  const recs = found.recs.slice();
   recs[i] = next;
-  rewriteCsvFile(paths.waivers, t.header, recs.map((r) => cellsOf(r, t.header)), t);
+  rewriteCsvFile(authzPaths(root).waivers, t.header, recs.map((r) => cellsOf(r, t.header)), t);
   return {
     waiverId: field(rec, "waiver_id").trim(),
     uses,

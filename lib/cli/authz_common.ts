@@ -47,6 +47,29 @@ export function requiredFlag(ctx: Ctx, name: string): string {
 }
 
 /**
+ * `--max-uses` (required) as a number: a whole number of uses, 1 or more; anything else is a
+ * usage error (`waiver issue`, `grant issue|sign`).
+ *
+ * @example
+ * ```ts
+ * import { maxUsesFlag } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `waiver issue --max-uses 2 ...`
+ * maxUsesFlag(ctx); // 2
+ * ```
+ */
+export function maxUsesFlag(ctx: Ctx): number {
+  const raw = requiredFlag(ctx, "max-uses");
+  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < 1) {
+    throw new UsageError(
+      "USAGE",
+      `--max-uses takes a whole number of uses (1 or more), got ${raw}`,
+    );
+  }
+  return Number(raw);
+}
+
+/**
  * A positional's value (required by the command's spec).
  *
  * @example

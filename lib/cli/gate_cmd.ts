@@ -29,11 +29,9 @@ export async function gate(ctx: Ctx): Promise<Outcome> {
   const gctx = { env: ctx.env, now: ctx.now() };
   // The ledger key first: a spend that could not be recorded must not happen.
   const key = consume ? loadLedgerKey({ env: ctx.env, mode: "direct" }) : null;
-  const d =
-    await (consume
-      ? passGate(ctx.project, action, gctx).catch((e) => ({ error: e }))
-      : decideGate(ctx.project, action, gctx));
-  if ("error" in d) throw d.error;
+  const d = consume
+    ? await passGate(ctx.project, action, gctx)
+    : await decideGate(ctx.project, action, gctx);
   const json = {
     ok: d.allowed,
     action,

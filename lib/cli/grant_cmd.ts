@@ -7,17 +7,19 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
-import { appendGrant, type GrantFields, grantWriteRoots, verifyGrants } from "../authz/grants.ts";
+import { appendGrant, type GrantFields, verifyGrants, writeRootsOf } from "../authz/grants.ts";
 import { operatorSigner } from "../authz/signed.ts";
-import { findingsOutcome, requiredFlag, stringFlag, teamDirOf } from "./authz_common.ts";
+import {
+  findingsOutcome,
+  maxUsesFlag,
+  requiredFlag,
+  stringFlag,
+  teamDirOf,
+} from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 function fieldsOf(ctx: Ctx): GrantFields {
-  const max = requiredFlag(ctx, "max-uses");
-  if (!/^[0-9]{1,9}$/.test(max) || Number(max) < 1) {
-    throw new UsageError("USAGE", `--max-uses takes a whole number (1 or more), got ${max}`);
-  }
+  const maxUses = maxUsesFlag(ctx);
   return {
     grantId: requiredFlag(ctx, "id"),
     issuerTeam: requiredFlag(ctx, "issuer-team"),
@@ -25,7 +27,7 @@ function fieldsOf(ctx: Ctx): GrantFields {
     targetPath: requiredFlag(ctx, "target"),
     permittedOps: requiredFlag(ctx, "ops"),
     expiresAt: requiredFlag(ctx, "expires"),
-    maxUses: Number(max),
+    maxUses,
     approver: requiredFlag(ctx, "approver"),
     ticketId: requiredFlag(ctx, "ticket"),
     reasonCode: requiredFlag(ctx, "reason"),
@@ -101,7 +103,7 @@ export async function grantVerify(ctx: Ctx): Promise<Outcome> {
   const out = findingsOutcome("grant", r.findings);
   if (ctx.parsed.flags.roots !== true) return out;
   // The write roots a runner of this holder would add at its next start (never while it runs).
-  const g = await grantWriteRoots(ctx.project, teamDirOf(ctx), gctx);
+  const g = await writeRootsOf(ctx.project, r, gctx);
   const lines = [
     `write roots the holder's runner adds at its next start: ${g.roots.join(", ") || "none"}`,
     ...g.problems.filter((p) => p.includes(": HALTED: ")).map((p) => `not added: ${p}`),

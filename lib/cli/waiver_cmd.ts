@@ -5,10 +5,15 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
 import { checkWaiver, issueWaiver, verifyWaivers } from "../authz/waivers.ts";
 import { operatorSigner } from "../authz/signed.ts";
-import { findingsOutcome, positional, requiredFlag, stringFlag } from "./authz_common.ts";
+import {
+  findingsOutcome,
+  maxUsesFlag,
+  positional,
+  requiredFlag,
+  stringFlag,
+} from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -76,19 +81,13 @@ function problemJson(p: { code: string; reason: string } | null): Record<string,
  * ```
  */
 export async function waiverIssue(ctx: Ctx): Promise<Outcome> {
-  const maxRaw = requiredFlag(ctx, "max-uses");
-  if (!/^[0-9]{1,9}$/.test(maxRaw) || Number(maxRaw) < 1) {
-    throw new UsageError(
-      "USAGE",
-      `--max-uses takes a whole number of uses (1 or more), got ${maxRaw}`,
-    );
-  }
+  const maxUses = maxUsesFlag(ctx);
   const signer = ctx.parsed.flags.ed25519 === true ? await operatorSigner(ctx.env) : null;
   const rec = await issueWaiver(ctx.project, {
     waiverId: requiredFlag(ctx, "id"),
     action: requiredFlag(ctx, "action"),
     expiresAt: requiredFlag(ctx, "expires"),
-    maxUses: Number(maxRaw),
+    maxUses,
     approver: requiredFlag(ctx, "approver"),
     ticketId: requiredFlag(ctx, "ticket"),
     reasonCode: requiredFlag(ctx, "reason"),

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { REPO_ROOT } from "../_helpers/mod.ts";
 import { generatePem, importPrivatePem } from "../../lib/crypto/ed25519.ts";
 import type { OperatorSigner } from "../../lib/authz/signed.ts";
+import type { GrantFields } from "../../lib/authz/grants.ts";
 
 /** The vectors' directory. */
 export const VECTORS = join(REPO_ROOT, "tests", "testdata", "authz");
@@ -47,4 +48,67 @@ export async function installedSigner(root: string, keyId?: string): Promise<Ope
   await Deno.mkdir(store, { recursive: true });
   await Deno.writeTextFile(join(store, `${id}.pub.pem`), pair.publicPem);
   return { key: await importPrivatePem(pair.privatePem), keyId: id, publicPem: pair.publicPem };
+}
+
+/** A grant's business fields as `appendGrant` takes them: an Ed25519 write grant by default. */
+export function grantFields(f: Partial<GrantFields> = {}): GrantFields {
+  return {
+    grantId: "G-1",
+    issuerTeam: "team-a",
+    holderTeam: "team-b",
+    targetPath: "docs/shared",
+    permittedOps: "write",
+    expiresAt: "2026-12-31T00:00:00Z",
+    maxUses: 1,
+    approver: "alice",
+    ticketId: "T",
+    reasonCode: "r",
+    issuerRoot: "/srv/team-a",
+    ...f,
+  };
+}
+
+/** What a `waiver issue` through the CLI names (the expiry is 2099-01-01T00:00:00Z). */
+export interface WaiverArgs {
+  /** `--id`. */
+  readonly id: string;
+  /** `--action`. */
+  readonly action: string;
+  /** `--max-uses`. */
+  readonly maxUses: number;
+  /** `--approver` (default `security`). */
+  readonly approver?: string;
+  /** `--ticket`. */
+  readonly ticket: string;
+  /** `--reason`. */
+  readonly reason: string;
+}
+
+/** The argv of `waiver issue --project <project> ...`. */
+export function waiverIssueArgs(project: string, w: WaiverArgs): string[] {
+  return [
+    "waiver",
+    "issue",
+    "--project",
+    project,
+    "--id",
+    w.id,
+    "--action",
+    w.action,
+    "--expires",
+    "2099-01-01T00:00:00Z",
+    "--max-uses",
+    String(w.maxUses),
+    "--approver",
+    w.approver ?? "security",
+    "--ticket",
+    w.ticket,
+    "--reason",
+    w.reason,
+  ];
+}
+
+/** The argv of `decision sign --project <project> --action <action> --verdict <verdict>`. */
+export function decisionSignArgs(project: string, action: string, verdict: string): string[] {
+  return ["decision", "sign", "--project", project, "--action", action, "--verdict", verdict];
 }

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, sha256 } from "../_helpers/mod.ts";
+import { assertSameTree } from "../_helpers/assert.ts";
+import { runCli, sha256, snapshotTree } from "../_helpers/mod.ts";
 import {
   apply,
   assertApplied,
@@ -19,6 +20,7 @@ import {
   makeProject,
   putFile,
 } from "../proposals/_helpers.ts";
+import { decisionSignArgs, waiverIssueArgs } from "./_fixtures.ts";
 
 const BRIEF = JSON.stringify({
   agent_policies: { worker: { write_scopes: ["build/"] } },
@@ -50,15 +52,7 @@ Deno.test("deletions_need_clearance: held until cleared, dry run spends nothing,
     const refusedRow = (await ledgerRows(p.root)).at(-1)!;
     assert.equal(refusedRow.action, "apply-proposal-refused");
     // Cleared by a PASS: a dry run checks it and spends nothing.
-    const s = await runCli([
-      "decision",
-      "sign",
-      ...P,
-      "--action",
-      "delete:build/out.bin",
-      "--verdict",
-      "PASS",
-    ], { env });
+    const s = await runCli(decisionSignArgs(p.root, "delete:build/out.bin", "PASS"), { env });
     assert.equal(s.code, 0, s.stderr);
     const log = join(p.root, "references", "security-decisions.log.csv");
     const logBefore = await Deno.readTextFile(log);
@@ -75,28 +69,21 @@ Deno.test("deletions_need_clearance: held until cleared, dry run spends nothing,
     assert.match(await Deno.readTextFile(log), /,yes\r\n$/);
     // Replay: the same file back, the same deletion: the clearance is spent.
     await putFile(join(p.root, "build/out.bin"), "old\n");
+    const refsReplay = await snapshotTree(join(p.root, "references"));
     assertApplyRefused(await apply(p, del, { env }), "NO_CLEARANCE");
+    assertSameTree(refsReplay, await snapshotTree(join(p.root, "references")), "refused replay");
     assert.equal(await exists(join(p.root, "build/out.bin")), true);
     // A waiver instead: spent at the act, named in the row.
-    const w = await runCli([
-      "waiver",
-      "issue",
-      ...P,
-      "--id",
-      "W-1",
-      "--action",
-      "delete:build/b.bin",
-      "--expires",
-      "2099-01-01T00:00:00Z",
-      "--max-uses",
-      "1",
-      "--approver",
-      "security",
-      "--ticket",
-      "OPS-1",
-      "--reason",
-      "cleanup",
-    ], { env });
+    const w = await runCli(
+      waiverIssueArgs(p.root, {
+        id: "W-1",
+        action: "delete:build/b.bin",
+        maxUses: 1,
+        ticket: "OPS-1",
+        reason: "cleanup",
+      }),
+      { env },
+    );
     assert.equal(w.code, 0, w.stderr);
     assertApplied(await apply(p, deletion(nonce, "build/b.bin", sha256("b\n")), { env }));
     assert.deepEqual((await ledgerRows(p.root)).at(-1)!.clearance, { by: "waiver", ref: "W-1" });
@@ -105,21 +92,16 @@ Deno.test("deletions_need_clearance: held until cleared, dry run spends nothing,
     assert.match(wv.stderr, /USES_EXHAUSTED/);
     // A HALT holds a deletion even with a fresh PASS.
     for (const v of ["HALT", "PASS"]) {
-      const r = await runCli([
-        "decision",
-        "sign",
-        ...P,
-        "--action",
-        "delete:build/h.bin",
-        "--verdict",
-        v,
-      ], { env });
+      const r = await runCli(decisionSignArgs(p.root, "delete:build/h.bin", v), { env });
       assert.equal(r.code, 0, r.stderr);
     }
+    const refsHalt = await snapshotTree(join(p.root, "references"));
     assertApplyRefused(
       await apply(p, deletion(nonce, "build/h.bin", sha256("h\n")), { env }),
       "HALTED",
     );
+    // The fresh PASS is not spent by the held deletion.
+    assertSameTree(refsHalt, await snapshotTree(join(p.root, "references")), "HALTed deletion");
     assert.equal(await exists(join(p.root, "build/h.bin")), true);
     assertLedgerVerifies(p);
   } finally {

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import { runCli, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { decisionSignArgs, waiverIssueArgs } from "./_fixtures.ts";
 
 Deno.test("gate CLI: blocked, allowed, consumed and recorded, replay blocked", async () => {
   const sb = await sandbox("gate-cli");
@@ -21,15 +22,7 @@ Deno.test("gate CLI: blocked, allowed, consumed and recorded, replay blocked", a
     assert.equal(j.allowed, false);
     assert.match(j.reason, /no unconsumed PASS decision names "delete:old\.txt"/);
     assertSameTree(before, await snapshotTree(sb.dir), "a blocked gate writes nothing");
-    const s = await runCli([
-      "decision",
-      "sign",
-      ...P,
-      "--action",
-      "delete:old.txt",
-      "--verdict",
-      "PASS",
-    ], { env });
+    const s = await runCli(decisionSignArgs(sb.project, "delete:old.txt", "PASS"), { env });
     assert.equal(s.code, 0, s.stderr);
     const ok = await runCli(["gate", "delete:old.txt", ...P], { env });
     assert.equal(ok.code, 0, ok.stderr);
@@ -49,15 +42,22 @@ Deno.test("gate CLI: blocked, allowed, consumed and recorded, replay blocked", a
     assert.equal(row.by, "clearance");
     const v = await runCli(["ledger", "verify", ...P], { env });
     assert.equal(v.code, 0, v.stdout + v.stderr);
+    const beforeReplay = await snapshotTree(sb.dir);
     const replay = await runCli(["gate", "delete:old.txt", "--consume", ...P], { env });
     assertCliRefused(replay, "gate", "NO_CLEARANCE");
-    const h = await runCli(["decision", "sign", ...P, "--action", "delete", "--verdict", "HALT"], {
+    assertSameTree(beforeReplay, await snapshotTree(sb.dir), "a refused replay writes nothing");
+    const h = await runCli(decisionSignArgs(sb.project, "delete", "HALT"), {
       env,
     });
     assert.equal(h.code, 0, h.stderr);
     const halted = await runCli(["gate", "delete:other.txt", ...P], { env });
     const r = assertCliRefused(halted, "gate", "HALTED");
     assert.match(r.reason, /no clearance, waiver or grant lifts a HALT/);
+    // --consume under the HALT: refused the same way, and nothing spent or recorded.
+    const beforeHalt = await snapshotTree(sb.dir);
+    const haltedConsume = await runCli(["gate", "delete:other.txt", "--consume", ...P], { env });
+    assertCliRefused(haltedConsume, "gate", "HALTED");
+    assertSameTree(beforeHalt, await snapshotTree(sb.dir), "a HALTed --consume writes nothing");
   } finally {
     await sb.dispose();
   }
@@ -74,29 +74,14 @@ Deno.test("gate CLI: eight concurrent --consume of one PASS and one 2-use waiver
     };
     const P = ["--project", sb.project];
     assert.equal((await runCli(["keys", "init"], { env: sb.env })).code, 0);
-    const s = await runCli(["decision", "sign", ...P, "--action", "x", "--verdict", "PASS"], {
+    const s = await runCli(decisionSignArgs(sb.project, "x", "PASS"), {
       env,
     });
     assert.equal(s.code, 0, s.stderr);
-    const w = await runCli([
-      "waiver",
-      "issue",
-      ...P,
-      "--id",
-      "W-1",
-      "--action",
-      "x",
-      "--expires",
-      "2099-01-01T00:00:00Z",
-      "--max-uses",
-      "2",
-      "--approver",
-      "security",
-      "--ticket",
-      "T",
-      "--reason",
-      "r",
-    ], { env });
+    const w = await runCli(
+      waiverIssueArgs(sb.project, { id: "W-1", action: "x", maxUses: 2, ticket: "T", reason: "r" }),
+      { env },
+    );
     assert.equal(w.code, 0, w.stderr);
     const runs = await Promise.all(
       Array.from({ length: 8 }, () => runCli(["gate", "x", "--consume", "--json", ...P], { env })),

@@ -13,7 +13,7 @@ import { decideGate, passGate } from "../../lib/authz/gate.ts";
 import { signDecisionRow } from "../../lib/authz/decisions.ts";
 import { issueWaiver } from "../../lib/authz/waivers.ts";
 import { appendGrant, grantWriteRoots } from "../../lib/authz/grants.ts";
-import { installedSigner, project } from "./_fixtures.ts";
+import { grantFields, installedSigner, project } from "./_fixtures.ts";
 
 const NOW = new Date("2026-11-30T12:00:00Z");
 const ENV = { AGENTTEAMS_DECISION_SIGNING_KEY: "dk", AGENTTEAMS_WAIVER_SIGNING_KEY: "wk" };
@@ -85,19 +85,7 @@ Deno.test("HALT stays final: no clearance, waiver or grant lifts it, and nothing
     await appendGrant(
       p,
       team,
-      {
-        grantId: "G-1",
-        issuerTeam: "a",
-        holderTeam: "b",
-        targetPath: "build",
-        permittedOps: "write",
-        expiresAt: "2026-12-31T00:00:00Z",
-        maxUses: 1,
-        approver: "alice",
-        ticketId: "T",
-        reasonCode: "r",
-        issuerRoot: "/srv/a",
-      },
+      grantFields({ issuerTeam: "a", holderTeam: "b", targetPath: "build", issuerRoot: "/srv/a" }),
       ctx,
       signer,
     );
@@ -159,6 +147,52 @@ Deno.test("gate: an expected authority that changed is refused before anything i
     );
     assertSameTree(before, await snapshotTree(p));
     assert.equal((await passGate(p, A, ctx, { by: "waiver", ref: "W-1" })).allowed, true);
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("gate: an Ed25519 waiver is spent only with its own operator key; without it refused, nothing written", async () => {
+  const dir = await tempDir("gate-ed-waiver");
+  try {
+    const p = await project(dir);
+    const signer = await installedSigner(p, "op1");
+    const other = await installedSigner(p, "op2");
+    await issueWaiver(p, waiver("W-1"), { ...ctx, signer });
+    assert.deepEqual((await decideGate(p, A, ctx)).authority, { by: "waiver", ref: "W-1" });
+    const before = await snapshotTree(p);
+    for (const s of [undefined, null, other]) {
+      const e = await assertRefusal(
+        () => passGate(p, A, { ...ctx, signer: s }),
+        "NO_SIGNING_KEY",
+        AuthzError,
+      );
+      assert.match(e.message, /Ed25519-signed by key op1/);
+    }
+    assertSameTree(before, await snapshotTree(p), "a waiver that could not be re-signed");
+    assert.deepEqual((await passGate(p, A, { ...ctx, signer })).authority, {
+      by: "waiver",
+      ref: "W-1",
+    });
+    const after = await decideGate(p, A, ctx);
+    assert.equal(after.allowed, true, after.problem?.reason);
+    await passGate(p, A, { ...ctx, signer });
+    await assertRefusal(() => passGate(p, A, { ...ctx, signer }), "USES_EXHAUSTED", AuthzError);
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("gate: an HMAC clearance with the decision key gone is refused at the pass, nothing written", async () => {
+  const dir = await tempDir("gate-nokey");
+  try {
+    const p = await project(dir);
+    await signDecisionRow(p, { action: A, verdict: "PASS" }, ctx);
+    const before = await snapshotTree(p);
+    const noKey = { env: { AGENTTEAMS_WAIVER_SIGNING_KEY: "wk" }, now: NOW };
+    await assertRefusal(() => passGate(p, A, noKey), "NO_SIGNING_KEY", AuthzError);
+    assertSameTree(before, await snapshotTree(p), "a pass without the decision key");
+    assert.equal((await passGate(p, A, ctx)).allowed, true);
   } finally {
     await removeTree(dir);
   }

@@ -13,6 +13,7 @@ import { AuthzError } from "../../lib/errors.ts";
 import {
   appendGrant,
   GRANT_COLUMNS,
+  type GrantFields,
   grantPayload,
   grantWriteRoots,
   targetProblem,
@@ -21,7 +22,7 @@ import {
 import { formatCsv } from "../../lib/authz/csv.ts";
 import { signHex } from "../../lib/crypto/ed25519.ts";
 import type { OperatorSigner } from "../../lib/authz/signed.ts";
-import { installedSigner, mac, VECTOR_KEYS, VECTORS } from "./_fixtures.ts";
+import { grantFields, installedSigner, mac, VECTOR_KEYS, VECTORS } from "./_fixtures.ts";
 
 const NOW = new Date("2026-11-30T12:00:00Z");
 const GKEY = "k-grant";
@@ -243,63 +244,28 @@ Deno.test("grants: minting: Ed25519 write grants chain; an HMAC write grant and 
   const dir = await tempDir("gr-mint");
   try {
     const w = await world(dir);
-    const f = {
-      grantId: "G-1",
-      issuerTeam: "team-a",
-      holderTeam: "team-b",
-      targetPath: "docs/shared",
-      permittedOps: "write",
-      expiresAt: "2026-12-31T00:00:00Z",
-      maxUses: 1,
-      approver: "alice",
-      ticketId: "T",
-      reasonCode: "r",
-      issuerRoot: "/srv/team-a",
-    };
+    const f = grantFields();
+    const mint = (
+      g: GrantFields,
+      signer: OperatorSigner | null,
+      env: Record<string, string> = ENV,
+    ) => appendGrant(w.project, w.team, g, { env, now: NOW }, signer);
     const before = await snapshotTree(w.project);
+    await assertRefusal(() => mint(f, null), "SCHEME_INSUFFICIENT", AuthzError);
     await assertRefusal(
-      () => appendGrant(w.project, w.team, f, { env: ENV, now: NOW }, null),
-      "SCHEME_INSUFFICIENT",
-      AuthzError,
-    );
-    await assertRefusal(
-      () =>
-        appendGrant(
-          w.project,
-          w.team,
-          { ...f, targetPath: "../x" },
-          { env: ENV, now: NOW },
-          w.signer,
-        ),
+      () => mint({ ...f, targetPath: "../x" }, w.signer),
       "TARGET_REFUSED",
       AuthzError,
     );
     await assertRefusal(
-      () =>
-        appendGrant(
-          w.project,
-          w.team,
-          { ...f, approver: "mallory" },
-          { env: ENV, now: NOW },
-          w.signer,
-        ),
+      () => mint({ ...f, approver: "mallory" }, w.signer),
       "APPROVER_NOT_ON_ROSTER",
       AuthzError,
     );
     assertSameTree(before, await snapshotTree(w.project), "refused mints");
-    await appendGrant(w.project, w.team, f, { env: {}, now: NOW }, w.signer);
-    await appendGrant(
-      w.project,
-      w.team,
-      { ...f, grantId: "G-2", permittedOps: "read", issuerRoot: "" },
-      { env: ENV, now: NOW },
-      null,
-    );
-    await assertRefusal(
-      () => appendGrant(w.project, w.team, f, { env: ENV, now: NOW }, w.signer),
-      "DUPLICATE_ID",
-      AuthzError,
-    );
+    await mint(f, w.signer, {});
+    await mint({ ...f, grantId: "G-2", permittedOps: "read", issuerRoot: "" }, null);
+    await assertRefusal(() => mint(f, w.signer), "DUPLICATE_ID", AuthzError);
     assert.deepEqual(await codes(w), [null, null]);
     const text = await Deno.readTextFile(
       join(w.project, "references", "capability-grants.log.csv"),

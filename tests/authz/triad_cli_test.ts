@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import { runCli, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { decisionSignArgs } from "./_fixtures.ts";
 
 Deno.test("decision CLI: sign, clearance check (read-only), verify; a missing key is refused", async () => {
   const sb = await sandbox("decision-cli");
@@ -16,7 +17,7 @@ Deno.test("decision CLI: sign, clearance check (read-only), verify; a missing ke
     const no = await runCli(["clearance", "check", "delete:a", ...P], { env });
     assertCliRefused(no, "clearance check", "NO_CLEARANCE");
     const s = await runCli(
-      ["decision", "sign", ...P, "--action", "delete:a", "--verdict", "PASS"],
+      decisionSignArgs(sb.project, "delete:a", "PASS"),
       { env },
     );
     assert.equal(s.code, 0, s.stderr);
@@ -33,15 +34,7 @@ Deno.test("decision CLI: sign, clearance check (read-only), verify; a missing ke
     });
     assertCliRefused(nokey, "clearance check", "NO_SIGNING_KEY");
     assertSameTree(before, await snapshotTree(sb.dir), "after the read-only commands");
-    const halt = await runCli([
-      "decision",
-      "sign",
-      ...P,
-      "--action",
-      "delete:a",
-      "--verdict",
-      "HALT",
-    ], { env });
+    const halt = await runCli(decisionSignArgs(sb.project, "delete:a", "HALT"), { env });
     assert.equal(halt.code, 0, halt.stderr);
     const h = await runCli(["clearance", "check", "delete:a", ...P], { env });
     assertCliRefused(h, "clearance check", "HALTED");
@@ -112,6 +105,17 @@ Deno.test("grant CLI: keys init, grant sign (and --sign-grant), grant issue refu
     assert.equal(v.code, 0, v.stderr);
     assert.match(v.stdout, /^line 2: G-1 \(write docs\/shared\): valid$/m);
     assert.match(v.stdout, /^line 3: G-2 \(read docs\/shared\): valid$/m);
+    const roots = await runCli(["grant", "verify", "--roots", ...P, "--json"], { env });
+    assert.equal(roots.code, 0, roots.stderr);
+    const rj = JSON.parse(roots.stdout);
+    assert.deepEqual(rj.rows.map((r: { valid: boolean }) => r.valid), [true, true]);
+    assert.deepEqual(rj.write_roots, ["/srv/team-a/docs/shared"]);
+    assert.deepEqual(rj.active, ["G-1"]);
+    const rootsText = await runCli(["grant", "verify", "--roots", ...P], { env });
+    assert.match(
+      rootsText.stdout,
+      /^write roots the holder's runner adds at its next start: \/srv\/team-a\/docs\/shared$/m,
+    );
     const alias = await runCli(["--verify-grants", ...P, "--json"], {
       env: { ...sb.env, AGENTTEAMS_BROAD_OK: "1" },
     });
@@ -120,6 +124,13 @@ Deno.test("grant CLI: keys init, grant sign (and --sign-grant), grant issue refu
       true,
       false,
     ]);
+    // A --max-uses that is not a whole number of uses: a usage error, nothing written.
+    const badUses = fields.map((x, i) => fields[i - 1] === "--max-uses" ? "0" : x);
+    const u = await runCli(["grant", "issue", ...P, "--id", "G-3", "--ops", "read", ...badUses], {
+      env,
+    });
+    assert.equal(u.code, 2, u.stderr);
+    assert.match(u.stderr, /--max-uses takes a whole number of uses \(1 or more\), got 0/);
     assertSameTree(before, await snapshotTree(sb.dir), "after grant verify");
   } finally {
     await sb.dispose();

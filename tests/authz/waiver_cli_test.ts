@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import { runCli, sandbox, sha256, snapshotTree } from "../_helpers/mod.ts";
+import { decisionSignArgs, waiverIssueArgs } from "./_fixtures.ts";
 
 Deno.test("waiver CLI: issue, verify (read-only), check, the earlier spelling", async () => {
   const sb = await sandbox("waiver-cli");
@@ -19,25 +20,16 @@ Deno.test("waiver CLI: issue, verify (read-only), check, the earlier spelling", 
     assert.match(empty.stdout, /no waiver rows/);
     const none = await runCli(["waiver", "check", "delete:old.txt", ...P], { env });
     assertCliRefused(none, "waiver check", "NO_WAIVER");
-    const issue = await runCli([
-      "waiver",
-      "issue",
-      ...P,
-      "--id",
-      "W-1",
-      "--action",
-      "delete:old.txt",
-      "--expires",
-      "2099-01-01T00:00:00Z",
-      "--max-uses",
-      "1",
-      "--approver",
-      "security",
-      "--ticket",
-      "OPS-1",
-      "--reason",
-      "cleanup",
-    ], { env });
+    const issue = await runCli(
+      waiverIssueArgs(sb.project, {
+        id: "W-1",
+        action: "delete:old.txt",
+        maxUses: 1,
+        ticket: "OPS-1",
+        reason: "cleanup",
+      }),
+      { env },
+    );
     assert.equal(issue.code, 0, issue.stderr);
     assert.match(issue.stdout, /^issued waiver W-1 for delete:old\.txt/);
     const file = join(sb.project, "references", "security-waivers.log.csv");
@@ -67,25 +59,25 @@ Deno.test("waiver CLI: issue, verify (read-only), check, the earlier spelling", 
     // A missing flag is a usage error; an approver off the roster is refused, nothing written.
     const usage = await runCli(["waiver", "issue", ...P, "--id", "W-2"], { env });
     assert.equal(usage.code, 2, usage.stderr);
-    const off = await runCli([
-      "waiver",
-      "issue",
-      ...P,
-      "--id",
-      "W-2",
-      "--action",
-      "x",
-      "--expires",
-      "2099-01-01T00:00:00Z",
-      "--max-uses",
-      "1",
-      "--approver",
-      "mallory",
-      "--ticket",
-      "T",
-      "--reason",
-      "r",
-    ], { env });
+    for (const maxUses of [0, 1.5]) {
+      const badUses = await runCli(
+        waiverIssueArgs(sb.project, { id: "W-2", action: "x", maxUses, ticket: "T", reason: "r" }),
+        { env },
+      );
+      assert.equal(badUses.code, 2, badUses.stderr);
+      assert.match(badUses.stderr, /--max-uses takes a whole number of uses \(1 or more\)/);
+    }
+    const off = await runCli(
+      waiverIssueArgs(sb.project, {
+        id: "W-2",
+        action: "x",
+        maxUses: 1,
+        approver: "mallory",
+        ticket: "T",
+        reason: "r",
+      }),
+      { env },
+    );
     assertCliRefused(off, "waiver issue", "APPROVER_NOT_ON_ROSTER");
     assertSameTree(before, await snapshotTree(sb.dir), "after refused issue");
   } finally {
@@ -125,28 +117,10 @@ Deno.test("triad CLI: each command runs under exactly the narrow flags `permissi
     const P = ["--project", sb.project];
     assert.equal((await runCli(["keys", "init"], { env: sb.env })).code, 0);
     const cmds: string[][] = [
-      [
-        "waiver",
-        "issue",
-        ...P,
-        "--id",
-        "W-1",
-        "--action",
-        "a",
-        "--expires",
-        "2099-01-01T00:00:00Z",
-        "--max-uses",
-        "1",
-        "--approver",
-        "security",
-        "--ticket",
-        "T",
-        "--reason",
-        "r",
-      ],
+      waiverIssueArgs(sb.project, { id: "W-1", action: "a", maxUses: 1, ticket: "T", reason: "r" }),
       ["waiver", "verify", ...P],
       ["waiver", "check", "a", ...P],
-      ["decision", "sign", ...P, "--action", "b", "--verdict", "PASS"],
+      decisionSignArgs(sb.project, "b", "PASS"),
       ["decision", "verify", ...P],
       ["clearance", "check", "b", ...P],
       ["gate", "b", ...P],
