@@ -141,6 +141,8 @@ async function checkRun(
       tmpdir,
       backend,
       agent: policy.confinedPrograms?.agents[agent] ?? { exec: [], write: [] },
+      // What the runner's valid write grants add (settled at its start; none in direct mode).
+      grantedRoots: await s.grants.live(),
       execOwner: { kind: "agent", agent, source: policy.confinedPrograms?.source ?? null },
       cwd: checked.match.cwd,
       argv: [checked.program.path, ...a.argv.slice(1)],

@@ -34,6 +34,7 @@ import type { Policy } from "../policy/types.ts";
 import { confinedGateRunner, type GateRunner } from "../proposals/gates.ts";
 import { lazyBackend } from "../sandbox/backend.ts";
 import type { Backend } from "../sandbox/decide.ts";
+import type { GrantedRoot } from "../sandbox/roots.ts";
 import { withConfinedPrograms } from "../sandbox/programs_load.ts";
 
 /** Everything an act needs, loaded. */
@@ -62,7 +63,27 @@ export interface Session {
   readonly now: () => Date;
   /** The anchored-write helper program (default `/usr/bin/perl`). */
   readonly perl?: string;
+  /** Write roots capability grants add (the runner's; none in direct mode). */
+  readonly grants: SessionGrants;
 }
+
+/**
+ * The write roots the runner's grants add: all of them settled at its start (a gate's exec paths
+ * must not overlap any), and those a confined run gets now (`live`: a HALT signed since the start
+ * takes a root away; nothing is ever added while the runner runs).
+ */
+export interface SessionGrants {
+  /** Every root the runner settled at its start. */
+  readonly all: readonly GrantedRoot[];
+  /** The roots a run starting now may write (asked once per run). */
+  readonly live: () => Promise<readonly GrantedRoot[]>;
+}
+
+/** No grants: direct mode, and every session the runner does not make. */
+export const NO_GRANTS: SessionGrants = Object.freeze({
+  all: Object.freeze([]),
+  live: () => Promise.resolve([]),
+});
 
 /** A session whose key is loaded and whose rest is still loading. */
 export interface PendingSession {
@@ -213,6 +234,8 @@ export interface SessionParts {
   readonly now?: () => Date;
   /** The anchored-write helper program. */
   readonly perl?: string;
+  /** The runner's granted write roots (default none). */
+  readonly grants?: SessionGrants;
 }
 
 /**
@@ -237,6 +260,7 @@ export function sessionOf(parts: SessionParts): Session {
   const keyDir = keyDirOf(env);
   const git = once(() => parts.git ?? openGitContext(root, { parentEnv: env }));
   const plane = once(() => planeFromGit(root, git()));
+  const grants = parts.grants ?? NO_GRANTS;
   return {
     root,
     key: parts.key,
@@ -253,10 +277,12 @@ export function sessionOf(parts: SessionParts): Session {
       keyDir,
       backend,
       plane,
+      grantedRoots: grants.all,
     }),
     git,
     plane,
     now: parts.now ?? (() => new Date()),
+    grants,
     ...(parts.perl !== undefined ? { perl: parts.perl } : {}),
   };
 }

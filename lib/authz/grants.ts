@@ -36,7 +36,7 @@ import { within } from "../fs/within.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
 import { expiryProblem } from "./expiry.ts";
-import { haltFor, readDecisionLog } from "./decisions.ts";
+import { type DecisionLog, haltFor, readDecisionLog } from "./decisions.ts";
 import { GRANT_PURPOSE } from "./grant_purpose.ts";
 import { withDirLock } from "./lock.ts";
 import { authzPaths, ROSTER_REL, VERIFY_KEYS_REL } from "./paths.ts";
@@ -340,10 +340,56 @@ export async function verifyGrants(
   return { findings, valid, warnings: team.warnings };
 }
 
+/** One valid write grant's root. */
+export interface GrantedWrite {
+  /** The absolute root (the target, resolved against the issuer's root). */
+  readonly root: string;
+  /** The issuer's workspace root. */
+  readonly issuerRoot: string;
+  /** The grant's id. */
+  readonly grant: string;
+  /** The action ids a HALT on which stops this grant: `write:<target_path>`, `grant:<id>`. */
+  readonly actions: readonly string[];
+  /** Its `expires_at`, as signed. */
+  readonly expiresAt: string;
+}
+
+/**
+ * What stops a valid write grant from widening anything now, or `null`: its expiry passed, or an
+ * unretracted HALT in the holder's decision log names its write or the grant (no grant lifts a
+ * HALT). The runner asks again before every run, so a grant that expires or is HALTed while it
+ * serves loses its root at once (that only narrows; nothing widens while it runs).
+ *
+ * @example
+ * ```ts
+ * import { grantStopped } from "./grants.ts";
+ * import { readDecisionLog } from "./decisions.ts";
+ * const g = { root: "/srv/a/docs", issuerRoot: "/srv/a", grant: "G-1",
+ *   actions: ["write:docs", "grant:G-1"], expiresAt: "2099-01-01T00:00:00Z" };
+ * await grantStopped(readDecisionLog("/nonexistent"), g, { env: {}, now: new Date() }, "/nonexistent"); // null
+ * ```
+ */
+export async function grantStopped(
+  log: DecisionLog,
+  g: Pick<GrantedWrite, "actions" | "expiresAt">,
+  ctx: GrantContext,
+  project: string,
+): Promise<string | null> {
+  const exp = expiryProblem(g.expiresAt, ctx.now, "utc");
+  if (exp !== null) return `${exp.code}: ${exp.reason}`;
+  for (const action of g.actions) {
+    const halt = await haltFor(log, action, ctx, project);
+    if (halt !== null) return `HALTED: ${halt.problem.reason}`;
+  }
+  return null;
+}
+
 /** The write roots valid grants add, and what the runner records about them. */
 export interface GrantRoots {
   /** Absolute write roots (sorted): each valid write grant's target. */
   readonly roots: string[];
+  /** Each root with its issuer's workspace root and its grant (by root, then id). */
+  readonly granted: GrantedWrite[];
   /** The grant ids they come from (sorted). */
   readonly active: string[];
   /** Why other rows did not count (at most 10, each at most 200 characters). */
@@ -389,22 +435,33 @@ export async function writeRootsOf(
   ctx: GrantContext,
 ): Promise<GrantRoots> {
   const roots = new Set<string>();
+  const granted: GrantedWrite[] = [];
   const active: string[] = [];
   const halts: string[] = [];
   const log = readDecisionLog(project);
   for (const r of report.valid) {
     if (!grantOps(field(r, "permitted_ops")).has("write")) continue;
     const t = field(r, "target_path").trim();
+    const grant = field(r, "grant_id").trim();
+    const issuerRoot = normalize(field(r, "issuer_root").trim());
+    const root = (isAbsolute(t) ? normalize(t) : normalize(join(issuerRoot, t)))
+      .replace(/(.)\/+$/, "$1");
+    const g: GrantedWrite = {
+      root,
+      issuerRoot,
+      grant,
+      actions: [`write:${t}`, `grant:${grant}`],
+      expiresAt: field(r, "expires_at").trim(),
+    };
     // A grant widens a boundary; it never lifts a HALT on the granted write.
-    const halt = await haltFor(log, `write:${t}`, ctx, project) ??
-      await haltFor(log, `grant:${field(r, "grant_id").trim()}`, ctx, project);
-    if (halt !== null) {
-      halts.push(`${field(r, "grant_id").trim()}: HALTED: ${halt.problem.reason}`.slice(0, 200));
+    const stop = await grantStopped(log, g, ctx, project);
+    if (stop !== null) {
+      halts.push(`${grant}: ${stop}`.slice(0, 200));
       continue;
     }
-    const root = field(r, "issuer_root").trim();
-    roots.add(isAbsolute(t) ? normalize(t) : normalize(join(root, t)));
-    active.push(field(r, "grant_id").trim());
+    roots.add(root);
+    granted.push(g);
+    active.push(grant);
   }
   const problems = [
     ...halts,
@@ -412,7 +469,12 @@ export async function writeRootsOf(
       `${f.id}: ${f.code}: ${f.reason}`.slice(0, 200)
     ),
   ].slice(0, 10);
-  return { roots: [...roots].sort(), active: active.sort(), problems };
+  granted.sort((a, b) => cmp(a.root, b.root) || cmp(a.grant, b.grant));
+  return { roots: [...roots].sort(), granted, active: active.sort(), problems };
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
@@ -428,7 +490,7 @@ export async function writeRootsOf(
  * ```
  */
 export function grantsLoadedRow(
-  g: GrantRoots,
+  g: Pick<GrantRoots, "roots" | "active" | "problems">,
 ): { action: string; active: string[]; roots: string[]; problems: string[] } {
   return { action: "grants-loaded", active: g.active, roots: g.roots, problems: g.problems };
 }

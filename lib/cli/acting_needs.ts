@@ -15,6 +15,8 @@ import { readShebang } from "../sandbox/gate_exec.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
+import { grantWriteRoots } from "../authz/grants.ts";
+import { teamDirOf } from "./authz_common.ts";
 import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_KEY_FILE } from "../crypto/keys.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { briefReads, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./needs.ts";
@@ -289,6 +291,22 @@ export function actingNeedsSpawns(ctx: Ctx): string[] {
 }
 
 /**
+ * What the runner reads for its grants: the team dir, and each root a valid write grant adds (it
+ * checks the root and scans it for control-plane entries to keep read-only; the confined command
+ * writes there, not the runner). Granting read of a root the runner then refuses is harmless.
+ */
+async function grantedReads(ctx: Ctx): Promise<string[]> {
+  const teamDir = teamDirOf(ctx);
+  try {
+    const g = await grantWriteRoots(ctx.project, teamDir, { env: ctx.env, now: ctx.now() });
+    return [teamDir, ...g.granted.map((r) => r.root).filter((r) => r.startsWith("/"))];
+  } catch (e) {
+    // A broken ledger adds no root (the runner records why); only the team dir is read.
+    return [teamDir, ...unlessNotCapable(e)];
+  }
+}
+
+/**
  * What `serve` needs: everything `apply` and `run` need for any request of the brief (every
  * program its agents may run, resolved on PATH; all confined), the key dir (and writing it, only
  * while the runner's own X25519 pair is still to be made), and the queue, inside the project.
@@ -316,7 +334,11 @@ export async function serveNeeds(ctx: Ctx): Promise<Needs> {
   const kd = keyDir(ctx.env);
   const makePair = entryKind(join(kd, RUNNER_SEAL_KEY_FILE)) === "missing";
   return mergeNeeds(
-    await actingNeeds(ctx, onPath(ctx, "git"), [...programs, ...await gitPaths(ctx)]),
+    await actingNeeds(ctx, onPath(ctx, "git"), [
+      ...programs,
+      ...await gitPaths(ctx),
+      ...await grantedReads(ctx),
+    ]),
     // Every key variable, so the runner can refuse to start while one is set.
     { read: [], write: makePair ? [kd] : [], run: [], env: [...RUNNER_FORBIDDEN_ENV], sys: [] },
   );

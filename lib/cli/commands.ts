@@ -259,10 +259,15 @@ export const COMMANDS: readonly CommandSpec[] = [
     help: "It alone reads the ledger key (from the key file; it refuses to start while a key\n" +
       "variable is set), holds the project's runner lock, pins the brief, the operator's\n" +
       "confined-programs file and the grants ledger (a change stops it), and serves one request\n" +
-      "at a time, confined. Launch it with the flags `agentteams permissions serve` prints.\n" +
-      "Stop it with Ctrl-C (SIGINT) or SIGTERM. See docs/runner.md.",
+      "at a time, confined. Valid write grants (`grant verify --roots`) widen every confined\n" +
+      "run's write roots, settled at its start and recorded in the ledger. Launch it with the\n" +
+      "flags `agentteams permissions serve` prints. Stop it with Ctrl-C (SIGINT) or SIGTERM.\n" +
+      "See docs/runner.md.",
     positionals: [],
-    flags: [{ name: "once", kind: "bool", help: "serve what is queued now, then stop" }],
+    flags: [
+      { name: "once", kind: "bool", help: "serve what is queued now, then stop" },
+      TEAM_DIR_FLAG,
+    ],
     env: [...KEY_ENV, ...RUNNER_FORBIDDEN_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
     built: true,
     refuseNetFfi: true,

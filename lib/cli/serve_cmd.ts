@@ -6,6 +6,7 @@
  */
 import { serve } from "../runner/serve.ts";
 import { briefFlagPath } from "./needs.ts";
+import { teamDirOf } from "./authz_common.ts";
 import { VERSION } from "./version.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
@@ -30,6 +31,7 @@ export async function serveCmd(ctx: Ctx): Promise<Outcome> {
       root: ctx.project,
       env: ctx.env,
       brief: briefFlagPath(ctx) ?? undefined,
+      teamDir: teamDirOf(ctx),
       once: ctx.parsed.flags.once === true,
       version: VERSION,
       log: ctx.note,

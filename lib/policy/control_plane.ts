@@ -317,8 +317,9 @@ export function isControlPlaneName(name: string): boolean {
 
 /**
  * The absolute paths the sandbox keeps read-only for a project: every table entry at the root
- * (present or not: bwrap masks a missing one) and every one of git's resolved paths inside the
- * project (write roots lie inside the project, so one outside it is never writable anyway).
+ * (present or not: bwrap masks a missing one) and every one of git's resolved paths, inside the
+ * project or not (a root granted from another workspace may hold a hooks directory or an
+ * included config of this project's git).
  *
  * @example
  * ```ts
@@ -331,7 +332,7 @@ export function isControlPlaneName(name: string): boolean {
 export function controlPlaneReadOnly(plane: ControlPlane): string[] {
   const out = CONTROL_PLANE.map((e) => absOf(plane.root, e.name));
   for (const g of plane.git) {
-    if (covers(plane.root, g.abs) && !out.includes(g.abs)) out.push(g.abs);
+    if (!out.includes(g.abs)) out.push(g.abs);
   }
   return out;
 }

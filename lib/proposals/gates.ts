@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import { selectGates } from "./gates.ts";
+import { selectGates } from "./gates.ts";
  * // selectGates(policy, "src/a.ts", ["lint"]).map((g) => g.name)
  * ```
  * @module
@@ -23,6 +23,7 @@ import { childEnv } from "../process/child_env.ts";
 import { diskFs, resolveProgram } from "../process/resolve_program.ts";
 import type { ControlPlane } from "../policy/control_plane.ts";
 import type { Backend } from "../sandbox/decide.ts";
+import type { GrantedRoot } from "../sandbox/roots.ts";
 import { gateExecPaths, readShebang } from "../sandbox/gate_exec.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
 import { type ConfinedRunResult, runConfined } from "../sandbox/execute.ts";
@@ -104,6 +105,8 @@ export interface GateRunnerOptions {
   readonly backend: () => Promise<Backend>;
   /** The project's control plane, kept read-only around the gate. */
   readonly plane: () => Promise<ControlPlane>;
+  /** The runner's granted write roots: a gate's exec paths must not overlap them either. */
+  readonly grantedRoots?: readonly GrantedRoot[];
 }
 
 /**
@@ -129,9 +132,10 @@ export interface GateRunnerOptions {
  */
 export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
   const parent = opts.parentEnv;
-  const foreignWriteRoots = Object.values(opts.policy.confinedPrograms?.agents ?? {}).flatMap((a) =>
-    a.write
-  );
+  const foreignWriteRoots = [
+    ...Object.values(opts.policy.confinedPrograms?.agents ?? {}).flatMap((a) => a.write),
+    ...(opts.grantedRoots ?? []).map((g) => g.root),
+  ];
   return async (gate, input) => {
     const tmpdir = makePrivateTmpdir(parent);
     try {

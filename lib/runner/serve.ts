@@ -9,7 +9,9 @@
  *
  * @module
  */
-import { loadLedgerKey, runnerSealPair } from "../crypto/keys.ts";
+import { keyDir, loadLedgerKey, runnerSealPair } from "../crypto/keys.ts";
+import { DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import { loadGrantedRoots } from "./granted.ts";
 import { type Env, homeFrom } from "../env.ts";
 import { QueueError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
@@ -49,6 +51,8 @@ export interface ServeOptions {
   readonly env: Env;
   /** The brief (default: the project's). */
   readonly brief?: string;
+  /** The holder's team dir for the grants (default `<root>/.agentteams/team`). */
+  readonly teamDir?: string;
   /** Serve what is queued now, then stop. */
   readonly once?: boolean;
   /** The version written into the liveness file. */
@@ -246,7 +250,28 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
     checkPins(pins, readPins(pinAt), pinAt);
     // One sandbox decision for the runner's life (not a probe per request), never an opt-out.
     const backend = lazyBackend(policy, { unconfined: false, runner: true });
-    const state: RunnerState = { root, env: opts.env, home, key, seal, policy, backend, now };
+    // The grants' write roots, settled now for the runner's life, and recorded.
+    const grants = await loadGrantedRoots({
+      root,
+      teamDir: opts.teamDir ?? join(root, DEFAULT_TEAM_DIR_REL),
+      env: opts.env,
+      home,
+      keyDir: keyDir(opts.env),
+      now,
+    });
+    if (grants.row !== null) await appendRow(root, key.hmac, grants.row, { now });
+    for (const line of grants.lines) opts.log(`agentteams serve: ${line}`);
+    const state: RunnerState = {
+      root,
+      env: opts.env,
+      home,
+      key,
+      seal,
+      policy,
+      backend,
+      now,
+      grants: grants.session,
+    };
     const started = now().toISOString();
     let serving: string | null = null;
     const status = () =>

@@ -28,7 +28,7 @@ import { applyAct } from "../acts/apply_act.ts";
 import { issueBriefDispatch } from "../acts/dispatch_act.ts";
 import { performAct } from "../acts/pipeline.ts";
 import { runAct, runActWith, runExit } from "../acts/run_act.ts";
-import { sessionOf } from "../acts/session.ts";
+import { type SessionGrants, sessionOf } from "../acts/session.ts";
 import type { Backend } from "../sandbox/decide.ts";
 import type { Channel } from "../queue/paths.ts";
 import {
@@ -54,6 +54,8 @@ export interface RunnerState {
   readonly now: () => Date;
   /** The tool-server channel's command timeout cap in seconds (default {@link MCP_TIMEOUT_CAP_S}). */
   readonly mcpTimeoutCapS?: number;
+  /** The write roots the runner's grants add to confined runs (settled at its start). */
+  readonly grants?: SessionGrants;
 }
 
 /** A served request's result, ready to seal. */
@@ -120,6 +122,7 @@ async function act(
       runner: true,
       backend: s.backend,
       now: s.now,
+      ...(s.grants !== undefined ? { grants: s.grants } : {}),
     });
   switch (req.kind) {
     case "issue-dispatch": {

@@ -214,6 +214,11 @@ export function buildPlan(input: PlanInput): ConfinementPlan {
     if (containsWritable(h)) {
       throw invalid(`a writable root lies inside the hidden directory ${h}; refused`, { path: h });
     }
+    // Its mount would hide it, but a writable parent could be renamed aside and a directory of
+    // the command's own (a key file it knows) made in its place for the next run to load.
+    if (roots.writeRoots.some((w) => within(h, w, fold))) {
+      throw invalid(`the hidden directory ${h} lies inside a writable root; refused`, { path: h });
+    }
   }
   for (const e of roots.exec) assertSafePath(e, "exec path");
 

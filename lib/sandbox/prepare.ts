@@ -20,7 +20,7 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import { type ControlPlane, controlPlaneReadOnly } from "../policy/control_plane.ts";
+import { type ControlPlane, controlPlaneReadOnly, staticPlane } from "../policy/control_plane.ts";
 import { protectedWriteRefused } from "../policy/owned_writes.ts";
 import type { ConfinedAgent } from "../policy/types.ts";
 import { guardFacts } from "./guards_io.ts";
@@ -28,7 +28,8 @@ import { buildPlan, type ConfinementPlan } from "./plan.ts";
 import { literalProtected, protectedMatcher } from "./protected.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { normalizeRel } from "../fs/rel_path.ts";
-import { resolveRoots } from "./roots_io.ts";
+import { existingHidden, resolveRoots } from "./roots_io.ts";
+import type { GrantedRoot } from "./roots.ts";
 import { assertSafePath } from "./safe_path.ts";
 import { execAllows, readShebang } from "./gate_exec.ts";
 import { type ExecOwner, execRefusalMessage } from "./exec_hint.ts";
@@ -45,8 +46,16 @@ export interface PrepareOptions {
   readonly tmpdir: string;
   /** Exec and write lists: an agent's entry, or for a gate its exec paths and no write roots. */
   readonly agent: ConfinedAgent;
-  /** For a gate: every agent's write roots, which its exec paths must not overlap. */
+  /**
+   * For a gate: every agent's write roots (project-relative) and the runner's granted roots
+   * (absolute), which its exec paths must not overlap.
+   */
   readonly foreignWriteRoots?: readonly string[];
+  /**
+   * Write roots capability grants add (the runner reads them at its start; `roots.ts` checks
+   * each). The issuer's control plane at its workspace root stays read-only inside them.
+   */
+  readonly grantedRoots?: readonly GrantedRoot[];
   /** The pinned working directory, project-relative POSIX (`.` is the root). */
   readonly cwd: string;
   /** The command; `argv[0]` resolved to an absolute path. */
@@ -118,12 +127,16 @@ function interpreterOf(programReal: string): string | null {
  */
 export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   const foldCase = opts.foldCase ?? Deno.build.os === "darwin";
+  const hidden = existingHidden(opts.hiddenDirs);
+  const granted = opts.grantedRoots ?? [];
   const roots = resolveRoots({
     project: opts.project,
     home: opts.home,
     tmpdir: opts.tmpdir,
     agent: opts.agent,
     foreignWriteRoots: opts.foreignWriteRoots,
+    grantedRoots: granted,
+    hiddenReal: hidden,
     foldCase,
   });
   const p = roots.projectReal === "/" ? "" : roots.projectReal;
@@ -143,6 +156,9 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   // path that passes through a symlink inside a write root is refused, never followed, so a
   // link git obeys there cannot be swapped for a directory of the command's own.
   const plane = controlPlaneReadOnly({ root: roots.projectReal, git: opts.controlPlane.git });
+  // A granted root lies in another workspace: that workspace's own control plane (its `.git`,
+  // `references/`, `.agentteams/`, ...) stays read-only inside it, by the same table.
+  for (const g of granted) plane.push(...controlPlaneReadOnly(staticPlane(g.issuerRoot)));
   for (const extra of [...plane, ...(opts.extraReadOnly ?? [])]) {
     assertSafePath(extra, "extra read-only path");
     if (!extra.startsWith("/")) {
@@ -153,14 +169,6 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   }
   guarded.push(...plane);
   for (const extra of opts.extraReadOnly ?? []) guarded.push(realPathLoose(extra));
-  const hidden: string[] = [];
-  for (const dir of opts.hiddenDirs) {
-    // Nothing there, nothing to hide: and a missing key dir's parents (a key given in the
-    // environment) need not be resolvable under narrow launch flags.
-    if (entryKind(dir) === "missing") continue;
-    const real = realPathLoose(dir);
-    if (entryKind(real) !== "missing") hidden.push(real);
-  }
   // bwrap has no exec allowlist: the top-level program, at least, must lie under an exec path
   // (Seatbelt enforces the list for every exec as well).
   const program = opts.argv[0];

@@ -3,6 +3,10 @@
  *
  * - every write root is an existing directory reached from the project root without passing
  *   through a symlink (a root swapped for a link to `~` must not widen what is writable);
+ * - every granted root (a capability grant's target in another workspace, absolute) is an
+ *   existing directory whose real path is itself (no symlink anywhere on it), names no
+ *   control-plane entry, and neither holds nor lies in the project, the private TMPDIR or a hidden
+ *   directory, nor holds the home directory ({@link grantedRootProblem});
  * - the private TMPDIR lies outside the project;
  * - no exec path is `/`, the home directory, or the project or an ancestor of it;
  * - exec paths and writable places (write roots, TMPDIR, and for a gate every agent's write roots)
@@ -23,8 +27,10 @@
 
 import { SandboxError } from "../errors.ts";
 import type { EntryKind } from "../fs/entry.ts";
+import { normalize } from "../fs/path.ts";
 import { overlaps, within } from "../fs/within.ts";
-import { assertSafePath } from "./safe_path.ts";
+import { isControlPlaneName } from "../policy/control_plane.ts";
+import { assertSafePath, unsafePathChar } from "./safe_path.ts";
 
 /** One write root and what each component below the project root is, shallowest first. */
 export interface WriteRootFacts {
@@ -40,6 +46,28 @@ export interface ExecFacts {
   readonly given: string;
   /** Real path (`~` expanded, symlinks resolved as far as the path exists). */
   readonly real: string;
+}
+
+/** A write root a capability grant adds (the runner reads them once, at its start). */
+export interface GrantedRoot {
+  /** The absolute root, normalized. */
+  readonly root: string;
+  /** The issuer's workspace root it lies in: its control plane stays read-only. */
+  readonly issuerRoot: string;
+  /** The grant's id. */
+  readonly grant: string;
+}
+
+/** A granted write root (absolute, outside the project) and what the file system says of it. */
+export interface GrantedRootFacts {
+  /** The root as granted: absolute and normalized. */
+  readonly path: string;
+  /** The grant it comes from, for messages. */
+  readonly grant: string;
+  /** What `lstat` says the path is. */
+  readonly kind: EntryKind;
+  /** Its real path (`null` when it cannot be resolved). */
+  readonly real: string | null;
 }
 
 /** Another agent's write root, resolved, for the gate overlap check. */
@@ -60,6 +88,10 @@ export interface RootFacts {
   readonly tmpdirReal: string;
   /** The confinement's own write roots. */
   readonly writeRoots: readonly WriteRootFacts[];
+  /** Write roots granted from other workspaces (capability grants; the runner's only). */
+  readonly grantedRoots?: readonly GrantedRootFacts[];
+  /** Real paths of the directories hidden from the command (the key dir, the state dir). */
+  readonly hiddenReal?: readonly string[];
   /** Write roots of other agents that exec paths must not overlap (used for gates). */
   readonly foreignWriteRoots: readonly ForeignRootFacts[];
   /** Exec entries. */
@@ -76,7 +108,7 @@ export interface ResolvedRoots {
   readonly homeReal: string;
   /** Real private TMPDIR. */
   readonly tmpdir: string;
-  /** Real write roots, in the order given. */
+  /** Real write roots, in the order given, then the granted roots. */
   readonly writeRoots: readonly string[];
   /** Real exec paths, in the order given. */
   readonly exec: readonly string[];
@@ -84,6 +116,81 @@ export interface ResolvedRoots {
 
 function invalid(message: string, details: Record<string, unknown>): SandboxError {
   return new SandboxError("CONFINED_INVALID", message, { details });
+}
+
+/** The places a granted root must keep clear of, real paths. */
+export interface GrantedRootBounds {
+  readonly projectReal: string;
+  readonly homeReal: string;
+  readonly tmpdirReal: string;
+  readonly hiddenReal: readonly string[];
+  readonly foldCase: boolean;
+}
+
+/**
+ * Why a granted write root cannot widen a confinement, or `null` when it can. A grant reaches
+ * into another workspace: the root must be a real directory named as it is (a symlink anywhere on
+ * the path could be swapped to reach elsewhere), below no control-plane name (`.git`, `.claude`,
+ * ...), and clear of everything the sandbox protects: it may not be `/`, hold the home directory,
+ * or overlap the project (its own write roots are the brief's), the private TMPDIR or a hidden
+ * directory (a writable parent of the key dir could have it renamed and replaced).
+ *
+ * @example
+ * ```ts
+ * import { grantedRootProblem } from "./roots.ts";
+ * const bounds = { projectReal: "/p", homeReal: "/home/op", tmpdirReal: "/tmp/r", hiddenReal: [], foldCase: false };
+ * grantedRootProblem({ path: "/srv/a/docs", grant: "G-1", kind: "dir", real: "/srv/a/docs" }, bounds); // null
+ * grantedRootProblem({ path: "/home", grant: "G-2", kind: "dir", real: "/home" }, bounds)?.code;
+ * // "CONFINED_INVALID": it holds the home directory
+ * ```
+ */
+export function grantedRootProblem(
+  g: GrantedRootFacts,
+  bounds: GrantedRootBounds,
+): { code: "CONFINED_INVALID" | "CONFINED_PATH_UNSAFE"; message: string } | null {
+  const fold = bounds.foldCase;
+  const label = `granted write root ${g.path} (grant ${g.grant})`;
+  const bad = (message: string) => ({ code: "CONFINED_INVALID" as const, message });
+  if (g.path === "" || unsafePathChar(g.path) !== null) {
+    return {
+      code: "CONFINED_PATH_UNSAFE",
+      message: `${label} holds a character a sandbox path may not`,
+    };
+  }
+  if (
+    !g.path.startsWith("/") || normalize(g.path) !== g.path ||
+    g.path.endsWith("/") && g.path !== "/"
+  ) {
+    return bad(`${label} must be absolute and normalized`);
+  }
+  if (g.kind === "symlink" || (g.real !== null && !samePath(g.real, g.path, fold))) {
+    return {
+      code: "CONFINED_PATH_UNSAFE",
+      message: `${label} passes through a symlink (it resolves to ${g.real ?? "nothing"}); ` +
+        "grant the real path",
+    };
+  }
+  if (g.kind !== "dir" || g.real === null) {
+    return bad(`${label} is not an existing directory (it is ${g.kind})`);
+  }
+  const named = g.path.split("/").find((seg) => seg !== "" && isControlPlaneName(seg));
+  if (named !== undefined) return bad(`${label} lies in ${named}, which is control plane`);
+  if (g.path === "/" || within(bounds.homeReal, g.path, fold)) {
+    return bad(`${label} is too broad: it holds the home directory ${bounds.homeReal}`);
+  }
+  const clash: [string, string][] = [
+    [bounds.projectReal, "the project"],
+    [bounds.tmpdirReal, "the private TMPDIR"],
+    ...bounds.hiddenReal.map((h): [string, string] => [h, `the hidden directory ${h}`]),
+  ];
+  for (const [p, what] of clash) {
+    if (overlaps(g.path, p, fold)) return bad(`${label} overlaps ${what} (${p})`);
+  }
+  return null;
+}
+
+function samePath(a: string, b: string, fold: boolean): boolean {
+  return fold ? a.toLowerCase() === b.toLowerCase() : a === b;
 }
 
 /**
@@ -140,6 +247,16 @@ export function checkRoots(facts: RootFacts): ResolvedRoots {
     }
     writable.push({ label: `write root ${root.rel}`, real });
     roots.push(real);
+  }
+  for (const g of facts.grantedRoots ?? []) {
+    const problem = grantedRootProblem(g, { ...facts, hiddenReal: facts.hiddenReal ?? [] });
+    if (problem !== null) {
+      throw new SandboxError(problem.code, problem.message, {
+        details: { path: g.path, grant: g.grant },
+      });
+    }
+    writable.push({ label: `granted write root ${g.path}`, real: g.path });
+    roots.push(g.path);
   }
   writable.push({ label: "the private TMPDIR", real: facts.tmpdirReal });
   for (const f of facts.foreignWriteRoots) {

@@ -18,7 +18,13 @@
 import { type EntryKind, entryKind, realPathLoose } from "../fs/entry.ts";
 import { normalize } from "../fs/path.ts";
 import type { ConfinedAgent } from "../policy/types.ts";
-import { checkRoots, type ResolvedRoots, type WriteRootFacts } from "./roots.ts";
+import {
+  checkRoots,
+  type GrantedRoot,
+  type GrantedRootFacts,
+  type ResolvedRoots,
+  type WriteRootFacts,
+} from "./roots.ts";
 
 /** Inputs of {@link resolveRoots}. */
 export interface ResolveRootsOptions {
@@ -30,8 +36,15 @@ export interface ResolveRootsOptions {
   readonly tmpdir: string;
   /** The confinement's exec and write lists (validated by `programs_block.ts`). */
   readonly agent: ConfinedAgent;
-  /** Other agents' write roots that exec paths must not overlap (a gate passes all of them). */
+  /**
+   * Other agents' write roots that exec paths must not overlap (a gate passes all of them):
+   * project-relative, or absolute (granted roots).
+   */
   readonly foreignWriteRoots?: readonly string[];
+  /** Write roots capability grants add (the runner's), absolute. */
+  readonly grantedRoots?: readonly GrantedRoot[];
+  /** Real paths of the directories hidden from the command (a granted root must keep clear). */
+  readonly hiddenReal?: readonly string[];
   /** Case-fold comparisons (default: on macOS). */
   readonly foldCase?: boolean;
 }
@@ -56,6 +69,50 @@ export function walkRoot(projectReal: string, rel: string): WriteRootFacts {
     if (kind !== "dir") break;
   }
   return { rel, walk };
+}
+
+/**
+ * What the file system says of one granted root: `lstat` of the path and its real path (`null`
+ * when it cannot be resolved).
+ *
+ * @example
+ * ```ts
+ * import { grantedRootFacts } from "./roots_io.ts";
+ * grantedRootFacts({ root: "/srv/a/docs", issuerRoot: "/srv/a", grant: "G-1" }).kind; // "dir"
+ * ```
+ */
+export function grantedRootFacts(g: GrantedRoot): GrantedRootFacts {
+  const kind = entryKind(g.root);
+  let real: string | null = null;
+  if (kind !== "missing") {
+    try {
+      real = Deno.realPathSync(g.root);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotCapable) throw e;
+    }
+  }
+  return { path: g.root, grant: g.grant, kind, real };
+}
+
+/**
+ * The real paths of the hidden directories that exist (a missing one hides nothing, and a missing
+ * key dir's parents, the key given in the environment, need not be resolvable under narrow
+ * launch flags).
+ *
+ * @example
+ * ```ts
+ * import { existingHidden } from "./roots_io.ts";
+ * existingHidden(["/surely-not-here-7f2/keys"]); // []
+ * ```
+ */
+export function existingHidden(dirs: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const dir of dirs) {
+    if (entryKind(dir) === "missing") continue;
+    const real = realPathLoose(dir);
+    if (entryKind(real) !== "missing") out.push(real);
+  }
+  return out;
 }
 
 /**
@@ -93,9 +150,11 @@ export function resolveRoots(opts: ResolveRootsOptions): ResolvedRoots {
     homeReal,
     tmpdirReal,
     writeRoots: opts.agent.write.map((rel) => walkRoot(projectReal, rel)),
+    grantedRoots: (opts.grantedRoots ?? []).map(grantedRootFacts),
+    hiddenReal: opts.hiddenReal ?? [],
     foreignWriteRoots: (opts.foreignWriteRoots ?? []).map((rel) => ({
       rel,
-      real: realPathLoose(projectReal + "/" + rel),
+      real: realPathLoose(rel.startsWith("/") ? rel : projectReal + "/" + rel),
     })),
     exec: opts.agent.exec.map((given) => ({ given, real: realPathLoose(expand(given)) })),
     foldCase: opts.foldCase ?? Deno.build.os === "darwin",

@@ -1,0 +1,159 @@
+/**
+ * The write roots the runner's capability grants add, settled once at its start and never again
+ * while it runs (the grants ledger is pinned: a change stops the runner). Each valid write grant
+ * (`lib/authz/grants.ts`: Ed25519, unexpired, on the team dir's roster, no HALT on the write) names
+ * a root in the issuer's workspace; each root then passes the sandbox's own rule for granted roots
+ * (`lib/sandbox/roots.ts`), checked here as every confined run checks it again. A root that
+ * fails is left out, with its reason, and nothing widens; the `grants-loaded` ledger row records
+ * what was added and what was not.
+ *
+ * @module
+ */
+import { AgentTeamsError } from "../errors.ts";
+import type { Env } from "../env.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
+import {
+  type GrantedWrite,
+  grantsLoadedRow,
+  grantStopped,
+  grantWriteRoots,
+} from "../authz/grants.ts";
+import { readDecisionLog } from "../authz/decisions.ts";
+import { NO_GRANTS, type SessionGrants } from "../acts/session.ts";
+import { authzPaths } from "../authz/paths.ts";
+import type { RowBody } from "../ledger/row.ts";
+import { hiddenFromConfined } from "../sandbox/hidden.ts";
+import { existingHidden, resolveRoots } from "../sandbox/roots_io.ts";
+import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
+
+/** What the runner's grants add. */
+export interface LoadedGrants {
+  /** The roots confined runs of this runner may write besides their agent's own, HALTs aside. */
+  readonly granted: readonly GrantedWrite[];
+  /** The same, as the runner's sessions take them (each run asks again for HALTs). */
+  readonly session: SessionGrants;
+  /** The `grants-loaded` row (`null` when there is no grants ledger). */
+  readonly row: RowBody | null;
+  /** One line per root added and per problem, for the runner's log. */
+  readonly lines: readonly string[];
+}
+
+/** Inputs of {@link loadGrantedRoots}. */
+export interface LoadGrantsOptions {
+  readonly root: string;
+  /** The holder's team dir (its roster and verify keys). */
+  readonly teamDir: string;
+  readonly env: Env;
+  readonly home: string;
+  /** The key dir (hidden from confined commands: a granted root must keep clear of it). */
+  readonly keyDir: string;
+  /** The runner's clock. */
+  readonly now: () => Date;
+}
+
+const MAX_PROBLEMS = 10;
+
+/**
+ * Reads and verifies the grants ledger, and keeps each valid write grant's root that the sandbox
+ * accepts as a granted root.
+ *
+ * @example
+ * ```ts
+ * import { loadGrantedRoots } from "./granted.ts";
+ * const g = await loadGrantedRoots({
+ *   root: "/work/holder", teamDir: "/work/holder/.agentteams/team", env: {}, home: "/home/op",
+ *   keyDir: "/home/op/.config/agentteams/keys", now: () => new Date(),
+ * });
+ * g.granted.map((r) => r.root); // e.g. ["/srv/team-a/docs/shared"]
+ * ```
+ */
+export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedGrants> {
+  if (lstatOrNullSync(authzPaths(opts.root).grants) === null) {
+    return { granted: [], session: NO_GRANTS, row: null, lines: [] };
+  }
+  let found;
+  try {
+    found = await grantWriteRoots(opts.root, opts.teamDir, { env: opts.env, now: opts.now() });
+  } catch (e) {
+    // An unreadable or malformed ledger widens nothing; the runner serves without it.
+    if (!(e instanceof AgentTeamsError)) throw e;
+    const problem = `${e.code}: ${e.message}`.slice(0, 200);
+    return {
+      granted: [],
+      session: NO_GRANTS,
+      row: grantsLoadedRow({ roots: [], active: [], problems: [problem] }),
+      lines: [`grants: none added: ${problem}`],
+    };
+  }
+  const kept: GrantedWrite[] = [];
+  const problems: string[] = [...found.problems];
+  // The same check every confined run makes, against a private TMPDIR made the same way.
+  const hiddenReal = existingHidden(hiddenFromConfined(opts.root, opts.keyDir));
+  const tmpdir = makePrivateTmpdir(opts.env);
+  try {
+    for (const g of found.granted) {
+      try {
+        resolveRoots({
+          project: opts.root,
+          home: opts.home,
+          tmpdir,
+          agent: { exec: [], write: [] },
+          grantedRoots: [g],
+          hiddenReal,
+        });
+        kept.push(g);
+      } catch (e) {
+        const why = e instanceof Deno.errors.NotCapable
+          ? `${g.root} is not readable under the runner's flags; launch it with the line ` +
+            "`agentteams permissions serve` prints now"
+          : e instanceof AgentTeamsError
+          ? `${e.code}: ${e.message}`
+          : null;
+        if (why === null) throw e;
+        problems.push(`${g.grant}: ${why}`.slice(0, 200));
+      }
+    }
+  } finally {
+    removePrivateTmpdir(tmpdir);
+  }
+  const lines = [
+    ...kept.map((g) => `grants: ${g.grant} adds the write root ${g.root}`),
+    ...problems.map((p) => `grants: not added: ${p}`),
+  ];
+  return {
+    granted: kept,
+    session: kept.length === 0 ? NO_GRANTS : liveGrants(kept, opts),
+    row: grantsLoadedRow({
+      roots: [...new Set(kept.map((g) => g.root))],
+      active: [...new Set(kept.map((g) => g.grant))],
+      problems: problems.slice(0, MAX_PROBLEMS),
+    }),
+    lines,
+  };
+}
+
+/**
+ * The runner's grants as its sessions take them: before every run the holder's decision log is
+ * read again, and a root whose grant has expired or a HALT now stops is left out (an unreadable
+ * log leaves all out: it fails closed).
+ */
+function liveGrants(kept: readonly GrantedWrite[], opts: LoadGrantsOptions): SessionGrants {
+  return {
+    all: kept,
+    live: async () => {
+      const ctx = { env: opts.env, now: opts.now() };
+      let log;
+      try {
+        log = readDecisionLog(opts.root);
+      } catch (e) {
+        if (e instanceof AgentTeamsError) return [];
+        throw e;
+      }
+      const out: GrantedWrite[] = [];
+      for (const g of kept) {
+        if (await grantStopped(log, g, ctx, opts.root) === null) out.push(g);
+      }
+      return out;
+    },
+  };
+}
