@@ -1,0 +1,217 @@
+/**
+ * Capability grants widening the runner's confinement, end to end: a real runner started with
+ * the flags `agentteams permissions serve` prints, real bwrap, grants signed through the CLI with
+ * the operator's Ed25519 key (`keys init`). Without a grant a confined command cannot write the
+ * issuer's directory; with a valid write grant, after the runner's next start, it can (only
+ * there), and a `grants-loaded` row records the root; a grant whose root is too broad adds
+ * nothing and says why; a HALT on the granted write takes the root away, at the next run of the
+ * same runner and at its next start.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { assertCliRefused } from "../_helpers/assert.ts";
+import { shScript, withWorld, type World } from "../e2e/_run_helpers.ts";
+import { importPublicPem, keyIdOfKey } from "../../lib/crypto/ed25519.ts";
+import {
+  allowList,
+  grantCovers,
+  handRequest,
+  permissionsArgs,
+  runnerBrief,
+  startRunner,
+  verifyDirect,
+} from "./_runner_helpers.ts";
+
+/** Installs the team dir's roster and the operator's verify key; returns nothing. */
+async function teamDir(w: World): Promise<void> {
+  const team = join(w.project, ".agentteams", "team", "references");
+  await Deno.mkdir(join(team, "authorized-verify-keys"), { recursive: true });
+  await Deno.writeTextFile(join(team, "security-approvers.txt"), "alice\n");
+  const pem = await Deno.readTextFile(join(w.keyDir, "operator-ed25519.pub.pem"));
+  const id = await keyIdOfKey(await importPublicPem(pem));
+  await Deno.writeTextFile(join(team, "authorized-verify-keys", `${id}.pub.pem`), pem);
+}
+
+async function signGrant(w: World, id: string, target: string, issuerRoot: string) {
+  const r = await w.cli([
+    "grant",
+    "sign",
+    "--project",
+    w.project,
+    "--id",
+    id,
+    "--issuer-team",
+    "team-a",
+    "--holder-team",
+    "holder",
+    "--target",
+    target,
+    "--ops",
+    "write",
+    "--expires",
+    "2099-01-01T00:00:00Z",
+    "--max-uses",
+    "1",
+    "--approver",
+    "alice",
+    "--ticket",
+    "T-1",
+    "--reason",
+    "cross-repo",
+    "--issuer-root",
+    issuerRoot,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+}
+
+/** Runs a script through the queue (the brief is orchestrator-only: the runner runs it). */
+async function runScript(w: World, name: string) {
+  return await w.run({ argv: [join(w.scripts, name)] });
+}
+
+const loaded = (w: World) => w.rows().filter((r) => r.action === "grants-loaded");
+
+Deno.test("runner grants: a valid write grant widens every confined run's write roots at the runner's next start (recorded); a too-broad or HALTed one adds nothing", async (t) => {
+  await withWorld("rq-grants", {
+    brief: (p) =>
+      runnerBrief(
+        p,
+        ["write-shared", "write-other"].map((n) => ({ prefix: [join(p.scripts, n)] })),
+      ),
+    scripts: {
+      "write-shared": (p) => shScript(`echo granted >> ${p.dir}/issuer/docs/shared/out.txt`),
+      "write-other": (p) => shScript(`echo other > ${p.dir}/issuer/docs/other.txt`),
+    },
+  }, async (w) => {
+    const issuer = join(w.dir, "issuer");
+    const out = join(issuer, "docs", "shared", "out.txt");
+    await Deno.mkdir(join(issuer, "docs", "shared"), { recursive: true });
+    await teamDir(w);
+
+    await t.step("without a grant the confined command cannot write there", async () => {
+      const runner = await startRunner(w);
+      try {
+        const r = await runScript(w, "write-shared");
+        assert.notEqual(r.code, 0, r.stdout);
+        assert.match(r.stdout + r.stderr, /Read-only file system/);
+      } finally {
+        assert.equal((await runner.stop()).code, 0, runner.stderr());
+      }
+      assert.equal(await exists(out), false);
+      assert.deepEqual(loaded(w), [], "no grants ledger, no grants-loaded row");
+    });
+
+    await t.step(
+      "a write grant, at the runner's next start: the root is writable, nothing else",
+      async () => {
+        await signGrant(w, "G-1", "docs/shared", issuer);
+        // Too broad: the whole of the world's dir holds the project and HOME.
+        await signGrant(w, "G-2", ".", w.dir);
+        // The runner reads the granted root (to check and scan it) and never writes it itself.
+        const args = await permissionsArgs(w, ["serve", "--project", w.project]);
+        const root = join(issuer, "docs", "shared");
+        assert.ok(allowList(args, "read").some((e) => grantCovers(e, root)), args.join(" "));
+        assert.ok(!allowList(args, "write").some((e) => grantCovers(e, root)), args.join(" "));
+        const runner = await startRunner(w);
+        try {
+          const r = await runScript(w, "write-shared");
+          assert.equal(r.code, 0, r.stderr);
+          assert.equal(await Deno.readTextFile(out), "granted\n");
+          const other = await runScript(w, "write-other");
+          assert.notEqual(other.code, 0, "a write outside the granted root succeeded");
+          assert.equal(await exists(join(issuer, "docs", "other.txt")), false);
+        } finally {
+          assert.equal((await runner.stop()).code, 0, runner.stderr());
+        }
+        // Direct mode (the operator's own `run --direct`) is never widened: grants are the runner's.
+        const direct = await w.run({ argv: [join(w.scripts, "write-shared")] }, {
+          flags: ["--direct"],
+        });
+        assert.notEqual(direct.code, 0, "a direct run was widened");
+        assert.match(direct.stdout + direct.stderr, /Read-only file system/);
+        assert.equal(await Deno.readTextFile(out), "granted\n");
+        assert.match(runner.stderr(), /grants: G-1 adds the write root .*\/issuer\/docs\/shared/);
+        assert.match(runner.stderr(), /grants: not added: G-2: CONFINED_INVALID: .*too broad/);
+        const row = loaded(w).at(-1)!;
+        assert.deepEqual(row.roots, [join(issuer, "docs", "shared")]);
+        assert.deepEqual(row.active, ["G-1"]);
+        assert.ok(
+          (row.problems as string[]).some((p) =>
+            /^G-2: CONFINED_INVALID: .*holds the home/.test(p)
+          ),
+          JSON.stringify(row.problems),
+        );
+      },
+    );
+
+    await t.step(
+      "a HALT on the granted write takes the root away at the next run, and at the next start",
+      async () => {
+        const runner = await startRunner(w);
+        try {
+          assert.equal((await runScript(w, "write-shared")).code, 0);
+          const halt = await w.cli(
+            [
+              "decision",
+              "sign",
+              "--project",
+              w.project,
+              "--action",
+              "write:docs/shared",
+              "--verdict",
+              "HALT",
+            ],
+            { env: { AGENTTEAMS_DECISION_SIGNING_KEY: "dk" } },
+          );
+          assert.equal(halt.code, 0, halt.stderr);
+          // The same runner, no restart: the HALT narrows at once.
+          const r = await runScript(w, "write-shared");
+          assert.notEqual(r.code, 0, "a HALTed grant still widened the run");
+        } finally {
+          assert.equal((await runner.stop()).code, 0, runner.stderr());
+        }
+        assert.equal(await Deno.readTextFile(out), "granted\ngranted\n");
+        const again = await startRunner(w);
+        try {
+          assert.notEqual((await runScript(w, "write-shared")).code, 0);
+        } finally {
+          assert.equal((await again.stop()).code, 0, again.stderr());
+        }
+        assert.match(again.stderr(), /grants: not added: G-1: HALTED/);
+        const row = loaded(w).at(-1)!;
+        assert.deepEqual(row.roots, []);
+        assert.deepEqual(row.active, []);
+        assert.equal(await Deno.readTextFile(out), "granted\ngranted\n");
+        await verifyDirect(w);
+      },
+    );
+
+    await t.step(
+      "a grant added while the runner serves stops it; nothing widens at run time",
+      async () => {
+        const runner = await startRunner(w);
+        await signGrant(w, "G-3", "docs", issuer);
+        // The runner's next look at the queue finds the pin changed, and it exits unserved.
+        await handRequest(w, { kind: "verify-ledger" });
+        const s = await runner.exited;
+        assertCliRefused(
+          { code: s.code, signal: s.signal, stdout: "", stderr: runner.stderr() },
+          "serve",
+          "RUNNER_PIN_CHANGED",
+          1,
+        );
+        assert.equal(await exists(join(issuer, "docs", "other.txt")), false);
+      },
+    );
+  });
+});
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+}
