@@ -35,7 +35,10 @@ Deno.test("scripts/demo passes from a clean clone with no deno on PATH", async (
     assert.match(text, /no match: the nonce travels only inside the box/);
     assert.match(text, /agentteams apply: refused: STALE_BASE: src\/app\.py changed/);
     // A write grant widening the runner's roots: the granted root written, the row recorded.
-    assert.match(text, /agentteams serve: grants: G-7 adds the write root \S+\/team-a\/docs\/shared/);
+    assert.match(
+      text,
+      /agentteams serve: grants: G-7 adds the write root \S+\/team-a\/docs\/shared/,
+    );
     assert.match(text, /report\.md exists: the runner added the granted root at its start/);
     assert.match(text, /"action": "grants-loaded", "active": \["G-7"\]/);
     assert.match(text, /Done\./);
