@@ -46,7 +46,7 @@ export type { LedgerProblem, VerifyCode, VerifyReport } from "./ledger/verify.ts
 export type { Policy } from "./policy/types.ts";
 export type { LedgerKey } from "./crypto/keys.ts";
 export type { Env } from "./env.ts";
-export type { PendingSession, Session, SessionOptions } from "./acts/session.ts";
+export type { PendingSession, Session, SessionGrants, SessionOptions } from "./acts/session.ts";
 export type { AppendResult } from "./ledger/append.ts";
 export type { RowBody } from "./ledger/row.ts";
 export type { HmacKey } from "./crypto/hash.ts";
@@ -64,6 +64,7 @@ export type {
   WritePolicy,
 } from "./policy/types.ts";
 export type { Backend } from "./sandbox/decide.ts";
+export type { GrantedRoot } from "./sandbox/roots.ts";
 export type { GitContext, GitControlPath, WatchedGitPaths } from "./git/context.ts";
 export type { ControlPlane } from "./policy/control_plane.ts";
 export { canonical } from "./canonical.ts";
@@ -79,7 +80,7 @@ export type { Clearance, DecisionContext } from "./authz/decisions.ts";
 export { checkWaiver, consumeWaiver, issueWaiver, verifyWaivers } from "./authz/waivers.ts";
 export type { WaiverCheck, WaiverContext, WaiverFields } from "./authz/waivers.ts";
 export { grantWriteRoots, verifyGrants } from "./authz/grants.ts";
-export type { GrantContext, GrantReport, GrantRoots } from "./authz/grants.ts";
+export type { GrantContext, GrantedWrite, GrantReport, GrantRoots } from "./authz/grants.ts";
 export type { Finding as AuthzFinding, Problem } from "./authz/verdict.ts";
 export { operatorSigner, VerifyKeyStore } from "./authz/signed.ts";
 export type { OperatorSigner } from "./authz/signed.ts";

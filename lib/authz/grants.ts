@@ -479,20 +479,33 @@ function cmp(a: string, b: string): number {
 
 /**
  * The ledger row a runner writes at its start when grants exist or failed (the earlier tool's
- * `direct-grants-loaded`, here for write roots): the active grant ids, the widened roots, and
- * the problems.
+ * `direct-grants-loaded`, here for write roots): the active grant ids, the widened roots, the
+ * fingerprints of the verify keys it trusted (`VerifyKeyStore.fingerprints`), and the problems.
  *
  * @example
  * ```ts
  * import { grantsLoadedRow } from "./grants.ts";
- * grantsLoadedRow({ roots: ["/srv/a/docs"], active: ["G-1"], problems: [] }).action;
+ * grantsLoadedRow({ roots: ["/srv/a/docs"], active: ["G-1"], problems: [] }, []).action;
  * // "grants-loaded"
  * ```
  */
 export function grantsLoadedRow(
   g: Pick<GrantRoots, "roots" | "active" | "problems">,
-): { action: string; active: string[]; roots: string[]; problems: string[] } {
-  return { action: "grants-loaded", active: g.active, roots: g.roots, problems: g.problems };
+  keyFingerprints: readonly string[],
+): {
+  action: string;
+  active: string[];
+  roots: string[];
+  key_fingerprints: string[];
+  problems: string[];
+} {
+  return {
+    action: "grants-loaded",
+    active: [...g.active].sort(),
+    roots: [...g.roots].sort(),
+    key_fingerprints: [...keyFingerprints].sort(),
+    problems: g.problems.slice(0, 10).map((p) => p.slice(0, 200)),
+  };
 }
 
 /** The business fields of a new grant. */

@@ -11,7 +11,7 @@
  * @module
  */
 import { AuthzError } from "../errors.ts";
-import { hexEqual, HmacKey } from "../crypto/hash.ts";
+import { hexEqual, HmacKey, sha256Hex } from "../crypto/hash.ts";
 import { importPrivatePem, importPublicPem, keyIdOfKey, verifyHex } from "../crypto/ed25519.ts";
 import type { Problem } from "./verdict.ts";
 import { keyDir, readKeyFile, SIGNING_KEY_FILE, VERIFY_KEY_FILE } from "../crypto/keys.ts";
@@ -182,6 +182,39 @@ export class VerifyKeyStore {
   /** The store's directory. */
   get dir(): string {
     return this.#dir;
+  }
+
+  /**
+   * The SHA-256 of each key file's text in the store (`*.pub.pem`), sorted; `"unreadable"` for
+   * one that is not a readable regular file. What a runner recorded trusting at its start.
+   *
+   * @example
+   * ```ts
+   * import { VerifyKeyStore } from "./signed.ts";
+   * new VerifyKeyStore("/nonexistent/authorized-verify-keys").fingerprints(); // []
+   * ```
+   */
+  fingerprints(): string[] {
+    let names: string[];
+    try {
+      names = [...Deno.readDirSync(this.#dir)].map((e) => e.name).filter((n) =>
+        n.endsWith(".pub.pem")
+      );
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return [];
+      throw e;
+    }
+    return names.map((n) => {
+      try {
+        const { bytes } = readRegularFileSync(join(this.#dir, n), {
+          maxBytes: 64 * 1024,
+          what: "verify key",
+        });
+        return sha256Hex(new TextDecoder().decode(bytes));
+      } catch {
+        return "unreadable";
+      }
+    }).sort();
   }
 
   /**

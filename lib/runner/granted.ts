@@ -20,7 +20,9 @@ import {
 } from "../authz/grants.ts";
 import { readDecisionLog } from "../authz/decisions.ts";
 import { NO_GRANTS, type SessionGrants } from "../acts/session.ts";
-import { authzPaths } from "../authz/paths.ts";
+import { authzPaths, VERIFY_KEYS_REL } from "../authz/paths.ts";
+import { VerifyKeyStore } from "../authz/signed.ts";
+import { join } from "../fs/path.ts";
 import type { RowBody } from "../ledger/row.ts";
 import { hiddenFromConfined } from "../sandbox/hidden.ts";
 import { existingHidden, resolveRoots } from "../sandbox/roots_io.ts";
@@ -71,6 +73,8 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
   if (lstatOrNullSync(authzPaths(opts.root).grants) === null) {
     return { granted: [], session: NO_GRANTS, row: null, lines: [] };
   }
+  // The verify keys it trusts now, recorded (the earlier tool's key_fingerprints).
+  const fingerprints = new VerifyKeyStore(join(opts.teamDir, VERIFY_KEYS_REL)).fingerprints();
   let found;
   try {
     found = await grantWriteRoots(opts.root, opts.teamDir, { env: opts.env, now: opts.now() });
@@ -81,7 +85,7 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
     return {
       granted: [],
       session: NO_GRANTS,
-      row: grantsLoadedRow({ roots: [], active: [], problems: [problem] }),
+      row: grantsLoadedRow({ roots: [], active: [], problems: [problem] }, fingerprints),
       lines: [`grants: none added: ${problem}`],
     };
   }
@@ -127,7 +131,7 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
       roots: [...new Set(kept.map((g) => g.root))],
       active: [...new Set(kept.map((g) => g.grant))],
       problems: problems.slice(0, MAX_PROBLEMS),
-    }),
+    }, fingerprints),
     lines,
   };
 }

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertCliRefused } from "../_helpers/assert.ts";
+import { sha256 } from "../_helpers/mod.ts";
 import { shScript, withWorld, type World } from "../e2e/_run_helpers.ts";
 import { importPublicPem, keyIdOfKey } from "../../lib/crypto/ed25519.ts";
 import {
@@ -135,6 +136,9 @@ Deno.test("runner grants: a valid write grant widens every confined run's write 
         const row = loaded(w).at(-1)!;
         assert.deepEqual(row.roots, [join(issuer, "docs", "shared")]);
         assert.deepEqual(row.active, ["G-1"]);
+        // The verify keys the runner trusted at its start: the operator's, by its text's SHA-256.
+        const pem = await Deno.readTextFile(join(w.keyDir, "operator-ed25519.pub.pem"));
+        assert.deepEqual(row.key_fingerprints, [sha256(pem)]);
         assert.ok(
           (row.problems as string[]).some((p) =>
             /^G-2: CONFINED_INVALID: .*holds the home/.test(p)
