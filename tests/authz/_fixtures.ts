@@ -108,6 +108,38 @@ export function waiverIssueArgs(project: string, w: WaiverArgs): string[] {
   ];
 }
 
+/**
+ * The business-field flags of `grant sign|issue` (everything but `--id` and `--ops`): team-a
+ * grants `holder` its `target` under `issuerRoot`, one use, expiring 2099-01-01T00:00:00Z, approved
+ * by alice.
+ */
+export function grantFieldArgs(
+  target: string,
+  issuerRoot: string,
+  holder = "team-b",
+): string[] {
+  return [
+    "--issuer-team",
+    "team-a",
+    "--holder-team",
+    holder,
+    "--target",
+    target,
+    "--expires",
+    "2099-01-01T00:00:00Z",
+    "--max-uses",
+    "1",
+    "--approver",
+    "alice",
+    "--ticket",
+    "T-1",
+    "--reason",
+    "cross-repo",
+    "--issuer-root",
+    issuerRoot,
+  ];
+}
+
 /** The argv of `decision sign --project <project> --action <action> --verdict <verdict>`. */
 export function decisionSignArgs(project: string, action: string, verdict: string): string[] {
   return ["decision", "sign", "--project", project, "--action", action, "--verdict", verdict];

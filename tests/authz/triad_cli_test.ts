@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import { runCli, sandbox, snapshotTree } from "../_helpers/mod.ts";
-import { decisionSignArgs } from "./_fixtures.ts";
+import { decisionSignArgs, grantFieldArgs } from "./_fixtures.ts";
 
 Deno.test("decision CLI: sign, clearance check (read-only), verify; a missing key is refused", async () => {
   const sb = await sandbox("decision-cli");
@@ -54,26 +54,7 @@ Deno.test("grant CLI: keys init, grant sign (and --sign-grant), grant issue refu
     const team = join(sb.project, ".agentteams", "team");
     await Deno.mkdir(join(team, "references", "authorized-verify-keys"), { recursive: true });
     await Deno.writeTextFile(join(team, "references", "security-approvers.txt"), "alice\n");
-    const fields = [
-      "--issuer-team",
-      "team-a",
-      "--holder-team",
-      "team-b",
-      "--target",
-      "docs/shared",
-      "--expires",
-      "2099-01-01T00:00:00Z",
-      "--max-uses",
-      "1",
-      "--approver",
-      "alice",
-      "--ticket",
-      "T-1",
-      "--reason",
-      "cross-repo",
-      "--issuer-root",
-      "/srv/team-a",
-    ];
+    const fields = grantFieldArgs("docs/shared", "/srv/team-a");
     // The verify key is not in the team dir's store yet: refused, nothing written.
     const before0 = await snapshotTree(sb.project);
     const nokey = await runCli(

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import { runCli, sandbox, sha256, snapshotTree } from "../_helpers/mod.ts";
-import { decisionSignArgs, waiverIssueArgs } from "./_fixtures.ts";
+import { decisionSignArgs, grantFieldArgs, waiverIssueArgs } from "./_fixtures.ts";
 
 Deno.test("waiver CLI: issue, verify (read-only), check, the earlier spelling", async () => {
   const sb = await sandbox("waiver-cli");
@@ -125,31 +125,7 @@ Deno.test("triad CLI: each command runs under exactly the narrow flags `permissi
       ["clearance", "check", "b", ...P],
       ["gate", "b", ...P],
       ["gate", "a", "--consume", ...P],
-      [
-        "grant",
-        "issue",
-        ...P,
-        "--id",
-        "G-1",
-        "--issuer-team",
-        "a",
-        "--holder-team",
-        "b",
-        "--target",
-        "docs",
-        "--ops",
-        "read",
-        "--expires",
-        "2099-01-01T00:00:00Z",
-        "--max-uses",
-        "1",
-        "--approver",
-        "alice",
-        "--ticket",
-        "T",
-        "--reason",
-        "r",
-      ],
+      ["grant", "issue", ...P, "--id", "G-1", "--ops", "read", ...grantFieldArgs("docs", "/srv/a")],
       ["grant", "verify", "--roots", ...P],
     ];
     const team = join(sb.project, ".agentteams", "team", "references");

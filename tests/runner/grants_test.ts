@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertCliRefused } from "../_helpers/assert.ts";
 import { sha256 } from "../_helpers/mod.ts";
+import { grantFieldArgs } from "../authz/_fixtures.ts";
 import { shScript, withWorld, type World } from "../e2e/_run_helpers.ts";
 import { importPublicPem, keyIdOfKey } from "../../lib/crypto/ed25519.ts";
 import {
@@ -18,6 +19,7 @@ import {
   grantCovers,
   handRequest,
   permissionsArgs,
+  present,
   runnerBrief,
   startRunner,
   verifyDirect,
@@ -41,26 +43,9 @@ async function signGrant(w: World, id: string, target: string, issuerRoot: strin
     w.project,
     "--id",
     id,
-    "--issuer-team",
-    "team-a",
-    "--holder-team",
-    "holder",
-    "--target",
-    target,
     "--ops",
     "write",
-    "--expires",
-    "2099-01-01T00:00:00Z",
-    "--max-uses",
-    "1",
-    "--approver",
-    "alice",
-    "--ticket",
-    "T-1",
-    "--reason",
-    "cross-repo",
-    "--issuer-root",
-    issuerRoot,
+    ...grantFieldArgs(target, issuerRoot, "holder"),
   ]);
   assert.equal(r.code, 0, r.stderr);
 }
@@ -98,7 +83,7 @@ Deno.test("runner grants: a valid write grant widens every confined run's write 
       } finally {
         assert.equal((await runner.stop()).code, 0, runner.stderr());
       }
-      assert.equal(await exists(out), false);
+      assert.equal(present(out), false);
       assert.deepEqual(loaded(w), [], "no grants ledger, no grants-loaded row");
     });
 
@@ -120,7 +105,7 @@ Deno.test("runner grants: a valid write grant widens every confined run's write 
           assert.equal(await Deno.readTextFile(out), "granted\n");
           const other = await runScript(w, "write-other");
           assert.notEqual(other.code, 0, "a write outside the granted root succeeded");
-          assert.equal(await exists(join(issuer, "docs", "other.txt")), false);
+          assert.equal(present(join(issuer, "docs", "other.txt")), false);
         } finally {
           assert.equal((await runner.stop()).code, 0, runner.stderr());
         }
@@ -204,18 +189,8 @@ Deno.test("runner grants: a valid write grant widens every confined run's write 
           "RUNNER_PIN_CHANGED",
           1,
         );
-        assert.equal(await exists(join(issuer, "docs", "other.txt")), false);
+        assert.equal(present(join(issuer, "docs", "other.txt")), false);
       },
     );
   });
 });
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    throw e;
-  }
-}
