@@ -348,7 +348,10 @@ export interface GrantedWrite {
   readonly issuerRoot: string;
   /** The grant's id. */
   readonly grant: string;
-  /** The action ids a HALT on which stops this grant: `write:<target_path>`, `grant:<id>`. */
+  /**
+   * The action ids a HALT on which stops this grant: `write:<target_path>`, `write:<root>`,
+   * `grant:<id>` (a HALT reaches a parent path too).
+   */
   readonly actions: readonly string[];
   /** Its `expires_at`, as signed. */
   readonly expiresAt: string;
@@ -450,7 +453,9 @@ export async function writeRootsOf(
       root,
       issuerRoot,
       grant,
-      actions: [`write:${t}`, `grant:${grant}`],
+      // The write as signed and as the absolute root (a HALT on either spelling, or on a parent
+      // directory, stops it: `haltReaches`), and the grant itself.
+      actions: [...new Set([`write:${t}`, `write:${root}`, `grant:${grant}`])],
       expiresAt: field(r, "expires_at").trim(),
     };
     // A grant widens a boundary; it never lifts a HALT on the granted write.

@@ -80,26 +80,55 @@ export function authorizes(rowAction: string, action: string): boolean {
 const SEPARATORS = ["-", "_", ".", ":"];
 
 /**
+ * An action id as a HALT compares it: trimmed, lower case, and when it names a path
+ * (`<verb>:<path>`, e.g. `write:./docs/shared/` or `delete:src//a.ts`) the path normalized: no
+ * `.` segments, no doubled or trailing `/`. A HALT is not to be dodged by spelling.
+ */
+function haltKey(action: string): { id: string; verb: string | null; path: string[] | null } {
+  const id = action.trim().toLowerCase();
+  const m = /^([a-z][a-z0-9_-]*):(.+)$/.exec(id);
+  if (m === null || !m[2].includes("/") && !m[2].startsWith(".")) {
+    return { id, verb: m?.[1] ?? null, path: m === null ? null : [m[2]] };
+  }
+  const abs = m[2].startsWith("/");
+  const segs = m[2].split("/").filter((s) => s !== "" && s !== ".");
+  return {
+    id: `${m[1]}:${abs ? "/" : ""}${segs.join("/")}`,
+    verb: m[1],
+    path: abs ? ["/", ...segs] : segs,
+  };
+}
+
+/**
  * Whether a HALT row reaches the action: the same id, or either extends the other by a separator
- * (`-`, `_`, `.`, `:`), case-insensitive. Wider than {@link authorizes} on purpose: a HALT on
- * `delete` stops `delete:src/a.ts`, and a HALT on `delete:src/a.ts` stops a gate asked about
- * `delete` (the earlier tool's rule, made symmetric).
+ * (`-`, `_`, `.`, `:`), case-insensitive; for a path action (`write:docs/shared`), the path
+ * normalized and either path an ancestor of the other (a HALT on `write:docs` stops a grant on
+ * `write:docs/shared`, and `write:./docs/shared/` is `write:docs/shared`). Wider than
+ * {@link authorizes} on purpose: a HALT on `delete` stops `delete:src/a.ts`, and a HALT on
+ * `delete:src/a.ts` stops a gate asked about `delete` (the earlier tool's rule, made symmetric).
  *
  * @example
  * ```ts
  * import { haltReaches } from "./table.ts";
  * haltReaches("delete", "delete:src/a.ts"); // true
  * haltReaches("deploy", "delete:src/a.ts"); // false
+ * haltReaches("write:./docs/", "write:docs/shared"); // true
+ * haltReaches("write:docs/a", "write:docs/b"); // false
  * ```
  */
 export function haltReaches(rowAction: string, action: string): boolean {
-  const a = rowAction.trim().toLowerCase();
-  const b = action.trim().toLowerCase();
+  const ka = haltKey(rowAction);
+  const kb = haltKey(action);
+  const a = ka.id;
+  const b = kb.id;
   if (a === "" || b === "") return false;
   if (a === b) return true;
   const extends_ = (long: string, short: string) =>
     long.startsWith(short) && SEPARATORS.includes(long[short.length]);
-  return extends_(a, b) || extends_(b, a);
+  if (extends_(a, b) || extends_(b, a)) return true;
+  if (ka.verb === null || ka.verb !== kb.verb || ka.path === null || kb.path === null) return false;
+  const [short, long] = ka.path.length <= kb.path.length ? [ka.path, kb.path] : [kb.path, ka.path];
+  return short.every((seg, i) => long[i] === seg);
 }
 
 /**

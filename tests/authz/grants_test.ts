@@ -15,11 +15,13 @@ import {
   GRANT_COLUMNS,
   type GrantFields,
   grantPayload,
+  grantStopped,
   grantWriteRoots,
   targetProblem,
   verifyGrants,
 } from "../../lib/authz/grants.ts";
 import { formatCsv } from "../../lib/authz/csv.ts";
+import { readDecisionLog } from "../../lib/authz/decisions.ts";
 import { signHex } from "../../lib/crypto/ed25519.ts";
 import type { OperatorSigner } from "../../lib/authz/signed.ts";
 import { grantFields, installedSigner, mac, VECTOR_KEYS, VECTORS } from "./_fixtures.ts";
@@ -304,4 +306,66 @@ Deno.test("grants: target rules (property-free table)", () => {
   assert.equal(targetProblem("~", "/srv/a")?.code, "TARGET_REFUSED");
   assert.equal(targetProblem("..", "/srv/a")?.code, "TARGET_REFUSED");
   assert.equal(targetProblem("/srv/a/../b", "/srv/a")?.code, "TARGET_REFUSED");
+});
+
+Deno.test("grants: a HALT stops a granted write however it spells the path (./, trailing /, absolute, a parent, case); a sibling's does not", async () => {
+  const dir = await tempDir("gr-halt-spelling");
+  try {
+    const w = await world(dir);
+    await put(w, await sign([base()], w.signer));
+    const log = join(w.project, "references", "security-decisions.log.csv");
+    const halted = async (action: string) => {
+      await Deno.writeTextFile(
+        log,
+        formatCsv(
+          [
+            "timestamp",
+            "requesting_agent",
+            "action_reviewed",
+            "verdict",
+            "conditions",
+            "conditions_verified",
+          ],
+          [["2026-11-29T10:00:00Z", "security", action, "HALT", "", ""]],
+          { eol: "\n" },
+        ),
+      );
+      const g = await grantWriteRoots(w.project, w.team, { env: ENV, now: NOW });
+      return g.roots.length === 0 && g.problems.some((p) => /^G-1: HALTED: /.test(p));
+    };
+    for (
+      const a of [
+        "write:docs/shared",
+        "write:./docs/shared/",
+        "write:docs//shared",
+        "write:/srv/team-a/docs/shared",
+        "write:docs",
+        "write:/srv/team-a",
+        "WRITE:Docs/Shared",
+        "grant:G-1",
+      ]
+    ) {
+      assert.equal(await halted(a), true, `a HALT on ${a} did not stop G-1`);
+    }
+    for (const a of ["write:docs/other", "write:doc", "write:docs/shared2", "delete:docs/shared"]) {
+      assert.equal(await halted(a), false, `a HALT on ${a} stopped G-1`);
+    }
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("grantStopped: an expiry passed since the start stops a grant (the runner asks before each run)", async () => {
+  const g = {
+    root: "/srv/team-a/docs/shared",
+    issuerRoot: "/srv/team-a",
+    grant: "G-1",
+    actions: ["write:docs/shared", "grant:G-1"],
+    expiresAt: "2026-11-30T12:00:00Z",
+  };
+  const none = readDecisionLog("/nonexistent-holder");
+  const before = new Date("2026-11-30T11:59:59Z");
+  assert.equal(await grantStopped(none, g, { env: {}, now: before }, "/nonexistent-holder"), null);
+  const at = await grantStopped(none, g, { env: {}, now: NOW }, "/nonexistent-holder");
+  assert.match(at ?? "", /^EXPIRED: /);
 });
