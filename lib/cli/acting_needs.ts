@@ -291,15 +291,17 @@ export function actingNeedsSpawns(ctx: Ctx): string[] {
 }
 
 /**
- * What the runner reads for its grants: the team dir, and each root a valid write grant adds (it
- * checks the root and scans it for control-plane entries to keep read-only; the confined command
- * writes there, not the runner). Granting read of a root the runner then refuses is harmless.
+ * What the runner reads for its grants: the team dir, and each issuer's workspace a valid write
+ * grant reaches into (it asks git what steers it, checks the granted root and scans it for
+ * control-plane entries to keep read-only; the confined command writes there, not the runner).
+ * Granting read of a root the runner then refuses is harmless.
  */
 async function grantedReads(ctx: Ctx): Promise<string[]> {
   const teamDir = teamDirOf(ctx);
   try {
     const g = await grantWriteRoots(ctx.project, teamDir, { env: ctx.env, now: ctx.now() });
-    return [teamDir, ...g.granted.map((r) => r.root).filter((r) => r.startsWith("/"))];
+    const reads = g.granted.flatMap((r) => [r.root, r.issuerRoot]);
+    return [teamDir, ...new Set(reads.filter((r) => r.startsWith("/") && r !== "/"))];
   } catch (e) {
     // A broken ledger adds no root (the runner records why); only the team dir is read.
     return [teamDir, ...unlessNotCapable(e)];

@@ -19,13 +19,16 @@ import {
   grantWriteRoots,
 } from "../authz/grants.ts";
 import { readDecisionLog } from "../authz/decisions.ts";
-import { NO_GRANTS, type SessionGrants } from "../acts/session.ts";
+import { NO_GRANTS, planeFromGit, type SessionGrants } from "../acts/session.ts";
 import { authzPaths, VERIFY_KEYS_REL } from "../authz/paths.ts";
 import { VerifyKeyStore } from "../authz/signed.ts";
 import { join } from "../fs/path.ts";
 import type { RowBody } from "../ledger/row.ts";
 import { hiddenFromConfined } from "../sandbox/hidden.ts";
-import { existingHidden, resolveRoots } from "../sandbox/roots_io.ts";
+import { grantKeepClear, resolveRoots } from "../sandbox/roots_io.ts";
+import type { GrantedRoot } from "../sandbox/roots.ts";
+import { childEnv } from "../process/child_env.ts";
+import { type GitControlPath, openGitContext } from "../git/context.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
 
 /** What the runner's grants add. */
@@ -92,8 +95,14 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
   const kept: GrantedWrite[] = [];
   const problems: string[] = [...found.problems];
   // The same check every confined run makes, against a private TMPDIR made the same way.
-  const hiddenReal = existingHidden(hiddenFromConfined(opts.root, opts.keyDir));
+  const keepClear = grantKeepClear({
+    hiddenDirs: hiddenFromConfined(opts.root, opts.keyDir),
+    projectReal: Deno.realPathSync(opts.root),
+    home: opts.home,
+    path: childEnv(opts.env).PATH,
+  });
   const tmpdir = makePrivateTmpdir(opts.env);
+  const issuers = new IssuerGit(opts.env);
   try {
     for (const g of found.granted) {
       try {
@@ -102,8 +111,8 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
           home: opts.home,
           tmpdir,
           agent: { exec: [], write: [] },
-          grantedRoots: [g],
-          hiddenReal,
+          grantedRoots: [{ ...g, issuerGit: await issuers.of(g.issuerRoot) }],
+          grantKeepClear: keepClear,
         });
         kept.push(g);
       } catch (e) {
@@ -153,11 +162,43 @@ function liveGrants(kept: readonly GrantedWrite[], opts: LoadGrantsOptions): Ses
         if (e instanceof AgentTeamsError) return [];
         throw e;
       }
-      const out: GrantedWrite[] = [];
+      // The issuer's git paths as they are now (its config may have moved a hooks directory).
+      const issuers = new IssuerGit(opts.env);
+      const out: GrantedRoot[] = [];
       for (const g of kept) {
-        if (await grantStopped(log, g, ctx, opts.root) === null) out.push(g);
+        if (await grantStopped(log, g, ctx, opts.root) !== null) continue;
+        try {
+          out.push({ ...g, issuerGit: await issuers.of(g.issuerRoot) });
+        } catch (e) {
+          // git cannot say what steers the issuer's workspace (or may not look): not granted.
+          if (!(e instanceof AgentTeamsError) && !(e instanceof Deno.errors.NotCapable)) throw e;
+        }
       }
       return out;
     },
   };
+}
+
+/**
+ * Git's resolved paths for each issuer's workspace (one `rev-parse` and `config --list` per
+ * workspace, cached for one check): none when it is no git worktree; a failure of git refuses.
+ */
+class IssuerGit {
+  readonly #env: Env;
+  readonly #seen = new Map<string, Promise<readonly GitControlPath[]>>();
+
+  constructor(env: Env) {
+    this.#env = env;
+  }
+
+  of(issuerRoot: string): Promise<readonly GitControlPath[]> {
+    let p = this.#seen.get(issuerRoot);
+    if (p === undefined) {
+      p = planeFromGit(issuerRoot, openGitContext(issuerRoot, { parentEnv: this.#env })).then(
+        (plane) => plane.git,
+      );
+      this.#seen.set(issuerRoot, p);
+    }
+    return p;
+  }
 }

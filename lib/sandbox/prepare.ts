@@ -20,7 +20,7 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import { type ControlPlane, controlPlaneReadOnly, staticPlane } from "../policy/control_plane.ts";
+import { type ControlPlane, controlPlaneReadOnly } from "../policy/control_plane.ts";
 import { protectedWriteRefused } from "../policy/owned_writes.ts";
 import type { ConfinedAgent } from "../policy/types.ts";
 import { guardFacts } from "./guards_io.ts";
@@ -28,7 +28,7 @@ import { buildPlan, type ConfinementPlan } from "./plan.ts";
 import { literalProtected, protectedMatcher } from "./protected.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { normalizeRel } from "../fs/rel_path.ts";
-import { existingHidden, resolveRoots } from "./roots_io.ts";
+import { existingHidden, grantKeepClear, resolveRoots } from "./roots_io.ts";
 import type { GrantedRoot } from "./roots.ts";
 import { assertSafePath } from "./safe_path.ts";
 import { execAllows, readShebang } from "./gate_exec.ts";
@@ -136,7 +136,12 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
     agent: opts.agent,
     foreignWriteRoots: opts.foreignWriteRoots,
     grantedRoots: granted,
-    hiddenReal: hidden,
+    grantKeepClear: granted.length === 0 ? [] : grantKeepClear({
+      hiddenDirs: opts.hiddenDirs,
+      projectReal: realPathLoose(opts.project),
+      home: opts.home,
+      path: opts.env.PATH,
+    }),
     foldCase,
   });
   const p = roots.projectReal === "/" ? "" : roots.projectReal;
@@ -158,7 +163,9 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   const plane = controlPlaneReadOnly({ root: roots.projectReal, git: opts.controlPlane.git });
   // A granted root lies in another workspace: that workspace's own control plane (its `.git`,
   // `references/`, `.agentteams/`, ...) stays read-only inside it, by the same table.
-  for (const g of granted) plane.push(...controlPlaneReadOnly(staticPlane(g.issuerRoot)));
+  for (const g of granted) {
+    plane.push(...controlPlaneReadOnly({ root: g.issuerRoot, git: g.issuerGit ?? [] }));
+  }
   for (const extra of [...plane, ...(opts.extraReadOnly ?? [])]) {
     assertSafePath(extra, "extra read-only path");
     if (!extra.startsWith("/")) {

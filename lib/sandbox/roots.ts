@@ -4,9 +4,9 @@
  * - every write root is an existing directory reached from the project root without passing
  *   through a symlink (a root swapped for a link to `~` must not widen what is writable);
  * - every granted root (a capability grant's target in another workspace, absolute) is an
- *   existing directory whose real path is itself (no symlink anywhere on it), names no
- *   control-plane entry, and neither holds nor lies in the project, the private TMPDIR or a hidden
- *   directory, nor holds the home directory ({@link grantedRootProblem});
+ *   existing directory whose real path is itself, outside its issuer's control plane, and clear of
+ *   the project, home's configuration, system trees and what the sandbox protects
+ *   ({@link grantedRootProblem});
  * - the private TMPDIR lies outside the project;
  * - no exec path is `/`, the home directory, or the project or an ancestor of it;
  * - exec paths and writable places (write roots, TMPDIR, and for a gate every agent's write roots)
@@ -28,8 +28,9 @@
 import { SandboxError } from "../errors.ts";
 import type { EntryKind } from "../fs/entry.ts";
 import { normalize } from "../fs/path.ts";
-import { overlaps, within } from "../fs/within.ts";
-import { isControlPlaneName } from "../policy/control_plane.ts";
+import { keyUnder, overlaps, within } from "../fs/within.ts";
+import { controlPlaneHit, isControlPlaneName } from "../policy/control_plane.ts";
+import type { GitControlPath } from "../git/context.ts";
 import { assertSafePath, unsafePathChar } from "./safe_path.ts";
 
 /** One write root and what each component below the project root is, shallowest first. */
@@ -56,6 +57,11 @@ export interface GrantedRoot {
   readonly issuerRoot: string;
   /** The grant's id. */
   readonly grant: string;
+  /**
+   * Git's resolved paths for the issuer's workspace (its hooks directory, config files and
+   * includes, wherever they are), read before each run; none when it is no git worktree.
+   */
+  readonly issuerGit?: readonly GitControlPath[];
 }
 
 /** A granted write root (absolute, outside the project) and what the file system says of it. */
@@ -68,10 +74,49 @@ export interface GrantedRootFacts {
   readonly kind: EntryKind;
   /** Its real path (`null` when it cannot be resolved). */
   readonly real: string | null;
+  /** The issuer's workspace root (the root must lie in it, outside its control plane). */
+  readonly issuerRoot: string;
+  /** Git's resolved paths for the issuer's workspace. */
+  readonly issuerGit: readonly GitControlPath[];
 }
 
-/** Another agent's write root, resolved, for the gate overlap check. */
-export interface ForeignRootFacts {
+/** A place a granted root must neither hold nor lie in, and what it is (for the message). */
+export interface KeepClear {
+  /** Its real path. */
+  readonly path: string;
+  /** What it is, e.g. `the hidden directory /h/.config/agentteams/keys`. */
+  readonly what: string;
+}
+
+/**
+ * System trees no grant may make writable, whoever signed it: what the operator's programs and
+ * the system itself run from or are configured by.
+ */
+export const SYSTEM_TREES: readonly string[] = Object.freeze([
+  "/bin",
+  "/boot",
+  "/dev",
+  "/etc",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/proc",
+  "/run",
+  "/sbin",
+  "/sys",
+  "/usr",
+  "/var/lib",
+  "/var/run",
+  "/var/spool",
+  "/Applications",
+  "/Library",
+  "/System",
+  "/private/etc",
+  "/private/var/db",
+]);
+
+/** Another agent's write root, resolved, for the gate overlap check. */ export interface ForeignRootFacts {
   /** Project-relative. */
   readonly rel: string;
   /** Real path. */
@@ -90,8 +135,8 @@ export interface RootFacts {
   readonly writeRoots: readonly WriteRootFacts[];
   /** Write roots granted from other workspaces (capability grants; the runner's only). */
   readonly grantedRoots?: readonly GrantedRootFacts[];
-  /** Real paths of the directories hidden from the command (the key dir, the state dir). */
-  readonly hiddenReal?: readonly string[];
+  /** What a granted root must keep clear of (hidden dirs, the operator file's folder, PATH). */
+  readonly grantKeepClear?: readonly KeepClear[];
   /** Write roots of other agents that exec paths must not overlap (used for gates). */
   readonly foreignWriteRoots: readonly ForeignRootFacts[];
   /** Exec entries. */
@@ -123,24 +168,30 @@ export interface GrantedRootBounds {
   readonly projectReal: string;
   readonly homeReal: string;
   readonly tmpdirReal: string;
-  readonly hiddenReal: readonly string[];
+  /** The hidden directories, the operator's confined-programs folder, the PATH directories. */
+  readonly keepClear: readonly KeepClear[];
   readonly foldCase: boolean;
 }
 
 /**
  * Why a granted write root cannot widen a confinement, or `null` when it can. A grant reaches
  * into another workspace: the root must be a real directory named as it is (a symlink anywhere on
- * the path could be swapped to reach elsewhere), below no control-plane name (`.git`, `.claude`,
- * ...), and clear of everything the sandbox protects: it may not be `/`, hold the home directory,
- * or overlap the project (its own write roots are the brief's), the private TMPDIR or a hidden
- * directory (a writable parent of the key dir could have it renamed and replaced).
+ * the path could be swapped to reach elsewhere), lie in its issuer's workspace but outside that
+ * workspace's control plane (its table entries, `.git` names anywhere, git's resolved paths) and
+ * clear of everything the operator runs or the sandbox protects: not `/`, no system tree
+ * ({@link SYSTEM_TREES}), not holding the home directory nor inside one of its dot-directories
+ * (`~/.config`, `~/.ssh`, `~/.local`: configuration the operator's programs obey), and neither
+ * holding nor inside the project (its own write roots are the brief's), the private TMPDIR, or a
+ * {@link KeepClear} place (a hidden directory such as the key dir, whose writable parent could
+ * have it renamed and replaced; the operator's confined-programs folder; a PATH directory).
  *
  * @example
  * ```ts
  * import { grantedRootProblem } from "./roots.ts";
- * const bounds = { projectReal: "/p", homeReal: "/home/op", tmpdirReal: "/tmp/r", hiddenReal: [], foldCase: false };
- * grantedRootProblem({ path: "/srv/a/docs", grant: "G-1", kind: "dir", real: "/srv/a/docs" }, bounds); // null
- * grantedRootProblem({ path: "/home", grant: "G-2", kind: "dir", real: "/home" }, bounds)?.code;
+ * const bounds = { projectReal: "/p", homeReal: "/home/op", tmpdirReal: "/tmp/r", keepClear: [], foldCase: false };
+ * const g = { path: "/srv/a/docs", grant: "G-1", kind: "dir" as const, real: "/srv/a/docs", issuerRoot: "/srv/a", issuerGit: [] };
+ * grantedRootProblem(g, bounds); // null
+ * grantedRootProblem({ ...g, path: "/home", real: "/home", issuerRoot: "/" }, bounds)?.code;
  * // "CONFINED_INVALID": it holds the home directory
  * ```
  */
@@ -157,12 +208,9 @@ export function grantedRootProblem(
       message: `${label} holds a character a sandbox path may not`,
     };
   }
-  if (
-    !g.path.startsWith("/") || normalize(g.path) !== g.path ||
-    g.path.endsWith("/") && g.path !== "/"
-  ) {
-    return bad(`${label} must be absolute and normalized`);
-  }
+  const plain = (p: string) =>
+    p.startsWith("/") && normalize(p) === p && (p === "/" || !p.endsWith("/"));
+  if (!plain(g.path)) return bad(`${label} must be absolute and normalized`);
   if (g.kind === "symlink" || (g.real !== null && !samePath(g.real, g.path, fold))) {
     return {
       code: "CONFINED_PATH_UNSAFE",
@@ -173,18 +221,41 @@ export function grantedRootProblem(
   if (g.kind !== "dir" || g.real === null) {
     return bad(`${label} is not an existing directory (it is ${g.kind})`);
   }
-  const named = g.path.split("/").find((seg) => seg !== "" && isControlPlaneName(seg));
-  if (named !== undefined) return bad(`${label} lies in ${named}, which is control plane`);
   if (g.path === "/" || within(bounds.homeReal, g.path, fold)) {
     return bad(`${label} is too broad: it holds the home directory ${bounds.homeReal}`);
   }
-  const clash: [string, string][] = [
-    [bounds.projectReal, "the project"],
-    [bounds.tmpdirReal, "the private TMPDIR"],
-    ...bounds.hiddenReal.map((h): [string, string] => [h, `the hidden directory ${h}`]),
+  const named = g.path.split("/").find((seg) => seg !== "" && isControlPlaneName(seg));
+  if (named !== undefined) return bad(`${label} lies in ${named}, which is control plane`);
+  if (!plain(g.issuerRoot) || !within(g.path, g.issuerRoot, fold)) {
+    return bad(`${label} does not lie in its issuer's workspace ${g.issuerRoot}`);
+  }
+  if (g.path !== g.issuerRoot) {
+    const hit = controlPlaneHit(keyUnder(g.issuerRoot, g.path), {
+      root: g.issuerRoot,
+      git: g.issuerGit,
+    });
+    if (hit !== null) {
+      return bad(`${label} lies in the issuer's control plane (${hit.entry}: ${hit.reason})`);
+    }
+  }
+  const system = SYSTEM_TREES.find((t) => overlaps(g.path, t, fold));
+  if (system !== undefined) return bad(`${label} overlaps the system tree ${system}`);
+  if (within(g.path, bounds.homeReal, fold)) {
+    const dotted = keyUnder(bounds.homeReal, g.path).split("/").find((seg) => seg.startsWith("."));
+    if (dotted !== undefined) {
+      return bad(
+        `${label} lies in ~/${dotted}, a hidden directory of home (configuration the ` +
+          "operator's programs obey)",
+      );
+    }
+  }
+  const clash: KeepClear[] = [
+    { path: bounds.projectReal, what: "the project" },
+    { path: bounds.tmpdirReal, what: "the private TMPDIR" },
+    ...bounds.keepClear,
   ];
-  for (const [p, what] of clash) {
-    if (overlaps(g.path, p, fold)) return bad(`${label} overlaps ${what} (${p})`);
+  for (const c of clash) {
+    if (overlaps(g.path, c.path, fold)) return bad(`${label} overlaps ${c.what} (${c.path})`);
   }
   return null;
 }
@@ -249,7 +320,7 @@ export function checkRoots(facts: RootFacts): ResolvedRoots {
     roots.push(real);
   }
   for (const g of facts.grantedRoots ?? []) {
-    const problem = grantedRootProblem(g, { ...facts, hiddenReal: facts.hiddenReal ?? [] });
+    const problem = grantedRootProblem(g, { ...facts, keepClear: facts.grantKeepClear ?? [] });
     if (problem !== null) {
       throw new SandboxError(problem.code, problem.message, {
         details: { path: g.path, grant: g.grant },

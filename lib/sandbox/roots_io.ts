@@ -16,12 +16,14 @@
  */
 
 import { type EntryKind, entryKind, realPathLoose } from "../fs/entry.ts";
-import { normalize } from "../fs/path.ts";
+import { dirname, normalize } from "../fs/path.ts";
+import { confinedFilePath } from "./operator_file.ts";
 import type { ConfinedAgent } from "../policy/types.ts";
 import {
   checkRoots,
   type GrantedRoot,
   type GrantedRootFacts,
+  type KeepClear,
   type ResolvedRoots,
   type WriteRootFacts,
 } from "./roots.ts";
@@ -43,8 +45,8 @@ export interface ResolveRootsOptions {
   readonly foreignWriteRoots?: readonly string[];
   /** Write roots capability grants add (the runner's), absolute. */
   readonly grantedRoots?: readonly GrantedRoot[];
-  /** Real paths of the directories hidden from the command (a granted root must keep clear). */
-  readonly hiddenReal?: readonly string[];
+  /** What a granted root must keep clear of ({@link grantKeepClear}). */
+  readonly grantKeepClear?: readonly KeepClear[];
   /** Case-fold comparisons (default: on macOS). */
   readonly foldCase?: boolean;
 }
@@ -91,7 +93,14 @@ export function grantedRootFacts(g: GrantedRoot): GrantedRootFacts {
       if (e instanceof Deno.errors.NotCapable) throw e;
     }
   }
-  return { path: g.root, grant: g.grant, kind, real };
+  return {
+    path: g.root,
+    grant: g.grant,
+    kind,
+    real,
+    issuerRoot: g.issuerRoot,
+    issuerGit: g.issuerGit ?? [],
+  };
 }
 
 /**
@@ -111,6 +120,46 @@ export function existingHidden(dirs: readonly string[]): string[] {
     if (entryKind(dir) === "missing") continue;
     const real = realPathLoose(dir);
     if (entryKind(real) !== "missing") out.push(real);
+  }
+  return out;
+}
+
+/**
+ * What a granted root must keep clear of, resolved: the hidden directories that exist
+ * ({@link existingHidden}), the folder of the operator's confined-programs files, and every
+ * absolute directory on `PATH` (a writable one would have the operator run what a command put
+ * there).
+ *
+ * @example
+ * ```ts
+ * import { grantKeepClear } from "./roots_io.ts";
+ * const k = grantKeepClear({ hiddenDirs: [], projectReal: "/srv/p", home: "/root", path: "/usr/bin:/bin" });
+ * k.map((c) => c.what); // e.g. ["the operator's confined-programs folder ...", "the PATH directory /usr/bin", ...]
+ * ```
+ */
+export function grantKeepClear(opts: {
+  readonly hiddenDirs: readonly string[];
+  readonly projectReal: string;
+  readonly home: string;
+  readonly path: string | undefined;
+}): KeepClear[] {
+  const out: KeepClear[] = existingHidden(opts.hiddenDirs).map((h) => ({
+    path: h,
+    what: `the hidden directory ${h}`,
+  }));
+  const confined = dirname(confinedFilePath(opts.projectReal, homeRealOf(opts.home)));
+  out.push({ path: confined, what: "the operator's confined-programs folder" });
+  for (const dir of (opts.path ?? "").split(":")) {
+    if (!dir.startsWith("/")) continue;
+    let real: string;
+    try {
+      real = realPathLoose(dir);
+    } catch (e) {
+      // A PATH entry the runner may not read is kept clear as written.
+      if (!(e instanceof Deno.errors.NotCapable)) throw e;
+      real = normalize(dir);
+    }
+    out.push({ path: real, what: `the PATH directory ${dir}` });
   }
   return out;
 }
@@ -151,7 +200,7 @@ export function resolveRoots(opts: ResolveRootsOptions): ResolvedRoots {
     tmpdirReal,
     writeRoots: opts.agent.write.map((rel) => walkRoot(projectReal, rel)),
     grantedRoots: (opts.grantedRoots ?? []).map(grantedRootFacts),
-    hiddenReal: opts.hiddenReal ?? [],
+    grantKeepClear: opts.grantKeepClear ?? [],
     foreignWriteRoots: (opts.foreignWriteRoots ?? []).map((rel) => ({
       rel,
       real: realPathLoose(rel.startsWith("/") ? rel : projectReal + "/" + rel),

@@ -194,3 +194,47 @@ Deno.test("runner grants: a valid write grant widens every confined run's write 
     );
   });
 });
+
+Deno.test("runner grants: the issuer's git paths inside a granted root stay read-only (its core.hooksPath), asked of git before each run", async () => {
+  await withWorld("rq-grants-git", {
+    brief: (p) =>
+      runnerBrief(p, ["write-doc", "write-hook"].map((n) => ({ prefix: [join(p.scripts, n)] }))),
+    scripts: {
+      "write-doc": (p) => shScript(`echo doc > ${p.dir}/issuer/docs/readme.txt`),
+      "write-hook": (p) =>
+        shScript(`printf '#!/bin/sh\\necho pwned\\n' > ${p.dir}/issuer/docs/hooks/pre-commit`),
+    },
+  }, async (w) => {
+    const issuer = join(w.dir, "issuer");
+    await Deno.mkdir(join(issuer, "docs", "hooks"), { recursive: true });
+    const git = (...args: string[]) =>
+      new Deno.Command("git", { args: ["-C", issuer, ...args], stdout: "null", stderr: "piped" })
+        .outputSync();
+    assert.equal(git("init", "-q").code, 0);
+    assert.equal(git("config", "core.hooksPath", "docs/hooks").code, 0);
+    await teamDir(w);
+    await signGrant(w, "G-1", "docs", issuer);
+    const runner = await startRunner(w);
+    try {
+      const doc = await runScript(w, "write-doc");
+      assert.equal(doc.code, 0, doc.stderr);
+      const hook = await runScript(w, "write-hook");
+      assert.notEqual(hook.code, 0, "the issuer's hooks directory was writable");
+      // Moved while the runner serves: git is asked again before the next run.
+      assert.equal(git("config", "core.hooksPath", "docs/hooks2").code, 0);
+      await Deno.mkdir(join(issuer, "docs", "hooks2"));
+      const moved = await w.run({
+        argv: [join(w.scripts, "write-hook")],
+      });
+      assert.equal(moved.code, 0, "docs/hooks is no longer the hooks directory: it is writable");
+    } finally {
+      assert.equal((await runner.stop()).code, 0, runner.stderr());
+    }
+    assert.equal(present(join(issuer, "docs", "readme.txt")), true);
+    assert.equal(
+      Deno.readTextFileSync(join(issuer, "docs", "hooks", "pre-commit")),
+      "#!/bin/sh\necho pwned\n",
+      "written only once docs/hooks stopped being the hooks directory",
+    );
+  });
+});

@@ -19,21 +19,31 @@ const BASE: RootFacts = {
   homeReal: "/home/op",
   tmpdirReal: "/tmp/run1",
   writeRoots: [],
-  hiddenReal: ["/home/op/.config/agentteams/keys", "/srv/p/.agentteams"],
+  grantKeepClear: [
+    { path: "/srv/ops/keys", what: "the hidden directory /srv/ops/keys" },
+    { path: "/srv/p/.agentteams", what: "the hidden directory .agentteams" },
+    { path: "/opt/tools/bin", what: "the PATH directory /opt/tools/bin" },
+  ],
   foreignWriteRoots: [],
   exec: [{ given: "/usr/bin", real: "/usr/bin" }],
   foldCase: false,
 };
 
+/** A granted root's facts; its issuer's workspace is the root itself unless given. */
 function granted(path: string, f: Partial<GrantedRootFacts> = {}): GrantedRootFacts {
-  return { path, grant: "G-1", kind: "dir", real: path, ...f };
+  return { path, grant: "G-1", kind: "dir", real: path, issuerRoot: path, issuerGit: [], ...f };
 }
+
+const BOUNDS = { ...BASE, keepClear: BASE.grantKeepClear ?? [] };
 
 Deno.test("granted roots: a clean root outside the project is added after the agent's own", () => {
   const r = checkRoots({
     ...BASE,
     writeRoots: [{ rel: "build", walk: [{ path: "/srv/p/build", kind: "dir" }] }],
-    grantedRoots: [granted("/srv/team-a/docs/shared"), granted("/home/op/work/a/docs")],
+    grantedRoots: [
+      granted("/srv/team-a/docs/shared", { issuerRoot: "/srv/team-a" }),
+      granted("/home/op/work/a/docs", { issuerRoot: "/home/op/work/a" }),
+    ],
   });
   assert.deepEqual(r.writeRoots, [
     "/srv/p/build",
@@ -79,10 +89,58 @@ const REFUSED: [string, GrantedRootFacts, string, RegExp][] = [
   ["an ancestor of the project", granted("/srv"), "CONFINED_INVALID", /overlaps the project/],
   ["the TMPDIR's parent", granted("/tmp"), "CONFINED_INVALID", /private TMPDIR/],
   [
-    "a parent of the key dir",
-    granted("/home/op/.config/agentteams"),
+    "a parent of the key dir (AGENTTEAMS_KEY_DIR outside home)",
+    granted("/srv/ops"),
     "CONFINED_INVALID",
-    /hidden directory \/home\/op\/\.config\/agentteams\/keys/,
+    /overlaps the hidden directory \/srv\/ops\/keys/,
+  ],
+  [
+    "a root below a hidden directory of home (~/.ssh)",
+    granted("/home/op/.ssh"),
+    "CONFINED_INVALID",
+    /lies in ~\/\.ssh, a hidden directory of home/,
+  ],
+  [
+    "a root below ~/.local/bin",
+    granted("/home/op/.local/bin"),
+    "CONFINED_INVALID",
+    /~\/\.local/,
+  ],
+  ["/etc/cron.d", granted("/etc/cron.d"), "CONFINED_INVALID", /the system tree \/etc/],
+  ["/usr/local/bin", granted("/usr/local/bin"), "CONFINED_INVALID", /system tree \/usr/],
+  ["/var/lib/x", granted("/var/lib/x"), "CONFINED_INVALID", /system tree \/var\/lib/],
+  [
+    "a root holding a PATH directory",
+    granted("/opt/tools"),
+    "CONFINED_INVALID",
+    /overlaps the PATH directory \/opt\/tools\/bin/,
+  ],
+  [
+    "a root outside its issuer's workspace",
+    granted("/srv/b/docs", { issuerRoot: "/srv/a" }),
+    "CONFINED_INVALID",
+    /does not lie in its issuer's workspace \/srv\/a/,
+  ],
+  [
+    "a relative issuer root",
+    granted("/srv/a/docs", { issuerRoot: "srv/a" }),
+    "CONFINED_INVALID",
+    /issuer's workspace/,
+  ],
+  [
+    "a root in the issuer's references/ (a root-only entry)",
+    granted("/srv/a/references/x", { issuerRoot: "/srv/a" }),
+    "CONFINED_INVALID",
+    /lies in the issuer's control plane \(references: /,
+  ],
+  [
+    "a root in the issuer's hooks directory (core.hooksPath)",
+    granted("/srv/a/tools/hooks", {
+      issuerRoot: "/srv/a",
+      issuerGit: [{ abs: "/srv/a/tools/hooks", what: "hooks directory", watch: "tree" }],
+    }),
+    "CONFINED_INVALID",
+    /issuer's control plane \(tools\/hooks: git's hooks directory\)/,
   ],
   [
     "under a control-plane name",
@@ -100,7 +158,7 @@ const REFUSED: [string, GrantedRootFacts, string, RegExp][] = [
 
 for (const [what, g, code, message] of REFUSED) {
   Deno.test(`granted roots: refuses ${what} (${code})`, () => {
-    const p = grantedRootProblem(g, { ...BASE, hiddenReal: BASE.hiddenReal ?? [] });
+    const p = grantedRootProblem(g, BOUNDS);
     assert.equal(p?.code, code, what);
     assert.match(p!.message, message);
     assert.match(p!.message, /grant G-1/);
@@ -136,7 +194,7 @@ Deno.test("granted roots: an exec path overlapping a granted root is refused (bu
 
 Deno.test("granted roots: case-folded on macOS (a root in another case of the project overlaps it)", () => {
   const g = granted("/SRV/P/src");
-  const bounds = { ...BASE, hiddenReal: [] };
+  const bounds = BOUNDS;
   assert.equal(grantedRootProblem(g, { ...bounds, foldCase: true })?.code, "CONFINED_INVALID");
   assert.equal(grantedRootProblem(g, { ...bounds, foldCase: false }), null);
 });
@@ -245,4 +303,17 @@ Deno.test("plan: a hidden directory inside a writable root is refused (a writabl
   } finally {
     fx.cleanup();
   }
+});
+
+Deno.test("granted roots: a root holding the issuer's hooks directory is fine: the hooks stay read-only inside it", () => {
+  const g = granted("/srv/a/tools", {
+    issuerRoot: "/srv/a",
+    issuerGit: [{ abs: "/srv/a/tools/hooks", what: "hooks directory", watch: "tree" }],
+  });
+  assert.equal(grantedRootProblem(g, BOUNDS), null);
+  // A root in the issuer's workspace below home, outside its dot-directories, is fine too.
+  assert.equal(
+    grantedRootProblem(granted("/home/op/work/a/docs", { issuerRoot: "/home/op/work/a" }), BOUNDS),
+    null,
+  );
 });
