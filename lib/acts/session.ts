@@ -35,6 +35,7 @@ import { confinedGateRunner, type GateRunner } from "../proposals/gates.ts";
 import { lazyBackend } from "../sandbox/backend.ts";
 import type { Backend } from "../sandbox/decide.ts";
 import type { GrantedRoot } from "../sandbox/roots.ts";
+import { writeGrantTargets } from "../authz/grants.ts";
 import { withConfinedPrograms } from "../sandbox/programs_load.ts";
 
 /** Everything an act needs, loaded. */
@@ -68,22 +69,17 @@ export interface Session {
 }
 
 /**
- * The write roots the runner's grants add: all of them settled at its start (a gate's exec paths
- * must not overlap any), and those a confined run gets now (`live`: a HALT signed since the start
- * takes a root away; nothing is ever added while the runner runs).
+ * The write roots the runner's grants add to a confined run starting now (`live`: settled at the
+ * runner's start; a HALT or an expiry since then takes a root away, and nothing is ever added
+ * while the runner runs).
  */
 export interface SessionGrants {
-  /** Every root the runner settled at its start. */
-  readonly all: readonly GrantedRoot[];
   /** The roots a run starting now may write (asked once per run). */
   readonly live: () => Promise<readonly GrantedRoot[]>;
 }
 
 /** No grants: direct mode, and every session the runner does not make. */
-export const NO_GRANTS: SessionGrants = Object.freeze({
-  all: Object.freeze([]),
-  live: () => Promise.resolve([]),
-});
+export const NO_GRANTS: SessionGrants = Object.freeze({ live: () => Promise.resolve([]) });
 
 /** A session whose key is loaded and whose rest is still loading. */
 export interface PendingSession {
@@ -277,7 +273,7 @@ export function sessionOf(parts: SessionParts): Session {
       keyDir,
       backend,
       plane,
-      grantedRoots: grants.all,
+      grantTargets: () => writeGrantTargets(root),
     }),
     git,
     plane,

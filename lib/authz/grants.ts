@@ -446,9 +446,7 @@ export async function writeRootsOf(
     if (!grantOps(field(r, "permitted_ops")).has("write")) continue;
     const t = field(r, "target_path").trim();
     const grant = field(r, "grant_id").trim();
-    const issuerRoot = normalize(field(r, "issuer_root").trim());
-    const root = (isAbsolute(t) ? normalize(t) : normalize(join(issuerRoot, t)))
-      .replace(/(.)\/+$/, "$1");
+    const { root, issuerRoot } = grantRootOf(r);
     const g: GrantedWrite = {
       root,
       issuerRoot,
@@ -476,6 +474,40 @@ export async function writeRootsOf(
   ].slice(0, 10);
   granted.sort((a, b) => cmp(a.root, b.root) || cmp(a.grant, b.grant));
   return { roots: [...roots].sort(), granted, active: active.sort(), problems };
+}
+
+/** A grant row's root: its target, resolved against its issuer's root, normalized. */
+function grantRootOf(r: Record<string, string>): { root: string; issuerRoot: string } {
+  const t = field(r, "target_path").trim();
+  const issuerRoot = normalize(field(r, "issuer_root").trim());
+  const root = (isAbsolute(t) ? normalize(t) : normalize(join(issuerRoot, t)))
+    .replace(/(.)\/+$/, "$1");
+  return { root, issuerRoot };
+}
+
+/**
+ * Every absolute root a `write` row of the holder's grants ledger names, valid or not (nothing is
+ * verified: for a check that must refuse more, never less). A gate's exec paths may not overlap
+ * one, in the runner and in direct mode alike: what a runner let a command write there could
+ * otherwise be run as a gate, deciding a proposal's verdict.
+ *
+ * @throws {AuthzError} a malformed ledger (`CSV_COLUMNS`, `CSV_MALFORMED`)
+ * @example
+ * ```ts
+ * import { writeGrantTargets } from "./grants.ts";
+ * writeGrantTargets("/nonexistent"); // []
+ * ```
+ */
+export function writeGrantTargets(project: string): string[] {
+  const t = readGrants(project);
+  if (t === null) return [];
+  const roots = new Set<string>();
+  for (const r of recordsOf(t)) {
+    if (!grantOps(field(r, "permitted_ops")).has("write")) continue;
+    const { root } = grantRootOf(r);
+    if (root.startsWith("/")) roots.add(root);
+  }
+  return [...roots].sort();
 }
 
 function cmp(a: string, b: string): number {

@@ -23,7 +23,6 @@ import { childEnv } from "../process/child_env.ts";
 import { diskFs, resolveProgram } from "../process/resolve_program.ts";
 import type { ControlPlane } from "../policy/control_plane.ts";
 import type { Backend } from "../sandbox/decide.ts";
-import type { GrantedRoot } from "../sandbox/roots.ts";
 import { gateExecPaths, readShebang } from "../sandbox/gate_exec.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
 import { type ConfinedRunResult, runConfined } from "../sandbox/execute.ts";
@@ -105,8 +104,12 @@ export interface GateRunnerOptions {
   readonly backend: () => Promise<Backend>;
   /** The project's control plane, kept read-only around the gate. */
   readonly plane: () => Promise<ControlPlane>;
-  /** The runner's granted write roots: a gate's exec paths must not overlap them either. */
-  readonly grantedRoots?: readonly GrantedRoot[];
+  /**
+   * Every write grant's root in the project's grants ledger (`writeGrantTargets`), read when a
+   * gate first runs: a gate's exec paths may not overlap them either (a runner may have let a
+   * command write there).
+   */
+  readonly grantTargets?: () => readonly string[];
 }
 
 /**
@@ -132,11 +135,13 @@ export interface GateRunnerOptions {
  */
 export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
   const parent = opts.parentEnv;
-  const foreignWriteRoots = [
-    ...Object.values(opts.policy.confinedPrograms?.agents ?? {}).flatMap((a) => a.write),
-    ...(opts.grantedRoots ?? []).map((g) => g.root),
-  ];
+  const agentRoots = Object.values(opts.policy.confinedPrograms?.agents ?? {}).flatMap((a) =>
+    a.write
+  );
+  let foreign: readonly string[] | null = null;
   return async (gate, input) => {
+    foreign ??= [...agentRoots, ...(opts.grantTargets?.() ?? [])];
+    const foreignWriteRoots = foreign;
     const tmpdir = makePrivateTmpdir(parent);
     try {
       const inputDir = `${tmpdir}/input`;

@@ -152,7 +152,6 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
  */
 function liveGrants(kept: readonly GrantedWrite[], opts: LoadGrantsOptions): SessionGrants {
   return {
-    all: kept,
     live: async () => {
       const ctx = { env: opts.env, now: opts.now() };
       let log;
