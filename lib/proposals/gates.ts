@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
-import { selectGates } from "./gates.ts";
+ * import { selectGates } from "./gates.ts";
  * // selectGates(policy, "src/a.ts", ["lint"]).map((g) => g.name)
  * ```
  * @module
