@@ -7,7 +7,11 @@
  *    channel, systemd's sockets): an open directory descriptor would let the command walk the host
  *    tree past every mount the sandbox set up (the hidden key dir included);
  * 2. writes the seccomp filter (`seccomp.ts`) into a pipe and passes the pipe's read end to bwrap as
- *    `--seccomp FD`: Deno cannot hand a child any descriptor but 0, 1 and 2.
+ *    `--seccomp FD`: Deno cannot hand a child any descriptor but 0, 1 and 2;
+ * 3. opens each writable root the plan pinned (`O_PATH`), checks that it is still the directory
+ *    that was checked (device and inode), and has bwrap bind that descriptor (`--bind-fd FD P`)
+ *    instead of looking the name up again: a root swapped for a symlink between the check and
+ *    the mount (a relative link bwrap would follow) is refused, never followed.
  *
  * The `close` system call's number is passed in (it differs by architecture), so the guard needs no
  * Perl module: loading POSIX alone would triple its start-up.
@@ -16,7 +20,7 @@
  * ```ts
  * import { guardedArgv } from "./exec_guard.ts";
  * guardedArgv({ perl: "/usr/bin/perl", arch: "x86_64" }, null, ["/usr/bin/bwrap", "--", "/bin/true"])
- *   .slice(3); // ["3", "", "/usr/bin/bwrap", "--", "/bin/true"]
+ *   .slice(3); // ["3", "", "", "/usr/bin/bwrap", "--", "/bin/true"]
  * ```
  * @module
  */
@@ -31,6 +35,19 @@ import { SandboxError } from "../errors.ts";
  */
 export const BWRAP_INFO_ENV = "AGENTTEAMS_BWRAP_INFO";
 
+/** Linux's `O_PATH` (the same on x86_64 and aarch64): a descriptor naming a directory, no access. */
+const O_PATH = "010000000";
+
+/** A writable root the guard binds by descriptor: its path and the identity that was checked. */
+export interface BindPin {
+  /** The absolute real path, as the plan binds it. */
+  readonly path: string;
+  /** `st_dev` when it was checked. */
+  readonly dev: number;
+  /** `st_ino` when it was checked. */
+  readonly ino: number;
+}
+
 /** `__NR_close` by `Deno.build.arch`. */
 const CLOSE_NR: Readonly<Record<string, number>> = { x86_64: 3, aarch64: 57 };
 
@@ -40,15 +57,33 @@ const CLOSE_NR: Readonly<Record<string, number>> = { x86_64: 3, aarch64: 57 };
  * is closed or close-on-exec.
  */
 export const EXEC_GUARD_SCRIPT: string = [
-  "my ($close, $hex, $prog, @args) = @ARGV;",
+  "my ($close, $hex, $pins, $prog, @args) = @ARGV;",
   'opendir(my $d, "/proc/self/fd") or die "agentteams exec guard: /proc/self/fd: $!\\n";',
   "my @fds = grep { /^[0-9]+\\z/ && $_ > 2 } readdir($d);",
   "closedir($d);",
   "syscall($close, $_ + 0) for @fds;",
   // Declared out here: a handle that goes out of scope is closed, before the exec.
-  "my (@seccomp, $r, $w, @info, $i);",
+  "my (@seccomp, $r, $w, @info, $i, @pinned);",
   `my $info = $ENV{${BWRAP_INFO_ENV}};`,
-  '$^F = 1 << 30 if $hex ne "" || defined $info;',
+  '$^F = 1 << 30 if $hex ne "" || defined $info || $pins ne "";',
+  // The options end at the first `--`; only a `--bind P P` before it is a root's bind.
+  'my $end = 0; $end++ while $end < @args && $args[$end] ne "--";',
+  "for my $pin (split /\n/, $pins) {",
+  "  my ($path, $dev, $ino) = split /\t/, $pin;",
+  "  my $h;",
+  `  sysopen($h, $path, ${O_PATH}) or die "agentteams exec guard: $path: $!\n";`,
+  '  my @st = stat($h) or die "agentteams exec guard: $path: $!\n";',
+  '  die "agentteams exec guard: $path changed since it was checked; refused\n"',
+  "    unless $st[0] == $dev && $st[1] == $ino;",
+  "  push @pinned, $h;",
+  "  my $bound = 0;",
+  "  for (my $k = 0; $k + 2 < $end; $k++) {",
+  '    next unless $args[$k] eq "--bind" && $args[$k + 1] eq $path && $args[$k + 2] eq $path;',
+  '    @args[$k, $k + 1] = ("--bind-fd", fileno($h));',
+  "    $bound = 1;",
+  "  }",
+  '  die "agentteams exec guard: $path is not bound\n" unless $bound;',
+  "}",
   // bwrap writes its namespace's init pid here (O_WRONLY|O_CREAT|O_EXCL: never an existing path).
   "if (defined $info) {",
   '  sysopen($i, $info, 193, 0600) or die "agentteams exec guard: $info: $!\\n";',
@@ -90,6 +125,7 @@ export function guardedArgv(
   host: GuardHost,
   filter: Uint8Array | null,
   argv: readonly string[],
+  pins: readonly BindPin[] = [],
 ): string[] {
   const close = Object.hasOwn(CLOSE_NR, host.arch) ? CLOSE_NR[host.arch] : undefined;
   if (close === undefined) {
@@ -98,12 +134,19 @@ export function guardedArgv(
       `no exec guard for the ${host.arch} architecture`,
     );
   }
+  for (const p of pins) {
+    // Tabs and newlines separate the pins; a sandbox path never holds them (safe_path.ts).
+    if (/[\t\n]/.test(p.path) || !p.path.startsWith("/")) {
+      throw new SandboxError("CONFINED_PATH_UNSAFE", `cannot pin ${JSON.stringify(p.path)}`);
+    }
+  }
   return [
     host.perl,
     "-e",
     EXEC_GUARD_SCRIPT,
     String(close),
     filter === null ? "" : filter.toHex(),
+    pins.map((p) => `${p.path}\t${p.dev}\t${p.ino}`).join("\n"),
     ...argv,
   ];
 }

@@ -86,6 +86,7 @@ export function confineArgv(
       programs,
       commandFilter(programs.arch, { network: plan.network }),
       bwrapArgv({ ...plan, bwrap: programs.bwrap }),
+      plan.pins ?? [],
     );
     // Perl stays quiet about a locale that is not installed (its warning would land in the
     // command's stderr); bwrap's --clearenv keeps this from the command.

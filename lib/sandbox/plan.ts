@@ -28,6 +28,7 @@ import { SandboxError } from "../errors.ts";
 import { within } from "../fs/within.ts";
 import type { ResolvedRoots } from "./roots.ts";
 import type { ScanHit } from "./root_scan.ts";
+import type { BindPin } from "./exec_guard.ts";
 import { assertSafePath } from "./safe_path.ts";
 
 /** What the walk from `/` found for one guarded path. */
@@ -58,6 +59,11 @@ export interface PlanInput {
   readonly guards: readonly GuardFact[];
   /** Entries the scan of the writable roots selected. */
   readonly scanHits: readonly ScanHit[];
+  /**
+   * The identity (device, inode) of each writable place as it was checked (the TMPDIR and every
+   * write root): bwrap binds each from a descriptor the exec guard opens and compares.
+   */
+  readonly pins?: readonly BindPin[];
   /** Compare paths case-folded (macOS). */
   readonly foldCase: boolean;
 }
@@ -86,6 +92,8 @@ export interface ConfinementPlan {
   readonly env: readonly (readonly [string, string])[];
   /** The command. */
   readonly argv: readonly string[];
+  /** The writable places' identities as checked (bwrap binds them by descriptor). */
+  readonly pins?: readonly BindPin[];
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -100,6 +108,17 @@ function byDepth(a: string, b: string): number {
 
 function invalid(message: string, details: Record<string, unknown>): SandboxError {
   return new SandboxError("CONFINED_INVALID", message, { details });
+}
+
+/** The pins of exactly the writable places, each once; a writable place without one is refused. */
+function pinsOf(pins: readonly BindPin[], writable: readonly string[]): BindPin[] {
+  const out: BindPin[] = [];
+  for (const w of writable) {
+    const p = pins.find((x) => x.path === w);
+    if (p === undefined) throw invalid(`the writable root ${w} was not pinned`, { path: w });
+    out.push(p);
+  }
+  return out;
 }
 
 /**
@@ -238,5 +257,6 @@ export function buildPlan(input: PlanInput): ConfinementPlan {
       ),
     ),
     argv: Object.freeze([...argv]),
+    ...(input.pins !== undefined ? { pins: Object.freeze(pinsOf(input.pins, writable)) } : {}),
   });
 }

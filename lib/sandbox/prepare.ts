@@ -213,8 +213,20 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
     [roots.tmpdir, ...roots.writeRoots],
     readOnlyMatcher(roots.projectReal, opts.protectedPaths, foldCase, owned),
   );
+  // Each writable place as it was checked: bwrap binds it from a descriptor the exec guard
+  // opens and compares, so a root swapped for a link after this point is never followed.
+  const pins = [roots.tmpdir, ...roots.writeRoots].map((path) => {
+    const st = Deno.lstatSync(path);
+    if (!st.isDirectory) {
+      throw new SandboxError("CONFINED_PATH_UNSAFE", `${path} changed while it was checked`, {
+        details: { path },
+      });
+    }
+    return { path, dev: st.dev, ino: st.ino ?? 0 };
+  });
   return buildPlan({
     roots,
+    pins,
     cwd: resolveCwd(roots.projectReal, opts.cwd),
     argv: opts.argv,
     env: opts.env,

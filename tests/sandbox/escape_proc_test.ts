@@ -152,7 +152,7 @@ Deno.test("escape: a descriptor the caller left open (fd 7, a directory outside)
       const guarded = leak([cmd.program, ...cmd.args]);
       assert.deepEqual(guarded.stdout.trim(), "fd7-closed", guarded.stderr);
       // The control: bwrap started directly passes the descriptor on.
-      const bare = leak(cmd.args.slice(4));
+      const bare = leak(cmd.args.slice(5));
       assert.ok(
         bare.stdout.includes("fd7-open"),
         `control must leak: ${bare.stdout} ${bare.stderr}`,

@@ -34,6 +34,7 @@ Deno.test("confine: bwrap, with the default /usr/bin/bwrap, runs behind the exec
     EXEC_GUARD_SCRIPT,
     CLOSE_NR,
     commandFilter(Deno.build.arch, { network: false }).toHex(),
+    "", // no pins: a literal plan binds by name
     ...bwrapArgv({ ...PLAN, bwrap: "/usr/bin/bwrap" }),
   ]);
   // The guard's own environment (bwrap clears it for the command and sets the plan's).
@@ -58,9 +59,10 @@ Deno.test("confine: the unconfined opt-out runs the command itself and says so",
 
 Deno.test("confine: with network the guard passes the filter without the Unix-socket rule", () => {
   const c = confineArgv({ ...PLAN, network: true }, "bwrap");
-  assert.deepEqual(c.args.slice(2, 5), [
+  assert.deepEqual(c.args.slice(2, 6), [
     CLOSE_NR,
     commandFilter(Deno.build.arch, { network: true }).toHex(),
+    "",
     "/usr/bin/bwrap",
   ]);
 });
@@ -73,9 +75,18 @@ Deno.test("confine: custom program paths and architecture are honoured", () => {
     arch: "aarch64",
   });
   assert.deepEqual(c.program, "/opt/bin/perl");
-  assert.deepEqual(c.args.slice(2, 5), [
+  assert.deepEqual(c.args.slice(2, 6), [
     "57",
     commandFilter("aarch64", { network: false }).toHex(),
+    "",
     "/opt/bin/bwrap",
   ]);
+});
+
+Deno.test("confine: pinned writable roots reach the guard as path, device and inode, one per line", () => {
+  const pins = [{ path: "/t", dev: 2049, ino: 7 }, { path: "/p/build", dev: 2049, ino: 12 }];
+  const c = confineArgv({ ...PLAN, pins }, "bwrap");
+  assert.equal(c.args[4], "/t\t2049\t7\n/p/build\t2049\t12");
+  // bwrap's own argv still names the binds; the guard swaps in `--bind-fd FD` for each pin.
+  assert.deepEqual(c.args.slice(5), bwrapArgv({ ...PLAN, pins, bwrap: "/usr/bin/bwrap" }));
 });
