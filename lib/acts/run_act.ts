@@ -60,6 +60,7 @@ import {
   guardedIdentities,
   guardedPathsChanged,
   newReadOnlyEntries,
+  scrubGrantedRoots,
 } from "../sandbox/guards_io.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
 import { executeRun, type PreparedRun, prepareRun } from "../sandbox/execute.ts";
@@ -211,9 +212,10 @@ async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
   const r = await executeRun(prepared);
   // A read-only path inside a write root the command got past by moving a parent, keyed as the
   // write check keys it (so one it also reports is named once).
-  const moved = cplan === null || guardedBefore === null
+  const changed = cplan === null || guardedBefore === null
     ? []
-    : guardedPathsChanged(cplan, guardedBefore).map((abs) => watchKey(git, abs));
+    : guardedPathsChanged(cplan, guardedBefore);
+  const moved = changed.map((abs) => watchKey(git, abs));
   // The shared stores are checked while git status runs for the second snapshot.
   const second = bothSettled(
     takeSnapshot(git, { previous: before, statOnly: GUARDED }),
@@ -226,6 +228,14 @@ async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
     ? []
     : newReadOnlyEntries(cplan, s.policy.protectedPaths, checked.match.entry.writes)
       .map((abs) => watchKey(git, abs));
+  // What it left in another team's workspace that would steer git or agents there is removed at
+  // once, and named among the undeclared writes.
+  const scrubbed = cplan === null ? [] : scrubGrantedRoots(
+    cplan,
+    (prepared.spec.grantedRoots ?? []).map((g) => g.root),
+    changed,
+    guardedBefore ?? new Map(),
+  ).map((abs) => watchKey(git, abs));
   const [after, problem] = await second;
   const declared = declaredMatcher(a.expected_writes ?? [], {
     guards,
@@ -248,7 +258,7 @@ async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
   const seen = check.undeclared.filter((p) =>
     !LEDGER_FILES.includes(p) && !isTransientStateFile(s.root, p)
   );
-  const undeclared = [...new Set([...seen, ...moved, ...appeared])];
+  const undeclared = [...new Set([...seen, ...moved, ...appeared, ...scrubbed])];
   const complete: RowBody = r.timedOut
     ? {
       action: "run-request-timeout",

@@ -479,7 +479,7 @@ export async function writeRootsOf(
 /** A grant row's root: its target, resolved against its issuer's root, normalized. */
 function grantRootOf(r: Record<string, string>): { root: string; issuerRoot: string } {
   const t = field(r, "target_path").trim();
-  const issuerRoot = normalize(field(r, "issuer_root").trim());
+  const issuerRoot = normalize(field(r, "issuer_root").trim()).replace(/(.)\/+$/, "$1");
   const root = (isAbsolute(t) ? normalize(t) : normalize(join(issuerRoot, t)))
     .replace(/(.)\/+$/, "$1");
   return { root, issuerRoot };

@@ -15,7 +15,8 @@ import { readShebang } from "../sandbox/gate_exec.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
-import { grantWriteRoots } from "../authz/grants.ts";
+import { loadGrantedRoots } from "../runner/granted.ts";
+import { homeFrom } from "../env.ts";
 import { teamDirOf } from "./authz_common.ts";
 import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_KEY_FILE } from "../crypto/keys.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
@@ -291,21 +292,33 @@ export function actingNeedsSpawns(ctx: Ctx): string[] {
 }
 
 /**
- * What the runner reads for its grants: the team dir, and each issuer's workspace a valid write
- * grant reaches into (it asks git what steers it, checks the granted root and scans it for
- * control-plane entries to keep read-only; the confined command writes there, not the runner).
- * Granting read of a root the runner then refuses is harmless.
+ * What the runner needs for its grants: read of the team dir and of each issuer's workspace a
+ * valid write grant reaches into (it asks git what steers it, checks the granted root and scans
+ * it), and write of each granted root itself: bwrap makes mask points there that the runner
+ * removes after each run, and it removes what a run left there that would steer the issuer's git
+ * (`scrubGrantedRoots`). The confined command writes there through bwrap, not the runner.
  */
-async function grantedReads(ctx: Ctx): Promise<string[]> {
+async function grantedNeeds(ctx: Ctx): Promise<{ read: string[]; write: string[] }> {
   const teamDir = teamDirOf(ctx);
+  // Exactly the roots the runner would add at its start: the same verification and the same
+  // sandbox rule (a root it refuses, such as one holding the project, is granted nothing).
+  let g;
   try {
-    const g = await grantWriteRoots(ctx.project, teamDir, { env: ctx.env, now: ctx.now() });
-    const reads = g.granted.flatMap((r) => [r.root, r.issuerRoot]);
-    return [teamDir, ...new Set(reads.filter((r) => r.startsWith("/") && r !== "/"))];
+    g = await loadGrantedRoots({
+      root: ctx.project,
+      teamDir,
+      env: ctx.env,
+      home: homeFrom(ctx.env),
+      keyDir: keyDir(ctx.env),
+      now: ctx.now,
+    });
   } catch (e) {
-    // A broken ledger adds no root (the runner records why); only the team dir is read.
-    return [teamDir, ...unlessNotCapable(e)];
+    // The runner's own start reports why (a HOME it refuses, say); the needs add no root.
+    return { read: [teamDir, ...unlessNotCapable(e)], write: [] };
   }
+  const roots = [...new Set(g.granted.map((r) => r.root))];
+  const issuers = [...new Set(g.granted.map((r) => r.issuerRoot))];
+  return { read: [teamDir, ...issuers, ...roots], write: roots };
 }
 
 /**
@@ -335,13 +348,20 @@ export async function serveNeeds(ctx: Ctx): Promise<Needs> {
   }
   const kd = keyDir(ctx.env);
   const makePair = entryKind(join(kd, RUNNER_SEAL_KEY_FILE)) === "missing";
+  const granted = await grantedNeeds(ctx);
   return mergeNeeds(
     await actingNeeds(ctx, onPath(ctx, "git"), [
       ...programs,
       ...await gitPaths(ctx),
-      ...await grantedReads(ctx),
+      ...granted.read,
     ]),
     // Every key variable, so the runner can refuse to start while one is set.
-    { read: [], write: makePair ? [kd] : [], run: [], env: [...RUNNER_FORBIDDEN_ENV], sys: [] },
+    {
+      read: [],
+      write: [...(makePair ? [kd] : []), ...granted.write],
+      run: [],
+      env: [...RUNNER_FORBIDDEN_ENV],
+      sys: [],
+    },
   );
 }

@@ -25,8 +25,8 @@ import { VerifyKeyStore } from "../authz/signed.ts";
 import { join } from "../fs/path.ts";
 import type { RowBody } from "../ledger/row.ts";
 import { hiddenFromConfined } from "../sandbox/hidden.ts";
-import { grantKeepClear, resolveRoots } from "../sandbox/roots_io.ts";
-import type { GrantedRoot } from "../sandbox/roots.ts";
+import { grantKeepClear, homeRealOf, resolveRoots } from "../sandbox/roots_io.ts";
+import { grantedPlaceProblem, type GrantedRoot } from "../sandbox/roots.ts";
 import { childEnv } from "../process/child_env.ts";
 import { type GitControlPath, openGitContext } from "../git/context.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
@@ -101,10 +101,29 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
     home: opts.home,
     path: childEnv(opts.env).PATH,
   });
+
   const tmpdir = makePrivateTmpdir(opts.env);
   const issuers = new IssuerGit(opts.env);
+  const projectReal = Deno.realPathSync(opts.root);
+  const bounds = {
+    projectReal,
+    homeReal: homeRealOf(opts.home),
+    tmpdirReal: Deno.realPathSync(tmpdir),
+    keepClear,
+    foldCase: Deno.build.os === "darwin",
+  };
   try {
     for (const g of found.granted) {
+      // Where it lies first, with no look at it: a root refused there is never read (and the
+      // runner's flags grant it nothing).
+      const place = grantedPlaceProblem(
+        { path: g.root, grant: g.grant, issuerRoot: g.issuerRoot, issuerGit: [] },
+        bounds,
+      );
+      if (place !== null) {
+        problems.push(`${g.grant}: ${place.code}: ${place.message}`.slice(0, 200));
+        continue;
+      }
       try {
         resolveRoots({
           project: opts.root,

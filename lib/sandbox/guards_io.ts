@@ -121,6 +121,55 @@ function identityOf(path: string): string {
 }
 
 /**
+ * What a run left in a granted root (another team's workspace, which sees no ledger of this
+ * project) that steers agents, hosts or git there: every control-plane name (any depth, any case)
+ * or git repository shape that was not there, read-only, when the run started, and every
+ * read-only path the command got past by moving a parent (`changed`, from
+ * {@link guardedPathsChanged}). Each is removed (whole, links not followed) and returned, sorted:
+ * the run then fails naming them, and nothing of it is left for the issuer's git to obey. An entry
+ * that is one of the read-only paths moved aside (its identity among `before`'s) is the issuer's
+ * own, and stays where the move left it.
+ *
+ * @example
+ * ```ts
+ * import { scrubGrantedRoots } from "./guards_io.ts";
+ * scrubGrantedRoots({ readOnly: [], masks: [] }, [], [], new Map()); // []
+ * ```
+ */
+export function scrubGrantedRoots(
+  plan: { readonly readOnly: readonly string[]; readonly masks: readonly string[] },
+  grantedRoots: readonly string[],
+  changed: readonly string[],
+  before: ReadonlyMap<string, string>,
+  foldCase: boolean = Deno.build.os === "darwin",
+): string[] {
+  if (grantedRoots.length === 0) return [];
+  const known = [...plan.readOnly, ...plan.masks];
+  const original = new Set(before.values());
+  const inGranted = (p: string) => grantedRoots.some((g) => within(p, g, foldCase));
+  let found: string[];
+  try {
+    found = scanWritableRoots(grantedRoots, (_abs, name) => isControlPlaneName(name))
+      .map((h) => h.path)
+      .filter((p) => !known.some((k) => within(p, k, foldCase)))
+      .filter((p) => !original.has(identityOf(p)));
+  } catch (e) {
+    // A directory the scan cannot open: reported, not removed (what it holds is unknown).
+    if (e instanceof SandboxError && typeof e.details.path === "string") return [e.details.path];
+    throw e;
+  }
+  const made = [...new Set([...found, ...changed.filter(inGranted)])].sort();
+  for (const p of made) {
+    try {
+      Deno.removeSync(p, { recursive: true });
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+  }
+  return made;
+}
+
+/**
  * Entries that appeared in a write root during the run and must not be left there unreported: a
  * new `.git` (any letter case, at any depth: git would obey its hooks and config in that
  * directory), or a new entry a `protected_paths` pattern covers that the command entry's own

@@ -20,7 +20,11 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import { type ControlPlane, controlPlaneReadOnly } from "../policy/control_plane.ts";
+import {
+  CONTROL_PLANE_NAMES,
+  type ControlPlane,
+  controlPlaneReadOnly,
+} from "../policy/control_plane.ts";
 import { protectedWriteRefused } from "../policy/owned_writes.ts";
 import type { ConfinedAgent } from "../policy/types.ts";
 import { guardFacts } from "./guards_io.ts";
@@ -165,6 +169,9 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   // `references/`, `.agentteams/`, ...) stays read-only inside it, by the same table.
   for (const g of granted) {
     plane.push(...controlPlaneReadOnly({ root: g.issuerRoot, git: g.issuerGit ?? [] }));
+    // Nor may a command make one at the granted root's own top (a `.git` there would steer every
+    // git command the issuer runs below it): each such name is kept read-only, or masked.
+    plane.push(...CONTROL_PLANE_NAMES.map((n) => `${g.root}/${n}`));
   }
   for (const extra of [...plane, ...(opts.extraReadOnly ?? [])]) {
     assertSafePath(extra, "extra read-only path");

@@ -199,6 +199,42 @@ export function grantedRootProblem(
   g: GrantedRootFacts,
   bounds: GrantedRootBounds,
 ): { code: "CONFINED_INVALID" | "CONFINED_PATH_UNSAFE"; message: string } | null {
+  const place = grantedPlaceProblem(g, bounds);
+  if (place !== null) return place;
+  const label = `granted write root ${g.path} (grant ${g.grant})`;
+  if (g.kind === "symlink" || (g.real !== null && !samePath(g.real, g.path, bounds.foldCase))) {
+    return {
+      code: "CONFINED_PATH_UNSAFE",
+      message: `${label} passes through a symlink (it resolves to ${g.real ?? "nothing"}); ` +
+        "grant the real path",
+    };
+  }
+  if (g.kind !== "dir" || g.real === null) {
+    return {
+      code: "CONFINED_INVALID",
+      message: `${label} is not an existing directory (it is ${g.kind})`,
+    };
+  }
+  return null;
+}
+
+/**
+ * The clauses of {@link grantedRootProblem} that need no look at the file system: where the root
+ * lies (everything but "a real directory, no symlink"). The runner asks them first, before it
+ * may read the root at all: a root they refuse is never granted to the runner's own flags.
+ *
+ * @example
+ * ```ts
+ * import { grantedPlaceProblem } from "./roots.ts";
+ * const bounds = { projectReal: "/p", homeReal: "/home/op", tmpdirReal: "/tmp/r", keepClear: [], foldCase: false };
+ * grantedPlaceProblem({ path: "/etc/cron.d", grant: "G-1", issuerRoot: "/etc", issuerGit: [] }, bounds)?.code;
+ * // "CONFINED_INVALID": a system tree
+ * ```
+ */
+export function grantedPlaceProblem(
+  g: Pick<GrantedRootFacts, "path" | "grant" | "issuerRoot" | "issuerGit">,
+  bounds: GrantedRootBounds,
+): { code: "CONFINED_INVALID" | "CONFINED_PATH_UNSAFE"; message: string } | null {
   const fold = bounds.foldCase;
   const label = `granted write root ${g.path} (grant ${g.grant})`;
   const bad = (message: string) => ({ code: "CONFINED_INVALID" as const, message });
@@ -211,16 +247,6 @@ export function grantedRootProblem(
   const plain = (p: string) =>
     p.startsWith("/") && normalize(p) === p && (p === "/" || !p.endsWith("/"));
   if (!plain(g.path)) return bad(`${label} must be absolute and normalized`);
-  if (g.kind === "symlink" || (g.real !== null && !samePath(g.real, g.path, fold))) {
-    return {
-      code: "CONFINED_PATH_UNSAFE",
-      message: `${label} passes through a symlink (it resolves to ${g.real ?? "nothing"}); ` +
-        "grant the real path",
-    };
-  }
-  if (g.kind !== "dir" || g.real === null) {
-    return bad(`${label} is not an existing directory (it is ${g.kind})`);
-  }
   if (g.path === "/" || within(bounds.homeReal, g.path, fold)) {
     return bad(`${label} is too broad: it holds the home directory ${bounds.homeReal}`);
   }

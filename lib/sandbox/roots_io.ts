@@ -167,8 +167,14 @@ export function grantKeepClear(opts: {
 /**
  * The home directory's real path; as given (normalized) when the process may not read it (the
  * narrow launch flags of `apply` and `run` do not grant the operator's whole home).
+ *
+ * @example
+ * ```ts
+ * import { homeRealOf } from "./roots_io.ts";
+ * homeRealOf("/surely-not-here-9c1/home/"); // "/surely-not-here-9c1/home"
+ * ```
  */
-function homeRealOf(home: string): string {
+export function homeRealOf(home: string): string {
   try {
     return realPathLoose(home);
   } catch (e) {

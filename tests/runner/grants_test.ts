@@ -93,11 +93,13 @@ Deno.test("runner grants: a valid write grant widens every confined run's write 
         await signGrant(w, "G-1", "docs/shared", issuer);
         // Too broad: the whole of the world's dir holds the project and HOME.
         await signGrant(w, "G-2", ".", w.dir);
-        // The runner reads the granted root (to check and scan it) and never writes it itself.
+        // The runner reads the issuer's workspace (git, the check, the scan) and may write only the
+        // granted root itself (to remove bwrap's mask points and what a run must not leave there).
         const args = await permissionsArgs(w, ["serve", "--project", w.project]);
         const root = join(issuer, "docs", "shared");
-        assert.ok(allowList(args, "read").some((e) => grantCovers(e, root)), args.join(" "));
-        assert.ok(!allowList(args, "write").some((e) => grantCovers(e, root)), args.join(" "));
+        assert.ok(allowList(args, "read").some((e) => grantCovers(e, issuer)), args.join(" "));
+        assert.ok(allowList(args, "write").some((e) => grantCovers(e, root)), args.join(" "));
+        assert.ok(!allowList(args, "write").some((e) => grantCovers(e, issuer)), args.join(" "));
         const runner = await startRunner(w);
         try {
           const r = await runScript(w, "write-shared");
@@ -235,6 +237,53 @@ Deno.test("runner grants: the issuer's git paths inside a granted root stay read
       Deno.readTextFileSync(join(issuer, "docs", "hooks", "pre-commit")),
       "#!/bin/sh\necho pwned\n",
       "written only once docs/hooks stopped being the hooks directory",
+    );
+  });
+});
+
+Deno.test("runner grants: what a run leaves in a granted root that would steer the issuer's git (a new bare repository, a nested .git replaced) fails the run and is removed", async () => {
+  await withWorld("rq-grants-scrub", {
+    brief: (p) =>
+      runnerBrief(p, ["make-bare", "swap-nested"].map((n) => ({ prefix: [join(p.scripts, n)] }))),
+    scripts: {
+      "make-bare": (p) => shScript(`/usr/bin/git init -q --bare ${p.dir}/issuer/docs/vendored`),
+      "swap-nested": (p) => {
+        const d = `${p.dir}/issuer/docs`;
+        return shScript(
+          `mv ${d}/vendor ${d}/vendor.old && mkdir ${d}/vendor && ` +
+            `cp -r ${d}/vendor.old/.git ${d}/vendor/.git && ` +
+            `printf '[core]\\n\\tfsmonitor = touch /tmp/x\\n' >> ${d}/vendor/.git/config`,
+        );
+      },
+    },
+  }, async (w) => {
+    const docs = join(w.dir, "issuer", "docs");
+    await Deno.mkdir(join(docs, "vendor"), { recursive: true });
+    const init = new Deno.Command("git", { args: ["init", "-q", join(docs, "vendor")] })
+      .outputSync();
+    assert.equal(init.code, 0);
+    const config = Deno.readTextFileSync(join(docs, "vendor", ".git", "config"));
+    await teamDir(w);
+    await signGrant(w, "G-1", "docs", join(w.dir, "issuer"));
+    const runner = await startRunner(w);
+    try {
+      const bare = await runScript(w, "make-bare");
+      assert.equal(bare.code, 3, bare.stdout + bare.stderr);
+      assert.match(bare.stdout + bare.stderr, /docs\/vendored/);
+      assert.equal(present(join(docs, "vendored")), false, "the bare repository was left");
+      const swap = await runScript(w, "swap-nested");
+      assert.equal(swap.code, 3, swap.stdout + swap.stderr);
+      assert.match(swap.stdout + swap.stderr, /docs\/vendor\/\.git/);
+    } finally {
+      assert.equal((await runner.stop()).code, 0, runner.stderr());
+    }
+    // The replacement is gone; the original, moved aside with its read-only mount, is intact.
+    assert.equal(present(join(docs, "vendor", ".git")), false, "the replaced .git was left");
+    assert.equal(Deno.readTextFileSync(join(docs, "vendor.old", ".git", "config")), config);
+    const rows = w.rows().filter((r) => r.action === "run-request");
+    assert.ok(
+      rows.some((r) => (r.undeclared_writes as string[]).some((p) => p.endsWith("/docs/vendored"))),
+      JSON.stringify(rows),
     );
   });
 });
