@@ -21,7 +21,7 @@ import {
   verifyGrants,
 } from "../../lib/authz/grants.ts";
 import { formatCsv } from "../../lib/authz/csv.ts";
-import { readDecisionLog } from "../../lib/authz/decisions.ts";
+import { LEGACY_DECISION_COLUMNS, readDecisionLog } from "../../lib/authz/decisions.ts";
 import { signHex } from "../../lib/crypto/ed25519.ts";
 import type { OperatorSigner } from "../../lib/authz/signed.ts";
 import { grantFields, installedSigner, mac, VECTOR_KEYS, VECTORS } from "./_fixtures.ts";
@@ -318,14 +318,7 @@ Deno.test("grants: a HALT stops a granted write however it spells the path (./, 
       await Deno.writeTextFile(
         log,
         formatCsv(
-          [
-            "timestamp",
-            "requesting_agent",
-            "action_reviewed",
-            "verdict",
-            "conditions",
-            "conditions_verified",
-          ],
+          LEGACY_DECISION_COLUMNS,
           [["2026-11-29T10:00:00Z", "security", action, "HALT", "", ""]],
           { eol: "\n" },
         ),

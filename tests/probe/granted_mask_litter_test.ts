@@ -15,18 +15,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { shScript, withWorld, type World } from "../e2e/_run_helpers.ts";
-import { importPublicPem, keyIdOfKey } from "../../lib/crypto/ed25519.ts";
-import { runnerBrief, startRunner } from "../runner/_runner_helpers.ts";
-
-async function installTeamDir(w: World): Promise<void> {
-  const team = join(w.project, ".agentteams", "team", "references");
-  await Deno.mkdir(join(team, "authorized-verify-keys"), { recursive: true });
-  await Deno.writeTextFile(join(team, "security-approvers.txt"), "alice\n");
-  const pem = await Deno.readTextFile(join(w.keyDir, "operator-ed25519.pub.pem"));
-  const id = await keyIdOfKey(await importPublicPem(pem));
-  await Deno.writeTextFile(join(team, "authorized-verify-keys", `${id}.pub.pem`), pem);
-}
+import { shScript, withWorld } from "../e2e/_run_helpers.ts";
+import { installTeamDir, runnerBrief, startRunner } from "../runner/_runner_helpers.ts";
 
 Deno.test("probe grants (runner): a run in a granted issuer workspace leaves no mask points behind", async () => {
   await withWorld("probe-mask-litter", {

@@ -20,7 +20,7 @@
  */
 import assert from "node:assert/strict";
 import { confineArgv, makePrivateTmpdir, removePrivateTmpdir } from "../../lib/sandbox/mod.ts";
-import { lexists, makeFixture, planFor, sh } from "../sandbox/_helpers.ts";
+import { lexists, makeFixture, planFor, sh, spawnCommand } from "../sandbox/_helpers.ts";
 
 Deno.test("probe grants: a granted root swapped for a symlink after the check does not reach the holder's .git", async () => {
   const fx = makeFixture();
@@ -41,15 +41,7 @@ Deno.test("probe grants: a granted root swapped for a symlink after the check do
     // Relative, so that bwrap resolves the mount point inside its new root too.
     Deno.symlinkSync("../proj/.git", docs);
     const cmd = confineArgv(plan, "bwrap");
-    const out = await new Deno.Command(cmd.program, {
-      args: cmd.args,
-      env: cmd.env,
-      clearEnv: true,
-      cwd: cmd.cwd,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const out = await spawnCommand(cmd);
     assert.ok(
       !lexists(hook),
       `the confined command (exit ${out.code}) wrote the holder's ${hook} through the swapped root`,
@@ -58,7 +50,7 @@ Deno.test("probe grants: a granted root swapped for a symlink after the check do
     // descriptor, and the name no longer names it.
     assert.notEqual(out.code, 0);
     assert.match(
-      new TextDecoder().decode(out.stderr),
+      out.stderr,
       /docs changed since it was checked; refused/,
     );
   } finally {
@@ -76,17 +68,9 @@ Deno.test("a project write root swapped for a symlink after the check is refused
     Deno.renameSync(build, `${fx.project}/build.orig`);
     Deno.symlinkSync(".git", build);
     const cmd = confineArgv(plan, "bwrap");
-    const out = await new Deno.Command(cmd.program, {
-      args: cmd.args,
-      env: cmd.env,
-      clearEnv: true,
-      cwd: fx.project,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const out = await spawnCommand(cmd);
     assert.notEqual(out.code, 0);
-    assert.match(new TextDecoder().decode(out.stderr), /build changed since it was checked/);
+    assert.match(out.stderr, /build changed since it was checked/);
     assert.ok(!lexists(`${fx.project}/.git/hooks/pre-commit`), "the holder's hook was written");
   } finally {
     removePrivateTmpdir(tmpdir);

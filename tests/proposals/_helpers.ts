@@ -12,6 +12,13 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { parsePolicy } from "../../lib/policy/parse.ts";
+import type { Policy } from "../../lib/policy/types.ts";
+import {
+  confinedGateRunner,
+  type GateRunner,
+  type GateRunnerOptions,
+} from "../../lib/proposals/gates.ts";
 import { dirname, join } from "node:path";
 import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
@@ -484,4 +491,31 @@ export async function withProject(
   } finally {
     await p.dispose();
   }
+}
+
+/** A brief parsed as the project's (`<project>/agentteams.jsonc`) for a sandbox. */
+export function policyIn(sb: Sandbox, brief: string): Policy {
+  return parsePolicy(brief, {
+    briefPath: join(sb.project, "agentteams.jsonc"),
+    projectRoot: sb.project,
+    briefSha256: sha256(brief),
+  });
+}
+
+/** The confined gate runner a session of the sandbox's project would make (bwrap, no git). */
+export function sandboxGateRunner(
+  sb: Sandbox,
+  policy: Policy,
+  extra: Partial<GateRunnerOptions> = {},
+): GateRunner {
+  return confinedGateRunner({
+    root: sb.project,
+    policy,
+    parentEnv: { PATH: "/usr/bin:/bin", HOME: sb.home, LANG: "C.UTF-8" },
+    home: sb.home,
+    keyDir: sb.keyDir,
+    backend: () => Promise.resolve("bwrap"),
+    plane: () => Promise.resolve({ root: sb.project, git: [] }),
+    ...extra,
+  });
 }

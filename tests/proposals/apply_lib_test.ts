@@ -12,13 +12,21 @@ import { join } from "node:path";
 import { HmacKey } from "../../lib/crypto/hash.ts";
 import { ProposalError } from "../../lib/errors.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
-import { parsePolicy } from "../../lib/policy/parse.ts";
 import type { Policy } from "../../lib/policy/types.ts";
 import type { ApplyResult } from "../../lib/proposals/proposal.ts";
 import { applyIn as applyProposal } from "../_helpers/acts.ts";
-import { confinedGateRunner, type GateRunner } from "../../lib/proposals/gates.ts";
+import type { GateRunner } from "../../lib/proposals/gates.ts";
 import { type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
-import { counts, exists, ledgerLines, ledgerRows, sha256, storeLines } from "./_helpers.ts";
+import {
+  counts,
+  exists,
+  ledgerLines,
+  ledgerRows,
+  policyIn,
+  sandboxGateRunner,
+  sha256,
+  storeLines,
+} from "./_helpers.ts";
 import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 const BRIEF = JSON.stringify({
@@ -40,22 +48,10 @@ interface World {
 
 async function world(): Promise<World> {
   const sb = await sandbox("prop-drylib");
-  const policy = parsePolicy(BRIEF, {
-    briefPath: join(sb.project, "agentteams.jsonc"),
-    projectRoot: sb.project,
-    briefSha256: sha256(BRIEF),
-  });
+  const policy = policyIn(sb, BRIEF);
   const hmac = new HmacKey(crypto.getRandomValues(new Uint8Array(32)));
   const { nonce } = await issueDispatch(sb.project, hmac, "worker");
-  const gateRunner = confinedGateRunner({
-    root: sb.project,
-    policy,
-    parentEnv: { PATH: "/usr/bin:/bin", HOME: sb.home, LANG: "C.UTF-8" },
-    home: sb.home,
-    keyDir: sb.keyDir,
-    backend: () => Promise.resolve("bwrap"),
-    plane: () => Promise.resolve({ root: sb.project, git: [] }),
-  });
+  const gateRunner = sandboxGateRunner(sb, policy);
   return { sb, policy, hmac, nonce, gateRunner };
 }
 

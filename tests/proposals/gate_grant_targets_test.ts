@@ -9,10 +9,9 @@ import { join } from "node:path";
 import { SandboxError } from "../../lib/errors.ts";
 import { formatCsv } from "../../lib/authz/csv.ts";
 import { GRANT_COLUMNS, writeGrantTargets } from "../../lib/authz/grants.ts";
-import { parsePolicy } from "../../lib/policy/parse.ts";
-import { confinedGateRunner } from "../../lib/proposals/gates.ts";
 import { assertRefusal } from "../_helpers/assert.ts";
-import { sandbox, sha256 } from "../_helpers/mod.ts";
+import { sandbox } from "../_helpers/mod.ts";
+import { policyIn, sandboxGateRunner } from "./_helpers.ts";
 
 Deno.test("gates: a gate program inside a write grant's root is refused (CONFINED_INVALID), the grant valid or not", async () => {
   const sb = await sandbox("gate-grant-targets");
@@ -27,22 +26,12 @@ Deno.test("gates: a gate program inside a write grant's root is refused (CONFINE
       agent_policies: { worker: { write_scopes: ["src/"] } },
       proposal_gates: { lint: { argv: [lint, "{file}"] } },
     });
-    const policy = parsePolicy(brief, {
-      briefPath: join(sb.project, "agentteams.jsonc"),
-      projectRoot: sb.project,
-      briefSha256: sha256(brief),
-    });
+    const policy = policyIn(sb, brief);
     const gate = () =>
-      confinedGateRunner({
-        root: sb.project,
-        policy,
-        parentEnv: { PATH: "/usr/bin:/bin", HOME: sb.home, LANG: "C.UTF-8" },
-        home: sb.home,
-        keyDir: sb.keyDir,
-        backend: () => Promise.resolve("bwrap"),
-        plane: () => Promise.resolve({ root: sb.project, git: [] }),
-        grantTargets: () => writeGrantTargets(sb.project),
-      })(policy.gates.lint, { content: new TextEncoder().encode("x\n"), rel: "src/a.ts" });
+      sandboxGateRunner(sb, policy, { grantTargets: () => writeGrantTargets(sb.project) })(
+        policy.gates.lint,
+        { content: new TextEncoder().encode("x\n"), rel: "src/a.ts" },
+      );
     // No grants ledger: the gate runs its program.
     assert.equal((await gate()).exit, 0);
     // A write row naming the tools' parent, unsigned (nothing is verified for this check).

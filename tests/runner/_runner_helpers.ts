@@ -27,6 +27,7 @@ import { generateSealPair, publicB64, type SealPair } from "../../lib/crypto/sea
 import { sealPublicFromPem } from "../../lib/crypto/seal.ts";
 import { type OpenedResult, openResult } from "../../lib/queue/result.ts";
 import { queuePaths } from "../../lib/queue/paths.ts";
+import { importPublicPem, keyIdOfKey } from "../../lib/crypto/ed25519.ts";
 
 export { present, sleep };
 
@@ -408,4 +409,17 @@ export async function verifyDirect(w: World): Promise<void> {
   const out = JSON.parse(r.stdout.trim()) as { ok: boolean; problems: unknown[] };
   assert.equal(out.ok, true, r.stdout);
   assert.deepEqual(out.problems, [], r.stdout);
+}
+
+/**
+ * Installs the holder's team dir for grants: the roster (alice) and the operator's Ed25519 verify
+ * key (from `keys init`) under its key id.
+ */
+export async function installTeamDir(w: World): Promise<void> {
+  const team = join(w.project, ".agentteams", "team", "references");
+  await Deno.mkdir(join(team, "authorized-verify-keys"), { recursive: true });
+  await Deno.writeTextFile(join(team, "security-approvers.txt"), "alice\n");
+  const pem = await Deno.readTextFile(join(w.keyDir, "operator-ed25519.pub.pem"));
+  const id = await keyIdOfKey(await importPublicPem(pem));
+  await Deno.writeTextFile(join(team, "authorized-verify-keys", `${id}.pub.pem`), pem);
 }

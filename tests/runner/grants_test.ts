@@ -13,27 +13,17 @@ import { assertCliRefused } from "../_helpers/assert.ts";
 import { sha256 } from "../_helpers/mod.ts";
 import { grantFieldArgs } from "../authz/_fixtures.ts";
 import { shScript, withWorld, type World } from "../e2e/_run_helpers.ts";
-import { importPublicPem, keyIdOfKey } from "../../lib/crypto/ed25519.ts";
 import {
   allowList,
   grantCovers,
   handRequest,
+  installTeamDir,
   permissionsArgs,
   present,
   runnerBrief,
   startRunner,
   verifyDirect,
 } from "./_runner_helpers.ts";
-
-/** Installs the team dir's roster and the operator's verify key; returns nothing. */
-async function teamDir(w: World): Promise<void> {
-  const team = join(w.project, ".agentteams", "team", "references");
-  await Deno.mkdir(join(team, "authorized-verify-keys"), { recursive: true });
-  await Deno.writeTextFile(join(team, "security-approvers.txt"), "alice\n");
-  const pem = await Deno.readTextFile(join(w.keyDir, "operator-ed25519.pub.pem"));
-  const id = await keyIdOfKey(await importPublicPem(pem));
-  await Deno.writeTextFile(join(team, "authorized-verify-keys", `${id}.pub.pem`), pem);
-}
 
 async function signGrant(w: World, id: string, target: string, issuerRoot: string) {
   const r = await w.cli([
@@ -72,7 +62,7 @@ Deno.test("runner grants: a valid write grant widens every confined run's write 
     const issuer = join(w.dir, "issuer");
     const out = join(issuer, "docs", "shared", "out.txt");
     await Deno.mkdir(join(issuer, "docs", "shared"), { recursive: true });
-    await teamDir(w);
+    await installTeamDir(w);
 
     await t.step("without a grant the confined command cannot write there", async () => {
       const runner = await startRunner(w);
@@ -214,7 +204,7 @@ Deno.test("runner grants: the issuer's git paths inside a granted root stay read
         .outputSync();
     assert.equal(git("init", "-q").code, 0);
     assert.equal(git("config", "core.hooksPath", "docs/hooks").code, 0);
-    await teamDir(w);
+    await installTeamDir(w);
     await signGrant(w, "G-1", "docs", issuer);
     const runner = await startRunner(w);
     try {
@@ -263,7 +253,7 @@ Deno.test("runner grants: what a run leaves in a granted root that would steer t
       .outputSync();
     assert.equal(init.code, 0);
     const config = Deno.readTextFileSync(join(docs, "vendor", ".git", "config"));
-    await teamDir(w);
+    await installTeamDir(w);
     await signGrant(w, "G-1", "docs", join(w.dir, "issuer"));
     const runner = await startRunner(w);
     try {

@@ -133,6 +133,23 @@ export function planFor(
   });
 }
 
+/** Spawns a confined command as `confineArgv` made it (a clear environment) and decodes its output. */
+export async function spawnCommand(
+  cmd: { program: string; args: string[]; env: Record<string, string>; cwd: string },
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(cmd.program, {
+    args: cmd.args,
+    env: cmd.env,
+    clearEnv: true,
+    cwd: cmd.cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
 /** Confines `argv` (absolute program) with real bwrap for the fixture's project. */
 export async function runConfined(
   fx: Fixture,
@@ -157,23 +174,9 @@ export async function runConfined(
       removeMaskPoints(plan);
       return { code: status.code, stdout: "", stderr: "", plan };
     }
-    const out = await new Deno.Command(cmd.program, {
-      args: cmd.args,
-      env: cmd.env,
-      clearEnv: true,
-      cwd: cmd.cwd,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const out = await spawnCommand(cmd);
     removeMaskPoints(plan);
-    const dec = new TextDecoder();
-    return {
-      code: out.code,
-      stdout: dec.decode(out.stdout),
-      stderr: dec.decode(out.stderr),
-      plan,
-    };
+    return { ...out, plan };
   } finally {
     if (opts.tmpdir === undefined) removePrivateTmpdir(tmpdir);
   }
