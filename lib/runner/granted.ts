@@ -95,16 +95,15 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
   const kept: GrantedWrite[] = [];
   const problems: string[] = [...found.problems];
   // The same check every confined run makes, against a private TMPDIR made the same way.
+  const projectReal = Deno.realPathSync(opts.root);
   const keepClear = grantKeepClear({
     hiddenDirs: hiddenFromConfined(opts.root, opts.keyDir),
-    projectReal: Deno.realPathSync(opts.root),
+    projectReal,
     home: opts.home,
     path: childEnv(opts.env).PATH,
   });
-
   const tmpdir = makePrivateTmpdir(opts.env);
   const issuers = new IssuerGit(opts.env);
-  const projectReal = Deno.realPathSync(opts.root);
   const bounds = {
     projectReal,
     homeReal: homeRealOf(opts.home),
