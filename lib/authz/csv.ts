@@ -293,7 +293,8 @@ export function formatCsv(
   return out;
 }
 
-const dec = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * Reads a ledger file, or `null` when it does not exist (a ledger's absence is normal: it is
@@ -310,11 +311,15 @@ const dec = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 export function readCsvFile(path: string, schema: CsvSchema): CsvTable | null {
   if (lstatOrNullSync(path) === null) return null;
   const bytes = readRegularFileSync(path, { maxBytes: MAX_CSV_BYTES, what: "CSV ledger" }).bytes;
-  let text: string;
-  try {
-    text = dec.decode(bytes);
-  } catch {
-    throw new AuthzError("CSV_MALFORMED", `${path}: not UTF-8 text`);
+  // The lenient decoder is several times faster; it marks any invalid sequence with U+FFFD, so
+  // only a text holding one is decoded again strictly (a U+FFFD written in the file is valid).
+  let text = lenient.decode(bytes);
+  if (text.includes("\ufffd")) {
+    try {
+      text = strict.decode(bytes);
+    } catch {
+      throw new AuthzError("CSV_MALFORMED", `${path}: not UTF-8 text`);
+    }
   }
   return parseCsv(text, { ...schema, what: schema.what ?? path });
 }
