@@ -36,16 +36,21 @@ const ISO =
  * ```
  */
 export function parseInstant(s: string): Instant | null {
-  // Ledgers repeat their expiries: each distinct text is parsed once (bounded).
-  const known = PARSED.get(s);
-  if (known !== undefined) return known;
-  const v = parse(s);
-  if (PARSED.size >= 4096) PARSED.clear();
-  PARSED.set(s, v);
+  // Ledgers repeat their expiries: each distinct text is parsed once (bounded), and the text of
+  // the row before is compared first (no hashing).
+  if (s === last.text) return last.value;
+  let v = PARSED.get(s);
+  if (v === undefined) {
+    v = parse(s);
+    if (PARSED.size >= 4096) PARSED.clear();
+    PARSED.set(s, v);
+  }
+  last = { text: s, value: v };
   return v;
 }
 
 const PARSED = new Map<string, Instant | null>();
+let last: { readonly text: string; readonly value: Instant | null } = { text: "", value: null };
 
 function parse(s: string): Instant | null {
   const m = ISO.exec(s);

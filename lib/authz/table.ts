@@ -23,15 +23,28 @@ import type { Problem } from "./verdict.ts";
  * ```
  */
 export function recordsOf(t: CsvTable): Record<string, string>[] {
-  const h = t.header;
   const out = new Array<Record<string, string>>(t.rows.length);
-  for (let j = 0; j < t.rows.length; j++) {
-    const cells = t.rows[j].cells;
-    const o: Record<string, string> = {};
-    for (let i = 0; i < h.length; i++) o[h[i]] = cells[i];
-    out[j] = o;
-  }
+  for (let j = 0; j < t.rows.length; j++) out[j] = recordOf(t.header, t.rows[j].cells);
   return out;
+}
+
+/**
+ * One row's cells as a record by column name (what {@link recordsOf} makes of each row; a verify
+ * of many rows makes each in turn, so it need not hold them all).
+ *
+ * @example
+ * ```ts
+ * import { recordOf } from "./table.ts";
+ * recordOf(["a", "b"], ["1", "2"]).b; // "2"
+ * ```
+ */
+export function recordOf(
+  header: readonly string[],
+  cells: readonly string[],
+): Record<string, string> {
+  const o: Record<string, string> = {};
+  for (let i = 0; i < header.length; i++) o[header[i]] = cells[i];
+  return o;
 }
 
 /**
@@ -143,6 +156,11 @@ export function haltReaches(rowAction: string, action: string): boolean {
  * ```
  */
 export function counter(v: string): number | null {
+  // Most counters are one digit: read it without the trim and the pattern.
+  if (v.length === 1) {
+    const d = v.charCodeAt(0) - 0x30;
+    if (d >= 0 && d <= 9) return d;
+  }
   const s = v.trim();
   if (s === "") return 0;
   if (!/^[+-]?\d{1,15}$/.test(s)) return null;

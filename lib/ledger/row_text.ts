@@ -22,6 +22,11 @@ function isPyWhitespace(c: number): boolean {
     c === 0x202f || c === 0x205f || c === 0x3000;
 }
 
+/** `!` through `~`. */
+function isPrintableAscii(c: number): boolean {
+  return c >= 0x21 && c <= 0x7e;
+}
+
 /**
  * Python's `s.strip()`.
  *
@@ -33,8 +38,13 @@ function isPyWhitespace(c: number): boolean {
  * ```
  */
 export function pyStrip(s: string): string {
+  // Most text has a printable ASCII character (never whitespace) at each end: nothing to strip.
+  const n = s.length;
+  if (n !== 0 && isPrintableAscii(s.charCodeAt(0)) && isPrintableAscii(s.charCodeAt(n - 1))) {
+    return s;
+  }
   let a = 0;
-  let b = s.length;
+  let b = n;
   while (a < b && isPyWhitespace(s.charCodeAt(a))) a++;
   while (b > a && isPyWhitespace(s.charCodeAt(b - 1))) b--;
   return s.slice(a, b);
