@@ -33,6 +33,7 @@ import { literalProtected, protectedMatcher } from "./protected.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { normalizeRel } from "../fs/rel_path.ts";
 import { existingHidden, grantKeepClear, resolveRoots } from "./roots_io.ts";
+import { overlaps } from "../fs/within.ts";
 import type { GrantedRoot } from "./roots.ts";
 import { assertSafePath } from "./safe_path.ts";
 import { execAllows, readShebang } from "./gate_exec.ts";
@@ -173,6 +174,13 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
     // git command the issuer runs below it): each such name is kept read-only, or masked.
     plane.push(...CONTROL_PLANE_NAMES.map((n) => `${g.root}/${n}`));
   }
+  // Only what overlaps a writable place matters (it could be written, or hold a writable root);
+  // the rest is read-only anyway, and its spelling (a git config file under a HOME with a quote
+  // in it, say) must not refuse the run.
+  const writable = [roots.tmpdir, ...roots.writeRoots];
+  const relevant = plane.filter((p) => writable.some((w) => overlaps(p, w, foldCase)));
+  plane.length = 0;
+  plane.push(...relevant);
   for (const extra of [...plane, ...(opts.extraReadOnly ?? [])]) {
     assertSafePath(extra, "extra read-only path");
     if (!extra.startsWith("/")) {

@@ -12,7 +12,8 @@ import { type GrantedRootFacts, grantedRootProblem } from "../../lib/sandbox/roo
 import { controlPlaneReadOnly } from "../../lib/policy/control_plane.ts";
 import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 import { snapshotTreeSync } from "../_helpers/mod.ts";
-import { lexists, makeFixture, runConfined, sh } from "./_helpers.ts";
+import { lexists, makeFixture, planFor, runConfined, sh } from "./_helpers.ts";
+import { makePrivateTmpdir, removePrivateTmpdir } from "../../lib/sandbox/mod.ts";
 
 const BASE: RootFacts = {
   projectReal: "/srv/p",
@@ -316,4 +317,30 @@ Deno.test("granted roots: a root holding the issuer's hooks directory is fine: t
     grantedRootProblem(granted("/home/op/work/a/docs", { issuerRoot: "/home/op/work/a" }), BOUNDS),
     null,
   );
+});
+
+Deno.test("prepare: a git path outside every writable place is not checked for its spelling; inside one it is", () => {
+  const fx = makeFixture();
+  try {
+    const tmpdir = makePrivateTmpdir();
+    try {
+      const git = (abs: string) => [{ abs, what: "config file", watch: "entry" as const }];
+      const outside = planFor(fx, ["/usr/bin/true"], tmpdir, {
+        extra: { controlPlane: { git: git(`${fx.home}/it's/gitconfig`) } },
+      });
+      assert.ok(!outside.readOnly.some((p) => p.includes("it's")));
+      assertRefusal(
+        () =>
+          planFor(fx, ["/usr/bin/true"], tmpdir, {
+            extra: { controlPlane: { git: git(`${fx.project}/build/it's`) } },
+          }),
+        "CONFINED_PATH_UNSAFE",
+        SandboxError,
+      );
+    } finally {
+      removePrivateTmpdir(tmpdir);
+    }
+  } finally {
+    fx.cleanup();
+  }
 });
