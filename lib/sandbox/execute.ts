@@ -115,16 +115,11 @@ export async function executeRun(p: PreparedRun): Promise<ConfinedRunResult> {
       stdin: p.spec.stdin ?? null,
       timeoutMs: p.spec.timeoutMs,
     });
-    // Nothing the command left in its sandbox runs on past this point (nor writes after the
-    // run's after-snapshot).
-    if (p.infoFile !== null) await awaitNamespaceEnd(p.infoFile);
     return { ...r, backend: p.spec.backend };
   } finally {
-    if (p.infoFile !== null) {
-      try {
-        Deno.removeSync(p.infoFile);
-      } catch { /* read and removed, or never written */ }
-    }
+    // Nothing the command left in its sandbox runs on past this point (nor writes after the
+    // run's after-snapshot), however the run ended; the info file goes with the wait.
+    if (p.infoFile !== null) await awaitNamespaceEnd(p.infoFile);
     if (p.plan !== null) removeMaskPoints(p.plan);
   }
 }
