@@ -165,22 +165,22 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   // The control plane as named (git's paths come both as configured and resolved): a guarded
   // path that passes through a symlink inside a write root is refused, never followed, so a
   // link git obeys there cannot be swapped for a directory of the command's own.
-  const plane = controlPlaneReadOnly({ root: roots.projectReal, git: opts.controlPlane.git });
-  // A granted root lies in another workspace: that workspace's own control plane (its `.git`,
-  // `references/`, `.agentteams/`, ...) stays read-only inside it, by the same table.
-  for (const g of granted) {
-    plane.push(...controlPlaneReadOnly({ root: g.issuerRoot, git: g.issuerGit ?? [] }));
-    // Nor may a command make one at the granted root's own top (a `.git` there would steer every
-    // git command the issuer runs below it): each such name is kept read-only, or masked.
-    plane.push(...CONTROL_PLANE_NAMES.map((n) => `${g.root}/${n}`));
-  }
+  const planes = [
+    ...controlPlaneReadOnly({ root: roots.projectReal, git: opts.controlPlane.git }),
+    // A granted root lies in another workspace: that workspace's own control plane (its `.git`,
+    // `references/`, `.agentteams/`, ...) stays read-only inside it, by the same table; nor may a
+    // command make one at the granted root's own top (a `.git` there would steer every git
+    // command the issuer runs below it): each such name is kept read-only, or masked.
+    ...granted.flatMap((g) => [
+      ...controlPlaneReadOnly({ root: g.issuerRoot, git: g.issuerGit ?? [] }),
+      ...CONTROL_PLANE_NAMES.map((n) => `${g.root}/${n}`),
+    ]),
+  ];
   // Only what overlaps a writable place matters (it could be written, or hold a writable root);
   // the rest is read-only anyway, and its spelling (a git config file under a HOME with a quote
   // in it, say) must not refuse the run.
   const writable = [roots.tmpdir, ...roots.writeRoots];
-  const relevant = plane.filter((p) => writable.some((w) => overlaps(p, w, foldCase)));
-  plane.length = 0;
-  plane.push(...relevant);
+  const plane = planes.filter((p) => writable.some((w) => overlaps(p, w, foldCase)));
   for (const extra of [...plane, ...(opts.extraReadOnly ?? [])]) {
     assertSafePath(extra, "extra read-only path");
     if (!extra.startsWith("/")) {
