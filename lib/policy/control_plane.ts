@@ -138,7 +138,7 @@ const RUNTIME: ReadonlySet<string> = new Set(
  */
 export function isRuntimeWrite(rel: string): boolean {
   const first = rel.split("/", 1)[0];
-  return RUNTIME.has(first.toLowerCase());
+  return RUNTIME.has(fold(first));
 }
 
 /**
