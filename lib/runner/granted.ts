@@ -25,7 +25,7 @@ import { VerifyKeyStore } from "../authz/signed.ts";
 import { join } from "../fs/path.ts";
 import type { RowBody } from "../ledger/row.ts";
 import { hiddenFromConfined } from "../sandbox/hidden.ts";
-import { grantKeepClear, homeRealOf, resolveRoots } from "../sandbox/roots_io.ts";
+import { existingHidden, grantKeepClear, homeRealOf, resolveRoots } from "../sandbox/roots_io.ts";
 import { grantedPlaceProblem, type GrantedRoot } from "../sandbox/roots.ts";
 import { childEnv } from "../process/child_env.ts";
 import { type GitControlPath, openGitContext } from "../git/context.ts";
@@ -97,7 +97,7 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
   // The same check every confined run makes, against a private TMPDIR made the same way.
   const projectReal = Deno.realPathSync(opts.root);
   const keepClear = grantKeepClear({
-    hiddenDirs: hiddenFromConfined(opts.root, opts.keyDir),
+    hidden: existingHidden(hiddenFromConfined(opts.root, opts.keyDir)),
     projectReal,
     home: opts.home,
     path: childEnv(opts.env).PATH,

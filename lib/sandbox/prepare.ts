@@ -142,7 +142,7 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
     foreignWriteRoots: opts.foreignWriteRoots,
     grantedRoots: granted,
     grantKeepClear: granted.length === 0 ? [] : grantKeepClear({
-      hiddenDirs: opts.hiddenDirs,
+      hidden,
       projectReal: realPathLoose(opts.project),
       home: opts.home,
       path: opts.env.PATH,

@@ -125,25 +125,26 @@ export function existingHidden(dirs: readonly string[]): string[] {
 }
 
 /**
- * What a granted root must keep clear of, resolved: the hidden directories that exist
- * ({@link existingHidden}), the folder of the operator's confined-programs files, and every
+ * What a granted root must keep clear of, resolved: the hidden directories that exist (as
+ * {@link existingHidden} gives them), the folder of the operator's confined-programs files, and every
  * absolute directory on `PATH` (a writable one would have the operator run what a command put
  * there).
  *
  * @example
  * ```ts
  * import { grantKeepClear } from "./roots_io.ts";
- * const k = grantKeepClear({ hiddenDirs: [], projectReal: "/srv/p", home: "/root", path: "/usr/bin:/bin" });
+ * const k = grantKeepClear({ hidden: [], projectReal: "/srv/p", home: "/root", path: "/usr/bin:/bin" });
  * k.map((c) => c.what); // e.g. ["the operator's confined-programs folder ...", "the PATH directory /usr/bin", ...]
  * ```
  */
 export function grantKeepClear(opts: {
-  readonly hiddenDirs: readonly string[];
+  /** The hidden directories that exist, real paths ({@link existingHidden}). */
+  readonly hidden: readonly string[];
   readonly projectReal: string;
   readonly home: string;
   readonly path: string | undefined;
 }): KeepClear[] {
-  const out: KeepClear[] = existingHidden(opts.hiddenDirs).map((h) => ({
+  const out: KeepClear[] = opts.hidden.map((h) => ({
     path: h,
     what: `the hidden directory ${h}`,
   }));
