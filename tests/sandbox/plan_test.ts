@@ -107,3 +107,19 @@ Deno.test("plan: containment is case-folded when asked (macOS)", () => {
   assert.deepEqual(buildPlan({ ...input, foldCase: true }).readOnly, ["/P/BUILD/keys"]);
   assert.deepEqual(buildPlan({ ...input, foldCase: false }).readOnly, []);
 });
+
+Deno.test("plan: every writable place carries its pin; one left unpinned is refused", () => {
+  const pins = [
+    { path: "/t/run", dev: 1, ino: 2 },
+    { path: "/p/build", dev: 1, ino: 3 },
+    { path: "/p/build/out", dev: 1, ino: 4 },
+  ];
+  const byPath = (a: { path: string }, b: { path: string }) => a.path < b.path ? -1 : 1;
+  assert.deepEqual([...(buildPlan({ ...INPUT, pins }).pins ?? [])].sort(byPath), pins.sort(byPath));
+  const e = assertRefusal(
+    () => buildPlan({ ...INPUT, pins: pins.filter((p) => p.path !== "/p/build/out") }),
+    "CONFINED_INVALID",
+    SandboxError,
+  );
+  assert.match(e.message, /the writable root \/p\/build\/out was not pinned/);
+});
