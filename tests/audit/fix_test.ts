@@ -260,3 +260,30 @@ Deno.test("--fix refuses a named agent that is a symlink (switch off, so the aud
     assertSameTree(before, await snapshotTree(sb.project));
   });
 });
+
+Deno.test("--fix reports the findings a fresh audit of the written files gives (fixed, refused, adopted, named)", async () => {
+  await withSandbox("audit-fix-findings", async (sb) => {
+    writeFiles(sb.project, {
+      ...compliantClaude(),
+      ".claude/agents/writer.md": "---\nname: writer\ntools: Read, Edit\n---\n" + GEN_BODY,
+      ".claude/agents/adopted.md": "---\nname: adopted\ntools: Read, Bash\n---\nBody.\n",
+      ".claude/agents/flow.md": "{name: flow, tools: Edit}\n---\n" + GEN_BODY,
+      "named/w.toml": 'name = "w"\nsandbox_mode = "workspace-write"\n',
+    });
+    const opts = { switchOn: true, frameworks: [] };
+    const paths = [".", "named/w.toml"];
+    const r = await auditTeam(sb.project, paths, { ...opts, fix: true });
+    assert.deepEqual(
+      (r.fixes ?? []).map((f) => [f.file, f.outcome]).sort(),
+      [
+        [".claude/agents/adopted.md", "skipped-adopted"],
+        [".claude/agents/flow.md", "refused"],
+        [".claude/agents/writer.md", "fixed"],
+        ["named/w.toml", "fixed"],
+      ],
+    );
+    const fresh = await auditTeam(sb.project, paths, opts);
+    assert.deepEqual(r.findings, fresh.findings);
+    assert.equal(r.files, fresh.files);
+  });
+});
