@@ -243,6 +243,7 @@ Deno.test("a DIR that doesn't exist, or a named file that is no agent file, is a
       "notes.txt": "x\n",
       "agentteams.jsonc": switchBrief(),
     });
+    const before = await snapshotTree(sb.dir);
     assertCliRefused(
       await audit(sb.project, [join(sb.project, ".claud")], sb.env),
       "audit",
@@ -255,6 +256,7 @@ Deno.test("a DIR that doesn't exist, or a named file that is no agent file, is a
       "USAGE",
       2,
     );
+    assertSameTree(before, await snapshotTree(sb.dir));
     const empty = join(sb.project, "src");
     Deno.mkdirSync(empty);
     const r = await audit(sb.project, [empty], sb.env);

@@ -287,3 +287,23 @@ Deno.test("--fix reports the findings a fresh audit of the written files gives (
     assert.equal(r.files, fresh.files);
   });
 });
+
+Deno.test("--fix refuses a file that no longer holds what was audited (it changed under the fix) and does not write it again", async () => {
+  await withSandbox("audit-fix-changed", async (sb) => {
+    // Named twice: the first entry's fix writes the file, so the second finds other bytes there
+    // than it audited; its check before writing must refuse it and leave the first fix as it is.
+    const rel = "named/w.toml";
+    const text = 'name = "w"\nsandbox_mode = "workspace-write"\n';
+    writeFiles(sb.project, { ...compliantClaude(), [rel]: text });
+    const opts = { switchOn: true, frameworks: [] };
+    const r = await auditTeam(sb.project, [rel, rel], { ...opts, fix: true });
+    assert.deepEqual(r.fixes, [
+      { file: rel, outcome: "fixed", changes: ['set sandbox_mode = "read-only"'] },
+      { file: rel, outcome: "refused", changes: [], reason: "it changed while the audit ran" },
+    ]);
+    const fixed = text.replace('"workspace-write"', '"read-only"');
+    assert.equal(Deno.readTextFileSync(join(sb.project, rel)), fixed);
+    // The findings are those of the file as it now is.
+    assert.deepEqual(r.findings, (await auditTeam(sb.project, [rel, rel], opts)).findings);
+  });
+});
