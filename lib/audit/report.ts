@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { z } from "zod";
+import { sha256Hex } from "../crypto/hash.ts";
 import { type Finding, RULES } from "./finding.ts";
 
 /** One finding as the JSON report gives it. */
@@ -110,7 +110,7 @@ export function fingerprints(findings: readonly Finding[]): string[] {
     const base = `${f.code}\u0000${f.file}\u0000${f.message.replace(/[0-9]+/g, "#")}`;
     const n = count.get(base) ?? 0;
     count.set(base, n + 1);
-    return createHash("sha256").update(`${base}\u0000${n}`).digest("hex").slice(0, 32);
+    return sha256Hex(`${base}\u0000${n}`).slice(0, 32);
   });
 }
 
