@@ -138,7 +138,20 @@ export interface RunFacts {
  * ```
  */
 export function fails(findings: readonly Finding[], strict: boolean): boolean {
-  return findings.some((f) => f.enforced && (f.severity === "error" || strict));
+  return failing(findings, strict).length > 0;
+}
+
+/**
+ * The findings that fail the audit (see {@link fails}), in their order.
+ *
+ * @example
+ * ```ts
+ * import { failing } from "./report.ts";
+ * failing([], true); // []
+ * ```
+ */
+export function failing(findings: readonly Finding[], strict: boolean): Finding[] {
+  return findings.filter((f) => f.enforced && (f.severity === "error" || strict));
 }
 
 /**
