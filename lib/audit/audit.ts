@@ -80,9 +80,15 @@ export async function auditTeam(
       fixed.push({ ...g, entries: f.entries });
       stale ||= f.stale;
     }
-    // The findings are the files' as they are now: each written file holds the text the fix
-    // wrote, so only a file found changed or unwritable under the fix needs a fresh read.
-    const now = stale ? await collect(project, paths, !opts.switchOn) : fixed;
+    // The findings are the files' as they are now. With nothing written, that is what was read;
+    // in one directory walked under the switch (no link followed, each file one entry), each
+    // written file holds the text the fix wrote. Otherwise a file may be held by two entries
+    // (overlapping paths, a named file, a followed link), and a file found changed or
+    // unwritable under the fix holds what only a fresh read tells: then all is read again.
+    const written = fixes.some((f) => f.outcome === "fixed");
+    const aliased = groups.length > 1 || groups.some((g) => g.named) || !opts.switchOn;
+    const fresh = stale || (written && aliased);
+    const now = fresh ? await collect(project, paths, !opts.switchOn) : fixed;
     return { ...result(now, opts), fixes };
   }
   return result(groups, opts);

@@ -261,30 +261,37 @@ Deno.test("--fix refuses a named agent that is a symlink (switch off, so the aud
   });
 });
 
-Deno.test("--fix reports the findings a fresh audit of the written files gives (fixed, refused, adopted, named)", async () => {
+Deno.test("--fix reports the findings a fresh audit of the written files gives (fixed, refused, adopted; a file in two groups)", async () => {
   await withSandbox("audit-fix-findings", async (sb) => {
+    const adopted = ".claude/agents/adopted.md";
     writeFiles(sb.project, {
       ...compliantClaude(),
       ".claude/agents/writer.md": "---\nname: writer\ntools: Read, Edit\n---\n" + GEN_BODY,
-      ".claude/agents/adopted.md": "---\nname: adopted\ntools: Read, Bash\n---\nBody.\n",
+      [adopted]: "---\nname: adopted\ntools: Read, Bash\n---\nBody.\n",
       ".claude/agents/flow.md": "{name: flow, tools: Edit}\n---\n" + GEN_BODY,
-      "named/w.toml": 'name = "w"\nsandbox_mode = "workspace-write"\n',
     });
     const opts = { switchOn: true, frameworks: [] };
-    const paths = [".", "named/w.toml"];
-    const r = await auditTeam(sb.project, paths, { ...opts, fix: true });
+    // One directory: the written file's findings are those of the text the fix wrote.
+    const one = await auditTeam(sb.project, ["."], { ...opts, fix: true });
     assert.deepEqual(
-      (r.fixes ?? []).map((f) => [f.file, f.outcome]).sort(),
+      (one.fixes ?? []).map((f) => [f.file, f.outcome]).sort(),
       [
-        [".claude/agents/adopted.md", "skipped-adopted"],
+        [adopted, "skipped-adopted"],
         [".claude/agents/flow.md", "refused"],
         [".claude/agents/writer.md", "fixed"],
-        ["named/w.toml", "fixed"],
       ],
     );
-    const fresh = await auditTeam(sb.project, paths, opts);
-    assert.deepEqual(r.findings, fresh.findings);
-    assert.equal(r.files, fresh.files);
+    const fresh = await auditTeam(sb.project, ["."], opts);
+    assert.deepEqual(one.findings, fresh.findings);
+    assert.equal(one.files, fresh.files);
+    // The adopted file in the walk and named too: the walk's entry of it, skipped, must not
+    // report the text the named entry's fix replaced.
+    const two = await auditTeam(sb.project, [".", adopted], { ...opts, fix: true });
+    assert.deepEqual(
+      (two.fixes ?? []).filter((f) => f.file === adopted).map((f) => f.outcome),
+      ["skipped-adopted", "fixed"],
+    );
+    assert.deepEqual(two.findings, (await auditTeam(sb.project, [".", adopted], opts)).findings);
   });
 });
 
