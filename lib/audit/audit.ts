@@ -175,7 +175,7 @@ function fixGroup(g: Group): GroupFix {
   const exempt = exemptFiles(g.entries);
   for (const [i, e] of g.entries.entries()) {
     const kind = agentFileKind(e);
-    if (kind === null) continue;
+    if (kind === null || !isAgentEntry(e)) continue;
     if (e.state !== "text" || e.text === undefined) continue;
     const file = g.prefix === "" || g.named ? e.rel : `${g.prefix}/${e.rel}`;
     const r = fixText(kind, e.rel, e.text, exempt.has(e.rel));
