@@ -302,7 +302,7 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
     const push = (s: Spot) =>
       out.push({
         code: s.code,
-        severity: s.severity ?? RULES[s.code].severity,
+        severity: RULES[s.code].severity,
         file: e.rel,
         line: s.line,
         column: s.column,
