@@ -299,17 +299,7 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
     if (kind === null) continue;
     const fw = frameworkOf(kind);
     const enforced = covers(opts, fw);
-    const push = (s: Spot) =>
-      out.push({
-        code: s.code,
-        severity: RULES[s.code].severity,
-        file: e.rel,
-        line: s.line,
-        column: s.column,
-        framework: fw,
-        message: s.message,
-        enforced,
-      });
+    const push = (s: Spot) => out.push(findingOf(s, e.rel, fw, enforced));
     if (kind === "claude") {
       claudeAgents = true;
       claudeRoot = e.rel.slice(0, e.rel.indexOf(".claude/agents/"));
@@ -368,20 +358,26 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
     for (const s of spots) push(s);
   }
   if (covers(opts, "claude") && claudeAgents && !settingsSeen) {
+    // No settings file: its findings have no place in it, so they sit at 1:1.
     for (const s of settingsSpots(undefined, opts.settingsPlace)) {
-      out.push({
-        code: s.code,
-        severity: RULES[s.code].severity,
-        file: `${claudeRoot}.claude/settings.json`,
-        line: 1,
-        column: 1,
-        framework: "claude",
-        message: s.message,
-        enforced: true,
-      });
+      out.push(findingOf(s, `${claudeRoot}.claude/settings.json`, "claude", true));
     }
   }
   return out.sort(byPlace);
+}
+
+/** A spot as a finding of `file`, with its rule's severity. */
+function findingOf(s: Spot, file: string, framework: Framework, enforced: boolean): Finding {
+  return {
+    code: s.code,
+    severity: RULES[s.code].severity,
+    file,
+    line: s.line,
+    column: s.column,
+    framework,
+    message: s.message,
+    enforced,
+  };
 }
 
 /**
