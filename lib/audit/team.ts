@@ -140,19 +140,21 @@ function slugOf(rel: string): string {
   );
 }
 
-/** Whether the switch covers a framework (`write_policy_frameworks` names, the brief's words). */
+/** The `write_policy_frameworks` names (the brief's words) of each framework. */
+const FRAMEWORK_NAMES: Readonly<Record<Framework, readonly string[]>> = {
+  claude: ["claude"],
+  copilot: ["copilot-vscode", "copilot-cli", "copilot"],
+  goose: ["goose"],
+  codex: ["codex"],
+  "agents-md": ["agents-md"],
+  other: [],
+};
+
+/** Whether the switch covers a framework. */
 function covers(opts: AuditOptions, fw: Framework): boolean {
   if (!opts.switchOn) return false;
   if (opts.frameworks.length === 0) return true;
-  const names: Record<Framework, string[]> = {
-    claude: ["claude"],
-    copilot: ["copilot-vscode", "copilot-cli", "copilot"],
-    goose: ["goose"],
-    codex: ["codex"],
-    "agents-md": ["agents-md"],
-    other: [],
-  };
-  return names[fw].some((n) => opts.frameworks.includes(n));
+  return FRAMEWORK_NAMES[fw].some((n) => opts.frameworks.includes(n));
 }
 
 function depth(rel: string): number {
