@@ -72,10 +72,24 @@ export async function auditTeam(
   let fixes: FixOutcome[] | undefined;
   if (opts.fix === true) {
     fixes = [];
-    for (const g of groups) fixes.push(...fixGroup(g));
-    // Read everything again: the findings are the files' as they are now.
-    const again = await collect(project, paths, !opts.switchOn);
-    return { ...result(again, opts), fixes };
+    const fixed: Group[] = [];
+    let stale = false;
+    for (const g of groups) {
+      const f = fixGroup(g);
+      fixes.push(...f.outcomes);
+      fixed.push({ ...g, entries: f.entries });
+      stale ||= f.stale;
+    }
+    // The findings are the files' as they are now. With nothing written, that is what was read;
+    // in one directory walked under the switch (no link followed, each file one entry), each
+    // written file holds the text the fix wrote. Otherwise a file may be held by two entries
+    // (overlapping paths, a named file, a followed link), and a file found changed or
+    // unwritable under the fix holds what only a fresh read tells: then all is read again.
+    const written = fixes.some((f) => f.outcome === "fixed");
+    const aliased = groups.length > 1 || groups.some((g) => g.named) || !opts.switchOn;
+    const fresh = stale || (written && aliased);
+    const now = fresh ? await collect(project, paths, !opts.switchOn) : fixed;
+    return { ...result(now, opts), fixes };
   }
   return result(groups, opts);
 }
@@ -144,12 +158,24 @@ async function isDirAt(abs: string): Promise<boolean> {
 /** The refusals of the read before a write that mean the path no longer holds a regular file. */
 const NOT_REGULAR: ReadonlySet<string> = new Set(["SYMLINK", "NOT_REGULAR_FILE"]);
 
-function fixGroup(g: Group): FixOutcome[] {
+/**
+ * What fixing a group did: its outcomes, its entries as they now are on disk, and whether a file
+ * changed under the fix or could not be written (then only a fresh read tells what it holds).
+ */
+interface GroupFix {
+  readonly outcomes: FixOutcome[];
+  readonly entries: AuditEntry[];
+  readonly stale: boolean;
+}
+
+function fixGroup(g: Group): GroupFix {
   const out: FixOutcome[] = [];
+  const entries = [...g.entries];
+  let stale = false;
   const exempt = exemptFiles(g.entries);
-  for (const e of g.entries) {
+  for (const [i, e] of g.entries.entries()) {
     const kind = agentFileKind(e);
-    if (kind === null) continue;
+    if (kind === null || !isAgentEntry(e)) continue;
     if (e.state !== "text" || e.text === undefined) continue;
     const file = g.prefix === "" || g.named ? e.rel : `${g.prefix}/${e.rel}`;
     const r = fixText(kind, e.rel, e.text, exempt.has(e.rel));
@@ -176,6 +202,7 @@ function fixGroup(g: Group): FixOutcome[] {
       } catch (err) {
         if (!(err instanceof FsSafetyError) || !NOT_REGULAR.has(err.code)) throw err;
         out.push({ file, outcome: "refused", changes: [], reason: "not a regular file" });
+        stale = true;
         continue;
       }
       if (agentText(now) !== e.text) {
@@ -185,11 +212,14 @@ function fixGroup(g: Group): FixOutcome[] {
           changes: [],
           reason: "it changed while the audit ran",
         });
+        stale = true;
         continue;
       }
       atomicWriteFileSync(abs, r.text);
+      entries[i] = { ...e, text: r.text };
       out.push({ file, outcome: "fixed", changes: [...r.changes] });
     } catch (err) {
+      stale = true;
       out.push({
         file,
         outcome: "refused",
@@ -198,5 +228,5 @@ function fixGroup(g: Group): FixOutcome[] {
       });
     }
   }
-  return out;
+  return { outcomes: out, entries, stale };
 }

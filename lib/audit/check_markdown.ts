@@ -23,6 +23,9 @@ export const CAPABILITY_KEYS: ReadonlySet<string> = new Set([
   "capabilities",
 ]);
 
+/** The `permissionMode` values that grant nothing beyond `tools:` (any other is a finding). */
+export const SAFE_PERMISSION_MODES: ReadonlySet<string> = new Set(["default", "plan"]);
+
 /** The `tools:` declaration as read. */
 export type ToolsDecl =
   | { readonly shape: "missing" }
@@ -173,7 +176,7 @@ export function checkMarkdown(
       }
       if (p.key === "permissionMode") {
         const mode = p.value?.kind === "scalar" ? String(p.value.value) : "(not a word)";
-        if (mode !== "default" && mode !== "plan") {
+        if (!SAFE_PERMISSION_MODES.has(mode)) {
           out.push(
             spot(
               "PERMISSION_MODE",

@@ -393,8 +393,6 @@ export interface Spot {
   readonly column: number;
   /** The message. */
   readonly message: string;
-  /** Severity, when it differs from the rule's default. */
-  readonly severity?: Severity;
 }
 
 /**

@@ -9,7 +9,7 @@
  * @module
  */
 import { keyLines, readToml } from "./check_codex.ts";
-import { CAPABILITY_KEYS, toolsDecl } from "./check_markdown.ts";
+import { CAPABILITY_KEYS, SAFE_PERMISSION_MODES, toolsDecl } from "./check_markdown.ts";
 import { readFrontMatter } from "./front_matter.ts";
 import { AGENT_HEADING, checkFile, type FileKind, ORCH_HEADING } from "./team.ts";
 import { classifyTool, narrowedClaudeTools, narrowedCopilotTools } from "./tools.ts";
@@ -127,7 +127,7 @@ function fixMarkdown(kind: "claude" | "copilot", text: string, exempt: boolean):
     const mode = fm.root.pairs.find((p) => p.key === "permissionMode");
     if (mode !== undefined) {
       const v = mode.value?.kind === "scalar" ? String(mode.value.value) : "";
-      if (v !== "default" && v !== "plan") {
+      if (!SAFE_PERMISSION_MODES.has(v)) {
         return {
           outcome: "refused",
           reason: `its permissionMode ${JSON.stringify(v)} is the operator's call`,

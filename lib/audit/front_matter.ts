@@ -20,8 +20,6 @@ export interface FrontMatter {
   readonly spots: Spot[];
   /** The front matter's lines (without the delimiters), LF-normalized. */
   readonly lines: readonly string[];
-  /** The 1-based line of the closing `---`, or 0. */
-  readonly closeLine: number;
   /** The YAML text the root was read from (node offsets refer to it). */
   readonly yamlText: string;
 }
@@ -50,7 +48,7 @@ export function readFrontMatter(text: string): FrontMatter {
   const raw = t.split("\n");
   const lines = raw.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
   if (lines.length === 0 || !OPEN.test(lines[0])) {
-    return { present: false, root: null, spots, lines: [], closeLine: 0, yamlText: "" };
+    return { present: false, root: null, spots, lines: [], yamlText: "" };
   }
   let close = -1;
   for (let i = 1; i < lines.length; i++) {
@@ -77,7 +75,6 @@ export function readFrontMatter(text: string): FrontMatter {
       root: null,
       spots,
       lines: lines.slice(1),
-      closeLine: 0,
       yamlText: "",
     };
   }
@@ -110,7 +107,6 @@ export function readFrontMatter(text: string): FrontMatter {
     root: read.root,
     spots,
     lines: body,
-    closeLine: close + 1,
     yamlText: read.text,
   };
 }

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { z } from "zod";
+import { sha256Hex } from "../crypto/hash.ts";
 import { type Finding, RULES } from "./finding.ts";
 
 /** One finding as the JSON report gives it. */
@@ -110,7 +110,7 @@ export function fingerprints(findings: readonly Finding[]): string[] {
     const base = `${f.code}\u0000${f.file}\u0000${f.message.replace(/[0-9]+/g, "#")}`;
     const n = count.get(base) ?? 0;
     count.set(base, n + 1);
-    return createHash("sha256").update(`${base}\u0000${n}`).digest("hex").slice(0, 32);
+    return sha256Hex(`${base}\u0000${n}`).slice(0, 32);
   });
 }
 
@@ -138,7 +138,20 @@ export interface RunFacts {
  * ```
  */
 export function fails(findings: readonly Finding[], strict: boolean): boolean {
-  return findings.some((f) => f.enforced && (f.severity === "error" || strict));
+  return failing(findings, strict).length > 0;
+}
+
+/**
+ * The findings that fail the audit (see {@link fails}), in their order.
+ *
+ * @example
+ * ```ts
+ * import { failing } from "./report.ts";
+ * failing([], true); // []
+ * ```
+ */
+export function failing(findings: readonly Finding[], strict: boolean): Finding[] {
+  return findings.filter((f) => f.enforced && (f.severity === "error" || strict));
 }
 
 /**

@@ -140,19 +140,21 @@ function slugOf(rel: string): string {
   );
 }
 
-/** Whether the switch covers a framework (`write_policy_frameworks` names, the brief's words). */
+/** The `write_policy_frameworks` names (the brief's words) of each framework. */
+const FRAMEWORK_NAMES: Readonly<Record<Framework, readonly string[]>> = {
+  claude: ["claude"],
+  copilot: ["copilot-vscode", "copilot-cli", "copilot"],
+  goose: ["goose"],
+  codex: ["codex"],
+  "agents-md": ["agents-md"],
+  other: [],
+};
+
+/** Whether the switch covers a framework. */
 function covers(opts: AuditOptions, fw: Framework): boolean {
   if (!opts.switchOn) return false;
   if (opts.frameworks.length === 0) return true;
-  const names: Record<Framework, string[]> = {
-    claude: ["claude"],
-    copilot: ["copilot-vscode", "copilot-cli", "copilot"],
-    goose: ["goose"],
-    codex: ["codex"],
-    "agents-md": ["agents-md"],
-    other: [],
-  };
-  return names[fw].some((n) => opts.frameworks.includes(n));
+  return FRAMEWORK_NAMES[fw].some((n) => opts.frameworks.includes(n));
 }
 
 function depth(rel: string): number {
@@ -299,17 +301,7 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
     if (kind === null) continue;
     const fw = frameworkOf(kind);
     const enforced = covers(opts, fw);
-    const push = (s: Spot) =>
-      out.push({
-        code: s.code,
-        severity: s.severity ?? RULES[s.code].severity,
-        file: e.rel,
-        line: s.line,
-        column: s.column,
-        framework: fw,
-        message: s.message,
-        enforced,
-      });
+    const push = (s: Spot) => out.push(findingOf(s, e.rel, fw, enforced));
     if (kind === "claude") {
       claudeAgents = true;
       claudeRoot = e.rel.slice(0, e.rel.indexOf(".claude/agents/"));
@@ -368,20 +360,26 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
     for (const s of spots) push(s);
   }
   if (covers(opts, "claude") && claudeAgents && !settingsSeen) {
+    // No settings file: its findings have no place in it, so they sit at 1:1.
     for (const s of settingsSpots(undefined, opts.settingsPlace)) {
-      out.push({
-        code: s.code,
-        severity: RULES[s.code].severity,
-        file: `${claudeRoot}.claude/settings.json`,
-        line: 1,
-        column: 1,
-        framework: "claude",
-        message: s.message,
-        enforced: true,
-      });
+      out.push(findingOf(s, `${claudeRoot}.claude/settings.json`, "claude", true));
     }
   }
   return out.sort(byPlace);
+}
+
+/** A spot as a finding of `file`, with its rule's severity. */
+function findingOf(s: Spot, file: string, framework: Framework, enforced: boolean): Finding {
+  return {
+    code: s.code,
+    severity: RULES[s.code].severity,
+    file,
+    line: s.line,
+    column: s.column,
+    framework,
+    message: s.message,
+    enforced,
+  };
 }
 
 /**

@@ -132,9 +132,10 @@ export async function walkTeam(
         if (SKIP_DIRS.has(d.name)) continue;
         await visit(childAbs, childRel, level + 1);
       } else if (isFile || !d.isSymlink) {
-        const k = kindOfPath(childRel);
-        if (k === null) continue;
-        out.push(readEntrySync(childAbs, childRel, k));
+        // The kind is left to the path (set only for a named file), so a YAML file under
+        // `recipes/` is audited only when it reads as a Goose recipe.
+        if (kindOfPath(childRel) === null) continue;
+        out.push(readEntrySync(childAbs, childRel));
       }
     }
   };

@@ -11,7 +11,7 @@ import { homeFrom } from "../env.ts";
 import { UsageError } from "../errors.ts";
 import { resolve } from "../fs/path.ts";
 import { auditTeam } from "../audit/audit.ts";
-import { jsonReport, type RunFacts, sarifLog, textReport } from "../audit/report.ts";
+import { failing, jsonReport, type RunFacts, sarifLog, textReport } from "../audit/report.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine } from "./terminal.ts";
@@ -76,6 +76,7 @@ export async function audit(ctx: Ctx): Promise<Outcome> {
   };
   const json = jsonReport(r.findings, facts);
   const exit = json.ok ? 0 : 1;
+  const failed = failing(r.findings, strict);
   const text = format === "sarif"
     ? JSON.stringify(sarifLog(r.findings, facts, VERSION, ctx.project), null, 2)
     : format === "json"
@@ -93,15 +94,14 @@ export async function audit(ctx: Ctx): Promise<Outcome> {
         })),
       },
     );
-  const failing = r.findings.filter((f) => f.enforced && (f.severity === "error" || strict));
   return {
     exit,
     text,
     json: json as unknown as Record<string, unknown>,
     refusal: exit === 0 ? undefined : {
       code: "AR_WRITE_POLICY",
-      message: `${failing.length} finding(s) fail the audit (first: ${failing[0].file}:` +
-        `${failing[0].line} ${failing[0].code}); fix them, or run agentteams audit --fix`,
+      message: `${failed.length} finding(s) fail the audit (first: ${failed[0].file}:` +
+        `${failed[0].line} ${failed[0].code}); fix them, or run agentteams audit --fix`,
     },
   };
 }

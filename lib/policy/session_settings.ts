@@ -113,7 +113,6 @@ export interface SessionSettingsInput {
 
 /** A path that must be denied: a whole directory, or one file. */
 interface Target {
-  readonly kind: DenyKind;
   readonly abs: string;
   readonly segs: readonly string[];
   readonly subtree: boolean;
@@ -155,8 +154,7 @@ function requirements(input: SessionSettingsInput): Requirement[] {
   const keyRule = within(keyDir, homeDir) && keyDir !== homeDir
     ? `Read(~/${relative(homeDir, keyDir)}/**)`
     : `Read(/${keyDir}/**)`;
-  const dir = (kind: DenyKind, name: string): Target => ({
-    kind,
+  const dir = (name: string): Target => ({
     abs: join(root, name),
     segs: pathSegments(join(root, name)),
     subtree: true,
@@ -167,9 +165,8 @@ function requirements(input: SessionSettingsInput): Requirement[] {
       what: `reading the key dir ${keyDir}`,
       // Each secret file; with none named, the whole dir.
       targets: input.secretFiles.length === 0
-        ? [{ kind: "read-deny", abs: keyDir, segs: pathSegments(keyDir), subtree: true }]
+        ? [{ abs: keyDir, segs: pathSegments(keyDir), subtree: true }]
         : input.secretFiles.map((abs) => ({
-          kind: "read-deny",
           abs,
           segs: pathSegments(abs),
           subtree: false,
@@ -181,7 +178,7 @@ function requirements(input: SessionSettingsInput): Requirement[] {
     {
       kind: "read-deny",
       what: "reading .agentteams/ (the ledger and dispatch store)",
-      targets: [dir("read-deny", ".agentteams")],
+      targets: [dir(".agentteams")],
       scope: join(root, ".agentteams"),
       rule: "Read(./.agentteams/**)",
       file: SHARED_FILE,
@@ -189,7 +186,7 @@ function requirements(input: SessionSettingsInput): Requirement[] {
     {
       kind: "read-deny",
       what: "reading .agentteams-queue/ (raw nonces in transit)",
-      targets: [dir("read-deny", ".agentteams-queue")],
+      targets: [dir(".agentteams-queue")],
       scope: join(root, ".agentteams-queue"),
       rule: "Read(./.agentteams-queue/**)",
       file: SHARED_FILE,
@@ -197,7 +194,7 @@ function requirements(input: SessionSettingsInput): Requirement[] {
     {
       kind: "write-deny",
       what: "writing .agentteams/ (only the runner writes the ledger)",
-      targets: [dir("write-deny", ".agentteams")],
+      targets: [dir(".agentteams")],
       scope: join(root, ".agentteams"),
       rule: "Edit(./.agentteams/**)",
       file: SHARED_FILE,
@@ -205,7 +202,7 @@ function requirements(input: SessionSettingsInput): Requirement[] {
     {
       kind: "write-deny",
       what: "writing .agentteams-status/ (only the runner publishes results)",
-      targets: [dir("write-deny", ".agentteams-status")],
+      targets: [dir(".agentteams-status")],
       scope: join(root, ".agentteams-status"),
       rule: "Edit(./.agentteams-status/**)",
       file: SHARED_FILE,

@@ -5,7 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { baseChildEnv, refusals, runCli, snapshotTree } from "../_helpers/mod.ts";
+import {
+  baseChildEnv,
+  DENO,
+  MAIN_TS,
+  refusals,
+  REPO_ROOT,
+  runCli,
+  snapshotTree,
+} from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import { AuditReportSchema } from "../../lib/audit/report.ts";
 import { compliantClaude, switchBrief, withSandbox, writeFiles } from "./_team.ts";
@@ -243,6 +251,7 @@ Deno.test("a DIR that doesn't exist, or a named file that is no agent file, is a
       "notes.txt": "x\n",
       "agentteams.jsonc": switchBrief(),
     });
+    const before = await snapshotTree(sb.dir);
     assertCliRefused(
       await audit(sb.project, [join(sb.project, ".claud")], sb.env),
       "audit",
@@ -255,10 +264,43 @@ Deno.test("a DIR that doesn't exist, or a named file that is no agent file, is a
       "USAGE",
       2,
     );
+    assertSameTree(before, await snapshotTree(sb.dir));
     const empty = join(sb.project, "src");
     Deno.mkdirSync(empty);
     const r = await audit(sb.project, [empty], sb.env);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /0 agent file\(s\).*no agent files found/);
+  });
+});
+
+Deno.test("action.yml's audit step runs with the read and env flags it grants: a compliant team passes, nothing written", async () => {
+  await withSandbox("audit-action", async (sb) => {
+    writeFiles(sb.project, { ...compliantClaude(), "agentteams.jsonc": switchBrief() });
+    const action = Deno.readTextFileSync(join(REPO_ROOT, "action.yml"));
+    const env = /--allow-read --allow-env=([A-Z_,]+)\n/.exec(action);
+    assert.ok(env !== null, "the audit step's --allow-env flag");
+    const before = await snapshotTree(sb.dir);
+    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
+    const r = await new Deno.Command(DENO, {
+      args: [
+        "run",
+        "--config",
+        join(REPO_ROOT, "deno.json"),
+        "--allow-read",
+        `--allow-env=${env[1]}`,
+        MAIN_TS,
+        "audit",
+        "--project",
+        sb.project,
+      ],
+      clearEnv: true,
+      env: { ...baseChildEnv(), ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const out = new TextDecoder().decode(r.stdout);
+    assert.equal(r.code, 0, out + new TextDecoder().decode(r.stderr));
+    assert.match(out, /passes/);
+    assertSameTree(before, await snapshotTree(sb.dir));
   });
 });

@@ -260,3 +260,57 @@ Deno.test("--fix refuses a named agent that is a symlink (switch off, so the aud
     assertSameTree(before, await snapshotTree(sb.project));
   });
 });
+
+Deno.test("--fix reports the findings a fresh audit of the written files gives (fixed, refused, adopted; a file in two groups)", async () => {
+  await withSandbox("audit-fix-findings", async (sb) => {
+    const adopted = ".claude/agents/adopted.md";
+    writeFiles(sb.project, {
+      ...compliantClaude(),
+      ".claude/agents/writer.md": "---\nname: writer\ntools: Read, Edit\n---\n" + GEN_BODY,
+      [adopted]: "---\nname: adopted\ntools: Read, Bash\n---\nBody.\n",
+      ".claude/agents/flow.md": "{name: flow, tools: Edit}\n---\n" + GEN_BODY,
+    });
+    const opts = { switchOn: true, frameworks: [] };
+    // One directory: the written file's findings are those of the text the fix wrote.
+    const one = await auditTeam(sb.project, ["."], { ...opts, fix: true });
+    assert.deepEqual(
+      (one.fixes ?? []).map((f) => [f.file, f.outcome]).sort(),
+      [
+        [adopted, "skipped-adopted"],
+        [".claude/agents/flow.md", "refused"],
+        [".claude/agents/writer.md", "fixed"],
+      ],
+    );
+    const fresh = await auditTeam(sb.project, ["."], opts);
+    assert.deepEqual(one.findings, fresh.findings);
+    assert.equal(one.files, fresh.files);
+    // The adopted file in the walk and named too: the walk's entry of it, skipped, must not
+    // report the text the named entry's fix replaced.
+    const two = await auditTeam(sb.project, [".", adopted], { ...opts, fix: true });
+    assert.deepEqual(
+      (two.fixes ?? []).filter((f) => f.file === adopted).map((f) => f.outcome),
+      ["skipped-adopted", "fixed"],
+    );
+    assert.deepEqual(two.findings, (await auditTeam(sb.project, [".", adopted], opts)).findings);
+  });
+});
+
+Deno.test("--fix refuses a file that no longer holds what was audited (it changed under the fix) and does not write it again", async () => {
+  await withSandbox("audit-fix-changed", async (sb) => {
+    // Named twice: the first entry's fix writes the file, so the second finds other bytes there
+    // than it audited; its check before writing must refuse it and leave the first fix as it is.
+    const rel = "named/w.toml";
+    const text = 'name = "w"\nsandbox_mode = "workspace-write"\n';
+    writeFiles(sb.project, { ...compliantClaude(), [rel]: text });
+    const opts = { switchOn: true, frameworks: [] };
+    const r = await auditTeam(sb.project, [rel, rel], { ...opts, fix: true });
+    assert.deepEqual(r.fixes, [
+      { file: rel, outcome: "fixed", changes: ['set sandbox_mode = "read-only"'] },
+      { file: rel, outcome: "refused", changes: [], reason: "it changed while the audit ran" },
+    ]);
+    const fixed = text.replace('"workspace-write"', '"read-only"');
+    assert.equal(Deno.readTextFileSync(join(sb.project, rel)), fixed);
+    // The findings are those of the file as it now is.
+    assert.deepEqual(r.findings, (await auditTeam(sb.project, [rel, rel], opts)).findings);
+  });
+});

@@ -2,9 +2,11 @@
  * The team rules (pure, through auditEntries): the orchestrator exemption covers only the single
  * shallowest orchestrator file (Goose also bridge-orchestrator; Codex only when its TOML name is
  * orchestrator too), the orchestrator's and the agents' write-policy sections, the Claude
- * project settings' deny rules, and which frameworks the switch covers.
+ * project settings' deny rules, and which frameworks the switch covers; and that the disk walk
+ * leaves a YAML file's kind to its path, as those rules expect.
  */
 import assert from "node:assert/strict";
+import { auditTeam } from "../../lib/audit/audit.ts";
 import { auditEntries, type AuditEntry, kindOfPath } from "../../lib/audit/team.ts";
 import { ORCH, SECTION, SETTINGS } from "./_team.ts";
 
@@ -180,4 +182,20 @@ Deno.test("a YAML file under recipes/ that is no Goose recipe is not audited; on
     ".goose/recipes/ci.yaml GOOSE_EXTENSIONS_MISSING",
   ]);
   assert.ok(codes([t("recipes/r.yaml", "title: t\ninstructions: x\n")]).length > 0);
+});
+
+Deno.test("on disk too, a YAML file under recipes/ that is no Goose recipe is neither audited, counted nor fixed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "audit-recipes-" });
+  try {
+    await Deno.mkdir(`${dir}/recipes`);
+    const ci = "name: build\non: push\njobs: {}\n";
+    await Deno.writeTextFile(`${dir}/recipes/ci.yaml`, ci);
+    const r = await auditTeam(dir, [], { ...ON, fix: true });
+    assert.deepEqual(r.findings, []);
+    assert.equal(r.files, 0);
+    assert.deepEqual(r.fixes, []);
+    assert.equal(await Deno.readTextFile(`${dir}/recipes/ci.yaml`), ci);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
