@@ -203,6 +203,11 @@ export interface PreflightInput {
   readonly briefPath?: string | null;
   /** The probe (default: {@link probeSandbox} of this platform). */
   readonly probe?: () => Promise<ProbeResult>;
+  /**
+   * The key file the caller has already loaded as the runner does (`serve` loads it first): the
+   * key fact is then that file, and the key is not loaded a second time.
+   */
+  readonly keyPath?: string;
 }
 
 /**
@@ -217,8 +222,8 @@ function refused(e: unknown, code: string): { ok: false; code: string; message: 
 
 /**
  * Gathers the facts: loads the key as the runner does (`mode: "runner"`: a key variable set is
- * refused; the bytes are dropped at once), probes the sandbox, loads the brief, reads the
- * session settings.
+ * refused; the bytes are dropped at once) unless `keyPath` says it is loaded, probes the sandbox,
+ * loads the brief, reads the session settings.
  *
  * @example
  * ```ts
@@ -231,7 +236,7 @@ export async function gatherPreflight(input: PreflightInput): Promise<PreflightF
   const { root, env } = input;
   let key: PreflightFacts["key"];
   try {
-    key = { ok: true, path: loadLedgerKey({ env, mode: "runner" }).path ?? "" };
+    key = { ok: true, path: input.keyPath ?? loadLedgerKey({ env, mode: "runner" }).path ?? "" };
   } catch (e) {
     key = refused(e, "KEY_CUSTODY");
   }

@@ -227,7 +227,9 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
   const briefPath = opts.brief !== undefined ? resolve(opts.brief) : await defaultBriefPath(root);
   // What `doctor` reports: an error refuses the start; a warning (a session settings rule
   // missing) is said once, and serving goes on.
-  for (const c of (await preflight({ root, env: opts.env, briefPath })).checks) {
+  // The key just loaded is the key check's fact: preflight does not read the key file again.
+  const keyPath = key.path ?? undefined;
+  for (const c of (await preflight({ root, env: opts.env, briefPath, keyPath })).checks) {
     if (c.ok) continue;
     if (c.level === "error") {
       throw new QueueError("PREFLIGHT_FAILED", `${c.name}: ${c.message} (agentteams doctor)`, {
