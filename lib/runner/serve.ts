@@ -344,10 +344,11 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
         }, { now });
         opts.log(`agentteams serve: ${stray.path} is not a request name; not served (recorded)`);
       }
-      for (const [i, r] of queue.entries()) {
+      for (const r of queue) {
         if (opts.signal?.aborted) break;
-        // Before every request: the loop's own check, just made, stands for the first.
-        if (i > 0) checkPins(pins, readPins(pinAt), pinAt);
+        // Before every claim, the first too: the loop's own check came before the folder was
+        // listed, so a pinned file changed in between (then a request queued) would be served.
+        checkPins(pins, readPins(pinAt), pinAt);
         const claimed = claim(paths, r.channel, r.name);
         if (claimed === null) continue;
         serving = r.id;
