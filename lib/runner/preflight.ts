@@ -25,6 +25,7 @@ import {
 } from "../crypto/keys.ts";
 import { type ProbeResult, probeSandbox } from "../sandbox/probe.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import type { Policy } from "../policy/types.ts";
 import { sessionSettingsFindings, type SettingsFinding } from "../policy/session_settings.ts";
 import { readSessionSettings } from "../policy/session_settings_read.ts";
 
@@ -233,6 +234,13 @@ function refused(e: unknown, code: string): { ok: false; code: string; message: 
  * ```
  */
 export async function gatherPreflight(input: PreflightInput): Promise<PreflightFacts> {
+  return (await gather(input)).facts;
+}
+
+/** {@link gatherPreflight}'s facts, and the brief's policy as loaded (null when it did not load). */
+async function gather(
+  input: PreflightInput,
+): Promise<{ facts: PreflightFacts; policy: Policy | null }> {
   const { root, env } = input;
   let key: PreflightFacts["key"];
   try {
@@ -242,9 +250,10 @@ export async function gatherPreflight(input: PreflightInput): Promise<PreflightF
   }
   const sandbox = await (input.probe ?? (() => probeSandbox()))();
   let brief: PreflightFacts["brief"];
+  let policy: Policy | null = null;
   try {
     const path = input.briefPath ?? await defaultBriefPath(root);
-    const policy = await loadPolicy(path, { projectRoot: root });
+    policy = await loadPolicy(path, { projectRoot: root });
     brief = {
       ok: true,
       path: policy.briefPath,
@@ -281,11 +290,13 @@ export async function gatherPreflight(input: PreflightInput): Promise<PreflightF
   } catch (e) {
     settings = refused(e, "SETTINGS_UNREADABLE");
   }
-  return { key, sandbox, brief, settings };
+  return { facts: { key, sandbox, brief, settings }, policy };
 }
 
 /**
- * Runs every check: {@link gatherPreflight}, then {@link preflightChecks}.
+ * Runs every check: {@link gatherPreflight}, then {@link preflightChecks}. With them, the brief's
+ * policy as the brief check loaded it (null when it did not load), so `serve` need not load it
+ * again.
  *
  * @example
  * ```ts
@@ -294,6 +305,9 @@ export async function gatherPreflight(input: PreflightInput): Promise<PreflightF
  * checks.map((c) => c.name); // ["key", "sandbox", "brief", "session-settings", ...]
  * ```
  */
-export async function preflight(input: PreflightInput): Promise<{ checks: Check[] }> {
-  return { checks: preflightChecks(await gatherPreflight(input)) };
+export async function preflight(
+  input: PreflightInput,
+): Promise<{ checks: Check[]; policy: Policy | null }> {
+  const { facts, policy } = await gather(input);
+  return { checks: preflightChecks(facts), policy };
 }

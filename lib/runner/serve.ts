@@ -229,7 +229,8 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
   // missing) is said once, and serving goes on.
   // The key just loaded is the key check's fact: preflight does not read the key file again.
   const keyPath = key.path ?? undefined;
-  for (const c of (await preflight({ root, env: opts.env, briefPath, keyPath })).checks) {
+  const pre = await preflight({ root, env: opts.env, briefPath, keyPath });
+  for (const c of pre.checks) {
     if (c.ok) continue;
     if (c.level === "error") {
       throw new QueueError("PREFLIGHT_FAILED", `${c.name}: ${c.message} (agentteams doctor)`, {
@@ -247,8 +248,10 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
     const seal = await runnerSealPair(opts.env);
     const pinAt = pinPaths(root, briefPath, confinedFilePath(Deno.realPathSync(root), home));
     const pins: Pins = readPins(pinAt);
-    const policy = await completePolicy(root, briefPath, opts.env);
-    // The pinned bytes are those the policy was read from: read again, they must not differ.
+    // The brief as preflight loaded it (its check passed, so it did), with its confined programs.
+    const policy = await completePolicy(root, briefPath, opts.env, pre.policy!);
+    // The pinned bytes are those the policy was read from: the brief's, and read again, all.
+    checkPins({ ...pins, brief: policy.briefSha256 }, pins, pinAt);
     checkPins(pins, readPins(pinAt), pinAt);
     // One sandbox decision for the runner's life (not a probe per request), never an opt-out.
     const backend = lazyBackend(policy, { unconfined: false, runner: true });
