@@ -224,21 +224,17 @@ function refused(e: unknown, code: string): { ok: false; code: string; message: 
 /**
  * Gathers the facts: loads the key as the runner does (`mode: "runner"`: a key variable set is
  * refused; the bytes are dropped at once) unless `keyPath` says it is loaded, probes the sandbox,
- * loads the brief, reads the session settings.
+ * loads the brief, reads the session settings. With them, the brief's policy as loaded (null
+ * when it did not load).
  *
  * @example
  * ```ts
  * import { gatherPreflight } from "./preflight.ts";
- * const facts = await gatherPreflight({ root: "/work/p", env: { HOME: "/home/op" } });
+ * const { facts } = await gatherPreflight({ root: "/work/p", env: { HOME: "/home/op" } });
  * facts.key.ok; // false without a key file (NO_KEY)
  * ```
  */
-export async function gatherPreflight(input: PreflightInput): Promise<PreflightFacts> {
-  return (await gather(input)).facts;
-}
-
-/** {@link gatherPreflight}'s facts, and the brief's policy as loaded (null when it did not load). */
-async function gather(
+export async function gatherPreflight(
   input: PreflightInput,
 ): Promise<{ facts: PreflightFacts; policy: Policy | null }> {
   const { root, env } = input;
@@ -308,6 +304,6 @@ async function gather(
 export async function preflight(
   input: PreflightInput,
 ): Promise<{ checks: Check[]; policy: Policy | null }> {
-  const { facts, policy } = await gather(input);
+  const { facts, policy } = await gatherPreflight(input);
   return { checks: preflightChecks(facts), policy };
 }
