@@ -115,6 +115,8 @@ export interface SessionOptions {
 
 /**
  * The brief's policy with its confined programs (the operator file wins over the brief's block).
+ * `loaded` is the brief as `loadPolicy` already read it from that path (the runner's preflight
+ * did): it is then not read again.
  *
  * @example
  * ```ts
@@ -127,13 +129,14 @@ export async function completePolicy(
   root: string,
   brief: string | undefined,
   env: Env,
+  loaded?: Policy,
 ): Promise<Policy> {
-  const path = brief !== undefined ? resolve(brief) : await defaultBriefPath(root);
   const home = homeFrom(env);
-  return withConfinedPrograms(await loadPolicy(path, { projectRoot: root }), {
-    home,
-    project: root,
-  });
+  if (loaded === undefined) {
+    const path = brief !== undefined ? resolve(brief) : await defaultBriefPath(root);
+    loaded = await loadPolicy(path, { projectRoot: root });
+  }
+  return withConfinedPrograms(loaded, { home, project: root });
 }
 
 /**

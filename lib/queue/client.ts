@@ -10,6 +10,7 @@ import type { JsonObject } from "../canonical.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { generateSealPair, publicB64, type SealPair, unb64 } from "../crypto/seal.ts";
 import { type ExitCode, QueueError, RelayedError } from "../errors.ts";
+import { fillNewFileSync } from "../fs/atomic_write.ts";
 import { join } from "../fs/path.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { isQueueDir } from "./dirs.ts";
@@ -68,9 +69,7 @@ export async function submitRequest(
   const tmp = join(dir, tempNameOf(id));
   const f = Deno.openSync(tmp, { write: true, createNew: true, mode: 0o600 });
   try {
-    let off = 0;
-    while (off < bytes.length) off += f.writeSync(bytes.subarray(off));
-    f.syncSync();
+    fillNewFileSync(f, tmp, bytes, 0o600);
   } finally {
     f.close();
   }

@@ -5,12 +5,10 @@
  *
  * @module
  */
+import { GRANTS_REL } from "../authz/paths.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { QueueError } from "../errors.ts";
 import { join } from "../fs/path.ts";
-
-/** The grants ledger, relative to the project (the authorization triad's). */
-export const GRANTS_LEDGER_REL = "references/capability-grants.log.csv";
 
 /** The pinned hashes. */
 export interface Pins {
@@ -46,7 +44,7 @@ function hashOrNull(path: string | null): string | null {
  * ```
  */
 export function pinPaths(root: string, brief: string, confined: string | null): PinPaths {
-  return { brief, confined, grants: join(root, GRANTS_LEDGER_REL) };
+  return { brief, confined, grants: join(root, GRANTS_REL) };
 }
 
 /**

@@ -64,13 +64,10 @@ export const QueueRequest = z.discriminatedUnion("kind", [
 export type QueueRequestT = z.infer<typeof QueueRequest>;
 /** A request's kind. */
 export type RequestKind = QueueRequestT["kind"];
-/** Every kind, in order. */
-export const REQUEST_KINDS: readonly RequestKind[] = [
-  "issue-dispatch",
-  "apply-proposal",
-  "run-request",
-  "verify-ledger",
-];
+/** Every kind, in order (the union's own, so a kind added there is known here). */
+export const REQUEST_KINDS: readonly RequestKind[] = QueueRequest.options.map((o) =>
+  o.shape.kind.value
+);
 
 /**
  * The request's kind when it names a known one (for a refusal's result), else null.

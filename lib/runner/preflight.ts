@@ -25,6 +25,7 @@ import {
 } from "../crypto/keys.ts";
 import { type ProbeResult, probeSandbox } from "../sandbox/probe.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import type { Policy } from "../policy/types.ts";
 import { sessionSettingsFindings, type SettingsFinding } from "../policy/session_settings.ts";
 import { readSessionSettings } from "../policy/session_settings_read.ts";
 
@@ -203,6 +204,11 @@ export interface PreflightInput {
   readonly briefPath?: string | null;
   /** The probe (default: {@link probeSandbox} of this platform). */
   readonly probe?: () => Promise<ProbeResult>;
+  /**
+   * The key file the caller has already loaded as the runner does (`serve` loads it first): the
+   * key fact is then that file, and the key is not loaded a second time.
+   */
+  readonly keyPath?: string;
 }
 
 /**
@@ -217,29 +223,33 @@ function refused(e: unknown, code: string): { ok: false; code: string; message: 
 
 /**
  * Gathers the facts: loads the key as the runner does (`mode: "runner"`: a key variable set is
- * refused; the bytes are dropped at once), probes the sandbox, loads the brief, reads the
- * session settings.
+ * refused; the bytes are dropped at once) unless `keyPath` says it is loaded, probes the sandbox,
+ * loads the brief, reads the session settings. With them, the brief's policy as loaded (null
+ * when it did not load).
  *
  * @example
  * ```ts
  * import { gatherPreflight } from "./preflight.ts";
- * const facts = await gatherPreflight({ root: "/work/p", env: { HOME: "/home/op" } });
+ * const { facts } = await gatherPreflight({ root: "/work/p", env: { HOME: "/home/op" } });
  * facts.key.ok; // false without a key file (NO_KEY)
  * ```
  */
-export async function gatherPreflight(input: PreflightInput): Promise<PreflightFacts> {
+export async function gatherPreflight(
+  input: PreflightInput,
+): Promise<{ facts: PreflightFacts; policy: Policy | null }> {
   const { root, env } = input;
   let key: PreflightFacts["key"];
   try {
-    key = { ok: true, path: loadLedgerKey({ env, mode: "runner" }).path ?? "" };
+    key = { ok: true, path: input.keyPath ?? loadLedgerKey({ env, mode: "runner" }).path ?? "" };
   } catch (e) {
     key = refused(e, "KEY_CUSTODY");
   }
   const sandbox = await (input.probe ?? (() => probeSandbox()))();
   let brief: PreflightFacts["brief"];
+  let policy: Policy | null = null;
   try {
     const path = input.briefPath ?? await defaultBriefPath(root);
-    const policy = await loadPolicy(path, { projectRoot: root });
+    policy = await loadPolicy(path, { projectRoot: root });
     brief = {
       ok: true,
       path: policy.briefPath,
@@ -276,11 +286,13 @@ export async function gatherPreflight(input: PreflightInput): Promise<PreflightF
   } catch (e) {
     settings = refused(e, "SETTINGS_UNREADABLE");
   }
-  return { key, sandbox, brief, settings };
+  return { facts: { key, sandbox, brief, settings }, policy };
 }
 
 /**
- * Runs every check: {@link gatherPreflight}, then {@link preflightChecks}.
+ * Runs every check: {@link gatherPreflight}, then {@link preflightChecks}. With them, the brief's
+ * policy as the brief check loaded it (null when it did not load), so `serve` need not load it
+ * again.
  *
  * @example
  * ```ts
@@ -289,6 +301,9 @@ export async function gatherPreflight(input: PreflightInput): Promise<PreflightF
  * checks.map((c) => c.name); // ["key", "sandbox", "brief", "session-settings", ...]
  * ```
  */
-export async function preflight(input: PreflightInput): Promise<{ checks: Check[] }> {
-  return { checks: preflightChecks(await gatherPreflight(input)) };
+export async function preflight(
+  input: PreflightInput,
+): Promise<{ checks: Check[]; policy: Policy | null }> {
+  const { facts, policy } = await gatherPreflight(input);
+  return { checks: preflightChecks(facts), policy };
 }

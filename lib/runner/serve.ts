@@ -227,7 +227,10 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
   const briefPath = opts.brief !== undefined ? resolve(opts.brief) : await defaultBriefPath(root);
   // What `doctor` reports: an error refuses the start; a warning (a session settings rule
   // missing) is said once, and serving goes on.
-  for (const c of (await preflight({ root, env: opts.env, briefPath })).checks) {
+  // The key just loaded is the key check's fact: preflight does not read the key file again.
+  const keyPath = key.path ?? undefined;
+  const pre = await preflight({ root, env: opts.env, briefPath, keyPath });
+  for (const c of pre.checks) {
     if (c.ok) continue;
     if (c.level === "error") {
       throw new QueueError("PREFLIGHT_FAILED", `${c.name}: ${c.message} (agentteams doctor)`, {
@@ -245,8 +248,10 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
     const seal = await runnerSealPair(opts.env);
     const pinAt = pinPaths(root, briefPath, confinedFilePath(Deno.realPathSync(root), home));
     const pins: Pins = readPins(pinAt);
-    const policy = await completePolicy(root, briefPath, opts.env);
-    // The pinned bytes are those the policy was read from: read again, they must not differ.
+    // The brief as preflight loaded it (its check passed, so it did), with its confined programs.
+    const policy = await completePolicy(root, briefPath, opts.env, pre.policy!);
+    // The pinned bytes are those the policy was read from: the brief's, and read again, all.
+    checkPins({ ...pins, brief: policy.briefSha256 }, pins, pinAt);
     checkPins(pins, readPins(pinAt), pinAt);
     // One sandbox decision for the runner's life (not a probe per request), never an opt-out.
     const backend = lazyBackend(policy, { unconfined: false, runner: true });
@@ -342,10 +347,11 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
         }, { now });
         opts.log(`agentteams serve: ${stray.path} is not a request name; not served (recorded)`);
       }
-      for (const [i, r] of queue.entries()) {
+      for (const r of queue) {
         if (opts.signal?.aborted) break;
-        // Before every request: the loop's own check, just made, stands for the first.
-        if (i > 0) checkPins(pins, readPins(pinAt), pinAt);
+        // Before every claim, the first too: the loop's own check came before the folder was
+        // listed, so a pinned file changed in between (then a request queued) would be served.
+        checkPins(pins, readPins(pinAt), pinAt);
         const claimed = claim(paths, r.channel, r.name);
         if (claimed === null) continue;
         serving = r.id;

@@ -15,17 +15,24 @@ import {
   teamUsesClaude,
 } from "../../lib/runner/preflight.ts";
 
-/** A project with keys, a brief and (unless `deny` is null) `.claude/settings.json`. */
-async function project(prefix: string): Promise<{ sb: Sandbox; env: Record<string, string> }> {
+/** Runs `fn` in a project with keys and a brief (no settings yet); disposes of it after. */
+async function withProject(
+  prefix: string,
+  fn: (sb: Sandbox, env: Record<string, string>) => Promise<void>,
+): Promise<void> {
   const sb = await sandbox(prefix);
-  const env = { ...sb.env, AGENTTEAMS_BROAD_OK: "1" };
-  const init = await runCli(["keys", "init"], { env });
-  assert.equal(init.code, 0, init.stderr);
-  await Deno.writeTextFile(
-    join(sb.project, "agentteams.json"),
-    JSON.stringify({ agent_policies: { worker: { write_scopes: ["src/"] } } }),
-  );
-  return { sb, env };
+  try {
+    const env = { ...sb.env, AGENTTEAMS_BROAD_OK: "1" };
+    const init = await runCli(["keys", "init"], { env });
+    assert.equal(init.code, 0, init.stderr);
+    await Deno.writeTextFile(
+      join(sb.project, "agentteams.json"),
+      JSON.stringify({ agent_policies: { worker: { write_scopes: ["src/"] } } }),
+    );
+    await fn(sb, env);
+  } finally {
+    await sb.dispose();
+  }
 }
 
 /** The five rules doctor asks for in a sandbox whose key dir lies outside HOME. */
@@ -52,8 +59,7 @@ function doctor(sb: Sandbox, env: Record<string, string>, ...extra: string[]) {
 }
 
 Deno.test("doctor: every rule present, every check ok, exit 0; each rule left out is the one warning, with its line to add; nothing written", async () => {
-  const { sb, env } = await project("doctor-rules");
-  try {
+  await withProject("doctor-rules", async (sb, env) => {
     const rules = allRules(sb);
     await writeSettings(sb, rules);
     const before = await snapshotTree(sb.dir);
@@ -90,14 +96,11 @@ Deno.test("doctor: every rule present, every check ok, exit 0; each rule left ou
     }
     await writeSettings(sb, rules);
     assertSameTree(before, await snapshotTree(sb.dir), "after doctor");
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("doctor: malformed settings JSON is a warning with its line and column, never a crash", async () => {
-  const { sb, env } = await project("doctor-malformed");
-  try {
+  await withProject("doctor-malformed", async (sb, env) => {
     await Deno.mkdir(join(sb.project, ".claude"));
     await Deno.writeTextFile(
       join(sb.project, ".claude", "settings.json"),
@@ -118,14 +121,11 @@ Deno.test("doctor: malformed settings JSON is a warning with its line and column
     );
     assert.ok(bad);
     assertSameTree(before, await snapshotTree(sb.dir), "after doctor");
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("doctor: a key variable set is an error (exit 1, KEY_ENV_IN_RUNNER), and the key is never printed", async () => {
-  const { sb, env } = await project("doctor-envkey");
-  try {
+  await withProject("doctor-envkey", async (sb, env) => {
     await writeSettings(sb, allRules(sb));
     const secret = "envkey-3f9a0c17d2";
     for (const name of ["AGENTTEAMS_PROPOSAL_LEDGER_KEY", "AGENTTEAMS_GRANT_SIGNING_KEY"]) {
@@ -140,14 +140,11 @@ Deno.test("doctor: a key variable set is an error (exit 1, KEY_ENV_IN_RUNNER), a
     const keyText = (await Deno.readTextFile(join(sb.keyDir, "proposal-ledger.key"))).trim();
     const ok = await doctor(sb, env, "--json");
     assert.ok(!(ok.stdout + ok.stderr).includes(keyText), "the key file's bytes are printed");
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("doctor: a key file 0644 is an error (KEY_CUSTODY), and so is no key at all (NO_KEY)", async () => {
-  const { sb, env } = await project("doctor-custody");
-  try {
+  await withProject("doctor-custody", async (sb, env) => {
     await writeSettings(sb, allRules(sb));
     const keyFile = join(sb.keyDir, "proposal-ledger.key");
     await Deno.chmod(keyFile, 0o644);
@@ -159,14 +156,11 @@ Deno.test("doctor: a key file 0644 is an error (KEY_CUSTODY), and so is no key a
     await Deno.remove(keyFile);
     const none = await doctor(sb, env);
     assertCliRefused(none, "doctor", "NO_KEY");
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code?, add?}], warnings, errors}", async () => {
-  const { sb, env } = await project("doctor-json");
-  try {
+  await withProject("doctor-json", async (sb, env) => {
     const before = await snapshotTree(sb.dir);
     const r = await doctor(sb, env, "--json", "--brief", join(sb.project, "agentteams.json"));
     assert.equal(r.code, 0, r.stderr);
@@ -212,14 +206,11 @@ Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code
     assert.equal(goose.code, 0, goose.stderr);
     assert.match(goose.stdout, /^ok: session-settings: not checked: the team does not use Claude/m);
     assert.doesNotMatch(goose.stdout, /warning/);
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 Deno.test("doctor: permissions doctor names no write path and only bwrap to run; doctor runs under exactly those flags", async () => {
-  const { sb, env } = await project("doctor-perms");
-  try {
+  await withProject("doctor-perms", async (sb, env) => {
     await writeSettings(sb, allRules(sb));
     const r = await runCli(["permissions", "doctor", "--project", sb.project, "--json"], { env });
     assert.equal(r.code, 0, r.stderr);
@@ -238,9 +229,7 @@ Deno.test("doctor: permissions doctor names no write path and only bwrap to run;
       ["ok", "ok", "ok", "ok"],
     );
     assertSameTree(before, await snapshotTree(sb.dir), "after doctor under its own flags");
-  } finally {
-    await sb.dispose();
-  }
+  });
 });
 
 const GOOD: PreflightFacts = {

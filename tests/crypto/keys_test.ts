@@ -13,6 +13,10 @@ import {
   ledgerKeyPath,
   loadLedgerKey,
   MAX_KEY_FILE_BYTES,
+  readRunnerPublicText,
+  RUNNER_SEAL_KEY_FILE,
+  RUNNER_SEAL_PUB_FILE,
+  runnerSealPair,
   SIGNING_KEY_FILE,
   stripAsciiWhitespace,
   VERIFY_KEY_FILE,
@@ -24,6 +28,7 @@ import {
   signHex,
   verifyHex,
 } from "../../lib/crypto/ed25519.ts";
+import { generateSealPair, sealPairToPem } from "../../lib/crypto/seal.ts";
 import { KeyError } from "../../lib/errors.ts";
 import { hmacHex, type Sandbox, sandbox, snapshotTree, utf8 } from "../_helpers/mod.ts";
 import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
@@ -485,4 +490,43 @@ Deno.test('key bytes: surrounding ASCII whitespace stripped; file "k\\n" = env "
   assert.deepEqual(stripAsciiWhitespace(utf8(" \t a \n")), utf8("a"));
   assert.deepEqual(stripAsciiWhitespace(utf8("   ")), new Uint8Array(0));
   assert.deepEqual(stripAsciiWhitespace(utf8("\u00a0a")), utf8("\u00a0a"));
+});
+
+Deno.test("runnerSealPair: half a pair (KEY_CUSTODY), halves of two pairs (KEY_MALFORMED), a public key others may write (KEY_CUSTODY); nothing written", async () => {
+  const sb = await sandbox("keys-seal-pair");
+  try {
+    await Deno.mkdir(sb.keyDir, { mode: 0o700 });
+    await Deno.chmod(sb.keyDir, 0o700);
+    const priv = join(sb.keyDir, RUNNER_SEAL_KEY_FILE);
+    const pub = join(sb.keyDir, RUNNER_SEAL_PUB_FILE);
+    const pems = await sealPairToPem(await generateSealPair());
+    const refuses = async (what: string, code: string) => {
+      const before = await snapshotTree(sb.dir);
+      await assertRefusal(() => runnerSealPair(sb.env), code, KeyError, what);
+      assertSameTree(before, await snapshotTree(sb.dir), `after ${what}`);
+    };
+    // One half without the other: refused, and the missing half is not made anew.
+    await Deno.writeTextFile(priv, pems.privatePem, { mode: 0o600 });
+    await refuses("the private half alone", "KEY_CUSTODY");
+    await Deno.remove(priv);
+    await Deno.writeTextFile(pub, pems.publicPem, { mode: 0o644 });
+    await refuses("the public half alone", "KEY_CUSTODY");
+    // The private half of this pair beside the public half of another.
+    const other = await sealPairToPem(await generateSealPair());
+    await Deno.writeTextFile(priv, other.privatePem, { mode: 0o600 });
+    await refuses("halves of two pairs", "KEY_MALFORMED");
+    // The right pair, but a public key file others may write: neither runner nor waiter reads it.
+    await Deno.writeTextFile(priv, pems.privatePem);
+    await Deno.chmod(pub, 0o666);
+    await refuses("a public key file 0666", "KEY_CUSTODY");
+    const before = await snapshotTree(sb.dir);
+    assertRefusal(() => readRunnerPublicText(sb.env), "KEY_CUSTODY", KeyError);
+    assertSameTree(before, await snapshotTree(sb.dir), "after the waiter's read");
+    // The controls: mended, the pair loads and is the one written.
+    await Deno.chmod(pub, 0o644);
+    assert.equal(readRunnerPublicText(sb.env), pems.publicPem);
+    assert.equal((await runnerSealPair(sb.env)).publicRaw.length, 32);
+  } finally {
+    await sb.dispose();
+  }
 });

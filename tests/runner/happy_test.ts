@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sha256 } from "../_helpers/mod.ts";
 import { jsonOut, shScript, withWorld, type World } from "../e2e/_run_helpers.ts";
+import { change } from "../proposals/_helpers.ts";
 import { queuePaths } from "../../lib/queue/paths.ts";
 import {
   allowList,
@@ -29,17 +30,7 @@ import { runDeno } from "../_helpers/mod.ts";
 /** A change proposal file (outside the project) for `rel`, whose current text is `old`. */
 async function proposal(w: World, nonce: string, rel: string, old: string, content: string) {
   const file = join(w.scratch, `proposal-${rel.replaceAll("/", "_")}-${content.length}.json`);
-  await Deno.writeTextFile(
-    file,
-    JSON.stringify({
-      kind: "change-proposal",
-      dispatch: nonce,
-      path: rel,
-      base_sha256: sha256(old),
-      content,
-      rationale: "runner test",
-    }),
-  );
+  await Deno.writeTextFile(file, JSON.stringify(change(nonce, rel, content, sha256(old))));
   return file;
 }
 

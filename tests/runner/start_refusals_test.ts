@@ -1,9 +1,10 @@
 /**
  * The runner's refusals at start, each launched with the flags `agentteams permissions serve`
  * prints: a key variable set (KEY_ENV_IN_RUNNER), a ledger key file readable by others or a
- * symlink (KEY_CUSTODY), a second runner (RUNNER_RUNNING naming the first's pid), a symlinked
- * queue or status folder (QUEUE_UNSAFE_PATH, nothing written through the link). Each asserts the
- * code and that nothing else changed. And queue mode with no runner: NO_RUNNER naming
+ * symlink (KEY_CUSTODY), a brief that does not load (PREFLIGHT_FAILED), a second runner
+ * (RUNNER_RUNNING naming the first's pid), a symlinked queue or status folder
+ * (QUEUE_UNSAFE_PATH, nothing written through the link). Each asserts the code and that nothing
+ * else changed. And queue mode with no runner: NO_RUNNER naming
  * `agentteams serve`.
  */
 import assert from "node:assert/strict";
@@ -79,6 +80,26 @@ Deno.test("serve refuses to start: key custody and the environment, before anyth
         }
       });
     }
+
+    await t.step(
+      "a brief that does not load: PREFLIGHT_FAILED (brief), nothing created",
+      async () => {
+        const briefFile = join(w.project, "agentteams.jsonc");
+        const good = Deno.readFileSync(briefFile);
+        Deno.writeTextFileSync(briefFile, "{ broken");
+        try {
+          const before = whole(w);
+          const r = await serveToEnd(w);
+          const refusal = assertCliRefused(r, "serve", "PREFLIGHT_FAILED", 1);
+          assert.match(refusal.reason, /^brief: /);
+          assertSameTree(before, whole(w), "after serve with a brief that does not load");
+          assert.equal(present(join(w.project, ".agentteams-queue")), false);
+          assert.equal(present(queuePaths(w.project).runnerJson), false, "it beat");
+        } finally {
+          Deno.writeFileSync(briefFile, good);
+        }
+      },
+    );
 
     await t.step("the runner's X25519 secret 0644: KEY_CUSTODY, no request served", async () => {
       const seal = join(w.keyDir, "runner-x25519.pem");
