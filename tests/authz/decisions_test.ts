@@ -13,6 +13,7 @@ import { AuthzError } from "../../lib/errors.ts";
 import {
   checkClearance,
   consumeClearance,
+  DECISION_COLUMNS,
   signDecisionRow,
   verifyDecisions,
 } from "../../lib/authz/decisions.ts";
@@ -21,19 +22,7 @@ import { installedSigner, mac, pipe, project, VECTOR_KEYS, VECTORS } from "./_fi
 
 const NOW = new Date("2026-11-30T12:00:00Z");
 const KEY = "k-dec";
-const H = [
-  "date",
-  "plan_slug",
-  "step",
-  "decision",
-  "status",
-  "conditions",
-  "conditions_verified",
-  "evidence",
-  "owner",
-  "prev_digest",
-  "signature",
-];
+const H = [...DECISION_COLUMNS, "prev_digest", "signature"];
 
 type Row = Partial<Record<string, string>> & { decision: string; status: string };
 

@@ -23,17 +23,8 @@ import { installedSigner, mac, pipe, project, VECTOR_KEYS, VECTORS } from "./_fi
 const KEY = "k-waiver";
 const ENV = { AGENTTEAMS_WAIVER_SIGNING_KEY: KEY };
 const NOW = new Date("2026-11-30T12:00:00Z");
-const PAYLOAD_FIELDS = [
-  "waiver_id",
-  "action_reviewed",
-  "expires_at",
-  "max_uses",
-  "uses",
-  "approver",
-  "ticket_id",
-  "reason_code",
-  "conditions_verified",
-];
+/** What an HMAC waiver signs: every column but the timestamp and the signature. */
+const PAYLOAD_FIELDS = WAIVER_COLUMNS.slice(1, 10);
 
 function signed(over: Record<string, string> = {}, key = KEY): Record<string, string> {
   const r: Record<string, string> = {
