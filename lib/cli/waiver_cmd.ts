@@ -11,6 +11,7 @@ import {
   findingsOutcome,
   maxUsesFlag,
   positional,
+  problemOutcome,
   requiredFlag,
   stringFlag,
 } from "./authz_common.ts";
@@ -56,12 +57,7 @@ export async function waiverCheck(ctx: Ctx): Promise<Outcome> {
       json,
     };
   }
-  return {
-    exit: 1,
-    text: `no: ${r.problem!.reason}`,
-    json,
-    refusal: { code: r.problem!.code, message: r.problem!.reason },
-  };
+  return problemOutcome(`no: ${r.problem!.reason}`, r.problem!, json);
 }
 
 function problemJson(p: { code: string; reason: string } | null): Record<string, unknown> {
