@@ -106,6 +106,14 @@ Deno.test("clearances: the legacy 6-column log reads; signing turns on with the 
     assert.equal((await checkClearance(p, "rotate-logs", { env: {}, now: NOW })).allowed, true);
     const active = await checkClearance(p, "rotate-logs", ctx);
     assert.equal(active.problem?.code, "SIGNATURE_INVALID");
+    // A signed row is never appended to a log without a signature column.
+    const before = await snapshotTree(p);
+    await assertRefusal(
+      () => signDecisionRow(p, { action: "x", verdict: "PASS" }, ctx),
+      "CSV_COLUMNS",
+      AuthzError,
+    );
+    assertSameTree(before, await snapshotTree(p), "a refused sign on an unsigned log");
   });
   await withLog("a,b\n1,2\n", async (p) => {
     await assertRefusal(() => checkClearance(p, "x", ctx), "CSV_COLUMNS", AuthzError);
@@ -274,6 +282,14 @@ Deno.test("clearances: a row edited after signing (every signed field), re-order
       (await verifyDecisions(p, ctx)).map((f) => f.code),
       [null, "CHAIN_BROKEN", "CHAIN_BROKEN"].map((c, i) => i === 0 ? "CHAIN_BROKEN" : c),
     );
+    // A broken chain is never extended.
+    const before = await snapshotTree(p);
+    await assertRefusal(
+      () => signDecisionRow(p, { action: "z", verdict: "PASS" }, ctx),
+      "CHAIN_BROKEN",
+      AuthzError,
+    );
+    assertSameTree(before, await snapshotTree(p), "a refused sign on a broken chain");
   });
   await withLog([ls[0], ls[1], ls[3], ""].join("\n"), async (p) => {
     assert.match((await checkClearance(p, "delete:a", ctx)).problem!.reason, /broken at row 2/);
@@ -309,6 +325,12 @@ Deno.test("clearances: decision sign (HMAC and Ed25519) creates the earlier tool
     assert.ok(text.startsWith(H.join(",") + "\n"), text);
     assert.ok(text.endsWith("\r\n"));
     await signDecisionRow(p, { action: "deploy", verdict: "HALT" }, ctx);
+    const signed = await snapshotTree(p);
+    await assertRefusal(
+      () => signDecisionRow(p, { action: "x", verdict: "MAYBE" }, ctx),
+      "UNSUPPORTED_VERDICT",
+      AuthzError,
+    );
     await assertRefusal(
       () => signDecisionRow(p, { action: "x", verdict: "PASS", owner: "mallory" }, ctx),
       "AUTHOR_NOT_APPROVED",
@@ -324,6 +346,7 @@ Deno.test("clearances: decision sign (HMAC and Ed25519) creates the earlier tool
       "RETRACTION_UNPROVEN",
       AuthzError,
     );
+    assertSameTree(signed, await snapshotTree(p), "refused signs append nothing");
     const signer = await installedSigner(p);
     await signDecisionRow(p, { action: "delete:b", verdict: "PASS" }, {
       env: {},

@@ -235,6 +235,7 @@ Deno.test("waivers: issued rows read back in Python (csv + hmac), and CRLF files
       reasonCode: "line1\nline2",
     };
     await issueWaiver(p, f, { env: ENV, now: NOW });
+    const issued = await snapshotTree(p);
     await assertRefusal(
       () => issueWaiver(p, f, { env: ENV, now: NOW }),
       "DUPLICATE_ID",
@@ -254,6 +255,7 @@ Deno.test("waivers: issued rows read back in Python (csv + hmac), and CRLF files
       "NO_SIGNING_KEY",
       AuthzError,
     );
+    assertSameTree(issued, await snapshotTree(p), "refused issues append nothing");
     const file = join(p, "references", "security-waivers.log.csv");
     const py = new Deno.Command("python3", {
       args: [
