@@ -49,7 +49,14 @@ export async function waiverVerify(ctx: Ctx): Promise<Outcome> {
 export async function waiverCheck(ctx: Ctx): Promise<Outcome> {
   const action = positional(ctx, "ACTION");
   const r = await checkWaiver(ctx.project, action, { env: ctx.env, now: ctx.now() });
-  const json = { ok: r.ok, action, waiver_id: r.waiverId, line: r.line, ...problemJson(r.problem) };
+  const json = {
+    ok: r.ok,
+    action,
+    waiver_id: r.waiverId,
+    line: r.line,
+    code: r.problem?.code ?? null,
+    reason: r.problem?.reason ?? null,
+  };
   if (r.ok) {
     return {
       exit: 0,
@@ -58,10 +65,6 @@ export async function waiverCheck(ctx: Ctx): Promise<Outcome> {
     };
   }
   return problemOutcome(`no: ${r.problem!.reason}`, r.problem!, json);
-}
-
-function problemJson(p: { code: string; reason: string } | null): Record<string, unknown> {
-  return p === null ? { code: null, reason: null } : { code: p.code, reason: p.reason };
 }
 
 /**
