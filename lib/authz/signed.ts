@@ -24,9 +24,6 @@ import type { Env } from "../env.ts";
 
 export { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "./key_env.ts";
 
-/** The signature schemes a row may name in `sig_scheme` (empty: HMAC). */
-export const SIG_SCHEMES = ["", "hmac", "ed25519"] as const;
-
 /** A key id: a file name in the verify-key store. */
 export const KEY_ID_RE = /^[A-Za-z0-9._-]+$/;
 

@@ -9,7 +9,7 @@ import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { KEY_ENV, keyDir } from "../crypto/keys.ts";
 import { authzPaths, DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
 import { resolve } from "../fs/path.ts";
-import { type Finding, findingLine } from "../authz/verdict.ts";
+import { type Finding, findingLine, type Problem } from "../authz/verdict.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
@@ -160,6 +160,24 @@ export function findingsOutcome(what: string, findings: readonly Finding[]): Out
     text: [...lines, `ok: ${findings.length} ${what} row(s) valid`].join("\n"),
     json,
   };
+}
+
+/**
+ * A check's refusal: exit 1, `text` for stdout, the problem as the refusal line.
+ *
+ * @example
+ * ```ts
+ * import { problemOutcome } from "./authz_common.ts";
+ * const p = { code: "NO_WAIVER", reason: "no waiver names \"x\"" } as const;
+ * problemOutcome(`no: ${p.reason}`, p, { ok: false }).refusal?.code; // "NO_WAIVER"
+ * ```
+ */
+export function problemOutcome(
+  text: string,
+  problem: Problem,
+  json: Record<string, unknown>,
+): Outcome {
+  return { exit: 1, text, json, refusal: { code: problem.code, message: problem.reason } };
 }
 
 /**

@@ -6,7 +6,13 @@
  */
 import { checkClearance, signDecisionRow, verifyDecisions } from "../authz/decisions.ts";
 import { operatorSigner } from "../authz/signed.ts";
-import { findingsOutcome, positional, requiredFlag, stringFlag } from "./authz_common.ts";
+import {
+  findingsOutcome,
+  positional,
+  problemOutcome,
+  requiredFlag,
+  stringFlag,
+} from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -38,12 +44,7 @@ export async function clearanceCheck(ctx: Ctx): Promise<Outcome> {
       json,
     };
   }
-  return {
-    exit: 1,
-    text: `no: ${c.problem!.reason}`,
-    json,
-    refusal: { code: c.problem!.code, message: c.problem!.reason },
-  };
+  return problemOutcome(`no: ${c.problem!.reason}`, c.problem!, json);
 }
 
 /**

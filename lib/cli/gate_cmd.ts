@@ -9,7 +9,7 @@
 import { decideGate, passGate } from "../authz/gate.ts";
 import { loadLedgerKey } from "../crypto/keys.ts";
 import { appendRow } from "../ledger/append.ts";
-import { positional } from "./authz_common.ts";
+import { positional, problemOutcome } from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -44,12 +44,7 @@ export async function gate(ctx: Ctx): Promise<Outcome> {
     reason: d.problem?.reason ?? null,
   };
   if (!d.allowed) {
-    return {
-      exit: 1,
-      text: `blocked: ${action}: ${d.problem!.reason}`,
-      json,
-      refusal: { code: d.problem!.code, message: d.problem!.reason },
-    };
+    return problemOutcome(`blocked: ${action}: ${d.problem!.reason}`, d.problem!, json);
   }
   const a = d.authority!;
   if (key !== null) {

@@ -11,6 +11,7 @@ import {
   findingsOutcome,
   maxUsesFlag,
   positional,
+  problemOutcome,
   requiredFlag,
   stringFlag,
 } from "./authz_common.ts";
@@ -48,7 +49,14 @@ export async function waiverVerify(ctx: Ctx): Promise<Outcome> {
 export async function waiverCheck(ctx: Ctx): Promise<Outcome> {
   const action = positional(ctx, "ACTION");
   const r = await checkWaiver(ctx.project, action, { env: ctx.env, now: ctx.now() });
-  const json = { ok: r.ok, action, waiver_id: r.waiverId, line: r.line, ...problemJson(r.problem) };
+  const json = {
+    ok: r.ok,
+    action,
+    waiver_id: r.waiverId,
+    line: r.line,
+    code: r.problem?.code ?? null,
+    reason: r.problem?.reason ?? null,
+  };
   if (r.ok) {
     return {
       exit: 0,
@@ -56,16 +64,7 @@ export async function waiverCheck(ctx: Ctx): Promise<Outcome> {
       json,
     };
   }
-  return {
-    exit: 1,
-    text: `no: ${r.problem!.reason}`,
-    json,
-    refusal: { code: r.problem!.code, message: r.problem!.reason },
-  };
-}
-
-function problemJson(p: { code: string; reason: string } | null): Record<string, unknown> {
-  return p === null ? { code: null, reason: null } : { code: p.code, reason: p.reason };
+  return problemOutcome(`no: ${r.problem!.reason}`, r.problem!, json);
 }
 
 /**

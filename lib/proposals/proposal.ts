@@ -37,7 +37,13 @@ import type { Policy } from "../policy/types.ts";
 import { checkProposalPath } from "./path_rules.ts";
 import { type GateResult, type GateRunner, runGates, selectGates } from "./gates.ts";
 import type { ChangeProposalT, DeleteProposalT } from "../artifacts/artifact_schema.ts";
-import { decideGate, deletionAction, type GateAuthority, passGate } from "../authz/gate.ts";
+import {
+  decideGate,
+  deletionAction,
+  type GateAuthority,
+  type GateContext,
+  passGate,
+} from "../authz/gate.ts";
 import { AuthzError } from "../errors.ts";
 import type { Env } from "../env.ts";
 
@@ -234,9 +240,7 @@ export async function deletionClearance(
 ): Promise<GateAuthority | undefined> {
   if (ctx.policy.deletionsNeedClearance !== true) return undefined;
   const action = deletionAction(rel);
-  const env = ctx.authz?.env ?? {};
-  const now = ctx.authz?.now() ?? new Date();
-  const d = await decideGate(ctx.root, action, { env, now });
+  const d = await decideGate(ctx.root, action, gateContext(ctx.authz));
   if (!d.allowed) {
     throw new AuthzError(
       d.problem!.code,
@@ -265,10 +269,12 @@ export async function spendClearance(
   ctx: Pick<ProposalContext, "root" | "authz">,
 ): Promise<void> {
   if (plan.clearance === undefined) return;
-  await passGate(ctx.root, deletionAction(plan.rel), {
-    env: ctx.authz?.env ?? {},
-    now: ctx.authz?.now() ?? new Date(),
-  }, plan.clearance);
+  await passGate(ctx.root, deletionAction(plan.rel), gateContext(ctx.authz), plan.clearance);
+}
+
+/** The gate's environment and clock from a proposal's (none given: no keys, the clock now). */
+function gateContext(authz: ProposalContext["authz"]): GateContext {
+  return { env: authz?.env ?? {}, now: authz?.now() ?? new Date() };
 }
 
 /**

@@ -13,6 +13,7 @@ import { AuthzError } from "../../lib/errors.ts";
 import {
   checkClearance,
   consumeClearance,
+  DECISION_COLUMNS,
   signDecisionRow,
   verifyDecisions,
 } from "../../lib/authz/decisions.ts";
@@ -21,19 +22,7 @@ import { installedSigner, mac, pipe, project, VECTOR_KEYS, VECTORS } from "./_fi
 
 const NOW = new Date("2026-11-30T12:00:00Z");
 const KEY = "k-dec";
-const H = [
-  "date",
-  "plan_slug",
-  "step",
-  "decision",
-  "status",
-  "conditions",
-  "conditions_verified",
-  "evidence",
-  "owner",
-  "prev_digest",
-  "signature",
-];
+const H = [...DECISION_COLUMNS, "prev_digest", "signature"];
 
 type Row = Partial<Record<string, string>> & { decision: string; status: string };
 
@@ -117,6 +106,14 @@ Deno.test("clearances: the legacy 6-column log reads; signing turns on with the 
     assert.equal((await checkClearance(p, "rotate-logs", { env: {}, now: NOW })).allowed, true);
     const active = await checkClearance(p, "rotate-logs", ctx);
     assert.equal(active.problem?.code, "SIGNATURE_INVALID");
+    // A signed row is never appended to a log without a signature column.
+    const before = await snapshotTree(p);
+    await assertRefusal(
+      () => signDecisionRow(p, { action: "x", verdict: "PASS" }, ctx),
+      "CSV_COLUMNS",
+      AuthzError,
+    );
+    assertSameTree(before, await snapshotTree(p), "a refused sign on an unsigned log");
   });
   await withLog("a,b\n1,2\n", async (p) => {
     await assertRefusal(() => checkClearance(p, "x", ctx), "CSV_COLUMNS", AuthzError);
@@ -283,8 +280,16 @@ Deno.test("clearances: a row edited after signing (every signed field), re-order
     assert.equal(r.halted, true);
     assert.deepEqual(
       (await verifyDecisions(p, ctx)).map((f) => f.code),
-      [null, "CHAIN_BROKEN", "CHAIN_BROKEN"].map((c, i) => i === 0 ? "CHAIN_BROKEN" : c),
+      ["CHAIN_BROKEN", "CHAIN_BROKEN", "CHAIN_BROKEN"],
     );
+    // A broken chain is never extended.
+    const before = await snapshotTree(p);
+    await assertRefusal(
+      () => signDecisionRow(p, { action: "z", verdict: "PASS" }, ctx),
+      "CHAIN_BROKEN",
+      AuthzError,
+    );
+    assertSameTree(before, await snapshotTree(p), "a refused sign on a broken chain");
   });
   await withLog([ls[0], ls[1], ls[3], ""].join("\n"), async (p) => {
     assert.match((await checkClearance(p, "delete:a", ctx)).problem!.reason, /broken at row 2/);
@@ -320,6 +325,12 @@ Deno.test("clearances: decision sign (HMAC and Ed25519) creates the earlier tool
     assert.ok(text.startsWith(H.join(",") + "\n"), text);
     assert.ok(text.endsWith("\r\n"));
     await signDecisionRow(p, { action: "deploy", verdict: "HALT" }, ctx);
+    const signed = await snapshotTree(p);
+    await assertRefusal(
+      () => signDecisionRow(p, { action: "x", verdict: "MAYBE" }, ctx),
+      "UNSUPPORTED_VERDICT",
+      AuthzError,
+    );
     await assertRefusal(
       () => signDecisionRow(p, { action: "x", verdict: "PASS", owner: "mallory" }, ctx),
       "AUTHOR_NOT_APPROVED",
@@ -335,6 +346,7 @@ Deno.test("clearances: decision sign (HMAC and Ed25519) creates the earlier tool
       "RETRACTION_UNPROVEN",
       AuthzError,
     );
+    assertSameTree(signed, await snapshotTree(p), "refused signs append nothing");
     const signer = await installedSigner(p);
     await signDecisionRow(p, { action: "delete:b", verdict: "PASS" }, {
       env: {},

@@ -121,8 +121,8 @@ Deno.test("fast paths: recordOf is the plain record, __proto__ and constructor c
 });
 
 Deno.test("fast paths: waiverPayload is columns 2 to 10, each stripped as Python strips, joined", async () => {
-  // The columns as the ledger names them (FORMATS.md §5.1), not the list waiverPayload reads by
-  // name: a name or an order that differs changes the payload of some random record.
+  // The columns as the ledger names them (FORMATS.md §5.1), the list waiverPayload reads too; their
+  // order is held by the Python-signed vectors (waivers_test.ts), the stripping and joining here.
   const signedColumns = WAIVER_COLUMNS.slice(1, 10);
   const recs = fc.sample(
     fc.dictionary(

@@ -23,17 +23,8 @@ import { installedSigner, mac, pipe, project, VECTOR_KEYS, VECTORS } from "./_fi
 const KEY = "k-waiver";
 const ENV = { AGENTTEAMS_WAIVER_SIGNING_KEY: KEY };
 const NOW = new Date("2026-11-30T12:00:00Z");
-const PAYLOAD_FIELDS = [
-  "waiver_id",
-  "action_reviewed",
-  "expires_at",
-  "max_uses",
-  "uses",
-  "approver",
-  "ticket_id",
-  "reason_code",
-  "conditions_verified",
-];
+/** What an HMAC waiver signs: every column but the timestamp and the signature. */
+const PAYLOAD_FIELDS = WAIVER_COLUMNS.slice(1, 10);
 
 function signed(over: Record<string, string> = {}, key = KEY): Record<string, string> {
   const r: Record<string, string> = {
@@ -244,6 +235,7 @@ Deno.test("waivers: issued rows read back in Python (csv + hmac), and CRLF files
       reasonCode: "line1\nline2",
     };
     await issueWaiver(p, f, { env: ENV, now: NOW });
+    const issued = await snapshotTree(p);
     await assertRefusal(
       () => issueWaiver(p, f, { env: ENV, now: NOW }),
       "DUPLICATE_ID",
@@ -263,6 +255,7 @@ Deno.test("waivers: issued rows read back in Python (csv + hmac), and CRLF files
       "NO_SIGNING_KEY",
       AuthzError,
     );
+    assertSameTree(issued, await snapshotTree(p), "refused issues append nothing");
     const file = join(p, "references", "security-waivers.log.csv");
     const py = new Deno.Command("python3", {
       args: [
