@@ -16,7 +16,9 @@ import {
   type TomlRead,
 } from "./check_codex.ts";
 import { checkGoose } from "./check_goose.ts";
-import { checkMarkdown } from "./check_markdown.ts";
+import { checkMarkdown, strictGrant } from "./check_markdown.ts";
+import { claudeReadings } from "./hosts/claude.ts";
+import { judgeReadings } from "./hosts/judge.ts";
 import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from "./finding.ts";
 import { readFrontMatter } from "./front_matter.ts";
 
@@ -414,7 +416,15 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
     case "copilot": {
       const fm = readFrontMatter(text);
       out.push(...fm.spots);
-      if (!exempt) out.push(...checkMarkdown(fm, kind, slug));
+      if (!exempt) {
+        out.push(...checkMarkdown(fm, kind, slug));
+        // The checks run on what the host grants too: each modeled Claude Code version's reading.
+        if (kind === "claude") {
+          out.push(
+            ...judgeReadings(`'${slug}'`, strictGrant(fm), claudeReadings(text), "TOOL_SHELL_WARN"),
+          );
+        }
+      }
       break;
     }
     case "goose": {

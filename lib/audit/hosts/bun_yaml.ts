@@ -1,0 +1,78 @@
+/**
+ * A model of Bun's YAML parser (`Bun.YAML.parse`, Bun 1.4.5, the runtime Claude Code 2.1.x ships
+ * in), built on the `yaml` package with the settings where Bun behaves as YAML 1.2's core schema
+ * does, and Bun's own choices on top, each checked against the real Bun by
+ * tests/audit/bun_oracle_test.ts:
+ *
+ * - a duplicate key is no error: the last one wins;
+ * - merge keys (`<<: *a`) are applied;
+ * - more than one document (`---`, `...` then more) gives an array of the documents;
+ * - `yes`/`no`/`on`/`off` are strings; `0o17` is 15 (the core schema);
+ * - tags such as `!!str` are read and their node kept.
+ *
+ * Where Bun's reading of a character is not modeled (Unicode line or space separators, other
+ * control characters), the model says so (`uncertain`) instead of guessing: the audit then treats
+ * the file as ambiguous.
+ *
+ * @module
+ */
+import { parseAllDocuments } from "yaml";
+
+/** What Bun's parser gives for a text, as the model predicts it. */
+export type BunYamlResult =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: string }
+  | { readonly ok: "uncertain"; readonly reason: string };
+
+/**
+ * Characters whose handling by Bun's parser the model doesn't cover: NEL, the Unicode line and
+ * paragraph separators (Bun breaks lines at them), other Unicode spaces, a BOM inside the text,
+ * and control characters other than tab, LF and CR.
+ */
+// deno-lint-ignore no-control-regex -- the control characters are what this pattern finds
+const UNMODELED =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u00A0\u1680\u2000-\u200F\u2028-\u202F\u205F\u3000\uFEFF]/;
+
+/**
+ * The model's prediction of `Bun.YAML.parse(text)`.
+ *
+ * @example
+ * ```ts
+ * import { bunYamlParse } from "./bun_yaml.ts";
+ * bunYamlParse("tools: Read\ntools: Edit\n"); // { ok: true, value: { tools: "Edit" } }
+ * ```
+ */
+export function bunYamlParse(text: string): BunYamlResult {
+  const odd = UNMODELED.exec(text);
+  if (odd !== null) {
+    return {
+      ok: "uncertain",
+      reason: `it holds U+${
+        odd[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
+      }, whose reading by Bun's YAML parser is not modeled`,
+    };
+  }
+  let docs;
+  try {
+    docs = parseAllDocuments(text, {
+      version: "1.2",
+      schema: "core",
+      merge: true,
+      uniqueKeys: false,
+      prettyErrors: false,
+    });
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+  const list = Array.isArray(docs) ? docs : [];
+  for (const d of list) {
+    if (d.errors.length > 0) return { ok: false, error: d.errors[0].message };
+  }
+  try {
+    const values = list.map((d) => d.toJS({ maxAliasCount: 100 }));
+    if (values.length === 0) return { ok: true, value: null };
+    return { ok: true, value: values.length === 1 ? values[0] : values };
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+}

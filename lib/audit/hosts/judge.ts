@@ -1,0 +1,127 @@
+/**
+ * The audit's judgement of the host models' readings: a file whose readings (the audit's strict
+ * one and each host version's) differ in what they grant beyond read-only is `FM_AMBIGUOUS`,
+ * naming both readings, and every tool the widest reading grants is checked as if declared.
+ *
+ * @module
+ */
+import { type Spot, spot } from "../finding.ts";
+import { classifyTool } from "../tools.ts";
+import { beyondReadOnly, describeGrant, type Grant, type HostReading } from "./grant.ts";
+
+/** The audit's strict reading of the file: its grant, or null when the strict reader refused. */
+export interface StrictReading {
+  /** What the strict reading grants, or null when it could not read `tools:` at all. */
+  readonly grant: Grant | null;
+  /** The line of `tools:` (or 1). */
+  readonly line: number;
+  /** The column of `tools:` (or 1). */
+  readonly column: number;
+}
+
+/**
+ * The spots of the host readings against the strict one: one `FM_AMBIGUOUS` per host reading
+ * that grants beyond read-only something other than the strict reading does (or that the model
+ * cannot predict), and a `TOOL_WRITE`/`TOOL_SHELL_WARN`/`TOOL_DISPATCH`/`TOOL_UNKNOWN` for each
+ * tool some reading grants beyond the strict one. `shellCode` is the code a shell gets on this
+ * host.
+ *
+ * @example
+ * ```ts
+ * import { judgeReadings } from "./judge.ts";
+ * const r = judgeReadings("'w'", { grant: { all: false, names: ["Read"] }, line: 4, column: 1 }, [
+ *   { host: "H 1", how: "reads it", agent: true, grant: { all: false, names: ["Read", "Edit"] } },
+ * ], "TOOL_SHELL_WARN");
+ * r.map((s) => s.code); // ["FM_AMBIGUOUS", "TOOL_WRITE"]
+ * ```
+ */
+export function judgeReadings(
+  who: string,
+  strict: StrictReading,
+  readings: readonly HostReading[],
+  shellCode: "TOOL_SHELL" | "TOOL_SHELL_WARN",
+): Spot[] {
+  const out: Spot[] = [];
+  const { line, column } = strict;
+  const strictBeyond = strict.grant === null ? null : beyondReadOnly(strict.grant);
+  const strictWords = strict.grant === null
+    ? "the audit's strict reading can't read its `tools:`"
+    : `the audit's strict reading grants ${describeGrant(strict.grant)}`;
+  const extra = new Map<string, string>();
+  for (const r of readings) {
+    if (r.uncertain !== undefined) {
+      out.push(
+        spot(
+          "FM_AMBIGUOUS",
+          line,
+          column,
+          `${who}: what ${r.host} grants can't be told (${r.uncertain}); ${strictWords}. ` +
+            "The file is not proven read-only; write it in plain ASCII YAML",
+        ),
+      );
+      continue;
+    }
+    if (!r.agent || r.grant === null) continue;
+    const beyond = beyondReadOnly(r.grant);
+    // Wider than the strict reading: a tool beyond read-only that it doesn't grant (a narrower
+    // host reading grants less, which the strict checks already judge).
+    const differs = strictBeyond === null
+      ? beyond.length > 0
+      : !strictBeyond.includes("*") && beyond.some((n) => !strictBeyond.includes(n));
+    if (!differs) continue;
+    out.push(
+      spot(
+        "FM_AMBIGUOUS",
+        line,
+        column,
+        `${who}: ${r.host} ${r.how} and grants ${describeGrant(r.grant)}, but ${strictWords}; ` +
+          "the audit judges the widest reading. Write the front matter so both agree",
+      ),
+    );
+    for (const name of beyond) {
+      if (strictBeyond !== null && strictBeyond.includes(name)) continue;
+      if (!extra.has(name)) extra.set(name, r.host);
+    }
+  }
+  const by: Record<string, string[]> = {};
+  for (const [name, host] of extra) {
+    if (name === "*") continue; // every tool: the FM_AMBIGUOUS above says so
+    const c = classifyTool(name);
+    (by[c] ??= []).push(`${name} (as ${host} reads it)`);
+  }
+  const list = (xs: string[]) => xs.join(", ");
+  if (by.write !== undefined) {
+    out.push(spot("TOOL_WRITE", line, column, `${who} grants write tool(s) ${list(by.write)}`));
+  }
+  if (by.dispatch !== undefined) {
+    out.push(
+      spot(
+        "TOOL_DISPATCH",
+        line,
+        column,
+        `${who} grants dispatch (${list(by.dispatch)}), which can start a subagent that writes`,
+      ),
+    );
+  }
+  if (by.unknown !== undefined) {
+    out.push(
+      spot(
+        "TOOL_UNKNOWN",
+        line,
+        column,
+        `${who} grants tool(s) this check can't classify as read-only: ${list(by.unknown)}`,
+      ),
+    );
+  }
+  if (by.shell !== undefined) {
+    out.push(
+      spot(
+        shellCode,
+        line,
+        column,
+        `${who} grants a shell (${list(by.shell)}); agents hold no shell under the switch`,
+      ),
+    );
+  }
+  return out;
+}
