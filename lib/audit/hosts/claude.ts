@@ -48,14 +48,22 @@ const REQUOTE_WHEN = /[{}[\]*&#!|>%@`]|: /;
  */
 const CAN_NAME_A_TOOL = /^(?:[A-Z][A-Za-z0-9_]*|mcp__[A-Za-z0-9_.-]+)(?:\(.*)?$/s;
 
-/** A grant without the names that can't resolve to any tool. */
-function resolvable(g: Grant): Grant {
+/**
+ * A grant without the names that can't resolve to any tool (see `CAN_NAME_A_TOOL`).
+ *
+ * @example
+ * ```ts
+ * import { claudeResolvable } from "./claude.ts";
+ * claudeResolvable({ all: false, names: ["[Read", "Edit", "only"] }); // { all: false, names: ["Edit"] }
+ * ```
+ */
+export function claudeResolvable(g: Grant): Grant {
   if (g.all) return g;
   return { all: false, names: [...new Set(g.names.filter((n) => CAN_NAME_A_TOOL.test(n)))] };
 }
 
 /** Tools that a valid `memory:` adds (2.1.332). */
-const MEMORY_TOOLS = ["Read", "Write", "Edit"];
+const MEMORY_TOOLS = ["Write", "Edit", "Read"];
 
 /**
  * The front matter's text as Claude Code cuts it, or null when it finds none.
@@ -223,12 +231,14 @@ export function claudeReading2_1(text: string): HostReading {
   }
   const value = isPlainObject(r.value) ? r.value : {};
   if (!isAgent(value)) return none(`${how}, and finds no name and description`);
-  let grant = resolvable(claudeToolsGrant(value.tools));
+  let grant = claudeResolvable(claudeToolsGrant(value.tools));
   const memory = value.memory;
   if (
     !grant.all && typeof memory === "string" && ["user", "project", "local"].includes(memory)
   ) {
-    grant = { all: false, names: [...grant.names, ...MEMORY_TOOLS] };
+    const names = [...grant.names];
+    for (const t of MEMORY_TOOLS) if (!names.includes(t)) names.push(t);
+    grant = { all: false, names };
   }
   return { host, how, agent: true, grant };
 }
@@ -259,7 +269,7 @@ export function claudeReading2_0(text: string): HostReading {
   if (!map.name || !map.description) {
     return { host, how: `${how}, and finds no name and description`, agent: false, grant: null };
   }
-  return { host, how, agent: true, grant: resolvable(claudeToolsGrant(map.tools)) };
+  return { host, how, agent: true, grant: claudeResolvable(claudeToolsGrant(map.tools)) };
 }
 
 /**
