@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { parseAllDocuments } from "yaml";
+import { isScalar, parseAllDocuments } from "yaml";
 
 /** What Bun's parser gives for a text, as the model predicts it. */
 export type BunYamlResult =
@@ -44,6 +44,28 @@ const UNMODELED = new RegExp(
   ].map(([a, b]) => `\\u${hex4(a)}-\\u${hex4(b)}`).join("") + "]",
 );
 
+/**
+ * Lines Bun reads where the `yaml` package refuses them, or the reverse, found by the oracle
+ * test and not modeled: a plain value starting with `,`, a value of only blanks holding a tab
+ * (Bun then reads the indented lines below as the value), a line starting with an empty key.
+ */
+const UNMODELED_LINES: readonly [RegExp, string][] = [
+  [/^.*(?::|^[ \t]*-)[ \t]+,.*$/m, "a plain value starting with `,`"],
+  [/^.*:[ ]*\t[ \t]*$/m, "a value of blanks holding a tab"],
+  [/^[ \t]*:(?:[ \t].*)?$/m, "a line starting with an empty key"],
+  [/[[{,][ \t]*:(?:[ \t\]},]|$)/m, "an empty key in a flow collection"],
+  [/[|>][0-9+-]*\t/, "a block scalar header followed by a tab"],
+  [/(?:^|[\s:[{,-])&[^\s,[\]{}]+[ \t]*[\t,]/m, "an anchor followed by a tab or a comma"],
+];
+
+/** A document with no node: no contents, or an empty scalar of no length. */
+function emptyDocument(contents: unknown): boolean {
+  if (contents === null || contents === undefined) return true;
+  return isScalar(contents) && contents.value === null &&
+    (contents.range === undefined || contents.range === null ||
+      contents.range[0] === contents.range[1]);
+}
+
 function hex4(n: number): string {
   return n.toString(16).padStart(4, "0");
 }
@@ -67,6 +89,12 @@ export function bunYamlParse(text: string): BunYamlResult {
       }, whose reading by Bun's YAML parser is not modeled`,
     };
   }
+  for (const [re, why] of UNMODELED_LINES) {
+    const m = re.exec(text);
+    if (m !== null) {
+      return { ok: "uncertain", reason: `${why} (${JSON.stringify(m[0].trim())})` };
+    }
+  }
   let docs;
   try {
     docs = parseAllDocuments(text, {
@@ -79,7 +107,9 @@ export function bunYamlParse(text: string): BunYamlResult {
   } catch (e) {
     return { ok: false, error: e instanceof Error ? e.message : String(e) };
   }
-  const list = Array.isArray(docs) ? docs : [];
+  // Bun skips an empty document (`...` then nothing, or a comment only).
+  const all = Array.isArray(docs) ? docs : [];
+  const list = all.length > 1 ? all.filter((d) => !emptyDocument(d.contents)) : all;
   for (const d of list) {
     if (d.errors.length > 0) return { ok: false, error: d.errors[0].message };
   }
