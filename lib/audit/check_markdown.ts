@@ -282,8 +282,16 @@ const SHAPE_SPOT = {
   bad: ["TOOLS_SHAPE", "writes `tools:` in a shape other than one line or a clean `- item` list"],
 } as const;
 
-/** Copilot's documented aliases of its tool sets, mapped onto the canonical tokens. */
-function copilotAlias(name: string): string {
+/**
+ * Copilot's documented aliases of its tool sets, mapped onto the canonical tokens.
+ *
+ * @example
+ * ```ts
+ * import { copilotAlias } from "./check_markdown.ts";
+ * copilotAlias("MultiEdit"); // "edit"
+ * ```
+ */
+export function copilotAlias(name: string): string {
   const n = name.trim().toLowerCase();
   const map: Record<string, string> = {
     notebookread: "read",

@@ -20,14 +20,27 @@ export interface HostCase {
   readonly source: Readonly<Record<string, string>>;
 }
 
-/** Every Claude Code case, by name. */
-export function claudeCases(): HostCase[] {
+/** The Copilot CLI part of the host corpus. */
+export const COPILOT_DIR = join(REPO_ROOT, "tests", "testdata", "hosts", "copilot");
+
+/** The cases of one corpus directory, whose files end in `ext`. */
+function casesOf(dir: string, ext: string): HostCase[] {
   const out: HostCase[] = [];
-  for (const e of Deno.readDirSync(CLAUDE_DIR)) {
-    if (!e.name.endsWith(".md")) continue;
-    const name = e.name.slice(0, -3);
-    const side = JSON.parse(Deno.readTextFileSync(join(CLAUDE_DIR, `${name}.json`)));
-    out.push({ name, text: Deno.readTextFileSync(join(CLAUDE_DIR, e.name)), ...side });
+  for (const e of Deno.readDirSync(dir)) {
+    if (!e.name.endsWith(ext)) continue;
+    const name = e.name.slice(0, -ext.length);
+    const side = JSON.parse(Deno.readTextFileSync(join(dir, `${name}.json`)));
+    out.push({ name, text: Deno.readTextFileSync(join(dir, e.name)), ...side });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/** Every Claude Code case, by name. */
+export function claudeCases(): HostCase[] {
+  return casesOf(CLAUDE_DIR, ".md");
+}
+
+/** Every Copilot CLI case, by name (each file is `<name>.agent.md`). */
+export function copilotCases(): HostCase[] {
+  return casesOf(COPILOT_DIR, ".agent.md");
 }

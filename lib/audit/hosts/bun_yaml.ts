@@ -58,6 +58,23 @@ const UNMODELED_LINES: readonly [RegExp, string][] = [
   [/(?:^|[\s:[{,-])&[^\s,[\]{}]+[ \t]*[\t,]/m, "an anchor followed by a tab or a comma"],
 ];
 
+/**
+ * Why a text holds a character whose reading by a host's YAML parser is not modeled (Unicode
+ * line and space separators, control characters; see `UNMODELED`), or null.
+ *
+ * @example
+ * ```ts
+ * import { unmodeledCharacter } from "./bun_yaml.ts";
+ * unmodeledCharacter("a: b\u2028c"); // "it holds U+2028, whose reading by the host's YAML parser is not modeled"
+ * ```
+ */
+export function unmodeledCharacter(text: string): string | null {
+  const odd = UNMODELED.exec(text);
+  if (odd === null) return null;
+  const code = odd[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0");
+  return `it holds U+${code}, whose reading by the host's YAML parser is not modeled`;
+}
+
 /** A document with no node: no contents, or an empty scalar of no length. */
 function emptyDocument(contents: unknown): boolean {
   if (contents === null || contents === undefined) return true;
@@ -80,15 +97,8 @@ function hex4(n: number): string {
  * ```
  */
 export function bunYamlParse(text: string): BunYamlResult {
-  const odd = UNMODELED.exec(text);
-  if (odd !== null) {
-    return {
-      ok: "uncertain",
-      reason: `it holds U+${
-        odd[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
-      }, whose reading by Bun's YAML parser is not modeled`,
-    };
-  }
+  const odd = unmodeledCharacter(text);
+  if (odd !== null) return { ok: "uncertain", reason: odd };
   for (const [re, why] of UNMODELED_LINES) {
     const m = re.exec(text);
     if (m !== null) {

@@ -6,7 +6,7 @@
  * @module
  */
 import { type Spot, spot } from "../finding.ts";
-import { classifyTool } from "../tools.ts";
+import { classifyTool, type ToolClass } from "../tools.ts";
 import { beyondReadOnly, describeGrant, type Grant, type HostReading } from "./grant.ts";
 
 /** The audit's strict reading of the file: its grant, or null when the strict reader refused. */
@@ -24,7 +24,7 @@ export interface StrictReading {
  * that grants beyond read-only something other than the strict reading does (or that the model
  * cannot predict), and a `TOOL_WRITE`/`TOOL_SHELL_WARN`/`TOOL_DISPATCH`/`TOOL_UNKNOWN` for each
  * tool some reading grants beyond the strict one. `shellCode` is the code a shell gets on this
- * host.
+ * host, `classify` how it classes a tool name.
  *
  * @example
  * ```ts
@@ -40,10 +40,11 @@ export function judgeReadings(
   strict: StrictReading,
   readings: readonly HostReading[],
   shellCode: "TOOL_SHELL" | "TOOL_SHELL_WARN",
+  classify: (name: string) => ToolClass = classifyTool,
 ): Spot[] {
   const out: Spot[] = [];
   const { line, column } = strict;
-  const strictBeyond = strict.grant === null ? null : beyondReadOnly(strict.grant);
+  const strictBeyond = strict.grant === null ? null : beyondReadOnly(strict.grant, classify);
   const strictWords = strict.grant === null
     ? "the audit's strict reading can't read its `tools:`"
     : `the audit's strict reading grants ${describeGrant(strict.grant)}`;
@@ -62,7 +63,7 @@ export function judgeReadings(
       continue;
     }
     if (!r.agent || r.grant === null) continue;
-    const beyond = beyondReadOnly(r.grant);
+    const beyond = beyondReadOnly(r.grant, classify);
     // Wider than the strict reading: a tool beyond read-only that it doesn't grant (a narrower
     // host reading grants less, which the strict checks already judge).
     const differs = strictBeyond === null
@@ -86,7 +87,7 @@ export function judgeReadings(
   const by: Record<string, string[]> = {};
   for (const [name, host] of extra) {
     if (name === "*") continue; // every tool: the FM_AMBIGUOUS above says so
-    const c = classifyTool(name);
+    const c = classify(name);
     (by[c] ??= []).push(`${name} (as ${host} reads it)`);
   }
   const list = (xs: string[]) => xs.join(", ");
