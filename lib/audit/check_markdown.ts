@@ -275,10 +275,21 @@ export function checkMarkdown(
   return out;
 }
 
-/** What a `tools:` that declares nothing usable is, by its shape. */
+/**
+ * What a `tools:` that declares nothing usable is, by its shape. (Claude Code grants a null or
+ * empty `tools:` no tools, lib/audit/hosts/claude.ts; the Copilot CLI refuses a null one and
+ * grants an empty list nothing, lib/audit/hosts/copilot.ts; other readers differ, so the
+ * shapes stay errors.)
+ */
 const SHAPE_SPOT = {
-  null: ["TOOLS_NULL", "has a null `tools:`, read as no declaration"],
-  empty: ["TOOLS_EMPTY", "has an empty `tools:`, read as no restriction"],
+  null: [
+    "TOOLS_NULL",
+    "has a null `tools:`, which hosts read differently (no tools, no declaration)",
+  ],
+  empty: [
+    "TOOLS_EMPTY",
+    "has an empty `tools:`, which hosts read differently (no tools, no restriction)",
+  ],
   bad: ["TOOLS_SHAPE", "writes `tools:` in a shape other than one line or a clean `- item` list"],
 } as const;
 

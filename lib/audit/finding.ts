@@ -203,7 +203,8 @@ export const RULES: Readonly<Record<string, Rule>> = {
   TOOLS_NULL: {
     severity: "error",
     short: "`tools:` is null.",
-    full: "A null `tools:` is read as no declaration, so the agent may inherit every tool.",
+    full: "Hosts read a null `tools:` differently: no tools (Claude Code), a refused file " +
+      "(Copilot CLI), or no declaration, so the agent may inherit every tool.",
     help: "Declare the read-only tools.",
   },
   TOOLS_EMPTY: {
