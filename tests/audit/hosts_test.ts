@@ -11,6 +11,12 @@ import { beyondReadOnly, type Grant } from "../../lib/audit/hosts/grant.ts";
 import { claudeCases, type RecordedReading } from "./_hosts.ts";
 
 const CASES = claudeCases();
+const HOSTS = [
+  "Claude Code 2.0.54",
+  "Claude Code 2.1.332",
+  "Claude Code 2.1.42 (native, Bun)",
+  "Claude Code 2.1.42 (npm, Node)",
+];
 
 function grantOf(r: RecordedReading): Grant {
   return claudeResolvable(
@@ -31,11 +37,11 @@ function errorsOf(name: string, text: string) {
   return findingsOf(name, text).filter((f) => f.severity === "error");
 }
 
-Deno.test("the host corpus has at least 60 Claude Code files, each with both versions' readings and sources", () => {
+Deno.test("the host corpus has at least 60 Claude Code files, each with every modeled version' readings and sources", () => {
   assert.ok(CASES.length >= 60, `${CASES.length} cases`);
   for (const c of CASES) {
-    assert.deepEqual(Object.keys(c.readings).sort(), ["Claude Code 2.0.54", "Claude Code 2.1.332"]);
-    assert.deepEqual(Object.keys(c.source).sort(), ["Claude Code 2.0.54", "Claude Code 2.1.332"]);
+    assert.deepEqual(Object.keys(c.readings).sort(), HOSTS);
+    assert.deepEqual(Object.keys(c.source).sort(), HOSTS);
     assert.ok(c.why.length > 0, c.name);
   }
 });

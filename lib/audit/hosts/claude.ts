@@ -19,6 +19,13 @@
  *      string, or the strings of a list, split at commas and spaces outside parentheses (`(` opens,
  *      any `)` closes, no nesting); a `*` among the names: every tool;
  *   6. a valid `memory` (`user`, `project`, `local`) adds Read, Write and Edit to a listed grant.
+ * - **Claude Code 2.1.42** (npm `@anthropic-ai/claude-code@2.1.42`, `cli.js`: `bj`, `_M5`, `l8A`,
+ *   `Lu9`, `Jc`), still in use, read two ways: under Node (the npm install) its YAML is the `yaml`
+ *   package's `parse` (2.3.1 bundled: duplicate keys and several documents are errors, merge keys
+ *   are plain keys), under Bun (a native install) `Bun.YAML.parse`; no BOM drop; its retry
+ *   re-quotes each line `/^([a-zA-Z_-]+):\s+(.+)$/` whose value is not quoted at both ends and
+ *   holds one of `{}[]*&#!|>%@\`` (`: ` does not count, flow lists are re-quoted too, tabs stay);
+ *   `name` and `description` non-empty strings; tools and `memory` as 2.1.332.
  * - **Claude Code 2.0.54** (npm `@anthropic-ai/claude-code@2.0.54`, `cli.js`: `LF`, `k1A`, `Bk2`,
  *   `_1A`, `xh5`), still in use: the same boundary without the BOM drop, and no YAML at all: each
  *   line with a `:` past its first character is `key: value`, both trimmed, one leading and one
@@ -27,11 +34,12 @@
  *
  * @module
  */
-import { bunYamlParse } from "./bun_yaml.ts";
+import { parse as yamlParse } from "yaml";
+import { bunYamlParse, type BunYamlResult } from "./bun_yaml.ts";
 import { ALL, type Grant, type HostReading } from "./grant.ts";
 
 /** The versions modeled, newest first. */
-export const CLAUDE_VERSIONS = ["2.1.332", "2.0.54"] as const;
+export const CLAUDE_VERSIONS = ["2.1.332", "2.1.42", "2.0.54"] as const;
 
 /** Claude Code's front-matter pattern (both versions). */
 export const CLAUDE_FRONT_MATTER = /^---\s*\n([\s\S]*?)---\s*\n?/;
@@ -113,6 +121,42 @@ export function claudeRequote(fm: string): string {
   return out.replace(/^\t+/gm, (t) => "  ".repeat(t.length));
 }
 
+/** The characters that make 2.1.42's retry re-quote a value. */
+const REQUOTE_WHEN_2_1_42 = /[{}[\]*&#!|>%@`]/;
+
+/**
+ * Claude Code 2.1.42's second attempt: each line `key: value` whose value is not quoted at both
+ * ends and holds one of `{}[]*&#!|>%@\`` double-quoted; nothing else changes.
+ *
+ * @example
+ * ```ts
+ * import { claudeRequote2_1_42 } from "./claude.ts";
+ * claudeRequote2_1_42("tools: [Read, Edit]\n"); // 'tools: "[Read, Edit]"\n'
+ * ```
+ */
+export function claudeRequote2_1_42(fm: string): string {
+  return fm.split("\n").map((line) => {
+    const m = /^([a-zA-Z_-]+):\s+(.+)$/.exec(line);
+    if (m === null) return line;
+    const [, key, v] = m;
+    if (!key || !v) return line;
+    if ((v.startsWith('"') && v.endsWith('"')) || (v.startsWith("'") && v.endsWith("'"))) {
+      return line;
+    }
+    if (!REQUOTE_WHEN_2_1_42.test(v)) return line;
+    return `${key}: "${v.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+  }).join("\n");
+}
+
+/** The `yaml` package's `parse` (what 2.1.42 calls under Node), as a result. */
+function yamlPackageParse(text: string): BunYamlResult {
+  try {
+    return { ok: true, value: yamlParse(text, { logLevel: "error" }) ?? null };
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
 /**
  * Claude Code's split of tool lists (`Qf` in 2.1.332, `k1A` in 2.0.54): commas and spaces
  * outside parentheses end a name; `(` opens, any `)` closes (no nesting); whitespace before a
@@ -191,12 +235,60 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
-/** Whether a front matter makes the file an agent (`aUn` and `Bfo`, 2.1.332). */
-function isAgent(fm: Record<string, unknown>): boolean {
+/**
+ * Whether a front matter makes the file an agent (`aUn` and `Bfo` in 2.1.332, which also refuse
+ * a name starting with `-` or holding `:` when `strictName`; `Lu9` in 2.1.42).
+ */
+function isAgent(fm: Record<string, unknown>, strictName: boolean): boolean {
   const { name, description } = fm;
   if (typeof name !== "string" || name === "") return false;
-  if (name.startsWith("-") || name.normalize("NFKC").includes(":")) return false;
+  if (strictName && (name.startsWith("-") || name.normalize("NFKC").includes(":"))) return false;
   return typeof description === "string" && description !== "";
+}
+
+/** How one YAML-era Claude Code version reads a file. */
+interface YamlEra {
+  readonly host: string;
+  readonly dropBom: boolean;
+  readonly parse: (text: string) => BunYamlResult;
+  readonly parser: string;
+  readonly requote: (fm: string) => string;
+  readonly strictName: boolean;
+}
+
+function yamlEraReading(era: YamlEra, text: string): HostReading {
+  const { host } = era;
+  const fm = claudeFrontMatter(text, era.dropBom);
+  const none = (how: string, uncertain?: string): HostReading => ({
+    host,
+    how,
+    agent: false,
+    grant: null,
+    ...(uncertain === undefined ? {} : { uncertain }),
+  });
+  if (fm === null) return none("finds no front matter");
+  let how = `reads the front matter with ${era.parser}`;
+  let r = era.parse(fm);
+  if (r.ok === "uncertain") return none(how, r.reason);
+  if (r.ok === false) {
+    how =
+      `retries the front matter with its values re-quoted (after a YAML error of ${era.parser})`;
+    r = era.parse(era.requote(fm));
+    if (r.ok === "uncertain") return none(how, r.reason);
+    if (r.ok === false) return none("can't parse the front matter, so reads it as empty");
+  }
+  const value = isPlainObject(r.value) ? r.value : {};
+  if (!isAgent(value, era.strictName)) return none(`${how}, and finds no name and description`);
+  let grant = claudeResolvable(claudeToolsGrant(value.tools));
+  const memory = value.memory;
+  if (
+    !grant.all && typeof memory === "string" && ["user", "project", "local"].includes(memory)
+  ) {
+    const names = [...grant.names];
+    for (const t of MEMORY_TOOLS) if (!names.includes(t)) names.push(t);
+    grant = { all: false, names };
+  }
+  return { host, how, agent: true, grant };
 }
 
 /**
@@ -210,37 +302,43 @@ function isAgent(fm: Record<string, unknown>): boolean {
  * ```
  */
 export function claudeReading2_1(text: string): HostReading {
-  const host = "Claude Code 2.1.332";
-  const fm = claudeFrontMatter(text, true);
-  const none = (how: string, uncertain?: string): HostReading => ({
-    host,
-    how,
-    agent: false,
-    grant: null,
-    ...(uncertain === undefined ? {} : { uncertain }),
-  });
-  if (fm === null) return none("finds no front matter");
-  let how = "reads the front matter with Bun's YAML parser";
-  let r = bunYamlParse(fm);
-  if (r.ok === "uncertain") return none(how, r.reason);
-  if (r.ok === false) {
-    how = "retries the front matter with its values re-quoted (after a YAML error)";
-    r = bunYamlParse(claudeRequote(fm));
-    if (r.ok === "uncertain") return none(how, r.reason);
-    if (r.ok === false) return none("can't parse the front matter, so reads it as empty");
-  }
-  const value = isPlainObject(r.value) ? r.value : {};
-  if (!isAgent(value)) return none(`${how}, and finds no name and description`);
-  let grant = claudeResolvable(claudeToolsGrant(value.tools));
-  const memory = value.memory;
-  if (
-    !grant.all && typeof memory === "string" && ["user", "project", "local"].includes(memory)
-  ) {
-    const names = [...grant.names];
-    for (const t of MEMORY_TOOLS) if (!names.includes(t)) names.push(t);
-    grant = { all: false, names };
-  }
-  return { host, how, agent: true, grant };
+  return yamlEraReading({
+    host: "Claude Code 2.1.332",
+    dropBom: true,
+    parse: bunYamlParse,
+    parser: "Bun's YAML parser",
+    requote: claudeRequote,
+    strictName: true,
+  }, text);
+}
+
+/**
+ * Claude Code 2.1.42's readings of an agent file: under Node (the npm install, the `yaml`
+ * package) and under Bun (a native install).
+ *
+ * @example
+ * ```ts
+ * import { claudeReadings2_1_42 } from "./claude.ts";
+ * claudeReadings2_1_42("---\nname: w\ndescription: d\ntools: Read\ntools: Edit\n---\n")
+ *   .map((r) => r.agent); // [false, true]: the yaml package refuses the duplicate, Bun doesn't
+ * ```
+ */
+export function claudeReadings2_1_42(text: string): HostReading[] {
+  const base = { dropBom: false, requote: claudeRequote2_1_42, strictName: false };
+  return [
+    yamlEraReading({
+      ...base,
+      host: "Claude Code 2.1.42 (npm, Node)",
+      parse: yamlPackageParse,
+      parser: "the yaml package",
+    }, text),
+    yamlEraReading({
+      ...base,
+      host: "Claude Code 2.1.42 (native, Bun)",
+      parse: bunYamlParse,
+      parser: "Bun's YAML parser",
+    }, text),
+  ];
 }
 
 /**
@@ -278,10 +376,9 @@ export function claudeReading2_0(text: string): HostReading {
  * @example
  * ```ts
  * import { claudeReadings } from "./claude.ts";
- * claudeReadings("---\nname: w\ndescription: d\ntools: Read\n---\n").map((r) => r.grant);
- * // [{ all: false, names: ["Read"] }, { all: false, names: ["Read"] }]
+ * claudeReadings("---\nname: w\ndescription: d\ntools: Read\n---\n").length; // 4
  * ```
  */
 export function claudeReadings(text: string): HostReading[] {
-  return [claudeReading2_1(text), claudeReading2_0(text)];
+  return [claudeReading2_1(text), ...claudeReadings2_1_42(text), claudeReading2_0(text)];
 }

@@ -20,8 +20,8 @@ export interface StrictReading {
 }
 
 /**
- * The spots of the host readings against the strict one: one `FM_AMBIGUOUS` per host reading
- * that grants beyond read-only something other than the strict reading does (or that the model
+ * The spots of the host readings against the strict one: one `FM_AMBIGUOUS` naming every host
+ * reading that grants beyond read-only something the strict reading doesn't (or that the model
  * cannot predict), and a `TOOL_WRITE`/`TOOL_SHELL_WARN`/`TOOL_DISPATCH`/`TOOL_UNKNOWN` for each
  * tool some reading grants beyond the strict one. `shellCode` is the code a shell gets on this
  * host, `classify` how it classes a tool name.
@@ -49,17 +49,12 @@ export function judgeReadings(
     ? "the audit's strict reading can't read its `tools:`"
     : `the audit's strict reading grants ${describeGrant(strict.grant)}`;
   const extra = new Map<string, string>();
+  // Each host reading wider than the strict one, its words grouped by what it grants.
+  const wider = new Map<string, string[]>();
   for (const r of readings) {
     if (r.uncertain !== undefined) {
-      out.push(
-        spot(
-          "FM_AMBIGUOUS",
-          line,
-          column,
-          `${who}: what ${r.host} grants can't be told (${r.uncertain}); ${strictWords}. ` +
-            "The file is not proven read-only; write it in plain ASCII YAML",
-        ),
-      );
+      const key = `can't be told (${r.uncertain})`;
+      wider.set(key, [...(wider.get(key) ?? []), r.host]);
       continue;
     }
     if (!r.agent || r.grant === null) continue;
@@ -70,19 +65,26 @@ export function judgeReadings(
       ? beyond.length > 0
       : !strictBeyond.includes("*") && beyond.some((n) => !strictBeyond.includes(n));
     if (!differs) continue;
+    const key = `${r.how} and grants ${describeGrant(r.grant)}`;
+    wider.set(key, [...(wider.get(key) ?? []), r.host]);
+    for (const name of beyond) {
+      if (strictBeyond !== null && strictBeyond.includes(name)) continue;
+      if (!extra.has(name)) extra.set(name, r.host);
+    }
+  }
+  if (wider.size > 0) {
+    const words = [...wider].map(([what, hosts]) => `${hosts.join(" and ")}: ${what}`);
     out.push(
       spot(
         "FM_AMBIGUOUS",
         line,
         column,
-        `${who}: ${r.host} ${r.how} and grants ${describeGrant(r.grant)}, but ${strictWords}; ` +
-          "the audit judges the widest reading. Write the front matter so both agree",
+        `${who}: the hosts read it differently from the audit's strict reading (${
+          words.join("; ")
+        }), but ${strictWords}; the audit judges the widest reading, so it is not proven ` +
+          "read-only. Write the front matter so every reading agrees",
       ),
     );
-    for (const name of beyond) {
-      if (strictBeyond !== null && strictBeyond.includes(name)) continue;
-      if (!extra.has(name)) extra.set(name, r.host);
-    }
   }
   const by: Record<string, string[]> = {};
   for (const [name, host] of extra) {
