@@ -50,6 +50,11 @@ Deno.test(`the Bun YAML model reads every corpus and generated front matter as B
         "tools: !!str Edit\n",
         "",
         "# only a comment\n",
+        // The fast path (plain_yaml.ts): plain words, quoted strings without escapes.
+        "name: w\ndescription: \"Use it: now <e>user: 'x'</e> # not a comment\"\ntools: Read, Grep\n",
+        "name: w\ndescription: 'a # b: c'\ntools: Bash(git log:*), Read(src/**)\n",
+        "name: w\ntools: mcp__x__y, *\ncolor:\n",
+        "name: yes\ndescription: on\ntools: off, no, Y\n",
       ]
     ) texts.add(t);
     const list = [...texts];

@@ -17,6 +17,7 @@
  * @module
  */
 import { isScalar, parseAllDocuments } from "yaml";
+import { plainFlatMap } from "./plain_yaml.ts";
 
 /** What Bun's parser gives for a text, as the model predicts it. */
 export type BunYamlResult =
@@ -99,6 +100,8 @@ function hex4(n: number): string {
 export function bunYamlParse(text: string): BunYamlResult {
   const odd = unmodeledCharacter(text);
   if (odd !== null) return { ok: "uncertain", reason: odd };
+  const plain = plainFlatMap(text);
+  if (plain !== null) return { ok: true, value: plain };
   for (const [re, why] of UNMODELED_LINES) {
     const m = re.exec(text);
     if (m !== null) {

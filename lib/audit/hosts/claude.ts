@@ -36,6 +36,7 @@
  */
 import { parse as yamlParse } from "yaml";
 import { bunYamlParse, type BunYamlResult } from "./bun_yaml.ts";
+import { plainFlatMap } from "./plain_yaml.ts";
 import { ALL, type Grant, type HostReading } from "./grant.ts";
 
 /** The versions modeled, newest first. */
@@ -150,6 +151,8 @@ export function claudeRequote2_1_42(fm: string): string {
 
 /** The `yaml` package's `parse` (what 2.1.42 calls under Node), as a result. */
 function yamlPackageParse(text: string): BunYamlResult {
+  const plain = plainFlatMap(text);
+  if (plain !== null) return { ok: true, value: plain };
   try {
     return { ok: true, value: yamlParse(text, { logLevel: "error" }) ?? null };
   } catch (e) {

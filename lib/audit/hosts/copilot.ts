@@ -20,6 +20,7 @@
 import { parseDocument } from "yaml";
 import { unmodeledCharacter } from "./bun_yaml.ts";
 import { ALL, type Grant, type HostReading } from "./grant.ts";
+import { plainFlatMap } from "./plain_yaml.ts";
 
 const FENCE = /^---[ \t]*\r?$/;
 
@@ -50,13 +51,15 @@ export function copilotCliReading(text: string): HostReading {
   const how = "reads the front matter as strict YAML";
   const odd = unmodeledCharacter(fm);
   if (odd !== null) return none(how, odd);
-  const doc = parseDocument(fm, { version: "1.2", uniqueKeys: true, merge: false });
-  if (doc.errors.length > 0) return none(`${how}, which fails, so refuses the file`);
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: 100 });
-  } catch {
-    return none(`${how}, which fails, so refuses the file`);
+  let value: unknown = plainFlatMap(fm);
+  if (value === null) {
+    const doc = parseDocument(fm, { version: "1.2", uniqueKeys: true, merge: false });
+    if (doc.errors.length > 0) return none(`${how}, which fails, so refuses the file`);
+    try {
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch {
+      return none(`${how}, which fails, so refuses the file`);
+    }
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return none("finds no mapping, so refuses the file");
