@@ -1,5 +1,5 @@
 /**
- * Claude Code's reading of a subagent file (`.claude/agents/*.md`), in two versions, each taken
+ * Claude Code's reading of a subagent file (`.claude/agents/*.md`), in three versions, each taken
  * from the JavaScript the npm package ships:
  *
  * - **Claude Code 2.1.332** (npm `@anthropic-ai/claude-code-linux-x64@2.1.332`, the bundle inside
@@ -42,7 +42,7 @@ import { ALL, type Grant, type HostReading } from "./grant.ts";
 /** The versions modeled, newest first. */
 export const CLAUDE_VERSIONS = ["2.1.332", "2.1.42", "2.0.54"] as const;
 
-/** Claude Code's front-matter pattern (both versions). */
+/** Claude Code's front-matter pattern (every modeled version). */
 export const CLAUDE_FRONT_MATTER = /^---\s*\n([\s\S]*?)---\s*\n?/;
 
 /** The characters that make 2.1.332's retry re-quote a value. */
