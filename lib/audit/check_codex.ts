@@ -9,6 +9,7 @@
  */
 import { parse, TomlError } from "smol-toml";
 import { type Spot, spot } from "./finding.ts";
+import { codexSandboxDeciders } from "./hosts/codex.ts";
 
 /** A parsed TOML file, or the finding that says why not. */
 export type TomlRead =
@@ -148,6 +149,24 @@ function codexSpots(
   }
   const bad = sandbox(r.value.sandbox_mode);
   if (bad !== null) out.push(spot(bad[0], lines.get("sandbox_mode") ?? 1, 1, bad[1]));
+  // What else Codex lets the file set that decides the sandbox (lib/audit/hosts/codex.ts): the
+  // widest reading counts, so each must keep it read-only too.
+  const code = bad?.[0] ?? (sandbox("workspace-write")?.[0] ?? "CODEX_SANDBOX");
+  for (const d of codexSandboxDeciders(r.value)) {
+    if (d.readOnly) continue;
+    const top = d.key.split(".")[0];
+    out.push(
+      spot(
+        code,
+        lines.get(d.key) ?? lines.get(top) ?? 1,
+        1,
+        `${d.key} is ${d.value}, which Codex applies over sandbox_mode and which is not ` +
+          `read-only; remove it or make it "${
+            d.key.endsWith("sandbox_mode") ? "read-only" : ":read-only"
+          }"`,
+      ),
+    );
+  }
   return out;
 }
 

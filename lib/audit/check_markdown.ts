@@ -6,6 +6,7 @@
  */
 import { type Spot, spot } from "./finding.ts";
 import type { FrontMatter } from "./front_matter.ts";
+import type { StrictReading } from "./hosts/judge.ts";
 import { classifyTool } from "./tools.ts";
 import type { YMap, YNode } from "./yaml_tree.ts";
 
@@ -274,15 +275,34 @@ export function checkMarkdown(
   return out;
 }
 
-/** What a `tools:` that declares nothing usable is, by its shape. */
+/**
+ * What a `tools:` that declares nothing usable is, by its shape. (Claude Code grants a null or
+ * empty `tools:` no tools, lib/audit/hosts/claude.ts; the Copilot CLI refuses a null one and
+ * grants an empty list nothing, lib/audit/hosts/copilot.ts; other readers differ, so the
+ * shapes stay errors.)
+ */
 const SHAPE_SPOT = {
-  null: ["TOOLS_NULL", "has a null `tools:`, read as no declaration"],
-  empty: ["TOOLS_EMPTY", "has an empty `tools:`, read as no restriction"],
+  null: [
+    "TOOLS_NULL",
+    "has a null `tools:`, which hosts read differently (no tools, no declaration)",
+  ],
+  empty: [
+    "TOOLS_EMPTY",
+    "has an empty `tools:`, which hosts read differently (no tools, no restriction)",
+  ],
   bad: ["TOOLS_SHAPE", "writes `tools:` in a shape other than one line or a clean `- item` list"],
 } as const;
 
-/** Copilot's documented aliases of its tool sets, mapped onto the canonical tokens. */
-function copilotAlias(name: string): string {
+/**
+ * Copilot's documented aliases of its tool sets, mapped onto the canonical tokens.
+ *
+ * @example
+ * ```ts
+ * import { copilotAlias } from "./check_markdown.ts";
+ * copilotAlias("MultiEdit"); // "edit"
+ * ```
+ */
+export function copilotAlias(name: string): string {
   const n = name.trim().toLowerCase();
   const map: Record<string, string> = {
     notebookread: "read",
@@ -293,4 +313,44 @@ function copilotAlias(name: string): string {
     "custom-agent": "agent",
   };
   return map[n] ?? name;
+}
+
+/**
+ * The audit's strict reading of a Markdown agent's `tools:` as a grant (for the host models'
+ * judgement): no front matter or no `tools:`, every tool; a clean declaration, its names; a
+ * `tools:` the strict reader refuses (null, empty, another shape, repeated, or YAML it can't
+ * read), null.
+ *
+ * @example
+ * ```ts
+ * import { readFrontMatter } from "./front_matter.ts";
+ * import { strictGrant } from "./check_markdown.ts";
+ * strictGrant(readFrontMatter("---\ntools: Read, Edit\n---\n")).grant;
+ * // { all: false, names: ["Read", "Edit"] }
+ * ```
+ */
+export function strictGrant(fm: FrontMatter): StrictReading {
+  const at = { line: 1, column: 1 };
+  if (!fm.present) return { grant: { all: true }, ...at };
+  const root = fm.root;
+  if (root === null || root.kind !== "map") return { grant: null, ...at };
+  const tools = root.pairs.filter((p) => p.key === "tools");
+  if (tools.length > 1) {
+    return { grant: null, line: tools[0].keyPlace.line, column: tools[0].keyPlace.column };
+  }
+  const decl = toolsDecl(fm);
+  switch (decl.shape) {
+    case "missing":
+      return { grant: { all: true }, ...at };
+    case "null":
+    case "empty":
+    case "bad":
+      return { grant: null, line: decl.line, column: decl.column };
+    default:
+      return {
+        grant: { all: false, names: decl.names.map((n) => n.name) },
+        line: decl.line,
+        column: decl.column,
+      };
+  }
 }

@@ -104,6 +104,18 @@ export const RULES: Readonly<Record<string, Rule>> = {
       "reads it); a host that parses it strictly drops the whole front matter, `tools:` with it.",
     help: 'Quote the value (description: "...").',
   },
+  FM_AMBIGUOUS: {
+    severity: "error",
+    short: "The tools an agent gets depend on which host version or parser reads the file.",
+    full: "The host models (lib/audit/hosts/) read this file differently from the audit's strict " +
+      "reading or from each other (the host's `---` boundary, its retry after a YAML error, its " +
+      "YAML parser, an older host version), and at least one reading grants a tool beyond " +
+      "read-only, or every tool. The audit judges the widest reading; such a file is not proven " +
+      "read-only.",
+    help:
+      "Write the front matter so every reading agrees: no `---` inside values, no `: ` or `#` " +
+      "unquoted in one-line values, `tools:` as one plain line of comma-separated names.",
+  },
   YAML_SYNTAX: {
     severity: "error",
     short: "The YAML does not parse.",
@@ -191,7 +203,8 @@ export const RULES: Readonly<Record<string, Rule>> = {
   TOOLS_NULL: {
     severity: "error",
     short: "`tools:` is null.",
-    full: "A null `tools:` is read as no declaration, so the agent may inherit every tool.",
+    full: "Hosts read a null `tools:` differently: no tools (Claude Code), a refused file " +
+      "(Copilot CLI), or no declaration, so the agent may inherit every tool.",
     help: "Declare the read-only tools.",
   },
   TOOLS_EMPTY: {

@@ -2,8 +2,9 @@
  * Markdown front matter as the hosts find it: a first line `---`, a closing `---` line, YAML
  * between. A BOM or CRLF that would hide it from the host, and an unterminated block, are
  * findings. A front matter whose one-line values hold `: ` (long descriptions with examples) is
- * read the way Claude Code reads it, by quoting those values on a second attempt; the `tools:`
- * line is never re-quoted.
+ * read by quoting those values on a second attempt, as Claude Code does; unlike Claude Code, this
+ * strict reading never re-quotes the `tools:` line. What each host really reads (its `---`
+ * boundary, its own retry, its YAML) is in the host models, lib/audit/hosts/.
  *
  * @module
  */

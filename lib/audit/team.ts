@@ -16,7 +16,11 @@ import {
   type TomlRead,
 } from "./check_codex.ts";
 import { checkGoose } from "./check_goose.ts";
-import { checkMarkdown } from "./check_markdown.ts";
+import { checkMarkdown, copilotAlias, strictGrant } from "./check_markdown.ts";
+import { copilotCliReading } from "./hosts/copilot.ts";
+import { classifyTool } from "./tools.ts";
+import { claudeReadings } from "./hosts/claude.ts";
+import { judgeReadings } from "./hosts/judge.ts";
 import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from "./finding.ts";
 import { readFrontMatter } from "./front_matter.ts";
 
@@ -414,7 +418,26 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
     case "copilot": {
       const fm = readFrontMatter(text);
       out.push(...fm.spots);
-      if (!exempt) out.push(...checkMarkdown(fm, kind, slug));
+      if (!exempt) {
+        out.push(...checkMarkdown(fm, kind, slug));
+        // The checks run on what the host grants too: each modeled Claude Code version's reading.
+        if (kind === "claude") {
+          out.push(
+            ...judgeReadings(`'${slug}'`, strictGrant(fm), claudeReadings(text), "TOOL_SHELL_WARN"),
+          );
+        } else if (!rel.endsWith(".chatmode.md")) {
+          // The Copilot CLI's reading of a custom agent (VS Code's reader is not modeled).
+          out.push(
+            ...judgeReadings(
+              `'${slug}'`,
+              strictGrant(fm),
+              [copilotCliReading(text)],
+              "TOOL_SHELL",
+              (n) => classifyTool(copilotAlias(n)),
+            ),
+          );
+        }
+      }
       break;
     }
     case "goose": {

@@ -13,7 +13,12 @@ import { join } from "node:path";
 import { REPO_ROOT } from "../_helpers/mod.ts";
 
 /** The test-only packages, by name. */
-const TEST_ONLY = ["fast-check", "pure-rand", "@microsoft/sarif-multitool-linux"];
+const TEST_ONLY = [
+  "fast-check",
+  "pure-rand",
+  "@microsoft/sarif-multitool-linux",
+  "@oven/bun-linux-x64",
+];
 
 interface Lock {
   specifiers: Record<string, string>;

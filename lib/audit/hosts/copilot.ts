@@ -1,0 +1,97 @@
+/**
+ * The GitHub Copilot CLI's reading of a custom agent file (`.github/agents/*.agent.md`), taken
+ * from Copilot CLI 1.0.102 (npm `@github/copilot-linux-x64@1.0.102`): its agent files are read
+ * by the native module `prebuilds/linux-x64/runtime.node` (Rust, `src/native/frontmatter`, YAML by
+ * serde_yaml 0.9.34), whose export `customAgentsParseMarkdown` the host corpus was read with:
+ *
+ * 1. one BOM is dropped; the first line must be `---` (trailing blanks and a CR allowed), the
+ *    front matter ends at the next such line (`--- x` is no end: the file is refused);
+ * 2. the YAML is strict: a syntax error or a duplicate key refuses the file (not loaded); merge
+ *    keys are not applied (`<<` is an unknown field);
+ * 3. the root must be a mapping and `description` a string (`name` may be absent);
+ * 4. `tools` absent: every tool (`["*"]`); null, a number or a mapping: the file is refused; a
+ *    string is split at commas (no parentheses rule), each name trimmed, empty ones dropped; a
+ *    list must hold only strings; `*` among the names: every tool.
+ *
+ * VS Code's own reader of `.agent.md`/`.chatmode.md` is not modeled here (see docs/audit.md).
+ *
+ * @module
+ */
+import { parseDocument } from "yaml";
+import { unmodeledCharacter } from "./bun_yaml.ts";
+import { ALL, type Grant, type HostReading } from "./grant.ts";
+import { plainFlatMap } from "./plain_yaml.ts";
+
+const FENCE = /^---[ \t]*\r?$/;
+
+/**
+ * The Copilot CLI's reading of a custom agent file.
+ *
+ * @example
+ * ```ts
+ * import { copilotCliReading } from "./copilot.ts";
+ * copilotCliReading("---\ndescription: d\n---\nbody\n").grant; // { all: true }
+ * ```
+ */
+export function copilotCliReading(text: string): HostReading {
+  const host = "Copilot CLI 1.0.102";
+  const none = (how: string, uncertain?: string): HostReading => ({
+    host,
+    how,
+    agent: false,
+    grant: null,
+    ...(uncertain === undefined ? {} : { uncertain }),
+  });
+  const t = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const lines = t.split("\n");
+  if (!FENCE.test(lines[0] ?? "")) return none("finds no front matter");
+  const close = lines.findIndex((l, i) => i > 0 && FENCE.test(l));
+  if (close < 0) return none("finds no closing `---` line, so refuses the file");
+  const fm = lines.slice(1, close).map((l) => l.replace(/\r$/, "")).join("\n");
+  const how = "reads the front matter as strict YAML";
+  const odd = unmodeledCharacter(fm);
+  if (odd !== null) return none(how, odd);
+  let value: unknown = plainFlatMap(fm);
+  if (value === null) {
+    const doc = parseDocument(fm, { version: "1.2", uniqueKeys: true, merge: false });
+    if (doc.errors.length > 0) return none(`${how}, which fails, so refuses the file`);
+    try {
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch {
+      return none(`${how}, which fails, so refuses the file`);
+    }
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return none("finds no mapping, so refuses the file");
+  }
+  const m = value as Record<string, unknown>;
+  if (typeof m.description !== "string") return none("finds no description, so refuses the file");
+  if ("name" in m && m.name !== undefined && typeof m.name !== "string") {
+    return none("finds a name that is not a string, so refuses the file");
+  }
+  const grant = copilotToolsGrant(m.tools);
+  return grant === null
+    ? none("finds a `tools:` that is neither a list nor a string, so refuses the file")
+    : { host, how, agent: true, grant };
+}
+
+/**
+ * What a Copilot CLI `tools` value grants, or null when the host refuses it.
+ *
+ * @example
+ * ```ts
+ * import { copilotToolsGrant } from "./copilot.ts";
+ * copilotToolsGrant("read,, edit"); // { all: false, names: ["read", "edit"] }
+ * copilotToolsGrant(undefined); // { all: true }
+ * ```
+ */
+export function copilotToolsGrant(v: unknown): Grant | null {
+  if (v === undefined) return ALL;
+  let names: string[];
+  if (typeof v === "string") {
+    names = v.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  } else if (Array.isArray(v) && v.every((x) => typeof x === "string")) {
+    names = v as string[];
+  } else return null;
+  return names.includes("*") ? ALL : { all: false, names };
+}
