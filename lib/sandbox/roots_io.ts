@@ -40,7 +40,8 @@ export interface ResolveRootsOptions {
   readonly agent: ConfinedAgent;
   /**
    * Other agents' write roots that exec paths must not overlap (a gate passes all of them):
-   * project-relative, or absolute (granted roots).
+   * project-relative, or absolute (granted roots). An absolute one the process may not read is
+   * compared as written ({@link foreignRootReal}).
    */
   readonly foreignWriteRoots?: readonly string[];
   /** Write roots capability grants add (the runner's), absolute. */
@@ -185,6 +186,28 @@ export function homeRealOf(home: string): string {
 }
 
 /**
+ * An absolute foreign write root (a grant's, in the holder's ledger) as its real path, or, when
+ * the launch flags do not let the process read it, as written (normalized). The narrow flags of
+ * `apply` and `run` grant the reads of the roots a runner could accept now
+ * (`lib/cli/acting_needs.ts`); a grant no runner would accept (too broad, HALTed, expired,
+ * unverified) must not make the act need its root, so its root is compared as named.
+ *
+ * @example
+ * ```ts
+ * import { foreignRootReal } from "./roots_io.ts";
+ * foreignRootReal("/surely-not-here-7d2/docs/"); // "/surely-not-here-7d2/docs"
+ * ```
+ */
+export function foreignRootReal(root: string): string {
+  try {
+    return realPathLoose(root);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) return normalize(root).replace(/(.)\/+$/, "$1");
+    throw e;
+  }
+}
+
+/**
  * Resolves and checks one confinement's roots (see `roots.ts` for the rules); throws
  * `SandboxError` when they are unsafe.
  *
@@ -210,7 +233,7 @@ export function resolveRoots(opts: ResolveRootsOptions): ResolvedRoots {
     grantKeepClear: opts.grantKeepClear ?? [],
     foreignWriteRoots: (opts.foreignWriteRoots ?? []).map((rel) => ({
       rel,
-      real: realPathLoose(rel.startsWith("/") ? rel : projectReal + "/" + rel),
+      real: rel.startsWith("/") ? foreignRootReal(rel) : realPathLoose(projectReal + "/" + rel),
     })),
     exec: opts.agent.exec.map((given) => ({ given, real: realPathLoose(expand(given)) })),
     foldCase: opts.foldCase ?? Deno.build.os === "darwin",
