@@ -17,7 +17,7 @@ import { COMMON_FLAGS } from "./common_flags.ts";
 import { diskKindOf, findProjectRoot } from "./project_root.ts";
 import { commandHelp, groupHelp, topHelp } from "./help.ts";
 import { shellQuote } from "./shell_quote.ts";
-import { normalizeArgv, parseArgs } from "./args.ts";
+import { normalizeArgv, parseArgs, splitLeadingOptions } from "./args.ts";
 import { inert, oneLine } from "./terminal.ts";
 import { earlierOutcome, earlierOutputFlag, earlierRefusal } from "./earlier_output.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -176,7 +176,9 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
   // Spelled the earlier tool's way (`--apply-proposal FILE`): printed the earlier tool's way.
   const earlier = earlierOutputFlag(argv);
   try {
-    const args = normalizeArgv(argv);
+    // Common options before the command (`--project DIR ledger verify`) go after its words.
+    const { lead, rest: afterLead } = splitLeadingOptions(normalizeArgv(argv), COMMON_FLAGS);
+    const args = afterLead.length === 0 ? lead : afterLead;
     if (args.length === 0) {
       io.stdout(topHelp());
       return 0;
@@ -199,7 +201,8 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
       }
       throw new UsageError("UNKNOWN_COMMAND", unknownCommandMessage(args));
     }
-    const { spec, rest } = found;
+    const { spec } = found;
+    const rest = [...(args === lead ? [] : lead), ...found.rest];
     name = spec.words.join(" ");
     const dashdash = rest.indexOf("--");
     if ((dashdash < 0 ? rest : rest.slice(0, dashdash)).includes("--help")) {
