@@ -145,3 +145,38 @@ Deno.test("common options before the command: --project, --brief, --json (and a 
     await sb.dispose();
   }
 });
+
+Deno.test("ledger verify with the last row removed: LAST_ROW_REMOVED names no row past the end, and says where the ledger ends", async () => {
+  const sb = await sandbox("stumble-last-row");
+  try {
+    const env = { ...sb.env, AGENTTEAMS_BROAD_OK: "1" };
+    await Deno.writeTextFile(
+      join(sb.project, "agentteams.json"),
+      JSON.stringify({ agent_policies: { w: {} } }),
+    );
+    assert.equal((await runCli(["keys", "init"], { env })).code, 0);
+    for (let i = 0; i < 2; i++) {
+      const d = await runCli(["dispatch", "--agent", "w", "--project", sb.project], { env });
+      assert.equal(d.code, 0, d.stderr);
+    }
+    const ledger = join(sb.project, ".agentteams", "proposal-ledger.jsonl");
+    const lines = (await Deno.readTextFile(ledger)).trimEnd().split("\n");
+    assert.equal(lines.length, 2);
+    await Deno.writeTextFile(ledger, lines[0] + "\n");
+    const r = await runCli(["ledger", "verify", "--project", sb.project], { env });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    const all = r.stdout + r.stderr;
+    assert.match(
+      all,
+      /ledger: LAST_ROW_REMOVED: the last row was removed: the head records 2 rows, the ledger holds 1 \(ending at row 1\)/,
+    );
+    assert.doesNotMatch(all, /row 2: LAST_ROW_REMOVED/);
+    const json = await runCli(["ledger", "verify", "--json", "--project", sb.project], { env });
+    const problem = JSON.parse(json.stdout).error?.details?.problems?.[0] ??
+      JSON.parse(json.stdout).problems?.[0];
+    assert.equal(problem?.code, "LAST_ROW_REMOVED", json.stdout);
+    assert.equal(problem.row, null);
+  } finally {
+    await sb.dispose();
+  }
+});
