@@ -19,7 +19,12 @@ import { commandHelp, groupHelp, topHelp } from "./help.ts";
 import { shellQuote } from "./shell_quote.ts";
 import { normalizeArgv, parseArgs, splitLeadingOptions } from "./args.ts";
 import { inert, oneLine } from "./terminal.ts";
-import { earlierOutcome, earlierOutputFlag, earlierRefusal } from "./earlier_output.ts";
+import {
+  earlierOutcome,
+  earlierOutputFlag,
+  earlierRefusal,
+  earlierSpelling,
+} from "./earlier_output.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /** Where output goes (tests pass collectors). */
@@ -232,6 +237,7 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
       json: json || earlier !== null,
       now: () => new Date(),
       note: (l) => io.stderr(l),
+      earlier: earlierSpelling(argv),
     };
     // Read before narrowing: once narrowed, the variable may no longer be readable.
     const broadOk = broadAcknowledged();
