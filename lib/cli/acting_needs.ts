@@ -223,7 +223,12 @@ async function grantRootReads(ctx: Ctx): Promise<string[]> {
  * where programs are resolved, and the roots of the write grants a runner could accept (a
  * confined gate is checked against them: {@link grantRootReads}).
  */
-async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promise<Needs> {
+async function actingNeeds(
+  ctx: Ctx,
+  run: string[],
+  reads: string[] = [],
+  grantReads: () => Promise<string[]> = () => grantRootReads(ctx),
+): Promise<Needs> {
   const brief = briefReads(ctx);
   const file = typeof ctx.parsed.positionals.FILE === "string"
     ? [resolve(ctx.parsed.positionals.FILE)]
@@ -242,7 +247,7 @@ async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promi
       PERL_PATH,
       SETSID_PATH,
       ...await confinedExecPaths(ctx),
-      ...await grantRootReads(ctx),
+      ...await grantReads(),
       ...reads,
     ],
     write: [ctx.project, tmp],
@@ -375,11 +380,13 @@ export async function serveNeeds(ctx: Ctx): Promise<Needs> {
   const makePair = entryKind(join(kd, RUNNER_SEAL_KEY_FILE)) === "missing";
   const granted = await grantedNeeds(ctx);
   return mergeNeeds(
+    // The roots it accepts at its start (granted.read), not every placed one: a grant the runner
+    // does not accept adds nothing to its line.
     await actingNeeds(ctx, onPath(ctx, "git"), [
       ...programs,
       ...await gitPaths(ctx),
       ...granted.read,
-    ]),
+    ], () => Promise.resolve([])),
     // Every key variable, so the runner can refuse to start while one is set.
     {
       read: [],

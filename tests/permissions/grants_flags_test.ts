@@ -236,7 +236,7 @@ Deno.test("a gated apply under the printed flags with write grants present: vali
   }
 });
 
-Deno.test("the runner under the printed serve flags with grants it does not accept (too broad, HALTed): a gated apply through the queue is applied", async () => {
+Deno.test("the runner under the printed serve flags with grants it accepts and grants it does not (too broad, HALTed, expired): a gated apply through the queue is applied", async () => {
   await withWorld("perm-grants-serve", {
     brief: (p) => ({
       ...runnerBrief(p),
@@ -247,7 +247,15 @@ Deno.test("the runner under the printed serve flags with grants it does not acce
     const shared = join(issuer, "docs", "shared");
     await Deno.mkdir(shared, { recursive: true });
     await runnerTeamDir(w);
-    for (const [id, target, root] of [["G-1", "docs/shared", issuer], ["G-2", ".", w.dir]]) {
+    const open = join(issuer, "docs", "open");
+    await Deno.mkdir(open);
+    for (
+      const [id, target, root] of [
+        ["G-1", "docs/shared", issuer],
+        ["G-2", ".", w.dir],
+        ["G-3", "docs/open", issuer],
+      ]
+    ) {
       const r = await w.cli([
         "grant",
         "sign",
@@ -261,6 +269,22 @@ Deno.test("the runner under the printed serve flags with grants it does not acce
       ]);
       assert.equal(r.code, 0, r.stderr);
     }
+    // Expired: signed while it was valid (the library takes the clock).
+    const old = join(issuer, "docs", "old");
+    await Deno.mkdir(old);
+    await appendGrant(
+      w.project,
+      join(w.project, ".agentteams", "team"),
+      grantFields({
+        grantId: "G-4",
+        holderTeam: "holder",
+        targetPath: "docs/old",
+        expiresAt: "2020-01-01T00:00:00Z",
+        issuerRoot: issuer,
+      }),
+      { env: w.env, now: new Date("2019-06-01T00:00:00Z") },
+      await operatorSigner(w.env),
+    );
     const halt = await w.cli(
       [
         "decision",
@@ -276,9 +300,13 @@ Deno.test("the runner under the printed serve flags with grants it does not acce
     );
     assert.equal(halt.code, 0, halt.stderr);
     const args = await permissionsArgs(w, ["serve", "--project", w.project]);
-    // Neither grant is accepted: neither root, nor the issuer's workspace, is in the line.
-    assert.ok(!runnerAllow(args, "read").some((e) => within(shared, e)), args.join(" "));
+    // G-3 is accepted (its root written, its issuer read); G-1 (HALTed) and G-2 (too broad) add
+    // nothing of their own: the too-broad root is in no list, and G-1's root is written by none.
+    assert.ok(runnerAllow(args, "write").includes(open), args.join(" "));
+    assert.ok(!runnerAllow(args, "write").some((e) => within(shared, e)), args.join(" "));
     assert.ok(!runnerAllow(args, "read").includes(w.dir), args.join(" "));
+    assert.ok(!runnerAllow(args, "write").includes(w.dir), args.join(" "));
+    assert.ok(!runnerAllow(args, "write").some((e) => within(old, e)), args.join(" "));
     await withRunner(w, async () => {
       const nonce = await w.dispatch();
       const file = join(w.dir, "p.json");
