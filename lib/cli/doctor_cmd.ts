@@ -6,7 +6,7 @@
  * @module
  */
 import { type Check, preflight, preflightExit } from "../runner/preflight.ts";
-import { confinedWriteProblems } from "../policy/brief.ts";
+import { confinedWriteProblems } from "../sandbox/roots_io.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -31,7 +31,7 @@ export async function doctor(ctx: Ctx): Promise<Outcome> {
   // The runner starts without them, but the first confined run would be refused: an error here.
   const confined: Check[] = pre.policy === null
     ? []
-    : confinedWriteProblems(pre.policy, ctx.project).map((e) => ({
+    : confinedWriteProblems(pre.policy.confinedPrograms, ctx.project).map((e) => ({
       name: "confined-write-dirs",
       ok: false,
       level: "error",

@@ -19,9 +19,7 @@
 
 import { sha256Hex } from "../crypto/hash.ts";
 import { basename, dirname, join, resolve } from "../fs/path.ts";
-import { type AgentTeamsError, FsSafetyError, PolicyError, SandboxError } from "../errors.ts";
-import { walkRoot } from "../sandbox/roots_io.ts";
-import { writeRootProblem } from "../sandbox/roots.ts";
+import { FsSafetyError, PolicyError } from "../errors.ts";
 import { readRegularFile } from "../fs/safe_read.ts";
 import { DEFAULT_BRIEF_NAMES, literalScopes } from "./lint.ts";
 import { type BriefFindings, briefFindings, parsePolicy } from "./parse.ts";
@@ -183,7 +181,9 @@ export async function loadPolicy(
 
 /**
  * Checks the brief at `briefPath` and reports every problem at once (`agentteams brief check`):
- * read as `loadPolicy` reads it (an unreadable brief is thrown, as there), then `briefFindings`.
+ * read as `loadPolicy` reads it (an unreadable brief is thrown, as there), then `briefFindings`;
+ * with no finding, also the brief's policy (for the checks that look at the file system:
+ * `confinedWriteProblems`, lib/sandbox/roots_io.ts), else `null`.
  *
  * @example
  * ```ts
@@ -195,62 +195,13 @@ export async function loadPolicy(
 export async function checkBrief(
   briefPath: string,
   opts: { projectRoot: string },
-): Promise<
-  Omit<BriefFindings, "findings"> & {
-    readonly findings: readonly AgentTeamsError[];
-    readonly briefPath: string;
-  }
-> {
+): Promise<BriefFindings & { readonly briefPath: string; readonly policy: Policy | null }> {
   const { root, real, text, sha } = await readBriefText(briefPath, opts.projectRoot);
   const meta = { briefPath: real, projectRoot: root, briefSha256: sha };
   const found = briefFindings(text, meta, (rel) => isDirectory(join(root, rel)));
-  if (found.findings.length > 0) return { ...found, briefPath: real };
-  // A brief the lint accepts: its confined write directories as the first confined run checks them.
-  const confined = confinedWriteProblems(parsePolicy(text, meta), root);
-  return { ...found, findings: confined, briefPath: real };
-}
-
-type SandboxCode = ConstructorParameters<typeof SandboxError>[0];
-
-/**
- * The brief's confined write directories (`confined_programs.<agent>.write`) the sandbox would
- * refuse, checked up front by the sandbox's own rule (`writeRootProblem`, on the walk a confined
- * run makes): a directory that does not exist (else the first `run` fails `CONFINED_INVALID`), a
- * symlink on its way, one not below the project root. Each problem names the agent, the entry and
- * what to do. Entries from the operator's confined-programs file are the operator's, not checked
- * here. `brief check` and `doctor` report them.
- *
- * @example
- * ```ts
- * import { confinedWriteProblems, loadPolicy } from "./brief.ts";
- * const policy = await loadPolicy("/work/proj/agentteams.json", { projectRoot: "/work/proj" });
- * confinedWriteProblems(policy, "/work/proj").map((e) => e.code); // e.g. ["CONFINED_INVALID"]
- * ```
- */
-export function confinedWriteProblems(policy: Policy, projectRoot: string): SandboxError[] {
-  const block = policy.confinedPrograms;
-  if (block === null || block.source !== "brief") return [];
-  const projectReal = Deno.realPathSync(projectRoot);
-  const fold = Deno.build.os === "darwin";
-  const out: SandboxError[] = [];
-  for (const [agent, entry] of Object.entries(block.agents)) {
-    entry.write.forEach((rel, i) => {
-      const walk = walkRoot(projectReal, rel);
-      const problem = writeRootProblem(walk, projectReal, fold);
-      if (problem === null) return;
-      const missing = walk.walk.at(-1)?.kind === "missing";
-      const where = `confined_programs.${agent}.write[${i}] (${JSON.stringify(rel)})`;
-      const todo = missing
-        ? `: create the directory (mkdir -p ${join(projectReal, rel)}) before the first run`
-        : "";
-      out.push(
-        new SandboxError(problem.code as SandboxCode, `${where}: ${problem.message}${todo}`, {
-          details: { ...problem.details, agent, index: i },
-        }),
-      );
-    });
-  }
-  return out;
+  // A brief the check accepts, as its policy (what the caller checks against the file system).
+  const policy = found.findings.length === 0 ? parsePolicy(text, meta) : null;
+  return { ...found, briefPath: real, policy };
 }
 
 /** The brief's text as `loadPolicy` and `checkBrief` read it, with the real paths and its hash. */

@@ -295,8 +295,8 @@ function samePath(a: string, b: string, fold: boolean): boolean {
  * (`walkRoot`): every step an existing real directory (no symlink, no refused character), and the
  * root below the project root. `null` when it passes; else the `SandboxError` a confined run
  * throws (`CONFINED_PATH_UNSAFE` for a symlink or a refused character, `CONFINED_INVALID`
- * otherwise). `brief check` and `doctor` ask it up front (`lib/policy/brief.ts`
- * `confinedWriteProblems`), every confined run through {@link checkRoots}.
+ * otherwise). `brief check` and `doctor` ask it up front (`roots_io.ts` `confinedWriteProblems`),
+ * every confined run through {@link checkRoots}.
  *
  * @example
  * ```ts

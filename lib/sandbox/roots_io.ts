@@ -18,7 +18,8 @@
 import { type EntryKind, entryKind, realPathLoose } from "../fs/entry.ts";
 import { dirname, normalize } from "../fs/path.ts";
 import { confinedFilePath } from "./operator_file.ts";
-import type { ConfinedAgent } from "../policy/types.ts";
+import type { ConfinedAgent, ConfinedPrograms } from "../policy/types.ts";
+import { SandboxError } from "../errors.ts";
 import {
   checkRoots,
   type GrantedRoot,
@@ -26,6 +27,7 @@ import {
   type KeepClear,
   type ResolvedRoots,
   type WriteRootFacts,
+  writeRootProblem,
 } from "./roots.ts";
 
 /** Inputs of {@link resolveRoots}. */
@@ -206,6 +208,53 @@ export function foreignRootReal(root: string): string {
     throw e;
   }
 }
+
+/**
+ * The brief's confined write directories (`confined_programs.<agent>.write`) the sandbox would
+ * refuse, checked up front by the sandbox's own rule ({@link walkRoot}, then `writeRootProblem`,
+ * as every confined run checks them): a directory that does not exist (else the first `run` fails
+ * `CONFINED_INVALID`), a symlink on its way, one not below the project root. Each problem names the
+ * agent, the entry and what to do. An operator confined-programs file's entries are the operator's,
+ * not checked here. `brief check` and `doctor` report them.
+ *
+ * @example
+ * ```ts
+ * import { confinedWriteProblems } from "./roots_io.ts";
+ * import type { ConfinedPrograms } from "../policy/types.ts";
+ * declare const block: ConfinedPrograms; // worker: write ["out"], with no /work/p/out
+ * confinedWriteProblems(block, "/work/p").map((e) => e.code); // ["CONFINED_INVALID"]
+ * ```
+ */
+export function confinedWriteProblems(
+  block: ConfinedPrograms | null,
+  projectRoot: string,
+): SandboxError[] {
+  if (block === null || block.source !== "brief") return [];
+  const projectReal = Deno.realPathSync(projectRoot);
+  const fold = Deno.build.os === "darwin";
+  const out: SandboxError[] = [];
+  for (const [agent, entry] of Object.entries(block.agents)) {
+    entry.write.forEach((rel, i) => {
+      const walk = walkRoot(projectReal, rel);
+      const problem = writeRootProblem(walk, projectReal, fold);
+      if (problem === null) return;
+      const missing = walk.walk.at(-1)?.kind === "missing";
+      const where = `confined_programs.${agent}.write[${i}] (${JSON.stringify(rel)})`;
+      const todo = missing
+        ? `: create the directory (mkdir -p ${projectReal}/${rel}) before the first run`
+        : "";
+      out.push(
+        new SandboxError(problem.code as SandboxCode, `${where}: ${problem.message}${todo}`, {
+          details: { ...problem.details, agent, index: i },
+        }),
+      );
+    });
+  }
+  return out;
+}
+
+/** The codes a `SandboxError` takes. */
+type SandboxCode = ConstructorParameters<typeof SandboxError>[0];
 
 /**
  * Resolves and checks one confinement's roots (see `roots.ts` for the rules); throws
