@@ -11,7 +11,7 @@
  */
 import { AgentTeamsError } from "../errors.ts";
 import type { Env } from "../env.ts";
-import { lstatOrNullSync } from "../fs/entry.ts";
+import { lstatOrNullSync, realPathLoose } from "../fs/entry.ts";
 import {
   type GrantedWrite,
   grantsLoadedRow,
@@ -34,7 +34,7 @@ import {
 } from "../sandbox/roots.ts";
 import { childEnv } from "../process/child_env.ts";
 import { type GitControlPath, openGitContext } from "../git/context.ts";
-import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
+import { makePrivateTmpdir, removePrivateTmpdir, runTmpParent } from "../sandbox/run_dir.ts";
 
 /** What the runner's grants add. */
 export interface LoadedGrants {
@@ -103,7 +103,7 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
   const issuers = new IssuerGit(opts.env);
   try {
     // The same check every confined run makes, against a private TMPDIR made the same way.
-    const { bounds, keepClear } = placeBounds(opts, tmpdir);
+    const { bounds, keepClear } = placeBounds(opts, Deno.realPathSync(tmpdir));
     for (const g of found.granted) {
       // Where it lies first, with no look at it: a root refused there is never read (and the
       // runner's flags grant it nothing).
@@ -158,7 +158,7 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
 /** The bounds a granted root's place is checked against (as every confined run checks it). */
 function placeBounds(
   opts: Pick<LoadGrantsOptions, "root" | "keyDir" | "home" | "env">,
-  tmpdir: string,
+  tmpdirReal: string,
 ): { bounds: GrantedRootBounds; keepClear: readonly KeepClear[] } {
   const projectReal = Deno.realPathSync(opts.root);
   const keepClear = grantKeepClear({
@@ -172,7 +172,7 @@ function placeBounds(
     bounds: {
       projectReal,
       homeReal: homeRealOf(opts.home),
-      tmpdirReal: Deno.realPathSync(tmpdir),
+      tmpdirReal,
       keepClear,
       foldCase: Deno.build.os === "darwin",
     },
@@ -207,18 +207,17 @@ export async function placedGrants(opts: LoadGrantsOptions): Promise<GrantedWrit
     throw e;
   }
   if (found.granted.length === 0) return [];
-  const tmpdir = makePrivateTmpdir(opts.env);
-  try {
-    const { bounds } = placeBounds(opts, tmpdir);
-    return found.granted.filter((g) =>
-      grantedPlaceProblem(
-        { path: g.root, grant: g.grant, issuerRoot: g.issuerRoot, issuerGit: [] },
-        bounds,
-      ) === null
-    );
-  } finally {
-    removePrivateTmpdir(tmpdir);
-  }
+  // Against where a run's private TMPDIR is made (a name below its parent, made by nothing here:
+  // `permissions`, which asks this too, writes nothing): a root holding the parent holds every
+  // run's private TMPDIR, as the runner's own check finds.
+  const parent = realPathLoose(runTmpParent(opts.env, Deno.uid()));
+  const { bounds } = placeBounds(opts, join(parent, "agentteams-run-any"));
+  return found.granted.filter((g) =>
+    grantedPlaceProblem(
+      { path: g.root, grant: g.grant, issuerRoot: g.issuerRoot, issuerGit: [] },
+      bounds,
+    ) === null
+  );
 }
 
 /**

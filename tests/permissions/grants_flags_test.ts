@@ -166,6 +166,22 @@ Deno.test("a gated apply under the printed flags with write grants present: vali
     });
 
     await t.step(
+      "permissions apply, itself under its own narrow line, prints the same line",
+      async () => {
+        const file = await proposal(sb, "asked");
+        const outer = await runCli(["permissions", "permissions", "--", "apply", file], {
+          env: sb.env,
+          cwd: sb.project,
+        });
+        assert.equal(outer.code, 0, outer.stderr);
+        const r = await sh(sb, outer.stdout.trim());
+        assert.equal(r.code, 0, `${outer.stdout}\n${r.stderr}`);
+        assert.doesNotMatch(r.stderr, /NOT_CAPABLE/);
+        assert.equal(r.stdout.trim(), await permissionsLine(sb, ["apply"], [file]));
+      },
+    );
+
+    await t.step(
       "a too-broad grant (its root holds the project): adds nothing to the line",
       async () => {
         await signGrant(sb, "G-2", ".", sb.dir);
