@@ -357,6 +357,16 @@ export class PermissionLayerError extends AgentTeamsError {
   }
 }
 
+/** The tool's own installation: the source tree's npm packages are not in Deno's cache. */
+export class SetupError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
+  readonly family = "setup";
+  /** A refusal with its stable `code` and a message that names what to run. */
+  constructor(code: "DEPS_MISSING", message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
+}
+
 /** The runner's queue: a refused request, an unsafe queue path, a second runner, no runner. */
 export class QueueError extends AgentTeamsError {
   /** The rule family these refusals belong to. */
@@ -464,5 +474,28 @@ export function otherRefusal(e: unknown): { code: string; message: string } {
     : e instanceof Error
     ? `${e.name}: ${e.message}`
     : String(e);
-  return { code: refusalCode(e), message };
+  return { code: refusalCode(e), message: internalMessage(message) };
+}
+
+/** ANSI escape sequences (CSI and OSC), as Deno colours its own messages. */
+// deno-lint-ignore no-control-regex
+const ANSI = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]/g;
+
+/**
+ * A failure's message as the tool reports it: its first line only (never a stack, never the
+ * causes Deno lists below it), with terminal escape sequences and other control characters
+ * removed and runs of white space made one space. Every `INTERNAL` (and `NOT_CAPABLE`) message
+ * passes here ({@link otherRefusal}), so none carries escape codes or a stack.
+ *
+ * @example
+ * ```ts
+ * import { internalMessage } from "./errors.ts";
+ * internalMessage("TypeError: boom\n    at \x1b[36mfile:///x.ts\x1b[0m:1:2");
+ * // "TypeError: boom"
+ * ```
+ */
+export function internalMessage(message: string): string {
+  const first = message.replace(ANSI, "").split(/\r?\n/)[0];
+  // deno-lint-ignore no-control-regex
+  return first.replace(/[\x00-\x1f\x7f-\x9f]/g, " ").replace(/\s+/g, " ").trim();
 }

@@ -217,7 +217,8 @@ export const BROAD_OK_ENV = "AGENTTEAMS_BROAD_OK";
 /**
  * The union of every command's permissions, for the release forms (the compiled binaries, the
  * launcher `scripts/install` writes): read and write unrestricted (a project's paths are known
- * only at run time; each command narrows them at start by revoking what it does not need), run
+ * only at run time; at start each command revokes the categories it needs none of, but keeps the
+ * whole of one it needs: path-level narrowing comes only from `permissions`' printed line), run
  * limited to the host programs and git where it usually is, the environment variables the
  * commands read, `sys` uid; never net, never ffi.
  *

@@ -15,7 +15,7 @@ import { readShebang } from "../sandbox/gate_exec.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
-import { loadGrantedRoots } from "../runner/granted.ts";
+import { loadGrantedRoots, placedGrants } from "../runner/granted.ts";
 import { homeFrom } from "../env.ts";
 import { teamDirOf } from "./authz_common.ts";
 import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_KEY_FILE } from "../crypto/keys.ts";
@@ -195,11 +195,40 @@ function grantedGitPath(path: string, gitDirs: readonly string[]): string {
 }
 
 /**
- * What `apply` and `run` need: the project, the brief, the artifact, the key, the sandbox
- * (`/usr/bin/bwrap`, a private TMPDIR, `/proc` for process groups), and the PATH directories
- * where programs are resolved.
+ * The roots of the write grants a runner started now could accept ({@link placedGrants}): a
+ * confined gate's exec paths are checked against every write grant's root in the holder's ledger,
+ * and the act resolves each root it may read. Only these are granted: a grant no runner would
+ * accept (too broad, HALTed, expired, unverified) adds no read, and the act compares its root as
+ * written (`foreignRootReal`).
  */
-async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promise<Needs> {
+async function grantRootReads(ctx: Ctx): Promise<string[]> {
+  try {
+    const placed = await placedGrants({
+      root: ctx.project,
+      teamDir: teamDirOf(ctx),
+      env: ctx.env,
+      home: homeFrom(ctx.env),
+      keyDir: keyDir(ctx.env),
+      now: ctx.now,
+    });
+    return [...new Set(placed.map((g) => g.root))];
+  } catch (e) {
+    return unlessNotCapable(e);
+  }
+}
+
+/**
+ * What `apply` and `run` need: the project, the brief, the artifact, the key, the sandbox
+ * (`/usr/bin/bwrap`, a private TMPDIR, `/proc` for process groups), the PATH directories
+ * where programs are resolved, and the roots of the write grants a runner could accept (a
+ * confined gate is checked against them: {@link grantRootReads}).
+ */
+async function actingNeeds(
+  ctx: Ctx,
+  run: string[],
+  reads: string[] = [],
+  grantReads: () => Promise<string[]> = () => grantRootReads(ctx),
+): Promise<Needs> {
   const brief = briefReads(ctx);
   const file = typeof ctx.parsed.positionals.FILE === "string"
     ? [resolve(ctx.parsed.positionals.FILE)]
@@ -218,6 +247,7 @@ async function actingNeeds(ctx: Ctx, run: string[], reads: string[] = []): Promi
       PERL_PATH,
       SETSID_PATH,
       ...await confinedExecPaths(ctx),
+      ...await grantReads(),
       ...reads,
     ],
     write: [ctx.project, tmp],
@@ -350,11 +380,13 @@ export async function serveNeeds(ctx: Ctx): Promise<Needs> {
   const makePair = entryKind(join(kd, RUNNER_SEAL_KEY_FILE)) === "missing";
   const granted = await grantedNeeds(ctx);
   return mergeNeeds(
+    // The roots it accepts at its start (granted.read), not every placed one: a grant the runner
+    // does not accept adds nothing to its line.
     await actingNeeds(ctx, onPath(ctx, "git"), [
       ...programs,
       ...await gitPaths(ctx),
       ...granted.read,
-    ]),
+    ], () => Promise.resolve([])),
     // Every key variable, so the runner can refuse to start while one is set.
     {
       read: [],

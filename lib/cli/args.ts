@@ -73,6 +73,43 @@ export const FLAG_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * Splits off the common options given before the command's words (`agentteams --project DIR
+ * ledger verify`, `--brief B brief check`, `--json ...`), as most CLIs accept them: each of
+ * `flags` (string flags with their value, `--x v` or `--x=v`) from the start of `args` up to the
+ * first word that is none of them. The caller puts them right after the command's words, where
+ * the command parses them as its own (so one given twice is still refused, `USAGE`). Anything else
+ * before the command is left where it is (and is then an unknown command).
+ *
+ * @example
+ * ```ts
+ * import { splitLeadingOptions } from "./args.ts";
+ * import { COMMON_FLAGS } from "./common_flags.ts";
+ * splitLeadingOptions(["--project", "p", "--json", "ledger", "verify"], COMMON_FLAGS);
+ * // { lead: ["--project", "p", "--json"], rest: ["ledger", "verify"] }
+ * ```
+ */
+export function splitLeadingOptions(
+  args: readonly string[],
+  flags: readonly FlagSpec[],
+): { lead: string[]; rest: string[] } {
+  const byName = new Map(flags.map((f) => [f.name, f]));
+  let i = 0;
+  while (i < args.length && args[i].startsWith("--") && args[i] !== "--") {
+    const a = args[i];
+    const eq = a.indexOf("=");
+    const spec = byName.get(eq > 0 ? a.slice(2, eq) : a.slice(2));
+    // `--help` before a command is the top-level help's (handled by the caller), not an option.
+    if (spec === undefined || spec.name === "help") break;
+    if (spec.kind === "string" && eq < 0) {
+      // A value-taking option with nothing after it: left for the command line's own refusal.
+      if (i + 1 >= args.length) break;
+      i += 2;
+    } else i += 1;
+  }
+  return { lead: args.slice(0, i), rest: args.slice(i) };
+}
+
+/**
  * Rewrites the earlier tool's spellings: a command flag anywhere in argv becomes the leading
  * command words (with its value as the first positional), and flag aliases are renamed.
  *

@@ -6,6 +6,7 @@
  */
 import { resolve } from "../fs/path.ts";
 import { checkBrief, defaultBriefPath } from "../policy/brief.ts";
+import { confinedWriteProblems } from "../sandbox/roots_io.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -24,7 +25,11 @@ import type { Ctx, Outcome } from "./command_spec.ts";
 export async function briefCheck(ctx: Ctx): Promise<Outcome> {
   const path = briefFlagPath(ctx) ?? await defaultBriefPath(ctx.project);
   const r = await checkBrief(resolve(path), { projectRoot: ctx.project });
-  const problems = r.findings.map((e) => ({ code: e.code, message: e.message }));
+  // A brief the check accepts: its confined write directories as the first confined run checks them.
+  const confined = r.policy === null
+    ? []
+    : confinedWriteProblems(r.policy.confinedPrograms, ctx.project);
+  const problems = [...r.findings, ...confined].map((e) => ({ code: e.code, message: e.message }));
   const lines = [
     ...problems.map((p) => `${p.code}: ${oneLine(p.message)}`),
     ...r.warnings.map((w) => `warning: ${oneLine(w)}`),

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { SetupError } from "../errors.ts";
 
 /** Whether this module runs from the source tree (else from the release bundle). */
 const IN_SOURCE = import.meta.url.endsWith("/lib/cli/code_dir.ts");
@@ -45,8 +46,28 @@ export function entryPath(): string {
 }
 
 /**
+ * The npm package a failed module load names (`Failed caching npm package 'yaml@2.9.1'`, `Could
+ * not find npm package ...`), or `null` when the failure is not about an npm package.
+ *
+ * @example
+ * ```ts
+ * import { missingNpmPackage } from "./code_dir.ts";
+ * missingNpmPackage(new TypeError("Failed caching npm package 'yaml@2.9.1'\n 0: error")); // "yaml@2.9.1"
+ * ```
+ */
+export function missingNpmPackage(e: unknown): string | null {
+  if (!(e instanceof Error)) return null;
+  const m = e.message.match(/npm package '([^']+)'|npm package "([^"]+)"|npm:\/?([^\s'"]+)/);
+  if (m === null || !/(cach|find|load|resolv|download|fetch)/i.test(e.message)) return null;
+  return m[1] ?? m[2] ?? m[3] ?? null;
+}
+
+/**
  * Loads a command's module; a load refused because the code directory may not be read is
- * `NotCapable` (with the flag that grants it), anything else is rethrown as it is.
+ * `NotCapable` (with the flag that grants it); one that fails because an npm package the source
+ * tree imports is not in Deno's cache (and could not be fetched) is `DEPS_MISSING`, saying in one
+ * line what to run; anything else is rethrown as it is. Every command's modules (and so every npm
+ * package they import) load here, before the command acts.
  *
  * @example
  * ```ts
@@ -63,6 +84,16 @@ export async function loadCode<T>(load: () => Promise<T>): Promise<T> {
       throw new Deno.errors.NotCapable(
         `this command's code in ${dir} may not be read: it needs --allow-read=${dir} ` +
           "(`agentteams permissions` prints the whole line)",
+      );
+    }
+    const pkg = missingNpmPackage(e);
+    if (pkg !== null) {
+      const root = IN_SOURCE ? fromHere("../..").replace(/\/$/, "") : codeDir();
+      throw new SetupError(
+        "DEPS_MISSING",
+        `the npm package ${pkg} this command imports is not in Deno's cache and could not be ` +
+          `fetched: run \`deno install\` in ${root} once, with the npm registry reachable`,
+        { cause: e },
       );
     }
     throw e;

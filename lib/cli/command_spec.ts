@@ -26,6 +26,11 @@ export interface Ctx {
   readonly now: () => Date;
   /** Writes a line of progress or detail to stderr. */
   readonly note: (line: string) => void;
+  /**
+   * The earlier tool's command flag the command was spelled with (`--issue-dispatch`), or absent:
+   * a few commands then behave as the earlier tool did (`dispatch_cmd.ts`).
+   */
+  readonly earlier?: string | null;
 }
 
 /** What a handler returns; the entry point prints it. */

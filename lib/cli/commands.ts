@@ -68,8 +68,16 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     words: ["keys", "init"],
     summary: "create the operator keys (HMAC ledger key, Ed25519 pair) in a 0700 key dir",
+    help:
+      "With --decision and/or --waiver, also the triad's HMAC signing key(s): decision-signing.key,\n" +
+      "waiver-signing.key (0600, 64 hex characters, no newline), never replacing one; keys already\n" +
+      "made by an earlier `keys init` are kept. The triad reads them from AGENTTEAMS_DECISION_SIGNING_KEY\n" +
+      'and AGENTTEAMS_WAIVER_SIGNING_KEY: export VAR="$(cat FILE)" in the operator\'s shell to sign.',
     positionals: [],
-    flags: [],
+    flags: [
+      { name: "decision", kind: "bool", help: "also make the decision log's HMAC signing key" },
+      { name: "waiver", kind: "bool", help: "also make the waiver ledger's HMAC signing key" },
+    ],
     env: KEY_ENV,
     built: true,
     needs: (ctx) => {

@@ -5,8 +5,9 @@
  * @module
  */
 import { loadLedgerKey } from "../crypto/keys.ts";
-import { UsageError } from "../errors.ts";
-import { slugProblem } from "../ledger/dispatch.ts";
+import { PolicyError, UsageError } from "../errors.ts";
+import { issueDispatch, slugProblem } from "../ledger/dispatch.ts";
+import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { issueBriefDispatch } from "../acts/dispatch_act.ts";
 import { briefFlagPath } from "./needs.ts";
 import { queueReason, relay } from "./queue_mode.ts";
@@ -36,12 +37,7 @@ export async function dispatch(ctx: Ctx): Promise<Outcome> {
   // In queue mode the runner issues it, and seals the nonce to this process alone.
   const d = (await queueReason(ctx)) !== null
     ? await relay(ctx, { kind: "issue-dispatch", agent }) as unknown as IssuedDispatch
-    : await issueBriefDispatch(
-      ctx.project,
-      agent,
-      () => loadLedgerKey({ env: ctx.env, mode: "direct" }).hmac,
-      { brief: briefFlagPath(ctx) ?? undefined, now: ctx.now },
-    );
+    : await directDispatch(ctx, agent);
   ctx.note(
     `issued a dispatch for '${agent}' (id ${d.id.slice(0, 12)}, expires ${d.expires}` +
       (d.compacted ? `, ${d.compacted} expired compacted` : "") + ")",
@@ -51,4 +47,35 @@ export async function dispatch(ctx: Ctx): Promise<Outcome> {
     text: d.nonce,
     json: { ok: true, nonce: d.nonce, agent, id: d.id.slice(0, 12), expires: d.expires },
   };
+}
+
+/**
+ * Direct mode's issue: the brief must name the agent. Only under the earlier spelling
+ * (`--issue-dispatch`, which took no brief), with no brief named (`--brief`/`--description`) and
+ * none at the project's default names, it issues as the earlier tool did, unchecked, saying so in
+ * one warning line. A brief that exists but cannot be read, or one named that is missing, is still
+ * refused; and queue mode (a live runner, a brief with the switch) never reaches here: the switch
+ * needs a brief.
+ */
+async function directDispatch(ctx: Ctx, agent: string): Promise<IssuedDispatch> {
+  const key = () => loadLedgerKey({ env: ctx.env, mode: "direct" }).hmac;
+  const brief = briefFlagPath(ctx);
+  try {
+    return await issueBriefDispatch(ctx.project, agent, key, {
+      brief: brief ?? undefined,
+      now: ctx.now,
+    });
+  } catch (e) {
+    const unbriefed = ctx.earlier === "--issue-dispatch" && brief === null &&
+      e instanceof PolicyError && e.code === "BRIEF_NOT_FOUND";
+    if (!unbriefed) throw e;
+    ctx.note(
+      `agentteams dispatch: warning: no brief in ${ctx.project} (${
+        DEFAULT_BRIEF_NAMES.join(", ")
+      }): ` +
+        `'${agent}' was not checked against a brief, as the earlier --issue-dispatch did not check ` +
+        "it; add a brief whose agent_policies name it",
+    );
+    return await issueDispatch(ctx.project, key(), agent, { now: ctx.now });
+  }
 }

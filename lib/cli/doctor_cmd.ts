@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { preflight, preflightExit } from "../runner/preflight.ts";
+import { type Check, preflight, preflightExit } from "../runner/preflight.ts";
+import { confinedWriteProblems } from "../sandbox/roots_io.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -22,11 +23,23 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * ```
  */
 export async function doctor(ctx: Ctx): Promise<Outcome> {
-  const { checks } = await preflight({
+  const pre = await preflight({
     root: ctx.project,
     env: ctx.env,
     briefPath: briefFlagPath(ctx),
   });
+  // The runner starts without them, but the first confined run would be refused: an error here.
+  const confined: Check[] = pre.policy === null
+    ? []
+    : confinedWriteProblems(pre.policy.confinedPrograms, ctx.project).map((e) => ({
+      name: "confined-write-dirs",
+      ok: false,
+      level: "error",
+      code: e.code,
+      message: e.message,
+    }));
+  const checks = [...pre.checks, ...confined];
+  const serveRefuses = preflightExit(pre.checks) !== 0;
   const exit = preflightExit(checks);
   const lines = checks.map((c) =>
     `${c.ok ? "ok" : c.level}: ${c.name}: ${c.code !== undefined ? `${c.code}: ` : ""}` +
@@ -58,7 +71,8 @@ export async function doctor(ctx: Ctx): Promise<Outcome> {
     refusal: {
       code: errors[0].code ?? "PREFLIGHT_FAILED",
       message: `${errors.length} check(s) failed (${errors.map((c) => c.name).join(", ")}); ` +
-        `serve would refuse to start: fix them and run agentteams doctor again`,
+        (serveRefuses ? "serve would refuse to start" : "confined runs would be refused") +
+        ": fix them and run agentteams doctor again",
     },
   };
 }

@@ -61,6 +61,27 @@ function earlierName(flag: string): string {
 }
 
 /**
+ * The earlier tool's command flag argv was spelled with (`--issue-dispatch`, any of
+ * `COMMAND_ALIASES`), whatever its output; `null` for the new spellings, and for a flag after
+ * `--` (an argument of the command's own).
+ *
+ * @example
+ * ```ts
+ * import { earlierSpelling } from "./earlier_output.ts";
+ * earlierSpelling(["--issue-dispatch", "--agent", "w"]); // "--issue-dispatch"
+ * earlierSpelling(["dispatch", "--agent", "w"]); // null
+ * ```
+ */
+export function earlierSpelling(argv: readonly string[]): string | null {
+  for (const a of argv) {
+    if (a === "--") return null;
+    const name = a.includes("=") ? a.slice(0, a.indexOf("=")) : a;
+    if (Object.hasOwn(COMMAND_ALIASES, name)) return name;
+  }
+  return null;
+}
+
+/**
  * The earlier command flag argv was spelled with, when its output is the earlier tool's: one of
  * the flags this module renders, else `null`.
  *

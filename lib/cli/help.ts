@@ -29,6 +29,7 @@ export function topHelp(): string {
     ),
     "",
     "common options: --project DIR, --brief FILE (alias --description), --json, --help",
+    "  (--project, --brief and --json may also come before the command)",
     "agentteams --version prints the version; agentteams <command> --help explains one command",
     "exit codes: 0 ok, 1 refused or verification failed, 2 usage error, " +
     "3 undeclared writes or timeout",

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { initKeys } from "../crypto/keys.ts";
+import { initKeys, type TriadKeyKind } from "../crypto/keys.ts";
+import { shellQuote } from "./shell_quote.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -18,18 +19,33 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * ```
  */
 export async function keysInit(ctx: Ctx): Promise<Outcome> {
-  const r = await initKeys({ env: ctx.env });
-  return {
-    exit: 0,
-    json: { ok: true, ...r },
-    text: [
+  const triad: TriadKeyKind[] = [
+    ...(ctx.parsed.flags.decision === true ? ["decision" as const] : []),
+    ...(ctx.parsed.flags.waiver === true ? ["waiver" as const] : []),
+  ];
+  const r = await initKeys({ env: ctx.env, triad });
+  const lines = r.made
+    ? [
       `created key dir ${r.dir} (0700)`,
       `  ledger key    ${r.ledgerKeyPath} (0600)`,
       `  signing key   ${r.signingKeyPath} (0600, Ed25519 PKCS#8)`,
       `  verify key    ${r.verifyKeyPath} (Ed25519 SPKI, key id ${r.keyId})`,
       `  runner key    ${r.runnerKeyPath} (0600, X25519: seals the runner's results)`,
       `  runner public ${r.runnerPublicKeyPath} (the one key file a waiting CLI reads)`,
-      "Keep this directory out of every agent session.",
-    ].join("\n"),
-  };
+    ]
+    : [`kept the keys in ${r.dir} (ledger key, Ed25519 pair key id ${r.keyId})`];
+  for (const t of r.triad) {
+    lines.push(
+      `  ${t.kind} key${" ".repeat(9 - t.kind.length)} ${t.path} (0600, HMAC; the triad reads it ` +
+        `from ${t.env})`,
+    );
+  }
+  if (r.triad.length > 0) {
+    lines.push(
+      "To sign, in the operator's shell only (the runner refuses to start with these set):",
+      ...r.triad.map((t) => `  export ${t.env}="$(cat ${shellQuote(t.path)})"`),
+    );
+  }
+  lines.push("Keep this directory out of every agent session.");
+  return { exit: 0, json: { ok: true, ...r }, text: lines.join("\n") };
 }

@@ -17,9 +17,14 @@ import { COMMON_FLAGS } from "./common_flags.ts";
 import { diskKindOf, findProjectRoot } from "./project_root.ts";
 import { commandHelp, groupHelp, topHelp } from "./help.ts";
 import { shellQuote } from "./shell_quote.ts";
-import { normalizeArgv, parseArgs } from "./args.ts";
+import { normalizeArgv, parseArgs, splitLeadingOptions } from "./args.ts";
 import { inert, oneLine } from "./terminal.ts";
-import { earlierOutcome, earlierOutputFlag, earlierRefusal } from "./earlier_output.ts";
+import {
+  earlierOutcome,
+  earlierOutputFlag,
+  earlierRefusal,
+  earlierSpelling,
+} from "./earlier_output.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /** Where output goes (tests pass collectors). */
@@ -176,7 +181,9 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
   // Spelled the earlier tool's way (`--apply-proposal FILE`): printed the earlier tool's way.
   const earlier = earlierOutputFlag(argv);
   try {
-    const args = normalizeArgv(argv);
+    // Common options before the command (`--project DIR ledger verify`) go after its words.
+    const { lead, rest: afterLead } = splitLeadingOptions(normalizeArgv(argv), COMMON_FLAGS);
+    const args = afterLead.length === 0 ? lead : afterLead;
     if (args.length === 0) {
       io.stdout(topHelp());
       return 0;
@@ -199,7 +206,8 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
       }
       throw new UsageError("UNKNOWN_COMMAND", unknownCommandMessage(args));
     }
-    const { spec, rest } = found;
+    const { spec } = found;
+    const rest = [...(args === lead ? [] : lead), ...found.rest];
     name = spec.words.join(" ");
     const dashdash = rest.indexOf("--");
     if ((dashdash < 0 ? rest : rest.slice(0, dashdash)).includes("--help")) {
@@ -229,6 +237,7 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
       json: json || earlier !== null,
       now: () => new Date(),
       note: (l) => io.stderr(l),
+      earlier: earlierSpelling(argv),
     };
     // Read before narrowing: once narrowed, the variable may no longer be readable.
     const broadOk = broadAcknowledged();

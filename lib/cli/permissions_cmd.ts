@@ -20,7 +20,7 @@ import { COMMON_FLAGS } from "./common_flags.ts";
 import { briefFlagPath, confinedDirs, tmpDirOf } from "./needs.ts";
 import { keyDir } from "../crypto/keys.ts";
 import { entryPath } from "./code_dir.ts";
-import { normalizeArgv, parseArgs } from "./args.ts";
+import { normalizeArgv, parseArgs, splitLeadingOptions } from "./args.ts";
 import { perInvocation } from "./per_invocation.ts";
 import type { CommandSpec, CommandTable, Ctx, Outcome } from "./command_spec.ts";
 
@@ -116,11 +116,17 @@ const askedOf: (ctx: Ctx, table: CommandTable) => Promise<Asked> = perInvocation
   async (ctx: Ctx, table: CommandTable) => {
     // The asked command's words follow `--`, which the top-level rewrite passes on as they
     // are: the earlier tool's spellings are rewritten here, as that command itself would.
-    const words = normalizeArgv(ctx.parsed.positionals.COMMAND as string[]);
-    const found = table.find(words);
-    if (found === null) {
+    // Common options before its words (`permissions -- --project P ledger verify`) are its own.
+    const split = splitLeadingOptions(
+      normalizeArgv(ctx.parsed.positionals.COMMAND as string[]),
+      COMMON_FLAGS,
+    );
+    const words = split.rest;
+    const asked = table.find(words);
+    if (asked === null) {
       throw new UsageError("UNKNOWN_COMMAND", `no command ${JSON.stringify(words.join(" "))}`);
     }
+    const found = { ...asked, rest: [...split.lead, ...asked.rest] };
     const { spec } = found;
     // `permissions run --project P -- r.json`, the earlier spelling: its first `--` only ended
     // permissions' own flags, and is no part of the asked command's.

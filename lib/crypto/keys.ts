@@ -23,7 +23,7 @@
 import { dirname, isAbsolute, join, resolve } from "../fs/path.ts";
 import { FsSafetyError, KeyError } from "../errors.ts";
 import { HmacKey } from "./hash.ts";
-import { generatePem } from "./ed25519.ts";
+import { generatePem, importPublicPem, keyIdOfKey } from "./ed25519.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { describeKind, lstatOrNullSync } from "../fs/entry.ts";
 import { fillNewFileSync, fsyncDirSync } from "../fs/atomic_write.ts";
@@ -58,6 +58,30 @@ export const RUNNER_FORBIDDEN_ENV = [
   WAIVER_KEY_ENV,
   GRANT_KEY_ENV,
 ] as const;
+
+/** The decision log's HMAC key file `keys init --decision` makes (its bytes: the variable's value). */
+export const DECISION_KEY_FILE = "decision-signing.key";
+/** The waiver ledger's HMAC key file `keys init --waiver` makes (its bytes: the variable's value). */
+export const WAIVER_KEY_FILE = "waiver-signing.key";
+
+/**
+ * The triad's HMAC signing keys `keys init` can make: for each, the file it writes in the key dir
+ * and the variable the triad reads the key from (`lib/authz/signed.ts` `hmacKeyFrom`: the
+ * variable's UTF-8 bytes, unstripped). The file holds exactly those bytes (64 hex characters, no
+ * newline), so `VAR="$(cat FILE)"` gives the triad the key the file holds.
+ */
+export const TRIAD_KEYS = Object.freeze({
+  decision: Object.freeze({ file: DECISION_KEY_FILE, env: DECISION_KEY_ENV }),
+  waiver: Object.freeze({ file: WAIVER_KEY_FILE, env: WAIVER_KEY_ENV }),
+});
+
+/** A triad key `keys init` can make. */
+export type TriadKeyKind = keyof typeof TRIAD_KEYS;
+
+/** The key id of an SPKI PEM public key (as `generatePem` names a new pair's). */
+async function keyIdOfPem(pem: string): Promise<string> {
+  return await keyIdOfKey(await importPublicPem(pem));
+}
 
 /** Largest key file read. */
 export const MAX_KEY_FILE_BYTES = 64 * 1024;
@@ -293,6 +317,13 @@ export interface InitKeysResult {
   runnerPublicKeyPath: string;
   /** First 16 hex of SHA-256 of the public key's SPKI DER. */
   keyId: string;
+  /**
+   * Whether the ledger key and the Ed25519 pair were made now (`false`: they were there already,
+   * and only triad keys were asked for; they were kept as they are).
+   */
+  made: boolean;
+  /** The triad keys made now, each with the variable the triad reads it from. */
+  triad: { kind: TriadKeyKind; path: string; env: string }[];
 }
 
 function writeNewFile(path: string, text: string, mode: number): void {
@@ -334,7 +365,11 @@ function ensureKeyDir(dir: string, uid: number): void {
 /**
  * Creates the key dir (0700) and, inside it, the ledger key (32 random bytes as 64 hex
  * characters) and an Ed25519 signing pair, each written exclusively as 0600 (the public key
- * 0644). Refuses to replace any existing key (`KEY_EXISTS`).
+ * 0644). Refuses to replace any existing key (`KEY_EXISTS`). With `triad` (`keys init --decision
+ * --waiver`), also each named triad HMAC key ({@link TRIAD_KEYS}: 32 random bytes as 64 hex
+ * characters, no newline, 0600, exclusively); then a ledger key and Ed25519 pair that are all
+ * there already are kept (only some of them there is still `KEY_EXISTS`), and a triad key that
+ * exists is `KEY_EXISTS`.
  *
  * @example
  * ```ts
@@ -343,25 +378,54 @@ function ensureKeyDir(dir: string, uid: number): void {
  * r.keyId.length; // 16
  * ```
  */
-export async function initKeys(opts: { env: Env }): Promise<InitKeysResult> {
+export async function initKeys(
+  opts: { env: Env; triad?: readonly TriadKeyKind[] },
+): Promise<InitKeysResult> {
   const uid = currentUid();
   const dir = keyDir(opts.env);
   const ledgerPath = ledgerKeyPath(opts.env);
   const signingPath = join(dir, SIGNING_KEY_FILE);
   const verifyPath = join(dir, VERIFY_KEY_FILE);
+  const triad = [...new Set(opts.triad ?? [])].map((kind) => ({
+    kind,
+    path: join(dir, TRIAD_KEYS[kind].file),
+    env: TRIAD_KEYS[kind].env,
+  }));
   ensureKeyDir(dir, uid);
   if (dirname(ledgerPath) !== dir) ensureKeyDir(dirname(ledgerPath), uid);
-  for (const p of [ledgerPath, signingPath, verifyPath]) {
-    if (lstatOrNullSync(p) !== null) {
-      throw new KeyError("KEY_EXISTS", `${p} already exists; refusing to replace a key`);
+  const base = [ledgerPath, signingPath, verifyPath];
+  const present = base.filter((p) => lstatOrNullSync(p) !== null);
+  // Asked only for triad keys, a complete set already there is kept, never replaced.
+  const keep = triad.length > 0 && present.length === base.length;
+  if (!keep && present.length > 0) {
+    throw new KeyError("KEY_EXISTS", `${present[0]} already exists; refusing to replace a key`);
+  }
+  for (const t of triad) {
+    if (lstatOrNullSync(t.path) !== null) {
+      throw new KeyError("KEY_EXISTS", `${t.path} already exists; refusing to replace a key`);
     }
   }
-  const raw = crypto.getRandomValues(new Uint8Array(32));
-  const hex = raw.toHex();
-  const pair = await generatePem();
-  writeNewFile(ledgerPath, hex + "\n", 0o600);
-  writeNewFile(signingPath, pair.privatePem, 0o600);
-  writeNewFile(verifyPath, pair.publicPem, 0o644);
+  let keyId: string;
+  if (keep) {
+    // The public half (0644, not a secret): a regular file of the operator's, never a link.
+    const pub = readRegularFileSync(verifyPath, {
+      maxBytes: MAX_KEY_FILE_BYTES,
+      ownerUid: uid,
+      what: "verify key",
+    });
+    keyId = await keyIdOfPem(new TextDecoder().decode(pub.bytes));
+  } else {
+    const raw = crypto.getRandomValues(new Uint8Array(32));
+    const hex = raw.toHex();
+    const pair = await generatePem();
+    writeNewFile(ledgerPath, hex + "\n", 0o600);
+    writeNewFile(signingPath, pair.privatePem, 0o600);
+    writeNewFile(verifyPath, pair.publicPem, 0o644);
+    keyId = pair.keyId;
+  }
+  for (const t of triad) {
+    writeNewFile(t.path, crypto.getRandomValues(new Uint8Array(32)).toHex(), 0o600);
+  }
   fsyncDirSync(dir);
   await runnerSealPair(opts.env);
   return {
@@ -371,7 +435,9 @@ export async function initKeys(opts: { env: Env }): Promise<InitKeysResult> {
     verifyKeyPath: verifyPath,
     runnerKeyPath: join(dir, RUNNER_SEAL_KEY_FILE),
     runnerPublicKeyPath: join(dir, RUNNER_SEAL_PUB_FILE),
-    keyId: pair.keyId,
+    keyId,
+    made: !keep,
+    triad,
   };
 }
 

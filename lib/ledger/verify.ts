@@ -361,7 +361,13 @@ export function assessLedger(
           `the head records ${head.count} rows but the ledger holds ${n} ending in the same row`,
         );
       } else if (head.count === n + 1) {
-        add("LAST_ROW_REMOVED", n + 1, `the head records ${head.count} rows; the ledger has ${n}`);
+        // No row number: the removed row is no longer in the ledger (its number is past the end).
+        add(
+          "LAST_ROW_REMOVED",
+          null,
+          `the last row was removed: the head records ${head.count} rows, the ledger holds ${n}` +
+            (n === 0 ? "" : ` (ending at row ${n})`),
+        );
       } else if (head.count > n + 1) {
         add("TRUNCATED", n + 1, `the head records ${head.count} rows; the ledger has ${n}`);
       } else {

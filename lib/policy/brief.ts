@@ -181,7 +181,9 @@ export async function loadPolicy(
 
 /**
  * Checks the brief at `briefPath` and reports every problem at once (`agentteams brief check`):
- * read as `loadPolicy` reads it (an unreadable brief is thrown, as there), then `briefFindings`.
+ * read as `loadPolicy` reads it (an unreadable brief is thrown, as there), then `briefFindings`;
+ * with no finding, also the brief's policy (for the checks that look at the file system:
+ * `confinedWriteProblems`, lib/sandbox/roots_io.ts), else `null`.
  *
  * @example
  * ```ts
@@ -193,14 +195,13 @@ export async function loadPolicy(
 export async function checkBrief(
   briefPath: string,
   opts: { projectRoot: string },
-): Promise<BriefFindings & { readonly briefPath: string }> {
+): Promise<BriefFindings & { readonly briefPath: string; readonly policy: Policy | null }> {
   const { root, real, text, sha } = await readBriefText(briefPath, opts.projectRoot);
-  const found = briefFindings(
-    text,
-    { briefPath: real, projectRoot: root, briefSha256: sha },
-    (rel) => isDirectory(join(root, rel)),
-  );
-  return { ...found, briefPath: real };
+  const meta = { briefPath: real, projectRoot: root, briefSha256: sha };
+  const found = briefFindings(text, meta, (rel) => isDirectory(join(root, rel)));
+  // A brief the check accepts, as its policy (what the caller checks against the file system).
+  const policy = found.findings.length === 0 ? parsePolicy(text, meta) : null;
+  return { ...found, briefPath: real, policy };
 }
 
 /** The brief's text as `loadPolicy` and `checkBrief` read it, with the real paths and its hash. */

@@ -144,24 +144,32 @@ function checkGates(raw: RawPolicy, src: JsonSource): void {
   }
 }
 
+/** Runs one check; {@link lintFindings} passes one that collects what it throws. */
+type Unit = (check: () => void) => void;
+
 function checkScopes(
   agent: string,
   scopes: readonly string[],
   src: JsonSource,
   covered: readonly string[],
+  unit: Unit,
 ): void {
-  scopes.forEach((scope, i) => {
-    const path: JsonPath = ["agent_policies", agent, "write_scopes", i];
-    const problem = scopePatternProblem(scope);
-    if (problem !== null) throw lint(src, path, `write scope ${JSON.stringify(scope)} ${problem}`);
-    // Folded here, though scopes match exactly: on a case-insensitive file system a scope spelled
-    // in another case reaches the brief all the same.
-    const folded = scope.toLowerCase();
-    const hit = covered.find((p) => inWriteScopes(p.toLowerCase(), [folded]));
-    if (hit !== undefined) {
-      throw lint(src, path, `write scope ${JSON.stringify(scope)} covers the brief path ${hit}`);
-    }
-  });
+  scopes.forEach((scope, i) =>
+    unit(() => {
+      const path: JsonPath = ["agent_policies", agent, "write_scopes", i];
+      const problem = scopePatternProblem(scope);
+      if (problem !== null) {
+        throw lint(src, path, `write scope ${JSON.stringify(scope)} ${problem}`);
+      }
+      // Folded here, though scopes match exactly: on a case-insensitive file system a scope spelled
+      // in another case reaches the brief all the same.
+      const folded = scope.toLowerCase();
+      const hit = covered.find((p) => inWriteScopes(p.toLowerCase(), [folded]));
+      if (hit !== undefined) {
+        throw lint(src, path, `write scope ${JSON.stringify(scope)} covers the brief path ${hit}`);
+      }
+    })
+  );
 }
 
 function checkCommands(
@@ -169,71 +177,88 @@ function checkCommands(
   raw: RawPolicy,
   src: JsonSource,
   covered: readonly string[],
+  unit: Unit,
 ): RegExp[][] {
   const gates = raw.proposal_gates ?? {};
   const commands = raw.agent_policies?.[agent]?.commands ?? [];
+  // Each entry's program, each argument pattern, its variadic, cwd, each writes glob and each
+  // stdin gate is its own unit: `brief check` reports every problem of every entry at once.
   return commands.map((entry, n) => {
     const base: JsonPath = ["agent_policies", agent, "commands", n];
     const program = entry.prefix[0];
-    const problem = programProblem(program);
-    if (problem !== null) {
-      throw lint(src, [...base, "prefix", 0], `${JSON.stringify(program)} ${problem}`);
-    }
-    const args = entry.args ?? [];
-    const compiled = args.map((pattern, i) => {
-      const path: JsonPath = [...base, "args", i];
-      let re: RegExp;
-      try {
-        re = compileArgPattern(pattern);
-      } catch (cause) {
-        if (cause instanceof PolicyError) {
-          throw errorAt("POLICY_LINT", src, path, cause.message, { cause });
-        }
-        throw cause;
+    unit(() => {
+      const problem = programProblem(program);
+      if (problem !== null) {
+        throw lint(src, [...base, "prefix", 0], `${JSON.stringify(program)} ${problem}`);
       }
-      const hit = probeArgPattern(re);
-      if (hit !== null) {
-        throw lint(
-          src,
-          path,
-          `argument pattern ${JSON.stringify(pattern)} admits ${hit.kind} (${
-            JSON.stringify(hit.sample)
-          }); narrow it`,
-        );
-      }
-      return re;
     });
-    if (entry.variadic === true && args.length === 0) {
-      throw lint(src, [...base, "variadic"], "variadic needs at least one args pattern");
-    }
-    if (entry.cwd !== undefined) {
+    const args = entry.args ?? [];
+    const compiled: RegExp[] = [];
+    args.forEach((pattern, i) =>
+      unit(() => {
+        const path: JsonPath = [...base, "args", i];
+        let re: RegExp;
+        try {
+          re = compileArgPattern(pattern);
+        } catch (cause) {
+          if (cause instanceof PolicyError) {
+            throw errorAt("POLICY_LINT", src, path, cause.message, { cause });
+          }
+          throw cause;
+        }
+        const hit = probeArgPattern(re);
+        if (hit !== null) {
+          throw lint(
+            src,
+            path,
+            `argument pattern ${JSON.stringify(pattern)} admits ${hit.kind} (${
+              JSON.stringify(hit.sample)
+            }); narrow it`,
+          );
+        }
+        compiled.push(re);
+      })
+    );
+    unit(() => {
+      if (entry.variadic === true && args.length === 0) {
+        throw lint(src, [...base, "variadic"], "variadic needs at least one args pattern");
+      }
+    });
+    unit(() => {
+      if (entry.cwd === undefined) return;
       const cwd = cwdProblem(entry.cwd);
       if (cwd !== null) {
         throw lint(src, [...base, "cwd"], `cwd ${JSON.stringify(entry.cwd)} ${cwd}`);
       }
-    }
-    (entry.writes ?? []).forEach((glob, i) => {
-      const path: JsonPath = [...base, "writes", i];
-      const bad = writesGlobProblem(glob);
-      if (bad !== null) throw lint(src, path, `writes glob ${JSON.stringify(glob)} ${bad}`);
-      const hit = covered.find((p) => fnmatch(p, glob) || protectedMatch(p, [glob]));
-      if (hit !== undefined) {
-        throw lint(src, path, `writes glob ${JSON.stringify(glob)} covers the brief path ${hit}`);
-      }
     });
+    (entry.writes ?? []).forEach((glob, i) =>
+      unit(() => {
+        const path: JsonPath = [...base, "writes", i];
+        const bad = writesGlobProblem(glob);
+        if (bad !== null) throw lint(src, path, `writes glob ${JSON.stringify(glob)} ${bad}`);
+        const hit = covered.find((p) => fnmatch(p, glob) || protectedMatch(p, [glob]));
+        if (hit !== undefined) {
+          throw lint(src, path, `writes glob ${JSON.stringify(glob)} covers the brief path ${hit}`);
+        }
+      })
+    );
     if (entry.stdin_gates !== undefined) {
-      if (entry.stdin_gates.length === 0) {
-        throw lint(src, [...base, "stdin_gates"], "is empty; stdin content would run ungated");
-      }
-      entry.stdin_gates.forEach((gate, i) => {
-        if (!Object.hasOwn(gates, gate)) {
-          throw lint(
-            src,
-            [...base, "stdin_gates", i],
-            `names ${JSON.stringify(gate)}, which is not in proposal_gates`,
-          );
+      unit(() => {
+        if (entry.stdin_gates?.length === 0) {
+          throw lint(src, [...base, "stdin_gates"], "is empty; stdin content would run ungated");
         }
       });
+      entry.stdin_gates.forEach((gate, i) =>
+        unit(() => {
+          if (!Object.hasOwn(gates, gate)) {
+            throw lint(
+              src,
+              [...base, "stdin_gates", i],
+              `names ${JSON.stringify(gate)}, which is not in proposal_gates`,
+            );
+          }
+        })
+      );
     }
     return compiled;
   });
@@ -309,7 +334,7 @@ function lintUnits(
   raw: RawPolicy,
   src: JsonSource,
   briefRel: string | null,
-  unit: (check: () => void) => void,
+  unit: Unit,
 ): CompiledArgs {
   unit(() => checkKeys(raw, src));
   unit(() => checkSwitch(raw, src));
@@ -317,8 +342,8 @@ function lintUnits(
   const covered = briefPaths(briefRel);
   const compiled = new Map<string, RegExp[][]>();
   for (const [agent, policy] of Object.entries(raw.agent_policies ?? {})) {
-    unit(() => checkScopes(agent, policy.write_scopes ?? [], src, covered));
-    unit(() => void compiled.set(agent, checkCommands(agent, raw, src, covered)));
+    checkScopes(agent, policy.write_scopes ?? [], src, covered, unit);
+    compiled.set(agent, checkCommands(agent, raw, src, covered, unit));
   }
   unit(() => checkProtected(raw, src));
   unit(() => checkGrants(raw, src));
@@ -328,8 +353,9 @@ function lintUnits(
 /**
  * Every lint problem of a shape-checked brief at once (the `brief check` command), where
  * `lintPolicy` stops at the first: the same checks in the same order, each unit (the keys, the
- * switch, the gates, one agent's scopes, one agent's commands, the protected paths, the grants)
- * reporting its first problem. Returns `[]` for a brief `lintPolicy` accepts.
+ * switch, the gates, each write scope, each part of each command entry: its program, each
+ * argument pattern, its variadic and cwd, each writes glob and stdin gate; the protected paths,
+ * the grants) reporting its first problem. Returns `[]` for a brief `lintPolicy` accepts.
  *
  * @example
  * ```ts

@@ -11,7 +11,7 @@
  */
 import { AgentTeamsError } from "../errors.ts";
 import type { Env } from "../env.ts";
-import { lstatOrNullSync } from "../fs/entry.ts";
+import { lstatOrNullSync, realPathLoose } from "../fs/entry.ts";
 import {
   type GrantedWrite,
   grantsLoadedRow,
@@ -26,10 +26,15 @@ import { join } from "../fs/path.ts";
 import type { RowBody } from "../ledger/row.ts";
 import { hiddenFromConfined } from "../sandbox/hidden.ts";
 import { existingHidden, grantKeepClear, homeRealOf, resolveRoots } from "../sandbox/roots_io.ts";
-import { grantedPlaceProblem, type GrantedRoot } from "../sandbox/roots.ts";
+import {
+  grantedPlaceProblem,
+  type GrantedRoot,
+  type GrantedRootBounds,
+  type KeepClear,
+} from "../sandbox/roots.ts";
 import { childEnv } from "../process/child_env.ts";
 import { type GitControlPath, openGitContext } from "../git/context.ts";
-import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
+import { makePrivateTmpdir, removePrivateTmpdir, runTmpParent } from "../sandbox/run_dir.ts";
 
 /** What the runner's grants add. */
 export interface LoadedGrants {
@@ -94,24 +99,11 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
   }
   const kept: GrantedWrite[] = [];
   const problems: string[] = [...found.problems];
-  // The same check every confined run makes, against a private TMPDIR made the same way.
-  const projectReal = Deno.realPathSync(opts.root);
-  const keepClear = grantKeepClear({
-    hidden: existingHidden(hiddenFromConfined(opts.root, opts.keyDir)),
-    projectReal,
-    home: opts.home,
-    path: childEnv(opts.env).PATH,
-  });
   const tmpdir = makePrivateTmpdir(opts.env);
   const issuers = new IssuerGit(opts.env);
-  const bounds = {
-    projectReal,
-    homeReal: homeRealOf(opts.home),
-    tmpdirReal: Deno.realPathSync(tmpdir),
-    keepClear,
-    foldCase: Deno.build.os === "darwin",
-  };
   try {
+    // The same check every confined run makes, against a private TMPDIR made the same way.
+    const { bounds, keepClear } = placeBounds(opts, Deno.realPathSync(tmpdir));
     for (const g of found.granted) {
       // Where it lies first, with no look at it: a root refused there is never read (and the
       // runner's flags grant it nothing).
@@ -161,6 +153,71 @@ export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedG
     }, fingerprints),
     lines,
   };
+}
+
+/** The bounds a granted root's place is checked against (as every confined run checks it). */
+function placeBounds(
+  opts: Pick<LoadGrantsOptions, "root" | "keyDir" | "home" | "env">,
+  tmpdirReal: string,
+): { bounds: GrantedRootBounds; keepClear: readonly KeepClear[] } {
+  const projectReal = Deno.realPathSync(opts.root);
+  const keepClear = grantKeepClear({
+    hidden: existingHidden(hiddenFromConfined(opts.root, opts.keyDir)),
+    projectReal,
+    home: opts.home,
+    path: childEnv(opts.env).PATH,
+  });
+  return {
+    keepClear,
+    bounds: {
+      projectReal,
+      homeReal: homeRealOf(opts.home),
+      tmpdirReal,
+      keepClear,
+      foldCase: Deno.build.os === "darwin",
+    },
+  };
+}
+
+/**
+ * The valid write grants (verified, unexpired, on the roster, no HALT: `grantWriteRoots`) whose
+ * root passes the granted-root rule's place clauses (`grantedPlaceProblem`, no look at the root):
+ * the grants a runner started now could accept, found without reading any granted root or
+ * issuer workspace. What an act that checks a gate against the grants' roots may resolve
+ * (`lib/cli/acting_needs.ts` grants their reads); a grant not here adds no read. No grants
+ * ledger, or one that cannot be read or verified, gives none.
+ *
+ * @example
+ * ```ts
+ * import { placedGrants } from "./granted.ts";
+ * const g = await placedGrants({
+ *   root: "/work/holder", teamDir: "/work/holder/.agentteams/team", env: {}, home: "/home/op",
+ *   keyDir: "/home/op/.config/agentteams/keys", now: () => new Date(),
+ * });
+ * g.map((r) => r.root); // e.g. ["/srv/team-a/docs/shared"]
+ * ```
+ */
+export async function placedGrants(opts: LoadGrantsOptions): Promise<GrantedWrite[]> {
+  if (lstatOrNullSync(authzPaths(opts.root).grants) === null) return [];
+  let found;
+  try {
+    found = await grantWriteRoots(opts.root, opts.teamDir, { env: opts.env, now: opts.now() });
+  } catch (e) {
+    if (e instanceof AgentTeamsError) return [];
+    throw e;
+  }
+  if (found.granted.length === 0) return [];
+  // Against where a run's private TMPDIR is made (a name below its parent, made by nothing here:
+  // `permissions`, which asks this too, writes nothing): a root holding the parent holds every
+  // run's private TMPDIR, as the runner's own check finds.
+  const parent = realPathLoose(runTmpParent(opts.env, Deno.uid()));
+  const { bounds } = placeBounds(opts, join(parent, "agentteams-run-any"));
+  return found.granted.filter((g) =>
+    grantedPlaceProblem(
+      { path: g.root, grant: g.grant, issuerRoot: g.issuerRoot, issuerGit: [] },
+      bounds,
+    ) === null
+  );
 }
 
 /**

@@ -291,6 +291,60 @@ function samePath(a: string, b: string, fold: boolean): boolean {
 }
 
 /**
+ * The sandbox's rule for one confined agent's write root, on its walk from the project root
+ * (`walkRoot`): every step an existing real directory (no symlink, no refused character), and the
+ * root below the project root. `null` when it passes; else the `SandboxError` a confined run
+ * throws (`CONFINED_PATH_UNSAFE` for a symlink or a refused character, `CONFINED_INVALID`
+ * otherwise). `brief check` and `doctor` ask it up front (`roots_io.ts` `confinedWriteProblems`),
+ * every confined run through {@link checkRoots}.
+ *
+ * @example
+ * ```ts
+ * import { writeRootProblem } from "./roots.ts";
+ * writeRootProblem({ rel: "out", walk: [{ path: "/p/out", kind: "missing" }] }, "/p", false)?.code;
+ * // "CONFINED_INVALID": not an existing directory
+ * ```
+ */
+export function writeRootProblem(
+  root: WriteRootFacts,
+  projectReal: string,
+  fold: boolean,
+): SandboxError | null {
+  try {
+    if (root.walk.length === 0) {
+      throw invalid(`write root ${root.rel}: nothing to resolve`, { rel: root.rel });
+    }
+    for (const step of root.walk) {
+      assertSafePath(step.path, `write root ${root.rel}`, { path: step.path });
+      if (step.kind === "symlink") {
+        throw new SandboxError(
+          "CONFINED_PATH_UNSAFE",
+          `write root ${root.rel} passes through a symlink at ${step.path}; refused`,
+          { details: { rel: root.rel, path: step.path } },
+        );
+      }
+      if (step.kind !== "dir") {
+        throw invalid(
+          `write root ${root.rel} is not an existing directory (${step.path} is ${step.kind})`,
+          { rel: root.rel, path: step.path },
+        );
+      }
+    }
+    const real = root.walk[root.walk.length - 1].path;
+    if (!within(real, projectReal, fold) || real === projectReal) {
+      throw invalid(`write root ${root.rel} does not resolve below the project root`, {
+        rel: root.rel,
+        path: real,
+      });
+    }
+    return null;
+  } catch (e) {
+    if (e instanceof SandboxError) return e;
+    throw e;
+  }
+}
+
+/**
  * Decides whether the gathered roots are safe to confine a command with; returns them resolved,
  * or throws `SandboxError` (`CONFINED_PATH_UNSAFE` for a symlink on a root's path or a refused
  * character, `CONFINED_INVALID` otherwise).
@@ -316,32 +370,9 @@ export function checkRoots(facts: RootFacts): ResolvedRoots {
   const writable: { label: string; real: string }[] = [];
   const roots: string[] = [];
   for (const root of facts.writeRoots) {
-    if (root.walk.length === 0) {
-      throw invalid(`write root ${root.rel}: nothing to resolve`, { rel: root.rel });
-    }
-    for (const step of root.walk) {
-      assertSafePath(step.path, `write root ${root.rel}`, { path: step.path });
-      if (step.kind === "symlink") {
-        throw new SandboxError(
-          "CONFINED_PATH_UNSAFE",
-          `write root ${root.rel} passes through a symlink at ${step.path}; refused`,
-          { details: { rel: root.rel, path: step.path } },
-        );
-      }
-      if (step.kind !== "dir") {
-        throw invalid(
-          `write root ${root.rel} is not an existing directory (${step.path} is ${step.kind})`,
-          { rel: root.rel, path: step.path },
-        );
-      }
-    }
+    const problem = writeRootProblem(root, facts.projectReal, fold);
+    if (problem !== null) throw problem;
     const real = root.walk[root.walk.length - 1].path;
-    if (!within(real, facts.projectReal, fold) || real === facts.projectReal) {
-      throw invalid(`write root ${root.rel} does not resolve below the project root`, {
-        rel: root.rel,
-        path: real,
-      });
-    }
     writable.push({ label: `write root ${root.rel}`, real });
     roots.push(real);
   }

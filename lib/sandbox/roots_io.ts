@@ -18,7 +18,8 @@
 import { type EntryKind, entryKind, realPathLoose } from "../fs/entry.ts";
 import { dirname, normalize } from "../fs/path.ts";
 import { confinedFilePath } from "./operator_file.ts";
-import type { ConfinedAgent } from "../policy/types.ts";
+import type { ConfinedAgent, ConfinedPrograms } from "../policy/types.ts";
+import { SandboxError } from "../errors.ts";
 import {
   checkRoots,
   type GrantedRoot,
@@ -26,6 +27,7 @@ import {
   type KeepClear,
   type ResolvedRoots,
   type WriteRootFacts,
+  writeRootProblem,
 } from "./roots.ts";
 
 /** Inputs of {@link resolveRoots}. */
@@ -40,7 +42,8 @@ export interface ResolveRootsOptions {
   readonly agent: ConfinedAgent;
   /**
    * Other agents' write roots that exec paths must not overlap (a gate passes all of them):
-   * project-relative, or absolute (granted roots).
+   * project-relative, or absolute (granted roots). An absolute one the process may not read is
+   * compared as written ({@link foreignRootReal}).
    */
   readonly foreignWriteRoots?: readonly string[];
   /** Write roots capability grants add (the runner's), absolute. */
@@ -185,6 +188,75 @@ export function homeRealOf(home: string): string {
 }
 
 /**
+ * An absolute foreign write root (a grant's, in the holder's ledger) as its real path, or, when
+ * the launch flags do not let the process read it, as written (normalized). The narrow flags of
+ * `apply` and `run` grant the reads of the roots a runner could accept now
+ * (`lib/cli/acting_needs.ts`); a grant no runner would accept (too broad, HALTed, expired,
+ * unverified) must not make the act need its root, so its root is compared as named.
+ *
+ * @example
+ * ```ts
+ * import { foreignRootReal } from "./roots_io.ts";
+ * foreignRootReal("/surely-not-here-7d2/docs/"); // "/surely-not-here-7d2/docs"
+ * ```
+ */
+export function foreignRootReal(root: string): string {
+  try {
+    return realPathLoose(root);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) return normalize(root).replace(/(.)\/+$/, "$1");
+    throw e;
+  }
+}
+
+/**
+ * The brief's confined write directories (`confined_programs.<agent>.write`) the sandbox would
+ * refuse, checked up front by the sandbox's own rule ({@link walkRoot}, then `writeRootProblem`,
+ * as every confined run checks them): a directory that does not exist (else the first `run` fails
+ * `CONFINED_INVALID`), a symlink on its way, one not below the project root. Each problem names the
+ * agent, the entry and what to do. An operator confined-programs file's entries are the operator's,
+ * not checked here. `brief check` and `doctor` report them.
+ *
+ * @example
+ * ```ts
+ * import { confinedWriteProblems } from "./roots_io.ts";
+ * import type { ConfinedPrograms } from "../policy/types.ts";
+ * declare const block: ConfinedPrograms; // worker: write ["out"], with no /work/p/out
+ * confinedWriteProblems(block, "/work/p").map((e) => e.code); // ["CONFINED_INVALID"]
+ * ```
+ */
+export function confinedWriteProblems(
+  block: ConfinedPrograms | null,
+  projectRoot: string,
+): SandboxError[] {
+  if (block === null || block.source !== "brief") return [];
+  const projectReal = Deno.realPathSync(projectRoot);
+  const fold = Deno.build.os === "darwin";
+  const out: SandboxError[] = [];
+  for (const [agent, entry] of Object.entries(block.agents)) {
+    entry.write.forEach((rel, i) => {
+      const walk = walkRoot(projectReal, rel);
+      const problem = writeRootProblem(walk, projectReal, fold);
+      if (problem === null) return;
+      const missing = walk.walk.at(-1)?.kind === "missing";
+      const where = `confined_programs.${agent}.write[${i}] (${JSON.stringify(rel)})`;
+      const todo = missing
+        ? `: create the directory (mkdir -p ${projectReal}/${rel}) before the first run`
+        : "";
+      out.push(
+        new SandboxError(problem.code as SandboxCode, `${where}: ${problem.message}${todo}`, {
+          details: { ...problem.details, agent, index: i },
+        }),
+      );
+    });
+  }
+  return out;
+}
+
+/** The codes a `SandboxError` takes. */
+type SandboxCode = ConstructorParameters<typeof SandboxError>[0];
+
+/**
  * Resolves and checks one confinement's roots (see `roots.ts` for the rules); throws
  * `SandboxError` when they are unsafe.
  *
@@ -210,7 +282,7 @@ export function resolveRoots(opts: ResolveRootsOptions): ResolvedRoots {
     grantKeepClear: opts.grantKeepClear ?? [],
     foreignWriteRoots: (opts.foreignWriteRoots ?? []).map((rel) => ({
       rel,
-      real: realPathLoose(rel.startsWith("/") ? rel : projectReal + "/" + rel),
+      real: rel.startsWith("/") ? foreignRootReal(rel) : realPathLoose(projectReal + "/" + rel),
     })),
     exec: opts.agent.exec.map((given) => ({ given, real: realPathLoose(expand(given)) })),
     foldCase: opts.foldCase ?? Deno.build.os === "darwin",
