@@ -106,7 +106,9 @@ Deno.test("--fix leaves an adopted file alone unless it is named", async () => {
       file: ".claude/agents/mine.md",
       outcome: "skipped-adopted",
       changes: [],
-      reason: "an adopted file (no AGENTTEAMS fences); name it to fix it",
+      reason: "an adopted file (no AGENTTEAMS fences), which --fix changes only when named: " +
+        "run agentteams audit --fix .claude/agents/mine.md (it would make: narrowed tools:; " +
+        "appended the write-policy section)",
     }]);
     assertSameTree(before, await snapshotTree(sb.project));
     const named = await audit(
@@ -254,7 +256,8 @@ Deno.test("--fix refuses a named agent that is a symlink (switch off, so the aud
         file: ".claude/agents/w.md",
         outcome: "refused",
         changes: [],
-        reason: "not a regular file",
+        reason: "it is a symlink, and --fix never writes through a link; replace it with a " +
+          "regular file, then run agentteams audit --fix again",
       },
     ]);
     assertSameTree(before, await snapshotTree(sb.project));
@@ -300,7 +303,8 @@ Deno.test("--fix refuses a file that no longer holds what was audited (it change
     // Named twice: the first entry's fix writes the file, so the second finds other bytes there
     // than it audited; its check before writing must refuse it and leave the first fix as it is.
     const rel = "named/w.toml";
-    const text = 'name = "w"\nsandbox_mode = "workspace-write"\n';
+    const text = 'name = "w"\nsandbox_mode = "workspace-write"\n' +
+      'developer_instructions = """\n## Write Policy: Return Proposals, Never Write\n"""\n';
     writeFiles(sb.project, { ...compliantClaude(), [rel]: text });
     const opts = { switchOn: true, frameworks: [] };
     const r = await auditTeam(sb.project, [rel, rel], { ...opts, fix: true });
