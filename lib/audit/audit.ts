@@ -31,6 +31,11 @@ export interface AuditTeamOptions extends AuditOptions {
   readonly fix?: boolean;
   /** The operator's key dir and home (absolute), for the Claude settings check. */
   readonly operator?: { readonly keyDir: string; readonly homeDir: string };
+  /**
+   * Called with each file's absolute path after it was read and checked and before it is
+   * written (tests swap a directory for a link here; the write must still refuse).
+   */
+  readonly beforeWrite?: (abs: string) => void | Promise<void>;
 }
 
 /** What an audit found. */
@@ -93,7 +98,7 @@ export async function auditTeam(
     const fixed: Group[] = [];
     let stale = false;
     for (const g of groups) {
-      const f = await fixGroup(project, g);
+      const f = await fixGroup(project, g, opts.beforeWrite);
       fixes.push(...f.outcomes);
       fixed.push({ ...g, entries: f.entries });
       stale ||= f.stale;
@@ -201,7 +206,11 @@ interface GroupFix {
   readonly stale: boolean;
 }
 
-async function fixGroup(project: string, g: Group): Promise<GroupFix> {
+async function fixGroup(
+  project: string,
+  g: Group,
+  beforeWrite: AuditTeamOptions["beforeWrite"],
+): Promise<GroupFix> {
   const out: FixOutcome[] = [];
   const entries = [...g.entries];
   let stale = false;
@@ -242,6 +251,7 @@ async function fixGroup(project: string, g: Group): Promise<GroupFix> {
     const at = anchorOf(project, abs);
     const content = new TextEncoder().encode(r.text);
     try {
+      await beforeWrite?.(abs);
       // Written only if the file, still a regular one reached through no link, holds the bytes
       // that were audited: the anchored write walks one directory at a time and refuses a link.
       await anchoredReplace({
