@@ -112,9 +112,31 @@ export async function auditTeam(
     const aliased = groups.length > 1 || groups.some((g) => g.named);
     const fresh = stale || (written && aliased);
     const now = fresh ? await collect(project, paths, follow) : fixed;
-    return { ...result(now, opts), fixes };
+    const r = result(now, opts);
+    return { ...r, findings: afterFix(r.findings, fixes), fixes };
   }
   return result(groups, opts);
+}
+
+/**
+ * The findings after `--fix`: a finding in a file the fix did not change no longer tells to run
+ * `--fix` (it just ran) but says why the file was not fixed and what to do instead.
+ */
+function afterFix(findings: Finding[], fixes: readonly FixOutcome[]): Finding[] {
+  const why = new Map<string, string>();
+  const fixed = new Set(fixes.filter((x) => x.outcome === "fixed").map((x) => x.file));
+  for (const x of fixes) {
+    if (!fixed.has(x.file) && x.reason !== undefined && !why.has(x.file)) {
+      why.set(x.file, x.reason);
+    }
+  }
+  const advice = /;? ?(re-render it )?or run `agentteams audit --fix`/;
+  return findings.map((f) => {
+    const reason = why.get(f.file);
+    if (reason === undefined || !advice.test(f.message)) return f;
+    const message = f.message.replace(advice, "").replace(/[;,. ]+$/, "");
+    return { ...f, message: `${message} (--fix left this file as it was: ${reason})` };
+  });
 }
 
 function result(groups: readonly Group[], opts: AuditTeamOptions): AuditResult {

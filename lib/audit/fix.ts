@@ -82,9 +82,11 @@ export function fixText(kind: FileKind, rel: string, text: string, exempt: boole
     case "codex-agent":
       return fixCodex(text, exempt);
     case "goose":
-      return checkFile(kind, rel, text, exempt).length === 0
-        ? { outcome: "unchanged" }
-        : { outcome: "refused", reason: "Goose recipes are not rewritten; regenerate the recipe" };
+      return checkFile(kind, rel, text, exempt).length === 0 ? { outcome: "unchanged" } : {
+        outcome: "refused",
+        reason: "Goose recipes are not rewritten: edit the recipe by hand as its findings say, " +
+          "or regenerate it",
+      };
     default:
       return { outcome: "unchanged" };
   }
