@@ -267,12 +267,7 @@ export function loadLedgerKey(opts: LoadKeyOptions): LedgerKey {
   for (const name of ENV_KEY_NAMES) {
     const v = env[name];
     if (v !== undefined && v !== "") {
-      // The same bytes as the key file gives: a variable holding the file's text, its newline
-      // included (as a CI secret pasted from it often does), is the same key.
-      const bytes = stripAsciiWhitespace(new TextEncoder().encode(v)).slice();
-      if (bytes.length === 0) {
-        throw new KeyError("KEY_EMPTY", `${name} holds only whitespace; refused`);
-      }
+      const bytes = new TextEncoder().encode(v);
       return { bytes, source: "env", path: null, envName: name, hmac: new HmacKey(bytes) };
     }
   }
