@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, snapshotTree } from "../_helpers/mod.ts";
+import { baseChildEnv, runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { AuditReportSchema } from "../../lib/audit/report.ts";
 import { auditTeam } from "../../lib/audit/audit.ts";
@@ -145,5 +145,37 @@ Deno.test("--fix: a file swapped for a link between the read and the write is re
     assert.ok(Deno.lstatSync(join(sb.project, ".claude/agents/writer.md")).isSymlink);
     // The findings are the files' as they now are: the link is reported.
     assert.ok(r.findings.some((f) => f.code === "FILE_SYMLINK"));
+  });
+});
+
+Deno.test("--fix under the flags `permissions audit --fix` prints (the anchored write's perl, write of the project) fixes a file, and still refuses a link", async () => {
+  await withSandbox("audit-fix-narrow", async (sb) => {
+    const outside = join(sb.dir, "outside");
+    writeFiles(outside, { "x.md": WRITER });
+    writeFiles(sb.project, { ...compliantClaude(), ".claude/agents/writer.md": WRITER });
+    Deno.symlinkSync(outside, join(sb.project, ".claude/agents/team"));
+    const p = await runCli(["permissions", "audit", "--fix", "--project", sb.project], {
+      env: { ...sb.env, AGENTTEAMS_BROAD_OK: "1" },
+    });
+    assert.equal(p.code, 0, p.stderr);
+    const argv = p.stdout.trim().split(" ");
+    assert.ok(argv.includes("--allow-run=/usr/bin/perl"), p.stdout);
+    assert.ok(argv.includes(`--allow-write=${sb.project}`), p.stdout);
+    const r = await new Deno.Command(argv[0], {
+      args: argv.slice(1),
+      clearEnv: true,
+      env: { ...baseChildEnv(), ...sb.env },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const out = new TextDecoder().decode(r.stdout);
+    assert.equal(r.code, 0, out + new TextDecoder().decode(r.stderr));
+    assert.match(out, /^fixed \.claude\/agents\/writer\.md: narrowed tools:/m);
+    assert.match(out, /^not fixed \.claude\/agents\/team: it is a symlink/m);
+    assert.match(
+      Deno.readTextFileSync(join(sb.project, ".claude/agents/writer.md")),
+      /^tools: Read, Grep, Glob$/m,
+    );
+    assert.equal(Deno.readTextFileSync(join(outside, "x.md")), WRITER);
   });
 });
