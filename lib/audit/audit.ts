@@ -44,6 +44,8 @@ export interface AuditResult {
   readonly findings: Finding[];
   /** How many agent files were audited. */
   readonly files: number;
+  /** The directories named (as shown) in which no agent file was found. */
+  readonly emptyDirs: string[];
   /** What `fix` did, when asked. */
   readonly fixes?: FixOutcome[];
 }
@@ -62,6 +64,12 @@ interface Group {
    * Empty: the whole team.
    */
   readonly scope: string;
+}
+
+/** A directory group as the user named it (its base and scope, from the project). */
+function shownDir(g: Group): string {
+  const parts = [g.prefix, g.scope].filter((x) => x !== "");
+  return parts.length === 0 ? "." : parts.join("/");
 }
 
 /** Whether `rel` (relative to a group's base) lies in its scope. */
@@ -142,9 +150,12 @@ function afterFix(findings: Finding[], fixes: readonly FixOutcome[]): Finding[] 
 function result(groups: readonly Group[], opts: AuditTeamOptions): AuditResult {
   const findings: Finding[] = [];
   let files = 0;
+  const emptyDirs: string[] = [];
   for (const g of groups) {
     const mine = g.entries.filter((e) => inScope(g, e.rel));
-    files += mine.filter(isAgentEntry).length;
+    const count = mine.filter(isAgentEntry).length;
+    files += count;
+    if (count === 0 && !g.named) emptyDirs.push(shownDir(g));
     // A named folder's Claude agents are loaded under the team's settings: their findings count.
     const claudeHere = mine.some((e) => (e.kind ?? kindOfPath(e.rel)) === "claude");
     // The settings' `./` rules are relative to the team's directory, where its session starts.
@@ -156,7 +167,7 @@ function result(groups: readonly Group[], opts: AuditTeamOptions): AuditResult {
       findings.push({ ...f, file: g.prefix === "" ? f.file : `${g.prefix}/${f.file}` });
     }
   }
-  return { findings: findings.sort(byPlace), files };
+  return { findings: findings.sort(byPlace), files, emptyDirs };
 }
 
 async function collect(

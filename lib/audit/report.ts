@@ -128,12 +128,14 @@ export interface RunFacts {
   readonly fixes?: readonly FixOutcome[];
   /** `--allow-empty`: finding no agent file is expected. */
   readonly allowEmpty?: boolean;
+  /** The directories named in which no agent file was found. */
+  readonly emptyDirs?: readonly string[];
 }
 
 /**
- * Whether the run fails for finding no agent file: under the switch, or with `--strict`, an
- * audit of nothing proves nothing (a wrong directory, a framework the audit does not know),
- * unless `--allow-empty` says that is expected.
+ * Whether the run fails for finding no agent file, in the whole run or in one of the directories
+ * named: under the switch, or with `--strict`, an audit of nothing proves nothing (a wrong
+ * directory, a framework the audit does not know), unless `--allow-empty` says that is expected.
  *
  * @example
  * ```ts
@@ -143,7 +145,8 @@ export interface RunFacts {
  * ```
  */
 export function emptyFails(facts: RunFacts): boolean {
-  return facts.files === 0 && (facts.switchOn || facts.strict) && facts.allowEmpty !== true;
+  const empty = facts.files === 0 || (facts.emptyDirs ?? []).length > 0;
+  return empty && (facts.switchOn || facts.strict) && facts.allowEmpty !== true;
 }
 
 /**
@@ -245,18 +248,22 @@ export function textReport(findings: readonly Finding[], facts: RunFacts): strin
     : 'reported only (the brief has no write_policy "orchestrator-only")';
   lines.push(
     `audit: ${facts.files} agent file(s), ${errors} error(s), ${warnings} warning(s): ${verdict}` +
-      (facts.files === 0 ? ` (${EMPTY_NOTE(facts)})` : ""),
+      (facts.files === 0 || (facts.emptyDirs ?? []).length > 0 ? ` (${EMPTY_NOTE(facts)})` : ""),
   );
   return lines.join("\n");
 }
 
 /** What the reports say when no agent file was found. */
 function EMPTY_NOTE(facts: RunFacts): string {
+  const dirs = facts.emptyDirs ?? [];
+  const where = facts.files === 0 || dirs.length === 0
+    ? "no agent files found"
+    : `no agent files found in ${dirs.join(", ")}`;
   return emptyFails(facts)
-    ? "no agent files found: is this the team's directory? Name the team's root or its " +
+    ? `${where}: is this the team's directory? Name the team's root or its ` +
       "agent folder (.claude/agents, .github/agents, .codex/agents, a recipes folder); " +
       "--allow-empty accepts a team with none"
-    : "no agent files found: is this the team's directory?";
+    : `${where}: is this the team's directory?`;
 }
 
 /** The SARIF level of a finding. */
@@ -326,7 +333,7 @@ export function sarifLog(
     results,
     properties: { switch: facts.switchOn, strict: facts.strict, files: facts.files },
   };
-  if (facts.files === 0) {
+  if (facts.files === 0 || (facts.emptyDirs ?? []).length > 0) {
     // No result can carry it (a result needs a file): the run's invocation says it.
     run.invocations = [{
       executionSuccessful: !emptyFails(facts),

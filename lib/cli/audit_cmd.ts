@@ -82,6 +82,7 @@ export async function audit(ctx: Ctx): Promise<Outcome> {
     files: r.files,
     fixes: r.fixes,
     allowEmpty,
+    emptyDirs: r.emptyDirs,
   };
   const json = jsonReport(r.findings, facts);
   const exit = json.ok ? 0 : 1;
@@ -110,7 +111,11 @@ export async function audit(ctx: Ctx): Promise<Outcome> {
     refusal: exit === 0 ? undefined : failed.length === 0 && emptyFails(facts)
       ? {
         code: "AR_WRITE_POLICY",
-        message: `no agent file found in ${dirs.length === 0 ? ctx.project : dirs.join(", ")}, ` +
+        message: `no agent file found in ${
+          r.files === 0
+            ? (dirs.length === 0 ? ctx.project : dirs.join(", "))
+            : r.emptyDirs.join(", ")
+        }, ` +
           "so nothing is proven: name the team's root or its agent folder (.claude/agents, " +
           ".github/agents, .codex/agents, a recipes folder), or pass --allow-empty if that is " +
           "expected",

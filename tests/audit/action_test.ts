@@ -175,6 +175,16 @@ Deno.test("action.yml: each directories form audits the files there, judged from
     assert.equal(emptyLog.runs[0].invocations[0].executionSuccessful, false);
     const allowed = await job(sb, { directories: "src", "allow-empty": "true" }, env);
     assert.equal(allowed.ok, true, jobLog(allowed));
+    // One named folder with none fails the job too, even when another has agent files.
+    const mixed = await job(sb, { directories: ".claude/agents src" }, env);
+    assert.equal(mixed.ok, false, jobLog(mixed));
+    assert.match(mixed.steps[1].stdout, /fails \(no agent files found in src:/, jobLog(mixed));
+    const mixedOk = await job(
+      sb,
+      { directories: ".claude/agents src", "allow-empty": "true" },
+      env,
+    );
+    assert.equal(mixedOk.ok, true, jobLog(mixedOk));
     // strict without the switch fails on nothing found too.
     writeFiles(sb.project, { "agentteams.jsonc": "{}\n" });
     const off = await job(sb, { directories: "src" }, env);
