@@ -104,10 +104,18 @@ function fixMarkdown(kind: "claude" | "copilot", text: string, exempt: boolean):
     };
   }
   if (!fm.present || fm.root === null || fm.root.kind !== "map") {
-    return { outcome: "refused", reason: "it has no front matter to narrow" };
+    return {
+      outcome: "refused",
+      reason:
+        "it has no front matter to narrow; start it with `---`, `tools: Read, Grep, Glob`, `---` by hand",
+    };
   }
   if (fm.root.flow) {
-    return { outcome: "refused", reason: "its front matter is a flow mapping ({...})" };
+    return {
+      outcome: "refused",
+      reason:
+        "its front matter is a flow mapping ({...}); rewrite it as `key: value` lines by hand",
+    };
   }
   const lines = text.split("\n");
   const changes: string[] = [];
@@ -126,7 +134,7 @@ function fixMarkdown(kind: "claude" | "copilot", text: string, exempt: boolean):
       } else {
         return {
           outcome: "refused",
-          reason: `it declares \`${p.key}:\`, which --fix doesn't remove`,
+          reason: `it declares \`${p.key}:\`, which --fix doesn't remove; remove it by hand`,
         };
       }
     }
@@ -136,7 +144,9 @@ function fixMarkdown(kind: "claude" | "copilot", text: string, exempt: boolean):
       if (!SAFE_PERMISSION_MODES.has(v)) {
         return {
           outcome: "refused",
-          reason: `its permissionMode ${JSON.stringify(v)} is the operator's call`,
+          reason: `its permissionMode ${
+            JSON.stringify(v)
+          } is the operator's call; change or remove it by hand`,
         };
       }
     }
@@ -148,17 +158,28 @@ function fixMarkdown(kind: "claude" | "copilot", text: string, exempt: boolean):
       changes.push("added tools:");
     } else if (decl.shape === "null" || decl.shape === "empty") {
       if (!/^tools:/.test(lines[decl.line - 1] ?? "") || /^[ \t]+-/.test(lines[decl.line] ?? "")) {
-        return { outcome: "refused", reason: "its `tools:` spans more than one line" };
+        return {
+          outcome: "refused",
+          reason:
+            "its `tools:` spans more than one line; write it on one line (`tools: Read, Grep, Glob`) by hand",
+        };
       }
       edits.push([decl.line - 1, 1, [`tools: ${narrow([])}`]]);
       changes.push("narrowed tools:");
     } else if (decl.shape === "bad") {
-      return { outcome: "refused", reason: "its `tools:` has a shape --fix can't rewrite cleanly" };
+      return {
+        outcome: "refused",
+        reason:
+          "its `tools:` has a shape --fix can't rewrite cleanly; write it on one line (`tools: Read, Grep, Glob`) by hand",
+      };
     } else if ("names" in decl) {
       const names = decl.names.map((n) => n.name);
       const allRead = names.every((n) => classifyTool(n) === "read");
       if (!allRead && !/^tools:/.test(lines[decl.line - 1] ?? "")) {
-        return { outcome: "refused", reason: "its `tools:` key is not at the start of its line" };
+        return {
+          outcome: "refused",
+          reason: "its `tools:` key is not at the start of its line; move it there by hand",
+        };
       }
       if (!allRead) {
         edits.push([decl.line - 1, decl.lastLine - decl.line + 1, [`tools: ${narrow(names)}`]]);
@@ -170,7 +191,8 @@ function fixMarkdown(kind: "claude" | "copilot", text: string, exempt: boolean):
   if (section === "refused") {
     return {
       outcome: "refused",
-      reason: "its Project-Specific Notes come before where the section must go",
+      reason:
+        "its Project-Specific Notes come before where the section must go; add the section above them by hand",
     };
   }
   edits.sort((a, b) => b[0] - a[0]);
@@ -185,7 +207,10 @@ function fixMarkdown(kind: "claude" | "copilot", text: string, exempt: boolean):
   if (changes.length === 0) return { outcome: "unchanged" };
   // The rewrite must read back cleanly, or the file is left as it is.
   if (blocking(readFrontMatter(out).spots).length > 0) {
-    return { outcome: "refused", reason: "the rewrite would not read back cleanly" };
+    return {
+      outcome: "refused",
+      reason: "the rewrite would not read back cleanly; make the change by hand",
+    };
   }
   return { outcome: "fixed", text: out, changes };
 }
