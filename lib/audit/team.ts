@@ -507,9 +507,12 @@ function isReaderCode(code: string): boolean {
   return /^(YAML_|TOML_|FM_)/.test(code) || code === "GOOSE_TEMPLATE";
 }
 
-/** A Codex agent's text with its string values' text appended (a section may sit in a string). */
+/**
+ * The text of a Codex agent's top-level string values, where the host reads its instructions: a
+ * section in a TOML comment is never shown to the model, so it does not count.
+ */
 function codexInstructions(text: string, r: TomlRead): string {
   if (!r.ok) return text;
   const strings = Object.values(r.value).filter((v): v is string => typeof v === "string");
-  return [text, ...strings].join("\n");
+  return strings.join("\n");
 }

@@ -142,3 +142,22 @@ Deno.test("Codex --fix adds the missing write-policy section to developer_instru
     ]);
   });
 });
+
+Deno.test("a Codex agent's section in a TOML comment does not count (the host never shows comments); --fix puts it in developer_instructions", () => {
+  // The heading line itself starts with `#`: at the top level of a TOML file it is a comment.
+  const text = `# agentteams-generated\nname = "c"\nsandbox_mode = "read-only"\n${SECTION}\n` +
+    'developer_instructions = """\nRead.\n"""\n';
+  assert.equal(parse(text).developer_instructions, "Read.\n");
+  assert.deepEqual(
+    checkFile("codex-agent", ".codex/agents/c.toml", text, false).map((s) => s.code),
+    ["AGENT_SECTION_MISSING"],
+  );
+  const r = fixText("codex-agent", ".codex/agents/c.toml", text, false);
+  assert.equal(r.outcome, "fixed");
+  if (r.outcome !== "fixed") return;
+  assert.deepEqual(checkFile("codex-agent", ".codex/agents/c.toml", r.text, false), []);
+  // In a string value it counts.
+  const inString = 'name = "c"\nsandbox_mode = "read-only"\ndeveloper_instructions = """\n' +
+    `${SECTION}\n"""\n`;
+  assert.deepEqual(checkFile("codex-agent", ".codex/agents/c.toml", inString, false), []);
+});
