@@ -6,10 +6,9 @@
  * @module
  */
 import { FsSafetyError, UsageError } from "../errors.ts";
-import { atomicWriteFileSync } from "../fs/atomic_write.ts";
+import { anchoredReplace } from "../fs/anchored_write.ts";
 import { lstatOrNull } from "../fs/entry.ts";
-import { readRegularFileSync } from "../fs/safe_read.ts";
-import { isAbsolute, join, relative, resolve } from "../fs/path.ts";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "../fs/path.ts";
 import { within } from "../fs/within.ts";
 import { byPlace, type Finding } from "./finding.ts";
 import { fixText, isGenerated } from "./fix.ts";
@@ -21,8 +20,10 @@ import {
   type AuditOptions,
   exemptFiles,
   isAgentEntry,
+  kindOfPath,
 } from "./team.ts";
-import { agentText, MAX_AGENT_BYTES, namedEntry, walkTeam } from "./walk.ts";
+import { auditRootOf } from "./root.ts";
+import { agentText, namedEntry, walkTeam } from "./walk.ts";
 
 /** Options of {@link auditTeam}. */
 export interface AuditTeamOptions extends AuditOptions {
@@ -30,6 +31,11 @@ export interface AuditTeamOptions extends AuditOptions {
   readonly fix?: boolean;
   /** The operator's key dir and home (absolute), for the Claude settings check. */
   readonly operator?: { readonly keyDir: string; readonly homeDir: string };
+  /**
+   * Called with each file's absolute path after it was read and checked and before it is
+   * written (tests swap a directory for a link here; the write must still refuse).
+   */
+  readonly beforeWrite?: (abs: string) => void | Promise<void>;
 }
 
 /** What an audit found. */
@@ -38,6 +44,8 @@ export interface AuditResult {
   readonly findings: Finding[];
   /** How many agent files were audited. */
   readonly files: number;
+  /** The directories named (as shown) in which no agent file was found. */
+  readonly emptyDirs: string[];
   /** What `fix` did, when asked. */
   readonly fixes?: FixOutcome[];
 }
@@ -50,6 +58,28 @@ interface Group {
   readonly entries: AuditEntry[];
   /** Entries named on the command line (a fix may touch them even when adopted). */
   readonly named: boolean;
+  /**
+   * The folder named inside the team (`.claude/agents`), relative to `base`: the team is walked
+   * and judged from its root, and only the files in this folder are counted, reported and fixed.
+   * Empty: the whole team.
+   */
+  readonly scope: string;
+}
+
+/** A directory group as the user named it (its base and scope, from the project). */
+function shownDir(g: Group): string {
+  const parts = [g.prefix, g.scope].filter((x) => x !== "");
+  return parts.length === 0 ? "." : parts.join("/");
+}
+
+/** Whether `rel` (relative to a group's base) lies in its scope. */
+function inScope(g: Group, rel: string): boolean {
+  return g.scope === "" || rel === g.scope || rel.startsWith(`${g.scope}/`);
+}
+
+/** Whether links are followed: never under the switch, never with `--fix` (it writes). */
+function followsLinks(opts: AuditTeamOptions): boolean {
+  return !opts.switchOn && opts.fix !== true;
 }
 
 /**
@@ -68,14 +98,15 @@ export async function auditTeam(
   paths: readonly string[],
   opts: AuditTeamOptions,
 ): Promise<AuditResult> {
-  const groups = await collect(project, paths, !opts.switchOn);
+  const follow = followsLinks(opts);
+  const groups = await collect(project, paths, follow);
   let fixes: FixOutcome[] | undefined;
   if (opts.fix === true) {
     fixes = [];
     const fixed: Group[] = [];
     let stale = false;
     for (const g of groups) {
-      const f = fixGroup(g);
+      const f = await fixGroup(project, g, opts.beforeWrite);
       fixes.push(...f.outcomes);
       fixed.push({ ...g, entries: f.entries });
       stale ||= f.stale;
@@ -86,26 +117,57 @@ export async function auditTeam(
     // (overlapping paths, a named file, a followed link), and a file found changed or
     // unwritable under the fix holds what only a fresh read tells: then all is read again.
     const written = fixes.some((f) => f.outcome === "fixed");
-    const aliased = groups.length > 1 || groups.some((g) => g.named) || !opts.switchOn;
+    const aliased = groups.length > 1 || groups.some((g) => g.named);
     const fresh = stale || (written && aliased);
-    const now = fresh ? await collect(project, paths, !opts.switchOn) : fixed;
-    return { ...result(now, opts), fixes };
+    const now = fresh ? await collect(project, paths, follow) : fixed;
+    const r = result(now, opts);
+    return { ...r, findings: afterFix(r.findings, fixes), fixes };
   }
   return result(groups, opts);
+}
+
+/**
+ * The findings after `--fix`: a finding in a file the fix did not change no longer tells to run
+ * `--fix` (it just ran) but says why the file was not fixed and what to do instead.
+ */
+function afterFix(findings: Finding[], fixes: readonly FixOutcome[]): Finding[] {
+  const why = new Map<string, string>();
+  const fixed = new Set(fixes.filter((x) => x.outcome === "fixed").map((x) => x.file));
+  for (const x of fixes) {
+    if (!fixed.has(x.file) && x.reason !== undefined && !why.has(x.file)) {
+      why.set(x.file, x.reason);
+    }
+  }
+  const advice = /;? ?(re-render it )?or run `agentteams audit --fix`/;
+  return findings.map((f) => {
+    const reason = why.get(f.file);
+    if (reason === undefined || !advice.test(f.message)) return f;
+    const message = f.message.replace(advice, "").replace(/[;,. ]+$/, "");
+    return { ...f, message: `${message} (--fix left this file as it was: ${reason})` };
+  });
 }
 
 function result(groups: readonly Group[], opts: AuditTeamOptions): AuditResult {
   const findings: Finding[] = [];
   let files = 0;
+  const emptyDirs: string[] = [];
   for (const g of groups) {
-    files += g.entries.filter(isAgentEntry).length;
+    const mine = g.entries.filter((e) => inScope(g, e.rel));
+    const count = mine.filter(isAgentEntry).length;
+    files += count;
+    if (count === 0 && !g.named) emptyDirs.push(shownDir(g));
+    // A named folder's Claude agents are loaded under the team's settings: their findings count.
+    const claudeHere = mine.some((e) => (e.kind ?? kindOfPath(e.rel)) === "claude");
     // The settings' `./` rules are relative to the team's directory, where its session starts.
     const place = opts.operator === undefined ? undefined : { root: g.base, ...opts.operator };
     for (const f of auditEntries(g.entries, { ...opts, settingsPlace: place })) {
+      const settings = f.file === ".claude/settings.json" ||
+        f.file.endsWith("/.claude/settings.json");
+      if (!inScope(g, f.file) && !(settings && claudeHere)) continue;
       findings.push({ ...f, file: g.prefix === "" ? f.file : `${g.prefix}/${f.file}` });
     }
   }
-  return { findings: findings.sort(byPlace), files };
+  return { findings: findings.sort(byPlace), files, emptyDirs };
 }
 
 async function collect(
@@ -118,15 +180,25 @@ async function collect(
   for (const p of paths.length === 0 ? ["."] : paths) {
     const abs = isAbsolute(p) ? resolve(p) : resolve(project, p);
     const st = await lstatOrNull(abs);
-    const shown = within(abs, project) ? relative(project, abs) : abs;
-    const isDir = st !== null &&
-      (st.isDirectory || (followLinks && st.isSymlink && await isDirAt(abs)));
-    if (isDir) {
+    const shownOf = (a: string) => within(a, project) ? relative(project, a) : a;
+    const linkedDir = st !== null && st.isSymlink && await isDirAt(abs);
+    if (st !== null && (st.isDirectory || linkedDir)) {
+      // A framework's agent folder (or a folder in it) is judged from its team's root.
+      const root = auditRootOf(abs, project);
+      if (linkedDir && !followLinks && root.scope === "") {
+        throw new UsageError(
+          "USAGE",
+          `${p} is a symlink to a directory; under the switch and with --fix the audit follows ` +
+            "no link: name the directory it points to",
+        );
+      }
+      const shown = shownOf(root.base);
       groups.push({
-        base: abs,
+        base: root.base,
         prefix: shown === "." ? "" : shown,
-        entries: await walkTeam(abs, { followLinks }),
+        entries: await walkTeam(root.base, { followLinks }),
         named: false,
+        scope: root.scope,
       });
       continue;
     }
@@ -134,7 +206,7 @@ async function collect(
       // A typo must not audit nothing and pass.
       throw new UsageError("USAGE", `${p}: no such file or directory to audit`);
     }
-    const e = await namedEntry(abs, shown, followLinks);
+    const e = await namedEntry(abs, shownOf(abs), followLinks);
     if (e === null) {
       throw new UsageError(
         "USAGE",
@@ -143,7 +215,9 @@ async function collect(
     }
     named.push(e);
   }
-  if (named.length > 0) groups.push({ base: project, prefix: "", entries: named, named: true });
+  if (named.length > 0) {
+    groups.push({ base: project, prefix: "", entries: named, named: true, scope: "" });
+  }
   return groups;
 }
 
@@ -155,9 +229,6 @@ async function isDirAt(abs: string): Promise<boolean> {
   }
 }
 
-/** The refusals of the read before a write that mean the path no longer holds a regular file. */
-const NOT_REGULAR: ReadonlySet<string> = new Set(["SYMLINK", "NOT_REGULAR_FILE"]);
-
 /**
  * What fixing a group did: its outcomes, its entries as they now are on disk, and whether a file
  * changed under the fix or could not be written (then only a fresh read tells what it holds).
@@ -168,16 +239,31 @@ interface GroupFix {
   readonly stale: boolean;
 }
 
-function fixGroup(g: Group): GroupFix {
+async function fixGroup(
+  project: string,
+  g: Group,
+  beforeWrite: AuditTeamOptions["beforeWrite"],
+): Promise<GroupFix> {
   const out: FixOutcome[] = [];
   const entries = [...g.entries];
   let stale = false;
   const exempt = exemptFiles(g.entries);
   for (const [i, e] of g.entries.entries()) {
+    if (!inScope(g, e.rel)) continue;
+    const file = g.prefix === "" || g.named ? e.rel : `${g.prefix}/${e.rel}`;
+    if (e.state === "symlink") {
+      out.push({
+        file,
+        outcome: "refused",
+        changes: [],
+        reason: "it is a symlink, and --fix never writes through a link; replace it with a " +
+          "regular file, then run agentteams audit --fix again",
+      });
+      continue;
+    }
     const kind = agentFileKind(e);
     if (kind === null || !isAgentEntry(e)) continue;
     if (e.state !== "text" || e.text === undefined) continue;
-    const file = g.prefix === "" || g.named ? e.rel : `${g.prefix}/${e.rel}`;
     const r = fixText(kind, e.rel, e.text, exempt.has(e.rel));
     if (r.outcome === "unchanged") continue;
     if (r.outcome === "refused") {
@@ -189,44 +275,68 @@ function fixGroup(g: Group): GroupFix {
         file,
         outcome: "skipped-adopted",
         changes: [],
-        reason: "an adopted file (no AGENTTEAMS fences); name it to fix it",
+        reason: "an adopted file (no AGENTTEAMS fences), which --fix changes only when named: " +
+          `run agentteams audit --fix ${shellWord(file)} (it would make: ${r.changes.join("; ")})`,
       });
       continue;
     }
     const abs = g.named ? (isAbsolute(e.rel) ? e.rel : join(g.base, e.rel)) : join(g.base, e.rel);
+    const at = anchorOf(project, abs);
+    const content = new TextEncoder().encode(r.text);
     try {
-      // Written only if the file, still a regular one, holds the bytes that were audited.
-      let now: Uint8Array;
-      try {
-        now = readRegularFileSync(abs, { maxBytes: MAX_AGENT_BYTES, what: "agent file" }).bytes;
-      } catch (err) {
-        if (!(err instanceof FsSafetyError) || !NOT_REGULAR.has(err.code)) throw err;
-        out.push({ file, outcome: "refused", changes: [], reason: "not a regular file" });
-        stale = true;
-        continue;
-      }
-      if (agentText(now) !== e.text) {
-        out.push({
-          file,
-          outcome: "refused",
-          changes: [],
-          reason: "it changed while the audit ran",
-        });
-        stale = true;
-        continue;
-      }
-      atomicWriteFileSync(abs, r.text);
+      await beforeWrite?.(abs);
+      // Written only if the file, still a regular one reached through no link, holds the bytes
+      // that were audited: the anchored write walks one directory at a time and refuses a link.
+      await anchoredReplace({
+        root: at.root,
+        dirs: at.dirs,
+        name: at.name,
+        op: "write",
+        createDirs: false,
+        decide: (current) => {
+          if (current === null || agentText(current.bytes) !== e.text) throw new ChangedUnderFix();
+          return { newFileMode: 0o644, content };
+        },
+      });
       entries[i] = { ...e, text: r.text };
       out.push({ file, outcome: "fixed", changes: [...r.changes] });
     } catch (err) {
       stale = true;
-      out.push({
-        file,
-        outcome: "refused",
-        changes: [],
-        reason: `it can't be written: ${err instanceof Error ? err.message : String(err)}`,
-      });
+      const reason = err instanceof ChangedUnderFix
+        ? "it changed while the audit ran"
+        : err instanceof FsSafetyError && err.code === "SYMLINK"
+        ? `${err.message}, and --fix never writes through a link`
+        : err instanceof FsSafetyError &&
+            (err.code === "NOT_REGULAR_FILE" || err.code === "NOT_DIRECTORY")
+        ? `not a regular file (${err.message})`
+        : `it can't be written: ${err instanceof Error ? err.message : String(err)}`;
+      out.push({ file, outcome: "refused", changes: [], reason });
     }
   }
   return { outcomes: out, entries, stale };
+}
+
+/** The file held other bytes at the write than the audit read. */
+class ChangedUnderFix extends Error {}
+
+/**
+ * Where the anchored write of `abs` starts: the project root when the file lies in it (so no
+ * directory between the project and the file may be a link), else the file's own directory.
+ */
+function anchorOf(project: string, abs: string): { root: string; dirs: string[]; name: string } {
+  const dir = dirname(abs);
+  if (within(abs, project) && abs !== project) {
+    const rel = relative(project, dir);
+    return {
+      root: project,
+      dirs: rel === "" || rel === "." ? [] : rel.split("/"),
+      name: basename(abs),
+    };
+  }
+  return { root: dir, dirs: [], name: basename(abs) };
+}
+
+/** A path as one shell word (quoted when it needs to be). */
+function shellWord(s: string): string {
+  return /^[A-Za-z0-9_./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
 }

@@ -376,7 +376,8 @@ export const RULES: Readonly<Record<string, Rule>> = {
     severity: "error",
     short: 'The agent lacks its "Write Policy: Return Proposals, Never Write" section.',
     full: "The section overrides any write wording in the body.",
-    help: "Re-render it, or run `agentteams audit --fix`.",
+    help: "Re-render it, or run `agentteams audit --fix` (Claude, Copilot and Codex agents; " +
+      "add it to a Goose recipe's instructions by hand).",
   },
   SETTINGS_DENY_MISSING: {
     severity: "warning",

@@ -126,6 +126,27 @@ export interface RunFacts {
   readonly files: number;
   /** What `--fix` did, when it ran. */
   readonly fixes?: readonly FixOutcome[];
+  /** `--allow-empty`: finding no agent file is expected. */
+  readonly allowEmpty?: boolean;
+  /** The directories named in which no agent file was found. */
+  readonly emptyDirs?: readonly string[];
+}
+
+/**
+ * Whether the run fails for finding no agent file, in the whole run or in one of the directories
+ * named: under the switch, or with `--strict`, an audit of nothing proves nothing (a wrong
+ * directory, a framework the audit does not know), unless `--allow-empty` says that is expected.
+ *
+ * @example
+ * ```ts
+ * import { emptyFails } from "./report.ts";
+ * emptyFails({ switchOn: true, frameworks: [], strict: false, files: 0 }); // true
+ * emptyFails({ switchOn: false, frameworks: [], strict: false, files: 0 }); // false
+ * ```
+ */
+export function emptyFails(facts: RunFacts): boolean {
+  const empty = facts.files === 0 || (facts.emptyDirs ?? []).length > 0;
+  return empty && (facts.switchOn || facts.strict) && facts.allowEmpty !== true;
 }
 
 /**
@@ -166,7 +187,7 @@ export function failing(findings: readonly Finding[], strict: boolean): Finding[
 export function jsonReport(findings: readonly Finding[], facts: RunFacts): AuditReport {
   const fp = fingerprints(findings);
   const report: AuditReport = {
-    ok: !fails(findings, facts.strict),
+    ok: !fails(findings, facts.strict) && !emptyFails(facts),
     switch: facts.switchOn,
     frameworks: [...facts.frameworks],
     strict: facts.strict,
@@ -206,7 +227,8 @@ export function textReport(findings: readonly Finding[], facts: RunFacts): strin
   const lines: string[] = [];
   for (const x of facts.fixes ?? []) {
     if (x.outcome === "fixed") lines.push(`fixed ${x.file}: ${x.changes.join("; ")}`);
-    if (x.outcome === "refused") lines.push(`fix refused ${x.file}: ${x.reason ?? ""}`);
+    if (x.outcome === "refused") lines.push(`not fixed ${x.file}: ${x.reason ?? ""}`);
+    if (x.outcome === "skipped-adopted") lines.push(`not fixed ${x.file}: ${x.reason ?? ""}`);
   }
   let file = "";
   for (const f of findings) {
@@ -219,16 +241,29 @@ export function textReport(findings: readonly Finding[], facts: RunFacts): strin
   }
   const errors = findings.filter((f) => f.severity === "error").length;
   const warnings = findings.filter((f) => f.severity === "warning").length;
-  const verdict = fails(findings, facts.strict)
+  const verdict = fails(findings, facts.strict) || emptyFails(facts)
     ? "fails"
     : facts.switchOn
     ? "passes"
     : 'reported only (the brief has no write_policy "orchestrator-only")';
   lines.push(
     `audit: ${facts.files} agent file(s), ${errors} error(s), ${warnings} warning(s): ${verdict}` +
-      (facts.files === 0 ? " (no agent files found: is this the team's directory?)" : ""),
+      (facts.files === 0 || (facts.emptyDirs ?? []).length > 0 ? ` (${EMPTY_NOTE(facts)})` : ""),
   );
   return lines.join("\n");
+}
+
+/** What the reports say when no agent file was found. */
+function EMPTY_NOTE(facts: RunFacts): string {
+  const dirs = facts.emptyDirs ?? [];
+  const where = facts.files === 0 || dirs.length === 0
+    ? "no agent files found"
+    : `no agent files found in ${dirs.join(", ")}`;
+  return emptyFails(facts)
+    ? `${where}: is this the team's directory? Name the team's root or its ` +
+      "agent folder (.claude/agents, .github/agents, .codex/agents, a recipes folder); " +
+      "--allow-empty accepts a team with none"
+    : `${where}: is this the team's directory?`;
 }
 
 /** The SARIF level of a finding. */
@@ -298,6 +333,16 @@ export function sarifLog(
     results,
     properties: { switch: facts.switchOn, strict: facts.strict, files: facts.files },
   };
+  if (facts.files === 0 || (facts.emptyDirs ?? []).length > 0) {
+    // No result can carry it (a result needs a file): the run's invocation says it.
+    run.invocations = [{
+      executionSuccessful: !emptyFails(facts),
+      toolExecutionNotifications: [{
+        level: emptyFails(facts) ? "error" : "warning",
+        message: { text: EMPTY_NOTE(facts) },
+      }],
+    }];
+  }
   if (srcRoot !== undefined) {
     run.originalUriBaseIds = {
       SRCROOT: { uri: "file://" + encodeUri(srcRoot.endsWith("/") ? srcRoot : srcRoot + "/") },

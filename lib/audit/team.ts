@@ -450,16 +450,25 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
       const s = checkCodexAgent(text, slug, read);
       out.push(...(exempt ? s.filter((x) => isReaderCode(x.code)) : s));
       // A section may sit in a string value: the heading checks read those too.
-      return sectionSpots(out, codexInstructions(text, read), slug, exempt);
+      return sectionSpots(out, codexInstructions(text, read), slug, exempt, true);
     }
     case "claude-settings":
       return out;
   }
-  return sectionSpots(out, text, slug, exempt);
+  return sectionSpots(out, text, slug, exempt, kind !== "goose");
 }
 
-/** `out` with the write-policy section finding of `sectionText`, if it lacks its section. */
-function sectionSpots(out: Spot[], sectionText: string, slug: string, exempt: boolean): Spot[] {
+/**
+ * `out` with the write-policy section finding of `sectionText`, if it lacks its section
+ * (`fixable`: `audit --fix` can add it, so the message says so; it does not rewrite recipes).
+ */
+function sectionSpots(
+  out: Spot[],
+  sectionText: string,
+  slug: string,
+  exempt: boolean,
+  fixable: boolean,
+): Spot[] {
   if (exempt) {
     const m = ORCH_RE.exec(sectionText);
     const notes = NOTES_RE.exec(sectionText);
@@ -480,8 +489,11 @@ function sectionSpots(out: Spot[], sectionText: string, slug: string, exempt: bo
         "AGENT_SECTION_MISSING",
         1,
         1,
-        `'${slug}' lacks its "${AGENT_HEADING.slice(3)}" section; re-render it or run ` +
-          "`agentteams audit --fix`",
+        `'${slug}' lacks its "${AGENT_HEADING.slice(3)}" section; ` +
+          (fixable
+            ? "re-render it or run `agentteams audit --fix`"
+            : "re-render it, or add the section to the recipe's instructions by hand (--fix " +
+              "does not rewrite recipes)"),
       ),
     );
   }
@@ -518,9 +530,12 @@ function isReaderCode(code: string): boolean {
   return /^(YAML_|TOML_|FM_)/.test(code) || code === "GOOSE_TEMPLATE";
 }
 
-/** A Codex agent's text with its string values' text appended (a section may sit in a string). */
+/**
+ * The text of a Codex agent's top-level string values, where the host reads its instructions: a
+ * section in a TOML comment is never shown to the model, so it does not count.
+ */
 function codexInstructions(text: string, r: TomlRead): string {
   if (!r.ok) return text;
   const strings = Object.values(r.value).filter((v): v is string => typeof v === "string");
-  return [text, ...strings].join("\n");
+  return strings.join("\n");
 }

@@ -11,7 +11,14 @@ import { homeFrom } from "../env.ts";
 import { UsageError } from "../errors.ts";
 import { resolve } from "../fs/path.ts";
 import { auditTeam } from "../audit/audit.ts";
-import { failing, jsonReport, type RunFacts, sarifLog, textReport } from "../audit/report.ts";
+import {
+  emptyFails,
+  failing,
+  jsonReport,
+  type RunFacts,
+  sarifLog,
+  textReport,
+} from "../audit/report.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine } from "./terminal.ts";
@@ -59,6 +66,7 @@ export async function audit(ctx: Ctx): Promise<Outcome> {
   }
   const strict = ctx.parsed.flags.strict === true;
   const fix = ctx.parsed.flags.fix === true;
+  const allowEmpty = ctx.parsed.flags["allow-empty"] === true;
   const dirs = (ctx.parsed.positionals.DIR as string[] | undefined) ?? [];
   const sw = await switchOf(ctx);
   const r = await auditTeam(ctx.project, dirs.map((d) => resolve(d)), {
@@ -73,6 +81,8 @@ export async function audit(ctx: Ctx): Promise<Outcome> {
     strict,
     files: r.files,
     fixes: r.fixes,
+    allowEmpty,
+    emptyDirs: r.emptyDirs,
   };
   const json = jsonReport(r.findings, facts);
   const exit = json.ok ? 0 : 1;
@@ -98,12 +108,33 @@ export async function audit(ctx: Ctx): Promise<Outcome> {
     exit,
     text,
     json: json as unknown as Record<string, unknown>,
-    refusal: exit === 0 ? undefined : {
-      code: "AR_WRITE_POLICY",
-      message: `${failed.length} finding(s) fail the audit (first: ${failed[0].file}:` +
-        `${failed[0].line} ${failed[0].code}); fix them, or run agentteams audit --fix`,
-    },
+    refusal: exit === 0 ? undefined : failed.length === 0 && emptyFails(facts)
+      ? {
+        code: "AR_WRITE_POLICY",
+        message: `no agent file found in ${
+          r.files === 0
+            ? (dirs.length === 0 ? ctx.project : dirs.join(", "))
+            : r.emptyDirs.join(", ")
+        }, ` +
+          "so nothing is proven: name the team's root or its agent folder (.claude/agents, " +
+          ".github/agents, .codex/agents, a recipes folder), or pass --allow-empty if that is " +
+          "expected",
+      }
+      : {
+        code: "AR_WRITE_POLICY",
+        message: `${failed.length} finding(s) fail the audit (first: ${failed[0].file}:` +
+          `${failed[0].line} ${failed[0].code}); ${nextStep(fix, r.fixes)}`,
+      },
   };
+}
+
+/** What to do about failing findings: `--fix` when it has not run, else by hand. */
+function nextStep(fixed: boolean, fixes: readonly { outcome: string }[] | undefined): string {
+  if (!fixed) return "fix them, or run agentteams audit --fix (it narrows what it can)";
+  const adopted = (fixes ?? []).some((f) => f.outcome === "skipped-adopted");
+  return adopted
+    ? "--fix left what it says above (an adopted file is fixed when named); fix the rest by hand"
+    : "--fix could not fix these (see the reasons above); fix them by hand";
 }
 
 /** The operator's key dir and home, when HOME says (the settings check's `~/` and key-dir rules). */

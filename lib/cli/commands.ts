@@ -6,6 +6,8 @@
  * @module
  */
 import { AUDIT_ENV } from "../audit/env.ts";
+import { auditRootOf } from "../audit/root.ts";
+import { PERL_PATH } from "../host/programs.ts";
 import { didYouMean } from "../text/suggest.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { dirname, resolve } from "../fs/path.ts";
@@ -233,12 +235,16 @@ export const COMMANDS: readonly CommandSpec[] = [
       'brief\'s write_policy "orchestrator-only" (limited by write_policy_frameworks); without it\n' +
       "the audit reports and exits 0. Exit 1 on an error (with --strict, on a warning too).\n" +
       "It reads files only; it never needs the ledger key. --fix writes only generated files\n" +
-      "(adopted ones when named), atomically; a second --fix changes nothing.",
+      "(adopted ones when named), atomically and through no link; a second --fix changes\n" +
+      "nothing. A framework's agent folder (.claude/agents, .github/agents, .codex/agents, a\n" +
+      "recipes folder) is judged from its team's root. Finding no agent file fails under the\n" +
+      "switch and with --strict, unless --allow-empty.",
     positionals: [{ name: "DIR", required: false, variadic: true }],
     flags: [
       { name: "format", kind: "string", value: "FMT", help: "text (default), json or sarif" },
       { name: "fix", kind: "bool", help: "narrow what can be narrowed cleanly, then audit again" },
       { name: "strict", kind: "bool", help: "fail on warnings too" },
+      { name: "allow-empty", kind: "bool", help: "finding no agent file is expected (no failure)" },
     ],
     // The yaml package's parser reads these two (its debug switches) on every parse; HOME and
     // the key dir's variable place the key dir for the Claude settings check (no key is read).
@@ -249,12 +255,15 @@ export const COMMANDS: readonly CommandSpec[] = [
       const named = ((ctx.parsed.positionals.DIR as string[] | undefined) ?? []).map((d) =>
         resolve(d)
       );
-      const roots = [ctx.project, ...named];
+      // A named agent folder is walked from its team's root.
+      const roots = [ctx.project, ...named.map((d) => auditRootOf(d, ctx.project).base)];
       const fix = ctx.parsed.flags.fix === true;
       return {
         ...NO_NEEDS,
         read: [...roots, ...briefFlagReads(ctx)],
         write: fix ? roots : [],
+        // --fix writes through the anchored write (lib/fs/anchored_write.ts), a Perl program.
+        run: fix ? [PERL_PATH] : [],
         env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
       };
     },

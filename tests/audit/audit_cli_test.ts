@@ -267,9 +267,13 @@ Deno.test("a DIR that doesn't exist, or a named file that is no agent file, is a
     assertSameTree(before, await snapshotTree(sb.dir));
     const empty = join(sb.project, "src");
     Deno.mkdirSync(empty);
+    // Under the switch an audit that finds nothing proves nothing: it fails, unless expected.
     const r = await audit(sb.project, [empty], sb.env);
-    assert.equal(r.code, 0);
-    assert.match(r.stdout, /0 agent file\(s\).*no agent files found/);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /0 agent file\(s\).*fails \(no agent files found/);
+    const ok = await audit(sb.project, [empty, "--allow-empty"], sb.env);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    assert.match(ok.stdout, /0 agent file\(s\).*passes \(no agent files found/);
   });
 });
 

@@ -106,7 +106,9 @@ Deno.test("--fix leaves an adopted file alone unless it is named", async () => {
       file: ".claude/agents/mine.md",
       outcome: "skipped-adopted",
       changes: [],
-      reason: "an adopted file (no AGENTTEAMS fences); name it to fix it",
+      reason: "an adopted file (no AGENTTEAMS fences), which --fix changes only when named: " +
+        "run agentteams audit --fix .claude/agents/mine.md (it would make: narrowed tools:; " +
+        "appended the write-policy section)",
     }]);
     assertSameTree(before, await snapshotTree(sb.project));
     const named = await audit(
@@ -254,7 +256,8 @@ Deno.test("--fix refuses a named agent that is a symlink (switch off, so the aud
         file: ".claude/agents/w.md",
         outcome: "refused",
         changes: [],
-        reason: "not a regular file",
+        reason: "it is a symlink, and --fix never writes through a link; replace it with a " +
+          "regular file, then run agentteams audit --fix again",
       },
     ]);
     assertSameTree(before, await snapshotTree(sb.project));
@@ -282,7 +285,21 @@ Deno.test("--fix reports the findings a fresh audit of the written files gives (
       ],
     );
     const fresh = await auditTeam(sb.project, ["."], opts);
-    assert.deepEqual(one.findings, fresh.findings);
+    // The same findings; in a file --fix left as it was, one that told to run --fix says why
+    // it was not fixed instead.
+    const bare = (fs: typeof one.findings) => fs.map(({ message: _m, ...f }) => f);
+    assert.deepEqual(bare(one.findings), bare(fresh.findings));
+    for (const f of one.findings.filter((f) => f.file !== ".claude/agents/writer.md")) {
+      assert.doesNotMatch(f.message, /run `agentteams audit --fix`/, f.message);
+    }
+    assert.ok(
+      one.findings.some((f) =>
+        f.file === adopted &&
+        f.message.endsWith(`(--fix left this file as it was: ${
+          (one.fixes ?? []).find((x) => x.file === adopted)?.reason
+        })`)
+      ),
+    );
     assert.equal(one.files, fresh.files);
     // The adopted file in the walk and named too: the walk's entry of it, skipped, must not
     // report the text the named entry's fix replaced.
@@ -291,7 +308,10 @@ Deno.test("--fix reports the findings a fresh audit of the written files gives (
       (two.fixes ?? []).filter((f) => f.file === adopted).map((f) => f.outcome),
       ["skipped-adopted", "fixed"],
     );
-    assert.deepEqual(two.findings, (await auditTeam(sb.project, [".", adopted], opts)).findings);
+    assert.deepEqual(
+      bare(two.findings),
+      bare((await auditTeam(sb.project, [".", adopted], opts)).findings),
+    );
   });
 });
 
@@ -300,7 +320,8 @@ Deno.test("--fix refuses a file that no longer holds what was audited (it change
     // Named twice: the first entry's fix writes the file, so the second finds other bytes there
     // than it audited; its check before writing must refuse it and leave the first fix as it is.
     const rel = "named/w.toml";
-    const text = 'name = "w"\nsandbox_mode = "workspace-write"\n';
+    const text = 'name = "w"\nsandbox_mode = "workspace-write"\n' +
+      'developer_instructions = """\n## Write Policy: Return Proposals, Never Write\n"""\n';
     writeFiles(sb.project, { ...compliantClaude(), [rel]: text });
     const opts = { switchOn: true, frameworks: [] };
     const r = await auditTeam(sb.project, [rel, rel], { ...opts, fix: true });

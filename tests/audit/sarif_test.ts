@@ -2,7 +2,8 @@
  * The audit's SARIF: the whole corpus audited through the real CLI (`--format sarif`) validates
  * with Microsoft's SARIF validator (`Sarif.Multitool validate`, npm
  * `@microsoft/sarif-multitool-linux`) with no error or warning, and against the SARIF 2.1.0 JSON
- * Schema (tests/testdata/sarif/, with CPython's jsonschema); rules and results carry what code
+ * Schema (tests/testdata/sarif/, with ajv from the tests' lockfile, formats checked: no Python
+ * package is needed); rules and results carry what code
  * scanning needs; partial fingerprints are stable across runs and line moves. The JSON report
  * matches its committed schema (schemas/audit-findings.schema.json, no drift).
  */
@@ -11,6 +12,8 @@ import { join } from "node:path";
 import multitool from "npm:@microsoft/sarif-multitool-linux@5.7.0/package.json" with {
   type: "json",
 };
+import { Ajv2020, type ValidateFunction } from "npm:ajv@8.20.0/dist/2020.js";
+import addFormats from "npm:ajv-formats@3.0.1";
 import { DENO, REPO_ROOT, runCli, sandbox } from "../_helpers/mod.ts";
 import { auditJsonSchema, AuditReportSchema, auditSchemaFileText } from "../../lib/audit/report.ts";
 import { RULES } from "../../lib/audit/finding.ts";
@@ -45,6 +48,24 @@ interface SarifLog {
     };
     results: SarifResult[];
   }[];
+}
+
+/** The SARIF 2.1.0 schema (tests/testdata/sarif/) compiled by ajv, formats checked. */
+function sarifSchemaValidator(): ValidateFunction {
+  const schema = JSON.parse(
+    Deno.readTextFileSync(join(REPO_ROOT, "tests", "testdata", "sarif", "sarif-schema-2.1.0.json")),
+  );
+  // strict off: the schema uses annotations ajv's strict mode does not know; the checks are on.
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  addFormats.default(ajv);
+  return ajv.compile(schema);
+}
+
+/** The schema's errors for `data`, as readable lines. */
+function schemaErrors(validate: ValidateFunction, data: unknown): string[] {
+  return validate(data)
+    ? []
+    : (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? ""}`);
 }
 
 /** A team holding every corpus file where its host finds it (names kept apart by directory). */
@@ -129,38 +150,23 @@ Deno.test("the corpus's SARIF validates with Microsoft's SARIF validator and the
     }).output();
     const badLog = JSON.parse(Deno.readTextFileSync(badOut)) as SarifLog;
     assert.ok(badLog.runs[0].results.some((r) => r.level === "error"), "the validator refuses");
-    // The SARIF 2.1.0 JSON Schema, with CPython's jsonschema (formats checked).
-    const schema = join(REPO_ROOT, "tests", "testdata", "sarif", "sarif-schema-2.1.0.json");
-    const py = await new Deno.Command("python3", {
-      args: [
-        "-c",
-        "import json,sys,jsonschema\n" +
-        "s=json.load(open(sys.argv[1])); d=json.load(open(sys.argv[2]))\n" +
-        "V=jsonschema.validators.validator_for(s)\n" +
-        "errs=[e.message for e in V(s, format_checker=V.FORMAT_CHECKER).iter_errors(d)]\n" +
-        "print(json.dumps(errs))",
-        schema,
-        file,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(py.code, 0, new TextDecoder().decode(py.stderr));
-    assert.deepEqual(JSON.parse(new TextDecoder().decode(py.stdout)), []);
-    Deno.writeTextFileSync(bad, JSON.stringify({ ...log, version: "2.2.0" }));
-    const pyBad = await new Deno.Command("python3", {
-      args: [
-        "-c",
-        "import json,sys,jsonschema\n" +
-        "s=json.load(open(sys.argv[1])); d=json.load(open(sys.argv[2]))\n" +
-        "V=jsonschema.validators.validator_for(s)\n" +
-        "print(len(list(V(s).iter_errors(d))))",
-        schema,
-        bad,
-      ],
-      stdout: "piped",
-    }).output();
-    assert.ok(Number(new TextDecoder().decode(pyBad.stdout)) > 0, "the schema refuses 2.2.0");
+    // The SARIF 2.1.0 JSON Schema, with ajv (draft 2020-12, formats checked).
+    const validate = sarifSchemaValidator();
+    assert.deepEqual(schemaErrors(validate, log), []);
+    assert.ok(schemaErrors(validate, { ...log, version: "2.2.0" }).length > 0, "refuses 2.2.0");
+    const mutated = (f: (l: SarifLog & Record<string, unknown>) => void) => {
+      const l = JSON.parse(s.text);
+      f(l);
+      return schemaErrors(validate, l);
+    };
+    assert.ok(mutated((l) => (l.runs[0].results[0].level = "severe")).length > 0, "an enum");
+    // Formats are checked: a driver's informationUri must be a URI.
+    assert.ok(
+      mutated((l) => {
+        (l.runs[0].tool.driver as Record<string, unknown>).informationUri = "not a uri";
+      }).some((e) => e.includes("format")),
+      "a format",
+    );
   } finally {
     await s.dispose();
   }
@@ -232,5 +238,29 @@ Deno.test("schemas/audit-findings.schema.json equals auditSchemaFileText() (no d
     assert.equal(rep.ok, false);
     assert.ok(rep.findings.length > 100);
     assert.throws(() => AuditReportSchema.parse({ ...rep, extra: 1 }));
+  });
+});
+
+Deno.test("an audit that finds no agent file writes a SARIF log that validates, its invocation unsuccessful under the switch", async () => {
+  await withSandbox("audit-sarif-empty", async (sb) => {
+    writeFiles(sb.project, { "agentteams.jsonc": switchBrief(), "src/a.txt": "x\n" });
+    const run = async (extra: string[]) => {
+      const r = await runCli(
+        ["audit", "--project", sb.project, "--format", "sarif", ...extra, join(sb.project, "src")],
+        { env: { ...sb.env, AGENTTEAMS_BROAD_OK: "1" } },
+      );
+      return { code: r.code, log: JSON.parse(r.stdout) };
+    };
+    const validate = sarifSchemaValidator();
+    const failed = await run([]);
+    assert.equal(failed.code, 1);
+    assert.deepEqual(schemaErrors(validate, failed.log), []);
+    const inv = failed.log.runs[0].invocations[0];
+    assert.equal(inv.executionSuccessful, false);
+    assert.match(inv.toolExecutionNotifications[0].message.text, /no agent files found/);
+    const allowed = await run(["--allow-empty"]);
+    assert.equal(allowed.code, 0);
+    assert.deepEqual(schemaErrors(validate, allowed.log), []);
+    assert.equal(allowed.log.runs[0].invocations[0].executionSuccessful, true);
   });
 });
