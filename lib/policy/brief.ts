@@ -157,7 +157,7 @@ function realBriefPath(abs: string): string {
  * The project root and the brief's directory are resolved to real paths first, so `briefRel` is
  * right even when either is reached through a symlinked directory; the brief file itself must not
  * be a symlink. `briefSha256` is the SHA-256 of the raw bytes. A literal write scope that names an
- * existing directory of the project is in `warnings` (see `scopeWarnings`).
+ * existing directory of the project is in `warnings` (see `briefWarnings`).
  *
  * @example
  * ```ts

@@ -19,9 +19,12 @@
  * - `write_policy: "orchestrator-only"` without an explicit `privilege_profile` of `confined` or
  *   `exclusive` (the default profile leaves the session's gate hook fail-open).
  *
- * Warned, not refused ({@link scopeWarnings}, given which paths are directories): a literal write
- * scope such as `"src"` that names an existing directory covers the file `src` only, so every
- * proposal below it would be `OUT_OF_SCOPE`; the warning suggests `"src/"`.
+ * Warned, not refused ({@link briefWarnings}): a literal write scope such as `"src"` that names an
+ * existing directory covers the file `src` only, so every proposal below it would be
+ * `OUT_OF_SCOPE` (the warning suggests `"src/"`); and, when the brief carries `confined_programs`,
+ * a command's `writes` glob that no directory of its agent's confined `write` list can hold, so
+ * that the command, confined, meets a read-only file system (the warning names the directory to
+ * add).
  *
  * @example
  * ```ts
@@ -444,4 +447,106 @@ export function scopeWarnings(
     });
   }
   return out;
+}
+
+/**
+ * The directory part of a `writes` glob that the sandbox would have to make writable: its
+ * segments before the first one holding a glob character, less the last segment when the whole
+ * glob is literal (a file).
+ */
+function writesDir(glob: string): string {
+  const segs = glob.split("/").filter((x) => x !== "");
+  const firstGlob = segs.findIndex((x) => /[*?[]/.test(x));
+  return (firstGlob < 0 ? segs.slice(0, -1) : segs.slice(0, firstGlob)).join("/");
+}
+
+/** Whether two project-relative directories are the same or one holds the other. */
+function nested(a: string, b: string): boolean {
+  return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+}
+
+/**
+ * Warnings on a brief that carries `confined_programs` (so no operator file may replace it): an
+ * agent with commands but no entry there, whose commands cannot run confined at all; and a
+ * command's `writes` glob that no directory of its agent's confined `write` list holds or lies
+ * in, which the sandbox leaves read-only, so the command would fail writing it. Pure.
+ *
+ * @example
+ * ```ts
+ * import { parseJsonSource } from "./json_source.ts";
+ * import { validateBrief } from "./validate.ts";
+ * import { confinedWriteWarnings } from "./lint.ts";
+ * const src = parseJsonSource(JSON.stringify({
+ *   agent_policies: { w: { commands: [{ prefix: ["touch"], writes: ["src/*"] }] } },
+ *   confined_programs: { w: { exec: ["/usr/bin"], write: [] } },
+ * }), "b.json");
+ * const out = confinedWriteWarnings(validateBrief(src), src);
+ * if (out.length !== 1 || !out[0].includes('add "src" to confined_programs.w.write')) {
+ *   throw new Error(out.join("\n"));
+ * }
+ * ```
+ */
+export function confinedWriteWarnings(raw: RawPolicy, src: JsonSource): string[] {
+  const confined = raw.confined_programs;
+  if (confined === undefined) return [];
+  const out: string[] = [];
+  for (const [agent, policy] of Object.entries(raw.agent_policies ?? {})) {
+    const commands = policy.commands ?? [];
+    if (commands.length === 0) continue;
+    const entry = Object.hasOwn(confined, agent) ? confined[agent] : undefined;
+    if (entry === undefined) {
+      out.push(
+        errorAt(
+          "POLICY_LINT",
+          src,
+          ["agent_policies", agent, "commands"],
+          `confined_programs has no entry for ${agent}, so none of its commands can run confined; ` +
+            `add "${agent}": {"exec": [...], "write": [...]} to confined_programs`,
+        ).message,
+      );
+      continue;
+    }
+    const roots = entry.write.map((r) => r.replace(/\/+$/, ""));
+    commands.forEach((cmd, i) => {
+      (cmd.writes ?? []).forEach((glob, j) => {
+        const dir = writesDir(glob);
+        if (dir === "" || roots.some((r) => nested(dir, r))) return;
+        out.push(
+          errorAt(
+            "POLICY_LINT",
+            src,
+            ["agent_policies", agent, "commands", i, "writes", j],
+            `confined, ${JSON.stringify(cmd.prefix[0])} cannot write ${JSON.stringify(glob)}: ` +
+              `no directory of confined_programs.${agent}.write holds it, and the sandbox leaves ` +
+              `the rest of the project read-only; add ${
+                JSON.stringify(dir)
+              } to confined_programs.${agent}.write`,
+          ).message,
+        );
+      });
+    });
+  }
+  return out;
+}
+
+/**
+ * Every warning on a linted brief, in one list: {@link scopeWarnings} (given which literal
+ * scopes are existing directories) then {@link confinedWriteWarnings}. The one list the loader
+ * and `brief check` report.
+ *
+ * @example
+ * ```ts
+ * import { parseJsonSource } from "./json_source.ts";
+ * import { validateBrief } from "./validate.ts";
+ * import { briefWarnings } from "./lint.ts";
+ * const src = parseJsonSource('{"agent_policies": {"w": {"write_scopes": ["src"]}}}', "b.json");
+ * if (briefWarnings(validateBrief(src), src, new Set(["src"])).length !== 1) throw new Error();
+ * ```
+ */
+export function briefWarnings(
+  raw: RawPolicy,
+  src: JsonSource,
+  dirs: ReadonlySet<string>,
+): string[] {
+  return [...scopeWarnings(raw, src, dirs), ...confinedWriteWarnings(raw, src)];
 }

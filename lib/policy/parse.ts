@@ -19,7 +19,7 @@ import { isAbsolute, relative, resolve, sep } from "../fs/path.ts";
 import { PolicyError, UsageError } from "../errors.ts";
 import { compilePolicy } from "./compile.ts";
 import { parseJsonSource } from "./json_source.ts";
-import { lintFindings, lintPolicy, literalScopes, scopeWarnings } from "./lint.ts";
+import { briefWarnings, lintFindings, lintPolicy, literalScopes } from "./lint.ts";
 import type { Policy } from "./types.ts";
 import { briefShapeFindings, validateBrief } from "./validate.ts";
 
@@ -91,7 +91,7 @@ export function parsePolicy(text: string, opts: ParsePolicyOptions): Policy {
     briefRel,
     briefSha256: opts.briefSha256,
   });
-  const warnings = scopeWarnings(raw, src, opts.scopeDirs ?? new Set());
+  const warnings = briefWarnings(raw, src, opts.scopeDirs ?? new Set());
   return Object.freeze({ ...policy, warnings: Object.freeze(warnings) });
 }
 
@@ -145,7 +145,7 @@ export function briefFindings(
       [a, p],
     ) => [a, { writeScopes: p.write_scopes ?? [] }]),
   );
-  const warnings = scopeWarnings(raw, src, new Set(literalScopes(scopes).filter(isDirectory)));
+  const warnings = briefWarnings(raw, src, new Set(literalScopes(scopes).filter(isDirectory)));
   if (lint.length > 0) return { findings: lint, warnings, agents, gates };
   try {
     parsePolicy(text, opts);

@@ -29,6 +29,7 @@ Deno.test("docs/policy.md's example brief passes the check, loads, and uses ever
   const text = exampleBrief();
   const r = briefFindings(text, OPTS, () => false);
   assert.deepEqual(r.findings.map((e) => e.message), []);
+  assert.deepEqual(r.warnings, []);
   assert.deepEqual(r.agents, ["worker", "reviewer"]);
   const policy = parsePolicy(text, OPTS);
   assert.ok(policy.agents.worker !== undefined);
@@ -77,6 +78,37 @@ Deno.test("briefFindings: a literal scope naming a directory is a warning, not a
   assert.deepEqual(r.findings, []);
   assert.equal(r.warnings.length, 1);
   assert.match(r.warnings[0], /write "src\/" for the directory/);
+});
+
+Deno.test("briefFindings: confined writes no confined write directory holds, and an agent with commands but no confined entry, are warnings", () => {
+  const text = JSON.stringify({
+    agent_policies: {
+      w: {
+        commands: [
+          { prefix: ["touch"], args: ["src/[a-z]+"], writes: ["src/*", "out/x.txt", "b/c/*.o"] },
+        ],
+      },
+      v: { commands: [{ prefix: ["true"] }] },
+      q: { write_scopes: ["docs/"] },
+    },
+    confined_programs: { w: { exec: ["/usr/bin"], write: ["b/c/d", "out"] } },
+  });
+  const r = briefFindings(text, OPTS, () => false);
+  assert.deepEqual(r.findings, []);
+  assert.equal(r.warnings.length, 2, r.warnings.join("\n"));
+  assert.match(
+    r.warnings[0],
+    /commands\[0\]\.writes\[0\]: confined, "touch" cannot write "src\/\*"/,
+  );
+  assert.match(r.warnings[0], /add "src" to confined_programs\.w\.write$/);
+  assert.match(r.warnings[1], /agent_policies\.v\.commands: confined_programs has no entry for v/);
+  // Loading carries the same warnings (one list for the loader and brief check).
+  assert.deepEqual(parsePolicy(text, OPTS).warnings, r.warnings);
+  // Without confined_programs in the brief (an operator file may hold it), nothing is said.
+  const bare = JSON.stringify({
+    agent_policies: { w: { commands: [{ prefix: ["true"], writes: ["src/*"] }] } },
+  });
+  assert.deepEqual(briefFindings(bare, OPTS, () => false).warnings, []);
 });
 
 Deno.test("schema brief: strict, the policy fields and the description fields, nothing else", () => {
