@@ -156,7 +156,7 @@ Deno.test("unshimRequires: built-in requires become static imports of the chunk 
       "var p = __node_process;\nvar b = __node_buffer;\nvar q = __node_process;\n",
   );
   assert.ok(!out.get("rt.js")?.includes("node:module"));
-  assert.match(out.get("rt.js") ?? "", /var __require = \(id\) => \{\n  throw new Error/);
+  assert.match(out.get("rt.js") ?? "", /var __require = \(id\) => \{\n {2}throw new Error/);
   assert.equal(out.get("b.js"), "x;\n");
   assert.throws(
     () => unshimRequires(new Map([["c.js", 'var x = __require("./local.cjs");\n']])),
