@@ -210,7 +210,11 @@ function walk(
     }
     // A directory git takes for a repository whatever its name (HEAD, objects/, refs/: a bare
     // repository) stays read-only as a whole, like a `.git`.
-    if (!roots.includes(dir) && isGitDirListing(entries.map((e) => [e.name, kindOfInfo(e)]))) {
+    // (Only a listing with a HEAD can be one: the pairs are built for those alone.)
+    if (
+      !roots.includes(dir) && entries.some((e) => e.name === "HEAD") &&
+      isGitDirListing(entries.map((e) => [e.name, kindOfInfo(e)]))
+    ) {
       hits.push({ path: dir, kind: "dir" });
       continue;
     }
