@@ -221,10 +221,9 @@ function walk(
     const descended: string[] = [];
     for (const entry of entries) {
       const path = dir === "/" ? "/" + entry.name : dir + "/" + entry.name;
-      const kind = kindOfInfo(entry);
       if (isHit(path, entry.name)) {
-        hits.push({ path, kind });
-      } else if (kind === "dir") {
+        hits.push({ path, kind: kindOfInfo(entry) });
+      } else if (entry.isDirectory) {
         stack.push(path);
         descended.push(path);
       }
