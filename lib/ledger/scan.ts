@@ -44,21 +44,14 @@ const COMMA = 0x2c;
 const COLON = 0x3a;
 const SPACE = 0x20;
 
-/**
- * Returns the offset just past the string starting at `i` (a quote), or -1. The closing quote is
- * found with `indexOf` (a native scan, where most of `ledger verify`'s JavaScript time went when
- * this was a byte loop): a quote ends the string unless an odd run of backslashes precedes it.
- */
+/** Returns the offset just past the string starting at `i` (a quote), or -1. */
 function skipString(b: Uint8Array, i: number, end: number): number {
-  let from = i + 1;
-  for (;;) {
-    const q = b.indexOf(QUOTE, from);
-    if (q < 0 || q >= end) return -1;
-    let k = q - 1;
-    while (k > i && b[k] === BACKSLASH) k--;
-    if ((q - 1 - k) % 2 === 0) return q + 1;
-    from = q + 1;
+  for (let j = i + 1; j < end; j++) {
+    const c = b[j];
+    if (c === BACKSLASH) j++;
+    else if (c === QUOTE) return j + 1;
   }
+  return -1;
 }
 
 /** Returns the offset just past the JSON value starting at `i`, or -1. */
