@@ -9,6 +9,13 @@
  * graph builder cannot read (`String("./x.js")`) is resolved the same way when the import runs:
  * relative to the chunk that imports it.
  *
+ * And the bundler's `require` shim is taken out of the shared runtime chunk: for the CommonJS build
+ * of `yaml` it writes `import { createRequire } from "node:module"` at the top of the chunk every
+ * other chunk imports its helpers from, so every command, `--version` included, would load Deno's
+ * Node compatibility layer (~45 ms here). Each `__require("node:X")` is replaced by a static import
+ * of `node:X` in the chunk that calls it (a built-in's `require` and its default export are the same
+ * object), and the shim by one that throws: only the chunks that use a built-in load it.
+ *
  * Usage: deno run --allow-all scripts/bundle.ts OUTDIR (what `deno task bundle` runs)
  *
  * @module
@@ -25,6 +32,63 @@ const CHUNK_IMPORT = /\bimport\("(\.\/[A-Za-z0-9_.-]+\.js)"\)/g;
  * graph builder nothing and stay).
  */
 const LITERAL_IMPORT = /\bimport\(\s*["'`](?:\.{1,2}\/|\/|file:)/;
+
+/** The bundler's `require` shim, as it writes it at the top of the shared runtime chunk. */
+const REQUIRE_SHIM =
+  /^import \{ createRequire as (__deno_internal_createRequire\d*) \} from "node:module";\nvar (__require\d*) = \1\(import\.meta\.url\);$/m;
+/** A `require` of a built-in by the shim (the name as imported from the runtime chunk). */
+const BUILTIN_REQUIRE = /\b(__require\d*)\("node:([a-z_]+(?:\/[a-z_]+)*)"\)/g;
+/** Anything else left calling a shim: a `require` this post-pass cannot resolve statically. */
+const ANY_REQUIRE = /\b__require\d*\(/;
+
+/**
+ * Takes the `require` shim out of the bundle: in the chunk that defines it (`runtime`) it becomes a
+ * function that throws, with no `node:module` import; in each chunk, every `__require("node:X")`
+ * becomes a static default import of `node:X` at the top of that chunk. Returns the rewritten
+ * chunks; throws when a `require` is left that is not of a built-in by a literal name.
+ *
+ * @example
+ * ```ts
+ * import { unshimRequires } from "./bundle.ts";
+ * const out = unshimRequires(new Map([
+ *   ["rt.js", 'import { createRequire as __deno_internal_createRequire } from "node:module";\n' +
+ *     "var __require = __deno_internal_createRequire(import.meta.url);\nexport { __require };\n"],
+ *   ["a.js", 'import { __require } from "./rt.js";\nvar p = __require("node:process");\n'],
+ * ]));
+ * out.get("a.js")?.startsWith('import __node_process from "node:process";'); // true
+ * out.get("rt.js")?.includes("node:module"); // false
+ * ```
+ */
+export function unshimRequires(chunks: ReadonlyMap<string, string>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [name, js] of chunks) {
+    let text = js.replace(
+      REQUIRE_SHIM,
+      (_m, _create: string, shim: string) =>
+        `var ${shim} = (id) => {\n  throw new Error(\`agentteams bundle: require(\${id}) was not ` +
+        "resolved when the bundle was built\`);\n};",
+    );
+    const builtins = new Set<string>();
+    text = text.replace(BUILTIN_REQUIRE, (_m, _shim: string, mod: string) => {
+      builtins.add(mod);
+      return `__node_${mod.replaceAll("/", "_")}`;
+    });
+    // (`function __require2()` is the bundler's CommonJS wrapper, a definition, not a call.)
+    const left = ANY_REQUIRE.exec(text.replace(/\bfunction __require\d*\(/g, ""));
+    if (left !== null) {
+      const line = text.slice(left.index).split("\n")[0];
+      throw new Error(`${name}: a require the bundle cannot resolve is left: ${line}`);
+    }
+    if (builtins.size > 0) {
+      const imports = [...builtins].sort().map((m) =>
+        `import __node_${m.replaceAll("/", "_")} from "node:${m}";\n`
+      ).join("");
+      text = imports + text;
+    }
+    out.set(name, text);
+  }
+  return out;
+}
 
 /**
  * Rewrites `import("./chunk.js")` to `import(String("./chunk.js"))`: the same module at run time,
@@ -68,10 +132,13 @@ export async function bundleTo(root: string, outdir: string): Promise<string[]> 
   }
   const files = [...Deno.readDirSync(outdir)].map((e) => e.name).filter((n) => n.endsWith(".js"))
     .sort();
+  const unshimmed = unshimRequires(
+    new Map(files.map((name) => [name, Deno.readTextFileSync(`${outdir}/${name}`)])),
+  );
   for (const name of files) {
     const path = `${outdir}/${name}`;
     const js = Deno.readTextFileSync(path);
-    const rewritten = opaqueChunkImports(js);
+    const rewritten = opaqueChunkImports(unshimmed.get(name) ?? js);
     // Fail closed: a literal file import in another shape would silently slow every start.
     const left = LITERAL_IMPORT.exec(rewritten);
     if (left !== null) throw new Error(`${name}: a literal dynamic import is left: ${left[0]}`);

@@ -224,10 +224,14 @@ async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
   second.catch(() => {}); // awaited below, after the scan
   // A `.git` (or a protected entry) made in a write root, scanned for while git status works:
   // bwrap could not stop it, and git status never lists a `.git`.
-  const appeared = cplan === null
-    ? []
-    : newReadOnlyEntries(cplan, s.policy.protectedPaths, checked.match.entry.writes)
-      .map((abs) => watchKey(git, abs));
+  const appeared = cplan === null ? [] : newReadOnlyEntries(
+    cplan,
+    s.policy.protectedPaths,
+    checked.match.entry.writes,
+    undefined,
+    prepared.scan ?? undefined,
+  )
+    .map((abs) => watchKey(git, abs));
   // What it left in another team's workspace that would steer git or agents there is removed at
   // once, and named among the undeclared writes.
   const scrubbed = cplan === null ? [] : scrubGrantedRoots(

@@ -73,6 +73,8 @@ export interface TailState {
   headLag: boolean;
   /** True for a ledger with no rows and no head yet. */
   headMissing: boolean;
+  /** Byte offset where the last row starts (0 for an empty ledger). */
+  lastStart: number;
 }
 
 const dec = new TextDecoder("utf-8", { fatal: false });
@@ -129,7 +131,7 @@ export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: Hma
     } else if (dispatchStoreHasRows(paths)) {
       throw tampered("the ledger is missing while the dispatch store has rows");
     }
-    return { count: 0, prev: "", headLag: false, headMissing: headRaw === null };
+    return { count: 0, prev: "", headLag: false, headMissing: headRaw === null, lastStart: 0 };
   }
   if (file === null) throw tampered("the ledger vanished while being read");
   // Read backwards from the end in growing windows until the last line's start is found: rows
@@ -159,6 +161,7 @@ export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: Hma
   }
   const lastBytes = buf.subarray(start, window - 1);
   const lastHash = sha256Hex(lastBytes);
+  const lastStart = size - window + start;
   if (headRaw === null) throw tampered("the ledger head is missing");
   let head;
   try {
@@ -169,12 +172,18 @@ export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: Hma
   }
   if (!headVerifies(head, hmac)) throw tampered("the head's MAC does not verify");
   if (head.last === lastHash) {
-    return { count: head.count, prev: lastHash, headLag: false, headMissing: false };
+    return { count: head.count, prev: lastHash, headLag: false, headMissing: false, lastStart };
   }
   // A crash between the row's fsync and the head's rename leaves the head one row behind: the
   // last row is then a valid signed row chaining onto the head's `last`.
   if (judgeRow(lastBytes, hmac, head.last ?? "").fault === null) {
-    return { count: head.count + 1, prev: lastHash, headLag: true, headMissing: false };
+    return {
+      count: head.count + 1,
+      prev: lastHash,
+      headLag: true,
+      headMissing: false,
+      lastStart,
+    };
   }
   throw tampered("the ledger's last row does not match its head", { count: head.count });
 }

@@ -233,8 +233,9 @@ export function parseStore(lines: readonly string[], hmac: HmacKey): Store {
   return store;
 }
 
-function readStore(paths: StatePaths, hmac: HmacKey): Store {
-  if (!checkStatePath(paths.dispatches, "file")) return parseStore([], hmac);
+/** The store's complete lines and where they end (an unterminated rest is not a line). */
+function readStoreLines(paths: StatePaths): { parts: string[]; end: number } {
+  if (!checkStatePath(paths.dispatches, "file")) return { parts: [], end: 0 };
   const bytes = readRegularFileSync(paths.dispatches, {
     maxBytes: MAX_DISPATCH_STORE_BYTES,
     what: "dispatch store",
@@ -243,7 +244,57 @@ function readStore(paths: StatePaths, hmac: HmacKey): Store {
   // An unterminated last line is an interrupted append: it never counted, and is dropped.
   const parts = dec.decode(bytes.subarray(0, end)).split("\n");
   parts.pop();
+  return { parts, end };
+}
+
+function readStore(paths: StatePaths, hmac: HmacKey): Store {
+  const { parts, end } = readStoreLines(paths);
   return { ...parseStore(parts, hmac), end };
+}
+
+/**
+ * The rows of dispatch `id` alone, each verified: a row names its dispatch by the id's 64 hex
+ * characters, so a line without them is none of this dispatch's and is not judged (its MAC is
+ * `ledger verify`'s to check). Any line naming the id that does not verify, or no dispatch row
+ * for it, and the whole store is judged as before, so the refusal is the one it always was
+ * (`LEDGER_TAMPERED`, `FOREIGN_KEY` or `DISPATCH_UNKNOWN`).
+ */
+function readOwnRows(paths: StatePaths, hmac: HmacKey, id: string): Store {
+  const { parts, end } = readStoreLines(paths);
+  const own: Store = {
+    dispatches: new Map(),
+    uses: new Map(),
+    attempts: new Map(),
+    lines: [],
+    invalid: [],
+    end,
+  };
+  for (let i = 0; i < parts.length; i++) {
+    const line = parts[i];
+    if (!line.includes(id)) continue;
+    const row = judgeStoreLine(line, hmac);
+    if (typeof row === "string") {
+      own.invalid.push(i + 1);
+      continue;
+    }
+    if (row.id !== id) continue;
+    if (row.kind === "dispatch") {
+      own.dispatches.set(id, {
+        agent: row.agent,
+        expires: row.expires,
+        maxUses: row.maxUses,
+        line,
+      });
+    } else {
+      const counts = row.kind === "use" ? own.uses : own.attempts;
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    own.lines.push({ id, line });
+  }
+  if (own.invalid.length === 0 && own.dispatches.has(id)) return own;
+  const whole = { ...parseStore(parts, hmac), end };
+  if (whole.invalid.length > 0) throw storeTampered(whole);
+  return whole;
 }
 
 function storeTampered(store: Store): LedgerError {
@@ -449,9 +500,8 @@ export function resolveDispatch(
     return Promise.reject(e);
   }
   return withFileLock(paths.dispatchLock, () => {
-    const store = readStore(paths, hmac);
-    if (store.invalid.length > 0) throw storeTampered(store);
     const id = dispatchId(hmac, nonce);
+    const store = readOwnRows(paths, hmac, id);
     const d = store.dispatches.get(id);
     if (d === undefined) {
       throw new DispatchError("DISPATCH_UNKNOWN", "no dispatch was issued for this nonce");

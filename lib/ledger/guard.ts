@@ -8,10 +8,10 @@
  * {@link captureStores} records both files under their locks before the act; {@link storesProblem}
  * reads them again under the same locks afterwards and accepts exactly:
  *
- * - **ledger**: the earlier bytes unchanged (same length prefix, the same SHA-256 for each MiB of
- *   it), followed by whole rows that each verify and chain onto the one before; the head verifies
- *   and counts exactly those rows (one behind is a writer's crash window, as an append accepts
- *   it);
+ * - **ledger**: the same file (inode), no shorter, its last row as it was (the same bytes at the
+ *   same offset), followed by whole rows that each verify and chain onto the one before; the head
+ *   verifies and counts exactly those rows (one behind is a writer's crash window, as an append
+ *   accepts it);
  * - **dispatch store**: every added line verifies; every removed line is one compaction drops (it
  *   names no dispatch, or its dispatch expired); a line that does not verify stays (key holders
  *   refuse such a store rather than compact it); no new unterminated line;
@@ -19,6 +19,11 @@
  *
  * Identical `use` and `attempt` rows have identical MACs, so a copy of an existing one is
  * indistinguishable from a real use: it can only spend budget, never grant any.
+ *
+ * The cost is the tail's, never the history's: rows before the last one are not read (a row
+ * rewritten in place deep in the history is `ledger verify`'s to find, which it does: every MAC
+ * and the whole chain), and only the dispatch-store lines that changed are MAC-checked. See
+ * docs/ledger.md, "What an act notices".
  *
  * @example
  * ```ts
@@ -39,7 +44,7 @@ import { lstatOrNullSync } from "../fs/entry.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { withLedgerLock } from "./append.ts";
 import { withFileLock } from "./lock.ts";
-import { expiresAt, parseStore } from "./dispatch.ts";
+import { expiresAt, judgeStoreLine, parseStore } from "./dispatch.ts";
 import {
   checkStatePath,
   MAX_DISPATCH_STORE_BYTES,
@@ -52,8 +57,10 @@ import { judgeRow } from "./row.ts";
 export interface StoresSnapshot {
   /** Ledger length in bytes. */
   readonly ledgerSize: number;
-  /** SHA-256 hex of each {@link LEDGER_CHUNK} bytes of the ledger, in order (the last one short). */
-  readonly ledgerChunks: readonly string[];
+  /** The ledger file's inode (`null` where the platform gives none): key holders never replace it. */
+  readonly ledgerIno: number | null;
+  /** Byte offset of the last row (0 for an empty ledger). */
+  readonly ledgerLastStart: number;
   /** Rows, as the head counts them. */
   readonly ledgerCount: number;
   /** SHA-256 of the last row (`""` for an empty ledger). */
@@ -64,36 +71,6 @@ export interface StoresSnapshot {
   readonly dispatchFragment: string | null;
   /** The lock file's identity (inode, size, times), `null` when absent: it is never replaced. */
   readonly lockId: string | null;
-}
-
-/** The ledger is hashed in pieces of this size, through one reused buffer. */
-export const LEDGER_CHUNK = 1024 * 1024;
-
-/**
- * SHA-256 of each {@link LEDGER_CHUNK} of the first `size` bytes of `file` (fewer when `expect`
- * differs from the ones already computed: the first mismatch ends the read). A 47 MB ledger costs
- * about 60 ms this way, against 450 ms read whole into fresh memory and digested at once.
- * WebCrypto, not the WebAssembly hasher, whose first large call runs its baseline code; WebCrypto
- * copies its input when called, so the buffer is reused at once.
- */
-async function ledgerChunks(
-  file: Deno.FsFile,
-  size: number,
-  expect?: readonly string[],
-): Promise<string[]> {
-  const buf = new Uint8Array(Math.min(size, LEDGER_CHUNK));
-  const out: string[] = [];
-  for (let at = 0; at < size; at += LEDGER_CHUNK) {
-    const piece = buf.subarray(0, Math.min(LEDGER_CHUNK, size - at));
-    if (readAtSync(file, at, piece) !== piece.length) {
-      // Under the lock only a process that ignores it changes the ledger: tampering, as an
-      // append's own tail check reports it (and nothing is recorded on such a ledger).
-      throw new LedgerError("LEDGER_TAMPERED", "the ledger changed size while read");
-    }
-    out.push(new Uint8Array(await crypto.subtle.digest("SHA-256", piece)).toHex());
-    if (expect !== undefined && out.at(-1) !== expect[out.length - 1]) break;
-  }
-  return out;
 }
 
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -137,8 +114,8 @@ function withDispatchLock<T>(root: string, fn: () => T): Promise<T> {
 }
 
 /**
- * Reads the ledger (under its lock, tail and head checked as an append checks them) and the
- * dispatch store (under its lock). Throws what an append would throw on a ledger already broken.
+ * Reads the ledger's tail (under its lock, tail and head checked as an append checks them) and
+ * the dispatch store (under its lock). Throws what an append would throw on a ledger already broken.
  *
  * @example
  * ```ts
@@ -149,11 +126,12 @@ function withDispatchLock<T>(root: string, fn: () => T): Promise<T> {
  * ```
  */
 export async function captureStores(root: string, hmac: HmacKey): Promise<StoresSnapshot> {
-  const ledger = await withLedgerLock(root, hmac, async (file, tail) => {
-    const size = file.statSync().size;
+  const ledger = await withLedgerLock(root, hmac, (file, tail) => {
+    const st = file.statSync();
     return {
-      ledgerSize: size,
-      ledgerChunks: await ledgerChunks(file, size),
+      ledgerSize: st.size,
+      ledgerIno: st.ino,
+      ledgerLastStart: tail.lastStart,
       ledgerCount: tail.count,
       ledgerLast: tail.prev,
     };
@@ -223,19 +201,24 @@ export function dispatchChangeProblem(
   hmac: HmacKey,
   nowMs: number,
 ): string | null {
-  const was = parseStore(before, hmac);
-  const is = parseStore(after, hmac);
   const left = new Map<string, number>();
   for (const l of before) left.set(l, (left.get(l) ?? 0) + 1);
-  const invalidAfter = new Set(is.invalid.map((n) => after[n - 1]));
+  // Only the lines that changed are judged: an added one must verify.
   for (const l of after) {
     const n = left.get(l) ?? 0;
     if (n > 0) left.set(l, n - 1);
-    else if (invalidAfter.has(l)) return "a dispatch-store row that does not verify was added";
+    else if (typeof judgeStoreLine(l, hmac) === "string") {
+      return "a dispatch-store row that does not verify was added";
+    }
   }
-  // What is left was removed: only what compaction removes (a row whose dispatch is unknown or
-  // expired). A row that does not verify is never removed by a key holder: a store holding one is
-  // refused, not compacted.
+  let removed = false;
+  for (const n of left.values()) removed ||= n > 0;
+  if (!removed) return null;
+  // What is left was removed (a compaction, when a dispatch was issued meanwhile): only what
+  // compaction removes (a row whose dispatch is unknown or expired). A row that does not verify
+  // is never removed by a key holder: a store holding one is refused, not compacted.
+  const was = parseStore(before, hmac);
+  const is = parseStore(after, hmac);
   for (const n of was.invalid) {
     if ((left.get(before[n - 1]) ?? 0) > 0) {
       return "a dispatch-store row that does not verify was removed";
@@ -284,11 +267,22 @@ export async function storesProblem(
     if (before.lockId !== null && lockIdOf(root) !== before.lockId) {
       return "the dispatch store's lock file was replaced or changed";
     }
-    ledgerProblem = await withLedgerLock(root, hmac, async (file, tail) => {
-      const size = file.statSync().size;
+    ledgerProblem = await withLedgerLock(root, hmac, (file, tail) => {
+      const st = file.statSync();
+      const size = st.size;
       if (size < before.ledgerSize) return "the ledger is shorter than before";
-      const chunks = await ledgerChunks(file, before.ledgerSize, before.ledgerChunks);
-      if (chunks.join() !== before.ledgerChunks.join()) return "rows already written were changed";
+      if (st.ino !== before.ledgerIno) return "the ledger was replaced by another file";
+      if (before.ledgerSize > 0) {
+        // The row the command found last: the same bytes where they were (what is before it is
+        // `ledger verify`'s to check).
+        const was = new Uint8Array(before.ledgerSize - before.ledgerLastStart);
+        if (readAtSync(file, before.ledgerLastStart, was) !== was.length) {
+          return "the ledger changed size while read";
+        }
+        if (was.at(-1) !== 0x0a || sha256Hex(was.subarray(0, -1)) !== before.ledgerLast) {
+          return "rows already written were changed (the last row before the command)";
+        }
+      }
       const appended = new Uint8Array(size - before.ledgerSize);
       if (readAtSync(file, before.ledgerSize, appended) !== appended.length) {
         return "the ledger changed size while read";

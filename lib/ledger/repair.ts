@@ -89,7 +89,13 @@ export function repairTornTail(
     // chaining onto them and the head at most one row behind them: the head is brought up to date
     // with the kept row before the repair row goes in.
     const tail: TailState = complete
-      ? { count: report.rows + 1, prev: fragmentSha256, headLag: true, headMissing: false }
+      ? {
+        count: report.rows + 1,
+        prev: fragmentSha256,
+        headLag: true,
+        headMissing: false,
+        lastStart: offset,
+      }
       : checkTail(file, paths, key.hmac);
     const row = writeRowLocked(
       file,

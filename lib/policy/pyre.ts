@@ -47,7 +47,7 @@
  */
 
 import { PolicyError } from "../errors.ts";
-import { PY_DIGIT, PY_SPACE, PY_WORD } from "./pyre_unicode.ts";
+import { UNI_DIGIT, UNI_SPACE, UNI_WORD } from "./pyre_classes.ts";
 
 /** The longest argument pattern accepted, in characters. */
 export const MAX_ARG_PATTERN_LENGTH = 4096;
@@ -69,19 +69,9 @@ function hex(cp: number): string {
   return `\\u{${cp.toString(16).toUpperCase()}}`;
 }
 
-/** Class-body text for a `pyre_unicode.ts` table (`30-39,5f,...`). */
-function tableBody(table: string): string {
-  return table.split(",").map((part) => {
-    const [lo, hi] = part.split("-").map((h) => parseInt(h, 16));
-    return hi === undefined ? hex(lo) : `${hex(lo)}-${hex(hi)}`;
-  }).join("");
-}
-
 // Python's classes for `str` patterns, from CPython's own tables (never JavaScript's `\\p{...}`,
-// whose Unicode version is the engine's: Unicode 17 letters are not `\\w` to CPython 3.11).
-const UNI_SPACE = tableBody(PY_SPACE);
-const UNI_WORD = tableBody(PY_WORD);
-const UNI_DIGIT = tableBody(PY_DIGIT);
+// whose Unicode version is the engine's: Unicode 17 letters are not `\\w` to CPython 3.11),
+// precomputed as class bodies (`pyre_classes.ts`, generated from `pyre_unicode.ts`).
 const ASCII_SPACE = [0x20, 0x9, 0xa, 0xd, 0xc, 0xb].map(hex).join("");
 const ASCII_WORD = "\\u{41}-\\u{5A}\\u{61}-\\u{7A}\\u{30}-\\u{39}\\u{5F}";
 const ASCII_DIGIT = "\\u{30}-\\u{39}";

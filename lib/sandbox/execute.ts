@@ -17,6 +17,7 @@ import { awaitNamespaceEnd } from "./namespace_end.ts";
 import type { ConfinementPlan } from "./plan.ts";
 import type { Backend } from "./decide.ts";
 import { prepareConfinement, type PrepareOptions } from "./prepare.ts";
+import type { ScanRecord } from "./root_scan.ts";
 import { removeMaskPoints } from "./run_dir.ts";
 
 /** What to run and how to confine it: the plan's inputs, the backend, stdin and a timeout. */
@@ -51,6 +52,8 @@ export interface PreparedRun {
   readonly cwd: string;
   /** Where bwrap writes its namespace's init pid (`null` unless bwrap runs it). */
   readonly infoFile: string | null;
+  /** What the plan's scan of the writable places saw (`null` for the unconfined opt-out). */
+  readonly scan: ScanRecord | null;
 }
 
 /**
@@ -76,9 +79,10 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
   if (spec.backend === "unconfined-opt-out") {
     const [program, ...args] = spec.argv;
     const cwd = spec.cwd === "." ? spec.project : `${spec.project}/${spec.cwd}`;
-    return { spec, plan: null, program, args, env, cwd, infoFile: null };
+    return { spec, plan: null, program, args, env, cwd, infoFile: null, scan: null };
   }
-  const plan = prepareConfinement({ ...spec, env });
+  const scan: ScanRecord = new Map();
+  const plan = prepareConfinement({ ...spec, env, scanRecord: scan });
   // Beside the run's private directory, in its 0700 parent (not bound writable in the sandbox).
   const infoFile = spec.backend === "bwrap" ? `${spec.tmpdir}.bwrap-info` : null;
   const cmd = confineArgv(plan, spec.backend, undefined, infoFile);
@@ -90,6 +94,7 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
     env: cmd.env,
     cwd: cmd.cwd,
     infoFile,
+    scan,
   };
 }
 

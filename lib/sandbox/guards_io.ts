@@ -16,7 +16,12 @@
 import { SandboxError } from "../errors.ts";
 import type { GuardFact } from "./plan.ts";
 import { type EntryKind, entryKind } from "../fs/entry.ts";
-import { protectedIn, scanWritableRoots } from "./root_scan.ts";
+import {
+  protectedIn,
+  rescanWritableRoots,
+  type ScanRecord,
+  scanWritableRoots,
+} from "./root_scan.ts";
 import { isControlPlaneName } from "../policy/control_plane.ts";
 import { within } from "../fs/within.ts";
 
@@ -179,7 +184,8 @@ export function scrubGrantedRoots(
  * deeper in a tree (a package's own `.github/FUNDING.yml`) are ordinary writes there, compared and
  * declared like any other. What lies inside a path that stayed read-only (or masked) is not
  * new. A directory the scan cannot open is returned itself (what it holds could not be checked).
- * Sorted absolute paths.
+ * Sorted absolute paths. With the plan's scan `record` (`PreparedRun.scan`), only directories
+ * whose entries may have changed since are listed again (`rescanWritableRoots`).
  *
  * @example
  * ```ts
@@ -197,13 +203,17 @@ export function newReadOnlyEntries(
   protectedPaths: readonly string[],
   ownedWrites: readonly string[] = [],
   foldCase: boolean = Deno.build.os === "darwin",
+  record?: ScanRecord,
 ): string[] {
   const known = [...plan.readOnly, ...plan.masks];
   const covered = protectedIn(plan.project, protectedPaths, foldCase, ownedWrites);
   const matcher = (abs: string, name: string): boolean =>
     name.toLowerCase() === ".git" || (!isControlPlaneName(name) && covered(abs));
   try {
-    return scanWritableRoots(plan.writeRoots, matcher)
+    const hits = record === undefined
+      ? scanWritableRoots(plan.writeRoots, matcher)
+      : rescanWritableRoots(plan.writeRoots, matcher, record);
+    return hits
       .map((h) => h.path)
       .filter((p) => !known.some((k) => within(p, k, foldCase)));
   } catch (e) {

@@ -39,7 +39,7 @@ import { assertSafePath } from "./safe_path.ts";
 import { execAllows, readShebang } from "./gate_exec.ts";
 import { type ExecOwner, execRefusalMessage } from "./exec_hint.ts";
 import { confinedFilePath } from "./operator_file.ts";
-import { readOnlyMatcher, scanWritableRoots } from "./root_scan.ts";
+import { readOnlyMatcher, type ScanRecord, scanWritableRoots } from "./root_scan.ts";
 
 /** Inputs of {@link prepareConfinement}. */
 export interface PrepareOptions {
@@ -79,6 +79,11 @@ export interface PrepareOptions {
   readonly ownedWrites?: readonly string[];
   /** Directories to hide entirely (the operator key directory); absent ones are skipped. */
   readonly hiddenDirs: readonly string[];
+  /**
+   * Filled, when given, with what the scan of the writable places saw, for the walk after the
+   * command (`rescanWritableRoots`, via `newReadOnlyEntries`).
+   */
+  readonly scanRecord?: ScanRecord;
   /**
    * The project's control plane (the table and git's resolved paths), kept read-only; its root
    * is taken to be the project's.
@@ -227,6 +232,7 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
   const scanHits = scanWritableRoots(
     [roots.tmpdir, ...roots.writeRoots],
     readOnlyMatcher(roots.projectReal, opts.protectedPaths, foldCase, owned),
+    opts.scanRecord,
   );
   // Each writable place as it was checked: bwrap binds it from a descriptor the exec guard
   // opens and compares, so a root swapped for a link after this point is never followed.

@@ -81,11 +81,51 @@ export function protectedIn(
     protectedWriteRefused(absPath.slice(prefix.length), covers, ownedWrites);
 }
 
+/** A directory as the first walk listed it: its identity and the subdirectories it descended into. */
+export interface ScannedDir {
+  /** `lstat` of the directory, taken before it was listed: inode, ctime and mtime (ms). */
+  readonly id: string;
+  /** The wall-clock time the `lstat` was taken (ms). */
+  readonly at: number;
+  /** The subdirectories the walk descended into (hits, never descended into, are not here). */
+  readonly descended: readonly string[];
+}
+
+/**
+ * What {@link scanWritableRoots} saw, by directory: filled when given, read by
+ * {@link rescanWritableRoots} so the walk after the command lists only the directories whose
+ * entries may have changed.
+ */
+export type ScanRecord = Map<string, ScannedDir>;
+
+/**
+ * How recently before its `lstat` a directory may have changed and still be trusted unchanged
+ * later by its times alone: file times come from the kernel's coarse clock (a tick of up to 10 ms),
+ * so a change just before the first walk and one just after could carry the same time. A
+ * directory changed within this window is always listed again.
+ */
+export const SCAN_SETTLE_MS = 1000;
+
+function dirId(st: Deno.FileInfo): string {
+  return `${st.isDirectory} ${st.dev} ${st.ino} ${st.ctime?.getTime()} ${st.mtime?.getTime()}`;
+}
+
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+}
+
 /**
  * Walks each root depth-first without following symlinks and returns every entry the matcher
  * selects, and every directory below a root that git takes for a repository whatever its name
  * (`lib/git/repo_shape.ts`), not descending into a selected entry. An unreadable directory
  * inside a root is refused (`CONFINED_PATH_UNSAFE`): what it holds could not be kept read-only.
+ * When `record` is given, every directory descended into is recorded in it (its `lstat`
+ * identity, taken before it is listed, and the subdirectories descended into).
  *
  * @example
  * ```ts
@@ -93,11 +133,70 @@ export function protectedIn(
  * scanWritableRoots([], () => true); // []
  * ```
  */
-export function scanWritableRoots(roots: readonly string[], isHit: ReadOnlyMatcher): ScanHit[] {
+export function scanWritableRoots(
+  roots: readonly string[],
+  isHit: ReadOnlyMatcher,
+  record?: ScanRecord,
+): ScanHit[] {
+  return walk(roots, isHit, record, undefined);
+}
+
+/**
+ * The walk of {@link scanWritableRoots} after the command, with the first walk's `record`: a
+ * directory whose `lstat` identity (device, inode, ctime, mtime) is the one recorded, and that had
+ * not changed for {@link SCAN_SETTLE_MS} before it was recorded, holds the same entries (adding,
+ * removing or renaming an entry changes its directory's mtime and ctime, and no process without
+ * privilege can set a ctime back), so it is not listed again: the walk goes on into the
+ * subdirectories it recorded. Every other directory (changed, replaced, new, or not recorded) is
+ * listed and judged as {@link scanWritableRoots} judges it. So the second walk costs one `lstat`
+ * per unchanged directory, not one entry per file.
+ *
+ * @example
+ * ```ts
+ * import { rescanWritableRoots, scanWritableRoots, type ScanRecord } from "./root_scan.ts";
+ * const record: ScanRecord = new Map();
+ * scanWritableRoots([], () => true, record);
+ * rescanWritableRoots([], () => true, record); // []
+ * ```
+ */
+export function rescanWritableRoots(
+  roots: readonly string[],
+  isHit: ReadOnlyMatcher,
+  record: ScanRecord,
+): ScanHit[] {
+  return walk(roots, isHit, undefined, record);
+}
+
+function walk(
+  roots: readonly string[],
+  isHit: ReadOnlyMatcher,
+  record: ScanRecord | undefined,
+  seen: ScanRecord | undefined,
+): ScanHit[] {
   const hits: ScanHit[] = [];
   const stack = [...roots];
   while (stack.length > 0) {
     const dir = stack.pop() as string;
+    let st: Deno.FileInfo | null = null;
+    if (record !== undefined || seen !== undefined) {
+      try {
+        st = lstatOrNull(dir);
+      } catch (e) {
+        throw new SandboxError(
+          "CONFINED_PATH_UNSAFE",
+          `cannot scan ${dir} inside a writable root (${(e as Error).message}); refused`,
+          { details: { path: dir } },
+        );
+      }
+      if (st === null) continue;
+    }
+    const was = seen?.get(dir);
+    if (was !== undefined && st !== null && dirId(st) === was.id) {
+      // Unchanged since the first walk listed it: its entries are the ones it had.
+      stack.push(...was.descended);
+      continue;
+    }
+    const at = Date.now();
     let entries: Deno.DirEntry[];
     try {
       entries = [...Deno.readDirSync(dir)];
@@ -111,18 +210,30 @@ export function scanWritableRoots(roots: readonly string[], isHit: ReadOnlyMatch
     }
     // A directory git takes for a repository whatever its name (HEAD, objects/, refs/: a bare
     // repository) stays read-only as a whole, like a `.git`.
-    if (!roots.includes(dir) && isGitDirListing(entries.map((e) => [e.name, kindOfInfo(e)]))) {
+    // (Only a listing with a HEAD can be one: the pairs are built for those alone.)
+    if (
+      !roots.includes(dir) && entries.some((e) => e.name === "HEAD") &&
+      isGitDirListing(entries.map((e) => [e.name, kindOfInfo(e)]))
+    ) {
       hits.push({ path: dir, kind: "dir" });
       continue;
     }
+    const descended: string[] = [];
     for (const entry of entries) {
       const path = dir === "/" ? "/" + entry.name : dir + "/" + entry.name;
-      const kind = kindOfInfo(entry);
       if (isHit(path, entry.name)) {
-        hits.push({ path, kind });
-      } else if (kind === "dir") {
+        hits.push({ path, kind: kindOfInfo(entry) });
+      } else if (entry.isDirectory) {
         stack.push(path);
+        descended.push(path);
       }
+    }
+    if (record !== undefined && st !== null && st.isDirectory) {
+      // A directory that changed just before it was listed could change again within the same
+      // clock tick: it is recorded so that the walk after the command lists it again.
+      const settled = (st.ctime?.getTime() ?? at) < at - SCAN_SETTLE_MS &&
+        (st.mtime?.getTime() ?? at) < at - SCAN_SETTLE_MS;
+      record.set(dir, { id: settled ? dirId(st) : "unsettled", at, descended });
     }
   }
   return hits.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

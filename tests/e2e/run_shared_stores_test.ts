@@ -5,9 +5,11 @@
  *
  * - another dispatch issued and another run completed while a command sleeps: the command's run
  *   completes normally, nothing is reported as its write, and the ledger verifies;
- * - a command that appends a row it cannot sign, flips one byte of the ledger in place (same size,
- *   mtime restored, inode kept), or removes a `use` row from the dispatch store (getting a use
- *   back): `LEDGER_TAMPERED`, and the start row is left without a completion row;
+ * - a command that appends a row it cannot sign, flips one byte of the ledger's last row in place
+ *   (same size, mtime restored, inode kept), or removes a `use` row from the dispatch store
+ *   (getting a use back): `LEDGER_TAMPERED`, and the start row is left without a completion row;
+ * - a command that flips one byte deep in the history (the first row) in place: the act checks
+ *   only the tail it appends to, so its run completes, and `ledger verify` names the row;
  * - a command that leaves files named like a key holder's temporary files (which the check lets
  *   pass only once they are gone): reported as undeclared writes like any other.
  */
@@ -62,6 +64,17 @@ const SCRIPTS = {
       "ref=$(mktemp)",
       `touch -r ${LEDGER} "$ref"`,
       `printf 'X' | dd of=${LEDGER} bs=1 seek=2 conv=notrunc 2>/dev/null`,
+      `touch -r "$ref" ${LEDGER}`,
+      'rm -f "$ref"',
+    ].join("\n"),
+  ),
+  // The same in the last row (the run's own start row, which the act found last).
+  "flip-last": shScript(
+    [
+      "ref=$(mktemp)",
+      `touch -r ${LEDGER} "$ref"`,
+      `size=$(wc -c < ${LEDGER}); last=$(tail -n 1 ${LEDGER} | wc -c)`,
+      `printf 'X' | dd of=${LEDGER} bs=1 seek=$((size - last + 2)) conv=notrunc 2>/dev/null`,
       `touch -r "$ref" ${LEDGER}`,
       'rm -f "$ref"',
     ].join("\n"),
@@ -148,7 +161,9 @@ async function assertTampered(name: ScriptName, why: RegExp): Promise<void> {
     // command forged), and no completion row exists.
     const rows = readRows(w.project);
     assert.equal(rows.length, out.rowsBefore + 1 + (name === "forge-row" ? 1 : 0));
-    assert.equal(rows[out.rowsBefore].action, "run-request-start");
+    // (flip-last turned the start row's `action` key into `Xction`.)
+    const start = rows[out.rowsBefore];
+    assert.equal(name === "flip-last" ? start.Xction : start.action, "run-request-start");
     assert.deepEqual(rows[out.rowsBefore].argv, [join(w.scripts, name)]);
     assert.deepEqual(
       rows.slice(out.rowsBefore + 1).map((r) => r.mac),
@@ -170,8 +185,28 @@ Deno.test("shared stores: a row appended without the key is LEDGER_TAMPERED", as
   await assertTampered("forge-row", /does not match its head|added row 1 does not verify/);
 });
 
-Deno.test("shared stores: one byte flipped in place, size and mtime kept, is LEDGER_TAMPERED", async () => {
-  await assertTampered("flip-byte", /rows already written were changed/);
+Deno.test("shared stores: one byte of the last row flipped in place, size and mtime kept, is LEDGER_TAMPERED", async () => {
+  await assertTampered(
+    "flip-last",
+    /last row does not match its head|rows already written were changed/,
+  );
+});
+
+Deno.test("shared stores: one byte flipped deep in the history is not the act's to find; `ledger verify` names it", async () => {
+  await withWorld("stores-flip-byte", WORLD, async (w) => {
+    const out = await runUnconfinedInProcess(w, {
+      argv: [join(w.scripts, "flip-byte")],
+      purpose: "flip-byte",
+    });
+    assert.equal(out.error, undefined, String(out.error));
+    assert.equal(out.result?.exit, 0);
+    const added = readRows(w.project).slice(out.rowsBefore);
+    assert.deepEqual(runs(added), ["run-request-start", "run-request"]);
+    const v = await w.cli(["ledger", "verify", "--project", w.project, "--json"]);
+    assert.equal(v.code, 1, v.stdout + v.stderr);
+    const report = JSON.parse(v.stdout) as { problems: { code: string; row: number | null }[] };
+    assert.deepEqual(report.problems.map((p) => [p.code, p.row]), [["ROW_MAC_INVALID", 1]]);
+  });
 });
 
 Deno.test("shared stores: a use row removed from the dispatch store is LEDGER_TAMPERED", async () => {

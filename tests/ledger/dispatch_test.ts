@@ -303,20 +303,21 @@ Deno.test("only the HMAC id is stored: the nonce text appears nowhere under .age
   });
 });
 
-Deno.test("a store row that fails its MAC makes resolve refuse (LEDGER_TAMPERED), writing nothing", async () => {
+Deno.test("a row of the nonce's own dispatch that fails its MAC makes resolve refuse (LEDGER_TAMPERED), writing nothing", async () => {
   await withSandbox("dispatch-tampered", async (sb) => {
-    const { nonce } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    const { nonce, id } = await issueDispatch(sb.project, KEY.hmac, "worker");
     await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "use" });
     const p = stateFiles(sb.project);
     const text = await Deno.readTextFile(p.dispatches);
     const edits = [
       // max_uses raised, MAC kept
       text.replace('"max_uses": 25', '"max_uses": 99'),
-      // a use row removed is invisible to MACs, but a forged row is not
-      text + pyDumps({ mac: "0".repeat(64), use: "x" }) + "\n",
+      // a use row removed is invisible to MACs, but a forged row naming the dispatch is not
+      text + pyDumps({ mac: "0".repeat(64), use: id }) + "\n",
       // the agent changed
       text.replace('"agent": "worker"', '"agent": "admin!"'),
-      text.replace("\n", "\ngarbage\n"),
+      // a line naming the dispatch that is not even JSON
+      text + `garbage ${id}\n`,
     ];
     for (const edited of edits) {
       assert.notEqual(edited, text);
@@ -331,6 +332,44 @@ Deno.test("a store row that fails its MAC makes resolve refuse (LEDGER_TAMPERED)
       const e = await assertRefusal(() => agentFor(sb.project, KEY.hmac, nonce), "LEDGER_TAMPERED");
       assert.ok(e instanceof LedgerError);
     }
+  });
+});
+
+Deno.test("rows of other dispatches are not an act's to check: resolve goes on, `ledger verify` names them", async () => {
+  await withSandbox("dispatch-tampered-other", async (sb) => {
+    const { nonce, id } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    const p = stateFiles(sb.project);
+    const text = await Deno.readTextFile(p.dispatches);
+    const edits = [
+      // a forged use row of another dispatch
+      text + pyDumps({ mac: "0".repeat(64), use: "x" }) + "\n",
+      // a line that is not JSON, naming no dispatch
+      text.replace("\n", "\ngarbage\n"),
+    ];
+    for (const edited of edits) {
+      await Deno.writeTextFile(p.dispatches, edited);
+      const rec = await resolveDispatch(sb.project, KEY.hmac, nonce, { count: "use" });
+      assert.equal(rec.id, id);
+      assert.equal(rec.agent, "worker");
+      assert.equal(rec.uses, 1);
+      // The use was counted where it belongs, and the forged line is left for the operator.
+      const after = await Deno.readTextFile(p.dispatches);
+      assert.equal(
+        after,
+        edited + pyDumps({ mac: hmacHex(KEY_TEXT, pyDumps({ use: id })), use: id }) + "\n",
+      );
+      const report = verifyLedgerAt(sb.project, KEY);
+      assert.deepEqual(report.problems.map((x) => [x.code, x.row]), [["DISPATCH_ROW_INVALID", 2]]);
+      await Deno.writeTextFile(p.dispatches, text);
+    }
+    // A nonce with no row of its own in such a store: the whole store is judged, and the refusal
+    // is the tampering it holds, not an unknown dispatch.
+    await Deno.writeTextFile(p.dispatches, edits[0]);
+    await refuses(
+      sb,
+      () => resolveDispatch(sb.project, KEY.hmac, "0".repeat(32), { count: "use" }),
+      "LEDGER_TAMPERED",
+    );
   });
 });
 

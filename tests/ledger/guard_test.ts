@@ -11,18 +11,18 @@ import {
   appendedRowsProblem,
   captureStores,
   dispatchChangeProblem,
-  LEDGER_CHUNK,
   storesProblem,
   type StoresSnapshot,
 } from "../../lib/ledger/guard.ts";
 import { headText } from "../../lib/ledger/head.ts";
 import { appendRow } from "../../lib/ledger/append.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
-import { LedgerError } from "../../lib/errors.ts";
+import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import { snapshotTree } from "../_helpers/mod.ts";
-import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
+import { assertSameTree } from "../_helpers/assert.ts";
 
-const key = new HmacKey(new TextEncoder().encode("guard-test-key"));
+const keyBytes = new TextEncoder().encode("guard-test-key");
+const key = new HmacKey(keyBytes);
 const other = new HmacKey(new TextEncoder().encode("not-the-key"));
 const enc = new TextEncoder();
 
@@ -294,66 +294,45 @@ Deno.test("storesProblem: a replayed shorter ledger, a miscounted head, an unter
   }
 });
 
-Deno.test("storesProblem: a byte changed in any MiB of a multi-MiB ledger is found; appends still pass", async () => {
+Deno.test("storesProblem: the act checks the tail it appends to (last row, inode, size, head); a byte changed deeper in the history is `ledger verify`'s to find", async () => {
   const root = Deno.makeTempDirSync({ prefix: "at-guard-big-" });
   try {
-    // ~2.5 MiB: two whole chunks and a short third.
-    const { ledger } = writeLedgerOf(root, 2.5 * LEDGER_CHUNK);
+    // ~2.5 MiB of history.
+    const { ledger } = writeLedgerOf(root, 2.5 * 1024 * 1024);
     const before = await captureStores(root, key);
-    assert.equal(before.ledgerChunks.length, 3);
+    assert.ok(before.ledgerLastStart > 2 * 1024 * 1024);
     await appendRow(root, key, { action: "alongside" });
-    assert.equal(await storesProblem(root, key, before, new Date()), null);
+    assert.equal(await problemIn(root, before), null);
     const grown = Deno.readFileSync(ledger);
-    for (const at of [LEDGER_CHUNK + 1000, 2 * LEDGER_CHUNK + 1000]) {
+    const flipAt = (at: number): Uint8Array => {
       const flipped = grown.slice();
       // The first "1" past `at` (in a field, a hash or a MAC): same size, different bytes.
       const digit = flipped.indexOf(0x30 + 1, at);
       flipped[digit] = flipped[digit] === 0x31 ? 0x32 : 0x31;
-      Deno.writeFileSync(ledger, flipped);
-      assert.equal(
-        await storesProblem(root, key, before, new Date()),
-        "rows already written were changed",
-        `a flip at byte ${digit}`,
+      return flipped;
+    };
+    // Deep in the history, in place (same inode, same size): not the act's to notice...
+    for (const at of [1000, 1024 * 1024 + 1000]) {
+      Deno.writeFileSync(ledger, flipAt(at));
+      assert.equal(await problemIn(root, before), null, `a flip past byte ${at}`);
+      // ... and `ledger verify` names the row.
+      const report = verifyLedgerAt(root, { bytes: keyBytes, hmac: key });
+      assert.ok(
+        report.problems.some((p) => p.code === "ROW_MAC_INVALID"),
+        JSON.stringify(report.problems),
       );
     }
-    Deno.writeFileSync(ledger, grown);
-    assert.equal(await storesProblem(root, key, before, new Date()), null);
-  } finally {
-    Deno.removeSync(root, { recursive: true });
-  }
-});
-
-Deno.test("captureStores / storesProblem: a ledger cut short while it is hashed is tampering (LEDGER_TAMPERED), as an append reports it", async () => {
-  const root = Deno.makeTempDirSync({ prefix: "at-guard-cut-" });
-  const digest = crypto.subtle.digest;
-  /** Stands in for a process that ignores the lock: it cuts the ledger while a MiB is digested. */
-  const cutWhileHashing = (ledger: string) => {
-    let cut = false;
-    (crypto.subtle as { digest: typeof digest }).digest = function (this: SubtleCrypto, ...args) {
-      if (!cut) {
-        cut = true;
-        Deno.truncateSync(ledger, LEDGER_CHUNK + 10);
-      }
-      return digest.apply(this, args);
-    };
-  };
-  try {
-    const { ledger, text } = writeLedgerOf(root, 1.5 * LEDGER_CHUNK);
-    const before = await captureStores(root, key);
-    // Before the act: refused as a ledger problem (nothing is recorded on such a ledger), not an
-    // untyped failure the caller would record as INTERNAL.
-    cutWhileHashing(ledger);
-    await assertRefusal(() => captureStores(root, key), "LEDGER_TAMPERED", LedgerError);
-    delete (crypto.subtle as { digest?: unknown }).digest;
-    // After the act: the same cut is named.
-    Deno.writeTextFileSync(ledger, text);
-    cutWhileHashing(ledger);
+    // The row the act found last, changed in place: named.
+    Deno.writeFileSync(ledger, flipAt(before.ledgerLastStart));
     assert.equal(
-      await storesProblem(root, key, before, new Date()),
-      "the ledger changed size while read",
+      await problemIn(root, before),
+      "rows already written were changed (the last row before the command)",
     );
+    // The same bytes in another file put in its place: named.
+    Deno.writeFileSync(`${ledger}.copy`, grown);
+    Deno.renameSync(`${ledger}.copy`, ledger);
+    assert.equal(await problemIn(root, before), "the ledger was replaced by another file");
   } finally {
-    delete (crypto.subtle as { digest?: unknown }).digest;
     Deno.removeSync(root, { recursive: true });
   }
 });

@@ -17,7 +17,7 @@ import { canonical } from "../../lib/canonical.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { LedgerError } from "../../lib/errors.ts";
 import { appendedRowsProblem } from "../../lib/ledger/guard.ts";
-import { judgeStoreLine, resolveDispatch } from "../../lib/ledger/dispatch.ts";
+import { dispatchId, judgeStoreLine, resolveDispatch } from "../../lib/ledger/dispatch.ts";
 import { repairTornTail } from "../../lib/ledger/repair.ts";
 import { judgeRow, lineForm, MAX_ROW_BYTES, signRow } from "../../lib/ledger/row.ts";
 import { SCAN_SLOTS } from "../../lib/ledger/scan.ts";
@@ -167,7 +167,10 @@ Deno.test("a signed dispatch-store row of no known kind: verify reports DISPATCH
   await withSandbox("rule-store", async (sb) => {
     const f = await copyFixture(sb.project);
     const p = stateFiles(sb.project);
-    const odd = canonical({ note: "x", mac: FIXTURE_KEY.hmac.hex(canonical({ note: "x" })) });
+    // It names the nonce's dispatch, so a lookup of that nonce judges it (rows naming other
+    // dispatches are `ledger verify`'s alone: tests/ledger/dispatch_test.ts).
+    const id = dispatchId(FIXTURE_KEY.hmac, f.nonce);
+    const odd = canonical({ note: id, mac: FIXTURE_KEY.hmac.hex(canonical({ note: id })) });
     assert.equal(typeof judgeStoreLine(odd, FIXTURE_KEY.hmac), "string");
     await Deno.writeTextFile(p.dispatches, odd + "\n", { append: true });
     const before = await snapshotTree(sb.dir);

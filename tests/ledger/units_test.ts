@@ -84,6 +84,14 @@ Deno.test("scanRow/signedPart: only the top-level mac is cut; nested and string 
     ],
     ['{"a": [1, {"mac": "x"}], "mac": "ff", "time": "t"}', '{"a": [1, {"mac": "x"}], "time": "t"}'],
     ['{"a": "}", "mac": "ff"}', '{"a": "}"}'],
+    // Runs of backslashes before a quote: an odd run escapes it, an even one does not.
+    ['{"a": "x\\\\", "mac": "ff"}', '{"a": "x\\\\"}'],
+    [
+      '{"a": "x\\\\\\", \\"mac\\": \\"ee\\"", "mac": "ff"}',
+      '{"a": "x\\\\\\", \\"mac\\": \\"ee\\""}',
+    ],
+    ['{"k\\"ey": "\\\\", "mac": "ff"}', '{"k\\"ey": "\\\\"}'],
+    ['{"a": "\\\\\\"}', null],
     // Not the canonical layout, duplicate or non-string mac: no signed part.
     ['{"a":1, "mac": "ff"}', null],
     ['{"mac": "ff", "mac": "ee"}', null],

@@ -2,6 +2,11 @@
 
 import { SandboxError } from "../../lib/errors.ts";
 import { readOnlyMatcher, scanWritableRoots } from "../../lib/sandbox/mod.ts";
+import {
+  rescanWritableRoots,
+  SCAN_SETTLE_MS,
+  type ScanRecord,
+} from "../../lib/sandbox/root_scan.ts";
 import assert from "node:assert/strict";
 import { assertRefusal } from "../_helpers/assert.ts";
 
@@ -90,5 +95,92 @@ Deno.test("scan: a directory git takes for a repository (HEAD, objects/, refs/) 
     assert.deepEqual(hits, [{ path: `${p}/build/vendored`, kind: "dir" }]);
   } finally {
     Deno.removeSync(p, { recursive: true });
+  }
+});
+
+Deno.test("rescan: unchanged directories are not listed again; every new or changed one is, and a new `.git`, a new bare repository or a replaced directory is found", async () => {
+  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "at-rescan-" }));
+  try {
+    const root = `${base}/build`;
+    for (const d of ["a/b/c", "d/e", "f"]) Deno.mkdirSync(`${root}/${d}`, { recursive: true });
+    for (const f of ["a/1.txt", "a/b/2.txt", "a/b/c/3.txt", "d/e/4.txt"]) {
+      Deno.writeTextFileSync(`${root}/${f}`, f);
+    }
+    // Older than the settle window, as a repo's directories are before a run.
+    await new Promise((r) => setTimeout(r, SCAN_SETTLE_MS + 100));
+    let calls = 0;
+    const m = (abs: string, name: string) => {
+      calls++;
+      return readOnlyMatcher(base, [], false)(abs, name);
+    };
+    const record: ScanRecord = new Map();
+    assert.deepEqual(scanWritableRoots([root], m, record), []);
+    assert.ok(calls >= 9, `the first walk judged every entry (${calls})`);
+    assert.deepEqual([...record.keys()].sort(), [
+      root,
+      `${root}/a`,
+      `${root}/a/b`,
+      `${root}/a/b/c`,
+      `${root}/d`,
+      `${root}/d/e`,
+      `${root}/f`,
+    ]);
+    // Nothing changed: no directory is listed (no entry judged), nothing found.
+    calls = 0;
+    assert.deepEqual(rescanWritableRoots([root], m, record), []);
+    assert.equal(calls, 0);
+    // A file's contents changed: its directory's entries did not; still nothing to list.
+    Deno.writeTextFileSync(`${root}/a/b/c/3.txt`, "changed");
+    assert.deepEqual(rescanWritableRoots([root], m, record), []);
+    assert.equal(calls, 0);
+    // A `.git` made deep down, a new tree holding one, a new bare-repository-shaped directory,
+    // and a directory replaced by another holding a `.git` under the same name: all found, and
+    // only the directories that changed (and the new ones) were listed.
+    Deno.mkdirSync(`${root}/a/b/c/.git`);
+    Deno.mkdirSync(`${root}/f/new/deeper/.GIT`, { recursive: true });
+    for (const d of ["bare/objects", "bare/refs"]) {
+      Deno.mkdirSync(`${root}/d/e/${d}`, { recursive: true });
+    }
+    Deno.writeTextFileSync(`${root}/d/e/bare/HEAD`, "ref: refs/heads/main\n");
+    Deno.renameSync(`${root}/a/b`, `${base}/b-moved`);
+    Deno.mkdirSync(`${root}/a/b/.git`, { recursive: true });
+    calls = 0;
+    const hits = rescanWritableRoots([root], m, record).map((h) => h.path);
+    assert.deepEqual(hits, [
+      `${root}/a/b/.git`,
+      `${root}/d/e/bare`,
+      `${root}/f/new/deeper/.GIT`,
+    ]);
+    assert.ok(calls > 0 && calls < 20, `${calls} entries judged`);
+    // The moved-away tree's new `.git` is outside the root, and not looked for there.
+    assert.ok(Deno.lstatSync(`${base}/b-moved/c/.git`).isDirectory);
+    // A fresh walk agrees with the incremental one.
+    assert.deepEqual(scanWritableRoots([root], m).map((h) => h.path), hits);
+  } finally {
+    Deno.removeSync(base, { recursive: true });
+  }
+});
+
+Deno.test("rescan: a directory that changed within the settle window before the first walk is listed again", () => {
+  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "at-rescan-fresh-" }));
+  try {
+    const root = `${base}/build`;
+    Deno.mkdirSync(`${root}/sub`, { recursive: true });
+    Deno.writeTextFileSync(`${root}/sub/x.txt`, "x");
+    const record: ScanRecord = new Map();
+    assert.deepEqual(scanWritableRoots([root], readOnlyMatcher(base, [], false), record), []);
+    let calls = 0;
+    const m = (abs: string, name: string) => {
+      calls++;
+      return readOnlyMatcher(base, [], false)(abs, name);
+    };
+    assert.deepEqual(rescanWritableRoots([root], m, record), []);
+    assert.equal(calls, 2, "both directories listed again: their times cannot be trusted yet");
+    Deno.mkdirSync(`${root}/sub/.git`);
+    assert.deepEqual(rescanWritableRoots([root], m, record).map((h) => h.path), [
+      `${root}/sub/.git`,
+    ]);
+  } finally {
+    Deno.removeSync(base, { recursive: true });
   }
 });

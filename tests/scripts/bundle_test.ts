@@ -3,7 +3,7 @@
  * literal import it cannot make opaque stops the bundle.
  */
 import assert from "node:assert/strict";
-import { bundleTo, opaqueChunkImports } from "../../scripts/bundle.ts";
+import { bundleTo, opaqueChunkImports, unshimRequires } from "../../scripts/bundle.ts";
 
 Deno.test("opaqueChunkImports rewrites the bundler's chunk imports and nothing else", () => {
   const js = [
@@ -51,4 +51,119 @@ Deno.test("bundleTo: a literal chunk import it cannot make opaque is refused, th
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
+});
+
+/** The `node:` built-ins a chunk imports, statically or dynamically. */
+function builtinsOf(js: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of js.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)"(node:[a-z_/]+)"/g)) out.add(m[1]);
+  return out;
+}
+
+/**
+ * The chunks a start can load from `entries`: their static imports, and (outside `main.js`, whose
+ * table names every command's chunk) the chunks they import dynamically, closed over.
+ */
+function closure(dir: string, entries: readonly string[]): Set<string> {
+  const seen = new Set<string>();
+  const todo = [...entries];
+  while (todo.length > 0) {
+    const name = todo.pop() as string;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const js = Deno.readTextFileSync(`${dir}/${name}`);
+    for (const m of js.matchAll(/(?:\bfrom\s*|\bimport\s*)"\.\/([A-Za-z0-9_.-]+\.js)"/g)) {
+      todo.push(m[1]);
+    }
+    if (name === "main.js") continue;
+    for (const m of js.matchAll(/\bimport\(String\("\.\/([A-Za-z0-9_.-]+\.js)"\)\)/g)) {
+      todo.push(m[1]);
+    }
+  }
+  return seen;
+}
+
+/** The chunks the command table of `main.js` names for the command `words`. */
+function commandChunks(main: string, words: readonly string[]): string[] {
+  const entries = main.split(/\n\s*words: \[/).slice(1);
+  const key = words.map((w) => `"${w}"`).join(",");
+  const entry = entries.find((e) => e.split("]")[0].replace(/\s+/g, "") === key);
+  if (entry === undefined) throw new Error(`no table entry for ${words.join(" ")}`);
+  return [...entry.matchAll(/\bimport\(String\("\.\/([A-Za-z0-9_.-]+\.js)"\)\)/g)].map((m) => m[1]);
+}
+
+Deno.test("the release bundle: the chunks run, apply, dispatch, ledger verify and --version load import no node: module they do not use", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "agentteams-bundle-builtins-" });
+  try {
+    const root = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+    await bundleTo(root, dir);
+    const main = Deno.readTextFileSync(`${dir}/main.js`);
+    const builtins = (chunks: Iterable<string>): string[] => {
+      const all = new Set<string>();
+      for (const c of chunks) {
+        for (const b of builtinsOf(Deno.readTextFileSync(`${dir}/${c}`))) all.add(b);
+      }
+      return [...all].sort();
+    };
+    const start = closure(dir, ["main.js"]);
+    // `--version` (and every start) loads main.js's static closure: no built-in at all, so no
+    // Node compatibility layer.
+    assert.deepEqual(builtins(start), []);
+    const cases: [string[], string[]][] = [
+      [["dispatch"], []],
+      [["ledger", "verify"], []],
+      // node:crypto's SHA-1 for git blob ids, imported on first use by the snapshot's fingerprint.
+      [["run"], ["node:crypto"]],
+      [["apply"], []],
+    ];
+    for (const [words, allowed] of cases) {
+      const chunks = closure(dir, ["main.js", ...commandChunks(main, words)]);
+      assert.ok(chunks.size > start.size, `${words.join(" ")} loads its own chunks`);
+      assert.deepEqual(builtins(chunks), allowed, words.join(" "));
+    }
+    // The analysis sees built-ins where they are: the audit parses YAML with the `yaml` package's
+    // CommonJS build, whose `require`s of built-ins became imports of that chunk alone.
+    const audit = builtins(closure(dir, ["main.js", ...commandChunks(main, ["audit"])]));
+    assert.ok(audit.includes("node:process"), audit.join());
+    // No chunk imports node:module (the bundler's require shim is gone).
+    for (const f of Deno.readDirSync(dir)) {
+      if (f.name.endsWith(".js")) {
+        assert.ok(
+          !builtinsOf(Deno.readTextFileSync(`${dir}/${f.name}`)).has("node:module"),
+          f.name,
+        );
+      }
+    }
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("unshimRequires: built-in requires become static imports of the chunk using them; the shim throws; any other require stops the bundle", () => {
+  const runtime =
+    'import { createRequire as __deno_internal_createRequire } from "node:module";\n' +
+    "var __require = __deno_internal_createRequire(import.meta.url);\n" +
+    "var __commonJS = (cb, mod) => function __require2() { return mod; };\n" +
+    "export { __commonJS, __require };\n";
+  const user = 'import { __require } from "./rt.js";\n' +
+    'var p = __require("node:process");\nvar b = __require("node:buffer");\n' +
+    'var q = __require("node:process");\n';
+  const out = unshimRequires(new Map([["rt.js", runtime], ["a.js", user], ["b.js", "x;\n"]]));
+  assert.equal(
+    out.get("a.js"),
+    'import __node_buffer from "node:buffer";\nimport __node_process from "node:process";\n' +
+      'import { __require } from "./rt.js";\n' +
+      "var p = __node_process;\nvar b = __node_buffer;\nvar q = __node_process;\n",
+  );
+  assert.ok(!out.get("rt.js")?.includes("node:module"));
+  assert.match(out.get("rt.js") ?? "", /var __require = \(id\) => \{\n {2}throw new Error/);
+  assert.equal(out.get("b.js"), "x;\n");
+  assert.throws(
+    () => unshimRequires(new Map([["c.js", 'var x = __require("./local.cjs");\n']])),
+    /c\.js: a require the bundle cannot resolve is left: __require\("\.\/local\.cjs"\)/,
+  );
+  assert.throws(
+    () => unshimRequires(new Map([["d.js", "var x = __require(name);\n"]])),
+    /d\.js: a require the bundle cannot resolve is left/,
+  );
 });
