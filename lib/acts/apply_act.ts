@@ -29,6 +29,7 @@ import {
 } from "../proposals/proposal.ts";
 import type { ChangeProposalT, DeleteProposalT } from "../artifacts/artifact_schema.ts";
 import type { ActSpec } from "./pipeline.ts";
+import { applyActions } from "../authz/actions.ts";
 
 /** The apply act (see the module doc). */
 export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, void, ApplyResult> =
@@ -37,6 +38,7 @@ export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, 
     accepts: (a: Artifact): a is ChangeProposalT | DeleteProposalT =>
       a.kind === "change-proposal" || a.kind === "delete-proposal",
     wrongKind: "a command request is run with `run`, not applied",
+    actions: (a) => applyActions(a.path, a.kind === "delete-proposal"),
     // Git's context (the control plane's resolved paths) starts while the attempt is counted.
     begin(s) {
       s.plane();
@@ -47,7 +49,7 @@ export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, 
         policy: s.policy,
         plane: await s.plane(),
         gateRunner: s.gateRunner,
-        authz: { env: s.env, now: s.now },
+        authz: { env: s.env, now: s.now, trust: s.trust },
       });
     },
     dry: (plan) => proposalResult(plan, false),
@@ -55,7 +57,10 @@ export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, 
     ahead: (plan, dispatch) => proposalRow(plan, dispatch),
     async act(s, plan) {
       // A deletion's clearance or waiver is spent here, after its write-ahead row names it.
-      await spendClearance(plan, { root: s.root, authz: { env: s.env, now: s.now } });
+      await spendClearance(plan, {
+        root: s.root,
+        authz: { env: s.env, now: s.now, trust: s.trust },
+      });
       await writeProposal(plan, { root: s.root, perl: s.perl });
       return { value: undefined, complete: null };
     },

@@ -21,7 +21,7 @@
  * @module
  */
 import type { HmacKey } from "../crypto/hash.ts";
-import { DispatchError } from "../errors.ts";
+import { type AuthzError, DispatchError } from "../errors.ts";
 import { resolve } from "../fs/path.ts";
 import {
   type DispatchOptions,
@@ -33,6 +33,11 @@ import {
 import { agentPolicyOf, unknownAgentMessage } from "../policy/agents.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";
+import type { Env } from "../env.ts";
+import type { DecisionContext } from "../authz/decisions.ts";
+import { dispatchActions } from "../authz/actions.ts";
+import { NO_TRUSTED_KEYS, requireNoHalt } from "../authz/stop.ts";
+import { trustFor } from "../authz/trust.ts";
 
 /** Options of {@link issueBriefDispatch}. */
 export interface BriefDispatchOptions extends DispatchOptions {
@@ -44,6 +49,40 @@ export interface BriefDispatchOptions extends DispatchOptions {
   readonly maxUses?: number;
   /** A shorter life than the spec's 24 hours (never longer: `BAD_LIMITS`). */
   readonly ttlHours?: number;
+  /**
+   * The environment the trust roots are found with (HOME, the key dir, the decision key), for
+   * the HALT check; without it no retraction can be authenticated, so every HALT stands.
+   */
+  readonly env?: Env;
+  /** The decision context of a session already open (the runner's); default from {@link env}. */
+  readonly decisions?: () => Promise<DecisionContext>;
+}
+
+/**
+ * The HALT check of a dispatch: `*` (the emergency stop) and a gate named `dispatch` reach it.
+ *
+ * @throws {AuthzError} `HALTED`.
+ */
+async function requireDispatchAllowed(
+  root: string,
+  agent: string,
+  policy: Policy,
+  opts: BriefDispatchOptions,
+): Promise<void> {
+  const now = (opts.now ?? (() => new Date()))();
+  let ctx: DecisionContext;
+  if (opts.decisions !== undefined) ctx = await opts.decisions();
+  else if (opts.env !== undefined) {
+    const t = await trustFor(root, opts.env, policy.writePolicy === "orchestrator-only");
+    ctx = {
+      env: opts.env,
+      now,
+      roster: t.roster,
+      store: t.store,
+      signingRequired: t.signingRequired,
+    };
+  } else ctx = { env: {}, now, signingRequired: true, store: NO_TRUSTED_KEYS };
+  await requireNoHalt(root, dispatchActions(agent), ctx);
 }
 
 /**
@@ -70,7 +109,8 @@ export function requireBriefAgent(policy: Policy, agent: string): void {
  * Issues a nonce for `agent` once the brief names it (see the module doc). `key` is asked for
  * only then, so a refused agent or brief is told before a missing key is.
  *
- * @throws {DispatchError} `BAD_SLUG`, `BAD_LIMITS`, `UNKNOWN_AGENT`. {@link PolicyError} for a
+ * @throws {DispatchError} `BAD_SLUG`, `BAD_LIMITS`, `UNKNOWN_AGENT`. {@link AuthzError} `HALTED`
+ *   (a HALT on `*`: the emergency stop). {@link PolicyError} for a
  *   missing or broken brief; whatever `key` throws; the ledger's and the store's refusals.
  * @example
  * ```ts
@@ -95,6 +135,7 @@ export async function issueBriefDispatch(
     { projectRoot: root },
   );
   requireBriefAgent(policy, agent);
+  await requireDispatchAllowed(root, agent, policy, opts);
   return await issueDispatch(root, key(), agent, {
     now: opts.now,
     maxUses: opts.maxUses,

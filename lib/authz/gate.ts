@@ -26,7 +26,7 @@ import {
   readDecisionLog,
 } from "./decisions.ts";
 import { withDirLock } from "./lock.ts";
-import type { OperatorSigner } from "./signed.ts";
+import type { OperatorSigner, VerifyKeyStore } from "./signed.ts";
 import { consumeFound, findWaiver, type FoundWaiver } from "./waivers.ts";
 import type { Problem } from "./verdict.ts";
 
@@ -38,6 +38,12 @@ export interface GateContext {
   readonly now: Date;
   /** The operator's Ed25519 key, to re-sign an Ed25519 waiver it consumes. */
   readonly signer?: OperatorSigner | null;
+  /** The approver roster (default: the project's; `lib/authz/trust.ts` decides which). */
+  readonly roster?: ReadonlySet<string>;
+  /** The verify keys (default: the project's store). */
+  readonly store?: VerifyKeyStore;
+  /** Decision signing applies whatever the log's header says (under the switch, ...). */
+  readonly signingRequired?: boolean;
 }
 
 /** What allowed an action. */

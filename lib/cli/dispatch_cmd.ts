@@ -40,7 +40,7 @@ export async function dispatch(ctx: Ctx): Promise<Outcome> {
       ctx.project,
       agent,
       () => loadLedgerKey({ env: ctx.env, mode: "direct" }).hmac,
-      { brief: briefFlagPath(ctx) ?? undefined, now: ctx.now },
+      { brief: briefFlagPath(ctx) ?? undefined, now: ctx.now, env: ctx.env },
     );
   ctx.note(
     `issued a dispatch for '${agent}' (id ${d.id.slice(0, 12)}, expires ${d.expires}` +

@@ -19,13 +19,14 @@ const HOME = "/home/op";
 const KEYS = "/home/op/.config/agentteams/keys";
 const SECRETS = [`${KEYS}/proposal-ledger.key`, `${KEYS}/operator-ed25519.pem`];
 
-/** The five rules, as doctor suggests them for this layout. */
+/** The six rules, as doctor suggests them for this layout (the last: the triad's trust roots). */
 const ALL = [
   "Read(~/.config/agentteams/keys/**)",
   "Read(./.agentteams/**)",
   "Read(./.agentteams-queue/**)",
   "Edit(./.agentteams/**)",
   "Edit(./.agentteams-status/**)",
+  "Edit(./references/**)",
 ];
 
 function input(
@@ -55,7 +56,7 @@ function missing(f: readonly SettingsFinding[]): (string | null)[] {
   return f.filter((x) => x.code === "SETTINGS_RULE_MISSING").map((x) => x.rule);
 }
 
-Deno.test("session settings: all five rules, no finding; each one left out in turn is named alone", () => {
+Deno.test("session settings: all six rules, no finding; each one left out in turn is named alone", () => {
   assert.deepEqual(findings(ALL), []);
   for (const rule of ALL) {
     const f = findings(ALL.filter((r) => r !== rule));
@@ -87,6 +88,7 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Read(.agentteams-queue/**)",
       "Edit(/.agentteams/**)",
       "Edit(./.agentteams-status/**/*)",
+      "Edit(/references/**)",
     ],
     // Broader: a parent, one pattern over several directories, a `**/` prefix.
     [
@@ -94,6 +96,7 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Read(./.agentteams*/**)",
       "Edit(**/.agentteams/**)",
       "Edit(./.agentteams-s?atus/**)",
+      "Edit(./refer*/**)",
     ],
     // Each secret file by name, and bare tools (deny every path).
     [
@@ -184,7 +187,7 @@ Deno.test("session settings: malformed, JSONC and misshapen files count for noth
     settings: [{ path: `${ROOT}/.claude/settings.json`, text: null, unreadable: "is refused" }],
   });
   assert.equal(f[0].code, "SETTINGS_UNREADABLE");
-  assert.equal(missing(f).length, 5);
+  assert.equal(missing(f).length, ALL.length);
 });
 
 Deno.test("session settings: no settings at all is a warning of its own; a team without Claude has none", () => {
@@ -220,7 +223,7 @@ Deno.test("session settings: allow rules and sandbox entries over a denied path 
   assert.equal(f[0].code, "SETTINGS_REOPENED");
   assert.equal(f[0].rule, "Read(./.agentteams/**)");
   assert.match(f[0].message, /permissions\.allow entry "\.\/\.agentteams\/head"/);
-  assert.equal(f[0].position?.line, 11);
+  assert.equal(f[0].position?.line, 12);
   // The sandbox: an allowRead inside the key dir re-opens it; one above a denied dir does not.
   const sb = reopen({
     sandbox: { filesystem: { allowRead: ["~/.config/agentteams/keys", "."] } },
