@@ -21,7 +21,7 @@
  * @module
  */
 import type { HmacKey } from "../crypto/hash.ts";
-import { type AuthzError, DispatchError } from "../errors.ts";
+import { DispatchError } from "../errors.ts";
 import { resolve } from "../fs/path.ts";
 import {
   type DispatchOptions,
@@ -109,7 +109,7 @@ export function requireBriefAgent(policy: Policy, agent: string): void {
  * Issues a nonce for `agent` once the brief names it (see the module doc). `key` is asked for
  * only then, so a refused agent or brief is told before a missing key is.
  *
- * @throws {DispatchError} `BAD_SLUG`, `BAD_LIMITS`, `UNKNOWN_AGENT`. {@link AuthzError} `HALTED`
+ * @throws {DispatchError} `BAD_SLUG`, `BAD_LIMITS`, `UNKNOWN_AGENT`. `AuthzError` `HALTED`
  *   (a HALT on `*`: the emergency stop). {@link PolicyError} for a
  *   missing or broken brief; whatever `key` throws; the ledger's and the store's refusals.
  * @example
