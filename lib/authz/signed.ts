@@ -176,6 +176,11 @@ export interface VerifyKeyStoreOptions {
    * (`VERIFY_KEY_UNTRUSTED`), never read.
    */
   readonly untrusted?: { readonly dir: string; readonly why: string };
+  /**
+   * The operator's own verify key (`<key dir>/operator-ed25519.pub.pem`): trusted for the key id
+   * it has, when no trusted directory holds that id.
+   */
+  readonly operator?: string;
 }
 
 /**
@@ -187,6 +192,7 @@ export class VerifyKeyStore {
   readonly #dir: string;
   readonly #dirs: readonly string[];
   readonly #untrusted: { readonly dir: string; readonly why: string } | null;
+  readonly #operator: string | null;
   readonly #cache = new Map<string, Promise<CryptoKey>>();
 
   /**
@@ -197,6 +203,7 @@ export class VerifyKeyStore {
     this.#dir = dir;
     this.#dirs = [dir, ...(opts.also ?? [])];
     this.#untrusted = opts.untrusted ?? null;
+    this.#operator = opts.operator ?? null;
   }
 
   /** Every trusted directory, in the order a key is looked up. */
@@ -264,6 +271,21 @@ export class VerifyKeyStore {
     return p;
   }
 
+  /** The operator's own verify key when its id is `id`, else `null`. */
+  async #operatorKey(id: string): Promise<CryptoKey | null> {
+    const p = this.#operator;
+    if (p === null || lstatOrNullSync(p) === null) return null;
+    try {
+      const pem = new TextDecoder().decode(
+        readRegularFileSync(p, { maxBytes: 64 * 1024, what: "operator verify key" }).bytes,
+      );
+      const key = await importPublicPem(pem);
+      return (await keyIdOfKey(key)) === id ? key : null;
+    } catch {
+      return null;
+    }
+  }
+
   async #load(id: string): Promise<CryptoKey> {
     const first = join(this.#dir, `${id}.pub.pem`);
     if (!KEY_ID_RE.test(id) || !within(first, this.#dir) || first === this.#dir) {
@@ -276,6 +298,8 @@ export class VerifyKeyStore {
       lstatOrNullSync(p) !== null
     );
     if (path === undefined) {
+      const own = await this.#operatorKey(id);
+      if (own !== null) return own;
       const u = this.#untrusted;
       if (u !== null && lstatOrNullSync(join(u.dir, `${id}.pub.pem`)) !== null) {
         throw new AuthzError(

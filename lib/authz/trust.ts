@@ -4,7 +4,8 @@
  * every act (the runner's included).
  *
  * - **The key dir** (operator-owned, outside the project; no session can write it):
- *   `<key dir>/authorized-verify-keys/<key_id>.pub.pem` and `<key dir>/security-approvers.txt`
+ *   `<key dir>/authorized-verify-keys/<key_id>.pub.pem`, the operator's own
+ *   `<key dir>/operator-ed25519.pub.pem` (for its key id) and `<key dir>/security-approvers.txt`
  *   are trusted everywhere, and looked at first.
  * - **The project's** `references/authorized-verify-keys/` and `references/security-approvers.txt`:
  *   `references/` is control plane (no proposal or run can write it), but a session can write
@@ -30,7 +31,7 @@
  */
 import type { Env } from "../env.ts";
 import { homeFrom } from "../env.ts";
-import { keyDir as keyDirOf } from "../crypto/keys.ts";
+import { keyDir as keyDirOf, VERIFY_KEY_FILE } from "../crypto/keys.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { join } from "../fs/path.ts";
 import { writeDenied } from "../policy/session_settings.ts";
@@ -63,8 +64,8 @@ export interface TrustFacts {
   readonly root: string;
   /** The brief's `write_policy` is `orchestrator-only`. */
   readonly switchOn: boolean;
-  /** The key dir (absolute). */
-  readonly keyDir: string;
+  /** The key dir (absolute), or `null` when the environment names none (no HOME: CI, say). */
+  readonly keyDir: string | null;
   /** Whether the project's verify-key store is write-denied to sessions. */
   readonly storeDenied: boolean;
   /** Whether the project's roster is write-denied to sessions. */
@@ -98,13 +99,13 @@ export interface TrustDecision {
  */
 export function decideTrust(f: TrustFacts): TrustDecision {
   const paths = authzPaths(f.root);
-  const keyStore = join(f.keyDir, KEY_DIR_VERIFY_KEYS);
-  const keyRoster = join(f.keyDir, KEY_DIR_ROSTER);
+  const keyStore = f.keyDir === null ? [] : [join(f.keyDir, KEY_DIR_VERIFY_KEYS)];
+  const keyRoster = f.keyDir === null ? [] : [join(f.keyDir, KEY_DIR_ROSTER)];
   const untrusted: string[] = [];
   const why = (rel: string, rule: string) =>
     `${rel} can be written by an agent session (no ${rule} deny rule in .claude/settings.json), ` +
     `so under the switch it is not trusted: add the rule (agentteams doctor names it) or keep ` +
-    `the file in the key dir (${f.keyDir})`;
+    `the file in the key dir (${f.keyDir ?? "~/.config/agentteams/keys"})`;
   const trustStore = !f.switchOn || f.storeDenied;
   const trustRoster = !f.switchOn || f.rosterDenied;
   let untrustedStore: TrustDecision["untrustedStore"] = null;
@@ -114,9 +115,9 @@ export function decideTrust(f: TrustFacts): TrustDecision {
   }
   if (!trustRoster) untrusted.push(why(ROSTER_REL, "Edit(./references/**)"));
   return {
-    storeDirs: trustStore ? [keyStore, paths.verifyKeys] : [keyStore],
+    storeDirs: trustStore ? [...keyStore, paths.verifyKeys] : keyStore,
     untrustedStore,
-    rosterFiles: trustRoster ? [keyRoster, paths.roster] : [keyRoster],
+    rosterFiles: trustRoster ? [...keyRoster, paths.roster] : keyRoster,
     untrusted,
   };
 }
@@ -148,9 +149,16 @@ export function trustFrom(o: {
   readonly switchOn: boolean;
   readonly settings: readonly SettingsText[];
 }): TrustRoots {
-  const keyDir = keyDirOf(o.env);
+  let keyDir: string | null = null;
+  let homeDir = "/nonexistent-home";
+  try {
+    keyDir = keyDirOf(o.env);
+    homeDir = homeFrom(o.env);
+  } catch {
+    // No HOME (and no AGENTTEAMS_KEY_DIR): no key dir to trust; `~/` rules name nothing.
+  }
   const paths = authzPaths(o.root);
-  const base = { root: o.root, homeDir: homeFrom(o.env), settings: o.settings };
+  const base = { root: o.root, homeDir, settings: o.settings };
   const d = decideTrust({
     root: o.root,
     switchOn: o.switchOn,
@@ -167,9 +175,11 @@ export function trustFrom(o: {
       break;
     }
   }
-  const [first, ...also] = d.storeDirs;
+  // With no trusted directory at all, a store that finds no key (fail closed).
+  const [first, ...also] = d.storeDirs.length > 0 ? d.storeDirs : [NO_KEYS_DIR];
   const store = new VerifyKeyStore(first, {
     also,
+    ...(keyDir !== null ? { operator: join(keyDir, VERIFY_KEY_FILE) } : {}),
     ...(d.untrustedStore !== null ? { untrusted: d.untrustedStore } : {}),
   });
   return {
@@ -180,9 +190,13 @@ export function trustFrom(o: {
   };
 }
 
+/** Where a store with no trusted directory looks (nothing is ever there). */
+const NO_KEYS_DIR = "/nonexistent/agentteams-no-trusted-verify-keys";
+
 /**
  * The trust roots of a project: reads its Claude Code settings (never through a link) and then
- * {@link trustFrom}.
+ * {@link trustFrom}. `root` as the caller names the project (the settings' `./` rules are read
+ * against it).
  *
  * @example
  * ```ts
@@ -191,7 +205,6 @@ export function trustFrom(o: {
  * ```
  */
 export async function trustFor(root: string, env: Env, switchOn: boolean): Promise<TrustRoots> {
-  const real = Deno.realPathSync(root);
-  const { settings } = await readSessionSettings(real);
-  return trustFrom({ root: real, env, switchOn, settings });
+  const { settings } = await readSessionSettings(root);
+  return trustFrom({ root, env, switchOn, settings });
 }

@@ -4,11 +4,14 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { PolicyError, UsageError } from "../errors.ts";
+import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import { trustFor, type TrustRoots } from "../authz/trust.ts";
+import { briefFlagPath, briefReads } from "./needs.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { KEY_ENV, keyDir } from "../crypto/keys.ts";
 import { authzPaths, DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
-import { resolve } from "../fs/path.ts";
+import { join, resolve } from "../fs/path.ts";
 import { type Finding, findingLine, type Problem } from "../authz/verdict.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -100,6 +103,11 @@ export interface AuthzNeedsSpec {
   readonly operatorKey?: boolean;
   /** Other directories it reads (a team dir). */
   readonly extraRead?: readonly string[];
+  /**
+   * A grant command: its trust roots are the team dir's (read through `extraRead`), not the
+   * project's, so it reads no brief, settings or key dir for them.
+   */
+  readonly grants?: boolean;
 }
 
 /**
@@ -118,13 +126,100 @@ export function authzNeeds(ctx: Ctx, spec: AuthzNeedsSpec): Needs {
   const refs = authzPaths(ctx.project).references;
   const base: Needs = {
     ...NO_NEEDS,
-    // The project itself too, for a writer: creating references/ is fsynced there.
-    read: [...(spec.write ? [ctx.project] : []), refs, ...(spec.extraRead ?? [])],
+    // The project itself too, for a writer: creating references/ is fsynced there. The trust
+    // roots' inputs (lib/authz/trust.ts): the brief (the switch), the Claude Code settings (the
+    // deny rules), the key dir (its verify keys and roster), when the environment names one.
+    read: [
+      ...(spec.write ? [ctx.project] : []),
+      refs,
+      ...(spec.extraRead ?? []),
+      ...(spec.grants
+        ? []
+        : [...briefReads(ctx), join(ctx.project, ".claude"), ...keyDirRead(ctx)]),
+    ],
     write: spec.write ? [refs] : [],
-    env: [...(spec.keyEnv ?? [])],
+    env: [...(spec.keyEnv ?? []), ...(spec.grants ? [] : ["HOME", "AGENTTEAMS_KEY_DIR"])],
   };
   if (!spec.operatorKey) return base;
   return mergeNeeds(base, { ...NO_NEEDS, read: [keyDir(ctx.env)], env: KEY_ENV, sys: ["uid"] });
+}
+
+function keyDirRead(ctx: Ctx): string[] {
+  try {
+    return [keyDir(ctx.env)];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Whether the project is under the switch (`write_policy: "orchestrator-only"`), for the trust
+ * roots: no brief is no switch; a brief that does not load is taken as the switch (fail closed).
+ */
+async function switchOf(ctx: Ctx): Promise<boolean> {
+  let path: string;
+  try {
+    path = briefFlagPath(ctx) ?? await defaultBriefPath(ctx.project);
+  } catch (e) {
+    if (e instanceof PolicyError && e.code === "BRIEF_NOT_FOUND") return false;
+    if (e instanceof Deno.errors.NotCapable) throw e;
+    return true;
+  }
+  try {
+    return (await loadPolicy(path, { projectRoot: ctx.project })).writePolicy ===
+      "orchestrator-only";
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) throw e;
+    if (e instanceof Error && e.cause instanceof Deno.errors.NotCapable) throw e.cause;
+    return true;
+  }
+}
+
+/**
+ * The trust roots a triad command reads with (`lib/authz/trust.ts`): the verify keys, the roster
+ * and whether decision signing applies, from the key dir, the brief's switch and the project's
+ * Claude Code settings. Each project trust root left out is noted on stderr.
+ *
+ * @example
+ * ```ts
+ * import { triadTrust } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // under the switch, no Edit(./references/**) rule
+ * (await triadTrust(ctx)).untrusted.length; // 2: the project's verify keys and roster
+ * ```
+ */
+export async function triadTrust(ctx: Ctx): Promise<TrustRoots> {
+  const t = await trustFor(ctx.project, ctx.env, await switchOf(ctx));
+  for (const u of t.untrusted) ctx.note(`agentteams ${ctx.name}: warning: ${oneLine(u)}`);
+  return t;
+}
+
+/**
+ * The context a triad command decides with: the environment, the clock and the trust roots.
+ *
+ * @example
+ * ```ts
+ * import { triadContext } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx;
+ * (await triadContext(ctx)).signingRequired; // true under the switch
+ * ```
+ */
+export async function triadContext(ctx: Ctx): Promise<{
+  readonly env: Ctx["env"];
+  readonly now: Date;
+  readonly roster: ReadonlySet<string>;
+  readonly store: TrustRoots["store"];
+  readonly signingRequired: boolean;
+}> {
+  const t = await triadTrust(ctx);
+  return {
+    env: ctx.env,
+    now: ctx.now(),
+    roster: t.roster,
+    store: t.store,
+    signingRequired: t.signingRequired,
+  };
 }
 
 /**

@@ -33,6 +33,9 @@ function queued(direct: (ctx: Ctx) => Needs | Promise<Needs>): (ctx: Ctx) => Pro
       : mergeNeeds(await direct(ctx), q.modeNeeds(ctx));
   };
 }
+/** What the triad's trust roots are found with (the key dir: HOME, AGENTTEAMS_KEY_DIR). */
+const TRUST_ENV = ["HOME", "AGENTTEAMS_KEY_DIR"];
+
 /** What `doctor` reads of the environment: key custody's variables and every one the runner refuses. */
 const DOCTOR_ENV: readonly string[] = [...new Set([...KEY_ENV, ...RUNNER_FORBIDDEN_ENV])];
 
@@ -345,7 +348,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "verify every waiver row, one valid/invalid line each (read-only)",
     positionals: [],
     flags: [],
-    env: [WAIVER_KEY_ENV],
+    env: [WAIVER_KEY_ENV, ...TRUST_ENV],
     built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverVerify(ctx),
@@ -355,7 +358,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "check whether a valid waiver would lift ACTION (consumes nothing)",
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
-    env: [WAIVER_KEY_ENV],
+    env: [WAIVER_KEY_ENV, ...TRUST_ENV],
     built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverCheck(ctx),
@@ -369,7 +372,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: KEY_ENV,
     built: true,
     needs: (ctx) =>
-      authzNeeds(ctx, { write: true, operatorKey: true, extraRead: [teamDirOf(ctx)] }),
+      authzNeeds(ctx, {
+        write: true,
+        operatorKey: true,
+        extraRead: [teamDirOf(ctx)],
+        grants: true,
+      }),
     run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantSign(ctx),
   },
   {
@@ -381,7 +389,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: [GRANT_KEY_ENV],
     built: true,
     needs: (ctx) =>
-      authzNeeds(ctx, { write: true, keyEnv: [GRANT_KEY_ENV], extraRead: [teamDirOf(ctx)] }),
+      authzNeeds(ctx, {
+        write: true,
+        keyEnv: [GRANT_KEY_ENV],
+        extraRead: [teamDirOf(ctx)],
+        grants: true,
+      }),
     run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantIssue(ctx),
   },
   {
@@ -399,7 +412,11 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: [GRANT_KEY_ENV, DECISION_KEY_ENV],
     built: true,
     needs: (ctx) =>
-      authzNeeds(ctx, { keyEnv: [GRANT_KEY_ENV, DECISION_KEY_ENV], extraRead: [teamDirOf(ctx)] }),
+      authzNeeds(ctx, {
+        keyEnv: [GRANT_KEY_ENV, DECISION_KEY_ENV],
+        extraRead: [teamDirOf(ctx)],
+        grants: true,
+      }),
     run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantVerify(ctx),
   },
   {
@@ -446,7 +463,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "verify the decision log: the chain and each authorizing row (read-only)",
     positionals: [],
     flags: [],
-    env: [DECISION_KEY_ENV],
+    env: [DECISION_KEY_ENV, ...TRUST_ENV],
     built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionVerify(ctx),
@@ -456,7 +473,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "report what a clearance would do for ACTION, consuming nothing",
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
-    env: [DECISION_KEY_ENV],
+    env: [DECISION_KEY_ENV, ...TRUST_ENV],
     built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).clearanceCheck(ctx),

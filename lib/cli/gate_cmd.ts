@@ -9,7 +9,7 @@
 import { decideGate, passGate } from "../authz/gate.ts";
 import { loadLedgerKey } from "../crypto/keys.ts";
 import { appendRow } from "../ledger/append.ts";
-import { positional, problemOutcome } from "./authz_common.ts";
+import { positional, problemOutcome, triadContext } from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -26,7 +26,7 @@ import type { Ctx, Outcome } from "./command_spec.ts";
 export async function gate(ctx: Ctx): Promise<Outcome> {
   const action = positional(ctx, "ACTION");
   const consume = ctx.parsed.flags.consume === true;
-  const gctx = { env: ctx.env, now: ctx.now() };
+  const gctx = await triadContext(ctx);
   // The ledger key first: a spend that could not be recorded must not happen.
   const key = consume ? loadLedgerKey({ env: ctx.env, mode: "direct" }) : null;
   const d = consume

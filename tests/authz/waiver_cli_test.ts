@@ -85,7 +85,7 @@ Deno.test("waiver CLI: issue, verify (read-only), check, the earlier spelling", 
   }
 });
 
-Deno.test("waiver CLI: the narrowest flags read references/ and name only the waiver key", async () => {
+Deno.test("waiver CLI: the narrowest flags read references/ and the trust roots' inputs, and name only the waiver key and the key dir's variables", async () => {
   const sb = await sandbox("waiver-perm");
   try {
     const env = { ...sb.env, AGENTTEAMS_BROAD_OK: "1" };
@@ -99,7 +99,17 @@ Deno.test("waiver CLI: the narrowest flags read references/ and name only the wa
       flags.join(" "),
     );
     assert.ok(!flags.some((f) => f.startsWith("--allow-write")), flags.join(" "));
-    assert.ok(flags.includes("--allow-env=AGENTTEAMS_WAIVER_SIGNING_KEY"), flags.join(" "));
+    // The trust roots (lib/authz/trust.ts): the key dir (found with HOME, AGENTTEAMS_KEY_DIR),
+    // the brief (the switch) and the Claude Code settings (the deny rules); nothing else.
+    assert.ok(
+      flags.includes("--allow-env=AGENTTEAMS_KEY_DIR,AGENTTEAMS_WAIVER_SIGNING_KEY,HOME"),
+      flags.join(" "),
+    );
+    const read = flags.find((f) => f.startsWith("--allow-read="))!.slice(13).split(",");
+    for (const p of [sb.keyDir, `${sb.project}/.claude`, `${sb.project}/agentteams.json`]) {
+      assert.ok(read.includes(p), `${p} in ${read.join(",")}`);
+    }
+    assert.ok(!read.includes(sb.project), "not the whole project");
   } finally {
     await sb.dispose();
   }
