@@ -50,6 +50,7 @@ import {
 import { GRANT_PURPOSE } from "./grant_purpose.ts";
 import { authorizes, cellsOf, field, haltReaches, recordsOf } from "./table.ts";
 import { actionFormProblem, isEverything } from "./actions.ts";
+import { clearanceSpentKey } from "./spent.ts";
 import type { Finding, Problem } from "./verdict.ts";
 
 /** The legacy schema's columns (checked first). */
@@ -134,6 +135,11 @@ export interface DecisionContext {
    * `signature` column is then a legacy log whose rows authorize nothing (its HALTs still stop).
    */
   readonly signingRequired?: boolean;
+  /**
+   * How many times each instrument was spent, from the proposal ledger (`lib/authz/spent.ts`): a
+   * row spent there is spent whatever its `consumed` cell says now.
+   */
+  readonly spent?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -519,10 +525,11 @@ export async function decideClearance(
   for (let i = log.recs.length - 1; i >= 0; i--) {
     const r = log.recs[i];
     if (consumed(r) || verdictOf(r) === "HALT-RETRACTED") continue;
-    if (authorizes(actionOf(r), action)) {
-      index = i;
-      break;
-    }
+    if (!authorizes(actionOf(r), action)) continue;
+    // Spent in the ledger, whatever its `consumed` cell says now (a row put back is still spent).
+    if ((ctx.spent?.get(clearanceSpentKey(decisionPayload(r))) ?? 0) > 0) continue;
+    index = i;
+    break;
   }
   if (index < 0) {
     return no({

@@ -493,7 +493,8 @@ export const COMMANDS: readonly CommandSpec[] = [
         write: consume,
         keyEnv: [DECISION_KEY_ENV, WAIVER_KEY_ENV, ...KEY_ENV],
       });
-      return consume ? mergeNeeds(base, keyNeeds(ctx), stateNeeds(ctx, true)) : base;
+      // The ledger either way: what was spent is counted from its gate-pass rows.
+      return mergeNeeds(base, keyNeeds(ctx), stateNeeds(ctx, consume));
     },
     run: async (ctx) => (await loadCode(() => import("./gate_cmd.ts"))).gate(ctx),
   },

@@ -222,7 +222,9 @@ export interface ProposalContext {
     readonly env: Env;
     readonly now: () => Date;
     /** The trust roots (verify keys, roster, signing) the gate reads with (`lib/authz/trust.ts`). */
-    readonly trust?: () => Promise<Pick<GateContext, "roster" | "store" | "signingRequired">>;
+    readonly trust?: () => Promise<
+      Pick<GateContext, "roster" | "store" | "signingRequired" | "ledger">
+    >;
   };
 }
 
