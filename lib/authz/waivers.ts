@@ -303,6 +303,7 @@ export async function verifyWaivers(root: string, ctx: WaiverContext): Promise<F
       valid: p === null,
       code: p?.code ?? null,
       reason: p?.reason ?? "valid",
+      ...(p?.code === "USES_EXHAUSTED" ? { spent: true } : {}),
     };
   }
   return out;

@@ -4,12 +4,13 @@
  *
  * @module
  */
-import { PolicyError, UsageError } from "../errors.ts";
+import { KeyError, PolicyError, UsageError } from "../errors.ts";
+import { spentCounts } from "../authz/spent.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import { trustFor, type TrustRoots } from "../authz/trust.ts";
 import { briefFlagPath, briefReads } from "./needs.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
-import { KEY_ENV, keyDir } from "../crypto/keys.ts";
+import { KEY_ENV, keyDir, type LedgerKey, loadLedgerKey } from "../crypto/keys.ts";
 import { authzPaths, DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
 import { join, resolve } from "../fs/path.ts";
 import { type Finding, findingLine, type Problem } from "../authz/verdict.ts";
@@ -205,21 +206,46 @@ export async function triadTrust(ctx: Ctx): Promise<TrustRoots> {
  * (await triadContext(ctx)).signingRequired; // true under the switch
  * ```
  */
-export async function triadContext(ctx: Ctx): Promise<{
+export async function triadContext(ctx: Ctx, opts: { readonly spent?: boolean } = {}): Promise<{
   readonly env: Ctx["env"];
   readonly now: Date;
   readonly roster: ReadonlySet<string>;
   readonly store: TrustRoots["store"];
   readonly signingRequired: boolean;
+  readonly spent?: ReadonlyMap<string, number>;
 }> {
   const t = await triadTrust(ctx);
+  const key = opts.spent === true ? optionalLedgerKey(ctx) : null;
   return {
     env: ctx.env,
     now: ctx.now(),
     roster: t.roster,
     store: t.store,
     signingRequired: t.signingRequired,
+    // What the proposal ledger records as spent, when its key is at hand (read-only).
+    ...(key !== null ? { spent: spentCounts(ctx.project, key.hmac) } : {}),
   };
+}
+
+/**
+ * The ledger key when one can be loaded (direct mode), else `null`: a read-only check without a
+ * key reads the rows alone.
+ *
+ * @example
+ * ```ts
+ * import { optionalLedgerKey } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // no key file, no key variable
+ * optionalLedgerKey(ctx); // null
+ * ```
+ */
+export function optionalLedgerKey(ctx: Ctx): LedgerKey | null {
+  try {
+    return loadLedgerKey({ env: ctx.env, mode: "direct" });
+  } catch (e) {
+    if (e instanceof KeyError) return null;
+    throw e;
+  }
 }
 
 /**
@@ -231,8 +257,14 @@ export async function triadContext(ctx: Ctx): Promise<{
  * findingsOutcome("waiver", []).text; // "ok: no waiver rows (the ledger does not exist yet)"
  * ```
  */
-export function findingsOutcome(what: string, findings: readonly Finding[]): Outcome {
-  const bad = findings.filter((f) => !f.valid);
+export function findingsOutcome(
+  what: string,
+  findings: readonly Finding[],
+  opts: { readonly strict?: boolean } = {},
+): Outcome {
+  // A spent row (a waiver used up) is reported as spent, and fails the verify only when strict.
+  const bad = findings.filter((f) => !f.valid && (f.spent !== true || opts.strict === true));
+  const spent = findings.filter((f) => !f.valid && f.spent === true).length;
   const lines = findings.map((f) => oneLine(findingLine(f)));
   const json = { ok: bad.length === 0, rows: findings };
   if (findings.length === 0) {
@@ -250,9 +282,13 @@ export function findingsOutcome(what: string, findings: readonly Finding[]): Out
       },
     };
   }
+  const valid = findings.length - spent;
   return {
     exit: 0,
-    text: [...lines, `ok: ${findings.length} ${what} row(s) valid`].join("\n"),
+    text: [
+      ...lines,
+      `ok: ${valid} ${what} row(s) valid` + (spent > 0 ? `, ${spent} spent (used up)` : ""),
+    ].join("\n"),
     json,
   };
 }

@@ -345,9 +345,16 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     words: ["waiver", "verify"],
-    summary: "verify every waiver row, one valid/invalid line each (read-only)",
+    summary: "verify every waiver row, one valid/invalid/spent line each (read-only)",
+    help:
+      "Exit 1 when a row is invalid. A waiver that was simply used up is reported as spent and\n" +
+      "does not fail the verify, unless --strict (for CI).",
     positionals: [],
-    flags: [],
+    flags: [{
+      name: "strict",
+      kind: "bool",
+      help: "a spent (used-up) waiver fails the verify too",
+    }],
     env: [WAIVER_KEY_ENV, ...TRUST_ENV],
     built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),

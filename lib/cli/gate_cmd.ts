@@ -7,23 +7,12 @@
  * @module
  */
 import { decideGate, passGate } from "../authz/gate.ts";
-import { type LedgerKey, loadLedgerKey } from "../crypto/keys.ts";
-import { KeyError } from "../errors.ts";
+import { loadLedgerKey } from "../crypto/keys.ts";
 import type { GateLedger } from "../authz/gate.ts";
 import { spentCounts } from "../authz/spent.ts";
 import { appendRow } from "../ledger/append.ts";
-import { positional, problemOutcome, triadContext } from "./authz_common.ts";
+import { optionalLedgerKey, positional, problemOutcome, triadContext } from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
-
-/** The ledger key when one can be loaded, else `null` (a read-only gate without a key). */
-function optionalKey(ctx: Ctx): LedgerKey | null {
-  try {
-    return loadLedgerKey({ env: ctx.env, mode: "direct" });
-  } catch (e) {
-    if (e instanceof KeyError) return null;
-    throw e;
-  }
-}
 
 /**
  * Runs `gate ACTION [--consume]`.
@@ -41,7 +30,7 @@ export async function gate(ctx: Ctx): Promise<Outcome> {
   const consume = ctx.parsed.flags.consume === true;
   // The ledger key first: a spend that could not be recorded must not happen. A read-only gate
   // reads the spends with it when there is one (without it, from the rows alone).
-  const key = consume ? loadLedgerKey({ env: ctx.env, mode: "direct" }) : optionalKey(ctx);
+  const key = consume ? loadLedgerKey({ env: ctx.env, mode: "direct" }) : optionalLedgerKey(ctx);
   const ledger: GateLedger | undefined = key === null ? undefined : {
     spent: () => spentCounts(ctx.project, key.hmac),
     record: async (pass) => {

@@ -33,6 +33,7 @@ export async function waiverVerify(ctx: Ctx): Promise<Outcome> {
   return findingsOutcome(
     "waiver",
     await verifyWaivers(ctx.project, await triadContext(ctx)),
+    { strict: ctx.parsed.flags.strict === true },
   );
 }
 
