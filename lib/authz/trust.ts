@@ -105,7 +105,7 @@ export function decideTrust(f: TrustFacts): TrustDecision {
   const why = (rel: string, rule: string) =>
     `${rel} can be written by an agent session (no ${rule} deny rule in .claude/settings.json), ` +
     `so under the switch it is not trusted: add the rule (agentteams doctor names it) or keep ` +
-    `the file in the key dir (${f.keyDir ?? "~/.config/agentteams/keys"})`;
+    `it in the key dir (${f.keyDir ?? "~/.config/agentteams/keys"})`;
   const trustStore = !f.switchOn || f.storeDenied;
   const trustRoster = !f.switchOn || f.rosterDenied;
   let untrustedStore: TrustDecision["untrustedStore"] = null;

@@ -6,6 +6,7 @@
  */
 import { KeyError, PolicyError, UsageError } from "../errors.ts";
 import { spentCounts } from "../authz/spent.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import { trustFor, type TrustRoots } from "../authz/trust.ts";
 import { briefFlagPath, briefReads } from "./needs.ts";
@@ -191,7 +192,13 @@ async function switchOf(ctx: Ctx): Promise<boolean> {
  */
 export async function triadTrust(ctx: Ctx): Promise<TrustRoots> {
   const t = await trustFor(ctx.project, ctx.env, await switchOf(ctx));
-  for (const u of t.untrusted) ctx.note(`agentteams ${ctx.name}: warning: ${oneLine(u)}`);
+  // Said only of what is there to be left out: a project with no verify keys or roster hears
+  // nothing.
+  const paths = authzPaths(ctx.project);
+  const present = [paths.verifyKeys, paths.roster].some((p) => lstatOrNullSync(p) !== null);
+  if (present) {
+    for (const u of t.untrusted) ctx.note(`agentteams ${ctx.name}: warning: ${oneLine(u)}`);
+  }
   return t;
 }
 
