@@ -70,18 +70,13 @@ async function requireDispatchAllowed(
   opts: BriefDispatchOptions,
 ): Promise<void> {
   const now = (opts.now ?? (() => new Date()))();
-  let ctx: DecisionContext;
-  if (opts.decisions !== undefined) ctx = await opts.decisions();
-  else if (opts.env !== undefined) {
-    const t = await trustFor(root, opts.env, policy.writePolicy === "orchestrator-only");
-    ctx = {
-      env: opts.env,
-      now,
-      roster: t.roster,
-      store: t.store,
-      signingRequired: t.signingRequired,
-    };
-  } else ctx = { env: {}, now, signingRequired: true, store: NO_TRUSTED_KEYS };
+  const env = opts.env;
+  const ctx = async (): Promise<DecisionContext> => {
+    if (opts.decisions !== undefined) return await opts.decisions();
+    if (env === undefined) return { env: {}, now, signingRequired: true, store: NO_TRUSTED_KEYS };
+    const t = await trustFor(root, env, policy.writePolicy === "orchestrator-only");
+    return { env, now, roster: t.roster, store: t.store, signingRequired: t.signingRequired };
+  };
   await requireNoHalt(root, dispatchActions(agent), ctx);
 }
 

@@ -124,7 +124,7 @@ export async function performAct<A extends Artifact, P, V, R>(
     if (!spec.accepts(a)) throw new ProposalError("ARTIFACT_INVALID", spec.wrongKind);
     spec.begin?.(session);
     const actions = spec.actions(a);
-    await requireNoHalt(root, actions, await session.decisions());
+    await requireNoHalt(root, actions, session.decisions);
     const rec = await resolveDispatch(root, key.hmac, a.dispatch, {
       count: "attempt",
       expectAgent: a.agent,
@@ -147,7 +147,7 @@ export async function performAct<A extends Artifact, P, V, R>(
       }
       if (opts.dryRun) return spec.dry(plan);
       await spec.recheck?.(session, plan);
-      await requireNoHalt(root, actions, await session.decisions());
+      await requireNoHalt(root, actions, session.decisions);
       await resolveDispatch(root, key.hmac, a.dispatch, {
         count: "use",
         expectAgent: agent,

@@ -70,7 +70,7 @@ export interface Session {
   readonly grants: SessionGrants;
   /**
    * The triad's trust roots (verify keys, roster, whether decision signing applies), read once
-   * per session on first use (`lib/authz/trust.ts`): a runner keeps them until it restarts.
+   * per session on first use (`lib/authz/trust.ts`).
    */
   readonly trust: () => Promise<TrustRoots>;
   /** What the decision log is read with now (the HALT check, the gate): the trust roots, the clock. */

@@ -186,7 +186,7 @@ export interface VerifyKeyStoreOptions {
 /**
  * Reads `<store>/<key_id>.pub.pem` as Ed25519 public keys, each once per store: a key file
  * swapped after it was first read is not read again (the key a gate decided with is the key it
- * consumes with; a runner keeps the keys it first read until it restarts).
+ * consumes with: a command, or one act of the runner, reads each key once).
  */
 export class VerifyKeyStore {
   readonly #dir: string;

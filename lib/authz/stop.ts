@@ -29,7 +29,7 @@ export const NO_TRUSTED_KEYS: VerifyKeyStore = new VerifyKeyStore(
 
 /**
  * The HALT that stops an act with these action ids, or `null` when none stands (see the module
- * doc). Read-only.
+ * doc). Read-only. `context` may be a function: it is called only when there is a log to read.
  *
  * @throws {AuthzError} `CSV_COLUMNS`, `CSV_MALFORMED` (a log that cannot be read stops nothing
  *   silently: the caller refuses the act with it).
@@ -43,11 +43,13 @@ export const NO_TRUSTED_KEYS: VerifyKeyStore = new VerifyKeyStore(
 export async function haltStop(
   root: string,
   actions: readonly string[],
-  ctx: DecisionContext,
+  context: DecisionContext | (() => Promise<DecisionContext>),
 ): Promise<Problem | null> {
   if (lstatOrNullSync(authzPaths(root).decisions) === null) return null;
   const log = readDecisionLog(root);
   if (log.table === null || log.recs.length === 0) return null;
+  // The trust roots are read only now: with no decision log, nothing but the lstat above.
+  const ctx = typeof context === "function" ? await context() : context;
   if (log.table.header.includes("prev_digest")) {
     const broken = decisionChainBreak(log.recs);
     if (broken !== null) {
@@ -81,7 +83,7 @@ export async function haltStop(
 export async function requireNoHalt(
   root: string,
   actions: readonly string[],
-  ctx: DecisionContext,
+  ctx: DecisionContext | (() => Promise<DecisionContext>),
 ): Promise<void> {
   const p = await haltStop(root, actions, ctx);
   if (p !== null) throw new AuthzError(p.code, `refused by a HALT: ${p.reason}`);
