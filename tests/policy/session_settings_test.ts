@@ -10,6 +10,7 @@ import {
   sessionSettingsFindings,
   type SessionSettingsInput,
   type SettingsFinding,
+  writeDenied,
 } from "../../lib/policy/session_settings.ts";
 import { readSessionSettings } from "../../lib/policy/session_settings_read.ts";
 import { removeTree, tempDir } from "../_helpers/mod.ts";
@@ -288,4 +289,58 @@ Deno.test("session settings: with no secret file named, the whole key dir must b
     input({ ".claude/settings.json": denyFile(ALL) }, { secretFiles: [] }),
   );
   assert.deepEqual(ok, []);
+});
+
+Deno.test("session settings: the brief is a trust root: its Edit rule is asked for inside the project only", () => {
+  const brief = `${ROOT}/agentteams.jsonc`;
+  const f = sessionSettingsFindings(input({ ".claude/settings.json": denyFile(ALL) }, { brief }));
+  assert.deepEqual(missing(f), ["Edit(./agentteams.jsonc)"]);
+  assert.equal(f[0].add, '"Edit(./agentteams.jsonc)"');
+  assert.deepEqual(
+    sessionSettingsFindings(input({
+      ".claude/settings.json": denyFile([...ALL, "Edit(./agentteams.jsonc)"]),
+    }, { brief })),
+    [],
+  );
+  // A brief outside the project (no session starts there) is not asked about.
+  assert.deepEqual(
+    sessionSettingsFindings(input({ ".claude/settings.json": denyFile(ALL) }, {
+      brief: "/srv/briefs/team.jsonc",
+    })),
+    [],
+  );
+});
+
+Deno.test("writeDenied: an Edit deny rule over the path (or its directory) denies writing it; Read, Write or a sibling does not", () => {
+  const at = (deny: readonly string[]) => ({
+    root: ROOT,
+    homeDir: HOME,
+    settings: [{ path: `${ROOT}/.claude/settings.json`, text: denyFile(deny) }],
+  });
+  const roster = `${ROOT}/references/security-approvers.txt`;
+  const keys = `${ROOT}/references/authorized-verify-keys`;
+  assert.equal(writeDenied(at(["Edit(./references/**)"]), roster, false), true);
+  assert.equal(writeDenied(at(["Edit(./references/**)"]), keys, true), true);
+  assert.equal(writeDenied(at(["Edit(./references/security-approvers.txt)"]), roster, false), true);
+  assert.equal(writeDenied(at(["Edit(./references/security-approvers.txt)"]), keys, true), false);
+  assert.equal(writeDenied(at(["Write(./references/**)"]), roster, false), false);
+  assert.equal(writeDenied(at(["Read(./references/**)"]), roster, false), false);
+  assert.equal(writeDenied(at(["Edit(./references)"]), keys, true), false);
+  assert.equal(writeDenied(at(["Edit"]), keys, true), true);
+  // A file Claude Code would ignore denies nothing.
+  assert.equal(
+    writeDenied(
+      {
+        root: ROOT,
+        homeDir: HOME,
+        settings: [{
+          path: `${ROOT}/.claude/settings.json`,
+          text: '{"permissions": {"deny": ["Edit"]},}',
+        }],
+      },
+      keys,
+      true,
+    ),
+    false,
+  );
 });
