@@ -1,6 +1,6 @@
 /**
  * The action grammar (lib/authz/actions.ts), each act's action ids, and the trust decision
- * (lib/authz/trust.ts `decideTrust`), as pure functions.
+ * (lib/authz/trust.ts `decideTrust`), as pure functions; and where a team dir may lie.
  */
 import assert from "node:assert/strict";
 import {
@@ -11,6 +11,9 @@ import {
 } from "../../lib/authz/actions.ts";
 import { decideTrust } from "../../lib/authz/trust.ts";
 import { haltReaches } from "../../lib/authz/table.ts";
+import { readTeamDir } from "../../lib/authz/grants.ts";
+import { generatePem } from "../../lib/crypto/ed25519.ts";
+import { join } from "node:path";
 
 Deno.test("action grammar: the forms are accepted, everything else refused with the forms listed", () => {
   for (
@@ -80,4 +83,29 @@ Deno.test("decideTrust: under the switch a project store or roster without its d
   assert.equal(off.untrustedStore, null);
   // No key dir (no HOME): only the project's, and under the switch nothing at all.
   assert.deepEqual(decideTrust({ ...base, keyDir: null, switchOn: true }).storeDirs, []);
+});
+
+Deno.test("readTeamDir: a team dir inside the project but outside its control plane is not read (fail closed)", async () => {
+  const root = await Deno.makeTempDir({ prefix: "at-teamdir-" });
+  try {
+    const team = join(root, "team");
+    await Deno.mkdir(join(team, "references", "authorized-verify-keys"), { recursive: true });
+    await Deno.writeTextFile(join(team, "references", "security-approvers.txt"), "mallory\n");
+    const pair = await generatePem();
+    await Deno.writeTextFile(
+      join(team, "references", "authorized-verify-keys", `${pair.keyId}.pub.pem`),
+      pair.publicPem,
+    );
+    const t = readTeamDir(root, team);
+    assert.equal(t.roster.size, 0);
+    assert.match(t.warnings[0], /outside its control plane/);
+    await assert.rejects(t.store.key(pair.keyId), /not trusted here/);
+    // The default place, in the control plane, is read.
+    const good = join(root, ".agentteams", "team");
+    await Deno.mkdir(join(good, "references"), { recursive: true });
+    await Deno.writeTextFile(join(good, "references", "security-approvers.txt"), "alice\n");
+    assert.deepEqual([...readTeamDir(root, good).roster], ["alice"]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });
