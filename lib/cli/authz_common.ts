@@ -8,10 +8,10 @@ import { KeyError, PolicyError, UsageError } from "../errors.ts";
 import { spentCounts } from "../authz/spent.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
-import { trustFor, type TrustRoots } from "../authz/trust.ts";
+import { KEY_DIR_ROSTER, KEY_DIR_VERIFY_KEYS, trustFor, type TrustRoots } from "../authz/trust.ts";
 import { briefFlagPath, briefReads } from "./needs.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
-import { KEY_ENV, keyDir, type LedgerKey, loadLedgerKey } from "../crypto/keys.ts";
+import { KEY_ENV, keyDir, type LedgerKey, loadLedgerKey, VERIFY_KEY_FILE } from "../crypto/keys.ts";
 import { authzPaths, DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
 import { join, resolve } from "../fs/path.ts";
 import { type Finding, findingLine, type Problem } from "../authz/verdict.ts";
@@ -146,9 +146,14 @@ export function authzNeeds(ctx: Ctx, spec: AuthzNeedsSpec): Needs {
   return mergeNeeds(base, { ...NO_NEEDS, read: [keyDir(ctx.env)], env: KEY_ENV, sys: ["uid"] });
 }
 
+/**
+ * The key dir's trust roots (never the whole key dir: its secret files are not a triad command's
+ * to read): its verify-key store, its roster and the operator's verify key.
+ */
 function keyDirRead(ctx: Ctx): string[] {
   try {
-    return [keyDir(ctx.env)];
+    const dir = keyDir(ctx.env);
+    return [KEY_DIR_VERIFY_KEYS, KEY_DIR_ROSTER, VERIFY_KEY_FILE].map((n) => join(dir, n));
   } catch {
     return [];
   }

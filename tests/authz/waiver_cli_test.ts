@@ -106,10 +106,13 @@ Deno.test("waiver CLI: the narrowest flags read references/ and the trust roots'
       flags.join(" "),
     );
     const read = flags.find((f) => f.startsWith("--allow-read="))!.slice(13).split(",");
-    for (const p of [sb.keyDir, `${sb.project}/.claude`, `${sb.project}/agentteams.json`]) {
+    const trusted = ["authorized-verify-keys", "security-approvers.txt", "operator-ed25519.pub.pem"]
+      .map((n) => `${sb.keyDir}/${n}`);
+    for (const p of [...trusted, `${sb.project}/.claude`, `${sb.project}/agentteams.json`]) {
       assert.ok(read.includes(p), `${p} in ${read.join(",")}`);
     }
     assert.ok(!read.includes(sb.project), "not the whole project");
+    assert.ok(!read.includes(sb.keyDir), "not the key dir's secret files");
   } finally {
     await sb.dispose();
   }
