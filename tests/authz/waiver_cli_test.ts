@@ -165,3 +165,43 @@ Deno.test("triad CLI: each command runs under exactly the narrow flags `permissi
     await sb.dispose();
   }
 });
+
+Deno.test("waiver verify: a waiver simply used up is reported as spent and passes; an invalid row fails; --strict fails on spent too", async () => {
+  const sb = await sandbox("waiver-spent");
+  try {
+    const env = { ...sb.env, AGENTTEAMS_BROAD_OK: "1", AGENTTEAMS_WAIVER_SIGNING_KEY: "k1" };
+    const P = ["--project", sb.project];
+    assert.equal((await runCli(["keys", "init"], { env: sb.env })).code, 0);
+    for (const id of ["W-1", "W-2"]) {
+      const w = await runCli(
+        waiverIssueArgs(sb.project, {
+          id,
+          action: `a-${id}`,
+          maxUses: 1,
+          ticket: "T",
+          reason: "r",
+        }),
+        { env },
+      );
+      assert.equal(w.code, 0, w.stderr);
+    }
+    assert.equal((await runCli(["gate", "a-W-1", "--consume", ...P], { env })).code, 0);
+    const before = await snapshotTree(sb.dir);
+    const v = await runCli(["waiver", "verify", ...P], { env });
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+    assert.match(v.stdout, /^line 2: W-1 \(a-W-1\): spent: waiver use limit has been reached/m);
+    assert.match(v.stdout, /^ok: 1 waiver row\(s\) valid, 1 spent \(used up\)$/m);
+    const strict = await runCli(["waiver", "verify", "--strict", ...P], { env });
+    assertCliRefused(strict, "waiver verify", "USES_EXHAUSTED");
+    // An invalid row (a signature that does not verify) fails without --strict.
+    const file = join(sb.project, "references", "security-waivers.log.csv");
+    const text = await Deno.readTextFile(file);
+    await Deno.writeTextFile(file, text.replace(",a-W-2,", ",a-W-3,"));
+    const bad = await runCli(["waiver", "verify", ...P], { env });
+    assertCliRefused(bad, "waiver verify", "SIGNATURE_INVALID");
+    await Deno.writeTextFile(file, text);
+    assertSameTree(before, await snapshotTree(sb.dir), "verify writes nothing");
+  } finally {
+    await sb.dispose();
+  }
+});
