@@ -162,6 +162,11 @@ export interface IssueDispatchOptions extends KeyOptions {
   readonly maxUses?: number;
   /** A shorter life than the spec's 24 hours (never longer: `BAD_LIMITS`). */
   readonly ttlHours?: number;
+  /**
+   * The environment (HOME, the key dir) the HALT check finds the trust roots with; without it no
+   * retraction can be authenticated, so a HALT on `*` stands (docs/authz.md).
+   */
+  readonly env?: Env;
 }
 
 /**
@@ -195,6 +200,7 @@ export async function issueDispatch(
     policy: opts.policy,
     maxUses: opts.maxUses,
     ttlHours: opts.ttlHours,
+    ...(opts.env !== undefined ? { env: opts.env } : {}),
   })).nonce;
 }
 
