@@ -12,7 +12,9 @@
  *   files with its own tools unless the Claude Code settings deny it. "Cannot write" is checked
  *   as: control plane coverage (always, for `references/`) **and** an `Edit(...)` deny rule over
  *   the path in `.claude/settings.json` or `.claude/settings.local.json`
- *   (`writeDenied`, lib/policy/session_settings.ts). Under the switch a project path without its
+ *   (`writeDenied`, lib/policy/session_settings.ts), and an `Edit(./.claude/**)` rule over the
+ *   settings themselves (they decide it: a session that could edit them could add the rule after
+ *   planting a key). Under the switch a project path without its
  *   deny rule is not trusted: a key found only there is refused (`VERIFY_KEY_UNTRUSTED`), a roster
  *   there is ignored (the key dir's, else the default `security`, is used), fail closed. Off the
  *   switch they are read as before.
@@ -103,17 +105,22 @@ export function decideTrust(f: TrustFacts): TrustDecision {
   const keyRoster = f.keyDir === null ? [] : [join(f.keyDir, KEY_DIR_ROSTER)];
   const untrusted: string[] = [];
   const why = (rel: string, rule: string) =>
-    `${rel} can be written by an agent session (no ${rule} deny rule in .claude/settings.json), ` +
+    `${rel} can be written by an agent session (no ${rule} deny rules in .claude/settings.json), ` +
     `so under the switch it is not trusted: add the rule (agentteams doctor names it) or keep ` +
     `it in the key dir (${f.keyDir ?? "~/.config/agentteams/keys"})`;
   const trustStore = !f.switchOn || f.storeDenied;
   const trustRoster = !f.switchOn || f.rosterDenied;
   let untrustedStore: TrustDecision["untrustedStore"] = null;
   if (!trustStore) {
-    untrustedStore = { dir: paths.verifyKeys, why: why(VERIFY_KEYS_REL, "Edit(./references/**)") };
+    untrustedStore = {
+      dir: paths.verifyKeys,
+      why: why(VERIFY_KEYS_REL, "Edit(./references/**) and Edit(./.claude/**)"),
+    };
     untrusted.push(untrustedStore.why);
   }
-  if (!trustRoster) untrusted.push(why(ROSTER_REL, "Edit(./references/**)"));
+  if (!trustRoster) {
+    untrusted.push(why(ROSTER_REL, "Edit(./references/**) and Edit(./.claude/**)"));
+  }
   return {
     storeDirs: trustStore ? [...keyStore, paths.verifyKeys] : keyStore,
     untrustedStore,
@@ -159,12 +166,15 @@ export function trustFrom(o: {
   }
   const paths = authzPaths(o.root);
   const base = { root: o.root, homeDir, settings: o.settings };
+  const settingsDenied = writeDenied(base, join(o.root, ".claude"), true);
   const d = decideTrust({
     root: o.root,
     switchOn: o.switchOn,
     keyDir,
-    storeDenied: writeDenied(base, paths.verifyKeys, true),
-    rosterDenied: writeDenied(base, paths.roster, false),
+    // The settings decide it, so they must be out of reach too: a session that could edit them
+    // could add the rule after planting the key.
+    storeDenied: settingsDenied && writeDenied(base, paths.verifyKeys, true),
+    rosterDenied: settingsDenied && writeDenied(base, paths.roster, false),
   });
   let roster: ReadonlySet<string> = new Set(DEFAULT_APPROVERS);
   for (const file of d.rosterFiles) {

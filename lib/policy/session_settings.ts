@@ -240,6 +240,15 @@ function requirements(input: SessionSettingsInput): Requirement[] {
       rule: "Edit(./references/**)",
       file: SHARED_FILE,
     },
+    {
+      kind: "write-deny",
+      what: "writing .claude/ (these settings decide what the session is denied, and so which " +
+        "project trust roots count: a session that could edit them could lift every rule)",
+      targets: [dir(".claude")],
+      scope: join(root, ".claude"),
+      rule: "Edit(./.claude/**)",
+      file: SHARED_FILE,
+    },
     ...briefRequirement(input),
   ];
 }

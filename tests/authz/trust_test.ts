@@ -188,6 +188,13 @@ Deno.test("an agent-written verify key does not lift the operator's HALT under t
       join(sb.project, ".claude", "settings.json"),
       JSON.stringify({ permissions: { deny: ["Edit(./references/**)"] } }),
     );
+    // Not yet: the settings themselves are writable, so a session could have added the rule
+    // after planting its key.
+    assertCliRefused(await runCli(["gate", "delete:old.txt", ...P], { env }), "gate", "HALTED");
+    await Deno.writeTextFile(
+      join(sb.project, ".claude", "settings.json"),
+      JSON.stringify({ permissions: { deny: ["Edit(./references/**)", "Edit(./.claude/**)"] } }),
+    );
     assert.equal((await runCli(["gate", "delete:old.txt", ...P], { env })).code, 0);
   }, SWITCH_BRIEF);
 });

@@ -20,7 +20,10 @@ const HOME = "/home/op";
 const KEYS = "/home/op/.config/agentteams/keys";
 const SECRETS = [`${KEYS}/proposal-ledger.key`, `${KEYS}/operator-ed25519.pem`];
 
-/** The six rules, as doctor suggests them for this layout (the last: the triad's trust roots). */
+/**
+ * The seven rules, as doctor suggests them for this layout (the last two: the triad's trust roots
+ * and the settings that decide them).
+ */
 const ALL = [
   "Read(~/.config/agentteams/keys/**)",
   "Read(./.agentteams/**)",
@@ -28,6 +31,7 @@ const ALL = [
   "Edit(./.agentteams/**)",
   "Edit(./.agentteams-status/**)",
   "Edit(./references/**)",
+  "Edit(./.claude/**)",
 ];
 
 function input(
@@ -57,7 +61,7 @@ function missing(f: readonly SettingsFinding[]): (string | null)[] {
   return f.filter((x) => x.code === "SETTINGS_RULE_MISSING").map((x) => x.rule);
 }
 
-Deno.test("session settings: all six rules, no finding; each one left out in turn is named alone", () => {
+Deno.test("session settings: all seven rules, no finding; each one left out in turn is named alone", () => {
   assert.deepEqual(findings(ALL), []);
   for (const rule of ALL) {
     const f = findings(ALL.filter((r) => r !== rule));
@@ -90,6 +94,7 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Edit(/.agentteams/**)",
       "Edit(./.agentteams-status/**/*)",
       "Edit(/references/**)",
+      "Edit(.claude/**)",
     ],
     // Broader: a parent, one pattern over several directories, a `**/` prefix.
     [
@@ -98,6 +103,7 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Edit(**/.agentteams/**)",
       "Edit(./.agentteams-s?atus/**)",
       "Edit(./refer*/**)",
+      "Edit(./.cl?ude/**)",
     ],
     // Each secret file by name, and bare tools (deny every path).
     [
@@ -224,7 +230,7 @@ Deno.test("session settings: allow rules and sandbox entries over a denied path 
   assert.equal(f[0].code, "SETTINGS_REOPENED");
   assert.equal(f[0].rule, "Read(./.agentteams/**)");
   assert.match(f[0].message, /permissions\.allow entry "\.\/\.agentteams\/head"/);
-  assert.equal(f[0].position?.line, 12);
+  assert.equal(f[0].position?.line, 13);
   // The sandbox: an allowRead inside the key dir re-opens it; one above a denied dir does not.
   const sb = reopen({
     sandbox: { filesystem: { allowRead: ["~/.config/agentteams/keys", "."] } },
