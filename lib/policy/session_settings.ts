@@ -115,6 +115,11 @@ export interface SessionSettingsInput {
    * project, where no session starts).
    */
   readonly brief?: string | null;
+  /**
+   * Whether the trust roots' rules are required too (`Edit(./references/**)`, `Edit(./.claude/**)`
+   * and the brief's): `doctor` and `serve` ask for them (issue 22); default false.
+   */
+  readonly trustRoots?: boolean;
 }
 
 /**
@@ -227,6 +232,17 @@ function requirements(input: SessionSettingsInput): Requirement[] {
       rule: "Edit(./.agentteams-status/**)",
       file: SHARED_FILE,
     },
+    ...(input.trustRoots === true ? trustRequirements(input, dir) : []),
+  ];
+}
+
+/** The trust roots' write-deny rules: `references/`, the settings themselves, the brief. */
+function trustRequirements(
+  input: SessionSettingsInput,
+  dir: (name: string) => Target,
+): Requirement[] {
+  const { root } = input;
+  return [
     {
       kind: "write-deny",
       what: "writing references/ (the decision log, waivers, grants, the approver roster and " +

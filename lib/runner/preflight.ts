@@ -284,6 +284,7 @@ export async function gatherPreflight(
       usesClaude,
       // The brief is a trust root: inside the project, its write-deny rule is required too.
       brief: brief.ok ? realOrSelf(brief.path) : null,
+      trustRoots: true,
     });
     settings = { ok: true, findings, usesClaude };
   } catch (e) {

@@ -45,6 +45,7 @@ function input(
     secretFiles: SECRETS,
     homeDir: HOME,
     usesClaude: true,
+    trustRoots: true,
     ...over,
   };
 }
@@ -348,5 +349,22 @@ Deno.test("writeDenied: an Edit deny rule over the path (or its directory) denie
       true,
     ),
     false,
+  );
+});
+
+Deno.test("session settings: the trust roots' rules are asked for only where the caller asks (doctor and serve), not by default", () => {
+  const five = ALL.slice(0, 5);
+  assert.deepEqual(
+    sessionSettingsFindings(input({ ".claude/settings.json": denyFile(five) }, {
+      trustRoots: false,
+    })),
+    [],
+  );
+  assert.deepEqual(
+    missing(sessionSettingsFindings(input({ ".claude/settings.json": denyFile(five) }))),
+    [
+      "Edit(./references/**)",
+      "Edit(./.claude/**)",
+    ],
   );
 });
