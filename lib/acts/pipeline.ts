@@ -7,9 +7,10 @@
  * 1. the session is ready (brief, confined programs, HOME) and the artifact is validated and of a
  *    kind the act takes;
  * 2. the nonce resolves to its signed dispatch record and an **attempt** is counted (dry runs and
- *    refusals included); the agent is the record's, an artifact `agent` that differs is refused;
- * 2a. no unretracted HALT reaches the act's action ids (a HALT on `*`, the operator's emergency
- *    stop, reaches every act): `requireNoHalt`, asked again right before the use is spent;
+ *    refusals included); the agent is the record's, an artifact `agent` that differs is refused.
+ *    Then no unretracted HALT may reach the act's action ids (a HALT on `*`, the operator's
+ *    emergency stop, reaches every act): `requireNoHalt`, asked again right before the use is
+ *    spent;
  * 3. the kind's checks run (gates included) and the write-ahead row must fit the ledger's line
  *    limit; a dry run stops here, having spent no use and written no row;
  * 4. the kind re-checks what could have changed meanwhile; a **use** is spent;
@@ -123,14 +124,15 @@ export async function performAct<A extends Artifact, P, V, R>(
     const a = validateArtifact(await artifact);
     if (!spec.accepts(a)) throw new ProposalError("ARTIFACT_INVALID", spec.wrongKind);
     spec.begin?.(session);
-    const actions = spec.actions(a);
-    await requireNoHalt(root, actions, session.decisions);
     const rec = await resolveDispatch(root, key.hmac, a.dispatch, {
       count: "attempt",
       expectAgent: a.agent,
       now,
     });
     agent = rec.agent;
+    // After the attempt is counted, so the refusal row names the agent.
+    const actions = spec.actions(a);
+    await requireNoHalt(root, actions, session.decisions);
     const plan = await spec.check(session, a, agent);
     try {
       // The write-ahead row must be recordable before anything is spent (an argv of a thousand

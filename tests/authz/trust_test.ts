@@ -280,6 +280,7 @@ Deno.test("the emergency stop: a HALT on '*' stops gate, dispatch and apply (rec
     const rows = await ledgerRows(p.root);
     assert.equal(rows.length, rowsBefore + 1, "the refusal is recorded");
     assert.equal(rows.at(-1)!.action, "apply-proposal-refused");
+    assert.equal(rows.at(-1)!.agent, "worker", "the refusal names the agent");
     // Retracted (with evidence): everything acts again.
     const rt = await runCli([
       ...decisionSignArgs(p.root, "*", "HALT-RETRACTED"),
