@@ -341,7 +341,11 @@ export type AuthzCode =
   | "CHAIN_BROKEN"
   | "UNSUPPORTED_VERDICT"
   | "RETRACTION_UNPROVEN"
-  | "DUPLICATE_ID";
+  | "DUPLICATE_ID"
+  | "ACTION_FORM"
+  | "LEGACY_UNSIGNED"
+  | "VERIFY_KEY_UNTRUSTED"
+  | "SPENT";
 
 /** Deno's permission layer: started too broad (serve) or a needed grant is missing. */
 export class PermissionLayerError extends AgentTeamsError {

@@ -74,7 +74,16 @@ export type { FixOutcome } from "./audit/report.ts";
 export type { Finding as AuditFinding, Framework, Severity } from "./audit/finding.ts";
 // The authorization triad's checks (docs/authz.md): read-only unless named consume/pass/issue.
 export { decideGate, deletionAction, passGate } from "./authz/gate.ts";
-export type { GateAuthority, GateContext, GateDecision } from "./authz/gate.ts";
+export type {
+  GateAuthority,
+  GateContext,
+  GateDecision,
+  GateLedger,
+  GatePass,
+} from "./authz/gate.ts";
+// The HALT check every act makes (the emergency stop on `*` included), and the trust roots.
+export { haltStop, requireNoHalt } from "./authz/stop.ts";
+export type { TrustRoots } from "./authz/trust.ts";
 export { checkClearance, consumeClearance, verifyDecisions } from "./authz/decisions.ts";
 export type { Clearance, DecisionContext } from "./authz/decisions.ts";
 export { checkWaiver, consumeWaiver, issueWaiver, verifyWaivers } from "./authz/waivers.ts";
@@ -162,6 +171,11 @@ export interface IssueDispatchOptions extends KeyOptions {
   readonly maxUses?: number;
   /** A shorter life than the spec's 24 hours (never longer: `BAD_LIMITS`). */
   readonly ttlHours?: number;
+  /**
+   * The environment (HOME, the key dir) the HALT check finds the trust roots with; without it no
+   * retraction can be authenticated, so a HALT on `*` stands (docs/authz.md).
+   */
+  readonly env?: Env;
 }
 
 /**
@@ -195,6 +209,7 @@ export async function issueDispatch(
     policy: opts.policy,
     maxUses: opts.maxUses,
     ttlHours: opts.ttlHours,
+    ...(opts.env !== undefined ? { env: opts.env } : {}),
   })).nonce;
 }
 

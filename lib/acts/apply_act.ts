@@ -29,6 +29,39 @@ import {
 } from "../proposals/proposal.ts";
 import type { ChangeProposalT, DeleteProposalT } from "../artifacts/artifact_schema.ts";
 import type { ActSpec } from "./pipeline.ts";
+import type { Session } from "./session.ts";
+import type { GateContext } from "../authz/gate.ts";
+import { spentCounts } from "../authz/spent.ts";
+import { appendRow } from "../ledger/append.ts";
+import { applyActions } from "../authz/actions.ts";
+
+/**
+ * What a deletion's gate reads with: the session's trust roots, and the proposal ledger its spend
+ * is bound to (counted from the `gate-pass` rows; the spend recorded as one, naming the agent).
+ * Only a spend keeps the count's index: a check, a dry run's included, writes nothing.
+ */
+function gateTrust(s: Session, agent: string): () => Promise<GateTrust> {
+  return async () => {
+    const t = await s.trust();
+    return {
+      roster: t.roster,
+      store: t.store,
+      signingRequired: t.signingRequired,
+      ledger: {
+        spent: () => spentCounts(s.root, s.key.hmac),
+        record: async (pass) => {
+          await appendRow(s.root, s.key.hmac, { action: "gate-pass", agent, ...pass }, {
+            now: s.now,
+          });
+          // The count's index kept up to the row just written (only a spend writes it).
+          spentCounts(s.root, s.key.hmac, { persist: true });
+        },
+      },
+    };
+  };
+}
+
+type GateTrust = Pick<GateContext, "roster" | "store" | "signingRequired" | "ledger">;
 
 /** The apply act (see the module doc). */
 export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, void, ApplyResult> =
@@ -37,6 +70,7 @@ export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, 
     accepts: (a: Artifact): a is ChangeProposalT | DeleteProposalT =>
       a.kind === "change-proposal" || a.kind === "delete-proposal",
     wrongKind: "a command request is run with `run`, not applied",
+    actions: (a) => applyActions(a.path, a.kind === "delete-proposal"),
     // Git's context (the control plane's resolved paths) starts while the attempt is counted.
     begin(s) {
       s.plane();
@@ -47,7 +81,7 @@ export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, 
         policy: s.policy,
         plane: await s.plane(),
         gateRunner: s.gateRunner,
-        authz: { env: s.env, now: s.now },
+        authz: { env: s.env, now: s.now, trust: gateTrust(s, agent) },
       });
     },
     dry: (plan) => proposalResult(plan, false),
@@ -55,7 +89,10 @@ export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, 
     ahead: (plan, dispatch) => proposalRow(plan, dispatch),
     async act(s, plan) {
       // A deletion's clearance or waiver is spent here, after its write-ahead row names it.
-      await spendClearance(plan, { root: s.root, authz: { env: s.env, now: s.now } });
+      await spendClearance(plan, {
+        root: s.root,
+        authz: { env: s.env, now: s.now, trust: gateTrust(s, plan.agent) },
+      });
       await writeProposal(plan, { root: s.root, perl: s.perl });
       return { value: undefined, complete: null };
     },

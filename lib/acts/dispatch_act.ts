@@ -33,6 +33,11 @@ import {
 import { agentPolicyOf, unknownAgentMessage } from "../policy/agents.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";
+import type { Env } from "../env.ts";
+import type { DecisionContext } from "../authz/decisions.ts";
+import { dispatchActions } from "../authz/actions.ts";
+import { NO_TRUSTED_KEYS, requireNoHalt } from "../authz/stop.ts";
+import { trustFor } from "../authz/trust.ts";
 
 /** Options of {@link issueBriefDispatch}. */
 export interface BriefDispatchOptions extends DispatchOptions {
@@ -44,6 +49,35 @@ export interface BriefDispatchOptions extends DispatchOptions {
   readonly maxUses?: number;
   /** A shorter life than the spec's 24 hours (never longer: `BAD_LIMITS`). */
   readonly ttlHours?: number;
+  /**
+   * The environment the trust roots are found with (HOME, the key dir, the decision key), for
+   * the HALT check; without it no retraction can be authenticated, so every HALT stands.
+   */
+  readonly env?: Env;
+  /** The decision context of a session already open (the runner's); default from {@link env}. */
+  readonly decisions?: () => Promise<DecisionContext>;
+}
+
+/**
+ * The HALT check of a dispatch: `*` (the emergency stop) and a gate named `dispatch` reach it.
+ *
+ * @throws {AuthzError} `HALTED`.
+ */
+async function requireDispatchAllowed(
+  root: string,
+  agent: string,
+  switchOn: boolean,
+  opts: BriefDispatchOptions,
+): Promise<void> {
+  const now = (opts.now ?? (() => new Date()))();
+  const env = opts.env;
+  const ctx = async (): Promise<DecisionContext> => {
+    if (opts.decisions !== undefined) return await opts.decisions();
+    if (env === undefined) return { env: {}, now, signingRequired: true, store: NO_TRUSTED_KEYS };
+    const t = await trustFor(root, env, switchOn);
+    return { env, now, roster: t.roster, store: t.store, signingRequired: t.signingRequired };
+  };
+  await requireNoHalt(root, dispatchActions(agent), ctx);
 }
 
 /**
@@ -70,7 +104,8 @@ export function requireBriefAgent(policy: Policy, agent: string): void {
  * Issues a nonce for `agent` once the brief names it (see the module doc). `key` is asked for
  * only then, so a refused agent or brief is told before a missing key is.
  *
- * @throws {DispatchError} `BAD_SLUG`, `BAD_LIMITS`, `UNKNOWN_AGENT`. {@link PolicyError} for a
+ * @throws {DispatchError} `BAD_SLUG`, `BAD_LIMITS`, `UNKNOWN_AGENT`. `AuthzError` `HALTED`
+ *   (a HALT on `*`: the emergency stop). {@link PolicyError} for a
  *   missing or broken brief; whatever `key` throws; the ledger's and the store's refusals.
  * @example
  * ```ts
@@ -95,6 +130,41 @@ export async function issueBriefDispatch(
     { projectRoot: root },
   );
   requireBriefAgent(policy, agent);
+  await requireDispatchAllowed(root, agent, policy.writePolicy === "orchestrator-only", opts);
+  return await issueDispatch(root, key(), agent, {
+    now: opts.now,
+    maxUses: opts.maxUses,
+    ttlHours: opts.ttlHours,
+  });
+}
+
+/**
+ * Issues a nonce for `agent` in a project with no brief, as the earlier tool's `--issue-dispatch`
+ * did (the CLI calls it only for that spelling, after `BRIEF_NOT_FOUND`): the agent is checked
+ * against nothing, but the slug, the limits and the HALT check (the emergency stop reaches every
+ * dispatch, brief or not) still apply. With no brief there is no switch.
+ *
+ * @throws {DispatchError} `BAD_SLUG`, `BAD_LIMITS`. `AuthzError` `HALTED`; whatever `key`
+ *   throws; the ledger's and the store's refusals.
+ * @example
+ * ```ts
+ * import { issueUnbriefedDispatch } from "./dispatch_act.ts";
+ * import type { HmacKey } from "../crypto/hash.ts";
+ * declare const hmac: HmacKey; // in /work/p, which has no brief
+ * (await issueUnbriefedDispatch("/work/p", "worker", () => hmac)).nonce; // 32 hex, shown once
+ * ```
+ */
+export async function issueUnbriefedDispatch(
+  root: string,
+  agent: string,
+  key: () => HmacKey,
+  opts: BriefDispatchOptions = {},
+): Promise<IssuedDispatch> {
+  const bad = slugProblem(agent);
+  if (bad !== null) throw new DispatchError("BAD_SLUG", bad);
+  const limits = limitsProblem(opts);
+  if (limits !== null) throw new DispatchError("BAD_LIMITS", limits);
+  await requireDispatchAllowed(root, agent, false, opts);
   return await issueDispatch(root, key(), agent, {
     now: opts.now,
     maxUses: opts.maxUses,

@@ -7,7 +7,10 @@
  * 1. the session is ready (brief, confined programs, HOME) and the artifact is validated and of a
  *    kind the act takes;
  * 2. the nonce resolves to its signed dispatch record and an **attempt** is counted (dry runs and
- *    refusals included); the agent is the record's, an artifact `agent` that differs is refused;
+ *    refusals included); the agent is the record's, an artifact `agent` that differs is refused.
+ *    Then no unretracted HALT may reach the act's action ids (a HALT on `*`, the operator's
+ *    emergency stop, reaches every act): `requireNoHalt`, asked again right before the use is
+ *    spent;
  * 3. the kind's checks run (gates included) and the write-ahead row must fit the ledger's line
  *    limit; a dry run stops here, having spent no use and written no row;
  * 4. the kind re-checks what could have changed meanwhile; a **use** is spent;
@@ -38,6 +41,7 @@ import { refusalRow } from "../ledger/row_text.ts";
 import { MAX_ROW_BYTES, type RowBody, rowBytes } from "../ledger/row.ts";
 import { writeAhead } from "../ledger/write_ahead.ts";
 import { type Artifact, validateArtifact } from "../artifacts/artifact.ts";
+import { requireNoHalt } from "../authz/stop.ts";
 import type { PendingSession, Session } from "./session.ts";
 
 /** What one kind of act supplies to the pipeline. */
@@ -46,6 +50,11 @@ export interface ActSpec<A extends Artifact, P, V, R> {
   readonly action: "apply-proposal" | "run-request";
   /** Whether the artifact is of a kind this act takes. */
   accepts(a: Artifact): a is A;
+  /**
+   * The action ids the act is checked under for a HALT (`lib/authz/actions.ts`: `write:PATH`,
+   * `delete:PATH`, `run:PROGRAM`); a HALT on `*` reaches every act whatever they are.
+   */
+  actions(a: A): readonly string[];
   /** The refusal when it is not (e.g. "a command request is run with `run`, not applied"). */
   readonly wrongKind: string;
   /** Work that may overlap the attempt being counted (started, not awaited). */
@@ -121,6 +130,9 @@ export async function performAct<A extends Artifact, P, V, R>(
       now,
     });
     agent = rec.agent;
+    // After the attempt is counted, so the refusal row names the agent.
+    const actions = spec.actions(a);
+    await requireNoHalt(root, actions, session.decisions);
     const plan = await spec.check(session, a, agent);
     try {
       // The write-ahead row must be recordable before anything is spent (an argv of a thousand
@@ -137,6 +149,7 @@ export async function performAct<A extends Artifact, P, V, R>(
       }
       if (opts.dryRun) return spec.dry(plan);
       await spec.recheck?.(session, plan);
+      await requireNoHalt(root, actions, session.decisions);
       await resolveDispatch(root, key.hmac, a.dispatch, {
         count: "use",
         expectAgent: agent,

@@ -66,6 +66,7 @@ import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
 import { executeRun, type PreparedRun, prepareRun } from "../sandbox/execute.ts";
 import type { RunResult } from "../process/spawn.ts";
 import type { ActSpec } from "./pipeline.ts";
+import { runActions } from "../authz/actions.ts";
 import type { Session } from "./session.ts";
 
 /** What the checks settled for one run. */
@@ -378,6 +379,7 @@ export function runActWith(
     action: "run-request",
     accepts: (a: Artifact): a is CommandRequestT => a.kind === "command-request",
     wrongKind: "a proposal is applied with `apply`, not run",
+    actions: (a) => runActions(a.argv[0]),
     // Git's context (one read-only rev-parse) starts now, so git works while the attempt is
     // counted; it is awaited where its checks come in order, and its failure reported there.
     begin(s) {

@@ -37,6 +37,8 @@ import type { Backend } from "../sandbox/decide.ts";
 import type { GrantedRoot } from "../sandbox/roots.ts";
 import { writeGrantTargets } from "../authz/grants.ts";
 import { withConfinedPrograms } from "../sandbox/programs_load.ts";
+import { trustFor, type TrustRoots } from "../authz/trust.ts";
+import type { DecisionContext } from "../authz/decisions.ts";
 
 /** Everything an act needs, loaded. */
 export interface Session {
@@ -66,6 +68,13 @@ export interface Session {
   readonly perl?: string;
   /** Write roots capability grants add (the runner's; none in direct mode). */
   readonly grants: SessionGrants;
+  /**
+   * The triad's trust roots (verify keys, roster, whether decision signing applies), read once
+   * per session on first use (`lib/authz/trust.ts`).
+   */
+  readonly trust: () => Promise<TrustRoots>;
+  /** What the decision log is read with now (the HALT check, the gate): the trust roots, the clock. */
+  readonly decisions: () => Promise<DecisionContext>;
 }
 
 /**
@@ -260,6 +269,8 @@ export function sessionOf(parts: SessionParts): Session {
   const git = once(() => parts.git ?? openGitContext(root, { parentEnv: env }));
   const plane = once(() => planeFromGit(root, git()));
   const grants = parts.grants ?? NO_GRANTS;
+  const now = parts.now ?? (() => new Date());
+  const trust = once(() => trustFor(root, env, policy.writePolicy === "orchestrator-only"));
   return {
     root,
     key: parts.key,
@@ -280,8 +291,19 @@ export function sessionOf(parts: SessionParts): Session {
     }),
     git,
     plane,
-    now: parts.now ?? (() => new Date()),
+    now,
     grants,
+    trust,
+    decisions: async () => {
+      const t = await trust();
+      return {
+        env,
+        now: now(),
+        roster: t.roster,
+        store: t.store,
+        signingRequired: t.signingRequired,
+      };
+    },
     ...(parts.perl !== undefined ? { perl: parts.perl } : {}),
   };
 }

@@ -49,6 +49,8 @@ import {
 } from "./signed.ts";
 import { GRANT_PURPOSE } from "./grant_purpose.ts";
 import { authorizes, cellsOf, field, haltReaches, recordsOf } from "./table.ts";
+import { actionFormProblem, isEverything } from "./actions.ts";
+import { clearanceSpentKey } from "./spent.ts";
 import type { Finding, Problem } from "./verdict.ts";
 
 /** The legacy schema's columns (checked first). */
@@ -127,6 +129,17 @@ export interface DecisionContext {
   readonly roster?: ReadonlySet<string>;
   /** The Ed25519 verify-key store (default: the project's). */
   readonly store?: VerifyKeyStore;
+  /**
+   * Decision signing applies whatever the log's header says: under the switch, or when an
+   * Ed25519 decision key is configured (`lib/authz/trust.ts` decides it). A log without the
+   * `signature` column is then a legacy log whose rows authorize nothing (its HALTs still stop).
+   */
+  readonly signingRequired?: boolean;
+  /**
+   * How many times each instrument was spent, from the proposal ledger (`lib/authz/spent.ts`): a
+   * row spent there is spent whatever its `consumed` cell says now.
+   */
+  readonly spent?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -237,18 +250,46 @@ export function readDecisionLog(root: string): DecisionLog {
 }
 
 /**
- * Whether decision signing is active: the log's header has `signature`, or the key is set.
+ * Whether decision signing is active: the log's header has `signature`, the HMAC key is set, or
+ * the caller requires it (`required`: under the switch, or an Ed25519 decision key configured).
  *
  * @example
  * ```ts
  * import { signingActive } from "./decisions.ts";
  * signingActive(null, { AGENTTEAMS_DECISION_SIGNING_KEY: "k" }); // true
+ * signingActive(null, {}, true); // true
  * ```
  */
-export function signingActive(table: CsvTable | null, env: Env): boolean {
-  return (table?.header.includes("signature") ?? false) ||
+export function signingActive(table: CsvTable | null, env: Env, required = false): boolean {
+  return required || (table?.header.includes("signature") ?? false) ||
     hmacKeyFrom(env, DECISION_KEY_ENV) !== null;
 }
+
+/**
+ * Whether a log is a legacy (unsigned) log where signing applies: its header lacks `signature`
+ * while {@link signingActive} holds. Its rows may be read and verified, but none authorizes (a
+ * PASS clears nothing, a HALT-RETRACTED retracts nothing; a HALT in it still stops): dropping the
+ * column is no downgrade.
+ *
+ * @example
+ * ```ts
+ * import { legacyWhereSigned } from "./decisions.ts";
+ * const t = { header: ["date", "status"], rows: [], crlf: false, bom: false };
+ * legacyWhereSigned(t, {}, true); // true
+ * legacyWhereSigned(t, {}, false); // false
+ * ```
+ */
+export function legacyWhereSigned(table: CsvTable | null, env: Env, required = false): boolean {
+  return table !== null && !table.header.includes("signature") &&
+    signingActive(table, env, required);
+}
+
+const LEGACY_PROBLEM: Problem = {
+  code: "LEGACY_UNSIGNED",
+  reason: "the decision log has no signature column (a legacy, unsigned log) and decision " +
+    "signing applies here (under the switch, or a decision key is configured): its rows " +
+    "authorize nothing; start a signed log with agentteams decision sign",
+};
 
 /**
  * The first row whose `prev_digest` breaks the chain (1-based data row), or `null`.
@@ -343,6 +384,26 @@ export async function authorProblem(
   return active ? await decisionSignatureProblem(r, ctx, root) : null;
 }
 
+/** {@link authorProblem} on a log: a legacy log where signing applies authorizes nothing. */
+function rowProblem(
+  log: DecisionLog,
+  r: Record<string, string>,
+  action: string,
+  ctx: DecisionContext,
+  root: string,
+): Promise<Problem | null> {
+  if (legacyWhereSigned(log.table, ctx.env, ctx.signingRequired)) {
+    return Promise.resolve(LEGACY_PROBLEM);
+  }
+  return authorProblem(
+    r,
+    action,
+    signingActive(log.table, ctx.env, ctx.signingRequired),
+    ctx,
+    root,
+  );
+}
+
 /** What the clearance engine decided for an action. */
 export interface Clearance {
   /** The action may run. */
@@ -373,26 +434,33 @@ export async function haltFor(
   ctx: DecisionContext,
   root = "/",
 ): Promise<{ index: number; line: number; problem: Problem } | null> {
-  const active = signingActive(log.table, ctx.env);
+  // A HALT on `*` (the emergency stop) reaches every action and is retracted only by a
+  // retraction of `*`; a retraction of `*` retracts only HALTs on `*`.
   let open: number | null = null;
+  let star: number | null = null;
   let lastRetraction: Problem | null = null;
   for (let i = 0; i < log.recs.length; i++) {
     const r = log.recs[i];
-    if (!haltReaches(actionOf(r), action)) continue;
+    const everything = isEverything(actionOf(r));
+    if (!everything && !haltReaches(actionOf(r), action)) continue;
     const v = verdictOf(r);
-    if (v === "HALT") open = i;
-    else if (v === "HALT-RETRACTED" && open !== null) {
+    if (v === "HALT") {
+      if (everything) star = i;
+      else open = i;
+    } else if (v === "HALT-RETRACTED" && (everything ? star : open) !== null) {
       const evidence = (field(r, "evidence") || field(r, "conditions")).trim();
       const p = evidence === ""
         ? {
           code: "RETRACTION_UNPROVEN" as const,
           reason: "the HALT-RETRACTED row carries no evidence",
         }
-        : await authorProblem(r, actionOf(r), active, ctx, root);
-      if (p === null) open = null;
-      else lastRetraction = p;
+        : await rowProblem(log, r, actionOf(r), ctx, root);
+      if (p !== null) lastRetraction = p;
+      else if (everything) star = null;
+      else open = null;
     }
   }
+  if (star !== null) open = star;
   if (open === null) return null;
   const line = log.table!.rows[open].line;
   const why = lastRetraction === null
@@ -403,8 +471,12 @@ export async function haltFor(
     line,
     problem: {
       code: "HALTED",
-      reason: `a HALT on ${JSON.stringify(actionOf(log.recs[open]))} (decision log line ${line}) ` +
-        `stands${why}; no clearance, waiver or grant lifts a HALT`,
+      reason:
+        (star !== null
+          ? `the emergency stop (a HALT on "*", decision log line ${line}) stands${why}; every ` +
+            'act of the project is stopped until the operator signs a HALT-RETRACTED on "*"'
+          : `a HALT on ${JSON.stringify(actionOf(log.recs[open]))} (decision log line ${line}) ` +
+            `stands${why}`) + "; no clearance, waiver or grant lifts a HALT",
     },
   };
 }
@@ -453,10 +525,11 @@ export async function decideClearance(
   for (let i = log.recs.length - 1; i >= 0; i--) {
     const r = log.recs[i];
     if (consumed(r) || verdictOf(r) === "HALT-RETRACTED") continue;
-    if (authorizes(actionOf(r), action)) {
-      index = i;
-      break;
-    }
+    if (!authorizes(actionOf(r), action)) continue;
+    // Spent in the ledger, whatever its `consumed` cell says now (a row put back is still spent).
+    if ((ctx.spent?.get(clearanceSpentKey(decisionPayload(r))) ?? 0) > 0) continue;
+    index = i;
+    break;
   }
   if (index < 0) {
     return no({
@@ -478,7 +551,7 @@ export async function decideClearance(
       index,
     );
   }
-  const p = await authorProblem(r, action, signingActive(log.table, ctx.env), ctx, root);
+  const p = await rowProblem(log, r, action, ctx, root);
   if (p !== null) return no(p, index);
   if (
     v === "CONDITIONAL PASS" && field(r, "conditions_verified").trim().toLowerCase() !== "verified"
@@ -569,7 +642,9 @@ export async function consumeDecided(
   const t = log.table!;
   const header = t.header.includes("consumed") ? t.header : [...t.header, "consumed"];
   const r: Record<string, string> = { ...log.recs[c.index!], consumed: "yes" };
-  if (signingActive(t, ctx.env)) r.signature = await signDecision(r, ctx.env, ctx.signer ?? null);
+  if (signingActive(t, ctx.env) && t.header.includes("signature")) {
+    r.signature = await signDecision(r, ctx.env, ctx.signer ?? null);
+  }
   const recs = log.recs.slice();
   recs[c.index!] = r;
   rewriteCsvFile(authzPaths(root).decisions, header, recs.map((x) => cellsOf(x, header)), t);
@@ -624,7 +699,8 @@ const VERDICTS = ["PASS", "CONDITIONAL PASS", "HALT", "HALT-RETRACTED"];
  * `sig_scheme, key_id` for Ed25519), its header ended in LF and its first row in CRLF, as the
  * earlier tool created it.
  *
- * @throws {AuthzError} `UNSUPPORTED_VERDICT`, `NO_SIGNING_KEY`, `AUTHOR_NOT_APPROVED`,
+ * @throws {AuthzError} `ACTION_FORM` (not one of the grammar's forms, `lib/authz/actions.ts`),
+ *   `UNSUPPORTED_VERDICT`, `NO_SIGNING_KEY`, `AUTHOR_NOT_APPROVED`,
  *   `CSV_COLUMNS` (an existing log without `signature`), `CHAIN_BROKEN`.
  * @example
  * ```ts
@@ -648,6 +724,8 @@ export function signDecisionRow(
         `verdict ${JSON.stringify(f.verdict)} is not one of ${VERDICTS.join(", ")}`,
       );
     }
+    const form = actionFormProblem(f.action, verdict);
+    if (form !== null) throw new AuthzError(form.code, `decision not signed: ${form.reason}`);
     if (verdict === "HALT-RETRACTED" && (f.evidence ?? "").trim() === "") {
       throw new AuthzError("RETRACTION_UNPROVEN", "a HALT-RETRACTED row needs --evidence");
     }
@@ -728,7 +806,6 @@ export function signDecisionRow(
 export async function verifyDecisions(root: string, ctx: DecisionContext): Promise<Finding[]> {
   const log = readDecisionLog(root);
   if (log.table === null) return [];
-  const active = signingActive(log.table, ctx.env);
   const broken = log.table.header.includes("prev_digest") ? decisionChainBreak(log.recs) : null;
   const roster = ctx.roster ?? projectRoster(authzPaths(root).roster);
   const store = ctx.store ?? new VerifyKeyStore(authzPaths(root).verifyKeys);
@@ -741,7 +818,7 @@ export async function verifyDecisions(root: string, ctx: DecisionContext): Promi
     if (broken !== null && i + 1 >= broken) {
       p = { code: "CHAIN_BROKEN", reason: `the prev_digest chain is broken at row ${broken}` };
     } else if (v !== "HALT") {
-      p = await authorProblem(r, actionOf(r), active, c, root);
+      p = await rowProblem(log, r, actionOf(r), c, root);
     }
     out.push({
       line: log.table.rows[i].line,

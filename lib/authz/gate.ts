@@ -23,10 +23,12 @@ import {
   consumeDecided,
   decideClearance,
   type DecisionLog,
+  decisionPayload,
   readDecisionLog,
 } from "./decisions.ts";
+import { clearanceSpentKey, waiverSpentKey } from "./spent.ts";
 import { withDirLock } from "./lock.ts";
-import type { OperatorSigner } from "./signed.ts";
+import type { OperatorSigner, VerifyKeyStore } from "./signed.ts";
 import { consumeFound, findWaiver, type FoundWaiver } from "./waivers.ts";
 import type { Problem } from "./verdict.ts";
 
@@ -38,6 +40,40 @@ export interface GateContext {
   readonly now: Date;
   /** The operator's Ed25519 key, to re-sign an Ed25519 waiver it consumes. */
   readonly signer?: OperatorSigner | null;
+  /** Spent counts already read (set by the gate itself from {@link ledger}). */
+  readonly spent?: ReadonlyMap<string, number>;
+  /** The approver roster (default: the project's; `lib/authz/trust.ts` decides which). */
+  readonly roster?: ReadonlySet<string>;
+  /** The verify keys (default: the project's store). */
+  readonly store?: VerifyKeyStore;
+  /** Decision signing applies whatever the log's header says (under the switch, ...). */
+  readonly signingRequired?: boolean;
+  /**
+   * The proposal ledger the spends are bound to (`lib/authz/spent.ts`): the counts of what was
+   * spent, and how a spend is recorded (a `gate-pass` row, appended before the instrument's row
+   * is rewritten). Without it a spend rests on the instrument's own row alone.
+   */
+  readonly ledger?: GateLedger;
+}
+
+/** How the gate reads and records spends in the proposal ledger. */
+export interface GateLedger {
+  /** How many times each instrument was spent (read fresh under the gate's lock). */
+  spent(): ReadonlyMap<string, number>;
+  /** Appends the `gate-pass` row of a spend. */
+  record(pass: GatePass): Promise<void>;
+}
+
+/** What a `gate-pass` row records. */
+export interface GatePass {
+  /** The action the gate allowed. */
+  readonly gate_action: string;
+  /** The instrument. */
+  readonly by: "clearance" | "waiver";
+  /** Which one. */
+  readonly ref: string;
+  /** Its spent key (`waiver:<id>`, `clearance:<digest>`). */
+  readonly spent: string;
 }
 
 /** What allowed an action. */
@@ -46,6 +82,8 @@ export interface GateAuthority {
   readonly by: "clearance" | "waiver";
   /** Which one: `security-decisions.log.csv:<line>` or the waiver id. */
   readonly ref: string;
+  /** Its spent key in the proposal ledger (`lib/authz/spent.ts`). */
+  readonly spent?: string;
 }
 
 /** The gate's decision. */
@@ -87,9 +125,14 @@ interface Decided {
   readonly clearance: Clearance;
   /** `null` when the clearance decided (allowed or halted) and no waiver was consulted. */
   readonly waiver: FoundWaiver | null;
+  /** The spent counts it was decided with. */
+  readonly spent: ReadonlyMap<string, number> | undefined;
 }
 
-async function decide(root: string, action: string, ctx: GateContext): Promise<Decided> {
+async function decide(root: string, action: string, given: GateContext): Promise<Decided> {
+  const ctx: GateContext = given.ledger !== undefined
+    ? { ...given, spent: given.ledger.spent() }
+    : given;
   const log = readDecisionLog(root);
   const c = await decideClearance(log, action, ctx, root);
   const on = (decision: GateDecision, waiver: FoundWaiver | null = null): Decided => ({
@@ -97,12 +140,17 @@ async function decide(root: string, action: string, ctx: GateContext): Promise<D
     log,
     clearance: c,
     waiver,
+    spent: ctx.spent,
   });
   if (c.allowed) {
     return on({
       action,
       allowed: true,
-      authority: { by: "clearance", ref: `security-decisions.log.csv:${c.line}` },
+      authority: {
+        by: "clearance",
+        ref: `security-decisions.log.csv:${c.line}`,
+        spent: clearanceSpentKey(decisionPayload(log.recs[c.index!])),
+      },
       problem: null,
       halted: false,
     });
@@ -116,7 +164,7 @@ async function decide(root: string, action: string, ctx: GateContext): Promise<D
     return on({
       action,
       allowed: true,
-      authority: { by: "waiver", ref: w.waiverId! },
+      authority: { by: "waiver", ref: w.waiverId!, spent: waiverSpentKey(w.waiverId!) },
       problem: null,
       halted: false,
     }, found);
@@ -161,9 +209,13 @@ export function passGate(
           "check again",
       );
     }
-    // Spent from what was decided under this same lock: nothing read or validated twice.
-    if (a.by === "clearance") await consumeDecided(root, decided.log, decided.clearance, ctx);
-    else await consumeFound(root, decided.waiver!, ctx);
+    // Recorded first (write-ahead): a crash after it leaves the instrument spent, never
+    // unspent. Then spent from what was decided under this same lock: nothing read twice.
+    await ctx.ledger?.record({ gate_action: action, by: a.by, ref: a.ref, spent: a.spent! });
+    const spent = decided.spent;
+    if (a.by === "clearance") {
+      await consumeDecided(root, decided.log, decided.clearance, { ...ctx, spent });
+    } else await consumeFound(root, decided.waiver!, { ...ctx, spent });
     return d;
   });
 }

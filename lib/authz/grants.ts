@@ -31,7 +31,8 @@ import { AuthzError } from "../errors.ts";
 import type { Env } from "../env.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { signHex } from "../crypto/ed25519.ts";
-import { isAbsolute, join, normalize } from "../fs/path.ts";
+import { isAbsolute, join, normalize, relative } from "../fs/path.ts";
+import { controlPlaneHit, staticPlane } from "../policy/control_plane.ts";
 import { within } from "../fs/within.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
@@ -39,7 +40,7 @@ import { expiryProblem } from "./expiry.ts";
 import { type DecisionLog, haltFor, readDecisionLog } from "./decisions.ts";
 import { GRANT_PURPOSE } from "./grant_purpose.ts";
 import { withDirLock } from "./lock.ts";
-import { authzPaths, ROSTER_REL, VERIFY_KEYS_REL } from "./paths.ts";
+import { authzPaths, DEFAULT_TEAM_DIR_REL, ROSTER_REL, VERIFY_KEYS_REL } from "./paths.ts";
 import { approverName, readRoster } from "./roster.ts";
 import {
   GRANT_KEY_ENV,
@@ -210,6 +211,27 @@ export interface TeamDir {
  */
 export function readTeamDir(project: string, teamDir: string): TeamDir {
   const warnings: string[] = [];
+  // A trust root: a team dir inside the project must lie in its control plane (the default,
+  // `.agentteams/team`, does), where no proposal or run writes; anywhere else in the project a
+  // session's own command could plant a roster or a key there, so it is not read (fail closed).
+  if (within(teamDir, project) && teamDir !== project) {
+    const rel = relative(project, teamDir);
+    if (controlPlaneHit(rel, staticPlane(project)) === null) {
+      warnings.push(
+        `the team dir ${teamDir} lies in the project outside its control plane (a session's ` +
+          "commands can write there), so its roster and verify keys are not read: keep it in " +
+          `${DEFAULT_TEAM_DIR_REL} or outside the project`,
+      );
+      return {
+        dir: teamDir,
+        roster: new Set(),
+        store: new VerifyKeyStore("/nonexistent/agentteams-no-trusted-verify-keys", {
+          untrusted: { dir: join(teamDir, VERIFY_KEYS_REL), why: warnings[0] },
+        }),
+        warnings,
+      };
+    }
+  }
   const projectRoster = authzPaths(project).roster;
   const teamRoster = join(teamDir, ROSTER_REL);
   if (projectRoster !== teamRoster && lstatOrNullSync(projectRoster) !== null) {

@@ -166,14 +166,49 @@ async function ed25519Problem(
     : { code: "SIGNATURE_INVALID", reason: "the Ed25519 signature does not verify" };
 }
 
-/** Reads `<store>/<key_id>.pub.pem` as Ed25519 public keys, each once. */
+/** Where else a {@link VerifyKeyStore} looks, and what it refuses to trust. */
+export interface VerifyKeyStoreOptions {
+  /** Further trusted directories, after the first (e.g. the project's, behind the key dir's). */
+  readonly also?: readonly string[];
+  /**
+   * A directory whose keys are not trusted here (a project store no deny rule keeps sessions
+   * from writing, under the switch): a key found only there is refused with `why`
+   * (`VERIFY_KEY_UNTRUSTED`), never read.
+   */
+  readonly untrusted?: { readonly dir: string; readonly why: string };
+  /**
+   * The operator's own verify key (`<key dir>/operator-ed25519.pub.pem`): trusted for the key id
+   * it has, when no trusted directory holds that id.
+   */
+  readonly operator?: string;
+}
+
+/**
+ * Reads `<store>/<key_id>.pub.pem` as Ed25519 public keys, each once per store: a key file
+ * swapped after it was first read is not read again (the key a gate decided with is the key it
+ * consumes with: a command, or one act of the runner, reads each key once).
+ */
 export class VerifyKeyStore {
   readonly #dir: string;
+  readonly #dirs: readonly string[];
+  readonly #untrusted: { readonly dir: string; readonly why: string } | null;
+  readonly #operator: string | null;
   readonly #cache = new Map<string, Promise<CryptoKey>>();
 
-  /** A store rooted at `dir` (e.g. `<team dir>/references/authorized-verify-keys`). */
-  constructor(dir: string) {
+  /**
+   * A store rooted at `dir` (e.g. `<team dir>/references/authorized-verify-keys`), looking in
+   * `opts.also` after it.
+   */
+  constructor(dir: string, opts: VerifyKeyStoreOptions = {}) {
     this.#dir = dir;
+    this.#dirs = [dir, ...(opts.also ?? [])];
+    this.#untrusted = opts.untrusted ?? null;
+    this.#operator = opts.operator ?? null;
+  }
+
+  /** Every trusted directory, in the order a key is looked up. */
+  get dirs(): readonly string[] {
+    return this.#dirs;
   }
 
   /** The store's directory. */
@@ -236,18 +271,45 @@ export class VerifyKeyStore {
     return p;
   }
 
+  /** The operator's own verify key when its id is `id`, else `null`. */
+  async #operatorKey(id: string): Promise<CryptoKey | null> {
+    const p = this.#operator;
+    if (p === null || lstatOrNullSync(p) === null) return null;
+    try {
+      const pem = new TextDecoder().decode(
+        readRegularFileSync(p, { maxBytes: 64 * 1024, what: "operator verify key" }).bytes,
+      );
+      const key = await importPublicPem(pem);
+      return (await keyIdOfKey(key)) === id ? key : null;
+    } catch {
+      return null;
+    }
+  }
+
   async #load(id: string): Promise<CryptoKey> {
-    const path = join(this.#dir, `${id}.pub.pem`);
-    if (!KEY_ID_RE.test(id) || !within(path, this.#dir) || path === this.#dir) {
+    const first = join(this.#dir, `${id}.pub.pem`);
+    if (!KEY_ID_RE.test(id) || !within(first, this.#dir) || first === this.#dir) {
       throw new AuthzError(
         "KEY_ID_INVALID",
         `key_id ${JSON.stringify(id)} is not a key file name ([A-Za-z0-9._-]+)`,
       );
     }
-    if (lstatOrNullSync(path) === null) {
+    const path = this.#dirs.map((d) => join(d, `${id}.pub.pem`)).find((p) =>
+      lstatOrNullSync(p) !== null
+    );
+    if (path === undefined) {
+      const own = await this.#operatorKey(id);
+      if (own !== null) return own;
+      const u = this.#untrusted;
+      if (u !== null && lstatOrNullSync(join(u.dir, `${id}.pub.pem`)) !== null) {
+        throw new AuthzError(
+          "VERIFY_KEY_UNTRUSTED",
+          `the verify key for key_id ${id} is only in ${u.dir}, which is not trusted here: ${u.why}`,
+        );
+      }
       throw new AuthzError(
         "VERIFY_KEY_INVALID",
-        `no verify key ${path} for key_id ${id} (put the signer's public key PEM there)`,
+        `no verify key ${first} for key_id ${id} (put the signer's public key PEM there)`,
       );
     }
     let pem: string;

@@ -34,6 +34,11 @@ export interface Finding {
   readonly code: AuthzCode | null;
   /** `valid`, or why not. */
   readonly reason: string;
+  /**
+   * A waiver that was simply used up (`USES_EXHAUSTED`): not valid any more, but not a bad row
+   * either; a verify reports it as spent and fails on it only when strict.
+   */
+  readonly spent?: boolean;
 }
 
 /**
@@ -48,5 +53,8 @@ export interface Finding {
  */
 export function findingLine(f: Finding): string {
   const head = `line ${f.line}: ${f.id || "(no id)"} (${f.action})`;
-  return f.valid ? `${head}: valid` : `${head}: invalid: ${f.code}: ${f.reason}`;
+  if (f.valid) return `${head}: valid`;
+  return f.spent === true
+    ? `${head}: spent: ${f.reason}`
+    : `${head}: invalid: ${f.code}: ${f.reason}`;
 }

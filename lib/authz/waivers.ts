@@ -50,6 +50,7 @@ import {
 import { pyStrip } from "../ledger/row_text.ts";
 import { authorizes, cellsOf, counter, field, recordOf, recordsOf, usesProblem } from "./table.ts";
 import type { Finding, Problem } from "./verdict.ts";
+import { waiverSpentKey } from "./spent.ts";
 
 /** The columns a waiver ledger must have (FORMATS.md §5.1). */
 export const WAIVER_COLUMNS = [
@@ -87,6 +88,11 @@ export interface WaiverContext {
   readonly roster?: ReadonlySet<string>;
   /** The Ed25519 verify-key store (default: the project's). */
   readonly store?: VerifyKeyStore;
+  /**
+   * How many times each instrument was spent, from the proposal ledger (`lib/authz/spent.ts`):
+   * a waiver's uses are the larger of its row's `uses` and that count.
+   */
+  readonly spent?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -247,6 +253,15 @@ export function waiverProblemNow(
   if (exp !== null) return exp;
   const uses = usesProblem(rec, "waiver");
   if (uses !== null) return uses;
+  const spent = ctx.spent?.get(waiverSpentKey(field(rec, "waiver_id"))) ?? 0;
+  const max = counter(field(rec, "max_uses")) ?? 0;
+  if (spent >= max) {
+    return {
+      code: "USES_EXHAUSTED",
+      reason: `waiver use limit has been reached (${spent} of ${max} spent, as the proposal ` +
+        `ledger's gate-pass rows record; the row's own uses says ${field(rec, "uses").trim()})`,
+    };
+  }
   return waiverSignatureProblem(rec, ctx, root);
 }
 
@@ -288,6 +303,7 @@ export async function verifyWaivers(root: string, ctx: WaiverContext): Promise<F
       valid: p === null,
       code: p?.code ?? null,
       reason: p?.reason ?? "valid",
+      ...(p?.code === "USES_EXHAUSTED" ? { spent: true } : {}),
     };
   }
   return out;
@@ -456,7 +472,8 @@ export async function consumeFound(
   const t = found.table!;
   const i = found.index;
   const rec = found.recs[i];
-  const uses = (counter(field(rec, "uses")) ?? 0) + 1;
+  const spent = ctx.spent?.get(waiverSpentKey(field(rec, "waiver_id"))) ?? 0;
+  const uses = Math.max(counter(field(rec, "uses")) ?? 0, spent) + 1;
   const next: Record<string, string> = { ...rec, uses: String(uses) };
   next.signature = await signWaiver(
     next,

@@ -4,11 +4,16 @@
  *
  * @module
  */
-import { UsageError } from "../errors.ts";
+import { KeyError, PolicyError, UsageError } from "../errors.ts";
+import { spentCounts } from "../authz/spent.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
+import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import { KEY_DIR_ROSTER, KEY_DIR_VERIFY_KEYS, trustFor, type TrustRoots } from "../authz/trust.ts";
+import { briefFlagPath, briefReads } from "./needs.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
-import { KEY_ENV, keyDir } from "../crypto/keys.ts";
+import { KEY_ENV, keyDir, type LedgerKey, loadLedgerKey, VERIFY_KEY_FILE } from "../crypto/keys.ts";
 import { authzPaths, DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
-import { resolve } from "../fs/path.ts";
+import { join, resolve } from "../fs/path.ts";
 import { type Finding, findingLine, type Problem } from "../authz/verdict.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -100,6 +105,11 @@ export interface AuthzNeedsSpec {
   readonly operatorKey?: boolean;
   /** Other directories it reads (a team dir). */
   readonly extraRead?: readonly string[];
+  /**
+   * A grant command: its trust roots are the team dir's (read through `extraRead`), not the
+   * project's, so it reads no brief, settings or key dir for them.
+   */
+  readonly grants?: boolean;
 }
 
 /**
@@ -118,13 +128,136 @@ export function authzNeeds(ctx: Ctx, spec: AuthzNeedsSpec): Needs {
   const refs = authzPaths(ctx.project).references;
   const base: Needs = {
     ...NO_NEEDS,
-    // The project itself too, for a writer: creating references/ is fsynced there.
-    read: [...(spec.write ? [ctx.project] : []), refs, ...(spec.extraRead ?? [])],
+    // The project itself too, for a writer: creating references/ is fsynced there. The trust
+    // roots' inputs (lib/authz/trust.ts): the brief (the switch), the Claude Code settings (the
+    // deny rules), the key dir (its verify keys and roster), when the environment names one.
+    read: [
+      ...(spec.write ? [ctx.project] : []),
+      refs,
+      ...(spec.extraRead ?? []),
+      ...(spec.grants
+        ? []
+        : [...briefReads(ctx), join(ctx.project, ".claude"), ...keyDirRead(ctx)]),
+    ],
     write: spec.write ? [refs] : [],
-    env: [...(spec.keyEnv ?? [])],
+    env: [...(spec.keyEnv ?? []), ...(spec.grants ? [] : ["HOME", "AGENTTEAMS_KEY_DIR"])],
   };
   if (!spec.operatorKey) return base;
   return mergeNeeds(base, { ...NO_NEEDS, read: [keyDir(ctx.env)], env: KEY_ENV, sys: ["uid"] });
+}
+
+/**
+ * The key dir's trust roots (never the whole key dir: its secret files are not a triad command's
+ * to read): its verify-key store, its roster and the operator's verify key.
+ */
+function keyDirRead(ctx: Ctx): string[] {
+  try {
+    const dir = keyDir(ctx.env);
+    return [KEY_DIR_VERIFY_KEYS, KEY_DIR_ROSTER, VERIFY_KEY_FILE].map((n) => join(dir, n));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Whether the project is under the switch (`write_policy: "orchestrator-only"`), for the trust
+ * roots: no brief is no switch; a brief that does not load is taken as the switch (fail closed).
+ */
+async function switchOf(ctx: Ctx): Promise<boolean> {
+  let path: string;
+  try {
+    path = briefFlagPath(ctx) ?? await defaultBriefPath(ctx.project);
+  } catch (e) {
+    if (e instanceof PolicyError && e.code === "BRIEF_NOT_FOUND") return false;
+    if (e instanceof Deno.errors.NotCapable) throw e;
+    return true;
+  }
+  try {
+    return (await loadPolicy(path, { projectRoot: ctx.project })).writePolicy ===
+      "orchestrator-only";
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) throw e;
+    if (e instanceof Error && e.cause instanceof Deno.errors.NotCapable) throw e.cause;
+    return true;
+  }
+}
+
+/**
+ * The trust roots a triad command reads with (`lib/authz/trust.ts`): the verify keys, the roster
+ * and whether decision signing applies, from the key dir, the brief's switch and the project's
+ * Claude Code settings. Each project trust root left out is noted on stderr.
+ *
+ * @example
+ * ```ts
+ * import { triadTrust } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // under the switch, no Edit(./references/**) rule
+ * (await triadTrust(ctx)).untrusted.length; // 2: the project's verify keys and roster
+ * ```
+ */
+export async function triadTrust(ctx: Ctx): Promise<TrustRoots> {
+  const t = await trustFor(ctx.project, ctx.env, await switchOf(ctx));
+  // Said only of what is there to be left out: a project with no verify keys or roster hears
+  // nothing.
+  const paths = authzPaths(ctx.project);
+  const present = [paths.verifyKeys, paths.roster].some((p) => lstatOrNullSync(p) !== null);
+  if (present) {
+    for (const u of t.untrusted) ctx.note(`agentteams ${ctx.name}: warning: ${oneLine(u)}`);
+  }
+  return t;
+}
+
+/**
+ * The context a triad command decides with: the environment, the clock and the trust roots.
+ *
+ * @example
+ * ```ts
+ * import { triadContext } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx;
+ * (await triadContext(ctx)).signingRequired; // true under the switch
+ * ```
+ */
+export async function triadContext(ctx: Ctx, opts: { readonly spent?: boolean } = {}): Promise<{
+  readonly env: Ctx["env"];
+  readonly now: Date;
+  readonly roster: ReadonlySet<string>;
+  readonly store: TrustRoots["store"];
+  readonly signingRequired: boolean;
+  readonly spent?: ReadonlyMap<string, number>;
+}> {
+  const t = await triadTrust(ctx);
+  const key = opts.spent === true ? optionalLedgerKey(ctx) : null;
+  return {
+    env: ctx.env,
+    now: ctx.now(),
+    roster: t.roster,
+    store: t.store,
+    signingRequired: t.signingRequired,
+    // What the proposal ledger records as spent, when its key is at hand (read-only).
+    ...(key !== null ? { spent: spentCounts(ctx.project, key.hmac) } : {}),
+  };
+}
+
+/**
+ * The ledger key when one can be loaded (direct mode), else `null`: a read-only check without a
+ * key reads the rows alone.
+ *
+ * @example
+ * ```ts
+ * import { optionalLedgerKey } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // no key file, no key variable
+ * optionalLedgerKey(ctx); // null
+ * ```
+ */
+export function optionalLedgerKey(ctx: Ctx): LedgerKey | null {
+  try {
+    return loadLedgerKey({ env: ctx.env, mode: "direct" });
+  } catch (e) {
+    if (e instanceof KeyError) return null;
+    throw e;
+  }
 }
 
 /**
@@ -136,8 +269,14 @@ export function authzNeeds(ctx: Ctx, spec: AuthzNeedsSpec): Needs {
  * findingsOutcome("waiver", []).text; // "ok: no waiver rows (the ledger does not exist yet)"
  * ```
  */
-export function findingsOutcome(what: string, findings: readonly Finding[]): Outcome {
-  const bad = findings.filter((f) => !f.valid);
+export function findingsOutcome(
+  what: string,
+  findings: readonly Finding[],
+  opts: { readonly strict?: boolean } = {},
+): Outcome {
+  // A spent row (a waiver used up) is reported as spent, and fails the verify only when strict.
+  const bad = findings.filter((f) => !f.valid && (f.spent !== true || opts.strict === true));
+  const spent = findings.filter((f) => !f.valid && f.spent === true).length;
   const lines = findings.map((f) => oneLine(findingLine(f)));
   const json = { ok: bad.length === 0, rows: findings };
   if (findings.length === 0) {
@@ -155,9 +294,13 @@ export function findingsOutcome(what: string, findings: readonly Finding[]): Out
       },
     };
   }
+  const valid = findings.length - spent;
   return {
     exit: 0,
-    text: [...lines, `ok: ${findings.length} ${what} row(s) valid`].join("\n"),
+    text: [
+      ...lines,
+      `ok: ${valid} ${what} row(s) valid` + (spent > 0 ? `, ${spent} spent (used up)` : ""),
+    ].join("\n"),
     json,
   };
 }

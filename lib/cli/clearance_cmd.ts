@@ -12,6 +12,7 @@ import {
   problemOutcome,
   requiredFlag,
   stringFlag,
+  triadContext,
 } from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
@@ -28,7 +29,7 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  */
 export async function clearanceCheck(ctx: Ctx): Promise<Outcome> {
   const action = positional(ctx, "ACTION");
-  const c = await checkClearance(ctx.project, action, { env: ctx.env, now: ctx.now() });
+  const c = await checkClearance(ctx.project, action, await triadContext(ctx));
   const json = {
     ok: c.allowed,
     action,
@@ -61,7 +62,7 @@ export async function clearanceCheck(ctx: Ctx): Promise<Outcome> {
 export async function decisionVerify(ctx: Ctx): Promise<Outcome> {
   return findingsOutcome(
     "decision",
-    await verifyDecisions(ctx.project, { env: ctx.env, now: ctx.now() }),
+    await verifyDecisions(ctx.project, await triadContext(ctx)),
   );
 }
 
@@ -89,7 +90,7 @@ export async function decisionSign(ctx: Ctx): Promise<Outcome> {
     conditions: opt("conditions"),
     conditionsVerified: opt("conditions-verified"),
     evidence: opt("evidence"),
-  }, { env: ctx.env, now: ctx.now(), signer });
+  }, { ...await triadContext(ctx), signer });
   const verdict = r.status ?? r.verdict;
   const action = r.decision ?? r.action_reviewed;
   return {

@@ -35,6 +35,9 @@ function queued(direct: (ctx: Ctx) => Needs | Promise<Needs>): (ctx: Ctx) => Pro
       : mergeNeeds(await direct(ctx), q.modeNeeds(ctx));
   };
 }
+/** What the triad's trust roots are found with (the key dir: HOME, AGENTTEAMS_KEY_DIR). */
+const TRUST_ENV = ["HOME", "AGENTTEAMS_KEY_DIR"];
+
 /** What `doctor` reads of the environment: key custody's variables and every one the runner refuses. */
 const DOCTOR_ENV: readonly string[] = [...new Set([...KEY_ENV, ...RUNNER_FORBIDDEN_ENV])];
 
@@ -359,10 +362,17 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     words: ["waiver", "verify"],
-    summary: "verify every waiver row, one valid/invalid line each (read-only)",
+    summary: "verify every waiver row, one valid/invalid/spent line each (read-only)",
+    help:
+      "Exit 1 when a row is invalid. A waiver that was simply used up is reported as spent and\n" +
+      "does not fail the verify, unless --strict (for CI).",
     positionals: [],
-    flags: [],
-    env: [WAIVER_KEY_ENV],
+    flags: [{
+      name: "strict",
+      kind: "bool",
+      help: "a spent (used-up) waiver fails the verify too",
+    }],
+    env: [WAIVER_KEY_ENV, ...TRUST_ENV],
     built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverVerify(ctx),
@@ -372,7 +382,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "check whether a valid waiver would lift ACTION (consumes nothing)",
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
-    env: [WAIVER_KEY_ENV],
+    env: [WAIVER_KEY_ENV, ...TRUST_ENV],
     built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverCheck(ctx),
@@ -386,7 +396,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: KEY_ENV,
     built: true,
     needs: (ctx) =>
-      authzNeeds(ctx, { write: true, operatorKey: true, extraRead: [teamDirOf(ctx)] }),
+      authzNeeds(ctx, {
+        write: true,
+        operatorKey: true,
+        extraRead: [teamDirOf(ctx)],
+        grants: true,
+      }),
     run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantSign(ctx),
   },
   {
@@ -398,7 +413,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: [GRANT_KEY_ENV],
     built: true,
     needs: (ctx) =>
-      authzNeeds(ctx, { write: true, keyEnv: [GRANT_KEY_ENV], extraRead: [teamDirOf(ctx)] }),
+      authzNeeds(ctx, {
+        write: true,
+        keyEnv: [GRANT_KEY_ENV],
+        extraRead: [teamDirOf(ctx)],
+        grants: true,
+      }),
     run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantIssue(ctx),
   },
   {
@@ -416,7 +436,11 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: [GRANT_KEY_ENV, DECISION_KEY_ENV],
     built: true,
     needs: (ctx) =>
-      authzNeeds(ctx, { keyEnv: [GRANT_KEY_ENV, DECISION_KEY_ENV], extraRead: [teamDirOf(ctx)] }),
+      authzNeeds(ctx, {
+        keyEnv: [GRANT_KEY_ENV, DECISION_KEY_ENV],
+        extraRead: [teamDirOf(ctx)],
+        grants: true,
+      }),
     run: async (ctx) => (await loadCode(() => import("./grant_cmd.ts"))).grantVerify(ctx),
   },
   {
@@ -463,7 +487,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "verify the decision log: the chain and each authorizing row (read-only)",
     positionals: [],
     flags: [],
-    env: [DECISION_KEY_ENV],
+    env: [DECISION_KEY_ENV, ...TRUST_ENV],
     built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionVerify(ctx),
@@ -473,7 +497,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "report what a clearance would do for ACTION, consuming nothing",
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
-    env: [DECISION_KEY_ENV],
+    env: [DECISION_KEY_ENV, ...TRUST_ENV],
     built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).clearanceCheck(ctx),
@@ -493,7 +517,8 @@ export const COMMANDS: readonly CommandSpec[] = [
         write: consume,
         keyEnv: [DECISION_KEY_ENV, WAIVER_KEY_ENV, ...KEY_ENV],
       });
-      return consume ? mergeNeeds(base, keyNeeds(ctx), stateNeeds(ctx, true)) : base;
+      // The ledger either way: what was spent is counted from its gate-pass rows.
+      return mergeNeeds(base, keyNeeds(ctx), stateNeeds(ctx, consume));
     },
     run: async (ctx) => (await loadCode(() => import("./gate_cmd.ts"))).gate(ctx),
   },

@@ -6,9 +6,9 @@
  */
 import { loadLedgerKey } from "../crypto/keys.ts";
 import { PolicyError, UsageError } from "../errors.ts";
-import { issueDispatch, slugProblem } from "../ledger/dispatch.ts";
+import { slugProblem } from "../ledger/dispatch.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
-import { issueBriefDispatch } from "../acts/dispatch_act.ts";
+import { issueBriefDispatch, issueUnbriefedDispatch } from "../acts/dispatch_act.ts";
 import { briefFlagPath } from "./needs.ts";
 import { queueReason, relay } from "./queue_mode.ts";
 import type { IssuedDispatch } from "../ledger/dispatch.ts";
@@ -64,6 +64,7 @@ async function directDispatch(ctx: Ctx, agent: string): Promise<IssuedDispatch> 
     return await issueBriefDispatch(ctx.project, agent, key, {
       brief: brief ?? undefined,
       now: ctx.now,
+      env: ctx.env,
     });
   } catch (e) {
     const unbriefed = ctx.earlier === "--issue-dispatch" && brief === null &&
@@ -76,6 +77,6 @@ async function directDispatch(ctx: Ctx, agent: string): Promise<IssuedDispatch> 
         `'${agent}' was not checked against a brief, as the earlier --issue-dispatch did not check ` +
         "it; add a brief whose agent_policies name it",
     );
-    return await issueDispatch(ctx.project, key(), agent, { now: ctx.now });
+    return await issueUnbriefedDispatch(ctx.project, agent, key, { now: ctx.now, env: ctx.env });
   }
 }

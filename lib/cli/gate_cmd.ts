@@ -8,8 +8,10 @@
  */
 import { decideGate, passGate } from "../authz/gate.ts";
 import { loadLedgerKey } from "../crypto/keys.ts";
+import type { GateLedger } from "../authz/gate.ts";
+import { spentCounts } from "../authz/spent.ts";
 import { appendRow } from "../ledger/append.ts";
-import { positional, problemOutcome } from "./authz_common.ts";
+import { optionalLedgerKey, positional, problemOutcome, triadContext } from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -26,9 +28,20 @@ import type { Ctx, Outcome } from "./command_spec.ts";
 export async function gate(ctx: Ctx): Promise<Outcome> {
   const action = positional(ctx, "ACTION");
   const consume = ctx.parsed.flags.consume === true;
-  const gctx = { env: ctx.env, now: ctx.now() };
-  // The ledger key first: a spend that could not be recorded must not happen.
-  const key = consume ? loadLedgerKey({ env: ctx.env, mode: "direct" }) : null;
+  // The ledger key first: a spend that could not be recorded must not happen. A read-only gate
+  // reads the spends with it when there is one (without it, from the rows alone).
+  const key = consume ? loadLedgerKey({ env: ctx.env, mode: "direct" }) : optionalLedgerKey(ctx);
+  const ledger: GateLedger | undefined = key === null ? undefined : {
+    spent: () => spentCounts(ctx.project, key.hmac),
+    record: async (pass) => {
+      await appendRow(ctx.project, key.hmac, { action: "gate-pass", agent: "operator", ...pass }, {
+        now: ctx.now,
+      });
+      // The count's index kept up to the row just written (only a spend writes it).
+      spentCounts(ctx.project, key.hmac, { persist: true });
+    },
+  };
+  const gctx = { ...await triadContext(ctx), ...(ledger !== undefined ? { ledger } : {}) };
   const d = consume
     ? await passGate(ctx.project, action, gctx)
     : await decideGate(ctx.project, action, gctx);
@@ -44,18 +57,10 @@ export async function gate(ctx: Ctx): Promise<Outcome> {
     reason: d.problem?.reason ?? null,
   };
   if (!d.allowed) {
-    return problemOutcome(`blocked: ${action}: ${d.problem!.reason}`, d.problem!, json);
+    // The reason is the refusal line's (stderr); stdout says only what was blocked.
+    return problemOutcome(`blocked: ${action}`, d.problem!, json);
   }
   const a = d.authority!;
-  if (key !== null) {
-    await appendRow(ctx.project, key.hmac, {
-      action: "gate-pass",
-      agent: "operator",
-      gate_action: action,
-      by: a.by,
-      ref: a.ref,
-    }, { now: ctx.now });
-  }
   return {
     exit: 0,
     text: `allowed: ${action} by ${a.by} ${a.ref}${

@@ -14,6 +14,7 @@ import {
   problemOutcome,
   requiredFlag,
   stringFlag,
+  triadContext,
 } from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
@@ -31,7 +32,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
 export async function waiverVerify(ctx: Ctx): Promise<Outcome> {
   return findingsOutcome(
     "waiver",
-    await verifyWaivers(ctx.project, { env: ctx.env, now: ctx.now() }),
+    await verifyWaivers(ctx.project, await triadContext(ctx)),
+    { strict: ctx.parsed.flags.strict === true },
   );
 }
 
@@ -48,7 +50,7 @@ export async function waiverVerify(ctx: Ctx): Promise<Outcome> {
  */
 export async function waiverCheck(ctx: Ctx): Promise<Outcome> {
   const action = positional(ctx, "ACTION");
-  const r = await checkWaiver(ctx.project, action, { env: ctx.env, now: ctx.now() });
+  const r = await checkWaiver(ctx.project, action, await triadContext(ctx));
   const json = {
     ok: r.ok,
     action,
@@ -91,7 +93,7 @@ export async function waiverIssue(ctx: Ctx): Promise<Outcome> {
     ticketId: requiredFlag(ctx, "ticket"),
     reasonCode: requiredFlag(ctx, "reason"),
     conditionsVerified: stringFlag(ctx, "conditions-verified") ?? undefined,
-  }, { env: ctx.env, now: ctx.now(), signer });
+  }, { ...await triadContext(ctx), signer });
   return {
     exit: 0,
     text: `issued waiver ${rec.waiver_id} for ${rec.action_reviewed} (${rec.max_uses} use(s), ` +

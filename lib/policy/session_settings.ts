@@ -109,7 +109,32 @@ export interface SessionSettingsInput {
   readonly homeDir: string;
   /** Whether the team uses Claude Code at all (the caller decides; `false`: no findings). */
   readonly usesClaude: boolean;
+  /**
+   * The brief (absolute), when the check should require its write-deny rule (a trust root: what
+   * may proceed is decided by it); `null` or absent: not required (e.g. a brief outside the
+   * project, where no session starts).
+   */
+  readonly brief?: string | null;
+  /**
+   * Whether the trust roots' rules are required too (`Edit(./references/**)`, `Edit(./.claude/**)`
+   * and the brief's): `doctor` and `serve` ask for them (issue 22); default false.
+   */
+  readonly trustRoots?: boolean;
 }
+
+/**
+ * The triad's trust roots in a project, relative to its root: each must be write-denied to
+ * every session (`Edit(./references/**)` covers them all), and under the switch a verify key or
+ * roster read from one that is not is refused (`lib/authz/trust.ts`).
+ */
+export const TRUST_ROOT_FILES: readonly { readonly rel: string; readonly subtree: boolean }[] =
+  Object.freeze([
+    { rel: "references/authorized-verify-keys", subtree: true },
+    { rel: "references/security-approvers.txt", subtree: false },
+    { rel: "references/security-decisions.log.csv", subtree: false },
+    { rel: "references/security-waivers.log.csv", subtree: false },
+    { rel: "references/capability-grants.log.csv", subtree: false },
+  ]);
 
 /** A path that must be denied: a whole directory, or one file. */
 interface Target {
@@ -207,7 +232,56 @@ function requirements(input: SessionSettingsInput): Requirement[] {
       rule: "Edit(./.agentteams-status/**)",
       file: SHARED_FILE,
     },
+    ...(input.trustRoots === true ? trustRequirements(input, dir) : []),
   ];
+}
+
+/** The trust roots' write-deny rules: `references/`, the settings themselves, the brief. */
+function trustRequirements(
+  input: SessionSettingsInput,
+  dir: (name: string) => Target,
+): Requirement[] {
+  const { root } = input;
+  return [
+    {
+      kind: "write-deny",
+      what: "writing references/ (the decision log, waivers, grants, the approver roster and " +
+        "verify keys: trust roots)",
+      targets: TRUST_ROOT_FILES.map((t) => ({
+        abs: join(root, t.rel),
+        segs: pathSegments(join(root, t.rel)),
+        subtree: t.subtree,
+      })),
+      scope: join(root, "references"),
+      rule: "Edit(./references/**)",
+      file: SHARED_FILE,
+    },
+    {
+      kind: "write-deny",
+      what: "writing .claude/ (these settings decide what the session is denied, and so which " +
+        "project trust roots count: a session that could edit them could lift every rule)",
+      targets: [dir(".claude")],
+      scope: join(root, ".claude"),
+      rule: "Edit(./.claude/**)",
+      file: SHARED_FILE,
+    },
+    ...briefRequirement(input),
+  ];
+}
+
+/** The brief's write-deny rule, when the brief lies in the project. */
+function briefRequirement(input: SessionSettingsInput): Requirement[] {
+  const brief = input.brief ?? null;
+  if (brief === null || !within(brief, input.root) || brief === input.root) return [];
+  const rel = relative(input.root, brief);
+  return [{
+    kind: "write-deny",
+    what: `writing the brief ${rel} (a trust root: it decides what may proceed)`,
+    targets: [{ abs: brief, segs: pathSegments(brief), subtree: false }],
+    scope: brief,
+    rule: `Edit(./${rel})`,
+    file: SHARED_FILE,
+  }];
 }
 
 /**
@@ -404,6 +478,71 @@ function parseSettings(
   return { parsed: { rel, anchor, deny, opening }, findings: [] };
 }
 
+/** A deny rule as read: its tool and absolute segments (`all`: a bare tool; `null`: unreadable). */
+interface DenyRule {
+  readonly tool: string | null;
+  readonly segs: readonly string[] | "all" | null;
+}
+
+/** Every deny rule of every readable file, read once, and the memoized path reader. */
+function denyRules(
+  input: Pick<SessionSettingsInput, "root" | "homeDir">,
+  parsed: readonly ParsedSettings[],
+): { segmentsOf: (spec: string, anchor: string) => string[] | null; denies: DenyRule[] } {
+  const root = pathSegments(input.root);
+  const home = pathSegments(input.homeDir);
+  // Each path form read once per call: a rule's segments by its anchor and specifier.
+  const memo = new Map<string, string[] | null>();
+  const segmentsOf = (spec: string, anchor: string): string[] | null => {
+    const k = `${anchor}\0${spec}`;
+    if (!memo.has(k)) memo.set(k, ruleSegments(spec, { root, home, anchor: pathSegments(anchor) }));
+    return memo.get(k) ?? null;
+  };
+  const denies = parsed.flatMap((p) =>
+    p.deny.map((d): DenyRule => {
+      const m = TOOL_RULE.exec(d.value.trim());
+      if (m === null) return { tool: null, segs: null };
+      return { tool: m[1], segs: m[2] === undefined ? "all" : segmentsOf(m[2], p.anchor) };
+    })
+  );
+  return { segmentsOf, denies };
+}
+
+function deniedBy(denies: readonly DenyRule[], tool: string, t: Target): boolean {
+  return denies.some((d) =>
+    d.tool === tool && d.segs !== null && (d.segs === "all" || covers(d.segs, t))
+  );
+}
+
+/**
+ * Whether the settings deny every session writing `abs` (a file, or with `subtree` a directory
+ * and all below it): an `Edit(...)` deny rule in a file Claude Code reads covers it. What "a
+ * session cannot write it" is checked as, with the control plane's coverage
+ * (`lib/authz/trust.ts`). Pure; a file Claude Code would ignore denies nothing.
+ *
+ * @example
+ * ```ts
+ * import { writeDenied } from "./session_settings.ts";
+ * writeDenied({
+ *   root: "/p", homeDir: "/home/op",
+ *   settings: [{ path: "/p/.claude/settings.json", text: '{"permissions":{"deny":["Edit(./references/**)"]}}' }],
+ * }, "/p/references/security-approvers.txt", false); // true
+ * ```
+ */
+export function writeDenied(
+  input: Pick<SessionSettingsInput, "root" | "homeDir" | "settings">,
+  abs: string,
+  subtree: boolean,
+): boolean {
+  const parsed: ParsedSettings[] = [];
+  for (const s of input.settings) {
+    const r = parseSettings(s, input.root);
+    if (r.parsed !== null) parsed.push(r.parsed);
+  }
+  const { denies } = denyRules(input, parsed);
+  return deniedBy(denies, "Edit", { abs, segs: pathSegments(abs), subtree });
+}
+
 /** The tool a rule's kind must name (`Read` reads; `Edit` covers every file-editing tool). */
 function toolOf(kind: DenyKind): string {
   return kind === "read-deny" ? "Read" : "Edit";
@@ -451,31 +590,10 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
         `session is denied nothing the runner keeps; create ${SHARED_FILE} with the rules below`,
     });
   }
-  const root = pathSegments(input.root);
-  const home = pathSegments(input.homeDir);
-  // Each path form read once per call: a rule's segments by its anchor and specifier.
-  const memo = new Map<string, string[] | null>();
-  const segmentsOf = (spec: string, anchor: string): string[] | null => {
-    const k = `${anchor}\0${spec}`;
-    if (!memo.has(k)) memo.set(k, ruleSegments(spec, { root, home, anchor: pathSegments(anchor) }));
-    return memo.get(k) ?? null;
-  };
-  // Every deny rule of every readable file, read once: its tool and its absolute segments
-  // (`all` for a bare tool, `null` for a path the check cannot read).
-  const denies = parsed.flatMap((p) =>
-    p.deny.map((d) => {
-      const m = TOOL_RULE.exec(d.value.trim());
-      if (m === null) return { tool: null, segs: null };
-      return { tool: m[1], segs: m[2] === undefined ? "all" as const : segmentsOf(m[2], p.anchor) };
-    })
-  );
+  const { segmentsOf, denies } = denyRules(input, parsed);
   for (const req of requirements(input)) {
     const tool = toolOf(req.kind);
-    const uncovered = req.targets.filter((t) =>
-      !denies.some((d) =>
-        d.tool === tool && d.segs !== null && (d.segs === "all" || covers(d.segs, t))
-      )
-    );
+    const uncovered = req.targets.filter((t) => !deniedBy(denies, tool, t));
     if (uncovered.length > 0) {
       const pattern = /[*?[\]\\!]/.test(req.rule.slice(5, -1).replace(/\/\*\*\)?$/, ""))
         ? " (the path holds pattern characters, which Claude Code reads as a pattern: name " +

@@ -218,7 +218,14 @@ export interface ProposalContext {
   readonly gateRunner: GateRunner;
   /** The environment and clock the destructive gate reads (its keys); needed for deletions under
    * `deletions_need_clearance`. */
-  readonly authz?: { readonly env: Env; readonly now: () => Date };
+  readonly authz?: {
+    readonly env: Env;
+    readonly now: () => Date;
+    /** The trust roots (verify keys, roster, signing) the gate reads with (`lib/authz/trust.ts`). */
+    readonly trust?: () => Promise<
+      Pick<GateContext, "roster" | "store" | "signingRequired" | "ledger">
+    >;
+  };
 }
 
 /**
@@ -240,7 +247,7 @@ export async function deletionClearance(
 ): Promise<GateAuthority | undefined> {
   if (ctx.policy.deletionsNeedClearance !== true) return undefined;
   const action = deletionAction(rel);
-  const d = await decideGate(ctx.root, action, gateContext(ctx.authz));
+  const d = await decideGate(ctx.root, action, await gateContext(ctx.authz));
   if (!d.allowed) {
     throw new AuthzError(
       d.problem!.code,
@@ -269,12 +276,13 @@ export async function spendClearance(
   ctx: Pick<ProposalContext, "root" | "authz">,
 ): Promise<void> {
   if (plan.clearance === undefined) return;
-  await passGate(ctx.root, deletionAction(plan.rel), gateContext(ctx.authz), plan.clearance);
+  await passGate(ctx.root, deletionAction(plan.rel), await gateContext(ctx.authz), plan.clearance);
 }
 
 /** The gate's environment and clock from a proposal's (none given: no keys, the clock now). */
-function gateContext(authz: ProposalContext["authz"]): GateContext {
-  return { env: authz?.env ?? {}, now: authz?.now() ?? new Date() };
+async function gateContext(authz: ProposalContext["authz"]): Promise<GateContext> {
+  const trust = authz?.trust === undefined ? {} : await authz.trust();
+  return { env: authz?.env ?? {}, now: authz?.now() ?? new Date(), ...trust };
 }
 
 /**

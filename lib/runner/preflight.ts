@@ -161,7 +161,8 @@ export function preflightChecks(f: PreflightFacts): Check[] {
       ok: true,
       level: "warning",
       message: "the Claude Code project settings deny the session the key dir, .agentteams/ " +
-        "and .agentteams-queue/ (read) and .agentteams/ and .agentteams-status/ (write)",
+        "and .agentteams-queue/ (read) and .agentteams/, .agentteams-status/, references/ " +
+        "(the triad's trust roots) and the brief (write)",
     });
   } else {
     for (const s of f.settings.findings) {
@@ -281,12 +282,23 @@ export async function gatherPreflight(
       secretFiles: [...new Set([ledgerKey, join(dir, SIGNING_KEY_FILE)])],
       homeDir: homeFrom(env),
       usesClaude,
+      // The brief is a trust root: inside the project, its write-deny rule is required too.
+      brief: brief.ok ? realOrSelf(brief.path) : null,
+      trustRoots: true,
     });
     settings = { ok: true, findings, usesClaude };
   } catch (e) {
     settings = refused(e, "SETTINGS_UNREADABLE");
   }
   return { facts: { key, sandbox, brief, settings }, policy };
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /**

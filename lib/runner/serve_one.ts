@@ -130,6 +130,7 @@ async function act(
       const d = await issueBriefDispatch(s.root, req.agent, () => s.key.hmac, {
         policy: s.policy,
         now: s.now,
+        decisions: () => session().decisions(),
       });
       return {
         result: { agent: req.agent, id: d.id, expires: d.expires, compacted: d.compacted },

@@ -104,8 +104,10 @@ Deno.test("clearances: the legacy 6-column log reads; signing turns on with the 
   const text = await Deno.readTextFile(join(VECTORS, "decisions-legacy.csv"));
   await withLog(text, async (p) => {
     assert.equal((await checkClearance(p, "rotate-logs", { env: {}, now: NOW })).allowed, true);
+    // With the decision key configured, a log without the signature column is a legacy log:
+    // its rows authorize nothing (no downgrade by dropping the column).
     const active = await checkClearance(p, "rotate-logs", ctx);
-    assert.equal(active.problem?.code, "SIGNATURE_INVALID");
+    assert.equal(active.problem?.code, "LEGACY_UNSIGNED");
     // A signed row is never appended to a log without a signature column.
     const before = await snapshotTree(p);
     await assertRefusal(

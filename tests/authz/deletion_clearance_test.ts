@@ -63,9 +63,16 @@ Deno.test("deletions_need_clearance: held until cleared, dry run spends nothing,
     const out = assertApplied(await apply(p, del, { env }));
     assert.equal(out.written, true);
     assert.equal(await exists(join(p.root, "build/out.bin")), false);
-    const row = (await ledgerRows(p.root)).at(-1)!;
+    // The write-ahead row names the clearance; the spend is then recorded as a gate-pass row
+    // naming its spent key (what spent stays spent rests on, lib/authz/spent.ts).
+    const [row, pass] = (await ledgerRows(p.root)).slice(-2);
     assert.equal(row.action, "delete-proposal");
-    assert.deepEqual(row.clearance, { by: "clearance", ref: "security-decisions.log.csv:2" });
+    const { spent, ...named } = row.clearance as Record<string, string>;
+    assert.deepEqual(named, { by: "clearance", ref: "security-decisions.log.csv:2" });
+    assert.match(spent, /^clearance:[0-9a-f]{64}$/);
+    assert.equal(pass.action, "gate-pass");
+    assert.equal(pass.spent, spent);
+    assert.equal(pass.gate_action, "delete:build/out.bin");
     assert.match(await Deno.readTextFile(log), /,yes\r\n$/);
     // Replay: the same file back, the same deletion: the clearance is spent.
     await putFile(join(p.root, "build/out.bin"), "old\n");
@@ -86,7 +93,12 @@ Deno.test("deletions_need_clearance: held until cleared, dry run spends nothing,
     );
     assert.equal(w.code, 0, w.stderr);
     assertApplied(await apply(p, deletion(nonce, "build/b.bin", sha256("b\n")), { env }));
-    assert.deepEqual((await ledgerRows(p.root)).at(-1)!.clearance, { by: "waiver", ref: "W-1" });
+    assert.deepEqual((await ledgerRows(p.root)).at(-2)!.clearance, {
+      by: "waiver",
+      ref: "W-1",
+      spent: "waiver:W-1",
+    });
+    assert.equal((await ledgerRows(p.root)).at(-1)!.spent, "waiver:W-1");
     const wv = await runCli(["waiver", "check", "delete:build/b.bin", ...P], { env });
     assert.equal(wv.code, 1);
     assert.match(wv.stderr, /USES_EXHAUSTED/);

@@ -22,6 +22,11 @@ Deno.test("gate CLI: blocked, allowed, consumed and recorded, replay blocked", a
     assert.equal(j.allowed, false);
     assert.match(j.reason, /no unconsumed PASS decision names "delete:old\.txt"/);
     assertSameTree(before, await snapshotTree(sb.dir), "a blocked gate writes nothing");
+    // The reason is said once: on the refusal line (stderr); stdout names only what was blocked.
+    const plain = await runCli(["gate", "delete:old.txt", ...P], { env });
+    assert.equal(plain.stdout, "blocked: delete:old.txt\n");
+    const said = (plain.stdout + plain.stderr).split("no unconsumed PASS decision").length - 1;
+    assert.equal(said, 1, plain.stdout + plain.stderr);
     const s = await runCli(decisionSignArgs(sb.project, "delete:old.txt", "PASS"), { env });
     assert.equal(s.code, 0, s.stderr);
     const ok = await runCli(["gate", "delete:old.txt", ...P], { env });

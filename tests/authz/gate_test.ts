@@ -42,7 +42,11 @@ Deno.test("gate: blocked, cleared by a PASS, consumed once; a replay is refused"
     assert.match(none.problem!.reason, /no waiver names/);
     await signDecisionRow(p, { action: A, verdict: "PASS" }, ctx);
     const d = await decideGate(p, A, ctx);
-    assert.deepEqual(d.authority, { by: "clearance", ref: "security-decisions.log.csv:2" });
+    assert.deepEqual(
+      { by: d.authority?.by, ref: d.authority?.ref },
+      { by: "clearance", ref: "security-decisions.log.csv:2" },
+    );
+    assert.match(d.authority!.spent!, /^clearance:[0-9a-f]{64}$/);
     await passGate(p, A, ctx);
     const again = await decideGate(p, A, ctx);
     assert.equal(again.problem?.code, "NO_CLEARANCE");
@@ -61,7 +65,7 @@ Deno.test("gate: a waiver consumed to its limit, then refused", async () => {
     await issueWaiver(p, waiver("W-1", 2), ctx);
     for (let i = 0; i < 2; i++) {
       const d = await passGate(p, A, ctx);
-      assert.deepEqual(d.authority, { by: "waiver", ref: "W-1" });
+      assert.deepEqual(d.authority, { by: "waiver", ref: "W-1", spent: "waiver:W-1" });
     }
     const e = await assertRefusal(() => passGate(p, A, ctx), "USES_EXHAUSTED", AuthzError);
     assert.match(e.message, /waiver W-1: waiver use limit has been reached \(2 of 2\)/);
@@ -159,7 +163,11 @@ Deno.test("gate: an Ed25519 waiver is spent only with its own operator key; with
     const signer = await installedSigner(p, "op1");
     const other = await installedSigner(p, "op2");
     await issueWaiver(p, waiver("W-1"), { ...ctx, signer });
-    assert.deepEqual((await decideGate(p, A, ctx)).authority, { by: "waiver", ref: "W-1" });
+    assert.deepEqual((await decideGate(p, A, ctx)).authority, {
+      by: "waiver",
+      ref: "W-1",
+      spent: "waiver:W-1",
+    });
     const before = await snapshotTree(p);
     for (const s of [undefined, null, other]) {
       const e = await assertRefusal(
@@ -173,6 +181,7 @@ Deno.test("gate: an Ed25519 waiver is spent only with its own operator key; with
     assert.deepEqual((await passGate(p, A, { ...ctx, signer })).authority, {
       by: "waiver",
       ref: "W-1",
+      spent: "waiver:W-1",
     });
     const after = await decideGate(p, A, ctx);
     assert.equal(after.allowed, true, after.problem?.reason);

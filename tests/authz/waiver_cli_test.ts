@@ -85,7 +85,7 @@ Deno.test("waiver CLI: issue, verify (read-only), check, the earlier spelling", 
   }
 });
 
-Deno.test("waiver CLI: the narrowest flags read references/ and name only the waiver key", async () => {
+Deno.test("waiver CLI: the narrowest flags read references/ and the trust roots' inputs, and name only the waiver key and the key dir's variables", async () => {
   const sb = await sandbox("waiver-perm");
   try {
     const env = { ...sb.env, AGENTTEAMS_BROAD_OK: "1" };
@@ -99,7 +99,20 @@ Deno.test("waiver CLI: the narrowest flags read references/ and name only the wa
       flags.join(" "),
     );
     assert.ok(!flags.some((f) => f.startsWith("--allow-write")), flags.join(" "));
-    assert.ok(flags.includes("--allow-env=AGENTTEAMS_WAIVER_SIGNING_KEY"), flags.join(" "));
+    // The trust roots (lib/authz/trust.ts): the key dir (found with HOME, AGENTTEAMS_KEY_DIR),
+    // the brief (the switch) and the Claude Code settings (the deny rules); nothing else.
+    assert.ok(
+      flags.includes("--allow-env=AGENTTEAMS_KEY_DIR,AGENTTEAMS_WAIVER_SIGNING_KEY,HOME"),
+      flags.join(" "),
+    );
+    const read = flags.find((f) => f.startsWith("--allow-read="))!.slice(13).split(",");
+    const trusted = ["authorized-verify-keys", "security-approvers.txt", "operator-ed25519.pub.pem"]
+      .map((n) => `${sb.keyDir}/${n}`);
+    for (const p of [...trusted, `${sb.project}/.claude`, `${sb.project}/agentteams.json`]) {
+      assert.ok(read.includes(p), `${p} in ${read.join(",")}`);
+    }
+    assert.ok(!read.includes(sb.project), "not the whole project");
+    assert.ok(!read.includes(sb.keyDir), "not the key dir's secret files");
   } finally {
     await sb.dispose();
   }
@@ -148,6 +161,46 @@ Deno.test("triad CLI: each command runs under exactly the narrow flags `permissi
       assert.equal(out.code, 0, `${c.join(" ")}: ${err}`);
       assert.doesNotMatch(err, /NOT_CAPABLE|warning: launched with broad/, c.join(" "));
     }
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("waiver verify: a waiver simply used up is reported as spent and passes; an invalid row fails; --strict fails on spent too", async () => {
+  const sb = await sandbox("waiver-spent");
+  try {
+    const env = { ...sb.env, AGENTTEAMS_BROAD_OK: "1", AGENTTEAMS_WAIVER_SIGNING_KEY: "k1" };
+    const P = ["--project", sb.project];
+    assert.equal((await runCli(["keys", "init"], { env: sb.env })).code, 0);
+    for (const id of ["W-1", "W-2"]) {
+      const w = await runCli(
+        waiverIssueArgs(sb.project, {
+          id,
+          action: `a-${id}`,
+          maxUses: 1,
+          ticket: "T",
+          reason: "r",
+        }),
+        { env },
+      );
+      assert.equal(w.code, 0, w.stderr);
+    }
+    assert.equal((await runCli(["gate", "a-W-1", "--consume", ...P], { env })).code, 0);
+    const before = await snapshotTree(sb.dir);
+    const v = await runCli(["waiver", "verify", ...P], { env });
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+    assert.match(v.stdout, /^line 2: W-1 \(a-W-1\): spent: waiver use limit has been reached/m);
+    assert.match(v.stdout, /^ok: 1 waiver row\(s\) valid, 1 spent \(used up\)$/m);
+    const strict = await runCli(["waiver", "verify", "--strict", ...P], { env });
+    assertCliRefused(strict, "waiver verify", "USES_EXHAUSTED");
+    // An invalid row (a signature that does not verify) fails without --strict.
+    const file = join(sb.project, "references", "security-waivers.log.csv");
+    const text = await Deno.readTextFile(file);
+    await Deno.writeTextFile(file, text.replace(",a-W-2,", ",a-W-3,"));
+    const bad = await runCli(["waiver", "verify", ...P], { env });
+    assertCliRefused(bad, "waiver verify", "SIGNATURE_INVALID");
+    await Deno.writeTextFile(file, text);
+    assertSameTree(before, await snapshotTree(sb.dir), "verify writes nothing");
   } finally {
     await sb.dispose();
   }

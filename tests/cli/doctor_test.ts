@@ -35,7 +35,10 @@ async function withProject(
   }
 }
 
-/** The five rules doctor asks for in a sandbox whose key dir lies outside HOME. */
+/**
+ * The eight rules doctor asks for in a sandbox whose key dir lies outside HOME: the last three keep
+ * sessions from writing the trust roots (references/, the settings themselves and the brief).
+ */
 function allRules(sb: Sandbox): string[] {
   return [
     `Read(/${sb.keyDir}/**)`,
@@ -43,6 +46,9 @@ function allRules(sb: Sandbox): string[] {
     "Read(./.agentteams-queue/**)",
     "Edit(./.agentteams/**)",
     "Edit(./.agentteams-status/**)",
+    "Edit(./references/**)",
+    "Edit(./.claude/**)",
+    "Edit(./agentteams.json)",
   ];
 }
 
@@ -114,7 +120,7 @@ Deno.test("doctor: malformed settings JSON is a warning with its line and column
       /^warning: session-settings: SETTINGS_NOT_JSON: \.claude\/settings\.json:3:39: not valid JSON/m,
     );
     // The file counts for nothing, so every rule is still missing.
-    assert.equal(r.stdout.split("\n").filter((l) => l.includes("SETTINGS_RULE_MISSING")).length, 5);
+    assert.equal(r.stdout.split("\n").filter((l) => l.includes("SETTINGS_RULE_MISSING")).length, 8);
     const j = await doctor(sb, env, "--json");
     const bad = JSON.parse(j.stdout).checks.find((c: { code?: string }) =>
       c.code === "SETTINGS_NOT_JSON"
@@ -168,8 +174,8 @@ Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code
     assert.deepEqual(Object.keys(j).sort(), ["checks", "errors", "ok", "project", "warnings"]);
     assert.equal(j.ok, true);
     assert.equal(j.errors, 0);
-    // No .claude/ at all: the "nothing denied" warning and the five rules.
-    assert.equal(j.warnings, 6);
+    // No .claude/ at all: the "nothing denied" warning and the eight rules.
+    assert.equal(j.warnings, 9);
     for (const c of j.checks) {
       assert.equal(typeof c.name, "string");
       assert.equal(typeof c.ok, "boolean");

@@ -10,6 +10,7 @@ import {
   sessionSettingsFindings,
   type SessionSettingsInput,
   type SettingsFinding,
+  writeDenied,
 } from "../../lib/policy/session_settings.ts";
 import { readSessionSettings } from "../../lib/policy/session_settings_read.ts";
 import { removeTree, tempDir } from "../_helpers/mod.ts";
@@ -19,13 +20,18 @@ const HOME = "/home/op";
 const KEYS = "/home/op/.config/agentteams/keys";
 const SECRETS = [`${KEYS}/proposal-ledger.key`, `${KEYS}/operator-ed25519.pem`];
 
-/** The five rules, as doctor suggests them for this layout. */
+/**
+ * The seven rules, as doctor suggests them for this layout (the last two: the triad's trust roots
+ * and the settings that decide them).
+ */
 const ALL = [
   "Read(~/.config/agentteams/keys/**)",
   "Read(./.agentteams/**)",
   "Read(./.agentteams-queue/**)",
   "Edit(./.agentteams/**)",
   "Edit(./.agentteams-status/**)",
+  "Edit(./references/**)",
+  "Edit(./.claude/**)",
 ];
 
 function input(
@@ -39,6 +45,7 @@ function input(
     secretFiles: SECRETS,
     homeDir: HOME,
     usesClaude: true,
+    trustRoots: true,
     ...over,
   };
 }
@@ -55,7 +62,7 @@ function missing(f: readonly SettingsFinding[]): (string | null)[] {
   return f.filter((x) => x.code === "SETTINGS_RULE_MISSING").map((x) => x.rule);
 }
 
-Deno.test("session settings: all five rules, no finding; each one left out in turn is named alone", () => {
+Deno.test("session settings: all seven rules, no finding; each one left out in turn is named alone", () => {
   assert.deepEqual(findings(ALL), []);
   for (const rule of ALL) {
     const f = findings(ALL.filter((r) => r !== rule));
@@ -87,6 +94,8 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Read(.agentteams-queue/**)",
       "Edit(/.agentteams/**)",
       "Edit(./.agentteams-status/**/*)",
+      "Edit(/references/**)",
+      "Edit(.claude/**)",
     ],
     // Broader: a parent, one pattern over several directories, a `**/` prefix.
     [
@@ -94,6 +103,8 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Read(./.agentteams*/**)",
       "Edit(**/.agentteams/**)",
       "Edit(./.agentteams-s?atus/**)",
+      "Edit(./refer*/**)",
+      "Edit(./.cl?ude/**)",
     ],
     // Each secret file by name, and bare tools (deny every path).
     [
@@ -184,7 +195,7 @@ Deno.test("session settings: malformed, JSONC and misshapen files count for noth
     settings: [{ path: `${ROOT}/.claude/settings.json`, text: null, unreadable: "is refused" }],
   });
   assert.equal(f[0].code, "SETTINGS_UNREADABLE");
-  assert.equal(missing(f).length, 5);
+  assert.equal(missing(f).length, ALL.length);
 });
 
 Deno.test("session settings: no settings at all is a warning of its own; a team without Claude has none", () => {
@@ -220,7 +231,7 @@ Deno.test("session settings: allow rules and sandbox entries over a denied path 
   assert.equal(f[0].code, "SETTINGS_REOPENED");
   assert.equal(f[0].rule, "Read(./.agentteams/**)");
   assert.match(f[0].message, /permissions\.allow entry "\.\/\.agentteams\/head"/);
-  assert.equal(f[0].position?.line, 11);
+  assert.equal(f[0].position?.line, 13);
   // The sandbox: an allowRead inside the key dir re-opens it; one above a denied dir does not.
   const sb = reopen({
     sandbox: { filesystem: { allowRead: ["~/.config/agentteams/keys", "."] } },
@@ -285,4 +296,75 @@ Deno.test("session settings: with no secret file named, the whole key dir must b
     input({ ".claude/settings.json": denyFile(ALL) }, { secretFiles: [] }),
   );
   assert.deepEqual(ok, []);
+});
+
+Deno.test("session settings: the brief is a trust root: its Edit rule is asked for inside the project only", () => {
+  const brief = `${ROOT}/agentteams.jsonc`;
+  const f = sessionSettingsFindings(input({ ".claude/settings.json": denyFile(ALL) }, { brief }));
+  assert.deepEqual(missing(f), ["Edit(./agentteams.jsonc)"]);
+  assert.equal(f[0].add, '"Edit(./agentteams.jsonc)"');
+  assert.deepEqual(
+    sessionSettingsFindings(input({
+      ".claude/settings.json": denyFile([...ALL, "Edit(./agentteams.jsonc)"]),
+    }, { brief })),
+    [],
+  );
+  // A brief outside the project (no session starts there) is not asked about.
+  assert.deepEqual(
+    sessionSettingsFindings(input({ ".claude/settings.json": denyFile(ALL) }, {
+      brief: "/srv/briefs/team.jsonc",
+    })),
+    [],
+  );
+});
+
+Deno.test("writeDenied: an Edit deny rule over the path (or its directory) denies writing it; Read, Write or a sibling does not", () => {
+  const at = (deny: readonly string[]) => ({
+    root: ROOT,
+    homeDir: HOME,
+    settings: [{ path: `${ROOT}/.claude/settings.json`, text: denyFile(deny) }],
+  });
+  const roster = `${ROOT}/references/security-approvers.txt`;
+  const keys = `${ROOT}/references/authorized-verify-keys`;
+  assert.equal(writeDenied(at(["Edit(./references/**)"]), roster, false), true);
+  assert.equal(writeDenied(at(["Edit(./references/**)"]), keys, true), true);
+  assert.equal(writeDenied(at(["Edit(./references/security-approvers.txt)"]), roster, false), true);
+  assert.equal(writeDenied(at(["Edit(./references/security-approvers.txt)"]), keys, true), false);
+  assert.equal(writeDenied(at(["Write(./references/**)"]), roster, false), false);
+  assert.equal(writeDenied(at(["Read(./references/**)"]), roster, false), false);
+  assert.equal(writeDenied(at(["Edit(./references)"]), keys, true), false);
+  assert.equal(writeDenied(at(["Edit"]), keys, true), true);
+  // A file Claude Code would ignore denies nothing.
+  assert.equal(
+    writeDenied(
+      {
+        root: ROOT,
+        homeDir: HOME,
+        settings: [{
+          path: `${ROOT}/.claude/settings.json`,
+          text: '{"permissions": {"deny": ["Edit"]},}',
+        }],
+      },
+      keys,
+      true,
+    ),
+    false,
+  );
+});
+
+Deno.test("session settings: the trust roots' rules are asked for only where the caller asks (doctor and serve), not by default", () => {
+  const five = ALL.slice(0, 5);
+  assert.deepEqual(
+    sessionSettingsFindings(input({ ".claude/settings.json": denyFile(five) }, {
+      trustRoots: false,
+    })),
+    [],
+  );
+  assert.deepEqual(
+    missing(sessionSettingsFindings(input({ ".claude/settings.json": denyFile(five) }))),
+    [
+      "Edit(./references/**)",
+      "Edit(./.claude/**)",
+    ],
+  );
 });

@@ -1,0 +1,90 @@
+/**
+ * The HALT check every act makes (dispatch, apply, run, and so the runner's acts): one function,
+ * {@link haltStop}, asked with the act's action ids (`lib/authz/actions.ts`). An unretracted HALT
+ * reaching any of them stops the act (`HALTED`); a HALT on `*` is the operator's emergency stop
+ * and reaches every act. A broken `prev_digest` chain stops every act too (a HALT may have been
+ * removed: fail closed). With no decision log it costs one `lstat`.
+ *
+ * @example
+ * ```ts
+ * import { haltStop } from "./stop.ts";
+ * await haltStop("/nonexistent", ["write:src/a.ts"], { env: {}, now: new Date() }); // null
+ * ```
+ * @module
+ */
+import { AuthzError } from "../errors.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
+import { decisionChainBreak, type DecisionContext, haltFor, readDecisionLog } from "./decisions.ts";
+import { authzPaths } from "./paths.ts";
+import type { Problem } from "./verdict.ts";
+import { VerifyKeyStore } from "./signed.ts";
+
+/**
+ * A verify-key store that trusts no key: what a HALT check with no trust roots at hand reads
+ * with (no Ed25519 retraction is authenticated, so every HALT stands: fail closed).
+ */
+export const NO_TRUSTED_KEYS: VerifyKeyStore = new VerifyKeyStore(
+  "/nonexistent/agentteams-no-trusted-verify-keys",
+);
+
+/**
+ * The HALT that stops an act with these action ids, or `null` when none stands (see the module
+ * doc). Read-only. `context` may be a function: it is called only when there is a log to read.
+ *
+ * @throws {AuthzError} `CSV_COLUMNS`, `CSV_MALFORMED` (a log that cannot be read stops nothing
+ *   silently: the caller refuses the act with it).
+ * @example
+ * ```ts
+ * import { haltStop } from "./stop.ts";
+ * declare const root: string; // whose decision log holds a signed HALT on "*"
+ * (await haltStop(root, ["run:git"], { env: {}, now: new Date() }))?.code; // "HALTED"
+ * ```
+ */
+export async function haltStop(
+  root: string,
+  actions: readonly string[],
+  context: DecisionContext | (() => Promise<DecisionContext>),
+): Promise<Problem | null> {
+  if (lstatOrNullSync(authzPaths(root).decisions) === null) return null;
+  const log = readDecisionLog(root);
+  if (log.table === null || log.recs.length === 0) return null;
+  // The trust roots are read only now: with no decision log, nothing but the lstat above.
+  const ctx = typeof context === "function" ? await context() : context;
+  if (log.table.header.includes("prev_digest")) {
+    const broken = decisionChainBreak(log.recs);
+    if (broken !== null) {
+      return {
+        code: "HALTED",
+        reason: `the decision log's prev_digest chain is broken at row ${broken} (line ` +
+          `${log.table.rows[broken - 1].line}): a HALT may have been removed, so every act is ` +
+          "stopped until the log is repaired",
+      };
+    }
+  }
+  for (const action of actions) {
+    const halt = await haltFor(log, action, ctx, root);
+    if (halt !== null) {
+      return { code: "HALTED", reason: `${action}: ${halt.problem.reason}` };
+    }
+  }
+  return null;
+}
+
+/**
+ * {@link haltStop}, throwing its problem: what the act pipeline and dispatch call.
+ *
+ * @throws {AuthzError} `HALTED`.
+ * @example
+ * ```ts
+ * import { requireNoHalt } from "./stop.ts";
+ * await requireNoHalt("/nonexistent", ["dispatch:worker"], { env: {}, now: new Date() });
+ * ```
+ */
+export async function requireNoHalt(
+  root: string,
+  actions: readonly string[],
+  ctx: DecisionContext | (() => Promise<DecisionContext>),
+): Promise<void> {
+  const p = await haltStop(root, actions, ctx);
+  if (p !== null) throw new AuthzError(p.code, `refused by a HALT: ${p.reason}`);
+}

@@ -1,0 +1,220 @@
+/**
+ * Where the triad's trust roots are read from: the decision and waiver verify keys, the approver
+ * roster, and whether decision signing applies. One place, for the CLI's triad commands and for
+ * every act (the runner's included).
+ *
+ * - **The key dir** (operator-owned, outside the project; no session can write it):
+ *   `<key dir>/authorized-verify-keys/<key_id>.pub.pem`, the operator's own
+ *   `<key dir>/operator-ed25519.pub.pem` (for its key id) and `<key dir>/security-approvers.txt`
+ *   are trusted everywhere, and looked at first.
+ * - **The project's** `references/authorized-verify-keys/` and `references/security-approvers.txt`:
+ *   `references/` is control plane (no proposal or run can write it), but a session can write
+ *   files with its own tools unless the Claude Code settings deny it. "Cannot write" is checked
+ *   as: control plane coverage (always, for `references/`) **and** an `Edit(...)` deny rule over
+ *   the path in `.claude/settings.json` or `.claude/settings.local.json`
+ *   (`writeDenied`, lib/policy/session_settings.ts), and an `Edit(./.claude/**)` rule over the
+ *   settings themselves (they decide it: a session that could edit them could add the rule after
+ *   planting a key). Under the switch a project path without its
+ *   deny rule is not trusted: a key found only there is refused (`VERIFY_KEY_UNTRUSTED`), a roster
+ *   there is ignored (the key dir's, else the default `security`, is used), fail closed. Off the
+ *   switch they are read as before.
+ * - **Decision signing applies** (`signingRequired`) under the switch, and whenever an Ed25519
+ *   decision key is configured (a verify key in a trusted store); the HMAC key's presence is
+ *   checked by `signingActive` itself. A log without the `signature` column is then a legacy log:
+ *   its rows authorize nothing, its HALTs still stop.
+ *
+ * @example
+ * ```ts
+ * import { trustFor } from "./trust.ts";
+ * const t = await trustFor("/work/p", { HOME: "/home/op" }, true);
+ * t.signingRequired; // true: under the switch
+ * ```
+ * @module
+ */
+import type { Env } from "../env.ts";
+import { homeFrom } from "../env.ts";
+import { keyDir as keyDirOf, VERIFY_KEY_FILE } from "../crypto/keys.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
+import { join } from "../fs/path.ts";
+import { writeDenied } from "../policy/session_settings.ts";
+import type { SettingsText } from "../policy/session_settings.ts";
+import { readSessionSettings } from "../policy/session_settings_read.ts";
+import { authzPaths, ROSTER_REL, VERIFY_KEYS_REL } from "./paths.ts";
+import { DEFAULT_APPROVERS, readRoster } from "./roster.ts";
+import { VerifyKeyStore } from "./signed.ts";
+
+/** The key dir's verify-key store, relative to the key dir. */
+export const KEY_DIR_VERIFY_KEYS = "authorized-verify-keys";
+/** The key dir's approver roster, relative to the key dir. */
+export const KEY_DIR_ROSTER = "security-approvers.txt";
+
+/** What the triad trusts for one project, and why it left something out. */
+export interface TrustRoots {
+  /** The verify keys: the key dir's, then the project's when trusted. */
+  readonly store: VerifyKeyStore;
+  /** The approver roster. */
+  readonly roster: ReadonlySet<string>;
+  /** Decision signing applies whatever the log's header says. */
+  readonly signingRequired: boolean;
+  /** One sentence per project trust root left out (empty: none). */
+  readonly untrusted: readonly string[];
+}
+
+/** The facts {@link decideTrust} decides from (gathered by {@link trustFor}). */
+export interface TrustFacts {
+  /** The project root (absolute, real). */
+  readonly root: string;
+  /** The brief's `write_policy` is `orchestrator-only`. */
+  readonly switchOn: boolean;
+  /** The key dir (absolute), or `null` when the environment names none (no HOME: CI, say). */
+  readonly keyDir: string | null;
+  /** Whether the project's verify-key store is write-denied to sessions. */
+  readonly storeDenied: boolean;
+  /** Whether the project's roster is write-denied to sessions. */
+  readonly rosterDenied: boolean;
+}
+
+/** What {@link decideTrust} decided. */
+export interface TrustDecision {
+  /** The trusted verify-key directories, in lookup order. */
+  readonly storeDirs: readonly string[];
+  /** The project store, when it is not trusted, and why. */
+  readonly untrustedStore: { readonly dir: string; readonly why: string } | null;
+  /** The roster files to read, in order (the first that names anyone wins). */
+  readonly rosterFiles: readonly string[];
+  /** One sentence per project trust root left out. */
+  readonly untrusted: readonly string[];
+}
+
+/**
+ * The pure decision: which stores and rosters are trusted (see the module doc).
+ *
+ * @example
+ * ```ts
+ * import { decideTrust } from "./trust.ts";
+ * const d = decideTrust({
+ *   root: "/p", switchOn: true, keyDir: "/k", storeDenied: false, rosterDenied: true,
+ * });
+ * d.storeDirs; // ["/k/authorized-verify-keys"]
+ * d.rosterFiles; // ["/k/security-approvers.txt", "/p/references/security-approvers.txt"]
+ * ```
+ */
+export function decideTrust(f: TrustFacts): TrustDecision {
+  const paths = authzPaths(f.root);
+  const keyStore = f.keyDir === null ? [] : [join(f.keyDir, KEY_DIR_VERIFY_KEYS)];
+  const keyRoster = f.keyDir === null ? [] : [join(f.keyDir, KEY_DIR_ROSTER)];
+  const untrusted: string[] = [];
+  const why = (rel: string, rule: string) =>
+    `${rel} can be written by an agent session (no ${rule} deny rules in .claude/settings.json), ` +
+    `so under the switch it is not trusted: add the rule (agentteams doctor names it) or keep ` +
+    `it in the key dir (${f.keyDir ?? "~/.config/agentteams/keys"})`;
+  const trustStore = !f.switchOn || f.storeDenied;
+  const trustRoster = !f.switchOn || f.rosterDenied;
+  let untrustedStore: TrustDecision["untrustedStore"] = null;
+  if (!trustStore) {
+    untrustedStore = {
+      dir: paths.verifyKeys,
+      why: why(VERIFY_KEYS_REL, "Edit(./references/**) and Edit(./.claude/**)"),
+    };
+    untrusted.push(untrustedStore.why);
+  }
+  if (!trustRoster) {
+    untrusted.push(why(ROSTER_REL, "Edit(./references/**) and Edit(./.claude/**)"));
+  }
+  return {
+    storeDirs: trustStore ? [...keyStore, paths.verifyKeys] : keyStore,
+    untrustedStore,
+    rosterFiles: trustRoster ? [...keyRoster, paths.roster] : keyRoster,
+    untrusted,
+  };
+}
+
+function hasKeys(dir: string): boolean {
+  try {
+    for (const e of Deno.readDirSync(dir)) if (e.name.endsWith(".pub.pem")) return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return false;
+    throw e;
+  }
+  return false;
+}
+
+/**
+ * The trust roots from already-read session settings (see the module doc); reads the rosters
+ * and lists the trusted stores.
+ *
+ * @example
+ * ```ts
+ * import { trustFrom } from "./trust.ts";
+ * const t = trustFrom({ root: "/p", env: { HOME: "/h" }, switchOn: false, settings: [] });
+ * [...t.roster]; // ["security"] with no roster anywhere
+ * ```
+ */
+export function trustFrom(o: {
+  readonly root: string;
+  readonly env: Env;
+  readonly switchOn: boolean;
+  readonly settings: readonly SettingsText[];
+}): TrustRoots {
+  let keyDir: string | null = null;
+  let homeDir = "/nonexistent-home";
+  try {
+    keyDir = keyDirOf(o.env);
+    homeDir = homeFrom(o.env);
+  } catch {
+    // No HOME (and no AGENTTEAMS_KEY_DIR): no key dir to trust; `~/` rules name nothing.
+  }
+  const paths = authzPaths(o.root);
+  const base = { root: o.root, homeDir, settings: o.settings };
+  const settingsDenied = writeDenied(base, join(o.root, ".claude"), true);
+  const d = decideTrust({
+    root: o.root,
+    switchOn: o.switchOn,
+    keyDir,
+    // The settings decide it, so they must be out of reach too: a session that could edit them
+    // could add the rule after planting the key.
+    storeDenied: settingsDenied && writeDenied(base, paths.verifyKeys, true),
+    rosterDenied: settingsDenied && writeDenied(base, paths.roster, false),
+  });
+  let roster: ReadonlySet<string> = new Set(DEFAULT_APPROVERS);
+  for (const file of d.rosterFiles) {
+    if (lstatOrNullSync(file) === null) continue;
+    const names = readRoster(file);
+    if (names.size > 0) {
+      roster = names;
+      break;
+    }
+  }
+  // With no trusted directory at all, a store that finds no key (fail closed).
+  const [first, ...also] = d.storeDirs.length > 0 ? d.storeDirs : [NO_KEYS_DIR];
+  const store = new VerifyKeyStore(first, {
+    also,
+    ...(keyDir !== null ? { operator: join(keyDir, VERIFY_KEY_FILE) } : {}),
+    ...(d.untrustedStore !== null ? { untrusted: d.untrustedStore } : {}),
+  });
+  return {
+    store,
+    roster,
+    signingRequired: o.switchOn || d.storeDirs.some(hasKeys),
+    untrusted: d.untrusted,
+  };
+}
+
+/** Where a store with no trusted directory looks (nothing is ever there). */
+const NO_KEYS_DIR = "/nonexistent/agentteams-no-trusted-verify-keys";
+
+/**
+ * The trust roots of a project: reads its Claude Code settings (never through a link) and then
+ * {@link trustFrom}. `root` as the caller names the project (the settings' `./` rules are read
+ * against it).
+ *
+ * @example
+ * ```ts
+ * import { trustFor } from "./trust.ts";
+ * (await trustFor("/work/p", { HOME: "/home/op" }, false)).untrusted; // []
+ * ```
+ */
+export async function trustFor(root: string, env: Env, switchOn: boolean): Promise<TrustRoots> {
+  const { settings } = await readSessionSettings(root);
+  return trustFrom({ root, env, switchOn, settings });
+}
