@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { initKeys } from "../../lib/crypto/keys.ts";
 import { runCli, type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
+import { decisionSignArgs } from "../authz/_fixtures.ts";
 
 /** A sandbox with keys made (the key dir is outside the project). */
 async function withKeys(name: string, fn: (sb: Sandbox) => Promise<void>): Promise<void> {
@@ -151,5 +152,28 @@ Deno.test("a brief is still required everywhere else: the new spelling, --descri
       assert.equal(r.stdout, "", c.name);
       assertSameTree(before, await snapshotTree(state), `${c.name}: the state dir changed`);
     }
+  });
+});
+
+Deno.test("--issue-dispatch with no brief is still stopped by the emergency stop (a HALT on '*'), writing no dispatch", async () => {
+  await withKeys("earlier-dispatch-halt", async (sb) => {
+    const env = {
+      ...sb.env,
+      AGENTTEAMS_BROAD_OK: "1",
+      AGENTTEAMS_DECISION_SIGNING_KEY: "dk",
+    };
+    const h = await runCli(decisionSignArgs(sb.project, "*", "HALT"), { env });
+    assert.equal(h.code, 0, h.stderr);
+    const before = await snapshotTree(sb.project);
+    const r = await runCli(["--issue-dispatch", "--agent", "worker", "--project", sb.project], {
+      env,
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /refused: HALTED: .*emergency stop/);
+    assert.equal(r.stdout, "");
+    const after = await snapshotTree(sb.project);
+    const stores = (t: Map<string, unknown>) =>
+      [...t].filter(([k]) => k.includes("dispatch")).map(([k, v]) => [k, JSON.stringify(v)]);
+    assert.deepEqual(stores(after), stores(before), "no dispatch store line written");
   });
 });
