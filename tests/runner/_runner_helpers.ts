@@ -184,7 +184,16 @@ export async function startRunner(w: World, env: Record<string, string> = {}): P
   let gone = false;
   r.exited.then(() => gone = true);
   try {
-    await until(() => gone || present(json), "runner.json");
+    // Its own status (a runner that stopped itself before leaves one saying why).
+    const mine = () => {
+      try {
+        const v = JSON.parse(Deno.readTextFileSync(json));
+        return v.pid === r.pid && v.stopped === undefined;
+      } catch {
+        return false;
+      }
+    };
+    await until(() => gone || mine(), "runner.json");
     assert.ok(!gone, `the runner exited at start: ${r.stderr()}`);
   } catch (e) {
     await r.kill9();
