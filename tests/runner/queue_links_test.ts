@@ -225,7 +225,7 @@ Deno.test("an ack symlinked to the key file, the ledger or the decision log afte
         Deno.symlinkSync(target, ack);
         const r = await (await underPrinted(
           w,
-          ["wait", "-", "--project", w.project, "--wait-timeout", "20"],
+          ["wait", "-", "--project", w.project, "--timeout", "20"],
           s.line + "\n",
         )).done;
         assert.equal(r.code, 0, r.stderr);
