@@ -375,10 +375,13 @@ export function claimName(
   name: string,
   toPath: string,
   expect: Pick<Deno.FileInfo, "dev" | "ino"> | null,
+  /** Called between the check before and the rename (tests stand a session's swap there). */
+  beforeRename?: () => void,
 ): Deno.FileInfo | null {
   checkName(from, name);
   checkPin(from);
   const src = `${from.path}/${name}`;
+  beforeRename?.();
   try {
     Deno.renameSync(src, toPath);
   } catch (e) {

@@ -196,8 +196,7 @@ Deno.test("an ack symlinked to the key file, the ledger or the decision log, bef
           assertIntact(digests(aims), before, `${what} changed through the planted ack`);
           // The runner's sweep takes the link away (the entry, not its target), recorded.
           await until(
-            () =>
-              rows(w).slice(n).some((x) => x.action === "runner-ack-refused" && x.id === id),
+            () => rows(w).slice(n).some((x) => x.action === "runner-ack-refused" && x.id === id),
             "a runner-ack-refused row",
           );
           assert.equal(present(ack), false);
@@ -267,7 +266,8 @@ Deno.test("an ack planted for another waiter's id (a made-up token, a hard link 
           plant(join(queuePaths(w.project).acks, req.id));
           // The runner's sweep takes the planted ack (renamed, never followed) and refuses it.
           await until(
-            () => rows(w).slice(n).some((r) => r.action === "runner-ack-refused" && r.id === req.id),
+            () =>
+              rows(w).slice(n).some((r) => r.action === "runner-ack-refused" && r.id === req.id),
             "a runner-ack-refused row",
           );
           assert.ok(present(resultPath(w, req.id)), "the result was deleted for a planted ack");
@@ -298,14 +298,19 @@ Deno.test("a hard link to the key, a FIFO or a directory at a pending request's 
     ];
     for (const [what, plant] of replaced) {
       await t.step(what, async () => {
-        const waiting = await underPrinted(w, [
-          "ledger",
-          "verify",
-          "--project",
-          w.project,
-          "--wait-timeout",
-          "100",
-        ], "", ["--json"]);
+        const waiting = await underPrinted(
+          w,
+          [
+            "ledger",
+            "verify",
+            "--project",
+            w.project,
+            "--wait-timeout",
+            "100",
+          ],
+          "",
+          ["--json"],
+        );
         const id = await pendingId(w);
         plant(resultPath(w, id));
         const r = await withRunner(w, async () => await waiting.done);
