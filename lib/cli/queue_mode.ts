@@ -9,6 +9,7 @@
 import type { JsonObject } from "../canonical.ts";
 import { KEY_ENV, keyDir, readRunnerPublicText, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
+import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { sealPublicFromPem } from "../crypto/seal.ts";
 import { QueueError, UsageError } from "../errors.ts";
@@ -106,8 +107,9 @@ export function queueNeeds(ctx: Ctx): Needs {
         : []),
     ],
     write: [p.queue],
-    // The names the acting commands read at start (no key is taken from them in queue mode).
-    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
+    // The names the acting commands read at start (no key is taken from them in queue mode);
+    // `apply` declares the waiver key's too, which it would refuse NOT_CAPABLE without.
+    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, WAIVER_KEY_ENV],
     sys: ["uid"],
   };
 }

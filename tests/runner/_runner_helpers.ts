@@ -252,6 +252,40 @@ export async function cliWithStdin(w: World, args: string[], input: string): Pro
   };
 }
 
+/**
+ * Runs `agentteams <words...>` with exactly the flags `agentteams permissions <words...>` prints
+ * (started now, awaited by the caller), `input` on stdin.
+ */
+export async function underPrinted(
+  w: World,
+  words: string[],
+  input = "",
+  extra: string[] = [],
+): Promise<{ done: Promise<RunResult> }> {
+  const args = [...await permissionsArgs(w, words), ...extra];
+  const child = new Deno.Command(DENO, {
+    args,
+    cwd: w.dir,
+    clearEnv: true,
+    env: worldEnv(w),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(120_000),
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(enc.encode(input));
+  await writer.close();
+  return {
+    done: child.output().then((o) => ({
+      code: o.code,
+      signal: o.signal,
+      stdout: dec.decode(o.stdout),
+      stderr: dec.decode(o.stderr),
+    })),
+  };
+}
+
 /** Starts a CLI process in the world without waiting (two waiters at once, a waiter to forge). */
 export function spawnCli(w: World, args: string[]): Promise<RunResult> {
   return runCli(args, { env: w.env, cwd: w.dir, hangGuardMs: 120_000 });

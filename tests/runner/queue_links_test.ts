@@ -16,7 +16,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { DENO, type RunResult, sha256 } from "../_helpers/mod.ts";
+import { sha256 } from "../_helpers/mod.ts";
 import { withWorld, type World } from "../e2e/_run_helpers.ts";
 import { queuePaths } from "../../lib/queue/paths.ts";
 import { DECISIONS_REL } from "../../lib/authz/paths.ts";
@@ -24,54 +24,16 @@ import {
   handRequest,
   names,
   openAs,
-  permissionsArgs,
   present,
   resultOf,
   resultPath,
   runnerBrief,
   startRunner,
+  underPrinted,
   until,
   verifyDirect,
   withRunner,
-  worldEnv,
 } from "./_runner_helpers.ts";
-
-const enc = new TextEncoder();
-const dec = new TextDecoder();
-
-/**
- * Runs `agentteams <words...>` with exactly the flags `agentteams permissions <words...>` prints
- * (started now, awaited by the caller), `input` on stdin.
- */
-async function underPrinted(
-  w: World,
-  words: string[],
-  input = "",
-  extra: string[] = [],
-): Promise<{ done: Promise<RunResult> }> {
-  const args = [...await permissionsArgs(w, words), ...extra];
-  const child = new Deno.Command(DENO, {
-    args,
-    cwd: w.dir,
-    clearEnv: true,
-    env: worldEnv(w),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(120_000),
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(enc.encode(input));
-  await writer.close();
-  return {
-    done: child.output().then((o) => ({
-      code: o.code,
-      signal: o.signal,
-      stdout: dec.decode(o.stdout),
-      stderr: dec.decode(o.stderr),
-    })),
-  };
-}
 
 /** The files a planted link aims at: the ledger key, the ledger, the decision log. */
 function targets(w: World): Record<string, string> {
