@@ -23,7 +23,6 @@ import {
   handRequest,
   names,
   openAs,
-  present,
   resultCode,
   resultOf,
   runnerBrief,
