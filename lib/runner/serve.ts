@@ -16,6 +16,7 @@ import { type Env, homeFrom } from "../env.ts";
 import { FsSafetyError, QueueError, refusalCode } from "../errors.ts";
 import { join, resolve } from "../fs/path.ts";
 import {
+  checkPin,
   claimName,
   type DirPin,
   listNames,
@@ -367,10 +368,11 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
     return await serveLocked(opts, now, () => locked = true);
   } catch (e) {
     // A runner that stops itself says why in its status, so waiting clients are told at once
-    // (not after their timeout). Never over another runner's status (RUNNER_RUNNING), and
-    // before the lock only where no live runner beats.
-    if (!(e instanceof QueueError && e.code === "RUNNER_RUNNING")) {
-      await reportStop(queuePaths(opts.root), e, now(), locked, opts.version);
+    // (not after their timeout). Once it holds the lock it says so itself, before releasing
+    // it; a refusal before the lock is said only where no live runner beats, and never over
+    // another runner's status (RUNNER_RUNNING).
+    if (!locked && !(e instanceof QueueError && e.code === "RUNNER_RUNNING")) {
+      await reportStop(queuePaths(opts.root), e, now(), false, opts.version);
     }
     throw e;
   }
@@ -433,10 +435,18 @@ async function serveLocked(
   ensureRunnerDirs(paths);
   const lock = await takeRunnerLock(paths.lock, Deno.pid);
   onLocked();
-  const dirs = pinnedDirs(paths);
+  let dirs: Pinned;
+  try {
+    dirs = pinnedDirs(paths);
+  } catch (e) {
+    await reportStop(paths, e, now(), true, opts.version);
+    lock.release();
+    throw e;
+  }
   const wake = new Wake([paths.requests, paths.mcpRequests]);
   let beat: ReturnType<typeof setInterval> | null = null;
   let cleanStop = false;
+  let stoppedBy: { e: unknown } | null = null;
   try {
     const seal = await runnerSealPair(opts.env);
     const pinAt = pinPaths(root, briefPath, confinedFilePath(Deno.realPathSync(root), home));
@@ -474,7 +484,7 @@ async function serveLocked(
     let serving: string | null = null;
     const checkDirs = () => {
       checkRunnerDirs(paths);
-      for (const d of Object.values(dirs) as DirPin[]) unsafeAsQueue(() => listNames(d));
+      for (const d of Object.values(dirs) as DirPin[]) unsafeAsQueue(() => checkPin(d));
     };
     const status = () =>
       unsafeAsQueue(() =>
@@ -609,9 +619,14 @@ async function serveLocked(
     }
     cleanStop = true;
     return { served, refused, strays, interrupted, stopped: "signal" };
+  } catch (e) {
+    stoppedBy = { e };
+    throw e;
   } finally {
     if (beat !== null) clearInterval(beat);
     wake.close();
+    // Said while the lock is still held, so no runner started after this one is overwritten.
+    if (stoppedBy !== null) await reportStop(paths, stoppedBy.e, now(), true, opts.version);
     // A clean stop says so: the liveness file goes, so the CLI does not wait on a runner gone.
     // A runner that stops itself leaves its stopped status instead (serve's catch writes it).
     if (cleanStop) {
