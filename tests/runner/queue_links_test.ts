@@ -12,7 +12,11 @@
  * - a hard link to the key file, a FIFO or a directory at a pending request's result name: the
  *   waiter reads none of them (the key's bytes never reach it), the runner's rename replaces the
  *   link or FIFO (whose target keeps its bytes) and the waiter gets the real result; a directory
- *   there is refused and recorded (`runner-result-refused`) and the runner keeps serving.
+ *   there is refused and recorded (`runner-result-refused`) and the runner keeps serving;
+ * - requests/ swapped for a link (to a folder holding a valid request) while the runner serves:
+ *   it stops with QUEUE_UNSAFE_PATH, says so in its status, and neither serves nor moves the
+ *   request in the link's target (the instant between the check and the rename is driven in
+ *   tests/fs/session_dir_test.ts, where a hook stands the swap there).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -22,6 +26,7 @@ import { queuePaths } from "../../lib/queue/paths.ts";
 import { DECISIONS_REL } from "../../lib/authz/paths.ts";
 import {
   handRequest,
+  makeRequest,
   names,
   openAs,
   present,
@@ -301,6 +306,47 @@ Deno.test("a hard link to the key, a FIFO or a directory at a pending request's 
       });
       Deno.removeSync(resultPath(w, req.id), { recursive: true });
     });
+    await verifyDirect(w);
+  });
+});
+
+Deno.test("requests/ swapped for a link while the runner serves: it stops (QUEUE_UNSAFE_PATH, said in its status); the request in the link's target is neither served nor moved", async () => {
+  await withWorld("rq-requests-swapped", { brief: runnerBrief }, async (w) => {
+    await w.dispatchBeforeBriefChanged("worker");
+    const q = queuePaths(w.project);
+    const runner = await startRunner(w);
+    const rows0 = rows(w).length;
+    const elsewhere = join(w.scratch, "elsewhere");
+    const aside = join(w.scratch, "requests-aside");
+    let moved = false;
+    try {
+      // Served first: the loop is up.
+      const first = await handRequest(w, { kind: "verify-ledger" });
+      assert.equal((await openAs(w, first, await resultOf(w, first.id))).body.ok, true);
+      // A valid request waits in another folder; requests/ becomes a link to it.
+      Deno.mkdirSync(elsewhere);
+      const bait = await makeRequest({ kind: "verify-ledger" });
+      Deno.writeFileSync(join(elsewhere, `${bait.id}.json`), bait.bytes);
+      const baitBytes = Deno.readFileSync(join(elsewhere, `${bait.id}.json`));
+      Deno.renameSync(q.requests, aside);
+      moved = true;
+      Deno.symlinkSync(elsewhere, q.requests);
+      const s = await runner.exited;
+      assert.equal(s.code, 1, runner.stderr());
+      assert.match(runner.stderr(), /QUEUE_UNSAFE_PATH/);
+      assert.deepEqual(Deno.readFileSync(join(elsewhere, `${bait.id}.json`)), baitBytes);
+      assert.deepEqual(names(elsewhere), [`${bait.id}.json`]);
+      assert.ok(!rows(w).slice(rows0).some((x) => x.id === bait.id), "a row names the bait");
+      assert.equal(present(resultPath(w, bait.id)), false);
+      const st = JSON.parse(Deno.readTextFileSync(q.runnerJson));
+      assert.equal(st.stopped?.code, "QUEUE_UNSAFE_PATH", JSON.stringify(st));
+    } finally {
+      await runner.kill9();
+      if (moved) {
+        Deno.removeSync(q.requests);
+        Deno.renameSync(aside, q.requests);
+      }
+    }
     await verifyDirect(w);
   });
 });
