@@ -386,7 +386,10 @@ export class QueueError extends AgentTeamsError {
       | "NO_RUNNER"
       | "RESULT_NOT_AUTHENTIC"
       | "RESULT_TOO_LARGE"
-      | "PREFLIGHT_FAILED",
+      | "PREFLIGHT_FAILED"
+      | "REQUEST_EXPIRED"
+      | "REQUEST_NOT_QUEUED"
+      | "RUNNER_STOPPED",
     message: string,
     options?: ErrorOptions,
   ) {

@@ -299,8 +299,19 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     words: ["submit"],
     summary: "queue an artifact for the runner; prints its id and the ticket `wait` needs",
+    help: "The request carries a deadline: --wait-timeout S (default 120) plus 30 s from now. A\n" +
+      "runner that has not claimed it by then refuses it (REQUEST_EXPIRED) instead of acting\n" +
+      "for a waiter long gone. `agentteams cancel ID` withdraws it sooner.",
     positionals: [{ name: "FILE", required: true }],
-    flags: [{ name: "dry-run", kind: "bool", help: "the runner checks only; changes nothing" }],
+    flags: [
+      { name: "dry-run", kind: "bool", help: "the runner checks only; changes nothing" },
+      {
+        name: "wait-timeout",
+        kind: "string",
+        value: "S",
+        help: "how long the caller will wait (default 120): the request expires 30 s after",
+      },
+    ],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
     built: true,
     needs: async (ctx) => {
@@ -315,17 +326,40 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     words: ["wait"],
     summary: "wait for a queued request's result (the ticket `submit` printed, on stdin)",
+    help: "Without a result in time, or when the runner stopped itself (its status says why),\n" +
+      "the request is withdrawn if no runner has claimed it yet; the refusal says which.",
     positionals: [{ name: "ID", required: true }],
-    flags: [{
-      name: "timeout",
-      kind: "string",
-      value: "S",
-      help: "give up after this many seconds (default 120)",
-    }],
+    flags: [
+      {
+        name: "wait-timeout",
+        kind: "string",
+        value: "S",
+        help: "give up after this many seconds (default 120)",
+      },
+      {
+        name: "timeout",
+        kind: "string",
+        value: "S",
+        help: "the earlier spelling of --wait-timeout",
+      },
+    ],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
     built: true,
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).wait(ctx),
+  },
+  {
+    words: ["cancel"],
+    summary: "withdraw a queued request no runner has claimed yet (nothing acts on it)",
+    help: "Removes .agentteams-queue/requests/<ID>.json (or mcp-requests/), the entry itself,\n" +
+      "never what it points to. A request a runner claimed already is being served: see its\n" +
+      "rows with `agentteams ledger show`.",
+    positionals: [{ name: "ID", required: true }],
+    flags: [],
+    env: [],
+    built: true,
+    needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).cancelNeeds(ctx),
+    run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).cancel(ctx),
   },
   {
     words: ["waiver", "issue"],

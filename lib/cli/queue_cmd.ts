@@ -3,21 +3,25 @@
  * that does other work between them. `submit` queues an artifact (a proposal becomes an
  * apply-proposal request, a command request a run-request) and prints its id and a ticket;
  * `wait` reads the ticket from stdin (never argv, which other processes can read), waits for the
- * result, checks it is the runner's, and prints it (JSON), exiting with its exit code.
+ * result, checks it is the runner's, and prints it (JSON), exiting with its exit code. `cancel`
+ * withdraws a queued request no runner has claimed yet.
  *
  * @module
  */
 import type { JsonObject } from "../canonical.ts";
 import { readRunnerPublicText } from "../crypto/keys.ts";
 import { sealPublicFromPem } from "../crypto/seal.ts";
-import { UsageError } from "../errors.ts";
+import { QueueError, UsageError } from "../errors.ts";
 import {
   fromTicket,
   resultOrRefusal,
   submitRequest,
   ticketOf,
   waitForResult,
+  withdrawRequest,
 } from "../queue/client.ts";
+import { isRequestId } from "../queue/paths.ts";
+import { REQUEST_GRACE_S } from "../queue/request.ts";
 import { artifactOf } from "./policy_ctx.ts";
 import { waitSeconds } from "./queue_mode.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -39,13 +43,29 @@ export async function submit(ctx: Ctx): Promise<Outcome> {
   const kind: "run-request" | "apply-proposal" = a.kind === "command-request"
     ? "run-request"
     : "apply-proposal";
-  const s = await submitRequest(ctx.project, { kind, artifact: a, dry_run: dryRun });
+  const waitS = waitSeconds(ctx);
+  const s = await submitRequest(
+    ctx.project,
+    { kind, artifact: a, dry_run: dryRun },
+    "orchestrator",
+    {
+      waitMs: waitS * 1000,
+      now: ctx.now(),
+    },
+  );
   const ticket = await ticketOf(s);
   ctx.note(
     `agentteams submit: queued ${s.id} (${kind}); wait for it with: agentteams wait ${s.id} ` +
-      "< the line above (the ticket opens this result only; keep it as you would the result)",
+      "< the line above (the ticket opens this result only; keep it as you would the result). " +
+      `A runner that has not claimed it by ${s.expires} (--wait-timeout ${waitS} s plus ` +
+      `${REQUEST_GRACE_S} s) refuses it, REQUEST_EXPIRED; withdraw it sooner with: ` +
+      `agentteams cancel ${s.id}`,
   );
-  return { exit: 0, text: `${s.id} ${ticket}`, json: { ok: true, id: s.id, kind, ticket } };
+  return {
+    exit: 0,
+    text: `${s.id} ${ticket}`,
+    json: { ok: true, id: s.id, kind, ticket, expires: s.expires ?? null },
+  };
 }
 
 async function readStdinLine(): Promise<string> {
@@ -90,11 +110,27 @@ export async function wait(ctx: Ctx): Promise<Outcome> {
   } else if (id === "-") {
     throw new UsageError("USAGE", "wait -: stdin must carry the line submit printed (ID TICKET)");
   }
-  const s = await fromTicket(id, ticket);
+  if (ticket === "") {
+    throw new UsageError(
+      "USAGE",
+      `wait ${id}: stdin is empty; give it the ticket (or the whole line) submit printed`,
+    );
+  }
+  let s;
+  try {
+    s = await fromTicket(id, ticket);
+  } catch (e) {
+    // A malformed id or ticket is the command line's to fix, as every usage error (exit 2).
+    if (e instanceof QueueError && e.code === "REQUEST_INVALID") {
+      throw new UsageError("USAGE", `wait ${id}: ${e.message}`);
+    }
+    throw e;
+  }
   const runnerPublic = await sealPublicFromPem(readRunnerPublicText(ctx.env));
   const opened = await waitForResult(ctx.project, s, {
-    timeoutMs: waitSeconds(ctx, "timeout") * 1000,
+    timeoutMs: waitSeconds(ctx) * 1000,
     runnerPublic,
+    note: ctx.note,
   });
   const r: JsonObject = resultOrRefusal(opened);
   return {
@@ -102,4 +138,39 @@ export async function wait(ctx: Ctx): Promise<Outcome> {
     text: JSON.stringify(r, null, 2),
     json: { ok: opened.body.ok, id, kind: opened.body.kind, result: r },
   };
+}
+
+/**
+ * Runs `cancel ID`: withdraws a queued request that no runner has claimed yet (from either
+ * channel). Nothing acts on a withdrawn request; one already claimed is being served.
+ *
+ * @throws {UsageError} `USAGE` for a malformed id; {QueueError} `REQUEST_NOT_QUEUED`
+ * @example
+ * ```ts
+ * import { cancel } from "./queue_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams cancel <id>` for a request still queued
+ * (await cancel(ctx)).exit; // 0
+ * ```
+ */
+export function cancel(ctx: Ctx): Promise<Outcome> {
+  const id = String(ctx.parsed.positionals.ID);
+  if (!isRequestId(id)) {
+    throw new UsageError("USAGE", `cancel: ${id} is not a request id (32 lower-case hex)`);
+  }
+  const withdrawn = withdrawRequest(ctx.project, id, "orchestrator") ||
+    withdrawRequest(ctx.project, id, "mcp");
+  if (!withdrawn) {
+    throw new QueueError(
+      "REQUEST_NOT_QUEUED",
+      `request ${id} is not queued in ${ctx.project}: a runner claimed it already (it acts on ` +
+        "it; see agentteams ledger show), or it was served, withdrawn or never queued",
+      { details: { id } },
+    );
+  }
+  return Promise.resolve({
+    exit: 0,
+    text: `withdrew request ${id}: nothing will act on it`,
+    json: { ok: true, id, withdrawn: true },
+  });
 }

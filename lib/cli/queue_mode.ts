@@ -9,6 +9,7 @@
 import type { JsonObject } from "../canonical.ts";
 import { KEY_ENV, keyDir, readRunnerPublicText, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
+import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { sealPublicFromPem } from "../crypto/seal.ts";
 import { QueueError, UsageError } from "../errors.ts";
@@ -46,9 +47,10 @@ export const queueReason: (ctx: Ctx) => Promise<string | null> = perInvocation((
 );
 
 /**
- * The seconds of `--wait-timeout` (default 120).
+ * The seconds of `--wait-timeout` (default 120); `wait` also takes the earlier spelling
+ * `--timeout`, as an alias (not both).
  *
- * @throws {UsageError} `USAGE` for anything but a whole number from 1 to 86400
+ * @throws {UsageError} `USAGE` for anything but a whole number from 1 to 86400, or both spellings
  * @example
  * ```ts
  * import { waitSeconds } from "./queue_mode.ts";
@@ -57,9 +59,19 @@ export const queueReason: (ctx: Ctx) => Promise<string | null> = perInvocation((
  * waitSeconds(ctx); // 5
  * ```
  */
-export function waitSeconds(ctx: Ctx, flag = "wait-timeout"): number {
+export function waitSeconds(ctx: Ctx): number {
+  const given = (["wait-timeout", "timeout"] as const).filter((f) =>
+    ctx.parsed.flags[f] !== undefined
+  );
+  if (given.length === 0) return DEFAULT_WAIT_S;
+  if (given.length > 1) {
+    throw new UsageError(
+      "USAGE",
+      "--timeout is the earlier spelling of --wait-timeout: give one of them",
+    );
+  }
+  const flag = given[0];
   const v = ctx.parsed.flags[flag];
-  if (v === undefined) return DEFAULT_WAIT_S;
   if (typeof v !== "string" || !/^[0-9]+$/.test(v) || Number(v) < 1 || Number(v) > 86400) {
     throw new UsageError("USAGE", `--${flag} takes whole seconds from 1 to 86400, got ${v}`);
   }
@@ -95,10 +107,27 @@ export function queueNeeds(ctx: Ctx): Needs {
         : []),
     ],
     write: [p.queue],
-    // The names the acting commands read at start (no key is taken from them in queue mode).
-    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
+    // The names the acting commands read at start (no key is taken from them in queue mode);
+    // `apply` declares the waiver key's too, which it would refuse NOT_CAPABLE without.
+    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, WAIVER_KEY_ENV],
     sys: ["uid"],
   };
+}
+
+/**
+ * What `cancel` needs: the queue folder (to find and remove the request), nothing else.
+ *
+ * @example
+ * ```ts
+ * import { cancelNeeds } from "./queue_mode.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // project /p
+ * cancelNeeds(ctx).write; // ["/p/.agentteams-queue"]
+ * ```
+ */
+export function cancelNeeds(ctx: Ctx): Needs {
+  const p = queuePaths(ctx.project);
+  return { ...NO_NEEDS, read: [p.queue], write: [p.queue] };
 }
 
 /**
@@ -109,11 +138,13 @@ export function queueNeeds(ctx: Ctx): Needs {
  * import { modeNeeds } from "./queue_mode.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // project /p
- * modeNeeds(ctx).read.includes("/p/.agentteams-status/runner.json"); // true
+ * modeNeeds(ctx).read.includes("/p/.agentteams-status"); // true
  * ```
  */
 export function modeNeeds(ctx: Ctx): Needs {
-  return { ...NO_NEEDS, read: [...briefReads(ctx), queuePaths(ctx.project).runnerJson] };
+  // The status folder itself: its liveness file is read through the pinned folder (never
+  // following what a session put there), which takes an lstat of the folder.
+  return { ...NO_NEEDS, read: [...briefReads(ctx), queuePaths(ctx.project).status] };
 }
 
 /**
@@ -141,7 +172,10 @@ export async function relay(ctx: Ctx, request: OutgoingRequest): Promise<JsonObj
   const client = await loadCode(() => import("../queue/client.ts"));
   let s;
   try {
-    s = await client.submitRequest(ctx.project, request);
+    s = await client.submitRequest(ctx.project, request, "orchestrator", {
+      waitMs: timeoutMs,
+      now: ctx.now(),
+    });
   } catch (e) {
     // A brief that cannot be read puts the project in queue mode; with no runner to queue for,
     // the brief's own refusal says what to mend (still nothing acts directly).
@@ -157,7 +191,7 @@ export async function relay(ctx: Ctx, request: OutgoingRequest): Promise<JsonObj
   }
   const runnerPublic = await sealPublicFromPem(readRunnerPublicText(ctx.env));
   return client.resultOrRefusal(
-    await client.waitForResult(ctx.project, s, { timeoutMs, runnerPublic }),
+    await client.waitForResult(ctx.project, s, { timeoutMs, runnerPublic, note: ctx.note }),
   );
 }
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { serve } from "../runner/serve.ts";
+import { serve, type ServeReport } from "../runner/serve.ts";
 import { briefFlagPath } from "./needs.ts";
 import { teamDirOf } from "./authz_common.ts";
 import { VERSION } from "./version.ts";
@@ -18,7 +18,7 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * import { serveCmd } from "./serve_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams serve --once` with nothing queued
- * (await serveCmd(ctx)).text; // "served 0 requests (0 refused, 0 interrupted reported)"
+ * (await serveCmd(ctx)).text; // "answered 0 requests (0 served, 0 refused); ..."
  * ```
  */
 export async function serveCmd(ctx: Ctx): Promise<Outcome> {
@@ -38,13 +38,30 @@ export async function serveCmd(ctx: Ctx): Promise<Outcome> {
       signal: stop.signal,
       now: ctx.now,
     });
-    return {
-      exit: 0,
-      text: `served ${r.served} requests (${r.refused} refused, ${r.interrupted} interrupted ` +
-        "reported)",
-      json: { ok: true, ...r },
-    };
+    return { exit: 0, text: serveSummary(r), json: { ok: true, ...r } };
   } finally {
     for (const s of signals) Deno.removeSignalListener(s, onSignal);
   }
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * The line `serve` ends with: every request answered, split into served and refused (expired
+ * and invalid ones included), the names that were no request's, and the interrupted ones
+ * reported. Pure.
+ *
+ * @example
+ * ```ts
+ * import { serveSummary } from "./serve_cmd.ts";
+ * serveSummary({ served: 1, refused: 1, strays: 0, interrupted: 0, stopped: "once" });
+ * // "answered 2 requests (1 served, 1 refused); 0 names not requests recorded; 0 interrupted requests reported"
+ * ```
+ */
+export function serveSummary(r: ServeReport): string {
+  return `answered ${plural(r.served + r.refused, "request", "requests")} (${r.served} served, ` +
+    `${r.refused} refused); ${plural(r.strays, "name not a request", "names not requests")} ` +
+    `recorded; ${plural(r.interrupted, "interrupted request", "interrupted requests")} reported`;
 }

@@ -240,6 +240,50 @@ export async function openSealed(input: OpenInput): Promise<Uint8Array | null> {
   }
 }
 
+/** The HKDF info prefix of an acknowledgement token. */
+export const ACK_INFO = "agentteams-result-ack-v1";
+
+/**
+ * The acknowledgement token of one result: 32 bytes (hex) from HKDF-SHA-256 over the static
+ * X25519 share of the waiter's ephemeral key and the runner's static key, bound to both public
+ * keys and the context (the result's id and its request's digest). The waiter computes it with
+ * its private key and the runner's public key, the runner with its static private key and the
+ * request's `reply_key`; nobody else can, so an ack planted for another waiter's id is told apart.
+ *
+ * @example
+ * ```ts
+ * import { ackToken, generateSealPair } from "./seal.ts";
+ * const runner = await generateSealPair();
+ * const waiter = await generateSealPair();
+ * const a = await ackToken(waiter.privateKey, runner.publicRaw,
+ *   { waiter: waiter.publicRaw, runner: runner.publicRaw }, "id:sha");
+ * const b = await ackToken(runner.privateKey, waiter.publicRaw,
+ *   { waiter: waiter.publicRaw, runner: runner.publicRaw }, "id:sha");
+ * a === b; // true
+ * ```
+ */
+export async function ackToken(
+  own: CryptoKey,
+  peer: Uint8Array,
+  keys: { waiter: Uint8Array; runner: Uint8Array },
+  context: string,
+): Promise<string> {
+  const ikm = await crypto.subtle.importKey(
+    "raw",
+    Uint8Array.from(await share(own, peer)),
+    "HKDF",
+    false,
+    ["deriveBits"],
+  );
+  const info = concat(enc.encode(ACK_INFO + "\0"), keys.waiter, keys.runner, enc.encode(context));
+  const bits = await crypto.subtle.deriveBits(
+    { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(32), info },
+    ikm,
+    256,
+  );
+  return new Uint8Array(bits).toHex();
+}
+
 const PRIVATE_LABEL = "PRIVATE KEY";
 const PUBLIC_LABEL = "PUBLIC KEY";
 

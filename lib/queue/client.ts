@@ -8,12 +8,19 @@
  */
 import type { JsonObject } from "../canonical.ts";
 import { sha256Hex } from "../crypto/hash.ts";
-import { generateSealPair, publicB64, type SealPair, unb64 } from "../crypto/seal.ts";
-import { type ExitCode, QueueError, RelayedError } from "../errors.ts";
-import { fillNewFileSync } from "../fs/atomic_write.ts";
-import { join } from "../fs/path.ts";
-import { readRegularFileSync } from "../fs/safe_read.ts";
-import { isQueueDir } from "./dirs.ts";
+import { ackToken, generateSealPair, publicB64, type SealPair, unb64 } from "../crypto/seal.ts";
+import { type ExitCode, FsSafetyError, QueueError, RelayedError } from "../errors.ts";
+import {
+  createNewIn,
+  type DirPin,
+  inPinnedDir,
+  NameRefused,
+  pinDir,
+  readNameWithin,
+  removeIn,
+} from "../fs/session_dir.ts";
+import { readStatusIn, type RunnerStop } from "./liveness.ts";
+import { REQUEST_GRACE_S } from "./request.ts";
 import {
   type Channel,
   channelDir,
@@ -22,7 +29,7 @@ import {
   queuePaths,
   tempNameOf,
 } from "./paths.ts";
-import { MAX_RESULT_BYTES, type OpenedResult, openResult } from "./result.ts";
+import { contextOf, MAX_RESULT_BYTES, type OpenedResult, openResult } from "./result.ts";
 import type { QueueRequestT } from "./request.ts";
 
 /** A request as the CLI gives it (the reply key is added here). */
@@ -34,6 +41,41 @@ export interface Submitted {
   readonly id: string;
   readonly pair: SealPair;
   readonly requestSha256: string;
+  /** Its channel (where it was queued, and where `cancel` finds it). */
+  readonly channel?: Channel;
+  /** When the runner stops serving it (REQUEST_EXPIRED after), when it carries a deadline. */
+  readonly expires?: string;
+}
+
+/**
+ * Pins a queue folder a session can write, or null when missing; anything but a real directory
+ * is `QUEUE_UNSAFE_PATH`.
+ *
+ * @throws {QueueError} `QUEUE_UNSAFE_PATH`
+ * @example
+ * ```ts
+ * import { pinQueueDir } from "./client.ts";
+ * pinQueueDir("/nonexistent-4c1"); // null
+ * ```
+ */
+export function pinQueueDir(dir: string): DirPin | null {
+  try {
+    return pinDir(dir);
+  } catch (e) {
+    if (e instanceof FsSafetyError) throw unsafe(e);
+    throw e;
+  }
+}
+
+function unsafe(e: FsSafetyError): QueueError {
+  return new QueueError("QUEUE_UNSAFE_PATH", e.message, { details: e.details });
+}
+
+/** Options of {@link submitRequest}. */
+export interface SubmitOptions {
+  /** How long the waiter waits (ms): the request expires that long plus the grace from now. */
+  readonly waitMs?: number;
+  readonly now?: Date;
 }
 
 /**
@@ -51,10 +93,12 @@ export async function submitRequest(
   root: string,
   request: OutgoingRequest,
   channel: Channel = "orchestrator",
+  opts: SubmitOptions = {},
 ): Promise<Submitted> {
   const paths = queuePaths(root);
   const dir = channelDir(paths, channel);
-  if (!isQueueDir(dir)) {
+  const pin = pinQueueDir(dir);
+  if (pin === null) {
     throw new QueueError(
       "NO_RUNNER",
       `there is no queue at ${dir}: start the runner outside every agent session ` +
@@ -63,18 +107,58 @@ export async function submitRequest(
   }
   const pair = await generateSealPair();
   const id = newRequestId();
+  const expires = opts.waitMs === undefined ? undefined : new Date(
+    (opts.now ?? new Date()).getTime() + opts.waitMs + REQUEST_GRACE_S * 1000,
+  ).toISOString();
   const bytes = new TextEncoder().encode(
-    JSON.stringify({ ...request, reply_key: publicB64(pair.publicRaw) }),
+    JSON.stringify({
+      ...request,
+      reply_key: publicB64(pair.publicRaw),
+      ...(expires !== undefined ? { expires } : {}),
+    }),
   );
-  const tmp = join(dir, tempNameOf(id));
-  const f = Deno.openSync(tmp, { write: true, createNew: true, mode: 0o600 });
   try {
-    fillNewFileSync(f, tmp, bytes, 0o600);
-  } finally {
-    f.close();
+    createNewIn(pin, tempNameOf(id), bytes, 0o600);
+    inPinnedDir(pin, (at) => Deno.renameSync(at(tempNameOf(id)), at(`${id}.json`)));
+  } catch (e) {
+    if (e instanceof FsSafetyError) throw unsafe(e);
+    throw e;
   }
-  Deno.renameSync(tmp, join(dir, `${id}.json`));
-  return { id, pair, requestSha256: sha256Hex(bytes) };
+  return {
+    id,
+    pair,
+    requestSha256: sha256Hex(bytes),
+    channel,
+    ...(expires !== undefined ? { expires } : {}),
+  };
+}
+
+/**
+ * Withdraws a queued request the runner has not claimed: its file is removed (the entry itself,
+ * never followed). True when it was withdrawn, false when it was not there (claimed, served,
+ * withdrawn before, or never queued).
+ *
+ * @throws {QueueError} `QUEUE_UNSAFE_PATH` (the folder, or a directory at the name)
+ * @example
+ * ```ts
+ * import { withdrawRequest } from "./client.ts";
+ * withdrawRequest("/nonexistent-4c1", "0".repeat(32)); // false
+ * ```
+ */
+export function withdrawRequest(
+  root: string,
+  id: string,
+  channel: Channel = "orchestrator",
+): boolean {
+  if (!isRequestId(id)) throw new QueueError("REQUEST_INVALID", `${id} is not a request id`);
+  const pin = pinQueueDir(channelDir(queuePaths(root), channel));
+  if (pin === null) return false;
+  try {
+    return removeIn(pin, `${id}.json`);
+  } catch (e) {
+    if (e instanceof FsSafetyError) throw unsafe(e);
+    throw e;
+  }
 }
 
 /**
@@ -132,13 +216,34 @@ export interface WaitOptions {
   readonly timeoutMs: number;
   /** The runner's static public key (raw), from the operator's key dir. */
   readonly runnerPublic: Uint8Array;
+  /** Lines for the person waiting (stderr): what was refused on the way, never followed. */
+  readonly note?: (line: string) => void;
+}
+
+/** What the waiter says became of its request when it stops waiting without a result. */
+function fate(root: string, s: Submitted): string {
+  let withdrawn: boolean;
+  try {
+    withdrawn = withdrawRequest(root, s.id, s.channel ?? "orchestrator");
+  } catch (e) {
+    return `request ${s.id} could not be withdrawn (${(e as Error).message})` +
+      (s.expires !== undefined ? `; a runner refuses it after ${s.expires} (REQUEST_EXPIRED)` : "");
+  }
+  if (withdrawn) return `request ${s.id} was withdrawn: nothing will act on it`;
+  return `request ${s.id} was already claimed by a runner, which acts on it (or reports it ` +
+    "RUNNER_INTERRUPTED at its next start); see its rows: agentteams ledger show";
 }
 
 /**
  * Waits for a request's result, opens it (refusing one that is not authentic), and acknowledges
- * it (the runner then deletes it).
+ * it with its token (the runner then deletes it). Everything it reads of the session-writable
+ * result and status folders, and the ack it creates, goes through lib/fs/session_dir.ts: a link,
+ * hard link, FIFO or directory at a name is refused, never followed. Without a result in time, or
+ * when the runner's status says it stopped itself, the request is withdrawn if no runner has
+ * claimed it yet, and the refusal says which it was.
  *
- * @throws {QueueError} `NO_RUNNER` (no result within the timeout), `RESULT_NOT_AUTHENTIC`
+ * @throws {QueueError} `NO_RUNNER` (no result within the timeout), `RUNNER_STOPPED` (the runner
+ *   stopped itself; its reason named), `RESULT_NOT_AUTHENTIC`, `QUEUE_UNSAFE_PATH`
  * @example
  * ```ts
  * import { submitRequest, waitForResult } from "./client.ts";
@@ -154,42 +259,63 @@ export async function waitForResult(
   opts: WaitOptions,
 ): Promise<OpenedResult> {
   const paths = queuePaths(root);
-  const path = join(paths.results, `${s.id}.json`);
+  const name = `${s.id}.json`;
   const deadline = Date.now() + opts.timeoutMs;
+  let results = pinQueueDir(paths.results);
+  const status = pinQueueDir(paths.status);
   let watcher: Deno.FsWatcher | null = null;
   try {
-    if (isQueueDir(paths.results)) watcher = Deno.watchFs(paths.results, { recursive: false });
-  } catch (e) {
-    if (e instanceof QueueError) throw e;
+    if (results !== null) watcher = Deno.watchFs(paths.results, { recursive: false });
+  } catch {
     watcher = null; // the poll serves
   }
   const nextEvent = eventWaiter(watcher?.[Symbol.asyncIterator]());
+  const refused = new Set<string>();
   try {
     while (true) {
-      let text: string | null = null;
-      try {
-        const { bytes } = readRegularFileSync(path, { maxBytes: MAX_RESULT_BYTES, what: "result" });
-        text = new TextDecoder().decode(bytes);
-      } catch (e) {
-        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      results ??= pinQueueDir(paths.results);
+      let bytes: Uint8Array | null = null;
+      if (results !== null) {
+        try {
+          bytes = await readNameWithin(results, name, MAX_RESULT_BYTES);
+        } catch (e) {
+          if (!(e instanceof NameRefused)) {
+            if (e instanceof FsSafetyError) throw unsafe(e);
+            throw e;
+          }
+          // Planted where the runner's result goes: never followed; the runner's rename
+          // replaces it, so waiting goes on.
+          if (!refused.has(e.message)) {
+            refused.add(e.message);
+            opts.note?.(`agentteams: ${e.message}`);
+          }
+        }
       }
-      if (text !== null) {
-        const opened = await openResult(text, {
+      if (bytes !== null) {
+        const opened = await openResult(new TextDecoder().decode(bytes), {
           id: s.id,
           requestBytesSha256: s.requestSha256,
           own: s.pair,
           runnerPublic: opts.runnerPublic,
         });
-        acknowledge(root, s.id);
+        await acknowledge(root, s, opts);
         return opened;
+      }
+      const stop: RunnerStop | null = status === null ? null : await stoppedIn(status);
+      if (stop !== null) {
+        throw new QueueError(
+          "RUNNER_STOPPED",
+          `the runner stopped itself at ${stop.at} (${stop.code}: ${stop.message}); ` +
+            `${fate(root, s)}. Mend what it names and start it again (agentteams serve)`,
+          { details: { id: s.id, stopped: stop.code } },
+        );
       }
       const left = deadline - Date.now();
       if (left <= 0) {
         throw new QueueError(
           "NO_RUNNER",
-          `no runner answered within ${Math.round(opts.timeoutMs / 1000)} s: start it outside ` +
-            `every agent session (agentteams serve); request ${s.id} stays queued until a ` +
-            "runner serves it",
+          `no runner answered within ${Math.round(opts.timeoutMs / 1000)} s; ${fate(root, s)}. ` +
+            "Start the runner outside every agent session (agentteams serve) and run this again",
           { details: { id: s.id } },
         );
       }
@@ -199,6 +325,15 @@ export async function waitForResult(
     try {
       watcher?.close();
     } catch { /* closed */ }
+  }
+}
+
+/** The stop the runner's status file reports, or null (none, or unreadable: no claim made). */
+async function stoppedIn(status: DirPin): Promise<RunnerStop | null> {
+  try {
+    return (await readStatusIn(status))?.stopped ?? null;
+  } catch {
+    return null;
   }
 }
 
@@ -224,14 +359,49 @@ function eventWaiter(
     });
 }
 
-/** Creates the empty acknowledgement file for a read result. */
-function acknowledge(root: string, id: string): void {
-  const p = queuePaths(root);
+/**
+ * The acknowledgement token of a submitted request's result, as its waiter makes it (the runner
+ * makes the same from the request's reply key and its static private key).
+ *
+ * @example
+ * ```ts
+ * import { submitRequest, waiterAckToken } from "./client.ts";
+ * declare const runnerPublic: Uint8Array;
+ * const s = await submitRequest("/p", { kind: "verify-ledger" });
+ * (await waiterAckToken(s, runnerPublic)).length; // 64
+ * ```
+ */
+export async function waiterAckToken(s: Submitted, runnerPublic: Uint8Array): Promise<string> {
+  return await ackToken(
+    s.pair.privateKey,
+    runnerPublic,
+    { waiter: s.pair.publicRaw, runner: runnerPublic },
+    contextOf(s.id, s.requestSha256),
+  );
+}
+
+/**
+ * Creates the acknowledgement `acks/<id>` for a read result: created exclusively (anything a
+ * session put at the name, a symlink to the key file or the ledger included, refuses it and is
+ * never written through), holding the result's ack token, so only this waiter's ack lets the
+ * runner delete the result. A refused ack is said on `note`; the result then expires on its own.
+ */
+async function acknowledge(root: string, s: Submitted, opts: WaitOptions): Promise<void> {
+  const token = await waiterAckToken(s, opts.runnerPublic);
   try {
-    if (isQueueDir(p.acks)) {
-      Deno.writeFileSync(join(p.acks, id), new Uint8Array(), { mode: 0o644 });
+    const acks = pinQueueDir(queuePaths(root).acks);
+    if (acks === null) return;
+    createNewIn(acks, s.id, new TextEncoder().encode(token), 0o644);
+  } catch (e) {
+    if (e instanceof FsSafetyError || e instanceof QueueError) {
+      opts.note?.(
+        `agentteams: the acknowledgement was not written (${e.message}); the runner deletes the ` +
+          "result on its own later",
+      );
+      return;
     }
-  } catch { /* the result expires on its own */ }
+    throw e;
+  }
 }
 
 /**

@@ -82,6 +82,7 @@ function runnerDirs(p: QueuePaths): [string, number][] {
   return [
     [p.state, 0o700],
     [p.claimed, 0o700],
+    [p.ackClaimed, 0o700],
     [p.queue, 0o755],
     [p.requests, 0o755],
     [p.mcpRequests, 0o755],

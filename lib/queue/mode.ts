@@ -61,7 +61,7 @@ export async function queueModeReason(
   briefFlag: string | null,
   now: Date,
 ): Promise<string | null> {
-  if (liveRunner(queuePaths(root).runnerJson, now)) return "a runner serves this project";
+  if (await liveRunner(queuePaths(root).status, now)) return "a runner serves this project";
   let path: string;
   try {
     path = briefFlag !== null ? resolve(briefFlag) : await defaultBriefPath(root);

@@ -7,6 +7,7 @@
  * .agentteams-queue/mcp-requests/<id>.json  the tool-server channel (carries via_agent)
  * .agentteams-queue/acks/<id>               an empty file: the waiter has read its result
  * .agentteams/queue-claimed/<id>.json       a request the runner took (renamed here), 0700 dir
+ * .agentteams/acks-claimed/<id>             an ack the runner took to check it (renamed here)
  * .agentteams/runner.lock                   the runner's exclusive lock (never deleted)
  * .agentteams-status/runner.json            liveness: pid, version, start, beat, pinned hashes
  * .agentteams-status/results/<id>.json      results, sealed to their requester and MAC'd
@@ -29,6 +30,8 @@ export interface QueuePaths {
   readonly acks: string;
   readonly state: string;
   readonly claimed: string;
+  /** Acks moved here (renamed, never followed) before the runner reads them; 0700. */
+  readonly ackClaimed: string;
   readonly lock: string;
   readonly status: string;
   readonly results: string;
@@ -57,6 +60,7 @@ export function queuePaths(root: string): QueuePaths {
     acks: join(queue, "acks"),
     state,
     claimed: join(state, "queue-claimed"),
+    ackClaimed: join(state, "acks-claimed"),
     lock: join(state, "runner.lock"),
     status,
     results: join(status, "results"),

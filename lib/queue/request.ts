@@ -25,12 +25,25 @@ export const MCP_TIMEOUT_CAP_S = 120;
 const replyKey = z.string().regex(/^[A-Za-z0-9+/]{43}=$/, "a base64 X25519 public key (32 bytes)");
 const artifact = z.record(z.string(), z.unknown());
 const viaAgent = z.string().regex(SLUG_RE);
+/**
+ * When the waiter stops waiting, plus {@link REQUEST_GRACE_S}: a runner that claims the request
+ * later refuses it (`REQUEST_EXPIRED`) instead of acting for a waiter long gone. Optional, so a
+ * request written by an earlier client is still served.
+ */
+const expires = z.string().regex(
+  /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?Z$/,
+  "an ISO-8601 UTC time (YYYY-MM-DDTHH:MM:SS[.mmm]Z)",
+).optional();
+
+/** How long after its waiter stops waiting a request may still be served, in seconds. */
+export const REQUEST_GRACE_S = 30;
 
 /** `issue-dispatch`: a nonce for an agent the brief names. */
 export const IssueDispatchRequest = z.strictObject({
   kind: z.literal("issue-dispatch"),
   agent: z.string().regex(SLUG_RE),
   reply_key: replyKey,
+  expires,
 });
 /** `apply-proposal`: a change or deletion proposal. */
 export const ApplyProposalRequest = z.strictObject({
@@ -38,6 +51,7 @@ export const ApplyProposalRequest = z.strictObject({
   artifact,
   dry_run: z.boolean(),
   reply_key: replyKey,
+  expires,
 });
 /** `run-request`: a command request (on the tool-server channel with `via_agent`). */
 export const RunRequestRequest = z.strictObject({
@@ -46,11 +60,13 @@ export const RunRequestRequest = z.strictObject({
   dry_run: z.boolean().optional(),
   via_agent: viaAgent.optional(),
   reply_key: replyKey,
+  expires,
 });
 /** `verify-ledger`: the ledger, its head and the dispatch store, verified by the runner. */
 export const VerifyLedgerRequest = z.strictObject({
   kind: z.literal("verify-ledger"),
   reply_key: replyKey,
+  expires,
 });
 
 /** Any request. */
@@ -68,6 +84,22 @@ export type RequestKind = QueueRequestT["kind"];
 export const REQUEST_KINDS: readonly RequestKind[] = QueueRequest.options.map((o) =>
   o.shape.kind.value
 );
+
+/**
+ * Whether a request's deadline has passed at `now` (a request without one never expires). Pure.
+ *
+ * @example
+ * ```ts
+ * import { isExpired } from "./request.ts";
+ * isExpired({ expires: "2026-12-01T10:00:00Z" }, new Date("2026-12-01T10:00:01Z")); // true
+ * isExpired({}, new Date()); // false
+ * ```
+ */
+export function isExpired(req: { readonly expires?: string }, now: Date): boolean {
+  if (req.expires === undefined) return false;
+  const t = Date.parse(req.expires);
+  return !Number.isFinite(t) || t < now.getTime();
+}
 
 /**
  * The request's kind when it names a known one (for a refusal's result), else null.

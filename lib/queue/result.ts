@@ -43,8 +43,17 @@ export interface ResultFile extends ResultBody {
   readonly mac: string;
 }
 
-/** The context a box is bound to: the result's id and its request's bytes. */
-function contextOf(id: string, requestSha256: string): string {
+/**
+ * The context a result's box and its acknowledgement are bound to: the result's id and its
+ * request's bytes. Pure.
+ *
+ * @example
+ * ```ts
+ * import { contextOf } from "./result.ts";
+ * contextOf("i", "d"); // "i:d"
+ * ```
+ */
+export function contextOf(id: string, requestSha256: string): string {
   return `${id}:${requestSha256}`;
 }
 

@@ -13,10 +13,21 @@ import { keyDir, loadLedgerKey, runnerSealPair } from "../crypto/keys.ts";
 import { DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
 import { loadGrantedRoots } from "./granted.ts";
 import { type Env, homeFrom } from "../env.ts";
-import { QueueError } from "../errors.ts";
-import { atomicWriteFileSync } from "../fs/atomic_write.ts";
-import { lstatOrNullSync } from "../fs/entry.ts";
+import { FsSafetyError, QueueError, refusalCode } from "../errors.ts";
 import { join, resolve } from "../fs/path.ts";
+import {
+  checkPin,
+  claimName,
+  type DirPin,
+  listNames,
+  lstatName,
+  NameRefused,
+  pinDir,
+  removeIn,
+  replaceIn,
+} from "../fs/session_dir.ts";
+import { ackToken, type SealPair } from "../crypto/seal.ts";
+import { hexEqual } from "../crypto/hash.ts";
 import { appendRow } from "../ledger/append.ts";
 import { defaultBriefPath } from "../policy/brief.ts";
 import { lazyBackend } from "../sandbox/backend.ts";
@@ -24,18 +35,11 @@ import { confinedFilePath } from "../sandbox/operator_file.ts";
 import { completePolicy } from "../acts/session.ts";
 import { preflight } from "./preflight.ts";
 import { checkRunnerDirs, ensureRunnerDirs } from "../queue/dirs.ts";
-import { BEAT_EVERY_MS, writeStatus } from "../queue/liveness.ts";
+import { BEAT_EVERY_MS, liveRunner, STATUS_NAME, writeStatus } from "../queue/liveness.ts";
 import { takeRunnerLock } from "../queue/lock.ts";
-import {
-  type Channel,
-  channelDir,
-  idOfName,
-  isTempName,
-  type QueuePaths,
-  queuePaths,
-} from "../queue/paths.ts";
+import { type Channel, idOfName, isTempName, type QueuePaths, queuePaths } from "../queue/paths.ts";
 import { checkPins, pinPaths, type Pins, readPins } from "../queue/pins.ts";
-import { resultText } from "../queue/result.ts";
+import { contextOf, resultText } from "../queue/result.ts";
 import { interruptedResult, type RunnerState, serveClaimed, type Served } from "./serve_one.ts";
 
 /** Results older than this are deleted (acknowledged ones at once). */
@@ -66,8 +70,13 @@ export interface ServeOptions {
 
 /** How serving ended. */
 export interface ServeReport {
+  /** Requests served to their end (a result that says ok). */
   readonly served: number;
+  /** Requests claimed and refused (invalid, expired, or refused by their act). */
   readonly refused: number;
+  /** Names in a request folder that are no request's, recorded and never served. */
+  readonly strays: number;
+  /** Requests a previous runner died serving, reported. */
   readonly interrupted: number;
   readonly stopped: "once" | "signal";
 }
@@ -79,46 +88,107 @@ interface Stray {
   readonly channel: Channel;
 }
 
+/** The session-writable folders the runner uses, each pinned at start (device and inode). */
+interface Pinned {
+  readonly requests: DirPin;
+  readonly mcpRequests: DirPin;
+  readonly acks: DirPin;
+  readonly status: DirPin;
+  readonly results: DirPin;
+}
+
+/** A request as listed: its name, and the entry the listing saw (null: gone meanwhile). */
+interface Listed {
+  readonly id: string;
+  readonly channel: Channel;
+  readonly name: string;
+  readonly seen: Deno.FileInfo | null;
+}
+
+function pinnedDirs(p: QueuePaths): Pinned {
+  const pin = (d: string): DirPin => {
+    const r = unsafeAsQueue(() => pinDir(d));
+    if (r === null) {
+      throw new QueueError("QUEUE_UNSAFE_PATH", `${d} disappeared; refused`, {
+        details: { path: d },
+      });
+    }
+    return r;
+  };
+  return {
+    requests: pin(p.requests),
+    mcpRequests: pin(p.mcpRequests),
+    acks: pin(p.acks),
+    status: pin(p.status),
+    results: pin(p.results),
+  };
+}
+
+/** A session-writable folder that moved (replaced, swapped for a link) stops the runner. */
+function unsafeAsQueue<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof FsSafetyError && !(e instanceof NameRefused)) {
+      throw new QueueError(
+        "QUEUE_UNSAFE_PATH",
+        `${e.message} (the runner works only in the folders it checked at start; restore them ` +
+          "and restart agentteams serve)",
+        { details: e.details },
+      );
+    }
+    throw e;
+  }
+}
+
+function channelPin(d: Pinned, channel: Channel): DirPin {
+  return channel === "orchestrator" ? d.requests : d.mcpRequests;
+}
+
 /** The requests waiting now, in serving order: the orchestrator's channel first, by name. */
-function pending(
-  p: QueuePaths,
-): { queue: { id: string; channel: Channel; name: string }[]; strays: Stray[] } {
-  const queue: { id: string; channel: Channel; name: string }[] = [];
+function pending(d: Pinned): { queue: Listed[]; strays: Stray[] } {
+  const queue: Listed[] = [];
   const strays: Stray[] = [];
   for (const channel of ["orchestrator", "mcp"] as const) {
-    const dir = channelDir(p, channel);
-    const names: string[] = [];
-    for (const e of Deno.readDirSync(dir)) names.push(e.name);
-    names.sort();
+    const pin = channelPin(d, channel);
+    const names = unsafeAsQueue(() => listNames(pin)).sort();
     for (const name of names) {
       const id = idOfName(name);
-      if (id !== null) queue.push({ id, channel, name });
-      // A request still being written (the client's temporary name) is no stray.
-      else if (!isTempName(name)) strays.push({ path: join(dir, name), name, channel });
+      if (id !== null) {
+        queue.push({ id, channel, name, seen: unsafeAsQueue(() => lstatName(pin, name)) });
+      } // A request still being written (the client's temporary name) is no stray.
+      else if (!isTempName(name)) strays.push({ path: join(pin.path, name), name, channel });
     }
   }
   return { queue, strays };
 }
 
 /**
- * Claims a request by renaming its directory entry into the runner's own 0700 directory (a
- * symlink is renamed as the symlink it is, and refused when read). False when it vanished.
+ * Claims a listed request by renaming its directory entry into the runner's own 0700 directory
+ * (lib/fs/session_dir.ts: the entry itself, never its target; the request folder checked to be
+ * the one pinned before and after, and what arrived checked to be what was listed). Null when it
+ * vanished; the refusal when what arrived is not the listed plain file (it is then refused and
+ * recorded by {@link serveClaimed}, never read).
  */
-function claim(p: QueuePaths, channel: Channel, name: string): string | null {
-  const to = join(p.claimed, `${channel === "mcp" ? "mcp-" : ""}${name}`);
+function claim(
+  p: QueuePaths,
+  d: Pinned,
+  r: Listed,
+): { path: string; refused: NameRefused | null } | null {
+  const to = join(p.claimed, `${r.channel === "mcp" ? "mcp-" : ""}${r.name}`);
   try {
-    Deno.renameSync(join(channelDir(p, channel), name), to);
-    return to;
+    const st = unsafeAsQueue(() => claimName(channelPin(d, r.channel), r.name, to, r.seen));
+    return st === null ? null : { path: to, refused: null };
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
+    if (e instanceof NameRefused) return { path: to, refused: e };
     throw e;
   }
 }
 
 /**
- * Removes an entry of the queue, the results or the claimed folder. A session may have put a
- * directory with entries there under a request's or an ack's name: it goes whole (recursive
- * removal does not follow symlinks), so the loop does not stop on ENOTEMPTY.
+ * Removes an entry of the runner's own claimed folders (no session writes there): a directory
+ * renamed in from a request's or an ack's name goes whole (recursive removal does not follow
+ * symlinks), so the loop does not stop on ENOTEMPTY.
  */
 function removeQuietly(path: string): void {
   try {
@@ -128,23 +198,97 @@ function removeQuietly(path: string): void {
   }
 }
 
-/** Deletes acknowledged results, results older than the TTL, and acks whose result is gone. */
-function sweep(p: QueuePaths, now: number): void {
-  for (const e of Deno.readDirSync(p.results)) {
-    const id = idOfName(e.name);
-    const path = join(p.results, e.name);
-    if (id === null) continue;
-    const st = lstatOrNullSync(path);
-    const acked = lstatOrNullSync(join(p.acks, id)) !== null;
-    if (acked || st === null || now - (st.mtime?.getTime() ?? 0) > RESULT_TTL_MS) {
-      removeQuietly(path);
+/** Largest ack read: its token is 64 hex characters. */
+const MAX_ACK_BYTES = 128;
+
+/** What the sweep refused (for the caller to record once). */
+interface SweepRefusal {
+  readonly key: string;
+  readonly row: Record<string, unknown>;
+  readonly line: string;
+}
+
+/**
+ * Deletes results whose waiter acknowledged them with their token, results older than the TTL,
+ * and acks whose result is gone. Each ack is first moved into the runner's own folder (renamed,
+ * never followed) and read there: an ack that is not a plain file, or whose token is not the
+ * result's own (planted for another waiter's id), deletes nothing and is refused.
+ */
+function sweep(
+  p: QueuePaths,
+  d: Pinned,
+  tokens: Map<string, string>,
+  now: number,
+): SweepRefusal[] {
+  const refusals: SweepRefusal[] = [];
+  const acked = new Set<string>();
+  for (const name of unsafeAsQueue(() => listNames(d.acks))) {
+    if (!/^[0-9a-f]{32}$/.test(name)) continue;
+    const to = join(p.ackClaimed, name);
+    let why: string | null = null;
+    try {
+      const seen = unsafeAsQueue(() => lstatName(d.acks, name));
+      if (seen === null) continue;
+      if (unsafeAsQueue(() => claimName(d.acks, name, to, seen)) === null) continue;
+      const bytes = Deno.readFileSync(to);
+      const want = tokens.get(name);
+      const got = bytes.length <= MAX_ACK_BYTES ? new TextDecoder().decode(bytes).trim() : "";
+      if (want !== undefined && hexEqual(got, want)) acked.add(name);
+      else if (want !== undefined) why = "its token is not the result's own (not its waiter's)";
+    } catch (e) {
+      if (!(e instanceof NameRefused)) throw e;
+      why = e.message;
+    } finally {
+      removeQuietly(to);
+    }
+    if (why !== null) {
+      refusals.push({
+        key: `ack:${name}`,
+        row: { action: "runner-ack-refused", id: name, reason: why.slice(0, 500) },
+        line: `the ack for ${name} was refused: ${why}; the result stays until it is read or ` +
+          "expires (recorded)",
+      });
     }
   }
-  for (const e of Deno.readDirSync(p.acks)) {
-    if (!/^[0-9a-f]{32}$/.test(e.name)) continue;
-    if (lstatOrNullSync(join(p.results, `${e.name}.json`)) === null) {
-      removeQuietly(join(p.acks, e.name));
+  for (const name of unsafeAsQueue(() => listNames(d.results))) {
+    const id = idOfName(name);
+    if (id === null) continue;
+    const st = unsafeAsQueue(() => lstatName(d.results, name));
+    if (st === null) continue;
+    if (acked.has(id) || now - (st.mtime?.getTime() ?? 0) > RESULT_TTL_MS) {
+      try {
+        unsafeAsQueue(() => removeIn(d.results, name));
+        tokens.delete(id);
+      } catch (e) {
+        if (!(e instanceof NameRefused)) throw e;
+        refusals.push({
+          key: `result:${name}`,
+          row: { action: "runner-result-refused", id, reason: e.message.slice(0, 500) },
+          line: `${e.message} (recorded)`,
+        });
+      }
     }
+  }
+  return refusals;
+}
+
+/** The token the waiter of a result acknowledges it with (null: no reply key to bind it to). */
+async function expectedAck(
+  seal: SealPair,
+  replyKey: Uint8Array | null,
+  id: string,
+  requestSha256: string,
+): Promise<string | null> {
+  if (replyKey === null || replyKey.length !== 32) return null;
+  try {
+    return await ackToken(
+      seal.privateKey,
+      replyKey,
+      { waiter: replyKey, runner: seal.publicRaw },
+      contextOf(id, requestSha256),
+    );
+  } catch {
+    return null;
   }
 }
 
@@ -219,6 +363,54 @@ class Wake {
  */
 export async function serve(opts: ServeOptions): Promise<ServeReport> {
   const now = opts.now ?? (() => new Date());
+  let locked = false;
+  try {
+    return await serveLocked(opts, now, () => locked = true);
+  } catch (e) {
+    // A runner that stops itself says why in its status, so waiting clients are told at once
+    // (not after their timeout). Once it holds the lock it says so itself, before releasing
+    // it; a refusal before the lock is said only where no live runner beats, and never over
+    // another runner's status (RUNNER_RUNNING).
+    if (!locked && !(e instanceof QueueError && e.code === "RUNNER_RUNNING")) {
+      await reportStop(queuePaths(opts.root), e, now(), false, opts.version);
+    }
+    throw e;
+  }
+}
+
+/** Writes a stopped status naming `e`'s code and message (best effort: the refusal is thrown). */
+async function reportStop(
+  p: QueuePaths,
+  e: unknown,
+  at: Date,
+  locked: boolean,
+  version: string,
+): Promise<void> {
+  try {
+    if (!locked && await liveRunner(p.status, at)) return;
+    const status = pinDir(p.status);
+    if (status === null) return;
+    writeStatus(status, {
+      pid: Deno.pid,
+      version,
+      started: at.toISOString(),
+      beat: at.toISOString(),
+      pinned: null,
+      serving: null,
+      stopped: {
+        code: refusalCode(e),
+        message: (e instanceof Error ? e.message : String(e)).slice(0, 2000),
+        at: at.toISOString(),
+      },
+    });
+  } catch { /* the refusal itself is what the operator sees */ }
+}
+
+async function serveLocked(
+  opts: ServeOptions,
+  now: () => Date,
+  onLocked: () => void,
+): Promise<ServeReport> {
   const root = opts.root;
   // The key first: a key variable set, or a key file out of custody, refuses before anything
   // is made or locked.
@@ -242,8 +434,19 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
   const paths = queuePaths(root);
   ensureRunnerDirs(paths);
   const lock = await takeRunnerLock(paths.lock, Deno.pid);
+  onLocked();
+  let dirs: Pinned;
+  try {
+    dirs = pinnedDirs(paths);
+  } catch (e) {
+    await reportStop(paths, e, now(), true, opts.version);
+    lock.release();
+    throw e;
+  }
   const wake = new Wake([paths.requests, paths.mcpRequests]);
   let beat: ReturnType<typeof setInterval> | null = null;
+  let cleanStop = false;
+  let stoppedBy: { e: unknown } | null = null;
   try {
     const seal = await runnerSealPair(opts.env);
     const pinAt = pinPaths(root, briefPath, confinedFilePath(Deno.realPathSync(root), home));
@@ -279,23 +482,57 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
     };
     const started = now().toISOString();
     let serving: string | null = null;
-    const status = () =>
-      writeStatus(paths.runnerJson, {
-        pid: Deno.pid,
-        version: opts.version,
-        started,
-        beat: now().toISOString(),
-        pinned: pins,
-        serving,
-      });
-    const publish = async (id: string, served: Served) => {
+    const checkDirs = () => {
       checkRunnerDirs(paths);
+      for (const d of Object.values(dirs) as DirPin[]) unsafeAsQueue(() => checkPin(d));
+    };
+    const status = () =>
+      unsafeAsQueue(() =>
+        writeStatus(dirs.status, {
+          pid: Deno.pid,
+          version: opts.version,
+          started,
+          beat: now().toISOString(),
+          pinned: pins,
+          serving,
+        })
+      );
+    // The ack token each published result's waiter will present (this runner's life).
+    const tokens = new Map<string, string>();
+    // What was refused and recorded already (at most MAX_STRAYS in a runner's life: a flood of
+    // names cannot fill the ledger).
+    const recorded = new Set<string>();
+    const record = async (key_: string, row: Record<string, unknown>, line: string) => {
+      if (recorded.has(key_) || recorded.size >= MAX_STRAYS) return false;
+      recorded.add(key_);
+      await appendRow(root, key.hmac, row as Parameters<typeof appendRow>[2], { now });
+      opts.log(`agentteams serve: ${line}`);
+      return true;
+    };
+    const publish = async (id: string, served: Served) => {
+      checkDirs();
       const text = await resultText(served.body, served.secret, {
         runner: seal,
         replyKey: served.replyKey,
         hmac: key.hmac,
       });
-      atomicWriteFileSync(join(paths.results, `${id}.json`), text, { mode: 0o644 });
+      try {
+        unsafeAsQueue(() =>
+          replaceIn(dirs.results, `${id}.json`, new TextEncoder().encode(text), 0o644)
+        );
+      } catch (e) {
+        if (!(e instanceof NameRefused)) throw e;
+        // Something a session put at the result's name that a rename cannot replace: the
+        // result is not published (the waiter times out and withdraws nothing: it was served).
+        await record(`result:${id}.json`, {
+          action: "runner-result-refused",
+          id,
+          reason: e.message.slice(0, 500),
+        }, `${e.message}; the result of ${id} was not published (recorded)`);
+        return;
+      }
+      const token = await expectedAck(seal, served.replyKey, id, served.body.request_sha256);
+      if (token !== null) tokens.set(id, token);
     };
     // A request claimed by a runner that died while serving it: reported, never served again.
     let interrupted = 0;
@@ -313,6 +550,9 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
       interrupted++;
       opts.log(`agentteams serve: request ${id} was interrupted by the previous runner; reported`);
     }
+    for (const e of Deno.readDirSync(paths.ackClaimed)) {
+      removeQuietly(join(paths.ackClaimed, e.name));
+    }
     status();
     beat = setInterval(() => {
       try {
@@ -320,22 +560,22 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
       } catch { /* the next beat tries again; the loop reports a lasting problem */ }
     }, BEAT_EVERY_MS);
     opts.log(
-      `agentteams serve: serving ${root} (pid ${Deno.pid}; brief ${briefPath}); stop with Ctrl-C`,
+      `agentteams serve: serving ${root} (pid ${Deno.pid}; brief ${briefPath}); ` +
+        (opts.once ? "serving what is queued now, then stopping" : "stop with Ctrl-C"),
     );
     let served = 0;
     let refused = 0;
-    const strayed = new Set<string>();
+    let strays = 0;
     while (!opts.signal?.aborted) {
-      checkRunnerDirs(paths);
+      checkDirs();
       checkPins(pins, readPins(pinAt), pinAt);
-      sweep(paths, now().getTime());
-      const { queue, strays } = pending(paths);
-      for (const stray of strays) {
-        // Never served, never deleted (it is not the runner's to remove); recorded once, and at
-        // most MAX_STRAYS of them in a runner's life (a flood of names cannot fill the ledger).
-        if (strayed.has(stray.path) || strayed.size >= MAX_STRAYS) continue;
-        strayed.add(stray.path);
-        await appendRow(root, key.hmac, {
+      for (const r of sweep(paths, dirs, tokens, now().getTime())) {
+        await record(r.key, r.row, r.line);
+      }
+      const { queue, strays: found } = pending(dirs);
+      for (const stray of found) {
+        // Never served, never deleted (it is not the runner's to remove); recorded once.
+        const recordedNow = await record(`stray:${stray.path}`, {
           action: "runner-request-refused",
           id: null,
           kind: null,
@@ -344,21 +584,21 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
           reason:
             `${stray.name.slice(0, 100)} is not a request name (32 lower-case hex + .json); ` +
             "not served",
-        }, { now });
-        opts.log(`agentteams serve: ${stray.path} is not a request name; not served (recorded)`);
+        }, `${stray.path} is not a request name; not served (recorded)`);
+        if (recordedNow) strays++;
       }
       for (const r of queue) {
         if (opts.signal?.aborted) break;
         // Before every claim, the first too: the loop's own check came before the folder was
         // listed, so a pinned file changed in between (then a request queued) would be served.
         checkPins(pins, readPins(pinAt), pinAt);
-        const claimed = claim(paths, r.channel, r.name);
+        const claimed = claim(paths, dirs, r);
         if (claimed === null) continue;
         serving = r.id;
         status();
-        const result = await serveClaimed(state, claimed, r.id, r.channel);
+        const result = await serveClaimed(state, claimed.path, r.id, r.channel, claimed.refused);
         await publish(r.id, result);
-        removeQuietly(claimed);
+        removeQuietly(claimed.path);
         serving = null;
         status();
         if (result.body.ok) served++;
@@ -372,16 +612,28 @@ export async function serve(opts: ServeOptions): Promise<ServeReport> {
         );
       }
       if (opts.once && queue.length === 0) {
-        return { served, refused, interrupted, stopped: "once" };
+        cleanStop = true;
+        return { served, refused, strays, interrupted, stopped: "once" };
       }
       if (queue.length === 0) await wake.wait(POLL_MS, opts.signal);
     }
-    return { served, refused, interrupted, stopped: "signal" };
+    cleanStop = true;
+    return { served, refused, strays, interrupted, stopped: "signal" };
+  } catch (e) {
+    stoppedBy = { e };
+    throw e;
   } finally {
     if (beat !== null) clearInterval(beat);
     wake.close();
+    // Said while the lock is still held, so no runner started after this one is overwritten.
+    if (stoppedBy !== null) await reportStop(paths, stoppedBy.e, now(), true, opts.version);
     // A clean stop says so: the liveness file goes, so the CLI does not wait on a runner gone.
-    removeQuietly(paths.runnerJson);
+    // A runner that stops itself leaves its stopped status instead (serve's catch writes it).
+    if (cleanStop) {
+      try {
+        removeIn(dirs.status, STATUS_NAME);
+      } catch { /* the status folder moved: nothing of ours to remove there */ }
+    }
     lock.release();
   }
 }

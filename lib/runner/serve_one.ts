@@ -32,6 +32,7 @@ import { type SessionGrants, sessionOf } from "../acts/session.ts";
 import type { Backend } from "../sandbox/decide.ts";
 import type { Channel } from "../queue/paths.ts";
 import {
+  isExpired,
   kindOf,
   MAX_REQUEST_BYTES,
   MCP_TIMEOUT_CAP_S,
@@ -248,7 +249,9 @@ export function interruptedResult(path: string, id: string): Served {
 }
 
 /**
- * Serves the request claimed at `path` (its id and channel from its name and directory).
+ * Serves the request claimed at `path` (its id and channel from its name and directory). A
+ * request the claim refused (`refused`), one that is invalid, or one past its deadline
+ * (`REQUEST_EXPIRED`) is recorded as a `runner-request-refused` row and answered, not acted on.
  *
  * @example
  * ```ts
@@ -263,6 +266,7 @@ export async function serveClaimed(
   path: string,
   id: string,
   channel: Channel,
+  refused: Error | null = null,
 ): Promise<Served> {
   const t0 = performance.now();
   const facts: RequestFacts = {
@@ -278,6 +282,9 @@ export async function serveClaimed(
     secret: JsonObject | null,
   ) => servedOf(facts, rest, secret, Math.round(performance.now() - t0));
   try {
+    // What the claim refused (a link, a FIFO, a directory, another file than the one listed) is
+    // recorded and answered here, never read.
+    if (refused !== null) throw new QueueError("REQUEST_INVALID", refused.message);
     const { bytes, mtime } = readRequest(path);
     facts.waitMs = mtime === null ? null : Math.max(0, Math.round(s.now().getTime() - mtime));
     facts.digest = sha256Hex(bytes);
@@ -285,6 +292,13 @@ export async function serveClaimed(
     facts.replyKey = replyKeyOf(raw);
     facts.kind = kindOf(raw);
     const req = parseRequest(raw, channel);
+    if (isExpired(req, s.now())) {
+      throw new QueueError(
+        "REQUEST_EXPIRED",
+        `the request expired at ${req.expires} (its waiter had stopped waiting); not acted on: ` +
+          "submit it again if it should still happen",
+      );
+    }
     await appendRow(s.root, s.key.hmac, {
       action: "runner-request",
       id,

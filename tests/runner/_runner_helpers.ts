@@ -184,7 +184,16 @@ export async function startRunner(w: World, env: Record<string, string> = {}): P
   let gone = false;
   r.exited.then(() => gone = true);
   try {
-    await until(() => gone || present(json), "runner.json");
+    // Its own status (a runner that stopped itself before leaves one saying why).
+    const mine = () => {
+      try {
+        const v = JSON.parse(Deno.readTextFileSync(json));
+        return v.pid === r.pid && v.stopped === undefined;
+      } catch {
+        return false;
+      }
+    };
+    await until(() => gone || mine(), "runner.json");
     assert.ok(!gone, `the runner exited at start: ${r.stderr()}`);
   } catch (e) {
     await r.kill9();
@@ -240,6 +249,40 @@ export async function cliWithStdin(w: World, args: string[], input: string): Pro
     signal: out.signal,
     stdout: dec.decode(out.stdout),
     stderr: dec.decode(out.stderr),
+  };
+}
+
+/**
+ * Runs `agentteams <words...>` with exactly the flags `agentteams permissions <words...>` prints
+ * (started now, awaited by the caller), `input` on stdin.
+ */
+export async function underPrinted(
+  w: World,
+  words: string[],
+  input = "",
+  extra: string[] = [],
+): Promise<{ done: Promise<RunResult> }> {
+  const args = [...await permissionsArgs(w, words), ...extra];
+  const child = new Deno.Command(DENO, {
+    args,
+    cwd: w.dir,
+    clearEnv: true,
+    env: worldEnv(w),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(120_000),
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(enc.encode(input));
+  await writer.close();
+  return {
+    done: child.output().then((o) => ({
+      code: o.code,
+      signal: o.signal,
+      stdout: dec.decode(o.stdout),
+      stderr: dec.decode(o.stderr),
+    })),
   };
 }
 

@@ -75,7 +75,10 @@ Deno.test("a pinned file changed while serving stops the runner (RUNNER_PIN_CHAN
         assert.ok(present(req.path), "the request was taken");
         assert.equal(present(resultPath(w, req.id)), false);
         assert.ok(!w.rows().slice(rows).some((x) => x.id === req.id), "a row names it");
-        assert.equal(present(q.runnerJson), false, "runner.json still says it serves");
+        // The runner that stopped itself says why, and no longer beats as live.
+        const st = JSON.parse(Deno.readTextFileSync(q.runnerJson));
+        assert.equal(st.stopped?.code, "RUNNER_PIN_CHANGED", JSON.stringify(st));
+        assert.match(st.stopped.message, /changed while the runner served/);
         undo();
         Deno.removeSync(req.path);
       });

@@ -29,6 +29,25 @@ function whole(w: World) {
   return snapshotTreeSync([w.project, w.home, w.keyDir, w.scratch]);
 }
 
+/** {@link whole} without the runner's status file (a runner that stops itself says why there). */
+function wholeButStatus(w: World) {
+  return snapshotTreeSync(
+    [w.project, w.home, w.keyDir, w.scratch],
+    (p) => p === queuePaths(w.project).runnerJson,
+  );
+}
+
+/**
+ * The status a runner that refused to start leaves: no live beat, the refusal's code and message,
+ * so a waiting client is told at once.
+ */
+function assertStoppedStatus(w: World, code: string): void {
+  const v = JSON.parse(Deno.readTextFileSync(queuePaths(w.project).runnerJson));
+  assert.equal(v.stopped?.code, code, JSON.stringify(v));
+  assert.equal(typeof v.stopped?.message, "string");
+  assert.equal(v.serving, null);
+}
+
 Deno.test("serve refuses to start: key custody and the environment, before anything is made", async (t) => {
   await withWorld("rq-start-key", OPTS, async (w) => {
     const key = join(w.keyDir, "proposal-ledger.key");
@@ -107,7 +126,8 @@ Deno.test("serve refuses to start: key custody and the environment, before anyth
       try {
         const r = await serveToEnd(w);
         assertCliRefused(r, "serve", "KEY_CUSTODY", 1);
-        assert.equal(present(queuePaths(w.project).runnerJson), false, "it beat");
+        // A refused start says why in the status (when the status folder exists), never a beat.
+        if (present(queuePaths(w.project).runnerJson)) assertStoppedStatus(w, "KEY_CUSTODY");
       } finally {
         Deno.chmodSync(seal, 0o600);
       }
@@ -153,11 +173,13 @@ Deno.test("serve refuses a symlinked requests/, .agentteams-status/ or .agenttea
         Deno.renameSync(path, aside);
         Deno.symlinkSync(target, path);
         try {
-          const before = whole(w);
+          const before = wholeButStatus(w);
           const r = await serveToEnd(w);
           assertCliRefused(r, "serve", "QUEUE_UNSAFE_PATH", 1);
           assert.deepEqual(names(target), [], "written through the link");
-          assertSameTree(before, whole(w), `after serve with a symlinked ${what}`);
+          assertSameTree(before, wholeButStatus(w), `after serve with a symlinked ${what}`);
+          // The status folder itself a link: nothing written; else the stop is said there.
+          if (what !== ".agentteams-status/") assertStoppedStatus(w, "QUEUE_UNSAFE_PATH");
         } finally {
           Deno.removeSync(path);
           Deno.renameSync(aside, path);
@@ -185,7 +207,7 @@ Deno.test("queue mode with no runner: NO_RUNNER within --wait-timeout, naming ag
       assertSameTree(before, whole(w), "after dispatch with no runner");
     });
     await t.step(
-      "a queue whose runner stopped: the request waits, the CLI gives up after 2 s",
+      "a queue whose runner stopped: the CLI gives up after 2 s and withdraws its request, saying so",
       async () => {
         const first = await startRunner(w);
         assert.equal((await first.stop()).code, 0, first.stderr());
@@ -193,12 +215,11 @@ Deno.test("queue mode with no runner: NO_RUNNER within --wait-timeout, naming ag
         const r = await w.cli(["ledger", "verify", "--project", w.project, "--wait-timeout", "2"]);
         const refusal = assertCliRefused(r, "ledger verify", "NO_RUNNER", 1);
         assert.match(refusal.reason, /agentteams serve/);
+        assert.match(refusal.reason, /request [0-9a-f]{32} was withdrawn: nothing will act on it/);
         assert.equal(w.rows().length, rows, "a row was written");
-        // The request stays queued, for a runner to serve later; no result exists.
-        assert.equal(
-          names(queuePaths(w.project).requests).filter((n) => n.endsWith(".json")).length,
-          1,
-        );
+        // Withdrawn: no later runner can act on it (an orchestrator retrying on exit 1 queues
+        // no duplicates); no result exists.
+        assert.deepEqual(names(queuePaths(w.project).requests), []);
         assert.deepEqual(names(queuePaths(w.project).results), []);
       },
     );
