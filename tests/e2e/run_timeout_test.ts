@@ -128,7 +128,7 @@ Deno.test("run: a setsid grandchild holding the pipes does not hang the run, and
     // Under bwrap the grandchild lives in the sandbox's PID namespace, which the kernel tears
     // down when the command's sandbox exits: nothing outlives the sandbox for the runner to find
     // and kill, so the row says `survivors_killed: false`. (Without a sandbox the runner kills
-    // the pipe holders itself and records `true`: see run_unconfined_test.ts.)
+    // the pipe holders itself and records `true`: see run_unconfined_slow_test.ts.)
     assert.equal(rows[1].survivors_killed, false);
     assert.equal(out.survivors_killed, false);
 

@@ -1,7 +1,7 @@
 /**
  * The undeclared-write check's view of the control plane, end to end but in process: under
  * bwrap a command cannot touch git's hooks, config or info, nor the ledger (see
- * run_undeclared_test.ts), so these call `runRequest` directly with the unconfined opt-out
+ * run_undeclared_slow_test.ts), so these call `runRequest` directly with the unconfined opt-out
  * backend (`allow_unconfined_runs: true` in the brief), where only the before/after snapshot
  * stands between the command and the control plane. Real git repositories, a real key made by
  * `agentteams keys init`, nonces from `agentteams dispatch`, real child processes, and
