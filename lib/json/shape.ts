@@ -10,6 +10,13 @@
  * arrays (`min`/`max` items), closed objects, string-keyed maps and unions. A shape's `label`
  * (default: its description) says in a message what the field is for.
  *
+ * Why these shapes and not zod as the one definition (issue 25, measured from the installed
+ * launcher, `run true --dry-run`, 60 interleaved rounds on a loaded 2-core machine): a valid
+ * request took a median 252 ms here against 262 ms for the former zod-free hand checker, which is
+ * what a check precompiled from zod would cost (no difference beyond the noise); a refused one
+ * 184 ms against 180 ms, where loading zod only when a check fails would add its bundle chunk's
+ * load, a paired median of 73 ms. So: one definition, no build step, no zod on any path here.
+ *
  * @example
  * ```ts
  * import { checkShape, object, optional, string } from "./shape.ts";
