@@ -17,7 +17,8 @@ Deno.test("procs: a marked process is found while it lives, and its end is seen"
     for (let i = 0; i < 2000 && livingWith(word).length === 0; i++) {
       await new Promise((r) => setTimeout(r, 5));
     }
-    assert.deepEqual(livingWith(word), [child.pid]);
+    // (A child the shell forks for sleep carries the word too until its exec: the shell is there.)
+    assert.ok(livingWith(word).includes(child.pid), String(livingWith(word)));
     assert.equal(ended(child.pid), false);
     child.kill("SIGKILL");
     await awaitEnd(word, 10_000);
