@@ -15,9 +15,12 @@ import { FsSafetyError, ProposalError } from "../errors.ts";
 import { readRegularFileWithin } from "../fs/safe_read.ts";
 import { type JsonDocument, JsonReadError, MAX_JSON_DEPTH, readJson } from "../json/reader.ts";
 import { findLoneSurrogate } from "../text/chars.ts";
-import { ARTIFACT_FIELDS, checkArtifactShape } from "./artifact_check.ts";
-import { didYouMean } from "../text/suggest.ts";
-import type { ChangeProposalT, CommandRequestT, DeleteProposalT } from "./artifact_schema.ts";
+import {
+  type ChangeProposalT,
+  checkArtifactShape,
+  type CommandRequestT,
+  type DeleteProposalT,
+} from "./artifact_schema.ts";
 
 /** Largest artifact file read. */
 export const MAX_ARTIFACT_BYTES = 2 * 1024 * 1024;
@@ -87,7 +90,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * @example
  * ```ts
  * import { escapeLoneSurrogates } from "./artifact.ts";
- * escapeLoneSurrogates('Unrecognized key: "x\ud800"'); // 'Unrecognized key: "x\\ud800"'
+ * escapeLoneSurrogates('unknown field "x\ud800"'); // 'unknown field "x\\ud800"'
  * escapeLoneSurrogates("\ud83d\ude00"); // "\ud83d\ude00" (a pair)
  * ```
  */
@@ -103,7 +106,7 @@ export function escapeLoneSurrogates(s: string): string {
  * @example
  * ```ts
  * import { validateArtifact } from "./artifact.ts";
- * validateArtifact({ kind: "delete-proposal" }); // throws: dispatch is required
+ * validateArtifact({ kind: "delete-proposal" }); // throws: missing required field "dispatch"
  * ```
  */
 export function validateArtifact(v: unknown): Artifact {
@@ -116,23 +119,18 @@ export function validateArtifact(v: unknown): Artifact {
       `kind ${JSON.stringify(kind)} is not change-proposal, delete-proposal or command-request`,
     );
   }
-  // What the kind's zod schema in schema.ts would report, without loading zod (artifact_check.ts).
   const r = checkArtifactShape(kind, v);
   if (!r.ok) {
+    // Unknown fields come first (with their "did you mean"), then the fields' own problems.
     const issue = r.issues[0];
-    const where = issue.path.length === 0 ? "artifact" : issue.path.map(String).join(".");
-    const keys = "keys" in issue ? ` (${issue.keys.join(", ")})` : "";
-    // The message quotes the artifact (an unknown key, a type name): it must stay UTF-8 text,
-    // or the refusal could not be recorded (the ledger's canonical JSON has no lone surrogate).
-    // The message is zod's first issue (the replay tests pin it); a misspelt top-level field
-    // (`base_sha`, which also leaves base_sha256 missing) is named as a hint beside it.
+    const where = issue.path.map(String).join(".");
+    // The message quotes the artifact (an unknown key, a value): it must stay UTF-8 text, or the
+    // refusal could not be recorded (the ledger's canonical JSON has no lone surrogate).
     const meant = r.issues.flatMap((i) =>
-      i.code === "unrecognized_keys" && i.path.length === 0
-        ? i.keys.map((k) => didYouMean(k, ARTIFACT_FIELDS[kind])).filter((m) => m !== null)
-        : []
+      i.code === "unknown" && i.suggestion !== undefined ? [i.suggestion] : []
     );
     throw invalid(
-      escapeLoneSurrogates(`${where}: ${issue.message}${keys}`),
+      escapeLoneSurrogates(where === "" ? issue.message : `${where}: ${issue.message}`),
       meant.length > 0
         ? { hint: `did you mean ${meant.map((m) => JSON.stringify(m)).join(", ")}?` }
         : undefined,

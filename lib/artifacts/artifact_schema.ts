@@ -1,6 +1,7 @@
 /**
- * The three artifacts an agent may return, as zod schemas: the single source for validation and
- * for the JSON Schemas in `schemas/` (a test fails when a committed schema drifts from these).
+ * The three artifacts an agent may return, as declarative shapes (`lib/json/shape.ts`): the one
+ * definition, which both checks an artifact and writes the JSON Schemas in `schemas/` (a test
+ * fails when a committed schema drifts from these).
  *
  * Every object is closed (`additionalProperties: false`): an unknown field is refused, never
  * ignored. `dispatch` is 32 lower-case hex; `base_sha256` is 64 lower-case hex, or `absent` for a
@@ -8,86 +9,188 @@
  *
  * @example
  * ```ts
- * import { ChangeProposal } from "./artifact_schema.ts";
- * ChangeProposal.safeParse({ kind: "change-proposal" }).success; // false
+ * import { checkArtifactShape } from "./artifact_schema.ts";
+ * import assert from "node:assert/strict";
+ * const r = checkArtifactShape("delete-proposal", { kind: "delete-proposal" });
+ * assert.equal(
+ *   !r.ok && r.issues[0].message,
+ *   'missing required field "dispatch" (a string matching /^[0-9a-f]{32}$/: the dispatch nonce ' +
+ *     "the orchestrator gave the agent (32 lower-case hex))",
+ * );
  * ```
  * @module
  */
-import { z } from "zod";
+import {
+  array,
+  checkShape,
+  fieldsOf,
+  type Infer,
+  jsonSchema,
+  literal,
+  object,
+  optional,
+  type Shape,
+  type ShapeResult,
+  string,
+  union,
+} from "../json/shape.ts";
 
-const dispatch = z.string().regex(/^[0-9a-f]{32}$/).describe(
-  "the dispatch nonce the orchestrator gave the agent (32 lower-case hex)",
-);
-const agent = z.string().regex(/^[a-z0-9][a-z0-9-]*$/).max(128).describe(
-  "optional: the agent's slug; must match the dispatch record",
-);
-const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
-const path = z.string().min(1).max(4096).describe(
-  "project-relative POSIX path of the file (no '..', no leading '/', no '~', no backslash)",
-);
-const rationale = z.string().max(16384).describe("why (recorded in the ledger, 300 characters)");
+const dispatch = string({
+  pattern: /^[0-9a-f]{32}$/,
+  description: "the dispatch nonce the orchestrator gave the agent (32 lower-case hex)",
+});
+const agent = string({
+  max: 128,
+  pattern: /^[a-z0-9][a-z0-9-]*$/,
+  description: "optional: the agent's slug; must match the dispatch record",
+  label: "the agent's slug; must match the dispatch record",
+});
+const hex64 = string({ pattern: /^[0-9a-f]{64}$/ });
+const path = string({
+  min: 1,
+  max: 4096,
+  description:
+    "project-relative POSIX path of the file (no '..', no leading '/', no '~', no backslash)",
+});
+const rationale = string({
+  max: 16384,
+  description: "why (recorded in the ledger, 300 characters)",
+  label: "why the change",
+});
 
 /** A change proposal: replace or create one file. */
-export const ChangeProposal = z.strictObject({
-  kind: z.literal("change-proposal"),
+export const ChangeProposal = object({
+  kind: literal("change-proposal"),
   dispatch,
-  agent: agent.optional(),
+  agent: optional(agent),
   path,
-  base_sha256: z.union([hex64, z.literal("absent")]).describe(
-    "SHA-256 hex of the file the agent read, or 'absent' when it creates the file",
-  ),
-  content: z.string().describe("the whole new content, UTF-8 text, at most 256 KiB"),
+  base_sha256: union([hex64, literal("absent")], {
+    description: "SHA-256 hex of the file the agent read, or 'absent' when it creates the file",
+  }),
+  content: string({ description: "the whole new content, UTF-8 text, at most 256 KiB" }),
   rationale,
-  gates: z.array(z.string().min(1).max(128)).max(64).optional().describe(
-    "gate names (from proposal_gates) to run on the content besides those whose glob matches",
-  ),
-}).describe("agentteams change proposal");
+  gates: optional(array(string({ min: 1, max: 128 }), { max: 64 }), {
+    description:
+      "gate names (from proposal_gates) to run on the content besides those whose glob matches",
+  }),
+}, { description: "agentteams change proposal" });
 
 /** A deletion proposal: remove one file. */
-export const DeleteProposal = z.strictObject({
-  kind: z.literal("delete-proposal"),
+export const DeleteProposal = object({
+  kind: literal("delete-proposal"),
   dispatch,
-  agent: agent.optional(),
+  agent: optional(agent),
   path,
-  base_sha256: hex64.describe("SHA-256 hex of the file the agent read"),
-  rationale,
-}).describe("agentteams deletion proposal");
+  base_sha256: string({
+    pattern: /^[0-9a-f]{64}$/,
+    description: "SHA-256 hex of the file the agent read",
+  }),
+  rationale: string({
+    max: 16384,
+    description: "why (recorded in the ledger, 300 characters)",
+    label: "why the deletion",
+  }),
+}, { description: "agentteams deletion proposal" });
 
 /** A command request: run one allowlisted command. */
-export const CommandRequest = z.strictObject({
-  kind: z.literal("command-request"),
+export const CommandRequest = object({
+  kind: literal("command-request"),
   dispatch,
-  agent: agent.optional(),
-  argv: z.array(z.string().max(16384)).min(1).max(1024).describe(
-    "the command and its arguments; must start with one of the agent's allowed prefixes",
+  agent: optional(agent),
+  argv: array(string({ max: 16384 }), {
+    min: 1,
+    max: 1024,
+    description:
+      "the command and its arguments; must start with one of the agent's allowed prefixes",
+  }),
+  purpose: string({
+    max: 16384,
+    description: "why (recorded in the ledger, 300 characters)",
+    label: "why the command",
+  }),
+  cwd: optional(string({ max: 4096 }), {
+    description: "must equal the command entry's pinned cwd",
+  }),
+  expected_writes: optional(array(string({ min: 1, max: 4096 }), { max: 1024 }), {
+    description: "project-relative paths the command will write (a directory ends with '/')",
+  }),
+  stdin_from_content: optional(
+    object({
+      path: string({ min: 1, max: 4096, label: "the project-relative path the text stands for" }),
+      content: string({ label: "the text" }),
+    }),
+    { description: "text for the command's stdin; only entries with stdin_gates take it" },
   ),
-  purpose: z.string().max(16384).describe("why (recorded in the ledger, 300 characters)"),
-  cwd: z.string().max(4096).optional().describe("must equal the command entry's pinned cwd"),
-  expected_writes: z.array(z.string().min(1).max(4096)).max(1024).optional().describe(
-    "project-relative paths the command will write (a directory ends with '/')",
-  ),
-  stdin_from_content: z.strictObject({
-    path: z.string().min(1).max(4096),
-    content: z.string(),
-  }).optional().describe("text for the command's stdin; only entries with stdin_gates take it"),
-}).describe("agentteams command request");
+}, { description: "agentteams command request" });
 
-/** Any artifact. */
-export type ChangeProposalT = z.infer<typeof ChangeProposal>;
+/** A parsed change proposal. */
+export type ChangeProposalT = Infer<typeof ChangeProposal>;
 /** A parsed deletion proposal. */
-export type DeleteProposalT = z.infer<typeof DeleteProposal>;
+export type DeleteProposalT = Infer<typeof DeleteProposal>;
 /** A parsed command request. */
-export type CommandRequestT = z.infer<typeof CommandRequest>;
+export type CommandRequestT = Infer<typeof CommandRequest>;
 
-/** The schemas by name, as `agentteams schema NAME` and `schemas/NAME.schema.json` use them. */
+/** The shapes by name, as `agentteams schema NAME` and `schemas/NAME.schema.json` use them. */
 export const ARTIFACT_SCHEMAS = {
   "change-proposal": ChangeProposal,
   "delete-proposal": DeleteProposal,
   "command-request": CommandRequest,
 } as const;
 
-/** A schema name. */
+/** A schema name, which is also an artifact's `kind`. */
 export type SchemaName = keyof typeof ARTIFACT_SCHEMAS;
+
+/** An artifact kind, as in its `kind` field. */
+export type ArtifactKind = SchemaName;
+
+/** The parsed artifact of each kind. */
+export interface ArtifactOfKind {
+  /** A change proposal. */
+  "change-proposal": ChangeProposalT;
+  /** A deletion proposal. */
+  "delete-proposal": DeleteProposalT;
+  /** A command request. */
+  "command-request": CommandRequestT;
+}
+
+/**
+ * The fields an artifact of each kind may have.
+ *
+ * @example
+ * ```ts
+ * import { ARTIFACT_FIELDS } from "./artifact_schema.ts";
+ * import assert from "node:assert/strict";
+ * assert.ok(ARTIFACT_FIELDS["command-request"].includes("expected_writes"));
+ * ```
+ */
+export const ARTIFACT_FIELDS: Readonly<Record<ArtifactKind, readonly string[]>> = {
+  "change-proposal": fieldsOf(ChangeProposal),
+  "delete-proposal": fieldsOf(DeleteProposal),
+  "command-request": fieldsOf(CommandRequest),
+};
+
+/**
+ * Checks `value` against the shape of `kind`: the parsed artifact, or every problem.
+ *
+ * @example
+ * ```ts
+ * import { checkArtifactShape } from "./artifact_schema.ts";
+ * import assert from "node:assert/strict";
+ * const r = checkArtifactShape("command-request", {
+ *   kind: "command-request",
+ *   dispatch: "0123456789abcdef0123456789abcdef",
+ *   argv: [],
+ *   purpose: "tests",
+ * });
+ * assert.equal(!r.ok && r.issues[0].message, "must not be empty");
+ * ```
+ */
+export function checkArtifactShape<K extends ArtifactKind>(
+  kind: K,
+  value: unknown,
+): ShapeResult<ArtifactOfKind[K]> {
+  return checkShape(ARTIFACT_SCHEMAS[kind] as Shape<ArtifactOfKind[K]>, value);
+}
 
 /**
  * The JSON Schema of an artifact (draft 2020-12), with a stable `$id`.
@@ -95,20 +198,16 @@ export type SchemaName = keyof typeof ARTIFACT_SCHEMAS;
  * @example
  * ```ts
  * import { jsonSchemaOf } from "./artifact_schema.ts";
- * jsonSchemaOf("delete-proposal").additionalProperties; // false
+ * import assert from "node:assert/strict";
+ * assert.equal(jsonSchemaOf("delete-proposal").additionalProperties, false);
  * ```
  */
 export function jsonSchemaOf(name: SchemaName): Record<string, unknown> {
-  const s = z.toJSONSchema(ARTIFACT_SCHEMAS[name], { target: "draft-2020-12" }) as Record<
-    string,
-    unknown
-  >;
-  return {
-    $schema: s.$schema,
-    $id: `https://agentteams.invalid/schemas/${name}.schema.json`,
-    title: name,
-    ...Object.fromEntries(Object.entries(s).filter(([k]) => k !== "$schema")),
-  };
+  return jsonSchema(
+    ARTIFACT_SCHEMAS[name],
+    `https://agentteams.invalid/schemas/${name}.schema.json`,
+    name,
+  );
 }
 
 /**
@@ -117,7 +216,8 @@ export function jsonSchemaOf(name: SchemaName): Record<string, unknown> {
  * @example
  * ```ts
  * import { schemaFileText } from "./artifact_schema.ts";
- * schemaFileText("command-request").endsWith("}\n"); // true
+ * import assert from "node:assert/strict";
+ * assert.ok(schemaFileText("command-request").endsWith("}\n"));
  * ```
  */
 export function schemaFileText(name: SchemaName): string {

@@ -1,78 +1,110 @@
 /**
- * The shape of the brief's policy fields, as zod schemas. Every object is strict: a key that is not
- * listed here is an error (`BRIEF_UNKNOWN_KEY`), at any depth. Rules that need more than the shape
- * (paths, patterns, programs, cross-references) live in `lint.ts`.
+ * The shape of the brief's policy fields, as declarative shapes (`lib/json/shape.ts`): the one
+ * definition, which both checks a brief (`validate.ts`) and writes its JSON Schema
+ * (`agentteams schema brief`). Every object is closed: a key that is not listed here is an error
+ * (`BRIEF_UNKNOWN_KEY`), at any depth. Rules that need more than the shape (paths, patterns,
+ * programs, cross-references) live in `lint.ts`.
  *
  * @example
  * ```ts
- * import { PolicyFieldsSchema } from "./brief_schema.ts";
- * PolicyFieldsSchema.safeParse({ write_policy: "orchestrator-only" }).success; // true
- * PolicyFieldsSchema.safeParse({ agent_policies: { w: { comands: [] } } }).success; // false
+ * import { checkPolicyFields } from "./brief_schema.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(checkPolicyFields({ write_policy: "orchestrator-only" }).ok, true);
+ * assert.equal(checkPolicyFields({ agent_policies: { w: { comands: [] } } }).ok, false);
  * ```
  * @module
  */
 
-import { z } from "zod";
+import {
+  array,
+  boolean,
+  checkShape,
+  type Infer,
+  int,
+  jsonSchema,
+  object,
+  oneOf,
+  optional,
+  record,
+  type ShapeResult,
+  string,
+} from "../json/shape.ts";
 import { IGNORED_BRIEF_FIELDS, KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "./brief_fields.ts";
 import { MAX_COMMAND_TIMEOUT } from "./types.ts";
 
-const nonEmpty = z.string().min(1);
+const nonEmpty = string({ min: 1 });
 
 /** `agent_policies.<agent>.commands[i]`. */
-export const CommandEntrySchema = z.strictObject({
-  prefix: z.array(nonEmpty).min(1),
-  args: z.array(z.string()).optional(),
-  variadic: z.boolean().optional(),
-  cwd: nonEmpty.optional(),
-  writes: z.array(nonEmpty).optional(),
-  stdin_gates: z.array(nonEmpty).optional(),
-  timeout: z.int().min(1).max(MAX_COMMAND_TIMEOUT).optional(),
-  network: z.boolean().optional(),
+export const CommandEntrySchema = object({
+  prefix: array(nonEmpty, { min: 1 }),
+  args: optional(array(string())),
+  variadic: optional(boolean()),
+  cwd: optional(nonEmpty),
+  writes: optional(array(nonEmpty)),
+  stdin_gates: optional(array(nonEmpty)),
+  timeout: optional(int({ min: 1, max: MAX_COMMAND_TIMEOUT })),
+  network: optional(boolean()),
 });
 
 /** `agent_policies.<agent>`. */
-export const AgentPolicySchema = z.strictObject({
-  write_scopes: z.array(z.string()).optional(),
-  commands: z.array(CommandEntrySchema).optional(),
+export const AgentPolicySchema = object({
+  write_scopes: optional(array(string())),
+  commands: optional(array(CommandEntrySchema)),
 });
 
 /** `proposal_gates.<name>`. */
-export const GateSchema = z.strictObject({
-  glob: nonEmpty.optional(),
-  argv: z.array(z.string()).min(1),
-  exec: z.array(nonEmpty).min(1).optional(),
+export const GateSchema = object({
+  glob: optional(nonEmpty),
+  argv: array(string(), { min: 1 }),
+  exec: optional(array(nonEmpty, { min: 1 })),
 });
 
 /** `confined_programs.<agent>` (shape only; path rules belong to the sandbox). */
-export const ConfinedAgentSchema = z.strictObject({
-  exec: z.array(nonEmpty).min(1),
-  write: z.array(nonEmpty),
+export const ConfinedAgentSchema = object({
+  exec: array(nonEmpty, { min: 1 }),
+  write: array(nonEmpty),
 });
 
 /** `mcp_grants.<agent>`. */
-export const McpGrantSchema = z.strictObject({
-  tools: z.array(z.enum(MCP_RUNNER_TOOLS as [string, ...string[]])).min(1),
-  approval: z.enum(["staged", "direct"]).optional(),
+export const McpGrantSchema = object({
+  tools: array(oneOf(MCP_RUNNER_TOOLS), { min: 1 }),
+  approval: optional(oneOf(["staged", "direct"])),
 });
 
 /** The policy fields of a brief (the other top-level fields are checked separately). */
-export const PolicyFieldsSchema = z.strictObject({
-  write_policy: z.enum(["default", "orchestrator-only"]).optional(),
-  privilege_profile: z.enum(["cooperative", "confined", "exclusive"]).optional(),
-  write_policy_frameworks: z.array(z.enum(KNOWN_FRAMEWORKS as [string, ...string[]])).optional(),
-  agent_policies: z.record(z.string(), AgentPolicySchema).optional(),
-  proposal_gates: z.record(z.string(), GateSchema).optional(),
-  confined_programs: z.record(z.string(), ConfinedAgentSchema).optional(),
-  protected_paths: z.array(nonEmpty).optional(),
-  allow_unconfined_runs: z.boolean().optional(),
-  mcp_grants: z.record(z.string(), McpGrantSchema).optional(),
-  deletions_need_clearance: z.boolean().optional(),
+export const PolicyFieldsSchema = object({
+  write_policy: optional(oneOf(["default", "orchestrator-only"])),
+  privilege_profile: optional(oneOf(["cooperative", "confined", "exclusive"])),
+  write_policy_frameworks: optional(array(oneOf(KNOWN_FRAMEWORKS))),
+  agent_policies: optional(record(AgentPolicySchema)),
+  proposal_gates: optional(record(GateSchema)),
+  confined_programs: optional(record(ConfinedAgentSchema)),
+  protected_paths: optional(array(nonEmpty)),
+  allow_unconfined_runs: optional(boolean()),
+  mcp_grants: optional(record(McpGrantSchema)),
+  deletions_need_clearance: optional(boolean()),
 });
 
 /** The validated, still snake_case policy fields. */
-export type RawPolicy = z.infer<typeof PolicyFieldsSchema>;
+export type RawPolicy = Infer<typeof PolicyFieldsSchema>;
 /** One validated command entry. */
-export type RawCommandEntry = z.infer<typeof CommandEntrySchema>;
+export type RawCommandEntry = Infer<typeof CommandEntrySchema>;
+
+/**
+ * Checks the brief's policy fields: the parsed fields, or every problem (unknown keys first in
+ * each object).
+ *
+ * @example
+ * ```ts
+ * import { checkPolicyFields } from "./brief_schema.ts";
+ * import assert from "node:assert/strict";
+ * const r = checkPolicyFields({ write_policy: "none" });
+ * assert.equal(!r.ok && r.issues[0].message, 'must be one of "default", "orchestrator-only", not "none"');
+ * ```
+ */
+export function checkPolicyFields(value: unknown): ShapeResult<RawPolicy> {
+  return checkShape(PolicyFieldsSchema, value);
+}
 
 /**
  * The brief's JSON Schema (draft 2020-12): the policy fields as the shape check holds them, and
@@ -82,25 +114,21 @@ export type RawCommandEntry = z.infer<typeof CommandEntrySchema>;
  * @example
  * ```ts
  * import { briefJsonSchema } from "./brief_schema.ts";
+ * import assert from "node:assert/strict";
  * const s = briefJsonSchema();
- * s.additionalProperties; // false
- * Object.hasOwn(s.properties as object, "agent_policies"); // true
+ * assert.equal(s.additionalProperties, false);
+ * assert.ok(Object.hasOwn(s.properties as object, "agent_policies"));
  * ```
  */
 export function briefJsonSchema(): Record<string, unknown> {
-  const s = z.toJSONSchema(PolicyFieldsSchema, { target: "draft-2020-12" }) as Record<
-    string,
-    unknown
-  >;
+  const s = jsonSchema(
+    PolicyFieldsSchema,
+    "https://agentteams.invalid/schemas/brief.schema.json",
+    "brief",
+  );
   const properties = { ...(s.properties as Record<string, unknown>) };
   for (const field of IGNORED_BRIEF_FIELDS) {
     properties[field] = { description: "a project-description field; not policy, not inspected" };
   }
-  return {
-    $schema: s.$schema,
-    $id: "https://agentteams.invalid/schemas/brief.schema.json",
-    title: "brief",
-    ...Object.fromEntries(Object.entries(s).filter(([k]) => k !== "$schema")),
-    properties,
-  };
+  return { ...s, properties };
 }

@@ -1,5 +1,5 @@
 /**
- * The brief and its policy: loading (JSON/JSONC, zod), the policy lint, write-scope patterns,
+ * The brief and its policy: loading (JSON/JSONC, the shape check), the policy lint, write-scope patterns,
  * fnmatch globs, Python argument patterns and the control plane.
  *
  * @example

@@ -1,8 +1,7 @@
 /**
  * Shape validation of a parsed brief: the top level must be an object whose keys are policy
- * fields or known project-description fields; the policy fields must match the zod schemas (checked
- * by `shape_check.ts`, which reports what zod would without loading it), with no unknown key at
- * any depth. Errors name the JSON path and the line.
+ * fields or known project-description fields; the policy fields must match their shapes
+ * (`brief_schema.ts`), with no unknown key at any depth. Errors name the JSON path and the line.
  *
  * @example
  * ```ts
@@ -18,81 +17,12 @@ import { didYouMean } from "../text/suggest.ts";
 import { isIgnoredBriefField, POLICY_FIELDS } from "./brief_fields.ts";
 import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
 import type { PolicyError } from "../errors.ts";
-import type { RawPolicy } from "./brief_schema.ts";
-import { checkPolicyFields, type ShapeIssue } from "./shape_check.ts";
-
-type Issue = ShapeIssue;
-
-/** The JSON type name of a value, for messages. */
-function typeName(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "a list";
-  if (typeof v === "object") return "an object";
-  if (typeof v === "number") return Number.isInteger(v) ? "an integer" : "a number";
-  if (typeof v === "string") return "a string";
-  if (typeof v === "boolean") return "a boolean";
-  return typeof v;
-}
-
-function valueAt(root: unknown, path: JsonPath): unknown {
-  let cur: unknown = root;
-  for (const part of path) {
-    if (cur === null || typeof cur !== "object") return undefined;
-    cur = (cur as Record<string | number, unknown>)[part];
-  }
-  return cur;
-}
-
-const EXPECTED: Record<string, string> = {
-  string: "a string",
-  int: "an integer",
-  number: "an integer",
-  boolean: "true or false",
-  object: "an object",
-  record: "an object",
-  array: "a list",
-};
+import { checkPolicyFields, type RawPolicy } from "./brief_schema.ts";
+import { jsonTypeName as typeName, type ShapeIssue } from "../json/shape.ts";
 
 function suggestion(key: string, known: readonly string[]): string {
   const best = didYouMean(key, known);
   return best === null ? "" : ` (did you mean ${JSON.stringify(best)}?)`;
-}
-
-/** The keys a strict object at `path` accepts, for suggestions. */
-function knownKeysAt(path: JsonPath): readonly string[] {
-  const field = path[0];
-  const depth = path.length;
-  if (depth === 0) return POLICY_FIELDS;
-  if (field === "agent_policies" && depth === 2) return ["write_scopes", "commands"];
-  if (field === "agent_policies" && depth === 4) {
-    return ["prefix", "args", "variadic", "cwd", "writes", "stdin_gates", "timeout", "network"];
-  }
-  if (field === "proposal_gates" && depth === 2) return ["glob", "argv", "exec"];
-  if (field === "confined_programs" && depth === 2) return ["exec", "write"];
-  if (field === "mcp_grants" && depth === 2) return ["tools", "approval"];
-  return [];
-}
-
-function reasonFor(issue: Issue, root: unknown): string {
-  const actual = valueAt(root, issue.path as JsonPath);
-  switch (issue.code) {
-    case "invalid_type":
-      return `must be ${EXPECTED[issue.expected] ?? issue.expected}, not ${typeName(actual)}`;
-    case "too_small":
-      if (issue.origin === "array") {
-        return issue.minimum === 1 ? "must not be empty" : `needs at least ${issue.minimum} items`;
-      }
-      if (issue.origin === "string") return "must not be empty";
-      return `must be at least ${issue.minimum}`;
-    case "too_big":
-      return `must be at most ${issue.maximum}`;
-    case "invalid_value":
-      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}, not ${
-        JSON.stringify(actual)
-      }`;
-    default:
-      return issue.message;
-  }
 }
 
 /** What the shape check found: the policy fields when they passed, and every problem. */
@@ -148,40 +78,36 @@ export function briefShapeFindings(src: JsonSource): ShapeFindings {
     }
   }
   // Lone surrogates never get here: the JSON reader refuses them (`parseJsonSource`).
-  // The same issues as `PolicyFieldsSchema.safeParse(picked)`, without loading zod (shape_check.ts).
   const result = checkPolicyFields(picked);
   if (!result.ok) {
-    const issues = result.issues;
-    const unknown = issues.flatMap((issue) =>
-      issue.code === "unrecognized_keys"
-        ? issue.keys.map((k) => ({ path: [...issue.path, k] as (string | number)[], issue }))
-        : []
-    );
     const offset = (path: JsonPath, key: boolean) => {
       const p = src.locate(path, key);
       return p.line * 1e6 + p.column;
     };
-    unknown.sort((a, b) => offset(a.path, true) - offset(b.path, true));
-    for (const { path } of unknown) {
-      const key = String(path[path.length - 1]);
-      const known = knownKeysAt(path.slice(0, -1));
+    // An unknown or reserved key is reported at the key; the other problems at their value (a
+    // missing field at the object that lacks it).
+    const keyPath = (i: ShapeIssue): JsonPath => [...i.path, i.field as string];
+    const unknown = result.issues.filter((i) => i.code === "unknown" || i.code === "reserved")
+      .sort((a, b) => offset(keyPath(a), true) - offset(keyPath(b), true));
+    for (const issue of unknown) {
+      const known = issue.known ?? [];
+      const hint = issue.suggestion === undefined
+        ? ""
+        : ` (did you mean ${JSON.stringify(issue.suggestion)}?)`;
       findings.push(errorAt(
         "BRIEF_UNKNOWN_KEY",
         src,
-        path,
-        `unknown key${suggestion(key, known)}${
-          known.length > 0 ? `; allowed here: ${known.join(", ")}` : ""
-        }`,
+        keyPath(issue),
+        issue.code === "reserved"
+          ? issue.message
+          : `unknown key${hint}${known.length > 0 ? `; allowed here: ${known.join(", ")}` : ""}`,
         { key: true },
       ));
     }
-    const sorted = issues.filter((i) => i.code !== "unrecognized_keys").sort((a, b) =>
-      offset(a.path as JsonPath, false) - offset(b.path as JsonPath, false)
-    );
+    const sorted = result.issues.filter((i) => i.code !== "unknown" && i.code !== "reserved")
+      .sort((a, b) => offset(a.path, false) - offset(b.path, false));
     for (const issue of sorted) {
-      findings.push(
-        errorAt("BRIEF_INVALID", src, issue.path as JsonPath, reasonFor(issue, picked)),
-      );
+      findings.push(errorAt("BRIEF_INVALID", src, issue.path, issue.message));
     }
     return { raw: null, findings };
   }

@@ -718,3 +718,41 @@ export async function loadTree(root: string, table: LayerTable): Promise<Tree> {
 export async function checkRepo(root: string, table: LayerTable): Promise<Violation[]> {
   return checkTree(await loadTree(root, table), table);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The map
+
+/**
+ * Who imports whom between the table's units: each unit (in table order) with the other units it
+ * imports (type-only and dynamic imports count), in table order. Pure.
+ */
+export function unitImports(tree: Tree, table: LayerTable): Map<string, string[]> {
+  const units = table.layers.flatMap((l) => l.paths);
+  const order = (u: string) => units.indexOf(u);
+  const found = new Map<string, Set<string>>(units.map((u) => [u, new Set<string>()]));
+  for (const [file, text] of tree.files) {
+    const from = placeOf(table, file)?.unit;
+    if (from === undefined) continue;
+    for (const site of parseImports(text).imports) {
+      if (site.specifier === null) continue;
+      const r = resolveSpecifier(file, site.specifier);
+      if (r.kind !== "local") continue;
+      const to = placeOf(table, r.path)?.unit;
+      if (to !== undefined && to !== from) found.get(from)?.add(to);
+    }
+  }
+  return new Map(
+    units.map((u) => [u, [...(found.get(u) ?? [])].sort((a, b) => order(a) - order(b))]),
+  );
+}
+
+/** The table's entries that name nothing under `root` (a folder that is gone, a file renamed). */
+export async function absentEntries(root: string, table: LayerTable): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of [...table.scan, ...table.layers.flatMap((l) => l.paths)]) {
+    const info = await Deno.stat(posix.join(root, p)).catch(() => null);
+    const ok = p.endsWith("/") ? info?.isDirectory === true : info?.isFile === true;
+    if (!ok) out.push(p);
+  }
+  return out;
+}

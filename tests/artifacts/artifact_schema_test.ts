@@ -127,7 +127,7 @@ Deno.test("validateArtifact refuses every deviation (ARTIFACT_INVALID, naming th
   invalid({ ...COMMAND, argv: "make test" }, "argv");
   invalid({ ...COMMAND, stdin_from_content: { path: "a", content: "b", extra: 1 } }, "extra");
   // A message that quotes the artifact stays UTF-8 text: lone surrogates are written escaped.
-  invalid({ ...COMMAND, "x\ud800": 1 }, 'Unrecognized key: "x\\ud800" (x\\ud800)');
+  invalid({ ...COMMAND, "x\ud800": 1 }, 'unknown field "x\\ud800"');
 });
 
 Deno.test("escapeLoneSurrogates escapes lone surrogates only", () => {
@@ -199,7 +199,10 @@ Deno.test("parseArtifact reads strict JSON: refusals name the line and column", 
   e = refused(JSON.stringify({ ...DELETE, x: JSON.parse("[".repeat(200) + "]".repeat(200)) }));
   assert.match(e.message, /nests deeper than 128 levels/);
   // Well-formed otherwise: the schema speaks, not the reader.
-  assert.match(refused('{"kind": "change-proposal", "__proto__": 1}').message, /dispatch/);
+  assert.equal(
+    refused('{"kind": "change-proposal", "__proto__": 1}').message,
+    'unknown field "__proto__"',
+  );
 });
 
 Deno.test("schemas/*.schema.json equal schemaFileText(name) (no drift)", async () => {

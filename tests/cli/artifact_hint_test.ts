@@ -45,7 +45,7 @@ Deno.test("a misspelt artifact field: ARTIFACT_INVALID with a hint naming the fi
     assert.equal(r.code, 1);
     assert.match(
       r.stderr,
-      /refused: ARTIFACT_INVALID: artifact: Unrecognized key: "expected_write"/,
+      /refused: ARTIFACT_INVALID: unknown field "expected_write" \(did you mean "expected_writes"\?\)/,
     );
     assert.match(r.stderr, /^ {2}hint: did you mean "expected_writes"\?$/m);
     const a = await runCli(["apply", prop, "--project", sb.project], { env });

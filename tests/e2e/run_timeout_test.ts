@@ -7,7 +7,9 @@
  * does not hang the run, and the grandchild never writes its marker either.
  *
  * No timing is asserted: each run has a generous hang guard (the test fails if it fires), and the
- * "never afterwards" checks wait past the children's delay before looking for their markers.
+ * "never afterwards" checks wait for the children's end itself (no process of the world left in
+ * /proc: tests/_helpers/procs.ts), then look for their markers: a child that was not killed would
+ * have written its marker before it ended.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -18,12 +20,12 @@ import {
   newRows,
   q,
   shScript,
-  sleep,
   withWorld,
   workerBrief,
   type WorldOptions,
   type WorldPaths,
 } from "./_run_helpers.ts";
+import { awaitEnd } from "../_helpers/procs.ts";
 
 /** The delay before a background child writes its marker (seconds). */
 const CHILD_DELAY_S = 3;
@@ -71,7 +73,6 @@ const WORLD: WorldOptions = {
 
 Deno.test("run timeout: exit 3, run-request-timeout row (group_killed), orphans never write afterwards", async () => {
   await withWorld("timeout", WORLD, async (w) => {
-    const started = Date.now();
     const r = await w.run({ argv: [join(w.scripts, "sleep-past-timeout")], purpose: "sleep" }, {
       flags: ["--json"],
     });
@@ -95,9 +96,9 @@ Deno.test("run timeout: exit 3, run-request-timeout row (group_killed), orphans 
     assert.equal(typeof row.duration_ms, "number");
     assert.equal("confined" in row, false, "a timeout row never carries confined");
 
-    // Wait past the orphans' delay (plus a margin), then look for their markers.
-    const waitMs = CHILD_DELAY_S * 1000 + 2000 - (Date.now() - started);
-    if (waitMs > 0) await sleep(waitMs);
+    // Every process whose command line names this world (the script's in-group subshell, the
+    // setsid shell) has ended; then their markers tell whether they were killed or ran out.
+    await awaitEnd(w.dir);
     assert.equal(
       exists(join(w.project, "src/orphan-in-group")),
       false,
@@ -110,7 +111,6 @@ Deno.test("run timeout: exit 3, run-request-timeout row (group_killed), orphans 
 
 Deno.test("run: a setsid grandchild holding the pipes does not hang the run, and never runs on", async () => {
   await withWorld("setsid", WORLD, async (w) => {
-    const started = Date.now();
     const r = await w.run({ argv: [join(w.scripts, "detach-holding-pipes")] }, {
       flags: ["--json"],
     });
@@ -128,12 +128,11 @@ Deno.test("run: a setsid grandchild holding the pipes does not hang the run, and
     // Under bwrap the grandchild lives in the sandbox's PID namespace, which the kernel tears
     // down when the command's sandbox exits: nothing outlives the sandbox for the runner to find
     // and kill, so the row says `survivors_killed: false`. (Without a sandbox the runner kills
-    // the pipe holders itself and records `true`: see run_unconfined_test.ts.)
+    // the pipe holders itself and records `true`: see run_unconfined_slow_test.ts.)
     assert.equal(rows[1].survivors_killed, false);
     assert.equal(out.survivors_killed, false);
 
-    const waitMs = CHILD_DELAY_S * 1000 + 2000 - (Date.now() - started);
-    if (waitMs > 0) await sleep(waitMs);
+    await awaitEnd(w.dir);
     assert.equal(exists(join(w.project, "src/detached-setsid")), false, "the grandchild ran on");
     await w.verifyOk();
   });

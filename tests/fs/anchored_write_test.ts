@@ -1,6 +1,6 @@
 /**
  * The anchored write helper on its own: what it refuses writes nothing, anywhere. (The race
- * against a swapping adversary is tests/proposals/race_test.ts.)
+ * against a swapping adversary is tests/proposals/race_slow_test.ts.)
  */
 import assert from "node:assert/strict";
 import { FsSafetyError } from "../../lib/errors.ts";

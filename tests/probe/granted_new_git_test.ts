@@ -25,7 +25,7 @@ import { lexists, makeFixture, runConfined, runSync, sh } from "../sandbox/_help
 // Held since the fix: each control-plane name at a granted root's top is masked like a missing
 // root-level entry of the project. A repository made deeper (a bare one, or a nested `.git`
 // renamed aside and replaced) cannot be stopped by a mount; the run then fails naming it and the
-// runner removes it (`scrubGrantedRoots`): tests/runner/grants_test.ts.
+// runner removes it (`scrubGrantedRoots`): tests/runner/grants_slow_test.ts.
 
 Deno.test("probe grants: a new .git made inside a granted root is refused (the issuer's git would obey it)", async () => {
   const fx = makeFixture();

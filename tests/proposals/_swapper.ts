@@ -1,5 +1,5 @@
 /**
- * The race harness of `race_test.ts`: swaps two names atomically with `renameat2(2)` and
+ * The race harness of `race_slow_test.ts`: swaps two names atomically with `renameat2(2)` and
  * `RENAME_EXCHANGE`, so one name is always present and flips between a real directory and a
  * symlink with no window in which it is missing.
  *

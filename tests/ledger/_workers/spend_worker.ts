@@ -4,7 +4,9 @@
  *   deno run -A spend_worker.ts ROOT KEY_TEXT NONCE GO_FILE
  *
  * Prints `ready`, waits for GO_FILE, then resolves the nonce with `count: "use"` and prints one
- * JSON line: `{"ok": true, "uses": N}` or `{"ok": false, "code": CODE}`.
+ * JSON line: `{"ok": true, "uses": N}` or `{"ok": false, "code": CODE}`, with `from` and `to`, the
+ * wall-clock instants (ms, sub-millisecond) the attempt started and ended, so the test can show
+ * the attempts overlapped (the race was run, not 16 attempts one after another).
  *
  * @module
  */
@@ -22,9 +24,12 @@ for (;;) {
     await new Promise((r) => setTimeout(r, 2));
   }
 }
+const now = () => performance.timeOrigin + performance.now();
+const from = now();
 try {
   const rec = await resolveDispatch(root, hmac, nonce, { count: "use" });
-  console.log(JSON.stringify({ ok: true, uses: rec.uses }));
+  console.log(JSON.stringify({ ok: true, uses: rec.uses, from, to: now() }));
 } catch (e) {
-  console.log(JSON.stringify({ ok: false, code: (e as { code?: string }).code ?? String(e) }));
+  const code = (e as { code?: string }).code ?? String(e);
+  console.log(JSON.stringify({ ok: false, code, from, to: now() }));
 }

@@ -1,7 +1,7 @@
 /**
  * The undeclared-write check's view of the control plane, end to end but in process: under
  * bwrap a command cannot touch git's hooks, config or info, nor the ledger (see
- * run_undeclared_test.ts), so these call `runRequest` directly with the unconfined opt-out
+ * run_undeclared_slow_test.ts), so these call `runRequest` directly with the unconfined opt-out
  * backend (`allow_unconfined_runs: true` in the brief), where only the before/after snapshot
  * stands between the command and the control plane. Real git repositories, a real key made by
  * `agentteams keys init`, nonces from `agentteams dispatch`, real child processes, and
@@ -38,13 +38,13 @@ import {
   runUnconfinedInProcess,
   sh,
   shScript,
-  sleep,
   useCount,
   withWorld,
   workerBrief,
   type World,
   type WorldPaths,
 } from "./_run_helpers.ts";
+import { awaitEnd } from "../_helpers/procs.ts";
 
 const SCRIPT_NAMES = [
   "plant-hook",
@@ -267,9 +267,7 @@ Deno.test("in process, unconfined: a setsid grandchild holding the pipes is kill
   await withWorld("u-setsid", WORLD, async (w) => {
     // The command exits at once, so it sometimes exits before the runner reads which pipes it
     // holds: several rounds, each grandchild with its own marker.
-    let lastStart = Date.now();
     for (let i = 0; i < SETSID_ROUNDS; i++) {
-      lastStart = Date.now();
       const argv = [join(w.scripts, "detach-holding-pipes"), String(i)];
       const out = await runInProcess(w, { argv });
       assert.equal(out.error, undefined, String(out.error));
@@ -284,8 +282,9 @@ Deno.test("in process, unconfined: a setsid grandchild holding the pipes is kill
       assert.equal(rows[1].confined, false);
       assert.equal(rows[1].backend, "unconfined-opt-out");
     }
-    const waitMs = CHILD_DELAY_S * 1000 + 2000 - (Date.now() - lastStart);
-    if (waitMs > 0) await sleep(waitMs);
+    // The grandchildren (their command lines name the scratch dir) have ended; one the runner did
+    // not kill would have written its marker first.
+    await awaitEnd(w.scratch);
     const ran = [...Deno.readDirSync(w.scratch)].map((e) => e.name)
       .filter((n) => n.startsWith("grandchild-ran-")).sort();
     assert.deepEqual(ran, [], `grandchildren the runner reported killed ran on: ${ran.join(", ")}`);

@@ -278,6 +278,16 @@ Deno.test("16 processes race for the last of 25 uses: exactly one wins, 15 get D
     const losers = outcomes.filter((o) => !o.ok);
     assert.equal(losers.length, 15);
     for (const l of losers) assert.equal(l.code, "DISPATCH_EXHAUSTED");
+    // The race was run: some loser's attempt started before the winner's had ended (the two were
+    // under way at once), so the one-winner outcome was decided by the store, not by turns.
+    const w = winners[0];
+    const overlapping = losers.filter((l) => l.from < w.to && w.from < l.to);
+    assert.ok(
+      overlapping.length > 0,
+      `no attempt overlapped the winner's: the racers ran one after another ${
+        JSON.stringify(outcomes)
+      }`,
+    );
     const rows = (await Deno.readTextFile(stateFiles(project).dispatches)).trimEnd().split("\n")
       .map((l) => JSON.parse(l));
     assert.equal(rows.filter((r) => r.use === id).length, 25);

@@ -16,6 +16,11 @@
  *   `apply-proposal` followed by `apply-proposal-refused` (the write-ahead row of a write that
  *   was then refused) to the ledger, and the ledger verifies at the end;
  * - nothing else in the sandbox changed, and no temporary file was left in the real directory.
+ *
+ * The race window must be hit, not only run: at least one apply must have passed its checks on the
+ * real directory and then met the link at the write (its write-ahead row followed by a refusal).
+ * The test applies until that happened (at least ITERATIONS times, at most MAX_ITERATIONS) and
+ * fails if it never did.
  */
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
@@ -38,6 +43,8 @@ import {
 
 const SWAPPER = join(dirname(fileURLToPath(import.meta.url)), "_swapper.ts");
 const ITERATIONS = 40;
+/** Applies are added past ITERATIONS until the window was hit, up to this many in all. */
+const MAX_ITERATIONS = 200;
 const PER_NONCE = 20; // below the 25-use cap, whatever the mix of outcomes
 const ALLOWED_REFUSALS = new Set(["SYMLINK_ESCAPE", "STALE_BASE", "TARGET_NOT_FILE"]);
 const TARGET = "src/sub/file.txt";
@@ -119,7 +126,7 @@ async function race(prefix: string, linkTarget: (p: Project) => string): Promise
   let swapper: Swapper | null = null;
   const pin = holder(real);
   try {
-    const nonces = [await dispatch(p, "worker"), await dispatch(p, "worker")];
+    const nonces = [await dispatch(p, "worker")];
     await Deno.mkdir(park);
     await Deno.symlink(target, join(park, "sub"));
     let expected = "initial\n";
@@ -133,7 +140,11 @@ async function race(prefix: string, linkTarget: (p: Project) => string): Promise
     const tally: Record<string, number> = {};
     const violations: string[] = [];
     const leftovers: string[] = [];
-    for (let i = 0; i < ITERATIONS; i++) {
+    // Applies whose write-ahead row was followed by a refusal: the check passed, the write met
+    // the swap (the window between them).
+    let windowHits = 0;
+    for (let i = 0; i < MAX_ITERATIONS && (i < ITERATIONS || windowHits === 0); i++) {
+      if (i >= nonces.length * PER_NONCE) nonces.push(await dispatch(p, "worker"));
       const content = `iteration ${i}\n`;
       const base = sha256(expected);
       const decoyText = expected;
@@ -194,6 +205,7 @@ async function race(prefix: string, linkTarget: (p: Project) => string): Promise
             (found[0] ? `${found[0].code}: ${found[0].reason}` : r.stderr.trim()),
         );
       }
+      if (r.code !== 0 && rows.length === 2) windowHits++;
       const key = rows.length === 2 ? `${code} after write-ahead` : code;
       tally[key] = (tally[key] ?? 0) + 1;
       expected = truth; // follow the real bytes, whatever the tool said
@@ -202,6 +214,12 @@ async function race(prefix: string, linkTarget: (p: Project) => string): Promise
     swapper = null;
     console.log(`${prefix}: ${swaps} swaps; outcomes ${JSON.stringify(tally)}`);
     assert.ok(swaps > 0, "the swapper never swapped");
+    assert.ok(
+      windowHits > 0,
+      `no apply met the swap between its check and its write in ${MAX_ITERATIONS} tries: the ` +
+        `race window was never hit (outcomes ${JSON.stringify(tally)})`,
+    );
+    assert.ok((tally.written ?? 0) > 0, "no apply wrote: the real directory was never in place");
     assert.deepEqual(violations, [], `the race broke the rules:\n${violations.join("\n")}`);
 
     // The real directory is back at src/sub, holding the last written content.
