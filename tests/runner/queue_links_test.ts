@@ -24,6 +24,7 @@ import { sha256 } from "../_helpers/mod.ts";
 import { withWorld, type World } from "../e2e/_run_helpers.ts";
 import { queuePaths } from "../../lib/queue/paths.ts";
 import { DECISIONS_REL } from "../../lib/authz/paths.ts";
+import { NEW_DECISION_HEADER } from "../../lib/authz/decisions.ts";
 import {
   handRequest,
   makeRequest,
@@ -45,7 +46,8 @@ function targets(w: World): Record<string, string> {
   const decisions = join(w.project, DECISIONS_REL);
   if (!present(decisions)) {
     Deno.mkdirSync(join(w.project, "references"), { recursive: true });
-    Deno.writeTextFileSync(decisions, "id,action,verdict\n");
+    // A real (empty) log in the current format: the HALT check reads it before every act.
+    Deno.writeTextFileSync(decisions, `${NEW_DECISION_HEADER.join(",")}\n`);
   }
   return {
     "the ledger key": join(w.keyDir, "proposal-ledger.key"),
