@@ -121,21 +121,37 @@ export async function issueBriefDispatch(
   key: () => HmacKey,
   opts: BriefDispatchOptions = {},
 ): Promise<IssuedDispatch> {
-  const bad = slugProblem(agent);
-  if (bad !== null) throw new DispatchError("BAD_SLUG", bad);
-  const limits = limitsProblem(opts);
-  if (limits !== null) throw new DispatchError("BAD_LIMITS", limits);
+  requireShape(agent, opts);
   const policy = opts.policy ?? await loadPolicy(
     opts.brief !== undefined ? resolve(opts.brief) : await defaultBriefPath(root),
     { projectRoot: root },
   );
   requireBriefAgent(policy, agent);
-  await requireDispatchAllowed(root, agent, policy.writePolicy === "orchestrator-only", opts);
+  return await issueAllowed(root, agent, key, policy.writePolicy === "orchestrator-only", opts);
+}
+
+/** The HALT check, then the nonce: the last steps every dispatch shares. */
+async function issueAllowed(
+  root: string,
+  agent: string,
+  key: () => HmacKey,
+  switchOn: boolean,
+  opts: BriefDispatchOptions,
+): Promise<IssuedDispatch> {
+  await requireDispatchAllowed(root, agent, switchOn, opts);
   return await issueDispatch(root, key(), agent, {
     now: opts.now,
     maxUses: opts.maxUses,
     ttlHours: opts.ttlHours,
   });
+}
+
+/** The slug and the limits, checked first by every dispatch. */
+function requireShape(agent: string, opts: BriefDispatchOptions): void {
+  const bad = slugProblem(agent);
+  if (bad !== null) throw new DispatchError("BAD_SLUG", bad);
+  const limits = limitsProblem(opts);
+  if (limits !== null) throw new DispatchError("BAD_LIMITS", limits);
 }
 
 /**
@@ -160,14 +176,6 @@ export async function issueUnbriefedDispatch(
   key: () => HmacKey,
   opts: BriefDispatchOptions = {},
 ): Promise<IssuedDispatch> {
-  const bad = slugProblem(agent);
-  if (bad !== null) throw new DispatchError("BAD_SLUG", bad);
-  const limits = limitsProblem(opts);
-  if (limits !== null) throw new DispatchError("BAD_LIMITS", limits);
-  await requireDispatchAllowed(root, agent, false, opts);
-  return await issueDispatch(root, key(), agent, {
-    now: opts.now,
-    maxUses: opts.maxUses,
-    ttlHours: opts.ttlHours,
-  });
+  requireShape(agent, opts);
+  return await issueAllowed(root, agent, key, false, opts);
 }

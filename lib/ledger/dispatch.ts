@@ -186,6 +186,22 @@ export function judgeStoreLine(
   return "a signed row that is neither a dispatch, a use nor an attempt";
 }
 
+/** Records one verified store row in `store` (a dispatch, or a use or attempt counted). */
+function addRow(store: Store, row: StoreRow, line: string): void {
+  if (row.kind === "dispatch") {
+    store.dispatches.set(row.id, {
+      agent: row.agent,
+      expires: row.expires,
+      maxUses: row.maxUses,
+      line,
+    });
+  } else {
+    const counts = row.kind === "use" ? store.uses : store.attempts;
+    counts.set(row.id, (counts.get(row.id) ?? 0) + 1);
+  }
+  store.lines.push({ id: row.id, line });
+}
+
 /**
  * Parses complete dispatch-store lines (no newlines): each one must be a row
  * ({@link judgeStoreLine}), else its number is listed in `invalid`. Lines seen to verify under the
@@ -216,18 +232,7 @@ export function parseStore(lines: readonly string[], hmac: HmacKey): Store {
       return;
     }
     verified.add(line);
-    if (row.kind === "dispatch") {
-      store.dispatches.set(row.id, {
-        agent: row.agent,
-        expires: row.expires,
-        maxUses: row.maxUses,
-        line,
-      });
-    } else {
-      const counts = row.kind === "use" ? store.uses : store.attempts;
-      counts.set(row.id, (counts.get(row.id) ?? 0) + 1);
-    }
-    store.lines.push({ id: row.id, line });
+    addRow(store, row, line);
   });
   verifiedLines.set(hmac, verified);
   return store;
@@ -278,18 +283,7 @@ function readOwnRows(paths: StatePaths, hmac: HmacKey, id: string): Store {
       continue;
     }
     if (row.id !== id) continue;
-    if (row.kind === "dispatch") {
-      own.dispatches.set(id, {
-        agent: row.agent,
-        expires: row.expires,
-        maxUses: row.maxUses,
-        line,
-      });
-    } else {
-      const counts = row.kind === "use" ? own.uses : own.attempts;
-      counts.set(id, (counts.get(id) ?? 0) + 1);
-    }
-    own.lines.push({ id, line });
+    addRow(own, row, line);
   }
   if (own.invalid.length === 0 && own.dispatches.has(id)) return own;
   const whole = { ...parseStore(parts, hmac), end };

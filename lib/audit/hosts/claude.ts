@@ -37,7 +37,7 @@
 import { parse as yamlParse } from "yaml";
 import { bunYamlParse, type BunYamlResult } from "./bun_yaml.ts";
 import { plainFlatMap } from "./plain_yaml.ts";
-import { ALL, type Grant, type HostReading } from "./grant.ts";
+import { ALL, type Grant, type HostReading, notAnAgent } from "./grant.ts";
 
 /** The versions modeled, newest first. */
 export const CLAUDE_VERSIONS = ["2.1.332", "2.1.42", "2.0.54"] as const;
@@ -262,13 +262,7 @@ interface YamlEra {
 function yamlEraReading(era: YamlEra, text: string): HostReading {
   const { host } = era;
   const fm = claudeFrontMatter(text, era.dropBom);
-  const none = (how: string, uncertain?: string): HostReading => ({
-    host,
-    how,
-    agent: false,
-    grant: null,
-    ...(uncertain === undefined ? {} : { uncertain }),
-  });
+  const none = (how: string, uncertain?: string): HostReading => notAnAgent(host, how, uncertain);
   if (fm === null) return none("finds no front matter");
   let how = `reads the front matter with ${era.parser}`;
   let r = era.parse(fm);

@@ -19,7 +19,7 @@
  */
 import { parseDocument } from "yaml";
 import { unmodeledCharacter } from "./bun_yaml.ts";
-import { ALL, type Grant, type HostReading } from "./grant.ts";
+import { ALL, type Grant, type HostReading, notAnAgent } from "./grant.ts";
 import { plainFlatMap } from "./plain_yaml.ts";
 
 const FENCE = /^---[ \t]*\r?$/;
@@ -35,13 +35,7 @@ const FENCE = /^---[ \t]*\r?$/;
  */
 export function copilotCliReading(text: string): HostReading {
   const host = "Copilot CLI 1.0.102";
-  const none = (how: string, uncertain?: string): HostReading => ({
-    host,
-    how,
-    agent: false,
-    grant: null,
-    ...(uncertain === undefined ? {} : { uncertain }),
-  });
+  const none = (how: string, uncertain?: string): HostReading => notAnAgent(host, how, uncertain);
   const t = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const lines = t.split("\n");
   if (!FENCE.test(lines[0] ?? "")) return none("finds no front matter");

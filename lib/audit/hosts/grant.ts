@@ -29,6 +29,26 @@ export interface HostReading {
 export const ALL: Grant = { all: true };
 
 /**
+ * A reading in which `host` does not load the file as an agent (it grants nothing), saying how,
+ * and why the model is unsure, if it is.
+ *
+ * @example
+ * ```ts
+ * import { notAnAgent } from "./grant.ts";
+ * notAnAgent("Claude Code 2.1.332", "finds no front matter").agent; // false
+ * ```
+ */
+export function notAnAgent(host: string, how: string, uncertain?: string): HostReading {
+  return {
+    host,
+    how,
+    agent: false,
+    grant: null,
+    ...(uncertain === undefined ? {} : { uncertain }),
+  };
+}
+
+/**
  * The part of a grant that is not read-only: `"*"` for every tool, else the sorted, de-duplicated
  * names whose class is not `read` (as `classify` sees them).
  *
