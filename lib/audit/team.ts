@@ -19,7 +19,7 @@ import { checkGoose } from "./check_goose.ts";
 import { checkMarkdown, copilotAlias, strictGrant } from "./check_markdown.ts";
 import { copilotCliReading } from "./hosts/copilot.ts";
 import { classifyTool } from "./tools.ts";
-import { claudeReadings } from "./hosts/claude.ts";
+import { CLAUDE_FRONT_MATTER, claudeReadings } from "./hosts/claude.ts";
 import { judgeReadings } from "./hosts/judge.ts";
 import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from "./finding.ts";
 import { readFrontMatter } from "./front_matter.ts";
@@ -80,11 +80,10 @@ export function kindOfPath(rel: string): FileKind | null {
   const name = basename(rel);
   if (name === "AGENTS.md") return "agents-md";
   if (/(^|\/)\.claude\/settings\.json$/.test(rel)) return "claude-settings";
-  if (/(^|\/)\.claude\/agents\/(.+\/)?[^/]+\.md$/.test(rel)) {
-    if (/(^|\/)references\//.test(rel.slice(rel.indexOf(".claude/agents/")))) return null;
-    if (name === "SETUP-REQUIRED.md" || /^readme\.md$/i.test(name)) return null;
-    return "claude";
-  }
+  // Claude Code loads every `*.md` below `.claude/agents/` (its native walk and its
+  // `rg --files --hidden --follow --no-ignore --glob *.md` alike): a README or a file under
+  // `references/` too, when it has a front matter (see `claudeDocFile`).
+  if (/(^|\/)\.claude\/agents\/(.+\/)?[^/]+\.md$/.test(rel)) return "claude";
   if (/(^|\/)\.github\/agents\/[^/]+\.md$/.test(rel)) {
     return /^readme\.md$/i.test(name) ? null : "copilot";
   }
@@ -306,7 +305,7 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
     const fw = frameworkOf(kind);
     const enforced = covers(opts, fw);
     const push = (s: Spot) => out.push(findingOf(s, e.rel, fw, enforced));
-    if (kind === "claude") {
+    if (kind === "claude" && e.rel.includes(".claude/agents/")) {
       claudeAgents = true;
       claudeRoot = e.rel.slice(0, e.rel.indexOf(".claude/agents/"));
     }
@@ -345,7 +344,7 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
       continue;
     }
     const text = e.text ?? "";
-    if (kind === "goose" && e.kind === undefined && !looksLikeRecipe(e.rel, text)) continue;
+    if (!hostMayLoad(e, kind)) continue;
     let spots: Spot[];
     try {
       spots = checkFile(kind, e.rel, text, exempt.has(e.rel));
@@ -513,8 +512,42 @@ function sectionSpots(
 export function isAgentEntry(e: AuditEntry): boolean {
   const kind = e.kind ?? kindOfPath(e.rel);
   if (kind === null || kind === "claude-settings") return false;
-  return kind !== "goose" || e.kind !== undefined || e.state !== "text" ||
-    looksLikeRecipe(e.rel, e.text ?? "");
+  return hostMayLoad(e, kind);
+}
+
+/**
+ * Whether the host may load a walked file of `kind` as an agent: a YAML file under `recipes/`
+ * only when it reads as a Goose recipe; a Claude documentation file (see `claudeDocFile`) only
+ * when it has a front matter as Claude Code cuts it (without one Claude Code finds no `name`, so
+ * no agent). A file the audit can't read (a link, not UTF-8, unreadable) always counts: the host
+ * may load it. A named file (its kind given) always counts.
+ */
+function hostMayLoad(e: AuditEntry, kind: FileKind): boolean {
+  if (e.kind !== undefined || e.state !== "text") return true;
+  const text = e.text ?? "";
+  if (kind === "goose") return looksLikeRecipe(e.rel, text);
+  if (kind === "claude" && claudeDocFile(e.rel)) {
+    return CLAUDE_FRONT_MATTER.test(text.replace(/^\uFEFF/, ""));
+  }
+  return true;
+}
+
+/**
+ * Whether a Claude agent-folder file is, by its name, documentation (a `README.md`, a
+ * `SETUP-REQUIRED.md`, anything under a `references/` folder): Claude Code still loads it as an
+ * agent when its front matter names one, so it is audited when it has a front matter.
+ *
+ * @example
+ * ```ts
+ * import { claudeDocFile } from "./team.ts";
+ * claudeDocFile(".claude/agents/references/notes.md"); // true
+ * claudeDocFile(".claude/agents/reviewer.md"); // false
+ * ```
+ */
+export function claudeDocFile(rel: string): boolean {
+  const name = basename(rel);
+  if (name === "SETUP-REQUIRED.md" || /^readme\.md$/i.test(name)) return true;
+  return /(^|\/)references\//.test(rel.slice(rel.indexOf(".claude/agents/")));
 }
 
 /**
