@@ -22,7 +22,7 @@ import { classifyTool } from "./tools.ts";
 import { CLAUDE_FRONT_MATTER, claudeReadings } from "./hosts/claude.ts";
 import { judgeReadings } from "./hosts/judge.ts";
 import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from "./finding.ts";
-import { readFrontMatter } from "./front_matter.ts";
+import { frontMatterTooLarge, MAX_FRONT_MATTER_ITEMS, readFrontMatter } from "./front_matter.ts";
 
 /** What an audited path is. */
 export type FileKind =
@@ -415,6 +415,20 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
       return checkCodexConfig(text);
     case "claude":
     case "copilot": {
+      const items = frontMatterTooLarge(text);
+      if (items !== null) {
+        out.push(
+          spot(
+            "FILE_UNREADABLE",
+            1,
+            1,
+            `'${slug}': its front matter holds ${items} lines, commas and brackets, more than ` +
+              `the ${MAX_FRONT_MATTER_ITEMS} the audit reads, but the host may still load it as ` +
+              "an agent. Shorten the front matter",
+          ),
+        );
+        return out;
+      }
       const fm = readFrontMatter(text);
       out.push(...fm.spots);
       if (!exempt) {
