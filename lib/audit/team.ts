@@ -76,8 +76,9 @@ const AGENT_RE = /^[ \t]*## Write Policy: Return Proposals, Never Write[ \t]*$/m
  * kindOfPath("src/a.md"); // null
  * ```
  */
-export function kindOfPath(rel: string): FileKind | null {
-  const name = basename(rel);
+export function kindOfPath(path: string): FileKind | null {
+  const name = basename(path);
+  const rel = foldedDirs(path);
   if (name === "AGENTS.md") return "agents-md";
   if (/(^|\/)\.claude\/settings\.json$/.test(rel)) return "claude-settings";
   // Claude Code loads every `*.md` below `.claude/agents/` (its native walk and its
@@ -95,6 +96,23 @@ export function kindOfPath(rel: string): FileKind | null {
   if (/(^|\/)\.goose\/(.+\/)?[^/]+\.json$/.test(rel)) return "goose";
   if (/\.recipe\.ya?ml$/.test(name)) return "goose";
   return null;
+}
+
+/**
+ * A path with its folder names lower-cased (the file name kept): on a case-insensitive file
+ * system (macOS, Windows) the hosts open `.claude/agents` and find `.Claude/Agents`, so a team
+ * checked out there loads what a case-sensitive CI would not call an agent folder. The file
+ * name keeps its case: Claude Code matches `*.md` exactly.
+ *
+ * @example
+ * ```ts
+ * import { foldedDirs } from "./team.ts";
+ * foldedDirs(".Claude/Agents/W.md"); // ".claude/agents/W.md"
+ * ```
+ */
+export function foldedDirs(rel: string): string {
+  const i = rel.lastIndexOf("/");
+  return i < 0 ? rel : rel.slice(0, i).toLowerCase() + rel.slice(i);
 }
 
 /**
@@ -305,9 +323,10 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
     const fw = frameworkOf(kind);
     const enforced = covers(opts, fw);
     const push = (s: Spot) => out.push(findingOf(s, e.rel, fw, enforced));
-    if (kind === "claude" && e.rel.includes(".claude/agents/")) {
+    const at = foldedDirs(e.rel).indexOf(".claude/agents/");
+    if (kind === "claude" && at >= 0) {
       claudeAgents = true;
-      claudeRoot = e.rel.slice(0, e.rel.indexOf(".claude/agents/"));
+      claudeRoot = e.rel.slice(0, at);
     }
     if (kind === "claude-settings") {
       settingsSeen = true;
@@ -561,7 +580,8 @@ function hostMayLoad(e: AuditEntry, kind: FileKind): boolean {
 export function claudeDocFile(rel: string): boolean {
   const name = basename(rel);
   if (name === "SETUP-REQUIRED.md" || /^readme\.md$/i.test(name)) return true;
-  return /(^|\/)references\//.test(rel.slice(rel.indexOf(".claude/agents/")));
+  const folded = foldedDirs(rel);
+  return /(^|\/)references\//.test(folded.slice(folded.indexOf(".claude/agents/")));
 }
 
 /**
@@ -569,7 +589,7 @@ export function claudeDocFile(rel: string): boolean {
  * of a recipe's own top-level keys starts a line. Other projects keep other YAML there.
  */
 function looksLikeRecipe(rel: string, text: string): boolean {
-  if (/(^|\/)\.goose\//.test(rel) || /\.recipe\.ya?ml$/.test(rel)) return true;
+  if (/(^|\/)\.goose\//i.test(rel) || /\.recipe\.ya?ml$/.test(rel)) return true;
   return /^(recipe|instructions|prompt|extensions|sub_recipes)[ \t]*:/m.test(text);
 }
 

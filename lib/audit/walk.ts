@@ -32,19 +32,19 @@ export const MAX_WALK_DEPTH = 256;
  * A path inside a Claude agent folder: Claude Code loads every `*.md` below it, in any folder
  * (`node_modules`, `.git` included), so the walk enters every folder there.
  */
-const CLAUDE_AGENTS_INSIDE = /(^|\/)\.claude\/agents\//;
+const CLAUDE_AGENTS_INSIDE = /(^|\/)\.claude\/agents\//i;
 
 /** Files larger than this are reported unreadable rather than read. */
 export const MAX_AGENT_BYTES = 8 * 1024 * 1024;
 
 const AGENT_DIR =
-  /(^|\/)(\.claude|\.github\/agents|\.github\/chatmodes|\.codex|\.goose|recipes)(\/|$)/;
+  /(^|\/)(\.claude|\.github\/agents|\.github\/chatmodes|\.codex|\.goose|recipes)(\/|$)/i;
 
 function dirKind(rel: string): FileKind | null {
-  if (/(^|\/)\.claude(\/|$)/.test(rel)) return "claude";
-  if (/(^|\/)\.github\/(agents|chatmodes)(\/|$)/.test(rel)) return "copilot";
-  if (/(^|\/)\.codex(\/|$)/.test(rel)) return "codex-agent";
-  if (/(^|\/)(\.goose|recipes)(\/|$)/.test(rel)) return "goose";
+  if (/(^|\/)\.claude(\/|$)/i.test(rel)) return "claude";
+  if (/(^|\/)\.github\/(agents|chatmodes)(\/|$)/i.test(rel)) return "copilot";
+  if (/(^|\/)\.codex(\/|$)/i.test(rel)) return "codex-agent";
+  if (/(^|\/)(\.goose|recipes)(\/|$)/i.test(rel)) return "goose";
   return null;
 }
 
