@@ -147,6 +147,7 @@ function codexSpots(
   if (truthy(r.value.mcp_servers)) {
     out.push(spot("CODEX_MCP", lines.get("mcp_servers") ?? 1, 1, mcpMessage));
   }
+  out.push(...roleFileSpots(r.value, lines));
   const bad = sandbox(r.value.sandbox_mode);
   if (bad !== null) out.push(spot(bad[0], lines.get("sandbox_mode") ?? 1, 1, bad[1]));
   // What else Codex lets the file set that decides the sandbox (lib/audit/hosts/codex.ts): the
@@ -164,6 +165,41 @@ function codexSpots(
           `read-only; remove it or make it "${
             d.key.endsWith("sandbox_mode") ? "read-only" : ":read-only"
           }"`,
+      ),
+    );
+  }
+  return out;
+}
+
+/**
+ * The `[agents.<name>]` tables whose `config_file` names a file outside `.codex/agents/`: Codex
+ * (`config/agent_roles.rs` `read_declared_role`) loads that file, resolved from the config's
+ * folder, as the role's whole config layer, sandbox included, wherever it is; the audit reads only
+ * `.codex/agents/**.toml` as agents, so any other role file is refused (`CODEX_SANDBOX`).
+ */
+function roleFileSpots(value: Record<string, unknown>, lines: Map<string, number>): Spot[] {
+  const agents = value.agents;
+  if (agents === null || typeof agents !== "object" || Array.isArray(agents)) return [];
+  const out: Spot[] = [];
+  for (const [name, role] of Object.entries(agents as Record<string, unknown>)) {
+    if (role === null || typeof role !== "object" || !("config_file" in role)) continue;
+    const file = (role as Record<string, unknown>).config_file;
+    const parts = typeof file === "string" ? file.split(/[\\/]+/) : [];
+    const inside = typeof file === "string" && !file.startsWith("/") &&
+      !/^[A-Za-z]:/.test(file) && parts[0] === "agents" && parts.length > 1 &&
+      !parts.some((p) => p === ".." || p === "." || p === "") &&
+      /\.toml$/.test(file);
+    if (inside) continue;
+    out.push(
+      spot(
+        "CODEX_SANDBOX",
+        lines.get(`agents.${name}.config_file`) ?? lines.get(`agents.${name}`) ??
+          lines.get("agents") ?? 1,
+        1,
+        `agents.${name}.config_file names ${
+          JSON.stringify(file)
+        }, which Codex loads as the role's config (its sandbox included) but the audit does ` +
+          "not read as an agent; move the role file into .codex/agents/ and name it there",
       ),
     );
   }

@@ -13,7 +13,7 @@
  */
 import { readToml } from "./check_codex.ts";
 import { CAPABILITY_KEYS, SAFE_PERMISSION_MODES, toolsDecl } from "./check_markdown.ts";
-import { readFrontMatter } from "./front_matter.ts";
+import { frontMatterTooLarge, readFrontMatter } from "./front_matter.ts";
 import { AGENT_HEADING, checkFile, type FileKind, ORCH_HEADING } from "./team.ts";
 import { classifyTool, narrowedClaudeTools, narrowedCopilotTools } from "./tools.ts";
 
@@ -93,6 +93,12 @@ export function fixText(kind: FileKind, rel: string, text: string, exempt: boole
 }
 
 function fixMarkdown(kind: "claude" | "copilot", text: string, exempt: boolean): FixResult {
+  if (frontMatterTooLarge(text) !== null) {
+    return {
+      outcome: "refused",
+      reason: "its front matter is larger than the audit reads; shorten it by hand",
+    };
+  }
   const fm = readFrontMatter(text);
   // FM_LENIENT (a value with ": " unquoted) is a warning the rewrite leaves as it is.
   const blocking = (spots: readonly { code: string }[]) =>

@@ -132,3 +132,36 @@ function quoteColonValues(lines: readonly string[]): string[] | null {
   });
   return changed ? out : null;
 }
+
+/**
+ * The most lines, commas and opening brackets a front matter may hold (1,000) before the audit
+ * stops reading it. A mapping's keys each need a line or a comma, and nesting needs brackets or
+ * lines, so this bounds every mapping's size and depth: the host models read YAML as the hosts do,
+ * duplicate-key checks included, which take time quadratic in a mapping's keys (20,000 keys took
+ * the models over 30 s for one file); real front matters hold well under a hundred.
+ */
+export const MAX_FRONT_MATTER_ITEMS = 1000;
+
+/**
+ * How many lines, commas and opening brackets a Markdown file's front matter holds, when that is
+ * more than {@link MAX_FRONT_MATTER_ITEMS}, else null. The front matter is counted up to its
+ * closing `---` line, or to the end of the file when none closes it (a host may cut it anywhere).
+ *
+ * @example
+ * ```ts
+ * import { frontMatterTooLarge } from "./front_matter.ts";
+ * frontMatterTooLarge("---\nname: a\n---\nbody\n"); // null
+ * frontMatterTooLarge("---\nk: {" + "a, ".repeat(2000) + "}\n---\n"); // 2003
+ * ```
+ */
+export function frontMatterTooLarge(text: string): number | null {
+  const close = /\n---[ \t]*\r?(\n|$)/.exec(text.slice(3));
+  const region = close === null ? text : text.slice(0, close.index + 3);
+  let n = 0;
+  for (let i = 0; i < region.length; i++) {
+    const c = region.charCodeAt(i);
+    // \n , [ {
+    if (c === 10 || c === 44 || c === 91 || c === 123) n++;
+  }
+  return n > MAX_FRONT_MATTER_ITEMS ? n : null;
+}

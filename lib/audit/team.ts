@@ -19,10 +19,10 @@ import { checkGoose } from "./check_goose.ts";
 import { checkMarkdown, copilotAlias, strictGrant } from "./check_markdown.ts";
 import { copilotCliReading } from "./hosts/copilot.ts";
 import { classifyTool } from "./tools.ts";
-import { claudeReadings } from "./hosts/claude.ts";
+import { CLAUDE_FRONT_MATTER, claudeReadings } from "./hosts/claude.ts";
 import { judgeReadings } from "./hosts/judge.ts";
 import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from "./finding.ts";
-import { readFrontMatter } from "./front_matter.ts";
+import { frontMatterTooLarge, MAX_FRONT_MATTER_ITEMS, readFrontMatter } from "./front_matter.ts";
 
 /** What an audited path is. */
 export type FileKind =
@@ -76,15 +76,15 @@ const AGENT_RE = /^[ \t]*## Write Policy: Return Proposals, Never Write[ \t]*$/m
  * kindOfPath("src/a.md"); // null
  * ```
  */
-export function kindOfPath(rel: string): FileKind | null {
-  const name = basename(rel);
+export function kindOfPath(path: string): FileKind | null {
+  const name = basename(path);
+  const rel = foldedDirs(path);
   if (name === "AGENTS.md") return "agents-md";
   if (/(^|\/)\.claude\/settings\.json$/.test(rel)) return "claude-settings";
-  if (/(^|\/)\.claude\/agents\/(.+\/)?[^/]+\.md$/.test(rel)) {
-    if (/(^|\/)references\//.test(rel.slice(rel.indexOf(".claude/agents/")))) return null;
-    if (name === "SETUP-REQUIRED.md" || /^readme\.md$/i.test(name)) return null;
-    return "claude";
-  }
+  // Claude Code loads every `*.md` below `.claude/agents/` (its native walk and its
+  // `rg --files --hidden --follow --no-ignore --glob *.md` alike): a README or a file under
+  // `references/` too, when it has a front matter (see `claudeDocFile`).
+  if (/(^|\/)\.claude\/agents\/(.+\/)?[^/]+\.md$/.test(rel)) return "claude";
   if (/(^|\/)\.github\/agents\/[^/]+\.md$/.test(rel)) {
     return /^readme\.md$/i.test(name) ? null : "copilot";
   }
@@ -96,6 +96,23 @@ export function kindOfPath(rel: string): FileKind | null {
   if (/(^|\/)\.goose\/(.+\/)?[^/]+\.json$/.test(rel)) return "goose";
   if (/\.recipe\.ya?ml$/.test(name)) return "goose";
   return null;
+}
+
+/**
+ * A path with its folder names lower-cased (the file name kept): on a case-insensitive file
+ * system (macOS, Windows) the hosts open `.claude/agents` and find `.Claude/Agents`, so a team
+ * checked out there loads what a case-sensitive CI would not call an agent folder. The file
+ * name keeps its case: Claude Code matches `*.md` exactly.
+ *
+ * @example
+ * ```ts
+ * import { foldedDirs } from "./team.ts";
+ * foldedDirs(".Claude/Agents/W.md"); // ".claude/agents/W.md"
+ * ```
+ */
+export function foldedDirs(rel: string): string {
+  const i = rel.lastIndexOf("/");
+  return i < 0 ? rel : rel.slice(0, i).toLowerCase() + rel.slice(i);
 }
 
 /**
@@ -306,9 +323,10 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
     const fw = frameworkOf(kind);
     const enforced = covers(opts, fw);
     const push = (s: Spot) => out.push(findingOf(s, e.rel, fw, enforced));
-    if (kind === "claude") {
+    const at = foldedDirs(e.rel).indexOf(".claude/agents/");
+    if (kind === "claude" && at >= 0) {
       claudeAgents = true;
-      claudeRoot = e.rel.slice(0, e.rel.indexOf(".claude/agents/"));
+      claudeRoot = e.rel.slice(0, at);
     }
     if (kind === "claude-settings") {
       settingsSeen = true;
@@ -345,7 +363,7 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
       continue;
     }
     const text = e.text ?? "";
-    if (kind === "goose" && e.kind === undefined && !looksLikeRecipe(e.rel, text)) continue;
+    if (!hostMayLoad(e, kind)) continue;
     let spots: Spot[];
     try {
       spots = checkFile(kind, e.rel, text, exempt.has(e.rel));
@@ -416,6 +434,20 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
       return checkCodexConfig(text);
     case "claude":
     case "copilot": {
+      const items = frontMatterTooLarge(text);
+      if (items !== null) {
+        out.push(
+          spot(
+            "FILE_UNREADABLE",
+            1,
+            1,
+            `'${slug}': its front matter holds ${items} lines, commas and brackets, more than ` +
+              `the ${MAX_FRONT_MATTER_ITEMS} the audit reads, but the host may still load it as ` +
+              "an agent. Shorten the front matter",
+          ),
+        );
+        return out;
+      }
       const fm = readFrontMatter(text);
       out.push(...fm.spots);
       if (!exempt) {
@@ -513,8 +545,43 @@ function sectionSpots(
 export function isAgentEntry(e: AuditEntry): boolean {
   const kind = e.kind ?? kindOfPath(e.rel);
   if (kind === null || kind === "claude-settings") return false;
-  return kind !== "goose" || e.kind !== undefined || e.state !== "text" ||
-    looksLikeRecipe(e.rel, e.text ?? "");
+  return hostMayLoad(e, kind);
+}
+
+/**
+ * Whether the host may load a walked file of `kind` as an agent: a YAML file under `recipes/`
+ * only when it reads as a Goose recipe; a Claude documentation file (see `claudeDocFile`) only
+ * when it has a front matter as Claude Code cuts it (without one Claude Code finds no `name`, so
+ * no agent). A file the audit can't read (a link, not UTF-8, unreadable) always counts: the host
+ * may load it. A named file (its kind given) always counts.
+ */
+function hostMayLoad(e: AuditEntry, kind: FileKind): boolean {
+  if (e.kind !== undefined || e.state !== "text") return true;
+  const text = e.text ?? "";
+  if (kind === "goose") return looksLikeRecipe(e.rel, text);
+  if (kind === "claude" && claudeDocFile(e.rel)) {
+    return CLAUDE_FRONT_MATTER.test(text.replace(/^\uFEFF/, ""));
+  }
+  return true;
+}
+
+/**
+ * Whether a Claude agent-folder file is, by its name, documentation (a `README.md`, a
+ * `SETUP-REQUIRED.md`, anything under a `references/` folder): Claude Code still loads it as an
+ * agent when its front matter names one, so it is audited when it has a front matter.
+ *
+ * @example
+ * ```ts
+ * import { claudeDocFile } from "./team.ts";
+ * claudeDocFile(".claude/agents/references/notes.md"); // true
+ * claudeDocFile(".claude/agents/reviewer.md"); // false
+ * ```
+ */
+export function claudeDocFile(rel: string): boolean {
+  const name = basename(rel);
+  if (name === "SETUP-REQUIRED.md" || /^readme\.md$/i.test(name)) return true;
+  const folded = foldedDirs(rel);
+  return /(^|\/)references\//.test(folded.slice(folded.indexOf(".claude/agents/")));
 }
 
 /**
@@ -522,7 +589,7 @@ export function isAgentEntry(e: AuditEntry): boolean {
  * of a recipe's own top-level keys starts a line. Other projects keep other YAML there.
  */
 function looksLikeRecipe(rel: string, text: string): boolean {
-  if (/(^|\/)\.goose\//.test(rel) || /\.recipe\.ya?ml$/.test(rel)) return true;
+  if (/(^|\/)\.goose\//i.test(rel) || /\.recipe\.ya?ml$/.test(rel)) return true;
   return /^(recipe|instructions|prompt|extensions|sub_recipes)[ \t]*:/m.test(text);
 }
 

@@ -22,17 +22,29 @@ const SKIP_DIRS: ReadonlySet<string> = new Set([
   ".agentteams-queue",
 ]);
 
+/**
+ * How deep the walk goes; a directory below is reported (as unreadable), never silently left:
+ * Claude Code's walk of `.claude/agents/` has no depth limit.
+ */
+export const MAX_WALK_DEPTH = 256;
+
+/**
+ * A path inside a Claude agent folder: Claude Code loads every `*.md` below it, in any folder
+ * (`node_modules`, `.git` included), so the walk enters every folder there.
+ */
+const CLAUDE_AGENTS_INSIDE = /(^|\/)\.claude\/agents\//i;
+
 /** Files larger than this are reported unreadable rather than read. */
 export const MAX_AGENT_BYTES = 8 * 1024 * 1024;
 
 const AGENT_DIR =
-  /(^|\/)(\.claude|\.github\/agents|\.github\/chatmodes|\.codex|\.goose|recipes)(\/|$)/;
+  /(^|\/)(\.claude|\.github\/agents|\.github\/chatmodes|\.codex|\.goose|recipes)(\/|$)/i;
 
 function dirKind(rel: string): FileKind | null {
-  if (/(^|\/)\.claude(\/|$)/.test(rel)) return "claude";
-  if (/(^|\/)\.github\/(agents|chatmodes)(\/|$)/.test(rel)) return "copilot";
-  if (/(^|\/)\.codex(\/|$)/.test(rel)) return "codex-agent";
-  if (/(^|\/)(\.goose|recipes)(\/|$)/.test(rel)) return "goose";
+  if (/(^|\/)\.claude(\/|$)/i.test(rel)) return "claude";
+  if (/(^|\/)\.github\/(agents|chatmodes)(\/|$)/i.test(rel)) return "copilot";
+  if (/(^|\/)\.codex(\/|$)/i.test(rel)) return "codex-agent";
+  if (/(^|\/)(\.goose|recipes)(\/|$)/i.test(rel)) return "goose";
   return null;
 }
 
@@ -87,7 +99,10 @@ export async function walkTeam(
   const out: AuditEntry[] = [];
   const seen = new Set<string>();
   const visit = async (abs: string, rel: string, level: number): Promise<void> => {
-    if (level > 40) return;
+    if (level > MAX_WALK_DEPTH) {
+      out.push({ rel, state: "unreadable", kind: dirKind(rel) ?? "claude" });
+      return;
+    }
     if (opts.followLinks) {
       let real: string;
       try {
@@ -129,7 +144,7 @@ export async function walkTeam(
         }
       }
       if (isDir) {
-        if (SKIP_DIRS.has(d.name)) continue;
+        if (SKIP_DIRS.has(d.name) && !CLAUDE_AGENTS_INSIDE.test(childRel)) continue;
         await visit(childAbs, childRel, level + 1);
       } else if (isFile || !d.isSymlink) {
         // The kind is left to the path (set only for a named file), so a YAML file under

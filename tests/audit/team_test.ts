@@ -126,10 +126,10 @@ Deno.test("write_policy_frameworks: only the listed frameworks' findings are enf
   assert.ok(auditEntries(entries, { switchOn: false, frameworks: [] }).every((f) => !f.enforced));
 });
 
-Deno.test("which paths are agents: the hosts' directories, not references/ or README.md", () => {
+Deno.test("which paths are agents: every .md below .claude/agents/ (README and references/ too: Claude Code loads them)", () => {
   assert.equal(kindOfPath(".claude/agents/x/y.md"), "claude");
-  assert.equal(kindOfPath(".claude/agents/references/y.md"), null);
-  assert.equal(kindOfPath(".claude/agents/README.md"), null);
+  assert.equal(kindOfPath(".claude/agents/references/y.md"), "claude");
+  assert.equal(kindOfPath(".claude/agents/README.md"), "claude");
   assert.equal(kindOfPath(".github/agents/y.md"), "copilot");
   assert.equal(kindOfPath(".github/chatmodes/y.chatmode.md"), "copilot");
   assert.equal(kindOfPath(".codex/agents/y.toml"), "codex-agent");
