@@ -40,9 +40,15 @@
  *    verify per row in the same run (target <= 2x); and each whole process (the CLI) against a
  *    bare Deno start plus that floor.
  *
+ * 9. The gate: `gate ACTION` beside a 1,000- and a 10,000-row signed, chained decision log and a
+ *    waiver ledger of as many rows, the action allowed by the waiver (so both files are read and
+ *    the whole log decides first): whole process from the release bundle against a floor of one
+ *    bare Deno start that reads both files and HMACs each (scripts/bench/gate_floor.ts; target
+ *    <= 2x at 10,000 rows), and in process against reading both files and HMAC-ing their bytes.
+ *
  * Every in-process figure has a whole-process one beside it: what a user waits for is the process.
  *
- * Usage: deno task bench [--quick] [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz]
+ * Usage: deno task bench [--quick] [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate]
  * [--keep]
  * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
@@ -67,6 +73,8 @@ import { auditEntries } from "../lib/audit/team.ts";
 import { walkTeam } from "../lib/audit/walk.ts";
 import { formatCsv } from "../lib/authz/csv.ts";
 import { verifyWaivers, WAIVER_COLUMNS, waiverPayload } from "../lib/authz/waivers.ts";
+import { decisionPayload, NEW_DECISION_HEADER } from "../lib/authz/decisions.ts";
+import { decideGate } from "../lib/authz/gate.ts";
 import { GRANT_COLUMNS, grantMessage, grantPayload, verifyGrants } from "../lib/authz/grants.ts";
 import {
   generatePem,
@@ -993,6 +1001,136 @@ async function wholeProcess(
   );
 }
 
+/** A project with `n` signed, chained decision rows (a HALT and its retraction every 50) and `n`
+ * HMAC waiver rows; the action `gate` asks about is allowed by the last waiver. */
+function makeGateProject(n: number, decisionKey: string, waiverKey: string): string {
+  const dir = `${work}/gate-${n}`;
+  Deno.mkdirSync(`${dir}/references`, { recursive: true });
+  Deno.writeTextFileSync(`${dir}/references/security-approvers.txt`, "security\n");
+  const dk = new HmacKey(enc.encode(decisionKey));
+  const recs: Record<string, string>[] = [];
+  let prev = "";
+  for (let i = 0; i < n; i++) {
+    const verdict = i % 50 === 7 ? "HALT" : i % 50 === 8 ? "HALT-RETRACTED" : "PASS";
+    const r: Record<string, string> = {
+      date: "2026-11-29",
+      plan_slug: "bench",
+      step: String(i),
+      decision: `delete:build/d${verdict === "HALT-RETRACTED" ? i - 1 : i}.bin`,
+      status: verdict,
+      conditions: "",
+      conditions_verified: verdict === "PASS" ? "verified" : "",
+      evidence: verdict === "HALT-RETRACTED" ? "fixed" : "",
+      owner: "@security",
+      prev_digest: prev,
+    };
+    r.signature = dk.hex(decisionPayload(r));
+    prev = sha256Hex(decisionPayload(r));
+    recs.push(r);
+  }
+  Deno.writeTextFileSync(
+    `${dir}/references/security-decisions.log.csv`,
+    formatCsv(NEW_DECISION_HEADER, recs.map((r) => NEW_DECISION_HEADER.map((c) => r[c] ?? "")), {
+      eol: "\n",
+      firstRowEol: "\r\n",
+    }),
+  );
+  const wk = new HmacKey(enc.encode(waiverKey));
+  const wrecs: string[][] = [];
+  for (let i = 0; i < n; i++) {
+    const r: Record<string, string> = {
+      timestamp: "2026-11-29T10:00:00Z",
+      waiver_id: `W-${i}`,
+      action_reviewed: `delete:build/w${i}.bin`,
+      expires_at: "2099-01-01T00:00:00Z",
+      max_uses: "3",
+      uses: "0",
+      approver: "security",
+      ticket_id: `OPS-${i}`,
+      reason_code: "bench",
+      conditions_verified: "verified",
+    };
+    r.signature = wk.hex(waiverPayload(r));
+    wrecs.push(WAIVER_COLUMNS.map((c) => r[c] ?? ""));
+  }
+  Deno.writeTextFileSync(
+    `${dir}/references/security-waivers.log.csv`,
+    formatCsv(WAIVER_COLUMNS, wrecs, { eol: "\n" }),
+  );
+  return dir;
+}
+
+async function gateSection(): Promise<void> {
+  console.log("\n9. The gate (floor and subjects interleaved, round by round)");
+  const bundleDir = `${work}/bundle-gate`;
+  await bundleTo(root, bundleDir);
+  const decisionKey = "bench-decision-key";
+  const waiverKey = "bench-waiver-key";
+  const env = {
+    ...envBase,
+    AGENTTEAMS_DECISION_SIGNING_KEY: decisionKey,
+    AGENTTEAMS_WAIVER_SIGNING_KEY: waiverKey,
+  };
+  const rounds = quick ? 3 : 9;
+  for (const n of [1_000, 10_000]) {
+    const dir = makeGateProject(n, decisionKey, waiverKey);
+    const action = `delete:build/w${n - 1}.bin`;
+    const args = ["gate", action, "--project", dir];
+    const floorArgs = [
+      "run",
+      "--no-check",
+      "--allow-read",
+      `${root}/scripts/bench/gate_floor.ts`,
+      dir,
+      waiverKey,
+    ];
+    const src = cli(args);
+    const bundled = cli(args, `${bundleDir}/main.js`);
+    const t = { floor: [] as number[], src: [] as number[], bundled: [] as number[] };
+    await timeCmd(deno, bundled, { env, runs: 1 });
+    for (let i = 0; i < rounds; i++) {
+      t.floor.push(await timeCmd(deno, floorArgs, { runs: 1 }));
+      t.bundled.push(await timeCmd(deno, bundled, { env, runs: 1 }));
+      t.src.push(await timeCmd(deno, src, { env, runs: 1 }));
+    }
+    const fl = median(t.floor);
+    row(`floor ${n / 1000}k: deno start, read both files, HMAC each`, fmt(fl));
+    row(
+      `gate beside ${n / 1000}k decision and waiver rows, release bundle`,
+      fmt(median(t.bundled)),
+      `${(median(t.bundled) / fl).toFixed(2)}x the floor${n === 10_000 ? " (target <= 2)" : ""}`,
+    );
+    row(
+      "  the same from the source tree",
+      fmt(median(t.src)),
+      `${(median(t.src) / fl).toFixed(2)}x the floor`,
+    );
+    // In process: the library's decision against reading both files and HMAC-ing their bytes.
+    const files = ["security-decisions.log.csv", "security-waivers.log.csv"].map((f) =>
+      `${dir}/references/${f}`
+    );
+    const inFloor: number[] = [];
+    const inOurs: number[] = [];
+    const now = new Date("2026-11-30T12:00:00Z");
+    for (let i = 0; i < rounds; i++) {
+      let s = performance.now();
+      const k = new HmacKey(enc.encode(waiverKey));
+      for (const f of files) k.hex(Deno.readFileSync(f));
+      inFloor.push(performance.now() - s);
+      s = performance.now();
+      const d = await decideGate(dir, action, { env, now });
+      if (!d.allowed) throw new Error(`gate: ${d.problem?.reason}`);
+      inOurs.push(performance.now() - s);
+    }
+    row(`  in process: read both files, HMAC their bytes`, fmt(median(inFloor)));
+    row(
+      `  in process: decideGate`,
+      fmt(median(inOurs)),
+      `${(median(inOurs) / median(inFloor)).toFixed(2)}x that floor`,
+    );
+  }
+}
+
 async function authzSection(): Promise<void> {
   console.log(
     "\n8. Authorization ledgers (in process and whole process; floor and subject interleaved)",
@@ -1136,6 +1274,7 @@ try {
   if (want("runner")) await runnerSection();
   if (want("audit")) await auditSection();
   if (want("authz")) await authzSection();
+  if (want("gate")) await gateSection();
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
   else Deno.removeSync(work, { recursive: true });

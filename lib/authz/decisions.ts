@@ -34,6 +34,7 @@
 import { AuthzError } from "../errors.ts";
 import type { Env } from "../env.ts";
 import { sha256Hex } from "../crypto/hash.ts";
+import { firstChainBreak } from "../crypto/chain.ts";
 import { signHex } from "../crypto/ed25519.ts";
 import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
 import { withDirLock } from "./lock.ts";
@@ -179,12 +180,14 @@ export function verdictOf(r: Record<string, string>): string {
  * ```
  */
 export function authorOf(r: Record<string, string>): string {
-  for (const k of ["requesting_agent", "owner", "author"]) {
-    const v = field(r, k).trim();
+  for (let i = 0; i < AUTHOR_FIELDS.length; i++) {
+    const v = field(r, AUTHOR_FIELDS[i]).trim();
     if (v !== "") return approverName(v);
   }
   return "";
 }
+
+const AUTHOR_FIELDS = ["requesting_agent", "owner", "author"] as const;
 
 /**
  * The signed payload of a decision row (also what the chain hashes).
@@ -208,12 +211,14 @@ export function decisionPayload(r: Record<string, string>): string {
     authorOf(r),
     field(r, "prev_digest"),
   ];
-  for (const k of ["derives_from", "sig_scheme", "key_id"]) {
-    const v = field(r, k).trim();
-    if (v !== "") values.push(`${k}=${v}`);
+  for (let i = 0; i < LINEAGE.length; i++) {
+    const v = field(r, LINEAGE[i]).trim();
+    if (v !== "") values.push(`${LINEAGE[i]}=${v}`);
   }
   return signedPayload(values);
 }
+
+const LINEAGE = ["derives_from", "sig_scheme", "key_id"] as const;
 
 /**
  * Reads the decision log (no log: no rows), telling the schema by its header.
@@ -301,12 +306,15 @@ const LEGACY_PROBLEM: Problem = {
  * ```
  */
 export function decisionChainBreak(recs: readonly Record<string, string>[]): number | null {
-  let prev = "";
-  for (let i = 0; i < recs.length; i++) {
-    if (field(recs[i], "prev_digest").trim() !== prev) return i + 1;
-    prev = sha256Hex(decisionPayload(recs[i]));
+  const n = recs.length;
+  const payloads = new Array<string>(n);
+  const prevs = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    payloads[i] = decisionPayload(recs[i]);
+    prevs[i] = field(recs[i], "prev_digest").trim();
   }
-  return null;
+  const broken = firstChainBreak(payloads, prevs);
+  return broken === null ? null : broken + 1;
 }
 
 function consumed(r: Record<string, string>): boolean {
@@ -441,9 +449,12 @@ export async function haltFor(
   let lastRetraction: Problem | null = null;
   for (let i = 0; i < log.recs.length; i++) {
     const r = log.recs[i];
+    // Only HALT and HALT-RETRACTED rows matter: the verdict is read first, so the other rows
+    // cost no action normalisation.
+    const v = verdictOf(r);
+    if (v !== "HALT" && v !== "HALT-RETRACTED") continue;
     const everything = isEverything(actionOf(r));
     if (!everything && !haltReaches(actionOf(r), action)) continue;
-    const v = verdictOf(r);
     if (v === "HALT") {
       if (everything) star = i;
       else open = i;

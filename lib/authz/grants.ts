@@ -30,6 +30,7 @@
 import { AuthzError } from "../errors.ts";
 import type { Env } from "../env.ts";
 import { sha256Hex } from "../crypto/hash.ts";
+import { firstChainBreak } from "../crypto/chain.ts";
 import { signHex } from "../crypto/ed25519.ts";
 import { isAbsolute, join, normalize, relative } from "../fs/path.ts";
 import { controlPlaneHit, staticPlane } from "../policy/control_plane.ts";
@@ -179,12 +180,11 @@ export function targetProblem(target: string, issuerRoot: string): Problem | nul
 
 /** The chain's first broken row (1-based), or `null`. */
 function chainBreak(recs: readonly Record<string, string>[]): number | null {
-  let prev = "";
-  for (let i = 0; i < recs.length; i++) {
-    if (field(recs[i], "prev_digest").trim() !== prev) return i + 1;
-    prev = sha256Hex(grantPayload(recs[i]));
-  }
-  return null;
+  const broken = firstChainBreak(
+    recs.map(grantPayload),
+    recs.map((r) => field(r, "prev_digest").trim()),
+  );
+  return broken === null ? null : broken + 1;
 }
 
 /** The roster and keys a team dir holds, read once per verify. */

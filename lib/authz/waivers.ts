@@ -321,9 +321,12 @@ export interface WaiverCheck {
   readonly line: number | null;
 }
 
-function latestFor(recs: readonly Record<string, string>[], action: string): number {
-  for (let i = recs.length - 1; i >= 0; i--) {
-    if (authorizes(field(recs[i], "action_reviewed"), action)) return i;
+function latestFor(t: CsvTable, action: string): number {
+  // The one column read from the cells as parsed: no record is made of a row that is not chosen.
+  // (A record holds a repeated column's last value: so does this.)
+  const col = t.header.lastIndexOf("action_reviewed");
+  for (let i = t.rows.length - 1; i >= 0; i--) {
+    if (authorizes(col < 0 ? "" : t.rows[i].cells[col], action)) return i;
   }
   return -1;
 }
@@ -334,9 +337,9 @@ export interface FoundWaiver {
   readonly check: WaiverCheck;
   /** The ledger as read (`null`: none yet). */
   readonly table: CsvTable | null;
-  /** Its rows as records. */
-  readonly recs: readonly Record<string, string>[];
-  /** The chosen row's index in `recs` (-1: no waiver names the action). */
+  /** The chosen row as a record (`null`: no waiver names the action). */
+  readonly rec: Record<string, string> | null;
+  /** The chosen row's index in the table's rows (-1: no waiver names the action). */
   readonly index: number;
 }
 
@@ -355,8 +358,7 @@ export async function findWaiver(
   ctx: WaiverContext,
 ): Promise<FoundWaiver> {
   const t = readWaivers(root);
-  const recs = t === null ? [] : recordsOf(t);
-  const i = latestFor(recs, action);
+  const i = t === null ? -1 : latestFor(t, action);
   if (t === null || i < 0) {
     const check: WaiverCheck = {
       ok: false,
@@ -364,9 +366,9 @@ export async function findWaiver(
       waiverId: null,
       line: null,
     };
-    return { check, table: t, recs, index: -1 };
+    return { check, table: t, rec: null, index: -1 };
   }
-  const rec = recs[i];
+  const rec = recordOf(t.header, t.rows[i].cells);
   const problem = await waiverProblem(rec, action, ctx, root);
   const check: WaiverCheck = {
     ok: problem === null,
@@ -374,7 +376,7 @@ export async function findWaiver(
     waiverId: field(rec, "waiver_id").trim(),
     line: t.rows[i].line,
   };
-  return { check, table: t, recs, index: i };
+  return { check, table: t, rec, index: i };
 }
 
 /**
@@ -471,7 +473,7 @@ export async function consumeFound(
 ): Promise<{ waiverId: string; uses: number; maxUses: number; line: number }> {
   const t = found.table!;
   const i = found.index;
-  const rec = found.recs[i];
+  const rec = found.rec!;
   const spent = ctx.spent?.get(waiverSpentKey(field(rec, "waiver_id"))) ?? 0;
   const uses = Math.max(counter(field(rec, "uses")) ?? 0, spent) + 1;
   const next: Record<string, string> = { ...rec, uses: String(uses) };
@@ -480,9 +482,10 @@ export async function consumeFound(
     hmacKeyFrom(ctx.env, WAIVER_KEY_ENV),
     ctx.signer ?? null,
   );
-  const recs = found.recs.slice();
-  recs[i] = next;
-  rewriteCsvFile(authzPaths(root).waivers, t.header, recs.map((r) => cellsOf(r, t.header)), t);
+  // The other rows as they were read; the spent one from its record.
+  const rows = t.rows.map((r) => r.cells);
+  rows[i] = cellsOf(next, t.header);
+  rewriteCsvFile(authzPaths(root).waivers, t.header, rows, t);
   return {
     waiverId: field(rec, "waiver_id").trim(),
     uses,
