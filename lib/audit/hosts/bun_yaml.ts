@@ -18,6 +18,7 @@
  */
 import { isScalar, parseAllDocuments } from "yaml";
 import { plainFlatMap } from "./plain_yaml.ts";
+import { composedReading } from "../yaml_once.ts";
 
 /** What Bun's parser gives for a text, as the model predicts it. */
 export type BunYamlResult =
@@ -107,6 +108,11 @@ export function bunYamlParse(text: string): BunYamlResult {
     if (m !== null) {
       return { ok: "uncertain", reason: `${why} (${JSON.stringify(m[0].trim())})` };
     }
+  }
+  // The audit's one compose of this text tells, for most texts (lib/audit/yaml_once.ts).
+  const once = composedReading(text);
+  if (once !== null) {
+    return once.ok ? { ok: true, value: once.value } : { ok: false, error: once.error };
   }
   let docs;
   try {
