@@ -18,9 +18,48 @@
  * The compose uses the strict reader's options (`uniqueKeys: false`, source tokens kept), the
  * `yaml` package's defaults otherwise (YAML 1.2, the core schema), as the models do.
  *
+ * Every call into the `yaml` package's parser runs under {@link withYamlEnv}: the parser reads
+ * `process.env.LOG_TOKENS` for each token and the composer `process.env.LOG_STREAM` for each
+ * node, and under Deno each read is a call into the runtime (about 1 µs, two thirds of a short
+ * front matter's parse). The two values are read once and given to the parser as a plain object.
+ *
  * @module
  */
+import process from "node:process";
 import { Composer, type Document, isAlias, isMap, isPair, isSeq, LineCounter, Parser } from "yaml";
+import { AUDIT_ENV } from "./env.ts";
+
+/** The parser's debug variables, read once (what the parser would read on every token). */
+let yamlEnv: Record<string, string | undefined> | undefined;
+
+/**
+ * Runs `f`, a synchronous call into the `yaml` package, with `process.env` as the two debug
+ * variables it reads (their values read once per process), and puts the real `process.env`
+ * back before returning or throwing. Synchronous: no other code runs while the swap holds.
+ *
+ * @example
+ * ```ts
+ * import { parse } from "yaml";
+ * import { withYamlEnv } from "./yaml_once.ts";
+ * withYamlEnv(() => parse("a: 1\n")); // { a: 1 }
+ * ```
+ */
+export function withYamlEnv<T>(f: () => T): T {
+  const real = Object.getOwnPropertyDescriptor(process, "env");
+  if (real === undefined || real.configurable !== true) return f();
+  yamlEnv ??= Object.fromEntries(AUDIT_ENV.map((k) => [k, process.env[k]]));
+  Object.defineProperty(process, "env", {
+    value: yamlEnv,
+    configurable: true,
+    enumerable: real.enumerable,
+    writable: true,
+  });
+  try {
+    return f();
+  } finally {
+    Object.defineProperty(process, "env", real);
+  }
+}
 
 /** What one compose of a text gave. */
 export interface Composed {
@@ -57,8 +96,10 @@ export function composeOnce(text: string): Composed {
   const lc = new LineCounter();
   let out: Composed;
   try {
-    const tokens = new Parser(lc.addNewLine).parse(text);
-    const docs = [...new Composer({ keepSourceTokens: true, uniqueKeys: false }).compose(tokens)];
+    const docs = withYamlEnv(() => {
+      const tokens = new Parser(lc.addNewLine).parse(text);
+      return [...new Composer({ keepSourceTokens: true, uniqueKeys: false }).compose(tokens)];
+    });
     out = { docs, lc };
   } catch (e) {
     out = { docs: [], lc, thrown: e };

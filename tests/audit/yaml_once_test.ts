@@ -14,7 +14,8 @@ import {
   claudeRequote,
   claudeRequote2_1_42,
 } from "../../lib/audit/hosts/claude.ts";
-import { composedReading, composeOnce } from "../../lib/audit/yaml_once.ts";
+import { composedReading, composeOnce, withYamlEnv } from "../../lib/audit/yaml_once.ts";
+import process from "node:process";
 import { writeAuditCorpus } from "../../scripts/bench/audit_corpus.ts";
 import { agentFile } from "./_fm_gen.ts";
 
@@ -122,4 +123,17 @@ Deno.test("the one compose leaves to the parsers what their options decide", () 
     value: { name: "w", tools: ["Read"] },
   });
   assert.equal(composedReading("description: a: b\n")?.ok, false);
+});
+
+Deno.test("the yaml parser runs with its two debug variables only, and process.env comes back", () => {
+  const before = process.env;
+  const inside = withYamlEnv(() => Object.keys(process.env).sort());
+  assert.deepEqual(inside, ["LOG_STREAM", "LOG_TOKENS"]);
+  assert.equal(process.env, before);
+  assert.throws(() =>
+    withYamlEnv(() => {
+      throw new Error("boom");
+    }), /boom/);
+  assert.equal(process.env, before);
+  assert.equal(process.env.HOME, Deno.env.get("HOME"));
 });

@@ -37,7 +37,7 @@
 import { parse as yamlParse } from "yaml";
 import { bunYamlParse, type BunYamlResult } from "./bun_yaml.ts";
 import { plainFlatMap } from "./plain_yaml.ts";
-import { composedReading } from "../yaml_once.ts";
+import { composedReading, withYamlEnv } from "../yaml_once.ts";
 import { ALL, type Grant, type HostReading } from "./grant.ts";
 
 /** The versions modeled, newest first. */
@@ -160,7 +160,7 @@ function yamlPackageParse(text: string): BunYamlResult {
     return once.ok ? { ok: true, value: once.value } : { ok: false, error: once.error };
   }
   try {
-    return { ok: true, value: yamlParse(text, { logLevel: "error" }) ?? null };
+    return { ok: true, value: withYamlEnv(() => yamlParse(text, { logLevel: "error" })) ?? null };
   } catch (e) {
     return { ok: false, error: e instanceof Error ? e.message : String(e) };
   }
