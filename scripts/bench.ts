@@ -34,6 +34,9 @@
  *    walk, read, check) against a bare `yaml` parse of the same front matters and recipes; and the
  *    whole process (`agentteams audit DIR`) against a whole-process floor (scripts/bench/
  *    audit_floor.ts: walk, read each file, parse its front matter with the same `yaml`).
+ *    7b: 10,000 realistic Claude agent files audited by the whole process from the installed
+ *    launcher (text and JSON; wall, CPU, peak RSS) against reading them and parsing each front
+ *    matter with the same `yaml` package, and the same in process (scripts/bench/audit_process.ts).
  *
  * 8. Authorization: `waiver verify` of 10,000 HMAC waiver rows and `grant verify` of 10,000
  *    Ed25519 grant rows (in process, the library), against a floor of one HMAC / one Ed25519
@@ -71,6 +74,7 @@ import { parse as parseYaml } from "yaml";
 import { auditTeam } from "../lib/audit/audit.ts";
 import { auditEntries } from "../lib/audit/team.ts";
 import { walkTeam } from "../lib/audit/walk.ts";
+import { auditProcessSection } from "./bench/audit_process.ts";
 import { formatCsv } from "../lib/authz/csv.ts";
 import { verifyWaivers, WAIVER_COLUMNS, waiverPayload } from "../lib/authz/waivers.ts";
 import { decisionPayload, NEW_DECISION_HEADER } from "../lib/authz/decisions.ts";
@@ -1273,6 +1277,7 @@ try {
   if (want("doctor")) await doctorSection();
   if (want("runner")) await runnerSection();
   if (want("audit")) await auditSection();
+  if (want("audit")) await auditProcessSection({ root, work, quick });
   if (want("authz")) await authzSection();
   if (want("gate")) await gateSection();
 } finally {

@@ -46,17 +46,25 @@ export function readFrontMatter(text: string): FrontMatter {
     );
     t = t.slice(1);
   }
-  const raw = t.split("\n");
-  const lines = raw.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
-  if (lines.length === 0 || !OPEN.test(lines[0])) {
-    return { present: false, root: null, spots, lines: [], yamlText: "" };
-  }
+  // The lines up to the closing `---` only: the body (most of a file) is not split.
+  const raw: string[] = [];
+  const lines: string[] = [];
   let close = -1;
-  for (let i = 1; i < lines.length; i++) {
-    if (OPEN.test(lines[i])) {
-      close = i;
+  for (let from = 0; from <= t.length;) {
+    const nl = t.indexOf("\n", from);
+    const r = t.slice(from, nl < 0 ? t.length : nl);
+    const l = r.endsWith("\r") ? r.slice(0, -1) : r;
+    raw.push(r);
+    lines.push(l);
+    if (lines.length === 1 && !OPEN.test(l)) {
+      return { present: false, root: null, spots, lines: [], yamlText: "" };
+    }
+    if (lines.length > 1 && OPEN.test(l)) {
+      close = lines.length - 1;
       break;
     }
+    if (nl < 0) break;
+    from = nl + 1;
   }
   const crEnd = close === -1 ? raw.length : close + 1;
   for (let i = 0; i < crEnd; i++) {

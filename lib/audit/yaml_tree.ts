@@ -8,19 +8,17 @@
  * @module
  */
 import {
-  Composer,
   type Document,
   isAlias,
   isMap,
   isPair,
   isScalar,
   isSeq,
-  LineCounter,
   type Node as YamlNode,
-  Parser,
   Scalar,
 } from "yaml";
 import { type Spot, spot } from "./finding.ts";
+import { composeOnce } from "./yaml_once.ts";
 
 /** A place in the source: 1-based line and column, and the offsets of the node. */
 export interface Place {
@@ -110,17 +108,14 @@ export function readYaml(
   opts: { json?: boolean } = {},
 ): YamlRead {
   const spots: Spot[] = [];
-  const lc = new LineCounter();
+  // Composed once for the host models' readings of the same text too (yaml_once.ts).
+  const { docs, lc, thrown } = composeOnce(text);
   const at = (offset: number): { line: number; column: number } => {
     const p = lc.linePos(Math.max(0, Math.min(offset, text.length)));
     return { line: p.line + firstLine - 1, column: p.col };
   };
-  let docs: Document.Parsed[];
-  try {
-    const tokens = new Parser(lc.addNewLine).parse(text);
-    docs = [...new Composer({ keepSourceTokens: true, uniqueKeys: false }).compose(tokens)];
-  } catch (e) {
-    spots.push(spot("YAML_SYNTAX", firstLine, 1, `the YAML can't be read: ${errText(e)}`));
+  if (thrown !== undefined) {
+    spots.push(spot("YAML_SYNTAX", firstLine, 1, `the YAML can't be read: ${errText(thrown)}`));
     return { root: null, spots, text };
   }
   if (docs.length > 1) {

@@ -84,13 +84,14 @@ export async function audit(ctx: Ctx): Promise<Outcome> {
     allowEmpty,
     emptyDirs: r.emptyDirs,
   };
-  const json = jsonReport(r.findings, facts);
-  const exit = json.ok ? 0 : 1;
   const failed = failing(r.findings, strict);
+  const exit = failed.length === 0 && !emptyFails(facts) ? 0 : 1;
+  // The JSON report (its fingerprints a hash per finding) is built only when it is shown.
+  const json = format === "json" || ctx.json ? jsonReport(r.findings, facts) : undefined;
   const text = format === "sarif"
     ? JSON.stringify(sarifLog(r.findings, facts, VERSION, ctx.project), null, 2)
     : format === "json"
-    ? JSON.stringify(json, null, 2)
+    ? JSON.stringify(json ?? jsonReport(r.findings, facts), null, 2)
     : textReport(
       // The files' own text (tool names, keys, paths) is shown, never obeyed by the terminal.
       r.findings.map((f) => ({ ...f, file: oneLine(f.file), message: oneLine(f.message) })),
@@ -107,7 +108,7 @@ export async function audit(ctx: Ctx): Promise<Outcome> {
   return {
     exit,
     text,
-    json: json as unknown as Record<string, unknown>,
+    json: json === undefined ? undefined : json as unknown as Record<string, unknown>,
     refusal: exit === 0 ? undefined : failed.length === 0 && emptyFails(facts)
       ? {
         code: "AR_WRITE_POLICY",

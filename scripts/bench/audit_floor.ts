@@ -1,5 +1,5 @@
 /**
- * The whole-process floor of the audit bench (`deno task bench`, section 7): walk DIR, read every
+ * The whole-process floor of the audit bench (`deno task bench`, sections 7 and 7b): walk DIR, read every
  * file, and parse each agent file's front matter (each recipe whole) with the same `yaml` package
  * the audit uses. Prints the count of parsed documents.
  *
@@ -25,11 +25,19 @@ function walk(dir: string): void {
     if (path.endsWith(".md") && text.startsWith("---\n")) {
       const end = text.indexOf("\n---", 4);
       if (end > 0) {
-        parse(text.slice(4, end + 1));
+        try {
+          parse(text.slice(4, end + 1));
+        } catch {
+          // a front matter that is not YAML still cost its parse
+        }
         parsed++;
       }
     } else if (path.endsWith(".yaml") || path.endsWith(".yml")) {
-      parse(text);
+      try {
+        parse(text);
+      } catch {
+        // likewise a recipe
+      }
       parsed++;
     }
   }

@@ -18,6 +18,7 @@
  */
 import { isScalar, parseAllDocuments } from "yaml";
 import { plainFlatMap } from "./plain_yaml.ts";
+import { composedReading, withYamlEnv } from "../yaml_once.ts";
 
 /** What Bun's parser gives for a text, as the model predicts it. */
 export type BunYamlResult =
@@ -98,6 +99,19 @@ function hex4(n: number): string {
  * ```
  */
 export function bunYamlParse(text: string): BunYamlResult {
+  // Two Claude Code versions read a file with Bun's parser: the same text, read once.
+  const hit = lastReads.get(text);
+  if (hit !== undefined) return hit;
+  const r = bunYamlParseOnce(text);
+  lastReads.set(text, r);
+  if (lastReads.size > 4) lastReads.delete(lastReads.keys().next().value as string);
+  return r;
+}
+
+/** The last few predictions (results are read, never changed, by their callers). */
+const lastReads = new Map<string, BunYamlResult>();
+
+function bunYamlParseOnce(text: string): BunYamlResult {
   const odd = unmodeledCharacter(text);
   if (odd !== null) return { ok: "uncertain", reason: odd };
   const plain = plainFlatMap(text);
@@ -108,15 +122,22 @@ export function bunYamlParse(text: string): BunYamlResult {
       return { ok: "uncertain", reason: `${why} (${JSON.stringify(m[0].trim())})` };
     }
   }
+  // The audit's one compose of this text tells, for most texts (lib/audit/yaml_once.ts).
+  const once = composedReading(text);
+  if (once !== null) {
+    return once.ok ? { ok: true, value: once.value } : { ok: false, error: once.error };
+  }
   let docs;
   try {
-    docs = parseAllDocuments(text, {
-      version: "1.2",
-      schema: "core",
-      merge: true,
-      uniqueKeys: false,
-      prettyErrors: false,
-    });
+    docs = withYamlEnv(() =>
+      parseAllDocuments(text, {
+        version: "1.2",
+        schema: "core",
+        merge: true,
+        uniqueKeys: false,
+        prettyErrors: false,
+      })
+    );
   } catch (e) {
     return { ok: false, error: e instanceof Error ? e.message : String(e) };
   }

@@ -37,6 +37,7 @@
 import { parse as yamlParse } from "yaml";
 import { bunYamlParse, type BunYamlResult } from "./bun_yaml.ts";
 import { plainFlatMap } from "./plain_yaml.ts";
+import { composedReading, withYamlEnv } from "../yaml_once.ts";
 import { ALL, type Grant, type HostReading, notAnAgent } from "./grant.ts";
 
 /** The versions modeled, newest first. */
@@ -153,8 +154,13 @@ export function claudeRequote2_1_42(fm: string): string {
 function yamlPackageParse(text: string): BunYamlResult {
   const plain = plainFlatMap(text);
   if (plain !== null) return { ok: true, value: plain };
+  // The audit's one compose of this text tells, for most texts (lib/audit/yaml_once.ts).
+  const once = composedReading(text);
+  if (once !== null) {
+    return once.ok ? { ok: true, value: once.value } : { ok: false, error: once.error };
+  }
   try {
-    return { ok: true, value: yamlParse(text, { logLevel: "error" }) ?? null };
+    return { ok: true, value: withYamlEnv(() => yamlParse(text, { logLevel: "error" })) ?? null };
   } catch (e) {
     return { ok: false, error: e instanceof Error ? e.message : String(e) };
   }

@@ -18,6 +18,7 @@
  * @module
  */
 import { parseDocument } from "yaml";
+import { withYamlEnv } from "../yaml_once.ts";
 import { unmodeledCharacter } from "./bun_yaml.ts";
 import { ALL, type Grant, type HostReading, notAnAgent } from "./grant.ts";
 import { plainFlatMap } from "./plain_yaml.ts";
@@ -47,7 +48,9 @@ export function copilotCliReading(text: string): HostReading {
   if (odd !== null) return none(how, odd);
   let value: unknown = plainFlatMap(fm);
   if (value === null) {
-    const doc = parseDocument(fm, { version: "1.2", uniqueKeys: true, merge: false });
+    const doc = withYamlEnv(() =>
+      parseDocument(fm, { version: "1.2", uniqueKeys: true, merge: false })
+    );
     if (doc.errors.length > 0) return none(`${how}, which fails, so refuses the file`);
     try {
       value = doc.toJS({ maxAliasCount: 100 });
