@@ -44,3 +44,11 @@ export function claudeCases(): HostCase[] {
 export function copilotCases(): HostCase[] {
   return casesOf(COPILOT_DIR, ".agent.md");
 }
+
+/** The VS Code part of the host corpus. */
+export const VSCODE_DIR = join(REPO_ROOT, "tests", "testdata", "hosts", "vscode");
+
+/** Every VS Code case, by name (each file is `<name>.agent.md`). */
+export function vscodeCases(): HostCase[] {
+  return casesOf(VSCODE_DIR, ".agent.md");
+}
