@@ -6,6 +6,7 @@
  * @module
  */
 import { type Spot, spot } from "./finding.ts";
+import { gooseRenderRisk } from "./hosts/goose.ts";
 import { readYaml, type YMap, type YNode } from "./yaml_tree.ts";
 
 /** The exact launch of the shipped read-only server. */
@@ -397,4 +398,36 @@ function templateSpots(text: string, recipe: YMap | null, who: string, out: Spot
     );
     return; // one is enough: the rest of the file may render differently anyway
   }
+  // Inside the prompt text too, goose renders the whole file before reading it
+  // (lib/audit/hosts/goose.ts): what can change its lines is not proven read-only.
+  const risk = gooseRenderRisk(text, parameterDefaults(recipe));
+  if (risk !== null) {
+    const off = text.search(/\{[{%#]/);
+    const before = text.slice(0, off);
+    const at = before.lastIndexOf("\n");
+    out.push(
+      spot(
+        "GOOSE_TEMPLATE",
+        (before.match(/\n/g)?.length ?? 0) + 1,
+        off - at,
+        `${who} has template syntax in its prompt text that goose may render into other keys: ` +
+          `${risk}; use plain \`{{ name }}\` parameters without a default that holds line breaks ` +
+          "or quotes",
+      ),
+    );
+  }
+}
+
+/** Each parameter's written `default`, by its `key` (goose renders it into the text). */
+function parameterDefaults(recipe: YMap | null): Map<string, string> {
+  const out = new Map<string, string>();
+  const params = recipe?.pairs.find((p) => p.key === "parameters")?.value;
+  if (params === null || params === undefined || params.kind !== "seq") return out;
+  for (const item of params.items) {
+    if (item === null || item.kind !== "map") continue;
+    const key = str(item, "key");
+    const def = str(item, "default");
+    if (key !== null && def !== null) out.set(key, def);
+  }
+  return out;
 }
