@@ -6,7 +6,7 @@
  * @module
  */
 import { type Spot, spot } from "./finding.ts";
-import { gooseRenderRisk } from "./hosts/goose.ts";
+import { type GooseParameter, gooseRenderRisk } from "./hosts/goose.ts";
 import { readYaml, type YMap, type YNode } from "./yaml_tree.ts";
 
 /** The exact launch of the shipped read-only server. */
@@ -418,16 +418,20 @@ function templateSpots(text: string, recipe: YMap | null, who: string, out: Spot
   }
 }
 
-/** Each parameter's written `default`, by its `key` (goose renders it into the text). */
-function parameterDefaults(recipe: YMap | null): Map<string, string> {
-  const out = new Map<string, string>();
+/** Each parameter's written `default` and whether it is a file, by its `key`. */
+function parameterDefaults(recipe: YMap | null): Map<string, GooseParameter> {
+  const out = new Map<string, GooseParameter>();
   const params = recipe?.pairs.find((p) => p.key === "parameters")?.value;
   if (params === null || params === undefined || params.kind !== "seq") return out;
   for (const item of params.items) {
     if (item === null || item.kind !== "map") continue;
     const key = str(item, "key");
     const def = str(item, "default");
-    if (key !== null && def !== null) out.set(key, def);
+    if (key === null) continue;
+    out.set(key, {
+      ...(def === null ? {} : { default: def }),
+      file: str(item, "input_type") === "file",
+    });
   }
   return out;
 }

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { auditEntries } from "../../lib/audit/team.ts";
-import { GOOSE_HOST, gooseRenderRisk } from "../../lib/audit/hosts/goose.ts";
+import { GOOSE_HOST, type GooseParameter, gooseRenderRisk } from "../../lib/audit/hosts/goose.ts";
 import { gooseCases, type GooseRecordedReading } from "./_hosts.ts";
 
 const CASES = gooseCases();
@@ -48,11 +48,17 @@ Deno.test("the Goose corpus has at least 15 recipes, each with goose's reading a
 for (const c of CASES) {
   Deno.test(`host corpus goose/${c.name}: the model sees whether goose's render can change it (${c.why})`, () => {
     const want = readingOf(c.name).render_may_change;
-    const defaults = new Map<string, string>();
-    for (const m of c.text.matchAll(/- key: (\w+)[\s\S]*?default: (.*)/g)) {
-      defaults.set(m[1], m[2].startsWith('"') ? JSON.parse(m[2]) : m[2].replace(/^'|'$/g, ""));
+    const params = new Map<string, GooseParameter>();
+    for (const m of c.text.matchAll(/- key: (\w+)\n((?: {4}.*\n)*)/g)) {
+      const d = /default: (.*)/.exec(m[2])?.[1];
+      params.set(m[1], {
+        ...(d === undefined
+          ? {}
+          : { default: d.startsWith('"') ? JSON.parse(d) : d.replace(/^'|'$/g, "") }),
+        file: /input_type: file/.test(m[2]),
+      });
     }
-    assert.equal(gooseRenderRisk(c.text, defaults) !== null, want);
+    assert.equal(gooseRenderRisk(c.text, params) !== null, want);
   });
 
   Deno.test(`host corpus goose/${c.name}: the audit is not clean where goose runs beyond read-only`, () => {
@@ -77,6 +83,7 @@ for (
     "include-in-instructions",
     "trim-joins",
     "quote-in-default",
+    "file-param",
   ]
 ) {
   Deno.test(`goose divergence ${name}: GOOSE_TEMPLATE names what goose renders`, () => {

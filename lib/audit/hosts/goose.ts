@@ -26,6 +26,14 @@
  * @module
  */
 
+/** A recipe parameter as the render sees it: its written default, and whether it is a file. */
+export interface GooseParameter {
+  /** The `default` written in the recipe, if any. */
+  readonly default?: string;
+  /** `input_type: file`: goose replaces the value by the named file's content. */
+  readonly file?: boolean;
+}
+
 /** The goose version the model was taken from. */
 export const GOOSE_HOST = "goose (aaif-goose/goose at 2d5ca935)";
 
@@ -37,7 +45,8 @@ const UNSAFE_DEFAULT = /[\r\n"'\\]/;
 
 /**
  * Why goose's render of `text` may not be the text the audit reads, or null when every template
- * use is a plain parameter whose written default (`defaults`, by name) can't change the YAML.
+ * use is a plain parameter (`params`, by name) whose written default can't change the YAML and
+ * that is not a file parameter.
  * An expression of words only (`{{ a or b }}`, or `{{hf model org}}`, which MiniJinja can't parse
  * and goose keeps as text) is judged by the defaults of the parameters it names.
  *
@@ -50,7 +59,7 @@ const UNSAFE_DEFAULT = /[\r\n"'\\]/;
  */
 export function gooseRenderRisk(
   text: string,
-  defaults: ReadonlyMap<string, string>,
+  params: ReadonlyMap<string, GooseParameter>,
 ): string | null {
   if (text.includes("{%")) {
     return "a `{%` statement, which goose renders before it reads the YAML, so it can keep, " +
@@ -76,7 +85,12 @@ export function gooseRenderRisk(
         "output (line breaks and quotes included) becomes part of the recipe";
     }
     for (const name of inner.trim().split(/\s+/)) {
-      const d = defaults.get(name);
+      const p = params.get(name);
+      if (p?.file === true) {
+        return `the file parameter ${name}, whose value goose replaces by the content of the ` +
+          "file it names, rendered into the recipe text before it reads the YAML";
+      }
+      const d = p?.default;
       if (d !== undefined && UNSAFE_DEFAULT.test(d)) {
         return `the parameter ${name}, whose default in the recipe holds a line break, quote or ` +
           "backslash that goose renders into the recipe text before it reads the YAML";
