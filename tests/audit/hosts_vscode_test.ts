@@ -12,6 +12,8 @@ import { splitToolList, VSCODE_HOST, vscodeReading } from "../../lib/audit/hosts
 import { beyondReadOnly, type Grant } from "../../lib/audit/hosts/grant.ts";
 import { classifyTool } from "../../lib/audit/tools.ts";
 import { type RecordedReading, vscodeCases } from "./_hosts.ts";
+import fc from "../_helpers/fc.ts";
+import { agentFile } from "./_fm_gen.ts";
 
 const CASES = vscodeCases();
 
@@ -98,4 +100,30 @@ Deno.test("vscode: a chat mode with a clean read-only list stays clean", () => {
 
 Deno.test("vscode: the comma split strips quotes and drops empty parts", () => {
   assert.deepEqual(splitToolList(" read , 'edit',, \"x, y\" "), ["read", "edit", "x, y"]);
+});
+
+Deno.test("the audit never passes a chat mode or custom agent VS Code loads beyond read-only", () => {
+  let wide = 0;
+  fc.assert(
+    fc.property(agentFile, fc.boolean(), (file, mode) => {
+      const text = file.replaceAll("Read", "read").replaceAll("Edit", "edit") +
+        "\n## Write Policy: Return Proposals, Never Write\n";
+      const r = vscodeReading(text);
+      const beyond = r.uncertain !== undefined ||
+        (r.grant !== null &&
+          beyondReadOnly(r.grant, (n) => classifyTool(copilotAlias(n))).length > 0);
+      if (!beyond) return;
+      wide++;
+      const rel = mode ? ".github/chatmodes/w.chatmode.md" : ".github/agents/w.agent.md";
+      const codes = errorsOf(rel, text).map((f) => f.code);
+      assert.ok(
+        codes.length > 0,
+        `${JSON.stringify(text)} as ${rel}: VS Code ${r.how}: ${
+          JSON.stringify(r.grant)
+        }, yet the audit has no error`,
+      );
+    }),
+    { numRuns: 1500, seed: 22 },
+  );
+  assert.ok(wide > 300, `only ${wide} generated files granted beyond read-only`);
 });

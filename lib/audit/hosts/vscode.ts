@@ -33,8 +33,13 @@ import { ALL, type HostReading } from "./grant.ts";
 export const VSCODE_HOST = "VS Code 1.130.0";
 
 const FENCE = /^---[\s\r\n]*$/;
-/** What VS Code's YAML reads differently from the `yaml` package, or the model doesn't cover. */
-const UNMODELED = /\t|(?:^|[\s:[{,])[&*!|>%@`?]|<<|^\.\.\.|^---/m;
+/**
+ * What VS Code's YAML may read differently from the `yaml` package, or the model doesn't cover:
+ * tabs, a YAML indicator (anchor, alias, tag, block scalar, directive, reserved) starting a value,
+ * an item or a key, merge keys and document markers.
+ */
+const UNMODELED =
+  /\t|(?:^[ ]*|:[ ]+|^[ ]*-[ ]+|[[{][ ]*|[[{][^\]}\n]*,[ ]*)[&*!|>%@`?]|<<|^\.\.\.|^---/m;
 
 /**
  * VS Code's reading of a custom agent file.
