@@ -6,6 +6,7 @@
  * @module
  */
 import { type Spot, spot } from "./finding.ts";
+import { type GooseParameter, gooseRenderRisk } from "./hosts/goose.ts";
 import { readYaml, type YMap, type YNode } from "./yaml_tree.ts";
 
 /** The exact launch of the shipped read-only server. */
@@ -397,4 +398,40 @@ function templateSpots(text: string, recipe: YMap | null, who: string, out: Spot
     );
     return; // one is enough: the rest of the file may render differently anyway
   }
+  // Inside the prompt text too, goose renders the whole file before reading it
+  // (lib/audit/hosts/goose.ts): what can change its lines is not proven read-only.
+  const risk = gooseRenderRisk(text, parameterDefaults(recipe));
+  if (risk !== null) {
+    const off = text.search(/\{[{%#]/);
+    const before = text.slice(0, off);
+    const at = before.lastIndexOf("\n");
+    out.push(
+      spot(
+        "GOOSE_TEMPLATE",
+        (before.match(/\n/g)?.length ?? 0) + 1,
+        off - at,
+        `${who} has template syntax in its prompt text that goose may render into other keys: ` +
+          `${risk}; use plain \`{{ name }}\` parameters without a default that holds line breaks ` +
+          "or quotes",
+      ),
+    );
+  }
+}
+
+/** Each parameter's written `default` and whether it is a file, by its `key`. */
+function parameterDefaults(recipe: YMap | null): Map<string, GooseParameter> {
+  const out = new Map<string, GooseParameter>();
+  const params = recipe?.pairs.find((p) => p.key === "parameters")?.value;
+  if (params === null || params === undefined || params.kind !== "seq") return out;
+  for (const item of params.items) {
+    if (item === null || item.kind !== "map") continue;
+    const key = str(item, "key");
+    const def = str(item, "default");
+    if (key === null) continue;
+    out.set(key, {
+      ...(def === null ? {} : { default: def }),
+      file: str(item, "input_type") === "file",
+    });
+  }
+  return out;
 }

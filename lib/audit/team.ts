@@ -18,6 +18,7 @@ import {
 import { checkGoose } from "./check_goose.ts";
 import { checkMarkdown, copilotAlias, strictGrant } from "./check_markdown.ts";
 import { copilotCliReading } from "./hosts/copilot.ts";
+import { vscodeReading } from "./hosts/vscode.ts";
 import { classifyTool } from "./tools.ts";
 import { CLAUDE_FRONT_MATTER, claudeReadings } from "./hosts/claude.ts";
 import { judgeReadings } from "./hosts/judge.ts";
@@ -457,13 +458,17 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
           out.push(
             ...judgeReadings(`'${slug}'`, strictGrant(fm), claudeReadings(text), "TOOL_SHELL_WARN"),
           );
-        } else if (!rel.endsWith(".chatmode.md")) {
-          // The Copilot CLI's reading of a custom agent (VS Code's reader is not modeled).
+        } else {
+          // VS Code reads custom agents and the legacy chat modes; the Copilot CLI reads
+          // custom agents only (lib/audit/hosts/vscode.ts, lib/audit/hosts/copilot.ts).
+          const readings = rel.endsWith(".chatmode.md")
+            ? [vscodeReading(text)]
+            : [copilotCliReading(text), vscodeReading(text)];
           out.push(
             ...judgeReadings(
               `'${slug}'`,
               strictGrant(fm),
-              [copilotCliReading(text)],
+              readings,
               "TOOL_SHELL",
               (n) => classifyTool(copilotAlias(n)),
             ),

@@ -44,3 +44,34 @@ export function claudeCases(): HostCase[] {
 export function copilotCases(): HostCase[] {
   return casesOf(COPILOT_DIR, ".agent.md");
 }
+
+/** The VS Code part of the host corpus. */
+export const VSCODE_DIR = join(REPO_ROOT, "tests", "testdata", "hosts", "vscode");
+
+/** Every VS Code case, by name (each file is `<name>.agent.md`). */
+export function vscodeCases(): HostCase[] {
+  return casesOf(VSCODE_DIR, ".agent.md");
+}
+
+/** The Goose part of the host corpus. */
+export const GOOSE_DIR = join(REPO_ROOT, "tests", "testdata", "hosts", "goose");
+
+/** Goose's reading of a recipe as its sidecar records it. */
+export interface GooseRecordedReading {
+  /** Whether goose accepts the recipe. */
+  readonly loads: boolean;
+  /** What it runs: each extension's tools (`"*"` every tool), the user's enabled extensions, or
+   * `"unknown"` (the text goose reads is not the file's). */
+  readonly extensions:
+    | Readonly<Record<string, "*" | readonly string[]>>
+    | "user-enabled"
+    | "unknown"
+    | null;
+  /** Whether goose's render of the template can change the YAML it reads. */
+  readonly render_may_change: boolean;
+}
+
+/** Every Goose case, by name (each file is `<name>.yaml`). */
+export function gooseCases(): HostCase[] {
+  return casesOf(GOOSE_DIR, ".yaml");
+}
