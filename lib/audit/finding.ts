@@ -386,6 +386,14 @@ export const RULES: Readonly<Record<string, Rule>> = {
       "these deny rules.",
     help: "Add the rule to permissions.deny in .claude/settings.json.",
   },
+  SETTINGS_HOOKS: {
+    severity: "error",
+    short: "The Claude project settings run hooks around every agent's tool calls.",
+    full: "A hook is a shell command Claude Code runs on tool events for every agent of the " +
+      "session, whatever its tools: say (one that runs a tool's input makes a read-only Grep a " +
+      "shell); agentteams installs none.",
+    help: 'Remove "hooks" from .claude/settings.json and .claude/settings.local.json.',
+  },
   SETTINGS_UNREADABLE: {
     severity: "warning",
     short: "The Claude project settings can't be read.",

@@ -81,7 +81,7 @@ export function kindOfPath(path: string): FileKind | null {
   const name = basename(path);
   const rel = foldedDirs(path);
   if (name === "AGENTS.md") return "agents-md";
-  if (/(^|\/)\.claude\/settings\.json$/.test(rel)) return "claude-settings";
+  if (/(^|\/)\.claude\/settings(\.local)?\.json$/.test(rel)) return "claude-settings";
   // Claude Code loads every `*.md` below `.claude/agents/` (its native walk and its
   // `rg --files --hidden --follow --no-ignore --glob *.md` alike): a README or a file under
   // `references/` too, when it has a front matter (see `claudeDocFile`).
@@ -271,9 +271,13 @@ const SETTINGS_UNREAD: Record<Exclude<AuditEntry["state"], "text">, string> = {
  * missing or weakened deny rule is `SETTINGS_DENY_MISSING`, a file the check cannot read
  * `SETTINGS_UNREADABLE` (and none of its rules count). `e` undefined: no settings file at all.
  */
-function settingsSpots(e: AuditEntry | undefined, place: SettingsPlace | undefined): Spot[] {
+function settingsSpots(
+  e: AuditEntry | undefined,
+  place: SettingsPlace | undefined,
+  local = false,
+): Spot[] {
   const at = place ?? DEFAULT_PLACE;
-  const path = `${at.root}/.claude/settings.json`;
+  const path = `${at.root}/.claude/${local ? "settings.local.json" : "settings.json"}`;
   const found = sessionSettingsFindings({
     root: at.root,
     settings: e === undefined
@@ -286,10 +290,14 @@ function settingsSpots(e: AuditEntry | undefined, place: SettingsPlace | undefin
     homeDir: at.homeDir,
     usesClaude: true,
   });
-  return found.map((f) =>
+  // The local file (this machine's) is read for its hooks alone: its deny rules are judged with
+  // the shared file's by doctor and serve, which read both.
+  return found.filter((f) => !local || f.code === "SETTINGS_HOOKS").map((f) =>
     spot(
-      f.code === "SETTINGS_UNREADABLE" || f.code === "SETTINGS_NOT_JSON" ||
-        f.code === "SETTINGS_SHAPE"
+      f.code === "SETTINGS_HOOKS"
+        ? "SETTINGS_HOOKS"
+        : f.code === "SETTINGS_UNREADABLE" || f.code === "SETTINGS_NOT_JSON" ||
+            f.code === "SETTINGS_SHAPE"
         ? "SETTINGS_UNREADABLE"
         : "SETTINGS_DENY_MISSING",
       f.position?.line ?? 1,
@@ -330,9 +338,10 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
       claudeRoot = e.rel.slice(0, at);
     }
     if (kind === "claude-settings") {
-      settingsSeen = true;
+      const local = e.rel.toLowerCase().endsWith("settings.local.json");
+      if (!local) settingsSeen = true;
       if (covers(opts, "claude")) {
-        for (const s of settingsSpots(e, opts.settingsPlace)) push(s);
+        for (const s of settingsSpots(e, opts.settingsPlace, local)) push(s);
       }
       continue;
     }

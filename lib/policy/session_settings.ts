@@ -62,7 +62,8 @@ export type SettingsFindingCode =
   | "SETTINGS_NOT_JSON"
   | "SETTINGS_SHAPE"
   | "SETTINGS_WRITE_RULE"
-  | "SETTINGS_REOPENED";
+  | "SETTINGS_REOPENED"
+  | "SETTINGS_HOOKS";
 
 /** Which way a required rule denies. */
 export type DenyKind = "read-deny" | "write-deny";
@@ -475,7 +476,42 @@ function parseSettings(
       });
     }
   }
-  return { parsed: { rel, anchor, deny, opening }, findings: [] };
+  return {
+    parsed: { rel, anchor, deny, opening },
+    findings: hookFindings(v, rel, (path) => doc.locate(path)),
+  };
+}
+
+/**
+ * A settings file's `hooks`: shell commands Claude Code runs around every tool call of every
+ * agent of the session (`PreToolUse`, `PostToolUse`, ...), whatever the agent's own `tools:`
+ * say, so a hook that runs what a tool's input holds turns a read-only agent's Grep into a
+ * shell. This project installs no hook, so any non-empty `hooks` is reported (`SETTINGS_HOOKS`):
+ * an error for the audit under the switch, a warning for `doctor` and `serve`.
+ */
+function hookFindings(
+  v: Record<string, unknown>,
+  rel: string,
+  locate: (path: JsonPath) => Position,
+): SettingsFinding[] {
+  const hooks = v.hooks;
+  const empty = hooks === undefined || hooks === null ||
+    (isRecord(hooks) && Object.keys(hooks).length === 0) ||
+    (Array.isArray(hooks) && hooks.length === 0);
+  if (empty) return [];
+  const position = locate(["hooks"]);
+  const events = isRecord(hooks) ? Object.keys(hooks).join(", ") : "an unreadable value";
+  return [{
+    code: "SETTINGS_HOOKS",
+    kind: null,
+    rule: null,
+    file: rel,
+    add: null,
+    position,
+    message: `${rel}:${position.line}:${position.column}: "hooks" (${events}) runs shell ` +
+      `commands around every agent's tool calls, whatever its tools: say, so no agent of this ` +
+      `session is proven read-only; remove "hooks" from ${rel}`,
+  }];
 }
 
 /** A deny rule as read: its tool and absolute segments (`all`: a bare tool; `null`: unreadable). */
