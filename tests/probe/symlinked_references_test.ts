@@ -65,11 +65,32 @@ Deno.test("probe Q1: a symlinked references/ planted by a session is not a trust
     const before = await snapshotTree(sb.dir);
     const g = await runCli(["gate", "delete:old.txt", ...P], { env });
     assert.notEqual(g.code, 0, `the session's own clearance was accepted: ${g.stdout}${g.stderr}`);
-    const r = assertCliRefused(g, "gate", "VERIFY_KEY_UNTRUSTED");
-    assert.match(r.reason, /reached through .*references, which is a symlink/);
+    // Refused twice over: the decision log is never read through the link (Q3, lib/authz/csv.ts),
+    // and the store behind it is not trusted (each such root named on stderr).
+    assertCliRefused(g, "gate", "SYMLINK");
+    assert.match(g.stderr, /authorized-verify-keys is reached through .*references, which is a/);
+    assert.match(g.stderr, /security-approvers.txt is reached through .*references, which is a/);
     const c = await runCli(["clearance", "check", "delete:old.txt", ...P], { env });
     assert.notEqual(c.code, 0, `the session's own clearance was accepted: ${c.stdout}`);
     assertSameTree(before, await snapshotTree(sb.dir), "the checks write nothing");
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("probe Q1: the trust decision itself leaves out a store reached through a link", async () => {
+  const sb = await sandbox("probe-q1-trust");
+  try {
+    const { trustFor } = await import("../../lib/authz/trust.ts");
+    await Deno.mkdir(join(sb.project, ".claude"));
+    await Deno.writeTextFile(join(sb.project, ".claude", "settings.json"), SETTINGS);
+    const denied = await trustFor(sb.project, sb.env, true);
+    assert.deepEqual(denied.untrusted, [], "a real (or missing) references/ under the rules");
+    await Deno.mkdir(join(sb.project, "evil"));
+    await Deno.symlink("evil", join(sb.project, "references"));
+    const linked = await trustFor(sb.project, sb.env, true);
+    assert.equal(linked.untrusted.length, 2);
+    for (const u of linked.untrusted) assert.match(u, /is reached through .*references/);
   } finally {
     await sb.dispose();
   }
