@@ -367,7 +367,11 @@ function refuseLinkedFolder(path: string): void {
 export function readCsvFile(path: string, schema: CsvSchema): CsvTable | null {
   if (lstatOrNullSync(path) === null) return null;
   refuseLinkedFolder(path);
-  const bytes = readRegularFileSync(path, { maxBytes: MAX_CSV_BYTES, what: "CSV ledger" }).bytes;
+  const bytes = readRegularFileSync(path, {
+    maxBytes: MAX_CSV_BYTES,
+    what: "CSV ledger",
+    singleName: true,
+  }).bytes;
   // The lenient decoder is several times faster; it marks any invalid sequence with U+FFFD, so
   // only a text holding one is decoded again strictly (a U+FFFD written in the file is valid).
   let text = lenient.decode(bytes);

@@ -127,7 +127,11 @@ function findDefaultBrief(projectRoot: string): string {
  */
 export async function readBriefBytes(path: string): Promise<Uint8Array> {
   try {
-    return (await readRegularFile(path, { maxBytes: MAX_BRIEF_BYTES, what: "brief" })).bytes;
+    return (await readRegularFile(path, {
+      maxBytes: MAX_BRIEF_BYTES,
+      what: "brief",
+      singleName: true,
+    })).bytes;
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) throw notFound(path, e);
     if (e instanceof FsSafetyError) {
