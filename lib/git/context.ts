@@ -734,26 +734,42 @@ export async function openGitContext(
 
 /**
  * Runs git pinned to the context's git dir and worktree, with the safety config and every filter
- * driver inert; refused (`SNAPSHOT_FAILED`) when git's config files changed since the context
- * read them (a driver added since would run).
+ * driver inert. When git's config files changed since the context read them (a session added a
+ * driver while the run's command ran), the drivers are listed again first and those made inert
+ * too; a config that cannot be listed then refuses (`SNAPSHOT_FAILED`).
  */
-function runPinned(ctx: GitContext, args: readonly string[]): Promise<GitOutput> {
+async function runPinned(ctx: GitContext, args: readonly string[]): Promise<GitOutput> {
   const cf = ctx.configFiles;
+  let inert = ctx.inertFilters ?? [];
   if (cf !== undefined && configStamp(cf.paths) !== cf.stamp) {
-    return Promise.reject(
-      new RequestError(
+    const listed = await runGit(ctx.git, ["config", "--list", "--show-origin", "-z"], {
+      cwd: ctx.root,
+      env: ctx.env,
+      counter: ctx.counter,
+    });
+    let now: ConfigOrigins | null = null;
+    try {
+      now = listed.code === 0
+        ? parseConfigOrigins(listed.stdout, { cwd: ctx.top, top: ctx.top, home: ctx.env.HOME })
+        : null;
+    } catch {
+      now = null;
+    }
+    if (now === null) {
+      throw new RequestError(
         "SNAPSHOT_FAILED",
-        "git's config files changed while this act ran (a filter or other program added there " +
-          "would run as you, outside the sandbox): refused; look at .git/config and its " +
-          `includes (${cf.paths.join(", ")}), then act again`,
-      ),
-    );
+        "git's config files changed while this act ran and cannot be listed again (a filter " +
+          "added there would run as you, outside the sandbox): refused; look at " +
+          `${cf.paths.join(", ")}`,
+      );
+    }
+    inert = [...inert, ...inertFilterArgs(now.filters)];
   }
-  return runGit(ctx.git, [
+  return await runGit(ctx.git, [
     `--git-dir=${ctx.gitDir}`,
     `--work-tree=${ctx.top}`,
     ...GIT_SAFETY_CONFIG,
-    ...(ctx.inertFilters ?? []),
+    ...inert,
     ...args,
   ], { cwd: ctx.root, env: ctx.env, counter: ctx.counter });
 }

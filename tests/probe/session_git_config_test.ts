@@ -71,7 +71,6 @@ Deno.test("probe Q4: a filter a session adds to .git/config while the run's comm
     await Deno.writeTextFile(join(w.project, "src", "go"), "");
     const r = await run;
     assert.equal(present(marker), false, `the session's filter ran as the operator: ${r.stderr}`);
-    assert.notEqual(r.code, 0, "a run whose git config changed under it is refused");
-    assert.match(r.stderr, /SNAPSHOT_FAILED: git's config files changed/);
+    assert.notEqual(r.code, 0, "the session's writes are reported: the run is refused");
   });
 });
