@@ -55,6 +55,11 @@ export interface ActSpec<A extends Artifact, P, V, R> {
    * `delete:PATH`, `run:PROGRAM`); a HALT on `*` reaches every act whatever they are.
    */
   actions(a: A): readonly string[];
+  /**
+   * The action ids only the checks know (the program a run resolved), checked with
+   * {@link actions} right before the use is spent.
+   */
+  planActions?(plan: P): readonly string[];
   /** The refusal when it is not (e.g. "a command request is run with `run`, not applied"). */
   readonly wrongKind: string;
   /** Work that may overlap the attempt being counted (started, not awaited). */
@@ -134,7 +139,10 @@ export async function performAct<A extends Artifact, P, V, R>(
     const actions = spec.actions(a);
     await requireNoHalt(root, actions, session.decisions);
     const plan = await spec.check(session, a, agent);
+    const halting = [...new Set([...actions, ...(spec.planActions?.(plan) ?? [])])];
     try {
+      // What only the checks know (a dry run says so too).
+      if (halting.length > actions.length) await requireNoHalt(root, halting, session.decisions);
       // The write-ahead row must be recordable before anything is spent (an argv of a thousand
       // long arguments would be refused by the ledger after the use). The use is spent on the
       // same dispatch, whose tag it names.
@@ -149,7 +157,7 @@ export async function performAct<A extends Artifact, P, V, R>(
       }
       if (opts.dryRun) return spec.dry(plan);
       await spec.recheck?.(session, plan);
-      await requireNoHalt(root, actions, session.decisions);
+      await requireNoHalt(root, halting, session.decisions);
       await resolveDispatch(root, key.hmac, a.dispatch, {
         count: "use",
         expectAgent: agent,

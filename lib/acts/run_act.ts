@@ -66,7 +66,7 @@ import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
 import { executeRun, type PreparedRun, prepareRun } from "../sandbox/execute.ts";
 import type { RunResult } from "../process/spawn.ts";
 import type { ActSpec } from "./pipeline.ts";
-import { runActions } from "../authz/actions.ts";
+import { resolvedRunActions, runActions } from "../authz/actions.ts";
 import type { Session } from "./session.ts";
 
 /** What the checks settled for one run. */
@@ -380,6 +380,12 @@ export function runActWith(
     accepts: (a: Artifact): a is CommandRequestT => a.kind === "command-request",
     wrongKind: "a proposal is applied with `apply`, not run",
     actions: (a) => runActions(a.argv[0]),
+    planActions: (plan) =>
+      resolvedRunActions(
+        plan.checked.a.argv[0],
+        plan.checked.program.path,
+        plan.checked.program.real,
+      ),
     // Git's context (one read-only rev-parse) starts now, so git works while the attempt is
     // counted; it is awaited where its checks come in order, and its failure reported there.
     begin(s) {

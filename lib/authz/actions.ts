@@ -130,6 +130,22 @@ export function runActions(program: string): string[] {
 }
 
 /**
+ * The action ids a run is checked under once its program is resolved: {@link runActions} of
+ * `argv[0]` as written, of the path it resolved to, and of that path's canonical form (symlinks
+ * followed), without repeats. A HALT on `run:/usr/bin/git` then stops a request that names `git`.
+ *
+ * @example
+ * ```ts
+ * import { resolvedRunActions } from "./actions.ts";
+ * resolvedRunActions("git", "/usr/bin/git", "/usr/bin/git");
+ * // ["run:git", "run:/usr/bin/git"]
+ * ```
+ */
+export function resolvedRunActions(program: string, path: string, real: string): string[] {
+  return [...new Set([...runActions(program), ...runActions(path), ...runActions(real)])];
+}
+
+/**
  * The action id a dispatch for `agent` is checked under (only `*` reaches it among the forms
  * `decision sign` takes, and a gate named `dispatch`).
  *

@@ -23,11 +23,11 @@
  * ```
  * @module
  */
-import { AuthzError } from "../errors.ts";
+import { AuthzError, FsSafetyError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
-import { dirname } from "../fs/path.ts";
+import { basename, dirname } from "../fs/path.ts";
 
 /** Largest CSV ledger read (64 MiB: some hundred thousand rows). */
 export const MAX_CSV_BYTES = 64 * 1024 * 1024;
@@ -329,6 +329,30 @@ const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
+ * Refuses a ledger whose folder (`references/`) is a symlink or not a directory: a session can
+ * make that name a link to a folder of its own (the deny rules cover what is below
+ * `references/`, not a link in its place), and a HALT written or read through it is one the
+ * session can delete (probe 22 Q3). A missing folder passes (it is created on first use).
+ *
+ * @throws {FsSafetyError} `SYMLINK`, `NOT_DIRECTORY`.
+ */
+function refuseLinkedFolder(path: string): void {
+  const dir = dirname(path);
+  const st = lstatOrNullSync(dir);
+  if (st === null) return;
+  if (st.isSymlink) {
+    throw new FsSafetyError(
+      "SYMLINK",
+      `${dir} is a symlink: the triad's ledgers are never read or written through a link (an ` +
+        `agent session can make one); remove it, and keep ${basename(dir)}/ a real directory`,
+    );
+  }
+  if (!st.isDirectory) {
+    throw new FsSafetyError("NOT_DIRECTORY", `${dir} is not a directory`);
+  }
+}
+
+/**
  * Reads a ledger file, or `null` when it does not exist (a ledger's absence is normal: it is
  * created on first use). Never through a symlink; at most {@link MAX_CSV_BYTES}.
  *
@@ -342,7 +366,12 @@ const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
  */
 export function readCsvFile(path: string, schema: CsvSchema): CsvTable | null {
   if (lstatOrNullSync(path) === null) return null;
-  const bytes = readRegularFileSync(path, { maxBytes: MAX_CSV_BYTES, what: "CSV ledger" }).bytes;
+  refuseLinkedFolder(path);
+  const bytes = readRegularFileSync(path, {
+    maxBytes: MAX_CSV_BYTES,
+    what: "CSV ledger",
+    singleName: true,
+  }).bytes;
   // The lenient decoder is several times faster; it marks any invalid sequence with U+FFFD, so
   // only a text holding one is decoded again strictly (a U+FFFD written in the file is valid).
   let text = lenient.decode(bytes);
@@ -376,7 +405,9 @@ export function rewriteCsvFile(
   existing: Pick<CsvTable, "crlf" | "bom"> | null,
   opts: { firstRowEol?: "\n" | "\r\n" } = {},
 ): void {
+  refuseLinkedFolder(path);
   if (existing === null) Deno.mkdirSync(dirname(path), { recursive: true });
+  refuseLinkedFolder(path);
   const text = existing === null
     ? formatCsv(header, rows, { eol: "\n", firstRowEol: opts.firstRowEol })
     : formatCsv(header, rows, { eol: existing.crlf ? "\r\n" : "\n", bom: existing.bom });

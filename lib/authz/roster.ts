@@ -66,7 +66,11 @@ export function parseRoster(text: string): Set<string> {
  */
 export function readRoster(path: string): Set<string> {
   if (lstatOrNullSync(path) === null) return new Set();
-  const bytes = readRegularFileSync(path, { maxBytes: 1024 * 1024, what: "approver roster" }).bytes;
+  const bytes = readRegularFileSync(path, {
+    maxBytes: 1024 * 1024,
+    what: "approver roster",
+    singleName: true,
+  }).bytes;
   return parseRoster(new TextDecoder().decode(bytes));
 }
 

@@ -318,7 +318,8 @@ export class VerifyKeyStore {
     let pem: string;
     try {
       pem = new TextDecoder().decode(
-        readRegularFileSync(path, { maxBytes: 64 * 1024, what: "verify key" }).bytes,
+        readRegularFileSync(path, { maxBytes: 64 * 1024, what: "verify key", singleName: true })
+          .bytes,
       );
     } catch (e) {
       throw new AuthzError("VERIFY_KEY_INVALID", `verify key ${path}: ${(e as Error).message}`);

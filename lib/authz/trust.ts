@@ -39,7 +39,9 @@ import { join } from "../fs/path.ts";
 import { writeDenied } from "../policy/session_settings.ts";
 import type { SettingsText } from "../policy/session_settings.ts";
 import { readSessionSettings } from "../policy/session_settings_read.ts";
-import { authzPaths, ROSTER_REL, VERIFY_KEYS_REL } from "./paths.ts";
+import { authzPaths, REFERENCES_DIR, ROSTER_REL, VERIFY_KEYS_REL } from "./paths.ts";
+import { walkDirs } from "../fs/path_walk.ts";
+import { FsSafetyError } from "../errors.ts";
 import { DEFAULT_APPROVERS, readRoster } from "./roster.ts";
 import { VerifyKeyStore } from "./signed.ts";
 
@@ -72,6 +74,12 @@ export interface TrustFacts {
   readonly storeDenied: boolean;
   /** Whether the project's roster is write-denied to sessions. */
   readonly rosterDenied: boolean;
+  /**
+   * The first component on the way to the project's trust roots (`references/`, its verify-key
+   * folder) that is a symlink or not a directory, or `null`/absent when none is. The deny rules
+   * name paths, not what a link a session planted leads to, so such a store is not trusted.
+   */
+  readonly linked?: string | null;
 }
 
 /** What {@link decideTrust} decided. */
@@ -108,18 +116,27 @@ export function decideTrust(f: TrustFacts): TrustDecision {
     `${rel} can be written by an agent session (no ${rule} deny rules in .claude/settings.json), ` +
     `so under the switch it is not trusted: add the rule (agentteams doctor names it) or keep ` +
     `it in the key dir (${f.keyDir ?? "~/.config/agentteams/keys"})`;
-  const trustStore = !f.switchOn || f.storeDenied;
-  const trustRoster = !f.switchOn || f.rosterDenied;
+  const linked = f.linked ?? null;
+  const linkedWhy = (rel: string) =>
+    `${rel} is reached through ${linked}, which is a symlink or not a directory: an agent ` +
+    `session can make that name (the deny rules cover what is below it, not a link in its ` +
+    `place), so under the switch it is not trusted: remove it and let the triad commands create ` +
+    `references/, or keep the trust roots in the key dir (${
+      f.keyDir ?? "~/.config/agentteams/keys"
+    })`;
+  const trustStore = !f.switchOn || (f.storeDenied && linked === null);
+  const trustRoster = !f.switchOn || (f.rosterDenied && linked === null);
+  const rules = "Edit(./references/**) and Edit(./.claude/**)";
   let untrustedStore: TrustDecision["untrustedStore"] = null;
   if (!trustStore) {
     untrustedStore = {
       dir: paths.verifyKeys,
-      why: why(VERIFY_KEYS_REL, "Edit(./references/**) and Edit(./.claude/**)"),
+      why: f.storeDenied ? linkedWhy(VERIFY_KEYS_REL) : why(VERIFY_KEYS_REL, rules),
     };
     untrusted.push(untrustedStore.why);
   }
   if (!trustRoster) {
-    untrusted.push(why(ROSTER_REL, "Edit(./references/**) and Edit(./.claude/**)"));
+    untrusted.push(f.rosterDenied ? linkedWhy(ROSTER_REL) : why(ROSTER_REL, rules));
   }
   return {
     storeDirs: trustStore ? [...keyStore, paths.verifyKeys] : keyStore,
@@ -175,6 +192,7 @@ export function trustFrom(o: {
     // could add the rule after planting the key.
     storeDenied: settingsDenied && writeDenied(base, paths.verifyKeys, true),
     rosterDenied: settingsDenied && writeDenied(base, paths.roster, false),
+    linked: linkOnTheWay(o.root, [REFERENCES_DIR, KEY_DIR_VERIFY_KEYS]),
   });
   let roster: ReadonlySet<string> = new Set(DEFAULT_APPROVERS);
   for (const file of d.rosterFiles) {
@@ -198,6 +216,22 @@ export function trustFrom(o: {
     signingRequired: o.switchOn || d.storeDirs.some(hasKeys),
     untrusted: d.untrusted,
   };
+}
+
+/**
+ * The first of `segments` below `root` that is a symlink or not a directory (its path), or `null`
+ * when each is a real directory or missing (`walkDirs`, never following a link).
+ */
+function linkOnTheWay(root: string, segments: readonly string[]): string | null {
+  for (let n = 1; n <= segments.length; n++) {
+    try {
+      if (walkDirs(root, segments.slice(0, n)) === null) return null;
+    } catch (e) {
+      if (e instanceof FsSafetyError) return join(root, ...segments.slice(0, n));
+      throw e;
+    }
+  }
+  return null;
 }
 
 /** Where a store with no trusted directory looks (nothing is ever there). */

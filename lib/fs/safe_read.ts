@@ -32,6 +32,11 @@ export interface ReadRegularOptions {
   forbiddenModeBits?: number;
   /** Words used in error messages, e.g. "key file". */
   what?: string;
+  /**
+   * Refuse a file with more than one name (a hard link): for a trust root in a folder the
+   * session settings deny writing, another name elsewhere is a path a session can write it by.
+   */
+  singleName?: boolean;
 }
 
 /** The file's bytes and the metadata checked. */
@@ -174,6 +179,15 @@ function readOpened(
       throw new FsSafetyError("FILE_CHANGED", `${what} ${path} was replaced while opening`, {
         details: { path },
       });
+    }
+    if (opts.singleName === true && (st.nlink ?? 1) > 1) {
+      throw new FsSafetyError(
+        "NOT_REGULAR_FILE",
+        `${what} ${path} has ${st.nlink} names (a hard link): an agent session could write it ` +
+          "by its other name; refused. Find the other name (find -samefile) and remove it, or " +
+          "copy the file over itself (cp f f.new && mv f.new f)",
+        { details: { path } },
+      );
     }
     const uid = st.uid ?? -1;
     const mode = st.mode ?? 0;

@@ -112,6 +112,38 @@ export interface GitContext {
   readonly watched: WatchedGitPaths;
   /** Git invocations made so far with this context. */
   readonly counter: { calls: number };
+  /** The overrides that keep every configured filter driver inert ({@link inertFilterArgs}). */
+  readonly inertFilters?: readonly string[];
+  /**
+   * The config files (and includes) as they were when {@link inertFilters} was read: each git
+   * call first checks they still are ({@link configStamp}), so a filter a session adds to
+   * `.git/config` later (during a run, say) is never run by the tool's own git.
+   */
+  readonly configFiles?: { readonly paths: readonly string[]; readonly stamp: string };
+}
+
+/**
+ * What an `lstat` of each path shows (inode, size, mode, mtime and ctime to the nanosecond
+ * where the platform has them; `-` for a missing one), joined: equal stamps are the same files.
+ *
+ * @example
+ * ```ts
+ * import { configStamp } from "./context.ts";
+ * configStamp(["/nonexistent-4c1"]); // "-"
+ * ```
+ */
+export function configStamp(paths: readonly string[]): string {
+  return paths.map((p) => {
+    try {
+      const st = Deno.lstatSync(p);
+      return [st.ino, st.size, st.mode, st.mtime?.getTime(), st.ctime?.getTime(), st.dev].join(
+        ":",
+      );
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return "-";
+      throw e;
+    }
+  }).join("|");
 }
 
 /** Raw result of one git call. */
@@ -288,6 +320,42 @@ export interface ConfigOrigins {
     readonly what: string;
     readonly watch: "tree" | "entry";
   }[];
+  /**
+   * Every filter driver the config defines (`filter.<driver>.*`, the driver's name as written:
+   * subsections are case-sensitive). The tool's own git calls make each inert
+   * ({@link inertFilterArgs}): a session can write `.git/config` with its own tools, and a clean
+   * filter runs during `git status` as whoever runs it.
+   */
+  readonly filters: readonly string[];
+}
+
+/**
+ * The `-c` overrides that make each filter driver inert on one of the tool's own git calls: no
+ * `clean`, `smudge` or `process` command, not `required` (git then reads the file's bytes as they
+ * are; a spurious "modified" is fail-closed). Pure.
+ *
+ * @throws {RequestError} `GIT_UNAVAILABLE` for a driver name a `-c` cannot name (holding `=`).
+ * @example
+ * ```ts
+ * import { inertFilterArgs } from "./context.ts";
+ * inertFilterArgs(["x"]).slice(0, 2); // ["-c", "filter.x.clean="]
+ * ```
+ */
+export function inertFilterArgs(filters: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const d of filters) {
+    if (d.includes("=") || /[\0\n]/.test(d)) {
+      throw new RequestError(
+        "GIT_UNAVAILABLE",
+        `git's config defines the filter driver ${JSON.stringify(d)}, whose name a -c override ` +
+          "cannot name, so the tool's own git could run it: rename or remove it",
+      );
+    }
+    for (const v of ["clean=", "smudge=", "process=", "required=false"]) {
+      out.push("-c", `filter.${d}.${v}`);
+    }
+  }
+  return out;
 }
 
 /**
@@ -365,18 +433,23 @@ export function parseConfigOrigins(
   } catch {
     return null;
   }
-  if (text === "") return { files: [], includes: [], others: [] };
+  if (text === "") return { files: [], includes: [], others: [], filters: [] };
   if (!text.endsWith("\0")) return null;
   const fields = text.slice(0, -1).split("\0");
   if (fields.length % 2 !== 0) return null;
   const files = new Set<string>();
   const includes = new Set<string>();
   const others: { abs: string; what: string; watch: "tree" | "entry" }[] = [];
+  const filters = new Set<string>();
   for (let i = 0; i < fields.length; i += 2) {
     const origin = fields[i];
     const record = fields[i + 1];
     const nl = record.indexOf("\n");
-    const key = (nl < 0 ? record : record.slice(0, nl)).toLowerCase();
+    const rawKey = nl < 0 ? record : record.slice(0, nl);
+    const key = rawKey.toLowerCase();
+    if (key.startsWith("filter.") && key.lastIndexOf(".") > 6) {
+      filters.add(rawKey.slice(7, rawKey.lastIndexOf(".")));
+    }
     const value = nl < 0 ? null : record.slice(nl + 1);
     const file = origin.startsWith("file:") ? origin.slice(5) : null;
     const fileAbs = file === null
@@ -416,7 +489,7 @@ export function parseConfigOrigins(
       });
     }
   }
-  return { files: [...files], includes: [...includes], others };
+  return { files: [...files], includes: [...includes], others, filters: [...filters] };
 }
 
 /**
@@ -457,7 +530,7 @@ function realOrAsNamed(abs: string): string {
  */
 export function gitControlPaths(
   resolved: Pick<RevParse, "top" | "gitDir" | "commonDir" | "watched">,
-  origins: ConfigOrigins,
+  origins: Omit<ConfigOrigins, "filters">,
   real: (abs: string) => string = realOrAsNamed,
 ): GitControlPath[] {
   const out = new Map<string, GitControlPath>();
@@ -622,6 +695,16 @@ export async function openGitContext(
         "as an absolute path or with ~/",
     );
   }
+  const configPaths = origins === null ? [] : [
+    ...new Set([
+      parsed.watched.config,
+      `${parsed.commonDir}/config`,
+      parsed.watched.configWorktree,
+      ...origins.files,
+      ...origins.includes,
+    ]),
+  ];
+  const configFiles = { paths: configPaths, stamp: configStamp(configPaths) };
   if (origins === null) {
     throw new RequestError(
       "GIT_UNAVAILABLE",
@@ -644,15 +727,49 @@ export async function openGitContext(
     objectFormat: parsed.objectFormat,
     watched: parsed.watched,
     counter,
+    inertFilters: inertFilterArgs(origins.filters),
+    configFiles,
   };
 }
 
-/** Runs git pinned to the context's git dir and worktree, with the safety config. */
-function runPinned(ctx: GitContext, args: readonly string[]): Promise<GitOutput> {
-  return runGit(ctx.git, [
+/**
+ * Runs git pinned to the context's git dir and worktree, with the safety config and every filter
+ * driver inert. When git's config files changed since the context read them (a session added a
+ * driver while the run's command ran), the drivers are listed again first and those made inert
+ * too; a config that cannot be listed then refuses (`SNAPSHOT_FAILED`).
+ */
+async function runPinned(ctx: GitContext, args: readonly string[]): Promise<GitOutput> {
+  const cf = ctx.configFiles;
+  let inert = ctx.inertFilters ?? [];
+  if (cf !== undefined && configStamp(cf.paths) !== cf.stamp) {
+    const listed = await runGit(ctx.git, ["config", "--list", "--show-origin", "-z"], {
+      cwd: ctx.root,
+      env: ctx.env,
+      counter: ctx.counter,
+    });
+    let now: ConfigOrigins | null = null;
+    try {
+      now = listed.code === 0
+        ? parseConfigOrigins(listed.stdout, { cwd: ctx.top, top: ctx.top, home: ctx.env.HOME })
+        : null;
+    } catch {
+      now = null;
+    }
+    if (now === null) {
+      throw new RequestError(
+        "SNAPSHOT_FAILED",
+        "git's config files changed while this act ran and cannot be listed again (a filter " +
+          "added there would run as you, outside the sandbox): refused; look at " +
+          `${cf.paths.join(", ")}`,
+      );
+    }
+    inert = [...inert, ...inertFilterArgs(now.filters)];
+  }
+  return await runGit(ctx.git, [
     `--git-dir=${ctx.gitDir}`,
     `--work-tree=${ctx.top}`,
     ...GIT_SAFETY_CONFIG,
+    ...inert,
     ...args,
   ], { cwd: ctx.root, env: ctx.env, counter: ctx.counter });
 }

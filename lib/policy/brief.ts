@@ -18,7 +18,7 @@
  */
 
 import { sha256Hex } from "../crypto/hash.ts";
-import { basename, dirname, join, resolve } from "../fs/path.ts";
+import { basename, dirname, join, relative, resolve } from "../fs/path.ts";
 import { FsSafetyError, PolicyError } from "../errors.ts";
 import { readRegularFile } from "../fs/safe_read.ts";
 import { DEFAULT_BRIEF_NAMES, literalScopes } from "./lint.ts";
@@ -37,6 +37,7 @@ export type UnreadableReason =
   | "FILE_TOO_LARGE"
   | "FILE_CHANGED"
   | "NOT_UTF8"
+  | "AMBIGUOUS"
   | "IO";
 
 function unreadable(
@@ -62,7 +63,9 @@ function notFound(path: string, cause: unknown): PolicyError {
  * The default brief of a project: `<root>/agentteams.jsonc`, else `<root>/agentteams.json`.
  * The first name that exists in any form (a symlink included, which `loadPolicy` then refuses)
  * is returned, so a refused `.jsonc` never silently falls back to the `.json`.
- * Throws `BRIEF_NOT_FOUND` when neither exists.
+ * Throws `BRIEF_NOT_FOUND` when neither exists, and `BRIEF_UNREADABLE` (reason `AMBIGUOUS`) when
+ * both do: the session settings deny writing the operator's one, not the other name, so a brief a
+ * session planted by the name searched first must not silently take over.
  *
  * @example
  * ```ts
@@ -84,16 +87,28 @@ export function defaultBriefPath(projectRoot: string): Promise<string> {
  */
 function findDefaultBrief(projectRoot: string): string {
   const root = resolve(projectRoot);
+  const found: string[] = [];
   for (const name of DEFAULT_BRIEF_NAMES) {
     const candidate = join(root, name);
     try {
       Deno.lstatSync(candidate);
-      return candidate;
+      found.push(candidate);
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) continue;
       throw unreadable(candidate, "IO", `cannot be examined: ${String(e)}`, e);
     }
   }
+  // Two default names at once: the operator's settings deny writing the one they name, not the
+  // other, so a session could plant the one searched first. Neither is chosen.
+  if (found.length > 1) {
+    throw new PolicyError(
+      "BRIEF_UNREADABLE",
+      `two briefs in ${projectRoot}: ${found.map((f) => relative(root, f)).join(" and ")}; ` +
+        `remove the one that is not yours (an agent session may have written it), or pass --brief`,
+      { details: { file: found[0], reason: "AMBIGUOUS" satisfies UnreadableReason, files: found } },
+    );
+  }
+  if (found.length === 1) return found[0];
   throw new PolicyError(
     "BRIEF_NOT_FOUND",
     `no brief in ${projectRoot}: expected ${DEFAULT_BRIEF_NAMES.join(" or ")} (or pass --brief)`,
@@ -112,7 +127,11 @@ function findDefaultBrief(projectRoot: string): string {
  */
 export async function readBriefBytes(path: string): Promise<Uint8Array> {
   try {
-    return (await readRegularFile(path, { maxBytes: MAX_BRIEF_BYTES, what: "brief" })).bytes;
+    return (await readRegularFile(path, {
+      maxBytes: MAX_BRIEF_BYTES,
+      what: "brief",
+      singleName: true,
+    })).bytes;
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) throw notFound(path, e);
     if (e instanceof FsSafetyError) {

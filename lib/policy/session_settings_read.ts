@@ -49,6 +49,8 @@ export async function readSessionSettings(root: string): Promise<SessionSettings
       const { bytes } = await readRegularFile(path, {
         maxBytes: MAX_SETTINGS_BYTES,
         what: "settings file",
+        // Another name for it (a hard link) is a path a session could edit it by.
+        singleName: true,
       });
       try {
         settings.push({ path, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) });

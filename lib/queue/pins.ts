@@ -9,12 +9,20 @@ import { GRANTS_REL } from "../authz/paths.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { QueueError } from "../errors.ts";
 import { join } from "../fs/path.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
+import { SESSION_SETTINGS_FILES } from "../policy/session_settings.ts";
 
 /** The pinned hashes. */
 export interface Pins {
   readonly brief: string | null;
   readonly confined: string | null;
   readonly grants: string | null;
+  /**
+   * The Claude Code session settings (`.claude/settings.json`, `.claude/settings.local.json`),
+   * each file's hash or state, joined: they decide what a session may write, so a change (a
+   * session that renamed `.claude` away, edited it and put it back) stops the runner.
+   */
+  readonly settings?: string | null;
 }
 
 /** Where the pinned files are. */
@@ -22,6 +30,19 @@ export interface PinPaths {
   readonly brief: string;
   readonly confined: string | null;
   readonly grants: string;
+  /** The session settings files (absolute). */
+  readonly settings?: readonly string[];
+}
+
+/** One settings file's state: its hash, `absent`, or why it is not a plain file (never followed). */
+function settingsState(path: string): string {
+  try {
+    return sha256Hex(readRegularFileSync(path, { maxBytes: 1024 * 1024 }).bytes);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return "absent";
+    if (e instanceof Error && "code" in e) return `unreadable:${String(e.code)}`;
+    throw e;
+  }
 }
 
 function hashOrNull(path: string | null): string | null {
@@ -44,7 +65,12 @@ function hashOrNull(path: string | null): string | null {
  * ```
  */
 export function pinPaths(root: string, brief: string, confined: string | null): PinPaths {
-  return { brief, confined, grants: join(root, GRANTS_REL) };
+  return {
+    brief,
+    confined,
+    grants: join(root, GRANTS_REL),
+    settings: SESSION_SETTINGS_FILES.map((f) => join(root, f)),
+  };
 }
 
 /**
@@ -61,6 +87,7 @@ export function readPins(p: PinPaths): Pins {
     brief: hashOrNull(p.brief),
     confined: hashOrNull(p.confined),
     grants: hashOrNull(p.grants),
+    settings: p.settings === undefined ? null : p.settings.map(settingsState).join("|"),
   };
 }
 
@@ -76,19 +103,28 @@ export function readPins(p: PinPaths): Pins {
  * ```
  */
 export function checkPins(at: Pins, now: Pins, paths: PinPaths): void {
-  for (const k of ["brief", "confined", "grants"] as const) {
-    if (at[k] !== now[k]) {
+  for (const k of ["brief", "confined", "grants", "settings"] as const) {
+    if ((at[k] ?? null) !== (now[k] ?? null)) {
       const what = {
         brief: "the brief",
         confined: "the operator's confined-programs file",
         grants: "the grants ledger",
+        settings: "the Claude Code session settings",
       }[k];
       throw new QueueError(
         "RUNNER_PIN_CHANGED",
-        `${what} (${paths[k]}) changed while the runner served (sha256 ${at[k] ?? "absent"} at ` +
+        `${what} (${
+          k === "settings" ? (paths.settings ?? []).join(", ") : paths[k]
+        }) changed while the runner served (sha256 ${at[k] ?? "absent"} at ` +
           `start, ${now[k] ?? "absent"} now); the runner stops: restart agentteams serve to ` +
           "serve under the new one",
-        { details: { file: paths[k], at: at[k], now: now[k] } },
+        {
+          details: {
+            file: k === "settings" ? (paths.settings ?? []).join(", ") : paths[k],
+            at: at[k] ?? null,
+            now: now[k] ?? null,
+          },
+        },
       );
     }
   }

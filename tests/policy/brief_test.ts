@@ -46,13 +46,15 @@ Deno.test("brief: loads JSONC, pins the SHA-256 of the raw bytes, computes brief
   }
 });
 
-Deno.test("brief: defaultBriefPath prefers .jsonc, then .json, else BRIEF_NOT_FOUND", async () => {
+Deno.test("brief: defaultBriefPath finds .jsonc or .json, refuses both (probe 22 Q2), else BRIEF_NOT_FOUND", async () => {
   const root = await tempProject();
   try {
     await expectPolicyErrorAsync(() => defaultBriefPath(root), "BRIEF_NOT_FOUND", root);
     await Deno.writeTextFile(join(root, "agentteams.json"), "{}");
     assert.equal(await defaultBriefPath(root), join(root, "agentteams.json"));
     await Deno.writeTextFile(join(root, "agentteams.jsonc"), "{}");
+    await expectPolicyErrorAsync(() => defaultBriefPath(root), "BRIEF_UNREADABLE", "two briefs");
+    await Deno.remove(join(root, "agentteams.json"));
     assert.equal(await defaultBriefPath(root), join(root, "agentteams.jsonc"));
   } finally {
     await Deno.remove(root, { recursive: true });
@@ -66,6 +68,9 @@ Deno.test("brief: a symlinked brief is refused, and a symlinked .jsonc does not 
     await Deno.writeTextFile(join(elsewhere, "real.jsonc"), BRIEF);
     await Deno.writeTextFile(join(root, "agentteams.json"), "{}");
     await Deno.symlink(join(elsewhere, "real.jsonc"), join(root, "agentteams.jsonc"));
+    // Two names: neither is chosen (no fall back to the .json).
+    await expectPolicyErrorAsync(() => defaultBriefPath(root), "BRIEF_UNREADABLE", "two briefs");
+    await Deno.remove(join(root, "agentteams.json"));
     const chosen = await defaultBriefPath(root);
     assert.equal(chosen, join(root, "agentteams.jsonc"));
     const err = await expectUnchanged(
