@@ -208,7 +208,13 @@ export function withLedgerLock<T>(
   const paths = statePaths(root);
   // Refuse before creating anything: a refused append leaves no state dir and no empty ledger.
   if (!checkStatePath(paths.dir, "dir") || !checkStatePath(paths.ledger, "file")) {
-    checkTail(null, paths, hmac);
+    try {
+      checkTail(null, paths, hmac);
+    } catch (e) {
+      // Another writer may have made the ledger, its first row and its head between the look
+      // and the check (this check holds no lock): then the check under the lock decides.
+      if (!checkStatePath(paths.ledger, "file")) throw e;
+    }
   }
   ensureStateDir(root);
   return withFileLock(paths.ledger, (file) => fn(file, checkTail(file, paths, hmac), paths));

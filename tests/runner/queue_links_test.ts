@@ -168,7 +168,9 @@ Deno.test("an ack symlinked to the key file, the ledger or the decision log, bef
             () => rows(w).slice(n).some((x) => x.action === "runner-ack-refused" && x.id === id),
             "a runner-ack-refused row",
           );
-          assert.equal(present(ack), false);
+          // When the sweep came first, the waiter's own ack took the name after it: the runner
+          // takes that one too on its next pass, so the name is cleared either way.
+          await until(() => !present(ack), "the ack's name cleared");
           assertIntact(digests(aims), before, `${what} changed by the runner's sweep`);
         });
       }
