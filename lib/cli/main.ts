@@ -183,6 +183,13 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
   try {
     // Common options before the command (`--project DIR ledger verify`) go after its words.
     const { lead, rest: afterLead } = splitLeadingOptions(normalizeArgv(argv), COMMON_FLAGS);
+    if (afterLead.length === 0 && lead.length > 0 && !lead.includes("--help")) {
+      throw new UsageError(
+        "UNKNOWN_COMMAND",
+        `no command after the common options (${lead.join(" ")}): name one after them, ` +
+          `e.g. agentteams ${lead.join(" ")} ledger verify; see agentteams --help`,
+      );
+    }
     const args = afterLead.length === 0 ? lead : afterLead;
     if (args.length === 0) {
       io.stdout(topHelp());

@@ -138,6 +138,11 @@ Deno.test("common options before the command: --project, --brief, --json (and a 
     const unknown = await runCli(["--frobnicate", "brief", "check"], { env });
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /UNKNOWN_COMMAND/);
+    // Common options and no command: said so, not "unknown command --project".
+    const none = await runCli(["--project", sb.project], { env });
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /UNKNOWN_COMMAND: no command after the common options \(--project /);
+    assert.doesNotMatch(none.stderr, /unknown command "--project"/);
     const perm = await runCli(["--project", sb.project, "permissions", "ledger", "show"], { env });
     assert.equal(perm.code, 0, perm.stderr);
     assert.match(perm.stdout.trimEnd(), new RegExp(`ledger show --project ${sb.project}$`));
