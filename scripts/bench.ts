@@ -758,9 +758,9 @@ async function startRunner(dir: string): Promise<{ stop: () => Promise<void> }> 
     exited = true;
     return s;
   });
-  const runnerJson = queuePaths(dir).runnerJson;
+  const statusDir = queuePaths(dir).status;
   const deadline = Date.now() + 60_000;
-  while (!liveRunner(runnerJson, new Date())) {
+  while (!(await liveRunner(statusDir, new Date()))) {
     if (exited || Date.now() > deadline) {
       if (!exited) child.kill("SIGTERM");
       await status;
