@@ -37,7 +37,7 @@ import { sha256Hex } from "../crypto/hash.ts";
 import { firstChainBreak } from "../crypto/chain.ts";
 import { signHex } from "../crypto/ed25519.ts";
 import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
-import { withDirLock } from "./lock.ts";
+import { withFlock } from "../fs/flock.ts";
 import { authzPaths } from "./paths.ts";
 import { approverName, projectRoster } from "./roster.ts";
 import {
@@ -617,7 +617,7 @@ export function consumeClearance(
   action: string,
   ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
 ): Promise<{ line: number; payload: string }> {
-  return withDirLock(root, async () => {
+  return withFlock(root, { target: "directory" }, async () => {
     const log = readDecisionLog(root);
     const c = await decideClearance(log, action, ctx, root);
     if (!c.allowed) throw new AuthzError(c.problem!.code, `clearance: ${c.problem!.reason}`);
@@ -635,9 +635,9 @@ export function consumeClearance(
  * @example
  * ```ts
  * import { consumeDecided, decideClearance, readDecisionLog } from "./decisions.ts";
- * import { withDirLock } from "./lock.ts";
+ * import { withFlock } from "../fs/flock.ts";
  * const ctx = { env: {}, now: new Date() };
- * await withDirLock("/work/p", async () => {
+ * await withFlock("/work/p", { target: "directory" }, async () => {
  *   const log = readDecisionLog("/work/p");
  *   const c = await decideClearance(log, "delete:old.txt", ctx, "/work/p");
  *   if (c.allowed) await consumeDecided("/work/p", log, c, ctx);
@@ -727,7 +727,7 @@ export function signDecisionRow(
   ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
 ): Promise<Record<string, string>> {
   const paths = authzPaths(root);
-  return withDirLock(root, async () => {
+  return withFlock(root, { target: "directory" }, async () => {
     const verdict = f.verdict.trim().toUpperCase();
     if (!VERDICTS.includes(verdict)) {
       throw new AuthzError(

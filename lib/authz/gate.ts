@@ -27,7 +27,7 @@ import {
   readDecisionLog,
 } from "./decisions.ts";
 import { clearanceSpentKey, waiverSpentKey } from "./spent.ts";
-import { withDirLock } from "./lock.ts";
+import { withFlock } from "../fs/flock.ts";
 import type { OperatorSigner, VerifyKeyStore } from "./signed.ts";
 import { consumeFound, findWaiver, type FoundWaiver } from "./waivers.ts";
 import type { Problem } from "./verdict.ts";
@@ -197,7 +197,7 @@ export function passGate(
   ctx: GateContext,
   expect?: GateAuthority,
 ): Promise<GateDecision> {
-  return withDirLock(root, async () => {
+  return withFlock(root, { target: "directory" }, async () => {
     const decided = await decide(root, action, ctx);
     const d = decided.decision;
     if (!d.allowed) throw new AuthzError(d.problem!.code, `gate ${action}: ${d.problem!.reason}`);

@@ -40,7 +40,7 @@ import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
 import { expiryProblem } from "./expiry.ts";
 import { type DecisionLog, haltFor, readDecisionLog } from "./decisions.ts";
 import { GRANT_PURPOSE } from "./grant_purpose.ts";
-import { withDirLock } from "./lock.ts";
+import { withFlock } from "../fs/flock.ts";
 import { authzPaths, DEFAULT_TEAM_DIR_REL, ROSTER_REL, VERIFY_KEYS_REL } from "./paths.ts";
 import { approverName, readRoster } from "./roster.ts";
 import {
@@ -619,7 +619,7 @@ export function appendGrant(
   signer: OperatorSigner | null,
 ): Promise<Record<string, string>> {
   const paths = authzPaths(project);
-  return withDirLock(project, async () => {
+  return withFlock(project, { target: "directory" }, async () => {
     if (signer === null && grantOps(f.permittedOps).has("write")) {
       throw new AuthzError(
         "SCHEME_INSUFFICIENT",

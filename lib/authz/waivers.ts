@@ -36,7 +36,7 @@ import { signHex } from "../crypto/ed25519.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
 import { expiryProblem } from "./expiry.ts";
-import { withDirLock } from "./lock.ts";
+import { withFlock } from "../fs/flock.ts";
 import { authzPaths } from "./paths.ts";
 import { approverName, projectRoster } from "./roster.ts";
 import {
@@ -439,7 +439,7 @@ export function consumeWaiver(
   action: string,
   ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
 ): Promise<{ waiverId: string; uses: number; maxUses: number; line: number }> {
-  return withDirLock(root, async () => {
+  return withFlock(root, { target: "directory" }, async () => {
     const found = await findWaiver(root, action, ctx);
     const problem = found.check.problem;
     if (found.index < 0) throw new AuthzError("NO_WAIVER", problem!.reason);
@@ -458,9 +458,9 @@ export function consumeWaiver(
  * @example
  * ```ts
  * import { consumeFound, findWaiver } from "./waivers.ts";
- * import { withDirLock } from "./lock.ts";
+ * import { withFlock } from "../fs/flock.ts";
  * const ctx = { env: { AGENTTEAMS_WAIVER_SIGNING_KEY: "k" }, now: new Date() };
- * await withDirLock("/work/p", async () => {
+ * await withFlock("/work/p", { target: "directory" }, async () => {
  *   const found = await findWaiver("/work/p", "delete:old.txt", ctx);
  *   if (found.check.ok) await consumeFound("/work/p", found, ctx);
  * });
@@ -535,7 +535,7 @@ export function issueWaiver(
   ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
 ): Promise<Record<string, string>> {
   const paths = authzPaths(root);
-  return withDirLock(root, async () => {
+  return withFlock(root, { target: "directory" }, async () => {
     const t = readWaivers(root);
     const recs = t === null ? [] : recordsOf(t);
     if (recs.some((r) => field(r, "waiver_id").trim() === f.waiverId.trim())) {

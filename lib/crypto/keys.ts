@@ -24,8 +24,8 @@ import { dirname, isAbsolute, join, resolve } from "../fs/path.ts";
 import { FsSafetyError, KeyError } from "../errors.ts";
 import { HmacKey } from "./hash.ts";
 import { generatePem, importPublicPem, keyIdOfKey } from "./ed25519.ts";
-import { readRegularFileSync } from "../fs/safe_read.ts";
-import { describeKind, lstatOrNullSync } from "../fs/entry.ts";
+import { custodyProblem, readRegularFileSync } from "../fs/safe_read.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
 import { fillNewFileSync, fsyncDirSync } from "../fs/atomic_write.ts";
 
 import { type Env, homeFrom } from "../env.ts";
@@ -164,19 +164,9 @@ function currentUid(): number {
 function checkKeyDirNode(path: string, uid: number): void {
   const st = lstatOrNullSync(path);
   if (st === null) throw new KeyError("NO_KEY", `key dir ${path} does not exist`);
-  if (st.isSymlink) throw new KeyError("KEY_CUSTODY", `key dir ${path} is a symlink; refused`);
-  if (!st.isDirectory) {
-    throw new KeyError("KEY_CUSTODY", `key dir ${path} is ${describeKind(st)}; refused`);
-  }
-  if (st.uid !== uid) {
-    throw new KeyError("KEY_CUSTODY", `key dir ${path} is owned by uid ${st.uid}, not ${uid}`);
-  }
-  const mode = (st.mode ?? 0) & 0o777;
-  if ((mode & 0o077) !== 0) {
-    throw new KeyError(
-      "KEY_CUSTODY",
-      `key dir ${path} has mode ${mode.toString(8).padStart(4, "0")}; it must be 0700`,
-    );
+  const problem = custodyProblem(st, { kind: "directory", uid, forbiddenModeBits: 0o077 });
+  if (problem !== null) {
+    throw new KeyError("KEY_CUSTODY", `key dir ${path} ${problem.why}; refused`);
   }
 }
 

@@ -39,6 +39,81 @@ export interface ReadRegularOptions {
   singleName?: boolean;
 }
 
+/** The custody rule {@link custodyProblem} checks: the entry's kind, owner and mode bits. */
+export interface CustodyRule {
+  /** The kind the entry must be (a symlink is never either); unchecked when absent. */
+  readonly kind?: "file" | "directory";
+  /** The uid that must own the entry; unchecked when absent. */
+  readonly uid?: number;
+  /** Mode bits none of which may be set (`0o077`: no group or other bits); unchecked when absent. */
+  readonly forbiddenModeBits?: number;
+}
+
+/** Why an entry fails its {@link CustodyRule}: a stable code and words that follow its path. */
+export interface CustodyProblem {
+  /** The refusal code the rule maps to. */
+  readonly code: "SYMLINK" | "NOT_DIRECTORY" | "NOT_REGULAR_FILE" | "UNSAFE_OWNER" | "UNSAFE_MODE";
+  /** What is wrong, worded to follow the entry's path ("is owned by uid 7, not 1000"). */
+  readonly why: string;
+}
+
+/**
+ * The owner and mode check of an operator-only file or directory (a key dir, a key file, the
+ * operator's confined-programs file and its folder): `st` (from `lstat` or `fstat`) is of the
+ * rule's kind, owned by its uid, and has none of its forbidden mode bits. Returns the first
+ * problem, or `null`. An owner or mode this platform does not report fails a rule that checks it.
+ * Every caller words the refusal under its own code; {@link readRegularFileSync} applies it to
+ * the opened file.
+ *
+ * @example
+ * ```ts
+ * import { custodyProblem } from "./safe_read.ts";
+ * const st = Deno.lstatSync(Deno.makeTempDirSync());
+ * custodyProblem(st, { kind: "directory", uid: st.uid!, forbiddenModeBits: 0o077 }); // null
+ * custodyProblem(st, { kind: "file" })?.code; // "NOT_REGULAR_FILE"
+ * ```
+ */
+export function custodyProblem(
+  st: Deno.FileInfo,
+  rule: CustodyRule,
+): CustodyProblem | null {
+  if (rule.kind !== undefined) {
+    if (st.isSymlink) return { code: "SYMLINK", why: "is a symlink" };
+    if (rule.kind === "directory" && !st.isDirectory) {
+      return { code: "NOT_DIRECTORY", why: `is ${describeKind(st)}, not a directory` };
+    }
+    if (rule.kind === "file" && !st.isFile) {
+      return { code: "NOT_REGULAR_FILE", why: `is ${describeKind(st)}, not a regular file` };
+    }
+  }
+  if (rule.uid !== undefined) {
+    if (st.uid === null) {
+      return { code: "UNSAFE_OWNER", why: "has an owner this platform does not report" };
+    }
+    if (st.uid !== rule.uid) {
+      return { code: "UNSAFE_OWNER", why: `is owned by uid ${st.uid}, not ${rule.uid}` };
+    }
+  }
+  const bits = rule.forbiddenModeBits;
+  if (bits !== undefined) {
+    if (st.mode === null) {
+      return { code: "UNSAFE_MODE", why: "has a mode this platform does not report" };
+    }
+    if ((st.mode & bits) !== 0) {
+      const must = bits === 0o077 && rule.kind === "directory"
+        ? "be 0700"
+        : bits === 0o022
+        ? "not be group- or world-writable"
+        : `have none of ${bits.toString(8).padStart(4, "0")}`;
+      return {
+        code: "UNSAFE_MODE",
+        why: `has mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}; it must ${must}`,
+      };
+    }
+  }
+  return null;
+}
+
 /** The file's bytes and the metadata checked. */
 export interface RegularFile {
   /** The content. */
@@ -191,20 +266,14 @@ function readOpened(
     }
     const uid = st.uid ?? -1;
     const mode = st.mode ?? 0;
-    if (opts.ownerUid !== undefined && uid !== opts.ownerUid) {
-      throw new FsSafetyError(
-        "UNSAFE_OWNER",
-        `${what} ${path} is owned by uid ${uid}, not ${opts.ownerUid}; refused`,
-        { details: { path } },
-      );
-    }
-    if (opts.forbiddenModeBits !== undefined && (mode & opts.forbiddenModeBits) !== 0) {
-      throw new FsSafetyError(
-        "UNSAFE_MODE",
-        `${what} ${path} has mode ${(mode & 0o777).toString(8).padStart(4, "0")}; ` +
-          `it must have none of ${opts.forbiddenModeBits.toString(8).padStart(4, "0")}`,
-        { details: { path } },
-      );
+    const problem = custodyProblem(st, {
+      uid: opts.ownerUid,
+      forbiddenModeBits: opts.forbiddenModeBits,
+    });
+    if (problem !== null) {
+      throw new FsSafetyError(problem.code, `${what} ${path} ${problem.why}; refused`, {
+        details: { path },
+      });
     }
     if (st.size > opts.maxBytes) {
       throw new FsSafetyError(

@@ -13,12 +13,12 @@
  * @module
  */
 import { LedgerError } from "../errors.ts";
-import { lstatOrNullSync } from "../fs/entry.ts";
+import { withFlock } from "../fs/flock.ts";
 import { checkStatePath } from "./paths.ts";
 
 /**
- * Opens (creating if needed) `path` for read and append, takes an exclusive lock, runs `fn`, unlocks.
- * Refuses a symlink or a non-regular file at `path`.
+ * Opens (creating if needed) `path` for read and append, takes an exclusive lock, runs `fn`, unlocks
+ * (`lib/fs/flock.ts`). Refuses a symlink or a non-regular file at `path`.
  *
  * @throws {LedgerError} `LEDGER_TAMPERED` when `path` no longer names the locked file once the
  *   lock is taken (`fn` is not run) or once `fn` is done (what `fn` wrote stays written).
@@ -33,39 +33,23 @@ export async function withFileLock<T>(
   fn: (file: Deno.FsFile) => T | Promise<T>,
 ): Promise<T> {
   checkStatePath(path, "file");
-  // Opened synchronously: an async open is a round trip through the blocking thread pool
-  // (~3 ms each when cold), and every ledger and dispatch operation takes a lock.
-  const file = Deno.openSync(path, { read: true, append: true, create: true, mode: 0o600 });
-  try {
-    const st = file.statSync();
-    const after = Deno.lstatSync(path);
-    if (after.isSymlink || st.ino !== after.ino || !st.isFile) {
-      checkStatePath(path, "file");
-      throw new Deno.errors.InvalidData(`${path} changed while being opened`);
-    }
-    await file.lock(true);
-    try {
-      stillNamed(path, st, "while this process waited for its lock");
-      const result = await fn(file);
-      stillNamed(path, st, "while this process held its lock");
-      return result;
-    } finally {
-      await file.unlock();
-    }
-  } finally {
-    file.close();
-  }
+  return await withFlock(path, {
+    target: "file",
+    // A symlink swapped in while it was opened is named as the unsafe path it is.
+    onChanged: (p) => checkStatePath(p, "file"),
+    replaced: (how, when) => tampered(path, how, when),
+  }, (lock) => fn(lock.file));
 }
 
-/** Throws `LEDGER_TAMPERED` unless `path` still names the file `locked` describes. */
-function stillNamed(path: string, locked: Deno.FileInfo, when: string): void {
-  const now = lstatOrNullSync(path);
-  if (now === null || now.ino !== locked.ino || now.dev !== locked.dev) {
-    throw new LedgerError(
-      "LEDGER_TAMPERED",
-      `${path} was ${now === null ? "removed" : "replaced"} ${when}: another writer may have ` +
-        "locked the replacement at the same time (agentteams never replaces it); inspect with " +
-        "`agentteams ledger verify`",
-    );
-  }
+/** `LEDGER_TAMPERED`: `path` no longer names the locked file. */
+function tampered(path: string, how: "removed" | "replaced", when: "waited" | "held"): LedgerError {
+  return new LedgerError(
+    "LEDGER_TAMPERED",
+    `${path} was ${how} ${
+      when === "waited"
+        ? "while this process waited for its lock"
+        : "while this process held its lock"
+    }: another writer may have locked the replacement at the same time (agentteams never ` +
+      "replaces it); inspect with `agentteams ledger verify`",
+  );
 }

@@ -1,12 +1,13 @@
 /**
- * The runner's exclusive lock: `.agentteams/runner.lock`, held with `flock` for the runner's
- * life and never deleted; it holds the holder's pid, so a second runner can name the first.
+ * The runner's exclusive lock: `.agentteams/runner.lock`, held with `flock` (`lib/fs/flock.ts`)
+ * for the runner's life and never deleted; it holds the holder's pid, so a second runner can name
+ * the first.
  *
  * @module
  */
 import { QueueError } from "../errors.ts";
 import { checkStatePath } from "../ledger/paths.ts";
-import { after } from "../time/after.ts";
+import { takeFlock } from "../fs/flock.ts";
 
 /** How long a second runner waits for the lock before it refuses. */
 export const LOCK_WAIT_MS = 300;
@@ -31,18 +32,14 @@ export interface RunnerLock {
  */
 export async function takeRunnerLock(path: string, pid: number): Promise<RunnerLock> {
   checkStatePath(path, "file");
-  const file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
   // Deno has no non-blocking flock: the wait is bounded instead. A lock still pending when this
   // process refuses and exits goes with it.
-  let cancel = () => {};
-  const got = await Promise.race([
-    file.lock(true).then(() => true),
-    new Promise<boolean>((res) => {
-      cancel = after(LOCK_WAIT_MS, () => res(false));
-    }),
-  ]);
-  cancel();
-  if (!got) {
+  const lock = await takeFlock(path, {
+    target: "file",
+    waitMs: LOCK_WAIT_MS,
+    onChanged: (p) => checkStatePath(p, "file"),
+  });
+  if (lock === null) {
     let holder = "";
     try {
       holder = new TextDecoder().decode(Deno.readFileSync(path)).trim();
@@ -56,16 +53,9 @@ export async function takeRunnerLock(path: string, pid: number): Promise<RunnerL
       { details: { pid: /^[0-9]+$/.test(holder) ? Number(holder) : null } },
     );
   }
-  file.truncateSync(0);
-  file.writeSync(new TextEncoder().encode(`${pid}\n`));
-  file.syncSync();
-  return {
-    release() {
-      try {
-        file.unlockSync();
-      } finally {
-        file.close();
-      }
-    },
-  };
+  // Opened for append: once emptied, the pid is written at its start.
+  lock.file.truncateSync(0);
+  lock.file.writeSync(new TextEncoder().encode(`${pid}\n`));
+  lock.file.syncSync();
+  return { release: () => lock.release() };
 }

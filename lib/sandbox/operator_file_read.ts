@@ -20,7 +20,7 @@
 import { readJson } from "../json/reader.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { FsSafetyError, SandboxError } from "../errors.ts";
-import { readRegularFileSync } from "../fs/safe_read.ts";
+import { custodyProblem, type CustodyRule, readRegularFileSync } from "../fs/safe_read.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { confinedFilePath, MAX_CONFINED_BYTES } from "./operator_file.ts";
 import { within } from "../fs/within.ts";
@@ -53,19 +53,10 @@ function unsafe(path: string, why: string): SandboxError {
   });
 }
 
-interface Ownership {
-  readonly uid: number | null;
-  readonly mode: number | null;
-}
-
-function checkOwnership(path: string, st: Ownership, uid: number, mask: number, what: string) {
-  if (st.uid === null || st.mode === null) throw unsafe(path, "ownership cannot be checked here");
-  if (st.uid !== uid) throw unsafe(path, `${what} must be owned by uid ${uid}, not ${st.uid}`);
-  if ((st.mode & mask) !== 0) {
-    const mode = (st.mode & 0o777).toString(8).padStart(4, "0");
-    const rule = mask === 0o077 ? "must be 0700" : "must not be group- or world-writable";
-    throw unsafe(path, `${what} has mode ${mode}; it ${rule}`);
-  }
+/** Throws `CONFINED_FILE_UNSAFE` when `st` fails the custody rule (lib/fs/safe_read.ts). */
+function checkCustody(path: string, st: Deno.FileInfo, rule: CustodyRule, what: string): void {
+  const problem = custodyProblem(st, rule);
+  if (problem !== null) throw unsafe(path, `${what} ${problem.why}`);
 }
 
 /**
@@ -108,14 +99,12 @@ export function readConfinedFile(opts: ReadConfinedOptions): ConfinedFileRead | 
   // The directory first: one replaced by a file or a link is refused, never taken for "no file".
   const dirSt = lstatOrNull(dir);
   if (dirSt === null) return null;
-  if (dirSt.isSymlink) throw unsafe(dir, "the directory is a symlink");
-  if (!dirSt.isDirectory) throw unsafe(dir, "is not a directory");
+  // Its kind before the file's presence, its owner and mode only once there is a file to guard.
+  checkCustody(dir, dirSt, { kind: "directory" }, "the directory");
   const fileSt = lstatOrNull(path);
   if (fileSt === null) return null;
-  checkOwnership(dir, dirSt, uid, 0o077, "the directory");
-  if (fileSt.isSymlink) throw unsafe(path, "is a symlink, not a real file");
-  if (!fileSt.isFile) throw unsafe(path, "is not a real file (FIFO, device or directory)");
-  checkOwnership(path, fileSt, uid, 0o022, "the file");
+  checkCustody(dir, dirSt, { kind: "directory", uid, forbiddenModeBits: 0o077 }, "the directory");
+  checkCustody(path, fileSt, { kind: "file", uid, forbiddenModeBits: 0o022 }, "the file");
   if (fileSt.size > MAX_CONFINED_BYTES) {
     throw unsafe(path, `is larger than ${MAX_CONFINED_BYTES} bytes`);
   }

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { FsSafetyError } from "../../lib/errors.ts";
-import { readRegularFileSync } from "../../lib/fs/safe_read.ts";
+import { custodyProblem, readRegularFileSync } from "../../lib/fs/safe_read.ts";
 import { snapshotTree, type TreeEntry } from "../_helpers/mod.ts";
 import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
@@ -77,3 +77,43 @@ for (
     }
   });
 }
+
+Deno.test("custodyProblem: kind, owner and mode, each under its own code, in that order", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    Deno.chmodSync(dir, 0o700);
+    const file = `${dir}/f`;
+    Deno.writeTextFileSync(file, "x", { mode: 0o600 });
+    Deno.chmodSync(file, 0o600);
+    Deno.symlinkSync(file, `${dir}/l`);
+    const uid = Deno.uid()!;
+    const dirRule = { kind: "directory", uid, forbiddenModeBits: 0o077 } as const;
+    assert.equal(custodyProblem(Deno.lstatSync(dir), dirRule), null);
+    assert.equal(custodyProblem(Deno.lstatSync(`${dir}/l`), dirRule)?.code, "SYMLINK");
+    assert.equal(custodyProblem(Deno.lstatSync(file), dirRule)?.code, "NOT_DIRECTORY");
+    assert.equal(custodyProblem(Deno.lstatSync(dir), { kind: "file" })?.code, "NOT_REGULAR_FILE");
+    const other = custodyProblem(Deno.lstatSync(dir), { ...dirRule, uid: uid + 1 });
+    assert.deepEqual(other, {
+      code: "UNSAFE_OWNER",
+      why: `is owned by uid ${uid}, not ${uid + 1}`,
+    });
+    Deno.chmodSync(dir, 0o750);
+    assert.deepEqual(custodyProblem(Deno.lstatSync(dir), dirRule), {
+      code: "UNSAFE_MODE",
+      why: "has mode 0750; it must be 0700",
+    });
+    // The owner comes before the mode; a rule that checks neither passes any mode.
+    assert.equal(
+      custodyProblem(Deno.lstatSync(dir), { ...dirRule, uid: uid + 1 })?.code,
+      "UNSAFE_OWNER",
+    );
+    assert.equal(custodyProblem(Deno.lstatSync(dir), { kind: "directory" }), null);
+    Deno.chmodSync(file, 0o620);
+    assert.equal(
+      custodyProblem(Deno.lstatSync(file), { kind: "file", uid, forbiddenModeBits: 0o022 })?.why,
+      "has mode 0620; it must not be group- or world-writable",
+    );
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
