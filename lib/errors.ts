@@ -249,24 +249,32 @@ export class RequestError extends AgentTeamsError {
   }
 }
 
-/**
- * The command ran, but its outcome is a refusal (exit 3): `UNDECLARED_WRITES` when it wrote
- * outside what it declared, `TIMEOUT` when it outlived its timeout and its process group was
- * killed. `result` holds its output either way.
- */
-export class RunOutcomeError extends AgentTeamsError {
+/** The command ran but wrote outside what it declared (exit 3). `result` holds its output. */
+export class UndeclaredWritesError extends AgentTeamsError {
   /** The rule family these refusals belong to. */
   readonly family = "request";
   /** The run result, including `undeclared_writes`. */
   readonly result: Record<string, unknown>;
-  /** A refusal with its stable `code`, a message that names what was wrong, and the run result. */
-  constructor(
-    code: "UNDECLARED_WRITES" | "TIMEOUT",
-    message: string,
-    result: Record<string, unknown>,
-    options?: ErrorOptions,
-  ) {
-    super(code, message, options);
+  /** A refusal with its stable `code` and a message that names what was wrong. */
+  constructor(message: string, result: Record<string, unknown>, options?: ErrorOptions) {
+    super("UNDECLARED_WRITES", message, options);
+    this.result = result;
+  }
+  /** The exit code the CLI uses for this refusal. */
+  override get exitCode(): ExitCode {
+    return 3;
+  }
+}
+
+/** The command outlived its timeout; its process group was killed (exit 3). */
+export class RunTimeoutError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
+  readonly family = "request";
+  /** The run result, including `undeclared_writes`. */
+  readonly result: Record<string, unknown>;
+  /** A refusal with its stable `code` and a message that names what was wrong. */
+  constructor(message: string, result: Record<string, unknown>, options?: ErrorOptions) {
+    super("TIMEOUT", message, options);
     this.result = result;
   }
   /** The exit code the CLI uses for this refusal. */

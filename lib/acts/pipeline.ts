@@ -102,7 +102,7 @@ function isPending(s: SessionSource): s is PendingSession {
  * (or a promise of it: a file still being read, whose failure is a refusal like any other).
  *
  * @throws the kind's refusals (`ProposalError`, `RequestError`, ...), dispatch, ledger and sandbox
- *   errors, and the kind's outcome errors (`RunOutcomeError`: `UNDECLARED_WRITES`, `TIMEOUT`).
+ *   errors, and the kind's outcome errors (`UndeclaredWritesError`, `RunTimeoutError`).
  * @example
  * ```ts
  * import { performAct } from "./pipeline.ts";

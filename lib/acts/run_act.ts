@@ -28,7 +28,7 @@
  * @module
  */
 import { hiddenFromConfined } from "../sandbox/hidden.ts";
-import { LedgerError, RequestError, RunOutcomeError } from "../errors.ts";
+import { LedgerError, RequestError, RunTimeoutError, UndeclaredWritesError } from "../errors.ts";
 import type { GitContext } from "../git/context.ts";
 import type { StatusEntry } from "../git/status_z.ts";
 import { captureStores, storesProblem } from "../ledger/guard.ts";
@@ -342,16 +342,14 @@ function finishRun(plan: RunPlan, ran: Ran): RunRequestResult {
     survivors_killed: r.survivors,
   };
   if (r.timedOut) {
-    throw new RunOutcomeError(
-      "TIMEOUT",
+    throw new RunTimeoutError(
       `the command outlived its ${plan.timeout}-second timeout; its process group was killed` +
         (undeclared.length ? ` (undeclared writes: ${undeclared.join(", ")})` : ""),
       result as unknown as Record<string, unknown>,
     );
   }
   if (undeclared.length > 0) {
-    throw new RunOutcomeError(
-      "UNDECLARED_WRITES",
+    throw new UndeclaredWritesError(
       `the command ran (exit ${r.exit}) and wrote what it did not declare: ` +
         `${undeclared.slice(0, 20).join(", ")}` +
         (undeclared.length > 20 ? ` and ${undeclared.length - 20} more` : "") +

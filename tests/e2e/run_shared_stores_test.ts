@@ -15,7 +15,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { LedgerError, RunOutcomeError } from "../../lib/errors.ts";
+import { LedgerError, UndeclaredWritesError } from "../../lib/errors.ts";
 import type { RunRequestResult } from "../../lib/requests/request.ts";
 import {
   exists,
@@ -219,7 +219,7 @@ Deno.test("shared stores: files left under a key holder's temporary names are un
       argv: [join(w.scripts, "leave-temp-names")],
       purpose: "temp names",
     });
-    assert.ok(out.error instanceof RunOutcomeError, `exit 3 expected, got ${out.error}`);
+    assert.ok(out.error instanceof UndeclaredWritesError, `exit 3 expected, got ${out.error}`);
     assert.equal(out.error.code, "UNDECLARED_WRITES");
     const result = (out.error as unknown as { result: RunRequestResult }).result;
     assert.equal(result.exit, 0, result.stderr);

@@ -17,7 +17,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { AgentTeamsError, LedgerError, RequestError, RunOutcomeError } from "../../lib/errors.ts";
+import {
+  AgentTeamsError,
+  LedgerError,
+  RequestError,
+  UndeclaredWritesError,
+} from "../../lib/errors.ts";
 import type { RunRequestResult } from "../../lib/requests/request.ts";
 import type { Backend } from "../../lib/sandbox/decide.ts";
 import {
@@ -128,7 +133,7 @@ function runInProcess(
 
 /** The `.result` an exit-3 error carries. */
 function resultOf(e: AgentTeamsError | undefined): RunRequestResult {
-  assert.ok(e instanceof RunOutcomeError, `RunOutcomeError expected, got ${e}`);
+  assert.ok(e instanceof UndeclaredWritesError, `UndeclaredWritesError expected, got ${e}`);
   assert.equal(e.exitCode, 3);
   assert.equal(e.code, "UNDECLARED_WRITES");
   return (e as unknown as { result: RunRequestResult }).result;
