@@ -186,18 +186,28 @@ export const COMMANDS: readonly CommandSpec[] = [
         value: "PEM",
         help: "public key for --checkpoint (default: the key dir's operator-ed25519.pub.pem)",
       },
+      {
+        name: "pubkey",
+        kind: "string",
+        value: "PEM",
+        help: "no ledger key: check the chain and head count against --checkpoint, signed by " +
+          "this Ed25519 public key (rows' MACs unchecked; see docs/ledger.md)",
+      },
       ...QUEUE_FLAGS,
     ],
     env: KEY_ENV,
     built: true,
-    needs: queued((ctx) => {
+    needs: (ctx) => {
       const extra: string[] = [];
-      for (const f of ["checkpoint", "verify-key"]) {
+      for (const f of ["checkpoint", "verify-key", "pubkey"]) {
         const v = ctx.parsed.flags[f];
         if (typeof v === "string") extra.push(resolve(v));
       }
-      return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), { ...NO_NEEDS, read: extra });
-    }),
+      const files = { ...NO_NEEDS, read: extra };
+      // With --pubkey no key is read, and no runner is asked: the state and the two files only.
+      if (ctx.parsed.flags.pubkey !== undefined) return mergeNeeds(stateNeeds(ctx, false), files);
+      return queued(() => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), files))(ctx);
+    },
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerVerify(ctx),
   },
   {

@@ -81,7 +81,8 @@ export type VerifyCode =
   | "LEDGER_MISSING"
   | "DISPATCH_ROW_INVALID"
   | "DISPATCH_USES_REMOVED"
-  | "CHECKPOINT_MISMATCH";
+  | "CHECKPOINT_MISMATCH"
+  | "CHAIN_BROKEN";
 
 /** One finding. */
 export interface LedgerProblem {
