@@ -204,8 +204,11 @@ export const COMMANDS: readonly CommandSpec[] = [
         if (typeof v === "string") extra.push(resolve(v));
       }
       const files = { ...NO_NEEDS, read: extra };
-      // With --pubkey no key is read, and no runner is asked: the state and the two files only.
-      if (ctx.parsed.flags.pubkey !== undefined) return mergeNeeds(stateNeeds(ctx, false), files);
+      // With --pubkey no key is read and no runner asked: the state and the two files (and the
+      // key variables' names, which every form of the command reads at start, never a key).
+      if (ctx.parsed.flags.pubkey !== undefined) {
+        return mergeNeeds(stateNeeds(ctx, false), files, { ...NO_NEEDS, env: KEY_ENV });
+      }
       return queued(() => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), files))(ctx);
     },
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerVerify(ctx),

@@ -43,6 +43,34 @@ Deno.test("real process: ledger verify --pubkey --checkpoint needs no key and ca
     assert.match(ok.stdout, /^ok: 5 rows verify$/m);
     assert.match(ok.stdout, /extends the checkpoint of 5 rows/);
     assert.match(ok.stdout, /MACs and the dispatch store were not checked/);
+    // Under its own narrow line (`permissions` prints it): read of the state and the two files,
+    // the key variables' names; no write, no run, no sys.
+    const printed = await runCli(
+      [
+        "permissions",
+        "ledger",
+        "verify",
+        "--pubkey",
+        pub,
+        "--checkpoint",
+        cp,
+        "--project",
+        sb.project,
+      ],
+      { env: noKeys },
+    );
+    assert.equal(printed.code, 0, printed.stderr);
+    const line = printed.stdout.trim();
+    assert.doesNotMatch(line, /--allow-(write|run|sys|net|ffi)/);
+    const narrow = await new Deno.Command("bash", {
+      args: ["-c", line],
+      clearEnv: true,
+      env: { ...noKeys, PATH: "/usr/bin:/bin" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(narrow.code, 0, new TextDecoder().decode(narrow.stderr));
+    assert.match(new TextDecoder().decode(narrow.stdout), /^ok: 5 rows verify$/m);
     // Without --pubkey that environment has no key: the plain form is refused.
     assertCliRefused(
       await runCli(["ledger", "verify", "--project", sb.project], { env: noKeys }),
