@@ -52,6 +52,9 @@ Deno.test("release steps: compile's argv per target bakes in releaseFlags(os): a
     const os = target.endsWith("apple-darwin") ? "darwin" : "linux";
     const flags = argv.slice(argv.indexOf("--quiet") + 1, argv.indexOf("--target"));
     assert.deepEqual(flags, releaseFlags(os), target);
+    // scripts/release_flags.ts prints the same table.
+    const printed = await script("release_flags.ts", ["--os", os]);
+    assert.deepEqual(printed.stdout.trim().split("\n"), flags, target);
     assert.deepEqual(argv.slice(argv.indexOf("--target")), [
       "--target",
       target,
