@@ -609,6 +609,31 @@ export const COMMANDS: readonly CommandSpec[] = [
       (await loadCode(() => import("./permissions_cmd.ts"))).permissionsCmd(ctx, TABLE),
   },
   {
+    words: ["mcp", "readfs"],
+    summary: "a stdio MCP server of reading tools (read_file list_dir find grep stat) for agents",
+    help: "Serves MCP (JSON-RPC 2.0, one message a line) on stdin/stdout until stdin closes.\n" +
+      "Paths are relative to the root (--root, default the project); outside it, links leaving\n" +
+      "it, the control plane and the key dir are refused as tool errors. It writes nothing: see\n" +
+      "`agentteams permissions mcp readfs`. Wiring it into Claude Code, Goose, Codex: docs/mcp.md.",
+    positionals: [],
+    flags: [{
+      name: "root",
+      kind: "string",
+      value: "DIR",
+      help: "the directory served (default: the project)",
+    }],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    built: true,
+    // The root, read only; HOME and AGENTTEAMS_KEY_DIR to know where the key dir is (refused,
+    // never read).
+    needs: async (ctx) => ({
+      ...NO_NEEDS,
+      read: [(await loadCode(() => import("./mcp_cmd.ts"))).readfsRootOf(ctx)],
+      env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    }),
+    run: async (ctx) => (await loadCode(() => import("./mcp_cmd.ts"))).mcpReadfs(ctx),
+  },
+  {
     words: ["brief", "check"],
     summary: "check the brief (its shape and its lint), every problem at once; exit 1 on any",
     positionals: [],
