@@ -141,7 +141,10 @@ export function argsProblem(
       if (typeof v !== "number" || !Number.isSafeInteger(v)) return `${name} must be an integer`;
       if (a.min !== undefined && v < a.min) return `${name} must be at least ${a.min}`;
       if (a.max !== undefined && v > a.max) return `${name} must be at most ${a.max}`;
-    } else if (typeof v !== a.type) {
+    } else if (
+      (a.type === "string" && typeof v !== "string") ||
+      (a.type === "boolean" && typeof v !== "boolean")
+    ) {
       return `${name} must be a ${a.type}`;
     } else if (a.type === "string" && a.max !== undefined && (v as string).length > a.max) {
       return `${name} is longer than ${a.max} characters`;
