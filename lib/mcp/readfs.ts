@@ -183,7 +183,8 @@ export function readfsTools(root: ReadRoot): Tool[] {
           content: body === null
             ? [{ type: "text", text: head }]
             : [{ type: "text", text: head }, { type: "text", text: body }],
-          structuredContent: body === null ? data : { ...data, text: body },
+          // The text travels once, in its block; the data says where it is and its hash.
+          structuredContent: data,
         };
         return result;
       },
