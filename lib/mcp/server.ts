@@ -28,8 +28,8 @@ export const PROTOCOL_VERSIONS: readonly string[] = Object.freeze([
 
 /** One argument of a tool. */
 export interface ArgSpec {
-  /** Its JSON type. */
-  readonly type: "string" | "boolean" | "integer";
+  /** Its JSON type (`string-array`: an array of strings; `object`: any JSON object). */
+  readonly type: "string" | "boolean" | "integer" | "string-array" | "object";
   /** What it is, for the client's model. */
   readonly description: string;
   /** Whether the call must carry it. */
@@ -101,7 +101,9 @@ export function toolError(code: string, message: string): ToolResult {
 export function inputSchemaOf(args: Readonly<Record<string, ArgSpec>>): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   for (const [name, a] of Object.entries(args)) {
-    const p: Record<string, unknown> = { type: a.type, description: a.description };
+    const p: Record<string, unknown> = a.type === "string-array"
+      ? { type: "array", items: { type: "string" }, description: a.description }
+      : { type: a.type, description: a.description };
     if (a.type === "integer" && a.min !== undefined) p.minimum = a.min;
     if (a.type === "integer" && a.max !== undefined) p.maximum = a.max;
     if (a.type === "string" && a.max !== undefined) p.maxLength = a.max;
@@ -137,7 +139,16 @@ export function argsProblem(
       if (a.required === true) return `${name} is required`;
       continue;
     }
-    if (a.type === "integer") {
+    if (a.type === "string-array") {
+      if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) {
+        return `${name} must be an array of strings`;
+      }
+      if (a.max !== undefined && v.length > a.max) return `${name} has more than ${a.max} items`;
+    } else if (a.type === "object") {
+      if (typeof v !== "object" || v === null || Array.isArray(v)) {
+        return `${name} must be an object`;
+      }
+    } else if (a.type === "integer") {
       if (typeof v !== "number" || !Number.isSafeInteger(v)) return `${name} must be an integer`;
       if (a.min !== undefined && v < a.min) return `${name} must be at least ${a.min}`;
       if (a.max !== undefined && v > a.max) return `${name} must be at most ${a.max}`;
