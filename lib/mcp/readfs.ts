@@ -48,15 +48,6 @@ export const MAX_LINE_CHARS = 500;
 /** The longest path argument taken, in characters (longer is refused before any file call). */
 export const MAX_ARG_CHARS = 4096;
 
-/** The names this server's tools have: the ones the audit accepts for `agentteams_readfs`. */
-export const READFS_TOOLS: readonly string[] = Object.freeze([
-  "read_file",
-  "list_dir",
-  "find",
-  "grep",
-  "stat",
-]);
-
 const PATH_ARG: ArgSpec = {
   type: "string",
   description: "a path relative to the root (default: the root itself, `.`)",
