@@ -19,6 +19,8 @@ import { permissionsLine, raw, serverEnv } from "./_client.ts";
 const CONFORMANCE = "npm:@modelcontextprotocol/conformance@0.1.16";
 const APPLIES = ["server-initialize", "ping", "tools-list"];
 const LOCK = new URL("../deno.lock", import.meta.url).pathname;
+// The project's config, so that the lockfile keeps its workspace entries whatever the cwd.
+const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 
 /** A Streamable-HTTP front for a stdio server: one message a POST, answered in order. */
 function bridge(argv: readonly string[], cwd: string, env: Record<string, string>) {
@@ -61,7 +63,18 @@ async function scenario(
   cwd: string,
 ): Promise<{ ok: boolean; out: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `--lock=${LOCK}`, CONFORMANCE, "server", "--url", url, "--scenario", name],
+    args: [
+      "run",
+      "-A",
+      `--config=${CONFIG}`,
+      `--lock=${LOCK}`,
+      CONFORMANCE,
+      "server",
+      "--url",
+      url,
+      "--scenario",
+      name,
+    ],
     cwd,
     stdout: "piped",
     stderr: "piped",
@@ -77,7 +90,7 @@ async function suite(
   what: string,
 ): Promise<void> {
   const list = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `--lock=${LOCK}`, CONFORMANCE, "list"],
+    args: ["run", "-A", `--config=${CONFIG}`, `--lock=${LOCK}`, CONFORMANCE, "list"],
     stdout: "piped",
   }).output();
   const text = new TextDecoder().decode(list.stdout);
