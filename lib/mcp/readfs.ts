@@ -284,7 +284,8 @@ export function readfsTools(root: ReadRoot): Tool[] {
               what: "file",
             });
             bytes += f.bytes.length;
-            body = textOf(f.bytes);
+            // A folder on the way swapped for a link while the file was read: not this file.
+            body = stillAt(root, { abs: m.abs, rel: m.rel, named: m.rel }) ? textOf(f.bytes) : null;
           } catch {
             body = null;
           }
