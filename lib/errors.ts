@@ -221,6 +221,27 @@ export class ProposalError extends AgentTeamsError {
   }
 }
 
+/** The MCP servers' tool refusals: a path a reading tool may not reach, the runner out of reach. */
+export class McpError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
+  readonly family = "mcp";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
+  constructor(
+    code:
+      | "PATH_INVALID"
+      | "PATH_OUTSIDE_PROJECT"
+      | "CONTROL_PLANE"
+      | "KEY_DIR"
+      | "NOT_FOUND"
+      | "NOT_DIRECTORY"
+      | "RUNNER_UNAVAILABLE",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
 /** Command requests: argv allowlist, cwd, environment, writes declarations. */
 export class RequestError extends AgentTeamsError {
   /** The rule family these refusals belong to. */

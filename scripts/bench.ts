@@ -49,9 +49,13 @@
  *    bare Deno start that reads both files and HMACs each (scripts/bench/gate_floor.ts; target
  *    <= 2x at 10,000 rows), and in process against reading both files and HMAC-ing their bytes.
  *
+ * MCP readfs (scripts/bench/mcp_readfs.ts, its own process on the tests' lockfile): a `read_file`
+ *    round trip through the MCP SDK client to `agentteams mcp readfs`, 1 to 256 KiB, against
+ *    reading the same file and hashing it.
+ *
  * Every in-process figure has a whole-process one beside it: what a user waits for is the process.
  *
- * Usage: deno task bench [--quick] [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate]
+ * Usage: deno task bench [--quick] [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate|mcp]
  * [--keep]
  * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
@@ -1266,6 +1270,22 @@ async function authzSection(): Promise<void> {
   );
 }
 
+/** The MCP readfs section: its own process, on the tests' lockfile (the SDK is test-only). */
+async function mcpSection(): Promise<void> {
+  const out = await new Deno.Command(deno, {
+    args: [
+      "run",
+      "--allow-all",
+      `--lock=${root}/tests/deno.lock`,
+      `${root}/scripts/bench/mcp_readfs.ts`,
+      ...(quick ? ["--quick"] : []),
+    ],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error("the mcp section failed");
+}
+
 console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${new Date().toISOString()}`);
 try {
   await initKeys();
@@ -1280,6 +1300,7 @@ try {
   if (want("audit")) await auditProcessSection({ root, work, quick });
   if (want("authz")) await authzSection();
   if (want("gate")) await gateSection();
+  if (want("mcp")) await mcpSection();
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
   else Deno.removeSync(work, { recursive: true });

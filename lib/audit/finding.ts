@@ -323,10 +323,11 @@ export const RULES: Readonly<Record<string, Rule>> = {
   },
   GOOSE_READFS: {
     severity: "error",
-    short: "agentteams_readfs does not launch the shipped server.",
-    full: "agentteams_readfs is trusted by name only with its exact launch and read tools.",
-    help: 'Use `type: stdio`, `cmd: python3`, `args: ["-I", "-S", ' +
-      '".agentteams/bin/goose-readfs-mcp.py", "--root", "."]` and read tools only.',
+    short: "agentteams_readfs does not launch the readfs server.",
+    full: "agentteams_readfs is trusted by name only with a known launch and read tools.",
+    help: "Use `type: stdio` with `cmd: agentteams`, `args: [mcp, readfs, --root, .]` (or the " +
+      "line `agentteams permissions mcp readfs --root .` prints, or the earlier tool's " +
+      "`python3 -I -S .agentteams/bin/goose-readfs-mcp.py --root .`) and read tools only (docs/mcp.md).",
   },
   GOOSE_ANALYZE_ON: {
     severity: "error",
