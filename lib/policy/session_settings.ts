@@ -84,6 +84,12 @@ export interface SettingsFinding {
   readonly position: Position | null;
   /** One sentence: what is wrong and what to do. */
   readonly message: string;
+  /**
+   * The finding leaves a trust root writable to sessions (its write-deny rule is missing, or a
+   * sandbox entry re-opens it): `doctor` fails and `serve` refuses to start on it, where the
+   * other findings are warnings (`lib/runner/preflight.ts`). Absent: `false`.
+   */
+  readonly trustRoot?: boolean;
 }
 
 /** A settings file as read: its absolute path and its text (`null`: present but unreadable). */
@@ -153,6 +159,8 @@ interface Requirement {
   readonly file: string;
   /** The directory it is about: an entry at or below it that allows the tool re-opens it. */
   readonly scope: string;
+  /** A trust root's rule (issue 22): its findings are {@link SettingsFinding.trustRoot}. */
+  readonly trustRoot?: boolean;
 }
 
 /** A parsed settings file: its deny, allow and sandbox entries with their positions. */
@@ -256,6 +264,7 @@ function trustRequirements(
       scope: join(root, "references"),
       rule: "Edit(./references/**)",
       file: SHARED_FILE,
+      trustRoot: true,
     },
     {
       kind: "write-deny",
@@ -265,6 +274,7 @@ function trustRequirements(
       scope: join(root, ".claude"),
       rule: "Edit(./.claude/**)",
       file: SHARED_FILE,
+      trustRoot: true,
     },
     ...briefRequirement(input),
   ];
@@ -282,6 +292,7 @@ function briefRequirement(input: SessionSettingsInput): Requirement[] {
     scope: brief,
     rule: `Edit(./${rel})`,
     file: SHARED_FILE,
+    trustRoot: true,
   }];
 }
 
@@ -552,7 +563,8 @@ function deniedBy(denies: readonly DenyRule[], tool: string, t: Target): boolean
 
 /**
  * Whether the settings deny every session writing `abs` (a file, or with `subtree` a directory
- * and all below it): an `Edit(...)` deny rule in a file Claude Code reads covers it. What "a
+ * and all below it): an `Edit(...)` deny rule in a file Claude Code reads covers it, and no
+ * `sandbox.filesystem.allowWrite` entry re-opens it to sandboxed commands. What "a
  * session cannot write it" is checked as, with the control plane's coverage
  * (`lib/authz/trust.ts`). Pure; a file Claude Code would ignore denies nothing.
  *
@@ -575,8 +587,22 @@ export function writeDenied(
     const r = parseSettings(s, input.root);
     if (r.parsed !== null) parsed.push(r.parsed);
   }
-  const { denies } = denyRules(input, parsed);
-  return deniedBy(denies, "Edit", { abs, segs: pathSegments(abs), subtree });
+  const { denies, segmentsOf } = denyRules(input, parsed);
+  if (!deniedBy(denies, "Edit", { abs, segs: pathSegments(abs), subtree })) return false;
+  // A `sandbox.filesystem.allowWrite` entry over it re-opens it to sandboxed commands: one the
+  // check cannot read, or that overlaps the path at all, leaves it writable (fail closed; doctor
+  // reports it as SETTINGS_REOPENED).
+  return !parsed.some((p) =>
+    p.opening.some((o) => {
+      if (o.list !== "sandbox.filesystem.allowWrite") return false;
+      const m = TOOL_RULE.exec(o.value.trim());
+      if (m === null || m[2] === undefined) return true;
+      return [p.anchor, join(p.anchor, ".claude")].some((anchor) => {
+        const segs = segmentsOf(m[2], anchor);
+        return segs === null || overlaps(literalPrefix(segs), abs);
+      });
+    })
+  );
 }
 
 /** The tool a rule's kind must name (`Read` reads; `Edit` covers every file-editing tool). */
@@ -644,6 +670,7 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
         position: null,
         message: `no ${req.kind} rule for ${req.what}: add ${req.rule} to "permissions.deny" ` +
           `in ${req.file}${pattern}`,
+        ...(req.trustRoot === true ? { trustRoot: true } : {}),
       });
     }
     // A Write(...) rule over the target: accepted by Claude Code, never checked.
@@ -708,6 +735,8 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
           message: `${p.rel}:${o.position.line}:${o.position.column}: ${o.list} entry ` +
             `${JSON.stringify(m[2] ?? o.value)} reaches what ${req.rule} denies; ${why}: ` +
             `remove it`,
+          // A sandbox entry really re-opens a trust root to sandboxed commands.
+          ...(sandbox && req.trustRoot === true ? { trustRoot: true } : {}),
         });
       }
     }
