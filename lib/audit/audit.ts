@@ -23,6 +23,7 @@ import {
   kindOfPath,
 } from "./team.ts";
 import { auditRootOf } from "./root.ts";
+import { claudeAgentDirs, claudeLookDirs } from "./hosts/claude_dirs.ts";
 import { agentText, namedEntry, walkTeam } from "./walk.ts";
 
 /** Options of {@link auditTeam}. */
@@ -64,6 +65,12 @@ interface Group {
    * Empty: the whole team.
    */
   readonly scope: string;
+  /**
+   * A parent directory's `.claude/agents/`, which Claude Code loads for a session started in
+   * the team's root (`hosts/claude_dirs.ts`): judged, never fixed, and the team's settings are
+   * not reported again for it.
+   */
+  readonly parent?: boolean;
 }
 
 /** A directory group as the user named it (its base and scope, from the project). */
@@ -99,13 +106,19 @@ export async function auditTeam(
   opts: AuditTeamOptions,
 ): Promise<AuditResult> {
   const follow = followsLinks(opts);
-  const groups = await collect(project, paths, follow);
+  const home = opts.operator?.homeDir ?? null;
+  const groups = await collect(project, paths, follow, home);
   let fixes: FixOutcome[] | undefined;
   if (opts.fix === true) {
     fixes = [];
     const fixed: Group[] = [];
     let stale = false;
     for (const g of groups) {
+      if (g.parent === true) {
+        // Outside the team's root: judged, not written (fix it from its own directory).
+        fixed.push(g);
+        continue;
+      }
       const f = await fixGroup(project, g, opts.beforeWrite);
       fixes.push(...f.outcomes);
       fixed.push({ ...g, entries: f.entries });
@@ -119,7 +132,7 @@ export async function auditTeam(
     const written = fixes.some((f) => f.outcome === "fixed");
     const aliased = groups.length > 1 || groups.some((g) => g.named);
     const fresh = stale || (written && aliased);
-    const now = fresh ? await collect(project, paths, follow) : fixed;
+    const now = fresh ? await collect(project, paths, follow, home) : fixed;
     const r = result(now, opts);
     return { ...r, findings: afterFix(r.findings, fixes), fixes };
   }
@@ -163,7 +176,7 @@ function result(groups: readonly Group[], opts: AuditTeamOptions): AuditResult {
     for (const f of auditEntries(g.entries, { ...opts, settingsPlace: place })) {
       const settings = f.file === ".claude/settings.json" ||
         f.file.endsWith("/.claude/settings.json");
-      if (!inScope(g, f.file) && !(settings && claudeHere)) continue;
+      if (!inScope(g, f.file) && !(settings && claudeHere && g.parent !== true)) continue;
       findings.push({ ...f, file: g.prefix === "" ? f.file : `${g.prefix}/${f.file}` });
     }
   }
@@ -174,6 +187,7 @@ async function collect(
   project: string,
   paths: readonly string[],
   followLinks: boolean,
+  home: string | null,
 ): Promise<Group[]> {
   const groups: Group[] = [];
   const named: AuditEntry[] = [];
@@ -200,6 +214,7 @@ async function collect(
         named: false,
         scope: root.scope,
       });
+      groups.push(...await parentGroups(root.base, home, followLinks, shownOf));
       continue;
     }
     if (st === null) {
@@ -218,8 +233,74 @@ async function collect(
   if (named.length > 0) {
     groups.push({ base: project, prefix: "", entries: named, named: true, scope: "" });
   }
-  return groups;
+  // A parent folder is judged once, and not at all when it is a team named itself.
+  const teams = new Set(groups.filter((g) => g.parent !== true).map((g) => g.base));
+  const seen = new Set<string>();
+  return groups.filter((g) => {
+    if (g.parent !== true) return true;
+    if (teams.has(g.base) || seen.has(g.base)) return false;
+    seen.add(g.base);
+    return true;
+  });
 }
+
+/** The nearest directory of `dirs` (nearest first) holding a `.git` directory or file. */
+async function gitRootOf(dirs: readonly string[]): Promise<string | null> {
+  for (const d of dirs) {
+    try {
+      const st = await Deno.stat(join(d, ".git"));
+      if (st.isDirectory || st.isFile) return d;
+    } catch {
+      // No `.git` here (or none the audit may read: then it looks further up, the wider reading).
+    }
+  }
+  return null;
+}
+
+/**
+ * The `.claude/agents/` of each parent directory Claude Code loads for a session started in
+ * `base` (`hosts/claude_dirs.ts`: up to the git root, else up to HOME), as groups judged with the
+ * team. A link at `.claude` or `.claude/agents` where the walk follows none is an entry of its own.
+ */
+async function parentGroups(
+  base: string,
+  home: string | null,
+  followLinks: boolean,
+  shownOf: (abs: string) => string,
+): Promise<Group[]> {
+  const look = claudeLookDirs(base, home);
+  const dirs = claudeAgentDirs(base, home, await gitRootOf(look)).slice(1);
+  const out: Group[] = [];
+  for (const d of dirs) {
+    const claude = await lstatOrNull(join(d, ".claude"));
+    if (claude === null) continue;
+    const agents = claude.isSymlink ? null : await lstatOrNull(join(d, AGENTS_REL));
+    if (!claude.isSymlink && agents === null) continue;
+    let entries: AuditEntry[];
+    if (!followLinks && (claude.isSymlink || agents?.isSymlink === true)) {
+      entries = [{
+        rel: claude.isSymlink ? ".claude" : AGENTS_REL,
+        state: "symlink",
+        kind: "claude",
+      }];
+    } else if (!claude.isSymlink && !claude.isDirectory) continue;
+    else entries = await walkTeam(d, { followLinks, under: AGENTS_REL });
+    if (entries.length === 0) continue;
+    const shown = shownOf(d);
+    out.push({
+      base: d,
+      prefix: shown === "." || shown === "" ? "" : shown,
+      entries,
+      named: false,
+      scope: AGENTS_REL,
+      parent: true,
+    });
+  }
+  return out;
+}
+
+/** A Claude Code project's agent folder, from its directory. */
+const AGENTS_REL = ".claude/agents";
 
 async function isDirAt(abs: string): Promise<boolean> {
   try {

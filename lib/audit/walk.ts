@@ -94,7 +94,11 @@ function readEntrySync(abs: string, rel: string, kind?: FileKind): AuditEntry {
  */
 export async function walkTeam(
   dir: string,
-  opts: { followLinks: boolean },
+  opts: {
+    followLinks: boolean;
+    /** Walk only this folder of `dir` (e.g. `.claude/agents`), its paths still from `dir`. */
+    readonly under?: string;
+  },
 ): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
   const seen = new Set<string>();
@@ -154,7 +158,8 @@ export async function walkTeam(
       }
     }
   };
-  await visit(dir, "", 0);
+  const under = opts.under ?? "";
+  await visit(under === "" ? dir : join(dir, under), under, 0);
   return out;
 }
 
