@@ -24,6 +24,7 @@ import {
 } from "./team.ts";
 import { auditRootOf } from "./root.ts";
 import { claudeAgentDirs, claudeLookDirs } from "./hosts/claude_dirs.ts";
+import { copilotAgentDirs } from "./hosts/copilot.ts";
 import { agentText, namedEntry, walkTeam } from "./walk.ts";
 
 /** Options of {@link auditTeam}. */
@@ -167,8 +168,11 @@ function result(groups: readonly Group[], opts: AuditTeamOptions): AuditResult {
   for (const g of groups) {
     const mine = g.entries.filter((e) => inScope(g, e.rel));
     const count = mine.filter(isAgentEntry).length;
-    files += count;
-    if (count === 0 && !g.named) emptyDirs.push(shownDir(g));
+    // A parent's folder is judged, not counted: what was named is what may be empty.
+    if (g.parent !== true) {
+      files += count;
+      if (count === 0 && !g.named) emptyDirs.push(shownDir(g));
+    }
     // A named folder's Claude agents are loaded under the team's settings: their findings count.
     const claudeHere = mine.some((e) => (e.kind ?? kindOfPath(e.rel)) === "claude");
     // The settings' `./` rules are relative to the team's directory, where its session starts.
@@ -238,29 +242,43 @@ async function collect(
   const seen = new Set<string>();
   return groups.filter((g) => {
     if (g.parent !== true) return true;
-    if (teams.has(g.base) || seen.has(g.base)) return false;
-    seen.add(g.base);
+    const key = `${g.base}\0${g.scope}`;
+    if (teams.has(g.base) || seen.has(key)) return false;
+    seen.add(key);
     return true;
   });
 }
 
-/** The nearest directory of `dirs` (nearest first) holding a `.git` directory or file. */
-async function gitRootOf(dirs: readonly string[]): Promise<string | null> {
+/**
+ * The nearest directory of `dirs` (nearest first) that is a git root: for Claude Code, any `.git`
+ * directory or file; for the Copilot CLI (`real`), a repository (`.git/HEAD`, or a `.git` file
+ * naming its `gitdir:`), so an empty `.git` folder stops Claude Code's walk and not Copilot's.
+ */
+async function gitRootOf(dirs: readonly string[], real: boolean): Promise<string | null> {
   for (const d of dirs) {
     try {
       const st = await Deno.stat(join(d, ".git"));
-      if (st.isDirectory || st.isFile) return d;
+      if (!real && (st.isDirectory || st.isFile)) return d;
+      if (st.isDirectory && (await Deno.stat(join(d, ".git", "HEAD"))).isFile) return d;
+      if (st.isFile && (await Deno.readTextFile(join(d, ".git"))).startsWith("gitdir:")) return d;
     } catch {
-      // No `.git` here (or none the audit may read: then it looks further up, the wider reading).
+      // No root here (or none the audit may read: then it looks further up, the wider reading).
     }
   }
   return null;
 }
 
+/** A Claude Code project's agent folder, from its directory. */
+const CLAUDE_AGENTS = ".claude/agents";
+/** A Copilot project's agent folder, from its directory. */
+const COPILOT_AGENTS = ".github/agents";
+
 /**
- * The `.claude/agents/` of each parent directory Claude Code loads for a session started in
- * `base` (`hosts/claude_dirs.ts`: up to the git root, else up to HOME), as groups judged with the
- * team. A link at `.claude` or `.claude/agents` where the walk follows none is an entry of its own.
+ * The agent folders of each parent directory the hosts load for a session started in `base`, as
+ * groups judged with the team: Claude Code's `.claude/agents/` up to the git root, else up to
+ * HOME (`hosts/claude_dirs.ts`); the Copilot CLI's `.github/agents/` and `.claude/agents/` up to
+ * the repository's root, else up to `/` (`hosts/copilot.ts` `copilotAgentDirs`). A link on the way
+ * where the walk follows none is an entry of its own.
  */
 async function parentGroups(
   base: string,
@@ -268,39 +286,50 @@ async function parentGroups(
   followLinks: boolean,
   shownOf: (abs: string) => string,
 ): Promise<Group[]> {
-  const look = claudeLookDirs(base, home);
-  const dirs = claudeAgentDirs(base, home, await gitRootOf(look)).slice(1);
+  const look = claudeLookDirs(base, null);
+  const claude = new Set(claudeAgentDirs(base, home, await gitRootOf(look, false)));
+  const copilot = new Set(copilotAgentDirs(base, await gitRootOf(look, true)));
   const out: Group[] = [];
-  for (const d of dirs) {
-    const claude = await lstatOrNull(join(d, ".claude"));
-    if (claude === null) continue;
-    const agents = claude.isSymlink ? null : await lstatOrNull(join(d, AGENTS_REL));
-    if (!claude.isSymlink && agents === null) continue;
-    let entries: AuditEntry[];
-    if (!followLinks && (claude.isSymlink || agents?.isSymlink === true)) {
-      entries = [{
-        rel: claude.isSymlink ? ".claude" : AGENTS_REL,
-        state: "symlink",
-        kind: "claude",
-      }];
-    } else if (!claude.isSymlink && !claude.isDirectory) continue;
-    else entries = await walkTeam(d, { followLinks, under: AGENTS_REL });
-    if (entries.length === 0) continue;
-    const shown = shownOf(d);
-    out.push({
-      base: d,
-      prefix: shown === "." || shown === "" ? "" : shown,
-      entries,
-      named: false,
-      scope: AGENTS_REL,
-      parent: true,
-    });
+  for (const d of look.slice(1)) {
+    const folders = [
+      ...(claude.has(d) || (copilot.has(d) && d !== home) ? [CLAUDE_AGENTS] : []),
+      ...(copilot.has(d) ? [COPILOT_AGENTS] : []),
+    ];
+    for (const folder of folders) {
+      const entries = await folderEntries(d, folder, followLinks);
+      if (entries.length === 0) continue;
+      const shown = shownOf(d);
+      out.push({
+        base: d,
+        prefix: shown === "." || shown === "" ? "" : shown,
+        entries,
+        named: false,
+        scope: folder,
+        parent: true,
+      });
+    }
   }
   return out;
 }
 
-/** A Claude Code project's agent folder, from its directory. */
-const AGENTS_REL = ".claude/agents";
+/** The entries of `dir/folder` (a two-level agent folder), a link on the way reported. */
+async function folderEntries(
+  dir: string,
+  folder: string,
+  followLinks: boolean,
+): Promise<AuditEntry[]> {
+  const [top] = folder.split("/");
+  const first = await lstatOrNull(join(dir, top));
+  if (first === null) return [];
+  const second = first.isSymlink ? null : await lstatOrNull(join(dir, folder));
+  if (!first.isSymlink && second === null) return [];
+  const kind = folder === CLAUDE_AGENTS ? "claude" : "copilot";
+  if (!followLinks && (first.isSymlink || second?.isSymlink === true)) {
+    return [{ rel: first.isSymlink ? top : folder, state: "symlink", kind }];
+  }
+  if (!first.isSymlink && !first.isDirectory) return [];
+  return await walkTeam(dir, { followLinks, under: folder });
+}
 
 async function isDirAt(abs: string): Promise<boolean> {
   try {

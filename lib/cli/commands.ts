@@ -8,7 +8,6 @@
 import { AUDIT_ENV } from "../audit/env.ts";
 import { auditRootOf } from "../audit/root.ts";
 import { claudeLookDirs } from "../audit/hosts/claude_dirs.ts";
-import { homeFrom } from "../env.ts";
 import { PERL_PATH } from "../host/programs.ts";
 import { didYouMean } from "../text/suggest.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
@@ -263,11 +262,13 @@ export const COMMANDS: readonly CommandSpec[] = [
       // A named agent folder is walked from its team's root.
       const roots = [ctx.project, ...named.map((d) => auditRootOf(d, ctx.project).base)];
       const fix = ctx.parsed.flags.fix === true;
-      // Claude Code also loads each parent's .claude/agents up to the git root (or HOME): the
-      // audit looks at each parent's .git and .claude, and reads nothing else there.
-      const home = homeOrNull(ctx);
+      // Claude Code and the Copilot CLI also load each parent's agent folders up to the git root
+      // (lib/audit/hosts/claude_dirs.ts, copilot.ts): the audit looks at each parent's .git,
+      // .claude and .github, and reads nothing else there.
       const parents = roots.flatMap((r) =>
-        claudeLookDirs(r, home).slice(1).flatMap((d) => [join(d, ".git"), join(d, ".claude")])
+        claudeLookDirs(r, null).slice(1).flatMap((d) =>
+          [".git", ".claude", ".github"].map((n) => join(d, n))
+        )
       );
       return {
         ...NO_NEEDS,
@@ -707,13 +708,4 @@ export function unknownCommandMessage(argv: readonly string[]): string {
   const hint = near === null ? "" : ` (did you mean ${JSON.stringify(near)}?)`;
   const help = isGroup ? `agentteams ${argv[0]} --help` : "agentteams --help";
   return `unknown command ${JSON.stringify(typed)}${hint}; see ${help}`;
-}
-
-/** The operator's HOME, or null when the environment names none (Claude Code's walk then ends at `/`). */
-function homeOrNull(ctx: Ctx): string | null {
-  try {
-    return homeFrom(ctx.env);
-  } catch {
-    return null;
-  }
 }

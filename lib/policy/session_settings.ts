@@ -63,7 +63,8 @@ export type SettingsFindingCode =
   | "SETTINGS_SHAPE"
   | "SETTINGS_WRITE_RULE"
   | "SETTINGS_REOPENED"
-  | "SETTINGS_HOOKS";
+  | "SETTINGS_HOOKS"
+  | "SETTINGS_EXTRA_AGENTS";
 
 /** Which way a required rule denies. */
 export type DenyKind = "read-deny" | "write-deny";
@@ -487,9 +488,10 @@ function parseSettings(
       });
     }
   }
+  const locate = (path: JsonPath) => doc.locate(path);
   return {
     parsed: { rel, anchor, deny, opening },
-    findings: hookFindings(v, rel, (path) => doc.locate(path)),
+    findings: [...hookFindings(v, rel, locate), ...extraAgentFindings(v, rel, locate)],
   };
 }
 
@@ -523,6 +525,59 @@ function hookFindings(
       `commands around every agent's tool calls, whatever its tools: say, so no agent of this ` +
       `session is proven read-only; remove "hooks" from ${rel}`,
   }];
+}
+
+/**
+ * What makes Claude Code load agents from outside the project's `.claude/agents/` folders, which
+ * the audit does not read (Claude Code 2.1.42 `cli.js` and 2.1.332's bundled JavaScript):
+ * `enabledPlugins` (a plugin's `agents/` folder, its hooks and MCP servers; an entry counts unless
+ * it is `false`), `extraKnownMarketplaces` (the project's marketplaces, offered for install), and
+ * `permissions.additionalDirectories` (each one's `.claude/agents/` is loaded as project agents,
+ * 2.1.332 `OVe`). Each is reported (`SETTINGS_EXTRA_AGENTS`): an error for the audit under the
+ * switch, a warning for `doctor` and `serve`.
+ */
+function extraAgentFindings(
+  v: Record<string, unknown>,
+  rel: string,
+  locate: (path: JsonPath) => Position,
+): SettingsFinding[] {
+  const out: SettingsFinding[] = [];
+  const report = (path: JsonPath, what: string) => {
+    const position = locate(path);
+    out.push({
+      code: "SETTINGS_EXTRA_AGENTS",
+      kind: null,
+      rule: null,
+      file: rel,
+      add: null,
+      position,
+      message: `${rel}:${position.line}:${position.column}: "${path.join(".")}" ${what}, which ` +
+        `the audit does not read, so no agent of this session is proven read-only; remove it ` +
+        `from ${rel} (or audit those agents where they live and keep them out of this project)`,
+    });
+  };
+  const plugins = v.enabledPlugins;
+  if (isRecord(plugins) && Object.values(plugins).some((x) => x !== false && x !== undefined)) {
+    report(["enabledPlugins"], "enables plugins, whose agents (any tools), hooks and servers load");
+  } else if (plugins !== undefined && plugins !== null && !isRecord(plugins)) {
+    report(["enabledPlugins"], "is not an object the check can read (plugins may load)");
+  }
+  const markets = v.extraKnownMarketplaces;
+  if (
+    markets !== undefined && markets !== null &&
+    !(isRecord(markets) && Object.keys(markets).length === 0)
+  ) {
+    report(["extraKnownMarketplaces"], "offers plugin marketplaces, whose plugins bring agents");
+  }
+  const perms = v.permissions;
+  const dirs = isRecord(perms) ? perms.additionalDirectories : undefined;
+  if (dirs !== undefined && dirs !== null && !(Array.isArray(dirs) && dirs.length === 0)) {
+    report(
+      ["permissions", "additionalDirectories"],
+      "adds working directories, whose .claude/agents/ Claude Code loads as project agents",
+    );
+  }
+  return out;
 }
 
 /** A deny rule as read: its tool and absolute segments (`all`: a bare tool; `null`: unreadable). */

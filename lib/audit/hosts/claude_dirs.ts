@@ -13,9 +13,10 @@
  *   bundled JavaScript): `rce(subdir, cwd)` ("getProjectDirsUpToHome") is the same loop. It also
  *   adds, for a linked git worktree, the main worktree's `.claude/agents` (`qit`), and the
  *   `.claude/agents` of each additional working directory (`--add-dir`, and
- *   `permissions.additionalDirectories` in the settings: `OVe`); the audit reports the settings'
- *   `additionalDirectories` (`SETTINGS_ADDITIONAL_DIRS`, lib/policy/session_settings.ts) and a
- *   linked worktree (`CLAUDE_WORKTREE`) rather than reading outside what it was given.
+ *   `permissions.additionalDirectories` in the settings: `OVe`). The audit reports the project
+ *   settings' `additionalDirectories` (`SETTINGS_EXTRA_AGENTS`, lib/policy/session_settings.ts)
+ *   rather than reading outside what it was given; a linked worktree's main worktree is not read
+ *   (docs/audit.md, "Not covered").
  *
  * Pure: the caller says which directory is the git root.
  *
