@@ -414,3 +414,28 @@ Deno.test("writeDenied: a sandbox allowWrite entry overlapping the path (or unre
   assert.equal(writeDenied(at(["**/authorized-verify-keys"]), keys, true), false);
   assert.equal(writeDenied(at(["../x"]), keys, true), false);
 });
+
+Deno.test("session settings: plugins, marketplaces and additional directories load agents from elsewhere (SETTINGS_EXTRA_AGENTS, at their line); false plugins and empty lists do not", () => {
+  const codes = (extra: Record<string, unknown>) =>
+    findings(ALL, extra).filter((f) => f.code === "SETTINGS_EXTRA_AGENTS").map((f) =>
+      f.message.split(": ")[1].split(" ")[0]
+    );
+  assert.deepEqual(codes({ enabledPlugins: { "w@m": true } }), ['"enabledPlugins"']);
+  assert.deepEqual(codes({ enabledPlugins: { "w@m": ["1.0.0"] } }), ['"enabledPlugins"']);
+  assert.deepEqual(codes({ enabledPlugins: { "w@m": false } }), []);
+  assert.deepEqual(
+    codes({ extraKnownMarketplaces: { m: { source: { source: "directory", path: "." } } } }),
+    [
+      '"extraKnownMarketplaces"',
+    ],
+  );
+  assert.deepEqual(codes({ extraKnownMarketplaces: {} }), []);
+  const f = sessionSettingsFindings(input({
+    ".claude/settings.json": JSON.stringify({
+      permissions: { deny: ALL, additionalDirectories: ["../other"] },
+    }),
+  }));
+  assert.deepEqual(f.map((x) => x.code), ["SETTINGS_EXTRA_AGENTS"]);
+  assert.match(f[0].message, /"permissions\.additionalDirectories" adds working directories/);
+  assert.equal(f[0].trustRoot, undefined);
+});
