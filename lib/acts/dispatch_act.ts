@@ -156,7 +156,9 @@ export function requireQueueDispatchable(policy: Policy, agent: string): void {
   if (agentPolicyOf(policy, agent)?.dispatch !== "operator") return;
   throw new DispatchError(
     "DISPATCH_OPERATOR_ONLY",
-    `${policy.briefRel ?? policy.briefPath} says "dispatch": "operator" for ${JSON.stringify(agent)}: its nonces are ` +
+    `${policy.briefRel ?? policy.briefPath} says "dispatch": "operator" for ${
+      JSON.stringify(agent)
+    }: its nonces are ` +
       `not issued through the runner's queue (a session that can write the queue could ask for ` +
       `one); the operator issues one outside every agent session with ` +
       `agentteams dispatch --agent ${agent} --direct and hands it over`,
