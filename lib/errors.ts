@@ -162,7 +162,8 @@ export class DispatchError extends AgentTeamsError {
       | "DISPATCH_EXHAUSTED"
       | "ATTEMPTS_EXHAUSTED"
       | "AGENT_MISMATCH"
-      | "UNKNOWN_AGENT",
+      | "UNKNOWN_AGENT"
+      | "DISPATCH_OPERATOR_ONLY",
     message: string,
     options?: ErrorOptions,
   ) {

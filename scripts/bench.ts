@@ -679,19 +679,36 @@ async function confinedVsUnconfined(files: number): Promise<void> {
   );
 }
 
-async function doctorSection(): Promise<void> {
-  console.log("\n5. Doctor");
-  const dir = makeRepo("doctor", 10, brief());
-  const rules = [
+/**
+ * The session settings' deny rules doctor asks for in a bench project (its brief
+ * `agentteams.json`): without the last three (the trust roots) doctor fails and serve refuses.
+ */
+function sessionDeny(): string[] {
+  return [
     `Read(/${envBase.AGENTTEAMS_KEY_DIR}/**)`,
     "Read(./.agentteams/**)",
     "Read(./.agentteams-queue/**)",
     "Edit(./.agentteams/**)",
     "Edit(./.agentteams-status/**)",
+    "Edit(./references/**)",
+    "Edit(./.claude/**)",
+    "Edit(./agentteams.json)",
   ];
-  const text = JSON.stringify({ permissions: { deny: rules, allow: ["Read(./src/**)"] } }, null, 2);
-  Deno.mkdirSync(`${dir}/.claude`);
+}
+
+/** Writes the project's `.claude/settings.json`: {@link sessionDeny}, and `allow` if given. */
+function writeSessionSettings(dir: string, allow: string[] = []): string {
+  const text = JSON.stringify({ permissions: { deny: sessionDeny(), allow } }, null, 2);
+  Deno.mkdirSync(`${dir}/.claude`, { recursive: true });
   Deno.writeTextFileSync(`${dir}/.claude/settings.json`, text);
+  return text;
+}
+
+async function doctorSection(): Promise<void> {
+  console.log("\n5. Doctor");
+  const dir = makeRepo("doctor", 10, brief());
+  const rules = sessionDeny();
+  const text = writeSessionSettings(dir, ["Read(./src/**)"]);
   const runs = quick ? 3 : 7;
   const args = cli(["doctor", "--project", dir]);
   await timeCmd(deno, args, { env: envBase, runs: 1 });
@@ -712,6 +729,8 @@ async function doctorSection(): Promise<void> {
     secretFiles: [`${envBase.AGENTTEAMS_KEY_DIR}/proposal-ledger.key`],
     homeDir: envBase.HOME,
     usesClaude: true,
+    brief: `${dir}/agentteams.json`,
+    trustRoots: true,
   };
   const check: number[] = [];
   const parse: number[] = [];
@@ -723,7 +742,7 @@ async function doctorSection(): Promise<void> {
     for (let i = 0; i < n; i++) readJson(text, { dialect: "json" });
     parse.push((performance.now() - t) * 1000 / n);
   }
-  row("session settings check (5 rules), per call", `${median(check).toFixed(1)} us`);
+  row(`session settings check (${rules.length} rules), per call`, `${median(check).toFixed(1)} us`);
   row(
     "  floor: readJson of the same file (positions kept)",
     `${median(parse).toFixed(1)} us`,
@@ -794,6 +813,7 @@ async function runnerSection(): Promise<void> {
     },
     confined_programs: { worker: { exec: ["/usr/bin", "/bin"], write: ["src"] } },
   });
+  writeSessionSettings(dir);
   const runner = await startRunner(dir);
   try {
     // (a) One round: `run` through the queue and `run --direct`, the order alternating. A

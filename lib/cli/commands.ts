@@ -7,6 +7,7 @@
  */
 import { AUDIT_ENV } from "../audit/env.ts";
 import { auditRootOf } from "../audit/root.ts";
+import { claudeLookDirs } from "../audit/hosts/claude_dirs.ts";
 import { PERL_PATH } from "../host/programs.ts";
 import { didYouMean } from "../text/suggest.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
@@ -287,9 +288,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       // A named agent folder is walked from its team's root.
       const roots = [ctx.project, ...named.map((d) => auditRootOf(d, ctx.project).base)];
       const fix = ctx.parsed.flags.fix === true;
+      // Claude Code and the Copilot CLI also load each parent's agent folders up to the git root
+      // (lib/audit/hosts/claude_dirs.ts, copilot.ts): the audit looks at each parent's .git,
+      // .claude and .github, and reads nothing else there.
+      const parents = roots.flatMap((r) =>
+        claudeLookDirs(r, null).slice(1).flatMap((d) =>
+          [".git", ".claude", ".github"].map((n) => join(d, n))
+        )
+      );
       return {
         ...NO_NEEDS,
-        read: [...roots, ...briefFlagReads(ctx)],
+        read: [...roots, ...parents, ...briefFlagReads(ctx)],
         write: fix ? roots : [],
         // --fix writes through the anchored write (lib/fs/anchored_write.ts), a Perl program.
         run: fix ? [PERL_PATH] : [],
