@@ -67,7 +67,7 @@ export type { Backend } from "./sandbox/decide.ts";
 export type { GrantedRoot } from "./sandbox/roots.ts";
 export type { GitContext, GitControlPath, WatchedGitPaths } from "./git/context.ts";
 export type { ControlPlane } from "./policy/control_plane.ts";
-export { canonical } from "./canonical.ts";
+export { canonical } from "./pycompat/canonical.ts";
 export type { AuditResult, AuditTeamOptions };
 export type { AuditOptions, SettingsPlace } from "./audit/team.ts";
 export type { FixOutcome } from "./audit/report.ts";

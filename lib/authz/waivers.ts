@@ -47,7 +47,7 @@ import {
   VerifyKeyStore,
   WAIVER_KEY_ENV,
 } from "./signed.ts";
-import { pyStrip } from "../ledger/row_text.ts";
+import { pyStrip } from "../pycompat/str.ts";
 import { authorizes, cellsOf, counter, field, recordOf, recordsOf, usesProblem } from "./table.ts";
 import type { Finding, Problem } from "./verdict.ts";
 import { waiverSpentKey } from "./spent.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { JsonObject } from "../canonical.ts";
+import type { JsonObject } from "../pycompat/canonical.ts";
 import { KEY_ENV, keyDir, readRunnerPublicText, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { WAIVER_KEY_ENV } from "../authz/key_env.ts";

@@ -24,7 +24,7 @@
  * ```
  * @module
  */
-import { canonical } from "../canonical.ts";
+import { canonical } from "../pycompat/canonical.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import { DispatchError, LedgerError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";

@@ -31,14 +31,15 @@ export {
 export { DEFAULT_BRIEF_NAMES, lintPolicy } from "./lint.ts";
 export type { CompiledArgs } from "./lint.ts";
 export { inWriteScopes, scopeMatches, scopePatternProblem } from "./scope.ts";
-export { fnmatch, fnmatchCase, hasWildcard, protectedMatch } from "./fnmatch.ts";
+export { fnmatch, fnmatchCase, hasWildcard } from "../pycompat/fnmatch.ts";
+export { protectedMatch } from "./protected_match.ts";
 export { entryWritesCover, type GlobMatch, protectedWriteRefused } from "./owned_writes.ts";
 export {
   compileArgPattern,
   MAX_ARG_PATTERN_LENGTH,
   MAX_REPEAT_COUNT,
   translatePythonRegex,
-} from "./pyre.ts";
+} from "../pycompat/pyre.ts";
 export { PROBE_FORMS, PROBE_STEMS, probeArgPattern, probeStrings } from "./probes.ts";
 export type { ProbeForm, ProbeHit, ProbeKind } from "./probes.ts";
 export { LAUNCHERS, programBaseName, programProblem, SHELLS } from "./program_rules.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { JsonObject } from "../canonical.ts";
+import type { JsonObject } from "../pycompat/canonical.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { ackToken, generateSealPair, publicB64, type SealPair, unb64 } from "../crypto/seal.ts";
 import { type ExitCode, FsSafetyError, QueueError, RelayedError } from "../errors.ts";

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { canonical, canonicalBytes, type JsonObject } from "../canonical.ts";
+import { canonical, canonicalBytes, type JsonObject } from "../pycompat/canonical.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import { openSealed, type SealedBox, type SealPair, sealTo, unb64 } from "../crypto/seal.ts";
 import { QueueError } from "../errors.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { JsonObject } from "../canonical.ts";
+import type { JsonObject } from "../pycompat/canonical.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import type { LedgerKey } from "../crypto/keys.ts";
 import type { SealPair } from "../crypto/seal.ts";

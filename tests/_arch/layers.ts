@@ -49,7 +49,7 @@ export const LAYERS: LayerTable = {
         "lib/host/",
         "lib/json/",
         "lib/errors.ts",
-        "lib/canonical.ts",
+        "lib/pycompat/",
         "lib/env.ts",
         "lib/text/",
         "lib/time/",
