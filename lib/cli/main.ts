@@ -7,7 +7,7 @@
  * @module
  */
 import { VERSION } from "./version.ts";
-import { STATE_DIR } from "../ledger/paths.ts";
+import { STATE_DIR } from "../layout.ts";
 import { resolve } from "../fs/path.ts";
 import { AgentTeamsError, KeyError, otherRefusal, UsageError } from "../errors.ts";
 import { readEnv } from "../env.ts";

@@ -14,7 +14,7 @@
  */
 import { LedgerError } from "../errors.ts";
 import { withFlock } from "../fs/flock.ts";
-import { checkStatePath } from "./paths.ts";
+import { checkStatePath } from "../layout.ts";
 
 /**
  * Opens (creating if needed) `path` for read and append, takes an exclusive lock, runs `fn`, unlocks

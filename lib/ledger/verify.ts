@@ -41,7 +41,7 @@
 import type { HmacKey } from "../crypto/hash.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { LedgerError } from "../errors.ts";
-import { statePaths } from "./paths.ts";
+import { statePaths } from "../layout.ts";
 import { type LedgerSnapshot, takeLedgerSnapshot } from "./verify_snapshot.ts";
 import { type Head, HeadFormatError, headVerifies, parseHead } from "./head.ts";
 import {

@@ -29,7 +29,7 @@ import { entryKind } from "../fs/entry.ts";
 import { wouldBeGitDir } from "../git/repo_shape.ts";
 import { anchoredReplace, MAX_ANCHORED_TARGET } from "../fs/anchored_write.ts";
 import { withFileLock } from "../ledger/lock.ts";
-import { statePaths } from "../ledger/paths.ts";
+import { statePaths } from "../layout.ts";
 import { ledgerText } from "../ledger/row_text.ts";
 import type { RowBody } from "../ledger/row.ts";
 import type { ControlPlane } from "../policy/control_plane.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { QueueError } from "../errors.ts";
-import { checkStatePath } from "../ledger/paths.ts";
+import { checkStatePath } from "../layout.ts";
 import { takeFlock } from "../fs/flock.ts";
 
 /** How long a second runner waits for the lock before it refuses. */

@@ -16,7 +16,7 @@
  * @module
  */
 import { join } from "../fs/path.ts";
-import { QUEUE_DIR, STATE_DIR, STATUS_DIR } from "../ledger/paths.ts";
+import { QUEUE_DIR, STATE_DIR, STATUS_DIR } from "../layout.ts";
 
 /** A request's channel, taken from the directory it arrived in, never from a field. */
 export type Channel = "orchestrator" | "mcp";

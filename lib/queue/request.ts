@@ -14,7 +14,7 @@
  */
 import { z } from "zod";
 import { QueueError } from "../errors.ts";
-import { SLUG_RE } from "../ledger/dispatch.ts";
+import { SLUG_RE } from "../layout.ts";
 import type { Channel } from "./paths.ts";
 
 /** Largest request file the runner reads. */

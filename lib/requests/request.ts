@@ -20,7 +20,7 @@ import { agentPolicyOf } from "../policy/agents.ts";
 import { RequestError } from "../errors.ts";
 import { isTempNameFor } from "../fs/atomic_write.ts";
 import { entryKind } from "../fs/entry.ts";
-import { statePaths } from "../ledger/paths.ts";
+import { statePaths } from "../layout.ts";
 import type { ControlPlane } from "../policy/control_plane.ts";
 import { fnmatch } from "../pycompat/fnmatch.ts";
 import { protectedMatch } from "../policy/protected_match.ts";

@@ -10,7 +10,7 @@
  * @module
  */
 import { keyDir, loadLedgerKey, runnerSealPair } from "../crypto/keys.ts";
-import { DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import { loadGrantedRoots } from "./granted.ts";
 import { type Env, homeFrom } from "../env.ts";
 import { FsSafetyError, QueueError, refusalCode } from "../errors.ts";

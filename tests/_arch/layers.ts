@@ -50,6 +50,7 @@ export const LAYERS: LayerTable = {
         "lib/json/",
         "lib/errors.ts",
         "lib/pycompat/",
+        "lib/layout.ts",
         "lib/env.ts",
         "lib/text/",
         "lib/time/",
