@@ -57,3 +57,15 @@ export {
   positionAt,
 } from "./json_source.ts";
 export type { JsonPath, JsonSource, Position } from "./json_source.ts";
+export { agentPolicyOf, unknownAgentMessage } from "./agents.ts";
+export { checkBrief } from "./brief.ts";
+export { briefJsonSchema } from "./brief_schema.ts";
+export { literalDirScopeHint, literalScopeAbove } from "./scope.ts";
+export {
+  SESSION_SETTINGS_FILES,
+  sessionSettingsFindings,
+  type SettingsFinding,
+  type SettingsText,
+  writeDenied,
+} from "./session_settings.ts";
+export { readSessionSettings } from "./session_settings_read.ts";

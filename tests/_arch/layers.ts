@@ -18,11 +18,13 @@ export const LAYERS: LayerTable = {
       name: "cli",
       paths: ["main.ts", "lib/cli/", "lib/permissions.ts"],
       externals: ["node:*"],
+      surfaces: true,
     },
     {
       name: "acts",
       paths: ["lib/acts/", "lib/runner/", "lib/mod.ts"],
       externals: ["node:*"],
+      surfaces: true,
     },
     {
       name: "capabilities",
@@ -38,6 +40,7 @@ export const LAYERS: LayerTable = {
         "lib/authz/",
       ],
       externals: ["node:*", "zod", "yaml", "smol-toml"],
+      surfaces: true,
     },
     {
       name: "core",
@@ -56,6 +59,7 @@ export const LAYERS: LayerTable = {
         "lib/time/",
       ],
       externals: ["node:*", "zod"],
+      surfaces: true,
     },
   ],
 };
