@@ -252,7 +252,6 @@ export type UsageCode =
   | "USAGE"
   | "UNKNOWN_COMMAND"
   | "UNKNOWN_FLAG"
-  | "NOT_IMPLEMENTED"
   | "BAD_SLUG";
 
 /** The stable codes of {@link KeyError}. */

@@ -1,7 +1,6 @@
 /**
  * The command table: every command of the CLI contract, its flags, what it needs from Deno, and
- * its handler (loaded on demand, so a command pays only for its own modules). Commands not built
- * yet are listed too and say so (exit 2).
+ * its handler (loaded on demand, so a command pays only for its own modules).
  *
  * @module
  */
@@ -84,10 +83,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "waiver", kind: "bool", help: "also make the waiver ledger's HMAC signing key" },
     ],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => {
       const dir = keyDir(ctx.env);
-      return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], env: KEY_ENV, sys: ["uid"] };
+      return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], sys: ["uid"] };
     },
     run: async (ctx) => (await loadCode(() => import("./keys_cmd.ts"))).keysInit(ctx),
   },
@@ -102,7 +100,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: KEY_ENV,
-    built: true,
     // The state dir, the key, and the brief (the default one lies in the project, already read);
     // in queue mode, no key at all.
     needs: queued((ctx) =>
@@ -126,7 +123,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     // The waiver key: a deletion under deletions_need_clearance may be allowed by a waiver.
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, WAIVER_KEY_ENV],
-    built: true,
     needs: queued(async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx)
     ),
@@ -146,7 +142,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     needs: queued(async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx)),
     needsSpawns: async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
@@ -177,7 +172,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: KEY_ENV,
-    built: true,
     needs: queued((ctx) => {
       const extra: string[] = [];
       for (const f of ["checkpoint", "verify-key"]) {
@@ -199,7 +193,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       help: "write it here (default: stdout)",
     }],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => {
       const out = ctx.parsed.flags.out;
       const outPath = typeof out === "string" ? [resolve(out)] : [];
@@ -217,7 +210,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [{ name: "tail", kind: "string", value: "N", help: "only the last N rows" }],
     env: [],
-    built: true,
     needs: (ctx) => stateNeeds(ctx, false),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerShow(ctx),
   },
@@ -227,7 +219,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [{ name: "torn-tail", kind: "bool", help: "remove the unterminated last row" }],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerRepair(ctx),
   },
@@ -252,7 +243,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     // The yaml package's parser reads these two (its debug switches) on every parse; HOME and
     // the key dir's variable place the key dir for the Claude settings check (no key is read).
     env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     // The project and the named directories (read; written only with --fix), and the brief.
     needs: (ctx) => {
       const named = ((ctx.parsed.positionals.DIR as string[] | undefined) ?? []).map((d) =>
@@ -267,7 +257,6 @@ export const COMMANDS: readonly CommandSpec[] = [
         write: fix ? roots : [],
         // --fix writes through the anchored write (lib/fs/anchored_write.ts), a Perl program.
         run: fix ? [PERL_PATH] : [],
-        env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
       };
     },
     run: async (ctx) => (await loadCode(() => import("./audit_cmd.ts"))).audit(ctx),
@@ -288,8 +277,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "once", kind: "bool", help: "serve what is queued now, then stop" },
       TEAM_DIR_FLAG,
     ],
+    // Every key variable (RUNNER_FORBIDDEN_ENV), so the runner can refuse to start while one is set.
     env: [...KEY_ENV, ...RUNNER_FORBIDDEN_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     refuseNetFfi: true,
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).serveNeeds(ctx),
     needsSpawns: async (ctx) =>
@@ -313,7 +302,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     needs: async (ctx) => {
       const q = (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx);
       return mergeNeeds(q, {
@@ -344,7 +332,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).wait(ctx),
   },
@@ -357,7 +344,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ID", required: true }],
     flags: [],
     env: [],
-    built: true,
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).cancelNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).cancel(ctx),
   },
@@ -385,7 +371,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
     ],
     env: [WAIVER_KEY_ENV, ...KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -407,7 +392,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       help: "a spent (used-up) waiver fails the verify too",
     }],
     env: [WAIVER_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverVerify(ctx),
   },
@@ -417,7 +401,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
     env: [WAIVER_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverCheck(ctx),
   },
@@ -428,7 +411,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: GRANT_FLAGS,
     env: KEY_ENV,
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -445,7 +427,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: GRANT_FLAGS,
     env: [GRANT_KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -468,7 +449,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: [GRANT_KEY_ENV, DECISION_KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         keyEnv: [GRANT_KEY_ENV, DECISION_KEY_ENV],
@@ -507,7 +487,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
     ],
     env: [DECISION_KEY_ENV, ...KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -522,7 +501,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: [DECISION_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionVerify(ctx),
   },
@@ -532,7 +510,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
     env: [DECISION_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).clearanceCheck(ctx),
   },
@@ -544,7 +521,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [{ name: "consume", kind: "bool", help: "spend what allowed it; record it" }],
     env: [DECISION_KEY_ENV, WAIVER_KEY_ENV, ...KEY_ENV],
-    built: true,
     needs: (ctx) => {
       const consume = ctx.parsed.flags.consume === true;
       const base = authzNeeds(ctx, {
@@ -566,7 +542,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: DOCTOR_ENV,
-    built: true,
     // The project (brief, .claude/ settings), --brief, the key dir (custody reads the key file),
     // and the sandbox probe: bwrap runs, perl (the exec guard) is looked at; sandbox-exec on macOS.
     needs: async (ctx) => {
@@ -576,7 +551,6 @@ export const COMMANDS: readonly CommandSpec[] = [
         ...NO_NEEDS,
         read: [ctx.project, ...briefFlagReads(ctx), ...probe.read],
         run: probe.run,
-        env: DOCTOR_ENV,
       });
     },
     run: async (ctx) => (await loadCode(() => import("./doctor_cmd.ts"))).doctor(ctx),
@@ -594,7 +568,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "COMMAND", required: true, variadic: true, rest: true }],
     flags: [],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     // To compute another command's needs it reads what that command reads (its brief, its
     // artifact, the operator's confined-programs file, whose custody check asks for the uid, and
     // the PATH directories programs are resolved in).
@@ -602,7 +575,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       mergeNeeds({
         ...NO_NEEDS,
         read: [ctx.project, ...confinedDirs(ctx), ...briefFlagReads(ctx)],
-        env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
         sys: ["uid"],
       }, await (await loadCode(() => import("./permissions_cmd.ts"))).targetReads(ctx, TABLE)),
     run: async (ctx) =>
@@ -614,7 +586,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: [],
-    built: true,
     // The brief (the --brief file, or the project's default names) and the project's literal
     // write scopes, whose being directories the warnings ask about.
     needs: (ctx) => ({ ...NO_NEEDS, read: [ctx.project, ...briefFlagReads(ctx)] }),
@@ -627,7 +598,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "NAME", required: false }],
     flags: [],
     env: [],
-    built: true,
     needs: () => NO_NEEDS,
     run: async (ctx) => (await loadCode(() => import("./schema_cmd.ts"))).schema(ctx),
   },
@@ -647,7 +617,8 @@ export const COMMANDS: readonly CommandSpec[] = [
  * ```
  */
 export async function needsOf(spec: CommandSpec, ctx: Ctx): Promise<Needs> {
-  return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()] });
+  // The variables a command reads are stated once, as its `env`: read at start and granted here.
+  return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()], env: spec.env });
 }
 
 /**

@@ -221,12 +221,6 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
       io.stdout(commandHelp(spec));
       return 0;
     }
-    if (!spec.built) {
-      throw new UsageError(
-        "NOT_IMPLEMENTED",
-        `\`${name}\` is not built yet in this version (planned: ${spec.plannedIn})`,
-      );
-    }
     const parsed = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
     json = parsed.flags.json === true;
     // Without --project, the one discovery rule every command shares (lib/cli/project_root.ts).
