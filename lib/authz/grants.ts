@@ -53,7 +53,14 @@ import {
   signedPayload,
   VerifyKeyStore,
 } from "./signed.ts";
-import { cellsOf, field, recordsOf, usesProblem } from "./table.ts";
+import {
+  cellsOf,
+  field,
+  INSTRUMENT_COLUMNS,
+  recordsOf,
+  SCHEME_COLUMNS,
+  usesProblem,
+} from "./table.ts";
 import type { Finding, Problem } from "./verdict.ts";
 
 /** The grant ledger's 17 columns; the reader requires the first 15. */
@@ -64,17 +71,11 @@ export const GRANT_COLUMNS = [
   "holder_team",
   "target_path",
   "permitted_ops",
-  "expires_at",
-  "max_uses",
-  "uses",
-  "approver",
-  "ticket_id",
-  "reason_code",
+  ...INSTRUMENT_COLUMNS,
   "issuer_root",
   "prev_digest",
   "signature",
-  "sig_scheme",
-  "key_id",
+  ...SCHEME_COLUMNS,
 ] as const;
 
 /** The signed fields, in order: the 11 business fields, then the chain link. */
