@@ -7,7 +7,7 @@
  */
 
 export { type AuditResult, auditTeam, type AuditTeamOptions } from "./audit.ts";
-export { AUDIT_ENV } from "./env.ts";
+export { AUDIT_ENV } from "./audit_env.ts";
 export type { Finding, Framework, Severity } from "./finding.ts";
 export {
   auditJsonSchema,

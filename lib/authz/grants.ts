@@ -41,7 +41,7 @@ import { expiryProblem } from "./expiry.ts";
 import { type DecisionLog, haltFor, readDecisionLog } from "./decisions.ts";
 import { GRANT_PURPOSE } from "./grant_purpose.ts";
 import { withFlock } from "../fs/flock.ts";
-import { authzPaths } from "./paths.ts";
+import { authzPaths } from "./triad_paths.ts";
 import { DEFAULT_TEAM_DIR_REL, ROSTER_REL, VERIFY_KEYS_REL } from "../layout.ts";
 import { approverName, readRoster } from "./roster.ts";
 import {

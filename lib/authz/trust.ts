@@ -39,7 +39,7 @@ import { join } from "../fs/path.ts";
 import { writeDenied } from "../policy/session_settings.ts";
 import type { SettingsText } from "../policy/session_settings.ts";
 import { readSessionSettings } from "../policy/session_settings_read.ts";
-import { authzPaths } from "./paths.ts";
+import { authzPaths } from "./triad_paths.ts";
 import { REFERENCES_DIR, ROSTER_REL, VERIFY_KEYS_REL } from "../layout.ts";
 import { walkDirs } from "../fs/path_walk.ts";
 import { FsSafetyError } from "../errors.ts";

@@ -37,7 +37,7 @@ import type { HmacKey } from "../crypto/hash.ts";
 import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
 import { expiryProblem } from "./expiry.ts";
 import { withFlock } from "../fs/flock.ts";
-import { authzPaths } from "./paths.ts";
+import { authzPaths } from "./triad_paths.ts";
 import { approverName, projectRoster } from "./roster.ts";
 import {
   hmacKeyFrom,

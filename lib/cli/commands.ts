@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { AUDIT_ENV } from "../audit/env.ts";
+import { AUDIT_ENV } from "../audit/audit_env.ts";
 import { auditRootOf } from "../audit/root.ts";
 import { PERL_PATH } from "../host/programs.ts";
 import { didYouMean } from "../text/suggest.ts";

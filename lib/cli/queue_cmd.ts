@@ -20,8 +20,8 @@ import {
   waitForResult,
   withdrawRequest,
 } from "../queue/client.ts";
-import { isRequestId } from "../queue/paths.ts";
-import { REQUEST_GRACE_S } from "../queue/request.ts";
+import { isRequestId } from "../queue/queue_paths.ts";
+import { REQUEST_GRACE_S } from "../queue/queued_request.ts";
 import { artifactOf } from "./policy_ctx.ts";
 import { waitSeconds } from "./queue_mode.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";

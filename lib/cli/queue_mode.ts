@@ -15,7 +15,7 @@ import { sealPublicFromPem } from "../crypto/seal.ts";
 import { QueueError, UsageError } from "../errors.ts";
 import { join, resolve } from "../fs/path.ts";
 import { type Needs, NO_NEEDS } from "../permissions.ts";
-import { queuePaths } from "../queue/paths.ts";
+import { queuePaths } from "../queue/queue_paths.ts";
 import { BRIEF_UNREADABLE_REASON, queueModeReason } from "../queue/mode.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import { artifactOf } from "./policy_ctx.ts";

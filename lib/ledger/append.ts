@@ -42,7 +42,7 @@ import {
   signRow,
   utcSeconds,
 } from "./row.ts";
-import { withFileLock } from "./lock.ts";
+import { withFileLock } from "./ledger_lock.ts";
 import { readAtSync } from "../fs/read_at.ts";
 
 /** Options of {@link appendRow}. */

@@ -30,7 +30,7 @@ import { DispatchError, LedgerError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { appendRow } from "./append.ts";
-import { withFileLock } from "./lock.ts";
+import { withFileLock } from "./ledger_lock.ts";
 import {
   checkStatePath,
   ensureStateDir,

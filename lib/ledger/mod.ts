@@ -18,7 +18,7 @@ export {
 } from "./dispatch.ts";
 export { dispatchTag } from "./dispatch_acts.ts";
 export { captureStores, storesProblem } from "./guard.ts";
-export { withFileLock } from "./lock.ts";
+export { withFileLock } from "./ledger_lock.ts";
 export { problemLine } from "./problem_line.ts";
 export { repairTornTail } from "./repair.ts";
 export { MAX_ROW_BYTES, type RowBody, rowBytes, utcSeconds } from "./row.ts";

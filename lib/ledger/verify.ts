@@ -596,7 +596,7 @@ export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
  * @example
  * ```ts
  * import { verifyLedgerUnderLock } from "./verify.ts";
- * import { withFileLock } from "./lock.ts";
+ * import { withFileLock } from "./ledger_lock.ts";
  * import { appendRow } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const bytes = new Uint8Array([1]);

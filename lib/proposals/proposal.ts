@@ -28,7 +28,7 @@ import { childKind, readChild, walkDirs } from "../fs/path_walk.ts";
 import { entryKind } from "../fs/entry.ts";
 import { wouldBeGitDir } from "../git/repo_shape.ts";
 import { anchoredReplace, MAX_ANCHORED_TARGET } from "../fs/anchored_write.ts";
-import { withFileLock } from "../ledger/lock.ts";
+import { withFileLock } from "../ledger/ledger_lock.ts";
 import { statePaths } from "../layout.ts";
 import { ledgerText } from "../ledger/row_text.ts";
 import type { RowBody } from "../ledger/row.ts";

@@ -17,7 +17,7 @@ export {
 } from "./client.ts";
 export { checkRunnerDirs, ensureRunnerDirs } from "./dirs.ts";
 export { BEAT_EVERY_MS, liveRunner, STATUS_NAME, writeStatus } from "./liveness.ts";
-export { takeRunnerLock } from "./lock.ts";
+export { takeRunnerLock } from "./runner_lock.ts";
 export { BRIEF_UNREADABLE_REASON, queueModeReason } from "./mode.ts";
 export {
   type Channel,
@@ -26,7 +26,7 @@ export {
   isTempName,
   type QueuePaths,
   queuePaths,
-} from "./paths.ts";
+} from "./queue_paths.ts";
 export { checkPins, pinPaths, type Pins, readPins } from "./pins.ts";
 export {
   isExpired,
@@ -38,5 +38,5 @@ export {
   REQUEST_GRACE_S,
   requestJsonSchema,
   type RequestKind,
-} from "./request.ts";
+} from "./queued_request.ts";
 export { contextOf, replyKeyOf, type ResultBody, resultText } from "./result.ts";

@@ -30,7 +30,7 @@ import { performAct } from "../acts/pipeline.ts";
 import { runAct, runActWith, runExit } from "../acts/run_act.ts";
 import { type SessionGrants, sessionOf } from "../acts/session.ts";
 import type { Backend } from "../sandbox/decide.ts";
-import type { Channel } from "../queue/paths.ts";
+import type { Channel } from "../queue/queue_paths.ts";
 import {
   isExpired,
   kindOf,
@@ -39,7 +39,7 @@ import {
   parseRequest,
   type QueueRequestT,
   type RequestKind,
-} from "../queue/request.ts";
+} from "../queue/queued_request.ts";
 import { replyKeyOf, type ResultBody } from "../queue/result.ts";
 
 /** What the runner holds while it serves. */

@@ -24,7 +24,7 @@ export interface RunnerLock {
  * @throws {QueueError} `RUNNER_RUNNING`
  * @example
  * ```ts
- * import { takeRunnerLock } from "./lock.ts";
+ * import { takeRunnerLock } from "./runner_lock.ts";
  * const dir = Deno.makeTempDirSync();
  * const lock = await takeRunnerLock(`${dir}/runner.lock`, Deno.pid);
  * lock.release();

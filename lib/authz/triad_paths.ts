@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { authzPaths } from "./paths.ts";
+ * import { authzPaths } from "./triad_paths.ts";
  * authzPaths("/p").waivers; // "/p/references/security-waivers.log.csv"
  * ```
  * @module
@@ -42,7 +42,7 @@ export interface AuthzPaths {
  *
  * @example
  * ```ts
- * import { authzPaths } from "./paths.ts";
+ * import { authzPaths } from "./triad_paths.ts";
  * authzPaths("/p").decisions; // "/p/references/security-decisions.log.csv"
  * ```
  */
