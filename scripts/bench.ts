@@ -100,7 +100,7 @@ import { readRunnerPublicText } from "../lib/crypto/keys.ts";
 import { sealPublicFromPem } from "../lib/crypto/seal.ts";
 import { submitRequest, waitForResult } from "../lib/queue/client.ts";
 import { liveRunner } from "../lib/queue/liveness.ts";
-import { queuePaths } from "../lib/queue/paths.ts";
+import { queuePaths } from "../lib/queue/queue_paths.ts";
 
 const quick = Deno.args.includes("--quick");
 const keep = Deno.args.includes("--keep");
