@@ -48,6 +48,8 @@
  *    the whole log decides first): whole process from the release bundle against a floor of one
  *    bare Deno start that reads both files and HMACs each (scripts/bench/gate_floor.ts; target
  *    <= 2x at 10,000 rows), and in process against reading both files and HMAC-ing their bytes.
+ *    Both read through the ledgers' indexes (lib/authz/csv_index.ts) as a gate with the ledger
+ *    key does, kept as `decision sign` and `waiver issue` keep them after their writes.
  *
  * Every in-process figure has a whole-process one beside it: what a user waits for is the process.
  *
@@ -76,8 +78,13 @@ import { auditEntries } from "../lib/audit/team.ts";
 import { walkTeam } from "../lib/audit/walk.ts";
 import { auditProcessSection } from "./bench/audit_process.ts";
 import { formatCsv } from "../lib/authz/csv.ts";
-import { verifyWaivers, WAIVER_COLUMNS, waiverPayload } from "../lib/authz/waivers.ts";
-import { decisionPayload, NEW_DECISION_HEADER } from "../lib/authz/decisions.ts";
+import {
+  indexWaivers,
+  verifyWaivers,
+  WAIVER_COLUMNS,
+  waiverPayload,
+} from "../lib/authz/waivers.ts";
+import { decisionPayload, indexDecisionLog, NEW_DECISION_HEADER } from "../lib/authz/decisions.ts";
 import { decideGate } from "../lib/authz/gate.ts";
 import { GRANT_COLUMNS, grantMessage, grantPayload, verifyGrants } from "../lib/authz/grants.ts";
 import {
@@ -92,7 +99,7 @@ import {
   removeMaskPoints,
   removePrivateTmpdir,
 } from "../lib/sandbox/run_dir.ts";
-import { readRunnerPublicText } from "../lib/crypto/keys.ts";
+import { loadLedgerKey, readRunnerPublicText } from "../lib/crypto/keys.ts";
 import { sealPublicFromPem } from "../lib/crypto/seal.ts";
 import { submitRequest, waitForResult } from "../lib/queue/client.ts";
 import { liveRunner } from "../lib/queue/liveness.ts";
@@ -1007,7 +1014,11 @@ async function wholeProcess(
 
 /** A project with `n` signed, chained decision rows (a HALT and its retraction every 50) and `n`
  * HMAC waiver rows; the action `gate` asks about is allowed by the last waiver. */
-function makeGateProject(n: number, decisionKey: string, waiverKey: string): string {
+async function makeGateProject(
+  n: number,
+  decisionKey: string,
+  waiverKey: string,
+): Promise<string> {
   const dir = `${work}/gate-${n}`;
   Deno.mkdirSync(`${dir}/references`, { recursive: true });
   Deno.writeTextFileSync(`${dir}/references/security-approvers.txt`, "security\n");
@@ -1061,6 +1072,10 @@ function makeGateProject(n: number, decisionKey: string, waiverKey: string): str
     `${dir}/references/security-waivers.log.csv`,
     formatCsv(WAIVER_COLUMNS, wrecs, { eol: "\n" }),
   );
+  // The indexes `decision sign` and `waiver issue` keep after their write, with the CLI's key.
+  const key = loadLedgerKey({ env: envBase, mode: "direct" }).hmac;
+  await indexDecisionLog(dir, key);
+  await indexWaivers(dir, key);
   return dir;
 }
 
@@ -1077,7 +1092,7 @@ async function gateSection(): Promise<void> {
   };
   const rounds = quick ? 3 : 9;
   for (const n of [1_000, 10_000]) {
-    const dir = makeGateProject(n, decisionKey, waiverKey);
+    const dir = await makeGateProject(n, decisionKey, waiverKey);
     const action = `delete:build/w${n - 1}.bin`;
     const args = ["gate", action, "--project", dir];
     const floorArgs = [
@@ -1116,13 +1131,15 @@ async function gateSection(): Promise<void> {
     const inFloor: number[] = [];
     const inOurs: number[] = [];
     const now = new Date("2026-11-30T12:00:00Z");
+    // The key the CLI reads its indexes with (the bench's key dir): the same reads as the process.
+    const indexKey = loadLedgerKey({ env, mode: "direct" }).hmac;
     for (let i = 0; i < rounds; i++) {
       let s = performance.now();
       const k = new HmacKey(enc.encode(waiverKey));
       for (const f of files) k.hex(Deno.readFileSync(f));
       inFloor.push(performance.now() - s);
       s = performance.now();
-      const d = await decideGate(dir, action, { env, now });
+      const d = await decideGate(dir, action, { env, now, indexKey });
       if (!d.allowed) throw new Error(`gate: ${d.problem?.reason}`);
       inOurs.push(performance.now() - s);
     }

@@ -386,12 +386,17 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     env: [WAIVER_KEY_ENV, ...KEY_ENV],
     built: true,
+    // The ledger key and the state dir too: the write keeps the ledger's index for the gate.
     needs: (ctx) =>
-      authzNeeds(ctx, {
-        write: true,
-        keyEnv: [WAIVER_KEY_ENV, ...KEY_ENV],
-        operatorKey: ctx.parsed.flags.ed25519 === true,
-      }),
+      mergeNeeds(
+        authzNeeds(ctx, {
+          write: true,
+          keyEnv: [WAIVER_KEY_ENV, ...KEY_ENV],
+          operatorKey: ctx.parsed.flags.ed25519 === true,
+        }),
+        keyNeeds(ctx),
+        stateNeeds(ctx, true),
+      ),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverIssue(ctx),
   },
   {
@@ -508,12 +513,17 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     env: [DECISION_KEY_ENV, ...KEY_ENV],
     built: true,
+    // The ledger key and the state dir too: the write keeps the ledger's index for the gate.
     needs: (ctx) =>
-      authzNeeds(ctx, {
-        write: true,
-        keyEnv: [DECISION_KEY_ENV, ...KEY_ENV],
-        operatorKey: ctx.parsed.flags.ed25519 === true,
-      }),
+      mergeNeeds(
+        authzNeeds(ctx, {
+          write: true,
+          keyEnv: [DECISION_KEY_ENV, ...KEY_ENV],
+          operatorKey: ctx.parsed.flags.ed25519 === true,
+        }),
+        keyNeeds(ctx),
+        stateNeeds(ctx, true),
+      ),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionSign(ctx),
   },
   {
