@@ -53,7 +53,11 @@
  *
  * Every in-process figure has a whole-process one beside it: what a user waits for is the process.
  *
- * Usage: deno task bench [--quick] [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate]
+ * 10. SHA-256: the WebAssembly batch, node:crypto and @noble/hashes on the verify and append
+ *    paths (scripts/bench/sha256_paths.ts), against the verify floor and a bare Deno start.
+ *
+ * Usage: deno task bench [--quick]
+ * [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate|sha256]
  * [--keep]
  * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
@@ -1152,6 +1156,60 @@ async function gateSection(): Promise<void> {
   }
 }
 
+/**
+ * 10. The SHA-256 decision (issue 25 item 4): the ledger's two per-row hashes over a 100k-row
+ * ledger by each candidate (scripts/bench/sha256_paths.ts: the WebAssembly batch, node:crypto per
+ * row with its HMAC pads hashed once, @noble/hashes), whole processes, against the verify floor
+ * (a bare Deno start plus two OpenSSL SHA-256 passes); and one append's hashing in a fresh
+ * process (load the primitive, hash and MAC one row) against a bare Deno start.
+ */
+async function sha256Section(): Promise<void> {
+  console.log("\n10. SHA-256 on the verify and append paths (whole processes, rounds interleaved)");
+  const dir = `${work}/sha256-100k`;
+  makeLedger(dir, 100_000);
+  const ledger = `${dir}/.agentteams/proposal-ledger.jsonl`;
+  const script = `${root}/scripts/bench/sha256_paths.ts`;
+  const impls = ["wasm", "node", "noble"];
+  const args = (impl: string, mode: string) => [
+    "run",
+    "--allow-read",
+    "--no-check",
+    script,
+    impl,
+    mode,
+    ledger,
+    KEY,
+  ];
+  const rounds = quick ? 3 : 7;
+  const t: Record<string, number[]> = { start: [], sha: [] };
+  for (const i of impls) {
+    t[`${i} verify`] = [];
+    t[`${i} append`] = [];
+    for (const m of ["verify", "append"]) await timeCmd(deno, args(i, m), { runs: 1 });
+  }
+  for (let r = 0; r < rounds; r++) {
+    t.start.push(await timeCmd(deno, ["run", "--no-check", emptyTs], { runs: 1 }));
+    t.sha.push(await timeCmd("openssl", ["dgst", "-sha256", ledger], { runs: 1 }));
+    for (const i of impls) {
+      for (const m of ["verify", "append"]) {
+        t[`${i} ${m}`].push(await timeCmd(deno, args(i, m), { runs: 1 }));
+      }
+    }
+  }
+  const start = median(t.start);
+  const floor = start + 2 * median(t.sha);
+  row("floor: deno start + 2 x openssl sha256 over the ledger", fmt(floor));
+  for (const i of impls) {
+    const v = median(t[`${i} verify`]);
+    row(`  ${i}: both hashes of 100k rows`, fmt(v), `${(v / floor).toFixed(2)}x the floor`);
+  }
+  row("a bare deno start", fmt(start));
+  for (const i of impls) {
+    const a = median(t[`${i} append`]);
+    row(`  ${i}: load, hash and MAC one row`, fmt(a), `${(a / start).toFixed(2)}x a bare start`);
+  }
+}
+
 async function authzSection(): Promise<void> {
   console.log(
     "\n8. Authorization ledgers (in process and whole process; floor and subject interleaved)",
@@ -1297,6 +1355,7 @@ try {
   if (want("audit")) await auditProcessSection({ root, work, quick });
   if (want("authz")) await authzSection();
   if (want("gate")) await gateSection();
+  if (want("sha256")) await sha256Section();
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
   else Deno.removeSync(work, { recursive: true });
