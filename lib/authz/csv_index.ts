@@ -49,7 +49,12 @@ interface IndexBody {
   readonly rows: number;
   /** The caller's carry after the prefix (the chain's last payload hash, or `""`). */
   readonly carry: string;
+  /** `marks[k]`: the offset just past the prefix's `(k + 1) * STRIDE`-th LF (line numbers). */
+  readonly marks: readonly number[];
 }
+
+/** Lines between two {@link IndexBody.marks}: a candidate's line is counted from the mark before. */
+const STRIDE = 512;
 
 /**
  * The index file of a ledger in a project's state dir.
@@ -78,7 +83,11 @@ function readBody(path: string, name: string, key: HmacKey): IndexBody | null {
       typeof o.mac !== "string" || typeof b !== "object" || b === null || b.v !== 1 ||
       b.name !== name || !Number.isSafeInteger(b.size) || b.size <= 0 ||
       typeof b.sha256 !== "string" || !Number.isSafeInteger(b.newlines) ||
-      !Number.isSafeInteger(b.rows) || typeof b.carry !== "string"
+      !Number.isSafeInteger(b.rows) || typeof b.carry !== "string" || !Array.isArray(b.marks) ||
+      b.marks.length !== Math.floor(b.newlines / STRIDE) ||
+      !b.marks.every((m, k) =>
+        Number.isSafeInteger(m) && m <= b.size && (k === 0 || m > b.marks[k - 1])
+      )
     ) return null;
     return key.verify(`${PURPOSE}|${JSON.stringify(b)}`, o.mac) ? b : null;
   } catch {
@@ -115,7 +124,8 @@ export interface IndexedTable {
 /**
  * The rows that can decide, through a valid index (see the module doc), or `null`: no index, one
  * that does not verify or no longer fits the bytes, or a tail that does not parse (the caller
- * reads the whole file and reports it).
+ * reads the whole file and reports it). `needles` are in lower case (a row is a candidate when its
+ * lower-case text holds one).
  *
  * @example
  * ```ts
@@ -146,7 +156,7 @@ export async function readIndexed(
   }
   const shift = body.newlines - 1;
   const tail: CsvRow[] = parsed.rows.map((r) => ({ line: r.line + shift, cells: r.cells }));
-  const rows = prefixCandidates(text, headerEnd, body.size, needles);
+  const rows = prefixCandidates(text, headerEnd, body.size, needles, body.marks);
   const tailAt = rows.length;
   for (const r of tail) rows.push(r);
   return {
@@ -157,37 +167,49 @@ export async function readIndexed(
   };
 }
 
-/** The lines of `text[from, to)` that hold a needle (case-insensitive), as rows, in file order. */
+/**
+ * The lines of `text[from, to)` that hold a needle (ASCII, case-insensitive), as rows in file
+ * order; `marks` as {@link IndexBody.marks}.
+ */
 function prefixCandidates(
   text: string,
   from: number,
   to: number,
   needles: readonly string[],
+  marks: readonly number[],
 ): CsvRow[] {
-  const lower = text.slice(from, to).toLowerCase();
-  const starts = new Set<number>();
-  for (const needle of needles) {
-    for (let i = lower.indexOf(needle); i >= 0;) {
-      const s = lower.lastIndexOf("\n", i) + 1;
-      const e = lower.indexOf("\n", i);
-      starts.add(s);
-      i = e < 0 ? -1 : lower.indexOf(needle, e + 1);
-    }
+  // One case-insensitive search for all the needles (no lower-case copy of the text).
+  const re = new RegExp(
+    needles.map((n) => n.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&")).join("|"),
+    "gi",
+  );
+  const starts: number[] = [];
+  re.lastIndex = from;
+  for (let m = re.exec(text); m !== null && m.index < to; m = re.exec(text)) {
+    const s = text.lastIndexOf("\n", m.index) + 1;
+    if (starts.length === 0 || starts[starts.length - 1] !== s) starts.push(s);
+    const e = text.indexOf("\n", m.index);
+    if (e < 0 || e >= to) break;
+    re.lastIndex = e + 1;
   }
-  const sorted = [...starts].sort((a, b) => a - b);
   const out: CsvRow[] = [];
-  // The line of `lower[0]` is 2 (an indexed prefix starts with its header line).
-  let line = 2;
-  let at = 0;
-  for (const s of sorted) {
-    for (let nl = lower.indexOf("\n", at); nl >= 0 && nl < s; nl = lower.indexOf("\n", nl + 1)) {
+  let k = -1; // the last mark at or before the current start
+  let at = 0; // counted up to here...
+  let line = 1; // ...which starts this line
+  for (const s of starts) {
+    while (k + 1 < marks.length && marks[k + 1] <= s) k++;
+    if (k >= 0 && marks[k] > at) {
+      at = marks[k];
+      line = (k + 1) * STRIDE + 1;
+    }
+    for (let nl = text.indexOf("\n", at); nl >= 0 && nl < s; nl = text.indexOf("\n", nl + 1)) {
       line++;
       at = nl + 1;
     }
     at = s;
-    let e = lower.indexOf("\n", s);
-    if (e < 0) e = lower.length;
-    let l = text.slice(from + s, from + e);
+    let e = text.indexOf("\n", s);
+    if (e < 0 || e > to) e = to;
+    let l = text.slice(s, e);
     if (l.endsWith("\r")) l = l.slice(0, -1);
     if (l !== "") out.push({ line, cells: l.split(",") });
   }
@@ -219,7 +241,10 @@ export async function keepIndex(
   const { bytes, text } = read;
   if (!indexable(bytes, text)) return;
   let newlines = 0;
-  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) newlines++;
+  const marks: number[] = [];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) {
+    if (++newlines % STRIDE === 0) marks.push(i + 1);
+  }
   const body: IndexBody = {
     v: 1,
     name: ref.name,
@@ -228,6 +253,7 @@ export async function keepIndex(
     newlines,
     rows,
     carry,
+    marks,
   };
   try {
     ensureStateDir(ref.root);

@@ -9,10 +9,16 @@ import { join } from "node:path";
 import { removeTree, snapshotTree, tempDir } from "../_helpers/mod.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { decideGate, type GateDecision } from "../../lib/authz/gate.ts";
-import { indexDecisionLog, signDecisionRow } from "../../lib/authz/decisions.ts";
+import {
+  decisionPayload,
+  indexDecisionLog,
+  NEW_DECISION_HEADER,
+  signDecisionRow,
+} from "../../lib/authz/decisions.ts";
+import { formatCsv } from "../../lib/authz/csv.ts";
 import { indexWaivers, issueWaiver } from "../../lib/authz/waivers.ts";
 import { csvIndexPath, keepIndex } from "../../lib/authz/csv_index.ts";
-import { HmacKey } from "../../lib/crypto/hash.ts";
+import { HmacKey, sha256Hex } from "../../lib/crypto/hash.ts";
 import { project } from "./_fixtures.ts";
 
 const NOW = new Date("2026-11-30T12:00:00Z");
@@ -194,6 +200,43 @@ Deno.test("csv index: what the key signed is believed, so the fast path is the o
     await keepIndex({ bytes, text: edited }, { root: p, name: "decisions", key: KEY }, 7, "x");
     assert.equal((await decideGate(p, "delete:d9", plain)).problem?.code, "CHAIN_BROKEN");
     assert.equal((await decideGate(p, "delete:d9", indexed)).allowed, true);
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("csv index: line numbers past the index's line marks are the file's own", async () => {
+  const dir = await tempDir("csv-index-lines");
+  try {
+    const p = await project(dir);
+    const dk = new HmacKey(new TextEncoder().encode("dk"));
+    const rows: string[][] = [];
+    let prev = "";
+    for (let i = 0; i < 1300; i++) {
+      const r: Record<string, string> = {
+        date: "2026-11-29",
+        plan_slug: "",
+        step: String(i),
+        decision: `delete:d${i}`,
+        status: "PASS",
+        conditions: "",
+        conditions_verified: "verified",
+        evidence: "",
+        owner: "@security",
+        prev_digest: prev,
+      };
+      r.signature = dk.hex(decisionPayload(r));
+      prev = sha256Hex(decisionPayload(r));
+      rows.push(NEW_DECISION_HEADER.map((c) => r[c] ?? ""));
+    }
+    Deno.writeTextFileSync(decisions(p), formatCsv(NEW_DECISION_HEADER, rows, { eol: "\r\n" }));
+    await reindex(p);
+    const index = JSON.parse(Deno.readTextFileSync(csvIndexPath(p, "decisions")));
+    assert.equal(index.body.marks.length, 2, "two marks: after lines 512 and 1024");
+    for (const i of [0, 510, 511, 512, 1000, 1023, 1024, 1299]) {
+      const d = await same(p, `delete:d${i}`);
+      assert.equal(d.ref, `security-decisions.log.csv:${i + 2}`, `row ${i}`);
+    }
   } finally {
     await removeTree(dir);
   }
