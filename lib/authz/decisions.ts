@@ -250,7 +250,8 @@ const DECISION_SCHEMA = { required: [], known: KNOWN, what: "security-decisions.
  * HALTs and retractions, the rows naming `action`) and the rows appended since the last whole
  * read are parsed, and the chain is checked from the last checked row on. The log it returns has
  * those rows only and {@link DecisionLog.chainHeld}: what {@link decideClearance} decides on it is
- * what it decides on the whole log. Without a key, or when the index does not fit, the whole log
+ * what it decides on the whole log. `action` `null`: the HALT rows only (what the HALT check of an
+ * act reads, `lib/authz/stop.ts`). Without a key, or when the index does not fit, the whole log
  * is read. A read writes nothing: the writers keep the index ({@link indexDecisionLog}).
  *
  * @throws {AuthzError} what {@link readDecisionLog} throws.
@@ -262,17 +263,15 @@ const DECISION_SCHEMA = { required: [], known: KNOWN, what: "security-decisions.
  */
 export async function readDecisionLogFor(
   root: string,
-  action: string,
+  action: string | null,
   key?: HmacKey,
 ): Promise<DecisionLog> {
   const read = readCsvText(authzPaths(root).decisions);
   if (read === null) return { table: null, schema: "current", recs: [] };
   if (key !== undefined) {
     const ref = { root, name: "decisions", key };
-    const fast = await readIndexed(read, ref, DECISION_SCHEMA, [
-      "halt",
-      action.trim().toLowerCase(),
-    ]);
+    const needles = action === null ? ["halt"] : ["halt", action.trim().toLowerCase()];
+    const fast = await readIndexed(read, ref, DECISION_SCHEMA, needles);
     if (fast !== null) {
       const log = logOf(fast.table);
       if (chainCarry(log.table!, log.recs.slice(fast.tail), fast.carry) !== null) {

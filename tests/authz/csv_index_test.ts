@@ -1,6 +1,6 @@
 /**
- * The triad ledgers' index (lib/authz/csv_index.ts): a gate that reads through it decides as the
- * whole read does (allowed, HALTed, the same refusal, code and line), and every change to the
+ * The triad ledgers' index (lib/authz/csv_index.ts): a gate (and an act's HALT check) that reads
+ * through it decides as the whole read does (allowed, HALTed, the same refusal, code and line), and every change to the
  * bytes it covers, a forged or replayed index, and a bad row appended after it send the read back
  * to the whole file, which reports what it always did.
  */
@@ -16,6 +16,7 @@ import {
   signDecisionRow,
 } from "../../lib/authz/decisions.ts";
 import { formatCsv } from "../../lib/authz/csv.ts";
+import { haltStop } from "../../lib/authz/stop.ts";
 import { indexWaivers, issueWaiver } from "../../lib/authz/waivers.ts";
 import { csvIndexPath, keepIndex } from "../../lib/authz/csv_index.ts";
 import { HmacKey, sha256Hex } from "../../lib/crypto/hash.ts";
@@ -200,6 +201,9 @@ Deno.test("csv index: what the key signed is believed, so the fast path is the o
     await keepIndex({ bytes, text: edited }, { root: p, name: "decisions", key: KEY }, 7, "x");
     assert.equal((await decideGate(p, "delete:d9", plain)).problem?.code, "CHAIN_BROKEN");
     assert.equal((await decideGate(p, "delete:d9", indexed)).allowed, true);
+    // The same for an act's HALT check.
+    assert.equal((await haltStop(p, ["delete:d9"], plain))?.code, "HALTED");
+    assert.equal(await haltStop(p, ["delete:d9"], plain, KEY), null);
   } finally {
     await removeTree(dir);
   }
@@ -237,6 +241,34 @@ Deno.test("csv index: line numbers past the index's line marks are the file's ow
       const d = await same(p, `delete:d${i}`);
       assert.equal(d.ref, `security-decisions.log.csv:${i + 2}`, `row ${i}`);
     }
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("csv index: an act's HALT check through it stops what the whole read stops", async () => {
+  const dir = await tempDir("csv-index-stop");
+  try {
+    const p = await signedProject(dir);
+    const both = async (actions: string[]) => {
+      const before = await snapshotTree(p);
+      const whole = await haltStop(p, actions, plain);
+      assert.deepEqual(await haltStop(p, actions, plain, KEY), whole, actions.join(" "));
+      assertSameTree(before, await snapshotTree(p), "a HALT check writes nothing");
+      return whole;
+    };
+    assert.equal((await both(["delete:h"]))?.code, "HALTED");
+    assert.equal(await both(["delete:d1", "write:src/a.ts"]), null);
+    // A HALT appended after the index (a tail row), then the emergency stop.
+    await signDecisionRow(p, { action: "delete:d1", verdict: "HALT" }, plain);
+    assert.equal((await both(["delete:d1"]))?.code, "HALTED");
+    await signDecisionRow(p, { action: "*", verdict: "HALT" }, plain);
+    await reindex(p);
+    assert.match((await both(["write:src/a.ts"]))!.reason, /emergency stop/);
+    // The HALT rows removed under the index: the chain breaks, and every act stops.
+    const text = Deno.readTextFileSync(decisions(p));
+    Deno.writeTextFileSync(decisions(p), text.replace(/^[^\n]*,HALT,[^\n]*\n/gm, ""));
+    assert.match((await both(["write:src/a.ts"]))!.reason, /chain is broken/);
   } finally {
     await removeTree(dir);
   }
