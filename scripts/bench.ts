@@ -3,7 +3,8 @@
  * are noisy; every figure is a median of several runs).
  *
  * 0. Start-up: whole-process `--version` from the release bundle and from the source tree against
- *    an empty `deno run` (target <= 1.6 from the bundle).
+ *    an empty `deno run` (target <= 1.6 from the bundle); `--version` is answered before the CLI
+ *    loads, so a command's start (a read-only `gate` with nothing to read) is measured beside it.
  * 1. Ledger: appends per second (each with fsync) at 0 and at 100k existing rows (in process), and
  *    whole-process `dispatch` (which appends) beside a 100k-row ledger against the same beside an
  *    empty one; whole-process `ledger verify` of 10k and 100k rows against a floor of one bare Deno
@@ -555,12 +556,20 @@ async function startSection(): Promise<void> {
   const viaBundle: number[] = [];
   const src: number[] = [];
   const bundled = ["run", "--no-config", ...releaseFlags(), `${bundleDir}/main.js`, "--version"];
+  // `--version` is answered before the CLI loads (main.ts): a command's start is measured too,
+  // a read-only gate in a project with no triad files (the CLI, the command table, the key).
+  const bare = `${work}/start-bare`;
+  Deno.mkdirSync(bare);
+  const command = cli(["gate", "delete:x", "--project", bare], `${bundleDir}/main.js`);
+  const commandStart: number[] = [];
   await timeCmd(deno, bundled, { env: envBase, runs: 1 });
   await timeCmd(deno, cli(["--version"]), { env: envBase, runs: 1 });
+  await timeCmd(deno, command, { env: envBase, runs: 1, expect: 1 });
   for (let i = 0; i < rounds; i++) {
     empty.push(await timeCmd(deno, ["run", "--no-config", emptyTs], { runs: 1 }));
     viaBundle.push(await timeCmd(deno, bundled, { env: envBase, runs: 1 }));
     src.push(await timeCmd(deno, cli(["--version"]), { env: envBase, runs: 1 }));
+    commandStart.push(await timeCmd(deno, command, { env: envBase, runs: 1, expect: 1 }));
   }
   const fl = median(empty);
   row("floor: an empty `deno run`", fmt(fl));
@@ -573,6 +582,11 @@ async function startSection(): Promise<void> {
     "--version from the source tree, whole process",
     fmt(median(src)),
     `${(median(src) / fl).toFixed(2)}x the floor`,
+  );
+  row(
+    "a command's start: gate, nothing to read, release bundle",
+    fmt(median(commandStart)),
+    `${(median(commandStart) / fl).toFixed(2)}x the floor`,
   );
 }
 
@@ -1170,10 +1184,12 @@ async function sha256Section(): Promise<void> {
   const ledger = `${dir}/.agentteams/proposal-ledger.jsonl`;
   const script = `${root}/scripts/bench/sha256_paths.ts`;
   const impls = ["wasm", "node", "noble"];
+  // @noble/hashes is a bench-only package: pinned in the tests' lockfile, not the tool's.
   const args = (impl: string, mode: string) => [
     "run",
     "--allow-read",
     "--no-check",
+    `--lock=${root}/tests/deno.lock`,
     script,
     impl,
     mode,

@@ -6,7 +6,8 @@
  * per row (the HMAC's key pads hashed once and copied per row), and `@noble/hashes`. `append` mode
  * is what one append costs in a fresh process: load the primitive, hash one row, MAC it.
  *
- * Usage: deno run --allow-read scripts/bench/sha256_paths.ts (wasm|node|noble) (verify|append)
+ * Usage: deno run --allow-read --lock=tests/deno.lock scripts/bench/sha256_paths.ts
+ * (wasm|node|noble) (verify|append)
  * LEDGER KEY
  *
  * Prints the number of rows whose chain and MAC held (a check that each did the whole work).
