@@ -94,7 +94,7 @@ function readEntrySync(abs: string, rel: string, kind?: FileKind): AuditEntry {
  */
 export async function walkTeam(
   dir: string,
-  opts: { followLinks: boolean },
+  opts: { followLinks: boolean; onFile?: () => void },
 ): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
   const seen = new Set<string>();
@@ -151,6 +151,7 @@ export async function walkTeam(
         // `recipes/` is audited only when it reads as a Goose recipe.
         if (kindOfPath(childRel) === null) continue;
         out.push(readEntrySync(childAbs, childRel));
+        opts.onFile?.();
       }
     }
   };

@@ -18,6 +18,7 @@ import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
 import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
+import { PROGRESS_ENV } from "./terminal.ts";
 import { authzNeeds, teamDirOf } from "./authz_common.ts";
 import { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import { DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
@@ -176,16 +177,21 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
       ...QUEUE_FLAGS,
     ],
-    env: KEY_ENV,
+    // The progress line reads CI and TERM (lib/cli/terminal.ts), in either mode.
+    env: [...KEY_ENV, ...PROGRESS_ENV],
     built: true,
-    needs: queued((ctx) => {
-      const extra: string[] = [];
-      for (const f of ["checkpoint", "verify-key"]) {
-        const v = ctx.parsed.flags[f];
-        if (typeof v === "string") extra.push(resolve(v));
-      }
-      return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), { ...NO_NEEDS, read: extra });
-    }),
+    needs: async (ctx) =>
+      mergeNeeds(
+        await queued((ctx) => {
+          const extra: string[] = [];
+          for (const f of ["checkpoint", "verify-key"]) {
+            const v = ctx.parsed.flags[f];
+            if (typeof v === "string") extra.push(resolve(v));
+          }
+          return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), { ...NO_NEEDS, read: extra });
+        })(ctx),
+        { ...NO_NEEDS, env: PROGRESS_ENV },
+      ),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerVerify(ctx),
   },
   {
@@ -246,12 +252,17 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: [
       { name: "format", kind: "string", value: "FMT", help: "text (default), json or sarif" },
       { name: "fix", kind: "bool", help: "narrow what can be narrowed cleanly, then audit again" },
+      {
+        name: "dry-run",
+        kind: "bool",
+        help: "with --fix: show what it would change, write nothing",
+      },
       { name: "strict", kind: "bool", help: "fail on warnings too" },
       { name: "allow-empty", kind: "bool", help: "finding no agent file is expected (no failure)" },
     ],
     // The yaml package's parser reads these two (its debug switches) on every parse; HOME and
     // the key dir's variable place the key dir for the Claude settings check (no key is read).
-    env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
+    env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR", ...PROGRESS_ENV],
     built: true,
     // The project and the named directories (read; written only with --fix), and the brief.
     needs: (ctx) => {
@@ -260,14 +271,15 @@ export const COMMANDS: readonly CommandSpec[] = [
       );
       // A named agent folder is walked from its team's root.
       const roots = [ctx.project, ...named.map((d) => auditRootOf(d, ctx.project).base)];
-      const fix = ctx.parsed.flags.fix === true;
+      // --fix --dry-run writes nothing.
+      const fix = ctx.parsed.flags.fix === true && ctx.parsed.flags["dry-run"] !== true;
       return {
         ...NO_NEEDS,
         read: [...roots, ...briefFlagReads(ctx)],
         write: fix ? roots : [],
         // --fix writes through the anchored write (lib/fs/anchored_write.ts), a Perl program.
         run: fix ? [PERL_PATH] : [],
-        env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
+        env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR", ...PROGRESS_ENV],
       };
     },
     run: async (ctx) => (await loadCode(() => import("./audit_cmd.ts"))).audit(ctx),
