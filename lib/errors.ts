@@ -412,7 +412,9 @@ export class InitError extends AgentTeamsError {
       | "INIT_AGENT_UNREADABLE"
       | "INIT_LINK"
       | "INIT_RULES_UNMET"
-      | "INIT_BRIEF_INVALID",
+      | "INIT_BRIEF_INVALID"
+      | "INIT_FILE_UNREADABLE"
+      | "INIT_BACKUP",
     message: string,
     options?: ErrorOptions,
   ) {

@@ -42,6 +42,18 @@ const TRUST_ENV = ["HOME", "AGENTTEAMS_KEY_DIR"];
 /** What `doctor` reads of the environment: key custody's variables and every one the runner refuses. */
 const DOCTOR_ENV: readonly string[] = [...new Set([...KEY_ENV, ...RUNNER_FORBIDDEN_ENV])];
 
+/**
+ * What `init` reads of the environment: where the key dir is (the settings rules name it, no key
+ * is read), the yaml parser's switches (the audit), the progress line's.
+ */
+const INIT_ENV: readonly string[] = [
+  "HOME",
+  "AGENTTEAMS_KEY_DIR",
+  "AGENTTEAMS_PROPOSAL_LEDGER_KEY_FILE",
+  ...AUDIT_ENV,
+  ...PROGRESS_ENV,
+];
+
 const TEAM_DIR_FLAG = {
   name: "team-dir",
   kind: "string",
@@ -567,6 +579,37 @@ export const COMMANDS: readonly CommandSpec[] = [
       return mergeNeeds(base, keyNeeds(ctx), stateNeeds(ctx, consume));
     },
     run: async (ctx) => (await loadCode(() => import("./gate_cmd.ts"))).gate(ctx),
+  },
+  {
+    words: ["init"],
+    summary: "switch the project on: brief, session settings, .gitignore, reference file; " +
+      "then what audit --fix would change",
+    help:
+      "Shows each change before it makes it; --dry-run only shows. The brief names the agents\n" +
+      "the project's agent files define; the Claude Code settings get exactly the deny rules\n" +
+      "doctor requires, merged without losing yours (a settings file with comments, or not\n" +
+      "JSON, is refused, never rewritten); .gitignore gets the runner's folders. An existing\n" +
+      "brief or reference file is never overwritten, unless --force, which backs it up first\n" +
+      "(<file>.bak). Writes are atomic and through no link. A second run changes nothing.",
+    positionals: [],
+    flags: [
+      { name: "dry-run", kind: "bool", help: "show every change, make none" },
+      { name: "force", kind: "bool", help: "replace a brief that differs (backed up first)" },
+    ],
+    env: INIT_ENV,
+    built: true,
+    // The project (read; written unless --dry-run, through the anchored write's Perl), --brief.
+    needs: (ctx) => {
+      const dry = ctx.parsed.flags["dry-run"] === true;
+      return {
+        ...NO_NEEDS,
+        read: [ctx.project, ...briefFlagReads(ctx)],
+        write: dry ? [] : [ctx.project],
+        run: dry ? [] : [PERL_PATH],
+        env: INIT_ENV,
+      };
+    },
+    run: async (ctx) => (await loadCode(() => import("./init_cmd.ts"))).init(ctx),
   },
   {
     words: ["doctor"],

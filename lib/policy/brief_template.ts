@@ -10,7 +10,7 @@
  * ```ts
  * import { briefTemplate } from "./brief_template.ts";
  * const text = briefTemplate([{ slug: "reviewer", files: [".claude/agents/reviewer.md"] }]);
- * text.includes('"reviewer": {'); // true
+ * text.includes('"reviewer": { "write_scopes": [], "commands": [] }'); // true
  * ```
  * @module
  */
@@ -51,9 +51,17 @@ export function briefTemplate(agents: readonly FoundAgent[]): string {
     '  // "orchestrator-only": agents return proposals and command requests; only the runner',
     "  // (started outside every agent session) applies and runs them, and records each act.",
     '  "write_policy": "orchestrator-only",',
+    '  // The switch needs an explicit profile: "confined" (each session runs in its sandbox) or',
+    '  // "exclusive".',
+    '  "privilege_profile": "confined",',
     "  // write_policy_frameworks is left out: the switch covers every framework.",
-    "  // One entry per agent the orchestrator dispatches. An agent starts with no write scope",
-    "  // and no command: it can propose nothing until you widen it here.",
+    "  // One entry per agent the orchestrator dispatches (the comment above each names its",
+    "  // files). An agent starts with no write scope and no command, so it can propose nothing",
+    "  // until you widen it here:",
+    '  //   "write_scopes": project-relative paths its change and deletion proposals may write',
+    '  //     (fnmatch patterns; "src/" is the whole folder), e.g. ["src/", "docs/*.md"];',
+    '  //   "commands": the commands its requests may run, each by its argv prefix, e.g.',
+    '  //     [{"prefix": ["deno", "test"]}].',
   ];
   if (valid.length === 0) {
     lines.push("  // No agent file was found; add one entry per agent.");
@@ -61,18 +69,9 @@ export function briefTemplate(agents: readonly FoundAgent[]): string {
   } else {
     lines.push('  "agent_policies": {');
     valid.forEach((a, i) => {
-      const last = i === valid.length - 1;
       lines.push(`    // ${a.files.map(commentPath).join(", ")}`);
-      lines.push(`    ${JSON.stringify(a.slug)}: {`);
-      lines.push(
-        "      // Project-relative paths its change and deletion proposals may write (fnmatch",
-      );
-      lines.push('      // patterns; "src/" is the whole folder), e.g. ["src/", "docs/*.md"].');
-      lines.push('      "write_scopes": [],');
-      lines.push("      // Commands its requests may run, each by its argv prefix, e.g.");
-      lines.push('      // {"prefix": ["deno", "test"], "args": ["..."]}.');
-      lines.push('      "commands": []');
-      lines.push(last ? "    }" : "    },");
+      const sep = i === valid.length - 1 ? "" : ",";
+      lines.push(`    ${JSON.stringify(a.slug)}: { "write_scopes": [], "commands": [] }${sep}`);
     });
     lines.push("  }");
   }

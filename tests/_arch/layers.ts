@@ -21,7 +21,7 @@ export const LAYERS: LayerTable = {
     },
     {
       name: "acts",
-      paths: ["lib/acts/", "lib/runner/", "lib/mod.ts"],
+      paths: ["lib/acts/", "lib/runner/", "lib/init/", "lib/mod.ts"],
       externals: ["node:*"],
     },
     {
