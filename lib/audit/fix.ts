@@ -83,8 +83,13 @@ export function isGenerated(text: string): boolean {
 export function fixText(kind: FileKind, rel: string, text: string, exempt: boolean): FixResult {
   switch (kind) {
     case "claude":
-    case "copilot":
-      return fixMarkdown(kind, text, exempt);
+    case "copilot": {
+      const r = fixMarkdown(kind, text, exempt);
+      // A file the audit finds nothing in has nothing to fix: no rewrite is not a refusal.
+      return r.outcome === "refused" && checkFile(kind, rel, text, exempt).length === 0
+        ? { outcome: "unchanged" }
+        : r;
+    }
     case "codex-agent":
       return fixCodex(text, exempt);
     case "goose":

@@ -6,10 +6,20 @@
  *
  * @module
  */
-import { type InitChange, initProject } from "../init/init.ts";
+import { fixCommandOf, type InitChange, initProject } from "../init/init.ts";
+import { join } from "../fs/path.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine, stderrProgress } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
+
+/** Whether the working directory is the project root (else the command names absolute paths). */
+function cwdIsRoot(root: string): boolean {
+  try {
+    return Deno.realPathSync(Deno.cwd()) === root;
+  } catch {
+    return false; // not readable under the launch flags: absolute paths always work
+  }
+}
 
 /** How a change reads, as it is made (or would be). */
 function changeLine(c: InitChange, dryRun: boolean): string {
@@ -66,7 +76,10 @@ export async function init(ctx: Ctx): Promise<Outcome> {
       lines.push(`  ${tag} ${oneLine(f.file)}: ${oneLine(what)}`);
     }
   }
-  if (r.fixCommand !== null && fixable.length > 0) lines.push(`next: ${oneLine(r.fixCommand)}`);
+  // The files as the person's shell names them: relative to the project when run from it.
+  const here = cwdIsRoot(r.root);
+  const fixCommand = fixCommandOf(r.fixFiles.map((f) => here ? f : join(r.root, f)));
+  if (fixCommand !== null && fixable.length > 0) lines.push(`next: ${oneLine(fixCommand)}`);
   lines.push(
     `${dryRun ? "would switch on" : "switched on"} ${oneLine(r.root)}: ${r.agents.length} ` +
       `agent(s) in the brief; the audit finds ${r.auditErrors} error(s) before --fix; then run ` +
@@ -83,7 +96,7 @@ export async function init(ctx: Ctx): Promise<Outcome> {
       agents: [...r.agents],
       notes: [...r.notes],
       fixes: r.fixes.map((f) => ({ ...f, changes: [...f.changes] })),
-      fix_command: r.fixCommand,
+      fix_command: fixCommand,
       audit_errors: r.auditErrors,
     },
   };

@@ -108,8 +108,13 @@ export interface InitReport {
   readonly notes: readonly string[];
   /** What `audit --fix` would change (its dry run). */
   readonly fixes: readonly FixOutcome[];
-  /** The command that makes those changes, or null when there is none to make. */
+  /**
+   * The command that makes those changes, run from the project root (its files relative to it),
+   * or null when there is none to make.
+   */
   readonly fixCommand: string | null;
+  /** The files that command names, relative to the project root. */
+  readonly fixFiles: readonly string[];
   /** The audit's enforced errors as the project now is (before `--fix`). */
   readonly auditErrors: number;
 }
@@ -391,6 +396,19 @@ function shellWord(s: string): string {
 }
 
 /**
+ * The `audit --fix` command naming `files` (shell-quoted), or null for none.
+ *
+ * @example
+ * ```ts
+ * import { fixCommandOf } from "./init.ts";
+ * fixCommandOf([".claude/agents/a b.md"]); // "agentteams audit --fix '.claude/agents/a b.md'"
+ * ```
+ */
+export function fixCommandOf(files: readonly string[]): string | null {
+  return files.length === 0 ? null : `agentteams audit --fix ${files.map(shellWord).join(" ")}`;
+}
+
+/**
  * Switches the project at `root` on (see the module doc).
  *
  * @throws {InitError} `INIT_LINK`, `INIT_AGENT_UNREADABLE`, `INIT_SETTINGS_UNREADABLE`,
@@ -512,9 +530,8 @@ export async function initProject(o: InitOptions): Promise<InitReport> {
     agents: agents.map((a) => a.slug),
     notes: s.notes,
     fixes,
-    fixCommand: toFix.length === 0
-      ? null
-      : `agentteams audit --fix ${toFix.map((f) => shellWord(f.file)).join(" ")}`,
+    fixCommand: fixCommandOf(toFix.map((f) => f.file)),
+    fixFiles: toFix.map((f) => f.file),
     auditErrors: audit.findings.filter((f) => f.enforced && f.severity === "error").length,
   };
 }
