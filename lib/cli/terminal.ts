@@ -60,8 +60,7 @@ export function oneLine(text: string): string {
   return escapeWhere(text.replaceAll("\\", "\\\\"), isControlOrFormat);
 }
 
-/** The variables the progress line reads: `CI` (never in CI) and `TERM` (never on a dumb one). */
-export const PROGRESS_ENV: readonly string[] = Object.freeze(["CI", "TERM"]);
+export { PROGRESS_ENV } from "../env.ts";
 
 /** Least time between two draws of the progress line. */
 export const PROGRESS_INTERVAL_MS = 100;
