@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CLEAR_LINE, progressLine, progressText, progressWanted } from "../../lib/cli/terminal.ts";
+import { CLEAR_LINE } from "../../lib/cli/terminal.ts";
 import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { appendRow } from "../../lib/ledger/append.ts";
 import { baseChildEnv, DENO, MAIN_TS, runCli, type Sandbox, sandbox } from "../_helpers/mod.ts";
