@@ -58,6 +58,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
+import { recordRow, tapSections, writeBenchReport } from "./bench/report.ts";
 import { bundleTo } from "./bundle.ts";
 import { releaseFlags } from "../lib/permissions.ts";
 import { HmacKey, sha256Hex } from "../lib/crypto/hash.ts";
@@ -131,6 +132,7 @@ function fmt(ms: number): string {
 }
 
 function row(label: string, value: string, note = ""): void {
+  recordRow(label, value, note);
   console.log(`  ${label.padEnd(58)} ${value.padStart(14)}  ${note}`);
 }
 
@@ -1266,7 +1268,9 @@ async function authzSection(): Promise<void> {
   );
 }
 
-console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${new Date().toISOString()}`);
+tapSections();
+const startedAt = new Date().toISOString();
+console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${startedAt}`);
 try {
   await initKeys();
   if (want("start")) await startSection();
@@ -1280,6 +1284,7 @@ try {
   if (want("audit")) await auditProcessSection({ root, work, quick });
   if (want("authz")) await authzSection();
   if (want("gate")) await gateSection();
+  await writeBenchReport(`${root}/dist`, { mode: quick ? "quick" : "full", time: startedAt });
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
   else Deno.removeSync(work, { recursive: true });
