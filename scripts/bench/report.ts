@@ -204,6 +204,18 @@ function fmtMs(ms: number | null): string {
     : `${ms.toFixed(3)} ms`;
 }
 
+/** A figure's value as the chart says it: its time, else what the row printed (a rate). */
+function shownValue(f: BenchFigure): string {
+  return f.ms === null ? f.value : fmtMs(f.ms);
+}
+
+/** A figure's floor as the chart says it: its time, else the note that names it. */
+function shownFloor(f: BenchFigure): string {
+  return f.floor?.ms === null || f.floor?.ms === undefined
+    ? clip(f.floor?.label ?? "", 40)
+    : fmtMs(f.floor.ms);
+}
+
 /**
  * The chart: one pair of bars per figure with a ratio, the floor's (grey, always one unit) and
  * the figure's (its ratio in units; green within its target, red past it, blue without one),
@@ -251,10 +263,8 @@ export function benchSvg(figures: readonly BenchFigure[], title = "agentteams be
       `<rect x="${left}" y="${y + 13}" width="${w.toFixed(1)}" height="11" fill="${color}">` +
         `<title>${esc(f.label)}: ${esc(f.value)}</title></rect>`,
       `<text x="${(left + Math.max(w, unit) + 6).toFixed(1)}" y="${y + 22}">` +
-        `${ratio.toFixed(2)}x${ratio > cap ? " (cut at 10x)" : ""}: ${esc(fmtMs(f.ms))} vs ` +
-        `${esc(fmtMs(f.floor?.ms ?? null))}${
-          f.target !== null ? ` (target ≤ ${f.target})` : ""
-        }</text>`,
+        `${ratio.toFixed(2)}x${ratio > cap ? " (cut at 10x)" : ""}: ${esc(shownValue(f))} vs ` +
+        `${esc(shownFloor(f))}${f.target !== null ? ` (target ≤ ${f.target})` : ""}</text>`,
     );
     if (f.target !== null && f.target <= cap) {
       const tx = left + f.target * unit;
