@@ -259,7 +259,7 @@ export function benchSvg(figures: readonly BenchFigure[], title = "agentteams be
     parts.push(
       `<text x="10" y="${y + 11}">${esc(clip(f.label, 62))}</text>`,
       `<rect x="${left}" y="${y}" width="${unit.toFixed(1)}" height="11" fill="#bbbbbb">` +
-        `<title>floor: ${esc(f.floor?.label ?? "")} ${fmtMs(f.floor?.ms ?? null)}</title></rect>`,
+        `<title>${esc(f.floor?.label ?? "")}: ${fmtMs(f.floor?.ms ?? null)}</title></rect>`,
       `<rect x="${left}" y="${y + 13}" width="${w.toFixed(1)}" height="11" fill="${color}">` +
         `<title>${esc(f.label)}: ${esc(f.value)}</title></rect>`,
       `<text x="${(left + Math.max(w, unit) + 6).toFixed(1)}" y="${y + 22}">` +
