@@ -168,6 +168,65 @@ Deno.test("init refuses a symlinked .claude/ (INIT_LINK) and writes nothing, not
   });
 });
 
+Deno.test("init refuses, writing nothing, a settings file that is not strict JSON or not the shape Claude Code reads (INIT_SETTINGS_UNREADABLE), in either settings file, and a settings file or .claude that is a link or not what it should be (INIT_LINK)", async () => {
+  const bad: [string, string][] = [
+    [".claude/settings.json", '{"permissions": {"deny": ["Read(./.env)"],}}'],
+    [".claude/settings.json", "{not json"],
+    [".claude/settings.json", '{"a": 1, "a": 2}'],
+    [".claude/settings.json", '{"permissions": {"deny": "Read(./.env)"}}'],
+    [".claude/settings.json", "[]"],
+    [".claude/settings.local.json", "{\n  /* mine */\n}"],
+  ];
+  for (const [rel, text] of bad) {
+    await withTeam("init-badsettings", async (sb) => {
+      await Deno.writeTextFile(join(sb.project, rel), text);
+      const before = await snapshotTree(sb.dir);
+      await assertRefusal(() => run(sb), "INIT_SETTINGS_UNREADABLE", InitError, text);
+      assertSameTree(before, await snapshotTree(sb.dir), `refused init (${text})`);
+    });
+  }
+  const links: [string, (sb: Sandbox) => Promise<void>][] = [
+    ["a linked settings.json", async (sb) => {
+      await Deno.writeTextFile(join(sb.dir, "real.json"), "{}");
+      await Deno.symlink(join(sb.dir, "real.json"), join(sb.project, ".claude", "settings.json"));
+    }],
+    ["a settings.json directory", (sb) => Deno.mkdir(join(sb.project, ".claude", "settings.json"))],
+    ["a linked references/", async (sb) => {
+      await Deno.mkdir(join(sb.dir, "refs"));
+      await Deno.symlink(join(sb.dir, "refs"), join(sb.project, "references"));
+    }],
+    ["a linked .gitignore", (sb) => Deno.symlink("/etc/hostname", join(sb.project, ".gitignore"))],
+  ];
+  for (const [what, make] of links) {
+    await withTeam("init-links", async (sb) => {
+      await make(sb);
+      const before = await snapshotTree(sb.dir);
+      await assertRefusal(() => run(sb), "INIT_LINK", InitError, what);
+      assertSameTree(before, await snapshotTree(sb.dir), `refused init (${what})`);
+    });
+  }
+});
+
+Deno.test("init --dry-run --json through the CLI: one JSON object naming every change, nothing written", async () => {
+  await withTeam("init-json", async (sb) => {
+    const before = await snapshotTree(sb.dir);
+    const r = await runCli(["init", "--dry-run", "--json", "--project", sb.project], {
+      env: operatorEnv(sb),
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.dry_run, true);
+    assert.deepEqual(out.changes.map((c: { file: string }) => c.file), [
+      "agentteams.jsonc",
+      ".claude/settings.json",
+      ".gitignore",
+      "references/write-policy.reference.md",
+    ]);
+    assert.match(out.fix_command, /^agentteams audit --fix \S+docs-writer\.md$/);
+    assertSameTree(before, await snapshotTree(sb.dir), "init --dry-run --json");
+  });
+});
+
 Deno.test("init refuses a settings file with comments (JSONC) through the CLI (INIT_SETTINGS_UNREADABLE, exit 1) and never rewrites it", async () => {
   await withTeam("init-jsonc", async (sb) => {
     const text = '{\n  // mine\n  "permissions": {"deny": ["Read(./.env)"]}\n}\n';
