@@ -361,6 +361,30 @@ export class PermissionLayerError extends AgentTeamsError {
   }
 }
 
+/**
+ * A release's artifacts: a signature that does not verify or is by another key, a file whose
+ * SHA-256 is not the one `SHA256SUMS` lists, a file missing, a key or signature file that is not
+ * in minisign's format.
+ */
+export class ReleaseError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
+  readonly family = "release";
+  /** A refusal with its stable `code` and a message that names the file and what to do. */
+  constructor(
+    code:
+      | "RELEASE_MALFORMED"
+      | "RELEASE_WRONG_KEY"
+      | "RELEASE_SIGNATURE_INVALID"
+      | "RELEASE_CHECKSUM_MISMATCH"
+      | "RELEASE_FILE_MISSING"
+      | "RELEASE_UNLISTED",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
 /** The tool's own installation: the source tree's npm packages are not in Deno's cache. */
 export class SetupError extends AgentTeamsError {
   /** The rule family these refusals belong to. */

@@ -81,6 +81,18 @@ const GRANT_HELP = "Appends to <project>/references/capability-grants.log.csv (t
   "workspace; created on first use), chained, verified against the team dir before it is\n" +
   "written. Valid write grants widen the holder runner's write roots at its next start only.";
 
+/** A release command's needs: its key files read, its DIR read (and written when `writes`). */
+function releaseNeeds(ctx: Ctx, files: readonly string[], writes: boolean): Needs {
+  const read: string[] = [];
+  for (const f of files) {
+    const v = ctx.parsed.flags[f];
+    if (typeof v === "string") read.push(resolve(v));
+  }
+  const dir = ctx.parsed.positionals.DIR;
+  const dirs = typeof dir === "string" ? [resolve(dir)] : [];
+  return { ...NO_NEEDS, read: [...read, ...dirs], write: writes ? dirs : [] };
+}
+
 /** Every command, in help order. */
 export const COMMANDS: readonly CommandSpec[] = [
   {
@@ -187,23 +199,37 @@ export const COMMANDS: readonly CommandSpec[] = [
         value: "PEM",
         help: "public key for --checkpoint (default: the key dir's operator-ed25519.pub.pem)",
       },
+      {
+        name: "pubkey",
+        kind: "string",
+        value: "PEM",
+        help: "no ledger key: check the chain and head count against --checkpoint, signed by " +
+          "this Ed25519 public key (rows' MACs unchecked; see docs/ledger.md)",
+      },
       ...QUEUE_FLAGS,
     ],
     // The progress line reads CI and TERM (lib/cli/terminal.ts), in either mode.
     env: [...KEY_ENV, ...PROGRESS_ENV],
     built: true,
-    needs: async (ctx) =>
-      mergeNeeds(
-        await queued((ctx) => {
-          const extra: string[] = [];
-          for (const f of ["checkpoint", "verify-key"]) {
-            const v = ctx.parsed.flags[f];
-            if (typeof v === "string") extra.push(resolve(v));
-          }
-          return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), { ...NO_NEEDS, read: extra });
-        })(ctx),
-        { ...NO_NEEDS, env: PROGRESS_ENV },
-      ),
+    needs: async (ctx) => {
+      const extra: string[] = [];
+      for (const f of ["checkpoint", "verify-key", "pubkey"]) {
+        const v = ctx.parsed.flags[f];
+        if (typeof v === "string") extra.push(resolve(v));
+      }
+      const files = { ...NO_NEEDS, read: extra };
+      // The progress line reads CI and TERM (lib/cli/terminal.ts), in every form.
+      const progress = { ...NO_NEEDS, env: PROGRESS_ENV };
+      // With --pubkey no key is read and no runner asked: the state and the two files (and the
+      // key variables' names, which every form of the command reads at start, never a key).
+      if (ctx.parsed.flags.pubkey !== undefined) {
+        return mergeNeeds(stateNeeds(ctx, false), files, { ...NO_NEEDS, env: KEY_ENV }, progress);
+      }
+      return mergeNeeds(
+        await queued(() => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), files))(ctx),
+        progress,
+      );
+    },
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerVerify(ctx),
   },
   {
@@ -674,6 +700,53 @@ export const COMMANDS: readonly CommandSpec[] = [
     // write scopes, whose being directories the warnings ask about.
     needs: (ctx) => ({ ...NO_NEEDS, read: [ctx.project, ...briefFlagReads(ctx)] }),
     run: async (ctx) => (await loadCode(() => import("./brief_cmd.ts"))).briefCheck(ctx),
+  },
+  {
+    words: ["release", "sign"],
+    summary: "sign a release's SHA256SUMS (minisign format, Ed25519, pre-hashed)",
+    help: "DIR holds the release's files and SHA256SUMS (scripts/release_sums.ts writes it).\n" +
+      "Every listed file is checked against its SHA-256 first; then DIR/SHA256SUMS.minisig is\n" +
+      "written. KEY is a PKCS#8 PEM Ed25519 private key (keys init makes one); `minisign -V\n" +
+      "-p PUB -m DIR/SHA256SUMS` verifies the result (PUB from release pubkey).",
+    positionals: [{ name: "DIR", required: true }],
+    flags: [{ name: "key", kind: "string", value: "FILE", help: "the Ed25519 private key (PEM)" }],
+    env: [],
+    built: true,
+    needs: (ctx) => releaseNeeds(ctx, ["key"], true),
+    run: async (ctx) => (await loadCode(() => import("./release_cmd.ts"))).releaseSign(ctx),
+  },
+  {
+    words: ["release", "verify"],
+    summary: "verify a release: SHA256SUMS.minisig under a minisign public key, then each file",
+    help: "PUB is a minisign public key file (minisign -G writes one; so does release pubkey).\n" +
+      "Pre-hashed (ED) and legacy (Ed) signatures verify. Nothing is written.",
+    positionals: [{ name: "DIR", required: true }],
+    flags: [{ name: "pubkey", kind: "string", value: "FILE", help: "the minisign public key" }],
+    env: [],
+    built: true,
+    needs: (ctx) => releaseNeeds(ctx, ["pubkey"], false),
+    run: async (ctx) => (await loadCode(() => import("./release_cmd.ts"))).releaseVerify(ctx),
+  },
+  {
+    words: ["release", "pubkey"],
+    summary: "print (or --out) the minisign public key of a PEM Ed25519 signing key",
+    positionals: [],
+    flags: [
+      { name: "key", kind: "string", value: "FILE", help: "the Ed25519 private key (PEM)" },
+      { name: "out", kind: "string", value: "FILE", help: "write it here (default: stdout)" },
+    ],
+    env: [],
+    built: true,
+    needs: (ctx) => {
+      const out = ctx.parsed.flags.out;
+      const dirs = typeof out === "string" ? [dirname(resolve(out))] : [];
+      return mergeNeeds(releaseNeeds(ctx, ["key"], false), {
+        ...NO_NEEDS,
+        read: dirs,
+        write: dirs,
+      });
+    },
+    run: async (ctx) => (await loadCode(() => import("./release_cmd.ts"))).releasePubkey(ctx),
   },
   {
     words: ["schema"],

@@ -23,6 +23,7 @@
  * | `DISPATCH_ROW_INVALID` | a dispatch-store row fails its MAC, is malformed, or is of no known kind |
  * | `DISPATCH_USES_REMOVED` | the ledger has more acts under a dispatch than its store rows record uses |
  * | `CHECKPOINT_MISMATCH` | (with `--checkpoint`) the ledger does not extend the checkpoint |
+ * | `CHAIN_BROKEN` | (public-key mode, checkpoint.ts) a row's `prev` is not the line before's hash |
  *
  * A head one row behind a valid, chained last row (a crash between the row's fsync and the head's
  * rename) is not damage: it is reported as a note and healed by the next append.
@@ -81,7 +82,8 @@ export type VerifyCode =
   | "LEDGER_MISSING"
   | "DISPATCH_ROW_INVALID"
   | "DISPATCH_USES_REMOVED"
-  | "CHECKPOINT_MISMATCH";
+  | "CHECKPOINT_MISMATCH"
+  | "CHAIN_BROKEN";
 
 /** One finding. */
 export interface LedgerProblem {

@@ -36,6 +36,7 @@ export const LAYERS: LayerTable = {
         "lib/queue/",
         "lib/audit/",
         "lib/authz/",
+        "lib/release/",
       ],
       externals: ["node:*", "zod", "yaml", "smol-toml"],
     },
