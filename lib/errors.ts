@@ -162,7 +162,8 @@ export class DispatchError extends AgentTeamsError {
       | "DISPATCH_EXHAUSTED"
       | "ATTEMPTS_EXHAUSTED"
       | "AGENT_MISMATCH"
-      | "UNKNOWN_AGENT",
+      | "UNKNOWN_AGENT"
+      | "DISPATCH_OPERATOR_ONLY",
     message: string,
     options?: ErrorOptions,
   ) {
@@ -214,6 +215,27 @@ export class ProposalError extends AgentTeamsError {
       | "GATE_FAILED"
       | "SYMLINK_ESCAPE"
       | "WRITE_UNAVAILABLE",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** The MCP servers' tool refusals: a path a reading tool may not reach, the runner out of reach. */
+export class McpError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
+  readonly family = "mcp";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
+  constructor(
+    code:
+      | "PATH_INVALID"
+      | "PATH_OUTSIDE_PROJECT"
+      | "CONTROL_PLANE"
+      | "KEY_DIR"
+      | "NOT_FOUND"
+      | "NOT_DIRECTORY"
+      | "RUNNER_UNAVAILABLE",
     message: string,
     options?: ErrorOptions,
   ) {

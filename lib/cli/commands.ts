@@ -7,13 +7,15 @@
  */
 import { AUDIT_ENV } from "../audit/env.ts";
 import { auditRootOf } from "../audit/root.ts";
+import { claudeLookDirs } from "../audit/hosts/claude_dirs.ts";
 import { PERL_PATH } from "../host/programs.ts";
 import { didYouMean } from "../text/suggest.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
-import { dirname, resolve } from "../fs/path.ts";
+import { dirname, join, resolve } from "../fs/path.ts";
 
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
-import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV } from "../crypto/keys.ts";
+import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
+import { queuePaths } from "../queue/paths.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
@@ -91,6 +93,20 @@ function releaseNeeds(ctx: Ctx, files: readonly string[], writes: boolean): Need
   const dir = ctx.parsed.positionals.DIR;
   const dirs = typeof dir === "string" ? [resolve(dir)] : [];
   return { ...NO_NEEDS, read: [...read, ...dirs], write: writes ? dirs : [] };
+}
+
+/**
+ * What the audit reads above each team root: Claude Code and the Copilot CLI also load each
+ * parent's agent folders up to the git root (lib/audit/hosts/claude_dirs.ts, copilot.ts), so the
+ * audit looks at each parent's .git, .claude and .github, and reads nothing else there (`audit`
+ * and `init`, which runs it).
+ */
+function parentAgentLooks(roots: readonly string[]): string[] {
+  return roots.flatMap((r) =>
+    claudeLookDirs(r, null).slice(1).flatMap((d) =>
+      [".git", ".claude", ".github"].map((n) => join(d, n))
+    )
+  );
 }
 
 /** Every command, in help order. */
@@ -311,9 +327,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       const roots = [ctx.project, ...named.map((d) => auditRootOf(d, ctx.project).base)];
       // --fix --dry-run writes nothing.
       const fix = ctx.parsed.flags.fix === true && ctx.parsed.flags["dry-run"] !== true;
+      const parents = parentAgentLooks(roots);
       return {
         ...NO_NEEDS,
-        read: [...roots, ...briefFlagReads(ctx)],
+        read: [...roots, ...parents, ...briefFlagReads(ctx)],
         write: fix ? roots : [],
         // --fix writes through the anchored write (lib/fs/anchored_write.ts), a Perl program.
         run: fix ? [PERL_PATH] : [],
@@ -629,7 +646,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       const dry = ctx.parsed.flags["dry-run"] === true;
       return {
         ...NO_NEEDS,
-        read: [ctx.project, ...briefFlagReads(ctx)],
+        read: [ctx.project, ...parentAgentLooks([ctx.project]), ...briefFlagReads(ctx)],
         write: dry ? [] : [ctx.project],
         run: dry ? [] : [PERL_PATH],
         env: INIT_ENV,
@@ -688,6 +705,56 @@ export const COMMANDS: readonly CommandSpec[] = [
       }, await (await loadCode(() => import("./permissions_cmd.ts"))).targetReads(ctx, TABLE)),
     run: async (ctx) =>
       (await loadCode(() => import("./permissions_cmd.ts"))).permissionsCmd(ctx, TABLE),
+  },
+  {
+    words: ["mcp", "readfs"],
+    summary: "a stdio MCP server of reading tools (read_file list_dir find grep stat) for agents",
+    help: "Serves MCP (JSON-RPC 2.0, one message a line) on stdin/stdout until stdin closes.\n" +
+      "Paths are relative to the root (--root, default the project); outside it, links leaving\n" +
+      "it, the control plane and the key dir are refused as tool errors. It writes nothing: see\n" +
+      "`agentteams permissions mcp readfs`. Wiring it into Claude Code, Goose, Codex: docs/mcp.md.",
+    positionals: [],
+    flags: [{
+      name: "root",
+      kind: "string",
+      value: "DIR",
+      help: "the directory served (default: the project)",
+    }],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    built: true,
+    // The root, read only; HOME and AGENTTEAMS_KEY_DIR to know where the key dir is (refused,
+    // never read).
+    needs: async (ctx) => ({
+      ...NO_NEEDS,
+      read: [(await loadCode(() => import("./mcp_cmd.ts"))).readfsRootOf(ctx)],
+      env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    }),
+    run: async (ctx) => (await loadCode(() => import("./mcp_cmd.ts"))).mcpReadfs(ctx),
+  },
+  {
+    words: ["mcp", "runner"],
+    summary: "a stdio MCP server that turns one agent's tool calls into runner requests",
+    help: "Serves MCP on stdin/stdout until stdin closes: run_command queues a command request\n" +
+      "on the tool-server channel (.agentteams-queue/mcp-requests/) with via_agent = --agent and\n" +
+      "returns the runner's authenticated result; request_status fetches one that took longer.\n" +
+      "It holds no key: of the key dir it reads only the runner's public key. See docs/mcp.md.",
+    positionals: [],
+    flags: [{ name: "agent", kind: "string", value: "SLUG", help: "the agent it speaks for" }],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    built: true,
+    // The queue (written: requests, acks), the status folder (results, liveness), the runner's
+    // public key file alone, and the uid its custody check compares.
+    needs: (ctx) => {
+      const q = queuePaths(ctx.project);
+      return {
+        ...NO_NEEDS,
+        read: [q.queue, q.status, join(keyDir(ctx.env), RUNNER_SEAL_PUB_FILE)],
+        write: [q.queue],
+        env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+        sys: ["uid"],
+      };
+    },
+    run: async (ctx) => (await loadCode(() => import("./mcp_cmd.ts"))).mcpRunner(ctx),
   },
   {
     words: ["brief", "check"],

@@ -132,6 +132,8 @@ async function act(
         policy: s.policy,
         now: s.now,
         decisions: () => session().decisions(),
+        // Any session that can write the queue sent it: an operator-only agent is refused.
+        queued: true,
       });
       return {
         result: { agent: req.agent, id: d.id, expires: d.expires, compacted: d.compacted },

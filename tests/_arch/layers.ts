@@ -37,6 +37,7 @@ export const LAYERS: LayerTable = {
         "lib/audit/",
         "lib/authz/",
         "lib/release/",
+        "lib/mcp/",
       ],
       externals: ["node:*", "zod", "yaml", "smol-toml"],
     },
