@@ -16,7 +16,7 @@ import { sessionSettingsFindings } from "../../lib/policy/session_settings.ts";
 import { operatorSettingsInput } from "../../lib/runner/preflight.ts";
 import { InitError } from "../../lib/errors.ts";
 import { assertCliRefused, assertRefusal, assertSameTree } from "../_helpers/assert.ts";
-import { runCli, type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { runCli, runDeno, type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
 import { ADOPTED, layTeam, operatorEnv } from "./_team.ts";
 
 /** Runs `fn` in a sandbox whose project holds the corpus team. */
@@ -281,6 +281,33 @@ Deno.test("init never overwrites an existing brief without --force; with it, bac
     ]);
     assert.equal(read(sb, "agentteams.jsonc.bak.1"), mine, "the backup holds the old brief");
     assert.equal(read(sb, "agentteams.jsonc.bak"), "an earlier backup\n", "never over a backup");
+    assert.match(read(sb, "agentteams.jsonc"), /"write_policy": "orchestrator-only"/);
+  });
+});
+
+Deno.test("init runs under exactly the flags `permissions init` prints (the project writable, perl to run, no broader); with --dry-run, no write flag at all", async () => {
+  await withTeam("init-perms", async (sb) => {
+    const env = operatorEnv(sb);
+    const lineOf = async (...extra: string[]) => {
+      const r = await runCli(["permissions", "init", ...extra, "--project", sb.project, "--json"], {
+        env,
+      });
+      assert.equal(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout).exec as string[];
+    };
+    const dry = await lineOf("--dry-run");
+    assert.doesNotMatch(dry.join(" "), /--allow-write|--allow-run/);
+    const before = await snapshotTree(sb.dir);
+    const shown = await runDeno(dry.slice(1), { env: { HOME: sb.home } });
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal(shown.stderr, "", "no broad-launch warning, nothing refused");
+    assert.match(shown.stdout, /^would create agentteams\.jsonc: /m);
+    assertSameTree(before, await snapshotTree(sb.dir), "init --dry-run under its flags");
+    const wet = await lineOf();
+    assert.match(wet.join(" "), /--allow-run=\/usr\/bin\/perl(\s|$)/);
+    const made = await runDeno(wet.slice(1), { env: { HOME: sb.home } });
+    assert.equal(made.code, 0, made.stderr);
+    assert.equal(made.stderr, "");
     assert.match(read(sb, "agentteams.jsonc"), /"write_policy": "orchestrator-only"/);
   });
 });
