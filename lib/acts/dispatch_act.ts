@@ -28,8 +28,8 @@ import {
   type IssuedDispatch,
   issueDispatch,
   limitsProblem,
-  slugProblem,
 } from "../ledger/dispatch.ts";
+import { slugProblem } from "../layout.ts";
 import { agentPolicyOf, unknownAgentMessage } from "../policy/agents.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";

@@ -1,11 +1,10 @@
 /**
  * The command table: every command of the CLI contract, its flags, what it needs from Deno, and
- * its handler (loaded on demand, so a command pays only for its own modules). Commands not built
- * yet are listed too and say so (exit 2).
+ * its handler (loaded on demand, so a command pays only for its own modules).
  *
  * @module
  */
-import { AUDIT_ENV } from "../audit/env.ts";
+import { AUDIT_ENV } from "../audit/audit_env.ts";
 import { auditRootOf } from "../audit/root.ts";
 import { claudeLookDirs } from "../audit/hosts/claude_dirs.ts";
 import { PERL_PATH } from "../host/programs.ts";
@@ -15,7 +14,7 @@ import { dirname, join, resolve } from "../fs/path.ts";
 
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
-import { queuePaths } from "../queue/paths.ts";
+import { queuePaths } from "../queue/queue_paths.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
@@ -23,7 +22,7 @@ import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
 import { PROGRESS_ENV } from "./terminal.ts";
 import { authzNeeds, teamDirOf } from "./authz_common.ts";
 import { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
-import { DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import type { CommandSpec, CommandTable, Ctx } from "./command_spec.ts";
 
 /**
@@ -125,10 +124,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "waiver", kind: "bool", help: "also make the waiver ledger's HMAC signing key" },
     ],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => {
       const dir = keyDir(ctx.env);
-      return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], env: KEY_ENV, sys: ["uid"] };
+      return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], sys: ["uid"] };
     },
     run: async (ctx) => (await loadCode(() => import("./keys_cmd.ts"))).keysInit(ctx),
   },
@@ -143,7 +141,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: KEY_ENV,
-    built: true,
     // The state dir, the key, and the brief (the default one lies in the project, already read);
     // in queue mode, no key at all.
     needs: queued((ctx) =>
@@ -167,7 +164,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     // The waiver key: a deletion under deletions_need_clearance may be allowed by a waiver.
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, WAIVER_KEY_ENV],
-    built: true,
     needs: queued(async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx)
     ),
@@ -187,7 +183,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     needs: queued(async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx)),
     needsSpawns: async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
@@ -224,27 +219,21 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
       ...QUEUE_FLAGS,
     ],
-    // The progress line reads CI and TERM (lib/cli/terminal.ts), in either mode.
+    // The progress line reads CI and TERM (lib/cli/terminal.ts), in every form.
     env: [...KEY_ENV, ...PROGRESS_ENV],
-    built: true,
-    needs: async (ctx) => {
+    needs: (ctx) => {
       const extra: string[] = [];
       for (const f of ["checkpoint", "verify-key", "pubkey"]) {
         const v = ctx.parsed.flags[f];
         if (typeof v === "string") extra.push(resolve(v));
       }
       const files = { ...NO_NEEDS, read: extra };
-      // The progress line reads CI and TERM (lib/cli/terminal.ts), in every form.
-      const progress = { ...NO_NEEDS, env: PROGRESS_ENV };
-      // With --pubkey no key is read and no runner asked: the state and the two files (and the
-      // key variables' names, which every form of the command reads at start, never a key).
+      // With --pubkey no key is read and no runner asked: the state and the two files (the key
+      // variables' names, which every form reads at start, come from `env`; never a key).
       if (ctx.parsed.flags.pubkey !== undefined) {
-        return mergeNeeds(stateNeeds(ctx, false), files, { ...NO_NEEDS, env: KEY_ENV }, progress);
+        return mergeNeeds(stateNeeds(ctx, false), files);
       }
-      return mergeNeeds(
-        await queued(() => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), files))(ctx),
-        progress,
-      );
+      return queued(() => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), files))(ctx);
     },
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerVerify(ctx),
   },
@@ -259,7 +248,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       help: "write it here (default: stdout)",
     }],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => {
       const out = ctx.parsed.flags.out;
       const outPath = typeof out === "string" ? [resolve(out)] : [];
@@ -277,7 +265,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [{ name: "tail", kind: "string", value: "N", help: "only the last N rows" }],
     env: [],
-    built: true,
     needs: (ctx) => stateNeeds(ctx, false),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerShow(ctx),
   },
@@ -287,7 +274,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [{ name: "torn-tail", kind: "bool", help: "remove the unterminated last row" }],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerRepair(ctx),
   },
@@ -317,7 +303,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     // The yaml package's parser reads these two (its debug switches) on every parse; HOME and
     // the key dir's variable place the key dir for the Claude settings check (no key is read).
     env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR", ...PROGRESS_ENV],
-    built: true,
     // The project and the named directories (read; written only with --fix), and the brief.
     needs: (ctx) => {
       const named = ((ctx.parsed.positionals.DIR as string[] | undefined) ?? []).map((d) =>
@@ -334,7 +319,6 @@ export const COMMANDS: readonly CommandSpec[] = [
         write: fix ? roots : [],
         // --fix writes through the anchored write (lib/fs/anchored_write.ts), a Perl program.
         run: fix ? [PERL_PATH] : [],
-        env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR", ...PROGRESS_ENV],
       };
     },
     run: async (ctx) => (await loadCode(() => import("./audit_cmd.ts"))).audit(ctx),
@@ -355,8 +339,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "once", kind: "bool", help: "serve what is queued now, then stop" },
       TEAM_DIR_FLAG,
     ],
+    // Every key variable (RUNNER_FORBIDDEN_ENV), so the runner can refuse to start while one is set.
     env: [...KEY_ENV, ...RUNNER_FORBIDDEN_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     refuseNetFfi: true,
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).serveNeeds(ctx),
     needsSpawns: async (ctx) =>
@@ -380,7 +364,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     needs: async (ctx) => {
       const q = (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx);
       return mergeNeeds(q, {
@@ -411,7 +394,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).wait(ctx),
   },
@@ -424,7 +406,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ID", required: true }],
     flags: [],
     env: [],
-    built: true,
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).cancelNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).cancel(ctx),
   },
@@ -452,13 +433,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
     ],
     env: [WAIVER_KEY_ENV, ...KEY_ENV],
-    built: true,
+    // The ledger key and the state dir too: the write keeps the ledger's index for the gate.
     needs: (ctx) =>
-      authzNeeds(ctx, {
-        write: true,
-        keyEnv: [WAIVER_KEY_ENV, ...KEY_ENV],
-        operatorKey: ctx.parsed.flags.ed25519 === true,
-      }),
+      mergeNeeds(
+        authzNeeds(ctx, {
+          write: true,
+          keyEnv: [WAIVER_KEY_ENV, ...KEY_ENV],
+          operatorKey: ctx.parsed.flags.ed25519 === true,
+        }),
+        keyNeeds(ctx),
+        stateNeeds(ctx, true),
+      ),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverIssue(ctx),
   },
   {
@@ -474,7 +459,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       help: "a spent (used-up) waiver fails the verify too",
     }],
     env: [WAIVER_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverVerify(ctx),
   },
@@ -484,7 +468,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
     env: [WAIVER_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverCheck(ctx),
   },
@@ -495,7 +478,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: GRANT_FLAGS,
     env: KEY_ENV,
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -512,7 +494,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: GRANT_FLAGS,
     env: [GRANT_KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -535,7 +516,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: [GRANT_KEY_ENV, DECISION_KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         keyEnv: [GRANT_KEY_ENV, DECISION_KEY_ENV],
@@ -574,13 +554,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
     ],
     env: [DECISION_KEY_ENV, ...KEY_ENV],
-    built: true,
+    // The ledger key and the state dir too: the write keeps the ledger's index for the gate.
     needs: (ctx) =>
-      authzNeeds(ctx, {
-        write: true,
-        keyEnv: [DECISION_KEY_ENV, ...KEY_ENV],
-        operatorKey: ctx.parsed.flags.ed25519 === true,
-      }),
+      mergeNeeds(
+        authzNeeds(ctx, {
+          write: true,
+          keyEnv: [DECISION_KEY_ENV, ...KEY_ENV],
+          operatorKey: ctx.parsed.flags.ed25519 === true,
+        }),
+        keyNeeds(ctx),
+        stateNeeds(ctx, true),
+      ),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionSign(ctx),
   },
   {
@@ -589,7 +573,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: [DECISION_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionVerify(ctx),
   },
@@ -599,7 +582,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
     env: [DECISION_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).clearanceCheck(ctx),
   },
@@ -611,7 +593,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [{ name: "consume", kind: "bool", help: "spend what allowed it; record it" }],
     env: [DECISION_KEY_ENV, WAIVER_KEY_ENV, ...KEY_ENV],
-    built: true,
     needs: (ctx) => {
       const consume = ctx.parsed.flags.consume === true;
       const base = authzNeeds(ctx, {
@@ -640,7 +621,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "force", kind: "bool", help: "replace a brief that differs (backed up first)" },
     ],
     env: INIT_ENV,
-    built: true,
     // The project (read; written unless --dry-run, through the anchored write's Perl), --brief.
     needs: (ctx) => {
       const dry = ctx.parsed.flags["dry-run"] === true;
@@ -649,7 +629,6 @@ export const COMMANDS: readonly CommandSpec[] = [
         read: [ctx.project, ...parentAgentLooks([ctx.project]), ...briefFlagReads(ctx)],
         write: dry ? [] : [ctx.project],
         run: dry ? [] : [PERL_PATH],
-        env: INIT_ENV,
       };
     },
     run: async (ctx) => (await loadCode(() => import("./init_cmd.ts"))).init(ctx),
@@ -664,7 +643,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: DOCTOR_ENV,
-    built: true,
     // The project (brief, .claude/ settings), --brief, the key dir (custody reads the key file),
     // and the sandbox probe: bwrap runs, perl (the exec guard) is looked at; sandbox-exec on macOS.
     needs: async (ctx) => {
@@ -674,7 +652,6 @@ export const COMMANDS: readonly CommandSpec[] = [
         ...NO_NEEDS,
         read: [ctx.project, ...briefFlagReads(ctx), ...probe.read],
         run: probe.run,
-        env: DOCTOR_ENV,
       });
     },
     run: async (ctx) => (await loadCode(() => import("./doctor_cmd.ts"))).doctor(ctx),
@@ -692,7 +669,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "COMMAND", required: true, variadic: true, rest: true }],
     flags: [],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     // To compute another command's needs it reads what that command reads (its brief, its
     // artifact, the operator's confined-programs file, whose custody check asks for the uid, and
     // the PATH directories programs are resolved in).
@@ -700,7 +676,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       mergeNeeds({
         ...NO_NEEDS,
         read: [ctx.project, ...confinedDirs(ctx), ...briefFlagReads(ctx)],
-        env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
         sys: ["uid"],
       }, await (await loadCode(() => import("./permissions_cmd.ts"))).targetReads(ctx, TABLE)),
     run: async (ctx) =>
@@ -721,13 +696,11 @@ export const COMMANDS: readonly CommandSpec[] = [
       help: "the directory served (default: the project)",
     }],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     // The root, read only; HOME and AGENTTEAMS_KEY_DIR to know where the key dir is (refused,
     // never read).
     needs: async (ctx) => ({
       ...NO_NEEDS,
       read: [(await loadCode(() => import("./mcp_cmd.ts"))).readfsRootOf(ctx)],
-      env: ["HOME", "AGENTTEAMS_KEY_DIR"],
     }),
     run: async (ctx) => (await loadCode(() => import("./mcp_cmd.ts"))).mcpReadfs(ctx),
   },
@@ -741,7 +714,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [{ name: "agent", kind: "string", value: "SLUG", help: "the agent it speaks for" }],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     // The queue (written: requests, acks), the status folder (results, liveness), the runner's
     // public key file alone, and the uid its custody check compares.
     needs: (ctx) => {
@@ -750,7 +722,6 @@ export const COMMANDS: readonly CommandSpec[] = [
         ...NO_NEEDS,
         read: [q.queue, q.status, join(keyDir(ctx.env), RUNNER_SEAL_PUB_FILE)],
         write: [q.queue],
-        env: ["HOME", "AGENTTEAMS_KEY_DIR"],
         sys: ["uid"],
       };
     },
@@ -762,7 +733,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: [],
-    built: true,
     // The brief (the --brief file, or the project's default names) and the project's literal
     // write scopes, whose being directories the warnings ask about.
     needs: (ctx) => ({ ...NO_NEEDS, read: [ctx.project, ...briefFlagReads(ctx)] }),
@@ -778,7 +748,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "DIR", required: true }],
     flags: [{ name: "key", kind: "string", value: "FILE", help: "the Ed25519 private key (PEM)" }],
     env: [],
-    built: true,
     needs: (ctx) => releaseNeeds(ctx, ["key"], true),
     run: async (ctx) => (await loadCode(() => import("./release_cmd.ts"))).releaseSign(ctx),
   },
@@ -790,7 +759,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "DIR", required: true }],
     flags: [{ name: "pubkey", kind: "string", value: "FILE", help: "the minisign public key" }],
     env: [],
-    built: true,
     needs: (ctx) => releaseNeeds(ctx, ["pubkey"], false),
     run: async (ctx) => (await loadCode(() => import("./release_cmd.ts"))).releaseVerify(ctx),
   },
@@ -803,7 +771,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "out", kind: "string", value: "FILE", help: "write it here (default: stdout)" },
     ],
     env: [],
-    built: true,
     needs: (ctx) => {
       const out = ctx.parsed.flags.out;
       const dirs = typeof out === "string" ? [dirname(resolve(out))] : [];
@@ -822,7 +789,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "NAME", required: false }],
     flags: [],
     env: [],
-    built: true,
     needs: () => NO_NEEDS,
     run: async (ctx) => (await loadCode(() => import("./schema_cmd.ts"))).schema(ctx),
   },
@@ -842,7 +808,8 @@ export const COMMANDS: readonly CommandSpec[] = [
  * ```
  */
 export async function needsOf(spec: CommandSpec, ctx: Ctx): Promise<Needs> {
-  return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()] });
+  // The variables a command reads are stated once, as its `env`: read at start and granted here.
+  return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()], env: spec.env });
 }
 
 /**

@@ -10,7 +10,7 @@
  * @module
  */
 import { keyDir, loadLedgerKey, runnerSealPair } from "../crypto/keys.ts";
-import { DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import { loadGrantedRoots } from "./granted.ts";
 import { type Env, homeFrom } from "../env.ts";
 import { FsSafetyError, QueueError, refusalCode } from "../errors.ts";
@@ -36,8 +36,14 @@ import { completePolicy } from "../acts/session.ts";
 import { preflight } from "./preflight.ts";
 import { checkRunnerDirs, ensureRunnerDirs } from "../queue/dirs.ts";
 import { BEAT_EVERY_MS, liveRunner, STATUS_NAME, writeStatus } from "../queue/liveness.ts";
-import { takeRunnerLock } from "../queue/lock.ts";
-import { type Channel, idOfName, isTempName, type QueuePaths, queuePaths } from "../queue/paths.ts";
+import { takeRunnerLock } from "../queue/runner_lock.ts";
+import {
+  type Channel,
+  idOfName,
+  isTempName,
+  type QueuePaths,
+  queuePaths,
+} from "../queue/queue_paths.ts";
 import { checkPins, pinPaths, type Pins, readPins } from "../queue/pins.ts";
 import { contextOf, resultText } from "../queue/result.ts";
 import { interruptedResult, type RunnerState, serveClaimed, type Served } from "./serve_one.ts";

@@ -26,7 +26,7 @@ import { type JsonObject, sleep, type World, type WorldPaths } from "../e2e/_run
 import { generateSealPair, publicB64, type SealPair } from "../../lib/crypto/seal.ts";
 import { sealPublicFromPem } from "../../lib/crypto/seal.ts";
 import { type OpenedResult, openResult } from "../../lib/queue/result.ts";
-import { queuePaths } from "../../lib/queue/paths.ts";
+import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import { importPublicPem, keyIdOfKey } from "../../lib/crypto/ed25519.ts";
 
 export { present, sleep };
