@@ -69,6 +69,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
+import { recordRow, tapSections, writeBenchReport } from "./bench/report.ts";
 import { bundleTo } from "./bundle.ts";
 import { releaseFlags } from "../lib/permissions.ts";
 import { HmacKey, sha256Hex } from "../lib/crypto/hash.ts";
@@ -147,6 +148,7 @@ function fmt(ms: number): string {
 }
 
 function row(label: string, value: string, note = ""): void {
+  recordRow(label, value, note);
   console.log(`  ${label.padEnd(58)} ${value.padStart(14)}  ${note}`);
 }
 
@@ -1397,7 +1399,9 @@ async function mcpSection(): Promise<void> {
   if (!out.success) throw new Error("the mcp section failed");
 }
 
-console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${new Date().toISOString()}`);
+tapSections();
+const startedAt = new Date().toISOString();
+console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${startedAt}`);
 try {
   await initKeys();
   if (want("start")) await startSection();
@@ -1413,6 +1417,7 @@ try {
   if (want("gate")) await gateSection();
   if (want("mcp")) await mcpSection();
   if (want("sha256")) await sha256Section();
+  await writeBenchReport(`${root}/dist`, { mode: quick ? "quick" : "full", time: startedAt });
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
   else Deno.removeSync(work, { recursive: true });
