@@ -15,12 +15,13 @@
  * ```ts
  * import { FORWARD_PORT, forwarderArgv, proxyEnv } from "./net_forwarder.ts";
  * import assert from "node:assert/strict";
- * const argv = forwarderArgv("/usr/bin/perl", "/run/agentteams-net.sock", ["/usr/bin/curl", "x"]);
- * assert.deepEqual(argv.slice(3), [String(FORWARD_PORT), "/run/agentteams-net.sock", "/usr/bin/curl", "x"]);
+ * const argv = forwarderArgv("/usr/bin/perl", "x86_64", new Uint8Array(0), "/run/n.sock", ["/bin/true"]);
+ * assert.equal(argv[3], String(FORWARD_PORT));
  * assert.equal(proxyEnv().HTTPS_PROXY, `http://127.0.0.1:${FORWARD_PORT}`);
  * ```
  * @module
  */
+import { SandboxError } from "../errors.ts";
 
 /** The loopback port the forwarder listens on inside the sandbox's own network namespace. */
 export const FORWARD_PORT = 3128;
@@ -34,13 +35,16 @@ export const SANDBOX_PROXY_SOCKET = "/run/agentteams-net.sock";
  */
 export const NET_FORWARDER_SCRIPT: string = [
   "use strict; use IO::Socket::INET; use IO::Socket::UNIX; use IO::Select; use Socket;",
-  "my ($port, $sock, @cmd) = @ARGV;",
+  "my ($port, $sock, $prctl, $seccomp, $hex, @cmd) = @ARGV;",
   "my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Listen => 128,",
   "  ReuseAddr => 1, Proto => 'tcp')",
   '  or die "agentteams network forwarder: cannot listen on 127.0.0.1:$port: $!\\n";',
   "my $pid = fork();",
   'die "agentteams network forwarder: fork: $!\\n" unless defined $pid;',
   "if ($pid == 0) {",
+  // Not dumpable: the command (whose child this is) can neither ptrace it nor read its memory,
+  // so it cannot borrow the Unix sockets this process may still make.
+  "  syscall($prctl + 0, 4, 0) == 0 or exit 1;",
   "  open(STDIN, '<', '/dev/null'); open(STDOUT, '>', '/dev/null'); open(STDERR, '>', '/dev/null');",
   "  $SIG{CHLD} = 'IGNORE';",
   "  while (1) {",
@@ -65,25 +69,61 @@ export const NET_FORWARDER_SCRIPT: string = [
   "  }",
   "}",
   "close($l);",
+  // The command's own filter, stacked on the sandbox's: no Unix socket (seccomp.ts), as for any
+  // command without network. The sandbox's filter let this process reach the proxy's socket.
+  "my $bpf = pack('H*', $hex);",
+  "my $fprog = pack('S x![P] P', length($bpf) / 8, $bpf);",
+  "syscall($seccomp + 0, 1, 0, $fprog) == 0",
+  '  or die "agentteams network forwarder: cannot install the command\'s seccomp filter: $!\\n";',
   'exec { $cmd[0] } @cmd or die "agentteams network forwarder: $cmd[0]: $!\\n";',
 ].join("\n");
 
+/** `__NR_prctl` and `__NR_seccomp` by `Deno.build.arch`. */
+const NR: Readonly<Record<string, { prctl: number; seccomp: number }>> = {
+  x86_64: { prctl: 157, seccomp: 317 },
+  aarch64: { prctl: 167, seccomp: 277 },
+};
+
 /**
- * The argv that starts the forwarder inside the sandbox and then the command.
+ * The argv that starts the forwarder inside the sandbox and then the command, under
+ * `commandFilter` (the filter without Unix sockets, seccomp.ts) stacked by the forwarder.
  *
+ * @throws {SandboxError} `CONFINED_INVALID` for an architecture it has no numbers for.
  * @example
  * ```ts
  * import { forwarderArgv } from "./net_forwarder.ts";
  * import assert from "node:assert/strict";
- * assert.deepEqual(forwarderArgv("/usr/bin/perl", "/s", ["/bin/true"]).slice(0, 2), ["/usr/bin/perl", "-e"]);
+ * const argv = forwarderArgv("/usr/bin/perl", "x86_64", new Uint8Array(8), "/s", ["/bin/true"]);
+ * assert.deepEqual(argv.slice(0, 2), ["/usr/bin/perl", "-e"]);
+ * assert.deepEqual(argv.slice(3), ["3128", "/s", "157", "317", "0000000000000000", "/bin/true"]);
  * ```
  */
 export function forwarderArgv(
   perl: string,
+  arch: string,
+  commandFilter: Uint8Array,
   socketInSandbox: string,
   command: readonly string[],
 ): string[] {
-  return [perl, "-e", NET_FORWARDER_SCRIPT, String(FORWARD_PORT), socketInSandbox, ...command];
+  const nr = Object.hasOwn(NR, arch) ? NR[arch] : undefined;
+  if (nr === undefined) {
+    throw new SandboxError(
+      "CONFINED_INVALID",
+      `no network forwarder for the ${arch} architecture: a network allowlist cannot be kept here`,
+    );
+  }
+  const hex = Array.from(commandFilter, (b) => b.toString(16).padStart(2, "0")).join("");
+  return [
+    perl,
+    "-e",
+    NET_FORWARDER_SCRIPT,
+    String(FORWARD_PORT),
+    socketInSandbox,
+    String(nr.prctl),
+    String(nr.seccomp),
+    hex,
+    ...command,
+  ];
 }
 
 /**

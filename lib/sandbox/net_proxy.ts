@@ -224,7 +224,10 @@ export function startNetProxy(opts: NetProxyOptions): NetProxy {
     const timer = setTimeout(() => closeQuietly(client), HEAD_TIMEOUT_MS);
     try {
       if (live.size > MAX_CONNECTIONS) {
-        await writeAll(client, reply(503, "Service Unavailable", "agentteams: too many connections\n"));
+        await writeAll(
+          client,
+          reply(503, "Service Unavailable", "agentteams: too many connections\n"),
+        );
         return;
       }
       const got = await readHead(client);
@@ -245,7 +248,11 @@ export function startNetProxy(opts: NetProxyOptions): NetProxy {
         record(where);
         await writeAll(
           client,
-          reply(403, "Forbidden", `agentteams: the command's network rules do not allow ${where}\n`),
+          reply(
+            403,
+            "Forbidden",
+            `agentteams: the command's network rules do not allow ${where}\n`,
+          ),
         );
         return;
       }

@@ -49,7 +49,12 @@ Deno.test("network rules: refused forms each name the rule and say why", () => {
 });
 
 Deno.test("network rules: IDN, punycode and a trailing dot are one rule", () => {
-  const forms = ["Bücher.example", "xn--bcher-kva.example", "xn--bcher-kva.example.", "BÜCHER.EXAMPLE"];
+  const forms = [
+    "Bücher.example",
+    "xn--bcher-kva.example",
+    "xn--bcher-kva.example.",
+    "BÜCHER.EXAMPLE",
+  ];
   const hosts = forms.map((f) => {
     const r = parseNetworkRule(f);
     assert.ok(r.ok, f);

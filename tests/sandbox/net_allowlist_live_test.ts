@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { parseNetworkRules } from "../../lib/policy/network_rules.ts";
 import { startNetProxy } from "../../lib/sandbox/net_proxy.ts";
 import { forwarderArgv, proxyEnv, SANDBOX_PROXY_SOCKET } from "../../lib/sandbox/net_forwarder.ts";
+import { commandFilter } from "../../lib/sandbox/seccomp.ts";
+import { BWRAP_BASE_MOUNTS, bwrapIsolationFlags } from "../../lib/sandbox/bwrap.ts";
 
 const BWRAP = "/usr/bin/bwrap";
 const PERL = "/usr/bin/perl";
@@ -21,19 +23,12 @@ async function inSandbox(
   command: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = Object.entries(proxyEnv()).flatMap(([k, v]) => ["--setenv", k, v]);
+  // The namespaces and hardening every confined run gets (no network shared), and its mounts.
   const argv = [
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
+    ...bwrapIsolationFlags(false),
+    ...BWRAP_BASE_MOUNTS,
     "--tmpfs",
     "/run",
-    "--unshare-net",
-    "--unshare-pid",
-    "--die-with-parent",
     "--clearenv",
     "--setenv",
     "PATH",
@@ -43,7 +38,13 @@ async function inSandbox(
     hostSock,
     SANDBOX_PROXY_SOCKET,
     "--",
-    ...forwarderArgv(PERL, SANDBOX_PROXY_SOCKET, command),
+    ...forwarderArgv(
+      PERL,
+      Deno.build.arch,
+      commandFilter(Deno.build.arch, { network: false }),
+      SANDBOX_PROXY_SOCKET,
+      command,
+    ),
   ];
   const out = await new Deno.Command(BWRAP, { args: argv, stdout: "piped", stderr: "piped" })
     .output();
@@ -161,6 +162,51 @@ Deno.test("network allowlist (live, bwrap): a proxy that dies mid-run fails the 
   } finally {
     ac.abort();
     await server.finished;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("network allowlist (live, bwrap): the command gets no Unix socket and cannot trace the forwarder", async () => {
+  const dir = await Deno.makeTempDir();
+  const sock = `${dir}/proxy.sock`;
+  const proxy = startNetProxy({ socketPath: sock, rules: [] });
+  try {
+    // The forwarder itself reached the socket (it answers 403 for an unlisted name) ...
+    const viaForwarder = await inSandbox(sock, [
+      CURL,
+      "-sS",
+      "-o",
+      "/dev/null",
+      "-w",
+      "%{http_code}",
+      "http://x.invalid/",
+    ]);
+    assert.equal(viaForwarder.stdout, "403", viaForwarder.stderr);
+    // ... but the command may not make a Unix socket (the proxy's, or any host one) ...
+    const unix = await inSandbox(sock, [
+      PERL,
+      "-MSocket",
+      "-e",
+      "socket(my $s, AF_UNIX, SOCK_STREAM, 0) ? exit 0 : ($!{EACCES} ? exit 7 : exit 8)",
+    ]);
+    assert.equal(unix.code, 7, unix.stderr);
+    // ... nor reopen the forwarder's descriptors (its listener, a socket to the proxy) through
+    // /proc or read its memory: it is the command's child, and not dumpable.
+    const trace = await inSandbox(sock, [
+      PERL,
+      "-e",
+      'opendir(my $d, "/proc") or exit 9; my $n = 0; my $bad = 0;' +
+      "for my $p (grep { /^[0-9]+$/ && $_ != $$ } readdir($d)) {" +
+      '  open(my $st, "<", "/proc/$p/stat") or next; my @f = split / /, <$st>;' +
+      "  next unless $f[3] == $$; $n++;" +
+      '  $bad++ if open(my $m, "<", "/proc/$p/mem");' +
+      '  if (opendir(my $fd, "/proc/$p/fd")) { for my $f (grep { /^[0-9]+$/ } readdir($fd)) {' +
+      '    $bad++ if defined readlink("/proc/$p/fd/$f"); $bad++ if open(my $h, "<", "/proc/$p/fd/$f"); } } }' +
+      "exit($n == 0 ? 5 : $bad ? 6 : 0)",
+    ]);
+    assert.equal(trace.code, 0, trace.stderr);
+  } finally {
+    await proxy.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
