@@ -345,6 +345,33 @@ function refuseLinkedFolder(path: string): void {
  * ```
  */
 export function readCsvFile(path: string, schema: CsvSchema): CsvTable | null {
+  const read = readCsvText(path);
+  return read === null ? null : parseCsv(read.text, { ...schema, what: schema.what ?? path });
+}
+
+/** A ledger file's bytes and their text, as {@link readCsvText} read them. */
+export interface CsvText {
+  /** The bytes read. */
+  readonly bytes: Uint8Array;
+  /** Their UTF-8 text (a BOM kept). */
+  readonly text: string;
+}
+
+/**
+ * A ledger file's bytes and text, or `null` when it does not exist, read as {@link readCsvFile}
+ * reads it (never through a symlink, at most {@link MAX_CSV_BYTES}, UTF-8 only), unparsed.
+ *
+ * @throws {AuthzError} `CSV_MALFORMED` (not UTF-8); `FsSafetyError` for a symlink or a
+ *   non-regular file.
+ * @example
+ * ```ts
+ * import { readCsvText } from "./csv.ts";
+ * const p = Deno.makeTempDirSync() + "/x.csv";
+ * Deno.writeTextFileSync(p, "a\n1\n");
+ * readCsvText(p)?.text; // "a\n1\n"
+ * ```
+ */
+export function readCsvText(path: string): CsvText | null {
   if (lstatOrNullSync(path) === null) return null;
   refuseLinkedFolder(path);
   const bytes = readRegularFileSync(path, {
@@ -362,7 +389,7 @@ export function readCsvFile(path: string, schema: CsvSchema): CsvTable | null {
       throw new AuthzError("CSV_MALFORMED", `${path}: not UTF-8 text`);
     }
   }
-  return parseCsv(text, { ...schema, what: schema.what ?? path });
+  return { bytes, text };
 }
 
 /**

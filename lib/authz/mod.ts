@@ -12,6 +12,7 @@ export {
   type Clearance,
   consumeClearance,
   type DecisionContext,
+  indexDecisionLog,
   readDecisionLog,
   signDecisionRow,
   verifyDecisions,
@@ -50,6 +51,7 @@ export { type Finding, findingLine, type Problem } from "./verdict.ts";
 export {
   checkWaiver,
   consumeWaiver,
+  indexWaivers,
   issueWaiver,
   verifyWaivers,
   type WaiverCheck,

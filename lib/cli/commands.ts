@@ -406,12 +406,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
     ],
     env: [WAIVER_KEY_ENV, ...KEY_ENV],
+    // The ledger key and the state dir too: the write keeps the ledger's index for the gate.
     needs: (ctx) =>
-      authzNeeds(ctx, {
-        write: true,
-        keyEnv: [WAIVER_KEY_ENV, ...KEY_ENV],
-        operatorKey: ctx.parsed.flags.ed25519 === true,
-      }),
+      mergeNeeds(
+        authzNeeds(ctx, {
+          write: true,
+          keyEnv: [WAIVER_KEY_ENV, ...KEY_ENV],
+          operatorKey: ctx.parsed.flags.ed25519 === true,
+        }),
+        keyNeeds(ctx),
+        stateNeeds(ctx, true),
+      ),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverIssue(ctx),
   },
   {
@@ -522,12 +527,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
     ],
     env: [DECISION_KEY_ENV, ...KEY_ENV],
+    // The ledger key and the state dir too: the write keeps the ledger's index for the gate.
     needs: (ctx) =>
-      authzNeeds(ctx, {
-        write: true,
-        keyEnv: [DECISION_KEY_ENV, ...KEY_ENV],
-        operatorKey: ctx.parsed.flags.ed25519 === true,
-      }),
+      mergeNeeds(
+        authzNeeds(ctx, {
+          write: true,
+          keyEnv: [DECISION_KEY_ENV, ...KEY_ENV],
+          operatorKey: ctx.parsed.flags.ed25519 === true,
+        }),
+        keyNeeds(ctx),
+        stateNeeds(ctx, true),
+      ),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionSign(ctx),
   },
   {

@@ -6,4 +6,6 @@
  * @module
  */
 
+export { loadCode } from "./code_dir.ts";
 export { runCli } from "./main.ts";
+export { VERSION } from "./version.ts";

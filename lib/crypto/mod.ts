@@ -16,7 +16,7 @@ export {
   signHex,
   verifyHex,
 } from "./ed25519.ts";
-export { hexEqual, HmacKey, sha256Hex } from "./hash.ts";
+export { hexEqual, HmacKey, sha256Hex, sha256HexOnce } from "./hash.ts";
 export {
   DECISION_KEY_ENV,
   GRANT_KEY_ENV,
