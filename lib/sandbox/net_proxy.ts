@@ -31,8 +31,20 @@ export const MAX_REFUSED_RECORDED = 64;
 /** How long a client may take to send its request head. */
 export const HEAD_TIMEOUT_MS = 10_000;
 
-/** Dials an allowed `host:port`. */
-export type Dial = (host: string, port: number) => Promise<Deno.Conn>;
+/** One upstream connection, as the proxy uses it: bytes in, bytes out, a half close. */
+export interface Upstream {
+  /** The next bytes from upstream, `null` at its end. */
+  read(buf: Uint8Array): Promise<number | null>;
+  /** Writes some bytes upstream, resolving with how many. */
+  write(bytes: Uint8Array): Promise<number>;
+  /** No more bytes go upstream. */
+  closeWrite(): Promise<void>;
+  /** Ends the connection. */
+  close(): void;
+}
+
+/** Dials an allowed `host:port`; rejects when it cannot be reached. */
+export type Dial = (host: string, port: number) => Promise<Upstream>;
 
 /** What the proxy needs. */
 export interface NetProxyOptions {
@@ -40,8 +52,8 @@ export interface NetProxyOptions {
   readonly socketPath: string;
   /** The command entry's parsed rules. */
   readonly rules: readonly NetworkRule[];
-  /** Dials an allowed name (default: `Deno.connect` over TCP). */
-  readonly dial?: Dial;
+  /** Dials an allowed name: `perlDial` (the tool itself has no network permission). */
+  readonly dial: Dial;
 }
 
 /** A running proxy. */
@@ -141,7 +153,7 @@ function reply(status: number, reason: string, body: string): Uint8Array {
   );
 }
 
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+async function writeAll(conn: Upstream, bytes: Uint8Array): Promise<void> {
   let off = 0;
   while (off < bytes.length) off += await conn.write(bytes.subarray(off));
 }
@@ -169,7 +181,7 @@ async function readHead(
   return null;
 }
 
-async function pump(from: Deno.Conn, to: Deno.Conn): Promise<void> {
+async function pump(from: Upstream, to: Upstream): Promise<void> {
   const buf = new Uint8Array(64 * 1024);
   try {
     for (;;) {
@@ -187,7 +199,7 @@ async function pump(from: Deno.Conn, to: Deno.Conn): Promise<void> {
   }
 }
 
-function closeQuietly(c: Deno.Conn | null): void {
+function closeQuietly(c: Upstream | null): void {
   try {
     c?.close();
   } catch {
@@ -207,11 +219,10 @@ function closeQuietly(c: Deno.Conn | null): void {
  * ```
  */
 export function startNetProxy(opts: NetProxyOptions): NetProxy {
-  const dial: Dial = opts.dial ??
-    ((hostname, port) => Deno.connect({ hostname, port, transport: "tcp" }));
+  const dial = opts.dial;
   const listener = Deno.listen({ transport: "unix", path: opts.socketPath });
   const refused: string[] = [];
-  const live = new Set<Deno.Conn>();
+  const live = new Set<Upstream>();
   const tasks = new Set<Promise<void>>();
   let closing = false;
 
@@ -220,7 +231,7 @@ export function startNetProxy(opts: NetProxyOptions): NetProxy {
   };
 
   const serve = async (client: Deno.Conn): Promise<void> => {
-    let upstream: Deno.Conn | null = null;
+    let upstream: Upstream | null = null;
     const timer = setTimeout(() => closeQuietly(client), HEAD_TIMEOUT_MS);
     try {
       if (live.size > MAX_CONNECTIONS) {
@@ -313,5 +324,96 @@ export function startNetProxy(opts: NetProxyOptions): NetProxy {
       await accepting;
       await Promise.allSettled([...tasks]);
     },
+  };
+}
+
+/**
+ * The dialer (argv after `-e`: host, port): connects (IPv4 or IPv6, as the resolver answers),
+ * writes one byte on stdout (`Y` connected, `N` not), then copies stdin to the connection and the
+ * connection to stdout until both ends are done. Core Perl modules only.
+ */
+export const DIAL_SCRIPT: string = [
+  "use strict; use IO::Socket::IP; use IO::Select;",
+  "my ($host, $port) = @ARGV;",
+  "my $s = IO::Socket::IP->new(PeerHost => $host, PeerPort => $port, Proto => 'tcp', Timeout => 30)",
+  "  or do { syswrite(STDOUT, 'N'); exit 2 };",
+  "syswrite(STDOUT, 'Y');",
+  "my $sel = IO::Select->new(\\*STDIN, $s); my %open = (0 => 1, 1 => 1); my $buf;",
+  "while (%open) {",
+  "  for my $r ($sel->can_read) {",
+  "    my ($to, $k) = $r == $s ? (\\*STDOUT, 1) : ($s, 0);",
+  "    my $n = sysread($r, $buf, 65536);",
+  "    if (!$n) { $sel->remove($r); delete $open{$k}; $k ? close(STDOUT) : shutdown($s, 1); next; }",
+  "    my $off = 0;",
+  "    while ($off < $n) { my $w = syswrite($to, $buf, $n - $off, $off); exit 0 unless $w; $off += $w; }",
+  "  }",
+  "}",
+].join("\n");
+
+/**
+ * A {@link Dial} that connects through a Perl child (`DIAL_SCRIPT`): the tool itself is never
+ * granted network access (its permission lines have no `--allow-net`), and Perl is a host program
+ * it already runs. The child resolves and connects to exactly the name the proxy decided on.
+ *
+ * @example
+ * ```ts ignore
+ * // Spawns perl and connects; tests/sandbox/net_proxy_test.ts runs it against local servers.
+ * import { perlDial } from "./net_proxy.ts";
+ * const up = await perlDial("/usr/bin/perl")("localhost", 8080);
+ * up.close();
+ * ```
+ */
+export function perlDial(perl: string): Dial {
+  return async (host, port) => {
+    const child = new Deno.Command(perl, {
+      args: ["-e", DIAL_SCRIPT, host, String(port)],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+      clearEnv: true,
+      env: { PERL_BADLANG: "0" },
+    }).spawn();
+    child.status.catch(() => {});
+    const reader = child.stdout.getReader();
+    const writer = child.stdin.getWriter();
+    let left: Uint8Array = new Uint8Array(0);
+    const kill = () => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already ended
+      }
+    };
+    const first = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+    if (first.done || first.value.length === 0 || first.value[0] !== 0x59) {
+      kill();
+      throw new Error(`could not connect to ${host}:${port}`);
+    }
+    left = first.value.subarray(1);
+    return {
+      async read(buf: Uint8Array): Promise<number | null> {
+        while (left.length === 0) {
+          const r = await reader.read();
+          if (r.done) return null;
+          left = r.value;
+        }
+        const n = Math.min(buf.length, left.length);
+        buf.set(left.subarray(0, n));
+        left = left.subarray(n);
+        return n;
+      },
+      async write(bytes: Uint8Array): Promise<number> {
+        await writer.write(bytes.slice());
+        return bytes.length;
+      },
+      async closeWrite(): Promise<void> {
+        await writer.close().catch(() => {});
+      },
+      close(): void {
+        kill();
+        reader.cancel().catch(() => {});
+        writer.abort().catch(() => {});
+      },
+    };
   };
 }

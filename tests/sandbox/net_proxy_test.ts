@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { parseNetworkRules } from "../../lib/policy/network_rules.ts";
-import { parseProxyHead, startNetProxy } from "../../lib/sandbox/net_proxy.ts";
+import { parseProxyHead, perlDial, startNetProxy } from "../../lib/sandbox/net_proxy.ts";
+
+const dial = perlDial("/usr/bin/perl");
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -78,7 +80,11 @@ async function withWorld(
 
 Deno.test("net proxy: CONNECT to an allowed name and port is piped both ways", async () => {
   await withWorld(async ({ echoPort, sock }) => {
-    const proxy = startNetProxy({ socketPath: sock, rules: rulesOf([`localhost:${echoPort}`]) });
+    const proxy = startNetProxy({
+      socketPath: sock,
+      rules: rulesOf([`localhost:${echoPort}`]),
+      dial,
+    });
     const c = await Deno.connect({ transport: "unix", path: sock });
     await c.write(enc.encode(`CONNECT localhost:${echoPort} HTTP/1.1\r\nHost: x\r\n\r\n`));
     const head = await readUntil(c, "\r\n\r\n");
@@ -93,7 +99,11 @@ Deno.test("net proxy: CONNECT to an allowed name and port is piped both ways", a
 
 Deno.test("net proxy: plain http:// is re-sent in origin form with the URL's host", async () => {
   await withWorld(async ({ httpPort, sock, seen }) => {
-    const proxy = startNetProxy({ socketPath: sock, rules: rulesOf([`localhost:${httpPort}`]) });
+    const proxy = startNetProxy({
+      socketPath: sock,
+      rules: rulesOf([`localhost:${httpPort}`]),
+      dial,
+    });
     const c = await Deno.connect({ transport: "unix", path: sock });
     await c.write(
       enc.encode(
@@ -117,7 +127,7 @@ Deno.test("net proxy: refused names, addresses and ports get 403, are recorded, 
       rules: rulesOf([`localhost:${echoPort}`]),
       dial: (h, p) => {
         dialled.push(`${h}:${p}`);
-        return Deno.connect({ hostname: h, port: p });
+        return dial(h, p);
       },
     });
     const attempts = [
@@ -157,7 +167,7 @@ Deno.test("net proxy: malformed heads get 400/405 and nothing is dialled", async
       rules: rulesOf([`localhost:${echoPort}`]),
       dial: () => {
         dials++;
-        throw new Error("no");
+        return Promise.reject(new Error("no"));
       },
     });
     const cases: [string, RegExp][] = [
@@ -181,7 +191,11 @@ Deno.test("net proxy: malformed heads get 400/405 and nothing is dialled", async
 
 Deno.test("net proxy: closing ends open tunnels and the socket stops answering", async () => {
   await withWorld(async ({ echoPort, sock }) => {
-    const proxy = startNetProxy({ socketPath: sock, rules: rulesOf([`localhost:${echoPort}`]) });
+    const proxy = startNetProxy({
+      socketPath: sock,
+      rules: rulesOf([`localhost:${echoPort}`]),
+      dial,
+    });
     const c = await Deno.connect({ transport: "unix", path: sock });
     await c.write(enc.encode(`CONNECT localhost:${echoPort} HTTP/1.1\r\n\r\n`));
     assert.match(await readUntil(c, "\r\n\r\n"), /^HTTP\/1\.1 200 /);
