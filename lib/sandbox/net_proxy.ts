@@ -6,17 +6,27 @@
  *
  * Two request forms, one request a connection: `CONNECT host:port` (TLS and anything else, piped
  * once allowed) and an absolute-form `http://` request (re-sent in origin form with
- * `Connection: close`). The host a request names is decided by `hostAllowed` and the very name
- * decided is the one dialled, so what was checked is what is reached. A refused name gets a 403
- * and is recorded (`refused`, for the run's ledger row); a malformed head gets a 400. The proxy
- * never reads more than 16 KiB of head and never serves more than 64 connections at once.
+ * `Connection: close`). What a request may do is decided here, by pure functions
+ * (`decideProxyHead`: `parseProxyHead`, then `hostAllowed`); the very name decided is the one
+ * dialled. The sockets are a Perl child's (`PROXY_SCRIPT`, core modules only): the tool itself
+ * holds no network permission (Deno asks `--allow-net=unix:PATH` even of a Unix socket, and the
+ * tool's permission lines never carry `--allow-net`). The child reads each connection's head (at
+ * most 16 KiB, within 10 s), asks this process over its stdin and stdout, and either answers what
+ * it is told or dials the decided `host:port` and copies bytes both ways. A refused name gets a
+ * 403 and is recorded (`refused`, for the run's ledger row); a malformed head a 400; more than 64
+ * connections at once a 503.
  *
  * @example
- * ```ts ignore
- * // Needs a Unix socket and a server to reach; tests/sandbox/net_proxy_test.ts runs it.
- * import { startNetProxy } from "./net_proxy.ts";
- * const proxy = startNetProxy({ socketPath: "/tmp/p.sock", rules: [] });
- * await proxy.close();
+ * ```ts
+ * import { decideProxyHead } from "./net_proxy.ts";
+ * import { parseNetworkRules } from "../policy/network_rules.ts";
+ * import assert from "node:assert/strict";
+ * const p = parseNetworkRules(["a.example"]);
+ * assert.ok(p.ok);
+ * const rules = p.ok ? p.rules : [];
+ * assert.equal(decideProxyHead("CONNECT a.example:443 HTTP/1.1\r\n\r\n", rules).allow, true);
+ * const no = decideProxyHead("CONNECT b.example:443 HTTP/1.1\r\n\r\n", rules);
+ * assert.ok(!no.allow && no.refused === "b.example:443");
  * ```
  * @module
  */
@@ -28,41 +38,8 @@ export const MAX_HEAD_BYTES = 16 * 1024;
 export const MAX_CONNECTIONS = 64;
 /** Refused names kept for the ledger row (the first ones, each once). */
 export const MAX_REFUSED_RECORDED = 64;
-/** How long a client may take to send its request head. */
-export const HEAD_TIMEOUT_MS = 10_000;
-
-/** One upstream connection, as the proxy uses it: bytes in, bytes out, a half close. */
-export interface Upstream {
-  /** The next bytes from upstream, `null` at its end. */
-  read(buf: Uint8Array): Promise<number | null>;
-  /** Writes some bytes upstream, resolving with how many. */
-  write(bytes: Uint8Array): Promise<number>;
-  /** No more bytes go upstream. */
-  closeWrite(): Promise<void>;
-  /** Ends the connection. */
-  close(): void;
-}
-
-/** Dials an allowed `host:port`; rejects when it cannot be reached. */
-export type Dial = (host: string, port: number) => Promise<Upstream>;
-
-/** What the proxy needs. */
-export interface NetProxyOptions {
-  /** Where to listen (a new Unix socket; the caller owns its folder). */
-  readonly socketPath: string;
-  /** The command entry's parsed rules. */
-  readonly rules: readonly NetworkRule[];
-  /** Dials an allowed name: `perlDial` (the tool itself has no network permission). */
-  readonly dial: Dial;
-}
-
-/** A running proxy. */
-export interface NetProxy {
-  /** `host:port` of each refused request, first ones first, each once. */
-  readonly refused: readonly string[];
-  /** Stops listening and closes every connection; resolves when all are done. */
-  close(): Promise<void>;
-}
+/** How long a client may take to send its request head, in seconds. */
+export const HEAD_TIMEOUT_S = 10;
 
 /** A parsed request head: where it goes and what to send there first. */
 export type ProxyTarget =
@@ -144,276 +121,271 @@ export function parseProxyHead(head: string): ProxyTarget {
   return { ok: true, kind: "http", host: url.hostname, port, upstreamHead };
 }
 
-const encoder = new TextEncoder();
-
-function reply(status: number, reason: string, body: string): Uint8Array {
-  return encoder.encode(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain\r\n` +
-      `Content-Length: ${encoder.encode(body).length}\r\nConnection: close\r\n\r\n${body}`,
-  );
-}
-
-async function writeAll(conn: Upstream, bytes: Uint8Array): Promise<void> {
-  let off = 0;
-  while (off < bytes.length) off += await conn.write(bytes.subarray(off));
-}
-
-/** Reads up to the blank line; returns the head and what came after it, or null. */
-async function readHead(
-  conn: Deno.Conn,
-): Promise<{ head: string; rest: Uint8Array } | null> {
-  const buf = new Uint8Array(MAX_HEAD_BYTES);
-  let len = 0;
-  while (len < buf.length) {
-    const n = await conn.read(buf.subarray(len));
-    if (n === null) return null;
-    const from = Math.max(0, len - 3);
-    len += n;
-    for (let i = from; i + 3 < len; i++) {
-      if (buf[i] === 13 && buf[i + 1] === 10 && buf[i + 2] === 13 && buf[i + 3] === 10) {
-        return {
-          head: new TextDecoder("latin1").decode(buf.subarray(0, i + 4)),
-          rest: buf.slice(i + 4, len),
-        };
-      }
-    }
+/** What the proxy does with one request head. */
+export type ProxyDecision =
+  | {
+    readonly allow: true;
+    /** The name to dial (normalised) and its port. */
+    readonly host: string;
+    readonly port: number;
+    /** Bytes for the client once upstream is reached (CONNECT's 200), and for upstream first. */
+    readonly toClient: string;
+    readonly toUpstream: string;
+    /** What the client gets when upstream cannot be reached. */
+    readonly unreachable: string;
   }
-  return null;
+  | {
+    readonly allow: false;
+    /** The whole answer. */
+    readonly response: string;
+    /** `host:port` when a rule refused it (recorded), else absent (a malformed head). */
+    readonly refused?: string;
+  };
+
+function reply(status: number, reason: string, body: string): string {
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain\r\n` +
+    `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
 }
 
-async function pump(from: Upstream, to: Upstream): Promise<void> {
-  const buf = new Uint8Array(64 * 1024);
-  try {
-    for (;;) {
-      const n = await from.read(buf);
-      if (n === null) break;
-      await writeAll(to, buf.subarray(0, n));
-    }
-  } catch {
-    // a reset on either side ends this direction
-  }
-  try {
-    await to.closeWrite();
-  } catch {
-    // already closed
-  }
-}
-
-function closeQuietly(c: Upstream | null): void {
-  try {
-    c?.close();
-  } catch {
-    // already closed
-  }
-}
+/** The answer to a connection over {@link MAX_CONNECTIONS}. */
+export const BUSY_RESPONSE: string = reply(
+  503,
+  "Service Unavailable",
+  "agentteams: too many connections\n",
+);
 
 /**
- * Starts the proxy on `socketPath`. See the module doc for what it allows.
+ * Decides one request head (the bytes up to and including the blank line, as Latin-1 text; an
+ * incomplete head is refused 400). Pure.
  *
  * @example
- * ```ts ignore
- * // A live proxy; tests/sandbox/net_proxy_test.ts drives it with real servers.
- * import { startNetProxy } from "./net_proxy.ts";
- * const p = startNetProxy({ socketPath: "/tmp/x.sock", rules: [] });
- * await p.close();
+ * ```ts
+ * import { decideProxyHead } from "./net_proxy.ts";
+ * import assert from "node:assert/strict";
+ * const d = decideProxyHead("GET http://x.example/ HTTP/1.1\r\n\r\n", []);
+ * assert.ok(!d.allow && d.response.startsWith("HTTP/1.1 403 ") && d.refused === "x.example:80");
+ * assert.ok(!decideProxyHead("GET http://x.example/ HTTP/1.1\r\n", []).allow);
  * ```
  */
-export function startNetProxy(opts: NetProxyOptions): NetProxy {
-  const dial = opts.dial;
-  const listener = Deno.listen({ transport: "unix", path: opts.socketPath });
-  const refused: string[] = [];
-  const live = new Set<Upstream>();
-  const tasks = new Set<Promise<void>>();
-  let closing = false;
-
-  const record = (what: string) => {
-    if (refused.length < MAX_REFUSED_RECORDED && !refused.includes(what)) refused.push(what);
-  };
-
-  const serve = async (client: Deno.Conn): Promise<void> => {
-    let upstream: Upstream | null = null;
-    const timer = setTimeout(() => closeQuietly(client), HEAD_TIMEOUT_MS);
-    try {
-      if (live.size > MAX_CONNECTIONS) {
-        await writeAll(
-          client,
-          reply(503, "Service Unavailable", "agentteams: too many connections\n"),
-        );
-        return;
-      }
-      const got = await readHead(client);
-      clearTimeout(timer);
-      if (got === null) {
-        await writeAll(client, reply(400, "Bad Request", "agentteams: no complete request head\n"));
-        return;
-      }
-      const target = parseProxyHead(got.head);
-      if (!target.ok) {
-        const reason = target.status === 400 ? "Bad Request" : "Method Not Allowed";
-        await writeAll(client, reply(target.status, reason, `agentteams: ${target.why}\n`));
-        return;
-      }
-      const where = `${target.host}:${target.port}`;
-      const name = normalizeHost(target.host);
-      if (name === null || !hostAllowed(opts.rules, name, target.port)) {
-        record(where);
-        await writeAll(
-          client,
-          reply(
-            403,
-            "Forbidden",
-            `agentteams: the command's network rules do not allow ${where}\n`,
-          ),
-        );
-        return;
-      }
-      try {
-        upstream = await dial(name, target.port);
-      } catch {
-        await writeAll(client, reply(502, "Bad Gateway", `agentteams: could not reach ${where}\n`));
-        return;
-      }
-      live.add(upstream);
-      if (target.kind === "connect") {
-        await writeAll(client, encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
-      } else {
-        await writeAll(upstream, encoder.encode(target.upstreamHead));
-      }
-      if (got.rest.length > 0) await writeAll(upstream, got.rest);
-      await Promise.all([pump(client, upstream), pump(upstream, client)]);
-    } catch {
-      // the client or upstream went away mid-request: nothing to answer
-    } finally {
-      clearTimeout(timer);
-      if (upstream) live.delete(upstream);
-      closeQuietly(upstream);
-      closeQuietly(client);
-      live.delete(client);
-    }
-  };
-
-  const accepting = (async () => {
-    for (;;) {
-      let conn: Deno.Conn;
-      try {
-        conn = await listener.accept();
-      } catch {
-        return;
-      }
-      if (closing) {
-        closeQuietly(conn);
-        return;
-      }
-      live.add(conn);
-      const t = serve(conn);
-      tasks.add(t);
-      t.finally(() => tasks.delete(t));
-    }
-  })();
-
+export function decideProxyHead(head: string, rules: readonly NetworkRule[]): ProxyDecision {
+  if (!head.endsWith("\r\n\r\n")) {
+    return {
+      allow: false,
+      response: reply(400, "Bad Request", "agentteams: no complete request head\n"),
+    };
+  }
+  const target = parseProxyHead(head);
+  if (!target.ok) {
+    const reason = target.status === 400 ? "Bad Request" : "Method Not Allowed";
+    return { allow: false, response: reply(target.status, reason, `agentteams: ${target.why}\n`) };
+  }
+  const where = `${target.host}:${target.port}`;
+  const name = normalizeHost(target.host);
+  if (name === null || !hostAllowed(rules, name, target.port)) {
+    return {
+      allow: false,
+      refused: where,
+      response: reply(
+        403,
+        "Forbidden",
+        `agentteams: the command's network rules do not allow ${where}\n`,
+      ),
+    };
+  }
   return {
-    refused,
-    async close(): Promise<void> {
-      closing = true;
-      try {
-        listener.close();
-      } catch {
-        // already closed
-      }
-      for (const c of live) closeQuietly(c);
-      await accepting;
-      await Promise.allSettled([...tasks]);
-    },
+    allow: true,
+    host: name,
+    port: target.port,
+    toClient: target.kind === "connect" ? "HTTP/1.1 200 Connection Established\r\n\r\n" : "",
+    toUpstream: target.upstreamHead,
+    unreachable: reply(502, "Bad Gateway", `agentteams: could not reach ${where}\n`),
   };
 }
 
 /**
- * The dialer (argv after `-e`: host, port): connects (IPv4 or IPv6, as the resolver answers),
- * writes one byte on stdout (`Y` connected, `N` not), then copies stdin to the connection and the
- * connection to stdout until both ends are done. Core Perl modules only.
+ * The proxy's sockets (argv after `-e`: the socket path, the head cap, the head timeout, the
+ * connection cap, the 503 answer in hex). Protocol on its stdout and stdin, one line each way a
+ * connection: `Q <id> <hex head>` out; `A <id> <host> <port> <hex to client> <hex to upstream>
+ * <hex if unreachable>` or `D <id> <hex answer>` in. `R` is printed once it listens. At the end
+ * of stdin it ends, with every connection it forked.
  */
-export const DIAL_SCRIPT: string = [
-  "use strict; use IO::Socket::IP; use IO::Select;",
-  "my ($host, $port) = @ARGV;",
-  "my $s = IO::Socket::IP->new(PeerHost => $host, PeerPort => $port, Proto => 'tcp', Timeout => 30)",
-  "  or do { syswrite(STDOUT, 'N'); exit 2 };",
-  "syswrite(STDOUT, 'Y');",
-  "my $sel = IO::Select->new(\\*STDIN, $s); my %open = (0 => 1, 1 => 1); my $buf;",
-  "while (%open) {",
-  "  for my $r ($sel->can_read) {",
-  "    my ($to, $k) = $r == $s ? (\\*STDOUT, 1) : ($s, 0);",
+export const PROXY_SCRIPT: string = [
+  "use strict; use IO::Socket::UNIX; use IO::Socket::IP; use IO::Select; use Socket;",
+  "use POSIX ':sys_wait_h';",
+  "my ($path, $cap, $timeout, $maxconn, $busy) = @ARGV;",
+  "setpgrp(0, 0);",
+  "my $l = IO::Socket::UNIX->new(Local => $path, Type => SOCK_STREAM, Listen => 128)",
+  '  or die "agentteams network proxy: cannot listen on $path: $!\\n";',
+  '$| = 1; STDOUT->autoflush(1); print "R\\n";',
+  "my %kids; my $id = 0; my $in = IO::Select->new(\\*STDIN, $l);",
+  "sub reap { while ((my $k = waitpid(-1, WNOHANG)) > 0) { delete $kids{$k} } }",
+  "sub pipe2 { my ($a, $b) = @_; my $s = IO::Select->new($a, $b); my %open = ($a => 1, $b => 1); my $buf;",
+  "  while (%open) { for my $r ($s->can_read) { my $to = $r == $a ? $b : $a;",
   "    my $n = sysread($r, $buf, 65536);",
-  "    if (!$n) { $sel->remove($r); delete $open{$k}; $k ? close(STDOUT) : shutdown($s, 1); next; }",
-  "    my $off = 0;",
-  "    while ($off < $n) { my $w = syswrite($to, $buf, $n - $off, $off); exit 0 unless $w; $off += $w; }",
+  "    if (!$n) { $s->remove($r); delete $open{$r}; shutdown($to, 1); next; }",
+  "    my $off = 0; while ($off < $n) { my $w = syswrite($to, $buf, $n - $off, $off); return unless $w; $off += $w; } } } }",
+  "sub stop { kill 'KILL', keys %kids; exit 0 }",
+  "while (1) {",
+  "  reap();",
+  "  for my $r ($in->can_read) {",
+  "    if ($r != $l) { my $line = <STDIN>; stop() unless defined $line; next; }",
+  "    my $c = $l->accept or next;",
+  "    if (keys(%kids) >= $maxconn) { syswrite($c, pack('H*', $busy)); close($c); next; }",
+  "    my $head = ''; my $sel = IO::Select->new($c); my $end = time + $timeout;",
+  '    while (length($head) < $cap && index($head, "\\r\\n\\r\\n") < 0) {',
+  "      my $left = $end - time; last if $left <= 0 || !$sel->can_read($left);",
+  "      my $n = sysread($c, $head, $cap - length($head), length($head)); last unless $n; }",
+  "    my $rest = ''; my $at = index($head, \"\\r\\n\\r\\n\");",
+  "    if ($at >= 0) { $rest = substr($head, $at + 4); $head = substr($head, 0, $at + 4); }",
+  "    $id++; print 'Q ', $id, ' ', unpack('H*', $head), \"\\n\";",
+  "    my $ans = <STDIN>; stop() unless defined $ans; chomp $ans;",
+  "    my @f = split / /, $ans, -1;",
+  "    if ($f[0] ne 'A' || $f[1] != $id) { syswrite($c, pack('H*', $f[2] // '')) if $f[0] eq 'D'; close($c); next; }",
+  "    my $k = fork(); if (!defined $k) { close($c); next; }",
+  "    if ($k) { $kids{$k} = 1; close($c); next; }",
+  "    close($l); close(STDIN); open(STDIN, '<', '/dev/null');",
+  "    my $u = IO::Socket::IP->new(PeerHost => $f[2], PeerPort => $f[3], Proto => 'tcp', Timeout => 30);",
+  "    if (!$u) { syswrite($c, pack('H*', $f[6])); exit 0; }",
+  "    syswrite($c, pack('H*', $f[4])) if $f[4] ne '';",
+  "    my $up = pack('H*', $f[5]) . $rest; syswrite($u, $up) if length($up);",
+  "    pipe2($c, $u); exit 0;",
   "  }",
   "}",
 ].join("\n");
 
+/** What the proxy needs. */
+export interface NetProxyOptions {
+  /** Where to listen (a new Unix socket; the caller owns its folder). */
+  readonly socketPath: string;
+  /** The command entry's parsed rules. */
+  readonly rules: readonly NetworkRule[];
+  /** The Perl that runs {@link PROXY_SCRIPT}. */
+  readonly perl: string;
+}
+
+/** A running proxy. */
+export interface NetProxy {
+  /** `host:port` of each refused request, first ones first, each once. */
+  readonly refused: readonly string[];
+  /** Stops listening and ends every connection; resolves when the proxy's process has ended. */
+  close(): Promise<void>;
+}
+
+/** Text whose every character is one byte (ASCII, or a Latin-1 decoded head) as hex. */
+const hex = (text: string): string =>
+  Array.from(text, (c) => (c.charCodeAt(0) & 0xff).toString(16).padStart(2, "0")).join("");
+
+const latin1 = (hexText: string): string => {
+  let out = "";
+  for (let i = 0; i + 1 < hexText.length; i += 2) {
+    out += String.fromCharCode(parseInt(hexText.slice(i, i + 2), 16));
+  }
+  return out;
+};
+
 /**
- * A {@link Dial} that connects through a Perl child (`DIAL_SCRIPT`): the tool itself is never
- * granted network access (its permission lines have no `--allow-net`), and Perl is a host program
- * it already runs. The child resolves and connects to exactly the name the proxy decided on.
+ * The answer line for one `Q` line of {@link PROXY_SCRIPT}, recording a refused name. Pure but for
+ * `record`.
  *
  * @example
- * ```ts ignore
- * // Spawns perl and connects; tests/sandbox/net_proxy_test.ts runs it against local servers.
- * import { perlDial } from "./net_proxy.ts";
- * const up = await perlDial("/usr/bin/perl")("localhost", 8080);
- * up.close();
+ * ```ts
+ * import { answerLine } from "./net_proxy.ts";
+ * import assert from "node:assert/strict";
+ * const seen: string[] = [];
+ * assert.match(answerLine("Q 1 474554", [], (w) => seen.push(w)), /^D 1 [0-9a-f]+$/);
+ * assert.deepEqual(seen, []);
  * ```
  */
-export function perlDial(perl: string): Dial {
-  return async (host, port) => {
-    const child = new Deno.Command(perl, {
-      args: ["-e", DIAL_SCRIPT, host, String(port)],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "null",
-      clearEnv: true,
-      env: { PERL_BADLANG: "0" },
-    }).spawn();
-    child.status.catch(() => {});
-    const reader = child.stdout.getReader();
-    const writer = child.stdin.getWriter();
-    let left: Uint8Array = new Uint8Array(0);
-    const kill = () => {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already ended
+export function answerLine(
+  line: string,
+  rules: readonly NetworkRule[],
+  record: (where: string) => void,
+): string {
+  const [tag, id, headHex = ""] = line.split(" ");
+  if (tag !== "Q" || !/^[0-9]+$/.test(id ?? "") || !/^[0-9a-f]*$/.test(headHex)) {
+    return `D 0 ${hex(reply(400, "Bad Request", "agentteams: malformed\n"))}`;
+  }
+  const d = decideProxyHead(latin1(headHex), rules);
+  if (!d.allow) {
+    if (d.refused !== undefined) record(d.refused);
+    return `D ${id} ${hex(d.response)}`;
+  }
+  return `A ${id} ${d.host} ${d.port} ${hex(d.toClient)} ${hex(d.toUpstream)} ${
+    hex(d.unreachable)
+  }`;
+}
+
+/**
+ * Starts the proxy on `socketPath` (resolving once it listens). See the module doc.
+ *
+ * @throws {Error} when the proxy's process cannot listen there.
+ * @example
+ * ```ts ignore
+ * // A live proxy; tests/sandbox/net_proxy_test.ts drives it with real servers.
+ * import { startNetProxy } from "./net_proxy.ts";
+ * const p = await startNetProxy({ socketPath: "/tmp/x.sock", rules: [], perl: "/usr/bin/perl" });
+ * await p.close();
+ * ```
+ */
+export async function startNetProxy(opts: NetProxyOptions): Promise<NetProxy> {
+  const child = new Deno.Command(opts.perl, {
+    args: [
+      "-e",
+      PROXY_SCRIPT,
+      opts.socketPath,
+      String(MAX_HEAD_BYTES),
+      String(HEAD_TIMEOUT_S),
+      String(MAX_CONNECTIONS),
+      hex(BUSY_RESPONSE),
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+    env: { PERL_BADLANG: "0" },
+  }).spawn();
+  const refused: string[] = [];
+  const record = (where: string) => {
+    if (refused.length < MAX_REFUSED_RECORDED && !refused.includes(where)) refused.push(where);
+  };
+  const writer = child.stdin.getWriter();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const errText = new Response(child.stderr).text();
+  let buffered = "";
+  const nextLine = async (): Promise<string | null> => {
+    for (;;) {
+      const nl = buffered.indexOf("\n");
+      if (nl >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        return line;
       }
-    };
-    const first = await reader.read().catch(() => ({ done: true as const, value: undefined }));
-    if (first.done || first.value.length === 0 || first.value[0] !== 0x59) {
-      kill();
-      throw new Error(`could not connect to ${host}:${port}`);
+      const r = await lines.read();
+      if (r.done) return null;
+      buffered += r.value;
     }
-    left = first.value.subarray(1);
-    return {
-      async read(buf: Uint8Array): Promise<number | null> {
-        while (left.length === 0) {
-          const r = await reader.read();
-          if (r.done) return null;
-          left = r.value;
-        }
-        const n = Math.min(buf.length, left.length);
-        buf.set(left.subarray(0, n));
-        left = left.subarray(n);
-        return n;
-      },
-      async write(bytes: Uint8Array): Promise<number> {
-        await writer.write(bytes.slice());
-        return bytes.length;
-      },
-      async closeWrite(): Promise<void> {
-        await writer.close().catch(() => {});
-      },
-      close(): void {
-        kill();
-        reader.cancel().catch(() => {});
-        writer.abort().catch(() => {});
-      },
-    };
+  };
+  const ready = await nextLine();
+  if (ready !== "R") {
+    await writer.close().catch(() => {});
+    await child.status;
+    throw new Error(`the network proxy did not start: ${(await errText).trim()}`);
+  }
+  const enc = new TextEncoder();
+  const serving = (async () => {
+    for (;;) {
+      const line = await nextLine();
+      if (line === null) return;
+      await writer.write(enc.encode(answerLine(line, opts.rules, record) + "\n"));
+    }
+  })().catch(() => {});
+  return {
+    refused,
+    async close(): Promise<void> {
+      await writer.close().catch(() => {});
+      await child.status;
+      await serving;
+      await errText.catch(() => "");
+    },
   };
 }

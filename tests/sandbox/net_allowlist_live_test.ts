@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { parseNetworkRules } from "../../lib/policy/network_rules.ts";
-import { perlDial, startNetProxy } from "../../lib/sandbox/net_proxy.ts";
+import { startNetProxy } from "../../lib/sandbox/net_proxy.ts";
 import { forwarderArgv, proxyEnv, SANDBOX_PROXY_SOCKET } from "../../lib/sandbox/net_forwarder.ts";
 import { commandFilter } from "../../lib/sandbox/seccomp.ts";
 import { BWRAP_BASE_MOUNTS, bwrapIsolationFlags } from "../../lib/sandbox/bwrap.ts";
@@ -78,10 +78,10 @@ Deno.test("network allowlist (live, bwrap): allowed names pass, everything else 
   const parsed = parseNetworkRules([`localhost:${port}`]);
   assert.ok(parsed.ok);
   const sock = `${dir}/proxy.sock`;
-  const proxy = startNetProxy({
+  const proxy = await startNetProxy({
     socketPath: sock,
     rules: parsed.ok ? parsed.rules : [],
-    dial: perlDial(PERL),
+    perl: PERL,
   });
   try {
     // Through the proxy, as an HTTP request and as a CONNECT tunnel.
@@ -142,10 +142,10 @@ Deno.test("network allowlist (live, bwrap): a proxy that dies mid-run fails the 
   const parsed = parseNetworkRules([`localhost:${port}`]);
   assert.ok(parsed.ok);
   const sock = `${dir}/proxy.sock`;
-  const proxy = startNetProxy({
+  const proxy = await startNetProxy({
     socketPath: sock,
     rules: parsed.ok ? parsed.rules : [],
-    dial: perlDial(PERL),
+    perl: PERL,
   });
   await proxy.close();
   try {
@@ -177,7 +177,7 @@ Deno.test("network allowlist (live, bwrap): a proxy that dies mid-run fails the 
 Deno.test("network allowlist (live, bwrap): the command gets no Unix socket and cannot trace the forwarder", async () => {
   const dir = await Deno.makeTempDir();
   const sock = `${dir}/proxy.sock`;
-  const proxy = startNetProxy({ socketPath: sock, rules: [], dial: perlDial(PERL) });
+  const proxy = await startNetProxy({ socketPath: sock, rules: [], perl: PERL });
   try {
     // The forwarder itself reached the socket (it answers 403 for an unlisted name) ...
     const viaForwarder = await inSandbox(sock, [

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { parseNetworkRules } from "../../lib/policy/network_rules.ts";
-import { parseProxyHead, perlDial, startNetProxy } from "../../lib/sandbox/net_proxy.ts";
+import { answerLine, parseProxyHead, startNetProxy } from "../../lib/sandbox/net_proxy.ts";
 
-const dial = perlDial("/usr/bin/perl");
+const PERL = "/usr/bin/perl";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -37,13 +37,17 @@ async function readUntil(conn: Deno.Conn, marker: string): Promise<string> {
 
 /** A TCP echo server on 127.0.0.1 and an HTTP server, both local. */
 async function withWorld(
-  fn: (w: { echoPort: number; httpPort: number; sock: string; seen: string[] }) => Promise<void>,
+  fn: (
+    w: { echoPort: number; httpPort: number; sock: string; seen: string[]; echoed: () => number },
+  ) => Promise<void>,
 ): Promise<void> {
   const dir = await Deno.makeTempDir();
   const echo = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const echoPort = (echo.addr as Deno.NetAddr).port;
+  let echoConns = 0;
   const echoing = (async () => {
     for await (const c of echo) {
+      echoConns++;
       (async () => {
         const b = new Uint8Array(1024);
         for (;;) {
@@ -68,7 +72,7 @@ async function withWorld(
   );
   const httpPort = server.addr.port;
   try {
-    await fn({ echoPort, httpPort, sock: `${dir}/proxy.sock`, seen });
+    await fn({ echoPort, httpPort, sock: `${dir}/proxy.sock`, seen, echoed: () => echoConns });
   } finally {
     echo.close();
     ac.abort();
@@ -80,10 +84,10 @@ async function withWorld(
 
 Deno.test("net proxy: CONNECT to an allowed name and port is piped both ways", async () => {
   await withWorld(async ({ echoPort, sock }) => {
-    const proxy = startNetProxy({
+    const proxy = await startNetProxy({
       socketPath: sock,
       rules: rulesOf([`localhost:${echoPort}`]),
-      dial,
+      perl: PERL,
     });
     const c = await Deno.connect({ transport: "unix", path: sock });
     await c.write(enc.encode(`CONNECT localhost:${echoPort} HTTP/1.1\r\nHost: x\r\n\r\n`));
@@ -99,10 +103,10 @@ Deno.test("net proxy: CONNECT to an allowed name and port is piped both ways", a
 
 Deno.test("net proxy: plain http:// is re-sent in origin form with the URL's host", async () => {
   await withWorld(async ({ httpPort, sock, seen }) => {
-    const proxy = startNetProxy({
+    const proxy = await startNetProxy({
       socketPath: sock,
       rules: rulesOf([`localhost:${httpPort}`]),
-      dial,
+      perl: PERL,
     });
     const c = await Deno.connect({ transport: "unix", path: sock });
     await c.write(
@@ -120,15 +124,11 @@ Deno.test("net proxy: plain http:// is re-sent in origin form with the URL's hos
 });
 
 Deno.test("net proxy: refused names, addresses and ports get 403, are recorded, never dialled", async () => {
-  await withWorld(async ({ echoPort, httpPort, sock, seen }) => {
-    const dialled: string[] = [];
-    const proxy = startNetProxy({
+  await withWorld(async ({ echoPort, httpPort, sock, seen, echoed }) => {
+    const proxy = await startNetProxy({
       socketPath: sock,
       rules: rulesOf([`localhost:${echoPort}`]),
-      dial: (h, p) => {
-        dialled.push(`${h}:${p}`);
-        return dial(h, p);
-      },
+      perl: PERL,
     });
     const attempts = [
       `CONNECT 127.0.0.1:${echoPort} HTTP/1.1\r\n\r\n`,
@@ -147,7 +147,7 @@ Deno.test("net proxy: refused names, addresses and ports get 403, are recorded, 
       assert.match(text, /network rules do not allow/, a);
     }
     await proxy.close();
-    assert.deepEqual(dialled, []);
+    assert.equal(echoed(), 0);
     assert.deepEqual(seen, []);
     assert.deepEqual(proxy.refused, [
       `127.0.0.1:${echoPort}`,
@@ -160,15 +160,11 @@ Deno.test("net proxy: refused names, addresses and ports get 403, are recorded, 
 });
 
 Deno.test("net proxy: malformed heads get 400/405 and nothing is dialled", async () => {
-  await withWorld(async ({ echoPort, sock }) => {
-    let dials = 0;
-    const proxy = startNetProxy({
+  await withWorld(async ({ echoPort, sock, echoed }) => {
+    const proxy = await startNetProxy({
       socketPath: sock,
       rules: rulesOf([`localhost:${echoPort}`]),
-      dial: () => {
-        dials++;
-        return Promise.reject(new Error("no"));
-      },
+      perl: PERL,
     });
     const cases: [string, RegExp][] = [
       ["GET /x HTTP/1.1\r\n\r\n", /^HTTP\/1\.1 400 /],
@@ -185,16 +181,16 @@ Deno.test("net proxy: malformed heads get 400/405 and nothing is dialled", async
       assert.match(await readAll(c), want, a.slice(0, 40));
     }
     await proxy.close();
-    assert.equal(dials, 0);
+    assert.equal(echoed(), 0);
   });
 });
 
 Deno.test("net proxy: closing ends open tunnels and the socket stops answering", async () => {
   await withWorld(async ({ echoPort, sock }) => {
-    const proxy = startNetProxy({
+    const proxy = await startNetProxy({
       socketPath: sock,
       rules: rulesOf([`localhost:${echoPort}`]),
-      dial,
+      perl: PERL,
     });
     const c = await Deno.connect({ transport: "unix", path: sock });
     await c.write(enc.encode(`CONNECT localhost:${echoPort} HTTP/1.1\r\n\r\n`));
@@ -204,6 +200,14 @@ Deno.test("net proxy: closing ends open tunnels and the socket stops answering",
     c.close();
     await assert.rejects(() => Deno.connect({ transport: "unix", path: sock }));
   });
+});
+
+Deno.test("answerLine: a malformed line from the proxy's process is answered 400, never allowed", () => {
+  const seen: string[] = [];
+  for (const line of ["", "Q", "Q x 00", "A 1 h 1", "Q 1 zz", "Q 1 47 extra"]) {
+    assert.match(answerLine(line, [], (w) => seen.push(w)), /^D /, line);
+  }
+  assert.deepEqual(seen, []);
 });
 
 Deno.test("parseProxyHead drops hop-by-hop headers and pins the Host to the URL", () => {
