@@ -389,7 +389,8 @@ export type SandboxCode =
   | "UNCONFINED_NOT_ALLOWED"
   | "CONFINED_INVALID"
   | "CONFINED_FILE_UNSAFE"
-  | "CONFINED_PATH_UNSAFE";
+  | "CONFINED_PATH_UNSAFE"
+  | "NETWORK_LIST_UNSUPPORTED";
 
 /** The stable codes of {@link PermissionLayerError}. */
 export type PermissionLayerCode =

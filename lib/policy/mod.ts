@@ -72,3 +72,11 @@ export {
   writeDenied,
 } from "./session_settings.ts";
 export { MAX_SETTINGS_BYTES, readSessionSettings } from "./session_settings_read.ts";
+export {
+  DEFAULT_PORTS,
+  hostAllowed,
+  type NetworkRule,
+  normalizeHost,
+  parseNetworkRule,
+  parseNetworkRules,
+} from "./network_rules.ts";
