@@ -26,7 +26,6 @@
  * ```
  * @module
  */
-import { domainToASCII } from "node:url";
 
 /** Ports a rule without `:PORT` allows. */
 export const DEFAULT_PORTS: readonly number[] = [80, 443];
@@ -54,6 +53,18 @@ export type RulesResult =
   | { readonly ok: false; readonly problem: string };
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/**
+ * IDNA's ToASCII as the web's URL parser does it (lower case, punycode), or `""` when it refuses
+ * the name. A web built-in: `node:url` would load Deno's Node layer at every command's start.
+ */
+function domainToASCII(name: string): string {
+  try {
+    return new URL(`http://${name}/`).hostname;
+  } catch {
+    return "";
+  }
+}
 const MAX_NAME = 253;
 
 /**
