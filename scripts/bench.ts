@@ -62,7 +62,7 @@
  *    paths (scripts/bench/sha256_paths.ts), against the verify floor and a bare Deno start.
  *
  * Usage: deno task bench [--quick]
- * [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate|mcp|sha256]
+ * [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate|mcp|sha256|netproxy]
  * [--keep]
  * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
@@ -70,6 +70,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { recordRow, tapSections, writeBenchReport } from "./bench/report.ts";
+import { netProxySection } from "./bench/net_proxy.ts";
 import { bundleTo } from "./bundle.ts";
 import { releaseFlags } from "../lib/permissions.ts";
 import { HmacKey, sha256Hex } from "../lib/crypto/hash.ts";
@@ -1417,6 +1418,7 @@ try {
   if (want("gate")) await gateSection();
   if (want("mcp")) await mcpSection();
   if (want("sha256")) await sha256Section();
+  if (want("netproxy")) await netProxySection({ work, quick, row });
   await writeBenchReport(`${root}/dist`, { mode: quick ? "quick" : "full", time: startedAt });
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
