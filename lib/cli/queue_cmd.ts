@@ -10,7 +10,7 @@
  */
 import type { JsonObject } from "../canonical.ts";
 import { readRunnerPublicText } from "../crypto/keys.ts";
-import { sealPublicFromPem } from "../crypto/seal.ts";
+import { sealPublicFromPem } from "../crypto/x25519.ts";
 import { QueueError, UsageError } from "../errors.ts";
 import {
   fromTicket,

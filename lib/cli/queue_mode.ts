@@ -11,7 +11,7 @@ import { KEY_ENV, keyDir, readRunnerPublicText, RUNNER_SEAL_PUB_FILE } from "../
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
-import { sealPublicFromPem } from "../crypto/seal.ts";
+import { sealPublicFromPem } from "../crypto/x25519.ts";
 import { QueueError, UsageError } from "../errors.ts";
 import { join, resolve } from "../fs/path.ts";
 import { type Needs, NO_NEEDS } from "../permissions.ts";

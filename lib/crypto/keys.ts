@@ -29,7 +29,7 @@ import { lstatOrNullSync } from "../fs/entry.ts";
 import { fillNewFileSync, fsyncDirSync } from "../fs/atomic_write.ts";
 
 import { type Env, homeFrom } from "../env.ts";
-import { generateSealPair, type SealPair, sealPairFromPem, sealPairToPem } from "./seal.ts";
+import { generateSealPair, type SealPair, sealPairFromPem, sealPairToPem } from "./x25519.ts";
 
 /** Key variables that may stand in for a key file in direct mode, in order of preference. */
 export const ENV_KEY_NAMES = [

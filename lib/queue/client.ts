@@ -8,7 +8,7 @@
  */
 import type { JsonObject } from "../canonical.ts";
 import { sha256Hex } from "../crypto/hash.ts";
-import { ackToken, generateSealPair, publicB64, type SealPair, unb64 } from "../crypto/seal.ts";
+import { ackToken, generateSealPair, publicB64, type SealPair, unb64 } from "../crypto/x25519.ts";
 import { type ExitCode, FsSafetyError, QueueError, RelayedError } from "../errors.ts";
 import {
   createNewIn,

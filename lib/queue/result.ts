@@ -9,7 +9,8 @@
  */
 import { canonical, canonicalBytes, type JsonObject } from "../canonical.ts";
 import type { HmacKey } from "../crypto/hash.ts";
-import { openSealed, type SealedBox, type SealPair, sealTo, unb64 } from "../crypto/seal.ts";
+import { openSealed, type SealedBox, sealTo } from "../crypto/seal.ts";
+import { type SealPair, unb64 } from "../crypto/x25519.ts";
 import { QueueError } from "../errors.ts";
 import type { RequestKind } from "./request.ts";
 
@@ -127,7 +128,7 @@ export interface SealResultOptions {
  * @example
  * ```ts
  * import { resultText } from "./result.ts";
- * import { generateSealPair } from "../crypto/seal.ts";
+ * import { generateSealPair } from "../crypto/x25519.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const runner = await generateSealPair();
  * const waiter = await generateSealPair();
@@ -189,7 +190,7 @@ function notAuthentic(why: string): QueueError {
  * @example
  * ```ts
  * import { openResult, resultText } from "./result.ts";
- * import { generateSealPair } from "../crypto/seal.ts";
+ * import { generateSealPair } from "../crypto/x25519.ts";
  * import { HmacKey, sha256Hex } from "../crypto/hash.ts";
  * const runner = await generateSealPair();
  * const own = await generateSealPair();
@@ -220,7 +221,13 @@ export async function openResult(text: string, opts: OpenResultOptions): Promise
   if (body.request_sha256 !== digest) throw notAuthentic("it answers another request's bytes");
   if (seal === null || typeof seal !== "object") throw notAuthentic("it carries no seal");
   const box = seal as Record<string, unknown>;
-  if (typeof box.eph !== "string" || typeof box.iv !== "string" || typeof box.box !== "string") {
+  if ("iv" in box) {
+    throw notAuthentic(
+      "its seal is the earlier hand-built box of a runner of an older version; restart " +
+        "`agentteams serve` with this version",
+    );
+  }
+  if (typeof box.eph !== "string" || typeof box.box !== "string") {
     throw notAuthentic("its seal is malformed");
   }
   let clear: Uint8Array;
@@ -234,7 +241,7 @@ export async function openResult(text: string, opts: OpenResultOptions): Promise
     runnerPublic: opts.runnerPublic,
     context: contextOf(opts.id, digest),
     clear,
-    box: { eph: box.eph, iv: box.iv, box: box.box },
+    box: { eph: box.eph, box: box.box },
   });
   if (opened === null) throw notAuthentic("its seal does not open");
   let secret: JsonObject | null = null;

@@ -26,7 +26,7 @@ import {
   removeIn,
   replaceIn,
 } from "../fs/session_dir.ts";
-import { ackToken, type SealPair } from "../crypto/seal.ts";
+import { ackToken, type SealPair } from "../crypto/x25519.ts";
 import { hexEqual } from "../crypto/hash.ts";
 import { appendRow } from "../ledger/append.ts";
 import { defaultBriefPath } from "../policy/brief.ts";

@@ -9,7 +9,7 @@
 import type { JsonObject } from "../canonical.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import type { LedgerKey } from "../crypto/keys.ts";
-import type { SealPair } from "../crypto/seal.ts";
+import type { SealPair } from "../crypto/x25519.ts";
 import type { Env } from "../env.ts";
 import {
   AgentTeamsError,
