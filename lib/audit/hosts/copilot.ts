@@ -30,8 +30,9 @@ const FENCE = /^---[ \t]*\r?$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { copilotCliReading } from "./copilot.ts";
- * copilotCliReading("---\ndescription: d\n---\nbody\n").grant; // { all: true }
+ * assert.deepEqual(copilotCliReading("---\ndescription: d\n---\nbody\n").grant, { all: true });
  * ```
  */
 export function copilotCliReading(text: string): HostReading {
@@ -77,9 +78,10 @@ export function copilotCliReading(text: string): HostReading {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { copilotToolsGrant } from "./copilot.ts";
- * copilotToolsGrant("read,, edit"); // { all: false, names: ["read", "edit"] }
- * copilotToolsGrant(undefined); // { all: true }
+ * assert.deepEqual(copilotToolsGrant("read,, edit"), { all: false, names: ["read", "edit"] });
+ * assert.deepEqual(copilotToolsGrant(undefined), { all: true });
  * ```
  */
 export function copilotToolsGrant(v: unknown): Grant | null {

@@ -52,8 +52,9 @@ const UNSAFE_DEFAULT = /[\r\n"'\\]/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gooseRenderRisk } from "./goose.ts";
- * gooseRenderRisk("prompt: Review {{ path }}\n", new Map()); // null
+ * assert.equal(gooseRenderRisk("prompt: Review {{ path }}\n", new Map()), null);
  * gooseRenderRisk("instructions: x {% if false %}\n", new Map()); // "a `{%` statement ..."
  * ```
  */
