@@ -7,8 +7,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseInstant } from "./expiry.ts";
- * parseInstant("2026-12-01T00:00:00Z")?.ms === Date.UTC(2026, 11, 1); // true
+ * assert.equal(parseInstant("2026-12-01T00:00:00Z")?.ms === Date.UTC(2026, 11, 1), true);
  * ```
  * @module
  */
@@ -29,10 +30,11 @@ const ISO =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseInstant } from "./expiry.ts";
- * parseInstant("2026-12-01T05:30:00+05:30")?.ms === Date.UTC(2026, 11, 1); // true
- * parseInstant("2026-12-01")?.naive; // true
- * parseInstant("tomorrow"); // null
+ * assert.equal(parseInstant("2026-12-01T05:30:00+05:30")?.ms === Date.UTC(2026, 11, 1), true);
+ * assert.equal(parseInstant("2026-12-01")?.naive, true);
+ * assert.equal(parseInstant("tomorrow"), null);
  * ```
  */
 export function parseInstant(s: string): Instant | null {
@@ -89,11 +91,12 @@ export type ExpiryProblem = { code: "EXPIRY_INVALID" | "EXPIRED"; reason: string
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { expiryProblem } from "./expiry.ts";
  * const now = new Date("2026-12-01T00:00:00Z");
- * expiryProblem("2026-12-01T00:00:00+00:00", now, "refuse")?.code; // "EXPIRED"
- * expiryProblem("2026-12-02T00:00:00Z", now, "refuse"); // null
- * expiryProblem("2026-12-02T00:00:00", now, "refuse")?.code; // "EXPIRY_INVALID"
+ * assert.equal(expiryProblem("2026-12-01T00:00:00+00:00", now, "refuse")?.code, "EXPIRED");
+ * assert.equal(expiryProblem("2026-12-02T00:00:00Z", now, "refuse"), null);
+ * assert.equal(expiryProblem("2026-12-02T00:00:00", now, "refuse")?.code, "EXPIRY_INVALID");
  * ```
  */
 export function expiryProblem(expiresAt: string, now: Date, naive: NaivePolicy): ExpiryProblem {

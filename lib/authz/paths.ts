@@ -6,8 +6,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { authzPaths } from "./paths.ts";
- * authzPaths("/p").waivers; // "/p/references/security-waivers.log.csv"
+ * assert.equal(authzPaths("/p").waivers, "/p/references/security-waivers.log.csv");
  * ```
  * @module
  */
@@ -49,8 +50,9 @@ export interface AuthzPaths {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { authzPaths } from "./paths.ts";
- * authzPaths("/p").decisions; // "/p/references/security-decisions.log.csv"
+ * assert.equal(authzPaths("/p").decisions, "/p/references/security-decisions.log.csv");
  * ```
  */
 export function authzPaths(root: string): AuthzPaths {
