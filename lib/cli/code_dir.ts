@@ -51,8 +51,9 @@ export function entryPath(): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { missingNpmPackage } from "./code_dir.ts";
- * missingNpmPackage(new TypeError("Failed caching npm package 'yaml@2.9.1'\n 0: error")); // "yaml@2.9.1"
+ * assert.equal(missingNpmPackage(new TypeError("Failed caching npm package 'yaml@2.9.1'\n 0: error")), "yaml@2.9.1");
  * ```
  */
 export function missingNpmPackage(e: unknown): string | null {

@@ -36,7 +36,8 @@ function readText(path: string, what: string, maxBytes = 64 * 1024): string {
  * Runs `ledger verify [--checkpoint FILE] [--verify-key PEM]`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { ledgerVerify } from "./ledger_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger verify` in /work/p
@@ -127,7 +128,8 @@ function verifyOutcome(report: Verified, checkpointNote: string | null): Outcome
  * Runs `ledger show [--tail N]`: prints rows without verifying them.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { ledgerShow } from "./ledger_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger show --tail 1`
@@ -178,7 +180,8 @@ export function ledgerShow(ctx: Ctx): Promise<Outcome> {
  * Runs `ledger repair --torn-tail`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { ledgerRepair } from "./ledger_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger repair --torn-tail`
@@ -211,7 +214,8 @@ export async function ledgerRepair(ctx: Ctx): Promise<Outcome> {
  * Runs `ledger checkpoint [--out FILE]`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { ledgerCheckpoint } from "./ledger_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger checkpoint --out cp.json`
