@@ -45,8 +45,9 @@ export interface Checkpoint extends CheckpointBody {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkpointPayload } from "./checkpoint.ts";
- * checkpointPayload({ count: 1, last: "ab", time: "t", key_id: "k" }).startsWith("agentteams-"); // true
+ * assert.equal(checkpointPayload({ count: 1, last: "ab", time: "t", key_id: "k" }).startsWith("agentteams-"), true);
  * ```
  */
 export function checkpointPayload(b: CheckpointBody): string {
@@ -59,6 +60,7 @@ export function checkpointPayload(b: CheckpointBody): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signCheckpoint } from "./checkpoint.ts";
  * import { generatePem, importPrivatePem } from "../crypto/ed25519.ts";
  * const { privatePem, keyId } = await generatePem();
@@ -66,7 +68,7 @@ export function checkpointPayload(b: CheckpointBody): string {
  *   { count: 0, last: null, time: "2026-11-29T18:02:10+00:00", key_id: keyId },
  *   await importPrivatePem(privatePem),
  * );
- * cp.signature.length; // 128
+ * assert.equal(cp.signature.length, 128);
  * ```
  */
 export async function signCheckpoint(b: CheckpointBody, key: CryptoKey): Promise<Checkpoint> {
@@ -78,8 +80,9 @@ export async function signCheckpoint(b: CheckpointBody, key: CryptoKey): Promise
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseCheckpoint } from "./checkpoint.ts";
- * parseCheckpoint("{}"); // null
+ * assert.equal(parseCheckpoint("{}"), null);
  * ```
  */
 export function parseCheckpoint(text: string): Checkpoint | null {
@@ -111,7 +114,8 @@ export function parseCheckpoint(text: string): Checkpoint | null {
  * must retain hashes (or hold at most two rows beyond the checkpoint).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs cp, pub, checks, which it declares rather than makes.
  * import { checkpointProblem } from "./checkpoint.ts";
  * import type { Checkpoint } from "./checkpoint.ts";
  * import type { RowChecks } from "./verify_rows.ts";

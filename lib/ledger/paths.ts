@@ -4,8 +4,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { statePaths } from "./paths.ts";
- * statePaths("/repo").ledger; // "/repo/.agentteams/proposal-ledger.jsonl"
+ * assert.equal(statePaths("/repo").ledger, "/repo/.agentteams/proposal-ledger.jsonl");
  * ```
  * @module
  */
@@ -44,8 +45,9 @@ export interface StatePaths {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { statePaths } from "./paths.ts";
- * statePaths("/repo").head; // "/repo/.agentteams/proposal-ledger.head"
+ * assert.equal(statePaths("/repo").head, "/repo/.agentteams/proposal-ledger.head");
  * ```
  */
 export function statePaths(root: string): StatePaths {
@@ -65,8 +67,9 @@ export function statePaths(root: string): StatePaths {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkStatePath } from "./paths.ts";
- * checkStatePath("/nonexistent/x", "file"); // false
+ * assert.equal(checkStatePath("/nonexistent/x", "file"), false);
  * ```
  */
 export function checkStatePath(path: string, kind: "file" | "dir"): boolean {
@@ -96,8 +99,9 @@ export function checkStatePath(path: string, kind: "file" | "dir"): boolean {
  * @throws {LedgerError} `LEDGER_UNSAFE_PATH`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readStateFileSync } from "./paths.ts";
- * readStateFileSync("/nonexistent/x", "ledger head", 4096); // null
+ * assert.equal(readStateFileSync("/nonexistent/x", "ledger head", 4096), null);
  * ```
  */
 export function readStateFileSync(path: string, what: string, maxBytes: number): Uint8Array | null {

@@ -5,8 +5,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ledgerText } from "./row_text.ts";
- * ledgerText("  why \u3000"); // "why"
+ * assert.equal(ledgerText("  why \u3000"), "why");
  * ```
  * @module
  */
@@ -32,9 +33,10 @@ function isPrintableAscii(c: number): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pyStrip } from "./row_text.ts";
- * pyStrip("\u001fx\u0085"); // "x"
- * pyStrip("\ufeffx"); // "\ufeffx" (U+FEFF is not whitespace to Python)
+ * assert.equal(pyStrip("\u001fx\u0085"), "x");
+ * assert.equal(pyStrip("\ufeffx"), "\ufeffx"); // (U+FEFF is not whitespace to Python)
  * ```
  */
 export function pyStrip(s: string): string {
@@ -55,8 +57,9 @@ export function pyStrip(s: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { codePointSlice } from "./row_text.ts";
- * codePointSlice("\u{1f600}ab", 2); // "\u{1f600}a"
+ * assert.equal(codePointSlice("\u{1f600}ab", 2), "\u{1f600}a");
  * ```
  */
 export function codePointSlice(s: string, n: number): string {
@@ -75,8 +78,9 @@ export function codePointSlice(s: string, n: number): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ledgerText } from "./row_text.ts";
- * ledgerText("x".repeat(400)).length; // 300
+ * assert.equal(ledgerText("x".repeat(400)).length, 300);
  * ```
  */
 export function ledgerText(s: string): string {
@@ -88,8 +92,9 @@ export function ledgerText(s: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { reasonText } from "./row_text.ts";
- * reasonText(" r ").length; // 3
+ * assert.equal(reasonText(" r ").length, 3);
  * ```
  */
 export function reasonText(s: string): string {
@@ -103,8 +108,9 @@ export function reasonText(s: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { refusalRow } from "./row_text.ts";
- * refusalRow("run-request", "?", new Error("boom")).code; // "INTERNAL"
+ * assert.equal(refusalRow("run-request", "?", new Error("boom")).code, "INTERNAL");
  * ```
  */
 export function refusalRow(act: string, agent: string, e: unknown): RowBody {
