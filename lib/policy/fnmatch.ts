@@ -12,9 +12,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fnmatch, protectedMatch } from "./fnmatch.ts";
- * fnmatch("Lean/A/X.LEAN", "lean/*.lean"); // true: `*` crosses `/`
- * protectedMatch("secrets/prod/key.pem", ["secrets"]); // true: a literal covers what is below
+ * assert.equal(fnmatch("Lean/A/X.LEAN", "lean/*.lean"), true); // `*` crosses `/`
+ * assert.equal(protectedMatch("secrets/prod/key.pem", ["secrets"]), true); // a literal covers what is below
  * ```
  * @module
  */
@@ -36,9 +37,10 @@ const CLOSE = 0x5d;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hasWildcard } from "./fnmatch.ts";
- * hasWildcard("src/*.ts"); // true
- * hasWildcard("docs/guide.md"); // false
+ * assert.equal(hasWildcard("src/*.ts"), true);
+ * assert.equal(hasWildcard("docs/guide.md"), false);
  * ```
  */
 export function hasWildcard(pattern: string): boolean {
@@ -173,9 +175,10 @@ function tokens(pattern: string): Token[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fnmatchCase } from "./fnmatch.ts";
- * fnmatchCase("a/b.md", "*.md"); // true
- * fnmatchCase("A.md", "a.md"); // false
+ * assert.equal(fnmatchCase("a/b.md", "*.md"), true);
+ * assert.equal(fnmatchCase("A.md", "a.md"), false);
  * ```
  */
 export function fnmatchCase(name: string, pattern: string): boolean {
@@ -208,8 +211,9 @@ export function fnmatchCase(name: string, pattern: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fnmatch } from "./fnmatch.ts";
- * fnmatch("Docs/Guide.MD", "docs/*.md"); // true
+ * assert.equal(fnmatch("Docs/Guide.MD", "docs/*.md"), true);
  * ```
  */
 export function fnmatch(name: string, pattern: string): boolean {
@@ -224,9 +228,10 @@ export function fnmatch(name: string, pattern: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { protectedMatch } from "./fnmatch.ts";
- * protectedMatch("Secrets/api.key", ["secrets"]); // true
- * protectedMatch("src/app.ts", ["*.key"]); // false
+ * assert.equal(protectedMatch("Secrets/api.key", ["secrets"]), true);
+ * assert.equal(protectedMatch("src/app.ts", ["*.key"]), false);
  * ```
  */
 export function protectedMatch(rel: string, patterns: readonly string[]): boolean {
