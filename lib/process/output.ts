@@ -32,12 +32,13 @@ export interface Capture {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { captureStream } from "./output.ts";
  * const child = new Deno.Command("/bin/echo", { args: ["hi"], stdout: "piped" }).spawn();
  * const out = captureStream(child.stdout, 1024);
  * await child.status;
  * await out.done;
- * new TextDecoder().decode(out.result().bytes); // "hi\n"
+ * assert.equal(new TextDecoder().decode(out.result().bytes), "hi\n");
  * ```
  */
 export function captureStream(stream: ReadableStream<Uint8Array>, cap: number): Capture {
