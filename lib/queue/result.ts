@@ -50,8 +50,9 @@ export interface ResultFile extends ResultBody {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { contextOf } from "./result.ts";
- * contextOf("i", "d"); // "i:d"
+ * assert.equal(contextOf("i", "d"), "i:d");
  * ```
  */
 export function contextOf(id: string, requestSha256: string): string {
@@ -69,10 +70,11 @@ function cutStr(v: unknown, n: number): unknown {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { cutToFit } from "./result.ts";
  * const body = { v: 1 as const, id: "0".repeat(32), ok: true, kind: "run-request" as const, exit: 0,
  *   queue_wait_ms: 1, serve_ms: 2, request_sha256: "0".repeat(64), result: { stdout: "x".repeat(3e6) } };
- * (cutToFit(body).result?.stdout as string).length; // 16384
+ * assert.equal((cutToFit(body).result?.stdout as string).length, 16384);
  * ```
  */
 export function cutToFit(body: ResultBody, max = MAX_RESULT_BYTES): ResultBody {
@@ -127,6 +129,7 @@ export interface SealResultOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resultText } from "./result.ts";
  * import { generateSealPair } from "../crypto/x25519.ts";
  * import { HmacKey } from "../crypto/hash.ts";
@@ -135,7 +138,7 @@ export interface SealResultOptions {
  * const text = await resultText({ v: 1, id: "0".repeat(32), ok: true, kind: "verify-ledger", exit: 0,
  *   queue_wait_ms: 3, serve_ms: 4, request_sha256: "0".repeat(64), result: { ok: true } }, null,
  *   { runner, replyKey: waiter.publicRaw, hmac: new HmacKey(new Uint8Array(32)) });
- * JSON.parse(text).seal !== null; // true
+ * assert.equal(JSON.parse(text).seal !== null, true);
  * ```
  */
 export async function resultText(
@@ -189,6 +192,7 @@ function notAuthentic(why: string): QueueError {
  * @throws {QueueError} `RESULT_NOT_AUTHENTIC`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { openResult, resultText } from "./result.ts";
  * import { generateSealPair } from "../crypto/x25519.ts";
  * import { HmacKey, sha256Hex } from "../crypto/hash.ts";
@@ -202,7 +206,7 @@ function notAuthentic(why: string): QueueError {
  * const r = await openResult(text, {
  *   id, requestBytesSha256: sha256Hex(requestBytes), own, runnerPublic: runner.publicRaw,
  * });
- * r.secret?.nonce; // "n"
+ * assert.equal(r.secret?.nonce, "n");
  * ```
  */
 export async function openResult(text: string, opts: OpenResultOptions): Promise<OpenedResult> {
@@ -255,9 +259,10 @@ export async function openResult(text: string, opts: OpenResultOptions): Promise
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { replyKeyOf } from "./result.ts";
- * replyKeyOf({ reply_key: btoa("k".repeat(32)) })?.length; // 32
- * replyKeyOf({ reply_key: "short" }); // null
+ * assert.equal(replyKeyOf({ reply_key: btoa("k".repeat(32)) })?.length, 32);
+ * assert.equal(replyKeyOf({ reply_key: "short" }), null);
  * ```
  */
 export function replyKeyOf(value: unknown): Uint8Array | null {
