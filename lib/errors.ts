@@ -437,9 +437,10 @@ export class RelayedError extends AgentTeamsError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isAgentTeamsError, UsageError } from "./errors.ts";
- * isAgentTeamsError(new UsageError("USAGE", "no command given")); // true
- * isAgentTeamsError(new Error("boom")); // false
+ * assert.equal(isAgentTeamsError(new UsageError("USAGE", "no command given")), true);
+ * assert.equal(isAgentTeamsError(new Error("boom")), false);
  * ```
  */
 export function isAgentTeamsError(e: unknown): e is AgentTeamsError {
@@ -452,10 +453,11 @@ export function isAgentTeamsError(e: unknown): e is AgentTeamsError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { refusalCode, UsageError } from "./errors.ts";
- * refusalCode(new UsageError("USAGE", "no command given")); // "USAGE"
- * refusalCode(new Deno.errors.NotCapable("Requires read access")); // "NOT_CAPABLE"
- * refusalCode(new Error("boom")); // "INTERNAL"
+ * assert.equal(refusalCode(new UsageError("USAGE", "no command given")), "USAGE");
+ * assert.equal(refusalCode(new Deno.errors.NotCapable("Requires read access")), "NOT_CAPABLE");
+ * assert.equal(refusalCode(new Error("boom")), "INTERNAL");
  * ```
  */
 export function refusalCode(e: unknown): string {
@@ -471,8 +473,9 @@ export function refusalCode(e: unknown): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { otherRefusal } from "./errors.ts";
- * otherRefusal(new TypeError("boom")); // { code: "INTERNAL", message: "TypeError: boom" }
+ * assert.deepEqual(otherRefusal(new TypeError("boom")), { code: "INTERNAL", message: "TypeError: boom" });
  * ```
  */
 export function otherRefusal(e: unknown): { code: string; message: string } {

@@ -395,12 +395,13 @@ export function verifyLedger(root: string, opts: KeyOptions = {}): Promise<Verif
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditTeam } from "./mod.ts";
  * const root = Deno.makeTempDirSync();
  * Deno.mkdirSync(`${root}/.codex/agents`, { recursive: true });
  * Deno.writeTextFileSync(`${root}/.codex/agents/w.toml`, 'name = "w"\n');
  * const r = await auditTeam(root, [], { switchOn: true, frameworks: [] });
- * r.findings.map((f) => f.code); // ["AGENT_SECTION_MISSING", "CODEX_SANDBOX"]
+ * assert.deepEqual(r.findings.map((f) => f.code), ["AGENT_SECTION_MISSING", "CODEX_SANDBOX"]);
  * ```
  */
 export async function auditTeam(
