@@ -115,8 +115,10 @@ export function canonicalString(s: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { compareCodePoints } from "./canonical.ts";
- * compareCodePoints("\uff61", "\u{1f600}") < 0; // true (UTF-16 unit order says the opposite)
+ * assert.equal(compareCodePoints("\uff61", "\u{1f600}") < 0, true); // UTF-16 unit order says the opposite
+ * assert.equal(compareCodePoints("a", "a"), 0);
  * ```
  */
 export function compareCodePoints(a: string, b: string): number {

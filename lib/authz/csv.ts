@@ -20,7 +20,7 @@
  * import { formatCsv, parseCsv } from "./csv.ts";
  * const t = parseCsv('a,b\n"x,1","say ""hi"""\n', { required: ["a", "b"] });
  * assert.deepEqual(t.rows[0].cells, ["x,1", 'say "hi"']);
- * formatCsv(t.header, t.rows.map((r) => r.cells), { eol: "\n" }); // the same text back
+ * assert.equal(formatCsv(t.header, t.rows.map((r) => r.cells), { eol: "\n" }), 'a,b\n"x,1","say ""hi"""\n'); // the same text back
  * ```
  * @module
  */

@@ -208,8 +208,9 @@ export interface TeamDir {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readTeamDir } from "./grants.ts";
- * readTeamDir("/work/holder", "/work/holder/.agentteams/team").roster.size; // 0 without a roster
+ * assert.equal(readTeamDir("/work/holder", "/work/holder/.agentteams/team").roster.size, 0); // without a roster
  * ```
  */
 export function readTeamDir(project: string, teamDir: string): TeamDir {

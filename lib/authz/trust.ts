@@ -164,9 +164,10 @@ function hasKeys(dir: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { trustFrom } from "./trust.ts";
  * const t = trustFrom({ root: "/p", env: { HOME: "/h" }, switchOn: false, settings: [] });
- * [...t.roster]; // ["security"] with no roster anywhere
+ * assert.deepEqual([...t.roster], ["security"]); // with no roster anywhere
  * ```
  */
 export function trustFrom(o: {

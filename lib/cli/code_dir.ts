@@ -23,8 +23,9 @@ function fromHere(rel: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { codeDir } from "./code_dir.ts";
- * codeDir().endsWith("/lib"); // true in the source tree
+ * assert.ok(codeDir().endsWith("/lib")); // in the source tree
  * ```
  */
 export function codeDir(): string {
@@ -37,8 +38,9 @@ export function codeDir(): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { entryPath } from "./code_dir.ts";
- * entryPath().endsWith("/main.ts"); // true in the source tree
+ * assert.ok(entryPath().endsWith("/main.ts")); // in the source tree
  * ```
  */
 export function entryPath(): string {

@@ -21,8 +21,10 @@ import { type EntryKind, entryKind } from "./entry.ts";
  * @throws {FsSafetyError} `NOT_DIRECTORY`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkName } from "./path_walk.ts";
- * checkName("a.txt"); // ok; checkName("../a") throws
+ * checkName("a.txt"); // ok: returns
+ * assert.throws(() => checkName("../a"), { code: "NOT_DIRECTORY" });
  * ```
  */
 export function checkName(name: string): void {

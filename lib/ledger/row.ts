@@ -81,8 +81,10 @@ const MAC_STAND_IN = "0".repeat(64);
  * @throws {LedgerError} `LEDGER_ROW_TOO_LARGE`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkRowSize, MAX_ROW_BYTES } from "./row.ts";
- * checkRowSize(MAX_ROW_BYTES); // ok; one byte more is refused
+ * checkRowSize(MAX_ROW_BYTES); // ok: returns
+ * assert.throws(() => checkRowSize(MAX_ROW_BYTES + 1), { code: "LEDGER_ROW_TOO_LARGE" });
  * ```
  */
 export function checkRowSize(bytes: number): void {

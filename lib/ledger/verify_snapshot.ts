@@ -113,7 +113,7 @@ export interface Look {
  * const look = { headBefore: "h1", size: 10, endsLine: true, headAfter: "h1", sizeAfter: 10 };
  * assert.equal(lookSettles(look, null), true);
  * assert.equal(lookSettles({ ...look, headAfter: "h2" }, null), false); // an append finished meanwhile
- * lookSettles({ ...look, endsLine: false }, null); // false until seen twice
+ * assert.equal(lookSettles({ ...look, endsLine: false }, null), false); // until seen twice
  * ```
  */
 export function lookSettles(look: Look, previous: Look | null): boolean {

@@ -41,7 +41,7 @@ import { isPlainRel, segmentProblem } from "../fs/rel_path.ts";
  * import assert from "node:assert/strict";
  * import { scopePatternProblem } from "./scope.ts";
  * assert.equal(scopePatternProblem("src/"), null);
- * scopePatternProblem("src/**"); // "uses '**'; ..."
+ * assert.match(scopePatternProblem("src/**") ?? "", /^uses '\*\*'; /);
  * ```
  */
 export function scopePatternProblem(scope: string): string | null {

@@ -4,10 +4,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { captureStream } from "./output.ts";
  * const cap = captureStream(new Blob(["hello"]).stream(), 3);
  * await cap.done;
- * cap.result(); // { bytes: Uint8Array [104, 101, 108], truncated: true }
+ * assert.deepEqual(cap.result(), { bytes: new Uint8Array([104, 101, 108]), truncated: true });
  * ```
  * @module
  */

@@ -122,8 +122,9 @@ export function pipeInodesOf(pid: number, fds: readonly number[] = [0, 1, 2]): n
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pipeHolders } from "./procfs.ts";
- * pipeHolders([123456789], [Deno.pid]); // [] when nobody holds that pipe
+ * assert.deepEqual(pipeHolders([123456789], [Deno.pid]), []); // nobody holds that pipe
  * ```
  */
 export function pipeHolders(
@@ -196,8 +197,9 @@ export function isEscapee(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { escapedPipeHolders } from "./procfs.ts";
- * escapedPipeHolders([123456789]); // [] when nobody holds that pipe
+ * assert.deepEqual(escapedPipeHolders([123456789]), []); // nobody holds that pipe
  * ```
  */
 export function escapedPipeHolders(inodes: readonly number[]): number[] | null {

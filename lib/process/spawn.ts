@@ -51,8 +51,9 @@ let launcherChecked: string | null | undefined;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { defaultSessionLauncher } from "./spawn.ts";
- * defaultSessionLauncher(); // "/usr/bin/setsid" on Debian
+ * assert.match(defaultSessionLauncher() ?? "none", /\/setsid$|^none$/); // "/usr/bin/setsid" on Debian
  * ```
  */
 export function defaultSessionLauncher(): string | null {

@@ -61,7 +61,7 @@ export interface Declaration {
  * import assert from "node:assert/strict";
  * import { planeReason } from "./writes.ts";
  * const guards = { briefRel: "agentteams.jsonc", plane: { root: "/p", git: [] }, matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false } };
- * planeReason("vendor/lib/.git/config", guards); // "lies in the control plane (.git: ...)"
+ * assert.match(planeReason("vendor/lib/.git/config", guards) ?? "", /^lies in the control plane \(\.git: /);
  * assert.equal(planeReason("src/a.ts", guards), null);
  * ```
  */
@@ -85,7 +85,7 @@ export function planeReason(rel: string, guards: Guards): string | null {
  * import assert from "node:assert/strict";
  * import { forbiddenReason } from "./writes.ts";
  * const guards = { briefRel: null, plane: { root: "/p", git: [] }, matchers: { inScopes: () => false, fnmatch: (r: string, g: string) => r === g, isProtected: (r: string) => r === "rec.json" } };
- * forbiddenReason("rec.json", guards, []); // "is a protected path, and ..."
+ * assert.match(forbiddenReason("rec.json", guards, []) ?? "", /^is a protected path, and /);
  * assert.equal(forbiddenReason("rec.json", guards, ["rec.json"]), null); // the entry owns it
  * ```
  */
@@ -115,9 +115,10 @@ export function forbiddenReason(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkDeclaration } from "./writes.ts";
  * const guards = { briefRel: null, plane: { root: "/p", git: [] }, matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false } };
- * checkDeclaration(".git/hooks/x", guards); // "lies in the control plane (.git: ...)"
+ * assert.match(String(checkDeclaration(".git/hooks/x", guards)), /lies in the control plane \(\.git: /);
  * ```
  */
 export function checkDeclaration(value: string, guards: Guards): Declaration | string {

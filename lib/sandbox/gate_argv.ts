@@ -35,8 +35,10 @@ export function compactArgvJson(argv: readonly string[]): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gateArgvDigest } from "./gate_argv.ts";
- * gateArgvDigest([]); // sha256 of "[]"
+ * import { sha256Hex } from "../crypto/hash.ts";
+ * assert.equal(gateArgvDigest([]), sha256Hex("[]"));
  * ```
  */
 export function gateArgvDigest(argv: readonly string[]): string {

@@ -55,7 +55,7 @@ const UNSAFE_DEFAULT = /[\r\n"'\\]/;
  * import assert from "node:assert/strict";
  * import { gooseRenderRisk } from "./goose.ts";
  * assert.equal(gooseRenderRisk("prompt: Review {{ path }}\n", new Map()), null);
- * gooseRenderRisk("instructions: x {% if false %}\n", new Map()); // "a `{%` statement ..."
+ * assert.match(gooseRenderRisk("instructions: x {% if false %}\n", new Map()) ?? "", /^a `\{%` statement/);
  * ```
  */
 export function gooseRenderRisk(
