@@ -4,7 +4,8 @@
  * signature fails here, not in a reader's editor), except those marked `ts ignore`.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { REPO_ROOT, runDeno, tempDir } from "../_helpers/mod.ts";
 import { writeExampleConfig } from "../../scripts/doc_test.ts";
 
@@ -166,5 +167,49 @@ Deno.test("the reason finder sees an ignored example without a reason", () => {
     assert.deepEqual(ignoredWithoutReason(file).map((l) => l.split(":").at(-1)), ["8"]);
   } finally {
     Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+/**
+ * The examples of `file` marked `ts ignore`, each as a module of its own: its code with every
+ * relative specifier (`from "./x.ts"`, `import("./x.ts")`) made absolute, so it type-checks from
+ * anywhere.
+ */
+function ignoredExamples(file: string): { name: string; code: string }[] {
+  const lines = Deno.readTextFileSync(file).split("\n");
+  const out: { name: string; code: string }[] = [];
+  const dir = dirname(file);
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^\s*\* ```ts ignore\b/.test(lines[i])) continue;
+    const body: string[] = [];
+    let j = i + 1;
+    for (; j < lines.length && !/^\s*\* ```\s*$/.test(lines[j]); j++) {
+      body.push(lines[j].replace(/^\s*\* ?/, ""));
+    }
+    const code = body.join("\n").replaceAll(
+      /(from |import\()"(\.{1,2}\/[^"]+)"/g,
+      (_m, head: string, rel: string) => `${head}"${pathToFileURL(join(dir, rel)).href}"`,
+    );
+    const rel = file.slice(REPO_ROOT.length + 1).replaceAll("/", "_").replace(/\.ts$/, "");
+    out.push({ name: `${rel}_${i + 1}.ts`, code: `${code}\nexport {};\n` });
+    i = j;
+  }
+  return out;
+}
+
+Deno.test("every lib/ example marked not run still type-checks against the code it shows", async () => {
+  const dir = await tempDir("docign");
+  try {
+    const config = writeExampleConfig(dir);
+    const examples = tsFiles(join(REPO_ROOT, "lib")).flatMap(ignoredExamples);
+    assert.ok(examples.length > 0);
+    for (const e of examples) Deno.writeTextFileSync(join(dir, e.name), e.code);
+    const r = await runDeno(
+      ["check", "--no-lock", `--config=${config}`, ...examples.map((e) => join(dir, e.name))],
+      { cwd: dir, hangGuardMs: 300_000 },
+    );
+    assert.equal(r.code, 0, r.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
