@@ -16,14 +16,14 @@
  * ```
  * @module
  */
-import { HOST_PROGRAMS } from "./host/programs.ts";
+import { BWRAP_PATH, HOST_PROGRAMS, SANDBOX_EXEC_PATH } from "./host/programs.ts";
 import { KEY_ENV, RUNNER_FORBIDDEN_ENV } from "./crypto/keys.ts";
 import { CHILD_ENV } from "./process/child_env.ts";
 import { GIT_CONFIG_ENV } from "./git/config_env.ts";
 import { PermissionLayerError } from "./errors.ts";
 import { within } from "./fs/within.ts";
 import { expandEnvNames } from "./env.ts";
-import { AUDIT_ENV } from "./audit/env.ts";
+import { AUDIT_ENV } from "./audit/audit_env.ts";
 
 /** What one command needs from Deno. */
 export interface Needs {
@@ -216,28 +216,41 @@ export function narrowPermissions(
 /** The variable an operator sets to say a broad launch is on purpose (silencing the warning). */
 export const BROAD_OK_ENV = "AGENTTEAMS_BROAD_OK";
 
+/** An operating system a release binary is built for. */
+export type ReleaseOs = "linux" | "darwin";
+
+/** Programs of the union that do not exist on an OS (so its binaries are not allowed them). */
+const PROGRAMS_NOT_ON: Record<ReleaseOs, readonly string[]> = {
+  linux: [SANDBOX_EXEC_PATH, "/opt/homebrew/bin/git"],
+  darwin: [BWRAP_PATH],
+};
+
 /**
  * The union of every command's permissions, for the release forms (the compiled binaries, the
  * launcher `scripts/install` writes): read and write unrestricted (a project's paths are known
  * only at run time; at start each command revokes the categories it needs none of, but keeps the
  * whole of one it needs: path-level narrowing comes only from `permissions`' printed line), run
  * limited to the host programs and git where it usually is, the environment variables the
- * commands read, `sys` uid; never net, never ffi.
+ * commands read, `sys` uid; never net, never ffi. For one target `os` (a compiled binary runs on
+ * one), the programs of the other are left out: a Linux binary cannot run `sandbox-exec` or
+ * Homebrew's git, a macOS one cannot run `bwrap`. Without `os`, the union (the bundle's launcher).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { releaseFlags } from "./permissions.ts";
  * assert.equal(releaseFlags().includes("--allow-net"), false);
+ * assert.equal(releaseFlags("linux").some((f) => f.includes("sandbox-exec")), false);
  * ```
  */
-export function releaseFlags(): string[] {
+export function releaseFlags(os?: ReleaseOs): string[] {
+  const notHere = os === undefined ? [] : PROGRAMS_NOT_ON[os];
   const programs = [
     ...HOST_PROGRAMS,
     "/usr/bin/git",
     "/usr/local/bin/git",
     "/opt/homebrew/bin/git",
-  ];
+  ].filter((p) => !notHere.includes(p));
   // Every key variable (the runner's forbidden ones: the triad's too): `serve` reads them to refuse
   // to start with one set, the triad's commands to sign.
   const env = expandEnvNames([

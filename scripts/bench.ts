@@ -49,9 +49,13 @@
  *    bare Deno start that reads both files and HMACs each (scripts/bench/gate_floor.ts; target
  *    <= 2x at 10,000 rows), and in process against reading both files and HMAC-ing their bytes.
  *
+ * MCP readfs (scripts/bench/mcp_readfs.ts, its own process on the tests' lockfile): a `read_file`
+ *    round trip through the MCP SDK client to `agentteams mcp readfs`, 1 to 256 KiB, against
+ *    reading the same file and hashing it.
+ *
  * Every in-process figure has a whole-process one beside it: what a user waits for is the process.
  *
- * Usage: deno task bench [--quick] [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate]
+ * Usage: deno task bench [--quick] [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate|mcp]
  * [--keep]
  * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
@@ -96,7 +100,7 @@ import { readRunnerPublicText } from "../lib/crypto/keys.ts";
 import { sealPublicFromPem } from "../lib/crypto/x25519.ts";
 import { submitRequest, waitForResult } from "../lib/queue/client.ts";
 import { liveRunner } from "../lib/queue/liveness.ts";
-import { queuePaths } from "../lib/queue/paths.ts";
+import { queuePaths } from "../lib/queue/queue_paths.ts";
 
 const quick = Deno.args.includes("--quick");
 const keep = Deno.args.includes("--keep");
@@ -675,19 +679,36 @@ async function confinedVsUnconfined(files: number): Promise<void> {
   );
 }
 
-async function doctorSection(): Promise<void> {
-  console.log("\n5. Doctor");
-  const dir = makeRepo("doctor", 10, brief());
-  const rules = [
+/**
+ * The session settings' deny rules doctor asks for in a bench project (its brief
+ * `agentteams.json`): without the last three (the trust roots) doctor fails and serve refuses.
+ */
+function sessionDeny(): string[] {
+  return [
     `Read(/${envBase.AGENTTEAMS_KEY_DIR}/**)`,
     "Read(./.agentteams/**)",
     "Read(./.agentteams-queue/**)",
     "Edit(./.agentteams/**)",
     "Edit(./.agentteams-status/**)",
+    "Edit(./references/**)",
+    "Edit(./.claude/**)",
+    "Edit(./agentteams.json)",
   ];
-  const text = JSON.stringify({ permissions: { deny: rules, allow: ["Read(./src/**)"] } }, null, 2);
-  Deno.mkdirSync(`${dir}/.claude`);
+}
+
+/** Writes the project's `.claude/settings.json`: {@link sessionDeny}, and `allow` if given. */
+function writeSessionSettings(dir: string, allow: string[] = []): string {
+  const text = JSON.stringify({ permissions: { deny: sessionDeny(), allow } }, null, 2);
+  Deno.mkdirSync(`${dir}/.claude`, { recursive: true });
   Deno.writeTextFileSync(`${dir}/.claude/settings.json`, text);
+  return text;
+}
+
+async function doctorSection(): Promise<void> {
+  console.log("\n5. Doctor");
+  const dir = makeRepo("doctor", 10, brief());
+  const rules = sessionDeny();
+  const text = writeSessionSettings(dir, ["Read(./src/**)"]);
   const runs = quick ? 3 : 7;
   const args = cli(["doctor", "--project", dir]);
   await timeCmd(deno, args, { env: envBase, runs: 1 });
@@ -708,6 +729,8 @@ async function doctorSection(): Promise<void> {
     secretFiles: [`${envBase.AGENTTEAMS_KEY_DIR}/proposal-ledger.key`],
     homeDir: envBase.HOME,
     usesClaude: true,
+    brief: `${dir}/agentteams.json`,
+    trustRoots: true,
   };
   const check: number[] = [];
   const parse: number[] = [];
@@ -719,7 +742,7 @@ async function doctorSection(): Promise<void> {
     for (let i = 0; i < n; i++) readJson(text, { dialect: "json" });
     parse.push((performance.now() - t) * 1000 / n);
   }
-  row("session settings check (5 rules), per call", `${median(check).toFixed(1)} us`);
+  row(`session settings check (${rules.length} rules), per call`, `${median(check).toFixed(1)} us`);
   row(
     "  floor: readJson of the same file (positions kept)",
     `${median(parse).toFixed(1)} us`,
@@ -790,6 +813,7 @@ async function runnerSection(): Promise<void> {
     },
     confined_programs: { worker: { exec: ["/usr/bin", "/bin"], write: ["src"] } },
   });
+  writeSessionSettings(dir);
   const runner = await startRunner(dir);
   try {
     // (a) One round: `run` through the queue and `run --direct`, the order alternating. A
@@ -1266,6 +1290,22 @@ async function authzSection(): Promise<void> {
   );
 }
 
+/** The MCP readfs section: its own process, on the tests' lockfile (the SDK is test-only). */
+async function mcpSection(): Promise<void> {
+  const out = await new Deno.Command(deno, {
+    args: [
+      "run",
+      "--allow-all",
+      `--lock=${root}/tests/deno.lock`,
+      `${root}/scripts/bench/mcp_readfs.ts`,
+      ...(quick ? ["--quick"] : []),
+    ],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error("the mcp section failed");
+}
+
 console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${new Date().toISOString()}`);
 try {
   await initKeys();
@@ -1280,6 +1320,7 @@ try {
   if (want("audit")) await auditProcessSection({ root, work, quick });
   if (want("authz")) await authzSection();
   if (want("gate")) await gateSection();
+  if (want("mcp")) await mcpSection();
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
   else Deno.removeSync(work, { recursive: true });

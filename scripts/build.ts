@@ -1,28 +1,28 @@
 /**
- * `deno task compile`: release artifacts in dist/.
+ * `deno task compile`: release artifacts in dist/, for a local build (the tagged release runs the
+ * same pieces as separate steps: .github/workflows/release.yml and scripts/release_*.ts).
  *
  * 1. `dist/agentteams/`: the code-split bundle (scripts/bundle.ts), run with the release flags
  *    (the line this prints); a command reads and loads only its own chunks.
- * 2. `dist/agentteams-<target>`: self-contained binaries (`deno compile`; the host's target when
- *    none is named, never `dist/agentteams`, which is the bundle's folder) with the union of the
- *    commands' permissions baked in: read and write (paths are the project's, known only at run
- *    time, so they are narrowed at start by revoking what a command does not need), run limited
- *    to bwrap, sandbox-exec and git, the environment variables the commands read, `sys` uid;
- *    never net, never ffi. `deno compile` needs the `denort` runtime: it downloads it from
- *    dl.deno.land, or takes `DENORT_BIN`. A target that does not build is reported with
+ * 2. `dist/agentteams-<target>`: self-contained binaries (`deno compile`, the argv of
+ *    scripts/release_compile.ts: the target's `releaseFlags(os)` baked in; the host's target when
+ *    none is named, never `dist/agentteams`, which is the bundle's folder). `deno compile` needs
+ *    the `denort` runtime: this task takes it only from `DENORT_BIN` and, without it, reports each
+ *    binary as not built with the reason. A target that does not build is reported with
  *    `deno compile`'s own message, and the task exits 1 (the bundle and its sums are still written).
- * 3. `dist/SHA256SUMS`, and `dist/SHA256SUMS.sig` (Ed25519, hex) when `AGENTTEAMS_RELEASE_KEY`
- *    names a PKCS#8 PEM private key; verify with the matching public key.
+ * 3. `dist/SHA256SUMS`, and `dist/SHA256SUMS.minisig` (minisign's format, lib/release/) when
+ *    `AGENTTEAMS_RELEASE_KEY` names a PKCS#8 PEM Ed25519 private key: verify with
+ *    `agentteams release verify --pubkey PUB dist` or `minisign -V -p PUB -m dist/SHA256SUMS`.
  *
  * Usage: deno task compile [--target x86_64-unknown-linux-gnu ...] [--out DIR (default dist)]
  *
  * @module
  */
 import { fileURLToPath } from "node:url";
-import { createHash } from "node:crypto";
-import { releaseFlags } from "../lib/permissions.ts";
-import { importPrivatePem, signHex } from "../lib/crypto/ed25519.ts";
+import { fileSha256, sumsText } from "../lib/release/sums.ts";
+import { signRelease } from "../lib/release/release_dir.ts";
 import { bundleRunLine, bundleTo } from "./bundle.ts";
+import { compileArgv, runtimeProblem } from "./release_compile.ts";
 import { resolve } from "../lib/fs/path.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
@@ -68,21 +68,31 @@ console.log(
     `${bundleRunLine(deno, `${dist}/agentteams`)} --help`,
 );
 
-// The union of the commands' permissions (lib/permissions.ts), the same as the installed launcher's.
-const perms = releaseFlags();
+// Each target's permissions (lib/permissions.ts, releaseFlags(os)), as the release workflow's.
 const failed: string[] = [];
+let denortBin: string | undefined;
+try {
+  denortBin = Deno.env.get("DENORT_BIN");
+} catch {
+  denortBin = undefined;
+}
+const noRuntime = runtimeProblem(denortBin);
 for (const target of targets) {
   const name = `agentteams-${target}`;
-  const r = await sh([
-    "compile",
-    "--quiet",
-    ...perms,
-    "--target",
-    target,
-    "--output",
-    `${dist}/${name}`,
-    "main.ts",
-  ]);
+  let argv: string[];
+  try {
+    argv = compileArgv(target, dist);
+  } catch (e) {
+    failed.push(name);
+    console.error(`compile ${name}: not built (${(e as Error).message})`);
+    continue;
+  }
+  if (noRuntime !== null) {
+    failed.push(name);
+    console.error(`compile ${name}: not built (${noRuntime})`);
+    continue;
+  }
+  const r = await sh(argv);
   if (r.ok) {
     built.push(name);
     console.log(`built ${dist}/${name}; run it with:\n  ${dist}/${name} --help`);
@@ -90,17 +100,14 @@ for (const target of targets) {
     failed.push(name);
     // deno compile's own message was printed above; add the one cause it does not name.
     const runtime = /dl\.deno\.land|denort|download/i.test(r.err)
-      ? " (it needs the denort runtime: network access to dl.deno.land, or DENORT_BIN naming a " +
-        "denort binary of the same Deno version)"
+      ? " (it needs the denort runtime: DENORT_BIN naming a denort binary of the same Deno " +
+        "version, for the target)"
       : "";
     console.error(`compile ${name}: not built${runtime}`);
   }
 }
 
-const sums = built.map((f) => {
-  const h = createHash("sha256").update(Deno.readFileSync(`${dist}/${f}`)).digest("hex");
-  return `${h}  ${f}`;
-}).join("\n") + "\n";
+const sums = sumsText(new Map(built.map((f) => [f, fileSha256(dist, f)])));
 Deno.writeTextFileSync(`${dist}/SHA256SUMS`, sums);
 console.log(`wrote ${dist}/SHA256SUMS`);
 let keyPath: string | undefined;
@@ -110,9 +117,8 @@ try {
   keyPath = undefined;
 }
 if (keyPath) {
-  const key = await importPrivatePem(Deno.readTextFileSync(keyPath));
-  Deno.writeTextFileSync(`${dist}/SHA256SUMS.sig`, (await signHex(key, sums)) + "\n");
-  console.log(`wrote ${dist}/SHA256SUMS.sig`);
+  const r = await signRelease(dist, Deno.readTextFileSync(keyPath), new Date());
+  console.log(`wrote ${r.signature}`);
 }
 if (failed.length > 0) {
   console.error(`deno task compile: ${failed.join(", ")} not built; see the messages above`);

@@ -1,8 +1,7 @@
 /**
  * The CSV ledgers under `references/` (decisions, waivers, grants): an RFC 4180 reader and a
- * writer that produces what the earlier tool's `csv.DictWriter` wrote (QUOTE_MINIMAL: a cell is
- * quoted only when it holds `,`, `"`, CR or LF; `"` doubled), and the atomic, mode-keeping
- * rewrite every change goes through.
+ * writer that produces what the earlier tool's `csv.DictWriter` wrote (its quoting:
+ * `lib/pycompat/csv_quote.ts`), and the atomic, mode-keeping rewrite every change goes through.
  *
  * Reading: a header row is required (its cells stripped); a leading BOM is accepted and kept on
  * rewrite; records end in LF or CRLF; quoted fields may hold commas, quotes and line breaks; an
@@ -29,6 +28,7 @@ import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { basename, dirname } from "../fs/path.ts";
+import { formatRecord } from "../pycompat/csv_quote.ts";
 
 /** Largest CSV ledger read (64 MiB: some hundred thousand rows). */
 export const MAX_CSV_BYTES = 64 * 1024 * 1024;
@@ -275,27 +275,6 @@ export function parseCsv(text: string, schema: CsvSchema): CsvTable {
     }
   }
   return { header, rows, crlf: body.includes("\r\n"), bom };
-}
-
-/**
- * One cell as `csv.writer` (QUOTE_MINIMAL) writes it.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { formatCell } from "./csv.ts";
- * assert.equal(formatCell('a"b'), '"a""b"');
- * assert.equal(formatCell("plain"), "plain");
- * ```
- */
-export function formatCell(v: string): string {
-  return /[",\r\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v;
-}
-
-function formatRecord(cells: readonly string[]): string {
-  // A record of one empty cell is written `""` (else it would read back as a blank line).
-  if (cells.length === 1 && cells[0] === "") return '""';
-  return cells.map(formatCell).join(",");
 }
 
 /** How {@link formatCsv} ends lines. */

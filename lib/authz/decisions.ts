@@ -38,7 +38,7 @@ import { firstChainBreak } from "../crypto/chain.ts";
 import { signHex } from "../crypto/ed25519.ts";
 import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
 import { withFlock } from "../fs/flock.ts";
-import { authzPaths } from "./paths.ts";
+import { authzPaths } from "./triad_paths.ts";
 import { approverName, projectRoster } from "./roster.ts";
 import {
   DECISION_KEY_ENV,

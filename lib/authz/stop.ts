@@ -16,7 +16,7 @@
 import { AuthzError } from "../errors.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { decisionChainBreak, type DecisionContext, haltFor, readDecisionLog } from "./decisions.ts";
-import { authzPaths } from "./paths.ts";
+import { authzPaths } from "./triad_paths.ts";
 import type { Problem } from "./verdict.ts";
 import { VerifyKeyStore } from "./signed.ts";
 

@@ -37,7 +37,7 @@ import type { HmacKey } from "../crypto/hash.ts";
 import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
 import { expiryProblem } from "./expiry.ts";
 import { withFlock } from "../fs/flock.ts";
-import { authzPaths } from "./paths.ts";
+import { authzPaths } from "./triad_paths.ts";
 import { approverName, projectRoster } from "./roster.ts";
 import {
   hmacKeyFrom,
@@ -47,8 +47,18 @@ import {
   VerifyKeyStore,
   WAIVER_KEY_ENV,
 } from "./signed.ts";
-import { pyStrip } from "../ledger/row_text.ts";
-import { authorizes, cellsOf, counter, field, recordOf, recordsOf, usesProblem } from "./table.ts";
+import { pyStrip } from "../pycompat/str.ts";
+import {
+  authorizes,
+  cellsOf,
+  counter,
+  field,
+  INSTRUMENT_COLUMNS,
+  recordOf,
+  recordsOf,
+  SCHEME_COLUMNS,
+  usesProblem,
+} from "./table.ts";
 import type { Finding, Problem } from "./verdict.ts";
 import { waiverSpentKey } from "./spent.ts";
 
@@ -57,18 +67,13 @@ export const WAIVER_COLUMNS = [
   "timestamp",
   "waiver_id",
   "action_reviewed",
-  "expires_at",
-  "max_uses",
-  "uses",
-  "approver",
-  "ticket_id",
-  "reason_code",
+  ...INSTRUMENT_COLUMNS,
   "conditions_verified",
   "signature",
 ] as const;
 
 /** The columns this tool adds for Ed25519 rows. */
-export const WAIVER_SCHEME_COLUMNS = ["sig_scheme", "key_id"] as const;
+export const WAIVER_SCHEME_COLUMNS = SCHEME_COLUMNS;
 
 /** The purpose tag an Ed25519 waiver signature starts with. */
 export const WAIVER_PURPOSE = "agentteams-waiver-v1";

@@ -12,7 +12,8 @@ import { KEY_DIR_ROSTER, KEY_DIR_VERIFY_KEYS, trustFor, type TrustRoots } from "
 import { briefFlagPath, briefReads } from "./needs.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { KEY_ENV, keyDir, type LedgerKey, loadLedgerKey, VERIFY_KEY_FILE } from "../crypto/keys.ts";
-import { authzPaths, DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import { authzPaths } from "../authz/triad_paths.ts";
+import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import { join, resolve } from "../fs/path.ts";
 import { type Finding, findingLine, type Problem } from "../authz/verdict.ts";
 import { oneLine } from "./terminal.ts";

@@ -1,26 +1,27 @@
 /**
  * The command table: every command of the CLI contract, its flags, what it needs from Deno, and
- * its handler (loaded on demand, so a command pays only for its own modules). Commands not built
- * yet are listed too and say so (exit 2).
+ * its handler (loaded on demand, so a command pays only for its own modules).
  *
  * @module
  */
-import { AUDIT_ENV } from "../audit/env.ts";
+import { AUDIT_ENV } from "../audit/audit_env.ts";
 import { auditRootOf } from "../audit/root.ts";
+import { claudeLookDirs } from "../audit/hosts/claude_dirs.ts";
 import { PERL_PATH } from "../host/programs.ts";
 import { didYouMean } from "../text/suggest.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
-import { dirname, resolve } from "../fs/path.ts";
+import { dirname, join, resolve } from "../fs/path.ts";
 
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
-import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV } from "../crypto/keys.ts";
+import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
+import { queuePaths } from "../queue/queue_paths.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
 import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
 import { authzNeeds, teamDirOf } from "./authz_common.ts";
 import { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
-import { DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import type { CommandSpec, CommandTable, Ctx } from "./command_spec.ts";
 
 /**
@@ -68,6 +69,18 @@ const GRANT_HELP = "Appends to <project>/references/capability-grants.log.csv (t
   "workspace; created on first use), chained, verified against the team dir before it is\n" +
   "written. Valid write grants widen the holder runner's write roots at its next start only.";
 
+/** A release command's needs: its key files read, its DIR read (and written when `writes`). */
+function releaseNeeds(ctx: Ctx, files: readonly string[], writes: boolean): Needs {
+  const read: string[] = [];
+  for (const f of files) {
+    const v = ctx.parsed.flags[f];
+    if (typeof v === "string") read.push(resolve(v));
+  }
+  const dir = ctx.parsed.positionals.DIR;
+  const dirs = typeof dir === "string" ? [resolve(dir)] : [];
+  return { ...NO_NEEDS, read: [...read, ...dirs], write: writes ? dirs : [] };
+}
+
 /** Every command, in help order. */
 export const COMMANDS: readonly CommandSpec[] = [
   {
@@ -84,10 +97,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "waiver", kind: "bool", help: "also make the waiver ledger's HMAC signing key" },
     ],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => {
       const dir = keyDir(ctx.env);
-      return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], env: KEY_ENV, sys: ["uid"] };
+      return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], sys: ["uid"] };
     },
     run: async (ctx) => (await loadCode(() => import("./keys_cmd.ts"))).keysInit(ctx),
   },
@@ -102,7 +114,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: KEY_ENV,
-    built: true,
     // The state dir, the key, and the brief (the default one lies in the project, already read);
     // in queue mode, no key at all.
     needs: queued((ctx) =>
@@ -126,7 +137,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     // The waiver key: a deletion under deletions_need_clearance may be allowed by a waiver.
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, WAIVER_KEY_ENV],
-    built: true,
     needs: queued(async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx)
     ),
@@ -146,7 +156,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     needs: queued(async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx)),
     needsSpawns: async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
@@ -174,18 +183,30 @@ export const COMMANDS: readonly CommandSpec[] = [
         value: "PEM",
         help: "public key for --checkpoint (default: the key dir's operator-ed25519.pub.pem)",
       },
+      {
+        name: "pubkey",
+        kind: "string",
+        value: "PEM",
+        help: "no ledger key: check the chain and head count against --checkpoint, signed by " +
+          "this Ed25519 public key (rows' MACs unchecked; see docs/ledger.md)",
+      },
       ...QUEUE_FLAGS,
     ],
     env: KEY_ENV,
-    built: true,
-    needs: queued((ctx) => {
+    needs: (ctx) => {
       const extra: string[] = [];
-      for (const f of ["checkpoint", "verify-key"]) {
+      for (const f of ["checkpoint", "verify-key", "pubkey"]) {
         const v = ctx.parsed.flags[f];
         if (typeof v === "string") extra.push(resolve(v));
       }
-      return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), { ...NO_NEEDS, read: extra });
-    }),
+      const files = { ...NO_NEEDS, read: extra };
+      // With --pubkey no key is read and no runner asked: the state and the two files (the key
+      // variables' names, which every form reads at start, come from `env`; never a key).
+      if (ctx.parsed.flags.pubkey !== undefined) {
+        return mergeNeeds(stateNeeds(ctx, false), files);
+      }
+      return queued(() => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), files))(ctx);
+    },
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerVerify(ctx),
   },
   {
@@ -199,7 +220,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       help: "write it here (default: stdout)",
     }],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => {
       const out = ctx.parsed.flags.out;
       const outPath = typeof out === "string" ? [resolve(out)] : [];
@@ -217,7 +237,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [{ name: "tail", kind: "string", value: "N", help: "only the last N rows" }],
     env: [],
-    built: true,
     needs: (ctx) => stateNeeds(ctx, false),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerShow(ctx),
   },
@@ -227,7 +246,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [{ name: "torn-tail", kind: "bool", help: "remove the unterminated last row" }],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerRepair(ctx),
   },
@@ -252,7 +270,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     // The yaml package's parser reads these two (its debug switches) on every parse; HOME and
     // the key dir's variable place the key dir for the Claude settings check (no key is read).
     env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     // The project and the named directories (read; written only with --fix), and the brief.
     needs: (ctx) => {
       const named = ((ctx.parsed.positionals.DIR as string[] | undefined) ?? []).map((d) =>
@@ -261,13 +278,20 @@ export const COMMANDS: readonly CommandSpec[] = [
       // A named agent folder is walked from its team's root.
       const roots = [ctx.project, ...named.map((d) => auditRootOf(d, ctx.project).base)];
       const fix = ctx.parsed.flags.fix === true;
+      // Claude Code and the Copilot CLI also load each parent's agent folders up to the git root
+      // (lib/audit/hosts/claude_dirs.ts, copilot.ts): the audit looks at each parent's .git,
+      // .claude and .github, and reads nothing else there.
+      const parents = roots.flatMap((r) =>
+        claudeLookDirs(r, null).slice(1).flatMap((d) =>
+          [".git", ".claude", ".github"].map((n) => join(d, n))
+        )
+      );
       return {
         ...NO_NEEDS,
-        read: [...roots, ...briefFlagReads(ctx)],
+        read: [...roots, ...parents, ...briefFlagReads(ctx)],
         write: fix ? roots : [],
         // --fix writes through the anchored write (lib/fs/anchored_write.ts), a Perl program.
         run: fix ? [PERL_PATH] : [],
-        env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
       };
     },
     run: async (ctx) => (await loadCode(() => import("./audit_cmd.ts"))).audit(ctx),
@@ -288,8 +312,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "once", kind: "bool", help: "serve what is queued now, then stop" },
       TEAM_DIR_FLAG,
     ],
+    // Every key variable (RUNNER_FORBIDDEN_ENV), so the runner can refuse to start while one is set.
     env: [...KEY_ENV, ...RUNNER_FORBIDDEN_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     refuseNetFfi: true,
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).serveNeeds(ctx),
     needsSpawns: async (ctx) =>
@@ -313,7 +337,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     needs: async (ctx) => {
       const q = (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx);
       return mergeNeeds(q, {
@@ -344,7 +367,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).wait(ctx),
   },
@@ -357,7 +379,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ID", required: true }],
     flags: [],
     env: [],
-    built: true,
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).cancelNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).cancel(ctx),
   },
@@ -385,7 +406,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
     ],
     env: [WAIVER_KEY_ENV, ...KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -407,7 +427,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       help: "a spent (used-up) waiver fails the verify too",
     }],
     env: [WAIVER_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverVerify(ctx),
   },
@@ -417,7 +436,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
     env: [WAIVER_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverCheck(ctx),
   },
@@ -428,7 +446,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: GRANT_FLAGS,
     env: KEY_ENV,
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -445,7 +462,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: GRANT_FLAGS,
     env: [GRANT_KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -468,7 +484,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: [GRANT_KEY_ENV, DECISION_KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         keyEnv: [GRANT_KEY_ENV, DECISION_KEY_ENV],
@@ -507,7 +522,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
     ],
     env: [DECISION_KEY_ENV, ...KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -522,7 +536,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: [DECISION_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionVerify(ctx),
   },
@@ -532,7 +545,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
     env: [DECISION_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).clearanceCheck(ctx),
   },
@@ -544,7 +556,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [{ name: "consume", kind: "bool", help: "spend what allowed it; record it" }],
     env: [DECISION_KEY_ENV, WAIVER_KEY_ENV, ...KEY_ENV],
-    built: true,
     needs: (ctx) => {
       const consume = ctx.parsed.flags.consume === true;
       const base = authzNeeds(ctx, {
@@ -566,7 +577,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: DOCTOR_ENV,
-    built: true,
     // The project (brief, .claude/ settings), --brief, the key dir (custody reads the key file),
     // and the sandbox probe: bwrap runs, perl (the exec guard) is looked at; sandbox-exec on macOS.
     needs: async (ctx) => {
@@ -576,7 +586,6 @@ export const COMMANDS: readonly CommandSpec[] = [
         ...NO_NEEDS,
         read: [ctx.project, ...briefFlagReads(ctx), ...probe.read],
         run: probe.run,
-        env: DOCTOR_ENV,
       });
     },
     run: async (ctx) => (await loadCode(() => import("./doctor_cmd.ts"))).doctor(ctx),
@@ -594,7 +603,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "COMMAND", required: true, variadic: true, rest: true }],
     flags: [],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     // To compute another command's needs it reads what that command reads (its brief, its
     // artifact, the operator's confined-programs file, whose custody check asks for the uid, and
     // the PATH directories programs are resolved in).
@@ -602,11 +610,56 @@ export const COMMANDS: readonly CommandSpec[] = [
       mergeNeeds({
         ...NO_NEEDS,
         read: [ctx.project, ...confinedDirs(ctx), ...briefFlagReads(ctx)],
-        env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
         sys: ["uid"],
       }, await (await loadCode(() => import("./permissions_cmd.ts"))).targetReads(ctx, TABLE)),
     run: async (ctx) =>
       (await loadCode(() => import("./permissions_cmd.ts"))).permissionsCmd(ctx, TABLE),
+  },
+  {
+    words: ["mcp", "readfs"],
+    summary: "a stdio MCP server of reading tools (read_file list_dir find grep stat) for agents",
+    help: "Serves MCP (JSON-RPC 2.0, one message a line) on stdin/stdout until stdin closes.\n" +
+      "Paths are relative to the root (--root, default the project); outside it, links leaving\n" +
+      "it, the control plane and the key dir are refused as tool errors. It writes nothing: see\n" +
+      "`agentteams permissions mcp readfs`. Wiring it into Claude Code, Goose, Codex: docs/mcp.md.",
+    positionals: [],
+    flags: [{
+      name: "root",
+      kind: "string",
+      value: "DIR",
+      help: "the directory served (default: the project)",
+    }],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    // The root, read only; HOME and AGENTTEAMS_KEY_DIR to know where the key dir is (refused,
+    // never read).
+    needs: async (ctx) => ({
+      ...NO_NEEDS,
+      read: [(await loadCode(() => import("./mcp_cmd.ts"))).readfsRootOf(ctx)],
+    }),
+    run: async (ctx) => (await loadCode(() => import("./mcp_cmd.ts"))).mcpReadfs(ctx),
+  },
+  {
+    words: ["mcp", "runner"],
+    summary: "a stdio MCP server that turns one agent's tool calls into runner requests",
+    help: "Serves MCP on stdin/stdout until stdin closes: run_command queues a command request\n" +
+      "on the tool-server channel (.agentteams-queue/mcp-requests/) with via_agent = --agent and\n" +
+      "returns the runner's authenticated result; request_status fetches one that took longer.\n" +
+      "It holds no key: of the key dir it reads only the runner's public key. See docs/mcp.md.",
+    positionals: [],
+    flags: [{ name: "agent", kind: "string", value: "SLUG", help: "the agent it speaks for" }],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    // The queue (written: requests, acks), the status folder (results, liveness), the runner's
+    // public key file alone, and the uid its custody check compares.
+    needs: (ctx) => {
+      const q = queuePaths(ctx.project);
+      return {
+        ...NO_NEEDS,
+        read: [q.queue, q.status, join(keyDir(ctx.env), RUNNER_SEAL_PUB_FILE)],
+        write: [q.queue],
+        sys: ["uid"],
+      };
+    },
+    run: async (ctx) => (await loadCode(() => import("./mcp_cmd.ts"))).mcpRunner(ctx),
   },
   {
     words: ["brief", "check"],
@@ -614,11 +667,54 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: [],
-    built: true,
     // The brief (the --brief file, or the project's default names) and the project's literal
     // write scopes, whose being directories the warnings ask about.
     needs: (ctx) => ({ ...NO_NEEDS, read: [ctx.project, ...briefFlagReads(ctx)] }),
     run: async (ctx) => (await loadCode(() => import("./brief_cmd.ts"))).briefCheck(ctx),
+  },
+  {
+    words: ["release", "sign"],
+    summary: "sign a release's SHA256SUMS (minisign format, Ed25519, pre-hashed)",
+    help: "DIR holds the release's files and SHA256SUMS (scripts/release_sums.ts writes it).\n" +
+      "Every listed file is checked against its SHA-256 first; then DIR/SHA256SUMS.minisig is\n" +
+      "written. KEY is a PKCS#8 PEM Ed25519 private key (keys init makes one); `minisign -V\n" +
+      "-p PUB -m DIR/SHA256SUMS` verifies the result (PUB from release pubkey).",
+    positionals: [{ name: "DIR", required: true }],
+    flags: [{ name: "key", kind: "string", value: "FILE", help: "the Ed25519 private key (PEM)" }],
+    env: [],
+    needs: (ctx) => releaseNeeds(ctx, ["key"], true),
+    run: async (ctx) => (await loadCode(() => import("./release_cmd.ts"))).releaseSign(ctx),
+  },
+  {
+    words: ["release", "verify"],
+    summary: "verify a release: SHA256SUMS.minisig under a minisign public key, then each file",
+    help: "PUB is a minisign public key file (minisign -G writes one; so does release pubkey).\n" +
+      "Pre-hashed (ED) and legacy (Ed) signatures verify. Nothing is written.",
+    positionals: [{ name: "DIR", required: true }],
+    flags: [{ name: "pubkey", kind: "string", value: "FILE", help: "the minisign public key" }],
+    env: [],
+    needs: (ctx) => releaseNeeds(ctx, ["pubkey"], false),
+    run: async (ctx) => (await loadCode(() => import("./release_cmd.ts"))).releaseVerify(ctx),
+  },
+  {
+    words: ["release", "pubkey"],
+    summary: "print (or --out) the minisign public key of a PEM Ed25519 signing key",
+    positionals: [],
+    flags: [
+      { name: "key", kind: "string", value: "FILE", help: "the Ed25519 private key (PEM)" },
+      { name: "out", kind: "string", value: "FILE", help: "write it here (default: stdout)" },
+    ],
+    env: [],
+    needs: (ctx) => {
+      const out = ctx.parsed.flags.out;
+      const dirs = typeof out === "string" ? [dirname(resolve(out))] : [];
+      return mergeNeeds(releaseNeeds(ctx, ["key"], false), {
+        ...NO_NEEDS,
+        read: dirs,
+        write: dirs,
+      });
+    },
+    run: async (ctx) => (await loadCode(() => import("./release_cmd.ts"))).releasePubkey(ctx),
   },
   {
     words: ["schema"],
@@ -627,7 +723,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "NAME", required: false }],
     flags: [],
     env: [],
-    built: true,
     needs: () => NO_NEEDS,
     run: async (ctx) => (await loadCode(() => import("./schema_cmd.ts"))).schema(ctx),
   },
@@ -648,7 +743,8 @@ export const COMMANDS: readonly CommandSpec[] = [
  * ```
  */
 export async function needsOf(spec: CommandSpec, ctx: Ctx): Promise<Needs> {
-  return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()] });
+  // The variables a command reads are stated once, as its `env`: read at start and granted here.
+  return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()], env: spec.env });
 }
 
 /**

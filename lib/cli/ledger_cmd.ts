@@ -9,11 +9,16 @@ import { importPrivatePem, importPublicPem, keyIdOfKey } from "../crypto/ed25519
 import { KeyError, LedgerError, UsageError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
-import { checkpointProblem, parseCheckpoint, signCheckpoint } from "../ledger/checkpoint.ts";
+import {
+  checkpointProblem,
+  parseCheckpoint,
+  signCheckpoint,
+  verifyWithPublicKey,
+} from "../ledger/checkpoint.ts";
 import { repairTornTail } from "../ledger/repair.ts";
 import { utcSeconds } from "../ledger/row.ts";
 import { problemLine } from "../ledger/problem_line.ts";
-import { checkStatePath, statePaths } from "../ledger/paths.ts";
+import { checkStatePath, statePaths } from "../layout.ts";
 import {
   assessLedger,
   readLedgerTexts,
@@ -33,7 +38,8 @@ function readText(path: string, what: string, maxBytes = 64 * 1024): string {
 }
 
 /**
- * Runs `ledger verify [--checkpoint FILE] [--verify-key PEM]`.
+ * Runs `ledger verify [--checkpoint FILE] [--verify-key PEM]`, or `ledger verify --pubkey PEM
+ * --checkpoint FILE` (no ledger key: the chain, the head's count and the signed checkpoint).
  *
  * @example
  * ```ts ignore
@@ -45,6 +51,7 @@ function readText(path: string, what: string, maxBytes = 64 * 1024): string {
  * ```
  */
 export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
+  if (ctx.parsed.flags.pubkey !== undefined) return await verifyPublicly(ctx);
   if ((await queueReason(ctx)) !== null) {
     if (ctx.parsed.flags.checkpoint !== undefined) {
       throw new UsageError(
@@ -56,19 +63,7 @@ export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
     return verifyOutcome(await relay(ctx, { kind: "verify-ledger" }) as unknown as Verified, null);
   }
   const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
-  // No ledger, head or dispatch store at all is "nothing here", not "everything verifies": a
-  // wrong --project, or a deleted .agentteams, must not look like success.
-  const state = statePaths(ctx.project);
-  const none = [state.ledger, state.head, state.dispatches].every((p) =>
-    entryKind(p) === "missing"
-  );
-  if (none && ctx.parsed.flags["allow-empty"] !== true) {
-    throw new LedgerError(
-      "NO_LEDGER",
-      `no ledger here: ${state.ledger} does not exist (is --project right? a project has none ` +
-        "until its first dispatch; --allow-empty accepts that)",
-    );
-  }
+  refuseNoLedger(ctx);
   const cpPath = ctx.parsed.flags.checkpoint;
   let report;
   let checkpointNote: string | null = null;
@@ -100,6 +95,53 @@ export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
     report = verifyLedgerAt(ctx.project, key);
   }
   return verifyOutcome(report, checkpointNote);
+}
+
+/**
+ * No ledger, head or dispatch store at all is "nothing here", not "everything verifies": a wrong
+ * --project, or a deleted .agentteams, must not look like success.
+ */
+function refuseNoLedger(ctx: Ctx): void {
+  const state = statePaths(ctx.project);
+  const none = [state.ledger, state.head, state.dispatches].every((p) =>
+    entryKind(p) === "missing"
+  );
+  if (none && ctx.parsed.flags["allow-empty"] !== true) {
+    throw new LedgerError(
+      "NO_LEDGER",
+      `no ledger here: ${state.ledger} does not exist (is --project right? a project has none ` +
+        "until its first dispatch; --allow-empty accepts that)",
+    );
+  }
+}
+
+/**
+ * `ledger verify --pubkey PEM --checkpoint FILE`: no ledger key, so it runs where no secret is
+ * (a CI job, an auditor); the chain, the head's count and last hash, and the signed checkpoint.
+ */
+async function verifyPublicly(ctx: Ctx): Promise<Outcome> {
+  const { pubkey, checkpoint } = ctx.parsed.flags;
+  if (typeof pubkey !== "string" || typeof checkpoint !== "string") {
+    throw new UsageError(
+      "USAGE",
+      "ledger verify --pubkey PEM needs --checkpoint FILE: without the ledger key, a signed " +
+        "checkpoint is what the ledger is checked against",
+    );
+  }
+  if (ctx.parsed.flags["verify-key"] !== undefined) {
+    throw new UsageError(
+      "USAGE",
+      "give the checkpoint's public key once: --pubkey (no ledger key) or --verify-key (with it)",
+    );
+  }
+  refuseNoLedger(ctx);
+  const pub = await importPublicPem(readText(resolve(pubkey), "public key"));
+  const cp = parseCheckpoint(readText(resolve(checkpoint), "checkpoint"));
+  const r = await verifyWithPublicKey(readLedgerTexts(ctx.project), cp, pub);
+  const note = r.checkpoint === null
+    ? null
+    : `the ledger extends the checkpoint of ${r.checkpoint.count} rows (${r.checkpoint.time})`;
+  return verifyOutcome(r, note);
 }
 
 /** What a verification reports, the runner's included. */

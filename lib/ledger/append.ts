@@ -32,7 +32,7 @@ import {
   readStateFileSync,
   type StatePaths,
   statePaths,
-} from "./paths.ts";
+} from "../layout.ts";
 import { HeadFormatError, headText, headVerifies, parseHead } from "./head.ts";
 import {
   checkBody,
@@ -43,7 +43,7 @@ import {
   signRow,
   utcSeconds,
 } from "./row.ts";
-import { withFileLock } from "./lock.ts";
+import { withFileLock } from "./ledger_lock.ts";
 import { readAtSync } from "../fs/read_at.ts";
 
 /** Options of {@link appendRow}. */
@@ -107,7 +107,7 @@ function dispatchStoreHasRows(paths: StatePaths): boolean {
  * @example
  * ```ts
  * import { checkTail } from "./append.ts";
- * import { statePaths } from "./paths.ts";
+ * import { statePaths } from "../layout.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * checkTail(null, statePaths(root), new HmacKey(new Uint8Array([1])));

@@ -23,6 +23,7 @@
  * | `DISPATCH_ROW_INVALID` | a dispatch-store row fails its MAC, is malformed, or is of no known kind |
  * | `DISPATCH_USES_REMOVED` | the ledger has more acts under a dispatch than its store rows record uses |
  * | `CHECKPOINT_MISMATCH` | (with `--checkpoint`) the ledger does not extend the checkpoint |
+ * | `CHAIN_BROKEN` | (public-key mode, checkpoint.ts) a row's `prev` is not the line before's hash |
  *
  * A head one row behind a valid, chained last row (a crash between the row's fsync and the head's
  * rename) is not damage: it is reported as a note and healed by the next append.
@@ -42,7 +43,7 @@
 import type { HmacKey } from "../crypto/hash.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { LedgerError } from "../errors.ts";
-import { statePaths } from "./paths.ts";
+import { statePaths } from "../layout.ts";
 import { type LedgerSnapshot, takeLedgerSnapshot } from "./verify_snapshot.ts";
 import { type Head, HeadFormatError, headVerifies, parseHead } from "./head.ts";
 import {
@@ -82,7 +83,8 @@ export type VerifyCode =
   | "LEDGER_MISSING"
   | "DISPATCH_ROW_INVALID"
   | "DISPATCH_USES_REMOVED"
-  | "CHECKPOINT_MISMATCH";
+  | "CHECKPOINT_MISMATCH"
+  | "CHAIN_BROKEN";
 
 /** One finding. */
 export interface LedgerProblem {
@@ -603,7 +605,7 @@ export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
  * ```ts
  * import assert from "node:assert/strict";
  * import { verifyLedgerUnderLock } from "./verify.ts";
- * import { withFileLock } from "./lock.ts";
+ * import { withFileLock } from "./ledger_lock.ts";
  * import { appendRow } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const bytes = new Uint8Array([1]);

@@ -13,7 +13,7 @@
  * ```ts
  * import assert from "node:assert/strict";
  * import { probeArgPattern } from "./probes.ts";
- * import { compileArgPattern } from "./pyre.ts";
+ * import { compileArgPattern } from "../pycompat/pyre.ts";
  * assert.equal(probeArgPattern(compileArgPattern(".+\\.lean"))?.sample, "-x.lean");
  * assert.equal(probeArgPattern(compileArgPattern("[A-Z][A-Za-z0-9]*\\.lean")), null);
  * ```

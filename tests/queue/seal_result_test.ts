@@ -4,7 +4,7 @@
  * a dispatch result never appears in the file's text.
  */
 import assert from "node:assert/strict";
-import { canonical } from "../../lib/canonical.ts";
+import { canonical } from "../../lib/pycompat/canonical.ts";
 import { openSealed, sealTo } from "../../lib/crypto/seal.ts";
 import { generateSealPair } from "../../lib/crypto/x25519.ts";
 import { HmacKey, sha256Hex } from "../../lib/crypto/hash.ts";

@@ -5,7 +5,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { gitVersionProblem } from "./version.ts";
+ * import { gitVersionProblem } from "./git_version.ts";
  * assert.equal(gitVersionProblem("git version 2.30.9"), "git 2.30.9 is older than 2.31");
  * assert.equal(gitVersionProblem("git version 2.39.5 (Apple Git-154)"), null);
  * ```
@@ -32,7 +32,7 @@ export const MIN_GIT_VERSION: GitVersion = Object.freeze({ major: 2, minor: 31, 
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseGitVersion } from "./version.ts";
+ * import { parseGitVersion } from "./git_version.ts";
  * assert.deepEqual(parseGitVersion("git version 2.43.0\n"), { major: 2, minor: 43, patch: 0 });
  * assert.equal(parseGitVersion("hub version 2.14.2"), null);
  * ```
@@ -49,7 +49,7 @@ export function parseGitVersion(text: string): GitVersion | null {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { isGitVersionSupported } from "./version.ts";
+ * import { isGitVersionSupported } from "./git_version.ts";
  * assert.equal(isGitVersionSupported({ major: 2, minor: 31, patch: 0 }), true);
  * assert.equal(isGitVersionSupported({ major: 2, minor: 30, patch: 99 }), false);
  * ```
@@ -66,7 +66,7 @@ export function isGitVersionSupported(v: GitVersion, min: GitVersion = MIN_GIT_V
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { gitVersionProblem } from "./version.ts";
+ * import { gitVersionProblem } from "./git_version.ts";
  * assert.equal(gitVersionProblem("garbage"), "cannot read the git version from \"garbage\"");
  * ```
  */

@@ -16,7 +16,7 @@
  * @module
  */
 import { join } from "../fs/path.ts";
-import { QUEUE_DIR, STATE_DIR, STATUS_DIR } from "../ledger/paths.ts";
+import { QUEUE_DIR, STATE_DIR, STATUS_DIR } from "../layout.ts";
 
 /** A request's channel, taken from the directory it arrived in, never from a field. */
 export type Channel = "orchestrator" | "mcp";
@@ -44,7 +44,7 @@ export interface QueuePaths {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { queuePaths } from "./paths.ts";
+ * import { queuePaths } from "./queue_paths.ts";
  * assert.equal(queuePaths("/p").requests, "/p/.agentteams-queue/requests");
  * assert.equal(queuePaths("/p").claimed, "/p/.agentteams/queue-claimed");
  * ```
@@ -75,7 +75,7 @@ export function queuePaths(root: string): QueuePaths {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { channelDir, queuePaths } from "./paths.ts";
+ * import { channelDir, queuePaths } from "./queue_paths.ts";
  * assert.equal(channelDir(queuePaths("/p"), "mcp"), "/p/.agentteams-queue/mcp-requests");
  * ```
  */
@@ -93,7 +93,7 @@ const TEMP = /^\.[0-9a-f]{32}\.tmp$/;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { idOfName } from "./paths.ts";
+ * import { idOfName } from "./queue_paths.ts";
  * assert.equal(idOfName("0123456789abcdef0123456789abcdef.json"), "0123456789abcdef0123456789abcdef");
  * assert.equal(idOfName(".tmp-x.json"), null);
  * assert.equal(idOfName("0123456789ABCDEF0123456789ABCDEF.json"), null);
@@ -109,7 +109,7 @@ export function idOfName(name: string): string | null {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { isTempName } from "./paths.ts";
+ * import { isTempName } from "./queue_paths.ts";
  * assert.equal(isTempName(".0123456789abcdef0123456789abcdef.tmp"), true);
  * assert.equal(isTempName("notes.txt"), false);
  * ```
@@ -124,7 +124,7 @@ export function isTempName(name: string): boolean {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { isTempName, tempNameOf } from "./paths.ts";
+ * import { isTempName, tempNameOf } from "./queue_paths.ts";
  * assert.equal(isTempName(tempNameOf("0123456789abcdef0123456789abcdef")), true);
  * ```
  */
@@ -138,7 +138,7 @@ export function tempNameOf(id: string): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { isRequestId } from "./paths.ts";
+ * import { isRequestId } from "./queue_paths.ts";
  * assert.equal(isRequestId("0".repeat(32)), true);
  * assert.equal(isRequestId("../x"), false);
  * ```
@@ -153,7 +153,7 @@ export function isRequestId(id: string): boolean {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { isRequestId, newRequestId } from "./paths.ts";
+ * import { isRequestId, newRequestId } from "./queue_paths.ts";
  * assert.equal(isRequestId(newRequestId()), true);
  * ```
  */

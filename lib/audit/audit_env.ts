@@ -5,7 +5,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { AUDIT_ENV } from "./env.ts";
+ * import { AUDIT_ENV } from "./audit_env.ts";
  * assert.equal(AUDIT_ENV.includes("LOG_TOKENS"), true);
  * ```
  * @module

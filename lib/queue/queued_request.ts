@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseRequest } from "./request.ts";
+ * import { parseRequest } from "./queued_request.ts";
  * const r = parseRequest({ kind: "verify-ledger", reply_key: btoa("k".repeat(32)) }, "orchestrator");
  * assert.equal(r.kind, "verify-ledger");
  * ```
@@ -15,8 +15,8 @@
  */
 import { z } from "zod";
 import { QueueError } from "../errors.ts";
-import { SLUG_RE } from "../ledger/dispatch.ts";
-import type { Channel } from "./paths.ts";
+import { SLUG_RE } from "../layout.ts";
+import type { Channel } from "./queue_paths.ts";
 
 /** Largest request file the runner reads. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -92,7 +92,7 @@ export const REQUEST_KINDS: readonly RequestKind[] = QueueRequest.options.map((o
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { isExpired } from "./request.ts";
+ * import { isExpired } from "./queued_request.ts";
  * assert.equal(isExpired({ expires: "2026-12-01T10:00:00Z" }, new Date("2026-12-01T10:00:01Z")), true);
  * assert.equal(isExpired({}, new Date()), false);
  * ```
@@ -109,7 +109,7 @@ export function isExpired(req: { readonly expires?: string }, now: Date): boolea
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { kindOf } from "./request.ts";
+ * import { kindOf } from "./queued_request.ts";
  * assert.equal(kindOf({ kind: "run-request" }), "run-request");
  * assert.equal(kindOf({ kind: "rm -rf" }), null);
  * ```
@@ -127,7 +127,7 @@ export function kindOf(value: unknown): RequestKind | null {
  * @throws {QueueError} `REQUEST_INVALID`, naming the first problem
  * @example
  * ```ts
- * import { parseRequest } from "./request.ts";
+ * import { parseRequest } from "./queued_request.ts";
  * try {
  *   parseRequest({ kind: "verify-ledger", reply_key: btoa("k".repeat(32)) }, "mcp");
  * } catch (e) {
@@ -165,7 +165,7 @@ export function parseRequest(value: unknown, channel: Channel): QueueRequestT {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { requestJsonSchema } from "./request.ts";
+ * import { requestJsonSchema } from "./queued_request.ts";
  * assert.equal(requestJsonSchema().$id, "https://agentteams.invalid/schemas/queue-request.schema.json");
  * ```
  */
