@@ -18,9 +18,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runnerTools } from "./runner.ts";
  * const tools = runnerTools({ root: "/p", agent: "worker", runnerPublic: () => Promise.resolve(new Uint8Array(32)) });
- * tools.map((t) => t.name); // ["run_command", "request_status"]
+ * assert.deepEqual(tools.map((t) => t.name), ["run_command", "request_status"]);
  * ```
  * @module
  */
@@ -72,7 +73,8 @@ function answer(result: JsonObject, id: string): ToolResult {
  * The runner server's tools for one agent.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs runnerPublic, which it declares rather than makes.
  * import { runnerTools } from "./runner.ts";
  * declare const runnerPublic: () => Promise<Uint8Array>;
  * const [run] = runnerTools({ root: "/p", agent: "worker", runnerPublic });
