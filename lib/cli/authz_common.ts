@@ -358,7 +358,8 @@ export function teamDirOf(ctx: Ctx): string {
  * (`lib/authz/csv_index.ts`), when the ledger key is at hand (without it, no gate reads one).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { keepTriadIndex } from "./authz_common.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // after `decision sign`

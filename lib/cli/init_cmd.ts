@@ -31,7 +31,8 @@ function changeLine(c: InitChange, dryRun: boolean): string {
  * Runs `init`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { init } from "./init_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams init --dry-run` in a project with agent files

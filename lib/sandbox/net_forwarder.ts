@@ -39,12 +39,15 @@ export const NET_FORWARDER_SCRIPT: string = [
   "my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Listen => 128,",
   "  ReuseAddr => 1, Proto => 'tcp')",
   '  or die "agentteams network forwarder: cannot listen on 127.0.0.1:$port: $!\\n";',
+  // Not dumpable, set before the fork so the server is never dumpable, not even for an instant:
+  // the command (whose child the server is) can neither ptrace it nor reopen its descriptors, so
+  // it cannot borrow the Unix sockets the server may still make. The command's exec makes this
+  // process dumpable again.
+  "syscall($prctl + 0, 4, 0) == 0",
+  '  or die "agentteams network forwarder: cannot make the forwarder undumpable: $!\\n";',
   "my $pid = fork();",
   'die "agentteams network forwarder: fork: $!\\n" unless defined $pid;',
   "if ($pid == 0) {",
-  // Not dumpable: the command (whose child this is) can neither ptrace it nor read its memory,
-  // so it cannot borrow the Unix sockets this process may still make.
-  "  syscall($prctl + 0, 4, 0) == 0 or exit 1;",
   "  open(STDIN, '<', '/dev/null'); open(STDOUT, '>', '/dev/null'); open(STDERR, '>', '/dev/null');",
   "  $SIG{CHLD} = 'IGNORE';",
   "  while (1) {",

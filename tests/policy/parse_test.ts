@@ -101,6 +101,7 @@ Deno.test("parse: defaults for an empty brief and for a bare command", () => {
       stdinGates: null,
       timeout: 600,
       network: false,
+      networkAllow: null,
     },
   );
 });
