@@ -40,7 +40,7 @@ export interface DirPin {
 }
 
 /** What is at a name, as an operation found it (for the caller's record). */
-export type Found = "file" | "symlink" | "dir" | "fifo" | "other" | "hardlink";
+export type Found = "file" | "symlink" | "dir" | "fifo" | "other" | "hardlink" | "gone";
 
 /** A name refused: what was found there. */
 export class NameRefused extends FsSafetyError {
@@ -72,6 +72,8 @@ function foundWords(f: Found): string {
       return "a FIFO";
     case "hardlink":
       return "a hard link (a file with more than one name)";
+    case "gone":
+      return "taken (an entry was there, and was gone again when looked at)";
     default:
       return "not a regular file";
   }
@@ -256,10 +258,10 @@ export function createNewIn(pin: DirPin, name: string, bytes: Uint8Array, mode: 
         f = Deno.openSync(path, { write: true, createNew: true, mode });
       } catch (e) {
         if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
-        let found: Found = "file";
+        let found: Found = "gone";
         try {
           found = foundOf(Deno.lstatSync(path));
-        } catch { /* gone meanwhile: still refused */ }
+        } catch { /* gone meanwhile: still refused, and said so */ }
         throw new NameRefused(pin.path, name, found, "something is already at this name");
       }
       try {
