@@ -30,6 +30,29 @@ export interface DecideInput {
   readonly allowUnconfined: boolean;
   /** True when the operator runs the command directly, false under the runner. */
   readonly direct: boolean;
+  /**
+   * The brief's `require_exec_allowlist`: bwrap without Landlock (the probe's `host`) is refused,
+   * and so is the unconfined opt-out. Default false.
+   */
+  readonly requireExecAllowlist?: boolean;
+}
+
+/**
+ * Why a probe's sandbox cannot hold every exec to the declared programs, or `null` when it can
+ * (Seatbelt's profile does; bwrap needs the kernel's Landlock).
+ *
+ * @example
+ * ```ts
+ * import { execAllowlistGap } from "./decide.ts";
+ * execAllowlistGap({ ok: true, backend: "seatbelt", program: "/usr/bin/sandbox-exec" }); // null
+ * ```
+ */
+export function execAllowlistGap(probe: ProbeResult): string | null {
+  if (!probe.ok) return probe.reason;
+  if (probe.backend === "seatbelt") return null;
+  const ll = probe.host?.landlock;
+  if (ll !== undefined && ll.abi >= 1) return null;
+  return ll?.reason ?? "the probe did not ask the kernel for Landlock";
 }
 
 /**
@@ -47,6 +70,18 @@ export interface DecideInput {
  * ```
  */
 export function decideConfinement(input: DecideInput): Backend {
+  if (input.requireExecAllowlist === true) {
+    const gap = execAllowlistGap(input.probe);
+    if (gap !== null) {
+      throw new SandboxError(
+        "SANDBOX_UNAVAILABLE",
+        `the brief sets require_exec_allowlist, but no exec allowlist can be enforced here: ${gap}; ` +
+          "run on a kernel with Landlock (Linux 5.13 or later), or remove require_exec_allowlist " +
+          "to accept the runner's check of the top-level program only",
+        { details: { backend: input.probe.backend, reason: gap, requireExecAllowlist: true } },
+      );
+    }
+  }
   if (input.probe.ok) return input.probe.backend;
   const reason = input.probe.reason;
   if (input.allowUnconfined && input.direct) return "unconfined-opt-out";

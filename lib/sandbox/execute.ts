@@ -13,6 +13,7 @@
  */
 import { runProcess, type RunResult } from "../process/spawn.ts";
 import { confineArgv } from "./launch.ts";
+import { sandboxHost } from "./probe.ts";
 import { awaitNamespaceEnd } from "./namespace_end.ts";
 import type { ConfinementPlan } from "./plan.ts";
 import type { Backend } from "./decide.ts";
@@ -82,7 +83,13 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
     return { spec, plan: null, program, args, env, cwd, infoFile: null, scan: null };
   }
   const scan: ScanRecord = new Map();
-  const plan = prepareConfinement({ ...spec, env, scanRecord: scan });
+  // bwrap's plan says which bwrap it is for and how exec is held (asked of the host once).
+  const host = spec.host !== undefined
+    ? spec.host
+    : spec.backend === "bwrap"
+    ? sandboxHost()
+    : null;
+  const plan = prepareConfinement({ ...spec, env, scanRecord: scan, host });
   // Beside the run's private directory, in its 0700 parent (not bound writable in the sandbox).
   const infoFile = spec.backend === "bwrap" ? `${spec.tmpdir}.bwrap-info` : null;
   const cmd = confineArgv(plan, spec.backend, undefined, infoFile);

@@ -40,9 +40,19 @@ import { execAllows, readShebang } from "./gate_exec.ts";
 import { type ExecOwner, execRefusalMessage } from "./exec_hint.ts";
 import { confinedFilePath } from "./operator_file.ts";
 import { readOnlyMatcher, type ScanRecord, scanWritableRoots } from "./root_scan.ts";
+import { execAllowlist, type LandlockRule, loaderCandidates } from "./landlock.ts";
+import type { SandboxHost } from "./probe.ts";
 
 /** Inputs of {@link prepareConfinement}. */
 export interface PrepareOptions {
+  /**
+   * What the Linux host offers (bwrap's features, the kernel's Landlock; `probe.ts`): the plan
+   * then says how exec is held (`execAllowlist`) and which bwrap it is for. Absent or `null`: not
+   * said (Seatbelt, the unconfined opt-out, or a caller that only checks a plan).
+   */
+  readonly host?: SandboxHost | null;
+  /** `Deno.build.arch` (which ELF interpreters Landlock must allow). */
+  readonly arch?: string;
   /** The project root. */
   readonly project: string;
   /** The operator's home directory (for `~/` exec entries). */
@@ -245,9 +255,17 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
     }
     return { path, dev: st.dev, ino: st.ino ?? 0 };
   });
+  const host = opts.host ?? null;
   return buildPlan({
     roots,
     pins,
+    ...(host === null ? {} : {
+      bwrapFeatures: host.bwrap,
+      execAllowlist: execAllowlist(
+        host.landlock,
+        host.landlock.abi >= 1 ? execRules(roots.exec, opts.arch ?? Deno.build.arch) : [],
+      ),
+    }),
     cwd: resolveCwd(roots.projectReal, opts.cwd),
     argv: opts.argv,
     env: opts.env,
@@ -257,4 +275,27 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
     scanHits,
     foldCase,
   });
+}
+
+/**
+ * The Landlock rules' facts: each exec path that exists, and each ELF interpreter of this
+ * architecture that exists, by real path with the identity it has now (the inner guard compares
+ * it again inside the sandbox). An exec path given through a link is allowed at its target as
+ * it is now; a missing one gets no rule (nothing can be made to run there later).
+ */
+function execRules(exec: readonly string[], arch: string): LandlockRule[] {
+  const out: LandlockRule[] = [];
+  for (const given of [...exec, ...loaderCandidates(arch)]) {
+    let real: string;
+    try {
+      real = Deno.realPathSync(given);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotCapable) throw e;
+      continue;
+    }
+    assertSafePath(real, "exec path");
+    const st = Deno.lstatSync(real);
+    out.push({ path: real, dev: st.dev, ino: st.ino ?? 0 });
+  }
+  return out;
 }
