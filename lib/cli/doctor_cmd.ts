@@ -7,6 +7,9 @@
  */
 import { type Check, preflight, preflightExit } from "../runner/preflight.ts";
 import { confinedWriteProblems } from "../sandbox/roots_io.ts";
+import { landlockGap } from "../sandbox/decide.ts";
+import { sandboxHost } from "../sandbox/probe.ts";
+import type { Policy } from "../policy/types.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -38,7 +41,7 @@ export async function doctor(ctx: Ctx): Promise<Outcome> {
       code: e.code,
       message: e.message,
     }));
-  const checks = [...pre.checks, ...confined];
+  const checks = [...pre.checks, ...confined, ...execAllowlistCheck(pre.policy)];
   const serveRefuses = preflightExit(pre.checks) !== 0;
   const exit = preflightExit(checks);
   const lines = checks.map((c) =>
@@ -75,4 +78,36 @@ export async function doctor(ctx: Ctx): Promise<Outcome> {
         ": fix them and run agentteams doctor again",
     },
   };
+}
+
+/**
+ * The Landlock line (Linux): whether every exec of a confined command is held to the declared
+ * programs. Without Landlock only the top-level program is checked: a warning, or an error when
+ * the brief sets `require_exec_allowlist` (every confined run is then refused).
+ */
+function execAllowlistCheck(policy: Policy | null): Check[] {
+  if (Deno.build.os !== "linux") return [];
+  const host = sandboxHost();
+  const gap = landlockGap(host);
+  const required = policy?.requireExecAllowlist === true;
+  if (gap === null) {
+    return [{
+      name: "exec-allowlist",
+      ok: true,
+      level: required ? "error" : "warning",
+      message: `Landlock ABI ${host.landlock.abi}: every exec in a confined run is held to the ` +
+        "declared exec paths",
+    }];
+  }
+  return [{
+    name: "exec-allowlist",
+    ok: false,
+    level: required ? "error" : "warning",
+    ...(required ? { code: "SANDBOX_UNAVAILABLE" } : {}),
+    message: `no Landlock here (${gap}): only each command's top-level program is checked ` +
+      "against its exec paths" +
+      (required
+        ? "; the brief sets require_exec_allowlist, so every confined run is refused"
+        : "; set require_exec_allowlist in the brief to refuse such runs"),
+  }];
 }

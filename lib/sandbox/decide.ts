@@ -17,7 +17,7 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import type { ProbeResult } from "./probe.ts";
+import type { ProbeResult, SandboxHost } from "./probe.ts";
 
 /** How a command is run; the caller records it in the ledger with `confined: true|false`. */
 export type Backend = "bwrap" | "seatbelt" | "unconfined-opt-out";
@@ -50,9 +50,24 @@ export interface DecideInput {
 export function execAllowlistGap(probe: ProbeResult): string | null {
   if (!probe.ok) return probe.reason;
   if (probe.backend === "seatbelt") return null;
-  const ll = probe.host?.landlock;
+  return landlockGap(probe.host ?? null);
+}
+
+/**
+ * Why bwrap on this host cannot hold every exec to the declared programs (no Landlock, and the
+ * kernel's reason), or `null` when Landlock can.
+ *
+ * @example
+ * ```ts
+ * import { landlockGap } from "./decide.ts";
+ * landlockGap({ bwrap: { disableUserns: true, bindFd: true }, landlock: { abi: 7, reason: null } });
+ * // null
+ * ```
+ */
+export function landlockGap(host: SandboxHost | null): string | null {
+  const ll = host?.landlock;
   if (ll !== undefined && ll.abi >= 1) return null;
-  return ll?.reason ?? "the probe did not ask the kernel for Landlock";
+  return ll?.reason ?? "the kernel was not asked for Landlock";
 }
 
 /**
