@@ -7,8 +7,7 @@
  */
 import { type Check, preflight, preflightExit } from "../runner/preflight.ts";
 import { confinedWriteProblems } from "../sandbox/roots_io.ts";
-import { landlockGap } from "../sandbox/decide.ts";
-import { sandboxHost } from "../sandbox/probe.ts";
+import { landlockGap, sandboxHost } from "../sandbox/mod.ts";
 import type { Policy } from "../policy/types.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine } from "./terminal.ts";

@@ -17,6 +17,7 @@ import {
   type PrepareOptions,
   removeMaskPoints,
   removePrivateTmpdir,
+  sandboxHost,
 } from "../../lib/sandbox/mod.ts";
 
 /** Throws (never skips) when a program the test needs is missing. */
@@ -129,6 +130,8 @@ export function planFor(
     protectedPaths: opts.protectedPaths ?? [],
     hiddenDirs: [fx.keyDir],
     controlPlane: { git: [] },
+    // As a run gets it (execute.ts): this host's bwrap features and Landlock.
+    host: Deno.build.os === "linux" ? sandboxHost() : null,
     ...opts.extra,
   });
 }
