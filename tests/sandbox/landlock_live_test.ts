@@ -17,10 +17,9 @@ import {
   removeMaskPoints,
   removePrivateTmpdir,
 } from "../../lib/sandbox/mod.ts";
-import { type SandboxHost, sandboxHost } from "../../lib/sandbox/probe.ts";
+import type { SandboxHost } from "../../lib/sandbox/mod.ts";
 import { guardedArgv } from "../../lib/sandbox/exec_guard.ts";
 import { commandFilter } from "../../lib/sandbox/seccomp.ts";
-import { DEFAULT_SANDBOX_PROGRAMS } from "../../lib/sandbox/launch.ts";
 import {
   type Fixture,
   makeFixture,
@@ -31,15 +30,18 @@ import {
   type RunOptions,
   sh,
   spawnCommand,
+  TEST_BWRAP,
+  TEST_PROGRAMS,
+  testHost,
 } from "./_helpers.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { snapshotTreeSync } from "../_helpers/mod.ts";
 
 /** The host as probed; these tests need Landlock and say so when it is missing. */
 function host(): SandboxHost {
-  requireProgram("/usr/bin/bwrap");
+  requireProgram(TEST_BWRAP);
   requireProgram("/usr/bin/perl");
-  const h = sandboxHost();
+  const h = testHost();
   if (h.landlock.abi < 1) {
     throw new Error(`these tests need the kernel's Landlock: ${h.landlock.reason}`);
   }
@@ -190,12 +192,12 @@ Deno.test("landlock live: an exec path that is a link is allowed at its target a
       const rules = plan.execAllowlist?.kind === "landlock" ? plan.execAllowlist.rules : [];
       assert.ok(rules.some((r) => r.path === tools), "the rule names the link's target");
       assert.ok(!rules.some((r) => r.path === link));
-      const first = await spawnCommand(confineArgv(plan, "bwrap"));
+      const first = await spawnCommand(confineArgv(plan, "bwrap", TEST_PROGRAMS));
       assert.equal(first.stdout, "via-link\no=127\n", first.stderr);
       // The link now points at a directory the plan never allowed.
       Deno.removeSync(link);
       Deno.symlinkSync(`${fx.base}/other`, link);
-      const second = await spawnCommand(confineArgv(plan, "bwrap"));
+      const second = await spawnCommand(confineArgv(plan, "bwrap", TEST_PROGRAMS));
       assert.equal(second.stdout, "o=126\n", second.stderr);
       assert.match(second.stderr, /othertool: Permission denied/);
       removeMaskPoints(plan);
@@ -215,11 +217,11 @@ Deno.test("bwrap without --bind-fd (0.6 to 0.9): a write root swapped for a link
     const tmpdir = makePrivateTmpdir();
     const build = `${fx.project}/build`;
     try {
-      const old: SandboxHost = { ...h, bwrap: { disableUserns: true, bindFd: false } };
+      const old: SandboxHost = { ...h, bwrap: { ...h.bwrap, bindFd: false } };
       const plan = planFor(fx, sh("echo pwned > build/pwn; echo wrote"), tmpdir, {
         extra: { host: old, agent: { exec: [SH], write: ["build"] } },
       });
-      const cmd = confineArgv(plan, "bwrap");
+      const cmd = confineArgv(plan, "bwrap", TEST_PROGRAMS);
       assert.ok(!cmd.args.includes("--bind-fd") && cmd.args.includes("--bind"));
       Deno.renameSync(build, `${build}.orig`);
       // A relative link: bwrap (binding by path) resolves it inside the new root and mounts.
@@ -235,7 +237,7 @@ Deno.test("bwrap without --bind-fd (0.6 to 0.9): a write root swapped for a link
           "nothing written where the link points",
         );
         // Control: the same bwrap argv without the inner guard writes through the link.
-        const p = DEFAULT_SANDBOX_PROGRAMS;
+        const p = TEST_PROGRAMS;
         const [program, ...args] = guardedArgv(
           p,
           commandFilter(p.arch, { network: false }),
@@ -265,7 +267,7 @@ Deno.test("bwrap without --disable-userns (0.6, 0.7): the seccomp filter refuses
   const h = host();
   requireProgram("/usr/bin/unshare");
   await withTools(() => {}, async (fx) => {
-    const old: SandboxHost = { ...h, bwrap: { disableUserns: false, bindFd: true } };
+    const old: SandboxHost = { ...h, bwrap: { ...h.bwrap, disableUserns: false } };
     const script = "/usr/bin/unshare -U /usr/bin/true && echo nested; echo rc=$?";
     const opts = withExec([SH, "/usr/bin/unshare", "/usr/bin/true"], old);
     const r = await runConfined(fx, sh(script), opts);
@@ -276,15 +278,15 @@ Deno.test("bwrap without --disable-userns (0.6, 0.7): the seccomp filter refuses
     const tmpdir = makePrivateTmpdir();
     try {
       const plan = planFor(fx, sh(script), tmpdir, opts);
-      const cmd = confineArgv(plan, "bwrap");
+      const cmd = confineArgv(plan, "bwrap", TEST_PROGRAMS);
       assert.ok(!cmd.args.includes("--disable-userns"));
-      const p = DEFAULT_SANDBOX_PROGRAMS;
+      const p = TEST_PROGRAMS;
       const bw = cmd.args.slice(cmd.args.indexOf(p.bwrap));
       const [program, ...args] = guardedArgv(
         p,
         commandFilter(p.arch, { network: false }),
         bw,
-        plan.pins ?? [],
+        old.bwrap.bindFd ? plan.pins ?? [] : [],
       );
       const c = await spawnCommand({ program, args, env: cmd.env, cwd: cmd.cwd });
       assert.equal(c.stdout, "nested\nrc=0\n", c.stderr);
