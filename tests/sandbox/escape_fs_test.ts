@@ -4,13 +4,14 @@
  */
 
 import { SandboxError } from "../../lib/errors.ts";
-import { makePrivateTmpdir, prepareConfinement, sandboxHost } from "../../lib/sandbox/mod.ts";
+import { makePrivateTmpdir, prepareConfinement } from "../../lib/sandbox/mod.ts";
 import {
   lexists,
   makeFixture,
   outsideRoots,
   runConfined,
   sh,
+  testHost,
   withUnchangedOutside,
 } from "./_helpers.ts";
 import assert from "node:assert/strict";
@@ -294,7 +295,7 @@ Deno.test("escape: setuid binaries gain nothing (nosuid, no_new_privs, no CAP_CH
       ),
       // Landlock would refuse to run build/sid at all (it lies in a write root): without it,
       // nosuid and no_new_privs are what this test shows.
-      { extra: { host: { ...sandboxHost(), landlock: { abi: 0, reason: "left out" } } } },
+      { extra: { host: { ...testHost(), landlock: { abi: 0, reason: "left out" } } } },
     );
     const lines = r.stdout.trim().split("\n");
     assert.ok(lines[0] === "0", `setuid ignored inside: ${r.stdout}`);
