@@ -17,11 +17,12 @@ import {
   removeMaskPoints,
   removePrivateTmpdir,
 } from "../../lib/sandbox/mod.ts";
-import type { SandboxHost } from "../../lib/sandbox/mod.ts";
+import { loaderCandidates, type SandboxHost } from "../../lib/sandbox/mod.ts";
 import { guardedArgv } from "../../lib/sandbox/exec_guard.ts";
 import { commandFilter } from "../../lib/sandbox/seccomp.ts";
 import {
   type Fixture,
+  lexists,
   makeFixture,
   outsideRoots,
   planFor,
@@ -295,5 +296,39 @@ Deno.test("bwrap without --disable-userns (0.6, 0.7): the seccomp filter refuses
     } finally {
       removePrivateTmpdir(tmpdir);
     }
+  });
+});
+
+Deno.test("landlock plan: one rule per exec path that exists and per ELF interpreter here, by real path and identity; a missing exec path gets none", async () => {
+  const h = host();
+  await withTools(() => {}, (fx, tools) => {
+    const tmpdir = makePrivateTmpdir();
+    try {
+      const plan = planFor(fx, ["/bin/true"], tmpdir, {
+        extra: {
+          host: h,
+          agent: { exec: ["/bin/true", tools, `${tools}/absent`], write: ["build"] },
+        },
+      });
+      assert.equal(plan.execAllowlist?.kind, "landlock");
+      const rules = plan.execAllowlist?.kind === "landlock" ? plan.execAllowlist.rules : [];
+      const loaders = loaderCandidates(Deno.build.arch).filter((l) => lexists(l)).map((l) =>
+        Deno.realPathSync(l)
+      );
+      assert.ok(loaders.length >= 1, "this machine's ELF interpreter is among the candidates");
+      assert.deepEqual(rules.map((r) => r.path), [
+        Deno.realPathSync("/bin/true"),
+        tools,
+        ...loaders,
+      ]);
+      for (const r of rules) {
+        const st = Deno.statSync(r.path);
+        assert.deepEqual([r.dev, r.ino], [st.dev, st.ino], r.path);
+      }
+      assert.deepEqual(plan.bwrapFeatures, h.bwrap);
+    } finally {
+      removePrivateTmpdir(tmpdir);
+    }
+    return Promise.resolve();
   });
 });
