@@ -31,6 +31,7 @@ import { buildPlan, type ConfinementPlan } from "../../lib/sandbox/plan.ts";
 import type { ProbeResult, SandboxHost } from "../../lib/sandbox/probe.ts";
 import { commandFilter } from "../../lib/sandbox/seccomp.ts";
 import { lazyBackend } from "../../lib/sandbox/backend.ts";
+import { execAllowlistCheck } from "../../lib/cli/doctor_cmd.ts";
 import { assertRefusal } from "../_helpers/assert.ts";
 
 const PROGRAMS: SandboxPrograms = {
@@ -337,4 +338,16 @@ Deno.test("require_exec_allowlist: a kernel without Landlock (the probe's answer
     "UNCONFINED_NOT_ALLOWED",
     SandboxError,
   );
+});
+
+Deno.test("doctor's exec-allowlist line: ok with the ABI; without Landlock a warning, or an error (SANDBOX_UNAVAILABLE) under require_exec_allowlist", () => {
+  const ok = execAllowlistCheck(HOST_LL, false);
+  assert.equal(ok.ok, true);
+  assert.match(ok.message, /Landlock ABI 7/);
+  const warn = execAllowlistCheck(HOST_NO_LL, false);
+  assert.deepEqual([warn.ok, warn.level, warn.code], [false, "warning", undefined]);
+  assert.match(warn.message, /no Landlock \(simulated\).*set require_exec_allowlist/);
+  const err = execAllowlistCheck(HOST_NO_LL, true);
+  assert.deepEqual([err.ok, err.level, err.code], [false, "error", "SANDBOX_UNAVAILABLE"]);
+  assert.match(err.message, /every confined run is refused/);
 });
