@@ -87,7 +87,11 @@ export function confineArgv(
     const features = plan.bwrapFeatures ?? BWRAP_FULL;
     const [program, ...args] = guardedArgv(
       programs,
-      commandFilter(programs.arch, { network: plan.network, blockUserns: !features.disableUserns }),
+      commandFilter(programs.arch, {
+        network: plan.network,
+        blockUserns: !features.disableUserns,
+        execAllowlist: plan.execAllowlist?.kind === "landlock",
+      }),
       bwrapArgv({ ...plan, ...innerArgv(plan, programs), bwrap: programs.bwrap }),
       features.bindFd ? plan.pins ?? [] : [],
     );

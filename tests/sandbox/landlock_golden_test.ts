@@ -214,7 +214,7 @@ Deno.test("bwrap golden: 0.10+ (and Debian 12's 0.8) with Landlock: --disable-us
     argv,
     guardedArgv(
       PROGRAMS,
-      commandFilter("x86_64", { network: false }),
+      commandFilter("x86_64", { network: false, execAllowlist: true }),
       bwrapArgv({ ...p, bwrap: "/usr/bin/bwrap", argv: inner, env: envWithBadLang }),
       PINS,
     ),
@@ -241,7 +241,10 @@ Deno.test("bwrap golden: 0.6 and 0.7 (no --disable-userns, no --bind-fd): the fi
     const full = shape(BWRAP_FULL, 7).argv;
     assert.ok(!argv.includes("--disable-userns"), v);
     // The filter is the one with blockUserns; nothing else differs but the flag and the pins.
-    assert.equal(argv[4], commandFilter("x86_64", { network: false, blockUserns: true }).toHex());
+    assert.equal(
+      argv[4],
+      commandFilter("x86_64", { network: false, blockUserns: true, execAllowlist: true }).toHex(),
+    );
     assert.notEqual(argv[4], full[4]);
     assert.equal(argv[5], "", `${v}: no pins for the outer guard (it would ask for --bind-fd)`);
     const expected = [...full];

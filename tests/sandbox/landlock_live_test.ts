@@ -332,3 +332,39 @@ Deno.test("landlock plan: one rule per exec path that exists and per ELF interpr
     return Promise.resolve();
   });
 });
+
+Deno.test("landlock live: a program written into a memfd and exec'd through /proc/self/fd is refused (the filter: no executable memfd); without the filter's rule it runs", async () => {
+  const h = host();
+  // Perl's syscall: memfd_create("x", flags), the ELF copied in, exec through /proc/self/fd.
+  const nr = Deno.build.arch === "aarch64" ? 279 : 319;
+  const script = `my $n = "x"; my $fd = syscall(${nr}, $n, $ARGV[0] + 0); ` +
+    'if ($fd < 0) { print "memfd refused: $!\\n"; exit 0 } open(my $o, ">&=", $fd) or die; ' +
+    'open(my $i, "<", "/usr/bin/id") or die; binmode $i; binmode $o; local $/; my $b = <$i>; ' +
+    'print $o $b; $o->flush; exec("/proc/self/fd/$fd", "-u") or print "exec refused: $!\\n";';
+  await withTools(() => {}, async (fx) => {
+    const opts = withExec([PERL], h);
+    const r = await runConfined(fx, [PERL, "-e", script, "0"], opts);
+    assert.equal(r.stdout, "memfd refused: Function not implemented\n", r.stderr);
+    // A sealed memfd (MFD_NOEXEC_SEAL | MFD_CLOEXEC) is made, and cannot be executed.
+    const sealed = await runConfined(fx, [PERL, "-e", script, "9"], opts);
+    assert.equal(sealed.stdout, "exec refused: Permission denied\n", sealed.stderr);
+    // Control: the same plan with a filter that lacks the rule runs the undeclared program.
+    const tmpdir = makePrivateTmpdir();
+    try {
+      const plan = planFor(fx, [PERL, "-e", script, "0"], tmpdir, opts);
+      const cmd = confineArgv(plan, "bwrap", TEST_PROGRAMS);
+      const p = TEST_PROGRAMS;
+      const [program, ...args] = guardedArgv(
+        p,
+        commandFilter(p.arch, { network: false, blockUserns: !h.bwrap.disableUserns }),
+        cmd.args.slice(cmd.args.indexOf(p.bwrap)),
+        h.bwrap.bindFd ? plan.pins ?? [] : [],
+      );
+      const c = await spawnCommand({ program, args, env: cmd.env, cwd: cmd.cwd });
+      assert.match(c.stdout, /^[0-9]+\n$/, "Landlock alone lets the memfd run: " + c.stderr);
+      removeMaskPoints(plan);
+    } finally {
+      removePrivateTmpdir(tmpdir);
+    }
+  });
+});

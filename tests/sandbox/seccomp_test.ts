@@ -167,3 +167,23 @@ Deno.test("commandFilter blockUserns (bwrap before 0.8): clone and unshare with 
     }
   }
 });
+
+Deno.test("commandFilter execAllowlist (Landlock holds exec): memfd_create without MFD_NOEXEC_SEAL and memfd_secret are ENOSYS; a sealed memfd passes; without it all pass", () => {
+  const nums = { x86_64: { memfd: 319 }, aarch64: { memfd: 279 } };
+  for (const [arch, n] of Object.entries(ARCH)) {
+    const m = nums[arch as keyof typeof nums].memfd;
+    for (const blockUserns of [false, true]) {
+      const f = commandFilter(arch, { network: false, execAllowlist: true, blockUserns });
+      assert.equal(evaluate(f, m, n.audit, [0, 0]), ENOSYS, `${arch} memfd_create(0)`);
+      assert.equal(evaluate(f, m, n.audit, [0, 0x1 | 0x2]), ENOSYS, `${arch} CLOEXEC|SEAL`);
+      assert.equal(evaluate(f, m, n.audit, [0, 0x10]), ENOSYS, `${arch} MFD_EXEC`);
+      assert.equal(evaluate(f, m, n.audit, [0, 0x8 | 0x1]), ALLOW, `${arch} NOEXEC_SEAL`);
+      assert.equal(evaluate(f, 447, n.audit, [0]), ENOSYS, `${arch} memfd_secret`);
+      assert.equal(evaluate(f, n.read, n.audit, []), ALLOW);
+      assert.equal(evaluate(f, n.socket, n.audit, [1]), EACCES);
+    }
+    const plain = commandFilter(arch, { network: false });
+    assert.equal(evaluate(plain, m, n.audit, [0, 0]), ALLOW, `${arch} default`);
+    assert.equal(evaluate(plain, 447, n.audit, [0]), ALLOW, `${arch} default secret`);
+  }
+});
