@@ -294,7 +294,8 @@ function execRules(exec: readonly string[], arch: string): LandlockRule[] {
       continue;
     }
     assertSafePath(real, "exec path");
-    const st = Deno.lstatSync(real);
+    // Through the path as given (links followed): the launch flags grant it, not always its target.
+    const st = Deno.statSync(given);
     out.push({ path: real, dev: st.dev, ino: st.ino ?? 0 });
   }
   return out;
