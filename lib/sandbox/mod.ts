@@ -86,6 +86,7 @@ export {
   type ExecOwner,
   type ExecRefusalFacts,
   execRefusalMessage,
+  interpreterRefusalMessage,
 } from "./exec_hint.ts";
 export {
   bwrapProbeArgv,

@@ -10,6 +10,7 @@
  */
 
 import assert from "node:assert/strict";
+import { SandboxError } from "../../lib/errors.ts";
 import {
   bwrapArgv,
   confineArgv,
@@ -368,3 +369,46 @@ Deno.test("landlock live: a program written into a memfd and exec'd through /pro
     }
   });
 });
+
+Deno.test("landlock plan: a script whose #! interpreter lies under no exec path is refused before anything runs (CONFINED_INVALID, naming the directory to add); with it declared, it runs", async () => {
+  const h = host();
+  await withTools((_fx, tools) => {
+    Deno.writeTextFileSync(`${tools}/tool.sh`, "#!/bin/sh\necho ran > build/marker\n");
+    Deno.chmodSync(`${tools}/tool.sh`, 0o755);
+  }, async (fx, tools) => {
+    const e = await assertRejectsRefusal(
+      () => runConfined(fx, [`${tools}/tool.sh`], withExec([tools], h)),
+      "CONFINED_INVALID",
+    );
+    assert.match(e.message, /is a script run by \/usr\/bin\/dash.*add "\/usr\/bin"/);
+    assert.throws(() => Deno.statSync(`${fx.project}/build/marker`), Deno.errors.NotFound);
+    // Without Landlock only the top-level program is checked, as before.
+    const off = await runConfined(
+      fx,
+      [`${tools}/tool.sh`],
+      withExec([tools], {
+        ...h,
+        landlock: { abi: 0, reason: "simulated" },
+      }),
+    );
+    assert.equal(off.code, 0, off.stderr);
+    Deno.removeSync(`${fx.project}/build/marker`);
+    const ok = await runConfined(fx, [`${tools}/tool.sh`], withExec([tools, "/bin/sh"], h));
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(Deno.readTextFileSync(`${fx.project}/build/marker`), "ran\n");
+  });
+});
+
+async function assertRejectsRefusal(
+  fn: () => Promise<unknown>,
+  code: string,
+): Promise<SandboxError> {
+  try {
+    await fn();
+  } catch (e) {
+    assert.ok(e instanceof SandboxError, String(e));
+    assert.equal(e.code, code, e.message);
+    return e;
+  }
+  throw new Error(`expected a ${code} refusal`);
+}
