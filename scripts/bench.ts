@@ -22,6 +22,8 @@
  * 4. Confinement: `true` under the project's bwrap plan vs bare `bwrap --ro-bind / / true` vs
  *    plain `true` (in process); and whole-process `run` of `true` confined against the same run
  *    `--unconfined` on a 20k-file repo whose write root holds all of it (target <= 1.25).
+ * 4b. Exec allowlist: confined `true` with Landlock (the inner guard in front of it) against the
+ *    same plan without it, rounds interleaved (the bwrap process, and with planning).
  * 5. Doctor: whole-process `doctor` (key custody, the sandbox probe, the brief, the session
  *    settings) against a floor of one bare Deno start + one bare bwrap; the settings check alone
  *    against reading the same file with the one JSON reader (positions kept), which it must do.
@@ -62,7 +64,7 @@
  *    paths (scripts/bench/sha256_paths.ts), against the verify floor and a bare Deno start.
  *
  * Usage: deno task bench [--quick]
- * [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate|mcp|sha256|netproxy]
+ * [--only=start|ledger|apply|run|confine|execallow|doctor|runner|audit|authz|gate|mcp|sha256|netproxy]
  * [--keep]
  * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
@@ -81,6 +83,7 @@ import { atomicWriteFileSync } from "../lib/fs/atomic_write.ts";
 import { runProcess } from "../lib/process/spawn.ts";
 import { prepareConfinement } from "../lib/sandbox/prepare.ts";
 import { confineArgv } from "../lib/sandbox/launch.ts";
+import { sandboxHost } from "../lib/sandbox/probe.ts";
 import { sessionSettingsFindings } from "../lib/policy/session_settings.ts";
 import { readJson } from "../lib/json/reader.ts";
 import { parse as parseYaml } from "yaml";
@@ -704,6 +707,85 @@ async function confinedVsUnconfined(files: number): Promise<void> {
     `run true confined (bwrap), ${files / 1000}k files in the write root, whole process`,
     fmt(median(t.confined)),
     `${(median(t.confined) / u).toFixed(2)}x unconfined (target <= 1.25)`,
+  );
+}
+
+/**
+ * Confined `true` with the exec allowlist (Landlock, through the inner guard) against the same
+ * plan without it (the kernel's answer taken as "no Landlock"), rounds interleaved with the order
+ * alternating: the bwrap process alone, and with planning (which stats each exec path) too.
+ */
+async function execAllowlistSection(): Promise<void> {
+  console.log("\n4b. Exec allowlist (Landlock)");
+  const real = sandboxHost();
+  if (real.landlock.abi < 1) {
+    row("exec allowlist", "not measured", `no Landlock here: ${real.landlock.reason}`);
+    return;
+  }
+  const dir = makeRepo("execallow", 100, brief());
+  const runs = quick ? 10 : 40;
+  const env = { PATH: "/usr/bin:/bin", HOME: envBase.HOME };
+  const hosts = {
+    with: real,
+    without: { ...real, landlock: { abi: 0, reason: "bench: left out" } },
+  } as const;
+  const t = {
+    with: { proc: [] as number[], whole: [] as number[] },
+    without: { proc: [] as number[], whole: [] as number[] },
+  };
+  for (let i = 0; i < runs + 1; i++) {
+    const order = i % 2 === 0 ? ["with", "without"] as const : ["without", "with"] as const;
+    for (const k of order) {
+      const t0 = performance.now();
+      const tmpdir = makePrivateTmpdir();
+      const plan = prepareConfinement({
+        project: dir,
+        home: envBase.HOME,
+        tmpdir,
+        agent: { exec: ["/usr/bin/true"], write: ["src"] },
+        cwd: ".",
+        argv: ["/usr/bin/true"],
+        env,
+        network: false,
+        protectedPaths: [],
+        hiddenDirs: [envBase.AGENTTEAMS_KEY_DIR],
+        controlPlane: { git: [] },
+        host: hosts[k],
+      });
+      const cmd = confineArgv(plan, "bwrap");
+      const t1 = performance.now();
+      const r = await runProcess({
+        program: cmd.program,
+        args: cmd.args,
+        cwd: cmd.cwd,
+        env: cmd.env,
+        timeoutMs: 10_000,
+      });
+      const t2 = performance.now();
+      removeMaskPoints(plan);
+      removePrivateTmpdir(tmpdir);
+      if (r.exit !== 0) {
+        throw new Error(`confined true (${k}) failed: ${new TextDecoder().decode(r.stderr)}`);
+      }
+      if (i > 0) { // the first round warms up
+        t[k].proc.push(t2 - t1);
+        t[k].whole.push(performance.now() - t0);
+      }
+    }
+  }
+  const floor = median(t.without.proc);
+  row(`floor: confined true without the exec allowlist (bwrap process)`, fmt(floor));
+  row(
+    `confined true with the exec allowlist (Landlock ABI ${real.landlock.abi}, inner guard)`,
+    fmt(median(t.with.proc)),
+    `${(median(t.with.proc) / floor).toFixed(2)}x the floor`,
+  );
+  row(
+    "  the same with planning, private TMPDIR and clean-up",
+    fmt(median(t.with.whole)),
+    `${(median(t.with.whole) / median(t.without.whole)).toFixed(2)}x without (${
+      fmt(median(t.without.whole))
+    })`,
   );
 }
 
@@ -1410,6 +1492,7 @@ try {
   if (want("apply")) await applySection();
   if (want("run")) await runSection();
   if (want("confine")) await confineSection();
+  if (want("execallow")) await execAllowlistSection();
   if (want("doctor")) await doctorSection();
   if (want("runner")) await runnerSection();
   if (want("audit")) await auditSection();

@@ -11,6 +11,7 @@ import { dirname, join, resolve } from "../fs/path.ts";
 import { sanitizePath } from "../process/child_env.ts";
 import { diskFs, type ResolvedProgram, resolveProgram } from "../process/resolve_program.ts";
 import { readShebang } from "../sandbox/gate_exec.ts";
+import { loaderCandidates } from "../sandbox/landlock.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { loadGrantedRoots, placedGrants } from "../runner/granted.ts";
@@ -245,6 +246,8 @@ async function actingNeeds(
       PERL_PATH,
       SETSID_PATH,
       ...await confinedExecPaths(ctx),
+      // The ELF interpreters Landlock must let every confined command execute (prepare.ts).
+      ...loaderCandidates(Deno.build.arch),
       ...await grantReads(),
       ...reads,
     ],

@@ -7,6 +7,7 @@
  */
 import { type Check, preflight, preflightExit } from "../runner/preflight.ts";
 import { confinedWriteProblems } from "../sandbox/roots_io.ts";
+import { landlockGap, type SandboxHost, sandboxHost } from "../sandbox/mod.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -39,7 +40,13 @@ export async function doctor(ctx: Ctx): Promise<Outcome> {
       code: e.code,
       message: e.message,
     }));
-  const checks = [...pre.checks, ...confined];
+  const checks = [
+    ...pre.checks,
+    ...confined,
+    ...(Deno.build.os === "linux"
+      ? [execAllowlistCheck(sandboxHost(), pre.policy?.requireExecAllowlist === true)]
+      : []),
+  ];
   const serveRefuses = preflightExit(pre.checks) !== 0;
   const exit = preflightExit(checks);
   const lines = checks.map((c) =>
@@ -75,5 +82,43 @@ export async function doctor(ctx: Ctx): Promise<Outcome> {
         (serveRefuses ? "serve would refuse to start" : "confined runs would be refused") +
         ": fix them and run agentteams doctor again",
     },
+  };
+}
+
+/**
+ * The Landlock line (Linux), from what the host offers: whether every exec of a confined command
+ * is held to the declared programs. Without Landlock only the top-level program is checked: a
+ * warning, or an error when the brief sets `require_exec_allowlist` (every confined run is then
+ * refused).
+ *
+ * @example
+ * ```ts
+ * import { execAllowlistCheck } from "./doctor_cmd.ts";
+ * const host = { bwrap: { disableUserns: true, bindFd: true }, landlock: { abi: 0, reason: "none" } };
+ * execAllowlistCheck(host, true).level; // "error"
+ * ```
+ */
+export function execAllowlistCheck(host: SandboxHost, required: boolean): Check {
+  const gap = landlockGap(host);
+  const level = required ? "error" : "warning";
+  if (gap === null) {
+    return {
+      name: "exec-allowlist",
+      ok: true,
+      level,
+      message: `Landlock ABI ${host.landlock.abi}: every exec in a confined run is held to the ` +
+        "declared exec paths",
+    };
+  }
+  return {
+    name: "exec-allowlist",
+    ok: false,
+    level,
+    ...(required ? { code: "SANDBOX_UNAVAILABLE" } : {}),
+    message: `no Landlock here (${gap}): only each command's top-level program is checked ` +
+      "against its exec paths" +
+      (required
+        ? "; the brief sets require_exec_allowlist, so every confined run is refused"
+        : "; set require_exec_allowlist in the brief to refuse such runs"),
   };
 }

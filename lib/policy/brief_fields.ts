@@ -25,6 +25,7 @@ export const POLICY_FIELDS: readonly string[] = Object.freeze([
   "confined_programs",
   "protected_paths",
   "allow_unconfined_runs",
+  "require_exec_allowlist",
   "mcp_grants",
   "deletions_need_clearance",
 ]);

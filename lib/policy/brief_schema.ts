@@ -90,6 +90,7 @@ export const PolicyFieldsSchema = object({
   confined_programs: optional(record(ConfinedAgentSchema)),
   protected_paths: optional(array(nonEmpty)),
   allow_unconfined_runs: optional(boolean()),
+  require_exec_allowlist: optional(boolean()),
   mcp_grants: optional(record(McpGrantSchema)),
   deletions_need_clearance: optional(boolean()),
 });

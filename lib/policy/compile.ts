@@ -145,6 +145,7 @@ export function compilePolicy(raw: RawPolicy, args: CompiledArgs, meta: BriefMet
     confinedPrograms: confined,
     protectedPaths: frozenList(raw.protected_paths ?? []),
     allowUnconfinedRuns: raw.allow_unconfined_runs ?? false,
+    requireExecAllowlist: raw.require_exec_allowlist ?? false,
     deletionsNeedClearance: raw.deletions_need_clearance ?? false,
     mcpGrants: grants,
     sizeCap: DEFAULT_SIZE_CAP,

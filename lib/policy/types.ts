@@ -117,6 +117,11 @@ export interface Policy {
   /** `allow_unconfined_runs` (default false). */
   readonly allowUnconfinedRuns: boolean;
   /**
+   * `require_exec_allowlist` (default false): refuse to run a confined command where every exec
+   * cannot be held to the declared programs (Linux without Landlock).
+   */
+  readonly requireExecAllowlist: boolean;
+  /**
    * `deletions_need_clearance` (default false): a deletion proposal acts only with a clearance or
    * waiver for `delete:<path>`. Optional only so that policies built by hand stay valid.
    */

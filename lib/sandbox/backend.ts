@@ -30,7 +30,7 @@ import { probeSandbox } from "./probe.ts";
  * ```
  */
 export function lazyBackend(
-  policy: Pick<Policy, "allowUnconfinedRuns">,
+  policy: Pick<Policy, "allowUnconfinedRuns"> & Partial<Pick<Policy, "requireExecAllowlist">>,
   opts: { unconfined: boolean; runner?: boolean },
 ): () => Promise<Backend> {
   if (opts.unconfined && opts.runner === true) {
@@ -40,6 +40,12 @@ export function lazyBackend(
     );
   }
   if (opts.unconfined) {
+    if (policy.requireExecAllowlist === true) {
+      throw new SandboxError(
+        "UNCONFINED_NOT_ALLOWED",
+        "--unconfined cannot run under require_exec_allowlist: true in the brief",
+      );
+    }
     if (!policy.allowUnconfinedRuns) {
       throw new SandboxError(
         "UNCONFINED_NOT_ALLOWED",
@@ -56,6 +62,7 @@ export function lazyBackend(
         probe,
         allowUnconfined: policy.allowUnconfinedRuns,
         direct: opts.runner !== true,
+        requireExecAllowlist: policy.requireExecAllowlist === true,
       })
     );
 }

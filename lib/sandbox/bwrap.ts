@@ -26,7 +26,27 @@
 import { SANDBOX_PROXY_SOCKET } from "./net_forwarder.ts";
 
 import { SandboxError } from "../errors.ts";
-import type { ConfinementPlan } from "./plan.ts";
+import type { BwrapFeatures, ConfinementPlan } from "./plan.ts";
+
+export type { BwrapFeatures };
+
+/** A bwrap with every feature the plan uses (Debian 12's 0.8, upstream 0.10 and later). */
+export const BWRAP_FULL: BwrapFeatures = Object.freeze({ disableUserns: true, bindFd: true });
+
+/**
+ * The features a bwrap's `--help` text lists.
+ *
+ * @example
+ * ```ts
+ * import { parseBwrapHelp } from "./bwrap.ts";
+ * parseBwrapHelp("    --bind-fd FD DEST   Bind open directory or path fd on DEST\n");
+ * // { disableUserns: false, bindFd: true }
+ * ```
+ */
+export function parseBwrapHelp(help: string): BwrapFeatures {
+  const has = (flag: string) => new RegExp(`^\\s*${flag}(\\s|$)`, "m").test(help);
+  return Object.freeze({ disableUserns: has("--disable-userns"), bindFd: has("--bind-fd") });
+}
 
 /** A plan plus the absolute path of the bwrap binary to run. */
 export interface BwrapPlan extends ConfinementPlan {
@@ -42,14 +62,22 @@ export interface BwrapPlan extends ConfinementPlan {
  * import assert from "node:assert/strict";
  * import { bwrapIsolationFlags } from "./bwrap.ts";
  * assert.equal(bwrapIsolationFlags(true).includes("--share-net"), true);
+ * // Without --disable-userns, the seccomp filter blocks new user namespaces instead:
+ * assert.equal(
+ *   bwrapIsolationFlags(false, { disableUserns: false, bindFd: false }).includes("--disable-userns"),
+ *   false,
+ * );
  * ```
  */
-export function bwrapIsolationFlags(network: boolean): string[] {
+export function bwrapIsolationFlags(
+  network: boolean,
+  features: BwrapFeatures = BWRAP_FULL,
+): string[] {
   return [
     "--unshare-all",
     ...(network ? ["--share-net"] : []),
     "--unshare-user",
-    "--disable-userns",
+    ...(features.disableUserns ? ["--disable-userns"] : []),
     "--cap-drop",
     "ALL",
     "--die-with-parent",
@@ -99,7 +127,7 @@ export function bwrapArgv(plan: BwrapPlan): string[] {
   for (const r of plan.readOnly) out.push("--ro-bind", r, r);
   for (const m of plan.masks) out.push("--tmpfs", m, "--remount-ro", m);
   for (const h of plan.hidden) out.push("--tmpfs", h, "--remount-ro", h);
-  out.push(...bwrapIsolationFlags(plan.network));
+  out.push(...bwrapIsolationFlags(plan.network, plan.bwrapFeatures));
   out.push("--clearenv");
   for (const [k, v] of plan.env) out.push("--setenv", k, v);
   out.push("--chdir", plan.cwd, "--", ...plan.argv);

@@ -18,7 +18,7 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import type { ProbeResult } from "./probe.ts";
+import type { ProbeResult, SandboxHost } from "./probe.ts";
 
 /** How a command is run; the caller records it in the ledger with `confined: true|false`. */
 export type Backend = "bwrap" | "seatbelt" | "unconfined-opt-out";
@@ -31,6 +31,44 @@ export interface DecideInput {
   readonly allowUnconfined: boolean;
   /** True when the operator runs the command directly, false under the runner. */
   readonly direct: boolean;
+  /**
+   * The brief's `require_exec_allowlist`: bwrap without Landlock (the probe's `host`) is refused,
+   * and so is the unconfined opt-out. Default false.
+   */
+  readonly requireExecAllowlist?: boolean;
+}
+
+/**
+ * Why a probe's sandbox cannot hold every exec to the declared programs, or `null` when it can
+ * (Seatbelt's profile does; bwrap needs the kernel's Landlock).
+ *
+ * @example
+ * ```ts
+ * import { execAllowlistGap } from "./decide.ts";
+ * execAllowlistGap({ ok: true, backend: "seatbelt", program: "/usr/bin/sandbox-exec" }); // null
+ * ```
+ */
+export function execAllowlistGap(probe: ProbeResult): string | null {
+  if (!probe.ok) return probe.reason;
+  if (probe.backend === "seatbelt") return null;
+  return landlockGap(probe.host ?? null);
+}
+
+/**
+ * Why bwrap on this host cannot hold every exec to the declared programs (no Landlock, and the
+ * kernel's reason), or `null` when Landlock can.
+ *
+ * @example
+ * ```ts
+ * import { landlockGap } from "./decide.ts";
+ * landlockGap({ bwrap: { disableUserns: true, bindFd: true }, landlock: { abi: 7, reason: null } });
+ * // null
+ * ```
+ */
+export function landlockGap(host: SandboxHost | null): string | null {
+  const ll = host?.landlock;
+  if (ll !== undefined && ll.abi >= 1) return null;
+  return ll?.reason ?? "the kernel was not asked for Landlock";
 }
 
 /**
@@ -49,6 +87,18 @@ export interface DecideInput {
  * ```
  */
 export function decideConfinement(input: DecideInput): Backend {
+  if (input.requireExecAllowlist === true) {
+    const gap = execAllowlistGap(input.probe);
+    if (gap !== null) {
+      throw new SandboxError(
+        "SANDBOX_UNAVAILABLE",
+        `the brief sets require_exec_allowlist, but no exec allowlist can be enforced here: ${gap}; ` +
+          "run on a kernel with Landlock (Linux 5.13 or later), or remove require_exec_allowlist " +
+          "to accept the runner's check of the top-level program only",
+        { details: { backend: input.probe.backend, reason: gap, requireExecAllowlist: true } },
+      );
+    }
+  }
   if (input.probe.ok) return input.probe.backend;
   const reason = input.probe.reason;
   if (input.allowUnconfined && input.direct) return "unconfined-opt-out";

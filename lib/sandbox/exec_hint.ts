@@ -126,3 +126,25 @@ export function execRefusalMessage(f: ExecRefusalFacts): string {
   }
   return msg;
 }
+
+/**
+ * Why a script whose own path is allowed is refused where Landlock holds every exec: the kernel
+ * executes its `#!` interpreter too, which lies under none of the exec paths. Names the directory
+ * to add and where (as {@link execRefusalMessage} does).
+ *
+ * @example
+ * ```ts
+ * import { interpreterRefusalMessage } from "./exec_hint.ts";
+ * interpreterRefusalMessage({
+ *   program: "/opt/t/tool", programReal: "/opt/t/tool", interpreter: "/usr/bin/dash",
+ *   execRoots: ["/opt/t"], owner: null, operatorFile: "/h/.config/agentteams/confined/p.json",
+ * }); // 'program /opt/t/tool is a script run by /usr/bin/dash, which ... add "/usr/bin" ...'
+ * ```
+ */
+export function interpreterRefusalMessage(f: ExecRefusalFacts): string {
+  const interpreter = f.interpreter ?? "its interpreter";
+  return `program ${f.programReal} is a script run by ${interpreter}, which lies under none of ` +
+    `the exec paths of the confinement (${f.execRoots.join(", ")}); Landlock holds every exec ` +
+    `to them, the interpreter's too: add ${JSON.stringify(dirOf(interpreter))} (or ` +
+    `${JSON.stringify(interpreter)} alone) to ${execKeyPhrase(f.owner, f.operatorFile)}`;
+}

@@ -18,6 +18,7 @@ import { proxyEnv } from "./net_forwarder.ts";
 import { startNetProxy } from "./net_proxy.ts";
 import { runProcess, type RunResult } from "../process/spawn.ts";
 import { confineArgv } from "./launch.ts";
+import { sandboxHost } from "./probe.ts";
 import { awaitNamespaceEnd } from "./namespace_end.ts";
 import type { ConfinementPlan } from "./plan.ts";
 import type { Backend } from "./decide.ts";
@@ -103,10 +104,16 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
     return { spec, plan: null, program, args, env, cwd, infoFile: null, scan: null, proxy: null };
   }
   const scan: ScanRecord = new Map();
+  // bwrap's plan says which bwrap it is for and how exec is held (asked of the host once).
+  const host = spec.host !== undefined
+    ? spec.host
+    : spec.backend === "bwrap"
+    ? sandboxHost()
+    : null;
   // The proxy's socket, like the info file, beside the run's private directory in its 0700
   // parent (not bound writable in the sandbox).
   const proxy = rules === null ? null : { socket: `${spec.tmpdir}.net.sock`, rules };
-  const planned = prepareConfinement({ ...spec, env, scanRecord: scan });
+  const planned = prepareConfinement({ ...spec, env, scanRecord: scan, host });
   const plan = proxy === null ? planned : { ...planned, proxySocket: proxy.socket };
   // Beside the run's private directory, in its 0700 parent (not bound writable in the sandbox).
   const infoFile = spec.backend === "bwrap" ? `${spec.tmpdir}.bwrap-info` : null;

@@ -19,7 +19,8 @@
 import { forwarderArgv, SANDBOX_PROXY_SOCKET } from "./net_forwarder.ts";
 
 import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH } from "../host/programs.ts";
-import { bwrapArgv } from "./bwrap.ts";
+import { BWRAP_FULL, bwrapArgv } from "./bwrap.ts";
+import { innerGuardArgv } from "./landlock.ts";
 import { BWRAP_INFO_ENV, guardedArgv } from "./exec_guard.ts";
 import { commandFilter } from "./seccomp.ts";
 import type { Backend } from "./decide.ts";
@@ -84,24 +85,34 @@ export function confineArgv(
   const env = Object.fromEntries(plan.env);
   if (backend === "bwrap") {
     // Through the exec guard: inherited descriptors closed, and the seccomp filter loaded (no
-    // setuid or setgid bits; without network, no Unix sockets).
+    // setuid or setgid bits; without network, no Unix sockets; before bwrap 0.8, no new user
+    // namespaces). Inside, the inner guard checks the bound roots and applies Landlock.
+    const features = plan.bwrapFeatures ?? BWRAP_FULL;
+    const filterOf = (network: boolean) =>
+      commandFilter(programs.arch, {
+        network,
+        blockUserns: !features.disableUserns,
+        execAllowlist: plan.execAllowlist?.kind === "landlock",
+      });
+    const inner = innerArgv(plan, programs);
     // A network list: the sandbox's filter lets the forwarder reach the proxy's socket, and the
-    // forwarder stacks the filter of a command without network before the command's exec.
+    // forwarder stacks the filter of a command without network before it execs the inner guard
+    // (so the forwarder itself stays outside the Landlock domain, and the command inside it).
     const proxied = plan.proxySocket !== undefined;
     const argv = proxied
       ? forwarderArgv(
         programs.perl,
         programs.arch,
-        commandFilter(programs.arch, { network: false }),
+        filterOf(false),
         SANDBOX_PROXY_SOCKET,
-        plan.argv,
+        inner.argv,
       )
-      : plan.argv;
+      : inner.argv;
     const [program, ...args] = guardedArgv(
       programs,
-      commandFilter(programs.arch, { network: plan.network || proxied }),
-      bwrapArgv({ ...plan, argv, bwrap: programs.bwrap }),
-      plan.pins ?? [],
+      filterOf(plan.network || proxied),
+      bwrapArgv({ ...plan, ...inner, argv, bwrap: programs.bwrap }),
+      features.bindFd ? plan.pins ?? [] : [],
     );
     // Perl stays quiet about a locale that is not installed (its warning would land in the
     // command's stderr); bwrap's --clearenv keeps this from the command.
@@ -124,4 +135,31 @@ export function confineArgv(
   }
   const [program, ...args] = plan.argv;
   return { program, args, env, cwd: plan.cwd, backend, confined: false };
+}
+
+/**
+ * The command as bwrap runs it: behind the inner guard (`landlock.ts`) when the plan holds exec
+ * by Landlock, or when its bwrap cannot bind the roots by descriptor (the guard then checks them
+ * inside); otherwise the command itself, as before.
+ */
+function innerArgv(
+  plan: ConfinementPlan,
+  programs: SandboxPrograms,
+): Pick<ConfinementPlan, "argv" | "env"> {
+  const ll = plan.execAllowlist?.kind === "landlock" ? plan.execAllowlist : null;
+  const bindFd = (plan.bwrapFeatures ?? BWRAP_FULL).bindFd;
+  if (ll === null && bindFd) return { argv: plan.argv, env: plan.env };
+  // The guard's Perl stays quiet about a locale that is not installed; it drops the variable
+  // again before the command runs, unless the command's own environment set it.
+  const dropBadLang = !plan.env.some(([k]) => k === "PERL_BADLANG");
+  const argv = innerGuardArgv(programs, {
+    abi: ll?.abi ?? 0,
+    rules: ll?.rules ?? [],
+    checks: plan.pins ?? [],
+    dropBadLang,
+  }, plan.argv);
+  const env = dropBadLang
+    ? [...plan.env, ["PERL_BADLANG", "0"] as const].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    : plan.env;
+  return { argv, env };
 }

@@ -18,7 +18,14 @@
  * @module
  */
 
-export { bwrapArgv, bwrapIsolationFlags, type BwrapPlan } from "./bwrap.ts";
+export {
+  BWRAP_FULL,
+  bwrapArgv,
+  type BwrapFeatures,
+  bwrapIsolationFlags,
+  type BwrapPlan,
+  parseBwrapHelp,
+} from "./bwrap.ts";
 export {
   type ConfinedContext,
   type ConfinedFile,
@@ -37,7 +44,27 @@ export {
   DEFAULT_SANDBOX_PROGRAMS,
   type SandboxPrograms,
 } from "./launch.ts";
-export { type Backend, decideConfinement, type DecideInput } from "./decide.ts";
+export {
+  type Backend,
+  decideConfinement,
+  type DecideInput,
+  execAllowlistGap,
+  landlockGap,
+} from "./decide.ts";
+export {
+  type ExecAllowlist,
+  execAllowlist,
+  INNER_GUARD_SCRIPT,
+  innerGuardArgv,
+  type InnerGuardSpec,
+  LANDLOCK_ACCESS_FS_EXECUTE,
+  type LandlockFacts,
+  landlockFacts,
+  type LandlockRule,
+  loaderCandidates,
+  parseLandlockProbe,
+  rulesetAttrHex,
+} from "./landlock.ts";
 export { lazyBackend } from "./backend.ts";
 export { compactArgvJson, gateArgvDigest } from "./gate_argv.ts";
 export { execAllows, gateExecPaths, parseShebang, readShebang } from "./gate_exec.ts";
@@ -60,12 +87,16 @@ export {
   type ExecOwner,
   type ExecRefusalFacts,
   execRefusalMessage,
+  interpreterRefusalMessage,
 } from "./exec_hint.ts";
 export {
   bwrapProbeArgv,
   type ProbeOptions,
   type ProbeResult,
   probeSandbox,
+  probeSandboxHost,
+  type SandboxHost,
+  sandboxHost,
   type SandboxKind,
   seatbeltProbeArgv,
 } from "./probe.ts";

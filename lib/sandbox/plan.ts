@@ -30,6 +30,7 @@ import { within } from "../fs/within.ts";
 import type { ResolvedRoots } from "./roots.ts";
 import type { ScanHit } from "./root_scan.ts";
 import type { BindPin } from "./exec_guard.ts";
+import type { ExecAllowlist } from "./landlock.ts";
 import { assertSafePath } from "./safe_path.ts";
 
 /** What the walk from `/` found for one guarded path. */
@@ -40,6 +41,19 @@ export interface GuardFact {
   readonly firstMissing: string | null;
   /** The first component that is a symlink, or `null`. */
   readonly symlinkAt: string | null;
+}
+
+/**
+ * What this bwrap offers beyond 0.6 (read from its `--help`, not its version number): where
+ * `--disable-userns` is missing (before 0.8) the seccomp filter blocks new user namespaces
+ * instead; where `--bind-fd` is missing (before 0.10 upstream; Debian's 0.8 has it) the roots are
+ * bound by path and the inner guard checks, inside the sandbox, that each is the one checked.
+ */
+export interface BwrapFeatures {
+  /** `--disable-userns` (and `--assert-userns-disabled`). */
+  readonly disableUserns: boolean;
+  /** `--bind-fd FD DEST`. */
+  readonly bindFd: boolean;
 }
 
 /** The facts a plan is built from. */
@@ -67,6 +81,10 @@ export interface PlanInput {
   readonly pins?: readonly BindPin[];
   /** Compare paths case-folded (macOS). */
   readonly foldCase: boolean;
+  /** How exec is held (Linux: Landlock, or the top-level check only); absent: not said. */
+  readonly execAllowlist?: ExecAllowlist;
+  /** What the bwrap offers (absent: `BWRAP_FULL`, bwrap.ts's). */
+  readonly bwrapFeatures?: BwrapFeatures;
 }
 
 /** A backend-neutral confinement plan. Every path is absolute, real and plain. */
@@ -83,7 +101,7 @@ export interface ConfinementPlan {
   readonly masks: readonly string[];
   /** Directories hidden entirely (read and write). */
   readonly hidden: readonly string[];
-  /** Programs and directories of programs the command may execute (enforced by Seatbelt only). */
+  /** Programs and directories of programs the command may execute (Seatbelt; Linux: `execAllowlist`). */
   readonly exec: readonly string[];
   /** Whether the host network is shared. */
   readonly network: boolean;
@@ -100,6 +118,13 @@ export interface ConfinementPlan {
   readonly argv: readonly string[];
   /** The writable places' identities as checked (bwrap binds them by descriptor). */
   readonly pins?: readonly BindPin[];
+  /**
+   * How every exec is held to `exec` on Linux: by Landlock (its ABI and one rule per exec path
+   * and ELF interpreter), or by the runner's top-level check only, and why (no Landlock here).
+   */
+  readonly execAllowlist?: ExecAllowlist;
+  /** What the bwrap that runs the plan offers (absent: everything, `BWRAP_FULL`, bwrap.ts). */
+  readonly bwrapFeatures?: BwrapFeatures;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -266,5 +291,7 @@ export function buildPlan(input: PlanInput): ConfinementPlan {
     ),
     argv: Object.freeze([...argv]),
     ...(input.pins !== undefined ? { pins: Object.freeze(pinsOf(input.pins, writable)) } : {}),
+    ...(input.execAllowlist !== undefined ? { execAllowlist: input.execAllowlist } : {}),
+    ...(input.bwrapFeatures !== undefined ? { bwrapFeatures: input.bwrapFeatures } : {}),
   });
 }

@@ -39,12 +39,22 @@ import { overlaps } from "../fs/within.ts";
 import type { GrantedRoot } from "./roots.ts";
 import { assertSafePath } from "./safe_path.ts";
 import { execAllows, readShebang } from "./gate_exec.ts";
-import { type ExecOwner, execRefusalMessage } from "./exec_hint.ts";
+import { type ExecOwner, execRefusalMessage, interpreterRefusalMessage } from "./exec_hint.ts";
 import { confinedFilePath } from "./operator_file.ts";
 import { readOnlyMatcher, type ScanRecord, scanWritableRoots } from "./root_scan.ts";
+import { execAllowlist, type LandlockRule, loaderCandidates } from "./landlock.ts";
+import type { SandboxHost } from "./probe.ts";
 
 /** Inputs of {@link prepareConfinement}. */
 export interface PrepareOptions {
+  /**
+   * What the Linux host offers (bwrap's features, the kernel's Landlock; `probe.ts`): the plan
+   * then says how exec is held (`execAllowlist`) and which bwrap it is for. Absent or `null`: not
+   * said (Seatbelt, the unconfined opt-out, or a caller that only checks a plan).
+   */
+  readonly host?: SandboxHost | null;
+  /** `Deno.build.arch` (which ELF interpreters Landlock must allow). */
+  readonly arch?: string;
   /** The project root. */
   readonly project: string;
   /** The operator's home directory (for `~/` exec entries). */
@@ -234,6 +244,25 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
       { details: { program: programReal } },
     );
   }
+  // Where Landlock holds every exec, a script's interpreter must lie under an exec path too: say
+  // so now, by name, rather than let the kernel refuse it inside the sandbox.
+  const landlock = (opts.host?.landlock.abi ?? 0) >= 1;
+  const interpreter = landlock ? interpreterOf(programReal) : null;
+  if (interpreter !== null && !execAllows(interpreter, roots.exec, foldCase)) {
+    throw new SandboxError(
+      "CONFINED_INVALID",
+      interpreterRefusalMessage({
+        program,
+        programReal,
+        interpreter,
+        execRoots: roots.exec,
+        owner: opts.execOwner ?? null,
+        operatorFile: confinedFilePath(roots.projectReal, opts.home),
+        foldCase,
+      }),
+      { details: { program: programReal, interpreter } },
+    );
+  }
   const scanHits = scanWritableRoots(
     [roots.tmpdir, ...roots.writeRoots],
     readOnlyMatcher(roots.projectReal, opts.protectedPaths, foldCase, owned),
@@ -250,9 +279,23 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
     }
     return { path, dev: st.dev, ino: st.ino ?? 0 };
   });
+  const host = opts.host ?? null;
   return buildPlan({
     roots,
     pins,
+    ...(host === null ? {} : {
+      bwrapFeatures: host.bwrap,
+      execAllowlist: execAllowlist(
+        host.landlock,
+        host.landlock.abi >= 1
+          ? execRules(
+            opts.agent.exec.map((e) => e.startsWith("~/") ? `${opts.home}/${e.slice(2)}` : e),
+            roots.exec,
+            opts.arch ?? Deno.build.arch,
+          )
+          : [],
+      ),
+    }),
     cwd: resolveCwd(roots.projectReal, opts.cwd),
     argv: opts.argv,
     env: opts.env,
@@ -262,4 +305,45 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
     scanHits,
     foldCase,
   });
+}
+
+/**
+ * The Landlock rules' facts: each exec path that exists, and each ELF interpreter of this
+ * architecture that exists, by real path with the identity it has now (the inner guard compares
+ * it again inside the sandbox). An exec path given through a link is allowed at its target as
+ * it is now, and only when that target is the one `checkRoots` passed (`checked`); a missing one
+ * gets no rule (nothing can be made to run there later). Each is looked at through the path as
+ * given (links followed): the launch flags grant that, not always its target.
+ */
+function execRules(
+  given: readonly string[],
+  checked: readonly string[],
+  arch: string,
+): LandlockRule[] {
+  const out: LandlockRule[] = [];
+  const entries = [
+    ...given.map((g) => ({ g, checked: true })),
+    ...loaderCandidates(arch).map((g) => ({ g, checked: false })),
+  ];
+  for (const { g, checked: mustMatch } of entries) {
+    let real: string;
+    let st: Deno.FileInfo;
+    try {
+      real = Deno.realPathSync(g);
+      st = Deno.statSync(g);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotCapable) throw e;
+      continue;
+    }
+    if (mustMatch && !checked.includes(real)) {
+      throw new SandboxError(
+        "CONFINED_PATH_UNSAFE",
+        `exec path ${g} now leads to ${real}, not where it led when it was checked; refused`,
+        { details: { path: g, real } },
+      );
+    }
+    assertSafePath(real, "exec path");
+    out.push({ path: real, dev: st.dev, ino: st.ino ?? 0 });
+  }
+  return out;
 }

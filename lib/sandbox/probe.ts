@@ -14,15 +14,31 @@
  */
 
 import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH } from "../host/programs.ts";
-import { BWRAP_BASE_MOUNTS, bwrapIsolationFlags } from "./bwrap.ts";
+import { BWRAP_BASE_MOUNTS, BWRAP_FULL, bwrapIsolationFlags, parseBwrapHelp } from "./bwrap.ts";
 import { commandFilter } from "./seccomp.ts";
+import { type LandlockFacts, landlockProbeArgv, parseLandlockProbe } from "./landlock.ts";
+import type { BwrapFeatures } from "./plan.ts";
 
 /** A sandbox backend that can confine. */
 export type SandboxKind = "bwrap" | "seatbelt";
 
+/** What the Linux host offers the plan: its bwrap's features and the kernel's Landlock. */
+export interface SandboxHost {
+  /** What `bwrap --help` lists. */
+  readonly bwrap: BwrapFeatures;
+  /** The kernel's Landlock ABI (0: none, and why). */
+  readonly landlock: LandlockFacts;
+}
+
 /** What the probe found. */
 export type ProbeResult =
-  | { readonly ok: true; readonly backend: SandboxKind; readonly program: string }
+  | {
+    readonly ok: true;
+    readonly backend: SandboxKind;
+    readonly program: string;
+    /** Linux: what the host offers (absent from a hand-made result: a full bwrap, no Landlock). */
+    readonly host?: SandboxHost;
+  }
   | {
     readonly ok: false;
     readonly backend: SandboxKind | null;
@@ -40,7 +56,10 @@ export type ProbeResult =
  * assert.equal(bwrapProbeArgv("/usr/bin/bwrap").includes("--cap-drop"), true);
  * ```
  */
-export function bwrapProbeArgv(bwrap: string = BWRAP_PATH): string[] {
+export function bwrapProbeArgv(
+  bwrap: string = BWRAP_PATH,
+  features: BwrapFeatures = BWRAP_FULL,
+): string[] {
   return [
     bwrap,
     ...BWRAP_BASE_MOUNTS,
@@ -48,7 +67,7 @@ export function bwrapProbeArgv(bwrap: string = BWRAP_PATH): string[] {
     "/tmp",
     "--remount-ro",
     "/tmp",
-    ...bwrapIsolationFlags(false),
+    ...bwrapIsolationFlags(false, features),
     "--clearenv",
     "--chdir",
     "/",
@@ -119,6 +138,67 @@ function guardProblem(perl: string, arch: string): string | null {
   return null;
 }
 
+function runText(program: string, args: string[]): { ok: boolean; out: string } {
+  try {
+    const r = new Deno.Command(program, {
+      args,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      clearEnv: true,
+      env: { PERL_BADLANG: "0" },
+    }).outputSync();
+    const td = new TextDecoder();
+    return { ok: r.success, out: td.decode(r.stdout) + td.decode(r.stderr) };
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) throw e;
+    return { ok: false, out: "" };
+  }
+}
+
+/**
+ * Asks this host (no FFI): `bwrap --help` for the features its bwrap lists, and the kernel for
+ * its Landlock ABI (`landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)` through
+ * Perl's `syscall`). A bwrap that cannot print its help is taken to have none of the features
+ * (its probe then fails or the filter covers for them).
+ *
+ * @example
+ * ```ts
+ * import { probeSandboxHost } from "./probe.ts";
+ * probeSandboxHost().landlock.abi; // 7 on this machine's kernel
+ * ```
+ */
+export function probeSandboxHost(
+  bwrap: string = BWRAP_PATH,
+  perl: string = PERL_PATH,
+  arch: string = Deno.build.arch,
+): SandboxHost {
+  const help = runText(bwrap, ["--help"]);
+  const ll = runText(perl, landlockProbeArgv(perl, arch).slice(1));
+  return Object.freeze({
+    bwrap: parseBwrapHelp(help.out),
+    landlock: ll.ok
+      ? parseLandlockProbe(ll.out)
+      : { abi: 0, reason: "the Landlock probe (perl) failed" },
+  });
+}
+
+let hostMemo: SandboxHost | null = null;
+
+/**
+ * {@link probeSandboxHost} of the default programs, asked once per process: the probe and every
+ * plan see the same answer.
+ *
+ * @example
+ * ```ts
+ * import { sandboxHost } from "./probe.ts";
+ * sandboxHost().bwrap.disableUserns; // true for Debian 12's bwrap 0.8
+ * ```
+ */
+export function sandboxHost(): SandboxHost {
+  return hostMemo ??= probeSandboxHost();
+}
+
 /**
  * Runs the probe for this platform and reports whether confinement works.
  *
@@ -134,9 +214,13 @@ export async function probeSandbox(opts: ProbeOptions = {}): Promise<ProbeResult
   const os = opts.os ?? Deno.build.os;
   let backend: SandboxKind;
   let argv: string[];
+  let host: SandboxHost | undefined;
   if (os === "linux") {
     backend = "bwrap";
-    argv = bwrapProbeArgv(opts.bwrap ?? BWRAP_PATH);
+    host = opts.bwrap === undefined && opts.perl === undefined && opts.arch === undefined
+      ? sandboxHost()
+      : probeSandboxHost(opts.bwrap, opts.perl, opts.arch);
+    argv = bwrapProbeArgv(opts.bwrap ?? BWRAP_PATH, host.bwrap);
     const problem = guardProblem(opts.perl ?? PERL_PATH, opts.arch ?? Deno.build.arch);
     if (problem !== null) return { ok: false, backend, program: argv[0], reason: problem };
   } else if (os === "darwin") {
@@ -159,7 +243,7 @@ export async function probeSandbox(opts: ProbeOptions = {}): Promise<ProbeResult
       env: {},
       signal: AbortSignal.timeout(opts.timeoutMs ?? 20_000),
     }).output();
-    if (out.success) return { ok: true, backend, program };
+    if (out.success) return { ok: true, backend, program, ...(host ? { host } : {}) };
     const err = new TextDecoder().decode(out.stderr).trim().slice(0, 500);
     return {
       ok: false,
@@ -180,17 +264,18 @@ export async function probeSandbox(opts: ProbeOptions = {}): Promise<ProbeResult
 
 /**
  * What the probe reads and runs on a platform (for the permission layer: `doctor`'s needs):
- * bwrap (and perl, whose exec guard it checks) on Linux, sandbox-exec on macOS.
+ * bwrap (and perl, whose exec guard it checks and which asks the kernel for Landlock) on Linux,
+ * sandbox-exec on macOS.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { probePrograms } from "./probe.ts";
- * assert.deepEqual(probePrograms("linux").run, ["/usr/bin/bwrap"]);
+ * assert.deepEqual(probePrograms("linux").run, ["/usr/bin/bwrap", "/usr/bin/perl"]);
  * ```
  */
 export function probePrograms(os: string = Deno.build.os): { read: string[]; run: string[] } {
   return os === "darwin"
     ? { read: [SANDBOX_EXEC_PATH], run: [SANDBOX_EXEC_PATH] }
-    : { read: [BWRAP_PATH, PERL_PATH], run: [BWRAP_PATH] };
+    : { read: [BWRAP_PATH, PERL_PATH], run: [BWRAP_PATH, PERL_PATH] };
 }

@@ -20,6 +20,11 @@
  * - io_uring, which can open files and make sockets without those system calls, is refused
  *   (`ENOSYS`, as on kernels without it), and so is every system call of another ABI (32-bit x86,
  *   x32), which the filter could not read the same way.
+ * - **No new user namespace** where bwrap cannot disable them (`blockUserns`, bwrap before 0.8):
+ *   `clone` and `unshare` with `CLONE_NEWUSER` fail with `EPERM`, `clone3` with `ENOSYS`.
+ * - **No executable memfd** where Landlock holds exec (`execAllowlist`): `memfd_create` without
+ *   `MFD_NOEXEC_SEAL`, and `memfd_secret`, fail with `ENOSYS` (Landlock does not see the kernel's
+ *   internal mounts, so such a file could be written and run).
  *
  * @example
  * ```ts
@@ -59,6 +64,13 @@ interface ArchInfo {
   readonly modes: readonly ModeCall[];
   /** Whether the x32 ABI shares the architecture's audit number (x86_64). */
   readonly x32: boolean;
+  /** `__NR_clone`, `__NR_unshare` (flags in argument 0 of both) and `__NR_clone3`. */
+  readonly clone: number;
+  readonly unshare: number;
+  readonly clone3: number;
+  /** `__NR_memfd_create` (flags in argument 1) and `__NR_memfd_secret`. */
+  readonly memfdCreate: number;
+  readonly memfdSecret: number;
 }
 
 const ARCHES: Readonly<Record<string, ArchInfo>> = {
@@ -79,6 +91,11 @@ const ARCHES: Readonly<Record<string, ArchInfo>> = {
       { nr: 259, arg: 2 }, // mknodat
     ],
     x32: true,
+    clone: 56,
+    unshare: 272,
+    clone3: 435,
+    memfdCreate: 319,
+    memfdSecret: 447,
   },
   aarch64: {
     audit: 0xc00000b7,
@@ -93,6 +110,11 @@ const ARCHES: Readonly<Record<string, ArchInfo>> = {
       { nr: 33, arg: 2 }, // mknodat
     ],
     x32: false,
+    clone: 220,
+    unshare: 97,
+    clone3: 435,
+    memfdCreate: 279,
+    memfdSecret: 447,
   },
 };
 
@@ -105,6 +127,8 @@ const SOCK_TYPE_MASK = 0xf;
 const SOCK_STREAM = 1;
 const SOCK_SEQPACKET = 5;
 const S_ISUID_ISGID = 0o6000;
+const CLONE_NEWUSER = 0x10000000;
+const MFD_NOEXEC_SEAL = 0x0008;
 const EPERM = 1;
 const EACCES = 13;
 const ENOSYS = 38;
@@ -138,6 +162,20 @@ interface Insn {
 export interface FilterOptions {
   /** The command's entry has network (Unix sockets are then allowed too). */
   readonly network: boolean;
+  /**
+   * Refuse new user namespaces (bwrap without `--disable-userns`, before 0.8): `clone` and
+   * `unshare` with `CLONE_NEWUSER` fail with `EPERM`, and `clone3`, whose flags hide behind a
+   * pointer, with `ENOSYS` (C libraries then fall back to `clone`). Default false.
+   */
+  readonly blockUserns?: boolean;
+  /**
+   * The plan holds exec by Landlock, which does not see files on the kernel's internal mounts: a
+   * `memfd_create` file, written and then `exec`ed through `/proc/self/fd`, would run whatever
+   * the command put in it. So `memfd_create` without `MFD_NOEXEC_SEAL` (such a file can never be
+   * made executable) fails with `ENOSYS` (as on kernels without it: callers fall back to a file),
+   * and so does `memfd_secret`. Default false.
+   */
+  readonly execAllowlist?: boolean;
 }
 
 /**
@@ -176,6 +214,19 @@ export function commandFilter(arch: string, opts: FilterOptions): Uint8Array {
     ...(a.x32 ? [{ code: JGE_K, k: X32_SYSCALL_BIT, jt: "enosys", jf: "next" }] : []),
     ...a.refused.map((nr) => ({ code: JEQ_K, k: nr, jt: "enosys", jf: "next" })),
     ...a.modes.map((m) => ({ code: JEQ_K, k: m.nr, jt: modeLabel(m), jf: "next" })),
+    ...(opts.execAllowlist === true
+      ? [
+        { code: JEQ_K, k: a.memfdSecret, jt: "enosys", jf: "next" },
+        { code: JEQ_K, k: a.memfdCreate, jt: "memfd", jf: "next" },
+      ]
+      : []),
+    ...(opts.blockUserns === true
+      ? [
+        { code: JEQ_K, k: a.clone3, jt: "enosys", jf: "next" },
+        { code: JEQ_K, k: a.clone, jt: "newuser", jf: "next" },
+        { code: JEQ_K, k: a.unshare, jt: "newuser", jf: "next" },
+      ]
+      : []),
     ...(opts.network ? [] : [
       { code: JEQ_K, k: a.socket, jt: "socket", jf: "next" },
       { code: JEQ_K, k: a.socketpair, jt: "socketpair", jf: "next" },
@@ -201,9 +252,24 @@ export function commandFilter(arch: string, opts: FilterOptions): Uint8Array {
       { code: JEQ_K, k: SOCK_STREAM, jt: "allow", jf: "next" },
       { code: JEQ_K, k: SOCK_SEQPACKET, jt: "allow", jf: "eacces" },
     ]),
+    ...(opts.blockUserns === true
+      ? [
+        { code: LD_W_ABS, k: argLow(0), label: "newuser" },
+        { code: JSET_K, k: CLONE_NEWUSER, jt: "eperm", jf: "allow" },
+      ]
+      : []),
+    ...(opts.execAllowlist === true
+      ? [
+        { code: LD_W_ABS, k: argLow(1), label: "memfd" },
+        { code: JSET_K, k: MFD_NOEXEC_SEAL, jt: "allow", jf: "enosys_late" },
+      ]
+      : []),
     { code: RET_K, k: SECCOMP_RET_ALLOW, label: "allow" },
     { code: RET_K, k: SECCOMP_RET_ERRNO | EPERM, label: "eperm" },
     { code: RET_K, k: SECCOMP_RET_ERRNO | EACCES, label: "eacces" },
+    ...(opts.execAllowlist === true
+      ? [{ code: RET_K, k: SECCOMP_RET_ERRNO | ENOSYS, label: "enosys_late" }]
+      : []),
   ];
   const at = new Map<string, number>();
   prog.forEach((insn, i) => {

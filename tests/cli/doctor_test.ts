@@ -81,6 +81,7 @@ Deno.test("doctor: every rule present, every check ok, exit 0; each rule left ou
       "ok: sandbox",
       "ok: brief",
       "ok: session-settings",
+      "ok: exec-allowlist",
     ]);
     assert.doesNotMatch(ok.stdout, /warning|error/);
     assert.equal(ok.stderr, "");
@@ -232,7 +233,7 @@ Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code
   });
 });
 
-Deno.test("doctor: permissions doctor names no write path and only bwrap to run; doctor runs under exactly those flags", async () => {
+Deno.test("doctor: permissions doctor names no write path and only bwrap and perl (the Landlock probe) to run; doctor runs under exactly those flags", async () => {
   await withProject("doctor-perms", async (sb, env) => {
     await writeSettings(sb, allRules(sb));
     const r = await runCli(["permissions", "doctor", "--project", sb.project, "--json"], { env });
@@ -240,7 +241,7 @@ Deno.test("doctor: permissions doctor names no write path and only bwrap to run;
     const exec: string[] = JSON.parse(r.stdout).exec;
     const line = exec.join(" ");
     assert.doesNotMatch(line, /--allow-write/);
-    assert.match(line, /--allow-run=\/usr\/bin\/bwrap(\s|$)/);
+    assert.match(line, /--allow-run=\/usr\/bin\/bwrap,\/usr\/bin\/perl(\s|$)/);
     assert.ok(line.includes(sb.keyDir), line);
     // The line as printed (its deno, its flags), with nothing broader.
     const before = await snapshotTree(sb.dir);
@@ -249,7 +250,7 @@ Deno.test("doctor: permissions doctor names no write path and only bwrap to run;
     assert.equal(narrow.stderr, "");
     assert.deepEqual(
       narrow.stdout.trimEnd().split("\n").map((l) => l.split(":")[0]),
-      ["ok", "ok", "ok", "ok"],
+      ["ok", "ok", "ok", "ok", "ok"],
     );
     assertSameTree(before, await snapshotTree(sb.dir), "after doctor under its own flags");
   });

@@ -913,7 +913,8 @@ Deno.test("printed lines through symlinked directories: ledger show on a linked 
     const binLink = link(realBin, "binlink");
     await editBrief(sb, (brief) => {
       brief.proposal_gates = {
-        t: { glob: "src/*.txt", argv: ["tool", "{file}"], exec: [binLink] },
+        // Its #! interpreter too: Landlock holds every exec to the list.
+        t: { glob: "src/*.txt", argv: ["tool", "{file}"], exec: [binLink, "/bin/sh"] },
       };
     });
     await privateTmp(sb);

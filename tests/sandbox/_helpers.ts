@@ -12,12 +12,34 @@ import { snapshotTreeSync } from "../_helpers/mod.ts";
 import {
   confineArgv,
   type ConfinementPlan,
+  DEFAULT_SANDBOX_PROGRAMS,
   makePrivateTmpdir,
   prepareConfinement,
   type PrepareOptions,
+  probeSandboxHost,
   removeMaskPoints,
   removePrivateTmpdir,
+  type SandboxHost,
+  sandboxHost,
+  type SandboxPrograms,
 } from "../../lib/sandbox/mod.ts";
+import { BWRAP_PATH } from "../../lib/host/programs.ts";
+
+/**
+ * The bwrap the live tests run: `/usr/bin/bwrap`, or `AGENTTEAMS_TEST_BWRAP` (an older bwrap
+ * built elsewhere, to run the same tests against it).
+ */
+export const TEST_BWRAP: string = Deno.env.get("AGENTTEAMS_TEST_BWRAP") ?? BWRAP_PATH;
+
+/** The sandbox programs with {@link TEST_BWRAP}. */
+export const TEST_PROGRAMS: SandboxPrograms = { ...DEFAULT_SANDBOX_PROGRAMS, bwrap: TEST_BWRAP };
+
+let testHostMemo: SandboxHost | null = null;
+
+/** What {@link TEST_BWRAP} and this kernel offer (as `sandboxHost()` is for the default bwrap). */
+export function testHost(): SandboxHost {
+  return testHostMemo ??= TEST_BWRAP === BWRAP_PATH ? sandboxHost() : probeSandboxHost(TEST_BWRAP);
+}
 
 /** Throws (never skips) when a program the test needs is missing. */
 export function requireProgram(path: string): void {
@@ -129,6 +151,8 @@ export function planFor(
     protectedPaths: opts.protectedPaths ?? [],
     hiddenDirs: [fx.keyDir],
     controlPlane: { git: [] },
+    // As a run gets it (execute.ts): this host's bwrap features and Landlock.
+    host: Deno.build.os === "linux" ? testHost() : null,
     ...opts.extra,
   });
 }
@@ -156,11 +180,11 @@ export async function runConfined(
   argv: readonly string[],
   opts: RunOptions = {},
 ): Promise<RunResult> {
-  requireProgram("/usr/bin/bwrap");
+  requireProgram(TEST_BWRAP);
   const tmpdir = opts.tmpdir ?? makePrivateTmpdir();
   try {
     const plan = planFor(fx, argv, tmpdir, opts);
-    const cmd = confineArgv(plan, "bwrap");
+    const cmd = confineArgv(plan, "bwrap", TEST_PROGRAMS);
     if (opts.discardOutput) {
       const status = await new Deno.Command(cmd.program, {
         args: cmd.args,

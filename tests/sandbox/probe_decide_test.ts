@@ -1,7 +1,12 @@
 /** The start-up probe (live on Linux) and the pure confinement decision. */
 
 import { SandboxError } from "../../lib/errors.ts";
-import { decideConfinement, type ProbeResult, probeSandbox } from "../../lib/sandbox/mod.ts";
+import {
+  decideConfinement,
+  type ProbeResult,
+  probeSandbox,
+  sandboxHost,
+} from "../../lib/sandbox/mod.ts";
 import { requireProgram } from "./_helpers.ts";
 import assert from "node:assert/strict";
 import { assertRefusal } from "../_helpers/assert.ts";
@@ -41,7 +46,9 @@ if (Deno.build.os === "linux") {
   Deno.test("probe (live): bwrap works here", async () => {
     requireProgram("/usr/bin/bwrap");
     const probe = await probeSandbox();
-    assert.deepEqual(probe, OK);
+    // With what this host offers its plans (bwrap's features, the kernel's Landlock).
+    assert.deepEqual(probe, { ...OK, host: sandboxHost() });
+    assert.ok(probe.ok && probe.host !== undefined && probe.host.landlock.abi >= 1, "Landlock");
   });
 
   Deno.test("probe (live): a missing or failing bwrap is a typed failure", async () => {

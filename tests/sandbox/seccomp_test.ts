@@ -142,3 +142,48 @@ Deno.test("commandFilter: an architecture without numbers is refused (CONFINED_I
     SandboxError,
   );
 });
+
+Deno.test("commandFilter blockUserns (bwrap before 0.8): clone and unshare with CLONE_NEWUSER are EPERM, clone3 ENOSYS; other clones pass; without it all pass", () => {
+  const NEWUSER = 0x10000000;
+  const nums = { x86_64: { clone: 56, unshare: 272 }, aarch64: { clone: 220, unshare: 97 } };
+  for (const [arch, n] of Object.entries(ARCH)) {
+    const c = nums[arch as keyof typeof nums];
+    for (const network of [false, true]) {
+      const f = commandFilter(arch, { network, blockUserns: true });
+      assert.equal(evaluate(f, c.unshare, n.audit, [NEWUSER]), EPERM, `${arch} unshare(NEWUSER)`);
+      assert.equal(evaluate(f, c.unshare, n.audit, [NEWUSER | 0x20000]), EPERM, `${arch} +NEWNS`);
+      assert.equal(evaluate(f, c.clone, n.audit, [NEWUSER | 0x11]), EPERM, `${arch} clone`);
+      assert.equal(evaluate(f, 435, n.audit, [0, 88]), ENOSYS, `${arch} clone3`);
+      // fork-like clones, threads and other namespaces (the command has no capability for them).
+      assert.equal(evaluate(f, c.clone, n.audit, [0x01200011]), ALLOW, `${arch} fork clone`);
+      assert.equal(evaluate(f, c.unshare, n.audit, [0x20000]), ALLOW, `${arch} unshare(NEWNS)`);
+      assert.equal(evaluate(f, n.read, n.audit, []), ALLOW, `${arch} read`);
+      // The other rules hold as before.
+      assert.equal(evaluate(f, n.fchmodat[0], n.audit, [0, 0, 0o4755]), EPERM);
+      assert.equal(evaluate(f, n.socket, n.audit, [1]), network ? ALLOW : EACCES);
+      const plain = commandFilter(arch, { network });
+      assert.equal(evaluate(plain, c.unshare, n.audit, [NEWUSER]), ALLOW, `${arch} default`);
+      assert.equal(evaluate(plain, 435, n.audit, [0, 88]), ALLOW, `${arch} clone3 default`);
+    }
+  }
+});
+
+Deno.test("commandFilter execAllowlist (Landlock holds exec): memfd_create without MFD_NOEXEC_SEAL and memfd_secret are ENOSYS; a sealed memfd passes; without it all pass", () => {
+  const nums = { x86_64: { memfd: 319 }, aarch64: { memfd: 279 } };
+  for (const [arch, n] of Object.entries(ARCH)) {
+    const m = nums[arch as keyof typeof nums].memfd;
+    for (const blockUserns of [false, true]) {
+      const f = commandFilter(arch, { network: false, execAllowlist: true, blockUserns });
+      assert.equal(evaluate(f, m, n.audit, [0, 0]), ENOSYS, `${arch} memfd_create(0)`);
+      assert.equal(evaluate(f, m, n.audit, [0, 0x1 | 0x2]), ENOSYS, `${arch} CLOEXEC|SEAL`);
+      assert.equal(evaluate(f, m, n.audit, [0, 0x10]), ENOSYS, `${arch} MFD_EXEC`);
+      assert.equal(evaluate(f, m, n.audit, [0, 0x8 | 0x1]), ALLOW, `${arch} NOEXEC_SEAL`);
+      assert.equal(evaluate(f, 447, n.audit, [0]), ENOSYS, `${arch} memfd_secret`);
+      assert.equal(evaluate(f, n.read, n.audit, []), ALLOW);
+      assert.equal(evaluate(f, n.socket, n.audit, [1]), EACCES);
+    }
+    const plain = commandFilter(arch, { network: false });
+    assert.equal(evaluate(plain, m, n.audit, [0, 0]), ALLOW, `${arch} default`);
+    assert.equal(evaluate(plain, 447, n.audit, [0]), ALLOW, `${arch} default secret`);
+  }
+});
