@@ -20,7 +20,8 @@
  * the way or at the target), each only if the file still holds what was read.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project with agent files at /work/p.
  * import { initProject } from "./init.ts";
  * const r = await initProject({
  *   root: "/work/p", env: { HOME: "/home/op" }, dryRun: true, force: false, show: console.log,
@@ -417,7 +418,8 @@ export function fixCommandOf(files: readonly string[]): string | null {
  *   {@link PolicyError} `BRIEF_UNREADABLE` for two default briefs; {@link FsSafetyError} from a
  *   write that found its file changed or a link swapped in.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project with agent files at /work/p, and writes there.
  * import { initProject } from "./init.ts";
  * const r = await initProject({
  *   root: "/work/p", env: { HOME: "/home/op" }, dryRun: false, force: false, show: () => {},
