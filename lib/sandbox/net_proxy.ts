@@ -321,7 +321,7 @@ export function answerLine(
  * @throws {Error} when the proxy's process cannot listen there.
  * @example
  * ```ts ignore
- * // A live proxy; tests/sandbox/net_proxy_test.ts drives it with real servers.
+ * // Not run: it starts a live proxy; tests/sandbox/net_proxy_test.ts drives one with real servers.
  * import { startNetProxy } from "./net_proxy.ts";
  * const p = await startNetProxy({ socketPath: "/tmp/x.sock", rules: [], perl: "/usr/bin/perl" });
  * await p.close();

@@ -35,7 +35,7 @@ function median(xs: number[]): number {
  *
  * @example
  * ```ts ignore
- * // Starts servers, a proxy and bwrap; scripts/bench.ts calls it.
+ * // Not run: it starts servers, a proxy and bwrap; scripts/bench.ts calls it.
  * import { netProxySection } from "./net_proxy.ts";
  * await netProxySection({ work: "/tmp/w", quick: true, row: console.log });
  * ```
