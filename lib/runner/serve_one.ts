@@ -22,7 +22,8 @@ import { describeKind } from "../fs/entry.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { readJson } from "../json/reader.ts";
 import { appendRow } from "../ledger/append.ts";
-import { ledgerText } from "../ledger/row_text.ts";
+import { NONCE_RE } from "../ledger/dispatch.ts";
+import { ledgerText, refusalRow } from "../ledger/row_text.ts";
 import { verifyLedgerAt } from "../ledger/verify.ts";
 import type { McpGrant, Policy } from "../policy/types.ts";
 import { applyAct } from "../acts/apply_act.ts";
@@ -138,6 +139,10 @@ function asViaAgent(artifact: Record<string, unknown>, via: string): Record<stri
   if (artifact.agent !== undefined && artifact.agent !== via) {
     throw new DispatchError("AGENT_MISMATCH", MCP_NONCE_MESSAGE);
   }
+  // A malformed nonce is a nonce problem too: the same answer, not the artifact's own refusal.
+  if (typeof artifact.dispatch !== "string" || !NONCE_RE.test(artifact.dispatch)) {
+    throw new DispatchError("BAD_NONCE", MCP_NONCE_MESSAGE);
+  }
   return { ...artifact, agent: via };
 }
 
@@ -237,7 +242,24 @@ async function act(
       }
       // Staged: every check and gate now (a dry run of the same act), the write only on the
       // orchestrator's approval. A dry run stops there.
-      const r = await performAct(session(), applyAct, artifact, { dryRun: true });
+      let r;
+      try {
+        r = await performAct(session(), applyAct, artifact, { dryRun: true });
+      } catch (e) {
+        // The pipeline's dry run records no refusal; staging one is an act, so it is recorded
+        // (under the agent the server speaks for once its nonce resolved to it).
+        const known = !(e instanceof DispatchError) &&
+          !(e instanceof AgentTeamsError && e.code === "ARTIFACT_INVALID");
+        if (!dryRun && !(e instanceof AgentTeamsError && e.family === "ledger")) {
+          await appendRow(
+            s.root,
+            s.key.hmac,
+            refusalRow("stage-proposal", known ? req.via_agent : "?", e),
+            { now: s.now },
+          );
+        }
+        throw e;
+      }
       if (dryRun) {
         return { result: { ...r, staged: false } as unknown as JsonObject, secret: null, exit: 0 };
       }
@@ -419,9 +441,10 @@ export async function serveClaimed(
           "submit it again if it should still happen",
       );
     }
-    // The brief's mcp_grants first: a tool the agent may not call is refused before anything.
+    // The brief's mcp_grants first, then the nonce's form: refused before anything is named.
     if (channel === "mcp" && (req.kind === "run-request" || req.kind === "stage-proposal")) {
       mcpDecision(s.policy.mcpGrants, req.via_agent ?? "", req);
+      asViaAgent(req.artifact, req.via_agent ?? "");
     }
     await appendRow(s.root, s.key.hmac, {
       action: "runner-request",

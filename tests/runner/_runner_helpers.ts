@@ -27,6 +27,7 @@ import { generateSealPair, publicB64, type SealPair } from "../../lib/crypto/sea
 import { sealPublicFromPem } from "../../lib/crypto/seal.ts";
 import { type OpenedResult, openResult } from "../../lib/queue/result.ts";
 import { queuePaths } from "../../lib/queue/paths.ts";
+import { MCP_RUNNER_TOOLS } from "../../lib/policy/brief_fields.ts";
 import { importPublicPem, keyIdOfKey } from "../../lib/crypto/ed25519.ts";
 
 export { present, sleep };
@@ -36,7 +37,8 @@ const enc = new TextEncoder();
 
 /**
  * The runner brief: `worker` (and `other`, for the nonce-of-another-agent case) may run `true`,
- * `echo WORD...`, `sleep N`, `cat` of a queue file, and `false`; orchestrator-only, confined.
+ * `echo WORD...`, `sleep N`, `cat` of a queue file, and `false`; orchestrator-only, confined;
+ * `worker` alone holds every tool of the runner's MCP server (`mcp_grants`, approval `direct`).
  */
 export function runnerBrief(p: WorldPaths, extraCommands: JsonObject[] = []): JsonObject {
   const commands: JsonObject[] = [
@@ -55,6 +57,8 @@ export function runnerBrief(p: WorldPaths, extraCommands: JsonObject[] = []): Js
       other: { write_scopes: ["src/"], commands: [{ prefix: ["true"] }] },
     },
     confined_programs: { worker: confined, other: confined },
+    // The runner's MCP server may be used by `worker` only (`other` has no grant).
+    mcp_grants: { worker: { tools: [...MCP_RUNNER_TOOLS], approval: "direct" } },
   };
 }
 
