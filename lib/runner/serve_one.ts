@@ -43,7 +43,7 @@ import {
   type RequestKind,
   toolOfRequest,
 } from "../queue/request.ts";
-import { stagedRecord, writeStaged } from "./staged.ts";
+import { ensureStagedDir, stagedRecord, writeStaged } from "./staged.ts";
 import { replyKeyOf, type ResultBody } from "../queue/result.ts";
 
 /** What the runner holds while it serves. */
@@ -271,6 +271,8 @@ async function act(
         now: s.now(),
       }, s.key.hmac);
       const rationale = typeof artifact.rationale === "string" ? artifact.rationale : "";
+      // The folder checked before the row names a record in it.
+      ensureStagedDir(s.root);
       await appendRow(s.root, s.key.hmac, {
         action: "stage-proposal",
         agent: r.agent,

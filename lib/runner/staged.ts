@@ -96,6 +96,23 @@ export function stagedDir(root: string): string {
 }
 
 /**
+ * Makes `.agentteams/staged/` (0700) when missing and checks it is a real directory, before
+ * anything is recorded about a record to be written there. Returns its path.
+ *
+ * @throws {QueueError} `QUEUE_UNSAFE_PATH` when it is a link or not a directory
+ * @example
+ * ```ts
+ * import { ensureStagedDir } from "./staged.ts";
+ * ensureStagedDir(Deno.makeTempDirSync()); // "<tmp>/.agentteams/staged"
+ * ```
+ */
+export function ensureStagedDir(root: string): string {
+  const dir = stagedDir(root);
+  ensureQueueDir(dir, 0o700);
+  return dir;
+}
+
+/**
  * Writes a staged record atomically (0600) into `.agentteams/staged/` (made 0700 when missing,
  * refused when it is not a real directory). Returns its path.
  *
@@ -108,8 +125,7 @@ export function stagedDir(root: string): string {
  * ```
  */
 export function writeStaged(root: string, record: JsonObject): string {
-  const dir = stagedDir(root);
-  ensureQueueDir(dir, 0o700);
+  const dir = ensureStagedDir(root);
   const path = join(dir, `${record.sid}.json`);
   atomicWriteFileSync(path, JSON.stringify(record), { forceMode: 0o600 });
   return path;
