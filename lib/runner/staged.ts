@@ -62,7 +62,7 @@ export interface StagedInput {
  * import { stagedRecord } from "./staged.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * declare const input: import("./staged.ts").StagedInput;
- * stagedRecord(input, new HmacKey(new Uint8Array(32))).mac.length; // 64
+ * typeof stagedRecord(input, new HmacKey(new Uint8Array(32))).mac; // "string"
  * ```
  */
 export function stagedRecord(input: StagedInput, hmac: HmacKey): JsonObject {
