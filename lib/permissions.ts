@@ -23,7 +23,7 @@ import { GIT_CONFIG_ENV } from "./git/config_env.ts";
 import { PermissionLayerError } from "./errors.ts";
 import { within } from "./fs/within.ts";
 import { expandEnvNames } from "./env.ts";
-import { AUDIT_ENV } from "./audit/env.ts";
+import { AUDIT_ENV } from "./audit/audit_env.ts";
 
 /** What one command needs from Deno. */
 export interface Needs {

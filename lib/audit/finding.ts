@@ -395,6 +395,14 @@ export const RULES: Readonly<Record<string, Rule>> = {
       "shell); agentteams installs none.",
     help: 'Remove "hooks" from .claude/settings.json and .claude/settings.local.json.',
   },
+  SETTINGS_EXTRA_AGENTS: {
+    severity: "error",
+    short: "The Claude project settings load agents the audit does not read.",
+    full: "enabledPlugins and extraKnownMarketplaces bring plugins (their agents hold any tools, " +
+      "their hooks run around every call); permissions.additionalDirectories makes Claude Code " +
+      "load each directory's .claude/agents/ as project agents.",
+    help: "Remove them from .claude/settings.json and .claude/settings.local.json.",
+  },
   SETTINGS_UNREADABLE: {
     severity: "warning",
     short: "The Claude project settings can't be read.",

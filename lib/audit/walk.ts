@@ -29,10 +29,12 @@ const SKIP_DIRS: ReadonlySet<string> = new Set([
 export const MAX_WALK_DEPTH = 256;
 
 /**
- * A path inside a Claude agent folder: Claude Code loads every `*.md` below it, in any folder
- * (`node_modules`, `.git` included), so the walk enters every folder there.
+ * A path inside a Claude or Copilot agent folder: Claude Code loads every `*.md` below
+ * `.claude/agents/`, in any folder (`node_modules`, `.git` included), and the Copilot CLI 1.0.102
+ * every `*.md` below `.github/agents/` (`node_modules` included), so the walk enters every folder
+ * there.
  */
-const CLAUDE_AGENTS_INSIDE = /(^|\/)\.claude\/agents\//i;
+const AGENTS_INSIDE = /(^|\/)\.(claude|github)\/agents\//i;
 
 /** Files larger than this are reported unreadable rather than read. */
 export const MAX_AGENT_BYTES = 8 * 1024 * 1024;
@@ -94,7 +96,11 @@ function readEntrySync(abs: string, rel: string, kind?: FileKind): AuditEntry {
  */
 export async function walkTeam(
   dir: string,
-  opts: { followLinks: boolean },
+  opts: {
+    followLinks: boolean;
+    /** Walk only this folder of `dir` (e.g. `.claude/agents`), its paths still from `dir`. */
+    readonly under?: string;
+  },
 ): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
   const seen = new Set<string>();
@@ -144,7 +150,7 @@ export async function walkTeam(
         }
       }
       if (isDir) {
-        if (SKIP_DIRS.has(d.name) && !CLAUDE_AGENTS_INSIDE.test(childRel)) continue;
+        if (SKIP_DIRS.has(d.name) && !AGENTS_INSIDE.test(childRel)) continue;
         await visit(childAbs, childRel, level + 1);
       } else if (isFile || !d.isSymlink) {
         // The kind is left to the path (set only for a named file), so a YAML file under
@@ -154,7 +160,8 @@ export async function walkTeam(
       }
     }
   };
-  await visit(dir, "", 0);
+  const under = opts.under ?? "";
+  await visit(under === "" ? dir : join(dir, under), under, 0);
   return out;
 }
 

@@ -1,12 +1,12 @@
 /**
  * The command table: every command of the CLI contract, its flags, what it needs from Deno, and
- * its handler (loaded on demand, so a command pays only for its own modules). Commands not built
- * yet are listed too and say so (exit 2).
+ * its handler (loaded on demand, so a command pays only for its own modules).
  *
  * @module
  */
-import { AUDIT_ENV } from "../audit/env.ts";
+import { AUDIT_ENV } from "../audit/audit_env.ts";
 import { auditRootOf } from "../audit/root.ts";
+import { claudeLookDirs } from "../audit/hosts/claude_dirs.ts";
 import { PERL_PATH } from "../host/programs.ts";
 import { didYouMean } from "../text/suggest.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
@@ -14,14 +14,14 @@ import { dirname, join, resolve } from "../fs/path.ts";
 
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
-import { queuePaths } from "../queue/paths.ts";
+import { queuePaths } from "../queue/queue_paths.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
 import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
 import { authzNeeds, teamDirOf } from "./authz_common.ts";
 import { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
-import { DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import type { CommandSpec, CommandTable, Ctx } from "./command_spec.ts";
 
 /**
@@ -97,10 +97,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "waiver", kind: "bool", help: "also make the waiver ledger's HMAC signing key" },
     ],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => {
       const dir = keyDir(ctx.env);
-      return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], env: KEY_ENV, sys: ["uid"] };
+      return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], sys: ["uid"] };
     },
     run: async (ctx) => (await loadCode(() => import("./keys_cmd.ts"))).keysInit(ctx),
   },
@@ -115,7 +114,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: KEY_ENV,
-    built: true,
     // The state dir, the key, and the brief (the default one lies in the project, already read);
     // in queue mode, no key at all.
     needs: queued((ctx) =>
@@ -139,7 +137,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     // The waiver key: a deletion under deletions_need_clearance may be allowed by a waiver.
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, WAIVER_KEY_ENV],
-    built: true,
     needs: queued(async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx)
     ),
@@ -159,7 +156,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     needs: queued(async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx)),
     needsSpawns: async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
@@ -197,7 +193,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => {
       const extra: string[] = [];
       for (const f of ["checkpoint", "verify-key", "pubkey"]) {
@@ -205,10 +200,10 @@ export const COMMANDS: readonly CommandSpec[] = [
         if (typeof v === "string") extra.push(resolve(v));
       }
       const files = { ...NO_NEEDS, read: extra };
-      // With --pubkey no key is read and no runner asked: the state and the two files (and the
-      // key variables' names, which every form of the command reads at start, never a key).
+      // With --pubkey no key is read and no runner asked: the state and the two files (the key
+      // variables' names, which every form reads at start, come from `env`; never a key).
       if (ctx.parsed.flags.pubkey !== undefined) {
-        return mergeNeeds(stateNeeds(ctx, false), files, { ...NO_NEEDS, env: KEY_ENV });
+        return mergeNeeds(stateNeeds(ctx, false), files);
       }
       return queued(() => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), files))(ctx);
     },
@@ -225,7 +220,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       help: "write it here (default: stdout)",
     }],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => {
       const out = ctx.parsed.flags.out;
       const outPath = typeof out === "string" ? [resolve(out)] : [];
@@ -243,7 +237,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [{ name: "tail", kind: "string", value: "N", help: "only the last N rows" }],
     env: [],
-    built: true,
     needs: (ctx) => stateNeeds(ctx, false),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerShow(ctx),
   },
@@ -253,7 +246,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [{ name: "torn-tail", kind: "bool", help: "remove the unterminated last row" }],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerRepair(ctx),
   },
@@ -278,7 +270,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     // The yaml package's parser reads these two (its debug switches) on every parse; HOME and
     // the key dir's variable place the key dir for the Claude settings check (no key is read).
     env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     // The project and the named directories (read; written only with --fix), and the brief.
     needs: (ctx) => {
       const named = ((ctx.parsed.positionals.DIR as string[] | undefined) ?? []).map((d) =>
@@ -287,13 +278,20 @@ export const COMMANDS: readonly CommandSpec[] = [
       // A named agent folder is walked from its team's root.
       const roots = [ctx.project, ...named.map((d) => auditRootOf(d, ctx.project).base)];
       const fix = ctx.parsed.flags.fix === true;
+      // Claude Code and the Copilot CLI also load each parent's agent folders up to the git root
+      // (lib/audit/hosts/claude_dirs.ts, copilot.ts): the audit looks at each parent's .git,
+      // .claude and .github, and reads nothing else there.
+      const parents = roots.flatMap((r) =>
+        claudeLookDirs(r, null).slice(1).flatMap((d) =>
+          [".git", ".claude", ".github"].map((n) => join(d, n))
+        )
+      );
       return {
         ...NO_NEEDS,
-        read: [...roots, ...briefFlagReads(ctx)],
+        read: [...roots, ...parents, ...briefFlagReads(ctx)],
         write: fix ? roots : [],
         // --fix writes through the anchored write (lib/fs/anchored_write.ts), a Perl program.
         run: fix ? [PERL_PATH] : [],
-        env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
       };
     },
     run: async (ctx) => (await loadCode(() => import("./audit_cmd.ts"))).audit(ctx),
@@ -314,8 +312,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "once", kind: "bool", help: "serve what is queued now, then stop" },
       TEAM_DIR_FLAG,
     ],
+    // Every key variable (RUNNER_FORBIDDEN_ENV), so the runner can refuse to start while one is set.
     env: [...KEY_ENV, ...RUNNER_FORBIDDEN_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     refuseNetFfi: true,
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).serveNeeds(ctx),
     needsSpawns: async (ctx) =>
@@ -339,7 +337,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     needs: async (ctx) => {
       const q = (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx);
       return mergeNeeds(q, {
@@ -370,7 +367,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).wait(ctx),
   },
@@ -383,7 +379,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ID", required: true }],
     flags: [],
     env: [],
-    built: true,
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).cancelNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).cancel(ctx),
   },
@@ -411,13 +406,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
     ],
     env: [WAIVER_KEY_ENV, ...KEY_ENV],
-    built: true,
+    // The ledger key and the state dir too: the write keeps the ledger's index for the gate.
     needs: (ctx) =>
-      authzNeeds(ctx, {
-        write: true,
-        keyEnv: [WAIVER_KEY_ENV, ...KEY_ENV],
-        operatorKey: ctx.parsed.flags.ed25519 === true,
-      }),
+      mergeNeeds(
+        authzNeeds(ctx, {
+          write: true,
+          keyEnv: [WAIVER_KEY_ENV, ...KEY_ENV],
+          operatorKey: ctx.parsed.flags.ed25519 === true,
+        }),
+        keyNeeds(ctx),
+        stateNeeds(ctx, true),
+      ),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverIssue(ctx),
   },
   {
@@ -433,7 +432,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       help: "a spent (used-up) waiver fails the verify too",
     }],
     env: [WAIVER_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverVerify(ctx),
   },
@@ -443,7 +441,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
     env: [WAIVER_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverCheck(ctx),
   },
@@ -454,7 +451,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: GRANT_FLAGS,
     env: KEY_ENV,
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -471,7 +467,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: GRANT_FLAGS,
     env: [GRANT_KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -494,7 +489,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: [GRANT_KEY_ENV, DECISION_KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         keyEnv: [GRANT_KEY_ENV, DECISION_KEY_ENV],
@@ -533,13 +527,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
     ],
     env: [DECISION_KEY_ENV, ...KEY_ENV],
-    built: true,
+    // The ledger key and the state dir too: the write keeps the ledger's index for the gate.
     needs: (ctx) =>
-      authzNeeds(ctx, {
-        write: true,
-        keyEnv: [DECISION_KEY_ENV, ...KEY_ENV],
-        operatorKey: ctx.parsed.flags.ed25519 === true,
-      }),
+      mergeNeeds(
+        authzNeeds(ctx, {
+          write: true,
+          keyEnv: [DECISION_KEY_ENV, ...KEY_ENV],
+          operatorKey: ctx.parsed.flags.ed25519 === true,
+        }),
+        keyNeeds(ctx),
+        stateNeeds(ctx, true),
+      ),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionSign(ctx),
   },
   {
@@ -548,7 +546,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: [DECISION_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionVerify(ctx),
   },
@@ -558,7 +555,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
     env: [DECISION_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).clearanceCheck(ctx),
   },
@@ -570,7 +566,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [{ name: "consume", kind: "bool", help: "spend what allowed it; record it" }],
     env: [DECISION_KEY_ENV, WAIVER_KEY_ENV, ...KEY_ENV],
-    built: true,
     needs: (ctx) => {
       const consume = ctx.parsed.flags.consume === true;
       const base = authzNeeds(ctx, {
@@ -592,7 +587,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: DOCTOR_ENV,
-    built: true,
     // The project (brief, .claude/ settings), --brief, the key dir (custody reads the key file),
     // and the sandbox probe: bwrap runs, perl (the exec guard) is looked at; sandbox-exec on macOS.
     needs: async (ctx) => {
@@ -602,7 +596,6 @@ export const COMMANDS: readonly CommandSpec[] = [
         ...NO_NEEDS,
         read: [ctx.project, ...briefFlagReads(ctx), ...probe.read],
         run: probe.run,
-        env: DOCTOR_ENV,
       });
     },
     run: async (ctx) => (await loadCode(() => import("./doctor_cmd.ts"))).doctor(ctx),
@@ -620,7 +613,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "COMMAND", required: true, variadic: true, rest: true }],
     flags: [],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     // To compute another command's needs it reads what that command reads (its brief, its
     // artifact, the operator's confined-programs file, whose custody check asks for the uid, and
     // the PATH directories programs are resolved in).
@@ -628,7 +620,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       mergeNeeds({
         ...NO_NEEDS,
         read: [ctx.project, ...confinedDirs(ctx), ...briefFlagReads(ctx)],
-        env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
         sys: ["uid"],
       }, await (await loadCode(() => import("./permissions_cmd.ts"))).targetReads(ctx, TABLE)),
     run: async (ctx) =>
@@ -649,13 +640,11 @@ export const COMMANDS: readonly CommandSpec[] = [
       help: "the directory served (default: the project)",
     }],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     // The root, read only; HOME and AGENTTEAMS_KEY_DIR to know where the key dir is (refused,
     // never read).
     needs: async (ctx) => ({
       ...NO_NEEDS,
       read: [(await loadCode(() => import("./mcp_cmd.ts"))).readfsRootOf(ctx)],
-      env: ["HOME", "AGENTTEAMS_KEY_DIR"],
     }),
     run: async (ctx) => (await loadCode(() => import("./mcp_cmd.ts"))).mcpReadfs(ctx),
   },
@@ -669,7 +658,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [{ name: "agent", kind: "string", value: "SLUG", help: "the agent it speaks for" }],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     // The queue (written: requests, acks), the status folder (results, liveness), the runner's
     // public key file alone, and the uid its custody check compares.
     needs: (ctx) => {
@@ -678,7 +666,6 @@ export const COMMANDS: readonly CommandSpec[] = [
         ...NO_NEEDS,
         read: [q.queue, q.status, join(keyDir(ctx.env), RUNNER_SEAL_PUB_FILE)],
         write: [q.queue],
-        env: ["HOME", "AGENTTEAMS_KEY_DIR"],
         sys: ["uid"],
       };
     },
@@ -690,7 +677,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: [],
-    built: true,
     // The brief (the --brief file, or the project's default names) and the project's literal
     // write scopes, whose being directories the warnings ask about.
     needs: (ctx) => ({ ...NO_NEEDS, read: [ctx.project, ...briefFlagReads(ctx)] }),
@@ -706,7 +692,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "DIR", required: true }],
     flags: [{ name: "key", kind: "string", value: "FILE", help: "the Ed25519 private key (PEM)" }],
     env: [],
-    built: true,
     needs: (ctx) => releaseNeeds(ctx, ["key"], true),
     run: async (ctx) => (await loadCode(() => import("./release_cmd.ts"))).releaseSign(ctx),
   },
@@ -718,7 +703,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "DIR", required: true }],
     flags: [{ name: "pubkey", kind: "string", value: "FILE", help: "the minisign public key" }],
     env: [],
-    built: true,
     needs: (ctx) => releaseNeeds(ctx, ["pubkey"], false),
     run: async (ctx) => (await loadCode(() => import("./release_cmd.ts"))).releaseVerify(ctx),
   },
@@ -731,7 +715,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "out", kind: "string", value: "FILE", help: "write it here (default: stdout)" },
     ],
     env: [],
-    built: true,
     needs: (ctx) => {
       const out = ctx.parsed.flags.out;
       const dirs = typeof out === "string" ? [dirname(resolve(out))] : [];
@@ -750,7 +733,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "NAME", required: false }],
     flags: [],
     env: [],
-    built: true,
     needs: () => NO_NEEDS,
     run: async (ctx) => (await loadCode(() => import("./schema_cmd.ts"))).schema(ctx),
   },
@@ -770,7 +752,8 @@ export const COMMANDS: readonly CommandSpec[] = [
  * ```
  */
 export async function needsOf(spec: CommandSpec, ctx: Ctx): Promise<Needs> {
-  return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()] });
+  // The variables a command reads are stated once, as its `env`: read at start and granted here.
+  return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()], env: spec.env });
 }
 
 /**

@@ -18,7 +18,7 @@ import {
 import { repairTornTail } from "../ledger/repair.ts";
 import { utcSeconds } from "../ledger/row.ts";
 import { problemLine } from "../ledger/problem_line.ts";
-import { checkStatePath, statePaths } from "../ledger/paths.ts";
+import { checkStatePath, statePaths } from "../layout.ts";
 import {
   assessLedger,
   readLedgerTexts,

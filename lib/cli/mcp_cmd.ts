@@ -9,7 +9,7 @@
 import { keyDir, readRunnerPublicText } from "../crypto/keys.ts";
 import { sealPublicFromPem } from "../crypto/seal.ts";
 import { UsageError } from "../errors.ts";
-import { SLUG_RE } from "../ledger/dispatch.ts";
+import { SLUG_RE } from "../layout.ts";
 import { runnerTools } from "../mcp/runner.ts";
 import { resolve } from "../fs/path.ts";
 import { serveLines, writerSink } from "../mcp/jsonrpc.ts";

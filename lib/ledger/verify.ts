@@ -42,7 +42,7 @@
 import type { HmacKey } from "../crypto/hash.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { LedgerError } from "../errors.ts";
-import { statePaths } from "./paths.ts";
+import { statePaths } from "../layout.ts";
 import { type LedgerSnapshot, takeLedgerSnapshot } from "./verify_snapshot.ts";
 import { type Head, HeadFormatError, headVerifies, parseHead } from "./head.ts";
 import {
@@ -598,7 +598,7 @@ export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
  * @example
  * ```ts
  * import { verifyLedgerUnderLock } from "./verify.ts";
- * import { withFileLock } from "./lock.ts";
+ * import { withFileLock } from "./ledger_lock.ts";
  * import { appendRow } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const bytes = new Uint8Array([1]);

@@ -26,7 +26,7 @@ import { FsSafetyError, McpError } from "../errors.ts";
 import { kindOfInfo } from "../fs/entry.ts";
 import { join } from "../fs/path.ts";
 import { readRegularFileWithin } from "../fs/safe_read.ts";
-import { fnmatchCase } from "../policy/fnmatch.ts";
+import { fnmatchCase } from "../pycompat/fnmatch.ts";
 import { DEFAULT_SIZE_CAP } from "../policy/types.ts";
 import { type ReadRoot, reservedProblem, type Resolved, resolveIn, stillAt } from "./read_root.ts";
 import type { ArgSpec, Tool, ToolResult } from "./server.ts";

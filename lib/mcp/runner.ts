@@ -26,11 +26,11 @@
  * ```
  * @module
  */
-import type { JsonObject } from "../canonical.ts";
+import type { JsonObject } from "../pycompat/canonical.ts";
 import { McpError, QueueError } from "../errors.ts";
 import { resultOrRefusal, submitRequest, type Submitted, waitForResult } from "../queue/client.ts";
-import { isRequestId } from "../queue/paths.ts";
-import { MCP_TIMEOUT_CAP_S, REQUEST_GRACE_S } from "../queue/request.ts";
+import { isRequestId } from "../queue/queue_paths.ts";
+import { MCP_TIMEOUT_CAP_S, REQUEST_GRACE_S } from "../queue/queued_request.ts";
 import type { ArgSpec, Tool, ToolResult } from "./server.ts";
 
 /** How long `run_command` waits by default: the channel's command cap and the grace after it. */

@@ -50,6 +50,12 @@ export const CommandEntrySchema = object({
 export const AgentPolicySchema = object({
   write_scopes: optional(array(string())),
   commands: optional(array(CommandEntrySchema)),
+  /**
+   * Who may have a nonce issued for the agent: `queue` (default: any request on the runner's
+   * orchestrator channel, so any session that can write the queue) or `operator` (only the
+   * operator, `agentteams dispatch --direct` with the key; the runner refuses the queue's).
+   */
+  dispatch: optional(oneOf(["queue", "operator"])),
 });
 
 /** `proposal_gates.<name>`. */

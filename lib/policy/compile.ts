@@ -83,6 +83,7 @@ export function compilePolicy(raw: RawPolicy, args: CompiledArgs, meta: BriefMet
         Object.freeze({
           writeScopes: frozenList(pol.write_scopes ?? []),
           commands: frozenList((pol.commands ?? []).map((c, i) => command(c, patterns[i] ?? []))),
+          ...(pol.dispatch !== undefined ? { dispatch: pol.dispatch } : {}),
         }),
       ];
     }),

@@ -41,6 +41,11 @@ export interface AgentPolicy {
   readonly writeScopes: readonly string[];
   /** Allowlisted command shapes. */
   readonly commands: readonly CommandEntry[];
+  /**
+   * `operator`: a nonce for the agent is issued only to the operator (`dispatch --direct`), never
+   * through the runner's queue (`DISPATCH_OPERATOR_ONLY`); absent or `queue`: through either.
+   */
+  readonly dispatch?: "queue" | "operator";
 }
 
 /** `proposal_gates.<name>`. */

@@ -94,7 +94,11 @@ export function teamUsesClaude(
 
 /**
  * The checks, from the facts: a key, sandbox or brief failure is an error (the runner refuses
- * to start); each settings finding is a warning of its own.
+ * to start); each settings finding is a check of its own: an error when it leaves a trust root
+ * writable to sessions (the write-deny rule for `references/`, `.claude/` or the brief missing,
+ * or a sandbox entry re-opening one: {@link SettingsFinding.trustRoot}), or when the settings
+ * could not be checked at all; a warning otherwise (a missing rule for the key dir or the
+ * runner's folders, hooks, an allow rule over a denied path).
  *
  * @example
  * ```ts
@@ -146,7 +150,8 @@ export function preflightChecks(f: PreflightFacts): Check[] {
           : ' (the switch is off: set "orchestrator-only" to turn it on)'),
     });
   } else failed("brief", f.brief, "error");
-  if (!f.settings.ok) failed("session-settings", f.settings, "warning");
+  // Settings that could not be checked prove no trust root write-denied: fail closed.
+  if (!f.settings.ok) failed("session-settings", f.settings, "error");
   else if (!f.settings.usesClaude) {
     out.push({
       name: "session-settings",
@@ -169,7 +174,7 @@ export function preflightChecks(f: PreflightFacts): Check[] {
       out.push({
         name: "session-settings",
         ok: false,
-        level: "warning",
+        level: s.trustRoot === true ? "error" : "warning",
         message: s.message,
         code: s.code,
         ...(s.add !== null && s.code === "SETTINGS_RULE_MISSING"

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { JsonObject } from "../canonical.ts";
+import type { JsonObject } from "../pycompat/canonical.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import type { LedgerKey } from "../crypto/keys.ts";
 import type { SealPair } from "../crypto/seal.ts";
@@ -32,7 +32,7 @@ import { performAct } from "../acts/pipeline.ts";
 import { runAct, runActWith, runExit } from "../acts/run_act.ts";
 import { type SessionGrants, sessionOf } from "../acts/session.ts";
 import type { Backend } from "../sandbox/decide.ts";
-import type { Channel } from "../queue/paths.ts";
+import type { Channel } from "../queue/queue_paths.ts";
 import {
   isExpired,
   kindOf,
@@ -42,7 +42,7 @@ import {
   type QueueRequestT,
   type RequestKind,
   toolOfRequest,
-} from "../queue/request.ts";
+} from "../queue/queued_request.ts";
 import { ensureStagedDir, stagedRecord, writeStaged } from "./staged.ts";
 import { replyKeyOf, type ResultBody } from "../queue/result.ts";
 
@@ -209,6 +209,8 @@ async function act(
         policy: s.policy,
         now: s.now,
         decisions: () => session().decisions(),
+        // Any session that can write the queue sent it: an operator-only agent is refused.
+        queued: true,
       });
       return {
         result: { agent: req.agent, id: d.id, expires: d.expires, compacted: d.compacted },

@@ -24,13 +24,13 @@
  * ```
  * @module
  */
-import { canonical, type JsonObject, type JsonValue } from "../canonical.ts";
+import { canonical, type JsonObject, type JsonValue } from "../pycompat/canonical.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { join } from "../fs/path.ts";
 import { utcSeconds } from "../ledger/row.ts";
 import { ensureQueueDir } from "../queue/dirs.ts";
-import { STATE_DIR } from "../ledger/paths.ts";
+import { STATE_DIR } from "../layout.ts";
 
 /** How long a staged proposal waits for approval, in hours. */
 export const STAGED_TTL_HOURS = 24;
@@ -120,7 +120,7 @@ export function ensureStagedDir(root: string): string {
  * @example
  * ```ts
  * import { writeStaged } from "./staged.ts";
- * declare const record: import("../canonical.ts").JsonObject;
+ * declare const record: import("../pycompat/canonical.ts").JsonObject;
  * writeStaged("/p", record); // "/p/.agentteams/staged/<sid>.json"
  * ```
  */

@@ -18,11 +18,13 @@ export const LAYERS: LayerTable = {
       name: "cli",
       paths: ["main.ts", "lib/cli/", "lib/permissions.ts"],
       externals: ["node:*"],
+      surfaces: true,
     },
     {
       name: "acts",
-      paths: ["lib/acts/", "lib/runner/", "lib/mod.ts"],
+      paths: ["lib/acts/", "lib/runner/", "lib/mod.ts", "lib/triad.ts", "lib/team_audit.ts"],
       externals: ["node:*"],
+      surfaces: true,
     },
     {
       name: "capabilities",
@@ -40,6 +42,7 @@ export const LAYERS: LayerTable = {
         "lib/mcp/",
       ],
       externals: ["node:*", "zod", "yaml", "smol-toml"],
+      surfaces: true,
     },
     {
       name: "core",
@@ -51,12 +54,14 @@ export const LAYERS: LayerTable = {
         "lib/host/",
         "lib/json/",
         "lib/errors.ts",
-        "lib/canonical.ts",
+        "lib/pycompat/",
+        "lib/layout.ts",
         "lib/env.ts",
         "lib/text/",
         "lib/time/",
       ],
       externals: ["node:*", "zod"],
+      surfaces: true,
     },
   ],
 };

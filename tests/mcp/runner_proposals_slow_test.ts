@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { canonical } from "../../lib/canonical.ts";
+import { canonical } from "../../lib/pycompat/canonical.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { MCP_NONCE_MESSAGE } from "../../lib/runner/serve_one.ts";

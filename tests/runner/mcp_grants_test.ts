@@ -11,7 +11,7 @@ import { completePolicy } from "../../lib/acts/session.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
 import { QueueError } from "../../lib/errors.ts";
-import { parseRequest } from "../../lib/queue/request.ts";
+import { parseRequest } from "../../lib/queue/queued_request.ts";
 import { mcpDecision, type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
 import { stagedDir } from "../../lib/runner/staged.ts";
 import { lazyBackend } from "../../lib/sandbox/backend.ts";

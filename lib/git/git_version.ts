@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { gitVersionProblem } from "./version.ts";
+ * import { gitVersionProblem } from "./git_version.ts";
  * gitVersionProblem("git version 2.30.9"); // "git 2.30.9 is older than 2.31"
  * gitVersionProblem("git version 2.39.5 (Apple Git-154)"); // null
  * ```
@@ -30,7 +30,7 @@ export const MIN_GIT_VERSION: GitVersion = Object.freeze({ major: 2, minor: 31, 
  *
  * @example
  * ```ts
- * import { parseGitVersion } from "./version.ts";
+ * import { parseGitVersion } from "./git_version.ts";
  * parseGitVersion("git version 2.43.0\n"); // { major: 2, minor: 43, patch: 0 }
  * parseGitVersion("hub version 2.14.2"); // null
  * ```
@@ -46,7 +46,7 @@ export function parseGitVersion(text: string): GitVersion | null {
  *
  * @example
  * ```ts
- * import { isGitVersionSupported } from "./version.ts";
+ * import { isGitVersionSupported } from "./git_version.ts";
  * isGitVersionSupported({ major: 2, minor: 31, patch: 0 }); // true
  * isGitVersionSupported({ major: 2, minor: 30, patch: 99 }); // false
  * ```
@@ -62,7 +62,7 @@ export function isGitVersionSupported(v: GitVersion, min: GitVersion = MIN_GIT_V
  *
  * @example
  * ```ts
- * import { gitVersionProblem } from "./version.ts";
+ * import { gitVersionProblem } from "./git_version.ts";
  * gitVersionProblem("garbage"); // "cannot read the git version from \"garbage\""
  * ```
  */

@@ -16,7 +16,7 @@
  * @module
  */
 import { join } from "../fs/path.ts";
-import { QUEUE_DIR, STATE_DIR, STATUS_DIR } from "../ledger/paths.ts";
+import { QUEUE_DIR, STATE_DIR, STATUS_DIR } from "../layout.ts";
 
 /** A request's channel, taken from the directory it arrived in, never from a field. */
 export type Channel = "orchestrator" | "mcp";
@@ -43,7 +43,7 @@ export interface QueuePaths {
  *
  * @example
  * ```ts
- * import { queuePaths } from "./paths.ts";
+ * import { queuePaths } from "./queue_paths.ts";
  * queuePaths("/p").requests; // "/p/.agentteams-queue/requests"
  * queuePaths("/p").claimed; // "/p/.agentteams/queue-claimed"
  * ```
@@ -73,7 +73,7 @@ export function queuePaths(root: string): QueuePaths {
  *
  * @example
  * ```ts
- * import { channelDir, queuePaths } from "./paths.ts";
+ * import { channelDir, queuePaths } from "./queue_paths.ts";
  * channelDir(queuePaths("/p"), "mcp"); // "/p/.agentteams-queue/mcp-requests"
  * ```
  */
@@ -90,7 +90,7 @@ const TEMP = /^\.[0-9a-f]{32}\.tmp$/;
  *
  * @example
  * ```ts
- * import { idOfName } from "./paths.ts";
+ * import { idOfName } from "./queue_paths.ts";
  * idOfName("0123456789abcdef0123456789abcdef.json"); // "0123456789abcdef0123456789abcdef"
  * idOfName(".tmp-x.json"); // null
  * idOfName("0123456789ABCDEF0123456789ABCDEF.json"); // null
@@ -105,7 +105,7 @@ export function idOfName(name: string): string | null {
  *
  * @example
  * ```ts
- * import { isTempName } from "./paths.ts";
+ * import { isTempName } from "./queue_paths.ts";
  * isTempName(".0123456789abcdef0123456789abcdef.tmp"); // true
  * isTempName("notes.txt"); // false
  * ```
@@ -119,7 +119,7 @@ export function isTempName(name: string): boolean {
  *
  * @example
  * ```ts
- * import { isTempName, tempNameOf } from "./paths.ts";
+ * import { isTempName, tempNameOf } from "./queue_paths.ts";
  * isTempName(tempNameOf("0123456789abcdef0123456789abcdef")); // true
  * ```
  */
@@ -132,7 +132,7 @@ export function tempNameOf(id: string): string {
  *
  * @example
  * ```ts
- * import { isRequestId } from "./paths.ts";
+ * import { isRequestId } from "./queue_paths.ts";
  * isRequestId("0".repeat(32)); // true
  * isRequestId("../x"); // false
  * ```
@@ -146,7 +146,7 @@ export function isRequestId(id: string): boolean {
  *
  * @example
  * ```ts
- * import { isRequestId, newRequestId } from "./paths.ts";
+ * import { isRequestId, newRequestId } from "./queue_paths.ts";
  * isRequestId(newRequestId()); // true
  * ```
  */

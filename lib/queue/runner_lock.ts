@@ -6,7 +6,7 @@
  * @module
  */
 import { QueueError } from "../errors.ts";
-import { checkStatePath } from "../ledger/paths.ts";
+import { checkStatePath } from "../layout.ts";
 import { takeFlock } from "../fs/flock.ts";
 
 /** How long a second runner waits for the lock before it refuses. */
@@ -24,7 +24,7 @@ export interface RunnerLock {
  * @throws {QueueError} `RUNNER_RUNNING`
  * @example
  * ```ts
- * import { takeRunnerLock } from "./lock.ts";
+ * import { takeRunnerLock } from "./runner_lock.ts";
  * const dir = Deno.makeTempDirSync();
  * const lock = await takeRunnerLock(`${dir}/runner.lock`, Deno.pid);
  * lock.release();

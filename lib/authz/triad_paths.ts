@@ -6,27 +6,20 @@
  *
  * @example
  * ```ts
- * import { authzPaths } from "./paths.ts";
+ * import { authzPaths } from "./triad_paths.ts";
  * authzPaths("/p").waivers; // "/p/references/security-waivers.log.csv"
  * ```
  * @module
  */
 import { join } from "../fs/path.ts";
-
-/** The folder every triad file lives in, relative to its root. */
-export const REFERENCES_DIR = "references";
-/** The decision log (clearances), relative to the project. */
-export const DECISIONS_REL = "references/security-decisions.log.csv";
-/** The waiver ledger, relative to the project. */
-export const WAIVERS_REL = "references/security-waivers.log.csv";
-/** The grant ledger, relative to the holder's workspace. */
-export const GRANTS_REL = "references/capability-grants.log.csv";
-/** The approver roster, relative to the project (decisions, waivers) or team dir (grants). */
-export const ROSTER_REL = "references/security-approvers.txt";
-/** The Ed25519 verify-key store, relative to the team dir (`<key_id>.pub.pem` inside). */
-export const VERIFY_KEYS_REL = "references/authorized-verify-keys";
-/** The default team dir, relative to the project (`--team-dir` names another). */
-export const DEFAULT_TEAM_DIR_REL = ".agentteams/team";
+import {
+  DECISIONS_REL,
+  GRANTS_REL,
+  REFERENCES_DIR,
+  ROSTER_REL,
+  VERIFY_KEYS_REL,
+  WAIVERS_REL,
+} from "../layout.ts";
 
 /** The triad's absolute paths for one project. */
 export interface AuthzPaths {
@@ -49,7 +42,7 @@ export interface AuthzPaths {
  *
  * @example
  * ```ts
- * import { authzPaths } from "./paths.ts";
+ * import { authzPaths } from "./triad_paths.ts";
  * authzPaths("/p").decisions; // "/p/references/security-decisions.log.csv"
  * ```
  */

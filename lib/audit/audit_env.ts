@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { AUDIT_ENV } from "./env.ts";
+ * import { AUDIT_ENV } from "./audit_env.ts";
  * AUDIT_ENV.includes("LOG_TOKENS"); // true
  * ```
  * @module

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { withFileLock } from "./lock.ts";
+ * import { withFileLock } from "./ledger_lock.ts";
  * const p = Deno.makeTempDirSync() + "/x.lock";
  * const n = await withFileLock(p, () => 42);
  * ```
@@ -14,7 +14,7 @@
  */
 import { LedgerError } from "../errors.ts";
 import { withFlock } from "../fs/flock.ts";
-import { checkStatePath } from "./paths.ts";
+import { checkStatePath } from "../layout.ts";
 
 /**
  * Opens (creating if needed) `path` for read and append, takes an exclusive lock, runs `fn`, unlocks
@@ -24,7 +24,7 @@ import { checkStatePath } from "./paths.ts";
  *   lock is taken (`fn` is not run) or once `fn` is done (what `fn` wrote stays written).
  * @example
  * ```ts
- * import { withFileLock } from "./lock.ts";
+ * import { withFileLock } from "./ledger_lock.ts";
  * await withFileLock(Deno.makeTempDirSync() + "/a.lock", (f) => f.statSync().size);
  * ```
  */

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { parseRequest } from "./request.ts";
+ * import { parseRequest } from "./queued_request.ts";
  * const r = parseRequest({ kind: "verify-ledger", reply_key: btoa("k".repeat(32)) }, "orchestrator");
  * r.kind; // "verify-ledger"
  * ```
@@ -14,8 +14,8 @@
  */
 import { z } from "zod";
 import { QueueError } from "../errors.ts";
-import { SLUG_RE } from "../ledger/dispatch.ts";
-import type { Channel } from "./paths.ts";
+import { SLUG_RE } from "../layout.ts";
+import type { Channel } from "./queue_paths.ts";
 
 /** Largest request file the runner reads. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -104,7 +104,7 @@ export const REQUEST_KINDS: readonly RequestKind[] = QueueRequest.options.map((o
  *
  * @example
  * ```ts
- * import { isExpired } from "./request.ts";
+ * import { isExpired } from "./queued_request.ts";
  * isExpired({ expires: "2026-12-01T10:00:00Z" }, new Date("2026-12-01T10:00:01Z")); // true
  * isExpired({}, new Date()); // false
  * ```
@@ -120,7 +120,7 @@ export function isExpired(req: { readonly expires?: string }, now: Date): boolea
  *
  * @example
  * ```ts
- * import { kindOf } from "./request.ts";
+ * import { kindOf } from "./queued_request.ts";
  * kindOf({ kind: "run-request" }); // "run-request"
  * kindOf({ kind: "rm -rf" }); // null
  * ```
@@ -145,7 +145,7 @@ export const MCP_REQUEST_KINDS: readonly RequestKind[] = Object.freeze([
  * @throws {QueueError} `REQUEST_INVALID`, naming the first problem
  * @example
  * ```ts
- * import { parseRequest } from "./request.ts";
+ * import { parseRequest } from "./queued_request.ts";
  * try {
  *   parseRequest({ kind: "verify-ledger", reply_key: btoa("k".repeat(32)) }, "mcp");
  * } catch (e) {
@@ -209,7 +209,7 @@ export function toolOfRequest(
  *
  * @example
  * ```ts
- * import { requestJsonSchema } from "./request.ts";
+ * import { requestJsonSchema } from "./queued_request.ts";
  * requestJsonSchema().$id; // "https://agentteams.invalid/schemas/queue-request.schema.json"
  * ```
  */

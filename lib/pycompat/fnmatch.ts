@@ -1,5 +1,6 @@
 /**
- * Python `fnmatch` semantics for gate globs, `protected_paths` and command `writes` globs.
+ * Python `fnmatch` semantics for gate globs, `protected_paths` and command `writes` globs (what
+ * `protected_paths` covers is `lib/policy/protected_match.ts`).
  *
  * `*` matches any run of characters, `/` and newlines included (so `lean/*.lean` also matches
  * `lean/A/B.lean`); `?` matches one character; `[...]` is a set and `[!...]` its complement, with
@@ -12,9 +13,8 @@
  *
  * @example
  * ```ts
- * import { fnmatch, protectedMatch } from "./fnmatch.ts";
+ * import { fnmatch } from "./fnmatch.ts";
  * fnmatch("Lean/A/X.LEAN", "lean/*.lean"); // true: `*` crosses `/`
- * protectedMatch("secrets/prod/key.pem", ["secrets"]); // true: a literal covers what is below
  * ```
  * @module
  */
@@ -214,34 +214,4 @@ export function fnmatchCase(name: string, pattern: string): boolean {
  */
 export function fnmatch(name: string, pattern: string): boolean {
   return fnmatchCase(name.toLowerCase(), pattern.toLowerCase());
-}
-
-/**
- * Whether a project-relative path is covered by `protected_paths`. A pattern without wildcards
- * covers the path itself and everything below it (`secrets` covers `secrets/a/b`). A pattern with
- * wildcards covers a path it matches and, failing safe, everything below a directory it matches
- * (`build?` covers `build1/x`). Case-insensitive.
- *
- * @example
- * ```ts
- * import { protectedMatch } from "./fnmatch.ts";
- * protectedMatch("Secrets/api.key", ["secrets"]); // true
- * protectedMatch("src/app.ts", ["*.key"]); // false
- * ```
- */
-export function protectedMatch(rel: string, patterns: readonly string[]): boolean {
-  const path = rel.toLowerCase();
-  const parts = path.split("/");
-  for (const raw of patterns) {
-    const pat = raw.toLowerCase().replace(/\/+$/, "");
-    if (pat === "") continue;
-    if (!hasWildcard(pat)) {
-      if (path === pat || path.startsWith(pat + "/")) return true;
-      continue;
-    }
-    for (let n = parts.length; n > 0; n--) {
-      if (fnmatchCase(parts.slice(0, n).join("/"), pat)) return true;
-    }
-  }
-  return false;
 }

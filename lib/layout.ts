@@ -4,16 +4,16 @@
  *
  * @example
  * ```ts
- * import { statePaths } from "./paths.ts";
+ * import { statePaths } from "./layout.ts";
  * statePaths("/repo").ledger; // "/repo/.agentteams/proposal-ledger.jsonl"
  * ```
  * @module
  */
-import { join } from "../fs/path.ts";
-import { FsSafetyError, LedgerError } from "../errors.ts";
-import { readRegularFileSync } from "../fs/safe_read.ts";
-import { describeKind, lstatOrNullSync } from "../fs/entry.ts";
-import { fsyncDirSync } from "../fs/atomic_write.ts";
+import { join } from "./fs/path.ts";
+import { FsSafetyError, LedgerError } from "./errors.ts";
+import { readRegularFileSync } from "./fs/safe_read.ts";
+import { describeKind, lstatOrNullSync } from "./fs/entry.ts";
+import { fsyncDirSync } from "./fs/atomic_write.ts";
 
 /** The state directory's name inside a project. */
 export const STATE_DIR = ".agentteams";
@@ -22,8 +22,38 @@ export const QUEUE_DIR = ".agentteams-queue";
 /** The session-readable directory the runner publishes its liveness and results into. */
 export const STATUS_DIR = ".agentteams-status";
 
-/** Largest dispatch store read into memory (by key holders, the run guard and `verify` alike). */
-export const MAX_DISPATCH_STORE_BYTES = 256 * 1024 * 1024;
+/** The folder every triad file lives in, relative to its root. */
+export const REFERENCES_DIR = "references";
+/** The decision log (clearances), relative to the project. */
+export const DECISIONS_REL = "references/security-decisions.log.csv";
+/** The waiver ledger, relative to the project. */
+export const WAIVERS_REL = "references/security-waivers.log.csv";
+/** The grant ledger, relative to the holder's workspace. */
+export const GRANTS_REL = "references/capability-grants.log.csv";
+/** The approver roster, relative to the project (decisions, waivers) or team dir (grants). */
+export const ROSTER_REL = "references/security-approvers.txt";
+/** The Ed25519 verify-key store, relative to the team dir (`<key_id>.pub.pem` inside). */
+export const VERIFY_KEYS_REL = "references/authorized-verify-keys";
+/** The default team dir, relative to the project (`--team-dir` names another). */
+export const DEFAULT_TEAM_DIR_REL = ".agentteams/team";
+
+/** Agent slugs (`agent_policies` keys, dispatches, queue requests). */
+export const SLUG_RE = /^[a-z0-9][a-z0-9-]*$/;
+
+/**
+ * Why `agent` is no agent slug, or `null`: the one slug rule, for the library and the CLI.
+ *
+ * @example
+ * ```ts
+ * import { slugProblem } from "./layout.ts";
+ * slugProblem("worker"); // null
+ * slugProblem("Bad Slug"); // 'agent slug "Bad Slug" must match ^[a-z0-9][a-z0-9-]*$'
+ * ```
+ */
+export function slugProblem(agent: unknown): string | null {
+  if (typeof agent === "string" && SLUG_RE.test(agent)) return null;
+  return `agent slug ${JSON.stringify(agent)} must match ^[a-z0-9][a-z0-9-]*$`;
+}
 
 /** Every path of the signed state of one project. */
 export interface StatePaths {
@@ -44,7 +74,7 @@ export interface StatePaths {
  *
  * @example
  * ```ts
- * import { statePaths } from "./paths.ts";
+ * import { statePaths } from "./layout.ts";
  * statePaths("/repo").head; // "/repo/.agentteams/proposal-ledger.head"
  * ```
  */
@@ -65,7 +95,7 @@ export function statePaths(root: string): StatePaths {
  *
  * @example
  * ```ts
- * import { checkStatePath } from "./paths.ts";
+ * import { checkStatePath } from "./layout.ts";
  * checkStatePath("/nonexistent/x", "file"); // false
  * ```
  */
@@ -96,7 +126,7 @@ export function checkStatePath(path: string, kind: "file" | "dir"): boolean {
  * @throws {LedgerError} `LEDGER_UNSAFE_PATH`.
  * @example
  * ```ts
- * import { readStateFileSync } from "./paths.ts";
+ * import { readStateFileSync } from "./layout.ts";
  * readStateFileSync("/nonexistent/x", "ledger head", 4096); // null
  * ```
  */
@@ -118,7 +148,7 @@ export function readStateFileSync(path: string, what: string, maxBytes: number):
  *
  * @example
  * ```ts
- * import { ensureStateDir } from "./paths.ts";
+ * import { ensureStateDir } from "./layout.ts";
  * const p = ensureStateDir(Deno.makeTempDirSync());
  * ```
  */
