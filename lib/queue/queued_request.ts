@@ -190,7 +190,7 @@ export function parseRequest(value: unknown, channel: Channel): QueueRequestT {
  *
  * @example
  * ```ts
- * import { toolOfRequest } from "./request.ts";
+ * import { toolOfRequest } from "./queued_request.ts";
  * toolOfRequest({ kind: "stage-proposal", artifact: { kind: "delete-proposal" } }); // "delete_file"
  * toolOfRequest({ kind: "run-request", artifact: {} }); // "run_command"
  * ```
