@@ -223,6 +223,31 @@ export class SetupError extends familyError<"setup", SetupCode>("setup") {}
 export class QueueError extends familyError<"queue", QueueCode>("queue") {}
 
 /**
+ * `agentteams init` refused to switch a project on: a settings file it must not rewrite (JSONC,
+ * not JSON, a shape Claude Code rejects, a link), an agent file it cannot read, a link where it
+ * would write, or a merge that would still leave a required rule out. Nothing is written.
+ */
+export class InitError extends AgentTeamsError {
+  /** The rule family these refusals belong to. */
+  readonly family = "init";
+  /** A refusal with its stable `code` and a message that names what was wrong. */
+  constructor(
+    code:
+      | "INIT_SETTINGS_UNREADABLE"
+      | "INIT_AGENT_UNREADABLE"
+      | "INIT_LINK"
+      | "INIT_RULES_UNMET"
+      | "INIT_BRIEF_INVALID"
+      | "INIT_FILE_UNREADABLE"
+      | "INIT_BACKUP",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/**
  * A refusal the runner reported through the queue, rebuilt by the waiting CLI so it prints
  * exactly as the same refusal in direct mode: its family, code, message, details, exit code and
  * (for a command that ran) its result.
@@ -364,7 +389,8 @@ export type SandboxCode =
   | "UNCONFINED_NOT_ALLOWED"
   | "CONFINED_INVALID"
   | "CONFINED_FILE_UNSAFE"
-  | "CONFINED_PATH_UNSAFE";
+  | "CONFINED_PATH_UNSAFE"
+  | "NETWORK_LIST_UNSUPPORTED";
 
 /** The stable codes of {@link PermissionLayerError}. */
 export type PermissionLayerCode =

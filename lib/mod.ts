@@ -66,6 +66,7 @@ export type {
   PrivilegeProfile,
   WritePolicy,
 } from "./policy/types.ts";
+export type { NetworkRule } from "./policy/network_rules.ts";
 export type { Backend } from "./sandbox/decide.ts";
 export type { GrantedRoot } from "./sandbox/roots.ts";
 export type { GitContext, GitControlPath, WatchedGitPaths } from "./git/context.ts";

@@ -62,13 +62,15 @@
  *    paths (scripts/bench/sha256_paths.ts), against the verify floor and a bare Deno start.
  *
  * Usage: deno task bench [--quick]
- * [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate|mcp|sha256]
+ * [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate|mcp|sha256|netproxy]
  * [--keep]
  * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
  * @module
  */
 import { fileURLToPath } from "node:url";
+import { recordRow, tapSections, writeBenchReport } from "./bench/report.ts";
+import { netProxySection } from "./bench/net_proxy.ts";
 import { bundleTo } from "./bundle.ts";
 import { releaseFlags } from "../lib/permissions.ts";
 import { HmacKey, sha256Hex } from "../lib/crypto/hash.ts";
@@ -147,6 +149,7 @@ function fmt(ms: number): string {
 }
 
 function row(label: string, value: string, note = ""): void {
+  recordRow(label, value, note);
   console.log(`  ${label.padEnd(58)} ${value.padStart(14)}  ${note}`);
 }
 
@@ -1397,7 +1400,9 @@ async function mcpSection(): Promise<void> {
   if (!out.success) throw new Error("the mcp section failed");
 }
 
-console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${new Date().toISOString()}`);
+tapSections();
+const startedAt = new Date().toISOString();
+console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${startedAt}`);
 try {
   await initKeys();
   if (want("start")) await startSection();
@@ -1413,6 +1418,8 @@ try {
   if (want("gate")) await gateSection();
   if (want("mcp")) await mcpSection();
   if (want("sha256")) await sha256Section();
+  if (want("netproxy")) await netProxySection({ work, quick, row });
+  await writeBenchReport(`${root}/dist`, { mode: quick ? "quick" : "full", time: startedAt });
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
   else Deno.removeSync(work, { recursive: true });

@@ -31,6 +31,13 @@ import { agentText, namedEntry, walkTeam } from "./walk.ts";
 export interface AuditTeamOptions extends AuditOptions {
   /** Narrow what can be narrowed (`--fix`). */
   readonly fix?: boolean;
+  /**
+   * With `fix`: work out every change and write none (`--fix --dry-run`); each file a fix would
+   * change is reported `would-fix`, and the findings are the files' as they are.
+   */
+  readonly dryRun?: boolean;
+  /** Called with the count of agent files walked so far (a progress line; never a decision). */
+  readonly onProgress?: (files: number) => void;
   /** The operator's key dir and home (absolute), for the Claude settings check. */
   readonly operator?: { readonly keyDir: string; readonly homeDir: string };
   /**
@@ -108,7 +115,7 @@ export async function auditTeam(
 ): Promise<AuditResult> {
   const follow = followsLinks(opts);
   const home = opts.operator?.homeDir ?? null;
-  const groups = await collect(project, paths, follow, home);
+  const groups = await collect(project, paths, follow, home, opts.onProgress);
   let fixes: FixOutcome[] | undefined;
   if (opts.fix === true) {
     fixes = [];
@@ -120,7 +127,7 @@ export async function auditTeam(
         fixed.push(g);
         continue;
       }
-      const f = await fixGroup(project, g, opts.beforeWrite);
+      const f = await fixGroup(project, g, opts.beforeWrite, opts.dryRun === true);
       fixes.push(...f.outcomes);
       fixed.push({ ...g, entries: f.entries });
       stale ||= f.stale;
@@ -192,7 +199,10 @@ async function collect(
   paths: readonly string[],
   followLinks: boolean,
   home: string | null,
+  onProgress?: (files: number) => void,
 ): Promise<Group[]> {
+  let walked = 0;
+  const onFile = onProgress === undefined ? undefined : () => onProgress(++walked);
   const groups: Group[] = [];
   const named: AuditEntry[] = [];
   for (const p of paths.length === 0 ? ["."] : paths) {
@@ -214,7 +224,7 @@ async function collect(
       groups.push({
         base: root.base,
         prefix: shown === "." ? "" : shown,
-        entries: await walkTeam(root.base, { followLinks }),
+        entries: await walkTeam(root.base, { followLinks, onFile }),
         named: false,
         scope: root.scope,
       });
@@ -353,6 +363,7 @@ async function fixGroup(
   project: string,
   g: Group,
   beforeWrite: AuditTeamOptions["beforeWrite"],
+  dryRun: boolean,
 ): Promise<GroupFix> {
   const out: FixOutcome[] = [];
   const entries = [...g.entries];
@@ -388,6 +399,10 @@ async function fixGroup(
         reason: "an adopted file (no AGENTTEAMS fences), which --fix changes only when named: " +
           `run agentteams audit --fix ${shellWord(file)} (it would make: ${r.changes.join("; ")})`,
       });
+      continue;
+    }
+    if (dryRun) {
+      out.push({ file, outcome: "would-fix", changes: [...r.changes] });
       continue;
     }
     const abs = g.named ? (isAbsolute(e.rel) ? e.rel : join(g.base, e.rel)) : join(g.base, e.rel);

@@ -21,4 +21,14 @@ export {
 } from "./report.ts";
 export { auditRootOf } from "./root.ts";
 export type { AuditOptions, SettingsPlace } from "./team.ts";
+export {
+  agentFileKind,
+  type AuditEntry,
+  exemptFiles,
+  isAgentEntry,
+  kindOfPath,
+  slugOf,
+} from "./team.ts";
+export { WRITE_POLICY_REFERENCE } from "./fix.ts";
+export { walkTeam } from "./walk.ts";
 export { claudeLookDirs } from "./hosts/claude_dirs.ts";

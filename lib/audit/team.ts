@@ -154,8 +154,16 @@ function frameworkOf(kind: FileKind): Framework {
   }
 }
 
-/** An agent's slug: its file name without the framework's extension. */
-function slugOf(rel: string): string {
+/**
+ * An agent's slug: its file name without the framework's extension.
+ *
+ * @example
+ * ```ts
+ * import { slugOf } from "./team.ts";
+ * slugOf(".github/agents/reviewer.agent.md"); // "reviewer"
+ * ```
+ */
+export function slugOf(rel: string): string {
   return basename(rel).replace(
     /(\.agent\.md|\.chatmode\.md|\.recipe\.ya?ml|\.md|\.ya?ml|\.json|\.toml)$/,
     "",

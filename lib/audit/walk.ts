@@ -100,6 +100,8 @@ export async function walkTeam(
     followLinks: boolean;
     /** Walk only this folder of `dir` (e.g. `.claude/agents`), its paths still from `dir`. */
     readonly under?: string;
+    /** Called after each agent file is read (a progress line). */
+    readonly onFile?: () => void;
   },
 ): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
@@ -157,6 +159,7 @@ export async function walkTeam(
         // `recipes/` is audited only when it reads as a Goose recipe.
         if (kindOfPath(childRel) === null) continue;
         out.push(readEntrySync(childAbs, childRel));
+        opts.onFile?.();
       }
     }
   };

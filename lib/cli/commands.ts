@@ -19,6 +19,7 @@ import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
 import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
+import { PROGRESS_ENV } from "./terminal.ts";
 import { authzNeeds, teamDirOf } from "./authz_common.ts";
 import { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
@@ -41,6 +42,18 @@ const TRUST_ENV = ["HOME", "AGENTTEAMS_KEY_DIR"];
 
 /** What `doctor` reads of the environment: key custody's variables and every one the runner refuses. */
 const DOCTOR_ENV: readonly string[] = [...new Set([...KEY_ENV, ...RUNNER_FORBIDDEN_ENV])];
+
+/**
+ * What `init` reads of the environment: where the key dir is (the settings rules name it, no key
+ * is read), the yaml parser's switches (the audit), the progress line's.
+ */
+const INIT_ENV: readonly string[] = [
+  "HOME",
+  "AGENTTEAMS_KEY_DIR",
+  "AGENTTEAMS_PROPOSAL_LEDGER_KEY_FILE",
+  ...AUDIT_ENV,
+  ...PROGRESS_ENV,
+];
 
 const TEAM_DIR_FLAG = {
   name: "team-dir",
@@ -79,6 +92,20 @@ function releaseNeeds(ctx: Ctx, files: readonly string[], writes: boolean): Need
   const dir = ctx.parsed.positionals.DIR;
   const dirs = typeof dir === "string" ? [resolve(dir)] : [];
   return { ...NO_NEEDS, read: [...read, ...dirs], write: writes ? dirs : [] };
+}
+
+/**
+ * What the audit reads above each team root: Claude Code and the Copilot CLI also load each
+ * parent's agent folders up to the git root (lib/audit/hosts/claude_dirs.ts, copilot.ts), so the
+ * audit looks at each parent's .git, .claude and .github, and reads nothing else there (`audit`
+ * and `init`, which runs it).
+ */
+function parentAgentLooks(roots: readonly string[]): string[] {
+  return roots.flatMap((r) =>
+    claudeLookDirs(r, null).slice(1).flatMap((d) =>
+      [".git", ".claude", ".github"].map((n) => join(d, n))
+    )
+  );
 }
 
 /** Every command, in help order. */
@@ -192,7 +219,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
       ...QUEUE_FLAGS,
     ],
-    env: KEY_ENV,
+    // The progress line reads CI and TERM (lib/cli/terminal.ts), in every form.
+    env: [...KEY_ENV, ...PROGRESS_ENV],
     needs: (ctx) => {
       const extra: string[] = [];
       for (const f of ["checkpoint", "verify-key", "pubkey"]) {
@@ -264,12 +292,17 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: [
       { name: "format", kind: "string", value: "FMT", help: "text (default), json or sarif" },
       { name: "fix", kind: "bool", help: "narrow what can be narrowed cleanly, then audit again" },
+      {
+        name: "dry-run",
+        kind: "bool",
+        help: "with --fix: show what it would change, write nothing",
+      },
       { name: "strict", kind: "bool", help: "fail on warnings too" },
       { name: "allow-empty", kind: "bool", help: "finding no agent file is expected (no failure)" },
     ],
     // The yaml package's parser reads these two (its debug switches) on every parse; HOME and
     // the key dir's variable place the key dir for the Claude settings check (no key is read).
-    env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
+    env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR", ...PROGRESS_ENV],
     // The project and the named directories (read; written only with --fix), and the brief.
     needs: (ctx) => {
       const named = ((ctx.parsed.positionals.DIR as string[] | undefined) ?? []).map((d) =>
@@ -277,15 +310,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       );
       // A named agent folder is walked from its team's root.
       const roots = [ctx.project, ...named.map((d) => auditRootOf(d, ctx.project).base)];
-      const fix = ctx.parsed.flags.fix === true;
-      // Claude Code and the Copilot CLI also load each parent's agent folders up to the git root
-      // (lib/audit/hosts/claude_dirs.ts, copilot.ts): the audit looks at each parent's .git,
-      // .claude and .github, and reads nothing else there.
-      const parents = roots.flatMap((r) =>
-        claudeLookDirs(r, null).slice(1).flatMap((d) =>
-          [".git", ".claude", ".github"].map((n) => join(d, n))
-        )
-      );
+      // --fix --dry-run writes nothing.
+      const fix = ctx.parsed.flags.fix === true && ctx.parsed.flags["dry-run"] !== true;
+      const parents = parentAgentLooks(roots);
       return {
         ...NO_NEEDS,
         read: [...roots, ...parents, ...briefFlagReads(ctx)],
@@ -576,6 +603,35 @@ export const COMMANDS: readonly CommandSpec[] = [
       return mergeNeeds(base, keyNeeds(ctx), stateNeeds(ctx, consume));
     },
     run: async (ctx) => (await loadCode(() => import("./gate_cmd.ts"))).gate(ctx),
+  },
+  {
+    words: ["init"],
+    summary: "switch the project on: brief, session settings, .gitignore, reference file; " +
+      "then what audit --fix would change",
+    help:
+      "Shows each change before it makes it; --dry-run only shows. The brief names the agents\n" +
+      "the project's agent files define; the Claude Code settings get exactly the deny rules\n" +
+      "doctor requires, merged without losing yours (a settings file with comments, or not\n" +
+      "JSON, is refused, never rewritten); .gitignore gets the runner's folders. An existing\n" +
+      "brief or reference file is never overwritten, unless --force, which backs it up first\n" +
+      "(<file>.bak). Writes are atomic and through no link. A second run changes nothing.",
+    positionals: [],
+    flags: [
+      { name: "dry-run", kind: "bool", help: "show every change, make none" },
+      { name: "force", kind: "bool", help: "replace a brief that differs (backed up first)" },
+    ],
+    env: INIT_ENV,
+    // The project (read; written unless --dry-run, through the anchored write's Perl), --brief.
+    needs: (ctx) => {
+      const dry = ctx.parsed.flags["dry-run"] === true;
+      return {
+        ...NO_NEEDS,
+        read: [ctx.project, ...parentAgentLooks([ctx.project]), ...briefFlagReads(ctx)],
+        write: dry ? [] : [ctx.project],
+        run: dry ? [] : [PERL_PATH],
+      };
+    },
+    run: async (ctx) => (await loadCode(() => import("./init_cmd.ts"))).init(ctx),
   },
   {
     words: ["doctor"],

@@ -37,7 +37,7 @@ export function readfsRootOf(ctx: Ctx): string {
 }
 
 /** The key dir `readfs` refuses to read, or `null` when the environment names none usable. */
-export function keyDirOrNull(ctx: Ctx): string | null {
+function keyDirOrNull(ctx: Ctx): string | null {
   try {
     return keyDir(ctx.env);
   } catch {

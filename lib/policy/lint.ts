@@ -47,6 +47,7 @@ import { probeArgPattern } from "./probes.ts";
 import { programProblem } from "./program_rules.ts";
 import { compileArgPattern } from "../pycompat/pyre.ts";
 import type { RawPolicy } from "./brief_schema.ts";
+import { parseNetworkRule } from "./network_rules.ts";
 import {
   inWriteScopes,
   isLiteralScope,
@@ -246,6 +247,15 @@ function checkCommands(
         }
       })
     );
+    const network = entry.network;
+    if (Array.isArray(network)) {
+      network.forEach((rule, i) =>
+        unit(() => {
+          const r = parseNetworkRule(rule);
+          if (!r.ok) throw lint(src, [...base, "network", i], r.problem);
+        })
+      );
+    }
     if (entry.stdin_gates !== undefined) {
       unit(() => {
         if (entry.stdin_gates?.length === 0) {

@@ -16,7 +16,9 @@ export * from "./types.ts";
 export * from "./control_plane.ts";
 export { defaultBriefPath, loadPolicy, MAX_BRIEF_BYTES, readBriefBytes } from "./brief.ts";
 export type { UnreadableReason } from "./brief.ts";
-export { briefRelative, parsePolicy } from "./parse.ts";
+export { briefFindings, briefRelative, parsePolicy } from "./parse.ts";
+export { briefTemplate, type FoundAgent } from "./brief_template.ts";
+export { mergeDenyRules } from "./session_settings_merge.ts";
 export type { ParsePolicyOptions } from "./parse.ts";
 export {
   AGENT_SLUG,
@@ -64,8 +66,17 @@ export { literalDirScopeHint, literalScopeAbove } from "./scope.ts";
 export {
   SESSION_SETTINGS_FILES,
   sessionSettingsFindings,
+  type SessionSettingsInput,
   type SettingsFinding,
   type SettingsText,
   writeDenied,
 } from "./session_settings.ts";
-export { readSessionSettings } from "./session_settings_read.ts";
+export { MAX_SETTINGS_BYTES, readSessionSettings } from "./session_settings_read.ts";
+export {
+  DEFAULT_PORTS,
+  hostAllowed,
+  type NetworkRule,
+  normalizeHost,
+  parseNetworkRule,
+  parseNetworkRules,
+} from "./network_rules.ts";

@@ -60,6 +60,8 @@ export interface RunRequestResult {
   backend?: Backend;
   /** Whether processes outlived the command and were killed. */
   survivors_killed?: boolean;
+  /** Under a network list: each `host:port` the run's proxy refused. */
+  network_refused?: string[];
   /** What the undeclared-write check cannot see. */
   blind_spot: string;
 }

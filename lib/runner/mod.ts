@@ -7,5 +7,5 @@
  */
 
 export { loadGrantedRoots, placedGrants } from "./granted.ts";
-export { type Check, preflight, preflightExit } from "./preflight.ts";
+export { type Check, operatorSettingsInput, preflight, preflightExit } from "./preflight.ts";
 export { serve, type ServeReport } from "./serve.ts";

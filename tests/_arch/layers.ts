@@ -22,7 +22,14 @@ export const LAYERS: LayerTable = {
     },
     {
       name: "acts",
-      paths: ["lib/acts/", "lib/runner/", "lib/mod.ts", "lib/triad.ts", "lib/team_audit.ts"],
+      paths: [
+        "lib/acts/",
+        "lib/runner/",
+        "lib/init/",
+        "lib/mod.ts",
+        "lib/triad.ts",
+        "lib/team_audit.ts",
+      ],
       externals: ["node:*"],
       surfaces: true,
     },
