@@ -14,6 +14,7 @@ import { canonical } from "../../lib/pycompat/canonical.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { MCP_NONCE_MESSAGE } from "../../lib/runner/serve_one.ts";
+import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import { stagedDir } from "../../lib/runner/staged.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { snapshotTreeSync } from "../_helpers/mod.ts";
@@ -58,8 +59,13 @@ const result = (r: Call) => r.structuredContent?.result as Record<string, unknow
 /** The project as it stands, without what serving a refused request may move. */
 function state(w: World) {
   const dispatches = join(w.project, ".agentteams", "dispatches.jsonl");
+  // Acks the runner is checking pass through here whatever it serves.
+  const acks = queuePaths(w.project).ackClaimed + "/";
   const ignored = ignoredByState(w);
-  return snapshotTreeSync([w.project, w.home, w.keyDir], (p) => p === dispatches || ignored(p));
+  return snapshotTreeSync(
+    [w.project, w.home, w.keyDir],
+    (p) => p === dispatches || p.startsWith(acks) || ignored(p),
+  );
 }
 
 /** Asserts the call was refused with `code` and that it wrote nothing: no file, no act row. */
@@ -127,6 +133,36 @@ Deno.test("mcp runner: change and deletion proposals served by a real agentteams
             assert.equal(row?.path, "src/new.txt");
           },
         );
+
+        await t.step("dry_run: every check, nothing written and nothing staged", async () => {
+          const rows = w.rows().length;
+          const before = state(w);
+          const change = await call(worker, "write_file", {
+            dispatch: nonce,
+            path: "src/dry.txt",
+            base_sha256: "absent",
+            content: "dry\n",
+            rationale: "dry run",
+            dry_run: true,
+          });
+          assert.equal(change.isError, undefined, textOf(change));
+          assert.equal(result(change).written, false);
+          const deletion = await call(worker, "delete_file", {
+            dispatch: nonce,
+            path: "src/a.txt",
+            base_sha256: base,
+            rationale: "dry run",
+            dry_run: true,
+          });
+          assert.equal(deletion.isError, undefined, textOf(deletion));
+          assert.equal(result(deletion).staged, false);
+          assert.equal(result(deletion).written, false);
+          assertSameTree(before, state(w), "dry runs");
+          assert.deepEqual(
+            w.rows().slice(rows).map((x) => x.action),
+            ["runner-request", "runner-request"],
+          );
+        });
 
         await t.step("a bad nonce: the channel's one answer, nothing written", async () => {
           const args = (dispatch: string) => ({
