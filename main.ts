@@ -22,7 +22,16 @@ if (import.meta.main) {
     cli = await loadCode(() => import("./lib/cli/main.ts"));
   } catch (e) {
     const { code, message } = otherRefusal(e);
-    console.error(`agentteams: refused: ${code}: ${message}`);
+    // The command table is what could not be loaded, so the refusal names the command as typed:
+    // its leading words (at most two, each a lower-case word), as the CLI's own refusals do.
+    const words: string[] = [];
+    for (const a of Deno.args) {
+      if (words.length === 2 || !/^[a-z][a-z-]*$/.test(a)) break;
+      words.push(a);
+    }
+    console.error(
+      `agentteams${words.length ? ` ${words.join(" ")}` : ""}: refused: ${code}: ${message}`,
+    );
     if (Deno.args.includes("--json")) {
       console.log(JSON.stringify({ ok: false, error: { code, message } }));
     }

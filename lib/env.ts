@@ -37,8 +37,9 @@ export const LC_NAMES: readonly string[] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { expandEnvNames } from "./env.ts";
- * expandEnvNames(["HOME", "LC_*"]).includes("LC_ALL"); // true
+ * assert.equal(expandEnvNames(["HOME", "LC_*"]).includes("LC_ALL"), true);
  * ```
  */
 export function expandEnvNames(names: readonly string[]): string[] {
@@ -57,8 +58,9 @@ export const PROGRESS_ENV: readonly string[] = Object.freeze(["CI", "TERM"]);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readEnv } from "./env.ts";
- * typeof readEnv(["PATH"]).PATH; // "string"
+ * assert.equal(typeof readEnv(["PATH"]).PATH, "string");
  * ```
  */
 export function readEnv(names: readonly string[]): Record<string, string | undefined> {

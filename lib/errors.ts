@@ -68,10 +68,11 @@ export abstract class AgentTeamsError extends Error {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { familyError } from "./errors.ts";
  * class DemoError extends familyError<"demo", "DEMO_REFUSED">("demo") {}
  * const e = new DemoError("DEMO_REFUSED", "refused");
- * [e.family, e.code, e.exitCode, e.name]; // ["demo", "DEMO_REFUSED", 1, "DemoError"]
+ * assert.deepEqual([e.family, e.code, e.exitCode, e.name], ["demo", "DEMO_REFUSED", 1, "DemoError"]);
  * ```
  */
 export function familyError<F extends string, C extends string>(
@@ -125,10 +126,11 @@ export class RequestError extends familyError<"request", RequestCode>("request")
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runOutcomeError } from "./errors.ts";
  * class DemoOutcome extends runOutcomeError("DEMO") {}
  * const e = new DemoOutcome("it ran", { exit_code: 0 });
- * [e.code, e.exitCode, e.result.exit_code]; // ["DEMO", 3, 0]
+ * assert.deepEqual([e.code, e.exitCode, e.result.exit_code], ["DEMO", 3, 0]);
  * ```
  */
 export function runOutcomeError<C extends string>(
@@ -440,9 +442,10 @@ export type QueueCode =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isAgentTeamsError, UsageError } from "./errors.ts";
- * isAgentTeamsError(new UsageError("USAGE", "no command given")); // true
- * isAgentTeamsError(new Error("boom")); // false
+ * assert.equal(isAgentTeamsError(new UsageError("USAGE", "no command given")), true);
+ * assert.equal(isAgentTeamsError(new Error("boom")), false);
  * ```
  */
 export function isAgentTeamsError(e: unknown): e is AgentTeamsError {
@@ -455,10 +458,11 @@ export function isAgentTeamsError(e: unknown): e is AgentTeamsError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { refusalCode, UsageError } from "./errors.ts";
- * refusalCode(new UsageError("USAGE", "no command given")); // "USAGE"
- * refusalCode(new Deno.errors.NotCapable("Requires read access")); // "NOT_CAPABLE"
- * refusalCode(new Error("boom")); // "INTERNAL"
+ * assert.equal(refusalCode(new UsageError("USAGE", "no command given")), "USAGE");
+ * assert.equal(refusalCode(new Deno.errors.NotCapable("Requires read access")), "NOT_CAPABLE");
+ * assert.equal(refusalCode(new Error("boom")), "INTERNAL");
  * ```
  */
 export function refusalCode(e: unknown): string {
@@ -474,8 +478,9 @@ export function refusalCode(e: unknown): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { otherRefusal } from "./errors.ts";
- * otherRefusal(new TypeError("boom")); // { code: "INTERNAL", message: "TypeError: boom" }
+ * assert.deepEqual(otherRefusal(new TypeError("boom")), { code: "INTERNAL", message: "TypeError: boom" });
  * ```
  */
 export function otherRefusal(e: unknown): { code: string; message: string } {

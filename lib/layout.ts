@@ -4,8 +4,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { statePaths } from "./layout.ts";
- * statePaths("/repo").ledger; // "/repo/.agentteams/proposal-ledger.jsonl"
+ * assert.equal(statePaths("/repo").ledger, "/repo/.agentteams/proposal-ledger.jsonl");
  * ```
  * @module
  */
@@ -45,9 +46,10 @@ export const SLUG_RE = /^[a-z0-9][a-z0-9-]*$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { slugProblem } from "./layout.ts";
- * slugProblem("worker"); // null
- * slugProblem("Bad Slug"); // 'agent slug "Bad Slug" must match ^[a-z0-9][a-z0-9-]*$'
+ * assert.equal(slugProblem("worker"), null);
+ * assert.equal(slugProblem("Bad Slug"), 'agent slug "Bad Slug" must match ^[a-z0-9][a-z0-9-]*$');
  * ```
  */
 export function slugProblem(agent: unknown): string | null {
@@ -74,8 +76,9 @@ export interface StatePaths {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { statePaths } from "./layout.ts";
- * statePaths("/repo").head; // "/repo/.agentteams/proposal-ledger.head"
+ * assert.equal(statePaths("/repo").head, "/repo/.agentteams/proposal-ledger.head");
  * ```
  */
 export function statePaths(root: string): StatePaths {
@@ -95,8 +98,9 @@ export function statePaths(root: string): StatePaths {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkStatePath } from "./layout.ts";
- * checkStatePath("/nonexistent/x", "file"); // false
+ * assert.equal(checkStatePath("/nonexistent/x", "file"), false);
  * ```
  */
 export function checkStatePath(path: string, kind: "file" | "dir"): boolean {
@@ -126,8 +130,9 @@ export function checkStatePath(path: string, kind: "file" | "dir"): boolean {
  * @throws {LedgerError} `LEDGER_UNSAFE_PATH`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readStateFileSync } from "./layout.ts";
- * readStateFileSync("/nonexistent/x", "ledger head", 4096); // null
+ * assert.equal(readStateFileSync("/nonexistent/x", "ledger head", 4096), null);
  * ```
  */
 export function readStateFileSync(path: string, what: string, maxBytes: number): Uint8Array | null {

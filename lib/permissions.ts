@@ -51,8 +51,9 @@ function uniqSorted(xs: readonly string[]): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mergeNeeds, NO_NEEDS } from "./permissions.ts";
- * mergeNeeds(NO_NEEDS, { ...NO_NEEDS, env: ["HOME"] }).env; // ["HOME"]
+ * assert.deepEqual(mergeNeeds(NO_NEEDS, { ...NO_NEEDS, env: ["HOME"] }).env, ["HOME"]);
  * ```
  */
 export function mergeNeeds(...all: Needs[]): Needs {
@@ -113,8 +114,9 @@ function checkListValue(kind: string, v: string): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { launchFlags, NO_NEEDS } from "./permissions.ts";
- * launchFlags({ ...NO_NEEDS, run: ["/usr/bin/git"] }); // ["--no-prompt", "--allow-run=/usr/bin/git"]
+ * assert.deepEqual(launchFlags({ ...NO_NEEDS, run: ["/usr/bin/git"] }), ["--no-prompt", "--allow-run=/usr/bin/git"]);
  * ```
  */
 export function launchFlags(needs: Needs): string[] {
@@ -235,9 +237,10 @@ const PROGRAMS_NOT_ON: Record<ReleaseOs, readonly string[]> = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { releaseFlags } from "./permissions.ts";
- * releaseFlags().includes("--allow-net"); // false
- * releaseFlags("linux").some((f) => f.includes("sandbox-exec")); // false
+ * assert.equal(releaseFlags().includes("--allow-net"), false);
+ * assert.equal(releaseFlags("linux").some((f) => f.includes("sandbox-exec")), false);
  * ```
  */
 export function releaseFlags(os?: ReleaseOs): string[] {

@@ -5,8 +5,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { deletionAction } from "./triad.ts";
- * deletionAction("docs/old.md"); // "delete:docs/old.md"
+ * assert.equal(deletionAction("docs/old.md"), "delete:docs/old.md");
  * ```
  * @module
  */

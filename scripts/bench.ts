@@ -111,7 +111,7 @@ import {
   removePrivateTmpdir,
 } from "../lib/sandbox/run_dir.ts";
 import { loadLedgerKey, readRunnerPublicText } from "../lib/crypto/keys.ts";
-import { sealPublicFromPem } from "../lib/crypto/seal.ts";
+import { sealPublicFromPem } from "../lib/crypto/x25519.ts";
 import { submitRequest, waitForResult } from "../lib/queue/client.ts";
 import { liveRunner } from "../lib/queue/liveness.ts";
 import { queuePaths } from "../lib/queue/queue_paths.ts";

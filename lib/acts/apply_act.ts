@@ -6,13 +6,15 @@
  * refusal after it.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p with a brief and the operator's ledger key (agentteams keys init); shown, not run
+ * import assert from "node:assert/strict";
  * import { applyAct } from "./apply_act.ts";
  * import { performAct } from "./pipeline.ts";
  * import { startSession } from "./session.ts";
  * const session = startSession({ root: "/work/p", env: Deno.env.toObject() });
  * const r = await performAct(session, applyAct, JSON.parse(Deno.readTextFileSync("p.json")));
- * r.written; // true
+ * assert.equal(r.written, true);
  * ```
  * @module
  */

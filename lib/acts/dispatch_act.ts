@@ -91,7 +91,8 @@ async function requireDispatchAllowed(
  *
  * @throws {DispatchError} `UNKNOWN_AGENT`, its details the agent, the brief, the suggestion.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs policy, which it declares rather than makes.
  * import { requireBriefAgent } from "./dispatch_act.ts";
  * import type { Policy } from "../policy/types.ts";
  * declare const policy: Policy; // agent_policies: {worker}
@@ -114,7 +115,8 @@ export function requireBriefAgent(policy: Policy, agent: string): void {
  *   (a HALT on `*`: the emergency stop). {@link PolicyError} for a
  *   missing or broken brief; whatever `key` throws; the ledger's and the store's refusals.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs hmac, which it declares rather than makes.
  * import { issueBriefDispatch } from "./dispatch_act.ts";
  * import type { HmacKey } from "../crypto/hash.ts";
  * declare const hmac: HmacKey; // in /work/p, whose brief names `worker`
@@ -144,7 +146,8 @@ export async function issueBriefDispatch(
  *
  * @throws {DispatchError} `DISPATCH_OPERATOR_ONLY`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs policy, which it declares rather than makes.
  * import { requireQueueDispatchable } from "./dispatch_act.ts";
  * import type { Policy } from "../policy/types.ts";
  * declare const policy: Policy; // agent_policies: {worker: {}, deployer: {dispatch: "operator"}}
@@ -199,7 +202,8 @@ function requireShape(agent: string, opts: BriefDispatchOptions): void {
  * @throws {DispatchError} `BAD_SLUG`, `BAD_LIMITS`. `AuthzError` `HALTED`; whatever `key`
  *   throws; the ledger's and the store's refusals.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs hmac, which it declares rather than makes.
  * import { issueUnbriefedDispatch } from "./dispatch_act.ts";
  * import type { HmacKey } from "../crypto/hash.ts";
  * declare const hmac: HmacKey; // in /work/p, which has no brief

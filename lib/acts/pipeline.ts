@@ -22,7 +22,8 @@
  *    which is the signal `ledger verify` and the operator look for.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs session, which it declares rather than makes.
  * import { performAct } from "./pipeline.ts";
  * import { applyAct } from "./apply_act.ts";
  * import type { Session } from "./session.ts";
@@ -104,7 +105,8 @@ function isPending(s: SessionSource): s is PendingSession {
  * @throws the kind's refusals (`ProposalError`, `RequestError`, ...), dispatch, ledger and sandbox
  *   errors, and the kind's outcome errors (`UndeclaredWritesError`, `RunTimeoutError`).
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p with a brief and the operator's ledger key (agentteams keys init)
  * import { performAct } from "./pipeline.ts";
  * import { runAct } from "./run_act.ts";
  * import { startSession } from "./session.ts";

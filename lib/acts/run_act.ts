@@ -17,7 +17,8 @@
  *   undeclared writes and timeouts then fail with exit 3.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p with a brief and the operator's ledger key (agentteams keys init)
  * import { runAct } from "./run_act.ts";
  * import { performAct } from "./pipeline.ts";
  * import { startSession } from "./session.ts";
@@ -371,9 +372,10 @@ function finishRun(plan: RunPlan, ran: Ran): RunRequestResult {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runActWith } from "./run_act.ts";
  * const capped = runActWith({ timeoutCap: 120 });
- * capped.action; // "run-request"
+ * assert.equal(capped.action, "run-request");
  * ```
  */
 export function runActWith(
@@ -428,10 +430,11 @@ export const runAct: ActSpec<CommandRequestT, RunPlan, Ran, RunRequestResult> = 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runExit } from "./run_act.ts";
- * runExit(0); // 0
- * runExit(-9); // 137
- * runExit(null); // 1
+ * assert.equal(runExit(0), 0);
+ * assert.equal(runExit(-9), 137);
+ * assert.equal(runExit(null), 1);
  * ```
  */
 export function runExit(exit: number | null): number {

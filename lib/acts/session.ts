@@ -15,11 +15,13 @@
  * gives the variables it means and keeps its own environment as it is.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p with a brief and the operator's ledger key (agentteams keys init), under HOME=/home/op
+ * import assert from "node:assert/strict";
  * import { startSession } from "./session.ts";
  * const pending = startSession({ root: "/work/p", env: { HOME: "/home/op", PATH: "/usr/bin:/bin" } });
  * const session = await pending.ready; // the brief loaded, HOME checked
- * session.policy.briefRel; // "agentteams.jsonc"
+ * assert.equal(session.policy.briefRel, "agentteams.jsonc");
  * ```
  * @module
  */
@@ -128,7 +130,8 @@ export interface SessionOptions {
  * did): it is then not read again.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p with a brief
  * import { completePolicy } from "./session.ts";
  * const policy = await completePolicy("/work/p", undefined, { HOME: "/home/op" });
  * Object.keys(policy.agents);
@@ -154,7 +157,8 @@ export async function completePolicy(
  * config could run). Any other failure to resolve git refuses (`GIT_UNAVAILABLE`).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a git worktree at /work/p
  * import { planeFromGit } from "./session.ts";
  * import { openGitContext } from "../git/context.ts";
  * const plane = await planeFromGit("/work/p", openGitContext("/work/p"));
@@ -188,7 +192,8 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
  *
  * @throws {KeyError} when no key can be loaded (nothing can be recorded then).
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p with a brief and the operator's ledger key (agentteams keys init)
  * import { startSession } from "./session.ts";
  * const s = startSession({ root: "/work/p", env: Deno.env.toObject() });
  * s.key.source; // "file": the key file in the key dir
@@ -251,7 +256,8 @@ export interface SessionParts {
  * the key dir from the environment, the backend and git decided lazily, the confined gate runner.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs key, policy, which it declares rather than makes.
  * import { sessionOf } from "./session.ts";
  * import type { LedgerKey } from "../crypto/keys.ts";
  * import type { Policy } from "../policy/types.ts";

@@ -6,8 +6,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseArtifact } from "./artifact.ts";
- * parseArtifact('{"kind": "nope"}'); // throws ARTIFACT_INVALID
+ * assert.throws(() => parseArtifact('{"kind": "nope"}'), { code: "ARTIFACT_INVALID" });
  * ```
  * @module
  */
@@ -64,8 +65,9 @@ function readError(e: JsonReadError): ProposalError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lonelySurrogateAt } from "./artifact.ts";
- * lonelySurrogateAt({ a: ["ok", "\ud800"] }, ""); // "a[1]"
+ * assert.equal(lonelySurrogateAt({ a: ["ok", "\ud800"] }, ""), "a[1]");
  * ```
  */
 export function lonelySurrogateAt(v: unknown, at: string): string | null {
@@ -89,9 +91,10 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { escapeLoneSurrogates } from "./artifact.ts";
- * escapeLoneSurrogates('unknown field "x\ud800"'); // 'unknown field "x\\ud800"'
- * escapeLoneSurrogates("\ud83d\ude00"); // "\ud83d\ude00" (a pair)
+ * assert.equal(escapeLoneSurrogates('unknown field "x\ud800"'), 'unknown field "x\\ud800"');
+ * assert.equal(escapeLoneSurrogates("\ud83d\ude00"), "\ud83d\ude00"); // (a pair)
  * ```
  */
 export function escapeLoneSurrogates(s: string): string {
@@ -105,8 +108,11 @@ export function escapeLoneSurrogates(s: string): string {
  * @throws {ProposalError} `ARTIFACT_INVALID`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateArtifact } from "./artifact.ts";
- * validateArtifact({ kind: "delete-proposal" }); // throws: missing required field "dispatch"
+ * assert.throws(() => validateArtifact({ kind: "delete-proposal" }), {
+ *   message: /^missing required field "dispatch"/,
+ * });
  * ```
  */
 export function validateArtifact(v: unknown): Artifact {
@@ -145,8 +151,12 @@ export function validateArtifact(v: unknown): Artifact {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseArtifact } from "./artifact.ts";
- * parseArtifact("[]"); // throws ARTIFACT_INVALID: not a JSON object
+ * assert.throws(() => parseArtifact("[]"), {
+ *   code: "ARTIFACT_INVALID",
+ *   message: "the artifact is not a JSON object",
+ * });
  * ```
  */
 export function parseArtifact(text: string): Artifact {

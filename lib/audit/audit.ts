@@ -102,7 +102,8 @@ function followsLinks(opts: AuditTeamOptions): boolean {
  * together), relative to `project`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it audits a team in the working directory (a real project's .claude/, .codex/)
  * import { auditTeam } from "./audit.ts";
  * const r = await auditTeam("/work/proj", ["."], { switchOn: true, frameworks: [] });
  * r.findings.filter((f) => f.severity === "error").length; // 0 for a compliant team

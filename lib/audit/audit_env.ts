@@ -4,8 +4,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AUDIT_ENV } from "./audit_env.ts";
- * AUDIT_ENV.includes("LOG_TOKENS"); // true
+ * assert.equal(AUDIT_ENV.includes("LOG_TOKENS"), true);
  * ```
  * @module
  */

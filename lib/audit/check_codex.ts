@@ -21,8 +21,9 @@ export type TomlRead =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readToml } from "./check_codex.ts";
- * readToml('sandbox_mode = "read-only"\n').ok; // true
+ * assert.equal(readToml('sandbox_mode = "read-only"\n').ok, true);
  * ```
  */
 export function readToml(text: string): TomlRead {
@@ -211,8 +212,9 @@ function roleFileSpots(value: Record<string, unknown>, lines: Map<string, number
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkCodexConfig } from "./check_codex.ts";
- * checkCodexConfig("[mcp_servers.x]\ncommand = \"x\"\n").map((s) => s.code); // ["CODEX_MCP"]
+ * assert.deepEqual(checkCodexConfig("[mcp_servers.x]\ncommand = \"x\"\n").map((s) => s.code), ["CODEX_MCP"]);
  * ```
  */
 export function checkCodexConfig(text: string): Spot[] {
@@ -235,8 +237,9 @@ export function checkCodexConfig(text: string): Spot[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { tomlName } from "./check_codex.ts";
- * tomlName('name = "orchestrator"\n'); // "orchestrator"
+ * assert.equal(tomlName('name = "orchestrator"\n'), "orchestrator");
  * ```
  */
 export function tomlName(text: string): string | null {

@@ -48,9 +48,10 @@ const NULLISH = /^(~|null|Null|NULL)?$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readFrontMatter } from "./front_matter.ts";
  * import { toolsDecl } from "./check_markdown.ts";
- * toolsDecl(readFrontMatter("---\ntools: Read, Grep\n---\n")).shape; // "line"
+ * assert.equal(toolsDecl(readFrontMatter("---\ntools: Read, Grep\n---\n")).shape, "line");
  * ```
  */
 export function toolsDecl(fm: FrontMatter): ToolsDecl {
@@ -130,10 +131,11 @@ function lastLineOf(fm: FrontMatter, v: YNode): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readFrontMatter } from "./front_matter.ts";
  * import { checkMarkdown } from "./check_markdown.ts";
  * const fm = readFrontMatter("---\nname: w\ntools: Read, Edit\n---\n");
- * checkMarkdown(fm, "claude", "w").map((s) => s.code); // ["TOOL_WRITE"]
+ * assert.deepEqual(checkMarkdown(fm, "claude", "w").map((s) => s.code), ["TOOL_WRITE"]);
  * ```
  */
 export function checkMarkdown(
@@ -298,8 +300,9 @@ const SHAPE_SPOT = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { copilotAlias } from "./check_markdown.ts";
- * copilotAlias("MultiEdit"); // "edit"
+ * assert.equal(copilotAlias("MultiEdit"), "edit");
  * ```
  */
 export function copilotAlias(name: string): string {

@@ -431,8 +431,9 @@ export interface Spot {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { spot } from "./finding.ts";
- * spot("TOOL_WRITE", 3, 8, "declares write tool(s) Edit").code; // "TOOL_WRITE"
+ * assert.equal(spot("TOOL_WRITE", 3, 8, "declares write tool(s) Edit").code, "TOOL_WRITE");
  * ```
  */
 export function spot(code: Code, line: number, column: number, message: string): Spot {
@@ -443,7 +444,8 @@ export function spot(code: Code, line: number, column: number, message: string):
  * The order findings print in: by file, line, column, code.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a, which it declares rather than makes.
  * import { byPlace } from "./finding.ts";
  * declare const a: import("./finding.ts").Finding, b: import("./finding.ts").Finding;
  * [a, b].sort(byPlace);

@@ -61,8 +61,9 @@ export type FixResult =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isGenerated } from "./fix.ts";
- * isGenerated("---\ntools: Read\n---\n"); // false
+ * assert.equal(isGenerated("---\ntools: Read\n---\n"), false);
  * ```
  */
 export function isGenerated(text: string): boolean {
@@ -75,9 +76,10 @@ export function isGenerated(text: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fixText } from "./fix.ts";
  * const r = fixText("claude", "w.md", "---\nname: w\ntools: Read, Edit\n---\nbody\n", false);
- * r.outcome === "fixed" && r.text.includes("tools: Read, Grep, Glob"); // true
+ * assert.equal(r.outcome === "fixed" && r.text.includes("tools: Read, Grep, Glob"), true);
  * ```
  */
 export function fixText(kind: FileKind, rel: string, text: string, exempt: boolean): FixResult {

@@ -32,9 +32,10 @@ const OPEN = /^---[ \t]*$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readFrontMatter } from "./front_matter.ts";
  * const fm = readFrontMatter("---\nname: a\ntools: Read\n---\nbody\n");
- * fm.present && fm.spots.length === 0; // true
+ * assert.equal(fm.present && fm.spots.length === 0, true);
  * ```
  */
 export function readFrontMatter(text: string): FrontMatter {
@@ -157,9 +158,10 @@ export const MAX_FRONT_MATTER_ITEMS = 1000;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { frontMatterTooLarge } from "./front_matter.ts";
- * frontMatterTooLarge("---\nname: a\n---\nbody\n"); // null
- * frontMatterTooLarge("---\nk: {" + "a, ".repeat(2000) + "}\n---\n"); // 2003
+ * assert.equal(frontMatterTooLarge("---\nname: a\n---\nbody\n"), null);
+ * assert.equal(frontMatterTooLarge("---\nk: {" + "a, ".repeat(2000) + "}\n---\n"), 2002);
  * ```
  */
 export function frontMatterTooLarge(text: string): number | null {

@@ -63,8 +63,9 @@ export interface FixOutcome {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditJsonSchema } from "./report.ts";
- * auditJsonSchema().title; // "audit-findings"
+ * assert.equal(auditJsonSchema().title, "audit-findings");
  * ```
  */
 export function auditJsonSchema(): Record<string, unknown> {
@@ -85,8 +86,9 @@ export function auditJsonSchema(): Record<string, unknown> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditSchemaFileText } from "./report.ts";
- * auditSchemaFileText().endsWith("}\n"); // true
+ * assert.equal(auditSchemaFileText().endsWith("}\n"), true);
  * ```
  */
 export function auditSchemaFileText(): string {
@@ -98,7 +100,8 @@ export function auditSchemaFileText(): string {
  * and the finding's rank among findings that share those, so a moved line keeps its fingerprint.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs findings, which it declares rather than makes.
  * import { fingerprints } from "./report.ts";
  * declare const findings: import("./finding.ts").Finding[];
  * fingerprints(findings).length === findings.length; // true
@@ -139,9 +142,10 @@ export interface RunFacts {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { emptyFails } from "./report.ts";
- * emptyFails({ switchOn: true, frameworks: [], strict: false, files: 0 }); // true
- * emptyFails({ switchOn: false, frameworks: [], strict: false, files: 0 }); // false
+ * assert.equal(emptyFails({ switchOn: true, frameworks: [], strict: false, files: 0 }), true);
+ * assert.equal(emptyFails({ switchOn: false, frameworks: [], strict: false, files: 0 }), false);
  * ```
  */
 export function emptyFails(facts: RunFacts): boolean {
@@ -154,8 +158,9 @@ export function emptyFails(facts: RunFacts): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fails } from "./report.ts";
- * fails([], false); // false
+ * assert.equal(fails([], false), false);
  * ```
  */
 export function fails(findings: readonly Finding[], strict: boolean): boolean {
@@ -167,8 +172,9 @@ export function fails(findings: readonly Finding[], strict: boolean): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { failing } from "./report.ts";
- * failing([], true); // []
+ * assert.deepEqual(failing([], true), []);
  * ```
  */
 export function failing(findings: readonly Finding[], strict: boolean): Finding[] {
@@ -180,8 +186,11 @@ export function failing(findings: readonly Finding[], strict: boolean): Finding[
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { jsonReport } from "./report.ts";
- * jsonReport([], { switchOn: true, frameworks: [], strict: false, files: 0 }).ok; // true
+ * // No finding, but no file audited while the switch is on: not ok (see emptyFails).
+ * assert.equal(jsonReport([], { switchOn: true, frameworks: [], strict: false, files: 0 }).ok, false);
+ * assert.equal(jsonReport([], { switchOn: true, frameworks: [], strict: false, files: 3 }).ok, true);
  * ```
  */
 export function jsonReport(findings: readonly Finding[], facts: RunFacts): AuditReport {
@@ -279,9 +288,10 @@ function level(f: Finding): "error" | "warning" | "note" {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sarifLog } from "./report.ts";
  * const log = sarifLog([], { switchOn: true, frameworks: [], strict: false, files: 0 }, "0.1.0");
- * log.version; // "2.1.0"
+ * assert.equal(log.version, "2.1.0");
  * ```
  */
 export function sarifLog(

@@ -26,10 +26,11 @@ const FRAMEWORK_FOLDERS: ReadonlySet<string> = new Set([
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditRootOf } from "./root.ts";
- * auditRootOf("/p/.claude/agents", "/p"); // { base: "/p", scope: ".claude/agents" }
- * auditRootOf("/p/sub/.github/agents", "/p"); // { base: "/p/sub", scope: ".github/agents" }
- * auditRootOf("/p/team", "/p"); // { base: "/p/team", scope: "" }
+ * assert.deepEqual(auditRootOf("/p/.claude/agents", "/p"), { base: "/p", scope: ".claude/agents" });
+ * assert.deepEqual(auditRootOf("/p/sub/.github/agents", "/p"), { base: "/p/sub", scope: ".github/agents" });
+ * assert.deepEqual(auditRootOf("/p/team", "/p"), { base: "/p/team", scope: "" });
  * ```
  */
 export function auditRootOf(abs: string, project: string): { base: string; scope: string } {

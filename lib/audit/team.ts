@@ -71,10 +71,11 @@ const AGENT_RE = /^[ \t]*## Write Policy: Return Proposals, Never Write[ \t]*$/m
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { kindOfPath } from "./team.ts";
- * kindOfPath(".claude/agents/w.md"); // "claude"
- * kindOfPath(".github/agents/w.agent.md"); // "copilot"
- * kindOfPath("src/a.md"); // null
+ * assert.equal(kindOfPath(".claude/agents/w.md"), "claude");
+ * assert.equal(kindOfPath(".github/agents/w.agent.md"), "copilot");
+ * assert.equal(kindOfPath("src/a.md"), null);
  * ```
  */
 export function kindOfPath(path: string): FileKind | null {
@@ -107,8 +108,9 @@ export function kindOfPath(path: string): FileKind | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { foldedDirs } from "./team.ts";
- * foldedDirs(".Claude/Agents/W.md"); // ".claude/agents/W.md"
+ * assert.equal(foldedDirs(".Claude/Agents/W.md"), ".claude/agents/W.md");
  * ```
  */
 export function foldedDirs(rel: string): string {
@@ -121,8 +123,9 @@ export function foldedDirs(rel: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { kindOfNamed } from "./team.ts";
- * kindOfNamed("agents/w.toml"); // "codex-agent"
+ * assert.equal(kindOfNamed("agents/w.toml"), "codex-agent");
  * ```
  */
 export function kindOfNamed(rel: string): FileKind | null {
@@ -199,9 +202,10 @@ export type AgentFileKind = Exclude<FileKind, "agents-md" | "claude-settings" | 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { agentFileKind } from "./team.ts";
- * agentFileKind({ rel: ".codex/agents/w.toml", state: "text", text: "" }); // "codex-agent"
- * agentFileKind({ rel: ".codex/config.toml", state: "text", text: "" }); // null
+ * assert.equal(agentFileKind({ rel: ".codex/agents/w.toml", state: "text", text: "" }), "codex-agent");
+ * assert.equal(agentFileKind({ rel: ".codex/config.toml", state: "text", text: "" }), null);
  * ```
  */
 export function agentFileKind(e: AuditEntry): AgentFileKind | null {
@@ -218,8 +222,9 @@ export function agentFileKind(e: AuditEntry): AgentFileKind | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { exemptFiles } from "./team.ts";
- * exemptFiles([{ rel: ".claude/agents/orchestrator.md", state: "text", text: "" }]).size; // 1
+ * assert.equal(exemptFiles([{ rel: ".claude/agents/orchestrator.md", state: "text", text: "" }]).size, 1);
  * ```
  */
 export function exemptFiles(entries: readonly AuditEntry[]): Set<string> {
@@ -322,12 +327,13 @@ function settingsSpots(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditEntries } from "./team.ts";
  * const f = auditEntries([{ rel: "AGENTS.md", state: "text", text: "# team\n" }], {
  *   switchOn: true,
  *   frameworks: [],
  * });
- * f.map((x) => x.code); // ["AGENTS_MD"]
+ * assert.deepEqual(f.map((x) => x.code), ["AGENTS_MD"]);
  * ```
  */
 export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions): Finding[] {
@@ -430,9 +436,10 @@ function findingOf(s: Spot, file: string, framework: Framework, enforced: boolea
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkFile } from "./team.ts";
- * checkFile("codex-agent", ".codex/agents/w.toml", 'sandbox_mode = "read-only"\n', false)
- *   .map((s) => s.code); // ["AGENT_SECTION_MISSING"]
+ * assert.deepEqual(checkFile("codex-agent", ".codex/agents/w.toml", 'sandbox_mode = "read-only"\n', false)
+ *   .map((s) => s.code), ["AGENT_SECTION_MISSING"]);
  * ```
  */
 export function checkFile(kind: FileKind, rel: string, text: string, exempt: boolean): Spot[] {
@@ -562,8 +569,9 @@ function sectionSpots(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isAgentEntry } from "./team.ts";
- * isAgentEntry({ rel: "recipes/ci.yaml", state: "text", text: "on: push\n" }); // false
+ * assert.equal(isAgentEntry({ rel: "recipes/ci.yaml", state: "text", text: "on: push\n" }), false);
  * ```
  */
 export function isAgentEntry(e: AuditEntry): boolean {
@@ -601,9 +609,10 @@ function hostMayLoad(e: AuditEntry, kind: FileKind): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeDocFile } from "./team.ts";
- * claudeDocFile(".claude/agents/references/notes.md"); // true
- * claudeDocFile(".claude/agents/reviewer.md"); // false
+ * assert.equal(claudeDocFile(".claude/agents/references/notes.md"), true);
+ * assert.equal(claudeDocFile(".claude/agents/reviewer.md"), false);
  * ```
  */
 export function claudeDocFile(rel: string): boolean {

@@ -67,10 +67,11 @@ export type ToolClass = "read" | "write" | "shell" | "dispatch" | "unknown";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { classifyTool } from "./tools.ts";
- * classifyTool("Bash(git status)"); // "shell"
- * classifyTool("mcp__x__y"); // "unknown"
- * classifyTool("TodoWrite"); // "read"
+ * assert.equal(classifyTool("Bash(git status)"), "shell");
+ * assert.equal(classifyTool("mcp__x__y"), "unknown");
+ * assert.equal(classifyTool("TodoWrite"), "read");
  * ```
  */
 export function classifyTool(name: string): ToolClass {
@@ -89,8 +90,9 @@ export function classifyTool(name: string): ToolClass {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { narrowedClaudeTools } from "./tools.ts";
- * narrowedClaudeTools(["Read", "Bash", "TodoWrite"]); // "Read, Grep, Glob, TodoWrite"
+ * assert.equal(narrowedClaudeTools(["Read", "Bash", "TodoWrite"]), "Read, Grep, Glob, TodoWrite");
  * ```
  */
 export function narrowedClaudeTools(declared: readonly string[]): string {
@@ -104,8 +106,9 @@ export function narrowedClaudeTools(declared: readonly string[]): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { narrowedCopilotTools } from "./tools.ts";
- * narrowedCopilotTools(["search", "editFiles"]); // "['read', 'search']"
+ * assert.equal(narrowedCopilotTools(["search", "editFiles"]), "['read', 'search']");
  * ```
  */
 export function narrowedCopilotTools(declared: readonly string[]): string {

@@ -56,9 +56,10 @@ function dirKind(rel: string): FileKind | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { agentText } from "./walk.ts";
- * agentText(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])); // "\uFEFFa"
- * agentText(new Uint8Array([0xff])); // null
+ * assert.equal(agentText(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])), "\uFEFFa");
+ * assert.equal(agentText(new Uint8Array([0xff])), null);
  * ```
  */
 export function agentText(bytes: Uint8Array): string | null {
@@ -173,9 +174,10 @@ export async function walkTeam(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { namedEntry } from "./walk.ts";
  * const e = await namedEntry("/p/.claude/agents/w.md", ".claude/agents/w.md", false);
- * e?.kind; // "claude"
+ * assert.equal(e?.kind, "claude");
  * ```
  */
 export async function namedEntry(

@@ -39,9 +39,10 @@ let yamlEnv: Record<string, string | undefined> | undefined;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parse } from "yaml";
  * import { withYamlEnv } from "./yaml_once.ts";
- * withYamlEnv(() => parse("a: 1\n")); // { a: 1 }
+ * assert.deepEqual(withYamlEnv(() => parse("a: 1\n")), { a: 1 });
  * ```
  */
 export function withYamlEnv<T>(f: () => T): T {
@@ -81,8 +82,9 @@ const kept = new Map<string, Composed>();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { composeOnce } from "./yaml_once.ts";
- * composeOnce("name: w\n") === composeOnce("name: w\n"); // true
+ * assert.equal(composeOnce("name: w\n") === composeOnce("name: w\n"), true);
  * ```
  */
 export function composeOnce(text: string): Composed {
@@ -121,9 +123,10 @@ export type ComposedReading =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { composedReading } from "./yaml_once.ts";
- * composedReading("tools:\n  - Read\n"); // { ok: true, value: { tools: ["Read"] } }
- * composedReading("a: 1\na: 2\n"); // null: the parsers differ on a duplicate key
+ * assert.deepEqual(composedReading("tools:\n  - Read\n"), { ok: true, value: { tools: ["Read"] } });
+ * assert.equal(composedReading("a: 1\na: 2\n"), null); // the parsers differ on a duplicate key
  * ```
  */
 export function composedReading(text: string): ComposedReading {

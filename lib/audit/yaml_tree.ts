@@ -97,9 +97,10 @@ const YAML_CODE_MAP: Readonly<Record<string, Spot["code"]>> = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readYaml } from "./yaml_tree.ts";
  * const r = readYaml("a: &x 1\nb: *x\n", 1);
- * r.spots.map((s) => s.code); // ["YAML_ANCHOR", "YAML_ALIAS"]
+ * assert.deepEqual(r.spots.map((s) => s.code), ["YAML_ANCHOR", "YAML_ALIAS"]);
  * ```
  */
 export function readYaml(

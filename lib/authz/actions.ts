@@ -19,9 +19,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { actionFormProblem } from "./actions.ts";
- * actionFormProblem("*", "HALT"); // null
- * actionFormProblem("delete:*", "HALT")?.code; // "ACTION_FORM"
+ * assert.equal(actionFormProblem("*", "HALT"), null);
+ * assert.equal(actionFormProblem("delete:*", "HALT")?.code, "ACTION_FORM");
  * ```
  * @module
  */
@@ -49,8 +50,9 @@ const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isEverything } from "./actions.ts";
- * isEverything(" * "); // true
+ * assert.equal(isEverything(" * "), true);
  * ```
  */
 export function isEverything(action: string): boolean {
@@ -62,10 +64,11 @@ export function isEverything(action: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { actionFormProblem } from "./actions.ts";
- * actionFormProblem("write:docs/shared", "HALT"); // null
- * actionFormProblem("*", "PASS")?.code; // "ACTION_FORM": a clearance names one act
- * actionFormProblem("deploy:prod", "HALT")?.code; // "ACTION_FORM"
+ * assert.equal(actionFormProblem("write:docs/shared", "HALT"), null);
+ * assert.equal(actionFormProblem("*", "PASS")?.code, "ACTION_FORM"); // a clearance names one act
+ * assert.equal(actionFormProblem("deploy:prod", "HALT")?.code, "ACTION_FORM");
  * ```
  */
 export function actionFormProblem(action: string, verdict: string): Problem | null {
@@ -104,9 +107,10 @@ export function actionFormProblem(action: string, verdict: string): Problem | nu
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { applyActions } from "./actions.ts";
- * applyActions("src/a.ts", false); // ["write:src/a.ts"]
- * applyActions("old.txt", true); // ["write:old.txt", "delete:old.txt"]
+ * assert.deepEqual(applyActions("src/a.ts", false), ["write:src/a.ts"]);
+ * assert.deepEqual(applyActions("old.txt", true), ["write:old.txt", "delete:old.txt"]);
  * ```
  */
 export function applyActions(rel: string, deletion: boolean): string[] {
@@ -119,9 +123,10 @@ export function applyActions(rel: string, deletion: boolean): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runActions } from "./actions.ts";
- * runActions("git"); // ["run:git"]
- * runActions("/usr/bin/git"); // ["run:/usr/bin/git", "run:git"]
+ * assert.deepEqual(runActions("git"), ["run:git"]);
+ * assert.deepEqual(runActions("/usr/bin/git"), ["run:/usr/bin/git", "run:git"]);
  * ```
  */
 export function runActions(program: string): string[] {
@@ -151,8 +156,9 @@ export function resolvedRunActions(program: string, path: string, real: string):
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { dispatchActions } from "./actions.ts";
- * dispatchActions("worker"); // ["dispatch:worker"]
+ * assert.deepEqual(dispatchActions("worker"), ["dispatch:worker"]);
  * ```
  */
 export function dispatchActions(agent: string): string[] {

@@ -15,10 +15,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatCsv, parseCsv } from "./csv.ts";
  * const t = parseCsv('a,b\n"x,1","say ""hi"""\n', { required: ["a", "b"] });
- * t.rows[0].cells; // ["x,1", 'say "hi"']
- * formatCsv(t.header, t.rows.map((r) => r.cells), { eol: "\n" }); // the same text back
+ * assert.deepEqual(t.rows[0].cells, ["x,1", 'say "hi"']);
+ * assert.equal(formatCsv(t.header, t.rows.map((r) => r.cells), { eol: "\n" }), 'a,b\n"x,1","say ""hi"""\n'); // the same text back
  * ```
  * @module
  */
@@ -74,8 +75,9 @@ function malformed(what: string, line: number, problem: string): AuthzError {
  * @throws {AuthzError} `CSV_MALFORMED` naming the line.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { splitRecords } from "./csv.ts";
- * splitRecords('a,"b\nc"\r\nd,e\n', "x.csv").map((r) => r.cells); // [["a", "b\nc"], ["d", "e"]]
+ * assert.deepEqual(splitRecords('a,"b\nc"\r\nd,e\n', "x.csv").map((r) => r.cells), [["a", "b\nc"], ["d", "e"]]);
  * ```
  */
 export function splitRecords(text: string, what: string): CsvRow[] {
@@ -217,8 +219,9 @@ function splitSlow(text: string, what: string): CsvRow[] {
  *   the line.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseCsv } from "./csv.ts";
- * parseCsv("\ufeffa,b\r\n1,2\r\n", { required: ["a"] }).bom; // true
+ * assert.equal(parseCsv("\ufeffa,b\r\n1,2\r\n", { required: ["a"] }).bom, true);
  * ```
  */
 export function parseCsv(text: string, schema: CsvSchema): CsvTable {
@@ -289,8 +292,9 @@ export interface FormatOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatCsv } from "./csv.ts";
- * formatCsv(["a", "b"], [["1", "x,y"]], { eol: "\n" }); // 'a,b\n1,"x,y"\n'
+ * assert.equal(formatCsv(["a", "b"], [["1", "x,y"]], { eol: "\n" }), 'a,b\n1,"x,y"\n');
  * ```
  */
 export function formatCsv(
@@ -340,8 +344,9 @@ function refuseLinkedFolder(path: string): void {
  *   symlink or a non-regular file.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readCsvFile } from "./csv.ts";
- * readCsvFile("/nonexistent/x.csv", { required: ["a"] }); // null
+ * assert.equal(readCsvFile("/nonexistent/x.csv", { required: ["a"] }), null);
  * ```
  */
 export function readCsvFile(path: string, schema: CsvSchema): CsvTable | null {
@@ -399,10 +404,11 @@ export function readCsvText(path: string): CsvText | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { rewriteCsvFile } from "./csv.ts";
  * const p = Deno.makeTempDirSync() + "/references/x.csv";
  * rewriteCsvFile(p, ["a"], [["1"]], null);
- * Deno.readTextFileSync(p); // "a\n1\n"
+ * assert.equal(Deno.readTextFileSync(p), "a\n1\n");
  * ```
  */
 export function rewriteCsvFile(

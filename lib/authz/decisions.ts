@@ -154,8 +154,9 @@ export interface DecisionContext {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { actionOf } from "./decisions.ts";
- * actionOf({ decision: "overwrite" }); // "overwrite"
+ * assert.equal(actionOf({ decision: "overwrite" }), "overwrite");
  * ```
  */
 export function actionOf(r: Record<string, string>): string {
@@ -167,8 +168,9 @@ export function actionOf(r: Record<string, string>): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { verdictOf } from "./decisions.ts";
- * verdictOf({ status: "conditional pass" }); // "CONDITIONAL PASS"
+ * assert.equal(verdictOf({ status: "conditional pass" }), "CONDITIONAL PASS");
  * ```
  */
 export function verdictOf(r: Record<string, string>): string {
@@ -181,8 +183,9 @@ export function verdictOf(r: Record<string, string>): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { authorOf } from "./decisions.ts";
- * authorOf({ owner: "@Security" }); // "security"
+ * assert.equal(authorOf({ owner: "@Security" }), "security");
  * ```
  */
 export function authorOf(r: Record<string, string>): string {
@@ -232,8 +235,9 @@ const LINEAGE = ["derives_from", "sig_scheme", "key_id"] as const;
  * @throws {AuthzError} `CSV_COLUMNS` when the header is neither schema, `CSV_MALFORMED`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readDecisionLog } from "./decisions.ts";
- * readDecisionLog("/nonexistent").recs.length; // 0
+ * assert.equal(readDecisionLog("/nonexistent").recs.length, 0);
  * ```
  */
 export function readDecisionLog(root: string): DecisionLog {
@@ -344,9 +348,10 @@ function logOf(table: CsvTable): DecisionLog {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signingActive } from "./decisions.ts";
- * signingActive(null, { AGENTTEAMS_DECISION_SIGNING_KEY: "k" }); // true
- * signingActive(null, {}, true); // true
+ * assert.equal(signingActive(null, { AGENTTEAMS_DECISION_SIGNING_KEY: "k" }), true);
+ * assert.equal(signingActive(null, {}, true), true);
  * ```
  */
 export function signingActive(table: CsvTable | null, env: Env, required = false): boolean {
@@ -362,10 +367,11 @@ export function signingActive(table: CsvTable | null, env: Env, required = false
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { legacyWhereSigned } from "./decisions.ts";
  * const t = { header: ["date", "status"], rows: [], crlf: false, bom: false };
- * legacyWhereSigned(t, {}, true); // true
- * legacyWhereSigned(t, {}, false); // false
+ * assert.equal(legacyWhereSigned(t, {}, true), true);
+ * assert.equal(legacyWhereSigned(t, {}, false), false);
  * ```
  */
 export function legacyWhereSigned(table: CsvTable | null, env: Env, required = false): boolean {
@@ -385,8 +391,9 @@ const LEGACY_PROBLEM: Problem = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decisionChainBreak } from "./decisions.ts";
- * decisionChainBreak([{ prev_digest: "x" }]); // 1
+ * assert.equal(decisionChainBreak([{ prev_digest: "x" }]), 1);
  * ```
  */
 export function decisionChainBreak(
@@ -444,9 +451,10 @@ export async function decisionSignatureProblem(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { authorProblem } from "./decisions.ts";
  * const ctx = { env: {}, now: new Date(), roster: new Set(["security"]) };
- * (await authorProblem({ owner: "mallory" }, "x", false, ctx))?.code; // "AUTHOR_NOT_APPROVED"
+ * assert.equal((await authorProblem({ owner: "mallory" }, "x", false, ctx))?.code, "AUTHOR_NOT_APPROVED");
  * ```
  */
 export async function authorProblem(
@@ -518,9 +526,10 @@ export interface Clearance {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { haltFor } from "./decisions.ts";
  * const ctx = { env: {}, now: new Date() };
- * (await haltFor({ table: null, schema: "current", recs: [] }, "x", ctx)); // null
+ * assert.equal((await haltFor({ table: null, schema: "current", recs: [] }, "x", ctx)), null);
  * ```
  */
 export async function haltFor(
@@ -694,7 +703,8 @@ export function checkClearance(
  *
  * @throws {AuthzError} the clearance's problem (`HALTED`, `NO_CLEARANCE`, ...).
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p (its .agentteams/ state folder) and the operator's keys
  * import { consumeClearance } from "./decisions.ts";
  * await consumeClearance("/work/p", "delete:old.txt", { env: {}, now: new Date() });
  * ```
@@ -720,7 +730,8 @@ export function consumeClearance(
  *
  * @throws {AuthzError} `NO_SIGNING_KEY` (an HMAC row, signing active, no key).
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p (its .agentteams/ state folder) and the operator's keys
  * import { consumeDecided, decideClearance, readDecisionLog } from "./decisions.ts";
  * import { withFlock } from "../fs/flock.ts";
  * const ctx = { env: {}, now: new Date() };
@@ -801,7 +812,8 @@ const VERDICTS = ["PASS", "CONDITIONAL PASS", "HALT", "HALT-RETRACTED"];
  *   `UNSUPPORTED_VERDICT`, `NO_SIGNING_KEY`, `AUTHOR_NOT_APPROVED`,
  *   `CSV_COLUMNS` (an existing log without `signature`), `CHAIN_BROKEN`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p (its .agentteams/ state folder) and the operator's keys
  * import { signDecisionRow } from "./decisions.ts";
  * await signDecisionRow("/work/p", { action: "delete:old.txt", verdict: "PASS" }, {
  *   env: { AGENTTEAMS_DECISION_SIGNING_KEY: "k" }, now: new Date(),
@@ -897,8 +909,9 @@ export function signDecisionRow(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { verifyDecisions } from "./decisions.ts";
- * (await verifyDecisions("/nonexistent", { env: {}, now: new Date() })).length; // 0
+ * assert.equal((await verifyDecisions("/nonexistent", { env: {}, now: new Date() })).length, 0);
  * ```
  */
 export async function verifyDecisions(root: string, ctx: DecisionContext): Promise<Finding[]> {

@@ -6,8 +6,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { expiryProblem } from "./expiry.ts";
- * expiryProblem("2026-12-01T00:00:00Z", new Date("2027-01-01T00:00:00Z"), "utc")?.code; // "EXPIRED"
+ * assert.equal(expiryProblem("2026-12-01T00:00:00Z", new Date("2027-01-01T00:00:00Z"), "utc")?.code, "EXPIRED");
  * ```
  * @module
  */
@@ -25,11 +26,12 @@ export type ExpiryProblem = { code: "EXPIRY_INVALID" | "EXPIRED"; reason: string
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { expiryProblem } from "./expiry.ts";
  * const now = new Date("2026-12-01T00:00:00Z");
- * expiryProblem("2026-12-01T00:00:00+00:00", now, "refuse")?.code; // "EXPIRED"
- * expiryProblem("2026-12-02T00:00:00Z", now, "refuse"); // null
- * expiryProblem("2026-12-02T00:00:00", now, "refuse")?.code; // "EXPIRY_INVALID"
+ * assert.equal(expiryProblem("2026-12-01T00:00:00+00:00", now, "refuse")?.code, "EXPIRED");
+ * assert.equal(expiryProblem("2026-12-02T00:00:00Z", now, "refuse"), null);
+ * assert.equal(expiryProblem("2026-12-02T00:00:00", now, "refuse")?.code, "EXPIRY_INVALID");
  * ```
  */
 export function expiryProblem(expiresAt: string, now: Date, naive: NaivePolicy): ExpiryProblem {

@@ -204,10 +204,12 @@ async function decide(
  * @throws {AuthzError} the decision's problem (`HALTED`, `NO_CLEARANCE`, `EXPIRED`, ...), or
  *   `NO_CLEARANCE` when the authority changed since `expect`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p (its .agentteams/ state folder) and the operator's keys
+ * import assert from "node:assert/strict";
  * import { passGate } from "./gate.ts";
  * const d = await passGate("/work/p", "delete:old.txt", { env: {}, now: new Date() });
- * d.authority; // { by: "clearance", ref: "security-decisions.log.csv:4" }
+ * assert.deepEqual(d.authority, { by: "clearance", ref: "security-decisions.log.csv:4" });
  * ```
  */
 export function passGate(
@@ -245,8 +247,9 @@ export function passGate(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { deletionAction } from "./gate.ts";
- * deletionAction("build/out.bin"); // "delete:build/out.bin"
+ * assert.equal(deletionAction("build/out.bin"), "delete:build/out.bin");
  * ```
  */
 export function deletionAction(path: string): string {

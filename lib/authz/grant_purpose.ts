@@ -4,8 +4,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { GRANT_PURPOSE } from "./grant_purpose.ts";
- * GRANT_PURPOSE; // "agentteams-grant-v1"
+ * assert.equal(GRANT_PURPOSE, "agentteams-grant-v1");
  * ```
  * @module
  */

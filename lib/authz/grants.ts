@@ -122,8 +122,9 @@ export function grantPayload(r: Record<string, string>): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { grantMessage } from "./grants.ts";
- * grantMessage({ grant_id: "G-1" }).startsWith("agentteams-grant-v1|G-1|"); // true
+ * assert.equal(grantMessage({ grant_id: "G-1" }).startsWith("agentteams-grant-v1|G-1|"), true);
  * ```
  */
 export function grantMessage(r: Record<string, string>): string {
@@ -135,8 +136,9 @@ export function grantMessage(r: Record<string, string>): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { grantOps } from "./grants.ts";
- * [...grantOps(" read ; WRITE;read")]; // ["read", "write"]
+ * assert.deepEqual([...grantOps(" read ; WRITE;read")], ["read", "write"]);
  * ```
  */
 export function grantOps(v: string): Set<string> {
@@ -149,9 +151,10 @@ export function grantOps(v: string): Set<string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { targetProblem } from "./grants.ts";
- * targetProblem("../x", "/srv/a")?.code; // "TARGET_REFUSED"
- * targetProblem("docs", "/srv/a"); // null
+ * assert.equal(targetProblem("../x", "/srv/a")?.code, "TARGET_REFUSED");
+ * assert.equal(targetProblem("docs", "/srv/a"), null);
  * ```
  */
 export function targetProblem(target: string, issuerRoot: string): Problem | null {
@@ -207,8 +210,9 @@ export interface TeamDir {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readTeamDir } from "./grants.ts";
- * readTeamDir("/work/holder", "/work/holder/.agentteams/team").roster.size; // 0 without a roster
+ * assert.equal(readTeamDir("/work/holder", "/work/holder/.agentteams/team").roster.size, 0); // without a roster
  * ```
  */
 export function readTeamDir(project: string, teamDir: string): TeamDir {
@@ -389,11 +393,12 @@ export interface GrantedWrite {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { grantStopped } from "./grants.ts";
  * import { readDecisionLog } from "./decisions.ts";
  * const g = { root: "/srv/a/docs", issuerRoot: "/srv/a", grant: "G-1",
  *   actions: ["write:docs", "grant:G-1"], expiresAt: "2099-01-01T00:00:00Z" };
- * await grantStopped(readDecisionLog("/nonexistent"), g, { env: {}, now: new Date() }, "/nonexistent"); // null
+ * assert.equal(await grantStopped(readDecisionLog("/nonexistent"), g, { env: {}, now: new Date() }, "/nonexistent"), null);
  * ```
  */
 export async function grantStopped(
@@ -518,8 +523,9 @@ function grantRootOf(r: Record<string, string>): { root: string; issuerRoot: str
  * @throws {AuthzError} a malformed ledger (`CSV_COLUMNS`, `CSV_MALFORMED`)
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writeGrantTargets } from "./grants.ts";
- * writeGrantTargets("/nonexistent"); // []
+ * assert.deepEqual(writeGrantTargets("/nonexistent"), []);
  * ```
  */
 export function writeGrantTargets(project: string): string[] {
@@ -604,7 +610,8 @@ export interface GrantFields {
  * @throws {AuthzError} `SCHEME_INSUFFICIENT` (an HMAC write grant), `DUPLICATE_ID`,
  *   `CHAIN_BROKEN`, `NO_SIGNING_KEY` and every validity rule's code.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs the operator's grant ledger under /work/h and a signing key
  * import { appendGrant } from "./grants.ts";
  * await appendGrant("/work/h", "/work/h/.agentteams/team", {
  *   grantId: "G-2", issuerTeam: "a", holderTeam: "h", targetPath: "docs", permittedOps: "read",

@@ -4,8 +4,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { WAIVER_KEY_ENV } from "./key_env.ts";
- * WAIVER_KEY_ENV; // "AGENTTEAMS_WAIVER_SIGNING_KEY"
+ * assert.equal(WAIVER_KEY_ENV, "AGENTTEAMS_WAIVER_SIGNING_KEY");
  * ```
  * @module
  */

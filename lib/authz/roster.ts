@@ -7,8 +7,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { approverName, parseRoster } from "./roster.ts";
- * parseRoster("# approvers\n@Alice\n\nbob\n").has(approverName("alice")); // true
+ * assert.equal(parseRoster("# approvers\n@Alice\n\nbob\n").has(approverName("alice")), true);
  * ```
  * @module
  */
@@ -23,8 +24,9 @@ export const DEFAULT_APPROVERS: readonly string[] = ["security"];
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { approverName } from "./roster.ts";
- * approverName(" @Security "); // "security"
+ * assert.equal(approverName(" @Security "), "security");
  * ```
  */
 export function approverName(s: string): string {
@@ -39,8 +41,9 @@ export function approverName(s: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseRoster } from "./roster.ts";
- * [...parseRoster("alice\n# no\n@Bob\n")]; // ["alice", "bob"]
+ * assert.deepEqual([...parseRoster("alice\n# no\n@Bob\n")], ["alice", "bob"]);
  * ```
  */
 export function parseRoster(text: string): Set<string> {
@@ -60,8 +63,9 @@ export function parseRoster(text: string): Set<string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readRoster } from "./roster.ts";
- * readRoster("/nonexistent/security-approvers.txt").size; // 0
+ * assert.equal(readRoster("/nonexistent/security-approvers.txt").size, 0);
  * ```
  */
 export function readRoster(path: string): Set<string> {
@@ -80,8 +84,9 @@ export function readRoster(path: string): Set<string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { projectRoster } from "./roster.ts";
- * [...projectRoster("/nonexistent/security-approvers.txt")]; // ["security"]
+ * assert.deepEqual([...projectRoster("/nonexistent/security-approvers.txt")], ["security"]);
  * ```
  */
 export function projectRoster(path: string): Set<string> {

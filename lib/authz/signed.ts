@@ -5,8 +5,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signedPayload } from "./signed.ts";
- * signedPayload([" W-7 ", "act", ""]); // "W-7|act|"
+ * assert.equal(signedPayload([" W-7 ", "act", ""]), "W-7|act|");
  * ```
  * @module
  */
@@ -50,9 +51,10 @@ export function signedPayload(values: readonly string[]): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hmacKeyFrom, WAIVER_KEY_ENV } from "./signed.ts";
- * hmacKeyFrom({ [WAIVER_KEY_ENV]: "k" }, WAIVER_KEY_ENV) !== null; // true
- * hmacKeyFrom({}, WAIVER_KEY_ENV); // null
+ * assert.equal(hmacKeyFrom({ [WAIVER_KEY_ENV]: "k" }, WAIVER_KEY_ENV) !== null, true);
+ * assert.equal(hmacKeyFrom({}, WAIVER_KEY_ENV), null);
  * ```
  */
 export function hmacKeyFrom(env: Env, name: string): HmacKey | null {
@@ -76,9 +78,10 @@ const KEYS = new WeakMap<Env, Map<string, { value: string; key: HmacKey }>>();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { schemeOf } from "./signed.ts";
- * schemeOf({ sig_scheme: " Ed25519 " }); // "ed25519"
- * schemeOf({}); // "hmac"
+ * assert.equal(schemeOf({ sig_scheme: " Ed25519 " }), "ed25519");
+ * assert.equal(schemeOf({}), "hmac");
  * ```
  */
 export function schemeOf(rec: Record<string, string>): "hmac" | "ed25519" | null {
@@ -225,8 +228,9 @@ export class VerifyKeyStore {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { VerifyKeyStore } from "./signed.ts";
-   * new VerifyKeyStore("/nonexistent/authorized-verify-keys").fingerprints(); // []
+   * assert.deepEqual(new VerifyKeyStore("/nonexistent/authorized-verify-keys").fingerprints(), []);
    * ```
    */
   fingerprints(): string[] {
@@ -259,9 +263,10 @@ export class VerifyKeyStore {
    *   `VERIFY_KEY_INVALID` (missing, a symlink, not an Ed25519 SPKI PEM).
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { VerifyKeyStore } from "./signed.ts";
    * const store = new VerifyKeyStore("/t/references/authorized-verify-keys");
-   * await store.key("../x").catch((e) => e.code); // "KEY_ID_INVALID"
+   * assert.equal(await store.key("../x").catch((e) => e.code), "KEY_ID_INVALID");
    * ```
    */
   key(keyId: string): Promise<CryptoKey> {
@@ -351,10 +356,12 @@ export interface OperatorSigner {
  *
  * @throws {KeyError} `NO_KEY` (run `agentteams keys init`), `KEY_CUSTODY`, ...
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs the operator's key dir under /home/op/.config/agentteams/keys
+ * import assert from "node:assert/strict";
  * import { operatorSigner } from "./signed.ts";
  * const s = await operatorSigner({ AGENTTEAMS_KEY_DIR: "/home/op/.config/agentteams/keys" });
- * s.keyId.length; // 16
+ * assert.equal(s.keyId.length, 16);
  * ```
  */
 export async function operatorSigner(env: Env): Promise<OperatorSigner> {

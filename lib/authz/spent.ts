@@ -43,8 +43,9 @@ const dec = new TextDecoder("utf-8", { fatal: false });
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { waiverSpentKey } from "./spent.ts";
- * waiverSpentKey(" W-1 "); // "waiver:W-1"
+ * assert.equal(waiverSpentKey(" W-1 "), "waiver:W-1");
  * ```
  */
 export function waiverSpentKey(waiverId: string): string {
@@ -57,8 +58,9 @@ export function waiverSpentKey(waiverId: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { clearanceSpentKey } from "./spent.ts";
- * clearanceSpentKey("2026-11-29|delete:a|PASS|verified|security|").startsWith("clearance:"); // true
+ * assert.equal(clearanceSpentKey("2026-11-29|delete:a|PASS|verified|security|").startsWith("clearance:"), true);
  * ```
  */
 export function clearanceSpentKey(payload: string): string {
@@ -151,9 +153,10 @@ export interface SpentOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { spentCounts } from "./spent.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * spentCounts("/nonexistent", new HmacKey(new Uint8Array(32))).size; // 0
+ * assert.equal(spentCounts("/nonexistent", new HmacKey(new Uint8Array(32))).size, 0);
  * ```
  */
 export function spentCounts(

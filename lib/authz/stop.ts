@@ -7,8 +7,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { haltStop } from "./stop.ts";
- * await haltStop("/nonexistent", ["write:src/a.ts"], { env: {}, now: new Date() }); // null
+ * assert.equal(await haltStop("/nonexistent", ["write:src/a.ts"], { env: {}, now: new Date() }), null);
  * ```
  * @module
  */
@@ -43,7 +44,8 @@ export const NO_TRUSTED_KEYS: VerifyKeyStore = new VerifyKeyStore(
  * @throws {AuthzError} `CSV_COLUMNS`, `CSV_MALFORMED` (a log that cannot be read stops nothing
  *   silently: the caller refuses the act with it).
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs root, which it declares rather than makes.
  * import { haltStop } from "./stop.ts";
  * declare const root: string; // whose decision log holds a signed HALT on "*"
  * (await haltStop(root, ["run:git"], { env: {}, now: new Date() }))?.code; // "HALTED"

@@ -34,8 +34,9 @@ export const SCHEME_COLUMNS = ["sig_scheme", "key_id"] as const;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { recordsOf } from "./table.ts";
- * recordsOf({ header: ["x"], rows: [], crlf: false, bom: false }).length; // 0
+ * assert.equal(recordsOf({ header: ["x"], rows: [], crlf: false, bom: false }).length, 0);
  * ```
  */
 export function recordsOf(t: CsvTable): Record<string, string>[] {
@@ -61,8 +62,9 @@ export function recordsOf(t: CsvTable): Record<string, string>[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { recordOf } from "./table.ts";
- * recordOf(["a", "b"], ["1", "2"]).b; // "2"
+ * assert.equal(recordOf(["a", "b"], ["1", "2"]).b, "2");
  * ```
  */
 export function recordOf(
@@ -79,8 +81,9 @@ export function recordOf(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { cellsOf } from "./table.ts";
- * cellsOf({ a: "1" }, ["a", "b"]); // ["1", ""]
+ * assert.deepEqual(cellsOf({ a: "1" }, ["a", "b"]), ["1", ""]);
  * ```
  */
 export function cellsOf(rec: Record<string, string>, header: readonly string[]): string[] {
@@ -92,8 +95,9 @@ export function cellsOf(rec: Record<string, string>, header: readonly string[]):
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { field } from "./table.ts";
- * field({ a: "1" }, "b"); // ""
+ * assert.equal(field({ a: "1" }, "b"), "");
  * ```
  */
 export function field(rec: Record<string, string>, name: string): string {
@@ -108,9 +112,10 @@ export function field(rec: Record<string, string>, name: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { authorizes } from "./table.ts";
- * authorizes("delete:src/a.ts", "DELETE:src/a.ts"); // true
- * authorizes("delete:src/a.ts", "delete:src/a"); // false
+ * assert.equal(authorizes("delete:src/a.ts", "DELETE:src/a.ts"), true);
+ * assert.equal(authorizes("delete:src/a.ts", "delete:src/a"), false);
  * ```
  */
 export function authorizes(rowAction: string, action: string): boolean {
@@ -149,11 +154,12 @@ function haltKey(action: string): { id: string; verb: string | null; path: strin
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { haltReaches } from "./table.ts";
- * haltReaches("delete", "delete:src/a.ts"); // true
- * haltReaches("deploy", "delete:src/a.ts"); // false
- * haltReaches("write:./docs/", "write:docs/shared"); // true
- * haltReaches("write:docs/a", "write:docs/b"); // false
+ * assert.equal(haltReaches("delete", "delete:src/a.ts"), true);
+ * assert.equal(haltReaches("deploy", "delete:src/a.ts"), false);
+ * assert.equal(haltReaches("write:./docs/", "write:docs/shared"), true);
+ * assert.equal(haltReaches("write:docs/a", "write:docs/b"), false);
  * ```
  */
 export function haltReaches(rowAction: string, action: string): boolean {
@@ -176,10 +182,11 @@ export function haltReaches(rowAction: string, action: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { counter } from "./table.ts";
- * counter(""); // 0
- * counter(" 3 "); // 3
- * counter("2.5"); // null
+ * assert.equal(counter(""), 0);
+ * assert.equal(counter(" 3 "), 3);
+ * assert.equal(counter("2.5"), null);
  * ```
  */
 export function counter(v: string): number | null {
@@ -200,9 +207,10 @@ export function counter(v: string): number | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { usesProblem } from "./table.ts";
- * usesProblem({ max_uses: "2", uses: "2" }, "waiver")?.code; // "USES_EXHAUSTED"
- * usesProblem({ max_uses: "2", uses: "1" }, "waiver"); // null
+ * assert.equal(usesProblem({ max_uses: "2", uses: "2" }, "waiver")?.code, "USES_EXHAUSTED");
+ * assert.equal(usesProblem({ max_uses: "2", uses: "1" }, "waiver"), null);
  * ```
  */
 export function usesProblem(rec: Record<string, string>, what: string): Problem | null {

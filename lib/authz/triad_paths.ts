@@ -6,8 +6,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { authzPaths } from "./triad_paths.ts";
- * authzPaths("/p").waivers; // "/p/references/security-waivers.log.csv"
+ * assert.equal(authzPaths("/p").waivers, "/p/references/security-waivers.log.csv");
  * ```
  * @module
  */
@@ -42,8 +43,9 @@ export interface AuthzPaths {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { authzPaths } from "./triad_paths.ts";
- * authzPaths("/p").decisions; // "/p/references/security-decisions.log.csv"
+ * assert.equal(authzPaths("/p").decisions, "/p/references/security-decisions.log.csv");
  * ```
  */
 export function authzPaths(root: string): AuthzPaths {

@@ -25,9 +25,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { trustFor } from "./trust.ts";
  * const t = await trustFor("/work/p", { HOME: "/home/op" }, true);
- * t.signingRequired; // true: under the switch
+ * assert.equal(t.signingRequired, true); // under the switch
  * ```
  * @module
  */
@@ -100,12 +101,13 @@ export interface TrustDecision {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decideTrust } from "./trust.ts";
  * const d = decideTrust({
  *   root: "/p", switchOn: true, keyDir: "/k", storeDenied: false, rosterDenied: true,
  * });
- * d.storeDirs; // ["/k/authorized-verify-keys"]
- * d.rosterFiles; // ["/k/security-approvers.txt", "/p/references/security-approvers.txt"]
+ * assert.deepEqual(d.storeDirs, ["/k/authorized-verify-keys"]);
+ * assert.deepEqual(d.rosterFiles, ["/k/security-approvers.txt", "/p/references/security-approvers.txt"]);
  * ```
  */
 export function decideTrust(f: TrustFacts): TrustDecision {
@@ -163,9 +165,10 @@ function hasKeys(dir: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { trustFrom } from "./trust.ts";
  * const t = trustFrom({ root: "/p", env: { HOME: "/h" }, switchOn: false, settings: [] });
- * [...t.roster]; // ["security"] with no roster anywhere
+ * assert.deepEqual([...t.roster], ["security"]); // with no roster anywhere
  * ```
  */
 export function trustFrom(o: {
@@ -245,8 +248,9 @@ const NO_KEYS_DIR = "/nonexistent/agentteams-no-trusted-verify-keys";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { trustFor } from "./trust.ts";
- * (await trustFor("/work/p", { HOME: "/home/op" }, false)).untrusted; // []
+ * assert.deepEqual((await trustFor("/work/p", { HOME: "/home/op" }, false)).untrusted, []);
  * ```
  */
 export async function trustFor(root: string, env: Env, switchOn: boolean): Promise<TrustRoots> {

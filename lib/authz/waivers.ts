@@ -146,8 +146,9 @@ function signed(v: unknown): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { waiverMessage } from "./waivers.ts";
- * waiverMessage({ waiver_id: "W-1" }).startsWith("agentteams-waiver-v1|W-1|"); // true
+ * assert.equal(waiverMessage({ waiver_id: "W-1" }).startsWith("agentteams-waiver-v1|W-1|"), true);
  * ```
  */
 export function waiverMessage(rec: Record<string, string>): string {
@@ -207,9 +208,10 @@ export function waiverProblem(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { waiverProblemNow } from "./waivers.ts";
- * (waiverProblemNow({ action_reviewed: "x" }, "y", { env: {}, now: new Date() }) as { code: string })
- *   .code; // "SCOPE_MISMATCH"
+ * assert.equal((waiverProblemNow({ action_reviewed: "x" }, "y", { env: {}, now: new Date() }) as { code: string })
+ *   .code, "SCOPE_MISMATCH");
  * ```
  */
 export function waiverProblemNow(
@@ -393,8 +395,9 @@ export interface FoundWaiver {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { findWaiver } from "./waivers.ts";
- * (await findWaiver("/nonexistent", "x", { env: {}, now: new Date() })).index; // -1
+ * assert.equal((await findWaiver("/nonexistent", "x", { env: {}, now: new Date() })).index, -1);
  * ```
  */
 export async function findWaiver(
@@ -471,7 +474,8 @@ async function signWaiver(
  *
  * @throws {AuthzError} the waiver's problem (`NO_WAIVER`, `EXPIRED`, ...), `NO_SIGNING_KEY`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p (its .agentteams/ state folder) and the operator's keys
  * import { consumeWaiver } from "./waivers.ts";
  * const r = await consumeWaiver("/work/p", "delete:src/a.ts", {
  *   env: { AGENTTEAMS_WAIVER_SIGNING_KEY: "k" },
@@ -502,7 +506,8 @@ export function consumeWaiver(
  *
  * @throws {AuthzError} `NO_SIGNING_KEY`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p (its .agentteams/ state folder) and the operator's keys
  * import { consumeFound, findWaiver } from "./waivers.ts";
  * import { withFlock } from "../fs/flock.ts";
  * const ctx = { env: { AGENTTEAMS_WAIVER_SIGNING_KEY: "k" }, now: new Date() };
@@ -567,7 +572,8 @@ export interface WaiverFields {
  *
  * @throws {AuthzError} `DUPLICATE_ID` and every validity rule's code.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p (its .agentteams/ state folder) and the operator's keys
  * import { issueWaiver } from "./waivers.ts";
  * await issueWaiver("/work/p", {
  *   waiverId: "W-1", action: "delete:old.txt", expiresAt: "2026-12-31T00:00:00Z", maxUses: 1,

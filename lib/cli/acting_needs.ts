@@ -260,7 +260,8 @@ async function actingNeeds(
  * `--unconfined`, every gate's program.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { applyNeeds } from "./acting_needs.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams apply p.json`, without --unconfined, git in /usr/bin
@@ -282,7 +283,8 @@ export async function applyNeeds(ctx: Ctx): Promise<Needs> {
  * `run`'s needs: {@link actingNeeds} plus git and, with `--unconfined`, the request's program.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { runNeeds } from "./acting_needs.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`, without --unconfined, git in /usr/bin
@@ -306,7 +308,8 @@ export async function runNeeds(ctx: Ctx): Promise<Needs> {
  * `rev-parse` and `config --list` (so `permissions`, asked about either, needs to run it too).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { actingNeedsSpawns } from "./acting_needs.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`, git in /usr/bin
@@ -353,7 +356,8 @@ async function grantedNeeds(ctx: Ctx): Promise<{ read: string[]; write: string[]
  * while the runner's own X25519 pair is still to be made), and the queue, inside the project.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { serveNeeds } from "./acting_needs.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams serve` in /p

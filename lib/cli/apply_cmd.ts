@@ -14,7 +14,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * Runs `apply`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { apply } from "./apply_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams apply p.json` in /work/p

@@ -159,11 +159,12 @@ export function normalizeArgv(argv: readonly string[]): string[] {
  *   repeated single flag, a value given to a bool flag, a missing or extra positional.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseArgs } from "./args.ts";
  * const p = parseArgs(["x.json", "--dry-run"], [{ name: "dry-run", kind: "bool", help: "" }], [
  *   { name: "FILE", required: true },
  * ]);
- * p.flags["dry-run"]; // true
+ * assert.equal(p.flags["dry-run"], true);
  * ```
  */
 export function parseArgs(

@@ -49,7 +49,8 @@ async function switchOf(ctx: Ctx): Promise<{ on: boolean; frameworks: string[] }
  * Runs `audit`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { audit } from "./audit_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams audit` in a compliant team under the switch

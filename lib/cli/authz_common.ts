@@ -25,7 +25,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * A string flag's value, or `null` when not given.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { stringFlag } from "./authz_common.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `waiver issue --id W-1 ...`
@@ -41,7 +42,8 @@ export function stringFlag(ctx: Ctx, name: string): string | null {
  * A required string flag's value; a missing one is a usage error naming it.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { requiredFlag } from "./authz_common.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `waiver issue --id W-1 ...`
@@ -59,7 +61,8 @@ export function requiredFlag(ctx: Ctx, name: string): string {
  * usage error (`waiver issue`, `grant issue|sign`).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { maxUsesFlag } from "./authz_common.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `waiver issue --max-uses 2 ...`
@@ -81,7 +84,8 @@ export function maxUsesFlag(ctx: Ctx): number {
  * A positional's value (required by the command's spec).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { positional } from "./authz_common.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `gate delete:old.txt`
@@ -120,7 +124,8 @@ export interface AuthzNeedsSpec {
  * key variables it uses, and the key dir when it signs with the operator's key.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { authzNeeds } from "./authz_common.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // in project /p
@@ -191,7 +196,8 @@ async function switchOf(ctx: Ctx): Promise<boolean> {
  * Claude Code settings. Each project trust root left out is noted on stderr.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { triadTrust } from "./authz_common.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // under the switch, no Edit(./references/**) rule
@@ -214,7 +220,8 @@ export async function triadTrust(ctx: Ctx): Promise<TrustRoots> {
  * The context a triad command decides with: the environment, the clock and the trust roots.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { triadContext } from "./authz_common.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx;
@@ -247,7 +254,8 @@ export async function triadContext(ctx: Ctx, opts: { readonly spent?: boolean } 
  * key reads the rows alone.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { optionalLedgerKey } from "./authz_common.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // no key file, no key variable
@@ -268,8 +276,9 @@ export function optionalLedgerKey(ctx: Ctx): LedgerKey | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { findingsOutcome } from "./authz_common.ts";
- * findingsOutcome("waiver", []).text; // "ok: no waiver rows (the ledger does not exist yet)"
+ * assert.equal(findingsOutcome("waiver", []).text, "ok: no waiver rows (the ledger does not exist yet)");
  * ```
  */
 export function findingsOutcome(
@@ -313,9 +322,10 @@ export function findingsOutcome(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { problemOutcome } from "./authz_common.ts";
  * const p = { code: "NO_WAIVER", reason: "no waiver names \"x\"" } as const;
- * problemOutcome(`no: ${p.reason}`, p, { ok: false }).refusal?.code; // "NO_WAIVER"
+ * assert.equal(problemOutcome(`no: ${p.reason}`, p, { ok: false }).refusal?.code, "NO_WAIVER");
  * ```
  */
 export function problemOutcome(
@@ -330,7 +340,8 @@ export function problemOutcome(
  * The holder's team dir: `--team-dir`, else `<project>/.agentteams/team`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { teamDirOf } from "./authz_common.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // in project /p, no --team-dir

@@ -15,7 +15,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * Runs `brief check`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { briefCheck } from "./brief_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams brief check` in a project with a good brief

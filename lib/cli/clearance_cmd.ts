@@ -21,7 +21,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * Runs `clearance check ACTION`: what the gate's clearance step would decide, consuming nothing.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { clearanceCheck } from "./clearance_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams clearance check delete:old.txt`
@@ -53,7 +54,8 @@ export async function clearanceCheck(ctx: Ctx): Promise<Outcome> {
  * Runs `decision verify`: the chain and each authorizing row, one line per row.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { decisionVerify } from "./clearance_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams decision verify`
@@ -72,7 +74,8 @@ export async function decisionVerify(ctx: Ctx): Promise<Outcome> {
  * [--conditions-verified V] [--evidence E] [--ed25519]`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { decisionSign } from "./clearance_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams decision sign --action delete:old.txt --verdict PASS`

@@ -23,8 +23,9 @@ function fromHere(rel: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { codeDir } from "./code_dir.ts";
- * codeDir().endsWith("/lib"); // true in the source tree
+ * assert.ok(codeDir().endsWith("/lib")); // in the source tree
  * ```
  */
 export function codeDir(): string {
@@ -37,8 +38,9 @@ export function codeDir(): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { entryPath } from "./code_dir.ts";
- * entryPath().endsWith("/main.ts"); // true in the source tree
+ * assert.ok(entryPath().endsWith("/main.ts")); // in the source tree
  * ```
  */
 export function entryPath(): string {
@@ -51,8 +53,9 @@ export function entryPath(): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { missingNpmPackage } from "./code_dir.ts";
- * missingNpmPackage(new TypeError("Failed caching npm package 'yaml@2.9.1'\n 0: error")); // "yaml@2.9.1"
+ * assert.equal(missingNpmPackage(new TypeError("Failed caching npm package 'yaml@2.9.1'\n 0: error")), "yaml@2.9.1");
  * ```
  */
 export function missingNpmPackage(e: unknown): string | null {

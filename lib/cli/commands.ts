@@ -799,7 +799,8 @@ export const COMMANDS: readonly CommandSpec[] = [
  * modules are loaded from on first use.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { findCommand, needsOf } from "./commands.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger show` in project /p
@@ -817,8 +818,9 @@ export async function needsOf(spec: CommandSpec, ctx: Ctx): Promise<Needs> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { findCommand } from "./commands.ts";
- * findCommand(["ledger", "verify", "--json"])?.spec.words; // ["ledger", "verify"]
+ * assert.deepEqual(findCommand(["ledger", "verify", "--json"])?.spec.words, ["ledger", "verify"]);
  * ```
  */
 export function findCommand(

@@ -18,7 +18,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * Runs `dispatch`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { dispatch } from "./dispatch_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams dispatch --agent worker`, the brief naming `worker`

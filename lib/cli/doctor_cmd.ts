@@ -15,7 +15,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * Runs `doctor`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { doctor } from "./doctor_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams doctor` in a project with keys, bwrap and full settings

@@ -38,8 +38,9 @@ const RUN_KEYS = ["agent", "argv", "exit", "duration_ms", "truncated", "undeclar
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { indentedAsciiJson } from "./earlier_output.ts";
- * indentedAsciiJson({ a: "é", b: [] }); // '{\n  "a": "\\u00e9",\n  "b": []\n}'
+ * assert.equal(indentedAsciiJson({ a: "é", b: [] }), '{\n  "a": "\\u00e9",\n  "b": []\n}');
  * ```
  */
 export function indentedAsciiJson(v: unknown): string {
@@ -67,9 +68,10 @@ function earlierName(flag: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { earlierSpelling } from "./earlier_output.ts";
- * earlierSpelling(["--issue-dispatch", "--agent", "w"]); // "--issue-dispatch"
- * earlierSpelling(["dispatch", "--agent", "w"]); // null
+ * assert.equal(earlierSpelling(["--issue-dispatch", "--agent", "w"]), "--issue-dispatch");
+ * assert.equal(earlierSpelling(["dispatch", "--agent", "w"]), null);
  * ```
  */
 export function earlierSpelling(argv: readonly string[]): string | null {
@@ -87,10 +89,11 @@ export function earlierSpelling(argv: readonly string[]): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { earlierOutputFlag } from "./earlier_output.ts";
- * earlierOutputFlag(["--apply-proposal", "p.json"]); // "--apply-proposal"
- * earlierOutputFlag(["apply", "p.json"]); // null
- * earlierOutputFlag(["run", "--", "--issue-dispatch"]); // null
+ * assert.equal(earlierOutputFlag(["--apply-proposal", "p.json"]), "--apply-proposal");
+ * assert.equal(earlierOutputFlag(["apply", "p.json"]), null);
+ * assert.equal(earlierOutputFlag(["run", "--", "--issue-dispatch"]), null);
  * ```
  */
 export function earlierOutputFlag(argv: readonly string[]): string | null {

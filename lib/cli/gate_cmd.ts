@@ -24,7 +24,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * Runs `gate ACTION [--consume]`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { gate } from "./gate_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams gate delete:old.txt`

@@ -50,7 +50,8 @@ function written(r: Record<string, string>): Outcome {
  * Runs `grant sign` (Ed25519, the operator's key from `keys init`).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { grantSign } from "./grant_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams grant sign --id G-1 --ops write ...`
@@ -69,7 +70,8 @@ export async function grantSign(ctx: Ctx): Promise<Outcome> {
  * Runs `grant issue` (HMAC with `AGENTTEAMS_GRANT_SIGNING_KEY`; never `write`).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { grantIssue } from "./grant_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams grant issue --id G-2 --ops read ...`
@@ -89,7 +91,8 @@ export async function grantIssue(ctx: Ctx): Promise<Outcome> {
  * Runs `grant verify`: one valid/invalid line per row, nothing changed.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { grantVerify } from "./grant_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams grant verify`

@@ -12,8 +12,9 @@ import type { CommandSpec } from "./command_spec.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { topHelp } from "./help.ts";
- * topHelp().split("\n")[2]; // "usage: agentteams <command> [options]"
+ * assert.equal(topHelp().split("\n")[2], "usage: agentteams <command> [options]");
  * ```
  */
 export function topHelp(): string {
@@ -41,9 +42,10 @@ export function topHelp(): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { groupHelp } from "./help.ts";
- * groupHelp("ledger")?.split("\n")[0]; // "usage: agentteams ledger <command> [options]"
- * groupHelp("apply"); // null: a command, not a group
+ * assert.equal(groupHelp("ledger")?.split("\n")[0], "usage: agentteams ledger <command> [options]");
+ * assert.equal(groupHelp("apply"), null); // a command, not a group
  * ```
  */
 export function groupHelp(word: string): string | null {

@@ -11,7 +11,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * Runs `keys init`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { keysInit } from "./keys_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams keys init` with HOME=/home/op

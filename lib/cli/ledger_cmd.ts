@@ -42,7 +42,8 @@ function readText(path: string, what: string, maxBytes = 64 * 1024): string {
  * --checkpoint FILE` (no ledger key: the chain, the head's count and the signed checkpoint).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { ledgerVerify } from "./ledger_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger verify` in /work/p
@@ -174,7 +175,8 @@ function verifyOutcome(report: Verified, checkpointNote: string | null): Outcome
  * Runs `ledger show [--tail N]`: prints rows without verifying them.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { ledgerShow } from "./ledger_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger show --tail 1`
@@ -225,7 +227,8 @@ export function ledgerShow(ctx: Ctx): Promise<Outcome> {
  * Runs `ledger repair --torn-tail`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { ledgerRepair } from "./ledger_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger repair --torn-tail`
@@ -258,7 +261,8 @@ export async function ledgerRepair(ctx: Ctx): Promise<Outcome> {
  * Runs `ledger checkpoint [--out FILE]`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { ledgerCheckpoint } from "./ledger_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams ledger checkpoint --out cp.json`

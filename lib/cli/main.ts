@@ -169,9 +169,10 @@ function broadAcknowledged(): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runCli } from "./main.ts";
  * const lines: string[] = [];
- * await runCli(["--version"], { stdout: (l) => lines.push(l), stderr: () => {} }); // 0
+ * assert.equal(await runCli(["--version"], { stdout: (l) => lines.push(l), stderr: () => {} }), 0);
  * ```
  */
 export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Promise<number> {

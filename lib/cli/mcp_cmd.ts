@@ -7,7 +7,7 @@
  * @module
  */
 import { keyDir, readRunnerPublicText } from "../crypto/keys.ts";
-import { sealPublicFromPem } from "../crypto/seal.ts";
+import { sealPublicFromPem } from "../crypto/x25519.ts";
 import { UsageError } from "../errors.ts";
 import { SLUG_RE } from "../layout.ts";
 import { runnerTools } from "../mcp/runner.ts";
@@ -24,7 +24,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * it from the workspace), else the project.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { readfsRootOf } from "./mcp_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams mcp readfs --root .` run from /work/p
@@ -49,7 +50,8 @@ function keyDirOrNull(ctx: Ctx): string | null {
  * Runs `mcp readfs` until stdin closes.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { mcpReadfs } from "./mcp_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams mcp readfs --root .`
@@ -74,7 +76,8 @@ export async function mcpReadfs(ctx: Ctx): Promise<Outcome> {
  *
  * @throws {UsageError} `USAGE` when it is missing or not a slug
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { runnerAgentOf } from "./mcp_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams mcp runner --agent worker`
@@ -98,7 +101,8 @@ export function runnerAgentOf(ctx: Ctx): string {
  * Runs `mcp runner` until stdin closes.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { mcpRunner } from "./mcp_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams mcp runner --agent worker`

@@ -18,7 +18,8 @@ import type { Ctx } from "./command_spec.ts";
  * What loading the ledger key needs: the key dir, its variables, and `sys` uid (custody).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { keyNeeds } from "./needs.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // with HOME=/home/op, AGENTTEAMS_KEY_DIR unset
@@ -33,7 +34,8 @@ export function keyNeeds(ctx: Ctx): Needs {
  * What reading (or, with `write`, writing) the project's state dir needs.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { stateNeeds } from "./needs.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // in project /p
@@ -50,7 +52,8 @@ export function stateNeeds(ctx: Ctx, write: boolean): Needs {
  * `--brief` as an absolute path, or `null` when it was not given (the project's default applies).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { briefFlagPath } from "./needs.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // with --brief docs/brief.jsonc, run from /work/p
@@ -67,7 +70,8 @@ export function briefFlagPath(ctx: Ctx): string | null {
  * lies in the project).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { briefFlagReads } from "./needs.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // with --brief /etc/team/brief.jsonc
@@ -85,7 +89,8 @@ export function briefFlagReads(ctx: Ctx): string[] {
  * all of `/tmp`).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { tmpDirOf } from "./needs.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // with TMPDIR unset, run by uid 1000
@@ -100,7 +105,8 @@ export function tmpDirOf(ctx: Ctx): string {
  * The operator's confined-programs directory, when HOME is absolute (else none).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { confinedDirs } from "./needs.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // with HOME=/home/op
@@ -117,7 +123,8 @@ export function confinedDirs(ctx: Ctx): string[] {
  * looked for, the first present read).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { briefReads } from "./needs.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // project /p, no --brief

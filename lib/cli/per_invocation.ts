@@ -13,7 +13,8 @@ import type { Ctx } from "./command_spec.ts";
  * result (further arguments are the first call's). A rejected promise is kept like any other value, so every caller sees the same refusal.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { perInvocation } from "./per_invocation.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx;

@@ -161,7 +161,8 @@ const askedOf: (ctx: Ctx, table: CommandTable) => Promise<Asked> = perInvocation
  * that leaves out what it could not read.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, table, which it declares rather than makes.
  * import { targetReads } from "./permissions_cmd.ts";
  * import type { CommandTable, Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams permissions run r.json` from /work/p, /usr/bin on PATH
@@ -179,7 +180,8 @@ export async function targetReads(ctx: Ctx, table: CommandTable): Promise<Needs>
  * Runs `permissions`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, table, which it declares rather than makes.
  * import { permissionsCmd } from "./permissions_cmd.ts";
  * import type { CommandTable, Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams permissions ledger show` in /work/p

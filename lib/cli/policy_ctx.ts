@@ -21,7 +21,8 @@ import type { Ctx } from "./command_spec.ts";
  * once: `agentteams run: warning: agentteams.jsonc:3:24: ...`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { fullPolicy } from "./policy_ctx.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // a project whose brief has one agent, `worker`
@@ -47,7 +48,8 @@ export const fullPolicy: (ctx: Ctx) => Promise<Policy> = perInvocation((ctx) => 
  * A failure is kept in the promise and reported where the run checks git, in order.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { gitContextOf } from "./policy_ctx.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // in the git worktree /work/p, without core.hooksPath
@@ -74,7 +76,8 @@ const artifactRead = perInvocation((ctx): Promise<Artifact> => {
  *
  * @throws {ProposalError} `ARTIFACT_INVALID` (the same error object on every call).
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { artifactOf } from "./policy_ctx.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`, r.json a valid command request
@@ -92,7 +95,8 @@ export function artifactOf(ctx: Ctx): Promise<Artifact> {
  * recorded opt-out; only a brief can allow it.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { sessionOfCtx } from "./policy_ctx.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`

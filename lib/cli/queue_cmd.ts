@@ -10,7 +10,7 @@
  */
 import type { JsonObject } from "../pycompat/canonical.ts";
 import { readRunnerPublicText } from "../crypto/keys.ts";
-import { sealPublicFromPem } from "../crypto/seal.ts";
+import { sealPublicFromPem } from "../crypto/x25519.ts";
 import { QueueError, UsageError } from "../errors.ts";
 import {
   fromTicket,
@@ -30,7 +30,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * Runs `submit`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { submit } from "./queue_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams submit proposal.json`
@@ -89,7 +90,8 @@ async function readStdinLine(): Promise<string> {
  * Runs `wait`: the ticket (or the whole `ID TICKET` line `submit` printed) on stdin.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { wait } from "./queue_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams wait <id> < ticket`
@@ -146,7 +148,8 @@ export async function wait(ctx: Ctx): Promise<Outcome> {
  *
  * @throws {UsageError} `USAGE` for a malformed id; {QueueError} `REQUEST_NOT_QUEUED`
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { cancel } from "./queue_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams cancel <id>` for a request still queued

@@ -11,7 +11,7 @@ import { KEY_ENV, keyDir, readRunnerPublicText, RUNNER_SEAL_PUB_FILE } from "../
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
-import { sealPublicFromPem } from "../crypto/seal.ts";
+import { sealPublicFromPem } from "../crypto/x25519.ts";
 import { QueueError, UsageError } from "../errors.ts";
 import { join, resolve } from "../fs/path.ts";
 import { type Needs, NO_NEEDS } from "../permissions.ts";
@@ -33,7 +33,8 @@ export const DEFAULT_WAIT_S = 120;
  * always acts directly.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { queueReason } from "./queue_mode.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams apply p.json` where the brief says orchestrator-only
@@ -52,7 +53,8 @@ export const queueReason: (ctx: Ctx) => Promise<string | null> = perInvocation((
  *
  * @throws {UsageError} `USAGE` for anything but a whole number from 1 to 86400, or both spellings
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { waitSeconds } from "./queue_mode.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // with --wait-timeout 5
@@ -83,7 +85,8 @@ export function waitSeconds(ctx: Ctx): number {
  * folder, read the runner's public key file (the one file of the key dir).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { queueNeeds } from "./queue_mode.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // project /p, key dir /k
@@ -118,7 +121,8 @@ export function queueNeeds(ctx: Ctx): Needs {
  * What `cancel` needs: the queue folder (to find and remove the request), nothing else.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { cancelNeeds } from "./queue_mode.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // project /p
@@ -134,7 +138,8 @@ export function cancelNeeds(ctx: Ctx): Needs {
  * What deciding the mode reads, in direct mode too: the runner's liveness file and the brief.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { modeNeeds } from "./queue_mode.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // project /p
@@ -153,7 +158,8 @@ export function modeNeeds(ctx: Ctx): Needs {
  *
  * @throws {QueueError} `NO_RUNNER`, `RESULT_NOT_AUTHENTIC`; {RelayedError} the runner's refusal
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { relay } from "./queue_mode.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx;
@@ -200,7 +206,8 @@ export async function relay(ctx: Ctx, request: OutgoingRequest): Promise<JsonObj
  * carrying the artifact as read and the dry-run flag; else `direct`, here.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { artifactAct } from "./queue_mode.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams run req.json --dry-run`

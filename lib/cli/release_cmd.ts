@@ -43,7 +43,8 @@ function readPrivateKey(path: string): string {
  * Runs `release sign --key FILE DIR`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { releaseSign } from "./release_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams release sign --key k.pem dist/release`
@@ -64,7 +65,8 @@ export async function releaseSign(ctx: Ctx): Promise<Outcome> {
  * Runs `release verify --pubkey FILE DIR`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { releaseVerify } from "./release_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams release verify --pubkey release.pub dist/release`
@@ -100,7 +102,8 @@ export async function releaseVerify(ctx: Ctx): Promise<Outcome> {
  * Runs `release pubkey --key FILE [--out FILE]`: the minisign public key of a PEM signing key.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { releasePubkey } from "./release_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams release pubkey --key k.pem`

@@ -16,7 +16,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * Runs `run`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { run } from "./run_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams run r.json`

@@ -22,7 +22,8 @@ const AUDIT = "audit-findings";
  * Runs `schema`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { schema } from "./schema_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams schema`, without NAME

@@ -14,7 +14,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * Runs `serve`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { serveCmd } from "./serve_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams serve --once` with nothing queued

@@ -10,9 +10,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { shellQuote } from "./shell_quote.ts";
- * shellQuote("/usr/bin/git"); // "/usr/bin/git"
- * shellQuote("a b"); // "'a b'"
+ * assert.equal(shellQuote("/usr/bin/git"), "/usr/bin/git");
+ * assert.equal(shellQuote("a b"), "'a b'");
  * ```
  */
 export function shellQuote(w: string): string {

@@ -5,8 +5,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { inert } from "./terminal.ts";
- * inert("ok\x1b[2J\n"); // "ok\\x1b[2J\n"
+ * assert.equal(inert("ok\x1b[2J\n"), "ok\\x1b[2J\n");
  * ```
  * @module
  */
@@ -22,8 +23,9 @@ function isControl(c: number): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { inert } from "./terminal.ts";
- * inert("a\tb\u009b31m"); // "a\tb\\x9b31m"
+ * assert.equal(inert("a\tb\u009b31m"), "a\tb\\x9b31m");
  * ```
  */
 export function inert(text: string): string {
@@ -52,8 +54,9 @@ function escapeWhere(text: string, shown: (c: number) => boolean): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { oneLine } from "./terminal.ts";
- * oneLine("a\nb\u202e"); // "a\\x0ab\\u{202e}"
+ * assert.equal(oneLine("a\nb\u202e"), "a\\x0ab\\u{202e}");
  * ```
  */
 export function oneLine(text: string): string {

@@ -23,7 +23,8 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * Runs `waiver verify`: one valid/invalid line per row, nothing changed.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { waiverVerify } from "./waiver_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams waiver verify`
@@ -42,7 +43,8 @@ export async function waiverVerify(ctx: Ctx): Promise<Outcome> {
  * Runs `waiver check ACTION`: whether a valid waiver names the action; consumes nothing.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { waiverCheck } from "./waiver_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams waiver check delete:old.txt`
@@ -75,7 +77,8 @@ export async function waiverCheck(ctx: Ctx): Promise<Outcome> {
  * --ticket T --reason R [--conditions-verified V] [--ed25519]`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { waiverIssue } from "./waiver_cmd.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `agentteams waiver issue --id W-1 --action delete:old.txt ...`

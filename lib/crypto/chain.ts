@@ -7,10 +7,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { firstChainBreak } from "./chain.ts";
  * import { sha256Hex } from "./hash.ts";
- * firstChainBreak(["a", "b"], ["", sha256Hex("a")]); // null
- * firstChainBreak(["a", "b"], ["", sha256Hex("x")]); // 1
+ * assert.equal(firstChainBreak(["a", "b"], ["", sha256Hex("a")]), null);
+ * assert.equal(firstChainBreak(["a", "b"], ["", sha256Hex("x")]), 1);
  * ```
  * @module
  */
@@ -31,9 +32,10 @@ let shared: WasmSha256 | null = null;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { firstChainBreak } from "./chain.ts";
- * firstChainBreak(["a"], ["x"]); // 0
- * firstChainBreak([], []); // null
+ * assert.equal(firstChainBreak(["a"], ["x"]), 0);
+ * assert.equal(firstChainBreak([], []), null);
  * ```
  */
 export function firstChainBreak(

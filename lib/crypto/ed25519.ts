@@ -4,10 +4,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { generatePem, importPrivatePem, importPublicPem, signHex, verifyHex } from "./ed25519.ts";
  * const { privatePem, publicPem } = await generatePem();
  * const sig = await signHex(await importPrivatePem(privatePem), "hello");
- * await verifyHex(await importPublicPem(publicPem), sig, "hello"); // true
+ * assert.equal(await verifyHex(await importPublicPem(publicPem), sig, "hello"), true);
  * ```
  * @module
  */
@@ -22,8 +23,9 @@ const enc = new TextEncoder();
  * @throws {KeyError} `KEY_MALFORMED`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pemToDer } from "./ed25519.ts";
- * pemToDer("-----BEGIN X-----\nAAEC\n-----END X-----\n", "X"); // Uint8Array [0, 1, 2]
+ * assert.deepEqual(pemToDer("-----BEGIN X-----\nAAEC\n-----END X-----\n", "X"), new Uint8Array([0, 1, 2]));
  * ```
  */
 export function pemToDer(pem: string, label: string): Uint8Array {
@@ -39,8 +41,9 @@ export function pemToDer(pem: string, label: string): Uint8Array {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { derToPem } from "./ed25519.ts";
- * derToPem(new Uint8Array([0, 1, 2]), "X"); // "-----BEGIN X-----\nAAEC\n-----END X-----\n"
+ * assert.equal(derToPem(new Uint8Array([0, 1, 2]), "X"), "-----BEGIN X-----\nAAEC\n-----END X-----\n");
  * ```
  */
 export function derToPem(der: Uint8Array, label: string): string {
@@ -55,10 +58,11 @@ export function derToPem(der: Uint8Array, label: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { generatePem } from "./ed25519.ts";
  * const { publicPem, keyId } = await generatePem();
- * publicPem.startsWith("-----BEGIN PUBLIC KEY-----"); // true
- * keyId.length; // 16
+ * assert.equal(publicPem.startsWith("-----BEGIN PUBLIC KEY-----"), true);
+ * assert.equal(keyId.length, 16);
  * ```
  */
 export async function generatePem(): Promise<
@@ -82,8 +86,9 @@ export async function generatePem(): Promise<
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { keyIdOf } from "./ed25519.ts";
- * keyIdOf(new Uint8Array(44)).length; // 16
+ * assert.equal(keyIdOf(new Uint8Array(44)).length, 16);
  * ```
  */
 export function keyIdOf(spkiDer: Uint8Array): string {
@@ -95,9 +100,10 @@ export function keyIdOf(spkiDer: Uint8Array): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { generatePem, importPrivatePem } from "./ed25519.ts";
  * const key = await importPrivatePem((await generatePem()).privatePem);
- * key.usages; // ["sign"]
+ * assert.deepEqual(key.usages, ["sign"]);
  * ```
  */
 export async function importPrivatePem(pem: string): Promise<CryptoKey> {
@@ -120,9 +126,10 @@ export async function importPrivatePem(pem: string): Promise<CryptoKey> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { generatePem, importPublicPem } from "./ed25519.ts";
  * const key = await importPublicPem((await generatePem()).publicPem);
- * key.usages; // ["verify"]
+ * assert.deepEqual(key.usages, ["verify"]);
  * ```
  */
 export async function importPublicPem(pem: string): Promise<CryptoKey> {
@@ -145,9 +152,10 @@ export async function importPublicPem(pem: string): Promise<CryptoKey> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { generatePem, importPublicPem, keyIdOfKey } from "./ed25519.ts";
  * const { publicPem, keyId } = await generatePem();
- * (await keyIdOfKey(await importPublicPem(publicPem))) === keyId; // true
+ * assert.equal((await keyIdOfKey(await importPublicPem(publicPem))) === keyId, true);
  * ```
  */
 export async function keyIdOfKey(pub: CryptoKey): Promise<string> {
@@ -159,9 +167,10 @@ export async function keyIdOfKey(pub: CryptoKey): Promise<string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { generatePem, importPrivatePem, signHex } from "./ed25519.ts";
  * const key = await importPrivatePem((await generatePem()).privatePem);
- * (await signHex(key, "hello")).length; // 128
+ * assert.equal((await signHex(key, "hello")).length, 128);
  * ```
  */
 export async function signHex(key: CryptoKey, message: string | Uint8Array): Promise<string> {
@@ -175,9 +184,10 @@ export async function signHex(key: CryptoKey, message: string | Uint8Array): Pro
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { generatePem, importPublicPem, verifyHex } from "./ed25519.ts";
  * const key = await importPublicPem((await generatePem()).publicPem);
- * await verifyHex(key, "not hex", "hello"); // false
+ * assert.equal(await verifyHex(key, "not hex", "hello"), false);
  * ```
  */
 export async function verifyHex(

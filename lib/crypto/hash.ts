@@ -6,9 +6,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { HmacKey, sha256Hex } from "./hash.ts";
- * sha256Hex("abc"); // "ba7816bf..."
- * new HmacKey(new TextEncoder().encode("k")).hex("message").length; // 64
+ * assert.equal(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+ * assert.equal(new HmacKey(new TextEncoder().encode("k")).hex("message").length, 64);
  * ```
  * @module
  */
@@ -26,8 +27,9 @@ function bytesOf(data: string | Uint8Array): Uint8Array {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sha256Hex } from "./hash.ts";
- * sha256Hex(""); // "e3b0c442..."
+ * assert.equal(sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
  * ```
  */
 export function sha256Hex(data: string | Uint8Array): string {
@@ -71,9 +73,10 @@ export class HmacKey {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { HmacKey } from "./hash.ts";
    * const k = new HmacKey(new TextEncoder().encode("key"));
-   * k.verify("m", k.hex("m")); // true
+   * assert.equal(k.verify("m", k.hex("m")), true);
    * ```
    */
   verify(data: string | Uint8Array, mac: string): boolean {
@@ -86,8 +89,9 @@ export class HmacKey {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hexEqual } from "./hash.ts";
- * hexEqual("ab", "ab"); // true
+ * assert.equal(hexEqual("ab", "ab"), true);
  * ```
  */
 export function hexEqual(a: string, b: string): boolean {

@@ -12,11 +12,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { initKeys, loadLedgerKey } from "./keys.ts";
  * const env = { AGENTTEAMS_KEY_DIR: Deno.makeTempDirSync() + "/keys" };
  * await initKeys({ env });
  * const key = loadLedgerKey({ env, mode: "direct" });
- * key.source; // "file"
+ * assert.equal(key.source, "file");
  * ```
  * @module
  */
@@ -29,7 +30,7 @@ import { lstatOrNullSync } from "../fs/entry.ts";
 import { fillNewFileSync, fsyncDirSync } from "../fs/atomic_write.ts";
 
 import { type Env, homeFrom } from "../env.ts";
-import { generateSealPair, type SealPair, sealPairFromPem, sealPairToPem } from "./seal.ts";
+import { generateSealPair, type SealPair, sealPairFromPem, sealPairToPem } from "./x25519.ts";
 
 /** Key variables that may stand in for a key file in direct mode, in order of preference. */
 export const ENV_KEY_NAMES = [
@@ -116,8 +117,9 @@ export interface LedgerKey {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { keyDir } from "./keys.ts";
- * keyDir({ HOME: "/home/op" }); // "/home/op/.config/agentteams/keys"
+ * assert.equal(keyDir({ HOME: "/home/op" }), "/home/op/.config/agentteams/keys");
  * ```
  */
 export function keyDir(env: Env): string {
@@ -136,8 +138,9 @@ export function keyDir(env: Env): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ledgerKeyPath } from "./keys.ts";
- * ledgerKeyPath({ AGENTTEAMS_KEY_DIR: "/k" }); // "/k/proposal-ledger.key"
+ * assert.equal(ledgerKeyPath({ AGENTTEAMS_KEY_DIR: "/k" }), "/k/proposal-ledger.key");
  * ```
  */
 export function ledgerKeyPath(env: Env): string {
@@ -177,8 +180,9 @@ const WS = new Set([0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { stripAsciiWhitespace } from "./keys.ts";
- * stripAsciiWhitespace(new TextEncoder().encode(" k\n")).length; // 1
+ * assert.equal(stripAsciiWhitespace(new TextEncoder().encode(" k\n")).length, 1);
  * ```
  */
 export function stripAsciiWhitespace(b: Uint8Array): Uint8Array {
@@ -196,10 +200,11 @@ export function stripAsciiWhitespace(b: Uint8Array): Uint8Array {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { initKeys, readKeyFile } from "./keys.ts";
  * const env = { AGENTTEAMS_KEY_DIR: Deno.makeTempDirSync() + "/k" };
  * const { ledgerKeyPath } = await initKeys({ env });
- * readKeyFile(ledgerKeyPath, env).length; // 64
+ * assert.equal(readKeyFile(ledgerKeyPath, env).length, 64);
  * ```
  */
 export function readKeyFile(path: string, env: Env): Uint8Array {
@@ -244,12 +249,13 @@ export interface LoadKeyOptions {
  *   `KEY_OUTSIDE_KEY_DIR`, `KEY_ENV_IN_RUNNER`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadLedgerKey } from "./keys.ts";
  * const key = loadLedgerKey({
  *   env: { HOME: "/nonexistent", AGENTTEAMS_PROPOSAL_LEDGER_KEY: "k" },
  *   mode: "direct",
  * });
- * key.source; // "env"
+ * assert.equal(key.source, "env");
  * ```
  */
 export function loadLedgerKey(opts: LoadKeyOptions): LedgerKey {
@@ -363,9 +369,10 @@ function ensureKeyDir(dir: string, uid: number): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { initKeys } from "./keys.ts";
  * const r = await initKeys({ env: { AGENTTEAMS_KEY_DIR: Deno.makeTempDirSync() + "/k" } });
- * r.keyId.length; // 16
+ * assert.equal(r.keyId.length, 16);
  * ```
  */
 export async function initKeys(
@@ -439,10 +446,11 @@ export async function initKeys(
  * @throws {KeyError} `KEY_CUSTODY`, `KEY_MALFORMED`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runnerSealPair } from "./keys.ts";
  * const env = { AGENTTEAMS_KEY_DIR: Deno.makeTempDirSync() + "/k" };
  * Deno.mkdirSync(env.AGENTTEAMS_KEY_DIR, { mode: 0o700 });
- * (await runnerSealPair(env)).publicRaw.length; // 32
+ * assert.equal((await runnerSealPair(env)).publicRaw.length, 32);
  * ```
  */
 export async function runnerSealPair(env: Env): Promise<SealPair> {
@@ -475,11 +483,12 @@ export async function runnerSealPair(env: Env): Promise<SealPair> {
  * @throws {KeyError} `NO_KEY` (no runner key yet: start `agentteams serve` once), `KEY_CUSTODY`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readRunnerPublicText, runnerSealPair } from "./keys.ts";
  * const env = { AGENTTEAMS_KEY_DIR: Deno.makeTempDirSync() + "/k" };
  * Deno.mkdirSync(env.AGENTTEAMS_KEY_DIR, { mode: 0o700 });
  * await runnerSealPair(env);
- * readRunnerPublicText(env).startsWith("-----BEGIN PUBLIC KEY-----"); // true
+ * assert.equal(readRunnerPublicText(env).startsWith("-----BEGIN PUBLIC KEY-----"), true);
  * ```
  */
 export function readRunnerPublicText(env: Env): string {

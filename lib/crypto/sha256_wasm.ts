@@ -5,9 +5,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { WasmSha256 } from "./sha256_wasm.ts";
  * const w = WasmSha256.create();
- * w.sha256Hex(new TextEncoder().encode("abc")).slice(0, 8); // "ba7816bf"
+ * assert.equal(w.sha256Hex(new TextEncoder().encode("abc")).slice(0, 8), "ba7816bf");
  * ```
  * @module
  */
@@ -56,8 +57,9 @@ export class WasmSha256 {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { WasmSha256 } from "./sha256_wasm.ts";
-   * WasmSha256.create().heapBase > 0; // true
+   * assert.equal(WasmSha256.create().heapBase > 0, true);
    * ```
    */
   static create(): WasmSha256 {
@@ -81,10 +83,11 @@ export class WasmSha256 {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { WasmSha256 } from "./sha256_wasm.ts";
    * const w = WasmSha256.create();
    * w.reserve(1 << 20);
-   * w.bytes.length >= w.heapBase + (1 << 20); // true
+   * assert.equal(w.bytes.length >= w.heapBase + (1 << 20), true);
    * ```
    */
   reserve(n: number): void {
@@ -114,8 +117,9 @@ export class WasmSha256 {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { WasmSha256 } from "./sha256_wasm.ts";
-   * WasmSha256.create().sha256Hex(new Uint8Array(0)).slice(0, 8); // "e3b0c442"
+   * assert.equal(WasmSha256.create().sha256Hex(new Uint8Array(0)).slice(0, 8), "e3b0c442");
    * ```
    */
   sha256Hex(data: Uint8Array): string {
@@ -131,10 +135,11 @@ export class WasmSha256 {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { WasmSha256 } from "./sha256_wasm.ts";
    * const w = WasmSha256.create();
    * w.setKey(new TextEncoder().encode("key"));
-   * w.hmacHex(new TextEncoder().encode("m")).length; // 64
+   * assert.equal(w.hmacHex(new TextEncoder().encode("m")).length, 64);
    * ```
    */
   hmacHex(data: Uint8Array): string {

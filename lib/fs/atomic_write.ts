@@ -41,12 +41,13 @@ export const SPECIAL_MODE_BITS = 0o7000;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { replacementMode } from "./atomic_write.ts";
- * replacementMode(0o755, 0o644); // 0o755
- * replacementMode(0o4755, 0o644); // 0o755
- * replacementMode(0o2775, 0o644); // 0o775
- * replacementMode(0o101644, 0o644); // 0o644 (a regular file's st_mode, sticky)
- * replacementMode(null, 0o644); // 0o644 (no file to replace)
+ * assert.equal(replacementMode(0o755, 0o644), 0o755);
+ * assert.equal(replacementMode(0o4755, 0o644), 0o755);
+ * assert.equal(replacementMode(0o2775, 0o644), 0o775);
+ * assert.equal(replacementMode(0o101644, 0o644), 0o644); // (a regular file's st_mode, sticky)
+ * assert.equal(replacementMode(null, 0o644), 0o644); // (no file to replace)
  * ```
  */
 export function replacementMode(current: number | null, fresh: number): number {
@@ -80,8 +81,9 @@ export function fsyncDirSync(dir: string): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { tempNameFor } from "./atomic_write.ts";
- * tempNameFor("/p/a.txt").startsWith("/p/.a.txt."); // true
+ * assert.equal(tempNameFor("/p/a.txt").startsWith("/p/.a.txt."), true);
  * ```
  */
 export function tempNameFor(path: string): string {
@@ -99,9 +101,10 @@ function tempPrefix(path: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isTempNameFor, tempNameFor } from "./atomic_write.ts";
- * isTempNameFor(tempNameFor("/p/a.txt"), "/p/a.txt"); // true
- * isTempNameFor("/p/.a.txt.tmp", "/p/a.txt"); // false
+ * assert.equal(isTempNameFor(tempNameFor("/p/a.txt"), "/p/a.txt"), true);
+ * assert.equal(isTempNameFor("/p/.a.txt.tmp", "/p/a.txt"), false);
  * ```
  */
 export function isTempNameFor(candidate: string, path: string): boolean {

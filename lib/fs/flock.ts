@@ -12,8 +12,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { withFlock } from "./flock.ts";
- * await withFlock(Deno.makeTempDirSync(), { target: "directory" }, () => 1); // 1
+ * assert.equal(await withFlock(Deno.makeTempDirSync(), { target: "directory" }, () => 1), 1);
  * ```
  * @module
  */
@@ -87,9 +88,10 @@ export async function takeFlock(path: string, opts: FlockOptions): Promise<Flock
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { withFlock } from "./flock.ts";
  * const p = Deno.makeTempDirSync() + "/a.lock";
- * await withFlock(p, { target: "file" }, (lock) => lock.file.statSync().size); // 0
+ * assert.equal(await withFlock(p, { target: "file" }, (lock) => lock.file.statSync().size), 0);
  * ```
  */
 export async function withFlock<T>(

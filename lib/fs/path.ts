@@ -8,10 +8,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { dirname, join, relative } from "./path.ts";
- * join("/a", "b/../c"); // "/a/c"
- * dirname("/a/b"); // "/a"
- * relative("/a/b", "/a/c/d"); // "../c/d"
+ * assert.equal(join("/a", "b/../c"), "/a/c");
+ * assert.equal(dirname("/a/b"), "/a");
+ * assert.equal(relative("/a/b", "/a/c/d"), "../c/d");
  * ```
  * @module
  */
@@ -24,8 +25,9 @@ export const sep = "/";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isAbsolute } from "./path.ts";
- * isAbsolute("/x"); // true
+ * assert.equal(isAbsolute("/x"), true);
  * ```
  */
 export function isAbsolute(p: string): boolean {
@@ -52,9 +54,10 @@ function normalizeSegments(p: string, abs: boolean): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normalize } from "./path.ts";
- * normalize("/a//b/./c/../"); // "/a/b/"
- * normalize(""); // "."
+ * assert.equal(normalize("/a//b/./c/../"), "/a/b/");
+ * assert.equal(normalize(""), ".");
  * ```
  */
 export function normalize(p: string): string {
@@ -72,9 +75,10 @@ export function normalize(p: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { join } from "./path.ts";
- * join("a", "", "b/", "../c"); // "a/c"
- * join(); // "."
+ * assert.equal(join("a", "", "b/", "../c"), "a/c");
+ * assert.equal(join(), ".");
  * ```
  */
 export function join(...parts: string[]): string {
@@ -88,9 +92,10 @@ export function join(...parts: string[]): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resolve } from "./path.ts";
- * resolve("/a/b", "../c"); // "/a/c"
- * resolve("/a", "/b", "c"); // "/b/c"
+ * assert.equal(resolve("/a/b", "../c"), "/a/c");
+ * assert.equal(resolve("/a", "/b", "c"), "/b/c");
  * ```
  */
 export function resolve(...parts: string[]): string {
@@ -109,10 +114,11 @@ export function resolve(...parts: string[]): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { dirname } from "./path.ts";
- * dirname("/a/b/"); // "/a"
- * dirname("a"); // "."
- * dirname("/"); // "/"
+ * assert.equal(dirname("/a/b/"), "/a");
+ * assert.equal(dirname("a"), ".");
+ * assert.equal(dirname("/"), "/");
  * ```
  */
 export function dirname(p: string): string {
@@ -142,9 +148,10 @@ export function dirname(p: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { basename } from "./path.ts";
- * basename("/a/b.txt"); // "b.txt"
- * basename("/a/b/"); // "b"
+ * assert.equal(basename("/a/b.txt"), "b.txt");
+ * assert.equal(basename("/a/b/"), "b");
  * ```
  */
 export function basename(p: string): string {
@@ -159,9 +166,10 @@ export function basename(p: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { relative } from "./path.ts";
- * relative("/a/b", "/a/b/c"); // "c"
- * relative("/a/b", "/x"); // "../../x"
+ * assert.equal(relative("/a/b", "/a/b/c"), "c");
+ * assert.equal(relative("/a/b", "/x"), "../../x");
  * ```
  */
 export function relative(from: string, to: string): string {

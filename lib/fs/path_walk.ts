@@ -5,8 +5,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { walkDirs } from "./path_walk.ts";
- * walkDirs(Deno.makeTempDirSync(), ["missing"]); // null
+ * assert.equal(walkDirs(Deno.makeTempDirSync(), ["missing"]), null);
  * ```
  * @module
  */
@@ -20,8 +21,10 @@ import { type EntryKind, entryKind } from "./entry.ts";
  * @throws {FsSafetyError} `NOT_DIRECTORY`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkName } from "./path_walk.ts";
- * checkName("a.txt"); // ok; checkName("../a") throws
+ * checkName("a.txt"); // ok: returns
+ * assert.throws(() => checkName("../a"), { code: "NOT_DIRECTORY" });
  * ```
  */
 export function checkName(name: string): void {
@@ -40,8 +43,10 @@ export function checkName(name: string): void {
  * @throws {FsSafetyError} `SYMLINK` or `NOT_DIRECTORY` naming the component.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { walkDirs } from "./path_walk.ts";
- * walkDirs("/", ["tmp"]); // "/tmp"
+ * assert.equal(walkDirs("/usr", ["bin"]), "/usr/bin");
+ * assert.equal(walkDirs("/usr", ["no-such-dir-4c1"]), null);
  * ```
  */
 export function walkDirs(root: string, segments: readonly string[]): string | null {
@@ -70,8 +75,9 @@ export function walkDirs(root: string, segments: readonly string[]): string | nu
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { childKind } from "./path_walk.ts";
- * childKind("/tmp", "surely-not-here-4c1"); // "missing"
+ * assert.equal(childKind("/tmp", "surely-not-here-4c1"), "missing");
  * ```
  */
 export function childKind(dir: string, name: string): EntryKind {

@@ -11,12 +11,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readAtSync } from "./read_at.ts";
  * const path = Deno.makeTempFileSync();
  * Deno.writeTextFileSync(path, "hello\n");
  * using f = Deno.openSync(path);
  * const buf = new Uint8Array(4);
- * readAtSync(f, 2, buf); // 4 ("llo\n")
+ * assert.equal(readAtSync(f, 2, buf), 4); // ("llo\n")
  * ```
  */
 export function readAtSync(file: Deno.FsFile, offset: number, buf: Uint8Array): number {
@@ -39,10 +40,11 @@ export function readAtSync(file: Deno.FsFile, offset: number, buf: Uint8Array): 
  * @throws what `Deno.openSync` throws (`Deno.errors.NotFound`, ...).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readWholeFileSync } from "./read_at.ts";
  * const path = Deno.makeTempFileSync();
  * Deno.writeTextFileSync(path, "hello\n");
- * readWholeFileSync(path).length; // 6
+ * assert.equal(readWholeFileSync(path).length, 6);
  * ```
  */
 export function readWholeFileSync(path: string): Uint8Array<ArrayBuffer> {

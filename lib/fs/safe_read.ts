@@ -67,10 +67,11 @@ export interface CustodyProblem {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { custodyProblem } from "./safe_read.ts";
  * const st = Deno.lstatSync(Deno.makeTempDirSync());
- * custodyProblem(st, { kind: "directory", uid: st.uid!, forbiddenModeBits: 0o077 }); // null
- * custodyProblem(st, { kind: "file" })?.code; // "NOT_REGULAR_FILE"
+ * assert.equal(custodyProblem(st, { kind: "directory", uid: st.uid!, forbiddenModeBits: 0o077 }), null);
+ * assert.equal(custodyProblem(st, { kind: "file" })?.code, "NOT_REGULAR_FILE");
  * ```
  */
 export function custodyProblem(

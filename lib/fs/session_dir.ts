@@ -83,8 +83,9 @@ function foundWords(f: Found): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { foundOf } from "./session_dir.ts";
- * foundOf(Deno.lstatSync("/")); // "dir"
+ * assert.equal(foundOf(Deno.lstatSync("/")), "dir");
  * ```
  */
 export function foundOf(st: Deno.FileInfo): Found {
@@ -115,9 +116,10 @@ function checkName(pin: DirPin, name: string): void {
  * @throws {FsSafetyError} `NOT_DIRECTORY` when something other than a real directory is there
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pinDir } from "./session_dir.ts";
- * pinDir(Deno.makeTempDirSync())?.ino !== undefined; // true
- * pinDir("/nonexistent-4c1"); // null
+ * assert.equal(pinDir(Deno.makeTempDirSync())?.ino !== undefined, true);
+ * assert.equal(pinDir("/nonexistent-4c1"), null);
  * ```
  */
 export function pinDir(path: string): DirPin | null {
@@ -193,8 +195,9 @@ export function inPinnedDir<T>(pin: DirPin, fn: (at: (name: string) => string) =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { listNames, pinDir } from "./session_dir.ts";
- * listNames(pinDir(Deno.makeTempDirSync())!); // []
+ * assert.deepEqual(listNames(pinDir(Deno.makeTempDirSync())!), []);
  * ```
  */
 export function listNames(pin: DirPin): string[] {
@@ -206,8 +209,9 @@ export function listNames(pin: DirPin): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lstatName, pinDir } from "./session_dir.ts";
- * lstatName(pinDir(Deno.makeTempDirSync())!, "x"); // null
+ * assert.equal(lstatName(pinDir(Deno.makeTempDirSync())!, "x"), null);
  * ```
  */
 export function lstatName(pin: DirPin, name: string): Deno.FileInfo | null {
@@ -326,8 +330,9 @@ export function replaceIn(pin: DirPin, name: string, bytes: Uint8Array, mode: nu
  * @throws {NameRefused} a directory at the name; {FsSafetyError} when the folder moved
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pinDir, removeIn } from "./session_dir.ts";
- * removeIn(pinDir(Deno.makeTempDirSync())!, "x"); // false
+ * assert.equal(removeIn(pinDir(Deno.makeTempDirSync())!, "x"), false);
  * ```
  */
 export function removeIn(pin: DirPin, name: string): boolean {
@@ -421,8 +426,9 @@ export function claimName(
  *   between; {FsSafetyError} `FILE_TOO_LARGE`, or when the folder moved
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pinDir, readNameWithin } from "./session_dir.ts";
- * await readNameWithin(pinDir(Deno.makeTempDirSync())!, "x", 1024); // null
+ * assert.equal(await readNameWithin(pinDir(Deno.makeTempDirSync())!, "x", 1024), null);
  * ```
  */
 export async function readNameWithin(

@@ -4,10 +4,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { within } from "./within.ts";
- * within("/p/build/x", "/p/build"); // true
- * within("/p/buildx", "/p/build"); // false
- * within("/P/Build", "/p/build", true); // true
+ * assert.equal(within("/p/build/x", "/p/build"), true);
+ * assert.equal(within("/p/buildx", "/p/build"), false);
+ * assert.equal(within("/P/Build", "/p/build", true), true);
  * ```
  * @module
  */
@@ -19,10 +20,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { within } from "./within.ts";
- * within("/", "/"); // true
- * within("/a", "/"); // true
- * within("/p/x", "/p/"); // true
+ * assert.equal(within("/", "/"), true);
+ * assert.equal(within("/a", "/"), true);
+ * assert.equal(within("/p/x", "/p/"), true);
  * ```
  */
 export function within(child: string, parent: string, foldCase = false): boolean {
@@ -39,9 +41,10 @@ export function within(child: string, parent: string, foldCase = false): boolean
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { overlaps } from "./within.ts";
- * overlaps("/opt/tool", "/opt/tool/bin"); // true
- * overlaps("/opt/a", "/opt/b"); // false
+ * assert.equal(overlaps("/opt/tool", "/opt/tool/bin"), true);
+ * assert.equal(overlaps("/opt/a", "/opt/b"), false);
  * ```
  */
 export function overlaps(a: string, b: string, foldCase = false): boolean {

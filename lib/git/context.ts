@@ -1,6 +1,7 @@
 /**
  * Git for the undeclared-write check: one context per run ({@link openGitContext}: one `git
- * rev-parse`; `git --version` only to explain a failure), then one `git status` per snapshot. The index
+ * rev-parse` and one `git config --list`; `git --version` only to explain a failure), then one
+ * `git status` per snapshot. The index
  * is read from its file ({@link parseIndex}); only a split or sparse index costs one more call
  * (`git ls-files`).
  *
@@ -11,10 +12,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { openGitContext } from "./context.ts";
- * const ctx = await openGitContext("/work/project");
- * ctx.watched.hooks; // "/work/project/.git/hooks"
- * ctx.counter.calls; // 1
+ * const project = Deno.realPathSync(Deno.makeTempDirSync());
+ * new Deno.Command("git", { args: ["init", "-q", project] }).outputSync();
+ * const ctx = await openGitContext(project);
+ * assert.equal(ctx.watched.hooks, `${project}/.git/hooks`);
+ * assert.equal(ctx.counter.calls, 2); // `git rev-parse` and `git config --list` (the config files to watch)
+ * Deno.removeSync(project, { recursive: true });
  * ```
  * @module
  */
@@ -128,8 +133,9 @@ export interface GitContext {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { configStamp } from "./context.ts";
- * configStamp(["/nonexistent-4c1"]); // "-"
+ * assert.equal(configStamp(["/nonexistent-4c1"]), "-");
  * ```
  */
 export function configStamp(paths: readonly string[]): string {
@@ -161,9 +167,10 @@ export interface GitOutput {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gitEnv } from "./context.ts";
- * gitEnv({ GIT_DIR: "/elsewhere", PATH: "/usr/bin" }).GIT_DIR; // undefined
- * gitEnv({ GIT_CONFIG_GLOBAL: "/home/op/git.cfg" }).GIT_CONFIG_GLOBAL; // "/home/op/git.cfg"
+ * assert.equal(gitEnv({ GIT_DIR: "/elsewhere", PATH: "/usr/bin" }).GIT_DIR, undefined);
+ * assert.equal(gitEnv({ GIT_CONFIG_GLOBAL: "/home/op/git.cfg" }).GIT_CONFIG_GLOBAL, "/home/op/git.cfg");
  * ```
  */
 export function gitEnv(
@@ -185,9 +192,10 @@ export function gitEnv(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runGit } from "./context.ts";
  * const out = await runGit("/usr/bin/git", ["--version"], { cwd: "/", env: {}, counter: { calls: 0 } });
- * out.code; // 0
+ * assert.equal(out.code, 0);
  * ```
  */
 export async function runGit(
@@ -258,9 +266,10 @@ export interface RevParse {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseRevParse } from "./context.ts";
- * parseRevParse("/p\n/p/.git\n/p/.git\n/p/.git/index\n/p/.git/hooks\n/p/.git/config\n/p/.git/config.worktree\n/p/.git/info\nsha1\n\n")
- *   ?.watched.info; // "/p/.git/info"
+ * assert.equal(parseRevParse("/p\n/p/.git\n/p/.git\n/p/.git/index\n/p/.git/hooks\n/p/.git/config\n/p/.git/config.worktree\n/p/.git/info\nsha1\n\n")
+ *   ?.watched.info, "/p/.git/info");
  * ```
  */
 export function parseRevParse(text: string): RevParse | null {
@@ -337,8 +346,9 @@ export interface ConfigOrigins {
  * @throws {RequestError} `GIT_UNAVAILABLE` for a driver name a `-c` cannot name (holding `=`).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { inertFilterArgs } from "./context.ts";
- * inertFilterArgs(["x"]).slice(0, 2); // ["-c", "filter.x.clean="]
+ * assert.deepEqual(inertFilterArgs(["x"]).slice(0, 2), ["-c", "filter.x.clean="]);
  * ```
  */
 export function inertFilterArgs(filters: readonly string[]): string[] {
@@ -853,9 +863,10 @@ function lazyIndex(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseLsFiles } from "./context.ts";
  * const out = new TextEncoder().encode("H 100644 " + "ab".repeat(20) + " 0\ta.txt\0");
- * parseLsFiles(out)?.[0].mode; // 0o100644
+ * assert.equal(parseLsFiles(out)?.[0].mode, 0o100644);
  * ```
  */
 export function parseLsFiles(out: Uint8Array): IndexEntry[] | null {

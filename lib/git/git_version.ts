@@ -4,9 +4,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gitVersionProblem } from "./git_version.ts";
- * gitVersionProblem("git version 2.30.9"); // "git 2.30.9 is older than 2.31"
- * gitVersionProblem("git version 2.39.5 (Apple Git-154)"); // null
+ * assert.equal(gitVersionProblem("git version 2.30.9"), "git 2.30.9 is older than 2.31");
+ * assert.equal(gitVersionProblem("git version 2.39.5 (Apple Git-154)"), null);
  * ```
  * @module
  */
@@ -30,9 +31,10 @@ export const MIN_GIT_VERSION: GitVersion = Object.freeze({ major: 2, minor: 31, 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseGitVersion } from "./git_version.ts";
- * parseGitVersion("git version 2.43.0\n"); // { major: 2, minor: 43, patch: 0 }
- * parseGitVersion("hub version 2.14.2"); // null
+ * assert.deepEqual(parseGitVersion("git version 2.43.0\n"), { major: 2, minor: 43, patch: 0 });
+ * assert.equal(parseGitVersion("hub version 2.14.2"), null);
  * ```
  */
 export function parseGitVersion(text: string): GitVersion | null {
@@ -46,9 +48,10 @@ export function parseGitVersion(text: string): GitVersion | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isGitVersionSupported } from "./git_version.ts";
- * isGitVersionSupported({ major: 2, minor: 31, patch: 0 }); // true
- * isGitVersionSupported({ major: 2, minor: 30, patch: 99 }); // false
+ * assert.equal(isGitVersionSupported({ major: 2, minor: 31, patch: 0 }), true);
+ * assert.equal(isGitVersionSupported({ major: 2, minor: 30, patch: 99 }), false);
  * ```
  */
 export function isGitVersionSupported(v: GitVersion, min: GitVersion = MIN_GIT_VERSION): boolean {
@@ -62,8 +65,9 @@ export function isGitVersionSupported(v: GitVersion, min: GitVersion = MIN_GIT_V
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gitVersionProblem } from "./git_version.ts";
- * gitVersionProblem("garbage"); // "cannot read the git version from \"garbage\""
+ * assert.equal(gitVersionProblem("garbage"), "cannot read the git version from \"garbage\"");
  * ```
  */
 export function gitVersionProblem(text: string): string | null {

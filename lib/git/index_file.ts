@@ -6,7 +6,8 @@
  * ask git instead.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it reads the .git/index of a repository in the working directory
  * import { parseIndex } from "./index_file.ts";
  * const parsed = parseIndex(Deno.readFileSync(".git/index"), 20);
  * if (parsed.ok) console.log(parsed.entries.length);
@@ -59,8 +60,9 @@ function readVarint(buf: Uint8Array, at: number): [number, number] | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseIndex } from "./index_file.ts";
- * parseIndex(new Uint8Array(4), 20); // { ok: false, reason: "too short" }
+ * assert.deepEqual(parseIndex(new Uint8Array(4), 20), { ok: false, reason: "too short" });
  * ```
  */
 export function parseIndex(

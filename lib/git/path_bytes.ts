@@ -6,8 +6,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { renderPathBytes } from "./path_bytes.ts";
- * renderPathBytes(new Uint8Array([0x61, 0xff, 0x62])); // { text: "a\\xffb", utf8: false }
+ * assert.deepEqual(renderPathBytes(new Uint8Array([0x61, 0xff, 0x62])), { text: "a\\xffb", utf8: false });
  * ```
  * @module
  */
@@ -49,9 +50,10 @@ function sequenceLength(b: Uint8Array, i: number): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { renderPathBytes } from "./path_bytes.ts";
- * renderPathBytes(new TextEncoder().encode("src/é.ts")).text; // "src/é.ts"
- * renderPathBytes(new TextEncoder().encode("a\\b")).text; // "a\\\\b"
+ * assert.equal(renderPathBytes(new TextEncoder().encode("src/é.ts")).text, "src/é.ts");
+ * assert.equal(renderPathBytes(new TextEncoder().encode("a\\b")).text, "a\\\\b");
  * ```
  */
 export function renderPathBytes(bytes: Uint8Array): RenderedPath {
@@ -87,8 +89,9 @@ export function renderPathBytes(bytes: Uint8Array): RenderedPath {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { utf8Bytes } from "./path_bytes.ts";
- * utf8Bytes("é").length; // 2
+ * assert.equal(utf8Bytes("é").length, 2);
  * ```
  */
 export function utf8Bytes(text: string): Uint8Array {
@@ -100,8 +103,9 @@ export function utf8Bytes(text: string): Uint8Array {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startsWithBytes } from "./path_bytes.ts";
- * startsWithBytes(new Uint8Array([1, 2, 3]), new Uint8Array([1, 2])); // true
+ * assert.equal(startsWithBytes(new Uint8Array([1, 2, 3]), new Uint8Array([1, 2])), true);
  * ```
  */
 export function startsWithBytes(bytes: Uint8Array, prefix: Uint8Array): boolean {
@@ -115,8 +119,9 @@ export function startsWithBytes(bytes: Uint8Array, prefix: Uint8Array): boolean 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { compareBytes } from "./path_bytes.ts";
- * compareBytes(new Uint8Array([1]), new Uint8Array([1, 0])); // -1
+ * assert.equal(compareBytes(new Uint8Array([1]), new Uint8Array([1, 0])), -1);
  * ```
  */
 export function compareBytes(a: Uint8Array, b: Uint8Array): number {

@@ -5,9 +5,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseStatusZ } from "./status_z.ts";
  * const out = new TextEncoder().encode(" M a.ts\0?? new.txt\0");
- * parseStatusZ(out).map((e) => e.xy); // [" M", "??"]
+ * assert.deepEqual(parseStatusZ(out).map((e) => e.xy), [" M", "??"]);
  * ```
  * @module
  */
@@ -26,9 +27,10 @@ export interface StatusEntry {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseStatusZ } from "./status_z.ts";
  * const out = new TextEncoder().encode("R  new.ts\0old.ts\0");
- * parseStatusZ(out).length; // 2
+ * assert.equal(parseStatusZ(out).length, 2);
  * ```
  */
 export function parseStatusZ(out: Uint8Array): StatusEntry[] {

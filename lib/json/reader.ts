@@ -22,10 +22,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readJson } from "./reader.ts";
  * const doc = readJson('{\n  // a note\n  "a": [1, 2,],\n}', { dialect: "jsonc" });
- * doc.locate(["a", 1]); // { line: 3, column: 12 }
- * readJson('{"a": 1, "a": 2}', { dialect: "json" }); // throws JsonReadError DuplicateKey
+ * assert.deepEqual(doc.locate(["a", 1]), { line: 3, column: 12 });
+ * assert.throws(() => readJson('{"a": 1, "a": 2}', { dialect: "json" }), { code: "DuplicateKey" });
  * ```
  * @module
  */
@@ -157,8 +158,9 @@ export interface JsonDocument {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { positionAt } from "./reader.ts";
- * positionAt("a\nbc", 3); // { line: 2, column: 2 }
+ * assert.deepEqual(positionAt("a\nbc", 3), { line: 2, column: 2 });
  * ```
  */
 export function positionAt(text: string, offset: number): Position {
@@ -463,12 +465,13 @@ function reach(
  * @throws {JsonReadError} with a code, an offset and its position.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readJson } from "./reader.ts";
  * const doc = readJson('{"kind": "x", "n": 6e2}', { dialect: "json" });
- * (doc.value as { kind: string }).kind; // "x"
- * doc.rawText(["n"]); // "6e2"
- * readJson("[1, 2,]", { dialect: "json" }); // throws JsonReadError ValueExpected
- * readJson("\ufeff[]", { dialect: "jsonc" }).value; // []
+ * assert.equal((doc.value as { kind: string }).kind, "x");
+ * assert.equal(doc.rawText(["n"]), "6e2");
+ * assert.throws(() => readJson("[1, 2,]", { dialect: "json" }), { code: "ValueExpected" });
+ * assert.deepEqual(readJson("\ufeff[]", { dialect: "jsonc" }).value, []);
  * ```
  */
 export function readJson(text: string, options: ReadJsonOptions): JsonDocument {

@@ -13,11 +13,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { appendRow } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * const r = await appendRow(root, new HmacKey(new Uint8Array([1])), { action: "note" });
- * r.count; // 1
+ * assert.equal(r.count, 1);
  * ```
  * @module
  */
@@ -194,10 +195,11 @@ export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: Hma
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { withLedgerLock } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
- * await withLedgerLock(root, new HmacKey(new Uint8Array([1])), (_file, tail) => tail.count); // 0
+ * assert.equal(await withLedgerLock(root, new HmacKey(new Uint8Array([1])), (_file, tail) => tail.count), 0);
  * ```
  */
 export function withLedgerLock<T>(
@@ -225,12 +227,13 @@ export function withLedgerLock<T>(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { withLedgerLock, writeRowLocked } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const k = new HmacKey(new Uint8Array([1]));
  * const r = await withLedgerLock(Deno.makeTempDirSync(), k, (file, tail, paths) =>
  *   writeRowLocked(file, paths, k, tail, { action: "note" }, () => new Date()));
- * r.count; // 1
+ * assert.equal(r.count, 1);
  * ```
  */
 export function writeRowLocked(
@@ -274,12 +277,13 @@ export function writeRowLocked(
  *   `LEDGER_ROW_TOO_LARGE`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { appendRow } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const k = new HmacKey(new Uint8Array([1]));
  * const root = Deno.makeTempDirSync();
  * await appendRow(root, k, { action: "a" });
- * (await appendRow(root, k, { action: "b" })).count; // 2
+ * assert.equal((await appendRow(root, k, { action: "b" })).count, 2);
  * ```
  */
 export function appendRow(

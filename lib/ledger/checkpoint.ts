@@ -47,8 +47,9 @@ export interface Checkpoint extends CheckpointBody {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkpointPayload } from "./checkpoint.ts";
- * checkpointPayload({ count: 1, last: "ab", time: "t", key_id: "k" }).startsWith("agentteams-"); // true
+ * assert.equal(checkpointPayload({ count: 1, last: "ab", time: "t", key_id: "k" }).startsWith("agentteams-"), true);
  * ```
  */
 export function checkpointPayload(b: CheckpointBody): string {
@@ -61,6 +62,7 @@ export function checkpointPayload(b: CheckpointBody): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signCheckpoint } from "./checkpoint.ts";
  * import { generatePem, importPrivatePem } from "../crypto/ed25519.ts";
  * const { privatePem, keyId } = await generatePem();
@@ -68,7 +70,7 @@ export function checkpointPayload(b: CheckpointBody): string {
  *   { count: 0, last: null, time: "2026-11-29T18:02:10+00:00", key_id: keyId },
  *   await importPrivatePem(privatePem),
  * );
- * cp.signature.length; // 128
+ * assert.equal(cp.signature.length, 128);
  * ```
  */
 export async function signCheckpoint(b: CheckpointBody, key: CryptoKey): Promise<Checkpoint> {
@@ -80,8 +82,9 @@ export async function signCheckpoint(b: CheckpointBody, key: CryptoKey): Promise
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseCheckpoint } from "./checkpoint.ts";
- * parseCheckpoint("{}"); // null
+ * assert.equal(parseCheckpoint("{}"), null);
  * ```
  */
 export function parseCheckpoint(text: string): Checkpoint | null {
@@ -112,7 +115,8 @@ export function parseCheckpoint(text: string): Checkpoint | null {
  * Why a checkpoint is not one `pub` signed, or `null` when it is.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs cp, pub, which it declares rather than makes.
  * import { checkpointSignatureProblem } from "./checkpoint.ts";
  * import type { Checkpoint } from "./checkpoint.ts";
  * declare const cp: Checkpoint; // from `parseCheckpoint`
@@ -173,7 +177,8 @@ export function checkpointLedgerProblem(cp: Checkpoint, checks: RowChecks): stri
  * ({@link checkpointLedgerProblem}).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs cp, pub, checks, which it declares rather than makes.
  * import { checkpointProblem } from "./checkpoint.ts";
  * import type { Checkpoint } from "./checkpoint.ts";
  * import type { RowChecks } from "./verify_rows.ts";
@@ -218,7 +223,8 @@ const NO_KEY = new Uint8Array([0]);
  * head's MAC and the dispatch store are not checked: they need the key (plain `ledger verify`).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs root, which it declares rather than makes.
  * import { parseCheckpoint, verifyWithPublicKey } from "./checkpoint.ts";
  * import { readLedgerTexts } from "./verify.ts";
  * declare const root: string, cpText: string, pub: CryptoKey;

@@ -15,12 +15,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { issueDispatch, resolveDispatch } from "./dispatch.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * const hmac = new HmacKey(new TextEncoder().encode("k"));
  * const { nonce } = await issueDispatch(root, hmac, "worker");
- * (await resolveDispatch(root, hmac, nonce, { count: "attempt" })).agent; // "worker"
+ * assert.equal((await resolveDispatch(root, hmac, nonce, { count: "attempt" })).agent, "worker");
  * ```
  * @module
  */
@@ -82,9 +83,10 @@ const dec = new TextDecoder();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { dispatchId } from "./dispatch.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * dispatchId(new HmacKey(new Uint8Array([1])), "0".repeat(32)).length; // 64
+ * assert.equal(dispatchId(new HmacKey(new Uint8Array([1])), "0".repeat(32)).length, 64);
  * ```
  */
 export function dispatchId(hmac: HmacKey, nonce: string): string {
@@ -140,9 +142,10 @@ export type StoreRow =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { judgeStoreLine } from "./dispatch.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * judgeStoreLine("[]", new HmacKey(new Uint8Array([1]))); // "not a JSON object"
+ * assert.equal(judgeStoreLine("[]", new HmacKey(new Uint8Array([1]))), "not a JSON object");
  * ```
  */
 export function judgeStoreLine(
@@ -194,9 +197,10 @@ function addRow(store: Store, row: StoreRow, line: string): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseStore } from "./dispatch.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * parseStore(["{}"], new HmacKey(new Uint8Array([1]))).invalid; // [1]
+ * assert.deepEqual(parseStore(["{}"], new HmacKey(new Uint8Array([1]))).invalid, [1]);
  * ```
  */
 export function parseStore(lines: readonly string[], hmac: HmacKey): Store {
@@ -299,8 +303,9 @@ function storeTampered(store: Store): LedgerError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { expiresAt } from "./dispatch.ts";
- * expiresAt("not a date"); // -Infinity
+ * assert.equal(expiresAt("not a date"), -Infinity);
  * ```
  */
 export function expiresAt(expires: string): number {
@@ -331,9 +336,10 @@ export interface IssuedDispatch {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { limitsProblem } from "./dispatch.ts";
- * limitsProblem({ maxUses: 3, ttlHours: 1 }); // null
- * limitsProblem({ maxUses: 26 }); // "maxUses must be a whole number from 1 to 25, got 26"
+ * assert.equal(limitsProblem({ maxUses: 3, ttlHours: 1 }), null);
+ * assert.equal(limitsProblem({ maxUses: 26 }), "maxUses must be a whole number from 1 to 25, got 26");
  * ```
  */
 export function limitsProblem(opts: { maxUses?: number; ttlHours?: number }): string | null {
@@ -362,10 +368,11 @@ export function limitsProblem(opts: { maxUses?: number; ttlHours?: number }): st
  *   `LEDGER_TAMPERED` when a store line does not verify (the store is left as evidence).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { issueDispatch } from "./dispatch.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const d = await issueDispatch(Deno.makeTempDirSync(), new HmacKey(new Uint8Array([1])), "worker");
- * d.nonce.length; // 32
+ * assert.equal(d.nonce.length, 32);
  * ```
  */
 export function issueDispatch(
@@ -449,12 +456,13 @@ function appendStoreLine(paths: StatePaths, store: Store, line: string): void {
  *   {@link LedgerError} `LEDGER_TAMPERED` when a store row does not verify.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { issueDispatch, resolveDispatch } from "./dispatch.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * const k = new HmacKey(new Uint8Array([1]));
  * const { nonce } = await issueDispatch(root, k, "worker");
- * (await resolveDispatch(root, k, nonce, { count: "use" })).uses; // 1
+ * assert.equal((await resolveDispatch(root, k, nonce, { count: "use" })).uses, 1);
  * ```
  */
 export function resolveDispatch(
@@ -536,11 +544,12 @@ export function resolveDispatch(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { agentFor, issueDispatch } from "./dispatch.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * const k = new HmacKey(new Uint8Array([1]));
- * await agentFor(root, k, (await issueDispatch(root, k, "qa")).nonce); // "qa"
+ * assert.equal(await agentFor(root, k, (await issueDispatch(root, k, "qa")).nonce), "qa");
  * ```
  */
 export async function agentFor(root: string, hmac: HmacKey, nonce: string): Promise<string> {

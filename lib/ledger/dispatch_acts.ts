@@ -8,9 +8,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { countDispatchActs } from "./dispatch_acts.ts";
  * const row = '{"action": "apply-proposal", "dispatch": "0123456789ab", "mac": "x"}\n';
- * countDispatchActs(new TextEncoder().encode(row + row)).get("0123456789ab"); // 2
+ * assert.equal(countDispatchActs(new TextEncoder().encode(row + row)).get("0123456789ab"), 2);
  * ```
  * @module
  */
@@ -21,8 +22,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { dispatchTag } from "./dispatch_acts.ts";
- * dispatchTag("ab".repeat(32)); // "abababababab"
+ * assert.equal(dispatchTag("ab".repeat(32)), "abababababab");
  * ```
  */
 export function dispatchTag(id: string): string {
@@ -87,8 +89,9 @@ function countLines(bytes: Uint8Array, counts: Map<string, number>): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { countDispatchActs } from "./dispatch_acts.ts";
- * countDispatchActs(new Uint8Array()).size; // 0
+ * assert.equal(countDispatchActs(new Uint8Array()).size, 0);
  * ```
  */
 export function countDispatchActs(bytes: Uint8Array): Map<string, number> {
@@ -106,6 +109,7 @@ export type ChunkReader = (into: Uint8Array) => number;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { countDispatchActsStream } from "./dispatch_acts.ts";
  * const bytes = new TextEncoder().encode(
  *   '{"action": "apply-proposal", "agent": "w", "dispatch": "0123456789ab"}\n',
@@ -117,7 +121,7 @@ export type ChunkReader = (into: Uint8Array) => number;
  *   at += n;
  *   return n;
  * });
- * acts.get("0123456789ab"); // 1
+ * assert.equal(acts.get("0123456789ab"), 1);
  * ```
  */
 export function countDispatchActsStream(read: ChunkReader, chunk = 4 << 20): Map<string, number> {

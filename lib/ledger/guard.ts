@@ -26,7 +26,8 @@
  * docs/ledger.md, "What an act notices".
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs root, hmac, which it declares rather than makes.
  * import { captureStores, storesProblem } from "./guard.ts";
  * import type { HmacKey } from "../crypto/hash.ts";
  * declare const root: string; // the project root
@@ -114,10 +115,11 @@ function withDispatchLock<T>(root: string, fn: () => T): Promise<T> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { captureStores } from "./guard.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const snap = await captureStores(Deno.makeTempDirSync(), new HmacKey(new Uint8Array([1])));
- * snap.ledgerCount; // 0
+ * assert.equal(snap.ledgerCount, 0);
  * ```
  */
 export async function captureStores(root: string, hmac: HmacKey): Promise<StoresSnapshot> {
@@ -146,9 +148,10 @@ export async function captureStores(root: string, hmac: HmacKey): Promise<Stores
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { appendedRowsProblem } from "./guard.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * appendedRowsProblem(new Uint8Array(0), "", new HmacKey(new Uint8Array([1]))).rows; // 0
+ * assert.equal(appendedRowsProblem(new Uint8Array(0), "", new HmacKey(new Uint8Array([1]))).rows, 0);
  * ```
  */
 export function appendedRowsProblem(
@@ -183,11 +186,12 @@ export function appendedRowsProblem(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { dispatchChangeProblem } from "./guard.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const k = new HmacKey(new Uint8Array([1]));
- * dispatchChangeProblem([], [], k, Date.now()); // null
- * dispatchChangeProblem(["x"], [], k, Date.now()); // "a dispatch-store row that does not verify was removed"
+ * assert.equal(dispatchChangeProblem([], [], k, Date.now()), null);
+ * assert.equal(dispatchChangeProblem(["x"], [], k, Date.now()), "a dispatch-store row that does not verify was removed");
  * ```
  */
 export function dispatchChangeProblem(
@@ -235,6 +239,7 @@ export function dispatchChangeProblem(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { captureStores, storesProblem } from "./guard.ts";
  * import { appendRow } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
@@ -242,7 +247,7 @@ export function dispatchChangeProblem(
  * const k = new HmacKey(new Uint8Array([1]));
  * const before = await captureStores(root, k);
  * await appendRow(root, k, { action: "note" }); // a key holder's append
- * await storesProblem(root, k, before, new Date()); // null
+ * assert.equal(await storesProblem(root, k, before, new Date()), null);
  * ```
  */
 export async function storesProblem(

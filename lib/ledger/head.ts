@@ -5,10 +5,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { headText, parseHead } from "./head.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const k = new HmacKey(new Uint8Array([1]));
- * parseHead(headText(0, null, k)).count; // 0
+ * assert.equal(parseHead(headText(0, null, k)).count, 0);
  * ```
  * @module
  */
@@ -35,9 +36,10 @@ const HEX64 = /^[0-9a-f]{64}$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { headText } from "./head.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * headText(1, "ab".repeat(32), new HmacKey(new Uint8Array([1]))).startsWith('{"count": 1'); // true
+ * assert.equal(headText(1, "ab".repeat(32), new HmacKey(new Uint8Array([1]))).startsWith('{"count": 1'), true);
  * ```
  */
 export function headText(count: number, last: string | null, hmac: HmacKey): string {
@@ -51,8 +53,9 @@ export function headText(count: number, last: string | null, hmac: HmacKey): str
  * @throws {HeadFormatError} when it is not `{"count": int, "last": hex|null, "mac": hex}`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseHead } from "./head.ts";
- * parseHead('{"count": 0, "last": null, "mac": "00"}').last; // null
+ * assert.equal(parseHead('{"count": 0, "last": null, "mac": "00"}').last, null);
  * ```
  */
 export function parseHead(text: string): Head {
@@ -85,10 +88,11 @@ export function parseHead(text: string): Head {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { headText, headVerifies, parseHead } from "./head.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const k = new HmacKey(new Uint8Array([1]));
- * headVerifies(parseHead(headText(0, null, k)), k); // true
+ * assert.equal(headVerifies(parseHead(headText(0, null, k)), k), true);
  * ```
  */
 export function headVerifies(head: Head, hmac: HmacKey): boolean {

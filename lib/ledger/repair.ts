@@ -40,6 +40,7 @@ export interface RepairResult {
  *   finds anything besides the torn tail.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { repairTornTail } from "./repair.ts";
  * import { appendRow } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
@@ -48,7 +49,7 @@ export interface RepairResult {
  * const root = Deno.makeTempDirSync();
  * await appendRow(root, key.hmac, { action: "note" });
  * await Deno.writeTextFile(`${root}/.agentteams/proposal-ledger.jsonl`, '{"act', { append: true });
- * (await repairTornTail(root, key)).removedBytes; // 5
+ * assert.equal((await repairTornTail(root, key)).removedBytes, 5);
  * ```
  */
 export function repairTornTail(

@@ -5,13 +5,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signRow, utcSeconds } from "./row.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const line = signRow({ action: "note" }, new HmacKey(new Uint8Array([1])), {
  *   time: utcSeconds(new Date(0)),
  *   prev: "",
  * });
- * line.startsWith('{"action": "note", "mac": '); // true
+ * assert.equal(line.startsWith('{"action": "note", "mac": '), true);
  * ```
  * @module
  */
@@ -43,8 +44,9 @@ export type RowBody = JsonObject;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { utcSeconds } from "./row.ts";
- * utcSeconds(new Date(Date.UTC(2026, 10, 29, 18, 2, 10, 999))); // "2026-11-29T18:02:10+00:00"
+ * assert.equal(utcSeconds(new Date(Date.UTC(2026, 10, 29, 18, 2, 10, 999))), "2026-11-29T18:02:10+00:00");
  * ```
  */
 export function utcSeconds(d: Date): string {
@@ -79,8 +81,10 @@ const MAC_STAND_IN = "0".repeat(64);
  * @throws {LedgerError} `LEDGER_ROW_TOO_LARGE`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkRowSize, MAX_ROW_BYTES } from "./row.ts";
- * checkRowSize(MAX_ROW_BYTES); // ok; one byte more is refused
+ * checkRowSize(MAX_ROW_BYTES); // ok: returns
+ * assert.throws(() => checkRowSize(MAX_ROW_BYTES + 1), { code: "LEDGER_ROW_TOO_LARGE" });
  * ```
  */
 export function checkRowSize(bytes: number): void {
@@ -114,8 +118,9 @@ export function checkBody(body: RowBody): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MAX_ROW_BYTES, rowBytes } from "./row.ts";
- * rowBytes({ action: "note" }) < MAX_ROW_BYTES; // true
+ * assert.equal(rowBytes({ action: "note" }) < MAX_ROW_BYTES, true);
  * ```
  */
 export function rowBytes(body: RowBody): number {
@@ -216,12 +221,13 @@ export function lineForm(b: Uint8Array, start: number, end: number, scan: Int32A
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lineForm, scannedPrev } from "./row.ts";
  * import { SCAN_SLOTS } from "./scan.ts";
  * const b = new TextEncoder().encode('{"mac": "m", "prev": "", "time": "t"}');
  * const scan = new Int32Array(SCAN_SLOTS);
- * lineForm(b, 0, b.length, scan); // { kind: "scanned" }
- * scannedPrev(b, 0, b.length, scan); // ""
+ * assert.deepEqual(lineForm(b, 0, b.length, scan), { kind: "scanned" });
+ * assert.equal(scannedPrev(b, 0, b.length, scan), "");
  * ```
  */
 export function scannedPrev(
@@ -262,9 +268,10 @@ export type RowFault = "too-large" | "malformed" | "mac" | "chain";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { rowFault } from "./row.ts";
- * rowFault({ kind: "scanned" }, true, false); // "chain"
- * rowFault({ kind: "loose", prev: "" }, true, true); // "mac": an edited layout never verifies
+ * assert.equal(rowFault({ kind: "scanned" }, true, false), "chain");
+ * assert.equal(rowFault({ kind: "loose", prev: "" }, true, true), "mac"); // an edited layout never verifies
  * ```
  */
 export function rowFault(form: LineForm, macOk: boolean, chainOk: boolean): RowFault | null {
@@ -296,12 +303,13 @@ const FAULT_MESSAGE: Record<"mac" | "chain", string> = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { judgeRow, signRow } from "./row.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const k = new HmacKey(new Uint8Array([7]));
  * const line = new TextEncoder().encode(signRow({ action: "x" }, k, { time: "t", prev: "" }));
- * judgeRow(line, k, "").fault; // null
- * judgeRow(line, k, "ab".repeat(32)).fault; // "chain"
+ * assert.equal(judgeRow(line, k, "").fault, null);
+ * assert.equal(judgeRow(line, k, "ab".repeat(32)).fault, "chain");
  * ```
  */
 export function judgeRow(line: Uint8Array, hmac: HmacKey, expectedPrev: string): RowJudgement {
@@ -323,10 +331,11 @@ export function judgeRow(line: Uint8Array, hmac: HmacKey, expectedPrev: string):
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lineVerifies, signRow } from "./row.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const k = new HmacKey(new Uint8Array([7]));
- * lineVerifies(signRow({ action: "x" }, k, { time: "t", prev: "" }), k); // true
+ * assert.equal(lineVerifies(signRow({ action: "x" }, k, { time: "t", prev: "" }), k), true);
  * ```
  */
 export function lineVerifies(line: string | Uint8Array, hmac: HmacKey): boolean {

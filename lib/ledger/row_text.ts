@@ -5,8 +5,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ledgerText } from "./row_text.ts";
- * ledgerText("  why \u3000"); // "why"
+ * assert.equal(ledgerText("  why \u3000"), "why");
  * ```
  * @module
  */
@@ -22,8 +23,9 @@ export const MAX_ROW_TEXT = 300;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ledgerText } from "./row_text.ts";
- * ledgerText("x".repeat(400)).length; // 300
+ * assert.equal(ledgerText("x".repeat(400)).length, 300);
  * ```
  */
 export function ledgerText(s: string): string {
@@ -35,8 +37,9 @@ export function ledgerText(s: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { reasonText } from "./row_text.ts";
- * reasonText(" r ").length; // 3
+ * assert.equal(reasonText(" r ").length, 3);
  * ```
  */
 export function reasonText(s: string): string {
@@ -50,8 +53,9 @@ export function reasonText(s: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { refusalRow } from "./row_text.ts";
- * refusalRow("run-request", "?", new Error("boom")).code; // "INTERNAL"
+ * assert.equal(refusalRow("run-request", "?", new Error("boom")).code, "INTERNAL");
  * ```
  */
 export function refusalRow(act: string, agent: string, e: unknown): RowBody {

@@ -11,10 +11,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { scanRow, SCAN_SLOTS } from "./scan.ts";
  * const line = new TextEncoder().encode('{"a": 1, "mac": "ff", "prev": "", "time": "t"}');
  * const out = new Int32Array(SCAN_SLOTS);
- * scanRow(line, 0, line.length, out); // true
+ * assert.equal(scanRow(line, 0, line.length, out), true);
  * ```
  * @module
  */
@@ -91,12 +92,13 @@ function keyIs(b: Uint8Array, s: number, len: number, word: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { scanRow, SCAN_SLOTS, CUT_START, CUT_END } from "./scan.ts";
  * const t = '{"a": [1, {"mac": "x"}], "mac": "ab", "time": "t"}';
  * const line = new TextEncoder().encode(t);
  * const out = new Int32Array(SCAN_SLOTS);
  * scanRow(line, 0, line.length, out);
- * t.slice(0, out[CUT_START]) + t.slice(out[CUT_END]); // '{"a": [1, {"mac": "x"}], "time": "t"}'
+ * assert.equal(t.slice(0, out[CUT_START]) + t.slice(out[CUT_END]), '{"a": [1, {"mac": "x"}], "time": "t"}');
  * ```
  */
 export function scanRow(b: Uint8Array, start: number, end: number, out: Int32Array): boolean {
@@ -153,9 +155,10 @@ export function scanRow(b: Uint8Array, start: number, end: number, out: Int32Arr
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signedPart } from "./scan.ts";
  * const p = signedPart(new TextEncoder().encode('{"a": 1, "mac": "ff"}'));
- * new TextDecoder().decode(p!.signed); // '{"a": 1}'
+ * assert.equal(new TextDecoder().decode(p!.signed), '{"a": 1}');
  * ```
  */
 export function signedPart(line: Uint8Array): { signed: Uint8Array; mac: string } | null {

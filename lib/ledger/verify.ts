@@ -30,12 +30,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { assessLedger } from "./verify.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const bytes = new Uint8Array([1]);
  * const key = { bytes, hmac: new HmacKey(bytes) };
  * const r = assessLedger({ ledger: null, head: null, dispatches: null }, key);
- * r.ok; // true
+ * assert.equal(r.ok, true);
  * ```
  * @module
  */
@@ -138,8 +139,9 @@ export interface LedgerTexts {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { splitLines } from "./verify.ts";
- * splitLines("a\nb\nc"); // { lines: ["a", "b"], fragment: "c" }
+ * assert.deepEqual(splitLines("a\nb\nc"), { lines: ["a", "b"], fragment: "c" });
  * ```
  */
 export function splitLines(text: string): { lines: string[]; fragment: string | null } {
@@ -171,6 +173,7 @@ function fragmentKind(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { assessLedger } from "./verify.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const bytes = new Uint8Array([1]);
@@ -178,7 +181,7 @@ function fragmentKind(
  *   { ledger: new TextEncoder().encode("x\n"), head: null, dispatches: null },
  *   { bytes, hmac: new HmacKey(bytes) },
  * );
- * r.problems.map((p) => p.code); // ["ROW_MALFORMED", "HEAD_MISSING"]
+ * assert.deepEqual(r.problems.map((p) => p.code), ["ROW_MALFORMED", "HEAD_MISSING"]);
  * ```
  */
 export function assessLedger(
@@ -451,9 +454,10 @@ function usesByTag(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { dispatchRowProblem } from "./verify.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * dispatchRowProblem("[]", new HmacKey(new Uint8Array([1]))); // "not a JSON object"
+ * assert.equal(dispatchRowProblem("[]", new HmacKey(new Uint8Array([1]))), "not a JSON object");
  * ```
  */
 export function dispatchRowProblem(line: string, hmac: HmacKey): string | null {
@@ -472,8 +476,9 @@ export const MAX_LEDGER_BYTES = 2 * 1024 * 1024 * 1024 - 1;
  *   ledger over {@link MAX_LEDGER_BYTES}; `LEDGER_BUSY` when no consistent state could be read.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readLedgerTexts } from "./verify.ts";
- * readLedgerTexts(Deno.makeTempDirSync()).ledger; // null
+ * assert.equal(readLedgerTexts(Deno.makeTempDirSync()).ledger, null);
  * ```
  */
 export function readLedgerTexts(root: string): LedgerTexts {
@@ -587,10 +592,11 @@ function verifySnapshot(
  *   `LEDGER_BUSY` when no consistent state could be read (no lock, and the files kept changing).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { verifyLedgerAt } from "./verify.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const bytes = new Uint8Array([1]);
- * verifyLedgerAt(Deno.makeTempDirSync(), { bytes, hmac: new HmacKey(bytes) }).ok; // true
+ * assert.equal(verifyLedgerAt(Deno.makeTempDirSync(), { bytes, hmac: new HmacKey(bytes) }).ok, true);
  * ```
  */
 export function verifyLedgerAt(
@@ -610,6 +616,7 @@ export function verifyLedgerAt(
  *   longer names `locked`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { verifyLedgerUnderLock } from "./verify.ts";
  * import { withFileLock } from "./ledger_lock.ts";
  * import { appendRow } from "./append.ts";
@@ -619,7 +626,7 @@ export function verifyLedgerAt(
  * const root = Deno.makeTempDirSync();
  * await appendRow(root, key.hmac, { action: "note" });
  * const path = `${root}/.agentteams/proposal-ledger.jsonl`;
- * await withFileLock(path, (file) => verifyLedgerUnderLock(root, key, file).ok); // true
+ * assert.equal(await withFileLock(path, (file) => verifyLedgerUnderLock(root, key, file).ok), true);
  * ```
  */
 export function verifyLedgerUnderLock(

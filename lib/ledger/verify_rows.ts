@@ -11,9 +11,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkLedgerBytes } from "./verify_rows.ts";
  * const c = checkLedgerBytes(new TextEncoder().encode("{}\n"), new TextEncoder().encode("k"));
- * c.problems.get(0); // { tooLarge: false, message: "the row has no 'mac' string" }
+ * assert.deepEqual(c.problems.get(0), { tooLarge: false, message: "the row has no 'mac' string" });
  * ```
  * @module
  */
@@ -107,6 +108,7 @@ class Grow {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkRowsStream } from "./verify_rows.ts";
  * let sent = false;
  * const c = checkRowsStream((into) => {
@@ -114,7 +116,7 @@ class Grow {
  *   sent = true;
  *   return new TextEncoder().encodeInto("x\n", into).written;
  * }, new Uint8Array([1]), { retain: false });
- * c.n; // 1
+ * assert.equal(c.n, 1);
  * ```
  */
 export function checkRowsStream(
@@ -295,8 +297,9 @@ export function checkRowsStream(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkLedgerBytes } from "./verify_rows.ts";
- * checkLedgerBytes(new Uint8Array(0), new Uint8Array([1])).n; // 0
+ * assert.equal(checkLedgerBytes(new Uint8Array(0), new Uint8Array([1])).n, 0);
  * ```
  */
 export function checkLedgerBytes(ledger: Uint8Array, key: Uint8Array): RowChecks {
@@ -319,8 +322,9 @@ export function checkLedgerBytes(ledger: Uint8Array, key: Uint8Array): RowChecks
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkLedgerBytes, needsChainDetail } from "./verify_rows.ts";
- * needsChainDetail(checkLedgerBytes(new Uint8Array(0), new Uint8Array([1]))); // false
+ * assert.equal(needsChainDetail(checkLedgerBytes(new Uint8Array(0), new Uint8Array([1]))), false);
  * ```
  */
 export function needsChainDetail(c: RowChecks): boolean {

@@ -39,9 +39,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { takeLedgerSnapshot } from "./verify_snapshot.ts";
  * const snap = takeLedgerSnapshot(Deno.makeTempDirSync());
- * snap.how; // "absent"
+ * assert.equal(snap.how, "absent");
  * snap.close();
  * ```
  * @module
@@ -102,11 +103,12 @@ export interface Look {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lookSettles } from "./verify_snapshot.ts";
  * const look = { headBefore: "h1", size: 10, endsLine: true, headAfter: "h1", sizeAfter: 10 };
- * lookSettles(look, null); // true
- * lookSettles({ ...look, headAfter: "h2" }, null); // false: an append finished meanwhile
- * lookSettles({ ...look, endsLine: false }, null); // false until seen twice
+ * assert.equal(lookSettles(look, null), true);
+ * assert.equal(lookSettles({ ...look, headAfter: "h2" }, null), false); // an append finished meanwhile
+ * assert.equal(lookSettles({ ...look, endsLine: false }, null), false); // until seen twice
  * ```
  */
 export function lookSettles(look: Look, previous: Look | null): boolean {
@@ -145,8 +147,9 @@ function replacedWhileOpening(e: unknown): boolean {
  * @throws {LedgerError} `LEDGER_UNSAFE_PATH`; `LEDGER_BUSY` when it was replaced at every try.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readStateFileSettled } from "./verify_snapshot.ts";
- * readStateFileSettled("/nonexistent/x", "ledger head", 4096); // null
+ * assert.equal(readStateFileSettled("/nonexistent/x", "ledger head", 4096), null);
  * ```
  */
 export function readStateFileSettled(
@@ -300,13 +303,14 @@ export interface SnapshotOptions {
  *   file; `LEDGER_BUSY` when no consistent state could be read.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { takeLedgerSnapshot } from "./verify_snapshot.ts";
  * import { appendRow } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * await appendRow(root, new HmacKey(new Uint8Array([1])), { action: "note" });
  * const snap = takeLedgerSnapshot(root);
- * [snap.how, snap.head !== null, snap.size > 0]; // ["locked", true, true]
+ * assert.deepEqual([snap.how, snap.head !== null, snap.size > 0], ["locked", true, true]);
  * snap.close();
  * ```
  */

@@ -4,13 +4,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writeAhead } from "./write_ahead.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * const out = await writeAhead(root, new HmacKey(new Uint8Array([1])), { action: "x-start" }, () =>
  *   Promise.resolve({ result: 7, complete: { action: "x", value: 7 } })
  * );
- * out; // 7
+ * assert.equal(out, 7);
  * ```
  * @module
  */

@@ -274,8 +274,9 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { answerLine } from "./jsonrpc.ts";
- * answerLine(1, { result: {} }); // '{"jsonrpc":"2.0","id":1,"result":{}}\n'
+ * assert.equal(answerLine(1, { result: {} }), '{"jsonrpc":"2.0","id":1,"result":{}}\n');
  * ```
  */
 export function answerLine(

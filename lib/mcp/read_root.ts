@@ -15,9 +15,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { openRoot, resolveIn } from "./read_root.ts";
  * const root = openRoot(Deno.makeTempDirSync(), null);
- * resolveIn(root, ".").rel; // "."
+ * assert.equal(resolveIn(root, ".").rel, ".");
  * ```
  * @module
  */
@@ -52,8 +53,9 @@ export interface Resolved {
  * @throws {McpError} `NOT_DIRECTORY`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { openRoot } from "./read_root.ts";
- * openRoot("/tmp", "/root/.config/agentteams/keys").real; // "/tmp"
+ * assert.equal(openRoot("/tmp", "/root/.config/agentteams/keys").real, "/tmp");
  * ```
  */
 export function openRoot(root: string, keyDir: string | null): ReadRoot {
@@ -107,11 +109,12 @@ export function toolRel(arg: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { reservedProblem } from "./read_root.ts";
  * const root = { real: "/p", keyDir: "/p/keys" };
- * reservedProblem(root, ".Git/config", "/p/.Git/config")?.code; // "CONTROL_PLANE"
- * reservedProblem(root, "keys/k", "/p/keys/k")?.code; // "KEY_DIR"
- * reservedProblem(root, "src/a.ts", "/p/src/a.ts"); // null
+ * assert.equal(reservedProblem(root, ".Git/config", "/p/.Git/config")?.code, "CONTROL_PLANE");
+ * assert.equal(reservedProblem(root, "keys/k", "/p/keys/k")?.code, "KEY_DIR");
+ * assert.equal(reservedProblem(root, "src/a.ts", "/p/src/a.ts"), null);
  * ```
  */
 export function reservedProblem(
@@ -143,10 +146,11 @@ function refuseReserved(root: ReadRoot, rel: string, abs: string, arg: string): 
  *   `NOT_FOUND`; {@link toolRel}'s refusals
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { openRoot, resolveIn } from "./read_root.ts";
  * const dir = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${dir}/a.txt`, "x");
- * resolveIn(openRoot(dir, null), "a.txt").rel; // "a.txt"
+ * assert.equal(resolveIn(openRoot(dir, null), "a.txt").rel, "a.txt");
  * ```
  */
 export function resolveIn(root: ReadRoot, arg: string): Resolved {
@@ -180,9 +184,10 @@ export function resolveIn(root: ReadRoot, arg: string): Resolved {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { openRoot, resolveIn, stillAt } from "./read_root.ts";
  * const r = openRoot(Deno.makeTempDirSync(), null);
- * stillAt(r, resolveIn(r, ".")); // true
+ * assert.equal(stillAt(r, resolveIn(r, ".")), true);
  * ```
  */
 export function stillAt(root: ReadRoot, r: Resolved): boolean {

@@ -14,10 +14,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readfsTools } from "./readfs.ts";
  * import { openRoot } from "./read_root.ts";
  * const tools = readfsTools(openRoot(Deno.cwd(), null));
- * tools.map((t) => t.name); // ["read_file", "list_dir", "find", "grep", "stat"]
+ * assert.deepEqual(tools.map((t) => t.name), ["read_file", "list_dir", "find", "grep", "stat"]);
  * ```
  * @module
  */

@@ -20,9 +20,15 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runnerTools } from "./runner.ts";
  * const tools = runnerTools({ root: "/p", agent: "worker", runnerPublic: () => Promise.resolve(new Uint8Array(32)) });
- * tools.map((t) => t.name); // ["write_file", "delete_file", "run_command", "request_status"]
+ * assert.deepEqual(tools.map((t) => t.name), [
+ *   "write_file",
+ *   "delete_file",
+ *   "run_command",
+ *   "request_status",
+ * ]);
  * ```
  * @module
  */
@@ -123,7 +129,8 @@ function answer(result: JsonObject, id: string): ToolResult {
  * The runner server's tools for one agent.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs runnerPublic, which it declares rather than makes.
  * import { runnerTools } from "./runner.ts";
  * declare const runnerPublic: () => Promise<Uint8Array>;
  * const [write] = runnerTools({ root: "/p", agent: "worker", runnerPublic });

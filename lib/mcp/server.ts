@@ -8,10 +8,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mcpHandler } from "./server.ts";
  * const h = mcpHandler({ name: "demo", version: "1" }, []);
  * await h.request("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "c", version: "1" } });
- * await h.request("tools/list", {}); // { tools: [] }
+ * assert.deepEqual(await h.request("tools/list", {}), { tools: [] });
  * ```
  * @module
  */
@@ -77,8 +78,9 @@ export interface ServerInfo {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toolError } from "./server.ts";
- * toolError("PATH_OUTSIDE_ROOT", "../x leaves the root").isError; // true
+ * assert.equal(toolError("PATH_OUTSIDE_ROOT", "../x leaves the root").isError, true);
  * ```
  */
 export function toolError(code: string, message: string): ToolResult {
@@ -94,8 +96,9 @@ export function toolError(code: string, message: string): ToolResult {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { inputSchemaOf } from "./server.ts";
- * inputSchemaOf({ path: { type: "string", description: "p", required: true } }).required; // ["path"]
+ * assert.deepEqual(inputSchemaOf({ path: { type: "string", description: "p", required: true } }).required, ["path"]);
  * ```
  */
 export function inputSchemaOf(args: Readonly<Record<string, ArgSpec>>): Record<string, unknown> {
@@ -118,8 +121,9 @@ export function inputSchemaOf(args: Readonly<Record<string, ArgSpec>>): Record<s
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { argsProblem } from "./server.ts";
- * argsProblem({ path: { type: "string", description: "p", required: true } }, {}); // "path is required"
+ * assert.equal(argsProblem({ path: { type: "string", description: "p", required: true } }, {}), "path is required");
  * ```
  */
 export function argsProblem(

@@ -8,7 +8,8 @@
  * not UTF-8. A brief that does not exist is `BRIEF_NOT_FOUND`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/proj with its brief
  * import { defaultBriefPath, loadPolicy } from "./brief.ts";
  * const root = "/work/proj";
  * const policy = await loadPolicy(await defaultBriefPath(root), { projectRoot: root });
@@ -68,9 +69,11 @@ function notFound(path: string, cause: unknown): PolicyError {
  * session planted by the name searched first must not silently take over.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/proj with its brief
+ * import assert from "node:assert/strict";
  * import { defaultBriefPath } from "./brief.ts";
- * await defaultBriefPath("/work/proj"); // "/work/proj/agentteams.jsonc"
+ * assert.equal(await defaultBriefPath("/work/proj"), "/work/proj/agentteams.jsonc");
  * ```
  */
 export function defaultBriefPath(projectRoot: string): Promise<string> {
@@ -120,7 +123,8 @@ function findDefaultBrief(projectRoot: string): string {
  * Reads a brief's bytes: a regular file, not a symlink, at most {@link MAX_BRIEF_BYTES}.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/proj with its brief
  * import { readBriefBytes } from "./brief.ts";
  * const bytes = await readBriefBytes("/work/proj/agentteams.jsonc");
  * ```
@@ -179,7 +183,8 @@ function realBriefPath(abs: string): string {
  * existing directory of the project is in `warnings` (see `briefWarnings`).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/proj with its brief
  * import { loadPolicy } from "./brief.ts";
  * const policy = await loadPolicy("/work/proj/agentteams.jsonc", { projectRoot: "/work/proj" });
  * policy.agents.worker?.writeScopes;
@@ -205,7 +210,8 @@ export async function loadPolicy(
  * `confinedWriteProblems`, lib/sandbox/roots_io.ts), else `null`.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/proj with its brief
  * import { checkBrief } from "./brief.ts";
  * const r = await checkBrief("/work/proj/agentteams.jsonc", { projectRoot: "/work/proj" });
  * r.findings.length; // 0 for a brief loadPolicy accepts

@@ -5,10 +5,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isIgnoredBriefField, POLICY_FIELDS } from "./brief_fields.ts";
- * POLICY_FIELDS.includes("agent_policies"); // true
- * isIgnoredBriefField("project_goal"); // true
- * isIgnoredBriefField("agent_polices"); // false: a typo is refused, not ignored
+ * assert.equal(POLICY_FIELDS.includes("agent_policies"), true);
+ * assert.equal(isIgnoredBriefField("project_goal"), true);
+ * assert.equal(isIgnoredBriefField("agent_polices"), false); // a typo is refused, not ignored
  * ```
  * @module
  */
@@ -100,8 +101,9 @@ export const RESERVED_CONFINED_KEYS: readonly string[] = Object.freeze([
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isIgnoredBriefField } from "./brief_fields.ts";
- * isIgnoredBriefField("components"); // true
+ * assert.equal(isIgnoredBriefField("components"), true);
  * ```
  */
 export function isIgnoredBriefField(key: string): boolean {

@@ -5,13 +5,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { compilePolicy } from "./compile.ts";
  * const policy = compilePolicy({ write_policy: "default" }, new Map(), {
  *   briefPath: "/p/agentteams.jsonc",
  *   briefRel: "agentteams.jsonc",
  *   briefSha256: "0".repeat(64),
  * });
- * policy.writePolicy; // "default"
+ * assert.equal(policy.writePolicy, "default");
  * ```
  * @module
  */
@@ -79,9 +80,10 @@ function command(entry: RawCommandEntry, patterns: readonly RegExp[]): CommandEn
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { compilePolicy } from "./compile.ts";
  * const p = compilePolicy({}, new Map(), { briefPath: "/b.json", briefRel: null, briefSha256: "" });
- * p.allowUnconfinedRuns; // false
+ * assert.equal(p.allowUnconfinedRuns, false);
  * ```
  */
 export function compilePolicy(raw: RawPolicy, args: CompiledArgs, meta: BriefMeta): Policy {

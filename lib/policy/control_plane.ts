@@ -142,10 +142,11 @@ const RUNTIME: ReadonlySet<string> = new Set(RUNTIME_FOLDERS);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isRuntimeWrite } from "./control_plane.ts";
- * isRuntimeWrite(".agentteams-status/runner.json"); // true
- * isRuntimeWrite("src/.agentteams-status/x"); // false: only at the project root
- * isRuntimeWrite(".agentteams/proposal-ledger.jsonl"); // false
+ * assert.equal(isRuntimeWrite(".agentteams-status/runner.json"), true);
+ * assert.equal(isRuntimeWrite("src/.agentteams-status/x"), false); // only at the project root
+ * assert.equal(isRuntimeWrite(".agentteams/proposal-ledger.jsonl"), false);
  * ```
  */
 export function isRuntimeWrite(rel: string): boolean {

@@ -7,9 +7,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatJsonPath, parseJsonSource } from "./json_source.ts";
  * const src = parseJsonSource('{\n  // note\n  "a": [1, 2,],\n}', "brief.jsonc");
- * src.locate(["a", 1]); // { line: 3, column: 12 }
+ * assert.deepEqual(src.locate(["a", 1]), { line: 3, column: 12 });
  * formatJsonPath(["agent_policies", "worker", "commands", 0, "timeout"]);
  * // "agent_policies.worker.commands[0].timeout"
  * ```
@@ -51,8 +52,9 @@ export interface JsonSource {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatJsonPath } from "./json_source.ts";
- * formatJsonPath(["proposal_gates", "lean check", "argv"]); // 'proposal_gates["lean check"].argv'
+ * assert.equal(formatJsonPath(["proposal_gates", "lean check", "argv"]), 'proposal_gates["lean check"].argv');
  * ```
  */
 export function formatJsonPath(path: JsonPath): string {

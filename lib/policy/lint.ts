@@ -327,13 +327,16 @@ function checkGrants(raw: RawPolicy, src: JsonSource): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { validateBrief } from "./validate.ts";
  * import { lintPolicy } from "./lint.ts";
  * const text = '{"agent_policies": {"w": {"commands": [{"prefix": ["lake"], "args": [".*"]}]}}}';
  * const src = parseJsonSource(text, "b.json");
- * lintPolicy(validateBrief(src), src, null);
- * // throws POLICY_LINT: ...agent_policies.w.commands[0].args[0]: argument pattern ".*" admits an option ("-x")...
+ * assert.throws(() => lintPolicy(validateBrief(src), src, null), {
+ *   code: "POLICY_LINT",
+ *   message: /agent_policies\.w\.commands\[0\]\.args\[0\]: argument pattern "\.\*" admits an option \("-x"\)/,
+ * });
  * ```
  */
 export function lintPolicy(raw: RawPolicy, src: JsonSource, briefRel: string | null): CompiledArgs {
@@ -373,12 +376,13 @@ function lintUnits(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { validateBrief } from "./validate.ts";
  * import { lintFindings } from "./lint.ts";
  * const text = '{"agent_policies": {"a": {"write_scopes": ["/abs"]}, "b": {"write_scopes": ["../up"]}}}';
  * const src = parseJsonSource(text, "b.json");
- * lintFindings(validateBrief(src), src, null).length; // 2
+ * assert.equal(lintFindings(validateBrief(src), src, null).length, 2);
  * ```
  */
 export function lintFindings(
@@ -404,8 +408,9 @@ export function lintFindings(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { literalScopes } from "./lint.ts";
- * literalScopes({ w: { writeScopes: ["src", "docs/", "a/*.md"] } }); // ["src"]
+ * assert.deepEqual(literalScopes({ w: { writeScopes: ["src", "docs/", "a/*.md"] } }), ["src"]);
  * ```
  */
 export function literalScopes(

@@ -3,7 +3,8 @@
  * fnmatch globs, Python argument patterns and the control plane.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/proj with its brief
  * import { defaultBriefPath, inWriteScopes, loadPolicy } from "./mod.ts";
  * const root = "/work/proj";
  * const policy = await loadPolicy(await defaultBriefPath(root), { projectRoot: root });

@@ -12,10 +12,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { protectedWriteRefused } from "./owned_writes.ts";
  * const isProtected = (rel: string) => rel.endsWith("counterexamples.json");
- * protectedWriteRefused("reports/p1/counterexamples.json", isProtected, ["reports/*\/counterexamples.json"]); // false: owned
- * protectedWriteRefused("reports/p1/counterexamples.json", isProtected, ["src/*"]); // true
+ * assert.equal(protectedWriteRefused("reports/p1/counterexamples.json", isProtected, ["reports/*\/counterexamples.json"]), false); // owned
+ * assert.equal(protectedWriteRefused("reports/p1/counterexamples.json", isProtected, ["src/*"]), true);
  * ```
  * @module
  */
@@ -32,9 +33,10 @@ export type GlobMatch = (rel: string, glob: string) => boolean;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { entryWritesCover } from "./owned_writes.ts";
- * entryWritesCover("Out/a/b.o", ["out/*"]); // true
- * entryWritesCover("out", ["out/*"]); // false
+ * assert.equal(entryWritesCover("Out/a/b.o", ["out/*"]), true);
+ * assert.equal(entryWritesCover("out", ["out/*"]), false);
  * ```
  */
 export function entryWritesCover(
@@ -55,9 +57,10 @@ export function entryWritesCover(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { protectedWriteRefused } from "./owned_writes.ts";
- * protectedWriteRefused("secrets/k", (r) => r.startsWith("secrets/"), []); // true
- * protectedWriteRefused("src/a.ts", (r) => r.startsWith("secrets/"), []); // false: not protected
+ * assert.equal(protectedWriteRefused("secrets/k", (r) => r.startsWith("secrets/"), []), true);
+ * assert.equal(protectedWriteRefused("src/a.ts", (r) => r.startsWith("secrets/"), []), false); // not protected
  * ```
  */
 export function protectedWriteRefused(

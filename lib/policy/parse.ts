@@ -4,13 +4,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parsePolicy } from "./parse.ts";
  * const policy = parsePolicy('{\n  // comments and trailing commas are fine\n  "write_policy": "default",\n}', {
  *   briefPath: "/work/proj/agentteams.jsonc",
  *   projectRoot: "/work/proj",
  *   briefSha256: "0".repeat(64),
  * });
- * policy.briefRel; // "agentteams.jsonc"
+ * assert.equal(policy.briefRel, "agentteams.jsonc");
  * ```
  * @module
  */
@@ -44,9 +45,10 @@ export interface ParsePolicyOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { briefRelative } from "./parse.ts";
- * briefRelative("/p/cfg/brief.json", "/p"); // "cfg/brief.json"
- * briefRelative("/elsewhere/brief.json", "/p"); // null
+ * assert.equal(briefRelative("/p/cfg/brief.json", "/p"), "cfg/brief.json");
+ * assert.equal(briefRelative("/elsewhere/brief.json", "/p"), null);
  * ```
  */
 export function briefRelative(briefPath: string, projectRoot: string): string | null {
@@ -71,13 +73,14 @@ export function briefRelative(briefPath: string, projectRoot: string): string | 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parsePolicy } from "./parse.ts";
  * const p = parsePolicy('{"agent_policies": {"docs": {"write_scopes": ["docs/"]}}}', {
  *   briefPath: "/proj/agentteams.json",
  *   projectRoot: "/proj",
  *   briefSha256: "ab".repeat(32),
  * });
- * p.agents.docs.writeScopes; // ["docs/"]
+ * assert.deepEqual(p.agents.docs.writeScopes, ["docs/"]);
  * ```
  */
 export function parsePolicy(text: string, opts: ParsePolicyOptions): Policy {
@@ -115,11 +118,12 @@ export interface BriefFindings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { briefFindings } from "./parse.ts";
  * const r = briefFindings('{"write_policy": "x", "agent_polices": {}}', {
  *   briefPath: "/p/agentteams.json", projectRoot: "/p", briefSha256: "0".repeat(64),
  * }, () => false);
- * r.findings.map((e) => e.code); // ["BRIEF_UNKNOWN_KEY", "BRIEF_INVALID"]
+ * assert.deepEqual(r.findings.map((e) => e.code), ["BRIEF_UNKNOWN_KEY", "BRIEF_INVALID"]);
  * ```
  */
 export function briefFindings(

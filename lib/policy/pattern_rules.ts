@@ -8,10 +8,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normalizeCwd, writesGlobProblem } from "./pattern_rules.ts";
- * writesGlobProblem("build/*"); // null
- * writesGlobProblem("*.o"); // "must start with a literal project directory"
- * normalizeCwd("./lean/"); // "lean"
+ * assert.equal(writesGlobProblem("build/*"), null);
+ * assert.equal(writesGlobProblem("*.o"), "must start with a literal project directory");
+ * assert.equal(normalizeCwd("./lean/"), "lean");
  * ```
  * @module
  */
@@ -27,9 +28,10 @@ import { normalizeRel, REL_PATH_PROBLEMS, relPathProblem, segmentProblem } from 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { commonPathProblem } from "./pattern_rules.ts";
- * commonPathProblem("~/x"); // "must be project-relative, not a home path"
- * commonPathProblem("src/*.ts"); // null
+ * assert.equal(commonPathProblem("~/x"), "must be project-relative, not a home path");
+ * assert.equal(commonPathProblem("src/*.ts"), null);
  * ```
  */
 export function commonPathProblem(value: string): string | null {
@@ -48,8 +50,10 @@ const BAD_SEGMENTS = "has an empty, '.' or '..' segment";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writesGlobProblem } from "./pattern_rules.ts";
- * writesGlobProblem(".git/hooks/*"); // "is inside the project control plane"
+ * assert.equal(writesGlobProblem(".git/hooks/*"), "is inside the project control plane (.git)");
+ * assert.equal(writesGlobProblem("build/*"), null);
  * ```
  */
 export function writesGlobProblem(glob: string): string | null {
@@ -74,9 +78,10 @@ export function writesGlobProblem(glob: string): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { matchPatternProblem } from "./pattern_rules.ts";
- * matchPatternProblem("./src/*.ts", "gate"); // "has an empty, '.' or '..' segment"
- * matchPatternProblem("secrets/", "protected"); // null
+ * assert.equal(matchPatternProblem("./src/*.ts", "gate"), "has an empty, '.' or '..' segment");
+ * assert.equal(matchPatternProblem("secrets/", "protected"), null);
  * ```
  */
 export function matchPatternProblem(pattern: string, kind: "gate" | "protected"): string | null {
@@ -97,8 +102,9 @@ export function matchPatternProblem(pattern: string, kind: "gate" | "protected")
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { cwdProblem } from "./pattern_rules.ts";
- * cwdProblem("lean/../.."); // "has a '..' segment"
+ * assert.equal(cwdProblem("lean/../.."), "has a '..' segment");
  * ```
  */
 export function cwdProblem(cwd: string): string | null {
@@ -113,9 +119,10 @@ export function cwdProblem(cwd: string): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normalizeCwd } from "./pattern_rules.ts";
- * normalizeCwd("."); // "."
- * normalizeCwd("./a//b/"); // "a/b"
+ * assert.equal(normalizeCwd("."), ".");
+ * assert.equal(normalizeCwd("./a//b/"), "a/b");
  * ```
  */
 export function normalizeCwd(cwd: string): string {

@@ -11,10 +11,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { probeArgPattern } from "./probes.ts";
  * import { compileArgPattern } from "../pycompat/pyre.ts";
- * probeArgPattern(compileArgPattern(".+\\.lean"))?.sample; // "../x.lean"
- * probeArgPattern(compileArgPattern("[A-Z][A-Za-z0-9]*\\.lean")); // null
+ * assert.equal(probeArgPattern(compileArgPattern(".+\\.lean"))?.sample, "-x.lean");
+ * assert.equal(probeArgPattern(compileArgPattern("[A-Z][A-Za-z0-9]*\\.lean")), null);
  * ```
  * @module
  */
@@ -91,8 +92,9 @@ export interface ProbeHit {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { probeStrings } from "./probes.ts";
- * probeStrings()[0]; // { sample: "-x", kind: "an option" }
+ * assert.deepEqual(probeStrings()[0], { sample: "-x", kind: "an option" });
  * ```
  */
 export function probeStrings(): ProbeHit[] {
@@ -114,8 +116,9 @@ export function probeStrings(): ProbeHit[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { probeArgPattern } from "./probes.ts";
- * probeArgPattern(/^(?:-.*)$/v); // { sample: "-x", kind: "an option" }
+ * assert.deepEqual(probeArgPattern(/^(?:-.*)$/v), { sample: "-x", kind: "an option" });
  * ```
  */
 export function probeArgPattern(pattern: RegExp): ProbeHit | null {

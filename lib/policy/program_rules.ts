@@ -14,9 +14,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { programProblem } from "./program_rules.ts";
- * programProblem("/bin/bash"); // "is a shell"
- * programProblem("lake"); // null
+ * assert.equal(programProblem("/bin/bash"), "is a shell");
+ * assert.equal(programProblem("lake"), null);
  * ```
  * @module
  */
@@ -93,8 +94,9 @@ export const LAUNCHERS: readonly string[] = Object.freeze([
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { programBaseName } from "./program_rules.ts";
- * programBaseName("/usr/local/bin/Bash5.2"); // "bash"
+ * assert.equal(programBaseName("/usr/local/bin/Bash5.2"), "bash");
  * ```
  */
 export function programBaseName(program: string): string {
@@ -108,9 +110,10 @@ export function programBaseName(program: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { programProblem } from "./program_rules.ts";
- * programProblem("env"); // "is a launcher that can start any program (a shell included)"
- * programProblem("./tools/check"); // "must be a bare program name or an absolute path"
+ * assert.equal(programProblem("env"), "is a launcher that can start any program (a shell included)");
+ * assert.equal(programProblem("./tools/check"), "must be a bare program name or an absolute path");
  * ```
  */
 export function programProblem(program: string): string | null {

@@ -4,8 +4,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { protectedMatch } from "./protected_match.ts";
- * protectedMatch("secrets/prod/key.pem", ["secrets"]); // true: a literal covers what is below
+ * assert.equal(protectedMatch("secrets/prod/key.pem", ["secrets"]), true); // a literal covers what is below
  * ```
  * @module
  */
@@ -19,9 +20,10 @@ import { fnmatchCase, hasWildcard } from "../pycompat/fnmatch.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { protectedMatch } from "./protected_match.ts";
- * protectedMatch("Secrets/api.key", ["secrets"]); // true
- * protectedMatch("src/app.ts", ["*.key"]); // false
+ * assert.equal(protectedMatch("Secrets/api.key", ["secrets"]), true);
+ * assert.equal(protectedMatch("src/app.ts", ["*.key"]), false);
  * ```
  */
 export function protectedMatch(rel: string, patterns: readonly string[]): boolean {

@@ -18,9 +18,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { inWriteScopes } from "./scope.ts";
- * inWriteScopes("reports/p2/.envrc", ["reports/p?/"]); // true
- * inWriteScopes("reports/.git/config", ["reports/?git/"]); // false: `?` never matches the dot
+ * assert.equal(inWriteScopes("reports/p2/.envrc", ["reports/p?/"]), true);
+ * assert.equal(inWriteScopes("reports/.git/config", ["reports/?git/"]), false); // `?` never matches the dot
  * ```
  * @module
  */
@@ -37,9 +38,10 @@ import { isPlainRel, segmentProblem } from "../fs/rel_path.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { scopePatternProblem } from "./scope.ts";
- * scopePatternProblem("src/"); // null
- * scopePatternProblem("src/**"); // "uses '**'; ..."
+ * assert.equal(scopePatternProblem("src/"), null);
+ * assert.match(scopePatternProblem("src/**") ?? "", /^uses '\*\*'; /);
  * ```
  */
 export function scopePatternProblem(scope: string): string | null {
@@ -61,10 +63,11 @@ export function scopePatternProblem(scope: string): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { scopeMatches } from "./scope.ts";
- * scopeMatches("docs/Guide.md", "docs/"); // true
- * scopeMatches("Docs/Guide.md", "docs/"); // false: case is exact
- * scopeMatches("docs", "docs/"); // false: a directory scope covers what is below it
+ * assert.equal(scopeMatches("docs/Guide.md", "docs/"), true);
+ * assert.equal(scopeMatches("Docs/Guide.md", "docs/"), false); // case is exact
+ * assert.equal(scopeMatches("docs", "docs/"), false); // a directory scope covers what is below it
  * ```
  */
 export function scopeMatches(rel: string, scope: string): boolean {
@@ -90,10 +93,11 @@ export function scopeMatches(rel: string, scope: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { inWriteScopes } from "./scope.ts";
  * const scopes = ["reports/dossiers/[a-z]*"];
- * inWriteScopes("reports/dossiers/acme", scopes); // true
- * inWriteScopes("reports/dossiers/acme/strategy.md", scopes); // false: `*` stays in its segment
+ * assert.equal(inWriteScopes("reports/dossiers/acme", scopes), true);
+ * assert.equal(inWriteScopes("reports/dossiers/acme/strategy.md", scopes), false); // `*` stays in its segment
  * ```
  */
 export function inWriteScopes(rel: string, scopes: readonly string[]): boolean {
@@ -106,10 +110,11 @@ export function inWriteScopes(rel: string, scopes: readonly string[]): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isLiteralScope } from "./scope.ts";
- * isLiteralScope("src"); // true
- * isLiteralScope("src/"); // false
- * isLiteralScope("reports/p?"); // false
+ * assert.equal(isLiteralScope("src"), true);
+ * assert.equal(isLiteralScope("src/"), false);
+ * assert.equal(isLiteralScope("reports/p?"), false);
  * ```
  */
 export function isLiteralScope(scope: string): boolean {
@@ -122,9 +127,10 @@ export function isLiteralScope(scope: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { literalScopeAbove } from "./scope.ts";
- * literalScopeAbove("src/a.ts", ["docs/", "src"]); // "src"
- * literalScopeAbove("src/a.ts", ["src/"]); // null
+ * assert.equal(literalScopeAbove("src/a.ts", ["docs/", "src"]), "src");
+ * assert.equal(literalScopeAbove("src/a.ts", ["src/"]), null);
  * ```
  */
 export function literalScopeAbove(rel: string, scopes: readonly string[]): string | null {
@@ -136,8 +142,9 @@ export function literalScopeAbove(rel: string, scopes: readonly string[]): strin
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { literalDirScopeHint } from "./scope.ts";
- * literalDirScopeHint("src"); // 'the scope "src" names the file src only; write "src/" for the directory'
+ * assert.equal(literalDirScopeHint("src"), 'the scope "src" names the file src only; write "src/" for the directory');
  * ```
  */
 export function literalDirScopeHint(scope: string): string {

@@ -625,11 +625,12 @@ function deniedBy(denies: readonly DenyRule[], tool: string, t: Target): boolean
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writeDenied } from "./session_settings.ts";
- * writeDenied({
+ * assert.equal(writeDenied({
  *   root: "/p", homeDir: "/home/op",
  *   settings: [{ path: "/p/.claude/settings.json", text: '{"permissions":{"deny":["Edit(./references/**)"]}}' }],
- * }, "/p/references/security-approvers.txt", false); // true
+ * }, "/p/references/security-approvers.txt", false), true);
  * ```
  */
 export function writeDenied(
@@ -674,6 +675,7 @@ function toolOf(kind: DenyKind): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sessionSettingsFindings } from "./session_settings.ts";
  * const f = sessionSettingsFindings({
  *   root: "/p",
@@ -683,7 +685,7 @@ function toolOf(kind: DenyKind): string {
  *   homeDir: "/home/op",
  *   usesClaude: true,
  * });
- * f[0].code; // "SETTINGS_NOT_JSON", at line 2, column 3
+ * assert.equal(f[0].code, "SETTINGS_NOT_JSON"); // at line 2, column 3
  * ```
  */
 export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFinding[] {

@@ -35,8 +35,9 @@ export interface SessionSettingsFiles {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readSessionSettings } from "./session_settings_read.ts";
- * (await readSessionSettings("/nonexistent")).settings.length; // 0
+ * assert.equal((await readSessionSettings("/nonexistent")).settings.length, 0);
  * ```
  */
 export async function readSessionSettings(root: string): Promise<SessionSettingsFiles> {

@@ -5,10 +5,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { validateBrief } from "./validate.ts";
  * const src = parseJsonSource('{"project_goal": "x", "write_policy": "default"}', "b.json");
- * validateBrief(src).write_policy; // "default"
+ * assert.equal(validateBrief(src).write_policy, "default");
  * ```
  * @module
  */
@@ -43,10 +44,11 @@ export interface ShapeFindings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { briefShapeFindings } from "./validate.ts";
  * const src = parseJsonSource('{"agent_polices": {}, "write_policy": "x"}', "b.json");
- * briefShapeFindings(src).findings.map((e) => e.code); // ["BRIEF_UNKNOWN_KEY", "BRIEF_INVALID"]
+ * assert.deepEqual(briefShapeFindings(src).findings.map((e) => e.code), ["BRIEF_UNKNOWN_KEY", "BRIEF_INVALID"]);
  * ```
  */
 export function briefShapeFindings(src: JsonSource): ShapeFindings {
@@ -123,10 +125,13 @@ export function briefShapeFindings(src: JsonSource): ShapeFindings {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { validateBrief } from "./validate.ts";
- * validateBrief(parseJsonSource('{"agent_polices": {}}', "b.json"));
- * // throws BRIEF_UNKNOWN_KEY: b.json:1:2: agent_polices: unknown key (did you mean "agent_policies"?)
+ * assert.throws(() => validateBrief(parseJsonSource('{"agent_polices": {}}', "b.json")), {
+ *   code: "BRIEF_UNKNOWN_KEY",
+ *   message: /^b\.json:1:2: agent_polices: unknown key \(did you mean "agent_policies"\?\)/,
+ * });
  * ```
  */
 export function validateBrief(src: JsonSource): RawPolicy {

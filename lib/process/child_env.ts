@@ -64,9 +64,10 @@ const SETTABLE_EXCEPTIONS: readonly RegExp[] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isSecretName } from "./child_env.ts";
- * isSecretName("AGENTTEAMS_PROPOSAL_LEDGER_KEY"); // true
- * isSecretName("LANG"); // false
+ * assert.equal(isSecretName("AGENTTEAMS_PROPOSAL_LEDGER_KEY"), true);
+ * assert.equal(isSecretName("LANG"), false);
  * ```
  */
 export function isSecretName(name: string): boolean {
@@ -79,8 +80,9 @@ export function isSecretName(name: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sanitizePath } from "./child_env.ts";
- * sanitizePath("bin::/usr/bin:./x:/bin:/usr/bin"); // "/usr/bin:/bin"
+ * assert.equal(sanitizePath("bin::/usr/bin:./x:/bin:/usr/bin"), "/usr/bin:/bin");
  * ```
  */
 export function sanitizePath(value: string | undefined): string {

@@ -4,10 +4,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { captureStream } from "./output.ts";
  * const cap = captureStream(new Blob(["hello"]).stream(), 3);
  * await cap.done;
- * cap.result(); // { bytes: Uint8Array [104, 101, 108], truncated: true }
+ * assert.deepEqual(cap.result(), { bytes: new Uint8Array([104, 101, 108]), truncated: true });
  * ```
  * @module
  */
@@ -32,12 +33,13 @@ export interface Capture {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { captureStream } from "./output.ts";
  * const child = new Deno.Command("/bin/echo", { args: ["hi"], stdout: "piped" }).spawn();
  * const out = captureStream(child.stdout, 1024);
  * await child.status;
  * await out.done;
- * new TextDecoder().decode(out.result().bytes); // "hi\n"
+ * assert.equal(new TextDecoder().decode(out.result().bytes), "hi\n");
  * ```
  */
 export function captureStream(stream: ReadableStream<Uint8Array>, cap: number): Capture {

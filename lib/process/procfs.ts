@@ -6,8 +6,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseProcStat } from "./procfs.ts";
- * parseProcStat("42 (my (odd) name) S 1 42 42 0 -1"); // { state: "S", ppid: 1, pgrp: 42, session: 42 }
+ * assert.deepEqual(parseProcStat("42 (my (odd) name) S 1 42 42 0 -1"), { state: "S", ppid: 1, pgrp: 42, session: 42 });
  * ```
  * @module
  */
@@ -30,8 +31,9 @@ export interface ProcStat {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseProcStat } from "./procfs.ts";
- * parseProcStat("7 (sleep) Z 1 5 5 0")?.state; // "Z"
+ * assert.equal(parseProcStat("7 (sleep) Z 1 5 5 0")?.state, "Z");
  * ```
  */
 export function parseProcStat(text: string): ProcStat | null {
@@ -49,9 +51,10 @@ export function parseProcStat(text: string): ProcStat | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parsePipeLink } from "./procfs.ts";
- * parsePipeLink("pipe:[123]"); // 123
- * parsePipeLink("/dev/null"); // null
+ * assert.equal(parsePipeLink("pipe:[123]"), 123);
+ * assert.equal(parsePipeLink("/dev/null"), null);
  * ```
  */
 export function parsePipeLink(target: string): number | null {
@@ -119,8 +122,9 @@ export function pipeInodesOf(pid: number, fds: readonly number[] = [0, 1, 2]): n
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pipeHolders } from "./procfs.ts";
- * pipeHolders([123456789], [Deno.pid]); // [] when nobody holds that pipe
+ * assert.deepEqual(pipeHolders([123456789], [Deno.pid]), []); // nobody holds that pipe
  * ```
  */
 export function pipeHolders(
@@ -172,10 +176,11 @@ function readStat(pid: number): ProcStat | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isEscapee } from "./procfs.ts";
  * const self = { pid: 100, session: 90 };
- * isEscapee({ state: "S", ppid: 1, pgrp: 300, session: 300 }, self, new Set([200])); // true
- * isEscapee({ state: "S", ppid: 200, pgrp: 200, session: 200 }, self, new Set([200])); // false
+ * assert.equal(isEscapee({ state: "S", ppid: 1, pgrp: 300, session: 300 }, self, new Set([200])), true);
+ * assert.equal(isEscapee({ state: "S", ppid: 200, pgrp: 200, session: 200 }, self, new Set([200])), false);
  * ```
  */
 export function isEscapee(
@@ -192,8 +197,9 @@ export function isEscapee(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { escapedPipeHolders } from "./procfs.ts";
- * escapedPipeHolders([123456789]); // [] when nobody holds that pipe
+ * assert.deepEqual(escapedPipeHolders([123456789]), []); // nobody holds that pipe
  * ```
  */
 export function escapedPipeHolders(inodes: readonly number[]): number[] | null {

@@ -7,10 +7,12 @@
  * was found (symlinks followed) must lie outside the project.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p and git at /usr/bin/git
+ * import assert from "node:assert/strict";
  * import { diskFs, resolveProgram } from "./resolve_program.ts";
  * const found = resolveProgram("git", { path: "/usr/bin:/bin", projectRoot: "/work/p", fs: diskFs });
- * found.path; // "/usr/bin/git"
+ * assert.equal(found.path, "/usr/bin/git");
  * ```
  * @module
  */
@@ -86,9 +88,10 @@ export interface ResolvedProgram {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { diskFs, isExecutable } from "./resolve_program.ts";
- * isExecutable(diskFs, "/bin/sh"); // true
- * isExecutable(diskFs, "/etc"); // false: a directory
+ * assert.equal(isExecutable(diskFs, "/bin/sh"), true);
+ * assert.equal(isExecutable(diskFs, "/etc"), false); // a directory
  * ```
  */
 export function isExecutable(fs: ResolveFs, path: string): boolean {
@@ -102,12 +105,13 @@ export function isExecutable(fs: ResolveFs, path: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resolveProgram } from "./resolve_program.ts";
  * const fs = {
  *   stat: (p: string) => p === "/usr/bin/make" ? { isFile: true, isDirectory: false, mode: 0o755 } : null,
  *   realpath: (p: string) => p,
  * };
- * resolveProgram("make", { path: "/usr/bin", projectRoot: "/p", fs }).path; // "/usr/bin/make"
+ * assert.equal(resolveProgram("make", { path: "/usr/bin", projectRoot: "/p", fs }).path, "/usr/bin/make");
  * ```
  */
 export function resolveProgram(name: string, options: ResolveOptions): ResolvedProgram {
@@ -160,7 +164,8 @@ export function resolveProgram(name: string, options: ResolveOptions): ResolvedP
  * (a symlinked directory pointing elsewhere).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p
  * import { diskFs, resolveCwd } from "./resolve_program.ts";
  * resolveCwd("/work/p", ".", diskFs); // "/work/p" (canonical)
  * ```

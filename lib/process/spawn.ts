@@ -17,10 +17,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runProcess } from "./spawn.ts";
  * const r = await runProcess({ program: "/bin/echo", args: ["hi"], cwd: "/tmp", env: {}, timeoutMs: 5000 });
- * r.exit; // 0
- * new TextDecoder().decode(r.stdout); // "hi\n"
+ * assert.equal(r.exit, 0);
+ * assert.equal(new TextDecoder().decode(r.stdout), "hi\n");
  * ```
  * @module
  */
@@ -50,8 +51,9 @@ let launcherChecked: string | null | undefined;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { defaultSessionLauncher } from "./spawn.ts";
- * defaultSessionLauncher(); // "/usr/bin/setsid" on Debian
+ * assert.match(defaultSessionLauncher() ?? "none", /\/setsid$|^none$/); // "/usr/bin/setsid" on Debian
  * ```
  */
 export function defaultSessionLauncher(): string | null {
@@ -160,9 +162,10 @@ const COMMON_SIGNALS: Readonly<Record<string, number>> = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { exitOf } from "./spawn.ts";
- * exitOf({ success: false, code: 137, signal: "SIGKILL" }); // -9
- * exitOf({ success: false, code: 2, signal: null }); // 2
+ * assert.equal(exitOf({ success: false, code: 137, signal: "SIGKILL" }), -9);
+ * assert.equal(exitOf({ success: false, code: 2, signal: null }), 2);
  * ```
  */
 export function exitOf(status: Deno.CommandStatus): number | null {
@@ -230,12 +233,13 @@ function reapGroup(pgid: number): { survivors: boolean; killed: boolean } {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runProcess } from "./spawn.ts";
  * const r = await runProcess({
  *   program: "/bin/sleep", args: ["10"], cwd: "/", env: {}, timeoutMs: 100,
  * });
- * r.timedOut; // true
- * r.exit; // -9
+ * assert.equal(r.timedOut, true);
+ * assert.equal(r.exit, -9);
  * ```
  */
 export async function runProcess(spec: RunSpec): Promise<RunResult> {

@@ -59,7 +59,8 @@ export type GateRunner = (gate: GateDef, input: GateInput) => Promise<ConfinedRu
  *
  * @throws {ProposalError} `UNKNOWN_GATE`
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs policy, which it declares rather than makes.
  * import { selectGates } from "./gates.ts";
  * import type { Policy } from "../policy/types.ts";
  * declare const policy: Policy; // gates: `lint` (no glob), then `tsc` (glob `*.ts`)
@@ -117,7 +118,8 @@ export interface GateRunnerOptions {
  * the project root, under the decided backend (no writable project roots: a gate only reads).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs policy, which it declares rather than makes.
  * import { confinedGateRunner } from "./gates.ts";
  * import { lazyBackend } from "../sandbox/backend.ts";
  * import type { Policy } from "../policy/types.ts";
@@ -188,7 +190,8 @@ export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
  *
  * @throws {ProposalError} `GATE_FAILED`, naming the gate and its exit (or timeout).
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs gates, runner, which it declares rather than makes.
  * import { runGates, type GateRunner } from "./gates.ts";
  * import type { GateDef } from "../policy/types.ts";
  * declare const gates: GateDef[];

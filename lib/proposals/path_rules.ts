@@ -48,8 +48,9 @@ function utf8Length(s: string): number {
  * @throws {ProposalError} `PATH_INVALID`, `PATH_OUTSIDE_PROJECT`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkRelativePath } from "./path_rules.ts";
- * checkRelativePath("a/b.txt").segments; // ["a", "b.txt"]
+ * assert.deepEqual(checkRelativePath("a/b.txt").segments, ["a", "b.txt"]);
  * ```
  */
 export function checkRelativePath(path: string): CheckedPath {
@@ -102,7 +103,8 @@ export function checkRelativePath(path: string): CheckedPath {
  * @throws {ProposalError} `PATH_INVALID`, `PATH_OUTSIDE_PROJECT`, `CONTROL_PLANE`, `BRIEF_PATH`,
  *   `PROTECTED_PATH`, `UNKNOWN_AGENT`, `OUT_OF_SCOPE`
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs policy, which it declares rather than makes.
  * import { checkProposalPath } from "./path_rules.ts";
  * import type { Policy } from "../policy/types.ts";
  * declare const policy: Policy; // agent `worker` with write_scopes ["docs/"]

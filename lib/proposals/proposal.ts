@@ -235,7 +235,8 @@ export interface ProposalContext {
  *
  * @throws {AuthzError} the gate's refusal (`NO_CLEARANCE`, `HALTED`, a waiver's rule).
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { deletionClearance, type ProposalContext } from "./proposal.ts";
  * declare const ctx: ProposalContext; // deletions_need_clearance: true, a PASS for delete:old.txt
  * (await deletionClearance("old.txt", ctx))?.by; // "clearance"
@@ -264,7 +265,8 @@ export async function deletionClearance(
  *
  * @throws {AuthzError} as {@link passGate}.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs plan, ctx, which it declares rather than makes.
  * import { spendClearance, type ProposalContext, type ProposalPlan } from "./proposal.ts";
  * declare const plan: ProposalPlan;
  * declare const ctx: ProposalContext;
@@ -292,7 +294,8 @@ async function gateContext(authz: ProposalContext["authz"]): Promise<GateContext
  *   rules' codes, `TARGET_NOT_FILE`, `TARGET_NOT_UTF8`, `SYMLINK_ESCAPE`, `STALE_BASE`,
  *   `UNKNOWN_GATE`, `GATE_FAILED`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { checkProposal } from "./proposal.ts";
  * import type { ProposalContext } from "./proposal.ts";
  * declare const ctx: ProposalContext; // agent `worker` may write docs/
@@ -353,7 +356,8 @@ export async function checkProposal(
  * The result of a plan: `written` says whether the file was written or removed.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs plan, which it declares rather than makes.
  * import { proposalResult, type ProposalPlan } from "./proposal.ts";
  * declare const plan: ProposalPlan;
  * proposalResult(plan, false).written; // false: a dry run
@@ -375,7 +379,8 @@ export function proposalResult(plan: ProposalPlan, written: boolean): ApplyResul
  *
  * @throws {ProposalError} as {@link checkProposal}'s target and base checks.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs plan, which it declares rather than makes.
  * import { recheckProposal, type ProposalPlan } from "./proposal.ts";
  * declare const plan: ProposalPlan;
  * await recheckProposal("/work/p", plan); // throws STALE_BASE when the file changed meanwhile
@@ -392,7 +397,8 @@ export async function recheckProposal(root: string, plan: ProposalPlan): Promise
  * each dispatch's acts against the uses its store rows record).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs plan, which it declares rather than makes.
  * import { proposalRow, type ProposalPlan } from "./proposal.ts";
  * declare const plan: ProposalPlan; // a change proposal
  * proposalRow(plan, "3f2a9c0d4b1e").action; // "apply-proposal"
@@ -433,7 +439,8 @@ export function proposalRow(plan: ProposalPlan, dispatch: string): RowBody {
  *
  * @throws {ProposalError} `STALE_BASE`, `TARGET_NOT_FILE`, `SYMLINK_ESCAPE`, `WRITE_UNAVAILABLE`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs plan, which it declares rather than makes.
  * import { writeProposal, type ProposalPlan } from "./proposal.ts";
  * declare const plan: ProposalPlan;
  * await writeProposal(plan, { root: "/work/p" });

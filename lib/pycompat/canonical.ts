@@ -11,8 +11,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { canonical } from "./canonical.ts";
- * canonical({ b: 1, a: ["é", true, null] }); // '{"a": ["\\u00e9", true, null], "b": 1}'
+ * assert.equal(canonical({ b: 1, a: ["é", true, null] }), '{"a": ["\\u00e9", true, null], "b": 1}');
  * ```
  * @module
  */
@@ -53,8 +54,9 @@ function u4(code: number): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { canonicalString } from "./canonical.ts";
- * canonicalString("tab\there"); // '"tab\\there"'
+ * assert.equal(canonicalString("tab\there"), '"tab\\there"');
  * ```
  */
 export function canonicalString(s: string): string {
@@ -113,8 +115,10 @@ export function canonicalString(s: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { compareCodePoints } from "./canonical.ts";
- * compareCodePoints("\uff61", "\u{1f600}") < 0; // true (UTF-16 unit order says the opposite)
+ * assert.equal(compareCodePoints("\uff61", "\u{1f600}") < 0, true); // UTF-16 unit order says the opposite
+ * assert.equal(compareCodePoints("a", "a"), 0);
  * ```
  */
 export function compareCodePoints(a: string, b: string): number {
@@ -193,8 +197,9 @@ function encode(v: unknown, path: string): string {
  *   values JSON cannot carry exactly.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { canonical } from "./canonical.ts";
- * canonical({ z: [], a: {} }); // '{"a": {}, "z": []}'
+ * assert.equal(canonical({ z: [], a: {} }), '{"a": {}, "z": []}');
  * ```
  */
 export function canonical(v: unknown): string {
@@ -208,8 +213,9 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { canonicalBytes } from "./canonical.ts";
- * canonicalBytes([1, 2]).length; // 6
+ * assert.equal(canonicalBytes([1, 2]).length, 6);
  * ```
  */
 export function canonicalBytes(v: unknown): Uint8Array {

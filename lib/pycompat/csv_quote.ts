@@ -4,8 +4,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatCell } from "./csv_quote.ts";
- * formatCell("a,b"); // '"a,b"'
+ * assert.equal(formatCell("a,b"), '"a,b"');
  * ```
  * @module
  */
@@ -15,9 +16,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatCell } from "./csv_quote.ts";
- * formatCell('a"b'); // '"a""b"'
- * formatCell("plain"); // "plain"
+ * assert.equal(formatCell('a"b'), '"a""b"');
+ * assert.equal(formatCell("plain"), "plain");
  * ```
  */
 export function formatCell(v: string): string {
@@ -30,9 +32,10 @@ export function formatCell(v: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatRecord } from "./csv_quote.ts";
- * formatRecord(["1", "x,y"]); // '1,"x,y"'
- * formatRecord([""]); // '""'
+ * assert.equal(formatRecord(["1", "x,y"]), '1,"x,y"');
+ * assert.equal(formatRecord([""]), '""');
  * ```
  */
 export function formatRecord(cells: readonly string[]): string {

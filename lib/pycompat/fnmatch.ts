@@ -13,8 +13,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fnmatch } from "./fnmatch.ts";
- * fnmatch("Lean/A/X.LEAN", "lean/*.lean"); // true: `*` crosses `/`
+ * assert.equal(fnmatch("Lean/A/X.LEAN", "lean/*.lean"), true); // `*` crosses `/`
  * ```
  * @module
  */
@@ -36,9 +37,10 @@ const CLOSE = 0x5d;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hasWildcard } from "./fnmatch.ts";
- * hasWildcard("src/*.ts"); // true
- * hasWildcard("docs/guide.md"); // false
+ * assert.equal(hasWildcard("src/*.ts"), true);
+ * assert.equal(hasWildcard("docs/guide.md"), false);
  * ```
  */
 export function hasWildcard(pattern: string): boolean {
@@ -173,9 +175,10 @@ function tokens(pattern: string): Token[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fnmatchCase } from "./fnmatch.ts";
- * fnmatchCase("a/b.md", "*.md"); // true
- * fnmatchCase("A.md", "a.md"); // false
+ * assert.equal(fnmatchCase("a/b.md", "*.md"), true);
+ * assert.equal(fnmatchCase("A.md", "a.md"), false);
  * ```
  */
 export function fnmatchCase(name: string, pattern: string): boolean {
@@ -208,8 +211,9 @@ export function fnmatchCase(name: string, pattern: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fnmatch } from "./fnmatch.ts";
- * fnmatch("Docs/Guide.MD", "docs/*.md"); // true
+ * assert.equal(fnmatch("Docs/Guide.MD", "docs/*.md"), true);
  * ```
  */
 export function fnmatch(name: string, pattern: string): boolean {

@@ -6,8 +6,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseInstant } from "./isoformat.ts";
- * parseInstant("2026-12-01T00:00:00Z")?.ms === Date.UTC(2026, 11, 1); // true
+ * assert.equal(parseInstant("2026-12-01T00:00:00Z")?.ms === Date.UTC(2026, 11, 1), true);
  * ```
  * @module
  */
@@ -28,10 +29,11 @@ const ISO =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseInstant } from "./isoformat.ts";
- * parseInstant("2026-12-01T05:30:00+05:30")?.ms === Date.UTC(2026, 11, 1); // true
- * parseInstant("2026-12-01")?.naive; // true
- * parseInstant("tomorrow"); // null
+ * assert.equal(parseInstant("2026-12-01T05:30:00+05:30")?.ms === Date.UTC(2026, 11, 1), true);
+ * assert.equal(parseInstant("2026-12-01")?.naive, true);
+ * assert.equal(parseInstant("tomorrow"), null);
  * ```
  */
 export function parseInstant(s: string): Instant | null {

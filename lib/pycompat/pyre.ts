@@ -38,10 +38,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { compileArgPattern } from "./pyre.ts";
  * const re = compileArgPattern(String.raw`[A-Za-z0-9_]+\.lean`);
- * re.test("Main.lean"); // true
- * re.test("../x.lean"); // false
+ * assert.equal(re.test("Main.lean"), true);
+ * assert.equal(re.test("../x.lean"), false);
  * ```
  * @module
  */
@@ -629,8 +630,9 @@ class Translator {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { translatePythonRegex } from "./pyre.ts";
- * translatePythonRegex("a{,2}"); // "(?:a){0,2}"
+ * assert.equal(translatePythonRegex("a{,2}"), "(?:a){0,2}");
  * ```
  */
 export function translatePythonRegex(pattern: string): string {
@@ -670,9 +672,10 @@ export function translatePythonRegex(pattern: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { compileArgPattern } from "./pyre.ts";
- * compileArgPattern(String.raw`\d+`).test("42"); // true
- * compileArgPattern(String.raw`\d+`).test("42\n"); // false (fullmatch, not match)
+ * assert.equal(compileArgPattern(String.raw`\d+`).test("42"), true);
+ * assert.equal(compileArgPattern(String.raw`\d+`).test("42\n"), false); // (fullmatch, not match)
  * ```
  */
 export function compileArgPattern(pattern: string): RegExp {

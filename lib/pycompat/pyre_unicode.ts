@@ -8,8 +8,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PY_DIGIT } from "./pyre_unicode.ts";
- * PY_DIGIT.startsWith("30-39,"); // true: ASCII digits first
+ * assert.equal(PY_DIGIT.startsWith("30-39,"), true); // ASCII digits first
  * ```
  * @module
  */

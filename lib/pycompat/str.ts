@@ -5,8 +5,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { codePointSlice, pyStrip } from "./str.ts";
- * codePointSlice(pyStrip("  why \u3000"), 2); // "wh"
+ * assert.equal(codePointSlice(pyStrip("  why \u3000"), 2), "wh");
  * ```
  * @module
  */
@@ -27,9 +28,10 @@ function isPrintableAscii(c: number): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pyStrip } from "./str.ts";
- * pyStrip("\u001fx\u0085"); // "x"
- * pyStrip("\ufeffx"); // "\ufeffx" (U+FEFF is not whitespace to Python)
+ * assert.equal(pyStrip("\u001fx\u0085"), "x");
+ * assert.equal(pyStrip("\ufeffx"), "\ufeffx"); // (U+FEFF is not whitespace to Python)
  * ```
  */
 export function pyStrip(s: string): string {
@@ -50,8 +52,9 @@ export function pyStrip(s: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { codePointSlice } from "./str.ts";
- * codePointSlice("\u{1f600}ab", 2); // "\u{1f600}a"
+ * assert.equal(codePointSlice("\u{1f600}ab", 2), "\u{1f600}a");
  * ```
  */
 export function codePointSlice(s: string, n: number): string {

@@ -8,7 +8,7 @@
  */
 import type { JsonObject } from "../pycompat/canonical.ts";
 import { sha256Hex } from "../crypto/hash.ts";
-import { ackToken, generateSealPair, publicB64, type SealPair, unb64 } from "../crypto/seal.ts";
+import { ackToken, generateSealPair, publicB64, type SealPair, unb64 } from "../crypto/x25519.ts";
 import { type ExitCode, FsSafetyError, QueueError, RelayedError } from "../errors.ts";
 import {
   createNewIn,
@@ -54,8 +54,9 @@ export interface Submitted {
  * @throws {QueueError} `QUEUE_UNSAFE_PATH`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pinQueueDir } from "./client.ts";
- * pinQueueDir("/nonexistent-4c1"); // null
+ * assert.equal(pinQueueDir("/nonexistent-4c1"), null);
  * ```
  */
 export function pinQueueDir(dir: string): DirPin | null {
@@ -83,10 +84,12 @@ export interface SubmitOptions {
  *
  * @throws {QueueError} `NO_RUNNER` when the queue's folder does not exist (no runner ever made it)
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /p whose runner is serving (agentteams serve)
+ * import assert from "node:assert/strict";
  * import { submitRequest } from "./client.ts";
  * const s = await submitRequest("/p", { kind: "verify-ledger" });
- * s.id.length; // 32
+ * assert.equal(s.id.length, 32);
  * ```
  */
 export async function submitRequest(
@@ -141,8 +144,9 @@ export async function submitRequest(
  * @throws {QueueError} `QUEUE_UNSAFE_PATH` (the folder, or a directory at the name)
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { withdrawRequest } from "./client.ts";
- * withdrawRequest("/nonexistent-4c1", "0".repeat(32)); // false
+ * assert.equal(withdrawRequest("/nonexistent-4c1", "0".repeat(32)), false);
  * ```
  */
 export function withdrawRequest(
@@ -167,7 +171,8 @@ export function withdrawRequest(
  * would the answer.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs s, which it declares rather than makes.
  * import { submitRequest, ticketOf } from "./client.ts";
  * declare const s: Awaited<ReturnType<typeof submitRequest>>;
  * (await ticketOf(s)).startsWith("at1."); // true
@@ -245,7 +250,8 @@ function fate(root: string, s: Submitted): string {
  * @throws {QueueError} `NO_RUNNER` (no result within the timeout), `RUNNER_STOPPED` (the runner
  *   stopped itself; its reason named), `RESULT_NOT_AUTHENTIC`, `QUEUE_UNSAFE_PATH`
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs runnerPublic, which it declares rather than makes.
  * import { submitRequest, waitForResult } from "./client.ts";
  * declare const runnerPublic: Uint8Array;
  * const s = await submitRequest("/p", { kind: "verify-ledger" });
@@ -364,7 +370,8 @@ function eventWaiter(
  * makes the same from the request's reply key and its static private key).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs runnerPublic, which it declares rather than makes.
  * import { submitRequest, waiterAckToken } from "./client.ts";
  * declare const runnerPublic: Uint8Array;
  * const s = await submitRequest("/p", { kind: "verify-ledger" });

@@ -17,9 +17,10 @@ import type { QueuePaths } from "./queue_paths.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isQueueDir } from "./dirs.ts";
- * isQueueDir(Deno.makeTempDirSync()); // true
- * isQueueDir("/nonexistent-agentteams"); // false
+ * assert.equal(isQueueDir(Deno.makeTempDirSync()), true);
+ * assert.equal(isQueueDir("/nonexistent-agentteams"), false);
  * ```
  */
 export function isQueueDir(path: string): boolean {
@@ -41,10 +42,11 @@ export function isQueueDir(path: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ensureQueueDir } from "./dirs.ts";
  * const d = Deno.makeTempDirSync() + "/q";
  * ensureQueueDir(d, 0o755);
- * Deno.statSync(d).isDirectory; // true
+ * assert.equal(Deno.statSync(d).isDirectory, true);
  * ```
  */
 export function ensureQueueDir(path: string, mode: number): void {
@@ -66,11 +68,12 @@ export function ensureQueueDir(path: string, mode: number): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ensureRunnerDirs } from "./dirs.ts";
  * import { queuePaths } from "./queue_paths.ts";
  * const p = queuePaths(Deno.makeTempDirSync());
  * ensureRunnerDirs(p);
- * Deno.statSync(p.claimed).mode! & 0o777; // 0o700
+ * assert.equal(Deno.statSync(p.claimed).mode! & 0o777, 0o700);
  * ```
  */
 export function ensureRunnerDirs(p: QueuePaths): void {

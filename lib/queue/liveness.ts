@@ -60,9 +60,10 @@ export function writeStatus(status: DirPin, s: RunnerStatus): void {
  * @throws {FsSafetyError} what was at the name
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readStatusIn } from "./liveness.ts";
  * import { pinDir } from "../fs/session_dir.ts";
- * await readStatusIn(pinDir(Deno.makeTempDirSync())!); // null
+ * assert.equal(await readStatusIn(pinDir(Deno.makeTempDirSync())!), null);
  * ```
  */
 export async function readStatusIn(status: DirPin): Promise<Partial<RunnerStatus> | null> {
@@ -92,12 +93,13 @@ export async function readStatusIn(status: DirPin): Promise<Partial<RunnerStatus
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isFreshBeat } from "./liveness.ts";
  * const now = new Date("2026-12-01T10:00:10Z");
- * isFreshBeat(JSON.stringify({ beat: "2026-12-01T10:00:00Z" }), now); // true
- * isFreshBeat(JSON.stringify({ beat: "2026-12-01T09:59:00Z" }), now); // false
- * isFreshBeat(JSON.stringify({ beat: "2026-12-01T10:00:00Z", stopped: { code: "X" } }), now); // false
- * isFreshBeat("not json", now); // false
+ * assert.equal(isFreshBeat(JSON.stringify({ beat: "2026-12-01T10:00:00Z" }), now), true);
+ * assert.equal(isFreshBeat(JSON.stringify({ beat: "2026-12-01T09:59:00Z" }), now), false);
+ * assert.equal(isFreshBeat(JSON.stringify({ beat: "2026-12-01T10:00:00Z", stopped: { code: "X" } }), now), false);
+ * assert.equal(isFreshBeat("not json", now), false);
  * ```
  */
 export function isFreshBeat(text: string, now: Date): boolean {
@@ -121,8 +123,9 @@ export function isFreshBeat(text: string, now: Date): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { liveRunner } from "./liveness.ts";
- * await liveRunner("/nonexistent/.agentteams-status", new Date()); // false
+ * assert.equal(await liveRunner("/nonexistent/.agentteams-status", new Date()), false);
  * ```
  */
 export async function liveRunner(statusDir: string, now: Date): Promise<boolean> {

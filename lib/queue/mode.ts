@@ -26,10 +26,11 @@ export const ORCHESTRATOR_ONLY = "orchestrator-only";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { briefQueueReason } from "./mode.ts";
- * briefQueueReason('{"write_policy": "orchestrator-only"}'); // "the brief says write_policy orchestrator-only"
- * briefQueueReason('{"write_policy": "cooperative"}'); // null
- * briefQueueReason("{ broken"); // "the brief cannot be read (queue mode, failing closed)"
+ * assert.equal(briefQueueReason('{"write_policy": "orchestrator-only"}'), "the brief says write_policy orchestrator-only");
+ * assert.equal(briefQueueReason('{"write_policy": "cooperative"}'), null);
+ * assert.equal(briefQueueReason("{ broken"), "the brief cannot be read (queue mode, failing closed)");
  * ```
  */
 export function briefQueueReason(text: string): string | null {
@@ -52,8 +53,9 @@ export function briefQueueReason(text: string): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { queueModeReason } from "./mode.ts";
- * await queueModeReason(Deno.makeTempDirSync(), null, new Date()); // null (no brief, no runner)
+ * assert.equal(await queueModeReason(Deno.makeTempDirSync(), null, new Date()), null); // (no brief, no runner)
  * ```
  */
 export async function queueModeReason(

@@ -60,8 +60,9 @@ function hashOrNull(path: string | null): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pinPaths } from "./pins.ts";
- * pinPaths("/p", "/p/agentteams.jsonc", null).grants; // "/p/references/capability-grants.log.csv"
+ * assert.equal(pinPaths("/p", "/p/agentteams.jsonc", null).grants, "/p/references/capability-grants.log.csv");
  * ```
  */
 export function pinPaths(root: string, brief: string, confined: string | null): PinPaths {
@@ -78,8 +79,9 @@ export function pinPaths(root: string, brief: string, confined: string | null): 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readPins } from "./pins.ts";
- * readPins({ brief: "/nonexistent", confined: null, grants: "/nonexistent" }).brief; // null
+ * assert.equal(readPins({ brief: "/nonexistent", confined: null, grants: "/nonexistent" }).brief, null);
  * ```
  */
 export function readPins(p: PinPaths): Pins {

@@ -43,9 +43,10 @@ export interface QueuePaths {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { queuePaths } from "./queue_paths.ts";
- * queuePaths("/p").requests; // "/p/.agentteams-queue/requests"
- * queuePaths("/p").claimed; // "/p/.agentteams/queue-claimed"
+ * assert.equal(queuePaths("/p").requests, "/p/.agentteams-queue/requests");
+ * assert.equal(queuePaths("/p").claimed, "/p/.agentteams/queue-claimed");
  * ```
  */
 export function queuePaths(root: string): QueuePaths {
@@ -73,8 +74,9 @@ export function queuePaths(root: string): QueuePaths {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { channelDir, queuePaths } from "./queue_paths.ts";
- * channelDir(queuePaths("/p"), "mcp"); // "/p/.agentteams-queue/mcp-requests"
+ * assert.equal(channelDir(queuePaths("/p"), "mcp"), "/p/.agentteams-queue/mcp-requests");
  * ```
  */
 export function channelDir(paths: QueuePaths, channel: Channel): string {
@@ -90,10 +92,11 @@ const TEMP = /^\.[0-9a-f]{32}\.tmp$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { idOfName } from "./queue_paths.ts";
- * idOfName("0123456789abcdef0123456789abcdef.json"); // "0123456789abcdef0123456789abcdef"
- * idOfName(".tmp-x.json"); // null
- * idOfName("0123456789ABCDEF0123456789ABCDEF.json"); // null
+ * assert.equal(idOfName("0123456789abcdef0123456789abcdef.json"), "0123456789abcdef0123456789abcdef");
+ * assert.equal(idOfName(".tmp-x.json"), null);
+ * assert.equal(idOfName("0123456789ABCDEF0123456789ABCDEF.json"), null);
  * ```
  */
 export function idOfName(name: string): string | null {
@@ -105,9 +108,10 @@ export function idOfName(name: string): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isTempName } from "./queue_paths.ts";
- * isTempName(".0123456789abcdef0123456789abcdef.tmp"); // true
- * isTempName("notes.txt"); // false
+ * assert.equal(isTempName(".0123456789abcdef0123456789abcdef.tmp"), true);
+ * assert.equal(isTempName("notes.txt"), false);
  * ```
  */
 export function isTempName(name: string): boolean {
@@ -119,8 +123,9 @@ export function isTempName(name: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isTempName, tempNameOf } from "./queue_paths.ts";
- * isTempName(tempNameOf("0123456789abcdef0123456789abcdef")); // true
+ * assert.equal(isTempName(tempNameOf("0123456789abcdef0123456789abcdef")), true);
  * ```
  */
 export function tempNameOf(id: string): string {
@@ -132,9 +137,10 @@ export function tempNameOf(id: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isRequestId } from "./queue_paths.ts";
- * isRequestId("0".repeat(32)); // true
- * isRequestId("../x"); // false
+ * assert.equal(isRequestId("0".repeat(32)), true);
+ * assert.equal(isRequestId("../x"), false);
  * ```
  */
 export function isRequestId(id: string): boolean {
@@ -146,8 +152,9 @@ export function isRequestId(id: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isRequestId, newRequestId } from "./queue_paths.ts";
- * isRequestId(newRequestId()); // true
+ * assert.equal(isRequestId(newRequestId()), true);
  * ```
  */
 export function newRequestId(): string {

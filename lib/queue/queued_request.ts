@@ -6,9 +6,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseRequest } from "./queued_request.ts";
  * const r = parseRequest({ kind: "verify-ledger", reply_key: btoa("k".repeat(32)) }, "orchestrator");
- * r.kind; // "verify-ledger"
+ * assert.equal(r.kind, "verify-ledger");
  * ```
  * @module
  */
@@ -104,9 +105,10 @@ export const REQUEST_KINDS: readonly RequestKind[] = QueueRequest.options.map((o
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isExpired } from "./queued_request.ts";
- * isExpired({ expires: "2026-12-01T10:00:00Z" }, new Date("2026-12-01T10:00:01Z")); // true
- * isExpired({}, new Date()); // false
+ * assert.equal(isExpired({ expires: "2026-12-01T10:00:00Z" }, new Date("2026-12-01T10:00:01Z")), true);
+ * assert.equal(isExpired({}, new Date()), false);
  * ```
  */
 export function isExpired(req: { readonly expires?: string }, now: Date): boolean {
@@ -120,9 +122,10 @@ export function isExpired(req: { readonly expires?: string }, now: Date): boolea
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { kindOf } from "./queued_request.ts";
- * kindOf({ kind: "run-request" }); // "run-request"
- * kindOf({ kind: "rm -rf" }); // null
+ * assert.equal(kindOf({ kind: "run-request" }), "run-request");
+ * assert.equal(kindOf({ kind: "rm -rf" }), null);
  * ```
  */
 export function kindOf(value: unknown): RequestKind | null {
@@ -209,8 +212,9 @@ export function toolOfRequest(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { requestJsonSchema } from "./queued_request.ts";
- * requestJsonSchema().$id; // "https://agentteams.invalid/schemas/queue-request.schema.json"
+ * assert.equal(requestJsonSchema().$id, "https://agentteams.invalid/schemas/queue-request.schema.json");
  * ```
  */
 export function requestJsonSchema(): Record<string, unknown> {

@@ -9,7 +9,8 @@
  */
 import { canonical, canonicalBytes, type JsonObject } from "../pycompat/canonical.ts";
 import type { HmacKey } from "../crypto/hash.ts";
-import { openSealed, type SealedBox, type SealPair, sealTo, unb64 } from "../crypto/seal.ts";
+import { openSealed, type SealedBox, sealTo } from "../crypto/seal.ts";
+import { type SealPair, unb64 } from "../crypto/x25519.ts";
 import { QueueError } from "../errors.ts";
 import type { RequestKind } from "./queued_request.ts";
 
@@ -49,8 +50,9 @@ export interface ResultFile extends ResultBody {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { contextOf } from "./result.ts";
- * contextOf("i", "d"); // "i:d"
+ * assert.equal(contextOf("i", "d"), "i:d");
  * ```
  */
 export function contextOf(id: string, requestSha256: string): string {
@@ -68,10 +70,11 @@ function cutStr(v: unknown, n: number): unknown {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { cutToFit } from "./result.ts";
  * const body = { v: 1 as const, id: "0".repeat(32), ok: true, kind: "run-request" as const, exit: 0,
  *   queue_wait_ms: 1, serve_ms: 2, request_sha256: "0".repeat(64), result: { stdout: "x".repeat(3e6) } };
- * (cutToFit(body).result?.stdout as string).length; // 16384
+ * assert.equal((cutToFit(body).result?.stdout as string).length, 16384);
  * ```
  */
 export function cutToFit(body: ResultBody, max = MAX_RESULT_BYTES): ResultBody {
@@ -126,15 +129,16 @@ export interface SealResultOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resultText } from "./result.ts";
- * import { generateSealPair } from "../crypto/seal.ts";
+ * import { generateSealPair } from "../crypto/x25519.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const runner = await generateSealPair();
  * const waiter = await generateSealPair();
  * const text = await resultText({ v: 1, id: "0".repeat(32), ok: true, kind: "verify-ledger", exit: 0,
  *   queue_wait_ms: 3, serve_ms: 4, request_sha256: "0".repeat(64), result: { ok: true } }, null,
  *   { runner, replyKey: waiter.publicRaw, hmac: new HmacKey(new Uint8Array(32)) });
- * JSON.parse(text).seal !== null; // true
+ * assert.equal(JSON.parse(text).seal !== null, true);
  * ```
  */
 export async function resultText(
@@ -188,8 +192,9 @@ function notAuthentic(why: string): QueueError {
  * @throws {QueueError} `RESULT_NOT_AUTHENTIC`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { openResult, resultText } from "./result.ts";
- * import { generateSealPair } from "../crypto/seal.ts";
+ * import { generateSealPair } from "../crypto/x25519.ts";
  * import { HmacKey, sha256Hex } from "../crypto/hash.ts";
  * const runner = await generateSealPair();
  * const own = await generateSealPair();
@@ -201,7 +206,7 @@ function notAuthentic(why: string): QueueError {
  * const r = await openResult(text, {
  *   id, requestBytesSha256: sha256Hex(requestBytes), own, runnerPublic: runner.publicRaw,
  * });
- * r.secret?.nonce; // "n"
+ * assert.equal(r.secret?.nonce, "n");
  * ```
  */
 export async function openResult(text: string, opts: OpenResultOptions): Promise<OpenedResult> {
@@ -220,7 +225,13 @@ export async function openResult(text: string, opts: OpenResultOptions): Promise
   if (body.request_sha256 !== digest) throw notAuthentic("it answers another request's bytes");
   if (seal === null || typeof seal !== "object") throw notAuthentic("it carries no seal");
   const box = seal as Record<string, unknown>;
-  if (typeof box.eph !== "string" || typeof box.iv !== "string" || typeof box.box !== "string") {
+  if ("iv" in box) {
+    throw notAuthentic(
+      "its seal is the earlier hand-built box of a runner of an older version; restart " +
+        "`agentteams serve` with this version",
+    );
+  }
+  if (typeof box.eph !== "string" || typeof box.box !== "string") {
     throw notAuthentic("its seal is malformed");
   }
   let clear: Uint8Array;
@@ -234,7 +245,7 @@ export async function openResult(text: string, opts: OpenResultOptions): Promise
     runnerPublic: opts.runnerPublic,
     context: contextOf(opts.id, digest),
     clear,
-    box: { eph: box.eph, iv: box.iv, box: box.box },
+    box: { eph: box.eph, box: box.box },
   });
   if (opened === null) throw notAuthentic("its seal does not open");
   let secret: JsonObject | null = null;
@@ -248,9 +259,10 @@ export async function openResult(text: string, opts: OpenResultOptions): Promise
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { replyKeyOf } from "./result.ts";
- * replyKeyOf({ reply_key: btoa("k".repeat(32)) })?.length; // 32
- * replyKeyOf({ reply_key: "short" }); // null
+ * assert.equal(replyKeyOf({ reply_key: btoa("k".repeat(32)) })?.length, 32);
+ * assert.equal(replyKeyOf({ reply_key: "short" }), null);
  * ```
  */
 export function replyKeyOf(value: unknown): Uint8Array | null {

@@ -16,13 +16,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { minisignPublicKeyText, signMinisign, verifyMinisign } from "./minisign.ts";
  * import { generatePem } from "../crypto/ed25519.ts";
  * const { privatePem } = await generatePem();
  * const data = new TextEncoder().encode("abc  agentteams-x\n");
  * const sig = await signMinisign(privatePem, data, "timestamp:0\tfile:SHA256SUMS\thashed");
  * const pub = await minisignPublicKeyText(privatePem);
- * (await verifyMinisign(pub, sig, data)).trustedComment; // "timestamp:0\tfile:SHA256SUMS\thashed"
+ * assert.equal((await verifyMinisign(pub, sig, data)).trustedComment, "timestamp:0\tfile:SHA256SUMS\thashed");
  * ```
  * @module
  */
@@ -88,8 +89,9 @@ function linesOf(text: string): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { keyIdText } from "./minisign.ts";
- * keyIdText(new Uint8Array([1, 0, 0, 0, 0, 0, 0, 0xab])); // "AB00000000000001"
+ * assert.equal(keyIdText(new Uint8Array([1, 0, 0, 0, 0, 0, 0, 0xab])), "AB00000000000001");
  * ```
  */
 export function keyIdText(keyId: Uint8Array): string {
@@ -217,11 +219,12 @@ async function signingKey(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { minisignPublicKeyText } from "./minisign.ts";
  * import { generatePem } from "../crypto/ed25519.ts";
- * (await minisignPublicKeyText((await generatePem()).privatePem)).startsWith(
+ * assert.equal((await minisignPublicKeyText((await generatePem()).privatePem)).startsWith(
  *   "untrusted comment: minisign public key ",
- * ); // true
+ * ), true);
  * ```
  */
 export async function minisignPublicKeyText(privatePem: string): Promise<string> {
@@ -237,10 +240,11 @@ export async function minisignPublicKeyText(privatePem: string): Promise<string>
  *   trusted comment holding a line break.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signMinisign } from "./minisign.ts";
  * import { generatePem } from "../crypto/ed25519.ts";
  * const sig = await signMinisign((await generatePem()).privatePem, new Uint8Array(), "t");
- * sig.split("\n")[2]; // "trusted comment: t"
+ * assert.equal(sig.split("\n")[2], "trusted comment: t");
  * ```
  */
 export async function signMinisign(
@@ -269,7 +273,8 @@ export async function signMinisign(
  *   `RELEASE_WRONG_KEY` when another key signed; `RELEASE_SIGNATURE_INVALID` when the signature
  *   or the global signature does not verify (the data or the trusted comment were changed).
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs pub, which it declares rather than makes.
  * import { verifyMinisign } from "./minisign.ts";
  * declare const pub: string, sig: string, data: Uint8Array;
  * (await verifyMinisign(pub, sig, data)).algorithm; // "ED"

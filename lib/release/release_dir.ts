@@ -5,6 +5,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signRelease, verifyRelease, writeSums } from "./release_dir.ts";
  * import { minisignPublicKeyText } from "./minisign.ts";
  * import { generatePem } from "../crypto/ed25519.ts";
@@ -13,7 +14,7 @@
  * writeSums(dir);
  * const { privatePem } = await generatePem();
  * await signRelease(dir, privatePem, new Date(0));
- * (await verifyRelease(dir, await minisignPublicKeyText(privatePem))).files.length; // 1
+ * assert.equal((await verifyRelease(dir, await minisignPublicKeyText(privatePem))).files.length, 1);
  * ```
  * @module
  */
@@ -58,10 +59,11 @@ function text(bytes: Uint8Array, what: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writeSums } from "./release_dir.ts";
  * const dir = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${dir}/a`, "abc");
- * writeSums(dir); // ["a"]
+ * assert.deepEqual(writeSums(dir), ["a"]);
  * ```
  */
 export function writeSums(dir: string): string[] {
@@ -79,7 +81,8 @@ export function writeSums(dir: string): string[] {
  *
  * @throws {ReleaseError} as {@link checkSums}, and `RELEASE_FILE_MISSING` without `SHA256SUMS`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs dir, which it declares rather than makes.
  * import { signRelease } from "./release_dir.ts";
  * declare const dir: string, privatePem: string;
  * (await signRelease(dir, privatePem, new Date())).files; // ["agentteams-...", ...]
@@ -118,7 +121,8 @@ export interface VerifiedRelease {
  * @throws {ReleaseError} `RELEASE_FILE_MISSING`, `RELEASE_MALFORMED`, `RELEASE_WRONG_KEY`,
  *   `RELEASE_SIGNATURE_INVALID`, `RELEASE_CHECKSUM_MISMATCH`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs dir, which it declares rather than makes.
  * import { verifyRelease } from "./release_dir.ts";
  * declare const dir: string, publicKeyText: string;
  * (await verifyRelease(dir, publicKeyText)).algorithm; // "ED"

@@ -33,8 +33,9 @@ const LINE = /^([0-9a-f]{64}) [ *](.+)$/;
  * @throws {ReleaseError} `RELEASE_MALFORMED` naming the first bad line.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseSums } from "./sums.ts";
- * parseSums(`${"0".repeat(64)}  a\n`).size; // 1
+ * assert.equal(parseSums(`${"0".repeat(64)}  a\n`).size, 1);
  * ```
  */
 export function parseSums(text: string): Map<string, string> {
@@ -67,8 +68,9 @@ export function parseSums(text: string): Map<string, string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sumsText } from "./sums.ts";
- * sumsText(new Map([["b", "1".repeat(64)], ["a", "0".repeat(64)]])).startsWith("0000"); // true
+ * assert.equal(sumsText(new Map([["b", "1".repeat(64)], ["a", "0".repeat(64)]])).startsWith("0000"), true);
  * ```
  */
 export function sumsText(sums: ReadonlyMap<string, string>): string {
@@ -82,10 +84,11 @@ export function sumsText(sums: ReadonlyMap<string, string>): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fileSha256 } from "./sums.ts";
  * const dir = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${dir}/a`, "abc");
- * fileSha256(dir, "a"); // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+ * assert.equal(fileSha256(dir, "a"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
  * ```
  */
 export function fileSha256(dir: string, name: string): string {
@@ -144,11 +147,12 @@ export function checkSums(dir: string, sums: ReadonlyMap<string, string>): strin
  * @throws {ReleaseError} `RELEASE_MALFORMED` for an entry that is not a regular file, or no file.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { releaseFiles } from "./sums.ts";
  * const dir = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${dir}/b`, "");
  * Deno.writeTextFileSync(`${dir}/SHA256SUMS`, "");
- * releaseFiles(dir); // ["b"]
+ * assert.deepEqual(releaseFiles(dir), ["b"]);
  * ```
  */
 export function releaseFiles(dir: string): string[] {

@@ -5,9 +5,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hasParentSegment, normaliseRelative } from "./arg_paths.ts";
- * hasParentSegment("a\\..\\b"); // true
- * normaliseRelative("./src//a.ts"); // { ok: true, rel: "src/a.ts", dir: false }
+ * assert.equal(hasParentSegment("a\\..\\b"), true);
+ * assert.deepEqual(normaliseRelative("./src//a.ts"), { ok: true, rel: "src/a.ts", dir: false });
  * ```
  * @module
  */
@@ -37,13 +38,14 @@ const PARENT_SEGMENT_RE = /\.\.(?:[/\\,:;\s]|$)/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hasParentSegment } from "./arg_paths.ts";
- * hasParentSegment("src/../x"); // true
- * hasParentSegment("--output=../x"); // true
- * hasParentSegment("-o.."); // true
- * hasParentSegment("main.."); // true (write `main..HEAD`)
- * hasParentSegment("HEAD~1..HEAD"); // false
- * hasParentSegment("a..b"); // false
+ * assert.equal(hasParentSegment("src/../x"), true);
+ * assert.equal(hasParentSegment("--output=../x"), true);
+ * assert.equal(hasParentSegment("-o.."), true);
+ * assert.equal(hasParentSegment("main.."), true); // (write `main..HEAD`)
+ * assert.equal(hasParentSegment("HEAD~1..HEAD"), false);
+ * assert.equal(hasParentSegment("a..b"), false);
  * ```
  */
 export function hasParentSegment(value: string): boolean {
@@ -63,9 +65,10 @@ export type Normalised =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normaliseRelative } from "./arg_paths.ts";
- * normaliseRelative("build/"); // { ok: true, rel: "build", dir: true }
- * normaliseRelative("/etc/passwd").ok; // false
+ * assert.deepEqual(normaliseRelative("build/"), { ok: true, rel: "build", dir: true });
+ * assert.equal(normaliseRelative("/etc/passwd").ok, false);
  * ```
  */
 export function normaliseRelative(value: string): Normalised {
@@ -83,9 +86,10 @@ export function normaliseRelative(value: string): Normalised {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normaliseCwd } from "./arg_paths.ts";
- * normaliseCwd("./lean/"); // { ok: true, rel: "lean", dir: true }
- * normaliseCwd(undefined); // { ok: true, rel: ".", dir: false }
+ * assert.deepEqual(normaliseCwd("./lean/"), { ok: true, rel: "lean", dir: true });
+ * assert.deepEqual(normaliseCwd(undefined), { ok: true, rel: ".", dir: false });
  * ```
  */
 export function normaliseCwd(value: string | undefined): Normalised {
@@ -100,9 +104,10 @@ export function normaliseCwd(value: string | undefined): Normalised {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { stdinPathProblem } from "./arg_paths.ts";
- * stdinPathProblem("Scratch.lean"); // null
- * stdinPathProblem("--help"); // "has a segment that starts with '-' (an option to the gate)"
+ * assert.equal(stdinPathProblem("Scratch.lean"), null);
+ * assert.equal(stdinPathProblem("--help"), "has a segment that starts with '-' (an option to the gate)");
  * ```
  */
 export function stdinPathProblem(value: string): string | null {

@@ -5,12 +5,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { matchArgv } from "./argv.ts";
  * const entry = {
  *   prefix: ["lake", "build"], args: ["[A-Z][A-Za-z.]*"], argPatterns: [/^[A-Z][A-Za-z.]*$/],
  *   variadic: false,
  * };
- * matchArgv(["lake", "build", "Mathlib.X"], entry).ok; // true
+ * assert.equal(matchArgv(["lake", "build", "Mathlib.X"], entry).ok, true);
  * ```
  * @module
  */
@@ -48,9 +49,10 @@ function stateless(re: RegExp): RegExp {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fullMatch } from "./argv.ts";
- * fullMatch(/^(?:a|ab)$/, "ab"); // true
- * fullMatch(/a/, "ab"); // false
+ * assert.equal(fullMatch(/^(?:a|ab)$/, "ab"), true);
+ * assert.equal(fullMatch(/a/, "ab"), false);
  * ```
  */
 export function fullMatch(pattern: RegExp, arg: string): boolean {
@@ -63,13 +65,14 @@ export function fullMatch(pattern: RegExp, arg: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { matchArgv } from "./argv.ts";
  * const entry = {
  *   prefix: ["pytest"], args: ["tests/[a-z_]+\\.py"], argPatterns: [/^tests\/[a-z_]+\.py$/],
  *   variadic: true,
  * };
- * matchArgv(["pytest", "tests/a.py", "tests/b.py"], entry).ok; // true
- * matchArgv(["pytest"], entry).ok; // false (a variadic pattern needs at least one argument)
+ * assert.equal(matchArgv(["pytest", "tests/a.py", "tests/b.py"], entry).ok, true);
+ * assert.equal(matchArgv(["pytest"], entry).ok, false); // (a variadic pattern needs at least one argument)
  * ```
  */
 export function matchArgv(

@@ -39,9 +39,10 @@ export type HashFactory = (format: "sha1" | "sha256") => Digest;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadHashFactory } from "./fingerprint.ts";
  * const make = await loadHashFactory();
- * make("sha1").update("").digest("hex"); // "da39a3ee5e6b4b0d3255bfef95601890afd80709"
+ * assert.equal(make("sha1").update("").digest("hex"), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
  * ```
  */
 export async function loadHashFactory(): Promise<HashFactory> {
@@ -82,8 +83,9 @@ export function blobId(bytes: Uint8Array, format: "sha1" | "sha256", make: HashF
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { uniqueFingerprint } from "./fingerprint.ts";
- * uniqueFingerprint("opaque") !== uniqueFingerprint("opaque"); // true
+ * assert.equal(uniqueFingerprint("opaque") !== uniqueFingerprint("opaque"), true);
  * ```
  */
 export function uniqueFingerprint(why: string): string {
@@ -147,8 +149,9 @@ function fileFingerprint(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadHashFactory, worktreeFingerprint } from "./fingerprint.ts";
- * worktreeFingerprint("/nonexistent/x", "sha1", await loadHashFactory()); // "absent"
+ * assert.equal(worktreeFingerprint("/nonexistent/x", "sha1", await loadHashFactory()), "absent");
  * ```
  */
 export function worktreeFingerprint(
@@ -185,8 +188,9 @@ export function worktreeFingerprint(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { contentSha256 } from "./fingerprint.ts";
- * (await contentSha256("/nonexistent")).startsWith("unreadable:"); // true
+ * assert.equal((await contentSha256("/nonexistent")).startsWith("unreadable:"), true);
  * ```
  */
 export async function contentSha256(abs: string): Promise<string> {

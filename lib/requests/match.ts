@@ -145,6 +145,7 @@ function entryMiss(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { matchRequest } from "./match.ts";
  * const entry = {
  *   prefix: ["make"], args: ["test"], argPatterns: [/^test$/], variadic: false, cwd: ".",
@@ -155,8 +156,8 @@ function entryMiss(
  *   plane: { root: "/work/p", git: [] },
  *   matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false },
  * };
- * matchRequest({ argv: ["make", "test"], hasStdin: false }, { writeScopes: [], commands: [entry] }, guards)
- *   .index; // 0
+ * assert.equal(matchRequest({ argv: ["make", "test"], hasStdin: false }, { writeScopes: [], commands: [entry] }, guards)
+ *   .index, 0);
  * ```
  */
 export function matchRequest(

@@ -102,7 +102,8 @@ export interface CheckedRequest {
  * @throws {RequestError} `ARTIFACT_INVALID`, `STDIN_NOT_ALLOWED`, the matcher's codes, and
  *   `argv[0]`'s resolution (`PROGRAM_NOT_FOUND`, `PROGRAM_IN_PROJECT`, ...).
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { checkRequest, type RequestContext } from "./request.ts";
  * declare const ctx: RequestContext; // worker may run `git status --short`
  * const checked = checkRequest({
@@ -183,8 +184,9 @@ export const GUARDED: ReadonlySet<string> = new Set([STATE.ledger, STATE.dispatc
  * import { isTransientStateFile } from "./request.ts";
  * import assert from "node:assert/strict";
  * const root = Deno.makeTempDirSync();
- * assert.deepEqual(isTransientStateFile(root, ".agentteams/.proposal-ledger.head.0a1b.tmp"), true);
- * assert.deepEqual(isTransientStateFile(root, "src/a.ts"), false);
+ * assert.equal(isTransientStateFile(root, ".agentteams/.proposal-ledger.head.0123456789abcdef.tmp"), true);
+ * assert.equal(isTransientStateFile(root, ".agentteams/.proposal-ledger.head.0a1b.tmp"), false);
+ * assert.equal(isTransientStateFile(root, "src/a.ts"), false);
  * ```
  */
 export function isTransientStateFile(root: string, rel: string): boolean {

@@ -14,7 +14,8 @@
  * Blind spot ({@link BLIND_SPOT}): paths git ignores are invisible to the worktree comparison.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a git worktree at /work/p
  * import { openGitContext } from "../git/context.ts";
  * import { diffSnapshots, takeSnapshot } from "./snapshot.ts";
  * const ctx = await openGitContext("/work/p");
@@ -120,12 +121,14 @@ export interface SnapshotOptions {
  * project, else the path itself.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a git worktree at /work/p
+ * import assert from "node:assert/strict";
  * import { openGitContext } from "../git/context.ts";
  * import { watchKey } from "./snapshot.ts";
  * const ctx = await openGitContext("/work/p");
- * watchKey(ctx, "/work/p/src/lib"); // "src/lib"
- * watchKey(ctx, "/etc/gitconfig"); // "/etc/gitconfig"
+ * assert.equal(watchKey(ctx, "/work/p/src/lib"), "src/lib");
+ * assert.equal(watchKey(ctx, "/etc/gitconfig"), "/etc/gitconfig");
  * ```
  */
 export function watchKey(ctx: Pick<GitContext, "root">, abs: string): string {
@@ -142,7 +145,8 @@ export function watchKey(ctx: Pick<GitContext, "root">, abs: string): string {
  * @throws {RequestError} `SNAPSHOT_FAILED` for a submodule path that is not UTF-8 (it could not be
  *   watched).
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs ctx, index, which it declares rather than makes.
  * import { submoduleGitRoots } from "./snapshot.ts";
  * import type { GitContext, IndexRead } from "../git/context.ts";
  * declare const ctx: GitContext; // the worktree /work/p
@@ -185,7 +189,8 @@ function projectKey(ctx: GitContext, full: Uint8Array): { key: string; text: str
  * ledger rows. A failure is held until the snapshot awaits it.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a git worktree at /work/p
  * import { openGitContext } from "../git/context.ts";
  * import { startStatus, takeSnapshot } from "./snapshot.ts";
  * const git = await openGitContext("/work/p");
@@ -206,11 +211,13 @@ export function startStatus(ctx: GitContext): Promise<StatusEntry[]> {
  * cannot be read.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a git worktree at /work/p
+ * import assert from "node:assert/strict";
  * import { openGitContext } from "../git/context.ts";
  * import { takeSnapshot } from "./snapshot.ts";
  * const snap = await takeSnapshot(await openGitContext("/work/p"));
- * snap.gitCalls; // 1
+ * assert.equal(snap.gitCalls, 1);
  * ```
  */
 export async function takeSnapshot(

@@ -10,8 +10,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { statFingerprint } from "./watch.ts";
- * statFingerprint(Deno.lstatSync("/etc/hostname")); // "file 33188 13 1700000000000 1700000000000 1234"
+ * const f = Deno.makeTempFileSync();
+ * Deno.writeTextFileSync(f, "abc");
+ * // kind, mode, size, mtime and ctime (ms), inode
+ * assert.match(statFingerprint(Deno.lstatSync(f)), /^file \d+ 3 \d+ \d+ \d+$/);
+ * Deno.removeSync(f);
  * ```
  * @module
  */
@@ -45,8 +50,9 @@ export interface WatchRoot {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { statFingerprint } from "./watch.ts";
- * statFingerprint(Deno.lstatSync("/")).startsWith("dir "); // true
+ * assert.equal(statFingerprint(Deno.lstatSync("/")).startsWith("dir "), true);
  * ```
  */
 export function statFingerprint(info: Deno.FileInfo): string {

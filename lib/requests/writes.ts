@@ -10,10 +10,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { declaredMatcher } from "./writes.ts";
  * const declared = declaredMatcher(["out/", "report.md"]);
- * declared("out/a/b.txt"); // true
- * declared("outside.txt"); // false
+ * assert.equal(declared("out/a/b.txt"), true);
+ * assert.equal(declared("outside.txt"), false);
  * ```
  * @module
  */
@@ -57,10 +58,11 @@ export interface Declaration {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { planeReason } from "./writes.ts";
  * const guards = { briefRel: "agentteams.jsonc", plane: { root: "/p", git: [] }, matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false } };
- * planeReason("vendor/lib/.git/config", guards); // "lies in the control plane (.git: ...)"
- * planeReason("src/a.ts", guards); // null
+ * assert.match(planeReason("vendor/lib/.git/config", guards) ?? "", /^lies in the control plane \(\.git: /);
+ * assert.equal(planeReason("src/a.ts", guards), null);
  * ```
  */
 export function planeReason(rel: string, guards: Guards): string | null {
@@ -80,10 +82,11 @@ export function planeReason(rel: string, guards: Guards): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { forbiddenReason } from "./writes.ts";
  * const guards = { briefRel: null, plane: { root: "/p", git: [] }, matchers: { inScopes: () => false, fnmatch: (r: string, g: string) => r === g, isProtected: (r: string) => r === "rec.json" } };
- * forbiddenReason("rec.json", guards, []); // "is a protected path, and ..."
- * forbiddenReason("rec.json", guards, ["rec.json"]); // null: the entry owns it
+ * assert.match(forbiddenReason("rec.json", guards, []) ?? "", /^is a protected path, and /);
+ * assert.equal(forbiddenReason("rec.json", guards, ["rec.json"]), null); // the entry owns it
  * ```
  */
 export function forbiddenReason(
@@ -112,9 +115,10 @@ export function forbiddenReason(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkDeclaration } from "./writes.ts";
  * const guards = { briefRel: null, plane: { root: "/p", git: [] }, matchers: { inScopes: () => false, fnmatch: () => false, isProtected: () => false } };
- * checkDeclaration(".git/hooks/x", guards); // "lies in the control plane (.git: ...)"
+ * assert.match(String(checkDeclaration(".git/hooks/x", guards)), /lies in the control plane \(\.git: /);
  * ```
  */
 export function checkDeclaration(value: string, guards: Guards): Declaration | string {
@@ -140,9 +144,10 @@ const DIR_PROBE = "x";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writeAllowed } from "./writes.ts";
  * const m = { inScopes: () => false, fnmatch: (r: string, g: string) => r === g, isProtected: () => false };
- * writeAllowed({ rel: "out.txt", dir: false }, { writes: ["out.txt"] }, { writeScopes: [] }, m); // true
+ * assert.equal(writeAllowed({ rel: "out.txt", dir: false }, { writes: ["out.txt"] }, { writeScopes: [] }, m), true);
  * ```
  */
 export function writeAllowed(
@@ -177,10 +182,11 @@ export interface DeclaredOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { declaredMatcher } from "./writes.ts";
  * const declared = declaredMatcher(["./build/"]);
- * declared("build/out.o"); // true
- * declared("build"); // false: the directory itself is not a file below it
+ * assert.equal(declared("build/out.o"), true);
+ * assert.equal(declared("build"), false); // the directory itself is not a file below it
  * ```
  */
 export function declaredMatcher(

@@ -84,9 +84,10 @@ export interface PreflightFacts {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { teamUsesClaude } from "./preflight.ts";
- * teamUsesClaude({ claudeDir: false, frameworks: ["goose"] }); // false
- * teamUsesClaude({ claudeDir: false, frameworks: null }); // true
+ * assert.equal(teamUsesClaude({ claudeDir: false, frameworks: ["goose"] }), false);
+ * assert.equal(teamUsesClaude({ claudeDir: false, frameworks: null }), true);
  * ```
  */
 export function teamUsesClaude(
@@ -106,6 +107,7 @@ export function teamUsesClaude(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { preflightChecks } from "./preflight.ts";
  * const checks = preflightChecks({
  *   key: { ok: false, code: "KEY_ENV_IN_RUNNER", message: "unset it" },
@@ -113,7 +115,7 @@ export function teamUsesClaude(
  *   brief: { ok: true, path: "/p/agentteams.jsonc", writePolicy: "default", frameworks: [] },
  *   settings: { ok: true, findings: [], usesClaude: true },
  * });
- * checks[0].level; // "error"
+ * assert.equal(checks[0].level, "error");
  * ```
  */
 export function preflightChecks(f: PreflightFacts): Check[] {
@@ -196,8 +198,9 @@ export function preflightChecks(f: PreflightFacts): Check[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { preflightExit } from "./preflight.ts";
- * preflightExit([{ name: "session-settings", ok: false, level: "warning", message: "m" }]); // 0
+ * assert.equal(preflightExit([{ name: "session-settings", ok: false, level: "warning", message: "m" }]), 0);
  * ```
  */
 export function preflightExit(checks: readonly Check[]): 0 | 1 {

@@ -26,7 +26,7 @@ import {
   removeIn,
   replaceIn,
 } from "../fs/session_dir.ts";
-import { ackToken, type SealPair } from "../crypto/seal.ts";
+import { ackToken, type SealPair } from "../crypto/x25519.ts";
 import { hexEqual } from "../crypto/hash.ts";
 import { appendRow } from "../ledger/append.ts";
 import { defaultBriefPath } from "../policy/brief.ts";
@@ -360,11 +360,13 @@ class Wake {
  * @throws {QueueError} `RUNNER_RUNNING` (another runner holds the lock), `QUEUE_UNSAFE_PATH`,
  *   `RUNNER_PIN_CHANGED` (the brief or a pinned file changed: the runner stops)
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /work/p with a brief and the operator's ledger key (agentteams keys init) (a runner serving /work/p)
+ * import assert from "node:assert/strict";
  * import { serve } from "./serve.ts";
  * const report = await serve({ root: "/p", env: Deno.env.toObject(), once: true, version: "0.1.0",
  *   log: console.error });
- * report.stopped; // "once"
+ * assert.equal(report.stopped, "once");
  * ```
  */
 export async function serve(opts: ServeOptions): Promise<ServeReport> {

@@ -9,7 +9,7 @@
 import type { JsonObject } from "../pycompat/canonical.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import type { LedgerKey } from "../crypto/keys.ts";
-import type { SealPair } from "../crypto/seal.ts";
+import type { SealPair } from "../crypto/x25519.ts";
 import type { Env } from "../env.ts";
 import {
   AgentTeamsError,
@@ -319,8 +319,9 @@ async function act(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { errorView } from "./serve_one.ts";
- * errorView(new Error("boom")).code; // "INTERNAL"
+ * assert.equal(errorView(new Error("boom")).code, "INTERNAL");
  * ```
  */
 export function errorView(e: unknown): JsonObject {
@@ -374,9 +375,10 @@ function servedOf(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { interruptedResult } from "./serve_one.ts";
  * const r = interruptedResult("/nonexistent/claimed.json", "0".repeat(32));
- * r.body.error?.code; // "RUNNER_INTERRUPTED"
+ * assert.equal(r.body.error?.code, "RUNNER_INTERRUPTED");
  * ```
  */
 export function interruptedResult(path: string, id: string): Served {
@@ -400,7 +402,8 @@ export function interruptedResult(path: string, id: string): Served {
  * (`REQUEST_EXPIRED`) is recorded as a `runner-request-refused` row and answered, not acted on.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs state, which it declares rather than makes.
  * import { serveClaimed, type RunnerState } from "./serve_one.ts";
  * declare const state: RunnerState; // the runner's key, seal pair, pinned policy
  * const served = await serveClaimed(state, "/p/.agentteams/queue-claimed/<id>.json", "<id>", "orchestrator");

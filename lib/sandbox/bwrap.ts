@@ -12,13 +12,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bwrapArgv } from "./bwrap.ts";
  * const argv = bwrapArgv({
  *   bwrap: "/usr/bin/bwrap", project: "/p", tmpdir: "/t", writeRoots: ["/p/build"], readOnly: [],
  *   masks: [], hidden: [], exec: [], network: false, cwd: "/p", env: [["PATH", "/usr/bin"]],
  *   argv: ["/usr/bin/make"],
  * });
- * argv[0]; // "/usr/bin/bwrap"
+ * assert.equal(argv[0], "/usr/bin/bwrap");
  * ```
  * @module
  */
@@ -38,8 +39,9 @@ export interface BwrapPlan extends ConfinementPlan {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bwrapIsolationFlags } from "./bwrap.ts";
- * bwrapIsolationFlags(true).includes("--share-net"); // true
+ * assert.equal(bwrapIsolationFlags(true).includes("--share-net"), true);
  * ```
  */
 export function bwrapIsolationFlags(network: boolean): string[] {
@@ -71,11 +73,13 @@ export const BWRAP_BASE_MOUNTS: readonly string[] = Object.freeze([
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bwrapArgv } from "./bwrap.ts";
- * bwrapArgv({
- *   bwrap: "bwrap", project: "/p", tmpdir: "/t", writeRoots: [], readOnly: [], masks: [],
- *   hidden: [], exec: [], network: false, cwd: "/p", env: [], argv: ["/bin/true"],
- * }); // throws SANDBOX_UNAVAILABLE: bwrap must be an absolute path
+ * assert.throws(() =>
+ *   bwrapArgv({
+ *     bwrap: "bwrap", project: "/p", tmpdir: "/t", writeRoots: [], readOnly: [], masks: [],
+ *     hidden: [], exec: [], network: false, cwd: "/p", env: [], argv: ["/bin/true"],
+ *   }), { code: "SANDBOX_UNAVAILABLE", message: /bwrap must be run by absolute path/ });
  * ```
  */
 export function bwrapArgv(plan: BwrapPlan): string[] {

@@ -6,12 +6,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decideConfinement } from "./decide.ts";
- * decideConfinement({
+ * assert.equal(decideConfinement({
  *   probe: { ok: true, backend: "bwrap", program: "/usr/bin/bwrap" },
  *   allowUnconfined: false,
  *   direct: false,
- * }); // "bwrap"
+ * }), "bwrap");
  * ```
  * @module
  */
@@ -38,12 +39,13 @@ export interface DecideInput {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decideConfinement } from "./decide.ts";
- * decideConfinement({
+ * assert.equal(decideConfinement({
  *   probe: { ok: false, backend: "bwrap", program: "/usr/bin/bwrap", reason: "not installed" },
  *   allowUnconfined: true,
  *   direct: true,
- * }); // "unconfined-opt-out"
+ * }), "unconfined-opt-out");
  * ```
  */
 export function decideConfinement(input: DecideInput): Backend {

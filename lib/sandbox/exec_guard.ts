@@ -18,9 +18,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { guardedArgv } from "./exec_guard.ts";
- * guardedArgv({ perl: "/usr/bin/perl", arch: "x86_64" }, null, ["/usr/bin/bwrap", "--", "/bin/true"])
- *   .slice(3); // ["3", "", "", "/usr/bin/bwrap", "--", "/bin/true"]
+ * assert.deepEqual(guardedArgv({ perl: "/usr/bin/perl", arch: "x86_64" }, null, ["/usr/bin/bwrap", "--", "/bin/true"])
+ *   .slice(3), ["3", "", "", "/usr/bin/bwrap", "--", "/bin/true"]);
  * ```
  * @module
  */
@@ -114,11 +115,12 @@ export interface GuardHost {
  * @throws {SandboxError} `CONFINED_INVALID` for an architecture it has no numbers for.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { guardedArgv } from "./exec_guard.ts";
  * const argv = guardedArgv({ perl: "/usr/bin/perl", arch: "aarch64" }, new Uint8Array([1, 2]), [
  *   "/usr/bin/bwrap", "--", "/bin/true",
  * ]);
- * argv.slice(3, 5); // ["57", "0102"]
+ * assert.deepEqual(argv.slice(3, 5), ["57", "0102"]);
  * ```
  */
 export function guardedArgv(

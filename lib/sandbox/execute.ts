@@ -72,7 +72,8 @@ export interface PreparedRun {
  *
  * @throws {SandboxError} when the command cannot be confined safely.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /srv/repo
  * import { prepareRun } from "./execute.ts";
  * const prepared = prepareRun({
  *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x", backend: "bwrap",
@@ -127,7 +128,8 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
  * Runs a prepared command, then removes the mask points bwrap made for its plan.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs prepared, which it declares rather than makes.
  * import { executeRun } from "./execute.ts";
  * import type { PreparedRun } from "./execute.ts";
  * declare const prepared: PreparedRun; // from `prepareRun`
@@ -168,7 +170,8 @@ export async function executeRun(p: PreparedRun): Promise<ConfinedRunResult> {
  *
  * @throws {SandboxError} when the command cannot be confined safely.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /srv/repo and bubblewrap
  * import { runConfined } from "./execute.ts";
  * const r = await runConfined({
  *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x", backend: "bwrap",

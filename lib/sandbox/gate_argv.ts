@@ -6,8 +6,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gateArgvDigest } from "./gate_argv.ts";
- * gateArgvDigest(["python3", "scripts/scan.py", "{file}"]).length; // 64
+ * assert.equal(gateArgvDigest(["python3", "scripts/scan.py", "{file}"]).length, 64);
  * ```
  * @module
  */
@@ -20,8 +21,9 @@ import { canonicalString } from "../pycompat/canonical.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { compactArgvJson } from "./gate_argv.ts";
- * compactArgvJson(["lake", "env", "é"]); // '["lake","env","\\u00e9"]'
+ * assert.equal(compactArgvJson(["lake", "env", "é"]), '["lake","env","\\u00e9"]');
  * ```
  */
 export function compactArgvJson(argv: readonly string[]): string {
@@ -33,8 +35,10 @@ export function compactArgvJson(argv: readonly string[]): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gateArgvDigest } from "./gate_argv.ts";
- * gateArgvDigest([]); // sha256 of "[]"
+ * import { sha256Hex } from "../crypto/hash.ts";
+ * assert.equal(gateArgvDigest([]), sha256Hex("[]"));
  * ```
  */
 export function gateArgvDigest(argv: readonly string[]): string {

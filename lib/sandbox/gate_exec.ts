@@ -21,9 +21,10 @@ import { within } from "../fs/within.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseShebang } from "./gate_exec.ts";
- * parseShebang("#! /usr/bin/python3 -u\n"); // "/usr/bin/python3"
- * parseShebang("print(1)"); // null
+ * assert.equal(parseShebang("#! /usr/bin/python3 -u\n"), "/usr/bin/python3");
+ * assert.equal(parseShebang("print(1)"), null);
  * ```
  */
 export function parseShebang(firstLine: string): string | null {
@@ -60,8 +61,9 @@ export function gateExecPaths(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readShebang } from "./gate_exec.ts";
- * readShebang("/usr/bin/true"); // null (a binary)
+ * assert.equal(readShebang("/usr/bin/true"), null); // (a binary)
  * ```
  */
 export function readShebang(program: string): string | null {
@@ -90,9 +92,10 @@ export function readShebang(program: string): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { execAllows } from "./gate_exec.ts";
- * execAllows("/usr/bin/make", ["/usr/bin"]); // true
- * execAllows("/usr/binx/make", ["/usr/bin"]); // false
+ * assert.equal(execAllows("/usr/bin/make", ["/usr/bin"]), true);
+ * assert.equal(execAllows("/usr/binx/make", ["/usr/bin"]), false);
  * ```
  */
 export function execAllows(

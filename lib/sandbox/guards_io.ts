@@ -30,8 +30,9 @@ import { within } from "../fs/within.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { guardFacts } from "./guards_io.ts";
- * guardFacts(["/"])[0].firstMissing; // null
+ * assert.equal(guardFacts(["/"])[0].firstMissing, null);
  * ```
  */
 export function guardFacts(paths: readonly string[]): GuardFact[] {
@@ -97,9 +98,10 @@ export function guardedIdentities(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { guardedIdentities, guardedPathsChanged } from "./guards_io.ts";
  * const plan = { readOnly: ["/etc"], masks: ["/nonexistent/x"] };
- * guardedPathsChanged(plan, guardedIdentities(plan)); // []
+ * assert.deepEqual(guardedPathsChanged(plan, guardedIdentities(plan)), []);
  * ```
  */
 export function guardedPathsChanged(
@@ -137,8 +139,9 @@ function identityOf(path: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { scrubGrantedRoots } from "./guards_io.ts";
- * scrubGrantedRoots({ readOnly: [], masks: [] }, [], [], new Map()); // []
+ * assert.deepEqual(scrubGrantedRoots({ readOnly: [], masks: [] }, [], [], new Map()), []);
  * ```
  */
 export function scrubGrantedRoots(
@@ -189,8 +192,9 @@ export function scrubGrantedRoots(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { newReadOnlyEntries } from "./guards_io.ts";
- * newReadOnlyEntries({ project: "/p", writeRoots: [], readOnly: [], masks: [] }, []); // []
+ * assert.deepEqual(newReadOnlyEntries({ project: "/p", writeRoots: [], readOnly: [], masks: [] }, []), []);
  * ```
  */
 export function newReadOnlyEntries(

@@ -20,8 +20,9 @@ import { QUEUE_DIR, STATE_DIR } from "../layout.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hiddenFromConfined } from "./hidden.ts";
- * hiddenFromConfined("/p", "/k").length; // 3
+ * assert.equal(hiddenFromConfined("/p", "/k").length, 3);
  * ```
  */
 export function hiddenFromConfined(root: string, keyDir: string): string[] {

@@ -4,7 +4,8 @@
  * the working directory. The caller records `confined` and `backend` in the ledger.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs plan, which it declares rather than makes.
  * import { confineArgv } from "./launch.ts";
  * import type { ConfinementPlan } from "./plan.ts";
  * declare const plan: ConfinementPlan; // from `planConfinement`
@@ -66,11 +67,12 @@ export interface ConfinedCommand {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { confineArgv } from "./launch.ts";
- * confineArgv({
+ * assert.equal(confineArgv({
  *   project: "/p", tmpdir: "/t", writeRoots: [], readOnly: [], masks: [], hidden: [], exec: [],
  *   network: false, cwd: "/p", env: [["PATH", "/usr/bin"]], argv: ["/usr/bin/true"],
- * }, "unconfined-opt-out").program; // "/usr/bin/true"
+ * }, "unconfined-opt-out").program, "/usr/bin/true");
  * ```
  */
 export function confineArgv(

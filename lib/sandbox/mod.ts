@@ -3,7 +3,8 @@
  * Seatbelt backends, the start-up probe, and the façade that wraps one command.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /srv/repo
  * import { confineArgv, decideConfinement, prepareConfinement, probeSandbox } from "./mod.ts";
  * const backend = decideConfinement({ probe: await probeSandbox(), allowUnconfined: false, direct: false });
  * const plan = prepareConfinement({

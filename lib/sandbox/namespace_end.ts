@@ -18,9 +18,10 @@ export const NAMESPACE_END_MS = 2000;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { initPidOf } from "./namespace_end.ts";
- * initPidOf('{\n    "child-pid": 4242,\n    "ipc-namespace": 4026532\n}'); // 4242
- * initPidOf(""); // null
+ * assert.equal(initPidOf('{\n    "child-pid": 4242,\n    "ipc-namespace": 4026532\n}'), 4242);
+ * assert.equal(initPidOf(""), null);
  * ```
  */
 export function initPidOf(info: string): number | null {
@@ -58,8 +59,9 @@ function alive(pid: number, ownNs: string | null): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { awaitNamespaceEnd } from "./namespace_end.ts";
- * await awaitNamespaceEnd("/nonexistent/info"); // false: nothing to wait for
+ * assert.equal(await awaitNamespaceEnd("/nonexistent/info"), false); // nothing to wait for
  * ```
  */
 export async function awaitNamespaceEnd(infoFile: string): Promise<boolean> {

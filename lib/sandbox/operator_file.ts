@@ -26,8 +26,9 @@ export const MAX_CONFINED_BYTES = 64 * 1024;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { confinedFileName } from "./operator_file.ts";
- * confinedFileName("/").startsWith("root-"); // true
+ * assert.equal(confinedFileName("/").startsWith("root-"), true);
  * ```
  */
 export function confinedFileName(projectReal: string): string {
@@ -44,8 +45,9 @@ export function confinedFileName(projectReal: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { confinedFilePath } from "./operator_file.ts";
- * confinedFilePath("/srv/repo", "/root").startsWith("/root/.config/agentteams/confined/repo-"); // true
+ * assert.equal(confinedFilePath("/srv/repo", "/root").startsWith("/root/.config/agentteams/confined/repo-"), true);
  * ```
  */
 export function confinedFilePath(projectReal: string, home: string): string {

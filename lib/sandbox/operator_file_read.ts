@@ -85,8 +85,9 @@ function lstatOrNull(path: string): Deno.FileInfo | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readConfinedFile } from "./operator_file_read.ts";
- * readConfinedFile({ projectReal: "/srv/repo", home: "/nonexistent" }); // null
+ * assert.equal(readConfinedFile({ projectReal: "/srv/repo", home: "/nonexistent" }), null);
  * ```
  */
 export function readConfinedFile(opts: ReadConfinedOptions): ConfinedFileRead | null {

@@ -13,13 +13,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { buildPlan } from "./plan.ts";
  * const plan = buildPlan({
  *   roots: { projectReal: "/p", homeReal: "/h", tmpdir: "/t/run", writeRoots: ["/p/build"], exec: [] },
  *   cwd: "/p", argv: ["/usr/bin/make"], env: { PATH: "/usr/bin:/bin" }, network: false,
  *   hidden: ["/h/.config/agentteams/keys"], guards: [], scanHits: [], foldCase: false,
  * });
- * plan.env; // [["PATH", "/usr/bin:/bin"], ["TMPDIR", "/t/run"]]
+ * assert.deepEqual(plan.env, [["PATH", "/usr/bin:/bin"], ["TMPDIR", "/t/run"]]);
  * ```
  * @module
  */
@@ -133,12 +134,14 @@ function pinsOf(pins: readonly BindPin[], writable: readonly string[]): BindPin[
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { buildPlan } from "./plan.ts";
- * buildPlan({
- *   roots: { projectReal: "/p", homeReal: "/h", tmpdir: "/t", writeRoots: ["/p/b"], exec: [] },
- *   cwd: "/p", argv: ["make"], env: {}, network: false, hidden: [], guards: [], scanHits: [],
- *   foldCase: false,
- * }); // throws CONFINED_INVALID: argv[0] must be absolute
+ * assert.throws(() =>
+ *   buildPlan({
+ *     roots: { projectReal: "/p", homeReal: "/h", tmpdir: "/t", writeRoots: ["/p/b"], exec: [] },
+ *     cwd: "/p", argv: ["make"], env: {}, network: false, hidden: [], guards: [], scanHits: [],
+ *     foldCase: false,
+ *   }), { code: "CONFINED_INVALID", message: /must be an absolute path/ });
  * ```
  */
 export function buildPlan(input: PlanInput): ConfinementPlan {

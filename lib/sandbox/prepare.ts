@@ -4,7 +4,8 @@
  * decision lives in `roots.ts`, `protected.ts` and `plan.ts`; this file only gathers facts.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /srv/repo
  * import { prepareConfinement } from "./prepare.ts";
  * import { confineArgv } from "./launch.ts";
  * const plan = prepareConfinement({
@@ -129,7 +130,8 @@ function interpreterOf(programReal: string): string | null {
  * confined safely.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a project at /srv/repo (the exec root is checked after the project resolves)
  * import { prepareConfinement } from "./prepare.ts";
  * prepareConfinement({
  *   project: "/srv/repo", home: "/root", tmpdir: "/tmp/run", agent: { exec: ["/"], write: [] },

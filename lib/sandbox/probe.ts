@@ -35,8 +35,9 @@ export type ProbeResult =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bwrapProbeArgv } from "./probe.ts";
- * bwrapProbeArgv("/usr/bin/bwrap").includes("--cap-drop"); // true
+ * assert.equal(bwrapProbeArgv("/usr/bin/bwrap").includes("--cap-drop"), true);
  * ```
  */
 export function bwrapProbeArgv(bwrap: string = BWRAP_PATH): string[] {
@@ -63,8 +64,9 @@ export function bwrapProbeArgv(bwrap: string = BWRAP_PATH): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { seatbeltProbeArgv } from "./probe.ts";
- * seatbeltProbeArgv()[0]; // "/usr/bin/sandbox-exec"
+ * assert.equal(seatbeltProbeArgv()[0], "/usr/bin/sandbox-exec");
  * ```
  */
 export function seatbeltProbeArgv(sandboxExec: string = SANDBOX_EXEC_PATH): string[] {
@@ -122,9 +124,10 @@ function guardProblem(perl: string, arch: string): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { probeSandbox } from "./probe.ts";
  * const r = await probeSandbox({ os: "windows" });
- * r.ok; // false: no sandbox on this platform
+ * assert.equal(r.ok, false); // no sandbox on this platform
  * ```
  */
 export async function probeSandbox(opts: ProbeOptions = {}): Promise<ProbeResult> {
@@ -181,8 +184,9 @@ export async function probeSandbox(opts: ProbeOptions = {}): Promise<ProbeResult
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { probePrograms } from "./probe.ts";
- * probePrograms("linux").run; // ["/usr/bin/bwrap"]
+ * assert.deepEqual(probePrograms("linux").run, ["/usr/bin/bwrap"]);
  * ```
  */
 export function probePrograms(os: string = Deno.build.os): { read: string[]; run: string[] } {

@@ -8,12 +8,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateConfinedPrograms } from "./programs_block.ts";
  * const v = validateConfinedPrograms(
  *   { worker: { exec: ["/usr/bin"], write: ["build"] } },
  *   { gates: {}, protectedPaths: [] },
  * );
- * v.programs.agents.worker.write; // ["build"]
+ * assert.deepEqual(v.programs.agents.worker.write, ["build"]);
  * ```
  * @module
  */
@@ -67,8 +68,9 @@ function invalid(message: string, details: Record<string, unknown>): SandboxErro
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateExecPath } from "./programs_block.ts";
- * validateExecPath("~/.elan/", "confined_programs.prover.exec"); // "~/.elan"
+ * assert.equal(validateExecPath("~/.elan/", "confined_programs.prover.exec"), "~/.elan");
  * ```
  */
 export function validateExecPath(
@@ -108,8 +110,9 @@ export function validateExecPath(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateWriteRoot } from "./programs_block.ts";
- * validateWriteRoot("lean/.lake/", [], "confined_programs.prover.write"); // "lean/.lake"
+ * assert.equal(validateWriteRoot("lean/.lake/", [], "confined_programs.prover.write"), "lean/.lake");
  * ```
  */
 export function validateWriteRoot(
@@ -273,9 +276,12 @@ function mergeGateExec(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateConfinedPrograms } from "./programs_block.ts";
- * validateConfinedPrograms({ a: { exec: ["relative"] } }, { gates: {}, protectedPaths: [] });
- * // throws SandboxError CONFINED_INVALID naming confined_programs.a.exec and "relative"
+ * assert.throws(
+ *   () => validateConfinedPrograms({ a: { exec: ["relative"] } }, { gates: {}, protectedPaths: [] }),
+ *   { code: "CONFINED_INVALID", message: /confined_programs\.a\.exec.*"relative"/ },
+ * );
  * ```
  */
 export function validateConfinedPrograms(raw: unknown, ctx: ConfinedContext): ValidatedConfined {
@@ -336,6 +342,7 @@ export interface SelectedConfined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { selectConfinedPrograms } from "./programs_block.ts";
  * const s = selectConfinedPrograms({
  *   brief: undefined,
@@ -343,7 +350,7 @@ export interface SelectedConfined {
  *   gates: {},
  *   protectedPaths: [],
  * });
- * s.programs?.source; // "operator-file"
+ * assert.equal(s.programs?.source, "operator-file");
  * ```
  */
 export function selectConfinedPrograms(opts: {

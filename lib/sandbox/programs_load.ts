@@ -20,7 +20,8 @@ import { readConfinedFile } from "./operator_file_read.ts";
  *
  * @throws {SandboxError} `CONFINED_INVALID`, `CONFINED_FILE_UNSAFE`, `CONFINED_PATH_UNSAFE`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs loaded, which it declares rather than makes.
  * import { withConfinedPrograms } from "./programs_load.ts";
  * import type { Policy } from "../policy/types.ts";
  * declare const loaded: Policy; // from `loadPolicy`

@@ -5,8 +5,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { protectedCovers } from "./protected.ts";
- * protectedCovers("secrets/a.txt", ["secrets"]); // true: a literal pattern covers what is below it
+ * assert.equal(protectedCovers("secrets/a.txt", ["secrets"]), true); // a literal pattern covers what is below it
  * ```
  * @module
  */
@@ -23,8 +24,9 @@ import { normalizeRel } from "../fs/rel_path.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normalizeProtected } from "./protected.ts";
- * normalizeProtected("./secrets/"); // "secrets"
+ * assert.equal(normalizeProtected("./secrets/"), "secrets");
  * ```
  */
 export function normalizeProtected(pattern: string): string | null {
@@ -39,9 +41,10 @@ export function normalizeProtected(pattern: string): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { protectedCovers } from "./protected.ts";
- * protectedCovers("build/keys/a.pem", ["*.pem"]); // true
- * protectedCovers("build/out", ["build/keys"]); // false
+ * assert.equal(protectedCovers("build/keys/a.pem", ["*.pem"]), true);
+ * assert.equal(protectedCovers("build/out", ["build/keys"]), false);
  * ```
  */
 export function protectedCovers(rel: string, patterns: readonly string[]): boolean {
@@ -54,10 +57,11 @@ export function protectedCovers(rel: string, patterns: readonly string[]): boole
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { protectedMatcher } from "./protected.ts";
  * const covers = protectedMatcher(["./secrets/", "*.pem"]);
- * covers("secrets/a.txt"); // true
- * covers("src/a.ts"); // false
+ * assert.equal(covers("secrets/a.txt"), true);
+ * assert.equal(covers("src/a.ts"), false);
  * ```
  */
 export function protectedMatcher(patterns: readonly string[]): (rel: string) => boolean {
@@ -73,8 +77,9 @@ export function protectedMatcher(patterns: readonly string[]): (rel: string) => 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { literalProtected } from "./protected.ts";
- * literalProtected(["build/keys/", "*.pem"]); // ["build/keys"]
+ * assert.deepEqual(literalProtected(["build/keys/", "*.pem"]), ["build/keys"]);
  * ```
  */
 export function literalProtected(patterns: readonly string[]): string[] {

@@ -39,10 +39,11 @@ export type ReadOnlyMatcher = (absPath: string, name: string) => boolean;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readOnlyMatcher } from "./root_scan.ts";
  * const m = readOnlyMatcher("/p", ["*.pem"], false);
- * m("/p/build/a.pem", "a.pem"); // true
- * m("/p/build/.Git", ".Git"); // true
+ * assert.equal(m("/p/build/a.pem", "a.pem"), true);
+ * assert.equal(m("/p/build/.Git", ".Git"), true);
  * ```
  */
 export function readOnlyMatcher(
@@ -62,9 +63,10 @@ export function readOnlyMatcher(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { protectedIn } from "./root_scan.ts";
- * protectedIn("/p", ["*.pem"], false)("/p/build/a.pem"); // true
- * protectedIn("/p", ["*.pem"], false, ["build/*.pem"])("/p/build/a.pem"); // false: owned
+ * assert.equal(protectedIn("/p", ["*.pem"], false)("/p/build/a.pem"), true);
+ * assert.equal(protectedIn("/p", ["*.pem"], false, ["build/*.pem"])("/p/build/a.pem"), false); // owned
  * ```
  */
 export function protectedIn(
@@ -129,8 +131,9 @@ function lstatOrNull(path: string): Deno.FileInfo | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { scanWritableRoots } from "./root_scan.ts";
- * scanWritableRoots([], () => true); // []
+ * assert.deepEqual(scanWritableRoots([], () => true), []);
  * ```
  */
 export function scanWritableRoots(
@@ -153,10 +156,11 @@ export function scanWritableRoots(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { rescanWritableRoots, scanWritableRoots, type ScanRecord } from "./root_scan.ts";
  * const record: ScanRecord = new Map();
  * scanWritableRoots([], () => true, record);
- * rescanWritableRoots([], () => true, record); // []
+ * assert.deepEqual(rescanWritableRoots([], () => true, record), []);
  * ```
  */
 export function rescanWritableRoots(

@@ -15,12 +15,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkRoots } from "./roots.ts";
- * checkRoots({
+ * assert.deepEqual(checkRoots({
  *   projectReal: "/p", homeReal: "/home/op", tmpdirReal: "/tmp/run1",
  *   writeRoots: [{ rel: "build", walk: [{ path: "/p/build", kind: "dir" }] }],
  *   foreignWriteRoots: [], exec: [{ given: "/usr/bin", real: "/usr/bin" }], foldCase: false,
- * }).writeRoots; // ["/p/build"]
+ * }).writeRoots, ["/p/build"]);
  * ```
  * @module
  */
@@ -187,10 +188,11 @@ export interface GrantedRootBounds {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { grantedRootProblem } from "./roots.ts";
  * const bounds = { projectReal: "/p", homeReal: "/home/op", tmpdirReal: "/tmp/r", keepClear: [], foldCase: false };
  * const g = { path: "/srv/a/docs", grant: "G-1", kind: "dir" as const, real: "/srv/a/docs", issuerRoot: "/srv/a", issuerGit: [] };
- * grantedRootProblem(g, bounds); // null
+ * assert.equal(grantedRootProblem(g, bounds), null);
  * grantedRootProblem({ ...g, path: "/home", real: "/home", issuerRoot: "/" }, bounds)?.code;
  * // "CONFINED_INVALID": it holds the home directory
  * ```
@@ -351,11 +353,13 @@ export function writeRootProblem(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkRoots } from "./roots.ts";
- * checkRoots({
- *   projectReal: "/p", homeReal: "/h", tmpdirReal: "/t", writeRoots: [], foreignWriteRoots: [],
- *   exec: [{ given: "/", real: "/" }], foldCase: false,
- * }); // throws CONFINED_INVALID: too broad
+ * assert.throws(() =>
+ *   checkRoots({
+ *     projectReal: "/p", homeReal: "/h", tmpdirReal: "/t", writeRoots: [], foreignWriteRoots: [],
+ *     exec: [{ given: "/", real: "/" }], foldCase: false,
+ *   }), { code: "CONFINED_INVALID", message: /too broad/ });
  * ```
  */
 export function checkRoots(facts: RootFacts): ResolvedRoots {

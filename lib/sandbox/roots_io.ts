@@ -5,12 +5,17 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resolveRoots } from "./roots_io.ts";
+ * const project = Deno.realPathSync(Deno.makeTempDirSync());
+ * const tmpdir = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${project}/build`);
  * const roots = resolveRoots({
- *   project: "/srv/repo", home: "/root", tmpdir: "/tmp/run1",
- *   agent: { exec: ["/usr/bin"], write: ["build"] },
+ *   project, home: "/root", tmpdir, agent: { exec: ["/usr/bin"], write: ["build"] },
  * });
- * roots.writeRoots; // ["/srv/repo/build"]
+ * assert.deepEqual(roots.writeRoots, [`${project}/build`]);
+ * Deno.removeSync(project, { recursive: true });
+ * Deno.removeSync(tmpdir);
  * ```
  * @module
  */
@@ -59,8 +64,15 @@ export interface ResolveRootsOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { walkRoot } from "./roots_io.ts";
- * walkRoot("/srv/repo", "lean/.lake").walk.map((s) => s.path); // ["/srv/repo/lean", "/srv/repo/lean/.lake"]
+ * const p = Deno.realPathSync(Deno.makeTempDirSync());
+ * Deno.mkdirSync(`${p}/lean`);
+ * assert.deepEqual(walkRoot(p, "lean/.lake").walk, [
+ *   { path: `${p}/lean`, kind: "dir" },
+ *   { path: `${p}/lean/.lake`, kind: "missing" },
+ * ]);
+ * Deno.removeSync(p, { recursive: true });
  * ```
  */
 export function walkRoot(projectReal: string, rel: string): WriteRootFacts {
@@ -82,8 +94,12 @@ export function walkRoot(projectReal: string, rel: string): WriteRootFacts {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { grantedRootFacts } from "./roots_io.ts";
- * grantedRootFacts({ root: "/srv/a/docs", issuerRoot: "/srv/a", grant: "G-1" }).kind; // "dir"
+ * const a = Deno.realPathSync(Deno.makeTempDirSync());
+ * assert.equal(grantedRootFacts({ root: a, issuerRoot: a, grant: "G-1" }).kind, "dir");
+ * assert.equal(grantedRootFacts({ root: `${a}/docs`, issuerRoot: a, grant: "G-1" }).kind, "missing");
+ * Deno.removeSync(a);
  * ```
  */
 export function grantedRootFacts(g: GrantedRoot): GrantedRootFacts {
@@ -113,8 +129,9 @@ export function grantedRootFacts(g: GrantedRoot): GrantedRootFacts {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { existingHidden } from "./roots_io.ts";
- * existingHidden(["/surely-not-here-7f2/keys"]); // []
+ * assert.deepEqual(existingHidden(["/surely-not-here-7f2/keys"]), []);
  * ```
  */
 export function existingHidden(dirs: readonly string[]): string[] {
@@ -174,8 +191,9 @@ export function grantKeepClear(opts: {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { homeRealOf } from "./roots_io.ts";
- * homeRealOf("/surely-not-here-9c1/home/"); // "/surely-not-here-9c1/home"
+ * assert.equal(homeRealOf("/surely-not-here-9c1/home/"), "/surely-not-here-9c1/home");
  * ```
  */
 export function homeRealOf(home: string): string {
@@ -196,8 +214,9 @@ export function homeRealOf(home: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { foreignRootReal } from "./roots_io.ts";
- * foreignRootReal("/surely-not-here-7d2/docs/"); // "/surely-not-here-7d2/docs"
+ * assert.equal(foreignRootReal("/surely-not-here-7d2/docs/"), "/surely-not-here-7d2/docs");
  * ```
  */
 export function foreignRootReal(root: string): string {
@@ -218,7 +237,8 @@ export function foreignRootReal(root: string): string {
  * not checked here. `brief check` and `doctor` report them.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs block, which it declares rather than makes.
  * import { confinedWriteProblems } from "./roots_io.ts";
  * import type { ConfinedPrograms } from "../policy/types.ts";
  * declare const block: ConfinedPrograms; // worker: write ["out"], with no /work/p/out
@@ -262,9 +282,14 @@ type SandboxCode = ConstructorParameters<typeof SandboxError>[0];
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resolveRoots } from "./roots_io.ts";
- * resolveRoots({ project: ".", home: "/root", tmpdir: "/tmp/x", agent: { exec: ["/"], write: [] } });
- * // throws CONFINED_INVALID: "/" is too broad
+ * const tmpdir = Deno.makeTempDirSync();
+ * assert.throws(
+ *   () => resolveRoots({ project: ".", home: "/root", tmpdir, agent: { exec: ["/"], write: [] } }),
+ *   { code: "CONFINED_INVALID", message: /exec path \/ is too broad/ },
+ * );
+ * Deno.removeSync(tmpdir);
  * ```
  */
 export function resolveRoots(opts: ResolveRootsOptions): ResolvedRoots {

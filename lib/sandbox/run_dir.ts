@@ -25,10 +25,11 @@ import { custodyProblem } from "../fs/safe_read.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runTmpParent } from "./run_dir.ts";
- * runTmpParent({ TMPDIR: "/var/tmp/me" }, 1000); // "/var/tmp/me"
- * runTmpParent({}, 1000); // "/tmp/agentteams-1000"
- * runTmpParent({ TMPDIR: "rel" }, 0); // "/tmp/agentteams-0"
+ * assert.equal(runTmpParent({ TMPDIR: "/var/tmp/me" }, 1000), "/var/tmp/me");
+ * assert.equal(runTmpParent({}, 1000), "/tmp/agentteams-1000");
+ * assert.equal(runTmpParent({ TMPDIR: "rel" }, 0), "/tmp/agentteams-0");
  * ```
  */
 export function runTmpParent(
@@ -98,8 +99,9 @@ export function makePrivateTmpdir(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { makePrivateTmpdir, removePrivateTmpdir } from "./run_dir.ts";
- * removePrivateTmpdir(makePrivateTmpdir({})); // true
+ * assert.equal(removePrivateTmpdir(makePrivateTmpdir({})), true);
  * ```
  */
 export function removePrivateTmpdir(dir: string): boolean {

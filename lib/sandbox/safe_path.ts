@@ -6,9 +6,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { assertSafePath } from "./safe_path.ts";
- * assertSafePath("/usr/bin", "exec path"); // ok
- * assertSafePath('/tmp/a"b', "write root"); // throws SandboxError CONFINED_PATH_UNSAFE
+ * assertSafePath("/usr/bin", "exec path"); // ok: returns
+ * assert.throws(() => assertSafePath('/tmp/a"b', "write root"), { code: "CONFINED_PATH_UNSAFE" });
  * ```
  * @module
  */
@@ -21,9 +22,10 @@ import { SandboxError } from "../errors.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { unsafePathChar } from "./safe_path.ts";
- * unsafePathChar("/a\nb"); // "\n"
- * unsafePathChar("/a/b"); // null
+ * assert.equal(unsafePathChar("/a\nb"), "\n");
+ * assert.equal(unsafePathChar("/a/b"), null);
  * ```
  */
 export function unsafePathChar(path: string): string | null {

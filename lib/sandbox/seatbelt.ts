@@ -12,13 +12,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { seatbeltArgv } from "./seatbelt.ts";
  * const argv = seatbeltArgv({
  *   sandboxExec: "/usr/bin/sandbox-exec", project: "/p", tmpdir: "/t", writeRoots: ["/p/build"],
  *   readOnly: [], masks: [], hidden: [], exec: ["/usr/bin"], network: false, cwd: "/p", env: [],
  *   argv: ["/usr/bin/make"],
  * });
- * argv.slice(-1); // ["/usr/bin/make"]
+ * assert.deepEqual(argv.slice(-1), ["/usr/bin/make"]);
  * ```
  * @module
  */
@@ -62,11 +63,12 @@ export interface SeatbeltParams {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { seatbeltParams } from "./seatbelt.ts";
- * seatbeltParams({
+ * assert.deepEqual(seatbeltParams({
  *   project: "/p", tmpdir: "/t", writeRoots: ["/p/b"], readOnly: [], masks: [], hidden: [],
  *   exec: [], network: false, cwd: "/p", env: [], argv: ["/bin/true"],
- * }).writable; // ["TMPDIR", "WRITE_ROOT_0"]
+ * }).writable, ["TMPDIR", "WRITE_ROOT_0"]);
  * ```
  */
 export function seatbeltParams(plan: ConfinementPlan): SeatbeltParams {
@@ -90,8 +92,9 @@ export function seatbeltParams(plan: ConfinementPlan): SeatbeltParams {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { caseFoldedComponentRegex } from "./seatbelt.ts";
- * caseFoldedComponentRegex(".git"); // "/\\.[Gg][Ii][Tt](/|$)"
+ * assert.equal(caseFoldedComponentRegex(".git"), "/\\.[Gg][Ii][Tt](/|$)");
  * ```
  */
 export function caseFoldedComponentRegex(name: string): string {
@@ -112,11 +115,12 @@ export function caseFoldedComponentRegex(name: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { seatbeltProfile } from "./seatbelt.ts";
- * seatbeltProfile({
+ * assert.equal(seatbeltProfile({
  *   project: "/p", tmpdir: "/t", writeRoots: [], readOnly: [], masks: [], hidden: [],
  *   exec: ["/usr/bin"], network: false, cwd: "/p", env: [], argv: ["/usr/bin/true"],
- * }).includes('(subpath (param "EXEC_0"))'); // true
+ * }).includes('(subpath (param "EXEC_0"))'), true);
  * ```
  */
 export function seatbeltProfile(plan: ConfinementPlan): string {
@@ -151,12 +155,13 @@ export function seatbeltProfile(plan: ConfinementPlan): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { seatbeltArgv } from "./seatbelt.ts";
- * seatbeltArgv({
+ * assert.deepEqual(seatbeltArgv({
  *   sandboxExec: "/usr/bin/sandbox-exec", project: "/p", tmpdir: "/t", writeRoots: [],
  *   readOnly: [], masks: [], hidden: [], exec: ["/usr/bin"], network: false, cwd: "/p", env: [],
  *   argv: ["/usr/bin/true"],
- * }).slice(0, 3); // ["/usr/bin/sandbox-exec", "-D", "PROJECT=/p"]
+ * }).slice(0, 3), ["/usr/bin/sandbox-exec", "-D", "PROJECT=/p"]);
  * ```
  */
 export function seatbeltArgv(plan: SeatbeltPlan): string[] {

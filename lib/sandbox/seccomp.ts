@@ -23,8 +23,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { commandFilter } from "./seccomp.ts";
- * commandFilter("x86_64", { network: false }).length % 8; // 0: a sock_filter program
+ * assert.equal(commandFilter("x86_64", { network: false }).length % 8, 0); // a sock_filter program
  * ```
  * @module
  */

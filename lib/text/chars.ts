@@ -3,9 +3,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hasControlChar } from "./chars.ts";
- * hasControlChar("a\tb"); // true
- * hasControlChar("docs/guide.md"); // false
+ * assert.equal(hasControlChar("a\tb"), true);
+ * assert.equal(hasControlChar("docs/guide.md"), false);
  * ```
  * @module
  */
@@ -16,8 +17,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hasControlChar } from "./chars.ts";
- * hasControlChar("x\u0000y"); // true
+ * assert.equal(hasControlChar("x\u0000y"), true);
  * ```
  */
 export function hasControlChar(s: string): boolean {
@@ -36,10 +38,11 @@ export function hasControlChar(s: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isControlOrFormat } from "./chars.ts";
- * isControlOrFormat(0x9b); // true
- * isControlOrFormat(0x202e); // true (RIGHT-TO-LEFT OVERRIDE)
- * isControlOrFormat(0x41); // false
+ * assert.equal(isControlOrFormat(0x9b), true);
+ * assert.equal(isControlOrFormat(0x202e), true); // (RIGHT-TO-LEFT OVERRIDE)
+ * assert.equal(isControlOrFormat(0x41), false);
  * ```
  */
 export function isControlOrFormat(c: number): boolean {
@@ -62,9 +65,10 @@ export interface LoneSurrogate {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { findLoneSurrogate } from "./chars.ts";
- * findLoneSurrogate({ a: ["ok", "\ud800"] }); // { path: ["a", 1], key: false }
- * findLoneSurrogate({ a: { "\udc00": 1 } }); // { path: ["a", "\udc00"], key: true }
+ * assert.deepEqual(findLoneSurrogate({ a: ["ok", "\ud800"] }), { path: ["a", 1], key: false });
+ * assert.deepEqual(findLoneSurrogate({ a: { "\udc00": 1 } }), { path: ["a", "\udc00"], key: true });
  * ```
  */
 export function findLoneSurrogate(v: unknown): LoneSurrogate | null {

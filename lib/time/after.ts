@@ -14,11 +14,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { after } from "./after.ts";
  * let fired = false;
  * const cancel = after(10_000, () => fired = true);
  * cancel();
- * fired; // false
+ * assert.equal(fired, false);
  * ```
  */
 export function after(ms: number, fn: () => void): () => void {

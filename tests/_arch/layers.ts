@@ -67,7 +67,7 @@ export const LAYERS: LayerTable = {
         "lib/text/",
         "lib/time/",
       ],
-      externals: ["node:*", "zod"],
+      externals: ["node:*", "zod", "@hpke/core"],
       surfaces: true,
     },
   ],

@@ -48,7 +48,7 @@ Deno.test("the source tree with an empty DENO_DIR, offline: one DEPS_MISSING lin
       assert.match(
         ours[0],
         new RegExp(
-          "^agentteams audit: refused: DEPS_MISSING: the npm package [a-z-]+@[0-9.]+ this command " +
+          "^agentteams audit: refused: DEPS_MISSING: the npm package (@[a-z0-9-]+\/)?[a-z-]+@[0-9.]+ this command " +
             "imports is not in Deno's cache and could not be fetched: run `deno install` in " +
             REPO_ROOT.replaceAll("/", "\\/") + " once, with the npm registry reachable$",
         ),

@@ -28,7 +28,7 @@ import {
   signHex,
   verifyHex,
 } from "../../lib/crypto/ed25519.ts";
-import { generateSealPair, sealPairToPem } from "../../lib/crypto/seal.ts";
+import { generateSealPair, sealPairToPem } from "../../lib/crypto/x25519.ts";
 import { KeyError } from "../../lib/errors.ts";
 import { hmacHex, type Sandbox, sandbox, snapshotTree, utf8 } from "../_helpers/mod.ts";
 import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";

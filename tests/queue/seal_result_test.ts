@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { canonical } from "../../lib/pycompat/canonical.ts";
-import { generateSealPair, openSealed, sealTo } from "../../lib/crypto/seal.ts";
+import { openSealed, sealTo } from "../../lib/crypto/seal.ts";
+import { generateSealPair } from "../../lib/crypto/x25519.ts";
 import { HmacKey, sha256Hex } from "../../lib/crypto/hash.ts";
 import { QueueError } from "../../lib/errors.ts";
 import { cutToFit, openResult, type ResultBody, resultText } from "../../lib/queue/result.ts";

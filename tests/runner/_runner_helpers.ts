@@ -23,8 +23,12 @@ import {
   type TreeSnapshot,
 } from "../_helpers/mod.ts";
 import { type JsonObject, sleep, type World, type WorldPaths } from "../e2e/_run_helpers.ts";
-import { generateSealPair, publicB64, type SealPair } from "../../lib/crypto/seal.ts";
-import { sealPublicFromPem } from "../../lib/crypto/seal.ts";
+import {
+  generateSealPair,
+  publicB64,
+  type SealPair,
+  sealPublicFromPem,
+} from "../../lib/crypto/x25519.ts";
 import { type OpenedResult, openResult } from "../../lib/queue/result.ts";
 import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import { MCP_RUNNER_TOOLS } from "../../lib/policy/brief_fields.ts";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import { snapshotTreeSync } from "../_helpers/mod.ts";
 import { withWorld, type World } from "../e2e/_run_helpers.ts";
-import { generateSealPair, unb64 } from "../../lib/crypto/seal.ts";
+import { generateSealPair, unb64 } from "../../lib/crypto/x25519.ts";
 import { HmacKey } from "../../lib/crypto/hash.ts";
 import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import { resultText } from "../../lib/queue/result.ts";

@@ -4,8 +4,10 @@
  * signature fails here, not in a reader's editor), except those marked `ts ignore`.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { REPO_ROOT, runDeno, tempDir } from "../_helpers/mod.ts";
+import { writeExampleConfig } from "../../scripts/doc_test.ts";
 
 /** The `.ts` files below `dir` (absolute), sorted. */
 function tsFiles(dir: string): string[] {
@@ -69,25 +71,10 @@ Deno.test("the example finder sees a missing example and an example in place", (
 });
 
 /**
- * The project's own compiler options, but without the noUnused* checks: Deno's example check
- * imports every export of the module into each example, which those checks would refuse. Written
- * to `dir`; returns its path.
- */
-function exampleConfig(dir: string): string {
-  const config = JSON.parse(Deno.readTextFileSync(join(REPO_ROOT, "deno.json")));
-  const { noUnusedLocals: _l, noUnusedParameters: _p, ...compilerOptions } = config.compilerOptions;
-  const path = join(dir, "deno.json");
-  Deno.writeTextFileSync(
-    path,
-    JSON.stringify({ compilerOptions, imports: config.imports, unstable: config.unstable }),
-  );
-  return path;
-}
-
-/**
- * Modules whose every example runs and asserts what it shows (`deno test --doc`): the library
- * surface first, then the core rules written as runnable examples. Others show their use in
- * examples that only type-check (they need a real project, keys or a sandbox).
+ * A quick sample of modules whose examples run and assert what they show (`deno test --doc`): the
+ * library surface first, then core rules. Every example of lib/ runs in `deno task test:doc`
+ * (scripts/doc_test.ts, a step of scripts/test), which takes minutes; this keeps the fast tier
+ * honest about the runner itself.
  */
 export const RUNNABLE_EXAMPLES: readonly string[] = [
   "lib/mod.ts",
@@ -110,7 +97,7 @@ Deno.test("the runnable JSDoc examples run under deno test --doc and their asser
         "test",
         "--doc",
         "--no-lock",
-        `--config=${exampleConfig(dir)}`,
+        `--config=${writeExampleConfig(dir)}`,
         "--allow-all",
         ...RUNNABLE_EXAMPLES,
       ],
@@ -144,10 +131,86 @@ Deno.test("deno doc --lint finds the library's entry points complete: documented
 Deno.test("every JSDoc example in lib/, main.ts and scripts/ not marked `ignore` type-checks", async () => {
   const dir = await tempDir("docex");
   try {
-    const path = exampleConfig(dir);
+    const path = writeExampleConfig(dir);
     const r = await runDeno(
       ["check", "--no-lock", `--config=${path}`, "--doc-only", "lib/", "main.ts", "scripts/"],
       { cwd: REPO_ROOT, hangGuardMs: 300_000 },
+    );
+    assert.equal(r.code, 0, r.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** `file:line` of each `ts ignore` example in `file` whose next line gives no `// Not run:` reason. */
+function ignoredWithoutReason(file: string): string[] {
+  const lines = Deno.readTextFileSync(file).split("\n");
+  const out: string[] = [];
+  lines.forEach((l, i) => {
+    if (/^\s*\* ```ts ignore\b/.test(l) && !/^\s*\* \/\/ Not run: \S/.test(lines[i + 1] ?? "")) {
+      out.push(`${file.slice(REPO_ROOT.length + 1)}:${i + 1}`);
+    }
+  });
+  return out;
+}
+
+Deno.test("every lib/ example that does not run says why, on the line after its ts ignore fence", () => {
+  const missing = tsFiles(join(REPO_ROOT, "lib")).flatMap(ignoredWithoutReason);
+  assert.deepEqual(missing, [], `ignored without a reason:\n${missing.join("\n")}`);
+});
+
+Deno.test("the reason finder sees an ignored example without a reason", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "at-docig-" });
+  try {
+    const file = join(dir, "m.ts");
+    Deno.writeTextFileSync(
+      file,
+      "/**\n * ```ts ignore\n * // Not run: it needs a project\n * x;\n * ```\n */\n" +
+        "/**\n * ```ts ignore\n * x;\n * ```\n */\n",
+    );
+    assert.deepEqual(ignoredWithoutReason(file).map((l) => l.split(":").at(-1)), ["8"]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+/**
+ * The examples of `file` marked `ts ignore`, each as a module of its own: its code with every
+ * relative specifier (`from "./x.ts"`, `import("./x.ts")`) made absolute, so it type-checks from
+ * anywhere.
+ */
+function ignoredExamples(file: string): { name: string; code: string }[] {
+  const lines = Deno.readTextFileSync(file).split("\n");
+  const out: { name: string; code: string }[] = [];
+  const dir = dirname(file);
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^\s*\* ```ts ignore\b/.test(lines[i])) continue;
+    const body: string[] = [];
+    let j = i + 1;
+    for (; j < lines.length && !/^\s*\* ```\s*$/.test(lines[j]); j++) {
+      body.push(lines[j].replace(/^\s*\* ?/, ""));
+    }
+    const code = body.join("\n").replaceAll(
+      /(from |import\()"(\.{1,2}\/[^"]+)"/g,
+      (_m, head: string, rel: string) => `${head}"${pathToFileURL(join(dir, rel)).href}"`,
+    );
+    const rel = file.slice(REPO_ROOT.length + 1).replaceAll("/", "_").replace(/\.ts$/, "");
+    out.push({ name: `${rel}_${i + 1}.ts`, code: `${code}\nexport {};\n` });
+    i = j;
+  }
+  return out;
+}
+
+Deno.test("every lib/ example marked not run still type-checks against the code it shows", async () => {
+  const dir = await tempDir("docign");
+  try {
+    const config = writeExampleConfig(dir);
+    const examples = tsFiles(join(REPO_ROOT, "lib")).flatMap(ignoredExamples);
+    assert.ok(examples.length > 0);
+    for (const e of examples) Deno.writeTextFileSync(join(dir, e.name), e.code);
+    const r = await runDeno(
+      ["check", "--no-lock", `--config=${config}`, ...examples.map((e) => join(dir, e.name))],
+      { cwd: dir, hangGuardMs: 300_000 },
     );
     assert.equal(r.code, 0, r.stderr);
   } finally {

@@ -66,8 +66,9 @@ const UNMODELED_LINES: readonly [RegExp, string][] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { unmodeledCharacter } from "./bun_yaml.ts";
- * unmodeledCharacter("a: b\u2028c"); // "it holds U+2028, whose reading by the host's YAML parser is not modeled"
+ * assert.equal(unmodeledCharacter("a: b\u2028c"), "it holds U+2028, whose reading by the host's YAML parser is not modeled");
  * ```
  */
 export function unmodeledCharacter(text: string): string | null {
@@ -94,8 +95,9 @@ function hex4(n: number): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bunYamlParse } from "./bun_yaml.ts";
- * bunYamlParse("tools: Read\ntools: Edit\n"); // { ok: true, value: { tools: "Edit" } }
+ * assert.deepEqual(bunYamlParse("tools: Read\ntools: Edit\n"), { ok: true, value: { tools: "Edit" } });
  * ```
  */
 export function bunYamlParse(text: string): BunYamlResult {

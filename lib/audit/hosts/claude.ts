@@ -63,8 +63,9 @@ const CAN_NAME_A_TOOL = /^(?:[A-Z][A-Za-z0-9_]*|mcp__[A-Za-z0-9_.-]+)(?:\(.*)?$/
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeResolvable } from "./claude.ts";
- * claudeResolvable({ all: false, names: ["[Read", "Edit", "only"] }); // { all: false, names: ["Edit"] }
+ * assert.deepEqual(claudeResolvable({ all: false, names: ["[Read", "Edit", "only"] }), { all: false, names: ["Edit"] });
  * ```
  */
 export function claudeResolvable(g: Grant): Grant {
@@ -80,8 +81,9 @@ const MEMORY_TOOLS = ["Write", "Edit", "Read"];
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeFrontMatter } from "./claude.ts";
- * claudeFrontMatter("---\nname: a --- b\n---\n", true); // "name: a "
+ * assert.equal(claudeFrontMatter("---\nname: a --- b\n---\n", true), "name: a ");
  * ```
  */
 export function claudeFrontMatter(text: string, dropBom: boolean): string | null {
@@ -132,8 +134,9 @@ const REQUOTE_WHEN_2_1_42 = /[{}[\]*&#!|>%@`]/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeRequote2_1_42 } from "./claude.ts";
- * claudeRequote2_1_42("tools: [Read, Edit]\n"); // 'tools: "[Read, Edit]"\n'
+ * assert.equal(claudeRequote2_1_42("tools: [Read, Edit]\n"), 'tools: "[Read, Edit]"\n');
  * ```
  */
 export function claudeRequote2_1_42(fm: string): string {
@@ -173,8 +176,9 @@ function yamlPackageParse(text: string): BunYamlResult {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeSplitTools } from "./claude.ts";
- * claudeSplitTools(["Read(a b) Edit,Bash(x, y)"]); // ["Read(a b)", "Edit", "Bash(x, y)"]
+ * assert.deepEqual(claudeSplitTools(["Read(a b) Edit,Bash(x, y)"]), ["Read(a b)", "Edit", "Bash(x, y)"]);
  * ```
  */
 export function claudeSplitTools(values: readonly string[]): string[] {
@@ -222,9 +226,10 @@ export function claudeSplitTools(values: readonly string[]): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeToolsGrant } from "./claude.ts";
- * claudeToolsGrant("Read, *"); // { all: true }
- * claudeToolsGrant(null); // { all: false, names: [] }
+ * assert.deepEqual(claudeToolsGrant("Read, *"), { all: true });
+ * assert.deepEqual(claudeToolsGrant(null), { all: false, names: [] });
  * ```
  */
 export function claudeToolsGrant(v: unknown): Grant {
@@ -321,9 +326,10 @@ export function claudeReading2_1(text: string): HostReading {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeReadings2_1_42 } from "./claude.ts";
- * claudeReadings2_1_42("---\nname: w\ndescription: d\ntools: Read\ntools: Edit\n---\n")
- *   .map((r) => r.agent); // [false, true]: the yaml package refuses the duplicate, Bun doesn't
+ * assert.deepEqual(claudeReadings2_1_42("---\nname: w\ndescription: d\ntools: Read\ntools: Edit\n---\n")
+ *   .map((r) => r.agent), [false, true]); // the yaml package refuses the duplicate, Bun doesn't
  * ```
  */
 export function claudeReadings2_1_42(text: string): HostReading[] {
@@ -378,8 +384,9 @@ export function claudeReading2_0(text: string): HostReading {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeReadings } from "./claude.ts";
- * claudeReadings("---\nname: w\ndescription: d\ntools: Read\n---\n").length; // 4
+ * assert.equal(claudeReadings("---\nname: w\ndescription: d\ntools: Read\n---\n").length, 4);
  * ```
  */
 export function claudeReadings(text: string): HostReading[] {

@@ -34,9 +34,10 @@ export const CLAUDE_DIRS_HOST = "Claude Code 2.1.332 and 2.1.42";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeLookDirs } from "./claude_dirs.ts";
- * claudeLookDirs("/home/op/src/p", "/home/op"); // ["/home/op/src/p", "/home/op/src"]
- * claudeLookDirs("/srv/p", "/home/op"); // ["/srv/p", "/srv", "/"]
+ * assert.deepEqual(claudeLookDirs("/home/op/src/p", "/home/op"), ["/home/op/src/p", "/home/op/src"]);
+ * assert.deepEqual(claudeLookDirs("/srv/p", "/home/op"), ["/srv/p", "/srv", "/"]);
  * ```
  */
 export function claudeLookDirs(cwd: string, home: string | null): string[] {
@@ -59,9 +60,10 @@ export function claudeLookDirs(cwd: string, home: string | null): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeAgentDirs } from "./claude_dirs.ts";
- * claudeAgentDirs("/repo/teams/a", "/home/op", "/repo"); // ["/repo/teams/a", "/repo/teams", "/repo"]
- * claudeAgentDirs("/repo", "/home/op", "/repo"); // ["/repo"]
+ * assert.deepEqual(claudeAgentDirs("/repo/teams/a", "/home/op", "/repo"), ["/repo/teams/a", "/repo/teams", "/repo"]);
+ * assert.deepEqual(claudeAgentDirs("/repo", "/home/op", "/repo"), ["/repo"]);
  * ```
  */
 export function claudeAgentDirs(

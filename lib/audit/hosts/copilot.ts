@@ -39,8 +39,9 @@ const FENCE = /^---[ \t]*\r?$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { copilotCliReading } from "./copilot.ts";
- * copilotCliReading("---\ndescription: d\n---\nbody\n").grant; // { all: true }
+ * assert.deepEqual(copilotCliReading("---\ndescription: d\n---\nbody\n").grant, { all: true });
  * ```
  */
 export function copilotCliReading(text: string): HostReading {
@@ -86,9 +87,10 @@ export function copilotCliReading(text: string): HostReading {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { copilotToolsGrant } from "./copilot.ts";
- * copilotToolsGrant("read,, edit"); // { all: false, names: ["read", "edit"] }
- * copilotToolsGrant(undefined); // { all: true }
+ * assert.deepEqual(copilotToolsGrant("read,, edit"), { all: false, names: ["read", "edit"] });
+ * assert.deepEqual(copilotToolsGrant(undefined), { all: true });
  * ```
  */
 export function copilotToolsGrant(v: unknown): Grant | null {
@@ -109,9 +111,10 @@ export function copilotToolsGrant(v: unknown): Grant | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { copilotAgentDirs } from "./copilot.ts";
- * copilotAgentDirs("/r/a/b", "/r"); // ["/r/a/b", "/r/a", "/r"]
- * copilotAgentDirs("/s/p", null); // ["/s/p", "/s", "/"]
+ * assert.deepEqual(copilotAgentDirs("/r/a/b", "/r"), ["/r/a/b", "/r/a", "/r"]);
+ * assert.deepEqual(copilotAgentDirs("/s/p", null), ["/s/p", "/s", "/"]);
  * ```
  */
 export function copilotAgentDirs(cwd: string, gitRoot: string | null): string[] {

@@ -52,9 +52,10 @@ const UNSAFE_DEFAULT = /[\r\n"'\\]/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gooseRenderRisk } from "./goose.ts";
- * gooseRenderRisk("prompt: Review {{ path }}\n", new Map()); // null
- * gooseRenderRisk("instructions: x {% if false %}\n", new Map()); // "a `{%` statement ..."
+ * assert.equal(gooseRenderRisk("prompt: Review {{ path }}\n", new Map()), null);
+ * assert.match(gooseRenderRisk("instructions: x {% if false %}\n", new Map()) ?? "", /^a `\{%` statement/);
  * ```
  */
 export function gooseRenderRisk(

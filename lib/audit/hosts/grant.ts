@@ -34,8 +34,9 @@ export const ALL: Grant = { all: true };
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { notAnAgent } from "./grant.ts";
- * notAnAgent("Claude Code 2.1.332", "finds no front matter").agent; // false
+ * assert.equal(notAnAgent("Claude Code 2.1.332", "finds no front matter").agent, false);
  * ```
  */
 export function notAnAgent(host: string, how: string, uncertain?: string): HostReading {
@@ -54,9 +55,10 @@ export function notAnAgent(host: string, how: string, uncertain?: string): HostR
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { beyondReadOnly } from "./grant.ts";
- * beyondReadOnly({ all: false, names: ["Read", "Edit", "Edit"] }); // ["Edit"]
- * beyondReadOnly({ all: true }); // ["*"]
+ * assert.deepEqual(beyondReadOnly({ all: false, names: ["Read", "Edit", "Edit"] }), ["Edit"]);
+ * assert.deepEqual(beyondReadOnly({ all: true }), ["*"]);
  * ```
  */
 export function beyondReadOnly(
@@ -72,8 +74,9 @@ export function beyondReadOnly(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { describeGrant } from "./grant.ts";
- * describeGrant({ all: false, names: ["Read", "Edit"] }); // "Read, Edit"
+ * assert.equal(describeGrant({ all: false, names: ["Read", "Edit"] }), "Read, Edit");
  * ```
  */
 export function describeGrant(g: Grant | null): string {

@@ -28,11 +28,12 @@ export interface StrictReading {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { judgeReadings } from "./judge.ts";
  * const r = judgeReadings("'w'", { grant: { all: false, names: ["Read"] }, line: 4, column: 1 }, [
  *   { host: "H 1", how: "reads it", agent: true, grant: { all: false, names: ["Read", "Edit"] } },
  * ], "TOOL_SHELL_WARN");
- * r.map((s) => s.code); // ["FM_AMBIGUOUS", "TOOL_WRITE"]
+ * assert.deepEqual(r.map((s) => s.code), ["FM_AMBIGUOUS", "TOOL_WRITE"]);
  * ```
  */
 export function judgeReadings(

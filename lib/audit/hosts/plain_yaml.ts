@@ -19,9 +19,10 @@ const NOT_A_STRING = /^(?:true|false|True|False|TRUE|FALSE|null|Null|NULL|~)$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { plainFlatMap } from "./plain_yaml.ts";
- * plainFlatMap("name: w\ntools: Read, Grep\n"); // { name: "w", tools: "Read, Grep" }
- * plainFlatMap("tools: Read # x\n"); // null
+ * assert.deepEqual(plainFlatMap("name: w\ntools: Read, Grep\n"), { name: "w", tools: "Read, Grep" });
+ * assert.equal(plainFlatMap("tools: Read # x\n"), null);
  * ```
  */
 export function plainFlatMap(text: string): Record<string, string | null> | null {

@@ -46,9 +46,10 @@ const UNMODELED =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { vscodeReading } from "./vscode.ts";
- * vscodeReading("---\ndescription: d\ntools: {read: true}\n---\n").grant; // { all: true }
- * vscodeReading("---\ntools: read, search\n---\n").grant; // { all: false, names: ["read", "search"] }
+ * assert.deepEqual(vscodeReading("---\ndescription: d\ntools: {read: true}\n---\n").grant, { all: true });
+ * assert.deepEqual(vscodeReading("---\ntools: read, search\n---\n").grant, { all: false, names: ["read", "search"] });
  * ```
  */
 export function vscodeReading(text: string): HostReading {
@@ -129,8 +130,9 @@ function scalarText(s: Scalar): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { splitToolList } from "./vscode.ts";
- * splitToolList("read, 'edit', ,search"); // ["read", "edit", "search"]
+ * assert.deepEqual(splitToolList("read, 'edit', ,search"), ["read", "edit", "search"]);
  * ```
  */
 export function splitToolList(input: string): string[] {
