@@ -434,6 +434,7 @@ export type QueueCode =
   | "PREFLIGHT_FAILED"
   | "REQUEST_EXPIRED"
   | "REQUEST_NOT_QUEUED"
+  | "TOOL_NOT_GRANTED"
   | "RUNNER_STOPPED";
 
 /**

@@ -116,9 +116,11 @@ export async function mcpRunner(ctx: Ctx): Promise<Outcome> {
       name: "agentteams_runner",
       version: VERSION,
       instructions:
-        `Requests to the operator's runner for agent ${agent}: run_command asks it to ` +
-        "run one allowlisted command (give your dispatch nonce); request_status fetches a result " +
-        "that took longer than the wait.",
+        `Requests to the operator's runner for agent ${agent}, each with your dispatch nonce: ` +
+        "write_file proposes a file's new content and delete_file its deletion (written or " +
+        "staged for the orchestrator's approval, as your grant says); run_command asks it to " +
+        "run one allowlisted command; request_status fetches a result that took longer than " +
+        "the wait.",
     },
     runnerTools({
       root: ctx.project,

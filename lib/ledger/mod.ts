@@ -19,6 +19,7 @@ export {
   type IssuedDispatch,
   issueDispatch,
   limitsProblem,
+  NONCE_RE,
   resolveDispatch,
 } from "./dispatch.ts";
 export { dispatchTag } from "./dispatch_acts.ts";

@@ -11,17 +11,24 @@
  * agent must be `via_agent`, the command's allowlist, the 120 s cap of this channel); a refusal
  * comes back as a tool error with the runner's code.
  *
- * Tools: `run_command` (a command request) and `request_status` (the result of a request this
- * server queued, when the first wait ended before the runner answered). The runner takes only
- * command requests on this channel (`lib/queue/request.ts`), so change and deletion proposals
- * are not offered here.
+ * Tools (the names `mcp_grants` grants, `MCP_RUNNER_TOOLS`): `write_file` (a change proposal)
+ * and `delete_file` (a deletion proposal), each a `stage-proposal` request that the runner writes
+ * at once or stages for the orchestrator's approval as the brief's `mcp_grants` says;
+ * `run_command` (a command request); `request_status` (the result of a request this server
+ * queued, when the first wait ended before the runner answered). The server offers every tool;
+ * the runner refuses one the agent's grant lacks (`TOOL_NOT_GRANTED`).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { runnerTools } from "./runner.ts";
  * const tools = runnerTools({ root: "/p", agent: "worker", runnerPublic: () => Promise.resolve(new Uint8Array(32)) });
- * assert.deepEqual(tools.map((t) => t.name), ["run_command", "request_status"]);
+ * assert.deepEqual(tools.map((t) => t.name), [
+ *   "write_file",
+ *   "delete_file",
+ *   "run_command",
+ *   "request_status",
+ * ]);
  * ```
  * @module
  */
@@ -30,7 +37,7 @@ import { McpError, QueueError } from "../errors.ts";
 import { resultOrRefusal, submitRequest, type Submitted, waitForResult } from "../queue/client.ts";
 import { isRequestId } from "../queue/queue_paths.ts";
 import { MCP_TIMEOUT_CAP_S, REQUEST_GRACE_S } from "../queue/queued_request.ts";
-import type { Tool, ToolResult } from "./server.ts";
+import type { ArgSpec, Tool, ToolResult } from "./server.ts";
 
 /** How long `run_command` waits by default: the channel's command cap and the grace after it. */
 export const DEFAULT_WAIT_S = MCP_TIMEOUT_CAP_S + REQUEST_GRACE_S;
@@ -38,6 +45,51 @@ export const DEFAULT_WAIT_S = MCP_TIMEOUT_CAP_S + REQUEST_GRACE_S;
 export const MAX_WAIT_S = 600;
 /** How many queued requests the server remembers for `request_status` (oldest dropped). */
 export const MAX_REMEMBERED = 256;
+
+const DISPATCH_ARG: Record<string, ArgSpec> = {
+  dispatch: {
+    type: "string",
+    description: "your dispatch nonce (32 hex)",
+    required: true,
+    max: 64,
+  },
+};
+const PATH_ARG: ArgSpec = {
+  type: "string",
+  description: "the file's project-relative path",
+  required: true,
+  max: 4096,
+};
+const BASE_ARG: ArgSpec = {
+  type: "string",
+  description: "the sha256 (64 hex) of the file as you read it; `absent` for a new file",
+  required: true,
+  max: 64,
+};
+const RATIONALE_ARG: ArgSpec = {
+  type: "string",
+  description: "why (recorded in the ledger)",
+  required: true,
+  max: 16384,
+};
+const DRY_RUN_ARG: ArgSpec = { type: "boolean", description: "check only; change nothing" };
+const WAIT_ARG: ArgSpec = {
+  type: "integer",
+  description: `how long to wait for the result (default ${DEFAULT_WAIT_S} s)`,
+  min: 1,
+  max: MAX_WAIT_S,
+};
+
+/** An artifact of `kind` from a call's arguments: the named fields that are set. */
+function artifactOf(
+  kind: "change-proposal" | "delete-proposal" | "command-request",
+  args: Readonly<Record<string, unknown>>,
+  fields: readonly string[],
+): Record<string, unknown> {
+  const artifact: Record<string, unknown> = { kind };
+  for (const k of fields) if (args[k] !== undefined) artifact[k] = args[k];
+  return artifact;
+}
 
 /** What the runner server works with. */
 export interface RunnerToolsOptions {
@@ -53,6 +105,10 @@ export interface RunnerToolsOptions {
 
 function answer(result: JsonObject, id: string): ToolResult {
   const lines = [`request: ${id}`];
+  if (typeof result.path === "string") lines.push(`path: ${result.path}`);
+  if (result.staged === true) {
+    lines.push(`staged: ${result.sid} (written when the orchestrator approves it)`);
+  } else if (typeof result.written === "boolean") lines.push(`written: ${result.written}`);
   if (typeof result.exit === "number") lines.push(`exit: ${result.exit}`);
   if (typeof result.ran === "boolean") lines.push(`ran: ${result.ran}`);
   for (const stream of ["stdout", "stderr"]) {
@@ -77,8 +133,14 @@ function answer(result: JsonObject, id: string): ToolResult {
  * // Not run: it needs runnerPublic, which it declares rather than makes.
  * import { runnerTools } from "./runner.ts";
  * declare const runnerPublic: () => Promise<Uint8Array>;
- * const [run] = runnerTools({ root: "/p", agent: "worker", runnerPublic });
- * await run.call({ dispatch: "0".repeat(32), argv: ["true"], purpose: "check" });
+ * const [write] = runnerTools({ root: "/p", agent: "worker", runnerPublic });
+ * await write.call({
+ *   dispatch: "0".repeat(32),
+ *   path: "src/a.txt",
+ *   base_sha256: "absent",
+ *   content: "hi\n",
+ *   rationale: "add a",
+ * });
  * ```
  */
 export function runnerTools(o: RunnerToolsOptions): Tool[] {
@@ -111,7 +173,90 @@ export function runnerTools(o: RunnerToolsOptions): Tool[] {
     // The runner's refusal is rethrown (RelayedError): a tool error with the runner's code.
     return answer(resultOrRefusal(opened), s.id);
   };
+  /** Queues one request on the tool-server channel for this agent and waits for its result. */
+  const queue = async (
+    kind: "run-request" | "stage-proposal",
+    artifact: Record<string, unknown>,
+    args: Readonly<Record<string, unknown>>,
+  ): Promise<ToolResult> => {
+    const waitS = typeof args.wait_s === "number" ? args.wait_s : DEFAULT_WAIT_S;
+    const s = await submitRequest(
+      o.root,
+      {
+        kind,
+        artifact,
+        ...(args.dry_run === true ? { dry_run: true } : {}),
+        via_agent: o.agent,
+      },
+      "mcp",
+      { waitMs: waitS * 1000, now: (o.now ?? (() => new Date()))() },
+    );
+    remember(s);
+    return await settle(s, waitS);
+  };
   return [
+    {
+      name: "write_file",
+      description: `Propose a change to one file for agent ${o.agent}: its whole new content. ` +
+        "Give the dispatch nonce you were handed, the project-relative path (inside your write " +
+        "scopes), the sha256 of the file as you read it (read_file gives it; `absent` for a new " +
+        "file) and why. The runner checks it and runs its gates, then writes it or stages it " +
+        "for the orchestrator's approval, as your grant says.",
+      args: {
+        ...DISPATCH_ARG,
+        path: PATH_ARG,
+        base_sha256: BASE_ARG,
+        content: {
+          type: "string",
+          description: "the file's whole new content (UTF-8 text, at most 256 KiB)",
+          required: true,
+          max: 262144,
+        },
+        rationale: RATIONALE_ARG,
+        gates: {
+          type: "string-array",
+          description: "gate names to run besides those whose glob matches the path",
+          max: 64,
+        },
+        dry_run: DRY_RUN_ARG,
+        wait_s: WAIT_ARG,
+      },
+      readOnly: false,
+      call: async (args) =>
+        await queue(
+          "stage-proposal",
+          artifactOf("change-proposal", args, [
+            "dispatch",
+            "path",
+            "base_sha256",
+            "content",
+            "rationale",
+            "gates",
+          ]),
+          args,
+        ),
+    },
+    {
+      name: "delete_file",
+      description: `Propose deleting one file for agent ${o.agent}. Give the dispatch nonce, ` +
+        "the project-relative path, the sha256 of the file as you read it and why. The runner " +
+        "checks it and stages it for the orchestrator's approval (a deletion is never direct).",
+      args: {
+        ...DISPATCH_ARG,
+        path: PATH_ARG,
+        base_sha256: BASE_ARG,
+        rationale: RATIONALE_ARG,
+        dry_run: DRY_RUN_ARG,
+        wait_s: WAIT_ARG,
+      },
+      readOnly: false,
+      call: async (args) =>
+        await queue(
+          "stage-proposal",
+          artifactOf("delete-proposal", args, ["dispatch", "path", "base_sha256", "rationale"]),
+          args,
+        ),
+    },
     {
       name: "run_command",
       description: `Ask the runner to run one allowlisted command for agent ${o.agent}. Give the ` +
@@ -119,24 +264,14 @@ export function runnerTools(o: RunnerToolsOptions): Tool[] {
         "prefixes) and why. The runner checks it, runs it confined (at most 120 s) and " +
         "returns its exit code and output.",
       args: {
-        dispatch: {
-          type: "string",
-          description: "your dispatch nonce (32 hex)",
-          required: true,
-          max: 64,
-        },
+        ...DISPATCH_ARG,
         argv: {
           type: "string-array",
           description: "the command and its arguments",
           required: true,
           max: 1024,
         },
-        purpose: {
-          type: "string",
-          description: "why (recorded in the ledger)",
-          required: true,
-          max: 16384,
-        },
+        purpose: RATIONALE_ARG,
         cwd: {
           type: "string",
           description: "the command entry's pinned cwd, when it has one",
@@ -151,49 +286,33 @@ export function runnerTools(o: RunnerToolsOptions): Tool[] {
           type: "object",
           description: "{path, content}: text for its stdin (only entries with stdin_gates)",
         },
-        dry_run: { type: "boolean", description: "check only; run nothing" },
-        wait_s: {
-          type: "integer",
-          description: `how long to wait for the result (default ${DEFAULT_WAIT_S} s)`,
-          min: 1,
-          max: MAX_WAIT_S,
-        },
+        dry_run: { ...DRY_RUN_ARG, description: "check only; run nothing" },
+        wait_s: WAIT_ARG,
       },
       readOnly: false,
-      call: async (args) => {
-        const artifact: Record<string, unknown> = {
-          kind: "command-request",
-          dispatch: args.dispatch,
-          argv: args.argv,
-          purpose: args.purpose,
-        };
-        for (const k of ["cwd", "expected_writes", "stdin_from_content"]) {
-          if (args[k] !== undefined) artifact[k] = args[k];
-        }
-        const waitS = typeof args.wait_s === "number" ? args.wait_s : DEFAULT_WAIT_S;
-        const s = await submitRequest(
-          o.root,
-          {
-            kind: "run-request",
-            artifact,
-            ...(args.dry_run === true ? { dry_run: true } : {}),
-            via_agent: o.agent,
-          },
-          "mcp",
-          { waitMs: waitS * 1000, now: (o.now ?? (() => new Date()))() },
-        );
-        remember(s);
-        return await settle(s, waitS);
-      },
+      call: async (args) =>
+        await queue(
+          "run-request",
+          artifactOf("command-request", args, [
+            "dispatch",
+            "argv",
+            "purpose",
+            "cwd",
+            "expected_writes",
+            "stdin_from_content",
+          ]),
+          args,
+        ),
     },
     {
       name: "request_status",
-      description: "The result of a request run_command queued in this session, when its wait " +
+      description:
+        "The result of a request write_file, delete_file or run_command queued in this session, when its wait " +
         "ended before the runner answered: waits again (default 30 s).",
       args: {
         request: {
           type: "string",
-          description: "the request id run_command named",
+          description: "the request id the tool named",
           required: true,
           max: 64,
         },

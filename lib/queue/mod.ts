@@ -16,7 +16,7 @@ export {
   waitForResult,
   withdrawRequest,
 } from "./client.ts";
-export { checkRunnerDirs, ensureRunnerDirs } from "./dirs.ts";
+export { checkRunnerDirs, ensureQueueDir, ensureRunnerDirs } from "./dirs.ts";
 export { BEAT_EVERY_MS, liveRunner, STATUS_NAME, writeStatus } from "./liveness.ts";
 export { takeRunnerLock } from "./runner_lock.ts";
 export { BRIEF_UNREADABLE_REASON, queueModeReason } from "./mode.ts";
@@ -39,5 +39,6 @@ export {
   REQUEST_GRACE_S,
   requestJsonSchema,
   type RequestKind,
+  toolOfRequest,
 } from "./queued_request.ts";
 export { contextOf, replyKeyOf, type ResultBody, resultText } from "./result.ts";

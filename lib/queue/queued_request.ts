@@ -63,6 +63,19 @@ export const RunRequestRequest = z.strictObject({
   reply_key: replyKey,
   expires,
 });
+/**
+ * `stage-proposal`: a change or deletion proposal on the tool-server channel only, with its
+ * `via_agent`. The runner decides by the brief's `mcp_grants` whether it is written at once
+ * (`approval: "direct"`, changes only) or staged for the orchestrator's approval.
+ */
+export const StageProposalRequest = z.strictObject({
+  kind: z.literal("stage-proposal"),
+  artifact,
+  dry_run: z.boolean().optional(),
+  via_agent: viaAgent,
+  reply_key: replyKey,
+  expires,
+});
 /** `verify-ledger`: the ledger, its head and the dispatch store, verified by the runner. */
 export const VerifyLedgerRequest = z.strictObject({
   kind: z.literal("verify-ledger"),
@@ -75,6 +88,7 @@ export const QueueRequest = z.discriminatedUnion("kind", [
   IssueDispatchRequest,
   ApplyProposalRequest,
   RunRequestRequest,
+  StageProposalRequest,
   VerifyLedgerRequest,
 ]);
 /** A validated request. */
@@ -120,9 +134,16 @@ export function kindOf(value: unknown): RequestKind | null {
   return (REQUEST_KINDS as readonly unknown[]).includes(k) ? k as RequestKind : null;
 }
 
+/** The kinds the tool-server channel carries, each with its `via_agent`. */
+export const MCP_REQUEST_KINDS: readonly RequestKind[] = Object.freeze([
+  "run-request",
+  "stage-proposal",
+]);
+
 /**
- * Validates a parsed request for its channel: the tool-server channel carries only run requests,
- * each with its `via_agent`; the orchestrator's never carries `via_agent`.
+ * Validates a parsed request for its channel: the tool-server channel carries only command
+ * requests and proposals ({@link MCP_REQUEST_KINDS}), each with its `via_agent`; the
+ * orchestrator's never carries `via_agent` nor a `stage-proposal`.
  *
  * @throws {QueueError} `REQUEST_INVALID`, naming the first problem
  * @example
@@ -131,7 +152,7 @@ export function kindOf(value: unknown): RequestKind | null {
  * try {
  *   parseRequest({ kind: "verify-ledger", reply_key: btoa("k".repeat(32)) }, "mcp");
  * } catch (e) {
- *   (e as Error).message; // "the tool-server channel takes only run-request (got verify-ledger)"
+ *   (e as Error).message; // "the tool-server channel takes only run-request and stage-proposal (got verify-ledger)"
  * }
  * ```
  */
@@ -144,19 +165,46 @@ export function parseRequest(value: unknown, channel: Channel): QueueRequestT {
   }
   const req = r.data;
   if (channel === "mcp") {
-    if (req.kind !== "run-request") {
+    if (req.kind !== "run-request" && req.kind !== "stage-proposal") {
       throw new QueueError(
         "REQUEST_INVALID",
-        `the tool-server channel takes only run-request (got ${req.kind})`,
+        `the tool-server channel takes only ${MCP_REQUEST_KINDS.join(" and ")} (got ${req.kind})`,
       );
     }
     if (req.via_agent === undefined) {
       throw new QueueError("REQUEST_INVALID", "a tool-server request must carry via_agent");
     }
+  } else if (req.kind === "stage-proposal") {
+    throw new QueueError(
+      "REQUEST_INVALID",
+      "stage-proposal belongs to the tool-server channel only: the orchestrator applies a " +
+        "proposal with apply-proposal",
+    );
   } else if (req.kind === "run-request" && req.via_agent !== undefined) {
     throw new QueueError("REQUEST_INVALID", "via_agent belongs to the tool-server channel only");
   }
   return req;
+}
+
+/**
+ * The `agentteams_runner` tool (one of `MCP_RUNNER_TOOLS`) a tool-server request stands for: the
+ * name an agent's `mcp_grants` entry must list. A proposal's kind decides between `write_file`
+ * and `delete_file`; anything else is no tool (`null`). Pure.
+ *
+ * @example
+ * ```ts
+ * import { toolOfRequest } from "./queued_request.ts";
+ * toolOfRequest({ kind: "stage-proposal", artifact: { kind: "delete-proposal" } }); // "delete_file"
+ * toolOfRequest({ kind: "run-request", artifact: {} }); // "run_command"
+ * ```
+ */
+export function toolOfRequest(
+  req: { readonly kind: string; readonly artifact?: Record<string, unknown> },
+): "run_command" | "write_file" | "delete_file" | null {
+  if (req.kind === "run-request") return "run_command";
+  if (req.kind !== "stage-proposal") return null;
+  const k = req.artifact?.kind;
+  return k === "change-proposal" ? "write_file" : k === "delete-proposal" ? "delete_file" : null;
 }
 
 /**

@@ -22,8 +22,10 @@ import { describeKind } from "../fs/entry.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { readJson } from "../json/reader.ts";
 import { appendRow } from "../ledger/append.ts";
+import { NONCE_RE } from "../ledger/dispatch.ts";
+import { ledgerText, refusalRow } from "../ledger/row_text.ts";
 import { verifyLedgerAt } from "../ledger/verify.ts";
-import type { Policy } from "../policy/types.ts";
+import type { McpGrant, Policy } from "../policy/types.ts";
 import { applyAct } from "../acts/apply_act.ts";
 import { issueBriefDispatch } from "../acts/dispatch_act.ts";
 import { performAct } from "../acts/pipeline.ts";
@@ -39,7 +41,9 @@ import {
   parseRequest,
   type QueueRequestT,
   type RequestKind,
+  toolOfRequest,
 } from "../queue/queued_request.ts";
+import { ensureStagedDir, stagedRecord, writeStaged } from "./staged.ts";
 import { replyKeyOf, type ResultBody } from "../queue/result.ts";
 
 /** What the runner holds while it serves. */
@@ -68,6 +72,79 @@ export interface Served {
 
 /** One message for every nonce problem on the tool-server channel: it is no nonce oracle. */
 export const MCP_NONCE_MESSAGE = "the dispatch does not authorize this request for this agent";
+
+/** How the runner serves a tool-server request its agent's grant allows. */
+export interface McpDecision {
+  /** The `agentteams_runner` tool the request stands for. */
+  readonly tool: "run_command" | "write_file" | "delete_file";
+  /**
+   * For a proposal: `direct` (written now, through the act pipeline) or `staged` (checked, then
+   * kept for the orchestrator's approval). A deletion is always staged; `null` for a command.
+   */
+  readonly approval: McpGrant["approval"] | null;
+}
+
+/**
+ * What the brief's `mcp_grants` let `agent` do with a tool-server request: the tool it stands
+ * for must be listed in the agent's entry; an agent without an entry may call nothing. A
+ * proposal is written at once only for a change under `approval: "direct"`; every other one
+ * (a deletion always) is staged. Pure.
+ *
+ * @throws {QueueError} `TOOL_NOT_GRANTED`, naming the agent and the tool
+ * @example
+ * ```ts
+ * import { mcpDecision } from "./serve_one.ts";
+ * const grants = { worker: { tools: ["write_file", "delete_file"], approval: "direct" as const } };
+ * mcpDecision(grants, "worker", { kind: "stage-proposal", artifact: { kind: "change-proposal" } });
+ * // { tool: "write_file", approval: "direct" }
+ * mcpDecision(grants, "worker", { kind: "stage-proposal", artifact: { kind: "delete-proposal" } });
+ * // { tool: "delete_file", approval: "staged" }
+ * ```
+ */
+export function mcpDecision(
+  grants: Readonly<Record<string, McpGrant>> | undefined,
+  agent: string,
+  req: { readonly kind: string; readonly artifact?: Record<string, unknown> },
+): McpDecision {
+  const tool = toolOfRequest(req);
+  const grant = grants !== undefined && Object.hasOwn(grants, agent) ? grants[agent] : undefined;
+  if (tool === null) {
+    throw new QueueError(
+      "REQUEST_INVALID",
+      "a tool-server proposal must be a change-proposal or a delete-proposal",
+    );
+  }
+  if (grant === undefined || !grant.tools.includes(tool)) {
+    throw new QueueError(
+      "TOOL_NOT_GRANTED",
+      grant === undefined
+        ? `agent ${agent} has no mcp_grants entry in the brief, so it may call no tool of the ` +
+          `runner's MCP server (${tool} refused): the operator adds one to the brief and ` +
+          "restarts agentteams serve"
+        : `agent ${agent}'s mcp_grants entry does not list ${tool} (it lists ` +
+          `${grant.tools.join(", ")}): refused`,
+      { details: { agent, tool } },
+    );
+  }
+  if (tool === "run_command") return { tool, approval: null };
+  return {
+    tool,
+    approval: tool === "write_file" && grant.approval === "direct" ? "direct" : "staged",
+  };
+}
+
+/** The artifact as the tool server's agent gives it: any `agent` it names must be that one. */
+function asViaAgent(artifact: Record<string, unknown>, via: string): Record<string, unknown> {
+  // The tool server's agent is the one the nonce must resolve to.
+  if (artifact.agent !== undefined && artifact.agent !== via) {
+    throw new DispatchError("AGENT_MISMATCH", MCP_NONCE_MESSAGE);
+  }
+  // A malformed nonce is a nonce problem too: the same answer, not the artifact's own refusal.
+  if (typeof artifact.dispatch !== "string" || !NONCE_RE.test(artifact.dispatch)) {
+    throw new DispatchError("BAD_NONCE", MCP_NONCE_MESSAGE);
+  }
+  return { ...artifact, agent: via };
+}
 
 function readRequest(path: string): { bytes: Uint8Array; mtime: number | null } {
   const st = Deno.lstatSync(path);
@@ -146,14 +223,9 @@ async function act(
       return { result: r as unknown as JsonObject, secret: null, exit: 0 };
     }
     case "run-request": {
-      let artifact = req.artifact;
-      if (channel === "mcp") {
-        // The tool server's agent is the one the nonce must resolve to.
-        if (artifact.agent !== undefined && artifact.agent !== req.via_agent) {
-          throw new DispatchError("AGENT_MISMATCH", MCP_NONCE_MESSAGE);
-        }
-        artifact = { ...artifact, agent: req.via_agent };
-      }
+      const artifact = channel === "mcp" && req.via_agent !== undefined
+        ? asViaAgent(req.artifact, req.via_agent)
+        : req.artifact;
       const spec = channel === "mcp"
         ? runActWith({ timeoutCap: s.mcpTimeoutCapS ?? MCP_TIMEOUT_CAP_S })
         : runAct;
@@ -161,6 +233,78 @@ async function act(
         dryRun: req.dry_run === true,
       });
       return { result: r as unknown as JsonObject, secret: null, exit: runExit(r.exit) };
+    }
+    case "stage-proposal": {
+      const artifact = asViaAgent(req.artifact, req.via_agent);
+      const decision = mcpDecision(s.policy.mcpGrants, req.via_agent, req);
+      const dryRun = req.dry_run === true;
+      if (decision.approval === "direct") {
+        const r = await performAct(session(), applyAct, artifact, { dryRun });
+        return { result: { ...r, staged: false } as unknown as JsonObject, secret: null, exit: 0 };
+      }
+      // Staged: every check and gate now (a dry run of the same act), the write only on the
+      // orchestrator's approval. A dry run stops there.
+      let r;
+      try {
+        r = await performAct(session(), applyAct, artifact, { dryRun: true });
+      } catch (e) {
+        // The pipeline's dry run records no refusal; staging one is an act, so it is recorded
+        // (under the agent the server speaks for once its nonce resolved to it).
+        const known = !(e instanceof DispatchError) &&
+          !(e instanceof AgentTeamsError && e.code === "ARTIFACT_INVALID");
+        if (!dryRun && !(e instanceof AgentTeamsError && e.family === "ledger")) {
+          await appendRow(
+            s.root,
+            s.key.hmac,
+            refusalRow("stage-proposal", known ? req.via_agent : "?", e),
+            { now: s.now },
+          );
+        }
+        throw e;
+      }
+      if (dryRun) {
+        return { result: { ...r, staged: false } as unknown as JsonObject, secret: null, exit: 0 };
+      }
+      const record = stagedRecord({
+        sid: crypto.randomUUID().replaceAll("-", ""),
+        agent: r.agent,
+        artifact,
+        plan: { path: r.path, new_sha256: r.new_sha256, gates: r.gates },
+        now: s.now(),
+      }, s.key.hmac);
+      const rationale = typeof artifact.rationale === "string" ? artifact.rationale : "";
+      // The folder checked before the row names a record in it.
+      ensureStagedDir(s.root);
+      await appendRow(s.root, s.key.hmac, {
+        action: "stage-proposal",
+        agent: r.agent,
+        path: r.path,
+        sid: record.sid,
+        kind: record.kind,
+        base: r.base_sha256,
+        new: r.new_sha256,
+        bytes: record.bytes,
+        gates: record.gates,
+        rationale: ledgerText(rationale),
+      }, { now: s.now });
+      writeStaged(s.root, record);
+      return {
+        result: {
+          agent: r.agent,
+          path: r.path,
+          sid: record.sid,
+          kind: record.kind,
+          base_sha256: r.base_sha256,
+          new_sha256: r.new_sha256,
+          bytes: record.bytes,
+          gates: record.gates,
+          expires: record.expires,
+          written: false,
+          staged: true,
+        },
+        secret: null,
+        exit: 0,
+      };
     }
     case "verify-ledger": {
       const r = verifyLedgerAt(s.root, s.key);
@@ -303,6 +447,11 @@ export async function serveClaimed(
         `the request expired at ${req.expires} (its waiter had stopped waiting); not acted on: ` +
           "submit it again if it should still happen",
       );
+    }
+    // The brief's mcp_grants first, then the nonce's form: refused before anything is named.
+    if (channel === "mcp" && (req.kind === "run-request" || req.kind === "stage-proposal")) {
+      mcpDecision(s.policy.mcpGrants, req.via_agent ?? "", req);
+      asViaAgent(req.artifact, req.via_agent ?? "");
     }
     await appendRow(s.root, s.key.hmac, {
       action: "runner-request",

@@ -36,7 +36,12 @@ Deno.test("mcp runner: one agent's tool calls served by a real agentteams serve"
     try {
       await t.step("tools/list", async () => {
         const { tools } = await c.client.listTools() as { tools: { name: string }[] };
-        assert.deepEqual(tools.map((x) => x.name), ["run_command", "request_status"]);
+        assert.deepEqual(tools.map((x) => x.name), [
+          "write_file",
+          "delete_file",
+          "run_command",
+          "request_status",
+        ]);
       });
       await t.step("the runner absent: NO_RUNNER as a tool error, quickly", async () => {
         // No runner has ever started here: there is no queue.

@@ -31,6 +31,7 @@ import {
 } from "../../lib/crypto/x25519.ts";
 import { type OpenedResult, openResult } from "../../lib/queue/result.ts";
 import { queuePaths } from "../../lib/queue/queue_paths.ts";
+import { MCP_RUNNER_TOOLS } from "../../lib/policy/brief_fields.ts";
 import { importPublicPem, keyIdOfKey } from "../../lib/crypto/ed25519.ts";
 
 export { present, sleep };
@@ -40,7 +41,8 @@ const enc = new TextEncoder();
 
 /**
  * The runner brief: `worker` (and `other`, for the nonce-of-another-agent case) may run `true`,
- * `echo WORD...`, `sleep N`, `cat` of a queue file, and `false`; orchestrator-only, confined.
+ * `echo WORD...`, `sleep N`, `cat` of a queue file, and `false`; orchestrator-only, confined;
+ * `worker` alone holds every tool of the runner's MCP server (`mcp_grants`, approval `direct`).
  */
 export function runnerBrief(p: WorldPaths, extraCommands: JsonObject[] = []): JsonObject {
   const commands: JsonObject[] = [
@@ -59,6 +61,8 @@ export function runnerBrief(p: WorldPaths, extraCommands: JsonObject[] = []): Js
       other: { write_scopes: ["src/"], commands: [{ prefix: ["true"] }] },
     },
     confined_programs: { worker: confined, other: confined },
+    // The runner's MCP server may be used by `worker` only (`other` has no grant).
+    mcp_grants: { worker: { tools: [...MCP_RUNNER_TOOLS], approval: "direct" } },
   };
 }
 
