@@ -484,3 +484,27 @@ export async function runUnconfinedInProcess(
     throw e;
   }
 }
+
+/**
+ * Runs a printed `deno run` line exactly, through a POSIX shell (it quotes the words that need it),
+ * from the project, with the world's environment: its HOME, key dir and TMPDIR (which is not an
+ * ancestor of the project).
+ */
+export function runPrinted(w: World, line: string): Promise<Deno.CommandOutput> {
+  return new Deno.Command("/bin/sh", {
+    args: ["-c", line],
+    cwd: w.project,
+    clearEnv: true,
+    env: {
+      ...w.env,
+      PATH: `${DENO_BIN_DIR}:/usr/bin:/bin`,
+      DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
+      DENO_NO_UPDATE_CHECK: "1",
+      NO_COLOR: "1",
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(120_000),
+  }).output();
+}

@@ -6,14 +6,12 @@
  * network permission (the printed `permissions run` line has no --allow-net and still works).
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import {
-  DENO_BIN_DIR,
   jsonOut,
   newRows,
+  runPrinted,
   withWorld,
   workerBrief,
-  type World,
   type WorldPaths,
 } from "./_run_helpers.ts";
 import { refusals } from "../_helpers/mod.ts";
@@ -49,25 +47,6 @@ function brief(port: number) {
       args: [`http://127[.]0[.]0[.]1:${port}/[a-z]+`],
       network: [`localhost:${port}`],
     }]);
-}
-
-function runPrinted(w: World, line: string): Promise<Deno.CommandOutput> {
-  return new Deno.Command("/bin/sh", {
-    args: ["-c", line],
-    cwd: w.project,
-    clearEnv: true,
-    env: {
-      ...w.env,
-      PATH: `${DENO_BIN_DIR}:/usr/bin:/bin`,
-      DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
-      DENO_NO_UPDATE_CHECK: "1",
-      NO_COLOR: "1",
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(120_000),
-  }).output();
 }
 
 Deno.test("run with a network list: the allowed name through the proxy; others refused and recorded", async () => {

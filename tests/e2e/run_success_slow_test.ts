@@ -9,15 +9,14 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
   bytesOrNull,
-  DENO_BIN_DIR,
   exists,
   jsonOut,
   newRows,
+  runPrinted,
   shScript,
   useCount,
   withWorld,
   workerBrief,
-  type World,
   type WorldPaths,
 } from "./_run_helpers.ts";
 
@@ -256,30 +255,6 @@ Deno.test("permissions run -- FILE --project P: the flags are computed for P, no
     }
   });
 });
-
-/**
- * Runs a printed `deno run` line exactly, through a POSIX shell (it quotes the words that need it),
- * from the project, with the world's environment: its HOME, key dir and TMPDIR (which is not an
- * ancestor of the project).
- */
-function runPrinted(w: World, line: string): Promise<Deno.CommandOutput> {
-  return new Deno.Command("/bin/sh", {
-    args: ["-c", line],
-    cwd: w.project,
-    clearEnv: true,
-    env: {
-      ...w.env,
-      PATH: `${DENO_BIN_DIR}:/usr/bin:/bin`,
-      DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
-      DENO_NO_UPDATE_CHECK: "1",
-      NO_COLOR: "1",
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(120_000),
-  }).output();
-}
 
 Deno.test("permissions run: the printed `deno run` line, run exactly as printed, runs the request", async () => {
   await withWorld("perm", { brief, scripts: SCRIPTS }, async (w) => {
