@@ -22,8 +22,6 @@
  * `process.env.LOG_TOKENS` for each token and the composer `process.env.LOG_STREAM` for each
  * node, and under Deno each read is a call into the runtime (about 1 µs, two thirds of a short
  * front matter's parse). The two values are read once and given to the parser as a plain object.
- * And the parser's errors carry no stack trace there: it builds one `Error` per problem it meets,
- * and capturing the stack was most of what a lenient front matter's errors cost.
  *
  * @module
  */
@@ -36,9 +34,8 @@ let yamlEnv: Record<string, string | undefined> | undefined;
 
 /**
  * Runs `f`, a synchronous call into the `yaml` package, with `process.env` as the two debug
- * variables it reads (their values read once per process) and `Error.stackTraceLimit` at 0 (the
- * errors it builds and catches need no stack), and puts both back before returning or throwing.
- * Synchronous: no other code runs while the swap holds.
+ * variables it reads (their values read once per process), and puts the real `process.env`
+ * back before returning or throwing. Synchronous: no other code runs while the swap holds.
  *
  * @example
  * ```ts
@@ -57,14 +54,9 @@ export function withYamlEnv<T>(f: () => T): T {
     enumerable: real.enumerable,
     writable: true,
   });
-  // The parser builds an Error for every problem it meets (a lenient front matter has several,
-  // and each retry meets them again); what it costs is the stack trace, which no reading uses.
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
   try {
     return f();
   } finally {
-    Error.stackTraceLimit = limit;
     Object.defineProperty(process, "env", real);
   }
 }

@@ -137,22 +137,3 @@ Deno.test("the yaml parser runs with its two debug variables only, and process.e
   assert.equal(process.env, before);
   assert.equal(process.env.HOME, Deno.env.get("HOME"));
 });
-
-Deno.test("the yaml parser's errors are built without a stack, and the limit comes back", () => {
-  const limit = Error.stackTraceLimit;
-  assert.ok(limit > 0, "the test needs stacks outside");
-  const inside = withYamlEnv(() => Error.stackTraceLimit);
-  assert.equal(inside, 0);
-  assert.equal(Error.stackTraceLimit, limit);
-  // The errors a lenient front matter makes still say what is wrong, only without a stack.
-  const c = composeOnce("description: a: b\ntools: Read\n");
-  const err = c.docs[0]?.errors[0];
-  assert.ok(err !== undefined, "the compose reports the nested mapping");
-  assert.match(err.message, /mapping|map|implicit/i);
-  assert.throws(() =>
-    withYamlEnv(() => {
-      throw new Error("boom");
-    }), /boom/);
-  assert.equal(Error.stackTraceLimit, limit);
-  assert.ok((new Error("after").stack ?? "").includes("yaml_once_test"));
-});
