@@ -109,3 +109,23 @@ Deno.test("the exemption from paths reads only the Codex orchestrator's text", a
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("the streamed audit of a team larger than one read batch equals the whole-team reading", async () => {
+  const dir = team();
+  try {
+    // 150 more agents (every tenth a writer) spread over three folders: three batches and more.
+    for (let i = 0; i < 150; i++) {
+      const sub = `${dir}/.claude/agents/g${i % 3}`;
+      Deno.mkdirSync(sub, { recursive: true });
+      Deno.writeTextFileSync(`${sub}/a${i}.md`, i % 10 === 0 ? WRITER : READER);
+    }
+    const entries = await walkTeam(dir, { followLinks: false });
+    const r = await auditTeam(dir, ["."], OPTS);
+    assert.deepEqual(r.findings, auditEntries(entries, OPTS));
+    assert.equal(r.files, entries.filter(isAgentEntry).length);
+    assert.equal(r.files, 159);
+    assert.equal(r.findings.filter((f) => f.code === "TOOL_WRITE").length, 15 + 2);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
