@@ -46,6 +46,12 @@ export function expandEnvNames(names: readonly string[]): string[] {
 }
 
 /**
+ * The variables the progress line reads (`lib/cli/terminal.ts`): `CI` (never drawn in CI) and
+ * `TERM` (never on a dumb terminal).
+ */
+export const PROGRESS_ENV: readonly string[] = Object.freeze(["CI", "TERM"]);
+
+/**
  * Reads the named variables (a missing one is `undefined`). A variable the process may not read
  * raises Deno's `NotCapable`, which callers let through.
  *

@@ -61,259 +61,117 @@ export abstract class AgentTeamsError extends Error {
   }
 }
 
-/** A command line that could not be understood (exit 2). */
-export class UsageError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "usage";
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(
-    code: "USAGE" | "UNKNOWN_COMMAND" | "UNKNOWN_FLAG" | "NOT_IMPLEMENTED" | "BAD_SLUG",
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(code, message, options);
-  }
-  /** The exit code the CLI uses for this refusal. */
-  override get exitCode(): ExitCode {
-    return 2;
-  }
+/**
+ * The class of one rule family: its `family` name, the codes it raises and its exit code (`1`
+ * unless given). Each family below is one line over it; a refusal is still `instanceof` its own
+ * family's class and named after it.
+ *
+ * @example
+ * ```ts
+ * import { familyError } from "./errors.ts";
+ * class DemoError extends familyError<"demo", "DEMO_REFUSED">("demo") {}
+ * const e = new DemoError("DEMO_REFUSED", "refused");
+ * [e.family, e.code, e.exitCode, e.name]; // ["demo", "DEMO_REFUSED", 1, "DemoError"]
+ * ```
+ */
+export function familyError<F extends string, C extends string>(
+  family: F,
+  exit: ExitCode = 1,
+): new (code: C, message: string, options?: ErrorOptions) => AgentTeamsError & { family: F } {
+  return class extends AgentTeamsError {
+    /** The rule family these refusals belong to. */
+    readonly family: F = family;
+    /** A refusal with its stable `code` and a message that names what was wrong. */
+    constructor(code: C, message: string, options?: ErrorOptions) {
+      super(code, message, options);
+    }
+    /** The exit code the CLI uses for this refusal. */
+    override get exitCode(): ExitCode {
+      return exit;
+    }
+  };
 }
+
+/** A command line that could not be understood (exit 2). */
+export class UsageError extends familyError<"usage", UsageCode>("usage", 2) {}
 
 /** Operator key custody: missing, unsafe or malformed keys. */
-export class KeyError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "key";
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(
-    code:
-      | "NO_KEY"
-      | "KEY_CUSTODY"
-      | "KEY_EMPTY"
-      | "KEY_TOO_LARGE"
-      | "KEY_OUTSIDE_KEY_DIR"
-      | "KEY_ENV_IN_RUNNER"
-      | "KEY_EXISTS"
-      | "KEY_MALFORMED",
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(code, message, options);
-  }
-}
+export class KeyError extends familyError<"key", KeyCode>("key") {}
 
 /** Unsafe file-system objects met where a plain file or directory was expected. */
-export class FsSafetyError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "fs";
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(
-    code:
-      | "SYMLINK"
-      | "NOT_REGULAR_FILE"
-      | "NOT_DIRECTORY"
-      | "FILE_TOO_LARGE"
-      | "FILE_CHANGED"
-      | "NOT_UTF8"
-      | "UNSAFE_OWNER"
-      | "UNSAFE_MODE"
-      | "ANCHOR_UNAVAILABLE",
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(code, message, options);
-  }
-}
+export class FsSafetyError extends familyError<"fs", FsSafetyCode>("fs") {}
 
 /** The signed ledger: tampering, torn tails, malformed rows. */
-export class LedgerError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "ledger";
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(
-    code:
-      | "LEDGER_TAMPERED"
-      | "LEDGER_ROW_TOO_LARGE"
-      | "TORN_TAIL"
-      | "NO_TORN_TAIL"
-      | "LEDGER_UNSAFE_PATH"
-      | "LEDGER_BUSY"
-      | "NO_LEDGER"
-      | "FOREIGN_KEY"
-      | "ROW_INVALID",
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(code, message, options);
-  }
-}
+export class LedgerError extends familyError<"ledger", LedgerCode>("ledger") {}
 
 /** Dispatch nonces: unknown, expired, exhausted, malformed, or for an agent the brief lacks. */
-export class DispatchError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "dispatch";
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(
-    code:
-      | "BAD_SLUG"
-      | "BAD_LIMITS"
-      | "BAD_NONCE"
-      | "DISPATCH_UNKNOWN"
-      | "DISPATCH_EXPIRED"
-      | "DISPATCH_EXHAUSTED"
-      | "ATTEMPTS_EXHAUSTED"
-      | "AGENT_MISMATCH"
-      | "UNKNOWN_AGENT",
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(code, message, options);
-  }
-}
+export class DispatchError extends familyError<"dispatch", DispatchCode>("dispatch") {}
 
 /** The brief: unreadable, malformed, unknown keys, and the policy lint. */
-export class PolicyError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "policy";
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(
-    code:
-      | "BRIEF_NOT_FOUND"
-      | "BRIEF_UNREADABLE"
-      | "BRIEF_SYNTAX"
-      | "BRIEF_INVALID"
-      | "BRIEF_UNKNOWN_KEY"
-      | "POLICY_LINT",
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(code, message, options);
-  }
-}
+export class PolicyError extends familyError<"policy", PolicyCode>("policy") {}
 
 /** Change and deletion proposals: every refusal rule of `apply`. */
-export class ProposalError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "proposal";
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(
-    code:
-      | "ARTIFACT_INVALID"
-      | "PATH_INVALID"
-      | "PATH_OUTSIDE_PROJECT"
-      | "CONTROL_PLANE"
-      | "BRIEF_PATH"
-      | "PROTECTED_PATH"
-      | "OUT_OF_SCOPE"
-      | "UNKNOWN_AGENT"
-      | "CONTENT_TOO_LARGE"
-      | "CONTENT_NOT_UTF8"
-      | "TARGET_NOT_UTF8"
-      | "TARGET_NOT_FILE"
-      | "STALE_BASE"
-      | "UNKNOWN_GATE"
-      | "GATE_FAILED"
-      | "SYMLINK_ESCAPE"
-      | "WRITE_UNAVAILABLE",
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(code, message, options);
-  }
-}
+export class ProposalError extends familyError<"proposal", ProposalCode>("proposal") {}
+
+/** The MCP servers' tool refusals: a path a reading tool may not reach, the runner out of reach. */
+export class McpError extends familyError<"mcp", McpCode>("mcp") {}
 
 /** Command requests: argv allowlist, cwd, environment, writes declarations. */
-export class RequestError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "request";
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(
-    code:
-      | "ARTIFACT_INVALID"
-      | "UNKNOWN_AGENT"
-      | "ARGV_NOT_ALLOWED"
-      | "PARENT_SEGMENT"
-      | "PROGRAM_NOT_FOUND"
-      | "PROGRAM_IN_PROJECT"
-      | "SPAWN_FAILED"
-      | "CWD_NOT_ALLOWED"
-      | "WRITES_NOT_ALLOWED"
-      | "STDIN_NOT_ALLOWED"
-      | "GATE_FAILED"
-      | "GIT_UNAVAILABLE"
-      | "NO_WORKTREE"
-      | "SNAPSHOT_FAILED",
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(code, message, options);
-  }
+export class RequestError extends familyError<"request", RequestCode>("request") {}
+
+/**
+ * The class of a command that ran and still failed (exit 3): family `request`, one code, and the
+ * run's `result` (its output, `undeclared_writes`) attached.
+ *
+ * @example
+ * ```ts
+ * import { runOutcomeError } from "./errors.ts";
+ * class DemoOutcome extends runOutcomeError("DEMO") {}
+ * const e = new DemoOutcome("it ran", { exit_code: 0 });
+ * [e.code, e.exitCode, e.result.exit_code]; // ["DEMO", 3, 0]
+ * ```
+ */
+export function runOutcomeError<C extends string>(
+  code: C,
+): new (
+  message: string,
+  result: Record<string, unknown>,
+  options?: ErrorOptions,
+) => AgentTeamsError & { family: "request"; result: Record<string, unknown> } {
+  return class extends AgentTeamsError {
+    /** The rule family these refusals belong to. */
+    readonly family = "request";
+    /** The run result, including `undeclared_writes`. */
+    readonly result: Record<string, unknown>;
+    /** A refusal with its message and the run's result. */
+    constructor(message: string, result: Record<string, unknown>, options?: ErrorOptions) {
+      super(code, message, options);
+      this.result = result;
+    }
+    /** The exit code the CLI uses for this refusal. */
+    override get exitCode(): ExitCode {
+      return 3;
+    }
+  };
 }
 
-/** The command ran but wrote outside what it declared (exit 3). `result` holds its output. */
-export class UndeclaredWritesError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "request";
-  /** The run result, including `undeclared_writes`. */
-  readonly result: Record<string, unknown>;
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(message: string, result: Record<string, unknown>, options?: ErrorOptions) {
-    super("UNDECLARED_WRITES", message, options);
-    this.result = result;
-  }
-  /** The exit code the CLI uses for this refusal. */
-  override get exitCode(): ExitCode {
-    return 3;
-  }
-}
+/**
+ * The command ran but wrote outside what it declared (exit 3). `result` holds its output. Its own
+ * class: the library's callers match it with `instanceof` (the spec's public surface names it).
+ */
+export class UndeclaredWritesError extends runOutcomeError("UNDECLARED_WRITES") {}
 
 /** The command outlived its timeout; its process group was killed (exit 3). */
-export class RunTimeoutError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "request";
-  /** The run result, including `undeclared_writes`. */
-  readonly result: Record<string, unknown>;
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(message: string, result: Record<string, unknown>, options?: ErrorOptions) {
-    super("TIMEOUT", message, options);
-    this.result = result;
-  }
-  /** The exit code the CLI uses for this refusal. */
-  override get exitCode(): ExitCode {
-    return 3;
-  }
-}
+export class RunTimeoutError extends runOutcomeError("TIMEOUT") {}
 
 /** The OS sandbox: unavailable, failing probe, or a refused confined-programs shape. */
-export class SandboxError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "sandbox";
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(
-    code:
-      | "SANDBOX_UNAVAILABLE"
-      | "UNCONFINED_NOT_ALLOWED"
-      | "CONFINED_INVALID"
-      | "CONFINED_FILE_UNSAFE"
-      | "CONFINED_PATH_UNSAFE",
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(code, message, options);
-  }
-}
+export class SandboxError extends familyError<"sandbox", SandboxCode>("sandbox") {}
 
 /**
  * The authorization triad (clearances, waivers, grants) and the destructive gate: a CSV ledger
  * that does not parse, an instrument that is not valid (one code per validity rule), a HALT.
  */
-export class AuthzError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "authz";
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(code: AuthzCode, message: string, options?: ErrorOptions) {
-    super(code, message, options);
-  }
-}
+export class AuthzError extends familyError<"authz", AuthzCode>("authz") {}
 
 /** The stable codes of {@link AuthzError}: one per validity rule of each instrument. */
 export type AuthzCode =
@@ -348,72 +206,40 @@ export type AuthzCode =
   | "SPENT";
 
 /** Deno's permission layer: started too broad (serve) or a needed grant is missing. */
-export class PermissionLayerError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "permissions";
-  /** A refusal with its stable `code` and a message that names what was wrong. */
-  constructor(
-    code: "PERMISSION_TOO_BROAD" | "PERMISSION_MISSING",
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(code, message, options);
-  }
-}
+export class PermissionLayerError
+  extends familyError<"permissions", PermissionLayerCode>("permissions") {}
 
 /**
  * A release's artifacts: a signature that does not verify or is by another key, a file whose
  * SHA-256 is not the one `SHA256SUMS` lists, a file missing, a key or signature file that is not
  * in minisign's format.
  */
-export class ReleaseError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "release";
-  /** A refusal with its stable `code` and a message that names the file and what to do. */
-  constructor(
-    code:
-      | "RELEASE_MALFORMED"
-      | "RELEASE_WRONG_KEY"
-      | "RELEASE_SIGNATURE_INVALID"
-      | "RELEASE_CHECKSUM_MISMATCH"
-      | "RELEASE_FILE_MISSING"
-      | "RELEASE_UNLISTED",
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(code, message, options);
-  }
-}
+export class ReleaseError extends familyError<"release", ReleaseCode>("release") {}
 
 /** The tool's own installation: the source tree's npm packages are not in Deno's cache. */
-export class SetupError extends AgentTeamsError {
-  /** The rule family these refusals belong to. */
-  readonly family = "setup";
-  /** A refusal with its stable `code` and a message that names what to run. */
-  constructor(code: "DEPS_MISSING", message: string, options?: ErrorOptions) {
-    super(code, message, options);
-  }
-}
+export class SetupError extends familyError<"setup", SetupCode>("setup") {}
 
 /** The runner's queue: a refused request, an unsafe queue path, a second runner, no runner. */
-export class QueueError extends AgentTeamsError {
+export class QueueError extends familyError<"queue", QueueCode>("queue") {}
+
+/**
+ * `agentteams init` refused to switch a project on: a settings file it must not rewrite (JSONC,
+ * not JSON, a shape Claude Code rejects, a link), an agent file it cannot read, a link where it
+ * would write, or a merge that would still leave a required rule out. Nothing is written.
+ */
+export class InitError extends AgentTeamsError {
   /** The rule family these refusals belong to. */
-  readonly family = "queue";
+  readonly family = "init";
   /** A refusal with its stable `code` and a message that names what was wrong. */
   constructor(
     code:
-      | "REQUEST_INVALID"
-      | "QUEUE_UNSAFE_PATH"
-      | "RUNNER_RUNNING"
-      | "RUNNER_PIN_CHANGED"
-      | "RUNNER_INTERRUPTED"
-      | "NO_RUNNER"
-      | "RESULT_NOT_AUTHENTIC"
-      | "RESULT_TOO_LARGE"
-      | "PREFLIGHT_FAILED"
-      | "REQUEST_EXPIRED"
-      | "REQUEST_NOT_QUEUED"
-      | "RUNNER_STOPPED",
+      | "INIT_SETTINGS_UNREADABLE"
+      | "INIT_AGENT_UNREADABLE"
+      | "INIT_LINK"
+      | "INIT_RULES_UNMET"
+      | "INIT_BRIEF_INVALID"
+      | "INIT_FILE_UNREADABLE"
+      | "INIT_BACKUP",
     message: string,
     options?: ErrorOptions,
   ) {
@@ -455,6 +281,158 @@ export class RelayedError extends AgentTeamsError {
     return this.#exit;
   }
 }
+
+/** The stable codes of {@link UsageError}. */
+export type UsageCode =
+  | "USAGE"
+  | "UNKNOWN_COMMAND"
+  | "UNKNOWN_FLAG"
+  | "BAD_SLUG";
+
+/** The stable codes of {@link KeyError}. */
+export type KeyCode =
+  | "NO_KEY"
+  | "KEY_CUSTODY"
+  | "KEY_EMPTY"
+  | "KEY_TOO_LARGE"
+  | "KEY_OUTSIDE_KEY_DIR"
+  | "KEY_ENV_IN_RUNNER"
+  | "KEY_EXISTS"
+  | "KEY_MALFORMED";
+
+/** The stable codes of {@link FsSafetyError}. */
+export type FsSafetyCode =
+  | "SYMLINK"
+  | "NOT_REGULAR_FILE"
+  | "NOT_DIRECTORY"
+  | "FILE_TOO_LARGE"
+  | "FILE_CHANGED"
+  | "NOT_UTF8"
+  | "UNSAFE_OWNER"
+  | "UNSAFE_MODE"
+  | "ANCHOR_UNAVAILABLE";
+
+/** The stable codes of {@link LedgerError}. */
+export type LedgerCode =
+  | "LEDGER_TAMPERED"
+  | "LEDGER_ROW_TOO_LARGE"
+  | "TORN_TAIL"
+  | "NO_TORN_TAIL"
+  | "LEDGER_UNSAFE_PATH"
+  | "LEDGER_BUSY"
+  | "NO_LEDGER"
+  | "FOREIGN_KEY"
+  | "ROW_INVALID";
+
+/** The stable codes of {@link DispatchError}. */
+export type DispatchCode =
+  | "BAD_SLUG"
+  | "BAD_LIMITS"
+  | "BAD_NONCE"
+  | "DISPATCH_UNKNOWN"
+  | "DISPATCH_EXPIRED"
+  | "DISPATCH_EXHAUSTED"
+  | "ATTEMPTS_EXHAUSTED"
+  | "AGENT_MISMATCH"
+  | "UNKNOWN_AGENT"
+  | "DISPATCH_OPERATOR_ONLY";
+
+/** The stable codes of {@link PolicyError}. */
+export type PolicyCode =
+  | "BRIEF_NOT_FOUND"
+  | "BRIEF_UNREADABLE"
+  | "BRIEF_SYNTAX"
+  | "BRIEF_INVALID"
+  | "BRIEF_UNKNOWN_KEY"
+  | "POLICY_LINT";
+
+/** The stable codes of {@link ProposalError}. */
+export type ProposalCode =
+  | "ARTIFACT_INVALID"
+  | "PATH_INVALID"
+  | "PATH_OUTSIDE_PROJECT"
+  | "CONTROL_PLANE"
+  | "BRIEF_PATH"
+  | "PROTECTED_PATH"
+  | "OUT_OF_SCOPE"
+  | "UNKNOWN_AGENT"
+  | "CONTENT_TOO_LARGE"
+  | "CONTENT_NOT_UTF8"
+  | "TARGET_NOT_UTF8"
+  | "TARGET_NOT_FILE"
+  | "STALE_BASE"
+  | "UNKNOWN_GATE"
+  | "GATE_FAILED"
+  | "SYMLINK_ESCAPE"
+  | "WRITE_UNAVAILABLE";
+
+/** The stable codes of {@link RequestError}. */
+export type RequestCode =
+  | "ARTIFACT_INVALID"
+  | "UNKNOWN_AGENT"
+  | "ARGV_NOT_ALLOWED"
+  | "PARENT_SEGMENT"
+  | "PROGRAM_NOT_FOUND"
+  | "PROGRAM_IN_PROJECT"
+  | "SPAWN_FAILED"
+  | "CWD_NOT_ALLOWED"
+  | "WRITES_NOT_ALLOWED"
+  | "STDIN_NOT_ALLOWED"
+  | "GATE_FAILED"
+  | "GIT_UNAVAILABLE"
+  | "NO_WORKTREE"
+  | "SNAPSHOT_FAILED";
+
+/** The stable codes of {@link SandboxError}. */
+export type SandboxCode =
+  | "SANDBOX_UNAVAILABLE"
+  | "UNCONFINED_NOT_ALLOWED"
+  | "CONFINED_INVALID"
+  | "CONFINED_FILE_UNSAFE"
+  | "CONFINED_PATH_UNSAFE"
+  | "NETWORK_LIST_UNSUPPORTED";
+
+/** The stable codes of {@link PermissionLayerError}. */
+export type PermissionLayerCode =
+  | "PERMISSION_TOO_BROAD"
+  | "PERMISSION_MISSING";
+
+/** The stable codes of {@link McpError}. */
+export type McpCode =
+  | "PATH_INVALID"
+  | "PATH_OUTSIDE_PROJECT"
+  | "CONTROL_PLANE"
+  | "KEY_DIR"
+  | "NOT_FOUND"
+  | "NOT_DIRECTORY"
+  | "RUNNER_UNAVAILABLE";
+
+/** The stable codes of {@link ReleaseError}. */
+export type ReleaseCode =
+  | "RELEASE_MALFORMED"
+  | "RELEASE_WRONG_KEY"
+  | "RELEASE_SIGNATURE_INVALID"
+  | "RELEASE_CHECKSUM_MISMATCH"
+  | "RELEASE_FILE_MISSING"
+  | "RELEASE_UNLISTED";
+
+/** The stable codes of {@link SetupError}. */
+export type SetupCode = "DEPS_MISSING";
+
+/** The stable codes of {@link QueueError}. */
+export type QueueCode =
+  | "REQUEST_INVALID"
+  | "QUEUE_UNSAFE_PATH"
+  | "RUNNER_RUNNING"
+  | "RUNNER_PIN_CHANGED"
+  | "RUNNER_INTERRUPTED"
+  | "NO_RUNNER"
+  | "RESULT_NOT_AUTHENTIC"
+  | "RESULT_TOO_LARGE"
+  | "PREFLIGHT_FAILED"
+  | "REQUEST_EXPIRED"
+  | "REQUEST_NOT_QUEUED"
+  | "RUNNER_STOPPED";
 
 /**
  * Returns true when `e` is one of this tool's typed refusals.

@@ -1,8 +1,12 @@
 /**
- * The library surface of agentteams: what the CLI does, callable without it, through the same
- * session and the same recorded act sequence (`acts/`). Every function takes the project root
+ * The library surface of agentteams: sessions and acts, what the CLI does, callable without it,
+ * through the same session and the same recorded act sequence (`acts/`). The audit and the
+ * authorization triad have their own entry points (`deno.json` exports `./audit`:
+ * `lib/team_audit.ts`, and `./triad`: `lib/triad.ts`). Every function takes the project root
  * and, optionally, the ledger key and the environment explicitly: a program that embeds the
- * library passes what it means and never has to change its own environment. Without them, the
+ * library passes what it means and never has to change its own environment. One convention: the
+ * arguments the spec names, positional, then one options object (`key`, `env` and the act's own
+ * options; an act's names its `root` or an open `session`). Without them, the
  * key is loaded under the same custody rules as the CLI's (a 0600 file in the 0700 key dir;
  * direct mode's key variables), reading only the variables it needs from the process.
  *
@@ -21,7 +25,6 @@
  * @module
  */
 import { GIT_CONFIG_ENV } from "./git/config_env.ts";
-import type { AuditResult, AuditTeamOptions } from "./audit/audit.ts";
 import { KEY_ENV, type LedgerKey, loadLedgerKey } from "./crypto/keys.ts";
 import { HmacKey } from "./crypto/hash.ts";
 import { type Env, readEnv } from "./env.ts";
@@ -63,37 +66,15 @@ export type {
   PrivilegeProfile,
   WritePolicy,
 } from "./policy/types.ts";
+export type { NetworkRule } from "./policy/network_rules.ts";
 export type { Backend } from "./sandbox/decide.ts";
 export type { GrantedRoot } from "./sandbox/roots.ts";
 export type { GitContext, GitControlPath, WatchedGitPaths } from "./git/context.ts";
 export type { ControlPlane } from "./policy/control_plane.ts";
-export { canonical } from "./canonical.ts";
-export type { AuditResult, AuditTeamOptions };
-export type { AuditOptions, SettingsPlace } from "./audit/team.ts";
-export type { FixOutcome } from "./audit/report.ts";
-export type { Finding as AuditFinding, Framework, Severity } from "./audit/finding.ts";
-// The authorization triad's checks (docs/authz.md): read-only unless named consume/pass/issue.
-export { decideGate, deletionAction, passGate } from "./authz/gate.ts";
-export type {
-  GateAuthority,
-  GateContext,
-  GateDecision,
-  GateLedger,
-  GatePass,
-} from "./authz/gate.ts";
-// The HALT check every act makes (the emergency stop on `*` included), and the trust roots.
-export { haltStop, requireNoHalt } from "./authz/stop.ts";
+// What a session holds of the triad (its checks are `lib/triad.ts`'s).
 export type { TrustRoots } from "./authz/trust.ts";
-export { checkClearance, consumeClearance, verifyDecisions } from "./authz/decisions.ts";
-export type { Clearance, DecisionContext } from "./authz/decisions.ts";
-export { checkWaiver, consumeWaiver, issueWaiver, verifyWaivers } from "./authz/waivers.ts";
-export type { WaiverCheck, WaiverContext, WaiverFields } from "./authz/waivers.ts";
-export { grantWriteRoots, verifyGrants } from "./authz/grants.ts";
-export type { GrantContext, GrantedWrite, GrantReport, GrantRoots } from "./authz/grants.ts";
-export type { Finding as AuthzFinding, Problem } from "./authz/verdict.ts";
-export { operatorSigner, VerifyKeyStore } from "./authz/signed.ts";
-export type { OperatorSigner } from "./authz/signed.ts";
-
+export type { DecisionContext } from "./authz/decisions.ts";
+export type { VerifyKeyStore } from "./authz/signed.ts";
 /** How a library call finds its key and its environment. */
 export interface KeyOptions {
   /**
@@ -384,29 +365,4 @@ export async function record(
  */
 export function verifyLedger(root: string, opts: KeyOptions = {}): Promise<VerifyReport> {
   return Promise.resolve(verifyLedgerAt(root, keyOf(opts)));
-}
-
-/**
- * The AR_WRITE_POLICY audit of a team's agent files (what `agentteams audit` runs): the
- * directories or files in `paths` (relative to `root`; `[]`: the whole project), under the
- * switch when `opts.switchOn`. Reads files only, never a key; with `opts.fix`, narrows what can
- * be narrowed cleanly and audits again. Loaded on first use: the audit's readers (yaml,
- * smol-toml) are not part of the rest of the library.
- *
- * @example
- * ```ts
- * import { auditTeam } from "./mod.ts";
- * const root = Deno.makeTempDirSync();
- * Deno.mkdirSync(`${root}/.codex/agents`, { recursive: true });
- * Deno.writeTextFileSync(`${root}/.codex/agents/w.toml`, 'name = "w"\n');
- * const r = await auditTeam(root, [], { switchOn: true, frameworks: [] });
- * r.findings.map((f) => f.code); // ["AGENT_SECTION_MISSING", "CODEX_SANDBOX"]
- * ```
- */
-export async function auditTeam(
-  root: string,
-  paths: readonly string[],
-  opts: AuditTeamOptions,
-): Promise<AuditResult> {
-  return await (await import("./audit/audit.ts")).auditTeam(root, paths, opts);
 }

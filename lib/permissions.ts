@@ -22,8 +22,8 @@ import { CHILD_ENV } from "./process/child_env.ts";
 import { GIT_CONFIG_ENV } from "./git/config_env.ts";
 import { PermissionLayerError } from "./errors.ts";
 import { within } from "./fs/within.ts";
-import { expandEnvNames } from "./env.ts";
-import { AUDIT_ENV } from "./audit/env.ts";
+import { expandEnvNames, PROGRESS_ENV } from "./env.ts";
+import { AUDIT_ENV } from "./audit/audit_env.ts";
 
 /** What one command needs from Deno. */
 export interface Needs {
@@ -256,6 +256,7 @@ export function releaseFlags(os?: ReleaseOs): string[] {
     ...CHILD_ENV,
     ...GIT_CONFIG_ENV,
     ...AUDIT_ENV,
+    ...PROGRESS_ENV,
     BROAD_OK_ENV,
   ]);
   return [

@@ -3,7 +3,8 @@
  * are noisy; every figure is a median of several runs).
  *
  * 0. Start-up: whole-process `--version` from the release bundle and from the source tree against
- *    an empty `deno run` (target <= 1.6 from the bundle).
+ *    an empty `deno run` (target <= 1.6 from the bundle); `--version` is answered before the CLI
+ *    loads, so a command's start (a read-only `gate` with nothing to read) is measured beside it.
  * 1. Ledger: appends per second (each with fsync) at 0 and at 100k existing rows (in process), and
  *    whole-process `dispatch` (which appends) beside a 100k-row ledger against the same beside an
  *    empty one; whole-process `ledger verify` of 10k and 100k rows against a floor of one bare Deno
@@ -48,16 +49,28 @@
  *    the whole log decides first): whole process from the release bundle against a floor of one
  *    bare Deno start that reads both files and HMACs each (scripts/bench/gate_floor.ts; target
  *    <= 2x at 10,000 rows), and in process against reading both files and HMAC-ing their bytes.
+ *    Both read through the ledgers' indexes (lib/authz/csv_index.ts) as a gate with the ledger
+ *    key does, kept as `decision sign` and `waiver issue` keep them after their writes.
+ *
+ * MCP readfs (scripts/bench/mcp_readfs.ts, its own process on the tests' lockfile): a `read_file`
+ *    round trip through the MCP SDK client to `agentteams mcp readfs`, 1 to 256 KiB, against
+ *    reading the same file and hashing it.
  *
  * Every in-process figure has a whole-process one beside it: what a user waits for is the process.
  *
- * Usage: deno task bench [--quick] [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate]
+ * 10. SHA-256: the WebAssembly batch, node:crypto and @noble/hashes on the verify and append
+ *    paths (scripts/bench/sha256_paths.ts), against the verify floor and a bare Deno start.
+ *
+ * Usage: deno task bench [--quick]
+ * [--only=start|ledger|apply|run|confine|doctor|runner|audit|authz|gate|mcp|sha256|netproxy]
  * [--keep]
  * (`--keep` leaves the scratch directory in place and prints its path, for profiling.)
  *
  * @module
  */
 import { fileURLToPath } from "node:url";
+import { recordRow, tapSections, writeBenchReport } from "./bench/report.ts";
+import { netProxySection } from "./bench/net_proxy.ts";
 import { bundleTo } from "./bundle.ts";
 import { releaseFlags } from "../lib/permissions.ts";
 import { HmacKey, sha256Hex } from "../lib/crypto/hash.ts";
@@ -76,8 +89,13 @@ import { auditEntries } from "../lib/audit/team.ts";
 import { walkTeam } from "../lib/audit/walk.ts";
 import { auditProcessSection } from "./bench/audit_process.ts";
 import { formatCsv } from "../lib/authz/csv.ts";
-import { verifyWaivers, WAIVER_COLUMNS, waiverPayload } from "../lib/authz/waivers.ts";
-import { decisionPayload, NEW_DECISION_HEADER } from "../lib/authz/decisions.ts";
+import {
+  indexWaivers,
+  verifyWaivers,
+  WAIVER_COLUMNS,
+  waiverPayload,
+} from "../lib/authz/waivers.ts";
+import { decisionPayload, indexDecisionLog, NEW_DECISION_HEADER } from "../lib/authz/decisions.ts";
 import { decideGate } from "../lib/authz/gate.ts";
 import { GRANT_COLUMNS, grantMessage, grantPayload, verifyGrants } from "../lib/authz/grants.ts";
 import {
@@ -92,11 +110,11 @@ import {
   removeMaskPoints,
   removePrivateTmpdir,
 } from "../lib/sandbox/run_dir.ts";
-import { readRunnerPublicText } from "../lib/crypto/keys.ts";
+import { loadLedgerKey, readRunnerPublicText } from "../lib/crypto/keys.ts";
 import { sealPublicFromPem } from "../lib/crypto/seal.ts";
 import { submitRequest, waitForResult } from "../lib/queue/client.ts";
 import { liveRunner } from "../lib/queue/liveness.ts";
-import { queuePaths } from "../lib/queue/paths.ts";
+import { queuePaths } from "../lib/queue/queue_paths.ts";
 
 const quick = Deno.args.includes("--quick");
 const keep = Deno.args.includes("--keep");
@@ -131,6 +149,7 @@ function fmt(ms: number): string {
 }
 
 function row(label: string, value: string, note = ""): void {
+  recordRow(label, value, note);
   console.log(`  ${label.padEnd(58)} ${value.padStart(14)}  ${note}`);
 }
 
@@ -544,12 +563,20 @@ async function startSection(): Promise<void> {
   const viaBundle: number[] = [];
   const src: number[] = [];
   const bundled = ["run", "--no-config", ...releaseFlags(), `${bundleDir}/main.js`, "--version"];
+  // `--version` is answered before the CLI loads (main.ts): a command's start is measured too,
+  // a read-only gate in a project with no triad files (the CLI, the command table, the key).
+  const bare = `${work}/start-bare`;
+  Deno.mkdirSync(bare);
+  const command = cli(["gate", "delete:x", "--project", bare], `${bundleDir}/main.js`);
+  const commandStart: number[] = [];
   await timeCmd(deno, bundled, { env: envBase, runs: 1 });
   await timeCmd(deno, cli(["--version"]), { env: envBase, runs: 1 });
+  await timeCmd(deno, command, { env: envBase, runs: 1, expect: 1 });
   for (let i = 0; i < rounds; i++) {
     empty.push(await timeCmd(deno, ["run", "--no-config", emptyTs], { runs: 1 }));
     viaBundle.push(await timeCmd(deno, bundled, { env: envBase, runs: 1 }));
     src.push(await timeCmd(deno, cli(["--version"]), { env: envBase, runs: 1 }));
+    commandStart.push(await timeCmd(deno, command, { env: envBase, runs: 1, expect: 1 }));
   }
   const fl = median(empty);
   row("floor: an empty `deno run`", fmt(fl));
@@ -562,6 +589,11 @@ async function startSection(): Promise<void> {
     "--version from the source tree, whole process",
     fmt(median(src)),
     `${(median(src) / fl).toFixed(2)}x the floor`,
+  );
+  row(
+    "a command's start: gate, nothing to read, release bundle",
+    fmt(median(commandStart)),
+    `${(median(commandStart) / fl).toFixed(2)}x the floor`,
   );
 }
 
@@ -680,19 +712,36 @@ async function confinedVsUnconfined(files: number): Promise<void> {
   );
 }
 
-async function doctorSection(): Promise<void> {
-  console.log("\n5. Doctor");
-  const dir = makeRepo("doctor", 10, brief());
-  const rules = [
+/**
+ * The session settings' deny rules doctor asks for in a bench project (its brief
+ * `agentteams.json`): without the last three (the trust roots) doctor fails and serve refuses.
+ */
+function sessionDeny(): string[] {
+  return [
     `Read(/${envBase.AGENTTEAMS_KEY_DIR}/**)`,
     "Read(./.agentteams/**)",
     "Read(./.agentteams-queue/**)",
     "Edit(./.agentteams/**)",
     "Edit(./.agentteams-status/**)",
+    "Edit(./references/**)",
+    "Edit(./.claude/**)",
+    "Edit(./agentteams.json)",
   ];
-  const text = JSON.stringify({ permissions: { deny: rules, allow: ["Read(./src/**)"] } }, null, 2);
-  Deno.mkdirSync(`${dir}/.claude`);
+}
+
+/** Writes the project's `.claude/settings.json`: {@link sessionDeny}, and `allow` if given. */
+function writeSessionSettings(dir: string, allow: string[] = []): string {
+  const text = JSON.stringify({ permissions: { deny: sessionDeny(), allow } }, null, 2);
+  Deno.mkdirSync(`${dir}/.claude`, { recursive: true });
   Deno.writeTextFileSync(`${dir}/.claude/settings.json`, text);
+  return text;
+}
+
+async function doctorSection(): Promise<void> {
+  console.log("\n5. Doctor");
+  const dir = makeRepo("doctor", 10, brief());
+  const rules = sessionDeny();
+  const text = writeSessionSettings(dir, ["Read(./src/**)"]);
   const runs = quick ? 3 : 7;
   const args = cli(["doctor", "--project", dir]);
   await timeCmd(deno, args, { env: envBase, runs: 1 });
@@ -713,6 +762,8 @@ async function doctorSection(): Promise<void> {
     secretFiles: [`${envBase.AGENTTEAMS_KEY_DIR}/proposal-ledger.key`],
     homeDir: envBase.HOME,
     usesClaude: true,
+    brief: `${dir}/agentteams.json`,
+    trustRoots: true,
   };
   const check: number[] = [];
   const parse: number[] = [];
@@ -724,7 +775,7 @@ async function doctorSection(): Promise<void> {
     for (let i = 0; i < n; i++) readJson(text, { dialect: "json" });
     parse.push((performance.now() - t) * 1000 / n);
   }
-  row("session settings check (5 rules), per call", `${median(check).toFixed(1)} us`);
+  row(`session settings check (${rules.length} rules), per call`, `${median(check).toFixed(1)} us`);
   row(
     "  floor: readJson of the same file (positions kept)",
     `${median(parse).toFixed(1)} us`,
@@ -795,6 +846,7 @@ async function runnerSection(): Promise<void> {
     },
     confined_programs: { worker: { exec: ["/usr/bin", "/bin"], write: ["src"] } },
   });
+  writeSessionSettings(dir);
   const runner = await startRunner(dir);
   try {
     // (a) One round: `run` through the queue and `run --direct`, the order alternating. A
@@ -1012,7 +1064,11 @@ async function wholeProcess(
 
 /** A project with `n` signed, chained decision rows (a HALT and its retraction every 50) and `n`
  * HMAC waiver rows; the action `gate` asks about is allowed by the last waiver. */
-function makeGateProject(n: number, decisionKey: string, waiverKey: string): string {
+async function makeGateProject(
+  n: number,
+  decisionKey: string,
+  waiverKey: string,
+): Promise<string> {
   const dir = `${work}/gate-${n}`;
   Deno.mkdirSync(`${dir}/references`, { recursive: true });
   Deno.writeTextFileSync(`${dir}/references/security-approvers.txt`, "security\n");
@@ -1066,6 +1122,10 @@ function makeGateProject(n: number, decisionKey: string, waiverKey: string): str
     `${dir}/references/security-waivers.log.csv`,
     formatCsv(WAIVER_COLUMNS, wrecs, { eol: "\n" }),
   );
+  // The indexes `decision sign` and `waiver issue` keep after their write, with the CLI's key.
+  const key = loadLedgerKey({ env: envBase, mode: "direct" }).hmac;
+  await indexDecisionLog(dir, key);
+  await indexWaivers(dir, key);
   return dir;
 }
 
@@ -1082,7 +1142,7 @@ async function gateSection(): Promise<void> {
   };
   const rounds = quick ? 3 : 9;
   for (const n of [1_000, 10_000]) {
-    const dir = makeGateProject(n, decisionKey, waiverKey);
+    const dir = await makeGateProject(n, decisionKey, waiverKey);
     const action = `delete:build/w${n - 1}.bin`;
     const args = ["gate", action, "--project", dir];
     const floorArgs = [
@@ -1121,13 +1181,15 @@ async function gateSection(): Promise<void> {
     const inFloor: number[] = [];
     const inOurs: number[] = [];
     const now = new Date("2026-11-30T12:00:00Z");
+    // The key the CLI reads its indexes with (the bench's key dir): the same reads as the process.
+    const indexKey = loadLedgerKey({ env, mode: "direct" }).hmac;
     for (let i = 0; i < rounds; i++) {
       let s = performance.now();
       const k = new HmacKey(enc.encode(waiverKey));
       for (const f of files) k.hex(Deno.readFileSync(f));
       inFloor.push(performance.now() - s);
       s = performance.now();
-      const d = await decideGate(dir, action, { env, now });
+      const d = await decideGate(dir, action, { env, now, indexKey });
       if (!d.allowed) throw new Error(`gate: ${d.problem?.reason}`);
       inOurs.push(performance.now() - s);
     }
@@ -1137,6 +1199,62 @@ async function gateSection(): Promise<void> {
       fmt(median(inOurs)),
       `${(median(inOurs) / median(inFloor)).toFixed(2)}x that floor`,
     );
+  }
+}
+
+/**
+ * 10. The SHA-256 decision (issue 25 item 4): the ledger's two per-row hashes over a 100k-row
+ * ledger by each candidate (scripts/bench/sha256_paths.ts: the WebAssembly batch, node:crypto per
+ * row with its HMAC pads hashed once, @noble/hashes), whole processes, against the verify floor
+ * (a bare Deno start plus two OpenSSL SHA-256 passes); and one append's hashing in a fresh
+ * process (load the primitive, hash and MAC one row) against a bare Deno start.
+ */
+async function sha256Section(): Promise<void> {
+  console.log("\n10. SHA-256 on the verify and append paths (whole processes, rounds interleaved)");
+  const dir = `${work}/sha256-100k`;
+  makeLedger(dir, 100_000);
+  const ledger = `${dir}/.agentteams/proposal-ledger.jsonl`;
+  const script = `${root}/scripts/bench/sha256_paths.ts`;
+  const impls = ["wasm", "node", "noble"];
+  // @noble/hashes is a bench-only package: pinned in the tests' lockfile, not the tool's.
+  const args = (impl: string, mode: string) => [
+    "run",
+    "--allow-read",
+    "--no-check",
+    `--lock=${root}/tests/deno.lock`,
+    script,
+    impl,
+    mode,
+    ledger,
+    KEY,
+  ];
+  const rounds = quick ? 3 : 7;
+  const t: Record<string, number[]> = { start: [], sha: [] };
+  for (const i of impls) {
+    t[`${i} verify`] = [];
+    t[`${i} append`] = [];
+    for (const m of ["verify", "append"]) await timeCmd(deno, args(i, m), { runs: 1 });
+  }
+  for (let r = 0; r < rounds; r++) {
+    t.start.push(await timeCmd(deno, ["run", "--no-check", emptyTs], { runs: 1 }));
+    t.sha.push(await timeCmd("openssl", ["dgst", "-sha256", ledger], { runs: 1 }));
+    for (const i of impls) {
+      for (const m of ["verify", "append"]) {
+        t[`${i} ${m}`].push(await timeCmd(deno, args(i, m), { runs: 1 }));
+      }
+    }
+  }
+  const start = median(t.start);
+  const floor = start + 2 * median(t.sha);
+  row("floor: deno start + 2 x openssl sha256 over the ledger", fmt(floor));
+  for (const i of impls) {
+    const v = median(t[`${i} verify`]);
+    row(`  ${i}: both hashes of 100k rows`, fmt(v), `${(v / floor).toFixed(2)}x the floor`);
+  }
+  row("a bare deno start", fmt(start));
+  for (const i of impls) {
+    const a = median(t[`${i} append`]);
+    row(`  ${i}: load, hash and MAC one row`, fmt(a), `${(a / start).toFixed(2)}x a bare start`);
   }
 }
 
@@ -1271,7 +1389,25 @@ async function authzSection(): Promise<void> {
   );
 }
 
-console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${new Date().toISOString()}`);
+/** The MCP readfs section: its own process, on the tests' lockfile (the SDK is test-only). */
+async function mcpSection(): Promise<void> {
+  const out = await new Deno.Command(deno, {
+    args: [
+      "run",
+      "--allow-all",
+      `--lock=${root}/tests/deno.lock`,
+      `${root}/scripts/bench/mcp_readfs.ts`,
+      ...(quick ? ["--quick"] : []),
+    ],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error("the mcp section failed");
+}
+
+tapSections();
+const startedAt = new Date().toISOString();
+console.log(`agentteams bench (${quick ? "quick" : "full"}); medians; ${startedAt}`);
 try {
   await initKeys();
   if (want("start")) await startSection();
@@ -1285,6 +1421,10 @@ try {
   if (want("audit")) await auditProcessSection({ root, work, quick });
   if (want("authz")) await authzSection();
   if (want("gate")) await gateSection();
+  if (want("mcp")) await mcpSection();
+  if (want("sha256")) await sha256Section();
+  if (want("netproxy")) await netProxySection({ work, quick, row });
+  await writeBenchReport(`${root}/dist`, { mode: quick ? "quick" : "full", time: startedAt });
 } finally {
   if (keep) console.log(`scratch kept: ${work}`);
   else Deno.removeSync(work, { recursive: true });

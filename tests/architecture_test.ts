@@ -70,3 +70,22 @@ Deno.test("architecture: the parser reads every file of the tree, and as deno in
     assert.deepEqual(ours, oracle.get(file), file);
   }
 });
+
+/** Files of lib/ that share their name with another, grouped; each folder's mod.ts may. */
+function sharedNames(files: Iterable<string>): string[][] {
+  const byName = new Map<string, string[]>();
+  for (const file of files) {
+    const name = file.slice(file.lastIndexOf("/") + 1);
+    if (!file.startsWith("lib/") || name === "mod.ts") continue;
+    byName.set(name, [...(byName.get(name) ?? []), file]);
+  }
+  return [...byName.values()].filter((group) => group.length > 1);
+}
+
+Deno.test("architecture: no two files in lib/ share a name, but each folder's mod.ts", async () => {
+  const tree = await loadTree(REPO_ROOT, LAYERS);
+  assert.deepEqual(sharedNames(tree.files.keys()), [], "rename one: a name says what it holds");
+  // The check sees a shared name (it could fail), and lets mod.ts be.
+  const planted = ["lib/a/x.ts", "lib/b/x.ts", "lib/a/mod.ts", "lib/b/mod.ts", "main.ts"];
+  assert.deepEqual(sharedNames(planted), [["lib/a/x.ts", "lib/b/x.ts"]]);
+});

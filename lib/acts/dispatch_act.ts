@@ -28,8 +28,8 @@ import {
   type IssuedDispatch,
   issueDispatch,
   limitsProblem,
-  slugProblem,
 } from "../ledger/dispatch.ts";
+import { slugProblem } from "../layout.ts";
 import { agentPolicyOf, unknownAgentMessage } from "../policy/agents.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";
@@ -56,6 +56,12 @@ export interface BriefDispatchOptions extends DispatchOptions {
   readonly env?: Env;
   /** The decision context of a session already open (the runner's); default from {@link env}. */
   readonly decisions?: () => Promise<DecisionContext>;
+  /**
+   * The request came through the runner's queue (any session that can write it), not from the
+   * operator: an agent whose brief says `"dispatch": "operator"` is refused
+   * (`DISPATCH_OPERATOR_ONLY`).
+   */
+  readonly queued?: boolean;
 }
 
 /**
@@ -127,7 +133,37 @@ export async function issueBriefDispatch(
     { projectRoot: root },
   );
   requireBriefAgent(policy, agent);
+  if (opts.queued === true) requireQueueDispatchable(policy, agent);
   return await issueAllowed(root, agent, key, policy.writePolicy === "orchestrator-only", opts);
+}
+
+/**
+ * Refuses (`DISPATCH_OPERATOR_ONLY`) a queued dispatch of an agent whose brief entry says
+ * `"dispatch": "operator"`: any session that can write the queue could ask for it, so only the
+ * operator (with the key, outside every session) issues its nonces.
+ *
+ * @throws {DispatchError} `DISPATCH_OPERATOR_ONLY`.
+ * @example
+ * ```ts
+ * import { requireQueueDispatchable } from "./dispatch_act.ts";
+ * import type { Policy } from "../policy/types.ts";
+ * declare const policy: Policy; // agent_policies: {worker: {}, deployer: {dispatch: "operator"}}
+ * requireQueueDispatchable(policy, "worker"); // returns
+ * requireQueueDispatchable(policy, "deployer"); // throws DISPATCH_OPERATOR_ONLY
+ * ```
+ */
+export function requireQueueDispatchable(policy: Policy, agent: string): void {
+  if (agentPolicyOf(policy, agent)?.dispatch !== "operator") return;
+  throw new DispatchError(
+    "DISPATCH_OPERATOR_ONLY",
+    `${policy.briefRel ?? policy.briefPath} says "dispatch": "operator" for ${
+      JSON.stringify(agent)
+    }: its nonces are ` +
+      `not issued through the runner's queue (a session that can write the queue could ask for ` +
+      `one); the operator issues one outside every agent session with ` +
+      `agentteams dispatch --agent ${agent} --direct and hands it over`,
+    { details: { agent, brief: policy.briefPath } },
+  );
 }
 
 /** The HALT check, then the nonce: the last steps every dispatch shares. */

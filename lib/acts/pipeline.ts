@@ -137,12 +137,14 @@ export async function performAct<A extends Artifact, P, V, R>(
     agent = rec.agent;
     // After the attempt is counted, so the refusal row names the agent.
     const actions = spec.actions(a);
-    await requireNoHalt(root, actions, session.decisions);
+    await requireNoHalt(root, actions, session.decisions, key.hmac);
     const plan = await spec.check(session, a, agent);
     const halting = [...new Set([...actions, ...(spec.planActions?.(plan) ?? [])])];
     try {
       // What only the checks know (a dry run says so too).
-      if (halting.length > actions.length) await requireNoHalt(root, halting, session.decisions);
+      if (halting.length > actions.length) {
+        await requireNoHalt(root, halting, session.decisions, key.hmac);
+      }
       // The write-ahead row must be recordable before anything is spent (an argv of a thousand
       // long arguments would be refused by the ledger after the use). The use is spent on the
       // same dispatch, whose tag it names.
@@ -157,7 +159,7 @@ export async function performAct<A extends Artifact, P, V, R>(
       }
       if (opts.dryRun) return spec.dry(plan);
       await spec.recheck?.(session, plan);
-      await requireNoHalt(root, halting, session.decisions);
+      await requireNoHalt(root, halting, session.decisions, key.hmac);
       await resolveDispatch(root, key.hmac, a.dispatch, {
         count: "use",
         expectAgent: agent,

@@ -64,7 +64,7 @@ import {
 } from "../sandbox/guards_io.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
 import { executeRun, type PreparedRun, prepareRun } from "../sandbox/execute.ts";
-import type { RunResult } from "../process/spawn.ts";
+import type { ConfinedRunResult } from "../sandbox/execute.ts";
 import type { ActSpec } from "./pipeline.ts";
 import { resolvedRunActions, runActions } from "../authz/actions.ts";
 import type { Session } from "./session.ts";
@@ -91,7 +91,7 @@ export interface RunPlan {
 
 /** What the command did, as the completion row records it. */
 interface Ran {
-  readonly r: RunResult;
+  readonly r: ConfinedRunResult;
   readonly undeclared: string[];
 }
 
@@ -157,6 +157,7 @@ async function checkRun(
       argv: [checked.program.path, ...a.argv.slice(1)],
       env: childEnv(s.env),
       network: checked.match.entry.network,
+      networkAllow: checked.match.entry.networkAllow,
       protectedPaths: policy.protectedPaths,
       // What the entry's own writes globs cover of them stays writable (owned protected writes).
       ownedWrites: checked.match.entry.writes,
@@ -292,6 +293,8 @@ async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
       confined,
       backend,
       survivors_killed: r.survivors,
+      // Under a network list, what its proxy refused (an empty list: nothing was).
+      ...(r.networkRefused !== null ? { network_refused: [...r.networkRefused] } : {}),
     };
   return { value: { r, undeclared }, complete: withinRowLimit(complete, undeclared) };
 }
@@ -347,6 +350,7 @@ function finishRun(plan: RunPlan, ran: Ran): RunRequestResult {
     confined,
     backend: plan.backend,
     survivors_killed: r.survivors,
+    ...(r.networkRefused !== null ? { network_refused: [...r.networkRefused] } : {}),
   };
   if (r.timedOut) {
     throw new RunTimeoutError(

@@ -23,12 +23,21 @@ import {
   kindOfPath,
 } from "./team.ts";
 import { auditRootOf } from "./root.ts";
-import { agentText, type ListedEntry, listedOf, listTeam, namedEntry } from "./walk.ts";
+import { claudeAgentDirs, claudeLookDirs } from "./hosts/claude_dirs.ts";
+import { copilotAgentDirs } from "./hosts/copilot.ts";
+import { agentText, type ListedEntry, listedOf, listTeam, namedEntry, walkTeam } from "./walk.ts";
 
 /** Options of {@link auditTeam}. */
 export interface AuditTeamOptions extends AuditOptions {
   /** Narrow what can be narrowed (`--fix`). */
   readonly fix?: boolean;
+  /**
+   * With `fix`: work out every change and write none (`--fix --dry-run`); each file a fix would
+   * change is reported `would-fix`, and the findings are the files' as they are.
+   */
+  readonly dryRun?: boolean;
+  /** Called with the count of agent files walked so far (a progress line; never a decision). */
+  readonly onProgress?: (files: number) => void;
   /** The operator's key dir and home (absolute), for the Claude settings check. */
   readonly operator?: { readonly keyDir: string; readonly homeDir: string };
   /**
@@ -65,6 +74,12 @@ interface Group {
    * Empty: the whole team.
    */
   readonly scope: string;
+  /**
+   * A parent directory's `.claude/agents/`, which Claude Code loads for a session started in
+   * the team's root (`hosts/claude_dirs.ts`): judged, never fixed, and the team's settings are
+   * not reported again for it.
+   */
+  readonly parent?: boolean;
 }
 
 /** A directory group as the user named it (its base and scope, from the project). */
@@ -100,14 +115,20 @@ export async function auditTeam(
   opts: AuditTeamOptions,
 ): Promise<AuditResult> {
   const follow = followsLinks(opts);
-  const groups = await collect(project, paths, follow);
+  const home = opts.operator?.homeDir ?? null;
+  const groups = await collect(project, paths, follow, home, opts.onProgress);
   let fixes: FixOutcome[] | undefined;
   if (opts.fix === true) {
     fixes = [];
     const fixed: Group[] = [];
     let stale = false;
     for (const g of groups) {
-      const f = await fixGroup(project, g, opts.beforeWrite);
+      if (g.parent === true) {
+        // Outside the team's root: judged, not written (fix it from its own directory).
+        fixed.push(g);
+        continue;
+      }
+      const f = await fixGroup(project, g, opts.beforeWrite, opts.dryRun === true);
       fixes.push(...f.outcomes);
       fixed.push({ ...g, entries: f.entries });
       stale ||= f.stale;
@@ -120,7 +141,7 @@ export async function auditTeam(
     const written = fixes.some((f) => f.outcome === "fixed");
     const aliased = groups.length > 1 || groups.some((g) => g.named);
     const fresh = stale || (written && aliased);
-    const now = fresh ? await collect(project, paths, follow) : fixed;
+    const now = fresh ? await collect(project, paths, follow, home) : fixed;
     const r = result(now, opts);
     return { ...r, findings: afterFix(r.findings, fixes), fixes };
   }
@@ -186,12 +207,15 @@ function result(groups: readonly Group[], opts: AuditTeamOptions): AuditResult {
     // The settings' `./` rules are relative to the team's directory, where its session starts.
     const place = opts.operator === undefined ? undefined : { root: g.base, ...opts.operator };
     const found = auditEach(read(), exempt, { ...opts, settingsPlace: place });
-    files += count;
-    if (count === 0 && !g.named) emptyDirs.push(shownDir(g));
+    // A parent's folder is judged, not counted: what was named is what may be empty.
+    if (g.parent !== true) {
+      files += count;
+      if (count === 0 && !g.named) emptyDirs.push(shownDir(g));
+    }
     for (const f of found) {
       const settings = f.file === ".claude/settings.json" ||
         f.file.endsWith("/.claude/settings.json");
-      if (!inScope(g, f.file) && !(settings && claudeHere)) continue;
+      if (!inScope(g, f.file) && !(settings && claudeHere && g.parent !== true)) continue;
       findings.push({ ...f, file: g.prefix === "" ? f.file : `${g.prefix}/${f.file}` });
     }
   }
@@ -202,7 +226,11 @@ async function collect(
   project: string,
   paths: readonly string[],
   followLinks: boolean,
+  home: string | null,
+  onProgress?: (files: number) => void,
 ): Promise<Group[]> {
+  let walked = 0;
+  const onFile = onProgress === undefined ? undefined : () => onProgress(++walked);
   const groups: Group[] = [];
   const named: AuditEntry[] = [];
   for (const p of paths.length === 0 ? ["."] : paths) {
@@ -224,10 +252,11 @@ async function collect(
       groups.push({
         base: root.base,
         prefix: shown === "." ? "" : shown,
-        entries: await listTeam(root.base, { followLinks }),
+        entries: await listTeam(root.base, { followLinks, onFile }),
         named: false,
         scope: root.scope,
       });
+      groups.push(...await parentGroups(root.base, home, followLinks, shownOf));
       continue;
     }
     if (st === null) {
@@ -252,7 +281,98 @@ async function collect(
       scope: "",
     });
   }
-  return groups;
+  // A parent folder is judged once, and not at all when it is a team named itself.
+  const teams = new Set(groups.filter((g) => g.parent !== true).map((g) => g.base));
+  const seen = new Set<string>();
+  return groups.filter((g) => {
+    if (g.parent !== true) return true;
+    const key = `${g.base}\0${g.scope}`;
+    if (teams.has(g.base) || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
+ * The nearest directory of `dirs` (nearest first) that is a git root: for Claude Code, any `.git`
+ * directory or file; for the Copilot CLI (`real`), a repository (`.git/HEAD`, or a `.git` file
+ * naming its `gitdir:`), so an empty `.git` folder stops Claude Code's walk and not Copilot's.
+ */
+async function gitRootOf(dirs: readonly string[], real: boolean): Promise<string | null> {
+  for (const d of dirs) {
+    try {
+      const st = await Deno.stat(join(d, ".git"));
+      if (!real && (st.isDirectory || st.isFile)) return d;
+      if (st.isDirectory && (await Deno.stat(join(d, ".git", "HEAD"))).isFile) return d;
+      if (st.isFile && (await Deno.readTextFile(join(d, ".git"))).startsWith("gitdir:")) return d;
+    } catch {
+      // No root here (or none the audit may read: then it looks further up, the wider reading).
+    }
+  }
+  return null;
+}
+
+/** A Claude Code project's agent folder, from its directory. */
+const CLAUDE_AGENTS = ".claude/agents";
+/** A Copilot project's agent folder, from its directory. */
+const COPILOT_AGENTS = ".github/agents";
+
+/**
+ * The agent folders of each parent directory the hosts load for a session started in `base`, as
+ * groups judged with the team: Claude Code's `.claude/agents/` up to the git root, else up to
+ * HOME (`hosts/claude_dirs.ts`); the Copilot CLI's `.github/agents/` and `.claude/agents/` up to
+ * the repository's root, else up to `/` (`hosts/copilot.ts` `copilotAgentDirs`). A link on the way
+ * where the walk follows none is an entry of its own.
+ */
+async function parentGroups(
+  base: string,
+  home: string | null,
+  followLinks: boolean,
+  shownOf: (abs: string) => string,
+): Promise<Group[]> {
+  const look = claudeLookDirs(base, null);
+  const claude = new Set(claudeAgentDirs(base, home, await gitRootOf(look, false)));
+  const copilot = new Set(copilotAgentDirs(base, await gitRootOf(look, true)));
+  const out: Group[] = [];
+  for (const d of look.slice(1)) {
+    const folders = [
+      ...(claude.has(d) || (copilot.has(d) && d !== home) ? [CLAUDE_AGENTS] : []),
+      ...(copilot.has(d) ? [COPILOT_AGENTS] : []),
+    ];
+    for (const folder of folders) {
+      const entries = await folderEntries(d, folder, followLinks);
+      if (entries.length === 0) continue;
+      const shown = shownOf(d);
+      out.push({
+        base: d,
+        prefix: shown === "." || shown === "" ? "" : shown,
+        entries: entries.map(listedOf),
+        named: false,
+        scope: folder,
+        parent: true,
+      });
+    }
+  }
+  return out;
+}
+
+/** The entries of `dir/folder` (a two-level agent folder), a link on the way reported. */
+async function folderEntries(
+  dir: string,
+  folder: string,
+  followLinks: boolean,
+): Promise<AuditEntry[]> {
+  const [top] = folder.split("/");
+  const first = await lstatOrNull(join(dir, top));
+  if (first === null) return [];
+  const second = first.isSymlink ? null : await lstatOrNull(join(dir, folder));
+  if (!first.isSymlink && second === null) return [];
+  const kind = folder === CLAUDE_AGENTS ? "claude" : "copilot";
+  if (!followLinks && (first.isSymlink || second?.isSymlink === true)) {
+    return [{ rel: first.isSymlink ? top : folder, state: "symlink", kind }];
+  }
+  if (!first.isSymlink && !first.isDirectory) return [];
+  return await walkTeam(dir, { followLinks, under: folder });
 }
 
 async function isDirAt(abs: string): Promise<boolean> {
@@ -277,6 +397,7 @@ async function fixGroup(
   project: string,
   g: Group,
   beforeWrite: AuditTeamOptions["beforeWrite"],
+  dryRun: boolean,
 ): Promise<GroupFix> {
   const out: FixOutcome[] = [];
   // A fix reads the whole team once and checks what it wrote against what it read.
@@ -314,6 +435,10 @@ async function fixGroup(
         reason: "an adopted file (no AGENTTEAMS fences), which --fix changes only when named: " +
           `run agentteams audit --fix ${shellWord(file)} (it would make: ${r.changes.join("; ")})`,
       });
+      continue;
+    }
+    if (dryRun) {
+      out.push({ file, outcome: "would-fix", changes: [...r.changes] });
       continue;
     }
     const abs = g.named ? (isAbsolute(e.rel) ? e.rel : join(g.base, e.rel)) : join(g.base, e.rel);

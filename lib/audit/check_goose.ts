@@ -1,6 +1,7 @@
 /**
  * The Goose recipe checks: what its extensions and its `# agentteams-declared-tools:` marker
- * grant, `summon`, `sub_recipes`, `retry`, analyze, the shipped read-only `agentteams_readfs`,
+ * grant, `summon`, `sub_recipes`, `retry`, analyze, the read-only `agentteams_readfs` (launched
+ * as `lib/mcp/readfs_launch.ts` accepts),
  * and template syntax outside the prompt text (goose renders the recipe before reading it).
  *
  * @module
@@ -8,22 +9,10 @@
 import { type Spot, spot } from "./finding.ts";
 import { type GooseParameter, gooseRenderRisk } from "./hosts/goose.ts";
 import { readYaml, type YMap, type YNode } from "./yaml_tree.ts";
+import { READFS_TOOLS as READFS_TOOL_NAMES, readfsLaunchProblem } from "../mcp/readfs_launch.ts";
 
-/** The exact launch of the shipped read-only server. */
-const READFS_LAUNCH = {
-  type: "stdio",
-  cmd: "python3",
-  args: ["-I", "-S", ".agentteams/bin/goose-readfs-mcp.py", "--root", "."],
-} as const;
-
-/** The tools agentteams_readfs has. */
-const READFS_TOOLS: ReadonlySet<string> = new Set([
-  "read_file",
-  "list_dir",
-  "find",
-  "grep",
-  "stat",
-]);
+/** The tools agentteams_readfs has (the server's own list). */
+const READFS_TOOLS: ReadonlySet<string> = new Set(READFS_TOOL_NAMES);
 
 const READFS_KEYS = new Set(["type", "name", "cmd", "args", "timeout", "available_tools"]);
 const BUILTIN_KEYS = new Set([
@@ -314,16 +303,14 @@ function readfsSpots(item: YMap, who: string, out: Spot[]): void {
   const args = argsPair?.value?.kind === "seq"
     ? argsPair.value.items.map((i) => (i?.kind === "scalar" ? String(i.value) : "\u0000"))
     : null;
-  const launchOk = type === READFS_LAUNCH.type && cmd === READFS_LAUNCH.cmd && args !== null &&
-    args.length === READFS_LAUNCH.args.length && args.every((a, i) => a === READFS_LAUNCH.args[i]);
-  if (!launchOk) {
+  const problem = type !== "stdio" ? "its type is not stdio" : readfsLaunchProblem(cmd, args);
+  if (problem !== null) {
     out.push(
       spot(
         "GOOSE_READFS",
         item.line,
         item.column,
-        `${who}'s agentteams_readfs does not launch the shipped server (type stdio, cmd python3, ` +
-          `args ${JSON.stringify(READFS_LAUNCH.args)})`,
+        `${who}'s agentteams_readfs does not launch the readfs server: ${problem}`,
       ),
     );
   }

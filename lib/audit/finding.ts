@@ -323,10 +323,11 @@ export const RULES: Readonly<Record<string, Rule>> = {
   },
   GOOSE_READFS: {
     severity: "error",
-    short: "agentteams_readfs does not launch the shipped server.",
-    full: "agentteams_readfs is trusted by name only with its exact launch and read tools.",
-    help: 'Use `type: stdio`, `cmd: python3`, `args: ["-I", "-S", ' +
-      '".agentteams/bin/goose-readfs-mcp.py", "--root", "."]` and read tools only.',
+    short: "agentteams_readfs does not launch the readfs server.",
+    full: "agentteams_readfs is trusted by name only with a known launch and read tools.",
+    help: "Use `type: stdio` with `cmd: agentteams`, `args: [mcp, readfs, --root, .]` (or the " +
+      "line `agentteams permissions mcp readfs --root .` prints, or the earlier tool's " +
+      "`python3 -I -S .agentteams/bin/goose-readfs-mcp.py --root .`) and read tools only (docs/mcp.md).",
   },
   GOOSE_ANALYZE_ON: {
     severity: "error",
@@ -393,6 +394,14 @@ export const RULES: Readonly<Record<string, Rule>> = {
       "session, whatever its tools: say (one that runs a tool's input makes a read-only Grep a " +
       "shell); agentteams installs none.",
     help: 'Remove "hooks" from .claude/settings.json and .claude/settings.local.json.',
+  },
+  SETTINGS_EXTRA_AGENTS: {
+    severity: "error",
+    short: "The Claude project settings load agents the audit does not read.",
+    full: "enabledPlugins and extraKnownMarketplaces bring plugins (their agents hold any tools, " +
+      "their hooks run around every call); permissions.additionalDirectories makes Claude Code " +
+      "load each directory's .claude/agents/ as project agents.",
+    help: "Remove them from .claude/settings.json and .claude/settings.local.json.",
   },
   SETTINGS_UNREADABLE: {
     severity: "warning",

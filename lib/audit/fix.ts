@@ -22,14 +22,20 @@ const FENCE_BEGIN = "<!-- AGENTTEAMS:BEGIN write_policy v=1 -->";
 /** The closing fence. */
 const FENCE_END = "<!-- AGENTTEAMS:END write_policy -->";
 
+/**
+ * The reference file the non-orchestrator section points at (the artifacts' forms, the exit
+ * codes), relative to the project: `agentteams init` writes it.
+ */
+export const WRITE_POLICY_REFERENCE = "references/write-policy.reference.md";
+
 /** The body of the non-orchestrator section. */
 const AGENT_SECTION = [
   AGENT_HEADING,
   "",
   "You never write files, run commands or start other agents. Every change you want is returned",
   "to the orchestrator as a change proposal or a deletion proposal, and every command as a",
-  "command request, each bound to your dispatch nonce (the agentteams docs, docs/proposals.md and",
-  "docs/requests.md, give their forms).",
+  `command request, each bound to your dispatch nonce; ${WRITE_POLICY_REFERENCE}`,
+  "gives their forms and the exit codes (`agentteams init` writes it).",
   "This section overrides any write wording elsewhere in this file.",
 ];
 
@@ -77,8 +83,13 @@ export function isGenerated(text: string): boolean {
 export function fixText(kind: FileKind, rel: string, text: string, exempt: boolean): FixResult {
   switch (kind) {
     case "claude":
-    case "copilot":
-      return fixMarkdown(kind, text, exempt);
+    case "copilot": {
+      const r = fixMarkdown(kind, text, exempt);
+      // A file the audit finds nothing in has nothing to fix: no rewrite is not a refusal.
+      return r.outcome === "refused" && checkFile(kind, rel, text, exempt).length === 0
+        ? { outcome: "unchanged" }
+        : r;
+    }
     case "codex-agent":
       return fixCodex(text, exempt);
     case "goose":

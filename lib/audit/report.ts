@@ -26,7 +26,7 @@ const FindingSchema = z.object({
 /** What `--fix` did to one file. */
 const FixSchema = z.object({
   file: z.string(),
-  outcome: z.enum(["fixed", "refused", "unchanged", "skipped-adopted"]),
+  outcome: z.enum(["fixed", "would-fix", "refused", "unchanged", "skipped-adopted"]),
   changes: z.array(z.string()),
   reason: z.string().optional(),
 }).strict();
@@ -51,8 +51,8 @@ export interface FixOutcome {
   /** The file, as the findings name it. */
   readonly file: string;
   /** What happened to it. */
-  readonly outcome: "fixed" | "refused" | "unchanged" | "skipped-adopted";
-  /** The changes made (for `fixed`). */
+  readonly outcome: "fixed" | "would-fix" | "refused" | "unchanged" | "skipped-adopted";
+  /** The changes made (for `fixed`), or that would be (for `would-fix`, under `--dry-run`). */
   readonly changes: readonly string[];
   /** Why not (for `refused` and `skipped-adopted`). */
   readonly reason?: string;
@@ -227,6 +227,7 @@ export function textReport(findings: readonly Finding[], facts: RunFacts): strin
   const lines: string[] = [];
   for (const x of facts.fixes ?? []) {
     if (x.outcome === "fixed") lines.push(`fixed ${x.file}: ${x.changes.join("; ")}`);
+    if (x.outcome === "would-fix") lines.push(`would fix ${x.file}: ${x.changes.join("; ")}`);
     if (x.outcome === "refused") lines.push(`not fixed ${x.file}: ${x.reason ?? ""}`);
     if (x.outcome === "skipped-adopted") lines.push(`not fixed ${x.file}: ${x.reason ?? ""}`);
   }

@@ -86,9 +86,9 @@ export function kindOfPath(path: string): FileKind | null {
   // `rg --files --hidden --follow --no-ignore --glob *.md` alike): a README or a file under
   // `references/` too, when it has a front matter (see `claudeDocFile`).
   if (/(^|\/)\.claude\/agents\/(.+\/)?[^/]+\.md$/.test(rel)) return "claude";
-  if (/(^|\/)\.github\/agents\/[^/]+\.md$/.test(rel)) {
-    return /^readme\.md$/i.test(name) ? null : "copilot";
-  }
+  // The Copilot CLI loads every `*.md` below `.github/agents/`, subfolders and a README with a
+  // front matter included (see `hostMayLoad`).
+  if (/(^|\/)\.github\/agents\/(.+\/)?[^/]+\.md$/.test(rel)) return "copilot";
   if (/(^|\/)\.github\/chatmodes\/[^/]+\.chatmode\.md$/.test(rel)) return "copilot";
   if (/(^|\/)\.codex\/config\.toml$/.test(rel)) return "codex-config";
   if (/(^|\/)\.codex\/agents\/(.+\/)?[^/]+\.toml$/.test(rel)) return "codex-agent";
@@ -154,8 +154,16 @@ function frameworkOf(kind: FileKind): Framework {
   }
 }
 
-/** An agent's slug: its file name without the framework's extension. */
-function slugOf(rel: string): string {
+/**
+ * An agent's slug: its file name without the framework's extension.
+ *
+ * @example
+ * ```ts
+ * import { slugOf } from "./team.ts";
+ * slugOf(".github/agents/reviewer.agent.md"); // "reviewer"
+ * ```
+ */
+export function slugOf(rel: string): string {
   return basename(rel).replace(
     /(\.agent\.md|\.chatmode\.md|\.recipe\.ya?ml|\.md|\.ya?ml|\.json|\.toml)$/,
     "",
@@ -304,12 +312,14 @@ function settingsSpots(
     homeDir: at.homeDir,
     usesClaude: true,
   });
-  // The local file (this machine's) is read for its hooks alone: its deny rules are judged with
+  // The local file (this machine's) is read for its hooks and extra agents alone: its deny rules
+  // are judged with
   // the shared file's by doctor and serve, which read both.
-  return found.filter((f) => !local || f.code === "SETTINGS_HOOKS").map((f) =>
+  const loads = (c: string) => c === "SETTINGS_HOOKS" || c === "SETTINGS_EXTRA_AGENTS";
+  return found.filter((f) => !local || loads(f.code)).map((f) =>
     spot(
-      f.code === "SETTINGS_HOOKS"
-        ? "SETTINGS_HOOKS"
+      f.code === "SETTINGS_HOOKS" || f.code === "SETTINGS_EXTRA_AGENTS"
+        ? f.code
         : f.code === "SETTINGS_UNREADABLE" || f.code === "SETTINGS_NOT_JSON" ||
             f.code === "SETTINGS_SHAPE"
         ? "SETTINGS_UNREADABLE"
@@ -499,9 +509,9 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
         out.push(...checkMarkdown(fm, kind, slug));
         // The checks run on what the host grants too: each modeled Claude Code version's reading.
         if (kind === "claude") {
-          out.push(
-            ...judgeReadings(`'${slug}'`, strictGrant(fm), claudeReadings(text), "TOOL_SHELL_WARN"),
-          );
+          // The Copilot CLI loads `.claude/agents/` files too, with its own reader.
+          const readings = [...claudeReadings(text), copilotCliReading(text)];
+          out.push(...judgeReadings(`'${slug}'`, strictGrant(fm), readings, "TOOL_SHELL_WARN"));
         } else {
           // VS Code reads custom agents and the legacy chat modes; the Copilot CLI reads
           // custom agents only (lib/audit/hosts/vscode.ts, lib/audit/hosts/copilot.ts).
@@ -601,7 +611,7 @@ export function isAgentEntry(e: AuditEntry): boolean {
  * Whether the host may load a walked file of `kind` as an agent: a YAML file under `recipes/`
  * only when it reads as a Goose recipe; a Claude documentation file (see `claudeDocFile`) only
  * when it has a front matter as Claude Code cuts it (without one Claude Code finds no `name`, so
- * no agent). A file the audit can't read (a link, not UTF-8, unreadable) always counts: the host
+ * no agent); a README in `.github/agents/` only when it opens a front matter. A file the audit can't read (a link, not UTF-8, unreadable) always counts: the host
  * may load it. A named file (its kind given) always counts.
  */
 function hostMayLoad(e: AuditEntry, kind: FileKind): boolean {
@@ -610,6 +620,11 @@ function hostMayLoad(e: AuditEntry, kind: FileKind): boolean {
   if (kind === "goose") return looksLikeRecipe(e.rel, text);
   if (kind === "claude" && claudeDocFile(e.rel)) {
     return CLAUDE_FRONT_MATTER.test(text.replace(/^\uFEFF/, ""));
+  }
+  // A README in `.github/agents/`: the Copilot CLI 1.0.102 loads it when it opens a front matter
+  // (a BOM dropped); without one it reports it malformed and loads nothing.
+  if (kind === "copilot" && /^readme\.md$/i.test(basename(e.rel))) {
+    return /^\uFEFF?---[ \t]*\r?\n/.test(text);
   }
   return true;
 }

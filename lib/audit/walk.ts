@@ -29,10 +29,12 @@ const SKIP_DIRS: ReadonlySet<string> = new Set([
 export const MAX_WALK_DEPTH = 256;
 
 /**
- * A path inside a Claude agent folder: Claude Code loads every `*.md` below it, in any folder
- * (`node_modules`, `.git` included), so the walk enters every folder there.
+ * A path inside a Claude or Copilot agent folder: Claude Code loads every `*.md` below
+ * `.claude/agents/`, in any folder (`node_modules`, `.git` included), and the Copilot CLI 1.0.102
+ * every `*.md` below `.github/agents/` (`node_modules` included), so the walk enters every folder
+ * there.
  */
-const CLAUDE_AGENTS_INSIDE = /(^|\/)\.claude\/agents\//i;
+const AGENTS_INSIDE = /(^|\/)\.(claude|github)\/agents\//i;
 
 /** Files larger than this are reported unreadable rather than read. */
 export const MAX_AGENT_BYTES = 8 * 1024 * 1024;
@@ -82,6 +84,15 @@ function readEntrySync(abs: string, rel: string, kind?: FileKind): AuditEntry {
   }
 }
 
+/** Options of {@link walkTeam} and {@link listTeam}. */
+export interface WalkOptions {
+  readonly followLinks: boolean;
+  /** Walk only this folder of `dir` (e.g. `.claude/agents`), its paths still from `dir`. */
+  readonly under?: string;
+  /** Called after each agent file is read (a progress line). */
+  readonly onFile?: () => void;
+}
+
 /**
  * A file the walk found, read when asked: `read` gives its entry (reading the file each time it
  * is called; an entry the walk settled itself, a link or an unreadable folder, as it is).
@@ -118,16 +129,14 @@ export function listedOf(e: AuditEntry): ListedEntry {
  * entries.map((e) => e.rel); // e.g. [".claude/agents/worker.md", "AGENTS.md"]
  * ```
  */
-export async function walkTeam(
-  dir: string,
-  opts: { followLinks: boolean },
-): Promise<AuditEntry[]> {
+export async function walkTeam(dir: string, opts: WalkOptions): Promise<AuditEntry[]> {
   return (await listTeam(dir, opts)).map((l) => l.read());
 }
 
 /**
  * The files {@link walkTeam} finds, in its order, none read yet: the audit reads each one just
- * before it checks it, so a team's texts are never all held at once.
+ * before it checks it, so a team's texts are never all held at once (`onFile` is called as each
+ * is read).
  *
  * @example
  * ```ts
@@ -136,10 +145,7 @@ export async function walkTeam(
  * listed.map((l) => l.read().state); // e.g. ["text", "text"]
  * ```
  */
-export async function listTeam(
-  dir: string,
-  opts: { followLinks: boolean },
-): Promise<ListedEntry[]> {
+export async function listTeam(dir: string, opts: WalkOptions): Promise<ListedEntry[]> {
   const out: ListedEntry[] = [];
   const settled = (e: AuditEntry) => out.push(listedOf(e));
   const seen = new Set<string>();
@@ -191,17 +197,25 @@ export async function listTeam(
         }
       }
       if (isDir) {
-        if (SKIP_DIRS.has(d.name) && !CLAUDE_AGENTS_INSIDE.test(childRel)) continue;
+        if (SKIP_DIRS.has(d.name) && !AGENTS_INSIDE.test(childRel)) continue;
         await visit(childAbs, childRel, level + 1);
       } else if (isFile || !d.isSymlink) {
         // The kind is left to the path (set only for a named file), so a YAML file under
         // `recipes/` is audited only when it reads as a Goose recipe.
         if (kindOfPath(childRel) === null) continue;
-        out.push({ rel: childRel, read: () => readEntrySync(childAbs, childRel) });
+        out.push({
+          rel: childRel,
+          read: () => {
+            const e = readEntrySync(childAbs, childRel);
+            opts.onFile?.();
+            return e;
+          },
+        });
       }
     }
   };
-  await visit(dir, "", 0);
+  const under = opts.under ?? "";
+  await visit(under === "" ? dir : join(dir, under), under, 0);
   return out;
 }
 

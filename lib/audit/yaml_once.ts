@@ -27,7 +27,7 @@
  */
 import process from "node:process";
 import { Composer, type Document, isAlias, isMap, isPair, isSeq, LineCounter, Parser } from "yaml";
-import { AUDIT_ENV } from "./env.ts";
+import { AUDIT_ENV } from "./audit_env.ts";
 
 /** The parser's debug variables, read once (what the parser would read on every token). */
 let yamlEnv: Record<string, string | undefined> | undefined;

@@ -1,8 +1,7 @@
 /**
  * The CSV ledgers under `references/` (decisions, waivers, grants): an RFC 4180 reader and a
- * writer that produces what the earlier tool's `csv.DictWriter` wrote (QUOTE_MINIMAL: a cell is
- * quoted only when it holds `,`, `"`, CR or LF; `"` doubled), and the atomic, mode-keeping
- * rewrite every change goes through.
+ * writer that produces what the earlier tool's `csv.DictWriter` wrote (its quoting:
+ * `lib/pycompat/csv_quote.ts`), and the atomic, mode-keeping rewrite every change goes through.
  *
  * Reading: a header row is required (its cells stripped); a leading BOM is accepted and kept on
  * rewrite; records end in LF or CRLF; quoted fields may hold commas, quotes and line breaks; an
@@ -28,6 +27,7 @@ import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { basename, dirname } from "../fs/path.ts";
+import { formatRecord } from "../pycompat/csv_quote.ts";
 
 /** Largest CSV ledger read (64 MiB: some hundred thousand rows). */
 export const MAX_CSV_BYTES = 64 * 1024 * 1024;
@@ -274,26 +274,6 @@ export function parseCsv(text: string, schema: CsvSchema): CsvTable {
   return { header, rows, crlf: body.includes("\r\n"), bom };
 }
 
-/**
- * One cell as `csv.writer` (QUOTE_MINIMAL) writes it.
- *
- * @example
- * ```ts
- * import { formatCell } from "./csv.ts";
- * formatCell('a"b'); // '"a""b"'
- * formatCell("plain"); // "plain"
- * ```
- */
-export function formatCell(v: string): string {
-  return /[",\r\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v;
-}
-
-function formatRecord(cells: readonly string[]): string {
-  // A record of one empty cell is written `""` (else it would read back as a blank line).
-  if (cells.length === 1 && cells[0] === "") return '""';
-  return cells.map(formatCell).join(",");
-}
-
 /** How {@link formatCsv} ends lines. */
 export interface FormatOptions {
   /** Every line's end. */
@@ -365,6 +345,33 @@ function refuseLinkedFolder(path: string): void {
  * ```
  */
 export function readCsvFile(path: string, schema: CsvSchema): CsvTable | null {
+  const read = readCsvText(path);
+  return read === null ? null : parseCsv(read.text, { ...schema, what: schema.what ?? path });
+}
+
+/** A ledger file's bytes and their text, as {@link readCsvText} read them. */
+export interface CsvText {
+  /** The bytes read. */
+  readonly bytes: Uint8Array;
+  /** Their UTF-8 text (a BOM kept). */
+  readonly text: string;
+}
+
+/**
+ * A ledger file's bytes and text, or `null` when it does not exist, read as {@link readCsvFile}
+ * reads it (never through a symlink, at most {@link MAX_CSV_BYTES}, UTF-8 only), unparsed.
+ *
+ * @throws {AuthzError} `CSV_MALFORMED` (not UTF-8); `FsSafetyError` for a symlink or a
+ *   non-regular file.
+ * @example
+ * ```ts
+ * import { readCsvText } from "./csv.ts";
+ * const p = Deno.makeTempDirSync() + "/x.csv";
+ * Deno.writeTextFileSync(p, "a\n1\n");
+ * readCsvText(p)?.text; // "a\n1\n"
+ * ```
+ */
+export function readCsvText(path: string): CsvText | null {
   if (lstatOrNullSync(path) === null) return null;
   refuseLinkedFolder(path);
   const bytes = readRegularFileSync(path, {
@@ -382,7 +389,7 @@ export function readCsvFile(path: string, schema: CsvSchema): CsvTable | null {
       throw new AuthzError("CSV_MALFORMED", `${path}: not UTF-8 text`);
     }
   }
-  return parseCsv(text, { ...schema, what: schema.what ?? path });
+  return { bytes, text };
 }
 
 /**

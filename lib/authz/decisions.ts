@@ -33,12 +33,13 @@
  */
 import { AuthzError } from "../errors.ts";
 import type { Env } from "../env.ts";
-import { sha256Hex } from "../crypto/hash.ts";
+import { type HmacKey, sha256Hex } from "../crypto/hash.ts";
 import { firstChainBreak } from "../crypto/chain.ts";
 import { signHex } from "../crypto/ed25519.ts";
-import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
+import { type CsvTable, parseCsv, readCsvFile, readCsvText, rewriteCsvFile } from "./csv.ts";
+import { keepIndex, readIndexed } from "./csv_index.ts";
 import { withFlock } from "../fs/flock.ts";
-import { authzPaths } from "./paths.ts";
+import { authzPaths } from "./triad_paths.ts";
 import { approverName, projectRoster } from "./roster.ts";
 import {
   DECISION_KEY_ENV,
@@ -118,6 +119,11 @@ export interface DecisionLog {
   readonly schema: DecisionSchema;
   /** Its rows as records. */
   readonly recs: Record<string, string>[];
+  /**
+   * The whole log's chain was checked as it was read ({@link readDecisionLogFor}), which may then
+   * hold only the rows that can decide: the chain is not checked again.
+   */
+  readonly chainHeld?: boolean;
 }
 
 /** What the clearance engine is handed. */
@@ -231,12 +237,90 @@ const LINEAGE = ["derives_from", "sig_scheme", "key_id"] as const;
  * ```
  */
 export function readDecisionLog(root: string): DecisionLog {
-  const table = readCsvFile(authzPaths(root).decisions, {
-    required: [],
-    known: KNOWN,
-    what: "security-decisions.log.csv",
-  });
+  const table = readCsvFile(authzPaths(root).decisions, DECISION_SCHEMA);
   if (table === null) return { table: null, schema: "current", recs: [] };
+  return logOf(table);
+}
+
+const DECISION_SCHEMA = { required: [], known: KNOWN, what: "security-decisions.log.csv" };
+
+/**
+ * The decision log as a gate reads it: with the proposal-ledger key (`key`), through the log's
+ * index (`lib/authz/csv_index.ts`), so that only the rows that can decide for `action` (its
+ * HALTs and retractions, the rows naming `action`) and the rows appended since the last whole
+ * read are parsed, and the chain is checked from the last checked row on. The log it returns has
+ * those rows only and {@link DecisionLog.chainHeld}: what {@link decideClearance} decides on it is
+ * what it decides on the whole log. `action` `null`: the HALT rows only (what the HALT check of an
+ * act reads, `lib/authz/stop.ts`). Without a key, or when the index does not fit, the whole log
+ * is read. A read writes nothing: the writers keep the index ({@link indexDecisionLog}).
+ *
+ * @throws {AuthzError} what {@link readDecisionLog} throws.
+ * @example
+ * ```ts
+ * import { readDecisionLogFor } from "./decisions.ts";
+ * (await readDecisionLogFor("/nonexistent", "delete:x")).recs.length; // 0
+ * ```
+ */
+export async function readDecisionLogFor(
+  root: string,
+  action: string | null,
+  key?: HmacKey,
+): Promise<DecisionLog> {
+  const read = readCsvText(authzPaths(root).decisions);
+  if (read === null) return { table: null, schema: "current", recs: [] };
+  if (key !== undefined) {
+    const ref = { root, name: "decisions", key };
+    const needles = action === null ? ["halt"] : ["halt", action.trim().toLowerCase()];
+    const fast = await readIndexed(read, ref, DECISION_SCHEMA, needles);
+    if (fast !== null) {
+      const log = logOf(fast.table);
+      if (chainCarry(log.table!, log.recs.slice(fast.tail), fast.carry) !== null) {
+        return { ...log, chainHeld: true };
+      }
+    }
+  }
+  return logOf(parseCsv(read.text, DECISION_SCHEMA));
+}
+
+/**
+ * Keeps the decision log's index (`lib/authz/csv_index.ts`) after a write: the whole log read and,
+ * when its chain holds, indexed with the proposal-ledger key; what {@link readDecisionLogFor}
+ * then reads through. A log that does not hold is left unindexed (every read reads it whole).
+ *
+ * @throws {AuthzError} what {@link readDecisionLog} throws.
+ * @example
+ * ```ts
+ * import { indexDecisionLog } from "./decisions.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * await indexDecisionLog("/nonexistent", new HmacKey(new Uint8Array(32))); // no log: nothing kept
+ * ```
+ */
+export async function indexDecisionLog(root: string, key: HmacKey): Promise<void> {
+  const read = readCsvText(authzPaths(root).decisions);
+  if (read === null) return;
+  const log = logOf(parseCsv(read.text, DECISION_SCHEMA));
+  const carry = chainCarry(log.table!, log.recs, "");
+  if (carry !== null) {
+    await keepIndex(read, { root, name: "decisions", key }, log.recs.length, carry);
+  }
+}
+
+/**
+ * The chain's carry after `recs` (the hash of the last payload), starting from `carry`, or `null`
+ * when a row breaks it; `""` for a log without `prev_digest`.
+ */
+function chainCarry(
+  table: CsvTable,
+  recs: readonly Record<string, string>[],
+  carry: string,
+): string | null {
+  if (!table.header.includes("prev_digest")) return "";
+  if (recs.length === 0) return carry;
+  if (decisionChainBreak(recs, carry) !== null) return null;
+  return sha256Hex(decisionPayload(recs[recs.length - 1]));
+}
+
+function logOf(table: CsvTable): DecisionLog {
   const has = new Set(table.header);
   const schema: DecisionSchema | null = LEGACY_DECISION_COLUMNS.every((c) => has.has(c))
     ? "legacy"
@@ -305,7 +389,10 @@ const LEGACY_PROBLEM: Problem = {
  * decisionChainBreak([{ prev_digest: "x" }]); // 1
  * ```
  */
-export function decisionChainBreak(recs: readonly Record<string, string>[]): number | null {
+export function decisionChainBreak(
+  recs: readonly Record<string, string>[],
+  first = "",
+): number | null {
   const n = recs.length;
   const payloads = new Array<string>(n);
   const prevs = new Array<string>(n);
@@ -313,7 +400,7 @@ export function decisionChainBreak(recs: readonly Record<string, string>[]): num
     payloads[i] = decisionPayload(recs[i]);
     prevs[i] = field(recs[i], "prev_digest").trim();
   }
-  const broken = firstChainBreak(payloads, prevs);
+  const broken = firstChainBreak(payloads, prevs, first);
   return broken === null ? null : broken + 1;
 }
 
@@ -516,7 +603,7 @@ export async function decideClearance(
     line: index === null ? null : log.table!.rows[index].line,
     halted,
   });
-  if (log.table !== null && log.table.header.includes("prev_digest")) {
+  if (log.table !== null && log.chainHeld !== true && log.table.header.includes("prev_digest")) {
     const broken = decisionChainBreak(log.recs);
     if (broken !== null) {
       return no(

@@ -25,7 +25,9 @@ import {
   type DecisionLog,
   decisionPayload,
   readDecisionLog,
+  readDecisionLogFor,
 } from "./decisions.ts";
+import type { HmacKey } from "../crypto/hash.ts";
 import { clearanceSpentKey, waiverSpentKey } from "./spent.ts";
 import { withFlock } from "../fs/flock.ts";
 import type { OperatorSigner, VerifyKeyStore } from "./signed.ts";
@@ -54,6 +56,11 @@ export interface GateContext {
    * is rewritten). Without it a spend rests on the instrument's own row alone.
    */
   readonly ledger?: GateLedger;
+  /**
+   * The proposal-ledger key, to read the decision log and the waiver ledger through their
+   * indexes (`lib/authz/csv_index.ts`: a read-only gate parses only the rows that can decide).
+   */
+  readonly indexKey?: HmacKey;
 }
 
 /** How the gate reads and records spends in the proposal ledger. */
@@ -115,7 +122,7 @@ export async function decideGate(
   action: string,
   ctx: GateContext,
 ): Promise<GateDecision> {
-  return (await decide(root, action, ctx)).decision;
+  return (await decide(root, action, ctx, true)).decision;
 }
 
 /** The gate's decision and what it was made on: what {@link passGate} spends. */
@@ -129,11 +136,23 @@ interface Decided {
   readonly spent: ReadonlyMap<string, number> | undefined;
 }
 
-async function decide(root: string, action: string, given: GateContext): Promise<Decided> {
+/**
+ * The decision; `sparse`: read through the indexes when a key is given (a read-only decision: what
+ * is spent rewrites the whole file, so {@link passGate} reads it whole).
+ */
+async function decide(
+  root: string,
+  action: string,
+  given: GateContext,
+  sparse = false,
+): Promise<Decided> {
   const ctx: GateContext = given.ledger !== undefined
     ? { ...given, spent: given.ledger.spent() }
     : given;
-  const log = readDecisionLog(root);
+  const key = sparse ? ctx.indexKey : undefined;
+  const log = key === undefined
+    ? readDecisionLog(root)
+    : await readDecisionLogFor(root, action, key);
   const c = await decideClearance(log, action, ctx, root);
   const on = (decision: GateDecision, waiver: FoundWaiver | null = null): Decided => ({
     decision,
@@ -158,7 +177,7 @@ async function decide(root: string, action: string, given: GateContext): Promise
   if (c.halted) {
     return on({ action, allowed: false, authority: null, problem: c.problem, halted: true });
   }
-  const found = await findWaiver(root, action, ctx);
+  const found = await findWaiver(root, action, ctx, key);
   const w = found.check;
   if (w.ok) {
     return on({

@@ -41,7 +41,8 @@ import { expiryProblem } from "./expiry.ts";
 import { type DecisionLog, haltFor, readDecisionLog } from "./decisions.ts";
 import { GRANT_PURPOSE } from "./grant_purpose.ts";
 import { withFlock } from "../fs/flock.ts";
-import { authzPaths, DEFAULT_TEAM_DIR_REL, ROSTER_REL, VERIFY_KEYS_REL } from "./paths.ts";
+import { authzPaths } from "./triad_paths.ts";
+import { DEFAULT_TEAM_DIR_REL, ROSTER_REL, VERIFY_KEYS_REL } from "../layout.ts";
 import { approverName, readRoster } from "./roster.ts";
 import {
   GRANT_KEY_ENV,
@@ -52,7 +53,14 @@ import {
   signedPayload,
   VerifyKeyStore,
 } from "./signed.ts";
-import { cellsOf, field, recordsOf, usesProblem } from "./table.ts";
+import {
+  cellsOf,
+  field,
+  INSTRUMENT_COLUMNS,
+  recordsOf,
+  SCHEME_COLUMNS,
+  usesProblem,
+} from "./table.ts";
 import type { Finding, Problem } from "./verdict.ts";
 
 /** The grant ledger's 17 columns; the reader requires the first 15. */
@@ -63,17 +71,11 @@ export const GRANT_COLUMNS = [
   "holder_team",
   "target_path",
   "permitted_ops",
-  "expires_at",
-  "max_uses",
-  "uses",
-  "approver",
-  "ticket_id",
-  "reason_code",
+  ...INSTRUMENT_COLUMNS,
   "issuer_root",
   "prev_digest",
   "signature",
-  "sig_scheme",
-  "key_id",
+  ...SCHEME_COLUMNS,
 ] as const;
 
 /** The signed fields, in order: the 11 business fields, then the chain link. */

@@ -19,7 +19,7 @@ import { lstatOrNullSync } from "../fs/entry.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { within } from "../fs/within.ts";
 import { join } from "../fs/path.ts";
-import { pyStrip } from "../ledger/row_text.ts";
+import { pyStrip } from "../pycompat/str.ts";
 import type { Env } from "../env.ts";
 
 export { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "./key_env.ts";

@@ -28,7 +28,7 @@ import { type HmacKey, sha256Hex } from "../crypto/hash.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { join } from "../fs/path.ts";
-import { checkStatePath, readStateFileSync, statePaths } from "../ledger/paths.ts";
+import { checkStatePath, readStateFileSync, statePaths } from "../layout.ts";
 
 /** The index's file name in the state dir. */
 export const SPENT_INDEX_FILE = "spent-index.json";

@@ -14,8 +14,15 @@
  */
 import { AuthzError } from "../errors.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
-import { decisionChainBreak, type DecisionContext, haltFor, readDecisionLog } from "./decisions.ts";
-import { authzPaths } from "./paths.ts";
+import {
+  decisionChainBreak,
+  type DecisionContext,
+  haltFor,
+  readDecisionLog,
+  readDecisionLogFor,
+} from "./decisions.ts";
+import type { HmacKey } from "../crypto/hash.ts";
+import { authzPaths } from "./triad_paths.ts";
 import type { Problem } from "./verdict.ts";
 import { VerifyKeyStore } from "./signed.ts";
 
@@ -30,6 +37,8 @@ export const NO_TRUSTED_KEYS: VerifyKeyStore = new VerifyKeyStore(
 /**
  * The HALT that stops an act with these action ids, or `null` when none stands (see the module
  * doc). Read-only. `context` may be a function: it is called only when there is a log to read.
+ * With the proposal-ledger key (`key`), the log is read through its index
+ * (`lib/authz/csv_index.ts`): the HALT rows and the rows appended since, the chain from its carry.
  *
  * @throws {AuthzError} `CSV_COLUMNS`, `CSV_MALFORMED` (a log that cannot be read stops nothing
  *   silently: the caller refuses the act with it).
@@ -44,13 +53,15 @@ export async function haltStop(
   root: string,
   actions: readonly string[],
   context: DecisionContext | (() => Promise<DecisionContext>),
+  key?: HmacKey,
 ): Promise<Problem | null> {
   if (lstatOrNullSync(authzPaths(root).decisions) === null) return null;
-  const log = readDecisionLog(root);
+  // With the ledger key, through the log's index: its HALT rows and what was appended since.
+  const log = key === undefined ? readDecisionLog(root) : await readDecisionLogFor(root, null, key);
   if (log.table === null || log.recs.length === 0) return null;
   // The trust roots are read only now: with no decision log, nothing but the lstat above.
   const ctx = typeof context === "function" ? await context() : context;
-  if (log.table.header.includes("prev_digest")) {
+  if (log.chainHeld !== true && log.table.header.includes("prev_digest")) {
     const broken = decisionChainBreak(log.recs);
     if (broken !== null) {
       return {
@@ -84,7 +95,8 @@ export async function requireNoHalt(
   root: string,
   actions: readonly string[],
   ctx: DecisionContext | (() => Promise<DecisionContext>),
+  key?: HmacKey,
 ): Promise<void> {
-  const p = await haltStop(root, actions, ctx);
+  const p = await haltStop(root, actions, ctx, key);
   if (p !== null) throw new AuthzError(p.code, `refused by a HALT: ${p.reason}`);
 }

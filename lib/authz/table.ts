@@ -14,6 +14,22 @@ import type { CsvTable } from "./csv.ts";
 import type { Problem } from "./verdict.ts";
 
 /**
+ * The columns every approved, counted instrument (a waiver, a grant) has, in this order, between
+ * its own leading columns and its own signed tail.
+ */
+export const INSTRUMENT_COLUMNS = [
+  "expires_at",
+  "max_uses",
+  "uses",
+  "approver",
+  "ticket_id",
+  "reason_code",
+] as const;
+
+/** The columns this tool adds after `signature` for Ed25519 rows (waivers and grants). */
+export const SCHEME_COLUMNS = ["sig_scheme", "key_id"] as const;
+
+/**
  * The rows of a table as records.
  *
  * @example

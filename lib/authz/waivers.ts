@@ -34,10 +34,11 @@ import { AuthzError } from "../errors.ts";
 import type { Env } from "../env.ts";
 import { signHex } from "../crypto/ed25519.ts";
 import type { HmacKey } from "../crypto/hash.ts";
-import { type CsvTable, readCsvFile, rewriteCsvFile } from "./csv.ts";
+import { type CsvTable, parseCsv, readCsvFile, readCsvText, rewriteCsvFile } from "./csv.ts";
+import { keepIndex, readIndexed } from "./csv_index.ts";
 import { expiryProblem } from "./expiry.ts";
 import { withFlock } from "../fs/flock.ts";
-import { authzPaths } from "./paths.ts";
+import { authzPaths } from "./triad_paths.ts";
 import { approverName, projectRoster } from "./roster.ts";
 import {
   hmacKeyFrom,
@@ -47,8 +48,18 @@ import {
   VerifyKeyStore,
   WAIVER_KEY_ENV,
 } from "./signed.ts";
-import { pyStrip } from "../ledger/row_text.ts";
-import { authorizes, cellsOf, counter, field, recordOf, recordsOf, usesProblem } from "./table.ts";
+import { pyStrip } from "../pycompat/str.ts";
+import {
+  authorizes,
+  cellsOf,
+  counter,
+  field,
+  INSTRUMENT_COLUMNS,
+  recordOf,
+  recordsOf,
+  SCHEME_COLUMNS,
+  usesProblem,
+} from "./table.ts";
 import type { Finding, Problem } from "./verdict.ts";
 import { waiverSpentKey } from "./spent.ts";
 
@@ -57,18 +68,13 @@ export const WAIVER_COLUMNS = [
   "timestamp",
   "waiver_id",
   "action_reviewed",
-  "expires_at",
-  "max_uses",
-  "uses",
-  "approver",
-  "ticket_id",
-  "reason_code",
+  ...INSTRUMENT_COLUMNS,
   "conditions_verified",
   "signature",
 ] as const;
 
 /** The columns this tool adds for Ed25519 rows. */
-export const WAIVER_SCHEME_COLUMNS = ["sig_scheme", "key_id"] as const;
+export const WAIVER_SCHEME_COLUMNS = SCHEME_COLUMNS;
 
 /** The purpose tag an Ed25519 waiver signature starts with. */
 export const WAIVER_PURPOSE = "agentteams-waiver-v1";
@@ -269,8 +275,47 @@ export function waiverProblemNow(
 const REQUIRED_TEXT = ["waiver_id", "approver", "ticket_id", "reason_code"] as const;
 
 function readWaivers(root: string): CsvTable | null {
-  return readCsvFile(authzPaths(root).waivers, { ...SCHEMA, what: "security-waivers.log.csv" });
+  return readCsvFile(authzPaths(root).waivers, WAIVERS_SCHEMA);
 }
+
+/**
+ * The waiver ledger as a gate reads it with the proposal-ledger key: through its index
+ * (`lib/authz/csv_index.ts`), only the rows naming `action` and those appended since it was
+ * kept (what {@link latestFor} chooses among); else whole. A read writes nothing.
+ */
+async function readWaiversFor(
+  root: string,
+  action: string,
+  key: HmacKey,
+): Promise<CsvTable | null> {
+  const read = readCsvText(authzPaths(root).waivers);
+  if (read === null) return null;
+  const ref = { root, name: "waivers", key };
+  const fast = await readIndexed(read, ref, WAIVERS_SCHEMA, [action.trim().toLowerCase()]);
+  return fast?.table ?? parseCsv(read.text, WAIVERS_SCHEMA);
+}
+
+/**
+ * Keeps the waiver ledger's index (`lib/authz/csv_index.ts`) after a write: the whole ledger read
+ * and indexed with the proposal-ledger key, for the gate's next read.
+ *
+ * @throws {AuthzError} `CSV_MALFORMED`, `CSV_COLUMNS`.
+ * @example
+ * ```ts
+ * import { indexWaivers } from "./waivers.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * await indexWaivers("/nonexistent", new HmacKey(new Uint8Array(32))); // no ledger: nothing kept
+ * ```
+ */
+export async function indexWaivers(root: string, key: HmacKey): Promise<void> {
+  const read = readCsvText(authzPaths(root).waivers);
+  if (read === null) return;
+  const t = parseCsv(read.text, WAIVERS_SCHEMA);
+  await keepIndex(read, { root, name: "waivers", key }, t.rows.length, "");
+}
+
+const WAIVERS_WHAT = "security-waivers.log.csv";
+const WAIVERS_SCHEMA = { ...SCHEMA, what: WAIVERS_WHAT };
 
 /**
  * Verifies every waiver row against its own action, read-only: one finding per row.
@@ -356,8 +401,9 @@ export async function findWaiver(
   root: string,
   action: string,
   ctx: WaiverContext,
+  key?: HmacKey,
 ): Promise<FoundWaiver> {
-  const t = readWaivers(root);
+  const t = key === undefined ? readWaivers(root) : await readWaiversFor(root, action, key);
   const i = t === null ? -1 : latestFor(t, action);
   if (t === null || i < 0) {
     const check: WaiverCheck = {

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { within } from "../fs/within.ts";
 import { BWRAP_PATH, PERL_PATH, SETSID_PATH } from "../host/programs.ts";
 import { dirname, join, resolve } from "../fs/path.ts";
@@ -14,12 +13,10 @@ import { diskFs, type ResolvedProgram, resolveProgram } from "../process/resolve
 import { readShebang } from "../sandbox/gate_exec.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
-import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import { loadGrantedRoots, placedGrants } from "../runner/granted.ts";
 import { homeFrom } from "../env.ts";
 import { teamDirOf } from "./authz_common.ts";
-import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_KEY_FILE } from "../crypto/keys.ts";
-import { CHILD_ENV } from "../process/child_env.ts";
+import { keyDir, RUNNER_SEAL_KEY_FILE } from "../crypto/keys.ts";
 import { briefReads, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./needs.ts";
 import { artifactOf, fullPolicy, gitContextOf } from "./policy_ctx.ts";
 import type { Ctx } from "./command_spec.ts";
@@ -235,6 +232,7 @@ async function actingNeeds(
     : [];
   const tmp = tmpDirOf(ctx);
   return mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true), {
+    ...NO_NEEDS,
     read: [
       ctx.project,
       ...brief,
@@ -253,7 +251,6 @@ async function actingNeeds(
     write: [ctx.project, tmp],
     // perl runs the exec guard in front of bwrap (and the anchored writes of `apply`).
     run: [BWRAP_PATH, PERL_PATH, SETSID_PATH, ...run],
-    env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
     sys: ["uid"],
   });
 }
@@ -273,13 +270,12 @@ async function actingNeeds(
 export async function applyNeeds(ctx: Ctx): Promise<Needs> {
   // git's context starts first, so it works while the brief is read.
   gitContextOf(ctx);
-  const needs = await actingNeeds(
+  // (The waiver key's variable, for a deletion a waiver may allow, is in apply's `env`.)
+  return await actingNeeds(
     ctx,
     [...onPath(ctx, "git"), ...await unconfinedGates(ctx)],
     await gitPaths(ctx),
   );
-  // A deletion under deletions_need_clearance may be allowed by a waiver (its key).
-  return mergeNeeds(needs, { ...NO_NEEDS, env: [WAIVER_KEY_ENV] });
 }
 
 /**
@@ -387,13 +383,8 @@ export async function serveNeeds(ctx: Ctx): Promise<Needs> {
       ...await gitPaths(ctx),
       ...granted.read,
     ], () => Promise.resolve([])),
-    // Every key variable, so the runner can refuse to start while one is set.
-    {
-      read: [],
-      write: [...(makePair ? [kd] : []), ...granted.write],
-      run: [],
-      env: [...RUNNER_FORBIDDEN_ENV],
-      sys: [],
-    },
+    // (Every key variable, so the runner can refuse to start while one is set, is in serve's
+    // `env`.)
+    { ...NO_NEEDS, write: [...(makePair ? [kd] : []), ...granted.write] },
   );
 }

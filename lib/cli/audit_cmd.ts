@@ -21,7 +21,7 @@ import {
 } from "../audit/report.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import { briefFlagPath } from "./needs.ts";
-import { oneLine } from "./terminal.ts";
+import { oneLine, stderrProgress } from "./terminal.ts";
 import { VERSION } from "./version.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
@@ -66,15 +66,31 @@ export async function audit(ctx: Ctx): Promise<Outcome> {
   }
   const strict = ctx.parsed.flags.strict === true;
   const fix = ctx.parsed.flags.fix === true;
+  const dryRun = ctx.parsed.flags["dry-run"] === true;
+  if (dryRun && !fix) {
+    throw new UsageError("USAGE", "--dry-run shows what --fix would change: give both");
+  }
   const allowEmpty = ctx.parsed.flags["allow-empty"] === true;
   const dirs = (ctx.parsed.positionals.DIR as string[] | undefined) ?? [];
   const sw = await switchOf(ctx);
-  const r = await auditTeam(ctx.project, dirs.map((d) => resolve(d)), {
-    switchOn: sw.on,
-    frameworks: sw.frameworks,
-    fix,
-    operator: operatorOf(ctx),
+  // Machine output (json, sarif) is read by a program: no progress line beside it.
+  const progress = stderrProgress("audit", "files", {
+    json: ctx.json || format !== "text",
+    env: ctx.env,
   });
+  let r;
+  try {
+    r = await auditTeam(ctx.project, dirs.map((d) => resolve(d)), {
+      switchOn: sw.on,
+      frameworks: sw.frameworks,
+      fix,
+      dryRun,
+      operator: operatorOf(ctx),
+      onProgress: (n) => progress.tick(n),
+    });
+  } finally {
+    progress.done();
+  }
   const facts: RunFacts = {
     switchOn: sw.on,
     frameworks: sw.frameworks,

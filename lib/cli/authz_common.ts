@@ -6,13 +6,16 @@
  */
 import { KeyError, PolicyError, UsageError } from "../errors.ts";
 import { spentCounts } from "../authz/spent.ts";
+import { indexDecisionLog } from "../authz/decisions.ts";
+import { indexWaivers } from "../authz/waivers.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import { KEY_DIR_ROSTER, KEY_DIR_VERIFY_KEYS, trustFor, type TrustRoots } from "../authz/trust.ts";
 import { briefFlagPath, briefReads } from "./needs.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { KEY_ENV, keyDir, type LedgerKey, loadLedgerKey, VERIFY_KEY_FILE } from "../crypto/keys.ts";
-import { authzPaths, DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import { authzPaths } from "../authz/triad_paths.ts";
+import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import { join, resolve } from "../fs/path.ts";
 import { type Finding, findingLine, type Problem } from "../authz/verdict.ts";
 import { oneLine } from "./terminal.ts";
@@ -337,4 +340,26 @@ export function problemOutcome(
 export function teamDirOf(ctx: Ctx): string {
   const t = ctx.parsed.flags["team-dir"];
   return typeof t === "string" ? resolve(t) : resolve(ctx.project, DEFAULT_TEAM_DIR_REL);
+}
+
+/**
+ * After a write to the decision log or the waiver ledger: keeps its index for the gate's reads
+ * (`lib/authz/csv_index.ts`), when the ledger key is at hand (without it, no gate reads one).
+ *
+ * @example
+ * ```ts
+ * import { keepTriadIndex } from "./authz_common.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // after `decision sign`
+ * await keepTriadIndex(ctx, "decisions");
+ * ```
+ */
+export async function keepTriadIndex(
+  ctx: Ctx,
+  which: "decisions" | "waivers" | "both",
+): Promise<void> {
+  const key = optionalLedgerKey(ctx);
+  if (key === null) return;
+  if (which !== "waivers") await indexDecisionLog(ctx.project, key.hmac);
+  if (which !== "decisions") await indexWaivers(ctx.project, key.hmac);
 }

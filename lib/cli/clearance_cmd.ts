@@ -8,6 +8,7 @@ import { checkClearance, signDecisionRow, verifyDecisions } from "../authz/decis
 import { operatorSigner } from "../authz/signed.ts";
 import {
   findingsOutcome,
+  keepTriadIndex,
   positional,
   problemOutcome,
   requiredFlag,
@@ -91,6 +92,7 @@ export async function decisionSign(ctx: Ctx): Promise<Outcome> {
     conditionsVerified: opt("conditions-verified"),
     evidence: opt("evidence"),
   }, { ...await triadContext(ctx), signer });
+  await keepTriadIndex(ctx, "decisions");
   const verdict = r.status ?? r.verdict;
   const action = r.decision ?? r.action_reviewed;
   return {

@@ -65,12 +65,11 @@ export interface CommandSpec {
   readonly positionals: readonly PositionalSpec[];
   /** Command-specific flags (the common ones are added). */
   readonly flags: readonly FlagSpec[];
-  /** Environment variables it reads. */
+  /**
+   * Environment variables it reads: read at start into `ctx.env`, and granted by the permission
+   * layer (`needsOf` adds them to {@link needs}, which does not state them again).
+   */
   readonly env: readonly string[];
-  /** Built, or stated as not built yet (exit 2). */
-  readonly built: boolean;
-  /** The issue that will build it, when not built. */
-  readonly plannedIn?: string;
   /** What it needs from Deno, given the parsed context (before the handler runs). */
   readonly needs: (ctx: Ctx) => Needs | Promise<Needs>;
   /**

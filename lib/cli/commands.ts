@@ -1,26 +1,28 @@
 /**
  * The command table: every command of the CLI contract, its flags, what it needs from Deno, and
- * its handler (loaded on demand, so a command pays only for its own modules). Commands not built
- * yet are listed too and say so (exit 2).
+ * its handler (loaded on demand, so a command pays only for its own modules).
  *
  * @module
  */
-import { AUDIT_ENV } from "../audit/env.ts";
+import { AUDIT_ENV } from "../audit/audit_env.ts";
 import { auditRootOf } from "../audit/root.ts";
+import { claudeLookDirs } from "../audit/hosts/claude_dirs.ts";
 import { PERL_PATH } from "../host/programs.ts";
 import { didYouMean } from "../text/suggest.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
-import { dirname, resolve } from "../fs/path.ts";
+import { dirname, join, resolve } from "../fs/path.ts";
 
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
-import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV } from "../crypto/keys.ts";
+import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
+import { queuePaths } from "../queue/queue_paths.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
 import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
+import { PROGRESS_ENV } from "./terminal.ts";
 import { authzNeeds, teamDirOf } from "./authz_common.ts";
 import { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
-import { DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import type { CommandSpec, CommandTable, Ctx } from "./command_spec.ts";
 
 /**
@@ -40,6 +42,18 @@ const TRUST_ENV = ["HOME", "AGENTTEAMS_KEY_DIR"];
 
 /** What `doctor` reads of the environment: key custody's variables and every one the runner refuses. */
 const DOCTOR_ENV: readonly string[] = [...new Set([...KEY_ENV, ...RUNNER_FORBIDDEN_ENV])];
+
+/**
+ * What `init` reads of the environment: where the key dir is (the settings rules name it, no key
+ * is read), the yaml parser's switches (the audit), the progress line's.
+ */
+const INIT_ENV: readonly string[] = [
+  "HOME",
+  "AGENTTEAMS_KEY_DIR",
+  "AGENTTEAMS_PROPOSAL_LEDGER_KEY_FILE",
+  ...AUDIT_ENV,
+  ...PROGRESS_ENV,
+];
 
 const TEAM_DIR_FLAG = {
   name: "team-dir",
@@ -80,6 +94,20 @@ function releaseNeeds(ctx: Ctx, files: readonly string[], writes: boolean): Need
   return { ...NO_NEEDS, read: [...read, ...dirs], write: writes ? dirs : [] };
 }
 
+/**
+ * What the audit reads above each team root: Claude Code and the Copilot CLI also load each
+ * parent's agent folders up to the git root (lib/audit/hosts/claude_dirs.ts, copilot.ts), so the
+ * audit looks at each parent's .git, .claude and .github, and reads nothing else there (`audit`
+ * and `init`, which runs it).
+ */
+function parentAgentLooks(roots: readonly string[]): string[] {
+  return roots.flatMap((r) =>
+    claudeLookDirs(r, null).slice(1).flatMap((d) =>
+      [".git", ".claude", ".github"].map((n) => join(d, n))
+    )
+  );
+}
+
 /** Every command, in help order. */
 export const COMMANDS: readonly CommandSpec[] = [
   {
@@ -96,10 +124,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "waiver", kind: "bool", help: "also make the waiver ledger's HMAC signing key" },
     ],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => {
       const dir = keyDir(ctx.env);
-      return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], env: KEY_ENV, sys: ["uid"] };
+      return { ...NO_NEEDS, read: [dirname(dir), dir], write: [dir], sys: ["uid"] };
     },
     run: async (ctx) => (await loadCode(() => import("./keys_cmd.ts"))).keysInit(ctx),
   },
@@ -114,7 +141,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: KEY_ENV,
-    built: true,
     // The state dir, the key, and the brief (the default one lies in the project, already read);
     // in queue mode, no key at all.
     needs: queued((ctx) =>
@@ -138,7 +164,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     // The waiver key: a deletion under deletions_need_clearance may be allowed by a waiver.
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, WAIVER_KEY_ENV],
-    built: true,
     needs: queued(async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx)
     ),
@@ -158,7 +183,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     needs: queued(async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx)),
     needsSpawns: async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
@@ -195,8 +219,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
       ...QUEUE_FLAGS,
     ],
-    env: KEY_ENV,
-    built: true,
+    // The progress line reads CI and TERM (lib/cli/terminal.ts), in every form.
+    env: [...KEY_ENV, ...PROGRESS_ENV],
     needs: (ctx) => {
       const extra: string[] = [];
       for (const f of ["checkpoint", "verify-key", "pubkey"]) {
@@ -204,10 +228,10 @@ export const COMMANDS: readonly CommandSpec[] = [
         if (typeof v === "string") extra.push(resolve(v));
       }
       const files = { ...NO_NEEDS, read: extra };
-      // With --pubkey no key is read and no runner asked: the state and the two files (and the
-      // key variables' names, which every form of the command reads at start, never a key).
+      // With --pubkey no key is read and no runner asked: the state and the two files (the key
+      // variables' names, which every form reads at start, come from `env`; never a key).
       if (ctx.parsed.flags.pubkey !== undefined) {
-        return mergeNeeds(stateNeeds(ctx, false), files, { ...NO_NEEDS, env: KEY_ENV });
+        return mergeNeeds(stateNeeds(ctx, false), files);
       }
       return queued(() => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, false), files))(ctx);
     },
@@ -224,7 +248,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       help: "write it here (default: stdout)",
     }],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => {
       const out = ctx.parsed.flags.out;
       const outPath = typeof out === "string" ? [resolve(out)] : [];
@@ -242,7 +265,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [{ name: "tail", kind: "string", value: "N", help: "only the last N rows" }],
     env: [],
-    built: true,
     needs: (ctx) => stateNeeds(ctx, false),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerShow(ctx),
   },
@@ -252,7 +274,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [{ name: "torn-tail", kind: "bool", help: "remove the unterminated last row" }],
     env: KEY_ENV,
-    built: true,
     needs: (ctx) => mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true)),
     run: async (ctx) => (await loadCode(() => import("./ledger_cmd.ts"))).ledgerRepair(ctx),
   },
@@ -271,13 +292,17 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: [
       { name: "format", kind: "string", value: "FMT", help: "text (default), json or sarif" },
       { name: "fix", kind: "bool", help: "narrow what can be narrowed cleanly, then audit again" },
+      {
+        name: "dry-run",
+        kind: "bool",
+        help: "with --fix: show what it would change, write nothing",
+      },
       { name: "strict", kind: "bool", help: "fail on warnings too" },
       { name: "allow-empty", kind: "bool", help: "finding no agent file is expected (no failure)" },
     ],
     // The yaml package's parser reads these two (its debug switches) on every parse; HOME and
     // the key dir's variable place the key dir for the Claude settings check (no key is read).
-    env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
+    env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR", ...PROGRESS_ENV],
     // The project and the named directories (read; written only with --fix), and the brief.
     needs: (ctx) => {
       const named = ((ctx.parsed.positionals.DIR as string[] | undefined) ?? []).map((d) =>
@@ -285,14 +310,15 @@ export const COMMANDS: readonly CommandSpec[] = [
       );
       // A named agent folder is walked from its team's root.
       const roots = [ctx.project, ...named.map((d) => auditRootOf(d, ctx.project).base)];
-      const fix = ctx.parsed.flags.fix === true;
+      // --fix --dry-run writes nothing.
+      const fix = ctx.parsed.flags.fix === true && ctx.parsed.flags["dry-run"] !== true;
+      const parents = parentAgentLooks(roots);
       return {
         ...NO_NEEDS,
-        read: [...roots, ...briefFlagReads(ctx)],
+        read: [...roots, ...parents, ...briefFlagReads(ctx)],
         write: fix ? roots : [],
         // --fix writes through the anchored write (lib/fs/anchored_write.ts), a Perl program.
         run: fix ? [PERL_PATH] : [],
-        env: [...AUDIT_ENV, "HOME", "AGENTTEAMS_KEY_DIR"],
       };
     },
     run: async (ctx) => (await loadCode(() => import("./audit_cmd.ts"))).audit(ctx),
@@ -313,8 +339,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "once", kind: "bool", help: "serve what is queued now, then stop" },
       TEAM_DIR_FLAG,
     ],
+    // Every key variable (RUNNER_FORBIDDEN_ENV), so the runner can refuse to start while one is set.
     env: [...KEY_ENV, ...RUNNER_FORBIDDEN_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     refuseNetFfi: true,
     needs: async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).serveNeeds(ctx),
     needsSpawns: async (ctx) =>
@@ -338,7 +364,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     needs: async (ctx) => {
       const q = (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx);
       return mergeNeeds(q, {
@@ -369,7 +394,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: ["HOME", "AGENTTEAMS_KEY_DIR"],
-    built: true,
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).wait(ctx),
   },
@@ -382,7 +406,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ID", required: true }],
     flags: [],
     env: [],
-    built: true,
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).cancelNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).cancel(ctx),
   },
@@ -410,13 +433,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
     ],
     env: [WAIVER_KEY_ENV, ...KEY_ENV],
-    built: true,
+    // The ledger key and the state dir too: the write keeps the ledger's index for the gate.
     needs: (ctx) =>
-      authzNeeds(ctx, {
-        write: true,
-        keyEnv: [WAIVER_KEY_ENV, ...KEY_ENV],
-        operatorKey: ctx.parsed.flags.ed25519 === true,
-      }),
+      mergeNeeds(
+        authzNeeds(ctx, {
+          write: true,
+          keyEnv: [WAIVER_KEY_ENV, ...KEY_ENV],
+          operatorKey: ctx.parsed.flags.ed25519 === true,
+        }),
+        keyNeeds(ctx),
+        stateNeeds(ctx, true),
+      ),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverIssue(ctx),
   },
   {
@@ -432,7 +459,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       help: "a spent (used-up) waiver fails the verify too",
     }],
     env: [WAIVER_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverVerify(ctx),
   },
@@ -442,7 +468,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
     env: [WAIVER_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverCheck(ctx),
   },
@@ -453,7 +478,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: GRANT_FLAGS,
     env: KEY_ENV,
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -470,7 +494,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: GRANT_FLAGS,
     env: [GRANT_KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         write: true,
@@ -493,7 +516,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
     ],
     env: [GRANT_KEY_ENV, DECISION_KEY_ENV],
-    built: true,
     needs: (ctx) =>
       authzNeeds(ctx, {
         keyEnv: [GRANT_KEY_ENV, DECISION_KEY_ENV],
@@ -532,13 +554,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "ed25519", kind: "bool", help: "sign with the operator's Ed25519 key (keys init)" },
     ],
     env: [DECISION_KEY_ENV, ...KEY_ENV],
-    built: true,
+    // The ledger key and the state dir too: the write keeps the ledger's index for the gate.
     needs: (ctx) =>
-      authzNeeds(ctx, {
-        write: true,
-        keyEnv: [DECISION_KEY_ENV, ...KEY_ENV],
-        operatorKey: ctx.parsed.flags.ed25519 === true,
-      }),
+      mergeNeeds(
+        authzNeeds(ctx, {
+          write: true,
+          keyEnv: [DECISION_KEY_ENV, ...KEY_ENV],
+          operatorKey: ctx.parsed.flags.ed25519 === true,
+        }),
+        keyNeeds(ctx),
+        stateNeeds(ctx, true),
+      ),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionSign(ctx),
   },
   {
@@ -547,7 +573,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: [DECISION_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionVerify(ctx),
   },
@@ -557,7 +582,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [],
     env: [DECISION_KEY_ENV, ...TRUST_ENV],
-    built: true,
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).clearanceCheck(ctx),
   },
@@ -569,7 +593,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "ACTION", required: true }],
     flags: [{ name: "consume", kind: "bool", help: "spend what allowed it; record it" }],
     env: [DECISION_KEY_ENV, WAIVER_KEY_ENV, ...KEY_ENV],
-    built: true,
     needs: (ctx) => {
       const consume = ctx.parsed.flags.consume === true;
       const base = authzNeeds(ctx, {
@@ -582,6 +605,35 @@ export const COMMANDS: readonly CommandSpec[] = [
     run: async (ctx) => (await loadCode(() => import("./gate_cmd.ts"))).gate(ctx),
   },
   {
+    words: ["init"],
+    summary: "switch the project on: brief, session settings, .gitignore, reference file; " +
+      "then what audit --fix would change",
+    help:
+      "Shows each change before it makes it; --dry-run only shows. The brief names the agents\n" +
+      "the project's agent files define; the Claude Code settings get exactly the deny rules\n" +
+      "doctor requires, merged without losing yours (a settings file with comments, or not\n" +
+      "JSON, is refused, never rewritten); .gitignore gets the runner's folders. An existing\n" +
+      "brief or reference file is never overwritten, unless --force, which backs it up first\n" +
+      "(<file>.bak). Writes are atomic and through no link. A second run changes nothing.",
+    positionals: [],
+    flags: [
+      { name: "dry-run", kind: "bool", help: "show every change, make none" },
+      { name: "force", kind: "bool", help: "replace a brief that differs (backed up first)" },
+    ],
+    env: INIT_ENV,
+    // The project (read; written unless --dry-run, through the anchored write's Perl), --brief.
+    needs: (ctx) => {
+      const dry = ctx.parsed.flags["dry-run"] === true;
+      return {
+        ...NO_NEEDS,
+        read: [ctx.project, ...parentAgentLooks([ctx.project]), ...briefFlagReads(ctx)],
+        write: dry ? [] : [ctx.project],
+        run: dry ? [] : [PERL_PATH],
+      };
+    },
+    run: async (ctx) => (await loadCode(() => import("./init_cmd.ts"))).init(ctx),
+  },
+  {
     words: ["doctor"],
     summary: "what serve checks before it serves (key, sandbox, brief, session settings); " +
       "exit 1 on an error",
@@ -591,7 +643,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: DOCTOR_ENV,
-    built: true,
     // The project (brief, .claude/ settings), --brief, the key dir (custody reads the key file),
     // and the sandbox probe: bwrap runs, perl (the exec guard) is looked at; sandbox-exec on macOS.
     needs: async (ctx) => {
@@ -601,7 +652,6 @@ export const COMMANDS: readonly CommandSpec[] = [
         ...NO_NEEDS,
         read: [ctx.project, ...briefFlagReads(ctx), ...probe.read],
         run: probe.run,
-        env: DOCTOR_ENV,
       });
     },
     run: async (ctx) => (await loadCode(() => import("./doctor_cmd.ts"))).doctor(ctx),
@@ -619,7 +669,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "COMMAND", required: true, variadic: true, rest: true }],
     flags: [],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
-    built: true,
     // To compute another command's needs it reads what that command reads (its brief, its
     // artifact, the operator's confined-programs file, whose custody check asks for the uid, and
     // the PATH directories programs are resolved in).
@@ -627,11 +676,56 @@ export const COMMANDS: readonly CommandSpec[] = [
       mergeNeeds({
         ...NO_NEEDS,
         read: [ctx.project, ...confinedDirs(ctx), ...briefFlagReads(ctx)],
-        env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
         sys: ["uid"],
       }, await (await loadCode(() => import("./permissions_cmd.ts"))).targetReads(ctx, TABLE)),
     run: async (ctx) =>
       (await loadCode(() => import("./permissions_cmd.ts"))).permissionsCmd(ctx, TABLE),
+  },
+  {
+    words: ["mcp", "readfs"],
+    summary: "a stdio MCP server of reading tools (read_file list_dir find grep stat) for agents",
+    help: "Serves MCP (JSON-RPC 2.0, one message a line) on stdin/stdout until stdin closes.\n" +
+      "Paths are relative to the root (--root, default the project); outside it, links leaving\n" +
+      "it, the control plane and the key dir are refused as tool errors. It writes nothing: see\n" +
+      "`agentteams permissions mcp readfs`. Wiring it into Claude Code, Goose, Codex: docs/mcp.md.",
+    positionals: [],
+    flags: [{
+      name: "root",
+      kind: "string",
+      value: "DIR",
+      help: "the directory served (default: the project)",
+    }],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    // The root, read only; HOME and AGENTTEAMS_KEY_DIR to know where the key dir is (refused,
+    // never read).
+    needs: async (ctx) => ({
+      ...NO_NEEDS,
+      read: [(await loadCode(() => import("./mcp_cmd.ts"))).readfsRootOf(ctx)],
+    }),
+    run: async (ctx) => (await loadCode(() => import("./mcp_cmd.ts"))).mcpReadfs(ctx),
+  },
+  {
+    words: ["mcp", "runner"],
+    summary: "a stdio MCP server that turns one agent's tool calls into runner requests",
+    help: "Serves MCP on stdin/stdout until stdin closes: run_command queues a command request\n" +
+      "on the tool-server channel (.agentteams-queue/mcp-requests/) with via_agent = --agent and\n" +
+      "returns the runner's authenticated result; request_status fetches one that took longer.\n" +
+      "It holds no key: of the key dir it reads only the runner's public key. See docs/mcp.md.",
+    positionals: [],
+    flags: [{ name: "agent", kind: "string", value: "SLUG", help: "the agent it speaks for" }],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    // The queue (written: requests, acks), the status folder (results, liveness), the runner's
+    // public key file alone, and the uid its custody check compares.
+    needs: (ctx) => {
+      const q = queuePaths(ctx.project);
+      return {
+        ...NO_NEEDS,
+        read: [q.queue, q.status, join(keyDir(ctx.env), RUNNER_SEAL_PUB_FILE)],
+        write: [q.queue],
+        sys: ["uid"],
+      };
+    },
+    run: async (ctx) => (await loadCode(() => import("./mcp_cmd.ts"))).mcpRunner(ctx),
   },
   {
     words: ["brief", "check"],
@@ -639,7 +733,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
     flags: [],
     env: [],
-    built: true,
     // The brief (the --brief file, or the project's default names) and the project's literal
     // write scopes, whose being directories the warnings ask about.
     needs: (ctx) => ({ ...NO_NEEDS, read: [ctx.project, ...briefFlagReads(ctx)] }),
@@ -655,7 +748,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "DIR", required: true }],
     flags: [{ name: "key", kind: "string", value: "FILE", help: "the Ed25519 private key (PEM)" }],
     env: [],
-    built: true,
     needs: (ctx) => releaseNeeds(ctx, ["key"], true),
     run: async (ctx) => (await loadCode(() => import("./release_cmd.ts"))).releaseSign(ctx),
   },
@@ -667,7 +759,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "DIR", required: true }],
     flags: [{ name: "pubkey", kind: "string", value: "FILE", help: "the minisign public key" }],
     env: [],
-    built: true,
     needs: (ctx) => releaseNeeds(ctx, ["pubkey"], false),
     run: async (ctx) => (await loadCode(() => import("./release_cmd.ts"))).releaseVerify(ctx),
   },
@@ -680,7 +771,6 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: "out", kind: "string", value: "FILE", help: "write it here (default: stdout)" },
     ],
     env: [],
-    built: true,
     needs: (ctx) => {
       const out = ctx.parsed.flags.out;
       const dirs = typeof out === "string" ? [dirname(resolve(out))] : [];
@@ -699,7 +789,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [{ name: "NAME", required: false }],
     flags: [],
     env: [],
-    built: true,
     needs: () => NO_NEEDS,
     run: async (ctx) => (await loadCode(() => import("./schema_cmd.ts"))).schema(ctx),
   },
@@ -719,7 +808,8 @@ export const COMMANDS: readonly CommandSpec[] = [
  * ```
  */
 export async function needsOf(spec: CommandSpec, ctx: Ctx): Promise<Needs> {
-  return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()] });
+  // The variables a command reads are stated once, as its `env`: read at start and granted here.
+  return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()], env: spec.env });
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { loadLedgerKey } from "../crypto/keys.ts";
 import { PolicyError, UsageError } from "../errors.ts";
-import { slugProblem } from "../ledger/dispatch.ts";
+import { slugProblem } from "../layout.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { issueBriefDispatch, issueUnbriefedDispatch } from "../acts/dispatch_act.ts";
 import { briefFlagPath } from "./needs.ts";

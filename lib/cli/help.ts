@@ -24,9 +24,7 @@ export function topHelp(): string {
     "usage: agentteams <command> [options]",
     "",
     "commands:",
-    ...COMMANDS.map((c) =>
-      `  ${c.words.join(" ").padEnd(width)}  ${c.summary}${c.built ? "" : " (not built yet)"}`
-    ),
+    ...COMMANDS.map((c) => `  ${c.words.join(" ").padEnd(width)}  ${c.summary}`),
     "",
     "common options: --project DIR, --brief FILE (alias --description), --json, --help",
     "  (--project, --brief and --json may also come before the command)",
@@ -56,9 +54,7 @@ export function groupHelp(word: string): string | null {
     `usage: agentteams ${word} <command> [options]`,
     "",
     "commands:",
-    ...members.map((c) =>
-      `  ${c.words.join(" ").padEnd(width)}  ${c.summary}${c.built ? "" : " (not built yet)"}`
-    ),
+    ...members.map((c) => `  ${c.words.join(" ").padEnd(width)}  ${c.summary}`),
     "",
     `agentteams ${word} <command> --help explains one`,
   ].join("\n");
@@ -82,7 +78,7 @@ export function commandHelp(spec: CommandSpec): string {
   const lines = [
     `usage: agentteams ${[...spec.words, ...pos].join(" ")} [options]`,
     "",
-    spec.summary + (spec.built ? "" : ` (not built yet; planned: ${spec.plannedIn})`),
+    spec.summary,
   ];
   if (spec.help) lines.push("", spec.help);
   const flags = [...spec.flags, ...COMMON_FLAGS];

@@ -18,7 +18,7 @@ import {
 import { repairTornTail } from "../ledger/repair.ts";
 import { utcSeconds } from "../ledger/row.ts";
 import { problemLine } from "../ledger/problem_line.ts";
-import { checkStatePath, statePaths } from "../ledger/paths.ts";
+import { checkStatePath, statePaths } from "../layout.ts";
 import {
   assessLedger,
   readLedgerTexts,
@@ -28,7 +28,7 @@ import {
 import { queueReason, relay } from "./queue_mode.ts";
 import { checkLedgerBytes } from "../ledger/verify_rows.ts";
 import { join, resolve } from "../fs/path.ts";
-import { oneLine } from "./terminal.ts";
+import { oneLine, stderrProgress } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 const dec = new TextDecoder();
@@ -91,7 +91,12 @@ export async function ledgerVerify(ctx: Ctx): Promise<Outcome> {
       report.ok = false;
     } else checkpointNote = `the ledger extends the checkpoint of ${cp!.count} rows (${cp!.time})`;
   } else {
-    report = verifyLedgerAt(ctx.project, key);
+    const progress = stderrProgress("ledger verify", "rows", ctx);
+    try {
+      report = verifyLedgerAt(ctx.project, key, { onRows: (n) => progress.tick(n) });
+    } finally {
+      progress.done();
+    }
   }
   return verifyOutcome(report, checkpointNote);
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import { VERSION } from "./version.ts";
-import { STATE_DIR } from "../ledger/paths.ts";
+import { STATE_DIR } from "../layout.ts";
 import { resolve } from "../fs/path.ts";
 import { AgentTeamsError, KeyError, otherRefusal, UsageError } from "../errors.ts";
 import { readEnv } from "../env.ts";
@@ -220,12 +220,6 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
     if ((dashdash < 0 ? rest : rest.slice(0, dashdash)).includes("--help")) {
       io.stdout(commandHelp(spec));
       return 0;
-    }
-    if (!spec.built) {
-      throw new UsageError(
-        "NOT_IMPLEMENTED",
-        `\`${name}\` is not built yet in this version (planned: ${spec.plannedIn})`,
-      );
     }
     const parsed = parseArgs(rest, [...spec.flags, ...COMMON_FLAGS], spec.positionals);
     json = parsed.flags.json === true;

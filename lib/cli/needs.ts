@@ -8,7 +8,7 @@
 import { join, resolve } from "../fs/path.ts";
 import { KEY_ENV, keyDir } from "../crypto/keys.ts";
 import { type Needs, NO_NEEDS } from "../permissions.ts";
-import { STATE_DIR } from "../ledger/paths.ts";
+import { STATE_DIR } from "../layout.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { CONFINED_DIR_REL } from "../sandbox/operator_file.ts";
 import { runTmpParent } from "../sandbox/run_dir.ts";

@@ -23,7 +23,7 @@
  */
 import { type EntryKind, entryKind } from "../fs/entry.ts";
 import { dirname, join, resolve } from "../fs/path.ts";
-import { STATE_DIR } from "../ledger/paths.ts";
+import { STATE_DIR } from "../layout.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 
 /**

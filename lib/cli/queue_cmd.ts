@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { JsonObject } from "../canonical.ts";
+import type { JsonObject } from "../pycompat/canonical.ts";
 import { readRunnerPublicText } from "../crypto/keys.ts";
 import { sealPublicFromPem } from "../crypto/seal.ts";
 import { QueueError, UsageError } from "../errors.ts";
@@ -20,8 +20,8 @@ import {
   waitForResult,
   withdrawRequest,
 } from "../queue/client.ts";
-import { isRequestId } from "../queue/paths.ts";
-import { REQUEST_GRACE_S } from "../queue/request.ts";
+import { isRequestId } from "../queue/queue_paths.ts";
+import { REQUEST_GRACE_S } from "../queue/queued_request.ts";
 import { artifactOf } from "./policy_ctx.ts";
 import { waitSeconds } from "./queue_mode.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { JsonObject } from "../canonical.ts";
+import type { JsonObject } from "../pycompat/canonical.ts";
 import { KEY_ENV, keyDir, readRunnerPublicText, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
@@ -15,7 +15,7 @@ import { sealPublicFromPem } from "../crypto/seal.ts";
 import { QueueError, UsageError } from "../errors.ts";
 import { join, resolve } from "../fs/path.ts";
 import { type Needs, NO_NEEDS } from "../permissions.ts";
-import { queuePaths } from "../queue/paths.ts";
+import { queuePaths } from "../queue/queue_paths.ts";
 import { BRIEF_UNREADABLE_REASON, queueModeReason } from "../queue/mode.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import { artifactOf } from "./policy_ctx.ts";

@@ -7,7 +7,7 @@
 import { UsageError } from "../errors.ts";
 import { ARTIFACT_SCHEMAS, jsonSchemaOf, type SchemaName } from "../artifacts/artifact_schema.ts";
 import { briefJsonSchema } from "../policy/brief_schema.ts";
-import { requestJsonSchema } from "../queue/request.ts";
+import { requestJsonSchema } from "../queue/queued_request.ts";
 import { auditJsonSchema } from "../audit/report.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 

@@ -59,3 +59,133 @@ function escapeWhere(text: string, shown: (c: number) => boolean): string {
 export function oneLine(text: string): string {
   return escapeWhere(text.replaceAll("\\", "\\\\"), isControlOrFormat);
 }
+
+export { PROGRESS_ENV } from "../env.ts";
+
+/** Least time between two draws of the progress line. */
+export const PROGRESS_INTERVAL_MS = 100;
+
+/** Clears the line the cursor is on: back to its start, erase to its end. */
+export const CLEAR_LINE = "\r\x1b[K";
+
+/**
+ * Whether a command shows a progress line: only on a terminal (stderr), never with `--json`,
+ * never in CI (`CI` set to anything but empty, `0` or `false`), never on a `TERM=dumb`.
+ *
+ * @example
+ * ```ts
+ * import { progressWanted } from "./terminal.ts";
+ * progressWanted({ json: false, terminal: true, env: {} }); // true
+ * progressWanted({ json: false, terminal: true, env: { CI: "true" } }); // false
+ * ```
+ */
+export function progressWanted(
+  o: { json: boolean; terminal: boolean; env: Readonly<Record<string, string | undefined>> },
+): boolean {
+  if (o.json || !o.terminal) return false;
+  const ci = (o.env.CI ?? "").trim().toLowerCase();
+  if (ci !== "" && ci !== "0" && ci !== "false") return false;
+  return o.env.TERM !== "dumb";
+}
+
+/**
+ * One progress line's text: the label, the count and the rate per second.
+ *
+ * @example
+ * ```ts
+ * import { progressText } from "./terminal.ts";
+ * progressText("ledger verify", 25000, "rows", 500); // "ledger verify: 25,000 rows (50,000/s)"
+ * ```
+ */
+export function progressText(label: string, count: number, unit: string, ms: number): string {
+  const n = (x: number) => Math.round(x).toLocaleString("en-US");
+  const rate = ms > 0 ? ` (${n((count * 1000) / ms)}/s)` : "";
+  return `${label}: ${n(count)} ${unit}${rate}`;
+}
+
+/** A progress line: `tick` with the count so far, `done` at the end (it clears the line). */
+export interface Progress {
+  /** The count so far; drawn when at least {@link PROGRESS_INTERVAL_MS} passed since the last. */
+  tick(count: number): void;
+  /** Clears the line, if one was drawn; later ticks draw nothing. */
+  done(): void;
+}
+
+/** A progress line that draws nothing. */
+export const NO_PROGRESS: Progress = Object.freeze({ tick: () => {}, done: () => {} });
+
+/**
+ * A progress line on `write` (the terminal's stderr): the first tick is drawn at once, later ones
+ * at most every {@link PROGRESS_INTERVAL_MS}, each over the last (`\r`, erase the line); `done`
+ * clears it, so the command's own output starts on a clean line. With `enabled` false (see
+ * {@link progressWanted}) nothing is ever written.
+ *
+ * @example
+ * ```ts
+ * import { progressLine } from "./terminal.ts";
+ * const out: string[] = [];
+ * const p = progressLine({ label: "audit", unit: "files", enabled: true, write: (t) => out.push(t) });
+ * p.tick(1);
+ * p.done();
+ * out; // ["\r\x1b[Kaudit: 1 files", "\r\x1b[K"]
+ * ```
+ */
+export function progressLine(o: {
+  readonly label: string;
+  readonly unit: string;
+  readonly enabled: boolean;
+  readonly write: (text: string) => void;
+  readonly now?: () => number;
+}): Progress {
+  if (!o.enabled) return NO_PROGRESS;
+  const now = o.now ?? (() => performance.now());
+  const start = now();
+  let last: number | null = null;
+  let over = false;
+  return {
+    tick(count) {
+      if (over) return;
+      const t = now();
+      if (last !== null && t - last < PROGRESS_INTERVAL_MS) return;
+      last = t;
+      o.write(CLEAR_LINE + oneLine(progressText(o.label, count, o.unit, t - start)));
+    },
+    done() {
+      if (over) return;
+      over = true;
+      if (last !== null) o.write(CLEAR_LINE);
+    },
+  };
+}
+
+/**
+ * The progress line of a command run by a person: on stderr when {@link progressWanted} says
+ * so (stderr a terminal, no `--json`, not CI), else one that draws nothing.
+ *
+ * @example
+ * ```ts
+ * import { stderrProgress } from "./terminal.ts";
+ * const p = stderrProgress("audit", "files", { json: true, env: {} }); // draws nothing
+ * p.tick(10);
+ * p.done();
+ * ```
+ */
+export function stderrProgress(
+  label: string,
+  unit: string,
+  ctx: { readonly json: boolean; readonly env: Readonly<Record<string, string | undefined>> },
+): Progress {
+  const enc = new TextEncoder();
+  return progressLine({
+    label,
+    unit,
+    enabled: progressWanted({ json: ctx.json, terminal: Deno.stderr.isTerminal(), env: ctx.env }),
+    write: (text) => {
+      try {
+        Deno.stderr.writeSync(enc.encode(text));
+      } catch {
+        // A closed terminal: the progress line is not worth failing the command for.
+      }
+    },
+  });
+}

@@ -9,6 +9,7 @@ import { checkWaiver, issueWaiver, verifyWaivers } from "../authz/waivers.ts";
 import { operatorSigner } from "../authz/signed.ts";
 import {
   findingsOutcome,
+  keepTriadIndex,
   maxUsesFlag,
   positional,
   problemOutcome,
@@ -94,6 +95,7 @@ export async function waiverIssue(ctx: Ctx): Promise<Outcome> {
     reasonCode: requiredFlag(ctx, "reason"),
     conditionsVerified: stringFlag(ctx, "conditions-verified") ?? undefined,
   }, { ...await triadContext(ctx), signer });
+  await keepTriadIndex(ctx, "waivers");
   return {
     exit: 0,
     text: `issued waiver ${rec.waiver_id} for ${rec.action_reviewed} (${rec.max_uses} use(s), ` +

@@ -25,7 +25,8 @@ let shared: WasmSha256 | null = null;
 
 /**
  * The first row (0-based) whose `prev` is not the SHA-256 of the previous row's payload (the
- * first row's `prev` must be empty), or `null` when the chain holds. `prevs[i]` is compared as
+ * first row's `prev` must be `first`: empty for a whole table, the hash of the row before for a
+ * table's continuation), or `null` when the chain holds. `prevs[i]` is compared as
  * given (the caller trims it); `payloads` and `prevs` have one entry per row.
  *
  * @example
@@ -38,10 +39,11 @@ let shared: WasmSha256 | null = null;
 export function firstChainBreak(
   payloads: readonly string[],
   prevs: readonly string[],
+  first = "",
 ): number | null {
   const n = payloads.length;
   if (n === 0) return null;
-  if (prevs[0] !== "") return 0;
+  if (prevs[0] !== first) return 0;
   shared ??= WasmSha256.create();
   const w = shared;
   let prevHash: string | null = null; // the last row's hash, for a batch checked in JS

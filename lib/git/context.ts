@@ -24,7 +24,7 @@ import { readWholeFileSync } from "../fs/read_at.ts";
 import { childEnv } from "../process/child_env.ts";
 import { type IndexEntry, parseIndex } from "./index_file.ts";
 import { parseStatusZ, type StatusEntry } from "./status_z.ts";
-import { gitVersionProblem } from "./version.ts";
+import { gitVersionProblem } from "./git_version.ts";
 import { utf8Bytes } from "./path_bytes.ts";
 import { diskFs, resolveProgram } from "../process/resolve_program.ts";
 import { within } from "../fs/within.ts";

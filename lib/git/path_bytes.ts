@@ -125,5 +125,5 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
-/** Sorts strings by Unicode code point (one implementation: lib/canonical.ts). */
-export { compareCodePoints } from "../canonical.ts";
+/** Sorts strings by Unicode code point (one implementation: lib/pycompat/canonical.ts). */
+export { compareCodePoints } from "../pycompat/canonical.ts";

@@ -31,7 +31,7 @@ import {
   readStateFileSync,
   type StatePaths,
   statePaths,
-} from "./paths.ts";
+} from "../layout.ts";
 import { HeadFormatError, headText, headVerifies, parseHead } from "./head.ts";
 import {
   checkBody,
@@ -42,7 +42,7 @@ import {
   signRow,
   utcSeconds,
 } from "./row.ts";
-import { withFileLock } from "./lock.ts";
+import { withFileLock } from "./ledger_lock.ts";
 import { readAtSync } from "../fs/read_at.ts";
 
 /** Options of {@link appendRow}. */
@@ -106,7 +106,7 @@ function dispatchStoreHasRows(paths: StatePaths): boolean {
  * @example
  * ```ts
  * import { checkTail } from "./append.ts";
- * import { statePaths } from "./paths.ts";
+ * import { statePaths } from "../layout.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * checkTail(null, statePaths(root), new HmacKey(new Uint8Array([1])));

@@ -15,7 +15,7 @@
  * ```
  * @module
  */
-import { canonical } from "../canonical.ts";
+import { canonical } from "../pycompat/canonical.ts";
 import { keyIdOfKey, signHex, verifyHex } from "../crypto/ed25519.ts";
 import { HeadFormatError, parseHead } from "./head.ts";
 import { checkLedgerBytes, type RowChecks } from "./verify_rows.ts";

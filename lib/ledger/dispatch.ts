@@ -24,46 +24,31 @@
  * ```
  * @module
  */
-import { canonical } from "../canonical.ts";
+import { canonical } from "../pycompat/canonical.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import { DispatchError, LedgerError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { appendRow } from "./append.ts";
-import { withFileLock } from "./lock.ts";
+import { withFileLock } from "./ledger_lock.ts";
 import {
   checkStatePath,
   ensureStateDir,
-  MAX_DISPATCH_STORE_BYTES,
+  slugProblem,
   type StatePaths,
   statePaths,
-} from "./paths.ts";
+} from "../layout.ts";
 import { lineVerifies, utcSeconds } from "./row.ts";
 import { dispatchTag } from "./dispatch_acts.ts";
 
+/** Largest dispatch store read into memory (by key holders, the run guard and `verify` alike). */
+export const MAX_DISPATCH_STORE_BYTES = 256 * 1024 * 1024;
 /** Hours a dispatch lives. */
 export const DISPATCH_TTL_HOURS = 24;
 /** Uses (acting artifacts) per dispatch. */
 export const DISPATCH_MAX_USES = 25;
 /** Attempts (validated arrivals) per dispatch: four times the use cap. */
 export const DISPATCH_MAX_ATTEMPTS = 100;
-/** Agent slugs. */
-export const SLUG_RE = /^[a-z0-9][a-z0-9-]*$/;
-
-/**
- * Why `agent` is no agent slug, or `null`: the one slug rule, for the library and the CLI.
- *
- * @example
- * ```ts
- * import { slugProblem } from "./dispatch.ts";
- * slugProblem("worker"); // null
- * slugProblem("Bad Slug"); // 'agent slug "Bad Slug" must match ^[a-z0-9][a-z0-9-]*$'
- * ```
- */
-export function slugProblem(agent: unknown): string | null {
-  if (typeof agent === "string" && SLUG_RE.test(agent)) return null;
-  return `agent slug ${JSON.stringify(agent)} must match ^[a-z0-9][a-z0-9-]*$`;
-}
 /** Nonces. */
 export const NONCE_RE = /^[0-9a-f]{32}$/;
 

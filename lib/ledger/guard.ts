@@ -43,14 +43,9 @@ import { LedgerError } from "../errors.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { withLedgerLock } from "./append.ts";
-import { withFileLock } from "./lock.ts";
-import { expiresAt, judgeStoreLine, parseStore } from "./dispatch.ts";
-import {
-  checkStatePath,
-  MAX_DISPATCH_STORE_BYTES,
-  readStateFileSync,
-  statePaths,
-} from "./paths.ts";
+import { withFileLock } from "./ledger_lock.ts";
+import { expiresAt, judgeStoreLine, MAX_DISPATCH_STORE_BYTES, parseStore } from "./dispatch.ts";
+import { checkStatePath, readStateFileSync, statePaths } from "../layout.ts";
 import { judgeRow } from "./row.ts";
 
 /** The shared stores as an act found them. */

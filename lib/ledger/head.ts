@@ -12,7 +12,7 @@
  * ```
  * @module
  */
-import { canonical } from "../canonical.ts";
+import { canonical } from "../pycompat/canonical.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 
 /** A parsed head (not yet authenticated). */

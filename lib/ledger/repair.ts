@@ -15,8 +15,8 @@
  */
 import { LedgerError } from "../errors.ts";
 import { sha256Hex } from "../crypto/hash.ts";
-import { checkStatePath, statePaths } from "./paths.ts";
-import { withFileLock } from "./lock.ts";
+import { checkStatePath, statePaths } from "../layout.ts";
+import { withFileLock } from "./ledger_lock.ts";
 import { type AppendResult, checkTail, type TailState, writeRowLocked } from "./append.ts";
 import { type VerifyKey, verifyLedgerUnderLock } from "./verify.ts";
 import { readAtSync } from "../fs/read_at.ts";

@@ -15,7 +15,7 @@
  * ```
  * @module
  */
-import { canonical, type JsonObject, type JsonValue } from "../canonical.ts";
+import { canonical, type JsonObject, type JsonValue } from "../pycompat/canonical.ts";
 import { LedgerError } from "../errors.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import {

@@ -42,7 +42,7 @@
 import type { HmacKey } from "../crypto/hash.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { LedgerError } from "../errors.ts";
-import { statePaths } from "./paths.ts";
+import { statePaths } from "../layout.ts";
 import { type LedgerSnapshot, takeLedgerSnapshot } from "./verify_snapshot.ts";
 import { type Head, HeadFormatError, headVerifies, parseHead } from "./head.ts";
 import {
@@ -496,7 +496,12 @@ export function readLedgerTexts(root: string): LedgerTexts {
 }
 
 /** Streams the snapshot's bytes of the ledger through the row checker (positional reads). */
-function streamSnapshot(snap: LedgerSnapshot, key: Uint8Array, retain: boolean): RowChecks {
+function streamSnapshot(
+  snap: LedgerSnapshot,
+  key: Uint8Array,
+  retain: boolean,
+  onRows?: (rows: number) => void,
+): RowChecks {
   const file = snap.file as Deno.FsFile;
   let at = 0;
   return checkRowsStream(
@@ -506,7 +511,7 @@ function streamSnapshot(snap: LedgerSnapshot, key: Uint8Array, retain: boolean):
       return n;
     },
     key,
-    { retain },
+    { retain, onRows },
   );
 }
 
@@ -542,12 +547,16 @@ function rereadLedger(
 }
 
 /** Judges a snapshot, then closes it. */
-function verifySnapshot(snap: LedgerSnapshot, key: VerifyKey): VerifyReport {
+function verifySnapshot(
+  snap: LedgerSnapshot,
+  key: VerifyKey,
+  onRows?: (rows: number) => void,
+): VerifyReport {
   try {
     if (snap.file === null) {
       return assessLedger({ ledger: null, head: snap.head, dispatches: snap.dispatches }, key);
     }
-    let checks = streamSnapshot(snap, key.bytes, false);
+    let checks = streamSnapshot(snap, key.bytes, false, onRows);
     if (needsChainDetail(checks)) checks = streamSnapshot(snap, key.bytes, true);
     const dispatches = snap.dispatches;
     const again = rereadLedger(snap.file, checks, dispatches?.includes('"max_uses"') ?? false);
@@ -584,8 +593,12 @@ function verifySnapshot(snap: LedgerSnapshot, key: VerifyKey): VerifyReport {
  * verifyLedgerAt(Deno.makeTempDirSync(), { bytes, hmac: new HmacKey(bytes) }).ok; // true
  * ```
  */
-export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
-  return verifySnapshot(takeLedgerSnapshot(root), key);
+export function verifyLedgerAt(
+  root: string,
+  key: VerifyKey,
+  opts: { readonly onRows?: (rows: number) => void } = {},
+): VerifyReport {
+  return verifySnapshot(takeLedgerSnapshot(root), key, opts.onRows);
 }
 
 /**
@@ -598,7 +611,7 @@ export function verifyLedgerAt(root: string, key: VerifyKey): VerifyReport {
  * @example
  * ```ts
  * import { verifyLedgerUnderLock } from "./verify.ts";
- * import { withFileLock } from "./lock.ts";
+ * import { withFileLock } from "./ledger_lock.ts";
  * import { appendRow } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const bytes = new Uint8Array([1]);

@@ -120,7 +120,7 @@ class Grow {
 export function checkRowsStream(
   read: ReadFn,
   key: Uint8Array,
-  opts: { retain: boolean },
+  opts: { retain: boolean; onRows?: (rows: number) => void },
 ): RowChecks {
   const w = WasmSha256.create();
   w.setKey(key);
@@ -183,6 +183,7 @@ export function checkRowsStream(
     mem.copyWithin(lastHashAt, lastAt, lastAt + 64);
     batchStart += batch;
     batch = 0;
+    opts.onRows?.(batchStart);
   };
 
   const addRow = (s: number, e: number, tooLong: boolean) => {

@@ -49,13 +49,8 @@
 import { FsSafetyError, LedgerError } from "../errors.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
-import {
-  checkStatePath,
-  MAX_DISPATCH_STORE_BYTES,
-  readStateFileSync,
-  type StatePaths,
-  statePaths,
-} from "./paths.ts";
+import { checkStatePath, readStateFileSync, type StatePaths, statePaths } from "../layout.ts";
+import { MAX_DISPATCH_STORE_BYTES } from "./dispatch.ts";
 
 /** How many times a read is tried again (a file replaced mid-read, a lock file swapped). */
 export const SNAPSHOT_ATTEMPTS = 8;

@@ -12,6 +12,7 @@
  * ```
  * @module
  */
+import { SLUG_RE } from "../layout.ts";
 
 /** The brief's policy fields, read and validated by this module. */
 export const POLICY_FIELDS: readonly string[] = Object.freeze([
@@ -82,8 +83,8 @@ export const MCP_RUNNER_TOOLS: readonly string[] = Object.freeze([
   "read_file_hashed",
 ]);
 
-/** An agent slug, as in `agent_policies`, `confined_programs` and `mcp_grants` keys. */
-export const AGENT_SLUG = /^[a-z0-9][a-z0-9-]*$/;
+/** An agent slug, as in `agent_policies`, `confined_programs` and `mcp_grants` keys (the one slug rule). */
+export const AGENT_SLUG: RegExp = SLUG_RE;
 
 /** A gate name (a `proposal_gates` key). */
 export const GATE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;

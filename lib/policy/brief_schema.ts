@@ -28,6 +28,7 @@ import {
   record,
   type ShapeResult,
   string,
+  union,
 } from "../json/shape.ts";
 import { IGNORED_BRIEF_FIELDS, KNOWN_FRAMEWORKS, MCP_RUNNER_TOOLS } from "./brief_fields.ts";
 import { MAX_COMMAND_TIMEOUT } from "./types.ts";
@@ -43,13 +44,21 @@ export const CommandEntrySchema = object({
   writes: optional(array(nonEmpty)),
   stdin_gates: optional(array(nonEmpty)),
   timeout: optional(int({ min: 1, max: MAX_COMMAND_TIMEOUT })),
-  network: optional(boolean()),
+  // `true` shares the host network; a list of domains allows only those, through the run's proxy
+  // (network_rules.ts decides what a rule may be; lint.ts reports a bad one).
+  network: optional(union([boolean(), array(nonEmpty, { max: 256 })])),
 });
 
 /** `agent_policies.<agent>`. */
 export const AgentPolicySchema = object({
   write_scopes: optional(array(string())),
   commands: optional(array(CommandEntrySchema)),
+  /**
+   * Who may have a nonce issued for the agent: `queue` (default: any request on the runner's
+   * orchestrator channel, so any session that can write the queue) or `operator` (only the
+   * operator, `agentteams dispatch --direct` with the key; the runner refuses the queue's).
+   */
+  dispatch: optional(oneOf(["queue", "operator"])),
 });
 
 /** `proposal_gates.<name>`. */

@@ -19,6 +19,8 @@
 import type { CompiledArgs } from "./lint.ts";
 import { normalizeCwd } from "./pattern_rules.ts";
 import type { RawCommandEntry, RawPolicy } from "./brief_schema.ts";
+import { PolicyError } from "../errors.ts";
+import { type NetworkRule, parseNetworkRules } from "./network_rules.ts";
 import {
   type AgentPolicy,
   type CommandEntry,
@@ -50,6 +52,13 @@ function frozenMap<T>(entries: [string, T][]): Readonly<Record<string, T>> {
   return Object.freeze(out);
 }
 
+/** A network list `lintPolicy` already checked: parsing it again cannot fail. */
+function allowList(sources: readonly string[]): readonly NetworkRule[] {
+  const parsed = parseNetworkRules(sources);
+  if (!parsed.ok) throw new PolicyError("POLICY_LINT", parsed.problem);
+  return frozenList(parsed.rules);
+}
+
 function command(entry: RawCommandEntry, patterns: readonly RegExp[]): CommandEntry {
   return Object.freeze({
     prefix: frozenList(entry.prefix),
@@ -60,7 +69,8 @@ function command(entry: RawCommandEntry, patterns: readonly RegExp[]): CommandEn
     writes: frozenList(entry.writes ?? []),
     stdinGates: entry.stdin_gates === undefined ? null : frozenList(entry.stdin_gates),
     timeout: entry.timeout ?? DEFAULT_COMMAND_TIMEOUT,
-    network: entry.network ?? false,
+    network: entry.network === true,
+    networkAllow: Array.isArray(entry.network) ? allowList(entry.network) : null,
   });
 }
 
@@ -83,6 +93,7 @@ export function compilePolicy(raw: RawPolicy, args: CompiledArgs, meta: BriefMet
         Object.freeze({
           writeScopes: frozenList(pol.write_scopes ?? []),
           commands: frozenList((pol.commands ?? []).map((c, i) => command(c, patterns[i] ?? []))),
+          ...(pol.dispatch !== undefined ? { dispatch: pol.dispatch } : {}),
         }),
       ];
     }),

@@ -124,9 +124,21 @@ const ANYWHERE_FIRST: ReadonlySet<string> = new Set(
   CONTROL_PLANE.filter((e) => e.where === "anywhere").map((e) => e.name[0]),
 );
 
-const RUNTIME: ReadonlySet<string> = new Set(
+/**
+ * The runner's runtime folders at the project root (the queue, the status folder): what the
+ * sessions and the runner write while commands run, and what `agentteams init` git-ignores.
+ *
+ * @example
+ * ```ts
+ * import { RUNTIME_FOLDERS } from "./control_plane.ts";
+ * RUNTIME_FOLDERS; // [".agentteams-queue", ".agentteams-status"]
+ * ```
+ */
+export const RUNTIME_FOLDERS: readonly string[] = Object.freeze(
   CONTROL_PLANE.filter((e) => e.runtime === true).map((e) => e.name),
 );
+
+const RUNTIME: ReadonlySet<string> = new Set(RUNTIME_FOLDERS);
 
 /**
  * Whether a project-relative path lies in a folder the sessions and the runner write while

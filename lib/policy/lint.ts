@@ -39,13 +39,15 @@
 
 import { PolicyError } from "../errors.ts";
 import { AGENT_SLUG, GATE_NAME, RESERVED_CONFINED_KEYS } from "./brief_fields.ts";
-import { fnmatch, protectedMatch } from "./fnmatch.ts";
+import { fnmatch } from "../pycompat/fnmatch.ts";
+import { protectedMatch } from "./protected_match.ts";
 import { errorAt, type JsonPath, type JsonSource } from "./json_source.ts";
 import { cwdProblem, matchPatternProblem, writesGlobProblem } from "./pattern_rules.ts";
 import { probeArgPattern } from "./probes.ts";
 import { programProblem } from "./program_rules.ts";
-import { compileArgPattern } from "./pyre.ts";
+import { compileArgPattern } from "../pycompat/pyre.ts";
 import type { RawPolicy } from "./brief_schema.ts";
+import { parseNetworkRule } from "./network_rules.ts";
 import {
   inWriteScopes,
   isLiteralScope,
@@ -245,6 +247,15 @@ function checkCommands(
         }
       })
     );
+    const network = entry.network;
+    if (Array.isArray(network)) {
+      network.forEach((rule, i) =>
+        unit(() => {
+          const r = parseNetworkRule(rule);
+          if (!r.ok) throw lint(src, [...base, "network", i], r.problem);
+        })
+      );
+    }
     if (entry.stdin_gates !== undefined) {
       unit(() => {
         if (entry.stdin_gates?.length === 0) {

@@ -16,7 +16,9 @@ export * from "./types.ts";
 export * from "./control_plane.ts";
 export { defaultBriefPath, loadPolicy, MAX_BRIEF_BYTES, readBriefBytes } from "./brief.ts";
 export type { UnreadableReason } from "./brief.ts";
-export { briefRelative, parsePolicy } from "./parse.ts";
+export { briefFindings, briefRelative, parsePolicy } from "./parse.ts";
+export { briefTemplate, type FoundAgent } from "./brief_template.ts";
+export { mergeDenyRules } from "./session_settings_merge.ts";
 export type { ParsePolicyOptions } from "./parse.ts";
 export {
   AGENT_SLUG,
@@ -31,14 +33,15 @@ export {
 export { DEFAULT_BRIEF_NAMES, lintPolicy } from "./lint.ts";
 export type { CompiledArgs } from "./lint.ts";
 export { inWriteScopes, scopeMatches, scopePatternProblem } from "./scope.ts";
-export { fnmatch, fnmatchCase, hasWildcard, protectedMatch } from "./fnmatch.ts";
+export { fnmatch, fnmatchCase, hasWildcard } from "../pycompat/fnmatch.ts";
+export { protectedMatch } from "./protected_match.ts";
 export { entryWritesCover, type GlobMatch, protectedWriteRefused } from "./owned_writes.ts";
 export {
   compileArgPattern,
   MAX_ARG_PATTERN_LENGTH,
   MAX_REPEAT_COUNT,
   translatePythonRegex,
-} from "./pyre.ts";
+} from "../pycompat/pyre.ts";
 export { PROBE_FORMS, PROBE_STEMS, probeArgPattern, probeStrings } from "./probes.ts";
 export type { ProbeForm, ProbeHit, ProbeKind } from "./probes.ts";
 export { LAUNCHERS, programBaseName, programProblem, SHELLS } from "./program_rules.ts";
@@ -56,3 +59,24 @@ export {
   positionAt,
 } from "./json_source.ts";
 export type { JsonPath, JsonSource, Position } from "./json_source.ts";
+export { agentPolicyOf, unknownAgentMessage } from "./agents.ts";
+export { checkBrief } from "./brief.ts";
+export { briefJsonSchema } from "./brief_schema.ts";
+export { literalDirScopeHint, literalScopeAbove } from "./scope.ts";
+export {
+  SESSION_SETTINGS_FILES,
+  sessionSettingsFindings,
+  type SessionSettingsInput,
+  type SettingsFinding,
+  type SettingsText,
+  writeDenied,
+} from "./session_settings.ts";
+export { MAX_SETTINGS_BYTES, readSessionSettings } from "./session_settings_read.ts";
+export {
+  DEFAULT_PORTS,
+  hostAllowed,
+  type NetworkRule,
+  normalizeHost,
+  parseNetworkRule,
+  parseNetworkRules,
+} from "./network_rules.ts";

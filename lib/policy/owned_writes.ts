@@ -20,7 +20,7 @@
  * @module
  */
 
-import { fnmatchCase } from "./fnmatch.ts";
+import { fnmatchCase } from "../pycompat/fnmatch.ts";
 
 /** A glob matcher called with both arguments lower-cased (fnmatch: `*` crosses `/`). */
 export type GlobMatch = (rel: string, glob: string) => boolean;

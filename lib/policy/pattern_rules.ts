@@ -17,7 +17,7 @@
  */
 
 import { patternNamesControlPlane } from "./control_plane.ts";
-import { hasWildcard } from "./fnmatch.ts";
+import { hasWildcard } from "../pycompat/fnmatch.ts";
 import { normalizeRel, REL_PATH_PROBLEMS, relPathProblem, segmentProblem } from "../fs/rel_path.ts";
 
 /**

@@ -12,7 +12,7 @@
  * @example
  * ```ts
  * import { probeArgPattern } from "./probes.ts";
- * import { compileArgPattern } from "./pyre.ts";
+ * import { compileArgPattern } from "../pycompat/pyre.ts";
  * probeArgPattern(compileArgPattern(".+\\.lean"))?.sample; // "../x.lean"
  * probeArgPattern(compileArgPattern("[A-Z][A-Za-z0-9]*\\.lean")); // null
  * ```

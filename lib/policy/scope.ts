@@ -26,7 +26,7 @@
  */
 
 import { patternNamesControlPlane } from "./control_plane.ts";
-import { fnmatchCase, hasWildcard } from "./fnmatch.ts";
+import { fnmatchCase, hasWildcard } from "../pycompat/fnmatch.ts";
 import { commonPathProblem } from "./pattern_rules.ts";
 import { isPlainRel, segmentProblem } from "../fs/rel_path.ts";
 

@@ -41,7 +41,7 @@
 import { dirname, join, normalize, relative } from "../fs/path.ts";
 import { overlaps, within } from "../fs/within.ts";
 import { type JsonPath, JsonReadError, type Position, readJson } from "../json/reader.ts";
-import { fnmatchCase, hasWildcard } from "./fnmatch.ts";
+import { fnmatchCase, hasWildcard } from "../pycompat/fnmatch.ts";
 
 /** The project settings files the check reads, relative to the project root, in Claude's order. */
 export const SESSION_SETTINGS_FILES: readonly string[] = Object.freeze([
@@ -63,7 +63,8 @@ export type SettingsFindingCode =
   | "SETTINGS_SHAPE"
   | "SETTINGS_WRITE_RULE"
   | "SETTINGS_REOPENED"
-  | "SETTINGS_HOOKS";
+  | "SETTINGS_HOOKS"
+  | "SETTINGS_EXTRA_AGENTS";
 
 /** Which way a required rule denies. */
 export type DenyKind = "read-deny" | "write-deny";
@@ -84,6 +85,12 @@ export interface SettingsFinding {
   readonly position: Position | null;
   /** One sentence: what is wrong and what to do. */
   readonly message: string;
+  /**
+   * The finding leaves a trust root writable to sessions (its write-deny rule is missing, or a
+   * sandbox entry re-opens it): `doctor` fails and `serve` refuses to start on it, where the
+   * other findings are warnings (`lib/runner/preflight.ts`). Absent: `false`.
+   */
+  readonly trustRoot?: boolean;
 }
 
 /** A settings file as read: its absolute path and its text (`null`: present but unreadable). */
@@ -153,6 +160,8 @@ interface Requirement {
   readonly file: string;
   /** The directory it is about: an entry at or below it that allows the tool re-opens it. */
   readonly scope: string;
+  /** A trust root's rule (issue 22): its findings are {@link SettingsFinding.trustRoot}. */
+  readonly trustRoot?: boolean;
 }
 
 /** A parsed settings file: its deny, allow and sandbox entries with their positions. */
@@ -256,6 +265,7 @@ function trustRequirements(
       scope: join(root, "references"),
       rule: "Edit(./references/**)",
       file: SHARED_FILE,
+      trustRoot: true,
     },
     {
       kind: "write-deny",
@@ -265,6 +275,7 @@ function trustRequirements(
       scope: join(root, ".claude"),
       rule: "Edit(./.claude/**)",
       file: SHARED_FILE,
+      trustRoot: true,
     },
     ...briefRequirement(input),
   ];
@@ -282,6 +293,7 @@ function briefRequirement(input: SessionSettingsInput): Requirement[] {
     scope: brief,
     rule: `Edit(./${rel})`,
     file: SHARED_FILE,
+    trustRoot: true,
   }];
 }
 
@@ -476,9 +488,10 @@ function parseSettings(
       });
     }
   }
+  const locate = (path: JsonPath) => doc.locate(path);
   return {
     parsed: { rel, anchor, deny, opening },
-    findings: hookFindings(v, rel, (path) => doc.locate(path)),
+    findings: [...hookFindings(v, rel, locate), ...extraAgentFindings(v, rel, locate)],
   };
 }
 
@@ -512,6 +525,59 @@ function hookFindings(
       `commands around every agent's tool calls, whatever its tools: say, so no agent of this ` +
       `session is proven read-only; remove "hooks" from ${rel}`,
   }];
+}
+
+/**
+ * What makes Claude Code load agents from outside the project's `.claude/agents/` folders, which
+ * the audit does not read (Claude Code 2.1.42 `cli.js` and 2.1.332's bundled JavaScript):
+ * `enabledPlugins` (a plugin's `agents/` folder, its hooks and MCP servers; an entry counts unless
+ * it is `false`), `extraKnownMarketplaces` (the project's marketplaces, offered for install), and
+ * `permissions.additionalDirectories` (each one's `.claude/agents/` is loaded as project agents,
+ * 2.1.332 `OVe`). Each is reported (`SETTINGS_EXTRA_AGENTS`): an error for the audit under the
+ * switch, a warning for `doctor` and `serve`.
+ */
+function extraAgentFindings(
+  v: Record<string, unknown>,
+  rel: string,
+  locate: (path: JsonPath) => Position,
+): SettingsFinding[] {
+  const out: SettingsFinding[] = [];
+  const report = (path: JsonPath, what: string) => {
+    const position = locate(path);
+    out.push({
+      code: "SETTINGS_EXTRA_AGENTS",
+      kind: null,
+      rule: null,
+      file: rel,
+      add: null,
+      position,
+      message: `${rel}:${position.line}:${position.column}: "${path.join(".")}" ${what}, which ` +
+        `the audit does not read, so no agent of this session is proven read-only; remove it ` +
+        `from ${rel} (or audit those agents where they live and keep them out of this project)`,
+    });
+  };
+  const plugins = v.enabledPlugins;
+  if (isRecord(plugins) && Object.values(plugins).some((x) => x !== false && x !== undefined)) {
+    report(["enabledPlugins"], "enables plugins, whose agents (any tools), hooks and servers load");
+  } else if (plugins !== undefined && plugins !== null && !isRecord(plugins)) {
+    report(["enabledPlugins"], "is not an object the check can read (plugins may load)");
+  }
+  const markets = v.extraKnownMarketplaces;
+  if (
+    markets !== undefined && markets !== null &&
+    !(isRecord(markets) && Object.keys(markets).length === 0)
+  ) {
+    report(["extraKnownMarketplaces"], "offers plugin marketplaces, whose plugins bring agents");
+  }
+  const perms = v.permissions;
+  const dirs = isRecord(perms) ? perms.additionalDirectories : undefined;
+  if (dirs !== undefined && dirs !== null && !(Array.isArray(dirs) && dirs.length === 0)) {
+    report(
+      ["permissions", "additionalDirectories"],
+      "adds working directories, whose .claude/agents/ Claude Code loads as project agents",
+    );
+  }
+  return out;
 }
 
 /** A deny rule as read: its tool and absolute segments (`all`: a bare tool; `null`: unreadable). */
@@ -552,7 +618,8 @@ function deniedBy(denies: readonly DenyRule[], tool: string, t: Target): boolean
 
 /**
  * Whether the settings deny every session writing `abs` (a file, or with `subtree` a directory
- * and all below it): an `Edit(...)` deny rule in a file Claude Code reads covers it. What "a
+ * and all below it): an `Edit(...)` deny rule in a file Claude Code reads covers it, and no
+ * `sandbox.filesystem.allowWrite` entry re-opens it to sandboxed commands. What "a
  * session cannot write it" is checked as, with the control plane's coverage
  * (`lib/authz/trust.ts`). Pure; a file Claude Code would ignore denies nothing.
  *
@@ -575,8 +642,22 @@ export function writeDenied(
     const r = parseSettings(s, input.root);
     if (r.parsed !== null) parsed.push(r.parsed);
   }
-  const { denies } = denyRules(input, parsed);
-  return deniedBy(denies, "Edit", { abs, segs: pathSegments(abs), subtree });
+  const { denies, segmentsOf } = denyRules(input, parsed);
+  if (!deniedBy(denies, "Edit", { abs, segs: pathSegments(abs), subtree })) return false;
+  // A `sandbox.filesystem.allowWrite` entry over it re-opens it to sandboxed commands: one the
+  // check cannot read, or that overlaps the path at all, leaves it writable (fail closed; doctor
+  // reports it as SETTINGS_REOPENED).
+  return !parsed.some((p) =>
+    p.opening.some((o) => {
+      if (o.list !== "sandbox.filesystem.allowWrite") return false;
+      const m = TOOL_RULE.exec(o.value.trim());
+      if (m === null || m[2] === undefined) return true;
+      return [p.anchor, join(p.anchor, ".claude")].some((anchor) => {
+        const segs = segmentsOf(m[2], anchor);
+        return segs === null || overlaps(literalPrefix(segs), abs);
+      });
+    })
+  );
 }
 
 /** The tool a rule's kind must name (`Read` reads; `Edit` covers every file-editing tool). */
@@ -644,6 +725,7 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
         position: null,
         message: `no ${req.kind} rule for ${req.what}: add ${req.rule} to "permissions.deny" ` +
           `in ${req.file}${pattern}`,
+        ...(req.trustRoot === true ? { trustRoot: true } : {}),
       });
     }
     // A Write(...) rule over the target: accepted by Claude Code, never checked.
@@ -708,6 +790,8 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
           message: `${p.rel}:${o.position.line}:${o.position.column}: ${o.list} entry ` +
             `${JSON.stringify(m[2] ?? o.value)} reaches what ${req.rule} denies; ${why}: ` +
             `remove it`,
+          // A sandbox entry really re-opens a trust root to sandboxed commands.
+          ...(sandbox && req.trustRoot === true ? { trustRoot: true } : {}),
         });
       }
     }

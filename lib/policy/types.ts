@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { NetworkRule } from "./network_rules.ts";
 
 /** `write_policy`: only `orchestrator-only` turns the switch on. */
 export type WritePolicy = "default" | "orchestrator-only";
@@ -31,8 +32,13 @@ export interface CommandEntry {
   readonly stdinGates: readonly string[] | null;
   /** Seconds, 1..7200 (default 600). */
   readonly timeout: number;
-  /** Network inside the sandbox (default false). */
+  /** The host network shared inside the sandbox (`network: true`; default false). */
   readonly network: boolean;
+  /**
+   * `network: [...]`: the only names the command may reach, through the run's proxy (its own
+   * network namespace otherwise has no route out); `null` without a list.
+   */
+  readonly networkAllow: readonly NetworkRule[] | null;
 }
 
 /** `agent_policies.<agent>`. */
@@ -41,6 +47,11 @@ export interface AgentPolicy {
   readonly writeScopes: readonly string[];
   /** Allowlisted command shapes. */
   readonly commands: readonly CommandEntry[];
+  /**
+   * `operator`: a nonce for the agent is issued only to the operator (`dispatch --direct`), never
+   * through the runner's queue (`DISPATCH_OPERATOR_ONLY`); absent or `queue`: through either.
+   */
+  readonly dispatch?: "queue" | "operator";
 }
 
 /** `proposal_gates.<name>`. */

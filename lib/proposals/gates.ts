@@ -17,7 +17,7 @@
 import { hiddenFromConfined } from "../sandbox/hidden.ts";
 import { basename } from "../fs/path.ts";
 import { ProposalError } from "../errors.ts";
-import { fnmatch } from "../policy/fnmatch.ts";
+import { fnmatch } from "../pycompat/fnmatch.ts";
 import { GATE_TIMEOUT, type GateDef, type Policy } from "../policy/types.ts";
 import { childEnv } from "../process/child_env.ts";
 import { diskFs, resolveProgram } from "../process/resolve_program.ts";

@@ -19,7 +19,7 @@ import { ProposalError } from "../errors.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { relPathProblem, segmentProblem } from "../fs/rel_path.ts";
 import { type ControlPlane, controlPlaneHit } from "../policy/control_plane.ts";
-import { protectedMatch } from "../policy/fnmatch.ts";
+import { protectedMatch } from "../policy/protected_match.ts";
 import { inWriteScopes, literalDirScopeHint, literalScopeAbove } from "../policy/scope.ts";
 import type { Policy } from "../policy/types.ts";
 

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { JsonObject } from "../canonical.ts";
+import type { JsonObject } from "../pycompat/canonical.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { ackToken, generateSealPair, publicB64, type SealPair, unb64 } from "../crypto/seal.ts";
 import { type ExitCode, FsSafetyError, QueueError, RelayedError } from "../errors.ts";
@@ -20,7 +20,7 @@ import {
   removeIn,
 } from "../fs/session_dir.ts";
 import { readStatusIn, type RunnerStop } from "./liveness.ts";
-import { REQUEST_GRACE_S } from "./request.ts";
+import { REQUEST_GRACE_S } from "./queued_request.ts";
 import {
   type Channel,
   channelDir,
@@ -28,9 +28,9 @@ import {
   newRequestId,
   queuePaths,
   tempNameOf,
-} from "./paths.ts";
+} from "./queue_paths.ts";
 import { contextOf, MAX_RESULT_BYTES, type OpenedResult, openResult } from "./result.ts";
-import type { QueueRequestT } from "./request.ts";
+import type { QueueRequestT } from "./queued_request.ts";
 
 /** A request as the CLI gives it (the reply key is added here). */
 export type OutgoingRequest = DistributiveOmit<QueueRequestT, "reply_key">;

@@ -9,7 +9,7 @@ import { describeKind, lstatOrNullSync } from "../fs/entry.ts";
 import { fsyncDirSync } from "../fs/atomic_write.ts";
 import { dirname } from "../fs/path.ts";
 import { QueueError } from "../errors.ts";
-import type { QueuePaths } from "./paths.ts";
+import type { QueuePaths } from "./queue_paths.ts";
 
 /**
  * Refuses (`QUEUE_UNSAFE_PATH`) a path that exists and is not a real directory; true when it is
@@ -67,7 +67,7 @@ export function ensureQueueDir(path: string, mode: number): void {
  * @example
  * ```ts
  * import { ensureRunnerDirs } from "./dirs.ts";
- * import { queuePaths } from "./paths.ts";
+ * import { queuePaths } from "./queue_paths.ts";
  * const p = queuePaths(Deno.makeTempDirSync());
  * ensureRunnerDirs(p);
  * Deno.statSync(p.claimed).mode! & 0o777; // 0o700
@@ -98,7 +98,7 @@ function runnerDirs(p: QueuePaths): [string, number][] {
  * @example
  * ```ts
  * import { checkRunnerDirs, ensureRunnerDirs } from "./dirs.ts";
- * import { queuePaths } from "./paths.ts";
+ * import { queuePaths } from "./queue_paths.ts";
  * const p = queuePaths(Deno.makeTempDirSync());
  * ensureRunnerDirs(p);
  * checkRunnerDirs(p); // no throw

@@ -13,7 +13,7 @@ import { defaultBriefPath, readBriefBytes } from "../policy/brief.ts";
 import { PolicyError } from "../errors.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { liveRunner } from "./liveness.ts";
-import { queuePaths } from "./paths.ts";
+import { queuePaths } from "./queue_paths.ts";
 
 /** The reason given when a brief exists that cannot be read. */
 export const BRIEF_UNREADABLE_REASON = "the brief cannot be read (queue mode, failing closed)";

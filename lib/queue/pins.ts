@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { GRANTS_REL } from "../authz/paths.ts";
+import { GRANTS_REL } from "../layout.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { QueueError } from "../errors.ts";
 import { join } from "../fs/path.ts";

@@ -7,11 +7,11 @@
  *
  * @module
  */
-import { canonical, canonicalBytes, type JsonObject } from "../canonical.ts";
+import { canonical, canonicalBytes, type JsonObject } from "../pycompat/canonical.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import { openSealed, type SealedBox, type SealPair, sealTo, unb64 } from "../crypto/seal.ts";
 import { QueueError } from "../errors.ts";
-import type { RequestKind } from "./request.ts";
+import type { RequestKind } from "./queued_request.ts";
 
 /** Largest result file written (and read). */
 export const MAX_RESULT_BYTES = 2 * 1024 * 1024;

@@ -148,7 +148,7 @@ function entryMiss(
  * import { matchRequest } from "./match.ts";
  * const entry = {
  *   prefix: ["make"], args: ["test"], argPatterns: [/^test$/], variadic: false, cwd: ".",
- *   writes: [], stdinGates: null, timeout: 600, network: false,
+ *   writes: [], stdinGates: null, timeout: 600, network: false, networkAllow: null,
  * };
  * const guards = {
  *   briefRel: "agentteams.jsonc",

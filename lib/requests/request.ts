@@ -20,9 +20,10 @@ import { agentPolicyOf } from "../policy/agents.ts";
 import { RequestError } from "../errors.ts";
 import { isTempNameFor } from "../fs/atomic_write.ts";
 import { entryKind } from "../fs/entry.ts";
-import { statePaths } from "../ledger/paths.ts";
+import { statePaths } from "../layout.ts";
 import type { ControlPlane } from "../policy/control_plane.ts";
-import { fnmatch, protectedMatch } from "../policy/fnmatch.ts";
+import { fnmatch } from "../pycompat/fnmatch.ts";
+import { protectedMatch } from "../policy/protected_match.ts";
 import { inWriteScopes } from "../policy/scope.ts";
 import type { AgentPolicy, Policy } from "../policy/types.ts";
 import { lonelySurrogateAt } from "../artifacts/artifact.ts";
@@ -59,6 +60,8 @@ export interface RunRequestResult {
   backend?: Backend;
   /** Whether processes outlived the command and were killed. */
   survivors_killed?: boolean;
+  /** Under a network list: each `host:port` the run's proxy refused. */
+  network_refused?: string[];
   /** What the undeclared-write check cannot see. */
   blind_spot: string;
 }

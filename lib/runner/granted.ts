@@ -20,7 +20,8 @@ import {
 } from "../authz/grants.ts";
 import { readDecisionLog } from "../authz/decisions.ts";
 import { NO_GRANTS, planeFromGit, type SessionGrants } from "../acts/session.ts";
-import { authzPaths, VERIFY_KEYS_REL } from "../authz/paths.ts";
+import { authzPaths } from "../authz/triad_paths.ts";
+import { VERIFY_KEYS_REL } from "../layout.ts";
 import { VerifyKeyStore } from "../authz/signed.ts";
 import { join } from "../fs/path.ts";
 import type { RowBody } from "../ledger/row.ts";

@@ -26,7 +26,11 @@ import {
 import { type ProbeResult, probeSandbox } from "../sandbox/probe.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";
-import { sessionSettingsFindings, type SettingsFinding } from "../policy/session_settings.ts";
+import {
+  sessionSettingsFindings,
+  type SessionSettingsInput,
+  type SettingsFinding,
+} from "../policy/session_settings.ts";
 import { readSessionSettings } from "../policy/session_settings_read.ts";
 
 /** One check's result. `level` is what a failure of it means (an `ok` check keeps its level). */
@@ -94,7 +98,11 @@ export function teamUsesClaude(
 
 /**
  * The checks, from the facts: a key, sandbox or brief failure is an error (the runner refuses
- * to start); each settings finding is a warning of its own.
+ * to start); each settings finding is a check of its own: an error when it leaves a trust root
+ * writable to sessions (the write-deny rule for `references/`, `.claude/` or the brief missing,
+ * or a sandbox entry re-opening one: {@link SettingsFinding.trustRoot}), or when the settings
+ * could not be checked at all; a warning otherwise (a missing rule for the key dir or the
+ * runner's folders, hooks, an allow rule over a denied path).
  *
  * @example
  * ```ts
@@ -146,7 +154,8 @@ export function preflightChecks(f: PreflightFacts): Check[] {
           : ' (the switch is off: set "orchestrator-only" to turn it on)'),
     });
   } else failed("brief", f.brief, "error");
-  if (!f.settings.ok) failed("session-settings", f.settings, "warning");
+  // Settings that could not be checked prove no trust root write-denied: fail closed.
+  if (!f.settings.ok) failed("session-settings", f.settings, "error");
   else if (!f.settings.usesClaude) {
     out.push({
       name: "session-settings",
@@ -169,7 +178,7 @@ export function preflightChecks(f: PreflightFacts): Check[] {
       out.push({
         name: "session-settings",
         ok: false,
-        level: "warning",
+        level: s.trustRoot === true ? "error" : "warning",
         message: s.message,
         code: s.code,
         ...(s.add !== null && s.code === "SETTINGS_RULE_MISSING"
@@ -264,33 +273,72 @@ export async function gatherPreflight(
   try {
     const real = Deno.realPathSync(root);
     const files = await readSessionSettings(real);
-    const dir = keyDirOf(env);
-    let ledgerKey: string;
-    try {
-      ledgerKey = ledgerKeyPath(env);
-    } catch {
-      ledgerKey = join(dir, LEDGER_KEY_FILE);
-    }
     const usesClaude = teamUsesClaude({
       claudeDir: files.claudeDir,
       frameworks: brief.ok ? brief.frameworks : null,
     });
-    const findings = sessionSettingsFindings({
-      root: real,
-      settings: files.settings,
-      keyDir: dir,
-      secretFiles: [...new Set([ledgerKey, join(dir, SIGNING_KEY_FILE)])],
-      homeDir: homeFrom(env),
-      usesClaude,
-      // The brief is a trust root: inside the project, its write-deny rule is required too.
-      brief: brief.ok ? realOrSelf(brief.path) : null,
-      trustRoots: true,
-    });
+    const findings = sessionSettingsFindings(
+      operatorSettingsInput({
+        root: real,
+        env,
+        settings: files.settings,
+        usesClaude,
+        brief: brief.ok ? realOrSelf(brief.path) : null,
+      }),
+    );
     settings = { ok: true, findings, usesClaude };
   } catch (e) {
     settings = refused(e, "SETTINGS_UNREADABLE");
   }
   return { facts: { key, sandbox, brief, settings }, policy };
+}
+
+/**
+ * The session settings check's input as `doctor` and `serve` ask it, for the operator `env`
+ * names: the key dir and its secret files, HOME, and the trust roots' rules (the brief's too,
+ * when `brief` lies in the project). The one place those are chosen: `agentteams init` adds
+ * exactly the rules this input makes the check require.
+ *
+ * @example
+ * ```ts
+ * import { operatorSettingsInput } from "./preflight.ts";
+ * const input = operatorSettingsInput({
+ *   root: "/work/p", env: { HOME: "/home/op" }, settings: [], usesClaude: true,
+ *   brief: "/work/p/agentteams.jsonc",
+ * });
+ * input.keyDir; // "/home/op/.config/agentteams/keys"
+ * ```
+ */
+export function operatorSettingsInput(o: {
+  /** The project root, real (no link in it). */
+  readonly root: string;
+  /** The operator's environment (HOME, the key dir's variables). */
+  readonly env: Env;
+  /** The settings files as read (`readSessionSettings`). */
+  readonly settings: SessionSettingsInput["settings"];
+  /** Whether the team uses Claude Code (`teamUsesClaude`). */
+  readonly usesClaude: boolean;
+  /** The brief's real path, or null when there is none to protect. */
+  readonly brief: string | null;
+}): SessionSettingsInput {
+  const dir = keyDirOf(o.env);
+  let ledgerKey: string;
+  try {
+    ledgerKey = ledgerKeyPath(o.env);
+  } catch {
+    ledgerKey = join(dir, LEDGER_KEY_FILE);
+  }
+  return {
+    root: o.root,
+    settings: o.settings,
+    keyDir: dir,
+    secretFiles: [...new Set([ledgerKey, join(dir, SIGNING_KEY_FILE)])],
+    homeDir: homeFrom(o.env),
+    usesClaude: o.usesClaude,
+    // The brief is a trust root: inside the project, its write-deny rule is required too.
+    brief: o.brief,
+    trustRoots: true,
+  };
 }
 
 function realOrSelf(path: string): string {

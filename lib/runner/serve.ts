@@ -10,7 +10,7 @@
  * @module
  */
 import { keyDir, loadLedgerKey, runnerSealPair } from "../crypto/keys.ts";
-import { DEFAULT_TEAM_DIR_REL } from "../authz/paths.ts";
+import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import { loadGrantedRoots } from "./granted.ts";
 import { type Env, homeFrom } from "../env.ts";
 import { FsSafetyError, QueueError, refusalCode } from "../errors.ts";
@@ -36,8 +36,14 @@ import { completePolicy } from "../acts/session.ts";
 import { preflight } from "./preflight.ts";
 import { checkRunnerDirs, ensureRunnerDirs } from "../queue/dirs.ts";
 import { BEAT_EVERY_MS, liveRunner, STATUS_NAME, writeStatus } from "../queue/liveness.ts";
-import { takeRunnerLock } from "../queue/lock.ts";
-import { type Channel, idOfName, isTempName, type QueuePaths, queuePaths } from "../queue/paths.ts";
+import { takeRunnerLock } from "../queue/runner_lock.ts";
+import {
+  type Channel,
+  idOfName,
+  isTempName,
+  type QueuePaths,
+  queuePaths,
+} from "../queue/queue_paths.ts";
 import { checkPins, pinPaths, type Pins, readPins } from "../queue/pins.ts";
 import { contextOf, resultText } from "../queue/result.ts";
 import { interruptedResult, type RunnerState, serveClaimed, type Served } from "./serve_one.ts";
@@ -417,19 +423,27 @@ async function serveLocked(
   const key = loadLedgerKey({ env: opts.env, mode: "runner" });
   const home = homeFrom(opts.env);
   const briefPath = opts.brief !== undefined ? resolve(opts.brief) : await defaultBriefPath(root);
-  // What `doctor` reports: an error refuses the start; a warning (a session settings rule
-  // missing) is said once, and serving goes on.
+  // What `doctor` reports: an error (a trust root's deny rule missing included) refuses the
+  // start, naming every line to add; a warning is said once, and serving goes on.
   // The key just loaded is the key check's fact: preflight does not read the key file again.
   const keyPath = key.path ?? undefined;
   const pre = await preflight({ root, env: opts.env, briefPath, keyPath });
+  const errors = pre.checks.filter((c) => !c.ok && c.level === "error");
+  if (errors.length > 0) {
+    const c = errors[0];
+    const adds = errors.flatMap((e) =>
+      e.add === undefined ? [] : [`${e.add.line} to ${e.add.file}`]
+    );
+    const more = errors.length > 1 ? ` (and ${errors.length - 1} more error(s))` : "";
+    const lines = adds.length > 0 ? `; add to "permissions.deny": ${adds.join(", ")}` : "";
+    throw new QueueError(
+      "PREFLIGHT_FAILED",
+      `${c.name}: ${c.message}${more}${lines} (agentteams doctor lists each)`,
+      { details: { check: c.name, code: c.code ?? null } },
+    );
+  }
   for (const c of pre.checks) {
-    if (c.ok) continue;
-    if (c.level === "error") {
-      throw new QueueError("PREFLIGHT_FAILED", `${c.name}: ${c.message} (agentteams doctor)`, {
-        details: { check: c.name, code: c.code ?? null },
-      });
-    }
-    opts.log(`agentteams serve: warning: ${c.name}: ${c.message}`);
+    if (!c.ok) opts.log(`agentteams serve: warning: ${c.name}: ${c.message}`);
   }
   const paths = queuePaths(root);
   ensureRunnerDirs(paths);

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { JsonObject } from "../canonical.ts";
+import type { JsonObject } from "../pycompat/canonical.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import type { LedgerKey } from "../crypto/keys.ts";
 import type { SealPair } from "../crypto/seal.ts";
@@ -30,7 +30,7 @@ import { performAct } from "../acts/pipeline.ts";
 import { runAct, runActWith, runExit } from "../acts/run_act.ts";
 import { type SessionGrants, sessionOf } from "../acts/session.ts";
 import type { Backend } from "../sandbox/decide.ts";
-import type { Channel } from "../queue/paths.ts";
+import type { Channel } from "../queue/queue_paths.ts";
 import {
   isExpired,
   kindOf,
@@ -39,7 +39,7 @@ import {
   parseRequest,
   type QueueRequestT,
   type RequestKind,
-} from "../queue/request.ts";
+} from "../queue/queued_request.ts";
 import { replyKeyOf, type ResultBody } from "../queue/result.ts";
 
 /** What the runner holds while it serves. */
@@ -132,6 +132,8 @@ async function act(
         policy: s.policy,
         now: s.now,
         decisions: () => session().decisions(),
+        // Any session that can write the queue sent it: an operator-only agent is refused.
+        queued: true,
       });
       return {
         result: { agent: req.agent, id: d.id, expires: d.expires, compacted: d.compacted },

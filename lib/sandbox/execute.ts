@@ -11,6 +11,11 @@
  * ```
  * @module
  */
+import { SandboxError } from "../errors.ts";
+import { PERL_PATH } from "../host/programs.ts";
+import type { NetworkRule } from "../policy/network_rules.ts";
+import { proxyEnv } from "./net_forwarder.ts";
+import { startNetProxy } from "./net_proxy.ts";
 import { runProcess, type RunResult } from "../process/spawn.ts";
 import { confineArgv } from "./launch.ts";
 import { awaitNamespaceEnd } from "./namespace_end.ts";
@@ -34,6 +39,8 @@ export interface ConfinedRunSpec extends PrepareOptions {
 export interface ConfinedRunResult extends RunResult {
   /** `bwrap`, `seatbelt` or `unconfined-opt-out`. */
   readonly backend: Backend;
+  /** Under a network list, each `host:port` its proxy refused (first ones, each once); else `null`. */
+  readonly networkRefused: readonly string[] | null;
 }
 
 /** A run whose plan is built and checked, ready to start. */
@@ -54,6 +61,8 @@ export interface PreparedRun {
   readonly infoFile: string | null;
   /** What the plan's scan of the writable places saw (`null` for the unconfined opt-out). */
   readonly scan: ScanRecord | null;
+  /** The network list's proxy: its socket on the host and the rules (`null` without a list). */
+  readonly proxy: { readonly socket: string; readonly rules: readonly NetworkRule[] } | null;
 }
 
 /**
@@ -75,14 +84,29 @@ export interface PreparedRun {
  * ```
  */
 export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
-  const env = { ...spec.env, TMPDIR: spec.tmpdir };
+  const rules = spec.networkAllow ?? null;
+  if (rules !== null && spec.backend !== "bwrap") {
+    // Only a network namespace of its own, with the proxy as its one way out, keeps a list; any
+    // other backend would give the command every network or none.
+    throw new SandboxError(
+      "NETWORK_LIST_UNSUPPORTED",
+      `the command's network list (${rules.map((r) => r.source).join(", ")}) needs bubblewrap ` +
+        `confinement; this run would be ${spec.backend}. Use network: true or false here, or run ` +
+        "it where bwrap is available",
+    );
+  }
+  const env = { ...spec.env, TMPDIR: spec.tmpdir, ...(rules !== null ? proxyEnv() : {}) };
   if (spec.backend === "unconfined-opt-out") {
     const [program, ...args] = spec.argv;
     const cwd = spec.cwd === "." ? spec.project : `${spec.project}/${spec.cwd}`;
-    return { spec, plan: null, program, args, env, cwd, infoFile: null, scan: null };
+    return { spec, plan: null, program, args, env, cwd, infoFile: null, scan: null, proxy: null };
   }
   const scan: ScanRecord = new Map();
-  const plan = prepareConfinement({ ...spec, env, scanRecord: scan });
+  // The proxy's socket, like the info file, beside the run's private directory in its 0700
+  // parent (not bound writable in the sandbox).
+  const proxy = rules === null ? null : { socket: `${spec.tmpdir}.net.sock`, rules };
+  const planned = prepareConfinement({ ...spec, env, scanRecord: scan });
+  const plan = proxy === null ? planned : { ...planned, proxySocket: proxy.socket };
   // Beside the run's private directory, in its 0700 parent (not bound writable in the sandbox).
   const infoFile = spec.backend === "bwrap" ? `${spec.tmpdir}.bwrap-info` : null;
   const cmd = confineArgv(plan, spec.backend, undefined, infoFile);
@@ -95,6 +119,7 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
     cwd: cmd.cwd,
     infoFile,
     scan,
+    proxy,
   };
 }
 
@@ -111,6 +136,11 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
  * ```
  */
 export async function executeRun(p: PreparedRun): Promise<ConfinedRunResult> {
+  const proxy = p.proxy === null ? null : await startNetProxy({
+    socketPath: p.proxy.socket,
+    rules: p.proxy.rules,
+    perl: PERL_PATH,
+  });
   try {
     const r = await runProcess({
       program: p.program,
@@ -120,11 +150,15 @@ export async function executeRun(p: PreparedRun): Promise<ConfinedRunResult> {
       stdin: p.spec.stdin ?? null,
       timeoutMs: p.spec.timeoutMs,
     });
-    return { ...r, backend: p.spec.backend };
+    return { ...r, backend: p.spec.backend, networkRefused: proxy === null ? null : proxy.refused };
   } finally {
     // Nothing the command left in its sandbox runs on past this point (nor writes after the
     // run's after-snapshot), however the run ended; the info file goes with the wait.
     if (p.infoFile !== null) await awaitNamespaceEnd(p.infoFile);
+    if (proxy !== null && p.proxy !== null) {
+      await proxy.close();
+      await Deno.remove(p.proxy.socket).catch(() => {});
+    }
     if (p.plan !== null) removeMaskPoints(p.plan);
   }
 }

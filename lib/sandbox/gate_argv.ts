@@ -13,7 +13,7 @@
  */
 
 import { sha256Hex } from "../crypto/hash.ts";
-import { canonicalString } from "../canonical.ts";
+import { canonicalString } from "../pycompat/canonical.ts";
 
 /**
  * The compact, ASCII-escaped JSON text of an argv list.

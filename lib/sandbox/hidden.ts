@@ -13,7 +13,7 @@
  * @module
  */
 import { join } from "../fs/path.ts";
-import { QUEUE_DIR, STATE_DIR } from "../ledger/paths.ts";
+import { QUEUE_DIR, STATE_DIR } from "../layout.ts";
 
 /**
  * The directories hidden from everything the sandbox runs (missing ones are skipped later).

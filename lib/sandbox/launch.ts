@@ -15,6 +15,7 @@
  * ```
  * @module
  */
+import { forwarderArgv, SANDBOX_PROXY_SOCKET } from "./net_forwarder.ts";
 
 import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH } from "../host/programs.ts";
 import { bwrapArgv } from "./bwrap.ts";
@@ -82,10 +83,22 @@ export function confineArgv(
   if (backend === "bwrap") {
     // Through the exec guard: inherited descriptors closed, and the seccomp filter loaded (no
     // setuid or setgid bits; without network, no Unix sockets).
+    // A network list: the sandbox's filter lets the forwarder reach the proxy's socket, and the
+    // forwarder stacks the filter of a command without network before the command's exec.
+    const proxied = plan.proxySocket !== undefined;
+    const argv = proxied
+      ? forwarderArgv(
+        programs.perl,
+        programs.arch,
+        commandFilter(programs.arch, { network: false }),
+        SANDBOX_PROXY_SOCKET,
+        plan.argv,
+      )
+      : plan.argv;
     const [program, ...args] = guardedArgv(
       programs,
-      commandFilter(programs.arch, { network: plan.network }),
-      bwrapArgv({ ...plan, bwrap: programs.bwrap }),
+      commandFilter(programs.arch, { network: plan.network || proxied }),
+      bwrapArgv({ ...plan, argv, bwrap: programs.bwrap }),
       plan.pins ?? [],
     );
     // Perl stays quiet about a locale that is not installed (its warning would land in the

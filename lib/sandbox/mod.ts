@@ -75,3 +75,26 @@ export { makePrivateTmpdir, removeMaskPoints, removePrivateTmpdir } from "./run_
 export { assertSafePath, unsafePathChar } from "./safe_path.ts";
 export { readOnlyMatcher, type ScanHit, scanWritableRoots } from "./root_scan.ts";
 export { seatbeltArgv, seatbeltParams, type SeatbeltPlan, seatbeltProfile } from "./seatbelt.ts";
+export {
+  type ConfinedRunResult,
+  executeRun,
+  type PreparedRun,
+  prepareRun,
+  runConfined,
+} from "./execute.ts";
+export {
+  guardedIdentities,
+  guardedPathsChanged,
+  newReadOnlyEntries,
+  scrubGrantedRoots,
+} from "./guards_io.ts";
+export { hiddenFromConfined } from "./hidden.ts";
+export { withConfinedPrograms } from "./programs_load.ts";
+export {
+  grantedPlaceProblem,
+  type GrantedRoot,
+  type GrantedRootBounds,
+  type KeepClear,
+} from "./roots.ts";
+export { confinedWriteProblems, existingHidden, grantKeepClear, homeRealOf } from "./roots_io.ts";
+export { runTmpParent } from "./run_dir.ts";

@@ -86,6 +86,11 @@ export interface ConfinementPlan {
   readonly exec: readonly string[];
   /** Whether the host network is shared. */
   readonly network: boolean;
+  /**
+   * The network allowlist's proxy socket on the host, bound into the sandbox (its own network
+   * namespace), where the forwarder makes it the command's HTTP proxy; absent without a list.
+   */
+  readonly proxySocket?: string;
   /** Working directory. */
   readonly cwd: string;
   /** The complete environment, sorted by name. */

@@ -18,6 +18,7 @@
  * ```
  * @module
  */
+import type { NetworkRule } from "../policy/network_rules.ts";
 
 import { SandboxError } from "../errors.ts";
 import {
@@ -69,6 +70,8 @@ export interface PrepareOptions {
   readonly env: Readonly<Record<string, string>>;
   /** The command entry's `network`. */
   readonly network: boolean;
+  /** The command entry's network list (`null` or absent: none; only bwrap can keep one). */
+  readonly networkAllow?: readonly NetworkRule[] | null;
   /** The brief's `protected_paths`. */
   readonly protectedPaths: readonly string[];
   /**

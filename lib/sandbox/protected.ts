@@ -11,7 +11,8 @@
  * @module
  */
 
-import { hasWildcard, protectedMatch } from "../policy/fnmatch.ts";
+import { hasWildcard } from "../pycompat/fnmatch.ts";
+import { protectedMatch } from "../policy/protected_match.ts";
 import { normalizeRel } from "../fs/rel_path.ts";
 
 /**
@@ -61,7 +62,7 @@ export function protectedCovers(rel: string, patterns: readonly string[]): boole
  */
 export function protectedMatcher(patterns: readonly string[]): (rel: string) => boolean {
   const normalized = patterns.map(normalizeProtected).filter((p): p is string => p !== null);
-  // The same matcher as the proposal checks (lib/policy/fnmatch.ts): a path is covered when it,
+  // The same matcher as the proposal checks (lib/pycompat/fnmatch.ts): a path is covered when it,
   // or a directory above it, matches.
   return (rel) => protectedMatch(rel.replace(/^\/+|\/+$/g, ""), normalized);
 }

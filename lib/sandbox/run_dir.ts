@@ -15,6 +15,7 @@
 
 import type { ConfinementPlan } from "./plan.ts";
 import { SandboxError } from "../errors.ts";
+import { custodyProblem } from "../fs/safe_read.ts";
 
 /**
  * Where a run's private directories are made: `TMPDIR` when it is set to an absolute path (the
@@ -51,15 +52,13 @@ function ensureOwnPrivateDir(path: string, uid: number | null): void {
   } catch (e) {
     if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
   }
-  const st = Deno.lstatSync(path);
-  const mode = st.mode ?? 0;
-  const problem = !st.isDirectory
-    ? "is not a directory"
-    : uid !== null && st.uid !== uid
-    ? `is owned by uid ${st.uid}, not ${uid}`
-    : (mode & 0o077) !== 0
-    ? `has mode ${(mode & 0o777).toString(8)}, not 700`
-    : null;
+  // The one owner and mode check (lib/fs/safe_read.ts); a uid this platform does not give is
+  // not checked, as before.
+  const problem = custodyProblem(Deno.lstatSync(path), {
+    kind: "directory",
+    ...(uid === null ? {} : { uid }),
+    forbiddenModeBits: 0o077,
+  })?.why ?? null;
   if (problem !== null) {
     throw new SandboxError(
       "CONFINED_PATH_UNSAFE",

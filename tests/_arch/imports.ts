@@ -37,6 +37,13 @@ export interface ImportSite {
   typeOnly: boolean;
   /** For a non-literal dynamic import: the argument's tokens, joined. */
   argument?: string;
+  /**
+   * The names it takes from the module, as the module exports them (`default` for a default
+   * import; `import { a as b }` takes `a`); absent when it takes the whole module (a namespace
+   * import, `export *`, a dynamic import, `typeof import`, `import x = require`). A side-effect
+   * import takes none.
+   */
+  names?: string[];
 }
 
 /** Every import of one module, and what could not be read. */
@@ -86,6 +93,28 @@ function onlyTypeNames(tokens: readonly Token[], open: number, close: number): b
     }
   }
   return members > 0;
+}
+
+/**
+ * The exported names the braces `{ ... }` from `open` to `close` take (`a as b` takes `a`; a
+ * `type` modifier is dropped; `"x" as y` takes `x`).
+ */
+function braceNames(tokens: readonly Token[], open: number, close: number): string[] {
+  const out: string[] = [];
+  let member: Token[] = [];
+  const flush = () => {
+    const m = member.filter((x) => x.kind === "ident" || x.kind === "string");
+    // `type a`, `type a as b`: the first name after the modifier; `type` alone names `type`.
+    const named = m.length > 1 && isIdent(m[0], "type") && !isIdent(m[1], "as") ? m.slice(1) : m;
+    if (named.length > 0) out.push(named[0].value);
+    member = [];
+  };
+  for (let k = open + 1; k < close; k++) {
+    if (isPunct(tokens[k], ",")) flush();
+    else member.push(tokens[k]);
+  }
+  flush();
+  return out;
 }
 
 /** The string a token spells if it is a literal specifier: a string, or a plain template. */
@@ -163,6 +192,7 @@ export function parseImports(src: string): ParsedModule {
             line: tokens[s].line,
             kind: "re-export",
             typeOnly,
+            names: braceNames(tokens, j, close),
           });
         }
       }
@@ -196,6 +226,7 @@ export function parseImports(src: string): ParsedModule {
         line: next.line,
         kind: "side-effect",
         typeOnly: false,
+        names: [],
       });
       continue;
     }
@@ -231,7 +262,27 @@ export function parseImports(src: string): ParsedModule {
       problems.push({ line: t.line, message: "an `import` this parser cannot read" });
       continue;
     }
-    imports.push({ specifier: tokens[s].value, line: tokens[s].line, kind: "import", typeOnly });
+    // The names: a default binding, then braces; a namespace (`* as ns`) takes the whole module.
+    let names: string[] | undefined = [];
+    for (let k = j; k < s - 1; k++) {
+      const tk = tokens[k];
+      if (isPunct(tk, "*")) {
+        names = undefined;
+        break;
+      }
+      if (isPunct(tk, "{")) {
+        const close = closing(tokens, k);
+        names.push(...braceNames(tokens, k, close));
+        k = close;
+      } else if (tk.kind === "ident") names.push("default");
+    }
+    imports.push({
+      specifier: tokens[s].value,
+      line: tokens[s].line,
+      kind: "import",
+      typeOnly,
+      ...(names === undefined ? {} : { names }),
+    });
   }
   return { imports, problems };
 }
@@ -303,6 +354,13 @@ export interface Layer {
   ranked?: boolean;
   /** External packages it may import, as {@linkcode externalName} spells them; `node:*` etc. */
   externals?: readonly string[];
+  /**
+   * When true, each folder entry's surface is its `mod.ts`: a file outside the folder imports
+   * from it only `mod.ts` itself, or, to load no more than it uses, a name `mod.ts` re-exports
+   * straight from the file that defines it (as a package's export map lists its files beside
+   * `mod.ts`). A file `mod.ts` re-exports nothing from is private to the folder.
+   */
+  surfaces?: boolean;
 }
 
 /** The layer table: what is scanned, and the layers from top to bottom. */
@@ -368,6 +426,7 @@ export const RULES = [
   "external",
   "upward",
   "rank",
+  "surface",
   "folder-cycle",
   "file-cycle",
 ] as const;
@@ -517,6 +576,8 @@ export function checkTree(tree: Tree, table: LayerTable): Violation[] {
     }
   }
 
+  out.push(...surfaceViolations(tree, table, edges));
+
   // Cycles between units (folders and files named in the table), then between files.
   const unitOf = (f: string) => placeOf(table, f)?.unit ?? null;
   const unitEdges: Edge[] = [];
@@ -535,6 +596,91 @@ export function checkTree(tree: Tree, table: LayerTable): Violation[] {
     order(a.rule) - order(b.rule) || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) ||
     a.line - b.line
   );
+}
+
+/**
+ * What each surface folder's `mod.ts` re-exports, per defining file: the names (as that file
+ * exports them), or `"all"` for an `export *`. Pure.
+ */
+export function surfaceOf(
+  tree: Tree,
+  unit: string,
+): Map<string, Set<string> | "all"> | null {
+  const mod = `${unit}mod.ts`;
+  const text = tree.files.get(mod);
+  if (text === undefined) return null;
+  const out = new Map<string, Set<string> | "all">();
+  for (const site of parseImports(text).imports) {
+    if (site.kind !== "re-export" || site.specifier === null) continue;
+    const r = resolveSpecifier(mod, site.specifier);
+    if (r.kind !== "local") continue;
+    const had = out.get(r.path);
+    if (site.names === undefined || had === "all") out.set(r.path, "all");
+    else out.set(r.path, new Set([...(had ?? []), ...site.names]));
+  }
+  return out;
+}
+
+/** The `surface` rule over the resolved local imports (see {@linkcode Layer.surfaces}). */
+function surfaceViolations(tree: Tree, table: LayerTable, edges: readonly Edge[]): Violation[] {
+  const out: Violation[] = [];
+  const surfaces = new Map<string, Map<string, Set<string> | "all"> | null>();
+  for (const e of edges) {
+    const target = placeOf(table, e.to);
+    if (target === null || !target.unit.endsWith("/")) continue;
+    if (table.layers[target.layer].surfaces !== true) continue;
+    if (e.from.startsWith(target.unit)) continue;
+    const mod = `${target.unit}mod.ts`;
+    if (e.to === mod) continue;
+    if (!surfaces.has(target.unit)) surfaces.set(target.unit, surfaceOf(tree, target.unit));
+    const surface = surfaces.get(target.unit) ?? null;
+    const at = { file: e.file, line: e.site.line, specifier: e.site.specifier ?? "" };
+    const what = `${describe(e.site)}: ${e.to} is inside ${target.unit}`;
+    if (surface === null) {
+      out.push({
+        ...at,
+        rule: "surface",
+        message: `${what}, which has no mod.ts: give the folder its mod.ts (its surface) ` +
+          `re-exporting what outsiders use`,
+      });
+      continue;
+    }
+    const pub = surface.get(e.to);
+    if (pub === undefined) {
+      out.push({
+        ...at,
+        rule: "surface",
+        message: `${what}, and ${mod} re-exports nothing from it (the file is private to its ` +
+          `folder): import from ${mod}, or re-export what you need there`,
+      });
+      continue;
+    }
+    if (pub === "all") continue;
+    const names = e.site.names;
+    if (names === undefined) {
+      // A dynamic import loads a public file lazily; a namespace import or `export *` would take
+      // its private names too.
+      if (e.site.kind === "dynamic" || e.site.kind === "type-query") continue;
+      out.push({
+        ...at,
+        rule: "surface",
+        message: `${what}, and takes the whole module: import the names ${mod} re-exports ` +
+          `from it by name, or import from ${mod}`,
+      });
+      continue;
+    }
+    const missing = names.filter((n) => !pub.has(n));
+    if (missing.length > 0) {
+      out.push({
+        ...at,
+        rule: "surface",
+        message: `${what}, and ${mod} does not re-export ${missing.join(", ")} from it: ` +
+          `add ${missing.length > 1 ? "them" : "it"} to ${mod} (the folder's surface), or ` +
+          `use what it exports`,
+      });
+    }
+  }
+  return out;
 }
 
 /**

@@ -405,6 +405,57 @@ Deno.test("arch: a ranked layer's units import only those listed after them", as
   );
 });
 
+Deno.test("arch: surfaces: a folder is used from outside only through what its mod.ts re-exports", async () => {
+  const table: LayerTable = {
+    ...TABLE,
+    layers: TABLE.layers.map((l) => (l.name === "mid" ? { ...l, surfaces: true } : l)),
+  };
+  // Each mid folder's surface: a/ and b/ re-export what the clean tree uses; c/ exports all of z.
+  const surfaces = {
+    "src/a/mod.ts": `export { type X, x } from "./x.ts";\nexport { LEAF } from "./leaf.ts";\n`,
+    "src/b/mod.ts": `export type { Y } from "./y.ts";\n`,
+    "src/c/mod.ts": `export * from "./z.ts";\n`,
+  };
+  // The clean tree, with its surfaces: b/y.ts's `export *` of a/x.ts takes all of a file that
+  // a/mod.ts names only in part, so it is the one finding.
+  assertFound(await findings(surfaces, table), [["surface", "src/b/y.ts", 1, "../a/x.ts"]]);
+  const clean = {
+    ...surfaces,
+    "src/b/y.ts": `export { x } from "../a/mod.ts";\nexport type Y = string;\n`,
+  };
+  assertFound(await findings(clean, table), []);
+  const found = await findings({
+    ...clean,
+    "src/top/cmd.ts": [
+      `import { x } from "../a/x.ts";`, // a public name, from its file: allowed
+      `import { B_LEAF } from "../b/leaf.ts";`, // b/mod.ts re-exports nothing from leaf.ts
+      `import { type X, hidden } from "../a/x.ts";`, // X is public, hidden is not
+      `import * as all from "../a/x.ts";`, // the whole module, private names too
+      `import { LEAF } from "../a/mod.ts";`, // the surface itself: allowed
+      `import { C_LEAF } from "../c/leaf.ts";`, // c/mod.ts re-exports only z.ts
+      `import { z } from "../c/z.ts";`, // export *: every name of z.ts is public
+      `export const load = () => import("../a/x.ts");`, // a public file, loaded lazily: allowed
+      `export const y: X = x + LEAF + B_LEAF + hidden + all.x + z.length + C_LEAF;`,
+    ].join("\n"),
+    "src/a/x.ts": CLEAN["src/a/x.ts"] + `\nexport const hidden = 1;`,
+    // Inside its own folder, any file may import any other.
+    "src/a/leaf.ts": `import { hidden } from "./x.ts";\nexport const LEAF = hidden;\n`,
+  }, table);
+  assertFound(found, [
+    ["surface", "src/top/cmd.ts", 2, "../b/leaf.ts"],
+    ["surface", "src/top/cmd.ts", 3, "../a/x.ts"],
+    ["surface", "src/top/cmd.ts", 4, "../a/x.ts"],
+    ["surface", "src/top/cmd.ts", 6, "../c/leaf.ts"],
+  ]);
+  assert.match(found[0].message, /src\/b\/mod\.ts re-exports nothing from it/);
+  assert.match(found[1].message, /does not re-export hidden from it: add it to src\/a\/mod\.ts/);
+  assert.match(found[2].message, /takes the whole module/);
+  // A folder without a mod.ts has no surface at all: any outside import of it is refused.
+  const bare = await findings({ ...clean, "src/c/mod.ts": null }, table);
+  assertFound(bare, [["surface", "src/top/cmd.ts", 9, "../c/z.ts"]]);
+  assert.match(bare[0].message, /which has no mod\.ts/);
+});
+
 Deno.test("arch: a file the tokenizer cannot read is reported, not passed", async () => {
   const found = await findings({ "src/c/leaf.ts": `import "../b/leaf.ts";\nconst s = "open;\n` });
   assertFound(found, [["unparsable", "src/c/leaf.ts", 2, ""]]);
@@ -484,6 +535,30 @@ Deno.test("parser: every form of import and re-export", () => {
     ["./s.ts", 21, "dynamic", false],
   ]);
   assert.deepEqual(parseImports(src).problems, []);
+  // The names each takes, as the module exports them (absent: the whole module).
+  const names = parseImports(src).imports.map((s) => s.names ?? "*");
+  assert.deepEqual(names, [
+    ["default"],
+    "*",
+    ["default", "d"],
+    ["E"],
+    ["default"],
+    ["G", "H"],
+    ["J", "k"],
+    ["default"],
+    [],
+    ["default"],
+    "*",
+    "*",
+    "*",
+    ["m"],
+    ["N"],
+    "*",
+    "*",
+    "*",
+    "*",
+    "*",
+  ]);
 });
 
 Deno.test("parser: a multi-line import list, with comments inside, reads its specifier line", () => {

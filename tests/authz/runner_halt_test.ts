@@ -3,16 +3,25 @@
  * `agentteams permissions serve` prints, commands confined by real bwrap): a signed HALT on `*`
  * refuses the runner's dispatch, apply and run in queue mode, each refusal recorded and nothing
  * acted on; a legacy unsigned log put in its place with its own retraction (the runner holds no
- * decision key) and an agent-written verify key with a signed retraction lift nothing under the
- * switch, nor does an HMAC retraction (the runner holds no decision key); the operator's Ed25519
- * retraction does.
+ * decision key) lifts nothing under the switch, nor does an HMAC retraction (the runner holds no
+ * decision key); the operator's Ed25519 retraction does. An agent-written verify key cannot get
+ * that far: the runner refuses to start while the settings leave `references/` writable to
+ * sessions (and with the rule, no session can write there); the key itself is refused under the
+ * switch by the CLI's triad commands (tests/authz/trust_test.ts).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sha256 } from "../_helpers/mod.ts";
 import { withWorld, type World } from "../e2e/_run_helpers.ts";
 import { change } from "../proposals/_helpers.ts";
-import { runnerBrief, withRunner } from "../runner/_runner_helpers.ts";
+import {
+  OPERATOR_SETTINGS,
+  runnerBrief,
+  serveToEnd,
+  withRunner,
+} from "../runner/_runner_helpers.ts";
+import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
+import { snapshotTreeSync } from "../_helpers/mod.ts";
 import { installedSigner } from "./_fixtures.ts";
 import { signDecisionRow } from "../../lib/authz/decisions.ts";
 
@@ -85,16 +94,6 @@ Deno.test("runner: a HALT on '*' stops dispatch, apply and run until the operato
       );
       await halted("a legacy log with an unsigned retraction");
 
-      // The agent's own key and a signed, chained retraction with it.
-      Deno.writeTextFileSync(log, signed);
-      const agent = await installedSigner(w.project);
-      await signDecisionRow(w.project, {
-        action: "*",
-        verdict: "HALT-RETRACTED",
-        evidence: "all clear",
-      }, { env: {}, now: new Date(), signer: agent });
-      await halted("an agent-written verify key");
-
       // An HMAC retraction cannot be verified by the runner (it holds no decision key): the
       // HALT stands.
       Deno.writeTextFileSync(log, signed);
@@ -105,5 +104,31 @@ Deno.test("runner: a HALT on '*' stops dispatch, apply and run until the operato
       const d = await w.cli(["dispatch", "--agent", "worker", ...P]);
       assert.equal(d.code, 0, d.stderr);
     });
+  });
+});
+
+Deno.test("runner: serve refuses to start while a session could plant a verify key (no Edit(./references/**)), naming the line to add; nothing made", async () => {
+  await withWorld("rq-halt-plant", { brief: (p) => runnerBrief(p) }, async (w) => {
+    await sign(w, "*", "HALT");
+    // The operator's settings without the trust roots' rule: a session may write references/.
+    const settings = JSON.parse(OPERATOR_SETTINGS) as { permissions: { deny: string[] } };
+    settings.permissions.deny = settings.permissions.deny.filter((r) =>
+      r !== "Edit(./references/**)"
+    );
+    await Deno.mkdir(join(w.project, ".claude"));
+    await Deno.writeTextFile(join(w.project, ".claude", "settings.json"), JSON.stringify(settings));
+    // The agent's own key and a signed, chained retraction with it.
+    const agent = await installedSigner(w.project);
+    await signDecisionRow(w.project, {
+      action: "*",
+      verdict: "HALT-RETRACTED",
+      evidence: "all clear",
+    }, { env: {}, now: new Date(), signer: agent });
+    const before = snapshotTreeSync([w.project, w.home, w.keyDir]);
+    const r = await serveToEnd(w);
+    const refusal = assertCliRefused(r, "serve", "PREFLIGHT_FAILED", 1);
+    assert.match(refusal.reason, /session-settings: /);
+    assert.match(refusal.reason, /"Edit\(\.\/references\/\*\*\)" to \.claude\/settings\.json/);
+    assertSameTree(before, snapshotTreeSync([w.project, w.home, w.keyDir]), "after serve");
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The shortcuts a verify of many rows takes (lib/ledger/row_text.ts `pyStrip`, lib/authz/table.ts
+ * The shortcuts a verify of many rows takes (lib/pycompat/str.ts `pyStrip`, lib/authz/table.ts
  * `counter` and `recordOf`, lib/authz/waivers.ts `waiverPayload`, lib/authz/csv.ts `splitRecords`
  * and `readCsvFile`) against independent oracles: Python's own `str.strip()` and
  * `str.split(",")`, the counter's written rule, and the record's plain definition. Each shortcut
@@ -12,7 +12,7 @@ import fc from "../_helpers/fc.ts";
 import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 import { removeTree, snapshotTree, tempDir } from "../_helpers/mod.ts";
 import { AuthzError } from "../../lib/errors.ts";
-import { pyStrip } from "../../lib/ledger/row_text.ts";
+import { pyStrip } from "../../lib/pycompat/str.ts";
 import { counter, recordOf, recordsOf } from "../../lib/authz/table.ts";
 import { verifyWaivers, WAIVER_COLUMNS, waiverPayload } from "../../lib/authz/waivers.ts";
 import { formatCsv, readCsvFile, splitRecords } from "../../lib/authz/csv.ts";

@@ -11,7 +11,7 @@ import {
   CanonicalError,
   canonicalString,
   compareCodePoints,
-} from "../../lib/canonical.ts";
+} from "../../lib/pycompat/canonical.ts";
 import { pyDumps } from "../_helpers/mod.ts";
 
 Deno.test("keys sort by code point: astral keys after every BMP key, U+E000..U+FFFF included", () => {

@@ -1,8 +1,9 @@
 /**
  * `agentteams doctor` through the real CLI (issue 15, item 5): each check on its own line, the
  * lines to add for missing settings rules, exit 0 with warnings and 1 on an error (a key variable
- * set, a key file with group or other bits), `--json`, and not a byte written anywhere. And the
- * preflight's pure decision: what is an error, what a warning.
+ * set, a key file with group or other bits, a trust root's write-deny rule missing: issue 22),
+ * `--json`, and not a byte written anywhere. And the preflight's pure decision: what is an error,
+ * what a warning.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -35,6 +36,9 @@ async function withProject(
   }
 }
 
+/** The trust roots' rules: without one, doctor fails and serve refuses to start. */
+const TRUST_RULES = ["Edit(./references/**)", "Edit(./.claude/**)", "Edit(./agentteams.json)"];
+
 /**
  * The eight rules doctor asks for in a sandbox whose key dir lies outside HOME: the last three keep
  * sessions from writing the trust roots (references/, the settings themselves and the brief).
@@ -64,7 +68,7 @@ function doctor(sb: Sandbox, env: Record<string, string>, ...extra: string[]) {
   return runCli(["doctor", "--project", sb.project, ...extra], { env });
 }
 
-Deno.test("doctor: every rule present, every check ok, exit 0; each rule left out is the one warning, with its line to add; nothing written", async () => {
+Deno.test("doctor: every rule present, every check ok, exit 0; each rule left out is the one finding (a trust root's an error, exit 1; the others warnings), with its line to add; nothing written", async () => {
   await withProject("doctor-rules", async (sb, env) => {
     const rules = allRules(sb);
     await writeSettings(sb, rules);
@@ -84,11 +88,14 @@ Deno.test("doctor: every rule present, every check ok, exit 0; each rule left ou
       await writeSettings(sb, rules.filter((r) => r !== rule));
       const snap = await snapshotTree(sb.dir);
       const r = await doctor(sb, env);
-      assert.equal(r.code, 0, r.stderr);
-      const warnings = r.stdout.split("\n").filter((l) => l.startsWith("warning:"));
-      assert.equal(warnings.length, 1, r.stdout);
-      assert.ok(warnings[0].includes(rule), warnings[0]);
-      assert.match(warnings[0], /^warning: session-settings: SETTINGS_RULE_MISSING: /);
+      const trust = TRUST_RULES.includes(rule);
+      const level = trust ? "error" : "warning";
+      if (trust) assertCliRefused(r, "doctor", "SETTINGS_RULE_MISSING");
+      else assert.equal(r.code, 0, r.stderr);
+      const found = r.stdout.split("\n").filter((l) => /^(warning|error):/.test(l));
+      assert.equal(found.length, 1, r.stdout);
+      assert.ok(found[0].includes(rule), found[0]);
+      assert.ok(found[0].startsWith(`${level}: session-settings: SETTINGS_RULE_MISSING: `));
       // The line to add, under the file it goes in (an absolute rule: the local file).
       const file = rule.startsWith("Read(//") ? "settings.local.json" : "settings.json";
       assert.ok(
@@ -105,7 +112,7 @@ Deno.test("doctor: every rule present, every check ok, exit 0; each rule left ou
   });
 });
 
-Deno.test("doctor: malformed settings JSON is a warning with its line and column, never a crash", async () => {
+Deno.test("doctor: malformed settings JSON is a warning with its line and column, never a crash; its rules count for nothing, so the trust roots' are errors", async () => {
   await withProject("doctor-malformed", async (sb, env) => {
     await Deno.mkdir(join(sb.project, ".claude"));
     await Deno.writeTextFile(
@@ -114,7 +121,11 @@ Deno.test("doctor: malformed settings JSON is a warning with its line and column
     );
     const before = await snapshotTree(sb.dir);
     const r = await doctor(sb, env);
-    assert.equal(r.code, 0, r.stderr);
+    assertCliRefused(r, "doctor", "SETTINGS_RULE_MISSING");
+    for (const rule of TRUST_RULES) {
+      assert.ok(r.stdout.includes(`error: session-settings: SETTINGS_RULE_MISSING: `), r.stdout);
+      assert.ok(r.stdout.includes(`    ${JSON.stringify(rule)},`), r.stdout);
+    }
     assert.match(
       r.stdout,
       /^warning: session-settings: SETTINGS_NOT_JSON: \.claude\/settings\.json:3:39: not valid JSON/m,
@@ -169,13 +180,19 @@ Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code
   await withProject("doctor-json", async (sb, env) => {
     const before = await snapshotTree(sb.dir);
     const r = await doctor(sb, env, "--json", "--brief", join(sb.project, "agentteams.json"));
-    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.code, 1, r.stderr);
     const j = JSON.parse(r.stdout);
     assert.deepEqual(Object.keys(j).sort(), ["checks", "errors", "ok", "project", "warnings"]);
-    assert.equal(j.ok, true);
-    assert.equal(j.errors, 0);
-    // No .claude/ at all: the "nothing denied" warning and the eight rules.
-    assert.equal(j.warnings, 9);
+    assert.equal(j.ok, false);
+    // No .claude/ at all: the "nothing denied" warning and the eight rules, the trust roots'
+    // three of them errors.
+    assert.equal(j.errors, 3);
+    assert.equal(j.warnings, 6);
+    assert.deepEqual(
+      j.checks.filter((c: { level: string; ok: boolean }) => !c.ok && c.level === "error")
+        .map((c: { add: { line: string } }) => JSON.parse(c.add.line)),
+      TRUST_RULES,
+    );
     for (const c of j.checks) {
       assert.equal(typeof c.name, "string");
       assert.equal(typeof c.ok, "boolean");
@@ -250,7 +267,7 @@ const GOOD: PreflightFacts = {
   settings: { ok: true, findings: [], usesClaude: true },
 };
 
-Deno.test("preflight decision: key, sandbox and brief failures are errors; settings findings are warnings", () => {
+Deno.test("preflight decision: key, sandbox and brief failures are errors; settings findings are warnings but a trust root's, which is an error, as is settings that cannot be checked", () => {
   const good = preflightChecks(GOOD);
   assert.deepEqual(good.map((c) => [c.name, c.ok]), [
     ["key", true],
@@ -297,6 +314,30 @@ Deno.test("preflight decision: key, sandbox and brief failures are errors; setti
     line: '"Read(./.agentteams/**)"',
   });
   assert.equal(preflightExit(warned), 0);
+  const trust = preflightChecks({
+    ...GOOD,
+    settings: {
+      ok: true,
+      usesClaude: true,
+      findings: [{
+        code: "SETTINGS_RULE_MISSING",
+        kind: "write-deny",
+        rule: "Edit(./references/**)",
+        file: ".claude/settings.json",
+        add: '"Edit(./references/**)"',
+        position: null,
+        message: "add it",
+        trustRoot: true,
+      }],
+    },
+  });
+  assert.equal(trust[3].level, "error");
+  assert.equal(trust[3].code, "SETTINGS_RULE_MISSING");
+  assert.deepEqual(trust[3].add, {
+    file: ".claude/settings.json",
+    line: '"Edit(./references/**)"',
+  });
+  assert.equal(preflightExit(trust), 1);
   const noClaude = preflightChecks({
     ...GOOD,
     settings: { ok: true, findings: [], usesClaude: false },
@@ -307,8 +348,8 @@ Deno.test("preflight decision: key, sandbox and brief failures are errors; setti
     ...GOOD,
     settings: { ok: false, code: "SETTINGS_UNREADABLE", message: "x" },
   });
-  assert.equal(unreadable[3].level, "warning");
-  assert.equal(preflightExit(unreadable), 0);
+  assert.equal(unreadable[3].level, "error");
+  assert.equal(preflightExit(unreadable), 1);
 });
 
 Deno.test("preflight decision: the team uses Claude unless no .claude/ and the frameworks leave it out", () => {

@@ -72,3 +72,13 @@ Deno.test("firstChainBreak: non-ASCII payloads hash as UTF-8 (the per-row path)"
   payloads[2100] = "r\u00e9sume 2100";
   assert.equal(firstChainBreak(payloads, c.prevs), 2101);
 });
+
+Deno.test("firstChainBreak: a continuation's first prev must be the carry it is given", () => {
+  const payloads = ["a", "b", "c"];
+  const whole = ["", sha256Hex("a"), sha256Hex("b")];
+  assert.equal(firstChainBreak(payloads, whole), null);
+  // The last two rows on their own, continuing from row 0's hash.
+  assert.equal(firstChainBreak(payloads.slice(1), whole.slice(1), sha256Hex("a")), null);
+  assert.equal(firstChainBreak(payloads.slice(1), whole.slice(1), sha256Hex("x")), 0);
+  assert.equal(firstChainBreak(payloads.slice(1), whole.slice(1)), 0, "no carry: must be empty");
+});

@@ -18,7 +18,7 @@ import {
   gitVersionProblem,
   isGitVersionSupported,
   parseGitVersion,
-} from "../../lib/git/version.ts";
+} from "../../lib/git/git_version.ts";
 import { compareCodePoints, renderPathBytes } from "../../lib/git/path_bytes.ts";
 import { cleanup, tempRepo } from "../requests/_helpers.ts";
 

@@ -12,7 +12,7 @@ import { repairTornTail } from "../../lib/ledger/repair.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import { writeAhead } from "../../lib/ledger/write_ahead.ts";
 import { LedgerError } from "../../lib/errors.ts";
-import { canonical } from "../../lib/canonical.ts";
+import { canonical } from "../../lib/pycompat/canonical.ts";
 import { MAX_ROW_BYTES, type RowBody } from "../../lib/ledger/row.ts";
 import {
   buildLedger,

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { HmacKey, sha256Hex } from "../../lib/crypto/hash.ts";
-import { canonical } from "../../lib/canonical.ts";
+import { canonical } from "../../lib/pycompat/canonical.ts";
 import { signRow } from "../../lib/ledger/row.ts";
 import {
   appendedRowsProblem,

@@ -13,7 +13,7 @@
  * - a line that scans but is not JSON no longer crashes verify.
  */
 import assert from "node:assert/strict";
-import { canonical } from "../../lib/canonical.ts";
+import { canonical } from "../../lib/pycompat/canonical.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { LedgerError } from "../../lib/errors.ts";
 import { appendedRowsProblem } from "../../lib/ledger/guard.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { canonical } from "../../lib/canonical.ts";
+import { canonical } from "../../lib/pycompat/canonical.ts";
 import { MAX_ROW_BYTES } from "../../lib/ledger/row.ts";
 import { verifyLedgerAt, type VerifyReport } from "../../lib/ledger/verify.ts";
 import {

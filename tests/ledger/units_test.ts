@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { HeadFormatError, headText, headVerifies, parseHead } from "../../lib/ledger/head.ts";
 import { SCAN_SLOTS, scanRow, signedPart } from "../../lib/ledger/scan.ts";
 import { signRow, utcSeconds } from "../../lib/ledger/row.ts";
-import { withFileLock } from "../../lib/ledger/lock.ts";
+import { withFileLock } from "../../lib/ledger/ledger_lock.ts";
 import { readRegularFileSync } from "../../lib/fs/safe_read.ts";
 import { atomicWriteFileSync } from "../../lib/fs/atomic_write.ts";
 import { FsSafetyError, LedgerError, RequestError } from "../../lib/errors.ts";

@@ -8,7 +8,7 @@ import fc from "../_helpers/fc.ts";
 import { checkLedgerBytes, checkRowsStream } from "../../lib/ledger/verify_rows.ts";
 import { MAX_ROW_BYTES } from "../../lib/ledger/row.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
-import { canonical } from "../../lib/canonical.ts";
+import { canonical } from "../../lib/pycompat/canonical.ts";
 import {
   buildLedger,
   headFor,

@@ -20,7 +20,7 @@ import assert from "node:assert/strict";
 import { checkTail, writeRowLocked } from "../../lib/ledger/append.ts";
 import { atomicWriteFileSync } from "../../lib/fs/atomic_write.ts";
 import { LedgerError } from "../../lib/errors.ts";
-import { statePaths } from "../../lib/ledger/paths.ts";
+import { statePaths } from "../../lib/layout.ts";
 import type { RowBody } from "../../lib/ledger/row.ts";
 import { type Look, lookSettles, takeLedgerSnapshot } from "../../lib/ledger/verify_snapshot.ts";
 import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../../lib/ledger/verify.ts";

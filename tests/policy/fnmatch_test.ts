@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "../_helpers/fc.ts";
-import { fnmatch, fnmatchCase, hasWildcard, protectedMatch } from "../../lib/policy/fnmatch.ts";
-import { compileArgPattern } from "../../lib/policy/pyre.ts";
+import { fnmatch, fnmatchCase, hasWildcard } from "../../lib/pycompat/fnmatch.ts";
+import { protectedMatch } from "../../lib/policy/protected_match.ts";
+import { compileArgPattern } from "../../lib/pycompat/pyre.ts";
 
 interface Vectors {
   python: string;

@@ -7,7 +7,7 @@ import {
   probeStrings,
 } from "../../lib/policy/probes.ts";
 import { programProblem } from "../../lib/policy/program_rules.ts";
-import { compileArgPattern } from "../../lib/policy/pyre.ts";
+import { compileArgPattern } from "../../lib/pycompat/pyre.ts";
 import { expectPolicyError, OPTS, parseObject, withCommand } from "./_helpers.ts";
 
 const scopes = (list: string[]) => ({ agent_policies: { worker: { write_scopes: list } } });

@@ -4,12 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { classesModule, tableBody } from "../../scripts/gen_pyre_classes.ts";
-import { UNI_DIGIT, UNI_SPACE, UNI_WORD } from "../../lib/policy/pyre_classes.ts";
-import { PY_DIGIT, PY_SPACE, PY_WORD } from "../../lib/policy/pyre_unicode.ts";
+import { UNI_DIGIT, UNI_SPACE, UNI_WORD } from "../../lib/pycompat/pyre_classes.ts";
+import { PY_DIGIT, PY_SPACE, PY_WORD } from "../../lib/pycompat/pyre_unicode.ts";
 
 Deno.test("pyre_classes.ts is the generator's output over pyre_unicode.ts's tables", () => {
   const committed = Deno.readTextFileSync(
-    new URL("../../lib/policy/pyre_classes.ts", import.meta.url),
+    new URL("../../lib/pycompat/pyre_classes.ts", import.meta.url),
   );
   assert.equal(
     committed,

@@ -1,5 +1,5 @@
 /**
- * Differential test of `lib/policy/pyre.ts` against CPython's own `re` (python3 on this machine;
+ * Differential test of `lib/pycompat/pyre.ts` against CPython's own `re` (python3 on this machine;
  * the tool never needs it, only this test does, and the test fails, never skips, without it).
  *
  * Patterns come from a grammar that covers the translated constructs and the tricky ones
@@ -20,8 +20,13 @@
 import assert from "node:assert/strict";
 import fc from "../_helpers/fc.ts";
 import { PolicyError } from "../../lib/errors.ts";
-import { compileArgPattern } from "../../lib/policy/pyre.ts";
-import { PY_DIGIT, PY_SPACE, PY_UNICODE_VERSION, PY_WORD } from "../../lib/policy/pyre_unicode.ts";
+import { compileArgPattern } from "../../lib/pycompat/pyre.ts";
+import {
+  PY_DIGIT,
+  PY_SPACE,
+  PY_UNICODE_VERSION,
+  PY_WORD,
+} from "../../lib/pycompat/pyre_unicode.ts";
 
 // ---------------------------------------------------------------------------------------------
 // The oracle: one python3 process, one JSON line per request.

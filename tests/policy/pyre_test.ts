@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "../_helpers/fc.ts";
-import { compileArgPattern, translatePythonRegex } from "../../lib/policy/pyre.ts";
+import { compileArgPattern, translatePythonRegex } from "../../lib/pycompat/pyre.ts";
 import { expectPolicyError } from "./_helpers.ts";
 
 interface Vectors {

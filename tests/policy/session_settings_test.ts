@@ -368,3 +368,74 @@ Deno.test("session settings: the trust roots' rules are asked for only where the
     ],
   );
 });
+
+Deno.test("session settings: a trust root's missing rule, or a sandbox entry re-opening one, is marked trustRoot (doctor's error); the runner's own rules and allow rules are not", () => {
+  const brief = `${ROOT}/agentteams.jsonc`;
+  const f = sessionSettingsFindings(input({ ".claude/settings.json": denyFile([]) }, { brief }));
+  const marked = f.filter((x) => x.trustRoot === true).map((x) => x.rule);
+  assert.deepEqual(marked, [
+    "Edit(./references/**)",
+    "Edit(./.claude/**)",
+    "Edit(./agentteams.jsonc)",
+  ]);
+  assert.ok(f.some((x) => x.rule === "Read(./.agentteams/**)" && x.trustRoot === undefined));
+  const reopened = sessionSettingsFindings(input({
+    ".claude/settings.json": denyFile([...ALL, "Edit(./agentteams.jsonc)"], {
+      permissions: {
+        deny: [...ALL, "Edit(./agentteams.jsonc)"],
+        allow: ["Edit(./references/notes.md)"],
+      },
+      sandbox: { filesystem: { allowWrite: ["./references/authorized-verify-keys"] } },
+    }),
+  }, { brief }));
+  assert.deepEqual(
+    reopened.map((x) => [x.code, x.trustRoot ?? false]),
+    [["SETTINGS_REOPENED", false], ["SETTINGS_REOPENED", true]],
+  );
+});
+
+Deno.test("writeDenied: a sandbox allowWrite entry overlapping the path (or unreadable) re-opens it to sandboxed commands; one elsewhere does not", () => {
+  const at = (allowWrite: readonly string[]) => ({
+    root: ROOT,
+    homeDir: HOME,
+    settings: [{
+      path: `${ROOT}/.claude/settings.json`,
+      text: denyFile(["Edit(./references/**)"], { sandbox: { filesystem: { allowWrite } } }),
+    }],
+  });
+  const keys = `${ROOT}/references/authorized-verify-keys`;
+  assert.equal(writeDenied(at([]), keys, true), true);
+  assert.equal(writeDenied(at(["./src"]), keys, true), true);
+  assert.equal(
+    writeDenied(at(["./references/authorized-verify-keys/k.pub.pem"]), keys, true),
+    false,
+  );
+  assert.equal(writeDenied(at(["./references"]), keys, true), false);
+  assert.equal(writeDenied(at(["**/authorized-verify-keys"]), keys, true), false);
+  assert.equal(writeDenied(at(["../x"]), keys, true), false);
+});
+
+Deno.test("session settings: plugins, marketplaces and additional directories load agents from elsewhere (SETTINGS_EXTRA_AGENTS, at their line); false plugins and empty lists do not", () => {
+  const codes = (extra: Record<string, unknown>) =>
+    findings(ALL, extra).filter((f) => f.code === "SETTINGS_EXTRA_AGENTS").map((f) =>
+      f.message.split(": ")[1].split(" ")[0]
+    );
+  assert.deepEqual(codes({ enabledPlugins: { "w@m": true } }), ['"enabledPlugins"']);
+  assert.deepEqual(codes({ enabledPlugins: { "w@m": ["1.0.0"] } }), ['"enabledPlugins"']);
+  assert.deepEqual(codes({ enabledPlugins: { "w@m": false } }), []);
+  assert.deepEqual(
+    codes({ extraKnownMarketplaces: { m: { source: { source: "directory", path: "." } } } }),
+    [
+      '"extraKnownMarketplaces"',
+    ],
+  );
+  assert.deepEqual(codes({ extraKnownMarketplaces: {} }), []);
+  const f = sessionSettingsFindings(input({
+    ".claude/settings.json": JSON.stringify({
+      permissions: { deny: ALL, additionalDirectories: ["../other"] },
+    }),
+  }));
+  assert.deepEqual(f.map((x) => x.code), ["SETTINGS_EXTRA_AGENTS"]);
+  assert.match(f[0].message, /"permissions\.additionalDirectories" adds working directories/);
+  assert.equal(f[0].trustRoot, undefined);
+});

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import fc from "../_helpers/fc.ts";
 import { ProposalError } from "../../lib/errors.ts";
-import { fnmatch } from "../../lib/policy/fnmatch.ts";
+import { fnmatch } from "../../lib/pycompat/fnmatch.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
 import { selectGates } from "../../lib/proposals/gates.ts";
 import { assertRefusal } from "../_helpers/assert.ts";

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { QueueError } from "../../lib/errors.ts";
-import { idOfName, queuePaths } from "../../lib/queue/paths.ts";
-import { parseRequest, requestJsonSchema } from "../../lib/queue/request.ts";
+import { idOfName, queuePaths } from "../../lib/queue/queue_paths.ts";
+import { parseRequest, requestJsonSchema } from "../../lib/queue/queued_request.ts";
 import { isFreshBeat } from "../../lib/queue/liveness.ts";
 import { checkPins, pinPaths, readPins } from "../../lib/queue/pins.ts";
 import { briefQueueReason, queueModeReason } from "../../lib/queue/mode.ts";

@@ -4,7 +4,7 @@
  * a dispatch result never appears in the file's text.
  */
 import assert from "node:assert/strict";
-import { canonical } from "../../lib/canonical.ts";
+import { canonical } from "../../lib/pycompat/canonical.ts";
 import { generateSealPair, openSealed, sealTo } from "../../lib/crypto/seal.ts";
 import { HmacKey, sha256Hex } from "../../lib/crypto/hash.ts";
 import { QueueError } from "../../lib/errors.ts";

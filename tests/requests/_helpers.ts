@@ -63,6 +63,7 @@ export function entry(partial: Partial<CommandEntry> & Pick<CommandEntry, "prefi
     stdinGates: partial.stdinGates ?? null,
     timeout: partial.timeout ?? 600,
     network: partial.network ?? false,
+    networkAllow: partial.networkAllow ?? null,
   };
 }
 

@@ -1,6 +1,6 @@
 /** matchRequest and its parts: prefix, patterns, arity, `..`, NUL, cwd, stdin, expected writes. */
 
-import { compileArgPattern } from "../../lib/policy/pyre.ts";
+import { compileArgPattern } from "../../lib/pycompat/pyre.ts";
 import assert from "node:assert/strict";
 import fc from "../_helpers/fc.ts";
 import { RequestError } from "../../lib/errors.ts";

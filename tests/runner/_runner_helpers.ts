@@ -26,7 +26,7 @@ import { type JsonObject, sleep, type World, type WorldPaths } from "../e2e/_run
 import { generateSealPair, publicB64, type SealPair } from "../../lib/crypto/seal.ts";
 import { sealPublicFromPem } from "../../lib/crypto/seal.ts";
 import { type OpenedResult, openResult } from "../../lib/queue/result.ts";
-import { queuePaths } from "../../lib/queue/paths.ts";
+import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import { importPublicPem, keyIdOfKey } from "../../lib/crypto/ed25519.ts";
 
 export { present, sleep };
@@ -174,10 +174,45 @@ export async function until(
 }
 
 /**
+ * The Claude Code project settings `doctor` asks for, but the key dir's rule (a warning; the
+ * world's key dir lies outside its HOME): the runner's folders, and the trust roots' write-deny
+ * rules without which `serve` refuses to start (`references/`, `.claude/`, the brief).
+ */
+export const OPERATOR_SETTINGS: string = JSON.stringify(
+  {
+    permissions: {
+      deny: [
+        "Read(./.agentteams/**)",
+        "Read(./.agentteams-queue/**)",
+        "Edit(./.agentteams/**)",
+        "Edit(./.agentteams-status/**)",
+        "Edit(./references/**)",
+        "Edit(./.claude/**)",
+        "Edit(./agentteams.jsonc)",
+      ],
+    },
+  },
+  null,
+  2,
+) + "\n";
+
+/**
+ * Writes {@link OPERATOR_SETTINGS} as the world's `.claude/settings.json`, unless the test wrote
+ * settings of its own: the operator's set-up before `serve`.
+ */
+export async function denySessions(w: WorldPaths): Promise<void> {
+  const file = join(w.project, ".claude", "settings.json");
+  if (present(file)) return;
+  await Deno.mkdir(join(w.project, ".claude"), { recursive: true });
+  await Deno.writeTextFile(file, OPERATOR_SETTINGS);
+}
+
+/**
  * Starts the runner with the flags `permissions serve` prints and waits until its liveness file
  * exists. The caller stops it (in `finally`: {@link withRunner} does that).
  */
 export async function startRunner(w: World, env: Record<string, string> = {}): Promise<Runner> {
+  await denySessions(w);
   const args = await permissionsArgs(w, ["serve", "--project", w.project]);
   const r = spawnServe(w, args, env);
   const json = queuePaths(w.project).runnerJson;
@@ -220,6 +255,7 @@ export async function serveToEnd(
   env: Record<string, string> = {},
   extra: string[] = [],
 ): Promise<RunResult> {
+  await denySessions(w);
   const args = await permissionsArgs(w, ["serve", "--project", w.project]);
   return await runDeno([...args, ...extra], {
     env: { ...w.env, ...env },

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { useCount, withWorld, type World } from "../e2e/_run_helpers.ts";
 import { snapshotTreeSync } from "../_helpers/mod.ts";
-import { queuePaths } from "../../lib/queue/paths.ts";
+import { queuePaths } from "../../lib/queue/queue_paths.ts";
 
 import {
   type HandRequest,

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { sha256 } from "../_helpers/mod.ts";
 import { jsonOut, shScript, withWorld, type World } from "../e2e/_run_helpers.ts";
 import { change } from "../proposals/_helpers.ts";
-import { queuePaths } from "../../lib/queue/paths.ts";
+import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import {
   allowList,
   allText,

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { assertCliRefused } from "../_helpers/assert.ts";
 import { withWorld, type World } from "../e2e/_run_helpers.ts";
-import { queuePaths } from "../../lib/queue/paths.ts";
+import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import {
   type HandRequest,
   handRequest,

@@ -18,7 +18,7 @@ import { assertCliRefused } from "../_helpers/assert.ts";
 import { sha256 } from "../_helpers/mod.ts";
 import { withWorld, type World } from "../e2e/_run_helpers.ts";
 import { change } from "../proposals/_helpers.ts";
-import { queuePaths } from "../../lib/queue/paths.ts";
+import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import {
   handRequest,
   names,

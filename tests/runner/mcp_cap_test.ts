@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
 import { completePolicy } from "../../lib/acts/session.ts";
 import { lazyBackend } from "../../lib/sandbox/backend.ts";
-import { MCP_TIMEOUT_CAP_S } from "../../lib/queue/request.ts";
+import { MCP_TIMEOUT_CAP_S } from "../../lib/queue/queued_request.ts";
 import { type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
 import { withWorld } from "../e2e/_run_helpers.ts";
 import { makeRequest, runnerBrief } from "./_runner_helpers.ts";

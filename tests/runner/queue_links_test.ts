@@ -22,8 +22,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sha256 } from "../_helpers/mod.ts";
 import { withWorld, type World } from "../e2e/_run_helpers.ts";
-import { queuePaths } from "../../lib/queue/paths.ts";
-import { DECISIONS_REL } from "../../lib/authz/paths.ts";
+import { queuePaths } from "../../lib/queue/queue_paths.ts";
+import { DECISIONS_REL } from "../../lib/layout.ts";
 import { NEW_DECISION_HEADER } from "../../lib/authz/decisions.ts";
 import {
   handRequest,

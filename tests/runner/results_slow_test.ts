@@ -12,7 +12,7 @@ import { snapshotTreeSync } from "../_helpers/mod.ts";
 import { withWorld, type World } from "../e2e/_run_helpers.ts";
 import { generateSealPair, unb64 } from "../../lib/crypto/seal.ts";
 import { HmacKey } from "../../lib/crypto/hash.ts";
-import { queuePaths } from "../../lib/queue/paths.ts";
+import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import { resultText } from "../../lib/queue/result.ts";
 import { ticketOf } from "../../lib/queue/client.ts";
 import {

@@ -12,8 +12,9 @@ import { join } from "node:path";
 import { snapshotTreeSync } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import { withWorld, type World } from "../e2e/_run_helpers.ts";
-import { queuePaths } from "../../lib/queue/paths.ts";
+import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import {
+  denySessions,
   names,
   present,
   runnerBrief,
@@ -50,6 +51,8 @@ function assertStoppedStatus(w: World, code: string): void {
 
 Deno.test("serve refuses to start: key custody and the environment, before anything is made", async (t) => {
   await withWorld("rq-start-key", OPTS, async (w) => {
+    // The operator's settings first: serve writes none of them, so the tree stays the same.
+    await denySessions(w);
     const key = join(w.keyDir, "proposal-ledger.key");
 
     await t.step("a key variable set at start: KEY_ENV_IN_RUNNER, nothing created", async () => {

@@ -2,7 +2,7 @@
 
 import fc from "../_helpers/fc.ts";
 import { SandboxError } from "../../lib/errors.ts";
-import { fnmatch as fnmatchFold } from "../../lib/policy/fnmatch.ts";
+import { fnmatch as fnmatchFold } from "../../lib/pycompat/fnmatch.ts";
 import { overlaps, within } from "../../lib/fs/within.ts";
 import {
   controlPlaneHit,

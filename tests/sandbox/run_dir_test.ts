@@ -108,7 +108,7 @@ Deno.test("makePrivateTmpdir refuses a planted per-user parent (a symlink, anoth
   try {
     // A symlink to a directory someone else reads.
     Deno.symlinkSync(dir, path);
-    expectRefusedUntouched(path, /agentteams-4242424 is not a directory; remove it, or set TMPDIR/);
+    expectRefusedUntouched(path, /agentteams-4242424 is a symlink; remove it, or set TMPDIR/);
     Deno.removeSync(path);
     // A real directory owned by someone else (here: root, for uid 4242424).
     Deno.mkdirSync(path, { mode: 0o700 });
@@ -116,7 +116,7 @@ Deno.test("makePrivateTmpdir refuses a planted per-user parent (a symlink, anoth
     // Its own, but open to others.
     Deno.chownSync(path, OTHER_UID, OTHER_UID);
     Deno.chmodSync(path, 0o755);
-    expectRefusedUntouched(path, /has mode 755, not 700/);
+    expectRefusedUntouched(path, /has mode 0755; it must be 0700/);
   } finally {
     await removeTree(path);
     await removeTree(dir);

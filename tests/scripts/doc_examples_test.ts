@@ -129,8 +129,12 @@ Deno.test("the runnable JSDoc examples run under deno test --doc and their asser
   }
 });
 
-Deno.test("deno doc --lint finds the library surface complete: documented, no private types", async () => {
-  const r = await runDeno(["doc", "--lint", "lib/mod.ts"], {
+Deno.test("deno doc --lint finds the library's entry points complete: documented, no private types", async () => {
+  // deno.json's exports: the library (sessions and acts), the audit and the triad.
+  const exports = JSON.parse(await Deno.readTextFile(`${REPO_ROOT}/deno.json`)).exports;
+  const entries = ["./lib/mod.ts", "./lib/team_audit.ts", "./lib/triad.ts"];
+  assert.deepEqual(entries.map((e) => Object.values(exports).includes(e)), [true, true, true]);
+  const r = await runDeno(["doc", "--lint", ...entries], {
     cwd: REPO_ROOT,
     hangGuardMs: 120_000,
   });

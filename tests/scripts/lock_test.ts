@@ -18,6 +18,9 @@ const TEST_ONLY = [
   "pure-rand",
   "@microsoft/sarif-multitool-linux",
   "@oven/bun-linux-x64",
+  "@modelcontextprotocol/sdk",
+  "@modelcontextprotocol/conformance",
+  "@openai/codex",
 ];
 
 interface Lock {
@@ -29,7 +32,9 @@ function readLock(rel: string): Lock {
   return JSON.parse(Deno.readTextFileSync(join(REPO_ROOT, rel))) as Lock;
 }
 
-const nameOf = (key: string) => key.replace(/^npm:/, "").replace(/@[^@]*$/, "");
+// `npm:@scope/name@1.2.3` and `@scope/name@1.2.3_peer@4.5.6` (a peer in the key) both name
+// `@scope/name`.
+const nameOf = (key: string) => key.replace(/^npm:/, "").replace(/^(@?[^@]+)@.*$/, "$1");
 
 Deno.test("deno.lock holds no test-only package; tests/deno.lock holds the tool's packages as deno.lock does", () => {
   const tool = readLock("deno.lock");

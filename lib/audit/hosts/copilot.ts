@@ -13,11 +13,20 @@
  *    string is split at commas (no parentheses rule), each name trimmed, empty ones dropped; a
  *    list must hold only strings; `*` among the names: every tool.
  *
+ * Which files it loads (`customAgentsDiscoverJson` of the same module, run on crafted trees):
+ * every `*.md` below `.github/agents/` **and below `.claude/agents/`**, subfolders included
+ * (`.github/agents/sub/x.md` is the agent `sub--x`), in the start directory and **each parent up
+ * to the git repository's root** (a real repository: an empty `.git` folder does not stop it), or
+ * up to `/` outside one; HOME does not stop it (only HOME's own `.claude/agents` is left out).
+ * {@link copilotAgentDirs} is that walk; the audit reads `.claude/agents/` files with this
+ * reader too.
+ *
  * VS Code's own reader of `.agent.md`/`.chatmode.md` is not modeled here (see docs/audit.md).
  *
  * @module
  */
 import { parseDocument } from "yaml";
+import { dirname } from "../../fs/path.ts";
 import { withYamlEnv } from "../yaml_once.ts";
 import { unmodeledCharacter } from "./bun_yaml.ts";
 import { ALL, type Grant, type HostReading, notAnAgent } from "./grant.ts";
@@ -91,4 +100,29 @@ export function copilotToolsGrant(v: unknown): Grant | null {
     names = v as string[];
   } else return null;
   return names.includes("*") ? ALL : { all: false, names };
+}
+
+/**
+ * The directories whose `.github/agents/` (and, but at HOME, `.claude/agents/`) the Copilot CLI
+ * 1.0.102 loads for a session started in `cwd`, nearest first: `cwd` and each parent up to and
+ * including `gitRoot` (the repository's root), else up to `/`.
+ *
+ * @example
+ * ```ts
+ * import { copilotAgentDirs } from "./copilot.ts";
+ * copilotAgentDirs("/r/a/b", "/r"); // ["/r/a/b", "/r/a", "/r"]
+ * copilotAgentDirs("/s/p", null); // ["/s/p", "/s", "/"]
+ * ```
+ */
+export function copilotAgentDirs(cwd: string, gitRoot: string | null): string[] {
+  const out: string[] = [];
+  let k = cwd;
+  while (true) {
+    out.push(k);
+    if (k === gitRoot) break;
+    const up = dirname(k);
+    if (up === k) break;
+    k = up;
+  }
+  return out;
 }

@@ -230,9 +230,22 @@ typedef v128_t v;
     h = VADD(t1, t2);                                                                         \
   } while (0)
 #define VSCHED(i, i2, i7, i15) w##i = VADD(VADD(w##i, VG1(w##i2)), VADD(w##i7, VG0(w##i15)))
-#define VLOAD(i)                                                                              \
-  wasm_i32x4_make((int32_t)BE32(p0 + 4 * (i)), (int32_t)BE32(p1 + 4 * (i)),                   \
-                  (int32_t)BE32(p2 + 4 * (i)), (int32_t)BE32(p3 + 4 * (i)))
+/* Sixteen bytes of a lane, each 32-bit word byte-swapped (big-endian words). */
+#define VBE(p, o)                                                                             \
+  wasm_i8x16_shuffle(wasm_v128_load((p) + (o)), wasm_v128_load((p) + (o)), 3, 2, 1, 0, 7, 6, \
+                     5, 4, 11, 10, 9, 8, 15, 14, 13, 12)
+/* Words o/4 .. o/4+3 of the four lanes, transposed into four vectors (word-major). Sixteen
+ * vector loads, shuffles and swaps a block instead of sixty-four scalar big-endian reads. */
+#define VLOAD4(o, wa, wb, wc, wd)                                                             \
+  do {                                                                                        \
+    v q0 = VBE(p0, o), q1 = VBE(p1, o), q2 = VBE(p2, o), q3 = VBE(p3, o);                     \
+    v t0 = wasm_i32x4_shuffle(q0, q1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(q0, q1, 2, 6, 3, 7); \
+    v t2 = wasm_i32x4_shuffle(q2, q3, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(q2, q3, 2, 6, 3, 7); \
+    wa = wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5);                                              \
+    wb = wasm_i32x4_shuffle(t0, t2, 2, 3, 6, 7);                                              \
+    wc = wasm_i32x4_shuffle(t1, t3, 0, 1, 4, 5);                                              \
+    wd = wasm_i32x4_shuffle(t1, t3, 2, 3, 6, 7);                                              \
+  } while (0)
 
 /* Lane states: word w of lane k at lane_st[w * 4 + k]. */
 static u32 lane_st[32] __attribute__((aligned(16)));
@@ -242,10 +255,11 @@ __attribute__((noinline)) static void compress4(const u8 *p0, const u8 *p1, cons
   v c = wasm_v128_load(lane_st + 8), d = wasm_v128_load(lane_st + 12);
   v e = wasm_v128_load(lane_st + 16), f = wasm_v128_load(lane_st + 20);
   v g = wasm_v128_load(lane_st + 24), h = wasm_v128_load(lane_st + 28);
-  v w0 = VLOAD(0), w1 = VLOAD(1), w2 = VLOAD(2), w3 = VLOAD(3);
-  v w4 = VLOAD(4), w5 = VLOAD(5), w6 = VLOAD(6), w7 = VLOAD(7);
-  v w8 = VLOAD(8), w9 = VLOAD(9), w10 = VLOAD(10), w11 = VLOAD(11);
-  v w12 = VLOAD(12), w13 = VLOAD(13), w14 = VLOAD(14), w15 = VLOAD(15);
+  v w0, w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, w11, w12, w13, w14, w15;
+  VLOAD4(0, w0, w1, w2, w3);
+  VLOAD4(16, w4, w5, w6, w7);
+  VLOAD4(32, w8, w9, w10, w11);
+  VLOAD4(48, w12, w13, w14, w15);
   for (int r = 0; r < 64; r += 16) {
     if (r) {
       VSCHED(0, 14, 9, 1);
@@ -330,10 +344,25 @@ __attribute__((noinline)) static const u8 *next_block(lane *L) {
   u32 o = L->blk * 64;
   if (o + 64 <= j->n1) return j->s1 + o;
   if (o >= j->n1 && o + 64 <= j->total) return j->s2 + (o - j->n1);
-  for (u32 k = 0; k < 64; k++) {
-    u32 q = o + k;
-    L->scratch[k] = q < j->n1 ? j->s1[q] : q < j->total ? j->s2[q - j->n1] : q == j->total ? 0x80 : 0;
+  /* Assembled in runs (the first range, the second, the 0x80, the zeros): no test per byte
+   * of which range it falls in. */
+  u8 *d = L->scratch;
+  u32 k = 0;
+  if (o < j->n1) {
+    u32 m = j->n1 - o < 64 ? j->n1 - o : 64;
+    const u8 *src = j->s1 + o;
+    for (u32 x = 0; x < m; x++) d[x] = src[x];
+    k = m;
   }
+  if (k < 64 && o + k < j->total) {
+    u32 q = o + k - j->n1;
+    u32 m = j->total - (o + k) < 64 - k ? j->total - (o + k) : 64 - k;
+    const u8 *src = j->s2 + q;
+    for (u32 x = 0; x < m; x++) d[k + x] = src[x];
+    k += m;
+  }
+  if (k < 64 && o + k == j->total) d[k++] = 0x80;
+  for (; k < 64; k++) d[k] = 0;
   if (L->blk == j->nblocks - 1) {
     for (int k = 0; k < 8; k++) L->scratch[56 + k] = (u8)(j->bitlen >> (56 - 8 * k));
   }

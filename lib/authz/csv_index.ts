@@ -1,0 +1,280 @@
+/**
+ * The gate reads what decides: a MAC'd index of a triad ledger's checked prefix, so that a read
+ * parses only the rows that can decide and the rows appended since.
+ *
+ * When a ledger (the decision log, the waiver ledger) has been read whole and held (well formed,
+ * and for a chained log its `prev_digest` chain unbroken), the reader keeps in the state dir
+ * (`.agentteams/csv-index-<name>.json`, MAC'd with the proposal-ledger key) how many bytes it
+ * checked, their SHA-256, their line and row counts, and a `carry` (the chained log's hash of its
+ * last payload). The next read hashes those bytes once (one native SHA-256, what any check of the
+ * file's integrity costs); when they are the same, it parses the rows appended since in full and,
+ * of the checked prefix, only the lines that hold one of the caller's `needles` (the asked action
+ * and `halt`, lower case): a row that can decide a gate holds one of them, and every other row is
+ * skipped by the decision anyway. Only a prefix without quotes, BOM or bare CR (each line one
+ * record) and in ASCII (a character offset is a byte offset) is indexed.
+ *
+ * The index is a cache of a fact about exact bytes: an index that does not verify, a prefix whose
+ * bytes changed (an edited, removed or re-ordered row), a file shorter than the prefix, a tail
+ * that does not parse or whose chain does not continue the carry: the caller reads the whole file
+ * as before, and reports what that read finds (the same codes, lines and reasons).
+ *
+ * @example
+ * ```ts
+ * import { csvIndexPath } from "./csv_index.ts";
+ * csvIndexPath("/work/p", "decisions"); // "/work/p/.agentteams/csv-index-decisions.json"
+ * ```
+ * @module
+ */
+import { type HmacKey, sha256HexOnce } from "../crypto/hash.ts";
+import { atomicWriteFileSync } from "../fs/atomic_write.ts";
+import { join } from "../fs/path.ts";
+import { ensureStateDir, readStateFileSync, statePaths } from "../layout.ts";
+import { type CsvRow, type CsvSchema, type CsvTable, type CsvText, parseCsv } from "./csv.ts";
+
+const PURPOSE = "agentteams-csv-index-v1";
+const dec = new TextDecoder();
+
+/** What an index records of a ledger's checked prefix. */
+interface IndexBody {
+  readonly v: 1;
+  /** Which ledger (`decisions`, `waivers`): an index is never read for another. */
+  readonly name: string;
+  /** The prefix's length in bytes (it ends with a line's LF). */
+  readonly size: number;
+  /** The prefix's SHA-256 (hex). */
+  readonly sha256: string;
+  /** LFs in the prefix. */
+  readonly newlines: number;
+  /** Data rows in the prefix. */
+  readonly rows: number;
+  /** The caller's carry after the prefix (the chain's last payload hash, or `""`). */
+  readonly carry: string;
+  /** `marks[k]`: the offset just past the prefix's `(k + 1) * STRIDE`-th LF (line numbers). */
+  readonly marks: readonly number[];
+}
+
+/** Lines between two {@link IndexBody.marks}: a candidate's line is counted from the mark before. */
+const STRIDE = 512;
+
+/**
+ * The index file of a ledger in a project's state dir.
+ *
+ * @example
+ * ```ts
+ * import { csvIndexPath } from "./csv_index.ts";
+ * csvIndexPath("/p", "waivers"); // "/p/.agentteams/csv-index-waivers.json"
+ * ```
+ */
+export function csvIndexPath(root: string, name: string): string {
+  return join(statePaths(root).dir, `csv-index-${name}.json`);
+}
+
+function macOf(key: HmacKey, body: IndexBody): string {
+  return key.hex(`${PURPOSE}|${JSON.stringify(body)}`);
+}
+
+function readBody(path: string, name: string, key: HmacKey): IndexBody | null {
+  try {
+    const bytes = readStateFileSync(path, "csv index", 1 << 16);
+    if (bytes === null) return null;
+    const o = JSON.parse(dec.decode(bytes)) as { body?: IndexBody; mac?: unknown };
+    const b = o.body;
+    if (
+      typeof o.mac !== "string" || typeof b !== "object" || b === null || b.v !== 1 ||
+      b.name !== name || !Number.isSafeInteger(b.size) || b.size <= 0 ||
+      typeof b.sha256 !== "string" || !Number.isSafeInteger(b.newlines) ||
+      !Number.isSafeInteger(b.rows) || typeof b.carry !== "string" || !Array.isArray(b.marks) ||
+      b.marks.length !== Math.floor(b.newlines / STRIDE) ||
+      !b.marks.every((m, k) =>
+        Number.isSafeInteger(m) && m <= b.size && (k === 0 || m > b.marks[k - 1])
+      )
+    ) return null;
+    return key.verify(`${PURPOSE}|${JSON.stringify(b)}`, o.mac) ? b : null;
+  } catch {
+    // A cache that cannot be read is no cache: the whole file is read.
+    return null;
+  }
+}
+
+/** Where a ledger's index lives and what it is keyed with. */
+export interface CsvIndexRef {
+  /** The project (the index is {@link csvIndexPath} of it and `name`). */
+  readonly root: string;
+  /** The ledger's name in it. */
+  readonly name: string;
+  /** The MAC key (the proposal-ledger key). */
+  readonly key: HmacKey;
+}
+
+/** A ledger read through its index. */
+export interface IndexedTable {
+  /**
+   * The header, then the prefix's rows that hold a needle, then every row after the prefix, in
+   * file order with their true lines.
+   */
+  readonly table: CsvTable;
+  /** `table.rows[tail..]` are the rows after the prefix. */
+  readonly tail: number;
+  /** The prefix's data rows (all of them, as counted when it was checked). */
+  readonly prefixRows: number;
+  /** The carry recorded for the prefix. */
+  readonly carry: string;
+}
+
+/**
+ * The rows that can decide, through a valid index (see the module doc), or `null`: no index, one
+ * that does not verify or no longer fits the bytes, or a tail that does not parse (the caller
+ * reads the whole file and reports it). `needles` are in lower case (a row is a candidate when its
+ * lower-case text holds one).
+ *
+ * @example
+ * ```ts
+ * import { readIndexed } from "./csv_index.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const ref = { root: "/nonexistent", name: "waivers", key: new HmacKey(new Uint8Array(32)) };
+ * await readIndexed({ bytes: new Uint8Array(0), text: "" }, ref, { required: [] }, ["x"]); // null
+ * ```
+ */
+export async function readIndexed(
+  read: CsvText,
+  ref: CsvIndexRef,
+  schema: CsvSchema,
+  needles: readonly string[],
+): Promise<IndexedTable | null> {
+  if (needles.some((n) => n === "" || n.includes("\n"))) return null;
+  const body = readBody(csvIndexPath(ref.root, ref.name), ref.name, ref.key);
+  if (body === null || body.size > read.bytes.length) return null;
+  if (await sha256HexOnce(read.bytes.subarray(0, body.size)) !== body.sha256) return null;
+  const text = read.text;
+  const headerEnd = text.indexOf("\n") + 1;
+  if (headerEnd <= 0 || headerEnd > body.size) return null;
+  let parsed: CsvTable;
+  try {
+    parsed = parseCsv(text.slice(0, headerEnd) + text.slice(body.size), schema);
+  } catch {
+    return null;
+  }
+  const shift = body.newlines - 1;
+  const tail: CsvRow[] = parsed.rows.map((r) => ({ line: r.line + shift, cells: r.cells }));
+  const rows = prefixCandidates(text, headerEnd, body.size, needles, body.marks);
+  const tailAt = rows.length;
+  for (const r of tail) rows.push(r);
+  return {
+    table: { header: parsed.header, rows, crlf: text.includes("\r\n"), bom: false },
+    tail: tailAt,
+    prefixRows: body.rows,
+    carry: body.carry,
+  };
+}
+
+/**
+ * The lines of `text[from, to)` that hold a needle (ASCII, case-insensitive), as rows in file
+ * order; `marks` as {@link IndexBody.marks}.
+ */
+function prefixCandidates(
+  text: string,
+  from: number,
+  to: number,
+  needles: readonly string[],
+  marks: readonly number[],
+): CsvRow[] {
+  // One case-insensitive search for all the needles (no lower-case copy of the text).
+  const re = new RegExp(
+    needles.map((n) => n.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&")).join("|"),
+    "gi",
+  );
+  const starts: number[] = [];
+  re.lastIndex = from;
+  for (let m = re.exec(text); m !== null && m.index < to; m = re.exec(text)) {
+    const s = text.lastIndexOf("\n", m.index) + 1;
+    if (starts.length === 0 || starts[starts.length - 1] !== s) starts.push(s);
+    const e = text.indexOf("\n", m.index);
+    if (e < 0 || e >= to) break;
+    re.lastIndex = e + 1;
+  }
+  const out: CsvRow[] = [];
+  let k = -1; // the last mark at or before the current start
+  let at = 0; // counted up to here...
+  let line = 1; // ...which starts this line
+  for (const s of starts) {
+    while (k + 1 < marks.length && marks[k + 1] <= s) k++;
+    if (k >= 0 && marks[k] > at) {
+      at = marks[k];
+      line = (k + 1) * STRIDE + 1;
+    }
+    for (let nl = text.indexOf("\n", at); nl >= 0 && nl < s; nl = text.indexOf("\n", nl + 1)) {
+      line++;
+      at = nl + 1;
+    }
+    at = s;
+    let e = text.indexOf("\n", s);
+    if (e < 0 || e > to) e = to;
+    let l = text.slice(s, e);
+    if (l.endsWith("\r")) l = l.slice(0, -1);
+    if (l !== "") out.push({ line, cells: l.split(",") });
+  }
+  return out;
+}
+
+/**
+ * Keeps the index of a ledger read whole and held (`rows` data rows, `carry` after the last),
+ * when its text can be indexed (see the module doc); a cache, so a write that fails for any
+ * reason but a missing permission is let go.
+ *
+ * @example
+ * ```ts
+ * import { csvIndexPath, keepIndex } from "./csv_index.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * const text = "a,b\n1,2\n";
+ * const ref = { root, name: "x", key: new HmacKey(new Uint8Array(32)) };
+ * await keepIndex({ bytes: new TextEncoder().encode(text), text }, ref, 1, "");
+ * Deno.statSync(csvIndexPath(root, "x")).isFile; // true
+ * ```
+ */
+export async function keepIndex(
+  read: CsvText,
+  ref: CsvIndexRef,
+  rows: number,
+  carry: string,
+): Promise<void> {
+  const { bytes, text } = read;
+  if (!indexable(bytes, text)) return;
+  let newlines = 0;
+  const marks: number[] = [];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) {
+    if (++newlines % STRIDE === 0) marks.push(i + 1);
+  }
+  const body: IndexBody = {
+    v: 1,
+    name: ref.name,
+    size: bytes.length,
+    sha256: await sha256HexOnce(bytes),
+    newlines,
+    rows,
+    carry,
+    marks,
+  };
+  try {
+    ensureStateDir(ref.root);
+    const path = csvIndexPath(ref.root, ref.name);
+    atomicWriteFileSync(path, JSON.stringify({ body, mac: macOf(ref.key, body) }), {
+      forceMode: 0o600,
+    });
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) throw e;
+  }
+}
+
+/** One record a line, ASCII, ends with LF, starts with its header: what an index may cover. */
+function indexable(bytes: Uint8Array, text: string): boolean {
+  if (bytes.length === 0 || bytes.length !== text.length) return false;
+  if (text.charCodeAt(text.length - 1) !== 0x0a) return false;
+  const c0 = text.charCodeAt(0);
+  if (c0 === 0x0a || c0 === 0x0d || c0 === 0xfeff) return false;
+  if (text.indexOf('"') >= 0) return false;
+  for (let i = text.indexOf("\r"); i >= 0; i = text.indexOf("\r", i + 1)) {
+    if (text.charCodeAt(i + 1) !== 0x0a) return false;
+  }
+  return true;
+}

@@ -1,0 +1,128 @@
+/**
+ * `agentteams mcp readfs [--root DIR]` and `agentteams mcp runner --agent SLUG`: stdio MCP
+ * servers for agent sessions (lib/mcp/). Each serves its stdin until it closes; stdout carries
+ * only JSON-RPC, and a problem before serving (a root that is no directory) is a refusal on
+ * stderr, as for every command.
+ *
+ * @module
+ */
+import { keyDir, readRunnerPublicText } from "../crypto/keys.ts";
+import { sealPublicFromPem } from "../crypto/seal.ts";
+import { UsageError } from "../errors.ts";
+import { SLUG_RE } from "../layout.ts";
+import { runnerTools } from "../mcp/runner.ts";
+import { resolve } from "../fs/path.ts";
+import { serveLines, writerSink } from "../mcp/jsonrpc.ts";
+import { openRoot } from "../mcp/read_root.ts";
+import { readfsTools } from "../mcp/readfs.ts";
+import { mcpHandler } from "../mcp/server.ts";
+import { VERSION } from "./version.ts";
+import type { Ctx, Outcome } from "./command_spec.ts";
+
+/**
+ * The root `mcp readfs` serves: `--root` (relative to the current directory, as a host launches
+ * it from the workspace), else the project.
+ *
+ * @example
+ * ```ts
+ * import { readfsRootOf } from "./mcp_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams mcp readfs --root .` run from /work/p
+ * readfsRootOf(ctx); // "/work/p"
+ * ```
+ */
+export function readfsRootOf(ctx: Ctx): string {
+  const root = ctx.parsed.flags.root;
+  return typeof root === "string" ? resolve(root) : ctx.project;
+}
+
+/** The key dir `readfs` refuses to read, or `null` when the environment names none usable. */
+function keyDirOrNull(ctx: Ctx): string | null {
+  try {
+    return keyDir(ctx.env);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Runs `mcp readfs` until stdin closes.
+ *
+ * @example
+ * ```ts
+ * import { mcpReadfs } from "./mcp_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams mcp readfs --root .`
+ * (await mcpReadfs(ctx)).exit; // 0, once the client closes stdin
+ * ```
+ */
+export async function mcpReadfs(ctx: Ctx): Promise<Outcome> {
+  const root = openRoot(readfsRootOf(ctx), keyDirOrNull(ctx));
+  const handler = mcpHandler({
+    name: "agentteams_readfs",
+    version: VERSION,
+    instructions: "Read-only access to the project: read_file (with the sha256 a change " +
+      "proposal's base_sha256 needs), list_dir, find, grep, stat. Paths are relative to the " +
+      "project root; the control plane (.git, .agentteams, .claude, ...) is not readable.",
+  }, readfsTools(root));
+  await serveLines(Deno.stdin.readable, writerSink(Deno.stdout), handler);
+  return { exit: 0 };
+}
+
+/**
+ * The agent `mcp runner` speaks for (`--agent`, a slug).
+ *
+ * @throws {UsageError} `USAGE` when it is missing or not a slug
+ * @example
+ * ```ts
+ * import { runnerAgentOf } from "./mcp_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams mcp runner --agent worker`
+ * runnerAgentOf(ctx); // "worker"
+ * ```
+ */
+export function runnerAgentOf(ctx: Ctx): string {
+  const agent = ctx.parsed.flags.agent;
+  if (typeof agent !== "string" || !SLUG_RE.test(agent)) {
+    throw new UsageError(
+      "USAGE",
+      `mcp runner needs --agent SLUG, the agent it speaks for (got ${
+        JSON.stringify(agent ?? null)
+      })`,
+    );
+  }
+  return agent;
+}
+
+/**
+ * Runs `mcp runner` until stdin closes.
+ *
+ * @example
+ * ```ts
+ * import { mcpRunner } from "./mcp_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams mcp runner --agent worker`
+ * (await mcpRunner(ctx)).exit; // 0, once the client closes stdin
+ * ```
+ */
+export async function mcpRunner(ctx: Ctx): Promise<Outcome> {
+  const agent = runnerAgentOf(ctx);
+  const handler = mcpHandler(
+    {
+      name: "agentteams_runner",
+      version: VERSION,
+      instructions:
+        `Requests to the operator's runner for agent ${agent}: run_command asks it to ` +
+        "run one allowlisted command (give your dispatch nonce); request_status fetches a result " +
+        "that took longer than the wait.",
+    },
+    runnerTools({
+      root: ctx.project,
+      agent,
+      runnerPublic: async () => await sealPublicFromPem(readRunnerPublicText(ctx.env)),
+      now: ctx.now,
+    }),
+  );
+  await serveLines(Deno.stdin.readable, writerSink(Deno.stdout), handler);
+  return { exit: 0 };
+}

@@ -1,0 +1,11 @@
+/**
+ * The surface of `lib/cli/`: every name the rest of the tool uses from it. A file outside the
+ * folder imports these, from here or (to load no more than it uses) from the file that defines
+ * them; the architecture test refuses any other name, and any file not re-exported here.
+ *
+ * @module
+ */
+
+export { loadCode } from "./code_dir.ts";
+export { runCli } from "./main.ts";
+export { VERSION } from "./version.ts";

@@ -1,0 +1,176 @@
+/**
+ * The queue's request kinds, each a strict schema: unknown kinds and extra fields are refused.
+ * Every request carries `reply_key`, the waiting process's ephemeral X25519 public key (base64),
+ * to which its result is sealed. A request never names a root, a brief or a policy: the runner's
+ * own are used.
+ *
+ * @example
+ * ```ts
+ * import { parseRequest } from "./queued_request.ts";
+ * const r = parseRequest({ kind: "verify-ledger", reply_key: btoa("k".repeat(32)) }, "orchestrator");
+ * r.kind; // "verify-ledger"
+ * ```
+ * @module
+ */
+import { z } from "zod";
+import { QueueError } from "../errors.ts";
+import { SLUG_RE } from "../layout.ts";
+import type { Channel } from "./queue_paths.ts";
+
+/** Largest request file the runner reads. */
+export const MAX_REQUEST_BYTES = 1024 * 1024;
+/** The longest command timeout on the tool-server channel, in seconds. */
+export const MCP_TIMEOUT_CAP_S = 120;
+
+const replyKey = z.string().regex(/^[A-Za-z0-9+/]{43}=$/, "a base64 X25519 public key (32 bytes)");
+const artifact = z.record(z.string(), z.unknown());
+const viaAgent = z.string().regex(SLUG_RE);
+/**
+ * When the waiter stops waiting, plus {@link REQUEST_GRACE_S}: a runner that claims the request
+ * later refuses it (`REQUEST_EXPIRED`) instead of acting for a waiter long gone. Optional, so a
+ * request written by an earlier client is still served.
+ */
+const expires = z.string().regex(
+  /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?Z$/,
+  "an ISO-8601 UTC time (YYYY-MM-DDTHH:MM:SS[.mmm]Z)",
+).optional();
+
+/** How long after its waiter stops waiting a request may still be served, in seconds. */
+export const REQUEST_GRACE_S = 30;
+
+/** `issue-dispatch`: a nonce for an agent the brief names. */
+export const IssueDispatchRequest = z.strictObject({
+  kind: z.literal("issue-dispatch"),
+  agent: z.string().regex(SLUG_RE),
+  reply_key: replyKey,
+  expires,
+});
+/** `apply-proposal`: a change or deletion proposal. */
+export const ApplyProposalRequest = z.strictObject({
+  kind: z.literal("apply-proposal"),
+  artifact,
+  dry_run: z.boolean(),
+  reply_key: replyKey,
+  expires,
+});
+/** `run-request`: a command request (on the tool-server channel with `via_agent`). */
+export const RunRequestRequest = z.strictObject({
+  kind: z.literal("run-request"),
+  artifact,
+  dry_run: z.boolean().optional(),
+  via_agent: viaAgent.optional(),
+  reply_key: replyKey,
+  expires,
+});
+/** `verify-ledger`: the ledger, its head and the dispatch store, verified by the runner. */
+export const VerifyLedgerRequest = z.strictObject({
+  kind: z.literal("verify-ledger"),
+  reply_key: replyKey,
+  expires,
+});
+
+/** Any request. */
+export const QueueRequest = z.discriminatedUnion("kind", [
+  IssueDispatchRequest,
+  ApplyProposalRequest,
+  RunRequestRequest,
+  VerifyLedgerRequest,
+]);
+/** A validated request. */
+export type QueueRequestT = z.infer<typeof QueueRequest>;
+/** A request's kind. */
+export type RequestKind = QueueRequestT["kind"];
+/** Every kind, in order (the union's own, so a kind added there is known here). */
+export const REQUEST_KINDS: readonly RequestKind[] = QueueRequest.options.map((o) =>
+  o.shape.kind.value
+);
+
+/**
+ * Whether a request's deadline has passed at `now` (a request without one never expires). Pure.
+ *
+ * @example
+ * ```ts
+ * import { isExpired } from "./queued_request.ts";
+ * isExpired({ expires: "2026-12-01T10:00:00Z" }, new Date("2026-12-01T10:00:01Z")); // true
+ * isExpired({}, new Date()); // false
+ * ```
+ */
+export function isExpired(req: { readonly expires?: string }, now: Date): boolean {
+  if (req.expires === undefined) return false;
+  const t = Date.parse(req.expires);
+  return !Number.isFinite(t) || t < now.getTime();
+}
+
+/**
+ * The request's kind when it names a known one (for a refusal's result), else null.
+ *
+ * @example
+ * ```ts
+ * import { kindOf } from "./queued_request.ts";
+ * kindOf({ kind: "run-request" }); // "run-request"
+ * kindOf({ kind: "rm -rf" }); // null
+ * ```
+ */
+export function kindOf(value: unknown): RequestKind | null {
+  if (value === null || typeof value !== "object") return null;
+  const k = (value as { kind?: unknown }).kind;
+  return (REQUEST_KINDS as readonly unknown[]).includes(k) ? k as RequestKind : null;
+}
+
+/**
+ * Validates a parsed request for its channel: the tool-server channel carries only run requests,
+ * each with its `via_agent`; the orchestrator's never carries `via_agent`.
+ *
+ * @throws {QueueError} `REQUEST_INVALID`, naming the first problem
+ * @example
+ * ```ts
+ * import { parseRequest } from "./queued_request.ts";
+ * try {
+ *   parseRequest({ kind: "verify-ledger", reply_key: btoa("k".repeat(32)) }, "mcp");
+ * } catch (e) {
+ *   (e as Error).message; // "the tool-server channel takes only run-request (got verify-ledger)"
+ * }
+ * ```
+ */
+export function parseRequest(value: unknown, channel: Channel): QueueRequestT {
+  const r = QueueRequest.safeParse(value);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const at = issue.path.length ? issue.path.join(".") + ": " : "";
+    throw new QueueError("REQUEST_INVALID", `the request is invalid: ${at}${issue.message}`);
+  }
+  const req = r.data;
+  if (channel === "mcp") {
+    if (req.kind !== "run-request") {
+      throw new QueueError(
+        "REQUEST_INVALID",
+        `the tool-server channel takes only run-request (got ${req.kind})`,
+      );
+    }
+    if (req.via_agent === undefined) {
+      throw new QueueError("REQUEST_INVALID", "a tool-server request must carry via_agent");
+    }
+  } else if (req.kind === "run-request" && req.via_agent !== undefined) {
+    throw new QueueError("REQUEST_INVALID", "via_agent belongs to the tool-server channel only");
+  }
+  return req;
+}
+
+/**
+ * The queue request's JSON Schema (for `agentteams schema queue-request` and `schemas/`).
+ *
+ * @example
+ * ```ts
+ * import { requestJsonSchema } from "./queued_request.ts";
+ * requestJsonSchema().$id; // "https://agentteams.invalid/schemas/queue-request.schema.json"
+ * ```
+ */
+export function requestJsonSchema(): Record<string, unknown> {
+  const s = z.toJSONSchema(QueueRequest, { target: "draft-2020-12" }) as Record<string, unknown>;
+  return {
+    $schema: s.$schema,
+    $id: "https://agentteams.invalid/schemas/queue-request.schema.json",
+    title: "queue-request",
+    ...Object.fromEntries(Object.entries(s).filter(([k]) => k !== "$schema")),
+  };
+}

@@ -1,0 +1,15 @@
+/**
+ * The surface of `lib/text/`: every name the rest of the tool uses from it. A file outside the
+ * folder imports these, from here or (to load no more than it uses) from the file that defines
+ * them; the architecture test refuses any other name, and any file not re-exported here.
+ *
+ * @module
+ */
+
+export {
+  findLoneSurrogate,
+  hasControlChar,
+  isControlOrFormat,
+  withoutHfsIgnorable,
+} from "./chars.ts";
+export { didYouMean } from "./suggest.ts";

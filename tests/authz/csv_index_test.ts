@@ -1,0 +1,275 @@
+/**
+ * The triad ledgers' index (lib/authz/csv_index.ts): a gate (and an act's HALT check) that reads
+ * through it decides as the whole read does (allowed, HALTed, the same refusal, code and line), and every change to the
+ * bytes it covers, a forged or replayed index, and a bad row appended after it send the read back
+ * to the whole file, which reports what it always did.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { removeTree, snapshotTree, tempDir } from "../_helpers/mod.ts";
+import { assertSameTree } from "../_helpers/assert.ts";
+import { decideGate, type GateDecision } from "../../lib/authz/gate.ts";
+import {
+  decisionPayload,
+  indexDecisionLog,
+  NEW_DECISION_HEADER,
+  signDecisionRow,
+} from "../../lib/authz/decisions.ts";
+import { formatCsv } from "../../lib/authz/csv.ts";
+import { haltStop } from "../../lib/authz/stop.ts";
+import { indexWaivers, issueWaiver } from "../../lib/authz/waivers.ts";
+import { csvIndexPath, keepIndex } from "../../lib/authz/csv_index.ts";
+import { HmacKey, sha256Hex } from "../../lib/crypto/hash.ts";
+import { project } from "./_fixtures.ts";
+
+const NOW = new Date("2026-11-30T12:00:00Z");
+const ENV = { AGENTTEAMS_DECISION_SIGNING_KEY: "dk", AGENTTEAMS_WAIVER_SIGNING_KEY: "wk" };
+const KEY = new HmacKey(new TextEncoder().encode("ledger-key"));
+const plain = { env: ENV, now: NOW };
+const indexed = { env: ENV, now: NOW, indexKey: KEY };
+
+function summary(d: GateDecision) {
+  return {
+    allowed: d.allowed,
+    halted: d.halted,
+    ref: d.authority?.ref ?? null,
+    code: d.problem?.code ?? null,
+    reason: d.problem?.reason ?? null,
+  };
+}
+
+/** The gate through the index equals the whole read, and the read writes nothing. */
+async function same(p: string, action: string): Promise<ReturnType<typeof summary>> {
+  const before = await snapshotTree(p);
+  const whole = summary(await decideGate(p, action, plain));
+  assert.deepEqual(summary(await decideGate(p, action, indexed)), whole, action);
+  assertSameTree(before, await snapshotTree(p), "a gate's read writes nothing");
+  return whole;
+}
+
+/** What the writers do after a write (`decision sign`, `waiver issue`, a spend). */
+async function reindex(p: string): Promise<void> {
+  await indexDecisionLog(p, KEY);
+  await indexWaivers(p, KEY);
+}
+
+function waiver(id: string, action: string) {
+  return {
+    waiverId: id,
+    action,
+    expiresAt: "2026-12-31T00:00:00Z",
+    maxUses: 2,
+    approver: "security",
+    ticketId: "OPS-1",
+    reasonCode: "cleanup",
+  };
+}
+
+async function signedProject(dir: string): Promise<string> {
+  const p = await project(dir);
+  for (let i = 0; i < 6; i++) {
+    await signDecisionRow(p, { action: `delete:d${i}`, verdict: "PASS" }, plain);
+    await issueWaiver(p, waiver(`W-${i}`, `delete:w${i}`), plain);
+  }
+  await signDecisionRow(p, { action: "delete:h", verdict: "HALT" }, plain);
+  await signDecisionRow(p, { action: "delete:d9", verdict: "PASS" }, plain);
+  await reindex(p);
+  return p;
+}
+
+const decisions = (p: string) => join(p, "references", "security-decisions.log.csv");
+
+Deno.test("csv index: the gate through it decides as the whole read, before and after appends", async () => {
+  const dir = await tempDir("csv-index-same");
+  try {
+    const p = await signedProject(dir);
+    for (
+      const a of ["delete:d1", "DELETE:D2 ", "delete:w3", "delete:h", "delete:h/x", "delete:no"]
+    ) {
+      await same(p, a);
+    }
+    assert.ok(Deno.statSync(csvIndexPath(p, "decisions")).isFile, "the index is kept");
+    assert.ok(Deno.statSync(csvIndexPath(p, "waivers")).isFile, "the index is kept");
+    // Rows appended after the index: a HALT, a PASS, a waiver; read as a tail, then indexed.
+    await signDecisionRow(p, { action: "delete:d1", verdict: "HALT" }, plain);
+    await signDecisionRow(p, { action: "delete:new", verdict: "PASS" }, plain);
+    await issueWaiver(p, waiver("W-9", "delete:w9"), plain);
+    for (const again of [false, true]) {
+      if (again) await reindex(p);
+      assert.equal((await same(p, "delete:d1")).code, "HALTED");
+      assert.equal((await same(p, "delete:new")).ref, "security-decisions.log.csv:11");
+      assert.equal((await same(p, "delete:w9")).ref, "W-9");
+    }
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("csv index: an edited, removed or re-ordered indexed row is CHAIN_BROKEN as without it", async () => {
+  const dir = await tempDir("csv-index-tamper");
+  try {
+    const p = await signedProject(dir);
+    await same(p, "delete:d9");
+    const text = Deno.readTextFileSync(decisions(p));
+    const lines = text.split("\n");
+    const edits: Record<string, string> = {
+      edited: text.replace("delete:d2", "delete:d7"),
+      removed: [...lines.slice(0, 3), ...lines.slice(4)].join("\n"),
+      swapped: [lines[0], lines[2], lines[1], ...lines.slice(3)].join("\n"),
+      halt_removed: text.replace(/^[^\n]*,HALT,[^\n]*\n/m, ""),
+    };
+    const original = Deno.readFileSync(decisions(p));
+    for (const [what, edited] of Object.entries(edits)) {
+      Deno.writeFileSync(decisions(p), original);
+      await reindex(p);
+      Deno.writeTextFileSync(decisions(p), edited);
+      const d = await same(p, "delete:d9");
+      assert.equal(d.code, "CHAIN_BROKEN", what);
+      assert.equal(d.allowed, false, what);
+    }
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("csv index: a forged, replayed or foreign index is not believed", async () => {
+  const dir = await tempDir("csv-index-forged");
+  try {
+    const p = await signedProject(dir);
+    const good = Deno.readTextFileSync(csvIndexPath(p, "decisions"));
+    // Remove the HALT and re-chain nothing: a forged index claims the new bytes checked.
+    const original = Deno.readTextFileSync(decisions(p));
+    const edited = original.replace(/^[^\n]*,HALT,[^\n]*\n/m, "");
+    Deno.writeTextFileSync(decisions(p), edited);
+    const bytes = new TextEncoder().encode(edited);
+    const sha = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toHex();
+    const o = JSON.parse(good);
+    o.body = { ...o.body, size: bytes.length, sha256: sha, rows: o.body.rows - 1 };
+    Deno.writeTextFileSync(csvIndexPath(p, "decisions"), JSON.stringify(o));
+    assert.equal((await decideGate(p, "delete:d9", indexed)).problem?.code, "CHAIN_BROKEN");
+    // Signed with another key: the same.
+    Deno.writeTextFileSync(csvIndexPath(p, "decisions"), JSON.stringify(o));
+    const other = { ...indexed, indexKey: new HmacKey(new TextEncoder().encode("other")) };
+    assert.equal((await decideGate(p, "delete:d9", other)).problem?.code, "CHAIN_BROKEN");
+    // The waivers' index in the decisions' place (its name inside differs): not read.
+    Deno.writeTextFileSync(decisions(p), original);
+    Deno.copyFileSync(csvIndexPath(p, "waivers"), csvIndexPath(p, "decisions"));
+    assert.equal((await same(p, "delete:h")).code, "HALTED");
+    // A log truncated below an index: the whole read.
+    await reindex(p);
+    Deno.writeTextFileSync(decisions(p), original.split("\n").slice(0, 4).join("\n") + "\n");
+    assert.equal((await same(p, "delete:d9")).code, "NO_CLEARANCE");
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("csv index: a bad row appended after the index is refused as the whole read refuses it", async () => {
+  const dir = await tempDir("csv-index-tail");
+  try {
+    const p = await signedProject(dir);
+    const original = Deno.readTextFileSync(decisions(p));
+    const last = original.trimEnd().split("\n").at(-1)!;
+    // A copy of the last row appended: its prev_digest does not continue the chain.
+    Deno.writeTextFileSync(decisions(p), original + last + "\n");
+    const d = await same(p, "delete:d9");
+    assert.equal(d.code, "CHAIN_BROKEN");
+    assert.match(d.reason!, /line 10\)/);
+    // A row of the wrong width: CSV_MALFORMED naming its true line, from either read.
+    Deno.writeTextFileSync(decisions(p), original + "a,b\n");
+    const errors = [];
+    for (const c of [plain, indexed]) {
+      errors.push(await decideGate(p, "delete:d9", c).then(() => null, (e) => e.message));
+    }
+    assert.match(errors[0], /line 10: 2 cell\(s\)/);
+    assert.equal(errors[1], errors[0]);
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("csv index: what the key signed is believed, so the fast path is the one a gate takes", async () => {
+  const dir = await tempDir("csv-index-used");
+  try {
+    const p = await signedProject(dir);
+    // The HALT row removed, and an index over the edited bytes signed with the key: only a
+    // holder of the key can write one, and the gate then reads through it (and misses the break
+    // the whole read reports): the index is what is read, and its MAC is what guards it.
+    const edited = Deno.readTextFileSync(decisions(p)).replace(/^[^\n]*,HALT,[^\n]*\n/m, "");
+    Deno.writeTextFileSync(decisions(p), edited);
+    const bytes = new TextEncoder().encode(edited);
+    await keepIndex({ bytes, text: edited }, { root: p, name: "decisions", key: KEY }, 7, "x");
+    assert.equal((await decideGate(p, "delete:d9", plain)).problem?.code, "CHAIN_BROKEN");
+    assert.equal((await decideGate(p, "delete:d9", indexed)).allowed, true);
+    // The same for an act's HALT check.
+    assert.equal((await haltStop(p, ["delete:d9"], plain))?.code, "HALTED");
+    assert.equal(await haltStop(p, ["delete:d9"], plain, KEY), null);
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("csv index: line numbers past the index's line marks are the file's own", async () => {
+  const dir = await tempDir("csv-index-lines");
+  try {
+    const p = await project(dir);
+    const dk = new HmacKey(new TextEncoder().encode("dk"));
+    const rows: string[][] = [];
+    let prev = "";
+    for (let i = 0; i < 1300; i++) {
+      const r: Record<string, string> = {
+        date: "2026-11-29",
+        plan_slug: "",
+        step: String(i),
+        decision: `delete:d${i}`,
+        status: "PASS",
+        conditions: "",
+        conditions_verified: "verified",
+        evidence: "",
+        owner: "@security",
+        prev_digest: prev,
+      };
+      r.signature = dk.hex(decisionPayload(r));
+      prev = sha256Hex(decisionPayload(r));
+      rows.push(NEW_DECISION_HEADER.map((c) => r[c] ?? ""));
+    }
+    Deno.writeTextFileSync(decisions(p), formatCsv(NEW_DECISION_HEADER, rows, { eol: "\r\n" }));
+    await reindex(p);
+    const index = JSON.parse(Deno.readTextFileSync(csvIndexPath(p, "decisions")));
+    assert.equal(index.body.marks.length, 2, "two marks: after lines 512 and 1024");
+    for (const i of [0, 510, 511, 512, 1000, 1023, 1024, 1299]) {
+      const d = await same(p, `delete:d${i}`);
+      assert.equal(d.ref, `security-decisions.log.csv:${i + 2}`, `row ${i}`);
+    }
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("csv index: an act's HALT check through it stops what the whole read stops", async () => {
+  const dir = await tempDir("csv-index-stop");
+  try {
+    const p = await signedProject(dir);
+    const both = async (actions: string[]) => {
+      const before = await snapshotTree(p);
+      const whole = await haltStop(p, actions, plain);
+      assert.deepEqual(await haltStop(p, actions, plain, KEY), whole, actions.join(" "));
+      assertSameTree(before, await snapshotTree(p), "a HALT check writes nothing");
+      return whole;
+    };
+    assert.equal((await both(["delete:h"]))?.code, "HALTED");
+    assert.equal(await both(["delete:d1", "write:src/a.ts"]), null);
+    // A HALT appended after the index (a tail row), then the emergency stop.
+    await signDecisionRow(p, { action: "delete:d1", verdict: "HALT" }, plain);
+    assert.equal((await both(["delete:d1"]))?.code, "HALTED");
+    await signDecisionRow(p, { action: "*", verdict: "HALT" }, plain);
+    await reindex(p);
+    assert.match((await both(["write:src/a.ts"]))!.reason, /emergency stop/);
+    // The HALT rows removed under the index: the chain breaks, and every act stops.
+    const text = Deno.readTextFileSync(decisions(p));
+    Deno.writeTextFileSync(decisions(p), text.replace(/^[^\n]*,HALT,[^\n]*\n/gm, ""));
+    assert.match((await both(["write:src/a.ts"]))!.reason, /chain is broken/);
+  } finally {
+    await removeTree(dir);
+  }
+});
