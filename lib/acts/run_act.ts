@@ -132,6 +132,13 @@ async function checkRun(
   resolveCwd(s.root, checked.match.cwd, diskFs);
   const backend = await s.backend();
   const timeout = Math.min(checked.match.entry.timeout, opts.timeoutCap ?? Infinity);
+  // The first snapshot's git status starts now, so git reads the worktree while the plan's scan
+  // of the write roots runs here (the scan costs about what git status costs on the same
+  // tree). Nothing between here and the command writes the worktree unless a stdin gate runs
+  // (a gate's writes must not be taken for the command's): then it starts after the gates.
+  const gated = a.stdin_from_content !== undefined && checked.stdin !== null &&
+    (checked.match.entry.stdinGates ?? []).length > 0;
+  const statusBefore = gated ? null : startStatus(git);
   const tmpdir = makePrivateTmpdir(s.env);
   try {
     // The plan is built and checked before anything acts: a command that cannot be confined
@@ -187,7 +194,7 @@ async function checkRun(
       ran: false,
       blind_spot: BLIND_SPOT,
     };
-    return { checked, git, backend, prepared, tmpdir, timeout, base, statusBefore: null };
+    return { checked, git, backend, prepared, tmpdir, timeout, base, statusBefore };
   } catch (e) {
     removePrivateTmpdir(tmpdir);
     throw e;
@@ -401,9 +408,10 @@ export function runActWith(
     check: (s, a, agent) => checkRun(s, a, agent, opts),
     dry: (plan) => plan.base,
     // The first snapshot's git status runs while the use and the start row are written (git's
-    // view of the control plane, where they go, is never compared; the watch reads it later).
+    // view of the control plane, where they go, is never compared; the watch reads it later):
+    // started by the check, before the plan's scan, unless a stdin gate ran after it.
     recheck(_s, plan) {
-      plan.statusBefore = startStatus(plan.git);
+      plan.statusBefore ??= startStatus(plan.git);
       return Promise.resolve();
     },
     ahead: (plan, dispatch) => ({

@@ -15,7 +15,7 @@ import { fixText, isGenerated } from "./fix.ts";
 import type { FixOutcome } from "./report.ts";
 import {
   agentFileKind,
-  auditEntries,
+  auditEach,
   type AuditEntry,
   type AuditOptions,
   exemptFiles,
@@ -25,7 +25,7 @@ import {
 import { auditRootOf } from "./root.ts";
 import { claudeAgentDirs, claudeLookDirs } from "./hosts/claude_dirs.ts";
 import { copilotAgentDirs } from "./hosts/copilot.ts";
-import { agentText, namedEntry, walkTeam } from "./walk.ts";
+import { agentText, type ListedEntry, listedOf, listTeam, namedEntry, walkTeam } from "./walk.ts";
 
 /** Options of {@link auditTeam}. */
 export interface AuditTeamOptions extends AuditOptions {
@@ -64,7 +64,8 @@ interface Group {
   readonly base: string;
   /** How the group's paths are shown (its base relative to the project, or as given). */
   readonly prefix: string;
-  readonly entries: AuditEntry[];
+  /** Its files, each read when it is checked (or fixed). */
+  readonly entries: readonly ListedEntry[];
   /** Entries named on the command line (a fix may touch them even when adopted). */
   readonly named: boolean;
   /**
@@ -169,23 +170,50 @@ function afterFix(findings: Finding[], fixes: readonly FixOutcome[]): Finding[] 
   });
 }
 
+/** How many files the audit reads before it checks them (at most 8 MiB each). */
+const READ_BATCH = 64;
+
 function result(groups: readonly Group[], opts: AuditTeamOptions): AuditResult {
   const findings: Finding[] = [];
   let files = 0;
   const emptyDirs: string[] = [];
   for (const g of groups) {
-    const mine = g.entries.filter((e) => inScope(g, e.rel));
-    const count = mine.filter(isAgentEntry).length;
+    let count = 0;
+    let claudeHere = false;
+    // The exemption is decided first, by paths and a Codex copy's name: the file it read is
+    // checked as it read it (each file is read once).
+    const early = new Map<ListedEntry, AuditEntry>();
+    const exempt = exemptFiles(g.entries, (l) => {
+      const e = l.read();
+      early.set(l, e);
+      return e.state === "text" ? e.text ?? "" : null;
+    });
+    // The files are read a few at a time just before they are checked, and let go after: a
+    // team's texts are never all held at once. (Read one at a time between checks, each read
+    // costs about twice what it costs among other reads.)
+    const read = function* (): Generator<AuditEntry> {
+      for (let i = 0; i < g.entries.length; i += READ_BATCH) {
+        const batch = g.entries.slice(i, i + READ_BATCH).map((l) => early.get(l) ?? l.read());
+        for (const e of batch) {
+          if (inScope(g, e.rel)) {
+            if (isAgentEntry(e)) count++;
+            // A named folder's Claude agents are loaded under the team's settings: their
+            // findings count.
+            if ((e.kind ?? kindOfPath(e.rel)) === "claude") claudeHere = true;
+          }
+          yield e;
+        }
+      }
+    };
+    // The settings' `./` rules are relative to the team's directory, where its session starts.
+    const place = opts.operator === undefined ? undefined : { root: g.base, ...opts.operator };
+    const found = auditEach(read(), exempt, { ...opts, settingsPlace: place });
     // A parent's folder is judged, not counted: what was named is what may be empty.
     if (g.parent !== true) {
       files += count;
       if (count === 0 && !g.named) emptyDirs.push(shownDir(g));
     }
-    // A named folder's Claude agents are loaded under the team's settings: their findings count.
-    const claudeHere = mine.some((e) => (e.kind ?? kindOfPath(e.rel)) === "claude");
-    // The settings' `./` rules are relative to the team's directory, where its session starts.
-    const place = opts.operator === undefined ? undefined : { root: g.base, ...opts.operator };
-    for (const f of auditEntries(g.entries, { ...opts, settingsPlace: place })) {
+    for (const f of found) {
       const settings = f.file === ".claude/settings.json" ||
         f.file.endsWith("/.claude/settings.json");
       if (!inScope(g, f.file) && !(settings && claudeHere && g.parent !== true)) continue;
@@ -225,7 +253,7 @@ async function collect(
       groups.push({
         base: root.base,
         prefix: shown === "." ? "" : shown,
-        entries: await walkTeam(root.base, { followLinks, onFile }),
+        entries: await listTeam(root.base, { followLinks, onFile }),
         named: false,
         scope: root.scope,
       });
@@ -246,7 +274,13 @@ async function collect(
     named.push(e);
   }
   if (named.length > 0) {
-    groups.push({ base: project, prefix: "", entries: named, named: true, scope: "" });
+    groups.push({
+      base: project,
+      prefix: "",
+      entries: named.map(listedOf),
+      named: true,
+      scope: "",
+    });
   }
   // A parent folder is judged once, and not at all when it is a team named itself.
   const teams = new Set(groups.filter((g) => g.parent !== true).map((g) => g.base));
@@ -313,7 +347,7 @@ async function parentGroups(
       out.push({
         base: d,
         prefix: shown === "." || shown === "" ? "" : shown,
-        entries,
+        entries: entries.map(listedOf),
         named: false,
         scope: folder,
         parent: true,
@@ -356,7 +390,7 @@ async function isDirAt(abs: string): Promise<boolean> {
  */
 interface GroupFix {
   readonly outcomes: FixOutcome[];
-  readonly entries: AuditEntry[];
+  readonly entries: ListedEntry[];
   readonly stale: boolean;
 }
 
@@ -367,10 +401,12 @@ async function fixGroup(
   dryRun: boolean,
 ): Promise<GroupFix> {
   const out: FixOutcome[] = [];
-  const entries = [...g.entries];
+  // A fix reads the whole team once and checks what it wrote against what it read.
+  const read = g.entries.map((l) => l.read());
+  const entries = [...read];
   let stale = false;
-  const exempt = exemptFiles(g.entries);
-  for (const [i, e] of g.entries.entries()) {
+  const exempt = exemptFiles(read);
+  for (const [i, e] of read.entries()) {
     if (!inScope(g, e.rel)) continue;
     const file = g.prefix === "" || g.named ? e.rel : `${g.prefix}/${e.rel}`;
     if (e.state === "symlink") {
@@ -439,7 +475,7 @@ async function fixGroup(
       out.push({ file, outcome: "refused", changes: [], reason });
     }
   }
-  return { outcomes: out, entries, stale };
+  return { outcomes: out, entries: entries.map(listedOf), stale };
 }
 
 /** The file held other bytes at the write than the audit read. */

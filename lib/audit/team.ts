@@ -208,7 +208,7 @@ export type AgentFileKind = Exclude<FileKind, "agents-md" | "claude-settings" | 
  * assert.equal(agentFileKind({ rel: ".codex/config.toml", state: "text", text: "" }), null);
  * ```
  */
-export function agentFileKind(e: AuditEntry): AgentFileKind | null {
+export function agentFileKind(e: Pick<AuditEntry, "rel" | "kind">): AgentFileKind | null {
   const kind = e.kind ?? kindOfPath(e.rel);
   return kind === null || kind === "agents-md" || kind === "claude-settings" ||
       kind === "codex-config"
@@ -218,17 +218,27 @@ export function agentFileKind(e: AuditEntry): AgentFileKind | null {
 
 /**
  * The exempt orchestrator files: per framework and exempt slug, the single shallowest copy (on
- * Codex only when its TOML `name` is `orchestrator` too).
+ * Codex only when its TOML `name` is `orchestrator` too). Decided by paths alone but for that
+ * Codex name: `textOf` gives a file's text (null when it has none), asked only of the one Codex
+ * copy; by default the entry's own, so entries whose files are not read yet can be passed with a
+ * `textOf` that reads one.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { exemptFiles } from "./team.ts";
  * assert.equal(exemptFiles([{ rel: ".claude/agents/orchestrator.md", state: "text", text: "" }]).size, 1);
+ * assert.equal(
+ *   exemptFiles([{ rel: ".codex/agents/orchestrator.toml" }], () => 'name = "orchestrator"\n').size,
+ *   1,
+ * );
  * ```
  */
-export function exemptFiles(entries: readonly AuditEntry[]): Set<string> {
-  const groups = new Map<string, AuditEntry[]>();
+export function exemptFiles<E extends Pick<AuditEntry, "rel" | "kind">>(
+  entries: readonly E[],
+  textOf: (e: E) => string | null = ownText,
+): Set<string> {
+  const groups = new Map<string, E[]>();
   for (const e of entries) {
     const kind = agentFileKind(e);
     if (kind === null) continue;
@@ -247,11 +257,18 @@ export function exemptFiles(entries: readonly AuditEntry[]): Set<string> {
     if (shallow.length !== 1) continue;
     const e = shallow[0];
     if (key.startsWith("codex-agent:")) {
-      if (e.state !== "text" || tomlName(e.text ?? "") !== "orchestrator") continue;
+      const text = textOf(e);
+      if (text === null || tomlName(text) !== "orchestrator") continue;
     }
     out.add(e.rel);
   }
   return out;
+}
+
+/** An entry's text as {@link exemptFiles} asks for it: null unless it was read as text. */
+function ownText(e: Pick<AuditEntry, "rel" | "kind">): string | null {
+  const full = e as Partial<AuditEntry>;
+  return full.state === "text" ? full.text ?? "" : null;
 }
 
 /** Where the settings check places the session (absolute paths), when the caller knows. */
@@ -337,7 +354,28 @@ function settingsSpots(
  * ```
  */
 export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions): Finding[] {
-  const exempt = exemptFiles(entries);
+  return auditEach(entries, exemptFiles(entries), opts);
+}
+
+/**
+ * {@link auditEntries} over entries taken one at a time, with the team's exempt files decided
+ * beforehand ({@link exemptFiles}, from the paths): each entry is checked as it comes and not
+ * held, so a walk can read each file just before it is checked and let its text go after.
+ *
+ * @example
+ * ```ts
+ * import { auditEach } from "./team.ts";
+ * function* files() {
+ *   yield { rel: "AGENTS.md", state: "text" as const, text: "# team\n" };
+ * }
+ * auditEach(files(), new Set(), { switchOn: true, frameworks: [] }).map((x) => x.code); // ["AGENTS_MD"]
+ * ```
+ */
+export function auditEach(
+  entries: Iterable<AuditEntry>,
+  exempt: ReadonlySet<string>,
+  opts: AuditOptions,
+): Finding[] {
   const out: Finding[] = [];
   let claudeAgents = false;
   let settingsSeen = false;

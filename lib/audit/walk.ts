@@ -85,6 +85,41 @@ function readEntrySync(abs: string, rel: string, kind?: FileKind): AuditEntry {
   }
 }
 
+/** Options of {@link walkTeam} and {@link listTeam}. */
+export interface WalkOptions {
+  readonly followLinks: boolean;
+  /** Walk only this folder of `dir` (e.g. `.claude/agents`), its paths still from `dir`. */
+  readonly under?: string;
+  /** Called after each agent file is read (a progress line). */
+  readonly onFile?: () => void;
+}
+
+/**
+ * A file the walk found, read when asked: `read` gives its entry (reading the file each time it
+ * is called; an entry the walk settled itself, a link or an unreadable folder, as it is).
+ */
+export interface ListedEntry {
+  /** The path, relative to the walked directory. */
+  readonly rel: string;
+  /** The kind, when the walk settled the entry itself. */
+  readonly kind?: FileKind;
+  /** The entry, with the file's text as it is now. */
+  readonly read: () => AuditEntry;
+}
+
+/**
+ * An entry already read, as a {@link ListedEntry}.
+ *
+ * @example
+ * ```ts
+ * import { listedOf } from "./walk.ts";
+ * listedOf({ rel: "AGENTS.md", state: "text", text: "" }).read().rel; // "AGENTS.md"
+ * ```
+ */
+export function listedOf(e: AuditEntry): ListedEntry {
+  return { rel: e.rel, kind: e.kind, read: () => e };
+}
+
 /**
  * Every agent file under `dir` (paths relative to it), symlinks reported under the switch.
  *
@@ -95,27 +130,37 @@ function readEntrySync(abs: string, rel: string, kind?: FileKind): AuditEntry {
  * entries.map((e) => e.rel); // e.g. [".claude/agents/worker.md", "AGENTS.md"]
  * ```
  */
-export async function walkTeam(
-  dir: string,
-  opts: {
-    followLinks: boolean;
-    /** Walk only this folder of `dir` (e.g. `.claude/agents`), its paths still from `dir`. */
-    readonly under?: string;
-    /** Called after each agent file is read (a progress line). */
-    readonly onFile?: () => void;
-  },
-): Promise<AuditEntry[]> {
-  const out: AuditEntry[] = [];
+export async function walkTeam(dir: string, opts: WalkOptions): Promise<AuditEntry[]> {
+  return (await listTeam(dir, opts)).map((l) => l.read());
+}
+
+/**
+ * The files {@link walkTeam} finds, in its order, none read yet: the audit reads each one just
+ * before it checks it, so a team's texts are never all held at once (`onFile` is called as each
+ * is read).
+ *
+ * @example
+ * ```ts
+ * import { listTeam } from "./walk.ts";
+ * const listed = await listTeam("/work/proj", { followLinks: false });
+ * listed.map((l) => l.read().state); // e.g. ["text", "text"]
+ * ```
+ */
+export async function listTeam(dir: string, opts: WalkOptions): Promise<ListedEntry[]> {
+  const out: ListedEntry[] = [];
+  const settled = (e: AuditEntry) => out.push(listedOf(e));
   const seen = new Set<string>();
   const visit = async (abs: string, rel: string, level: number): Promise<void> => {
     if (level > MAX_WALK_DEPTH) {
-      out.push({ rel, state: "unreadable", kind: dirKind(rel) ?? "claude" });
+      settled({ rel, state: "unreadable", kind: dirKind(rel) ?? "claude" });
       return;
     }
     if (opts.followLinks) {
       let real: string;
       try {
-        real = await Deno.realPath(abs);
+        // Synchronous, as the reads are: an async call per directory waits on the runtime's
+        // thread pool for what one system call tells.
+        real = Deno.realPathSync(abs);
       } catch {
         return;
       }
@@ -127,7 +172,7 @@ export async function walkTeam(
       names = [...Deno.readDirSync(abs)];
     } catch {
       if (rel !== "" && AGENT_DIR.test(rel)) {
-        out.push({ rel, state: "unreadable", kind: dirKind(rel) ?? "claude" });
+        settled({ rel, state: "unreadable", kind: dirKind(rel) ?? "claude" });
       }
       return;
     }
@@ -140,15 +185,15 @@ export async function walkTeam(
       if (d.isSymlink) {
         if (!opts.followLinks) {
           const k = kindOfPath(childRel) ?? (AGENT_DIR.test(childRel) ? dirKind(childRel) : null);
-          if (k !== null) out.push({ rel: childRel, state: "symlink", kind: k });
+          if (k !== null) settled({ rel: childRel, state: "symlink", kind: k });
           continue;
         }
         try {
-          const st = await Deno.stat(childAbs);
+          const st = Deno.statSync(childAbs);
           isDir = st.isDirectory;
           isFile = st.isFile;
         } catch {
-          if (kindOfPath(childRel) !== null) out.push({ rel: childRel, state: "unreadable" });
+          if (kindOfPath(childRel) !== null) settled({ rel: childRel, state: "unreadable" });
           continue;
         }
       }
@@ -159,8 +204,14 @@ export async function walkTeam(
         // The kind is left to the path (set only for a named file), so a YAML file under
         // `recipes/` is audited only when it reads as a Goose recipe.
         if (kindOfPath(childRel) === null) continue;
-        out.push(readEntrySync(childAbs, childRel));
-        opts.onFile?.();
+        out.push({
+          rel: childRel,
+          read: () => {
+            const e = readEntrySync(childAbs, childRel);
+            opts.onFile?.();
+            return e;
+          },
+        });
       }
     }
   };

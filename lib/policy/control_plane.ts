@@ -119,6 +119,11 @@ const BY_NAME: ReadonlyMap<string, ControlPlaneEntry> = new Map(
   CONTROL_PLANE.map((e) => [e.name, e]),
 );
 
+/** The first characters of the `anywhere` names (the table's names are lower case). */
+const ANYWHERE_FIRST: ReadonlySet<string> = new Set(
+  CONTROL_PLANE.filter((e) => e.where === "anywhere").map((e) => e.name[0]),
+);
+
 /**
  * The runner's runtime folders at the project root (the queue, the status folder): what the
  * sessions and the runner write while commands run, and what `agentteams init` git-ignores.
@@ -325,6 +330,11 @@ export function patternNamesControlPlane(segments: readonly string[]): ControlPl
  * ```
  */
 export function isControlPlaneName(name: string): boolean {
+  // The sandbox asks this of every entry in a write root (20,000 at a time): a name whose first
+  // character is ASCII folds to a name starting with that character lowercased (the code points
+  // HFS+ ignores are not ASCII), so one that cannot start an `anywhere` name is answered unfolded.
+  const c = name.charCodeAt(0);
+  if (c < 0x80 && !ANYWHERE_FIRST.has(name[0].toLowerCase())) return false;
   return BY_NAME.get(fold(name))?.where === "anywhere";
 }
 

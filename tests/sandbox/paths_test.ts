@@ -4,7 +4,11 @@ import fc from "../_helpers/fc.ts";
 import { SandboxError } from "../../lib/errors.ts";
 import { fnmatch as fnmatchFold } from "../../lib/pycompat/fnmatch.ts";
 import { overlaps, within } from "../../lib/fs/within.ts";
-import { isControlPlaneName } from "../../lib/policy/control_plane.ts";
+import {
+  controlPlaneHit,
+  isControlPlaneName,
+  staticPlane,
+} from "../../lib/policy/control_plane.ts";
 import {
   assertSafePath,
   execAllows,
@@ -137,4 +141,50 @@ Deno.test("gate exec: declared exec, else the program and its shebang interprete
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test("isControlPlaneName answers as the table's fold does, for every first character (its ASCII shortcut included)", () => {
+  const plane = staticPlane("/p");
+  // Below the root, only an `anywhere` entry is a hit: the table's own reading of a name.
+  const byTable = (n: string) => controlPlaneHit(`sub/${n}`, plane) !== null;
+  const unit = fc.constantFrom(
+    ".",
+    "g",
+    "G",
+    "i",
+    "t",
+    "c",
+    "l",
+    "a",
+    "u",
+    "d",
+    "e",
+    "s",
+    "r",
+    "h",
+    "b",
+    "o",
+    "x",
+    "-",
+    "\u200c",
+    "\u200f",
+    "\u202a",
+    "\u206f",
+    "\ufeff",
+    "\u212a",
+    "\u0130",
+    "\u00e9",
+    "\u017f",
+  );
+  fc.assert(
+    fc.property(fc.string({ unit, minLength: 1, maxLength: 12 }), (n) => {
+      if (n === "." || n === "..") return;
+      assert.equal(isControlPlaneName(n), byTable(n), JSON.stringify(n));
+    }),
+    { numRuns: 5000 },
+  );
+  for (const n of ["\u200c.git", "\ufeff.Claude", ".G\u200cit", ".GIT", "Sandbox", "git"]) {
+    assert.equal(isControlPlaneName(n), byTable(n), JSON.stringify(n));
+  }
+  assert.ok(isControlPlaneName("\u200c.git"), "an ignorable first code point is folded away");
 });

@@ -184,3 +184,41 @@ Deno.test("rescan: a directory that changed within the settle window before the 
     Deno.removeSync(base, { recursive: true });
   }
 });
+
+Deno.test("rescan, as an attacker: times put back, a hard link, a rename in place and a protected file made by link are all found", async () => {
+  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "at-rescan-attack-" }));
+  try {
+    const root = `${base}/build`;
+    for (const d of ["a", "b", "c", "d"]) Deno.mkdirSync(`${root}/${d}`, { recursive: true });
+    Deno.writeTextFileSync(`${root}/b/gitfile`, "gitdir: /elsewhere/.git\n");
+    Deno.writeTextFileSync(`${root}/c/plain`, "gitdir: /elsewhere/.git\n");
+    Deno.writeTextFileSync(`${root}/d/key.txt`, "secret");
+    await new Promise((r) => setTimeout(r, SCAN_SETTLE_MS + 100));
+    const m = readOnlyMatcher(base, ["**/*.pem"], false);
+    const record: ScanRecord = new Map();
+    assert.deepEqual(scanWritableRoots([root], m, record), []);
+    // A `.git` made in a/, then a/'s access and modification times set back to what they were:
+    // only its change time (which no unprivileged process sets) tells.
+    const was = Deno.lstatSync(`${root}/a`);
+    Deno.mkdirSync(`${root}/a/.git`);
+    Deno.utimeSync(`${root}/a`, was.atime ?? new Date(0), was.mtime ?? new Date(0));
+    assert.equal(Deno.lstatSync(`${root}/a`).mtime?.getTime(), was.mtime?.getTime());
+    // A hard link named `.git` to a file elsewhere in the root (the file's own directory is
+    // unchanged), a file renamed to `.git` in its own directory, and a protected file made as
+    // a hard link of an unprotected one.
+    Deno.linkSync(`${root}/b/gitfile`, `${root}/d/.git`);
+    Deno.renameSync(`${root}/c/plain`, `${root}/c/.Git`);
+    Deno.linkSync(`${root}/d/key.txt`, `${root}/b/key.pem`);
+    const hits = rescanWritableRoots([root], m, record).map((h) => h.path);
+    assert.deepEqual(hits, [
+      `${root}/a/.git`,
+      `${root}/b/key.pem`,
+      `${root}/c/.Git`,
+      `${root}/d/.git`,
+    ]);
+    // A fresh walk agrees with the incremental one.
+    assert.deepEqual(scanWritableRoots([root], m).map((h) => h.path), hits);
+  } finally {
+    Deno.removeSync(base, { recursive: true });
+  }
+});
