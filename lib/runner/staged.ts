@@ -58,7 +58,8 @@ export interface StagedInput {
  * writes it). Pure.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs input, which it declares rather than makes.
  * import { stagedRecord } from "./staged.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * declare const input: import("./staged.ts").StagedInput;
@@ -118,7 +119,8 @@ export function ensureStagedDir(root: string): string {
  *
  * @throws {QueueError} `QUEUE_UNSAFE_PATH` when the folder is a link or not a directory
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs record, which it declares rather than makes, and writes in /p.
  * import { writeStaged } from "./staged.ts";
  * declare const record: import("../pycompat/canonical.ts").JsonObject;
  * writeStaged("/p", record); // "/p/.agentteams/staged/<sid>.json"

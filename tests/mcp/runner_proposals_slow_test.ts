@@ -69,7 +69,7 @@ function state(w: World) {
 }
 
 /** Asserts the call was refused with `code` and that it wrote nothing: no file, no act row. */
-async function assertRefused(
+async function refusedCall(
   w: World,
   what: string,
   code: string,
@@ -172,19 +172,19 @@ Deno.test("mcp runner: change and deletion proposals served by a real agentteams
             content: "x\n",
             rationale: "bad nonce",
           });
-          const unknown = await assertRefused(
+          const unknown = await refusedCall(
             w,
             "unknown nonce",
             "AGENT_MISMATCH",
             () => call(worker, "write_file", args("f".repeat(32))),
           );
-          const another = await assertRefused(
+          const another = await refusedCall(
             w,
             "another agent's nonce",
             "AGENT_MISMATCH",
             () => call(worker, "write_file", args(otherNonce)),
           );
-          const malformed = await assertRefused(
+          const malformed = await refusedCall(
             w,
             "a malformed nonce",
             "AGENT_MISMATCH",
@@ -199,7 +199,7 @@ Deno.test("mcp runner: change and deletion proposals served by a real agentteams
         await t.step(
           "a path outside the agent's scope: OUT_OF_SCOPE, nothing written",
           async () => {
-            await assertRefused(
+            await refusedCall(
               w,
               "out of scope",
               "OUT_OF_SCOPE",
@@ -213,7 +213,7 @@ Deno.test("mcp runner: change and deletion proposals served by a real agentteams
                 }),
             );
             assert.equal(Deno.readTextFileSync(join(w.project, "README.md")), "hello\n");
-            await assertRefused(
+            await refusedCall(
               w,
               "the control plane",
               "CONTROL_PLANE",
@@ -230,7 +230,7 @@ Deno.test("mcp runner: change and deletion proposals served by a real agentteams
         );
 
         await t.step("a tool the agent's mcp_grants lacks: TOOL_NOT_GRANTED", async () => {
-          const text = await assertRefused(
+          const text = await refusedCall(
             w,
             "not granted",
             "TOOL_NOT_GRANTED",
@@ -244,7 +244,7 @@ Deno.test("mcp runner: change and deletion proposals served by a real agentteams
               }),
           );
           assert.match(text, /other's mcp_grants entry does not list write_file/);
-          await assertRefused(
+          await refusedCall(
             w,
             "not granted (deletion)",
             "TOOL_NOT_GRANTED",
@@ -297,7 +297,7 @@ Deno.test("mcp runner: change and deletion proposals served by a real agentteams
 
         await t.step("a deletion with a stale base: refused, nothing staged", async () => {
           const staged = [...Deno.readDirSync(stagedDir(w.project))].length;
-          await assertRefused(w, "stale base", "STALE_BASE", () =>
+          await refusedCall(w, "stale base", "STALE_BASE", () =>
             call(worker, "delete_file", {
               dispatch: nonce,
               path: "src/a.txt",
