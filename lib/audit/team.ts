@@ -204,8 +204,8 @@ export type AgentFileKind = Exclude<FileKind, "agents-md" | "claude-settings" | 
  * ```ts
  * import assert from "node:assert/strict";
  * import { agentFileKind } from "./team.ts";
- * assert.equal(agentFileKind({ rel: ".codex/agents/w.toml", state: "text", text: "" }), "codex-agent");
- * assert.equal(agentFileKind({ rel: ".codex/config.toml", state: "text", text: "" }), null);
+ * assert.equal(agentFileKind({ rel: ".codex/agents/w.toml" }), "codex-agent");
+ * assert.equal(agentFileKind({ rel: ".codex/config.toml" }), null);
  * ```
  */
 export function agentFileKind(e: Pick<AuditEntry, "rel" | "kind">): AgentFileKind | null {
