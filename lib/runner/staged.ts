@@ -103,8 +103,11 @@ export function stagedDir(root: string): string {
  * @throws {QueueError} `QUEUE_UNSAFE_PATH` when it is a link or not a directory
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ensureStagedDir } from "./staged.ts";
- * ensureStagedDir(Deno.makeTempDirSync()); // "<tmp>/.agentteams/staged"
+ * const root = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${root}/.agentteams`);
+ * assert.equal(ensureStagedDir(root), `${root}/.agentteams/staged`);
  * ```
  */
 export function ensureStagedDir(root: string): string {
