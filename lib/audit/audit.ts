@@ -25,7 +25,15 @@ import {
 import { auditRootOf } from "./root.ts";
 import { claudeAgentDirs, claudeLookDirs } from "./hosts/claude_dirs.ts";
 import { copilotAgentDirs } from "./hosts/copilot.ts";
-import { agentText, type ListedEntry, listedOf, listTeam, namedEntry, walkTeam } from "./walk.ts";
+import {
+  agentText,
+  claudeSettingsEntries,
+  type ListedEntry,
+  listedOf,
+  listTeam,
+  namedEntry,
+  walkTeam,
+} from "./walk.ts";
 
 /** Options of {@link auditTeam}. */
 export interface AuditTeamOptions extends AuditOptions {
@@ -274,10 +282,14 @@ async function collect(
     named.push(e);
   }
   if (named.length > 0) {
+    // Named Claude agents are loaded under the project's settings: those are judged with them
+    // (else the audit would say there are none).
+    const claude = named.some((e) => (e.kind ?? kindOfPath(e.rel)) === "claude");
+    const settings = claude ? await claudeSettingsEntries(project, followLinks) : [];
     groups.push({
       base: project,
       prefix: "",
-      entries: named.map(listedOf),
+      entries: [...named, ...settings].map(listedOf),
       named: true,
       scope: "",
     });

@@ -221,6 +221,37 @@ export async function listTeam(dir: string, opts: WalkOptions): Promise<ListedEn
 }
 
 /**
+ * The project's Claude Code settings files, as the walk would list them (a link is an entry of its
+ * own where the walk follows none): what a named Claude agent file is loaded under, so an audit of
+ * named files judges the settings the session really has.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { claudeSettingsEntries } from "./walk.ts";
+ * assert.deepEqual(await claudeSettingsEntries(Deno.makeTempDirSync(), false), []);
+ * ```
+ */
+export async function claudeSettingsEntries(
+  project: string,
+  followLinks: boolean,
+): Promise<AuditEntry[]> {
+  const out: AuditEntry[] = [];
+  for (const rel of [".claude/settings.json", ".claude/settings.local.json"]) {
+    const abs = `${project}/${rel}`;
+    let st: Deno.FileInfo;
+    try {
+      st = await Deno.lstat(abs);
+    } catch {
+      continue;
+    }
+    if (st.isSymlink && !followLinks) out.push({ rel, state: "symlink", kind: "claude-settings" });
+    else out.push(readEntrySync(abs, rel, "claude-settings"));
+  }
+  return out;
+}
+
+/**
  * A file named on the command line, as an entry (its kind from its path, else its extension).
  *
  * @example
