@@ -23,7 +23,6 @@
  * ```
  * @module
  */
-import { SANDBOX_PROXY_SOCKET } from "./net_forwarder.ts";
 
 import { SandboxError } from "../errors.ts";
 import type { BwrapFeatures, ConfinementPlan } from "./plan.ts";
@@ -116,13 +115,7 @@ export function bwrapArgv(plan: BwrapPlan): string[] {
       details: { bwrap: plan.bwrap },
     });
   }
-  const out = [plan.bwrap, ...BWRAP_BASE_MOUNTS];
-  // A network list: a fresh /run (the host's sockets there out of sight too) holding the proxy's
-  // socket, before the binds below, which may lie under /run.
-  if (plan.proxySocket !== undefined) {
-    out.push("--tmpfs", "/run", "--bind", plan.proxySocket, SANDBOX_PROXY_SOCKET);
-  }
-  out.push("--bind", plan.tmpdir, plan.tmpdir);
+  const out = [plan.bwrap, ...BWRAP_BASE_MOUNTS, "--bind", plan.tmpdir, plan.tmpdir];
   for (const w of plan.writeRoots) out.push("--bind", w, w);
   for (const r of plan.readOnly) out.push("--ro-bind", r, r);
   for (const m of plan.masks) out.push("--tmpfs", m, "--remount-ro", m);

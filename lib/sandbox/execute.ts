@@ -14,7 +14,7 @@
 import { SandboxError } from "../errors.ts";
 import { PERL_PATH } from "../host/programs.ts";
 import type { NetworkRule } from "../policy/network_rules.ts";
-import { proxyEnv } from "./net_forwarder.ts";
+import { proxyEnv, proxySocketIn } from "./net_forwarder.ts";
 import { startNetProxy } from "./net_proxy.ts";
 import { runProcess, type RunResult } from "../process/spawn.ts";
 import { confineArgv } from "./launch.ts";
@@ -110,9 +110,7 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
     : spec.backend === "bwrap"
     ? sandboxHost()
     : null;
-  // The proxy's socket, like the info file, beside the run's private directory in its 0700
-  // parent (not bound writable in the sandbox).
-  const proxy = rules === null ? null : { socket: `${spec.tmpdir}.net.sock`, rules };
+  const proxy = rules === null ? null : { socket: proxySocketIn(spec.tmpdir), rules };
   const planned = prepareConfinement({ ...spec, env, scanRecord: scan, host });
   const plan = proxy === null ? planned : { ...planned, proxySocket: proxy.socket };
   // Beside the run's private directory, in its 0700 parent (not bound writable in the sandbox).

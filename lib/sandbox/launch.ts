@@ -16,8 +16,7 @@
  * ```
  * @module
  */
-import { forwarderArgv, SANDBOX_PROXY_SOCKET } from "./net_forwarder.ts";
-
+import { forwarderArgv } from "./net_forwarder.ts";
 import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH } from "../host/programs.ts";
 import { BWRAP_FULL, bwrapArgv } from "./bwrap.ts";
 import { innerGuardArgv } from "./landlock.ts";
@@ -98,15 +97,10 @@ export function confineArgv(
     // A network list: the sandbox's filter lets the forwarder reach the proxy's socket, and the
     // forwarder stacks the filter of a command without network before it execs the inner guard
     // (so the forwarder itself stays outside the Landlock domain, and the command inside it).
-    const proxied = plan.proxySocket !== undefined;
+    const socket = plan.proxySocket;
+    const proxied = socket !== undefined;
     const argv = proxied
-      ? forwarderArgv(
-        programs.perl,
-        programs.arch,
-        filterOf(false),
-        SANDBOX_PROXY_SOCKET,
-        inner.argv,
-      )
+      ? forwarderArgv(programs.perl, programs.arch, filterOf(false), socket, inner.argv)
       : inner.argv;
     const [program, ...args] = guardedArgv(
       programs,

@@ -1,7 +1,8 @@
 /**
  * The network allowlist's forwarder: the piece inside the sandbox. A command under
  * `network: [...]` runs in a network namespace of its own, where only loopback exists; the proxy
- * (`net_proxy.ts`) listens outside on a Unix socket bound into the sandbox. Programs speak to an
+ * (`net_proxy.ts`) listens outside on a Unix socket in the run's private TMPDIR, which the sandbox
+ * sees at the same path (`proxySocketIn`). Programs speak to an
  * HTTP proxy over TCP, so before the command starts, a few lines of Perl (core modules only)
  * listen on `127.0.0.1:FORWARD_PORT` inside the namespace, fork a server that copies each
  * connection to the socket, and exec the command. The listener is bound before the exec, so the
@@ -15,7 +16,7 @@
  * ```ts
  * import { FORWARD_PORT, forwarderArgv, proxyEnv } from "./net_forwarder.ts";
  * import assert from "node:assert/strict";
- * const argv = forwarderArgv("/usr/bin/perl", "x86_64", new Uint8Array(0), "/run/n.sock", ["/bin/true"]);
+ * const argv = forwarderArgv("/usr/bin/perl", "x86_64", new Uint8Array(0), "/t/n.sock", ["/bin/true"]);
  * assert.equal(argv[3], String(FORWARD_PORT));
  * assert.equal(proxyEnv().HTTPS_PROXY, `http://127.0.0.1:${FORWARD_PORT}`);
  * ```
@@ -26,8 +27,22 @@ import { SandboxError } from "../errors.ts";
 /** The loopback port the forwarder listens on inside the sandbox's own network namespace. */
 export const FORWARD_PORT = 3128;
 
-/** Where the proxy's socket is bound inside the sandbox. */
-export const SANDBOX_PROXY_SOCKET = "/run/agentteams-net.sock";
+/**
+ * Where the proxy's socket lives: inside the run's private TMPDIR, which the sandbox binds at the
+ * same path by the descriptor the exec guard checked (a directory swapped for a link is refused),
+ * so the socket needs no mount of its own and no path outside that directory is ever bound. The
+ * command may remove it, which only cuts its own network.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { proxySocketIn } from "./net_forwarder.ts";
+ * assert.equal(proxySocketIn("/tmp/agentteams-run-x"), "/tmp/agentteams-run-x/.agentteams-net.sock");
+ * ```
+ */
+export function proxySocketIn(tmpdir: string): string {
+  return `${tmpdir}/.agentteams-net.sock`;
+}
 
 /**
  * The forwarder (argv after `-e`: the port, the socket, then the command). The server side

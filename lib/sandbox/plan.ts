@@ -106,8 +106,9 @@ export interface ConfinementPlan {
   /** Whether the host network is shared. */
   readonly network: boolean;
   /**
-   * The network allowlist's proxy socket on the host, bound into the sandbox (its own network
-   * namespace), where the forwarder makes it the command's HTTP proxy; absent without a list.
+   * The network allowlist's proxy socket, inside `tmpdir` (`proxySocketIn`), so the sandbox (its
+   * own network namespace) sees it at the same path, where the forwarder makes it the command's
+   * HTTP proxy; absent without a list.
    */
   readonly proxySocket?: string;
   /** Working directory. */

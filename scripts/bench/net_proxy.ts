@@ -1,16 +1,14 @@
 /**
  * The network-list section of `deno task bench`: a 100 MiB download from a local HTTP server by
- * curl inside bwrap through the run's proxy and forwarder (the plan a `network: [...]` entry
- * gets: its own network namespace, the socket on a fresh /run, the stacked filter), against the
- * same download by curl unconfined on the host; rounds interleaved, medians.
+ * curl run as a `network: [...]` entry's command is (`prepareRun`, then `executeRun` timed: the
+ * proxy's start, bwrap with its own network namespace, the forwarder, the stacked filter), against
+ * the same download by curl unconfined on the host; rounds interleaved, medians.
  *
  * @module
  */
 import { parseNetworkRules } from "../../lib/policy/network_rules.ts";
-import { BWRAP_BASE_MOUNTS, bwrapIsolationFlags } from "../../lib/sandbox/bwrap.ts";
-import { forwarderArgv, proxyEnv, SANDBOX_PROXY_SOCKET } from "../../lib/sandbox/net_forwarder.ts";
-import { startNetProxy } from "../../lib/sandbox/net_proxy.ts";
-import { commandFilter } from "../../lib/sandbox/seccomp.ts";
+import { executeRun, prepareRun } from "../../lib/sandbox/execute.ts";
+import { makePrivateTmpdir, removePrivateTmpdir } from "../../lib/sandbox/run_dir.ts";
 
 /** What the section needs from the bench. */
 export interface NetProxyBenchContext {
@@ -51,37 +49,39 @@ export async function netProxySection(ctx: NetProxyBenchContext): Promise<void> 
   const port = server.addr.port;
   const parsed = parseNetworkRules([`localhost:${port}`]);
   if (!parsed.ok) throw new Error(parsed.problem);
-  const sock = `${ctx.work}/bench-net.sock`;
-  const proxy = await startNetProxy({
-    socketPath: sock,
-    rules: parsed.rules,
-    perl: "/usr/bin/perl",
-  });
   const url = `http://localhost:${port}/big`;
   const curl = ["/usr/bin/curl", "-sS", "-f", "-o", "/dev/null", url];
-  const env = Object.entries(proxyEnv()).flatMap(([k, v]) => ["--setenv", k, v]);
-  const confined = [
-    ...bwrapIsolationFlags(false),
-    ...BWRAP_BASE_MOUNTS,
-    "--tmpfs",
-    "/run",
-    "--bind",
-    sock,
-    SANDBOX_PROXY_SOCKET,
-    "--clearenv",
-    "--setenv",
-    "PATH",
-    "/usr/bin:/bin",
-    ...env,
-    "--",
-    ...forwarderArgv(
-      "/usr/bin/perl",
-      Deno.build.arch,
-      commandFilter(Deno.build.arch, { network: false }),
-      SANDBOX_PROXY_SOCKET,
-      curl,
-    ),
-  ];
+  // The project a confined run needs (nothing is written there).
+  const project = Deno.makeTempDirSync({ dir: ctx.work, prefix: "netproxy-" });
+  const proxiedOnce = async (): Promise<number> => {
+    const tmpdir = makePrivateTmpdir();
+    try {
+      const prepared = prepareRun({
+        project,
+        home: ctx.work,
+        tmpdir,
+        backend: "bwrap",
+        agent: { exec: ["/usr/bin"], write: [] },
+        cwd: ".",
+        argv: curl,
+        env: { PATH: "/usr/bin:/bin" },
+        network: false,
+        networkAllow: parsed.rules,
+        protectedPaths: [],
+        hiddenDirs: [],
+        controlPlane: { git: [] },
+        timeoutMs: 120_000,
+      });
+      const t = performance.now();
+      const r = await executeRun(prepared);
+      if (r.exit !== 0) {
+        throw new Error(`proxied curl failed: ${new TextDecoder().decode(r.stderr)}`);
+      }
+      return performance.now() - t;
+    } finally {
+      removePrivateTmpdir(tmpdir);
+    }
+  };
   const time = async (program: string, args: string[]): Promise<number> => {
     const t = performance.now();
     const out = await new Deno.Command(program, { args, stdout: "null", stderr: "piped" }).output();
@@ -92,13 +92,12 @@ export async function netProxySection(ctx: NetProxyBenchContext): Promise<void> 
   const proxied: number[] = [];
   try {
     await time(curl[0], curl.slice(1));
-    await time("/usr/bin/bwrap", confined);
+    await proxiedOnce();
     for (let i = 0; i < (ctx.quick ? 3 : 7); i++) {
       direct.push(await time(curl[0], curl.slice(1)));
-      proxied.push(await time("/usr/bin/bwrap", confined));
+      proxied.push(await proxiedOnce());
     }
   } finally {
-    await proxy.close();
     ac.abort();
     await server.finished;
   }
@@ -106,7 +105,7 @@ export async function netProxySection(ctx: NetProxyBenchContext): Promise<void> 
   const p = median(proxied);
   ctx.row("curl 100 MiB unconfined (floor)", `${d.toFixed(0)} ms`);
   ctx.row(
-    "curl 100 MiB in bwrap through the proxy",
+    "curl 100 MiB as a network-list run (bwrap, proxy, forwarder)",
     `${p.toFixed(0)} ms`,
     `${(p / d).toFixed(2)}x`,
   );
