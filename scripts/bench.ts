@@ -600,6 +600,49 @@ async function startSection(): Promise<void> {
   );
 }
 
+/**
+ * One confined `true` in `dir` as a run gets it: plan (roots, guards, the write roots' scan),
+ * private TMPDIR, bwrap with the plan's argv, clean-up. Returns the bwrap process's time and the
+ * whole; `host` stands for the machine's answers (bwrap's features, Landlock) when given.
+ */
+async function confinedTrue(
+  dir: string,
+  env: Record<string, string>,
+  exec: string[],
+  host?: ReturnType<typeof sandboxHost>,
+): Promise<{ proc: number; whole: number }> {
+  const t0 = performance.now();
+  const tmpdir = makePrivateTmpdir();
+  const plan = prepareConfinement({
+    project: dir,
+    home: envBase.HOME,
+    tmpdir,
+    agent: { exec, write: ["src"] },
+    cwd: ".",
+    argv: ["/usr/bin/true"],
+    env,
+    network: false,
+    protectedPaths: [],
+    hiddenDirs: [envBase.AGENTTEAMS_KEY_DIR],
+    controlPlane: { git: [] },
+    ...(host === undefined ? {} : { host }),
+  });
+  const cmd = confineArgv(plan, "bwrap");
+  const t1 = performance.now();
+  const r = await runProcess({
+    program: cmd.program,
+    args: cmd.args,
+    cwd: cmd.cwd,
+    env: cmd.env,
+    timeoutMs: 10_000,
+  });
+  const proc = performance.now() - t1;
+  removeMaskPoints(plan);
+  removePrivateTmpdir(tmpdir);
+  if (r.exit !== 0) throw new Error(`confined true failed: ${new TextDecoder().decode(r.stderr)}`);
+  return { proc, whole: performance.now() - t0 };
+}
+
 async function confineSection(): Promise<void> {
   console.log("\n4. Confinement");
   const dir = makeRepo("confine", 100, brief());
@@ -622,36 +665,11 @@ async function confineSection(): Promise<void> {
       timeoutMs: 10_000,
     });
     bare.push(performance.now() - t);
-    // The whole confinement: plan (roots, guards, scan of the write roots), private TMPDIR,
-    // bwrap with the plan's argv, clean-up; and, timed apart, the bwrap process alone.
-    const t0 = performance.now();
-    const tmpdir = makePrivateTmpdir();
-    const plan = prepareConfinement({
-      project: dir,
-      home: envBase.HOME,
-      tmpdir,
-      agent: { exec: ["/usr/bin"], write: ["src"] },
-      cwd: ".",
-      argv: ["/usr/bin/true"],
-      env,
-      network: false,
-      protectedPaths: [],
-      hiddenDirs: [envBase.AGENTTEAMS_KEY_DIR],
-      controlPlane: { git: [] },
-    });
-    const cmd = confineArgv(plan, "bwrap");
-    t = performance.now();
-    await runProcess({
-      program: cmd.program,
-      args: cmd.args,
-      cwd: cmd.cwd,
-      env: cmd.env,
-      timeoutMs: 10_000,
-    });
-    sandbox.push(performance.now() - t);
-    removeMaskPoints(plan);
-    removePrivateTmpdir(tmpdir);
-    whole.push(performance.now() - t0);
+    // The whole confinement (planning, private TMPDIR, bwrap, clean-up); and, timed apart, the
+    // bwrap process alone.
+    const c = await confinedTrue(dir, env, ["/usr/bin"]);
+    sandbox.push(c.proc);
+    whole.push(c.whole);
   }
   const b = median(bare);
   row("plain true", fmt(median(plain)));
@@ -741,40 +759,10 @@ async function execAllowlistSection(): Promise<void> {
   for (let i = 0; i < runs + 1; i++) {
     const order = i % 2 === 0 ? ["with", "without"] as const : ["without", "with"] as const;
     for (const k of order) {
-      const t0 = performance.now();
-      const tmpdir = makePrivateTmpdir();
-      const plan = prepareConfinement({
-        project: dir,
-        home: envBase.HOME,
-        tmpdir,
-        agent: { exec: ["/usr/bin/true"], write: ["src"] },
-        cwd: ".",
-        argv: ["/usr/bin/true"],
-        env,
-        network: false,
-        protectedPaths: [],
-        hiddenDirs: [envBase.AGENTTEAMS_KEY_DIR],
-        controlPlane: { git: [] },
-        host: hosts[k],
-      });
-      const cmd = confineArgv(plan, "bwrap");
-      const t1 = performance.now();
-      const r = await runProcess({
-        program: cmd.program,
-        args: cmd.args,
-        cwd: cmd.cwd,
-        env: cmd.env,
-        timeoutMs: 10_000,
-      });
-      const t2 = performance.now();
-      removeMaskPoints(plan);
-      removePrivateTmpdir(tmpdir);
-      if (r.exit !== 0) {
-        throw new Error(`confined true (${k}) failed: ${new TextDecoder().decode(r.stderr)}`);
-      }
+      const c = await confinedTrue(dir, env, ["/usr/bin/true"], hosts[k]);
       if (i > 0) { // the first round warms up
-        t[k].proc.push(t2 - t1);
-        t[k].whole.push(performance.now() - t0);
+        t[k].proc.push(c.proc);
+        t[k].whole.push(c.whole);
       }
     }
   }
