@@ -271,6 +271,7 @@ function helperError(line: string | null, stderr: string): FsSafetyError {
  *   when the target did), `ANCHOR_UNAVAILABLE`; and whatever `decide` throws.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { anchoredReplace } from "./anchored_write.ts";
  * const root = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${root}/a.txt`, "old\n");
@@ -280,7 +281,8 @@ function helperError(line: string | null, stderr: string): FsSafetyError {
  *     if (current === null) throw new Error("a.txt is gone already");
  *     return { newFileMode: 0o644, content: new Uint8Array(0) };
  *   },
- * }); // a.txt is removed
+ * });
+ * assert.throws(() => Deno.statSync(`${root}/a.txt`), Deno.errors.NotFound); // a.txt is removed
  * ```
  */
 export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {

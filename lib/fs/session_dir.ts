@@ -149,8 +149,9 @@ export function pinDir(path: string): DirPin | null {
  * @throws {FsSafetyError} `NOT_DIRECTORY`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkPin, pinDir } from "./session_dir.ts";
- * checkPin(pinDir(Deno.makeTempDirSync())!); // no throw
+ * assert.doesNotThrow(() => checkPin(pinDir(Deno.makeTempDirSync())!));
  * ```
  */
 export function checkPin(pin: DirPin): void {

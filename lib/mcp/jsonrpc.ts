@@ -179,9 +179,12 @@ export type Line = { readonly text: string } | { readonly tooLong: true } | {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readLines } from "./jsonrpc.ts";
  * const input = new Blob(["a\nb\n"]).stream();
- * for await (const l of readLines(input)) console.log(l); // {text:"a"}, {text:"b"}
+ * const lines: unknown[] = [];
+ * for await (const l of readLines(input)) lines.push(l);
+ * assert.deepEqual(lines, [{ text: "a" }, { text: "b" }]);
  * ```
  */
 export async function* readLines(

@@ -28,11 +28,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { validateBrief } from "./validate.ts";
  * import { lintPolicy } from "./lint.ts";
  * const src = parseJsonSource('{"agent_policies": {"w": {"write_scopes": ["docs/"]}}}', "b.json");
- * lintPolicy(validateBrief(src), src, "agentteams.jsonc"); // passes: returns compiled patterns
+ * // It passes, and returns the compiled patterns.
+ * assert.doesNotThrow(() => lintPolicy(validateBrief(src), src, "agentteams.jsonc"));
  * ```
  * @module
  */
@@ -432,13 +434,15 @@ export function literalScopes(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { validateBrief } from "./validate.ts";
  * import { scopeWarnings } from "./lint.ts";
  * const src = parseJsonSource('{"agent_policies": {"w": {"write_scopes": ["src"]}}}', "b.json");
- * scopeWarnings(validateBrief(src), src, new Set(["src"]));
- * // ['b.json:1:44: agent_policies.w.write_scopes[0]: write scope "src" is an existing directory, but
- * //   the scope "src" names the file src only; write "src/" for the directory']
+ * assert.deepEqual(scopeWarnings(validateBrief(src), src, new Set(["src"])), [
+ *   'b.json:1:44: agent_policies.w.write_scopes[0]: write scope "src" is an existing directory, but ' +
+ *   'the scope "src" names the file src only; write "src/" for the directory',
+ * ]);
  * ```
  */
 export function scopeWarnings(

@@ -4,9 +4,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { childEnv } from "./child_env.ts";
  * const env = childEnv({ HOME: "/home/op", PATH: ".:/usr/bin", GITHUB_TOKEN: "x" });
- * // { HOME: "/home/op", PATH: "/usr/bin" }
+ * assert.deepEqual(env, { HOME: "/home/op", PATH: "/usr/bin" });
  * ```
  * @module
  */

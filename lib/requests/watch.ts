@@ -178,8 +178,14 @@ export async function watchPaths(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { controlPlaneRoots } from "./watch.ts";
- * controlPlaneRoots({ root: "/work/p", git: [] }).map((r) => r.key); // e.g. [".agentteams", ".claude"]
+ * const p = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${p}/.agentteams`);
+ * Deno.mkdirSync(`${p}/.claude`);
+ * Deno.writeTextFileSync(`${p}/a.txt`, "");
+ * // Only what is present, and only control-plane entries: a.txt is not one.
+ * assert.deepEqual(controlPlaneRoots({ root: p, git: [] }).map((r) => r.key), [".claude", ".agentteams"]);
  * ```
  */
 export function controlPlaneRoots(plane: ControlPlane): WatchRoot[] {

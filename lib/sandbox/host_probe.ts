@@ -164,8 +164,11 @@ function runText(program: string, args: string[]): { ok: boolean; out: string } 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { probeSandboxHost } from "./host_probe.ts";
- * probeSandboxHost().landlock.abi; // 7 on this machine's kernel
+ * // The kernel's Landlock ABI (7 on Linux 6.18), or 0 where it has none.
+ * const abi = probeSandboxHost().landlock.abi;
+ * assert.ok(Number.isInteger(abi) && abi >= 0);
  * ```
  */
 export function probeSandboxHost(
@@ -191,8 +194,10 @@ let hostMemo: SandboxHost | null = null;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sandboxHost } from "./host_probe.ts";
- * sandboxHost().bwrap.disableUserns; // true for Debian 12's bwrap 0.8
+ * // bwrap 0.8 (Debian 12) has no --disable-userns; later ones do.
+ * assert.equal(typeof sandboxHost().bwrap.disableUserns, "boolean");
  * ```
  */
 export function sandboxHost(): SandboxHost {

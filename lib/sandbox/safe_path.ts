@@ -8,7 +8,7 @@
  * ```ts
  * import assert from "node:assert/strict";
  * import { assertSafePath } from "./safe_path.ts";
- * assertSafePath("/usr/bin", "exec path"); // ok: returns
+ * assert.doesNotThrow(() => assertSafePath("/usr/bin", "exec path"));
  * assert.throws(() => assertSafePath('/tmp/a"b', "write root"), { code: "CONFINED_PATH_UNSAFE" });
  * ```
  * @module

@@ -174,6 +174,111 @@ Deno.test("the reason finder sees an ignored example without a reason", () => {
   }
 });
 
+/** The code of `line` before a `//` comment outside string literals, and the comment; or `null`. */
+function splitComment(line: string): { code: string; comment: string } | null {
+  let quote: string | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quote !== null) {
+      if (c === "\\") i++;
+      else if (c === quote) quote = null;
+    } else if (c === '"' || c === "'" || c === "`") quote = c;
+    else if (c === "/" && line[i + 1] === "/") {
+      return { code: line.slice(0, i).trim(), comment: line.slice(i + 2).trim() };
+    }
+  }
+  return null;
+}
+
+/**
+ * A comment that states a value: it starts with a literal (a string, a number, an array, an
+ * object, `true`, `false`, `null`, `undefined`, a constructor's name as `Deno.inspect` prints it)
+ * or with `e.g.`, or says the call returned or did not throw.
+ */
+const VALUE_COMMENT =
+  /^(?:["'`[{]|-?\d|(?:true|false|null|undefined|NaN)\b|(?:Set|Map|Uint8Array) |e\.g\.|ok\b|no throw)/;
+
+/** A line that declares (or imports) rather than states an expression's value. */
+const DECLARATION = /^\s*(?:import|export|const|let|var|function|class|type|interface)\b/;
+
+/**
+ * `file:line` of each line of a runnable example in `file` (a `ts` block not marked `ignore`) that
+ * states a value in a comment without asserting it: `expr; // value`, or an expression line
+ * followed by a comment line that is only the value. Assert the value instead
+ * (`node:assert/strict`), or mark the example `ts ignore` with its reason.
+ */
+export function unassertedValues(file: string): string[] {
+  const lines = Deno.readTextFileSync(file).split("\n");
+  const out: string[] = [];
+  let inRunnable = false;
+  let prevCode: string | null = null;
+  lines.forEach((raw, i) => {
+    const fence = /^\s*\* ```(\S*)(.*)$/.exec(raw);
+    if (fence !== null) {
+      inRunnable = !inRunnable && /^(?:ts|typescript)$/.test(fence[1]) &&
+        !/\bignore\b/.test(fence[2]);
+      prevCode = null;
+      return;
+    }
+    if (!inRunnable) return;
+    const line = raw.replace(/^\s*\* ?/, "");
+    const split = splitComment(line);
+    const flag = () => out.push(`${file.slice(REPO_ROOT.length + 1)}:${i + 1}`);
+    if (split === null) {
+      prevCode = line.trim() === "" ? null : line;
+    } else if (split.code !== "") {
+      if (!/\bassert\b|assert\.|\bthrows\b/.test(split.code) && VALUE_COMMENT.test(split.comment)) {
+        flag();
+      }
+      prevCode = line;
+    } else {
+      // The line before is an expression statement (not a declaration) that asserts nothing.
+      const stated = prevCode !== null && /;\s*$/.test(splitComment(prevCode)?.code ?? prevCode) &&
+        !DECLARATION.test(prevCode) && !/\bassert\b|assert\./.test(prevCode);
+      if (stated && VALUE_COMMENT.test(split.comment)) flag();
+      prevCode = null;
+    }
+  });
+  return out;
+}
+
+Deno.test("no runnable lib/ example states a value in a comment instead of asserting it", () => {
+  const found = tsFiles(join(REPO_ROOT, "lib")).flatMap(unassertedValues);
+  assert.deepEqual(found, [], `values stated, not asserted:\n${found.join("\n")}`);
+});
+
+Deno.test("the value finder sees `expr; // value` and a value on the next line, and passes asserts and prose", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "at-docval-" });
+  try {
+    const file = join(dir, "m.ts");
+    Deno.writeTextFileSync(
+      file,
+      [
+        "/**",
+        " * ```ts",
+        ' * f("a // b"); // "value"',
+        " * g();",
+        ' * // ["x"]',
+        " * assert.equal(f(), 1); // 1: the first",
+        " * const x = f(); // the brief names it",
+        ' * // "x" is what the brief calls it',
+        " * x;",
+        " * // A note on what follows.",
+        " * h();",
+        " * ```",
+        " * ```ts ignore",
+        " * // Not run: it needs a project",
+        " * f(); // 2",
+        " * ```",
+        " */",
+      ].join("\n"),
+    );
+    assert.deepEqual(unassertedValues(file).map((l) => l.split(":").at(-1)), ["3", "5"]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 /**
  * The examples of `file` marked `ts ignore`, each as a module of its own: its code with every
  * relative specifier (`from "./x.ts"`, `import("./x.ts")`) made absolute, so it type-checks from
