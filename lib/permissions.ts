@@ -184,7 +184,8 @@ export interface Narrowing {
  *
  * @throws {PermissionLayerError} `PERMISSION_TOO_BROAD` with `refuseNetFfi`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it revokes this process's permissions; the values are a launch with --allow-read=/p/.agentteams.
  * import { narrowPermissions, NO_NEEDS } from "./permissions.ts";
  * narrowPermissions({ ...NO_NEEDS, read: ["/p/.agentteams"] });
  * // launched with `--allow-read=/p/.agentteams`:

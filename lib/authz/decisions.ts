@@ -608,9 +608,11 @@ export async function haltFor(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decideClearance, readDecisionLog } from "./decisions.ts";
- * const log = readDecisionLog("/work/p");
- * (await decideClearance(log, "delete:old.txt", { env: {}, now: new Date() }, "/work/p")).allowed;
+ * const root = Deno.makeTempDirSync(); // a project with no decision log
+ * const log = readDecisionLog(root);
+ * assert.equal((await decideClearance(log, "delete:old.txt", { env: {}, now: new Date() }, root)).allowed, false);
  * ```
  */
 export async function decideClearance(

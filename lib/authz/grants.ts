@@ -18,12 +18,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { verifyGrants } from "./grants.ts";
- * const r = await verifyGrants("/work/holder", "/work/holder/.agentteams/team", {
+ * const holder = Deno.makeTempDirSync(); // no grant ledger yet
+ * const r = await verifyGrants(holder, `${holder}/.agentteams/team`, {
  *   env: {},
  *   now: new Date(),
  * });
- * r.findings.every((f) => f.valid);
+ * assert.deepEqual(r.findings, []);
  * ```
  * @module
  */

@@ -173,10 +173,11 @@ export function progressLine(o: {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { stderrProgress } from "./terminal.ts";
- * const p = stderrProgress("audit", "files", { json: true, env: {} }); // draws nothing
- * p.tick(10);
- * p.done();
+ * import { NO_PROGRESS } from "./terminal.ts";
+ * // With --json it draws nothing: the line that never writes.
+ * assert.equal(stderrProgress("audit", "files", { json: true, env: {} }), NO_PROGRESS);
  * ```
  */
 export function stderrProgress(

@@ -26,12 +26,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { anchoredReplace } from "./anchored_write.ts";
  * const root = Deno.makeTempDirSync();
  * await anchoredReplace({
  *   root, dirs: ["new"], name: "a.txt", op: "write", createDirs: true,
  *   decide: () => ({ newFileMode: 0o644, content: new TextEncoder().encode("hi\n") }),
  * });
+ * assert.equal(Deno.readTextFileSync(`${root}/new/a.txt`), "hi\n");
  * ```
  * @module
  */

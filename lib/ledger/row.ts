@@ -137,9 +137,12 @@ export function rowBytes(body: RowBody): number {
  *   encoding (floats, lone surrogates, ...).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signRow } from "./row.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * signRow({ action: "x" }, new HmacKey(new Uint8Array([7])), { time: "t", prev: "" });
+ * const row = JSON.parse(signRow({ action: "x" }, new HmacKey(new Uint8Array([7])), { time: "t", prev: "" }));
+ * assert.deepEqual(Object.keys(row), ["action", "mac", "prev", "time"]);
+ * assert.match(row.mac, /^[0-9a-f]{64}$/);
  * ```
  */
 export function signRow(

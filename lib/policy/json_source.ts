@@ -110,8 +110,12 @@ function briefReadError(e: JsonReadError, name: string): PolicyError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
- * parseJsonSource('{"write_policy": "default",}', "agentteams.jsonc").value;
+ * const { value } = parseJsonSource('{"write_policy": "default",}', "agentteams.jsonc");
+ * // Objects come without a prototype (a `__proto__` key stays data).
+ * assert.equal(Object.getPrototypeOf(value), null);
+ * assert.deepEqual(Object.entries(value as object), [["write_policy", "default"]]);
  * ```
  */
 export function parseJsonSource(input: string, name: string): JsonSource {

@@ -493,6 +493,7 @@ function nested(a: string, b: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { validateBrief } from "./validate.ts";
  * import { confinedWriteWarnings } from "./lint.ts";
@@ -501,9 +502,8 @@ function nested(a: string, b: string): boolean {
  *   confined_programs: { w: { exec: ["/usr/bin"], write: [] } },
  * }), "b.json");
  * const out = confinedWriteWarnings(validateBrief(src), src);
- * if (out.length !== 1 || !out[0].includes('add "src" to confined_programs.w.write')) {
- *   throw new Error(out.join("\n"));
- * }
+ * assert.equal(out.length, 1);
+ * assert.ok(out[0].includes('add "src" to confined_programs.w.write'));
  * ```
  */
 export function confinedWriteWarnings(raw: RawPolicy, src: JsonSource): string[] {
@@ -556,11 +556,12 @@ export function confinedWriteWarnings(raw: RawPolicy, src: JsonSource): string[]
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { validateBrief } from "./validate.ts";
  * import { briefWarnings } from "./lint.ts";
  * const src = parseJsonSource('{"agent_policies": {"w": {"write_scopes": ["src"]}}}', "b.json");
- * if (briefWarnings(validateBrief(src), src, new Set(["src"])).length !== 1) throw new Error();
+ * assert.equal(briefWarnings(validateBrief(src), src, new Set(["src"])).length, 1);
  * ```
  */
 export function briefWarnings(

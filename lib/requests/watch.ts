@@ -102,9 +102,13 @@ function lstatOrNull(abs: string): Deno.FileInfo | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { watchPaths } from "./watch.ts";
- * const w = await watchPaths([{ abs: "/p/.claude", key: ".claude", recursive: true }], { racyCutoffMs: Date.now() });
- * w.entries.size;
+ * const p = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${p}/.claude`);
+ * Deno.writeTextFileSync(`${p}/.claude/settings.json`, "{}");
+ * const w = await watchPaths([{ abs: `${p}/.claude`, key: ".claude", recursive: true }], { racyCutoffMs: 0 });
+ * assert.deepEqual([...w.entries.keys()], [".claude", ".claude/settings.json"]);
  * ```
  */
 export async function watchPaths(

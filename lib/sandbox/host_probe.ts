@@ -6,9 +6,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { probeSandbox } from "./host_probe.ts";
  * const probe = await probeSandbox();
- * if (!probe.ok) console.error(probe.reason);
+ * // Either a backend that confines, or the reason none does.
+ * assert.ok(probe.ok ? probe.backend !== null : probe.reason.length > 0);
  * ```
  * @module
  */

@@ -5,10 +5,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { makePrivateTmpdir, removePrivateTmpdir } from "./run_dir.ts";
  * const tmp = makePrivateTmpdir({});
+ * assert.ok(Deno.statSync(tmp).isDirectory);
  * // ... run the command with TMPDIR=tmp ...
  * removePrivateTmpdir(tmp);
+ * assert.throws(() => Deno.statSync(tmp), Deno.errors.NotFound);
  * ```
  * @module
  */

@@ -198,6 +198,25 @@ function splitComment(line: string): { code: string; comment: string } | null {
 const VALUE_COMMENT =
   /^(?:["'`[{]|-?\d|(?:true|false|null|undefined|NaN)\b|(?:Set|Map|Uint8Array) |e\.g\.|ok\b|no throw)/;
 
+/** Code that asserts (or states a refusal the example checks). */
+const ASSERTS = /\bassert\b|assert\.|\bthrows\b/;
+
+/**
+ * A statement that computes a value and drops it: it ends in a name, a property or an index (not
+ * a call), and assigns, declares and returns nothing (`x.length;`, `a > 0;`, `out;`).
+ */
+function droppedValue(code: string): boolean {
+  const c = code.trim();
+  // Brackets closed that this line did not open: the end of a statement begun on earlier lines.
+  const bare = c.replaceAll(/"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`/g, '""');
+  const depth = (bare.match(/[([{]/g)?.length ?? 0) - (bare.match(/[)\]}]/g)?.length ?? 0);
+  return depth === 0 && /[\w$\]]\s*;$/.test(c) && !DECLARATION.test(c) &&
+    !/^(?:return|throw|break|continue|await|yield|delete|void|if|else|for|while|do|case)\b/.test(
+      c,
+    ) &&
+    !/(?<![=!<>])=(?![=>])/.test(bare) && !/(?:\+\+|--)\s*;$/.test(c);
+}
+
 /** A line that declares (or imports) rather than states an expression's value. */
 const DECLARATION = /^\s*(?:import|export|const|let|var|function|class|type|interface)\b/;
 
@@ -224,19 +243,16 @@ export function unassertedValues(file: string): string[] {
     const line = raw.replace(/^\s*\* ?/, "");
     const split = splitComment(line);
     const flag = () => out.push(`${file.slice(REPO_ROOT.length + 1)}:${i + 1}`);
-    if (split === null) {
-      prevCode = line.trim() === "" ? null : line;
-    } else if (split.code !== "") {
-      if (!/\bassert\b|assert\.|\bthrows\b/.test(split.code) && VALUE_COMMENT.test(split.comment)) {
-        flag();
-      }
-      prevCode = line;
+    if (split === null || split.code !== "") {
+      const code = split === null ? line : split.code;
+      if (split !== null && !ASSERTS.test(code) && VALUE_COMMENT.test(split.comment)) flag();
+      else if (droppedValue(code)) flag();
+      prevCode = code.trim() === "" ? null : code;
     } else {
-      // The line before is an expression statement (not a declaration) that asserts nothing.
-      const stated = prevCode !== null && /;\s*$/.test(splitComment(prevCode)?.code ?? prevCode) &&
-        !DECLARATION.test(prevCode) && !/\bassert\b|assert\./.test(prevCode);
+      // A comment line in the run right after an expression statement that asserts nothing.
+      const stated = prevCode !== null && /;\s*$/.test(prevCode) && !DECLARATION.test(prevCode) &&
+        !ASSERTS.test(prevCode);
       if (stated && VALUE_COMMENT.test(split.comment)) flag();
-      prevCode = null;
     }
   });
   return out;
@@ -247,7 +263,7 @@ Deno.test("no runnable lib/ example states a value in a comment instead of asser
   assert.deepEqual(found, [], `values stated, not asserted:\n${found.join("\n")}`);
 });
 
-Deno.test("the value finder sees `expr; // value` and a value on the next line, and passes asserts and prose", () => {
+Deno.test("the value finder sees `expr; // value`, a value in the comments after, a dropped value; passes asserts and prose", () => {
   const dir = Deno.makeTempDirSync({ prefix: "at-docval-" });
   try {
     const file = join(dir, "m.ts");
@@ -262,7 +278,16 @@ Deno.test("the value finder sees `expr; // value` and a value on the next line, 
         " * assert.equal(f(), 1); // 1: the first",
         " * const x = f(); // the brief names it",
         ' * // "x" is what the brief calls it',
-        " * x;",
+        " * use(x);",
+        " * // which returns:",
+        " * // [1]",
+        " * x.length;",
+        " * await p;",
+        " * let n = 0;",
+        " * n++;",
+        ' * const argv = ["a",',
+        ' *   "b"];',
+        " * if (n) n--;",
         " * // A note on what follows.",
         " * h();",
         " * ```",
@@ -273,7 +298,12 @@ Deno.test("the value finder sees `expr; // value` and a value on the next line, 
         " */",
       ].join("\n"),
     );
-    assert.deepEqual(unassertedValues(file).map((l) => l.split(":").at(-1)), ["3", "5"]);
+    assert.deepEqual(unassertedValues(file).map((l) => l.split(":").at(-1)), [
+      "3",
+      "5",
+      "11",
+      "12",
+    ]);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
