@@ -39,35 +39,42 @@ function functionsWithoutExample(file: string): string[] {
   return missing;
 }
 
+/** Runs `fn` on a module `m.ts` holding `text`, in a temp folder removed after. */
+function withModule(text: string, fn: (file: string) => void): void {
+  const dir = Deno.makeTempDirSync({ prefix: "at-docex-" });
+  try {
+    const file = join(dir, "m.ts");
+    Deno.writeTextFileSync(file, text);
+    fn(file);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
 Deno.test("every exported function in lib/ has an @example in its JSDoc", () => {
   const missing = tsFiles(join(REPO_ROOT, "lib")).flatMap(functionsWithoutExample);
   assert.deepEqual(missing, [], `without an example:\n${missing.join("\n")}`);
 });
 
 Deno.test("the example finder sees a missing example and an example in place", () => {
-  const dir = Deno.makeTempDirSync({ prefix: "at-docex-" });
-  try {
-    const file = join(dir, "m.ts");
-    Deno.writeTextFileSync(
-      file,
-      [
-        '/** Has one, with a glob in it.\n * @example\n * ```ts\n * a("src/**");\n * ```\n */',
-        "export function a(): void {}",
-        "/** Has none. */",
-        "export async function b(): Promise<void> {}",
-        "/**\n * @example\n * ```ts\n * x\n * ```\n */",
-        "const between = 1;",
-        "export function c(): number {\n  return between;\n}",
-      ].join("\n"),
-    );
-    // `c`'s nearest JSDoc belongs to `between`: it counts as none.
-    assert.deepEqual(
-      functionsWithoutExample(file).map((l) => l.split(": ")[1]),
-      ["b", "c"],
-    );
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
+  withModule(
+    [
+      '/** Has one, with a glob in it.\n * @example\n * ```ts\n * a("src/**");\n * ```\n */',
+      "export function a(): void {}",
+      "/** Has none. */",
+      "export async function b(): Promise<void> {}",
+      "/**\n * @example\n * ```ts\n * x\n * ```\n */",
+      "const between = 1;",
+      "export function c(): number {\n  return between;\n}",
+    ].join("\n"),
+    (file) => {
+      // `c`'s nearest JSDoc belongs to `between`: it counts as none.
+      assert.deepEqual(
+        functionsWithoutExample(file).map((l) => l.split(": ")[1]),
+        ["b", "c"],
+      );
+    },
+  );
 });
 
 /**
@@ -160,18 +167,13 @@ Deno.test("every lib/ example that does not run says why, on the line after its 
 });
 
 Deno.test("the reason finder sees an ignored example without a reason", () => {
-  const dir = Deno.makeTempDirSync({ prefix: "at-docig-" });
-  try {
-    const file = join(dir, "m.ts");
-    Deno.writeTextFileSync(
-      file,
-      "/**\n * ```ts ignore\n * // Not run: it needs a project\n * x;\n * ```\n */\n" +
-        "/**\n * ```ts ignore\n * x;\n * ```\n */\n",
-    );
-    assert.deepEqual(ignoredWithoutReason(file).map((l) => l.split(":").at(-1)), ["8"]);
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
+  withModule(
+    "/**\n * ```ts ignore\n * // Not run: it needs a project\n * x;\n * ```\n */\n" +
+      "/**\n * ```ts ignore\n * x;\n * ```\n */\n",
+    (file) => {
+      assert.deepEqual(ignoredWithoutReason(file).map((l) => l.split(":").at(-1)), ["8"]);
+    },
+  );
 });
 
 /** The code of `line` before a `//` comment outside string literals, and the comment; or `null`. */
@@ -264,49 +266,44 @@ Deno.test("no runnable lib/ example states a value in a comment instead of asser
 });
 
 Deno.test("the value finder sees `expr; // value`, a value in the comments after, a dropped value; passes asserts and prose", () => {
-  const dir = Deno.makeTempDirSync({ prefix: "at-docval-" });
-  try {
-    const file = join(dir, "m.ts");
-    Deno.writeTextFileSync(
-      file,
-      [
-        "/**",
-        " * ```ts",
-        ' * f("a // b"); // "value"',
-        " * g();",
-        ' * // ["x"]',
-        " * assert.equal(f(), 1); // 1: the first",
-        " * const x = f(); // the brief names it",
-        ' * // "x" is what the brief calls it',
-        " * use(x);",
-        " * // which returns:",
-        " * // [1]",
-        " * x.length;",
-        " * await p;",
-        " * let n = 0;",
-        " * n++;",
-        ' * const argv = ["a",',
-        ' *   "b"];',
-        " * if (n) n--;",
-        " * // A note on what follows.",
-        " * h();",
-        " * ```",
-        " * ```ts ignore",
-        " * // Not run: it needs a project",
-        " * f(); // 2",
-        " * ```",
-        " */",
-      ].join("\n"),
-    );
-    assert.deepEqual(unassertedValues(file).map((l) => l.split(":").at(-1)), [
-      "3",
-      "5",
-      "11",
-      "12",
-    ]);
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
+  withModule(
+    [
+      "/**",
+      " * ```ts",
+      ' * f("a // b"); // "value"',
+      " * g();",
+      ' * // ["x"]',
+      " * assert.equal(f(), 1); // 1: the first",
+      " * const x = f(); // the brief names it",
+      ' * // "x" is what the brief calls it',
+      " * use(x);",
+      " * // which returns:",
+      " * // [1]",
+      " * x.length;",
+      " * await p;",
+      " * let n = 0;",
+      " * n++;",
+      ' * const argv = ["a",',
+      ' *   "b"];',
+      " * if (n) n--;",
+      " * // A note on what follows.",
+      " * h();",
+      " * ```",
+      " * ```ts ignore",
+      " * // Not run: it needs a project",
+      " * f(); // 2",
+      " * ```",
+      " */",
+    ].join("\n"),
+    (file) => {
+      assert.deepEqual(unassertedValues(file).map((l) => l.split(":").at(-1)), [
+        "3",
+        "5",
+        "11",
+        "12",
+      ]);
+    },
+  );
 });
 
 /**
