@@ -233,25 +233,44 @@ export function checkSid(sid: string): void {
  * ```
  */
 export async function readStaged(root: string, sid: string): Promise<ReadStaged> {
+  const entry = await locate(root, sid);
+  if ("refused" in entry) throw entry.refused;
+  return { sid, pin: entry.pin, name: entry.name, record: parseRecord(sid, entry.bytes) };
+}
+
+/** A staged entry found: its bytes, or why it is not read (a link, FIFO, directory, too large). */
+type Entry =
+  & { readonly pin: DirPin; readonly name: string }
+  & ({ readonly bytes: Uint8Array } | { readonly refused: ProposalError });
+
+function unknownSid(sid: string): ProposalError {
+  return new ProposalError(
+    "STAGED_UNKNOWN",
+    `no staged proposal ${sid} (applied, rejected or purged already, or never staged): ` +
+      "`agentteams staged list` shows those waiting",
+    { details: { sid } },
+  );
+}
+
+/** Staged entry `sid` located and, when a regular file with one name of at most 4 MiB, read. */
+async function locate(root: string, sid: string): Promise<Entry> {
   checkSid(sid);
-  const unknown = () =>
-    new ProposalError(
-      "STAGED_UNKNOWN",
-      `no staged proposal ${sid} (applied, rejected or purged already, or never staged): ` +
-        "`agentteams staged list` shows those waiting",
-      { details: { sid } },
-    );
   const pin = pinStaged(root, sid);
-  if (pin === null) throw unknown();
+  if (pin === null) throw unknownSid(sid);
   const name = `${sid}.json`;
   let bytes: Uint8Array | null;
   try {
     bytes = await readNameWithin(pin, name, STAGED_MAX_BYTES);
   } catch (e) {
-    if (e instanceof FsSafetyError) throw unsafe(sid, e);
+    if (e instanceof FsSafetyError) return { pin, name, refused: unsafe(sid, e) };
     throw e;
   }
-  if (bytes === null) throw unknown();
+  if (bytes === null) throw unknownSid(sid);
+  return { pin, name, bytes };
+}
+
+/** A staged record's bytes as a record: strict JSON, an object naming `sid`, with its artifact. */
+function parseRecord(sid: string, bytes: Uint8Array): JsonObject {
   let record: unknown;
   try {
     record = readJson(dec.decode(bytes), { dialect: "json" }).value;
@@ -272,7 +291,7 @@ export async function readStaged(root: string, sid: string): Promise<ReadStaged>
         "artifact); reject it",
     );
   }
-  return { sid, pin, name, record: r as JsonObject };
+  return r as JsonObject;
 }
 
 /**
@@ -440,12 +459,24 @@ export async function rejectStaged(
   reason: string,
   append: AppendStagedRow,
 ): Promise<JsonObject> {
-  const read = await readStaged(root, sid);
-  const signed = stagedMacHolds(read.record, hmac);
-  const agent = signed && typeof read.record.agent === "string" ? read.record.agent : "?";
-  const path = signed && typeof read.record.path === "string" ? read.record.path : "?";
+  const entry = await locate(root, sid);
+  let record: JsonObject | null = null;
+  if ("refused" in entry) {
+    // A link, FIFO or hard link in its place is removed too (the entry, never its target); a
+    // directory is not.
+    const st = lstatName(entry.pin, entry.name);
+    if (st === null) throw unknownSid(sid);
+    if (st.isDirectory) throw entry.refused;
+  } else {
+    try {
+      record = parseRecord(sid, entry.bytes);
+    } catch { /* malformed: rejected all the same, naming nothing it says */ }
+  }
+  const signed = record !== null && stagedMacHolds(record, hmac);
+  const agent = signed && typeof record!.agent === "string" ? record!.agent : "?";
+  const path = signed && typeof record!.path === "string" ? record!.path : "?";
   await append({ action: "reject-staged", agent, path, sid, reason: ledgerText(reason) });
-  removeStaged(read);
+  removeIn(entry.pin, entry.name);
   return { sid, agent, path, rejected: true };
 }
 
