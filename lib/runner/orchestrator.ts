@@ -112,8 +112,19 @@ export async function serveStaged(c: StagedContext, req: StagedRequest): Promise
     case "apply-staged": {
       const opened = openStaged(c.root, req.sid, c.key.hmac, c.now());
       const r = await performAct(c.session(), applyAct, opened, { identity: "staged" });
-      removeStaged((await opened).read);
-      return { ...r, sid: req.sid } as unknown as JsonObject;
+      // Written and recorded: a record that cannot be removed now (its folder moved) is said so,
+      // not turned into a refusal; approved again, it is refused (its base no longer holds).
+      let kept = false;
+      try {
+        removeStaged((await opened).read);
+      } catch {
+        kept = true;
+      }
+      return {
+        ...r,
+        sid: req.sid,
+        ...(kept ? { record_kept: true } : {}),
+      } as unknown as JsonObject;
     }
     case "reject-staged":
       return await rejectStaged(c.root, req.sid, c.key.hmac, req.reason, append);
