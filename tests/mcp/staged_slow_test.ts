@@ -6,7 +6,8 @@
  * `agentteams permissions staged ...` prints: the file written (its gate re-run) or removed,
  * the ledger rows FORMATS.md §1.2 gives (`apply-staged`, `reject-staged`, `expire-staged`), no
  * dispatch use spent. Refused, each with its code and nothing written (the tree unchanged, only
- * the refusal's rows added): a record edited, its base changed since staging, a HALT on its
+ * the refusal's rows added): a record edited (its MAC broken), re-MAC'd with another content or
+ * kind, swapped for a link, a FIFO or a directory, its base changed since staging, a HALT on its
  * write since staging, a sid unknown or malformed, an approval repeated, an `apply-staged` sent
  * on the tool-server channel.
  */
@@ -14,6 +15,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { loadLedgerKey } from "../../lib/crypto/keys.ts";
+import { canonical } from "../../lib/pycompat/canonical.ts";
 import { stagedDir, stagedRecord, writeStaged } from "../../lib/runner/staged.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { snapshotTreeSync } from "../_helpers/mod.ts";
@@ -258,6 +260,52 @@ Deno.test("staged proposals: staged over MCP, approved and rejected with agentte
           r.artifact.content = "not what was staged\n";
           Deno.writeTextFileSync(recordFile(edited), JSON.stringify(r));
           await refusedStaged(w, "an edited record", ["apply", edited], "STAGED_TAMPERED", refusal);
+
+          // Re-MAC'd (the key holder only could) with another content, or another kind.
+          const remac = (rec: Record<string, unknown>) => {
+            const { mac: _mac, ...body } = rec;
+            return JSON.stringify({ ...body, mac: key.hmac.hex(canonical(body as JsonObject)) });
+          };
+          const content = await stage("write_file", {
+            path: "src/content.txt",
+            base_sha256: "absent",
+            content: "as staged\n",
+          });
+          const rc = JSON.parse(Deno.readTextFileSync(recordFile(content)));
+          rc.artifact.content = "another content\n";
+          Deno.writeTextFileSync(recordFile(content), remac(rc));
+          await refusedStaged(w, "its content", ["apply", content], "STAGED_MISMATCH", refusal);
+          const kind = await stage("write_file", {
+            path: "src/kind.txt",
+            base_sha256: "absent",
+            content: "as staged\n",
+          });
+          const rk = JSON.parse(Deno.readTextFileSync(recordFile(kind)));
+          Deno.writeTextFileSync(recordFile(kind), remac({ ...rk, kind: "delete-proposal" }));
+          await refusedStaged(w, "another kind", ["apply", kind], "STAGED_MISMATCH", refusal);
+
+          // Swapped for a link (to the record itself, moved), a FIFO, a directory.
+          const swapped = await stage("write_file", {
+            path: "src/swapped.txt",
+            base_sha256: "absent",
+            content: "as staged\n",
+          });
+          const moved = join(w.scratch, "moved.json");
+          Deno.renameSync(recordFile(swapped), moved);
+          Deno.symlinkSync(moved, recordFile(swapped));
+          await refusedStaged(w, "a link", ["apply", swapped], "STAGED_UNSAFE", refusal);
+          Deno.removeSync(recordFile(swapped));
+          const fifo = await new Deno.Command("mkfifo", { args: [recordFile(swapped)] }).output();
+          assert.equal(fifo.code, 0);
+          await refusedStaged(w, "a FIFO", ["apply", swapped], "STAGED_UNSAFE", refusal);
+          Deno.removeSync(recordFile(swapped));
+          Deno.mkdirSync(recordFile(swapped));
+          await refusedStaged(w, "a directory", ["apply", swapped], "STAGED_UNSAFE", refusal);
+          Deno.removeSync(recordFile(swapped));
+          assert.throws(
+            () => Deno.statSync(join(w.project, "src/swapped.txt")),
+            Deno.errors.NotFound,
+          );
 
           // The base changed since staging.
           Deno.writeTextFileSync(join(w.project, "src/based.txt"), "one\n");
