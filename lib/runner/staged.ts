@@ -188,11 +188,17 @@ function unsafe(sid: string, e: unknown): ProposalError {
 }
 
 /** The staged folder pinned, or null when there is none (a link or a file there is refused). */
-function pinStaged(root: string, sid: string): DirPin | null {
+function pinStaged(root: string): DirPin | null {
   try {
     return pinDir(stagedDir(root));
   } catch (e) {
-    if (e instanceof FsSafetyError) throw unsafe(sid, e);
+    if (e instanceof FsSafetyError) {
+      throw new ProposalError(
+        "STAGED_UNSAFE",
+        `the staged folder cannot be used (${e.message}): the runner made it a 0700 directory; ` +
+          "stop the runner, move what is there aside, and start it again",
+      );
+    }
     throw e;
   }
 }
@@ -255,7 +261,7 @@ function unknownSid(sid: string): ProposalError {
 /** Staged entry `sid` located and, when a regular file with one name of at most 4 MiB, read. */
 async function locate(root: string, sid: string): Promise<Entry> {
   checkSid(sid);
-  const pin = pinStaged(root, sid);
+  const pin = pinStaged(root);
   if (pin === null) throw unknownSid(sid);
   const name = `${sid}.json`;
   let bytes: Uint8Array | null;
@@ -506,7 +512,7 @@ export async function listStaged(
   now: Date,
   append: AppendStagedRow,
 ): Promise<JsonObject[]> {
-  const pin = pinStaged(root, "(the folder)");
+  const pin = pinStaged(root);
   if (pin === null) return [];
   const named = listNames(pin).filter((n) => STAGED_NAME_RE.test(n)).map((name) => {
     const st = lstatName(pin, name);

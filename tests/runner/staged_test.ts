@@ -475,6 +475,17 @@ Deno.test("staged proposals: approved, rejected, listed and shown on the orchest
         "mcp",
       );
       assert.throws(() => Deno.statSync(join(w.project, "src/mine.txt")), Deno.errors.NotFound);
+
+      // The staged folder itself swapped for a link (to a copy of it): nothing read through it.
+      const aside = join(w.scratch, "staged-aside");
+      Deno.renameSync(stagedDir(w.project), aside);
+      Deno.symlinkSync(aside, stagedDir(w.project));
+      await refusedApply("the staged folder a link", mine, "STAGED_UNSAFE");
+      await refused(s, w, "listed through a link", { kind: "list-staged" }, "STAGED_UNSAFE", [
+        "runner-request",
+      ]);
+      Deno.removeSync(stagedDir(w.project));
+      Deno.renameSync(aside, stagedDir(w.project));
     });
 
     await t.step("the orchestrator's channel refuses an agent listed in mcp_grants", async () => {
