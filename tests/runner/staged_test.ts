@@ -18,7 +18,7 @@ import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
 import { canonical, type JsonObject } from "../../lib/pycompat/canonical.ts";
 import { type RunnerState, serveClaimed, type Served } from "../../lib/runner/serve_one.ts";
 import { stagedDir, stagedRecord, writeStaged } from "../../lib/runner/staged.ts";
-import { lazyBackend } from "../../lib/sandbox/backend.ts";
+import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { snapshotTreeSync } from "../_helpers/mod.ts";
 import { useCount, withWorld, type World } from "../e2e/_run_helpers.ts";
