@@ -44,6 +44,7 @@ import {
   toolOfRequest,
 } from "../queue/queued_request.ts";
 import { ensureStagedDir, stagedRecord, writeStaged } from "./staged.ts";
+import { refuseMcpOnly, serveStaged } from "./orchestrator.ts";
 import { replyKeyOf, type ResultBody } from "../queue/result.ts";
 
 /** What the runner holds while it serves. */
@@ -224,7 +225,10 @@ async function act(
       };
     }
     case "apply-proposal": {
-      const r = await performAct(session(), applyAct, req.artifact, { dryRun: req.dry_run });
+      const r = await performAct(session(), applyAct, req.artifact, {
+        dryRun: req.dry_run,
+        refuseAgent: refuseMcpOnly(s.policy.mcpGrants),
+      });
       return { result: r as unknown as JsonObject, secret: null, exit: 0 };
     }
     case "run-request": {
@@ -236,6 +240,8 @@ async function act(
         : runAct;
       const r = await performAct(session(), spec, artifact, {
         dryRun: req.dry_run === true,
+        // The orchestrator's channel refuses the agents that act through their MCP server.
+        ...(channel === "orchestrator" ? { refuseAgent: refuseMcpOnly(s.policy.mcpGrants) } : {}),
       });
       return { result: r as unknown as JsonObject, secret: null, exit: runExit(r.exit) };
     }
@@ -310,6 +316,13 @@ async function act(
         secret: null,
         exit: 0,
       };
+    }
+    case "list-staged":
+    case "show-staged":
+    case "apply-staged":
+    case "reject-staged": {
+      const result = await serveStaged({ root: s.root, key: s.key, now: s.now, session }, req);
+      return { result, secret: null, exit: 0 };
     }
     case "verify-ledger": {
       const r = verifyLedgerAt(s.root, s.key);
