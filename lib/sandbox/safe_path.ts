@@ -43,8 +43,10 @@ export function unsafePathChar(path: string): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { assertSafePath } from "./safe_path.ts";
- * assertSafePath("/home/op/.elan", "confined_programs.prover.exec");
+ * assert.doesNotThrow(() => assertSafePath("/home/op/.elan", "confined_programs.prover.exec"));
+ * assert.throws(() => assertSafePath("", "confined_programs.prover.exec"), { code: "CONFINED_PATH_UNSAFE" });
  * ```
  */
 export function assertSafePath(

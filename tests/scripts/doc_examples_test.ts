@@ -265,6 +265,55 @@ Deno.test("no runnable lib/ example states a value in a comment instead of asser
   assert.deepEqual(found, [], `values stated, not asserted:\n${found.join("\n")}`);
 });
 
+/** `file:line` of each runnable example (a `ts` block not marked `ignore`) in `file` that asserts nothing. */
+export function examplesWithoutAssert(file: string): string[] {
+  const lines = Deno.readTextFileSync(file).split("\n");
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const fence = /^\s*\* ```(\S+)(.*)$/.exec(lines[i]);
+    if (fence === null) continue;
+    let j = i + 1;
+    while (j < lines.length && !/^\s*\* ```\s*$/.test(lines[j])) j++;
+    const runnable = /^(?:ts|typescript)$/.test(fence[1]) && !/\bignore\b/.test(fence[2]);
+    if (runnable && !lines.slice(i + 1, j).some((l) => ASSERTS.test(l))) {
+      out.push(`${file.slice(REPO_ROOT.length + 1)}:${i + 1}`);
+    }
+    i = j;
+  }
+  return out;
+}
+
+Deno.test("every runnable lib/ example asserts something", () => {
+  const found = tsFiles(join(REPO_ROOT, "lib")).flatMap(examplesWithoutAssert);
+  assert.deepEqual(
+    found,
+    [],
+    `examples that assert nothing (assert, or mark them ts ignore with the reason):\n${
+      found.join("\n")
+    }`,
+  );
+});
+
+Deno.test("the assert finder sees a runnable example without an assertion, and passes asserted and ignored ones", () => {
+  withModule(
+    [
+      "/**",
+      " * ```ts",
+      " * f();",
+      " * ```",
+      " * ```ts",
+      " * assert.equal(f(), 1);",
+      " * ```",
+      " * ```ts ignore",
+      " * // Not run: it needs a project",
+      " * f();",
+      " * ```",
+      " */",
+    ].join("\n"),
+    (file) => assert.deepEqual(examplesWithoutAssert(file).map((l) => l.split(":").at(-1)), ["2"]),
+  );
+});
+
 Deno.test("the value finder sees `expr; // value`, a value in the comments after, a dropped value; passes asserts and prose", () => {
   withModule(
     [
