@@ -58,37 +58,50 @@ function readJsonc(
   }
 }
 
+/** Who runs a hooks file, by the finding it is reported as. */
+const HOOK_RUNNERS = {
+  COPILOT_HOOKS: "VS Code and the Copilot CLI run",
+  CODEX_HOOKS: "Codex runs (once the user trusts it, or at once where hook trust is bypassed)",
+} as const;
+
 /**
- * The findings of a Copilot hooks file (`.github/hooks/*.json`). Pure.
+ * The findings of a hooks file: `.github/hooks/*.json` (VS Code, the Copilot CLI:
+ * `COPILOT_HOOKS`) or `.codex/hooks.json` (Codex, `codex-rs/hooks/src/engine/discovery.rs`
+ * `load_hooks_json`: `CODEX_HOOKS`). Pure.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkCopilotHooks } from "./check_vscode.ts";
- * assert.deepEqual(checkCopilotHooks('{"version": 1, "hooks": {}}', ".github/hooks/h.json"), []);
+ * import { checkHooksFile } from "./check_vscode.ts";
+ * assert.deepEqual(checkHooksFile('{"version": 1, "hooks": {}}', ".github/hooks/h.json", "COPILOT_HOOKS"), []);
  * assert.equal(
- *   checkCopilotHooks('{"hooks": {"PreToolUse": [{"command": "sh"}]}}', ".github/hooks/h.json")[0].code,
- *   "COPILOT_HOOKS",
+ *   checkHooksFile('{"hooks": {"PreToolUse": [{"command": "sh"}]}}', ".codex/hooks.json", "CODEX_HOOKS")[0].code,
+ *   "CODEX_HOOKS",
  * );
  * ```
  */
-export function checkCopilotHooks(text: string, rel: string): Spot[] {
+export function checkHooksFile(
+  text: string,
+  rel: string,
+  code: keyof typeof HOOK_RUNNERS,
+): Spot[] {
+  const runs = HOOK_RUNNERS[code];
   const why = `so no agent is proven read-only; remove ${rel} (agentteams installs no hook)`;
   const read = readJsonc(text);
   if (!read.ok) {
     return [
       spot(
-        "COPILOT_HOOKS",
+        code,
         read.line,
         read.column,
-        `${rel} does not read as JSON (${read.why}), but VS Code uses what it can parse of a ` +
-          `hooks file and runs its commands around every agent's tool calls, ${why}`,
+        `${rel} does not read as JSON (${read.why}), but a host may still use what it can parse ` +
+          `of a hooks file (${runs} its commands around every agent's tool calls), ${why}`,
       ),
     ];
   }
   const v = read.doc.value;
   if (!isRecord(v)) {
-    return [spot("COPILOT_HOOKS", 1, 1, `${rel} is not an object the audit can read, ${why}`)];
+    return [spot(code, 1, 1, `${rel} is not an object the audit can read, ${why}`)];
   }
   const out: Spot[] = [];
   for (const key of Object.keys(v)) {
@@ -99,11 +112,11 @@ export function checkCopilotHooks(text: string, rel: string): Spot[] {
       : "";
     out.push(
       spot(
-        "COPILOT_HOOKS",
+        code,
         at.line,
         at.column,
-        `"${key}"${events}: VS Code and the Copilot CLI run a hooks file's commands around every ` +
-          `agent's tool calls, whatever its tools: say, ${why}`,
+        `"${key}"${events}: ${runs} a hooks file's commands around every agent's tool calls, ` +
+          `whatever its tools: say, ${why}`,
       ),
     );
   }

@@ -411,6 +411,14 @@ export const RULES: Readonly<Record<string, Rule>> = {
       "agentteams installs none.",
     help: "Remove the file from .github/hooks/.",
   },
+  CODEX_HOOKS: {
+    severity: "error",
+    short: "Codex hooks or notify run commands around the agents' work.",
+    full: ".codex/hooks.json, a [hooks] table or notify in a Codex config or agent TOML name " +
+      "programs Codex runs as the user on tool events or after each turn, whatever " +
+      "sandbox_mode says; agentteams installs none.",
+    help: "Remove them.",
+  },
   VSCODE_EXTRA_AGENTS: {
     severity: "error",
     short: "The VS Code workspace settings load agents or hooks the audit does not read.",

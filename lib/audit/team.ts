@@ -24,7 +24,7 @@ import { CLAUDE_FRONT_MATTER, claudeReadings } from "./hosts/claude.ts";
 import { judgeReadings } from "./hosts/judge.ts";
 import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from "./finding.ts";
 import { frontMatterTooLarge, MAX_FRONT_MATTER_ITEMS, readFrontMatter } from "./front_matter.ts";
-import { checkCopilotHooks, checkVscodeSettings } from "./check_vscode.ts";
+import { checkHooksFile, checkVscodeSettings } from "./check_vscode.ts";
 
 /** What an audited path is. */
 export type FileKind =
@@ -36,6 +36,7 @@ export type FileKind =
   | "agents-md"
   | "claude-settings"
   | "copilot-hooks"
+  | "codex-hooks"
   | "vscode-settings";
 
 /** One file handed to the audit. */
@@ -99,6 +100,7 @@ export function kindOfPath(path: string): FileKind | null {
   if (/(^|\/)\.github\/hooks\/[^/]+\.json$/.test(rel)) return "copilot-hooks";
   if (/(^|\/)\.vscode\/settings\.json$/.test(rel)) return "vscode-settings";
   if (/(^|\/)\.codex\/config\.toml$/.test(rel)) return "codex-config";
+  if (/(^|\/)\.codex\/hooks\.json$/.test(rel)) return "codex-hooks";
   if (/(^|\/)\.codex\/agents\/(.+\/)?[^/]+\.toml$/.test(rel)) return "codex-agent";
   if (/(^|\/)(\.goose|recipes)\/(.+\/)?[^/]+\.ya?ml$/.test(rel)) return "goose";
   // Recipes may be JSON too (a YAML subset the same reader takes), under .goose/ only.
@@ -160,6 +162,7 @@ function frameworkOf(kind: FileKind): Framework {
       return "goose";
     case "codex-agent":
     case "codex-config":
+    case "codex-hooks":
       return "codex";
     case "agents-md":
       return "agents-md";
@@ -206,7 +209,12 @@ function depth(rel: string): number {
 /** The kinds that are one agent each (a slug, a fix): not AGENTS.md or the project configs. */
 export type AgentFileKind = Exclude<
   FileKind,
-  "agents-md" | "claude-settings" | "codex-config" | "copilot-hooks" | "vscode-settings"
+  | "agents-md"
+  | "claude-settings"
+  | "codex-config"
+  | "codex-hooks"
+  | "copilot-hooks"
+  | "vscode-settings"
 >;
 
 /**
@@ -223,7 +231,8 @@ export type AgentFileKind = Exclude<
 export function agentFileKind(e: Pick<AuditEntry, "rel" | "kind">): AgentFileKind | null {
   const kind = e.kind ?? kindOfPath(e.rel);
   return kind === null || kind === "agents-md" || kind === "claude-settings" ||
-      kind === "codex-config" || kind === "copilot-hooks" || kind === "vscode-settings"
+      kind === "codex-config" || kind === "codex-hooks" || kind === "copilot-hooks" ||
+      kind === "vscode-settings"
     ? null
     : kind;
 }
@@ -568,7 +577,9 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
     case "claude-settings":
       return out;
     case "copilot-hooks":
-      return checkCopilotHooks(text, rel);
+      return checkHooksFile(text, rel, "COPILOT_HOOKS");
+    case "codex-hooks":
+      return checkHooksFile(text, rel, "CODEX_HOOKS");
     case "vscode-settings":
       return checkVscodeSettings(text, rel);
   }
@@ -632,7 +643,7 @@ export function isAgentEntry(e: AuditEntry): boolean {
   const kind = e.kind ?? kindOfPath(e.rel);
   if (
     kind === null || kind === "claude-settings" || kind === "copilot-hooks" ||
-    kind === "vscode-settings"
+    kind === "codex-hooks" || kind === "vscode-settings"
   ) return false;
   return hostMayLoad(e, kind);
 }

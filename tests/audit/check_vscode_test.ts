@@ -3,7 +3,7 @@
  * settings, read as widely as the hosts read them.
  */
 import assert from "node:assert/strict";
-import { checkCopilotHooks, checkVscodeSettings } from "../../lib/audit/check_vscode.ts";
+import { checkHooksFile, checkVscodeSettings } from "../../lib/audit/check_vscode.ts";
 
 const S = ".vscode/settings.json";
 const H = ".github/hooks/hooks.json";
@@ -40,17 +40,38 @@ Deno.test("checkVscodeSettings: a file that does not read (a duplicate key, a sy
   }
 });
 
-Deno.test("checkCopilotHooks: anything but empty hooks (and a version) is reported, where it is", () => {
-  assert.deepEqual(checkCopilotHooks('{"version": 1, "hooks": {}}', H), []);
-  assert.deepEqual(checkCopilotHooks('{"hooks": []}', H), []);
-  const s = checkCopilotHooks(
+Deno.test("checkHooksFile: anything but empty hooks (and a version) is reported, where it is", () => {
+  assert.deepEqual(checkHooksFile('{"version": 1, "hooks": {}}', H, "COPILOT_HOOKS"), []);
+  assert.deepEqual(checkHooksFile('{"hooks": []}', H, "COPILOT_HOOKS"), []);
+  const s = checkHooksFile(
     '{\n  "version": 1,\n  "hooks": {"preToolUse": [{"bash": "x"}]}\n}',
     H,
+    "COPILOT_HOOKS",
   );
   assert.deepEqual(s.map((x) => [x.code, x.line]), [["COPILOT_HOOKS", 3]]);
   assert.match(s[0].message, /preToolUse/);
   // Claude's shape at the top level, a list, a file that does not read: reported too.
   for (const t of ['{"PreToolUse": [{"command": "x"}]}', "[]", "{", '{"hooks": {}, "hooks": {}}']) {
-    assert.equal(checkCopilotHooks(t, H)[0]?.code, "COPILOT_HOOKS", t);
+    assert.equal(checkHooksFile(t, H, "COPILOT_HOOKS")[0]?.code, "COPILOT_HOOKS", t);
   }
+});
+
+Deno.test("checkHooksFile and the Codex TOML checks: .codex/hooks.json, [hooks] and notify are CODEX_HOOKS", async () => {
+  const { checkCodexAgent, checkCodexConfig } = await import("../../lib/audit/check_codex.ts");
+  assert.equal(
+    checkHooksFile('{"hooks": {"PreToolUse": []}}', ".codex/hooks.json", "CODEX_HOOKS")[0].code,
+    "CODEX_HOOKS",
+  );
+  const codes = (s: { code: string }[]) => s.map((x) => x.code);
+  assert.deepEqual(
+    codes(checkCodexConfig('notify = ["sh", "-c", "x"]\n[hooks]\n[[hooks.PreToolUse]]\n')),
+    ["CODEX_HOOKS", "CODEX_HOOKS"],
+  );
+  assert.deepEqual(
+    codes(
+      checkCodexAgent('sandbox_mode = "read-only"\n[[hooks.PreToolUse]]\nmatcher = "x"\n', "w"),
+    ),
+    ["CODEX_HOOKS"],
+  );
+  assert.deepEqual(codes(checkCodexAgent('sandbox_mode = "read-only"\n', "w")), []);
 });
