@@ -248,12 +248,17 @@ function sweep(
     try {
       const seen = unsafeAsQueue(() => lstatName(d.acks, name));
       if (seen === null) continue;
-      if (unsafeAsQueue(() => claimName(d.acks, name, to, seen)) === null) continue;
-      const bytes = Deno.readFileSync(to);
-      const want = tokens.get(name);
-      const got = bytes.length <= MAX_ACK_BYTES ? new TextDecoder().decode(bytes).trim() : "";
-      if (want !== undefined && hexEqual(got, want)) acked.add(name);
-      else if (want !== undefined) why = "its token is not the result's own (not its waiter's)";
+      if (seen.isDirectory) {
+        // Never claimed (claimName): refused where it stands, recorded once.
+        why = `${d.acks.path}/${name} is a directory; refused, not moved`;
+      } else {
+        if (unsafeAsQueue(() => claimName(d.acks, name, to, seen)) === null) continue;
+        const bytes = Deno.readFileSync(to);
+        const want = tokens.get(name);
+        const got = bytes.length <= MAX_ACK_BYTES ? new TextDecoder().decode(bytes).trim() : "";
+        if (want !== undefined && hexEqual(got, want)) acked.add(name);
+        else if (want !== undefined) why = "its token is not the result's own (not its waiter's)";
+      }
     } catch (e) {
       if (!(e instanceof NameRefused)) throw e;
       why = e.message;
