@@ -11,7 +11,8 @@
  *   comments and trailing commas; the CLI's strict JSON is a subset); anything but an object whose
  *   `hooks` is empty (and which holds nothing but `version` besides) is reported, a file that does
  *   not read included: VS Code's own parser never refuses a file, it uses what it could parse.
- * - **The workspace settings** (`.vscode/settings.json`): `chat.agentFilesLocations` and the
+ * - **The workspace settings** (`.vscode/settings.json`, and a `*.code-workspace` file's
+ *   `settings`, which apply when the operator opens it): `chat.agentFilesLocations` and the
  *   legacy `chat.modeFilesLocations` (more agent folders), `chat.hookFilesLocations` (hook files
  *   anywhere), `chat.useCustomizationsInParentRepositories` (the parent repositories' agents and
  *   hooks), and `chat.pluginLocations` / `chat.plugins.paths` (agent plugins) are reported
@@ -123,13 +124,21 @@ export function checkHooksFile(
   return out;
 }
 
-/** Every value of `v` with its key path joined by dots (nested and language blocks included). */
-function dotted(v: Record<string, unknown>, at: JsonPath, out: [string, JsonPath, unknown][]) {
+/**
+ * Every value of `v` with its key path joined by dots (nested and language blocks included), the
+ * first `skip` keys of `at` left out of the name.
+ */
+function dotted(
+  v: Record<string, unknown>,
+  at: JsonPath,
+  skip: number,
+  out: [string, JsonPath, unknown][],
+): void {
   for (const [k, x] of Object.entries(v)) {
     const path = [...at, k];
-    const name = path.filter((p) => !/^\[.*\]$/.test(String(p))).join(".");
+    const name = path.slice(skip).filter((p) => !/^\[.*\]$/.test(String(p))).join(".");
     out.push([name, path, x]);
-    if (isRecord(x)) dotted(x, path, out);
+    if (isRecord(x)) dotted(x, path, skip, out);
   }
 }
 
@@ -170,8 +179,12 @@ export function checkVscodeSettings(text: string, rel: string): Spot[] {
     ];
   }
   if (!isRecord(read.doc.value)) return [];
+  // A workspace file (`*.code-workspace`) holds its settings under `settings`.
+  const workspace = rel.endsWith(".code-workspace");
+  const settings = workspace ? read.doc.value.settings : read.doc.value;
+  if (!isRecord(settings)) return [];
   const all: [string, JsonPath, unknown][] = [];
-  dotted(read.doc.value, [], all);
+  dotted(settings, workspace ? ["settings"] : [], workspace ? 1 : 0, all);
   const out: Spot[] = [];
   for (const [name, path, x] of all) {
     if (!VSCODE_LOADING_KEYS.includes(name) || addsNothing(x)) continue;

@@ -99,6 +99,7 @@ export function kindOfPath(path: string): FileKind | null {
   // and the workspace settings that name more agent and hook files.
   if (/(^|\/)\.github\/hooks\/[^/]+\.json$/.test(rel)) return "copilot-hooks";
   if (/(^|\/)\.vscode\/settings\.json$/.test(rel)) return "vscode-settings";
+  if (/\.code-workspace$/.test(name)) return "vscode-settings";
   if (/(^|\/)\.codex\/config\.toml$/.test(rel)) return "codex-config";
   if (/(^|\/)\.codex\/hooks\.json$/.test(rel)) return "codex-hooks";
   if (/(^|\/)\.codex\/agents\/(.+\/)?[^/]+\.toml$/.test(rel)) return "codex-agent";

@@ -75,3 +75,11 @@ Deno.test("checkHooksFile and the Codex TOML checks: .codex/hooks.json, [hooks] 
   );
   assert.deepEqual(codes(checkCodexAgent('sandbox_mode = "read-only"\n', "w")), []);
 });
+
+Deno.test("checkVscodeSettings: a .code-workspace file's settings count; its other keys do not", () => {
+  const W = "team.code-workspace";
+  const t = '{"folders": [{"path": "."}], "settings": {"chat.agentFilesLocations": {"x": true}}}';
+  assert.deepEqual(checkVscodeSettings(t, W).map((s) => s.code), ["VSCODE_EXTRA_AGENTS"]);
+  assert.deepEqual(checkVscodeSettings('{"chat.agentFilesLocations": {"x": true}}', W), []);
+  assert.deepEqual(checkVscodeSettings('{"settings": {"editor.tabSize": 2}}', W), []);
+});

@@ -9,7 +9,8 @@
  *   `DEFAULT_HOOK_FILE_PATHS`) and the Copilot CLI (every `*.json` there) run a hook file's
  *   commands around every agent's tool calls, whatever its `tools:` say: the Copilot analogue of
  *   the Claude settings' `hooks` (`SETTINGS_HOOKS`).
- * - `.vscode/settings.json` (workspace settings, JSONC): `chat.agentFilesLocations` and the
+ * - `.vscode/settings.json` (workspace settings, JSONC; likewise a `*.code-workspace` file's
+ *   `settings`): `chat.agentFilesLocations` and the
  *   legacy `chat.modeFilesLocations` add folders VS Code loads agents from (`config.ts`
  *   `PromptsConfig.promptSourceFolders`), `chat.hookFilesLocations` hook files anywhere,
  *   `chat.useCustomizationsInParentRepositories` the parent repositories' customizations: the
@@ -81,6 +82,15 @@ const CASES: [string, Record<string, string>, RegExp][] = [
       "tools/modes/sly.chatmode.md": WIDE,
     },
     /\.vscode\/settings\.json\n.*error VSCODE_EXTRA_AGENTS.*chat\.modeFilesLocations/,
+  ],
+  [
+    "a workspace file's settings (applied when the operator opens it)",
+    {
+      "team.code-workspace":
+        '{"folders": [{"path": "."}], "settings": {"chat.agentFilesLocations": {"tools/agents": true}}}\n',
+      "tools/agents/sly.agent.md": WIDE,
+    },
+    /team\.code-workspace\n.*error VSCODE_EXTRA_AGENTS.*chat\.agentFilesLocations/,
   ],
 ];
 
