@@ -21,7 +21,7 @@ import {
   LEDGER_KEY_FILE,
   ledgerKeyPath,
   loadLedgerKey,
-  SIGNING_KEY_FILE,
+  SECRET_KEY_FILES,
 } from "../crypto/keys.ts";
 import { type ProbeResult, probeSandbox } from "../sandbox/probe.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
@@ -348,7 +348,7 @@ export function operatorSettingsInput(o: {
     root: o.root,
     settings: o.settings,
     keyDir: dir,
-    secretFiles: [...new Set([ledgerKey, join(dir, SIGNING_KEY_FILE)])],
+    secretFiles: [...new Set([ledgerKey, ...SECRET_KEY_FILES.map((f) => join(dir, f))])],
     homeDir: homeFrom(o.env),
     usesClaude: o.usesClaude,
     // The brief is a trust root: inside the project, its write-deny rule is required too.
