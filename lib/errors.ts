@@ -291,7 +291,8 @@ export type UsageCode =
   | "USAGE"
   | "UNKNOWN_COMMAND"
   | "UNKNOWN_FLAG"
-  | "BAD_SLUG";
+  | "BAD_SLUG"
+  | "PROJECT_AMBIGUOUS";
 
 /** The stable codes of {@link KeyError}. */
 export type KeyCode =

@@ -40,11 +40,13 @@ const AGENTS_INSIDE = /(^|\/)\.(claude|github)\/agents\//i;
 export const MAX_AGENT_BYTES = 8 * 1024 * 1024;
 
 const AGENT_DIR =
-  /(^|\/)(\.claude|\.github\/agents|\.github\/chatmodes|\.codex|\.goose|recipes)(\/|$)/i;
+  /(^|\/)(\.claude|\.github\/(agents|chatmodes|hooks)|\.vscode|\.codex|\.goose|recipes)(\/|$)/i;
 
 function dirKind(rel: string): FileKind | null {
   if (/(^|\/)\.claude(\/|$)/i.test(rel)) return "claude";
   if (/(^|\/)\.github\/(agents|chatmodes)(\/|$)/i.test(rel)) return "copilot";
+  if (/(^|\/)\.github\/hooks(\/|$)/i.test(rel)) return "copilot-hooks";
+  if (/(^|\/)\.vscode(\/|$)/i.test(rel)) return "vscode-settings";
   if (/(^|\/)\.codex(\/|$)/i.test(rel)) return "codex-agent";
   if (/(^|\/)(\.goose|recipes)(\/|$)/i.test(rel)) return "goose";
   return null;

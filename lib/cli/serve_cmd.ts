@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { oneLine } from "./terminal.ts";
 import { serve, type ServeReport } from "../runner/serve.ts";
 import { briefFlagPath } from "./needs.ts";
 import { teamDirOf } from "./authz_common.ts";
@@ -35,7 +36,9 @@ export async function serveCmd(ctx: Ctx): Promise<Outcome> {
       teamDir: teamDirOf(ctx),
       once: ctx.parsed.flags.once === true,
       version: VERSION,
-      log: ctx.note,
+      // Its lines carry names a session chose (a stray in the queue folder): shown, never obeyed,
+      // one line each (probe 22c C5).
+      log: (line) => ctx.note(oneLine(line)),
       signal: stop.signal,
       now: ctx.now,
     });

@@ -375,8 +375,15 @@ export function removeIn(pin: DirPin, name: string): boolean {
  * claim refused. Null when the name vanished before the rename. Any other refused entry is left
  * at `toPath` for the caller to record and remove.
  *
+ * A directory is never moved: the rename goes onto an empty file made at `toPath` first, which
+ * the kernel refuses for a directory (`ENOTDIR`), so it stays where the session put it and the
+ * claim is refused. Moved into the runner's folder, a directory would carry with it any session
+ * process whose working directory (or open handle) is inside it, and that process would reach
+ * the runner's own folders by `..`, never naming them (probe 22c C1).
+ *
  * @throws {NameRefused} a symlink, FIFO, directory, hard link, or another entry than the one
- *   listed; {FsSafetyError} `NOT_DIRECTORY` when the folder moved
+ *   listed; {FsSafetyError} `NOT_DIRECTORY` when the folder moved, `NOT_REGULAR_FILE` when
+ *   something is already at `toPath`
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -400,11 +407,33 @@ export function claimName(
   checkName(from, name);
   checkPin(from);
   const src = `${from.path}/${name}`;
+  try {
+    Deno.writeFileSync(toPath, new Uint8Array(), { createNew: true, mode: 0o600 });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    throw new FsSafetyError(
+      "NOT_REGULAR_FILE",
+      `${toPath} exists already; no claim is made onto it`,
+      {
+        details: { path: toPath },
+      },
+    );
+  }
   beforeRename?.();
   try {
     Deno.renameSync(src, toPath);
   } catch (e) {
+    try {
+      Deno.removeSync(toPath);
+    } catch { /* the placeholder is the caller's to remove */ }
     if (e instanceof Deno.errors.NotFound) return null;
+    let st: Deno.FileInfo | null = null;
+    try {
+      st = Deno.lstatSync(src);
+    } catch { /* gone meanwhile */ }
+    if (st?.isDirectory) {
+      throw new NameRefused(from.path, name, "dir", "a directory is never moved out of here");
+    }
     throw e;
   }
   try {

@@ -23,7 +23,7 @@ import {
   LEDGER_KEY_FILE,
   ledgerKeyPath,
   loadLedgerKey,
-  SIGNING_KEY_FILE,
+  SECRET_KEY_FILES,
 } from "../crypto/keys.ts";
 import { type ProbeResult, probeSandbox } from "../sandbox/host_probe.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
@@ -161,13 +161,26 @@ export function preflightChecks(f: PreflightFacts): Check[] {
   // Settings that could not be checked prove no trust root write-denied: fail closed.
   if (!f.settings.ok) failed("session-settings", f.settings, "error");
   else if (!f.settings.usesClaude) {
-    out.push({
-      name: "session-settings",
-      ok: true,
-      level: "warning",
-      message: "not checked: the team does not use Claude Code (no .claude/, and the brief's " +
-        "write_policy_frameworks leave claude out)",
-    });
+    // Under the switch the trust roots must be out of every session's reach, and Claude Code's
+    // project settings are the only session settings checked: a team without them proves
+    // nothing, so it fails closed (probe 22c C4: a Goose session cut the HALT and was served).
+    const on = f.brief.ok && f.brief.writePolicy === "orchestrator-only";
+    const why = "the team does not use Claude Code (no .claude/, and the brief's " +
+      "write_policy_frameworks leave claude out)";
+    out.push(
+      on
+        ? {
+          name: "session-settings",
+          ok: false,
+          level: "error",
+          code: "SETTINGS_UNCHECKED",
+          message: `${why}, so no session settings this tool can check keep its sessions from ` +
+            "writing the trust roots (references/, the brief, .agentteams/): a Goose or Codex " +
+            "session that can write the queue can cut a HALT from the decision log; under the " +
+            "switch run the team's sessions under Claude Code with the deny rules doctor lists",
+        }
+        : { name: "session-settings", ok: true, level: "warning", message: `not checked: ${why}` },
+    );
   } else if (f.settings.findings.length === 0) {
     out.push({
       name: "session-settings",
@@ -339,7 +352,7 @@ export function operatorSettingsInput(o: {
     root: o.root,
     settings: o.settings,
     keyDir: dir,
-    secretFiles: [...new Set([ledgerKey, join(dir, SIGNING_KEY_FILE)])],
+    secretFiles: [...new Set([ledgerKey, ...SECRET_KEY_FILES.map((f) => join(dir, f))])],
     homeDir: homeFrom(o.env),
     usesClaude: o.usesClaude,
     // The brief is a trust root: inside the project, its write-deny rule is required too.
