@@ -156,7 +156,7 @@ static u32 inner_st[8], outer_st[8];
 static const char HEX[16] = {'0', '1', '2', '3', '4', '5', '6', '7',
                              '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
 
-static void to_hex(const u8 d[32], u8 *out) {
+static void to_hex_scalar(const u8 d[32], u8 *out) {
   for (int i = 0; i < 32; i++) {
     out[2 * i] = (u8)HEX[d[i] >> 4];
     out[2 * i + 1] = (u8)HEX[d[i] & 15];
@@ -183,7 +183,7 @@ __attribute__((export_name("sha256_hex"))) void sha256_hex(const u8 *p, u32 n, u
   ctx_init(&c, IV, 0);
   ctx_update(&c, p, n);
   ctx_final(&c, d);
-  to_hex(d, out);
+  to_hex_scalar(d, out);
 }
 
 /* Hex HMAC-SHA256 of the concatenation of two byte ranges. */
@@ -197,17 +197,11 @@ static void hmac2(const u8 *a, u32 an, const u8 *b, u32 bn, u8 *out) {
   ctx_init(&c, outer_st, 64);
   ctx_update(&c, d, 32);
   ctx_final(&c, d);
-  to_hex(d, out);
+  to_hex_scalar(d, out);
 }
 
 __attribute__((export_name("hmac_hex"))) void hmac_hex(const u8 *p, u32 n, u8 *out) {
   hmac2(p, n, p, 0, out);
-}
-
-static int eq64(const u8 *a, const u8 *b) {
-  u32 diff = 0;
-  for (int i = 0; i < 64; i++) diff |= (u32)(a[i] ^ b[i]);
-  return diff == 0;
 }
 
 /* ---- Four messages at once: SHA-256 across the lanes of 128-bit vectors. ---- */
@@ -215,6 +209,48 @@ static int eq64(const u8 *a, const u8 *b) {
 #include <wasm_simd128.h>
 
 typedef v128_t v;
+
+/* Whether the 64 bytes at a and b are equal (no early exit: the same time wherever they differ). */
+static int eq64(const u8 *a, const u8 *b) {
+  v x = wasm_v128_xor(wasm_v128_load(a), wasm_v128_load(b));
+  x = wasm_v128_or(x, wasm_v128_xor(wasm_v128_load(a + 16), wasm_v128_load(b + 16)));
+  x = wasm_v128_or(x, wasm_v128_xor(wasm_v128_load(a + 32), wasm_v128_load(b + 32)));
+  x = wasm_v128_or(x, wasm_v128_xor(wasm_v128_load(a + 48), wasm_v128_load(b + 48)));
+  return !wasm_v128_any_true(x);
+}
+
+/* 32 digest bytes as 64 lower-case hex characters, sixteen bytes a step. */
+static void to_hex(const u8 d[32], u8 *out) {
+  const v digits = wasm_i8x16_make('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c',
+                                   'd', 'e', 'f');
+  const v low = wasm_i8x16_splat(15);
+  for (int h = 0; h < 32; h += 16) {
+    v x = wasm_v128_load(d + h);
+    v hi = wasm_i8x16_swizzle(digits, wasm_v128_and(wasm_u8x16_shr(x, 4), low));
+    v lo = wasm_i8x16_swizzle(digits, wasm_v128_and(x, low));
+    wasm_v128_store(out + 2 * h, wasm_i8x16_shuffle(hi, lo, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5,
+                                                    21, 6, 22, 7, 23));
+    wasm_v128_store(out + 2 * h + 16, wasm_i8x16_shuffle(hi, lo, 8, 24, 9, 25, 10, 26, 11, 27, 12,
+                                                         28, 13, 29, 14, 30, 15, 31));
+  }
+}
+
+/* The round constants, each in all four lanes (one vector load a round instead of a splat). */
+#define KV4(x) {(int32_t)(x), (int32_t)(x), (int32_t)(x), (int32_t)(x)}
+static const v KV[64] = {
+    KV4(0x428a2f98), KV4(0x71374491), KV4(0xb5c0fbcf), KV4(0xe9b5dba5), KV4(0x3956c25b),
+    KV4(0x59f111f1), KV4(0x923f82a4), KV4(0xab1c5ed5), KV4(0xd807aa98), KV4(0x12835b01),
+    KV4(0x243185be), KV4(0x550c7dc3), KV4(0x72be5d74), KV4(0x80deb1fe), KV4(0x9bdc06a7),
+    KV4(0xc19bf174), KV4(0xe49b69c1), KV4(0xefbe4786), KV4(0x0fc19dc6), KV4(0x240ca1cc),
+    KV4(0x2de92c6f), KV4(0x4a7484aa), KV4(0x5cb0a9dc), KV4(0x76f988da), KV4(0x983e5152),
+    KV4(0xa831c66d), KV4(0xb00327c8), KV4(0xbf597fc7), KV4(0xc6e00bf3), KV4(0xd5a79147),
+    KV4(0x06ca6351), KV4(0x14292967), KV4(0x27b70a85), KV4(0x2e1b2138), KV4(0x4d2c6dfc),
+    KV4(0x53380d13), KV4(0x650a7354), KV4(0x766a0abb), KV4(0x81c2c92e), KV4(0x92722c85),
+    KV4(0xa2bfe8a1), KV4(0xa81a664b), KV4(0xc24b8b70), KV4(0xc76c51a3), KV4(0xd192e819),
+    KV4(0xd6990624), KV4(0xf40e3585), KV4(0x106aa070), KV4(0x19a4c116), KV4(0x1e376c08),
+    KV4(0x2748774c), KV4(0x34b0bcb5), KV4(0x391c0cb3), KV4(0x4ed8aa4a), KV4(0x5b9cca4f),
+    KV4(0x682e6ff3), KV4(0x748f82ee), KV4(0x78a5636f), KV4(0x84c87814), KV4(0x8cc70208),
+    KV4(0x90befffa), KV4(0xa4506ceb), KV4(0xbef9a3f7), KV4(0xc67178f2)};
 #define VROTR(x, n) wasm_v128_or(wasm_u32x4_shr((x), (n)), wasm_i32x4_shl((x), 32 - (n)))
 #define VS0(x) wasm_v128_xor(wasm_v128_xor(VROTR(x, 2), VROTR(x, 13)), VROTR(x, 22))
 #define VS1(x) wasm_v128_xor(wasm_v128_xor(VROTR(x, 6), VROTR(x, 11)), VROTR(x, 25))
@@ -223,9 +259,11 @@ typedef v128_t v;
 #define VADD wasm_i32x4_add
 #define VRND(a, b, c, d, e, f, g, h, k, w)                                                    \
   do {                                                                                        \
-    v t1 = VADD(VADD(VADD(h, VS1(e)), wasm_v128_bitselect(f, g, e)),                          \
-                VADD(wasm_i32x4_splat((int32_t)(k)), (w)));                                   \
-    v t2 = VADD(VS0(a), wasm_v128_bitselect(b, c, wasm_v128_xor(a, c)) /* maj */);            \
+    v t1 = VADD(VADD(VADD(h, VS1(e)), wasm_v128_bitselect(f, g, e)), VADD((k), (w)));         \
+    /* maj(a, b, c) = b ^ ((a ^ b) & (b ^ c)), where b ^ c is the last round's a ^ b. */       \
+    v ab = wasm_v128_xor(a, b);                                                               \
+    v t2 = VADD(VS0(a), wasm_v128_xor(b, wasm_v128_and(ab, bc)));                             \
+    bc = ab;                                                                                  \
     d = VADD(d, t1);                                                                          \
     h = VADD(t1, t2);                                                                         \
   } while (0)
@@ -260,6 +298,7 @@ __attribute__((noinline)) static void compress4(const u8 *p0, const u8 *p1, cons
   VLOAD4(16, w4, w5, w6, w7);
   VLOAD4(32, w8, w9, w10, w11);
   VLOAD4(48, w12, w13, w14, w15);
+  v bc = wasm_v128_xor(b, c);
   for (int r = 0; r < 64; r += 16) {
     if (r) {
       VSCHED(0, 14, 9, 1);
@@ -279,22 +318,22 @@ __attribute__((noinline)) static void compress4(const u8 *p0, const u8 *p1, cons
       VSCHED(14, 12, 7, 15);
       VSCHED(15, 13, 8, 0);
     }
-    VRND(a, b, c, d, e, f, g, h, K[r + 0], w0);
-    VRND(h, a, b, c, d, e, f, g, K[r + 1], w1);
-    VRND(g, h, a, b, c, d, e, f, K[r + 2], w2);
-    VRND(f, g, h, a, b, c, d, e, K[r + 3], w3);
-    VRND(e, f, g, h, a, b, c, d, K[r + 4], w4);
-    VRND(d, e, f, g, h, a, b, c, K[r + 5], w5);
-    VRND(c, d, e, f, g, h, a, b, K[r + 6], w6);
-    VRND(b, c, d, e, f, g, h, a, K[r + 7], w7);
-    VRND(a, b, c, d, e, f, g, h, K[r + 8], w8);
-    VRND(h, a, b, c, d, e, f, g, K[r + 9], w9);
-    VRND(g, h, a, b, c, d, e, f, K[r + 10], w10);
-    VRND(f, g, h, a, b, c, d, e, K[r + 11], w11);
-    VRND(e, f, g, h, a, b, c, d, K[r + 12], w12);
-    VRND(d, e, f, g, h, a, b, c, K[r + 13], w13);
-    VRND(c, d, e, f, g, h, a, b, K[r + 14], w14);
-    VRND(b, c, d, e, f, g, h, a, K[r + 15], w15);
+    VRND(a, b, c, d, e, f, g, h, KV[r + 0], w0);
+    VRND(h, a, b, c, d, e, f, g, KV[r + 1], w1);
+    VRND(g, h, a, b, c, d, e, f, KV[r + 2], w2);
+    VRND(f, g, h, a, b, c, d, e, KV[r + 3], w3);
+    VRND(e, f, g, h, a, b, c, d, KV[r + 4], w4);
+    VRND(d, e, f, g, h, a, b, c, KV[r + 5], w5);
+    VRND(c, d, e, f, g, h, a, b, KV[r + 6], w6);
+    VRND(b, c, d, e, f, g, h, a, KV[r + 7], w7);
+    VRND(a, b, c, d, e, f, g, h, KV[r + 8], w8);
+    VRND(h, a, b, c, d, e, f, g, KV[r + 9], w9);
+    VRND(g, h, a, b, c, d, e, f, KV[r + 10], w10);
+    VRND(f, g, h, a, b, c, d, e, KV[r + 11], w11);
+    VRND(e, f, g, h, a, b, c, d, KV[r + 12], w12);
+    VRND(d, e, f, g, h, a, b, c, KV[r + 13], w13);
+    VRND(c, d, e, f, g, h, a, b, KV[r + 14], w14);
+    VRND(b, c, d, e, f, g, h, a, KV[r + 15], w15);
   }
   wasm_v128_store(lane_st + 0, VADD(wasm_v128_load(lane_st + 0), a));
   wasm_v128_store(lane_st + 4, VADD(wasm_v128_load(lane_st + 4), b));
@@ -338,12 +377,21 @@ static void job_set(job *j, const u32 *init, u32 prefix, const u8 *s1, u32 n1, c
   j->out = out;
 }
 
+/* A block that straddles the two ranges or the end: assembled in the lane's scratch. */
+__attribute__((noinline)) static const u8 *assemble_block(lane *L);
+
 /* The lane's next 64-byte block: in place when it lies inside one range, else assembled. */
-__attribute__((noinline)) static const u8 *next_block(lane *L) {
+static inline const u8 *next_block(lane *L) {
   job *j = L->j;
   u32 o = L->blk * 64;
   if (o + 64 <= j->n1) return j->s1 + o;
   if (o >= j->n1 && o + 64 <= j->total) return j->s2 + (o - j->n1);
+  return assemble_block(L);
+}
+
+static const u8 *assemble_block(lane *L) {
+  job *j = L->j;
+  u32 o = L->blk * 64;
   /* Assembled in runs (the first range, the second, the 0x80, the zeros): no test per byte
    * of which range it falls in. */
   u8 *d = L->scratch;
