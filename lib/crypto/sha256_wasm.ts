@@ -232,8 +232,10 @@ export class WasmSha256 {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { WasmSha256 } from "./sha256_wasm.ts";
-   * WasmSha256.create().macRows(0, 0, 0, 0); // no rows: nothing read or written
+   * // No rows: nothing read or written, nothing returned.
+   * assert.equal(WasmSha256.create().macRows(0, 0, 0, 0), undefined);
    * ```
    */
   macRows(n: number, table: number, flags: number, scratch: number): void {
@@ -246,8 +248,10 @@ export class WasmSha256 {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { WasmSha256 } from "./sha256_wasm.ts";
-   * WasmSha256.create().chainRows(0, 0, 0, 0, 0, false); // no rows: nothing read or written
+   * // No rows: nothing read or written, nothing returned.
+   * assert.equal(WasmSha256.create().chainRows(0, 0, 0, 0, 0, false), undefined);
    * ```
    */
   chainRows(
