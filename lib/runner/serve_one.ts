@@ -22,7 +22,7 @@ import { describeKind } from "../fs/entry.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { readJson } from "../json/reader.ts";
 import { appendRow } from "../ledger/append.ts";
-import { NONCE_RE } from "../ledger/dispatch.ts";
+import { NONCE_RE, resolveDispatch } from "../ledger/dispatch.ts";
 import { ledgerText, refusalRow } from "../ledger/row_text.ts";
 import { verifyLedgerAt } from "../ledger/verify.ts";
 import type { McpGrant, Policy } from "../policy/types.ts";
@@ -258,6 +258,15 @@ async function act(
       let r;
       try {
         r = await performAct(session(), applyAct, artifact, { dryRun: true });
+        // Staging is the agent's act (its approval counts nothing): it spends a use of the
+        // dispatch, as a direct write does, so one dispatch stages no more than its uses allow.
+        if (!dryRun) {
+          await resolveDispatch(s.root, s.key.hmac, String(artifact.dispatch), {
+            count: "use",
+            expectAgent: r.agent,
+            now: s.now,
+          });
+        }
       } catch (e) {
         // The pipeline's dry run records no refusal; staging one is an act, so it is recorded
         // (under the agent the server speaks for once its nonce resolved to it).
