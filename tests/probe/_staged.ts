@@ -12,7 +12,7 @@ import type { JsonObject } from "../../lib/pycompat/canonical.ts";
 import { type RunnerState, serveClaimed, type Served } from "../../lib/runner/serve_one.ts";
 import { stagedDir } from "../../lib/runner/staged.ts";
 import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
-import { snapshotTreeSync } from "../_helpers/mod.ts";
+import { snapshotTreeSync, type TreeSnapshot } from "../_helpers/mod.ts";
 import type { World } from "../e2e/_run_helpers.ts";
 import { makeRequest, runnerBrief } from "../runner/_runner_helpers.ts";
 
@@ -73,21 +73,21 @@ export const change = (nonce: string, path: string): JsonObject => ({
 });
 
 /** The tool-server request staging `artifact` for `stager`. */
-export const stageOf = (artifact: JsonObject) => ({
+export const stageOf = (artifact: JsonObject): JsonObject => ({
   kind: "stage-proposal",
   artifact,
   via_agent: "stager",
 });
 
 /** The project, home and key dir without the ledger, its head and the dispatch store. */
-export function tree(w: World) {
+export function tree(w: World): TreeSnapshot {
   const moving = ["proposal-ledger.jsonl", "proposal-ledger.head", "dispatches.jsonl"]
     .map((n) => join(w.project, ".agentteams", n));
   return snapshotTreeSync([w.project, w.home, w.keyDir], (p) => moving.includes(p));
 }
 
 /** The names in `.agentteams/staged/`, sorted (none when it is missing). */
-export const staged = (w: World) => {
+export const staged = (w: World): string[] => {
   try {
     return [...Deno.readDirSync(stagedDir(w.project))].map((e) => e.name).sort();
   } catch {
