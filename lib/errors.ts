@@ -424,6 +424,9 @@ export type SetupCode = "DEPS_MISSING";
 /** The stable codes of {@link QueueError}. */
 export type QueueCode =
   | "REQUEST_INVALID"
+  | "REQUEST_NOT_SEALED"
+  | "REQUEST_WRONG_KEY"
+  | "REQUEST_SEAL_BROKEN"
   | "QUEUE_UNSAFE_PATH"
   | "RUNNER_RUNNING"
   | "RUNNER_PIN_CHANGED"

@@ -961,7 +961,9 @@ async function runnerSection(): Promise<void> {
     const submits: number[] = [];
     for (let i = 0; i < n + 1; i++) {
       const t = performance.now();
-      const s = await submitRequest(dir, { kind: "verify-ledger" });
+      const s = await submitRequest(dir, { kind: "verify-ledger" }, "orchestrator", {
+        runnerPublic,
+      });
       const submitted = performance.now() - t;
       const r = await waitForResult(dir, s, { timeoutMs: 30_000, runnerPublic });
       const trip = performance.now() - t;

@@ -39,6 +39,22 @@ export {
   REQUEST_GRACE_S,
   requestJsonSchema,
   type RequestKind,
+  SEALED_REQUEST_V,
+  SealedRequestFile,
+  type SealedRequestFileT,
   toolOfRequest,
 } from "./queued_request.ts";
+export {
+  openRequest,
+  type OpenRequestOptions,
+  runnerKeyTag,
+  sealRequest,
+  type SealRequestOptions,
+} from "./request_seal.ts";
+export {
+  PUBLISHED_KEY_NAME,
+  publishRunnerKey,
+  type RunnerPublic,
+  runnerPublicKey,
+} from "./runner_key.ts";
 export { contextOf, replyKeyOf, type ResultBody, resultText } from "./result.ts";

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { keyDir, loadLedgerKey, runnerSealPair } from "../crypto/keys.ts";
+import { keyDir, loadLedgerKey, readRunnerPublicText, runnerSealPair } from "../crypto/keys.ts";
 import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import { loadGrantedRoots } from "./granted.ts";
 import { type Env, homeFrom } from "../env.ts";
@@ -46,6 +46,7 @@ import {
 } from "../queue/queue_paths.ts";
 import { checkPins, pinPaths, type Pins, readPins } from "../queue/pins.ts";
 import { contextOf, resultText } from "../queue/result.ts";
+import { PUBLISHED_KEY_NAME, publishRunnerKey } from "../queue/runner_key.ts";
 import { interruptedResult, type RunnerState, serveClaimed, type Served } from "./serve_one.ts";
 
 /** Results older than this are deleted (acknowledged ones at once). */
@@ -465,6 +466,8 @@ async function serveLocked(
   let stoppedBy: { e: unknown } | null = null;
   try {
     const seal = await runnerSealPair(opts.env);
+    // The public half, published where sessions read it (the key dir they may not).
+    const publicPem = readRunnerPublicText(opts.env);
     const pinAt = pinPaths(root, briefPath, confinedFilePath(Deno.realPathSync(root), home));
     const pins: Pins = readPins(pinAt);
     // The brief as preflight loaded it (its check passed, so it did), with its confined programs.
@@ -550,6 +553,40 @@ async function serveLocked(
       const token = await expectedAck(seal, served.replyKey, id, served.body.request_sha256);
       if (token !== null) tokens.set(id, token);
     };
+    // The published key, put back (and recorded) whenever what is there is not it: a session
+    // that renamed the status folder away and back may have planted another.
+    let keyChecks = 0;
+    const checkKey = async () => {
+      let wrote: boolean;
+      try {
+        wrote = await publishRunnerKey(dirs.status, publicPem);
+      } catch (e) {
+        if (!(e instanceof NameRefused)) {
+          return unsafeAsQueue(() => {
+            throw e;
+          });
+        }
+        // A directory at the name: waiters cannot read the published key (they refuse).
+        await record("runner-key-refused", {
+          action: "runner-key-refused",
+          reason: e.message.slice(0, 500),
+        }, `${e.message}; the public key is not published there (recorded)`);
+        return;
+      }
+      if (wrote && keyChecks > 0) {
+        await record(
+          `runner-key:${keyChecks}`,
+          {
+            action: "runner-key-republished",
+            reason: `${PUBLISHED_KEY_NAME} in the status folder was not this runner's public key`,
+          },
+          `${dirs.status.path}/${PUBLISHED_KEY_NAME} was not this runner's public key; ` +
+            "published it again (recorded): a waiter that read it meanwhile sealed to another key",
+        );
+      }
+      keyChecks++;
+    };
+    await checkKey();
     // A request claimed by a runner that died while serving it: reported, never served again.
     let interrupted = 0;
     for (const e of Deno.readDirSync(paths.claimed)) {
@@ -585,6 +622,7 @@ async function serveLocked(
     while (!opts.signal?.aborted) {
       checkDirs();
       checkPins(pins, readPins(pinAt), pinAt);
+      await checkKey();
       for (const r of sweep(paths, dirs, tokens, now().getTime())) {
         await record(r.key, r.row, r.line);
       }
