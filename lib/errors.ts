@@ -205,7 +205,8 @@ export type AuthzCode =
   | "ACTION_FORM"
   | "LEGACY_UNSIGNED"
   | "VERIFY_KEY_UNTRUSTED"
-  | "SPENT";
+  | "SPENT"
+  | "LEDGER_ROLLED_BACK";
 
 /** Deno's permission layer: started too broad (serve) or a needed grant is missing. */
 export class PermissionLayerError
