@@ -1,5 +1,6 @@
 /**
- * Sealed results: a box only one waiting process can open, and only the runner can have made.
+ * Sealed results: a box only one waiting process can open, and only the runner can have made;
+ * and sealed requests: a box only the runner can open, bound to the waiter's key.
  *
  * The box is RFC 9180 HPKE in its authenticated mode (`mode_auth`) with the suite
  * DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-128-GCM (the RFC's Appendix A.1 suite, whose
@@ -14,6 +15,11 @@
  * fields, so they are authenticated too. One box is one HPKE single-shot seal (sequence 0: the
  * nonce is the key schedule's base nonce, so none is sent). The key material (pairs, PEM, the
  * acknowledgement token) is lib/crypto/x25519.ts: only what seals or opens a box loads HPKE.
+ *
+ * Requests go the other way with the same construction ({@link sealRequestTo},
+ * {@link openRequestBox}): the waiter's per-request pair is the sender's key, the runner's static
+ * key the recipient, under their own `info` prefix ({@link REQUEST_SEAL_INFO}), so no box of one
+ * direction opens as the other.
  *
  * @example
  * ```ts

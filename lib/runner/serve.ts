@@ -554,12 +554,15 @@ async function serveLocked(
       if (token !== null) tokens.set(id, token);
     };
     // The published key, put back (and recorded) whenever what is there is not it: a session
-    // that renamed the status folder away and back may have planted another.
+    // that renamed the status folder away and back may have planted another. The beat puts it
+    // back too (while a long command runs); the loop records what the beat found.
     let keyChecks = 0;
+    let beatFound = 0;
     const checkKey = async () => {
       let wrote: boolean;
       try {
-        wrote = await publishRunnerKey(dirs.status, publicPem);
+        wrote = await publishRunnerKey(dirs.status, publicPem) || beatFound > 0;
+        beatFound = 0;
       } catch (e) {
         if (!(e instanceof NameRefused)) {
           return unsafeAsQueue(() => {
@@ -611,6 +614,9 @@ async function serveLocked(
       try {
         status();
       } catch { /* the next beat tries again; the loop reports a lasting problem */ }
+      publishRunnerKey(dirs.status, publicPem).then((w) => {
+        if (w) beatFound++;
+      }, () => {/* the loop's own check reports it */});
     }, BEAT_EVERY_MS);
     opts.log(
       `agentteams serve: serving ${root} (pid ${Deno.pid}; brief ${briefPath}); ` +
@@ -646,6 +652,7 @@ async function serveLocked(
         // Before every claim, the first too: the loop's own check came before the folder was
         // listed, so a pinned file changed in between (then a request queued) would be served.
         checkPins(pins, readPins(pinAt), pinAt);
+        await checkKey();
         const claimed = claim(paths, dirs, r);
         if (claimed === null) continue;
         serving = r.id;
