@@ -983,7 +983,7 @@ async function runnerSection(): Promise<void> {
     // The mtime is the request's last write, before its fsync and rename: the pickup figure
     // holds the requester's fsync too (at most the whole submit).
     row(
-      "  of which at most the submit (write, fsync, rename)",
+      "  of which at most the submit (seal, write, fsync, rename)",
       fmt(median(submits)),
       `p95 ${fmt(percentile(submits, 0.95))}`,
     );

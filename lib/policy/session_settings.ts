@@ -236,11 +236,14 @@ function requirements(input: SessionSettingsInput): Requirement[] {
     },
     {
       kind: "write-deny",
-      what: "writing .agentteams-status/ (only the runner publishes results)",
+      what: "writing .agentteams-status/ (only the runner publishes results and its public " +
+        "key, which a waiter that cannot read the key dir seals its request to)",
       targets: [dir(".agentteams-status")],
       scope: join(root, ".agentteams-status"),
       rule: "Edit(./.agentteams-status/**)",
       file: SHARED_FILE,
+      // The runner's published key is what a sandboxed waiter trusts (docs/runner.md).
+      ...(input.trustRoots === true ? { trustRoot: true } : {}),
     },
     ...(input.trustRoots === true ? trustRequirements(input, dir) : []),
   ];
