@@ -6,11 +6,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ProposalError } from "./errors.ts";
  * try {
  *   throw new ProposalError("STALE_BASE", "src/a.ts changed since the proposal was written");
  * } catch (e) {
- *   if (e instanceof ProposalError) console.log(e.code, e.exitCode); // STALE_BASE 1
+ *   assert.ok(e instanceof ProposalError);
+ *   assert.deepEqual([e.code, e.exitCode], ["STALE_BASE", 1]);
  * }
  * ```
  * @module
@@ -367,7 +369,14 @@ export type ProposalCode =
   | "UNKNOWN_GATE"
   | "GATE_FAILED"
   | "SYMLINK_ESCAPE"
-  | "WRITE_UNAVAILABLE";
+  | "WRITE_UNAVAILABLE"
+  | "STAGED_ID_INVALID"
+  | "STAGED_UNKNOWN"
+  | "STAGED_UNSAFE"
+  | "STAGED_MALFORMED"
+  | "STAGED_TAMPERED"
+  | "STAGED_MISMATCH"
+  | "STAGED_EXPIRED";
 
 /** The stable codes of {@link RequestError}. */
 export type RequestCode =
@@ -439,6 +448,7 @@ export type QueueCode =
   | "REQUEST_EXPIRED"
   | "REQUEST_NOT_QUEUED"
   | "TOOL_NOT_GRANTED"
+  | "MCP_ONLY_AGENT"
   | "RUNNER_STOPPED";
 
 /**
@@ -508,9 +518,9 @@ const ANSI = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { internalMessage } from "./errors.ts";
- * internalMessage("TypeError: boom\n    at \x1b[36mfile:///x.ts\x1b[0m:1:2");
- * // "TypeError: boom"
+ * assert.equal(internalMessage("TypeError: boom\n    at \x1b[36mfile:///x.ts\x1b[0m:1:2"), "TypeError: boom");
  * ```
  */
 export function internalMessage(message: string): string {

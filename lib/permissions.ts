@@ -10,9 +10,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { launchFlags } from "./permissions.ts";
- * launchFlags({ read: ["/p/.agentteams"], write: [], run: [], env: ["HOME"], sys: [] });
- * // ["--no-prompt", "--allow-read=/p/.agentteams", "--allow-env=HOME"]
+ * assert.deepEqual(
+ *   launchFlags({ read: ["/p/.agentteams"], write: [], run: [], env: ["HOME"], sys: [] }),
+ *   ["--no-prompt", "--allow-read=/p/.agentteams", "--allow-env=HOME"],
+ * );
  * ```
  * @module
  */
@@ -84,10 +87,13 @@ export interface ResolvedRoot {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { NO_NEEDS, withResolvedRoots } from "./permissions.ts";
  * const roots = [{ named: "/tmp/p", real: "/private/tmp/p" }];
- * withResolvedRoots({ ...NO_NEEDS, read: ["/tmp/p/.agentteams", "/usr/bin"] }, roots).read;
- * // ["/private/tmp/p/.agentteams", "/tmp/p/.agentteams", "/usr/bin"]
+ * assert.deepEqual(
+ *   withResolvedRoots({ ...NO_NEEDS, read: ["/tmp/p/.agentteams", "/usr/bin"] }, roots).read,
+ *   ["/private/tmp/p/.agentteams", "/tmp/p/.agentteams", "/usr/bin"],
+ * );
  * ```
  */
 export function withResolvedRoots(needs: Needs, roots: readonly ResolvedRoot[]): Needs {
@@ -178,7 +184,8 @@ export interface Narrowing {
  *
  * @throws {PermissionLayerError} `PERMISSION_TOO_BROAD` with `refuseNetFfi`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it revokes this process's permissions; the values are a launch with --allow-read=/p/.agentteams.
  * import { narrowPermissions, NO_NEEDS } from "./permissions.ts";
  * narrowPermissions({ ...NO_NEEDS, read: ["/p/.agentteams"] });
  * // launched with `--allow-read=/p/.agentteams`:

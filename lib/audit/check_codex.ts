@@ -52,9 +52,9 @@ export function readToml(text: string): TomlRead {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { keyLines } from "./check_codex.ts";
- * keyLines('x = """\nsandbox_mode = 1\n"""\nsandbox_mode = "read-only"\n').get("sandbox_mode");
- * // 4
+ * assert.equal(keyLines('x = """\nsandbox_mode = 1\n"""\nsandbox_mode = "read-only"\n').get("sandbox_mode"), 4);
  * ```
  */
 export function keyLines(text: string): Map<string, number> {
@@ -108,9 +108,12 @@ function truthy(v: unknown): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkCodexAgent } from "./check_codex.ts";
- * checkCodexAgent('name = "w"\nsandbox_mode = "workspace-write"\n', "w").map((s) => s.code);
- * // ["CODEX_SANDBOX"]
+ * assert.deepEqual(
+ *   checkCodexAgent('name = "w"\nsandbox_mode = "workspace-write"\n', "w").map((s) => s.code),
+ *   ["CODEX_SANDBOX"],
+ * );
  * ```
  */
 export function checkCodexAgent(

@@ -162,8 +162,9 @@ function frameworkOf(kind: FileKind): Framework {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { slugOf } from "./team.ts";
- * slugOf(".github/agents/reviewer.agent.md"); // "reviewer"
+ * assert.equal(slugOf(".github/agents/reviewer.agent.md"), "reviewer");
  * ```
  */
 export function slugOf(rel: string): string {
@@ -364,11 +365,15 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditEach } from "./team.ts";
  * function* files() {
  *   yield { rel: "AGENTS.md", state: "text" as const, text: "# team\n" };
  * }
- * auditEach(files(), new Set(), { switchOn: true, frameworks: [] }).map((x) => x.code); // ["AGENTS_MD"]
+ * assert.deepEqual(
+ *   auditEach(files(), new Set(), { switchOn: true, frameworks: [] }).map((x) => x.code),
+ *   ["AGENTS_MD"],
+ * );
  * ```
  */
 export function auditEach(

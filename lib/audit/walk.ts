@@ -112,8 +112,9 @@ export interface ListedEntry {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { listedOf } from "./walk.ts";
- * listedOf({ rel: "AGENTS.md", state: "text", text: "" }).read().rel; // "AGENTS.md"
+ * assert.equal(listedOf({ rel: "AGENTS.md", state: "text", text: "" }).read().rel, "AGENTS.md");
  * ```
  */
 export function listedOf(e: AuditEntry): ListedEntry {
@@ -125,9 +126,14 @@ export function listedOf(e: AuditEntry): ListedEntry {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { walkTeam } from "./walk.ts";
- * const entries = await walkTeam("/work/proj", { followLinks: false });
- * entries.map((e) => e.rel); // e.g. [".claude/agents/worker.md", "AGENTS.md"]
+ * const proj = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${proj}/.claude/agents`, { recursive: true });
+ * Deno.writeTextFileSync(`${proj}/.claude/agents/worker.md`, "---\nname: worker\n---\n");
+ * Deno.writeTextFileSync(`${proj}/AGENTS.md`, "# team\n");
+ * const entries = await walkTeam(proj, { followLinks: false });
+ * assert.deepEqual(entries.map((e) => e.rel), [".claude/agents/worker.md", "AGENTS.md"]);
  * ```
  */
 export async function walkTeam(dir: string, opts: WalkOptions): Promise<AuditEntry[]> {
@@ -141,9 +147,12 @@ export async function walkTeam(dir: string, opts: WalkOptions): Promise<AuditEnt
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { listTeam } from "./walk.ts";
- * const listed = await listTeam("/work/proj", { followLinks: false });
- * listed.map((l) => l.read().state); // e.g. ["text", "text"]
+ * const proj = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${proj}/AGENTS.md`, "# team\n");
+ * const listed = await listTeam(proj, { followLinks: false });
+ * assert.deepEqual(listed.map((l) => l.read().state), ["text"]);
  * ```
  */
 export async function listTeam(dir: string, opts: WalkOptions): Promise<ListedEntry[]> {

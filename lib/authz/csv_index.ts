@@ -24,8 +24,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { csvIndexPath } from "./csv_index.ts";
- * csvIndexPath("/work/p", "decisions"); // "/work/p/.agentteams/csv-index-decisions.json"
+ * assert.equal(csvIndexPath("/work/p", "decisions"), "/work/p/.agentteams/csv-index-decisions.json");
  * ```
  * @module
  */
@@ -73,8 +74,9 @@ const STRIDE = 512;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { csvIndexPath } from "./csv_index.ts";
- * csvIndexPath("/p", "waivers"); // "/p/.agentteams/csv-index-waivers.json"
+ * assert.equal(csvIndexPath("/p", "waivers"), "/p/.agentteams/csv-index-waivers.json");
  * ```
  */
 export function csvIndexPath(root: string, name: string): string {
@@ -146,10 +148,11 @@ export interface IndexedTable {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readIndexed } from "./csv_index.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const ref = { root: "/nonexistent", name: "waivers", key: new HmacKey(new Uint8Array(32)) };
- * await readIndexed({ bytes: new Uint8Array(0), text: "" }, ref, { required: [] }, ["x"]); // null
+ * assert.equal(await readIndexed({ bytes: new Uint8Array(0), text: "" }, ref, { required: [] }, ["x"]), null);
  * ```
  */
 export async function readIndexed(
@@ -215,11 +218,18 @@ async function extendedBody(read: CsvText, ref: CsvIndexRef): Promise<IndexBody 
  * @throws {AuthzError} `LEDGER_ROLLED_BACK`; what `readCsvText` throws
  * @example
  * ```ts
- * import { requireExtends } from "./csv_index.ts";
+ * import assert from "node:assert/strict";
+ * import { keepIndex, requireExtends } from "./csv_index.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
- * await requireExtends({ root, name: "decisions", key: new HmacKey(new Uint8Array(32)),
- *   file: root + "/references/security-decisions.log.csv" }); // no index: nothing refused
+ * const file = root + "/log.csv";
+ * const ref = { root, name: "decisions", key: new HmacKey(new Uint8Array(32)), file };
+ * Deno.writeTextFileSync(file, "a,b\n1,2\n");
+ * await keepIndex({ bytes: Deno.readFileSync(file), text: "a,b\n1,2\n" }, ref, 1, "");
+ * Deno.writeTextFileSync(file, "a,b\n1,2\n3,4\n");
+ * await requireExtends(ref); // appended to: it extends
+ * Deno.writeTextFileSync(file, "a,b\n");
+ * await assert.rejects(requireExtends(ref), /no longer extends/);
  * ```
  */
 export async function requireExtends(ref: CsvIndexRef & { readonly file: string }): Promise<void> {
@@ -235,9 +245,14 @@ export async function requireExtends(ref: CsvIndexRef & { readonly file: string 
  * @throws {AuthzError} `LEDGER_ROLLED_BACK`
  * @example
  * ```ts
- * import { refuseGoneIndexed } from "./csv_index.ts";
+ * import assert from "node:assert/strict";
+ * import { keepIndex, refuseGoneIndexed } from "./csv_index.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * refuseGoneIndexed({ root: Deno.makeTempDirSync(), name: "decisions", key: new HmacKey(new Uint8Array(32)) });
+ * const ref = { root: Deno.makeTempDirSync(), name: "decisions", key: new HmacKey(new Uint8Array(32)) };
+ * refuseGoneIndexed(ref); // no index: nothing to refuse
+ * const text = "a,b\n1,2\n";
+ * await keepIndex({ bytes: new TextEncoder().encode(text), text }, ref, 1, "");
+ * assert.throws(() => refuseGoneIndexed(ref), /it is gone/);
  * ```
  */
 export function refuseGoneIndexed(ref: CsvIndexRef): void {
@@ -270,8 +285,15 @@ function rolledBack(ref: CsvIndexRef, why: string): AuthzError {
  *
  * @example
  * ```ts
- * import { dropIndex } from "./csv_index.ts";
- * dropIndex(Deno.makeTempDirSync(), "decisions"); // no index: nothing done
+ * import assert from "node:assert/strict";
+ * import { csvIndexPath, dropIndex, keepIndex } from "./csv_index.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * const text = "a,b\n1,2\n";
+ * await keepIndex({ bytes: new TextEncoder().encode(text), text }, { root, name: "x", key: new HmacKey(new Uint8Array(32)) }, 1, "");
+ * dropIndex(root, "x");
+ * assert.throws(() => Deno.statSync(csvIndexPath(root, "x")), Deno.errors.NotFound);
+ * dropIndex(root, "x"); // nothing there: nothing done
  * ```
  */
 export function dropIndex(root: string, name: string): void {
@@ -338,13 +360,14 @@ function prefixCandidates(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { csvIndexPath, keepIndex } from "./csv_index.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * const text = "a,b\n1,2\n";
  * const ref = { root, name: "x", key: new HmacKey(new Uint8Array(32)) };
  * await keepIndex({ bytes: new TextEncoder().encode(text), text }, ref, 1, "");
- * Deno.statSync(csvIndexPath(root, "x")).isFile; // true
+ * assert.equal(Deno.statSync(csvIndexPath(root, "x")).isFile, true);
  * ```
  */
 export async function keepIndex(

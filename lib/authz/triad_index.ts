@@ -7,10 +7,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { triadWrite } from "./triad_index.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
- * await triadWrite(root, new HmacKey(new Uint8Array(32)), "decisions", () => Promise.resolve(1)); // 1
+ * const key = new HmacKey(new Uint8Array(32));
+ * assert.equal(await triadWrite(root, key, "decisions", () => Promise.resolve(1)), 1);
  * ```
  * @module
  */
@@ -29,9 +31,20 @@ export type TriadLedger = "decisions" | "waivers";
  * @throws {AuthzError} `LEDGER_ROLLED_BACK`
  * @example
  * ```ts
- * import { requireTriadExtends } from "./triad_index.ts";
+ * import assert from "node:assert/strict";
+ * import { keepTriadIndexes, requireTriadExtends } from "./triad_index.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * await requireTriadExtends(Deno.makeTempDirSync(), new HmacKey(new Uint8Array(32)), "both");
+ * const root = Deno.makeTempDirSync();
+ * const key = new HmacKey(new Uint8Array(32));
+ * Deno.mkdirSync(root + "/references");
+ * const log = root + "/references/security-waivers.log.csv";
+ * const header = "timestamp,waiver_id,action_reviewed,expires_at,max_uses,uses,approver," +
+ *   "ticket_id,reason_code,conditions_verified,signature\n";
+ * Deno.writeTextFileSync(log, header + "2026-12-01T00:00:00Z,W-1,deploy,,1,0,security,T,r,,\n");
+ * await keepTriadIndexes(root, key, "waivers");
+ * await requireTriadExtends(root, key, "both"); // as the operator left it
+ * Deno.writeTextFileSync(log, header);
+ * await assert.rejects(requireTriadExtends(root, key, "both"), /no longer extends/);
  * ```
  */
 export async function requireTriadExtends(
@@ -49,8 +62,12 @@ export async function requireTriadExtends(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { keepTriadIndexes } from "./triad_index.ts";
- * await keepTriadIndexes(Deno.makeTempDirSync(), null, "waivers"); // no key: no index left
+ * import { csvIndexPath } from "./csv_index.ts";
+ * const root = Deno.makeTempDirSync();
+ * await keepTriadIndexes(root, null, "waivers"); // no key: no index left
+ * assert.throws(() => Deno.statSync(csvIndexPath(root, "waivers")), Deno.errors.NotFound);
  * ```
  */
 export async function keepTriadIndexes(
@@ -69,8 +86,10 @@ export async function keepTriadIndexes(
  * @throws {AuthzError} `LEDGER_ROLLED_BACK` (nothing written); what `write` throws
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { triadWrite } from "./triad_index.ts";
- * await triadWrite(Deno.makeTempDirSync(), null, "waivers", () => Promise.resolve("written"));
+ * const out = await triadWrite(Deno.makeTempDirSync(), null, "waivers", () => Promise.resolve("written"));
+ * assert.equal(out, "written");
  * ```
  */
 export async function triadWrite<T>(

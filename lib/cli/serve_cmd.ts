@@ -56,9 +56,12 @@ function plural(n: number, one: string, many: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { serveSummary } from "./serve_cmd.ts";
- * serveSummary({ served: 1, refused: 1, strays: 0, interrupted: 0, stopped: "once" });
- * // "answered 2 requests (1 served, 1 refused); 0 names not requests recorded; 0 interrupted requests reported"
+ * assert.equal(
+ *   serveSummary({ served: 1, refused: 1, strays: 0, interrupted: 0, stopped: "once" }),
+ *   "answered 2 requests (1 served, 1 refused); 0 names not requests recorded; 0 interrupted requests reported",
+ * );
  * ```
  */
 export function serveSummary(r: ServeReport): string {

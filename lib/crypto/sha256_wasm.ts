@@ -101,8 +101,12 @@ export class WasmSha256 {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
+   * import { createHmac } from "node:crypto";
    * import { WasmSha256 } from "./sha256_wasm.ts";
-   * WasmSha256.create().setKey(new TextEncoder().encode("k"));
+   * const w = WasmSha256.create();
+   * w.setKey(new TextEncoder().encode("k"));
+   * assert.equal(w.hmacHex(new TextEncoder().encode("m")), createHmac("sha256", "k").update("m").digest("hex"));
    * ```
    */
   setKey(key: Uint8Array): void {

@@ -83,7 +83,7 @@ const MAC_STAND_IN = "0".repeat(64);
  * ```ts
  * import assert from "node:assert/strict";
  * import { checkRowSize, MAX_ROW_BYTES } from "./row.ts";
- * checkRowSize(MAX_ROW_BYTES); // ok: returns
+ * assert.doesNotThrow(() => checkRowSize(MAX_ROW_BYTES));
  * assert.throws(() => checkRowSize(MAX_ROW_BYTES + 1), { code: "LEDGER_ROW_TOO_LARGE" });
  * ```
  */
@@ -100,8 +100,9 @@ export function checkRowSize(bytes: number): void {
  * @throws {LedgerError} `ROW_INVALID`, `LEDGER_ROW_TOO_LARGE`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkBody } from "./row.ts";
- * checkBody({ action: "x" }); // ok
+ * assert.doesNotThrow(() => checkBody({ action: "x" }));
  * ```
  */
 export function checkBody(body: RowBody): void {
@@ -136,9 +137,12 @@ export function rowBytes(body: RowBody): number {
  *   encoding (floats, lone surrogates, ...).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signRow } from "./row.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * signRow({ action: "x" }, new HmacKey(new Uint8Array([7])), { time: "t", prev: "" });
+ * const row = JSON.parse(signRow({ action: "x" }, new HmacKey(new Uint8Array([7])), { time: "t", prev: "" }));
+ * assert.deepEqual(Object.keys(row), ["action", "mac", "prev", "time"]);
+ * assert.match(row.mac, /^[0-9a-f]{64}$/);
  * ```
  */
 export function signRow(
@@ -185,11 +189,14 @@ const SCANNED: LineForm = Object.freeze({ kind: "scanned" });
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lineForm } from "./row.ts";
  * import { SCAN_SLOTS } from "./scan.ts";
  * const b = new TextEncoder().encode('{"mac": "m"}');
- * lineForm(b, 0, b.length, new Int32Array(SCAN_SLOTS));
- * // { kind: "malformed", message: "the row has no 'prev' string" }
+ * assert.deepEqual(lineForm(b, 0, b.length, new Int32Array(SCAN_SLOTS)), {
+ *   kind: "malformed",
+ *   message: "the row has no 'prev' string",
+ * });
  * ```
  */
 export function lineForm(b: Uint8Array, start: number, end: number, scan: Int32Array): LineForm {

@@ -25,6 +25,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sessionSettingsFindings } from "./session_settings.ts";
  * const findings = sessionSettingsFindings({
  *   root: "/work/p",
@@ -34,7 +35,7 @@
  *   homeDir: "/home/op",
  *   usesClaude: true,
  * });
- * findings.map((f) => f.rule); // ["Read(~/.config/agentteams/keys/**)", "Read(./.agentteams/**)", ...]
+ * assert.deepEqual(findings.map((f) => f.rule).slice(0, 2), ["Read(~/.config/agentteams/keys/**)", "Read(./.agentteams/**)"]);
  * ```
  * @module
  */

@@ -15,6 +15,7 @@ export {
   proposalRow,
   recheckProposal,
   spendClearance,
+  stagedRow,
   writeProposal,
 } from "./proposal.ts";
 export { checkRelativePath } from "./path_rules.ts";

@@ -42,6 +42,7 @@ export {
   SEALED_REQUEST_V,
   SealedRequestFile,
   type SealedRequestFileT,
+  SID_RE,
   toolOfRequest,
 } from "./queued_request.ts";
 export {

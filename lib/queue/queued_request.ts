@@ -105,6 +105,39 @@ export const SealedRequestFile = z.strictObject({
 /** A sealed request file. */
 export type SealedRequestFileT = z.infer<typeof SealedRequestFile>;
 
+/** A staged proposal's id (`.agentteams/staged/<sid>.json`): 32 lower-case hex. */
+export const SID_RE: RegExp = /^[0-9a-f]{32}$/;
+const sid = z.string().regex(SID_RE, "a staged proposal's id (32 lower-case hex)");
+
+/** `list-staged`: the staged proposals waiting for approval (the expired ones purged). */
+export const ListStagedRequest = z.strictObject({
+  kind: z.literal("list-staged"),
+  reply_key: replyKey,
+  expires,
+});
+/** `show-staged`: one staged proposal's record, content included. */
+export const ShowStagedRequest = z.strictObject({
+  kind: z.literal("show-staged"),
+  sid,
+  reply_key: replyKey,
+  expires,
+});
+/** `apply-staged`: the orchestrator's approval; every check and gate re-run, as the record's agent. */
+export const ApplyStagedRequest = z.strictObject({
+  kind: z.literal("apply-staged"),
+  sid,
+  reply_key: replyKey,
+  expires,
+});
+/** `reject-staged`: the orchestrator's rejection, with its reason (recorded, 300 characters kept). */
+export const RejectStagedRequest = z.strictObject({
+  kind: z.literal("reject-staged"),
+  sid,
+  reason: z.string().max(4000),
+  reply_key: replyKey,
+  expires,
+});
+
 /** Any request. */
 export const QueueRequest = z.discriminatedUnion("kind", [
   IssueDispatchRequest,
@@ -112,6 +145,10 @@ export const QueueRequest = z.discriminatedUnion("kind", [
   RunRequestRequest,
   StageProposalRequest,
   VerifyLedgerRequest,
+  ListStagedRequest,
+  ShowStagedRequest,
+  ApplyStagedRequest,
+  RejectStagedRequest,
 ]);
 /** A validated request. */
 export type QueueRequestT = z.infer<typeof QueueRequest>;
@@ -170,12 +207,12 @@ export const MCP_REQUEST_KINDS: readonly RequestKind[] = Object.freeze([
  * @throws {QueueError} `REQUEST_INVALID`, naming the first problem
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseRequest } from "./queued_request.ts";
- * try {
- *   parseRequest({ kind: "verify-ledger", reply_key: btoa("k".repeat(32)) }, "mcp");
- * } catch (e) {
- *   (e as Error).message; // "the tool-server channel takes only run-request and stage-proposal (got verify-ledger)"
- * }
+ * assert.throws(
+ *   () => parseRequest({ kind: "verify-ledger", reply_key: btoa("k".repeat(32)) }, "mcp"),
+ *   { message: "the tool-server channel takes only run-request and stage-proposal (got verify-ledger)" },
+ * );
  * ```
  */
 export function parseRequest(value: unknown, channel: Channel): QueueRequestT {
@@ -215,9 +252,10 @@ export function parseRequest(value: unknown, channel: Channel): QueueRequestT {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toolOfRequest } from "./queued_request.ts";
- * toolOfRequest({ kind: "stage-proposal", artifact: { kind: "delete-proposal" } }); // "delete_file"
- * toolOfRequest({ kind: "run-request", artifact: {} }); // "run_command"
+ * assert.equal(toolOfRequest({ kind: "stage-proposal", artifact: { kind: "delete-proposal" } }), "delete_file");
+ * assert.equal(toolOfRequest({ kind: "run-request", artifact: {} }), "run_command");
  * ```
  */
 export function toolOfRequest(

@@ -9,3 +9,4 @@
 export { loadGrantedRoots, placedGrants } from "./granted.ts";
 export { type Check, operatorSettingsInput, preflight, preflightExit } from "./preflight.ts";
 export { serve, type ServeReport } from "./serve.ts";
+export { checkSid } from "./staged.ts";

@@ -7,9 +7,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { preflight, preflightExit } from "./preflight.ts";
- * const { checks } = await preflight({ root: "/work/p", env: { HOME: "/home/op" } });
- * preflightExit(checks); // 0 when no check is an error (warnings allowed)
+ * // 0 when no check is an error (warnings allowed); here the key file is missing, an error.
+ * const { checks } = await preflight({ root: Deno.makeTempDirSync(), env: { HOME: "/nonexistent" } });
+ * assert.equal(preflightExit(checks), 1);
  * ```
  * @module
  */
@@ -23,7 +25,7 @@ import {
   loadLedgerKey,
   SIGNING_KEY_FILE,
 } from "../crypto/keys.ts";
-import { type ProbeResult, probeSandbox } from "../sandbox/probe.ts";
+import { type ProbeResult, probeSandbox } from "../sandbox/host_probe.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";
 import {
@@ -242,9 +244,10 @@ function refused(e: unknown, code: string): { ok: false; code: string; message: 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gatherPreflight } from "./preflight.ts";
- * const { facts } = await gatherPreflight({ root: "/work/p", env: { HOME: "/home/op" } });
- * facts.key.ok; // false without a key file (NO_KEY)
+ * const { facts } = await gatherPreflight({ root: Deno.makeTempDirSync(), env: { HOME: "/nonexistent" } });
+ * assert.equal(facts.key.ok, false); // no key file (NO_KEY)
  * ```
  */
 export async function gatherPreflight(
@@ -304,12 +307,13 @@ export async function gatherPreflight(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { operatorSettingsInput } from "./preflight.ts";
  * const input = operatorSettingsInput({
  *   root: "/work/p", env: { HOME: "/home/op" }, settings: [], usesClaude: true,
  *   brief: "/work/p/agentteams.jsonc",
  * });
- * input.keyDir; // "/home/op/.config/agentteams/keys"
+ * assert.equal(input.keyDir, "/home/op/.config/agentteams/keys");
  * ```
  */
 export function operatorSettingsInput(o: {
@@ -359,9 +363,10 @@ function realOrSelf(path: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { preflight } from "./preflight.ts";
- * const { checks } = await preflight({ root: "/work/p", env: { HOME: "/home/op" } });
- * checks.map((c) => c.name); // ["key", "sandbox", "brief", "session-settings", ...]
+ * const { checks } = await preflight({ root: Deno.makeTempDirSync(), env: { HOME: "/nonexistent" } });
+ * assert.deepEqual(checks.map((c) => c.name).slice(0, 4), ["key", "sandbox", "brief", "session-settings"]);
  * ```
  */
 export async function preflight(

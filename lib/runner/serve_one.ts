@@ -31,7 +31,7 @@ import { issueBriefDispatch } from "../acts/dispatch_act.ts";
 import { performAct } from "../acts/pipeline.ts";
 import { runAct, runActWith, runExit } from "../acts/run_act.ts";
 import { type SessionGrants, sessionOf } from "../acts/session.ts";
-import type { Backend } from "../sandbox/decide.ts";
+import type { Backend } from "../sandbox/backend_choice.ts";
 import type { Channel } from "../queue/queue_paths.ts";
 import {
   isExpired,
@@ -44,6 +44,7 @@ import {
   toolOfRequest,
 } from "../queue/queued_request.ts";
 import { ensureStagedDir, stagedRecord, writeStaged } from "./staged.ts";
+import { refuseMcpOnly, serveStaged } from "./orchestrator.ts";
 import { replyKeyOf, type ResultBody } from "../queue/result.ts";
 import { openRequest } from "../queue/request_seal.ts";
 
@@ -94,12 +95,17 @@ export interface McpDecision {
  * @throws {QueueError} `TOOL_NOT_GRANTED`, naming the agent and the tool
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mcpDecision } from "./serve_one.ts";
  * const grants = { worker: { tools: ["write_file", "delete_file"], approval: "direct" as const } };
- * mcpDecision(grants, "worker", { kind: "stage-proposal", artifact: { kind: "change-proposal" } });
- * // { tool: "write_file", approval: "direct" }
- * mcpDecision(grants, "worker", { kind: "stage-proposal", artifact: { kind: "delete-proposal" } });
- * // { tool: "delete_file", approval: "staged" }
+ * assert.deepEqual(
+ *   mcpDecision(grants, "worker", { kind: "stage-proposal", artifact: { kind: "change-proposal" } }),
+ *   { tool: "write_file", approval: "direct" },
+ * );
+ * assert.deepEqual(
+ *   mcpDecision(grants, "worker", { kind: "stage-proposal", artifact: { kind: "delete-proposal" } }),
+ *   { tool: "delete_file", approval: "staged" },
+ * );
  * ```
  */
 export function mcpDecision(
@@ -220,7 +226,10 @@ async function act(
       };
     }
     case "apply-proposal": {
-      const r = await performAct(session(), applyAct, req.artifact, { dryRun: req.dry_run });
+      const r = await performAct(session(), applyAct, req.artifact, {
+        dryRun: req.dry_run,
+        refuseAgent: refuseMcpOnly(s.policy.mcpGrants),
+      });
       return { result: r as unknown as JsonObject, secret: null, exit: 0 };
     }
     case "run-request": {
@@ -232,6 +241,8 @@ async function act(
         : runAct;
       const r = await performAct(session(), spec, artifact, {
         dryRun: req.dry_run === true,
+        // The orchestrator's channel refuses the agents that act through their MCP server.
+        ...(channel === "orchestrator" ? { refuseAgent: refuseMcpOnly(s.policy.mcpGrants) } : {}),
       });
       return { result: r as unknown as JsonObject, secret: null, exit: runExit(r.exit) };
     }
@@ -306,6 +317,13 @@ async function act(
         secret: null,
         exit: 0,
       };
+    }
+    case "list-staged":
+    case "show-staged":
+    case "apply-staged":
+    case "reject-staged": {
+      const result = await serveStaged({ root: s.root, key: s.key, now: s.now, session }, req);
+      return { result, secret: null, exit: 0 };
     }
     case "verify-ledger": {
       const r = verifyLedgerAt(s.root, s.key);

@@ -13,7 +13,7 @@ import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
 import { generateSealPair } from "../../lib/crypto/x25519.ts";
 import { sealRequest } from "../../lib/queue/request_seal.ts";
 import { type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
-import { lazyBackend } from "../../lib/sandbox/backend.ts";
+import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { withWorld } from "../e2e/_run_helpers.ts";
 import { makeRequest, requestId, runnerBrief } from "./_runner_helpers.ts";
 

@@ -6,9 +6,13 @@
  *
  * @example
  * ```ts
- * import { hiddenFromConfined } from "./hidden.ts";
- * hiddenFromConfined("/p", "/h/.config/agentteams/keys");
- * // ["/h/.config/agentteams/keys", "/p/.agentteams", "/p/.agentteams-queue"]
+ * import assert from "node:assert/strict";
+ * import { hiddenFromConfined } from "./hidden_dirs.ts";
+ * assert.deepEqual(hiddenFromConfined("/p", "/h/.config/agentteams/keys"), [
+ *   "/h/.config/agentteams/keys",
+ *   "/p/.agentteams",
+ *   "/p/.agentteams-queue",
+ * ]);
  * ```
  * @module
  */
@@ -21,7 +25,7 @@ import { QUEUE_DIR, STATE_DIR } from "../layout.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { hiddenFromConfined } from "./hidden.ts";
+ * import { hiddenFromConfined } from "./hidden_dirs.ts";
  * assert.equal(hiddenFromConfined("/p", "/k").length, 3);
  * ```
  */

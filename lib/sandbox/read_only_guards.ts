@@ -2,26 +2,30 @@
  * Gathers what exists of each guarded path (control plane, literal protected paths, git's
  * resolved paths): walking from `/` with `lstat`, the first missing component and the first
  * symlink. A non-directory met above the guarded path becomes the guarded path itself (the guard
- * could only be created by replacing it). I/O only; `plan.ts` decides.
+ * could only be created by replacing it). I/O only; `mounts.ts` decides.
  *
  * @example
  * ```ts
- * import { guardFacts } from "./guards_io.ts";
- * guardFacts(["/srv/repo/build/keys"]);
- * // [{ path: "/srv/repo/build/keys", firstMissing: "/srv/repo/build/keys", symlinkAt: null }]
+ * import assert from "node:assert/strict";
+ * import { guardFacts } from "./read_only_guards.ts";
+ * const repo = Deno.realPathSync(Deno.makeTempDirSync());
+ * Deno.mkdirSync(`${repo}/build`);
+ * assert.deepEqual(guardFacts([`${repo}/build/keys`]), [
+ *   { path: `${repo}/build/keys`, firstMissing: `${repo}/build/keys`, symlinkAt: null },
+ * ]);
  * ```
  * @module
  */
 
 import { SandboxError } from "../errors.ts";
-import type { GuardFact } from "./plan.ts";
+import type { GuardFact } from "./mounts.ts";
 import { type EntryKind, entryKind } from "../fs/entry.ts";
 import {
   protectedIn,
   rescanWritableRoots,
   type ScanRecord,
   scanWritableRoots,
-} from "./root_scan.ts";
+} from "./write_root_scan.ts";
 import { isControlPlaneName } from "../policy/control_plane.ts";
 import { within } from "../fs/within.ts";
 
@@ -31,7 +35,7 @@ import { within } from "../fs/within.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { guardFacts } from "./guards_io.ts";
+ * import { guardFacts } from "./read_only_guards.ts";
  * assert.equal(guardFacts(["/"])[0].firstMissing, null);
  * ```
  */
@@ -82,8 +86,10 @@ export function guardFacts(paths: readonly string[]): GuardFact[] {
  *
  * @example
  * ```ts
- * import { guardedIdentities } from "./guards_io.ts";
- * guardedIdentities({ readOnly: ["/etc"], masks: [] }).get("/etc"); // "dir 2049:131073", say
+ * import assert from "node:assert/strict";
+ * import { guardedIdentities } from "./read_only_guards.ts";
+ * // The kind, device and inode, as in "dir 2049:131073".
+ * assert.match(guardedIdentities({ readOnly: ["/etc"], masks: [] }).get("/etc") ?? "", /^dir \d+:\d+$/);
  * ```
  */
 export function guardedIdentities(
@@ -99,7 +105,7 @@ export function guardedIdentities(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { guardedIdentities, guardedPathsChanged } from "./guards_io.ts";
+ * import { guardedIdentities, guardedPathsChanged } from "./read_only_guards.ts";
  * const plan = { readOnly: ["/etc"], masks: ["/nonexistent/x"] };
  * assert.deepEqual(guardedPathsChanged(plan, guardedIdentities(plan)), []);
  * ```
@@ -140,7 +146,7 @@ function identityOf(path: string): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { scrubGrantedRoots } from "./guards_io.ts";
+ * import { scrubGrantedRoots } from "./read_only_guards.ts";
  * assert.deepEqual(scrubGrantedRoots({ readOnly: [], masks: [] }, [], [], new Map()), []);
  * ```
  */
@@ -193,7 +199,7 @@ export function scrubGrantedRoots(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { newReadOnlyEntries } from "./guards_io.ts";
+ * import { newReadOnlyEntries } from "./read_only_guards.ts";
  * assert.deepEqual(newReadOnlyEntries({ project: "/p", writeRoots: [], readOnly: [], masks: [] }, []), []);
  * ```
  */

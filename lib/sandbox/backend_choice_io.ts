@@ -5,16 +5,19 @@
  *
  * @example
  * ```ts
- * import { lazyBackend } from "./backend.ts";
- * // const backend = lazyBackend(policy, { unconfined: false });
- * // await backend(); // "bwrap" on Linux with bubblewrap
+ * import assert from "node:assert/strict";
+ * import { lazyBackend } from "./backend_choice_io.ts";
+ * // The opt-out needs the brief's permission, and is refused at once without it.
+ * assert.throws(() => lazyBackend({ allowUnconfinedRuns: false }, { unconfined: true }), {
+ *   code: "UNCONFINED_NOT_ALLOWED",
+ * });
  * ```
  * @module
  */
 import { SandboxError } from "../errors.ts";
 import type { Policy } from "../policy/types.ts";
-import { type Backend, decideConfinement } from "./decide.ts";
-import { probeSandbox } from "./probe.ts";
+import { type Backend, decideConfinement } from "./backend_choice.ts";
+import { probeSandbox } from "./host_probe.ts";
 
 /**
  * A function returning the decided backend (the same promise on every call).
@@ -24,9 +27,11 @@ import { probeSandbox } from "./probe.ts";
  *   no sandbox works and the brief does not allow running without one.
  * @example
  * ```ts
- * import { lazyBackend } from "./backend.ts";
+ * import assert from "node:assert/strict";
+ * import { lazyBackend } from "./backend_choice_io.ts";
  * const backend = lazyBackend({ allowUnconfinedRuns: false }, { unconfined: false });
- * await backend(); // "bwrap" on Linux with bubblewrap; the probe runs on this first call only
+ * // "bwrap" on Linux with bubblewrap; the probe runs on this first call only.
+ * assert.ok(["bwrap", "seatbelt"].includes(await backend()));
  * ```
  */
 export function lazyBackend(
