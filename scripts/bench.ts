@@ -962,7 +962,7 @@ async function runnerSection(): Promise<void> {
     for (let i = 0; i < n + 1; i++) {
       const t = performance.now();
       const s = await submitRequest(dir, { kind: "verify-ledger" }, "orchestrator", {
-        runnerPublic,
+        runnerPublic: () => Promise.resolve(runnerPublic),
       });
       const submitted = performance.now() - t;
       const r = await waitForResult(dir, s, { timeoutMs: 30_000, runnerPublic });

@@ -7,7 +7,7 @@
  * @module
  */
 import { keyDir } from "../crypto/keys.ts";
-import { runnerPublicKey } from "../queue/runner_key.ts";
+import { runnerKeyOnce } from "../queue/runner_key.ts";
 import { UsageError } from "../errors.ts";
 import { SLUG_RE } from "../layout.ts";
 import { runnerTools } from "../mcp/runner.ts";
@@ -125,7 +125,7 @@ export async function mcpRunner(ctx: Ctx): Promise<Outcome> {
     runnerTools({
       root: ctx.project,
       agent,
-      runnerPublic: async () => (await runnerPublicKey(ctx.project, ctx.env)).raw,
+      runnerPublic: runnerKeyOnce(ctx.project, ctx.env),
       now: ctx.now,
     }),
   );

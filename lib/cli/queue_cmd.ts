@@ -19,7 +19,7 @@ import {
   withdrawRequest,
 } from "../queue/client.ts";
 import { isRequestId } from "../queue/queue_paths.ts";
-import { runnerPublicKey } from "../queue/runner_key.ts";
+import { runnerKeyOnce, runnerPublicKey } from "../queue/runner_key.ts";
 import { REQUEST_GRACE_S } from "../queue/queued_request.ts";
 import { artifactOf } from "./policy_ctx.ts";
 import { waitSeconds } from "./queue_mode.ts";
@@ -49,7 +49,7 @@ export async function submit(ctx: Ctx): Promise<Outcome> {
     { kind, artifact: a, dry_run: dryRun },
     "orchestrator",
     {
-      runnerPublic: (await runnerPublicKey(ctx.project, ctx.env)).raw,
+      runnerPublic: runnerKeyOnce(ctx.project, ctx.env),
       waitMs: waitS * 1000,
       now: ctx.now(),
     },

@@ -176,7 +176,8 @@ export async function relay(ctx: Ctx, request: OutgoingRequest): Promise<JsonObj
   // Loaded only when a request is queued: direct mode never pays for the client.
   const client = await loadCode(() => import("../queue/client.ts"));
   const keys = await loadCode(() => import("../queue/runner_key.ts"));
-  const runnerPublic = (await keys.runnerPublicKey(ctx.project, ctx.env)).raw;
+  // Read once the queue is found (no queue: NO_RUNNER first), the same key for the result.
+  const runnerPublic = keys.runnerKeyOnce(ctx.project, ctx.env);
   let s;
   try {
     s = await client.submitRequest(ctx.project, request, "orchestrator", {
@@ -198,7 +199,11 @@ export async function relay(ctx: Ctx, request: OutgoingRequest): Promise<JsonObj
     throw e;
   }
   return client.resultOrRefusal(
-    await client.waitForResult(ctx.project, s, { timeoutMs, runnerPublic, note: ctx.note }),
+    await client.waitForResult(ctx.project, s, {
+      timeoutMs,
+      runnerPublic: await runnerPublic(),
+      note: ctx.note,
+    }),
   );
 }
 

@@ -190,7 +190,7 @@ export function runnerTools(o: RunnerToolsOptions): Tool[] {
       },
       "mcp",
       {
-        runnerPublic: await o.runnerPublic(),
+        runnerPublic: o.runnerPublic,
         waitMs: waitS * 1000,
         now: (o.now ?? (() => new Date()))(),
       },

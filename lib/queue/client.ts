@@ -75,8 +75,11 @@ function unsafe(e: FsSafetyError): QueueError {
 
 /** Options of {@link submitRequest}. */
 export interface SubmitOptions {
-  /** The runner's static public key (`runnerPublicKey`): the request is sealed to it. */
-  readonly runnerPublic: Uint8Array;
+  /**
+   * The runner's static public key (`runnerPublicKey`): the request is sealed to it. Asked for
+   * once the queue is found (no queue is `NO_RUNNER`, before any missing key).
+   */
+  readonly runnerPublic: () => Promise<Uint8Array>;
   /** How long the waiter waits (ms): the request expires that long plus the grace from now. */
   readonly waitMs?: number;
   readonly now?: Date;
@@ -93,7 +96,7 @@ export interface SubmitOptions {
  * import assert from "node:assert/strict";
  * import { submitRequest } from "./client.ts";
  * const s = await submitRequest("/p", { kind: "verify-ledger" }, "orchestrator", {
- *   runnerPublic: new Uint8Array(32),
+ *   runnerPublic: () => Promise.resolve(new Uint8Array(32)),
  * });
  * assert.equal(s.id.length, 32);
  * ```
@@ -121,7 +124,7 @@ export async function submitRequest(
   ).toISOString();
   const bytes = await sealRequest(
     { ...request, ...(expires !== undefined ? { expires } : {}) },
-    { waiter: pair, runnerPublic: opts.runnerPublic, id, channel },
+    { waiter: pair, runnerPublic: await opts.runnerPublic(), id, channel },
   );
   try {
     createNewIn(pin, tempNameOf(id), bytes, 0o600);
@@ -258,7 +261,9 @@ function fate(root: string, s: Submitted): string {
  * // Not run: it needs runnerPublic, which it declares rather than makes.
  * import { submitRequest, waitForResult } from "./client.ts";
  * declare const runnerPublic: Uint8Array;
- * const s = await submitRequest("/p", { kind: "verify-ledger" }, "orchestrator", { runnerPublic });
+ * const s = await submitRequest("/p", { kind: "verify-ledger" }, "orchestrator", {
+ *   runnerPublic: () => Promise.resolve(runnerPublic),
+ * });
  * const r = await waitForResult("/p", s, { timeoutMs: 120_000, runnerPublic });
  * r.body.ok; // true when the ledger verifies
  * ```
@@ -378,7 +383,9 @@ function eventWaiter(
  * // Not run: it needs runnerPublic, which it declares rather than makes.
  * import { submitRequest, waiterAckToken } from "./client.ts";
  * declare const runnerPublic: Uint8Array;
- * const s = await submitRequest("/p", { kind: "verify-ledger" }, "orchestrator", { runnerPublic });
+ * const s = await submitRequest("/p", { kind: "verify-ledger" }, "orchestrator", {
+ *   runnerPublic: () => Promise.resolve(runnerPublic),
+ * });
  * (await waiterAckToken(s, runnerPublic)).length; // 64
  * ```
  */

@@ -55,6 +55,7 @@ export {
 export {
   PUBLISHED_KEY_NAME,
   publishRunnerKey,
+  runnerKeyOnce,
   type RunnerPublic,
   runnerPublicKey,
 } from "./runner_key.ts";

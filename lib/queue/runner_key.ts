@@ -82,6 +82,24 @@ export interface RunnerPublic {
   readonly from: "key-dir" | "status";
 }
 
+/**
+ * {@link runnerPublicKey}'s raw key, read once when first asked for (what a waiter seals its
+ * request to and checks its result with: the same key both times).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runnerKeyOnce } from "./runner_key.ts";
+ * const root = Deno.makeTempDirSync();
+ * const key = runnerKeyOnce(root, { AGENTTEAMS_KEY_DIR: root + "/k" }); // nothing read yet
+ * await assert.rejects(key(), (e: Error & { code?: string }) => e.code === "NO_KEY");
+ * ```
+ */
+export function runnerKeyOnce(root: string, env: Env): () => Promise<Uint8Array> {
+  let raw: Promise<Uint8Array> | null = null;
+  return () => raw ??= runnerPublicKey(root, env).then((k) => k.raw);
+}
+
 /** Whether the key dir's copy could not be read here (absent, or a read the sandbox denies). */
 function unreadableHere(e: unknown): boolean {
   return (e instanceof KeyError && e.code === "NO_KEY") ||

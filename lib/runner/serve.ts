@@ -565,6 +565,8 @@ async function serveLocked(
         beatFound = 0;
       } catch (e) {
         if (!(e instanceof NameRefused)) {
+          // The status folder moved meanwhile: that is the refusal (QUEUE_UNSAFE_PATH).
+          checkDirs();
           return unsafeAsQueue(() => {
             throw e;
           });

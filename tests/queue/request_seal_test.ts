@@ -55,7 +55,7 @@ Deno.test("a request read off the disk holds no nonce, no agent, no artifact, no
     root,
     { kind: "apply-proposal", artifact, dry_run: false },
     "orchestrator",
-    { runnerPublic: runner.publicRaw, waitMs: 1000 },
+    { runnerPublic: () => Promise.resolve(runner.publicRaw), waitMs: 1000 },
   );
   const bytes = Deno.readFileSync(join(paths.requests, `${s.id}.json`));
   const text = new TextDecoder().decode(bytes);

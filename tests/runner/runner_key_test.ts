@@ -2,8 +2,8 @@
  * The runner's public key where a session reads it (issue 22): a serving runner publishes it in
  * `.agentteams-status/`; a queue-mode CLI that cannot read the key dir (as inside a sandboxed
  * session, whose settings deny reading it) takes it from there and its request is served; a key
- * a session planted there (the status folder renamed away, the file written, renamed back) is
- * put back by the runner and recorded, and a waiter that sealed to the planted key is refused
+ * a session planted there (as the status folder renamed away, the file written and the folder
+ * renamed back leave it) is put back by the runner and recorded, and a waiter that sealed to the planted key is refused
  * (REQUEST_WRONG_KEY), never served.
  */
 import assert from "node:assert/strict";
@@ -31,13 +31,12 @@ Deno.test("the published key: a CLI without the key dir is served; a planted key
       );
       assert.equal(verified.code, 0, verified.stderr);
 
-      // A session renames the status folder away, plants its own key, renames it back.
-      const aside = join(w.project, ".s");
+      // A session's plant: what renaming the status folder away, writing the key there and
+      // renaming it back leaves (written in place here: a runner that sees its folder gone in
+      // the window stops, QUEUE_UNSAFE_PATH, which is not what this test is about).
       const fake = await generateSealPair();
       const planted = (await sealPairToPem(fake)).publicPem;
-      Deno.renameSync(q.status, aside);
-      Deno.writeTextFileSync(join(aside, PUBLISHED_KEY_NAME), planted);
-      Deno.renameSync(aside, q.status);
+      Deno.writeTextFileSync(published, planted);
       // A waiter that read it in the window sealed its request to the planted key: the runner
       // refuses it unread (and the session, which holds the planted key's private half, could
       // read that request: docs/runner.md says so).
