@@ -45,6 +45,7 @@ import {
 import { ensureStagedDir, stagedRecord, writeStaged } from "./staged.ts";
 import { mcpDecision, refuseMcpOnly, serveStaged } from "./orchestrator.ts";
 import { replyKeyOf, type ResultBody } from "../queue/result.ts";
+import { openRequest } from "../queue/request_seal.ts";
 
 /** What the runner holds while it serves. */
 export interface RunnerState {
@@ -404,8 +405,10 @@ export async function serveClaimed(
     const { bytes, mtime } = readRequest(path);
     facts.waitMs = mtime === null ? null : Math.max(0, Math.round(s.now().getTime() - mtime));
     facts.digest = sha256Hex(bytes);
-    const raw = parseJson(bytes);
-    facts.replyKey = replyKeyOf(raw);
+    const sealed = parseJson(bytes);
+    facts.replyKey = replyKeyOf(sealed);
+    // Opened with the runner's key; a plain, cut, moved or foreign box is refused unread.
+    const raw = await openRequest(sealed, { runner: s.seal, id, channel });
     facts.kind = kindOf(raw);
     const req = parseRequest(raw, channel);
     if (isExpired(req, s.now())) {

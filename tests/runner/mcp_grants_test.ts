@@ -100,7 +100,9 @@ Deno.test("served in process: a grant refused first; a linked staged folder refu
     };
     const nonce = await w.dispatchBeforeBriefChanged("worker");
     const serve = async (viaAgent: string, artifact: Record<string, unknown>) => {
-      const m = await makeRequest({ kind: "stage-proposal", artifact, via_agent: viaAgent });
+      const m = await makeRequest(w, { kind: "stage-proposal", artifact, via_agent: viaAgent }, {
+        channel: "mcp",
+      });
       const path = join(w.dir, `${m.id}.json`);
       Deno.writeFileSync(path, m.bytes);
       return await serveClaimed(state, path, m.id, "mcp");
