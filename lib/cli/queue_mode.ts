@@ -17,7 +17,6 @@ import { type Needs, NO_NEEDS } from "../permissions.ts";
 import { queuePaths } from "../queue/queue_paths.ts";
 import { BRIEF_UNREADABLE_REASON, queueModeReason } from "../queue/mode.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
-import { artifactOf } from "./policy_ctx.ts";
 import type { OutgoingRequest } from "../queue/client.ts";
 import { loadCode } from "./code_dir.ts";
 import { briefFlagPath, briefReads } from "./needs.ts";
@@ -227,6 +226,8 @@ export async function artifactAct<R>(
 ): Promise<R> {
   const dryRun = ctx.parsed.flags["dry-run"] === true;
   if ((await queueReason(ctx)) === null) return await direct(dryRun);
+  // Loaded only here: policy_ctx.ts brings the acts and the sandbox, which a relay never runs.
+  const { artifactOf } = await loadCode(() => import("./policy_ctx.ts"));
   const artifact = await artifactOf(ctx) as unknown as Record<string, unknown>;
   return await relay(ctx, { kind, artifact, dry_run: dryRun }) as unknown as R;
 }
