@@ -94,9 +94,11 @@ export function dispatchId(hmac: HmacKey, nonce: string): string {
 }
 
 /**
- * Store lines known to verify under a key: those of its last read plus those signed since. A
- * run resolves its nonce twice (the attempt, then the use), and the second read re-verifies only
- * what other processes appended in between. Bounded by the store: each read replaces the set.
+ * Store lines known to verify under a key: those of its last whole read, plus the rows of one
+ * dispatch verified since and those signed since. A run resolves its nonce twice (the attempt,
+ * then the use), and the second read re-verifies only what other processes appended in between.
+ * Bounded by the store: each whole read replaces the set, and a dispatch's own rows are at most
+ * its uses and attempts.
  */
 const verifiedLines = new WeakMap<HmacKey, Set<string>>();
 
@@ -263,17 +265,24 @@ function readOwnRows(paths: StatePaths, hmac: HmacKey, id: string): Store {
     invalid: [],
     end,
   };
+  // The attempt's read verified this dispatch's rows (and signed the one it added): the use's
+  // read judges them without their MACs, and verifies only what was appended since.
+  const known = verifiedLines.get(hmac);
+  const verified = new Set<string>();
   for (let i = 0; i < parts.length; i++) {
     const line = parts[i];
     if (!line.includes(id)) continue;
-    const row = judgeStoreLine(line, hmac);
+    const row = judgeStoreLine(line, hmac, known?.has(line) ?? false);
     if (typeof row === "string") {
       own.invalid.push(i + 1);
       continue;
     }
+    verified.add(line);
     if (row.id !== id) continue;
     addRow(own, row, line);
   }
+  if (known === undefined) verifiedLines.set(hmac, verified);
+  else for (const line of verified) known.add(line);
   if (own.invalid.length === 0 && own.dispatches.has(id)) return own;
   const whole = { ...parseStore(parts, hmac), end };
   if (whole.invalid.length > 0) throw storeTampered(whole);
