@@ -647,7 +647,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     // and the sandbox probe: bwrap runs, perl (the exec guard) is looked at; sandbox-exec on macOS.
     needs: async (ctx) => {
       // The probe's own list, loaded with it (the sandbox's modules stay off every start-up).
-      const probe = (await loadCode(() => import("../sandbox/probe.ts"))).probePrograms();
+      const probe = (await loadCode(() => import("../sandbox/host_probe.ts"))).probePrograms();
       return mergeNeeds(keyNeeds(ctx), {
         ...NO_NEEDS,
         read: [ctx.project, ...briefFlagReads(ctx), ...probe.read],

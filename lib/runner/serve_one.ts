@@ -31,7 +31,7 @@ import { issueBriefDispatch } from "../acts/dispatch_act.ts";
 import { performAct } from "../acts/pipeline.ts";
 import { runAct, runActWith, runExit } from "../acts/run_act.ts";
 import { type SessionGrants, sessionOf } from "../acts/session.ts";
-import type { Backend } from "../sandbox/decide.ts";
+import type { Backend } from "../sandbox/backend_choice.ts";
 import type { Channel } from "../queue/queue_paths.ts";
 import {
   isExpired,

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
 import { completePolicy } from "../../lib/acts/session.ts";
-import { lazyBackend } from "../../lib/sandbox/backend.ts";
+import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { MCP_TIMEOUT_CAP_S } from "../../lib/queue/queued_request.ts";
 import { type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
 import { withWorld } from "../e2e/_run_helpers.ts";

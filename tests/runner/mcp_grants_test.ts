@@ -14,7 +14,7 @@ import { QueueError } from "../../lib/errors.ts";
 import { parseRequest } from "../../lib/queue/queued_request.ts";
 import { mcpDecision, type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
 import { stagedDir } from "../../lib/runner/staged.ts";
-import { lazyBackend } from "../../lib/sandbox/backend.ts";
+import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { assertRefusal } from "../_helpers/assert.ts";
 import { withWorld } from "../e2e/_run_helpers.ts";
 import { makeRequest, runnerBrief } from "./_runner_helpers.ts";
