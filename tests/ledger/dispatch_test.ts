@@ -377,6 +377,51 @@ Deno.test("the use's read verifies no row the attempt's read verified; a row app
   });
 });
 
+Deno.test("attemptSyncLater: the attempt row is written before resolve returns, its fsync settles `durable` after; an AGENT_MISMATCH waits for it", async () => {
+  await withSandbox("dispatch-sync-later", async (sb) => {
+    const { nonce, id } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    const proto = Deno.FsFile.prototype as unknown as { sync: () => Promise<void> };
+    const real = proto.sync;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => release = r);
+    let pending = 0;
+    proto.sync = function (this: Deno.FsFile) {
+      pending++;
+      return gate.then(() => real.call(this)).finally(() => pending--);
+    };
+    try {
+      const rec = await resolveDispatch(sb.project, KEY.hmac, nonce, {
+        count: "attempt",
+        attemptSyncLater: true,
+      });
+      assert.equal(rec.attempts, 1);
+      assert.equal(pending, 1, "the fsync is still in flight");
+      let settled = false;
+      rec.durable.then(() => settled = true);
+      assert.deepEqual((await storeRows(sb.project)).filter((r) => r.attempt === id).length, 1);
+      await new Promise((r) => setTimeout(r, 10));
+      assert.equal(settled, false);
+      release();
+      await rec.durable;
+      assert.equal(pending, 0);
+      // A claimed agent that differs is refused only once its attempt is on disk.
+      let refusedWhilePending = -1;
+      const mismatch = resolveDispatch(sb.project, KEY.hmac, nonce, {
+        count: "attempt",
+        expectAgent: "other",
+        attemptSyncLater: true,
+      }).catch((e) => {
+        refusedWhilePending = pending;
+        throw e;
+      });
+      await assertRefusal(() => mismatch, "AGENT_MISMATCH");
+      assert.equal(refusedWhilePending, 0);
+    } finally {
+      proto.sync = real;
+    }
+  });
+});
+
 Deno.test("rows of other dispatches are not an act's to check: resolve goes on, `ledger verify` names them", async () => {
   await withSandbox("dispatch-tampered-other", async (sb) => {
     const { nonce, id } = await issueDispatch(sb.project, KEY.hmac, "worker");
