@@ -411,11 +411,15 @@ export function runActWith(
         plan.checked.program.path,
         plan.checked.program.real,
       ),
-    // Git's context (one read-only rev-parse) starts now, so git works while the attempt is
-    // counted; it is awaited where its checks come in order, and its failure reported there.
+    // Git's context (rev-parse and the config listing) starts now, so git works while the attempt
+    // is counted; it is awaited where its checks come in order, and its failure reported there.
     begin(s) {
       s.git();
       s.plane();
+      // The sandbox probe too (bwrap's features, Landlock, a probe sandbox: three processes), so
+      // it runs while the attempt is counted and git answers; its failure is reported where the
+      // checks come to the backend.
+      s.backend().catch(() => {});
     },
     check: (s, a, agent) => checkRun(s, a, agent, opts),
     dry: (plan) => plan.base,
