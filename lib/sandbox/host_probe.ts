@@ -254,6 +254,22 @@ export function sandboxHost(): SandboxHost {
 }
 
 /**
+ * Takes `host` as this process's answer (the one a kept probe recorded, `probe_cache.ts`), unless
+ * one was already asked: every later plan sees it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { rememberSandboxHost, sandboxHost } from "./host_probe.ts";
+ * rememberSandboxHost(sandboxHost()); // already asked: kept as it was
+ * assert.ok(sandboxHost());
+ * ```
+ */
+export function rememberSandboxHost(host: SandboxHost): void {
+  hostMemo ??= host;
+}
+
+/**
  * {@link sandboxHost}, asked without blocking (the backend's probe asks it this way): the same
  * one answer per process, whichever of the two asks first.
  *

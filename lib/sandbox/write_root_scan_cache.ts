@@ -31,9 +31,8 @@
  */
 import type { HmacKey } from "../crypto/hash.ts";
 import { sha256Hex } from "../crypto/hash.ts";
-import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import type { EntryKind } from "../fs/entry.ts";
-import { readRegularFileWithin } from "../fs/safe_read.ts";
+import { readSignedCache, writeSignedCache } from "./signed_cache.ts";
 import { within } from "../fs/within.ts";
 import type { ScanHit, ScannedDir, ScanRecord } from "./write_root_scan.ts";
 
@@ -124,21 +123,11 @@ export class ScanCache {
    * ```
    */
   static async open(path: string, hmac: HmacKey): Promise<ScanCache> {
-    let body: string | null = null;
-    try {
-      const read = await readRegularFileWithin(path, {
-        maxBytes: MAX_SCAN_CACHE_BYTES,
-        what: "write-root scan cache",
-      });
-      const text = new TextDecoder("utf-8", { fatal: true }).decode(read.bytes);
-      const cut = text.indexOf("\n");
-      if (cut === 64 && hmac.verify(MAC_PREFIX + text.slice(cut + 1), text.slice(0, cut))) {
-        body = text.slice(cut + 1);
-      }
-    } catch {
-      body = null;
-    }
-    return new ScanCache(path, hmac, body);
+    return new ScanCache(
+      path,
+      hmac,
+      await readSignedCache(path, hmac, MAC_PREFIX, MAX_SCAN_CACHE_BYTES),
+    );
   }
 
   /**
@@ -196,13 +185,6 @@ export class ScanCache {
       [...d.descended],
       d.hits.map((h) => [h.path, h.kind]),
     ]);
-    const body = JSON.stringify({ context, dirs });
-    try {
-      atomicWriteFileSync(this.path, `${this.hmac.hex(MAC_PREFIX + body)}\n${body}`, {
-        forceMode: 0o600,
-      });
-    } catch {
-      // Only slower next time.
-    }
+    writeSignedCache(this.path, this.hmac, MAC_PREFIX, JSON.stringify({ context, dirs }));
   }
 }

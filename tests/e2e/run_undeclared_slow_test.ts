@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { scanCachePath } from "../../lib/sandbox/write_root_scan_cache.ts";
+import { probeCachePath } from "../../lib/sandbox/probe_cache.ts";
 import { snapshotTree, type TreeEntry } from "../_helpers/mod.ts";
 import {
   assertJsonRefused,
@@ -337,11 +338,17 @@ Deno.test("run: writes outside the project (HOME, its parent, /tmp, through a sy
     assert.equal(exists(join(w.dir, "outside.txt")), false);
     assert.equal(exists(join(w.scratch, "through.txt")), false);
     // The private TMPDIR is gone after the run; beside where it was, only the write roots' scan
-    // cache stays (a regular file, the operator's alone, signed: write_root_scan_cache.ts).
-    const left = [...Deno.readDirSync(w.tmp)];
-    assert.deepEqual(left.map((e) => e.name), [basename(scanCachePath(w.tmp, w.project))]);
-    assert.equal(left[0].isFile, true);
-    assert.equal((Deno.statSync(join(w.tmp, left[0].name)).mode ?? 0) & 0o777, 0o600);
+    // and the sandbox probe's answer stay (regular files, the operator's alone, signed:
+    // write_root_scan_cache.ts, probe_cache.ts).
+    const left = [...Deno.readDirSync(w.tmp)].sort((a, b) => a.name < b.name ? -1 : 1);
+    assert.deepEqual(
+      left.map((e) => e.name),
+      [basename(probeCachePath(w.tmp)), basename(scanCachePath(w.tmp, w.project))].sort(),
+    );
+    for (const e of left) {
+      assert.equal(e.isFile, true);
+      assert.equal((Deno.statSync(join(w.tmp, e.name)).mode ?? 0) & 0o777, 0o600);
+    }
     await w.verifyOk();
   });
 });
