@@ -7,7 +7,8 @@
  * 1. the session is ready (brief, confined programs, HOME) and the artifact is validated and of a
  *    kind the act takes;
  * 2. the nonce resolves to its signed dispatch record and an **attempt** is counted (dry runs and
- *    refusals included); the agent is the record's, an artifact `agent` that differs is refused.
+ *    refusals included; its fsync overlaps the checks and is awaited before the use, a dry run's
+ *    answer or a refusal row); the agent is the record's, an artifact `agent` that differs is refused.
  *    Then no unretracted HALT may reach the act's action ids (a HALT on `*`, the operator's
  *    emergency stop, reaches every act): `requireNoHalt`, asked again right before the use is
  *    spent;
@@ -188,6 +189,9 @@ export async function performAct<A extends Artifact, P, V, R>(
   const action = staged?.action ?? spec.action;
   let agent = "?";
   let started = false;
+  // The attempt row's fsync runs while the checks do; awaited before the use, a dry run's answer
+  // and a refusal row, the first things that depend on it being on disk.
+  let attemptDurable: Promise<void> = Promise.resolve();
   try {
     const session = isPending(source) ? await source.ready : source;
     const given = await artifact;
@@ -205,8 +209,10 @@ export async function performAct<A extends Artifact, P, V, R>(
       count: "attempt",
       expectAgent: a.agent,
       now,
+      attemptSyncLater: true,
     });
     if (rec !== null) {
+      attemptDurable = rec.durable;
       agent = rec.agent;
       opts.refuseAgent?.(agent);
     }
@@ -232,6 +238,7 @@ export async function performAct<A extends Artifact, P, V, R>(
             `bytes, over the ledger's ${MAX_ROW_BYTES}-byte line limit`,
         );
       }
+      await attemptDurable;
       if (opts.dryRun) return spec.dry(plan);
       await spec.recheck?.(session, plan);
       await requireNoHalt(root, halting, session.decisions, key.hmac);
@@ -263,9 +270,12 @@ export async function performAct<A extends Artifact, P, V, R>(
     if (e instanceof DispatchError && typeof e.details.agent === "string") agent = e.details.agent;
     // Every refusal before the act started is recorded, an unexpected failure too (as
     // `INTERNAL`); only a ledger that refuses rows is left alone.
+    // The attempt is on disk before its refusal is (a failed fsync of it is thrown instead, once
+    // the refusal is recorded).
+    const unsynced = await attemptDurable.then(() => null, (err: unknown) => err);
     if (!opts.dryRun && !started && !(e instanceof AgentTeamsError && e.family === "ledger")) {
       await appendRow(root, key.hmac, refusalRow(action, agent, e), { now });
     }
-    throw e;
+    throw unsynced ?? e;
   }
 }

@@ -63,7 +63,8 @@ import {
   newReadOnlyEntries,
   scrubGrantedRoots,
 } from "../sandbox/read_only_guards.ts";
-import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
+import { makePrivateTmpdir, removePrivateTmpdir, runTmpParent } from "../sandbox/run_dir.ts";
+import { ScanCache, scanCachePath } from "../sandbox/write_root_scan_cache.ts";
 import { executeRun, type PreparedRun, prepareRun } from "../sandbox/confined_run.ts";
 import type { ConfinedRunResult } from "../sandbox/confined_run.ts";
 import type { ActSpec } from "./pipeline.ts";
@@ -88,6 +89,8 @@ export interface RunPlan {
   readonly base: RunRequestResult;
   /** The first snapshot's `git status`, started before the use is spent. */
   statusBefore: Promise<StatusEntry[]> | null;
+  /** The write roots' scan as the last confined run left it (`null` unconfined). */
+  readonly scanCache: ScanCache | null;
 }
 
 /** What the command did, as the completion row records it. */
@@ -141,6 +144,11 @@ async function checkRun(
   const statusBefore = gated ? null : startStatus(git);
   const tmpdir = makePrivateTmpdir(s.env);
   try {
+    // The last confined run's scan of the write roots: the plan lists again only the directories
+    // that changed since (the cache is signed with the ledger key; see write_root_scan_cache.ts).
+    const scanCache = backend === "unconfined-opt-out"
+      ? null
+      : await ScanCache.open(scanCachePath(runTmpParent(s.env, Deno.uid()), s.root), s.key.hmac);
     // The plan is built and checked before anything acts: a command that cannot be confined
     // safely is refused without spending a use or writing a start row. Planning creates nothing
     // on disk (bwrap makes the mask points when it runs).
@@ -167,6 +175,7 @@ async function checkRun(
       extraReadOnly: [policy.briefPath],
       stdin: checked.stdin,
       timeoutMs: timeout * 1000,
+      ...(scanCache === null ? {} : { scanCache }),
     });
     // Stdin gates run once the plan stands, so a command that cannot be confined is refused
     // before any gate runs.
@@ -194,7 +203,7 @@ async function checkRun(
       ran: false,
       blind_spot: BLIND_SPOT,
     };
-    return { checked, git, backend, prepared, tmpdir, timeout, base, statusBefore };
+    return { checked, git, backend, prepared, tmpdir, timeout, base, statusBefore, scanCache };
   } catch (e) {
     removePrivateTmpdir(tmpdir);
     throw e;
@@ -251,6 +260,9 @@ async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
     guardedBefore ?? new Map(),
   ).map((abs) => watchKey(git, abs));
   const [after, problem] = await second;
+  // What the plan's scan saw (before the command: a directory it changed is listed again next
+  // time, its identity no longer the one recorded).
+  if (prepared.scan !== null) plan.scanCache?.save(prepared.scan, plan.tmpdir);
   const declared = declaredMatcher(a.expected_writes ?? [], {
     guards,
     entryWrites: checked.match.entry.writes,
@@ -399,11 +411,15 @@ export function runActWith(
         plan.checked.program.path,
         plan.checked.program.real,
       ),
-    // Git's context (one read-only rev-parse) starts now, so git works while the attempt is
-    // counted; it is awaited where its checks come in order, and its failure reported there.
+    // Git's context (rev-parse and the config listing) starts now, so git works while the attempt
+    // is counted; it is awaited where its checks come in order, and its failure reported there.
     begin(s) {
       s.git();
       s.plane();
+      // The sandbox probe too (bwrap's features, Landlock, a probe sandbox: three processes), so
+      // it runs while the attempt is counted and git answers; its failure is reported where the
+      // checks come to the backend.
+      s.backend().catch(() => {});
     },
     check: (s, a, agent) => checkRun(s, a, agent, opts),
     dry: (plan) => plan.base,

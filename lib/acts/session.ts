@@ -35,6 +35,8 @@ import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";
 import { confinedGateRunner, type GateRunner } from "../proposals/gates.ts";
 import { lazyBackend } from "../sandbox/backend_choice_io.ts";
+import { probeCachePath } from "../sandbox/probe_cache.ts";
+import { runTmpParent } from "../sandbox/run_dir.ts";
 import type { Backend } from "../sandbox/backend_choice.ts";
 import type { GrantedRoot } from "../sandbox/write_exec_roots.ts";
 import { writeGrantTargets } from "../authz/grants.ts";
@@ -270,7 +272,12 @@ export interface SessionParts {
 export function sessionOf(parts: SessionParts): Session {
   const { root, env, home, policy } = parts;
   const backend = parts.backend ??
-    lazyBackend(policy, { unconfined: parts.unconfined === true, runner: parts.runner === true });
+    lazyBackend(policy, {
+      unconfined: parts.unconfined === true,
+      runner: parts.runner === true,
+      // A working probe's answer is kept (signed) beside the runs' private directories.
+      probeCache: { path: probeCachePath(runTmpParent(env, Deno.uid())), hmac: parts.key.hmac },
+    });
   const keyDir = keyDirOf(env);
   const git = once(() => parts.git ?? openGitContext(root, { parentEnv: env }));
   const plane = once(() => planeFromGit(root, git()));

@@ -145,6 +145,18 @@ export function fillNewFileSync(
   replaced: () => Error = () =>
     new Deno.errors.AlreadyExists(`${path} was replaced while being written`),
 ): void {
+  writeNewFileSync(file, path, bytes, mode, replaced);
+  file.syncSync();
+}
+
+/** {@link fillNewFileSync} but the fsync: the bytes written, the mode set. */
+function writeNewFileSync(
+  file: Deno.FsFile,
+  path: string,
+  bytes: Uint8Array,
+  mode: number,
+  replaced: () => Error,
+): void {
   let off = 0;
   while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
   const st = file.statSync();
@@ -153,7 +165,77 @@ export function fillNewFileSync(
     if (!named.isFile || named.ino !== st.ino || named.dev !== st.dev) throw replaced();
     Deno.chmodSync(path, mode);
   }
-  file.syncSync();
+}
+
+/** The mode {@link atomicWriteFileSync} gives `path` (see {@link AtomicWriteOptions}). */
+function modeFor(path: string, opts: AtomicWriteOptions): number {
+  if (opts.forceMode !== undefined) return replacementMode(null, opts.forceMode);
+  let current: number | null = null;
+  try {
+    const st = Deno.lstatSync(path);
+    if (st.isFile && st.mode !== null) current = st.mode;
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return replacementMode(current, opts.mode ?? 0o644);
+}
+
+/** A filled temporary file beside its target, not yet durable or renamed. */
+interface Temp {
+  readonly tmp: string;
+  readonly file: Deno.FsFile;
+  readonly mode: number;
+}
+
+/**
+ * The start of every atomic write: the mode decided, a temporary file created exclusively beside
+ * `path` and filled (its mode set). On failure it is removed and the error thrown.
+ */
+function filledTemp(path: string, data: string | Uint8Array, opts: AtomicWriteOptions): Temp {
+  const bytes = typeof data === "string" ? enc.encode(data) : data;
+  const mode = modeFor(path, opts);
+  const tmp = tempNameFor(path);
+  // O_CREAT | O_EXCL: never opens an existing file, never follows a symlink at `tmp`.
+  const file = Deno.openSync(tmp, { write: true, createNew: true, mode });
+  try {
+    writeNewFileSync(
+      file,
+      tmp,
+      bytes,
+      mode,
+      () => new Deno.errors.AlreadyExists(`${tmp} was replaced while being written`),
+    );
+  } catch (e) {
+    dropTemp({ tmp, file, mode });
+    throw e;
+  }
+  return { tmp, file, mode };
+}
+
+/** Closes and removes a temporary file that will not be renamed. */
+function dropTemp(t: Temp): void {
+  t.file.close();
+  try {
+    Deno.removeSync(t.tmp);
+  } catch { /* already gone */ }
+}
+
+/** The end of every atomic write, once the temporary file is durable: rename, fsync the folder. */
+function commitTemp(t: Temp, path: string): number {
+  t.file.close();
+  let renamed = false;
+  try {
+    Deno.renameSync(t.tmp, path);
+    renamed = true;
+    fsyncDirSync(dirname(path));
+    return t.mode;
+  } finally {
+    if (!renamed) {
+      try {
+        Deno.removeSync(t.tmp);
+      } catch { /* already gone */ }
+    }
+  }
 }
 
 /**
@@ -175,38 +257,54 @@ export function atomicWriteFileSync(
   data: string | Uint8Array,
   opts: AtomicWriteOptions = {},
 ): number {
-  const bytes = typeof data === "string" ? enc.encode(data) : data;
-  let current: number | null = null;
-  if (opts.forceMode === undefined) {
-    try {
-      const st = Deno.lstatSync(path);
-      if (st.isFile && st.mode !== null) current = st.mode;
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) throw e;
-    }
-  }
-  const mode = opts.forceMode !== undefined
-    ? replacementMode(null, opts.forceMode)
-    : replacementMode(current, opts.mode ?? 0o644);
-  const tmp = tempNameFor(path);
-  // O_CREAT | O_EXCL: never opens an existing file, never follows a symlink at `tmp`.
-  const file = Deno.openSync(tmp, { write: true, createNew: true, mode });
-  let renamed = false;
+  const t = filledTemp(path, data, opts);
   try {
-    try {
-      fillNewFileSync(file, tmp, bytes, mode);
-    } finally {
-      file.close();
-    }
-    Deno.renameSync(tmp, path);
-    renamed = true;
-    fsyncDirSync(dirname(path));
-    return mode;
-  } finally {
-    if (!renamed) {
-      try {
-        Deno.removeSync(tmp);
-      } catch { /* already gone */ }
-    }
+    t.file.syncSync();
+  } catch (e) {
+    dropTemp(t);
+    throw e;
   }
+  return commitTemp(t, path);
+}
+
+/**
+ * {@link atomicWriteFileSync}, with the temporary file's fsync run in the background beside
+ * `alongside` (another file's fsync, say): the rename waits for both, so the new bytes are
+ * durable before the name leads to them, and so is what `alongside` makes durable. Two fsyncs of
+ * different files in flight at once cost about one (the file system commits them together).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { atomicWriteFile } from "./atomic_write.ts";
+ * const dir = Deno.makeTempDirSync();
+ * const log = Deno.openSync(`${dir}/log`, { append: true, create: true });
+ * log.writeSync(new TextEncoder().encode("row\n"));
+ * await atomicWriteFile(`${dir}/head`, "1\n", {}, log.sync());
+ * log.close();
+ * assert.equal(Deno.readTextFileSync(`${dir}/head`), "1\n");
+ * ```
+ */
+export async function atomicWriteFile(
+  path: string,
+  data: string | Uint8Array,
+  opts: AtomicWriteOptions = {},
+  alongside: Promise<unknown> = Promise.resolve(),
+): Promise<number> {
+  let t: Temp;
+  try {
+    t = filledTemp(path, data, opts);
+  } catch (e) {
+    // `alongside` is the caller's; it is awaited all the same, so nothing is left in flight.
+    await alongside.catch(() => {});
+    throw e;
+  }
+  // Both settle before anything is decided: on a failure of either the temporary file is gone,
+  // the name untouched.
+  const [own, other] = await Promise.allSettled([t.file.sync(), alongside]);
+  if (own.status === "rejected" || other.status === "rejected") {
+    dropTemp(t);
+    throw own.status === "rejected" ? own.reason : (other as PromiseRejectedResult).reason;
+  }
+  return commitTemp(t, path);
 }

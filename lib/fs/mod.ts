@@ -8,6 +8,7 @@
 
 export { anchoredReplace, MAX_ANCHORED_TARGET } from "./anchored_write.ts";
 export {
+  atomicWriteFile,
   atomicWriteFileSync,
   fillNewFileSync,
   fsyncDirSync,

@@ -630,9 +630,19 @@ export async function openGitContext(
     }
   }
   const counter = { calls: 0 };
-  // One call on the happy path: a git older than 2.31 cannot answer this rev-parse in the shape
-  // parseRevParse accepts (it echoes `--path-format=absolute` as a line, or prints relative
-  // paths), so the version is asked only to explain a failure, and decides first then.
+  // Two calls on the happy path, run at once: neither's arguments depend on the other's answer
+  // (the config is listed from the project, where git finds the same repository rev-parse
+  // does), and listing config runs nothing. A git older than 2.31 cannot answer this rev-parse
+  // in the shape parseRevParse accepts (it echoes `--path-format=absolute` as a line, or prints
+  // relative paths), so the version is asked only to explain a failure, and decides first then;
+  // the config listed meanwhile is then never read. The config is listed without the safety
+  // overrides, which are the tool's own, not config the repository reads.
+  const listing = runGit(git, ["config", "--list", "--show-origin", "-z"], {
+    cwd: canonical,
+    env,
+    counter,
+  });
+  listing.catch(() => {}); // awaited below, or left unread when rev-parse refuses first
   const rp = await runGit(git, [...GIT_SAFETY_CONFIG, ...REV_PARSE_ARGS], {
     cwd: canonical,
     env,
@@ -640,6 +650,7 @@ export async function openGitContext(
   });
   const parsed = rp.code === 0 ? parseRevParseBytes(rp.stdout) : null;
   if (parsed === null) {
+    await listing.catch(() => {}); // no child outlives the refusal
     const version = await runGit(git, ["--version"], { cwd: canonical, env, counter });
     const versionText = new TextDecoder().decode(version.stdout);
     const problem = version.code === 0 ? gitVersionProblem(versionText) : "git --version failed";
@@ -685,13 +696,8 @@ export async function openGitContext(
       `git places the project at ${expected}, not ${canonical}`,
     );
   }
-  // Asked only of a git that answered rev-parse as 2.31+ does; without the safety overrides, which
-  // are the tool's own, not config the repository reads.
-  const listed = await runGit(git, ["config", "--list", "--show-origin", "-z"], {
-    cwd: canonical,
-    env,
-    counter,
-  });
+  // Read only from a git that answered rev-parse as 2.31+ does.
+  const listed = await listing;
   let origins: ConfigOrigins | null = null;
   try {
     // Git works from the worktree's top: its relative origins are relative to it.

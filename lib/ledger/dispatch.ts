@@ -94,9 +94,11 @@ export function dispatchId(hmac: HmacKey, nonce: string): string {
 }
 
 /**
- * Store lines known to verify under a key: those of its last read plus those signed since. A
- * run resolves its nonce twice (the attempt, then the use), and the second read re-verifies only
- * what other processes appended in between. Bounded by the store: each read replaces the set.
+ * Store lines known to verify under a key: those of its last whole read, plus the rows of one
+ * dispatch verified since and those signed since. A run resolves its nonce twice (the attempt,
+ * then the use), and the second read re-verifies only what other processes appended in between.
+ * Bounded by the store: each whole read replaces the set, and a dispatch's own rows are at most
+ * its uses and attempts.
  */
 const verifiedLines = new WeakMap<HmacKey, Set<string>>();
 
@@ -263,17 +265,24 @@ function readOwnRows(paths: StatePaths, hmac: HmacKey, id: string): Store {
     invalid: [],
     end,
   };
+  // The attempt's read verified this dispatch's rows (and signed the one it added): the use's
+  // read judges them without their MACs, and verifies only what was appended since.
+  const known = verifiedLines.get(hmac);
+  const verified = new Set<string>();
   for (let i = 0; i < parts.length; i++) {
     const line = parts[i];
     if (!line.includes(id)) continue;
-    const row = judgeStoreLine(line, hmac);
+    const row = judgeStoreLine(line, hmac, known?.has(line) ?? false);
     if (typeof row === "string") {
       own.invalid.push(i + 1);
       continue;
     }
+    verified.add(line);
     if (row.id !== id) continue;
     addRow(own, row, line);
   }
+  if (known === undefined) verifiedLines.set(hmac, verified);
+  else for (const line of verified) known.add(line);
   if (own.invalid.length === 0 && own.dispatches.has(id)) return own;
   const whole = { ...parseStore(parts, hmac), end };
   if (whole.invalid.length > 0) throw storeTampered(whole);
@@ -423,21 +432,42 @@ export function issueDispatch(
 /** What to count while resolving a nonce. */
 export type CountKind = "none" | "attempt" | "use";
 
-/** Appends a row at `store.end`, the end of the complete lines the locked read found. */
-function appendStoreLine(paths: StatePaths, store: Store, line: string): void {
+/**
+ * Appends a row at `store.end`, the end of the complete lines the locked read found, and fsyncs
+ * it; with `later`, the fsync is started and its promise returned (the file closed once it is
+ * done), for a caller with work to do before anything depends on the row being durable.
+ */
+function appendStoreLine(
+  paths: StatePaths,
+  store: Store,
+  line: string,
+  later = false,
+): Promise<void> | null {
   checkStatePath(paths.dispatches, "file");
   const f = Deno.openSync(paths.dispatches, { append: true, create: true, mode: 0o600 });
+  let synced: Promise<void> | null = null;
   try {
     // An unterminated last line is an append that was interrupted: it never counted. Cut it,
     // so this row starts on a line of its own.
     if (f.statSync().size > store.end) f.truncateSync(store.end);
     const b = enc.encode(line + "\n");
     if (f.writeSync(b) !== b.length) throw new Error("short write to the dispatch store");
-    f.syncSync();
+    if (later) synced = f.sync().finally(() => f.close());
+    else f.syncSync();
     store.end += b.length;
+    return synced;
   } finally {
-    f.close();
+    if (synced === null) f.close();
   }
+}
+
+/** A resolved dispatch, and when the attempt it counted is durable. */
+export interface ResolvedDispatch extends DispatchRecord {
+  /**
+   * Settles once the row this resolve appended is on disk (at once when it appended none, or
+   * fsynced it before returning); rejects with the fsync's error.
+   */
+  readonly durable: Promise<void>;
 }
 
 /**
@@ -469,8 +499,17 @@ export function resolveDispatch(
   root: string,
   hmac: HmacKey,
   nonce: string,
-  opts: DispatchOptions & { count: CountKind; expectAgent?: string },
-): Promise<DispatchRecord> {
+  opts: DispatchOptions & {
+    count: CountKind;
+    expectAgent?: string;
+    /**
+     * Return once the attempt row is written, its fsync still running (`durable` says when it is
+     * done): the act's checks overlap it. A caller awaits `durable` before anything that depends
+     * on the attempt being counted on disk (the use, a refusal row, its answer).
+     */
+    attemptSyncLater?: boolean;
+  },
+): Promise<ResolvedDispatch> {
   if (typeof nonce !== "string" || !NONCE_RE.test(nonce)) {
     return Promise.reject(
       new DispatchError("BAD_NONCE", "a dispatch nonce is 32 lower-case hex characters"),
@@ -486,13 +525,14 @@ export function resolveDispatch(
   } catch (e) {
     return Promise.reject(e);
   }
-  return withFileLock(paths.dispatchLock, () => {
+  return withFileLock(paths.dispatchLock, async () => {
     const id = dispatchId(hmac, nonce);
     const store = readOwnRows(paths, hmac, id);
     const d = store.dispatches.get(id);
     if (d === undefined) {
       throw new DispatchError("DISPATCH_UNKNOWN", "no dispatch was issued for this nonce");
     }
+    let durable: Promise<void> = Promise.resolve();
     const rec: DispatchRecord = {
       id,
       agent: d.agent,
@@ -519,10 +559,18 @@ export function resolveDispatch(
           `the dispatch has had ${rec.attempts} attempts, the limit`,
         );
       }
-      appendStoreLine(paths, store, signStoreRow(hmac, { attempt: id }));
+      durable = appendStoreLine(
+        paths,
+        store,
+        signStoreRow(hmac, { attempt: id }),
+        opts.attemptSyncLater === true,
+      ) ?? durable;
+      durable.catch(() => {}); // the caller's to await
       rec.attempts++;
     }
     if (mismatch) {
+      // The refusal follows the attempt: it is counted on disk first.
+      await durable;
       throw new DispatchError(
         "AGENT_MISMATCH",
         `the artifact claims agent '${opts.expectAgent}' but the nonce was issued to ` +
@@ -535,7 +583,7 @@ export function resolveDispatch(
       appendStoreLine(paths, store, signStoreRow(hmac, { use: id }));
       rec.uses++;
     }
-    return rec;
+    return { ...rec, durable };
   });
 }
 

@@ -24,7 +24,7 @@ import { LedgerError } from "../errors.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { checkStatePath, statePaths } from "../layout.ts";
 import { withFileLock } from "./ledger_lock.ts";
-import { type AppendResult, checkTail, type TailState, writeRowLocked } from "./append.ts";
+import { type AppendResult, checkTail, type TailState, writeRowLockedSync } from "./append.ts";
 import { type VerifyKey, verifyLedgerUnderLock } from "./verify.ts";
 import { readAtSync } from "../fs/read_at.ts";
 
@@ -105,7 +105,7 @@ export function repairTornTail(
         lastStart: offset,
       }
       : checkTail(file, paths, key.hmac);
-    const row = writeRowLocked(
+    const row = writeRowLockedSync(
       file,
       paths,
       key.hmac,

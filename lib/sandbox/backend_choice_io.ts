@@ -17,7 +17,9 @@
 import { SandboxError } from "../errors.ts";
 import type { Policy } from "../policy/types.ts";
 import { type Backend, decideConfinement } from "./backend_choice.ts";
-import { probeSandbox } from "./host_probe.ts";
+import { type ProbeResult, probeSandbox, rememberSandboxHost } from "./host_probe.ts";
+import { cachedProbe } from "./probe_cache.ts";
+import type { HmacKey } from "../crypto/hash.ts";
 
 /**
  * A function returning the decided backend (the same promise on every call).
@@ -36,7 +38,15 @@ import { probeSandbox } from "./host_probe.ts";
  */
 export function lazyBackend(
   policy: Pick<Policy, "allowUnconfinedRuns"> & Partial<Pick<Policy, "requireExecAllowlist">>,
-  opts: { unconfined: boolean; runner?: boolean },
+  opts: {
+    unconfined: boolean;
+    runner?: boolean;
+    /**
+     * Where a working probe's answer is kept between runs, and the key that signs it
+     * (`probe_cache.ts`); absent: probe every time.
+     */
+    probeCache?: { readonly path: string; readonly hmac: HmacKey };
+  },
 ): () => Promise<Backend> {
   if (opts.unconfined && opts.runner === true) {
     throw new SandboxError(
@@ -61,8 +71,17 @@ export function lazyBackend(
     return () => opted;
   }
   let decided: Promise<Backend> | null = null;
+  const cache = opts.probeCache;
+  const probed = (): Promise<ProbeResult> => {
+    if (cache === undefined || Deno.build.os !== "linux") return probeSandbox();
+    return cachedProbe(cache.path, cache.hmac, probeSandbox).then((r) => {
+      // The plans this process makes see the answer the decision saw.
+      if (r.ok && r.host !== undefined) rememberSandboxHost(r.host);
+      return r;
+    });
+  };
   return () =>
-    decided ??= probeSandbox().then((probe) =>
+    decided ??= probed().then((probe) =>
       decideConfinement({
         probe,
         allowUnconfined: policy.allowUnconfinedRuns,

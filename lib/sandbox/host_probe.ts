@@ -140,22 +140,58 @@ function guardProblem(perl: string, arch: string): string | null {
   return null;
 }
 
-function runText(program: string, args: string[]): { ok: boolean; out: string } {
+/** What a probe program printed (stdout then stderr), and whether it succeeded. */
+interface ProbeText {
+  readonly ok: boolean;
+  readonly out: string;
+}
+
+function probeCommand(program: string, args: string[]): Deno.Command {
+  return new Deno.Command(program, {
+    args,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+    env: { PERL_BADLANG: "0" },
+  });
+}
+
+function probeText(r: Deno.CommandOutput): ProbeText {
+  const td = new TextDecoder();
+  return { ok: r.success, out: td.decode(r.stdout) + td.decode(r.stderr) };
+}
+
+/** A program that cannot run printed nothing; one the launch flags refuse is refused. */
+function unlessNotCapable(e: unknown): ProbeText {
+  if (e instanceof Deno.errors.NotCapable) throw e;
+  return { ok: false, out: "" };
+}
+
+function runText(program: string, args: string[]): ProbeText {
   try {
-    const r = new Deno.Command(program, {
-      args,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      clearEnv: true,
-      env: { PERL_BADLANG: "0" },
-    }).outputSync();
-    const td = new TextDecoder();
-    return { ok: r.success, out: td.decode(r.stdout) + td.decode(r.stderr) };
+    return probeText(probeCommand(program, args).outputSync());
   } catch (e) {
-    if (e instanceof Deno.errors.NotCapable) throw e;
-    return { ok: false, out: "" };
+    return unlessNotCapable(e);
   }
+}
+
+async function runTextAsync(program: string, args: string[]): Promise<ProbeText> {
+  try {
+    return probeText(await probeCommand(program, args).output());
+  } catch (e) {
+    return unlessNotCapable(e);
+  }
+}
+
+/** The host as `bwrap --help` and the Landlock probe answered. */
+function hostFrom(help: ProbeText, ll: ProbeText): SandboxHost {
+  return Object.freeze({
+    bwrap: parseBwrapHelp(help.out),
+    landlock: ll.ok
+      ? parseLandlockProbe(ll.out)
+      : { abi: 0, reason: "the Landlock probe (perl) failed" },
+  });
 }
 
 /**
@@ -178,17 +214,35 @@ export function probeSandboxHost(
   perl: string = PERL_PATH,
   arch: string = Deno.build.arch,
 ): SandboxHost {
-  const help = runText(bwrap, ["--help"]);
-  const ll = runText(perl, landlockProbeArgv(perl, arch).slice(1));
-  return Object.freeze({
-    bwrap: parseBwrapHelp(help.out),
-    landlock: ll.ok
-      ? parseLandlockProbe(ll.out)
-      : { abi: 0, reason: "the Landlock probe (perl) failed" },
-  });
+  return hostFrom(
+    runText(bwrap, ["--help"]),
+    runText(perl, landlockProbeArgv(perl, arch).slice(1)),
+  );
+}
+
+/**
+ * {@link probeSandboxHost}, its two programs run at once and without holding up the event loop.
+ *
+ * @example
+ * ```ts
+ * import { probeSandboxHostAsync } from "./host_probe.ts";
+ * (await probeSandboxHostAsync()).bwrap; // the features this host's bwrap lists
+ * ```
+ */
+export async function probeSandboxHostAsync(
+  bwrap: string = BWRAP_PATH,
+  perl: string = PERL_PATH,
+  arch: string = Deno.build.arch,
+): Promise<SandboxHost> {
+  const [help, ll] = await Promise.all([
+    runTextAsync(bwrap, ["--help"]),
+    runTextAsync(perl, landlockProbeArgv(perl, arch).slice(1)),
+  ]);
+  return hostFrom(help, ll);
 }
 
 let hostMemo: SandboxHost | null = null;
+let hostPending: Promise<SandboxHost> | null = null;
 
 /**
  * {@link probeSandboxHost} of the default programs, asked once per process: the probe and every
@@ -204,6 +258,37 @@ let hostMemo: SandboxHost | null = null;
  */
 export function sandboxHost(): SandboxHost {
   return hostMemo ??= probeSandboxHost();
+}
+
+/**
+ * Takes `host` as this process's answer (the one a kept probe recorded, `probe_cache.ts`), unless
+ * one was already asked: every later plan sees it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { rememberSandboxHost, sandboxHost } from "./host_probe.ts";
+ * rememberSandboxHost(sandboxHost()); // already asked: kept as it was
+ * assert.ok(sandboxHost());
+ * ```
+ */
+export function rememberSandboxHost(host: SandboxHost): void {
+  hostMemo ??= host;
+}
+
+/**
+ * {@link sandboxHost}, asked without blocking (the backend's probe asks it this way): the same
+ * one answer per process, whichever of the two asks first.
+ *
+ * @example
+ * ```ts
+ * import { sandboxHost, sandboxHostAsync } from "./host_probe.ts";
+ * (await sandboxHostAsync()) === sandboxHost(); // true
+ * ```
+ */
+export function sandboxHostAsync(): Promise<SandboxHost> {
+  if (hostMemo !== null) return Promise.resolve(hostMemo);
+  return hostPending ??= probeSandboxHostAsync().then((h) => hostMemo ??= h);
 }
 
 /**
@@ -225,8 +310,8 @@ export async function probeSandbox(opts: ProbeOptions = {}): Promise<ProbeResult
   if (os === "linux") {
     backend = "bwrap";
     host = opts.bwrap === undefined && opts.perl === undefined && opts.arch === undefined
-      ? sandboxHost()
-      : probeSandboxHost(opts.bwrap, opts.perl, opts.arch);
+      ? await sandboxHostAsync()
+      : await probeSandboxHostAsync(opts.bwrap, opts.perl, opts.arch);
     argv = bwrapProbeArgv(opts.bwrap ?? BWRAP_PATH, host.bwrap);
     const problem = guardProblem(opts.perl ?? PERL_PATH, opts.arch ?? Deno.build.arch);
     if (problem !== null) return { ok: false, backend, program: argv[0], reason: problem };

@@ -106,6 +106,8 @@ export { resolveRoots, type ResolveRootsOptions } from "./write_exec_roots_io.ts
 export { makePrivateTmpdir, removeMaskPoints, removePrivateTmpdir } from "./run_dir.ts";
 export { assertSafePath, unsafePathChar } from "./safe_path.ts";
 export { readOnlyMatcher, type ScanHit, scanWritableRoots } from "./write_root_scan.ts";
+export { ScanCache, scanCachePath } from "./write_root_scan_cache.ts";
+export { cachedProbe, probeCachePath, probeIdentity } from "./probe_cache.ts";
 export { seatbeltArgv, seatbeltParams, type SeatbeltPlan, seatbeltProfile } from "./seatbelt.ts";
 export {
   type ConfinedRunResult,

@@ -42,7 +42,12 @@ import { assertSafePath } from "./safe_path.ts";
 import { execAllows, readShebang } from "./gate_exec.ts";
 import { type ExecOwner, execRefusalMessage, interpreterRefusalMessage } from "./exec_hint.ts";
 import { confinedFilePath } from "./operator_file.ts";
-import { readOnlyMatcher, type ScanRecord, scanWritableRoots } from "./write_root_scan.ts";
+import {
+  readOnlyMatcher,
+  scanMatcherContext,
+  type ScanRecord,
+  scanWritableRoots,
+} from "./write_root_scan.ts";
 import { execAllowlist, type LandlockRule, loaderCandidates } from "./landlock.ts";
 import type { SandboxHost } from "./host_probe.ts";
 
@@ -99,6 +104,11 @@ export interface PrepareOptions {
    * command (`rescanWritableRoots`, via `newReadOnlyEntries`).
    */
   readonly scanRecord?: ScanRecord;
+  /**
+   * The record an earlier run's scan left (the signed cache, `write_root_scan_cache.ts`), asked
+   * for by the matcher's description: its unchanged directories are not listed again.
+   */
+  readonly scanCache?: { load(context: string): ScanRecord | null };
   /**
    * The project's control plane (the table and git's resolved paths), kept read-only; its root
    * is taken to be the project's.
@@ -268,6 +278,9 @@ export function prepareConfinement(opts: PrepareOptions): ConfinementPlan {
     [roots.tmpdir, ...roots.writeRoots],
     readOnlyMatcher(roots.projectReal, opts.protectedPaths, foldCase, owned),
     opts.scanRecord,
+    opts.scanCache?.load(
+      scanMatcherContext(roots.projectReal, opts.protectedPaths, foldCase, owned),
+    ) ?? undefined,
   );
   // Each writable place as it was checked: bwrap binds it from a descriptor the exec guard
   // opens and compares, so a root swapped for a link after this point is never followed.

@@ -60,6 +60,32 @@ export function readOnlyMatcher(
 }
 
 /**
+ * What {@link readOnlyMatcher} is made from, as one string: a record made with one matcher is
+ * reused (`scanWritableRoots`'s `previous`) only by a walk with the same.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { scanMatcherContext } from "./write_root_scan.ts";
+ * assert.notEqual(scanMatcherContext("/p", ["*.pem"], false), scanMatcherContext("/p", [], false));
+ * ```
+ */
+export function scanMatcherContext(
+  projectReal: string,
+  protectedPaths: readonly string[],
+  foldCase: boolean,
+  ownedWrites: readonly string[] = [],
+): string {
+  return JSON.stringify([
+    "read-only matcher 1",
+    projectReal,
+    protectedPaths,
+    foldCase,
+    ownedWrites,
+  ]);
+}
+
+/**
  * Whether an absolute path inside the project is covered by `protected_paths` (patterns
  * normalized once) and not owned: the command entry's `writes` globs (`ownedWrites`, default
  * none) do not cover it (`protectedWriteRefused`, the rule the request checks use too).
@@ -94,12 +120,15 @@ export interface ScannedDir {
   readonly at: number;
   /** The subdirectories the walk descended into (hits, never descended into, are not here). */
   readonly descended: readonly string[];
+  /** The entries of this directory the matcher selected (hits), sorted. */
+  readonly hits: readonly ScanHit[];
 }
 
 /**
  * What {@link scanWritableRoots} saw, by directory: filled when given, read by
  * {@link rescanWritableRoots} so the walk after the command lists only the directories whose
- * entries may have changed.
+ * entries may have changed, and by the next run's first walk (given as `previous`, from the
+ * signed cache `write_root_scan_cache.ts` keeps), which then lists only those too.
  */
 export type ScanRecord = Map<string, ScannedDir>;
 
@@ -130,7 +159,13 @@ function lstatOrNull(path: string): Deno.FileInfo | null {
  * (`lib/git/repo_shape.ts`), not descending into a selected entry. An unreadable directory
  * inside a root is refused (`CONFINED_PATH_UNSAFE`): what it holds could not be kept read-only.
  * When `record` is given, every directory descended into is recorded in it (its `lstat`
- * identity, taken before it is listed, and the subdirectories descended into).
+ * identity, taken before it is listed, the subdirectories descended into and its hits).
+ *
+ * With an earlier walk's record as `previous` (made with the same matcher), a directory whose
+ * identity is the one recorded there, settled, holds the same entries (see
+ * {@link rescanWritableRoots}) and so the same hits: they are taken from the record, and the
+ * directory is not listed. Every other directory is listed. The hits are those a walk without
+ * `previous` finds.
  *
  * @example
  * ```ts
@@ -143,8 +178,9 @@ export function scanWritableRoots(
   roots: readonly string[],
   isHit: ReadOnlyMatcher,
   record?: ScanRecord,
+  previous?: ScanRecord,
 ): ScanHit[] {
-  return walk(roots, isHit, record, undefined);
+  return walk(roots, isHit, record, previous, true);
 }
 
 /**
@@ -171,14 +207,20 @@ export function rescanWritableRoots(
   isHit: ReadOnlyMatcher,
   record: ScanRecord,
 ): ScanHit[] {
-  return walk(roots, isHit, undefined, record);
+  return walk(roots, isHit, undefined, record, false);
 }
 
+/**
+ * The one walk. A directory unchanged since `seen` recorded it is not listed: its recorded
+ * subdirectories are walked, and its recorded hits returned when `seenHits` (a first walk from
+ * an earlier record), not when only what changed is asked (the walk after the command).
+ */
 function walk(
   roots: readonly string[],
   isHit: ReadOnlyMatcher,
   record: ScanRecord | undefined,
   seen: ScanRecord | undefined,
+  seenHits: boolean,
 ): ScanHit[] {
   const hits: ScanHit[] = [];
   const stack = [...roots];
@@ -201,6 +243,8 @@ function walk(
     if (was !== undefined && st !== null && dirId(st) === was.id) {
       // Unchanged since the first walk listed it: its entries are the ones it had.
       stack.push(...was.descended);
+      if (seenHits) hits.push(...was.hits);
+      record?.set(dir, was);
       continue;
     }
     const at = Date.now();
@@ -226,10 +270,11 @@ function walk(
       continue;
     }
     const descended: string[] = [];
+    const own: ScanHit[] = [];
     for (const entry of entries) {
       const path = dir === "/" ? "/" + entry.name : dir + "/" + entry.name;
       if (isHit(path, entry.name)) {
-        hits.push({ path, kind: kindOfInfo(entry) });
+        own.push({ path, kind: kindOfInfo(entry) });
       } else if (entry.isDirectory) {
         stack.push(path);
         descended.push(path);
@@ -240,8 +285,18 @@ function walk(
       // clock tick: it is recorded so that the walk after the command lists it again.
       const settled = (st.ctime?.getTime() ?? at) < at - SCAN_SETTLE_MS &&
         (st.mtime?.getTime() ?? at) < at - SCAN_SETTLE_MS;
-      record.set(dir, { id: settled ? dirId(st) : "unsettled", at, descended });
+      record.set(dir, {
+        id: settled ? dirId(st) : "unsettled",
+        at,
+        descended,
+        hits: sortHits(own),
+      });
     }
+    hits.push(...own);
   }
+  return sortHits(hits);
+}
+
+function sortHits(hits: ScanHit[]): ScanHit[] {
   return hits.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

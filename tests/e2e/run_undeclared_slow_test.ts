@@ -9,7 +9,9 @@
  * itself: they fail inside it and nothing changes.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { scanCachePath } from "../../lib/sandbox/write_root_scan_cache.ts";
+import { probeCachePath } from "../../lib/sandbox/probe_cache.ts";
 import { snapshotTree, type TreeEntry } from "../_helpers/mod.ts";
 import {
   assertJsonRefused,
@@ -335,8 +337,18 @@ Deno.test("run: writes outside the project (HOME, its parent, /tmp, through a sy
     assert.deepEqual(names(), namesBefore);
     assert.equal(exists(join(w.dir, "outside.txt")), false);
     assert.equal(exists(join(w.scratch, "through.txt")), false);
-    // The private TMPDIR is gone after the run.
-    assert.deepEqual([...Deno.readDirSync(w.tmp)], []);
+    // The private TMPDIR is gone after the run; beside where it was, only the write roots' scan
+    // and the sandbox probe's answer stay (regular files, the operator's alone, signed:
+    // write_root_scan_cache.ts, probe_cache.ts).
+    const left = [...Deno.readDirSync(w.tmp)].sort((a, b) => a.name < b.name ? -1 : 1);
+    assert.deepEqual(
+      left.map((e) => e.name),
+      [basename(probeCachePath(w.tmp)), basename(scanCachePath(w.tmp, w.project))].sort(),
+    );
+    for (const e of left) {
+      assert.equal(e.isFile, true);
+      assert.equal((Deno.statSync(join(w.tmp, e.name)).mode ?? 0) & 0o777, 0o600);
+    }
     await w.verifyOk();
   });
 });

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import fc from "../_helpers/fc.ts";
 import {
+  atomicWriteFile,
   atomicWriteFileSync,
   fillNewFileSync,
   isTempNameFor,
@@ -194,4 +195,53 @@ Deno.test("atomicWriteFileSync: a setuid/setgid/sticky file is replaced without 
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test("atomicWriteFile: the name leads to the new bytes only once what it waits beside is durable", async () => {
+  const dir = Deno.makeTempDirSync();
+  const target = `${dir}/head`;
+  Deno.writeTextFileSync(target, "old\n");
+  let done!: () => void;
+  const alongside = new Promise<void>((r) => done = r);
+  const writing = atomicWriteFile(target, "new\n", { mode: 0o644 }, alongside);
+  // Its own fsync has had time to finish; the other one has not: nothing is renamed yet.
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(Deno.readTextFileSync(target), "old\n");
+  assert.equal(listing(dir).length, 2, "the filled temporary file waits beside the target");
+  done();
+  assert.equal(await writing, 0o644);
+  assert.equal(Deno.readTextFileSync(target), "new\n");
+  assert.deepEqual(listing(dir), ["head"]);
+});
+
+Deno.test("atomicWriteFile: what it waits beside fails: that error, the target unchanged, no temporary file", async () => {
+  const dir = Deno.makeTempDirSync();
+  const target = `${dir}/head`;
+  Deno.writeTextFileSync(target, "old\n");
+  await assert.rejects(
+    atomicWriteFile(target, "new\n", {}, Promise.reject(new Error("the row's fsync failed"))),
+    /the row's fsync failed/,
+  );
+  assert.equal(Deno.readTextFileSync(target), "old\n");
+  assert.deepEqual(listing(dir), ["head"]);
+});
+
+Deno.test("atomicWriteFile: a temporary file swapped before the mode is set: refused, the target unchanged, what it waits beside still awaited", async () => {
+  const dir = Deno.makeTempDirSync();
+  const target = `${dir}/head`;
+  Deno.writeTextFileSync(target, "old\n");
+  let settled = false;
+  const alongside = new Promise<void>((r) => setTimeout(r, 20)).then(() => {
+    settled = true;
+  });
+  await assert.rejects(
+    withSwapAtStat(() => {
+      const tmp = [...Deno.readDirSync(dir)].find((e) => e.name !== "head")!.name;
+      Deno.removeSync(`${dir}/${tmp}`);
+      Deno.writeTextFileSync(`${dir}/${tmp}`, "newcomer");
+    }, () => atomicWriteFile(target, "new\n", { mode: 0o600 }, alongside)),
+    Deno.errors.AlreadyExists,
+  );
+  assert.equal(settled, true);
+  assert.equal(Deno.readTextFileSync(target), "old\n");
 });

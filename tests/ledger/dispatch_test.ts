@@ -14,6 +14,7 @@ import {
   resolveDispatch,
 } from "../../lib/ledger/dispatch.ts";
 import { verifyLedgerAt } from "../../lib/ledger/verify.ts";
+import { HmacKey } from "../../lib/crypto/hash.ts";
 import { DispatchError, LedgerError } from "../../lib/errors.ts";
 import {
   hmacHex,
@@ -331,6 +332,92 @@ Deno.test("a row of the nonce's own dispatch that fails its MAC makes resolve re
       }
       const e = await assertRefusal(() => agentFor(sb.project, KEY.hmac, nonce), "LEDGER_TAMPERED");
       assert.ok(e instanceof LedgerError);
+    }
+  });
+});
+
+Deno.test("the use's read verifies no row the attempt's read verified; a row appended between them is verified", async () => {
+  await withSandbox("dispatch-verified-once", async (sb) => {
+    const { nonce } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    // A process that did not issue the dispatch (an act): it has verified nothing yet.
+    const act = new HmacKey(new TextEncoder().encode(KEY_TEXT));
+    const proto = HmacKey.prototype as unknown as { verify: (...a: unknown[]) => boolean };
+    const real = proto.verify;
+    let checks = 0;
+    proto.verify = function (this: HmacKey, ...a: unknown[]) {
+      checks++;
+      return real.apply(this, a);
+    };
+    try {
+      await resolveDispatch(sb.project, act, nonce, { count: "attempt" });
+      assert.equal(checks, 1, "the attempt's read verifies the dispatch row");
+      checks = 0;
+      await resolveDispatch(sb.project, act, nonce, { count: "use" });
+      assert.equal(checks, 0, "the dispatch row and the attempt row are known to verify");
+      // A row naming the dispatch appended meanwhile that this process never saw is verified
+      // (and refused): the earlier reads vouch for exact lines only.
+      const p = stateFiles(sb.project);
+      await Deno.writeTextFile(
+        p.dispatches,
+        pyDumps({ mac: "0".repeat(64), use: dispatchId(act, nonce) }) + "\n",
+        {
+          append: true,
+        },
+      );
+      checks = 0;
+      await refuses(
+        sb,
+        () => resolveDispatch(sb.project, act, nonce, { count: "use" }),
+        "LEDGER_TAMPERED",
+      );
+      assert.ok(checks >= 1, "the new row's MAC was checked");
+    } finally {
+      proto.verify = real;
+    }
+  });
+});
+
+Deno.test("attemptSyncLater: the attempt row is written before resolve returns, its fsync settles `durable` after; an AGENT_MISMATCH waits for it", async () => {
+  await withSandbox("dispatch-sync-later", async (sb) => {
+    const { nonce, id } = await issueDispatch(sb.project, KEY.hmac, "worker");
+    const proto = Deno.FsFile.prototype as unknown as { sync: () => Promise<void> };
+    const real = proto.sync;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => release = r);
+    let pending = 0;
+    proto.sync = function (this: Deno.FsFile) {
+      pending++;
+      return gate.then(() => real.call(this)).finally(() => pending--);
+    };
+    try {
+      const rec = await resolveDispatch(sb.project, KEY.hmac, nonce, {
+        count: "attempt",
+        attemptSyncLater: true,
+      });
+      assert.equal(rec.attempts, 1);
+      assert.equal(pending, 1, "the fsync is still in flight");
+      let settled = false;
+      rec.durable.then(() => settled = true);
+      assert.deepEqual((await storeRows(sb.project)).filter((r) => r.attempt === id).length, 1);
+      await new Promise((r) => setTimeout(r, 10));
+      assert.equal(settled, false);
+      release();
+      await rec.durable;
+      assert.equal(pending, 0);
+      // A claimed agent that differs is refused only once its attempt is on disk.
+      let refusedWhilePending = -1;
+      const mismatch = resolveDispatch(sb.project, KEY.hmac, nonce, {
+        count: "attempt",
+        expectAgent: "other",
+        attemptSyncLater: true,
+      }).catch((e) => {
+        refusedWhilePending = pending;
+        throw e;
+      });
+      await assertRefusal(() => mismatch, "AGENT_MISMATCH");
+      assert.equal(refusedWhilePending, 0);
+    } finally {
+      proto.sync = real;
     }
   });
 });

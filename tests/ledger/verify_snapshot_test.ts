@@ -17,7 +17,7 @@
  * Every case asserts the verdict and that verify wrote nothing.
  */
 import assert from "node:assert/strict";
-import { checkTail, writeRowLocked } from "../../lib/ledger/append.ts";
+import { checkTail, writeRowLockedSync } from "../../lib/ledger/append.ts";
 import { atomicWriteFileSync } from "../../lib/fs/atomic_write.ts";
 import { LedgerError } from "../../lib/errors.ts";
 import { statePaths } from "../../lib/layout.ts";
@@ -46,7 +46,7 @@ function appendNow(root: string, body: RowBody): void {
   const file = realOpenSync(paths.ledger, { read: true, append: true });
   try {
     realLockSync.call(file, true);
-    writeRowLocked(
+    writeRowLockedSync(
       file,
       paths,
       FIXTURE_KEY.hmac,

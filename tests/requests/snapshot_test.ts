@@ -420,15 +420,19 @@ Deno.test("no worktree, a bare repository, or a git too old: refused before anyt
         RequestError,
       );
     }
-    // The read-only rev-parse, then the version to explain its refused answer; nothing else is
-    // ever asked of a git that is too old or unrecognised.
+    // The read-only rev-parse and the config listing (started together: listing config runs
+    // nothing), then the version to explain rev-parse's refused answer; nothing else is ever
+    // asked of a git that is too old or unrecognised, and what it listed is never read (the
+    // refusal is the version's).
     const calls = Deno.readTextFileSync(log).trim().split("\n");
     assert.equal(calls.filter((c) => c === "--version").length, 2, "the version was asked");
-    assert.equal(calls.length, 4, `two calls each: ${calls.join(" | ")}`);
-    // (`config --list` is asked only once rev-parse has answered in the shape of git 2.31+.)
+    assert.equal(calls.length, 6, `three calls each: ${calls.join(" | ")}`);
     assert.ok(
-      calls.every((c) => c === "--version" || c.includes(" rev-parse --path-format=absolute ")),
-      `only the version and rev-parse were asked: ${calls.join(" | ")}`,
+      calls.every((c) =>
+        c === "--version" || c === "config --list --show-origin -z" ||
+        c.includes(" rev-parse --path-format=absolute ")
+      ),
+      `only the version, rev-parse and the config listing were asked: ${calls.join(" | ")}`,
     );
     await assertRefusal(
       () => openGitContext(plain, { parentEnv: { PATH: plain, HOME: plain } }),

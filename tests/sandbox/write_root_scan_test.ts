@@ -222,3 +222,48 @@ Deno.test("rescan, as an attacker: times put back, a hard link, a rename in plac
     Deno.removeSync(base, { recursive: true });
   }
 });
+
+Deno.test("scan with an earlier record: unchanged directories are not listed and give their hits; changed, replaced and new ones are listed; the hits are a full walk's", async () => {
+  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "at-scan-prev-" }));
+  try {
+    const root = `${base}/build`;
+    for (const d of ["a/b", "c/.claude", "d"]) Deno.mkdirSync(`${root}/${d}`, { recursive: true });
+    Deno.writeTextFileSync(`${root}/a/key.pem`, "k");
+    await new Promise((r) => setTimeout(r, SCAN_SETTLE_MS + 100));
+    const matcher = readOnlyMatcher(base, ["*.pem"], false);
+    let calls = 0;
+    const m = (abs: string, name: string) => {
+      calls++;
+      return matcher(abs, name);
+    };
+    const first: ScanRecord = new Map();
+    const full = scanWritableRoots([root], m, first);
+    assert.deepEqual(full.map((h) => h.path), [`${root}/a/key.pem`, `${root}/c/.claude`]);
+    // The next run: nothing changed, nothing listed, the same hits, the record carried over.
+    calls = 0;
+    const second: ScanRecord = new Map();
+    assert.deepEqual(scanWritableRoots([root], m, second, first), full);
+    assert.equal(calls, 0, "no directory was listed");
+    assert.deepEqual([...second.keys()].sort(), [...first.keys()].sort());
+    // Between runs: a `.git` planted deep down, a directory replaced by one holding a `.GIT`,
+    // a new directory with a protected file. Found exactly as a walk without the record finds.
+    Deno.mkdirSync(`${root}/a/b/.git/hooks`, { recursive: true });
+    Deno.removeSync(`${root}/d`, { recursive: true });
+    Deno.mkdirSync(`${root}/d/.GIT`, { recursive: true });
+    Deno.mkdirSync(`${root}/new`);
+    Deno.writeTextFileSync(`${root}/new/other.pem`, "k");
+    calls = 0;
+    const third = scanWritableRoots([root], m, new Map(), second);
+    assert.deepEqual(third, scanWritableRoots([root], matcher));
+    assert.deepEqual(third.map((h) => h.path), [
+      `${root}/a/b/.git`,
+      `${root}/a/key.pem`,
+      `${root}/c/.claude`,
+      `${root}/d/.GIT`,
+      `${root}/new/other.pem`,
+    ]);
+    assert.ok(calls > 0 && calls < 12, `only what changed was listed (${calls} entries judged)`);
+  } finally {
+    Deno.removeSync(base, { recursive: true });
+  }
+});
