@@ -451,11 +451,15 @@ async function serveLocked(
   const errors = pre.checks.filter((c) => !c.ok && c.level === "error");
   if (errors.length > 0) {
     const c = errors[0];
-    const adds = errors.flatMap((e) =>
-      e.add === undefined ? [] : [`${e.add.line} to ${e.add.file}`]
-    );
+    const adds = (into: "sandbox" | undefined) =>
+      errors.flatMap((e) =>
+        e.add === undefined || e.add.into !== into ? [] : [`${e.add.line} to ${e.add.file}`]
+      );
     const more = errors.length > 1 ? ` (and ${errors.length - 1} more error(s))` : "";
-    const lines = adds.length > 0 ? `; add to "permissions.deny": ${adds.join(", ")}` : "";
+    const deny = adds(undefined);
+    const sandbox = adds("sandbox");
+    const lines = (deny.length > 0 ? `; add to "permissions.deny": ${deny.join(", ")}` : "") +
+      (sandbox.length > 0 ? `; set in "sandbox": ${sandbox.join(", ")}` : "");
     throw new QueueError(
       "PREFLIGHT_FAILED",
       `${c.name}: ${c.message}${more}${lines} (agentteams doctor lists each)`,
