@@ -695,7 +695,8 @@ function deniedBy(denies: readonly DenyRule[], tool: string, t: Target): boolean
 
 /**
  * Whether the settings deny every session writing `abs` (a file, or with `subtree` a directory
- * and all below it): an `Edit(...)` deny rule in a file Claude Code reads covers it, and no
+ * and all below it): an `Edit(...)` deny rule in a file Claude Code reads covers it, Claude's
+ * sandbox holds Bash to it ({@link REQUIRED_SANDBOX}, no excluded commands), and no
  * `sandbox.filesystem.allowWrite` entry re-opens it to sandboxed commands. What "a
  * session cannot write it" is checked as, with the control plane's coverage
  * (`lib/authz/trust.ts`). Pure; a file Claude Code would ignore denies nothing.
@@ -704,10 +705,12 @@ function deniedBy(denies: readonly DenyRule[], tool: string, t: Target): boolean
  * ```ts
  * import assert from "node:assert/strict";
  * import { writeDenied } from "./session_settings.ts";
- * assert.equal(writeDenied({
- *   root: "/p", homeDir: "/home/op",
- *   settings: [{ path: "/p/.claude/settings.json", text: '{"permissions":{"deny":["Edit(./references/**)"]}}' }],
- * }, "/p/references/security-approvers.txt", false), true);
+ * const text = JSON.stringify({
+ *   permissions: { deny: ["Edit(./references/**)"] },
+ *   sandbox: { enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false },
+ * });
+ * const settings = [{ path: "/p/.claude/settings.json", text }];
+ * assert.equal(writeDenied({ root: "/p", homeDir: "/home/op", settings }, "/p/references/security-approvers.txt", false), true);
  * ```
  */
 export function writeDenied(
@@ -722,6 +725,9 @@ export function writeDenied(
   }
   const { denies, segmentsOf } = denyRules(input, parsed);
   if (!deniedBy(denies, "Edit", { abs, segs: pathSegments(abs), subtree })) return false;
+  // Without Claude's sandbox holding Bash to it, the rule binds the file tools only: a session's
+  // shell writes the path all the same (probe 22c C6).
+  if (sandboxFindings(parsed).length > 0) return false;
   // A `sandbox.filesystem.allowWrite` entry over it re-opens it to sandboxed commands: one the
   // check cannot read, or that overlaps the path at all, leaves it writable (fail closed; doctor
   // reports it as SETTINGS_REOPENED).

@@ -423,6 +423,28 @@ Deno.test("writeDenied: a sandbox allowWrite entry overlapping the path (or unre
   assert.equal(writeDenied(at(["./references"]), keys, true), false);
   assert.equal(writeDenied(at(["**/authorized-verify-keys"]), keys, true), false);
   assert.equal(writeDenied(at(["../x"]), keys, true), false);
+  // Without Claude's sandbox holding Bash to the rule (any value missing or weakened, a command
+  // excluded), a session's shell writes the path all the same (probe 22c C6).
+  const bash = (sandbox: Record<string, unknown> | null) => ({
+    root: ROOT,
+    homeDir: HOME,
+    settings: [{
+      path: `${ROOT}/.claude/settings.json`,
+      text: JSON.stringify({
+        permissions: { deny: ["Edit(./references/**)"] },
+        ...(sandbox === null ? {} : { sandbox }),
+      }),
+    }],
+  });
+  assert.equal(writeDenied(bash(SANDBOX), keys, true), true);
+  assert.equal(writeDenied(bash(null), keys, true), false);
+  assert.equal(writeDenied(bash({ ...SANDBOX, enabled: false }), keys, true), false);
+  assert.equal(writeDenied(bash({ ...SANDBOX, failIfUnavailable: false }), keys, true), false);
+  assert.equal(
+    writeDenied(bash({ ...SANDBOX, allowUnsandboxedCommands: true }), keys, true),
+    false,
+  );
+  assert.equal(writeDenied(bash({ ...SANDBOX, excludedCommands: ["sed"] }), keys, true), false);
 });
 
 Deno.test("session settings: plugins, marketplaces and additional directories load agents from elsewhere (SETTINGS_EXTRA_AGENTS, at their line); false plugins and empty lists do not", () => {
