@@ -21,7 +21,10 @@
  * - a file Claude Code would reject (not JSON: comments, trailing commas; or a shape it cannot
  *   read) denies nothing, since Claude Code then ignores the whole file;
  * - `sandbox.filesystem.allowRead` / `allowWrite`, and `permissions.allow` / `ask` rules, over a
- *   denied path are reported.
+ *   denied path are reported;
+ * - with the trust roots' rules, Claude's sandbox must hold Bash to the rules (the deny rules
+ *   alone bind its file tools only): {@link REQUIRED_SANDBOX}, read across the files as Claude
+ *   Code merges them, each missing or weakened value a `SETTINGS_SANDBOX` error.
  *
  * @example
  * ```ts
