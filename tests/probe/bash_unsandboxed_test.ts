@@ -58,7 +58,13 @@ Deno.test("probe 22c (C6): settings that leave the orchestrator's Bash outside C
     const s = await serveToEnd(w);
     const refusal = assertCliRefused(s, "serve", "PREFLIGHT_FAILED", 1);
     assert.match(refusal.reason, /sandbox\.enabled/);
-    assert.match(s.stderr, /set in "sandbox": "enabled": true to \.claude\/settings\.json/);
+    assert.ok(
+      s.stderr.includes(
+        'set "sandbox": {"enabled": true, "failIfUnavailable": true, ' +
+          '"allowUnsandboxedCommands": false} in .claude/settings.json',
+      ),
+      s.stderr,
+    );
     assertSameTree(before, whole(), "after serve");
   });
 });

@@ -33,7 +33,10 @@ Deno.test("serve refuses to start while the sandbox settings leave Bash outside 
         if (c.at) assert.ok(r.stderr.includes(place), r.stderr);
         if (c.key !== "excludedCommands") {
           assert.ok(
-            r.stderr.includes(`"${c.key}": ${OPERATOR_SANDBOX[c.key]} to ${c.file}`),
+            new RegExp(
+              `; set "sandbox": \\{[^}]*"${c.key}": ${OPERATOR_SANDBOX[c.key]}[^}]*\\} in ` +
+                c.file.replaceAll(".", "\\."),
+            ).test(r.stderr),
             r.stderr,
           );
         }
