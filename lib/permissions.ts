@@ -233,6 +233,37 @@ const PROGRAMS_NOT_ON: Record<ReleaseOs, readonly string[]> = {
 };
 
 /**
+ * V8 flags a release launcher adds for one command, keyed by the command's first word. The audit
+ * allocates at the rate of its YAML parses (every agent file's front matter, as each host reads
+ * it), and with V8's default young generation its peak RSS was ~230 MiB for 10,000 files against
+ * ~100 MiB for reading and parsing them; a 2 MiB semi-space holds it at ~125-140 MiB for the same
+ * CPU time (measured, `deno task bench --only=audit`). Every other command keeps V8's defaults
+ * (a smaller young generation costs the ledger's and the run's allocations more collections).
+ * Each flag is one shell word: the launcher passes it unquoted.
+ */
+export const COMMAND_V8_FLAGS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  audit: Object.freeze(["--max-semi-space-size=2"]),
+});
+
+/**
+ * The `deno run` option that carries {@link COMMAND_V8_FLAGS} for the command whose first word is
+ * `word` (none for the others): what the launcher `scripts/install` writes adds, and what the
+ * bench's stand-in for that launcher adds.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { launchV8Flags } from "./permissions.ts";
+ * assert.deepEqual(launchV8Flags("audit"), ["--v8-flags=--max-semi-space-size=2"]);
+ * assert.deepEqual(launchV8Flags("ledger"), []);
+ * ```
+ */
+export function launchV8Flags(word: string): string[] {
+  const flags = Object.hasOwn(COMMAND_V8_FLAGS, word) ? COMMAND_V8_FLAGS[word] : [];
+  return flags.length === 0 ? [] : [`--v8-flags=${flags.join(",")}`];
+}
+
+/**
  * The union of every command's permissions, for the release forms (the compiled binaries, the
  * launcher `scripts/install` writes): read and write unrestricted (a project's paths are known
  * only at run time; at start each command revokes the categories it needs none of, but keeps the

@@ -23,7 +23,9 @@ import {
   CUT_END,
   CUT_START,
   HAS_MAC,
-  HAS_TIME,
+  LINE_SCANNED,
+  LINE_TOO_LONG,
+  lineStatus,
   MAC_POS,
   PREV_POS,
   SCAN_SLOTS,
@@ -184,8 +186,10 @@ const SCANNED: LineForm = Object.freeze({ kind: "scanned" });
 /**
  * The form of the line `b[start..end)` (no newline), filling `scan` (`SCAN_SLOTS` slots) for a
  * `scanned` one. This, {@link rowFault} and the MAC check of {@link judgeRow} are the one
- * definition of a row: the batch verifier (`verify_rows.ts`) uses this function and hashes in
- * WebAssembly what {@link judgeRow} hashes here.
+ * definition of a row: the batch verifier (`verify_rows.ts`) runs the same scanner over a chunk
+ * of lines at once (`scan_lines` beside `scan_row` in lib/crypto/wasm/sha256.c, with this
+ * function's `scanned` test), calls this function for each line that does not scan, and hashes
+ * in WebAssembly what {@link judgeRow} hashes here.
  *
  * @example
  * ```ts
@@ -200,10 +204,9 @@ const SCANNED: LineForm = Object.freeze({ kind: "scanned" });
  * ```
  */
 export function lineForm(b: Uint8Array, start: number, end: number, scan: Int32Array): LineForm {
-  if (end - start > MAX_ROW_BYTES) return LINE_TOO_LARGE;
-  if (scanRow(b, start, end, scan) && scan[HAS_MAC] && scan[HAS_TIME] && scan[PREV_POS] !== -1) {
-    return SCANNED;
-  }
+  const status = lineStatus(b, start, end, scan, MAX_ROW_BYTES);
+  if (status & LINE_TOO_LONG) return LINE_TOO_LARGE;
+  if (status & LINE_SCANNED) return SCANNED;
   let v: unknown;
   try {
     v = JSON.parse(dec.decode(b.subarray(start, end)));

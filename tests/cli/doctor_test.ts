@@ -41,7 +41,12 @@ async function withProject(
 const BRIEF = "agentteams.json";
 
 /** The trust roots' rules: without one, doctor fails and serve refuses to start. */
-const TRUST_RULES = ["Edit(./references/**)", "Edit(./.claude/**)", "Edit(./agentteams.json)"];
+const TRUST_RULES = [
+  "Edit(./.agentteams-status/**)",
+  "Edit(./references/**)",
+  "Edit(./.claude/**)",
+  "Edit(./agentteams.json)",
+];
 
 /** The trust roots' rules with the key dir's (an error too, with them: probe 22c "Noticed"). */
 function trustRules(sb: Sandbox): string[] {
@@ -49,8 +54,9 @@ function trustRules(sb: Sandbox): string[] {
 }
 
 /**
- * The eight rules doctor asks for in a sandbox whose key dir lies outside HOME: the last three keep
- * sessions from writing the trust roots (references/, the settings themselves and the brief).
+ * The eight rules doctor asks for in a sandbox whose key dir lies outside HOME: the last four keep
+ * sessions from writing the trust roots (the status folder with the runner's published key,
+ * references/, the settings themselves and the brief).
  */
 function allRules(sb: Sandbox): string[] {
   return [
@@ -268,9 +274,10 @@ Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code
     assert.deepEqual(Object.keys(j).sort(), ["checks", "errors", "ok", "project", "warnings"]);
     assert.equal(j.ok, false);
     // No .claude/ at all: the "nothing denied" warning and the eight rules, the trust roots'
-    // three and the key dir's errors, and the three sandbox values Claude's sandbox needs.
-    assert.equal(j.errors, 7);
-    assert.equal(j.warnings, 5);
+    // four and the key dir's errors (the status folder's: the runner's published key is one),
+    // and the three sandbox values Claude's sandbox needs.
+    assert.equal(j.errors, 8);
+    assert.equal(j.warnings, 4);
     const errors = j.checks.filter((c: { level: string; ok: boolean }) =>
       !c.ok && c.level === "error"
     );

@@ -384,6 +384,7 @@ Deno.test("session settings: a trust root's missing rule, or a sandbox entry re-
   assert.deepEqual(marked, [
     // The key dir's too, with the trust roots' rules (probe 22c "Noticed").
     "Read(~/.config/agentteams/keys/**)",
+    "Edit(./.agentteams-status/**)",
     "Edit(./references/**)",
     "Edit(./.claude/**)",
     "Edit(./agentteams.jsonc)",
