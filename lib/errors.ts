@@ -242,6 +242,7 @@ export class InitError extends AgentTeamsError {
       | "INIT_AGENT_UNREADABLE"
       | "INIT_LINK"
       | "INIT_RULES_UNMET"
+      | "INIT_SANDBOX_EXCLUDED"
       | "INIT_BRIEF_INVALID"
       | "INIT_FILE_UNREADABLE"
       | "INIT_BACKUP",

@@ -799,9 +799,19 @@ function sessionDeny(): string[] {
   ];
 }
 
-/** Writes the project's `.claude/settings.json`: {@link sessionDeny}, and `allow` if given. */
+/**
+ * Writes the project's `.claude/settings.json`: {@link sessionDeny}, and `allow` if given, with
+ * Claude's sandbox on (doctor and serve require it: without it the rules do not bind Bash).
+ */
 function writeSessionSettings(dir: string, allow: string[] = []): string {
-  const text = JSON.stringify({ permissions: { deny: sessionDeny(), allow } }, null, 2);
+  const text = JSON.stringify(
+    {
+      permissions: { deny: sessionDeny(), allow },
+      sandbox: { enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false },
+    },
+    null,
+    2,
+  );
   Deno.mkdirSync(`${dir}/.claude`, { recursive: true });
   Deno.writeTextFileSync(`${dir}/.claude/settings.json`, text);
   return text;

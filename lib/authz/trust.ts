@@ -12,7 +12,9 @@
  *   files with its own tools unless the Claude Code settings deny it. "Cannot write" is checked
  *   as: control plane coverage (always, for `references/`) **and** an `Edit(...)` deny rule over
  *   the path in `.claude/settings.json` or `.claude/settings.local.json`
- *   (`writeDenied`, lib/policy/session_settings.ts), and an `Edit(./.claude/**)` rule over the
+ *   (`writeDenied`, lib/policy/session_settings.ts), with Claude's sandbox holding Bash to it
+ *   (enabled, failIfUnavailable, no unsandboxed reruns, no excluded commands: else the rule binds
+ *   the file tools only), and an `Edit(./.claude/**)` rule over the
  *   settings themselves (they decide it: a session that could edit them could add the rule after
  *   planting a key). Under the switch a project path without its
  *   deny rule is not trusted: a key found only there is refused (`VERIFY_KEY_UNTRUSTED`), a roster

@@ -57,10 +57,16 @@ export async function doctor(ctx: Ctx): Promise<Outcome> {
   const byFile = new Map<string, string[]>();
   for (const c of checks) {
     if (c.add === undefined) continue;
-    byFile.set(c.add.file, [...(byFile.get(c.add.file) ?? []), c.add.line]);
+    const where = `${c.add.file}\0${c.add.into ?? "deny"}`;
+    byFile.set(where, [...(byFile.get(where) ?? []), c.add.line]);
   }
-  for (const [file, adds] of byFile) {
-    lines.push(`add to ${file}, in "permissions": {"deny": [...]}:`);
+  for (const [where, adds] of byFile) {
+    const [file, into] = where.split("\0");
+    lines.push(
+      into === "sandbox"
+        ? `set in ${file}, in "sandbox": {...}:`
+        : `add to ${file}, in "permissions": {"deny": [...]}:`,
+    );
     for (const a of adds) lines.push(`    ${oneLine(a)},`);
   }
   const errors = checks.filter((c) => !c.ok && c.level === "error");

@@ -7,9 +7,10 @@
  *    (`lib/policy/brief_template.ts`) naming the agents the audit's walk finds, checked by the
  *    brief's own reader, schema and lint; an existing brief is kept, and with `force` backed up
  *    (`<brief>.bak`, never over an earlier backup) and replaced;
- * 2. the Claude Code settings: exactly the deny rules the one settings check requires for this
- *    operator (`sessionSettingsFindings` with `operatorSettingsInput`, as `doctor` and `serve`
- *    ask it), merged into the file each belongs in without losing the user's rules; a settings
+ * 2. the Claude Code settings: exactly the deny rules and `sandbox` values the one settings check
+ *    requires for this operator (`sessionSettingsFindings` with `operatorSettingsInput`, as
+ *    `doctor` and `serve` ask it), merged into the file each belongs in without losing the
+ *    user's rules (a non-empty `sandbox.excludedCommands` is refused, never removed); a settings
  *    file that check cannot read (JSONC, not JSON, another shape, a link) is refused, never
  *    rewritten;
  * 3. the `.gitignore` lines for the runner's runtime folders;
@@ -61,7 +62,7 @@ import {
   sessionSettingsFindings,
   type SettingsText,
 } from "../policy/session_settings.ts";
-import { mergeDenyRules } from "../policy/session_settings_merge.ts";
+import { mergeSessionSettings } from "../policy/session_settings_merge.ts";
 import { MAX_SETTINGS_BYTES, readSessionSettings } from "../policy/session_settings_read.ts";
 import { operatorSettingsInput } from "../runner/preflight.ts";
 import { writePolicyReference } from "./reference.ts";
@@ -328,10 +329,27 @@ function settingsWrites(
         `would lose what you wrote): fix ${bad[0].file} by hand, then run agentteams init again`,
     );
   }
-  const byFile = new Map<string, string[]>();
+  // Commands the user excluded from Claude's sandbox: init removes nothing the user wrote.
+  const excluded = findings.find((f) => f.sandbox?.key === "excludedCommands");
+  if (excluded !== undefined) {
+    throw new InitError(
+      "INIT_SANDBOX_EXCLUDED",
+      `${excluded.message}. init never removes what you wrote: remove it by hand, then run ` +
+        "agentteams init again",
+    );
+  }
+  const byFile = new Map<string, { rules: string[]; sandbox: Record<string, boolean> }>();
+  const at = (file: string) => {
+    const e = byFile.get(file) ?? { rules: [], sandbox: {} };
+    byFile.set(file, e);
+    return e;
+  };
   for (const f of findings) {
-    if (f.code !== "SETTINGS_RULE_MISSING" || f.rule === null) continue;
-    byFile.set(f.file, [...(byFile.get(f.file) ?? []), f.rule]);
+    if (f.code === "SETTINGS_RULE_MISSING" && f.rule !== null) at(f.file).rules.push(f.rule);
+    // A sandbox value is set in the file the check names: the one whose value wins now.
+    if (f.sandbox !== undefined && f.sandbox.value !== null) {
+      at(f.file).sandbox[f.sandbox.key] = f.sandbox.value;
+    }
   }
   const writes: Write[] = [];
   const merged = new Map(files.map((s) => [relative(root, s.path), s]));
@@ -340,15 +358,28 @@ function settingsWrites(
     ...new Set([...SESSION_SETTINGS_FILES.filter((f) => byFile.has(f)), ...byFile.keys()]),
   ];
   for (const file of order) {
-    const rules = byFile.get(file) ?? [];
+    const { rules, sandbox } = byFile.get(file) ?? { rules: [], sandbox: {} };
     const now = merged.get(file);
-    const text = mergeDenyRules(now?.text ?? null, rules);
+    const text = mergeSessionSettings(now?.text ?? null, {
+      ...(rules.length > 0 ? { deny: rules } : {}),
+      sandbox,
+    });
     merged.set(file, { path: join(root, file), text });
+    const what = [
+      ...(rules.length > 0 ? [`deny ${rules.join(", ")} (permissions.deny)`] : []),
+      ...(Object.keys(sandbox).length > 0
+        ? [
+          `hold Bash to them in Claude's sandbox: ${
+            Object.entries(sandbox).map(([k, v]) => `sandbox.${k}: ${v}`).join(", ")
+          }`,
+        ]
+        : []),
+    ];
     writes.push({
       change: {
         file,
         action: now === undefined ? "create" : "update",
-        what: `deny ${rules.join(", ")} (permissions.deny)`,
+        what: what.join("; "),
       },
       content: enc.encode(text),
       expect: now?.text === undefined || now.text === null ? null : enc.encode(now.text),
@@ -356,13 +387,15 @@ function settingsWrites(
   }
   // Fail closed: the merged files must satisfy the very check the rules came from.
   const after = sessionSettingsFindings(input([...merged.values()]));
-  const left = after.filter((f) => f.code === "SETTINGS_RULE_MISSING");
+  const left = after.filter((f) =>
+    f.code === "SETTINGS_RULE_MISSING" || f.code === "SETTINGS_SANDBOX"
+  );
   if (left.length > 0) {
     throw new InitError(
       "INIT_RULES_UNMET",
-      `with the rules merged in, the settings would still miss ${left[0].rule} (${
-        left[0].message
-      }); nothing was written: add it by hand`,
+      `with the rules merged in, the settings would still miss ${
+        left[0].rule ?? `sandbox.${left[0].sandbox?.key}`
+      } (${left[0].message}); nothing was written: add it by hand`,
     );
   }
   return { writes, notes: after.map((f) => f.message) };
@@ -414,7 +447,7 @@ export function fixCommandOf(files: readonly string[]): string | null {
  * Switches the project at `root` on (see the module doc).
  *
  * @throws {InitError} `INIT_LINK`, `INIT_AGENT_UNREADABLE`, `INIT_SETTINGS_UNREADABLE`,
- *   `INIT_RULES_UNMET`, `INIT_BRIEF_INVALID`, `INIT_FILE_UNREADABLE`, `INIT_BACKUP`, each before
+ *   `INIT_SANDBOX_EXCLUDED`, `INIT_RULES_UNMET`, `INIT_BRIEF_INVALID`, `INIT_FILE_UNREADABLE`, `INIT_BACKUP`, each before
  *   anything is written;
  *   {@link PolicyError} `BRIEF_UNREADABLE` for two default briefs; {@link FsSafetyError} from a
  *   write that found its file changed or a link swapped in.

@@ -19,7 +19,7 @@ export { defaultBriefPath, loadPolicy, MAX_BRIEF_BYTES, readBriefBytes } from ".
 export type { UnreadableReason } from "./brief.ts";
 export { briefFindings, briefRelative, parsePolicy } from "./parse.ts";
 export { briefTemplate, type FoundAgent } from "./brief_template.ts";
-export { mergeDenyRules } from "./session_settings_merge.ts";
+export { mergeDenyRules, mergeSessionSettings } from "./session_settings_merge.ts";
 export type { ParsePolicyOptions } from "./parse.ts";
 export {
   AGENT_SLUG,

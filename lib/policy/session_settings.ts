@@ -21,7 +21,10 @@
  * - a file Claude Code would reject (not JSON: comments, trailing commas; or a shape it cannot
  *   read) denies nothing, since Claude Code then ignores the whole file;
  * - `sandbox.filesystem.allowRead` / `allowWrite`, and `permissions.allow` / `ask` rules, over a
- *   denied path are reported.
+ *   denied path are reported;
+ * - with the trust roots' rules, Claude's sandbox must hold Bash to the rules (the deny rules
+ *   alone bind its file tools only): {@link REQUIRED_SANDBOX}, read across the files as Claude
+ *   Code merges them, each missing or weakened value a `SETTINGS_SANDBOX` error.
  *
  * @example
  * ```ts
@@ -65,7 +68,8 @@ export type SettingsFindingCode =
   | "SETTINGS_WRITE_RULE"
   | "SETTINGS_REOPENED"
   | "SETTINGS_HOOKS"
-  | "SETTINGS_EXTRA_AGENTS";
+  | "SETTINGS_EXTRA_AGENTS"
+  | "SETTINGS_SANDBOX";
 
 /** Which way a required rule denies. */
 export type DenyKind = "read-deny" | "write-deny";
@@ -92,7 +96,20 @@ export interface SettingsFinding {
    * other findings are warnings (`lib/runner/preflight.ts`). Absent: `false`.
    */
   readonly trustRoot?: boolean;
+  /**
+   * For a `SETTINGS_SANDBOX` finding: the `sandbox` key it is about and the value to set in
+   * `file` (`null`: remove the key from `file`, as for a non-empty `excludedCommands`, which no
+   * other file can clear: Claude Code concatenates arrays across its settings files).
+   */
+  readonly sandbox?: { readonly key: SandboxKey; readonly value: boolean | null };
 }
+
+/** The `sandbox` keys the check reads (Claude Code's `SandboxSettingsSchema`). */
+export type SandboxKey =
+  | "enabled"
+  | "failIfUnavailable"
+  | "allowUnsandboxedCommands"
+  | "excludedCommands";
 
 /** A settings file as read: its absolute path and its text (`null`: present but unreadable). */
 export interface SettingsText {
@@ -126,7 +143,9 @@ export interface SessionSettingsInput {
   readonly brief?: string | null;
   /**
    * Whether the trust roots' rules are required too (`Edit(./references/**)`, `Edit(./.claude/**)`
-   * and the brief's): `doctor` and `serve` ask for them (issue 22); default false.
+   * and the brief's), with Claude Code's sandbox that makes every rule bind Bash as well
+   * ({@link REQUIRED_SANDBOX}), and the key dir's rule as an error: `doctor` and `serve` ask for
+   * them (issue 22, probe 22c C6); default false.
    */
   readonly trustRoots?: boolean;
 }
@@ -171,6 +190,14 @@ interface ParsedSettings {
   readonly anchor: string;
   readonly deny: readonly Located[];
   readonly opening: readonly (Located & { readonly list: string })[];
+  /** The `sandbox` keys the file sets, each with its value and position. */
+  readonly sandbox: Readonly<Partial<Record<SandboxKey, SandboxValue>>>;
+}
+
+/** A `sandbox` key as a file sets it: a boolean, or (`excludedCommands`) how many entries. */
+interface SandboxValue {
+  readonly value: boolean | number;
+  readonly position: Position;
 }
 
 interface Located {
@@ -179,6 +206,13 @@ interface Located {
 }
 
 const TOOL_RULE = /^([A-Za-z]+)(?:\((.*)\))?$/s;
+
+/** The codes of a file whose content counts for nothing (the check could not read it). */
+const UNREAD_CODES: ReadonlySet<SettingsFindingCode> = new Set([
+  "SETTINGS_UNREADABLE",
+  "SETTINGS_NOT_JSON",
+  "SETTINGS_SHAPE",
+]);
 
 /**
  * The rules the project's settings must hold, each with the targets it must cover.
@@ -210,6 +244,9 @@ function requirements(input: SessionSettingsInput): Requirement[] {
       rule: keyRule,
       file: keyRule.startsWith("Read(~/") ? SHARED_FILE : LOCAL_FILE,
       scope: keyDir,
+      // The key dir's secrets sign and open what the runner trusts: with the trust roots'
+      // rules, its rule is required as theirs are (probe 22c, "Noticed").
+      ...(input.trustRoots === true ? { trustRoot: true } : {}),
     },
     {
       kind: "read-deny",
@@ -478,6 +515,33 @@ function parseSettings(
       }
     }
   }
+  // Claude Code validates `sandbox` with its schema and drops the whole file when a key has the
+  // wrong type (`SandboxSettingsSchema`, entrypoints/sandboxTypes.ts): so does the check.
+  const sandbox: Partial<Record<SandboxKey, SandboxValue>> = {};
+  if (v.sandbox !== undefined) {
+    if (!isRecord(v.sandbox)) return shape(["sandbox"], '"sandbox" is not an object');
+    for (const key of ["enabled", "failIfUnavailable", "allowUnsandboxedCommands"] as const) {
+      const x = v.sandbox[key];
+      if (x === undefined) continue;
+      if (typeof x !== "boolean") {
+        return shape(["sandbox", key], `"sandbox.${key}" is not true or false`);
+      }
+      sandbox[key] = { value: x, position: doc.locate(["sandbox", key]) };
+    }
+    const ex = v.sandbox.excludedCommands;
+    if (ex !== undefined) {
+      if (!Array.isArray(ex) || ex.some((c) => typeof c !== "string")) {
+        return shape(
+          ["sandbox", "excludedCommands"],
+          '"sandbox.excludedCommands" is not an array of strings',
+        );
+      }
+      sandbox.excludedCommands = {
+        value: ex.length,
+        position: doc.locate(["sandbox", "excludedCommands"]),
+      };
+    }
+  }
   const fs = isRecord(v.sandbox) ? v.sandbox.filesystem : undefined;
   if (isRecord(fs)) {
     for (const list of ["allowRead", "allowWrite"]) {
@@ -494,7 +558,7 @@ function parseSettings(
   }
   const locate = (path: JsonPath) => doc.locate(path);
   return {
-    parsed: { rel, anchor, deny, opening },
+    parsed: { rel, anchor, deny, opening, sandbox },
     findings: [...hookFindings(v, rel, locate), ...extraAgentFindings(v, rel, locate)],
   };
 }
@@ -637,7 +701,8 @@ function deniedBy(denies: readonly DenyRule[], tool: string, t: Target): boolean
 
 /**
  * Whether the settings deny every session writing `abs` (a file, or with `subtree` a directory
- * and all below it): an `Edit(...)` deny rule in a file Claude Code reads covers it, and no
+ * and all below it): an `Edit(...)` deny rule in a file Claude Code reads covers it, Claude's
+ * sandbox holds Bash to it ({@link REQUIRED_SANDBOX}, no excluded commands), and no
  * `sandbox.filesystem.allowWrite` entry re-opens it to sandboxed commands. What "a
  * session cannot write it" is checked as, with the control plane's coverage
  * (`lib/authz/trust.ts`). Pure; a file Claude Code would ignore denies nothing.
@@ -646,10 +711,12 @@ function deniedBy(denies: readonly DenyRule[], tool: string, t: Target): boolean
  * ```ts
  * import assert from "node:assert/strict";
  * import { writeDenied } from "./session_settings.ts";
- * assert.equal(writeDenied({
- *   root: "/p", homeDir: "/home/op",
- *   settings: [{ path: "/p/.claude/settings.json", text: '{"permissions":{"deny":["Edit(./references/**)"]}}' }],
- * }, "/p/references/security-approvers.txt", false), true);
+ * const text = JSON.stringify({
+ *   permissions: { deny: ["Edit(./references/**)"] },
+ *   sandbox: { enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false },
+ * });
+ * const settings = [{ path: "/p/.claude/settings.json", text }];
+ * assert.equal(writeDenied({ root: "/p", homeDir: "/home/op", settings }, "/p/references/security-approvers.txt", false), true);
  * ```
  */
 export function writeDenied(
@@ -664,6 +731,9 @@ export function writeDenied(
   }
   const { denies, segmentsOf } = denyRules(input, parsed);
   if (!deniedBy(denies, "Edit", { abs, segs: pathSegments(abs), subtree })) return false;
+  // Without Claude's sandbox holding Bash to it, the rule binds the file tools only: a session's
+  // shell writes the path all the same (probe 22c C6).
+  if (sandboxFindings(parsed).length > 0) return false;
   // A `sandbox.filesystem.allowWrite` entry over it re-opens it to sandboxed commands: one the
   // check cannot read, or that overlaps the path at all, leaves it writable (fail closed; doctor
   // reports it as SETTINGS_REOPENED).
@@ -678,6 +748,126 @@ export function writeDenied(
       });
     })
   );
+}
+
+/**
+ * The values of Claude Code's `sandbox` settings that doctor and serve require with the trust
+ * roots' rules (probe 22c C6). Read and Edit deny rules bind Claude's own file tools only; a Bash
+ * command is held to them only inside Claude's sandbox, which adds them to its own deny lists
+ * (`convertToSandboxRuntimeConfig`, utils/sandbox/sandbox-adapter.ts). Each value closes one way
+ * out of it, with Claude Code's default (`sandbox-adapter.ts`, `shouldUseSandbox.ts`):
+ * `enabled` (default false: no sandbox), `failIfUnavailable` (default false: when the sandbox
+ * cannot start, commands run unsandboxed after a warning), `allowUnsandboxedCommands` (default
+ * true: the model may rerun a command with `dangerouslyDisableSandbox`). `excludedCommands`, which
+ * are never sandboxed, must be absent or empty in every file (its arrays concatenate).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { REQUIRED_SANDBOX } from "./session_settings.ts";
+ * assert.deepEqual(REQUIRED_SANDBOX.map((r) => [r.key, r.value]), [
+ *   ["enabled", true], ["failIfUnavailable", true], ["allowUnsandboxedCommands", false],
+ * ]);
+ * ```
+ */
+export const REQUIRED_SANDBOX: readonly {
+  readonly key: "enabled" | "failIfUnavailable" | "allowUnsandboxedCommands";
+  readonly value: boolean;
+  /** Claude Code's default when no file sets it. */
+  readonly byDefault: boolean;
+  /** What the wrong value lets a session do. */
+  readonly why: string;
+}[] = Object.freeze(
+  [
+    {
+      key: "enabled",
+      value: true,
+      byDefault: false,
+      why:
+        "without Claude Code's sandbox its Bash runs outside every Read and Edit deny rule, so " +
+        "a session's shell may cut the decision log, write .agentteams/ and read the key dir",
+    },
+    {
+      key: "failIfUnavailable",
+      value: true,
+      byDefault: false,
+      why: "when the sandbox cannot start (bubblewrap missing, an unsupported platform) Claude " +
+        "Code warns and runs every command unsandboxed",
+    },
+    {
+      key: "allowUnsandboxedCommands",
+      value: false,
+      byDefault: true,
+      why: "the model may rerun a command the sandbox refused with dangerouslyDisableSandbox, " +
+        "outside it",
+    },
+  ] as const,
+);
+
+/**
+ * The sandbox's findings: each {@link REQUIRED_SANDBOX} value as Claude Code resolves it across
+ * the files (`parsed` in its order, the local file last: for a scalar the last file that sets it
+ * wins, `settingsMergeCustomizer` in utils/settings/settings.ts), and every file whose
+ * `excludedCommands` is not empty.
+ */
+function sandboxFindings(parsed: readonly ParsedSettings[]): SettingsFinding[] {
+  const out: SettingsFinding[] = [];
+  const block = (key: string, value: boolean) => `"sandbox": {"${key}": ${value}}`;
+  for (const req of REQUIRED_SANDBOX) {
+    const setters = parsed.filter((p) => p.sandbox[req.key] !== undefined);
+    const last = setters.at(-1);
+    const got = last?.sandbox[req.key];
+    if (last !== undefined && got !== undefined && got.value === req.value) continue;
+    const base = {
+      code: "SETTINGS_SANDBOX" as const,
+      kind: null,
+      rule: null,
+      add: `"${req.key}": ${req.value}`,
+      trustRoot: true,
+      sandbox: { key: req.key, value: req.value },
+    };
+    if (last === undefined || got === undefined) {
+      out.push({
+        ...base,
+        file: SHARED_FILE,
+        position: null,
+        message: `no settings file sets "sandbox.${req.key}" (Claude Code's default is ` +
+          `${req.byDefault}): ${req.why}; add ${block(req.key, req.value)} to ${SHARED_FILE}`,
+      });
+      continue;
+    }
+    const over = setters.slice(0, -1).filter((p) => p.sandbox[req.key]?.value === req.value);
+    const overrides = over.length > 0
+      ? ` (it overrides ${over.map((p) => p.rel).join(", ")}, which sets ${req.value}: the ` +
+        `later file wins)`
+      : "";
+    out.push({
+      ...base,
+      file: last.rel,
+      position: got.position,
+      message: `${last.rel}:${got.position.line}:${got.position.column}: "sandbox.${req.key}" ` +
+        `is ${got.value}${overrides}: ${req.why}; set ${block(req.key, req.value)} in ${last.rel}`,
+    });
+  }
+  for (const p of parsed) {
+    const ex = p.sandbox.excludedCommands;
+    if (ex === undefined || ex.value === 0) continue;
+    out.push({
+      code: "SETTINGS_SANDBOX",
+      kind: null,
+      rule: null,
+      file: p.rel,
+      add: null,
+      position: ex.position,
+      message: `${p.rel}:${ex.position.line}:${ex.position.column}: "sandbox.excludedCommands" ` +
+        `lists ${ex.value} command(s) Claude Code never runs in its sandbox, so no deny rule ` +
+        `binds them (an empty list in another file does not clear it: the lists concatenate); ` +
+        `remove "excludedCommands" from ${p.rel}`,
+      trustRoot: true,
+      sandbox: { key: "excludedCommands", value: null },
+    });
+  }
+  return out;
 }
 
 /** The tool a rule's kind must name (`Read` reads; `Edit` covers every file-editing tool). */
@@ -711,9 +901,15 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
   if (!input.usesClaude) return [];
   const out: SettingsFinding[] = [];
   const parsed: ParsedSettings[] = [];
+  const trust = input.trustRoots === true;
   for (const s of input.settings) {
     const r = parseSettings(s, input.root);
-    out.push(...r.findings);
+    // With the trust roots, a file the check cannot read is an error: Claude Code may read it
+    // otherwise (it follows a link; its JSON.parse takes a duplicate key's last value) and so
+    // take a sandbox value or an allowWrite entry from it that the check never saw.
+    out.push(
+      ...r.findings.map((f) => trust && UNREAD_CODES.has(f.code) ? { ...f, trustRoot: true } : f),
+    );
     if (r.parsed !== null) parsed.push(r.parsed);
   }
   if (input.settings.length === 0) {
@@ -817,5 +1013,7 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
       }
     }
   }
+  // What makes the rules bind Bash too, with the trust roots' rules.
+  if (trust) out.push(...sandboxFindings(parsed));
   return out;
 }

@@ -47,8 +47,11 @@ export interface Check {
   readonly message: string;
   /** The refusal code of a failed error check (e.g. `KEY_ENV_IN_RUNNER`). */
   readonly code?: string;
-  /** For a missing settings rule: the file and the exact line to add to its deny list. */
-  readonly add?: { readonly file: string; readonly line: string };
+  /**
+   * For a missing settings rule: the file and the exact line to add to its deny list; for a
+   * sandbox value (`into: "sandbox"`), the line to set in the file's `"sandbox"` object.
+   */
+  readonly add?: { readonly file: string; readonly line: string; readonly into?: "sandbox" };
 }
 
 /** A fact that either holds or failed with a refusal code. */
@@ -102,10 +105,12 @@ export function teamUsesClaude(
 /**
  * The checks, from the facts: a key, sandbox or brief failure is an error (the runner refuses
  * to start); each settings finding is a check of its own: an error when it leaves a trust root
- * writable to sessions (the write-deny rule for `references/`, `.claude/` or the brief missing,
- * or a sandbox entry re-opening one: {@link SettingsFinding.trustRoot}), or when the settings
- * could not be checked at all; a warning otherwise (a missing rule for the key dir or the
- * runner's folders, hooks, an allow rule over a denied path).
+ * in a session's reach (the write-deny rule for `references/`, `.claude/` or the brief missing,
+ * the key dir's read-deny rule missing, a sandbox entry re-opening one, a settings file the
+ * check cannot read, or Claude's sandbox not holding Bash to the rules: `SETTINGS_SANDBOX`;
+ * {@link SettingsFinding.trustRoot}), or when the settings could not be checked at all; a
+ * warning otherwise (a missing rule for the runner's folders, hooks, an allow rule over a
+ * denied path).
  *
  * @example
  * ```ts
@@ -188,7 +193,8 @@ export function preflightChecks(f: PreflightFacts): Check[] {
       level: "warning",
       message: "the Claude Code project settings deny the session the key dir, .agentteams/ " +
         "and .agentteams-queue/ (read) and .agentteams/, .agentteams-status/, references/ " +
-        "(the triad's trust roots) and the brief (write)",
+        "(the triad's trust roots) and the brief (write), and Claude's sandbox holds its Bash " +
+        "to them (enabled, failIfUnavailable, no unsandboxed commands, none excluded)",
     });
   } else {
     for (const s of f.settings.findings) {
@@ -200,6 +206,8 @@ export function preflightChecks(f: PreflightFacts): Check[] {
         code: s.code,
         ...(s.add !== null && s.code === "SETTINGS_RULE_MISSING"
           ? { add: { file: s.file, line: s.add } }
+          : s.add !== null && s.code === "SETTINGS_SANDBOX"
+          ? { add: { file: s.file, line: s.add, into: "sandbox" as const } }
           : {}),
       });
     }

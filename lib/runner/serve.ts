@@ -452,11 +452,19 @@ async function serveLocked(
   const errors = pre.checks.filter((c) => !c.ok && c.level === "error");
   if (errors.length > 0) {
     const c = errors[0];
-    const adds = errors.flatMap((e) =>
-      e.add === undefined ? [] : [`${e.add.line} to ${e.add.file}`]
+    const deny = errors.flatMap((e) =>
+      e.add === undefined || e.add.into !== undefined ? [] : [`${e.add.line} to ${e.add.file}`]
     );
+    // The sandbox values by file, as one block each: `"sandbox": {...}` in <file>.
+    const sandbox = new Map<string, string[]>();
+    for (const e of errors) {
+      if (e.add?.into !== "sandbox") continue;
+      sandbox.set(e.add.file, [...(sandbox.get(e.add.file) ?? []), e.add.line]);
+    }
     const more = errors.length > 1 ? ` (and ${errors.length - 1} more error(s))` : "";
-    const lines = adds.length > 0 ? `; add to "permissions.deny": ${adds.join(", ")}` : "";
+    const lines = (deny.length > 0 ? `; add to "permissions.deny": ${deny.join(", ")}` : "") +
+      [...sandbox].map(([file, set]) => `; set "sandbox": {${set.join(", ")}} in ${file}`)
+        .join("");
     throw new QueueError(
       "PREFLIGHT_FAILED",
       `${c.name}: ${c.message}${more}${lines} (agentteams doctor lists each)`,

@@ -213,9 +213,22 @@ Deno.test("an agent-written verify key does not lift the operator's HALT under t
     // Not yet: the settings themselves are writable, so a session could have added the rule
     // after planting its key.
     assertCliRefused(await runCli(["gate", "delete:old.txt", ...P], { env }), "gate", "HALTED");
+    const both = { deny: ["Edit(./references/**)", "Edit(./.claude/**)"] };
     await Deno.writeTextFile(
       join(sb.project, ".claude", "settings.json"),
-      JSON.stringify({ permissions: { deny: ["Edit(./references/**)", "Edit(./.claude/**)"] } }),
+      JSON.stringify({ permissions: both }),
+    );
+    // Not yet either: without Claude's sandbox the rules bind its file tools only, and a
+    // session's Bash could have planted the key (probe 22c C6).
+    const unsandboxed = await snapshotTree(sb.dir);
+    assertCliRefused(await runCli(["gate", "delete:old.txt", ...P], { env }), "gate", "HALTED");
+    assertSameTree(unsandboxed, await snapshotTree(sb.dir), "a refused gate writes nothing");
+    await Deno.writeTextFile(
+      join(sb.project, ".claude", "settings.json"),
+      JSON.stringify({
+        permissions: both,
+        sandbox: { enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false },
+      }),
     );
     assert.equal((await runCli(["gate", "delete:old.txt", ...P], { env })).code, 0);
   }, SWITCH_BRIEF);

@@ -15,6 +15,7 @@ import {
   type PreflightFacts,
   teamUsesClaude,
 } from "../../lib/runner/preflight.ts";
+import { OPERATOR_SANDBOX, SANDBOX_CASES, writeSandboxCase } from "../runner/_runner_helpers.ts";
 
 /** Runs `fn` in a project with keys and a brief (no settings yet); disposes of it after. */
 async function withProject(
@@ -36,6 +37,9 @@ async function withProject(
   }
 }
 
+/** The brief's name in {@link withProject}'s project. */
+const BRIEF = "agentteams.json";
+
 /** The trust roots' rules: without one, doctor fails and serve refuses to start. */
 const TRUST_RULES = [
   "Edit(./.agentteams-status/**)",
@@ -43,6 +47,11 @@ const TRUST_RULES = [
   "Edit(./.claude/**)",
   "Edit(./agentteams.json)",
 ];
+
+/** The trust roots' rules with the key dir's (an error too, with them: probe 22c "Noticed"). */
+function trustRules(sb: Sandbox): string[] {
+  return [`Read(/${sb.keyDir}/**)`, ...TRUST_RULES];
+}
 
 /**
  * The eight rules doctor asks for in a sandbox whose key dir lies outside HOME: the last four keep
@@ -62,11 +71,17 @@ function allRules(sb: Sandbox): string[] {
   ];
 }
 
-async function writeSettings(sb: Sandbox, deny: readonly string[]): Promise<void> {
+/** The shared settings file with `deny` and (unless told otherwise) the sandbox doctor asks for. */
+async function writeSettings(
+  sb: Sandbox,
+  deny: readonly string[],
+  sandbox: Record<string, unknown> | null = OPERATOR_SANDBOX,
+): Promise<void> {
   await Deno.mkdir(join(sb.project, ".claude"), { recursive: true });
   await Deno.writeTextFile(
     join(sb.project, ".claude", "settings.json"),
-    JSON.stringify({ permissions: { deny } }, null, 2) + "\n",
+    JSON.stringify({ permissions: { deny }, ...(sandbox === null ? {} : { sandbox }) }, null, 2) +
+      "\n",
   );
 }
 
@@ -95,7 +110,7 @@ Deno.test("doctor: every rule present, every check ok, exit 0; each rule left ou
       await writeSettings(sb, rules.filter((r) => r !== rule));
       const snap = await snapshotTree(sb.dir);
       const r = await doctor(sb, env);
-      const trust = TRUST_RULES.includes(rule);
+      const trust = trustRules(sb).includes(rule);
       const level = trust ? "error" : "warning";
       if (trust) assertCliRefused(r, "doctor", "SETTINGS_RULE_MISSING");
       else assert.equal(r.code, 0, r.stderr);
@@ -119,7 +134,7 @@ Deno.test("doctor: every rule present, every check ok, exit 0; each rule left ou
   });
 });
 
-Deno.test("doctor: malformed settings JSON is a warning with its line and column, never a crash; its rules count for nothing, so the trust roots' are errors", async () => {
+Deno.test("doctor: malformed settings JSON is an error with its line and column, never a crash; its rules count for nothing, so the trust roots' are errors", async () => {
   await withProject("doctor-malformed", async (sb, env) => {
     await Deno.mkdir(join(sb.project, ".claude"));
     await Deno.writeTextFile(
@@ -128,14 +143,14 @@ Deno.test("doctor: malformed settings JSON is a warning with its line and column
     );
     const before = await snapshotTree(sb.dir);
     const r = await doctor(sb, env);
-    assertCliRefused(r, "doctor", "SETTINGS_RULE_MISSING");
+    assertCliRefused(r, "doctor", "SETTINGS_NOT_JSON");
     for (const rule of TRUST_RULES) {
       assert.ok(r.stdout.includes(`error: session-settings: SETTINGS_RULE_MISSING: `), r.stdout);
       assert.ok(r.stdout.includes(`    ${JSON.stringify(rule)},`), r.stdout);
     }
     assert.match(
       r.stdout,
-      /^warning: session-settings: SETTINGS_NOT_JSON: \.claude\/settings\.json:3:39: not valid JSON/m,
+      /^error: session-settings: SETTINGS_NOT_JSON: \.claude\/settings\.json:3:39: not valid JSON/m,
     );
     // The file counts for nothing, so every rule is still missing.
     assert.equal(r.stdout.split("\n").filter((l) => l.includes("SETTINGS_RULE_MISSING")).length, 8);
@@ -145,6 +160,73 @@ Deno.test("doctor: malformed settings JSON is a warning with its line and column
     );
     assert.ok(bad);
     assertSameTree(before, await snapshotTree(sb.dir), "after doctor");
+  });
+});
+
+Deno.test("doctor: Claude's sandbox not holding Bash to the rules is an error naming the file, its line and the JSON to set (absent, each value the wrong way, a local override, excluded commands); nothing written", async (t) => {
+  await withProject("doctor-sandbox", async (sb, env) => {
+    for (const c of SANDBOX_CASES) {
+      await t.step(c.name, async () => {
+        const place = writeSandboxCase(sb, c, BRIEF);
+        const before = await snapshotTree(sb.dir);
+        const r = await doctor(sb, env);
+        assertCliRefused(r, "doctor", "SETTINGS_SANDBOX");
+        const found = r.stdout.split("\n").filter((l) => /^(warning|error):/.test(l));
+        // The case's value is the one finding, or (no block at all) the three values missing.
+        assert.equal(found.length, c.at ? 1 : 3, r.stdout);
+        const line = found.find((l) => l.includes(`"sandbox.${c.key}"`)) ?? "";
+        assert.ok(
+          line.startsWith(`error: session-settings: SETTINGS_SANDBOX: ${c.at ? `${place}: ` : ""}`),
+          line,
+        );
+        if (c.key === "excludedCommands") {
+          assert.ok(line.includes(`remove "excludedCommands" from ${c.file}`), line);
+          assert.doesNotMatch(r.stdout, /set in /);
+        } else {
+          const want = OPERATOR_SANDBOX[c.key];
+          assert.ok(line.includes(`"sandbox": {"${c.key}": ${want}}`), line);
+          assert.ok(line.includes(c.file), line);
+          assert.ok(
+            r.stdout.includes(
+              `set in ${c.file}, in "sandbox": {...}:\n    "${c.key}": ${want},`,
+            ),
+            r.stdout,
+          );
+        }
+        if (c.local !== undefined && c.key !== "excludedCommands") {
+          assert.ok(line.includes("overrides .claude/settings.json"), line);
+        }
+        assertSameTree(before, await snapshotTree(sb.dir), `after doctor with ${c.name}`);
+      });
+    }
+    await t.step("the local file's right value wins over the shared file's wrong one", async () => {
+      writeSandboxCase(sb, {
+        name: "",
+        shared: { ...OPERATOR_SANDBOX, enabled: false, allowUnsandboxedCommands: true },
+        local: { enabled: true, allowUnsandboxedCommands: false },
+        file: ".claude/settings.json",
+        key: "enabled",
+        at: false,
+      }, BRIEF);
+      const r = await doctor(sb, env);
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /^ok: session-settings: .*sandbox holds its Bash/m);
+    });
+    await t.step("a sandbox value of the wrong type: the file counts for nothing", async () => {
+      writeSandboxCase(sb, {
+        name: "",
+        shared: { ...OPERATOR_SANDBOX, enabled: "true" },
+        file: ".claude/settings.json",
+        key: "enabled",
+        at: false,
+      }, BRIEF);
+      const r = await doctor(sb, env);
+      assert.equal(r.code, 1, r.stdout);
+      assert.match(
+        r.stdout,
+        /^error: session-settings: SETTINGS_SHAPE: \.claude\/settings\.json:\d+:\d+: "sandbox\.enabled" is not true or false/m,
+      );
+    });
   });
 });
 
@@ -192,13 +274,31 @@ Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code
     assert.deepEqual(Object.keys(j).sort(), ["checks", "errors", "ok", "project", "warnings"]);
     assert.equal(j.ok, false);
     // No .claude/ at all: the "nothing denied" warning and the eight rules, the trust roots'
-    // four of them errors (the status folder's: the runner's published key is one).
-    assert.equal(j.errors, 4);
-    assert.equal(j.warnings, 5);
+    // four and the key dir's errors (the status folder's: the runner's published key is one),
+    // and the three sandbox values Claude's sandbox needs.
+    assert.equal(j.errors, 8);
+    assert.equal(j.warnings, 4);
+    const errors = j.checks.filter((c: { level: string; ok: boolean }) =>
+      !c.ok && c.level === "error"
+    );
     assert.deepEqual(
-      j.checks.filter((c: { level: string; ok: boolean }) => !c.ok && c.level === "error")
+      errors.filter((c: { code: string }) => c.code === "SETTINGS_RULE_MISSING")
         .map((c: { add: { line: string } }) => JSON.parse(c.add.line)),
-      TRUST_RULES,
+      trustRules(sb),
+    );
+    assert.deepEqual(
+      errors.filter((c: { code: string }) => c.code === "SETTINGS_SANDBOX").map((
+        c: { add: unknown },
+      ) => c.add),
+      [
+        { file: ".claude/settings.json", line: '"enabled": true', into: "sandbox" },
+        { file: ".claude/settings.json", line: '"failIfUnavailable": true', into: "sandbox" },
+        {
+          file: ".claude/settings.json",
+          line: '"allowUnsandboxedCommands": false',
+          into: "sandbox",
+        },
+      ],
     );
     for (const c of j.checks) {
       assert.equal(typeof c.name, "string");
@@ -212,9 +312,9 @@ Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code
       true,
     ]);
     assert.equal(j.checks[3].code, "SETTINGS_NONE");
-    const adds = j.checks.filter((c: { add?: unknown }) => c.add !== undefined).map((
-      c: { add: { file: string; line: string } },
-    ) => c.add);
+    const adds = j.checks.filter((c: { add?: { into?: string } }) =>
+      c.add !== undefined && c.add.into === undefined
+    ).map((c: { add: { file: string; line: string } }) => c.add);
     assert.deepEqual(adds.map((a: { line: string }) => JSON.parse(a.line)), allRules(sb));
     assertSameTree(before, await snapshotTree(sb.dir), "after doctor --json");
     // A broken brief is an error.

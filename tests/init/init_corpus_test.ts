@@ -2,7 +2,8 @@
  * `agentteams init` on the corpus team (tests/init/_team.ts: the audit corpus's clean agents of
  * every framework where their hosts load them, plus an adopted agent with write tools), then
  * everything through the real CLI: `keys init`, the `audit --fix` command init printed, and
- * `doctor` and `audit` both clean (exit 0, no finding, no warning). A second `init` changes
+ * `doctor` (the sandbox block init wrote included) and `audit` both clean (exit 0, no finding,
+ * no warning). A second `init` changes
  * nothing. Eight whole processes; `doctor` runs the real bwrap probe.
  */
 import assert from "node:assert/strict";
@@ -29,6 +30,15 @@ Deno.test("init, then the audit --fix it names, then doctor and audit are clean 
       assert.match(init.stdout, new RegExp(`^create ${f.replaceAll(".", "\\.")}: `, "m"));
     }
     assert.match(init.stdout, /^create references\/write-policy\.reference\.md: /m);
+    // Claude's sandbox, which makes the deny rules bind Bash too, shown and written.
+    assert.match(
+      init.stdout,
+      /^create \.claude\/settings\.json: .*; hold Bash to them in Claude's sandbox: sandbox\.enabled: true, sandbox\.failIfUnavailable: true, sandbox\.allowUnsandboxedCommands: false$/m,
+    );
+    assert.deepEqual(
+      JSON.parse(Deno.readTextFileSync(join(sb.project, ".claude", "settings.json"))).sandbox,
+      { enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false },
+    );
     // Run from elsewhere, the command names the file by its absolute path.
     const next = /^next: agentteams (audit --fix .+)$/m.exec(init.stdout);
     assert.ok(next !== null, init.stdout);

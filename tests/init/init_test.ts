@@ -11,7 +11,7 @@ import { initProject, type InitReport } from "../../lib/init/init.ts";
 import { writePolicyReference } from "../../lib/init/reference.ts";
 import { briefTemplate } from "../../lib/policy/brief_template.ts";
 import { briefFindings } from "../../lib/policy/parse.ts";
-import { mergeDenyRules } from "../../lib/policy/session_settings_merge.ts";
+import { mergeDenyRules, mergeSessionSettings } from "../../lib/policy/session_settings_merge.ts";
 import { sessionSettingsFindings } from "../../lib/policy/session_settings.ts";
 import { operatorSettingsInput } from "../../lib/runner/preflight.ts";
 import { InitError } from "../../lib/errors.ts";
@@ -153,6 +153,100 @@ Deno.test("init keeps the user's settings rules and keys, adding the required ru
     assert.equal(now.permissions.deny[0], "Read(./secrets/**)");
     assert.ok(now.permissions.deny.includes("Edit(./references/**)"));
     assert.ok(now.permissions.deny.includes("Read(~/.config/agentteams/keys/**)"));
+  });
+});
+
+Deno.test("init: mergeSessionSettings sets each sandbox value, keeping the block's other keys and the file's, and leaves a file that holds them as it was", () => {
+  const user = JSON.stringify({
+    sandbox: { enabled: false, filesystem: { denyRead: ["~/.ssh"] } },
+    model: "opus",
+  });
+  const merged = mergeSessionSettings(user, {
+    sandbox: { enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false },
+  });
+  assert.deepEqual(JSON.parse(merged), {
+    sandbox: {
+      enabled: true,
+      filesystem: { denyRead: ["~/.ssh"] },
+      failIfUnavailable: true,
+      allowUnsandboxedCommands: false,
+    },
+    model: "opus",
+  });
+  assert.equal(mergeSessionSettings(merged, { sandbox: { enabled: true } }), merged);
+  // Deny rules and the sandbox together, into a new file.
+  assert.deepEqual(
+    JSON.parse(mergeSessionSettings(null, { deny: ["Read(x)"], sandbox: { enabled: true } })),
+    { permissions: { deny: ["Read(x)"] }, sandbox: { enabled: true } },
+  );
+  assert.throws(() => mergeSessionSettings('{"sandbox": true}', { sandbox: { enabled: true } }));
+});
+
+Deno.test("init writes Claude's sandbox block with the deny rules (shown before it is written), sets a weakened value where it wins (the local file's included), changes nothing the second time, and refuses excluded commands (INIT_SANDBOX_EXCLUDED) writing nothing", async () => {
+  await withTeam("init-sandbox", async (sb) => {
+    await Deno.mkdir(join(sb.project, ".claude"), { recursive: true });
+    const mine = {
+      permissions: { deny: ["Read(./secrets/**)"] },
+      sandbox: { enabled: false, network: { allowLocalBinding: true } },
+    };
+    await Deno.writeTextFile(join(sb.project, ".claude", "settings.json"), JSON.stringify(mine));
+    await Deno.writeTextFile(
+      join(sb.project, ".claude", "settings.local.json"),
+      JSON.stringify({ sandbox: { allowUnsandboxedCommands: true } }),
+    );
+    const shown: string[] = [];
+    const dry = await initProject({
+      root: sb.project,
+      env: operatorEnv(sb),
+      dryRun: true,
+      force: false,
+      show: (c) => shown.push(`${c.file}: ${c.what}`),
+    });
+    assert.equal(dry.changes.length, shown.length);
+    const sharedShown = shown.find((l) => l.startsWith(".claude/settings.json: ")) ?? "";
+    assert.match(sharedShown, /sandbox\.enabled: true, sandbox\.failIfUnavailable: true/);
+    assert.doesNotMatch(sharedShown, /allowUnsandboxedCommands/);
+    assert.match(
+      shown.find((l) => l.startsWith(".claude/settings.local.json: ")) ?? "",
+      /sandbox\.allowUnsandboxedCommands: false/,
+    );
+    await run(sb);
+    const shared = JSON.parse(read(sb, ".claude/settings.json"));
+    assert.deepEqual(shared.sandbox, {
+      enabled: true,
+      network: { allowLocalBinding: true },
+      failIfUnavailable: true,
+    });
+    assert.equal(shared.permissions.deny[0], "Read(./secrets/**)");
+    assert.deepEqual(JSON.parse(read(sb, ".claude/settings.local.json")).sandbox, {
+      allowUnsandboxedCommands: false,
+    });
+    const left = sessionSettingsFindings(operatorSettingsInput({
+      root: Deno.realPathSync(sb.project),
+      env: operatorEnv(sb),
+      settings: [".claude/settings.json", ".claude/settings.local.json"].map((rel) => ({
+        path: join(Deno.realPathSync(sb.project), rel),
+        text: read(sb, rel),
+      })),
+      usesClaude: true,
+      brief: join(Deno.realPathSync(sb.project), "agentteams.jsonc"),
+    }));
+    assert.deepEqual(left.map((f) => f.message), []);
+    const before = await snapshotTree(sb.dir);
+    assert.deepEqual((await run(sb)).changes, []);
+    assertSameTree(before, await snapshotTree(sb.dir), "a second init");
+    // A command excluded from the sandbox: init removes nothing the user wrote, so it refuses.
+    const local = JSON.stringify({
+      sandbox: { allowUnsandboxedCommands: false, excludedCommands: ["git"] },
+    });
+    await Deno.writeTextFile(join(sb.project, ".claude", "settings.local.json"), local);
+    const snap = await snapshotTree(sb.dir);
+    await assertRefusal(() => run(sb), "INIT_SANDBOX_EXCLUDED", InitError);
+    await assert.rejects(
+      () => run(sb),
+      /remove "excludedCommands" from \.claude\/settings\.local\.json/,
+    );
+    assertSameTree(snap, await snapshotTree(sb.dir), "a refused init");
   });
 });
 

@@ -50,8 +50,13 @@ function input(
   };
 }
 
+/** Claude's sandbox as doctor asks for it with the trust roots (probe 22c C6). */
+const SANDBOX = { enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false };
+
+/** A settings file with `deny`, `extra`, and {@link SANDBOX} under `extra`'s own sandbox keys. */
 function denyFile(deny: readonly string[], extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ permissions: { deny }, ...extra }, null, 2);
+  const sandbox = { ...SANDBOX, ...(extra.sandbox as Record<string, unknown> | undefined) };
+  return JSON.stringify({ permissions: { deny }, ...extra, sandbox }, null, 2);
 }
 
 function findings(deny: readonly string[], extra: Record<string, unknown> = {}): SettingsFinding[] {
@@ -222,7 +227,10 @@ Deno.test("session settings: allow rules and sandbox entries over a denied path 
   const allow = reopen({});
   assert.equal(allow.length, 0);
   const text = JSON.stringify(
-    { permissions: { deny: ALL, allow: ["Read(./.agentteams/head)", "Read(./src/**)", "Read"] } },
+    {
+      permissions: { deny: ALL, allow: ["Read(./.agentteams/head)", "Read(./src/**)", "Read"] },
+      sandbox: SANDBOX,
+    },
     null,
     2,
   );
@@ -274,7 +282,7 @@ Deno.test("session settings: the root's and HOME's own pattern characters are no
   const at = (r: string) => [{ path: `${r}/.claude/settings.json`, text }];
   assert.deepEqual(sessionSettingsFindings({ ...input({}), ...over, settings: at(root) }), []);
   const allowed = JSON.stringify(
-    { permissions: { deny: ALL, allow: ["Read(./.agentteams/head)"] } },
+    { permissions: { deny: ALL, allow: ["Read(./.agentteams/head)"] }, sandbox: SANDBOX },
     null,
     2,
   );
@@ -374,6 +382,8 @@ Deno.test("session settings: a trust root's missing rule, or a sandbox entry re-
   const f = sessionSettingsFindings(input({ ".claude/settings.json": denyFile([]) }, { brief }));
   const marked = f.filter((x) => x.trustRoot === true).map((x) => x.rule);
   assert.deepEqual(marked, [
+    // The key dir's too, with the trust roots' rules (probe 22c "Noticed").
+    "Read(~/.config/agentteams/keys/**)",
     "Edit(./.agentteams-status/**)",
     "Edit(./references/**)",
     "Edit(./.claude/**)",
@@ -414,6 +424,28 @@ Deno.test("writeDenied: a sandbox allowWrite entry overlapping the path (or unre
   assert.equal(writeDenied(at(["./references"]), keys, true), false);
   assert.equal(writeDenied(at(["**/authorized-verify-keys"]), keys, true), false);
   assert.equal(writeDenied(at(["../x"]), keys, true), false);
+  // Without Claude's sandbox holding Bash to the rule (any value missing or weakened, a command
+  // excluded), a session's shell writes the path all the same (probe 22c C6).
+  const bash = (sandbox: Record<string, unknown> | null) => ({
+    root: ROOT,
+    homeDir: HOME,
+    settings: [{
+      path: `${ROOT}/.claude/settings.json`,
+      text: JSON.stringify({
+        permissions: { deny: ["Edit(./references/**)"] },
+        ...(sandbox === null ? {} : { sandbox }),
+      }),
+    }],
+  });
+  assert.equal(writeDenied(bash(SANDBOX), keys, true), true);
+  assert.equal(writeDenied(bash(null), keys, true), false);
+  assert.equal(writeDenied(bash({ ...SANDBOX, enabled: false }), keys, true), false);
+  assert.equal(writeDenied(bash({ ...SANDBOX, failIfUnavailable: false }), keys, true), false);
+  assert.equal(
+    writeDenied(bash({ ...SANDBOX, allowUnsandboxedCommands: true }), keys, true),
+    false,
+  );
+  assert.equal(writeDenied(bash({ ...SANDBOX, excludedCommands: ["sed"] }), keys, true), false);
 });
 
 Deno.test("session settings: plugins, marketplaces and additional directories load agents from elsewhere (SETTINGS_EXTRA_AGENTS, at their line); false plugins and empty lists do not", () => {
@@ -434,9 +466,116 @@ Deno.test("session settings: plugins, marketplaces and additional directories lo
   const f = sessionSettingsFindings(input({
     ".claude/settings.json": JSON.stringify({
       permissions: { deny: ALL, additionalDirectories: ["../other"] },
+      sandbox: SANDBOX,
     }),
   }));
   assert.deepEqual(f.map((x) => x.code), ["SETTINGS_EXTRA_AGENTS"]);
   assert.match(f[0].message, /"permissions\.additionalDirectories" adds working directories/);
   assert.equal(f[0].trustRoot, undefined);
+});
+
+Deno.test("session settings, Claude's sandbox (probe 22c C6): each value resolved as Claude Code merges the files (the later file wins a scalar; excludedCommands from any file), each missing or weakened one a trust-root finding naming the file, its line and the value to set", () => {
+  const sandboxOf = (files: Record<string, Record<string, unknown> | null>) =>
+    sessionSettingsFindings(input(Object.fromEntries(
+      Object.entries(files).map(([rel, sandbox]) => [
+        rel,
+        JSON.stringify(
+          {
+            permissions: { deny: rel.endsWith("local.json") ? [] : ALL },
+            ...(sandbox === null ? {} : { sandbox }),
+          },
+          null,
+          2,
+        ),
+      ]),
+    ))).filter((f) => f.code === "SETTINGS_SANDBOX");
+  const SHARED = ".claude/settings.json";
+  const LOCAL = ".claude/settings.local.json";
+  assert.deepEqual(sandboxOf({ [SHARED]: SANDBOX }), []);
+  // Absent: each value named, in the shared file, with the JSON to add.
+  const none = sandboxOf({ [SHARED]: null });
+  assert.deepEqual(none.map((f) => [f.sandbox, f.file, f.position, f.add, f.trustRoot]), [
+    [{ key: "enabled", value: true }, SHARED, null, '"enabled": true', true],
+    [{ key: "failIfUnavailable", value: true }, SHARED, null, '"failIfUnavailable": true', true],
+    [
+      { key: "allowUnsandboxedCommands", value: false },
+      SHARED,
+      null,
+      '"allowUnsandboxedCommands": false',
+      true,
+    ],
+  ]);
+  assert.match(none[0].message, /add "sandbox": \{"enabled": true\} to \.claude\/settings\.json$/);
+  // The wrong way, at its line.
+  const off = sandboxOf({ [SHARED]: { ...SANDBOX, failIfUnavailable: false } });
+  assert.equal(off.length, 1);
+  assert.deepEqual([off[0].file, off[0].position], [SHARED, { line: 15, column: 26 }]);
+  assert.match(
+    off[0].message,
+    /^\.claude\/settings\.json:15:26: "sandbox\.failIfUnavailable" is false/,
+  );
+  // Right in the shared file, overridden in the local one: the local one is named.
+  const over = sandboxOf({ [SHARED]: SANDBOX, [LOCAL]: { allowUnsandboxedCommands: true } });
+  assert.deepEqual(over.map((f) => [f.file, f.sandbox?.key]), [[
+    LOCAL,
+    "allowUnsandboxedCommands",
+  ]]);
+  assert.match(over[0].message, /overrides \.claude\/settings\.json, which sets false/);
+  // Wrong in the shared file, right in the local one: the local one wins.
+  assert.deepEqual(
+    sandboxOf({ [SHARED]: { ...SANDBOX, enabled: false }, [LOCAL]: { enabled: true } }),
+    [],
+  );
+  // excludedCommands: empty is nothing; non-empty in either file is named there (an empty list
+  // in the other does not clear it: the arrays concatenate).
+  assert.deepEqual(sandboxOf({ [SHARED]: { ...SANDBOX, excludedCommands: [] } }), []);
+  const ex = sandboxOf({
+    [SHARED]: { ...SANDBOX, excludedCommands: [] },
+    [LOCAL]: { excludedCommands: ["git"] },
+  });
+  assert.deepEqual(ex.map((f) => [f.file, f.sandbox, f.add, f.trustRoot]), [
+    [LOCAL, { key: "excludedCommands", value: null }, null, true],
+  ]);
+  assert.match(ex[0].message, /remove "excludedCommands" from \.claude\/settings\.local\.json$/);
+  // Not asked without the trust roots (the audit's input).
+  assert.deepEqual(
+    sessionSettingsFindings(input({ [SHARED]: JSON.stringify({ permissions: { deny: ALL } }) }, {
+      trustRoots: false,
+    })),
+    [],
+  );
+});
+
+Deno.test("session settings: a sandbox key of the wrong type makes the file count for nothing (Claude's schema drops it); with the trust roots a file the check cannot read is an error", () => {
+  for (
+    const [sandbox, what] of [
+      ["on", '"sandbox" is not an object'],
+      [{ enabled: "true" }, '"sandbox.enabled" is not true or false'],
+      [
+        { allowUnsandboxedCommands: null },
+        '"sandbox.allowUnsandboxedCommands" is not true or false',
+      ],
+      [{ excludedCommands: "git" }, '"sandbox.excludedCommands" is not an array of strings'],
+      [{ excludedCommands: [1] }, '"sandbox.excludedCommands" is not an array of strings'],
+    ] as const
+  ) {
+    const f = sessionSettingsFindings(input({
+      ".claude/settings.json": JSON.stringify({ permissions: { deny: ALL }, sandbox }),
+    }));
+    assert.equal(f[0].code, "SETTINGS_SHAPE", JSON.stringify(f[0]));
+    assert.ok(f[0].message.includes(what), f[0].message);
+    assert.equal(f[0].trustRoot, true);
+    // Its rules count for nothing: every one is missing.
+    assert.equal(missing(f).length, ALL.length);
+  }
+  const unread = sessionSettingsFindings({
+    ...input({}),
+    settings: [{ path: `${ROOT}/.claude/settings.json`, text: null, unreadable: "is a symlink" }],
+  });
+  assert.deepEqual([unread[0].code, unread[0].trustRoot], ["SETTINGS_UNREADABLE", true]);
+  const loose = sessionSettingsFindings({
+    ...input({}, { trustRoots: false }),
+    settings: [{ path: `${ROOT}/.claude/settings.json`, text: null, unreadable: "is a symlink" }],
+  });
+  assert.equal(loose[0].trustRoot, undefined);
 });

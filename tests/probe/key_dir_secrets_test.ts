@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, sandbox, snapshotTree } from "../_helpers/mod.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
+import { OPERATOR_SANDBOX } from "../runner/_runner_helpers.ts";
 
 Deno.test("probe 22c: per-file key-dir rules that leave the runner's X25519 key and the triad's HMAC keys readable do not count as denying the key dir", async () => {
   const sb = await sandbox("p22c-keydir");
@@ -39,7 +40,7 @@ Deno.test("probe 22c: per-file key-dir rules that leave the runner's X25519 key 
     Deno.mkdirSync(join(sb.project, ".claude"));
     Deno.writeTextFileSync(
       join(sb.project, ".claude", "settings.json"),
-      JSON.stringify({ permissions: { deny } }, null, 2) + "\n",
+      JSON.stringify({ permissions: { deny }, sandbox: OPERATOR_SANDBOX }, null, 2) + "\n",
     );
     assert.equal((await runCli(["keys", "init"], { env, cwd: sb.project })).code, 0);
     const before = await snapshotTree(sb.dir);
@@ -65,7 +66,7 @@ Deno.test("probe 22c: per-file key-dir rules that leave the runner's X25519 key 
     ];
     Deno.writeTextFileSync(
       join(sb.project, ".claude", "settings.json"),
-      JSON.stringify({ permissions: { deny: all } }, null, 2) + "\n",
+      JSON.stringify({ permissions: { deny: all }, sandbox: OPERATOR_SANDBOX }, null, 2) + "\n",
     );
     const ok = await runCli(["doctor", "--project", sb.project, "--json"], { env });
     const after = JSON.parse(ok.stdout).checks as { code?: string; message: string }[];

@@ -14,6 +14,7 @@ import { withWorld } from "../e2e/_run_helpers.ts";
 import {
   handRequest,
   openAs,
+  operatorLocalSettings,
   resultOf,
   runnerBrief,
   startRunner,
@@ -31,12 +32,18 @@ const SETTINGS = JSON.stringify({
       "Edit(./agentteams.jsonc)",
     ],
   },
+  // Claude's sandbox, which makes the rules bind Bash too (probe 22c C6).
+  sandbox: { enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false },
 });
 
 Deno.test("probe Q7: the session settings changed while the runner serves stop it (RUNNER_PIN_CHANGED)", async () => {
   await withWorld("probe-q7", { brief: runnerBrief }, async (w) => {
     await Deno.mkdir(join(w.project, ".claude"));
     await Deno.writeTextFile(join(w.project, ".claude", "settings.json"), SETTINGS);
+    await Deno.writeTextFile(
+      join(w.project, ".claude", "settings.local.json"),
+      operatorLocalSettings(w),
+    );
     const runner = await startRunner(w);
     try {
       const first = await handRequest(w, { kind: "verify-ledger" });

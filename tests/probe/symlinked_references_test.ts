@@ -33,6 +33,8 @@ const SETTINGS = JSON.stringify({
       "Edit(./agentteams.json)",
     ],
   },
+  // Claude's sandbox, which makes the rules bind Bash too (probe 22c C6).
+  sandbox: { enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false },
 });
 
 Deno.test("probe Q1: a symlinked references/ planted by a session is not a trusted store (its key signs no clearance)", async () => {

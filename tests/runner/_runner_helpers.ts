@@ -194,9 +194,21 @@ export async function until(
 }
 
 /**
- * The Claude Code project settings `doctor` asks for, but the key dir's rule (a warning; the
- * world's key dir lies outside its HOME): the runner's folders, and the trust roots' write-deny
- * rules without which `serve` refuses to start (`references/`, `.claude/`, the brief).
+ * Claude Code's `sandbox` values `doctor` and `serve` require with the trust roots' rules: the
+ * sandbox on, no fallback to running unsandboxed, no `dangerouslyDisableSandbox` rerun (probe
+ * 22c C6: without it the deny rules do not bind Bash).
+ */
+export const OPERATOR_SANDBOX: { readonly [key: string]: boolean } = Object.freeze({
+  enabled: true,
+  failIfUnavailable: true,
+  allowUnsandboxedCommands: false,
+});
+
+/**
+ * The Claude Code shared project settings `doctor` asks for (the key dir's rule goes in the local
+ * file: the world's key dir lies outside its HOME, {@link operatorLocalSettings}): the runner's
+ * folders, the trust roots' write-deny rules without which `serve` refuses to start
+ * (`references/`, `.claude/`, the brief), and the sandbox block that makes them bind Bash.
  */
 export const OPERATOR_SETTINGS: string = JSON.stringify(
   {
@@ -211,20 +223,151 @@ export const OPERATOR_SETTINGS: string = JSON.stringify(
         "Edit(./agentteams.jsonc)",
       ],
     },
+    sandbox: OPERATOR_SANDBOX,
   },
   null,
   2,
 ) + "\n";
 
 /**
- * Writes {@link OPERATOR_SETTINGS} as the world's `.claude/settings.json`, unless the test wrote
+ * The local settings file doctor asks for in a world: the key dir's read-deny rule, absolute
+ * since the key dir lies outside HOME (an error without it, under the trust roots' rules).
+ */
+export function operatorLocalSettings(w: Pick<WorldPaths, "keyDir">): string {
+  return JSON.stringify({ permissions: { deny: [`Read(/${w.keyDir}/**)`] } }, null, 2) + "\n";
+}
+
+/** A way the sandbox settings leave Bash outside the deny rules (probe 22c C6). */
+export interface SandboxCase {
+  /** What is wrong, for the test's message. */
+  readonly name: string;
+  /** The shared file's `sandbox` block (`null`: none). */
+  readonly shared: Record<string, unknown> | null;
+  /** The local file's `sandbox` block, beside the key dir's rule (absent: none). */
+  readonly local?: Record<string, unknown>;
+  /** The file the finding names. */
+  readonly file: ".claude/settings.json" | ".claude/settings.local.json";
+  /** The `sandbox` key it is about. */
+  readonly key: string;
+  /** Whether the finding names a line of `file` (false: the key is set nowhere). */
+  readonly at: boolean;
+}
+
+/** Every way {@link SandboxCase} names: absent, each value the wrong way, a local override, excluded commands. */
+export const SANDBOX_CASES: readonly SandboxCase[] = [
+  {
+    name: "no sandbox block",
+    shared: null,
+    file: ".claude/settings.json",
+    key: "enabled",
+    at: false,
+  },
+  {
+    name: "enabled: false",
+    shared: { ...OPERATOR_SANDBOX, enabled: false },
+    file: ".claude/settings.json",
+    key: "enabled",
+    at: true,
+  },
+  {
+    name: "failIfUnavailable: false",
+    shared: { ...OPERATOR_SANDBOX, failIfUnavailable: false },
+    file: ".claude/settings.json",
+    key: "failIfUnavailable",
+    at: true,
+  },
+  {
+    name: "allowUnsandboxedCommands: true",
+    shared: { ...OPERATOR_SANDBOX, allowUnsandboxedCommands: true },
+    file: ".claude/settings.json",
+    key: "allowUnsandboxedCommands",
+    at: true,
+  },
+  {
+    name: "enabled in the shared file, false in the local one",
+    shared: OPERATOR_SANDBOX,
+    local: { enabled: false },
+    file: ".claude/settings.local.json",
+    key: "enabled",
+    at: true,
+  },
+  {
+    name: "allowUnsandboxedCommands false in the shared file, true in the local one",
+    shared: OPERATOR_SANDBOX,
+    local: { allowUnsandboxedCommands: true },
+    file: ".claude/settings.local.json",
+    key: "allowUnsandboxedCommands",
+    at: true,
+  },
+  {
+    name: "excludedCommands non-empty",
+    shared: { ...OPERATOR_SANDBOX, excludedCommands: ["git"] },
+    file: ".claude/settings.json",
+    key: "excludedCommands",
+    at: true,
+  },
+  {
+    name: "excludedCommands empty in the shared file, non-empty in the local one",
+    shared: { ...OPERATOR_SANDBOX, excludedCommands: [] },
+    local: { excludedCommands: ["docker"] },
+    file: ".claude/settings.local.json",
+    key: "excludedCommands",
+    at: true,
+  },
+];
+
+/**
+ * Writes a {@link SandboxCase}'s settings (every deny rule doctor asks for, the case's sandbox
+ * blocks; `brief`: the brief's name in the project) and returns the finding's place as doctor prints it: `<file>:<line>:<column>` of the
+ * key's value, or just the file when the key is set nowhere.
+ */
+export function writeSandboxCase(
+  p: Pick<WorldPaths, "project" | "keyDir">,
+  c: SandboxCase,
+  brief = "agentteams.jsonc",
+): string {
+  const shared = JSON.parse(
+    OPERATOR_SETTINGS.replace("Edit(./agentteams.jsonc)", `Edit(./${brief})`),
+  ) as Record<string, unknown>;
+  delete shared.sandbox;
+  const texts: Record<string, string> = {
+    ".claude/settings.json": JSON.stringify(
+      { ...shared, ...(c.shared === null ? {} : { sandbox: c.shared }) },
+      null,
+      2,
+    ) + "\n",
+    ".claude/settings.local.json": JSON.stringify(
+      {
+        permissions: { deny: [`Read(/${p.keyDir}/**)`] },
+        ...(c.local === undefined ? {} : { sandbox: c.local }),
+      },
+      null,
+      2,
+    ) + "\n",
+  };
+  Deno.mkdirSync(join(p.project, ".claude"), { recursive: true });
+  for (const [rel, text] of Object.entries(texts)) {
+    Deno.writeTextFileSync(join(p.project, rel), text);
+  }
+  if (!c.at) return c.file;
+  const lines = texts[c.file].split("\n");
+  const i = lines.findIndex((l) => l.includes(`"${c.key}": `));
+  assert.ok(i >= 0, `${c.key} in ${c.file}`);
+  return `${c.file}:${i + 1}:${lines[i].indexOf(`"${c.key}": `) + c.key.length + 5}`;
+}
+
+/**
+ * Writes {@link OPERATOR_SETTINGS} as the world's `.claude/settings.json` and
+ * {@link operatorLocalSettings} as its `.claude/settings.local.json`, unless the test wrote
  * settings of its own: the operator's set-up before `serve`.
  */
 export async function denySessions(w: WorldPaths): Promise<void> {
   const file = join(w.project, ".claude", "settings.json");
-  if (present(file)) return;
+  const local = join(w.project, ".claude", "settings.local.json");
+  if (present(file) || present(local)) return;
   await Deno.mkdir(join(w.project, ".claude"), { recursive: true });
   await Deno.writeTextFile(file, OPERATOR_SETTINGS);
+  await Deno.writeTextFile(local, operatorLocalSettings(w));
 }
 
 /**
