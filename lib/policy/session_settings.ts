@@ -109,6 +109,7 @@ export type SandboxKey =
   | "enabled"
   | "failIfUnavailable"
   | "allowUnsandboxedCommands"
+  | "enableWeakerNestedSandbox"
   | "excludedCommands";
 
 /** A settings file as read: its absolute path and its text (`null`: present but unreadable). */
@@ -520,7 +521,7 @@ function parseSettings(
   const sandbox: Partial<Record<SandboxKey, SandboxValue>> = {};
   if (v.sandbox !== undefined) {
     if (!isRecord(v.sandbox)) return shape(["sandbox"], '"sandbox" is not an object');
-    for (const key of ["enabled", "failIfUnavailable", "allowUnsandboxedCommands"] as const) {
+    for (const key of REQUIRED_SANDBOX.map((r) => r.key)) {
       const x = v.sandbox[key];
       if (x === undefined) continue;
       if (typeof x !== "boolean") {
@@ -767,11 +768,16 @@ export function writeDenied(
  * import { REQUIRED_SANDBOX } from "./session_settings.ts";
  * assert.deepEqual(REQUIRED_SANDBOX.map((r) => [r.key, r.value]), [
  *   ["enabled", true], ["failIfUnavailable", true], ["allowUnsandboxedCommands", false],
+ *   ["enableWeakerNestedSandbox", false],
  * ]);
  * ```
  */
 export const REQUIRED_SANDBOX: readonly {
-  readonly key: "enabled" | "failIfUnavailable" | "allowUnsandboxedCommands";
+  readonly key:
+    | "enabled"
+    | "failIfUnavailable"
+    | "allowUnsandboxedCommands"
+    | "enableWeakerNestedSandbox";
   readonly value: boolean;
   /** Claude Code's default when no file sets it. */
   readonly byDefault: boolean;
@@ -801,6 +807,13 @@ export const REQUIRED_SANDBOX: readonly {
       why: "the model may rerun a command the sandbox refused with dangerouslyDisableSandbox, " +
         "outside it",
     },
+    {
+      key: "enableWeakerNestedSandbox",
+      value: false,
+      byDefault: false,
+      why: "Claude Code's weaker Linux sandbox (meant for unprivileged containers) runs commands " +
+        "without the isolation the deny rules rely on",
+    },
   ] as const,
 );
 
@@ -818,6 +831,8 @@ function sandboxFindings(parsed: readonly ParsedSettings[]): SettingsFinding[] {
     const last = setters.at(-1);
     const got = last?.sandbox[req.key];
     if (last !== undefined && got !== undefined && got.value === req.value) continue;
+    // A value no file sets is Claude Code's default: where that is the one required, it holds.
+    if (last === undefined && req.byDefault === req.value) continue;
     const base = {
       code: "SETTINGS_SANDBOX" as const,
       kind: null,

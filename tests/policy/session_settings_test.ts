@@ -521,6 +521,24 @@ Deno.test("session settings, Claude's sandbox (probe 22c C6): each value resolve
     "allowUnsandboxedCommands",
   ]]);
   assert.match(over[0].message, /overrides \.claude\/settings\.json, which sets false/);
+  // The weaker nested sandbox: absent is Claude Code's default (off), which holds; on, in
+  // either file, is named; off in the local file over on in the shared one holds.
+  const weak = sandboxOf({ [SHARED]: { ...SANDBOX, enableWeakerNestedSandbox: true } });
+  assert.deepEqual(weak.map((f) => [f.file, f.sandbox, f.add]), [
+    [
+      SHARED,
+      { key: "enableWeakerNestedSandbox", value: false },
+      '"enableWeakerNestedSandbox": false',
+    ],
+  ]);
+  assert.match(weak[0].message, /"sandbox\.enableWeakerNestedSandbox" is true/);
+  assert.deepEqual(
+    sandboxOf({
+      [SHARED]: { ...SANDBOX, enableWeakerNestedSandbox: true },
+      [LOCAL]: { enableWeakerNestedSandbox: false },
+    }),
+    [],
+  );
   // Wrong in the shared file, right in the local one: the local one wins.
   assert.deepEqual(
     sandboxOf({ [SHARED]: { ...SANDBOX, enabled: false }, [LOCAL]: { enabled: true } }),
