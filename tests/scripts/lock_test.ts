@@ -21,6 +21,7 @@ const TEST_ONLY = [
   "@modelcontextprotocol/sdk",
   "@modelcontextprotocol/conformance",
   "@openai/codex",
+  "@anthropic-ai/sandbox-runtime",
 ];
 
 interface Lock {
