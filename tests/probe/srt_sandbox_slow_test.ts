@@ -16,9 +16,12 @@
  *   outlive it (`--unshare-pid`). `.agentteams-queue/` is read-denied only, and a read deny of an
  *   absent path hides nothing: the session can make that folder itself.
  *
- * Also pinned: a read-denied folder that exists is a private tmpfs inside the sandbox, so what a
- * sandboxed command writes into `.agentteams-queue/` never reaches the host (docs/authz.md
- * "Trust roots").
+ * - The folders above a deeper trust root are pinned (self-bound), so none is moved aside.
+ *
+ * Also pinned, a finding: a read-denied folder that exists is a private tmpfs inside the sandbox,
+ * so what a sandboxed command writes into `.agentteams-queue/` never reaches the host, and the
+ * orchestrator's `agentteams dispatch` there refuses `NO_RUNNER` (docs/authz.md, "What Claude's
+ * sandbox closes").
  *
  * The runtime needs bwrap, socat and ripgrep; when it cannot start the test fails.
  */
@@ -164,7 +167,7 @@ echo done=0
   }
 });
 
-Deno.test("Claude's sandbox: what a sandboxed command writes into the read-denied queue never reaches the host", async () => {
+Deno.test("Claude's sandbox: what a sandboxed command writes into the read-denied queue never reaches the host, so the orchestrator's dispatch finds no runner", async () => {
   const { sb } = await haltedProject("srt-queue");
   try {
     const queue = join(sb.project, ".agentteams-queue");
@@ -181,6 +184,52 @@ ls .agentteams-queue; echo "ls=$?"`,
     assert.doesNotMatch(r.stdout, /^requests$/m);
     // ... and on the host nothing arrived.
     assert.deepEqual([...Deno.readDirSync(queue)].map((e) => e.name), ["requests"]);
+    // So the orchestrator's own CLI, run by its Bash, finds no queue at all (the host has it).
+    const d = await inSandbox(
+      sb,
+      `${Deno.execPath()} run -A ${join(REPO_ROOT, "main.ts")} dispatch --agent worker --project .`,
+    );
+    assert.equal(d.code, 1, d.stdout + d.stderr);
+    assert.match(
+      d.stderr,
+      /refused: NO_RUNNER: there is no queue at .*\.agentteams-queue\/requests/,
+    );
+  } finally {
+    await sb.dispose();
+  }
+});
+
+Deno.test("Claude's sandbox: the folders above a deeper trust root are pinned, so none is moved aside", async () => {
+  // A brief kept deeper in the project (`--brief config/deep/b.json`), with its own rule.
+  const sb = await sandbox("srt-nested");
+  try {
+    await Deno.mkdir(join(sb.project, "config", "deep"), { recursive: true });
+    await Deno.mkdir(join(sb.project, ".claude"));
+    const brief = join(sb.project, "config", "deep", "b.json");
+    await Deno.writeTextFile(brief, "{}\n");
+    await Deno.writeTextFile(
+      join(sb.project, ".claude", "settings.json"),
+      JSON.stringify({
+        permissions: { deny: ["Edit(./config/deep/b.json)", "Edit(./.claude/**)"] },
+      }),
+    );
+    const before = await snapshotTree(join(sb.project, "config"));
+    const r = await inSandbox(
+      sb,
+      `
+mv config moved 2>&1; echo "mv-top=$?"
+mv config/deep config/moved 2>&1; echo "mv-deep=$?"
+ln config/deep/b.json linked 2>&1; echo "ln=$?"
+`,
+    );
+    const o = outcomes(r);
+    assert.equal(o.get("mv-top"), "1", r.stdout);
+    assert.match(r.stdout, /'config' to 'moved': Device or resource busy/);
+    assert.equal(o.get("mv-deep"), "1", r.stdout);
+    assert.match(r.stdout, /'config\/deep' to 'config\/moved': Read-only file system/);
+    assert.equal(o.get("ln"), "1", r.stdout);
+    assert.match(r.stdout, /Invalid cross-device link/);
+    assertSameTree(before, await snapshotTree(join(sb.project, "config")), "config/");
   } finally {
     await sb.dispose();
   }
