@@ -84,6 +84,8 @@ Deno.test("Claude's sandbox: a trust root cannot get a second name, be written, 
       ".agentteams-queue",
       "agentteams.jsonc",
     ].map((n) => join(sb.project, n));
+    // The HALT's index, which the session must not read.
+    assert.ok(Deno.statSync(join(sb.project, ".agentteams", "csv-index-decisions.json")).isFile);
     const before = await snapshotTree(...roots);
     const r = await inSandbox(
       sb,
@@ -92,6 +94,9 @@ ln references/security-decisions.log.csv src/d.csv 2>&1; echo "ln-log=$?"
 ln agentteams.jsonc src/b.json 2>&1; echo "ln-brief=$?"
 head -1 references/security-decisions.log.csv > references/security-decisions.log.csv 2>&1; echo "cut-log=$?"
 echo '{}' > agentteams.jsonc 2>&1; echo "write-brief=$?"
+cat .agentteams/csv-index-decisions.json >/dev/null 2>&1; echo "read-index=$?"
+echo planted > .agentteams/planted 2>&1; echo "plant-ledger-dir=$?"
+echo planted > .agentteams-status/runner-x25519.pub.pem 2>&1; echo "plant-status=$?"
 for d in references .claude .agentteams .agentteams-status .agentteams-queue agentteams.jsonc; do
   mv "$d" moved 2>&1; echo "mv$d=$?"
 done
@@ -106,6 +111,9 @@ done
     assert.equal(o.get("write-brief"), "1", r.stdout);
     assert.match(r.stderr, /security-decisions\.log\.csv: Read-only file system/);
     assert.match(r.stderr, /agentteams\.jsonc: Read-only file system/);
+    // `.agentteams/` is read-denied: an empty tmpfs inside, whose writes stay there.
+    assert.equal(o.get("read-index"), "1", r.stdout);
+    assert.equal(o.get("plant-status"), "1", r.stdout);
     for (const d of ["references", ".claude", ".agentteams", ".agentteams-status"]) {
       assert.equal(o.get(`mv${d}`), "1", `${d} was renamed:\n${r.stdout}`);
       assert.match(r.stdout, new RegExp(`'${d.replace(".", "\\.")}'.*Device or resource busy`));
