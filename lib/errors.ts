@@ -435,7 +435,11 @@ export type QueueCode =
   | "REQUEST_EXPIRED"
   | "REQUEST_NOT_QUEUED"
   | "TOOL_NOT_GRANTED"
-  | "RUNNER_STOPPED";
+  | "RUNNER_STOPPED"
+  | "DIRECT_GRANTS_UNSAFE"
+  | "DIRECT_GRANT_INVALID"
+  | "DIRECT_GRANT_EXPIRED"
+  | "DIRECT_GRANT_SPENT";
 
 /**
  * Returns true when `e` is one of this tool's typed refusals.

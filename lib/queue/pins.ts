@@ -1,7 +1,8 @@
 /**
  * What the runner pins at start: the SHA-256 of the brief's bytes, of the operator's
- * confined-programs file and of the grants ledger (null when absent). A change to any of them
- * while serving stops the runner: it serves only under the policy it started with.
+ * confined-programs file, of the grants ledger (the triad's capability grants) and of the
+ * operator's direct-write grants file (null when absent). A change to any of them while serving
+ * stops the runner: it serves only under the policy it started with.
  *
  * @module
  */
@@ -17,6 +18,8 @@ export interface Pins {
   readonly brief: string | null;
   readonly confined: string | null;
   readonly grants: string | null;
+  /** The operator's direct-write grants file for the tool-server channel. */
+  readonly direct?: string | null;
   /**
    * The Claude Code session settings (`.claude/settings.json`, `.claude/settings.local.json`),
    * each file's hash or state, joined: they decide what a session may write, so a change (a
@@ -30,6 +33,8 @@ export interface PinPaths {
   readonly brief: string;
   readonly confined: string | null;
   readonly grants: string;
+  /** The operator's direct-write grants file (`lib/runner/direct_grants_load.ts`). */
+  readonly direct?: string | null;
   /** The session settings files (absolute). */
   readonly settings?: readonly string[];
 }
@@ -65,11 +70,17 @@ function hashOrNull(path: string | null): string | null {
  * assert.equal(pinPaths("/p", "/p/agentteams.jsonc", null).grants, "/p/references/capability-grants.log.csv");
  * ```
  */
-export function pinPaths(root: string, brief: string, confined: string | null): PinPaths {
+export function pinPaths(
+  root: string,
+  brief: string,
+  confined: string | null,
+  direct: string | null = null,
+): PinPaths {
   return {
     brief,
     confined,
     grants: join(root, GRANTS_REL),
+    direct,
     settings: SESSION_SETTINGS_FILES.map((f) => join(root, f)),
   };
 }
@@ -89,6 +100,7 @@ export function readPins(p: PinPaths): Pins {
     brief: hashOrNull(p.brief),
     confined: hashOrNull(p.confined),
     grants: hashOrNull(p.grants),
+    direct: hashOrNull(p.direct ?? null),
     settings: p.settings === undefined ? null : p.settings.map(settingsState).join("|"),
   };
 }
@@ -105,24 +117,25 @@ export function readPins(p: PinPaths): Pins {
  * ```
  */
 export function checkPins(at: Pins, now: Pins, paths: PinPaths): void {
-  for (const k of ["brief", "confined", "grants", "settings"] as const) {
+  for (const k of ["brief", "confined", "grants", "direct", "settings"] as const) {
     if ((at[k] ?? null) !== (now[k] ?? null)) {
       const what = {
         brief: "the brief",
         confined: "the operator's confined-programs file",
         grants: "the grants ledger",
+        direct: "the operator's direct-write grants file",
         settings: "the Claude Code session settings",
       }[k];
       throw new QueueError(
         "RUNNER_PIN_CHANGED",
         `${what} (${
-          k === "settings" ? (paths.settings ?? []).join(", ") : paths[k]
+          k === "settings" ? (paths.settings ?? []).join(", ") : paths[k] ?? null
         }) changed while the runner served (sha256 ${at[k] ?? "absent"} at ` +
           `start, ${now[k] ?? "absent"} now); the runner stops: restart agentteams serve to ` +
           "serve under the new one",
         {
           details: {
-            file: k === "settings" ? (paths.settings ?? []).join(", ") : paths[k],
+            file: k === "settings" ? (paths.settings ?? []).join(", ") : paths[k] ?? null,
             at: at[k] ?? null,
             now: now[k] ?? null,
           },

@@ -6,6 +6,7 @@
  * @module
  */
 
+export { issueDirectGrant, listDirectGrants } from "./direct_grants_issue.ts";
 export { loadGrantedRoots, placedGrants } from "./granted.ts";
 export { type Check, operatorSettingsInput, preflight, preflightExit } from "./preflight.ts";
 export { serve, type ServeReport } from "./serve.ts";
