@@ -349,10 +349,11 @@ Deno.test("verify: each rule refuses with its code", async () => {
       /malformed times/,
     );
   });
-  await t("no gate and a directory scope: never direct", async () => {
+  // No gate and a directory scope: never direct.
+  {
     const ungated = policyOf(briefWith({ proposal_gates: {} }));
     assert.match(String(expectedBinding(ungated, "worker", SERVER)), /at least one gate/);
-  });
+  }
 });
 
 /** A named block (the rules above read as a list). */
