@@ -142,9 +142,10 @@ function clip(s: string): string {
  * @throws {CanonicalError} a field JSON cannot carry exactly (a float, a lone surrogate)
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signedPayloadOf } from "./direct_grants.ts";
- * declare const record: Parameters<typeof signedPayloadOf>[0];
- * signedPayloadOf(record); // 'agentteams-mcp-direct-grant-v1|{"agent":...,"write_scopes":[...]}'
+ * // Every one of the 13 fields is needed (the module's example signs a whole record).
+ * assert.throws(() => signedPayloadOf({ agent: "w", write_scopes: ["src/"] }), /no JSON encoding/);
  * ```
  */
 export function signedPayloadOf(record: Readonly<Record<string, unknown>>): string {
