@@ -82,7 +82,16 @@ export function directGrantPaths(projectReal: string, home: string): DirectGrant
   };
 }
 
-/** This build's runner server, as a grant binds it. */
+/**
+ * This build's runner server, as a grant binds it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runnerIdentity } from "./direct_grants_load.ts";
+ * assert.equal(runnerIdentity().server, "agentteams_runner");
+ * ```
+ */
 export function runnerIdentity(): ServerIdentity {
   return {
     server: RUNNER_SERVER_NAME,
