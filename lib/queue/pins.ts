@@ -12,6 +12,7 @@ import { QueueError } from "../errors.ts";
 import { join } from "../fs/path.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { SESSION_SETTINGS_FILES } from "../policy/session_settings.ts";
+import { MAX_MCP_GRANTS_BYTES } from "../sandbox/operator_file.ts";
 
 /** The pinned hashes. */
 export interface Pins {
@@ -39,15 +40,23 @@ export interface PinPaths {
   readonly settings?: readonly string[];
 }
 
-/** One settings file's state: its hash, `absent`, or why it is not a plain file (never followed). */
-function settingsState(path: string): string {
+/**
+ * A file's state: its hash, `null` when absent, or why it is not a plain file (never followed, so
+ * a FIFO or a link put at the path cannot hang or steer the runner's every check).
+ */
+function plainState(path: string, maxBytes: number): string | null {
   try {
-    return sha256Hex(readRegularFileSync(path, { maxBytes: 1024 * 1024 }).bytes);
+    return sha256Hex(readRegularFileSync(path, { maxBytes }).bytes);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return "absent";
+    if (e instanceof Deno.errors.NotFound) return null;
     if (e instanceof Error && "code" in e) return `unreadable:${String(e.code)}`;
     throw e;
   }
+}
+
+/** One settings file's state: its hash, `absent`, or why it is not a plain file. */
+function settingsState(path: string): string {
+  return plainState(path, 1024 * 1024) ?? "absent";
 }
 
 function hashOrNull(path: string | null): string | null {
@@ -100,7 +109,8 @@ export function readPins(p: PinPaths): Pins {
     brief: hashOrNull(p.brief),
     confined: hashOrNull(p.confined),
     grants: hashOrNull(p.grants),
-    direct: hashOrNull(p.direct ?? null),
+    // Its reader's own limit: larger is a state too, never a long read.
+    direct: p.direct == null ? null : plainState(p.direct, MAX_MCP_GRANTS_BYTES),
     settings: p.settings === undefined ? null : p.settings.map(settingsState).join("|"),
   };
 }

@@ -37,6 +37,7 @@ import { inWriteScopes } from "../policy/scope.ts";
 import { MCP_RUNNER_TOOLS } from "../policy/brief_fields.ts";
 import type { GateDef, Policy } from "../policy/types.ts";
 import { readJson } from "../json/reader.ts";
+import { MAX_MCP_GRANTS_BYTES } from "../sandbox/operator_file.ts";
 
 /** Domain separation: a grant's signature verifies as nothing else the operator signs. */
 export const PURPOSE_TAG = "agentteams-mcp-direct-grant-v1";
@@ -51,7 +52,7 @@ export const DIRECT_TTL_HOURS = 4;
 /** A direct agent's dispatch allows this many uses. */
 export const DIRECT_MAX_USES = 10;
 /** The largest grants file read, in bytes. */
-export const MAX_GRANTS_FILE_BYTES = 256 * 1024;
+export const MAX_GRANTS_FILE_BYTES = MAX_MCP_GRANTS_BYTES;
 /** How many problems the start-up row keeps. */
 export const MAX_PROBLEMS = 10;
 /** How long one problem may be, in characters (code points). */

@@ -74,6 +74,7 @@ export {
   confinedFileName,
   confinedFilePath,
   MAX_CONFINED_BYTES,
+  MAX_MCP_GRANTS_BYTES,
   MCP_GRANTS_DIR_REL,
   OPERATOR_VERIFY_KEYS_DIR_REL,
 } from "./operator_file.ts";
