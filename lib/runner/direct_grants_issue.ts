@@ -33,6 +33,8 @@ import {
 } from "../crypto/ed25519.ts";
 import { QueueError, UsageError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
+import { lstatOrNullSync } from "../fs/entry.ts";
+import { custodyProblem } from "../fs/safe_read.ts";
 import { canonical, compareCodePoints, type JsonValue } from "../pycompat/canonical.ts";
 import type { Policy } from "../policy/types.ts";
 import {
@@ -236,6 +238,22 @@ export async function issueDirectGrant(opts: IssueDirectGrantOptions): Promise<I
     );
   }
 
+  // Each folder made 0700, or, when it is there, one the runner will accept (checked before
+  // anything is written: a grant the runner then refuses to read is not written).
+  const uid = Deno.uid() ?? undefined;
+  for (const dir of [paths.file.slice(0, paths.file.lastIndexOf("/")), paths.keys]) {
+    const st = lstatOrNullSync(dir);
+    const problem = st === null
+      ? null
+      : custodyProblem(st, { kind: "directory", uid, forbiddenModeBits: 0o077 });
+    if (problem !== null) {
+      throw new QueueError(
+        "DIRECT_GRANTS_UNSAFE",
+        `${dir} ${problem.why}; the runner would refuse it: make it the operator's own 0700 ` +
+          "folder, then issue again (nothing was written)",
+      );
+    }
+  }
   for (const dir of [paths.file.slice(0, paths.file.lastIndexOf("/")), paths.keys]) {
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
   }

@@ -136,7 +136,7 @@ Deno.test("direct grants served in process: written under a grant, refused or st
       await staged(runner(loaded.state), "src/no-grant.txt");
     });
 
-    const issued = await issueDirectGrant({
+    const issueOpts = {
       root: w.project,
       home: w.home,
       policy,
@@ -146,11 +146,53 @@ Deno.test("direct grants served in process: written under a grant, refused or st
       days: 1,
       maxWrites: 2,
       now: new Date(),
-    });
+    };
+    await t.step(
+      "issue refuses a grants folder the runner would refuse; nothing written",
+      async () => {
+        const dir = join(w.home, ".config", "agentteams", "mcp-grants");
+        Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+        Deno.chmodSync(dir, 0o755);
+        const before = state(w);
+        const e = await issueDirectGrant(issueOpts).then(() => null, (e) => e);
+        assert.equal(e?.code, "DIRECT_GRANTS_UNSAFE", String(e));
+        assert.match(e.message, /must be 0700|mode 0755/);
+        assertSameTree(before, state(w), "issue into a 0755 folder");
+        Deno.chmodSync(dir, 0o700);
+      },
+    );
+    const issued = await issueDirectGrant(issueOpts);
     const grantId = String(issued.record.grant_id);
     const file = issued.file;
     const pem = Deno.readTextFileSync(issued.verifyKey.path);
     assert.equal(Deno.statSync(file).mode! & 0o777, 0o600);
+
+    await t.step(
+      "a second grant for the agent: refused unless --replace; nothing written",
+      async () => {
+        const before = Deno.readTextFileSync(file);
+        const e = await issueDirectGrant(issueOpts).then(() => null, (e) => e);
+        assert.equal(e?.code, "DIRECT_GRANT_INVALID", String(e));
+        assert.match(e.message, /more than one grant for worker.*--replace drops it/);
+        assert.equal(Deno.readTextFileSync(file), before);
+        const e2 = await issueDirectGrant({
+          ...issueOpts,
+          replace: true,
+          keyId: String(issued.record.key_id),
+          privatePem: derToPem(
+            new Uint8Array([
+              ...Uint8Array.fromHex("302e020100300506032b657004220420"),
+              ...SEED.map((b) => b ^ 1),
+            ]),
+            "PRIVATE KEY",
+          ),
+        }).then(() => null, (e) => e);
+        assert.equal(e2?.code, "USAGE", String(e2));
+        assert.match(e2.message, /holds another key than the one given/);
+        // Put back the one the steps below use.
+        Deno.writeTextFileSync(file, before);
+      },
+    );
 
     let loaded: LoadedDirectGrants;
     await t.step("loaded: the direct-grants-loaded row, no agent in it", async () => {
