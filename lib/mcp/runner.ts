@@ -13,7 +13,8 @@
  *
  * Tools (the names `mcp_grants` grants, `MCP_RUNNER_TOOLS`): `write_file` (a change proposal)
  * and `delete_file` (a deletion proposal), each a `stage-proposal` request that the runner writes
- * at once or stages for the orchestrator's approval as the brief's `mcp_grants` says;
+ * at once (a change, only under the operator's signed direct-write grant:
+ * lib/runner/direct_grants.ts) or stages for the orchestrator's approval;
  * `run_command` (a command request); `request_status` (the result of a request this server
  * queued, when the first wait ended before the runner answered). The server offers every tool;
  * the runner refuses one the agent's grant lacks (`TOOL_NOT_GRANTED`).
