@@ -392,6 +392,18 @@ Deno.test("direct grants served in process: written under a grant, refused or st
       }
     });
 
+    await t.step("the grant edited after signing (more writes): no grant, staged", async () => {
+      const before = Deno.readTextFileSync(file);
+      const records = JSON.parse(before);
+      records[0].max_writes = 500;
+      Deno.writeTextFileSync(file, JSON.stringify(records));
+      try {
+        await inactive("edited", /DIRECT_GRANT_INVALID: .*signature doesn't verify/, () => load());
+      } finally {
+        Deno.writeTextFileSync(file, before);
+      }
+    });
+
     await t.step("its verify key gone: no grant, staged", async () => {
       const aside = join(w.scratch, "key.pem");
       Deno.renameSync(issued.verifyKey.path, aside);
