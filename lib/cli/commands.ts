@@ -143,10 +143,11 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: KEY_ENV,
     // The state dir, the key, and the brief (the default one lies in the project, already read);
     // in queue mode, no key at all.
+    // The operator's direct-write grants, read to give a granted agent a direct agent's nonce.
     needs: queued((ctx) =>
       mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true), {
         ...NO_NEEDS,
-        read: briefFlagReads(ctx),
+        read: [...briefFlagReads(ctx), ...directGrantDirs(ctx)],
       })
     ),
     run: async (ctx) => (await loadCode(() => import("./dispatch_cmd.ts"))).dispatch(ctx),

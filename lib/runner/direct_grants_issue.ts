@@ -52,6 +52,7 @@ import {
   OperatorKeys,
   readGrantsFile,
   runnerIdentity,
+  verifyContext,
 } from "./direct_grants_load.ts";
 
 /** Inputs of {@link issueDirectGrant}. */
@@ -221,11 +222,8 @@ export async function issueDirectGrant(opts: IssueDirectGrantOptions): Promise<I
 
   // The new grant must be active among the file's records, as a runner started now finds them.
   const found = await activeGrants(records, {
-    policy: opts.policy,
-    server,
-    now: opts.now,
+    ...verifyContext(opts.policy, opts.now, keys),
     keyFor: (id) => id === keyId ? importPublicPem(pub.pem) : keys.key(id),
-    verify: verifyHex,
   });
   if (found.byAgent.get(opts.agent)?.grant_id !== grantId) {
     throw new QueueError(
@@ -296,13 +294,7 @@ export async function listDirectGrants(
   const file = readGrantsFile(paths.file, { projectReal });
   const records = file?.records ?? [];
   const keys = new OperatorKeys(paths.keys, { projectReal });
-  const ctx = {
-    policy: opts.policy,
-    server: runnerIdentity(),
-    now: opts.now,
-    keyFor: (id: string) => keys.key(id),
-    verify: verifyHex,
-  };
+  const ctx = verifyContext(opts.policy, opts.now, keys);
   const grants: ListedGrant[] = [];
   for (const r of records) {
     let problem: string | null = null;

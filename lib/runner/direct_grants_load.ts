@@ -44,6 +44,7 @@ import {
   MAX_GRANTS_FILE_BYTES,
   parseGrantsFile,
   type ServerIdentity,
+  type VerifyGrantContext,
 } from "./direct_grants.ts";
 
 /** The largest verify key read, in bytes. */
@@ -207,6 +208,31 @@ export class OperatorKeys {
 }
 
 /**
+ * What a runner verifies records with now: the live policy, this build's server, the operator's
+ * keys.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { OperatorKeys, verifyContext } from "./direct_grants_load.ts";
+ * import type { Policy } from "../policy/types.ts";
+ * const keys = new OperatorKeys("/nonexistent/verify-keys", { projectReal: "/srv/repo" });
+ * const ctx = verifyContext({} as Policy, new Date(), keys);
+ * assert.equal(ctx.server.server, "agentteams_runner");
+ * await assert.rejects(ctx.keyFor("op1"), /no operator verify key/);
+ * ```
+ */
+export function verifyContext(policy: Policy, now: Date, keys: OperatorKeys): VerifyGrantContext {
+  return {
+    policy,
+    server: runnerIdentity(),
+    now,
+    keyFor: (id) => keys.key(id),
+    verify: verifyHex,
+  };
+}
+
+/**
  * Each grant's direct writes in the ledger, counted only once the whole ledger verifies (else a
  * deleted row could reset a grant's count).
  *
@@ -260,6 +286,42 @@ export interface LoadDirectGrantsOptions {
   readonly now: () => Date;
   /** The uid that must own the operator's files (default: the current uid). */
   readonly uid?: number;
+}
+
+/**
+ * Whether `agent` holds an active direct grant now, as a runner started now would find it (its
+ * writes not counted: that needs the ledger key). What the operator's own `dispatch --direct`
+ * asks, to issue a direct agent's shorter nonce. Anything unreadable is `false`: the nonce is
+ * then the normal one, which a direct write refuses (fail closed).
+ *
+ * @throws Deno's `NotCapable` when the launch flags do not grant the operator's folders
+ * @example
+ * ```ts ignore
+ * // Not run: it needs a policy, which it declares rather than makes.
+ * import { holdsDirectGrant } from "./direct_grants_load.ts";
+ * declare const policy: Policy;
+ * await holdsDirectGrant({ root: "/work/p", home: "/home/op", policy, agent: "worker", now: new Date() }); // true
+ * ```
+ */
+export async function holdsDirectGrant(
+  opts: { root: string; home: string; policy: Policy; agent: string; now: Date },
+): Promise<boolean> {
+  const asks = opts.policy.mcpGrants;
+  if (asks === undefined || !Object.hasOwn(asks, opts.agent)) return false;
+  if (asks[opts.agent].approval !== "direct") return false;
+  const projectReal = Deno.realPathSync(opts.root);
+  const paths = directGrantPaths(projectReal, opts.home);
+  let file;
+  try {
+    file = readGrantsFile(paths.file, { projectReal });
+  } catch (e) {
+    if (e instanceof AgentTeamsError || e instanceof GrantProblem) return false;
+    throw e;
+  }
+  if (file === null) return false;
+  const keys = new OperatorKeys(paths.keys, { projectReal });
+  const found = await activeGrants(file.records, verifyContext(opts.policy, opts.now, keys));
+  return found.byAgent.has(opts.agent);
 }
 
 const NONE: ActiveGrants = { byAgent: new Map<string, DirectGrant>(), problems: [] };
@@ -316,13 +378,7 @@ export async function loadDirectGrants(opts: LoadDirectGrantsOptions): Promise<L
     ),
   ];
   const fingerprints = [...new Set(keyIds.map((k) => keys.fingerprint(k)))];
-  const found = await activeGrants(file.records, {
-    policy: opts.policy,
-    server: runnerIdentity(),
-    now: opts.now(),
-    keyFor: (id) => keys.key(id),
-    verify: verifyHex,
-  });
+  const found = await activeGrants(file.records, verifyContext(opts.policy, opts.now(), keys));
   const problems = [...found.problems];
   let active = found;
   let writes = new Map<string, number>();

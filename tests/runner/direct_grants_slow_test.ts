@@ -3,7 +3,8 @@
  * operator's folder (refusing scopes that are not the brief's and limits out of range, writing
  * nothing then), `mcp grant list` shows it valid, a real `agentteams serve` (launched with the
  * flags `permissions serve` prints) loads it at its start (its `direct-grants-loaded` row and log
- * line), a nonce `dispatch` gets through the queue for the granted agent lives 4 h with 10 uses,
+ * line), a nonce `dispatch` gets for the granted agent, through the queue or the operator's
+ * `--direct`, lives 4 h with 10 uses (another agent's 24 h and 25),
  * a tool-server change is written as `apply-direct`, the next one past `max_writes` is refused
  * (`DIRECT_GRANT_SPENT`, nothing written), and the grants file changed while the runner serves
  * stops it (`RUNNER_PIN_CHANGED`, said in its status).
@@ -23,6 +24,7 @@ import {
   resultOf,
   runnerBrief,
   startRunner,
+  underPrinted,
   until,
   verifyDirect,
 } from "./_runner_helpers.ts";
@@ -95,6 +97,20 @@ Deno.test("direct grants: issued by mcp grant issue, honoured by a real serve, p
       assert.equal(list.code, 0, list.stderr);
       assert.match(list.stdout, new RegExp(`"${grantId}" "worker": valid \\(max 1 writes`));
     });
+
+    await t.step(
+      "the operator's dispatch --direct: 4 h and 10 uses for the granted agent only",
+      async () => {
+        for (const [agent, uses] of [["worker", 10], ["other", 25]] as const) {
+          // Under the flags `permissions dispatch` prints: they grant the grants folders' reads.
+          const words = ["dispatch", "--agent", agent, "--direct", ...P];
+          const r = await (await underPrinted(w, words)).done;
+          assert.equal(r.code, 0, r.stderr);
+          const rec = readDispatchStore(w.project).filter((x) => x.agent === agent).at(-1)!;
+          assert.equal(rec.max_uses, uses, agent);
+        }
+      },
+    );
 
     const runner = await startRunner(w);
     let stopped = false;
