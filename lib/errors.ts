@@ -366,7 +366,14 @@ export type ProposalCode =
   | "UNKNOWN_GATE"
   | "GATE_FAILED"
   | "SYMLINK_ESCAPE"
-  | "WRITE_UNAVAILABLE";
+  | "WRITE_UNAVAILABLE"
+  | "STAGED_ID_INVALID"
+  | "STAGED_UNKNOWN"
+  | "STAGED_UNSAFE"
+  | "STAGED_MALFORMED"
+  | "STAGED_TAMPERED"
+  | "STAGED_MISMATCH"
+  | "STAGED_EXPIRED";
 
 /** The stable codes of {@link RequestError}. */
 export type RequestCode =
@@ -435,6 +442,7 @@ export type QueueCode =
   | "REQUEST_EXPIRED"
   | "REQUEST_NOT_QUEUED"
   | "TOOL_NOT_GRANTED"
+  | "MCP_ONLY_AGENT"
   | "RUNNER_STOPPED"
   | "DIRECT_GRANTS_UNSAFE"
   | "DIRECT_GRANT_INVALID"

@@ -54,7 +54,7 @@ export type { AppendResult } from "./ledger/append.ts";
 export type { RowBody } from "./ledger/row.ts";
 export type { HmacKey } from "./crypto/hash.ts";
 export type { GateInput, GateResult, GateRunner } from "./proposals/gates.ts";
-export type { ConfinedRunResult } from "./sandbox/execute.ts";
+export type { ConfinedRunResult } from "./sandbox/confined_run.ts";
 export type { RunResult } from "./process/spawn.ts";
 export type {
   AgentPolicy,
@@ -67,8 +67,8 @@ export type {
   WritePolicy,
 } from "./policy/types.ts";
 export type { NetworkRule } from "./policy/network_rules.ts";
-export type { Backend } from "./sandbox/decide.ts";
-export type { GrantedRoot } from "./sandbox/roots.ts";
+export type { Backend } from "./sandbox/backend_choice.ts";
+export type { GrantedRoot } from "./sandbox/write_exec_roots.ts";
 export type { GitContext, GitControlPath, WatchedGitPaths } from "./git/context.ts";
 export type { ControlPlane } from "./policy/control_plane.ts";
 // What a session holds of the triad (its checks are `lib/triad.ts`'s).

@@ -3,7 +3,8 @@
  * (`pipeline.ts`). Its checks and its write are `lib/proposals/proposal.ts`'s; its write-ahead
  * row (`apply-proposal` or `delete-proposal`) is the only row a successful apply writes (the
  * format has no completion row for it), and a failure of the write itself is recorded as a
- * refusal after it.
+ * refusal after it. Approving a staged proposal is the same act under identity `staged`
+ * (`pipeline.ts`): its write-ahead row is `apply-staged`, its refusals `apply-staged-refused`.
  *
  * @example
  * ```ts ignore
@@ -27,6 +28,7 @@ import {
   proposalRow,
   recheckProposal,
   spendClearance,
+  stagedRow,
   writeProposal,
 } from "../proposals/proposal.ts";
 import type { ChangeProposalT, DeleteProposalT } from "../artifacts/artifact_schema.ts";
@@ -89,6 +91,8 @@ export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, 
     dry: (plan) => proposalResult(plan, false),
     recheck: (s, plan) => recheckProposal(s.root, plan),
     ahead: (plan, dispatch) => proposalRow(plan, dispatch),
+    // The orchestrator's approval of a staged proposal: the same checks, gates and write.
+    staged: { action: "apply-staged", ahead: stagedRow },
     async act(s, plan) {
       // A deletion's clearance or waiver is spent here, after its write-ahead row names it.
       await spendClearance(plan, {

@@ -21,6 +21,14 @@
  *    Once the act has started, a failure leaves the write-ahead row without its completion,
  *    which is the signal `ledger verify` and the operator look for.
  *
+ * The agent comes from one of two places ({@link ActOptions.identity}): the artifact's nonce
+ * (steps 2 and 4 above), or, for the orchestrator's approval of a staged proposal, the staged
+ * record the runner verified (its MAC, binding, content hash and expiry; `lib/runner/staged.ts`).
+ * Then no nonce is resolved and nothing is counted (staging was the agent's act; approving it
+ * is the orchestrator's), and the kind's staged form names the rows (`apply-staged`,
+ * `apply-staged-refused`); every other step is the same, the checks and the gates re-run against
+ * the tree as it is now.
+ *
  * @example
  * ```ts ignore
  * // Not run: it needs session, which it declares rather than makes.
@@ -45,10 +53,32 @@ import { type Artifact, validateArtifact } from "../artifacts/artifact.ts";
 import { requireNoHalt } from "../authz/stop.ts";
 import type { PendingSession, Session } from "./session.ts";
 
+/**
+ * A staged proposal the runner verified (`lib/runner/staged.ts` `openStaged`): the agent it was
+ * staged for and the artifact as stored (no `dispatch`, no `agent`).
+ */
+export interface StagedApproval {
+  /** The staged record's id (32 hex). */
+  readonly sid: string;
+  /** The agent, from the verified record. */
+  readonly agent: string;
+  /** The artifact as the record keeps it. */
+  readonly artifact: Readonly<Record<string, unknown>>;
+}
+
 /** What one kind of act supplies to the pipeline. */
 export interface ActSpec<A extends Artifact, P, V, R> {
   /** The action its refusal rows name (`apply-proposal`, `apply-direct`, `run-request`). */
   readonly action: "apply-proposal" | "apply-direct" | "run-request";
+  /**
+   * The kind's form for a staged proposal's approval (identity `staged`): the action its
+   * write-ahead and refusal rows name, and its write-ahead row. A kind without one is never
+   * approved from a staged record.
+   */
+  readonly staged?: {
+    readonly action: "apply-staged";
+    ahead(plan: P): RowBody;
+  };
   /** Whether the artifact is of a kind this act takes. */
   accepts(a: Artifact): a is A;
   /**
@@ -94,6 +124,33 @@ export interface ActSpec<A extends Artifact, P, V, R> {
 export interface ActOptions {
   /** Check and run gates only: no use spent, no row written. */
   readonly dryRun?: boolean;
+  /**
+   * Where the agent comes from: `nonce` (the default), the artifact's dispatch nonce, an attempt
+   * and a use counted; `staged`, the orchestrator's approval of a staged proposal: the artifact
+   * argument is (a promise of) the {@link StagedApproval} the runner verified, whose agent acts,
+   * and nothing is counted. A failure to verify the record (the promise rejected) is recorded as
+   * the kind's staged refusal, under agent `?`.
+   */
+  readonly identity?: "nonce" | "staged";
+  /**
+   * A check of the agent the nonce resolved to, right after the attempt is counted (the runner's
+   * orchestrator channel refuses the agents that act only through their MCP server); it throws
+   * the refusal.
+   */
+  readonly refuseAgent?: (agent: string) => void;
+}
+
+/**
+ * The nonce a staged record's artifact is validated with: the record keeps no nonce, and the
+ * artifact's shape is checked as if it carried one. It is never resolved.
+ */
+const STAGED_NONCE = "0".repeat(32);
+
+function isStagedApproval(v: unknown): v is StagedApproval {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.sid === "string" && typeof o.agent === "string" &&
+    typeof o.artifact === "object" && o.artifact !== null && !Array.isArray(o.artifact);
 }
 
 /** Either a ready session or one still loading (whose failures are recorded as refusals). */
@@ -129,20 +186,36 @@ export async function performAct<A extends Artifact, P, V, R>(
   opts: ActOptions = {},
 ): Promise<R> {
   const { root, key, now } = source;
+  const staged = opts.identity === "staged" ? spec.staged : undefined;
+  if (opts.identity === "staged" && staged === undefined) {
+    throw new TypeError(`a ${spec.action} act is never approved from a staged record`);
+  }
+  const action = staged?.action ?? spec.action;
   let agent = "?";
   let started = false;
   try {
     const session = isPending(source) ? await source.ready : source;
-    const a = validateArtifact(await artifact);
+    const given = await artifact;
+    let raw = given;
+    if (staged !== undefined) {
+      if (!isStagedApproval(given)) throw new TypeError("a staged act takes a StagedApproval");
+      agent = given.agent;
+      raw = { ...given.artifact, dispatch: STAGED_NONCE };
+    }
+    const a = validateArtifact(raw);
     if (!spec.accepts(a)) throw new ProposalError("ARTIFACT_INVALID", spec.wrongKind);
     spec.begin?.(session);
-    const rec = await resolveDispatch(root, key.hmac, a.dispatch, {
+    // A staged approval counts nothing: its agent is the verified record's.
+    const rec = staged !== undefined ? null : await resolveDispatch(root, key.hmac, a.dispatch, {
       count: "attempt",
       expectAgent: a.agent,
       now,
     });
-    agent = rec.agent;
-    spec.admit?.(rec, now());
+    if (rec !== null) {
+      agent = rec.agent;
+      opts.refuseAgent?.(agent);
+      spec.admit?.(rec, now());
+    }
     // After the attempt is counted, so the refusal row names the agent.
     const actions = spec.actions(a);
     await requireNoHalt(root, actions, session.decisions, key.hmac);
@@ -156,7 +229,7 @@ export async function performAct<A extends Artifact, P, V, R>(
       // The write-ahead row must be recordable before anything is spent (an argv of a thousand
       // long arguments would be refused by the ledger after the use). The use is spent on the
       // same dispatch, whose tag it names.
-      const ahead = spec.ahead(plan, dispatchTag(rec.id));
+      const ahead = rec === null ? staged!.ahead(plan) : spec.ahead(plan, dispatchTag(rec.id));
       const bytes = rowBytes(ahead);
       if (bytes > MAX_ROW_BYTES) {
         throw new ProposalError(
@@ -168,11 +241,13 @@ export async function performAct<A extends Artifact, P, V, R>(
       if (opts.dryRun) return spec.dry(plan);
       await spec.recheck?.(session, plan);
       await requireNoHalt(root, halting, session.decisions, key.hmac);
-      await resolveDispatch(root, key.hmac, a.dispatch, {
-        count: "use",
-        expectAgent: agent,
-        now,
-      });
+      if (rec !== null) {
+        await resolveDispatch(root, key.hmac, a.dispatch, {
+          count: "use",
+          expectAgent: agent,
+          now,
+        });
+      }
       const value = await writeAhead(
         root,
         key.hmac,
@@ -195,7 +270,7 @@ export async function performAct<A extends Artifact, P, V, R>(
     // Every refusal before the act started is recorded, an unexpected failure too (as
     // `INTERNAL`); only a ledger that refuses rows is left alone.
     if (!opts.dryRun && !started && !(e instanceof AgentTeamsError && e.family === "ledger")) {
-      await appendRow(root, key.hmac, refusalRow(spec.action, agent, e), { now });
+      await appendRow(root, key.hmac, refusalRow(action, agent, e), { now });
     }
     throw e;
   }

@@ -28,7 +28,7 @@
  * ```
  * @module
  */
-import { hiddenFromConfined } from "../sandbox/hidden.ts";
+import { hiddenFromConfined } from "../sandbox/hidden_dirs.ts";
 import { LedgerError, RequestError, RunTimeoutError, UndeclaredWritesError } from "../errors.ts";
 import type { GitContext } from "../git/context.ts";
 import type { StatusEntry } from "../git/status_z.ts";
@@ -56,16 +56,16 @@ import {
   watchKey,
 } from "../requests/snapshot.ts";
 import { declaredMatcher, writeAllowed } from "../requests/writes.ts";
-import type { Backend } from "../sandbox/decide.ts";
+import type { Backend } from "../sandbox/backend_choice.ts";
 import {
   guardedIdentities,
   guardedPathsChanged,
   newReadOnlyEntries,
   scrubGrantedRoots,
-} from "../sandbox/guards_io.ts";
+} from "../sandbox/read_only_guards.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
-import { executeRun, type PreparedRun, prepareRun } from "../sandbox/execute.ts";
-import type { ConfinedRunResult } from "../sandbox/execute.ts";
+import { executeRun, type PreparedRun, prepareRun } from "../sandbox/confined_run.ts";
+import type { ConfinedRunResult } from "../sandbox/confined_run.ts";
 import type { ActSpec } from "./pipeline.ts";
 import { resolvedRunActions, runActions } from "../authz/actions.ts";
 import type { Session } from "./session.ts";

@@ -34,11 +34,11 @@ import { type ControlPlane, planeOf, staticPlane } from "../policy/control_plane
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";
 import { confinedGateRunner, type GateRunner } from "../proposals/gates.ts";
-import { lazyBackend } from "../sandbox/backend.ts";
-import type { Backend } from "../sandbox/decide.ts";
-import type { GrantedRoot } from "../sandbox/roots.ts";
+import { lazyBackend } from "../sandbox/backend_choice_io.ts";
+import type { Backend } from "../sandbox/backend_choice.ts";
+import type { GrantedRoot } from "../sandbox/write_exec_roots.ts";
 import { writeGrantTargets } from "../authz/grants.ts";
-import { withConfinedPrograms } from "../sandbox/programs_load.ts";
+import { withConfinedPrograms } from "../sandbox/confined_programs_io.ts";
 import { trustFor, type TrustRoots } from "../authz/trust.ts";
 import type { DecisionContext } from "../authz/decisions.ts";
 

@@ -253,7 +253,8 @@ async function actingNeeds(
       PERL_PATH,
       SETSID_PATH,
       ...await confinedExecPaths(ctx),
-      // The ELF interpreters Landlock must let every confined command execute (prepare.ts).
+      // The ELF interpreters Landlock must let every confined command execute
+      // (lib/sandbox/mounts_io.ts).
       ...loaderCandidates(Deno.build.arch),
       ...await grantReads(),
       ...reads,

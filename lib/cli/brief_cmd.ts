@@ -6,7 +6,7 @@
  */
 import { resolve } from "../fs/path.ts";
 import { checkBrief, defaultBriefPath } from "../policy/brief.ts";
-import { confinedWriteProblems } from "../sandbox/roots_io.ts";
+import { confinedWriteProblems } from "../sandbox/write_exec_roots_io.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";

@@ -108,6 +108,70 @@ function parentAgentLooks(roots: readonly string[]): string[] {
   );
 }
 
+const WAIT_FLAG = {
+  name: "wait-timeout",
+  kind: "string",
+  value: "S",
+  help: "wait this many seconds for the runner's answer (default 120)",
+} as const;
+
+/** What a staged command reads: the queue (no key; the runner answers), the runner's public key. */
+async function stagedNeeds(ctx: Ctx): Promise<Needs> {
+  return (await loadCode(() => import("./queue_mode.ts"))).queueNeeds(ctx);
+}
+
+const STAGED_HELP =
+  "A request on the orchestrator's queue, answered by the runner (agentteams serve),\n" +
+  "which alone reads .agentteams/staged/: without one, NO_RUNNER.";
+
+/** `staged list|show|apply|reject`: the orchestrator's side of proposals staged over MCP. */
+const STAGED_COMMANDS: readonly CommandSpec[] = [
+  {
+    words: ["staged", "list"],
+    summary: "list the proposals staged for approval (oldest first; expired ones purged)",
+    help: STAGED_HELP + "\nA record that does not verify is listed as malformed: reject it.",
+    positionals: [],
+    flags: [WAIT_FLAG],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    needs: stagedNeeds,
+    run: async (ctx) => (await loadCode(() => import("./staged_cmd.ts"))).stagedList(ctx),
+  },
+  {
+    words: ["staged", "show"],
+    summary: "print one staged proposal, content included",
+    help: STAGED_HELP + "\nSID is the id the stage receipt and `staged list` print (32 hex).",
+    positionals: [{ name: "SID", required: true }],
+    flags: [WAIT_FLAG],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    needs: stagedNeeds,
+    run: async (ctx) => (await loadCode(() => import("./staged_cmd.ts"))).stagedShow(ctx),
+  },
+  {
+    words: ["staged", "apply"],
+    summary: "approve a staged proposal: every check and gate again, then the write",
+    help: STAGED_HELP + "\nThe checks run as the record's agent against the tree as it is now\n" +
+      "(a changed file: STALE_BASE); no dispatch use is spent. Recorded as apply-staged.",
+    positionals: [{ name: "SID", required: true }],
+    flags: [WAIT_FLAG],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    needs: stagedNeeds,
+    run: async (ctx) => (await loadCode(() => import("./staged_cmd.ts"))).stagedApply(ctx),
+  },
+  {
+    words: ["staged", "reject"],
+    summary: "reject a staged proposal (recorded with its reason); nothing is written",
+    help: STAGED_HELP + "\nThe reason is recorded in the reject-staged row (300 characters kept).",
+    positionals: [{ name: "SID", required: true }],
+    flags: [
+      { name: "reason", kind: "string", value: "TEXT", help: "why (required; recorded)" },
+      WAIT_FLAG,
+    ],
+    env: ["HOME", "AGENTTEAMS_KEY_DIR"],
+    needs: stagedNeeds,
+    run: async (ctx) => (await loadCode(() => import("./staged_cmd.ts"))).stagedReject(ctx),
+  },
+];
+
 /** Every command, in help order. */
 export const COMMANDS: readonly CommandSpec[] = [
   {
@@ -410,6 +474,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: async (ctx) => (await loadCode(() => import("./queue_mode.ts"))).cancelNeeds(ctx),
     run: async (ctx) => (await loadCode(() => import("./queue_cmd.ts"))).cancel(ctx),
   },
+  ...STAGED_COMMANDS,
   {
     words: ["waiver", "issue"],
     summary: "issue a signed waiver (HMAC with AGENTTEAMS_WAIVER_SIGNING_KEY, or --ed25519)",
@@ -648,7 +713,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     // and the sandbox probe: bwrap runs, perl (the exec guard) is looked at; sandbox-exec on macOS.
     needs: async (ctx) => {
       // The probe's own list, loaded with it (the sandbox's modules stay off every start-up).
-      const probe = (await loadCode(() => import("../sandbox/probe.ts"))).probePrograms();
+      const probe = (await loadCode(() => import("../sandbox/host_probe.ts"))).probePrograms();
       return mergeNeeds(keyNeeds(ctx), {
         ...NO_NEEDS,
         read: [ctx.project, ...briefFlagReads(ctx), ...probe.read],

@@ -6,7 +6,7 @@
  * @module
  */
 import { type Check, preflight, preflightExit } from "../runner/preflight.ts";
-import { confinedWriteProblems } from "../sandbox/roots_io.ts";
+import { confinedWriteProblems } from "../sandbox/write_exec_roots_io.ts";
 import { landlockGap, type SandboxHost, sandboxHost } from "../sandbox/mod.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine } from "./terminal.ts";

@@ -207,7 +207,7 @@ export async function loadPolicy(
  * Checks the brief at `briefPath` and reports every problem at once (`agentteams brief check`):
  * read as `loadPolicy` reads it (an unreadable brief is thrown, as there), then `briefFindings`;
  * with no finding, also the brief's policy (for the checks that look at the file system:
- * `confinedWriteProblems`, lib/sandbox/roots_io.ts), else `null`.
+ * `confinedWriteProblems`, lib/sandbox/write_exec_roots_io.ts), else `null`.
  *
  * @example
  * ```ts ignore

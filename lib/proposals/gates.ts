@@ -14,7 +14,7 @@
  * ```
  * @module
  */
-import { hiddenFromConfined } from "../sandbox/hidden.ts";
+import { hiddenFromConfined } from "../sandbox/hidden_dirs.ts";
 import { basename } from "../fs/path.ts";
 import { ProposalError } from "../errors.ts";
 import { fnmatch } from "../pycompat/fnmatch.ts";
@@ -22,10 +22,10 @@ import { GATE_TIMEOUT, type GateDef, type Policy } from "../policy/types.ts";
 import { childEnv } from "../process/child_env.ts";
 import { diskFs, resolveProgram } from "../process/resolve_program.ts";
 import type { ControlPlane } from "../policy/control_plane.ts";
-import type { Backend } from "../sandbox/decide.ts";
+import type { Backend } from "../sandbox/backend_choice.ts";
 import { gateExecPaths, readShebang } from "../sandbox/gate_exec.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../sandbox/run_dir.ts";
-import { type ConfinedRunResult, runConfined } from "../sandbox/execute.ts";
+import { type ConfinedRunResult, runConfined } from "../sandbox/confined_run.ts";
 
 /** One gate's result as recorded. */
 export interface GateResult {
@@ -101,7 +101,7 @@ export interface GateRunnerOptions {
   readonly home: string;
   /** The key dir, hidden from gates. */
   readonly keyDir: string;
-  /** The backend, decided on first use (see `lib/sandbox/backend.ts`). */
+  /** The backend, decided on first use (see `lib/sandbox/backend_choice_io.ts`). */
   readonly backend: () => Promise<Backend>;
   /** The project's control plane, kept read-only around the gate. */
   readonly plane: () => Promise<ControlPlane>;
@@ -121,7 +121,7 @@ export interface GateRunnerOptions {
  * ```ts ignore
  * // Not run: it needs policy, which it declares rather than makes.
  * import { confinedGateRunner } from "./gates.ts";
- * import { lazyBackend } from "../sandbox/backend.ts";
+ * import { lazyBackend } from "../sandbox/backend_choice_io.ts";
  * import type { Policy } from "../policy/types.ts";
  * declare const policy: Policy;
  * const runGate = confinedGateRunner({

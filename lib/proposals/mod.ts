@@ -21,6 +21,7 @@ export {
   proposalRow,
   recheckProposal,
   spendClearance,
+  stagedRow,
   writeProposal,
 } from "./proposal.ts";
 export { checkRelativePath } from "./path_rules.ts";

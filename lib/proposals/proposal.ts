@@ -8,7 +8,8 @@
  *   that is absent or a regular UTF-8 file, the base (the target's SHA-256, or `absent` exactly
  *   when there is no target), and every gate on a temporary copy of the content.
  * - {@link recheckProposal}: the walk and the base again, right before the use is spent.
- * - {@link proposalRow}: the write-ahead row (`apply-proposal` or `delete-proposal`).
+ * - {@link proposalRow}: the write-ahead row (`apply-proposal` or `delete-proposal`);
+ *   {@link stagedRow}: a staged proposal's approval's (`apply-staged`).
  * - {@link writeProposal}: anchored inode by inode (`lib/fs/anchored_write.ts`), under the
  *   project's dispatch lock: the path walked once more, the base checked on the very file, and
  *   the file replaced atomically or removed. A replaced file keeps its permission bits but never
@@ -405,12 +406,36 @@ export async function recheckProposal(root: string, plan: ProposalPlan): Promise
  * ```
  */
 export function proposalRow(plan: ProposalPlan, dispatch: string): RowBody {
+  return planRow(plan, plan.a.kind === "change-proposal" ? "apply-proposal" : "delete-proposal", {
+    dispatch,
+  });
+}
+
+/**
+ * The write-ahead row of a staged proposal's approval (FORMATS.md §1.2: `apply-staged`, a change
+ * or a deletion alike): no dispatch (a staged approval spends none), the agent the verified
+ * record names.
+ *
+ * @example
+ * ```ts ignore
+ * // Not run: it needs plan, which it declares rather than makes.
+ * import { stagedRow, type ProposalPlan } from "./proposal.ts";
+ * declare const plan: ProposalPlan;
+ * stagedRow(plan).action; // "apply-staged"
+ * ```
+ */
+export function stagedRow(plan: ProposalPlan): RowBody {
+  return planRow(plan, "apply-staged", {});
+}
+
+/** A plan's write-ahead row under `action`, with `extra` after the agent (a dispatch tag). */
+function planRow(plan: ProposalPlan, action: string, extra: Record<string, string>): RowBody {
   const rationale = ledgerText(plan.a.rationale);
   if (plan.a.kind === "change-proposal") {
     return {
-      action: "apply-proposal",
+      action,
       agent: plan.agent,
-      dispatch,
+      ...extra,
       path: plan.rel,
       base: plan.base,
       new: plan.newSha as string,
@@ -420,9 +445,9 @@ export function proposalRow(plan: ProposalPlan, dispatch: string): RowBody {
     };
   }
   return {
-    action: "delete-proposal",
+    action,
     agent: plan.agent,
-    dispatch,
+    ...extra,
     path: plan.rel,
     base: plan.base,
     rationale,

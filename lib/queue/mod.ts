@@ -39,6 +39,7 @@ export {
   REQUEST_GRACE_S,
   requestJsonSchema,
   type RequestKind,
+  SID_RE,
   toolOfRequest,
 } from "./queued_request.ts";
 export { contextOf, replyKeyOf, type ResultBody, resultText } from "./result.ts";

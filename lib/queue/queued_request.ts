@@ -83,6 +83,39 @@ export const VerifyLedgerRequest = z.strictObject({
   expires,
 });
 
+/** A staged proposal's id (`.agentteams/staged/<sid>.json`): 32 lower-case hex. */
+export const SID_RE: RegExp = /^[0-9a-f]{32}$/;
+const sid = z.string().regex(SID_RE, "a staged proposal's id (32 lower-case hex)");
+
+/** `list-staged`: the staged proposals waiting for approval (the expired ones purged). */
+export const ListStagedRequest = z.strictObject({
+  kind: z.literal("list-staged"),
+  reply_key: replyKey,
+  expires,
+});
+/** `show-staged`: one staged proposal's record, content included. */
+export const ShowStagedRequest = z.strictObject({
+  kind: z.literal("show-staged"),
+  sid,
+  reply_key: replyKey,
+  expires,
+});
+/** `apply-staged`: the orchestrator's approval; every check and gate re-run, as the record's agent. */
+export const ApplyStagedRequest = z.strictObject({
+  kind: z.literal("apply-staged"),
+  sid,
+  reply_key: replyKey,
+  expires,
+});
+/** `reject-staged`: the orchestrator's rejection, with its reason (recorded, 300 characters kept). */
+export const RejectStagedRequest = z.strictObject({
+  kind: z.literal("reject-staged"),
+  sid,
+  reason: z.string().max(4000),
+  reply_key: replyKey,
+  expires,
+});
+
 /** Any request. */
 export const QueueRequest = z.discriminatedUnion("kind", [
   IssueDispatchRequest,
@@ -90,6 +123,10 @@ export const QueueRequest = z.discriminatedUnion("kind", [
   RunRequestRequest,
   StageProposalRequest,
   VerifyLedgerRequest,
+  ListStagedRequest,
+  ShowStagedRequest,
+  ApplyStagedRequest,
+  RejectStagedRequest,
 ]);
 /** A validated request. */
 export type QueueRequestT = z.infer<typeof QueueRequest>;

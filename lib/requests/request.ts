@@ -28,7 +28,7 @@ import { inWriteScopes } from "../policy/scope.ts";
 import type { AgentPolicy, Policy } from "../policy/types.ts";
 import { lonelySurrogateAt } from "../artifacts/artifact.ts";
 import type { CommandRequestT } from "../artifacts/artifact_schema.ts";
-import type { Backend } from "../sandbox/decide.ts";
+import type { Backend } from "../sandbox/backend_choice.ts";
 import { diskFs, type ResolvedProgram, resolveProgram } from "../process/resolve_program.ts";
 import { matchRequest, type RequestMatch } from "./match.ts";
 import { stdinPathProblem } from "./arg_paths.ts";

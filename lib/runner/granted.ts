@@ -3,9 +3,9 @@
  * while it runs (the grants ledger is pinned: a change stops the runner). Each valid write grant
  * (`lib/authz/grants.ts`: Ed25519, unexpired, on the team dir's roster, no HALT on the write) names
  * a root in the issuer's workspace; each root then passes the sandbox's own rule for granted roots
- * (`lib/sandbox/roots.ts`), checked here as every confined run checks it again. A root that
- * fails is left out, with its reason, and nothing widens; the `grants-loaded` ledger row records
- * what was added and what was not.
+ * (`lib/sandbox/write_exec_roots.ts`), checked here as every confined run checks it again. A root
+ * that fails is left out, with its reason, and nothing widens; the `grants-loaded` ledger row
+ * records what was added and what was not.
  *
  * @module
  */
@@ -25,14 +25,19 @@ import { VERIFY_KEYS_REL } from "../layout.ts";
 import { VerifyKeyStore } from "../authz/signed.ts";
 import { join } from "../fs/path.ts";
 import type { RowBody } from "../ledger/row.ts";
-import { hiddenFromConfined } from "../sandbox/hidden.ts";
-import { existingHidden, grantKeepClear, homeRealOf, resolveRoots } from "../sandbox/roots_io.ts";
+import { hiddenFromConfined } from "../sandbox/hidden_dirs.ts";
+import {
+  existingHidden,
+  grantKeepClear,
+  homeRealOf,
+  resolveRoots,
+} from "../sandbox/write_exec_roots_io.ts";
 import {
   grantedPlaceProblem,
   type GrantedRoot,
   type GrantedRootBounds,
   type KeepClear,
-} from "../sandbox/roots.ts";
+} from "../sandbox/write_exec_roots.ts";
 import { childEnv } from "../process/child_env.ts";
 import { type GitControlPath, openGitContext } from "../git/context.ts";
 import { makePrivateTmpdir, removePrivateTmpdir, runTmpParent } from "../sandbox/run_dir.ts";

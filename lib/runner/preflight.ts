@@ -23,7 +23,7 @@ import {
   loadLedgerKey,
   SIGNING_KEY_FILE,
 } from "../crypto/keys.ts";
-import { type ProbeResult, probeSandbox } from "../sandbox/probe.ts";
+import { type ProbeResult, probeSandbox } from "../sandbox/host_probe.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import type { Policy } from "../policy/types.ts";
 import {

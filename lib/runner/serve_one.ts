@@ -31,7 +31,7 @@ import { issueBriefDispatch } from "../acts/dispatch_act.ts";
 import { performAct } from "../acts/pipeline.ts";
 import { runAct, runActWith, runExit } from "../acts/run_act.ts";
 import { type SessionGrants, sessionOf } from "../acts/session.ts";
-import type { Backend } from "../sandbox/decide.ts";
+import type { Backend } from "../sandbox/backend_choice.ts";
 import type { Channel } from "../queue/queue_paths.ts";
 import {
   isExpired,
@@ -53,6 +53,7 @@ import {
   selectGrant,
 } from "./direct_grants.ts";
 import type { DirectGrantState } from "./direct_grants_load.ts";
+import { refuseMcpOnly, serveStaged } from "./orchestrator.ts";
 import { replyKeyOf, type ResultBody } from "../queue/result.ts";
 
 /** What the runner holds while it serves. */
@@ -264,7 +265,10 @@ async function act(
       };
     }
     case "apply-proposal": {
-      const r = await performAct(session(), applyAct, req.artifact, { dryRun: req.dry_run });
+      const r = await performAct(session(), applyAct, req.artifact, {
+        dryRun: req.dry_run,
+        refuseAgent: refuseMcpOnly(s.policy.mcpGrants),
+      });
       return { result: r as unknown as JsonObject, secret: null, exit: 0 };
     }
     case "run-request": {
@@ -276,6 +280,8 @@ async function act(
         : runAct;
       const r = await performAct(session(), spec, artifact, {
         dryRun: req.dry_run === true,
+        // The orchestrator's channel refuses the agents that act through their MCP server.
+        ...(channel === "orchestrator" ? { refuseAgent: refuseMcpOnly(s.policy.mcpGrants) } : {}),
       });
       return { result: r as unknown as JsonObject, secret: null, exit: runExit(r.exit) };
     }
@@ -357,6 +363,13 @@ async function act(
         secret: null,
         exit: 0,
       };
+    }
+    case "list-staged":
+    case "show-staged":
+    case "apply-staged":
+    case "reject-staged": {
+      const result = await serveStaged({ root: s.root, key: s.key, now: s.now, session }, req);
+      return { result, secret: null, exit: 0 };
     }
     case "verify-ledger": {
       const r = verifyLedgerAt(s.root, s.key);

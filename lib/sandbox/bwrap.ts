@@ -25,7 +25,7 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import type { BwrapFeatures, ConfinementPlan } from "./plan.ts";
+import type { BwrapFeatures, ConfinementPlan } from "./mounts.ts";
 
 export type { BwrapFeatures };
 

@@ -1,7 +1,7 @@
 /**
  * The refusal of a confined program that lies under none of the exec paths, as a pure function of
- * the facts `prepare.ts` gathers: it names the brief key to add the program's directory to (or the
- * operator's confined-programs file), and, when the program was found through a link or is a
+ * the facts `mounts_io.ts` gathers: it names the brief key to add the program's directory to (or
+ * the operator's confined-programs file), and, when the program was found through a link or is a
  * script (a version-manager shim: pyenv, asdf; a Homebrew link), the real directory too.
  *
  * @example

@@ -37,20 +37,20 @@ export {
   type ValidatedConfined,
   validateExecPath,
   validateWriteRoot,
-} from "./programs_block.ts";
+} from "./confined_programs.ts";
 export {
   confineArgv,
   type ConfinedCommand,
   DEFAULT_SANDBOX_PROGRAMS,
   type SandboxPrograms,
-} from "./launch.ts";
+} from "./wrapper_chain.ts";
 export {
   type Backend,
   decideConfinement,
   type DecideInput,
   execAllowlistGap,
   landlockGap,
-} from "./decide.ts";
+} from "./backend_choice.ts";
 export {
   type ExecAllowlist,
   execAllowlist,
@@ -65,10 +65,10 @@ export {
   parseLandlockProbe,
   rulesetAttrHex,
 } from "./landlock.ts";
-export { lazyBackend } from "./backend.ts";
+export { lazyBackend } from "./backend_choice_io.ts";
 export { compactArgvJson, gateArgvDigest } from "./gate_argv.ts";
 export { execAllows, gateExecPaths, parseShebang, readShebang } from "./gate_exec.ts";
-export { guardFacts } from "./guards_io.ts";
+export { guardFacts } from "./read_only_guards.ts";
 export {
   CONFINED_DIR_REL,
   confinedFileName,
@@ -86,8 +86,8 @@ export {
   type ReadConfinedOptions,
   readOperatorFile,
 } from "./operator_file_read.ts";
-export { buildPlan, type ConfinementPlan, type GuardFact, type PlanInput } from "./plan.ts";
-export { prepareConfinement, type PrepareOptions } from "./prepare.ts";
+export { buildPlan, type ConfinementPlan, type GuardFact, type PlanInput } from "./mounts.ts";
+export { prepareConfinement, type PrepareOptions } from "./mounts_io.ts";
 export {
   execKeyPhrase,
   type ExecOwner,
@@ -105,13 +105,13 @@ export {
   sandboxHost,
   type SandboxKind,
   seatbeltProbeArgv,
-} from "./probe.ts";
-export { literalProtected, protectedCovers } from "./protected.ts";
-export { checkRoots, type ResolvedRoots, type RootFacts } from "./roots.ts";
-export { resolveRoots, type ResolveRootsOptions } from "./roots_io.ts";
+} from "./host_probe.ts";
+export { literalProtected, protectedCovers } from "./protected_paths.ts";
+export { checkRoots, type ResolvedRoots, type RootFacts } from "./write_exec_roots.ts";
+export { resolveRoots, type ResolveRootsOptions } from "./write_exec_roots_io.ts";
 export { makePrivateTmpdir, removeMaskPoints, removePrivateTmpdir } from "./run_dir.ts";
 export { assertSafePath, unsafePathChar } from "./safe_path.ts";
-export { readOnlyMatcher, type ScanHit, scanWritableRoots } from "./root_scan.ts";
+export { readOnlyMatcher, type ScanHit, scanWritableRoots } from "./write_root_scan.ts";
 export { seatbeltArgv, seatbeltParams, type SeatbeltPlan, seatbeltProfile } from "./seatbelt.ts";
 export {
   type ConfinedRunResult,
@@ -119,20 +119,25 @@ export {
   type PreparedRun,
   prepareRun,
   runConfined,
-} from "./execute.ts";
+} from "./confined_run.ts";
 export {
   guardedIdentities,
   guardedPathsChanged,
   newReadOnlyEntries,
   scrubGrantedRoots,
-} from "./guards_io.ts";
-export { hiddenFromConfined } from "./hidden.ts";
-export { withConfinedPrograms } from "./programs_load.ts";
+} from "./read_only_guards.ts";
+export { hiddenFromConfined } from "./hidden_dirs.ts";
+export { withConfinedPrograms } from "./confined_programs_io.ts";
 export {
   grantedPlaceProblem,
   type GrantedRoot,
   type GrantedRootBounds,
   type KeepClear,
-} from "./roots.ts";
-export { confinedWriteProblems, existingHidden, grantKeepClear, homeRealOf } from "./roots_io.ts";
+} from "./write_exec_roots.ts";
+export {
+  confinedWriteProblems,
+  existingHidden,
+  grantKeepClear,
+  homeRealOf,
+} from "./write_exec_roots_io.ts";
 export { runTmpParent } from "./run_dir.ts";

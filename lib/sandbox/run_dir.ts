@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { ConfinementPlan } from "./plan.ts";
+import type { ConfinementPlan } from "./mounts.ts";
 import { SandboxError } from "../errors.ts";
 import { custodyProblem } from "../fs/safe_read.ts";
 

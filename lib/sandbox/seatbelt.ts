@@ -25,7 +25,7 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import type { ConfinementPlan } from "./plan.ts";
+import type { ConfinementPlan } from "./mounts.ts";
 import { CONTROL_PLANE_NAMES } from "../policy/control_plane.ts";
 
 /** `/dev` nodes a confined command may write. */

@@ -7,7 +7,7 @@
  * @module
  */
 import { parseNetworkRules } from "../../lib/policy/network_rules.ts";
-import { executeRun, prepareRun } from "../../lib/sandbox/execute.ts";
+import { executeRun, prepareRun } from "../../lib/sandbox/confined_run.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../../lib/sandbox/run_dir.ts";
 
 /** What the section needs from the bench. */

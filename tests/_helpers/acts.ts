@@ -9,7 +9,7 @@ import type { Policy } from "../../lib/policy/types.ts";
 import type { GateRunner } from "../../lib/proposals/gates.ts";
 import type { ApplyResult } from "../../lib/proposals/proposal.ts";
 import type { RunRequestResult } from "../../lib/requests/request.ts";
-import type { Backend } from "../../lib/sandbox/decide.ts";
+import type { Backend } from "../../lib/sandbox/backend_choice.ts";
 import { applyAct } from "../../lib/acts/apply_act.ts";
 import { performAct } from "../../lib/acts/pipeline.ts";
 import { runActWith } from "../../lib/acts/run_act.ts";

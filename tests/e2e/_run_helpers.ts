@@ -18,9 +18,9 @@ import { AgentTeamsError } from "../../lib/errors.ts";
 import { loadPolicy } from "../../lib/policy/brief.ts";
 import type { RunRequestResult } from "../../lib/requests/request.ts";
 import { runIn as runRequest } from "../_helpers/acts.ts";
-import type { Backend } from "../../lib/sandbox/decide.ts";
+import type { Backend } from "../../lib/sandbox/backend_choice.ts";
 import type { GateRunner } from "../../lib/proposals/gates.ts";
-import { withConfinedPrograms } from "../../lib/sandbox/programs_load.ts";
+import { withConfinedPrograms } from "../../lib/sandbox/confined_programs_io.ts";
 import { assertCliRefused } from "../_helpers/assert.ts";
 
 export type { RunResult } from "../_helpers/mod.ts";

@@ -24,7 +24,7 @@ import {
   UndeclaredWritesError,
 } from "../../lib/errors.ts";
 import type { RunRequestResult } from "../../lib/requests/request.ts";
-import type { Backend } from "../../lib/sandbox/decide.ts";
+import type { Backend } from "../../lib/sandbox/backend_choice.ts";
 import {
   assertRunRefused,
   exists,

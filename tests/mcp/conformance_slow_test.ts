@@ -13,7 +13,7 @@
  */
 import assert from "node:assert/strict";
 import { withWorld } from "../e2e/_run_helpers.ts";
-import { runnerBrief, worldEnv } from "../runner/_runner_helpers.ts";
+import { mcpRunnerBrief, worldEnv } from "../runner/_runner_helpers.ts";
 import { permissionsLine, raw, serverEnv } from "./_client.ts";
 
 const CONFORMANCE = "npm:@modelcontextprotocol/conformance@0.1.16";
@@ -124,7 +124,7 @@ Deno.test("conformance suite: mcp readfs passes every scenario that applies", as
 });
 
 Deno.test("conformance suite: mcp runner passes every scenario that applies", async () => {
-  await withWorld("mcp-conf", { brief: runnerBrief }, async (w) => {
+  await withWorld("mcp-conf", { brief: mcpRunnerBrief }, async (w) => {
     const env = worldEnv(w);
     const argv = await permissionsLine(["mcp", "runner", "--agent", "worker"], w.project, env);
     await suite(() => bridge(argv, w.project, env), w.scratch, "runner");

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { withWorld } from "../e2e/_run_helpers.ts";
-import { runnerBrief, startRunner, withRunner, worldEnv } from "../runner/_runner_helpers.ts";
+import { mcpRunnerBrief, startRunner, withRunner, worldEnv } from "../runner/_runner_helpers.ts";
 import { connect, type Connected, permissionsLine, textOf } from "./_client.ts";
 
 type Call = { content?: unknown; isError?: boolean; structuredContent?: Record<string, unknown> };
@@ -20,7 +20,7 @@ async function call(c: Connected, name: string, args: Record<string, unknown>): 
 }
 
 Deno.test("mcp runner: one agent's tool calls served by a real agentteams serve", async (t) => {
-  await withWorld("mcp-runner", { brief: runnerBrief }, async (w) => {
+  await withWorld("mcp-runner", { brief: mcpRunnerBrief }, async (w) => {
     const env = worldEnv(w);
     const argv = await permissionsLine(["mcp", "runner", "--agent", "worker"], w.project, env);
     await t.step("its permission line reads no key: only the runner's public key file", () => {

@@ -15,9 +15,9 @@
  */
 import assert from "node:assert/strict";
 import { SandboxError } from "../../lib/errors.ts";
-import { grantedRootProblem } from "../../lib/sandbox/roots.ts";
+import { grantedRootProblem } from "../../lib/sandbox/write_exec_roots.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../../lib/sandbox/mod.ts";
-import { resolveRoots } from "../../lib/sandbox/roots_io.ts";
+import { resolveRoots } from "../../lib/sandbox/write_exec_roots_io.ts";
 import { makeFixture, runConfined, sh } from "../sandbox/_helpers.ts";
 
 const BOUNDS = {

@@ -41,8 +41,9 @@ const enc = new TextEncoder();
 
 /**
  * The runner brief: `worker` (and `other`, for the nonce-of-another-agent case) may run `true`,
- * `echo WORD...`, `sleep N`, `cat` of a queue file, and `false`; orchestrator-only, confined;
- * `worker` alone holds every tool of the runner's MCP server (`mcp_grants`, approval `direct`).
+ * `echo WORD...`, `sleep N`, `cat` of a queue file, and `false`; orchestrator-only, confined.
+ * No agent holds a tool of the runner's MCP server ({@link mcpRunnerBrief} gives `worker` every
+ * one): an agent listed in `mcp_grants` is refused on the orchestrator's channel.
  */
 export function runnerBrief(p: WorldPaths, extraCommands: JsonObject[] = []): JsonObject {
   const commands: JsonObject[] = [
@@ -61,7 +62,16 @@ export function runnerBrief(p: WorldPaths, extraCommands: JsonObject[] = []): Js
       other: { write_scopes: ["src/"], commands: [{ prefix: ["true"] }] },
     },
     confined_programs: { worker: confined, other: confined },
-    // The runner's MCP server may be used by `worker` only (`other` has no grant).
+  };
+}
+
+/**
+ * {@link runnerBrief} where `worker` holds every tool of the runner's MCP server (`mcp_grants`,
+ * approval `direct`; `other` has no grant): `worker` then acts through its MCP server only.
+ */
+export function mcpRunnerBrief(p: WorldPaths, extraCommands: JsonObject[] = []): JsonObject {
+  return {
+    ...runnerBrief(p, extraCommands),
     mcp_grants: { worker: { tools: [...MCP_RUNNER_TOOLS], approval: "direct" } },
   };
 }

@@ -20,7 +20,7 @@ import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
 import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
 import type { Policy } from "../../lib/policy/types.ts";
-import { lazyBackend } from "../../lib/sandbox/backend.ts";
+import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { issueDirectGrant } from "../../lib/runner/direct_grants_issue.ts";
 import {
   type DirectGrantState,

@@ -20,6 +20,7 @@ import {
   ignoredByState,
   type MadeRequest,
   makeRequest,
+  mcpRunnerBrief,
   names,
   openAs,
   present,
@@ -97,6 +98,16 @@ function brief(p: Parameters<typeof runnerBrief>[0]) {
   return runnerBrief(p, [
     { prefix: ["cat"], args: ["\\.agentteams-queue/(mcp-)?requests/[0-9a-f]{32}\\.json"] },
   ]);
+}
+
+/** {@link brief} where `worker` acts through its MCP server (an `mcp_grants` entry). */
+function mcpBrief(p: Parameters<typeof runnerBrief>[0]) {
+  return { ...brief(p), mcp_grants: mcpRunnerBrief(p).mcp_grants };
+}
+
+/** {@link brief} where `other` may call the runner's MCP server's `run_command`. */
+function otherMcpBrief(p: Parameters<typeof runnerBrief>[0]) {
+  return { ...brief(p), mcp_grants: { other: { tools: ["run_command"] } } };
 }
 
 /** A request handle for a path the test fills itself (its bytes, if any, from `m`). */
@@ -294,7 +305,7 @@ Deno.test("the runner refuses bad requests one by one and keeps serving", async 
 });
 
 Deno.test("the tool-server channel: via_agent required; another agent's nonce and an unknown nonce get the identical answer", async (t) => {
-  await withWorld("rq-mcp", { brief }, async (w) => {
+  await withWorld("rq-mcp", { brief: mcpBrief }, async (w) => {
     await withRunner(w, async (runner) => {
       const run = (dispatch: string, extra: Record<string, unknown> = {}) => ({
         kind: "run-request",
@@ -368,14 +379,18 @@ Deno.test("the tool-server channel: via_agent required; another agent's nonce an
 });
 
 Deno.test("a confined command cannot read a request waiting in the queue (the folder is hidden)", async () => {
-  await withWorld("rq-hidden", { brief }, async (w) => {
+  await withWorld("rq-hidden", { brief: otherMcpBrief }, async (w) => {
     // A runner made the folders; while it is stopped, two requests are queued: the reader first
-    // (its name sorts first, so it is served while the other still waits).
-    const first = await withRunner(w, () => w.dispatch());
+    // (its name sorts first, so it is served while the other still waits). The tool-server
+    // channel's is `other`'s, which acts through its MCP server.
+    const [first, others] = await withRunner(
+      w,
+      async () => [await w.dispatch(), await w.dispatch("other")],
+    );
     const waiting = await makeRequest({
       kind: "run-request",
-      artifact: { kind: "command-request", dispatch: first, argv: ["true"], purpose: "p" },
-      via_agent: "worker",
+      artifact: { kind: "command-request", dispatch: others, argv: ["true"], purpose: "p" },
+      via_agent: "other",
     }, {
       id: "f" + requestId().slice(1),
     });

@@ -2,23 +2,34 @@
  * The tool-server channel caps a command's timeout (120 s in the runner): a command whose entry
  * allows far more is stopped at the cap, recorded as a timeout. Served in process through the
  * runner's own `serveClaimed`, with the cap lowered to 1 s so the test need not wait two minutes;
- * the same request on the orchestrator's channel runs to its end.
+ * the same command on the orchestrator's channel (another agent's: an agent listed in
+ * `mcp_grants` acts through its MCP server only) runs to its end.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
 import { completePolicy } from "../../lib/acts/session.ts";
-import { lazyBackend } from "../../lib/sandbox/backend.ts";
+import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { MCP_TIMEOUT_CAP_S } from "../../lib/queue/queued_request.ts";
 import { type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
-import { withWorld } from "../e2e/_run_helpers.ts";
-import { makeRequest, runnerBrief } from "./_runner_helpers.ts";
+import { type JsonObject, withWorld } from "../e2e/_run_helpers.ts";
+import { makeRequest, mcpRunnerBrief } from "./_runner_helpers.ts";
 
 Deno.test("the tool-server channel stops a command at its cap; the orchestrator's runs it out", async () => {
   assert.equal(MCP_TIMEOUT_CAP_S, 120);
   await withWorld("rq-mcp-cap", {
-    // `sleep N` under the entry's default timeout (600 s).
-    brief: (p) => runnerBrief(p),
+    // `sleep N` under the entry's default timeout (600 s); `worker` acts through its MCP server,
+    // `other` (the same command allowed) through the orchestrator's channel.
+    brief: (p) => {
+      const b = mcpRunnerBrief(p) as { agent_policies: Record<string, JsonObject> } & JsonObject;
+      return {
+        ...b,
+        agent_policies: {
+          ...b.agent_policies,
+          other: { write_scopes: ["src/"], commands: [{ prefix: ["sleep"], args: ["[0-9]"] }] },
+        },
+      };
+    },
   }, async (w) => {
     const env: Record<string, string> = { ...w.env, PATH: "/usr/bin:/bin" };
     const policy = await completePolicy(w.project, join(w.project, "agentteams.jsonc"), env);
@@ -34,17 +45,19 @@ Deno.test("the tool-server channel stops a command at its cap; the orchestrator'
       mcpTimeoutCapS: 1,
     };
     // Issued with the store's own primitive: the brief says orchestrator-only, and no runner runs.
-    const nonce = await w.dispatchBeforeBriefChanged("worker");
-    const artifact = {
-      kind: "command-request",
-      dispatch: nonce,
-      argv: ["sleep", "2"],
-      purpose: "outlive the cap",
+    const nonces = {
+      mcp: await w.dispatchBeforeBriefChanged("worker"),
+      orchestrator: await w.dispatchBeforeBriefChanged("other"),
     };
     const serve = async (channel: "mcp" | "orchestrator") => {
       const m = await makeRequest({
         kind: "run-request",
-        artifact,
+        artifact: {
+          kind: "command-request",
+          dispatch: nonces[channel],
+          argv: ["sleep", "2"],
+          purpose: "outlive the cap",
+        },
         ...(channel === "mcp" ? { via_agent: "worker" } : { dry_run: false }),
       });
       const path = join(w.dir, `${m.id}.json`);

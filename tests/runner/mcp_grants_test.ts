@@ -14,10 +14,10 @@ import { QueueError } from "../../lib/errors.ts";
 import { parseRequest } from "../../lib/queue/queued_request.ts";
 import { mcpDecision, type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
 import { stagedDir } from "../../lib/runner/staged.ts";
-import { lazyBackend } from "../../lib/sandbox/backend.ts";
+import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { assertRefusal } from "../_helpers/assert.ts";
 import { withWorld } from "../e2e/_run_helpers.ts";
-import { makeRequest, runnerBrief } from "./_runner_helpers.ts";
+import { makeRequest, mcpRunnerBrief } from "./_runner_helpers.ts";
 
 const KEY = btoa("k".repeat(32));
 const change = { kind: "stage-proposal", artifact: { kind: "change-proposal" } };
@@ -84,7 +84,7 @@ Deno.test("mcp_grants decide each tool: no entry no tool; direct for changes onl
 });
 
 Deno.test("served in process: a grant refused first; a linked staged folder refused, nothing written", async () => {
-  await withWorld("rq-mcp-grants", { brief: (p) => runnerBrief(p) }, async (w) => {
+  await withWorld("rq-mcp-grants", { brief: (p) => mcpRunnerBrief(p) }, async (w) => {
     const env: Record<string, string> = { ...w.env, PATH: "/usr/bin:/bin" };
     const policy = await completePolicy(w.project, join(w.project, "agentteams.jsonc"), env);
     const state: RunnerState = {

@@ -151,7 +151,7 @@ export function planFor(
     protectedPaths: opts.protectedPaths ?? [],
     hiddenDirs: [fx.keyDir],
     controlPlane: { git: [] },
-    // As a run gets it (execute.ts): this host's bwrap features and Landlock.
+    // As a run gets it (confined_run.ts): this host's bwrap features and Landlock.
     host: Deno.build.os === "linux" ? testHost() : null,
     ...opts.extra,
   });

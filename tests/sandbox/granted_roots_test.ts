@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { SandboxError } from "../../lib/errors.ts";
 import { checkRoots, type RootFacts } from "../../lib/sandbox/mod.ts";
-import { type GrantedRootFacts, grantedRootProblem } from "../../lib/sandbox/roots.ts";
+import { type GrantedRootFacts, grantedRootProblem } from "../../lib/sandbox/write_exec_roots.ts";
 import { controlPlaneReadOnly } from "../../lib/policy/control_plane.ts";
 import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 import { snapshotTreeSync } from "../_helpers/mod.ts";

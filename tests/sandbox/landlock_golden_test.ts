@@ -14,8 +14,12 @@ import {
   type BwrapFeatures,
   parseBwrapHelp,
 } from "../../lib/sandbox/bwrap.ts";
-import { bwrapProbeArgv } from "../../lib/sandbox/probe.ts";
-import { decideConfinement, execAllowlistGap, landlockGap } from "../../lib/sandbox/decide.ts";
+import { bwrapProbeArgv } from "../../lib/sandbox/host_probe.ts";
+import {
+  decideConfinement,
+  execAllowlistGap,
+  landlockGap,
+} from "../../lib/sandbox/backend_choice.ts";
 import { guardedArgv } from "../../lib/sandbox/exec_guard.ts";
 import {
   execAllowlist,
@@ -26,11 +30,11 @@ import {
   parseLandlockProbe,
   rulesetAttrHex,
 } from "../../lib/sandbox/landlock.ts";
-import { confineArgv, type SandboxPrograms } from "../../lib/sandbox/launch.ts";
-import { buildPlan, type ConfinementPlan } from "../../lib/sandbox/plan.ts";
-import type { ProbeResult, SandboxHost } from "../../lib/sandbox/probe.ts";
+import { confineArgv, type SandboxPrograms } from "../../lib/sandbox/wrapper_chain.ts";
+import { buildPlan, type ConfinementPlan } from "../../lib/sandbox/mounts.ts";
+import type { ProbeResult, SandboxHost } from "../../lib/sandbox/host_probe.ts";
 import { commandFilter } from "../../lib/sandbox/seccomp.ts";
-import { lazyBackend } from "../../lib/sandbox/backend.ts";
+import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { execAllowlistCheck } from "../../lib/cli/doctor_cmd.ts";
 import { assertRefusal } from "../_helpers/assert.ts";
 

@@ -7,9 +7,9 @@
  * marker the command writes only when it was not killed).
  */
 import assert from "node:assert/strict";
-import { runConfined } from "../../lib/sandbox/execute.ts";
+import { runConfined } from "../../lib/sandbox/confined_run.ts";
 import { awaitNamespaceEnd, initPidOf } from "../../lib/sandbox/namespace_end.ts";
-import { confineArgv } from "../../lib/sandbox/launch.ts";
+import { confineArgv } from "../../lib/sandbox/wrapper_chain.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../../lib/sandbox/run_dir.ts";
 import { makeFixture, planFor, requireProgram } from "./_helpers.ts";
 import { ended, livingWith } from "../_helpers/procs.ts";

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { parseNetworkRules } from "../../lib/policy/network_rules.ts";
-import { executeRun, prepareRun } from "../../lib/sandbox/execute.ts";
+import { executeRun, prepareRun } from "../../lib/sandbox/confined_run.ts";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../../lib/sandbox/run_dir.ts";
 import { type Fixture, lexists, makeFixture, requireProgram } from "./_helpers.ts";
 

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { makePrivateTmpdir, removePrivateTmpdir } from "../../lib/sandbox/mod.ts";
-import { newReadOnlyEntries } from "../../lib/sandbox/guards_io.ts";
+import { newReadOnlyEntries } from "../../lib/sandbox/read_only_guards.ts";
 import { makeFixture, planFor, runConfined } from "./_helpers.ts";
 
 const PROTECTED = ["build/*/counterexamples.json", "build/lit.json", "build/keys"];

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { lazyBackend } from "./backend.ts";
+ * import { lazyBackend } from "./backend_choice_io.ts";
  * // const backend = lazyBackend(policy, { unconfined: false });
  * // await backend(); // "bwrap" on Linux with bubblewrap
  * ```
@@ -13,8 +13,8 @@
  */
 import { SandboxError } from "../errors.ts";
 import type { Policy } from "../policy/types.ts";
-import { type Backend, decideConfinement } from "./decide.ts";
-import { probeSandbox } from "./probe.ts";
+import { type Backend, decideConfinement } from "./backend_choice.ts";
+import { probeSandbox } from "./host_probe.ts";
 
 /**
  * A function returning the decided backend (the same promise on every call).
@@ -24,7 +24,7 @@ import { probeSandbox } from "./probe.ts";
  *   no sandbox works and the brief does not allow running without one.
  * @example
  * ```ts
- * import { lazyBackend } from "./backend.ts";
+ * import { lazyBackend } from "./backend_choice_io.ts";
  * const backend = lazyBackend({ allowUnconfinedRuns: false }, { unconfined: false });
  * await backend(); // "bwrap" on Linux with bubblewrap; the probe runs on this first call only
  * ```

@@ -1,5 +1,6 @@
 /**
- * The run-time decision on one confinement's roots, from facts gathered by `roots_io.ts`:
+ * The run-time decision on one confinement's roots, from facts gathered by
+ * `write_exec_roots_io.ts`:
  *
  * - every write root is an existing directory reached from the project root without passing
  *   through a symlink (a root swapped for a link to `~` must not widen what is writable);
@@ -16,7 +17,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkRoots } from "./roots.ts";
+ * import { checkRoots } from "./write_exec_roots.ts";
  * assert.deepEqual(checkRoots({
  *   projectReal: "/p", homeReal: "/home/op", tmpdirReal: "/tmp/run1",
  *   writeRoots: [{ rel: "build", walk: [{ path: "/p/build", kind: "dir" }] }],
@@ -189,7 +190,7 @@ export interface GrantedRootBounds {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { grantedRootProblem } from "./roots.ts";
+ * import { grantedRootProblem } from "./write_exec_roots.ts";
  * const bounds = { projectReal: "/p", homeReal: "/home/op", tmpdirReal: "/tmp/r", keepClear: [], foldCase: false };
  * const g = { path: "/srv/a/docs", grant: "G-1", kind: "dir" as const, real: "/srv/a/docs", issuerRoot: "/srv/a", issuerGit: [] };
  * assert.equal(grantedRootProblem(g, bounds), null);
@@ -227,7 +228,7 @@ export function grantedRootProblem(
  *
  * @example
  * ```ts
- * import { grantedPlaceProblem } from "./roots.ts";
+ * import { grantedPlaceProblem } from "./write_exec_roots.ts";
  * const bounds = { projectReal: "/p", homeReal: "/home/op", tmpdirReal: "/tmp/r", keepClear: [], foldCase: false };
  * grantedPlaceProblem({ path: "/etc/cron.d", grant: "G-1", issuerRoot: "/etc", issuerGit: [] }, bounds)?.code;
  * // "CONFINED_INVALID": a system tree
@@ -295,14 +296,14 @@ function samePath(a: string, b: string, fold: boolean): boolean {
 /**
  * The sandbox's rule for one confined agent's write root, on its walk from the project root
  * (`walkRoot`): every step an existing real directory (no symlink, no refused character), and the
- * root below the project root. `null` when it passes; else the `SandboxError` a confined run
- * throws (`CONFINED_PATH_UNSAFE` for a symlink or a refused character, `CONFINED_INVALID`
- * otherwise). `brief check` and `doctor` ask it up front (`roots_io.ts` `confinedWriteProblems`),
+ * root below the project root. `null` when it passes; else the `SandboxError` a confined run throws
+ * (`CONFINED_PATH_UNSAFE` for a symlink or a refused character, `CONFINED_INVALID` otherwise).
+ * `brief check` and `doctor` ask it up front (`write_exec_roots_io.ts` `confinedWriteProblems`),
  * every confined run through {@link checkRoots}.
  *
  * @example
  * ```ts
- * import { writeRootProblem } from "./roots.ts";
+ * import { writeRootProblem } from "./write_exec_roots.ts";
  * writeRootProblem({ rel: "out", walk: [{ path: "/p/out", kind: "missing" }] }, "/p", false)?.code;
  * // "CONFINED_INVALID": not an existing directory
  * ```
@@ -354,7 +355,7 @@ export function writeRootProblem(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkRoots } from "./roots.ts";
+ * import { checkRoots } from "./write_exec_roots.ts";
  * assert.throws(() =>
  *   checkRoots({
  *     projectReal: "/p", homeReal: "/h", tmpdirReal: "/t", writeRoots: [], foreignWriteRoots: [],

@@ -4,12 +4,12 @@
  * (`operator_file.ts`) when one exists, otherwise from the brief; both at once is refused.
  *
  * Everything here is a pure shape check. Whether the paths exist, are free of symlinks and do not
- * overlap is decided at run time by `roots.ts`.
+ * overlap is decided at run time by `write_exec_roots.ts`.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { validateConfinedPrograms } from "./programs_block.ts";
+ * import { validateConfinedPrograms } from "./confined_programs.ts";
  * const v = validateConfinedPrograms(
  *   { worker: { exec: ["/usr/bin"], write: ["build"] } },
  *   { gates: {}, protectedPaths: [] },
@@ -24,7 +24,7 @@ import { SandboxError } from "../errors.ts";
 import { controlPlaneHit, staticPlane } from "../policy/control_plane.ts";
 import type { ConfinedAgent, ConfinedPrograms, GateDef } from "../policy/types.ts";
 import { gateArgvDigest } from "./gate_argv.ts";
-import { protectedCovers } from "./protected.ts";
+import { protectedCovers } from "./protected_paths.ts";
 import { assertSafePath } from "./safe_path.ts";
 
 /** The operator file's reserved key mapping gate names to their exec paths. */
@@ -69,7 +69,7 @@ function invalid(message: string, details: Record<string, unknown>): SandboxErro
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { validateExecPath } from "./programs_block.ts";
+ * import { validateExecPath } from "./confined_programs.ts";
  * assert.equal(validateExecPath("~/.elan/", "confined_programs.prover.exec"), "~/.elan");
  * ```
  */
@@ -111,7 +111,7 @@ export function validateExecPath(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { validateWriteRoot } from "./programs_block.ts";
+ * import { validateWriteRoot } from "./confined_programs.ts";
  * assert.equal(validateWriteRoot("lean/.lake/", [], "confined_programs.prover.write"), "lean/.lake");
  * ```
  */
@@ -277,7 +277,7 @@ function mergeGateExec(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { validateConfinedPrograms } from "./programs_block.ts";
+ * import { validateConfinedPrograms } from "./confined_programs.ts";
  * assert.throws(
  *   () => validateConfinedPrograms({ a: { exec: ["relative"] } }, { gates: {}, protectedPaths: [] }),
  *   { code: "CONFINED_INVALID", message: /confined_programs\.a\.exec.*"relative"/ },
@@ -343,7 +343,7 @@ export interface SelectedConfined {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { selectConfinedPrograms } from "./programs_block.ts";
+ * import { selectConfinedPrograms } from "./confined_programs.ts";
  * const s = selectConfinedPrograms({
  *   brief: undefined,
  *   file: { data: { w: { exec: ["/usr/bin"] } }, sha256: "ab".repeat(32) },

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { hiddenFromConfined } from "./hidden.ts";
+ * import { hiddenFromConfined } from "./hidden_dirs.ts";
  * hiddenFromConfined("/p", "/h/.config/agentteams/keys");
  * // ["/h/.config/agentteams/keys", "/p/.agentteams", "/p/.agentteams-queue"]
  * ```
@@ -21,7 +21,7 @@ import { QUEUE_DIR, STATE_DIR } from "../layout.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { hiddenFromConfined } from "./hidden.ts";
+ * import { hiddenFromConfined } from "./hidden_dirs.ts";
  * assert.equal(hiddenFromConfined("/p", "/k").length, 3);
  * ```
  */

@@ -1,7 +1,7 @@
 /** The per-process backend decision shared by apply, run and the library surface. */
 import assert from "node:assert/strict";
 import { SandboxError } from "../../lib/errors.ts";
-import { lazyBackend } from "../../lib/sandbox/backend.ts";
+import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { assertRefusal } from "../_helpers/assert.ts";
 
 Deno.test("lazyBackend: the opt-out needs the brief's allow_unconfined_runs, and is typed", () => {

@@ -1,12 +1,12 @@
 /**
  * What `protected_paths` keeps read-only inside a writable root (the control plane's names are
  * `lib/policy/control_plane.ts`'s). Pure decisions; the scan that walks the roots lives in
- * `scan.ts`.
+ * `write_root_scan.ts`.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { protectedCovers } from "./protected.ts";
+ * import { protectedCovers } from "./protected_paths.ts";
  * assert.equal(protectedCovers("secrets/a.txt", ["secrets"]), true); // a literal pattern covers what is below it
  * ```
  * @module
@@ -25,7 +25,7 @@ import { normalizeRel } from "../fs/rel_path.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { normalizeProtected } from "./protected.ts";
+ * import { normalizeProtected } from "./protected_paths.ts";
  * assert.equal(normalizeProtected("./secrets/"), "secrets");
  * ```
  */
@@ -42,7 +42,7 @@ export function normalizeProtected(pattern: string): string | null {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { protectedCovers } from "./protected.ts";
+ * import { protectedCovers } from "./protected_paths.ts";
  * assert.equal(protectedCovers("build/keys/a.pem", ["*.pem"]), true);
  * assert.equal(protectedCovers("build/out", ["build/keys"]), false);
  * ```
@@ -58,7 +58,7 @@ export function protectedCovers(rel: string, patterns: readonly string[]): boole
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { protectedMatcher } from "./protected.ts";
+ * import { protectedMatcher } from "./protected_paths.ts";
  * const covers = protectedMatcher(["./secrets/", "*.pem"]);
  * assert.equal(covers("secrets/a.txt"), true);
  * assert.equal(covers("src/a.ts"), false);
@@ -78,7 +78,7 @@ export function protectedMatcher(patterns: readonly string[]): (rel: string) => 
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { literalProtected } from "./protected.ts";
+ * import { literalProtected } from "./protected_paths.ts";
  * assert.deepEqual(literalProtected(["build/keys/", "*.pem"]), ["build/keys"]);
  * ```
  */

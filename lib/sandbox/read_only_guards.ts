@@ -2,11 +2,11 @@
  * Gathers what exists of each guarded path (control plane, literal protected paths, git's
  * resolved paths): walking from `/` with `lstat`, the first missing component and the first
  * symlink. A non-directory met above the guarded path becomes the guarded path itself (the guard
- * could only be created by replacing it). I/O only; `plan.ts` decides.
+ * could only be created by replacing it). I/O only; `mounts.ts` decides.
  *
  * @example
  * ```ts
- * import { guardFacts } from "./guards_io.ts";
+ * import { guardFacts } from "./read_only_guards.ts";
  * guardFacts(["/srv/repo/build/keys"]);
  * // [{ path: "/srv/repo/build/keys", firstMissing: "/srv/repo/build/keys", symlinkAt: null }]
  * ```
@@ -14,14 +14,14 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import type { GuardFact } from "./plan.ts";
+import type { GuardFact } from "./mounts.ts";
 import { type EntryKind, entryKind } from "../fs/entry.ts";
 import {
   protectedIn,
   rescanWritableRoots,
   type ScanRecord,
   scanWritableRoots,
-} from "./root_scan.ts";
+} from "./write_root_scan.ts";
 import { isControlPlaneName } from "../policy/control_plane.ts";
 import { within } from "../fs/within.ts";
 
@@ -31,7 +31,7 @@ import { within } from "../fs/within.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { guardFacts } from "./guards_io.ts";
+ * import { guardFacts } from "./read_only_guards.ts";
  * assert.equal(guardFacts(["/"])[0].firstMissing, null);
  * ```
  */
@@ -82,7 +82,7 @@ export function guardFacts(paths: readonly string[]): GuardFact[] {
  *
  * @example
  * ```ts
- * import { guardedIdentities } from "./guards_io.ts";
+ * import { guardedIdentities } from "./read_only_guards.ts";
  * guardedIdentities({ readOnly: ["/etc"], masks: [] }).get("/etc"); // "dir 2049:131073", say
  * ```
  */
@@ -99,7 +99,7 @@ export function guardedIdentities(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { guardedIdentities, guardedPathsChanged } from "./guards_io.ts";
+ * import { guardedIdentities, guardedPathsChanged } from "./read_only_guards.ts";
  * const plan = { readOnly: ["/etc"], masks: ["/nonexistent/x"] };
  * assert.deepEqual(guardedPathsChanged(plan, guardedIdentities(plan)), []);
  * ```
@@ -140,7 +140,7 @@ function identityOf(path: string): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { scrubGrantedRoots } from "./guards_io.ts";
+ * import { scrubGrantedRoots } from "./read_only_guards.ts";
  * assert.deepEqual(scrubGrantedRoots({ readOnly: [], masks: [] }, [], [], new Map()), []);
  * ```
  */
@@ -193,7 +193,7 @@ export function scrubGrantedRoots(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { newReadOnlyEntries } from "./guards_io.ts";
+ * import { newReadOnlyEntries } from "./read_only_guards.ts";
  * assert.deepEqual(newReadOnlyEntries({ project: "/p", writeRoots: [], readOnly: [], masks: [] }, []), []);
  * ```
  */

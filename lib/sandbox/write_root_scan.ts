@@ -2,11 +2,11 @@
  * The walk that finds, inside each writable root, the entries a confined command must not change:
  * control-plane-named entries at any depth (`.git`, `.GIT`, `.claude`, ...) and entries a
  * `protected_paths` pattern covers. I/O only; which entries count is decided by
- * {@link readOnlyMatcher} (pure) and what to do with them by `plan.ts`.
+ * {@link readOnlyMatcher} (pure) and what to do with them by `mounts.ts`.
  *
  * @example
  * ```ts
- * import { readOnlyMatcher, scanWritableRoots } from "./root_scan.ts";
+ * import { readOnlyMatcher, scanWritableRoots } from "./write_root_scan.ts";
  * const hits = scanWritableRoots(["/srv/repo/build"], readOnlyMatcher("/srv/repo", [], false));
  * hits.map((h) => h.path); // e.g. ["/srv/repo/build/vendor/.git"]
  * ```
@@ -17,7 +17,7 @@ import { SandboxError } from "../errors.ts";
 import { within } from "../fs/within.ts";
 import { isControlPlaneName } from "../policy/control_plane.ts";
 import { protectedWriteRefused } from "../policy/owned_writes.ts";
-import { protectedMatcher } from "./protected.ts";
+import { protectedMatcher } from "./protected_paths.ts";
 import { type EntryKind, kindOfInfo } from "../fs/entry.ts";
 import { isGitDirListing } from "../git/repo_shape.ts";
 
@@ -40,7 +40,7 @@ export type ReadOnlyMatcher = (absPath: string, name: string) => boolean;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { readOnlyMatcher } from "./root_scan.ts";
+ * import { readOnlyMatcher } from "./write_root_scan.ts";
  * const m = readOnlyMatcher("/p", ["*.pem"], false);
  * assert.equal(m("/p/build/a.pem", "a.pem"), true);
  * assert.equal(m("/p/build/.Git", ".Git"), true);
@@ -64,7 +64,7 @@ export function readOnlyMatcher(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { protectedIn } from "./root_scan.ts";
+ * import { protectedIn } from "./write_root_scan.ts";
  * assert.equal(protectedIn("/p", ["*.pem"], false)("/p/build/a.pem"), true);
  * assert.equal(protectedIn("/p", ["*.pem"], false, ["build/*.pem"])("/p/build/a.pem"), false); // owned
  * ```
@@ -132,7 +132,7 @@ function lstatOrNull(path: string): Deno.FileInfo | null {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { scanWritableRoots } from "./root_scan.ts";
+ * import { scanWritableRoots } from "./write_root_scan.ts";
  * assert.deepEqual(scanWritableRoots([], () => true), []);
  * ```
  */
@@ -157,7 +157,7 @@ export function scanWritableRoots(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { rescanWritableRoots, scanWritableRoots, type ScanRecord } from "./root_scan.ts";
+ * import { rescanWritableRoots, scanWritableRoots, type ScanRecord } from "./write_root_scan.ts";
  * const record: ScanRecord = new Map();
  * scanWritableRoots([], () => true, record);
  * assert.deepEqual(rescanWritableRoots([], () => true, record), []);

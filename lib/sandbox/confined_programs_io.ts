@@ -6,13 +6,13 @@
  *
  * @example
  * ```ts
- * import { withConfinedPrograms } from "./programs_load.ts";
+ * import { withConfinedPrograms } from "./confined_programs_io.ts";
  * // const policy = withConfinedPrograms(await loadPolicy(brief, { projectRoot }), { home, project });
  * ```
  * @module
  */
 import type { Policy } from "../policy/types.ts";
-import { selectConfinedPrograms } from "./programs_block.ts";
+import { selectConfinedPrograms } from "./confined_programs.ts";
 import { readConfinedFile } from "./operator_file_read.ts";
 
 /**
@@ -22,7 +22,7 @@ import { readConfinedFile } from "./operator_file_read.ts";
  * @example
  * ```ts ignore
  * // Not run: it needs loaded, which it declares rather than makes.
- * import { withConfinedPrograms } from "./programs_load.ts";
+ * import { withConfinedPrograms } from "./confined_programs_io.ts";
  * import type { Policy } from "../policy/types.ts";
  * declare const loaded: Policy; // from `loadPolicy`
  * const policy = withConfinedPrograms(loaded, { home: "/home/op", project: "/work/p" });

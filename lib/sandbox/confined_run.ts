@@ -1,12 +1,12 @@
 /**
- * Running one command under the decided backend: build the plan (`prepare.ts`), wrap the argv
- * (`launch.ts`), run it in its own process group (`lib/process/spawn.ts`), and remove the
+ * Running one command under the decided backend: build the plan (`mounts_io.ts`), wrap the argv
+ * (`wrapper_chain.ts`), run it in its own process group (`lib/process/spawn.ts`), and remove the
  * mask points bwrap made for the plan (planning itself creates nothing on disk). Used by proposal
  * gates and command requests alike.
  *
  * @example
  * ```ts
- * import { runConfined } from "./execute.ts";
+ * import { runConfined } from "./confined_run.ts";
  * // const r = await runConfined({ ...spec, backend: "bwrap" });
  * ```
  * @module
@@ -17,13 +17,13 @@ import type { NetworkRule } from "../policy/network_rules.ts";
 import { proxyEnv, proxySocketIn } from "./net_forwarder.ts";
 import { startNetProxy } from "./net_proxy.ts";
 import { runProcess, type RunResult } from "../process/spawn.ts";
-import { confineArgv } from "./launch.ts";
-import { sandboxHost } from "./probe.ts";
+import { confineArgv } from "./wrapper_chain.ts";
+import { sandboxHost } from "./host_probe.ts";
 import { awaitNamespaceEnd } from "./namespace_end.ts";
-import type { ConfinementPlan } from "./plan.ts";
-import type { Backend } from "./decide.ts";
-import { prepareConfinement, type PrepareOptions } from "./prepare.ts";
-import type { ScanRecord } from "./root_scan.ts";
+import type { ConfinementPlan } from "./mounts.ts";
+import type { Backend } from "./backend_choice.ts";
+import { prepareConfinement, type PrepareOptions } from "./mounts_io.ts";
+import type { ScanRecord } from "./write_root_scan.ts";
 import { removeMaskPoints } from "./run_dir.ts";
 
 /** What to run and how to confine it: the plan's inputs, the backend, stdin and a timeout. */
@@ -75,7 +75,7 @@ export interface PreparedRun {
  * @example
  * ```ts ignore
  * // Not run: it needs a project at /srv/repo
- * import { prepareRun } from "./execute.ts";
+ * import { prepareRun } from "./confined_run.ts";
  * const prepared = prepareRun({
  *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x", backend: "bwrap",
  *   agent: { exec: ["/usr/bin"], write: ["build"] }, cwd: ".", argv: ["/usr/bin/make", "all"],
@@ -135,8 +135,8 @@ export function prepareRun(spec: ConfinedRunSpec): PreparedRun {
  * @example
  * ```ts ignore
  * // Not run: it needs prepared, which it declares rather than makes.
- * import { executeRun } from "./execute.ts";
- * import type { PreparedRun } from "./execute.ts";
+ * import { executeRun } from "./confined_run.ts";
+ * import type { PreparedRun } from "./confined_run.ts";
  * declare const prepared: PreparedRun; // from `prepareRun`
  * const r = await executeRun(prepared);
  * r.exit; // the command's exit code (negative: the signal that ended it)
@@ -177,7 +177,7 @@ export async function executeRun(p: PreparedRun): Promise<ConfinedRunResult> {
  * @example
  * ```ts ignore
  * // Not run: it needs a project at /srv/repo and bubblewrap
- * import { runConfined } from "./execute.ts";
+ * import { runConfined } from "./confined_run.ts";
  * const r = await runConfined({
  *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x", backend: "bwrap",
  *   agent: { exec: ["/usr/bin"], write: [] }, cwd: ".", argv: ["/usr/bin/git", "status"],

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { probeSandbox } from "./probe.ts";
+ * import { probeSandbox } from "./host_probe.ts";
  * const probe = await probeSandbox();
  * if (!probe.ok) console.error(probe.reason);
  * ```
@@ -17,7 +17,7 @@ import { BWRAP_PATH, PERL_PATH, SANDBOX_EXEC_PATH } from "../host/programs.ts";
 import { BWRAP_BASE_MOUNTS, BWRAP_FULL, bwrapIsolationFlags, parseBwrapHelp } from "./bwrap.ts";
 import { commandFilter } from "./seccomp.ts";
 import { type LandlockFacts, landlockProbeArgv, parseLandlockProbe } from "./landlock.ts";
-import type { BwrapFeatures } from "./plan.ts";
+import type { BwrapFeatures } from "./mounts.ts";
 
 /** A sandbox backend that can confine. */
 export type SandboxKind = "bwrap" | "seatbelt";
@@ -52,7 +52,7 @@ export type ProbeResult =
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { bwrapProbeArgv } from "./probe.ts";
+ * import { bwrapProbeArgv } from "./host_probe.ts";
  * assert.equal(bwrapProbeArgv("/usr/bin/bwrap").includes("--cap-drop"), true);
  * ```
  */
@@ -84,7 +84,7 @@ export function bwrapProbeArgv(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { seatbeltProbeArgv } from "./probe.ts";
+ * import { seatbeltProbeArgv } from "./host_probe.ts";
  * assert.equal(seatbeltProbeArgv()[0], "/usr/bin/sandbox-exec");
  * ```
  */
@@ -116,8 +116,8 @@ export interface ProbeOptions {
 }
 
 /**
- * Why a confined run on Linux could not start bwrap the way `launch.ts` does, or `null`: perl
- * (the exec guard) must be an executable file and the architecture must have a seccomp filter.
+ * Why a confined run on Linux could not start bwrap the way `wrapper_chain.ts` does, or `null`:
+ * perl (the exec guard) must be an executable file and the architecture must have a seccomp filter.
  * Checked without running anything, so a machine missing either is told so up front instead of
  * every run failing inside bwrap.
  */
@@ -164,7 +164,7 @@ function runText(program: string, args: string[]): { ok: boolean; out: string } 
  *
  * @example
  * ```ts
- * import { probeSandboxHost } from "./probe.ts";
+ * import { probeSandboxHost } from "./host_probe.ts";
  * probeSandboxHost().landlock.abi; // 7 on this machine's kernel
  * ```
  */
@@ -191,7 +191,7 @@ let hostMemo: SandboxHost | null = null;
  *
  * @example
  * ```ts
- * import { sandboxHost } from "./probe.ts";
+ * import { sandboxHost } from "./host_probe.ts";
  * sandboxHost().bwrap.disableUserns; // true for Debian 12's bwrap 0.8
  * ```
  */
@@ -205,7 +205,7 @@ export function sandboxHost(): SandboxHost {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { probeSandbox } from "./probe.ts";
+ * import { probeSandbox } from "./host_probe.ts";
  * const r = await probeSandbox({ os: "windows" });
  * assert.equal(r.ok, false); // no sandbox on this platform
  * ```
@@ -270,7 +270,7 @@ export async function probeSandbox(opts: ProbeOptions = {}): Promise<ProbeResult
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { probePrograms } from "./probe.ts";
+ * import { probePrograms } from "./host_probe.ts";
  * assert.deepEqual(probePrograms("linux").run, ["/usr/bin/bwrap", "/usr/bin/perl"]);
  * ```
  */

@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { decideConfinement } from "./decide.ts";
+ * import { decideConfinement } from "./backend_choice.ts";
  * assert.equal(decideConfinement({
  *   probe: { ok: true, backend: "bwrap", program: "/usr/bin/bwrap" },
  *   allowUnconfined: false,
@@ -18,7 +18,7 @@
  */
 
 import { SandboxError } from "../errors.ts";
-import type { ProbeResult, SandboxHost } from "./probe.ts";
+import type { ProbeResult, SandboxHost } from "./host_probe.ts";
 
 /** How a command is run; the caller records it in the ledger with `confined: true|false`. */
 export type Backend = "bwrap" | "seatbelt" | "unconfined-opt-out";
@@ -44,7 +44,7 @@ export interface DecideInput {
  *
  * @example
  * ```ts
- * import { execAllowlistGap } from "./decide.ts";
+ * import { execAllowlistGap } from "./backend_choice.ts";
  * execAllowlistGap({ ok: true, backend: "seatbelt", program: "/usr/bin/sandbox-exec" }); // null
  * ```
  */
@@ -60,7 +60,7 @@ export function execAllowlistGap(probe: ProbeResult): string | null {
  *
  * @example
  * ```ts
- * import { landlockGap } from "./decide.ts";
+ * import { landlockGap } from "./backend_choice.ts";
  * landlockGap({ bwrap: { disableUserns: true, bindFd: true }, landlock: { abi: 7, reason: null } });
  * // null
  * ```
@@ -78,7 +78,7 @@ export function landlockGap(host: SandboxHost | null): string | null {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { decideConfinement } from "./decide.ts";
+ * import { decideConfinement } from "./backend_choice.ts";
  * assert.equal(decideConfinement({
  *   probe: { ok: false, backend: "bwrap", program: "/usr/bin/bwrap", reason: "not installed" },
  *   allowUnconfined: true,

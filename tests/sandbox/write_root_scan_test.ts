@@ -6,7 +6,7 @@ import {
   rescanWritableRoots,
   SCAN_SETTLE_MS,
   type ScanRecord,
-} from "../../lib/sandbox/root_scan.ts";
+} from "../../lib/sandbox/write_root_scan.ts";
 import assert from "node:assert/strict";
 import { assertRefusal } from "../_helpers/assert.ts";
 

@@ -14,7 +14,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { buildPlan } from "./plan.ts";
+ * import { buildPlan } from "./mounts.ts";
  * const plan = buildPlan({
  *   roots: { projectReal: "/p", homeReal: "/h", tmpdir: "/t/run", writeRoots: ["/p/build"], exec: [] },
  *   cwd: "/p", argv: ["/usr/bin/make"], env: { PATH: "/usr/bin:/bin" }, network: false,
@@ -27,8 +27,8 @@
 
 import { SandboxError } from "../errors.ts";
 import { within } from "../fs/within.ts";
-import type { ResolvedRoots } from "./roots.ts";
-import type { ScanHit } from "./root_scan.ts";
+import type { ResolvedRoots } from "./write_exec_roots.ts";
+import type { ScanHit } from "./write_root_scan.ts";
 import type { BindPin } from "./exec_guard.ts";
 import type { ExecAllowlist } from "./landlock.ts";
 import { assertSafePath } from "./safe_path.ts";
@@ -161,7 +161,7 @@ function pinsOf(pins: readonly BindPin[], writable: readonly string[]): BindPin[
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { buildPlan } from "./plan.ts";
+ * import { buildPlan } from "./mounts.ts";
  * assert.throws(() =>
  *   buildPlan({
  *     roots: { projectReal: "/p", homeReal: "/h", tmpdir: "/t", writeRoots: ["/p/b"], exec: [] },

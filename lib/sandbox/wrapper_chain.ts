@@ -1,13 +1,16 @@
 /**
- * The façade later code uses to wrap one command: give it a plan and the decided backend, get
+ * The wrapper chain one confined command runs behind. Under bwrap: the exec guard
+ * (`exec_guard.ts`, with the seccomp filter), bwrap, the network forwarder when the command has a
+ * network list (`net_forwarder.ts`), the inner guard when Landlock holds exec (`landlock.ts`),
+ * then the command; under Seatbelt, `sandbox-exec`. Give it a plan and the decided backend, get
  * back the program, its arguments, the environment to spawn it with (with `clearEnv: true`) and
  * the working directory. The caller records `confined` and `backend` in the ledger.
  *
  * @example
  * ```ts ignore
  * // Not run: it needs plan, which it declares rather than makes.
- * import { confineArgv } from "./launch.ts";
- * import type { ConfinementPlan } from "./plan.ts";
+ * import { confineArgv } from "./wrapper_chain.ts";
+ * import type { ConfinementPlan } from "./mounts.ts";
  * declare const plan: ConfinementPlan; // from `planConfinement`
  * const cmd = confineArgv(plan, "bwrap");
  * const child = new Deno.Command(cmd.program, {
@@ -22,8 +25,8 @@ import { BWRAP_FULL, bwrapArgv } from "./bwrap.ts";
 import { innerGuardArgv } from "./landlock.ts";
 import { BWRAP_INFO_ENV, guardedArgv } from "./exec_guard.ts";
 import { commandFilter } from "./seccomp.ts";
-import type { Backend } from "./decide.ts";
-import type { ConfinementPlan } from "./plan.ts";
+import type { Backend } from "./backend_choice.ts";
+import type { ConfinementPlan } from "./mounts.ts";
 import { seatbeltArgv } from "./seatbelt.ts";
 
 /** Absolute paths of the sandbox programs, and the machine they run on. */
@@ -68,7 +71,7 @@ export interface ConfinedCommand {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { confineArgv } from "./launch.ts";
+ * import { confineArgv } from "./wrapper_chain.ts";
  * assert.equal(confineArgv({
  *   project: "/p", tmpdir: "/t", writeRoots: [], readOnly: [], masks: [], hidden: [], exec: [],
  *   network: false, cwd: "/p", env: [["PATH", "/usr/bin"]], argv: ["/usr/bin/true"],

@@ -1,13 +1,14 @@
 /**
  * One call that turns a confined-programs entry and a command into a plan: resolve and check the
  * roots, walk the guarded paths, scan the writable roots, then build the plan (pure). Every
- * decision lives in `roots.ts`, `protected.ts` and `plan.ts`; this file only gathers facts.
+ * decision lives in `write_exec_roots.ts`, `protected_paths.ts` and `mounts.ts`; this file only
+ * gathers facts.
  *
  * @example
  * ```ts ignore
  * // Not run: it needs a project at /srv/repo
- * import { prepareConfinement } from "./prepare.ts";
- * import { confineArgv } from "./launch.ts";
+ * import { prepareConfinement } from "./mounts_io.ts";
+ * import { confineArgv } from "./wrapper_chain.ts";
  * const plan = prepareConfinement({
  *   project: "/srv/repo", home: "/home/op", tmpdir: "/tmp/agentteams-run-x",
  *   agent: { exec: ["/usr/bin"], write: ["build"] }, cwd: ".",
@@ -29,26 +30,26 @@ import {
 } from "../policy/control_plane.ts";
 import { protectedWriteRefused } from "../policy/owned_writes.ts";
 import type { ConfinedAgent } from "../policy/types.ts";
-import { guardFacts } from "./guards_io.ts";
-import { buildPlan, type ConfinementPlan } from "./plan.ts";
-import { literalProtected, protectedMatcher } from "./protected.ts";
+import { guardFacts } from "./read_only_guards.ts";
+import { buildPlan, type ConfinementPlan } from "./mounts.ts";
+import { literalProtected, protectedMatcher } from "./protected_paths.ts";
 import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { normalizeRel } from "../fs/rel_path.ts";
-import { existingHidden, grantKeepClear, resolveRoots } from "./roots_io.ts";
+import { existingHidden, grantKeepClear, resolveRoots } from "./write_exec_roots_io.ts";
 import { overlaps } from "../fs/within.ts";
-import type { GrantedRoot } from "./roots.ts";
+import type { GrantedRoot } from "./write_exec_roots.ts";
 import { assertSafePath } from "./safe_path.ts";
 import { execAllows, readShebang } from "./gate_exec.ts";
 import { type ExecOwner, execRefusalMessage, interpreterRefusalMessage } from "./exec_hint.ts";
 import { confinedFilePath } from "./operator_file.ts";
-import { readOnlyMatcher, type ScanRecord, scanWritableRoots } from "./root_scan.ts";
+import { readOnlyMatcher, type ScanRecord, scanWritableRoots } from "./write_root_scan.ts";
 import { execAllowlist, type LandlockRule, loaderCandidates } from "./landlock.ts";
-import type { SandboxHost } from "./probe.ts";
+import type { SandboxHost } from "./host_probe.ts";
 
 /** Inputs of {@link prepareConfinement}. */
 export interface PrepareOptions {
   /**
-   * What the Linux host offers (bwrap's features, the kernel's Landlock; `probe.ts`): the plan
+   * What the Linux host offers (bwrap's features, the kernel's Landlock; `host_probe.ts`): the plan
    * then says how exec is held (`execAllowlist`) and which bwrap it is for. Absent or `null`: not
    * said (Seatbelt, the unconfined opt-out, or a caller that only checks a plan).
    */
@@ -69,8 +70,8 @@ export interface PrepareOptions {
    */
   readonly foreignWriteRoots?: readonly string[];
   /**
-   * Write roots capability grants add (the runner reads them at its start; `roots.ts` checks
-   * each). The issuer's control plane at its workspace root stays read-only inside them.
+   * Write roots capability grants add (the runner reads them at its start; `write_exec_roots.ts`
+   * checks each). The issuer's control plane at its workspace root stays read-only inside them.
    */
   readonly grantedRoots?: readonly GrantedRoot[];
   /** The pinned working directory, project-relative POSIX (`.` is the root). */
@@ -142,7 +143,7 @@ function interpreterOf(programReal: string): string | null {
  * @example
  * ```ts ignore
  * // Not run: it needs a project at /srv/repo (the exec root is checked after the project resolves)
- * import { prepareConfinement } from "./prepare.ts";
+ * import { prepareConfinement } from "./mounts_io.ts";
  * prepareConfinement({
  *   project: "/srv/repo", home: "/root", tmpdir: "/tmp/run", agent: { exec: ["/"], write: [] },
  *   cwd: ".", argv: ["/bin/true"], env: {}, network: false, protectedPaths: [], hiddenDirs: [],

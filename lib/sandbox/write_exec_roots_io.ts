@@ -1,12 +1,12 @@
 /**
- * Gathers the facts `roots.ts` decides on: real paths of the project, home, TMPDIR and exec
- * entries, and what each component of each write root is (`lstat`, never following a link).
+ * Gathers the facts `write_exec_roots.ts` decides on: real paths of the project, home, TMPDIR and
+ * exec entries, and what each component of each write root is (`lstat`, never following a link).
  * Roots are resolved once, here; the plan then uses exactly the checked real paths.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { resolveRoots } from "./roots_io.ts";
+ * import { resolveRoots } from "./write_exec_roots_io.ts";
  * const project = Deno.realPathSync(Deno.makeTempDirSync());
  * const tmpdir = Deno.makeTempDirSync();
  * Deno.mkdirSync(`${project}/build`);
@@ -33,7 +33,7 @@ import {
   type ResolvedRoots,
   type WriteRootFacts,
   writeRootProblem,
-} from "./roots.ts";
+} from "./write_exec_roots.ts";
 
 /** Inputs of {@link resolveRoots}. */
 export interface ResolveRootsOptions {
@@ -43,7 +43,7 @@ export interface ResolveRootsOptions {
   readonly home: string;
   /** The run's private TMPDIR (must exist). */
   readonly tmpdir: string;
-  /** The confinement's exec and write lists (validated by `programs_block.ts`). */
+  /** The confinement's exec and write lists (validated by `confined_programs.ts`). */
   readonly agent: ConfinedAgent;
   /**
    * Other agents' write roots that exec paths must not overlap (a gate passes all of them):
@@ -65,7 +65,7 @@ export interface ResolveRootsOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { walkRoot } from "./roots_io.ts";
+ * import { walkRoot } from "./write_exec_roots_io.ts";
  * const p = Deno.realPathSync(Deno.makeTempDirSync());
  * Deno.mkdirSync(`${p}/lean`);
  * assert.deepEqual(walkRoot(p, "lean/.lake").walk, [
@@ -95,7 +95,7 @@ export function walkRoot(projectReal: string, rel: string): WriteRootFacts {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { grantedRootFacts } from "./roots_io.ts";
+ * import { grantedRootFacts } from "./write_exec_roots_io.ts";
  * const a = Deno.realPathSync(Deno.makeTempDirSync());
  * assert.equal(grantedRootFacts({ root: a, issuerRoot: a, grant: "G-1" }).kind, "dir");
  * assert.equal(grantedRootFacts({ root: `${a}/docs`, issuerRoot: a, grant: "G-1" }).kind, "missing");
@@ -130,7 +130,7 @@ export function grantedRootFacts(g: GrantedRoot): GrantedRootFacts {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { existingHidden } from "./roots_io.ts";
+ * import { existingHidden } from "./write_exec_roots_io.ts";
  * assert.deepEqual(existingHidden(["/surely-not-here-7f2/keys"]), []);
  * ```
  */
@@ -152,7 +152,7 @@ export function existingHidden(dirs: readonly string[]): string[] {
  *
  * @example
  * ```ts
- * import { grantKeepClear } from "./roots_io.ts";
+ * import { grantKeepClear } from "./write_exec_roots_io.ts";
  * const k = grantKeepClear({ hidden: [], projectReal: "/srv/p", home: "/root", path: "/usr/bin:/bin" });
  * k.map((c) => c.what); // e.g. ["the operator's confined-programs folder ...", "the PATH directory /usr/bin", ...]
  * ```
@@ -192,7 +192,7 @@ export function grantKeepClear(opts: {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { homeRealOf } from "./roots_io.ts";
+ * import { homeRealOf } from "./write_exec_roots_io.ts";
  * assert.equal(homeRealOf("/surely-not-here-9c1/home/"), "/surely-not-here-9c1/home");
  * ```
  */
@@ -215,7 +215,7 @@ export function homeRealOf(home: string): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { foreignRootReal } from "./roots_io.ts";
+ * import { foreignRootReal } from "./write_exec_roots_io.ts";
  * assert.equal(foreignRootReal("/surely-not-here-7d2/docs/"), "/surely-not-here-7d2/docs");
  * ```
  */
@@ -239,7 +239,7 @@ export function foreignRootReal(root: string): string {
  * @example
  * ```ts ignore
  * // Not run: it needs block, which it declares rather than makes.
- * import { confinedWriteProblems } from "./roots_io.ts";
+ * import { confinedWriteProblems } from "./write_exec_roots_io.ts";
  * import type { ConfinedPrograms } from "../policy/types.ts";
  * declare const block: ConfinedPrograms; // worker: write ["out"], with no /work/p/out
  * confinedWriteProblems(block, "/work/p").map((e) => e.code); // ["CONFINED_INVALID"]
@@ -277,13 +277,13 @@ export function confinedWriteProblems(
 type SandboxCode = ConstructorParameters<typeof SandboxError>[0];
 
 /**
- * Resolves and checks one confinement's roots (see `roots.ts` for the rules); throws
+ * Resolves and checks one confinement's roots (see `write_exec_roots.ts` for the rules); throws
  * `SandboxError` when they are unsafe.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { resolveRoots } from "./roots_io.ts";
+ * import { resolveRoots } from "./write_exec_roots_io.ts";
  * const tmpdir = Deno.makeTempDirSync();
  * assert.throws(
  *   () => resolveRoots({ project: ".", home: "/root", tmpdir, agent: { exec: ["/"], write: [] } }),
