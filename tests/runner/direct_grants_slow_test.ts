@@ -19,10 +19,10 @@ import { assertSameTree } from "../_helpers/assert.ts";
 import { type JsonObject, jsonOut, readDispatchStore, withWorld } from "../e2e/_run_helpers.ts";
 import {
   handRequest,
+  mcpRunnerBrief,
   openAs,
   resultCode,
   resultOf,
-  runnerBrief,
   startRunner,
   underPrinted,
   until,
@@ -35,8 +35,8 @@ const PRIVATE_PEM = derToPem(
   "PRIVATE KEY",
 );
 
-function brief(p: Parameters<typeof runnerBrief>[0]): JsonObject {
-  return { ...runnerBrief(p), proposal_gates: { docs: { glob: "docs/*", argv: ["true"] } } };
+function brief(p: Parameters<typeof mcpRunnerBrief>[0]): JsonObject {
+  return { ...mcpRunnerBrief(p), proposal_gates: { docs: { glob: "docs/*", argv: ["true"] } } };
 }
 
 Deno.test("direct grants: issued by mcp grant issue, honoured by a real serve, pinned", async (t) => {
