@@ -37,6 +37,7 @@ import { inWriteScopes } from "../policy/scope.ts";
 import { MCP_RUNNER_TOOLS } from "../policy/brief_fields.ts";
 import type { GateDef, Policy } from "../policy/types.ts";
 import { readJson } from "../json/reader.ts";
+import { QueueError } from "../errors.ts";
 import { MAX_MCP_GRANTS_BYTES } from "../sandbox/operator_file.ts";
 
 /** Domain separation: a grant's signature verifies as nothing else the operator signs. */
@@ -225,7 +226,7 @@ export function expectedBinding(
  * The records of a grants file's bytes: strict UTF-8 JSON (the one reader: duplicate keys
  * refused), a list of objects.
  *
- * @throws {GrantProblem} `DIRECT_GRANT_INVALID`, naming the file
+ * @throws {QueueError} `DIRECT_GRANT_INVALID`, naming the file
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -240,7 +241,7 @@ export function parseGrantsFile(bytes: Uint8Array, path: string): Record<string,
       dialect: "json",
     }).value;
   } catch (e) {
-    throw new GrantProblem(
+    throw new QueueError(
       "DIRECT_GRANT_INVALID",
       `${path} is not valid UTF-8 JSON: ${(e as Error).message}`,
     );
@@ -249,7 +250,7 @@ export function parseGrantsFile(bytes: Uint8Array, path: string): Record<string,
     !Array.isArray(value) ||
     !value.every((r) => typeof r === "object" && r !== null && !Array.isArray(r))
   ) {
-    throw new GrantProblem(
+    throw new QueueError(
       "DIRECT_GRANT_INVALID",
       `${path} must hold a JSON list of grant records`,
     );

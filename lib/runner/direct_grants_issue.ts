@@ -278,7 +278,7 @@ export interface ListedGrant {
  * The grants file's records, each with its verdict against the brief as it is now (whether a
  * runner started now would activate it on its own; the 3-grant cap is reported in `problems`).
  *
- * @throws {QueueError} `DIRECT_GRANTS_UNSAFE`; {@link GrantProblem} for a malformed file
+ * @throws {QueueError} `DIRECT_GRANTS_UNSAFE`, `DIRECT_GRANT_INVALID` (a malformed file)
  * @example
  * ```ts ignore
  * // Not run: it needs a policy, which it declares rather than makes.

@@ -40,7 +40,6 @@ import {
   DIRECT_KEY_ID_RE,
   type DirectGrant,
   directGrantsLoadedRow,
-  GrantProblem,
   MAX_GRANTS_FILE_BYTES,
   parseGrantsFile,
   type ServerIdentity,
@@ -118,8 +117,8 @@ export interface Custody {
  * The grants file's records and the SHA-256 of its bytes, or `null` when there is none.
  *
  * @throws {QueueError} `DIRECT_GRANTS_UNSAFE` (custody: a link, not the user's, writable by
- *   others, inside the project, over 256 KiB); {@link GrantProblem} `DIRECT_GRANT_INVALID` (not a
- *   JSON list of objects)
+ *   others, inside the project, over 256 KiB), `DIRECT_GRANT_INVALID` (not a JSON list of
+ *   objects)
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -315,7 +314,7 @@ export async function holdsDirectGrant(
   try {
     file = readGrantsFile(paths.file, { projectReal });
   } catch (e) {
-    if (e instanceof AgentTeamsError || e instanceof GrantProblem) return false;
+    if (e instanceof AgentTeamsError) return false;
     throw e;
   }
   if (file === null) return false;
@@ -344,7 +343,7 @@ export async function loadDirectGrants(opts: LoadDirectGrantsOptions): Promise<L
   const paths = directGrantPaths(projectReal, opts.home);
   const custody: Custody = { projectReal, ...(opts.uid !== undefined ? { uid: opts.uid } : {}) };
   const failed = (e: unknown): LoadedDirectGrants => {
-    if (!(e instanceof AgentTeamsError) && !(e instanceof GrantProblem)) throw e;
+    if (!(e instanceof AgentTeamsError)) throw e;
     const problem = `${e.code}: ${e.message}`;
     return {
       paths,

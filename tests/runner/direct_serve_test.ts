@@ -21,7 +21,7 @@ import { issueDispatch } from "../../lib/ledger/dispatch.ts";
 import { parsePolicy } from "../../lib/policy/parse.ts";
 import type { Policy } from "../../lib/policy/types.ts";
 import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
-import { issueDirectGrant } from "../../lib/runner/direct_grants_issue.ts";
+import { issueDirectGrant, listDirectGrants } from "../../lib/runner/direct_grants_issue.ts";
 import {
   type DirectGrantState,
   loadDirectGrants,
@@ -403,6 +403,31 @@ Deno.test("direct grants served in process: written under a grant, refused or st
         Deno.writeTextFileSync(file, before);
       }
     });
+
+    await t.step(
+      "the grants file not a JSON list: DIRECT_GRANT_INVALID, staged; list refuses",
+      async () => {
+        const before = Deno.readTextFileSync(file);
+        Deno.writeTextFileSync(file, '{"grant_id": "G-1"}');
+        try {
+          await inactive(
+            "not a list",
+            /DIRECT_GRANT_INVALID: .*must hold a JSON list/,
+            () => load(),
+          );
+          const e = await listDirectGrants({
+            root: w.project,
+            home: w.home,
+            policy,
+            now: new Date(),
+          })
+            .then(() => null, (e) => e);
+          assert.equal(e?.code, "DIRECT_GRANT_INVALID", String(e));
+        } finally {
+          Deno.writeTextFileSync(file, before);
+        }
+      },
+    );
 
     await t.step("its verify key gone: no grant, staged", async () => {
       const aside = join(w.scratch, "key.pem");
