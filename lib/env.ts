@@ -5,8 +5,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readEnv } from "./env.ts";
- * readEnv(["HOME"]).HOME !== undefined;
+ * assert.equal(readEnv(["HOME"]).HOME, Deno.env.get("HOME"));
  * ```
  * @module
  */

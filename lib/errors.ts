@@ -6,11 +6,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ProposalError } from "./errors.ts";
  * try {
  *   throw new ProposalError("STALE_BASE", "src/a.ts changed since the proposal was written");
  * } catch (e) {
- *   if (e instanceof ProposalError) console.log(e.code, e.exitCode); // STALE_BASE 1
+ *   assert.ok(e instanceof ProposalError);
+ *   assert.deepEqual([e.code, e.exitCode], ["STALE_BASE", 1]);
  * }
  * ```
  * @module
@@ -289,7 +291,8 @@ export type UsageCode =
   | "USAGE"
   | "UNKNOWN_COMMAND"
   | "UNKNOWN_FLAG"
-  | "BAD_SLUG";
+  | "BAD_SLUG"
+  | "PROJECT_AMBIGUOUS";
 
 /** The stable codes of {@link KeyError}. */
 export type KeyCode =
@@ -516,9 +519,9 @@ const ANSI = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { internalMessage } from "./errors.ts";
- * internalMessage("TypeError: boom\n    at \x1b[36mfile:///x.ts\x1b[0m:1:2");
- * // "TypeError: boom"
+ * assert.equal(internalMessage("TypeError: boom\n    at \x1b[36mfile:///x.ts\x1b[0m:1:2"), "TypeError: boom");
  * ```
  */
 export function internalMessage(message: string): string {

@@ -153,8 +153,10 @@ export function readStateFileSync(path: string, what: string, maxBytes: number):
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ensureStateDir } from "./layout.ts";
  * const p = ensureStateDir(Deno.makeTempDirSync());
+ * assert.ok(Deno.statSync(p.dir).isDirectory);
  * ```
  */
 export function ensureStateDir(root: string): StatePaths {

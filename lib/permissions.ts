@@ -10,9 +10,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { launchFlags } from "./permissions.ts";
- * launchFlags({ read: ["/p/.agentteams"], write: [], run: [], env: ["HOME"], sys: [] });
- * // ["--no-prompt", "--allow-read=/p/.agentteams", "--allow-env=HOME"]
+ * assert.deepEqual(
+ *   launchFlags({ read: ["/p/.agentteams"], write: [], run: [], env: ["HOME"], sys: [] }),
+ *   ["--no-prompt", "--allow-read=/p/.agentteams", "--allow-env=HOME"],
+ * );
  * ```
  * @module
  */
@@ -84,10 +87,13 @@ export interface ResolvedRoot {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { NO_NEEDS, withResolvedRoots } from "./permissions.ts";
  * const roots = [{ named: "/tmp/p", real: "/private/tmp/p" }];
- * withResolvedRoots({ ...NO_NEEDS, read: ["/tmp/p/.agentteams", "/usr/bin"] }, roots).read;
- * // ["/private/tmp/p/.agentteams", "/tmp/p/.agentteams", "/usr/bin"]
+ * assert.deepEqual(
+ *   withResolvedRoots({ ...NO_NEEDS, read: ["/tmp/p/.agentteams", "/usr/bin"] }, roots).read,
+ *   ["/private/tmp/p/.agentteams", "/tmp/p/.agentteams", "/usr/bin"],
+ * );
  * ```
  */
 export function withResolvedRoots(needs: Needs, roots: readonly ResolvedRoot[]): Needs {
@@ -178,7 +184,8 @@ export interface Narrowing {
  *
  * @throws {PermissionLayerError} `PERMISSION_TOO_BROAD` with `refuseNetFfi`.
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it revokes this process's permissions; the values are a launch with --allow-read=/p/.agentteams.
  * import { narrowPermissions, NO_NEEDS } from "./permissions.ts";
  * narrowPermissions({ ...NO_NEEDS, read: ["/p/.agentteams"] });
  * // launched with `--allow-read=/p/.agentteams`:
@@ -224,6 +231,37 @@ const PROGRAMS_NOT_ON: Record<ReleaseOs, readonly string[]> = {
   linux: [SANDBOX_EXEC_PATH, "/opt/homebrew/bin/git"],
   darwin: [BWRAP_PATH],
 };
+
+/**
+ * V8 flags a release launcher adds for one command, keyed by the command's first word. The audit
+ * allocates at the rate of its YAML parses (every agent file's front matter, as each host reads
+ * it), and with V8's default young generation its peak RSS was ~230 MiB for 10,000 files against
+ * ~100 MiB for reading and parsing them; a 2 MiB semi-space holds it at ~125-140 MiB for the same
+ * CPU time (measured, `deno task bench --only=audit`). Every other command keeps V8's defaults
+ * (a smaller young generation costs the ledger's and the run's allocations more collections).
+ * Each flag is one shell word: the launcher passes it unquoted.
+ */
+export const COMMAND_V8_FLAGS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  audit: Object.freeze(["--max-semi-space-size=2"]),
+});
+
+/**
+ * The `deno run` option that carries {@link COMMAND_V8_FLAGS} for the command whose first word is
+ * `word` (none for the others): what the launcher `scripts/install` writes adds, and what the
+ * bench's stand-in for that launcher adds.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { launchV8Flags } from "./permissions.ts";
+ * assert.deepEqual(launchV8Flags("audit"), ["--v8-flags=--max-semi-space-size=2"]);
+ * assert.deepEqual(launchV8Flags("ledger"), []);
+ * ```
+ */
+export function launchV8Flags(word: string): string[] {
+  const flags = Object.hasOwn(COMMAND_V8_FLAGS, word) ? COMMAND_V8_FLAGS[word] : [];
+  return flags.length === 0 ? [] : [`--v8-flags=${flags.join(",")}`];
+}
 
 /**
  * The union of every command's permissions, for the release forms (the compiled binaries, the

@@ -179,8 +179,11 @@ export function parseArtifact(text: string): Artifact {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readArtifactFile } from "./artifact.ts";
- * // await readArtifactFile("proposal.json")
+ * const path = Deno.makeTempDirSync() + "/proposal.json";
+ * Deno.writeTextFileSync(path, '{"kind": "nope"}');
+ * await assert.rejects(readArtifactFile(path), { code: "ARTIFACT_INVALID" });
  * ```
  */
 export async function readArtifactFile(path: string): Promise<Artifact> {

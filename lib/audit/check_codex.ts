@@ -52,9 +52,9 @@ export function readToml(text: string): TomlRead {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { keyLines } from "./check_codex.ts";
- * keyLines('x = """\nsandbox_mode = 1\n"""\nsandbox_mode = "read-only"\n').get("sandbox_mode");
- * // 4
+ * assert.equal(keyLines('x = """\nsandbox_mode = 1\n"""\nsandbox_mode = "read-only"\n').get("sandbox_mode"), 4);
  * ```
  */
 export function keyLines(text: string): Map<string, number> {
@@ -108,9 +108,12 @@ function truthy(v: unknown): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkCodexAgent } from "./check_codex.ts";
- * checkCodexAgent('name = "w"\nsandbox_mode = "workspace-write"\n', "w").map((s) => s.code);
- * // ["CODEX_SANDBOX"]
+ * assert.deepEqual(
+ *   checkCodexAgent('name = "w"\nsandbox_mode = "workspace-write"\n', "w").map((s) => s.code),
+ *   ["CODEX_SANDBOX"],
+ * );
  * ```
  */
 export function checkCodexAgent(
@@ -149,6 +152,21 @@ function codexSpots(
     out.push(spot("CODEX_MCP", lines.get("mcp_servers") ?? 1, 1, mcpMessage));
   }
   out.push(...roleFileSpots(r.value, lines));
+  // Programs Codex runs as the user around the agents' work, whatever their sandbox
+  // (`codex-rs/hooks`: a layer's `[hooks]`; `notify`, after each turn, with the turn's text).
+  for (const key of ["hooks", "notify"]) {
+    if (!truthy(r.value[key])) continue;
+    out.push(
+      spot(
+        "CODEX_HOOKS",
+        lines.get(key) ?? 1,
+        1,
+        `${key} names commands Codex runs as the user ${
+          key === "hooks" ? "around every agent's tool calls" : "after every turn"
+        }, outside any sandbox_mode, so no agent is proven read-only; remove it`,
+      ),
+    );
+  }
   const bad = sandbox(r.value.sandbox_mode);
   if (bad !== null) out.push(spot(bad[0], lines.get("sandbox_mode") ?? 1, 1, bad[1]));
   // What else Codex lets the file set that decides the sandbox (lib/audit/hosts/codex.ts): the

@@ -41,9 +41,11 @@ const PROMPT_KEYS = new Set(["instructions", "prompt", "activities"]);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkGoose } from "./check_goose.ts";
- * checkGoose("title: t\ninstructions: hi\n", "w").map((s) => s.code);
- * // ["GOOSE_EXTENSIONS_MISSING"]
+ * assert.deepEqual(checkGoose("title: t\ninstructions: hi\n", "w").map((s) => s.code), [
+ *   "GOOSE_EXTENSIONS_MISSING",
+ * ]);
  * ```
  */
 export function checkGoose(text: string, slug: string, json = false): Spot[] {

@@ -326,10 +326,13 @@ export function copilotAlias(name: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readFrontMatter } from "./front_matter.ts";
  * import { strictGrant } from "./check_markdown.ts";
- * strictGrant(readFrontMatter("---\ntools: Read, Edit\n---\n")).grant;
- * // { all: false, names: ["Read", "Edit"] }
+ * assert.deepEqual(strictGrant(readFrontMatter("---\ntools: Read, Edit\n---\n")).grant, {
+ *   all: false,
+ *   names: ["Read", "Edit"],
+ * });
  * ```
  */
 export function strictGrant(fm: FrontMatter): StrictReading {

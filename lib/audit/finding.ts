@@ -403,6 +403,30 @@ export const RULES: Readonly<Record<string, Rule>> = {
       "load each directory's .claude/agents/ as project agents.",
     help: "Remove them from .claude/settings.json and .claude/settings.local.json.",
   },
+  COPILOT_HOOKS: {
+    severity: "error",
+    short: "A Copilot hooks file runs commands around every agent's tool calls.",
+    full: "VS Code (chat.useHooks, on by default) and the Copilot CLI run the commands of " +
+      ".github/hooks/*.json on tool events for every agent, whatever its tools: say; " +
+      "agentteams installs none.",
+    help: "Remove the file from .github/hooks/.",
+  },
+  CODEX_HOOKS: {
+    severity: "error",
+    short: "Codex hooks or notify run commands around the agents' work.",
+    full: ".codex/hooks.json, a [hooks] table or notify in a Codex config or agent TOML name " +
+      "programs Codex runs as the user on tool events or after each turn, whatever " +
+      "sandbox_mode says; agentteams installs none.",
+    help: "Remove them.",
+  },
+  VSCODE_EXTRA_AGENTS: {
+    severity: "error",
+    short: "The VS Code workspace settings load agents or hooks the audit does not read.",
+    full: "chat.agentFilesLocations, chat.modeFilesLocations, chat.hookFilesLocations, " +
+      "chat.useCustomizationsInParentRepositories and the plugin locations make VS Code load " +
+      "agent files, hook files and plugins from other folders.",
+    help: "Remove them from .vscode/settings.json.",
+  },
   SETTINGS_UNREADABLE: {
     severity: "warning",
     short: "The Claude project settings can't be read.",

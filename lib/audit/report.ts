@@ -227,9 +227,12 @@ export function jsonReport(findings: readonly Finding[], facts: RunFacts): Audit
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { textReport } from "./report.ts";
- * textReport([], { switchOn: true, frameworks: [], strict: false, files: 3 });
- * // "audit: 3 agent file(s), 0 error(s), 0 warning(s): passes"
+ * assert.equal(
+ *   textReport([], { switchOn: true, frameworks: [], strict: false, files: 3 }),
+ *   "audit: 3 agent file(s), 0 error(s), 0 warning(s): passes",
+ * );
  * ```
  */
 export function textReport(findings: readonly Finding[], facts: RunFacts): string {

@@ -24,6 +24,7 @@ import { CLAUDE_FRONT_MATTER, claudeReadings } from "./hosts/claude.ts";
 import { judgeReadings } from "./hosts/judge.ts";
 import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from "./finding.ts";
 import { frontMatterTooLarge, MAX_FRONT_MATTER_ITEMS, readFrontMatter } from "./front_matter.ts";
+import { checkHooksFile, checkVscodeSettings } from "./check_vscode.ts";
 
 /** What an audited path is. */
 export type FileKind =
@@ -33,7 +34,10 @@ export type FileKind =
   | "codex-agent"
   | "codex-config"
   | "agents-md"
-  | "claude-settings";
+  | "claude-settings"
+  | "copilot-hooks"
+  | "codex-hooks"
+  | "vscode-settings";
 
 /** One file handed to the audit. */
 export interface AuditEntry {
@@ -91,7 +95,13 @@ export function kindOfPath(path: string): FileKind | null {
   // front matter included (see `hostMayLoad`).
   if (/(^|\/)\.github\/agents\/(.+\/)?[^/]+\.md$/.test(rel)) return "copilot";
   if (/(^|\/)\.github\/chatmodes\/[^/]+\.chatmode\.md$/.test(rel)) return "copilot";
+  // What VS Code and the Copilot CLI load besides agents (lib/audit/check_vscode.ts): hook files,
+  // and the workspace settings that name more agent and hook files.
+  if (/(^|\/)\.github\/hooks\/[^/]+\.json$/.test(rel)) return "copilot-hooks";
+  if (/(^|\/)\.vscode\/settings\.json$/.test(rel)) return "vscode-settings";
+  if (/\.code-workspace$/.test(name)) return "vscode-settings";
   if (/(^|\/)\.codex\/config\.toml$/.test(rel)) return "codex-config";
+  if (/(^|\/)\.codex\/hooks\.json$/.test(rel)) return "codex-hooks";
   if (/(^|\/)\.codex\/agents\/(.+\/)?[^/]+\.toml$/.test(rel)) return "codex-agent";
   if (/(^|\/)(\.goose|recipes)\/(.+\/)?[^/]+\.ya?ml$/.test(rel)) return "goose";
   // Recipes may be JSON too (a YAML subset the same reader takes), under .goose/ only.
@@ -146,11 +156,14 @@ function frameworkOf(kind: FileKind): Framework {
     case "claude-settings":
       return "claude";
     case "copilot":
+    case "copilot-hooks":
+    case "vscode-settings":
       return "copilot";
     case "goose":
       return "goose";
     case "codex-agent":
     case "codex-config":
+    case "codex-hooks":
       return "codex";
     case "agents-md":
       return "agents-md";
@@ -162,8 +175,9 @@ function frameworkOf(kind: FileKind): Framework {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { slugOf } from "./team.ts";
- * slugOf(".github/agents/reviewer.agent.md"); // "reviewer"
+ * assert.equal(slugOf(".github/agents/reviewer.agent.md"), "reviewer");
  * ```
  */
 export function slugOf(rel: string): string {
@@ -195,7 +209,15 @@ function depth(rel: string): number {
 }
 
 /** The kinds that are one agent each (a slug, a fix): not AGENTS.md or the project configs. */
-export type AgentFileKind = Exclude<FileKind, "agents-md" | "claude-settings" | "codex-config">;
+export type AgentFileKind = Exclude<
+  FileKind,
+  | "agents-md"
+  | "claude-settings"
+  | "codex-config"
+  | "codex-hooks"
+  | "copilot-hooks"
+  | "vscode-settings"
+>;
 
 /**
  * An entry's kind when it is one agent's file (see {@link AgentFileKind}), else null.
@@ -211,7 +233,8 @@ export type AgentFileKind = Exclude<FileKind, "agents-md" | "claude-settings" | 
 export function agentFileKind(e: Pick<AuditEntry, "rel" | "kind">): AgentFileKind | null {
   const kind = e.kind ?? kindOfPath(e.rel);
   return kind === null || kind === "agents-md" || kind === "claude-settings" ||
-      kind === "codex-config"
+      kind === "codex-config" || kind === "codex-hooks" || kind === "copilot-hooks" ||
+      kind === "vscode-settings"
     ? null
     : kind;
 }
@@ -364,11 +387,15 @@ export function auditEntries(entries: readonly AuditEntry[], opts: AuditOptions)
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditEach } from "./team.ts";
  * function* files() {
  *   yield { rel: "AGENTS.md", state: "text" as const, text: "# team\n" };
  * }
- * auditEach(files(), new Set(), { switchOn: true, frameworks: [] }).map((x) => x.code); // ["AGENTS_MD"]
+ * assert.deepEqual(
+ *   auditEach(files(), new Set(), { switchOn: true, frameworks: [] }).map((x) => x.code),
+ *   ["AGENTS_MD"],
+ * );
  * ```
  */
 export function auditEach(
@@ -555,6 +582,12 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
     }
     case "claude-settings":
       return out;
+    case "copilot-hooks":
+      return checkHooksFile(text, rel, "COPILOT_HOOKS");
+    case "codex-hooks":
+      return checkHooksFile(text, rel, "CODEX_HOOKS");
+    case "vscode-settings":
+      return checkVscodeSettings(text, rel);
   }
   return sectionSpots(out, text, slug, exempt, kind !== "goose");
 }
@@ -614,7 +647,10 @@ function sectionSpots(
  */
 export function isAgentEntry(e: AuditEntry): boolean {
   const kind = e.kind ?? kindOfPath(e.rel);
-  if (kind === null || kind === "claude-settings") return false;
+  if (
+    kind === null || kind === "claude-settings" || kind === "copilot-hooks" ||
+    kind === "codex-hooks" || kind === "vscode-settings"
+  ) return false;
   return hostMayLoad(e, kind);
 }
 

@@ -40,11 +40,13 @@ const AGENTS_INSIDE = /(^|\/)\.(claude|github)\/agents\//i;
 export const MAX_AGENT_BYTES = 8 * 1024 * 1024;
 
 const AGENT_DIR =
-  /(^|\/)(\.claude|\.github\/agents|\.github\/chatmodes|\.codex|\.goose|recipes)(\/|$)/i;
+  /(^|\/)(\.claude|\.github\/(agents|chatmodes|hooks)|\.vscode|\.codex|\.goose|recipes)(\/|$)/i;
 
 function dirKind(rel: string): FileKind | null {
   if (/(^|\/)\.claude(\/|$)/i.test(rel)) return "claude";
   if (/(^|\/)\.github\/(agents|chatmodes)(\/|$)/i.test(rel)) return "copilot";
+  if (/(^|\/)\.github\/hooks(\/|$)/i.test(rel)) return "copilot-hooks";
+  if (/(^|\/)\.vscode(\/|$)/i.test(rel)) return "vscode-settings";
   if (/(^|\/)\.codex(\/|$)/i.test(rel)) return "codex-agent";
   if (/(^|\/)(\.goose|recipes)(\/|$)/i.test(rel)) return "goose";
   return null;
@@ -112,8 +114,9 @@ export interface ListedEntry {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { listedOf } from "./walk.ts";
- * listedOf({ rel: "AGENTS.md", state: "text", text: "" }).read().rel; // "AGENTS.md"
+ * assert.equal(listedOf({ rel: "AGENTS.md", state: "text", text: "" }).read().rel, "AGENTS.md");
  * ```
  */
 export function listedOf(e: AuditEntry): ListedEntry {
@@ -125,9 +128,14 @@ export function listedOf(e: AuditEntry): ListedEntry {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { walkTeam } from "./walk.ts";
- * const entries = await walkTeam("/work/proj", { followLinks: false });
- * entries.map((e) => e.rel); // e.g. [".claude/agents/worker.md", "AGENTS.md"]
+ * const proj = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${proj}/.claude/agents`, { recursive: true });
+ * Deno.writeTextFileSync(`${proj}/.claude/agents/worker.md`, "---\nname: worker\n---\n");
+ * Deno.writeTextFileSync(`${proj}/AGENTS.md`, "# team\n");
+ * const entries = await walkTeam(proj, { followLinks: false });
+ * assert.deepEqual(entries.map((e) => e.rel), [".claude/agents/worker.md", "AGENTS.md"]);
  * ```
  */
 export async function walkTeam(dir: string, opts: WalkOptions): Promise<AuditEntry[]> {
@@ -141,9 +149,12 @@ export async function walkTeam(dir: string, opts: WalkOptions): Promise<AuditEnt
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { listTeam } from "./walk.ts";
- * const listed = await listTeam("/work/proj", { followLinks: false });
- * listed.map((l) => l.read().state); // e.g. ["text", "text"]
+ * const proj = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${proj}/AGENTS.md`, "# team\n");
+ * const listed = await listTeam(proj, { followLinks: false });
+ * assert.deepEqual(listed.map((l) => l.read().state), ["text"]);
  * ```
  */
 export async function listTeam(dir: string, opts: WalkOptions): Promise<ListedEntry[]> {

@@ -141,9 +141,9 @@ export function runActions(program: string): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resolvedRunActions } from "./actions.ts";
- * resolvedRunActions("git", "/usr/bin/git", "/usr/bin/git");
- * // ["run:git", "run:/usr/bin/git"]
+ * assert.deepEqual(resolvedRunActions("git", "/usr/bin/git", "/usr/bin/git"), ["run:git", "run:/usr/bin/git"]);
  * ```
  */
 export function resolvedRunActions(program: string, path: string, real: string): string[] {

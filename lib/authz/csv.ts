@@ -370,10 +370,11 @@ export interface CsvText {
  *   non-regular file.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readCsvText } from "./csv.ts";
  * const p = Deno.makeTempDirSync() + "/x.csv";
  * Deno.writeTextFileSync(p, "a\n1\n");
- * readCsvText(p)?.text; // "a\n1\n"
+ * assert.equal(readCsvText(p)?.text, "a\n1\n");
  * ```
  */
 export function readCsvText(path: string): CsvText | null {

@@ -20,8 +20,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { csvIndexPath } from "./csv_index.ts";
- * csvIndexPath("/work/p", "decisions"); // "/work/p/.agentteams/csv-index-decisions.json"
+ * assert.equal(csvIndexPath("/work/p", "decisions"), "/work/p/.agentteams/csv-index-decisions.json");
  * ```
  * @module
  */
@@ -61,8 +62,9 @@ const STRIDE = 512;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { csvIndexPath } from "./csv_index.ts";
- * csvIndexPath("/p", "waivers"); // "/p/.agentteams/csv-index-waivers.json"
+ * assert.equal(csvIndexPath("/p", "waivers"), "/p/.agentteams/csv-index-waivers.json");
  * ```
  */
 export function csvIndexPath(root: string, name: string): string {
@@ -129,10 +131,11 @@ export interface IndexedTable {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readIndexed } from "./csv_index.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const ref = { root: "/nonexistent", name: "waivers", key: new HmacKey(new Uint8Array(32)) };
- * await readIndexed({ bytes: new Uint8Array(0), text: "" }, ref, { required: [] }, ["x"]); // null
+ * assert.equal(await readIndexed({ bytes: new Uint8Array(0), text: "" }, ref, { required: [] }, ["x"]), null);
  * ```
  */
 export async function readIndexed(
@@ -223,13 +226,14 @@ function prefixCandidates(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { csvIndexPath, keepIndex } from "./csv_index.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * const text = "a,b\n1,2\n";
  * const ref = { root, name: "x", key: new HmacKey(new Uint8Array(32)) };
  * await keepIndex({ bytes: new TextEncoder().encode(text), text }, ref, 1, "");
- * Deno.statSync(csvIndexPath(root, "x")).isFile; // true
+ * assert.equal(Deno.statSync(csvIndexPath(root, "x")).isFile, true);
  * ```
  */
 export async function keepIndex(

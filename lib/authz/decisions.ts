@@ -25,9 +25,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkClearance } from "./decisions.ts";
- * const r = await checkClearance("/work/p", "delete:old.txt", { env: {}, now: new Date() });
- * r.allowed; // true only for a matching, unconsumed, authenticated PASS and no HALT
+ * // Allowed only for a matching, unconsumed, authenticated PASS and no HALT: this project has no log.
+ * const r = await checkClearance(Deno.makeTempDirSync(), "delete:old.txt", { env: {}, now: new Date() });
+ * assert.equal(r.allowed, false);
  * ```
  * @module
  */
@@ -203,12 +205,15 @@ const AUTHOR_FIELDS = ["requesting_agent", "owner", "author"] as const;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decisionPayload } from "./decisions.ts";
- * decisionPayload({
- *   date: "2026-11-29", decision: "overwrite", status: "PASS", conditions_verified: "verified",
- *   owner: "@security", prev_digest: "",
- * });
- * // "2026-11-29|overwrite|PASS|verified|security|"
+ * assert.equal(
+ *   decisionPayload({
+ *     date: "2026-11-29", decision: "overwrite", status: "PASS", conditions_verified: "verified",
+ *     owner: "@security", prev_digest: "",
+ *   }),
+ *   "2026-11-29|overwrite|PASS|verified|security|",
+ * );
  * ```
  */
 export function decisionPayload(r: Record<string, string>): string {
@@ -261,8 +266,9 @@ const DECISION_SCHEMA = { required: [], known: KNOWN, what: "security-decisions.
  * @throws {AuthzError} what {@link readDecisionLog} throws.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readDecisionLogFor } from "./decisions.ts";
- * (await readDecisionLogFor("/nonexistent", "delete:x")).recs.length; // 0
+ * assert.equal((await readDecisionLogFor("/nonexistent", "delete:x")).recs.length, 0);
  * ```
  */
 export async function readDecisionLogFor(
@@ -294,9 +300,14 @@ export async function readDecisionLogFor(
  * @throws {AuthzError} what {@link readDecisionLog} throws.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { indexDecisionLog } from "./decisions.ts";
+ * import { csvIndexPath } from "./csv_index.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * await indexDecisionLog("/nonexistent", new HmacKey(new Uint8Array(32))); // no log: nothing kept
+ * const root = Deno.makeTempDirSync();
+ * await indexDecisionLog(root, new HmacKey(new Uint8Array(32)));
+ * // No log: nothing kept.
+ * assert.throws(() => Deno.statSync(csvIndexPath(root, "decisions")), Deno.errors.NotFound);
  * ```
  */
 export async function indexDecisionLog(root: string, key: HmacKey): Promise<void> {
@@ -420,9 +431,12 @@ function consumed(r: Record<string, string>): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decisionSignatureProblem } from "./decisions.ts";
- * (await decisionSignatureProblem({ status: "PASS" }, { env: {}, now: new Date() }))?.code;
- * // "NO_SIGNING_KEY"
+ * assert.equal(
+ *   (await decisionSignatureProblem({ status: "PASS" }, { env: {}, now: new Date() }))?.code,
+ *   "NO_SIGNING_KEY",
+ * );
  * ```
  */
 export async function decisionSignatureProblem(
@@ -594,9 +608,11 @@ export async function haltFor(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decideClearance, readDecisionLog } from "./decisions.ts";
- * const log = readDecisionLog("/work/p");
- * (await decideClearance(log, "delete:old.txt", { env: {}, now: new Date() }, "/work/p")).allowed;
+ * const root = Deno.makeTempDirSync(); // a project with no decision log
+ * const log = readDecisionLog(root);
+ * assert.equal((await decideClearance(log, "delete:old.txt", { env: {}, now: new Date() }, root)).allowed, false);
  * ```
  */
 export async function decideClearance(
@@ -682,9 +698,12 @@ export async function decideClearance(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkClearance } from "./decisions.ts";
- * (await checkClearance("/nonexistent", "x", { env: {}, now: new Date() })).problem?.code;
- * // "NO_CLEARANCE"
+ * assert.equal(
+ *   (await checkClearance("/nonexistent", "x", { env: {}, now: new Date() })).problem?.code,
+ *   "NO_CLEARANCE",
+ * );
  * ```
  */
 export function checkClearance(

@@ -10,9 +10,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decideGate } from "./gate.ts";
- * const d = await decideGate("/work/p", "delete:old.txt", { env: {}, now: new Date() });
- * d.allowed; // false unless a clearance or waiver names the action and no HALT stands
+ * // Allowed only when a clearance or waiver names the action and no HALT stands: here none does.
+ * const d = await decideGate(Deno.makeTempDirSync(), "delete:old.txt", { env: {}, now: new Date() });
+ * assert.equal(d.allowed, false);
  * ```
  * @module
  */
@@ -112,9 +114,12 @@ export interface GateDecision {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decideGate } from "./gate.ts";
- * (await decideGate("/nonexistent", "delete:x", { env: {}, now: new Date() })).problem?.code;
- * // "NO_CLEARANCE"
+ * assert.equal(
+ *   (await decideGate("/nonexistent", "delete:x", { env: {}, now: new Date() })).problem?.code,
+ *   "NO_CLEARANCE",
+ * );
  * ```
  */
 export async function decideGate(

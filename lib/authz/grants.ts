@@ -18,12 +18,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { verifyGrants } from "./grants.ts";
- * const r = await verifyGrants("/work/holder", "/work/holder/.agentteams/team", {
+ * const holder = Deno.makeTempDirSync(); // no grant ledger yet
+ * const r = await verifyGrants(holder, `${holder}/.agentteams/team`, {
  *   env: {},
  *   now: new Date(),
  * });
- * r.findings.every((f) => f.valid);
+ * assert.deepEqual(r.findings, []);
  * ```
  * @module
  */
@@ -97,14 +99,18 @@ export interface GrantContext {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { grantPayload } from "./grants.ts";
- * grantPayload({
- *   grant_id: "G-1", issuer_team: "team-a", holder_team: "team-b", target_path: "docs/shared",
- *   permitted_ops: "write", expires_at: "2026-12-31T00:00:00+00:00", max_uses: "1", uses: "0",
- *   approver: "alice", ticket_id: "T-9", reason_code: "cross-repo", prev_digest: "",
- *   issuer_root: "/home/op/team-a", sig_scheme: "ed25519", key_id: "op1",
- * });
- * // "G-1|team-a|team-b|docs/shared|write|2026-12-31T00:00:00+00:00|1|0|alice|T-9|cross-repo||/home/op/team-a|sig_scheme=ed25519|key_id=op1"
+ * assert.equal(
+ *   grantPayload({
+ *     grant_id: "G-1", issuer_team: "team-a", holder_team: "team-b", target_path: "docs/shared",
+ *     permitted_ops: "write", expires_at: "2026-12-31T00:00:00+00:00", max_uses: "1", uses: "0",
+ *     approver: "alice", ticket_id: "T-9", reason_code: "cross-repo", prev_digest: "",
+ *     issuer_root: "/home/op/team-a", sig_scheme: "ed25519", key_id: "op1",
+ *   }),
+ *   "G-1|team-a|team-b|docs/shared|write|2026-12-31T00:00:00+00:00|1|0|alice|T-9|cross-repo|" +
+ *     "|/home/op/team-a|sig_scheme=ed25519|key_id=op1",
+ * );
  * ```
  */
 export function grantPayload(r: Record<string, string>): string {
@@ -259,10 +265,13 @@ export function readTeamDir(project: string, teamDir: string): TeamDir {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { grantProblem, readTeamDir } from "./grants.ts";
  * const team = readTeamDir("/work/h", "/work/h/.agentteams/team");
- * (await grantProblem({ grant_id: "G-1" }, team, { env: {}, now: new Date() }))?.code;
- * // "FIELDS_MISSING"
+ * assert.equal(
+ *   (await grantProblem({ grant_id: "G-1" }, team, { env: {}, now: new Date() }))?.code,
+ *   "FIELDS_MISSING",
+ * );
  * ```
  */
 export async function grantProblem(
@@ -328,9 +337,12 @@ function readGrants(project: string): CsvTable | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { verifyGrants } from "./grants.ts";
- * (await verifyGrants("/nonexistent", "/nonexistent/t", { env: {}, now: new Date() })).findings;
- * // []
+ * assert.deepEqual(
+ *   (await verifyGrants("/nonexistent", "/nonexistent/t", { env: {}, now: new Date() })).findings,
+ *   [],
+ * );
  * ```
  */
 export async function verifyGrants(
@@ -436,9 +448,12 @@ export interface GrantRoots {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { grantWriteRoots } from "./grants.ts";
- * const g = await grantWriteRoots("/work/h", "/work/h/.agentteams/team", { env: {}, now: new Date() });
- * g.roots; // e.g. ["/srv/team-a/docs/shared"]
+ * // A holder with no grants file: no root is granted.
+ * const h = Deno.makeTempDirSync();
+ * const g = await grantWriteRoots(h, `${h}/.agentteams/team`, { env: {}, now: new Date() });
+ * assert.deepEqual(g.roots, []);
  * ```
  */
 export async function grantWriteRoots(
@@ -455,10 +470,13 @@ export async function grantWriteRoots(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { verifyGrants, writeRootsOf } from "./grants.ts";
  * const ctx = { env: {}, now: new Date() };
- * const report = await verifyGrants("/work/h", "/work/h/.agentteams/team", ctx);
- * (await writeRootsOf("/work/h", report, ctx)).roots; // e.g. ["/srv/team-a/docs/shared"]
+ * // A holder with no grants file: no root is granted.
+ * const h = Deno.makeTempDirSync();
+ * const report = await verifyGrants(h, `${h}/.agentteams/team`, ctx);
+ * assert.deepEqual((await writeRootsOf(h, report, ctx)).roots, []);
  * ```
  */
 export async function writeRootsOf(
@@ -551,9 +569,12 @@ function cmp(a: string, b: string): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { grantsLoadedRow } from "./grants.ts";
- * grantsLoadedRow({ roots: ["/srv/a/docs"], active: ["G-1"], problems: [] }, []).action;
- * // "grants-loaded"
+ * assert.equal(
+ *   grantsLoadedRow({ roots: ["/srv/a/docs"], active: ["G-1"], problems: [] }, []).action,
+ *   "grants-loaded",
+ * );
  * ```
  */
 export function grantsLoadedRow(

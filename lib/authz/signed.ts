@@ -33,9 +33,12 @@ export const KEY_ID_RE = /^[A-Za-z0-9._-]+$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signedPayload } from "./signed.ts";
- * signedPayload(["2026-11-29", "overwrite", "PASS", "verified", "security", ""]);
- * // "2026-11-29|overwrite|PASS|verified|security|"
+ * assert.equal(
+ *   signedPayload(["2026-11-29", "overwrite", "PASS", "verified", "security", ""]),
+ *   "2026-11-29|overwrite|PASS|verified|security|",
+ * );
  * ```
  */
 export function signedPayload(values: readonly string[]): string {
@@ -113,11 +116,13 @@ export interface SignatureCheck {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signatureProblem, VerifyKeyStore } from "./signed.ts";
- * signatureProblem({ signature: "00" }, {
+ * const p = await signatureProblem({ signature: "00" }, {
  *   env: {}, keyEnv: "AGENTTEAMS_WAIVER_SIGNING_KEY", store: new VerifyKeyStore("/none"),
  *   payload: () => "p", message: () => "m", what: "waiver",
- * }); // { code: "NO_SIGNING_KEY", ... }
+ * });
+ * assert.equal(p?.code, "NO_SIGNING_KEY");
  * ```
  */
 export function signatureProblem(

@@ -17,10 +17,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { spentCounts, waiverSpentKey } from "./spent.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * const counts = spentCounts("/work/p", new HmacKey(new Uint8Array(32)));
- * counts.get(waiverSpentKey("W-1")) ?? 0; // how many times W-1 was spent
+ * const counts = spentCounts(Deno.makeTempDirSync(), new HmacKey(new Uint8Array(32)));
+ * assert.equal(counts.get(waiverSpentKey("W-1")) ?? 0, 0); // how many times W-1 was spent: a new project, never
  * ```
  * @module
  */

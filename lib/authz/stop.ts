@@ -89,8 +89,10 @@ export async function haltStop(
  * @throws {AuthzError} `HALTED`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { requireNoHalt } from "./stop.ts";
- * await requireNoHalt("/nonexistent", ["dispatch:worker"], { env: {}, now: new Date() });
+ * // No decision log: no HALT stands.
+ * await assert.doesNotReject(requireNoHalt("/nonexistent", ["dispatch:worker"], { env: {}, now: new Date() }));
  * ```
  */
 export async function requireNoHalt(

@@ -4,9 +4,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { recordsOf } from "./table.ts";
- * recordsOf({ header: ["a"], rows: [{ line: 2, cells: ["1"] }], crlf: false, bom: false })[0].a;
- * // "1"
+ * assert.equal(
+ *   recordsOf({ header: ["a"], rows: [{ line: 2, cells: ["1"] }], crlf: false, bom: false })[0].a,
+ *   "1",
+ * );
  * ```
  * @module
  */

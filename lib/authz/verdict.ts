@@ -4,9 +4,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { findingLine } from "./verdict.ts";
- * findingLine({ line: 2, id: "W-1", action: "x", valid: true, code: null, reason: "valid" });
- * // "line 2: W-1 (x): valid"
+ * assert.equal(
+ *   findingLine({ line: 2, id: "W-1", action: "x", valid: true, code: null, reason: "valid" }),
+ *   "line 2: W-1 (x): valid",
+ * );
  * ```
  * @module
  */
@@ -46,9 +49,12 @@ export interface Finding {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { findingLine } from "./verdict.ts";
- * findingLine({ line: 3, id: "W-2", action: "y", valid: false, code: "EXPIRED", reason: "expired" });
- * // "line 3: W-2 (y): invalid: EXPIRED: expired"
+ * assert.equal(
+ *   findingLine({ line: 3, id: "W-2", action: "y", valid: false, code: "EXPIRED", reason: "expired" }),
+ *   "line 3: W-2 (y): invalid: EXPIRED: expired",
+ * );
  * ```
  */
 export function findingLine(f: Finding): string {

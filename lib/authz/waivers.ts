@@ -21,12 +21,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkWaiver } from "./waivers.ts";
- * const r = await checkWaiver("/work/p", "delete:src/a.ts", {
+ * // A project with no waivers: nothing names the action.
+ * const r = await checkWaiver(Deno.makeTempDirSync(), "delete:src/a.ts", {
  *   env: { AGENTTEAMS_WAIVER_SIGNING_KEY: "k" },
  *   now: new Date(),
  * });
- * r.ok; // false unless a valid waiver names the action
+ * assert.equal(r.ok, false);
  * ```
  * @module
  */
@@ -106,13 +108,16 @@ export interface WaiverContext {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { waiverPayload } from "./waivers.ts";
- * waiverPayload({
- *   waiver_id: "W-7", action_reviewed: "security-intel-freshness",
- *   expires_at: "2026-12-01T00:00:00Z", max_uses: "2", uses: "0", approver: "alice",
- *   ticket_id: "OPS-1", reason_code: "offline", conditions_verified: "verified",
- * });
- * // "W-7|security-intel-freshness|2026-12-01T00:00:00Z|2|0|alice|OPS-1|offline|verified"
+ * assert.equal(
+ *   waiverPayload({
+ *     waiver_id: "W-7", action_reviewed: "security-intel-freshness",
+ *     expires_at: "2026-12-01T00:00:00Z", max_uses: "2", uses: "0", approver: "alice",
+ *     ticket_id: "OPS-1", reason_code: "offline", conditions_verified: "verified",
+ *   }),
+ *   "W-7|security-intel-freshness|2026-12-01T00:00:00Z|2|0|alice|OPS-1|offline|verified",
+ * );
  * ```
  */
 export function waiverPayload(rec: Record<string, string>): string {
@@ -160,9 +165,10 @@ export function waiverMessage(rec: Record<string, string>): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { waiverSignatureProblem } from "./waivers.ts";
- * await waiverSignatureProblem({ waiver_id: "W-1", signature: "00" }, { env: {}, now: new Date() });
- * // { code: "NO_SIGNING_KEY", reason: "..." }
+ * const p = await waiverSignatureProblem({ waiver_id: "W-1", signature: "00" }, { env: {}, now: new Date() });
+ * assert.equal(p?.code, "NO_SIGNING_KEY");
  * ```
  */
 export function waiverSignatureProblem(
@@ -185,9 +191,12 @@ export function waiverSignatureProblem(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { waiverProblem } from "./waivers.ts";
- * (await waiverProblem({ action_reviewed: "x" }, "y", { env: {}, now: new Date() }))?.code;
- * // "SCOPE_MISMATCH"
+ * assert.equal(
+ *   (await waiverProblem({ action_reviewed: "x" }, "y", { env: {}, now: new Date() }))?.code,
+ *   "SCOPE_MISMATCH",
+ * );
  * ```
  */
 export function waiverProblem(
@@ -304,9 +313,14 @@ async function readWaiversFor(
  * @throws {AuthzError} `CSV_MALFORMED`, `CSV_COLUMNS`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { indexWaivers } from "./waivers.ts";
+ * import { csvIndexPath } from "./csv_index.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * await indexWaivers("/nonexistent", new HmacKey(new Uint8Array(32))); // no ledger: nothing kept
+ * const root = Deno.makeTempDirSync();
+ * await indexWaivers(root, new HmacKey(new Uint8Array(32)));
+ * // No ledger: nothing kept.
+ * assert.throws(() => Deno.statSync(csvIndexPath(root, "waivers")), Deno.errors.NotFound);
  * ```
  */
 export async function indexWaivers(root: string, key: HmacKey): Promise<void> {
@@ -324,9 +338,11 @@ const WAIVERS_SCHEMA = { ...SCHEMA, what: WAIVERS_WHAT };
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { verifyWaivers } from "./waivers.ts";
- * const rows = await verifyWaivers("/work/p", { env: {}, now: new Date() });
- * rows.every((r) => r.valid); // false when a key is missing, say
+ * // A project with no waivers file: no rows.
+ * const rows = await verifyWaivers(Deno.makeTempDirSync(), { env: {}, now: new Date() });
+ * assert.deepEqual(rows, []);
  * ```
  */
 export async function verifyWaivers(root: string, ctx: WaiverContext): Promise<Finding[]> {
@@ -434,9 +450,12 @@ export async function findWaiver(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkWaiver } from "./waivers.ts";
- * (await checkWaiver("/nonexistent", "x", { env: {}, now: new Date() })).problem?.code;
- * // "NO_WAIVER"
+ * assert.equal(
+ *   (await checkWaiver("/nonexistent", "x", { env: {}, now: new Date() })).problem?.code,
+ *   "NO_WAIVER",
+ * );
  * ```
  */
 export async function checkWaiver(

@@ -6,9 +6,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normalizeArgv } from "./args.ts";
- * normalizeArgv(["--apply-proposal", "p.json", "--description", "b.json"]);
- * // ["apply", "p.json", "--brief", "b.json"]
+ * assert.deepEqual(
+ *   normalizeArgv(["--apply-proposal", "p.json", "--description", "b.json"]),
+ *   ["apply", "p.json", "--brief", "b.json"],
+ * );
  * ```
  * @module
  */
@@ -82,10 +85,13 @@ export const FLAG_ALIASES: Readonly<Record<string, string>> = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { splitLeadingOptions } from "./args.ts";
  * import { COMMON_FLAGS } from "./common_flags.ts";
- * splitLeadingOptions(["--project", "p", "--json", "ledger", "verify"], COMMON_FLAGS);
- * // { lead: ["--project", "p", "--json"], rest: ["ledger", "verify"] }
+ * assert.deepEqual(splitLeadingOptions(["--project", "p", "--json", "ledger", "verify"], COMMON_FLAGS), {
+ *   lead: ["--project", "p", "--json"],
+ *   rest: ["ledger", "verify"],
+ * });
  * ```
  */
 export function splitLeadingOptions(
@@ -116,9 +122,12 @@ export function splitLeadingOptions(
  * @throws {UsageError} when two command flags are given.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normalizeArgv } from "./args.ts";
- * normalizeArgv(["--project", "r", "--issue-dispatch", "--agent", "w"]);
- * // ["dispatch", "--project", "r", "--agent", "w"]
+ * assert.deepEqual(
+ *   normalizeArgv(["--project", "r", "--issue-dispatch", "--agent", "w"]),
+ *   ["dispatch", "--project", "r", "--agent", "w"],
+ * );
  * ```
  */
 export function normalizeArgv(argv: readonly string[]): string[] {

@@ -74,8 +74,10 @@ export function missingNpmPackage(e: unknown): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadCode } from "./code_dir.ts";
  * const { run } = await loadCode(() => import("./run_cmd.ts"));
+ * assert.equal(typeof run, "function");
  * ```
  */
 export async function loadCode<T>(load: () => Promise<T>): Promise<T> {

@@ -989,9 +989,12 @@ const TABLE: CommandTable = { find: findCommand, needsOf };
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { unknownCommandMessage } from "./commands.ts";
- * unknownCommandMessage(["ledger", "verfy"]);
- * // 'unknown command "ledger verfy" (did you mean "ledger verify"?); see agentteams ledger --help'
+ * assert.equal(
+ *   unknownCommandMessage(["ledger", "verfy"]),
+ *   'unknown command "ledger verfy" (did you mean "ledger verify"?); see agentteams ledger --help',
+ * );
  * ```
  */
 export function unknownCommandMessage(argv: readonly string[]): string {

@@ -93,9 +93,10 @@ export async function doctor(ctx: Ctx): Promise<Outcome> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { execAllowlistCheck } from "./doctor_cmd.ts";
  * const host = { bwrap: { disableUserns: true, bindFd: true }, landlock: { abi: 0, reason: "none" } };
- * execAllowlistCheck(host, true).level; // "error"
+ * assert.equal(execAllowlistCheck(host, true).level, "error");
  * ```
  */
 export function execAllowlistCheck(host: SandboxHost, required: boolean): Check {

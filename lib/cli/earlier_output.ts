@@ -139,9 +139,12 @@ const RENDERERS: Readonly<Record<string, Render>> = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { earlierOutcome } from "./earlier_output.ts";
- * earlierOutcome("--issue-dispatch", { exit: 0, json: { ok: true, nonce: "ab12" } }).stdout;
- * // ["ab12"]
+ * assert.deepEqual(
+ *   earlierOutcome("--issue-dispatch", { exit: 0, json: { ok: true, nonce: "ab12" } }).stdout,
+ *   ["ab12"],
+ * );
  * ```
  */
 export function earlierOutcome(flag: string, o: Outcome): EarlierText {
@@ -158,9 +161,12 @@ export function earlierOutcome(flag: string, o: Outcome): EarlierText {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { earlierRefusal } from "./earlier_output.ts";
- * earlierRefusal("--run-request", "ARGV_NOT_ALLOWED", "no entry");
- * // "[run-request] refused: ARGV_NOT_ALLOWED: no entry"
+ * assert.equal(
+ *   earlierRefusal("--run-request", "ARGV_NOT_ALLOWED", "no entry"),
+ *   "[run-request] refused: ARGV_NOT_ALLOWED: no entry",
+ * );
  * ```
  */
 export function earlierRefusal(flag: string, code: string, message: string): string {

@@ -67,10 +67,10 @@ export function groupHelp(word: string): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { commandHelp } from "./help.ts";
  * import { findCommand } from "./commands.ts";
- * commandHelp(findCommand(["apply"])!.spec).split("\n")[0];
- * // "usage: agentteams apply FILE [options]"
+ * assert.equal(commandHelp(findCommand(["apply"])!.spec).split("\n")[0], "usage: agentteams apply FILE [options]");
  * ```
  */
 export function commandHelp(spec: CommandSpec): string {

@@ -14,7 +14,8 @@ import { readEnv } from "../env.ts";
 import { BROAD_OK_ENV, narrowPermissions } from "../permissions.ts";
 import { findCommand, needsOf, unknownCommandMessage } from "./commands.ts";
 import { COMMON_FLAGS } from "./common_flags.ts";
-import { diskKindOf, findProjectRoot } from "./project_root.ts";
+import { diskKindOf, enclosingProjects, findProjectRoot } from "./project_root.ts";
+import { queueModeReason } from "../queue/mode.ts";
 import { commandHelp, groupHelp, topHelp } from "./help.ts";
 import { shellQuote } from "./shell_quote.ts";
 import { normalizeArgv, parseArgs, splitLeadingOptions } from "./args.ts";
@@ -118,6 +119,31 @@ function print(io: CliIo, name: string, json: boolean, o: Outcome, earlier: stri
     io.stderr(`agentteams ${name}: refused: ${o.refusal.code}: ${oneLine(o.refusal.message)}`);
   }
   return o.exit;
+}
+
+/**
+ * Refuses (`PROJECT_AMBIGUOUS`) a project found by discovery inside another project that is under
+ * the switch or served by a runner (lib/cli/project_root.ts `enclosingProjects`): the marker that
+ * made it a project may be one that project's agent sessions wrote. One that cannot be examined
+ * counts as under the switch.
+ */
+async function refuseInsideSwitched(project: string): Promise<void> {
+  for (const outer of enclosingProjects(project, diskKindOf)) {
+    let why: string | null;
+    try {
+      why = await queueModeReason(outer, null, new Date());
+    } catch {
+      why = "it cannot be examined";
+    }
+    if (why === null) continue;
+    throw new UsageError(
+      "PROJECT_AMBIGUOUS",
+      `${project} was taken as the project (the nearest directory holding .agentteams/, a brief ` +
+        `or .git), but it lies inside the project ${outer} (${why}), whose agent sessions can ` +
+        `write ${project} and so the marker that made it a project; nothing was done: pass ` +
+        `--project ${outer} (or --project ${project} when that is the project you mean)`,
+    );
+  }
 }
 
 /** Refuses (`USAGE`) a project root that is missing or not a directory. */
@@ -228,6 +254,7 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
     const project = typeof parsed.flags.project === "string"
       ? resolve(parsed.flags.project)
       : findProjectRoot(Deno.cwd(), diskKindOf);
+    if (typeof parsed.flags.project !== "string") await refuseInsideSwitched(project);
     checkProjectDir(project);
     projectDir = project;
     const ctx: Ctx = {

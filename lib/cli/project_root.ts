@@ -81,3 +81,33 @@ export function diskKindOf(abs: string): EntryKind {
     throw e;
   }
 }
+
+/**
+ * The directories above `root` that are projects of their own by their state dir or a default
+ * brief (not `.git`: a repository's top holding a subproject is the usual case), nearest first.
+ * A command that found `root` by discovery and not by `--project` is refused when one of them is
+ * under the switch (`main.ts`, with `lib/queue/mode.ts`): its agent sessions may write anywhere
+ * in it outside the denied folders, so the marker that made `root` a project may be theirs (a
+ * `src/.git` file), and an operator's command run from `src/`, an emergency-stop HALT included,
+ * would land in a folder the sessions write and stop nothing (probe 22c C3). Pure but for
+ * `kindOf`.
+ *
+ * @example
+ * ```ts
+ * import { enclosingProjects } from "./project_root.ts";
+ * import assert from "node:assert/strict";
+ * const on = new Set(["/r/agentteams.jsonc", "/r/.git", "/r/src/.git"]);
+ * const kindOf = (abs: string) => on.has(abs) ? "file" as const : "missing" as const;
+ * assert.deepEqual(enclosingProjects("/r/src", kindOf), ["/r"]);
+ * assert.deepEqual(enclosingProjects("/r", kindOf), []);
+ * ```
+ */
+export function enclosingProjects(root: string, kindOf: (abs: string) => EntryKind): string[] {
+  const out: string[] = [];
+  const own = PROJECT_MARKERS.filter((m) => m !== ".git");
+  for (let dir = resolve(root); dir !== "/";) {
+    dir = dirname(dir);
+    if (own.some((name) => kindOf(join(dir, name)) !== "missing")) out.push(dir);
+  }
+  return out;
+}

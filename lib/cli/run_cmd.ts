@@ -9,7 +9,7 @@ import { runAct, runExit } from "../acts/run_act.ts";
 import { artifactOf, sessionOfCtx } from "./policy_ctx.ts";
 import { artifactAct } from "./queue_mode.ts";
 import type { RunRequestResult } from "../requests/request.ts";
-import { inert } from "./terminal.ts";
+import { inert, oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -47,7 +47,7 @@ export async function run(ctx: Ctx): Promise<Outcome> {
     await show(r.stderr, Deno.stderr);
   }
   ctx.note(
-    `agentteams run: ${r.argv.join(" ")} exited ${r.exit} in ${r.duration_ms} ms ` +
+    `agentteams run: ${oneLine(r.argv.join(" "))} exited ${r.exit} in ${r.duration_ms} ms ` +
       `(${
         r.backend === "unconfined-opt-out"
           ? "unconfined, by the brief's opt-out"

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { oneLine } from "./terminal.ts";
 import { serve, type ServeReport } from "../runner/serve.ts";
 import { briefFlagPath } from "./needs.ts";
 import { teamDirOf } from "./authz_common.ts";
@@ -35,7 +36,9 @@ export async function serveCmd(ctx: Ctx): Promise<Outcome> {
       teamDir: teamDirOf(ctx),
       once: ctx.parsed.flags.once === true,
       version: VERSION,
-      log: ctx.note,
+      // Its lines carry names a session chose (a stray in the queue folder): shown, never obeyed,
+      // one line each (probe 22c C5).
+      log: (line) => ctx.note(oneLine(line)),
       signal: stop.signal,
       now: ctx.now,
     });
@@ -56,9 +59,12 @@ function plural(n: number, one: string, many: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { serveSummary } from "./serve_cmd.ts";
- * serveSummary({ served: 1, refused: 1, strays: 0, interrupted: 0, stopped: "once" });
- * // "answered 2 requests (1 served, 1 refused); 0 names not requests recorded; 0 interrupted requests reported"
+ * assert.equal(
+ *   serveSummary({ served: 1, refused: 1, strays: 0, interrupted: 0, stopped: "once" }),
+ *   "answered 2 requests (1 served, 1 refused); 0 names not requests recorded; 0 interrupted requests reported",
+ * );
  * ```
  */
 export function serveSummary(r: ServeReport): string {

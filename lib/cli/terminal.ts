@@ -77,9 +77,10 @@ export const CLEAR_LINE = "\r\x1b[K";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { progressWanted } from "./terminal.ts";
- * progressWanted({ json: false, terminal: true, env: {} }); // true
- * progressWanted({ json: false, terminal: true, env: { CI: "true" } }); // false
+ * assert.equal(progressWanted({ json: false, terminal: true, env: {} }), true);
+ * assert.equal(progressWanted({ json: false, terminal: true, env: { CI: "true" } }), false);
  * ```
  */
 export function progressWanted(
@@ -96,8 +97,9 @@ export function progressWanted(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { progressText } from "./terminal.ts";
- * progressText("ledger verify", 25000, "rows", 500); // "ledger verify: 25,000 rows (50,000/s)"
+ * assert.equal(progressText("ledger verify", 25000, "rows", 500), "ledger verify: 25,000 rows (50,000/s)");
  * ```
  */
 export function progressText(label: string, count: number, unit: string, ms: number): string {
@@ -125,12 +127,16 @@ export const NO_PROGRESS: Progress = Object.freeze({ tick: () => {}, done: () =>
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { progressLine } from "./terminal.ts";
  * const out: string[] = [];
- * const p = progressLine({ label: "audit", unit: "files", enabled: true, write: (t) => out.push(t) });
+ * let clock = 0;
+ * const now = () => (clock += 500); // half a second passes at each look
+ * const p = progressLine({ label: "audit", unit: "files", enabled: true, write: (t) => out.push(t), now });
  * p.tick(1);
  * p.done();
- * out; // ["\r\x1b[Kaudit: 1 files", "\r\x1b[K"]
+ * // The first tick draws at once, with the rate so far; done clears the line.
+ * assert.deepEqual(out, ["\r\x1b[Kaudit: 1 files (2/s)", "\r\x1b[K"]);
  * ```
  */
 export function progressLine(o: {
@@ -167,10 +173,11 @@ export function progressLine(o: {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { stderrProgress } from "./terminal.ts";
- * const p = stderrProgress("audit", "files", { json: true, env: {} }); // draws nothing
- * p.tick(10);
- * p.done();
+ * import { NO_PROGRESS } from "./terminal.ts";
+ * // With --json it draws nothing: the line that never writes.
+ * assert.equal(stderrProgress("audit", "files", { json: true, env: {} }), NO_PROGRESS);
  * ```
  */
 export function stderrProgress(

@@ -56,10 +56,13 @@ export class HmacKey {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { HmacKey } from "./hash.ts";
    * const k = new HmacKey(new TextEncoder().encode("key"));
-   * k.hex("The quick brown fox jumps over the lazy dog");
-   * // "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8"
+   * assert.equal(
+   *   k.hex("The quick brown fox jumps over the lazy dog"),
+   *   "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8",
+   * );
    * ```
    */
   hex(data: string | Uint8Array): string {
@@ -107,9 +110,12 @@ export function hexEqual(a: string, b: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sha256HexOnce } from "./hash.ts";
- * await sha256HexOnce(new TextEncoder().encode("abc"));
- * // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+ * assert.equal(
+ *   await sha256HexOnce(new TextEncoder().encode("abc")),
+ *   "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+ * );
  * ```
  */
 export async function sha256HexOnce(data: Uint8Array): Promise<string> {

@@ -98,6 +98,20 @@ export const RUNNER_SEAL_KEY_FILE = "runner-x25519.pem";
 /** The runner's static X25519 public key (SPKI PEM): the one key-dir file a waiting CLI reads. */
 export const RUNNER_SEAL_PUB_FILE = "runner-x25519.pub.pem";
 
+/**
+ * Every secret file the key dir may hold (not the public keys): what a session must be denied
+ * reading. The runner's X25519 key opens every sealed result and authenticates results as the
+ * runner's; the triad's HMAC keys sign an operator's rows (probe 22c C7: only the first two were
+ * asked for).
+ */
+export const SECRET_KEY_FILES: readonly string[] = Object.freeze([
+  LEDGER_KEY_FILE,
+  SIGNING_KEY_FILE,
+  RUNNER_SEAL_KEY_FILE,
+  DECISION_KEY_FILE,
+  WAIVER_KEY_FILE,
+]);
+
 /** A loaded ledger key. */
 export interface LedgerKey {
   /** The raw key bytes. */

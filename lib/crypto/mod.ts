@@ -34,6 +34,7 @@ export {
   RUNNER_SEAL_KEY_FILE,
   RUNNER_SEAL_PUB_FILE,
   runnerSealPair,
+  SECRET_KEY_FILES,
   SIGNING_KEY_FILE,
   type TriadKeyKind,
   VERIFY_KEY_FILE,

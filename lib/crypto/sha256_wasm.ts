@@ -28,6 +28,26 @@ interface Exports {
     scratch: number,
     chained: number,
   ): void;
+  mac_rows(n: number, table: number, flags: number, scratch: number): void;
+  chain_rows(
+    n: number,
+    table: number,
+    hashes: number,
+    flags: number,
+    scratch: number,
+    chained: number,
+  ): void;
+  scan_row(b: number, start: number, end: number, out: number): number;
+  line_status(b: number, start: number, end: number, out: number, maxRow: number): number;
+  scan_lines(
+    b: number,
+    from: number,
+    end: number,
+    table: number,
+    status: number,
+    max: number,
+    maxRow: number,
+  ): number;
   scratch_per_row(): number;
 }
 
@@ -63,9 +83,22 @@ export class WasmSha256 {
    * ```
    */
   static create(): WasmSha256 {
-    compiled ??= new WebAssembly.Module(moduleBytes() as BufferSource);
-    const inst = new WebAssembly.Instance(compiled, {});
+    const inst = new WebAssembly.Instance(WasmSha256.module(), {});
     return new WasmSha256(inst.exports as unknown as Exports);
+  }
+
+  /**
+   * The compiled module (compiled once per process), for a worker to instantiate its own copy.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * assert.equal(WebAssembly.Module.exports(WasmSha256.module()).some((e) => e.name === "mac_rows"), true);
+   * ```
+   */
+  static module(): WebAssembly.Module {
+    return compiled ??= new WebAssembly.Module(moduleBytes() as BufferSource);
   }
 
   /** First free byte of linear memory (64-aligned). */
@@ -101,15 +134,34 @@ export class WasmSha256 {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
+   * import { createHmac } from "node:crypto";
    * import { WasmSha256 } from "./sha256_wasm.ts";
-   * WasmSha256.create().setKey(new TextEncoder().encode("k"));
+   * const w = WasmSha256.create();
+   * w.setKey(new TextEncoder().encode("k"));
+   * assert.equal(w.hmacHex(new TextEncoder().encode("m")), createHmac("sha256", "k").update("m").digest("hex"));
    * ```
    */
   setKey(key: Uint8Array): void {
-    const k = key.length > 64 ? Uint8Array.fromHex(this.sha256Hex(key)) : key;
+    const k = this.keyBlock(key);
     this.reserve(64);
     this.bytes.set(k, this.#base);
     this.#x.hmac_setkey(this.#base, k.length);
+  }
+
+  /**
+   * The key as HMAC pads it: the key itself, or its SHA-256 when longer than 64 bytes (RFC
+   * 2104). What {@link setKey} keys with, and what a worker's instance is given.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * assert.equal(WasmSha256.create().keyBlock(new Uint8Array(65)).length, 32);
+   * ```
+   */
+  keyBlock(key: Uint8Array): Uint8Array {
+    return key.length > 64 ? Uint8Array.fromHex(this.sha256Hex(key)) : key;
   }
 
   /**
@@ -170,5 +222,112 @@ export class WasmSha256 {
     chained: boolean,
   ): void {
     this.#x.verify_rows(n, table, hashes, flags, scratch, chained ? 1 : 0);
+  }
+
+  /**
+   * The MAC half of {@link verifyRows}: ORs bit 0 into `flags[i]` when row i's MAC verifies
+   * under the key from {@link setKey}. It reads only the rows' bytes and the table, so another
+   * instance holding a copy of them (a worker's) can run it while this one runs
+   * {@link chainRows}.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * // No rows: nothing read or written, nothing returned.
+   * assert.equal(WasmSha256.create().macRows(0, 0, 0, 0), undefined);
+   * ```
+   */
+  macRows(n: number, table: number, flags: number, scratch: number): void {
+    this.#x.mac_rows(n, table, flags, scratch);
+  }
+
+  /**
+   * The chain half of {@link verifyRows}: each row's line hash to `hashes`, and bit 1 ORed into
+   * `flags[i]` when row i's `prev` is the previous row's hash.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * // No rows: nothing read or written, nothing returned.
+   * assert.equal(WasmSha256.create().chainRows(0, 0, 0, 0, 0, false), undefined);
+   * ```
+   */
+  chainRows(
+    n: number,
+    table: number,
+    hashes: number,
+    flags: number,
+    scratch: number,
+    chained: boolean,
+  ): void {
+    this.#x.chain_rows(n, table, hashes, flags, scratch, chained ? 1 : 0);
+  }
+
+  /**
+   * Scans the ledger line at `[b + start, b + end)` of linear memory (`scan_row` in the C
+   * source, the one definition of the line's layout) into the six i32 slots at `out`
+   * (positions relative to `b`); 1 when the line has the canonical layout.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * const w = WasmSha256.create();
+   * w.reserve(64);
+   * w.bytes.set(new TextEncoder().encode("{}"), w.heapBase);
+   * assert.equal(w.scanRow(w.heapBase, 0, 2, w.heapBase + 32), 1);
+   * ```
+   */
+  scanRow(b: number, start: number, end: number, out: number): number {
+    return this.#x.scan_row(b, start, end, out);
+  }
+
+  /**
+   * The form of the ledger line at `[b + start, b + end)` (`line_status` in the C source): bit 0
+   * scanned, bit 1 `prev` is `""`, bit 2 over `maxRow` bytes; the scan's slots at `out` as
+   * {@link scanRow} leaves them.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * const w = WasmSha256.create();
+   * w.reserve(64);
+   * w.bytes.set(new TextEncoder().encode("{}"), w.heapBase);
+   * assert.equal(w.lineStatus(w.heapBase, 0, 2, w.heapBase + 32, 1), 4);
+   * ```
+   */
+  lineStatus(b: number, start: number, end: number, out: number, maxRow: number): number {
+    return this.#x.line_status(b, start, end, out, maxRow);
+  }
+
+  /**
+   * Finds and scans up to `max` complete lines in `[b + from, b + end)` (`scan_lines` in the C
+   * source): the verify table's six words per line at `table`, a form byte per line at `status`
+   * (bit 0 scanned, bit 1 `prev` is `""`, bit 2 over `maxRow` bytes). Returns the line count.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * const w = WasmSha256.create();
+   * w.reserve(256);
+   * const b = w.heapBase;
+   * w.bytes.set(new TextEncoder().encode("x\ny\n"), b);
+   * assert.equal(w.scanLines(b, 0, 4, b + 64, b + 200, 8, 1 << 20), 2);
+   * ```
+   */
+  scanLines(
+    b: number,
+    from: number,
+    end: number,
+    table: number,
+    status: number,
+    max: number,
+    maxRow: number,
+  ): number {
+    return this.#x.scan_lines(b, from, end, table, status, max, maxRow);
   }
 }

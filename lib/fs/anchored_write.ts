@@ -26,12 +26,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { anchoredReplace } from "./anchored_write.ts";
  * const root = Deno.makeTempDirSync();
  * await anchoredReplace({
  *   root, dirs: ["new"], name: "a.txt", op: "write", createDirs: true,
  *   decide: () => ({ newFileMode: 0o644, content: new TextEncoder().encode("hi\n") }),
  * });
+ * assert.equal(Deno.readTextFileSync(`${root}/new/a.txt`), "hi\n");
  * ```
  * @module
  */
@@ -271,6 +273,7 @@ function helperError(line: string | null, stderr: string): FsSafetyError {
  *   when the target did), `ANCHOR_UNAVAILABLE`; and whatever `decide` throws.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { anchoredReplace } from "./anchored_write.ts";
  * const root = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${root}/a.txt`, "old\n");
@@ -280,7 +283,8 @@ function helperError(line: string | null, stderr: string): FsSafetyError {
  *     if (current === null) throw new Error("a.txt is gone already");
  *     return { newFileMode: 0o644, content: new Uint8Array(0) };
  *   },
- * }); // a.txt is removed
+ * });
+ * assert.throws(() => Deno.statSync(`${root}/a.txt`), Deno.errors.NotFound); // a.txt is removed
  * ```
  */
 export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {

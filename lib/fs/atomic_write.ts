@@ -6,9 +6,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { atomicWriteFileSync } from "./atomic_write.ts";
  * const dir = Deno.makeTempDirSync();
  * atomicWriteFileSync(`${dir}/a.txt`, "hello\n");
+ * assert.equal(Deno.readTextFileSync(`${dir}/a.txt`), "hello\n");
  * ```
  * @module
  */
@@ -63,8 +65,9 @@ function randomHex(bytes: number): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fsyncDirSync } from "./atomic_write.ts";
- * fsyncDirSync(Deno.makeTempDirSync());
+ * assert.doesNotThrow(() => fsyncDirSync(Deno.makeTempDirSync()));
  * ```
  */
 export function fsyncDirSync(dir: string): void {
@@ -122,6 +125,7 @@ export function isTempNameFor(candidate: string, path: string): boolean {
  *   `file`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fillNewFileSync } from "./atomic_write.ts";
  * const p = Deno.makeTempDirSync() + "/new";
  * const f = Deno.openSync(p, { write: true, createNew: true, mode: 0o640 });
@@ -130,6 +134,7 @@ export function isTempNameFor(candidate: string, path: string): boolean {
  * } finally {
  *   f.close();
  * }
+ * assert.equal(Deno.readTextFileSync(p), "x");
  * ```
  */
 export function fillNewFileSync(
@@ -157,9 +162,12 @@ export function fillNewFileSync(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { atomicWriteFileSync } from "./atomic_write.ts";
  * const dir = Deno.makeTempDirSync();
  * atomicWriteFileSync(`${dir}/b.txt`, new Uint8Array([1, 2, 3]), { mode: 0o600 });
+ * assert.deepEqual(Deno.readFileSync(`${dir}/b.txt`), new Uint8Array([1, 2, 3]));
+ * assert.equal(Deno.statSync(`${dir}/b.txt`).mode! & 0o777, 0o600);
  * ```
  */
 export function atomicWriteFileSync(

@@ -56,8 +56,10 @@ export interface Flock {
  * @throws {Deno.errors.InvalidData} a file target whose opened file is not the one `path` names
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { takeFlock } from "./flock.ts";
  * const lock = await takeFlock(Deno.makeTempDirSync() + "/a.lock", { target: "file", waitMs: 300 });
+ * assert.notEqual(lock, null); // no one else held it
  * lock?.release();
  * ```
  */

@@ -23,7 +23,7 @@ import { type EntryKind, entryKind } from "./entry.ts";
  * ```ts
  * import assert from "node:assert/strict";
  * import { checkName } from "./path_walk.ts";
- * checkName("a.txt"); // ok: returns
+ * assert.doesNotThrow(() => checkName("a.txt"));
  * assert.throws(() => checkName("../a"), { code: "NOT_DIRECTORY" });
  * ```
  */
@@ -91,8 +91,11 @@ export function childKind(dir: string, name: string): EntryKind {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readChild } from "./path_walk.ts";
- * (await readChild("/etc", "hostname", 4096)).bytes.length > 0;
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/a.txt`, "hi\n");
+ * assert.equal(new TextDecoder().decode((await readChild(dir, "a.txt", 4096)).bytes), "hi\n");
  * ```
  */
 export async function readChild(

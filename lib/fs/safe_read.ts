@@ -12,8 +12,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readRegularFile } from "./safe_read.ts";
- * const bytes = await readRegularFile("/etc/hostname", { maxBytes: 4096 });
+ * const path = Deno.makeTempDirSync() + "/a.txt";
+ * Deno.writeTextFileSync(path, "hi\n");
+ * assert.equal(new TextDecoder().decode((await readRegularFile(path, { maxBytes: 4096 })).bytes), "hi\n");
  * ```
  * @module
  */
@@ -134,9 +137,13 @@ export interface RegularFile {
  *   `UNSAFE_OWNER`, `UNSAFE_MODE`; `Deno.errors.NotFound` when absent.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readRegularFile } from "./safe_read.ts";
- * const f = await readRegularFile("/etc/hostname", { maxBytes: 4096, what: "hostname" });
- * f.bytes.length > 0;
+ * const path = Deno.makeTempDirSync() + "/a.txt";
+ * Deno.writeTextFileSync(path, "hi\n");
+ * const f = await readRegularFile(path, { maxBytes: 4096, what: "a.txt" });
+ * assert.equal(f.bytes.length, 3);
+ * await assert.rejects(readRegularFile(path, { maxBytes: 2, what: "a.txt" }));
  * ```
  */
 export function readRegularFile(path: string, opts: ReadRegularOptions): Promise<RegularFile> {
@@ -148,8 +155,11 @@ export function readRegularFile(path: string, opts: ReadRegularOptions): Promise
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readRegularFileSync } from "./safe_read.ts";
- * readRegularFileSync("/etc/hostname", { maxBytes: 4096 }).bytes.length > 0;
+ * const path = Deno.makeTempDirSync() + "/a.txt";
+ * Deno.writeTextFileSync(path, "hi\n");
+ * assert.equal(readRegularFileSync(path, { maxBytes: 4096 }).bytes.length, 3);
  * ```
  */
 export function readRegularFileSync(path: string, opts: ReadRegularOptions): RegularFile {
@@ -170,9 +180,12 @@ export const OPEN_DEADLINE_MS = 2000;
  *   does not complete in time.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readRegularFileWithin } from "./safe_read.ts";
- * const f = await readRegularFileWithin("/etc/hostname", { maxBytes: 4096 }, 2000);
- * f.bytes.length > 0;
+ * const path = Deno.makeTempDirSync() + "/a.txt";
+ * Deno.writeTextFileSync(path, "hi\n");
+ * const f = await readRegularFileWithin(path, { maxBytes: 4096 }, 2000);
+ * assert.equal(f.bytes.length, 3);
  * ```
  */
 export async function readRegularFileWithin(
@@ -192,8 +205,12 @@ export async function readRegularFileWithin(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { openWithin } from "./safe_read.ts";
- * const f = await openWithin("/etc/hostname", 2000, "hostname");
+ * const path = Deno.makeTempDirSync() + "/a.txt";
+ * Deno.writeTextFileSync(path, "hi\n");
+ * const f = await openWithin(path, 2000, "a.txt");
+ * assert.equal(f.statSync().size, 3);
  * f.close();
  * ```
  */

@@ -149,8 +149,9 @@ export function pinDir(path: string): DirPin | null {
  * @throws {FsSafetyError} `NOT_DIRECTORY`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkPin, pinDir } from "./session_dir.ts";
- * checkPin(pinDir(Deno.makeTempDirSync())!); // no throw
+ * assert.doesNotThrow(() => checkPin(pinDir(Deno.makeTempDirSync())!));
  * ```
  */
 export function checkPin(pin: DirPin): void {
@@ -177,9 +178,11 @@ export function checkPin(pin: DirPin): void {
  * @throws {FsSafetyError} `NOT_DIRECTORY` when the folder moved before or during `fn`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { inPinnedDir, pinDir } from "./session_dir.ts";
  * const pin = pinDir(Deno.makeTempDirSync())!;
  * inPinnedDir(pin, (at) => Deno.writeTextFileSync(at("x"), "1"));
+ * assert.equal(inPinnedDir(pin, (at) => Deno.readTextFileSync(at("x"))), "1");
  * ```
  */
 export function inPinnedDir<T>(pin: DirPin, fn: (at: (name: string) => string) => T): T {
@@ -244,8 +247,11 @@ function undoCreate(path: string, made: Deno.FileInfo): void {
  * @throws {NameRefused} naming what was at the name; {FsSafetyError} when the folder moved
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createNewIn, pinDir } from "./session_dir.ts";
- * createNewIn(pinDir(Deno.makeTempDirSync())!, "ack", new Uint8Array([0x61]), 0o644);
+ * const d = Deno.makeTempDirSync();
+ * createNewIn(pinDir(d)!, "ack", new Uint8Array([0x61]), 0o644);
+ * assert.equal(Deno.readTextFileSync(`${d}/ack`), "a");
  * ```
  */
 export function createNewIn(pin: DirPin, name: string, bytes: Uint8Array, mode: number): void {
@@ -285,8 +291,11 @@ export function createNewIn(pin: DirPin, name: string, bytes: Uint8Array, mode: 
  * @throws {NameRefused} a directory at the name; {FsSafetyError} when the folder moved
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pinDir, replaceIn } from "./session_dir.ts";
- * replaceIn(pinDir(Deno.makeTempDirSync())!, "r.json", new TextEncoder().encode("{}"), 0o644);
+ * const d = Deno.makeTempDirSync();
+ * replaceIn(pinDir(d)!, "r.json", new TextEncoder().encode("{}"), 0o644);
+ * assert.equal(Deno.readTextFileSync(`${d}/r.json`), "{}");
  * ```
  */
 export function replaceIn(pin: DirPin, name: string, bytes: Uint8Array, mode: number): void {
@@ -366,15 +375,25 @@ export function removeIn(pin: DirPin, name: string): boolean {
  * claim refused. Null when the name vanished before the rename. Any other refused entry is left
  * at `toPath` for the caller to record and remove.
  *
+ * A directory is never moved: the rename goes onto an empty file made at `toPath` first, which
+ * the kernel refuses for a directory (`ENOTDIR`), so it stays where the session put it and the
+ * claim is refused. Moved into the runner's folder, a directory would carry with it any session
+ * process whose working directory (or open handle) is inside it, and that process would reach
+ * the runner's own folders by `..`, never naming them (probe 22c C1).
+ *
  * @throws {NameRefused} a symlink, FIFO, directory, hard link, or another entry than the one
- *   listed; {FsSafetyError} `NOT_DIRECTORY` when the folder moved
+ *   listed; {FsSafetyError} `NOT_DIRECTORY` when the folder moved, `NOT_REGULAR_FILE` when
+ *   something is already at `toPath`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claimName, pinDir } from "./session_dir.ts";
  * const d = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(d + "/r", "x");
  * const st = Deno.lstatSync(d + "/r");
- * claimName(pinDir(d)!, "r", Deno.makeTempDirSync() + "/r", st);
+ * const to = Deno.makeTempDirSync() + "/r";
+ * claimName(pinDir(d)!, "r", to, st);
+ * assert.equal(Deno.readTextFileSync(to), "x");
  * ```
  */
 export function claimName(
@@ -388,11 +407,33 @@ export function claimName(
   checkName(from, name);
   checkPin(from);
   const src = `${from.path}/${name}`;
+  try {
+    Deno.writeFileSync(toPath, new Uint8Array(), { createNew: true, mode: 0o600 });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    throw new FsSafetyError(
+      "NOT_REGULAR_FILE",
+      `${toPath} exists already; no claim is made onto it`,
+      {
+        details: { path: toPath },
+      },
+    );
+  }
   beforeRename?.();
   try {
     Deno.renameSync(src, toPath);
   } catch (e) {
+    try {
+      Deno.removeSync(toPath);
+    } catch { /* the placeholder is the caller's to remove */ }
     if (e instanceof Deno.errors.NotFound) return null;
+    let st: Deno.FileInfo | null = null;
+    try {
+      st = Deno.lstatSync(src);
+    } catch { /* gone meanwhile */ }
+    if (st?.isDirectory) {
+      throw new NameRefused(from.path, name, "dir", "a directory is never moved out of here");
+    }
     throw e;
   }
   try {

@@ -592,9 +592,11 @@ function notWorktree(stderr: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { openGitContext } from "./context.ts";
- * const ctx = await openGitContext(Deno.cwd());
- * console.log(ctx.top, ctx.prefix, ctx.gitDir);
+ * const ctx = await openGitContext(Deno.cwd()); // this checkout's root
+ * assert.equal(ctx.top, Deno.realPathSync(Deno.cwd()));
+ * assert.equal(ctx.prefix, "");
  * ```
  */
 export async function openGitContext(
@@ -790,8 +792,13 @@ async function runPinned(ctx: GitContext, args: readonly string[]): Promise<GitO
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gitStatus, openGitContext } from "./context.ts";
- * const entries = await gitStatus(await openGitContext(Deno.cwd()));
+ * const dir = Deno.makeTempDirSync();
+ * new Deno.Command("git", { args: ["init", "-q", dir] }).outputSync();
+ * Deno.writeTextFileSync(`${dir}/a.txt`, "x");
+ * const entries = await gitStatus(await openGitContext(dir));
+ * assert.deepEqual(entries.map((e) => [e.xy, new TextDecoder().decode(e.path)]), [["??", "a.txt"]]);
  * ```
  */
 export async function gitStatus(ctx: GitContext): Promise<StatusEntry[]> {
@@ -902,9 +909,10 @@ export function parseLsFiles(out: Uint8Array): IndexEntry[] | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { openGitContext, readIndex } from "./context.ts";
  * const idx = await readIndex(await openGitContext(Deno.cwd()));
- * idx.entries.length;
+ * assert.ok(idx.entries.length > 0); // this checkout's tracked files
  * ```
  */
 export async function readIndex(ctx: GitContext): Promise<IndexRead> {

@@ -401,8 +401,9 @@ function shellWord(s: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fixCommandOf } from "./init.ts";
- * fixCommandOf([".claude/agents/a b.md"]); // "agentteams audit --fix '.claude/agents/a b.md'"
+ * assert.equal(fixCommandOf([".claude/agents/a b.md"]), "agentteams audit --fix '.claude/agents/a b.md'");
  * ```
  */
 export function fixCommandOf(files: readonly string[]): string | null {

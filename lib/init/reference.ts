@@ -7,8 +7,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writePolicyReference } from "./reference.ts";
- * writePolicyReference().includes("## change-proposal"); // true
+ * assert.ok(writePolicyReference().includes("## change-proposal"));
  * ```
  * @module
  */
@@ -42,8 +43,9 @@ function fieldLine(name: string, spec: unknown, required: boolean): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writePolicyReference } from "./reference.ts";
- * writePolicyReference().includes("`dispatch`"); // true
+ * assert.ok(writePolicyReference().includes("`dispatch`"));
  * ```
  */
 export function writePolicyReference(): string {

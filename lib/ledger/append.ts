@@ -106,12 +106,18 @@ function dispatchStoreHasRows(paths: StatePaths): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkTail } from "./append.ts";
  * import { statePaths } from "../layout.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
- * checkTail(null, statePaths(root), new HmacKey(new Uint8Array([1])));
- * // { count: 0, prev: "", headLag: false, headMissing: true }
+ * assert.deepEqual(checkTail(null, statePaths(root), new HmacKey(new Uint8Array([1]))), {
+ *   count: 0,
+ *   prev: "",
+ *   headLag: false,
+ *   headMissing: true,
+ *   lastStart: 0,
+ * });
  * ```
  */
 export function checkTail(file: Deno.FsFile | null, paths: StatePaths, hmac: HmacKey): TailState {

@@ -9,9 +9,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkpointPayload } from "./checkpoint.ts";
- * checkpointPayload({ count: 0, last: null, time: "t", key_id: "k" });
- * // 'agentteams-checkpoint-v1|{"count": 0, "key_id": "k", "last": null, "time": "t"}'
+ * assert.equal(
+ *   checkpointPayload({ count: 0, last: null, time: "t", key_id: "k" }),
+ *   'agentteams-checkpoint-v1|{"count": 0, "key_id": "k", "last": null, "time": "t"}',
+ * );
  * ```
  * @module
  */
@@ -144,11 +147,14 @@ export async function checkpointSignatureProblem(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkpointLedgerProblem } from "./checkpoint.ts";
  * import { checkLedgerBytes } from "./verify_rows.ts";
  * const none = checkLedgerBytes(new Uint8Array(0), new Uint8Array([1]));
- * checkpointLedgerProblem({ count: 0, last: null, time: "t", key_id: "k", signature: "" }, none);
- * // null
+ * assert.equal(
+ *   checkpointLedgerProblem({ count: 0, last: null, time: "t", key_id: "k", signature: "" }, none),
+ *   null,
+ * );
  * ```
  */
 export function checkpointLedgerProblem(cp: Checkpoint, checks: RowChecks): string | null {

@@ -6,9 +6,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { withFileLock } from "./ledger_lock.ts";
  * const p = Deno.makeTempDirSync() + "/x.lock";
  * const n = await withFileLock(p, () => 42);
+ * assert.equal(n, 42);
  * ```
  * @module
  */
@@ -24,8 +26,9 @@ import { checkStatePath } from "../layout.ts";
  *   lock is taken (`fn` is not run) or once `fn` is done (what `fn` wrote stays written).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { withFileLock } from "./ledger_lock.ts";
- * await withFileLock(Deno.makeTempDirSync() + "/a.lock", (f) => f.statSync().size);
+ * assert.equal(await withFileLock(Deno.makeTempDirSync() + "/a.lock", (f) => f.statSync().size), 0);
  * ```
  */
 export async function withFileLock<T>(

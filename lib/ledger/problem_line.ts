@@ -11,9 +11,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { problemLine } from "./problem_line.ts";
- * problemLine({ row: 3, code: "ROW_MAC_INVALID", message: "the row's MAC does not verify" });
- * // "row 3: ROW_MAC_INVALID: the row's MAC does not verify"
+ * assert.equal(
+ *   problemLine({ row: 3, code: "ROW_MAC_INVALID", message: "the row's MAC does not verify" }),
+ *   "row 3: ROW_MAC_INVALID: the row's MAC does not verify",
+ * );
  * ```
  */
 export function problemLine(p: { row: number | null; code: string; message: string }): string {

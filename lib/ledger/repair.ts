@@ -8,8 +8,15 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { repairTornTail } from "./repair.ts";
- * // await repairTornTail(root, key); // throws NO_TORN_TAIL on an intact ledger
+ * import { ensureStateDir } from "../layout.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * ensureStateDir(root);
+ * // An intact (here empty) ledger has no torn tail to remove.
+ * const bytes = new Uint8Array([1]);
+ * await assert.rejects(repairTornTail(root, { bytes, hmac: new HmacKey(bytes) }), { code: "NO_TORN_TAIL" });
  * ```
  * @module
  */

@@ -7,7 +7,9 @@
  *
  * The scanner accepts only the canonical layout (`{`, members separated by `", "`, keys and
  * values separated by `": "`, `}`); anything else fails the scan, and the row is then examined
- * with `JSON.parse` for a diagnosis.
+ * with `JSON.parse` for a diagnosis. It is written once, in C beside the SHA-256 code
+ * (`scan_row` in lib/crypto/wasm/sha256.c), so that the batch verifier scans a chunk of lines in
+ * the same WebAssembly call that finds them; {@link scanRow} runs it on a copy of one line.
  *
  * @example
  * ```ts
@@ -19,6 +21,7 @@
  * ```
  * @module
  */
+import { WasmSha256 } from "../crypto/sha256_wasm.ts";
 
 /** Slots written by {@link scanRow}. */
 export const SCAN_SLOTS = 6;
@@ -35,56 +38,8 @@ export const HAS_TIME = 4;
 /** Slot: 1 when a top-level `mac` string is present. */
 export const HAS_MAC = 5;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const RBRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const SPACE = 0x20;
-
-/** Returns the offset just past the string starting at `i` (a quote), or -1. */
-function skipString(b: Uint8Array, i: number, end: number): number {
-  for (let j = i + 1; j < end; j++) {
-    const c = b[j];
-    if (c === BACKSLASH) j++;
-    else if (c === QUOTE) return j + 1;
-  }
-  return -1;
-}
-
-/** Returns the offset just past the JSON value starting at `i`, or -1. */
-function skipValue(b: Uint8Array, i: number, end: number): number {
-  const c = b[i];
-  if (c === QUOTE) return skipString(b, i, end);
-  if (c === LBRACE || c === LBRACKET) {
-    let depth = 0;
-    for (let j = i; j < end; j++) {
-      const d = b[j];
-      if (d === QUOTE) {
-        j = skipString(b, j, end) - 1;
-        if (j < 0) return -1;
-      } else if (d === LBRACE || d === LBRACKET) depth++;
-      else if (d === RBRACE || d === RBRACKET) {
-        depth--;
-        if (depth === 0) return j + 1;
-      }
-    }
-    return -1;
-  }
-  // A number, true, false or null: runs to the next separator.
-  let j = i;
-  while (j < end && b[j] !== COMMA && b[j] !== RBRACE) j++;
-  return j === i ? -1 : j;
-}
-
-function keyIs(b: Uint8Array, s: number, len: number, word: string): boolean {
-  if (len !== word.length) return false;
-  for (let k = 0; k < len; k++) if (b[s + k] !== word.charCodeAt(k)) return false;
-  return true;
-}
+/** The instance that scans single lines (the batch verifier scans in its own). */
+let scanner: WasmSha256 | null = null;
 
 /**
  * Scans the line `b[start..end)` (no newline). Fills `out` (see the slot constants) and returns
@@ -102,51 +57,67 @@ function keyIs(b: Uint8Array, s: number, len: number, word: string): boolean {
  * ```
  */
 export function scanRow(b: Uint8Array, start: number, end: number, out: Int32Array): boolean {
-  out[CUT_START] = -1;
-  out[CUT_END] = -1;
-  out[MAC_POS] = -1;
-  out[PREV_POS] = -1;
-  out[HAS_TIME] = 0;
-  out[HAS_MAC] = 0;
-  if (end - start < 2 || b[start] !== LBRACE || b[end - 1] !== RBRACE) return false;
-  const close = end - 1;
-  if (close === start + 1) return true; // {}
-  let i = start + 1;
-  for (;;) {
-    if (b[i] !== QUOTE) return false;
-    const keyEnd = skipString(b, i, close);
-    if (keyEnd < 0 || b[keyEnd] !== COLON || b[keyEnd + 1] !== SPACE) return false;
-    const v = keyEnd + 2;
-    const vEnd = skipValue(b, v, close);
-    if (vEnd < 0) return false;
-    const klen = keyEnd - i - 2;
-    const isString = b[v] === QUOTE;
-    if (keyIs(b, i + 1, klen, "mac")) {
-      if (out[HAS_MAC] || !isString) return false;
-      out[HAS_MAC] = 1;
-      out[MAC_POS] = vEnd - v === 66 ? v + 1 : -1;
-      if (i > start + 1) {
-        out[CUT_START] = i - 2;
-        out[CUT_END] = vEnd;
-      } else if (vEnd < close) {
-        out[CUT_START] = i;
-        out[CUT_END] = vEnd + 2;
-      } else {
-        out[CUT_START] = i;
-        out[CUT_END] = vEnd;
-      }
-    } else if (keyIs(b, i + 1, klen, "prev")) {
-      if (out[PREV_POS] !== -1 || !isString) return false;
-      const len = vEnd - v - 2;
-      out[PREV_POS] = len === 64 ? v + 1 : len === 0 ? -2 : -3;
-    } else if (keyIs(b, i + 1, klen, "time")) {
-      if (out[HAS_TIME] || !isString) return false;
-      out[HAS_TIME] = 1;
-    }
-    if (vEnd === close) return true;
-    if (b[vEnd] !== COMMA || b[vEnd + 1] !== SPACE) return false;
-    i = vEnd + 2;
+  return onCopy(b, start, end, out, (w, at, len, slots) => w.scanRow(at, 0, len, slots)) === 1;
+}
+
+/** Form bits of {@link lineStatus} (and of the batch verifier's `scan_lines`). */
+export const LINE_SCANNED = 1;
+/** Form bit: a scanned row's `prev` is `""`. */
+export const LINE_PREV_EMPTY = 2;
+/** Form bit: the line is over the size limit (nothing scanned). */
+export const LINE_TOO_LONG = 4;
+
+/**
+ * The form of the line `b[start..end)` as a ledger row (`line_status` in the C source, the one
+ * decision the batch verifier makes per line too): {@link LINE_SCANNED} when it has the canonical
+ * layout with top-level `mac`, `prev` and `time` strings (`out` then holds the scan's slots),
+ * {@link LINE_PREV_EMPTY} beside it when `prev` is `""`, {@link LINE_TOO_LONG} alone when it is
+ * over `maxRow` bytes, 0 otherwise.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { LINE_SCANNED, lineStatus, SCAN_SLOTS } from "./scan.ts";
+ * const b = new TextEncoder().encode('{"mac": "m", "prev": "p", "time": "t"}');
+ * assert.equal(lineStatus(b, 0, b.length, new Int32Array(SCAN_SLOTS), 1 << 20), LINE_SCANNED);
+ * ```
+ */
+export function lineStatus(
+  b: Uint8Array,
+  start: number,
+  end: number,
+  out: Int32Array,
+  maxRow: number,
+): number {
+  return onCopy(b, start, end, out, (w, at, len, slots) => w.lineStatus(at, 0, len, slots, maxRow));
+}
+
+/**
+ * Runs `f` on a copy of `b[start..end)` in the single-line instance, then moves the slots it
+ * wrote into `out`, positions made relative to `b` again.
+ */
+function onCopy(
+  b: Uint8Array,
+  start: number,
+  end: number,
+  out: Int32Array,
+  f: (w: WasmSha256, at: number, len: number, slots: number) => number,
+): number {
+  const w = scanner ??= WasmSha256.create();
+  const len = Math.max(0, end - start);
+  w.reserve(len + 64);
+  const base = w.heapBase;
+  const at = (base + len + 15) & ~15;
+  const mem = w.bytes;
+  mem.set(b.subarray(start, start + len), base);
+  const r = f(w, base, len, at);
+  const slots = new Int32Array(mem.buffer, at, SCAN_SLOTS);
+  for (let k = 0; k < SCAN_SLOTS; k++) {
+    const x = slots[k];
+    // Positions (slots 0-3 when not negative) come back relative to the copy.
+    out[k] = k <= PREV_POS && x >= 0 ? x + start : x;
   }
+  return r;
 }
 
 /**

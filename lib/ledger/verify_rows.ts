@@ -1,10 +1,11 @@
 /**
  * The per-row half of ledger verification, streamed. The ledger is read in 4 MiB chunks into the
  * WebAssembly module's memory (one buffer, reused, so a 100k-row ledger costs no page faults
- * beyond the first chunk); each line is scanned in TypeScript (`scan.ts`) for its top-level
- * `mac`, `prev` and `time` members; every 2048 rows one `verify_rows` call hashes the lines and
- * checks the MACs and `prev` links, four messages at a time. Only rows that fail are examined
- * further (with `JSON.parse`, for a precise diagnosis).
+ * beyond the first chunk); one `scan_lines` call finds the complete lines and scans each for its
+ * top-level `mac`, `prev` and `time` members (the scanner `scan.ts` runs, in the same module),
+ * writing the hashing table as it goes; every 2048 rows `mac_rows` and `chain_rows` hash the lines
+ * and check the MACs and `prev` links, four messages at a time. Only rows that fail are examined
+ * further (with `JSON.parse`, for a precise diagnosis, through `lineForm` in row.ts).
  *
  * Without `retain`, only the last two line hashes are kept (enough for the head); a caller that
  * finds a broken chain runs again with `retain` to name where rows went.
@@ -27,7 +28,13 @@ import {
   rowFault,
   scannedPrev,
 } from "./row.ts";
-import { CUT_END, CUT_START, MAC_POS, PREV_POS, SCAN_SLOTS } from "./scan.ts";
+import {
+  LINE_PREV_EMPTY as PREV_EMPTY,
+  LINE_SCANNED as SCANNED,
+  LINE_TOO_LONG as TOO_LARGE,
+  PREV_POS,
+  SCAN_SLOTS,
+} from "./scan.ts";
 
 /** A malformed row. */
 export interface RowProblem {
@@ -132,7 +139,8 @@ export function checkRowsStream(
   const lastHashAt = tableAt + BATCH * 24;
   const hashesAt = lastHashAt + 64;
   const flagsAt = hashesAt + BATCH * 64;
-  const scratchAt = (flagsAt + BATCH + 15) & ~15;
+  const statusAt = flagsAt + BATCH;
+  const scratchAt = (statusAt + BATCH + 15) & ~15;
   w.reserve(scratchAt + BATCH * w.scratchPerRow - base);
   const mem = w.bytes;
   const table = new Uint32Array(mem.buffer, tableAt, BATCH * 6);
@@ -159,7 +167,9 @@ export function checkRowsStream(
 
   const flush = () => {
     if (batch === 0) return;
-    w.verifyRows(batch, tableAt, hashesAt, flagsAt, scratchAt, batchStart > 0);
+    mem.fill(0, flagsAt, flagsAt + batch);
+    w.macRows(batch, tableAt, flagsAt, scratchAt);
+    w.chainRows(batch, tableAt, hashesAt, flagsAt, scratchAt, batchStart > 0);
     for (let k = 0; k < batch; k++) {
       const i = batchStart + k;
       const f = mem[flagsAt + k];
@@ -188,53 +198,74 @@ export function checkRowsStream(
     opts.onRows?.(batchStart);
   };
 
-  const addRow = (s: number, e: number, tooLong: boolean) => {
+  // The batch's row `batch` (its table words and form byte already written): what TypeScript
+  // keeps of it. A line the scan could not read as a row is judged by `lineForm` (row.ts), which
+  // reads it as JSON for a precise diagnosis; every other row is decided by the hashing.
+  const takeRow = () => {
     const i = n++;
     const t = batch * 6;
-    table[t] = s;
-    table[t + 1] = e - s;
-    table[t + 2] = NONE;
-    table[t + 3] = NONE;
-    table[t + 4] = NONE;
-    table[t + 5] = NONE;
+    const st = mem[statusAt + batch];
     let prev: string | null = null;
-    // The row's form is decided where every row's is (row.ts); only the hashing is batched.
-    const form = tooLong ? LINE_TOO_LARGE : lineForm(mem, s, e, scan);
-    if (form.kind === "scanned") {
-      if (scan[MAC_POS] >= 0) {
-        table[t + 2] = scan[CUT_START];
-        table[t + 3] = scan[CUT_END];
-        table[t + 4] = scan[MAC_POS];
+    if (st & SCANNED) {
+      if (i === 0) firstPrevEmpty = (st & PREV_EMPTY) !== 0;
+      if (hashStore !== null) {
+        const s = table[t];
+        scan[PREV_POS] = table[t + 5] !== NONE ? table[t + 5] : st & PREV_EMPTY ? -2 : -3;
+        prev = scannedPrev(mem, s, s + table[t + 1], scan);
       }
-      const p = scan[PREV_POS];
-      if (p >= 0) table[t + 5] = p;
-      if (i === 0) firstPrevEmpty = p === -2;
-      if (hashStore !== null) prev = scannedPrev(mem, s, e, scan);
-    } else if (form.kind === "loose") {
-      // Not in canonical layout (so its MAC fails): its chain link is still checked, against
-      // the previous line's hash, once the batch is hashed.
-      prev = form.prev;
-      jsPrev.set(i, prev);
     } else {
-      problems.set(i, { tooLarge: form.kind === "too-large", message: form.message });
+      const s = table[t];
+      const form = st & TOO_LARGE ? LINE_TOO_LARGE : lineForm(mem, s, s + table[t + 1], scan);
+      if (form.kind === "loose") {
+        // Not in canonical layout (so its MAC fails): its chain link is still checked, against
+        // the previous line's hash, once the batch is hashed.
+        prev = form.prev;
+        jsPrev.set(i, prev);
+      } else if (form.kind !== "scanned") {
+        problems.set(i, { tooLarge: form.kind === "too-large", message: form.message });
+      }
     }
     if (hashStore !== null) prevs.push(prev);
-    if (++batch === BATCH) flush();
+    batch++;
   };
 
   for (;;) {
-    let e = pos < filled ? mem.indexOf(0x0a, base + pos) - base : -1;
-    if (e >= filled) e = -1;
-    if (e >= 0) {
-      if (discarding) {
-        addRow(base + e, base + e, true);
+    if (discarding) {
+      // The rest of a line longer than the buffer: a too-large row, ending at the next newline.
+      let e = pos < filled ? mem.indexOf(0x0a, base + pos) - base : -1;
+      if (e >= filled) e = -1;
+      if (e >= 0) {
+        const t = batch * 6;
+        table.fill(NONE, t, t + 6);
+        table[t] = base + e;
+        table[t + 1] = 0;
+        mem[statusAt + batch] = TOO_LARGE;
+        takeRow();
+        if (batch === BATCH) flush();
         discarding = false;
-      } else {
-        addRow(base + pos, base + e, e - pos > MAX_ROW_BYTES);
+        pos = e + 1;
+        completeEnd = offset + pos;
+        continue;
       }
-      pos = e + 1;
-      completeEnd = offset + pos;
-      continue;
+    } else if (pos < filled) {
+      // One call finds and scans the complete lines the batch has room for.
+      const k = w.scanLines(
+        base,
+        pos,
+        filled,
+        tableAt + batch * 24,
+        statusAt + batch,
+        BATCH - batch,
+        MAX_ROW_BYTES,
+      );
+      if (k > 0) {
+        for (let j = 0; j < k; j++) takeRow();
+        const t = (batch - 1) * 6;
+        pos = table[t] + table[t + 1] - base + 1;
+        completeEnd = offset + pos;
+        if (batch === BATCH) flush();
+        continue;
+      }
     }
     if (eof) break;
     // The buffer holds no further complete line: hash what is queued, then make room.

@@ -33,12 +33,15 @@ export interface ActOutcome<T> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writeAhead } from "./write_ahead.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
- * await writeAhead(root, new HmacKey(new Uint8Array([1])), { action: "run-start" }, () =>
+ * const out = await writeAhead(root, new HmacKey(new Uint8Array([1])), { action: "run-start" }, () =>
  *   Promise.resolve({ result: "refused", complete: null }));
- * // "refused"; only the start row was appended
+ * // Only the start row was appended.
+ * assert.equal(out, "refused");
+ * assert.equal(Deno.readTextFileSync(`${root}/.agentteams/proposal-ledger.jsonl`).trim().split("\n").length, 1);
  * ```
  */
 export async function writeAhead<T>(

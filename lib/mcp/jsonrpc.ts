@@ -179,9 +179,12 @@ export type Line = { readonly text: string } | { readonly tooLong: true } | {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readLines } from "./jsonrpc.ts";
  * const input = new Blob(["a\nb\n"]).stream();
- * for await (const l of readLines(input)) console.log(l); // {text:"a"}, {text:"b"}
+ * const lines: unknown[] = [];
+ * for await (const l of readLines(input)) lines.push(l);
+ * assert.deepEqual(lines, [{ text: "a" }, { text: "b" }]);
  * ```
  */
 export async function* readLines(
@@ -253,9 +256,12 @@ export interface LineSink {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writerSink } from "./jsonrpc.ts";
- * const sink = writerSink(Deno.stdout);
+ * const written: string[] = [];
+ * const sink = writerSink({ write: (p) => (written.push(new TextDecoder().decode(p)), Promise.resolve(p.length)) });
  * await sink.write(new TextEncoder().encode("{}\n"));
+ * assert.deepEqual(written, ["{}\n"]);
  * ```
  */
 export function writerSink(w: { write(p: Uint8Array): Promise<number> }): LineSink {
@@ -297,11 +303,15 @@ export function answerLine(
  *
  * @example
  * ```ts
- * import { serveLines, writerSink } from "./jsonrpc.ts";
- * await serveLines(Deno.stdin.readable, writerSink(Deno.stdout), {
+ * import assert from "node:assert/strict";
+ * import { serveLines } from "./jsonrpc.ts";
+ * const input = new Blob(['{"jsonrpc":"2.0","id":1,"method":"ping"}\n']).stream();
+ * const out: string[] = [];
+ * await serveLines(input, { write: (b) => Promise.resolve(void out.push(new TextDecoder().decode(b))) }, {
  *   request: (method) => method === "ping" ? Promise.resolve({}) : Promise.reject(new Error("no")),
  *   notify: () => {},
  * });
+ * assert.deepEqual(out, ['{"jsonrpc":"2.0","id":1,"result":{}}\n']);
  * ```
  */
 export async function serveLines(

@@ -146,10 +146,12 @@ function globMatch(m: Met, pattern: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readfsTools } from "./readfs.ts";
  * import { openRoot } from "./read_root.ts";
  * const [readFile] = readfsTools(openRoot("/etc", null));
- * (await readFile.call({ path: "hostname" })).structuredContent?.sha256; // 64 hex
+ * const sha = (await readFile.call({ path: "hostname" })).structuredContent?.sha256;
+ * assert.match(String(sha), /^[0-9a-f]{64}$/);
  * ```
  */
 export function readfsTools(root: ReadRoot): Tool[] {

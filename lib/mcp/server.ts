@@ -173,9 +173,15 @@ export function argsProblem(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mcpHandler } from "./server.ts";
- * import { serveLines, writerSink } from "./jsonrpc.ts";
- * await serveLines(Deno.stdin.readable, writerSink(Deno.stdout), mcpHandler({ name: "x", version: "1" }, []));
+ * import { serveLines } from "./jsonrpc.ts";
+ * const input = new Blob(['{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n']).stream();
+ * const out: string[] = [];
+ * const sink = { write: (b: Uint8Array) => Promise.resolve(void out.push(new TextDecoder().decode(b))) };
+ * await serveLines(input, sink, mcpHandler({ name: "x", version: "1" }, []));
+ * // Nothing is listed before the client's initialize.
+ * assert.equal(JSON.parse(out[0]).error.code, -32600);
  * ```
  */
 export function mcpHandler(info: ServerInfo, tools: readonly Tool[]): RpcHandler {

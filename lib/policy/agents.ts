@@ -43,9 +43,12 @@ export function agentPolicyOf<A>(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { unknownAgentMessage } from "./agents.ts";
- * unknownAgentMessage({ agents: { worker: {} }, briefRel: "agentteams.jsonc" }, "ghost");
- * // 'agent "ghost" is not in agentteams.jsonc\'s agent_policies; it names: worker'
+ * assert.equal(
+ *   unknownAgentMessage({ agents: { worker: {} }, briefRel: "agentteams.jsonc" }, "ghost"),
+ *   'agent "ghost" is not in agentteams.jsonc\'s agent_policies; it names: worker',
+ * );
  * ```
  */
 export function unknownAgentMessage(

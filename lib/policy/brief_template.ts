@@ -8,9 +8,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { briefTemplate } from "./brief_template.ts";
  * const text = briefTemplate([{ slug: "reviewer", files: [".claude/agents/reviewer.md"] }]);
- * text.includes('"reviewer": { "write_scopes": [], "commands": [] }'); // true
+ * assert.ok(text.includes('"reviewer": { "write_scopes": [], "commands": [] }'));
  * ```
  * @module
  */
@@ -35,8 +36,9 @@ function commentPath(rel: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { briefTemplate } from "./brief_template.ts";
- * briefTemplate([]).includes('"write_policy": "orchestrator-only"'); // true
+ * assert.ok(briefTemplate([]).includes('"write_policy": "orchestrator-only"'));
  * ```
  */
 export function briefTemplate(agents: readonly FoundAgent[]): string {

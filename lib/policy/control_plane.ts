@@ -130,8 +130,9 @@ const ANYWHERE_FIRST: ReadonlySet<string> = new Set(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { RUNTIME_FOLDERS } from "./control_plane.ts";
- * RUNTIME_FOLDERS; // [".agentteams-queue", ".agentteams-status"]
+ * assert.deepEqual(RUNTIME_FOLDERS, [".agentteams-queue", ".agentteams-status"]);
  * ```
  */
 export const RUNTIME_FOLDERS: readonly string[] = Object.freeze(

@@ -11,8 +11,10 @@
  * import { formatJsonPath, parseJsonSource } from "./json_source.ts";
  * const src = parseJsonSource('{\n  // note\n  "a": [1, 2,],\n}', "brief.jsonc");
  * assert.deepEqual(src.locate(["a", 1]), { line: 3, column: 12 });
- * formatJsonPath(["agent_policies", "worker", "commands", 0, "timeout"]);
- * // "agent_policies.worker.commands[0].timeout"
+ * assert.equal(
+ *   formatJsonPath(["agent_policies", "worker", "commands", 0, "timeout"]),
+ *   "agent_policies.worker.commands[0].timeout",
+ * );
  * ```
  * @module
  */
@@ -108,8 +110,12 @@ function briefReadError(e: JsonReadError, name: string): PolicyError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
- * parseJsonSource('{"write_policy": "default",}', "agentteams.jsonc").value;
+ * const { value } = parseJsonSource('{"write_policy": "default",}', "agentteams.jsonc");
+ * // Objects come without a prototype (a `__proto__` key stays data).
+ * assert.equal(Object.getPrototypeOf(value), null);
+ * assert.deepEqual(Object.entries(value as object), [["write_policy", "default"]]);
  * ```
  */
 export function parseJsonSource(input: string, name: string): JsonSource {
@@ -133,10 +139,13 @@ export type LocatedCode = "BRIEF_INVALID" | "BRIEF_UNKNOWN_KEY" | "POLICY_LINT";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { errorAt, parseJsonSource } from "./json_source.ts";
  * const src = parseJsonSource('{"write_policy": 3}', "b.json");
- * errorAt("BRIEF_INVALID", src, ["write_policy"], "must be a string").message;
- * // "b.json:1:17: write_policy: must be a string"
+ * assert.equal(
+ *   errorAt("BRIEF_INVALID", src, ["write_policy"], "must be a string").message,
+ *   "b.json:1:18: write_policy: must be a string",
+ * );
  * ```
  */
 export function errorAt(

@@ -28,11 +28,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { validateBrief } from "./validate.ts";
  * import { lintPolicy } from "./lint.ts";
  * const src = parseJsonSource('{"agent_policies": {"w": {"write_scopes": ["docs/"]}}}', "b.json");
- * lintPolicy(validateBrief(src), src, "agentteams.jsonc"); // passes: returns compiled patterns
+ * // It passes, and returns the compiled patterns.
+ * assert.doesNotThrow(() => lintPolicy(validateBrief(src), src, "agentteams.jsonc"));
  * ```
  * @module
  */
@@ -432,13 +434,15 @@ export function literalScopes(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { validateBrief } from "./validate.ts";
  * import { scopeWarnings } from "./lint.ts";
  * const src = parseJsonSource('{"agent_policies": {"w": {"write_scopes": ["src"]}}}', "b.json");
- * scopeWarnings(validateBrief(src), src, new Set(["src"]));
- * // ['b.json:1:44: agent_policies.w.write_scopes[0]: write scope "src" is an existing directory, but
- * //   the scope "src" names the file src only; write "src/" for the directory']
+ * assert.deepEqual(scopeWarnings(validateBrief(src), src, new Set(["src"])), [
+ *   'b.json:1:44: agent_policies.w.write_scopes[0]: write scope "src" is an existing directory, but ' +
+ *   'the scope "src" names the file src only; write "src/" for the directory',
+ * ]);
  * ```
  */
 export function scopeWarnings(
@@ -489,6 +493,7 @@ function nested(a: string, b: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { validateBrief } from "./validate.ts";
  * import { confinedWriteWarnings } from "./lint.ts";
@@ -497,9 +502,8 @@ function nested(a: string, b: string): boolean {
  *   confined_programs: { w: { exec: ["/usr/bin"], write: [] } },
  * }), "b.json");
  * const out = confinedWriteWarnings(validateBrief(src), src);
- * if (out.length !== 1 || !out[0].includes('add "src" to confined_programs.w.write')) {
- *   throw new Error(out.join("\n"));
- * }
+ * assert.equal(out.length, 1);
+ * assert.ok(out[0].includes('add "src" to confined_programs.w.write'));
  * ```
  */
 export function confinedWriteWarnings(raw: RawPolicy, src: JsonSource): string[] {
@@ -552,11 +556,12 @@ export function confinedWriteWarnings(raw: RawPolicy, src: JsonSource): string[]
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonSource } from "./json_source.ts";
  * import { validateBrief } from "./validate.ts";
  * import { briefWarnings } from "./lint.ts";
  * const src = parseJsonSource('{"agent_policies": {"w": {"write_scopes": ["src"]}}}', "b.json");
- * if (briefWarnings(validateBrief(src), src, new Set(["src"])).length !== 1) throw new Error();
+ * assert.equal(briefWarnings(validateBrief(src), src, new Set(["src"])).length, 1);
  * ```
  */
 export function briefWarnings(

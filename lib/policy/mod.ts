@@ -65,6 +65,7 @@ export { checkBrief } from "./brief.ts";
 export { briefJsonSchema } from "./brief_schema.ts";
 export { literalDirScopeHint, literalScopeAbove } from "./scope.ts";
 export {
+  hooksEmpty,
   SESSION_SETTINGS_FILES,
   sessionSettingsFindings,
   type SessionSettingsInput,

@@ -25,6 +25,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sessionSettingsFindings } from "./session_settings.ts";
  * const findings = sessionSettingsFindings({
  *   root: "/work/p",
@@ -34,7 +35,7 @@
  *   homeDir: "/home/op",
  *   usesClaude: true,
  * });
- * findings.map((f) => f.rule); // ["Read(~/.config/agentteams/keys/**)", "Read(./.agentteams/**)", ...]
+ * assert.deepEqual(findings.map((f) => f.rule).slice(0, 2), ["Read(~/.config/agentteams/keys/**)", "Read(./.agentteams/**)"]);
  * ```
  * @module
  */
@@ -496,6 +497,24 @@ function parseSettings(
 }
 
 /**
+ * Whether a `hooks` value runs nothing: absent, null, an empty object or an empty list. Anything
+ * else is hooks a host may run (the one rule for Claude Code's settings and Copilot's hooks files).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { hooksEmpty } from "./session_settings.ts";
+ * assert.equal(hooksEmpty({}), true);
+ * assert.equal(hooksEmpty({ PreToolUse: [] }), false);
+ * ```
+ */
+export function hooksEmpty(hooks: unknown): boolean {
+  return hooks === undefined || hooks === null ||
+    (isRecord(hooks) && Object.keys(hooks).length === 0) ||
+    (Array.isArray(hooks) && hooks.length === 0);
+}
+
+/**
  * A settings file's `hooks`: shell commands Claude Code runs around every tool call of every
  * agent of the session (`PreToolUse`, `PostToolUse`, ...), whatever the agent's own `tools:`
  * say, so a hook that runs what a tool's input holds turns a read-only agent's Grep into a
@@ -508,10 +527,7 @@ function hookFindings(
   locate: (path: JsonPath) => Position,
 ): SettingsFinding[] {
   const hooks = v.hooks;
-  const empty = hooks === undefined || hooks === null ||
-    (isRecord(hooks) && Object.keys(hooks).length === 0) ||
-    (Array.isArray(hooks) && hooks.length === 0);
-  if (empty) return [];
+  if (hooksEmpty(hooks)) return [];
   const position = locate(["hooks"]);
   const events = isRecord(hooks) ? Object.keys(hooks).join(", ") : "an unreadable value";
   return [{

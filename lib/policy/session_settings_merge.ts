@@ -8,9 +8,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mergeDenyRules } from "./session_settings_merge.ts";
- * mergeDenyRules('{"permissions": {"deny": ["Read(./.env)"]}}', ["Edit(./.agentteams/**)"]);
- * // '{\n  "permissions": {\n    "deny": [\n      "Read(./.env)",\n      "Edit(./.agentteams/**)"\n    ]\n  }\n}\n'
+ * assert.equal(
+ *   mergeDenyRules('{"permissions": {"deny": ["Read(./.env)"]}}', ["Edit(./.agentteams/**)"]),
+ *   '{\n  "permissions": {\n    "deny": [\n      "Read(./.env)",\n      "Edit(./.agentteams/**)"\n    ]\n  }\n}\n',
+ * );
  * ```
  * @module
  */
@@ -28,9 +31,12 @@ function isRecord(v: unknown): v is Record<string, unknown> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mergeDenyRules } from "./session_settings_merge.ts";
- * mergeDenyRules(null, ["Read(./.agentteams/**)"]);
- * // '{\n  "permissions": {\n    "deny": [\n      "Read(./.agentteams/**)"\n    ]\n  }\n}\n'
+ * assert.equal(
+ *   mergeDenyRules(null, ["Read(./.agentteams/**)"]),
+ *   '{\n  "permissions": {\n    "deny": [\n      "Read(./.agentteams/**)"\n    ]\n  }\n}\n',
+ * );
  * ```
  */
 export function mergeDenyRules(text: string | null, rules: readonly string[]): string {

@@ -6,10 +6,14 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readSessionSettings } from "./session_settings_read.ts";
- * const { claudeDir, settings } = await readSessionSettings("/work/p");
- * claudeDir; // true when /work/p/.claude exists
- * settings.map((s) => s.path); // ["/work/p/.claude/settings.json"] when only that file exists
+ * const p = Deno.realPathSync(Deno.makeTempDirSync());
+ * Deno.mkdirSync(`${p}/.claude`);
+ * Deno.writeTextFileSync(`${p}/.claude/settings.json`, "{}");
+ * const { claudeDir, settings } = await readSessionSettings(p);
+ * assert.equal(claudeDir, true);
+ * assert.deepEqual(settings.map((s) => s.path), [`${p}/.claude/settings.json`]);
  * ```
  * @module
  */

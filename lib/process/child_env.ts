@@ -4,9 +4,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { childEnv } from "./child_env.ts";
  * const env = childEnv({ HOME: "/home/op", PATH: ".:/usr/bin", GITHUB_TOKEN: "x" });
- * // { HOME: "/home/op", PATH: "/usr/bin" }
+ * assert.deepEqual(env, { HOME: "/home/op", PATH: "/usr/bin" });
  * ```
  * @module
  */
@@ -116,8 +117,9 @@ function validName(name: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { childEnv } from "./child_env.ts";
- * childEnv(Deno.env.toObject(), { set: { TMPDIR: "/tmp/run-1" } });
+ * assert.equal(childEnv(Deno.env.toObject(), { set: { TMPDIR: "/tmp/run-1" } }).TMPDIR, "/tmp/run-1");
  * ```
  */
 export function childEnv(

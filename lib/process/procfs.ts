@@ -79,8 +79,11 @@ function pids(): number[] | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { liveGroupMembers } from "./procfs.ts";
- * liveGroupMembers(Deno.pid); // [] unless this process leads its own group
+ * // Empty unless this process leads its own group.
+ * const members = liveGroupMembers(Deno.pid);
+ * assert.ok(Array.isArray(members) && members.every((pid) => Number.isInteger(pid)));
  * ```
  */
 export function liveGroupMembers(pgid: number): number[] | null {
@@ -100,8 +103,11 @@ export function liveGroupMembers(pgid: number): number[] | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pipeInodesOf } from "./procfs.ts";
- * pipeInodesOf(Deno.pid); // e.g. [] when this process's standard streams are not pipes
+ * // Empty when this process's standard streams are not pipes.
+ * const inodes = pipeInodesOf(Deno.pid);
+ * assert.ok(Array.isArray(inodes) && inodes.every((i) => typeof i === "string" || typeof i === "number"));
  * ```
  */
 export function pipeInodesOf(pid: number, fds: readonly number[] = [0, 1, 2]): number[] | null {
@@ -225,8 +231,11 @@ export function escapedPipeHolders(inodes: readonly number[]): number[] | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ownPipeInodes } from "./procfs.ts";
- * ownPipeInodes(); // e.g. Set {} or null
+ * // A set (empty when no standard stream is a pipe), or null where /proc cannot be read.
+ * const own = ownPipeInodes();
+ * assert.ok(own === null || own instanceof Set);
  * ```
  */
 export function ownPipeInodes(): Set<number> | null {

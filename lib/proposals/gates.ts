@@ -8,9 +8,12 @@
  * `{path}` by the project-relative path; both are whole arguments (the policy lint ensures it).
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs policy, which it declares rather than makes.
  * import { selectGates } from "./gates.ts";
- * // selectGates(policy, "src/a.ts", ["lint"]).map((g) => g.name)
+ * import type { Policy } from "../policy/types.ts";
+ * declare const policy: Policy; // from `loadPolicy`
+ * const names = selectGates(policy, "src/a.ts", ["lint"]).map((g) => g.name);
  * ```
  * @module
  */

@@ -8,9 +8,14 @@
  * literal scope (`src/a.ts` under `"src"`) says that scope names a file only.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs policy and plane, which it declares rather than makes.
  * import { checkProposalPath } from "./path_rules.ts";
- * // checkProposalPath("src/a.ts", "worker", policy).rel === "src/a.ts"
+ * import type { Policy } from "../policy/types.ts";
+ * import type { ControlPlane } from "../policy/control_plane.ts";
+ * declare const policy: Policy; // from `loadPolicy`
+ * declare const plane: ControlPlane; // the project's control plane
+ * const checked = checkProposalPath("src/a.ts", "worker", policy, plane); // checked.rel: "src/a.ts"
  * ```
  * @module
  */

@@ -17,9 +17,12 @@
  *   is the operator's); a new file is 0644.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs an artifact and a project, which it declares rather than makes.
  * import { checkProposal } from "./proposal.ts";
- * // const plan = await checkProposal(artifact, "worker", { root, policy, plane, gateRunner });
+ * declare const artifact: Parameters<typeof checkProposal>[0]; // from `readArtifactFile`
+ * declare const ctx: Parameters<typeof checkProposal>[2]; // root, policy, plane, gateRunner
+ * const plan = await checkProposal(artifact, "worker", ctx);
  * ```
  * @module
  */
@@ -186,9 +189,11 @@ export interface ProposalPlan {
  * @throws {ProposalError} `CONTROL_PLANE`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { refuseGitDirectory } from "./proposal.ts";
  * const root = Deno.makeTempDirSync();
- * refuseGitDirectory(root, ["src", "a.ts"], "src/a.ts"); // passes: no repository on the way
+ * // It passes: no repository on the way.
+ * assert.doesNotThrow(() => refuseGitDirectory(root, ["src", "a.ts"], "src/a.ts"));
  * ```
  */
 export function refuseGitDirectory(root: string, segments: readonly string[], rel: string): void {

@@ -189,8 +189,9 @@ export async function ticketOf(s: Submitted): Promise<string> {
  * @throws {QueueError} `REQUEST_INVALID` for a malformed id or ticket
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fromTicket } from "./client.ts";
- * try { await fromTicket("0".repeat(32), "at1.x"); } catch (e) { (e as Error).name; } // "QueueError"
+ * await assert.rejects(fromTicket("0".repeat(32), "at1.x"), { name: "QueueError" });
  * ```
  */
 export async function fromTicket(id: string, ticket: string): Promise<Submitted> {
@@ -419,10 +420,13 @@ async function acknowledge(root: string, s: Submitted, opts: WaitOptions): Promi
  * @throws {RelayedError} the runner's refusal
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resultOrRefusal } from "./client.ts";
- * resultOrRefusal({ body: { v: 1, id: "i", ok: true, kind: "issue-dispatch", exit: 0, queue_wait_ms: 0,
- *   serve_ms: 0, request_sha256: "", result: { agent: "w" } }, secret: { nonce: "n" } });
- * // { agent: "w", nonce: "n" }
+ * assert.deepEqual(
+ *   resultOrRefusal({ body: { v: 1, id: "i", ok: true, kind: "issue-dispatch", exit: 0, queue_wait_ms: 0,
+ *     serve_ms: 0, request_sha256: "", result: { agent: "w" } }, secret: { nonce: "n" } }),
+ *   { agent: "w", nonce: "n" },
+ * );
  * ```
  */
 export function resultOrRefusal(o: OpenedResult): JsonObject {

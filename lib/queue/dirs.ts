@@ -100,11 +100,12 @@ function runnerDirs(p: QueuePaths): [string, number][] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkRunnerDirs, ensureRunnerDirs } from "./dirs.ts";
  * import { queuePaths } from "./queue_paths.ts";
  * const p = queuePaths(Deno.makeTempDirSync());
  * ensureRunnerDirs(p);
- * checkRunnerDirs(p); // no throw
+ * assert.doesNotThrow(() => checkRunnerDirs(p));
  * ```
  */
 export function checkRunnerDirs(p: QueuePaths): void {

@@ -42,11 +42,14 @@ export interface RunnerStatus {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writeStatus } from "./liveness.ts";
  * import { pinDir } from "../fs/session_dir.ts";
- * writeStatus(pinDir(Deno.makeTempDirSync())!, { pid: 1, version: "0", started: "s",
+ * const dir = Deno.makeTempDirSync();
+ * writeStatus(pinDir(dir)!, { pid: 1, version: "0", started: "s",
  *   beat: new Date().toISOString(), pinned: { brief: "b", confined: null, grants: null },
  *   serving: null });
+ * assert.equal(JSON.parse(Deno.readTextFileSync(`${dir}/runner.json`)).pid, 1);
  * ```
  */
 export function writeStatus(status: DirPin, s: RunnerStatus): void {

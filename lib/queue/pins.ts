@@ -121,9 +121,12 @@ export function readPins(p: PinPaths): Pins {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkPins } from "./pins.ts";
  * const paths = { brief: "/p/b.json", confined: null, grants: "/p/g.csv" };
- * checkPins({ brief: "a", confined: null, grants: null }, { brief: "a", confined: null, grants: null }, paths);
+ * const same = { brief: "a", confined: null, grants: null };
+ * assert.doesNotThrow(() => checkPins(same, same, paths));
+ * assert.throws(() => checkPins(same, { ...same, brief: "b" }, paths));
  * ```
  */
 export function checkPins(at: Pins, now: Pins, paths: PinPaths): void {

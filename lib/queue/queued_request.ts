@@ -185,12 +185,12 @@ export const MCP_REQUEST_KINDS: readonly RequestKind[] = Object.freeze([
  * @throws {QueueError} `REQUEST_INVALID`, naming the first problem
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseRequest } from "./queued_request.ts";
- * try {
- *   parseRequest({ kind: "verify-ledger", reply_key: btoa("k".repeat(32)) }, "mcp");
- * } catch (e) {
- *   (e as Error).message; // "the tool-server channel takes only run-request and stage-proposal (got verify-ledger)"
- * }
+ * assert.throws(
+ *   () => parseRequest({ kind: "verify-ledger", reply_key: btoa("k".repeat(32)) }, "mcp"),
+ *   { message: "the tool-server channel takes only run-request and stage-proposal (got verify-ledger)" },
+ * );
  * ```
  */
 export function parseRequest(value: unknown, channel: Channel): QueueRequestT {
@@ -230,9 +230,10 @@ export function parseRequest(value: unknown, channel: Channel): QueueRequestT {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toolOfRequest } from "./queued_request.ts";
- * toolOfRequest({ kind: "stage-proposal", artifact: { kind: "delete-proposal" } }); // "delete_file"
- * toolOfRequest({ kind: "run-request", artifact: {} }); // "run_command"
+ * assert.equal(toolOfRequest({ kind: "stage-proposal", artifact: { kind: "delete-proposal" } }), "delete_file");
+ * assert.equal(toolOfRequest({ kind: "run-request", artifact: {} }), "run_command");
  * ```
  */
 export function toolOfRequest(

@@ -24,9 +24,11 @@ export interface RunnerLock {
  * @throws {QueueError} `RUNNER_RUNNING`
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { takeRunnerLock } from "./runner_lock.ts";
  * const dir = Deno.makeTempDirSync();
  * const lock = await takeRunnerLock(`${dir}/runner.lock`, Deno.pid);
+ * assert.ok(Deno.statSync(`${dir}/runner.lock`).isFile);
  * lock.release();
  * ```
  */

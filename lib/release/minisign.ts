@@ -104,9 +104,10 @@ export function keyIdText(keyId: Uint8Array): string {
  * @throws {ReleaseError} `RELEASE_MALFORMED` when it is not one.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseMinisignPublicKey } from "./minisign.ts";
  * const k = parseMinisignPublicKey("RWQBAgMEBQYHCAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
- * k.keyId; // Uint8Array [1, 2, 3, 4, 5, 6, 7, 8]
+ * assert.deepEqual(k.keyId, new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]));
  * ```
  */
 export function parseMinisignPublicKey(text: string): MinisignPublicKey {
@@ -136,12 +137,9 @@ export function parseMinisignPublicKey(text: string): MinisignPublicKey {
  * @throws {ReleaseError} `RELEASE_MALFORMED` when it is not one.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseMinisignSignature } from "./minisign.ts";
- * try {
- *   parseMinisignSignature("not a signature");
- * } catch (e) {
- *   (e as { code: string }).code; // "RELEASE_MALFORMED"
- * }
+ * assert.throws(() => parseMinisignSignature("not a signature"), { code: "RELEASE_MALFORMED" });
  * ```
  */
 export function parseMinisignSignature(text: string): MinisignSignature {

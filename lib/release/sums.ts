@@ -5,9 +5,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseSums, sumsText } from "./sums.ts";
  * const text = sumsText(new Map([["agentteams-x86_64-unknown-linux-gnu", "ab".repeat(32)]]));
- * parseSums(text).get("agentteams-x86_64-unknown-linux-gnu"); // "abab...ab"
+ * assert.equal(parseSums(text).get("agentteams-x86_64-unknown-linux-gnu"), "ab".repeat(32));
  * ```
  * @module
  */
@@ -117,11 +118,14 @@ export function fileSha256(dir: string, name: string): string {
  *   `RELEASE_CHECKSUM_MISMATCH` for one whose bytes are not those listed (changed, truncated).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkSums, sumsText } from "./sums.ts";
  * const dir = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${dir}/a`, "abc");
- * checkSums(dir, new Map([["a", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"]]));
- * // ["a"]
+ * assert.deepEqual(
+ *   checkSums(dir, new Map([["a", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"]])),
+ *   ["a"],
+ * );
  * ```
  */
 export function checkSums(dir: string, sums: ReadonlyMap<string, string>): string[] {

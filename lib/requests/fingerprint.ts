@@ -14,9 +14,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { blobId, loadHashFactory } from "./fingerprint.ts";
- * blobId(new Uint8Array(0), "sha1", await loadHashFactory());
- * // "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+ * assert.equal(
+ *   blobId(new Uint8Array(0), "sha1", await loadHashFactory()),
+ *   "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",
+ * );
  * ```
  * @module
  */
@@ -69,9 +72,12 @@ const SETTLED_MS = 2000;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { blobId, loadHashFactory } from "./fingerprint.ts";
- * blobId(new TextEncoder().encode("hello\n"), "sha1", await loadHashFactory());
- * // "ce013625030ba8dba906f756967f9e9ca394464a"
+ * assert.equal(
+ *   blobId(new TextEncoder().encode("hello\n"), "sha1", await loadHashFactory()),
+ *   "ce013625030ba8dba906f756967f9e9ca394464a",
+ * );
  * ```
  */
 export function blobId(bytes: Uint8Array, format: "sha1" | "sha256", make: HashFactory): string {

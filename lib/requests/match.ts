@@ -9,9 +9,11 @@
  * and declared writes. When none does, the refusal of the entry that got furthest is reported.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs an agent's policy, which it declares rather than makes.
  * import { matchRequest } from "./match.ts";
- * // const { entry, cwd, writes } = matchRequest({ argv, cwd, expectedWrites, hasStdin }, agentPolicy, guards);
+ * declare const args: Parameters<typeof matchRequest>; // the request, the agent's policy, the guards
+ * const { entry, cwd, writes } = matchRequest(...args);
  * ```
  * @module
  */

@@ -10,9 +10,12 @@
  * resolved paths); and `argv[0]` resolved on a sanitized PATH, outside the project.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs an artifact and a project, which it declares rather than makes.
  * import { checkRequest } from "./request.ts";
- * // const checked = checkRequest(artifact, "worker", { root, policy, plane, parentEnv });
+ * declare const artifact: Parameters<typeof checkRequest>[0]; // from `readArtifactFile`
+ * declare const ctx: Parameters<typeof checkRequest>[2]; // root, policy, plane, parentEnv
+ * const checked = checkRequest(artifact, "worker", ctx);
  * ```
  * @module
  */

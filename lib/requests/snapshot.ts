@@ -377,10 +377,13 @@ export interface WriteCheck {
  * the control plane; a changed watched entry (control plane, git's paths) is never declared.
  *
  * @example
- * ```ts
- * import { diffSnapshots } from "./snapshot.ts";
- * // const check = diffSnapshots(before, after, declaredMatcher(["build/"]));
- * // check.undeclared; // e.g. [".git/hooks/pre-commit", "src/a.ts"]
+ * ```ts ignore
+ * // Not run: it needs two snapshots of a worktree, which it declares rather than makes.
+ * import { diffSnapshots, type Snapshot } from "./snapshot.ts";
+ * declare const before: Snapshot; // from `takeSnapshot`, before the command
+ * declare const after: Snapshot; // and after it
+ * const check = diffSnapshots(before, after, (rel) => rel.startsWith("build/"));
+ * console.log(check.undeclared); // e.g. [".git/hooks/pre-commit", "src/a.ts"]
  * ```
  */
 export function diffSnapshots(

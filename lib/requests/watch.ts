@@ -102,9 +102,13 @@ function lstatOrNull(abs: string): Deno.FileInfo | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { watchPaths } from "./watch.ts";
- * const w = await watchPaths([{ abs: "/p/.claude", key: ".claude", recursive: true }], { racyCutoffMs: Date.now() });
- * w.entries.size;
+ * const p = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${p}/.claude`);
+ * Deno.writeTextFileSync(`${p}/.claude/settings.json`, "{}");
+ * const w = await watchPaths([{ abs: `${p}/.claude`, key: ".claude", recursive: true }], { racyCutoffMs: 0 });
+ * assert.deepEqual([...w.entries.keys()], [".claude", ".claude/settings.json"]);
  * ```
  */
 export async function watchPaths(
@@ -178,8 +182,14 @@ export async function watchPaths(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { controlPlaneRoots } from "./watch.ts";
- * controlPlaneRoots({ root: "/work/p", git: [] }).map((r) => r.key); // e.g. [".agentteams", ".claude"]
+ * const p = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${p}/.agentteams`);
+ * Deno.mkdirSync(`${p}/.claude`);
+ * Deno.writeTextFileSync(`${p}/a.txt`, "");
+ * // Only what is present, and only control-plane entries: a.txt is not one.
+ * assert.deepEqual(controlPlaneRoots({ root: p, git: [] }).map((r) => r.key), [".claude", ".agentteams"]);
  * ```
  */
 export function controlPlaneRoots(plane: ControlPlane): WatchRoot[] {

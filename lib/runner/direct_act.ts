@@ -17,7 +17,13 @@
  * // Not run: it needs a session and a grant, which it declares rather than makes.
  * import { directAct } from "./direct_act.ts";
  * import { performAct } from "../acts/pipeline.ts";
- * declare const session: Session; declare const grant: DirectGrant; declare const state: DirectGrantState;
+ * import type { Session } from "../acts/session.ts";
+ * import type { DirectGrant } from "./direct_grants.ts";
+ * import type { DirectGrantState } from "./direct_grants_load.ts";
+ * declare const session: Session; // the runner's
+ * declare const grant: DirectGrant; // the agent's, selected for this change
+ * declare const state: DirectGrantState; // the runner's grants and their write counts
+ * declare const artifact: Record<string, unknown>; // a change proposal
  * const r = await performAct(session, directAct(grant, state), artifact);
  * r.written; // true
  * ```
@@ -48,7 +54,10 @@ function requireWritable(grant: DirectGrant, state: DirectGrantState, now: Date)
  * ```ts ignore
  * // Not run: it needs a grant, which it declares rather than makes.
  * import { directAct } from "./direct_act.ts";
- * declare const grant: DirectGrant; declare const state: DirectGrantState;
+ * import type { DirectGrant } from "./direct_grants.ts";
+ * import type { DirectGrantState } from "./direct_grants_load.ts";
+ * declare const grant: DirectGrant;
+ * declare const state: DirectGrantState;
  * directAct(grant, state).action; // "apply-direct"
  * ```
  */

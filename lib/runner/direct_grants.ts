@@ -186,6 +186,7 @@ export function gateDigest(gate: GateDef): string {
  * import { expectedBinding } from "./direct_grants.ts";
  * import type { Policy } from "../policy/types.ts";
  * declare const policy: Policy; // mcp_grants.worker: {tools: ["write_file"], approval: "direct"}
+ * const server = { server: "agentteams_runner", map_version: 1, server_sha256: "0".repeat(64) };
  * expectedBinding(policy, "worker", server); // {tools: ["write_file"], write_scopes: [...], ...}
  * ```
  */
@@ -291,6 +292,7 @@ function instantOf(v: unknown): number | null {
  * // Not run: it needs ctx, which it declares rather than makes.
  * import { verifyGrant, type VerifyGrantContext } from "./direct_grants.ts";
  * declare const ctx: VerifyGrantContext;
+ * declare const record: Record<string, unknown>; // one record of the operator's grants file
  * (await verifyGrant(record, ctx)).grant_id; // "G-1"
  * ```
  */
@@ -380,6 +382,7 @@ export interface ActiveGrants {
  * // Not run: it needs ctx, which it declares rather than makes.
  * import { activeGrants, type VerifyGrantContext } from "./direct_grants.ts";
  * declare const ctx: VerifyGrantContext;
+ * declare const records: Record<string, unknown>[]; // the operator's grants file
  * (await activeGrants(records, ctx)).byAgent.get("worker")?.grant_id; // "G-1"
  * ```
  */

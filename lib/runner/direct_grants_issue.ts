@@ -16,6 +16,9 @@
  * ```ts ignore
  * // Not run: it needs a project and the operator's key, which it declares rather than makes.
  * import { issueDirectGrant } from "./direct_grants_issue.ts";
+ * import type { Policy } from "../policy/types.ts";
+ * declare const policy: Policy; // mcp_grants.worker asks for approval "direct"
+ * declare const privatePem: string; // the operator's Ed25519 key (PKCS#8 PEM)
  * const r = await issueDirectGrant({ root: "/work/p", home: "/home/op", policy, agent: "worker",
  *   scopes: ["src/"], privatePem, days: 7, maxWrites: 20, now: new Date() });
  * r.file; // "/home/op/.config/agentteams/mcp-grants/p-<12 hex>.json"
@@ -135,7 +138,8 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
  * @example
  * ```ts ignore
  * // Not run: it needs a project and the operator's key, which it declares rather than makes.
- * import { issueDirectGrant } from "./direct_grants_issue.ts";
+ * import { issueDirectGrant, type IssueDirectGrantOptions } from "./direct_grants_issue.ts";
+ * declare const opts: IssueDirectGrantOptions;
  * (await issueDirectGrant(opts)).record.grant_id; // "MG-<12 hex>"
  * ```
  */
@@ -283,6 +287,8 @@ export interface ListedGrant {
  * ```ts ignore
  * // Not run: it needs a policy, which it declares rather than makes.
  * import { listDirectGrants } from "./direct_grants_issue.ts";
+ * import type { Policy } from "../policy/types.ts";
+ * declare const policy: Policy;
  * (await listDirectGrants({ root: "/work/p", home: "/home/op", policy, now: new Date() })).grants;
  * ```
  */

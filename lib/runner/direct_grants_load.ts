@@ -12,7 +12,10 @@
  * ```ts ignore
  * // Not run: it needs a policy and a key, which it declares rather than makes.
  * import { loadDirectGrants } from "./direct_grants_load.ts";
- * declare const policy: Policy; declare const key: LedgerKey;
+ * import type { Policy } from "../policy/types.ts";
+ * import type { LedgerKey } from "../crypto/keys.ts";
+ * declare const policy: Policy;
+ * declare const key: LedgerKey;
  * const g = await loadDirectGrants({ root: "/work/p", home: "/home/op", policy, key, now: () => new Date() });
  * g.state.active.byAgent.size; // 0..3
  * ```
@@ -298,6 +301,7 @@ export interface LoadDirectGrantsOptions {
  * ```ts ignore
  * // Not run: it needs a policy, which it declares rather than makes.
  * import { holdsDirectGrant } from "./direct_grants_load.ts";
+ * import type { Policy } from "../policy/types.ts";
  * declare const policy: Policy;
  * await holdsDirectGrant({ root: "/work/p", home: "/home/op", policy, agent: "worker", now: new Date() }); // true
  * ```
@@ -333,7 +337,10 @@ const NONE: ActiveGrants = { byAgent: new Map<string, DirectGrant>(), problems: 
  * ```ts ignore
  * // Not run: it needs a policy and a key, which it declares rather than makes.
  * import { loadDirectGrants } from "./direct_grants_load.ts";
- * declare const policy: Policy; declare const key: LedgerKey;
+ * import type { Policy } from "../policy/types.ts";
+ * import type { LedgerKey } from "../crypto/keys.ts";
+ * declare const policy: Policy;
+ * declare const key: LedgerKey;
  * const g = await loadDirectGrants({ root: "/work/p", home: "/home/op", policy, key, now: () => new Date() });
  * g.row; // {action: "direct-grants-loaded", active: [...], key_fingerprints: [...], problems: [...]}
  * ```

@@ -75,12 +75,15 @@ const MAX_PROBLEMS = 10;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadGrantedRoots } from "./granted.ts";
+ * // A holder with no grants file: nothing is granted.
+ * const holder = Deno.makeTempDirSync();
  * const g = await loadGrantedRoots({
- *   root: "/work/holder", teamDir: "/work/holder/.agentteams/team", env: {}, home: "/home/op",
+ *   root: holder, teamDir: `${holder}/.agentteams/team`, env: {}, home: "/home/op",
  *   keyDir: "/home/op/.config/agentteams/keys", now: () => new Date(),
  * });
- * g.granted.map((r) => r.root); // e.g. ["/srv/team-a/docs/shared"]
+ * assert.deepEqual(g.granted, []);
  * ```
  */
 export async function loadGrantedRoots(opts: LoadGrantsOptions): Promise<LoadedGrants> {
@@ -195,12 +198,15 @@ function placeBounds(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { placedGrants } from "./granted.ts";
+ * // A holder with no grants file: nothing is placed.
+ * const holder = Deno.makeTempDirSync();
  * const g = await placedGrants({
- *   root: "/work/holder", teamDir: "/work/holder/.agentteams/team", env: {}, home: "/home/op",
+ *   root: holder, teamDir: `${holder}/.agentteams/team`, env: {}, home: "/home/op",
  *   keyDir: "/home/op/.config/agentteams/keys", now: () => new Date(),
  * });
- * g.map((r) => r.root); // e.g. ["/srv/team-a/docs/shared"]
+ * assert.deepEqual(g, []);
  * ```
  */
 export async function placedGrants(opts: LoadGrantsOptions): Promise<GrantedWrite[]> {

@@ -65,8 +65,13 @@ export interface StagedContext {
  * @throws {QueueError} `MCP_ONLY_AGENT` (from the returned check)
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { refuseMcpOnly } from "./orchestrator.ts";
- * refuseMcpOnly(undefined)("worker"); // no mcp_grants at all: every agent served
+ * // No mcp_grants at all: every agent served.
+ * assert.doesNotThrow(() => refuseMcpOnly(undefined)("worker"));
+ * const grants = { mcp: { tools: ["write_file"], approval: "staged" as const } };
+ * assert.throws(() => refuseMcpOnly(grants)("mcp"), { code: "MCP_ONLY_AGENT" });
+ * assert.doesNotThrow(() => refuseMcpOnly(grants)("worker"));
  * ```
  */
 export function refuseMcpOnly(

@@ -7,9 +7,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { preflight, preflightExit } from "./preflight.ts";
- * const { checks } = await preflight({ root: "/work/p", env: { HOME: "/home/op" } });
- * preflightExit(checks); // 0 when no check is an error (warnings allowed)
+ * // 0 when no check is an error (warnings allowed); here the key file is missing, an error.
+ * const { checks } = await preflight({ root: Deno.makeTempDirSync(), env: { HOME: "/nonexistent" } });
+ * assert.equal(preflightExit(checks), 1);
  * ```
  * @module
  */
@@ -21,7 +23,7 @@ import {
   LEDGER_KEY_FILE,
   ledgerKeyPath,
   loadLedgerKey,
-  SIGNING_KEY_FILE,
+  SECRET_KEY_FILES,
 } from "../crypto/keys.ts";
 import { type ProbeResult, probeSandbox } from "../sandbox/host_probe.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
@@ -159,13 +161,26 @@ export function preflightChecks(f: PreflightFacts): Check[] {
   // Settings that could not be checked prove no trust root write-denied: fail closed.
   if (!f.settings.ok) failed("session-settings", f.settings, "error");
   else if (!f.settings.usesClaude) {
-    out.push({
-      name: "session-settings",
-      ok: true,
-      level: "warning",
-      message: "not checked: the team does not use Claude Code (no .claude/, and the brief's " +
-        "write_policy_frameworks leave claude out)",
-    });
+    // Under the switch the trust roots must be out of every session's reach, and Claude Code's
+    // project settings are the only session settings checked: a team without them proves
+    // nothing, so it fails closed (probe 22c C4: a Goose session cut the HALT and was served).
+    const on = f.brief.ok && f.brief.writePolicy === "orchestrator-only";
+    const why = "the team does not use Claude Code (no .claude/, and the brief's " +
+      "write_policy_frameworks leave claude out)";
+    out.push(
+      on
+        ? {
+          name: "session-settings",
+          ok: false,
+          level: "error",
+          code: "SETTINGS_UNCHECKED",
+          message: `${why}, so no session settings this tool can check keep its sessions from ` +
+            "writing the trust roots (references/, the brief, .agentteams/): a Goose or Codex " +
+            "session that can write the queue can cut a HALT from the decision log; under the " +
+            "switch run the team's sessions under Claude Code with the deny rules doctor lists",
+        }
+        : { name: "session-settings", ok: true, level: "warning", message: `not checked: ${why}` },
+    );
   } else if (f.settings.findings.length === 0) {
     out.push({
       name: "session-settings",
@@ -242,9 +257,10 @@ function refused(e: unknown, code: string): { ok: false; code: string; message: 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gatherPreflight } from "./preflight.ts";
- * const { facts } = await gatherPreflight({ root: "/work/p", env: { HOME: "/home/op" } });
- * facts.key.ok; // false without a key file (NO_KEY)
+ * const { facts } = await gatherPreflight({ root: Deno.makeTempDirSync(), env: { HOME: "/nonexistent" } });
+ * assert.equal(facts.key.ok, false); // no key file (NO_KEY)
  * ```
  */
 export async function gatherPreflight(
@@ -304,12 +320,13 @@ export async function gatherPreflight(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { operatorSettingsInput } from "./preflight.ts";
  * const input = operatorSettingsInput({
  *   root: "/work/p", env: { HOME: "/home/op" }, settings: [], usesClaude: true,
  *   brief: "/work/p/agentteams.jsonc",
  * });
- * input.keyDir; // "/home/op/.config/agentteams/keys"
+ * assert.equal(input.keyDir, "/home/op/.config/agentteams/keys");
  * ```
  */
 export function operatorSettingsInput(o: {
@@ -335,7 +352,7 @@ export function operatorSettingsInput(o: {
     root: o.root,
     settings: o.settings,
     keyDir: dir,
-    secretFiles: [...new Set([ledgerKey, join(dir, SIGNING_KEY_FILE)])],
+    secretFiles: [...new Set([ledgerKey, ...SECRET_KEY_FILES.map((f) => join(dir, f))])],
     homeDir: homeFrom(o.env),
     usesClaude: o.usesClaude,
     // The brief is a trust root: inside the project, its write-deny rule is required too.
@@ -359,9 +376,10 @@ function realOrSelf(path: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { preflight } from "./preflight.ts";
- * const { checks } = await preflight({ root: "/work/p", env: { HOME: "/home/op" } });
- * checks.map((c) => c.name); // ["key", "sandbox", "brief", "session-settings", ...]
+ * const { checks } = await preflight({ root: Deno.makeTempDirSync(), env: { HOME: "/nonexistent" } });
+ * assert.deepEqual(checks.map((c) => c.name).slice(0, 4), ["key", "sandbox", "brief", "session-settings"]);
  * ```
  */
 export async function preflight(

@@ -94,6 +94,8 @@ interface Stray {
   readonly path: string;
   readonly name: string;
   readonly channel: Channel;
+  /** Why it is not served (after its name, in the row and the log). */
+  readonly why: string;
 }
 
 /** The session-writable folders the runner uses, each pinned at start (device and inode). */
@@ -162,10 +164,21 @@ function pending(d: Pinned): { queue: Listed[]; strays: Stray[] } {
     const names = unsafeAsQueue(() => listNames(pin)).sort();
     for (const name of names) {
       const id = idOfName(name);
+      const path = join(pin.path, name);
       if (id !== null) {
-        queue.push({ id, channel, name, seen: unsafeAsQueue(() => lstatName(pin, name)) });
+        const seen = unsafeAsQueue(() => lstatName(pin, name));
+        // A directory is never claimed (claimName): left where it stands, recorded once.
+        if (seen?.isDirectory) strays.push({ path, name, channel, why: "is a directory" });
+        else queue.push({ id, channel, name, seen });
       } // A request still being written (the client's temporary name) is no stray.
-      else if (!isTempName(name)) strays.push({ path: join(pin.path, name), name, channel });
+      else if (!isTempName(name)) {
+        strays.push({
+          path,
+          name,
+          channel,
+          why: "is not a request name (32 lower-case hex + .json)",
+        });
+      }
     }
   }
   return { queue, strays };
@@ -237,12 +250,17 @@ function sweep(
     try {
       const seen = unsafeAsQueue(() => lstatName(d.acks, name));
       if (seen === null) continue;
-      if (unsafeAsQueue(() => claimName(d.acks, name, to, seen)) === null) continue;
-      const bytes = Deno.readFileSync(to);
-      const want = tokens.get(name);
-      const got = bytes.length <= MAX_ACK_BYTES ? new TextDecoder().decode(bytes).trim() : "";
-      if (want !== undefined && hexEqual(got, want)) acked.add(name);
-      else if (want !== undefined) why = "its token is not the result's own (not its waiter's)";
+      if (seen.isDirectory) {
+        // Never claimed (claimName): refused where it stands, recorded once.
+        why = `${d.acks.path}/${name} is a directory; refused, not moved`;
+      } else {
+        if (unsafeAsQueue(() => claimName(d.acks, name, to, seen)) === null) continue;
+        const bytes = Deno.readFileSync(to);
+        const want = tokens.get(name);
+        const got = bytes.length <= MAX_ACK_BYTES ? new TextDecoder().decode(bytes).trim() : "";
+        if (want !== undefined && hexEqual(got, want)) acked.add(name);
+        else if (want !== undefined) why = "its token is not the result's own (not its waiter's)";
+      }
     } catch (e) {
       if (!(e instanceof NameRefused)) throw e;
       why = e.message;
@@ -571,7 +589,9 @@ async function serveLocked(
     for (const e of Deno.readDirSync(paths.claimed)) {
       const m = /^(mcp-)?([0-9a-f]{32})\.json$/.exec(e.name);
       const path = join(paths.claimed, e.name);
-      if (m === null) {
+      // An empty file is a claim's placeholder (claimName) that no request reached: nothing to
+      // report (the request, if any, is still queued).
+      if (m === null || (e.isFile && Deno.lstatSync(path).size === 0)) {
         removeQuietly(path);
         continue;
       }
@@ -613,10 +633,8 @@ async function serveLocked(
           kind: null,
           channel: stray.channel,
           error: "REQUEST_INVALID",
-          reason:
-            `${stray.name.slice(0, 100)} is not a request name (32 lower-case hex + .json); ` +
-            "not served",
-        }, `${stray.path} is not a request name; not served (recorded)`);
+          reason: `${stray.name.slice(0, 100)} ${stray.why}; not served`,
+        }, `${stray.path} ${stray.why}; not served (recorded)`);
         if (recordedNow) strays++;
       }
       for (const r of queue) {

@@ -110,12 +110,17 @@ export interface McpDecision {
  * @throws {QueueError} `TOOL_NOT_GRANTED`, naming the agent and the tool
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mcpDecision } from "./serve_one.ts";
  * const grants = { worker: { tools: ["write_file", "delete_file"], approval: "direct" as const } };
- * mcpDecision(grants, "worker", { kind: "stage-proposal", artifact: { kind: "change-proposal" } });
- * // { tool: "write_file", approval: "direct" }
- * mcpDecision(grants, "worker", { kind: "stage-proposal", artifact: { kind: "delete-proposal" } });
- * // { tool: "delete_file", approval: "staged" }
+ * assert.deepEqual(
+ *   mcpDecision(grants, "worker", { kind: "stage-proposal", artifact: { kind: "change-proposal" } }),
+ *   { tool: "write_file", approval: "direct" },
+ * );
+ * assert.deepEqual(
+ *   mcpDecision(grants, "worker", { kind: "stage-proposal", artifact: { kind: "delete-proposal" } }),
+ *   { tool: "delete_file", approval: "staged" },
+ * );
  * ```
  */
 export function mcpDecision(

@@ -18,6 +18,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { stagedRecord } from "./staged.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const r = stagedRecord({
@@ -27,7 +28,7 @@
  *   plan: { path: "src/a.txt", new_sha256: null, gates: [] },
  *   now: new Date("2026-12-01T10:00:00Z"),
  * }, new HmacKey(new Uint8Array(32)));
- * r.expires; // "2026-12-02T10:00:00+00:00"
+ * assert.equal(r.expires, "2026-12-02T10:00:00+00:00");
  * ```
  * @module
  */
@@ -109,8 +110,9 @@ export function stagedRecord(input: StagedInput, hmac: HmacKey): JsonObject {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { stagedDir } from "./staged.ts";
- * stagedDir("/p"); // "/p/.agentteams/staged"
+ * assert.equal(stagedDir("/p"), "/p/.agentteams/staged");
  * ```
  */
 export function stagedDir(root: string): string {

@@ -44,8 +44,9 @@ export interface DecideInput {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { execAllowlistGap } from "./backend_choice.ts";
- * execAllowlistGap({ ok: true, backend: "seatbelt", program: "/usr/bin/sandbox-exec" }); // null
+ * assert.equal(execAllowlistGap({ ok: true, backend: "seatbelt", program: "/usr/bin/sandbox-exec" }), null);
  * ```
  */
 export function execAllowlistGap(probe: ProbeResult): string | null {
@@ -60,9 +61,12 @@ export function execAllowlistGap(probe: ProbeResult): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { landlockGap } from "./backend_choice.ts";
- * landlockGap({ bwrap: { disableUserns: true, bindFd: true }, landlock: { abi: 7, reason: null } });
- * // null
+ * assert.equal(
+ *   landlockGap({ bwrap: { disableUserns: true, bindFd: true }, landlock: { abi: 7, reason: null } }),
+ *   null,
+ * );
  * ```
  */
 export function landlockGap(host: SandboxHost | null): string | null {

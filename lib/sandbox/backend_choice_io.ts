@@ -5,9 +5,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lazyBackend } from "./backend_choice_io.ts";
- * // const backend = lazyBackend(policy, { unconfined: false });
- * // await backend(); // "bwrap" on Linux with bubblewrap
+ * // The opt-out needs the brief's permission, and is refused at once without it.
+ * assert.throws(() => lazyBackend({ allowUnconfinedRuns: false }, { unconfined: true }), {
+ *   code: "UNCONFINED_NOT_ALLOWED",
+ * });
  * ```
  * @module
  */
@@ -24,9 +27,11 @@ import { probeSandbox } from "./host_probe.ts";
  *   no sandbox works and the brief does not allow running without one.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lazyBackend } from "./backend_choice_io.ts";
  * const backend = lazyBackend({ allowUnconfinedRuns: false }, { unconfined: false });
- * await backend(); // "bwrap" on Linux with bubblewrap; the probe runs on this first call only
+ * // "bwrap" on Linux with bubblewrap; the probe runs on this first call only.
+ * assert.ok(["bwrap", "seatbelt"].includes(await backend()));
  * ```
  */
 export function lazyBackend(

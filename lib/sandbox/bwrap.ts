@@ -37,9 +37,12 @@ export const BWRAP_FULL: BwrapFeatures = Object.freeze({ disableUserns: true, bi
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseBwrapHelp } from "./bwrap.ts";
- * parseBwrapHelp("    --bind-fd FD DEST   Bind open directory or path fd on DEST\n");
- * // { disableUserns: false, bindFd: true }
+ * assert.deepEqual(parseBwrapHelp("    --bind-fd FD DEST   Bind open directory or path fd on DEST\n"), {
+ *   disableUserns: false,
+ *   bindFd: true,
+ * });
  * ```
  */
 export function parseBwrapHelp(help: string): BwrapFeatures {

@@ -5,9 +5,12 @@
  * the gates.
  *
  * @example
- * ```ts
+ * ```ts ignore
+ * // Not run: it needs a loaded brief and a project at /srv/repo.
  * import { withConfinedPrograms } from "./confined_programs_io.ts";
- * // const policy = withConfinedPrograms(await loadPolicy(brief, { projectRoot }), { home, project });
+ * import type { Policy } from "../policy/types.ts";
+ * declare const loaded: Policy; // from `loadPolicy`
+ * const policy = withConfinedPrograms(loaded, { home: "/home/op", project: "/srv/repo" });
  * ```
  * @module
  */

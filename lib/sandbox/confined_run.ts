@@ -5,9 +5,12 @@
  * gates and command requests alike.
  *
  * @example
- * ```ts
- * import { runConfined } from "./confined_run.ts";
- * // const r = await runConfined({ ...spec, backend: "bwrap" });
+ * ```ts ignore
+ * // Not run: it needs a project at /srv/repo and a working sandbox.
+ * import { type ConfinedRunSpec, runConfined } from "./confined_run.ts";
+ * declare const spec: ConfinedRunSpec; // the plan's inputs, the backend, stdin and a timeout
+ * const r = await runConfined(spec);
+ * console.log(r.backend, r.networkRefused);
  * ```
  * @module
  */

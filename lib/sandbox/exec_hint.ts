@@ -6,14 +6,15 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { execRefusalMessage } from "./exec_hint.ts";
- * execRefusalMessage({
+ * const m = execRefusalMessage({
  *   program: "/usr/bin/make", programReal: "/usr/bin/make", interpreter: null,
  *   execRoots: [], owner: { kind: "agent", agent: "worker", source: null },
  *   operatorFile: "/home/op/.config/agentteams/confined/p-0123456789ab.json",
  * });
- * // 'program /usr/bin/make lies under none of the exec paths of the confinement (none: ...);
- * //  add "/usr/bin" to confined_programs.worker.exec in the brief (or ...)'
+ * assert.ok(m.startsWith("program /usr/bin/make lies under none of the exec paths of the confinement (none"));
+ * assert.ok(m.includes('add "/usr/bin" to confined_programs.worker.exec in the brief'));
  * ```
  * @module
  */
@@ -63,9 +64,12 @@ function dirOf(path: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { execKeyPhrase } from "./exec_hint.ts";
- * execKeyPhrase({ kind: "agent", agent: "w", source: "operator-file" }, "/h/.config/agentteams/confined/p.json");
- * // "w.exec in the operator's confined-programs file /h/.config/agentteams/confined/p.json"
+ * assert.equal(
+ *   execKeyPhrase({ kind: "agent", agent: "w", source: "operator-file" }, "/h/.config/agentteams/confined/p.json"),
+ *   "w.exec in the operator's confined-programs file /h/.config/agentteams/confined/p.json",
+ * );
  * ```
  */
 export function execKeyPhrase(owner: ExecOwner | null, operatorFile: string): string {
@@ -86,15 +90,17 @@ export function execKeyPhrase(owner: ExecOwner | null, operatorFile: string): st
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { execRefusalMessage } from "./exec_hint.ts";
- * execRefusalMessage({
+ * const m = execRefusalMessage({
  *   program: "/opt/homebrew/bin/python3",
  *   programReal: "/opt/homebrew/Cellar/python@3.12/3.12.1/bin/python3.12",
  *   interpreter: null, execRoots: ["/opt/homebrew/bin"],
  *   owner: { kind: "agent", agent: "w", source: "brief" }, operatorFile: "/h/f.json",
  * });
- * // '... add "/opt/homebrew/Cellar/python@3.12/3.12.1/bin" to confined_programs.w.exec in the
- * //  brief; /opt/homebrew/bin/python3 is a link to ...: the check uses the real path'
+ * assert.ok(m.includes('add "/opt/homebrew/Cellar/python@3.12/3.12.1/bin" to confined_programs.w.exec in the brief'));
+ * assert.ok(m.includes("/opt/homebrew/bin/python3 is a link to"));
+ * assert.ok(m.includes("the check uses the real path"));
  * ```
  */
 export function execRefusalMessage(f: ExecRefusalFacts): string {
@@ -134,11 +140,14 @@ export function execRefusalMessage(f: ExecRefusalFacts): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { interpreterRefusalMessage } from "./exec_hint.ts";
- * interpreterRefusalMessage({
+ * const m = interpreterRefusalMessage({
  *   program: "/opt/t/tool", programReal: "/opt/t/tool", interpreter: "/usr/bin/dash",
  *   execRoots: ["/opt/t"], owner: null, operatorFile: "/h/.config/agentteams/confined/p.json",
- * }); // 'program /opt/t/tool is a script run by /usr/bin/dash, which ... add "/usr/bin" ...'
+ * });
+ * assert.ok(m.startsWith("program /opt/t/tool is a script run by /usr/bin/dash, which"));
+ * assert.ok(m.includes('add "/usr/bin"'));
  * ```
  */
 export function interpreterRefusalMessage(f: ExecRefusalFacts): string {

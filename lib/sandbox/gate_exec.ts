@@ -6,9 +6,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gateExecPaths } from "./gate_exec.ts";
- * gateExecPaths({ name: "scan", glob: null, argv: ["/opt/scan"], exec: null }, "/opt/scan", "/bin/sh");
- * // ["/opt/scan", "/bin/sh"]
+ * assert.deepEqual(
+ *   gateExecPaths({ name: "scan", glob: null, argv: ["/opt/scan"], exec: null }, "/opt/scan", "/bin/sh"),
+ *   ["/opt/scan", "/bin/sh"],
+ * );
  * ```
  * @module
  */
@@ -39,9 +42,12 @@ export function parseShebang(firstLine: string): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gateExecPaths } from "./gate_exec.ts";
- * gateExecPaths({ name: "g", glob: null, argv: ["x"], exec: ["/opt/tool"] }, "/opt/tool/x", null);
- * // ["/opt/tool"]
+ * assert.deepEqual(
+ *   gateExecPaths({ name: "g", glob: null, argv: ["x"], exec: ["/opt/tool"] }, "/opt/tool/x", null),
+ *   ["/opt/tool"],
+ * );
  * ```
  */
 export function gateExecPaths(

@@ -6,9 +6,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hiddenFromConfined } from "./hidden_dirs.ts";
- * hiddenFromConfined("/p", "/h/.config/agentteams/keys");
- * // ["/h/.config/agentteams/keys", "/p/.agentteams", "/p/.agentteams-queue"]
+ * assert.deepEqual(hiddenFromConfined("/p", "/h/.config/agentteams/keys"), [
+ *   "/h/.config/agentteams/keys",
+ *   "/p/.agentteams",
+ *   "/p/.agentteams-queue",
+ * ]);
  * ```
  * @module
  */

@@ -6,9 +6,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { probeSandbox } from "./host_probe.ts";
  * const probe = await probeSandbox();
- * if (!probe.ok) console.error(probe.reason);
+ * // Either a backend that confines, or the reason none does.
+ * assert.ok(probe.ok ? probe.backend !== null : probe.reason.length > 0);
  * ```
  * @module
  */
@@ -164,8 +166,11 @@ function runText(program: string, args: string[]): { ok: boolean; out: string } 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { probeSandboxHost } from "./host_probe.ts";
- * probeSandboxHost().landlock.abi; // 7 on this machine's kernel
+ * // The kernel's Landlock ABI (7 on Linux 6.18), or 0 where it has none.
+ * const abi = probeSandboxHost().landlock.abi;
+ * assert.ok(Number.isInteger(abi) && abi >= 0);
  * ```
  */
 export function probeSandboxHost(
@@ -191,8 +196,10 @@ let hostMemo: SandboxHost | null = null;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sandboxHost } from "./host_probe.ts";
- * sandboxHost().bwrap.disableUserns; // true for Debian 12's bwrap 0.8
+ * // bwrap 0.8 (Debian 12) has no --disable-userns; later ones do.
+ * assert.equal(typeof sandboxHost().bwrap.disableUserns, "boolean");
  * ```
  */
 export function sandboxHost(): SandboxHost {

@@ -18,11 +18,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { innerGuardArgv } from "./landlock.ts";
  * const argv = innerGuardArgv({ perl: "/usr/bin/perl", arch: "x86_64" }, {
  *   abi: 7, rules: [{ path: "/usr/bin/true", dev: 1, ino: 2 }], checks: [], dropBadLang: false,
  * }, ["/usr/bin/true"]);
- * argv.slice(3, 5); // ["444,445,446,157", "0100000000000000"]
+ * assert.deepEqual(argv.slice(3, 5), ["444,445,446,157", "0100000000000000"]);
  * ```
  * @module
  */
@@ -68,9 +69,10 @@ const EOPNOTSUPP = 95;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { landlockFacts } from "./landlock.ts";
- * landlockFacts(7, 0); // { abi: 7, reason: null }
- * landlockFacts(-1, 38).abi; // 0: the kernel was built without Landlock
+ * assert.deepEqual(landlockFacts(7, 0), { abi: 7, reason: null });
+ * assert.equal(landlockFacts(-1, 38).abi, 0); // the kernel was built without Landlock
  * ```
  */
 export function landlockFacts(ret: number, errno: number): LandlockFacts {
@@ -92,8 +94,9 @@ export function landlockFacts(ret: number, errno: number): LandlockFacts {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { rulesetAttrHex } from "./landlock.ts";
- * rulesetAttrHex(); // "0100000000000000"
+ * assert.equal(rulesetAttrHex(), "0100000000000000");
  * ```
  */
 export function rulesetAttrHex(): string {
@@ -109,8 +112,9 @@ export function rulesetAttrHex(): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loaderCandidates } from "./landlock.ts";
- * loaderCandidates("x86_64")[0]; // "/lib64/ld-linux-x86-64.so.2"
+ * assert.equal(loaderCandidates("x86_64")[0], "/lib64/ld-linux-x86-64.so.2");
  * ```
  */
 export function loaderCandidates(arch: string): readonly string[] {
@@ -125,8 +129,9 @@ export function loaderCandidates(arch: string): readonly string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { execAllowlist } from "./landlock.ts";
- * execAllowlist({ abi: 0, reason: "no Landlock" }, []).kind; // "top-level-only"
+ * assert.equal(execAllowlist({ abi: 0, reason: "no Landlock" }, []).kind, "top-level-only");
  * ```
  */
 export function execAllowlist(
@@ -225,10 +230,12 @@ function lines(pins: readonly BindPin[]): string {
  *   `CONFINED_PATH_UNSAFE` for a relative path or one holding a tab or newline.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { innerGuardArgv } from "./landlock.ts";
- * innerGuardArgv({ perl: "/usr/bin/perl", arch: "aarch64" }, {
+ * const argv = innerGuardArgv({ perl: "/usr/bin/perl", arch: "aarch64" }, {
  *   abi: 0, rules: [], checks: [{ path: "/t", dev: 1, ino: 2 }], dropBadLang: true,
- * }, ["/bin/true"]).slice(3); // ["444,445,446,167", "", "/t\t1\t2", "", "1", "/bin/true"]
+ * }, ["/bin/true"]);
+ * assert.deepEqual(argv.slice(3), ["444,445,446,167", "", "/t\t1\t2", "", "1", "/bin/true"]);
  * ```
  */
 export function innerGuardArgv(
@@ -259,8 +266,9 @@ export function innerGuardArgv(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { landlockProbeArgv } from "./landlock.ts";
- * landlockProbeArgv("/usr/bin/perl", "x86_64")[0]; // "/usr/bin/perl"
+ * assert.equal(landlockProbeArgv("/usr/bin/perl", "x86_64")[0], "/usr/bin/perl");
  * ```
  */
 export function landlockProbeArgv(perl: string, arch: string): string[] {
@@ -278,8 +286,9 @@ export function landlockProbeArgv(perl: string, arch: string): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseLandlockProbe } from "./landlock.ts";
- * parseLandlockProbe("e38").abi; // 0
+ * assert.equal(parseLandlockProbe("e38").abi, 0);
  * ```
  */
 export function parseLandlockProbe(out: string): LandlockFacts {

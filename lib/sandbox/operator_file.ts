@@ -7,9 +7,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { confinedFilePath } from "./operator_file.ts";
- * confinedFilePath("/home/op/my proj", "/home/op");
- * // "/home/op/.config/agentteams/confined/my_proj-<12 hex>.json"
+ * assert.match(
+ *   confinedFilePath("/home/op/my proj", "/home/op"),
+ *   /^\/home\/op\/\.config\/agentteams\/confined\/my_proj-[0-9a-f]{12}\.json$/,
+ * );
  * ```
  * @module
  */

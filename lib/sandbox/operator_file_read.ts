@@ -10,9 +10,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readConfinedFile } from "./operator_file_read.ts";
- * const got = readConfinedFile({ projectReal: "/srv/repo", home: "/root" });
- * if (got !== null) console.log(got.sha256);
+ * const home = Deno.makeTempDirSync(); // no operator file there
+ * assert.equal(readConfinedFile({ projectReal: "/srv/repo", home }), null);
  * ```
  * @module
  */

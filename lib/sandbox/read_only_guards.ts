@@ -6,9 +6,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { guardFacts } from "./read_only_guards.ts";
- * guardFacts(["/srv/repo/build/keys"]);
- * // [{ path: "/srv/repo/build/keys", firstMissing: "/srv/repo/build/keys", symlinkAt: null }]
+ * const repo = Deno.realPathSync(Deno.makeTempDirSync());
+ * Deno.mkdirSync(`${repo}/build`);
+ * assert.deepEqual(guardFacts([`${repo}/build/keys`]), [
+ *   { path: `${repo}/build/keys`, firstMissing: `${repo}/build/keys`, symlinkAt: null },
+ * ]);
  * ```
  * @module
  */
@@ -82,8 +86,10 @@ export function guardFacts(paths: readonly string[]): GuardFact[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { guardedIdentities } from "./read_only_guards.ts";
- * guardedIdentities({ readOnly: ["/etc"], masks: [] }).get("/etc"); // "dir 2049:131073", say
+ * // The kind, device and inode, as in "dir 2049:131073".
+ * assert.match(guardedIdentities({ readOnly: ["/etc"], masks: [] }).get("/etc") ?? "", /^dir \d+:\d+$/);
  * ```
  */
 export function guardedIdentities(

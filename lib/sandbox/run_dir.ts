@@ -5,10 +5,13 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { makePrivateTmpdir, removePrivateTmpdir } from "./run_dir.ts";
  * const tmp = makePrivateTmpdir({});
+ * assert.ok(Deno.statSync(tmp).isDirectory);
  * // ... run the command with TMPDIR=tmp ...
  * removePrivateTmpdir(tmp);
+ * assert.throws(() => Deno.statSync(tmp), Deno.errors.NotFound);
  * ```
  * @module
  */
@@ -75,8 +78,11 @@ function ensureOwnPrivateDir(path: string, uid: number | null): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { makePrivateTmpdir } from "./run_dir.ts";
- * const dir = makePrivateTmpdir({ TMPDIR: "/tmp" }); // e.g. "/tmp/agentteams-run-abc123"
+ * const dir = makePrivateTmpdir({ TMPDIR: "/tmp" });
+ * assert.match(dir, /^\/tmp\/agentteams-run-/);
+ * Deno.removeSync(dir);
  * ```
  */
 export function makePrivateTmpdir(
@@ -137,8 +143,10 @@ function openUp(dir: string): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { removeMaskPoints } from "./run_dir.ts";
- * removeMaskPoints({ masks: ["/srv/repo/build/keys"] }); // ["/srv/repo/build/keys"] when left empty
+ * // A mask point is removed when it was left empty; one that does not exist is not listed.
+ * assert.deepEqual(removeMaskPoints({ masks: ["/nonexistent/build/keys"] }), []);
  * ```
  */
 export function removeMaskPoints(plan: Pick<ConfinementPlan, "masks">): string[] {

@@ -8,7 +8,7 @@
  * ```ts
  * import assert from "node:assert/strict";
  * import { assertSafePath } from "./safe_path.ts";
- * assertSafePath("/usr/bin", "exec path"); // ok: returns
+ * assert.doesNotThrow(() => assertSafePath("/usr/bin", "exec path"));
  * assert.throws(() => assertSafePath('/tmp/a"b', "write root"), { code: "CONFINED_PATH_UNSAFE" });
  * ```
  * @module
@@ -43,8 +43,10 @@ export function unsafePathChar(path: string): string | null {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { assertSafePath } from "./safe_path.ts";
- * assertSafePath("/home/op/.elan", "confined_programs.prover.exec");
+ * assert.doesNotThrow(() => assertSafePath("/home/op/.elan", "confined_programs.prover.exec"));
+ * assert.throws(() => assertSafePath("", "confined_programs.prover.exec"), { code: "CONFINED_PATH_UNSAFE" });
  * ```
  */
 export function assertSafePath(

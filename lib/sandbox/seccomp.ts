@@ -185,9 +185,10 @@ export interface FilterOptions {
  * @throws {SandboxError} `CONFINED_INVALID` for an architecture it has no numbers for.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { commandFilter } from "./seccomp.ts";
  * const bpf = commandFilter("aarch64", { network: true });
- * bpf.length / 8; // instructions
+ * assert.ok(bpf.length > 0 && bpf.length % 8 === 0); // whole instructions, 8 bytes each
  * ```
  */
 export function commandFilter(arch: string, opts: FilterOptions): Uint8Array {

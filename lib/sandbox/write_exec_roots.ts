@@ -194,8 +194,8 @@ export interface GrantedRootBounds {
  * const bounds = { projectReal: "/p", homeReal: "/home/op", tmpdirReal: "/tmp/r", keepClear: [], foldCase: false };
  * const g = { path: "/srv/a/docs", grant: "G-1", kind: "dir" as const, real: "/srv/a/docs", issuerRoot: "/srv/a", issuerGit: [] };
  * assert.equal(grantedRootProblem(g, bounds), null);
- * grantedRootProblem({ ...g, path: "/home", real: "/home", issuerRoot: "/" }, bounds)?.code;
- * // "CONFINED_INVALID": it holds the home directory
+ * // It holds the home directory.
+ * assert.equal(grantedRootProblem({ ...g, path: "/home", real: "/home", issuerRoot: "/" }, bounds)?.code, "CONFINED_INVALID");
  * ```
  */
 export function grantedRootProblem(
@@ -228,10 +228,14 @@ export function grantedRootProblem(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { grantedPlaceProblem } from "./write_exec_roots.ts";
  * const bounds = { projectReal: "/p", homeReal: "/home/op", tmpdirReal: "/tmp/r", keepClear: [], foldCase: false };
- * grantedPlaceProblem({ path: "/etc/cron.d", grant: "G-1", issuerRoot: "/etc", issuerGit: [] }, bounds)?.code;
- * // "CONFINED_INVALID": a system tree
+ * // A system tree.
+ * assert.equal(
+ *   grantedPlaceProblem({ path: "/etc/cron.d", grant: "G-1", issuerRoot: "/etc", issuerGit: [] }, bounds)?.code,
+ *   "CONFINED_INVALID",
+ * );
  * ```
  */
 export function grantedPlaceProblem(
@@ -303,9 +307,13 @@ function samePath(a: string, b: string, fold: boolean): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writeRootProblem } from "./write_exec_roots.ts";
- * writeRootProblem({ rel: "out", walk: [{ path: "/p/out", kind: "missing" }] }, "/p", false)?.code;
- * // "CONFINED_INVALID": not an existing directory
+ * // Not an existing directory.
+ * assert.equal(
+ *   writeRootProblem({ rel: "out", walk: [{ path: "/p/out", kind: "missing" }] }, "/p", false)?.code,
+ *   "CONFINED_INVALID",
+ * );
  * ```
  */
 export function writeRootProblem(

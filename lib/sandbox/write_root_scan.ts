@@ -6,9 +6,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readOnlyMatcher, scanWritableRoots } from "./write_root_scan.ts";
- * const hits = scanWritableRoots(["/srv/repo/build"], readOnlyMatcher("/srv/repo", [], false));
- * hits.map((h) => h.path); // e.g. ["/srv/repo/build/vendor/.git"]
+ * const repo = Deno.realPathSync(Deno.makeTempDirSync());
+ * Deno.mkdirSync(`${repo}/build/vendor/.git`, { recursive: true });
+ * const hits = scanWritableRoots([`${repo}/build`], readOnlyMatcher(repo, [], false));
+ * assert.deepEqual(hits.map((h) => h.path), [`${repo}/build/vendor/.git`]);
  * ```
  * @module
  */

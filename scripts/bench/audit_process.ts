@@ -11,7 +11,7 @@
  * @module
  */
 import { bundleTo } from "../bundle.ts";
-import { releaseFlags } from "../../lib/permissions.ts";
+import { launchV8Flags, releaseFlags } from "../../lib/permissions.ts";
 import { auditTeam } from "../../lib/audit/audit.ts";
 import { writeAuditCorpus } from "./audit_corpus.ts";
 import { parse } from "yaml";
@@ -102,8 +102,17 @@ export async function auditProcessSection(ctx: AuditProcessContext): Promise<voi
   const bundle = `${ctx.work}/audit-bundle`;
   await bundleTo(ctx.root, bundle);
   const deno = Deno.execPath();
-  // The launcher scripts/install writes: the bundle under the release flags.
-  const launcher = [deno, "run", "--quiet", "--no-config", ...releaseFlags(), `${bundle}/main.js`];
+  // The launcher scripts/install writes: the bundle under the release flags, with the audit's own
+  // V8 options.
+  const launcher = [
+    deno,
+    "run",
+    "--quiet",
+    "--no-config",
+    ...launchV8Flags("audit"),
+    ...releaseFlags(),
+    `${bundle}/main.js`,
+  ];
   const env = ["env", "AGENTTEAMS_BROAD_OK=1"];
   const text = [...env, ...launcher, "audit", dir];
   const json = [...env, ...launcher, "audit", "--format", "json", dir];

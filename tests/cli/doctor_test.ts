@@ -343,8 +343,21 @@ Deno.test("preflight decision: key, sandbox and brief failures are errors; setti
     ...GOOD,
     settings: { ok: true, findings: [], usesClaude: false },
   });
-  assert.equal(noClaude[3].ok, true);
-  assert.match(noClaude[3].message, /^not checked: the team does not use Claude Code/);
+  // Under the switch, sessions no check can reach fail closed (probe 22c C4).
+  assert.equal(noClaude[3].ok, false);
+  assert.equal(noClaude[3].level, "error");
+  assert.equal(noClaude[3].code, "SETTINGS_UNCHECKED");
+  assert.match(noClaude[3].message, /^the team does not use Claude Code/);
+  assert.equal(preflightExit(noClaude), 1);
+  // Off the switch they are only not checked.
+  const off = preflightChecks({
+    ...GOOD,
+    brief: { ...GOOD.brief, writePolicy: "default" } as PreflightFacts["brief"],
+    settings: { ok: true, findings: [], usesClaude: false },
+  });
+  assert.equal(off[3].ok, true);
+  assert.match(off[3].message, /^not checked: the team does not use Claude Code/);
+  assert.equal(preflightExit(off), 0);
   const unreadable = preflightChecks({
     ...GOOD,
     settings: { ok: false, code: "SETTINGS_UNREADABLE", message: "x" },

@@ -3,7 +3,12 @@
  * holding `.agentteams/`, a default brief or `.git`; else the start.
  */
 import assert from "node:assert/strict";
-import { diskKindOf, findProjectRoot, PROJECT_MARKERS } from "../../lib/cli/project_root.ts";
+import {
+  diskKindOf,
+  enclosingProjects,
+  findProjectRoot,
+  PROJECT_MARKERS,
+} from "../../lib/cli/project_root.ts";
 import type { EntryKind } from "../../lib/fs/entry.ts";
 
 function probe(on: Record<string, EntryKind>): (abs: string) => EntryKind {
@@ -63,4 +68,19 @@ Deno.test("diskKindOf: lstat, never following; a path it may not examine counts 
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test("enclosingProjects: the directories above holding .agentteams/ or a brief (not .git), nearest first", () => {
+  const kindOf = probe({
+    "/r/agentteams.jsonc": "file",
+    "/r/.git": "dir",
+    "/r/a/.agentteams": "dir",
+    "/r/a/b/.git": "file",
+    "/.git": "dir",
+  });
+  assert.deepEqual(enclosingProjects("/r/a/b", kindOf), ["/r/a", "/r"]);
+  assert.deepEqual(enclosingProjects("/r", kindOf), []);
+  assert.deepEqual(enclosingProjects("/", kindOf), []);
+  // A repository's top (only .git) holding the project is no enclosing project.
+  assert.deepEqual(enclosingProjects("/x/y", probe({ "/x/.git": "dir" })), []);
 });

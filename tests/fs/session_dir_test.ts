@@ -163,6 +163,13 @@ Deno.test("claimName: another file renamed in after the listing (another inode) 
       (e) => refusedAs(e, found),
       what,
     );
+    if (found === "dir") {
+      // A directory is never moved (a session process inside it would come along, and reach
+      // the private folder by ..): it stays where it was put, and nothing arrives.
+      assert.equal(Deno.lstatSync(join(w.q, n)).ino, seen?.ino, what);
+      assert.throws(() => Deno.lstatSync(join(w.own, n)), Deno.errors.NotFound, what);
+      continue;
+    }
     // What arrived is in the private folder (for the caller to remove); never opened.
     Deno.removeSync(join(w.own, n), { recursive: true });
   }
@@ -174,6 +181,26 @@ Deno.test("claimName: another file renamed in after the listing (another inode) 
   assert.ok(st?.isFile);
   assert.equal(Deno.readTextFileSync(join(w.own, name)), "real");
   assert.equal(claimName(w.pin, "gone.json", join(w.own, "gone.json"), null), null);
+  Deno.removeSync(w.root, { recursive: true });
+});
+
+Deno.test("claimName: a file swapped for a directory in the instant before the rename is refused and left where it is; nothing arrives in the private folder (probe 22c C1)", () => {
+  const w = world();
+  const name = "0123456789abcdef0123456789abcdef.json";
+  Deno.writeTextFileSync(join(w.q, name), "listed");
+  const listed = lstatName(w.pin, name)!;
+  let dirIno = 0;
+  assert.throws(
+    () =>
+      claimName(w.pin, name, join(w.own, name), listed, () => {
+        Deno.removeSync(join(w.q, name));
+        Deno.mkdirSync(join(w.q, name));
+        dirIno = Deno.lstatSync(join(w.q, name)).ino!;
+      }),
+    (e) => refusedAs(e, "dir"),
+  );
+  assert.equal(Deno.lstatSync(join(w.q, name)).ino, dirIno);
+  assert.deepEqual(listNames(pinDir(w.own)!), []);
   Deno.removeSync(w.root, { recursive: true });
 });
 

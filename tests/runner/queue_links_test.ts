@@ -246,7 +246,11 @@ Deno.test("an ack planted for another waiter's id (a made-up token, a hard link 
           assert.ok(present(resultPath(w, req.id)), "the result was deleted for a planted ack");
           assert.equal(Deno.readTextFileSync(resultPath(w, req.id)), text);
           assert.equal(sha256(Deno.readFileSync(key)), keyBefore, "the key changed");
-          assert.equal(names(queuePaths(w.project).acks).includes(req.id), false);
+          // Taken away, all but a directory: that is never moved out of the session's folder
+          // (probe 22c C1), it stays where it was put.
+          const ack = join(queuePaths(w.project).acks, req.id);
+          assert.equal(present(ack), what === "a directory", what);
+          if (what === "a directory") Deno.removeSync(ack, { recursive: true });
           // The result still opens for its own waiter.
           assert.equal((await openAs(w, req, text)).body.ok, true);
         });

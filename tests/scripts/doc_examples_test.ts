@@ -39,35 +39,42 @@ function functionsWithoutExample(file: string): string[] {
   return missing;
 }
 
+/** Runs `fn` on a module `m.ts` holding `text`, in a temp folder removed after. */
+function withModule(text: string, fn: (file: string) => void): void {
+  const dir = Deno.makeTempDirSync({ prefix: "at-docex-" });
+  try {
+    const file = join(dir, "m.ts");
+    Deno.writeTextFileSync(file, text);
+    fn(file);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
 Deno.test("every exported function in lib/ has an @example in its JSDoc", () => {
   const missing = tsFiles(join(REPO_ROOT, "lib")).flatMap(functionsWithoutExample);
   assert.deepEqual(missing, [], `without an example:\n${missing.join("\n")}`);
 });
 
 Deno.test("the example finder sees a missing example and an example in place", () => {
-  const dir = Deno.makeTempDirSync({ prefix: "at-docex-" });
-  try {
-    const file = join(dir, "m.ts");
-    Deno.writeTextFileSync(
-      file,
-      [
-        '/** Has one, with a glob in it.\n * @example\n * ```ts\n * a("src/**");\n * ```\n */',
-        "export function a(): void {}",
-        "/** Has none. */",
-        "export async function b(): Promise<void> {}",
-        "/**\n * @example\n * ```ts\n * x\n * ```\n */",
-        "const between = 1;",
-        "export function c(): number {\n  return between;\n}",
-      ].join("\n"),
-    );
-    // `c`'s nearest JSDoc belongs to `between`: it counts as none.
-    assert.deepEqual(
-      functionsWithoutExample(file).map((l) => l.split(": ")[1]),
-      ["b", "c"],
-    );
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
+  withModule(
+    [
+      '/** Has one, with a glob in it.\n * @example\n * ```ts\n * a("src/**");\n * ```\n */',
+      "export function a(): void {}",
+      "/** Has none. */",
+      "export async function b(): Promise<void> {}",
+      "/**\n * @example\n * ```ts\n * x\n * ```\n */",
+      "const between = 1;",
+      "export function c(): number {\n  return between;\n}",
+    ].join("\n"),
+    (file) => {
+      // `c`'s nearest JSDoc belongs to `between`: it counts as none.
+      assert.deepEqual(
+        functionsWithoutExample(file).map((l) => l.split(": ")[1]),
+        ["b", "c"],
+      );
+    },
+  );
 });
 
 /**
@@ -160,18 +167,192 @@ Deno.test("every lib/ example that does not run says why, on the line after its 
 });
 
 Deno.test("the reason finder sees an ignored example without a reason", () => {
-  const dir = Deno.makeTempDirSync({ prefix: "at-docig-" });
-  try {
-    const file = join(dir, "m.ts");
-    Deno.writeTextFileSync(
-      file,
-      "/**\n * ```ts ignore\n * // Not run: it needs a project\n * x;\n * ```\n */\n" +
-        "/**\n * ```ts ignore\n * x;\n * ```\n */\n",
-    );
-    assert.deepEqual(ignoredWithoutReason(file).map((l) => l.split(":").at(-1)), ["8"]);
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
+  withModule(
+    "/**\n * ```ts ignore\n * // Not run: it needs a project\n * x;\n * ```\n */\n" +
+      "/**\n * ```ts ignore\n * x;\n * ```\n */\n",
+    (file) => {
+      assert.deepEqual(ignoredWithoutReason(file).map((l) => l.split(":").at(-1)), ["8"]);
+    },
+  );
+});
+
+/** The code of `line` before a `//` comment outside string literals, and the comment; or `null`. */
+function splitComment(line: string): { code: string; comment: string } | null {
+  let quote: string | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quote !== null) {
+      if (c === "\\") i++;
+      else if (c === quote) quote = null;
+    } else if (c === '"' || c === "'" || c === "`") quote = c;
+    else if (c === "/" && line[i + 1] === "/") {
+      return { code: line.slice(0, i).trim(), comment: line.slice(i + 2).trim() };
+    }
   }
+  return null;
+}
+
+/**
+ * A comment that states a value: it starts with a literal (a string, a number, an array, an
+ * object, `true`, `false`, `null`, `undefined`, a constructor's name as `Deno.inspect` prints it)
+ * or with `e.g.`, or says the call returned or did not throw.
+ */
+const VALUE_COMMENT =
+  /^(?:["'`[{]|-?\d|(?:true|false|null|undefined|NaN)\b|(?:Set|Map|Uint8Array) |e\.g\.|ok\b|no throw)/;
+
+/** Code that asserts (or states a refusal the example checks). */
+const ASSERTS = /\bassert\b|assert\.|\bthrows\b/;
+
+/**
+ * A statement that computes a value and drops it: it ends in a name, a property or an index (not
+ * a call), and assigns, declares and returns nothing (`x.length;`, `a > 0;`, `out;`).
+ */
+function droppedValue(code: string): boolean {
+  const c = code.trim();
+  // Brackets closed that this line did not open: the end of a statement begun on earlier lines.
+  const bare = c.replaceAll(/"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`/g, '""');
+  const depth = (bare.match(/[([{]/g)?.length ?? 0) - (bare.match(/[)\]}]/g)?.length ?? 0);
+  return depth === 0 && /[\w$\]]\s*;$/.test(c) && !DECLARATION.test(c) &&
+    !/^(?:return|throw|break|continue|await|yield|delete|void|if|else|for|while|do|case)\b/.test(
+      c,
+    ) &&
+    !/(?<![=!<>])=(?![=>])/.test(bare) && !/(?:\+\+|--)\s*;$/.test(c);
+}
+
+/** A line that declares (or imports) rather than states an expression's value. */
+const DECLARATION = /^\s*(?:import|export|const|let|var|function|class|type|interface)\b/;
+
+/**
+ * `file:line` of each line of a runnable example in `file` (a `ts` block not marked `ignore`) that
+ * states a value in a comment without asserting it: `expr; // value`, or an expression line
+ * followed by a comment line that is only the value. Assert the value instead
+ * (`node:assert/strict`), or mark the example `ts ignore` with its reason.
+ */
+export function unassertedValues(file: string): string[] {
+  const lines = Deno.readTextFileSync(file).split("\n");
+  const out: string[] = [];
+  let inRunnable = false;
+  let prevCode: string | null = null;
+  lines.forEach((raw, i) => {
+    const fence = /^\s*\* ```(\S*)(.*)$/.exec(raw);
+    if (fence !== null) {
+      inRunnable = !inRunnable && /^(?:ts|typescript)$/.test(fence[1]) &&
+        !/\bignore\b/.test(fence[2]);
+      prevCode = null;
+      return;
+    }
+    if (!inRunnable) return;
+    const line = raw.replace(/^\s*\* ?/, "");
+    const split = splitComment(line);
+    const flag = () => out.push(`${file.slice(REPO_ROOT.length + 1)}:${i + 1}`);
+    if (split === null || split.code !== "") {
+      const code = split === null ? line : split.code;
+      if (split !== null && !ASSERTS.test(code) && VALUE_COMMENT.test(split.comment)) flag();
+      else if (droppedValue(code)) flag();
+      prevCode = code.trim() === "" ? null : code;
+    } else {
+      // A comment line in the run right after an expression statement that asserts nothing.
+      const stated = prevCode !== null && /;\s*$/.test(prevCode) && !DECLARATION.test(prevCode) &&
+        !ASSERTS.test(prevCode);
+      if (stated && VALUE_COMMENT.test(split.comment)) flag();
+    }
+  });
+  return out;
+}
+
+Deno.test("no runnable lib/ example states a value in a comment instead of asserting it", () => {
+  const found = tsFiles(join(REPO_ROOT, "lib")).flatMap(unassertedValues);
+  assert.deepEqual(found, [], `values stated, not asserted:\n${found.join("\n")}`);
+});
+
+/** `file:line` of each runnable example (a `ts` block not marked `ignore`) in `file` that asserts nothing. */
+export function examplesWithoutAssert(file: string): string[] {
+  const lines = Deno.readTextFileSync(file).split("\n");
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const fence = /^\s*\* ```(\S+)(.*)$/.exec(lines[i]);
+    if (fence === null) continue;
+    let j = i + 1;
+    while (j < lines.length && !/^\s*\* ```\s*$/.test(lines[j])) j++;
+    const runnable = /^(?:ts|typescript)$/.test(fence[1]) && !/\bignore\b/.test(fence[2]);
+    if (runnable && !lines.slice(i + 1, j).some((l) => ASSERTS.test(l))) {
+      out.push(`${file.slice(REPO_ROOT.length + 1)}:${i + 1}`);
+    }
+    i = j;
+  }
+  return out;
+}
+
+Deno.test("every runnable lib/ example asserts something", () => {
+  const found = tsFiles(join(REPO_ROOT, "lib")).flatMap(examplesWithoutAssert);
+  assert.deepEqual(
+    found,
+    [],
+    `examples that assert nothing (assert, or mark them ts ignore with the reason):\n${
+      found.join("\n")
+    }`,
+  );
+});
+
+Deno.test("the assert finder sees a runnable example without an assertion, and passes asserted and ignored ones", () => {
+  withModule(
+    [
+      "/**",
+      " * ```ts",
+      " * f();",
+      " * ```",
+      " * ```ts",
+      " * assert.equal(f(), 1);",
+      " * ```",
+      " * ```ts ignore",
+      " * // Not run: it needs a project",
+      " * f();",
+      " * ```",
+      " */",
+    ].join("\n"),
+    (file) => assert.deepEqual(examplesWithoutAssert(file).map((l) => l.split(":").at(-1)), ["2"]),
+  );
+});
+
+Deno.test("the value finder sees `expr; // value`, a value in the comments after, a dropped value; passes asserts and prose", () => {
+  withModule(
+    [
+      "/**",
+      " * ```ts",
+      ' * f("a // b"); // "value"',
+      " * g();",
+      ' * // ["x"]',
+      " * assert.equal(f(), 1); // 1: the first",
+      " * const x = f(); // the brief names it",
+      ' * // "x" is what the brief calls it',
+      " * use(x);",
+      " * // which returns:",
+      " * // [1]",
+      " * x.length;",
+      " * await p;",
+      " * let n = 0;",
+      " * n++;",
+      ' * const argv = ["a",',
+      ' *   "b"];',
+      " * if (n) n--;",
+      " * // A note on what follows.",
+      " * h();",
+      " * ```",
+      " * ```ts ignore",
+      " * // Not run: it needs a project",
+      " * f(); // 2",
+      " * ```",
+      " */",
+    ].join("\n"),
+    (file) => {
+      assert.deepEqual(unassertedValues(file).map((l) => l.split(":").at(-1)), [
+        "3",
+        "5",
+        "11",
+        "12",
+      ]);
+    },
+  );
 });
 
 /**

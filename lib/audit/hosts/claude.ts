@@ -99,9 +99,12 @@ export function claudeFrontMatter(text: string, dropBom: boolean): string | null
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeRequote } from "./claude.ts";
- * claudeRequote("description: a: b\ntools: Read # x\n");
- * // 'description: "a: b"\ntools: "Read # x"\n'
+ * assert.equal(
+ *   claudeRequote("description: a: b\ntools: Read # x\n"),
+ *   'description: "a: b"\ntools: "Read # x"\n',
+ * );
  * ```
  */
 export function claudeRequote(fm: string): string {
@@ -304,9 +307,10 @@ function yamlEraReading(era: YamlEra, text: string): HostReading {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeReading2_1 } from "./claude.ts";
- * claudeReading2_1("---\nname: w\ndescription: d --- x\ntools: Read\n---\n").grant;
- * // { all: true }: the front matter ended at the `---` in the description
+ * // The front matter ended at the `---` in the description.
+ * assert.deepEqual(claudeReading2_1("---\nname: w\ndescription: d --- x\ntools: Read\n---\n").grant, { all: true });
  * ```
  */
 export function claudeReading2_1(text: string): HostReading {
@@ -355,9 +359,13 @@ export function claudeReadings2_1_42(text: string): HostReading[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { claudeReading2_0 } from "./claude.ts";
- * claudeReading2_0("---\nname: w\ndescription: d\ntools: Read\nx: |\n  tools: Edit\n---\n").grant;
- * // { all: false, names: ["Edit"] }: the last `tools:` line wins, a block scalar's included
+ * // The last `tools:` line wins, a block scalar's included.
+ * assert.deepEqual(
+ *   claudeReading2_0("---\nname: w\ndescription: d\ntools: Read\nx: |\n  tools: Edit\n---\n").grant,
+ *   { all: false, names: ["Edit"] },
+ * );
  * ```
  */
 export function claudeReading2_0(text: string): HostReading {

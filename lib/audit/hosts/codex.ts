@@ -48,9 +48,12 @@ function grantsWrite(v: unknown): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { codexSandboxDeciders } from "./codex.ts";
- * codexSandboxDeciders({ sandbox_mode: "read-only", default_permissions: ":workspace" });
- * // [{ key: "default_permissions", value: ":workspace", readOnly: false }]
+ * assert.deepEqual(
+ *   codexSandboxDeciders({ sandbox_mode: "read-only", default_permissions: ":workspace" }),
+ *   [{ key: "default_permissions", value: ":workspace", readOnly: false }],
+ * );
  * ```
  */
 export function codexSandboxDeciders(value: Record<string, unknown>): CodexSandboxDecider[] {

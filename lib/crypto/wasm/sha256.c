@@ -156,7 +156,7 @@ static u32 inner_st[8], outer_st[8];
 static const char HEX[16] = {'0', '1', '2', '3', '4', '5', '6', '7',
                              '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
 
-static void to_hex(const u8 d[32], u8 *out) {
+static void to_hex_scalar(const u8 d[32], u8 *out) {
   for (int i = 0; i < 32; i++) {
     out[2 * i] = (u8)HEX[d[i] >> 4];
     out[2 * i + 1] = (u8)HEX[d[i] & 15];
@@ -183,7 +183,7 @@ __attribute__((export_name("sha256_hex"))) void sha256_hex(const u8 *p, u32 n, u
   ctx_init(&c, IV, 0);
   ctx_update(&c, p, n);
   ctx_final(&c, d);
-  to_hex(d, out);
+  to_hex_scalar(d, out);
 }
 
 /* Hex HMAC-SHA256 of the concatenation of two byte ranges. */
@@ -197,17 +197,11 @@ static void hmac2(const u8 *a, u32 an, const u8 *b, u32 bn, u8 *out) {
   ctx_init(&c, outer_st, 64);
   ctx_update(&c, d, 32);
   ctx_final(&c, d);
-  to_hex(d, out);
+  to_hex_scalar(d, out);
 }
 
 __attribute__((export_name("hmac_hex"))) void hmac_hex(const u8 *p, u32 n, u8 *out) {
   hmac2(p, n, p, 0, out);
-}
-
-static int eq64(const u8 *a, const u8 *b) {
-  u32 diff = 0;
-  for (int i = 0; i < 64; i++) diff |= (u32)(a[i] ^ b[i]);
-  return diff == 0;
 }
 
 /* ---- Four messages at once: SHA-256 across the lanes of 128-bit vectors. ---- */
@@ -215,6 +209,48 @@ static int eq64(const u8 *a, const u8 *b) {
 #include <wasm_simd128.h>
 
 typedef v128_t v;
+
+/* Whether the 64 bytes at a and b are equal (no early exit: the same time wherever they differ). */
+static int eq64(const u8 *a, const u8 *b) {
+  v x = wasm_v128_xor(wasm_v128_load(a), wasm_v128_load(b));
+  x = wasm_v128_or(x, wasm_v128_xor(wasm_v128_load(a + 16), wasm_v128_load(b + 16)));
+  x = wasm_v128_or(x, wasm_v128_xor(wasm_v128_load(a + 32), wasm_v128_load(b + 32)));
+  x = wasm_v128_or(x, wasm_v128_xor(wasm_v128_load(a + 48), wasm_v128_load(b + 48)));
+  return !wasm_v128_any_true(x);
+}
+
+/* 32 digest bytes as 64 lower-case hex characters, sixteen bytes a step. */
+static void to_hex(const u8 d[32], u8 *out) {
+  const v digits = wasm_i8x16_make('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c',
+                                   'd', 'e', 'f');
+  const v low = wasm_i8x16_splat(15);
+  for (int h = 0; h < 32; h += 16) {
+    v x = wasm_v128_load(d + h);
+    v hi = wasm_i8x16_swizzle(digits, wasm_v128_and(wasm_u8x16_shr(x, 4), low));
+    v lo = wasm_i8x16_swizzle(digits, wasm_v128_and(x, low));
+    wasm_v128_store(out + 2 * h, wasm_i8x16_shuffle(hi, lo, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5,
+                                                    21, 6, 22, 7, 23));
+    wasm_v128_store(out + 2 * h + 16, wasm_i8x16_shuffle(hi, lo, 8, 24, 9, 25, 10, 26, 11, 27, 12,
+                                                         28, 13, 29, 14, 30, 15, 31));
+  }
+}
+
+/* The round constants, each in all four lanes (one vector load a round instead of a splat). */
+#define KV4(x) {(int32_t)(x), (int32_t)(x), (int32_t)(x), (int32_t)(x)}
+static const v KV[64] = {
+    KV4(0x428a2f98), KV4(0x71374491), KV4(0xb5c0fbcf), KV4(0xe9b5dba5), KV4(0x3956c25b),
+    KV4(0x59f111f1), KV4(0x923f82a4), KV4(0xab1c5ed5), KV4(0xd807aa98), KV4(0x12835b01),
+    KV4(0x243185be), KV4(0x550c7dc3), KV4(0x72be5d74), KV4(0x80deb1fe), KV4(0x9bdc06a7),
+    KV4(0xc19bf174), KV4(0xe49b69c1), KV4(0xefbe4786), KV4(0x0fc19dc6), KV4(0x240ca1cc),
+    KV4(0x2de92c6f), KV4(0x4a7484aa), KV4(0x5cb0a9dc), KV4(0x76f988da), KV4(0x983e5152),
+    KV4(0xa831c66d), KV4(0xb00327c8), KV4(0xbf597fc7), KV4(0xc6e00bf3), KV4(0xd5a79147),
+    KV4(0x06ca6351), KV4(0x14292967), KV4(0x27b70a85), KV4(0x2e1b2138), KV4(0x4d2c6dfc),
+    KV4(0x53380d13), KV4(0x650a7354), KV4(0x766a0abb), KV4(0x81c2c92e), KV4(0x92722c85),
+    KV4(0xa2bfe8a1), KV4(0xa81a664b), KV4(0xc24b8b70), KV4(0xc76c51a3), KV4(0xd192e819),
+    KV4(0xd6990624), KV4(0xf40e3585), KV4(0x106aa070), KV4(0x19a4c116), KV4(0x1e376c08),
+    KV4(0x2748774c), KV4(0x34b0bcb5), KV4(0x391c0cb3), KV4(0x4ed8aa4a), KV4(0x5b9cca4f),
+    KV4(0x682e6ff3), KV4(0x748f82ee), KV4(0x78a5636f), KV4(0x84c87814), KV4(0x8cc70208),
+    KV4(0x90befffa), KV4(0xa4506ceb), KV4(0xbef9a3f7), KV4(0xc67178f2)};
 #define VROTR(x, n) wasm_v128_or(wasm_u32x4_shr((x), (n)), wasm_i32x4_shl((x), 32 - (n)))
 #define VS0(x) wasm_v128_xor(wasm_v128_xor(VROTR(x, 2), VROTR(x, 13)), VROTR(x, 22))
 #define VS1(x) wasm_v128_xor(wasm_v128_xor(VROTR(x, 6), VROTR(x, 11)), VROTR(x, 25))
@@ -223,9 +259,11 @@ typedef v128_t v;
 #define VADD wasm_i32x4_add
 #define VRND(a, b, c, d, e, f, g, h, k, w)                                                    \
   do {                                                                                        \
-    v t1 = VADD(VADD(VADD(h, VS1(e)), wasm_v128_bitselect(f, g, e)),                          \
-                VADD(wasm_i32x4_splat((int32_t)(k)), (w)));                                   \
-    v t2 = VADD(VS0(a), wasm_v128_bitselect(b, c, wasm_v128_xor(a, c)) /* maj */);            \
+    v t1 = VADD(VADD(VADD(h, VS1(e)), wasm_v128_bitselect(f, g, e)), VADD((k), (w)));         \
+    /* maj(a, b, c) = b ^ ((a ^ b) & (b ^ c)), where b ^ c is the last round's a ^ b. */       \
+    v ab = wasm_v128_xor(a, b);                                                               \
+    v t2 = VADD(VS0(a), wasm_v128_xor(b, wasm_v128_and(ab, bc)));                             \
+    bc = ab;                                                                                  \
     d = VADD(d, t1);                                                                          \
     h = VADD(t1, t2);                                                                         \
   } while (0)
@@ -260,6 +298,7 @@ __attribute__((noinline)) static void compress4(const u8 *p0, const u8 *p1, cons
   VLOAD4(16, w4, w5, w6, w7);
   VLOAD4(32, w8, w9, w10, w11);
   VLOAD4(48, w12, w13, w14, w15);
+  v bc = wasm_v128_xor(b, c);
   for (int r = 0; r < 64; r += 16) {
     if (r) {
       VSCHED(0, 14, 9, 1);
@@ -279,22 +318,22 @@ __attribute__((noinline)) static void compress4(const u8 *p0, const u8 *p1, cons
       VSCHED(14, 12, 7, 15);
       VSCHED(15, 13, 8, 0);
     }
-    VRND(a, b, c, d, e, f, g, h, K[r + 0], w0);
-    VRND(h, a, b, c, d, e, f, g, K[r + 1], w1);
-    VRND(g, h, a, b, c, d, e, f, K[r + 2], w2);
-    VRND(f, g, h, a, b, c, d, e, K[r + 3], w3);
-    VRND(e, f, g, h, a, b, c, d, K[r + 4], w4);
-    VRND(d, e, f, g, h, a, b, c, K[r + 5], w5);
-    VRND(c, d, e, f, g, h, a, b, K[r + 6], w6);
-    VRND(b, c, d, e, f, g, h, a, K[r + 7], w7);
-    VRND(a, b, c, d, e, f, g, h, K[r + 8], w8);
-    VRND(h, a, b, c, d, e, f, g, K[r + 9], w9);
-    VRND(g, h, a, b, c, d, e, f, K[r + 10], w10);
-    VRND(f, g, h, a, b, c, d, e, K[r + 11], w11);
-    VRND(e, f, g, h, a, b, c, d, K[r + 12], w12);
-    VRND(d, e, f, g, h, a, b, c, K[r + 13], w13);
-    VRND(c, d, e, f, g, h, a, b, K[r + 14], w14);
-    VRND(b, c, d, e, f, g, h, a, K[r + 15], w15);
+    VRND(a, b, c, d, e, f, g, h, KV[r + 0], w0);
+    VRND(h, a, b, c, d, e, f, g, KV[r + 1], w1);
+    VRND(g, h, a, b, c, d, e, f, KV[r + 2], w2);
+    VRND(f, g, h, a, b, c, d, e, KV[r + 3], w3);
+    VRND(e, f, g, h, a, b, c, d, KV[r + 4], w4);
+    VRND(d, e, f, g, h, a, b, c, KV[r + 5], w5);
+    VRND(c, d, e, f, g, h, a, b, KV[r + 6], w6);
+    VRND(b, c, d, e, f, g, h, a, KV[r + 7], w7);
+    VRND(a, b, c, d, e, f, g, h, KV[r + 8], w8);
+    VRND(h, a, b, c, d, e, f, g, KV[r + 9], w9);
+    VRND(g, h, a, b, c, d, e, f, KV[r + 10], w10);
+    VRND(f, g, h, a, b, c, d, e, KV[r + 11], w11);
+    VRND(e, f, g, h, a, b, c, d, KV[r + 12], w12);
+    VRND(d, e, f, g, h, a, b, c, KV[r + 13], w13);
+    VRND(c, d, e, f, g, h, a, b, KV[r + 14], w14);
+    VRND(b, c, d, e, f, g, h, a, KV[r + 15], w15);
   }
   wasm_v128_store(lane_st + 0, VADD(wasm_v128_load(lane_st + 0), a));
   wasm_v128_store(lane_st + 4, VADD(wasm_v128_load(lane_st + 4), b));
@@ -338,12 +377,21 @@ static void job_set(job *j, const u32 *init, u32 prefix, const u8 *s1, u32 n1, c
   j->out = out;
 }
 
+/* A block that straddles the two ranges or the end: assembled in the lane's scratch. */
+__attribute__((noinline)) static const u8 *assemble_block(lane *L);
+
 /* The lane's next 64-byte block: in place when it lies inside one range, else assembled. */
-__attribute__((noinline)) static const u8 *next_block(lane *L) {
+static inline const u8 *next_block(lane *L) {
   job *j = L->j;
   u32 o = L->blk * 64;
   if (o + 64 <= j->n1) return j->s1 + o;
   if (o >= j->n1 && o + 64 <= j->total) return j->s2 + (o - j->n1);
+  return assemble_block(L);
+}
+
+static const u8 *assemble_block(lane *L) {
+  job *j = L->j;
+  u32 o = L->blk * 64;
   /* Assembled in runs (the first range, the second, the 0x80, the zeros): no test per byte
    * of which range it falls in. */
   u8 *d = L->scratch;
@@ -411,29 +459,26 @@ static void run_jobs(job *jobs, u32 n) {
 }
 
 /*
- * Verifies `n` ledger rows. `table` holds 6 words per row:
+ * The two passes over a table of ledger rows. `table` holds 6 words per row:
  *   line start, line length, cut start, cut end, mac hex offset, prev hex offset
  * (absolute offsets into linear memory). The signed text is the line without [cut start, cut
  * end): its top-level mac member. A cut start of 0xffffffff skips the MAC; a prev hex offset of
  * 0xffffffff means "prev is not 64 characters".
- * For each row, 64 hex characters of SHA-256(line) go to hashes + 64*i, and flags[i] gets
- *   bit 0: the HMAC of the signed text equals the 64 characters at the mac offset,
- *   bit 1: prev equals the previous row's line hash (for the first row of the call, only when
- *          `chained`, in which case the previous row's hex hash sits just before `hashes`).
+ *
+ * mac_rows sets bit 0 of flags[i] when the HMAC of row i's signed text equals the 64 characters
+ * at its mac offset. chain_rows writes 64 hex characters of SHA-256(line) to hashes + 64*i and
+ * sets bit 1 of flags[i] when the row's prev equals the previous row's line hash (for the first
+ * row of the call, only when `chained`, in which case the previous row's hex hash sits just
+ * before `hashes`). Neither clears the other's bit, so the two can run on separate copies of the
+ * rows (separate instances, on separate threads) and their flags be OR-ed.
+ *
  * `scratch` must hold n * (sizeof(job) + 64) bytes, 16-aligned. Callers pass a few thousand rows
  * per call, so the engine's optimizing tier takes over after the first calls.
  */
-__attribute__((export_name("verify_rows"))) void verify_rows(u32 n, const u32 *table, u8 *hashes,
-                                                             u8 *flags, u8 *scratch, u32 chained) {
+__attribute__((export_name("mac_rows"))) void mac_rows(u32 n, const u32 *table, u8 *flags,
+                                                       u8 *scratch) {
   job *jobs = (job *)scratch;
-  u8 *dig = scratch + n * sizeof(job); /* 32 bytes per row: line digest, then MAC */
-  u8 *mac = dig + n * 32;
-  for (u32 i = 0; i < n; i++) {
-    const u32 *t = table + 6 * i;
-    job_set(&jobs[i], IV, 0, (const u8 *)(uintptr_t)t[0], t[1], 0, 0, dig + 32 * i);
-  }
-  run_jobs(jobs, n);
-  for (u32 i = 0; i < n; i++) to_hex(dig + 32 * i, hashes + 64 * i);
+  u8 *mac = scratch + n * sizeof(job); /* 32 bytes per row */
   u32 m = 0;
   for (u32 i = 0; i < n; i++) {
     const u32 *t = table + 6 * i;
@@ -454,17 +499,230 @@ __attribute__((export_name("verify_rows"))) void verify_rows(u32 n, const u32 *t
   u8 hex[64];
   for (u32 i = 0; i < n; i++) {
     const u32 *t = table + 6 * i;
-    u8 f = 0;
-    if (t[2] != 0xffffffffu) {
-      to_hex(mac + 32 * i, hex);
-      if (eq64(hex, (const u8 *)(uintptr_t)t[4])) f |= 1;
-    }
+    if (t[2] == 0xffffffffu) continue;
+    to_hex(mac + 32 * i, hex);
+    if (eq64(hex, (const u8 *)(uintptr_t)t[4])) flags[i] |= 1;
+  }
+}
+
+__attribute__((export_name("chain_rows"))) void chain_rows(u32 n, const u32 *table, u8 *hashes,
+                                                           u8 *flags, u8 *scratch, u32 chained) {
+  job *jobs = (job *)scratch;
+  u8 *dig = scratch + n * sizeof(job); /* 32 bytes per row */
+  for (u32 i = 0; i < n; i++) {
+    const u32 *t = table + 6 * i;
+    job_set(&jobs[i], IV, 0, (const u8 *)(uintptr_t)t[0], t[1], 0, 0, dig + 32 * i);
+  }
+  run_jobs(jobs, n);
+  for (u32 i = 0; i < n; i++) to_hex(dig + 32 * i, hashes + 64 * i);
+  for (u32 i = 0; i < n; i++) {
+    const u32 *t = table + 6 * i;
     if ((i > 0 || chained) && t[5] != 0xffffffffu &&
         eq64(hashes + 64 * i - 64, (const u8 *)(uintptr_t)t[5])) {
-      f |= 2;
+      flags[i] |= 2;
     }
-    flags[i] = f;
   }
+}
+
+/* Both passes: flags[i] gets bit 0 (mac_rows) and bit 1 (chain_rows), nothing else. */
+__attribute__((export_name("verify_rows"))) void verify_rows(u32 n, const u32 *table, u8 *hashes,
+                                                             u8 *flags, u8 *scratch, u32 chained) {
+  for (u32 i = 0; i < n; i++) flags[i] = 0;
+  mac_rows(n, table, flags, scratch);
+  chain_rows(n, table, hashes, flags, scratch, chained);
+}
+
+/* ---- The ledger line's layout: the one scanner (lib/ledger/scan.ts calls it). ----
+ *
+ * A row is the canonical JSON of an object; its signed text is the line without its top-level
+ * `mac` member (and the ", " beside it). scan_row accepts only the canonical layout ("{",
+ * members separated by ", ", keys and values by ": ", "}") and finds the top-level `mac`,
+ * `prev` and `time` members without building the object. Every read stays inside [start, end).
+ * The slots (i32, positions absolute):
+ *   0 cut start (the mac member and one separator) or -1, 1 cut end (exclusive) or -1,
+ *   2 the mac value's first character when the value is 64 characters long, else -1,
+ *   3 prev's first character when 64 long; -2 when ""; -3 otherwise; -1 absent,
+ *   4 1 when a top-level time string is present, 5 1 when a top-level mac string is present.
+ */
+typedef int32_t i32;
+
+/* The offset just past the string starting at i (a quote), or -1: sixteen bytes a step. */
+static i32 skip_string(const u8 *b, i32 i, i32 end) {
+  i32 j = i + 1;
+  const v q = wasm_i8x16_splat('"'), bs = wasm_i8x16_splat('\\');
+  for (;;) {
+    while (j + 16 <= end) {
+      v x = wasm_v128_load(b + j);
+      u32 m = wasm_i8x16_bitmask(wasm_v128_or(wasm_i8x16_eq(x, q), wasm_i8x16_eq(x, bs)));
+      if (m) {
+        j += __builtin_ctz(m);
+        break;
+      }
+      j += 16;
+    }
+    if (j >= end) return -1;
+    if (j + 16 > end) {
+      while (j < end && b[j] != '"' && b[j] != '\\') j++;
+      if (j >= end) return -1;
+    }
+    if (b[j] == '"') return j + 1;
+    j += 2; /* a backslash and the character it escapes */
+    if (j >= end) return -1;
+  }
+}
+
+/* The offset just past the JSON value starting at i, or -1. */
+static i32 skip_value(const u8 *b, i32 i, i32 end) {
+  u8 c = b[i];
+  if (c == '"') return skip_string(b, i, end);
+  if (c == '{' || c == '[') {
+    i32 depth = 0;
+    for (i32 j = i; j < end; j++) {
+      u8 d = b[j];
+      if (d == '"') {
+        j = skip_string(b, j, end) - 1;
+        if (j < 0) return -1;
+      } else if (d == '{' || d == '[') {
+        depth++;
+      } else if (d == '}' || d == ']') {
+        depth--;
+        if (depth == 0) return j + 1;
+      }
+    }
+    return -1;
+  }
+  /* A number, true, false or null: runs to the next separator. */
+  i32 j = i;
+  while (j < end && b[j] != ',' && b[j] != '}') j++;
+  return j == i ? -1 : j;
+}
+
+static int key_is(const u8 *b, i32 s, i32 len, const char *word, i32 wlen) {
+  if (len != wlen) return 0;
+  for (i32 k = 0; k < len; k++)
+    if (b[s + k] != (u8)word[k]) return 0;
+  return 1;
+}
+
+/* Scans the line [start, end) (no newline) into out[6]; 1 when it has the canonical layout with
+ * no duplicate mac, prev or time. */
+static int scan_row_at(const u8 *b, i32 start, i32 end, i32 *out) {
+  out[0] = -1;
+  out[1] = -1;
+  out[2] = -1;
+  out[3] = -1;
+  out[4] = 0;
+  out[5] = 0;
+  if (end - start < 2 || b[start] != '{' || b[end - 1] != '}') return 0;
+  i32 close = end - 1;
+  if (close == start + 1) return 1; /* {} */
+  i32 i = start + 1;
+  for (;;) {
+    if (b[i] != '"') return 0;
+    i32 keyEnd = skip_string(b, i, close);
+    if (keyEnd < 0 || b[keyEnd] != ':' || b[keyEnd + 1] != ' ') return 0;
+    i32 v = keyEnd + 2;
+    i32 vEnd = skip_value(b, v, close);
+    if (vEnd < 0) return 0;
+    i32 klen = keyEnd - i - 2;
+    int isString = b[v] == '"';
+    if (key_is(b, i + 1, klen, "mac", 3)) {
+      if (out[5] || !isString) return 0;
+      out[5] = 1;
+      out[2] = vEnd - v == 66 ? v + 1 : -1;
+      if (i > start + 1) {
+        out[0] = i - 2;
+        out[1] = vEnd;
+      } else if (vEnd < close) {
+        out[0] = i;
+        out[1] = vEnd + 2;
+      } else {
+        out[0] = i;
+        out[1] = vEnd;
+      }
+    } else if (key_is(b, i + 1, klen, "prev", 4)) {
+      if (out[3] != -1 || !isString) return 0;
+      i32 len = vEnd - v - 2;
+      out[3] = len == 64 ? v + 1 : len == 0 ? -2 : -3;
+    } else if (key_is(b, i + 1, klen, "time", 4)) {
+      if (out[4] || !isString) return 0;
+      out[4] = 1;
+    }
+    if (vEnd == close) return 1;
+    if (b[vEnd] != ',' || b[vEnd + 1] != ' ') return 0;
+    i = vEnd + 2;
+  }
+}
+
+__attribute__((export_name("scan_row"))) u32 scan_row(const u8 *b, u32 start, u32 end,
+                                                      i32 *out) {
+  return (u32)scan_row_at(b, (i32)start, (i32)end, out);
+}
+
+/* The first newline in [from, end), or end. */
+static u32 find_newline(const u8 *b, u32 from, u32 end) {
+  u32 j = from;
+  const v nl = wasm_i8x16_splat('\n');
+  while (j + 16 <= end) {
+    u32 m = wasm_i8x16_bitmask(wasm_i8x16_eq(wasm_v128_load(b + j), nl));
+    if (m) return j + __builtin_ctz(m);
+    j += 16;
+  }
+  while (j < end && b[j] != '\n') j++;
+  return j;
+}
+
+/*
+ * The form of the line [from, e) as a ledger row, the one decision `lineForm` (row.ts) and
+ * scan_lines share, with the scan's slots in out[6]:
+ *   bit 0: scanned (the canonical layout with top-level mac, prev and time strings),
+ *   bit 1: prev is "" (scanned rows), bit 2: the line is over max_row bytes (nothing scanned).
+ * A line that is neither scanned nor too long is left to the caller (a JSON reading names what
+ * is wrong with it).
+ */
+static u8 line_status_at(const u8 *b, u32 from, u32 e, i32 *out, u32 max_row) {
+  if (e - from > max_row) return 4;
+  if (!(scan_row_at(b, (i32)from, (i32)e, out) && out[5] && out[4] && out[3] != -1)) return 0;
+  return out[3] == -2 ? 3 : 1;
+}
+
+__attribute__((export_name("line_status"))) u32 line_status(const u8 *b, u32 start, u32 end,
+                                                            i32 *out, u32 max_row) {
+  return line_status_at(b, start, end, out, max_row);
+}
+
+/*
+ * Finds up to `max` complete lines in [from, end) and judges each (line_status_at): for line k,
+ * table + 6*k gets the verify table's six words (cut and mac offsets only when the line is a
+ * scanned row with a 64-character mac; prev only when 64 characters) and status[k] its form
+ * bits. Returns the number of lines; the last one ends at table[6*(k-1)] + table[6*(k-1)+1] (its
+ * newline just after).
+ */
+__attribute__((export_name("scan_lines"))) u32 scan_lines(const u8 *b, u32 from, u32 end,
+                                                          u32 *table, u8 *status, u32 max,
+                                                          u32 max_row) {
+  u32 k = 0;
+  i32 out[6];
+  while (k < max && from < end) {
+    u32 e = find_newline(b, from, end);
+    if (e >= end) break;
+    u32 *t = table + 6 * k;
+    t[0] = (u32)(uintptr_t)b + from;
+    t[1] = e - from;
+    t[2] = t[3] = t[4] = t[5] = 0xffffffffu;
+    u8 st = line_status_at(b, from, e, out, max_row);
+    if (st & 1) {
+      if (out[2] >= 0) {
+        t[2] = (u32)(uintptr_t)b + (u32)out[0];
+        t[3] = (u32)(uintptr_t)b + (u32)out[1];
+        t[4] = (u32)(uintptr_t)b + (u32)out[2];
+      }
+      if (out[3] >= 0) t[5] = (u32)(uintptr_t)b + (u32)out[3];
+    }
+    status[k++] = st;
+    from = e + 1;
+  }
+  return k;
 }
 
 /* Bytes of scratch verify_rows needs per row. */
