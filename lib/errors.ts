@@ -207,7 +207,8 @@ export type AuthzCode =
   | "ACTION_FORM"
   | "LEGACY_UNSIGNED"
   | "VERIFY_KEY_UNTRUSTED"
-  | "SPENT";
+  | "SPENT"
+  | "LEDGER_ROLLED_BACK";
 
 /** Deno's permission layer: started too broad (serve) or a needed grant is missing. */
 export class PermissionLayerError
@@ -434,6 +435,9 @@ export type SetupCode = "DEPS_MISSING";
 /** The stable codes of {@link QueueError}. */
 export type QueueCode =
   | "REQUEST_INVALID"
+  | "REQUEST_NOT_SEALED"
+  | "REQUEST_WRONG_KEY"
+  | "REQUEST_SEAL_BROKEN"
   | "QUEUE_UNSAFE_PATH"
   | "RUNNER_RUNNING"
   | "RUNNER_PIN_CHANGED"

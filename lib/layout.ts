@@ -18,7 +18,7 @@ import { fsyncDirSync } from "./fs/atomic_write.ts";
 
 /** The state directory's name inside a project. */
 export const STATE_DIR = ".agentteams";
-/** The directory sessions write runner requests into (raw nonces in transit: hidden from commands). */
+/** The directory sessions write runner requests into (sealed to the runner; hidden from commands). */
 export const QUEUE_DIR = ".agentteams-queue";
 /** The session-readable directory the runner publishes its liveness and results into. */
 export const STATUS_DIR = ".agentteams-status";

@@ -51,6 +51,8 @@ function gateTrust(s: Session, agent: string): () => Promise<GateTrust> {
       roster: t.roster,
       store: t.store,
       signingRequired: t.signingRequired,
+      // The triad ledgers read and kept through their indexes (a rolled-back one refuses).
+      indexKey: s.key.hmac,
       ledger: {
         spent: () => spentCounts(s.root, s.key.hmac),
         record: async (pass) => {
@@ -65,7 +67,7 @@ function gateTrust(s: Session, agent: string): () => Promise<GateTrust> {
   };
 }
 
-type GateTrust = Pick<GateContext, "roster" | "store" | "signingRequired" | "ledger">;
+type GateTrust = Pick<GateContext, "roster" | "store" | "signingRequired" | "ledger" | "indexKey">;
 
 /** The apply act (see the module doc). */
 export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, void, ApplyResult> =

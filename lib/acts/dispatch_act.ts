@@ -66,14 +66,17 @@ export interface BriefDispatchOptions extends DispatchOptions {
 
 /**
  * The HALT check of a dispatch: `*` (the emergency stop) and a gate named `dispatch` reach it.
+ * With the ledger key (`hmac`), the log is read through its index, so a log cut or rewritten
+ * since the operator's last write is refused (`LEDGER_ROLLED_BACK`) as in every act.
  *
- * @throws {AuthzError} `HALTED`.
+ * @throws {AuthzError} `HALTED`, `LEDGER_ROLLED_BACK`.
  */
 async function requireDispatchAllowed(
   root: string,
   agent: string,
   switchOn: boolean,
   opts: BriefDispatchOptions,
+  hmac: HmacKey | undefined,
 ): Promise<void> {
   const now = (opts.now ?? (() => new Date()))();
   const env = opts.env;
@@ -83,7 +86,16 @@ async function requireDispatchAllowed(
     const t = await trustFor(root, env, switchOn);
     return { env, now, roster: t.roster, store: t.store, signingRequired: t.signingRequired };
   };
-  await requireNoHalt(root, dispatchActions(agent), ctx);
+  await requireNoHalt(root, dispatchActions(agent), ctx, hmac);
+}
+
+/** The key when it can be had now, else undefined (its own refusal comes after the HALT's). */
+function keyIfAny(key: () => HmacKey): HmacKey | undefined {
+  try {
+    return key();
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -177,7 +189,7 @@ async function issueAllowed(
   switchOn: boolean,
   opts: BriefDispatchOptions,
 ): Promise<IssuedDispatch> {
-  await requireDispatchAllowed(root, agent, switchOn, opts);
+  await requireDispatchAllowed(root, agent, switchOn, opts, keyIfAny(key));
   return await issueDispatch(root, key(), agent, {
     now: opts.now,
     maxUses: opts.maxUses,

@@ -13,10 +13,14 @@
  * skipped by the decision anyway. Only a prefix without quotes, BOM or bare CR (each line one
  * record) and in ASCII (a character offset is a byte offset) is indexed.
  *
- * The index is a cache of a fact about exact bytes: an index that does not verify, a prefix whose
- * bytes changed (an edited, removed or re-ordered row), a file shorter than the prefix, a tail
- * that does not parse or whose chain does not continue the carry: the caller reads the whole file
- * as before, and reports what that read finds (the same codes, lines and reasons).
+ * The index is also what the ledger is held to between the operator's writes: a file that no
+ * longer extends the prefix it recorded (shorter than it, or its bytes changed: a row removed,
+ * edited or re-ordered, a HALT cut out through another name or an open descriptor) is refused
+ * (`LEDGER_ROLLED_BACK`, naming the file and what to do), never read whole instead: a ledger only
+ * grows between the operator's writers (`decision sign`, `waiver issue`, a spend), and each keeps
+ * the index current. An index that does not verify (or none) is no index: the whole file is read.
+ * A tail that does not parse or whose chain does not continue the carry: the caller reads the
+ * whole file, and reports what that read finds (the same codes, lines and reasons).
  *
  * @example
  * ```ts
@@ -27,10 +31,18 @@
  * @module
  */
 import { type HmacKey, sha256HexOnce } from "../crypto/hash.ts";
+import { AuthzError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { join } from "../fs/path.ts";
 import { ensureStateDir, readStateFileSync, statePaths } from "../layout.ts";
-import { type CsvRow, type CsvSchema, type CsvTable, type CsvText, parseCsv } from "./csv.ts";
+import {
+  type CsvRow,
+  type CsvSchema,
+  type CsvTable,
+  type CsvText,
+  parseCsv,
+  readCsvText,
+} from "./csv.ts";
 
 const PURPOSE = "agentteams-csv-index-v1";
 const dec = new TextDecoder();
@@ -106,6 +118,8 @@ export interface CsvIndexRef {
   readonly name: string;
   /** The MAC key (the proposal-ledger key). */
   readonly key: HmacKey;
+  /** The ledger's path, for refusals (default: the schema's name for it). */
+  readonly file?: string;
 }
 
 /** A ledger read through its index. */
@@ -125,9 +139,12 @@ export interface IndexedTable {
 
 /**
  * The rows that can decide, through a valid index (see the module doc), or `null`: no index, one
- * that does not verify or no longer fits the bytes, or a tail that does not parse (the caller
- * reads the whole file and reports it). `needles` are in lower case (a row is a candidate when its
- * lower-case text holds one).
+ * that does not verify, or a tail that does not parse (the caller reads the whole file and
+ * reports it). `needles` are in lower case (a row is a candidate when its lower-case text holds
+ * one). A file that no longer extends the prefix a valid index recorded is refused.
+ *
+ * @throws {AuthzError} `LEDGER_ROLLED_BACK`: the file is shorter than the recorded prefix, or
+ *   the prefix's bytes changed
  *
  * @example
  * ```ts
@@ -144,10 +161,9 @@ export async function readIndexed(
   schema: CsvSchema,
   needles: readonly string[],
 ): Promise<IndexedTable | null> {
+  const body = await extendedBody(read, { ...ref, file: ref.file ?? schema.what ?? ref.name });
+  if (body === null) return null;
   if (needles.some((n) => n === "" || n.includes("\n"))) return null;
-  const body = readBody(csvIndexPath(ref.root, ref.name), ref.name, ref.key);
-  if (body === null || body.size > read.bytes.length) return null;
-  if (await sha256HexOnce(read.bytes.subarray(0, body.size)) !== body.sha256) return null;
   const text = read.text;
   const headerEnd = text.indexOf("\n") + 1;
   if (headerEnd <= 0 || headerEnd > body.size) return null;
@@ -168,6 +184,124 @@ export async function readIndexed(
     prefixRows: body.rows,
     carry: body.carry,
   };
+}
+
+/**
+ * The valid index of a ledger whose bytes extend it, or null (no index, or one that does not
+ * verify); a file that does not extend it is refused.
+ */
+async function extendedBody(read: CsvText, ref: CsvIndexRef): Promise<IndexBody | null> {
+  const body = readBody(csvIndexPath(ref.root, ref.name), ref.name, ref.key);
+  if (body === null) return null;
+  if (body.size > read.bytes.length) {
+    throw rolledBack(
+      ref,
+      `it is ${read.bytes.length} bytes, shorter than the ${body.size} bytes (${body.rows} ` +
+        "rows) it held at the operator's last write",
+    );
+  }
+  if (await sha256HexOnce(read.bytes.subarray(0, body.size)) !== body.sha256) {
+    throw rolledBack(
+      ref,
+      `its first ${body.size} bytes (${body.rows} rows, as the operator's last write left ` +
+        "them) changed",
+    );
+  }
+  return body;
+}
+
+/**
+ * Refuses a ledger (at `ref.file`) that no longer extends its valid index, or is gone while one
+ * stands: what each writer checks before it writes, so that a write never makes a rolled-back
+ * file the operator's (its new index would accept it).
+ *
+ * @throws {AuthzError} `LEDGER_ROLLED_BACK`; what `readCsvText` throws
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { keepIndex, requireExtends } from "./csv_index.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * const file = root + "/log.csv";
+ * const ref = { root, name: "decisions", key: new HmacKey(new Uint8Array(32)), file };
+ * Deno.writeTextFileSync(file, "a,b\n1,2\n");
+ * await keepIndex({ bytes: Deno.readFileSync(file), text: "a,b\n1,2\n" }, ref, 1, "");
+ * Deno.writeTextFileSync(file, "a,b\n1,2\n3,4\n");
+ * await requireExtends(ref); // appended to: it extends
+ * Deno.writeTextFileSync(file, "a,b\n");
+ * await assert.rejects(requireExtends(ref), /no longer extends/);
+ * ```
+ */
+export async function requireExtends(ref: CsvIndexRef & { readonly file: string }): Promise<void> {
+  const read = readCsvText(ref.file);
+  if (read === null) refuseGoneIndexed(ref);
+  else await extendedBody(read, ref);
+}
+
+/**
+ * Refuses a ledger that is gone while a valid index of it stands (it held rows at the operator's
+ * last write: a HALT log removed is a HALT removed). No index: nothing to refuse.
+ *
+ * @throws {AuthzError} `LEDGER_ROLLED_BACK`
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { keepIndex, refuseGoneIndexed } from "./csv_index.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const ref = { root: Deno.makeTempDirSync(), name: "decisions", key: new HmacKey(new Uint8Array(32)) };
+ * refuseGoneIndexed(ref); // no index: nothing to refuse
+ * const text = "a,b\n1,2\n";
+ * await keepIndex({ bytes: new TextEncoder().encode(text), text }, ref, 1, "");
+ * assert.throws(() => refuseGoneIndexed(ref), /it is gone/);
+ * ```
+ */
+export function refuseGoneIndexed(ref: CsvIndexRef): void {
+  const body = readBody(csvIndexPath(ref.root, ref.name), ref.name, ref.key);
+  if (body === null) return;
+  throw rolledBack(
+    ref,
+    `it is gone, and it held ${body.rows} rows (${body.size} bytes) at the operator's last write`,
+  );
+}
+
+/** The refusal of a ledger that no longer extends its index. */
+function rolledBack(ref: CsvIndexRef, why: string): AuthzError {
+  const file = ref.file ?? ref.name;
+  const accept = ref.name === "waivers" ? "waiver accept" : "decision accept";
+  return new AuthzError(
+    "LEDGER_ROLLED_BACK",
+    `${file} no longer extends what was last checked: ${why}. A row was removed or rewritten ` +
+      "outside the operator's writers (decision sign, waiver issue, a spend), so every act that " +
+      "reads it is refused. Restore the file from its copy (git show, a backup); if the operator " +
+      "changed it on purpose, review the change and accept the file as it is now with " +
+      `\`agentteams ${accept}\``,
+    { details: { file, reason: why } },
+  );
+}
+
+/**
+ * Removes a ledger's index (what a writer without the key leaves: an index it cannot keep would
+ * refuse the file it just wrote). Nothing there: nothing done.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { csvIndexPath, dropIndex, keepIndex } from "./csv_index.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const root = Deno.makeTempDirSync();
+ * const text = "a,b\n1,2\n";
+ * await keepIndex({ bytes: new TextEncoder().encode(text), text }, { root, name: "x", key: new HmacKey(new Uint8Array(32)) }, 1, "");
+ * dropIndex(root, "x");
+ * assert.throws(() => Deno.statSync(csvIndexPath(root, "x")), Deno.errors.NotFound);
+ * dropIndex(root, "x"); // nothing there: nothing done
+ * ```
+ */
+export function dropIndex(root: string, name: string): void {
+  try {
+    Deno.removeSync(csvIndexPath(root, name));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
 }
 
 /**
@@ -243,7 +377,11 @@ export async function keepIndex(
   carry: string,
 ): Promise<void> {
   const { bytes, text } = read;
-  if (!indexable(bytes, text)) return;
+  if (!indexable(bytes, text)) {
+    // An index it cannot keep is none: the last one would refuse the file just written.
+    dropIndex(ref.root, ref.name);
+    return;
+  }
   let newlines = 0;
   const marks: number[] = [];
   for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) {

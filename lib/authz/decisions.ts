@@ -39,7 +39,7 @@ import { type HmacKey, sha256Hex } from "../crypto/hash.ts";
 import { firstChainBreak } from "../crypto/chain.ts";
 import { signHex } from "../crypto/ed25519.ts";
 import { type CsvTable, parseCsv, readCsvFile, readCsvText, rewriteCsvFile } from "./csv.ts";
-import { keepIndex, readIndexed } from "./csv_index.ts";
+import { dropIndex, keepIndex, readIndexed, refuseGoneIndexed } from "./csv_index.ts";
 import { withFlock } from "../fs/flock.ts";
 import { authzPaths } from "./triad_paths.ts";
 import { approverName, projectRoster } from "./roster.ts";
@@ -261,9 +261,10 @@ const DECISION_SCHEMA = { required: [], known: KNOWN, what: "security-decisions.
  * those rows only and {@link DecisionLog.chainHeld}: what {@link decideClearance} decides on it is
  * what it decides on the whole log. `action` `null`: the HALT rows only (what the HALT check of an
  * act reads, `lib/authz/stop.ts`). Without a key, or when the index does not fit, the whole log
- * is read. A read writes nothing: the writers keep the index ({@link indexDecisionLog}).
+ * is read. A read writes nothing: the writers keep the index ({@link indexDecisionLog}); a log
+ * that no longer extends its index (cut, rewritten, or gone) is refused.
  *
- * @throws {AuthzError} what {@link readDecisionLog} throws.
+ * @throws {AuthzError} what {@link readDecisionLog} throws; `LEDGER_ROLLED_BACK`.
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -276,10 +277,14 @@ export async function readDecisionLogFor(
   action: string | null,
   key?: HmacKey,
 ): Promise<DecisionLog> {
-  const read = readCsvText(authzPaths(root).decisions);
-  if (read === null) return { table: null, schema: "current", recs: [] };
-  if (key !== undefined) {
-    const ref = { root, name: "decisions", key };
+  const file = authzPaths(root).decisions;
+  const read = readCsvText(file);
+  const ref = key === undefined ? null : { root, name: "decisions", key, file };
+  if (read === null) {
+    if (ref !== null) refuseGoneIndexed(ref);
+    return { table: null, schema: "current", recs: [] };
+  }
+  if (ref !== null) {
     const needles = action === null ? ["halt"] : ["halt", action.trim().toLowerCase()];
     const fast = await readIndexed(read, ref, DECISION_SCHEMA, needles);
     if (fast !== null) {
@@ -312,12 +317,12 @@ export async function readDecisionLogFor(
  */
 export async function indexDecisionLog(root: string, key: HmacKey): Promise<void> {
   const read = readCsvText(authzPaths(root).decisions);
-  if (read === null) return;
+  if (read === null) return dropIndex(root, "decisions");
   const log = logOf(parseCsv(read.text, DECISION_SCHEMA));
   const carry = chainCarry(log.table!, log.recs, "");
   if (carry !== null) {
     await keepIndex(read, { root, name: "decisions", key }, log.recs.length, carry);
-  }
+  } else dropIndex(root, "decisions");
 }
 
 /**

@@ -19,6 +19,7 @@
  * @module
  */
 import { AuthzError } from "../errors.ts";
+import { keepTriadIndexes, requireTriadExtends } from "./triad_index.ts";
 import type { Env } from "../env.ts";
 import {
   type Clearance,
@@ -224,6 +225,8 @@ export function passGate(
   expect?: GateAuthority,
 ): Promise<GateDecision> {
   return withFlock(root, { target: "directory" }, async () => {
+    // A ledger cut or rewritten since the operator's last write is refused, not spent from.
+    if (ctx.indexKey !== undefined) await requireTriadExtends(root, ctx.indexKey, "both");
     const decided = await decide(root, action, ctx);
     const d = decided.decision;
     if (!d.allowed) throw new AuthzError(d.problem!.code, `gate ${action}: ${d.problem!.reason}`);
@@ -242,6 +245,12 @@ export function passGate(
     if (a.by === "clearance") {
       await consumeDecided(root, decided.log, decided.clearance, { ...ctx, spent });
     } else await consumeFound(root, decided.waiver!, { ...ctx, spent });
+    // The rewritten ledger's index kept (or, without the key, removed) for the next read.
+    await keepTriadIndexes(
+      root,
+      ctx.indexKey ?? null,
+      a.by === "clearance" ? "decisions" : "waivers",
+    );
     return d;
   });
 }

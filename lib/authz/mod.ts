@@ -43,6 +43,12 @@ export {
 } from "./grants.ts";
 export { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "./key_env.ts";
 export { authzPaths } from "./triad_paths.ts";
+export {
+  keepTriadIndexes,
+  requireTriadExtends,
+  type TriadLedger,
+  triadWrite,
+} from "./triad_index.ts";
 export { type OperatorSigner, operatorSigner, VerifyKeyStore } from "./signed.ts";
 export { spentCounts } from "./spent.ts";
 export { haltStop, NO_TRUSTED_KEYS, requireNoHalt } from "./stop.ts";

@@ -57,7 +57,8 @@ export async function haltStop(
   context: DecisionContext | (() => Promise<DecisionContext>),
   key?: HmacKey,
 ): Promise<Problem | null> {
-  if (lstatOrNullSync(authzPaths(root).decisions) === null) return null;
+  // No log and no key: nothing to read. With the key, a log gone while its index stands refuses.
+  if (key === undefined && lstatOrNullSync(authzPaths(root).decisions) === null) return null;
   // With the ledger key, through the log's index: its HALT rows and what was appended since.
   const log = key === undefined ? readDecisionLog(root) : await readDecisionLogFor(root, null, key);
   if (log.table === null || log.recs.length === 0) return null;

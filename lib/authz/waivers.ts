@@ -37,7 +37,7 @@ import type { Env } from "../env.ts";
 import { signHex } from "../crypto/ed25519.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import { type CsvTable, parseCsv, readCsvFile, readCsvText, rewriteCsvFile } from "./csv.ts";
-import { keepIndex, readIndexed } from "./csv_index.ts";
+import { dropIndex, keepIndex, readIndexed, refuseGoneIndexed } from "./csv_index.ts";
 import { expiryProblem } from "./expiry.ts";
 import { withFlock } from "../fs/flock.ts";
 import { authzPaths } from "./triad_paths.ts";
@@ -299,9 +299,13 @@ async function readWaiversFor(
   action: string,
   key: HmacKey,
 ): Promise<CsvTable | null> {
-  const read = readCsvText(authzPaths(root).waivers);
-  if (read === null) return null;
-  const ref = { root, name: "waivers", key };
+  const file = authzPaths(root).waivers;
+  const read = readCsvText(file);
+  const ref = { root, name: "waivers", key, file };
+  if (read === null) {
+    refuseGoneIndexed(ref);
+    return null;
+  }
   const fast = await readIndexed(read, ref, WAIVERS_SCHEMA, [action.trim().toLowerCase()]);
   return fast?.table ?? parseCsv(read.text, WAIVERS_SCHEMA);
 }
@@ -325,7 +329,7 @@ async function readWaiversFor(
  */
 export async function indexWaivers(root: string, key: HmacKey): Promise<void> {
   const read = readCsvText(authzPaths(root).waivers);
-  if (read === null) return;
+  if (read === null) return dropIndex(root, "waivers");
   const t = parseCsv(read.text, WAIVERS_SCHEMA);
   await keepIndex(read, { root, name: "waivers", key }, t.rows.length, "");
 }

@@ -6,8 +6,7 @@
  */
 import { KeyError, PolicyError, UsageError } from "../errors.ts";
 import { spentCounts } from "../authz/spent.ts";
-import { indexDecisionLog } from "../authz/decisions.ts";
-import { indexWaivers } from "../authz/waivers.ts";
+import { keepTriadIndexes, type TriadLedger, triadWrite } from "../authz/triad_index.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
 import { KEY_DIR_ROSTER, KEY_DIR_VERIFY_KEYS, trustFor, type TrustRoots } from "../authz/trust.ts";
@@ -354,24 +353,62 @@ export function teamDirOf(ctx: Ctx): string {
 }
 
 /**
- * After a write to the decision log or the waiver ledger: keeps its index for the gate's reads
- * (`lib/authz/csv_index.ts`), when the ledger key is at hand (without it, no gate reads one).
+ * A write to the decision log or the waiver ledger by an operator's command: refused when the
+ * ledger no longer extends its index (`LEDGER_ROLLED_BACK`, nothing written), then its index
+ * kept for the gate's reads (`lib/authz/triad_index.ts`), when the ledger key is at hand (without
+ * it the index is removed: no gate reads one).
  *
+ * @throws {AuthzError} `LEDGER_ROLLED_BACK`; what `write` throws
  * @example
  * ```ts ignore
  * // Not run: it needs ctx, which it declares rather than makes.
- * import { keepTriadIndex } from "./authz_common.ts";
+ * import { operatorTriadWrite } from "./authz_common.ts";
  * import type { Ctx } from "./command_spec.ts";
- * declare const ctx: Ctx; // after `decision sign`
- * await keepTriadIndex(ctx, "decisions");
+ * declare const ctx: Ctx; // `decision sign`
+ * await operatorTriadWrite(ctx, "decisions", async () => "the row");
  * ```
  */
-export async function keepTriadIndex(
+export async function operatorTriadWrite<T>(
   ctx: Ctx,
-  which: "decisions" | "waivers" | "both",
-): Promise<void> {
-  const key = optionalLedgerKey(ctx);
-  if (key === null) return;
-  if (which !== "waivers") await indexDecisionLog(ctx.project, key.hmac);
-  if (which !== "decisions") await indexWaivers(ctx.project, key.hmac);
+  which: TriadLedger,
+  write: () => Promise<T>,
+): Promise<T> {
+  return await triadWrite(ctx.project, optionalLedgerKey(ctx)?.hmac ?? null, which, write);
+}
+
+/**
+ * `decision accept` / `waiver accept`, after the verify (`out`): when it passed, the ledger as it
+ * is now becomes what the gate holds it to (its index kept with the ledger key, which it needs);
+ * a verify that failed accepts nothing.
+ *
+ * @throws {KeyError} no ledger key
+ * @example
+ * ```ts ignore
+ * // Not run: it needs ctx and out, which it declares rather than makes.
+ * import { acceptVerified } from "./authz_common.ts";
+ * import type { Ctx, Outcome } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `decision accept`
+ * declare const out: Outcome; // the verify's
+ * (await acceptVerified(ctx, "decisions", out)).text; // "...\naccepted: ..."
+ * ```
+ */
+export async function acceptVerified(
+  ctx: Ctx,
+  which: TriadLedger,
+  out: Outcome,
+): Promise<Outcome> {
+  const file = authzPaths(ctx.project)[which];
+  if (out.exit !== 0) {
+    return {
+      ...out,
+      text: `${out.text ?? ""}\nnot accepted: ${file} does not verify; mend it first`,
+    };
+  }
+  const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
+  await keepTriadIndexes(ctx.project, key.hmac, which);
+  return {
+    ...out,
+    text: `${out.text ?? ""}\naccepted: ${file} as it is now is what the gate holds it to`,
+    ...(out.json !== undefined ? { json: { ...out.json, accepted: true } } : {}),
+  };
 }

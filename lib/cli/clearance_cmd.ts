@@ -7,8 +7,9 @@
 import { checkClearance, signDecisionRow, verifyDecisions } from "../authz/decisions.ts";
 import { operatorSigner } from "../authz/signed.ts";
 import {
+  acceptVerified,
   findingsOutcome,
-  keepTriadIndex,
+  operatorTriadWrite,
   positional,
   problemOutcome,
   requiredFlag,
@@ -70,6 +71,23 @@ export async function decisionVerify(ctx: Ctx): Promise<Outcome> {
 }
 
 /**
+ * Runs `decision accept`: `decision verify`, then, when it passed, the log as it is now is what
+ * the gate holds it to.
+ *
+ * @example
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
+ * import { decisionAccept } from "./clearance_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams decision accept`
+ * (await decisionAccept(ctx)).exit; // 0 when it verified and was accepted
+ * ```
+ */
+export async function decisionAccept(ctx: Ctx): Promise<Outcome> {
+  return await acceptVerified(ctx, "decisions", await decisionVerify(ctx));
+}
+
+/**
  * Runs `decision sign --action A --verdict V [--owner O] [--plan P] [--step S] [--conditions C]
  * [--conditions-verified V] [--evidence E] [--ed25519]`.
  *
@@ -85,17 +103,18 @@ export async function decisionVerify(ctx: Ctx): Promise<Outcome> {
 export async function decisionSign(ctx: Ctx): Promise<Outcome> {
   const signer = ctx.parsed.flags.ed25519 === true ? await operatorSigner(ctx.env) : null;
   const opt = (n: string) => stringFlag(ctx, n) ?? undefined;
-  const r = await signDecisionRow(ctx.project, {
-    action: requiredFlag(ctx, "action"),
-    verdict: requiredFlag(ctx, "verdict"),
-    owner: opt("owner"),
-    plan: opt("plan"),
-    step: opt("step"),
-    conditions: opt("conditions"),
-    conditionsVerified: opt("conditions-verified"),
-    evidence: opt("evidence"),
-  }, { ...await triadContext(ctx), signer });
-  await keepTriadIndex(ctx, "decisions");
+  const context = { ...await triadContext(ctx), signer };
+  const r = await operatorTriadWrite(ctx, "decisions", () =>
+    signDecisionRow(ctx.project, {
+      action: requiredFlag(ctx, "action"),
+      verdict: requiredFlag(ctx, "verdict"),
+      owner: opt("owner"),
+      plan: opt("plan"),
+      step: opt("step"),
+      conditions: opt("conditions"),
+      conditionsVerified: opt("conditions-verified"),
+      evidence: opt("evidence"),
+    }, context));
   const verdict = r.status ?? r.verdict;
   const action = r.decision ?? r.action_reviewed;
   return {

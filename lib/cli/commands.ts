@@ -529,6 +529,24 @@ export const COMMANDS: readonly CommandSpec[] = [
     run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverVerify(ctx),
   },
   {
+    words: ["waiver", "accept"],
+    summary: "after a verify that passes, hold the gate to the waiver ledger as it is now",
+    help:
+      "Verifies every waiver row (as waiver verify); when none is invalid, keeps the ledger's\n" +
+      "index, so the gate holds the file to these bytes: what LEDGER_ROLLED_BACK asks for after\n" +
+      "the operator changed the file by hand. Needs the proposal-ledger key.",
+    positionals: [],
+    flags: [],
+    env: [WAIVER_KEY_ENV, ...TRUST_ENV, ...KEY_ENV],
+    needs: (ctx) =>
+      mergeNeeds(
+        authzNeeds(ctx, { keyEnv: [WAIVER_KEY_ENV] }),
+        keyNeeds(ctx),
+        stateNeeds(ctx, true),
+      ),
+    run: async (ctx) => (await loadCode(() => import("./waiver_cmd.ts"))).waiverAccept(ctx),
+  },
+  {
     words: ["waiver", "check"],
     summary: "check whether a valid waiver would lift ACTION (consumes nothing)",
     positionals: [{ name: "ACTION", required: true }],
@@ -641,6 +659,23 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: [DECISION_KEY_ENV, ...TRUST_ENV],
     needs: (ctx) => authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
     run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionVerify(ctx),
+  },
+  {
+    words: ["decision", "accept"],
+    summary: "after a verify that passes, hold the gate to the decision log as it is now",
+    help: "Verifies the decision log (as decision verify); when it verifies, keeps the log's\n" +
+      "index, so the gate holds the file to these bytes: what LEDGER_ROLLED_BACK asks for after\n" +
+      "the operator changed the log by hand. Needs the proposal-ledger key.",
+    positionals: [],
+    flags: [],
+    env: [DECISION_KEY_ENV, ...TRUST_ENV, ...KEY_ENV],
+    needs: (ctx) =>
+      mergeNeeds(
+        authzNeeds(ctx, { keyEnv: [DECISION_KEY_ENV] }),
+        keyNeeds(ctx),
+        stateNeeds(ctx, true),
+      ),
+    run: async (ctx) => (await loadCode(() => import("./clearance_cmd.ts"))).decisionAccept(ctx),
   },
   {
     words: ["clearance", "check"],

@@ -11,13 +11,7 @@ import { loadLedgerKey } from "../crypto/keys.ts";
 import type { GateLedger } from "../authz/gate.ts";
 import { spentCounts } from "../authz/spent.ts";
 import { appendRow } from "../ledger/append.ts";
-import {
-  keepTriadIndex,
-  optionalLedgerKey,
-  positional,
-  problemOutcome,
-  triadContext,
-} from "./authz_common.ts";
+import { optionalLedgerKey, positional, problemOutcome, triadContext } from "./authz_common.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -56,10 +50,6 @@ export async function gate(ctx: Ctx): Promise<Outcome> {
   const d = consume
     ? await passGate(ctx.project, action, gctx)
     : await decideGate(ctx.project, action, gctx);
-  // A spend rewrote the instrument's ledger: its index kept for the next (read-only) gate.
-  if (consume && d.allowed) {
-    await keepTriadIndex(ctx, d.authority!.by === "clearance" ? "decisions" : "waivers");
-  }
   const json = {
     ok: d.allowed,
     action,

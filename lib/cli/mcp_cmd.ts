@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { keyDir, readRunnerPublicText } from "../crypto/keys.ts";
-import { sealPublicFromPem } from "../crypto/x25519.ts";
+import { keyDir } from "../crypto/keys.ts";
+import { runnerKeyOnce } from "../queue/runner_key.ts";
 import { UsageError } from "../errors.ts";
 import { SLUG_RE } from "../layout.ts";
 import { RUNNER_SERVER_NAME, runnerTools } from "../mcp/runner.ts";
@@ -125,7 +125,7 @@ export async function mcpRunner(ctx: Ctx): Promise<Outcome> {
     runnerTools({
       root: ctx.project,
       agent,
-      runnerPublic: async () => await sealPublicFromPem(readRunnerPublicText(ctx.env)),
+      runnerPublic: runnerKeyOnce(ctx.project, ctx.env),
       now: ctx.now,
     }),
   );

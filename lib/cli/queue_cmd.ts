@@ -9,8 +9,6 @@
  * @module
  */
 import type { JsonObject } from "../pycompat/canonical.ts";
-import { readRunnerPublicText } from "../crypto/keys.ts";
-import { sealPublicFromPem } from "../crypto/x25519.ts";
 import { QueueError, UsageError } from "../errors.ts";
 import {
   fromTicket,
@@ -21,6 +19,7 @@ import {
   withdrawRequest,
 } from "../queue/client.ts";
 import { isRequestId } from "../queue/queue_paths.ts";
+import { runnerKeyOnce, runnerPublicKey } from "../queue/runner_key.ts";
 import { REQUEST_GRACE_S } from "../queue/queued_request.ts";
 import { artifactOf } from "./policy_ctx.ts";
 import { waitSeconds } from "./queue_mode.ts";
@@ -50,6 +49,7 @@ export async function submit(ctx: Ctx): Promise<Outcome> {
     { kind, artifact: a, dry_run: dryRun },
     "orchestrator",
     {
+      runnerPublic: runnerKeyOnce(ctx.project, ctx.env),
       waitMs: waitS * 1000,
       now: ctx.now(),
     },
@@ -128,7 +128,7 @@ export async function wait(ctx: Ctx): Promise<Outcome> {
     }
     throw e;
   }
-  const runnerPublic = await sealPublicFromPem(readRunnerPublicText(ctx.env));
+  const runnerPublic = (await runnerPublicKey(ctx.project, ctx.env)).raw;
   const opened = await waitForResult(ctx.project, s, {
     timeoutMs: waitSeconds(ctx) * 1000,
     runnerPublic,

@@ -7,11 +7,10 @@
  * @module
  */
 import type { JsonObject } from "../pycompat/canonical.ts";
-import { KEY_ENV, keyDir, readRunnerPublicText, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
+import { KEY_ENV, keyDir, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
-import { sealPublicFromPem } from "../crypto/x25519.ts";
 import { QueueError, UsageError } from "../errors.ts";
 import { join, resolve } from "../fs/path.ts";
 import { type Needs, NO_NEEDS } from "../permissions.ts";
@@ -176,9 +175,13 @@ export async function relay(ctx: Ctx, request: OutgoingRequest): Promise<JsonObj
   const timeoutMs = waitSeconds(ctx) * 1000;
   // Loaded only when a request is queued: direct mode never pays for the client.
   const client = await loadCode(() => import("../queue/client.ts"));
+  const keys = await loadCode(() => import("../queue/runner_key.ts"));
+  // Read once the queue is found (no queue: NO_RUNNER first), the same key for the result.
+  const runnerPublic = keys.runnerKeyOnce(ctx.project, ctx.env);
   let s;
   try {
     s = await client.submitRequest(ctx.project, request, "orchestrator", {
+      runnerPublic,
       waitMs: timeoutMs,
       now: ctx.now(),
     });
@@ -195,9 +198,12 @@ export async function relay(ctx: Ctx, request: OutgoingRequest): Promise<JsonObj
     }
     throw e;
   }
-  const runnerPublic = await sealPublicFromPem(readRunnerPublicText(ctx.env));
   return client.resultOrRefusal(
-    await client.waitForResult(ctx.project, s, { timeoutMs, runnerPublic, note: ctx.note }),
+    await client.waitForResult(ctx.project, s, {
+      timeoutMs,
+      runnerPublic: await runnerPublic(),
+      note: ctx.note,
+    }),
   );
 }
 

@@ -12,6 +12,7 @@ import { UsageError } from "../errors.ts";
 import { pyStrip } from "../pycompat/str.ts";
 import { checkSid } from "../runner/staged.ts";
 import { relay } from "./queue_mode.ts";
+import { oneLine, shownText } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /** The SID positional, checked before anything is queued. */
@@ -73,13 +74,18 @@ export async function stagedShow(ctx: Ctx): Promise<Outcome> {
   const sid = sidOf(ctx);
   const record = await relay(ctx, { kind: "show-staged", sid });
   const artifact = (record.artifact ?? {}) as JsonObject;
+  // The rationale and the content are the agent's: shown, never obeyed by the terminal (an
+  // escape sequence or a carriage return could otherwise show the operator another proposal).
   const head = [
     `staged ${record.sid}: ${record.kind} of ${record.path} for ${record.agent}`,
     `base ${artifact.base_sha256}, expires ${record.expires}`,
-    `rationale: ${artifact.rationale}`,
+    `rationale: ${oneLine(String(artifact.rationale))}`,
   ];
   const body = typeof artifact.content === "string"
-    ? [`content (${record.bytes} bytes, sha256 ${record.content_sha256}):`, artifact.content]
+    ? [
+      `content (${record.bytes} bytes, sha256 ${record.content_sha256}):`,
+      shownText(artifact.content),
+    ]
     : [];
   return { exit: 0, text: [...head, ...body].join("\n"), json: { ok: true, record } };
 }

@@ -63,6 +63,25 @@ export function oneLine(text: string): string {
   return escapeWhere(text.replaceAll("\\", "\\\\"), isControlOrFormat);
 }
 
+/**
+ * Agent-chosen text of many lines (a staged proposal's content) as the operator must review it:
+ * lines stay lines and tabs stay tabs, but every other control character (a carriage return, an
+ * escape sequence), the C1 controls, the line separators and the bidirectional formatting
+ * characters are written as `\xNN` or `\u{NNNN}`, so the text can neither rewrite what was shown
+ * before it nor show other text than it holds. Backslashes are left as they are (code is full of
+ * them): a literal `\x1b` reads the same as an escaped one, and both are shown, not obeyed.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { shownText } from "./terminal.ts";
+ * assert.equal(shownText("a\tb\nevil\r\x1b[2Jok\u202e"), "a\tb\nevil\\x0d\\x1b[2Jok\\u{202e}");
+ * ```
+ */
+export function shownText(text: string): string {
+  return escapeWhere(text, (c) => c !== 0x09 && c !== 0x0a && isControlOrFormat(c));
+}
+
 export { PROGRESS_ENV } from "../env.ts";
 
 /** Least time between two draws of the progress line. */

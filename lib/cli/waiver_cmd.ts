@@ -8,9 +8,10 @@
 import { checkWaiver, issueWaiver, verifyWaivers } from "../authz/waivers.ts";
 import { operatorSigner } from "../authz/signed.ts";
 import {
+  acceptVerified,
   findingsOutcome,
-  keepTriadIndex,
   maxUsesFlag,
+  operatorTriadWrite,
   positional,
   problemOutcome,
   requiredFlag,
@@ -37,6 +38,23 @@ export async function waiverVerify(ctx: Ctx): Promise<Outcome> {
     await verifyWaivers(ctx.project, await triadContext(ctx)),
     { strict: ctx.parsed.flags.strict === true },
   );
+}
+
+/**
+ * Runs `waiver accept`: `waiver verify`, then, when no row is invalid, the ledger as it is now
+ * is what the gate holds it to.
+ *
+ * @example
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
+ * import { waiverAccept } from "./waiver_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams waiver accept`
+ * (await waiverAccept(ctx)).exit; // 0 when it verified and was accepted
+ * ```
+ */
+export async function waiverAccept(ctx: Ctx): Promise<Outcome> {
+  return await acceptVerified(ctx, "waivers", await waiverVerify(ctx));
 }
 
 /**
@@ -88,17 +106,18 @@ export async function waiverCheck(ctx: Ctx): Promise<Outcome> {
 export async function waiverIssue(ctx: Ctx): Promise<Outcome> {
   const maxUses = maxUsesFlag(ctx);
   const signer = ctx.parsed.flags.ed25519 === true ? await operatorSigner(ctx.env) : null;
-  const rec = await issueWaiver(ctx.project, {
-    waiverId: requiredFlag(ctx, "id"),
-    action: requiredFlag(ctx, "action"),
-    expiresAt: requiredFlag(ctx, "expires"),
-    maxUses,
-    approver: requiredFlag(ctx, "approver"),
-    ticketId: requiredFlag(ctx, "ticket"),
-    reasonCode: requiredFlag(ctx, "reason"),
-    conditionsVerified: stringFlag(ctx, "conditions-verified") ?? undefined,
-  }, { ...await triadContext(ctx), signer });
-  await keepTriadIndex(ctx, "waivers");
+  const context = { ...await triadContext(ctx), signer };
+  const rec = await operatorTriadWrite(ctx, "waivers", () =>
+    issueWaiver(ctx.project, {
+      waiverId: requiredFlag(ctx, "id"),
+      action: requiredFlag(ctx, "action"),
+      expiresAt: requiredFlag(ctx, "expires"),
+      maxUses,
+      approver: requiredFlag(ctx, "approver"),
+      ticketId: requiredFlag(ctx, "ticket"),
+      reasonCode: requiredFlag(ctx, "reason"),
+      conditionsVerified: stringFlag(ctx, "conditions-verified") ?? undefined,
+    }, context));
   return {
     exit: 0,
     text: `issued waiver ${rec.waiver_id} for ${rec.action_reviewed} (${rec.max_uses} use(s), ` +

@@ -53,5 +53,17 @@ export {
 } from "./x25519.ts";
 // The HPKE box (lib/crypto/seal.ts loads @hpke/core): import these names from ./seal.ts itself,
 // as lib/queue/result.ts does, so that what imports this surface for the rest loads no HPKE.
-export { openSealed, SEAL_SUITE, type SealedBox, sealInfo, sealTo } from "./seal.ts";
+export {
+  openRequestBox,
+  openSealed,
+  REQUEST_SEAL_INFO,
+  type RequestOpenInput,
+  requestSealInfo,
+  type RequestSealInput,
+  SEAL_SUITE,
+  type SealedBox,
+  sealInfo,
+  sealRequestTo,
+  sealTo,
+} from "./seal.ts";
 export { WasmSha256 } from "./sha256_wasm.ts";

@@ -1,5 +1,6 @@
 /**
- * Sealed results: a box only one waiting process can open, and only the runner can have made.
+ * Sealed results: a box only one waiting process can open, and only the runner can have made;
+ * and sealed requests: a box only the runner can open, bound to the waiter's key.
  *
  * The box is RFC 9180 HPKE in its authenticated mode (`mode_auth`) with the suite
  * DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-128-GCM (the RFC's Appendix A.1 suite, whose
@@ -14,6 +15,11 @@
  * fields, so they are authenticated too. One box is one HPKE single-shot seal (sequence 0: the
  * nonce is the key schedule's base nonce, so none is sent). The key material (pairs, PEM, the
  * acknowledgement token) is lib/crypto/x25519.ts: only what seals or opens a box loads HPKE.
+ *
+ * Requests go the other way with the same construction ({@link sealRequestTo},
+ * {@link openRequestBox}): the waiter's per-request pair is the sender's key, the runner's static
+ * key the recipient, under their own `info` prefix ({@link REQUEST_SEAL_INFO}), so no box of one
+ * direction opens as the other.
  *
  * @example
  * ```ts
@@ -120,13 +126,54 @@ export interface SealInput {
  * ```
  */
 export async function sealTo(input: SealInput): Promise<SealedBox> {
-  const recipientPublicKey = await x25519PublicKey(input.to);
+  return await sealAuth(input.runner, input.to, sealInfo(input.context), input.clear, input.secret);
+}
+
+/** One HPKE `mode_auth` single-shot seal of `pt` from `sender` to `to`, `aad` authenticated. */
+async function sealAuth(
+  sender: SealPair,
+  to: Uint8Array,
+  info: Uint8Array<ArrayBuffer>,
+  aad: Uint8Array,
+  pt: Uint8Array,
+): Promise<SealedBox> {
+  const recipientPublicKey = await x25519PublicKey(to);
   const out = await SEAL_SUITE.seal(
-    { recipientPublicKey, senderKey: await keyPairOf(input.runner), info: sealInfo(input.context) },
-    input.secret.slice(),
-    input.clear.slice(),
+    { recipientPublicKey, senderKey: await keyPairOf(sender), info },
+    pt.slice(),
+    aad.slice(),
   );
   return { eph: new Uint8Array(out.enc).toBase64(), box: new Uint8Array(out.ct).toBase64() };
+}
+
+/** Opens what {@link sealAuth} made: the plaintext, or null when anything does not match. */
+async function openAuth(
+  own: SealPair,
+  senderPublic: Uint8Array,
+  info: Uint8Array<ArrayBuffer>,
+  aad: Uint8Array,
+  sealed: SealedBox,
+): Promise<Uint8Array | null> {
+  const eph = unb64(sealed.eph);
+  const ct = unb64(sealed.box);
+  if (eph === null || eph.length !== 32 || ct === null || senderPublic.length !== 32) {
+    return null;
+  }
+  try {
+    const pt = await SEAL_SUITE.open(
+      {
+        recipientKey: await keyPairOf(own),
+        enc: eph.slice(),
+        senderPublicKey: await x25519PublicKey(senderPublic),
+        info,
+      },
+      ct.slice(),
+      aad.slice(),
+    );
+    return new Uint8Array(pt);
+  } catch {
+    return null;
+  }
 }
 
 /** What `openSealed` needs. */
@@ -161,24 +208,116 @@ export interface OpenInput {
  * ```
  */
 export async function openSealed(input: OpenInput): Promise<Uint8Array | null> {
-  const eph = unb64(input.box.eph);
-  const ct = unb64(input.box.box);
-  if (eph === null || eph.length !== 32 || ct === null || input.runnerPublic.length !== 32) {
-    return null;
-  }
-  try {
-    const pt = await SEAL_SUITE.open(
-      {
-        recipientKey: await keyPairOf(input.own),
-        enc: eph.slice(),
-        senderPublicKey: await x25519PublicKey(input.runnerPublic),
-        info: sealInfo(input.context),
-      },
-      ct.slice(),
-      input.clear.slice(),
-    );
-    return new Uint8Array(pt);
-  } catch {
-    return null;
-  }
+  return await openAuth(
+    input.own,
+    input.runnerPublic,
+    sealInfo(input.context),
+    input.clear,
+    input.box,
+  );
+}
+
+/**
+ * The prefix of the HPKE `info` of a request's box (the other direction: a waiter to the
+ * runner), so no result box ever opens as a request and no request box as a result.
+ */
+export const REQUEST_SEAL_INFO = "agentteams-request-seal-v1";
+
+/**
+ * The HPKE `info` of a request's box bound to `context` (its channel and id): {@link
+ * REQUEST_SEAL_INFO}, a NUL, the context. Pure.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { requestSealInfo } from "./seal.ts";
+ * assert.equal(new TextDecoder().decode(requestSealInfo("mcp:ab")), "agentteams-request-seal-v1\0mcp:ab");
+ * ```
+ */
+export function requestSealInfo(context: string): Uint8Array<ArrayBuffer> {
+  return enc.encode(`${REQUEST_SEAL_INFO}\0${context}`);
+}
+
+/** What `sealRequestTo` needs. */
+export interface RequestSealInput {
+  /** The waiter's per-request pair (HPKE's sender key: the runner learns which waiter sent it). */
+  readonly waiter: SealPair;
+  /** The runner's static public key (32 bytes). */
+  readonly runnerPublic: Uint8Array;
+  /** What the box is bound to (the request's channel and id). */
+  readonly context: string;
+  /** Clear bytes authenticated with the box (the request file's clear fields). */
+  readonly clear: Uint8Array;
+  /** The request's bytes. */
+  readonly request: Uint8Array;
+}
+
+/**
+ * Seals a request's bytes to the runner's static key: one HPKE `mode_auth` single-shot seal with
+ * the waiter's per-request pair as the sender's key, so only the runner opens it, and only for
+ * that waiter's key and that context.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openRequestBox, sealRequestTo } from "./seal.ts";
+ * import { generateSealPair } from "./x25519.ts";
+ * const runner = await generateSealPair();
+ * const waiter = await generateSealPair();
+ * const clear = new Uint8Array([1]);
+ * const box = await sealRequestTo({ waiter, runnerPublic: runner.publicRaw, context: "c", clear,
+ *   request: new Uint8Array([7]) });
+ * const out = await openRequestBox({ runner, waiterPublic: waiter.publicRaw, context: "c", clear, box });
+ * assert.deepEqual(out, new Uint8Array([7]));
+ * ```
+ */
+export async function sealRequestTo(input: RequestSealInput): Promise<SealedBox> {
+  return await sealAuth(
+    input.waiter,
+    input.runnerPublic,
+    requestSealInfo(input.context),
+    input.clear,
+    input.request,
+  );
+}
+
+/** What `openRequestBox` needs. */
+export interface RequestOpenInput {
+  /** The runner's static pair. */
+  readonly runner: SealPair;
+  /** The waiter's public key the request names (its reply key). */
+  readonly waiterPublic: Uint8Array;
+  /** The context the box must be bound to. */
+  readonly context: string;
+  /** The clear bytes as received. */
+  readonly clear: Uint8Array;
+  /** The box as received. */
+  readonly box: SealedBox;
+}
+
+/**
+ * Opens a request's box as the runner: its bytes, or null when it does not open (sealed to
+ * another key, by another waiter's key, for another context, or any byte changed or cut).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openRequestBox, sealRequestTo } from "./seal.ts";
+ * import { generateSealPair } from "./x25519.ts";
+ * const runner = await generateSealPair();
+ * const waiter = await generateSealPair();
+ * const clear = new Uint8Array();
+ * const box = await sealRequestTo({ waiter, runnerPublic: runner.publicRaw, context: "a", clear,
+ *   request: new Uint8Array([7]) });
+ * assert.equal(await openRequestBox({ runner, waiterPublic: waiter.publicRaw, context: "b", clear, box }), null);
+ * ```
+ */
+export async function openRequestBox(input: RequestOpenInput): Promise<Uint8Array | null> {
+  return await openAuth(
+    input.runner,
+    input.waiterPublic,
+    requestSealInfo(input.context),
+    input.clear,
+    input.box,
+  );
 }

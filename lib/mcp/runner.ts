@@ -200,7 +200,11 @@ export function runnerTools(o: RunnerToolsOptions): Tool[] {
         via_agent: o.agent,
       },
       "mcp",
-      { waitMs: waitS * 1000, now: (o.now ?? (() => new Date()))() },
+      {
+        runnerPublic: o.runnerPublic,
+        waitMs: waitS * 1000,
+        now: (o.now ?? (() => new Date()))(),
+      },
     );
     remember(s);
     return await settle(s, waitS);

@@ -2,7 +2,7 @@
  * The session-sandbox settings check (issue 15, item 5): do the Claude Code project settings the
  * team uses (`.claude/settings.json`, `.claude/settings.local.json`) deny the session what only
  * the runner may touch? Read: the key dir's secret files, `.agentteams/**` and
- * `.agentteams-queue/**` (raw nonces in transit). Write: `.agentteams/` and `.agentteams-status/`
+ * `.agentteams-queue/**` (requests in transit, sealed to the runner). Write: `.agentteams/` and `.agentteams-status/`
  * (only the runner writes them; the session writes requests into `.agentteams-queue/` and reads
  * `.agentteams-status/`).
  *
@@ -221,7 +221,7 @@ function requirements(input: SessionSettingsInput): Requirement[] {
     },
     {
       kind: "read-deny",
-      what: "reading .agentteams-queue/ (raw nonces in transit)",
+      what: "reading .agentteams-queue/ (requests in transit)",
       targets: [dir(".agentteams-queue")],
       scope: join(root, ".agentteams-queue"),
       rule: "Read(./.agentteams-queue/**)",
@@ -237,11 +237,14 @@ function requirements(input: SessionSettingsInput): Requirement[] {
     },
     {
       kind: "write-deny",
-      what: "writing .agentteams-status/ (only the runner publishes results)",
+      what: "writing .agentteams-status/ (only the runner publishes results and its public " +
+        "key, which a waiter that cannot read the key dir seals its request to)",
       targets: [dir(".agentteams-status")],
       scope: join(root, ".agentteams-status"),
       rule: "Edit(./.agentteams-status/**)",
       file: SHARED_FILE,
+      // The runner's published key is what a sandboxed waiter trusts (docs/runner.md).
+      ...(input.trustRoots === true ? { trustRoot: true } : {}),
     },
     ...(input.trustRoots === true ? trustRequirements(input, dir) : []),
   ];

@@ -229,7 +229,7 @@ export interface ProposalContext {
     readonly now: () => Date;
     /** The trust roots (verify keys, roster, signing) the gate reads with (`lib/authz/trust.ts`). */
     readonly trust?: () => Promise<
-      Pick<GateContext, "roster" | "store" | "signingRequired" | "ledger">
+      Pick<GateContext, "roster" | "store" | "signingRequired" | "ledger" | "indexKey">
     >;
   };
 }

@@ -1,7 +1,7 @@
 /**
- * The waiting side of the queue, as the CLI uses it in queue mode: a request written
- * (write-then-rename, so the runner never sees half of one) with a fresh ephemeral reply key, its
- * result awaited (file-system events, a slow poll as a fallback), opened and checked for the
+ * The waiting side of the queue, as the CLI uses it in queue mode: a request sealed to the
+ * runner's public key with a fresh ephemeral reply key (lib/queue/request_seal.ts) and written
+ * (write-then-rename, so the runner never sees half of one), its result awaited (file-system events, a slow poll as a fallback), opened and checked for the
  * runner's authenticator, acknowledged. It needs no secret: only the runner's public key.
  *
  * @module
@@ -21,6 +21,7 @@ import {
 } from "../fs/session_dir.ts";
 import { readStatusIn, type RunnerStop } from "./liveness.ts";
 import { REQUEST_GRACE_S } from "./queued_request.ts";
+import { sealRequest } from "./request_seal.ts";
 import {
   type Channel,
   channelDir,
@@ -74,13 +75,19 @@ function unsafe(e: FsSafetyError): QueueError {
 
 /** Options of {@link submitRequest}. */
 export interface SubmitOptions {
+  /**
+   * The runner's static public key (`runnerPublicKey`): the request is sealed to it. Asked for
+   * once the queue is found (no queue is `NO_RUNNER`, before any missing key).
+   */
+  readonly runnerPublic: () => Promise<Uint8Array>;
   /** How long the waiter waits (ms): the request expires that long plus the grace from now. */
   readonly waitMs?: number;
   readonly now?: Date;
 }
 
 /**
- * Writes a request into the queue: a temp file (0600, created new) renamed to `<id>.json`.
+ * Writes a request into the queue, sealed to the runner's public key: a temp file (0600, created
+ * new) renamed to `<id>.json`.
  *
  * @throws {QueueError} `NO_RUNNER` when the queue's folder does not exist (no runner ever made it)
  * @example
@@ -88,15 +95,17 @@ export interface SubmitOptions {
  * // Not run: it needs a project at /p whose runner is serving (agentteams serve)
  * import assert from "node:assert/strict";
  * import { submitRequest } from "./client.ts";
- * const s = await submitRequest("/p", { kind: "verify-ledger" });
+ * const s = await submitRequest("/p", { kind: "verify-ledger" }, "orchestrator", {
+ *   runnerPublic: () => Promise.resolve(new Uint8Array(32)),
+ * });
  * assert.equal(s.id.length, 32);
  * ```
  */
 export async function submitRequest(
   root: string,
   request: OutgoingRequest,
-  channel: Channel = "orchestrator",
-  opts: SubmitOptions = {},
+  channel: Channel,
+  opts: SubmitOptions,
 ): Promise<Submitted> {
   const paths = queuePaths(root);
   const dir = channelDir(paths, channel);
@@ -113,12 +122,9 @@ export async function submitRequest(
   const expires = opts.waitMs === undefined ? undefined : new Date(
     (opts.now ?? new Date()).getTime() + opts.waitMs + REQUEST_GRACE_S * 1000,
   ).toISOString();
-  const bytes = new TextEncoder().encode(
-    JSON.stringify({
-      ...request,
-      reply_key: publicB64(pair.publicRaw),
-      ...(expires !== undefined ? { expires } : {}),
-    }),
+  const bytes = await sealRequest(
+    { ...request, ...(expires !== undefined ? { expires } : {}) },
+    { waiter: pair, runnerPublic: await opts.runnerPublic(), id, channel },
   );
   try {
     createNewIn(pin, tempNameOf(id), bytes, 0o600);
@@ -255,7 +261,9 @@ function fate(root: string, s: Submitted): string {
  * // Not run: it needs runnerPublic, which it declares rather than makes.
  * import { submitRequest, waitForResult } from "./client.ts";
  * declare const runnerPublic: Uint8Array;
- * const s = await submitRequest("/p", { kind: "verify-ledger" });
+ * const s = await submitRequest("/p", { kind: "verify-ledger" }, "orchestrator", {
+ *   runnerPublic: () => Promise.resolve(runnerPublic),
+ * });
  * const r = await waitForResult("/p", s, { timeoutMs: 120_000, runnerPublic });
  * r.body.ok; // true when the ledger verifies
  * ```
@@ -375,7 +383,9 @@ function eventWaiter(
  * // Not run: it needs runnerPublic, which it declares rather than makes.
  * import { submitRequest, waiterAckToken } from "./client.ts";
  * declare const runnerPublic: Uint8Array;
- * const s = await submitRequest("/p", { kind: "verify-ledger" });
+ * const s = await submitRequest("/p", { kind: "verify-ledger" }, "orchestrator", {
+ *   runnerPublic: () => Promise.resolve(runnerPublic),
+ * });
  * (await waiterAckToken(s, runnerPublic)).length; // 64
  * ```
  */

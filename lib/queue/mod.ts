@@ -39,7 +39,24 @@ export {
   REQUEST_GRACE_S,
   requestJsonSchema,
   type RequestKind,
+  SEALED_REQUEST_V,
+  SealedRequestFile,
+  type SealedRequestFileT,
   SID_RE,
   toolOfRequest,
 } from "./queued_request.ts";
+export {
+  openRequest,
+  type OpenRequestOptions,
+  runnerKeyTag,
+  sealRequest,
+  type SealRequestOptions,
+} from "./request_seal.ts";
+export {
+  PUBLISHED_KEY_NAME,
+  publishRunnerKey,
+  runnerKeyOnce,
+  type RunnerPublic,
+  runnerPublicKey,
+} from "./runner_key.ts";
 export { contextOf, replyKeyOf, type ResultBody, resultText } from "./result.ts";

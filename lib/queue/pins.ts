@@ -1,12 +1,15 @@
 /**
  * What the runner pins at start: the SHA-256 of the brief's bytes, of the operator's
  * confined-programs file, of the grants ledger (the triad's capability grants) and of the
- * operator's direct-write grants file (null when absent). A change to any of them while serving
- * stops the runner: it serves only under the policy it started with.
+ * operator's direct-write grants file (null when absent), the session settings, and
+ * what it trusts from `references/`: the approver roster and the project's verify keys (each
+ * key's name and hash). A change to any of them while serving stops the runner: it serves only
+ * under the policy and the trust roots it started with (a session that renamed `references/`
+ * away, planted a key or an approver, and put it back, stops it).
  *
  * @module
  */
-import { GRANTS_REL } from "../layout.ts";
+import { GRANTS_REL, ROSTER_REL, VERIFY_KEYS_REL } from "../layout.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { QueueError } from "../errors.ts";
 import { join } from "../fs/path.ts";
@@ -27,6 +30,11 @@ export interface Pins {
    * session that renamed `.claude` away, edited it and put it back) stops the runner.
    */
   readonly settings?: string | null;
+  /**
+   * The trust roots read from `references/`: the SHA-256 of the roster's state, then each project
+   * verify key's name and state, never followed (a link, a FIFO, a hard link is recorded as such).
+   */
+  readonly references?: string | null;
 }
 
 /** Where the pinned files are. */
@@ -38,6 +46,8 @@ export interface PinPaths {
   readonly direct?: string | null;
   /** The session settings files (absolute). */
   readonly settings?: readonly string[];
+  /** The roster and the verify-key folder in `references/` (absolute). */
+  readonly references?: { readonly roster: string; readonly verifyKeys: string };
 }
 
 /**
@@ -46,7 +56,7 @@ export interface PinPaths {
  */
 function plainState(path: string, maxBytes: number): string | null {
   try {
-    return sha256Hex(readRegularFileSync(path, { maxBytes }).bytes);
+    return sha256Hex(readRegularFileSync(path, { maxBytes, singleName: true }).bytes);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return null;
     if (e instanceof Error && "code" in e) return `unreadable:${String(e.code)}`;
@@ -54,9 +64,23 @@ function plainState(path: string, maxBytes: number): string | null {
   }
 }
 
-/** One settings file's state: its hash, `absent`, or why it is not a plain file. */
+/** One file's state: its hash, `absent`, or why it is not a plain file (never followed). */
 function settingsState(path: string): string {
   return plainState(path, 1024 * 1024) ?? "absent";
+}
+
+/** The verify-key folder's state: each entry's name and state, or why it is no folder. */
+function folderState(path: string): string {
+  let st: Deno.FileInfo;
+  try {
+    st = Deno.lstatSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return "absent";
+    throw e;
+  }
+  if (!st.isDirectory) return st.isSymlink ? "unreadable:SYMLINK" : "unreadable:NOT_DIRECTORY";
+  const names = [...Deno.readDirSync(path)].map((e) => e.name).sort();
+  return names.map((n) => `${n}=${settingsState(join(path, n))}`).join(";");
 }
 
 function hashOrNull(path: string | null): string | null {
@@ -91,6 +115,7 @@ export function pinPaths(
     grants: join(root, GRANTS_REL),
     direct,
     settings: SESSION_SETTINGS_FILES.map((f) => join(root, f)),
+    references: { roster: join(root, ROSTER_REL), verifyKeys: join(root, VERIFY_KEYS_REL) },
   };
 }
 
@@ -112,6 +137,10 @@ export function readPins(p: PinPaths): Pins {
     // Its reader's own limit: larger is a state too, never a long read.
     direct: p.direct == null ? null : plainState(p.direct, MAX_MCP_GRANTS_BYTES),
     settings: p.settings === undefined ? null : p.settings.map(settingsState).join("|"),
+    // One hash of the states (each entry named), so the status file stays short.
+    references: p.references === undefined ? null : sha256Hex(
+      `roster=${settingsState(p.references.roster)}|keys:${folderState(p.references.verifyKeys)}`,
+    ),
   };
 }
 
@@ -130,7 +159,7 @@ export function readPins(p: PinPaths): Pins {
  * ```
  */
 export function checkPins(at: Pins, now: Pins, paths: PinPaths): void {
-  for (const k of ["brief", "confined", "grants", "direct", "settings"] as const) {
+  for (const k of ["brief", "confined", "grants", "direct", "settings", "references"] as const) {
     if ((at[k] ?? null) !== (now[k] ?? null)) {
       const what = {
         brief: "the brief",
@@ -138,17 +167,21 @@ export function checkPins(at: Pins, now: Pins, paths: PinPaths): void {
         grants: "the grants ledger",
         direct: "the operator's direct-write grants file",
         settings: "the Claude Code session settings",
+        references: "the trust roots in references/ (the approver roster, the verify keys)",
       }[k];
+      const file = k === "settings"
+        ? (paths.settings ?? []).join(", ")
+        : k === "references"
+        ? [paths.references?.roster, paths.references?.verifyKeys].join(", ")
+        : paths[k] ?? null;
       throw new QueueError(
         "RUNNER_PIN_CHANGED",
-        `${what} (${
-          k === "settings" ? (paths.settings ?? []).join(", ") : paths[k] ?? null
-        }) changed while the runner served (sha256 ${at[k] ?? "absent"} at ` +
+        `${what} (${file}) changed while the runner served (sha256 ${at[k] ?? "absent"} at ` +
           `start, ${now[k] ?? "absent"} now); the runner stops: restart agentteams serve to ` +
           "serve under the new one",
         {
           details: {
-            file: k === "settings" ? (paths.settings ?? []).join(", ") : paths[k] ?? null,
+            file,
             at: at[k] ?? null,
             now: now[k] ?? null,
           },

@@ -2,7 +2,9 @@
  * The queue's request kinds, each a strict schema: unknown kinds and extra fields are refused.
  * Every request carries `reply_key`, the waiting process's ephemeral X25519 public key (base64),
  * to which its result is sealed. A request never names a root, a brief or a policy: the runner's
- * own are used.
+ * own are used. On disk a request is never plain: its file is a {@link SealedRequestFile}, whose
+ * box (sealed to the runner's key, lib/queue/request_seal.ts) holds the request's JSON, so a
+ * session that reads the queue learns no nonce.
  *
  * @example
  * ```ts
@@ -82,6 +84,26 @@ export const VerifyLedgerRequest = z.strictObject({
   reply_key: replyKey,
   expires,
 });
+
+/** The version of the sealed request file (the plain form of earlier versions is refused). */
+export const SEALED_REQUEST_V = 2;
+
+/**
+ * A request file as written into the queue: `to`, the first 16 hex of the SHA-256 of the runner
+ * public key it is sealed to (so a box sealed to another key says so); `reply_key`, the waiter's
+ * per-request public key, which is also the box's sender key (HPKE `mode_auth`); `eph` and `box`,
+ * the HPKE encapsulation and ciphertext of the request's JSON. `v`, `to` and `reply_key` are
+ * authenticated with the box; its `info` binds the request's channel and id.
+ */
+export const SealedRequestFile = z.strictObject({
+  v: z.literal(SEALED_REQUEST_V),
+  to: z.string().regex(/^[0-9a-f]{16}$/, "16 hex of the runner key's SHA-256"),
+  reply_key: replyKey,
+  eph: replyKey.describe("the HPKE encapsulated key (32 bytes, base64)"),
+  box: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, "base64").min(24),
+});
+/** A sealed request file. */
+export type SealedRequestFileT = z.infer<typeof SealedRequestFile>;
 
 /** A staged proposal's id (`.agentteams/staged/<sid>.json`): 32 lower-case hex. */
 export const SID_RE: RegExp = /^[0-9a-f]{32}$/;
@@ -246,7 +268,8 @@ export function toolOfRequest(
 }
 
 /**
- * The queue request's JSON Schema (for `agentteams schema queue-request` and `schemas/`).
+ * The queue request's JSON Schema (for `agentteams schema queue-request` and `schemas/`): the
+ * sealed file as it lies in the queue, with the request its box opens to under `$defs.request`.
  *
  * @example
  * ```ts
@@ -256,11 +279,19 @@ export function toolOfRequest(
  * ```
  */
 export function requestJsonSchema(): Record<string, unknown> {
-  const s = z.toJSONSchema(QueueRequest, { target: "draft-2020-12" }) as Record<string, unknown>;
+  const opts = { target: "draft-2020-12" } as const;
+  const file = z.toJSONSchema(SealedRequestFile, opts) as Record<string, unknown>;
+  const inner = z.toJSONSchema(QueueRequest, opts) as Record<string, unknown>;
   return {
-    $schema: s.$schema,
+    $schema: file.$schema,
     $id: "https://agentteams.invalid/schemas/queue-request.schema.json",
     title: "queue-request",
-    ...Object.fromEntries(Object.entries(s).filter(([k]) => k !== "$schema")),
+    description: "A request file in .agentteams-queue/: its box, sealed to the runner's X25519 " +
+      "key (HPKE mode_auth from reply_key, info agentteams-request-seal-v1 NUL channel:id, the " +
+      "canonical JSON of {v, to, reply_key} as additional data), opens to $defs.request",
+    ...Object.fromEntries(Object.entries(file).filter(([k]) => k !== "$schema")),
+    $defs: {
+      request: Object.fromEntries(Object.entries(inner).filter(([k]) => k !== "$schema")),
+    },
   };
 }

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { keyDir, loadLedgerKey, runnerSealPair } from "../crypto/keys.ts";
+import { keyDir, loadLedgerKey, readRunnerPublicText, runnerSealPair } from "../crypto/keys.ts";
 import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import { loadGrantedRoots } from "./granted.ts";
 import { directGrantPaths, loadDirectGrants } from "./direct_grants_load.ts";
@@ -48,6 +48,7 @@ import {
 } from "../queue/queue_paths.ts";
 import { checkPins, pinPaths, type Pins, readPins } from "../queue/pins.ts";
 import { contextOf, resultText } from "../queue/result.ts";
+import { PUBLISHED_KEY_NAME, publishRunnerKey } from "../queue/runner_key.ts";
 import { interruptedResult, type RunnerState, serveClaimed, type Served } from "./serve_one.ts";
 
 /** Results older than this are deleted (acknowledged ones at once). */
@@ -485,6 +486,8 @@ async function serveLocked(
   let stoppedBy: { e: unknown } | null = null;
   try {
     const seal = await runnerSealPair(opts.env);
+    // The public half, published where sessions read it (the key dir they may not).
+    const publicPem = readRunnerPublicText(opts.env);
     const projectReal = Deno.realPathSync(root);
     const pinAt = pinPaths(
       root,
@@ -584,6 +587,45 @@ async function serveLocked(
       const token = await expectedAck(seal, served.replyKey, id, served.body.request_sha256);
       if (token !== null) tokens.set(id, token);
     };
+    // The published key, put back (and recorded) whenever what is there is not it: a session
+    // that renamed the status folder away and back may have planted another. The beat puts it
+    // back too (while a long command runs); the loop records what the beat found.
+    let keyChecks = 0;
+    let beatFound = 0;
+    const checkKey = async () => {
+      let wrote: boolean;
+      try {
+        wrote = await publishRunnerKey(dirs.status, publicPem) || beatFound > 0;
+        beatFound = 0;
+      } catch (e) {
+        if (!(e instanceof NameRefused)) {
+          // The status folder moved meanwhile: that is the refusal (QUEUE_UNSAFE_PATH).
+          checkDirs();
+          return unsafeAsQueue(() => {
+            throw e;
+          });
+        }
+        // A directory at the name: waiters cannot read the published key (they refuse).
+        await record("runner-key-refused", {
+          action: "runner-key-refused",
+          reason: e.message.slice(0, 500),
+        }, `${e.message}; the public key is not published there (recorded)`);
+        return;
+      }
+      if (wrote && keyChecks > 0) {
+        await record(
+          `runner-key:${keyChecks}`,
+          {
+            action: "runner-key-republished",
+            reason: `${PUBLISHED_KEY_NAME} in the status folder was not this runner's public key`,
+          },
+          `${dirs.status.path}/${PUBLISHED_KEY_NAME} was not this runner's public key; ` +
+            "published it again (recorded): a waiter that read it meanwhile sealed to another key",
+        );
+      }
+      keyChecks++;
+    };
+    await checkKey();
     // A request claimed by a runner that died while serving it: reported, never served again.
     let interrupted = 0;
     for (const e of Deno.readDirSync(paths.claimed)) {
@@ -610,6 +652,9 @@ async function serveLocked(
       try {
         status();
       } catch { /* the next beat tries again; the loop reports a lasting problem */ }
+      publishRunnerKey(dirs.status, publicPem).then((w) => {
+        if (w) beatFound++;
+      }, () => {/* the loop's own check reports it */});
     }, BEAT_EVERY_MS);
     opts.log(
       `agentteams serve: serving ${root} (pid ${Deno.pid}; brief ${briefPath}); ` +
@@ -621,6 +666,7 @@ async function serveLocked(
     while (!opts.signal?.aborted) {
       checkDirs();
       checkPins(pins, readPins(pinAt), pinAt);
+      await checkKey();
       for (const r of sweep(paths, dirs, tokens, now().getTime())) {
         await record(r.key, r.row, r.line);
       }
@@ -642,6 +688,7 @@ async function serveLocked(
         // Before every claim, the first too: the loop's own check came before the folder was
         // listed, so a pinned file changed in between (then a request queued) would be served.
         checkPins(pins, readPins(pinAt), pinAt);
+        await checkKey();
         const claimed = claim(paths, dirs, r);
         if (claimed === null) continue;
         serving = r.id;

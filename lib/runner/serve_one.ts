@@ -22,10 +22,10 @@ import { describeKind } from "../fs/entry.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { readJson } from "../json/reader.ts";
 import { appendRow } from "../ledger/append.ts";
-import { NONCE_RE } from "../ledger/dispatch.ts";
+import { NONCE_RE, resolveDispatch } from "../ledger/dispatch.ts";
 import { ledgerText, refusalRow } from "../ledger/row_text.ts";
 import { verifyLedgerAt } from "../ledger/verify.ts";
-import type { McpGrant, Policy } from "../policy/types.ts";
+import type { Policy } from "../policy/types.ts";
 import { applyAct } from "../acts/apply_act.ts";
 import { issueBriefDispatch } from "../acts/dispatch_act.ts";
 import { performAct } from "../acts/pipeline.ts";
@@ -41,7 +41,6 @@ import {
   parseRequest,
   type QueueRequestT,
   type RequestKind,
-  toolOfRequest,
 } from "../queue/queued_request.ts";
 import { ensureStagedDir, stagedRecord, writeStaged } from "./staged.ts";
 import { selectGates } from "../proposals/gates.ts";
@@ -53,8 +52,9 @@ import {
   selectGrant,
 } from "./direct_grants.ts";
 import type { DirectGrantState } from "./direct_grants_load.ts";
-import { refuseMcpOnly, serveStaged } from "./orchestrator.ts";
+import { mcpDecision, refuseMcpOnly, serveStaged } from "./orchestrator.ts";
 import { replyKeyOf, type ResultBody } from "../queue/result.ts";
+import { openRequest } from "../queue/request_seal.ts";
 
 /** What the runner holds while it serves. */
 export interface RunnerState {
@@ -87,73 +87,6 @@ export interface Served {
 
 /** One message for every nonce problem on the tool-server channel: it is no nonce oracle. */
 export const MCP_NONCE_MESSAGE = "the dispatch does not authorize this request for this agent";
-
-/** How the runner serves a tool-server request its agent's grant allows. */
-export interface McpDecision {
-  /** The `agentteams_runner` tool the request stands for. */
-  readonly tool: "run_command" | "write_file" | "delete_file";
-  /**
-   * For a proposal: `direct` (the brief asks for it: written now only under a verified operator
-   * grant, `direct_grants.ts`, else staged) or `staged` (checked, then kept for the
-   * orchestrator's approval). A deletion is always staged; `null` for a command.
-   */
-  readonly approval: McpGrant["approval"] | null;
-}
-
-/**
- * What the brief's `mcp_grants` let `agent` do with a tool-server request: the tool it stands
- * for must be listed in the agent's entry; an agent without an entry may call nothing. Only a
- * change under `approval: "direct"` may be written at once, and only when the operator's grant
- * for the agent verifies (the brief alone never suffices); every other proposal (a deletion
- * always) is staged. Pure.
- *
- * @throws {QueueError} `TOOL_NOT_GRANTED`, naming the agent and the tool
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { mcpDecision } from "./serve_one.ts";
- * const grants = { worker: { tools: ["write_file", "delete_file"], approval: "direct" as const } };
- * assert.deepEqual(
- *   mcpDecision(grants, "worker", { kind: "stage-proposal", artifact: { kind: "change-proposal" } }),
- *   { tool: "write_file", approval: "direct" },
- * );
- * assert.deepEqual(
- *   mcpDecision(grants, "worker", { kind: "stage-proposal", artifact: { kind: "delete-proposal" } }),
- *   { tool: "delete_file", approval: "staged" },
- * );
- * ```
- */
-export function mcpDecision(
-  grants: Readonly<Record<string, McpGrant>> | undefined,
-  agent: string,
-  req: { readonly kind: string; readonly artifact?: Record<string, unknown> },
-): McpDecision {
-  const tool = toolOfRequest(req);
-  const grant = grants !== undefined && Object.hasOwn(grants, agent) ? grants[agent] : undefined;
-  if (tool === null) {
-    throw new QueueError(
-      "REQUEST_INVALID",
-      "a tool-server proposal must be a change-proposal or a delete-proposal",
-    );
-  }
-  if (grant === undefined || !grant.tools.includes(tool)) {
-    throw new QueueError(
-      "TOOL_NOT_GRANTED",
-      grant === undefined
-        ? `agent ${agent} has no mcp_grants entry in the brief, so it may call no tool of the ` +
-          `runner's MCP server (${tool} refused): the operator adds one to the brief and ` +
-          "restarts agentteams serve"
-        : `agent ${agent}'s mcp_grants entry does not list ${tool} (it lists ` +
-          `${grant.tools.join(", ")}): refused`,
-      { details: { agent, tool } },
-    );
-  }
-  if (tool === "run_command") return { tool, approval: null };
-  return {
-    tool,
-    approval: tool === "write_file" && grant.approval === "direct" ? "direct" : "staged",
-  };
-}
 
 /** The artifact as the tool server's agent gives it: any `agent` it names must be that one. */
 function asViaAgent(artifact: Record<string, unknown>, via: string): Record<string, unknown> {
@@ -310,6 +243,15 @@ async function act(
       let r;
       try {
         r = await performAct(session(), applyAct, artifact, { dryRun: true });
+        // Staging is the agent's act (its approval counts nothing): it spends a use of the
+        // dispatch, as a direct write does, so one dispatch stages no more than its uses allow.
+        if (!dryRun) {
+          await resolveDispatch(s.root, s.key.hmac, String(artifact.dispatch), {
+            count: "use",
+            expectAgent: r.agent,
+            now: s.now,
+          });
+        }
       } catch (e) {
         // The pipeline's dry run records no refusal; staging one is an act, so it is recorded
         // (under the agent the server speaks for once its nonce resolved to it).
@@ -373,7 +315,13 @@ async function act(
     case "show-staged":
     case "apply-staged":
     case "reject-staged": {
-      const result = await serveStaged({ root: s.root, key: s.key, now: s.now, session }, req);
+      const result = await serveStaged({
+        root: s.root,
+        key: s.key,
+        now: s.now,
+        session,
+        grants: s.policy.mcpGrants,
+      }, req);
       return { result, secret: null, exit: 0 };
     }
     case "verify-ledger": {
@@ -507,8 +455,10 @@ export async function serveClaimed(
     const { bytes, mtime } = readRequest(path);
     facts.waitMs = mtime === null ? null : Math.max(0, Math.round(s.now().getTime() - mtime));
     facts.digest = sha256Hex(bytes);
-    const raw = parseJson(bytes);
-    facts.replyKey = replyKeyOf(raw);
+    const sealed = parseJson(bytes);
+    facts.replyKey = replyKeyOf(sealed);
+    // Opened with the runner's key; a plain, cut, moved or foreign box is refused unread.
+    const raw = await openRequest(sealed, { runner: s.seal, id, channel });
     facts.kind = kindOf(raw);
     const req = parseRequest(raw, channel);
     if (isExpired(req, s.now())) {

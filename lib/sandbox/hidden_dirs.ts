@@ -1,8 +1,8 @@
 /**
  * What every confined command and gate must not see at all, whoever runs it: the operator's key
  * directory, the project's state dir (the ledger, the dispatch store, claimed requests) and the
- * queue's directory (requests carry raw nonces while in transit). Each is mounted over by an
- * empty read-only tmpfs (bwrap) or denied (Seatbelt). Pure.
+ * queue's directory (requests are sealed to the runner, and stay hidden all the same). Each is
+ * mounted over by an empty read-only tmpfs (bwrap) or denied (Seatbelt). Pure.
  *
  * @example
  * ```ts

@@ -1,8 +1,10 @@
 /**
  * The triad ledgers' index (lib/authz/csv_index.ts): a gate (and an act's HALT check) that reads
- * through it decides as the whole read does (allowed, HALTed, the same refusal, code and line), and every change to the
- * bytes it covers, a forged or replayed index, and a bad row appended after it send the read back
- * to the whole file, which reports what it always did.
+ * through it decides as the whole read does (allowed, HALTed, the same refusal, code and line); a
+ * forged or replayed index, and a bad row appended after it, send the read back to the whole
+ * file, which reports what it always did; and a file that no longer extends the index (a row
+ * edited, removed or re-ordered, the file cut or gone: a HALT cut from its tail included, which
+ * no chain sees) is refused, LEDGER_ROLLED_BACK, never read whole instead.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -105,7 +107,17 @@ Deno.test("csv index: the gate through it decides as the whole read, before and 
   }
 });
 
-Deno.test("csv index: an edited, removed or re-ordered indexed row is CHAIN_BROKEN as without it", async () => {
+/** The refusal of a ledger read through its index that no longer extends it. */
+async function rolledBack(p: Promise<unknown>, what: string): Promise<void> {
+  await assert.rejects(p, (e: Error & { code?: string }) => {
+    assert.equal(e.code, "LEDGER_ROLLED_BACK", `${what}: ${e.message}`);
+    assert.match(e.message, /security-decisions\.log\.csv no longer extends/, what);
+    assert.match(e.message, /agentteams decision accept/, what);
+    return true;
+  });
+}
+
+Deno.test("csv index: an edited, removed, re-ordered or cut indexed row is LEDGER_ROLLED_BACK, never the whole read", async () => {
   const dir = await tempDir("csv-index-tamper");
   try {
     const p = await signedProject(dir);
@@ -123,10 +135,30 @@ Deno.test("csv index: an edited, removed or re-ordered indexed row is CHAIN_BROK
       Deno.writeFileSync(decisions(p), original);
       await reindex(p);
       Deno.writeTextFileSync(decisions(p), edited);
-      const d = await same(p, "delete:d9");
-      assert.equal(d.code, "CHAIN_BROKEN", what);
-      assert.equal(d.allowed, false, what);
+      // The whole read sees the chain broken; through the index the file is refused outright.
+      const whole = await decideGate(p, "delete:d9", plain);
+      assert.equal(whole.problem?.code, "CHAIN_BROKEN", what);
+      const before = await snapshotTree(p);
+      await rolledBack(decideGate(p, "delete:d9", indexed), what);
+      await rolledBack(haltStop(p, ["write:src/a.ts"], plain, KEY), what);
+      assertSameTree(before, await snapshotTree(p), `${what}: a refused read writes nothing`);
     }
+    // A HALT cut from the tail: the chain holds (no row after it), so the whole read allows;
+    // through the index it is refused.
+    Deno.writeFileSync(decisions(p), original);
+    await signDecisionRow(p, { action: "delete:d9", verdict: "HALT" }, plain);
+    await reindex(p);
+    assert.equal((await same(p, "delete:d9")).code, "HALTED");
+    Deno.writeFileSync(decisions(p), original);
+    assert.equal(
+      (await decideGate(p, "delete:d9", plain)).allowed,
+      true,
+      "the cut the chain misses",
+    );
+    await rolledBack(decideGate(p, "delete:d9", indexed), "the HALT cut from the tail");
+    // The log removed altogether while its index stands: the same.
+    Deno.removeSync(decisions(p));
+    await rolledBack(haltStop(p, ["write:src/a.ts"], plain, KEY), "the log gone");
   } finally {
     await removeTree(dir);
   }
@@ -155,10 +187,11 @@ Deno.test("csv index: a forged, replayed or foreign index is not believed", asyn
     Deno.writeTextFileSync(decisions(p), original);
     Deno.copyFileSync(csvIndexPath(p, "waivers"), csvIndexPath(p, "decisions"));
     assert.equal((await same(p, "delete:h")).code, "HALTED");
-    // A log truncated below an index: the whole read.
+    // A log truncated below a good index: refused, never the whole read.
     await reindex(p);
     Deno.writeTextFileSync(decisions(p), original.split("\n").slice(0, 4).join("\n") + "\n");
-    assert.equal((await same(p, "delete:d9")).code, "NO_CLEARANCE");
+    assert.equal((await decideGate(p, "delete:d9", plain)).problem?.code, "NO_CLEARANCE");
+    await rolledBack(decideGate(p, "delete:d9", indexed), "truncated");
   } finally {
     await removeTree(dir);
   }
@@ -265,10 +298,12 @@ Deno.test("csv index: an act's HALT check through it stops what the whole read s
     await signDecisionRow(p, { action: "*", verdict: "HALT" }, plain);
     await reindex(p);
     assert.match((await both(["write:src/a.ts"]))!.reason, /emergency stop/);
-    // The HALT rows removed under the index: the chain breaks, and every act stops.
+    // The HALT rows removed under the index: the chain breaks (the whole read), and the file no
+    // longer extends the index (through it): every act stops either way.
     const text = Deno.readTextFileSync(decisions(p));
     Deno.writeTextFileSync(decisions(p), text.replace(/^[^\n]*,HALT,[^\n]*\n/gm, ""));
-    assert.match((await both(["write:src/a.ts"]))!.reason, /chain is broken/);
+    assert.match((await haltStop(p, ["write:src/a.ts"], plain))!.reason, /chain is broken/);
+    await rolledBack(haltStop(p, ["write:src/a.ts"], plain, KEY), "HALTs removed");
   } finally {
     await removeTree(dir);
   }

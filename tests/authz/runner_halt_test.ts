@@ -55,9 +55,9 @@ Deno.test("runner: a HALT on '*' stops dispatch, apply and run until the operato
       const P = ["--project", w.project];
       const nonce = await w.dispatch();
       await sign(w, "*", "HALT");
-      const halted = async (what: string) => {
+      const halted = async (what: string, code = "HALTED") => {
         const d = await w.cli(["dispatch", "--agent", "worker", ...P]);
-        assert.equal(refusedCode(d.stderr), "HALTED", `${what}: ${d.stderr}`);
+        assert.equal(refusedCode(d.stderr), code, `${what}: ${d.stderr}`);
         assert.equal(d.code, 1, what);
       };
       await halted("the signed HALT");
@@ -92,6 +92,10 @@ Deno.test("runner: a HALT on '*' stops dispatch, apply and run until the operato
           "2026-11-01T00:00:00Z,security,*,HALT,,\n" +
           "2026-11-02T00:00:00Z,security,*,HALT-RETRACTED,all clear,verified\n",
       );
+      // The rewrite no longer extends what the operator's HALT left: refused as such; with the
+      // log's index removed too (.agentteams renamed away and back), the legacy log lifts nothing.
+      await halted("a legacy log in the signed log's place", "LEDGER_ROLLED_BACK");
+      Deno.removeSync(join(w.project, ".agentteams", "csv-index-decisions.json"));
       await halted("a legacy log with an unsigned retraction");
 
       // An HMAC retraction cannot be verified by the runner (it holds no decision key): the

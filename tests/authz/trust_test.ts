@@ -73,7 +73,14 @@ Deno.test("spent stays spent: a waiver row put back to uses=0 with its old signa
     // The agent's move: the row put back as it was before it was spent (its own old signature).
     await Deno.writeTextFile(refs(sb, "security-waivers.log.csv"), fresh);
     assert.equal((await runCli(["waiver", "check", "deploy", ...P], { env })).code, 0);
-    const before = await snapshotTree(sb.dir);
+    let before = await snapshotTree(sb.dir);
+    // The ledger no longer extends what the spend's write left: refused before anything else.
+    const rolled = await runCli(["gate", "deploy", "--consume", ...P], { env });
+    assertCliRefused(rolled, "gate", "LEDGER_ROLLED_BACK");
+    assertSameTree(before, await snapshotTree(sb.dir), "a refused replay writes nothing");
+    // Its index removed too (a session that renamed .agentteams away): the spent count holds.
+    await Deno.remove(join(sb.project, ".agentteams", "csv-index-waivers.json"));
+    before = await snapshotTree(sb.dir);
     const replay = await runCli(["gate", "deploy", "--consume", ...P], { env });
     const r = assertCliRefused(replay, "gate", "USES_EXHAUSTED");
     assert.match(r.reason, /1 of 1 spent, as the proposal ledger's gate-pass rows record/);
@@ -106,7 +113,13 @@ Deno.test("spent stays spent: a clearance row restored after consumption is refu
       0,
       "the row alone looks unspent again",
     );
-    const before = await snapshotTree(sb.dir);
+    let before = await snapshotTree(sb.dir);
+    const rolled = await runCli(["gate", "delete:old.txt", "--consume", ...P], { env });
+    assertCliRefused(rolled, "gate", "LEDGER_ROLLED_BACK");
+    assertSameTree(before, await snapshotTree(sb.dir), "a refused replay writes nothing");
+    // Its index removed too: the spent count of the proposal ledger holds.
+    await Deno.remove(join(sb.project, ".agentteams", "csv-index-decisions.json"));
+    before = await snapshotTree(sb.dir);
     const replay = await runCli(["gate", "delete:old.txt", "--consume", ...P], { env });
     assertCliRefused(replay, "gate", "NO_CLEARANCE");
     assertSameTree(before, await snapshotTree(sb.dir), "a refused replay writes nothing");
@@ -167,6 +180,15 @@ Deno.test("an agent-written verify key does not lift the operator's HALT under t
       evidence: "all clear",
     }, ctx);
     await signDecisionRow(sb.project, { action: "delete:old.txt", verdict: "PASS" }, ctx);
+    // The agent's rewrite (its key's columns added to the header) no longer extends what the
+    // operator's HALT left: refused as such while the index stands; without it (a session that
+    // renamed .agentteams away and removed it), the untrusted key is what refuses.
+    assertCliRefused(
+      await runCli(["gate", "delete:old.txt", "--consume", ...P], { env }),
+      "gate",
+      "LEDGER_ROLLED_BACK",
+    );
+    await Deno.remove(join(sb.project, ".agentteams", "csv-index-decisions.json"));
     const before = await snapshotTree(sb.dir);
     for (const e of [env, env0]) {
       const g = await runCli(["gate", "delete:old.txt", "--consume", ...P], { env: e });

@@ -37,11 +37,17 @@ async function withProject(
 }
 
 /** The trust roots' rules: without one, doctor fails and serve refuses to start. */
-const TRUST_RULES = ["Edit(./references/**)", "Edit(./.claude/**)", "Edit(./agentteams.json)"];
+const TRUST_RULES = [
+  "Edit(./.agentteams-status/**)",
+  "Edit(./references/**)",
+  "Edit(./.claude/**)",
+  "Edit(./agentteams.json)",
+];
 
 /**
- * The eight rules doctor asks for in a sandbox whose key dir lies outside HOME: the last three keep
- * sessions from writing the trust roots (references/, the settings themselves and the brief).
+ * The eight rules doctor asks for in a sandbox whose key dir lies outside HOME: the last four keep
+ * sessions from writing the trust roots (the status folder with the runner's published key,
+ * references/, the settings themselves and the brief).
  */
 function allRules(sb: Sandbox): string[] {
   return [
@@ -186,9 +192,9 @@ Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code
     assert.deepEqual(Object.keys(j).sort(), ["checks", "errors", "ok", "project", "warnings"]);
     assert.equal(j.ok, false);
     // No .claude/ at all: the "nothing denied" warning and the eight rules, the trust roots'
-    // three of them errors.
-    assert.equal(j.errors, 3);
-    assert.equal(j.warnings, 6);
+    // four of them errors (the status folder's: the runner's published key is one).
+    assert.equal(j.errors, 4);
+    assert.equal(j.warnings, 5);
     assert.deepEqual(
       j.checks.filter((c: { level: string; ok: boolean }) => !c.ok && c.level === "error")
         .map((c: { add: { line: string } }) => JSON.parse(c.add.line)),

@@ -236,10 +236,13 @@ Deno.test("withFileLock: a lock file replaced while another holds it is LEDGER_T
     const holder = await Deno.open(p, { read: true, append: true, create: true });
     await holder.lock(true);
     let waiterRan = false;
+    // withFileLock opens the file before its first await: the waiter holds the old file from
+    // here on, whenever its flock call gets to run. Its refusal is handled from the start, so it
+    // is never an unhandled rejection while the holder lets go.
     const waiter = withFileLock(p, () => {
       waiterRan = true;
     });
-    await new Promise((r) => setTimeout(r, 50));
+    waiter.catch(() => {});
     await replace();
     await holder.unlock();
     holder.close();
@@ -247,9 +250,17 @@ Deno.test("withFileLock: a lock file replaced while another holds it is LEDGER_T
     assert.equal(waiterRan, false);
     // A holder whose lock file is replaced meanwhile (a second writer locks the replacement and
     // runs at the same time) refuses once its fn is done.
+    // Waits for the event (its fn running, so the lock is held), not for a time.
     let release = () => {};
-    const held = withFileLock(p, () => new Promise<void>((r) => release = r));
-    await new Promise((r) => setTimeout(r, 20));
+    let entered = () => {};
+    const inside = new Promise<void>((r) => entered = r);
+    const held = withFileLock(p, () =>
+      new Promise<void>((r) => {
+        release = r;
+        entered();
+      }));
+    held.catch(() => {});
+    await inside;
     await replace();
     let secondRan = false;
     await withFileLock(p, () => {

@@ -374,6 +374,7 @@ Deno.test("session settings: a trust root's missing rule, or a sandbox entry re-
   const f = sessionSettingsFindings(input({ ".claude/settings.json": denyFile([]) }, { brief }));
   const marked = f.filter((x) => x.trustRoot === true).map((x) => x.rule);
   assert.deepEqual(marked, [
+    "Edit(./.agentteams-status/**)",
     "Edit(./references/**)",
     "Edit(./.claude/**)",
     "Edit(./agentteams.jsonc)",

@@ -39,6 +39,7 @@ Deno.test("probe 22c: a name a session planted in the queue reaches the runner's
     for (const lead of ["a\\x1b]52", "b\\x1b[2J", "c\\x0aagentteams serve", "d\\x9b31m"]) {
       assert.ok(r.stderr.includes(lead), `${JSON.stringify(lead)} not in ${r.stderr}`);
     }
+    // deno-lint-ignore no-control-regex -- the control characters are what the test looks for
     assert.doesNotMatch(r.stderr, /[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
     assert.doesNotMatch(r.stderr, /^agentteams serve: 0123456789abcdef/m);
   });

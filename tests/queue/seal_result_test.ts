@@ -106,7 +106,14 @@ Deno.test("every edit of a result, a replay to another waiter or request, and a 
     ["result edited", { ...v, result: { ...v.result, agent: "admin" } }],
     ["field added", { ...v, extra: 1 }],
     ["seal dropped", { ...v, seal: null }],
-    ["box byte", { ...v, seal: { ...v.seal, box: "A" + v.seal.box.slice(1) } }],
+    // Its first character changed (never to itself: "A" + the rest was no edit when it began so).
+    [
+      "box byte",
+      {
+        ...v,
+        seal: { ...v.seal, box: (v.seal.box[0] === "A" ? "B" : "A") + v.seal.box.slice(1) },
+      },
+    ],
     ["other id", { ...v, id: "b".repeat(32) }],
   ];
   for (const [what, edited] of edits) {

@@ -30,6 +30,8 @@ import {
   sealPublicFromPem,
 } from "../../lib/crypto/x25519.ts";
 import { type OpenedResult, openResult } from "../../lib/queue/result.ts";
+import { sealRequest } from "../../lib/queue/request_seal.ts";
+import { runnerSealPair } from "../../lib/crypto/keys.ts";
 import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import { MCP_RUNNER_TOOLS } from "../../lib/policy/brief_fields.ts";
 import { importPublicPem, keyIdOfKey } from "../../lib/crypto/ed25519.ts";
@@ -369,17 +371,35 @@ export interface MadeRequest {
 
 /**
  * A request's bytes: `body` (with the reply key of a fresh pair added unless `replyKey: false`)
- * as JSON, or raw bytes.
+ * sealed to the world's runner key for its id and channel as a waiter seals it, or as plain JSON
+ * (`plain: true`, the unsealed form every runner refuses), or raw bytes.
  */
 export async function makeRequest(
+  w: World,
   body: Record<string, unknown> | Uint8Array,
-  opts: { id?: string; replyKey?: boolean } = {},
+  opts: {
+    id?: string;
+    replyKey?: boolean;
+    plain?: boolean;
+    channel?: "orchestrator" | "mcp";
+  } = {},
 ): Promise<MadeRequest> {
   const id = opts.id ?? requestId();
   const pair = await generateSealPair();
-  const bytes = body instanceof Uint8Array ? body : enc.encode(JSON.stringify(
-    opts.replyKey === false ? body : { ...body, reply_key: publicB64(pair.publicRaw) },
-  ));
+  let bytes: Uint8Array;
+  if (body instanceof Uint8Array) bytes = body;
+  else if (opts.plain === true || opts.replyKey === false) {
+    bytes = enc.encode(JSON.stringify(
+      opts.replyKey === false ? body : { ...body, reply_key: publicB64(pair.publicRaw) },
+    ));
+  } else {
+    bytes = await sealRequest(body, {
+      waiter: pair,
+      runnerPublic: (await runnerSealPair(w.env)).publicRaw,
+      id,
+      channel: opts.channel ?? "orchestrator",
+    });
+  }
   return { id, pair, bytes, sha256: sha256(bytes) };
 }
 
@@ -401,10 +421,15 @@ export function queuedPath(
 export async function handRequest(
   w: World,
   body: Record<string, unknown> | Uint8Array,
-  opts: { channel?: "orchestrator" | "mcp"; id?: string; replyKey?: boolean; direct?: boolean } =
-    {},
+  opts: {
+    channel?: "orchestrator" | "mcp";
+    id?: string;
+    replyKey?: boolean;
+    plain?: boolean;
+    direct?: boolean;
+  } = {},
 ): Promise<HandRequest> {
-  const m = await makeRequest(body, opts);
+  const m = await makeRequest(w, body, opts);
   const path = queuedPath(w, m.id, opts.channel);
   if (opts.direct) Deno.writeFileSync(path, m.bytes);
   else {

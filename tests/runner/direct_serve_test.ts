@@ -85,7 +85,7 @@ Deno.test("direct grants served in process: written under a grant, refused or st
       body: Record<string, unknown>,
       channel: "mcp" | "orchestrator" = "mcp",
     ) => {
-      const m = await makeRequest(body);
+      const m = await makeRequest(w, body, { channel });
       const path = join(w.dir, `${m.id}.json`);
       Deno.writeFileSync(path, m.bytes);
       return await serveClaimed(s, path, m.id, channel);

@@ -122,7 +122,7 @@ Deno.test("the runner refuses bad requests one by one and keeps serving", async 
       await t.step(
         "a request replaced by a symlink to a valid request elsewhere: refused, never served",
         async () => {
-          const valid = await makeRequest({ kind: "verify-ledger" });
+          const valid = await makeRequest(w, { kind: "verify-ledger" });
           const outside = join(w.scratch, "valid-request.json");
           Deno.writeFileSync(outside, valid.bytes);
           await assertRefusedRequest(w, runner, "symlink", () => {
@@ -138,7 +138,7 @@ Deno.test("the runner refuses bad requests one by one and keeps serving", async 
       await t.step(
         "a request that is a hard link (to a file the session may not read): refused unread",
         async () => {
-          const valid = await makeRequest({ kind: "verify-ledger" });
+          const valid = await makeRequest(w, { kind: "verify-ledger" });
           const outside = join(w.scratch, "linked-request.json");
           Deno.writeFileSync(outside, valid.bytes);
           await assertRefusedRequest(w, runner, "hard link", () => {
@@ -156,7 +156,7 @@ Deno.test("the runner refuses bad requests one by one and keeps serving", async 
       await t.step(
         "a half-written request under its final name: REQUEST_INVALID, never acted on",
         async () => {
-          const whole = await makeRequest({ kind: "verify-ledger" });
+          const whole = await makeRequest(w, { kind: "verify-ledger" });
           const half = whole.bytes.slice(0, Math.floor(whole.bytes.length / 2));
           await assertRefusedRequest(
             w,
@@ -203,7 +203,7 @@ Deno.test("the runner refuses bad requests one by one and keeps serving", async 
       await t.step(
         "a FIFO under a request's name: REQUEST_INVALID, the loop not blocked",
         async () => {
-          const m = await makeRequest({ kind: "verify-ledger" });
+          const m = await makeRequest(w, { kind: "verify-ledger" });
           await assertRefusedRequest(w, runner, "FIFO", () => {
             const h = at(w, m);
             // No -m: GNU mkfifo then chmods the path, which the runner may have claimed already.
@@ -216,7 +216,7 @@ Deno.test("the runner refuses bad requests one by one and keeps serving", async 
       );
 
       await t.step("a directory under a request's name: REQUEST_INVALID", async () => {
-        const m = await makeRequest({ kind: "verify-ledger" });
+        const m = await makeRequest(w, { kind: "verify-ledger" });
         await assertRefusedRequest(w, runner, "directory", () => {
           const h = at(w, m);
           Deno.mkdirSync(h.path);
@@ -243,7 +243,7 @@ Deno.test("the runner refuses bad requests one by one and keeps serving", async 
       await t.step(
         "names that are no request id are left alone, never served, recorded once",
         async () => {
-          const m = await makeRequest({ kind: "verify-ledger" });
+          const m = await makeRequest(w, { kind: "verify-ledger" });
           const bad = [
             m.id.toUpperCase() + ".json",
             m.id.slice(1) + ".json",
@@ -387,16 +387,19 @@ Deno.test("a confined command cannot read a request waiting in the queue (the fo
       w,
       async () => [await w.dispatch(), await w.dispatch("other")],
     );
-    const waiting = await makeRequest({
+    const waiting = await makeRequest(w, {
       kind: "run-request",
       artifact: { kind: "command-request", dispatch: others, argv: ["true"], purpose: "p" },
       via_agent: "other",
     }, {
       id: "f" + requestId().slice(1),
+      channel: "mcp",
     });
     Deno.writeFileSync(queuedPath(w, waiting.id, "mcp"), waiting.bytes);
     const mcpWaiting = join(".agentteams-queue/mcp-requests", `${waiting.id}.json`);
-    const also = await makeRequest({ kind: "verify-ledger" }, { id: "e" + requestId().slice(1) });
+    const also = await makeRequest(w, { kind: "verify-ledger" }, {
+      id: "e" + requestId().slice(1),
+    });
     Deno.writeFileSync(queuedPath(w, also.id), also.bytes);
     const orchWaiting = join(".agentteams-queue/requests", `${also.id}.json`);
     const readers: HandRequest[] = [];

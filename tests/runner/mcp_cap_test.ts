@@ -50,7 +50,7 @@ Deno.test("the tool-server channel stops a command at its cap; the orchestrator'
       orchestrator: await w.dispatchBeforeBriefChanged("other"),
     };
     const serve = async (channel: "mcp" | "orchestrator") => {
-      const m = await makeRequest({
+      const m = await makeRequest(w, {
         kind: "run-request",
         artifact: {
           kind: "command-request",
@@ -59,7 +59,7 @@ Deno.test("the tool-server channel stops a command at its cap; the orchestrator'
           purpose: "outlive the cap",
         },
         ...(channel === "mcp" ? { via_agent: "worker" } : { dry_run: false }),
-      });
+      }, { channel });
       const path = join(w.dir, `${m.id}.json`);
       Deno.writeFileSync(path, m.bytes);
       return await serveClaimed(state, path, m.id, channel);

@@ -12,7 +12,8 @@ import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
 import { QueueError } from "../../lib/errors.ts";
 import { parseRequest } from "../../lib/queue/queued_request.ts";
-import { mcpDecision, type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
+import { mcpDecision } from "../../lib/runner/orchestrator.ts";
+import { type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
 import { stagedDir } from "../../lib/runner/staged.ts";
 import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { assertRefusal } from "../_helpers/assert.ts";
@@ -99,7 +100,9 @@ Deno.test("served in process: a grant refused first; a linked staged folder refu
     };
     const nonce = await w.dispatchBeforeBriefChanged("worker");
     const serve = async (viaAgent: string, artifact: Record<string, unknown>) => {
-      const m = await makeRequest({ kind: "stage-proposal", artifact, via_agent: viaAgent });
+      const m = await makeRequest(w, { kind: "stage-proposal", artifact, via_agent: viaAgent }, {
+        channel: "mcp",
+      });
       const path = join(w.dir, `${m.id}.json`);
       Deno.writeFileSync(path, m.bytes);
       return await serveClaimed(state, path, m.id, "mcp");

@@ -335,7 +335,7 @@ Deno.test("requests/ swapped for a link while the runner serves: it stops (QUEUE
       assert.equal((await openAs(w, first, await resultOf(w, first.id))).body.ok, true);
       // A valid request waits in another folder; requests/ becomes a link to it.
       Deno.mkdirSync(elsewhere);
-      const bait = await makeRequest({ kind: "verify-ledger" });
+      const bait = await makeRequest(w, { kind: "verify-ledger" });
       Deno.writeFileSync(join(elsewhere, `${bait.id}.json`), bait.bytes);
       const baitBytes = Deno.readFileSync(join(elsewhere, `${bait.id}.json`));
       Deno.renameSync(q.requests, aside);

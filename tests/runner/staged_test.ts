@@ -66,7 +66,7 @@ async function serve(
   body: Record<string, unknown>,
   channel: "orchestrator" | "mcp" = "orchestrator",
 ): Promise<Served> {
-  const m = await makeRequest(body);
+  const m = await makeRequest(w, body, { channel });
   const path = join(w.dir, `${m.id}.json`);
   Deno.writeFileSync(path, m.bytes);
   return await serveClaimed(s, path, m.id, channel);
