@@ -451,7 +451,11 @@ export type QueueCode =
   | "REQUEST_NOT_QUEUED"
   | "TOOL_NOT_GRANTED"
   | "MCP_ONLY_AGENT"
-  | "RUNNER_STOPPED";
+  | "RUNNER_STOPPED"
+  | "DIRECT_GRANTS_UNSAFE"
+  | "DIRECT_GRANT_INVALID"
+  | "DIRECT_GRANT_EXPIRED"
+  | "DIRECT_GRANT_SPENT";
 
 /**
  * Returns true when `e` is one of this tool's typed refusals.

@@ -8,7 +8,7 @@
 
 export { applyAct } from "./apply_act.ts";
 export { issueBriefDispatch, issueUnbriefedDispatch } from "./dispatch_act.ts";
-export { type ActOptions, performAct, type StagedApproval } from "./pipeline.ts";
+export { type ActOptions, type ActSpec, performAct, type StagedApproval } from "./pipeline.ts";
 export { runAct, runActWith, runExit } from "./run_act.ts";
 export {
   completePolicy,

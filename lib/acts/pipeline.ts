@@ -45,7 +45,7 @@
  */
 import { AgentTeamsError, DispatchError, ProposalError } from "../errors.ts";
 import { appendRow } from "../ledger/append.ts";
-import { resolveDispatch } from "../ledger/dispatch.ts";
+import { type DispatchRecord, resolveDispatch } from "../ledger/dispatch.ts";
 import { dispatchTag } from "../ledger/dispatch_acts.ts";
 import { refusalRow } from "../ledger/row_text.ts";
 import { MAX_ROW_BYTES, type RowBody, rowBytes } from "../ledger/row.ts";
@@ -69,8 +69,8 @@ export interface StagedApproval {
 
 /** What one kind of act supplies to the pipeline. */
 export interface ActSpec<A extends Artifact, P, V, R> {
-  /** The action its refusal rows name (`apply-proposal`, `run-request`). */
-  readonly action: "apply-proposal" | "run-request";
+  /** The action its refusal rows name (`apply-proposal`, `apply-direct`, `run-request`). */
+  readonly action: "apply-proposal" | "apply-direct" | "run-request";
   /**
    * The kind's form for a staged proposal's approval (identity `staged`): the action its
    * write-ahead and refusal rows name, and its write-ahead row. A kind without one is never
@@ -94,6 +94,11 @@ export interface ActSpec<A extends Artifact, P, V, R> {
   planActions?(plan: P): readonly string[];
   /** The refusal when it is not (e.g. "a command request is run with `run`, not applied"). */
   readonly wrongKind: string;
+  /**
+   * Refuses a dispatch record the act may not act under (a direct write's nonce must be a direct
+   * agent's: short-lived, few uses), right after its attempt is counted. Pure; throws.
+   */
+  admit?(rec: DispatchRecord, now: Date): void;
   /** Work that may overlap the attempt being counted (started, not awaited). */
   begin?(s: Session): void;
   /** Every check (gates included); returns the plan the act follows. Spends nothing. */
@@ -215,6 +220,7 @@ export async function performAct<A extends Artifact, P, V, R>(
       attemptDurable = rec.durable;
       agent = rec.agent;
       opts.refuseAgent?.(agent);
+      spec.admit?.(rec, now());
     }
     // After the attempt is counted, so the refusal row names the agent.
     const actions = spec.actions(a);

@@ -18,7 +18,14 @@ import { loadGrantedRoots, placedGrants } from "../runner/granted.ts";
 import { homeFrom } from "../env.ts";
 import { teamDirOf } from "./authz_common.ts";
 import { keyDir, RUNNER_SEAL_KEY_FILE } from "../crypto/keys.ts";
-import { briefReads, confinedDirs, keyNeeds, stateNeeds, tmpDirOf } from "./needs.ts";
+import {
+  briefReads,
+  confinedDirs,
+  directGrantDirs,
+  keyNeeds,
+  stateNeeds,
+  tmpDirOf,
+} from "./needs.ts";
 import { artifactOf, fullPolicy, gitContextOf } from "./policy_ctx.ts";
 import type { Ctx } from "./command_spec.ts";
 
@@ -390,6 +397,8 @@ export async function serveNeeds(ctx: Ctx): Promise<Needs> {
       ...programs,
       ...await gitPaths(ctx),
       ...granted.read,
+      // The operator's direct-write grants and their verify keys, read at the start.
+      ...directGrantDirs(ctx),
     ], () => Promise.resolve([])),
     // (Every key variable, so the runner can refuse to start while one is set, is in serve's
     // `env`.)

@@ -18,7 +18,7 @@ import { queuePaths } from "../queue/queue_paths.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
-import { briefFlagReads, confinedDirs, keyNeeds, stateNeeds } from "./needs.ts";
+import { briefFlagReads, confinedDirs, directGrantDirs, keyNeeds, stateNeeds } from "./needs.ts";
 import { PROGRESS_ENV } from "./terminal.ts";
 import { authzNeeds, teamDirOf } from "./authz_common.ts";
 import { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
@@ -207,10 +207,11 @@ export const COMMANDS: readonly CommandSpec[] = [
     env: KEY_ENV,
     // The state dir, the key, and the brief (the default one lies in the project, already read);
     // in queue mode, no key at all.
+    // The operator's direct-write grants, read to give a granted agent a direct agent's nonce.
     needs: queued((ctx) =>
       mergeNeeds(keyNeeds(ctx), stateNeeds(ctx, true), {
         ...NO_NEEDS,
-        read: briefFlagReads(ctx),
+        read: [...briefFlagReads(ctx), ...directGrantDirs(ctx)],
       })
     ),
     run: async (ctx) => (await loadCode(() => import("./dispatch_cmd.ts"))).dispatch(ctx),
@@ -826,6 +827,84 @@ export const COMMANDS: readonly CommandSpec[] = [
       };
     },
     run: async (ctx) => (await loadCode(() => import("./mcp_cmd.ts"))).mcpRunner(ctx),
+  },
+  {
+    words: ["mcp", "grant", "issue"],
+    summary: "sign an operator direct-write grant for an agent's tool-server writes " +
+      "(~/.config/agentteams/mcp-grants/)",
+    help: "Without a verified grant, every write_file of the agent is staged for the\n" +
+      "orchestrator, whatever the brief's mcp_grants say. The grant binds the brief's\n" +
+      'mcp_grants.<agent> tools (approval "direct"), the agent\'s write scopes (give each again\n' +
+      "with --scope), every gate's definition and this build's runner server; any change voids\n" +
+      "it. At most 3 active grants, 30 days, 500 writes. The runner pins the file: restart\n" +
+      "agentteams serve after issuing. Not `grant issue` (the triad's capability grants).",
+    positionals: [],
+    flags: [
+      { name: "agent", kind: "string", value: "SLUG", help: "the agent the grant is for" },
+      {
+        name: "scope",
+        kind: "string",
+        value: "DIR",
+        repeat: true,
+        help: "each of the agent's write scopes in the brief (all of them)",
+      },
+      {
+        name: "key",
+        kind: "string",
+        value: "PEM",
+        help: "the operator's Ed25519 private key (default: the key dir's, from keys init)",
+      },
+      {
+        name: "key-id",
+        kind: "string",
+        value: "ID",
+        help: "the verify key's id (default: its own)",
+      },
+      { name: "days", kind: "string", value: "N", help: "days until it expires (1-30, default 7)" },
+      {
+        name: "max-writes",
+        kind: "string",
+        value: "N",
+        help: "direct writes it allows (1-500, default 50)",
+      },
+      { name: "id", kind: "string", value: "ID", help: "the grant id (default MG-<12 hex>)" },
+      { name: "replace", kind: "bool", help: "drop the agent's other grants from the file" },
+    ],
+    env: [...KEY_ENV],
+    // The brief, the signing key (the flag's file or the key dir), and the operator's grants
+    // and verify-key folders, written.
+    needs: (ctx) => {
+      const key = ctx.parsed.flags.key;
+      return mergeNeeds(
+        typeof key === "string" ? { ...NO_NEEDS, read: [resolve(key)] } : keyNeeds(ctx),
+        {
+          ...NO_NEEDS,
+          read: [
+            ctx.project,
+            ...confinedDirs(ctx),
+            ...briefFlagReads(ctx),
+            ...directGrantDirs(ctx),
+          ],
+          write: directGrantDirs(ctx),
+          sys: ["uid"],
+        },
+      );
+    },
+    run: async (ctx) => (await loadCode(() => import("./mcp_grant_cmd.ts"))).mcpGrantIssue(ctx),
+  },
+  {
+    words: ["mcp", "grant", "list"],
+    summary: "list the operator's direct-write grants of the project, each checked against " +
+      "the brief now",
+    positionals: [],
+    flags: [],
+    env: ["HOME"],
+    needs: (ctx) => ({
+      ...NO_NEEDS,
+      read: [ctx.project, ...confinedDirs(ctx), ...briefFlagReads(ctx), ...directGrantDirs(ctx)],
+      sys: ["uid"],
+    }),
+    run: async (ctx) => (await loadCode(() => import("./mcp_grant_cmd.ts"))).mcpGrantList(ctx),
   },
   {
     words: ["brief", "check"],

@@ -9,6 +9,9 @@ import { PolicyError, UsageError } from "../errors.ts";
 import { slugProblem } from "../layout.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { issueBriefDispatch, issueUnbriefedDispatch } from "../acts/dispatch_act.ts";
+import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import { DIRECT_MAX_USES, DIRECT_TTL_HOURS } from "../runner/direct_grants.ts";
+import { holdsDirectGrant } from "../runner/direct_grants_load.ts";
 import { briefFlagPath } from "./needs.ts";
 import { queueReason, relay } from "./queue_mode.ts";
 import type { IssuedDispatch } from "../ledger/dispatch.ts";
@@ -62,10 +65,19 @@ async function directDispatch(ctx: Ctx, agent: string): Promise<IssuedDispatch> 
   const key = () => loadLedgerKey({ env: ctx.env, mode: "direct" }).hmac;
   const brief = briefFlagPath(ctx);
   try {
+    const policy = await loadPolicy(brief ?? await defaultBriefPath(ctx.project), {
+      projectRoot: ctx.project,
+    });
+    // An agent holding the operator's direct-write grant gets a direct agent's nonce (4 h, 10
+    // uses), as through the runner: a longer one could not carry a direct write.
+    const home = ctx.env.HOME;
+    const direct = home?.startsWith("/") === true &&
+      await holdsDirectGrant({ root: ctx.project, home, policy, agent, now: ctx.now() });
     return await issueBriefDispatch(ctx.project, agent, key, {
-      brief: brief ?? undefined,
+      policy,
       now: ctx.now,
       env: ctx.env,
+      ...(direct ? { ttlHours: DIRECT_TTL_HOURS, maxUses: DIRECT_MAX_USES } : {}),
     });
   } catch (e) {
     const unbriefed = ctx.earlier === "--issue-dispatch" && brief === null &&

@@ -10,7 +10,7 @@ import { keyDir } from "../crypto/keys.ts";
 import { runnerKeyOnce } from "../queue/runner_key.ts";
 import { UsageError } from "../errors.ts";
 import { SLUG_RE } from "../layout.ts";
-import { runnerTools } from "../mcp/runner.ts";
+import { RUNNER_SERVER_NAME, runnerTools } from "../mcp/runner.ts";
 import { resolve } from "../fs/path.ts";
 import { serveLines, writerSink } from "../mcp/jsonrpc.ts";
 import { openRoot } from "../mcp/read_root.ts";
@@ -113,7 +113,7 @@ export async function mcpRunner(ctx: Ctx): Promise<Outcome> {
   const agent = runnerAgentOf(ctx);
   const handler = mcpHandler(
     {
-      name: "agentteams_runner",
+      name: RUNNER_SERVER_NAME,
       version: VERSION,
       instructions:
         `Requests to the operator's runner for agent ${agent}, each with your dispatch nonce: ` +

@@ -10,7 +10,11 @@ import { KEY_ENV, keyDir } from "../crypto/keys.ts";
 import { type Needs, NO_NEEDS } from "../permissions.ts";
 import { STATE_DIR } from "../layout.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
-import { CONFINED_DIR_REL } from "../sandbox/operator_file.ts";
+import {
+  CONFINED_DIR_REL,
+  MCP_GRANTS_DIR_REL,
+  OPERATOR_VERIFY_KEYS_DIR_REL,
+} from "../sandbox/operator_file.ts";
 import { runTmpParent } from "../sandbox/run_dir.ts";
 import type { Ctx } from "./command_spec.ts";
 
@@ -116,6 +120,26 @@ export function tmpDirOf(ctx: Ctx): string {
 export function confinedDirs(ctx: Ctx): string[] {
   const home = ctx.env.HOME;
   return home?.startsWith("/") ? [join(home, CONFINED_DIR_REL)] : [];
+}
+
+/**
+ * The operator's direct-write grants directory and its verify keys (what the runner reads at
+ * its start, `lib/runner/direct_grants_load.ts`), when HOME is absolute (else none).
+ *
+ * @example
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
+ * import { directGrantDirs } from "./needs.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // with HOME=/home/op
+ * directGrantDirs(ctx); // ["/home/op/.config/agentteams/mcp-grants", "/home/op/.config/agentteams/verify-keys"]
+ * ```
+ */
+export function directGrantDirs(ctx: Ctx): string[] {
+  const home = ctx.env.HOME;
+  return home?.startsWith("/")
+    ? [join(home, MCP_GRANTS_DIR_REL), join(home, OPERATOR_VERIFY_KEYS_DIR_REL)]
+    : [];
 }
 
 /**

@@ -8,6 +8,7 @@
 
 export { firstChainBreak } from "./chain.ts";
 export {
+  derToPem,
   importPrivatePem,
   importPublicPem,
   keyIdOf,

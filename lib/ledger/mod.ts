@@ -16,6 +16,7 @@ export {
 export {
   agentFor,
   type DispatchOptions,
+  type DispatchRecord,
   type IssuedDispatch,
   issueDispatch,
   limitsProblem,
@@ -27,7 +28,7 @@ export { captureStores, storesProblem } from "./guard.ts";
 export { withFileLock } from "./ledger_lock.ts";
 export { problemLine } from "./problem_line.ts";
 export { repairTornTail } from "./repair.ts";
-export { MAX_ROW_BYTES, type RowBody, rowBytes, utcSeconds } from "./row.ts";
+export { lineVerifies, MAX_ROW_BYTES, type RowBody, rowBytes, utcSeconds } from "./row.ts";
 export { ledgerText, refusalRow } from "./row_text.ts";
 export {
   assessLedger,

@@ -10,5 +10,10 @@ export { serveLines, writerSink } from "./jsonrpc.ts";
 export { openRoot } from "./read_root.ts";
 export { readfsTools } from "./readfs.ts";
 export { READFS_TOOLS, readfsLaunchProblem } from "./readfs_launch.ts";
-export { runnerTools } from "./runner.ts";
+export {
+  RUNNER_MAP_VERSION,
+  RUNNER_SERVER_NAME,
+  runnerServerSha256,
+  runnerTools,
+} from "./runner.ts";
 export { mcpHandler } from "./server.ts";

@@ -13,7 +13,8 @@
  *
  * Tools (the names `mcp_grants` grants, `MCP_RUNNER_TOOLS`): `write_file` (a change proposal)
  * and `delete_file` (a deletion proposal), each a `stage-proposal` request that the runner writes
- * at once or stages for the orchestrator's approval as the brief's `mcp_grants` says;
+ * at once (a change, only under the operator's signed direct-write grant:
+ * lib/runner/direct_grants.ts) or stages for the orchestrator's approval;
  * `run_command` (a command request); `request_status` (the result of a request this server
  * queued, when the first wait ended before the runner answered). The server offers every tool;
  * the runner refuses one the agent's grant lacks (`TOOL_NOT_GRANTED`).
@@ -32,12 +33,22 @@
  * ```
  * @module
  */
-import type { JsonObject } from "../pycompat/canonical.ts";
+import { canonical, type JsonObject } from "../pycompat/canonical.ts";
+import { sha256Hex } from "../crypto/hash.ts";
 import { McpError, QueueError } from "../errors.ts";
 import { resultOrRefusal, submitRequest, type Submitted, waitForResult } from "../queue/client.ts";
 import { isRequestId } from "../queue/queue_paths.ts";
 import { MCP_TIMEOUT_CAP_S, REQUEST_GRACE_S } from "../queue/queued_request.ts";
-import type { ArgSpec, Tool, ToolResult } from "./server.ts";
+import { type ArgSpec, inputSchemaOf, type Tool, type ToolResult } from "./server.ts";
+
+/** The runner server's name: its MCP `serverInfo` name, and the `server` a direct grant binds. */
+export const RUNNER_SERVER_NAME = "agentteams_runner";
+/**
+ * The version of the map from this server's tools to runner requests (`write_file` to a
+ * `stage-proposal` of a change, ...): a direct-write grant binds it, so a map that changes what a
+ * call becomes voids every grant signed for the old one.
+ */
+export const RUNNER_MAP_VERSION = 1;
 
 /** How long `run_command` waits by default: the channel's command cap and the grace after it. */
 export const DEFAULT_WAIT_S = MCP_TIMEOUT_CAP_S + REQUEST_GRACE_S;
@@ -341,4 +352,34 @@ export function runnerTools(o: RunnerToolsOptions): Tool[] {
       },
     },
   ];
+}
+
+/**
+ * The SHA-256 that names this build's runner server, as a direct-write grant binds it
+ * (`server_sha256`): of the canonical JSON of its name, its map version and each tool's name,
+ * read-only hint and input schema (the agent-specific descriptions left out). A build whose tools
+ * take other arguments is another server: grants signed for the old one no longer verify.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runnerServerSha256 } from "./runner.ts";
+ * assert.match(runnerServerSha256(), /^[0-9a-f]{64}$/);
+ * ```
+ */
+export function runnerServerSha256(): string {
+  const tools = runnerTools({
+    root: "/",
+    agent: "agent",
+    runnerPublic: () => Promise.reject(new Error("not serving")),
+  });
+  return sha256Hex(canonical({
+    server: RUNNER_SERVER_NAME,
+    map_version: RUNNER_MAP_VERSION,
+    tools: tools.map((t) => ({
+      name: t.name,
+      read_only: t.readOnly,
+      input_schema: inputSchemaOf(t.args) as JsonObject,
+    })),
+  }));
 }

@@ -6,7 +6,13 @@
  * @module
  */
 
-export { confinedGateRunner, type GateInput, type GateResult, type GateRunner } from "./gates.ts";
+export {
+  confinedGateRunner,
+  type GateInput,
+  type GateResult,
+  type GateRunner,
+  selectGates,
+} from "./gates.ts";
 export {
   type ApplyResult,
   checkProposal,

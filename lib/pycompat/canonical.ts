@@ -135,7 +135,16 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length - b.length;
 }
 
-function encode(v: unknown, path: string): string {
+/** The separators of one encoding: between items, and between a key and its value. */
+interface Separators {
+  readonly item: string;
+  readonly key: string;
+}
+
+const SPACED: Separators = { item: ", ", key: ": " };
+const COMPACT: Separators = { item: ",", key: ":" };
+
+function encode(v: unknown, path: string, sep: Separators = SPACED): string {
   switch (typeof v) {
     case "string":
       try {
@@ -157,9 +166,9 @@ function encode(v: unknown, path: string): string {
         if (v.length === 0) return "[]";
         let out = "[";
         for (let i = 0; i < v.length; i++) {
-          if (i > 0) out += ", ";
+          if (i > 0) out += sep.item;
           if (!(i in v)) throw new CanonicalError(`${path}[${i}]: hole in array`);
-          out += encode(v[i], `${path}[${i}]`);
+          out += encode(v[i], `${path}[${i}]`, sep);
         }
         return out + "]";
       }
@@ -174,14 +183,14 @@ function encode(v: unknown, path: string): string {
       let out = "{";
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i];
-        if (i > 0) out += ", ";
+        if (i > 0) out += sep.item;
         let ks: string;
         try {
           ks = canonicalString(k);
         } catch (e) {
           throw new CanonicalError(`${path}: key: ${(e as Error).message}`);
         }
-        out += ks + ": " + encode(rec[k], `${path}.${k}`);
+        out += ks + sep.key + encode(rec[k], `${path}.${k}`, sep);
       }
       return out + "}";
     }
@@ -204,6 +213,23 @@ function encode(v: unknown, path: string): string {
  */
 export function canonical(v: unknown): string {
   return encode(v, "$");
+}
+
+/**
+ * Encodes a value canonically without spaces: Python's `json.dumps(v, sort_keys=True,
+ * separators=(",", ":"))` (ensure_ascii, keys in code-point order), what a signed payload that
+ * embeds one JSON field is built from.
+ *
+ * @throws {CanonicalError} as {@link canonical}.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { canonicalCompact } from "./canonical.ts";
+ * assert.equal(canonicalCompact({ b: [1, 2], a: "\u00e9" }), '{"a":"\\u00e9","b":[1,2]}');
+ * ```
+ */
+export function canonicalCompact(v: unknown): string {
+  return encode(v, "$", COMPACT);
 }
 
 const encoder = new TextEncoder();

@@ -9,6 +9,7 @@
 export {
   canonical,
   canonicalBytes,
+  canonicalCompact,
   canonicalString,
   compareCodePoints,
   type JsonObject,

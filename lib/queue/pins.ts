@@ -1,6 +1,7 @@
 /**
  * What the runner pins at start: the SHA-256 of the brief's bytes, of the operator's
- * confined-programs file and of the grants ledger (null when absent), the session settings, and
+ * confined-programs file, of the grants ledger (the triad's capability grants) and of the
+ * operator's direct-write grants file (null when absent), the session settings, and
  * what it trusts from `references/`: the approver roster and the project's verify keys (each
  * key's name and hash). A change to any of them while serving stops the runner: it serves only
  * under the policy and the trust roots it started with (a session that renamed `references/`
@@ -14,12 +15,15 @@ import { QueueError } from "../errors.ts";
 import { join } from "../fs/path.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { SESSION_SETTINGS_FILES } from "../policy/session_settings.ts";
+import { MAX_MCP_GRANTS_BYTES } from "../sandbox/operator_file.ts";
 
 /** The pinned hashes. */
 export interface Pins {
   readonly brief: string | null;
   readonly confined: string | null;
   readonly grants: string | null;
+  /** The operator's direct-write grants file for the tool-server channel. */
+  readonly direct?: string | null;
   /**
    * The Claude Code session settings (`.claude/settings.json`, `.claude/settings.local.json`),
    * each file's hash or state, joined: they decide what a session may write, so a change (a
@@ -38,23 +42,31 @@ export interface PinPaths {
   readonly brief: string;
   readonly confined: string | null;
   readonly grants: string;
+  /** The operator's direct-write grants file (`lib/runner/direct_grants_load.ts`). */
+  readonly direct?: string | null;
   /** The session settings files (absolute). */
   readonly settings?: readonly string[];
   /** The roster and the verify-key folder in `references/` (absolute). */
   readonly references?: { readonly roster: string; readonly verifyKeys: string };
 }
 
-/** One file's state: its hash, `absent`, or why it is not a plain file (never followed). */
-function settingsState(path: string): string {
+/**
+ * A file's state: its hash, `null` when absent, or why it is not a plain file (never followed, so
+ * a FIFO or a link put at the path cannot hang or steer the runner's every check).
+ */
+function plainState(path: string, maxBytes: number): string | null {
   try {
-    return sha256Hex(
-      readRegularFileSync(path, { maxBytes: 1024 * 1024, singleName: true }).bytes,
-    );
+    return sha256Hex(readRegularFileSync(path, { maxBytes, singleName: true }).bytes);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return "absent";
+    if (e instanceof Deno.errors.NotFound) return null;
     if (e instanceof Error && "code" in e) return `unreadable:${String(e.code)}`;
     throw e;
   }
+}
+
+/** One file's state: its hash, `absent`, or why it is not a plain file (never followed). */
+function settingsState(path: string): string {
+  return plainState(path, 1024 * 1024) ?? "absent";
 }
 
 /** The verify-key folder's state: each entry's name and state, or why it is no folder. */
@@ -91,11 +103,17 @@ function hashOrNull(path: string | null): string | null {
  * assert.equal(pinPaths("/p", "/p/agentteams.jsonc", null).grants, "/p/references/capability-grants.log.csv");
  * ```
  */
-export function pinPaths(root: string, brief: string, confined: string | null): PinPaths {
+export function pinPaths(
+  root: string,
+  brief: string,
+  confined: string | null,
+  direct: string | null = null,
+): PinPaths {
   return {
     brief,
     confined,
     grants: join(root, GRANTS_REL),
+    direct,
     settings: SESSION_SETTINGS_FILES.map((f) => join(root, f)),
     references: { roster: join(root, ROSTER_REL), verifyKeys: join(root, VERIFY_KEYS_REL) },
   };
@@ -116,6 +134,8 @@ export function readPins(p: PinPaths): Pins {
     brief: hashOrNull(p.brief),
     confined: hashOrNull(p.confined),
     grants: hashOrNull(p.grants),
+    // Its reader's own limit: larger is a state too, never a long read.
+    direct: p.direct == null ? null : plainState(p.direct, MAX_MCP_GRANTS_BYTES),
     settings: p.settings === undefined ? null : p.settings.map(settingsState).join("|"),
     // One hash of the states (each entry named), so the status file stays short.
     references: p.references === undefined ? null : sha256Hex(
@@ -139,12 +159,13 @@ export function readPins(p: PinPaths): Pins {
  * ```
  */
 export function checkPins(at: Pins, now: Pins, paths: PinPaths): void {
-  for (const k of ["brief", "confined", "grants", "settings", "references"] as const) {
+  for (const k of ["brief", "confined", "grants", "direct", "settings", "references"] as const) {
     if ((at[k] ?? null) !== (now[k] ?? null)) {
       const what = {
         brief: "the brief",
         confined: "the operator's confined-programs file",
         grants: "the grants ledger",
+        direct: "the operator's direct-write grants file",
         settings: "the Claude Code session settings",
         references: "the trust roots in references/ (the approver roster, the verify keys)",
       }[k];
@@ -152,7 +173,7 @@ export function checkPins(at: Pins, now: Pins, paths: PinPaths): void {
         ? (paths.settings ?? []).join(", ")
         : k === "references"
         ? [paths.references?.roster, paths.references?.verifyKeys].join(", ")
-        : paths[k];
+        : paths[k] ?? null;
       throw new QueueError(
         "RUNNER_PIN_CHANGED",
         `${what} (${file}) changed while the runner served (sha256 ${at[k] ?? "absent"} at ` +

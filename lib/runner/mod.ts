@@ -6,6 +6,9 @@
  * @module
  */
 
+export { DIRECT_MAX_USES, DIRECT_TTL_HOURS } from "./direct_grants.ts";
+export { issueDirectGrant, listDirectGrants } from "./direct_grants_issue.ts";
+export { holdsDirectGrant } from "./direct_grants_load.ts";
 export { loadGrantedRoots, placedGrants } from "./granted.ts";
 export { type Check, operatorSettingsInput, preflight, preflightExit } from "./preflight.ts";
 export { serve, type ServeReport } from "./serve.ts";

@@ -99,17 +99,19 @@ export interface McpDecision {
   /** The `agentteams_runner` tool the request stands for. */
   readonly tool: "run_command" | "write_file" | "delete_file";
   /**
-   * For a proposal: `direct` (written now, through the act pipeline) or `staged` (checked, then
-   * kept for the orchestrator's approval). A deletion is always staged; `null` for a command.
+   * For a proposal: `direct` (the brief asks for it: written now only under a verified operator
+   * grant, `direct_grants.ts`, else staged) or `staged` (checked, then kept for the
+   * orchestrator's approval). A deletion is always staged; `null` for a command.
    */
   readonly approval: McpGrant["approval"] | null;
 }
 
 /**
  * What the brief's `mcp_grants` let `agent` do with a tool-server request: the tool it stands
- * for must be listed in the agent's entry; an agent without an entry may call nothing. A
- * proposal is written at once only for a change under `approval: "direct"`; every other one
- * (a deletion always) is staged. Pure.
+ * for must be listed in the agent's entry; an agent without an entry may call nothing. Only a
+ * change under `approval: "direct"` may be written at once, and only when the operator's grant
+ * for the agent verifies (`direct_grants.ts`: the brief alone never suffices); every other
+ * proposal (a deletion always) is staged. Pure.
  *
  * @throws {QueueError} `TOOL_NOT_GRANTED`, naming the agent and the tool
  * @example

@@ -1,7 +1,8 @@
 /**
  * `agentteams serve`: the out-of-session runner. It alone reads the ledger key (from the key
  * file; never while a key variable is set), holds the project's runner lock, pins the brief, the
- * operator's confined-programs file and the grants ledger, and serves one request at a time:
+ * operator's confined-programs file, the grants ledger and the operator's direct-write grants
+ * file, and serves one request at a time:
  * claimed by an atomic rename into `.agentteams/queue-claimed/`, named in a write-ahead ledger
  * row, acted on confined, answered sealed into `.agentteams-status/results/`. New requests are
  * picked up by file-system events, with a slow poll as a fallback; a request the runner was
@@ -12,6 +13,7 @@
 import { keyDir, loadLedgerKey, readRunnerPublicText, runnerSealPair } from "../crypto/keys.ts";
 import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import { loadGrantedRoots } from "./granted.ts";
+import { directGrantPaths, loadDirectGrants } from "./direct_grants_load.ts";
 import { type Env, homeFrom } from "../env.ts";
 import { FsSafetyError, QueueError, refusalCode } from "../errors.ts";
 import { join, resolve } from "../fs/path.ts";
@@ -494,7 +496,13 @@ async function serveLocked(
     const seal = await runnerSealPair(opts.env);
     // The public half, published where sessions read it (the key dir they may not).
     const publicPem = readRunnerPublicText(opts.env);
-    const pinAt = pinPaths(root, briefPath, confinedFilePath(Deno.realPathSync(root), home));
+    const projectReal = Deno.realPathSync(root);
+    const pinAt = pinPaths(
+      root,
+      briefPath,
+      confinedFilePath(projectReal, home),
+      directGrantPaths(projectReal, home).file,
+    );
     const pins: Pins = readPins(pinAt);
     // The brief as preflight loaded it (its check passed, so it did), with its confined programs.
     const policy = await completePolicy(root, briefPath, opts.env, pre.policy!);
@@ -514,6 +522,13 @@ async function serveLocked(
     });
     if (grants.row !== null) await appendRow(root, key.hmac, grants.row, { now });
     for (const line of grants.lines) opts.log(`agentteams serve: ${line}`);
+    // The operator's direct-write grants for the tool-server channel, verified now against the
+    // pinned brief, their writes counted from the verified ledger, and recorded. The bytes read
+    // are the bytes pinned.
+    const direct = await loadDirectGrants({ root, home, policy, key, now });
+    if (direct.sha256 !== null) checkPins({ ...pins, direct: direct.sha256 }, pins, pinAt);
+    if (direct.row !== null) await appendRow(root, key.hmac, direct.row, { now });
+    for (const line of direct.lines) opts.log(`agentteams serve: ${line}`);
     const state: RunnerState = {
       root,
       env: opts.env,
@@ -524,6 +539,7 @@ async function serveLocked(
       backend,
       now,
       grants: grants.session,
+      direct: direct.state,
     };
     const started = now().toISOString();
     let serving: string | null = null;

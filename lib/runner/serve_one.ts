@@ -43,6 +43,15 @@ import {
   type RequestKind,
 } from "../queue/queued_request.ts";
 import { ensureStagedDir, stagedRecord, writeStaged } from "./staged.ts";
+import { selectGates } from "../proposals/gates.ts";
+import { directAct } from "./direct_act.ts";
+import {
+  DIRECT_MAX_USES,
+  DIRECT_TTL_HOURS,
+  type DirectGrant,
+  selectGrant,
+} from "./direct_grants.ts";
+import type { DirectGrantState } from "./direct_grants_load.ts";
 import { mcpDecision, refuseMcpOnly, serveStaged } from "./orchestrator.ts";
 import { replyKeyOf, type ResultBody } from "../queue/result.ts";
 import { openRequest } from "../queue/request_seal.ts";
@@ -62,6 +71,11 @@ export interface RunnerState {
   readonly mcpTimeoutCapS?: number;
   /** The write roots the runner's grants add to confined runs (settled at its start). */
   readonly grants?: SessionGrants;
+  /**
+   * The operator's direct-write grants, verified at start, and the writes each has made: only
+   * under one is a tool-server change written at once (`direct_grants.ts`). Absent: none.
+   */
+  readonly direct?: DirectGrantState;
 }
 
 /** A served request's result, ready to seal. */
@@ -126,6 +140,31 @@ function parseJson(bytes: Uint8Array): unknown {
   }
 }
 
+/**
+ * The operator grant a tool-server change is written under, or `null` (it is staged): the
+ * agent's verified grant covering the artifact's path and every gate that would run on it. A
+ * path or gate the selection cannot read stages it; the staging's own checks then refuse it.
+ */
+function directGrantOf(
+  s: RunnerState,
+  agent: string,
+  artifact: Record<string, unknown>,
+): DirectGrant | null {
+  if (s.direct === undefined || artifact.kind !== "change-proposal") return null;
+  const path = artifact.path;
+  const gates = artifact.gates;
+  if (typeof path !== "string") return null;
+  if (gates !== undefined && !(Array.isArray(gates) && gates.every((g) => typeof g === "string"))) {
+    return null;
+  }
+  try {
+    return selectGrant(s.direct.active, agent, path, selectGates(s.policy, path, gates));
+  } catch (e) {
+    if (e instanceof AgentTeamsError) return null;
+    throw e;
+  }
+}
+
 async function act(
   s: RunnerState,
   req: QueueRequestT,
@@ -152,6 +191,10 @@ async function act(
         decisions: () => session().decisions(),
         // Any session that can write the queue sent it: an operator-only agent is refused.
         queued: true,
+        // An agent holding a verified direct grant gets a shorter-lived nonce of fewer uses.
+        ...(s.direct?.active.byAgent.has(req.agent)
+          ? { ttlHours: DIRECT_TTL_HOURS, maxUses: DIRECT_MAX_USES }
+          : {}),
       });
       return {
         result: { agent: req.agent, id: d.id, expires: d.expires, compacted: d.compacted },
@@ -184,9 +227,16 @@ async function act(
       const artifact = asViaAgent(req.artifact, req.via_agent);
       const decision = mcpDecision(s.policy.mcpGrants, req.via_agent, req);
       const dryRun = req.dry_run === true;
-      if (decision.approval === "direct") {
-        const r = await performAct(session(), applyAct, artifact, { dryRun });
-        return { result: { ...r, staged: false } as unknown as JsonObject, secret: null, exit: 0 };
+      const grant = decision.approval === "direct"
+        ? directGrantOf(s, req.via_agent, artifact)
+        : null;
+      if (grant !== null && s.direct !== undefined) {
+        const r = await performAct(session(), directAct(grant, s.direct), artifact, { dryRun });
+        return {
+          result: { ...r, staged: false, grant: grant.grant_id } as unknown as JsonObject,
+          secret: null,
+          exit: 0,
+        };
       }
       // Staged: every check and gate now (a dry run of the same act), the write only on the
       // orchestrator's approval. A dry run stops there.

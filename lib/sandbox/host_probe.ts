@@ -225,8 +225,10 @@ export function probeSandboxHost(
  *
  * @example
  * ```ts
- * import { probeSandboxHostAsync } from "./host_probe.ts";
- * (await probeSandboxHostAsync()).bwrap; // the features this host's bwrap lists
+ * import assert from "node:assert/strict";
+ * import { probeSandboxHost, probeSandboxHostAsync } from "./host_probe.ts";
+ * // The same answer as the blocking probe, here and on any host.
+ * assert.deepEqual(await probeSandboxHostAsync(), probeSandboxHost());
  * ```
  */
 export async function probeSandboxHostAsync(
@@ -282,8 +284,9 @@ export function rememberSandboxHost(host: SandboxHost): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sandboxHost, sandboxHostAsync } from "./host_probe.ts";
- * (await sandboxHostAsync()) === sandboxHost(); // true
+ * assert.equal(await sandboxHostAsync(), sandboxHost());
  * ```
  */
 export function sandboxHostAsync(): Promise<SandboxHost> {

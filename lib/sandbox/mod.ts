@@ -74,11 +74,17 @@ export {
   confinedFileName,
   confinedFilePath,
   MAX_CONFINED_BYTES,
+  MAX_MCP_GRANTS_BYTES,
+  MCP_GRANTS_DIR_REL,
+  OPERATOR_VERIFY_KEYS_DIR_REL,
 } from "./operator_file.ts";
 export {
   type ConfinedFileRead,
+  type OperatorFileOptions,
+  type OperatorFileRead,
   readConfinedFile,
   type ReadConfinedOptions,
+  readOperatorFile,
 } from "./operator_file_read.ts";
 export { buildPlan, type ConfinementPlan, type GuardFact, type PlanInput } from "./mounts.ts";
 export { prepareConfinement, type PrepareOptions } from "./mounts_io.ts";

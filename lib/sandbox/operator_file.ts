@@ -21,6 +21,12 @@ import { sha256Hex } from "../crypto/hash.ts";
 
 /** The operator file directory, relative to the home directory. */
 export const CONFINED_DIR_REL = ".config/agentteams/confined";
+/** The operator's direct-write grants folder, relative to the home directory (same file names). */
+export const MCP_GRANTS_DIR_REL = ".config/agentteams/mcp-grants";
+/** The operator's verify keys for direct-write grants, relative to the home directory. */
+export const OPERATOR_VERIFY_KEYS_DIR_REL = ".config/agentteams/verify-keys";
+/** The largest direct-write grants file read, in bytes. */
+export const MAX_MCP_GRANTS_BYTES = 256 * 1024;
 /** The largest operator file read, in bytes. */
 export const MAX_CONFINED_BYTES = 64 * 1024;
 

@@ -54,12 +54,6 @@ function unsafe(path: string, why: string): SandboxError {
   });
 }
 
-/** Throws `CONFINED_FILE_UNSAFE` when `st` fails the custody rule (lib/fs/safe_read.ts). */
-function checkCustody(path: string, st: Deno.FileInfo, rule: CustodyRule, what: string): void {
-  const problem = custodyProblem(st, rule);
-  if (problem !== null) throw unsafe(path, `${what} ${problem.why}`);
-}
-
 /**
  * Deno's `NotCapable` (the launch flags do not grant the path) passes through unwrapped: it is the
  * permission layer's refusal, not a custody failure, and a caller working out the permission needs
@@ -69,13 +63,105 @@ function rethrowNotCapable(e: unknown): void {
   if (e instanceof Deno.errors.NotCapable) throw e;
 }
 
-function lstatOrNull(path: string): Deno.FileInfo | null {
+/** Inputs of {@link readOperatorFile}: where, how large at most, and the refusal to throw. */
+export interface OperatorFileOptions {
+  /** The project's real path (the file must lie outside it). */
+  readonly projectReal: string;
+  /** The uid that must own the file and directory (default: the current uid). */
+  readonly uid?: number;
+  /** Compare "inside the project" case-folded (default: on macOS). */
+  readonly foldCase?: boolean;
+  /** The largest file read, in bytes. */
+  readonly maxBytes: number;
+  /** What the file is, for the refusal's words (e.g. "operator confined file"). */
+  readonly what: string;
+  /** The refusal thrown for a custody failure, naming the path and why. */
+  readonly unsafe: (path: string, why: string) => Error;
+}
+
+/** An operator file's raw bytes, their SHA-256, and where they were read. */
+export interface OperatorFileRead {
+  readonly bytes: Uint8Array;
+  readonly sha256: string;
+  readonly path: string;
+}
+
+/**
+ * Reads an operator-owned file under the custody rules of the module doc (its directory a real
+ * directory owned by the user with no group or other bits, the file a regular file owned by the
+ * user and not group- or world-writable, outside the project, at most `maxBytes`), or `null` when
+ * its directory or the file is absent. The one custody rule for every file the operator keeps
+ * beside the confined-programs file (its direct-write grants, its verify keys).
+ *
+ * @throws what `opts.unsafe` makes, on any custody failure; Deno's `NotCapable` when the launch
+ *   flags do not grant the file or its directory
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readOperatorFile } from "./operator_file_read.ts";
+ * const got = readOperatorFile("/nonexistent/dir/file.json", {
+ *   projectReal: "/srv/repo", maxBytes: 1024, what: "operator file",
+ *   unsafe: (path, why) => new Error(`${path}: ${why}`),
+ * });
+ * assert.equal(got, null);
+ * ```
+ */
+export function readOperatorFile(path: string, opts: OperatorFileOptions): OperatorFileRead | null {
+  const dir = path.slice(0, path.lastIndexOf("/"));
+  const unsafe = opts.unsafe;
+  const uid = opts.uid ?? Deno.uid();
+  if (uid === null) throw unsafe(path, "the current uid is unknown on this platform");
+  const fold = opts.foldCase ?? Deno.build.os === "darwin";
+  const lstat = (p: string): Deno.FileInfo | null => {
+    try {
+      return lstatOrNullSync(p);
+    } catch (e) {
+      rethrowNotCapable(e);
+      throw unsafe(p, `cannot be inspected (${(e as Error).message})`);
+    }
+  };
+  const custody = (p: string, st: Deno.FileInfo, rule: CustodyRule, what: string): void => {
+    const problem = custodyProblem(st, rule);
+    if (problem !== null) throw unsafe(p, `${what} ${problem.why}`);
+  };
+
+  // The directory first: one replaced by a file or a link is refused, never taken for "no file".
+  const dirSt = lstat(dir);
+  if (dirSt === null) return null;
+  // Its kind before the file's presence, its owner and mode only once there is a file to guard.
+  custody(dir, dirSt, { kind: "directory" }, "the directory");
+  const fileSt = lstat(path);
+  if (fileSt === null) return null;
+  custody(dir, dirSt, { kind: "directory", uid, forbiddenModeBits: 0o077 }, "the directory");
+  custody(path, fileSt, { kind: "file", uid, forbiddenModeBits: 0o022 }, "the file");
+  if (fileSt.size > opts.maxBytes) {
+    throw unsafe(path, `is larger than ${opts.maxBytes} bytes`);
+  }
+  let dirReal: string;
   try {
-    return lstatOrNullSync(path);
+    dirReal = Deno.realPathSync(dir);
   } catch (e) {
     rethrowNotCapable(e);
-    throw unsafe(path, `cannot be inspected (${(e as Error).message})`);
+    throw unsafe(dir, `cannot be resolved (${(e as Error).message})`);
   }
+  if (within(dirReal, opts.projectReal, fold)) {
+    throw unsafe(path, "lies inside the project, where agents' commands could write it");
+  }
+
+  let bytes: Uint8Array;
+  try {
+    bytes = readRegularFileSync(path, {
+      maxBytes: opts.maxBytes,
+      ownerUid: uid,
+      forbiddenModeBits: 0o022,
+      what: opts.what,
+    }).bytes;
+  } catch (e) {
+    if (e instanceof FsSafetyError) throw unsafe(path, e.message);
+    rethrowNotCapable(e);
+    throw unsafe(path, `cannot be read (${(e as Error).message})`);
+  }
+  return { bytes, sha256: sha256Hex(bytes), path };
 }
 
 /**
@@ -92,50 +178,16 @@ function lstatOrNull(path: string): Deno.FileInfo | null {
  * ```
  */
 export function readConfinedFile(opts: ReadConfinedOptions): ConfinedFileRead | null {
-  const path = confinedFilePath(opts.projectReal, opts.home);
-  const dir = path.slice(0, path.lastIndexOf("/"));
-  const uid = opts.uid ?? Deno.uid();
-  if (uid === null) throw unsafe(path, "the current uid is unknown on this platform");
-  const fold = opts.foldCase ?? Deno.build.os === "darwin";
-
-  // The directory first: one replaced by a file or a link is refused, never taken for "no file".
-  const dirSt = lstatOrNull(dir);
-  if (dirSt === null) return null;
-  // Its kind before the file's presence, its owner and mode only once there is a file to guard.
-  checkCustody(dir, dirSt, { kind: "directory" }, "the directory");
-  const fileSt = lstatOrNull(path);
-  if (fileSt === null) return null;
-  checkCustody(dir, dirSt, { kind: "directory", uid, forbiddenModeBits: 0o077 }, "the directory");
-  checkCustody(path, fileSt, { kind: "file", uid, forbiddenModeBits: 0o022 }, "the file");
-  if (fileSt.size > MAX_CONFINED_BYTES) {
-    throw unsafe(path, `is larger than ${MAX_CONFINED_BYTES} bytes`);
-  }
-  let dirReal: string;
-  try {
-    dirReal = Deno.realPathSync(dir);
-  } catch (e) {
-    rethrowNotCapable(e);
-    throw unsafe(dir, `cannot be resolved (${(e as Error).message})`);
-  }
-  if (within(dirReal, opts.projectReal, fold)) {
-    throw unsafe(path, "lies inside the project, where agents' commands could write it");
-  }
-
-  let raw: Uint8Array;
-  try {
-    raw = readRegularFileSync(path, {
-      maxBytes: MAX_CONFINED_BYTES,
-      ownerUid: uid,
-      forbiddenModeBits: 0o022,
-      what: "operator confined file",
-    }).bytes;
-  } catch (e) {
-    if (e instanceof FsSafetyError) throw unsafe(path, e.message);
-    rethrowNotCapable(e);
-    throw unsafe(path, `cannot be read (${(e as Error).message})`);
-  }
-
-  const sha256 = sha256Hex(raw);
+  const got = readOperatorFile(confinedFilePath(opts.projectReal, opts.home), {
+    projectReal: opts.projectReal,
+    ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
+    ...(opts.foldCase !== undefined ? { foldCase: opts.foldCase } : {}),
+    maxBytes: MAX_CONFINED_BYTES,
+    what: "operator confined file",
+    unsafe,
+  });
+  if (got === null) return null;
+  const { bytes: raw, sha256, path } = got;
   let data: unknown;
   try {
     // The one JSON reader (duplicate keys, depth, a byte order mark refused), strict JSON.

@@ -72,8 +72,11 @@ function readProc(path: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { probeIdentity } from "./probe_cache.ts";
- * probeIdentity(); // e.g. '["linux","x86_64","6.8.0-48-generic",...]'
+ * const id = JSON.parse(probeIdentity());
+ * assert.equal(id[0], Deno.build.os); // then the arch, the kernel release, ...
+ * assert.equal(probeIdentity(), probeIdentity()); // the same host, the same identity
  * ```
  */
 export function probeIdentity(): string {

@@ -59,9 +59,15 @@ export async function readSignedCache(
  *
  * @example
  * ```ts
- * import { writeSignedCache } from "./signed_cache.ts";
+ * import assert from "node:assert/strict";
+ * import { readSignedCache, writeSignedCache } from "./signed_cache.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * writeSignedCache(Deno.makeTempDirSync() + "/c", new HmacKey(new Uint8Array([1])), "k\n", "{}");
+ * const path = Deno.makeTempDirSync() + "/c";
+ * const key = new HmacKey(new Uint8Array([1]));
+ * writeSignedCache(path, key, "k\n", "{}");
+ * assert.equal(await readSignedCache(path, key, "k\n", 4096), "{}");
+ * // Another key's cache is none.
+ * assert.equal(await readSignedCache(path, new HmacKey(new Uint8Array([2])), "k\n", 4096), null);
  * ```
  */
 export function writeSignedCache(path: string, hmac: HmacKey, prefix: string, body: string): void {

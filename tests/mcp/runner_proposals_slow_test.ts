@@ -2,9 +2,10 @@
  * Change and deletion proposals through `agentteams mcp runner`'s `write_file` and `delete_file`,
  * driven by the official MCP SDK client and launched by the line `agentteams permissions mcp
  * runner` prints, served by a real `agentteams serve` through the act pipeline, with the brief's
- * `mcp_grants` deciding: a change under `approval: "direct"` applied (the file written, its
- * `apply-proposal` row); a bad nonce, another agent's nonce, a path outside the agent's scope and a
- * tool the agent's grant lacks refused with the runner's code, nothing written; a change under
+ * `mcp_grants` deciding: a change under `approval: "direct"` but no operator grant staged, not
+ * written (the brief alone never makes a write direct: tests/runner/direct_grants_slow_test.ts has
+ * the grant); a bad nonce, another agent's nonce, a path outside the agent's scope and a tool the
+ * agent's grant lacks refused with the runner's code, nothing written; a change under
  * `approval: "staged"` and a deletion (never direct) checked and staged as a MAC'd record, the
  * file untouched.
  */
@@ -106,10 +107,34 @@ Deno.test("mcp runner: change and deletion proposals served by a real agentteams
         const nonce = await w.dispatch("worker");
         const otherNonce = await w.dispatch("other");
         const base = sha256Hex("hello\n");
+        const assertStaged = (r: Call, kind: string, path: string) => {
+          assert.equal(r.isError, undefined, textOf(r));
+          const res = result(r);
+          assert.equal(res.staged, true);
+          assert.equal(res.written, false);
+          assert.equal(res.kind, kind);
+          assert.equal(res.path, path);
+          const sid = String(res.sid);
+          assert.match(sid, /^[0-9a-f]{32}$/);
+          const file = join(stagedDir(w.project), `${sid}.json`);
+          assert.equal(Deno.statSync(file).mode! & 0o777, 0o600);
+          assert.equal(Deno.statSync(stagedDir(w.project)).mode! & 0o777, 0o700);
+          const record = JSON.parse(Deno.readTextFileSync(file)) as Record<string, unknown>;
+          const { mac, ...body } = record;
+          assert.ok(key.hmac.verify(canonical(body), String(mac)), "bad MAC");
+          assert.equal(record.agent, res.agent);
+          assert.ok(!("dispatch" in (record.artifact as object)), "the nonce was stored");
+          const row = w.rows().filter((x) => x.action === "stage-proposal").at(-1);
+          assert.equal(row?.sid, sid);
+          assert.equal(row?.kind, kind);
+          return record;
+        };
 
         await t.step(
-          "write_file under approval direct: applied, the result authentic",
+          "write_file under approval direct without an operator grant: staged, not written",
           async () => {
+            // The brief alone never makes a write direct (lib/runner/direct_grants.ts): with no
+            // grant signed by the operator, the change waits for the orchestrator.
             const r = await call(worker, "write_file", {
               dispatch: nonce,
               path: "src/new.txt",
@@ -117,20 +142,16 @@ Deno.test("mcp runner: change and deletion proposals served by a real agentteams
               content: "made through mcp\n",
               rationale: "the mcp proposals test",
             });
-            assert.equal(r.isError, undefined, textOf(r));
-            const res = result(r);
-            assert.equal(res.written, true);
-            assert.equal(res.staged, false);
-            assert.equal(res.agent, "worker");
-            assert.equal(res.new_sha256, sha256Hex("made through mcp\n"));
-            assert.equal(
-              Deno.readTextFileSync(join(w.project, "src/new.txt")),
-              "made through mcp\n",
+            const record = assertStaged(r, "change-proposal", "src/new.txt");
+            assert.equal(record.content_sha256, sha256Hex("made through mcp\n"));
+            assert.equal(result(r).agent, "worker");
+            assert.throws(
+              () => Deno.statSync(join(w.project, "src/new.txt")),
+              Deno.errors.NotFound,
             );
             assert.ok(!JSON.stringify(r).includes(nonce), "the nonce came back");
-            const row = w.rows().filter((x) => x.action === "apply-proposal").at(-1);
-            assert.equal(row?.agent, "worker");
-            assert.equal(row?.path, "src/new.txt");
+            assert.ok(!w.rows().some((x) => x.action === "apply-proposal"));
+            assert.ok(!w.rows().some((x) => x.action === "apply-direct"));
           },
         );
 
@@ -258,29 +279,6 @@ Deno.test("mcp runner: change and deletion proposals served by a real agentteams
           );
           assert.equal(Deno.readTextFileSync(join(w.project, "src/a.txt")), "hello\n");
         });
-
-        const assertStaged = (r: Call, kind: string, path: string) => {
-          assert.equal(r.isError, undefined, textOf(r));
-          const res = result(r);
-          assert.equal(res.staged, true);
-          assert.equal(res.written, false);
-          assert.equal(res.kind, kind);
-          assert.equal(res.path, path);
-          const sid = String(res.sid);
-          assert.match(sid, /^[0-9a-f]{32}$/);
-          const file = join(stagedDir(w.project), `${sid}.json`);
-          assert.equal(Deno.statSync(file).mode! & 0o777, 0o600);
-          assert.equal(Deno.statSync(stagedDir(w.project)).mode! & 0o777, 0o700);
-          const record = JSON.parse(Deno.readTextFileSync(file)) as Record<string, unknown>;
-          const { mac, ...body } = record;
-          assert.ok(key.hmac.verify(canonical(body), String(mac)), "bad MAC");
-          assert.equal(record.agent, res.agent);
-          assert.ok(!("dispatch" in (record.artifact as object)), "the nonce was stored");
-          const row = w.rows().filter((x) => x.action === "stage-proposal").at(-1);
-          assert.equal(row?.sid, sid);
-          assert.equal(row?.kind, kind);
-          return record;
-        };
 
         await t.step("a deletion: checked and staged, never direct; the file stays", async () => {
           const r = await call(worker, "delete_file", {

@@ -624,8 +624,10 @@ export function ignoredByState(w: World): (path: string) => boolean {
     p.runnerJson,
     join(p.state, "proposal-ledger.jsonl"),
     join(p.state, "proposal-ledger.head"),
+    // Made the first time the runner takes an ack to check it, emptied again after.
+    p.ackClaimed,
   ];
-  const below = [p.results, p.claimed, p.requests, p.mcpRequests, p.acks];
+  const below = [p.results, p.claimed, p.requests, p.mcpRequests, p.acks, p.ackClaimed];
   return (path) =>
     moving.includes(path) || path.endsWith(".runner.json.tmp") ||
     below.some((d) => path.startsWith(d + "/")) || /\/\.[^/]*\.tmp[^/]*$/.test(path);

@@ -215,15 +215,30 @@ Deno.test("the runner refuses bad requests one by one and keeps serving", async 
         },
       );
 
-      await t.step("a directory under a request's name: REQUEST_INVALID", async () => {
-        const m = await makeRequest(w, { kind: "verify-ledger" });
-        await assertRefusedRequest(w, runner, "directory", () => {
+      await t.step(
+        "a directory under a request's name: recorded once, left where it stands (never moved " +
+          "into .agentteams/, probe 22c C1), no result, the runner serving on",
+        async () => {
+          const m = await makeRequest(w, { kind: "verify-ledger" });
+          const rows = w.rows().length;
           const h = at(w, m);
           Deno.mkdirSync(h.path);
           Deno.writeFileSync(join(h.path, "inner.json"), m.bytes);
-          return Promise.resolve(h);
-        });
-      });
+          const name = `${m.id}.json`;
+          const refused = () =>
+            w.rows().slice(rows).filter((r) =>
+              r.action === "runner-request-refused" && String(r.reason ?? "").includes(name)
+            );
+          await until(() => refused().length > 0, "a runner-request-refused row naming it");
+          await stillServing(w, runner);
+          assert.equal(refused().length, 1, JSON.stringify(refused()));
+          assert.equal(Deno.lstatSync(h.path).isDirectory, true, "the directory was moved");
+          assert.deepEqual(Deno.readFileSync(join(h.path, "inner.json")), m.bytes);
+          assert.equal(present(resultPath(w, m.id)), false, "a result was published for it");
+          assert.deepEqual(names(queuePaths(w.project).claimed), []);
+          Deno.removeSync(h.path, { recursive: true });
+        },
+      );
 
       await t.step(
         "a non-empty directory in acks/ or under a result's name does not stop the runner's sweep",
