@@ -790,7 +790,6 @@ function sessionDeny(): string[] {
   return [
     `Read(/${envBase.AGENTTEAMS_KEY_DIR}/**)`,
     "Read(./.agentteams/**)",
-    "Read(./.agentteams-queue/**)",
     "Edit(./.agentteams/**)",
     "Edit(./.agentteams-status/**)",
     "Edit(./references/**)",

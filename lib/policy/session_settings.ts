@@ -258,14 +258,6 @@ function requirements(input: SessionSettingsInput): Requirement[] {
       file: SHARED_FILE,
     },
     {
-      kind: "read-deny",
-      what: "reading .agentteams-queue/ (requests in transit)",
-      targets: [dir(".agentteams-queue")],
-      scope: join(root, ".agentteams-queue"),
-      rule: "Read(./.agentteams-queue/**)",
-      file: SHARED_FILE,
-    },
-    {
       kind: "write-deny",
       what: "writing .agentteams/ (only the runner writes the ledger)",
       targets: [dir(".agentteams")],

@@ -114,7 +114,8 @@ export async function submitRequest(
     throw new QueueError(
       "NO_RUNNER",
       `there is no queue at ${dir}: start the runner outside every agent session ` +
-        "(agentteams serve) and run this again",
+        "(agentteams serve) and run this again (inside Claude Code's sandbox, a Read deny rule " +
+        "over .agentteams-queue/ hides it: remove that rule, docs/session-settings.md)",
     );
   }
   const pair = await generateSealPair();

@@ -79,13 +79,13 @@ Deno.test("Goose: bridge-orchestrator is exempt too; Codex: only when the TOML n
   ]);
 });
 
-Deno.test("the Claude settings: a missing deny rule is a warning naming the rule; all five pass", () => {
+Deno.test("the Claude settings: a missing deny rule is a warning naming the rule; all four pass", () => {
   const partial = JSON.stringify({ permissions: { deny: ["Read(./.agentteams/**)"] } });
   const found = auditEntries(
     [t(".claude/agents/r.md", READER), t(".claude/settings.json", partial)],
     ON,
   ).filter((f) => f.code === "SETTINGS_DENY_MISSING");
-  assert.deepEqual(found.map((f) => f.severity), ["warning", "warning", "warning", "warning"]);
+  assert.deepEqual(found.map((f) => f.severity), ["warning", "warning", "warning"]);
   assert.ok(found.some((f) => f.message.includes("Edit(./.agentteams-status/**)")));
   assert.ok(found.some((f) => f.message.includes("Read(~/.config/agentteams/keys/**)")));
   assert.deepEqual(
@@ -95,12 +95,12 @@ Deno.test("the Claude settings: a missing deny rule is a warning naming the rule
   const missing = codes([t(".claude/agents/r.md", READER)]);
   assert.equal(
     missing.filter((c) => c === ".claude/settings.json SETTINGS_DENY_MISSING").length,
-    6, // no settings at all, then each of the five rules
+    5, // no settings at all, then each of the four rules
   );
   // A file that is not JSON denies nothing (Claude Code ignores all of it): each rule is missing.
   const broken = codes([t(".claude/agents/r.md", READER), t(".claude/settings.json", "{")]);
   assert.equal(broken.filter((c) => c.endsWith("SETTINGS_UNREADABLE")).length, 1, broken.join());
-  assert.equal(broken.filter((c) => c.endsWith("SETTINGS_DENY_MISSING")).length, 5, broken.join());
+  assert.equal(broken.filter((c) => c.endsWith("SETTINGS_DENY_MISSING")).length, 4, broken.join());
 });
 
 Deno.test("the Claude settings: a settings file the walk can't read as text (symlink, not UTF-8, unreadable) denies nothing", () => {
@@ -111,7 +111,7 @@ Deno.test("the Claude settings: a settings file the walk can't read as text (sym
       state,
     }]);
     assert.equal(found.filter((c) => c.endsWith("SETTINGS_UNREADABLE")).length, 1, found.join());
-    assert.equal(found.filter((c) => c.endsWith("SETTINGS_DENY_MISSING")).length, 5, found.join());
+    assert.equal(found.filter((c) => c.endsWith("SETTINGS_DENY_MISSING")).length, 4, found.join());
   }
 });
 
@@ -145,7 +145,6 @@ Deno.test("a Write(...) deny rule does not stand in for Edit(...): Claude Code c
       deny: [
         "Read(~/.config/agentteams/keys/**)",
         "Read(./.agentteams/**)",
-        "Read(./.agentteams-queue/**)",
         "Write(.agentteams/**)",
         "Write(.agentteams-status/**)",
       ],

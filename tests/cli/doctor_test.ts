@@ -62,7 +62,6 @@ function allRules(sb: Sandbox): string[] {
   return [
     `Read(/${sb.keyDir}/**)`,
     "Read(./.agentteams/**)",
-    "Read(./.agentteams-queue/**)",
     "Edit(./.agentteams/**)",
     "Edit(./.agentteams-status/**)",
     "Edit(./references/**)",
@@ -153,7 +152,7 @@ Deno.test("doctor: malformed settings JSON is an error with its line and column,
       /^error: session-settings: SETTINGS_NOT_JSON: \.claude\/settings\.json:3:39: not valid JSON/m,
     );
     // The file counts for nothing, so every rule is still missing.
-    assert.equal(r.stdout.split("\n").filter((l) => l.includes("SETTINGS_RULE_MISSING")).length, 8);
+    assert.equal(r.stdout.split("\n").filter((l) => l.includes("SETTINGS_RULE_MISSING")).length, 7);
     const j = await doctor(sb, env, "--json");
     const bad = JSON.parse(j.stdout).checks.find((c: { code?: string }) =>
       c.code === "SETTINGS_NOT_JSON"
@@ -277,7 +276,7 @@ Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code
     // four and the key dir's errors (the status folder's: the runner's published key is one),
     // and the three sandbox values Claude's sandbox needs.
     assert.equal(j.errors, 8);
-    assert.equal(j.warnings, 4);
+    assert.equal(j.warnings, 3);
     const errors = j.checks.filter((c: { level: string; ok: boolean }) =>
       !c.ok && c.level === "error"
     );

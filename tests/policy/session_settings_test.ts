@@ -27,7 +27,6 @@ const SECRETS = [`${KEYS}/proposal-ledger.key`, `${KEYS}/operator-ed25519.pem`];
 const ALL = [
   "Read(~/.config/agentteams/keys/**)",
   "Read(./.agentteams/**)",
-  "Read(./.agentteams-queue/**)",
   "Edit(./.agentteams/**)",
   "Edit(./.agentteams-status/**)",
   "Edit(./references/**)",
@@ -134,7 +133,7 @@ Deno.test("session settings: weaker or unreadable rules do not count (strict)", 
     ["Read(!./.agentteams/**)", "Read(./.agentteams/**)"],
     ["Read(./\\.agentteams/**)", "Read(./.agentteams/**)"],
     // The wrong tool, or the wrong case.
-    ["Edit(./.agentteams-queue/**)", "Read(./.agentteams-queue/**)"],
+    ["Edit(./.agentteams/**)", "Read(./.agentteams/**)"],
     ["Read(./.AgentTeams/**)", "Read(./.agentteams/**)"],
     // Only one of the two secret files.
     ["Read(~/.config/agentteams/keys/proposal-ledger.key)", "Read(~/.config/agentteams/keys/**)"],
@@ -239,7 +238,7 @@ Deno.test("session settings: allow rules and sandbox entries over a denied path 
   assert.equal(f[0].code, "SETTINGS_REOPENED");
   assert.equal(f[0].rule, "Read(./.agentteams/**)");
   assert.match(f[0].message, /permissions\.allow entry "\.\/\.agentteams\/head"/);
-  assert.equal(f[0].position?.line, 13);
+  assert.equal(f[0].position?.line, 12);
   // The sandbox: an allowRead inside the key dir re-opens it; one above a denied dir does not.
   const sb = reopen({
     sandbox: { filesystem: { allowRead: ["~/.config/agentteams/keys", "."] } },
@@ -361,7 +360,7 @@ Deno.test("writeDenied: an Edit deny rule over the path (or its directory) denie
 });
 
 Deno.test("session settings: the trust roots' rules are asked for only where the caller asks (doctor and serve), not by default", () => {
-  const five = ALL.slice(0, 5);
+  const five = ALL.slice(0, 4);
   assert.deepEqual(
     sessionSettingsFindings(input({ ".claude/settings.json": denyFile(five) }, {
       trustRoots: false,
@@ -509,10 +508,10 @@ Deno.test("session settings, Claude's sandbox (probe 22c C6): each value resolve
   // The wrong way, at its line.
   const off = sandboxOf({ [SHARED]: { ...SANDBOX, failIfUnavailable: false } });
   assert.equal(off.length, 1);
-  assert.deepEqual([off[0].file, off[0].position], [SHARED, { line: 15, column: 26 }]);
+  assert.deepEqual([off[0].file, off[0].position], [SHARED, { line: 14, column: 26 }]);
   assert.match(
     off[0].message,
-    /^\.claude\/settings\.json:15:26: "sandbox\.failIfUnavailable" is false/,
+    /^\.claude\/settings\.json:14:26: "sandbox\.failIfUnavailable" is false/,
   );
   // Right in the shared file, overridden in the local one: the local one is named.
   const over = sandboxOf({ [SHARED]: SANDBOX, [LOCAL]: { allowUnsandboxedCommands: true } });

@@ -30,7 +30,6 @@ Deno.test("probe 22c: per-file key-dir rules that leave the runner's X25519 key 
       rule("proposal-ledger.key"),
       rule("operator-ed25519.pem"),
       "Read(./.agentteams/**)",
-      "Read(./.agentteams-queue/**)",
       "Edit(./.agentteams/**)",
       "Edit(./.agentteams-status/**)",
       "Edit(./references/**)",

@@ -18,10 +18,11 @@
  *
  * - The folders above a deeper trust root are pinned (self-bound), so none is moved aside.
  *
- * Also pinned, a finding: a read-denied folder that exists is a private tmpfs inside the sandbox,
- * so what a sandboxed command writes into `.agentteams-queue/` never reaches the host, and the
- * orchestrator's `agentteams dispatch` there refuses `NO_RUNNER` (docs/authz.md, "What Claude's
- * sandbox closes").
+ * Also pinned, a finding that changed the rules: a read-denied folder that exists is a private
+ * tmpfs inside the sandbox, so under `Read(./.agentteams-queue/**)` (which an earlier init wrote)
+ * what a sandboxed command writes into the queue never reaches the host and the orchestrator's
+ * `agentteams dispatch` there refuses `NO_RUNNER`. No rule asks for it now (requests are sealed
+ * to the runner): with init's rules the write arrives (docs/session-settings.md).
  *
  * The runtime needs bwrap, socat and ripgrep; when it cannot start the test fails.
  */
@@ -175,33 +176,29 @@ echo done=0
   }
 });
 
-Deno.test("Claude's sandbox: what a sandboxed command writes into the read-denied queue never reaches the host, so the orchestrator's dispatch finds no runner", async () => {
+Deno.test("Claude's sandbox: with the rules init writes, what a sandboxed command writes into .agentteams-queue/ reaches the host; under an earlier init's Read(./.agentteams-queue/**) the folder is a private tmpfs and nothing arrives", async () => {
   const { sb } = await haltedProject("srt-queue");
   try {
     const queue = join(sb.project, ".agentteams-queue");
     await Deno.mkdir(join(queue, "requests"), { recursive: true });
-    const r = await inSandbox(
-      sb,
-      `echo x > .agentteams-queue/probe.json 2>&1; echo "write=$?"
-ls .agentteams-queue; echo "ls=$?"`,
-    );
-    const o = outcomes(r);
-    assert.equal(o.get("write"), "0", r.stdout);
-    // Inside, the folder is a tmpfs of its own: the write landed there, requests/ is not there ...
-    assert.match(r.stdout, /^probe\.json$/m);
-    assert.doesNotMatch(r.stdout, /^requests$/m);
-    // ... and on the host nothing arrived.
-    assert.deepEqual([...Deno.readDirSync(queue)].map((e) => e.name), ["requests"]);
-    // So the orchestrator's own CLI, run by its Bash, finds no queue at all (the host has it).
-    const d = await inSandbox(
-      sb,
-      `${Deno.execPath()} run -A ${join(REPO_ROOT, "main.ts")} dispatch --agent worker --project .`,
-    );
-    assert.equal(d.code, 1, d.stdout + d.stderr);
-    assert.match(
-      d.stderr,
-      /refused: NO_RUNNER: there is no queue at .*\.agentteams-queue\/requests/,
-    );
+    const settingsPath = join(sb.project, ".claude", "settings.json");
+    const settings = JSON.parse(Deno.readTextFileSync(settingsPath));
+    const deny: string[] = settings.permissions.deny;
+    assert.ok(!deny.some((r) => r.includes(".agentteams-queue")), deny.join());
+    const write = (name: string) =>
+      inSandbox(sb, `echo x > .agentteams-queue/requests/${name} 2>&1; echo "write=$?"`);
+    const r = await write("a.json");
+    assert.equal(outcomes(r).get("write"), "0", r.stdout + r.stderr);
+    assert.deepEqual([...Deno.readDirSync(join(queue, "requests"))].map((e) => e.name), [
+      "a.json",
+    ]);
+    Deno.removeSync(join(queue, "requests", "a.json"));
+    // The rule an earlier init wrote: the write succeeds inside and never reaches the host.
+    settings.permissions.deny = [...deny, "Read(./.agentteams-queue/**)"];
+    Deno.writeTextFileSync(settingsPath, JSON.stringify(settings, null, 2) + "\n");
+    const hidden = await write("b.json");
+    assert.equal(outcomes(hidden).get("write"), "0", hidden.stdout + hidden.stderr);
+    assert.deepEqual([...Deno.readDirSync(join(queue, "requests"))].map((e) => e.name), []);
   } finally {
     await sb.dispose();
   }

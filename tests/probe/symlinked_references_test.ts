@@ -25,7 +25,6 @@ const SETTINGS = JSON.stringify({
   permissions: {
     deny: [
       "Read(./.agentteams/**)",
-      "Read(./.agentteams-queue/**)",
       "Edit(./.agentteams/**)",
       "Edit(./.agentteams-status/**)",
       "Edit(./references/**)",

@@ -215,7 +215,6 @@ export const OPERATOR_SETTINGS: string = JSON.stringify(
     permissions: {
       deny: [
         "Read(./.agentteams/**)",
-        "Read(./.agentteams-queue/**)",
         "Edit(./.agentteams/**)",
         "Edit(./.agentteams-status/**)",
         "Edit(./references/**)",
