@@ -28,15 +28,6 @@ interface Exports {
     scratch: number,
     chained: number,
   ): void;
-  mac_rows(n: number, table: number, flags: number, scratch: number): void;
-  chain_rows(
-    n: number,
-    table: number,
-    hashes: number,
-    flags: number,
-    scratch: number,
-    chained: number,
-  ): void;
   scan_row(b: number, start: number, end: number, out: number): number;
   line_status(b: number, start: number, end: number, out: number, maxRow: number): number;
   scan_lines(
@@ -94,7 +85,7 @@ export class WasmSha256 {
    * ```ts
    * import assert from "node:assert/strict";
    * import { WasmSha256 } from "./sha256_wasm.ts";
-   * assert.equal(WebAssembly.Module.exports(WasmSha256.module()).some((e) => e.name === "mac_rows"), true);
+   * assert.equal(WebAssembly.Module.exports(WasmSha256.module()).some((e) => e.name === "verify_rows"), true);
    * ```
    */
   static module(): WebAssembly.Module {
@@ -222,47 +213,6 @@ export class WasmSha256 {
     chained: boolean,
   ): void {
     this.#x.verify_rows(n, table, hashes, flags, scratch, chained ? 1 : 0);
-  }
-
-  /**
-   * The MAC half of {@link verifyRows}: ORs bit 0 into `flags[i]` when row i's MAC verifies
-   * under the key from {@link setKey}. It reads only the rows' bytes and the table, so another
-   * instance holding a copy of them (a worker's) can run it while this one runs
-   * {@link chainRows}.
-   *
-   * @example
-   * ```ts
-   * import assert from "node:assert/strict";
-   * import { WasmSha256 } from "./sha256_wasm.ts";
-   * // No rows: nothing read or written, nothing returned.
-   * assert.equal(WasmSha256.create().macRows(0, 0, 0, 0), undefined);
-   * ```
-   */
-  macRows(n: number, table: number, flags: number, scratch: number): void {
-    this.#x.mac_rows(n, table, flags, scratch);
-  }
-
-  /**
-   * The chain half of {@link verifyRows}: each row's line hash to `hashes`, and bit 1 ORed into
-   * `flags[i]` when row i's `prev` is the previous row's hash.
-   *
-   * @example
-   * ```ts
-   * import assert from "node:assert/strict";
-   * import { WasmSha256 } from "./sha256_wasm.ts";
-   * // No rows: nothing read or written, nothing returned.
-   * assert.equal(WasmSha256.create().chainRows(0, 0, 0, 0, 0, false), undefined);
-   * ```
-   */
-  chainRows(
-    n: number,
-    table: number,
-    hashes: number,
-    flags: number,
-    scratch: number,
-    chained: boolean,
-  ): void {
-    this.#x.chain_rows(n, table, hashes, flags, scratch, chained ? 1 : 0);
   }
 
   /**

@@ -3,8 +3,8 @@
  * WebAssembly module's memory (one buffer, reused, so a 100k-row ledger costs no page faults
  * beyond the first chunk); one `scan_lines` call finds the complete lines and scans each for its
  * top-level `mac`, `prev` and `time` members (the scanner `scan.ts` runs, in the same module),
- * writing the hashing table as it goes; every 2048 rows `mac_rows` and `chain_rows` hash the lines
- * and check the MACs and `prev` links, four messages at a time. Only rows that fail are examined
+ * writing the hashing table as it goes; every 2048 rows `verify_rows` hashes the lines
+ * and checks the MACs and `prev` links, four messages at a time. Only rows that fail are examined
  * further (with `JSON.parse`, for a precise diagnosis, through `lineForm` in row.ts).
  *
  * Without `retain`, only the last two line hashes are kept (enough for the head); a caller that
@@ -168,8 +168,7 @@ export function checkRowsStream(
   const flush = () => {
     if (batch === 0) return;
     mem.fill(0, flagsAt, flagsAt + batch);
-    w.macRows(batch, tableAt, flagsAt, scratchAt);
-    w.chainRows(batch, tableAt, hashesAt, flagsAt, scratchAt, batchStart > 0);
+    w.verifyRows(batch, tableAt, hashesAt, flagsAt, scratchAt, batchStart > 0);
     for (let k = 0; k < batch; k++) {
       const i = batchStart + k;
       const f = mem[flagsAt + k];
