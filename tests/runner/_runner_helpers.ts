@@ -31,7 +31,10 @@ import {
 } from "../../lib/crypto/x25519.ts";
 import { type OpenedResult, openResult } from "../../lib/queue/result.ts";
 import { sealRequest } from "../../lib/queue/request_seal.ts";
-import { runnerSealPair } from "../../lib/crypto/keys.ts";
+import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
+import { completePolicy } from "../../lib/acts/session.ts";
+import { type RunnerState, serveClaimed, type Served } from "../../lib/runner/serve_one.ts";
+import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import { MCP_RUNNER_TOOLS } from "../../lib/policy/brief_fields.ts";
 import { importPublicPem, keyIdOfKey } from "../../lib/crypto/ed25519.ts";
@@ -688,4 +691,60 @@ export async function installTeamDir(w: World): Promise<void> {
   const pem = await Deno.readTextFile(join(w.keyDir, "operator-ed25519.pub.pem"));
   const id = await keyIdOfKey(await importPublicPem(pem));
   await Deno.writeTextFile(join(team, "authorized-verify-keys", `${id}.pub.pem`), pem);
+}
+
+/**
+ * The runner's state in process over world `w`, as `serve` builds it: the brief completed, the
+ * world's key dir, a confined backend; `extra` sets what a test varies (e.g. `mcpTimeoutCapS`).
+ */
+export async function inProcessRunner(
+  w: World,
+  extra: Partial<RunnerState> = {},
+): Promise<RunnerState> {
+  const env: Record<string, string> = { ...w.env, PATH: "/usr/bin:/bin" };
+  const policy = await completePolicy(w.project, join(w.project, "agentteams.jsonc"), env);
+  return {
+    root: w.project,
+    env,
+    home: env.HOME,
+    key: loadLedgerKey({ env, mode: "runner" }),
+    seal: await runnerSealPair(env),
+    policy,
+    backend: lazyBackend(policy, { unconfined: false, runner: true }),
+    now: () => new Date(),
+    ...extra,
+  };
+}
+
+/**
+ * {@link runnerBrief} with `stager`, which stages every change and deletion through its MCP
+ * server (`approval: "staged"`); `worker` has no grant.
+ */
+export function stagerBrief(p: Parameters<typeof runnerBrief>[0]): JsonObject {
+  const b = runnerBrief(p) as { agent_policies: JsonObject; confined_programs: JsonObject };
+  return {
+    ...b,
+    agent_policies: {
+      ...b.agent_policies,
+      stager: { write_scopes: ["src/"], commands: [{ prefix: ["true"] }] },
+    },
+    confined_programs: {
+      ...b.confined_programs,
+      stager: (b.confined_programs as Record<string, JsonObject>).worker,
+    },
+    mcp_grants: { stager: { tools: ["write_file", "delete_file"], approval: "staged" } },
+  } as JsonObject;
+}
+
+/** Serves one request written by hand (its body) on `channel`, as the runner claims it. */
+export async function serveWritten(
+  s: RunnerState,
+  w: World,
+  body: Record<string, unknown>,
+  channel: "orchestrator" | "mcp" = "orchestrator",
+): Promise<Served> {
+  const m = await makeRequest(w, body, { channel });
+  const path = join(w.dir, `${m.id}.json`);
+  Deno.writeFileSync(path, m.bytes);
+  return await serveClaimed(s, path, m.id, channel);
 }

@@ -7,13 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
-import { completePolicy } from "../../lib/acts/session.ts";
-import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { MCP_TIMEOUT_CAP_S } from "../../lib/queue/queued_request.ts";
-import { type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
+import { serveClaimed } from "../../lib/runner/serve_one.ts";
 import { type JsonObject, withWorld } from "../e2e/_run_helpers.ts";
 import { makeRequest, mcpRunnerBrief } from "./_runner_helpers.ts";
+import { inProcessRunner } from "./_runner_helpers.ts";
 
 Deno.test("the tool-server channel stops a command at its cap; the orchestrator's runs it out", async () => {
   assert.equal(MCP_TIMEOUT_CAP_S, 120);
@@ -31,19 +29,7 @@ Deno.test("the tool-server channel stops a command at its cap; the orchestrator'
       };
     },
   }, async (w) => {
-    const env: Record<string, string> = { ...w.env, PATH: "/usr/bin:/bin" };
-    const policy = await completePolicy(w.project, join(w.project, "agentteams.jsonc"), env);
-    const state: RunnerState = {
-      root: w.project,
-      env,
-      home: env.HOME,
-      key: loadLedgerKey({ env, mode: "runner" }),
-      seal: await runnerSealPair(env),
-      policy,
-      backend: lazyBackend(policy, { unconfined: false, runner: true }),
-      now: () => new Date(),
-      mcpTimeoutCapS: 1,
-    };
+    const state = await inProcessRunner(w, { mcpTimeoutCapS: 1 });
     // Issued with the store's own primitive: the brief says orchestrator-only, and no runner runs.
     const nonces = {
       mcp: await w.dispatchBeforeBriefChanged("worker"),

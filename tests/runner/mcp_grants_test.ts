@@ -7,18 +7,16 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { completePolicy } from "../../lib/acts/session.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
-import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
 import { QueueError } from "../../lib/errors.ts";
 import { parseRequest } from "../../lib/queue/queued_request.ts";
 import { mcpDecision } from "../../lib/runner/orchestrator.ts";
-import { type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
+import { serveClaimed } from "../../lib/runner/serve_one.ts";
 import { stagedDir } from "../../lib/runner/staged.ts";
-import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { assertRefusal } from "../_helpers/assert.ts";
 import { withWorld } from "../e2e/_run_helpers.ts";
 import { makeRequest, mcpRunnerBrief } from "./_runner_helpers.ts";
+import { inProcessRunner } from "./_runner_helpers.ts";
 
 const KEY = btoa("k".repeat(32));
 const change = { kind: "stage-proposal", artifact: { kind: "change-proposal" } };
@@ -86,18 +84,7 @@ Deno.test("mcp_grants decide each tool: no entry no tool; direct for changes onl
 
 Deno.test("served in process: a grant refused first; a linked staged folder refused, nothing written", async () => {
   await withWorld("rq-mcp-grants", { brief: (p) => mcpRunnerBrief(p) }, async (w) => {
-    const env: Record<string, string> = { ...w.env, PATH: "/usr/bin:/bin" };
-    const policy = await completePolicy(w.project, join(w.project, "agentteams.jsonc"), env);
-    const state: RunnerState = {
-      root: w.project,
-      env,
-      home: env.HOME,
-      key: loadLedgerKey({ env, mode: "runner" }),
-      seal: await runnerSealPair(env),
-      policy,
-      backend: lazyBackend(policy, { unconfined: false, runner: true }),
-      now: () => new Date(),
-    };
+    const state = await inProcessRunner(w);
     const nonce = await w.dispatchBeforeBriefChanged("worker");
     const serve = async (viaAgent: string, artifact: Record<string, unknown>) => {
       const m = await makeRequest(w, { kind: "stage-proposal", artifact, via_agent: viaAgent }, {

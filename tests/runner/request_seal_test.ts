@@ -7,30 +7,17 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { completePolicy } from "../../lib/acts/session.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
-import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
 import { generateSealPair } from "../../lib/crypto/x25519.ts";
 import { sealRequest } from "../../lib/queue/request_seal.ts";
-import { type RunnerState, serveClaimed } from "../../lib/runner/serve_one.ts";
-import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
+import { serveClaimed } from "../../lib/runner/serve_one.ts";
 import { withWorld } from "../e2e/_run_helpers.ts";
 import { makeRequest, requestId, runnerBrief } from "./_runner_helpers.ts";
+import { inProcessRunner } from "./_runner_helpers.ts";
 
 Deno.test("served in process: a foreign, cut, replayed, moved or plain request is refused with its code; nothing acts", async () => {
   await withWorld("rq-sealed", { brief: (p) => runnerBrief(p) }, async (w) => {
-    const env: Record<string, string> = { ...w.env, PATH: "/usr/bin:/bin" };
-    const policy = await completePolicy(w.project, join(w.project, "agentteams.jsonc"), env);
-    const state: RunnerState = {
-      root: w.project,
-      env,
-      home: env.HOME,
-      key: loadLedgerKey({ env, mode: "runner" }),
-      seal: await runnerSealPair(env),
-      policy,
-      backend: lazyBackend(policy, { unconfined: false, runner: true }),
-      now: () => new Date(),
-    };
+    const state = await inProcessRunner(w);
     const nonce = await w.dispatchBeforeBriefChanged("worker");
     const target = join(w.project, "src/a.txt");
     const before = Deno.readFileSync(target);

@@ -12,65 +12,19 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { completePolicy } from "../../lib/acts/session.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
-import { loadLedgerKey, runnerSealPair } from "../../lib/crypto/keys.ts";
 import { canonical, type JsonObject } from "../../lib/pycompat/canonical.ts";
-import { type RunnerState, serveClaimed, type Served } from "../../lib/runner/serve_one.ts";
+import type { RunnerState, Served } from "../../lib/runner/serve_one.ts";
 import { stagedDir, stagedRecord, writeStaged } from "../../lib/runner/staged.ts";
-import { lazyBackend } from "../../lib/sandbox/backend_choice_io.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { snapshotTreeSync } from "../_helpers/mod.ts";
 import { useCount, withWorld, type World } from "../e2e/_run_helpers.ts";
-import { makeRequest, runnerBrief, verifyDirect } from "./_runner_helpers.ts";
-
-type Brief = Parameters<typeof runnerBrief>[0];
-
-/** `stager` stages every proposal (`approval: "staged"`); `worker` has no grant. */
-export function stagedBrief(p: Brief): JsonObject {
-  const b = runnerBrief(p) as { agent_policies: JsonObject; confined_programs: JsonObject };
-  return {
-    ...b,
-    agent_policies: {
-      ...b.agent_policies,
-      stager: { write_scopes: ["src/"], commands: [{ prefix: ["true"] }] },
-    },
-    confined_programs: {
-      ...b.confined_programs,
-      stager: (b.confined_programs as Record<string, JsonObject>).worker,
-    },
-    mcp_grants: { stager: { tools: ["write_file", "delete_file"], approval: "staged" } },
-  } as JsonObject;
-}
-
-/** The runner in process, over a world whose brief is {@link stagedBrief}. */
-async function runnerOf(w: World): Promise<RunnerState> {
-  const env: Record<string, string> = { ...w.env, PATH: "/usr/bin:/bin" };
-  const policy = await completePolicy(w.project, join(w.project, "agentteams.jsonc"), env);
-  return {
-    root: w.project,
-    env,
-    home: env.HOME,
-    key: loadLedgerKey({ env, mode: "runner" }),
-    seal: await runnerSealPair(env),
-    policy,
-    backend: lazyBackend(policy, { unconfined: false, runner: true }),
-    now: () => new Date(),
-  };
-}
-
-/** Serves one request written by hand (its body), on `channel`. */
-async function serve(
-  s: RunnerState,
-  w: World,
-  body: Record<string, unknown>,
-  channel: "orchestrator" | "mcp" = "orchestrator",
-): Promise<Served> {
-  const m = await makeRequest(w, body, { channel });
-  const path = join(w.dir, `${m.id}.json`);
-  Deno.writeFileSync(path, m.bytes);
-  return await serveClaimed(s, path, m.id, channel);
-}
+import {
+  inProcessRunner as runnerOf,
+  serveWritten as serve,
+  stagerBrief as stagedBrief,
+  verifyDirect,
+} from "./_runner_helpers.ts";
 
 const resultOf = (r: Served) => r.body.result as JsonObject;
 
