@@ -143,8 +143,8 @@ export interface SessionSettingsInput {
    */
   readonly brief?: string | null;
   /**
-   * Whether the trust roots' rules are required too (`Edit(./references/**)`, `Edit(./.claude/**)`
-   * and the brief's), with Claude Code's sandbox that makes every rule bind Bash as well
+   * Whether the trust roots' rules are required too (`Edit(./references/**)`, `Edit(./.claude/**)`,
+   * `Edit(./.git/config)` and the brief's), with Claude Code's sandbox that makes every rule bind Bash as well
    * ({@link REQUIRED_SANDBOX}), and the key dir's rule as an error: `doctor` and `serve` ask for
    * them (issue 22, probe 22c C6); default false.
    */
@@ -286,6 +286,7 @@ function trustRequirements(
   dir: (name: string) => Target,
 ): Requirement[] {
   const { root } = input;
+  const gitConfig = join(root, ".git", "config");
   return [
     {
       kind: "write-deny",
@@ -308,6 +309,17 @@ function trustRequirements(
       targets: [dir(".claude")],
       scope: join(root, ".claude"),
       rule: "Edit(./.claude/**)",
+      file: SHARED_FILE,
+      trustRoot: true,
+    },
+    {
+      kind: "write-deny",
+      what: "writing .git/config (it names the programs the operator's own git runs: a filter " +
+        "driver written there between the tool's last look and git's own read would run as the " +
+        "operator; Claude's sandbox already keeps it from Bash, this rule keeps it from Edit)",
+      targets: [{ abs: gitConfig, segs: pathSegments(gitConfig), subtree: false }],
+      scope: gitConfig,
+      rule: "Edit(./.git/config)",
       file: SHARED_FILE,
       trustRoot: true,
     },
@@ -546,6 +558,16 @@ function parseSettings(
         // A sandbox path is a path, not a rule: wrapped so it reads like one below.
         const tool = list === "allowRead" ? "Read" : "Edit";
         opening.push({ value: `${tool}(${item})`, position, list: `sandbox.filesystem.${list}` });
+      });
+    }
+    // The sandbox runtime's own switch that lets Bash write `.git/config` (denied by default):
+    // read as an entry re-opening that path, so it is reported where the rule is required.
+    if (fs.allowGitConfig !== undefined && fs.allowGitConfig !== false) {
+      const position = doc.locate(["sandbox", "filesystem", "allowGitConfig"]);
+      opening.push({
+        value: "Edit(./.git/config)",
+        position,
+        list: "sandbox.filesystem.allowGitConfig",
       });
     }
   }

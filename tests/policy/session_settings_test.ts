@@ -21,8 +21,8 @@ const KEYS = "/home/op/.config/agentteams/keys";
 const SECRETS = [`${KEYS}/proposal-ledger.key`, `${KEYS}/operator-ed25519.pem`];
 
 /**
- * The seven rules, as doctor suggests them for this layout (the last two: the triad's trust roots
- * and the settings that decide them).
+ * The eight rules, as doctor suggests them for this layout (the last three: the triad's trust roots,
+ * the settings that decide them, and git's config, which names the programs git runs).
  */
 const ALL = [
   "Read(~/.config/agentteams/keys/**)",
@@ -31,6 +31,7 @@ const ALL = [
   "Edit(./.agentteams-status/**)",
   "Edit(./references/**)",
   "Edit(./.claude/**)",
+  "Edit(./.git/config)",
 ];
 
 function input(
@@ -66,7 +67,7 @@ function missing(f: readonly SettingsFinding[]): (string | null)[] {
   return f.filter((x) => x.code === "SETTINGS_RULE_MISSING").map((x) => x.rule);
 }
 
-Deno.test("session settings: all seven rules, no finding; each one left out in turn is named alone", () => {
+Deno.test("session settings: all eight rules, no finding; each one left out in turn is named alone", () => {
   assert.deepEqual(findings(ALL), []);
   for (const rule of ALL) {
     const f = findings(ALL.filter((r) => r !== rule));
@@ -100,6 +101,7 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Edit(./.agentteams-status/**/*)",
       "Edit(/references/**)",
       "Edit(.claude/**)",
+      "Edit(/.git/config)",
     ],
     // Broader: a parent, one pattern over several directories, a `**/` prefix.
     [
@@ -109,6 +111,7 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Edit(./.agentteams-s?atus/**)",
       "Edit(./refer*/**)",
       "Edit(./.cl?ude/**)",
+      "Edit(./.git/**)",
     ],
     // Each secret file by name, and bare tools (deny every path).
     [
@@ -238,7 +241,7 @@ Deno.test("session settings: allow rules and sandbox entries over a denied path 
   assert.equal(f[0].code, "SETTINGS_REOPENED");
   assert.equal(f[0].rule, "Read(./.agentteams/**)");
   assert.match(f[0].message, /permissions\.allow entry "\.\/\.agentteams\/head"/);
-  assert.equal(f[0].position?.line, 12);
+  assert.equal(f[0].position?.line, 13);
   // The sandbox: an allowRead inside the key dir re-opens it; one above a denied dir does not.
   const sb = reopen({
     sandbox: { filesystem: { allowRead: ["~/.config/agentteams/keys", "."] } },
@@ -248,6 +251,11 @@ Deno.test("session settings: allow rules and sandbox entries over a denied path 
   assert.match(sb[0].message, /sandbox\.filesystem\.allowRead .* re-opens the path/);
   const w = reopen({ sandbox: { filesystem: { allowWrite: ["./.agentteams-status"] } } });
   assert.deepEqual(w.map((x) => x.rule), ["Edit(./.agentteams-status/**)"]);
+  // The sandbox runtime's allowGitConfig lets Bash write .git/config: a trust root re-opened.
+  const g = reopen({ sandbox: { filesystem: { allowGitConfig: true } } });
+  assert.deepEqual(g.map((x) => [x.rule, x.trustRoot]), [["Edit(./.git/config)", true]]);
+  assert.match(g[0].message, /sandbox\.filesystem\.allowGitConfig entry "\.\/\.git\/config"/);
+  assert.deepEqual(reopen({ sandbox: { filesystem: { allowGitConfig: false } } }), []);
 });
 
 Deno.test("session settings reader: regular files only; a symlinked settings file is not followed", async () => {
@@ -372,6 +380,7 @@ Deno.test("session settings: the trust roots' rules are asked for only where the
     [
       "Edit(./references/**)",
       "Edit(./.claude/**)",
+      "Edit(./.git/config)",
     ],
   );
 });
@@ -386,6 +395,7 @@ Deno.test("session settings: a trust root's missing rule, or a sandbox entry re-
     "Edit(./.agentteams-status/**)",
     "Edit(./references/**)",
     "Edit(./.claude/**)",
+    "Edit(./.git/config)",
     "Edit(./agentteams.jsonc)",
   ]);
   assert.ok(f.some((x) => x.rule === "Read(./.agentteams/**)" && x.trustRoot === undefined));
@@ -508,10 +518,10 @@ Deno.test("session settings, Claude's sandbox (probe 22c C6): each value resolve
   // The wrong way, at its line.
   const off = sandboxOf({ [SHARED]: { ...SANDBOX, failIfUnavailable: false } });
   assert.equal(off.length, 1);
-  assert.deepEqual([off[0].file, off[0].position], [SHARED, { line: 14, column: 26 }]);
+  assert.deepEqual([off[0].file, off[0].position], [SHARED, { line: 15, column: 26 }]);
   assert.match(
     off[0].message,
-    /^\.claude\/settings\.json:14:26: "sandbox\.failIfUnavailable" is false/,
+    /^\.claude\/settings\.json:15:26: "sandbox\.failIfUnavailable" is false/,
   );
   // Right in the shared file, overridden in the local one: the local one is named.
   const over = sandboxOf({ [SHARED]: SANDBOX, [LOCAL]: { allowUnsandboxedCommands: true } });

@@ -34,6 +34,7 @@ Deno.test("probe 22c: per-file key-dir rules that leave the runner's X25519 key 
       "Edit(./.agentteams-status/**)",
       "Edit(./references/**)",
       "Edit(./.claude/**)",
+      "Edit(./.git/config)",
       "Edit(./agentteams.jsonc)",
     ];
     Deno.mkdirSync(join(sb.project, ".claude"));

@@ -222,6 +222,7 @@ export const OPERATOR_SETTINGS: string = JSON.stringify(
         "Edit(./.agentteams-status/**)",
         "Edit(./references/**)",
         "Edit(./.claude/**)",
+        "Edit(./.git/config)",
         "Edit(./agentteams.jsonc)",
       ],
     },
