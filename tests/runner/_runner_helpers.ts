@@ -620,6 +620,14 @@ export function resultCode(o: OpenedResult): string | null {
   return String((o.body.error as Record<string, unknown> | undefined)?.code);
 }
 
+/**
+ * The liveness file and the temporary file each beat writes it through
+ * (`.runner.json.<random>.tmp`): a snapshot taken while the runner serves may catch either.
+ */
+export function isLivenessWrite(path: string): boolean {
+  return path.endsWith("/runner.json") || /\/\.runner\.json\.[0-9a-f]+\.tmp$/.test(path);
+}
+
 /** The project's paths that change whenever the runner serves anything at all. */
 export function ignoredByState(w: World): (path: string) => boolean {
   const p = queuePaths(w.project);
@@ -632,7 +640,7 @@ export function ignoredByState(w: World): (path: string) => boolean {
   ];
   const below = [p.results, p.claimed, p.requests, p.mcpRequests, p.acks, p.ackClaimed];
   return (path) =>
-    moving.includes(path) || path.endsWith(".runner.json.tmp") ||
+    moving.includes(path) || isLivenessWrite(path) ||
     below.some((d) => path.startsWith(d + "/")) || /\/\.[^/]*\.tmp[^/]*$/.test(path);
 }
 

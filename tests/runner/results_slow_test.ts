@@ -18,6 +18,7 @@ import { ticketOf } from "../../lib/queue/client.ts";
 import {
   cliWithStdin,
   handRequest,
+  isLivenessWrite,
   names,
   present,
   resultPath,
@@ -61,7 +62,7 @@ function wait(w: World, line: string) {
 
 /** The world's state a refused wait must leave as it was (acks and results included). */
 function state(w: World) {
-  return snapshotTreeSync([w.project, w.home, w.keyDir], (p) => p.endsWith("/runner.json"));
+  return snapshotTreeSync([w.project, w.home, w.keyDir], isLivenessWrite);
 }
 
 /** Writes a file whole (a temp file renamed), so a polling waiter never reads half of it. */

@@ -15,6 +15,7 @@ import { withWorld, type World } from "../e2e/_run_helpers.ts";
 import { queuePaths } from "../../lib/queue/queue_paths.ts";
 import {
   denySessions,
+  isLivenessWrite,
   names,
   present,
   runnerBrief,
@@ -141,11 +142,11 @@ Deno.test("serve refuses to start: key custody and the environment, before anyth
 Deno.test("serve refuses a second runner (RUNNER_RUNNING, naming the first's pid); the first keeps serving", async () => {
   await withWorld("rq-start-second", OPTS, async (w) => {
     await withRunner(w, async (first) => {
-      const before = snapshotTreeSync([w.project], (p) => p.endsWith("/runner.json"));
+      const before = snapshotTreeSync([w.project], isLivenessWrite);
       const r = await serveToEnd(w);
       const refusal = assertCliRefused(r, "serve", "RUNNER_RUNNING", 1);
       assert.match(refusal.reason, new RegExp(`\\bpid ${first.pid}\\b`));
-      assertSameTree(before, snapshotTreeSync([w.project], (p) => p.endsWith("/runner.json")));
+      assertSameTree(before, snapshotTreeSync([w.project], isLivenessWrite));
       // The first runner still answers.
       const v = await w.cli(["ledger", "verify", "--project", w.project]);
       assert.equal(v.code, 0, v.stderr);
