@@ -18,6 +18,8 @@
  * - a directory counts as denied only under a rule ending in `/**` whose leading segments match
  *   it or one of its parents (`*`, `?`, `[...]` within a segment, `**` across segments); a bare
  *   directory name, a `..`, a `!` or a backslash escape counts for nothing;
+ * - a trust root's rule counts only where Claude's sandbox applies it to Bash too
+ *   ({@link bindsBash}: a path, and for Edit no pattern but a trailing `/**`);
  * - a file Claude Code would reject (not JSON: comments, trailing commas; or a shape it cannot
  *   read) denies nothing, since Claude Code then ignores the whole file;
  * - `sandbox.filesystem.allowRead` / `allowWrite`, and `permissions.allow` / `ask` rules, over a
@@ -682,6 +684,31 @@ function extraAgentFindings(
 interface DenyRule {
   readonly tool: string | null;
   readonly segs: readonly string[] | "all" | null;
+  /** Whether Claude's sandbox holds Bash to it too ({@link bindsBash}). */
+  readonly bash: boolean;
+}
+
+/**
+ * Whether Claude's sandbox applies a `Read(...)`/`Edit(...)` deny rule to Bash as well as to the
+ * file tools. A rule with no path is not passed to the sandbox at all (Claude Code converts only
+ * a rule's path); on Linux the sandbox strips one trailing `/**` from a write path and skips the
+ * path when what is left still holds `*`, `?`, `[` or `]` (bubblewrap mounts real paths:
+ * `stripWriteGlobs`, `@anthropic-ai/sandbox-runtime` 0.0.83). Read paths with patterns are
+ * expanded when the sandbox starts, so they bind what exists then.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { bindsBash } from "./session_settings.ts";
+ * assert.equal(bindsBash("Edit", "./references/**"), true);
+ * assert.equal(bindsBash("Edit", "./refer*\/**"), false);
+ * assert.equal(bindsBash("Edit", undefined), false);
+ * ```
+ */
+export function bindsBash(tool: string, path: string | undefined): boolean {
+  if (path === undefined) return false;
+  if (tool !== "Edit") return true;
+  return !/[*?[\]]/.test(path.trim().replace(/\/\*\*$/, ""));
 }
 
 /** Every deny rule of every readable file, read once, and the memoized path reader. */
@@ -701,16 +728,22 @@ function denyRules(
   const denies = parsed.flatMap((p) =>
     p.deny.map((d): DenyRule => {
       const m = TOOL_RULE.exec(d.value.trim());
-      if (m === null) return { tool: null, segs: null };
-      return { tool: m[1], segs: m[2] === undefined ? "all" : segmentsOf(m[2], p.anchor) };
+      if (m === null) return { tool: null, segs: null, bash: false };
+      return {
+        tool: m[1],
+        segs: m[2] === undefined ? "all" : segmentsOf(m[2], p.anchor),
+        bash: bindsBash(m[1], m[2]),
+      };
     })
   );
   return { segmentsOf, denies };
 }
 
-function deniedBy(denies: readonly DenyRule[], tool: string, t: Target): boolean {
+/** Whether a deny rule for `tool` covers `t`; with `bash`, only rules that bind Bash too count. */
+function deniedBy(denies: readonly DenyRule[], tool: string, t: Target, bash: boolean): boolean {
   return denies.some((d) =>
-    d.tool === tool && d.segs !== null && (d.segs === "all" || covers(d.segs, t))
+    d.tool === tool && d.segs !== null && (!bash || d.bash) &&
+    (d.segs === "all" || covers(d.segs, t))
   );
 }
 
@@ -745,7 +778,7 @@ export function writeDenied(
     if (r.parsed !== null) parsed.push(r.parsed);
   }
   const { denies, segmentsOf } = denyRules(input, parsed);
-  if (!deniedBy(denies, "Edit", { abs, segs: pathSegments(abs), subtree })) return false;
+  if (!deniedBy(denies, "Edit", { abs, segs: pathSegments(abs), subtree }, true)) return false;
   // Without Claude's sandbox holding Bash to it, the rule binds the file tools only: a session's
   // shell writes the path all the same (probe 22c C6).
   if (sandboxFindings(parsed).length > 0) return false;
@@ -956,11 +989,16 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
   const { segmentsOf, denies } = denyRules(input, parsed);
   for (const req of requirements(input)) {
     const tool = toolOf(req.kind);
-    const uncovered = req.targets.filter((t) => !deniedBy(denies, tool, t));
+    // A trust root's rule must bind a session's Bash too, through Claude's sandbox.
+    const bash = req.trustRoot === true;
+    const uncovered = req.targets.filter((t) => !deniedBy(denies, tool, t, bash));
     if (uncovered.length > 0) {
       const pattern = /[*?[\]\\!]/.test(req.rule.slice(5, -1).replace(/\/\*\*\)?$/, ""))
         ? " (the path holds pattern characters, which Claude Code reads as a pattern: name " +
           "the directory without them)"
+        : bash && uncovered.every((t) => deniedBy(denies, tool, t, false))
+        ? " (the rule there denies Claude's file tools only: Claude's sandbox does not apply a " +
+          "rule with no path, or on Linux a write rule whose path is a pattern, to Bash)"
         : "";
       out.push({
         code: "SETTINGS_RULE_MISSING",

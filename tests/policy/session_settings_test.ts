@@ -34,6 +34,9 @@ const ALL = [
   "Edit(./.git/config)",
 ];
 
+/** The trust roots' write rules in {@link ALL}: each must bind Bash too. */
+const TRUST_EDITS = ALL.slice(3);
+
 function input(
   files: Record<string, string>,
   over: Partial<SessionSettingsInput> = {},
@@ -98,30 +101,64 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       `Read(/${ROOT}/.agentteams/**)`,
       "Read(.agentteams-queue/**)",
       "Edit(/.agentteams/**)",
-      "Edit(./.agentteams-status/**/*)",
+      "Edit(.agentteams-status/**)",
       "Edit(/references/**)",
       "Edit(.claude/**)",
       "Edit(/.git/config)",
     ],
-    // Broader: a parent, one pattern over several directories, a `**/` prefix.
+    // Broader: a parent, one pattern over several directories, a `**/` prefix (the runner's
+    // own rules), and parents for the trust roots.
     [
       "Read(~/.config/agentteams/**)",
       "Read(./.agentteams*/**)",
       "Edit(**/.agentteams/**)",
-      "Edit(./.agentteams-s?atus/**)",
-      "Edit(./refer*/**)",
-      "Edit(./.cl?ude/**)",
+      "Edit(./.agentteams-status/**)",
+      "Edit(./references/**)",
+      "Edit(./.claude/**)",
       "Edit(./.git/**)",
     ],
-    // Each secret file by name, and bare tools (deny every path).
+    // Each secret file by name, and a bare Edit for the runner's own write rule.
     [
       `Read(~/.config/agentteams/keys/proposal-ledger.key)`,
       `Read(//${KEYS.slice(1)}/operator-ed25519.pem)`,
-      "Read",
+      "Read(./.agentteams/**)",
       "Edit",
+      ...TRUST_EDITS,
     ],
   ];
   for (const deny of equivalents) assert.deepEqual(findings(deny), [], deny.join(" "));
+});
+
+Deno.test("session settings: a trust root's rule must bind Bash through Claude's sandbox: a bare tool or a write pattern binds the file tools only, and is named as such", () => {
+  // Each pattern or bare form over a trust root: it covers the path for Claude's file tools,
+  // but the sandbox skips it for Bash (a write path still a pattern after a trailing /**, on
+  // Linux; a rule with no path, always).
+  const cases: [string, string][] = [
+    ["Edit(./.agentteams-s?atus/**)", "Edit(./.agentteams-status/**)"],
+    ["Edit(./refer*/**)", "Edit(./references/**)"],
+    ["Edit(./.cl?ude/**)", "Edit(./.claude/**)"],
+    ["Edit(./.git/c*)", "Edit(./.git/config)"],
+    ["Edit(./references/**/*)", "Edit(./references/**)"],
+  ];
+  for (const [weak, rule] of cases) {
+    const f = findings([...ALL.filter((r) => r !== rule), weak]);
+    assert.deepEqual(missing(f), [rule], weak);
+    assert.equal(f[0].trustRoot, true, weak);
+    assert.match(f[0].message, /denies Claude's file tools only/, weak);
+  }
+  // A bare Read or Edit denies every path to the file tools, and nothing to Bash.
+  const bare = findings(["Read", "Edit"]);
+  assert.deepEqual(missing(bare), [
+    "Read(~/.config/agentteams/keys/**)",
+    ...TRUST_EDITS,
+  ]);
+  // Without the trust roots' rules (the audit's check), the forms count as before.
+  assert.deepEqual(
+    sessionSettingsFindings(input({ ".claude/settings.json": denyFile(["Read", "Edit"]) }, {
+      trustRoots: false,
+    })),
+    [],
+  );
 });
 
 Deno.test("session settings: weaker or unreadable rules do not count (strict)", () => {
@@ -348,7 +385,10 @@ Deno.test("writeDenied: an Edit deny rule over the path (or its directory) denie
   assert.equal(writeDenied(at(["Write(./references/**)"]), roster, false), false);
   assert.equal(writeDenied(at(["Read(./references/**)"]), roster, false), false);
   assert.equal(writeDenied(at(["Edit(./references)"]), keys, true), false);
-  assert.equal(writeDenied(at(["Edit"]), keys, true), true);
+  // Claude's sandbox does not hold Bash to a bare Edit, nor (on Linux) to a write pattern.
+  assert.equal(writeDenied(at(["Edit"]), keys, true), false);
+  assert.equal(writeDenied(at(["Edit(./refer*/**)"]), keys, true), false);
+  assert.equal(writeDenied(at(["Edit(./references/**/*)"]), keys, true), false);
   // A file Claude Code would ignore denies nothing.
   assert.equal(
     writeDenied(
