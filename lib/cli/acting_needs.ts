@@ -22,6 +22,7 @@ import {
   briefReads,
   confinedDirs,
   directGrantDirs,
+  hostSettingsNeeds,
   keyNeeds,
   stateNeeds,
   tmpDirOf,
@@ -403,5 +404,7 @@ export async function serveNeeds(ctx: Ctx): Promise<Needs> {
     // (Every key variable, so the runner can refuse to start while one is set, is in serve's
     // `env`.)
     { ...NO_NEEDS, write: [...(makePair ? [kd] : []), ...granted.write] },
+    // Claude Code's user and managed settings, which the start's settings check reads.
+    hostSettingsNeeds(ctx),
   );
 }

@@ -18,7 +18,14 @@ import { queuePaths } from "../queue/queue_paths.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
 import { codeDir, loadCode } from "./code_dir.ts";
 import { QUEUE_FLAGS, UNCONFINED_FLAG } from "./common_flags.ts";
-import { briefFlagReads, confinedDirs, directGrantDirs, keyNeeds, stateNeeds } from "./needs.ts";
+import {
+  briefFlagReads,
+  confinedDirs,
+  directGrantDirs,
+  hostSettingsNeeds,
+  keyNeeds,
+  stateNeeds,
+} from "./needs.ts";
 import { PROGRESS_ENV } from "./terminal.ts";
 import { authzNeeds, teamDirOf } from "./authz_common.ts";
 import { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
@@ -749,7 +756,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: async (ctx) => {
       // The probe's own list, loaded with it (the sandbox's modules stay off every start-up).
       const probe = (await loadCode(() => import("../sandbox/host_probe.ts"))).probePrograms();
-      return mergeNeeds(keyNeeds(ctx), {
+      return mergeNeeds(keyNeeds(ctx), hostSettingsNeeds(ctx), {
         ...NO_NEEDS,
         read: [ctx.project, ...briefFlagReads(ctx), ...probe.read],
         run: probe.run,

@@ -10,6 +10,7 @@ import { KEY_ENV, keyDir } from "../crypto/keys.ts";
 import { type Needs, NO_NEEDS } from "../permissions.ts";
 import { STATE_DIR } from "../layout.ts";
 import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
+import { claudeHostSettingsPaths } from "../policy/claude_host_paths.ts";
 import {
   CONFINED_DIR_REL,
   MCP_GRANTS_DIR_REL,
@@ -17,6 +18,31 @@ import {
 } from "../sandbox/operator_file.ts";
 import { runTmpParent } from "../sandbox/run_dir.ts";
 import type { Ctx } from "./command_spec.ts";
+
+/** The variable that moves Claude Code's user settings (`claudeHostSettingsPaths`). */
+export const CLAUDE_CONFIG_ENV = "CLAUDE_CONFIG_DIR";
+
+/**
+ * What reading Claude Code's user and managed settings needs (doctor's and serve's settings
+ * check): those two files, and the variables that place the first.
+ *
+ * @example
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
+ * import { hostSettingsNeeds } from "./needs.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // with HOME=/home/op on Linux
+ * hostSettingsNeeds(ctx).read; // ["/home/op/.claude/settings.json", "/etc/claude-code/managed-settings.json"]
+ * ```
+ */
+export function hostSettingsNeeds(ctx: Ctx): Needs {
+  const { user, managed } = claudeHostSettingsPaths(ctx.env, Deno.build.os);
+  return {
+    ...NO_NEEDS,
+    read: [user, managed].filter((p): p is string => p !== null),
+    env: ["HOME", CLAUDE_CONFIG_ENV],
+  };
+}
 
 /**
  * What loading the ledger key needs: the key dir, its variables, and `sys` uid (custody).

@@ -65,6 +65,7 @@ export { checkBrief } from "./brief.ts";
 export { briefJsonSchema } from "./brief_schema.ts";
 export { literalDirScopeHint, literalScopeAbove } from "./scope.ts";
 export {
+  bindsBash,
   hooksEmpty,
   SESSION_SETTINGS_FILES,
   sessionSettingsFindings,
@@ -73,7 +74,12 @@ export {
   type SettingsText,
   writeDenied,
 } from "./session_settings.ts";
-export { MAX_SETTINGS_BYTES, readSessionSettings } from "./session_settings_read.ts";
+export {
+  MAX_SETTINGS_BYTES,
+  readHostSettings,
+  readSessionSettings,
+} from "./session_settings_read.ts";
+export { claudeHostSettingsPaths } from "./claude_host_paths.ts";
 export {
   DEFAULT_PORTS,
   hostAllowed,

@@ -122,13 +122,24 @@ export interface SettingsText {
   readonly text: string | null;
   /** Why it could not be read (never its content). */
   readonly unreadable?: string;
+  /**
+   * A host's file rather than the project's (`claudeHostSettingsPaths`): the user's
+   * settings, merged before the project's files, or the managed ones, after them. Such a file
+   * only weakens: its sandbox values merge as Claude Code merges them and its sandbox entries
+   * re-open, but its deny rules do not count for the project's (doctor asks for those in the
+   * project's files). Absent: a project file.
+   */
+  readonly scope?: "user" | "managed";
 }
 
 /** The input of {@link sessionSettingsFindings}. */
 export interface SessionSettingsInput {
   /** The project root (absolute; the directory the session starts in). */
   readonly root: string;
-  /** The settings files that exist, in {@link SESSION_SETTINGS_FILES} order. */
+  /**
+   * The settings files that exist, in Claude Code's merge order: the user's (`scope: "user"`),
+   * then {@link SESSION_SETTINGS_FILES}, then the managed ones (`scope: "managed"`).
+   */
   readonly settings: readonly SettingsText[];
   /** The key dir (absolute). */
   readonly keyDir: string;
@@ -454,7 +465,7 @@ function parseSettings(
   s: SettingsText,
   root: string,
 ): { parsed: ParsedSettings | null; findings: SettingsFinding[] } {
-  const rel = relative(root, s.path);
+  const rel = s.scope === undefined ? relative(root, s.path) : s.path;
   const anchor = dirname(dirname(s.path));
   const fail = (code: SettingsFindingCode, message: string, position: Position | null = null) => ({
     parsed: null,
@@ -574,6 +585,11 @@ function parseSettings(
     }
   }
   const locate = (path: JsonPath) => doc.locate(path);
+  // A host's file only weakens (SettingsText.scope): its deny rules are not the project's, and
+  // what it loads is the operator's machine, not the team's.
+  if (s.scope !== undefined) {
+    return { parsed: { rel, anchor, deny: [], opening, sandbox }, findings: [] };
+  }
   return {
     parsed: { rel, anchor, deny, opening, sandbox },
     findings: [...hookFindings(v, rel, locate), ...extraAgentFindings(v, rel, locate)],
@@ -974,7 +990,7 @@ export function sessionSettingsFindings(input: SessionSettingsInput): SettingsFi
     );
     if (r.parsed !== null) parsed.push(r.parsed);
   }
-  if (input.settings.length === 0) {
+  if (input.settings.every((s) => s.scope !== undefined)) {
     out.push({
       code: "SETTINGS_NONE",
       kind: null,

@@ -22,6 +22,7 @@ import { lstatOrNull } from "../fs/entry.ts";
 import { readRegularFile } from "../fs/safe_read.ts";
 import { FsSafetyError } from "../errors.ts";
 import { SESSION_SETTINGS_FILES, type SettingsText } from "./session_settings.ts";
+import { claudeHostSettingsPaths } from "./claude_host_paths.ts";
 
 /** Largest settings file read. */
 export const MAX_SETTINGS_BYTES = 1024 * 1024;
@@ -73,4 +74,55 @@ export async function readSessionSettings(root: string): Promise<SessionSettings
     }
   }
   return { claudeDir, settings };
+}
+
+/**
+ * Reads the settings Claude Code takes from outside the project ({@link claudeHostSettingsPaths}
+ * for `env`): the user's file first, then the managed one, each with its `scope`. They lie
+ * outside every session's reach, so a link is followed (a dotfiles link is common); the target
+ * must be a regular file of at most {@link MAX_SETTINGS_BYTES}. Absent files are left out; one
+ * that cannot be read is handed on as unreadable.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readHostSettings } from "./session_settings_read.ts";
+ * const home = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${home}/.claude`);
+ * Deno.writeTextFileSync(`${home}/.claude/settings.json`, "{}");
+ * const read = await readHostSettings({ HOME: home }, "windows");
+ * assert.deepEqual(read, [{ path: `${home}/.claude/settings.json`, text: "{}", scope: "user" }]);
+ * ```
+ */
+export async function readHostSettings(
+  env: { readonly HOME?: string; readonly CLAUDE_CONFIG_DIR?: string },
+  os: string = Deno.build.os,
+): Promise<SettingsText[]> {
+  const { user, managed } = claudeHostSettingsPaths(env, os);
+  const out: SettingsText[] = [];
+  for (const [path, scope] of [[user, "user"], [managed, "managed"]] as const) {
+    if (path === null) continue;
+    try {
+      const info = await Deno.stat(path);
+      if (!info.isFile) {
+        out.push({ path, scope, text: null, unreadable: "is not a regular file" });
+        continue;
+      }
+      if (info.size > MAX_SETTINGS_BYTES) {
+        out.push({ path, scope, text: null, unreadable: `is over ${MAX_SETTINGS_BYTES} bytes` });
+        continue;
+      }
+      const bytes = await Deno.readFile(path);
+      try {
+        out.push({ path, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes), scope });
+      } catch {
+        out.push({ path, scope, text: null, unreadable: "is not UTF-8 text" });
+      }
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) continue;
+      if (e instanceof Deno.errors.NotCapable) throw e;
+      out.push({ path, scope, text: null, unreadable: `cannot be read (${(e as Error).name})` });
+    }
+  }
+  return out;
 }

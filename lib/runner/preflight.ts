@@ -33,7 +33,7 @@ import {
   type SessionSettingsInput,
   type SettingsFinding,
 } from "../policy/session_settings.ts";
-import { readSessionSettings } from "../policy/session_settings_read.ts";
+import { readHostSettings, readSessionSettings } from "../policy/session_settings_read.ts";
 
 /** One check's result. `level` is what a failure of it means (an `ok` check keeps its level). */
 export interface Check {
@@ -300,6 +300,10 @@ export async function gatherPreflight(
   try {
     const real = Deno.realPathSync(root);
     const files = await readSessionSettings(real);
+    // The user's and the managed settings, in Claude Code's merge order around the project's:
+    // they can weaken its sandbox (a user-level excludedCommands, a managed enabled: false).
+    const host = await readHostSettings(env);
+    const byScope = (scope: "user" | "managed") => host.filter((h) => h.scope === scope);
     const usesClaude = teamUsesClaude({
       claudeDir: files.claudeDir,
       frameworks: brief.ok ? brief.frameworks : null,
@@ -308,7 +312,7 @@ export async function gatherPreflight(
       operatorSettingsInput({
         root: real,
         env,
-        settings: files.settings,
+        settings: [...byScope("user"), ...files.settings, ...byScope("managed")],
         usesClaude,
         brief: brief.ok ? realOrSelf(brief.path) : null,
       }),

@@ -480,3 +480,39 @@ Deno.test("preflight decision: the team uses Claude unless no .claude/ and the f
   assert.equal(teamUsesClaude({ claudeDir: false, frameworks: [] }), true);
   assert.equal(teamUsesClaude({ claudeDir: false, frameworks: null }), true);
 });
+
+Deno.test("doctor: Claude Code's user settings can weaken its sandbox, so they are read too: a user-level excludedCommands or enableWeakerNestedSandbox is an error naming that file; the project's later value wins a scalar; nothing written", async () => {
+  await withProject("doctor-user-settings", async (sb, env) => {
+    await writeSettings(sb, allRules(sb));
+    const userFile = join(env.HOME, ".claude", "settings.json");
+    await Deno.mkdir(join(env.HOME, ".claude"), { recursive: true });
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ excludedCommands: ["git"] }, /"sandbox\.excludedCommands" lists 1 command/],
+      [{ enableWeakerNestedSandbox: true }, /"sandbox\.enableWeakerNestedSandbox" is true/],
+    ];
+    for (const [sandbox, message] of cases) {
+      await Deno.writeTextFile(userFile, JSON.stringify({ sandbox }, null, 2));
+      const before = await snapshotTree(sb.dir);
+      const r = await doctor(sb, env);
+      assert.equal(r.code, 1, r.stdout);
+      const line = r.stdout.split("\n").find((l) => message.test(l)) ?? "";
+      assert.ok(
+        line.startsWith(`error: session-settings: SETTINGS_SANDBOX: ${userFile}:`),
+        r.stdout,
+      );
+      assertSameTree(before, await snapshotTree(sb.dir));
+    }
+    // A scalar the project's own file sets wins over the user's (Claude Code's merge order).
+    await Deno.writeTextFile(userFile, JSON.stringify({ sandbox: { enabled: false } }));
+    const ok = await doctor(sb, env);
+    assert.equal(ok.code, 0, ok.stdout);
+    // A user file that is a link (dotfiles) is read through it: it lies outside every session.
+    const real = join(sb.dir, "dotfiles-settings.json");
+    await Deno.writeTextFile(real, JSON.stringify({ sandbox: { excludedCommands: ["docker"] } }));
+    await Deno.remove(userFile);
+    await Deno.symlink(real, userFile);
+    const linked = await doctor(sb, env);
+    assert.equal(linked.code, 1, linked.stdout);
+    assert.match(linked.stdout, /excludedCommands" lists 1 command/);
+  });
+});

@@ -646,3 +646,44 @@ Deno.test("session settings: a sandbox key of the wrong type makes the file coun
   });
   assert.equal(loose[0].trustRoot, undefined);
 });
+
+Deno.test("session settings: the user's and the managed files merge around the project's (user < project < local < managed); they only weaken: their deny rules do not count", () => {
+  const host = (scope: "user" | "managed", v: unknown) => ({
+    path: scope === "user"
+      ? "/home/op/.claude/settings.json"
+      : "/etc/claude-code/managed-settings.json",
+    text: JSON.stringify(v),
+    scope,
+  });
+  const project = { path: `${ROOT}/.claude/settings.json`, text: denyFile(ALL) };
+  const check = (settings: SessionSettingsInput["settings"]) =>
+    sessionSettingsFindings({ ...input({}), settings });
+  assert.deepEqual(check([project]), []);
+  // The project's value wins over the user's; the managed one over the project's.
+  assert.deepEqual(check([host("user", { sandbox: { enabled: false } }), project]), []);
+  const managed = check([project, host("managed", { sandbox: { enabled: false } })]);
+  assert.deepEqual(managed.map((f) => [f.code, f.file, f.trustRoot]), [
+    ["SETTINGS_SANDBOX", "/etc/claude-code/managed-settings.json", true],
+  ]);
+  // A value only the user's file sets holds (Claude Code's default is the one required otherwise).
+  const weak = check([host("user", { sandbox: { enableWeakerNestedSandbox: true } }), project]);
+  assert.deepEqual(weak.map((f) => f.sandbox?.key), ["enableWeakerNestedSandbox"]);
+  // A user's excludedCommands concatenates with the project's.
+  const ex = check([host("user", { sandbox: { excludedCommands: ["git"] } }), project]);
+  assert.deepEqual(ex.map((f) => [f.file, f.sandbox?.key]), [
+    ["/home/op/.claude/settings.json", "excludedCommands"],
+  ]);
+  // Its allowWrite re-opens a trust root to sandboxed commands.
+  const open = check([
+    host("user", { sandbox: { filesystem: { allowWrite: [`//${ROOT.slice(1)}/references`] } } }),
+    project,
+  ]);
+  assert.deepEqual(open.map((f) => [f.code, f.rule]), [[
+    "SETTINGS_REOPENED",
+    "Edit(./references/**)",
+  ]]);
+  // Its deny rules are not the project's: with none in the project, each is still missing.
+  const onlyUser = check([host("user", { permissions: { deny: ALL } })]);
+  assert.ok(onlyUser.some((f) => f.code === "SETTINGS_NONE"), JSON.stringify(onlyUser));
+  assert.deepEqual(missing(onlyUser), ALL);
+});
