@@ -239,14 +239,10 @@ export function assessLedger(
       }
     }
 
-    let wellFormed = 0;
+    // Only the faulty rows can be anything but well-formed, signed and chained.
+    const wellFormed = n - c.problems.size;
     let macFailures = 0;
-    for (let i = 0; i < n; i++) {
-      if (!c.problems.has(i)) {
-        wellFormed++;
-        if (!c.macOk[i]) macFailures++;
-      }
-    }
+    for (const i of c.faulty) if (!c.problems.has(i) && !c.macOk[i]) macFailures++;
     const foreignKey = wellFormed > 0 && macFailures === wellFormed && head !== null &&
       !headMacOk;
     if (foreignKey) {
@@ -268,7 +264,7 @@ export function assessLedger(
       }
       return index.get(h);
     };
-    for (let i = 0; i < n; i++) {
+    for (const i of c.faulty) {
       const row = i + 1;
       // The row on its own (row.ts decides), then what its place in the ledger says.
       const fault = c.fault(i);
