@@ -15,6 +15,7 @@ import {
 import { issueDispatch, resolveDispatch } from "../../lib/ledger/dispatch.ts";
 import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import { FIXTURE_KEY, withSandbox } from "./_fixture.ts";
+import fc from "../_helpers/fc.ts";
 
 const enc = new TextEncoder();
 
@@ -86,4 +87,66 @@ Deno.test("verify: use rows removed from the dispatch store (or an older store p
     await Deno.writeTextFile(store, spent);
     assert.deepEqual(codes(), []);
   });
+});
+
+/** The rule as the TypeScript reader stated it before it moved into the module: the model. */
+function modelTag(line: Uint8Array): string | null {
+  const starts = ["apply-proposal", "delete-proposal", "run-request-start"].map((a) =>
+    enc.encode(`{"action": "${a}", `)
+  );
+  const has = (at: number, p: Uint8Array) =>
+    line.length - at >= p.length && p.every((x, k) => line[at + k] === x);
+  if (!starts.some((p) => has(0, p))) return null;
+  const prefix = enc.encode('"dispatch": "');
+  for (let at = 0;;) {
+    const i = line.indexOf(0x22, at);
+    if (i < 0 || i + prefix.length + 13 > line.length) return null;
+    at = i + 1;
+    if (!has(i, prefix)) continue;
+    const t = i + prefix.length;
+    const tag = new TextDecoder().decode(line.subarray(t, t + 12));
+    return /^[0-9a-f]{12}$/.test(tag) && line[t + 12] === 0x22 ? tag : null;
+  }
+}
+
+Deno.test("property: the module's tag counts equal the model's, on lines of look-alikes at every offset", () => {
+  const piece = fc.constantFrom(
+    '{"action": "apply-proposal", ',
+    '{"action": "run-request-start", ',
+    '{"action": "delete-proposal", ',
+    '{"action": "note", ',
+    '"dispatch": "',
+    '"dispatch": ',
+    '"dispatc',
+    '"d',
+    "0123456789ab",
+    "abcdef01234",
+    "ABCDEF012345",
+    '"',
+    '\\"',
+    "x",
+    "  ",
+    "0",
+    '"dispatch": "0123456789ab"',
+    '"dispatch": "ffffffffffff"',
+  );
+  const act = fc.constantFrom('{"action": "apply-proposal", ', '{"action": "run-request-start", ');
+  const line = fc.tuple(fc.option(act, { freq: 3 }), fc.array(piece, { maxLength: 14 })).map((
+    [a, ps],
+  ) => (a ?? "") + ps.join(""));
+  let tagged = 0;
+  fc.assert(
+    fc.property(fc.array(line, { maxLength: 30 }), fc.boolean(), (lines, open) => {
+      const text = lines.map((l) => l + "\n").join("") + (open ? lines[0] ?? "" : "");
+      const want = new Map<string, number>();
+      for (const l of lines) {
+        const tag = modelTag(enc.encode(l));
+        if (tag !== null) want.set(tag, (want.get(tag) ?? 0) + 1);
+      }
+      assert.deepEqual(countDispatchActs(enc.encode(text)), want);
+      tagged += want.size;
+    }),
+    { numRuns: 400 },
+  );
+  assert.ok(tagged > 100, `the runs named ${tagged} tags: too few to compare`);
 });
