@@ -32,8 +32,8 @@ export function dispatchTag(id: string): string {
   return id.slice(0, 12);
 }
 
-/** Longest line looked at (a row is at most 1 MiB); a longer one is skipped. */
-const MAX_LINE = 2 * 1024 * 1024;
+/** Longest line a streamed count looks at (a row is at most 1 MiB); a longer one is skipped. */
+export const ACT_LINE_MAX = 2 * 1024 * 1024;
 const TAG = 12;
 /** Bytes handed to the module at a time (whole lines; a longer line goes whole). */
 const PIECE = 4 << 20;
@@ -45,10 +45,22 @@ const dec = new TextDecoder();
 let tagger: WasmSha256 | null = null;
 
 /**
- * Adds the tags at `tags` (offsets of 12 bytes in `mem`) to `counts`, in order: a run of rows of
- * one dispatch costs a comparison a row, not a decode.
+ * Adds the tags `act_tags` found (`tags`: offsets of 12 bytes in `mem`, in line order) to
+ * `counts`, in order: a run of rows of one dispatch costs a comparison a row, not a decode. The
+ * batch verifier counts its lines so (`checkRowsStream` with `countActs`), in the same module
+ * memory it hashes them in.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { addTags } from "./dispatch_acts.ts";
+ * const mem = new TextEncoder().encode("0123456789ab");
+ * const counts = new Map<string, number>();
+ * addTags(mem, new Uint32Array([0, 0]), counts);
+ * assert.equal(counts.get("0123456789ab"), 2);
+ * ```
  */
-function addTags(mem: Uint8Array, tags: Uint32Array, counts: Map<string, number>): void {
+export function addTags(mem: Uint8Array, tags: Uint32Array, counts: Map<string, number>): void {
   let tag = "";
   let at = -1;
   let run = 0;
@@ -123,61 +135,4 @@ export function countDispatchActs(bytes: Uint8Array): Map<string, number> {
   const counts = new Map<string, number>();
   countLines(bytes, counts);
   return counts;
-}
-
-/** Reads into `into`, returning the byte count (0 at end of file). */
-export type ChunkReader = (into: Uint8Array) => number;
-
-/**
- * {@link countDispatchActs} over a stream read in chunks (a line split between reads is put
- * together; one longer than a row can be is skipped).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { countDispatchActsStream } from "./dispatch_acts.ts";
- * const bytes = new TextEncoder().encode(
- *   '{"action": "apply-proposal", "agent": "w", "dispatch": "0123456789ab"}\n',
- * );
- * let at = 0;
- * const acts = countDispatchActsStream((into) => {
- *   const n = Math.min(into.length, bytes.length - at, 5);
- *   into.set(bytes.subarray(at, at + n));
- *   at += n;
- *   return n;
- * });
- * assert.equal(acts.get("0123456789ab"), 1);
- * ```
- */
-export function countDispatchActsStream(read: ChunkReader, chunk = 4 << 20): Map<string, number> {
-  const counts = new Map<string, number>();
-  const buf = new Uint8Array(MAX_LINE + chunk);
-  let carried = 0;
-  let skipping = false; // inside a line longer than MAX_LINE
-  while (true) {
-    const n = read(buf.subarray(carried, carried + chunk));
-    if (n === 0) return counts;
-    const filled = carried + n;
-    let from = 0;
-    if (skipping) {
-      const nl = buf.subarray(0, filled).indexOf(0x0a);
-      if (nl < 0) {
-        carried = 0;
-        continue;
-      }
-      from = nl + 1;
-      skipping = false;
-    }
-    const last = buf.subarray(0, filled).lastIndexOf(0x0a);
-    if (last >= from) countLines(buf.subarray(from, last + 1), counts);
-    const restFrom = Math.max(from, last + 1);
-    const rest = filled - restFrom;
-    if (rest > MAX_LINE) {
-      skipping = true;
-      carried = 0;
-    } else {
-      buf.copyWithin(0, restFrom, filled);
-      carried = rest;
-    }
-  }
 }

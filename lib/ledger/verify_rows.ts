@@ -20,6 +20,7 @@
  * @module
  */
 import { WasmSha256 } from "../crypto/sha256_wasm.ts";
+import { ACT_LINE_MAX, addTags } from "./dispatch_acts.ts";
 import {
   LINE_TOO_LARGE,
   lineForm,
@@ -57,6 +58,11 @@ export interface RowChecks {
    * signed and chained. A sound ledger has none, so its judgement reads no row twice.
    */
   readonly faulty: readonly number[];
+  /**
+   * With `countActs`: the acts per dispatch tag in the complete lines (`dispatch_acts.ts`; lines
+   * over {@link ACT_LINE_MAX} bytes are not looked at).
+   */
+  readonly acts?: ReadonlyMap<string, number>;
   /** Malformed rows. */
   readonly problems: ReadonlyMap<number, RowProblem>;
   /** Byte offset just past the last complete line (where an unterminated fragment starts). */
@@ -130,7 +136,7 @@ class Grow {
 export function checkRowsStream(
   read: ReadFn,
   key: Uint8Array,
-  opts: { retain: boolean; onRows?: (rows: number) => void },
+  opts: { retain: boolean; onRows?: (rows: number) => void; countActs?: boolean },
 ): RowChecks {
   const w = WasmSha256.create();
   w.setKey(key);
@@ -141,13 +147,15 @@ export function checkRowsStream(
   const hashesAt = lastHashAt + 64;
   const flagsAt = hashesAt + BATCH * 64;
   const statusAt = flagsAt + BATCH;
-  const scratchAt = (statusAt + BATCH + 15) & ~15;
+  const tagsAt = (statusAt + BATCH + 3) & ~3;
+  const scratchAt = (tagsAt + BATCH * 4 + 15) & ~15;
   w.reserve(scratchAt + BATCH * w.scratchPerRow - base);
   const mem = w.bytes;
   const table = new Uint32Array(mem.buffer, tableAt, BATCH * 6);
 
   const flags = new Grow(); // per row: MAC_BIT when its MAC verifies, CHAIN_BIT when it chains
   const faulty: number[] = [];
+  const acts = opts.countActs ? new Map<string, number>() : undefined;
   const problems = new Map<number, RowProblem>();
   const hashStore = opts.retain ? new Grow() : null;
   const prevs: (string | null)[] = [];
@@ -302,7 +310,13 @@ export function checkRowsStream(
       if (k > 0) {
         takeRows(k);
         const t = (batch - 1) * 6;
+        const from = pos;
         pos = table[t] + table[t + 1] - base + 1;
+        if (acts !== undefined) {
+          // The same k lines' dispatch tags, from the same bytes (dispatch_acts.ts).
+          const m = w.actTags(base, from, pos, tagsAt, k, ACT_LINE_MAX);
+          addTags(mem, new Uint32Array(mem.buffer, tagsAt, m), acts);
+        }
         completeEnd = offset + pos;
         if (batch === BATCH) flush();
         continue;
@@ -347,6 +361,7 @@ export function checkRowsStream(
       return chainBits ??= bits.map((f) => (f & CHAIN_BIT) >> 1);
     },
     faulty,
+    acts,
     problems,
     completeEnd,
     size,

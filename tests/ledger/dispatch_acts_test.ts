@@ -7,11 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { appendRow } from "../../lib/ledger/append.ts";
-import {
-  countDispatchActs,
-  countDispatchActsStream,
-  dispatchTag,
-} from "../../lib/ledger/dispatch_acts.ts";
+import { countDispatchActs, dispatchTag } from "../../lib/ledger/dispatch_acts.ts";
+import { checkRowsStream } from "../../lib/ledger/verify_rows.ts";
 import { issueDispatch, resolveDispatch } from "../../lib/ledger/dispatch.ts";
 import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import { FIXTURE_KEY, withSandbox } from "./_fixture.ts";
@@ -38,14 +35,19 @@ Deno.test("countDispatchActs: one count per act row, across any chunking; look-a
   const bytes = enc.encode(text);
   const want = new Map([["0123456789ab", 2], ["ffffffffffff", 2]]);
   assert.deepEqual(countDispatchActs(bytes), want);
+  // The batch verifier counts the same, however its reads come.
   for (const chunk of [1, 2, 5, 13, 25, 26, 27, 100, 4096]) {
     let at = 0;
-    const got = countDispatchActsStream((into) => {
-      const n = Math.min(into.length, bytes.length - at);
-      into.set(bytes.subarray(at, at + n));
-      at += n;
-      return n;
-    }, chunk);
+    const got = checkRowsStream(
+      (into) => {
+        const n = Math.min(into.length, bytes.length - at, chunk);
+        into.set(bytes.subarray(at, at + n));
+        at += n;
+        return n;
+      },
+      FIXTURE_KEY.bytes,
+      { retain: false, countActs: true },
+    ).acts;
     assert.deepEqual(got, want, `chunk ${chunk}`);
   }
 });
@@ -143,7 +145,20 @@ Deno.test("property: the module's tag counts equal the model's, on lines of look
         const tag = modelTag(enc.encode(l));
         if (tag !== null) want.set(tag, (want.get(tag) ?? 0) + 1);
       }
-      assert.deepEqual(countDispatchActs(enc.encode(text)), want);
+      const bytes = enc.encode(text);
+      assert.deepEqual(countDispatchActs(bytes), want);
+      let at = 0;
+      const streamed = checkRowsStream(
+        (into) => {
+          const n = Math.min(into.length, bytes.length - at, 7);
+          into.set(bytes.subarray(at, at + n));
+          at += n;
+          return n;
+        },
+        FIXTURE_KEY.bytes,
+        { retain: false, countActs: true },
+      ).acts;
+      assert.deepEqual(streamed, want);
       tagged += want.size;
     }),
     { numRuns: 400 },

@@ -252,6 +252,22 @@ Deno.test("large ledgers: rows across the 2048-row batch and 4 MiB chunk boundar
       assert.deepEqual([c.fault(4096), c.chainOk[4096], c.fault(4097)], ["mac", 1, "chain"]);
       assert.deepEqual([c.fault(0), c.fault(2048), c.fault(4999)], [null, "chain", null]);
     }
+    // Acts' dispatch tags counted in the same pass, across batches and chunks.
+    {
+      const tag = (i: number) => `${i % 7}`.repeat(12);
+      const acts = buildLedger(
+        bodies.map((b, i) => ({ action: "apply-proposal", dispatch: tag(i), pad: b.pad })),
+        KEY.hmac,
+      );
+      const c = checkRowsStream(chunkedReader(utf8(acts.text), [1 << 20]), KEY.bytes, {
+        retain: false,
+        countActs: true,
+      });
+      const want = new Map<string, number>();
+      for (let i = 0; i < 5000; i++) want.set(tag(i), (want.get(tag(i)) ?? 0) + 1);
+      assert.deepEqual(c.acts, want);
+      assert.equal(c.faulty.length, 0);
+    }
     for (const i of [2048, straddle]) {
       const ls = [...built.lines.slice(0, i), ...built.lines.slice(i + 1)];
       await writeState(project, { ledger: joinLines(ls), head: built.head });
