@@ -37,8 +37,11 @@ export const ACT_LINE_MAX = 2 * 1024 * 1024;
 const TAG = 12;
 /** Bytes handed to the module at a time (whole lines; a longer line goes whole). */
 const PIECE = 4 << 20;
-/** The shortest line that names a tag: an act's start, the pattern, its tag and quote, a newline. */
-const MIN_TAGGED_LINE = 57;
+/**
+ * Fewer bytes than any line that names a tag holds (the 13-byte pattern, the tag, its quote and
+ * the newline; an act's start besides): a piece of n bytes names at most n / 27 tags.
+ */
+const MIN_TAGGED_LINE = 27;
 const dec = new TextDecoder();
 
 /** The instance that finds tags (the batch verifier's own instance is busy with its rows). */

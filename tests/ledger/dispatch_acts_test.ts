@@ -52,6 +52,13 @@ Deno.test("countDispatchActs: one count per act row, across any chunking; look-a
   }
 });
 
+Deno.test("countDispatchActs: a piece of nothing but the shortest tagged lines counts each", () => {
+  const line = '{"action": "apply-proposal", "dispatch": "0123456789ab"\n';
+  assert.equal(line.length, 56);
+  const bytes = enc.encode(line.repeat(100_000));
+  assert.deepEqual(countDispatchActs(bytes), new Map([["0123456789ab", 100_000]]));
+});
+
 Deno.test("verify: use rows removed from the dispatch store (or an older store put back) are DISPATCH_USES_REMOVED; intact passes", async () => {
   await withSandbox("uses-removed", async (sb) => {
     const hmac = FIXTURE_KEY.hmac;
