@@ -4,8 +4,11 @@
  * beyond the first chunk); one `scan_lines` call finds the complete lines and scans each for its
  * top-level `mac`, `prev` and `time` members (the scanner `scan.ts` runs, in the same module),
  * writing the hashing table as it goes; every 2048 rows `verify_rows` hashes the lines
- * and checks the MACs and `prev` links, four messages at a time. Only rows that fail are examined
- * further (with `JSON.parse`, for a precise diagnosis, through `lineForm` in row.ts).
+ * and checks the MACs and `prev` links, four messages at a time. Only lines the scan could not read
+ * as rows are examined further (with `JSON.parse`, for a precise diagnosis, through `lineForm` in
+ * row.ts); a row the scan read costs no step in TypeScript, and the checks list the faulty rows so
+ * that a sound ledger's judgement reads none. With `countActs`, `act_tags` counts the acts per
+ * dispatch (dispatch_acts.ts) on the same lines in the same memory, so verify reads the ledger once.
  *
  * Without `retain`, only the last two line hashes are kept (enough for the head); a caller that
  * finds a broken chain runs again with `retain` to name where rows went.
