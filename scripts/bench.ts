@@ -9,8 +9,8 @@
  *    whole-process `dispatch` (which appends) beside a 100k-row ledger against the same beside an
  *    empty one; whole-process `ledger verify` of 10k and 100k rows, and of 100k rows whose acts
  *    name dispatches beside a live dispatch store ("tagged": verify then counts every act against
- *    the store's uses), against a floor of one bare Deno
- *    start plus two OpenSSL SHA-256 passes over the file (target <= 2.5), and against a
+ *    the store's uses), from the source tree and from the release bundle, against a floor of one
+ *    bare Deno start plus two OpenSSL SHA-256 passes over the file (target <= 2.5), and against a
  *    plain-Python verifier of the same format (scripts/bench/verify_ref.py: C json + OpenSSL
  *    HMAC, the earlier tool's cost model) run by the system interpreter, /usr/bin/python3 (never
  *    whatever `python3` is first on PATH: a pyenv shim adds ~200 ms to every start).
@@ -335,6 +335,10 @@ async function ledgerSection(): Promise<void> {
 
   const keyFile = `${work}/bench.key`;
   Deno.writeTextFileSync(keyFile, KEY);
+  // The release form too (the code-split bundle the installed launcher runs): its start loads
+  // one chunk per command, where the source tree loads the CLI's modules one file at a time.
+  const bundleDir = `${work}/bundle-ledger`;
+  await bundleTo(root, bundleDir);
   for (const [rows, tagged] of [[10_000, false], [100_000, false], [100_000, true]] as const) {
     const dir = `${work}/verify-${rows}${tagged ? "-tagged" : ""}`;
     await makeLedger(dir, rows, tagged);
@@ -343,8 +347,10 @@ async function ledgerSection(): Promise<void> {
     const rounds = quick ? 3 : 7;
     const env = envBenchKey;
     const verify = cli(["ledger", "verify", "--project", dir]);
+    const verifyBundled = cli(["ledger", "verify", "--project", dir], `${bundleDir}/main.js`);
     const py = [`${root}/scripts/bench/verify_ref.py`, dir, keyFile];
     await timeCmd(deno, verify, { env, runs: 1 });
+    await timeCmd(deno, verifyBundled, { env, runs: 1 });
     await timeCmd(PYTHON, py, { runs: 1 });
     // Floor and subjects interleaved, round by round: a bare Deno start plus two OpenSSL SHA-256
     // passes over the file (the format needs every byte hashed twice: the chain's SHA-256 of each
@@ -353,6 +359,7 @@ async function ledgerSection(): Promise<void> {
       start: [] as number[],
       sha: [] as number[],
       ours: [] as number[],
+      bundled: [] as number[],
       py: [] as number[],
     };
     for (let i = 0; i < rounds; i++) {
@@ -360,6 +367,7 @@ async function ledgerSection(): Promise<void> {
       t.sha.push(await timeCmd("openssl", ["dgst", "-sha256", ledger], { runs: 1 }));
       t.sha.push(await timeCmd("openssl", ["dgst", "-sha256", ledger], { runs: 1 }));
       t.ours.push(await timeCmd(deno, verify, { env, runs: 1 }));
+      t.bundled.push(await timeCmd(deno, verifyBundled, { env, runs: 1 }));
       t.py.push(await timeCmd(PYTHON, py, { runs: 1 }));
     }
     const floor = median(t.start) + 2 * median(t.sha);
@@ -376,6 +384,12 @@ async function ledgerSection(): Promise<void> {
       `${(ours / floor).toFixed(2)}x the floor (target <= 2.5); ${
         (rows / (ours / 1000)).toFixed(0)
       } rows/s`,
+    );
+    const bundled = median(t.bundled);
+    row(
+      `verify ${what} rows, whole process: agentteams, release bundle`,
+      fmt(bundled),
+      `${(bundled / floor).toFixed(2)}x the floor (target <= 2.5)`,
     );
     row(
       `verify ${what} rows, whole process: Python reference`,
