@@ -7,8 +7,10 @@
  *    loads, so a command's start (a read-only `gate` with nothing to read) is measured beside it.
  * 1. Ledger: appends per second (each with fsync) at 0 and at 100k existing rows (in process), and
  *    whole-process `dispatch` (which appends) beside a 100k-row ledger against the same beside an
- *    empty one; whole-process `ledger verify` of 10k and 100k rows against a floor of one bare Deno
- *    start plus two OpenSSL SHA-256 passes over the file (target <= 2.5), and against a
+ *    empty one; whole-process `ledger verify` of 10k and 100k rows, and of 100k rows whose acts
+ *    name dispatches beside a live dispatch store ("tagged": verify then counts every act against
+ *    the store's uses), from the source tree and from the release bundle, against a floor of one
+ *    bare Deno start plus two OpenSSL SHA-256 passes over the file (target <= 2.5), and against a
  *    plain-Python verifier of the same format (scripts/bench/verify_ref.py: C json + OpenSSL
  *    HMAC, the earlier tool's cost model) run by the system interpreter, /usr/bin/python3 (never
  *    whatever `python3` is first on PATH: a pyenv shim adds ~200 ms to every start).
@@ -79,6 +81,8 @@ import { HmacKey, sha256Hex } from "../lib/crypto/hash.ts";
 import { signRow, utcSeconds } from "../lib/ledger/row.ts";
 import { headText } from "../lib/ledger/head.ts";
 import { appendRow } from "../lib/ledger/append.ts";
+import { issueDispatch, resolveDispatch } from "../lib/ledger/dispatch.ts";
+import { dispatchTag } from "../lib/ledger/dispatch_acts.ts";
 import { atomicWriteFileSync } from "../lib/fs/atomic_write.ts";
 import { runProcess } from "../lib/process/spawn.ts";
 import { prepareConfinement } from "../lib/sandbox/mounts_io.ts";
@@ -205,8 +209,13 @@ function makeRepo(name: string, files: number, brief: unknown): string {
   return dir;
 }
 
-/** Writes a ledger of `n` rows (and its head) directly, in this project's format. */
-function makeLedger(dir: string, n: number): void {
+/**
+ * Writes a ledger of `n` rows (and its head) directly, in this project's format. With `tagged`,
+ * each row names a dispatch (25 rows a dispatch, as acts spend uses), and a live dispatch store
+ * follows with one dispatch and the uses of the five acts appended after the `n` rows: the state
+ * of a project that has used dispatch, whose verify reconciles acts against the store's uses.
+ */
+async function makeLedger(dir: string, n: number, tagged = false): Promise<void> {
   Deno.mkdirSync(`${dir}/.agentteams`, { recursive: true });
   const hmac = new HmacKey(enc.encode(KEY));
   const t = utcSeconds(new Date());
@@ -223,6 +232,7 @@ function makeLedger(dir: string, n: number): void {
         path: `src/file${i}.txt`,
         rationale: `bench row ${i}`,
         bytes: 120,
+        ...(tagged ? { dispatch: sha256Hex(`dispatch ${Math.floor(i / 25)}`).slice(0, 12) } : {}),
       },
       hmac,
       { time: t, prev },
@@ -232,6 +242,16 @@ function makeLedger(dir: string, n: number): void {
   }
   Deno.writeTextFileSync(`${dir}/.agentteams/proposal-ledger.jsonl`, lines.join("\n") + "\n");
   Deno.writeTextFileSync(`${dir}/.agentteams/proposal-ledger.head`, headText(n, prev, hmac));
+  if (!tagged) return;
+  const { nonce } = await issueDispatch(dir, hmac, "worker");
+  for (let i = 0; i < 5; i++) {
+    const rec = await resolveDispatch(dir, hmac, nonce, { count: "use" });
+    await appendRow(dir, hmac, {
+      action: "apply-proposal",
+      agent: "worker",
+      dispatch: dispatchTag(rec.id),
+    });
+  }
 }
 
 /** An empty module: `deno run` of it is a bare Deno start. */
@@ -269,7 +289,7 @@ async function ledgerSection(): Promise<void> {
   for (let i = 0; i < n; i++) await appendRow(fresh, hmac, { action: "bench", i });
   const at0 = n / ((performance.now() - t) / 1000);
   const big = `${work}/ledger-100k`;
-  makeLedger(big, 100_000);
+  await makeLedger(big, 100_000);
   t = performance.now();
   for (let i = 0; i < n; i++) await appendRow(big, hmac, { action: "bench", i });
   const at100k = n / ((performance.now() - t) / 1000);
@@ -285,7 +305,7 @@ async function ledgerSection(): Promise<void> {
   {
     const emptyDir = makeRepo("dispatch-empty", 10, brief());
     const bigDir = makeRepo("dispatch-100k", 10, brief());
-    makeLedger(bigDir, 100_000);
+    await makeLedger(bigDir, 100_000);
     const rounds = quick ? 3 : 9;
     const a: number[] = [];
     const b: number[] = [];
@@ -315,15 +335,22 @@ async function ledgerSection(): Promise<void> {
 
   const keyFile = `${work}/bench.key`;
   Deno.writeTextFileSync(keyFile, KEY);
-  for (const rows of [10_000, 100_000]) {
-    const dir = `${work}/verify-${rows}`;
-    makeLedger(dir, rows);
+  // The release form too (the code-split bundle the installed launcher runs): its start loads
+  // one chunk per command, where the source tree loads the CLI's modules one file at a time.
+  const bundleDir = `${work}/bundle-ledger`;
+  await bundleTo(root, bundleDir);
+  for (const [rows, tagged] of [[10_000, false], [100_000, false], [100_000, true]] as const) {
+    const dir = `${work}/verify-${rows}${tagged ? "-tagged" : ""}`;
+    await makeLedger(dir, rows, tagged);
+    const what = `${rows / 1000}k${tagged ? " tagged" : ""}`;
     const ledger = `${dir}/.agentteams/proposal-ledger.jsonl`;
     const rounds = quick ? 3 : 7;
     const env = envBenchKey;
     const verify = cli(["ledger", "verify", "--project", dir]);
+    const verifyBundled = cli(["ledger", "verify", "--project", dir], `${bundleDir}/main.js`);
     const py = [`${root}/scripts/bench/verify_ref.py`, dir, keyFile];
     await timeCmd(deno, verify, { env, runs: 1 });
+    await timeCmd(deno, verifyBundled, { env, runs: 1 });
     await timeCmd(PYTHON, py, { runs: 1 });
     // Floor and subjects interleaved, round by round: a bare Deno start plus two OpenSSL SHA-256
     // passes over the file (the format needs every byte hashed twice: the chain's SHA-256 of each
@@ -332,6 +359,7 @@ async function ledgerSection(): Promise<void> {
       start: [] as number[],
       sha: [] as number[],
       ours: [] as number[],
+      bundled: [] as number[],
       py: [] as number[],
     };
     for (let i = 0; i < rounds; i++) {
@@ -339,25 +367,32 @@ async function ledgerSection(): Promise<void> {
       t.sha.push(await timeCmd("openssl", ["dgst", "-sha256", ledger], { runs: 1 }));
       t.sha.push(await timeCmd("openssl", ["dgst", "-sha256", ledger], { runs: 1 }));
       t.ours.push(await timeCmd(deno, verify, { env, runs: 1 }));
+      t.bundled.push(await timeCmd(deno, verifyBundled, { env, runs: 1 }));
       t.py.push(await timeCmd(PYTHON, py, { runs: 1 }));
     }
     const floor = median(t.start) + 2 * median(t.sha);
     const ours = median(t.ours);
     row(
-      `floor ${rows / 1000}k: deno start ${fmt(median(t.start))} + 2 x openssl sha256 ${
+      `floor ${what}: deno start ${fmt(median(t.start))} + 2 x openssl sha256 ${
         fmt(median(t.sha))
       }`,
       fmt(floor),
     );
     row(
-      `verify ${rows / 1000}k rows, whole process: agentteams`,
+      `verify ${what} rows, whole process: agentteams`,
       fmt(ours),
       `${(ours / floor).toFixed(2)}x the floor (target <= 2.5); ${
         (rows / (ours / 1000)).toFixed(0)
       } rows/s`,
     );
+    const bundled = median(t.bundled);
     row(
-      `verify ${rows / 1000}k rows, whole process: Python reference`,
+      `verify ${what} rows, whole process: agentteams, release bundle`,
+      fmt(bundled),
+      `${(bundled / floor).toFixed(2)}x the floor (target <= 2.5)`,
+    );
+    row(
+      `verify ${what} rows, whole process: Python reference`,
       fmt(median(t.py)),
       `${(rows / (median(t.py) / 1000)).toFixed(0)} rows/s; ratio ${
         (ours / median(t.py)).toFixed(2)
@@ -522,7 +557,7 @@ async function runSection(): Promise<void> {
   if (!quick) {
     const fresh = makeRepo("run-1000-ledger-0", 1000, brief());
     const long = makeRepo("run-1000-ledger-100k", 1000, brief());
-    makeLedger(long, 100_000);
+    await makeLedger(long, 100_000);
     const env = envBenchKey;
     const subjects: { src: string[]; bundled: string[] }[] = [];
     for (const dir of [fresh, long]) {
@@ -1293,7 +1328,7 @@ async function gateSection(): Promise<void> {
 async function sha256Section(): Promise<void> {
   console.log("\n10. SHA-256 on the verify and append paths (whole processes, rounds interleaved)");
   const dir = `${work}/sha256-100k`;
-  makeLedger(dir, 100_000);
+  await makeLedger(dir, 100_000);
   const ledger = `${dir}/.agentteams/proposal-ledger.jsonl`;
   const script = `${root}/scripts/bench/sha256_paths.ts`;
   const impls = ["wasm", "node", "noble"];

@@ -39,6 +39,14 @@ interface Exports {
     max: number,
     maxRow: number,
   ): number;
+  act_tags(
+    b: number,
+    from: number,
+    end: number,
+    tags: number,
+    max: number,
+    maxLine: number,
+  ): number;
   scratch_per_row(): number;
 }
 
@@ -279,5 +287,34 @@ export class WasmSha256 {
     maxRow: number,
   ): number {
     return this.#x.scan_lines(b, from, end, table, status, max, maxRow);
+  }
+
+  /**
+   * The dispatch tags named by up to `max` complete lines in `[b + from, b + end)` (`act_tags` in
+   * the C source, the rule `lib/ledger/dispatch_acts.ts` states): the absolute offset of each
+   * tag's 12 characters, in line order, as u32 words at `tags` (4-aligned). Lines over `maxLine`
+   * bytes are not looked at. Returns the number of tags.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { WasmSha256 } from "./sha256_wasm.ts";
+   * const w = WasmSha256.create();
+   * w.reserve(256);
+   * const b = w.heapBase;
+   * w.bytes.set(new TextEncoder().encode('{"action": "apply-proposal", "dispatch": "0123456789ab"}\n'), b);
+   * assert.equal(w.actTags(b, 0, 57, b + 128, 8, 1 << 20), 1);
+   * assert.equal(new Uint32Array(w.bytes.buffer, b + 128, 1)[0], b + 42);
+   * ```
+   */
+  actTags(
+    b: number,
+    from: number,
+    end: number,
+    tags: number,
+    max: number,
+    maxLine: number,
+  ): number {
+    return this.#x.act_tags(b, from, end, tags, max, maxLine);
   }
 }

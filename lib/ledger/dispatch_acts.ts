@@ -15,6 +15,7 @@
  * ```
  * @module
  */
+import { WasmSha256 } from "../crypto/sha256_wasm.ts";
 
 /**
  * How ledger rows name a dispatch: the first 12 hex characters of its id (the `id` of its
@@ -31,55 +32,94 @@ export function dispatchTag(id: string): string {
   return id.slice(0, 12);
 }
 
-const enc = new TextEncoder();
-const PREFIX = enc.encode('"dispatch": "');
+/** Longest line a streamed count looks at (a row is at most 1 MiB); a longer one is skipped. */
+export const ACT_LINE_MAX = 2 * 1024 * 1024;
 const TAG = 12;
-/** Rows of acts begin so (canonical JSON sorts `action` first). */
-const ACT_STARTS = ["apply-proposal", "delete-proposal", "run-request-start"].map((a) =>
-  enc.encode(`{"action": "${a}", `)
-);
-/** Longest line looked at (a row is at most 1 MiB); a longer one is skipped. */
-const MAX_LINE = 2 * 1024 * 1024;
+/** Bytes handed to the module at a time (whole lines; a longer line goes whole). */
+const PIECE = 4 << 20;
+/**
+ * Fewer bytes than any line that names a tag holds (the 13-byte pattern, the tag, its quote and
+ * the newline; an act's start besides): a piece of n bytes names at most n / 27 tags.
+ */
+const MIN_TAGGED_LINE = 27;
 const dec = new TextDecoder();
 
-function isLowerHex(b: number): boolean {
-  return (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x66);
+/** The instance that finds tags (the batch verifier's own instance is busy with its rows). */
+let tagger: WasmSha256 | null = null;
+
+/**
+ * Adds the tags `act_tags` found (`tags`: offsets of 12 bytes in `mem`, in line order) to
+ * `counts`, in order: a run of rows of one dispatch costs a comparison a row, not a decode. The
+ * batch verifier counts its lines so (`checkRowsStream` with `countActs`), in the same module
+ * memory it hashes them in.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { addTags } from "./dispatch_acts.ts";
+ * const mem = new TextEncoder().encode("0123456789ab");
+ * const counts = new Map<string, number>();
+ * addTags(mem, new Uint32Array([0, 0]), counts);
+ * assert.equal(counts.get("0123456789ab"), 2);
+ * ```
+ */
+export function addTags(mem: Uint8Array, tags: Uint32Array, counts: Map<string, number>): void {
+  let tag = "";
+  let at = -1;
+  let run = 0;
+  for (let q = 0; q < tags.length; q++) {
+    const t = tags[q];
+    if (at >= 0) {
+      let k = 0;
+      while (k < TAG && mem[t + k] === mem[at + k]) k++;
+      if (k === TAG) {
+        run++;
+        continue;
+      }
+      counts.set(tag, (counts.get(tag) ?? 0) + run);
+    }
+    tag = dec.decode(mem.subarray(t, t + TAG));
+    at = t;
+    run = 1;
+  }
+  if (run > 0) counts.set(tag, (counts.get(tag) ?? 0) + run);
 }
 
-function startsWith(line: Uint8Array, prefix: Uint8Array): boolean {
-  if (line.length < prefix.length) return false;
-  for (let k = 0; k < prefix.length; k++) if (line[k] !== prefix[k]) return false;
-  return true;
+/** Counts the complete lines of `piece` into `counts` in one module call. */
+function countPiece(piece: Uint8Array, counts: Map<string, number>): void {
+  const w = tagger ??= WasmSha256.create();
+  const base = w.heapBase;
+  const tagsAt = (base + piece.length + 3) & ~3;
+  const most = Math.floor(piece.length / MIN_TAGGED_LINE) + 1;
+  w.reserve(tagsAt - base + most * 4);
+  const mem = w.bytes;
+  mem.set(piece, base);
+  const m = w.actTags(base, 0, piece.length, tagsAt, 0xffffffff, 0xffffffff);
+  addTags(mem, new Uint32Array(mem.buffer, tagsAt, m), counts);
 }
 
 /**
- * The dispatch tag of one line, when it is an act's row: its first `"dispatch": "<12 hex>"`, which
- * in canonical JSON is the top-level field (every key before `dispatch` in an act's row holds a
- * string, a number or a list of strings).
+ * Counts the complete lines of `bytes` (each ending in a newline) into `counts`: each act's row
+ * (it begins `{"action": "apply-proposal", `, `{"action": "delete-proposal", ` or
+ * `{"action": "run-request-start", `) counts once for the tag of its first `"dispatch": "<12
+ * hex>"`, which in canonical JSON is the top-level field (every key before `dispatch` in an act's
+ * row holds a string, a number or a list of strings). The rule is written once, in C (`act_tags`
+ * in lib/crypto/wasm/sha256.c), which looks for the pattern sixteen bytes a step: in TypeScript a
+ * row without the field (the earlier tool's) cost a search per quote.
  */
-function tagOf(line: Uint8Array): string | null {
-  if (!ACT_STARTS.some((p) => startsWith(line, p))) return null;
-  let at = 0;
-  while (true) {
-    const i = line.indexOf(PREFIX[0], at);
-    if (i < 0 || i + PREFIX.length + TAG + 1 > line.length) return null;
-    at = i + 1;
-    if (!startsWith(line.subarray(i), PREFIX)) continue;
-    const t = i + PREFIX.length;
-    for (let k = 0; k < TAG; k++) if (!isLowerHex(line[t + k])) return null;
-    return line[t + TAG] === 0x22 ? dec.decode(line.subarray(t, t + TAG)) : null;
-  }
-}
-
-/** Counts the complete lines of `bytes` (each ending in a newline) into `counts`. */
 function countLines(bytes: Uint8Array, counts: Map<string, number>): void {
-  let start = 0;
-  while (true) {
-    const nl = bytes.indexOf(0x0a, start);
-    if (nl < 0) return;
-    const tag = tagOf(bytes.subarray(start, nl));
-    if (tag !== null) counts.set(tag, (counts.get(tag) ?? 0) + 1);
-    start = nl + 1;
+  let from = 0;
+  while (from < bytes.length) {
+    let end = bytes.length;
+    if (bytes.length - from > PIECE) {
+      end = from + bytes.subarray(from, from + PIECE).lastIndexOf(0x0a) + 1;
+      if (end === from) {
+        const nl = bytes.indexOf(0x0a, from + PIECE);
+        end = nl < 0 ? bytes.length : nl + 1;
+      }
+    }
+    countPiece(bytes.subarray(from, end), counts);
+    from = end;
   }
 }
 
@@ -98,61 +138,4 @@ export function countDispatchActs(bytes: Uint8Array): Map<string, number> {
   const counts = new Map<string, number>();
   countLines(bytes, counts);
   return counts;
-}
-
-/** Reads into `into`, returning the byte count (0 at end of file). */
-export type ChunkReader = (into: Uint8Array) => number;
-
-/**
- * {@link countDispatchActs} over a stream read in chunks (a line split between reads is put
- * together; one longer than a row can be is skipped).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { countDispatchActsStream } from "./dispatch_acts.ts";
- * const bytes = new TextEncoder().encode(
- *   '{"action": "apply-proposal", "agent": "w", "dispatch": "0123456789ab"}\n',
- * );
- * let at = 0;
- * const acts = countDispatchActsStream((into) => {
- *   const n = Math.min(into.length, bytes.length - at, 5);
- *   into.set(bytes.subarray(at, at + n));
- *   at += n;
- *   return n;
- * });
- * assert.equal(acts.get("0123456789ab"), 1);
- * ```
- */
-export function countDispatchActsStream(read: ChunkReader, chunk = 4 << 20): Map<string, number> {
-  const counts = new Map<string, number>();
-  const buf = new Uint8Array(MAX_LINE + chunk);
-  let carried = 0;
-  let skipping = false; // inside a line longer than MAX_LINE
-  while (true) {
-    const n = read(buf.subarray(carried, carried + chunk));
-    if (n === 0) return counts;
-    const filled = carried + n;
-    let from = 0;
-    if (skipping) {
-      const nl = buf.subarray(0, filled).indexOf(0x0a);
-      if (nl < 0) {
-        carried = 0;
-        continue;
-      }
-      from = nl + 1;
-      skipping = false;
-    }
-    const last = buf.subarray(0, filled).lastIndexOf(0x0a);
-    if (last >= from) countLines(buf.subarray(from, last + 1), counts);
-    const restFrom = Math.max(from, last + 1);
-    const rest = filled - restFrom;
-    if (rest > MAX_LINE) {
-      skipping = true;
-      carried = 0;
-    } else {
-      buf.copyWithin(0, restFrom, filled);
-      carried = rest;
-    }
-  }
 }

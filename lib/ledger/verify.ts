@@ -54,7 +54,7 @@ import {
 } from "./verify_rows.ts";
 import { judgeRow, MAX_ROW_BYTES } from "./row.ts";
 import { judgeStoreLine, type StoreRow } from "./dispatch.ts";
-import { countDispatchActs, countDispatchActsStream, dispatchTag } from "./dispatch_acts.ts";
+import { countDispatchActs, dispatchTag } from "./dispatch_acts.ts";
 
 /** The key as verification needs it: raw bytes (for the batch module) and a keyed HMAC. */
 export interface VerifyKey {
@@ -239,14 +239,10 @@ export function assessLedger(
       }
     }
 
-    let wellFormed = 0;
+    // Only the faulty rows can be anything but well-formed, signed and chained.
+    const wellFormed = n - c.problems.size;
     let macFailures = 0;
-    for (let i = 0; i < n; i++) {
-      if (!c.problems.has(i)) {
-        wellFormed++;
-        if (!c.macOk[i]) macFailures++;
-      }
-    }
+    for (const i of c.faulty) if (!c.problems.has(i) && !c.macOk[i]) macFailures++;
     const foreignKey = wellFormed > 0 && macFailures === wellFormed && head !== null &&
       !headMacOk;
     if (foreignKey) {
@@ -268,7 +264,7 @@ export function assessLedger(
       }
       return index.get(h);
     };
-    for (let i = 0; i < n; i++) {
+    for (const i of c.faulty) {
       const row = i + 1;
       // The row on its own (row.ts decides), then what its place in the ledger says.
       const fault = c.fault(i);
@@ -506,6 +502,7 @@ function streamSnapshot(
   key: Uint8Array,
   retain: boolean,
   onRows?: (rows: number) => void,
+  countActs = false,
 ): RowChecks {
   const file = snap.file as Deno.FsFile;
   let at = 0;
@@ -516,39 +513,16 @@ function streamSnapshot(
       return n;
     },
     key,
-    { retain, onRows },
+    { retain, onRows, countActs },
   );
 }
 
-/**
- * What the streamed checks leave to read again: the ledger's unterminated fragment (when short
- * enough to be a row), and, when `countActs`, the acts per dispatch tag in the complete lines the
- * checks saw. Counting only those bytes keeps the reconciliation sound with the store read after
- * the snapshot: every act counted had written its use before.
- */
-function rereadLedger(
-  file: Deno.FsFile,
-  checks: RowChecks,
-  countActs: boolean,
-): { fragment: Uint8Array | null; acts: Map<string, number> | undefined } {
+/** The ledger's unterminated fragment, read again, when it is short enough to be a row. */
+function readFragment(file: Deno.FsFile, checks: RowChecks): Uint8Array | null {
   const length = checks.size - checks.completeEnd;
-  let fragment: Uint8Array | null = null;
-  if (length > 0 && length < MAX_ROW_BYTES) {
-    const out = new Uint8Array(length);
-    fragment = readAtSync(file, checks.completeEnd, out) === length ? out : null;
-  }
-  if (!countActs) return { fragment, acts: undefined };
-  let at = 0;
-  const acts = countDispatchActsStream((into) => {
-    const n = readAtSync(
-      file,
-      at,
-      into.subarray(0, Math.min(into.length, checks.completeEnd - at)),
-    );
-    at += n;
-    return n;
-  });
-  return { fragment, acts };
+  if (length <= 0 || length >= MAX_ROW_BYTES) return null;
+  const out = new Uint8Array(length);
+  return readAtSync(file, checks.completeEnd, out) === length ? out : null;
 }
 
 /** Judges a snapshot, then closes it. */
@@ -561,17 +535,20 @@ function verifySnapshot(
     if (snap.file === null) {
       return assessLedger({ ledger: null, head: snap.head, dispatches: snap.dispatches }, key);
     }
-    let checks = streamSnapshot(snap, key.bytes, false, onRows);
-    if (needsChainDetail(checks)) checks = streamSnapshot(snap, key.bytes, true);
+    // The acts per dispatch are counted in the same pass, over the complete lines the checks
+    // see: the store, read after the snapshot, shows the use of every act counted (written first).
     const dispatches = snap.dispatches;
-    const again = rereadLedger(snap.file, checks, dispatches?.includes('"max_uses"') ?? false);
+    const countActs = dispatches?.includes('"max_uses"') ?? false;
+    let checks = streamSnapshot(snap, key.bytes, false, onRows, countActs);
+    const dispatchActs = checks.acts;
+    if (needsChainDetail(checks)) checks = streamSnapshot(snap, key.bytes, true);
     return assessLedger(
       {
         ledger: null,
         head: snap.head,
         dispatches,
-        fragment: again.fragment,
-        dispatchActs: again.acts,
+        fragment: readFragment(snap.file, checks),
+        dispatchActs,
       },
       key,
       checks,

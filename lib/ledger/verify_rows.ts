@@ -4,8 +4,11 @@
  * beyond the first chunk); one `scan_lines` call finds the complete lines and scans each for its
  * top-level `mac`, `prev` and `time` members (the scanner `scan.ts` runs, in the same module),
  * writing the hashing table as it goes; every 2048 rows `verify_rows` hashes the lines
- * and checks the MACs and `prev` links, four messages at a time. Only rows that fail are examined
- * further (with `JSON.parse`, for a precise diagnosis, through `lineForm` in row.ts).
+ * and checks the MACs and `prev` links, four messages at a time. Only lines the scan could not read
+ * as rows are examined further (with `JSON.parse`, for a precise diagnosis, through `lineForm` in
+ * row.ts); a row the scan read costs no step in TypeScript, and the checks list the faulty rows so
+ * that a sound ledger's judgement reads none. With `countActs`, `act_tags` counts the acts per
+ * dispatch (dispatch_acts.ts) on the same lines in the same memory, so verify reads the ledger once.
  *
  * Without `retain`, only the last two line hashes are kept (enough for the head); a caller that
  * finds a broken chain runs again with `retain` to name where rows went.
@@ -20,6 +23,7 @@
  * @module
  */
 import { WasmSha256 } from "../crypto/sha256_wasm.ts";
+import { ACT_LINE_MAX, addTags } from "./dispatch_acts.ts";
 import {
   LINE_TOO_LARGE,
   lineForm,
@@ -52,6 +56,16 @@ export interface RowChecks {
   readonly macOk: Uint8Array;
   /** 1 when the row's `prev` is what the chain expects (`""` first, else the previous hash). */
   readonly chainOk: Uint8Array;
+  /**
+   * The rows {@link RowChecks.fault} judges (ascending): every row but those that are well-formed,
+   * signed and chained. A sound ledger has none, so its judgement reads no row twice.
+   */
+  readonly faulty: readonly number[];
+  /**
+   * With `countActs`: the acts per dispatch tag in the complete lines (`dispatch_acts.ts`; lines
+   * over {@link ACT_LINE_MAX} bytes are not looked at).
+   */
+  readonly acts?: ReadonlyMap<string, number>;
   /** Malformed rows. */
   readonly problems: ReadonlyMap<number, RowProblem>;
   /** Byte offset just past the last complete line (where an unterminated fragment starts). */
@@ -82,18 +96,14 @@ const CHUNK = 4 << 20;
 const dec = new TextDecoder();
 /** A row without a form problem: its MAC and chain bits decide (a loose one's MAC bit is 0). */
 const SCANNED_FORM = { kind: "scanned" } as const;
+/** `verify_rows`'s flag bits: the row's MAC verifies; its `prev` is the previous line's hash. */
+const MAC_BIT = 1;
+const CHAIN_BIT = 2;
+const BOTH = MAC_BIT | CHAIN_BIT;
 
 class Grow {
   a = new Uint8Array(1024);
   n = 0;
-  push(v: number): void {
-    if (this.n === this.a.length) {
-      const b = new Uint8Array(this.a.length * 2);
-      b.set(this.a);
-      this.a = b;
-    }
-    this.a[this.n++] = v;
-  }
   append(src: Uint8Array): void {
     if (this.n + src.length > this.a.length) {
       let len = this.a.length * 2;
@@ -129,7 +139,7 @@ class Grow {
 export function checkRowsStream(
   read: ReadFn,
   key: Uint8Array,
-  opts: { retain: boolean; onRows?: (rows: number) => void },
+  opts: { retain: boolean; onRows?: (rows: number) => void; countActs?: boolean },
 ): RowChecks {
   const w = WasmSha256.create();
   w.setKey(key);
@@ -140,24 +150,28 @@ export function checkRowsStream(
   const hashesAt = lastHashAt + 64;
   const flagsAt = hashesAt + BATCH * 64;
   const statusAt = flagsAt + BATCH;
-  const scratchAt = (statusAt + BATCH + 15) & ~15;
+  const tagsAt = (statusAt + BATCH + 3) & ~3;
+  const scratchAt = (tagsAt + BATCH * 4 + 15) & ~15;
   w.reserve(scratchAt + BATCH * w.scratchPerRow - base);
   const mem = w.bytes;
   const table = new Uint32Array(mem.buffer, tableAt, BATCH * 6);
 
-  const macOk = new Grow();
-  const chainOk = new Grow();
+  const flags = new Grow(); // per row: MAC_BIT when its MAC verifies, CHAIN_BIT when it chains
+  const faulty: number[] = [];
+  const acts = opts.countActs ? new Map<string, number>() : undefined;
   const problems = new Map<number, RowProblem>();
   const hashStore = opts.retain ? new Grow() : null;
   const prevs: (string | null)[] = [];
   const last2 = new Uint8Array(128);
-  const jsPrev = new Map<number, string>();
   const scan = new Int32Array(SCAN_SLOTS);
+  // The batch's lines the scan could not read as rows (batch positions, ascending), and the `prev`
+  // of the loose ones among them, whose chain link is decided here once the batch is hashed.
+  const odd: number[] = [];
+  const loose = new Map<number, string>();
 
   let n = 0; // rows completed and flushed or in the batch
   let batch = 0;
   let batchStart = 0; // row index of the batch's first row
-  let firstPrevEmpty = false;
   let filled = 0; // bytes in the buffer
   let pos = 0; // first unconsumed byte in the buffer
   let offset = 0; // file offset of the buffer's first byte
@@ -165,24 +179,38 @@ export function checkRowsStream(
   let eof = false;
   let discarding = false; // inside a line longer than the limit
 
+  // Hashes the batch and keeps its flags. The module decides every row the scan read but the
+  // first row's link (to nothing: its `prev` must be `""`); the odd lines are decided here. No
+  // row costs a step in TypeScript unless it is odd or faulty.
   const flush = () => {
     if (batch === 0) return;
-    mem.fill(0, flagsAt, flagsAt + batch);
     w.verifyRows(batch, tableAt, hashesAt, flagsAt, scratchAt, batchStart > 0);
-    for (let k = 0; k < batch; k++) {
-      const i = batchStart + k;
-      const f = mem[flagsAt + k];
-      const bad = problems.has(i);
-      macOk.push(bad ? 0 : f & 1);
-      const js = jsPrev.get(i);
-      if (js !== undefined) {
-        const at = k > 0 ? hashesAt + (k - 1) * 64 : lastHashAt;
-        const expected = i === 0 ? "" : dec.decode(mem.subarray(at, at + 64));
-        chainOk.push(js === expected ? 1 : 0);
-        jsPrev.delete(i);
-      } else {
-        chainOk.push(bad ? 0 : i === 0 ? (firstPrevEmpty ? 1 : 0) : (f >> 1) & 1);
+    const f = mem.subarray(flagsAt, flagsAt + batch);
+    if (batchStart === 0) {
+      const st = mem[statusAt];
+      f[0] = (f[0] & MAC_BIT) | (st & SCANNED && st & PREV_EMPTY ? CHAIN_BIT : 0);
+    }
+    for (const j of odd) {
+      // A malformed or too-large line has neither bit; a loose row's MAC fails (it is not in the
+      // canonical layout) and its link is checked against the previous line's hash.
+      const p = loose.get(j);
+      if (p === undefined) {
+        f[j] = 0;
+        continue;
       }
+      const at = j > 0 ? hashesAt + (j - 1) * 64 : lastHashAt;
+      const expected = batchStart + j === 0 ? "" : dec.decode(mem.subarray(at, at + 64));
+      f[j] = p === expected ? CHAIN_BIT : 0;
+    }
+    flags.append(f);
+    const from = faulty.length;
+    for (let v = 0; v < BOTH; v++) {
+      for (let j = f.indexOf(v); j >= 0; j = f.indexOf(v, j + 1)) faulty.push(batchStart + j);
+    }
+    if (faulty.length - from > 1) {
+      const sorted = faulty.slice(from).sort((x, y) => x - y);
+      faulty.length = from;
+      for (const i of sorted) faulty.push(i);
     }
     const lastAt = hashesAt + (batch - 1) * 64;
     if (batch >= 2) last2.set(mem.subarray(lastAt - 64, lastAt + 64));
@@ -192,40 +220,65 @@ export function checkRowsStream(
     }
     hashStore?.append(mem.subarray(hashesAt, hashesAt + batch * 64));
     mem.copyWithin(lastHashAt, lastAt, lastAt + 64);
+    odd.length = 0;
+    loose.clear();
     batchStart += batch;
     batch = 0;
     opts.onRows?.(batchStart);
   };
 
-  // The batch's row `batch` (its table words and form byte already written): what TypeScript
-  // keeps of it. A line the scan could not read as a row is judged by `lineForm` (row.ts), which
-  // reads it as JSON for a precise diagnosis; every other row is decided by the hashing.
-  const takeRow = () => {
-    const i = n++;
-    const t = batch * 6;
-    const st = mem[statusAt + batch];
+  // The batch's row at position `j` (its table words and form byte already written): what
+  // TypeScript keeps of it. A line the scan could not read as a row is judged by `lineForm`
+  // (row.ts), which reads it as JSON for a precise diagnosis; every other row is decided by the
+  // hashing, and needs a step here only when its `prev` is retained.
+  const examine = (j: number) => {
+    const t = j * 6;
+    const st = mem[statusAt + j];
     let prev: string | null = null;
     if (st & SCANNED) {
-      if (i === 0) firstPrevEmpty = (st & PREV_EMPTY) !== 0;
       if (hashStore !== null) {
         const s = table[t];
         scan[PREV_POS] = table[t + 5] !== NONE ? table[t + 5] : st & PREV_EMPTY ? -2 : -3;
         prev = scannedPrev(mem, s, s + table[t + 1], scan);
       }
     } else {
+      odd.push(j);
       const s = table[t];
       const form = st & TOO_LARGE ? LINE_TOO_LARGE : lineForm(mem, s, s + table[t + 1], scan);
       if (form.kind === "loose") {
-        // Not in canonical layout (so its MAC fails): its chain link is still checked, against
-        // the previous line's hash, once the batch is hashed.
         prev = form.prev;
-        jsPrev.set(i, prev);
+        loose.set(j, prev);
       } else if (form.kind !== "scanned") {
-        problems.set(i, { tooLarge: form.kind === "too-large", message: form.message });
+        problems.set(batchStart + j, {
+          tooLarge: form.kind === "too-large",
+          message: form.message,
+        });
       }
     }
     if (hashStore !== null) prevs.push(prev);
-    batch++;
+  };
+
+  // The batch's next `k` lines, found and scanned. Without `retain`, only the odd ones are
+  // examined: form byte 0 (not a row) or LINE_TOO_LONG; the scanned ones are 1 or 3.
+  const takeRows = (k: number) => {
+    if (hashStore !== null) {
+      for (let j = batch; j < batch + k; j++) examine(j);
+    } else {
+      const st = mem.subarray(statusAt + batch, statusAt + batch + k);
+      let a = st.indexOf(0);
+      let b = st.indexOf(TOO_LARGE);
+      while (a >= 0 || b >= 0) {
+        if (b < 0 || (a >= 0 && a < b)) {
+          examine(batch + a);
+          a = st.indexOf(0, a + 1);
+        } else {
+          examine(batch + b);
+          b = st.indexOf(TOO_LARGE, b + 1);
+        }
+      }
+    }
+    n += k;
+    batch += k;
   };
 
   for (;;) {
@@ -239,7 +292,7 @@ export function checkRowsStream(
         table[t] = base + e;
         table[t + 1] = 0;
         mem[statusAt + batch] = TOO_LARGE;
-        takeRow();
+        takeRows(1);
         if (batch === BATCH) flush();
         discarding = false;
         pos = e + 1;
@@ -258,9 +311,15 @@ export function checkRowsStream(
         MAX_ROW_BYTES,
       );
       if (k > 0) {
-        for (let j = 0; j < k; j++) takeRow();
+        takeRows(k);
         const t = (batch - 1) * 6;
+        const from = pos;
         pos = table[t] + table[t + 1] - base + 1;
+        if (acts !== undefined) {
+          // The same k lines' dispatch tags, from the same bytes (dispatch_acts.ts).
+          const m = w.actTags(base, from, pos, tagsAt, k, ACT_LINE_MAX);
+          addTags(mem, new Uint32Array(mem.buffer, tagsAt, m), acts);
+        }
         completeEnd = offset + pos;
         if (batch === BATCH) flush();
         continue;
@@ -292,12 +351,20 @@ export function checkRowsStream(
   flush();
   const size = offset + filled;
   const hashes = hashStore?.done() ?? null;
-  const macBits = macOk.done();
-  const chainBits = chainOk.done();
+  const bits = flags.done();
+  let macBits: Uint8Array | null = null;
+  let chainBits: Uint8Array | null = null;
   return {
     n,
-    macOk: macBits,
-    chainOk: chainBits,
+    // Made on first use: a sound ledger's judgement reads neither.
+    get macOk() {
+      return macBits ??= bits.map((f) => f & MAC_BIT);
+    },
+    get chainOk() {
+      return chainBits ??= bits.map((f) => (f & CHAIN_BIT) >> 1);
+    },
+    faulty,
+    acts,
     problems,
     completeEnd,
     size,
@@ -317,7 +384,7 @@ export function checkRowsStream(
       const form = p === undefined
         ? SCANNED_FORM
         : { kind: p.tooLarge ? "too-large" as const : "malformed" as const, message: p.message };
-      return rowFault(form, macBits[i] === 1, chainBits[i] === 1);
+      return rowFault(form, (bits[i] & MAC_BIT) !== 0, (bits[i] & CHAIN_BIT) !== 0);
     },
   };
 }
@@ -358,7 +425,7 @@ export function checkLedgerBytes(ledger: Uint8Array, key: Uint8Array): RowChecks
  * ```
  */
 export function needsChainDetail(c: RowChecks): boolean {
-  for (let i = 0; i < c.n; i++) {
+  for (const i of c.faulty) {
     if (c.chainOk[i] || c.problems.has(i)) continue;
     if (i === 0 || (c.macOk[i - 1] && !c.problems.has(i - 1))) return true;
   }

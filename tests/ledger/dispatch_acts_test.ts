@@ -7,14 +7,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { appendRow } from "../../lib/ledger/append.ts";
-import {
-  countDispatchActs,
-  countDispatchActsStream,
-  dispatchTag,
-} from "../../lib/ledger/dispatch_acts.ts";
+import { countDispatchActs, dispatchTag } from "../../lib/ledger/dispatch_acts.ts";
+import { checkRowsStream } from "../../lib/ledger/verify_rows.ts";
 import { issueDispatch, resolveDispatch } from "../../lib/ledger/dispatch.ts";
 import { assessLedger, readLedgerTexts, verifyLedgerAt } from "../../lib/ledger/verify.ts";
 import { FIXTURE_KEY, withSandbox } from "./_fixture.ts";
+import fc from "../_helpers/fc.ts";
 
 const enc = new TextEncoder();
 
@@ -37,16 +35,28 @@ Deno.test("countDispatchActs: one count per act row, across any chunking; look-a
   const bytes = enc.encode(text);
   const want = new Map([["0123456789ab", 2], ["ffffffffffff", 2]]);
   assert.deepEqual(countDispatchActs(bytes), want);
+  // The batch verifier counts the same, however its reads come.
   for (const chunk of [1, 2, 5, 13, 25, 26, 27, 100, 4096]) {
     let at = 0;
-    const got = countDispatchActsStream((into) => {
-      const n = Math.min(into.length, bytes.length - at);
-      into.set(bytes.subarray(at, at + n));
-      at += n;
-      return n;
-    }, chunk);
+    const got = checkRowsStream(
+      (into) => {
+        const n = Math.min(into.length, bytes.length - at, chunk);
+        into.set(bytes.subarray(at, at + n));
+        at += n;
+        return n;
+      },
+      FIXTURE_KEY.bytes,
+      { retain: false, countActs: true },
+    ).acts;
     assert.deepEqual(got, want, `chunk ${chunk}`);
   }
+});
+
+Deno.test("countDispatchActs: a piece of nothing but the shortest tagged lines counts each", () => {
+  const line = '{"action": "apply-proposal", "dispatch": "0123456789ab"\n';
+  assert.equal(line.length, 56);
+  const bytes = enc.encode(line.repeat(100_000));
+  assert.deepEqual(countDispatchActs(bytes), new Map([["0123456789ab", 100_000]]));
 });
 
 Deno.test("verify: use rows removed from the dispatch store (or an older store put back) are DISPATCH_USES_REMOVED; intact passes", async () => {
@@ -86,4 +96,79 @@ Deno.test("verify: use rows removed from the dispatch store (or an older store p
     await Deno.writeTextFile(store, spent);
     assert.deepEqual(codes(), []);
   });
+});
+
+/** The rule as the TypeScript reader stated it before it moved into the module: the model. */
+function modelTag(line: Uint8Array): string | null {
+  const starts = ["apply-proposal", "delete-proposal", "run-request-start"].map((a) =>
+    enc.encode(`{"action": "${a}", `)
+  );
+  const has = (at: number, p: Uint8Array) =>
+    line.length - at >= p.length && p.every((x, k) => line[at + k] === x);
+  if (!starts.some((p) => has(0, p))) return null;
+  const prefix = enc.encode('"dispatch": "');
+  for (let at = 0;;) {
+    const i = line.indexOf(0x22, at);
+    if (i < 0 || i + prefix.length + 13 > line.length) return null;
+    at = i + 1;
+    if (!has(i, prefix)) continue;
+    const t = i + prefix.length;
+    const tag = new TextDecoder().decode(line.subarray(t, t + 12));
+    return /^[0-9a-f]{12}$/.test(tag) && line[t + 12] === 0x22 ? tag : null;
+  }
+}
+
+Deno.test("property: the module's tag counts equal the model's, on lines of look-alikes at every offset", () => {
+  const piece = fc.constantFrom(
+    '{"action": "apply-proposal", ',
+    '{"action": "run-request-start", ',
+    '{"action": "delete-proposal", ',
+    '{"action": "note", ',
+    '"dispatch": "',
+    '"dispatch": ',
+    '"dispatc',
+    '"d',
+    "0123456789ab",
+    "abcdef01234",
+    "ABCDEF012345",
+    '"',
+    '\\"',
+    "x",
+    "  ",
+    "0",
+    '"dispatch": "0123456789ab"',
+    '"dispatch": "ffffffffffff"',
+  );
+  const act = fc.constantFrom('{"action": "apply-proposal", ', '{"action": "run-request-start", ');
+  const line = fc.tuple(fc.option(act, { freq: 3 }), fc.array(piece, { maxLength: 14 })).map((
+    [a, ps],
+  ) => (a ?? "") + ps.join(""));
+  let tagged = 0;
+  fc.assert(
+    fc.property(fc.array(line, { maxLength: 30 }), fc.boolean(), (lines, open) => {
+      const text = lines.map((l) => l + "\n").join("") + (open ? lines[0] ?? "" : "");
+      const want = new Map<string, number>();
+      for (const l of lines) {
+        const tag = modelTag(enc.encode(l));
+        if (tag !== null) want.set(tag, (want.get(tag) ?? 0) + 1);
+      }
+      const bytes = enc.encode(text);
+      assert.deepEqual(countDispatchActs(bytes), want);
+      let at = 0;
+      const streamed = checkRowsStream(
+        (into) => {
+          const n = Math.min(into.length, bytes.length - at, 7);
+          into.set(bytes.subarray(at, at + n));
+          at += n;
+          return n;
+        },
+        FIXTURE_KEY.bytes,
+        { retain: false, countActs: true },
+      ).acts;
+      assert.deepEqual(streamed, want);
+      tagged += want.size;
+    }),
+    { numRuns: 400 },
+  );
+  assert.ok(tagged > 100, `the runs named ${tagged} tags: too few to compare`);
 });

@@ -151,6 +151,7 @@ Deno.test("property: the streamed checker agrees with an independent model, what
         assert.equal(c.n, parts.length);
         assert.equal(c.size, bytes.length);
         assert.equal(c.completeEnd, bytes.length - utf8(fragment).length);
+        const faulty: number[] = [];
         for (let i = 0; i < parts.length; i++) {
           const m = modelRow(parts[i]);
           assert.equal(c.problems.has(i), !m.wellFormed, `row ${i + 1} well-formed`);
@@ -163,11 +164,16 @@ Deno.test("property: the streamed checker agrees with an independent model, what
           );
           assert.equal(c.hash(i), sha256(parts[i]));
           if (m.wellFormed) assert.equal(c.prev(i), m.prev);
+          if (!(m.wellFormed && m.macOk && m.prev === expectPrev)) faulty.push(i);
+          assert.equal(c.fault(i) === null, !faulty.includes(i), `row ${i + 1} fault`);
         }
+        assert.deepEqual(c.faulty, faulty);
         // Without retain, the same flags and the last two hashes.
         const lean = checkRowsStream(chunkedReader(bytes, sizes), KEY.bytes, { retain: false });
         assert.deepEqual(lean.macOk, c.macOk);
         assert.deepEqual(lean.chainOk, c.chainOk);
+        assert.deepEqual(lean.faulty, c.faulty);
+        assert.deepEqual([...lean.problems], [...c.problems]);
         for (let i = Math.max(0, c.n - 2); i < c.n; i++) assert.equal(lean.hash(i), c.hash(i));
       },
     ),
@@ -228,6 +234,39 @@ Deno.test("large ledgers: rows across the 2048-row batch and 4 MiB chunk boundar
       const expect: [string, number | null][] = [["ROW_MAC_INVALID", i + 1]];
       if (i === 4999) expect.push(["HEAD_MISMATCH", null]);
       assert.deepEqual(r.problems.map((p) => [p.code, p.row]), expect, `edited row ${i + 1}`);
+    }
+    // Odd lines in several batches, unretained: only they and the rows after them are faulty. A
+    // loose row (re-spaced) at a batch's first position chains onto the batch before but fails its
+    // MAC; the row after it, as the row after a malformed one, no longer chains.
+    {
+      const ls = [...built.lines];
+      ls[2047] = "{not json";
+      ls[4096] = JSON.stringify(JSON.parse(ls[4096]));
+      ls[straddle] = ls[straddle].replace('"i": ', '"i": 1');
+      const c = checkRowsStream(chunkedReader(utf8(joinLines(ls)), [1 << 20]), KEY.bytes, {
+        retain: false,
+      });
+      const expect = new Set([2047, 2048, 4096, 4097, straddle, straddle + 1]);
+      assert.deepEqual(c.faulty, [...expect].sort((a, b) => a - b));
+      assert.deepEqual([...c.problems.keys()], [2047]);
+      assert.deepEqual([c.fault(4096), c.chainOk[4096], c.fault(4097)], ["mac", 1, "chain"]);
+      assert.deepEqual([c.fault(0), c.fault(2048), c.fault(4999)], [null, "chain", null]);
+    }
+    // Acts' dispatch tags counted in the same pass, across batches and chunks.
+    {
+      const tag = (i: number) => `${i % 7}`.repeat(12);
+      const acts = buildLedger(
+        bodies.map((b, i) => ({ action: "apply-proposal", dispatch: tag(i), pad: b.pad })),
+        KEY.hmac,
+      );
+      const c = checkRowsStream(chunkedReader(utf8(acts.text), [1 << 20]), KEY.bytes, {
+        retain: false,
+        countActs: true,
+      });
+      const want = new Map<string, number>();
+      for (let i = 0; i < 5000; i++) want.set(tag(i), (want.get(tag(i)) ?? 0) + 1);
+      assert.deepEqual(c.acts, want);
+      assert.equal(c.faulty.length, 0);
     }
     for (const i of [2048, straddle]) {
       const ls = [...built.lines.slice(0, i), ...built.lines.slice(i + 1)];

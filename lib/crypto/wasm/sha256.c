@@ -725,6 +725,81 @@ __attribute__((export_name("scan_lines"))) u32 scan_lines(const u8 *b, u32 from,
   return k;
 }
 
+/* ---- Acts' dispatch tags: the rule lib/ledger/dispatch_acts.ts states, written once here. ----
+ *
+ * An act's row (it begins `{"action": "apply-proposal", `, `{"action": "delete-proposal", ` or
+ * `{"action": "run-request-start", `) names its dispatch by its first `"dispatch": "` followed by
+ * 12 lower-case hex characters and a quote; any other line, or an act's row whose first such
+ * pattern is not so followed, names none. */
+#define NO_TAG 0xffffffffu
+static const u8 DISPATCH[13] = {'"', 'd', 'i', 's', 'p', 'a', 't', 'c', 'h', '"', ':', ' ', '"'};
+#define ACT_START(s) {(const u8 *)(s), sizeof(s) - 1}
+static const struct {
+  const u8 *p;
+  u32 n;
+} ACT_STARTS[3] = {ACT_START("{\"action\": \"apply-proposal\", "),
+                   ACT_START("{\"action\": \"delete-proposal\", "),
+                   ACT_START("{\"action\": \"run-request-start\", ")};
+
+/* Whether [at, e) begins with the n bytes at w. */
+static int has_at(const u8 *b, u32 at, u32 e, const u8 *w, u32 n) {
+  if (e - at < n) return 0;
+  for (u32 k = 0; k < n; k++)
+    if (b[at + k] != w[k]) return 0;
+  return 1;
+}
+
+/* The tag after a pattern ending at t, or NO_TAG: 12 lower-case hex characters, then a quote. */
+static u32 tag_after(const u8 *b, u32 t, u32 e) {
+  if (e - t < 13) return NO_TAG;
+  for (u32 k = 0; k < 12; k++) {
+    u8 c = b[t + k];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return NO_TAG;
+  }
+  return b[t + 12] == '"' ? (u32)(uintptr_t)b + t : NO_TAG;
+}
+
+/* The tag of the line [s, e) (absolute offset), or NO_TAG. The pattern is looked for sixteen
+ * positions a step (a quote followed by a `d`), the first full match deciding. */
+static u32 act_tag_at(const u8 *b, u32 s, u32 e) {
+  int act = 0;
+  for (int a = 0; a < 3; a++) act |= has_at(b, s, e, ACT_STARTS[a].p, ACT_STARTS[a].n);
+  if (!act) return NO_TAG;
+  const v q = wasm_i8x16_splat('"'), d = wasm_i8x16_splat('d');
+  u32 j = s;
+  while (j + 17 <= e) {
+    u32 m = wasm_i8x16_bitmask(wasm_v128_and(wasm_i8x16_eq(wasm_v128_load(b + j), q),
+                                             wasm_i8x16_eq(wasm_v128_load(b + j + 1), d)));
+    while (m) {
+      u32 i = j + __builtin_ctz(m);
+      if (has_at(b, i, e, DISPATCH, 13)) return tag_after(b, i + 13, e);
+      m &= m - 1;
+    }
+    j += 16;
+  }
+  for (; j < e; j++)
+    if (b[j] == '"' && has_at(b, j, e, DISPATCH, 13)) return tag_after(b, j + 13, e);
+  return NO_TAG;
+}
+
+/* For up to `max` complete lines in [from, end): the absolute offsets of the tags the lines of
+ * at most `max_line` bytes name, in line order, into tags. Returns the number of tags. */
+__attribute__((export_name("act_tags"))) u32 act_tags(const u8 *b, u32 from, u32 end, u32 *tags,
+                                                      u32 max, u32 max_line) {
+  u32 k = 0, m = 0;
+  while (k < max && from < end) {
+    u32 e = find_newline(b, from, end);
+    if (e >= end) break;
+    if (e - from <= max_line) {
+      u32 t = act_tag_at(b, from, e);
+      if (t != NO_TAG) tags[m++] = t;
+    }
+    k++;
+    from = e + 1;
+  }
+  return m;
+}
+
 /* Bytes of scratch verify_rows needs per row. */
 __attribute__((export_name("scratch_per_row"))) u32 scratch_per_row(void) {
   return (u32)sizeof(job) + 64;
