@@ -389,11 +389,13 @@ export const RULES: Readonly<Record<string, Rule>> = {
   },
   SETTINGS_HOOKS: {
     severity: "error",
-    short: "The Claude project settings run hooks around every agent's tool calls.",
+    short: "The Claude project settings run hooks or commands of their own.",
     full: "A hook is a shell command Claude Code runs on tool events for every agent of the " +
       "session, whatever its tools: say (one that runs a tool's input makes a read-only Grep a " +
-      "shell); agentteams installs none.",
-    help: 'Remove "hooks" from .claude/settings.json and .claude/settings.local.json.',
+      "shell); statusLine, fileSuggestion and the credential helpers (apiKeyHelper, " +
+      "awsAuthRefresh, ...) are commands it runs as the user; agentteams installs none.",
+    help: 'Remove "hooks" and the command settings from .claude/settings.json and ' +
+      ".claude/settings.local.json.",
   },
   SETTINGS_EXTRA_AGENTS: {
     severity: "error",

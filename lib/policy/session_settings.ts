@@ -575,32 +575,79 @@ export function hooksEmpty(hooks: unknown): boolean {
 }
 
 /**
+ * The settings besides `hooks` whose value is a shell command Claude Code runs as the user,
+ * outside its sandbox, from the project's settings files: the status lines (`{type: "command"}`,
+ * run on each refresh) and `fileSuggestion` (run for `@` completions), 2.1.42 `cli.js` `oSA`,
+ * `sSA`; and the credential helpers (2.1.42 `vr8`, `Er8`, `kr8`, `ow5`: read from the project
+ * and local settings once the workspace is trusted). 2.1.332 lists these together as its
+ * command-running settings (`vnd`), with `processWrapper` and `policyHelpers`, which it honors
+ * from managed and user settings only.
+ */
+const SETTINGS_COMMAND_KEYS: readonly string[] = [
+  "statusLine",
+  "subagentStatusLine",
+  "fileSuggestion",
+  "apiKeyHelper",
+  "awsAuthRefresh",
+  "awsCredentialExport",
+  "gcpAuthRefresh",
+  "otelHeadersHelper",
+  "proxyAuthHelper",
+];
+
+/** Whether a command setting's value runs nothing: absent, null, `false` or an empty string. */
+function runsNothing(v: unknown): boolean {
+  return v === undefined || v === null || v === false || v === "";
+}
+
+/**
  * A settings file's `hooks`: shell commands Claude Code runs around every tool call of every
  * agent of the session (`PreToolUse`, `PostToolUse`, ...), whatever the agent's own `tools:`
  * say, so a hook that runs what a tool's input holds turns a read-only agent's Grep into a
- * shell. This project installs no hook, so any non-empty `hooks` is reported (`SETTINGS_HOOKS`):
- * an error for the audit under the switch, a warning for `doctor` and `serve`.
+ * shell; and each of {@link SETTINGS_COMMAND_KEYS}, a program of the file's author run as the
+ * user. This project installs none, so any is reported (`SETTINGS_HOOKS`): an error for the
+ * audit under the switch, a warning for `doctor` and `serve`.
  */
 function hookFindings(
   v: Record<string, unknown>,
   rel: string,
   locate: (path: JsonPath) => Position,
 ): SettingsFinding[] {
+  const finding = (key: string, message: string): SettingsFinding => {
+    const position = locate([key]);
+    return {
+      code: "SETTINGS_HOOKS",
+      kind: null,
+      rule: null,
+      file: rel,
+      add: null,
+      position,
+      message: `${rel}:${position.line}:${position.column}: ${message}, so no agent of this ` +
+        `session is proven read-only; remove "${key}" from ${rel}`,
+    };
+  };
+  const out: SettingsFinding[] = [];
   const hooks = v.hooks;
-  if (hooksEmpty(hooks)) return [];
-  const position = locate(["hooks"]);
-  const events = isRecord(hooks) ? Object.keys(hooks).join(", ") : "an unreadable value";
-  return [{
-    code: "SETTINGS_HOOKS",
-    kind: null,
-    rule: null,
-    file: rel,
-    add: null,
-    position,
-    message: `${rel}:${position.line}:${position.column}: "hooks" (${events}) runs shell ` +
-      `commands around every agent's tool calls, whatever its tools: say, so no agent of this ` +
-      `session is proven read-only; remove "hooks" from ${rel}`,
-  }];
+  if (!hooksEmpty(hooks)) {
+    const events = isRecord(hooks) ? Object.keys(hooks).join(", ") : "an unreadable value";
+    out.push(
+      finding(
+        "hooks",
+        `"hooks" (${events}) runs shell commands around every agent's tool calls, whatever ` +
+          "its tools: say",
+      ),
+    );
+  }
+  for (const key of SETTINGS_COMMAND_KEYS) {
+    if (runsNothing(v[key])) continue;
+    out.push(
+      finding(
+        key,
+        `"${key}" names a shell command Claude Code runs as the user, outside its sandbox`,
+      ),
+    );
+  }
+  return out;
 }
 
 /**
