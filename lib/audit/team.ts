@@ -423,34 +423,16 @@ export function auditEach(
       if (!local) settingsSeen = true;
       if (covers(opts, "claude")) {
         for (const s of settingsSpots(e, opts.settingsPlace, local)) push(s);
+        // Claude Code reads what the audit cannot: it follows a link, decodes UTF-16LE after an
+        // FF FE mark (2.1.42 `f46` through `PJ`/`JX`), so the hooks such a file may hold run.
+        const unread = unreadSpot(e, "as its settings (it follows links and reads UTF-16)");
+        if (unread !== null) push(unread);
       }
       continue;
     }
-    if (e.state === "symlink") {
-      push(
-        spot(
-          "FILE_SYMLINK",
-          1,
-          1,
-          `write_policy "orchestrator-only": ${e.rel} is a symlink, so the audit can't read it, but ` +
-            "the host may still load it as an agent. Replace it with a regular UTF-8 file.",
-        ),
-      );
-      continue;
-    }
-    if (e.state === "not-utf8" || e.state === "unreadable") {
-      push(
-        spot(
-          e.state === "not-utf8" ? "FILE_NOT_UTF8" : "FILE_UNREADABLE",
-          1,
-          1,
-          `write_policy "orchestrator-only": ${e.rel} is ${
-            e.state === "not-utf8" ? "not UTF-8" : "unreadable"
-          }, ` +
-            "so the audit can't read it, but the host may still load it as an agent. Replace it with " +
-            "a regular UTF-8 file.",
-        ),
-      );
+    const unread = unreadSpot(e, "as an agent");
+    if (unread !== null) {
+      push(unread);
       continue;
     }
     const text = e.text ?? "";
@@ -479,6 +461,35 @@ export function auditEach(
     }
   }
   return out.sort(byPlace);
+}
+
+/**
+ * The error for a file the walk could not read as UTF-8 text (a link where no link is followed,
+ * bytes that are not UTF-8, a file it could not read) that a host may load `as` it is; `null`
+ * for a file read as text.
+ */
+function unreadSpot(e: AuditEntry, as: string): Spot | null {
+  if (e.state === "symlink") {
+    return spot(
+      "FILE_SYMLINK",
+      1,
+      1,
+      `write_policy "orchestrator-only": ${e.rel} is a symlink, so the audit can't read it, but ` +
+        `the host may still load it ${as}. Replace it with a regular UTF-8 file.`,
+    );
+  }
+  if (e.state === "not-utf8" || e.state === "unreadable") {
+    return spot(
+      e.state === "not-utf8" ? "FILE_NOT_UTF8" : "FILE_UNREADABLE",
+      1,
+      1,
+      `write_policy "orchestrator-only": ${e.rel} is ${
+        e.state === "not-utf8" ? "not UTF-8" : "unreadable"
+      }, so the audit can't read it, but the host may still load it ${as}. Replace it with a ` +
+        "regular UTF-8 file.",
+    );
+  }
+  return null;
 }
 
 /** A spot as a finding of `file`, with its rule's severity. */

@@ -453,14 +453,17 @@ function parseSettings(
         `none of its rules count: make it a regular JSON file`,
     );
   }
+  // Claude Code drops one leading byte order mark before `JSON.parse` (2.1.42 `f46` through
+  // `p5`/`jH1`; 2.1.332's reader too): the file's rules and hooks count as it reads them.
+  const text = s.text.startsWith("\uFEFF") ? s.text.slice(1) : s.text;
   let doc;
   try {
-    doc = readJson(s.text, { dialect: "json" });
+    doc = readJson(text, { dialect: "json" });
   } catch (e) {
     if (!(e instanceof JsonReadError)) throw e;
     let jsonc = false;
     try {
-      readJson(s.text, { dialect: "jsonc" });
+      readJson(text, { dialect: "jsonc" });
       jsonc = true;
     } catch {
       // Not JSONC either: the strict reader's error stands.
@@ -469,7 +472,7 @@ function parseSettings(
     return fail(
       "SETTINGS_NOT_JSON",
       jsonc
-        ? `${at}: comments, trailing commas or a byte order mark (${e.message}); Claude Code ` +
+        ? `${at}: comments or trailing commas (${e.message}); Claude Code ` +
           `reads settings as strict JSON and ignores the whole file, so none of its rules count: ` +
           `remove them`
         : `${at}: not valid JSON (${e.message}); Claude Code ignores the whole file, so none ` +
