@@ -354,6 +354,15 @@ export const RULES: Readonly<Record<string, Rule>> = {
     full: "sandbox_mode does not confine MCP servers.",
     help: "Remove `mcp_servers`.",
   },
+  CLAUDE_MCP: {
+    severity: "error",
+    short: "A Claude Code project MCP server that is not agentteams' own.",
+    full: "Claude Code starts each server of a .mcp.json as the user, outside its sandbox, " +
+      "whatever the agents' tools: say: approved by the project settings, in every claude -p " +
+      "session, or by one click.",
+    help: "Remove it, or launch `agentteams mcp readfs` or `agentteams mcp runner` as " +
+      "docs/mcp.md shows.",
+  },
   CODEX_CONFIG_SANDBOX: {
     severity: "warning",
     short: "The project's .codex/config.toml sets a sandbox_mode other than read-only.",

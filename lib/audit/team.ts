@@ -25,6 +25,7 @@ import { judgeReadings } from "./hosts/judge.ts";
 import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from "./finding.ts";
 import { frontMatterTooLarge, MAX_FRONT_MATTER_ITEMS, readFrontMatter } from "./front_matter.ts";
 import { checkHooksFile, checkVscodeSettings } from "./check_vscode.ts";
+import { checkMcpJson } from "./check_mcp.ts";
 
 /** What an audited path is. */
 export type FileKind =
@@ -37,7 +38,8 @@ export type FileKind =
   | "claude-settings"
   | "copilot-hooks"
   | "codex-hooks"
-  | "vscode-settings";
+  | "vscode-settings"
+  | "claude-mcp";
 
 /** One file handed to the audit. */
 export interface AuditEntry {
@@ -87,6 +89,9 @@ export function kindOfPath(path: string): FileKind | null {
   const rel = foldedDirs(path);
   if (name === "AGENTS.md") return "agents-md";
   if (/(^|\/)\.claude\/settings(\.local)?\.json$/.test(rel)) return "claude-settings";
+  // Claude Code's project MCP servers (lib/audit/check_mcp.ts), in any folder a session may
+  // start in or below.
+  if (name === ".mcp.json") return "claude-mcp";
   // Claude Code loads every `*.md` below `.claude/agents/` (its native walk and its
   // `rg --files --hidden --follow --no-ignore --glob *.md` alike): a README or a file under
   // `references/` too, when it has a front matter (see `claudeDocFile`).
@@ -154,6 +159,7 @@ function frameworkOf(kind: FileKind): Framework {
   switch (kind) {
     case "claude":
     case "claude-settings":
+    case "claude-mcp":
       return "claude";
     case "copilot":
     case "copilot-hooks":
@@ -217,6 +223,7 @@ export type AgentFileKind = Exclude<
   | "codex-hooks"
   | "copilot-hooks"
   | "vscode-settings"
+  | "claude-mcp"
 >;
 
 /**
@@ -234,7 +241,7 @@ export function agentFileKind(e: Pick<AuditEntry, "rel" | "kind">): AgentFileKin
   const kind = e.kind ?? kindOfPath(e.rel);
   return kind === null || kind === "agents-md" || kind === "claude-settings" ||
       kind === "codex-config" || kind === "codex-hooks" || kind === "copilot-hooks" ||
-      kind === "vscode-settings"
+      kind === "vscode-settings" || kind === "claude-mcp"
     ? null
     : kind;
 }
@@ -599,6 +606,8 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
       return checkHooksFile(text, rel, "CODEX_HOOKS");
     case "vscode-settings":
       return checkVscodeSettings(text, rel);
+    case "claude-mcp":
+      return checkMcpJson(text, rel);
   }
   return sectionSpots(out, text, slug, exempt, kind !== "goose");
 }
@@ -660,7 +669,7 @@ export function isAgentEntry(e: AuditEntry): boolean {
   const kind = e.kind ?? kindOfPath(e.rel);
   if (
     kind === null || kind === "claude-settings" || kind === "copilot-hooks" ||
-    kind === "codex-hooks" || kind === "vscode-settings"
+    kind === "codex-hooks" || kind === "vscode-settings" || kind === "claude-mcp"
   ) return false;
   return hostMayLoad(e, kind);
 }
