@@ -402,7 +402,8 @@ export const RULES: Readonly<Record<string, Rule>> = {
     full: "A hook is a shell command Claude Code runs on tool events for every agent of the " +
       "session, whatever its tools: say (one that runs a tool's input makes a read-only Grep a " +
       "shell); statusLine, fileSuggestion and the credential helpers (apiKeyHelper, " +
-      "awsAuthRefresh, ...) are commands it runs as the user; agentteams installs none.",
+      "awsAuthRefresh, ...) are commands it runs as the user, and an env name outside its own " +
+      "knobs (PATH, LD_PRELOAD, ...) reaches every program it starts; agentteams installs none.",
     help: 'Remove "hooks" and the command settings from .claude/settings.json and ' +
       ".claude/settings.local.json.",
   },
