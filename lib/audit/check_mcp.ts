@@ -10,7 +10,10 @@
  * "stdio"`): `agentteams mcp readfs --root .`, `agentteams mcp runner --agent SLUG`, or the
  * readfs line `agentteams permissions mcp readfs` prints (`lib/mcp/readfs_launch.ts`). Anything
  * else (another program, an `env` or `cwd`, a `${VAR}` Claude Code would expand, a remote
- * server, a file that does not read) is `CLAUDE_MCP`. Pure.
+ * server, a file that does not read) is `CLAUDE_MCP`. VS Code's workspace servers
+ * (`.vscode/mcp.json`, its `servers`: started as the user once trusted, one click away, per
+ * code.visualstudio.com/docs/copilot/reference/mcp-configuration) are judged the same way
+ * (`VSCODE_MCP`). Pure.
  *
  * @module
  */
@@ -30,7 +33,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** Why a server entry is not one of this tool's servers, or `null` when it is. */
-function serverProblem(server: unknown): string | null {
+function serverProblem(server: unknown, who: string): string | null {
   if (!isRecord(server)) return "it is not an object";
   const extra = Object.keys(server).filter((k) => !SERVER_KEYS.has(k));
   if (extra.length > 0) return `it sets ${extra.map((k) => `"${k}"`).join(", ")}`;
@@ -42,7 +45,7 @@ function serverProblem(server: unknown): string | null {
   }
   const argv = args as string[];
   if ([command, ...argv].some((a) => a.includes("$"))) {
-    return "Claude Code expands ${VAR} in its command and args";
+    return `${who} expands \${...} variables in its command and args`;
   }
   if (command === READFS_LAUNCH.cmd) {
     if (argv.length === 4 && argv[0] === "mcp" && argv[1] === "runner" && argv[2] === "--agent") {
@@ -54,9 +57,24 @@ function serverProblem(server: unknown): string | null {
   return `it launches ${command}, not agentteams mcp readfs or agentteams mcp runner`;
 }
 
+/** Which host reads an MCP servers file: its key, its name in messages, the finding. */
+const HOSTS = {
+  CLAUDE_MCP: {
+    key: "mcpServers",
+    who: "Claude Code",
+    approved: "by the project settings, in every claude -p session, or by one click",
+  },
+  VSCODE_MCP: {
+    key: "servers",
+    who: "VS Code",
+    approved: "once the user trusts it, one click away",
+  },
+} as const;
+
 /**
- * The findings of a `.mcp.json`: each server that is not one of this tool's own (see the module
- * notes) is `CLAUDE_MCP`.
+ * The findings of an MCP servers file, `.mcp.json` (Claude Code: `CLAUDE_MCP`, the default) or
+ * `.vscode/mcp.json` (VS Code: `VSCODE_MCP`): each server that is not one of this tool's own
+ * (see the module notes) is reported.
  *
  * @example
  * ```ts
@@ -68,15 +86,19 @@ function serverProblem(server: unknown): string | null {
  * assert.equal(checkMcpJson(sh, ".mcp.json")[0].code, "CLAUDE_MCP");
  * ```
  */
-export function checkMcpJson(text: string, rel: string): Spot[] {
-  const why = "a program Claude Code starts as the user, outside its sandbox, whatever the " +
-    "agents' tools: say (approved by the project settings, in every claude -p session, or by " +
-    "one click), so no agent is proven read-only";
+export function checkMcpJson(
+  text: string,
+  rel: string,
+  code: keyof typeof HOSTS = "CLAUDE_MCP",
+): Spot[] {
+  const host = HOSTS[code];
+  const why = `a program ${host.who} starts as the user, outside any sandbox, whatever the ` +
+    `agents' tools: say (approved ${host.approved}), so no agent is proven read-only`;
   const read = readJsonc(text);
   if (!read.ok) {
     return [
       spot(
-        "CLAUDE_MCP",
+        code,
         read.line,
         read.column,
         `${rel} does not read as JSON (${read.why}), so the audit can't tell which servers it ` +
@@ -85,21 +107,21 @@ export function checkMcpJson(text: string, rel: string): Spot[] {
     ];
   }
   const v = read.doc.value;
-  if (!isRecord(v)) return [spot("CLAUDE_MCP", 1, 1, `${rel} is not a JSON object: ${why}`)];
-  const servers = v.mcpServers;
+  if (!isRecord(v)) return [spot(code, 1, 1, `${rel} is not a JSON object: ${why}`)];
+  const servers = v[host.key];
   if (servers === undefined || servers === null) return [];
   if (!isRecord(servers)) {
-    const at = read.doc.locate(["mcpServers"]);
-    return [spot("CLAUDE_MCP", at.line, at.column, `"mcpServers" is not an object: ${why}`)];
+    const at = read.doc.locate([host.key]);
+    return [spot(code, at.line, at.column, `"${host.key}" is not an object: ${why}`)];
   }
   const out: Spot[] = [];
   for (const [name, server] of Object.entries(servers)) {
-    const problem = serverProblem(server);
+    const problem = serverProblem(server, host.who);
     if (problem === null) continue;
-    const at = read.doc.locate(["mcpServers", name], true);
+    const at = read.doc.locate([host.key, name], true);
     out.push(
       spot(
-        "CLAUDE_MCP",
+        code,
         at.line,
         at.column,
         `${rel} server ${JSON.stringify(name)} is not one of agentteams' own (${problem}): ` +

@@ -363,6 +363,14 @@ export const RULES: Readonly<Record<string, Rule>> = {
     help: "Remove it, or launch `agentteams mcp readfs` or `agentteams mcp runner` as " +
       "docs/mcp.md shows.",
   },
+  VSCODE_MCP: {
+    severity: "error",
+    short: "A VS Code workspace MCP server that is not agentteams' own.",
+    full: "VS Code starts each server of .vscode/mcp.json as the user, outside any sandbox, " +
+      "whatever the agents' tools: say, once the user trusts it.",
+    help: "Remove it, or launch `agentteams mcp readfs` or `agentteams mcp runner` as " +
+      "docs/mcp.md shows.",
+  },
   CODEX_CONFIG_SANDBOX: {
     severity: "warning",
     short: "The project's .codex/config.toml sets a sandbox_mode other than read-only.",

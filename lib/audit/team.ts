@@ -39,7 +39,8 @@ export type FileKind =
   | "copilot-hooks"
   | "codex-hooks"
   | "vscode-settings"
-  | "claude-mcp";
+  | "claude-mcp"
+  | "vscode-mcp";
 
 /** One file handed to the audit. */
 export interface AuditEntry {
@@ -104,6 +105,7 @@ export function kindOfPath(path: string): FileKind | null {
   // and the workspace settings that name more agent and hook files.
   if (/(^|\/)\.github\/hooks\/[^/]+\.json$/.test(rel)) return "copilot-hooks";
   if (/(^|\/)\.vscode\/settings\.json$/.test(rel)) return "vscode-settings";
+  if (/(^|\/)\.vscode\/mcp\.json$/.test(rel)) return "vscode-mcp";
   if (/\.code-workspace$/.test(name)) return "vscode-settings";
   if (/(^|\/)\.codex\/config\.toml$/.test(rel)) return "codex-config";
   if (/(^|\/)\.codex\/hooks\.json$/.test(rel)) return "codex-hooks";
@@ -164,6 +166,7 @@ function frameworkOf(kind: FileKind): Framework {
     case "copilot":
     case "copilot-hooks":
     case "vscode-settings":
+    case "vscode-mcp":
       return "copilot";
     case "goose":
       return "goose";
@@ -224,6 +227,7 @@ export type AgentFileKind = Exclude<
   | "copilot-hooks"
   | "vscode-settings"
   | "claude-mcp"
+  | "vscode-mcp"
 >;
 
 /**
@@ -241,7 +245,7 @@ export function agentFileKind(e: Pick<AuditEntry, "rel" | "kind">): AgentFileKin
   const kind = e.kind ?? kindOfPath(e.rel);
   return kind === null || kind === "agents-md" || kind === "claude-settings" ||
       kind === "codex-config" || kind === "codex-hooks" || kind === "copilot-hooks" ||
-      kind === "vscode-settings" || kind === "claude-mcp"
+      kind === "vscode-settings" || kind === "claude-mcp" || kind === "vscode-mcp"
     ? null
     : kind;
 }
@@ -608,6 +612,8 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
       return checkVscodeSettings(text, rel);
     case "claude-mcp":
       return checkMcpJson(text, rel);
+    case "vscode-mcp":
+      return checkMcpJson(text, rel, "VSCODE_MCP");
   }
   return sectionSpots(out, text, slug, exempt, kind !== "goose");
 }
@@ -669,7 +675,8 @@ export function isAgentEntry(e: AuditEntry): boolean {
   const kind = e.kind ?? kindOfPath(e.rel);
   if (
     kind === null || kind === "claude-settings" || kind === "copilot-hooks" ||
-    kind === "codex-hooks" || kind === "vscode-settings" || kind === "claude-mcp"
+    kind === "codex-hooks" || kind === "vscode-settings" || kind === "claude-mcp" ||
+    kind === "vscode-mcp"
   ) return false;
   return hostMayLoad(e, kind);
 }

@@ -78,3 +78,31 @@ Deno.test("probe audit: a .mcp.json with agentteams' own servers only passes; on
     assert.match(bad.stdout, /error CLAUDE_MCP.*does not read as JSON/);
   });
 });
+
+Deno.test("probe audit: .vscode/mcp.json with a server that is not agentteams' own fails (VSCODE_MCP), nothing written", async () => {
+  await withSandbox("probe-audit-vscode-mcp", async (sb) => {
+    const servers = {
+      agentteams_readfs: { type: "stdio", ...OURS.agentteams_readfs },
+      sly: { type: "stdio", command: "node", args: ["${workspaceFolder}/x.js"] },
+    };
+    writeFiles(sb.project, {
+      ...compliantClaude(),
+      ".vscode/mcp.json": JSON.stringify({ inputs: [], servers }, null, 2) + "\n",
+      "agentteams.jsonc": switchBrief(),
+    });
+    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
+    const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+    const before = await snapshotTree(sb.dir);
+    const r = await runCli(["audit", "--project", sb.project], { env });
+    assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
+    const lines = r.stdout.split("\n").filter((l) => /VSCODE_MCP/.test(l));
+    assert.equal(lines.length, 1, r.stdout);
+    assert.match(lines[0], /error VSCODE_MCP.*"sly"/);
+    assertSameTree(before, await snapshotTree(sb.dir));
+    writeFiles(sb.project, {
+      ".vscode/mcp.json": JSON.stringify({ servers: { r: servers.agentteams_readfs } }) + "\n",
+    });
+    const ok = await runCli(["audit", "--project", sb.project, "--strict"], { env });
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+  });
+});
