@@ -88,11 +88,14 @@ const AGENT_RE = /^[ \t]*## Write Policy: Return Proposals, Never Write[ \t]*$/m
 export function kindOfPath(path: string): FileKind | null {
   const name = basename(path);
   const rel = foldedDirs(path);
+  // A file a host opens by a fixed name (`join(dir, ".mcp.json")`) is found in any case on a
+  // case-insensitive file system: matched folded, where a globbed name (`*.md`) is not.
+  const fixed = path.toLowerCase();
   if (name === "AGENTS.md") return "agents-md";
-  if (/(^|\/)\.claude\/settings(\.local)?\.json$/.test(rel)) return "claude-settings";
+  if (/(^|\/)\.claude\/settings(\.local)?\.json$/.test(fixed)) return "claude-settings";
   // Claude Code's project MCP servers (lib/audit/check_mcp.ts), in any folder a session may
   // start in or below.
-  if (name === ".mcp.json") return "claude-mcp";
+  if (/(^|\/)\.mcp\.json$/.test(fixed)) return "claude-mcp";
   // Claude Code loads every `*.md` below `.claude/agents/` (its native walk and its
   // `rg --files --hidden --follow --no-ignore --glob *.md` alike): a README or a file under
   // `references/` too, when it has a front matter (see `claudeDocFile`).
@@ -104,11 +107,11 @@ export function kindOfPath(path: string): FileKind | null {
   // What VS Code and the Copilot CLI load besides agents (lib/audit/check_vscode.ts): hook files,
   // and the workspace settings that name more agent and hook files.
   if (/(^|\/)\.github\/hooks\/[^/]+\.json$/.test(rel)) return "copilot-hooks";
-  if (/(^|\/)\.vscode\/settings\.json$/.test(rel)) return "vscode-settings";
-  if (/(^|\/)\.vscode\/mcp\.json$/.test(rel)) return "vscode-mcp";
+  if (/(^|\/)\.vscode\/settings\.json$/.test(fixed)) return "vscode-settings";
+  if (/(^|\/)\.vscode\/mcp\.json$/.test(fixed)) return "vscode-mcp";
   if (/\.code-workspace$/.test(name)) return "vscode-settings";
-  if (/(^|\/)\.codex\/config\.toml$/.test(rel)) return "codex-config";
-  if (/(^|\/)\.codex\/hooks\.json$/.test(rel)) return "codex-hooks";
+  if (/(^|\/)\.codex\/config\.toml$/.test(fixed)) return "codex-config";
+  if (/(^|\/)\.codex\/hooks\.json$/.test(fixed)) return "codex-hooks";
   if (/(^|\/)\.codex\/agents\/(.+\/)?[^/]+\.toml$/.test(rel)) return "codex-agent";
   if (/(^|\/)(\.goose|recipes)\/(.+\/)?[^/]+\.ya?ml$/.test(rel)) return "goose";
   // Recipes may be JSON too (a YAML subset the same reader takes), under .goose/ only.
