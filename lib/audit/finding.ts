@@ -371,6 +371,13 @@ export const RULES: Readonly<Record<string, Rule>> = {
     help: "Remove it, or launch `agentteams mcp readfs` or `agentteams mcp runner` as " +
       "docs/mcp.md shows.",
   },
+  CLAUDE_SKILL_HOOKS: {
+    severity: "error",
+    short: "A Claude Code project skill or command declares hooks.",
+    full: "Claude Code runs a skill's hooks, once the session runs the skill (its model may, on " +
+      "its own), as shell commands around every tool call, outside its sandbox.",
+    help: "Remove `hooks` from the skill's or command's front matter.",
+  },
   CODEX_CONFIG_SANDBOX: {
     severity: "warning",
     short: "The project's .codex/config.toml sets a sandbox_mode other than read-only.",

@@ -26,6 +26,7 @@ import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from ".
 import { frontMatterTooLarge, MAX_FRONT_MATTER_ITEMS, readFrontMatter } from "./front_matter.ts";
 import { checkHooksFile, checkVscodeSettings } from "./check_vscode.ts";
 import { checkMcpJson } from "./check_mcp.ts";
+import { checkClaudeSkill } from "./check_skill.ts";
 
 /** What an audited path is. */
 export type FileKind =
@@ -40,7 +41,8 @@ export type FileKind =
   | "codex-hooks"
   | "vscode-settings"
   | "claude-mcp"
-  | "vscode-mcp";
+  | "vscode-mcp"
+  | "claude-skill";
 
 /** One file handed to the audit. */
 export interface AuditEntry {
@@ -96,6 +98,9 @@ export function kindOfPath(path: string): FileKind | null {
   // Claude Code's project MCP servers (lib/audit/check_mcp.ts), in any folder a session may
   // start in or below.
   if (/(^|\/)\.mcp\.json$/.test(fixed)) return "claude-mcp";
+  // Project skills and commands, for their hooks (lib/audit/check_skill.ts).
+  if (/(^|\/)\.claude\/skills\/.+\/skill\.md$/.test(fixed)) return "claude-skill";
+  if (/(^|\/)\.claude\/commands\/(.+\/)?[^/]+\.md$/.test(rel)) return "claude-skill";
   // Claude Code loads every `*.md` below `.claude/agents/` (its native walk and its
   // `rg --files --hidden --follow --no-ignore --glob *.md` alike): a README or a file under
   // `references/` too, when it has a front matter (see `claudeDocFile`).
@@ -165,6 +170,7 @@ function frameworkOf(kind: FileKind): Framework {
     case "claude":
     case "claude-settings":
     case "claude-mcp":
+    case "claude-skill":
       return "claude";
     case "copilot":
     case "copilot-hooks":
@@ -231,6 +237,7 @@ export type AgentFileKind = Exclude<
   | "vscode-settings"
   | "claude-mcp"
   | "vscode-mcp"
+  | "claude-skill"
 >;
 
 /**
@@ -248,7 +255,8 @@ export function agentFileKind(e: Pick<AuditEntry, "rel" | "kind">): AgentFileKin
   const kind = e.kind ?? kindOfPath(e.rel);
   return kind === null || kind === "agents-md" || kind === "claude-settings" ||
       kind === "codex-config" || kind === "codex-hooks" || kind === "copilot-hooks" ||
-      kind === "vscode-settings" || kind === "claude-mcp" || kind === "vscode-mcp"
+      kind === "vscode-settings" || kind === "claude-mcp" || kind === "vscode-mcp" ||
+      kind === "claude-skill"
     ? null
     : kind;
 }
@@ -617,6 +625,8 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
       return checkMcpJson(text, rel);
     case "vscode-mcp":
       return checkMcpJson(text, rel, "VSCODE_MCP");
+    case "claude-skill":
+      return checkClaudeSkill(text, rel);
   }
   return sectionSpots(out, text, slug, exempt, kind !== "goose");
 }
@@ -679,7 +689,7 @@ export function isAgentEntry(e: AuditEntry): boolean {
   if (
     kind === null || kind === "claude-settings" || kind === "copilot-hooks" ||
     kind === "codex-hooks" || kind === "vscode-settings" || kind === "claude-mcp" ||
-    kind === "vscode-mcp"
+    kind === "vscode-mcp" || kind === "claude-skill"
   ) return false;
   return hostMayLoad(e, kind);
 }
