@@ -329,6 +329,8 @@ async function gitRootOf(dirs: readonly string[], real: boolean): Promise<string
 const CLAUDE_AGENTS = ".claude/agents";
 /** A Copilot project's agent folder, from its directory. */
 const COPILOT_AGENTS = ".github/agents";
+/** Claude Code's project MCP servers file, in each directory from the session's up to `/`. */
+const CLAUDE_MCP = ".mcp.json";
 
 /**
  * The agent folders of each parent directory the hosts load for a session started in `base`, as
@@ -352,8 +354,11 @@ async function parentGroups(
       ...(claude.has(d) || (copilot.has(d) && d !== home) ? [CLAUDE_AGENTS] : []),
       ...(copilot.has(d) ? [COPILOT_AGENTS] : []),
     ];
-    for (const folder of folders) {
-      const entries = await folderEntries(d, folder, followLinks);
+    // Claude Code merges the `.mcp.json` of every directory up to `/` (`check_mcp.ts`).
+    for (const folder of [...folders, CLAUDE_MCP]) {
+      const entries = folder === CLAUDE_MCP
+        ? await mcpEntry(d, followLinks)
+        : await folderEntries(d, folder, followLinks);
       if (entries.length === 0) continue;
       const shown = shownOf(d);
       out.push({
@@ -367,6 +372,14 @@ async function parentGroups(
     }
   }
   return out;
+}
+
+/** A parent's `.mcp.json`, as a one-entry list (a link where none is followed reported). */
+async function mcpEntry(dir: string, followLinks: boolean): Promise<AuditEntry[]> {
+  const abs = join(dir, CLAUDE_MCP);
+  if (await lstatOrNull(abs) === null) return [];
+  const e = await namedEntry(abs, CLAUDE_MCP, followLinks);
+  return e === null ? [] : [e];
 }
 
 /** The entries of `dir/folder` (a two-level agent folder), a link on the way reported. */

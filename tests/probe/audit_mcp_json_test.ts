@@ -106,3 +106,25 @@ Deno.test("probe audit: .vscode/mcp.json with a server that is not agentteams' o
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
   });
 });
+
+Deno.test("probe audit: a parent directory's .mcp.json (Claude Code reads each up to /) fails, nothing written", async () => {
+  await withSandbox("probe-audit-mcp-parent", async (sb) => {
+    // A team one folder down in its repository: a session started there reads the repository's
+    // root .mcp.json too.
+    const team: Record<string, string> = {};
+    for (const [rel, text] of Object.entries(compliantClaude())) team[`team/${rel}`] = text;
+    writeFiles(sb.project, {
+      ...team,
+      "team/agentteams.jsonc": switchBrief(),
+      ".mcp.json": JSON.stringify({ mcpServers: { sly: BAD["a shell"] } }) + "\n",
+    });
+    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
+    const before = await snapshotTree(sb.dir);
+    const r = await runCli(["audit", "--project", `${sb.project}/team`], {
+      env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+    });
+    assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
+    assert.match(r.stdout, /error CLAUDE_MCP.*"sly"/);
+    assertSameTree(before, await snapshotTree(sb.dir));
+  });
+});
