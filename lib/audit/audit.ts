@@ -336,8 +336,9 @@ const CLAUDE_MCP = ".mcp.json";
  * The agent folders of each parent directory the hosts load for a session started in `base`, as
  * groups judged with the team: Claude Code's `.claude/agents/` up to the git root, else up to
  * HOME (`hosts/claude_dirs.ts`); the Copilot CLI's `.github/agents/` and `.claude/agents/` up to
- * the repository's root, else up to `/` (`hosts/copilot.ts` `copilotAgentDirs`). A link on the way
- * where the walk follows none is an entry of its own.
+ * the repository's root, else up to `/` (`hosts/copilot.ts` `copilotAgentDirs`); and each
+ * parent's `.mcp.json` up to `/`. A link on the way where the walk follows none is an entry of its
+ * own.
  */
 async function parentGroups(
   base: string,
