@@ -329,13 +329,16 @@ async function gitRootOf(dirs: readonly string[], real: boolean): Promise<string
 const CLAUDE_AGENTS = ".claude/agents";
 /** A Copilot project's agent folder, from its directory. */
 const COPILOT_AGENTS = ".github/agents";
+/** Claude Code's project MCP servers file, in each directory from the session's up to `/`. */
+const CLAUDE_MCP = ".mcp.json";
 
 /**
  * The agent folders of each parent directory the hosts load for a session started in `base`, as
  * groups judged with the team: Claude Code's `.claude/agents/` up to the git root, else up to
  * HOME (`hosts/claude_dirs.ts`); the Copilot CLI's `.github/agents/` and `.claude/agents/` up to
- * the repository's root, else up to `/` (`hosts/copilot.ts` `copilotAgentDirs`). A link on the way
- * where the walk follows none is an entry of its own.
+ * the repository's root, else up to `/` (`hosts/copilot.ts` `copilotAgentDirs`); and each
+ * parent's `.mcp.json` up to `/`. A link on the way where the walk follows none is an entry of its
+ * own.
  */
 async function parentGroups(
   base: string,
@@ -352,8 +355,11 @@ async function parentGroups(
       ...(claude.has(d) || (copilot.has(d) && d !== home) ? [CLAUDE_AGENTS] : []),
       ...(copilot.has(d) ? [COPILOT_AGENTS] : []),
     ];
-    for (const folder of folders) {
-      const entries = await folderEntries(d, folder, followLinks);
+    // Claude Code merges the `.mcp.json` of every directory up to `/` (`check_mcp.ts`).
+    for (const folder of [...folders, CLAUDE_MCP]) {
+      const entries = folder === CLAUDE_MCP
+        ? await mcpEntry(d, followLinks)
+        : await folderEntries(d, folder, followLinks);
       if (entries.length === 0) continue;
       const shown = shownOf(d);
       out.push({
@@ -367,6 +373,14 @@ async function parentGroups(
     }
   }
   return out;
+}
+
+/** A parent's `.mcp.json`, as a one-entry list (a link where none is followed reported). */
+async function mcpEntry(dir: string, followLinks: boolean): Promise<AuditEntry[]> {
+  const abs = join(dir, CLAUDE_MCP);
+  if (await lstatOrNull(abs) === null) return [];
+  const e = await namedEntry(abs, CLAUDE_MCP, followLinks);
+  return e === null ? [] : [e];
 }
 
 /** The entries of `dir/folder` (a two-level agent folder), a link on the way reported. */

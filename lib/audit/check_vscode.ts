@@ -40,8 +40,18 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** Reads JSONC, or says where it stopped. */
-function readJsonc(
+/**
+ * Reads JSONC, or says where it stopped.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readJsonc } from "./check_vscode.ts";
+ * assert.equal(readJsonc('{"a": 1, // one\n}').ok, true);
+ * assert.equal(readJsonc('{"a": 1, "a": 2}').ok, false);
+ * ```
+ */
+export function readJsonc(
   text: string,
 ): { ok: true; doc: ReturnType<typeof readJson> } | {
   ok: false;

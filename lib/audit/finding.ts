@@ -354,6 +354,30 @@ export const RULES: Readonly<Record<string, Rule>> = {
     full: "sandbox_mode does not confine MCP servers.",
     help: "Remove `mcp_servers`.",
   },
+  CLAUDE_MCP: {
+    severity: "error",
+    short: "A Claude Code project MCP server that is not agentteams' own.",
+    full: "Claude Code starts each server of a .mcp.json as the user, outside its sandbox, " +
+      "whatever the agents' tools: say: approved by the project settings, in every claude -p " +
+      "session, or by one click.",
+    help: "Remove it, or launch `agentteams mcp readfs` or `agentteams mcp runner` as " +
+      "docs/mcp.md shows.",
+  },
+  VSCODE_MCP: {
+    severity: "error",
+    short: "A VS Code workspace MCP server that is not agentteams' own.",
+    full: "VS Code starts each server of .vscode/mcp.json as the user, outside any sandbox, " +
+      "whatever the agents' tools: say, once the user trusts it.",
+    help: "Remove it, or launch `agentteams mcp readfs` or `agentteams mcp runner` as " +
+      "docs/mcp.md shows.",
+  },
+  CLAUDE_SKILL_HOOKS: {
+    severity: "error",
+    short: "A Claude Code project skill or command declares hooks.",
+    full: "Claude Code runs a skill's hooks, once the session runs the skill (its model may, on " +
+      "its own), as shell commands around every tool call, outside its sandbox.",
+    help: "Remove `hooks` from the skill's or command's front matter.",
+  },
   CODEX_CONFIG_SANDBOX: {
     severity: "warning",
     short: "The project's .codex/config.toml sets a sandbox_mode other than read-only.",
@@ -389,11 +413,14 @@ export const RULES: Readonly<Record<string, Rule>> = {
   },
   SETTINGS_HOOKS: {
     severity: "error",
-    short: "The Claude project settings run hooks around every agent's tool calls.",
+    short: "The Claude project settings run hooks or commands of their own.",
     full: "A hook is a shell command Claude Code runs on tool events for every agent of the " +
       "session, whatever its tools: say (one that runs a tool's input makes a read-only Grep a " +
-      "shell); agentteams installs none.",
-    help: 'Remove "hooks" from .claude/settings.json and .claude/settings.local.json.',
+      "shell); statusLine, fileSuggestion and the credential helpers (apiKeyHelper, " +
+      "awsAuthRefresh, ...) are commands it runs as the user, and an env name outside its own " +
+      "knobs (PATH, LD_PRELOAD, ...) reaches every program it starts; agentteams installs none.",
+    help: 'Remove "hooks" and the command settings from .claude/settings.json and ' +
+      ".claude/settings.local.json.",
   },
   SETTINGS_EXTRA_AGENTS: {
     severity: "error",

@@ -25,6 +25,8 @@ import { judgeReadings } from "./hosts/judge.ts";
 import { byPlace, type Finding, type Framework, RULES, type Spot, spot } from "./finding.ts";
 import { frontMatterTooLarge, MAX_FRONT_MATTER_ITEMS, readFrontMatter } from "./front_matter.ts";
 import { checkHooksFile, checkVscodeSettings } from "./check_vscode.ts";
+import { checkMcpJson } from "./check_mcp.ts";
+import { checkClaudeSkill } from "./check_skill.ts";
 
 /** What an audited path is. */
 export type FileKind =
@@ -37,7 +39,10 @@ export type FileKind =
   | "claude-settings"
   | "copilot-hooks"
   | "codex-hooks"
-  | "vscode-settings";
+  | "vscode-settings"
+  | "claude-mcp"
+  | "vscode-mcp"
+  | "claude-skill";
 
 /** One file handed to the audit. */
 export interface AuditEntry {
@@ -85,8 +90,17 @@ const AGENT_RE = /^[ \t]*## Write Policy: Return Proposals, Never Write[ \t]*$/m
 export function kindOfPath(path: string): FileKind | null {
   const name = basename(path);
   const rel = foldedDirs(path);
+  // A file a host opens by a fixed name (`join(dir, ".mcp.json")`) is found in any case on a
+  // case-insensitive file system: matched folded, where a globbed name (`*.md`) is not.
+  const fixed = path.toLowerCase();
   if (name === "AGENTS.md") return "agents-md";
-  if (/(^|\/)\.claude\/settings(\.local)?\.json$/.test(rel)) return "claude-settings";
+  if (/(^|\/)\.claude\/settings(\.local)?\.json$/.test(fixed)) return "claude-settings";
+  // Claude Code's project MCP servers (lib/audit/check_mcp.ts), in any folder a session may
+  // start in or below.
+  if (/(^|\/)\.mcp\.json$/.test(fixed)) return "claude-mcp";
+  // Project skills and commands, for their hooks (lib/audit/check_skill.ts).
+  if (/(^|\/)\.claude\/skills\/.+\/skill\.md$/.test(fixed)) return "claude-skill";
+  if (/(^|\/)\.claude\/commands\/(.+\/)?[^/]+\.md$/.test(rel)) return "claude-skill";
   // Claude Code loads every `*.md` below `.claude/agents/` (its native walk and its
   // `rg --files --hidden --follow --no-ignore --glob *.md` alike): a README or a file under
   // `references/` too, when it has a front matter (see `claudeDocFile`).
@@ -98,10 +112,11 @@ export function kindOfPath(path: string): FileKind | null {
   // What VS Code and the Copilot CLI load besides agents (lib/audit/check_vscode.ts): hook files,
   // and the workspace settings that name more agent and hook files.
   if (/(^|\/)\.github\/hooks\/[^/]+\.json$/.test(rel)) return "copilot-hooks";
-  if (/(^|\/)\.vscode\/settings\.json$/.test(rel)) return "vscode-settings";
+  if (/(^|\/)\.vscode\/settings\.json$/.test(fixed)) return "vscode-settings";
+  if (/(^|\/)\.vscode\/mcp\.json$/.test(fixed)) return "vscode-mcp";
   if (/\.code-workspace$/.test(name)) return "vscode-settings";
-  if (/(^|\/)\.codex\/config\.toml$/.test(rel)) return "codex-config";
-  if (/(^|\/)\.codex\/hooks\.json$/.test(rel)) return "codex-hooks";
+  if (/(^|\/)\.codex\/config\.toml$/.test(fixed)) return "codex-config";
+  if (/(^|\/)\.codex\/hooks\.json$/.test(fixed)) return "codex-hooks";
   if (/(^|\/)\.codex\/agents\/(.+\/)?[^/]+\.toml$/.test(rel)) return "codex-agent";
   if (/(^|\/)(\.goose|recipes)\/(.+\/)?[^/]+\.ya?ml$/.test(rel)) return "goose";
   // Recipes may be JSON too (a YAML subset the same reader takes), under .goose/ only.
@@ -154,10 +169,13 @@ function frameworkOf(kind: FileKind): Framework {
   switch (kind) {
     case "claude":
     case "claude-settings":
+    case "claude-mcp":
+    case "claude-skill":
       return "claude";
     case "copilot":
     case "copilot-hooks":
     case "vscode-settings":
+    case "vscode-mcp":
       return "copilot";
     case "goose":
       return "goose";
@@ -217,6 +235,9 @@ export type AgentFileKind = Exclude<
   | "codex-hooks"
   | "copilot-hooks"
   | "vscode-settings"
+  | "claude-mcp"
+  | "vscode-mcp"
+  | "claude-skill"
 >;
 
 /**
@@ -234,7 +255,8 @@ export function agentFileKind(e: Pick<AuditEntry, "rel" | "kind">): AgentFileKin
   const kind = e.kind ?? kindOfPath(e.rel);
   return kind === null || kind === "agents-md" || kind === "claude-settings" ||
       kind === "codex-config" || kind === "codex-hooks" || kind === "copilot-hooks" ||
-      kind === "vscode-settings"
+      kind === "vscode-settings" || kind === "claude-mcp" || kind === "vscode-mcp" ||
+      kind === "claude-skill"
     ? null
     : kind;
 }
@@ -423,34 +445,16 @@ export function auditEach(
       if (!local) settingsSeen = true;
       if (covers(opts, "claude")) {
         for (const s of settingsSpots(e, opts.settingsPlace, local)) push(s);
+        // Claude Code reads what the audit cannot: it follows a link, decodes UTF-16LE after an
+        // FF FE mark (2.1.42 `f46` through `PJ`/`JX`), so the hooks such a file may hold run.
+        const unread = unreadSpot(e, "as its settings (it follows links and reads UTF-16)");
+        if (unread !== null) push(unread);
       }
       continue;
     }
-    if (e.state === "symlink") {
-      push(
-        spot(
-          "FILE_SYMLINK",
-          1,
-          1,
-          `write_policy "orchestrator-only": ${e.rel} is a symlink, so the audit can't read it, but ` +
-            "the host may still load it as an agent. Replace it with a regular UTF-8 file.",
-        ),
-      );
-      continue;
-    }
-    if (e.state === "not-utf8" || e.state === "unreadable") {
-      push(
-        spot(
-          e.state === "not-utf8" ? "FILE_NOT_UTF8" : "FILE_UNREADABLE",
-          1,
-          1,
-          `write_policy "orchestrator-only": ${e.rel} is ${
-            e.state === "not-utf8" ? "not UTF-8" : "unreadable"
-          }, ` +
-            "so the audit can't read it, but the host may still load it as an agent. Replace it with " +
-            "a regular UTF-8 file.",
-        ),
-      );
+    const unread = unreadSpot(e, "as an agent");
+    if (unread !== null) {
+      push(unread);
       continue;
     }
     const text = e.text ?? "";
@@ -479,6 +483,35 @@ export function auditEach(
     }
   }
   return out.sort(byPlace);
+}
+
+/**
+ * The error for a file the walk could not read as UTF-8 text (a link where no link is followed,
+ * bytes that are not UTF-8, a file it could not read) that a host may load `as` it is; `null`
+ * for a file read as text.
+ */
+function unreadSpot(e: AuditEntry, as: string): Spot | null {
+  if (e.state === "symlink") {
+    return spot(
+      "FILE_SYMLINK",
+      1,
+      1,
+      `write_policy "orchestrator-only": ${e.rel} is a symlink, so the audit can't read it, but ` +
+        `the host may still load it ${as}. Replace it with a regular UTF-8 file.`,
+    );
+  }
+  if (e.state === "not-utf8" || e.state === "unreadable") {
+    return spot(
+      e.state === "not-utf8" ? "FILE_NOT_UTF8" : "FILE_UNREADABLE",
+      1,
+      1,
+      `write_policy "orchestrator-only": ${e.rel} is ${
+        e.state === "not-utf8" ? "not UTF-8" : "unreadable"
+      }, so the audit can't read it, but the host may still load it ${as}. Replace it with a ` +
+        "regular UTF-8 file.",
+    );
+  }
+  return null;
 }
 
 /** A spot as a finding of `file`, with its rule's severity. */
@@ -588,6 +621,12 @@ export function checkFile(kind: FileKind, rel: string, text: string, exempt: boo
       return checkHooksFile(text, rel, "CODEX_HOOKS");
     case "vscode-settings":
       return checkVscodeSettings(text, rel);
+    case "claude-mcp":
+      return checkMcpJson(text, rel);
+    case "vscode-mcp":
+      return checkMcpJson(text, rel, "VSCODE_MCP");
+    case "claude-skill":
+      return checkClaudeSkill(text, rel);
   }
   return sectionSpots(out, text, slug, exempt, kind !== "goose");
 }
@@ -649,7 +688,8 @@ export function isAgentEntry(e: AuditEntry): boolean {
   const kind = e.kind ?? kindOfPath(e.rel);
   if (
     kind === null || kind === "claude-settings" || kind === "copilot-hooks" ||
-    kind === "codex-hooks" || kind === "vscode-settings"
+    kind === "codex-hooks" || kind === "vscode-settings" || kind === "claude-mcp" ||
+    kind === "vscode-mcp" || kind === "claude-skill"
   ) return false;
   return hostMayLoad(e, kind);
 }

@@ -104,13 +104,13 @@ function releaseNeeds(ctx: Ctx, files: readonly string[], writes: boolean): Need
 /**
  * What the audit reads above each team root: Claude Code and the Copilot CLI also load each
  * parent's agent folders up to the git root (lib/audit/hosts/claude_dirs.ts, copilot.ts), so the
- * audit looks at each parent's .git, .claude and .github, and reads nothing else there (`audit`
- * and `init`, which runs it).
+ * audit looks at each parent's .git, .claude and .github, and Claude Code's .mcp.json (each
+ * directory's up to `/`), and reads nothing else there (`audit` and `init`, which runs it).
  */
 function parentAgentLooks(roots: readonly string[]): string[] {
   return roots.flatMap((r) =>
     claudeLookDirs(r, null).slice(1).flatMap((d) =>
-      [".git", ".claude", ".github"].map((n) => join(d, n))
+      [".git", ".claude", ".github", ".mcp.json"].map((n) => join(d, n))
     )
   );
 }

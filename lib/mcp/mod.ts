@@ -9,7 +9,7 @@
 export { serveLines, writerSink } from "./jsonrpc.ts";
 export { openRoot } from "./read_root.ts";
 export { readfsTools } from "./readfs.ts";
-export { READFS_TOOLS, readfsLaunchProblem } from "./readfs_launch.ts";
+export { READFS_LAUNCH, READFS_TOOLS, readfsLaunchProblem } from "./readfs_launch.ts";
 export {
   RUNNER_MAP_VERSION,
   RUNNER_SERVER_NAME,

@@ -478,14 +478,17 @@ function parseSettings(
         `none of its rules count: make it a regular JSON file`,
     );
   }
+  // Claude Code drops one leading byte order mark before `JSON.parse` (2.1.42 `f46` through
+  // `p5`/`jH1`; 2.1.332's reader too): the file's rules and hooks count as it reads them.
+  const text = s.text.startsWith("\uFEFF") ? s.text.slice(1) : s.text;
   let doc;
   try {
-    doc = readJson(s.text, { dialect: "json" });
+    doc = readJson(text, { dialect: "json" });
   } catch (e) {
     if (!(e instanceof JsonReadError)) throw e;
     let jsonc = false;
     try {
-      readJson(s.text, { dialect: "jsonc" });
+      readJson(text, { dialect: "jsonc" });
       jsonc = true;
     } catch {
       // Not JSONC either: the strict reader's error stands.
@@ -494,7 +497,7 @@ function parseSettings(
     return fail(
       "SETTINGS_NOT_JSON",
       jsonc
-        ? `${at}: comments, trailing commas or a byte order mark (${e.message}); Claude Code ` +
+        ? `${at}: comments or trailing commas (${e.message}); Claude Code ` +
           `reads settings as strict JSON and ignores the whole file, so none of its rules count: ` +
           `remove them`
         : `${at}: not valid JSON (${e.message}); Claude Code ignores the whole file, so none ` +
@@ -615,32 +618,175 @@ export function hooksEmpty(hooks: unknown): boolean {
 }
 
 /**
+ * The settings besides `hooks` whose value is a shell command Claude Code runs as the user,
+ * outside its sandbox, from the project's settings files: the status lines (`{type: "command"}`,
+ * run on each refresh) and `fileSuggestion` (run for `@` completions), 2.1.42 `cli.js` `oSA`,
+ * `sSA`; and the credential helpers (2.1.42 `vr8`, `Er8`, `kr8`, `ow5`: read from the project
+ * and local settings once the workspace is trusted). 2.1.332 lists these together as its
+ * command-running settings (`vnd`), with `processWrapper` and `policyHelpers`, which it honors
+ * from managed and user settings only.
+ */
+const SETTINGS_COMMAND_KEYS: readonly string[] = [
+  "statusLine",
+  "subagentStatusLine",
+  "fileSuggestion",
+  "apiKeyHelper",
+  "awsAuthRefresh",
+  "awsCredentialExport",
+  "gcpAuthRefresh",
+  "otelHeadersHelper",
+  "proxyAuthHelper",
+];
+
+/**
+ * The `env` names Claude Code itself sets from a project's settings before the workspace is
+ * trusted, as its own knobs (2.1.42 `cli.js` `$51`, compared upper-cased as it compares them).
+ * Every other name it sets once the workspace is trusted (`h11`: `Object.assign(process.env,
+ * settings.env)`), and it starts every program from that environment, outside its sandbox: a
+ * stdio MCP server (`{...process.env, ...server.env}`, through `CLAUDE_CODE_SHELL_PREFIX` when
+ * that is set), the `rg` of Grep and Glob, hooks and helpers. So `LD_PRELOAD`, `PATH`,
+ * `NODE_OPTIONS` or `CLAUDE_CODE_SHELL_PREFIX` there picks the program that runs.
+ */
+const SETTINGS_SAFE_ENV: ReadonlySet<string> = new Set([
+  "ANTHROPIC_CUSTOM_HEADERS",
+  "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+  "ANTHROPIC_DEFAULT_OPUS_MODEL",
+  "ANTHROPIC_DEFAULT_SONNET_MODEL",
+  "ANTHROPIC_FOUNDRY_API_KEY",
+  "ANTHROPIC_MODEL",
+  "ANTHROPIC_SMALL_FAST_MODEL_AWS_REGION",
+  "ANTHROPIC_SMALL_FAST_MODEL",
+  "AWS_DEFAULT_REGION",
+  "AWS_PROFILE",
+  "AWS_REGION",
+  "BASH_DEFAULT_TIMEOUT_MS",
+  "BASH_MAX_OUTPUT_LENGTH",
+  "BASH_MAX_TIMEOUT_MS",
+  "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR",
+  "CLAUDE_BASH_NO_LOGIN",
+  "CLAUDE_CODE_API_KEY_HELPER_TTL_MS",
+  "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS",
+  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+  "CLAUDE_CODE_DISABLE_TERMINAL_TITLE",
+  "CLAUDE_CODE_ENABLE_TELEMETRY",
+  "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS",
+  "CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL",
+  "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
+  "CLAUDE_CODE_SKIP_BEDROCK_AUTH",
+  "CLAUDE_CODE_SKIP_FOUNDRY_AUTH",
+  "CLAUDE_CODE_SKIP_VERTEX_AUTH",
+  "CLAUDE_CODE_SUBAGENT_MODEL",
+  "CLAUDE_CODE_USE_BEDROCK",
+  "CLAUDE_CODE_USE_FOUNDRY",
+  "CLAUDE_CODE_USE_VERTEX",
+  "DISABLE_AUTOUPDATER",
+  "DISABLE_BUG_COMMAND",
+  "DISABLE_COST_WARNINGS",
+  "DISABLE_ERROR_REPORTING",
+  "DISABLE_TELEMETRY",
+  "ENABLE_EXPERIMENTAL_MCP_CLI",
+  "ENABLE_TOOL_SEARCH",
+  "MAX_MCP_OUTPUT_TOKENS",
+  "MAX_THINKING_TOKENS",
+  "MCP_TIMEOUT",
+  "MCP_TOOL_TIMEOUT",
+  "OTEL_EXPORTER_OTLP_HEADERS",
+  "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+  "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL",
+  "OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE",
+  "OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY",
+  "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+  "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+  "OTEL_EXPORTER_OTLP_PROTOCOL",
+  "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+  "OTEL_LOG_USER_PROMPTS",
+  "OTEL_LOGS_EXPORT_INTERVAL",
+  "OTEL_LOGS_EXPORTER",
+  "OTEL_METRIC_EXPORT_INTERVAL",
+  "OTEL_METRICS_EXPORTER",
+  "OTEL_METRICS_INCLUDE_ACCOUNT_UUID",
+  "OTEL_METRICS_INCLUDE_SESSION_ID",
+  "OTEL_METRICS_INCLUDE_VERSION",
+  "OTEL_RESOURCE_ATTRIBUTES",
+  "USE_BUILTIN_RIPGREP",
+  "VERTEX_REGION_CLAUDE_3_5_HAIKU",
+  "VERTEX_REGION_CLAUDE_3_5_SONNET",
+  "VERTEX_REGION_CLAUDE_3_7_SONNET",
+  "VERTEX_REGION_CLAUDE_4_0_OPUS",
+  "VERTEX_REGION_CLAUDE_4_0_SONNET",
+  "VERTEX_REGION_CLAUDE_4_1_OPUS",
+  "VERTEX_REGION_CLAUDE_HAIKU_4_5",
+]);
+
+/** Whether a command setting's value runs nothing: absent, null, `false` or an empty string. */
+function runsNothing(v: unknown): boolean {
+  return v === undefined || v === null || v === false || v === "";
+}
+
+/**
  * A settings file's `hooks`: shell commands Claude Code runs around every tool call of every
  * agent of the session (`PreToolUse`, `PostToolUse`, ...), whatever the agent's own `tools:`
  * say, so a hook that runs what a tool's input holds turns a read-only agent's Grep into a
- * shell. This project installs no hook, so any non-empty `hooks` is reported (`SETTINGS_HOOKS`):
- * an error for the audit under the switch, a warning for `doctor` and `serve`.
+ * shell; and each of {@link SETTINGS_COMMAND_KEYS}, a program of the file's author run as the
+ * user. This project installs none, so any is reported (`SETTINGS_HOOKS`): an error for the
+ * audit under the switch, a warning for `doctor` and `serve`.
  */
 function hookFindings(
   v: Record<string, unknown>,
   rel: string,
   locate: (path: JsonPath) => Position,
 ): SettingsFinding[] {
+  const finding = (key: string, message: string, path: JsonPath = [key]): SettingsFinding => {
+    const position = locate(path);
+    return {
+      code: "SETTINGS_HOOKS",
+      kind: null,
+      rule: null,
+      file: rel,
+      add: null,
+      position,
+      message: `${rel}:${position.line}:${position.column}: ${message}, so no agent of this ` +
+        `session is proven read-only; remove "${key}" from ${rel}`,
+    };
+  };
+  const out: SettingsFinding[] = [];
   const hooks = v.hooks;
-  if (hooksEmpty(hooks)) return [];
-  const position = locate(["hooks"]);
-  const events = isRecord(hooks) ? Object.keys(hooks).join(", ") : "an unreadable value";
-  return [{
-    code: "SETTINGS_HOOKS",
-    kind: null,
-    rule: null,
-    file: rel,
-    add: null,
-    position,
-    message: `${rel}:${position.line}:${position.column}: "hooks" (${events}) runs shell ` +
-      `commands around every agent's tool calls, whatever its tools: say, so no agent of this ` +
-      `session is proven read-only; remove "hooks" from ${rel}`,
-  }];
+  if (!hooksEmpty(hooks)) {
+    const events = isRecord(hooks) ? Object.keys(hooks).join(", ") : "an unreadable value";
+    out.push(
+      finding(
+        "hooks",
+        `"hooks" (${events}) runs shell commands around every agent's tool calls, whatever ` +
+          "its tools: say",
+      ),
+    );
+  }
+  for (const key of SETTINGS_COMMAND_KEYS) {
+    if (runsNothing(v[key])) continue;
+    out.push(
+      finding(
+        key,
+        `"${key}" names a shell command Claude Code runs as the user, outside its sandbox`,
+      ),
+    );
+  }
+  const env = v.env;
+  if (env !== undefined && env !== null && !isRecord(env)) {
+    out.push(finding("env", '"env" is not an object the check can read'));
+  }
+  for (const name of isRecord(env) ? Object.keys(env) : []) {
+    if (SETTINGS_SAFE_ENV.has(name.toUpperCase())) continue;
+    out.push(
+      finding(
+        `env.${name}`,
+        `"env.${name}" is put in the environment of every program Claude Code starts as the ` +
+          "user, outside its sandbox (MCP servers, the rg of Grep and Glob, hooks), so it can " +
+          "pick the program that runs",
+        ["env", name],
+      ),
+    );
+  }
+  return out;
 }
 
 /**

@@ -204,7 +204,7 @@ Deno.test("session settings: malformed, JSONC and misshapen files count for noth
       line: 3,
       column: 39,
     }],
-    ['{\n  // the team rules\n  "permissions": {"deny": []}\n}', /comments, trailing commas/, {
+    ['{\n  // the team rules\n  "permissions": {"deny": []}\n}', /comments or trailing commas/, {
       line: 2,
       column: 3,
     }],
