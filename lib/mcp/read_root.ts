@@ -10,8 +10,9 @@
  *
  * A link inside the root that stays inside is followed (its target is checked as if named). The
  * read itself (`lib/fs/safe_read.ts`) then refuses a final symlink, a FIFO, a device and a file
- * swapped in between; {@link stillAt} checks afterwards that the name still resolves where it
- * did, so a directory swapped for a link during the read is refused too.
+ * swapped in between; {@link readHeld} counts a read only when no folder on the path changed while
+ * it was read, so a folder swapped for a link (to the key dir, say) and back around the open is
+ * refused too, however briefly it was swapped (probe 22e, E3).
  *
  * @example
  * ```ts
@@ -22,8 +23,8 @@
  * ```
  * @module
  */
-import { McpError } from "../errors.ts";
-import { join } from "../fs/path.ts";
+import { FsSafetyError, McpError } from "../errors.ts";
+import { dirname, join } from "../fs/path.ts";
 import { normalizeRel } from "../fs/rel_path.ts";
 import { keyUnder, within } from "../fs/within.ts";
 import { controlPlaneHit, staticPlane } from "../policy/control_plane.ts";
@@ -195,5 +196,99 @@ export function stillAt(root: ReadRoot, r: Resolved): boolean {
     return Deno.realPathSync(r.named === "." ? root.real : join(root.real, r.named)) === r.abs;
   } catch {
     return false;
+  }
+}
+
+/**
+ * A folder whose change time or modification time is this close to a read's start is not taken to
+ * have held still: the kernel stamps those times from a clock that ticks every few milliseconds,
+ * and Deno reports them to the millisecond, so a rename in the same tick would not show.
+ */
+export const SETTLE_MS = 50;
+
+/** Reads {@link readHeld} tries by default before it gives up on a folder that keeps changing. */
+const HELD_ATTEMPTS = 3;
+
+/** The real folders from the root down to the one holding `abs`. */
+function foldersOf(root: ReadRoot, abs: string): string[] {
+  const parent = dirname(abs);
+  const out = [root.real];
+  if (parent === root.real || !within(parent, root.real)) return out;
+  let at = root.real;
+  for (const seg of keyUnder(root.real, parent).split("/")) {
+    at = `${at}/${seg}`;
+    out.push(at);
+  }
+  return out;
+}
+
+/**
+ * Each folder's identity and times, or `null` when one is not a real folder now (a link) or was
+ * changed at `settledBefore` or later.
+ */
+function foldersStamp(folders: readonly string[], settledBefore: number): string | null {
+  const parts: string[] = [];
+  for (const f of folders) {
+    let st: Deno.FileInfo;
+    try {
+      st = Deno.lstatSync(f);
+    } catch {
+      return null;
+    }
+    if (!st.isDirectory) return null;
+    const c = st.ctime?.getTime() ?? Infinity;
+    const m = st.mtime?.getTime() ?? Infinity;
+    if (c >= settledBefore || m >= settledBefore) return null;
+    parts.push(`${st.dev}:${st.ino}:${c}:${m}`);
+  }
+  return parts.join("|");
+}
+
+/**
+ * Runs `read` (an open and read of `r.abs` by path) and returns what it read only when the path
+ * held still meanwhile: every folder from the root down to the file's was a real folder, unchanged
+ * since before the read began (identity, change and modification times, each older than
+ * {@link SETTLE_MS} before it), and the name still resolves to `r.abs` after. Deno has no `openat`,
+ * so the open follows whatever the path names at that instant: a session that swaps a folder on
+ * it for a link (and back) changes the folder above, which no process can hide (a change time is
+ * never set back). A folder that keeps changing is waited for (up to `attempts` reads), then
+ * refused.
+ *
+ * @throws {FsSafetyError} `FILE_CHANGED` when the path did not hold still in `attempts` reads;
+ *   what `read` throws.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openRoot, readHeld, resolveIn } from "./read_root.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/a.txt`, "x");
+ * const root = openRoot(dir, null);
+ * const bytes = await readHeld(root, resolveIn(root, "a.txt"), (p) => Deno.readFile(p));
+ * assert.equal(bytes.length, 1);
+ * ```
+ */
+export async function readHeld(
+  root: ReadRoot,
+  r: Resolved,
+  read: (abs: string) => Promise<Uint8Array>,
+  attempts: number = HELD_ATTEMPTS,
+): Promise<Uint8Array> {
+  const folders = foldersOf(root, r.abs);
+  for (let attempt = 1;; attempt++) {
+    const settledBefore = Date.now() - SETTLE_MS;
+    const before = foldersStamp(folders, settledBefore);
+    if (before !== null) {
+      const bytes = await read(r.abs);
+      if (foldersStamp(folders, settledBefore) === before && stillAt(root, r)) return bytes;
+    }
+    if (attempt >= attempts) {
+      throw new FsSafetyError(
+        "FILE_CHANGED",
+        `${r.named} changed while it was read (a folder on its path was changed just now); ` +
+          "read it again",
+        { details: { path: r.named } },
+      );
+    }
+    await new Promise((done) => setTimeout(done, SETTLE_MS + 10));
   }
 }

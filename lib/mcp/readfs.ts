@@ -23,13 +23,13 @@
  * @module
  */
 import { sha256Hex } from "../crypto/hash.ts";
-import { FsSafetyError, McpError } from "../errors.ts";
+import { McpError } from "../errors.ts";
 import { kindOfInfo } from "../fs/entry.ts";
 import { join } from "../fs/path.ts";
 import { readRegularFileWithin } from "../fs/safe_read.ts";
 import { fnmatchCase } from "../pycompat/fnmatch.ts";
 import { DEFAULT_SIZE_CAP } from "../policy/types.ts";
-import { type ReadRoot, reservedProblem, type Resolved, resolveIn, stillAt } from "./read_root.ts";
+import { readHeld, type ReadRoot, reservedProblem, type Resolved, resolveIn } from "./read_root.ts";
 import type { ArgSpec, Tool, ToolResult } from "./server.ts";
 
 /** The largest file `read_file` returns (and `grep` searches): the proposal size cap, 256 KiB. */
@@ -76,13 +76,18 @@ function textOf(bytes: Uint8Array): string | null {
   }
 }
 
-/** Reads a resolved regular file under the cap, or refuses. */
-async function readResolved(root: ReadRoot, r: Resolved): Promise<Uint8Array> {
-  const f = await readRegularFileWithin(r.abs, { maxBytes: MAX_READ_BYTES, what: "file" });
-  if (!stillAt(root, r)) {
-    throw new FsSafetyError("FILE_CHANGED", `${r.named} changed while it was read; read it again`);
-  }
-  return f.bytes;
+/**
+ * Reads a resolved regular file under the cap, or refuses; `attempts` as {@link readHeld} takes
+ * it (`grep` tries once and skips a file whose folder changed just now).
+ */
+function readResolved(root: ReadRoot, r: Resolved, attempts?: number): Promise<Uint8Array> {
+  return readHeld(
+    root,
+    r,
+    async (abs) =>
+      (await readRegularFileWithin(abs, { maxBytes: MAX_READ_BYTES, what: "file" })).bytes,
+    attempts,
+  );
 }
 
 function dirOf(r: Resolved): void {
@@ -282,13 +287,10 @@ export function readfsTools(root: ReadRoot): Tool[] {
           }
           let body: string | null;
           try {
-            const f = await readRegularFileWithin(m.abs, {
-              maxBytes: MAX_READ_BYTES,
-              what: "file",
-            });
-            bytes += f.bytes.length;
             // A folder on the way swapped for a link while the file was read: not this file.
-            body = stillAt(root, { abs: m.abs, rel: m.rel, named: m.rel }) ? textOf(f.bytes) : null;
+            const read = await readResolved(root, { abs: m.abs, rel: m.rel, named: m.rel }, 1);
+            bytes += read.length;
+            body = textOf(read);
           } catch {
             body = null;
           }
