@@ -49,6 +49,24 @@ export function readAtSync(file: Deno.FsFile, offset: number, buf: Uint8Array): 
  */
 export function readWholeFileSync(path: string): Uint8Array<ArrayBuffer> {
   using file = Deno.openSync(path, { read: true });
+  return readWholeOpenedSync(file);
+}
+
+/**
+ * {@link readWholeFileSync} of a file already open (the caller closes it): for a path someone
+ * else may swap, open it with a deadline first (`readWholeFileWithin`, `lib/fs/safe_read.ts`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readWholeOpenedSync } from "./read_at.ts";
+ * const path = Deno.makeTempFileSync();
+ * Deno.writeTextFileSync(path, "hello\n");
+ * using f = Deno.openSync(path);
+ * assert.equal(readWholeOpenedSync(f).length, 6);
+ * ```
+ */
+export function readWholeOpenedSync(file: Deno.FsFile): Uint8Array<ArrayBuffer> {
   let buf = new Uint8Array(file.statSync().size + 1);
   let off = readAtSync(file, 0, buf);
   // A full buffer: the file has more than the stat said (it grew, or it is in /proc).

@@ -25,7 +25,7 @@
  */
 
 import { RequestError } from "../errors.ts";
-import { readWholeFileSync } from "../fs/read_at.ts";
+import { readWholeFileWithin } from "../fs/safe_read.ts";
 import { childEnv } from "../process/child_env.ts";
 import { type IndexEntry, parseIndex } from "./index_file.ts";
 import { parseStatusZ, type StatusEntry } from "./status_z.ts";
@@ -924,10 +924,13 @@ export function parseLsFiles(out: Uint8Array): IndexEntry[] | null {
 export async function readIndex(ctx: GitContext): Promise<IndexRead> {
   let raw: Uint8Array;
   try {
-    raw = readWholeFileSync(ctx.indexPath);
+    // With a deadline: a session can put a FIFO at `.git/index`, and a plain open of it would
+    // hold the runner (and its beat) forever (probe 22e E1).
+    raw = await readWholeFileWithin(ctx.indexPath, "the git index");
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return lazyIndex(new Uint8Array(0), [], () => [], false);
-    throw new RequestError("SNAPSHOT_FAILED", `cannot read the git index: ${String(e)}`);
+    const why = e instanceof Error ? e.message : String(e);
+    throw new RequestError("SNAPSHOT_FAILED", `cannot read the git index: ${why}`);
   }
   const oidLength = ctx.objectFormat === "sha1" ? 20 : 32;
   // Every entry is checked now; only the flagged ones and the gitlinks are built. The full list is
