@@ -206,7 +206,7 @@ export function stillAt(root: ReadRoot, r: Resolved): boolean {
  */
 export const SETTLE_MS = 50;
 
-/** Reads {@link readHeld} tries by default before it gives up on a folder that keeps changing. */
+/** Looks {@link readHeld} tries before it gives up on a folder that keeps changing. */
 const HELD_ATTEMPTS = 3;
 
 /** The real folders from the root down to the one holding `abs`. */
@@ -245,17 +245,16 @@ function foldersStamp(folders: readonly string[], settledBefore: number): string
 }
 
 /**
- * Runs `read` (an open and read of `r.abs` by path) and returns what it read only when the path
- * held still meanwhile: every folder from the root down to the file's was a real folder, unchanged
- * since before the read began (identity, change and modification times, each older than
- * {@link SETTLE_MS} before it), and the name still resolves to `r.abs` after. Deno has no `openat`,
- * so the open follows whatever the path names at that instant: a session that swaps a folder on
- * it for a link (and back) changes the folder above, which no process can hide (a change time is
- * never set back). A folder that keeps changing is waited for (up to `attempts` reads), then
- * refused.
+ * Runs `look` (an open and read of `r.abs` by path, a listing, an `lstat`) and returns what it
+ * found only when the path held still meanwhile: every folder from the root down to the one
+ * holding `r.abs` was a real folder, unchanged since before the look began (identity, change and
+ * modification times, each older than {@link SETTLE_MS} before it), and the name still resolves
+ * to `r.abs` after. Deno has no `openat`, so a look follows whatever the path names at that
+ * instant: a session that swaps a folder on it for a link (to the key dir, say) and back changes
+ * the folder above, which no process can hide (a change time is never set back). A folder that
+ * keeps changing is waited for (up to {@link HELD_ATTEMPTS} looks), then refused.
  *
- * @throws {FsSafetyError} `FILE_CHANGED` when the path did not hold still in `attempts` reads;
- *   what `read` throws.
+ * @throws {FsSafetyError} `FILE_CHANGED` when the path did not hold still; what `look` throws.
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -267,21 +266,20 @@ function foldersStamp(folders: readonly string[], settledBefore: number): string
  * assert.equal(bytes.length, 1);
  * ```
  */
-export async function readHeld(
+export async function readHeld<T>(
   root: ReadRoot,
   r: Resolved,
-  read: (abs: string) => Promise<Uint8Array>,
-  attempts: number = HELD_ATTEMPTS,
-): Promise<Uint8Array> {
+  look: (abs: string) => T | Promise<T>,
+): Promise<T> {
   const folders = foldersOf(root, r.abs);
   for (let attempt = 1;; attempt++) {
     const settledBefore = Date.now() - SETTLE_MS;
     const before = foldersStamp(folders, settledBefore);
     if (before !== null) {
-      const bytes = await read(r.abs);
-      if (foldersStamp(folders, settledBefore) === before && stillAt(root, r)) return bytes;
+      const found = await look(r.abs);
+      if (foldersStamp(folders, settledBefore) === before && stillAt(root, r)) return found;
     }
-    if (attempt >= attempts) {
+    if (attempt >= HELD_ATTEMPTS) {
       throw new FsSafetyError(
         "FILE_CHANGED",
         `${r.named} changed while it was read (a folder on its path was changed just now); ` +

@@ -76,17 +76,13 @@ function textOf(bytes: Uint8Array): string | null {
   }
 }
 
-/**
- * Reads a resolved regular file under the cap, or refuses; `attempts` as {@link readHeld} takes
- * it (`grep` tries once and skips a file whose folder changed just now).
- */
-function readResolved(root: ReadRoot, r: Resolved, attempts?: number): Promise<Uint8Array> {
+/** Reads a resolved regular file under the cap, or refuses (never through a swapped folder). */
+function readResolved(root: ReadRoot, r: Resolved): Promise<Uint8Array> {
   return readHeld(
     root,
     r,
     async (abs) =>
       (await readRegularFileWithin(abs, { maxBytes: MAX_READ_BYTES, what: "file" })).bytes,
-    attempts,
   );
 }
 
@@ -107,9 +103,14 @@ interface Met {
 
 /**
  * The entries below `start` (itself when a file), depth first in name order, never through a
- * link, without the control plane or the key dir; stops after `budget.left` entries.
+ * link (each folder is listed only while its path holds still: {@link readHeld}), without the
+ * control plane or the key dir; stops after `budget.left` entries.
  */
-function* walk(root: ReadRoot, start: Resolved, budget: { left: number }): Generator<Met> {
+async function* walk(
+  root: ReadRoot,
+  start: Resolved,
+  budget: { left: number },
+): AsyncGenerator<Met> {
   const st = Deno.lstatSync(start.abs);
   if (!st.isDirectory) {
     const name = start.rel.split("/").at(-1) ?? start.rel;
@@ -121,9 +122,10 @@ function* walk(root: ReadRoot, start: Resolved, budget: { left: number }): Gener
     const dir = stack.pop() as { rel: string; abs: string };
     let entries: Deno.DirEntry[];
     try {
-      entries = [...Deno.readDirSync(dir.abs)];
+      const at = { abs: dir.abs, rel: dir.rel, named: dir.rel };
+      entries = await readHeld(root, at, (abs) => [...Deno.readDirSync(abs)]);
     } catch {
-      continue; // unreadable, or gone since: skipped
+      continue; // unreadable, gone since, or on a path that did not hold still: skipped
     }
     entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     const below: { rel: string; abs: string }[] = [];
@@ -194,12 +196,12 @@ export function readfsTools(root: ReadRoot): Tool[] {
         "symlink, other). The control plane (.git, .agentteams, .claude, …) is left out.",
       args: { path: PATH_ARG },
       readOnly: true,
-      call: (args) => {
+      call: async (args) => {
         const r = resolveIn(root, pathArg(args));
         dirOf(r);
         const entries: { name: string; kind: string }[] = [];
         let truncated = false;
-        const all = [...Deno.readDirSync(r.abs)].sort((a, b) =>
+        const all = (await readHeld(root, r, (abs) => [...Deno.readDirSync(abs)])).sort((a, b) =>
           a.name < b.name ? -1 : a.name > b.name ? 1 : 0
         );
         for (const e of all) {
@@ -213,9 +215,7 @@ export function readfsTools(root: ReadRoot): Tool[] {
         }
         const lines = entries.map((e) => `${e.kind}\t${e.name}`);
         if (truncated) lines.push(`(stopped at ${MAX_LIST} entries)`);
-        return Promise.resolve(
-          text(lines.join("\n") || "(empty)", { path: r.rel, entries, truncated }),
-        );
+        return text(lines.join("\n") || "(empty)", { path: r.rel, entries, truncated });
       },
     },
     {
@@ -233,13 +233,13 @@ export function readfsTools(root: ReadRoot): Tool[] {
         path: { ...PATH_ARG, description: "where to look (default: the root)" },
       },
       readOnly: true,
-      call: (args) => {
+      call: async (args) => {
         const r = resolveIn(root, pathArg(args));
         const pattern = args.pattern as string;
         const budget = { left: MAX_WALK };
         const found: string[] = [];
         let truncated = false;
-        for (const m of walk(root, r, budget)) {
+        for await (const m of walk(root, r, budget)) {
           if (!globMatch(m, pattern)) continue;
           if (found.length >= MAX_FOUND) {
             truncated = true;
@@ -250,9 +250,7 @@ export function readfsTools(root: ReadRoot): Tool[] {
         if (budget.left <= 0) truncated = true;
         const lines = [...found];
         if (truncated) lines.push(`(stopped: at most ${MAX_FOUND} results, ${MAX_WALK} entries)`);
-        return Promise.resolve(
-          text(lines.join("\n") || "(no match)", { paths: found, truncated }),
-        );
+        return text(lines.join("\n") || "(no match)", { paths: found, truncated });
       },
     },
     {
@@ -278,7 +276,7 @@ export function readfsTools(root: ReadRoot): Tool[] {
         let bytes = 0;
         let skipped = 0;
         let truncated = false;
-        outer: for (const m of walk(root, r, budget)) {
+        outer: for await (const m of walk(root, r, budget)) {
           if (m.kind !== "file") continue;
           if (glob !== null && !globMatch(m, glob)) continue;
           if (bytes >= MAX_GREP_BYTES) {
@@ -288,7 +286,7 @@ export function readfsTools(root: ReadRoot): Tool[] {
           let body: string | null;
           try {
             // A folder on the way swapped for a link while the file was read: not this file.
-            const read = await readResolved(root, { abs: m.abs, rel: m.rel, named: m.rel }, 1);
+            const read = await readResolved(root, { abs: m.abs, rel: m.rel, named: m.rel });
             bytes += read.length;
             body = textOf(read);
           } catch {
@@ -321,9 +319,9 @@ export function readfsTools(root: ReadRoot): Tool[] {
         "whether the name is a link (followed only when it stays inside the root).",
       args: { path: PATH_ARG },
       readOnly: true,
-      call: (args) => {
+      call: async (args) => {
         const r = resolveIn(root, pathArg(args));
-        const st = Deno.lstatSync(r.abs);
+        const st = await readHeld(root, r, (abs) => Deno.lstatSync(abs));
         let link = false;
         try {
           link = r.named !== "." && Deno.lstatSync(join(root.real, r.named)).isSymlink;
@@ -339,7 +337,7 @@ export function readfsTools(root: ReadRoot): Tool[] {
           link,
         };
         const lines = Object.entries(data).map(([k, v]) => `${k}: ${v}`);
-        return Promise.resolve(text(lines.join("\n"), data));
+        return text(lines.join("\n"), data);
       },
     },
   ];

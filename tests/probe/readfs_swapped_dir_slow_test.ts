@@ -5,8 +5,9 @@
  * The session (its Bash in Claude's sandbox may write the project) keeps exchanging `src/d` (a real
  * folder holding a file `k`) with `src/l` (a link to the key dir) while the orchestrator's model
  * calls `read_file src/d/k`: the server resolved the name inside the root, then opened it by path
- * while it led through the link, and checked again once it led through the folder. Now a read
- * counts only when no folder on its path changed while it was read. The server runs under exactly
+ * while it led through the link, and checked again once it led through the folder (`list_dir`
+ * and `find` listed the key dir's names the same way). Now a read or a listing counts only when
+ * no folder on its path changed while it was made. The server runs under exactly
  * the flags `agentteams permissions mcp readfs` prints, and the test asserts that not one answer
  * carries the key's bytes and that the tree holds what the test itself made.
  */
@@ -29,6 +30,7 @@ Deno.test("probe 22e: a folder swapped for a link to the key dir while read_file
   Deno.mkdirSync(home);
   Deno.mkdirSync(keys, { mode: 0o700 });
   Deno.writeTextFileSync(`${keys}/proposal-ledger.key`, SECRET);
+  Deno.writeTextFileSync(`${keys}/only-in-the-key-dir.pem`, SECRET);
   Deno.writeTextFileSync(`${root}/src/d/proposal-ledger.key`, "decoy\n");
   Deno.symlinkSync(keys, `${root}/src/l`);
   const env = serverEnv(home, { AGENTTEAMS_KEY_DIR: keys });
@@ -38,19 +40,19 @@ Deno.test("probe 22e: a folder swapped for a link to the key dir while read_file
     stdout: "null",
     stderr: "piped",
   }).spawn();
-  let calls = 0, leaked = 0, decoys = 0;
+  let calls = 0, leaked = 0, listed = 0, decoys = 0;
+  const tool = async (name: string, path: string) =>
+    textOf(await c.client.callTool({ name, arguments: { path } }));
   try {
     const end = Date.now() + SWAP_MS;
     while (Date.now() < end) {
       calls++;
-      const text = textOf(
-        await c.client.callTool({
-          name: "read_file",
-          arguments: { path: "src/d/proposal-ledger.key" },
-        }),
-      );
+      const text = await tool("read_file", "src/d/proposal-ledger.key");
       if (text.includes(SECRET)) leaked++;
       if (text.includes("decoy")) decoys++;
+      // The key dir's names are not listed either (list_dir, find, stat look the same way).
+      if ((await tool("list_dir", "src/d")).includes("only-in-the-key-dir")) listed++;
+      if ((await tool("find", "src")).includes("only-in-the-key-dir")) listed++;
     }
   } finally {
     swapper.kill("SIGKILL");
@@ -58,6 +60,7 @@ Deno.test("probe 22e: a folder swapped for a link to the key dir while read_file
     await c.close();
   }
   assert.equal(leaked, 0, `${leaked} of ${calls} read_file answers carried the key dir's file`);
+  assert.equal(listed, 0, `${listed} listings of ${calls * 2} named the key dir's file`);
   // The server wrote nothing: the tree is the folder and the link the test made, in some order.
   assert.match(snapshot(root), /proposal-ledger\.key/);
   // After the swapping stops, the decoy reads again (a settled folder is read as before).
