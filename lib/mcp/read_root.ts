@@ -200,9 +200,10 @@ export function stillAt(root: ReadRoot, r: Resolved): boolean {
 }
 
 /**
- * A folder whose change time or modification time is this close to a read's start is not taken to
- * have held still: the kernel stamps those times from a clock that ticks every few milliseconds,
- * and Deno reports them to the millisecond, so a rename in the same tick would not show.
+ * A folder whose change time or modification time is this close to a look's start is not taken to
+ * have held still: the kernel stamps those times from a clock that ticks every few milliseconds.
+ * Deno reports a change time in whole seconds (rounded down), so a change time must lie a second
+ * more in the past: a change made after the look began then always shows.
  */
 export const SETTLE_MS = 50;
 
@@ -223,11 +224,13 @@ function foldersOf(root: ReadRoot, abs: string): string[] {
 }
 
 /**
- * Each folder's identity and times, or `null` when one is not a real folder now (a link) or was
- * changed at `settledBefore` or later.
+ * Each folder's identity and times (a string), or how long to wait until every folder will have
+ * settled (ms, a number: one was changed too close to `start`), or `null` when one is not a real
+ * folder now (a link, or gone).
  */
-function foldersStamp(folders: readonly string[], settledBefore: number): string | null {
+function foldersStamp(folders: readonly string[], start: number): string | number | null {
   const parts: string[] = [];
+  let waitMs = 0;
   for (const f of folders) {
     let st: Deno.FileInfo;
     try {
@@ -236,23 +239,24 @@ function foldersStamp(folders: readonly string[], settledBefore: number): string
       return null;
     }
     if (!st.isDirectory) return null;
-    const c = st.ctime?.getTime() ?? Infinity;
-    const m = st.mtime?.getTime() ?? Infinity;
-    if (c >= settledBefore || m >= settledBefore) return null;
+    const c = st.ctime?.getTime() ?? start;
+    const m = st.mtime?.getTime() ?? start;
+    waitMs = Math.max(waitMs, c + 1000 + SETTLE_MS - start, m + SETTLE_MS - start);
     parts.push(`${st.dev}:${st.ino}:${c}:${m}`);
   }
-  return parts.join("|");
+  return waitMs > 0 ? waitMs : parts.join("|");
 }
 
 /**
  * Runs `look` (an open and read of `r.abs` by path, a listing, an `lstat`) and returns what it
  * found only when the path held still meanwhile: every folder from the root down to the one
  * holding `r.abs` was a real folder, unchanged since before the look began (identity, change and
- * modification times, each older than {@link SETTLE_MS} before it), and the name still resolves
- * to `r.abs` after. Deno has no `openat`, so a look follows whatever the path names at that
+ * modification times, each settled before it: {@link SETTLE_MS}), and the name still resolves to
+ * `r.abs` after. Deno has no `openat`, so a look follows whatever the path names at that
  * instant: a session that swaps a folder on it for a link (to the key dir, say) and back changes
- * the folder above, which no process can hide (a change time is never set back). A folder that
- * keeps changing is waited for (up to {@link HELD_ATTEMPTS} looks), then refused.
+ * the folder above, which no process can hide (a change time is never set back). A folder changed
+ * just now is waited for (about a second); one that keeps changing is refused after
+ * {@link HELD_ATTEMPTS} tries.
  *
  * @throws {FsSafetyError} `FILE_CHANGED` when the path did not hold still; what `look` throws.
  * @example
@@ -273,11 +277,11 @@ export async function readHeld<T>(
 ): Promise<T> {
   const folders = foldersOf(root, r.abs);
   for (let attempt = 1;; attempt++) {
-    const settledBefore = Date.now() - SETTLE_MS;
-    const before = foldersStamp(folders, settledBefore);
-    if (before !== null) {
+    const start = Date.now();
+    const before = foldersStamp(folders, start);
+    if (typeof before === "string") {
       const found = await look(r.abs);
-      if (foldersStamp(folders, settledBefore) === before && stillAt(root, r)) return found;
+      if (foldersStamp(folders, start) === before && stillAt(root, r)) return found;
     }
     if (attempt >= HELD_ATTEMPTS) {
       throw new FsSafetyError(
@@ -287,6 +291,7 @@ export async function readHeld<T>(
         { details: { path: r.named } },
       );
     }
-    await new Promise((done) => setTimeout(done, SETTLE_MS + 10));
+    const waitMs = typeof before === "number" ? Math.min(before, 1000 + 2 * SETTLE_MS) : SETTLE_MS;
+    await new Promise((done) => setTimeout(done, waitMs + 5));
   }
 }
