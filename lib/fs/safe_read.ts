@@ -241,25 +241,28 @@ export async function openWithin(
 
 /**
  * The whole of a regular file at a path someone else may swap (a session's `.git/index`, a
- * watched file of the control plane), of any size: opened by {@link openWithin}, so a FIFO put at
- * the name (with or without a writer) is refused (`NOT_REGULAR_FILE`) instead of holding the
- * process, and read in one buffer (`readWholeOpenedSync`). It follows a final symlink, as the
- * plain read it replaces did; callers that must not, `lstat` first.
+ * watched file of the control plane), at most `maxBytes`: opened by {@link openWithin}, so a FIFO
+ * put at the name (with or without a writer) is refused (`NOT_REGULAR_FILE`) instead of holding
+ * the process, refused unread past the cap (`FILE_TOO_LARGE`: a sparse file costs its maker no
+ * disk and a reader its size in memory), and read in one buffer (`readWholeOpenedSync`). It
+ * follows a final symlink, as the plain read it replaces did; callers that must not, `lstat`
+ * first.
  *
  * @throws {FsSafetyError} `NOT_REGULAR_FILE` (a FIFO, a directory, a device, an open that did not
- *   complete in time); what `Deno.open` throws (`Deno.errors.NotFound`, ...).
+ *   complete in time), `FILE_TOO_LARGE`; what `Deno.open` throws (`Deno.errors.NotFound`, ...).
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { readWholeFileWithin } from "./safe_read.ts";
  * const path = Deno.makeTempDirSync() + "/index";
  * Deno.writeTextFileSync(path, "DIRC");
- * assert.equal((await readWholeFileWithin(path, "git index")).length, 4);
+ * assert.equal((await readWholeFileWithin(path, "git index", 1024)).length, 4);
  * ```
  */
 export async function readWholeFileWithin(
   path: string,
   what: string,
+  maxBytes: number,
   deadlineMs: number = OPEN_DEADLINE_MS,
 ): Promise<Uint8Array<ArrayBuffer>> {
   using file = await openWithin(path, deadlineMs, what);
@@ -271,7 +274,14 @@ export async function readWholeFileWithin(
       { details: { path } },
     );
   }
-  return readWholeOpenedSync(file);
+  const tooLarge = (how: string) =>
+    new FsSafetyError("FILE_TOO_LARGE", `${what} ${path} ${how} the ${maxBytes}-byte limit`, {
+      details: { path },
+    });
+  if (st.size > maxBytes) throw tooLarge(`is ${st.size} bytes, over`);
+  const bytes = readWholeOpenedSync(file, maxBytes);
+  if (bytes.length > maxBytes) throw tooLarge("grew past");
+  return bytes;
 }
 
 /** `lstat` of `path`, which must be a regular file (not a symlink). */

@@ -59,6 +59,12 @@ export const GIT_SAFETY_CONFIG: readonly string[] = Object.freeze([
   "core.ignoreStat=false",
 ]);
 
+/**
+ * The largest git index read (bytes): some four million entries. A session may write `.git/`, and
+ * a sparse file there costs it no disk and the reader its size in memory (probe 22e).
+ */
+export const MAX_GIT_INDEX_BYTES = 512 * 1024 * 1024;
+
 /** Bound on any single git call. */
 const GIT_TIMEOUT_MS = 120_000;
 
@@ -924,9 +930,9 @@ export function parseLsFiles(out: Uint8Array): IndexEntry[] | null {
 export async function readIndex(ctx: GitContext): Promise<IndexRead> {
   let raw: Uint8Array;
   try {
-    // With a deadline: a session can put a FIFO at `.git/index`, and a plain open of it would
-    // hold the runner (and its beat) forever (probe 22e E1).
-    raw = await readWholeFileWithin(ctx.indexPath, "the git index");
+    // With a deadline and a cap: a session can put a FIFO at `.git/index`, which a plain open
+    // waits on forever, holding the runner and its beat (probe 22e E1), or a sparse file.
+    raw = await readWholeFileWithin(ctx.indexPath, "the git index", MAX_GIT_INDEX_BYTES);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return lazyIndex(new Uint8Array(0), [], () => [], false);
     const why = e instanceof Error ? e.message : String(e);

@@ -189,6 +189,13 @@ export async function worktreeFingerprint(
 }
 
 /**
+ * The largest racy watched file hashed (bytes); a larger one gets a fingerprint that never repeats,
+ * so it shows as changed (fail closed) without being read into memory (a session may write
+ * `.git/info/`, and a sparse file there costs it no disk).
+ */
+export const MAX_WATCHED_HASH_BYTES = 256 * 1024 * 1024;
+
+/**
  * SHA-256 hex of a regular file's content (for racy control-plane entries), or a unique
  * fingerprint when it cannot be read. WebCrypto, not the WebAssembly hasher: a racy entry can be
  * large (the brief, an operator's file; the ledger and the dispatch store are left to the guard),
@@ -204,7 +211,7 @@ export async function worktreeFingerprint(
 export async function contentSha256(abs: string): Promise<string> {
   let bytes: Uint8Array<ArrayBuffer>;
   try {
-    bytes = await readWholeFileWithin(abs, "watched file");
+    bytes = await readWholeFileWithin(abs, "watched file", MAX_WATCHED_HASH_BYTES);
   } catch {
     return uniqueFingerprint("unreadable");
   }
