@@ -26,7 +26,7 @@ export {
 export { takeFlock, withFlock } from "./flock.ts";
 export { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from "./path.ts";
 export { childKind, readChild, walkDirs } from "./path_walk.ts";
-export { readAtSync, readWholeFileSync } from "./read_at.ts";
+export { readAtSync, readWholeFileSync, readWholeOpenedSync } from "./read_at.ts";
 export {
   isPlainRel,
   normalizeRel,
@@ -37,9 +37,12 @@ export {
 export {
   custodyProblem,
   type CustodyRule,
+  OPEN_DEADLINE_MS,
+  openWithin,
   readRegularFile,
   readRegularFileSync,
   readRegularFileWithin,
+  readWholeFileWithin,
 } from "./safe_read.ts";
 export {
   checkPin,

@@ -49,10 +49,33 @@ export function readAtSync(file: Deno.FsFile, offset: number, buf: Uint8Array): 
  */
 export function readWholeFileSync(path: string): Uint8Array<ArrayBuffer> {
   using file = Deno.openSync(path, { read: true });
-  let buf = new Uint8Array(file.statSync().size + 1);
+  return readWholeOpenedSync(file);
+}
+
+/**
+ * {@link readWholeFileSync} of a file already open (the caller closes it): for a path someone
+ * else may swap, open it with a deadline first (`readWholeFileWithin`, `lib/fs/safe_read.ts`).
+ * With `maxBytes`, it stops once it holds more than that (a file that grows while it is read), so
+ * a result longer than `maxBytes` means "over the cap", cut.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readWholeOpenedSync } from "./read_at.ts";
+ * const path = Deno.makeTempFileSync();
+ * Deno.writeTextFileSync(path, "hello\n");
+ * using f = Deno.openSync(path);
+ * assert.equal(readWholeOpenedSync(f).length, 6);
+ * ```
+ */
+export function readWholeOpenedSync(
+  file: Deno.FsFile,
+  maxBytes: number = Infinity,
+): Uint8Array<ArrayBuffer> {
+  let buf = new Uint8Array(Math.min(file.statSync().size, maxBytes) + 1);
   let off = readAtSync(file, 0, buf);
   // A full buffer: the file has more than the stat said (it grew, or it is in /proc).
-  while (off === buf.length) {
+  while (off === buf.length && off <= maxBytes) {
     const grown = new Uint8Array(buf.length * 2);
     grown.set(buf);
     buf = grown;

@@ -22,7 +22,7 @@
  */
 import { FsSafetyError } from "../errors.ts";
 import { describeKind } from "./entry.ts";
-import { readAtSync } from "./read_at.ts";
+import { readAtSync, readWholeOpenedSync } from "./read_at.ts";
 import { after } from "../time/after.ts";
 
 /** What the caller demands of the file. */
@@ -237,6 +237,51 @@ export async function openWithin(
       "took its place; refused",
     { details: { path } },
   );
+}
+
+/**
+ * The whole of a regular file at a path someone else may swap (a session's `.git/index`, a
+ * watched file of the control plane), at most `maxBytes`: opened by {@link openWithin}, so a FIFO
+ * put at the name (with or without a writer) is refused (`NOT_REGULAR_FILE`) instead of holding
+ * the process, refused unread past the cap (`FILE_TOO_LARGE`: a sparse file costs its maker no
+ * disk and a reader its size in memory), and read in one buffer (`readWholeOpenedSync`). It
+ * follows a final symlink, as the plain read it replaces did; callers that must not, `lstat`
+ * first.
+ *
+ * @throws {FsSafetyError} `NOT_REGULAR_FILE` (a FIFO, a directory, a device, an open that did not
+ *   complete in time), `FILE_TOO_LARGE`; what `Deno.open` throws (`Deno.errors.NotFound`, ...).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readWholeFileWithin } from "./safe_read.ts";
+ * const path = Deno.makeTempDirSync() + "/index";
+ * Deno.writeTextFileSync(path, "DIRC");
+ * assert.equal((await readWholeFileWithin(path, "git index", 1024)).length, 4);
+ * ```
+ */
+export async function readWholeFileWithin(
+  path: string,
+  what: string,
+  maxBytes: number,
+  deadlineMs: number = OPEN_DEADLINE_MS,
+): Promise<Uint8Array<ArrayBuffer>> {
+  using file = await openWithin(path, deadlineMs, what);
+  const st = file.statSync();
+  if (!st.isFile) {
+    throw new FsSafetyError(
+      "NOT_REGULAR_FILE",
+      `${what} ${path} is ${describeKind(st)}, not a regular file; refused`,
+      { details: { path } },
+    );
+  }
+  const tooLarge = (how: string) =>
+    new FsSafetyError("FILE_TOO_LARGE", `${what} ${path} ${how} the ${maxBytes}-byte limit`, {
+      details: { path },
+    });
+  if (st.size > maxBytes) throw tooLarge(`is ${st.size} bytes, over`);
+  const bytes = readWholeOpenedSync(file, maxBytes);
+  if (bytes.length > maxBytes) throw tooLarge("grew past");
+  return bytes;
 }
 
 /** `lstat` of `path`, which must be a regular file (not a symlink). */

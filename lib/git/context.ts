@@ -25,7 +25,7 @@
  */
 
 import { RequestError } from "../errors.ts";
-import { readWholeFileSync } from "../fs/read_at.ts";
+import { readWholeFileWithin } from "../fs/safe_read.ts";
 import { childEnv } from "../process/child_env.ts";
 import { type IndexEntry, parseIndex } from "./index_file.ts";
 import { parseStatusZ, type StatusEntry } from "./status_z.ts";
@@ -58,6 +58,12 @@ export const GIT_SAFETY_CONFIG: readonly string[] = Object.freeze([
   "-c",
   "core.ignoreStat=false",
 ]);
+
+/**
+ * The largest git index read (bytes): some four million entries. A session may write `.git/`, and
+ * a sparse file there costs it no disk and the reader its size in memory (probe 22e).
+ */
+export const MAX_GIT_INDEX_BYTES = 512 * 1024 * 1024;
 
 /** Bound on any single git call. */
 const GIT_TIMEOUT_MS = 120_000;
@@ -924,10 +930,13 @@ export function parseLsFiles(out: Uint8Array): IndexEntry[] | null {
 export async function readIndex(ctx: GitContext): Promise<IndexRead> {
   let raw: Uint8Array;
   try {
-    raw = readWholeFileSync(ctx.indexPath);
+    // With a deadline and a cap: a session can put a FIFO at `.git/index`, which a plain open
+    // waits on forever, holding the runner and its beat (probe 22e E1), or a sparse file.
+    raw = await readWholeFileWithin(ctx.indexPath, "the git index", MAX_GIT_INDEX_BYTES);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return lazyIndex(new Uint8Array(0), [], () => [], false);
-    throw new RequestError("SNAPSHOT_FAILED", `cannot read the git index: ${String(e)}`);
+    const why = e instanceof Error ? e.message : String(e);
+    throw new RequestError("SNAPSHOT_FAILED", `cannot read the git index: ${why}`);
   }
   const oidLength = ctx.objectFormat === "sha1" ? 20 : 32;
   // Every entry is checked now; only the flagged ones and the gitlinks are built. The full list is

@@ -10,8 +10,9 @@
  *
  * A link inside the root that stays inside is followed (its target is checked as if named). The
  * read itself (`lib/fs/safe_read.ts`) then refuses a final symlink, a FIFO, a device and a file
- * swapped in between; {@link stillAt} checks afterwards that the name still resolves where it
- * did, so a directory swapped for a link during the read is refused too.
+ * swapped in between; {@link readHeld} counts a read only when no folder on the path changed while
+ * it was read, so a folder swapped for a link (to the key dir, say) and back around the open is
+ * refused too, however briefly it was swapped (probe 22e, E3).
  *
  * @example
  * ```ts
@@ -22,8 +23,8 @@
  * ```
  * @module
  */
-import { McpError } from "../errors.ts";
-import { join } from "../fs/path.ts";
+import { FsSafetyError, McpError } from "../errors.ts";
+import { dirname, join } from "../fs/path.ts";
 import { normalizeRel } from "../fs/rel_path.ts";
 import { keyUnder, within } from "../fs/within.ts";
 import { controlPlaneHit, staticPlane } from "../policy/control_plane.ts";
@@ -195,5 +196,102 @@ export function stillAt(root: ReadRoot, r: Resolved): boolean {
     return Deno.realPathSync(r.named === "." ? root.real : join(root.real, r.named)) === r.abs;
   } catch {
     return false;
+  }
+}
+
+/**
+ * A folder whose change time or modification time is this close to a look's start is not taken to
+ * have held still: the kernel stamps those times from a clock that ticks every few milliseconds.
+ * Deno reports a change time in whole seconds (rounded down), so a change time must lie a second
+ * more in the past: a change made after the look began then always shows.
+ */
+export const SETTLE_MS = 50;
+
+/** Looks {@link readHeld} tries before it gives up on a folder that keeps changing. */
+const HELD_ATTEMPTS = 3;
+
+/** The real folders from the root down to the one holding `abs`. */
+function foldersOf(root: ReadRoot, abs: string): string[] {
+  const parent = dirname(abs);
+  const out = [root.real];
+  if (parent === root.real || !within(parent, root.real)) return out;
+  let at = root.real;
+  for (const seg of keyUnder(root.real, parent).split("/")) {
+    at = `${at}/${seg}`;
+    out.push(at);
+  }
+  return out;
+}
+
+/**
+ * Each folder's identity and times (a string), or how long to wait until every folder will have
+ * settled (ms, a number: one was changed too close to `start`), or `null` when one is not a real
+ * folder now (a link, or gone).
+ */
+function foldersStamp(folders: readonly string[], start: number): string | number | null {
+  const parts: string[] = [];
+  let waitMs = 0;
+  for (const f of folders) {
+    let st: Deno.FileInfo;
+    try {
+      st = Deno.lstatSync(f);
+    } catch {
+      return null;
+    }
+    if (!st.isDirectory) return null;
+    const c = st.ctime?.getTime() ?? start;
+    const m = st.mtime?.getTime() ?? start;
+    waitMs = Math.max(waitMs, c + 1000 + SETTLE_MS - start, m + SETTLE_MS - start);
+    parts.push(`${st.dev}:${st.ino}:${c}:${m}`);
+  }
+  return waitMs > 0 ? waitMs : parts.join("|");
+}
+
+/**
+ * Runs `look` (an open and read of `r.abs` by path, a listing, an `lstat`) and returns what it
+ * found only when the path held still meanwhile: every folder from the root down to the one
+ * holding `r.abs` was a real folder, unchanged since before the look began (identity, change and
+ * modification times, each settled before it: {@link SETTLE_MS}), and the name still resolves to
+ * `r.abs` after. Deno has no `openat`, so a look follows whatever the path names at that
+ * instant: a session that swaps a folder on it for a link (to the key dir, say) and back changes
+ * the folder above, which no process can hide (a change time is never set back). A folder changed
+ * just now is waited for (about a second); one that keeps changing is refused after
+ * {@link HELD_ATTEMPTS} tries.
+ *
+ * @throws {FsSafetyError} `FILE_CHANGED` when the path did not hold still; what `look` throws.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openRoot, readHeld, resolveIn } from "./read_root.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/a.txt`, "x");
+ * const root = openRoot(dir, null);
+ * const bytes = await readHeld(root, resolveIn(root, "a.txt"), (p) => Deno.readFile(p));
+ * assert.equal(bytes.length, 1);
+ * ```
+ */
+export async function readHeld<T>(
+  root: ReadRoot,
+  r: Resolved,
+  look: (abs: string) => T | Promise<T>,
+): Promise<T> {
+  const folders = foldersOf(root, r.abs);
+  for (let attempt = 1;; attempt++) {
+    const start = Date.now();
+    const before = foldersStamp(folders, start);
+    if (typeof before === "string") {
+      const found = await look(r.abs);
+      if (foldersStamp(folders, start) === before && stillAt(root, r)) return found;
+    }
+    if (attempt >= HELD_ATTEMPTS) {
+      throw new FsSafetyError(
+        "FILE_CHANGED",
+        `${r.named} changed while it was read (a folder on its path was changed just now); ` +
+          "read it again",
+        { details: { path: r.named } },
+      );
+    }
+    const waitMs = typeof before === "number" ? Math.min(before, 1000 + 2 * SETTLE_MS) : SETTLE_MS;
+    await new Promise((done) => setTimeout(done, waitMs + 5));
   }
 }

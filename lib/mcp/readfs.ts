@@ -23,13 +23,13 @@
  * @module
  */
 import { sha256Hex } from "../crypto/hash.ts";
-import { FsSafetyError, McpError } from "../errors.ts";
+import { McpError } from "../errors.ts";
 import { kindOfInfo } from "../fs/entry.ts";
 import { join } from "../fs/path.ts";
 import { readRegularFileWithin } from "../fs/safe_read.ts";
 import { fnmatchCase } from "../pycompat/fnmatch.ts";
 import { DEFAULT_SIZE_CAP } from "../policy/types.ts";
-import { type ReadRoot, reservedProblem, type Resolved, resolveIn, stillAt } from "./read_root.ts";
+import { readHeld, type ReadRoot, reservedProblem, type Resolved, resolveIn } from "./read_root.ts";
 import type { ArgSpec, Tool, ToolResult } from "./server.ts";
 
 /** The largest file `read_file` returns (and `grep` searches): the proposal size cap, 256 KiB. */
@@ -76,13 +76,14 @@ function textOf(bytes: Uint8Array): string | null {
   }
 }
 
-/** Reads a resolved regular file under the cap, or refuses. */
-async function readResolved(root: ReadRoot, r: Resolved): Promise<Uint8Array> {
-  const f = await readRegularFileWithin(r.abs, { maxBytes: MAX_READ_BYTES, what: "file" });
-  if (!stillAt(root, r)) {
-    throw new FsSafetyError("FILE_CHANGED", `${r.named} changed while it was read; read it again`);
-  }
-  return f.bytes;
+/** Reads a resolved regular file under the cap, or refuses (never through a swapped folder). */
+function readResolved(root: ReadRoot, r: Resolved): Promise<Uint8Array> {
+  return readHeld(
+    root,
+    r,
+    async (abs) =>
+      (await readRegularFileWithin(abs, { maxBytes: MAX_READ_BYTES, what: "file" })).bytes,
+  );
 }
 
 function dirOf(r: Resolved): void {
@@ -102,9 +103,14 @@ interface Met {
 
 /**
  * The entries below `start` (itself when a file), depth first in name order, never through a
- * link, without the control plane or the key dir; stops after `budget.left` entries.
+ * link (each folder is listed only while its path holds still: {@link readHeld}), without the
+ * control plane or the key dir; stops after `budget.left` entries.
  */
-function* walk(root: ReadRoot, start: Resolved, budget: { left: number }): Generator<Met> {
+async function* walk(
+  root: ReadRoot,
+  start: Resolved,
+  budget: { left: number },
+): AsyncGenerator<Met> {
   const st = Deno.lstatSync(start.abs);
   if (!st.isDirectory) {
     const name = start.rel.split("/").at(-1) ?? start.rel;
@@ -116,9 +122,10 @@ function* walk(root: ReadRoot, start: Resolved, budget: { left: number }): Gener
     const dir = stack.pop() as { rel: string; abs: string };
     let entries: Deno.DirEntry[];
     try {
-      entries = [...Deno.readDirSync(dir.abs)];
+      const at = { abs: dir.abs, rel: dir.rel, named: dir.rel };
+      entries = await readHeld(root, at, (abs) => [...Deno.readDirSync(abs)]);
     } catch {
-      continue; // unreadable, or gone since: skipped
+      continue; // unreadable, gone since, or on a path that did not hold still: skipped
     }
     entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     const below: { rel: string; abs: string }[] = [];
@@ -189,12 +196,12 @@ export function readfsTools(root: ReadRoot): Tool[] {
         "symlink, other). The control plane (.git, .agentteams, .claude, …) is left out.",
       args: { path: PATH_ARG },
       readOnly: true,
-      call: (args) => {
+      call: async (args) => {
         const r = resolveIn(root, pathArg(args));
         dirOf(r);
         const entries: { name: string; kind: string }[] = [];
         let truncated = false;
-        const all = [...Deno.readDirSync(r.abs)].sort((a, b) =>
+        const all = (await readHeld(root, r, (abs) => [...Deno.readDirSync(abs)])).sort((a, b) =>
           a.name < b.name ? -1 : a.name > b.name ? 1 : 0
         );
         for (const e of all) {
@@ -208,9 +215,7 @@ export function readfsTools(root: ReadRoot): Tool[] {
         }
         const lines = entries.map((e) => `${e.kind}\t${e.name}`);
         if (truncated) lines.push(`(stopped at ${MAX_LIST} entries)`);
-        return Promise.resolve(
-          text(lines.join("\n") || "(empty)", { path: r.rel, entries, truncated }),
-        );
+        return text(lines.join("\n") || "(empty)", { path: r.rel, entries, truncated });
       },
     },
     {
@@ -228,13 +233,13 @@ export function readfsTools(root: ReadRoot): Tool[] {
         path: { ...PATH_ARG, description: "where to look (default: the root)" },
       },
       readOnly: true,
-      call: (args) => {
+      call: async (args) => {
         const r = resolveIn(root, pathArg(args));
         const pattern = args.pattern as string;
         const budget = { left: MAX_WALK };
         const found: string[] = [];
         let truncated = false;
-        for (const m of walk(root, r, budget)) {
+        for await (const m of walk(root, r, budget)) {
           if (!globMatch(m, pattern)) continue;
           if (found.length >= MAX_FOUND) {
             truncated = true;
@@ -245,9 +250,7 @@ export function readfsTools(root: ReadRoot): Tool[] {
         if (budget.left <= 0) truncated = true;
         const lines = [...found];
         if (truncated) lines.push(`(stopped: at most ${MAX_FOUND} results, ${MAX_WALK} entries)`);
-        return Promise.resolve(
-          text(lines.join("\n") || "(no match)", { paths: found, truncated }),
-        );
+        return text(lines.join("\n") || "(no match)", { paths: found, truncated });
       },
     },
     {
@@ -273,7 +276,7 @@ export function readfsTools(root: ReadRoot): Tool[] {
         let bytes = 0;
         let skipped = 0;
         let truncated = false;
-        outer: for (const m of walk(root, r, budget)) {
+        outer: for await (const m of walk(root, r, budget)) {
           if (m.kind !== "file") continue;
           if (glob !== null && !globMatch(m, glob)) continue;
           if (bytes >= MAX_GREP_BYTES) {
@@ -282,13 +285,10 @@ export function readfsTools(root: ReadRoot): Tool[] {
           }
           let body: string | null;
           try {
-            const f = await readRegularFileWithin(m.abs, {
-              maxBytes: MAX_READ_BYTES,
-              what: "file",
-            });
-            bytes += f.bytes.length;
             // A folder on the way swapped for a link while the file was read: not this file.
-            body = stillAt(root, { abs: m.abs, rel: m.rel, named: m.rel }) ? textOf(f.bytes) : null;
+            const read = await readResolved(root, { abs: m.abs, rel: m.rel, named: m.rel });
+            bytes += read.length;
+            body = textOf(read);
           } catch {
             body = null;
           }
@@ -319,9 +319,9 @@ export function readfsTools(root: ReadRoot): Tool[] {
         "whether the name is a link (followed only when it stays inside the root).",
       args: { path: PATH_ARG },
       readOnly: true,
-      call: (args) => {
+      call: async (args) => {
         const r = resolveIn(root, pathArg(args));
-        const st = Deno.lstatSync(r.abs);
+        const st = await readHeld(root, r, (abs) => Deno.lstatSync(abs));
         let link = false;
         try {
           link = r.named !== "." && Deno.lstatSync(join(root.real, r.named)).isSymlink;
@@ -337,7 +337,7 @@ export function readfsTools(root: ReadRoot): Tool[] {
           link,
         };
         const lines = Object.entries(data).map(([k, v]) => `${k}: ${v}`);
-        return Promise.resolve(text(lines.join("\n"), data));
+        return text(lines.join("\n"), data);
       },
     },
   ];

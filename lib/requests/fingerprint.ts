@@ -24,7 +24,7 @@
  * @module
  */
 
-import { readWholeFileSync } from "../fs/read_at.ts";
+import { OPEN_DEADLINE_MS, openWithin, readWholeFileWithin } from "../fs/safe_read.ts";
 
 /** An incremental digest. */
 export interface Digest {
@@ -102,16 +102,18 @@ export function uniqueFingerprint(why: string): string {
  * `<mode> <blob id>` of a regular file read in chunks, or a unique fingerprint when it changed
  * while being read or cannot be read.
  */
-function fileFingerprint(
+async function fileFingerprint(
   abs: string,
   info: Deno.FileInfo,
   format: "sha1" | "sha256",
   make: HashFactory,
   statAllowed: boolean,
-): string {
+): Promise<string> {
   let file: Deno.FsFile;
   try {
-    file = Deno.openSync(abs, { read: true });
+    // With a deadline: a FIFO renamed over the file after its lstat would hold a plain open,
+    // and the runner with it, forever (probe 22e E1).
+    file = await openWithin(abs, OPEN_DEADLINE_MS, "worktree file");
   } catch {
     return uniqueFingerprint("unreadable");
   }
@@ -157,15 +159,15 @@ function fileFingerprint(
  * ```ts
  * import assert from "node:assert/strict";
  * import { loadHashFactory, worktreeFingerprint } from "./fingerprint.ts";
- * assert.equal(worktreeFingerprint("/nonexistent/x", "sha1", await loadHashFactory()), "absent");
+ * assert.equal(await worktreeFingerprint("/nonexistent/x", "sha1", await loadHashFactory()), "absent");
  * ```
  */
-export function worktreeFingerprint(
+export async function worktreeFingerprint(
   abs: string,
   format: "sha1" | "sha256",
   make: HashFactory,
   statAllowed = true,
-): string {
+): Promise<string> {
   let info: Deno.FileInfo;
   try {
     info = Deno.lstatSync(abs.endsWith("/") ? abs.slice(0, -1) : abs);
@@ -182,9 +184,16 @@ export function worktreeFingerprint(
     }
   }
   if (info.isDirectory) return "dir";
-  if (info.isFile) return fileFingerprint(abs, info, format, make, statAllowed);
+  if (info.isFile) return await fileFingerprint(abs, info, format, make, statAllowed);
   return `special ${info.mode ?? 0}`;
 }
+
+/**
+ * The largest racy watched file hashed (bytes); a larger one gets a fingerprint that never repeats,
+ * so it shows as changed (fail closed) without being read into memory (a session may write
+ * `.git/info/`, and a sparse file there costs it no disk).
+ */
+export const MAX_WATCHED_HASH_BYTES = 256 * 1024 * 1024;
 
 /**
  * SHA-256 hex of a regular file's content (for racy control-plane entries), or a unique
@@ -202,7 +211,7 @@ export function worktreeFingerprint(
 export async function contentSha256(abs: string): Promise<string> {
   let bytes: Uint8Array<ArrayBuffer>;
   try {
-    bytes = readWholeFileSync(abs);
+    bytes = await readWholeFileWithin(abs, "watched file", MAX_WATCHED_HASH_BYTES);
   } catch {
     return uniqueFingerprint("unreadable");
   }

@@ -269,7 +269,7 @@ export async function takeSnapshot(
       // other earlier fingerprint is a content hash, from this one or from the index).
       const statAllowed = options.previous === undefined ||
         (options.previous.worktree.get(key)?.fp.startsWith("large ") ?? false);
-      fp = worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat, make, statAllowed);
+      fp = await worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat, make, statAllowed);
     }
     worktree.set(key, { bytes: full, fp });
   }

@@ -17,6 +17,7 @@ import { directGrantPaths, loadDirectGrants } from "./direct_grants_load.ts";
 import { type Env, homeFrom } from "../env.ts";
 import { FsSafetyError, QueueError, refusalCode } from "../errors.ts";
 import { join, resolve } from "../fs/path.ts";
+import { readRegularFileSync } from "../fs/safe_read.ts";
 import {
   checkPin,
   claimName,
@@ -256,14 +257,16 @@ function sweep(
         why = `${d.acks.path}/${name} is a directory; refused, not moved`;
       } else {
         if (unsafeAsQueue(() => claimName(d.acks, name, to, seen)) === null) continue;
-        const bytes = Deno.readFileSync(to);
+        // Read with the cap: a session's sparse file of any size costs it no disk (probe 22e E2).
+        const { bytes } = readRegularFileSync(to, { maxBytes: MAX_ACK_BYTES, what: "ack" });
         const want = tokens.get(name);
-        const got = bytes.length <= MAX_ACK_BYTES ? new TextDecoder().decode(bytes).trim() : "";
+        const got = new TextDecoder().decode(bytes).trim();
         if (want !== undefined && hexEqual(got, want)) acked.add(name);
         else if (want !== undefined) why = "its token is not the result's own (not its waiter's)";
       }
     } catch (e) {
-      if (!(e instanceof NameRefused)) throw e;
+      // A refused claim (NameRefused) or an ack over the cap (FILE_TOO_LARGE), never read.
+      if (!(e instanceof FsSafetyError)) throw e;
       why = e.message;
     } finally {
       removeQuietly(to);

@@ -8,7 +8,15 @@ import assert from "node:assert/strict";
 import fc from "../_helpers/fc.ts";
 import { AgentTeamsError } from "../../lib/errors.ts";
 import { within } from "../../lib/fs/within.ts";
-import { openRoot, reservedProblem, resolveIn, toolRel } from "../../lib/mcp/read_root.ts";
+import { FsSafetyError } from "../../lib/errors.ts";
+import {
+  openRoot,
+  readHeld,
+  reservedProblem,
+  resolveIn,
+  SETTLE_MS,
+  toolRel,
+} from "../../lib/mcp/read_root.ts";
 
 const CODES = new Set([
   "PATH_INVALID",
@@ -86,5 +94,32 @@ Deno.test("toolRel: lenient spellings normalize, the rest are refused", () => {
   assert.equal(toolRel("./src//a/"), "src/a");
   for (const bad of ["..", "a/../b", "/a", "~/a", "./~/a", "a\0b", "a\\b", "a\u202eb"]) {
     assert.throws(() => toolRel(bad), (e: unknown) => e instanceof AgentTeamsError, bad);
+  }
+});
+
+Deno.test("readHeld: a folder changed just now is waited for; one that keeps changing is FILE_CHANGED", async () => {
+  const dir = Deno.realPathSync(Deno.makeTempDirSync());
+  try {
+    Deno.mkdirSync(`${dir}/src`);
+    Deno.writeTextFileSync(`${dir}/src/a.txt`, "x");
+    const root = openRoot(dir, null);
+    const r = resolveIn(root, "src/a.txt");
+    // Just made: src and the root changed now. The look waits until they settle, then counts.
+    let looks = 0;
+    const bytes = await readHeld(root, r, (abs) => (looks++, Deno.readFileSync(abs)));
+    assert.equal(new TextDecoder().decode(bytes), "x");
+    assert.equal(looks, 1, "a look was made before the folders had settled");
+    // A folder on the path changed during every look: never counted.
+    await new Promise((done) => setTimeout(done, 1000 + SETTLE_MS * 2));
+    let n = 0;
+    const changing = await readHeld(root, r, (abs) => {
+      Deno.writeTextFileSync(`${dir}/src/other-${n++}`, "");
+      return Deno.readFileSync(abs);
+    }).catch((e) => e);
+    assert.ok(changing instanceof FsSafetyError, String(changing));
+    assert.equal(changing.code, "FILE_CHANGED");
+    assert.ok(n >= 1 && n <= 3, `${n} looks`);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
   }
 });

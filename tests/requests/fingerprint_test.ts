@@ -60,7 +60,10 @@ Deno.test("worktreeFingerprint: a settled 8 GiB sparse file costs a stat; a writ
     Deno.utimeSync(fresh, new Date(), new Date(Date.now() + 3600_000));
     // The counter sees what hashing costs: the fresh file's header and every byte of it.
     const freshCount = countingFactory(make);
-    assert.match(worktreeFingerprint(fresh, "sha1", freshCount.make), /^100644 [0-9a-f]{40}$/);
+    assert.match(
+      await worktreeFingerprint(fresh, "sha1", freshCount.make),
+      /^100644 [0-9a-f]{40}$/,
+    );
     assert.equal(freshCount.digests(), 1);
     assert.equal(
       freshCount.bytes(),
@@ -69,8 +72,8 @@ Deno.test("worktreeFingerprint: a settled 8 GiB sparse file costs a stat; a writ
     await new Promise((r) => setTimeout(r, 2100));
     // Settled: decided by stat alone, not one byte hashed (a read would stop at 1 MiB).
     const bigCount = countingFactory(make, 1 << 20);
-    const before = worktreeFingerprint(big, "sha1", bigCount.make);
-    const again = worktreeFingerprint(big, "sha1", bigCount.make);
+    const before = await worktreeFingerprint(big, "sha1", bigCount.make);
+    const again = await worktreeFingerprint(big, "sha1", bigCount.make);
     assert.equal(bigCount.digests(), 0, `a digest was made for the settled large file: ${before}`);
     assert.equal(bigCount.bytes(), 0, "the settled large file was read");
     assert.match(before, /^large 100644 8589934592 /);
@@ -80,7 +83,7 @@ Deno.test("worktreeFingerprint: a settled 8 GiB sparse file costs a stat; a writ
     h.writeSync(new Uint8Array([1]));
     h.close();
     await new Promise((r) => setTimeout(r, 2100));
-    assert.notEqual(worktreeFingerprint(big, "sha1", make), before);
+    assert.notEqual(await worktreeFingerprint(big, "sha1", make), before);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
