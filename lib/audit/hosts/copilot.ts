@@ -30,7 +30,7 @@ import { dirname } from "../../fs/path.ts";
 import { withYamlEnv } from "../yaml_once.ts";
 import { unmodeledCharacter } from "./bun_yaml.ts";
 import { ALL, type Grant, type HostReading, notAnAgent } from "./grant.ts";
-import { plainFlatMap } from "./plain_yaml.ts";
+import { plainFlatMap } from "../plain_yaml.ts";
 
 const FENCE = /^---[ \t]*\r?$/;
 
