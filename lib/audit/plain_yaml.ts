@@ -68,13 +68,45 @@ let lastLines: readonly PlainLine[] | null = null;
  */
 export function plainLines(text: string): readonly PlainLine[] | null {
   if (text === lastText) return lastLines;
-  const r = scan(text);
+  const r = scan(text, false);
   lastText = text;
-  lastLines = r;
-  return r;
+  lastLines = r?.colons === 0 ? r.lines : null;
+  return lastLines;
 }
 
-function scan(text: string): PlainLine[] | null {
+/**
+ * A `key: value` line whose plain value holds `: ` (and no `#`): YAML reads a second mapping
+ * there, which a block mapping's value may not start on its key's line.
+ */
+const COLON_LINE = /^([A-Za-z_][A-Za-z0-9_-]*): +([A-Za-z_(/][^#\t\r]*: [^#\t\r]*)$/;
+
+let lastColonText: string | undefined;
+let lastColon = false;
+
+/**
+ * Whether every modeled YAML parser refuses `text` for the one reason that sends Claude Code to
+ * its retry: the text would take the fast path (see the module doc) but that one or more plain
+ * values hold `: ` (the `/agents` generator's descriptions). Then no parser need run to know it
+ * fails; false says nothing (the text is parsed).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { plainColonError } from "./plain_yaml.ts";
+ * assert.equal(plainColonError("name: w\ndescription: Use it: now\n"), true);
+ * assert.equal(plainColonError("name: w\ndescription: Use it # now: x\n"), false);
+ * ```
+ */
+export function plainColonError(text: string): boolean {
+  if (text === lastColonText) return lastColon;
+  const r = scan(text, true);
+  lastColonText = text;
+  lastColon = r !== null && r.colons > 0;
+  return lastColon;
+}
+
+function scan(text: string, colon: boolean): { lines: PlainLine[]; colons: number } | null {
+  let colons = 0;
   const out: PlainLine[] = [];
   const keys = new Set<string>();
   for (let from = 0; from < text.length;) {
@@ -87,8 +119,18 @@ function scan(text: string): PlainLine[] | null {
       const c = text.slice(from, trimmed);
       if (!COMMENT.test(c) || !SAFE_QUOTED.test(c)) return null;
     } else if (trimmed > from) {
-      const m = LINE.exec(text.slice(from, trimmed));
-      if (m === null) return null;
+      const line = text.slice(from, trimmed);
+      const m = LINE.exec(line);
+      if (m === null) {
+        const c = colon ? COLON_LINE.exec(line) : null;
+        if (c === null || NOT_A_STRING.test(c[1]) || keys.has(c[1])) return null;
+        if (!SAFE_QUOTED.test(c[2])) return null;
+        keys.add(c[1]);
+        colons++;
+        if (nl < 0) break;
+        from = nl + 1;
+        continue;
+      }
       const key = m[1];
       if (NOT_A_STRING.test(key) || keys.has(key)) return null;
       keys.add(key);
@@ -134,7 +176,7 @@ function scan(text: string): PlainLine[] | null {
     if (nl < 0) break;
     from = nl + 1;
   }
-  return out.length === 0 ? null : out;
+  return out.length === 0 && colons === 0 ? null : { lines: out, colons };
 }
 
 /**
