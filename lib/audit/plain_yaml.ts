@@ -8,7 +8,7 @@
  * indentation, a key or value YAML would read as a number, a boolean or null, a character whose
  * reading is not modeled) is left to the full parse.
  *
- * One scan ({@link plainLines}, the last text's kept) serves the strict reader, which builds its
+ * One scan (the last text's kept) serves the strict reader, which builds its
  * tree from it (lib/audit/yaml_tree.ts), and each host model, which takes the flat map
  * ({@link plainFlatMap}). tests/audit/plain_yaml_test.ts checks both against the full readings
  * over generated front matters; the Bun oracle test checks this path against the real Bun.
@@ -49,8 +49,24 @@ export interface PlainLine {
   readonly lineEnd: number;
 }
 
+/** The last text scanned and what the scan gave (the strict reader and each model ask). */
 let lastText: string | undefined;
-let lastLines: readonly PlainLine[] | null = null;
+let lastScan: Scan | null = null;
+
+/** What one scan of a text gave: its plain lines, and how many lines hold `: ` in a value. */
+interface Scan {
+  readonly lines: readonly PlainLine[];
+  readonly colons: number;
+}
+
+/** The scan of `text`, the last one's kept. */
+function scanned(text: string): Scan | null {
+  if (text !== lastText) {
+    lastScan = scan(text);
+    lastText = text;
+  }
+  return lastScan;
+}
 
 /**
  * The `key: value` lines of a plain text (see the module doc), or null when the text needs the
@@ -67,11 +83,8 @@ let lastLines: readonly PlainLine[] | null = null;
  * ```
  */
 export function plainLines(text: string): readonly PlainLine[] | null {
-  if (text === lastText) return lastLines;
-  const r = scan(text, false);
-  lastText = text;
-  lastLines = r?.colons === 0 ? r.lines : null;
-  return lastLines;
+  const r = scanned(text);
+  return r !== null && r.colons === 0 ? r.lines : null;
 }
 
 /**
@@ -79,9 +92,6 @@ export function plainLines(text: string): readonly PlainLine[] | null {
  * there, which a block mapping's value may not start on its key's line.
  */
 const COLON_LINE = /^([A-Za-z_][A-Za-z0-9_-]*): +([A-Za-z_(/][^#\t\r]*: [^#\t\r]*)$/;
-
-let lastColonText: string | undefined;
-let lastColon = false;
 
 /**
  * Whether every modeled YAML parser refuses `text` for the one reason that sends Claude Code to
@@ -98,14 +108,11 @@ let lastColon = false;
  * ```
  */
 export function plainColonError(text: string): boolean {
-  if (text === lastColonText) return lastColon;
-  const r = scan(text, true);
-  lastColonText = text;
-  lastColon = r !== null && r.colons > 0;
-  return lastColon;
+  const r = scanned(text);
+  return r !== null && r.colons > 0;
 }
 
-function scan(text: string, colon: boolean): { lines: PlainLine[]; colons: number } | null {
+function scan(text: string): Scan | null {
   let colons = 0;
   const out: PlainLine[] = [];
   const keys = new Set<string>();
@@ -122,7 +129,7 @@ function scan(text: string, colon: boolean): { lines: PlainLine[]; colons: numbe
       const line = text.slice(from, trimmed);
       const m = LINE.exec(line);
       if (m === null) {
-        const c = colon ? COLON_LINE.exec(line) : null;
+        const c = COLON_LINE.exec(line);
         if (c === null || NOT_A_STRING.test(c[1]) || keys.has(c[1])) return null;
         if (!SAFE_QUOTED.test(c[2])) return null;
         keys.add(c[1]);
