@@ -16,8 +16,19 @@
  * @module
  */
 
-const LINE =
-  /^([A-Za-z_][A-Za-z0-9_-]*):(?:( +)(?:([A-Za-z_(/][A-Za-z0-9 ,._/()*-]*)|"((?:[^"\\\r\t]|\\[nt"\\])*)"|'((?:[^'\r\t]|'')*)'))?$/;
+/** The characters from U+00A1 on that no modeled parser reads apart (see `SAFE_QUOTED`). */
+const SAFE_WIDE =
+  "\u00a1-\u167f\u1681-\u1fff\u2010-\u2027\u2030-\u205e\u2060-\u2fff\u3001-\ud7ff\ue000-\ufefe\uff00-\ufffd";
+/**
+ * A plain value: a letter, `_`, `(` or `/`, then printable characters but `&`, brackets and
+ * braces (which the Bun model leaves to its unmodeled-line checks), a `:` only before `/` (a
+ * URL's), a blank never before `#` (a comment).
+ */
+const PLAIN_VALUE =
+  `[A-Za-z_(/](?:[A-Za-z0-9!-%'-9;-Z\\\\^-z|~${SAFE_WIDE}]|[\\ud800-\\udbff][\\udc00-\\udfff]|:(?=/)| (?!#))*`;
+const LINE = new RegExp(
+  `^([A-Za-z_][A-Za-z0-9_-]*):(?:( +)(?:(${PLAIN_VALUE})|"((?:[^"\\\\\\r\\t]|\\\\[nt"\\\\])*)"|'((?:[^'\\r\\t]|'')*)'))?$`,
+);
 /** A comment line (its text checked as a quoted value's is). */
 const COMMENT = /^#[^\r\t]*$/;
 /** What each escape the path takes stands for in a double-quoted string. */
@@ -28,8 +39,9 @@ const NOT_A_STRING = /^(?:true|false|True|False|TRUE|FALSE|null|Null|NULL|~)$/;
  * no modeled parser reads apart (the Unicode line and space separators, a BOM, unpaired
  * surrogates and the non-characters U+FFFE/U+FFFF are left to the full parse).
  */
-const SAFE_QUOTED =
-  /^(?:[\x20-\x7e\u00a1-\u167f\u1681-\u1fff\u2010-\u2027\u2030-\u205e\u2060-\u2fff\u3001-\ud7ff\ue000-\ufefe\uff00-\ufffd]|[\ud800-\udbff][\udc00-\udfff])*$/;
+const SAFE_QUOTED = new RegExp(
+  `^(?:[\\x20-\\x7e${SAFE_WIDE}]|[\\ud800-\\udbff][\\udc00-\\udfff])*$`,
+);
 
 /** One `key: value` line of a plain text, with its offsets in the text. */
 export interface PlainLine {

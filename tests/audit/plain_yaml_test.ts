@@ -37,6 +37,12 @@ const KEYS = [
   "-x",
 ];
 const BITS = [
+  "it's",
+  'a "b"',
+  "café — 😀",
+  "https://x.y/z",
+  "C#",
+  "a!?<>|~%@`=+;$^\\",
   "Read",
   "Read, Grep",
   "Bash(git:*)",
@@ -104,7 +110,7 @@ const BITS = [
 /** Mostly the words the fast path takes, sometimes a bit that splits readings among them. */
 const word: fc.Arbitrary<string> = fc.array(
   fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom(...BITS.slice(0, 19)) },
+    { weight: 6, arbitrary: fc.constantFrom(...BITS.slice(0, 25)) },
     { weight: 1, arbitrary: fc.constantFrom(...BITS) },
   ),
   { minLength: 0, maxLength: 4 },
