@@ -26,9 +26,16 @@ const SAFE_WIDE =
  */
 const PLAIN_VALUE =
   `[A-Za-z_(/](?:[A-Za-z0-9!-%'-9;-Z\\\\^-z|~${SAFE_WIDE}]|[\\ud800-\\udbff][\\udc00-\\udfff]|:(?=/)| (?!#))*`;
-const LINE = new RegExp(
-  `^([A-Za-z_][A-Za-z0-9_-]*):(?:( +)(?:(${PLAIN_VALUE})|"((?:[^"\\\\\\r\\t]|\\\\[nt"\\\\])*)"|'((?:[^'\\r\\t]|'')*)'))?$`,
+/** A `key:` line: its key, the blanks after the colon and the value's text (trailing blanks off). */
+const KEY_LINE = /^([A-Za-z_][A-Za-z0-9_-]*):(?:( +)(.+))?$/;
+/** A one-line scalar: plain, double-quoted with the escapes the path takes, single-quoted. */
+const SCALAR = new RegExp(
+  `^(?:(${PLAIN_VALUE})|"((?:[^"\\\\\\r\\t]|\\\\[nt"\\\\])*)"|'((?:[^'\\r\\t]|'')*)')$`,
 );
+/** A flow list's item: a word (no blank, comma, bracket, `:` or `#`), or a quoted one. */
+const FLOW_ITEM = /^(?:[A-Za-z_(/][A-Za-z0-9_()./*+-]*|'[^',]*'|"[^",\\]*")$/;
+/** A block list's item line: its indentation, and the item's text (trailing blanks off). */
+const ITEM_LINE = /^( +)- +(\S.*)$/;
 /** A comment line (its text checked as a quoted value's is). */
 const COMMENT = /^#[^\r\t]*$/;
 /** What each escape the path takes stands for in a double-quoted string. */
@@ -43,21 +50,43 @@ const SAFE_QUOTED = new RegExp(
   `^(?:[\\x20-\\x7e${SAFE_WIDE}]|[\\ud800-\\udbff][\\udc00-\\udfff])*$`,
 );
 
-/** One `key: value` line of a plain text, with its offsets in the text. */
+/** One scalar of a plain text: its value, how it is written, and its offsets in the text. */
+export interface PlainItem {
+  /** The value: the words, or the quoted string's inside. */
+  readonly value: string;
+  /** How it is written. */
+  readonly style: "PLAIN" | "QUOTE_SINGLE" | "QUOTE_DOUBLE";
+  /** The offset of its first character (its quote included). */
+  readonly start: number;
+  /** The offset just past it (its closing quote included). */
+  readonly end: number;
+}
+
+/** One `key: value` line of a plain text (or a key and its list), with its offsets in the text. */
 export interface PlainLine {
   /** The key. */
   readonly key: string;
   /** The offset of the key (its line's start). */
   readonly keyStart: number;
-  /** The value: the words, the quoted string's inside, or null for `key:` alone. */
-  readonly value: string | null;
-  /** How the value is written. */
+  /** The value: the words, the quoted string's inside, a list's items, null for `key:` alone. */
+  readonly value: string | null | readonly string[];
+  /** How a scalar value is written (`PLAIN` for a null one or a list). */
   readonly style: "PLAIN" | "QUOTE_SINGLE" | "QUOTE_DOUBLE";
-  /** The offset of the value (its quote included); for a null value, its line's end. */
+  /** A list's items, when the value is a list. */
+  readonly items?: readonly PlainItem[];
+  /** Whether a list is written `[a, b]`. */
+  readonly flow?: boolean;
+  /**
+   * The offset of the value (its quote, `[` or first `-` included); for a null value, its line's
+   * end.
+   */
   readonly valueStart: number;
-  /** The offset just past the value (its closing quote included, trailing blanks not). */
+  /**
+   * The offset just past the value (its closing quote or `]` included, trailing blanks not; a
+   * block list's: past its last line's line break, when one follows).
+   */
   readonly valueEnd: number;
-  /** The offset of the line's end (before its `\n`, trailing blanks included). */
+  /** The offset of the value's last line's end (before its `\n`, trailing blanks included). */
   readonly lineEnd: number;
 }
 
@@ -91,7 +120,7 @@ function scanned(text: string): Scan | null {
  * assert.deepEqual(plainLines("name: w\n")?.[0], {
  *   key: "name", keyStart: 0, value: "w", style: "PLAIN", valueStart: 6, valueEnd: 7, lineEnd: 7,
  * });
- * assert.equal(plainLines("tools: [Read]\n"), null);
+ * assert.equal(plainLines("tools: [Read,]\n"), null);
  * ```
  */
 export function plainLines(text: string): readonly PlainLine[] | null {
@@ -124,76 +153,148 @@ export function plainColonError(text: string): boolean {
   return r !== null && r.colons > 0;
 }
 
+/** The scalar `v` written at `start`, or null when it is not one the path takes. */
+function scalar(v: string, start: number): PlainItem | null {
+  const m = SCALAR.exec(v);
+  if (m === null) return null;
+  const end = start + v.length;
+  if (m[1] !== undefined) {
+    return NOT_A_STRING.test(m[1]) ? null : { value: m[1], style: "PLAIN", start, end };
+  }
+  const raw = m[2] ?? m[3] as string;
+  if (!SAFE_QUOTED.test(raw)) return null;
+  return m[2] !== undefined
+    ? {
+      value: raw.replace(/\\(.)/g, (_, c: string) => ESCAPES[c]),
+      style: "QUOTE_DOUBLE",
+      start,
+      end,
+    }
+    : { value: raw.replaceAll("''", "'"), style: "QUOTE_SINGLE", start, end };
+}
+
+/** The items of the flow list `v` (`[a, 'b']`) written at `start`, or null. */
+function flowItems(v: string, start: number): PlainItem[] | null {
+  if (!v.endsWith("]")) return null;
+  const inner = v.slice(1, -1);
+  if (inner.trim() === "") return [];
+  const out: PlainItem[] = [];
+  let at = start + 1;
+  for (const part of inner.split(",")) {
+    const item = part.trim();
+    if (!FLOW_ITEM.test(item)) return null;
+    const s = scalar(item, at + part.indexOf(item));
+    if (s === null) return null;
+    out.push(s);
+    at += part.length + 1;
+  }
+  return out;
+}
+
 function scan(text: string): Scan | null {
   let colons = 0;
   const out: PlainLine[] = [];
   const keys = new Set<string>();
-  for (let from = 0; from < text.length;) {
+  /** The line at `from`: its end, its end without trailing blanks, the next line's start. */
+  const lineAt = (from: number): { end: number; trimmed: number; next: number } => {
     const nl = text.indexOf("\n", from);
     const end = nl < 0 ? text.length : nl;
     let trimmed = end;
     while (trimmed > from && text.charCodeAt(trimmed - 1) === 32) trimmed--;
+    return { end, trimmed, next: nl < 0 ? -1 : nl + 1 };
+  };
+  for (let from = 0; from >= 0 && from < text.length;) {
+    const { end, trimmed, next } = lineAt(from);
     if (trimmed > from && text.charCodeAt(from) === 35) {
       // `#` at a line's start: a comment (no block scalar or flow collection is open here).
       const c = text.slice(from, trimmed);
       if (!COMMENT.test(c) || !SAFE_QUOTED.test(c)) return null;
     } else if (trimmed > from) {
       const line = text.slice(from, trimmed);
-      const m = LINE.exec(line);
-      if (m === null) {
-        const c = COLON_LINE.exec(line);
-        if (c === null || NOT_A_STRING.test(c[1]) || keys.has(c[1])) return null;
-        if (!SAFE_QUOTED.test(c[2])) return null;
-        keys.add(c[1]);
-        colons++;
-        if (nl < 0) break;
-        from = nl + 1;
-        continue;
-      }
-      const key = m[1];
-      if (NOT_A_STRING.test(key) || keys.has(key)) return null;
+      const m = KEY_LINE.exec(line);
+      const key = m?.[1];
+      if (m === null || key === undefined || NOT_A_STRING.test(key) || keys.has(key)) return null;
       keys.add(key);
+      const v = m[3];
       const valueStart = from + key.length + 1 + (m[2]?.length ?? 0);
-      if (m[3] !== undefined) {
-        if (NOT_A_STRING.test(m[3])) return null;
+      if (v === undefined) {
+        // `key:` alone: null, or a block list of one-line scalars, one `- item` line each.
+        const items: PlainItem[] = [];
+        let indent = -1;
+        let last = { end, next };
+        let first = -1;
+        for (let at = next; at >= 0 && at < text.length;) {
+          const l = lineAt(at);
+          const im = ITEM_LINE.exec(text.slice(at, l.trimmed));
+          if (im === null || (indent >= 0 && im[1].length !== indent)) break;
+          indent = im[1].length;
+          const item = scalar(im[2], l.trimmed - im[2].length);
+          if (item === null) return null;
+          if (first < 0) first = at + indent;
+          items.push(item);
+          last = l;
+          at = l.next;
+        }
+        if (items.length === 0) {
+          out.push({
+            key,
+            keyStart: from,
+            value: null,
+            style: "PLAIN",
+            valueStart: end,
+            valueEnd: end,
+            lineEnd: end,
+          });
+        } else {
+          out.push({
+            key,
+            keyStart: from,
+            value: items.map((i) => i.value),
+            style: "PLAIN",
+            items,
+            flow: false,
+            valueStart: first,
+            valueEnd: last.next < 0 ? last.end : last.end + 1,
+            lineEnd: last.end,
+          });
+          from = last.next;
+          continue;
+        }
+      } else if (v.startsWith("[")) {
+        const items = flowItems(v, valueStart);
+        if (items === null) return null;
         out.push({
           key,
           keyStart: from,
-          value: m[3],
+          value: items.map((i) => i.value),
           style: "PLAIN",
-          valueStart,
-          valueEnd: trimmed,
-          lineEnd: end,
-        });
-      } else if (m[4] !== undefined || m[5] !== undefined) {
-        const raw = m[4] ?? m[5] as string;
-        if (!SAFE_QUOTED.test(raw)) return null;
-        const value = m[4] !== undefined
-          ? raw.replace(/\\(.)/g, (_, c: string) => ESCAPES[c])
-          : raw.replaceAll("''", "'");
-        out.push({
-          key,
-          keyStart: from,
-          value,
-          style: m[4] !== undefined ? "QUOTE_DOUBLE" : "QUOTE_SINGLE",
+          items,
+          flow: true,
           valueStart,
           valueEnd: trimmed,
           lineEnd: end,
         });
       } else {
-        out.push({
-          key,
-          keyStart: from,
-          value: null,
-          style: "PLAIN",
-          valueStart: end,
-          valueEnd: end,
-          lineEnd: end,
-        });
+        const s = scalar(v, valueStart);
+        if (s === null) {
+          // Plain but for `: ` in its value: the refusal every parser gives (plainColonError).
+          const c = COLON_LINE.exec(line);
+          if (c === null || !SAFE_QUOTED.test(c[2])) return null;
+          colons++;
+        } else {
+          out.push({
+            key,
+            keyStart: from,
+            value: s.value,
+            style: s.style,
+            valueStart,
+            valueEnd: trimmed,
+            lineEnd: end,
+          });
+        }
       }
     }
-    if (nl < 0) break;
-    from = nl + 1;
+    from = next;
   }
   return out.length === 0 && colons === 0 ? null : { lines: out, colons };
 }
@@ -209,10 +310,15 @@ function scan(text: string): Scan | null {
  * assert.equal(plainFlatMap("tools: Read # x\n"), null);
  * ```
  */
-export function plainFlatMap(text: string): Record<string, string | null> | null {
+export function plainFlatMap(
+  text: string,
+): Record<string, string | null | string[]> | null {
   const lines = plainLines(text);
   if (lines === null) return null;
-  const out: Record<string, string | null> = {};
-  for (const l of lines) out[l.key] = l.value;
+  const out: Record<string, string | null | string[]> = {};
+  // Each model gets its own lists (a host model may keep one in its grant).
+  for (const l of lines) {
+    out[l.key] = typeof l.value === "object" && l.value !== null ? [...l.value] : l.value;
+  }
   return out;
 }

@@ -208,6 +208,25 @@ export function plainTree(text: string, firstLine: number): YMap | null {
     const k = at(l.keyStart);
     const keyPlace: Place = { ...k, start: l.keyStart, end: l.keyStart + l.key.length };
     const v = at(l.valueStart);
+    if (l.items !== undefined) {
+      const items: YScalar[] = l.items.map((i) => ({
+        kind: "scalar",
+        ...at(i.start),
+        start: i.start,
+        end: i.end,
+        value: i.value,
+        style: i.style,
+      }));
+      const seq: YSeq = {
+        kind: "seq",
+        ...v,
+        start: l.valueStart,
+        end: l.valueEnd,
+        items,
+        flow: l.flow === true,
+      };
+      return { key: l.key, keyPlace, value: seq };
+    }
     const value: YScalar = {
       kind: "scalar",
       ...v,
@@ -220,8 +239,11 @@ export function plainTree(text: string, firstLine: number): YMap | null {
   });
   const first = pairs[0].keyPlace;
   const last = lines[lines.length - 1];
-  // A null last value takes the comments after it into the mapping: left to the parser.
-  if (last.value === null && text.includes("#", last.lineEnd)) return null;
+  // A null last value takes the comments after it into the mapping (and a list may): left to
+  // the parser.
+  if ((last.value === null || last.items !== undefined) && text.includes("#", last.lineEnd)) {
+    return null;
+  }
   const end = last.value === null || last.lineEnd === text.length ? last.lineEnd : last.lineEnd + 1;
   return {
     kind: "map",

@@ -142,6 +142,40 @@ const line: fc.Arbitrary<string> = fc.oneof(
     arbitrary: fc.tuple(fc.constantFrom("  ", "- ", "? "), word).map(([a, b]) => a + b),
   },
 );
+/** A list's item: mostly a tool's name, sometimes a word of bits, quoted or not. */
+const item: fc.Arbitrary<string> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom("Read", "Grep", "Bash(git:*)", "'edit'", '"*"', "mcp__x__y"),
+  },
+  { weight: 1, arbitrary: value },
+);
+/** A key and a list: `- item` lines (an indentation each, sometimes uneven) or `[a, b]`. */
+const list: fc.Arbitrary<string> = fc.oneof(
+  fc.tuple(
+    fc.constantFrom("tools", "model", "x"),
+    fc.constantFrom(":", ":  "),
+    fc.array(
+      fc.tuple(
+        fc.constantFrom("  ", "  ", "    ", " ", ""),
+        fc.constantFrom("- ", "-  ", "-"),
+        item,
+      ),
+      {
+        minLength: 1,
+        maxLength: 4,
+      },
+    ),
+  ).map(([k, c, xs]) => [`${k}${c}`, ...xs.map(([i, d, x]) => `${i}${d}${x}`)].join("\n")),
+  fc.tuple(
+    fc.constantFrom("tools", "x"),
+    fc.array(fc.tuple(fc.constantFrom("", " ", "  "), item, fc.constantFrom("", " ")), {
+      minLength: 0,
+      maxLength: 4,
+    }),
+    fc.constantFrom("]", "]", " ]", ",]", "]  ", "] x"),
+  ).map(([k, xs, close]) => `${k}: [${xs.map(([a, x, b]) => a + x + b).join(",")}${close}`),
+);
 /** A line whose value holds `: ` among other bits (what sends Claude Code to its retry). */
 const colonLine: fc.Arbitrary<string> = fc.tuple(
   fc.constantFrom("description", "tools", "name", "x"),
@@ -151,10 +185,16 @@ const colonLine: fc.Arbitrary<string> = fc.tuple(
 ).map(([k, a, c, b]) => `${k}: ${a.replace(/^[^A-Za-z]+/, "")}${c}${b}`);
 /** A front matter's YAML text (as the strict reader and the models get it). */
 const yamlText: fc.Arbitrary<string> = fc.tuple(
-  fc.array(fc.oneof({ weight: 4, arbitrary: line }, { weight: 2, arbitrary: colonLine }), {
-    minLength: 0,
-    maxLength: 5,
-  }),
+  fc.array(
+    fc.oneof({ weight: 4, arbitrary: line }, { weight: 2, arbitrary: colonLine }, {
+      weight: 2,
+      arbitrary: list,
+    }),
+    {
+      minLength: 0,
+      maxLength: 5,
+    },
+  ),
   fc.constantFrom("\n", "\n", ""),
 ).map(([ls, end]) => ls.join("\n") + end);
 
@@ -207,6 +247,7 @@ let refusals = 0;
 let answered = 0;
 let declined = 0;
 let trees = 0;
+let lists = 0;
 
 /** Asserts the fast path agrees with every full reading of `text` wherever it answers. */
 function agrees(text: string): void {
@@ -237,6 +278,7 @@ function agrees(text: string): void {
   assert.deepEqual(bunYamlParse(text), { ok: true, value: map }, JSON.stringify(text));
   if (tree === null) return;
   trees++;
+  if (tree.pairs.some((p) => p.value?.kind === "seq")) lists++;
   const full = parsedYaml(text, 2);
   assert.deepEqual(
     full.spots,
@@ -252,9 +294,11 @@ Deno.test("the fast path answers as every full reading does, over generated fron
   answered = 0;
   declined = 0;
   trees = 0;
+  lists = 0;
   refusals = 0;
   fc.assert(fc.property(yamlText, agrees), { numRuns: 30_000, seed: 245 });
   assert.ok(refusals > 500, `refusals ${refusals}`);
+  assert.ok(lists > 300, `lists ${lists}`);
   // It proved something both ways: it answered often, and declined often.
   assert.ok(answered > 900 && trees > 900, `answered ${answered}, trees ${trees}`);
   assert.ok(declined > 5000, `declined ${declined}`);
@@ -288,7 +332,12 @@ Deno.test("the fast path declines what some reading reads apart", () => {
       "tools: Read\ntools: Edit\n",
       "null: x\n",
       "tools: true\n",
-      "tools: [Read]\n",
+      "tools: [Read,]\n",
+      "tools: [a b]\n",
+      "tools: [Read] x\n",
+      "tools:\n- Read\n",
+      "tools:\n  - Read\n   - Edit\n",
+      "tools:\n  - Read # c\n",
       "tools: 'it's'\n",
       'tools: "a\\x41"\n',
       'tools: "a\\/"\n',
@@ -307,6 +356,11 @@ Deno.test("the fast path declines what some reading reads apart", () => {
   // A null last value with a comment after it: the map is plain, the tree is the parser's.
   assert.deepEqual(plainFlatMap("name: w\ncolor:\n# c\n"), { name: "w", color: null });
   assert.equal(plainTree("name: w\ncolor:\n# c\n", 2), null);
+  // Lists of one-line scalars: block and flow.
+  assert.deepEqual(plainFlatMap("tools:\n  - Read\n  - 'Edit'\nx: [a, \"b\"]\n"), {
+    tools: ["Read", "Edit"],
+    x: ["a", "b"],
+  });
   assert.deepEqual(plainFlatMap("name: w\ntools: Read, Grep\ncolor:\n"), {
     name: "w",
     tools: "Read, Grep",
