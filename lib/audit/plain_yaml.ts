@@ -1,16 +1,19 @@
 /**
- * The fast path of the audit's YAML: a text that is only `key: value` lines of plain, safe
- * words, or of one quoted string (`"..."` whose only escapes are `\n`, `\t`, `\"` and `\\`;
- * `'...'` whose only escape is `''`), comment lines starting with `#`, and blank lines, each key
- * once, is read the same by every YAML 1.2 parser the audit covers (Bun's model, the `yaml`
- * package's, serde_yaml's as the Copilot CLI model reads it): a flat mapping of strings, `key:`
- * alone null. Anything else (a trailing comment, `:` in a plain value, brackets, tabs, CR,
- * indentation, a key or value YAML would read as a number, a boolean or null, a character whose
- * reading is not modeled) is left to the full parse.
+ * The fast path of the audit's YAML: a text that is only `key: value` lines, comment lines
+ * starting with `#`, and blank lines, each key once, where each value is one line's plain words
+ * (see `PLAIN_VALUE`), one quoted string (`"..."` whose only escapes are `\n`, `\t`, `\"` and
+ * `\\`; `'...'` whose only escape is `''`), a flow list `[a, 'b']` of such words, or, after a
+ * key alone, a block list of `- item` lines of one indentation, is read the same by every YAML
+ * 1.2 parser the audit covers (Bun's model, the `yaml` package's, serde_yaml's as the Copilot CLI
+ * model reads it): a flat mapping of strings and lists of strings, `key:` alone null. Anything
+ * else (a trailing comment, `: ` or `&` in a plain value, nesting, tabs, CR, a key or value YAML
+ * would read as a number, a boolean or null, a character whose reading is not modeled) is left
+ * to the full parse; a text that is plain but for values holding `: ` is known to fail every
+ * parser ({@link plainColonError}).
  *
- * One scan (the last text's kept) serves the strict reader, which builds its
- * tree from it (lib/audit/yaml_tree.ts), and each host model, which takes the flat map
- * ({@link plainFlatMap}). tests/audit/plain_yaml_test.ts checks both against the full readings
+ * One scan (the last text's kept) serves the strict reader, which builds its tree from it
+ * (lib/audit/yaml_tree.ts), and each host model, which takes the flat map ({@link plainFlatMap}).
+ * tests/audit/plain_yaml_test.ts checks both, and the colon refusal, against the full readings
  * over generated front matters; the Bun oracle test checks this path against the real Bun.
  *
  * @module

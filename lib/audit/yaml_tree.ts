@@ -109,7 +109,7 @@ export function readYaml(
   firstLine: number,
   opts: { json?: boolean } = {},
 ): YamlRead {
-  // A flat map of plain words and escape-free quoted strings needs no parser (plain_yaml.ts).
+  // A plain text (one-line scalars and lists of them, lib/audit/plain_yaml.ts) needs no parser.
   const flat = opts.json === true ? null : plainTree(text, firstLine);
   return flat !== null ? { root: flat, spots: [], text } : parsedYaml(text, firstLine, opts);
 }
@@ -178,9 +178,10 @@ export function parsedYaml(
 /**
  * The tree the `yaml` package's reading gives for a plain text (see lib/audit/plain_yaml.ts),
  * built from the one scan without a parser, or null when the text needs the full parse. Its
- * places are the parser's: a value's end before its trailing blanks, a null value at its line's
- * end, the mapping from its first key to its last value's line break (a null last value: to it;
- * then a comment after it is left to the parser, which takes it into the mapping).
+ * places are the parser's: a scalar's end before its trailing blanks, a null value at its line's
+ * end, a block list from its first `-` past its last line's break, a flow list from `[` to `]`,
+ * the mapping from its first key past its last value's line break (a null last value: to it;
+ * then, as after a list, a comment is left to the parser, which may take it into the mapping).
  *
  * @example
  * ```ts
