@@ -24,11 +24,12 @@ const SAFE_WIDE =
   "\u00a1-\u167f\u1681-\u1fff\u2010-\u2027\u2030-\u205e\u2060-\u2fff\u3001-\ud7ff\ue000-\ufefe\uff00-\ufffd";
 /**
  * A plain value: a letter, `_`, `(` or `/`, then printable characters but `&`, brackets and
- * braces (which the Bun model leaves to its unmodeled-line checks), a `:` only before `/` (a
- * URL's), a blank never before `#` (a comment).
+ * braces (which the Bun model leaves to its unmodeled-line checks), a `:` only before a
+ * character that is not a blank or a comma (a URL's `://`, a rule's `git log:*`; `: ` would
+ * start a mapping), a blank never before `#` (a comment).
  */
 const PLAIN_VALUE =
-  `[A-Za-z_(/](?:[A-Za-z0-9!-%'-9;-Z\\\\^-z|~${SAFE_WIDE}]|[\\ud800-\\udbff][\\udc00-\\udfff]|:(?=/)| (?!#))*`;
+  `[A-Za-z_(/](?:[A-Za-z0-9!-%'-9;-Z\\\\^-z|~${SAFE_WIDE}]|[\\ud800-\\udbff][\\udc00-\\udfff]|:(?=[^ ,])| (?!#))*`;
 /** A `key:` line: its key, the blanks after the colon and the value's text (trailing blanks off). */
 const KEY_LINE = /^([A-Za-z_][A-Za-z0-9_-]*):(?:( +)(.+))?$/;
 /** A one-line scalar: plain, double-quoted with the escapes the path takes, single-quoted. */
