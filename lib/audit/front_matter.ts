@@ -9,6 +9,7 @@
  * @module
  */
 import { type Spot, spot } from "./finding.ts";
+import { plainColonError } from "./plain_yaml.ts";
 import { readYaml, type YNode } from "./yaml_tree.ts";
 
 /** What reading a Markdown file's front matter gives. */
@@ -90,8 +91,10 @@ export function readFrontMatter(text: string): FrontMatter {
   }
   const body = lines.slice(1, close);
   const yamlText = body.join("\n") + (body.length > 0 ? "\n" : "");
-  let read = readYaml(yamlText, 2);
-  if (read.spots.some((s) => s.code === "YAML_SYNTAX")) {
+  // Plain but for values holding `: `: it fails to parse (lib/audit/plain_yaml.ts), so the
+  // retry is read first, and the text itself only when the retry fails too (for its findings).
+  let read = plainColonError(yamlText) ? null : readYaml(yamlText, 2);
+  if (read === null || read.spots.some((s) => s.code === "YAML_SYNTAX")) {
     const quoted = quoteColonValues(body);
     if (quoted !== null) {
       const second = readYaml(quoted.join("\n") + "\n", 2);
@@ -111,6 +114,7 @@ export function readFrontMatter(text: string): FrontMatter {
       }
     }
   }
+  read ??= readYaml(yamlText, 2);
   spots.push(...read.spots);
   return {
     present: true,

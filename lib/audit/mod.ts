@@ -10,7 +10,6 @@ export { type AuditResult, auditTeam, type AuditTeamOptions } from "./audit.ts";
 export { AUDIT_ENV } from "./audit_env.ts";
 export type { Finding, Framework, Severity } from "./finding.ts";
 export {
-  auditJsonSchema,
   emptyFails,
   failing,
   type FixOutcome,
@@ -19,6 +18,7 @@ export {
   sarifLog,
   textReport,
 } from "./report.ts";
+export { auditJsonSchema } from "./report_schema.ts";
 export { auditRootOf } from "./root.ts";
 export type { AuditOptions, SettingsPlace } from "./team.ts";
 export {

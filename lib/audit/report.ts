@@ -1,52 +1,16 @@
 /**
- * The audit's outputs: the JSON report (its zod schema is exported to
- * `schemas/audit-findings.schema.json`), SARIF 2.1.0 for code scanning, and the text grouped by
- * file. Pure: findings in, text out.
+ * The audit's outputs: the JSON report (its zod schema, exported to
+ * `schemas/audit-findings.schema.json`, is in report_schema.ts, which the audit itself never
+ * loads), SARIF 2.1.0 for code scanning, and the text grouped by file. Pure: findings in, text
+ * out.
  *
  * @module
  */
-import { z } from "zod";
 import { sha256Hex } from "../crypto/hash.ts";
+import type { AuditReport } from "./report_schema.ts";
 import { type Finding, RULES } from "./finding.ts";
 
-/** One finding as the JSON report gives it. */
-const FindingSchema = z.object({
-  code: z.string().regex(/^[A-Z][A-Z0-9_]*$/),
-  check: z.literal("AR_WRITE_POLICY"),
-  severity: z.enum(["error", "warning"]),
-  enforced: z.boolean(),
-  framework: z.enum(["claude", "copilot", "goose", "codex", "agents-md", "other"]),
-  file: z.string(),
-  line: z.number().int().min(1),
-  column: z.number().int().min(1),
-  message: z.string(),
-  fingerprint: z.string().regex(/^[0-9a-f]{32}$/),
-}).strict();
-
-/** What `--fix` did to one file. */
-const FixSchema = z.object({
-  file: z.string(),
-  outcome: z.enum(["fixed", "would-fix", "refused", "unchanged", "skipped-adopted"]),
-  changes: z.array(z.string()),
-  reason: z.string().optional(),
-}).strict();
-
-/** The JSON report of `agentteams audit --format json`. */
-export const AuditReportSchema = z.object({
-  ok: z.boolean(),
-  switch: z.boolean(),
-  frameworks: z.array(z.string()),
-  strict: z.boolean(),
-  files: z.number().int().min(0),
-  errors: z.number().int().min(0),
-  warnings: z.number().int().min(0),
-  findings: z.array(FindingSchema),
-  fixes: z.array(FixSchema).optional(),
-}).strict();
-
-/** A report's type. */
-export type AuditReport = z.infer<typeof AuditReportSchema>;
-/** What `--fix` did to one file (the shape of {@link FixSchema}). */
+/** What `--fix` did to one file (the shape of the report schema's `fixes`). */
 export interface FixOutcome {
   /** The file, as the findings name it. */
   readonly file: string;
@@ -56,43 +20,6 @@ export interface FixOutcome {
   readonly changes: readonly string[];
   /** Why not (for `refused` and `skipped-adopted`). */
   readonly reason?: string;
-}
-
-/**
- * The report's JSON Schema (draft 2020-12), with a stable `$id`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { auditJsonSchema } from "./report.ts";
- * assert.equal(auditJsonSchema().title, "audit-findings");
- * ```
- */
-export function auditJsonSchema(): Record<string, unknown> {
-  const s = z.toJSONSchema(AuditReportSchema, { target: "draft-2020-12" }) as Record<
-    string,
-    unknown
-  >;
-  return {
-    $schema: s.$schema,
-    $id: "https://agentteams.invalid/schemas/audit-findings.schema.json",
-    title: "audit-findings",
-    ...Object.fromEntries(Object.entries(s).filter(([k]) => k !== "$schema")),
-  };
-}
-
-/**
- * The committed text of `schemas/audit-findings.schema.json`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { auditSchemaFileText } from "./report.ts";
- * assert.equal(auditSchemaFileText().endsWith("}\n"), true);
- * ```
- */
-export function auditSchemaFileText(): string {
-  return JSON.stringify(auditJsonSchema(), null, 2) + "\n";
 }
 
 /**

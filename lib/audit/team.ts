@@ -643,7 +643,8 @@ function sectionSpots(
   fixable: boolean,
 ): Spot[] {
   if (exempt) {
-    const m = ORCH_RE.exec(sectionText);
+    // The heading's words first: a file's whole text is searched, most often for nothing.
+    const m = sectionText.includes(ORCH_HEADING) ? ORCH_RE.exec(sectionText) : null;
     const notes = NOTES_RE.exec(sectionText);
     if (m === null || (notes !== null && notes.index < m.index)) {
       out.push(
@@ -656,7 +657,7 @@ function sectionSpots(
         ),
       );
     }
-  } else if (!AGENT_RE.test(sectionText)) {
+  } else if (!sectionText.includes(AGENT_HEADING) || !AGENT_RE.test(sectionText)) {
     out.push(
       spot(
         "AGENT_SECTION_MISSING",

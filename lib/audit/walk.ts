@@ -66,11 +66,14 @@ function dirKind(rel: string): FileKind | null {
  */
 export function agentText(bytes: Uint8Array): string | null {
   try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+    return UTF8.decode(bytes);
   } catch {
     return null;
   }
 }
+
+/** One decoder for every file (a whole-input decode keeps no state between calls). */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Reads one file into an entry (text, not UTF-8, unreadable), never throwing; synchronous:

@@ -11,7 +11,8 @@
  *   parser (the `yaml` package's `parse`, Bun's model with `merge` and `uniqueKeys: false`)
  *   gives that document's `toJS()`;
  * - one document with an error (and no `<<`): every modeled parser refuses it (their options
- *   only add errors: `uniqueKeys`, several documents);
+ *   only add errors: `uniqueKeys`, several documents); a text that is plain but for values
+ *   holding `: ` is known to be one without a compose (lib/audit/plain_yaml.ts);
  * - anything else (several documents or none, `<<`, an alias, a duplicate key, a thrown
  *   parser): unknown, and the model parses the text with its own options, as before.
  *
@@ -28,6 +29,7 @@
 import process from "node:process";
 import { Composer, type Document, isAlias, isMap, isPair, isSeq, LineCounter, Parser } from "yaml";
 import { AUDIT_ENV } from "./audit_env.ts";
+import { plainColonError } from "./plain_yaml.ts";
 
 /** The parser's debug variables, read once (what the parser would read on every token). */
 let yamlEnv: Record<string, string | undefined> | undefined;
@@ -131,7 +133,27 @@ export type ComposedReading =
  */
 export function composedReading(text: string): ComposedReading {
   if (text.includes("<<")) return null;
+  // Plain but for values holding `: `: every modeled parser refuses it, with no parse at all.
+  if (plainColonError(text)) return COLON_REFUSAL;
   const c = composeOnce(text);
+  // Each model asks of the same compose: its value is built once (callers never change it).
+  const told = readings.get(c);
+  if (told !== undefined) return told;
+  const r = readingOf(c);
+  readings.set(c, r);
+  return r;
+}
+
+/** What {@link composedReading} tells of a text {@link plainColonError} knows fails. */
+const COLON_REFUSAL: ComposedReading = {
+  ok: false,
+  error: "a plain value holds `: `, where a mapping may not start",
+};
+
+/** What each kept compose told (dropped with the compose). */
+const readings = new WeakMap<Composed, ComposedReading>();
+
+function readingOf(c: Composed): ComposedReading {
   if (c.thrown !== undefined || c.docs.length !== 1) return null;
   const doc = c.docs[0];
   if (doc.errors.length > 0) return { ok: false, error: doc.errors[0].message };

@@ -18,6 +18,7 @@ import {
   Scalar,
 } from "yaml";
 import { type Spot, spot } from "./finding.ts";
+import { plainLines } from "./plain_yaml.ts";
 import { composeOnce } from "./yaml_once.ts";
 
 /** A place in the source: 1-based line and column, and the offsets of the node. */
@@ -108,6 +109,27 @@ export function readYaml(
   firstLine: number,
   opts: { json?: boolean } = {},
 ): YamlRead {
+  // A plain text (one-line scalars and lists of them, lib/audit/plain_yaml.ts) needs no parser.
+  const flat = opts.json === true ? null : plainTree(text, firstLine);
+  return flat !== null ? { root: flat, spots: [], text } : parsedYaml(text, firstLine, opts);
+}
+
+/**
+ * {@link readYaml} by the parser alone, whatever the text (the reading {@link plainTree} must
+ * equal wherever it answers).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parsedYaml } from "./yaml_tree.ts";
+ * assert.equal(parsedYaml("a: 1\n", 1).root?.kind, "map");
+ * ```
+ */
+export function parsedYaml(
+  text: string,
+  firstLine: number,
+  opts: { json?: boolean } = {},
+): YamlRead {
   const spots: Spot[] = [];
   // Composed once for the host models' readings of the same text too (yaml_once.ts).
   const { docs, lc, thrown } = composeOnce(text);
@@ -151,6 +173,88 @@ export function readYaml(
       k.range !== null && !text.slice(k.range[0], k.range[1]).includes("\\"));
   const root = doc.contents === null ? null : toNode(doc.contents, at, spots, plainKey, text);
   return { root, spots, text };
+}
+
+/**
+ * The tree the `yaml` package's reading gives for a plain text (see lib/audit/plain_yaml.ts),
+ * built from the one scan without a parser, or null when the text needs the full parse. Its
+ * places are the parser's: a scalar's end before its trailing blanks, a null value at its line's
+ * end, a block list from its first `-` past its last line's break, a flow list from `[` to `]`,
+ * the mapping from its first key past its last value's line break (a null last value: to it;
+ * then, as after a list, a comment is left to the parser, which may take it into the mapping).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parsedYaml, plainTree } from "./yaml_tree.ts";
+ * const t = "name: w\ntools: Read, Grep\nmodel:\n";
+ * assert.deepEqual(plainTree(t, 2), parsedYaml(t, 2).root);
+ * ```
+ */
+export function plainTree(text: string, firstLine: number): YMap | null {
+  const lines = plainLines(text);
+  if (lines === null) return null;
+  let line = firstLine;
+  let lineStart = 0;
+  const at = (offset: number): { line: number; column: number } => {
+    // Offsets come in order: count the line breaks since the last one asked.
+    for (let nl = text.indexOf("\n", lineStart); nl >= 0 && nl < offset;) {
+      line++;
+      lineStart = nl + 1;
+      nl = text.indexOf("\n", lineStart);
+    }
+    return { line, column: offset - lineStart + 1 };
+  };
+  const pairs: YPair[] = lines.map((l) => {
+    const k = at(l.keyStart);
+    const keyPlace: Place = { ...k, start: l.keyStart, end: l.keyStart + l.key.length };
+    const v = at(l.valueStart);
+    if (l.items !== undefined) {
+      const items: YScalar[] = l.items.map((i) => ({
+        kind: "scalar",
+        ...at(i.start),
+        start: i.start,
+        end: i.end,
+        value: i.value,
+        style: i.style,
+      }));
+      const seq: YSeq = {
+        kind: "seq",
+        ...v,
+        start: l.valueStart,
+        end: l.valueEnd,
+        items,
+        flow: l.flow === true,
+      };
+      return { key: l.key, keyPlace, value: seq };
+    }
+    const value: YScalar = {
+      kind: "scalar",
+      ...v,
+      start: l.valueStart,
+      end: l.valueEnd,
+      value: l.value,
+      style: l.style,
+    };
+    return { key: l.key, keyPlace, value };
+  });
+  const first = pairs[0].keyPlace;
+  const last = lines[lines.length - 1];
+  // A null last value takes the comments after it into the mapping (and a list may): left to
+  // the parser.
+  if ((last.value === null || last.items !== undefined) && text.includes("#", last.lineEnd)) {
+    return null;
+  }
+  const end = last.value === null || last.lineEnd === text.length ? last.lineEnd : last.lineEnd + 1;
+  return {
+    kind: "map",
+    line: first.line,
+    column: first.column,
+    start: first.start,
+    end,
+    pairs,
+    flow: false,
+  };
 }
 
 function errText(e: unknown): string {

@@ -8,7 +8,7 @@ import { UsageError } from "../errors.ts";
 import { ARTIFACT_SCHEMAS, jsonSchemaOf, type SchemaName } from "../artifacts/artifact_schema.ts";
 import { briefJsonSchema } from "../policy/brief_schema.ts";
 import { requestJsonSchema } from "../queue/queued_request.ts";
-import { auditJsonSchema } from "../audit/report.ts";
+import { auditJsonSchema } from "../audit/report_schema.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /** The name `schema` gives the brief's schema, beside the artifacts'. */

@@ -15,7 +15,7 @@ import {
   snapshotTree,
 } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { AuditReportSchema } from "../../lib/audit/report.ts";
+import { AuditReportSchema } from "../../lib/audit/report_schema.ts";
 import { compliantClaude, switchBrief, withSandbox, writeFiles } from "./_team.ts";
 
 const BAD = "---\nname: writer\ndescription: Writes\ntools: Read, Edit\n---\nWrite.\n";

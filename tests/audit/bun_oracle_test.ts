@@ -55,6 +55,10 @@ Deno.test(`the Bun YAML model reads every corpus and generated front matter as B
         "name: w\ndescription: 'a # b: c'\ntools: Bash(git log:*), Read(src/**)\n",
         "name: w\ntools: mcp__x__y, *\ncolor:\n",
         "name: yes\ndescription: on\ntools: off, no, Y\n",
+        // Plain values with the characters real descriptions hold (the widened fast path).
+        "name: w\ndescription: It's the user's \"best\" tool — café 😀; see https://x.y/z, C#\n",
+        "name: w\ndescription: a!?<>|~%@`=+;$^\\ b*c (d) e/f -g _h 'i' \"j\" k#l\ntools: Read, Grep\n",
+        "name: w\ndescription: \"a\\nb \\\"c\\\" \\\\ \\t\"\ntools: 'it''s'\n# a comment: here\n",
       ]
     ) texts.add(t);
     const list = [...texts];

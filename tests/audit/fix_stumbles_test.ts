@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse } from "smol-toml";
 import { runCli } from "../_helpers/mod.ts";
-import { AuditReportSchema } from "../../lib/audit/report.ts";
+import { AuditReportSchema } from "../../lib/audit/report_schema.ts";
 import { fixText, WRITE_POLICY_REFERENCE } from "../../lib/audit/fix.ts";
 import { checkFile } from "../../lib/audit/team.ts";
 import { compliantClaude, SECTION, switchBrief, withSandbox, writeFiles } from "./_team.ts";

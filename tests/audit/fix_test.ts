@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
-import { AuditReportSchema } from "../../lib/audit/report.ts";
+import { AuditReportSchema } from "../../lib/audit/report_schema.ts";
 import { fixText } from "../../lib/audit/fix.ts";
 import { checkFile } from "../../lib/audit/team.ts";
 import { auditTeam } from "../../lib/audit/audit.ts";

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { AuditReportSchema } from "../../lib/audit/report.ts";
+import { AuditReportSchema } from "../../lib/audit/report_schema.ts";
 import { compliantClaude, FENCED, switchBrief, withSandbox, writeFiles } from "./_team.ts";
 
 const CASES: [string, string, RegExp][] = [

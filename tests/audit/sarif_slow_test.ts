@@ -15,7 +15,11 @@ import multitool from "npm:@microsoft/sarif-multitool-linux@5.7.0/package.json" 
 import { Ajv2020, type ValidateFunction } from "npm:ajv@8.20.0/dist/2020.js";
 import addFormats from "npm:ajv-formats@3.0.1";
 import { DENO, REPO_ROOT, runCli, sandbox } from "../_helpers/mod.ts";
-import { auditJsonSchema, AuditReportSchema, auditSchemaFileText } from "../../lib/audit/report.ts";
+import {
+  auditJsonSchema,
+  AuditReportSchema,
+  auditSchemaFileText,
+} from "../../lib/audit/report_schema.ts";
 import { RULES } from "../../lib/audit/finding.ts";
 import { corpus, corpusText, placeOf } from "./_corpus.ts";
 import { switchBrief, withSandbox, writeFiles } from "./_team.ts";

@@ -15,8 +15,15 @@ import {
   claudeRequote2_1_42,
 } from "../../lib/audit/hosts/claude.ts";
 import { composedReading, composeOnce, withYamlEnv } from "../../lib/audit/yaml_once.ts";
+import {
+  copilotFrontMatter,
+  copilotSharesCompose,
+  copilotYaml,
+  copilotYamlParsed,
+} from "../../lib/audit/hosts/copilot.ts";
 import process from "node:process";
 import { writeAuditCorpus } from "../../scripts/bench/audit_corpus.ts";
+import { plainFlatMap } from "../../lib/audit/plain_yaml.ts";
 import { agentFile } from "./_fm_gen.ts";
 
 type Own = { ok: true; value: unknown } | { ok: false };
@@ -100,6 +107,77 @@ Deno.test("the one compose tells what each parser gives, for the fixtures and th
     Deno.removeSync(tmp, { recursive: true });
   }
   assert.ok(told > 100 && refused > 10, `told ${told}, refused ${refused}`);
+});
+
+let shared = 0;
+let parsed = 0;
+
+/** The Copilot CLI model's reading of a front matter equals its own parse of it. */
+function copilotAgrees(fm: string): void {
+  const r = copilotYaml(fm);
+  assert.deepEqual(r, copilotYamlParsed(fm), JSON.stringify(fm));
+  if (plainFlatMap(fm) === null && copilotSharesCompose(fm)) {
+    if (composedReading(`${fm}\n`) !== null) shared++;
+    else parsed++;
+  }
+}
+
+/** The Copilot CLI's front matter of a file, if it has one, and the same with a trailing blank. */
+function copilotTexts(file: string): string[] {
+  const fm = copilotFrontMatter(file);
+  return typeof fm === "string" ? [fm, `${fm}\n  `, `${fm}\n# c`] : [];
+}
+
+/** A front matter's last lines, from the bits whose reading a final line break might change. */
+const tail: fc.Arbitrary<string> = fc.array(
+  fc.constantFrom(
+    "a: |",
+    "a: |+",
+    "a: >-",
+    "b: x |",
+    "  x",
+    "  y  ",
+    "",
+    "- z",
+    "c: 'q",
+    'c: "q',
+    "  q'",
+    "d: [x,",
+    "  y]",
+    "e: {f: g",
+    "# c",
+    "---",
+    "...",
+    "h: i  ",
+    "j: k: l",
+    "\t",
+    "? m",
+  ),
+  { minLength: 1, maxLength: 4 },
+).map((ls) => ls.join("\n"));
+
+Deno.test("the Copilot CLI model reads each front matter as its own parse does, the shared compose included", () => {
+  shared = 0;
+  parsed = 0;
+  fc.assert(
+    fc.property(agentFile, (file) => copilotTexts(file).forEach(copilotAgrees)),
+    { numRuns: 1500, seed: 247 },
+  );
+  fc.assert(fc.property(tail, copilotAgrees), { numRuns: 3000, seed: 248 });
+  const dirs = ["tests/fixtures/audit", "tests/testdata/hosts"].map((d) => join(REPO_ROOT, d));
+  const walk = (d: string): string[] =>
+    [...Deno.readDirSync(d)].flatMap((e) =>
+      e.isDirectory ? walk(join(d, e.name)) : e.name.endsWith(".md") ? [join(d, e.name)] : []
+    );
+  for (const f of dirs.flatMap(walk)) copilotTexts(Deno.readTextFileSync(f)).forEach(copilotAgrees);
+  const tmp = Deno.makeTempDirSync();
+  try {
+    for (const fm of writeAuditCorpus(tmp, 300)) copilotAgrees(fm.slice(0, -1));
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+  // The shared compose told often (the rest the fast path answered, or the model parsed).
+  assert.ok(shared > 1000 && parsed > 100, `shared ${shared}, parsed ${parsed}`);
 });
 
 Deno.test("the one compose leaves to the parsers what their options decide", () => {

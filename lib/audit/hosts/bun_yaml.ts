@@ -17,7 +17,7 @@
  * @module
  */
 import { isScalar, parseAllDocuments } from "yaml";
-import { plainFlatMap } from "./plain_yaml.ts";
+import { plainFlatMap } from "../plain_yaml.ts";
 import { composedReading, withYamlEnv } from "../yaml_once.ts";
 
 /** What Bun's parser gives for a text, as the model predicts it. */

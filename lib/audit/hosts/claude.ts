@@ -36,7 +36,7 @@
  */
 import { parse as yamlParse } from "yaml";
 import { bunYamlParse, type BunYamlResult } from "./bun_yaml.ts";
-import { plainFlatMap } from "./plain_yaml.ts";
+import { plainFlatMap } from "../plain_yaml.ts";
 import { composedReading, withYamlEnv } from "../yaml_once.ts";
 import { ALL, type Grant, type HostReading, notAnAgent } from "./grant.ts";
 

@@ -27,10 +27,10 @@
  */
 import { parseDocument } from "yaml";
 import { dirname } from "../../fs/path.ts";
-import { withYamlEnv } from "../yaml_once.ts";
+import { composedReading, withYamlEnv } from "../yaml_once.ts";
 import { unmodeledCharacter } from "./bun_yaml.ts";
 import { ALL, type Grant, type HostReading, notAnAgent } from "./grant.ts";
-import { plainFlatMap } from "./plain_yaml.ts";
+import { plainFlatMap } from "../plain_yaml.ts";
 
 const FENCE = /^---[ \t]*\r?$/;
 
@@ -47,27 +47,15 @@ const FENCE = /^---[ \t]*\r?$/;
 export function copilotCliReading(text: string): HostReading {
   const host = "Copilot CLI 1.0.102";
   const none = (how: string, uncertain?: string): HostReading => notAnAgent(host, how, uncertain);
-  const t = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  const lines = t.split("\n");
-  if (!FENCE.test(lines[0] ?? "")) return none("finds no front matter");
-  const close = lines.findIndex((l, i) => i > 0 && FENCE.test(l));
-  if (close < 0) return none("finds no closing `---` line, so refuses the file");
-  const fm = lines.slice(1, close).map((l) => l.replace(/\r$/, "")).join("\n");
+  const fm = copilotFrontMatter(text);
+  if (fm === undefined) return none("finds no front matter");
+  if (fm === null) return none("finds no closing `---` line, so refuses the file");
   const how = "reads the front matter as strict YAML";
   const odd = unmodeledCharacter(fm);
   if (odd !== null) return none(how, odd);
-  let value: unknown = plainFlatMap(fm);
-  if (value === null) {
-    const doc = withYamlEnv(() =>
-      parseDocument(fm, { version: "1.2", uniqueKeys: true, merge: false })
-    );
-    if (doc.errors.length > 0) return none(`${how}, which fails, so refuses the file`);
-    try {
-      value = doc.toJS({ maxAliasCount: 100 });
-    } catch {
-      return none(`${how}, which fails, so refuses the file`);
-    }
-  }
+  const read = copilotYaml(fm);
+  if (!read.ok) return none(`${how}, which fails, so refuses the file`);
+  const value = read.value;
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return none("finds no mapping, so refuses the file");
   }
@@ -80,6 +68,107 @@ export function copilotCliReading(text: string): HostReading {
   return grant === null
     ? none("finds a `tools:` that is neither a list nor a string, so refuses the file")
     : { host, how, agent: true, grant };
+}
+
+/**
+ * The front matter as the Copilot CLI cuts it (its lines between the fences, each without its
+ * CR, joined by LF), undefined when the first line is no fence, null when no fence closes it.
+ * Only the lines up to the closing fence are looked at.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { copilotFrontMatter } from "./copilot.ts";
+ * assert.equal(copilotFrontMatter("\uFEFF---\r\na: 1\r\n---\r\nbody\n"), "a: 1");
+ * assert.equal(copilotFrontMatter("---\na: 1\n--- x\n"), null);
+ * assert.equal(copilotFrontMatter("# title\n"), undefined);
+ * ```
+ */
+export function copilotFrontMatter(text: string): string | null | undefined {
+  const t = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const lines: string[] = [];
+  for (let from = 0;;) {
+    const nl = t.indexOf("\n", from);
+    const line = t.slice(from, nl < 0 ? t.length : nl);
+    if (FENCE.test(line)) {
+      if (from === 0) lines.push(line);
+      else return lines.slice(1).join("\n");
+    } else if (from === 0) return undefined;
+    else lines.push(line.endsWith("\r") ? line.slice(0, -1) : line);
+    if (nl < 0) return null;
+    from = nl + 1;
+  }
+}
+
+/** A block scalar's header: `|` or `>` at a line's start or after a blank. */
+const BLOCK_SCALAR = /(?:^|[ \t])[|>]/m;
+/** A last line a final line break can't change: a key or list item and words, no tab. */
+const PLAIN_LAST = /(?:^|\n) *(?:- )?[A-Za-z_][^\t\r\n]*$/;
+
+/**
+ * What the Copilot CLI's strict YAML (serde_yaml, modeled by the `yaml` package: YAML 1.2, a
+ * duplicate key an error, no merge keys) gives for a front matter: its value, or a refusal. The
+ * fast path (lib/audit/plain_yaml.ts) answers for plain text; else the strict reader's one compose
+ * of the same front matter tells (lib/audit/yaml_once.ts), when the line break it ends with and
+ * this text lacks can't change the reading (no block scalar, whose chomping keeps it); else the
+ * text is parsed.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { copilotYaml } from "./copilot.ts";
+ * assert.deepEqual(copilotYaml("tools: [read]"), { ok: true, value: { tools: ["read"] } });
+ * assert.deepEqual(copilotYaml("tools: read\ntools: edit"), { ok: false });
+ * ```
+ */
+export function copilotYaml(fm: string): { ok: true; value: unknown } | { ok: false } {
+  const plain = plainFlatMap(fm);
+  if (plain !== null) return { ok: true, value: plain };
+  if (copilotSharesCompose(fm)) {
+    const once = composedReading(`${fm}\n`);
+    if (once !== null) return once.ok ? { ok: true, value: once.value } : { ok: false };
+  }
+  return copilotYamlParsed(fm);
+}
+
+/**
+ * Whether the strict reader's compose of `fm` and a final line break reads as `fm` does: no
+ * block scalar (whose chomping keeps that line break), and a last line that is a key or a list
+ * item and words.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { copilotSharesCompose } from "./copilot.ts";
+ * assert.equal(copilotSharesCompose("tools:\n  - read"), true);
+ * assert.equal(copilotSharesCompose("notes: |\n  x"), false);
+ * ```
+ */
+export function copilotSharesCompose(fm: string): boolean {
+  return PLAIN_LAST.test(fm) && !BLOCK_SCALAR.test(fm);
+}
+
+/**
+ * {@link copilotYaml} by the parser alone, whatever the text (what the shared readings must
+ * equal wherever they answer).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { copilotYamlParsed } from "./copilot.ts";
+ * assert.deepEqual(copilotYamlParsed("a: 1"), { ok: true, value: { a: 1 } });
+ * ```
+ */
+export function copilotYamlParsed(fm: string): { ok: true; value: unknown } | { ok: false } {
+  const doc = withYamlEnv(() =>
+    parseDocument(fm, { version: "1.2", uniqueKeys: true, merge: false })
+  );
+  if (doc.errors.length > 0) return { ok: false };
+  try {
+    return { ok: true, value: doc.toJS({ maxAliasCount: 100 }) };
+  } catch {
+    return { ok: false };
+  }
 }
 
 /**
@@ -99,7 +188,7 @@ export function copilotToolsGrant(v: unknown): Grant | null {
   if (typeof v === "string") {
     names = v.split(",").map((x) => x.trim()).filter((x) => x !== "");
   } else if (Array.isArray(v) && v.every((x) => typeof x === "string")) {
-    names = v as string[];
+    names = [...v] as string[];
   } else return null;
   return names.includes("*") ? ALL : { all: false, names };
 }
