@@ -34,6 +34,7 @@ import { LedgerError, RequestError, RunTimeoutError, UndeclaredWritesError } fro
 import type { GitContext } from "../git/context.ts";
 import type { StatusEntry } from "../git/status_z.ts";
 import { captureStores, storesProblem } from "../ledger/guard.ts";
+import type { AppendResult } from "../ledger/append.ts";
 import { ledgerText } from "../ledger/row_text.ts";
 import { MAX_ROW_BYTES, type RowBody, rowBytes } from "../ledger/row.ts";
 import { childEnv } from "../process/child_env.ts";
@@ -233,7 +234,12 @@ async function checkRun(
   }
 }
 
-async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
+async function actRun(
+  s: Session,
+  plan: RunPlan,
+  started: () => void,
+  ahead: AppendResult,
+): Promise<
   { value: Ran; complete: RowBody | null }
 > {
   const { git, checked, backend, prepared } = plan;
@@ -241,10 +247,11 @@ async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
   const purpose = ledgerText(a.purpose);
   const confined = backend !== "unconfined-opt-out";
   // The shared stores as they are now (other processes may append while the command runs),
-  // read while git status works for the first snapshot.
+  // read while git status works for the first snapshot: the ledger's end as the start row's
+  // append left it (under its lock), the dispatch store under its own.
   const [before, stores] = await bothSettled(
     takeSnapshot(git, { status: plan.statusBefore ?? undefined, statOnly: GUARDED }),
-    captureStores(s.root, s.key.hmac),
+    captureStores(s.root, s.key.hmac, ahead),
   );
   // Acted from here on: a failure before this point (git cannot read the worktree) is a refusal
   // row after the start row; after it, the start row stands alone.
