@@ -237,12 +237,18 @@ const PROGRAMS_NOT_ON: Record<ReleaseOs, readonly string[]> = {
  * allocates at the rate of its YAML parses (every agent file's front matter, as each host reads
  * it), and with V8's default young generation its peak RSS was ~230 MiB for 10,000 files against
  * ~100 MiB for reading and parsing them; a 2 MiB semi-space holds it at ~125-140 MiB for the same
- * CPU time (measured, `deno task bench --only=audit`). Every other command keeps V8's defaults
- * (a smaller young generation costs the ledger's and the run's allocations more collections).
- * Each flag is one shell word: the launcher passes it unquoted.
+ * CPU time (measured, `deno task bench --only=audit`). `run` goes the other way: it allocates
+ * ~8 MiB at 1,000 files, which V8's small first young generation collects three times
+ * (`--trace-gc`: 3 scavenges, 2-4 ms each on a loaded 2-vCPU machine); starting it at 8 MiB
+ * collects none there (peak RSS unchanged, ~55 MiB), and at 20,000 or 100,000 files it still
+ * grows as V8's defaults let it. The semi-space sizes are not among the flags V8 keys its code
+ * cache by (a run with them rewrote none of the bundle's cached chunks a plain run had written),
+ * so a command with its own keeps sharing the cached chunks with every other. Every other command
+ * keeps V8's defaults. Each flag is one shell word: the launcher passes it unquoted.
  */
 export const COMMAND_V8_FLAGS: Readonly<Record<string, readonly string[]>> = Object.freeze({
   audit: Object.freeze(["--max-semi-space-size=2"]),
+  run: Object.freeze(["--min-semi-space-size=8"]),
 });
 
 /**

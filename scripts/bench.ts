@@ -76,7 +76,7 @@ import { fileURLToPath } from "node:url";
 import { recordRow, tapSections, writeBenchReport } from "./bench/report.ts";
 import { netProxySection } from "./bench/net_proxy.ts";
 import { bundleTo } from "./bundle.ts";
-import { releaseFlags } from "../lib/permissions.ts";
+import { launchV8Flags, releaseFlags } from "../lib/permissions.ts";
 import { HmacKey, sha256Hex } from "../lib/crypto/hash.ts";
 import { signRow, utcSeconds } from "../lib/ledger/row.ts";
 import { headText } from "../lib/ledger/head.ts";
@@ -274,9 +274,12 @@ const envBenchKey: Record<string, string> = {
   AGENTTEAMS_PROPOSAL_LEDGER_KEY: KEY,
 };
 
-/** `deno run` of the tool's `entry` (the source tree's main.ts unless given). */
-function cli(args: string[], entry = main): string[] {
-  return ["run", "--allow-all", "--no-check", entry, ...args];
+/**
+ * `deno run` of the tool's `entry` (the source tree's main.ts unless given), with `v8` (the
+ * installed launcher's per-command V8 options, `launchV8Flags`, for its stand-in on the bundle).
+ */
+function cli(args: string[], entry = main, v8: readonly string[] = []): string[] {
+  return ["run", "--allow-all", "--no-check", ...v8, entry, ...args];
 }
 
 async function ledgerSection(): Promise<void> {
@@ -514,7 +517,8 @@ async function runSection(): Promise<void> {
     writeTrueRequest(file, await dispatch(dir, env));
     const runArgs = ["run", file, "--unconfined", "--project", dir];
     const args = cli(runArgs);
-    const bundled = cli(runArgs, `${bundleDir}/main.js`);
+    // As the installed launcher runs it: the bundle, with `run`'s V8 options.
+    const bundled = cli(runArgs, `${bundleDir}/main.js`, launchV8Flags("run"));
     await timeCmd(deno, args, { env, runs: 1 });
     await timeCmd(deno, bundled, { env, runs: 1 });
     // The machine drifts: each round measures every part of the floor and both subjects, so a
@@ -542,7 +546,7 @@ async function runSection(): Promise<void> {
       `${(median(ours) / floor).toFixed(2)}x the floor ${target}`,
     );
     row(
-      "  the same from the release bundle (dist/agentteams/main.js)",
+      "  the same from the release bundle (main.js, the launcher's V8 options)",
       fmt(median(viaBundle)),
       `${(median(viaBundle) / floor).toFixed(2)}x the floor`,
     );
@@ -564,7 +568,10 @@ async function runSection(): Promise<void> {
       const file = `${work}/r-${subjects.length}.json`;
       writeTrueRequest(file, await dispatch(dir, env));
       const runArgs = ["run", file, "--unconfined", "--project", dir];
-      subjects.push({ src: cli(runArgs), bundled: cli(runArgs, `${bundleDir}/main.js`) });
+      subjects.push({
+        src: cli(runArgs),
+        bundled: cli(runArgs, `${bundleDir}/main.js`, launchV8Flags("run")),
+      });
     }
     for (const x of subjects) {
       await timeCmd(deno, x.src, { env, runs: 1 });

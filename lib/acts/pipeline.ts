@@ -44,7 +44,7 @@
  * @module
  */
 import { AgentTeamsError, DispatchError, ProposalError } from "../errors.ts";
-import { appendRow } from "../ledger/append.ts";
+import { type AppendResult, appendRow } from "../ledger/append.ts";
 import { type DispatchRecord, resolveDispatch } from "../ledger/dispatch.ts";
 import { dispatchTag } from "../ledger/dispatch_acts.ts";
 import { refusalRow } from "../ledger/row_text.ts";
@@ -111,10 +111,16 @@ export interface ActSpec<A extends Artifact, P, V, R> {
   ahead(plan: P, dispatch: string): RowBody;
   /**
    * The act. `started()` marks the point after which a failure is no longer a refusal (the
-   * write-ahead row stands alone instead). Returns a value and the completion row (`null`: the
-   * kind records none, or nothing more may be recorded).
+   * write-ahead row stands alone instead); `ahead` is what the write-ahead row's append wrote
+   * (the ledger's end, for the stores snapshot of an act that runs code). Returns a value and the
+   * completion row (`null`: the kind records none, or nothing more may be recorded).
    */
-  act(s: Session, plan: P, started: () => void): Promise<{ value: V; complete: RowBody | null }>;
+  act(
+    s: Session,
+    plan: P,
+    started: () => void,
+    ahead: AppendResult,
+  ): Promise<{ value: V; complete: RowBody | null }>;
   /** The result, once the completion row is written; may throw the act's outcome (exit 3). */
   finish(plan: P, value: V): R;
   /** Frees what the plan holds (a private TMPDIR), whatever happened. */
@@ -259,10 +265,10 @@ export async function performAct<A extends Artifact, P, V, R>(
         root,
         key.hmac,
         ahead,
-        async () => {
+        async (written) => {
           const { value, complete } = await spec.act(session, plan, () => {
             started = true;
-          });
+          }, written);
           return { result: value, complete };
         },
         { now },

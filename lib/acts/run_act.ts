@@ -29,10 +29,12 @@
  * @module
  */
 import { hiddenFromConfined } from "../sandbox/hidden_dirs.ts";
+import { within } from "../fs/within.ts";
 import { LedgerError, RequestError, RunTimeoutError, UndeclaredWritesError } from "../errors.ts";
 import type { GitContext } from "../git/context.ts";
 import type { StatusEntry } from "../git/status_z.ts";
 import { captureStores, storesProblem } from "../ledger/guard.ts";
+import type { AppendResult } from "../ledger/append.ts";
 import { ledgerText } from "../ledger/row_text.ts";
 import { MAX_ROW_BYTES, type RowBody, rowBytes } from "../ledger/row.ts";
 import { childEnv } from "../process/child_env.ts";
@@ -51,6 +53,7 @@ import {
 import {
   BLIND_SPOT,
   diffSnapshots,
+  type Snapshot,
   startStatus,
   takeSnapshot,
   watchKey,
@@ -63,7 +66,12 @@ import {
   newReadOnlyEntries,
   scrubGrantedRoots,
 } from "../sandbox/read_only_guards.ts";
-import { makePrivateTmpdir, removePrivateTmpdir, runTmpParent } from "../sandbox/run_dir.ts";
+import {
+  makePrivateTmpdir,
+  removePrivateTmpdir,
+  removePrivateTmpdirSoon,
+  runTmpParent,
+} from "../sandbox/run_dir.ts";
 import { ScanCache, scanCachePath } from "../sandbox/write_root_scan_cache.ts";
 import { executeRun, type PreparedRun, prepareRun } from "../sandbox/confined_run.ts";
 import type { ConfinedRunResult } from "../sandbox/confined_run.ts";
@@ -91,6 +99,11 @@ export interface RunPlan {
   statusBefore: Promise<StatusEntry[]> | null;
   /** The write roots' scan as the last confined run left it (`null` unconfined). */
   readonly scanCache: ScanCache | null;
+  /**
+   * The private TMPDIR's removal, once the command is done with it (started while the second
+   * `git status` runs); `null` until then, and the plan's disposal removes it instead.
+   */
+  removal: Promise<boolean> | null;
 }
 
 /** What the command did, as the completion row records it. */
@@ -203,14 +216,30 @@ async function checkRun(
       ran: false,
       blind_spot: BLIND_SPOT,
     };
-    return { checked, git, backend, prepared, tmpdir, timeout, base, statusBefore, scanCache };
+    return {
+      checked,
+      git,
+      backend,
+      prepared,
+      tmpdir,
+      timeout,
+      base,
+      statusBefore,
+      scanCache,
+      removal: null,
+    };
   } catch (e) {
     removePrivateTmpdir(tmpdir);
     throw e;
   }
 }
 
-async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
+async function actRun(
+  s: Session,
+  plan: RunPlan,
+  started: () => void,
+  ahead: AppendResult,
+): Promise<
   { value: Ran; complete: RowBody | null }
 > {
   const { git, checked, backend, prepared } = plan;
@@ -218,10 +247,11 @@ async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
   const purpose = ledgerText(a.purpose);
   const confined = backend !== "unconfined-opt-out";
   // The shared stores as they are now (other processes may append while the command runs),
-  // read while git status works for the first snapshot.
+  // read while git status works for the first snapshot: the ledger's end as the start row's
+  // append left it (under its lock), the dispatch store under its own.
   const [before, stores] = await bothSettled(
     takeSnapshot(git, { status: plan.statusBefore ?? undefined, statOnly: GUARDED }),
-    captureStores(s.root, s.key.hmac),
+    captureStores(s.root, s.key.hmac, ahead),
   );
   // Acted from here on: a failure before this point (git cannot read the worktree) is a refusal
   // row after the start row; after it, the start row stands alone.
@@ -259,7 +289,19 @@ async function actRun(s: Session, plan: RunPlan, started: () => void): Promise<
     changed,
     guardedBefore ?? new Map(),
   ).map((abs) => watchKey(git, abs));
-  const [after, problem] = await second;
+  // Nothing reads the private TMPDIR any more (the scans above are done): it is removed while
+  // git status runs, unless it lies in the worktree git lists (a TMPDIR set there), where the
+  // second snapshot must see what the command left in it.
+  const overlapRemoval = !within(plan.tmpdir, git.top) && !within(plan.tmpdir, s.root);
+  if (overlapRemoval) plan.removal = removePrivateTmpdirSoon(plan.tmpdir);
+  let after: Snapshot;
+  let problem: string | null;
+  try {
+    [after, problem] = await second;
+  } finally {
+    plan.removal ??= removePrivateTmpdirSoon(plan.tmpdir);
+    await plan.removal;
+  }
   // What the plan's scan saw (before the command: a directory it changed is listed again next
   // time, its identity no longer the one recorded).
   if (prepared.scan !== null) plan.scanCache?.save(prepared.scan, plan.tmpdir);
@@ -442,7 +484,10 @@ export function runActWith(
     }),
     act: actRun,
     finish: finishRun,
-    dispose: (plan) => removePrivateTmpdir(plan.tmpdir),
+    // (Unless the act already removed it, overlapped with its second snapshot.)
+    dispose: (plan) => {
+      if (plan.removal === null) removePrivateTmpdir(plan.tmpdir);
+    },
   };
 }
 

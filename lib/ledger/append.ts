@@ -64,6 +64,23 @@ export interface AppendResult {
   count: number;
   /** True when the append also healed a head left one row behind by a crash. */
   healedHead: boolean;
+  /**
+   * The ledger as the append left it, read under its lock (`fstat` once the row is written): its
+   * size, its inode (`null` where the platform gives none) and where the row starts. An act that
+   * runs code after its start row takes this as the stores snapshot's ledger part
+   * (`lib/ledger/guard.ts` `captureStores`) instead of locking the ledger again.
+   */
+  end: LedgerEnd;
+}
+
+/** Where a ledger ends after an append (see {@link AppendResult.end}). */
+export interface LedgerEnd {
+  /** Ledger length in bytes. */
+  readonly size: number;
+  /** The ledger file's inode, `null` where the platform gives none. */
+  readonly ino: number | null;
+  /** Byte offset where the last row (the one just written) starts. */
+  readonly lastStart: number;
 }
 
 /** The state of the ledger's end, as an append sees it. */
@@ -236,6 +253,7 @@ interface PreparedRow {
   readonly bytes: Uint8Array;
   readonly hash: string;
   readonly count: number;
+  readonly end: LedgerEnd;
 }
 
 /**
@@ -270,7 +288,14 @@ function writeRowBytes(
   if (n !== bytes.length) {
     throw new LedgerError("TORN_TAIL", `short write: ${n} of ${bytes.length} bytes of a row`);
   }
-  return { line, bytes, hash: sha256Hex(line), count: tail.count + 1 };
+  const st = file.statSync();
+  return {
+    line,
+    bytes,
+    hash: sha256Hex(line),
+    count: tail.count + 1,
+    end: { size: st.size, ino: st.ino, lastStart: st.size - bytes.length },
+  };
 }
 
 /**
@@ -298,9 +323,9 @@ export async function writeRowLocked(
   body: RowBody,
   now: () => Date,
 ): Promise<AppendResult> {
-  const { line, hash, count } = writeRowBytes(file, paths, hmac, tail, body, now);
+  const { line, hash, count, end } = writeRowBytes(file, paths, hmac, tail, body, now);
   await atomicWriteFile(paths.head, headText(count, hash, hmac), { mode: 0o644 }, file.sync());
-  return { line, hash, count, healedHead: tail.headLag };
+  return { line, hash, count, healedHead: tail.headLag, end };
 }
 
 /**
@@ -326,10 +351,10 @@ export function writeRowLockedSync(
   body: RowBody,
   now: () => Date,
 ): AppendResult {
-  const { line, hash, count } = writeRowBytes(file, paths, hmac, tail, body, now);
+  const { line, hash, count, end } = writeRowBytes(file, paths, hmac, tail, body, now);
   file.syncSync();
   atomicWriteFileSync(paths.head, headText(count, hash, hmac), { mode: 0o644 });
-  return { line, hash, count, healedHead: tail.headLag };
+  return { line, hash, count, healedHead: tail.headLag, end };
 }
 
 /**

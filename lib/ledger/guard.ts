@@ -5,8 +5,10 @@
  * Those changes are signed with the key; a command without the key can only change the files in
  * ways this module refuses.
  *
- * {@link captureStores} records both files under their locks before the act; {@link storesProblem}
- * reads them again under the same locks afterwards and accepts exactly:
+ * {@link captureStores} records both files under their locks before the act (the ledger's part,
+ * for an act that appended its start row just before, as that append found it under its own lock:
+ * no second hold of the same lock); {@link storesProblem} reads them again under the same locks
+ * afterwards and accepts exactly:
  *
  * - **ledger**: the same file (inode), no shorter, its last row as it was (the same bytes at the
  *   same offset), followed by whole rows that each verify and chain onto the one before; the head
@@ -43,7 +45,7 @@ import { sha256Hex } from "../crypto/hash.ts";
 import { LedgerError } from "../errors.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { readAtSync } from "../fs/read_at.ts";
-import { withLedgerLock } from "./append.ts";
+import { type AppendResult, withLedgerLock } from "./append.ts";
 import { withFileLock } from "./ledger_lock.ts";
 import { expiresAt, judgeStoreLine, MAX_DISPATCH_STORE_BYTES, parseStore } from "./dispatch.ts";
 import { checkStatePath, readStateFileSync, statePaths } from "../layout.ts";
@@ -112,27 +114,47 @@ function withDispatchLock<T>(root: string, fn: () => T): Promise<T> {
 /**
  * Reads the ledger's tail (under its lock, tail and head checked as an append checks them) and
  * the dispatch store (under its lock). Throws what an append would throw on a ledger already broken.
+ * With `appended`, the result of an append this act just made (its start row), the ledger's part
+ * is what that append found and wrote under the lock (its tail checked, its row the last one):
+ * the ledger is not locked and read again. Signed appends by other writers since are told apart
+ * afterwards as they are after the capture.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { captureStores } from "./guard.ts";
+ * import { appendRow } from "./append.ts";
  * import { HmacKey } from "../crypto/hash.ts";
- * const snap = await captureStores(Deno.makeTempDirSync(), new HmacKey(new Uint8Array([1])));
- * assert.equal(snap.ledgerCount, 0);
+ * const root = Deno.makeTempDirSync();
+ * const k = new HmacKey(new Uint8Array([1]));
+ * assert.equal((await captureStores(root, k)).ledgerCount, 0);
+ * const start = await appendRow(root, k, { action: "x-start" });
+ * assert.deepEqual(await captureStores(root, k, start), await captureStores(root, k));
  * ```
  */
-export async function captureStores(root: string, hmac: HmacKey): Promise<StoresSnapshot> {
-  const ledger = await withLedgerLock(root, hmac, (file, tail) => {
-    const st = file.statSync();
-    return {
-      ledgerSize: st.size,
-      ledgerIno: st.ino,
-      ledgerLastStart: tail.lastStart,
-      ledgerCount: tail.count,
-      ledgerLast: tail.prev,
-    };
-  });
+export async function captureStores(
+  root: string,
+  hmac: HmacKey,
+  appended?: AppendResult,
+): Promise<StoresSnapshot> {
+  const ledger = appended !== undefined
+    ? {
+      ledgerSize: appended.end.size,
+      ledgerIno: appended.end.ino,
+      ledgerLastStart: appended.end.lastStart,
+      ledgerCount: appended.count,
+      ledgerLast: appended.hash,
+    }
+    : await withLedgerLock(root, hmac, (file, tail) => {
+      const st = file.statSync();
+      return {
+        ledgerSize: st.size,
+        ledgerIno: st.ino,
+        ledgerLastStart: tail.lastStart,
+        ledgerCount: tail.count,
+        ledgerLast: tail.prev,
+      };
+    });
   const store = await withDispatchLock(root, () => readDispatchLines(root));
   return {
     ...ledger,

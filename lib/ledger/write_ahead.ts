@@ -16,7 +16,7 @@
  * @module
  */
 import type { HmacKey } from "../crypto/hash.ts";
-import { appendRow } from "./append.ts";
+import { type AppendResult, appendRow } from "./append.ts";
 import type { RowBody } from "./row.ts";
 
 /** What an act returns: its result and the completion row (`null`: record nothing more). */
@@ -28,8 +28,9 @@ export interface ActOutcome<T> {
 }
 
 /**
- * Appends `start`, runs `act`, appends its completion row. If `act` throws, nothing more is
- * appended and the error propagates (the start row stands alone).
+ * Appends `start`, runs `act` (given what that append wrote: `lib/ledger/guard.ts` takes the
+ * ledger's end from it), appends its completion row. If `act` throws, nothing more is appended
+ * and the error propagates (the start row stands alone).
  *
  * @example
  * ```ts
@@ -48,11 +49,10 @@ export async function writeAhead<T>(
   root: string,
   hmac: HmacKey,
   start: RowBody,
-  act: () => Promise<ActOutcome<T>>,
+  act: (start: AppendResult) => Promise<ActOutcome<T>>,
   opts: { now?: () => Date } = {},
 ): Promise<T> {
-  await appendRow(root, hmac, start, opts);
-  const { result, complete } = await act();
+  const { result, complete } = await act(await appendRow(root, hmac, start, opts));
   if (complete !== null) await appendRow(root, hmac, complete, opts);
   return result;
 }

@@ -151,9 +151,39 @@ async function fileFingerprint(
 }
 
 /**
+ * The first step of {@link worktreeFingerprint}: the path's `lstat`, or the fingerprint it alone
+ * decides (absent, unreadable, a directory, a special file), which needs no hashing code. A
+ * snapshot loads that code ({@link loadHashFactory}: Node's `crypto`, the compatibility layer
+ * with it) only for a path this leaves to hash: a temporary file git listed that is gone by then
+ * (the head's, renamed while the first `git status` ran) costs a stat, not the layer.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { worktreeEntry } from "./fingerprint.ts";
+ * assert.equal(worktreeEntry("/nonexistent/x"), "absent");
+ * assert.equal(worktreeEntry(Deno.makeTempDirSync()), "dir");
+ * assert.equal(typeof worktreeEntry(Deno.makeTempFileSync()), "object"); // a file: hashed next
+ * ```
+ */
+export function worktreeEntry(abs: string): string | Deno.FileInfo {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(abs.endsWith("/") ? abs.slice(0, -1) : abs);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return ABSENT;
+    return uniqueFingerprint("unreadable");
+  }
+  if (info.isDirectory) return "dir";
+  if (!info.isSymlink && !info.isFile) return `special ${info.mode ?? 0}`;
+  return info;
+}
+
+/**
  * Fingerprints one worktree path (absolute). With `statAllowed` false a large settled file is read
  * all the same: a later snapshot must use the form the earlier one used for the path, or an
- * untouched file would compare unequal.
+ * untouched file would compare unequal. `entry` is {@link worktreeEntry}'s answer for the path
+ * when the caller already has it (the same single `lstat`).
  *
  * @example
  * ```ts
@@ -167,14 +197,10 @@ export async function worktreeFingerprint(
   format: "sha1" | "sha256",
   make: HashFactory,
   statAllowed = true,
+  entry: string | Deno.FileInfo = worktreeEntry(abs),
 ): Promise<string> {
-  let info: Deno.FileInfo;
-  try {
-    info = Deno.lstatSync(abs.endsWith("/") ? abs.slice(0, -1) : abs);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return ABSENT;
-    return uniqueFingerprint("unreadable");
-  }
+  if (typeof entry === "string") return entry;
+  const info = entry;
   if (info.isSymlink) {
     try {
       const target = new TextEncoder().encode(Deno.readLinkSync(abs));
@@ -183,9 +209,7 @@ export async function worktreeFingerprint(
       return uniqueFingerprint("unreadable");
     }
   }
-  if (info.isDirectory) return "dir";
-  if (info.isFile) return await fileFingerprint(abs, info, format, make, statAllowed);
-  return `special ${info.mode ?? 0}`;
+  return await fileFingerprint(abs, info, format, make, statAllowed);
 }
 
 /**

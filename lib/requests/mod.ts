@@ -14,5 +14,12 @@ export {
   LEDGER_FILES,
   type RunRequestResult,
 } from "./request.ts";
-export { BLIND_SPOT, diffSnapshots, startStatus, takeSnapshot, watchKey } from "./snapshot.ts";
+export {
+  BLIND_SPOT,
+  diffSnapshots,
+  type Snapshot,
+  startStatus,
+  takeSnapshot,
+  watchKey,
+} from "./snapshot.ts";
 export { declaredMatcher, writeAllowed } from "./writes.ts";

@@ -44,6 +44,7 @@ import {
   type HashFactory,
   loadHashFactory,
   uniqueFingerprint,
+  worktreeEntry,
   worktreeFingerprint,
 } from "./fingerprint.ts";
 import {
@@ -264,12 +265,17 @@ export async function takeSnapshot(
     let fp: string;
     if (text === null) fp = uniqueFingerprint("opaque-name");
     else {
-      make ??= await loadHashFactory();
-      // A later snapshot fingerprints a large file by stat only where the earlier one did (any
-      // other earlier fingerprint is a content hash, from this one or from the index).
-      const statAllowed = options.previous === undefined ||
-        (options.previous.worktree.get(key)?.fp.startsWith("large ") ?? false);
-      fp = await worktreeFingerprint(`${ctx.top}/${text}`, ctx.objectFormat, make, statAllowed);
+      const abs = `${ctx.top}/${text}`;
+      const entry = worktreeEntry(abs);
+      if (typeof entry === "string") fp = entry;
+      else {
+        make ??= await loadHashFactory();
+        // A later snapshot fingerprints a large file by stat only where the earlier one did (any
+        // other earlier fingerprint is a content hash, from this one or from the index).
+        const statAllowed = options.previous === undefined ||
+          (options.previous.worktree.get(key)?.fp.startsWith("large ") ?? false);
+        fp = await worktreeFingerprint(abs, ctx.objectFormat, make, statAllowed, entry);
+      }
     }
     worktree.set(key, { bytes: full, fp });
   }

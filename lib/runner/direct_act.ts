@@ -102,10 +102,10 @@ export function directAct(
       action: "apply-direct",
       grant: grant.grant_id,
     }),
-    async act(s, plan, started) {
+    async act(s, plan, started, ahead) {
       // The write-ahead row names the grant: it counts now, as the ledger counts it next start.
       state.writes.set(grant.grant_id, (state.writes.get(grant.grant_id) ?? 0) + 1);
-      return await applyAct.act(s, plan, started);
+      return await applyAct.act(s, plan, started, ahead);
     },
     finish: (plan, value) => applyAct.finish(plan, value),
   };

@@ -109,7 +109,12 @@ export {
 export { literalProtected, protectedCovers } from "./protected_paths.ts";
 export { checkRoots, type ResolvedRoots, type RootFacts } from "./write_exec_roots.ts";
 export { resolveRoots, type ResolveRootsOptions } from "./write_exec_roots_io.ts";
-export { makePrivateTmpdir, removeMaskPoints, removePrivateTmpdir } from "./run_dir.ts";
+export {
+  makePrivateTmpdir,
+  removeMaskPoints,
+  removePrivateTmpdir,
+  removePrivateTmpdirSoon,
+} from "./run_dir.ts";
 export { assertSafePath, unsafePathChar } from "./safe_path.ts";
 export { readOnlyMatcher, type ScanHit, scanWritableRoots } from "./write_root_scan.ts";
 export { ScanCache, scanCachePath } from "./write_root_scan_cache.ts";

@@ -123,6 +123,29 @@ export function removePrivateTmpdir(dir: string): boolean {
   return false;
 }
 
+/**
+ * {@link removePrivateTmpdir} without blocking: the first removal runs in Deno's blocking pool,
+ * so a caller overlaps it with other work (the run's second `git status`); a directory the first
+ * try cannot remove is opened up and removed again as {@link removePrivateTmpdir} does. Never
+ * rejects; resolves whether the directory is gone.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { makePrivateTmpdir, removePrivateTmpdirSoon } from "./run_dir.ts";
+ * assert.equal(await removePrivateTmpdirSoon(makePrivateTmpdir({})), true);
+ * ```
+ */
+export async function removePrivateTmpdirSoon(dir: string): Promise<boolean> {
+  try {
+    await Deno.remove(dir, { recursive: true });
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return true;
+    return removePrivateTmpdir(dir);
+  }
+}
+
 /** Gives every directory below `dir` (itself included, never through a symlink) mode `0700`. */
 function openUp(dir: string): void {
   try {

@@ -18,6 +18,7 @@ Deno.test("COMMAND_V8_FLAGS: each key is a command's first word; each option one
     assert.match(opts[0], /^--v8-flags=[A-Za-z0-9=,_-]+$/);
   }
   assert.deepEqual(launchV8Flags("audit"), ["--v8-flags=--max-semi-space-size=2"]);
+  assert.deepEqual(launchV8Flags("run"), ["--v8-flags=--min-semi-space-size=8"]);
   for (const c of COMMANDS) {
     if (!Object.hasOwn(COMMAND_V8_FLAGS, c.words[0])) {
       assert.deepEqual(launchV8Flags(c.words[0]), []);
@@ -50,6 +51,7 @@ Deno.test("the launcher's command pick (scripts/install's shell lines) under das
   };
   assert.equal(await run("audit", "."), "[--v8-flags=--max-semi-space-size=2]");
   assert.equal(await run("--json", "audit"), "[--v8-flags=--max-semi-space-size=2]");
+  assert.equal(await run("run", "r.json", "--unconfined"), "[--v8-flags=--min-semi-space-size=8]");
   assert.equal(await run("ledger", "verify"), "[]");
   assert.equal(await run("--version"), "[]");
   assert.equal(await run(), "[]");

@@ -9,6 +9,7 @@ import {
   type HashFactory,
   LARGE_FILE_BYTES,
   loadHashFactory,
+  worktreeEntry,
   worktreeFingerprint,
 } from "../../lib/requests/fingerprint.ts";
 import { openGitContext } from "../../lib/git/context.ts";
@@ -107,5 +108,44 @@ Deno.test("takeSnapshot: a large untracked file hashed by the first snapshot (it
     assert.match((await takeSnapshot(ctx)).worktree.get("big.bin")?.fp ?? "", /^large /);
   } finally {
     cleanup(root);
+  }
+});
+
+Deno.test("worktreeEntry: a path gone, a directory or a special file is decided by its lstat (no digest made); a file or a symlink is left to hash, and hashed as without it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "fp-entry-" });
+  try {
+    Deno.writeTextFileSync(`${dir}/f`, "hello\n");
+    Deno.symlinkSync("f", `${dir}/link`);
+    Deno.mkdirSync(`${dir}/d`);
+    const counted = countingFactory(await loadHashFactory());
+    for (
+      const [path, want] of [[`${dir}/gone`, "absent"], [`${dir}/f/x`, "absent"], [
+        `${dir}/d`,
+        "dir",
+      ]]
+    ) {
+      const entry = worktreeEntry(path);
+      assert.equal(entry, want, path);
+      assert.equal(await worktreeFingerprint(path, "sha1", counted.make, true, entry), want);
+    }
+    assert.match(String(worktreeEntry("/dev/null")), /^special \d+$/);
+    assert.equal(counted.digests(), 0, "a digest was made for a path its lstat decides");
+    for (const name of ["f", "link"]) {
+      const entry = worktreeEntry(`${dir}/${name}`);
+      assert.equal(typeof entry, "object", name);
+      const plain = await worktreeFingerprint(`${dir}/${name}`, "sha1", await loadHashFactory());
+      assert.equal(
+        await worktreeFingerprint(`${dir}/${name}`, "sha1", counted.make, true, entry),
+        plain,
+      );
+    }
+    assert.equal(counted.digests(), 2);
+    // `git hash-object` of "hello\n", and of the link's target "f".
+    assert.equal(
+      await worktreeFingerprint(`${dir}/f`, "sha1", await loadHashFactory()),
+      "100644 ce013625030ba8dba906f756967f9e9ca394464a",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

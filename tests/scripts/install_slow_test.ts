@@ -62,8 +62,9 @@ Deno.test("scripts/install: a launcher that works from a new shell, idempotent; 
     assert.match(first.out, new RegExp(`installed ${prefix}/bin/agentteams`));
     assert.match(first.out, /export PATH=/);
     const launcher = Deno.readTextFileSync(join(prefix, "bin/agentteams"));
-    // The audit's own V8 options (COMMAND_V8_FLAGS), for it alone.
+    // The audit's and the run's own V8 options (COMMAND_V8_FLAGS), each for it alone.
     assert.match(launcher, /^ {2}audit\) v8=--v8-flags=--max-semi-space-size=2 ;;$/m);
+    assert.match(launcher, /^ {2}run\) v8=--v8-flags=--min-semi-space-size=8 ;;$/m);
     assert.match(launcher, / --no-config \$v8 /);
     const again = await sh(`scripts/install --prefix ${JSON.stringify(prefix)}`, {
       cwd: clone,
