@@ -75,6 +75,18 @@ export const CONTROL_PLANE: readonly ControlPlaneEntry[] = Object.freeze([
   { name: ".goose", where: "anywhere", watched: true, reason: "Goose's recipes and settings" },
   { name: ".codex", where: "anywhere", watched: true, reason: "Codex's config and agents" },
   {
+    name: ".mcp.json",
+    where: "anywhere",
+    watched: true,
+    reason: "Claude Code's project MCP servers: each starts as the user, outside any sandbox",
+  },
+  {
+    name: ".vscode",
+    where: "anywhere",
+    watched: true,
+    reason: "VS Code's settings, tasks and MCP servers: they load agents and start programs",
+  },
+  {
     name: ".github",
     where: "anywhere",
     watched: true,
