@@ -35,6 +35,8 @@ import { AuthzError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { join } from "../fs/path.ts";
 import { ensureStateDir, readStateFileSync, statePaths } from "../layout.ts";
+import type { AnchorState } from "../ledger/anchor_state.ts";
+import { ledgerAnchors } from "../ledger/anchors.ts";
 import {
   type CsvRow,
   type CsvSchema,
@@ -192,6 +194,16 @@ export async function readIndexed(
  */
 async function extendedBody(read: CsvText, ref: CsvIndexRef): Promise<IndexBody | null> {
   const body = readBody(csvIndexPath(ref.root, ref.name), ref.name, ref.key);
+  const anchor = ledgerAnchors(ref.root, ref.key).get(ref.name);
+  if (anchor !== undefined) {
+    // The signed ledger's anchor is what the file is held to; the index only speeds the read,
+    // and one that is not of the anchored bytes (gone, older, another's) is read around.
+    await requireAnchored(read, ref, anchor);
+    return body !== null && body.size === anchor.size && body.sha256 === anchor.sha256
+      ? body
+      : null;
+  }
+  // No anchor (a ledger from before anchors, or none): the index is what the file is held to.
   if (body === null) return null;
   if (body.size > read.bytes.length) {
     throw rolledBack(
@@ -256,12 +268,61 @@ export async function requireExtends(ref: CsvIndexRef & { readonly file: string 
  * ```
  */
 export function refuseGoneIndexed(ref: CsvIndexRef): void {
+  const anchor = ledgerAnchors(ref.root, ref.key).get(ref.name);
+  if (anchor !== undefined) {
+    if (anchor.size === 0) return; // anchored as absent (accepted so)
+    throw rolledBack(
+      ref,
+      `it is gone, and it held ${anchor.rows} rows (${anchor.size} bytes) at the operator's ` +
+        "last write",
+    );
+  }
   const body = readBody(csvIndexPath(ref.root, ref.name), ref.name, ref.key);
   if (body === null) return;
   throw rolledBack(
     ref,
     `it is gone, and it held ${body.rows} rows (${body.size} bytes) at the operator's last write`,
   );
+}
+
+/** Refuses `read` when it does not start with the bytes its anchor records. */
+async function requireAnchored(
+  read: CsvText,
+  ref: CsvIndexRef,
+  anchor: AnchorState,
+): Promise<void> {
+  if (anchor.size > read.bytes.length) {
+    throw rolledBack(
+      ref,
+      `it is ${read.bytes.length} bytes, shorter than the ${anchor.size} bytes (${anchor.rows} ` +
+        "rows) it held at the operator's last write",
+    );
+  }
+  if (
+    anchor.size > 0 && await sha256HexOnce(read.bytes.subarray(0, anchor.size)) !== anchor.sha256
+  ) {
+    throw rolledBack(
+      ref,
+      `its first ${anchor.size} bytes (${anchor.rows} rows, as the operator's last write left ` +
+        "them) changed",
+    );
+  }
+}
+
+/**
+ * What a ledger holds now, as its anchor records it (`lib/ledger/anchor_state.ts`): its size,
+ * SHA-256 and data rows (`rows`); `null` (no file) is size 0.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { anchorStateOf } from "./csv_index.ts";
+ * assert.deepEqual(await anchorStateOf(null, 0), { size: 0, sha256: "", rows: 0 });
+ * ```
+ */
+export async function anchorStateOf(read: CsvText | null, rows: number): Promise<AnchorState> {
+  if (read === null || read.bytes.length === 0) return { size: 0, sha256: "", rows: 0 };
+  return { size: read.bytes.length, sha256: await sha256HexOnce(read.bytes), rows };
 }
 
 /** The refusal of a ledger that no longer extends its index. */

@@ -626,6 +626,7 @@ export function ignoredByState(w: World): (path: string) => boolean {
     p.runnerJson,
     join(p.state, "proposal-ledger.jsonl"),
     join(p.state, "proposal-ledger.head"),
+    join(p.state, "anchors.json"),
     // Made the first time the runner takes an ack to check it, emptied again after.
     p.ackClaimed,
   ];
