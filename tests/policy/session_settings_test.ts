@@ -31,6 +31,9 @@ const ALL = [
   "Edit(./.agentteams-status/**)",
   "Edit(./references/**)",
   "Edit(./.claude/**)",
+  // Every name the brief is found under, whichever is in use (a second brief stops every act).
+  "Edit(./agentteams.jsonc)",
+  "Edit(./agentteams.json)",
 ];
 
 function input(
@@ -66,7 +69,7 @@ function missing(f: readonly SettingsFinding[]): (string | null)[] {
   return f.filter((x) => x.code === "SETTINGS_RULE_MISSING").map((x) => x.rule);
 }
 
-Deno.test("session settings: all seven rules, no finding; each one left out in turn is named alone", () => {
+Deno.test("session settings: all eight rules, no finding; each one left out in turn is named alone", () => {
   assert.deepEqual(findings(ALL), []);
   for (const rule of ALL) {
     const f = findings(ALL.filter((r) => r !== rule));
@@ -100,6 +103,8 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Edit(./.agentteams-status/**/*)",
       "Edit(/references/**)",
       "Edit(.claude/**)",
+      "Edit(/agentteams.jsonc)",
+      `Edit(/${ROOT}/agentteams.json)`,
     ],
     // Broader: a parent, one pattern over several directories, a `**/` prefix.
     [
@@ -109,6 +114,7 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Edit(./.agentteams-s?atus/**)",
       "Edit(./refer*/**)",
       "Edit(./.cl?ude/**)",
+      "Edit(./agentteams.json*)",
     ],
     // Each secret file by name, and bare tools (deny every path).
     [
@@ -238,7 +244,7 @@ Deno.test("session settings: allow rules and sandbox entries over a denied path 
   assert.equal(f[0].code, "SETTINGS_REOPENED");
   assert.equal(f[0].rule, "Read(./.agentteams/**)");
   assert.match(f[0].message, /permissions\.allow entry "\.\/\.agentteams\/head"/);
-  assert.equal(f[0].position?.line, 12);
+  assert.equal(f[0].position?.line, 14);
   // The sandbox: an allowRead inside the key dir re-opens it; one above a denied dir does not.
   const sb = reopen({
     sandbox: { filesystem: { allowRead: ["~/.config/agentteams/keys", "."] } },
@@ -305,24 +311,61 @@ Deno.test("session settings: with no secret file named, the whole key dir must b
   assert.deepEqual(ok, []);
 });
 
+/** {@link ALL} without the rules of the brief's names. */
+const NO_BRIEF_RULES = ALL.filter((r) => !r.startsWith("Edit(./agentteams."));
+
 Deno.test("session settings: the brief is a trust root: its Edit rule is asked for inside the project only", () => {
   const brief = `${ROOT}/agentteams.jsonc`;
-  const f = sessionSettingsFindings(input({ ".claude/settings.json": denyFile(ALL) }, { brief }));
+  const f = sessionSettingsFindings(
+    input({ ".claude/settings.json": denyFile([...NO_BRIEF_RULES, "Edit(./agentteams.json)"]) }, {
+      brief,
+    }),
+  );
   assert.deepEqual(missing(f), ["Edit(./agentteams.jsonc)"]);
   assert.equal(f[0].add, '"Edit(./agentteams.jsonc)"');
+  assert.match(f[0].message, /writing the brief agentteams\.jsonc \(a trust root/);
   assert.deepEqual(
-    sessionSettingsFindings(input({
-      ".claude/settings.json": denyFile([...ALL, "Edit(./agentteams.jsonc)"]),
-    }, { brief })),
+    sessionSettingsFindings(input({ ".claude/settings.json": denyFile(ALL) }, { brief })),
     [],
   );
-  // A brief outside the project (no session starts there) is not asked about.
+  // A brief elsewhere in the project: its own rule, and both default names still.
+  const elsewhere = sessionSettingsFindings(
+    input({ ".claude/settings.json": denyFile(NO_BRIEF_RULES) }, {
+      brief: `${ROOT}/config/team.jsonc`,
+    }),
+  );
+  assert.deepEqual(missing(elsewhere), [
+    "Edit(./config/team.jsonc)",
+    "Edit(./agentteams.jsonc)",
+    "Edit(./agentteams.json)",
+  ]);
+  // A brief outside the project (no session starts there) is not asked about; the default
+  // names are (a session could plant one, for every command run without --brief).
   assert.deepEqual(
-    sessionSettingsFindings(input({ ".claude/settings.json": denyFile(ALL) }, {
+    missing(sessionSettingsFindings(input({ ".claude/settings.json": denyFile(NO_BRIEF_RULES) }, {
       brief: "/srv/briefs/team.jsonc",
-    })),
-    [],
+    }))),
+    ["Edit(./agentteams.jsonc)", "Edit(./agentteams.json)"],
   );
+});
+
+Deno.test("session settings: denying only the brief in use leaves the other name a session could plant (a second brief stops every act): an error naming its line", () => {
+  for (
+    const [inUse, other] of [["agentteams.jsonc", "agentteams.json"], [
+      "agentteams.json",
+      "agentteams.jsonc",
+    ]]
+  ) {
+    const f = sessionSettingsFindings(
+      input({ ".claude/settings.json": denyFile([...NO_BRIEF_RULES, `Edit(./${inUse})`]) }, {
+        brief: `${ROOT}/${inUse}`,
+      }),
+    );
+    assert.deepEqual(missing(f), [`Edit(./${other})`], inUse);
+    assert.equal(f[0].trustRoot, true, "an error, as every trust root's");
+    assert.equal(f[0].add, JSON.stringify(`Edit(./${other})`));
+    assert.match(f[0].message, /a name the brief is found under/);
+  }
 });
 
 Deno.test("writeDenied: an Edit deny rule over the path (or its directory) denies writing it; Read, Write or a sibling does not", () => {
@@ -372,6 +415,8 @@ Deno.test("session settings: the trust roots' rules are asked for only where the
     [
       "Edit(./references/**)",
       "Edit(./.claude/**)",
+      "Edit(./agentteams.jsonc)",
+      "Edit(./agentteams.json)",
     ],
   );
 });
@@ -387,6 +432,7 @@ Deno.test("session settings: a trust root's missing rule, or a sandbox entry re-
     "Edit(./references/**)",
     "Edit(./.claude/**)",
     "Edit(./agentteams.jsonc)",
+    "Edit(./agentteams.json)",
   ]);
   assert.ok(f.some((x) => x.rule === "Read(./.agentteams/**)" && x.trustRoot === undefined));
   const reopened = sessionSettingsFindings(input({
@@ -508,10 +554,10 @@ Deno.test("session settings, Claude's sandbox (probe 22c C6): each value resolve
   // The wrong way, at its line.
   const off = sandboxOf({ [SHARED]: { ...SANDBOX, failIfUnavailable: false } });
   assert.equal(off.length, 1);
-  assert.deepEqual([off[0].file, off[0].position], [SHARED, { line: 14, column: 26 }]);
+  assert.deepEqual([off[0].file, off[0].position], [SHARED, { line: 16, column: 26 }]);
   assert.match(
     off[0].message,
-    /^\.claude\/settings\.json:14:26: "sandbox\.failIfUnavailable" is false/,
+    /^\.claude\/settings\.json:16:26: "sandbox\.failIfUnavailable" is false/,
   );
   // Right in the shared file, overridden in the local one: the local one is named.
   const over = sandboxOf({ [SHARED]: SANDBOX, [LOCAL]: { allowUnsandboxedCommands: true } });

@@ -29,6 +29,7 @@ const SETTINGS = JSON.stringify({
       "Edit(./references/**)",
       "Edit(./.claude/**)",
       "Edit(./agentteams.jsonc)",
+      "Edit(./agentteams.json)",
     ],
   },
   // Claude's sandbox, which makes the rules bind Bash too (probe 22c C6).

@@ -29,6 +29,7 @@ const SETTINGS = JSON.stringify({
       "Edit(./.agentteams-status/**)",
       "Edit(./references/**)",
       "Edit(./.claude/**)",
+      "Edit(./agentteams.jsonc)",
       "Edit(./agentteams.json)",
     ],
   },

@@ -223,6 +223,7 @@ export const OPERATOR_SETTINGS: string = JSON.stringify(
         "Edit(./references/**)",
         "Edit(./.claude/**)",
         "Edit(./agentteams.jsonc)",
+        "Edit(./agentteams.json)",
       ],
     },
     sandbox: OPERATOR_SANDBOX,
@@ -328,9 +329,13 @@ export function writeSandboxCase(
   c: SandboxCase,
   brief = "agentteams.jsonc",
 ): string {
-  const shared = JSON.parse(
-    OPERATOR_SETTINGS.replace("Edit(./agentteams.jsonc)", `Edit(./${brief})`),
-  ) as Record<string, unknown>;
+  const shared = JSON.parse(OPERATOR_SETTINGS) as {
+    permissions: { deny: string[] };
+    sandbox?: unknown;
+  };
+  // Both default names are in OPERATOR_SETTINGS; a brief by another name gets its own rule.
+  const rule = `Edit(./${brief})`;
+  if (!shared.permissions.deny.includes(rule)) shared.permissions.deny.push(rule);
   delete shared.sandbox;
   const texts: Record<string, string> = {
     ".claude/settings.json": JSON.stringify(
