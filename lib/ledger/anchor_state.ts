@@ -9,7 +9,7 @@
  * `.agentteams/anchors.json` (MAC'd with the ledger key): the anchors as of a ledger position
  * (rows, the last line's SHA-256, the byte offset). When it stands at the head, a read costs that
  * file and the head; when it stands earlier (an earlier tool's append, a crash, a copy put back)
- * the rows after it are read, each verified and chained; when it does not verify, or its line is
+ * the rows after it are read, each chained onto the one before; when it does not verify, or its line is
  * not where it says (gone, replaced, forged), every row is. So a missing or replaced file is never
  * "no anchor": it only costs a read of the rows again.
  *
@@ -32,7 +32,8 @@ import { LedgerError } from "../errors.ts";
 import { readAtSync } from "../fs/read_at.ts";
 import { join } from "../fs/path.ts";
 import { readStateFileSync, type StatePaths } from "../layout.ts";
-import { judgeRow, type RowBody } from "./row.ts";
+import { judgeRow, lineForm, type RowBody, scannedPrev } from "./row.ts";
+import { SCAN_SLOTS } from "./scan.ts";
 
 /** The `action` of an anchor row. */
 export const ANCHOR_ACTION = "triad-anchor";
@@ -185,8 +186,32 @@ export function lineEndingAt(file: Deno.FsFile, offset: number): string | null {
 }
 
 /**
- * Reads the rows from `from` to `size`, each verified (MAC) and chained onto the one before, and
- * applies the anchors they state to `anchors`. Returns the position reached.
+ * Why a ledger line read between a trusted position and the head does not hold there, or `null`:
+ * each must chain onto the one before (so, from a position the anchors file's MAC or the start
+ * vouches for up to the head's MAC'd last line, no byte can differ from what the key holders
+ * wrote), and an anchor row's own MAC must verify too. Other rows' MACs are `ledger verify`'s to
+ * check (the chain already fixes their bytes), which keeps a read of every row at a hash a row.
+ */
+function rowFaultAt(
+  line: Uint8Array,
+  hmac: HmacKey,
+  expectedPrev: string,
+  scan: Int32Array,
+): string | null {
+  if (has(line, MARK)) {
+    const j = judgeRow(line, hmac, expectedPrev);
+    return j.fault === null ? null : j.message;
+  }
+  const form = lineForm(line, 0, line.length, scan);
+  if (form.kind === "too-large" || form.kind === "malformed") return form.message;
+  const prev = form.kind === "loose" ? form.prev : scannedPrev(line, 0, line.length, scan);
+  return prev === expectedPrev ? null : "the row does not chain onto the row before";
+}
+
+/**
+ * Reads the rows from `from` to `size`, each chained onto the one before (an anchor row's MAC
+ * verified too: {@link rowFaultAt}), and applies the anchors they state to `anchors`. Returns the
+ * position reached.
  */
 function scanFrom(
   file: Deno.FsFile,
@@ -196,6 +221,7 @@ function scanFrom(
   anchors: Map<string, AnchorState>,
 ): LedgerPosition {
   let { count, last, offset } = from;
+  const scan = new Int32Array(SCAN_SLOTS);
   let carry = new Uint8Array(0);
   let pos = offset;
   while (pos < size) {
@@ -209,11 +235,11 @@ function scanFrom(
     let start = 0;
     for (let nl = data.indexOf(0x0a); nl >= 0; nl = data.indexOf(0x0a, start)) {
       const line = data.subarray(start, nl);
-      const j = judgeRow(line, hmac, last);
-      if (j.fault !== null) {
+      const fault = rowFaultAt(line, hmac, last, scan);
+      if (fault !== null) {
         throw new LedgerError(
           "LEDGER_TAMPERED",
-          `the ledger's row ${count + 1} does not verify (${j.message}), so the anchors of the ` +
+          `the ledger's row ${count + 1} does not verify (${fault}), so the anchors of the ` +
             "files it holds to cannot be read; inspect with `agentteams ledger verify`",
           { details: { row: count + 1 } },
         );
