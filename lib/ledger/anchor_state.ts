@@ -9,9 +9,9 @@
  * `.agentteams/anchors.json` (MAC'd with the ledger key): the anchors as of a ledger position
  * (rows, the last line's SHA-256, the byte offset). When it stands at the head, a read costs that
  * file and the head; when it stands earlier (an earlier tool's append, a crash, a copy put back)
- * the rows after it are read, each chained onto the one before; when it does not verify, or its line is
- * not where it says (gone, replaced, forged), every row is. So a missing or replaced file is never
- * "no anchor": it only costs a read of the rows again.
+ * the rows after it are read, each chained onto the one before; when it does not verify, or its
+ * line is not where it says (gone, replaced, forged), every row is. So a missing or replaced file
+ * is never "no anchor": it only costs a read of the rows again.
  *
  * @example
  * ```ts
