@@ -306,8 +306,11 @@ export function anchorsAtEnd(
  * @example
  * ```ts ignore
  * // Not run: it needs an open ledger under its lock (lib/ledger/append.ts calls it).
- * import { anchorsAfter } from "./anchor_state.ts";
+ * import { anchorsAfter, type LedgerPosition } from "./anchor_state.ts";
+ * import type { StatePaths } from "../layout.ts";
+ * import type { HmacKey } from "../crypto/hash.ts";
  * declare const file: Deno.FsFile, paths: StatePaths, hmac: HmacKey;
+ * declare const before: LedgerPosition, end: LedgerPosition, line: string; // the row written
  * anchorsAfter(file, paths, hmac, before, line, end); // '{"body": ..., "mac": ...}'
  * ```
  */
