@@ -13,12 +13,14 @@
  * skipped by the decision anyway. Only a prefix without quotes, BOM or bare CR (each line one
  * record) and in ASCII (a character offset is a byte offset) is indexed.
  *
- * The index is also what the ledger is held to between the operator's writes: a file that no
- * longer extends the prefix it recorded (shorter than it, or its bytes changed: a row removed,
- * edited or re-ordered, a HALT cut out through another name or an open descriptor) is refused
- * (`LEDGER_ROLLED_BACK`, naming the file and what to do), never read whole instead: a ledger only
- * grows between the operator's writers (`decision sign`, `waiver issue`, a spend), and each keeps
- * the index current. An index that does not verify (or none) is no index: the whole file is read.
+ * What the ledger is held to between the operator's writes is its latest anchor in the signed
+ * proposal ledger (`lib/ledger/anchor_state.ts`, recorded by each writer with the key), or, for a
+ * ledger from before anchors, this index: a file that no longer extends the prefix it records
+ * (shorter than it, or its bytes changed: a row removed, edited or re-ordered, a HALT cut out
+ * through another name or an open descriptor) is refused (`LEDGER_ROLLED_BACK`, naming the file
+ * and what to do), never read whole instead: a ledger only grows between the operator's writers
+ * (`decision sign`, `waiver issue`, a spend). An index that does not verify, none, or one that is
+ * not of the anchored bytes is no index: the whole file is read (and still held to the anchor).
  * A tail that does not parse or whose chain does not continue the carry: the caller reads the
  * whole file, and reports what that read finds (the same codes, lines and reasons).
  *
@@ -35,6 +37,8 @@ import { AuthzError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { join } from "../fs/path.ts";
 import { ensureStateDir, readStateFileSync, statePaths } from "../layout.ts";
+import type { AnchorState } from "../ledger/anchor_state.ts";
+import { ledgerAnchors } from "../ledger/anchors.ts";
 import {
   type CsvRow,
   type CsvSchema,
@@ -192,22 +196,20 @@ export async function readIndexed(
  */
 async function extendedBody(read: CsvText, ref: CsvIndexRef): Promise<IndexBody | null> {
   const body = readBody(csvIndexPath(ref.root, ref.name), ref.name, ref.key);
-  if (body === null) return null;
-  if (body.size > read.bytes.length) {
-    throw rolledBack(
-      ref,
-      `it is ${read.bytes.length} bytes, shorter than the ${body.size} bytes (${body.rows} ` +
-        "rows) it held at the operator's last write",
-    );
-  }
-  if (await sha256HexOnce(read.bytes.subarray(0, body.size)) !== body.sha256) {
-    throw rolledBack(
-      ref,
-      `its first ${body.size} bytes (${body.rows} rows, as the operator's last write left ` +
-        "them) changed",
-    );
-  }
-  return body;
+  const held = heldTo(ref, body);
+  if (held === null) return null;
+  await requireAnchored(read, ref, held);
+  // The index only speeds the read: one that is not of the held bytes (gone, older, another's)
+  // is read around.
+  return body !== null && body.size === held.size && body.sha256 === held.sha256 ? body : null;
+}
+
+/**
+ * What a ledger is held to: the signed ledger's latest anchor of it, else (a ledger from before
+ * anchors, or none) its valid index, else nothing.
+ */
+function heldTo(ref: CsvIndexRef, body: IndexBody | null): AnchorState | null {
+  return ledgerAnchors(ref.root, ref.key).get(ref.name) ?? body;
 }
 
 /**
@@ -256,12 +258,53 @@ export async function requireExtends(ref: CsvIndexRef & { readonly file: string 
  * ```
  */
 export function refuseGoneIndexed(ref: CsvIndexRef): void {
-  const body = readBody(csvIndexPath(ref.root, ref.name), ref.name, ref.key);
-  if (body === null) return;
+  const held = heldTo(ref, readBody(csvIndexPath(ref.root, ref.name), ref.name, ref.key));
+  // Nothing held, or anchored as absent (accepted so): nothing to refuse.
+  if (held === null || held.size === 0) return;
   throw rolledBack(
     ref,
-    `it is gone, and it held ${body.rows} rows (${body.size} bytes) at the operator's last write`,
+    `it is gone, and it held ${held.rows} rows (${held.size} bytes) at the operator's last write`,
   );
+}
+
+/** Refuses `read` when it does not start with the bytes it is held to ({@link heldTo}). */
+async function requireAnchored(
+  read: CsvText,
+  ref: CsvIndexRef,
+  anchor: AnchorState,
+): Promise<void> {
+  if (anchor.size > read.bytes.length) {
+    throw rolledBack(
+      ref,
+      `it is ${read.bytes.length} bytes, shorter than the ${anchor.size} bytes (${anchor.rows} ` +
+        "rows) it held at the operator's last write",
+    );
+  }
+  if (
+    anchor.size > 0 && await sha256HexOnce(read.bytes.subarray(0, anchor.size)) !== anchor.sha256
+  ) {
+    throw rolledBack(
+      ref,
+      `its first ${anchor.size} bytes (${anchor.rows} rows, as the operator's last write left ` +
+        "them) changed",
+    );
+  }
+}
+
+/**
+ * What a ledger holds now, as its anchor records it (`lib/ledger/anchor_state.ts`): its size,
+ * SHA-256 and data rows (`rows`); `null` (no file) is size 0.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { anchorStateOf } from "./csv_index.ts";
+ * assert.deepEqual(await anchorStateOf(null, 0), { size: 0, sha256: "", rows: 0 });
+ * ```
+ */
+export async function anchorStateOf(read: CsvText | null, rows: number): Promise<AnchorState> {
+  if (read === null || read.bytes.length === 0) return { size: 0, sha256: "", rows: 0 };
+  return { size: read.bytes.length, sha256: await sha256HexOnce(read.bytes), rows };
 }
 
 /** The refusal of a ledger that no longer extends its index. */

@@ -39,7 +39,14 @@ import { type HmacKey, sha256Hex } from "../crypto/hash.ts";
 import { firstChainBreak } from "../crypto/chain.ts";
 import { signHex } from "../crypto/ed25519.ts";
 import { type CsvTable, parseCsv, readCsvFile, readCsvText, rewriteCsvFile } from "./csv.ts";
-import { dropIndex, keepIndex, readIndexed, refuseGoneIndexed } from "./csv_index.ts";
+import {
+  anchorStateOf,
+  dropIndex,
+  keepIndex,
+  readIndexed,
+  refuseGoneIndexed,
+} from "./csv_index.ts";
+import type { AnchorState } from "../ledger/anchor_state.ts";
 import { withFlock } from "../fs/flock.ts";
 import { authzPaths } from "./triad_paths.ts";
 import { approverName, projectRoster } from "./roster.ts";
@@ -301,6 +308,7 @@ export async function readDecisionLogFor(
  * Keeps the decision log's index (`lib/authz/csv_index.ts`) after a write: the whole log read and,
  * when its chain holds, indexed with the proposal-ledger key; what {@link readDecisionLogFor}
  * then reads through. A log that does not hold is left unindexed (every read reads it whole).
+ * Returns what the log holds, for its anchor (`lib/authz/triad_index.ts`).
  *
  * @throws {AuthzError} what {@link readDecisionLog} throws.
  * @example
@@ -315,14 +323,18 @@ export async function readDecisionLogFor(
  * assert.throws(() => Deno.statSync(csvIndexPath(root, "decisions")), Deno.errors.NotFound);
  * ```
  */
-export async function indexDecisionLog(root: string, key: HmacKey): Promise<void> {
+export async function indexDecisionLog(root: string, key: HmacKey): Promise<AnchorState> {
   const read = readCsvText(authzPaths(root).decisions);
-  if (read === null) return dropIndex(root, "decisions");
+  if (read === null) {
+    dropIndex(root, "decisions");
+    return anchorStateOf(null, 0);
+  }
   const log = logOf(parseCsv(read.text, DECISION_SCHEMA));
   const carry = chainCarry(log.table!, log.recs, "");
   if (carry !== null) {
     await keepIndex(read, { root, name: "decisions", key }, log.recs.length, carry);
   } else dropIndex(root, "decisions");
+  return anchorStateOf(read, log.recs.length);
 }
 
 /**

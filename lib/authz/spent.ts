@@ -28,6 +28,7 @@
 import { type HmacKey, sha256Hex } from "../crypto/hash.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { readAtSync } from "../fs/read_at.ts";
+import { lineEndingAt } from "../ledger/anchor_state.ts";
 import { join } from "../fs/path.ts";
 import { checkStatePath, readStateFileSync, statePaths } from "../layout.ts";
 
@@ -102,21 +103,6 @@ function readIndex(path: string, hmac: HmacKey): IndexBody | null {
   } catch {
     return null;
   }
-}
-
-/** The SHA-256 of the line that ends (with its `\n`) at `offset`, or `null`. */
-function lineEndingAt(file: Deno.FsFile, offset: number): string | null {
-  if (offset === 0) return "";
-  // A small window first (most rows are short), the ledger's whole line limit only when needed.
-  for (const window of [4096, CHUNK + 1]) {
-    const start = Math.max(0, offset - window);
-    const buf = new Uint8Array(offset - start);
-    if (readAtSync(file, start, buf) !== buf.length || buf[buf.length - 1] !== 0x0a) return null;
-    const nl = buf.lastIndexOf(0x0a, buf.length - 2);
-    if (nl < 0 && start > 0) continue;
-    return sha256Hex(dec.decode(buf.subarray(nl + 1, buf.length - 1)));
-  }
-  return null;
 }
 
 function has(hay: Uint8Array, needle: Uint8Array): boolean {

@@ -2,8 +2,11 @@
  * The triad ledgers' indexes around each write (`lib/authz/csv_index.ts`): a writer (`decision
  * sign`, `waiver issue`, a spend) first refuses a ledger that no longer extends its index
  * (`LEDGER_ROLLED_BACK`: a write would make a cut or rewritten file the operator's), writes, then
- * keeps the index of what it wrote; a writer without the proposal-ledger key removes the index it
- * cannot keep (it would refuse the file just written).
+ * keeps the index of what it wrote and records its anchor, a signed row of the proposal ledger
+ * (`lib/ledger/anchor_state.ts`) saying what the file holds; a writer without the proposal-ledger
+ * key removes the index it cannot keep (it would refuse the file just written). The anchor, not the
+ * index, is what a read holds the file to: an index removed or put back is read around, never
+ * taken as "nothing to hold it to".
  *
  * @example
  * ```ts
@@ -20,6 +23,8 @@ import type { HmacKey } from "../crypto/hash.ts";
 import { dropIndex, requireExtends } from "./csv_index.ts";
 import { indexDecisionLog } from "./decisions.ts";
 import { authzPaths } from "./triad_paths.ts";
+import { appendRow } from "../ledger/append.ts";
+import { anchorRow } from "../ledger/anchor_state.ts";
 import { indexWaivers } from "./waivers.ts";
 
 /** A triad ledger that is indexed. */
@@ -58,7 +63,10 @@ export async function requireTriadExtends(
 }
 
 /**
- * Keeps a ledger's index after a write (with the key), or removes it (without).
+ * Keeps a ledger's index after a write (with the key) and records its anchor in the proposal
+ * ledger (what the file holds now: every later read with the key refuses a file that does not
+ * start with it, `LEDGER_ROLLED_BACK`), or removes the index (without the key; the anchor stays,
+ * and a file the write did not only extend is refused until `decision accept` / `waiver accept`).
  *
  * @example
  * ```ts
@@ -76,8 +84,12 @@ export async function keepTriadIndexes(
   which: TriadLedger,
 ): Promise<void> {
   if (key === null) return dropIndex(root, which);
-  if (which === "decisions") await indexDecisionLog(root, key);
-  else await indexWaivers(root, key);
+  const state = which === "decisions"
+    ? await indexDecisionLog(root, key)
+    : await indexWaivers(root, key);
+  // The anchor: a signed, chained row of the proposal ledger saying what the file holds now,
+  // which every later read holds it to (lib/ledger/anchor_state.ts).
+  await appendRow(root, key, anchorRow(which, state));
 }
 
 /**

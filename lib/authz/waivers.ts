@@ -37,7 +37,14 @@ import type { Env } from "../env.ts";
 import { signHex } from "../crypto/ed25519.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import { type CsvTable, parseCsv, readCsvFile, readCsvText, rewriteCsvFile } from "./csv.ts";
-import { dropIndex, keepIndex, readIndexed, refuseGoneIndexed } from "./csv_index.ts";
+import {
+  anchorStateOf,
+  dropIndex,
+  keepIndex,
+  readIndexed,
+  refuseGoneIndexed,
+} from "./csv_index.ts";
+import type { AnchorState } from "../ledger/anchor_state.ts";
 import { expiryProblem } from "./expiry.ts";
 import { withFlock } from "../fs/flock.ts";
 import { authzPaths } from "./triad_paths.ts";
@@ -312,7 +319,8 @@ async function readWaiversFor(
 
 /**
  * Keeps the waiver ledger's index (`lib/authz/csv_index.ts`) after a write: the whole ledger read
- * and indexed with the proposal-ledger key, for the gate's next read.
+ * and indexed with the proposal-ledger key, for the gate's next read. Returns what the ledger
+ * holds, for its anchor (`lib/authz/triad_index.ts`).
  *
  * @throws {AuthzError} `CSV_MALFORMED`, `CSV_COLUMNS`.
  * @example
@@ -327,11 +335,15 @@ async function readWaiversFor(
  * assert.throws(() => Deno.statSync(csvIndexPath(root, "waivers")), Deno.errors.NotFound);
  * ```
  */
-export async function indexWaivers(root: string, key: HmacKey): Promise<void> {
+export async function indexWaivers(root: string, key: HmacKey): Promise<AnchorState> {
   const read = readCsvText(authzPaths(root).waivers);
-  if (read === null) return dropIndex(root, "waivers");
+  if (read === null) {
+    dropIndex(root, "waivers");
+    return anchorStateOf(null, 0);
+  }
   const t = parseCsv(read.text, WAIVERS_SCHEMA);
   await keepIndex(read, { root, name: "waivers", key }, t.rows.length, "");
+  return anchorStateOf(read, t.rows.length);
 }
 
 const WAIVERS_WHAT = "security-waivers.log.csv";

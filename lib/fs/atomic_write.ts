@@ -27,6 +27,11 @@ export interface AtomicWriteOptions {
   mode?: number;
   /** Use this mode even when the file exists (less setuid, setgid and sticky all the same). */
   forceMode?: number;
+  /**
+   * `false`: no fsync of the file or its folder, for a cache whose loss or staleness after a crash
+   * only costs recomputing it (default `true`). Still atomic: a reader sees old or new bytes.
+   */
+  durable?: boolean;
 }
 
 /** The mode bits a written file never gets: setuid (`0o4000`), setgid (`0o2000`), sticky (`0o1000`). */
@@ -221,13 +226,13 @@ function dropTemp(t: Temp): void {
 }
 
 /** The end of every atomic write, once the temporary file is durable: rename, fsync the folder. */
-function commitTemp(t: Temp, path: string): number {
+function commitTemp(t: Temp, path: string, durable = true): number {
   t.file.close();
   let renamed = false;
   try {
     Deno.renameSync(t.tmp, path);
     renamed = true;
-    fsyncDirSync(dirname(path));
+    if (durable) fsyncDirSync(dirname(path));
     return t.mode;
   } finally {
     if (!renamed) {
@@ -258,13 +263,14 @@ export function atomicWriteFileSync(
   opts: AtomicWriteOptions = {},
 ): number {
   const t = filledTemp(path, data, opts);
+  const durable = opts.durable !== false;
   try {
-    t.file.syncSync();
+    if (durable) t.file.syncSync();
   } catch (e) {
     dropTemp(t);
     throw e;
   }
-  return commitTemp(t, path);
+  return commitTemp(t, path, durable);
 }
 
 /**

@@ -47,6 +47,7 @@ import {
 } from "./row.ts";
 import { withFileLock } from "./ledger_lock.ts";
 import { readAtSync } from "../fs/read_at.ts";
+import { anchorsAfter, anchorsPath } from "./anchor_state.ts";
 
 /** Options of {@link appendRow}. */
 export interface AppendOptions {
@@ -323,9 +324,67 @@ export async function writeRowLocked(
   body: RowBody,
   now: () => Date,
 ): Promise<AppendResult> {
-  const { line, hash, count, end } = writeRowBytes(file, paths, hmac, tail, body, now);
-  await atomicWriteFile(paths.head, headText(count, hash, hmac), { mode: 0o644 }, file.sync());
-  return { line, hash, count, healedHead: tail.headLag, end };
+  const row = writeRowBytes(file, paths, hmac, tail, body, now);
+  const anchors = anchorsText(file, paths, hmac, tail, row.end.lastStart, row);
+  await atomicWriteFile(
+    paths.head,
+    headText(row.count, row.hash, hmac),
+    { mode: 0o644 },
+    file.sync(),
+  );
+  keepAnchors(paths, anchors);
+  return {
+    line: row.line,
+    hash: row.hash,
+    count: row.count,
+    healedHead: tail.headLag,
+    end: row.end,
+  };
+}
+
+/**
+ * Writes the anchors file after the head: a cache of the rows (lib/ledger/anchor_state.ts), so
+ * without an fsync, and a failure to write it (but a missing permission) costs a later read of
+ * the rows, never the append.
+ */
+function keepAnchors(paths: StatePaths, text: string | null): void {
+  if (text === null) return;
+  try {
+    atomicWriteFileSync(anchorsPath(paths), text, { forceMode: 0o600, durable: false });
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable) throw e;
+  }
+}
+
+/**
+ * The anchors file's text once `row` is written at `offset` onto `tail`, or `null` when the rows
+ * before it do not verify (the reader that needs the anchors refuses then; the append stands).
+ */
+function anchorsText(
+  file: Deno.FsFile,
+  paths: StatePaths,
+  hmac: HmacKey,
+  tail: TailState,
+  offset: number,
+  row: PreparedRow,
+): string | null {
+  try {
+    return anchorsAfter(
+      file,
+      paths,
+      hmac,
+      { count: tail.count, last: tail.prev, offset },
+      row.line,
+      {
+        count: row.count,
+        last: row.hash,
+        offset: offset + row.bytes.length,
+      },
+    );
+  } catch (e) {
+    if (e instanceof LedgerError) return null;
+    throw e;
+  }
 }
 
 /**
@@ -351,10 +410,18 @@ export function writeRowLockedSync(
   body: RowBody,
   now: () => Date,
 ): AppendResult {
-  const { line, hash, count, end } = writeRowBytes(file, paths, hmac, tail, body, now);
+  const row = writeRowBytes(file, paths, hmac, tail, body, now);
+  const anchors = anchorsText(file, paths, hmac, tail, row.end.lastStart, row);
   file.syncSync();
-  atomicWriteFileSync(paths.head, headText(count, hash, hmac), { mode: 0o644 });
-  return { line, hash, count, healedHead: tail.headLag, end };
+  atomicWriteFileSync(paths.head, headText(row.count, row.hash, hmac), { mode: 0o644 });
+  keepAnchors(paths, anchors);
+  return {
+    line: row.line,
+    hash: row.hash,
+    count: row.count,
+    healedHead: tail.headLag,
+    end: row.end,
+  };
 }
 
 /**

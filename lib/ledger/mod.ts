@@ -6,6 +6,8 @@
  * @module
  */
 
+export { anchorRow, type AnchorState, lineEndingAt } from "./anchor_state.ts";
+export { ledgerAnchors } from "./anchors.ts";
 export { type AppendResult, appendRow } from "./append.ts";
 export {
   checkpointProblem,

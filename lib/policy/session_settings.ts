@@ -48,6 +48,7 @@ import { dirname, join, normalize, relative } from "../fs/path.ts";
 import { overlaps, within } from "../fs/within.ts";
 import { type JsonPath, JsonReadError, type Position, readJson } from "../json/reader.ts";
 import { fnmatchCase, hasWildcard } from "../pycompat/fnmatch.ts";
+import { DEFAULT_BRIEF_NAMES } from "./lint.ts";
 
 /** The project settings files the check reads, relative to the project root, in Claude's order. */
 export const SESSION_SETTINGS_FILES: readonly string[] = Object.freeze([
@@ -340,20 +341,38 @@ function trustRequirements(
   ];
 }
 
-/** The brief's write-deny rule, when the brief lies in the project. */
+/**
+ * The brief's write-deny rules: one for the brief in use when it lies in the project, and one
+ * for every name the brief is found under at the project root (`DEFAULT_BRIEF_NAMES`), in use or
+ * not: a session that could write the other name would plant a second brief, and two stop every
+ * act (`BRIEF_UNREADABLE`), or, with the one in use elsewhere, be the brief of every command run
+ * without `--brief`.
+ */
 function briefRequirement(input: SessionSettingsInput): Requirement[] {
   const brief = input.brief ?? null;
-  if (brief === null || !within(brief, input.root) || brief === input.root) return [];
-  const rel = relative(input.root, brief);
-  return [{
-    kind: "write-deny",
-    what: `writing the brief ${rel} (a trust root: it decides what may proceed)`,
-    targets: [{ abs: brief, segs: pathSegments(brief), subtree: false }],
-    scope: brief,
-    rule: `Edit(./${rel})`,
-    file: SHARED_FILE,
-    trustRoot: true,
-  }];
+  // The brief in use first, then the other names.
+  const inUse = brief !== null && within(brief, input.root) && brief !== input.root ? [brief] : [];
+  const paths = [
+    ...inUse,
+    ...DEFAULT_BRIEF_NAMES.map((n) => join(input.root, n)).filter((p) => !inUse.includes(p)),
+  ];
+  return paths.map((abs) => {
+    const rel = relative(input.root, abs);
+    const what = abs === brief
+      ? `writing the brief ${rel} (a trust root: it decides what may proceed)`
+      : `writing ${rel}, a name the brief is found under (a session that planted it would ` +
+        "make a second brief, which stops every act, or the brief of a command run without " +
+        "--brief)";
+    return {
+      kind: "write-deny" as const,
+      what,
+      targets: [{ abs, segs: pathSegments(abs), subtree: false }],
+      scope: abs,
+      rule: `Edit(./${rel})`,
+      file: SHARED_FILE,
+      trustRoot: true,
+    };
+  });
 }
 
 /**

@@ -287,6 +287,7 @@ export function stateFiles(project: string): {
   dir: string;
   ledger: string;
   head: string;
+  anchors: string;
   dispatches: string;
   lock: string;
 } {
@@ -295,6 +296,8 @@ export function stateFiles(project: string): {
     dir,
     ledger: join(dir, "proposal-ledger.jsonl"),
     head: join(dir, "proposal-ledger.head"),
+    // Every append keeps it beside the head (lib/ledger/anchor_state.ts).
+    anchors: join(dir, "anchors.json"),
     dispatches: join(dir, "dispatches.jsonl"),
     lock: join(dir, "dispatches.lock"),
   };

@@ -41,7 +41,9 @@ Deno.test("gate CLI: blocked, allowed, consumed and recorded, replay blocked", a
     const ledger = await Deno.readTextFile(
       join(sb.project, ".agentteams", "proposal-ledger.jsonl"),
     );
-    const row = JSON.parse(ledger.trim().split("\n").at(-1)!);
+    const row = ledger.trim().split("\n").map((l) => JSON.parse(l)).findLast((r) =>
+      r.action !== "triad-anchor"
+    );
     assert.equal(row.action, "gate-pass");
     assert.equal(row.gate_action, "delete:old.txt");
     assert.equal(row.by, "clearance");

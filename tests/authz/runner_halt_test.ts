@@ -93,10 +93,13 @@ Deno.test("runner: a HALT on '*' stops dispatch, apply and run until the operato
           "2026-11-02T00:00:00Z,security,*,HALT-RETRACTED,all clear,verified\n",
       );
       // The rewrite no longer extends what the operator's HALT left: refused as such; with the
-      // log's index removed too (.agentteams renamed away and back), the legacy log lifts nothing.
+      // log's index removed too (.agentteams renamed away and back), the same: the anchor the
+      // HALT's write left in the signed ledger holds the log, not the index.
       await halted("a legacy log in the signed log's place", "LEDGER_ROLLED_BACK");
-      Deno.removeSync(join(w.project, ".agentteams", "csv-index-decisions.json"));
-      await halted("a legacy log with an unsigned retraction");
+      const index = join(w.project, ".agentteams", "csv-index-decisions.json");
+      Deno.removeSync(index);
+      await halted("a legacy log, the index removed", "LEDGER_ROLLED_BACK");
+      assert.throws(() => Deno.statSync(index), Deno.errors.NotFound, "a read writes no index");
 
       // An HMAC retraction cannot be verified by the runner (it holds no decision key): the
       // HALT stands.

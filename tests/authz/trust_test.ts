@@ -68,18 +68,25 @@ Deno.test("spent stays spent: a waiver row put back to uses=0 with its old signa
     const fresh = await Deno.readTextFile(refs(sb, "security-waivers.log.csv"));
     const pass = await runCli(["gate", "deploy", "--consume", ...P], { env });
     assert.equal(pass.code, 0, pass.stderr);
-    const row = (await ledgerRows(sb.project)).at(-1)!;
+    const row = (await ledgerRows(sb.project)).findLast((r) => r.action !== "triad-anchor")!;
     assert.equal(row.action, "gate-pass");
     // The agent's move: the row put back as it was before it was spent (its own old signature).
     await Deno.writeTextFile(refs(sb, "security-waivers.log.csv"), fresh);
     assert.equal((await runCli(["waiver", "check", "deploy", ...P], { env })).code, 0);
     let before = await snapshotTree(sb.dir);
     // The ledger no longer extends what the spend's write left: refused before anything else.
-    const rolled = await runCli(["gate", "deploy", "--consume", ...P], { env });
+    let rolled = await runCli(["gate", "deploy", "--consume", ...P], { env });
     assertCliRefused(rolled, "gate", "LEDGER_ROLLED_BACK");
     assertSameTree(before, await snapshotTree(sb.dir), "a refused replay writes nothing");
-    // Its index removed too (a session that renamed .agentteams away): the spent count holds.
+    // Its index removed too (a session that renamed .agentteams away): the spend's anchor in the
+    // signed ledger still holds the file.
     await Deno.remove(join(sb.project, ".agentteams", "csv-index-waivers.json"));
+    before = await snapshotTree(sb.dir);
+    rolled = await runCli(["gate", "deploy", "--consume", ...P], { env });
+    assertCliRefused(rolled, "gate", "LEDGER_ROLLED_BACK");
+    assertSameTree(before, await snapshotTree(sb.dir), "a refused replay writes nothing");
+    // Even accepted as it is now (an operator misled into it), the spent count holds.
+    assert.equal((await runCli(["waiver", "accept", ...P], { env })).code, 0);
     before = await snapshotTree(sb.dir);
     const replay = await runCli(["gate", "deploy", "--consume", ...P], { env });
     const r = assertCliRefused(replay, "gate", "USES_EXHAUSTED");
@@ -106,7 +113,9 @@ Deno.test("spent stays spent: a clearance row restored after consumption is refu
     const fresh = await Deno.readTextFile(refs(sb, "security-decisions.log.csv"));
     const pass = await runCli(["gate", "delete:old.txt", "--consume", ...P], { env });
     assert.equal(pass.code, 0, pass.stderr);
-    const spent = String((await ledgerRows(sb.project)).at(-1)!.spent);
+    const spent = String(
+      (await ledgerRows(sb.project)).findLast((r) => r.action === "gate-pass")!.spent,
+    );
     await Deno.writeTextFile(refs(sb, "security-decisions.log.csv"), fresh);
     assert.equal(
       (await runCli(["clearance", "check", "delete:old.txt", ...P], { env })).code,
@@ -114,11 +123,17 @@ Deno.test("spent stays spent: a clearance row restored after consumption is refu
       "the row alone looks unspent again",
     );
     let before = await snapshotTree(sb.dir);
-    const rolled = await runCli(["gate", "delete:old.txt", "--consume", ...P], { env });
+    let rolled = await runCli(["gate", "delete:old.txt", "--consume", ...P], { env });
     assertCliRefused(rolled, "gate", "LEDGER_ROLLED_BACK");
     assertSameTree(before, await snapshotTree(sb.dir), "a refused replay writes nothing");
-    // Its index removed too: the spent count of the proposal ledger holds.
+    // Its index removed too: the spend's anchor in the signed ledger still holds the file.
     await Deno.remove(join(sb.project, ".agentteams", "csv-index-decisions.json"));
+    before = await snapshotTree(sb.dir);
+    rolled = await runCli(["gate", "delete:old.txt", "--consume", ...P], { env });
+    assertCliRefused(rolled, "gate", "LEDGER_ROLLED_BACK");
+    assertSameTree(before, await snapshotTree(sb.dir), "a refused replay writes nothing");
+    // Even accepted as it is now, the spent count of the proposal ledger holds.
+    assert.equal((await runCli(["decision", "accept", ...P], { env })).code, 0);
     before = await snapshotTree(sb.dir);
     const replay = await runCli(["gate", "delete:old.txt", "--consume", ...P], { env });
     assertCliRefused(replay, "gate", "NO_CLEARANCE");
@@ -181,14 +196,19 @@ Deno.test("an agent-written verify key does not lift the operator's HALT under t
     }, ctx);
     await signDecisionRow(sb.project, { action: "delete:old.txt", verdict: "PASS" }, ctx);
     // The agent's rewrite (its key's columns added to the header) no longer extends what the
-    // operator's HALT left: refused as such while the index stands; without it (a session that
-    // renamed .agentteams away and removed it), the untrusted key is what refuses.
-    assertCliRefused(
-      await runCli(["gate", "delete:old.txt", "--consume", ...P], { env }),
-      "gate",
-      "LEDGER_ROLLED_BACK",
-    );
-    await Deno.remove(join(sb.project, ".agentteams", "csv-index-decisions.json"));
+    // operator's HALT left: refused as such, its index removed or not (the HALT's anchor is in
+    // the signed ledger); without the whole state dir (a session that renamed .agentteams away
+    // and removed it, the ledger and its anchors with it), the untrusted key is what refuses.
+    const index = join(sb.project, ".agentteams", "csv-index-decisions.json");
+    for (let i = 0; i < 2; i++) {
+      assertCliRefused(
+        await runCli(["gate", "delete:old.txt", "--consume", ...P], { env }),
+        "gate",
+        "LEDGER_ROLLED_BACK",
+      );
+      await Deno.remove(index).catch(() => {});
+    }
+    await Deno.remove(join(sb.project, ".agentteams"), { recursive: true });
     const before = await snapshotTree(sb.dir);
     for (const e of [env, env0]) {
       const g = await runCli(["gate", "delete:old.txt", "--consume", ...P], { env: e });

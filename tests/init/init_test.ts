@@ -153,6 +153,9 @@ Deno.test("init keeps the user's settings rules and keys, adding the required ru
     assert.equal(now.permissions.deny[0], "Read(./secrets/**)");
     assert.ok(now.permissions.deny.includes("Edit(./references/**)"));
     assert.ok(now.permissions.deny.includes("Read(~/.config/agentteams/keys/**)"));
+    // Both names the brief is found under, the one init wrote and the other (no second brief).
+    assert.ok(now.permissions.deny.includes("Edit(./agentteams.jsonc)"));
+    assert.ok(now.permissions.deny.includes("Edit(./agentteams.json)"));
   });
 });
 

@@ -110,7 +110,11 @@ Deno.test("appendRow keeps the head file's mode across rewrites", async () => {
     // No temp files are left behind.
     const names = [];
     for await (const e of Deno.readDir(p.dir)) names.push(e.name);
-    assert.deepEqual(names.sort(), ["proposal-ledger.head", "proposal-ledger.jsonl"]);
+    assert.deepEqual(names.sort(), [
+      "anchors.json",
+      "proposal-ledger.head",
+      "proposal-ledger.jsonl",
+    ]);
   });
 });
 

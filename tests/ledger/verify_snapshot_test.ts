@@ -176,6 +176,7 @@ async function othersThanLedger(sb: Sandbox): Promise<Map<string, TreeEntry>> {
   const tree = await snapshotTree(sb.dir);
   tree.delete(p.ledger);
   tree.delete(p.head);
+  tree.delete(p.anchors); // the appender's cache of its anchors, beside the head
   return tree;
 }
 

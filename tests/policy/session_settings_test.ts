@@ -32,6 +32,9 @@ const ALL = [
   "Edit(./references/**)",
   "Edit(./.claude/**)",
   "Edit(./.git/config)",
+  // Every name the brief is found under, whichever is in use (a second brief stops every act).
+  "Edit(./agentteams.jsonc)",
+  "Edit(./agentteams.json)",
 ];
 
 /** The trust roots' write rules in {@link ALL}: each must bind Bash too. */
@@ -105,6 +108,8 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Edit(/references/**)",
       "Edit(.claude/**)",
       "Edit(/.git/config)",
+      "Edit(/agentteams.jsonc)",
+      `Edit(/${ROOT}/agentteams.json)`,
     ],
     // Broader: a parent, one pattern over several directories, a `**/` prefix (the runner's
     // own rules), and parents for the trust roots.
@@ -116,6 +121,8 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Edit(./references/**)",
       "Edit(./.claude/**)",
       "Edit(./.git/**)",
+      "Edit(./agentteams.jsonc)",
+      "Edit(./agentteams.json)",
     ],
     // Each secret file by name, and a bare Edit for the runner's own write rule.
     [
@@ -278,7 +285,7 @@ Deno.test("session settings: allow rules and sandbox entries over a denied path 
   assert.equal(f[0].code, "SETTINGS_REOPENED");
   assert.equal(f[0].rule, "Read(./.agentteams/**)");
   assert.match(f[0].message, /permissions\.allow entry "\.\/\.agentteams\/head"/);
-  assert.equal(f[0].position?.line, 13);
+  assert.equal(f[0].position?.line, 15);
   // The sandbox: an allowRead inside the key dir re-opens it; one above a denied dir does not.
   const sb = reopen({
     sandbox: { filesystem: { allowRead: ["~/.config/agentteams/keys", "."] } },
@@ -350,24 +357,61 @@ Deno.test("session settings: with no secret file named, the whole key dir must b
   assert.deepEqual(ok, []);
 });
 
+/** {@link ALL} without the rules of the brief's names. */
+const NO_BRIEF_RULES = ALL.filter((r) => !r.startsWith("Edit(./agentteams."));
+
 Deno.test("session settings: the brief is a trust root: its Edit rule is asked for inside the project only", () => {
   const brief = `${ROOT}/agentteams.jsonc`;
-  const f = sessionSettingsFindings(input({ ".claude/settings.json": denyFile(ALL) }, { brief }));
+  const f = sessionSettingsFindings(
+    input({ ".claude/settings.json": denyFile([...NO_BRIEF_RULES, "Edit(./agentteams.json)"]) }, {
+      brief,
+    }),
+  );
   assert.deepEqual(missing(f), ["Edit(./agentteams.jsonc)"]);
   assert.equal(f[0].add, '"Edit(./agentteams.jsonc)"');
+  assert.match(f[0].message, /writing the brief agentteams\.jsonc \(a trust root/);
   assert.deepEqual(
-    sessionSettingsFindings(input({
-      ".claude/settings.json": denyFile([...ALL, "Edit(./agentteams.jsonc)"]),
-    }, { brief })),
+    sessionSettingsFindings(input({ ".claude/settings.json": denyFile(ALL) }, { brief })),
     [],
   );
-  // A brief outside the project (no session starts there) is not asked about.
+  // A brief elsewhere in the project: its own rule, and both default names still.
+  const elsewhere = sessionSettingsFindings(
+    input({ ".claude/settings.json": denyFile(NO_BRIEF_RULES) }, {
+      brief: `${ROOT}/config/team.jsonc`,
+    }),
+  );
+  assert.deepEqual(missing(elsewhere), [
+    "Edit(./config/team.jsonc)",
+    "Edit(./agentteams.jsonc)",
+    "Edit(./agentteams.json)",
+  ]);
+  // A brief outside the project (no session starts there) is not asked about; the default
+  // names are (a session could plant one, for every command run without --brief).
   assert.deepEqual(
-    sessionSettingsFindings(input({ ".claude/settings.json": denyFile(ALL) }, {
+    missing(sessionSettingsFindings(input({ ".claude/settings.json": denyFile(NO_BRIEF_RULES) }, {
       brief: "/srv/briefs/team.jsonc",
-    })),
-    [],
+    }))),
+    ["Edit(./agentteams.jsonc)", "Edit(./agentteams.json)"],
   );
+});
+
+Deno.test("session settings: denying only the brief in use leaves the other name a session could plant (a second brief stops every act): an error naming its line", () => {
+  for (
+    const [inUse, other] of [["agentteams.jsonc", "agentteams.json"], [
+      "agentteams.json",
+      "agentteams.jsonc",
+    ]]
+  ) {
+    const f = sessionSettingsFindings(
+      input({ ".claude/settings.json": denyFile([...NO_BRIEF_RULES, `Edit(./${inUse})`]) }, {
+        brief: `${ROOT}/${inUse}`,
+      }),
+    );
+    assert.deepEqual(missing(f), [`Edit(./${other})`], inUse);
+    assert.equal(f[0].trustRoot, true, "an error, as every trust root's");
+    assert.equal(f[0].add, JSON.stringify(`Edit(./${other})`));
+    assert.match(f[0].message, /a name the brief is found under/);
+  }
 });
 
 Deno.test("writeDenied: an Edit deny rule over the path (or its directory) denies writing it; Read, Write or a sibling does not", () => {
@@ -421,6 +465,8 @@ Deno.test("session settings: the trust roots' rules are asked for only where the
       "Edit(./references/**)",
       "Edit(./.claude/**)",
       "Edit(./.git/config)",
+      "Edit(./agentteams.jsonc)",
+      "Edit(./agentteams.json)",
     ],
   );
 });
@@ -437,6 +483,7 @@ Deno.test("session settings: a trust root's missing rule, or a sandbox entry re-
     "Edit(./.claude/**)",
     "Edit(./.git/config)",
     "Edit(./agentteams.jsonc)",
+    "Edit(./agentteams.json)",
   ]);
   assert.ok(f.some((x) => x.rule === "Read(./.agentteams/**)" && x.trustRoot === undefined));
   const reopened = sessionSettingsFindings(input({
@@ -558,10 +605,10 @@ Deno.test("session settings, Claude's sandbox (probe 22c C6): each value resolve
   // The wrong way, at its line.
   const off = sandboxOf({ [SHARED]: { ...SANDBOX, failIfUnavailable: false } });
   assert.equal(off.length, 1);
-  assert.deepEqual([off[0].file, off[0].position], [SHARED, { line: 15, column: 26 }]);
+  assert.deepEqual([off[0].file, off[0].position], [SHARED, { line: 17, column: 26 }]);
   assert.match(
     off[0].message,
-    /^\.claude\/settings\.json:15:26: "sandbox\.failIfUnavailable" is false/,
+    /^\.claude\/settings\.json:17:26: "sandbox\.failIfUnavailable" is false/,
   );
   // Right in the shared file, overridden in the local one: the local one is named.
   const over = sandboxOf({ [SHARED]: SANDBOX, [LOCAL]: { allowUnsandboxedCommands: true } });

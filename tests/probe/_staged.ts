@@ -35,9 +35,17 @@ export const stageOf = (artifact: JsonObject): JsonObject => ({
   via_agent: "stager",
 });
 
-/** The project, home and key dir without the ledger, its head and the dispatch store. */
+/**
+ * The project, home and key dir without the ledger, its head (and the anchors file beside it)
+ * and the dispatch store.
+ */
 export function tree(w: World): TreeSnapshot {
-  const moving = ["proposal-ledger.jsonl", "proposal-ledger.head", "dispatches.jsonl"]
+  const moving = [
+    "proposal-ledger.jsonl",
+    "proposal-ledger.head",
+    "anchors.json",
+    "dispatches.jsonl",
+  ]
     .map((n) => join(w.project, ".agentteams", n));
   return snapshotTreeSync([w.project, w.home, w.keyDir], (p) => moving.includes(p));
 }

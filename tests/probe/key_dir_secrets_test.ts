@@ -36,6 +36,7 @@ Deno.test("probe 22c: per-file key-dir rules that leave the runner's X25519 key 
       "Edit(./.claude/**)",
       "Edit(./.git/config)",
       "Edit(./agentteams.jsonc)",
+      "Edit(./agentteams.json)",
     ];
     Deno.mkdirSync(join(sb.project, ".claude"));
     Deno.writeTextFileSync(

@@ -30,6 +30,7 @@ const SETTINGS = JSON.stringify({
       "Edit(./.claude/**)",
       "Edit(./.git/config)",
       "Edit(./agentteams.jsonc)",
+      "Edit(./agentteams.json)",
     ],
   },
   // Claude's sandbox, which makes the rules bind Bash too (probe 22c C6).

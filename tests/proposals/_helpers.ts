@@ -310,7 +310,7 @@ export async function snapshot(p: Project): Promise<Map<string, TreeEntry>> {
 /** The state files an apply may change (the rest must keep every byte). */
 export function stateSet(root: string): Set<string> {
   const s = stateFiles(root);
-  return new Set([s.ledger, s.head, s.dispatches]);
+  return new Set([s.ledger, s.head, s.anchors, s.dispatches]);
 }
 
 /**

@@ -292,6 +292,7 @@ Deno.test("hard links to files outside the project or in .git are replaced, neve
           join(p.root, rel),
           join(s, "proposal-ledger.jsonl"),
           join(s, "proposal-ledger.head"),
+          join(s, "anchors.json"),
           join(s, "dispatches.jsonl"),
         ]),
       );

@@ -224,6 +224,7 @@ export const OPERATOR_SETTINGS: string = JSON.stringify(
         "Edit(./.claude/**)",
         "Edit(./.git/config)",
         "Edit(./agentteams.jsonc)",
+        "Edit(./agentteams.json)",
       ],
     },
     sandbox: OPERATOR_SANDBOX,
@@ -329,9 +330,13 @@ export function writeSandboxCase(
   c: SandboxCase,
   brief = "agentteams.jsonc",
 ): string {
-  const shared = JSON.parse(
-    OPERATOR_SETTINGS.replace("Edit(./agentteams.jsonc)", `Edit(./${brief})`),
-  ) as Record<string, unknown>;
+  const shared = JSON.parse(OPERATOR_SETTINGS) as {
+    permissions: { deny: string[] };
+    sandbox?: unknown;
+  };
+  // Both default names are in OPERATOR_SETTINGS; a brief by another name gets its own rule.
+  const rule = `Edit(./${brief})`;
+  if (!shared.permissions.deny.includes(rule)) shared.permissions.deny.push(rule);
   delete shared.sandbox;
   const texts: Record<string, string> = {
     ".claude/settings.json": JSON.stringify(
@@ -635,6 +640,7 @@ export function ignoredByState(w: World): (path: string) => boolean {
     p.runnerJson,
     join(p.state, "proposal-ledger.jsonl"),
     join(p.state, "proposal-ledger.head"),
+    join(p.state, "anchors.json"),
     // Made the first time the runner takes an ack to check it, emptied again after.
     p.ackClaimed,
   ];

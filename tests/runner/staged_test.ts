@@ -39,13 +39,15 @@ async function stage(s: RunnerState, w: World, artifact: JsonObject): Promise<st
 const recordPath = (w: World, sid: string) => join(stagedDir(w.project), `${sid}.json`);
 
 /**
- * The project, home and key dir without the ledger and its head (checked row by row), and, with
+ * The project, home and key dir without the ledger and its head (checked row by row; the anchors
+ * file beside it), and, with
  * `attempts`, the dispatch store (an artifact's nonce counts an attempt before its refusal).
  */
 function tree(w: World, attempts = false) {
   const moving = [
     "proposal-ledger.jsonl",
     "proposal-ledger.head",
+    "anchors.json",
     ...(attempts ? ["dispatches.jsonl"] : []),
   ].map((n) => join(w.project, ".agentteams", n));
   return snapshotTreeSync([w.project, w.home, w.keyDir], (p) => moving.includes(p));
