@@ -326,8 +326,7 @@ export const RULES: Readonly<Record<string, Rule>> = {
     short: "agentteams_readfs does not launch the readfs server.",
     full: "agentteams_readfs is trusted by name only with a known launch and read tools.",
     help: "Use `type: stdio` with `cmd: agentteams`, `args: [mcp, readfs, --root, .]` (or the " +
-      "line `agentteams permissions mcp readfs --root .` prints, or the earlier tool's " +
-      "`python3 -I -S .agentteams/bin/goose-readfs-mcp.py --root .`) and read tools only (docs/mcp.md).",
+      "line `agentteams permissions mcp readfs --root .` prints) and read tools only (docs/mcp.md).",
   },
   GOOSE_ANALYZE_ON: {
     severity: "error",
