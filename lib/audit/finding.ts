@@ -437,6 +437,15 @@ export const RULES: Readonly<Record<string, Rule>> = {
       "agentteams installs none.",
     help: "Remove the file from .github/hooks/.",
   },
+  CODEX_EXTERNAL: {
+    severity: "error",
+    short: "A Codex config replays its settings from a file the audit does not read.",
+    full:
+      "Codex builds the whole session from `[debug.config_lockfile] load_path` (sandbox_mode, " +
+      "mcp_servers, hooks and notify included) in place of the project's config; a project " +
+      "config may set it.",
+    help: "Remove `load_path` from `[debug.config_lockfile]`.",
+  },
   CODEX_HOOKS: {
     severity: "error",
     short: "Codex hooks or notify run commands around the agents' work.",
