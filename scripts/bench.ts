@@ -1077,8 +1077,8 @@ function makeTeam(n: number): { dir: string; fronts: string[] } {
       const y =
         `version: 1.0.0\ntitle: agent ${i}\ndescription: reviews\ninstructions: |\n  Review.\n` +
         `  ## Write Policy: Return Proposals, Never Write\nextensions:\n  - type: stdio\n` +
-        `    name: agentteams_readfs\n    cmd: python3\n` +
-        `    args: ["-I", "-S", ".agentteams/bin/goose-readfs-mcp.py", "--root", "."]\n` +
+        `    name: agentteams_readfs\n    cmd: agentteams\n` +
+        `    args: [mcp, readfs, --root, .]\n` +
         `    available_tools: [read_file, list_dir, grep]\n`;
       fronts.push(y);
       Deno.writeTextFileSync(`${dir}/.goose/recipes/agent-${i}.yaml`, y);

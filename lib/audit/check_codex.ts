@@ -1,9 +1,10 @@
 /**
  * The Codex checks: an agent's TOML (`.codex/agents/*.toml`) must set `sandbox_mode =
  * "read-only"` and carry no `mcp_servers`; the project's `.codex/config.toml` must carry no
- * `mcp_servers` (subagents inherit them) and is warned about a wider sandbox_mode. Parsed with
- * smol-toml; keys are placed by a lexical scan that knows comments and multi-line strings, so a
- * decoy in either is never taken for a key.
+ * `mcp_servers` (subagents inherit them) and is warned about a wider sandbox_mode; in either, a
+ * `[debug.config_lockfile] load_path` (a config Codex replays in place of all others) is an error.
+ * Parsed with smol-toml; keys are placed by a lexical scan that knows comments and multi-line
+ * strings, so a decoy in either is never taken for a key.
  *
  * @module
  */
@@ -152,6 +153,7 @@ function codexSpots(
     out.push(spot("CODEX_MCP", lines.get("mcp_servers") ?? 1, 1, mcpMessage));
   }
   out.push(...roleFileSpots(r.value, lines));
+  out.push(...lockfileSpots(r.value, lines));
   // Programs Codex runs as the user around the agents' work, whatever their sandbox
   // (`codex-rs/hooks`: a layer's `[hooks]`; `notify`, after each turn, with the turn's text).
   for (const key of ["hooks", "notify"]) {
@@ -223,6 +225,36 @@ function roleFileSpots(value: Record<string, unknown>, lines: Map<string, number
     );
   }
   return out;
+}
+
+/**
+ * `[debug.config_lockfile] load_path`: Codex (openai/codex `codex-rs/core/src/config/mod.rs`
+ * `ConfigBuilder::build_inner`) reads it from the merged config, trusted project layers included
+ * (it is not on `PROJECT_LOCAL_CONFIG_DENYLIST`, `codex-rs/config/src/loader/mod.rs`), and then
+ * builds the session from that file alone, as a user layer (`lock_layer_from_config`): its
+ * `sandbox_mode`, `mcp_servers`, `hooks` and `notify` replace everything the audit read, and the
+ * audit never reads the file. Present at all, it is `CODEX_EXTERNAL`. (`export_dir` only writes the
+ * effective config out; `plugins` and `marketplaces` Codex reads from the user's own config only.)
+ */
+function lockfileSpots(value: Record<string, unknown>, lines: Map<string, number>): Spot[] {
+  const debug = value.debug;
+  if (debug === null || typeof debug !== "object" || Array.isArray(debug)) return [];
+  const lock = (debug as Record<string, unknown>).config_lockfile;
+  if (lock === null || typeof lock !== "object" || Array.isArray(lock) || !("load_path" in lock)) {
+    return [];
+  }
+  const path = (lock as Record<string, unknown>).load_path;
+  return [
+    spot(
+      "CODEX_EXTERNAL",
+      lines.get("debug.config_lockfile.load_path") ?? lines.get("debug.config_lockfile") ??
+        lines.get("debug") ?? 1,
+      1,
+      `debug.config_lockfile.load_path names ${JSON.stringify(path)}, a file Codex replays as ` +
+        "the whole config (its sandbox_mode, mcp_servers and hooks in place of this one's) and " +
+        "the audit does not read; remove it",
+    ),
+  ];
 }
 
 /**

@@ -326,8 +326,7 @@ export const RULES: Readonly<Record<string, Rule>> = {
     short: "agentteams_readfs does not launch the readfs server.",
     full: "agentteams_readfs is trusted by name only with a known launch and read tools.",
     help: "Use `type: stdio` with `cmd: agentteams`, `args: [mcp, readfs, --root, .]` (or the " +
-      "line `agentteams permissions mcp readfs --root .` prints, or the earlier tool's " +
-      "`python3 -I -S .agentteams/bin/goose-readfs-mcp.py --root .`) and read tools only (docs/mcp.md).",
+      "line `agentteams permissions mcp readfs --root .` prints) and read tools only (docs/mcp.md).",
   },
   GOOSE_ANALYZE_ON: {
     severity: "error",
@@ -437,6 +436,15 @@ export const RULES: Readonly<Record<string, Rule>> = {
       ".github/hooks/*.json on tool events for every agent, whatever its tools: say; " +
       "agentteams installs none.",
     help: "Remove the file from .github/hooks/.",
+  },
+  CODEX_EXTERNAL: {
+    severity: "error",
+    short: "A Codex config replays its settings from a file the audit does not read.",
+    full:
+      "Codex builds the whole session from `[debug.config_lockfile] load_path` (sandbox_mode, " +
+      "mcp_servers, hooks and notify included) in place of the project's config; a project " +
+      "config may set it.",
+    help: "Remove `load_path` from `[debug.config_lockfile]`.",
   },
   CODEX_HOOKS: {
     severity: "error",

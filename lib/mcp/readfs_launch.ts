@@ -3,8 +3,7 @@
  * `agentteams_readfs` extension, `lib/audit/check_goose.ts`) and for the server itself: its tool
  * names, and the launch lines accepted. Pure; no file is read.
  *
- * Three lines are accepted (`type: stdio` in each):
- * - the earlier tool's: `python3 -I -S .agentteams/bin/goose-readfs-mcp.py --root .`;
+ * Two lines are accepted (`type: stdio` in each):
  * - this tool's installed launcher: `agentteams mcp readfs --root .` (the `agentteams` on PATH);
  * - the line `agentteams permissions mcp readfs --root .` prints: an absolute `deno`, `run`,
  *   `--no-prompt`, one `--allow-read=` list, at most `--allow-env=` of `HOME` and
@@ -33,12 +32,6 @@ export const READFS_TOOLS: readonly string[] = Object.freeze([
   "grep",
   "stat",
 ]);
-
-/** The earlier tool's launch of its readfs server. */
-export const EARLIER_READFS_LAUNCH = Object.freeze({
-  cmd: "python3",
-  args: Object.freeze(["-I", "-S", ".agentteams/bin/goose-readfs-mcp.py", "--root", "."]),
-});
 
 /** This tool's installed launcher running its readfs server. */
 export const READFS_LAUNCH = Object.freeze({
@@ -124,12 +117,8 @@ export function readfsLaunchProblem(
   args: readonly string[] | null,
 ): string | null {
   if (cmd === null || args === null) return "it has no cmd or no args list";
-  if (cmd === EARLIER_READFS_LAUNCH.cmd && same(args, EARLIER_READFS_LAUNCH.args)) return null;
   if (cmd === READFS_LAUNCH.cmd && same(args, READFS_LAUNCH.args)) return null;
   if (basename(cmd) === "deno") return printedLineProblem(cmd, args);
-  return `it launches ${cmd}, not the readfs server (python3 ${
-    EARLIER_READFS_LAUNCH.args.join(" ")
-  }, ` +
-    `agentteams ${READFS_LAUNCH.args.join(" ")}, or the line agentteams permissions mcp readfs ` +
-    "--root . prints)";
+  return `it launches ${cmd}, not the readfs server (agentteams ${READFS_LAUNCH.args.join(" ")}, ` +
+    "or the line agentteams permissions mcp readfs --root . prints)";
 }

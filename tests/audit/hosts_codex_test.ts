@@ -61,3 +61,21 @@ Deno.test("codex: the read-only built-in profile and a read-only named profile s
     [],
   );
 });
+
+Deno.test("codex: a role file naming a config lockfile is CODEX_EXTERNAL; export_dir, plugins, marketplaces are not", () => {
+  // Codex replays `load_path` as the whole config; the check is the one codexSpots, shared by
+  // agents and `.codex/config.toml`, so a role file gets it too (the widest reading).
+  assert.deepEqual(codes(BASE + '[debug.config_lockfile]\nload_path = "/tmp/l.toml"\n'), [
+    "CODEX_EXTERNAL",
+  ]);
+  assert.deepEqual(codes(BASE + 'debug = { config_lockfile = { load_path = "" } }\n'), [
+    "CODEX_EXTERNAL",
+  ]);
+  assert.deepEqual(
+    codes(
+      BASE + '[debug.config_lockfile]\nexport_dir = "/tmp"\n[plugins."p@m"]\nenabled = true\n' +
+        '[marketplaces.m]\nsource_type = "local"\nsource = "/m"\n',
+    ),
+    [],
+  );
+});

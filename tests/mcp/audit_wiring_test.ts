@@ -1,8 +1,9 @@
 /**
  * The audit and the readfs server's launch lines: a Goose recipe whose `agentteams_readfs` runs
  * `agentteams mcp readfs` (the installed launcher, or the very line `agentteams permissions mcp
- * readfs --root .` prints) is accepted beside the earlier tool's line; one wired to anything else
- * is refused (`GOOSE_READFS`), by the pure check and by the real `agentteams audit`.
+ * readfs --root .` prints) is accepted; one wired to anything else, the earlier tool's
+ * `python3 … goose-readfs-mcp.py` line included (this tool never writes that script), is refused
+ * (`GOOSE_READFS`), by the pure check and by the real `agentteams audit`.
  */
 import assert from "node:assert/strict";
 import { checkGoose } from "../../lib/audit/check_goose.ts";
@@ -29,19 +30,12 @@ function recipe(cmd: string, args: readonly string[]): string {
   ].join("\n");
 }
 
+/** The earlier tool's launch: refused, since nothing this tool writes provides its script. */
+const EARLIER = ["-I", "-S", ".agentteams/bin/goose-readfs-mcp.py", "--root", "."];
+
 const codes = (text: string) => checkGoose(text, "reviewer").map((s) => s.code);
 
-Deno.test("readfsLaunchProblem: the three accepted lines", () => {
-  assert.equal(
-    readfsLaunchProblem("python3", [
-      "-I",
-      "-S",
-      ".agentteams/bin/goose-readfs-mcp.py",
-      "--root",
-      ".",
-    ]),
-    null,
-  );
+Deno.test("readfsLaunchProblem: the two accepted lines", () => {
   assert.equal(readfsLaunchProblem("agentteams", ["mcp", "readfs", "--root", "."]), null);
   const line = [
     "run",
@@ -80,6 +74,7 @@ Deno.test("readfsLaunchProblem: everything else is refused, each with its reason
     ["agentteams", ["mcp", "readfs", "--root", "/"], /launches agentteams/],
     ["agentteams", ["mcp", "runner", "--agent", "w"], /launches agentteams/],
     ["python3", ["-S", ".agentteams/bin/goose-readfs-mcp.py", "--root", "."], /launches python3/],
+    ["python3", EARLIER, /launches python3/],
     ["deno", ok, /absolute deno/],
     ["/usr/bin/../bin/deno", ok, /absolute deno/],
     ["/usr/bin/deno", ["eval", ...ok.slice(1)], /deno run/],
@@ -115,12 +110,9 @@ Deno.test("checkGoose: a recipe wired to agentteams mcp readfs passes; one wired
   );
   assert.deepEqual(codes(recipe(printed[0], printed.slice(1))), [], printed.join(" "));
   assert.deepEqual(codes(recipe("agentteams", ["mcp", "readfs", "--root", "."])), []);
-  assert.deepEqual(
-    codes(recipe("python3", ["-I", "-S", ".agentteams/bin/goose-readfs-mcp.py", "--root", "."])),
-    [],
-  );
   for (
     const [cmd, args] of [
+      ["python3", EARLIER],
       ["/bin/sh", ["-c", "agentteams mcp readfs --root ."]],
       [printed[0], [printed[1], "--allow-write=/", ...printed.slice(2)]],
       ["npx", ["-y", "@modelcontextprotocol/server-filesystem", "."]],
