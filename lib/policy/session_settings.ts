@@ -158,7 +158,7 @@ export interface SessionSettingsInput {
   readonly brief?: string | null;
   /**
    * Whether the trust roots' rules are required too (`Edit(./references/**)`, `Edit(./.claude/**)`,
-   * `Edit(./.git/config)` and the brief's), with Claude Code's sandbox that makes every rule bind Bash as well
+   * `Edit(./.git/config)`, `Edit(./.mcp.json)` and the brief's), with Claude Code's sandbox that makes every rule bind Bash as well
    * ({@link REQUIRED_SANDBOX}), and the key dir's rule as an error: `doctor` and `serve` ask for
    * them (issue 22, probe 22c C6); default false.
    */
@@ -301,6 +301,7 @@ function trustRequirements(
 ): Requirement[] {
   const { root } = input;
   const gitConfig = join(root, ".git", "config");
+  const mcpJson = join(root, ".mcp.json");
   return [
     {
       kind: "write-deny",
@@ -334,6 +335,18 @@ function trustRequirements(
       targets: [{ abs: gitConfig, segs: pathSegments(gitConfig), subtree: false }],
       scope: gitConfig,
       rule: "Edit(./.git/config)",
+      file: SHARED_FILE,
+      trustRoot: true,
+    },
+    {
+      kind: "write-deny",
+      what: "writing .mcp.json (Claude Code starts the project's MCP servers it names as the " +
+        "user, outside its sandbox: a session that wrote one would reach every trust root from " +
+        "the next session on; Claude's sandbox already keeps it from Bash, this rule keeps it " +
+        "from Edit)",
+      targets: [{ abs: mcpJson, segs: pathSegments(mcpJson), subtree: false }],
+      scope: mcpJson,
+      rule: "Edit(./.mcp.json)",
       file: SHARED_FILE,
       trustRoot: true,
     },

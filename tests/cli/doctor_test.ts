@@ -46,6 +46,7 @@ const TRUST_RULES = [
   "Edit(./references/**)",
   "Edit(./.claude/**)",
   "Edit(./.git/config)",
+  "Edit(./.mcp.json)",
   "Edit(./agentteams.json)",
   // The other name the brief is found under: a session must not plant a second brief.
   "Edit(./agentteams.jsonc)",
@@ -57,10 +58,10 @@ function trustRules(sb: Sandbox): string[] {
 }
 
 /**
- * The rules doctor asks for in a sandbox whose key dir lies outside HOME: the last six keep
+ * The rules doctor asks for in a sandbox whose key dir lies outside HOME: the last seven keep
  * sessions from writing the trust roots (the status folder with the runner's published key,
- * references/, the settings themselves, git's config, the brief and the other name it is found
- * under).
+ * references/, the settings themselves, git's config, .mcp.json, the brief and the other name it
+ * is found under).
  */
 function allRules(sb: Sandbox): string[] {
   return [
@@ -71,6 +72,7 @@ function allRules(sb: Sandbox): string[] {
     "Edit(./references/**)",
     "Edit(./.claude/**)",
     "Edit(./.git/config)",
+    "Edit(./.mcp.json)",
     "Edit(./agentteams.json)",
     "Edit(./agentteams.jsonc)",
   ];
@@ -158,7 +160,10 @@ Deno.test("doctor: malformed settings JSON is an error with its line and column,
       /^error: session-settings: SETTINGS_NOT_JSON: \.claude\/settings\.json:3:39: not valid JSON/m,
     );
     // The file counts for nothing, so every rule is still missing.
-    assert.equal(r.stdout.split("\n").filter((l) => l.includes("SETTINGS_RULE_MISSING")).length, 9);
+    assert.equal(
+      r.stdout.split("\n").filter((l) => l.includes("SETTINGS_RULE_MISSING")).length,
+      10,
+    );
     const j = await doctor(sb, env, "--json");
     const bad = JSON.parse(j.stdout).checks.find((c: { code?: string }) =>
       c.code === "SETTINGS_NOT_JSON"
@@ -278,10 +283,10 @@ Deno.test("doctor --json: {ok, project, checks: [{name, ok, level, message, code
     const j = JSON.parse(r.stdout);
     assert.deepEqual(Object.keys(j).sort(), ["checks", "errors", "ok", "project", "warnings"]);
     assert.equal(j.ok, false);
-    // No .claude/ at all: the "nothing denied" warning and the rules, the trust roots' six and
+    // No .claude/ at all: the "nothing denied" warning and the rules, the trust roots' seven and
     // the key dir's errors (the status folder's: the runner's published key is one; git's config;
-    // both names the brief is found under), and the three sandbox values Claude's sandbox needs.
-    assert.equal(j.errors, 10);
+    // .mcp.json; both names the brief is found under), and the three sandbox values needed.
+    assert.equal(j.errors, 11);
     assert.equal(j.warnings, 3);
     const errors = j.checks.filter((c: { level: string; ok: boolean }) =>
       !c.ok && c.level === "error"

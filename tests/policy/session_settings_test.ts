@@ -32,6 +32,7 @@ const ALL = [
   "Edit(./references/**)",
   "Edit(./.claude/**)",
   "Edit(./.git/config)",
+  "Edit(./.mcp.json)",
   // Every name the brief is found under, whichever is in use (a second brief stops every act).
   "Edit(./agentteams.jsonc)",
   "Edit(./agentteams.json)",
@@ -108,6 +109,7 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Edit(/references/**)",
       "Edit(.claude/**)",
       "Edit(/.git/config)",
+      "Edit(.mcp.json)",
       "Edit(/agentteams.jsonc)",
       `Edit(/${ROOT}/agentteams.json)`,
     ],
@@ -121,6 +123,7 @@ Deno.test("session settings: equivalent path forms and broader rules count", () 
       "Edit(./references/**)",
       "Edit(./.claude/**)",
       "Edit(./.git/**)",
+      "Edit(./.mcp.json)",
       "Edit(./agentteams.jsonc)",
       "Edit(./agentteams.json)",
     ],
@@ -285,7 +288,7 @@ Deno.test("session settings: allow rules and sandbox entries over a denied path 
   assert.equal(f[0].code, "SETTINGS_REOPENED");
   assert.equal(f[0].rule, "Read(./.agentteams/**)");
   assert.match(f[0].message, /permissions\.allow entry "\.\/\.agentteams\/head"/);
-  assert.equal(f[0].position?.line, 15);
+  assert.equal(f[0].position?.line, 16);
   // The sandbox: an allowRead inside the key dir re-opens it; one above a denied dir does not.
   const sb = reopen({
     sandbox: { filesystem: { allowRead: ["~/.config/agentteams/keys", "."] } },
@@ -465,6 +468,7 @@ Deno.test("session settings: the trust roots' rules are asked for only where the
       "Edit(./references/**)",
       "Edit(./.claude/**)",
       "Edit(./.git/config)",
+      "Edit(./.mcp.json)",
       "Edit(./agentteams.jsonc)",
       "Edit(./agentteams.json)",
     ],
@@ -482,6 +486,7 @@ Deno.test("session settings: a trust root's missing rule, or a sandbox entry re-
     "Edit(./references/**)",
     "Edit(./.claude/**)",
     "Edit(./.git/config)",
+    "Edit(./.mcp.json)",
     "Edit(./agentteams.jsonc)",
     "Edit(./agentteams.json)",
   ]);
@@ -605,10 +610,10 @@ Deno.test("session settings, Claude's sandbox (probe 22c C6): each value resolve
   // The wrong way, at its line.
   const off = sandboxOf({ [SHARED]: { ...SANDBOX, failIfUnavailable: false } });
   assert.equal(off.length, 1);
-  assert.deepEqual([off[0].file, off[0].position], [SHARED, { line: 17, column: 26 }]);
+  assert.deepEqual([off[0].file, off[0].position], [SHARED, { line: 18, column: 26 }]);
   assert.match(
     off[0].message,
-    /^\.claude\/settings\.json:17:26: "sandbox\.failIfUnavailable" is false/,
+    /^\.claude\/settings\.json:18:26: "sandbox\.failIfUnavailable" is false/,
   );
   // Right in the shared file, overridden in the local one: the local one is named.
   const over = sandboxOf({ [SHARED]: SANDBOX, [LOCAL]: { allowUnsandboxedCommands: true } });

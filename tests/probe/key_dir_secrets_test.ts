@@ -35,6 +35,7 @@ Deno.test("probe 22c: per-file key-dir rules that leave the runner's X25519 key 
       "Edit(./references/**)",
       "Edit(./.claude/**)",
       "Edit(./.git/config)",
+      "Edit(./.mcp.json)",
       "Edit(./agentteams.jsonc)",
       "Edit(./agentteams.json)",
     ];

@@ -30,6 +30,7 @@ const SETTINGS = JSON.stringify({
       "Edit(./references/**)",
       "Edit(./.claude/**)",
       "Edit(./.git/config)",
+      "Edit(./.mcp.json)",
       "Edit(./agentteams.jsonc)",
       "Edit(./agentteams.json)",
     ],

@@ -223,6 +223,7 @@ export const OPERATOR_SETTINGS: string = JSON.stringify(
         "Edit(./references/**)",
         "Edit(./.claude/**)",
         "Edit(./.git/config)",
+        "Edit(./.mcp.json)",
         "Edit(./agentteams.jsonc)",
         "Edit(./agentteams.json)",
       ],
