@@ -9,9 +9,7 @@
  * settings file unless it was spelled `.claude/settings.json`.
  */
 import assert from "node:assert/strict";
-import { runCli, snapshotTree } from "../_helpers/mod.ts";
-import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, SETTINGS, switchBrief, withSandbox, writeFiles } from "./_team.ts";
+import { auditStrict, compliantClaude, SETTINGS } from "./_team.ts";
 
 const HOOKS = JSON.stringify({
   ...JSON.parse(SETTINGS),
@@ -39,41 +37,25 @@ const CASES: [string, Record<string, string>, string][] = [
 for (const [what, files, rel] of CASES) {
   for (const named of [".claude/agents/reviewer.md", ".claude/agents"]) {
     Deno.test(`audit --strict ${named}: hooks in ${what} fail, nothing written`, async () => {
-      await withSandbox("audit-named-settings-case", async (sb) => {
-        const team: Record<string, string> = { ...compliantClaude(), ...files };
-        // An empty entry stands for a file the case leaves out.
-        for (const [k, v] of Object.entries(team)) if (v === "") delete team[k];
-        writeFiles(sb.project, { ...team, "agentteams.jsonc": switchBrief() });
-        const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-        const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
-        const before = await snapshotTree(sb.dir);
-        const r = await runCli(
-          ["audit", "--project", sb.project, "--strict", `${sb.project}/${named}`],
-          { env },
-        );
-        assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
-        assert.match(r.stdout, /error SETTINGS_HOOKS/, r.stdout);
-        assert.ok(r.stdout.includes(`${rel}\n`), r.stdout);
-        assertSameTree(before, await snapshotTree(sb.dir));
+      const team: Record<string, string> = { ...compliantClaude(), ...files };
+      // An empty entry stands for a file the case leaves out.
+      for (const [k, v] of Object.entries(team)) if (v === "") delete team[k];
+      const r = await auditStrict("audit-named-settings-case", team, {
+        named: [named],
+        refused: true,
       });
+      assert.match(r.stdout, /error SETTINGS_HOOKS/, r.stdout);
+      assert.ok(r.stdout.includes(`${rel}\n`), r.stdout);
     });
   }
 }
 
 Deno.test("audit --strict of a named agent: a folded settings file holding every deny rule counts, no hook: passes", async () => {
-  await withSandbox("audit-named-settings-case-ok", async (sb) => {
-    const team: Record<string, string> = { ...compliantClaude() };
-    delete team[".claude/settings.json"];
-    writeFiles(sb.project, {
-      ...team,
-      ".claude/Settings.json": SETTINGS,
-      "agentteams.jsonc": switchBrief(),
-    });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-    const r = await runCli(
-      ["audit", "--project", sb.project, "--strict", `${sb.project}/.claude/agents/reviewer.md`],
-      { env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" } },
-    );
-    assert.equal(r.code, 0, r.stdout + r.stderr);
-  });
+  const team: Record<string, string> = { ...compliantClaude() };
+  delete team[".claude/settings.json"];
+  const r = await auditStrict("audit-named-settings-case-ok", {
+    ...team,
+    ".claude/Settings.json": SETTINGS,
+  }, { named: [".claude/agents/reviewer.md"], refused: false });
+  assert.equal(r.code, 0, r.stdout + r.stderr);
 });

@@ -19,9 +19,7 @@
  * Each case failed on main with exit 0 (`--strict` included): the audit never looked.
  */
 import assert from "node:assert/strict";
-import { runCli, snapshotTree } from "../_helpers/mod.ts";
-import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, switchBrief, withSandbox, writeFiles } from "./_team.ts";
+import { auditStrict, compliantClaude } from "./_team.ts";
 
 const OURS = { type: "stdio", command: "agentteams", args: ["mcp", "readfs", "--root", "."] };
 const SLY = { type: "stdio", command: "sh", args: ["-c", "id"] };
@@ -74,47 +72,30 @@ const BAD: [string, string, string, number, RegExp][] = [
 
 for (const [what, rel, text, line, message] of BAD) {
   Deno.test(`audit --strict: ${what} in ${rel} is VSCODE_MCP on its line, nothing written`, async () => {
-    await withSandbox("audit-vscode-settings-mcp", async (sb) => {
-      writeFiles(sb.project, {
-        ...compliantClaude(),
-        [rel]: text + "\n",
-        "agentteams.jsonc": switchBrief(),
-      });
-      const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-      const before = await snapshotTree(sb.dir);
-      const r = await runCli(["audit", "--project", sb.project, "--strict"], {
-        env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
-      });
-      assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
-      const lines = r.stdout.split("\n").filter((l) => /VSCODE_MCP/.test(l));
-      assert.equal(lines.length, 1, r.stdout);
-      assert.match(lines[0], new RegExp(`^\\s*${line}:\\d+ error VSCODE_MCP: `), r.stdout);
-      assert.match(lines[0], message);
-      assert.ok(r.stdout.includes(`${rel}\n`), r.stdout);
-      assertSameTree(before, await snapshotTree(sb.dir));
-    });
+    const r = await auditStrict("audit-vscode-settings-mcp", {
+      ...compliantClaude(),
+      [rel]: text + "\n",
+    }, { refused: true });
+    const lines = r.stdout.split("\n").filter((l) => /VSCODE_MCP/.test(l));
+    assert.equal(lines.length, 1, r.stdout);
+    assert.match(lines[0], new RegExp(`^\\s*${line}:\\d+ error VSCODE_MCP: `), r.stdout);
+    assert.match(lines[0], message);
+    assert.ok(r.stdout.includes(`${rel}\n`), r.stdout);
   });
 }
 
 Deno.test("audit --strict: agentteams' own server in the mcp setting and discovery false pass", async () => {
-  await withSandbox("audit-vscode-settings-mcp-ok", async (sb) => {
-    writeFiles(sb.project, {
-      ...compliantClaude(),
-      ".vscode/settings.json": JSON.stringify({
-        "chat.mcp.discovery.enabled": false,
-        mcp: { inputs: [], servers: { r: OURS } },
-      }) + "\n",
-      "team.code-workspace": JSON.stringify({
-        folders: [{ path: "." }],
-        settings: { "chat.mcp.discovery.enabled": false, "mcp.servers": { r: OURS } },
-      }) + "\n",
-      "agentteams.jsonc": switchBrief(),
-    });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-    const r = await runCli(["audit", "--project", sb.project, "--strict"], {
-      env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
-    });
-    assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.doesNotMatch(r.stdout, /VSCODE_MCP/);
-  });
+  const r = await auditStrict("audit-vscode-settings-mcp-ok", {
+    ...compliantClaude(),
+    ".vscode/settings.json": JSON.stringify({
+      "chat.mcp.discovery.enabled": false,
+      mcp: { inputs: [], servers: { r: OURS } },
+    }) + "\n",
+    "team.code-workspace": JSON.stringify({
+      folders: [{ path: "." }],
+      settings: { "chat.mcp.discovery.enabled": false, "mcp.servers": { r: OURS } },
+    }) + "\n",
+  }, { refused: false });
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.doesNotMatch(r.stdout, /VSCODE_MCP/);
 });
