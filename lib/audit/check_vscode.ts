@@ -18,7 +18,9 @@
  *   hooks), and `chat.pluginLocations` / `chat.plugins.paths` (agent plugins) are reported
  *   (`VSCODE_EXTRA_AGENTS`) unless they add nothing (an empty object, every entry `false`, the
  *   flag `false`). Keys count dotted or nested (`"chat": {"agentFilesLocations": ...}`) and in a
- *   language block, as written or escaped; a file that does not read is reported too.
+ *   language block, as written or escaped, and below a dotted key (VS Code splits a key at its
+ *   dots: `"chat.agentFilesLocations.x": true` is that setting); a file that does not read is
+ *   reported too.
  * - **MCP servers in the workspace settings** (`VSCODE_MCP`), from the VS Code sources
  *   (`services/configuration/common/configuration.ts`: `.vscode/mcp.json` is the standalone file
  *   of the `mcp` setting; `mcpWorkbenchManagementService.ts`: a workspace file's servers sit at
@@ -246,7 +248,12 @@ export function checkVscodeSettings(text: string, rel: string): Spot[] {
       out.push(...mcp);
       continue;
     }
-    if (!VSCODE_LOADING_KEYS.includes(name) || addsNothing(x)) continue;
+    // VS Code splits a key at its dots (`toValuesTree`): `"chat.agentFilesLocations.x": true`
+    // is the setting `{"x": true}`.
+    const key = VSCODE_LOADING_KEYS.find((k) => name === k || name.startsWith(`${k}.`));
+    if (key === undefined) continue;
+    judged.push(path);
+    if (addsNothing(name === key ? x : { [name.slice(key.length + 1)]: x })) continue;
     const at = read.doc.locate(path, true);
     out.push(
       spot(

@@ -17,6 +17,10 @@ Deno.test("checkVscodeSettings: a loading key counts dotted, nested, in a langua
       '{"[markdown]": {"chat.hookFilesLocations": {"h.json": true}}}',
       '{"chat.plugin\\u004Cocations": {"p": true}}',
       '{"chat.useCustomizationsInParentRepositories": true}',
+      // VS Code splits a key at its dots: this is chat.agentFilesLocations {"evil": true}.
+      '{"chat.agentFilesLocations.evil": true}',
+      '{"chat.hookFilesLocations.h.json": true, "chat.hookFilesLocations.g.json": false}',
+      '{"chat.agentFilesLocations": {"a": true, "b": true}}',
       '{\n  // comment\n  "chat.modeFilesLocations": {"m": true},\n}',
     ]
   ) assert.deepEqual(codes(t), ["VSCODE_EXTRA_AGENTS"], t);
@@ -25,6 +29,7 @@ Deno.test("checkVscodeSettings: a loading key counts dotted, nested, in a langua
       "{}",
       '{"chat.agentFilesLocations": {}}',
       '{"chat.agentFilesLocations": {"a": false, "b": "FALSE"}}',
+      '{"chat.agentFilesLocations.a": false}',
       '{"chat.useCustomizationsInParentRepositories": false}',
       '{"chat.useHooks": true, "editor.tabSize": 2}',
     ]

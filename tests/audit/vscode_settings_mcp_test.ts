@@ -99,3 +99,13 @@ Deno.test("audit --strict: agentteams' own server in the mcp setting and discove
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.doesNotMatch(r.stdout, /VSCODE_MCP/);
 });
+
+Deno.test("audit --strict: a loading setting below a dotted key (VS Code splits keys at dots) is VSCODE_EXTRA_AGENTS, nothing written", async () => {
+  // `toValuesTree` (src/vs/platform/configuration/common/configurationModels.ts) makes this the
+  // setting chat.agentFilesLocations {"elsewhere/agents": true}; main passed it.
+  const r = await auditStrict("audit-vscode-settings-dotted", {
+    ...compliantClaude(),
+    ".vscode/settings.json": '{\n  "chat.agentFilesLocations.elsewhere/agents": true\n}\n',
+  }, { refused: true });
+  assert.match(r.stdout, /2:3 error VSCODE_EXTRA_AGENTS: "chat\.agentFilesLocations\.elsewhere/);
+});
