@@ -222,8 +222,9 @@ function result(groups: readonly Group[], opts: AuditTeamOptions): AuditResult {
       if (count === 0 && !g.named) emptyDirs.push(shownDir(g));
     }
     for (const f of found) {
-      const settings = f.file === ".claude/settings.json" ||
-        f.file.endsWith("/.claude/settings.json");
+      // The team's settings, by the walk's matcher (any case, the local file too): their hooks
+      // run in the session that loads the named folder's agents.
+      const settings = kindOfPath(f.file) === "claude-settings";
       if (!inScope(g, f.file) && !(settings && claudeHere && g.parent !== true)) continue;
       findings.push({ ...f, file: g.prefix === "" ? f.file : `${g.prefix}/${f.file}` });
     }

@@ -13,14 +13,16 @@
  * server, a file that does not read) is `CLAUDE_MCP`. VS Code's workspace servers
  * (`.vscode/mcp.json`, its `servers`: started as the user once trusted, one click away, per
  * code.visualstudio.com/docs/copilot/reference/mcp-configuration) are judged the same way
- * (`VSCODE_MCP`). Pure.
+ * (`VSCODE_MCP`), and so are the servers of the workspace settings' `mcp` section, the legacy form
+ * of that file (`check_vscode.ts`, through {@link checkMcpServers}). Pure.
  *
  * @module
  */
 import { basename } from "../fs/path.ts";
 import { READFS_LAUNCH, readfsLaunchProblem } from "../mcp/readfs_launch.ts";
-import { readJsonc } from "./check_vscode.ts";
+import type { JsonDocument, JsonPath } from "../json/mod.ts";
 import { type Spot, spot } from "./finding.ts";
+import { readJsonc } from "./jsonc.ts";
 
 /** The keys an accepted server may hold. */
 const SERVER_KEYS: ReadonlySet<string> = new Set(["type", "command", "args"]);
@@ -92,8 +94,6 @@ export function checkMcpJson(
   code: keyof typeof HOSTS = "CLAUDE_MCP",
 ): Spot[] {
   const host = HOSTS[code];
-  const why = `a program ${host.who} starts as the user, outside any sandbox, whatever the ` +
-    `agents' tools: say (approved ${host.approved}), so no agent is proven read-only`;
   const read = readJsonc(text);
   if (!read.ok) {
     return [
@@ -102,28 +102,65 @@ export function checkMcpJson(
         read.line,
         read.column,
         `${rel} does not read as JSON (${read.why}), so the audit can't tell which servers it ` +
-          `starts: ${why}; fix or remove it`,
+          `starts: ${whyOf(code)}; fix or remove it`,
       ),
     ];
   }
   const v = read.doc.value;
-  if (!isRecord(v)) return [spot(code, 1, 1, `${rel} is not a JSON object: ${why}`)];
-  const servers = v[host.key];
+  if (!isRecord(v)) return [spot(code, 1, 1, `${rel} is not a JSON object: ${whyOf(code)}`)];
+  return checkMcpServers(read.doc, [host.key], v[host.key], rel, code);
+}
+
+/** Why a server that is not agentteams' own fails, for the host that starts it. */
+function whyOf(code: keyof typeof HOSTS): string {
+  const host = HOSTS[code];
+  return `a program ${host.who} starts as the user, outside any sandbox, whatever the ` +
+    `agents' tools: say (approved ${host.approved}), so no agent is proven read-only`;
+}
+
+/**
+ * The findings of one servers object (`servers`, the value at `at` in `doc`, read from `rel`),
+ * judged for the host of `code`: each server that is not one of this tool's own (see the module
+ * notes) is reported where its name is; a `servers` that is not an object too. The one judgment
+ * of `.mcp.json`, `.vscode/mcp.json` and the VS Code settings' `mcp.servers`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkMcpServers } from "./check_mcp.ts";
+ * import { readJsonc } from "./jsonc.ts";
+ * const read = readJsonc('{"mcp": {"servers": {"x": {"command": "sh", "args": []}}}}');
+ * assert.ok(read.ok);
+ * const v = read.doc.value as { mcp: { servers: unknown } };
+ * const s = checkMcpServers(read.doc, ["mcp", "servers"], v.mcp.servers, "s.json", "VSCODE_MCP");
+ * assert.equal(s[0].code, "VSCODE_MCP");
+ * ```
+ */
+export function checkMcpServers(
+  doc: JsonDocument,
+  at: JsonPath,
+  servers: unknown,
+  rel: string,
+  code: keyof typeof HOSTS,
+): Spot[] {
+  const host = HOSTS[code];
+  const why = whyOf(code);
   if (servers === undefined || servers === null) return [];
   if (!isRecord(servers)) {
-    const at = read.doc.locate([host.key]);
-    return [spot(code, at.line, at.column, `"${host.key}" is not an object: ${why}`)];
+    const pos = doc.locate(at);
+    const name = at.join(".");
+    return [spot(code, pos.line, pos.column, `"${name}" in ${rel} is not an object: ${why}`)];
   }
   const out: Spot[] = [];
   for (const [name, server] of Object.entries(servers)) {
     const problem = serverProblem(server, host.who);
     if (problem === null) continue;
-    const at = read.doc.locate([host.key, name], true);
+    const pos = doc.locate([...at, name], true);
     out.push(
       spot(
         code,
-        at.line,
-        at.column,
+        pos.line,
+        pos.column,
         `${rel} server ${JSON.stringify(name)} is not one of agentteams' own (${problem}): ` +
           `${why}; remove it, or launch agentteams mcp readfs or mcp runner as docs/mcp.md shows`,
       ),

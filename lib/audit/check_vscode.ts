@@ -18,13 +18,28 @@
  *   hooks), and `chat.pluginLocations` / `chat.plugins.paths` (agent plugins) are reported
  *   (`VSCODE_EXTRA_AGENTS`) unless they add nothing (an empty object, every entry `false`, the
  *   flag `false`). Keys count dotted or nested (`"chat": {"agentFilesLocations": ...}`) and in a
- *   language block, as written or escaped; a file that does not read is reported too.
+ *   language block, as written or escaped, and below a dotted key (VS Code splits a key at its
+ *   dots: `"chat.agentFilesLocations.x": true` is that setting); a file that does not read is
+ *   reported too.
+ * - **MCP servers in the workspace settings** (`VSCODE_MCP`), from the VS Code sources
+ *   (`services/configuration/common/configuration.ts`: `.vscode/mcp.json` is the standalone file
+ *   of the `mcp` setting; `mcpWorkbenchManagementService.ts`: a workspace file's servers sit at
+ *   `settings.mcp`; vscode-docs `docs/copilot/chat/mcp-servers.md` of 1.99: `"mcp": {"servers":
+ *   ...}` in settings.json): each server of `mcp.servers` is judged as a `.vscode/mcp.json`
+ *   server is (`check_mcp.ts`). And `chat.mcp.discovery.enabled` (`mcp/common/mcpConfiguration.ts`
+ *   `DiscoverySource`: Claude Desktop, Windsurf, Cursor's global and workspace `.cursor/mcp.json`)
+ *   makes VS Code load the servers those applications configure, which the audit does not read:
+ *   it is reported unless it is `false`, the one value off in every release (1.99
+ *   `nativeMcpDiscoveryAbstract.ts` took any object as on, later releases an entry unless it is
+ *   `false`, current ones an entry that is `true`).
  *
  * @module
  */
-import { type JsonPath, JsonReadError, readJson } from "../json/mod.ts";
+import type { JsonDocument, JsonPath } from "../json/mod.ts";
 import { hooksEmpty } from "../policy/mod.ts";
+import { checkMcpServers } from "./check_mcp.ts";
 import { type Spot, spot } from "./finding.ts";
+import { readJsonc } from "./jsonc.ts";
 
 /** The workspace settings that make VS Code load agents or hooks from elsewhere. */
 export const VSCODE_LOADING_KEYS: readonly string[] = [
@@ -38,35 +53,6 @@ export const VSCODE_LOADING_KEYS: readonly string[] = [
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/**
- * Reads JSONC, or says where it stopped.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { readJsonc } from "./check_vscode.ts";
- * assert.equal(readJsonc('{"a": 1, // one\n}').ok, true);
- * assert.equal(readJsonc('{"a": 1, "a": 2}').ok, false);
- * ```
- */
-export function readJsonc(
-  text: string,
-): { ok: true; doc: ReturnType<typeof readJson> } | {
-  ok: false;
-  line: number;
-  column: number;
-  why: string;
-} {
-  try {
-    return { ok: true, doc: readJson(text, { dialect: "jsonc" }) };
-  } catch (e) {
-    if (e instanceof JsonReadError) {
-      return { ok: false, line: e.position.line, column: e.position.column, why: e.message };
-    }
-    throw e;
-  }
 }
 
 /** Who runs a hooks file, by the finding it is reported as. */
@@ -161,8 +147,59 @@ function addsNothing(x: unknown): boolean {
   return Array.isArray(x) && x.length === 0;
 }
 
+/** The setting that makes VS Code load the MCP servers other applications configure. */
+const MCP_DISCOVERY = "chat.mcp.discovery.enabled";
+/** The settings' own MCP servers: the `mcp` section's `servers` (`.vscode/mcp.json`'s, inline). */
+const MCP_SERVERS = "mcp.servers";
+
 /**
- * The findings of the VS Code workspace settings (`.vscode/settings.json`). Pure.
+ * The findings of one setting about MCP servers, or null when `name` is none: the servers of the
+ * `mcp` section (judged by `check_mcp.ts` `checkMcpServers`, as `.vscode/mcp.json`'s are), a
+ * server written as a dotted key below it (VS Code splits a key at its dots: `"mcp.servers.x"` is
+ * server `x`, or part of it), and the discovery setting when it is not `false`.
+ */
+function mcpSpots(
+  doc: JsonDocument,
+  name: string,
+  path: JsonPath,
+  x: unknown,
+  rel: string,
+): Spot[] | null {
+  if (name === MCP_SERVERS) return checkMcpServers(doc, path, x, rel, "VSCODE_MCP");
+  const at = doc.locate(path, true);
+  if (name.startsWith(`${MCP_SERVERS}.`)) {
+    return [
+      spot(
+        "VSCODE_MCP",
+        at.line,
+        at.column,
+        `"${name}" in ${rel} defines an MCP server (or part of one) through a dotted key, which ` +
+          "the audit does not piece together; VS Code starts its servers as the user, outside " +
+          `any sandbox: write the servers as an object under "${MCP_SERVERS}" or in ` +
+          ".vscode/mcp.json, each one agentteams' own (docs/mcp.md)",
+      ),
+    ];
+  }
+  if (name !== MCP_DISCOVERY && !name.startsWith(`${MCP_DISCOVERY}.`)) return null;
+  if (name === MCP_DISCOVERY && x === false) return [];
+  return [
+    spot(
+      "VSCODE_MCP",
+      at.line,
+      at.column,
+      `"${MCP_DISCOVERY}" is not false in ${rel}: VS Code then loads the MCP servers ` +
+        "configured for other applications (Claude Desktop, Windsurf, Cursor, this workspace's " +
+        ".cursor/mcp.json), which the audit does not read, and starts them as the user, outside " +
+        "any sandbox, so no agent is proven read-only (1.99 takes any value but false as on, an " +
+        `object of false entries too); set it to false or remove it from ${rel}`,
+    ),
+  ];
+}
+
+/**
+ * The findings of the VS Code workspace settings (`.vscode/settings.json`, a `*.code-workspace`
+ * file's `settings`): the loading keys (`VSCODE_EXTRA_AGENTS`), and the MCP servers of the `mcp`
+ * section and the discovery setting (`VSCODE_MCP`). Pure.
  *
  * @example
  * ```ts
@@ -172,6 +209,10 @@ function addsNothing(x: unknown): boolean {
  * assert.equal(
  *   checkVscodeSettings('{"chat.agentFilesLocations": {"x": true}}', ".vscode/settings.json")[0].code,
  *   "VSCODE_EXTRA_AGENTS",
+ * );
+ * assert.equal(
+ *   checkVscodeSettings('{"chat.mcp.discovery.enabled": true}', ".vscode/settings.json")[0].code,
+ *   "VSCODE_MCP",
  * );
  * ```
  */
@@ -196,8 +237,23 @@ export function checkVscodeSettings(text: string, rel: string): Spot[] {
   const all: [string, JsonPath, unknown][] = [];
   dotted(settings, workspace ? ["settings"] : [], workspace ? 1 : 0, all);
   const out: Spot[] = [];
+  // A key judged as a whole (the servers, the discovery setting): what lies below it is not
+  // judged again.
+  const judged: JsonPath[] = [];
   for (const [name, path, x] of all) {
-    if (!VSCODE_LOADING_KEYS.includes(name) || addsNothing(x)) continue;
+    if (judged.some((j) => j.every((k, i) => path[i] === k))) continue;
+    const mcp = mcpSpots(read.doc, name, path, x, rel);
+    if (mcp !== null) {
+      judged.push(path);
+      out.push(...mcp);
+      continue;
+    }
+    // VS Code splits a key at its dots (`toValuesTree`): `"chat.agentFilesLocations.x": true`
+    // is the setting `{"x": true}`.
+    const key = VSCODE_LOADING_KEYS.find((k) => name === k || name.startsWith(`${k}.`));
+    if (key === undefined) continue;
+    judged.push(path);
+    if (addsNothing(name === key ? x : { [name.slice(key.length + 1)]: x })) continue;
     const at = read.doc.locate(path, true);
     out.push(
       spot(

@@ -364,11 +364,13 @@ export const RULES: Readonly<Record<string, Rule>> = {
   },
   VSCODE_MCP: {
     severity: "error",
-    short: "A VS Code workspace MCP server that is not agentteams' own.",
-    full: "VS Code starts each server of .vscode/mcp.json as the user, outside any sandbox, " +
-      "whatever the agents' tools: say, once the user trusts it.",
+    short: "A VS Code workspace MCP server that is not agentteams' own, or MCP discovery on.",
+    full: "VS Code starts each server of .vscode/mcp.json and of the workspace settings' " +
+      "mcp.servers as the user, outside any sandbox, whatever the agents' tools: say, once the " +
+      "user trusts it; chat.mcp.discovery.enabled, unless false, adds the servers other " +
+      "applications configure (Claude Desktop, Cursor, Windsurf).",
     help: "Remove it, or launch `agentteams mcp readfs` or `agentteams mcp runner` as " +
-      "docs/mcp.md shows.",
+      "docs/mcp.md shows; set chat.mcp.discovery.enabled to false.",
   },
   CLAUDE_SKILL_HOOKS: {
     severity: "error",

@@ -237,13 +237,22 @@ export async function listTeam(dir: string, opts: WalkOptions): Promise<ListedEn
 /**
  * The project's Claude Code settings files, as the walk would list them (a link is an entry of its
  * own where the walk follows none): what a named Claude agent file is loaded under, so an audit of
- * named files judges the settings the session really has.
+ * named files judges the settings the session really has. Found by the walk's own matcher
+ * (`kindOfPath`, which matches these fixed names in any case, as a case-insensitive file system
+ * resolves Claude Code's `.claude/settings.json`), in every `.claude` folder of the project in
+ * any case.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { claudeSettingsEntries } from "./walk.ts";
- * assert.deepEqual(await claudeSettingsEntries(Deno.makeTempDirSync(), false), []);
+ * const proj = Deno.makeTempDirSync();
+ * assert.deepEqual(await claudeSettingsEntries(proj, false), []);
+ * Deno.mkdirSync(`${proj}/.Claude`);
+ * Deno.writeTextFileSync(`${proj}/.Claude/Settings.Local.json`, "{}");
+ * assert.deepEqual((await claudeSettingsEntries(proj, false)).map((e) => e.rel), [
+ *   ".Claude/Settings.Local.json",
+ * ]);
  * ```
  */
 export async function claudeSettingsEntries(
@@ -251,18 +260,35 @@ export async function claudeSettingsEntries(
   followLinks: boolean,
 ): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
-  for (const rel of [".claude/settings.json", ".claude/settings.local.json"]) {
-    const abs = `${project}/${rel}`;
-    let st: Deno.FileInfo;
-    try {
-      st = await Deno.lstat(abs);
-    } catch {
-      continue;
+  for (const dir of sortedNames(project) ?? [".claude"]) {
+    if (dir.toLowerCase() !== ".claude") continue;
+    // A folder that can't be listed may still be searched: Claude Code opens its names.
+    const names = sortedNames(join(project, dir)) ?? ["settings.json", "settings.local.json"];
+    for (const name of names) {
+      const rel = `${dir}/${name}`;
+      if (kindOfPath(rel) !== "claude-settings") continue;
+      const abs = join(project, rel);
+      let st: Deno.FileInfo;
+      try {
+        st = await Deno.lstat(abs);
+      } catch {
+        continue;
+      }
+      if (st.isSymlink && !followLinks) {
+        out.push({ rel, state: "symlink", kind: "claude-settings" });
+      } else out.push(readEntrySync(abs, rel, "claude-settings"));
     }
-    if (st.isSymlink && !followLinks) out.push({ rel, state: "symlink", kind: "claude-settings" });
-    else out.push(readEntrySync(abs, rel, "claude-settings"));
   }
   return out;
+}
+
+/** The names in a directory, sorted, or null when it can't be listed. */
+function sortedNames(dir: string): string[] | null {
+  try {
+    return [...Deno.readDirSync(dir)].map((d) => d.name).sort();
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -3,7 +3,8 @@
  * files into a project.
  */
 import { dirname, join } from "node:path";
-import { type Sandbox, sandbox } from "../_helpers/mod.ts";
+import { runCli, type RunResult, type Sandbox, sandbox, snapshotTree } from "../_helpers/mod.ts";
+import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 
 /** The non-orchestrator section heading line. */
 export const SECTION = "## Write Policy: Return Proposals, Never Write";
@@ -70,6 +71,36 @@ export async function withSandbox(
   const sb = await sandbox(prefix);
   try {
     await fn(sb);
+  } finally {
+    await sb.dispose();
+  }
+}
+
+/**
+ * Runs `agentteams audit --project P --strict [P/NAMED...]` on `files` and the brief with the
+ * switch on, written into a fresh sandbox, as the operator whose key dir is at its default under
+ * HOME (broad project paths allowed). With `refused`, asserts the `AR_WRITE_POLICY` refusal
+ * (exit 1) and that nothing in the sandbox changed. The run's output is returned.
+ */
+export async function auditStrict(
+  prefix: string,
+  files: Record<string, string>,
+  opts: { named?: readonly string[]; refused: boolean },
+): Promise<RunResult> {
+  const sb = await sandbox(prefix);
+  try {
+    writeFiles(sb.project, { ...files, "agentteams.jsonc": switchBrief() });
+    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
+    const named = (opts.named ?? []).map((n) => `${sb.project}/${n}`);
+    const before = await snapshotTree(sb.dir);
+    const r = await runCli(["audit", "--project", sb.project, "--strict", ...named], {
+      env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+    });
+    if (opts.refused) {
+      assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
+      assertSameTree(before, await snapshotTree(sb.dir));
+    }
+    return r;
   } finally {
     await sb.dispose();
   }

@@ -17,6 +17,10 @@ Deno.test("checkVscodeSettings: a loading key counts dotted, nested, in a langua
       '{"[markdown]": {"chat.hookFilesLocations": {"h.json": true}}}',
       '{"chat.plugin\\u004Cocations": {"p": true}}',
       '{"chat.useCustomizationsInParentRepositories": true}',
+      // VS Code splits a key at its dots: this is chat.agentFilesLocations {"evil": true}.
+      '{"chat.agentFilesLocations.evil": true}',
+      '{"chat.hookFilesLocations.h.json": true, "chat.hookFilesLocations.g.json": false}',
+      '{"chat.agentFilesLocations": {"a": true, "b": true}}',
       '{\n  // comment\n  "chat.modeFilesLocations": {"m": true},\n}',
     ]
   ) assert.deepEqual(codes(t), ["VSCODE_EXTRA_AGENTS"], t);
@@ -25,6 +29,7 @@ Deno.test("checkVscodeSettings: a loading key counts dotted, nested, in a langua
       "{}",
       '{"chat.agentFilesLocations": {}}',
       '{"chat.agentFilesLocations": {"a": false, "b": "FALSE"}}',
+      '{"chat.agentFilesLocations.a": false}',
       '{"chat.useCustomizationsInParentRepositories": false}',
       '{"chat.useHooks": true, "editor.tabSize": 2}',
     ]
@@ -82,4 +87,59 @@ Deno.test("checkVscodeSettings: a .code-workspace file's settings count; its oth
   assert.deepEqual(checkVscodeSettings(t, W).map((s) => s.code), ["VSCODE_EXTRA_AGENTS"]);
   assert.deepEqual(checkVscodeSettings('{"chat.agentFilesLocations": {"x": true}}', W), []);
   assert.deepEqual(checkVscodeSettings('{"settings": {"editor.tabSize": 2}}', W), []);
+});
+
+Deno.test("checkVscodeSettings: the mcp section's servers are judged as .vscode/mcp.json's, each once, where it is", () => {
+  const sh = '{"type": "stdio", "command": "sh", "args": ["-c", "id"]}';
+  const ours = '{"command": "agentteams", "args": ["mcp", "readfs", "--root", "."]}';
+  const spots = (t: string, rel = S) => checkVscodeSettings(t, rel).map((s) => [s.code, s.line]);
+  assert.deepEqual(spots(`{\n"mcp": {\n"servers": {\n"sly": ${sh},\n"r": ${ours}}}}`), [
+    ["VSCODE_MCP", 4],
+  ]);
+  assert.deepEqual(spots(`{"mcp.servers": {"a": ${sh}, "b": ${sh}}}`).length, 2);
+  assert.deepEqual(spots(`{"[python]": {"mcp": {"servers": {"sly": ${sh}}}}}`), [[
+    "VSCODE_MCP",
+    1,
+  ]]);
+  // VS Code splits a key at its dots: a server written as a dotted key is one too.
+  assert.deepEqual(spots(`{"a": 1,\n"mcp.servers.sly": ${sh}}`), [["VSCODE_MCP", 2]]);
+  assert.deepEqual(spots('{"mcp.servers.sly.command": "sh"}'), [["VSCODE_MCP", 1]]);
+  assert.deepEqual(spots('{"mcp": {"servers": "sh"}}'), [["VSCODE_MCP", 1]]);
+  assert.match(checkVscodeSettings('{"mcp": {"servers": []}}', S)[0].message, /is not an object/);
+  // A workspace file's settings; its other keys are not settings.
+  const ws = "t.code-workspace";
+  assert.deepEqual(spots(`{"settings": {"mcp": {"servers": {"sly": ${sh}}}}}`, ws).length, 1);
+  assert.deepEqual(spots(`{"folders": [], "settings": {"mcp.servers": {"r": ${ours}}}}`, ws), []);
+  for (
+    const t of [
+      `{"mcp": {"inputs": [], "servers": {"r": ${ours}}}}`,
+      '{"mcp": {"servers": {}}}',
+      '{"mcp": {"servers": null}}',
+      '{"mcp": {}}',
+    ]
+  ) assert.deepEqual(spots(t), [], t);
+});
+
+Deno.test("checkVscodeSettings: chat.mcp.discovery.enabled is VSCODE_MCP on its line unless it is false", () => {
+  const spots = (t: string) => checkVscodeSettings(t, S).map((s) => [s.code, s.line]);
+  for (
+    const t of [
+      '{\n"chat.mcp.discovery.enabled": true}',
+      '{\n"chat.mcp.discovery.enabled": {"claude-desktop": false, "cursor-workspace": false}}',
+      '{\n"chat.mcp.discovery.enabled": {"cursor-workspace": true}}',
+      '{\n"chat.mcp.discovery.enabled": {}}',
+      '{\n"chat.mcp.discovery.enabled": null}',
+      '{\n"chat.mcp.discovery.enabled": "false"}',
+      '{\n"chat": {"mcp": {"discovery": {"enabled": true}}}}',
+      '{\n"chat.mcp.discovery.enabled.claude-desktop": true}',
+      '{\n"[markdown]": {"chat.mcp.discovery.enabled": 1}}',
+    ]
+  ) assert.deepEqual(spots(t), [["VSCODE_MCP", 2]], t);
+  assert.match(
+    checkVscodeSettings('{"chat.mcp.discovery.enabled": true}', S)[0].message,
+    /"chat\.mcp\.discovery\.enabled" is not false in \.vscode\/settings\.json.*Claude Desktop/,
+  );
+  for (const t of ['{"chat.mcp.discovery.enabled": false}', '{"chat.mcp.access": "all"}']) {
+    assert.deepEqual(spots(t), [], t);
+  }
 });
