@@ -115,7 +115,9 @@ export function kindOfPath(path: string): FileKind | null {
   if (/(^|\/)\.vscode\/settings\.json$/.test(fixed)) return "vscode-settings";
   if (/(^|\/)\.vscode\/mcp\.json$/.test(fixed)) return "vscode-mcp";
   if (/\.code-workspace$/.test(name)) return "vscode-settings";
-  if (/(^|\/)\.codex\/config\.toml$/.test(fixed)) return "codex-config";
+  // Codex loads `.codex/config_override.toml` after `config.toml`, as a project layer of its own
+  // (openai/codex `codex-rs/config/src/loader/mod.rs` `load_project_layers`, the same denylist).
+  if (/(^|\/)\.codex\/config(_override)?\.toml$/.test(fixed)) return "codex-config";
   if (/(^|\/)\.codex\/hooks\.json$/.test(fixed)) return "codex-hooks";
   if (/(^|\/)\.codex\/agents\/(.+\/)?[^/]+\.toml$/.test(rel)) return "codex-agent";
   if (/(^|\/)(\.goose|recipes)\/(.+\/)?[^/]+\.ya?ml$/.test(rel)) return "goose";

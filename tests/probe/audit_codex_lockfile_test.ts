@@ -76,3 +76,15 @@ Deno.test("probe audit: plugins, marketplaces and a lockfile export_dir in .code
       `[debug.config_lockfile]\nexport_dir = "../locks"\n`,
   }, (r) => assert.equal(r.code, 0, r.stdout + r.stderr));
 });
+
+Deno.test("probe audit: .codex/config_override.toml, which Codex loads as a project layer after config.toml, is judged as config.toml is (a lockfile there is CODEX_EXTERNAL; hooks CODEX_HOOKS); nothing written", async () => {
+  await audit({
+    ".codex/config_override.toml": SPELLINGS["a table"][0] + '[hooks]\nstop = "sh -c id"\n',
+    "ci/lock.toml": LOCK,
+  }, (r) => {
+    assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
+    const block = r.stdout.split(".codex/config_override.toml\n")[1] ?? "";
+    assert.match(block, /^ {2}3:1 error CODEX_EXTERNAL: /m, r.stdout);
+    assert.match(block, /^ {2}4:1 error CODEX_HOOKS: /m, r.stdout);
+  });
+});
