@@ -89,6 +89,7 @@ import { prepareConfinement } from "../lib/sandbox/mounts_io.ts";
 import { confineArgv } from "../lib/sandbox/wrapper_chain.ts";
 import { sandboxHost } from "../lib/sandbox/host_probe.ts";
 import { sessionSettingsFindings } from "../lib/policy/session_settings.ts";
+import { operatorSettingsInput } from "../lib/runner/preflight.ts";
 import { readJson } from "../lib/json/reader.ts";
 import { parse as parseYaml } from "yaml";
 import { auditTeam } from "../lib/audit/audit.ts";
@@ -831,19 +832,21 @@ async function execAllowlistSection(): Promise<void> {
 }
 
 /**
- * The session settings' deny rules doctor asks for in a bench project (its brief
- * `agentteams.json`): without the last three (the trust roots) doctor fails and serve refuses.
+ * The session settings' deny rules doctor asks for in the bench project `dir` (its brief
+ * `agentteams.json`), taken from the check itself (`operatorSettingsInput`, the input doctor and
+ * serve give it), so the bench never falls behind a rule it adds.
  */
-function sessionDeny(): string[] {
-  return [
-    `Read(/${envBase.AGENTTEAMS_KEY_DIR}/**)`,
-    "Read(./.agentteams/**)",
-    "Edit(./.agentteams/**)",
-    "Edit(./.agentteams-status/**)",
-    "Edit(./references/**)",
-    "Edit(./.claude/**)",
-    "Edit(./agentteams.json)",
-  ];
+function sessionDeny(dir: string): string[] {
+  const root = Deno.realPathSync(dir);
+  const findings = sessionSettingsFindings(operatorSettingsInput({
+    root,
+    env: envBase,
+    settings: [],
+    usesClaude: true,
+    brief: `${root}/agentteams.json`,
+  }));
+  return findings.filter((f) => f.code === "SETTINGS_RULE_MISSING" && f.add !== null)
+    .map((f) => JSON.parse(f.add as string) as string);
 }
 
 /**
@@ -853,7 +856,7 @@ function sessionDeny(): string[] {
 function writeSessionSettings(dir: string, allow: string[] = []): string {
   const text = JSON.stringify(
     {
-      permissions: { deny: sessionDeny(), allow },
+      permissions: { deny: sessionDeny(dir), allow },
       sandbox: { enabled: true, failIfUnavailable: true, allowUnsandboxedCommands: false },
     },
     null,
@@ -867,7 +870,7 @@ function writeSessionSettings(dir: string, allow: string[] = []): string {
 async function doctorSection(): Promise<void> {
   console.log("\n5. Doctor");
   const dir = makeRepo("doctor", 10, brief());
-  const rules = sessionDeny();
+  const rules = sessionDeny(dir);
   const text = writeSessionSettings(dir, ["Read(./src/**)"]);
   const runs = quick ? 3 : 7;
   const args = cli(["doctor", "--project", dir]);
