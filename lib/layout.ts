@@ -69,6 +69,8 @@ export interface StatePaths {
   readonly dispatches: string;
   /** `dispatches.lock` (never replaced) */
   readonly dispatchLock: string;
+  /** `anchors.json`: the MAC'd cache of the triad anchors every append keeps (lib/ledger/anchor_state.ts) */
+  readonly anchors: string;
 }
 
 /**
@@ -89,6 +91,7 @@ export function statePaths(root: string): StatePaths {
     head: join(dir, "proposal-ledger.head"),
     dispatches: join(dir, "dispatches.jsonl"),
     dispatchLock: join(dir, "dispatches.lock"),
+    anchors: join(dir, "anchors.json"),
   };
 }
 

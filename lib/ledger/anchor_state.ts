@@ -30,7 +30,6 @@
 import { type HmacKey, sha256Hex } from "../crypto/hash.ts";
 import { LedgerError } from "../errors.ts";
 import { readAtSync } from "../fs/read_at.ts";
-import { join } from "../fs/path.ts";
 import { readStateFileSync, type StatePaths } from "../layout.ts";
 import { judgeRow, lineForm, type RowBody, scannedPrev } from "./row.ts";
 import { SCAN_SLOTS } from "./scan.ts";
@@ -59,7 +58,6 @@ export interface LedgerPosition {
 }
 
 const PURPOSE = "agentteams-anchors-v1";
-const FILE = "anchors.json";
 const CHUNK = 1 << 20;
 const MARK = new TextEncoder().encode(`"${ANCHOR_ACTION}"`);
 const dec = new TextDecoder("utf-8", { fatal: false });
@@ -127,7 +125,7 @@ function has(hay: Uint8Array, needle: Uint8Array): boolean {
 }
 
 function sidecarPath(paths: StatePaths): string {
-  return join(paths.dir, FILE);
+  return paths.anchors;
 }
 
 function macOf(hmac: HmacKey, body: SidecarBody): string {

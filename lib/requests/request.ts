@@ -167,18 +167,24 @@ export function checkRequest(
 
 /** The signed state, as the watch keys it (project-relative). */
 export const STATE = statePaths("");
-/** Ledger files a command must never change (key holders append to them alongside). */
+/**
+ * Ledger files a command must never change (key holders append to them alongside). The anchors
+ * file is a MAC'd cache every append rewrites: a forged or stale one costs a reader a re-read of
+ * the rows, never an accept.
+ */
 export const LEDGER_FILES: readonly string[] = [
   STATE.ledger,
   STATE.head,
   STATE.dispatches,
   STATE.dispatchLock,
+  STATE.anchors,
 ];
 /** Compared by content by the ledger's guard, so the watch only stats them. */
 export const GUARDED: ReadonlySet<string> = new Set([STATE.ledger, STATE.dispatches]);
 
 /**
- * A key holder's temporary file beside the head or the dispatch store (`.<name>.<hex>.tmp`),
+ * A key holder's temporary file beside the head, the dispatch store or the anchors file
+ * (`.<name>.<hex>.tmp`),
  * renamed away before its writer let go of the lock: seen by the watch while it existed, gone now.
  * One that still exists is reported like any other write.
  *
@@ -193,7 +199,9 @@ export const GUARDED: ReadonlySet<string> = new Set([STATE.ledger, STATE.dispatc
  * ```
  */
 export function isTransientStateFile(root: string, rel: string): boolean {
-  if (!isTempNameFor(rel, STATE.head) && !isTempNameFor(rel, STATE.dispatches)) return false;
+  if (![STATE.head, STATE.dispatches, STATE.anchors].some((f) => isTempNameFor(rel, f))) {
+    return false;
+  }
   try {
     return entryKind(`${root}/${rel}`) === "missing";
   } catch {
