@@ -50,7 +50,7 @@ export type { Policy } from "./policy/types.ts";
 export type { LedgerKey } from "./crypto/keys.ts";
 export type { Env } from "./env.ts";
 export type { PendingSession, Session, SessionGrants, SessionOptions } from "./acts/session.ts";
-export type { AppendResult } from "./ledger/append.ts";
+export type { AppendResult, LedgerEnd } from "./ledger/append.ts";
 export type { RowBody } from "./ledger/row.ts";
 export type { HmacKey } from "./crypto/hash.ts";
 export type { GateInput, GateResult, GateRunner } from "./proposals/gates.ts";

@@ -8,7 +8,7 @@
 
 export { anchorRow, type AnchorState, lineEndingAt } from "./anchor_state.ts";
 export { ledgerAnchors } from "./anchors.ts";
-export { type AppendResult, appendRow } from "./append.ts";
+export { type AppendResult, appendRow, type LedgerEnd } from "./append.ts";
 export {
   checkpointProblem,
   parseCheckpoint,
