@@ -191,10 +191,11 @@ export function preflightChecks(f: PreflightFacts): Check[] {
       name: "session-settings",
       ok: true,
       level: "warning",
-      message: "the Claude Code project settings deny the session the key dir, .agentteams/ " +
-        "and .agentteams-queue/ (read) and .agentteams/, .agentteams-status/, references/ " +
-        "(the triad's trust roots) and the brief (write), and Claude's sandbox holds its Bash " +
-        "to them (enabled, failIfUnavailable, no unsandboxed commands, none excluded)",
+      message: "the Claude Code settings deny the session the key dir and .agentteams/ " +
+        "(read) and .agentteams/, .agentteams-status/, references/ (the triad's trust roots), " +
+        ".claude/, .git/config, .mcp.json and every name of the brief (write), and Claude's " +
+        "sandbox holds its Bash to them (enabled, failIfUnavailable, no unsandboxed commands, " +
+        "none excluded)",
     });
   } else {
     for (const s of f.settings.findings) {
