@@ -27,7 +27,7 @@
  */
 import { type HmacKey, sha256Hex } from "../crypto/hash.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
-import { readAtSync } from "../fs/read_at.ts";
+import { forEachLineAt } from "../fs/read_at.ts";
 import { lineEndingAt } from "../ledger/anchor_state.ts";
 import { join } from "../fs/path.ts";
 import { checkStatePath, readStateFileSync, statePaths } from "../layout.ts";
@@ -166,29 +166,14 @@ export function spentCounts(
     const counts = new Map<string, number>(Object.entries(index?.counts ?? {}));
     let offset = index?.offset ?? 0;
     let last = index?.last ?? "";
-    let carry = new Uint8Array(0);
-    let pos = offset;
-    while (pos < size) {
-      const buf = new Uint8Array(Math.min(CHUNK, size - pos));
-      const n = readAtSync(file, pos, buf);
-      if (n === 0) break;
-      pos += n;
-      const data = new Uint8Array(carry.length + n);
-      data.set(carry);
-      data.set(buf.subarray(0, n), carry.length);
-      let start = 0;
-      for (let nl = data.indexOf(0x0a); nl >= 0; nl = data.indexOf(0x0a, start)) {
-        const line = data.subarray(start, nl);
-        if (has(line, MARK)) {
-          const key = keyOfRow(line);
-          if (key !== null) counts.set(key, (counts.get(key) ?? 0) + 1);
-        }
-        offset += nl + 1 - start;
-        last = sha256Hex(dec.decode(line));
-        start = nl + 1;
+    forEachLineAt(file, offset, size, (line) => {
+      if (has(line, MARK)) {
+        const key = keyOfRow(line);
+        if (key !== null) counts.set(key, (counts.get(key) ?? 0) + 1);
       }
-      carry = data.slice(start);
-    }
+      offset += line.length + 1;
+      last = sha256Hex(dec.decode(line));
+    }, CHUNK);
     if (opts.persist && (index === null || index.offset !== offset)) {
       const body: IndexBody = { v: 1, offset, last, counts: Object.fromEntries(counts) };
       try {

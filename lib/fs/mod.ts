@@ -26,7 +26,7 @@ export {
 export { takeFlock, withFlock } from "./flock.ts";
 export { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from "./path.ts";
 export { childKind, readChild, walkDirs } from "./path_walk.ts";
-export { readAtSync, readWholeFileSync, readWholeOpenedSync } from "./read_at.ts";
+export { forEachLineAt, readAtSync, readWholeFileSync, readWholeOpenedSync } from "./read_at.ts";
 export {
   isPlainRel,
   normalizeRel,

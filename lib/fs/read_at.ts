@@ -32,6 +32,49 @@ export function readAtSync(file: Deno.FsFile, offset: number, buf: Uint8Array): 
 }
 
 /**
+ * Calls `each` with every complete line (without its `\n`) of `file` between `from` and `size`,
+ * read in chunks of `chunk` bytes; a line still unterminated at `size` is left out. The line is a
+ * view into the chunk: copy what is kept.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { forEachLineAt } from "./read_at.ts";
+ * const path = Deno.makeTempFileSync();
+ * Deno.writeTextFileSync(path, "ab\ncd\nef");
+ * using f = Deno.openSync(path);
+ * const seen: string[] = [];
+ * forEachLineAt(f, 0, 8, (l) => seen.push(new TextDecoder().decode(l)), 2);
+ * assert.deepEqual(seen, ["ab", "cd"]);
+ * ```
+ */
+export function forEachLineAt(
+  file: Deno.FsFile,
+  from: number,
+  size: number,
+  each: (line: Uint8Array) => void,
+  chunk: number = 1 << 20,
+): void {
+  let carry = new Uint8Array(0);
+  let pos = from;
+  while (pos < size) {
+    const buf = new Uint8Array(Math.min(chunk, size - pos));
+    const n = readAtSync(file, pos, buf);
+    if (n === 0) break;
+    pos += n;
+    const data = new Uint8Array(carry.length + n);
+    data.set(carry);
+    data.set(buf.subarray(0, n), carry.length);
+    let start = 0;
+    for (let nl = data.indexOf(0x0a); nl >= 0; nl = data.indexOf(0x0a, start)) {
+      each(data.subarray(start, nl));
+      start = nl + 1;
+    }
+    carry = data.slice(start);
+  }
+}
+
+/**
  * Reads a whole file into one buffer sized from `fstat`, growing it only if the file grew after
  * the stat. `Deno.readFileSync` reads in growing chunks and then copies the result; on a machine
  * where touching fresh memory is slow (about 13 µs a page in a VM) that costs twice the pages:

@@ -29,7 +29,7 @@
  */
 import { type HmacKey, sha256Hex } from "../crypto/hash.ts";
 import { LedgerError } from "../errors.ts";
-import { readAtSync } from "../fs/read_at.ts";
+import { forEachLineAt, readAtSync } from "../fs/read_at.ts";
 import { readStateFileSync, type StatePaths } from "../layout.ts";
 import { judgeRow, lineForm, type RowBody, scannedPrev } from "./row.ts";
 import { SCAN_SLOTS } from "./scan.ts";
@@ -220,37 +220,22 @@ function scanFrom(
 ): LedgerPosition {
   let { count, last, offset } = from;
   const scan = new Int32Array(SCAN_SLOTS);
-  let carry = new Uint8Array(0);
-  let pos = offset;
-  while (pos < size) {
-    const buf = new Uint8Array(Math.min(CHUNK, size - pos));
-    const n = readAtSync(file, pos, buf);
-    if (n === 0) break;
-    pos += n;
-    const data = new Uint8Array(carry.length + n);
-    data.set(carry);
-    data.set(buf.subarray(0, n), carry.length);
-    let start = 0;
-    for (let nl = data.indexOf(0x0a); nl >= 0; nl = data.indexOf(0x0a, start)) {
-      const line = data.subarray(start, nl);
-      const fault = rowFaultAt(line, hmac, last, scan);
-      if (fault !== null) {
-        throw new LedgerError(
-          "LEDGER_TAMPERED",
-          `the ledger's row ${count + 1} does not verify (${fault}), so the anchors of the ` +
-            "files it holds to cannot be read; inspect with `agentteams ledger verify`",
-          { details: { row: count + 1 } },
-        );
-      }
-      const a = anchorOfLine(line);
-      if (a !== null) anchors.set(a[0], a[1]);
-      count++;
-      offset += nl + 1 - start;
-      last = sha256Hex(line);
-      start = nl + 1;
+  forEachLineAt(file, offset, size, (line) => {
+    const fault = rowFaultAt(line, hmac, last, scan);
+    if (fault !== null) {
+      throw new LedgerError(
+        "LEDGER_TAMPERED",
+        `the ledger's row ${count + 1} does not verify (${fault}), so the anchors of the ` +
+          "files it holds to cannot be read; inspect with `agentteams ledger verify`",
+        { details: { row: count + 1 } },
+      );
     }
-    carry = data.slice(start);
-  }
+    const a = anchorOfLine(line);
+    if (a !== null) anchors.set(a[0], a[1]);
+    count++;
+    offset += line.length + 1;
+    last = sha256Hex(line);
+  }, CHUNK);
   return { count, last, offset };
 }
 
