@@ -325,7 +325,7 @@ export async function writeRowLocked(
   now: () => Date,
 ): Promise<AppendResult> {
   const row = writeRowBytes(file, paths, hmac, tail, body, now);
-  const anchors = anchorsText(file, paths, hmac, tail, row.end.lastStart, row);
+  const anchors = anchorsText(file, paths, hmac, tail, row);
   await atomicWriteFile(
     paths.head,
     headText(row.count, row.hash, hmac),
@@ -333,6 +333,11 @@ export async function writeRowLocked(
     file.sync(),
   );
   keepAnchors(paths, anchors);
+  return appendResult(row, tail);
+}
+
+/** What an append reports of the row it wrote onto `tail`. */
+function appendResult(row: PreparedRow, tail: TailState): AppendResult {
   return {
     line: row.line,
     hash: row.hash,
@@ -357,7 +362,7 @@ function keepAnchors(paths: StatePaths, text: string | null): void {
 }
 
 /**
- * The anchors file's text once `row` is written at `offset` onto `tail`, or `null` when the rows
+ * The anchors file's text once `row` is written onto `tail` (at its `end.lastStart`), or `null` when the rows
  * before it do not verify (the reader that needs the anchors refuses then; the append stands).
  */
 function anchorsText(
@@ -365,9 +370,9 @@ function anchorsText(
   paths: StatePaths,
   hmac: HmacKey,
   tail: TailState,
-  offset: number,
   row: PreparedRow,
 ): string | null {
+  const offset = row.end.lastStart;
   try {
     return anchorsAfter(
       file,
@@ -375,11 +380,7 @@ function anchorsText(
       hmac,
       { count: tail.count, last: tail.prev, offset },
       row.line,
-      {
-        count: row.count,
-        last: row.hash,
-        offset: offset + row.bytes.length,
-      },
+      { count: row.count, last: row.hash, offset: row.end.size },
     );
   } catch (e) {
     if (e instanceof LedgerError) return null;
@@ -411,17 +412,11 @@ export function writeRowLockedSync(
   now: () => Date,
 ): AppendResult {
   const row = writeRowBytes(file, paths, hmac, tail, body, now);
-  const anchors = anchorsText(file, paths, hmac, tail, row.end.lastStart, row);
+  const anchors = anchorsText(file, paths, hmac, tail, row);
   file.syncSync();
   atomicWriteFileSync(paths.head, headText(row.count, row.hash, hmac), { mode: 0o644 });
   keepAnchors(paths, anchors);
-  return {
-    line: row.line,
-    hash: row.hash,
-    count: row.count,
-    healedHead: tail.headLag,
-    end: row.end,
-  };
+  return appendResult(row, tail);
 }
 
 /**
