@@ -43,6 +43,8 @@ export abstract class AgentTeamsError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.details = options.details ?? {};
+    // The subclass's own name; each class this module exports also spells its name out, which
+    // wins (the release bundle is minified, and a minifier renames classes).
     this.name = new.target.name;
   }
 
@@ -96,31 +98,58 @@ export function familyError<F extends string, C extends string>(
 }
 
 /** A command line that could not be understood (exit 2). */
-export class UsageError extends familyError<"usage", UsageCode>("usage", 2) {}
+export class UsageError extends familyError<"usage", UsageCode>("usage", 2) {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "UsageError";
+}
 
 /** Operator key custody: missing, unsafe or malformed keys. */
-export class KeyError extends familyError<"key", KeyCode>("key") {}
+export class KeyError extends familyError<"key", KeyCode>("key") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "KeyError";
+}
 
 /** Unsafe file-system objects met where a plain file or directory was expected. */
-export class FsSafetyError extends familyError<"fs", FsSafetyCode>("fs") {}
+export class FsSafetyError extends familyError<"fs", FsSafetyCode>("fs") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "FsSafetyError";
+}
 
 /** The signed ledger: tampering, torn tails, malformed rows. */
-export class LedgerError extends familyError<"ledger", LedgerCode>("ledger") {}
+export class LedgerError extends familyError<"ledger", LedgerCode>("ledger") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "LedgerError";
+}
 
 /** Dispatch nonces: unknown, expired, exhausted, malformed, or for an agent the brief lacks. */
-export class DispatchError extends familyError<"dispatch", DispatchCode>("dispatch") {}
+export class DispatchError extends familyError<"dispatch", DispatchCode>("dispatch") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "DispatchError";
+}
 
 /** The brief: unreadable, malformed, unknown keys, and the policy lint. */
-export class PolicyError extends familyError<"policy", PolicyCode>("policy") {}
+export class PolicyError extends familyError<"policy", PolicyCode>("policy") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "PolicyError";
+}
 
 /** Change and deletion proposals: every refusal rule of `apply`. */
-export class ProposalError extends familyError<"proposal", ProposalCode>("proposal") {}
+export class ProposalError extends familyError<"proposal", ProposalCode>("proposal") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "ProposalError";
+}
 
 /** The MCP servers' tool refusals: a path a reading tool may not reach, the runner out of reach. */
-export class McpError extends familyError<"mcp", McpCode>("mcp") {}
+export class McpError extends familyError<"mcp", McpCode>("mcp") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "McpError";
+}
 
 /** Command requests: argv allowlist, cwd, environment, writes declarations. */
-export class RequestError extends familyError<"request", RequestCode>("request") {}
+export class RequestError extends familyError<"request", RequestCode>("request") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "RequestError";
+}
 
 /**
  * The class of a command that ran and still failed (exit 3): family `request`, one code, and the
@@ -163,19 +192,31 @@ export function runOutcomeError<C extends string>(
  * The command ran but wrote outside what it declared (exit 3). `result` holds its output. Its own
  * class: the library's callers match it with `instanceof` (the spec's public surface names it).
  */
-export class UndeclaredWritesError extends runOutcomeError("UNDECLARED_WRITES") {}
+export class UndeclaredWritesError extends runOutcomeError("UNDECLARED_WRITES") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "UndeclaredWritesError";
+}
 
 /** The command outlived its timeout; its process group was killed (exit 3). */
-export class RunTimeoutError extends runOutcomeError("TIMEOUT") {}
+export class RunTimeoutError extends runOutcomeError("TIMEOUT") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "RunTimeoutError";
+}
 
 /** The OS sandbox: unavailable, failing probe, or a refused confined-programs shape. */
-export class SandboxError extends familyError<"sandbox", SandboxCode>("sandbox") {}
+export class SandboxError extends familyError<"sandbox", SandboxCode>("sandbox") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "SandboxError";
+}
 
 /**
  * The authorization triad (clearances, waivers, grants) and the destructive gate: a CSV ledger
  * that does not parse, an instrument that is not valid (one code per validity rule), a HALT.
  */
-export class AuthzError extends familyError<"authz", AuthzCode>("authz") {}
+export class AuthzError extends familyError<"authz", AuthzCode>("authz") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "AuthzError";
+}
 
 /** The stable codes of {@link AuthzError}: one per validity rule of each instrument. */
 export type AuthzCode =
@@ -212,20 +253,32 @@ export type AuthzCode =
 
 /** Deno's permission layer: started too broad (serve) or a needed grant is missing. */
 export class PermissionLayerError
-  extends familyError<"permissions", PermissionLayerCode>("permissions") {}
+  extends familyError<"permissions", PermissionLayerCode>("permissions") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "PermissionLayerError";
+}
 
 /**
  * A release's artifacts: a signature that does not verify or is by another key, a file whose
  * SHA-256 is not the one `SHA256SUMS` lists, a file missing, a key or signature file that is not
  * in minisign's format.
  */
-export class ReleaseError extends familyError<"release", ReleaseCode>("release") {}
+export class ReleaseError extends familyError<"release", ReleaseCode>("release") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "ReleaseError";
+}
 
 /** The tool's own installation: the source tree's npm packages are not in Deno's cache. */
-export class SetupError extends familyError<"setup", SetupCode>("setup") {}
+export class SetupError extends familyError<"setup", SetupCode>("setup") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "SetupError";
+}
 
 /** The runner's queue: a refused request, an unsafe queue path, a second runner, no runner. */
-export class QueueError extends familyError<"queue", QueueCode>("queue") {}
+export class QueueError extends familyError<"queue", QueueCode>("queue") {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "QueueError";
+}
 
 /**
  * `agentteams init` refused to switch a project on: a settings file it must not rewrite (JSONC,
@@ -233,6 +286,8 @@ export class QueueError extends familyError<"queue", QueueCode>("queue") {}
  * would write, or a merge that would still leave a required rule out. Nothing is written.
  */
 export class InitError extends AgentTeamsError {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "InitError";
   /** The rule family these refusals belong to. */
   readonly family = "init";
   /** A refusal with its stable `code` and a message that names what was wrong. */

@@ -16,6 +16,12 @@
  * of `node:X` in the chunk that calls it (a built-in's `require` and its default export are the same
  * object), and the shim by one that throws: only the chunks that use a built-in load it.
  *
+ * And it is minified, each chunk marked for eager compilation (`COMPILE_HINT`): a start's cost
+ * beyond Deno's own is loading the chunks and compiling what it calls, and Deno's code cache
+ * keeps only what V8 compiled when the module was, so a function compiled lazily is compiled
+ * again on every start. (`run true` at 1,000 files: about 16 ms less wall time per run.) The
+ * refusal classes spell their names out (`lib/errors.ts`), since the minifier renames classes.
+ *
  * Usage: deno run --allow-all scripts/bundle.ts OUTDIR (what `deno task bundle` runs)
  *
  * @module
@@ -33,46 +39,115 @@ const CHUNK_IMPORT = /\bimport\("(\.\/[A-Za-z0-9_.-]+\.js)"\)/g;
  */
 const LITERAL_IMPORT = /\bimport\(\s*["'`](?:\.{1,2}\/|\/|file:)/;
 
-/** The bundler's `require` shim, as it writes it at the top of the shared runtime chunk. */
+/**
+ * The bundler's `require` shim where the runtime chunk defines it, spelled plainly or minified:
+ * its `createRequire` import and the variable it binds (group 2).
+ */
 const REQUIRE_SHIM =
-  /^import \{ createRequire as (__deno_internal_createRequire\d*) \} from "node:module";\nvar (__require\d*) = \1\(import\.meta\.url\);$/m;
-/** A `require` of a built-in by the shim (the name as imported from the runtime chunk). */
-const BUILTIN_REQUIRE = /\b(__require\d*)\("node:([a-z_]+(?:\/[a-z_]+)*)"\)/g;
-/** Anything else left calling a shim: a `require` this post-pass cannot resolve statically. */
+  /import ?\{ ?createRequire as (__deno_internal_createRequire\d*) ?\} ?from ?"node:module";\n?var ([\w$]+) ?= ?\1\(import\.meta\.url\);/;
+/** The bundler's unminified name for the shim, which it keeps in every chunk. */
+const PLAIN_SHIM = /^__require\d*$/;
+/** Anything calling an unminified shim: a `require` this post-pass cannot resolve statically. */
 const ANY_REQUIRE = /\b__require\d*\(/;
+
+/** The `local`/`exported` pairs of an `import {…}` or `export {…}` clause's inside. */
+function bindings(clause: string): { name: string; as: string }[] {
+  return clause.split(",").map((b) => b.trim()).filter((b) => b !== "").map((b) => {
+    const [name, as = name] = b.split(/\s+as\s+/);
+    return { name, as };
+  });
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[$.*+?^()[\]{}|\\]/g, "\\$&");
+}
+
+/** What {@link unshimRequires} returns: the rewritten chunks and the built-ins it resolved. */
+export interface Unshimmed {
+  /** Every chunk, rewritten where it used the shim. */
+  readonly chunks: Map<string, string>;
+  /** How many `require`s of each built-in were made static imports, over all chunks. */
+  readonly requires: Map<string, number>;
+}
 
 /**
  * Takes the `require` shim out of the bundle: in the chunk that defines it (`runtime`) it becomes a
- * function that throws, with no `node:module` import; in each chunk, every `__require("node:X")`
- * becomes a static default import of `node:X` at the top of that chunk. Returns the rewritten
- * chunks; throws when a `require` is left that is not of a built-in by a literal name.
+ * function that throws, with no `node:module` import; in each chunk, every call of the shim with
+ * a built-in's name (`__require("node:X")`, or under whatever name a minified chunk imports the
+ * shim by) becomes a static default import of `node:X` at the top of that chunk. Throws when a
+ * `require` is left that is not of a built-in by a literal name. Minified names can be reused in
+ * inner scopes, so there only calls with a literal argument are refused: `bundleTo` runs the
+ * unminified bundle through first, where every call is seen.
  *
  * @example
  * ```ts
  * import { unshimRequires } from "./bundle.ts";
- * const out = unshimRequires(new Map([
+ * const { chunks, requires } = unshimRequires(new Map([
  *   ["rt.js", 'import { createRequire as __deno_internal_createRequire } from "node:module";\n' +
  *     "var __require = __deno_internal_createRequire(import.meta.url);\nexport { __require };\n"],
  *   ["a.js", 'import { __require } from "./rt.js";\nvar p = __require("node:process");\n'],
  * ]));
- * out.get("a.js")?.startsWith('import __node_process from "node:process";'); // true
- * out.get("rt.js")?.includes("node:module"); // false
+ * if (!chunks.get("a.js")?.startsWith('import __node_process from "node:process";')) throw 0;
+ * if (chunks.get("rt.js")?.includes("node:module")) throw 0;
+ * if (requires.get("process") !== 1) throw 0;
  * ```
  */
-export function unshimRequires(chunks: ReadonlyMap<string, string>): Map<string, string> {
+export function unshimRequires(chunks: ReadonlyMap<string, string>): Unshimmed {
   const out = new Map<string, string>();
+  const requires = new Map<string, number>();
+  // The chunk defining the shim, its local name there and the names it is exported under.
+  let runtime: { chunk: string; local: string; exported: Set<string> } | null = null;
   for (const [name, js] of chunks) {
-    let text = js.replace(
-      REQUIRE_SHIM,
-      (_m, _create: string, shim: string) =>
-        `var ${shim} = (id) => {\n  throw new Error(\`agentteams bundle: require(\${id}) was not ` +
-        "resolved when the bundle was built\`);\n};",
-    );
+    const m = REQUIRE_SHIM.exec(js);
+    if (m === null) continue;
+    const exported = new Set<string>();
+    for (const clause of js.matchAll(/\bexport ?\{([^}]*)\}/g)) {
+      for (const b of bindings(clause[1])) if (b.name === m[2]) exported.add(b.as);
+    }
+    runtime = { chunk: name, local: m[2], exported };
+  }
+  for (const [name, js] of chunks) {
+    // The names this chunk calls the shim by.
+    const locals = new Set<string>();
+    let text = js;
+    if (runtime !== null && name === runtime.chunk) {
+      locals.add(runtime.local);
+      text = text.replace(
+        REQUIRE_SHIM,
+        (_m, _create: string, shim: string) =>
+          `var ${shim} = (id) => {\n  throw new Error(\`agentteams bundle: require(\${id}) was not ` +
+          "resolved when the bundle was built\`);\n};",
+      );
+    } else if (runtime !== null) {
+      const from = new RegExp(
+        `\\bimport ?\\{([^}]*)\\} ?from ?"\\./${escapeRegExp(runtime.chunk)}"`,
+        "g",
+      );
+      for (const clause of js.matchAll(from)) {
+        for (const b of bindings(clause[1])) if (runtime.exported.has(b.name)) locals.add(b.as);
+      }
+    }
     const builtins = new Set<string>();
-    text = text.replace(BUILTIN_REQUIRE, (_m, _shim: string, mod: string) => {
-      builtins.add(mod);
-      return `__node_${mod.replaceAll("/", "_")}`;
-    });
+    for (const local of locals) {
+      const shim = escapeRegExp(local);
+      text = text.replace(
+        new RegExp(`(?<![\\w$.])${shim}\\("node:([a-z_]+(?:/[a-z_]+)*)"\\)`, "g"),
+        (_m, mod: string) => {
+          builtins.add(mod);
+          requires.set(mod, (requires.get(mod) ?? 0) + 1);
+          return `__node_${mod.replaceAll("/", "_")}`;
+        },
+      );
+      // A minified name may be another binding in an inner scope: only a call with a literal
+      // argument is surely the shim's.
+      const left = PLAIN_SHIM.test(local)
+        ? null
+        : new RegExp(`(?<![\\w$.])${shim}\\(\\s*["'\`]`).exec(text);
+      if (left !== null) {
+        const line = text.slice(left.index, left.index + 80).split("\n")[0];
+        throw new Error(`${name}: a require the bundle cannot resolve is left: ${line}`);
+      }
+    }
     // (`function __require2()` is the bundler's CommonJS wrapper, a definition, not a call.)
     const left = ANY_REQUIRE.exec(text.replace(/\bfunction __require\d*\(/g, ""));
     if (left !== null) {
@@ -87,7 +162,7 @@ export function unshimRequires(chunks: ReadonlyMap<string, string>): Map<string,
     }
     out.set(name, text);
   }
-  return out;
+  return { chunks: out, requires };
 }
 
 /**
@@ -106,8 +181,57 @@ export function opaqueChunkImports(js: string): string {
 }
 
 /**
- * Bundles `main.ts` of `root` into `outdir` (created; a previous bundle there is replaced) and makes
- * its chunk imports opaque. Throws with the bundler's message when it fails.
+ * V8's magic comment for eager compilation: every function of the file is compiled with it, and so
+ * lands in the code cache Deno keeps per module (without it, each function a command calls is
+ * parsed and compiled again on every start, the first time it is called).
+ */
+export const COMPILE_HINT = "//# allFunctionsCalledOnLoad\n";
+
+async function denoBundle(root: string, outdir: string, minify: boolean): Promise<string[]> {
+  try {
+    Deno.removeSync(outdir, { recursive: true });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "bundle",
+      "--quiet",
+      "--code-splitting",
+      ...(minify ? ["--minify"] : []),
+      "--outdir",
+      outdir,
+      "main.ts",
+    ],
+    cwd: root,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`deno bundle failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return [...Deno.readDirSync(outdir)].map((e) => e.name).filter((n) => n.endsWith(".js")).sort();
+}
+
+/** Reads the chunks, takes the shim out (throws on a require left); returns them, not written. */
+function postPass(outdir: string, files: readonly string[]): Unshimmed {
+  return unshimRequires(
+    new Map(files.map((name) => [name, Deno.readTextFileSync(`${outdir}/${name}`)])),
+  );
+}
+
+function sameRequires(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): boolean {
+  const flat = (m: ReadonlyMap<string, number>) => JSON.stringify([...m].sort());
+  return flat(a) === flat(b);
+}
+
+/**
+ * Bundles `main.ts` of `root` into `outdir` (created; a previous bundle there is replaced),
+ * minified, and rewrites each chunk: the `require` shim taken out, chunk imports made opaque,
+ * {@link COMPILE_HINT} at its top. The same bundle unminified is made first beside it (and
+ * removed) so every `require` is seen under its plain name; the minified one must resolve the
+ * same ones. Throws with the bundler's message when it fails, and before writing a chunk when a
+ * `require` or a literal dynamic import is left.
  *
  * @example
  * ```ts
@@ -116,34 +240,30 @@ export function opaqueChunkImports(js: string): string {
  * ```
  */
 export async function bundleTo(root: string, outdir: string): Promise<string[]> {
+  const plainDir = `${outdir}.plain`;
+  let plain: Unshimmed;
   try {
-    Deno.removeSync(outdir, { recursive: true });
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    plain = postPass(plainDir, await denoBundle(root, plainDir, false));
+  } finally {
+    Deno.removeSync(plainDir, { recursive: true });
   }
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["bundle", "--quiet", "--code-splitting", "--outdir", outdir, "main.ts"],
-    cwd: root,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) {
-    throw new Error(`deno bundle failed: ${new TextDecoder().decode(out.stderr)}`);
+  const files = await denoBundle(root, outdir, true);
+  const minified = postPass(outdir, files);
+  if (!sameRequires(plain.requires, minified.requires)) {
+    throw new Error(
+      `the minified bundle resolves other requires (${JSON.stringify([...minified.requires])}) ` +
+        `than the plain one (${JSON.stringify([...plain.requires])})`,
+    );
   }
-  const files = [...Deno.readDirSync(outdir)].map((e) => e.name).filter((n) => n.endsWith(".js"))
-    .sort();
-  const unshimmed = unshimRequires(
-    new Map(files.map((name) => [name, Deno.readTextFileSync(`${outdir}/${name}`)])),
-  );
-  for (const name of files) {
-    const path = `${outdir}/${name}`;
-    const js = Deno.readTextFileSync(path);
-    const rewritten = opaqueChunkImports(unshimmed.get(name) ?? js);
+  const rewritten = new Map<string, string>();
+  for (const [name, js] of minified.chunks) {
+    const text = opaqueChunkImports(js);
     // Fail closed: a literal file import in another shape would silently slow every start.
-    const left = LITERAL_IMPORT.exec(rewritten);
+    const left = LITERAL_IMPORT.exec(text);
     if (left !== null) throw new Error(`${name}: a literal dynamic import is left: ${left[0]}`);
-    if (rewritten !== js) Deno.writeTextFileSync(path, rewritten);
+    rewritten.set(name, COMPILE_HINT + text);
   }
+  for (const [name, text] of rewritten) Deno.writeTextFileSync(`${outdir}/${name}`, text);
   return files;
 }
 

@@ -44,6 +44,8 @@ export type Found = "file" | "symlink" | "dir" | "fifo" | "other" | "hardlink" |
 
 /** A name refused: what was found there. */
 export class NameRefused extends FsSafetyError {
+  /** The class's name, spelled out: a minified bundle renames classes. */
+  override name = "NameRefused";
   /** What was at the name. */
   readonly found: Found;
   /** The refused name (relative to the folder). */

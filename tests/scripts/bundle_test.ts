@@ -3,7 +3,12 @@
  * literal import it cannot make opaque stops the bundle.
  */
 import assert from "node:assert/strict";
-import { bundleTo, opaqueChunkImports, unshimRequires } from "../../scripts/bundle.ts";
+import {
+  bundleTo,
+  COMPILE_HINT,
+  opaqueChunkImports,
+  unshimRequires,
+} from "../../scripts/bundle.ts";
 
 Deno.test("opaqueChunkImports rewrites the bundler's chunk imports and nothing else", () => {
   const js = [
@@ -62,8 +67,11 @@ function builtinsOf(js: string): Set<string> {
   // (Node <= 18), never on Deno: that one line is not counted either.
   const code = js.split("\n")
     .filter((l) => !/^\s*\*/.test(l))
-    .filter((l) => !/^\s*const \{ webcrypto \} = await import\("node:crypto"\);/.test(l))
-    .join("\n");
+    .join("\n")
+    .replace(
+      /\b(?:const|let|var) ?\{ ?webcrypto(?::[\w$]+)? ?\} ?= ?await import\("node:crypto"\)/g,
+      "",
+    );
   for (const m of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)"(node:[a-z_/]+)"/g)) {
     out.add(m[1]);
   }
@@ -99,7 +107,7 @@ function closure(
 
 /** The chunks the command table of `main.js` names for the command `words`. */
 function commandChunks(main: string, words: readonly string[]): string[] {
-  const entries = main.split(/\n\s*words: \[/).slice(1);
+  const entries = main.split(/\bwords: ?\[/).slice(1);
   const key = words.map((w) => `"${w}"`).join(",");
   const entry = entries.find((e) => e.split("]")[0].replace(/\s+/g, "") === key);
   if (entry === undefined) throw new Error(`no table entry for ${words.join(" ")}`);
@@ -116,7 +124,7 @@ Deno.test("the release bundle: the chunks run, apply, dispatch, ledger verify an
     const tableChunk = [...Deno.readDirSync(dir)]
       .map((f) => f.name)
       .filter((n) => n.endsWith(".js"))
-      .find((n) => /\n\s*words: \[\s*"dispatch"\s*\]/.test(Deno.readTextFileSync(`${dir}/${n}`)));
+      .find((n) => /\bwords: ?\[\s*"dispatch"\s*\]/.test(Deno.readTextFileSync(`${dir}/${n}`)));
     assert.ok(tableChunk !== undefined, "no chunk holds the command table");
     const main = Deno.readTextFileSync(`${dir}/${tableChunk}`);
     const statics = new Set(["main.js", tableChunk]);
@@ -150,15 +158,27 @@ Deno.test("the release bundle: the chunks run, apply, dispatch, ledger verify an
       closure(dir, ["main.js", tableChunk, ...commandChunks(main, ["audit"])], statics),
     );
     assert.ok(audit.includes("node:process"), audit.join());
-    // No chunk imports node:module (the bundler's require shim is gone).
+    // No chunk imports node:module (the bundler's require shim is gone), and each is minified
+    // and marked for eager compilation.
     for (const f of Deno.readDirSync(dir)) {
       if (f.name.endsWith(".js")) {
-        assert.ok(
-          !builtinsOf(Deno.readTextFileSync(`${dir}/${f.name}`)).has("node:module"),
-          f.name,
-        );
+        const js = Deno.readTextFileSync(`${dir}/${f.name}`);
+        assert.ok(!builtinsOf(js).has("node:module"), f.name);
+        assert.ok(js.startsWith(COMPILE_HINT), f.name);
+        // (The unminified bundle keeps our JSDoc; licence comments stay either way.)
+        assert.ok(!/\n\s+\* @example/.test(js), `${f.name} is not minified`);
       }
     }
+    // The minifier renamed the classes; a refusal keeps its name (lib/errors.ts spells them).
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-config", "-A", `${dir}/main.js`, "no-such-command", "--json"],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 2);
+    const json = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.equal(json.error.code, "UNKNOWN_COMMAND");
+    assert.equal(json.error.error, "UsageError");
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
@@ -173,7 +193,10 @@ Deno.test("unshimRequires: built-in requires become static imports of the chunk 
   const user = 'import { __require } from "./rt.js";\n' +
     'var p = __require("node:process");\nvar b = __require("node:buffer");\n' +
     'var q = __require("node:process");\n';
-  const out = unshimRequires(new Map([["rt.js", runtime], ["a.js", user], ["b.js", "x;\n"]]));
+  const { chunks: out, requires } = unshimRequires(
+    new Map([["rt.js", runtime], ["a.js", user], ["b.js", "x;\n"]]),
+  );
+  assert.deepEqual([...requires].sort(), [["buffer", 1], ["process", 2]]);
   assert.equal(
     out.get("a.js"),
     'import __node_buffer from "node:buffer";\nimport __node_process from "node:process";\n' +
