@@ -160,13 +160,25 @@ export function launchFlags(needs: Needs): string[] {
   return flags;
 }
 
-type Category = "read" | "write" | "run" | "env" | "sys" | "net" | "ffi";
+/** A category of Deno's permissions. */
+export type Category = "read" | "write" | "run" | "env" | "sys" | "net" | "ffi";
 
-const CATEGORIES: readonly Category[] = ["read", "write", "run", "env", "sys", "net", "ffi"];
+/** Every category, in the order flags are printed and categories reported. */
+export const CATEGORIES: readonly Category[] = ["read", "write", "run", "env", "sys", "net", "ffi"];
 
-function needed(needs: Needs, c: Category): boolean {
-  if (c === "net" || c === "ffi") return false;
-  return needs[c].length > 0;
+/**
+ * The categories `needs` asks for: each whose list is not empty (never net or ffi, which no
+ * command is granted).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { neededCategories, NO_NEEDS } from "./permissions.ts";
+ * assert.deepEqual(neededCategories({ ...NO_NEEDS, read: ["/p"], sys: ["uid"] }), ["read", "sys"]);
+ * ```
+ */
+export function neededCategories(needs: Needs): Category[] {
+  return CATEGORIES.filter((c) => c !== "net" && c !== "ffi" && needs[c].length > 0);
 }
 
 /** The outcome of {@link narrowPermissions}. */
@@ -178,22 +190,23 @@ export interface Narrowing {
 }
 
 /**
- * Revokes every category the command does not need, and reports the categories the process was
- * launched with wholesale (e.g. `-A`, or `--allow-read` without a list) though the command needs
- * only a list or nothing. With `refuseNetFfi`, net or ffi granted is refused outright (`serve`).
+ * Revokes every category the command does not need (`needed`, {@link neededCategories} of its
+ * needs), and reports the categories the process was launched with wholesale (e.g. `-A`, or
+ * `--allow-read` without a list) though the command needs only a list or nothing. With
+ * `refuseNetFfi`, net or ffi granted is refused outright (`serve`).
  *
  * @throws {PermissionLayerError} `PERMISSION_TOO_BROAD` with `refuseNetFfi`.
  * @example
  * ```ts ignore
  * // Not run: it revokes this process's permissions; the values are a launch with --allow-read=/p/.agentteams.
- * import { narrowPermissions, NO_NEEDS } from "./permissions.ts";
- * narrowPermissions({ ...NO_NEEDS, read: ["/p/.agentteams"] });
+ * import { narrowPermissions } from "./permissions.ts";
+ * narrowPermissions(["read"]);
  * // launched with `--allow-read=/p/.agentteams`:
  * // { broader: [], revoked: ["write", "run", "env", "sys", "net", "ffi"] }
  * ```
  */
 export function narrowPermissions(
-  needs: Needs,
+  needed: readonly Category[],
   opts: { refuseNetFfi?: boolean } = {},
 ): Narrowing {
   const broader: Category[] = [];
@@ -211,7 +224,7 @@ export function narrowPermissions(
     broader.push(c);
   }
   for (const c of CATEGORIES) {
-    if (needed(needs, c)) continue;
+    if (c !== "net" && c !== "ffi" && needed.includes(c)) continue;
     const state = Deno.permissions.querySync({ name: c }).state;
     if (state === "denied") continue;
     Deno.permissions.revokeSync({ name: c });

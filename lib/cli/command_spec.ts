@@ -5,7 +5,7 @@
  */
 import type { FlagSpec, Parsed, PositionalSpec } from "./args.ts";
 import type { ExitCode } from "../errors.ts";
-import type { Needs } from "../permissions.ts";
+import type { Category, Needs } from "../permissions.ts";
 
 /** Everything a command handler gets. */
 export interface Ctx {
@@ -77,6 +77,15 @@ export interface CommandSpec {
    * asked about this command, must be able to run them too.
    */
   readonly needsSpawns?: (ctx: Ctx) => readonly string[] | Promise<readonly string[]>;
+  /**
+   * The categories {@link needs} asks for in a context, told without working its lists out (the
+   * acting commands: every category but net and ffi, in direct mode). Used instead of the lists
+   * when read is granted wholesale: working the lists out then could not be refused on a path
+   * (their reads are what a narrow launch refuses early), and which categories to revoke is all
+   * the start decides. `permissions` always works the lists out. tests/cli/categories_test.ts
+   * holds each to the categories of {@link needs} itself.
+   */
+  readonly categories?: (ctx: Ctx) => Promise<readonly Category[]>;
   /** The handler. */
   readonly run: (ctx: Ctx) => Promise<Outcome>;
   /** Refuse to run with net or ffi granted. */

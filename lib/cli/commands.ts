@@ -12,7 +12,14 @@ import { didYouMean } from "../text/suggest.ts";
 import { GIT_CONFIG_ENV } from "../git/config_env.ts";
 import { dirname, join, resolve } from "../fs/path.ts";
 
-import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
+import {
+  CATEGORIES,
+  type Category,
+  mergeNeeds,
+  neededCategories,
+  type Needs,
+  NO_NEEDS,
+} from "../permissions.ts";
 import { KEY_ENV, keyDir, RUNNER_FORBIDDEN_ENV, RUNNER_SEAL_PUB_FILE } from "../crypto/keys.ts";
 import { queuePaths } from "../queue/queue_paths.ts";
 import { CHILD_ENV } from "../process/child_env.ts";
@@ -44,6 +51,22 @@ function queued(direct: (ctx: Ctx) => Needs | Promise<Needs>): (ctx: Ctx) => Pro
       : mergeNeeds(await direct(ctx), q.modeNeeds(ctx));
   };
 }
+/** What `apply` and `run` ask for in direct mode (lib/cli/acting_needs.ts `actingNeeds`). */
+const ACTING_CATEGORIES: readonly Category[] = ["read", "write", "run", "env", "sys"];
+
+/**
+ * The categories of {@link queued}'s needs, told without working the lists out: the queue's in
+ * queue mode, else `direct` (which must cover the queue mode check's own reads too).
+ */
+function queuedCategories(
+  direct: readonly Category[],
+): (ctx: Ctx) => Promise<readonly Category[]> {
+  return async (ctx) => {
+    const q = await loadCode(() => import("./queue_mode.ts"));
+    return (await q.queueReason(ctx)) !== null ? neededCategories(q.queueNeeds(ctx)) : direct;
+  };
+}
+
 /** What the triad's trust roots are found with (the key dir: HOME, AGENTTEAMS_KEY_DIR). */
 const TRUST_ENV = ["HOME", "AGENTTEAMS_KEY_DIR"];
 
@@ -236,6 +259,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     // The waiver key: a deletion under deletions_need_clearance may be allowed by a waiver.
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV, WAIVER_KEY_ENV],
+    categories: queuedCategories(ACTING_CATEGORIES),
     needs: queued(async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).applyNeeds(ctx)
     ),
@@ -255,6 +279,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...QUEUE_FLAGS,
     ],
     env: [...KEY_ENV, ...CHILD_ENV, ...GIT_CONFIG_ENV],
+    categories: queuedCategories(ACTING_CATEGORIES),
     needs: queued(async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx)),
     needsSpawns: async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
@@ -997,6 +1022,34 @@ export const COMMANDS: readonly CommandSpec[] = [
 export async function needsOf(spec: CommandSpec, ctx: Ctx): Promise<Needs> {
   // The variables a command reads are stated once, as its `env`: read at start and granted here.
   return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()], env: spec.env });
+}
+
+/**
+ * The categories a command needs in `ctx`, which its start keeps (revoking the rest): its
+ * {@link CommandSpec.categories} when it states them and read is granted wholesale (then working
+ * the lists out could refuse nothing: a narrow launch's early `NOT_CAPABLE` comes from their
+ * reads), else those of {@link needsOf}, worked out in full.
+ *
+ * @example
+ * ```ts ignore
+ * // Not run: it needs ctx, which it declares rather than makes.
+ * import { findCommand, neededOf } from "./commands.ts";
+ * import type { Ctx } from "./command_spec.ts";
+ * declare const ctx: Ctx; // `agentteams run r.json` launched with -A, in direct mode
+ * await neededOf(findCommand(["run"])!.spec, ctx); // ["read", "write", "run", "env", "sys"]
+ * ```
+ */
+export async function neededOf(spec: CommandSpec, ctx: Ctx): Promise<readonly Category[]> {
+  if (
+    spec.categories === undefined ||
+    Deno.permissions.querySync({ name: "read" }).state !== "granted"
+  ) {
+    return neededCategories(await needsOf(spec, ctx));
+  }
+  // What needsOf adds: the code dir's read, and the command's variables.
+  const stated = new Set<Category>([...await spec.categories(ctx), "read"]);
+  if (spec.env.length > 0) stated.add("env");
+  return CATEGORIES.filter((c) => stated.has(c));
 }
 
 /**

@@ -12,7 +12,7 @@ import { resolve } from "../fs/path.ts";
 import { AgentTeamsError, KeyError, otherRefusal, UsageError } from "../errors.ts";
 import { readEnv } from "../env.ts";
 import { BROAD_OK_ENV, narrowPermissions } from "../permissions.ts";
-import { findCommand, needsOf, unknownCommandMessage } from "./commands.ts";
+import { findCommand, neededOf, unknownCommandMessage } from "./commands.ts";
 import { COMMON_FLAGS } from "./common_flags.ts";
 import { diskKindOf, enclosingProjects, findProjectRoot } from "./project_root.ts";
 import { queueModeReason } from "../queue/mode.ts";
@@ -270,7 +270,7 @@ export async function runCli(argv: readonly string[], io: CliIo = consoleIo): Pr
     };
     // Read before narrowing: once narrowed, the variable may no longer be readable.
     const broadOk = broadAcknowledged();
-    const narrowing = narrowPermissions(await needsOf(spec, ctx), {
+    const narrowing = narrowPermissions(await neededOf(spec, ctx), {
       refuseNetFfi: spec.refuseNetFfi,
     });
     if (narrowing.broader.length > 0 && !broadOk) {

@@ -274,9 +274,9 @@ Deno.test("narrowPermissions with refuseNetFfi: net granted is PERMISSION_TOO_BR
     const lib = new URL("../../lib/permissions.ts", import.meta.url).href;
     await Deno.writeTextFile(
       probe,
-      `import { narrowPermissions, NO_NEEDS } from "${lib}";\n` +
+      `import { narrowPermissions } from "${lib}";\n` +
         "try {\n" +
-        "  const n = narrowPermissions(NO_NEEDS, { refuseNetFfi: true });\n" +
+        "  const n = narrowPermissions([], { refuseNetFfi: true });\n" +
         "  console.log(`ok ${n.revoked.join(',')}`);\n" +
         "} catch (e) {\n" +
         "  const read = Deno.permissions.querySync({ name: 'read' }).state;\n" +
