@@ -36,7 +36,8 @@ import type { Policy } from "../policy/types.ts";
 import type { Env } from "../env.ts";
 import type { DecisionContext } from "../authz/decisions.ts";
 import { dispatchActions } from "../authz/actions.ts";
-import { NO_TRUSTED_KEYS, requireNoHalt } from "../authz/stop.ts";
+import { requireNoHalt } from "../authz/stop.ts";
+import { NO_TRUSTED_KEYS } from "../authz/signed.ts";
 import { trustFor } from "../authz/trust.ts";
 
 /** Options of {@link issueBriefDispatch}. */

@@ -39,9 +39,8 @@ import { probeCachePath } from "../sandbox/probe_cache.ts";
 import { runTmpParent } from "../sandbox/run_dir.ts";
 import type { Backend } from "../sandbox/backend_choice.ts";
 import type { GrantedRoot } from "../sandbox/write_exec_roots.ts";
-import { writeGrantTargets } from "../authz/grants.ts";
 import { withConfinedPrograms } from "../sandbox/confined_programs_io.ts";
-import { trustFor, type TrustRoots } from "../authz/trust.ts";
+import type { TrustRoots } from "../authz/trust.ts";
 import type { DecisionContext } from "../authz/decisions.ts";
 
 /** Everything an act needs, loaded. */
@@ -283,7 +282,15 @@ export function sessionOf(parts: SessionParts): Session {
   const plane = once(() => planeFromGit(root, git()));
   const grants = parts.grants ?? NO_GRANTS;
   const now = parts.now ?? (() => new Date());
-  const trust = once(() => trustFor(root, env, policy.writePolicy === "orchestrator-only"));
+  // The trust roots and the grants ledger are loaded (their code too) only when asked for: an act
+  // asks for the trust roots only when there is a decision log to read.
+  const trust = once(async () =>
+    (await import("../authz/trust.ts")).trustFor(
+      root,
+      env,
+      policy.writePolicy === "orchestrator-only",
+    )
+  );
   return {
     root,
     key: parts.key,
@@ -300,7 +307,7 @@ export function sessionOf(parts: SessionParts): Session {
       keyDir,
       backend,
       plane,
-      grantTargets: () => writeGrantTargets(root),
+      grantTargets: async () => (await import("../authz/grants.ts")).writeGrantTargets(root),
     }),
     git,
     plane,

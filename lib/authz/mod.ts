@@ -42,17 +42,17 @@ export {
   writeRootsOf,
 } from "./grants.ts";
 export { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "./key_env.ts";
-export { authzPaths } from "./triad_paths.ts";
+export { authzPaths, KEY_DIR_ROSTER, KEY_DIR_VERIFY_KEYS } from "./triad_paths.ts";
 export {
   keepTriadIndexes,
   requireTriadExtends,
   type TriadLedger,
   triadWrite,
 } from "./triad_index.ts";
-export { type OperatorSigner, operatorSigner, VerifyKeyStore } from "./signed.ts";
+export { NO_TRUSTED_KEYS, type OperatorSigner, operatorSigner, VerifyKeyStore } from "./signed.ts";
 export { spentCounts } from "./spent.ts";
-export { haltStop, NO_TRUSTED_KEYS, requireNoHalt } from "./stop.ts";
-export { KEY_DIR_ROSTER, KEY_DIR_VERIFY_KEYS, trustFor, type TrustRoots } from "./trust.ts";
+export { haltStop, requireNoHalt } from "./stop.ts";
+export { trustFor, type TrustRoots } from "./trust.ts";
 export { type Finding, findingLine, type Problem } from "./verdict.ts";
 export {
   checkWaiver,

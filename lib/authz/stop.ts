@@ -3,7 +3,9 @@
  * {@link haltStop}, asked with the act's action ids (`lib/authz/actions.ts`). An unretracted HALT
  * reaching any of them stops the act (`HALTED`); a HALT on `*` is the operator's emergency stop
  * and reaches every act. A broken `prev_digest` chain stops every act too (a HALT may have been
- * removed: fail closed). With no decision log it costs one `lstat`.
+ * removed: fail closed). With no decision log it costs one `lstat` (and, with the ledger key, the
+ * check that no anchor or index holds one): the log's reader, its signatures and the trust roots
+ * are loaded only when there is a log to read.
  *
  * @example
  * ```ts
@@ -15,25 +17,11 @@
  */
 import { AuthzError } from "../errors.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
-import {
-  decisionChainBreak,
-  type DecisionContext,
-  haltFor,
-  readDecisionLog,
-  readDecisionLogFor,
-} from "./decisions.ts";
+import type { DecisionContext } from "./decisions.ts";
 import type { HmacKey } from "../crypto/hash.ts";
 import { authzPaths } from "./triad_paths.ts";
 import type { Problem } from "./verdict.ts";
-import { VerifyKeyStore } from "./signed.ts";
-
-/**
- * A verify-key store that trusts no key: what a HALT check with no trust roots at hand reads
- * with (no Ed25519 retraction is authenticated, so every HALT stands: fail closed).
- */
-export const NO_TRUSTED_KEYS: VerifyKeyStore = new VerifyKeyStore(
-  "/nonexistent/agentteams-no-trusted-verify-keys",
-);
+import { refuseGoneIndexed } from "./csv_index.ts";
 
 /**
  * The HALT that stops an act with these action ids, or `null` when none stands (see the module
@@ -57,8 +45,16 @@ export async function haltStop(
   context: DecisionContext | (() => Promise<DecisionContext>),
   key?: HmacKey,
 ): Promise<Problem | null> {
-  // No log and no key: nothing to read. With the key, a log gone while its index stands refuses.
-  if (key === undefined && lstatOrNullSync(authzPaths(root).decisions) === null) return null;
+  // No log and no key: nothing to read. With the key, a log gone while its index stands refuses
+  // (as its reader refuses it: `readDecisionLogFor`).
+  const file = authzPaths(root).decisions;
+  if (lstatOrNullSync(file) === null) {
+    if (key !== undefined) refuseGoneIndexed({ root, name: "decisions", key, file });
+    return null;
+  }
+  const { decisionChainBreak, haltFor, readDecisionLog, readDecisionLogFor } = await import(
+    "./decisions.ts"
+  );
   // With the ledger key, through the log's index: its HALT rows and what was appended since.
   const log = key === undefined ? readDecisionLog(root) : await readDecisionLogFor(root, null, key);
   if (log.table === null || log.recs.length === 0) return null;

@@ -22,6 +22,11 @@ import {
   WAIVERS_REL,
 } from "../layout.ts";
 
+/** The key dir's verify-key store, relative to the key dir. */
+export const KEY_DIR_VERIFY_KEYS = "authorized-verify-keys";
+/** The key dir's approver roster, relative to the key dir. */
+export const KEY_DIR_ROSTER = "security-approvers.txt";
+
 /** The triad's absolute paths for one project. */
 export interface AuthzPaths {
   /** `references/` itself. */

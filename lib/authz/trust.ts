@@ -42,17 +42,12 @@ import { join } from "../fs/path.ts";
 import { writeDenied } from "../policy/session_settings.ts";
 import type { SettingsText } from "../policy/session_settings.ts";
 import { readSessionSettings } from "../policy/session_settings_read.ts";
-import { authzPaths } from "./triad_paths.ts";
+import { authzPaths, KEY_DIR_ROSTER, KEY_DIR_VERIFY_KEYS } from "./triad_paths.ts";
 import { REFERENCES_DIR, ROSTER_REL, VERIFY_KEYS_REL } from "../layout.ts";
 import { walkDirs } from "../fs/path_walk.ts";
 import { FsSafetyError } from "../errors.ts";
 import { DEFAULT_APPROVERS, readRoster } from "./roster.ts";
 import { VerifyKeyStore } from "./signed.ts";
-
-/** The key dir's verify-key store, relative to the key dir. */
-export const KEY_DIR_VERIFY_KEYS = "authorized-verify-keys";
-/** The key dir's approver roster, relative to the key dir. */
-export const KEY_DIR_ROSTER = "security-approvers.txt";
 
 /** What the triad trusts for one project, and why it left something out. */
 export interface TrustRoots {

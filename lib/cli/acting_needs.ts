@@ -16,7 +16,7 @@ import { entryKind, realPathLoose } from "../fs/entry.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
 import { loadGrantedRoots, placedGrants } from "../runner/granted.ts";
 import { homeFrom } from "../env.ts";
-import { teamDirOf } from "./authz_common.ts";
+import { teamDirOf } from "./needs.ts";
 import { keyDir, RUNNER_SEAL_KEY_FILE } from "../crypto/keys.ts";
 import {
   briefReads,

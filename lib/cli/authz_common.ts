@@ -9,13 +9,10 @@ import { spentCounts } from "../authz/spent.ts";
 import { keepTriadIndexes, type TriadLedger, triadWrite } from "../authz/triad_index.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
-import { KEY_DIR_ROSTER, KEY_DIR_VERIFY_KEYS, trustFor, type TrustRoots } from "../authz/trust.ts";
-import { briefFlagPath, briefReads } from "./needs.ts";
-import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
-import { KEY_ENV, keyDir, type LedgerKey, loadLedgerKey, VERIFY_KEY_FILE } from "../crypto/keys.ts";
+import { trustFor, type TrustRoots } from "../authz/trust.ts";
+import { briefFlagPath } from "./needs.ts";
+import { type LedgerKey, loadLedgerKey } from "../crypto/keys.ts";
 import { authzPaths } from "../authz/triad_paths.ts";
-import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
-import { join, resolve } from "../fs/path.ts";
 import { type Finding, findingLine, type Problem } from "../authz/verdict.ts";
 import { oneLine } from "./terminal.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
@@ -95,75 +92,6 @@ export function positional(ctx: Ctx, name: string): string {
   const v = ctx.parsed.positionals[name];
   if (typeof v !== "string" || v === "") throw new UsageError("USAGE", `${ctx.name} needs ${name}`);
   return v;
-}
-
-/** What a triad command needs. */
-export interface AuthzNeedsSpec {
-  /** It writes the project's `references/`. */
-  readonly write?: boolean;
-  /**
-   * Every variable it declares (its spec's `env`: the key it signs or verifies with, e.g.
-   * `AGENTTEAMS_WAIVER_SIGNING_KEY`, and the key-custody variables when it may sign with the
-   * operator's key): the variables are read at start, so each must be granted.
-   */
-  readonly keyEnv?: readonly string[];
-  /** It reads the operator's Ed25519 key from the key dir. */
-  readonly operatorKey?: boolean;
-  /** Other directories it reads (a team dir). */
-  readonly extraRead?: readonly string[];
-  /**
-   * A grant command: its trust roots are the team dir's (read through `extraRead`), not the
-   * project's, so it reads no brief, settings or key dir for them.
-   */
-  readonly grants?: boolean;
-}
-
-/**
- * The needs of a triad command: read (and, for a writer, write) the project's `references/`, the
- * key variables it uses, and the key dir when it signs with the operator's key.
- *
- * @example
- * ```ts ignore
- * // Not run: it needs ctx, which it declares rather than makes.
- * import { authzNeeds } from "./authz_common.ts";
- * import type { Ctx } from "./command_spec.ts";
- * declare const ctx: Ctx; // in project /p
- * authzNeeds(ctx, {}).read; // ["/p/references"]
- * ```
- */
-export function authzNeeds(ctx: Ctx, spec: AuthzNeedsSpec): Needs {
-  const refs = authzPaths(ctx.project).references;
-  const base: Needs = {
-    ...NO_NEEDS,
-    // The project itself too, for a writer: creating references/ is fsynced there. The trust
-    // roots' inputs (lib/authz/trust.ts): the brief (the switch), the Claude Code settings (the
-    // deny rules), the key dir (its verify keys and roster), when the environment names one.
-    read: [
-      ...(spec.write ? [ctx.project] : []),
-      refs,
-      ...(spec.extraRead ?? []),
-      ...(spec.grants
-        ? []
-        : [...briefReads(ctx), join(ctx.project, ".claude"), ...keyDirRead(ctx)]),
-    ],
-    write: spec.write ? [refs] : [],
-    env: [...(spec.keyEnv ?? []), ...(spec.grants ? [] : ["HOME", "AGENTTEAMS_KEY_DIR"])],
-  };
-  if (!spec.operatorKey) return base;
-  return mergeNeeds(base, { ...NO_NEEDS, read: [keyDir(ctx.env)], env: KEY_ENV, sys: ["uid"] });
-}
-
-/**
- * The key dir's trust roots (never the whole key dir: its secret files are not a triad command's
- * to read): its verify-key store, its roster and the operator's verify key.
- */
-function keyDirRead(ctx: Ctx): string[] {
-  try {
-    const dir = keyDir(ctx.env);
-    return [KEY_DIR_VERIFY_KEYS, KEY_DIR_ROSTER, VERIFY_KEY_FILE].map((n) => join(dir, n));
-  } catch {
-    return [];
-  }
 }
 
 /**
@@ -333,23 +261,6 @@ export function problemOutcome(
   json: Record<string, unknown>,
 ): Outcome {
   return { exit: 1, text, json, refusal: { code: problem.code, message: problem.reason } };
-}
-
-/**
- * The holder's team dir: `--team-dir`, else `<project>/.agentteams/team`.
- *
- * @example
- * ```ts ignore
- * // Not run: it needs ctx, which it declares rather than makes.
- * import { teamDirOf } from "./authz_common.ts";
- * import type { Ctx } from "./command_spec.ts";
- * declare const ctx: Ctx; // in project /p, no --team-dir
- * teamDirOf(ctx); // "/p/.agentteams/team"
- * ```
- */
-export function teamDirOf(ctx: Ctx): string {
-  const t = ctx.parsed.flags["team-dir"];
-  return typeof t === "string" ? resolve(t) : resolve(ctx.project, DEFAULT_TEAM_DIR_REL);
 }
 
 /**

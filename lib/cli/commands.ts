@@ -34,7 +34,7 @@ import {
   stateNeeds,
 } from "./needs.ts";
 import { PROGRESS_ENV } from "./terminal.ts";
-import { authzNeeds, teamDirOf } from "./authz_common.ts";
+import { authzNeeds, teamDirOf } from "./needs.ts";
 import { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
 import type { CommandSpec, CommandTable, Ctx } from "./command_spec.ts";

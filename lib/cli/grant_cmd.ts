@@ -9,13 +9,8 @@
  */
 import { appendGrant, type GrantFields, verifyGrants, writeRootsOf } from "../authz/grants.ts";
 import { operatorSigner } from "../authz/signed.ts";
-import {
-  findingsOutcome,
-  maxUsesFlag,
-  requiredFlag,
-  stringFlag,
-  teamDirOf,
-} from "./authz_common.ts";
+import { findingsOutcome, maxUsesFlag, requiredFlag, stringFlag } from "./authz_common.ts";
+import { teamDirOf } from "./needs.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 function fieldsOf(ctx: Ctx): GrantFields {

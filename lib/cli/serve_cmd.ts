@@ -7,7 +7,7 @@
 import { oneLine } from "./terminal.ts";
 import { serve, type ServeReport } from "../runner/serve.ts";
 import { briefFlagPath } from "./needs.ts";
-import { teamDirOf } from "./authz_common.ts";
+import { teamDirOf } from "./needs.ts";
 import { VERSION } from "./version.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 

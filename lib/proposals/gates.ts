@@ -113,7 +113,7 @@ export interface GateRunnerOptions {
    * gate first runs: a gate's exec paths may not overlap them either (a runner may have let a
    * command write there).
    */
-  readonly grantTargets?: () => readonly string[];
+  readonly grantTargets?: () => readonly string[] | Promise<readonly string[]>;
 }
 
 /**
@@ -145,7 +145,7 @@ export function confinedGateRunner(opts: GateRunnerOptions): GateRunner {
   );
   let foreign: readonly string[] | null = null;
   return async (gate, input) => {
-    foreign ??= [...agentRoots, ...(opts.grantTargets?.() ?? [])];
+    foreign ??= [...agentRoots, ...(await opts.grantTargets?.() ?? [])];
     const foreignWriteRoots = foreign;
     const tmpdir = makePrivateTmpdir(parent);
     try {

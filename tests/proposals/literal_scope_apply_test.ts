@@ -28,7 +28,8 @@ Deno.test("apply: OUT_OF_SCOPE below a literal scope naming a directory says to 
       const refusal = run.stderr.split("\n").find((l) => l.includes("refused: OUT_OF_SCOPE"));
       assert.ok(refusal?.includes(`(${HINT})`), run.stderr);
       assert.ok(String(row?.reason).includes(HINT), JSON.stringify(row));
-      const warning = run.stderr.split("\n").find((l) => l.includes("warning:"));
+      // (The lint's line, not the broad-launch one: either may come first.)
+      const warning = run.stderr.split("\n").find((l) => l.includes("warning: agentteams.jsonc"));
       assert.ok(warning !== undefined, `no lint warning on stderr:\n${run.stderr}`);
       assert.match(warning, /^agentteams apply: warning: agentteams\.jsonc:2:\d+: /);
       assert.ok(warning.includes("agent_policies.worker.write_scopes[0]"), warning);
