@@ -165,10 +165,26 @@ export async function readIndexed(
   schema: CsvSchema,
   needles: readonly string[],
 ): Promise<IndexedTable | null> {
-  const body = await extendedBody(read, { ...ref, file: ref.file ?? schema.what ?? ref.name });
-  if (body === null) return null;
+  // The prefix's hash runs off this thread while the rows are read; nothing read is returned
+  // before it is checked (a file that no longer extends its anchor is refused, parsed or not).
+  const started = startExtended(read, { ...ref, file: ref.file ?? schema.what ?? ref.name });
+  let table: IndexedTable | null;
+  try {
+    table = started.body === null ? null : indexedTable(read.text, started.body, schema, needles);
+  } finally {
+    await started.anchored;
+  }
+  return table;
+}
+
+/** {@link readIndexed}'s rows, from the text and its valid index. */
+function indexedTable(
+  text: string,
+  body: IndexBody,
+  schema: CsvSchema,
+  needles: readonly string[],
+): IndexedTable | null {
   if (needles.some((n) => n === "" || n.includes("\n"))) return null;
-  const text = read.text;
   const headerEnd = text.indexOf("\n") + 1;
   if (headerEnd <= 0 || headerEnd > body.size) return null;
   let parsed: CsvTable;
@@ -195,13 +211,29 @@ export async function readIndexed(
  * verify); a file that does not extend it is refused.
  */
 async function extendedBody(read: CsvText, ref: CsvIndexRef): Promise<IndexBody | null> {
+  const started = startExtended(read, ref);
+  await started.anchored;
+  return started.body;
+}
+
+/**
+ * {@link extendedBody} started: the index when it is of the bytes the ledger is held to (`null`:
+ * none, or one not of them, read around), and the check that the file extends them, running
+ * (rejects `LEDGER_ROLLED_BACK`); await it before using anything read from the file.
+ */
+function startExtended(
+  read: CsvText,
+  ref: CsvIndexRef,
+): { readonly body: IndexBody | null; readonly anchored: Promise<void> } {
   const body = readBody(csvIndexPath(ref.root, ref.name), ref.name, ref.key);
   const held = heldTo(ref, body);
-  if (held === null) return null;
-  await requireAnchored(read, ref, held);
+  if (held === null) return { body: null, anchored: Promise.resolve() };
+  const anchored = requireAnchored(read, ref, held);
+  anchored.catch(() => {}); // awaited by the caller
   // The index only speeds the read: one that is not of the held bytes (gone, older, another's)
   // is read around.
-  return body !== null && body.size === held.size && body.sha256 === held.sha256 ? body : null;
+  const usable = body !== null && body.size === held.size && body.sha256 === held.sha256;
+  return { body: usable ? body : null, anchored };
 }
 
 /**

@@ -59,7 +59,7 @@ import {
   VerifyKeyStore,
 } from "./signed.ts";
 import { GRANT_PURPOSE } from "./grant_purpose.ts";
-import { authorizes, cellsOf, field, haltReaches, recordsOf } from "./table.ts";
+import { authorizes, cellsOf, field, haltReacher, recordsOf } from "./table.ts";
 import { actionFormProblem, isEverything } from "./actions.ts";
 import { clearanceSpentKey } from "./spent.ts";
 import type { Finding, Problem } from "./verdict.ts";
@@ -574,14 +574,16 @@ export async function haltFor(
   let open: number | null = null;
   let star: number | null = null;
   let lastRetraction: Problem | null = null;
+  const reaches = haltReacher(action);
   for (let i = 0; i < log.recs.length; i++) {
     const r = log.recs[i];
     // Only HALT and HALT-RETRACTED rows matter: the verdict is read first, so the other rows
     // cost no action normalisation.
     const v = verdictOf(r);
     if (v !== "HALT" && v !== "HALT-RETRACTED") continue;
-    const everything = isEverything(actionOf(r));
-    if (!everything && !haltReaches(actionOf(r), action)) continue;
+    const rowAction = actionOf(r);
+    const everything = isEverything(rowAction);
+    if (!everything && !reaches(rowAction)) continue;
     if (v === "HALT") {
       if (everything) star = i;
       else open = i;

@@ -166,18 +166,43 @@ function haltKey(action: string): { id: string; verb: string | null; path: strin
  * ```
  */
 export function haltReaches(rowAction: string, action: string): boolean {
-  const ka = haltKey(rowAction);
+  return haltReacher(action)(rowAction);
+}
+
+/**
+ * {@link haltReaches} for one action and many rows: the action's key is worked out once (a HALT
+ * scan asks it of every HALT row of the log).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { haltReacher } from "./table.ts";
+ * const reaches = haltReacher("delete:src/a.ts");
+ * assert.deepEqual(["delete", "deploy", "DELETE:./src"].map(reaches), [true, false, true]);
+ * ```
+ */
+export function haltReacher(action: string): (rowAction: string) => boolean {
   const kb = haltKey(action);
-  const a = ka.id;
   const b = kb.id;
-  if (a === "" || b === "") return false;
-  if (a === b) return true;
-  const extends_ = (long: string, short: string) =>
-    long.startsWith(short) && SEPARATORS.includes(long[short.length]);
-  if (extends_(a, b) || extends_(b, a)) return true;
-  if (ka.verb === null || ka.verb !== kb.verb || ka.path === null || kb.path === null) return false;
-  const [short, long] = ka.path.length <= kb.path.length ? [ka.path, kb.path] : [kb.path, ka.path];
-  return short.every((seg, i) => long[i] === seg);
+  return (rowAction) => {
+    const ka = haltKey(rowAction);
+    const a = ka.id;
+    if (a === "" || b === "") return false;
+    if (a === b) return true;
+    if (extendsBy(a, b) || extendsBy(b, a)) return true;
+    if (ka.verb === null || ka.verb !== kb.verb || ka.path === null || kb.path === null) {
+      return false;
+    }
+    const [short, long] = ka.path.length <= kb.path.length
+      ? [ka.path, kb.path]
+      : [kb.path, ka.path];
+    return short.every((seg, i) => long[i] === seg);
+  };
+}
+
+/** Whether `long` is `short` followed by a separator and more. */
+function extendsBy(long: string, short: string): boolean {
+  return long.startsWith(short) && SEPARATORS.includes(long[short.length]);
 }
 
 /**
