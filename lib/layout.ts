@@ -23,6 +23,12 @@ export const QUEUE_DIR = ".agentteams-queue";
 /** The session-readable directory the runner publishes its liveness and results into. */
 export const STATUS_DIR = ".agentteams-status";
 
+/** The brief names `defaultBriefPath` looks for at the project root, in order. */
+export const DEFAULT_BRIEF_NAMES: readonly string[] = Object.freeze([
+  "agentteams.jsonc",
+  "agentteams.json",
+]);
+
 /** The folder every triad file lives in, relative to its root. */
 export const REFERENCES_DIR = "references";
 /** The decision log (clearances), relative to the project. */

@@ -31,7 +31,8 @@ import {
 } from "../ledger/dispatch.ts";
 import { slugProblem } from "../layout.ts";
 import { agentPolicyOf, unknownAgentMessage } from "../policy/agents.ts";
-import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import { loadPolicy } from "../policy/brief.ts";
+import { defaultBriefPath } from "../policy/brief_file.ts";
 import type { Policy } from "../policy/types.ts";
 import type { Env } from "../env.ts";
 import type { DecisionContext } from "../authz/decisions.ts";

@@ -19,7 +19,8 @@ import {
   sarifLog,
   textReport,
 } from "../audit/report.ts";
-import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import { loadPolicy } from "../policy/brief.ts";
+import { defaultBriefPath } from "../policy/brief_file.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine, stderrProgress } from "./terminal.ts";
 import { VERSION } from "./version.ts";

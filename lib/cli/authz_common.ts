@@ -8,7 +8,8 @@ import { KeyError, PolicyError, UsageError } from "../errors.ts";
 import { spentCounts } from "../authz/spent.ts";
 import { keepTriadIndexes, type TriadLedger, triadWrite } from "../authz/triad_index.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
-import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import { defaultBriefPath } from "../policy/brief_file.ts";
+import { loadCode } from "./code_dir.ts";
 import { trustFor, type TrustRoots } from "../authz/trust.ts";
 import { briefFlagPath } from "./needs.ts";
 import { type LedgerKey, loadLedgerKey } from "../crypto/keys.ts";
@@ -108,6 +109,8 @@ async function switchOf(ctx: Ctx): Promise<boolean> {
     return true;
   }
   try {
+    // The policy's parser is loaded only for a brief there is (a project may have none).
+    const { loadPolicy } = await loadCode(() => import("../policy/brief.ts"));
     return (await loadPolicy(path, { projectRoot: ctx.project })).writePolicy ===
       "orchestrator-only";
   } catch (e) {

@@ -5,7 +5,8 @@
  * @module
  */
 import { resolve } from "../fs/path.ts";
-import { checkBrief, defaultBriefPath } from "../policy/brief.ts";
+import { checkBrief } from "../policy/brief.ts";
+import { defaultBriefPath } from "../policy/brief_file.ts";
 import { confinedWriteProblems } from "../sandbox/write_exec_roots_io.ts";
 import { briefFlagPath } from "./needs.ts";
 import { oneLine } from "./terminal.ts";

@@ -7,9 +7,10 @@
 import { loadLedgerKey } from "../crypto/keys.ts";
 import { PolicyError, UsageError } from "../errors.ts";
 import { slugProblem } from "../layout.ts";
-import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
+import { DEFAULT_BRIEF_NAMES } from "../layout.ts";
 import { issueBriefDispatch, issueUnbriefedDispatch } from "../acts/dispatch_act.ts";
-import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import { loadPolicy } from "../policy/brief.ts";
+import { defaultBriefPath } from "../policy/brief_file.ts";
 import { DIRECT_MAX_USES, DIRECT_TTL_HOURS } from "../runner/direct_grants.ts";
 import { holdsDirectGrant } from "../runner/direct_grants_load.ts";
 import { briefFlagPath } from "./needs.ts";

@@ -8,9 +8,8 @@
 import { join, resolve } from "../fs/path.ts";
 import { KEY_ENV, keyDir, VERIFY_KEY_FILE } from "../crypto/keys.ts";
 import { mergeNeeds, type Needs, NO_NEEDS } from "../permissions.ts";
-import { DEFAULT_TEAM_DIR_REL, STATE_DIR } from "../layout.ts";
+import { DEFAULT_BRIEF_NAMES, DEFAULT_TEAM_DIR_REL, STATE_DIR } from "../layout.ts";
 import { authzPaths, KEY_DIR_ROSTER, KEY_DIR_VERIFY_KEYS } from "../authz/triad_paths.ts";
-import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
 import { claudeHostSettingsPaths } from "../policy/claude_host_paths.ts";
 import {
   CONFINED_DIR_REL,

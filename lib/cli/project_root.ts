@@ -24,7 +24,7 @@
 import { type EntryKind, entryKind } from "../fs/entry.ts";
 import { dirname, join, resolve } from "../fs/path.ts";
 import { STATE_DIR } from "../layout.ts";
-import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
+import { DEFAULT_BRIEF_NAMES } from "../layout.ts";
 
 /**
  * The names whose presence makes a directory a project root, in the order they are asked. Any

@@ -53,7 +53,7 @@ import {
   slugOf,
 } from "../audit/team.ts";
 import { walkTeam } from "../audit/walk.ts";
-import { defaultBriefPath, MAX_BRIEF_BYTES } from "../policy/brief.ts";
+import { defaultBriefPath, MAX_BRIEF_BYTES } from "../policy/brief_file.ts";
 import { briefTemplate, type FoundAgent } from "../policy/brief_template.ts";
 import { RUNTIME_FOLDERS } from "../policy/control_plane.ts";
 import { briefFindings } from "../policy/parse.ts";

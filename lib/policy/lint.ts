@@ -56,12 +56,7 @@ import {
   literalDirScopeHint,
   scopePatternProblem,
 } from "./scope.ts";
-
-/** The brief names `defaultBriefPath` looks for at the project root. */
-export const DEFAULT_BRIEF_NAMES: readonly string[] = Object.freeze([
-  "agentteams.jsonc",
-  "agentteams.json",
-]);
+import { DEFAULT_BRIEF_NAMES } from "../layout.ts";
 
 /** Compiled argument patterns: agent → command index → one RegExp per `args` entry. */
 export type CompiledArgs = ReadonlyMap<string, readonly (readonly RegExp[])[]>;

@@ -15,8 +15,9 @@
 
 export * from "./types.ts";
 export * from "./control_plane.ts";
-export { defaultBriefPath, loadPolicy, MAX_BRIEF_BYTES, readBriefBytes } from "./brief.ts";
-export type { UnreadableReason } from "./brief.ts";
+export { loadPolicy } from "./brief.ts";
+export { defaultBriefPath, MAX_BRIEF_BYTES, readBriefBytes } from "./brief_file.ts";
+export type { UnreadableReason } from "./brief_file.ts";
 export { briefFindings, briefRelative, parsePolicy } from "./parse.ts";
 export { briefTemplate, type FoundAgent } from "./brief_template.ts";
 export { mergeDenyRules, mergeSessionSettings } from "./session_settings_merge.ts";
@@ -31,7 +32,8 @@ export {
   POLICY_FIELDS,
   RESERVED_CONFINED_KEYS,
 } from "./brief_fields.ts";
-export { DEFAULT_BRIEF_NAMES, lintPolicy } from "./lint.ts";
+export { lintPolicy } from "./lint.ts";
+export { DEFAULT_BRIEF_NAMES } from "../layout.ts";
 export type { CompiledArgs } from "./lint.ts";
 export { inWriteScopes, scopeMatches, scopePatternProblem } from "./scope.ts";
 export { fnmatch, fnmatchCase, hasWildcard } from "../pycompat/fnmatch.ts";

@@ -48,7 +48,7 @@ import { dirname, join, normalize, relative } from "../fs/path.ts";
 import { overlaps, within } from "../fs/within.ts";
 import { type JsonPath, JsonReadError, type Position, readJson } from "../json/reader.ts";
 import { fnmatchCase, hasWildcard } from "../pycompat/fnmatch.ts";
-import { DEFAULT_BRIEF_NAMES } from "./lint.ts";
+import { DEFAULT_BRIEF_NAMES } from "../layout.ts";
 
 /** The project settings files the check reads, relative to the project root, in Claude's order. */
 export const SESSION_SETTINGS_FILES: readonly string[] = Object.freeze([

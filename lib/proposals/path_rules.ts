@@ -21,7 +21,7 @@
  */
 import { agentPolicyOf } from "../policy/agents.ts";
 import { ProposalError } from "../errors.ts";
-import { DEFAULT_BRIEF_NAMES } from "../policy/lint.ts";
+import { DEFAULT_BRIEF_NAMES } from "../layout.ts";
 import { relPathProblem, segmentProblem } from "../fs/rel_path.ts";
 import { type ControlPlane, controlPlaneHit } from "../policy/control_plane.ts";
 import { protectedMatch } from "../policy/protected_match.ts";

@@ -9,7 +9,7 @@
  */
 import { resolve } from "../fs/path.ts";
 import { readJson } from "../json/reader.ts";
-import { defaultBriefPath, readBriefBytes } from "../policy/brief.ts";
+import { defaultBriefPath, readBriefBytes } from "../policy/brief_file.ts";
 import { PolicyError } from "../errors.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { liveRunner } from "./liveness.ts";

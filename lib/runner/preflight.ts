@@ -26,7 +26,8 @@ import {
   SECRET_KEY_FILES,
 } from "../crypto/keys.ts";
 import { type ProbeResult, probeSandbox } from "../sandbox/host_probe.ts";
-import { defaultBriefPath, loadPolicy } from "../policy/brief.ts";
+import { loadPolicy } from "../policy/brief.ts";
+import { defaultBriefPath } from "../policy/brief_file.ts";
 import type { Policy } from "../policy/types.ts";
 import {
   sessionSettingsFindings,

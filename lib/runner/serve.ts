@@ -32,7 +32,7 @@ import {
 import { ackToken, type SealPair } from "../crypto/x25519.ts";
 import { hexEqual } from "../crypto/hash.ts";
 import { appendRow } from "../ledger/append.ts";
-import { defaultBriefPath } from "../policy/brief.ts";
+import { defaultBriefPath } from "../policy/brief_file.ts";
 import { lazyBackend } from "../sandbox/backend_choice_io.ts";
 import { confinedFilePath } from "../sandbox/operator_file.ts";
 import { completePolicy } from "../acts/session.ts";

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { defaultBriefPath, loadPolicy, MAX_BRIEF_BYTES } from "../../lib/policy/brief.ts";
+import { loadPolicy } from "../../lib/policy/brief.ts";
+import { defaultBriefPath, MAX_BRIEF_BYTES } from "../../lib/policy/brief_file.ts";
 import { REPO_ROOT, runDeno, snapshotTree } from "../_helpers/mod.ts";
 import { expectPolicyErrorAsync } from "./_helpers.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
