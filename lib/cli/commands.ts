@@ -1020,8 +1020,15 @@ export const COMMANDS: readonly CommandSpec[] = [
  * ```
  */
 export async function needsOf(spec: CommandSpec, ctx: Ctx): Promise<Needs> {
-  // The variables a command reads are stated once, as its `env`: read at start and granted here.
-  return mergeNeeds(await spec.needs(ctx), { ...NO_NEEDS, read: [codeDir()], env: spec.env });
+  return mergeNeeds(await spec.needs(ctx), commonNeeds(spec));
+}
+
+/**
+ * What every command needs beside its own needs: its code's directory read, and its variables
+ * (stated once, as its `env`: read at start and granted here).
+ */
+function commonNeeds(spec: CommandSpec): Needs {
+  return { ...NO_NEEDS, read: [codeDir()], env: spec.env };
 }
 
 /**
@@ -1046,9 +1053,10 @@ export async function neededOf(spec: CommandSpec, ctx: Ctx): Promise<readonly Ca
   ) {
     return neededCategories(await needsOf(spec, ctx));
   }
-  // What needsOf adds: the code dir's read, and the command's variables.
-  const stated = new Set<Category>([...await spec.categories(ctx), "read"]);
-  if (spec.env.length > 0) stated.add("env");
+  const stated = new Set<Category>([
+    ...await spec.categories(ctx),
+    ...neededCategories(commonNeeds(spec)),
+  ]);
   return CATEGORIES.filter((c) => stated.has(c));
 }
 
