@@ -15,7 +15,7 @@ import { BROAD_OK_ENV, narrowPermissions } from "../permissions.ts";
 import { findCommand, neededOf, unknownCommandMessage } from "./commands.ts";
 import { COMMON_FLAGS } from "./common_flags.ts";
 import { diskKindOf, enclosingProjects, findProjectRoot } from "./project_root.ts";
-import { queueModeReason } from "../queue/mode.ts";
+import { loadCode } from "./code_dir.ts";
 import { commandHelp, groupHelp, topHelp } from "./help.ts";
 import { shellQuote } from "./shell_quote.ts";
 import { normalizeArgv, parseArgs, splitLeadingOptions } from "./args.ts";
@@ -128,7 +128,12 @@ function print(io: CliIo, name: string, json: boolean, o: Outcome, earlier: stri
  * counts as under the switch.
  */
 async function refuseInsideSwitched(project: string): Promise<void> {
-  for (const outer of enclosingProjects(project, diskKindOf)) {
+  const outers = enclosingProjects(project, diskKindOf);
+  if (outers.length === 0) return;
+  // The queue-mode check (its brief and runner reads) is loaded only when there is a project to
+  // ask it of.
+  const { queueModeReason } = await loadCode(() => import("../queue/mode.ts"));
+  for (const outer of outers) {
     let why: string | null;
     try {
       why = await queueModeReason(outer, null, new Date());

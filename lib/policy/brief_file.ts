@@ -167,7 +167,21 @@ function realBriefPath(abs: string): string {
   }
 }
 
-/** The brief's text as `loadPolicy` and `checkBrief` read it, with the real paths and its hash. */
+/**
+ * The brief's text as `loadPolicy` and `checkBrief` read it (through {@link readBriefBytes}, then
+ * strict UTF-8), with the project root's and the brief's real paths and the SHA-256 of its bytes.
+ *
+ * @throws {PolicyError} `BRIEF_NOT_FOUND`, `BRIEF_UNREADABLE` (`NOT_UTF8` among its reasons).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readBriefText } from "./brief_file.ts";
+ * const root = Deno.realPathSync(Deno.makeTempDirSync());
+ * Deno.writeTextFileSync(`${root}/agentteams.json`, "{}");
+ * const read = await readBriefText(`${root}/agentteams.json`, root);
+ * assert.deepEqual([read.real, read.text, read.sha.length], [`${root}/agentteams.json`, "{}", 64]);
+ * ```
+ */
 export async function readBriefText(
   briefPath: string,
   projectRoot: string,
