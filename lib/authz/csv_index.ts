@@ -37,7 +37,7 @@ import { AuthzError } from "../errors.ts";
 import { atomicWriteFileSync } from "../fs/atomic_write.ts";
 import { join } from "../fs/path.ts";
 import { ensureStateDir, readStateFileSync, statePaths } from "../layout.ts";
-import type { AnchorState } from "../ledger/anchor_state.ts";
+import type { Anchors, AnchorState } from "../ledger/anchor_state.ts";
 import { ledgerAnchors } from "../ledger/anchors.ts";
 import {
   type CsvRow,
@@ -124,6 +124,11 @@ export interface CsvIndexRef {
   readonly key: HmacKey;
   /** The ledger's path, for refusals (default: the schema's name for it). */
   readonly file?: string;
+  /**
+   * The signed ledger's anchors as the caller read them once for one decision that reads both
+   * triad ledgers (the gate), so both are held to one reading; default: read now.
+   */
+  readonly anchors?: Anchors;
 }
 
 /** A ledger read through its index. */
@@ -241,7 +246,7 @@ function startExtended(
  * anchors, or none) its valid index, else nothing.
  */
 function heldTo(ref: CsvIndexRef, body: IndexBody | null): AnchorState | null {
-  return ledgerAnchors(ref.root, ref.key).get(ref.name) ?? body;
+  return (ref.anchors ?? ledgerAnchors(ref.root, ref.key)).get(ref.name) ?? body;
 }
 
 /**

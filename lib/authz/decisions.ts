@@ -46,7 +46,7 @@ import {
   readIndexed,
   refuseGoneIndexed,
 } from "./csv_index.ts";
-import type { AnchorState } from "../ledger/anchor_state.ts";
+import type { Anchors, AnchorState } from "../ledger/anchor_state.ts";
 import { withFlock } from "../fs/flock.ts";
 import { authzPaths } from "./triad_paths.ts";
 import { approverName, projectRoster } from "./roster.ts";
@@ -269,7 +269,9 @@ const DECISION_SCHEMA = { required: [], known: KNOWN, what: "security-decisions.
  * what it decides on the whole log. `action` `null`: the HALT rows only (what the HALT check of an
  * act reads, `lib/authz/stop.ts`). Without a key, or when the index does not fit, the whole log
  * is read. A read writes nothing: the writers keep the index ({@link indexDecisionLog}); a log
- * that no longer extends its index (cut, rewritten, or gone) is refused.
+ * that no longer extends its index (cut, rewritten, or gone) is refused. `anchors`: the signed
+ * ledger's anchors as the caller read them for this decision (the gate reads them once for both
+ * ledgers); default: read now.
  *
  * @throws {AuthzError} what {@link readDecisionLog} throws; `LEDGER_ROLLED_BACK`.
  * @example
@@ -283,10 +285,11 @@ export async function readDecisionLogFor(
   root: string,
   action: string | null,
   key?: HmacKey,
+  anchors?: Anchors,
 ): Promise<DecisionLog> {
   const file = authzPaths(root).decisions;
   const read = readCsvText(file);
-  const ref = key === undefined ? null : { root, name: "decisions", key, file };
+  const ref = key === undefined ? null : { root, name: "decisions", key, file, anchors };
   if (read === null) {
     if (ref !== null) refuseGoneIndexed(ref);
     return { table: null, schema: "current", recs: [] };

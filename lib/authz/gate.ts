@@ -31,6 +31,7 @@ import {
   readDecisionLogFor,
 } from "./decisions.ts";
 import type { HmacKey } from "../crypto/hash.ts";
+import { ledgerAnchors } from "../ledger/anchors.ts";
 import { clearanceSpentKey, waiverSpentKey } from "./spent.ts";
 import { withFlock } from "../fs/flock.ts";
 import type { OperatorSigner, VerifyKeyStore } from "./signed.ts";
@@ -156,9 +157,11 @@ async function decide(
     ? { ...given, spent: given.ledger.spent() }
     : given;
   const key = sparse ? ctx.indexKey : undefined;
+  // Both ledgers held to one reading of the signed ledger's anchors.
+  const anchors = key === undefined ? undefined : ledgerAnchors(root, key);
   const log = key === undefined
     ? readDecisionLog(root)
-    : await readDecisionLogFor(root, action, key);
+    : await readDecisionLogFor(root, action, key, anchors);
   const c = await decideClearance(log, action, ctx, root);
   const on = (decision: GateDecision, waiver: FoundWaiver | null = null): Decided => ({
     decision,
@@ -183,7 +186,7 @@ async function decide(
   if (c.halted) {
     return on({ action, allowed: false, authority: null, problem: c.problem, halted: true });
   }
-  const found = await findWaiver(root, action, ctx, key);
+  const found = await findWaiver(root, action, ctx, key, anchors);
   const w = found.check;
   if (w.ok) {
     return on({

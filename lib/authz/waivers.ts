@@ -44,7 +44,7 @@ import {
   readIndexed,
   refuseGoneIndexed,
 } from "./csv_index.ts";
-import type { AnchorState } from "../ledger/anchor_state.ts";
+import type { Anchors, AnchorState } from "../ledger/anchor_state.ts";
 import { expiryProblem } from "./expiry.ts";
 import { withFlock } from "../fs/flock.ts";
 import { authzPaths } from "./triad_paths.ts";
@@ -305,10 +305,11 @@ async function readWaiversFor(
   root: string,
   action: string,
   key: HmacKey,
+  anchors?: Anchors,
 ): Promise<CsvTable | null> {
   const file = authzPaths(root).waivers;
   const read = readCsvText(file);
-  const ref = { root, name: "waivers", key, file };
+  const ref = { root, name: "waivers", key, file, anchors };
   if (read === null) {
     refuseGoneIndexed(ref);
     return null;
@@ -423,7 +424,9 @@ export interface FoundWaiver {
 }
 
 /**
- * {@link checkWaiver}, keeping the ledger it read (for {@link consumeFound}).
+ * {@link checkWaiver}, keeping the ledger it read (for {@link consumeFound}). With `key`, the
+ * ledger is read through its index, held to `anchors` (the signed ledger's anchors as the caller
+ * read them for this decision; default: read now).
  *
  * @example
  * ```ts
@@ -437,8 +440,11 @@ export async function findWaiver(
   action: string,
   ctx: WaiverContext,
   key?: HmacKey,
+  anchors?: Anchors,
 ): Promise<FoundWaiver> {
-  const t = key === undefined ? readWaivers(root) : await readWaiversFor(root, action, key);
+  const t = key === undefined
+    ? readWaivers(root)
+    : await readWaiversFor(root, action, key, anchors);
   const i = t === null ? -1 : latestFor(t, action);
   if (t === null || i < 0) {
     const check: WaiverCheck = {
