@@ -6,7 +6,7 @@
  * @module
  */
 
-export { anchorRow, type AnchorState, lineEndingAt } from "./anchor_state.ts";
+export { anchorRow, type Anchors, type AnchorState, lineEndingAt } from "./anchor_state.ts";
 export { ledgerAnchors } from "./anchors.ts";
 export { type AppendResult, appendRow, type LedgerEnd } from "./append.ts";
 export {
