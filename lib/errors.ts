@@ -43,7 +43,7 @@ export abstract class AgentTeamsError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.details = options.details ?? {};
-    // The subclass's own name; each class this module exports also spells its name out, which
+    // The subclass's own name; the family classes set theirs as given (`familyError`), which
     // wins (the release bundle is minified, and a minifier renames classes).
     this.name = new.target.name;
   }
@@ -66,24 +66,28 @@ export abstract class AgentTeamsError extends Error {
 }
 
 /**
- * The class of one rule family: its `family` name, the codes it raises and its exit code (`1`
- * unless given). Each family below is one line over it; a refusal is still `instanceof` its own
- * family's class and named after it.
+ * The class of one rule family: its class name, its `family` name, the codes it raises and its
+ * exit code (`1` unless given). Each family below is one line over it; a refusal is still
+ * `instanceof` its own family's class and named after it. The name is given, not read from the
+ * class: the release bundle is minified, and a minifier renames classes.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { familyError } from "./errors.ts";
- * class DemoError extends familyError<"demo", "DEMO_REFUSED">("demo") {}
+ * class DemoError extends familyError<"demo", "DEMO_REFUSED">("DemoError", "demo") {}
  * const e = new DemoError("DEMO_REFUSED", "refused");
  * assert.deepEqual([e.family, e.code, e.exitCode, e.name], ["demo", "DEMO_REFUSED", 1, "DemoError"]);
  * ```
  */
 export function familyError<F extends string, C extends string>(
+  name: string,
   family: F,
   exit: ExitCode = 1,
 ): new (code: C, message: string, options?: ErrorOptions) => AgentTeamsError & { family: F } {
   return class extends AgentTeamsError {
+    /** The refusal class's name, as given: a minified bundle renames classes. */
+    override name = name;
     /** The rule family these refusals belong to. */
     readonly family: F = family;
     /** A refusal with its stable `code` and a message that names what was wrong. */
@@ -98,58 +102,33 @@ export function familyError<F extends string, C extends string>(
 }
 
 /** A command line that could not be understood (exit 2). */
-export class UsageError extends familyError<"usage", UsageCode>("usage", 2) {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "UsageError";
-}
+export class UsageError extends familyError<"usage", UsageCode>("UsageError", "usage", 2) {}
 
 /** Operator key custody: missing, unsafe or malformed keys. */
-export class KeyError extends familyError<"key", KeyCode>("key") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "KeyError";
-}
+export class KeyError extends familyError<"key", KeyCode>("KeyError", "key") {}
 
 /** Unsafe file-system objects met where a plain file or directory was expected. */
-export class FsSafetyError extends familyError<"fs", FsSafetyCode>("fs") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "FsSafetyError";
-}
+export class FsSafetyError extends familyError<"fs", FsSafetyCode>("FsSafetyError", "fs") {}
 
 /** The signed ledger: tampering, torn tails, malformed rows. */
-export class LedgerError extends familyError<"ledger", LedgerCode>("ledger") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "LedgerError";
-}
+export class LedgerError extends familyError<"ledger", LedgerCode>("LedgerError", "ledger") {}
 
 /** Dispatch nonces: unknown, expired, exhausted, malformed, or for an agent the brief lacks. */
-export class DispatchError extends familyError<"dispatch", DispatchCode>("dispatch") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "DispatchError";
-}
+export class DispatchError
+  extends familyError<"dispatch", DispatchCode>("DispatchError", "dispatch") {}
 
 /** The brief: unreadable, malformed, unknown keys, and the policy lint. */
-export class PolicyError extends familyError<"policy", PolicyCode>("policy") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "PolicyError";
-}
+export class PolicyError extends familyError<"policy", PolicyCode>("PolicyError", "policy") {}
 
 /** Change and deletion proposals: every refusal rule of `apply`. */
-export class ProposalError extends familyError<"proposal", ProposalCode>("proposal") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "ProposalError";
-}
+export class ProposalError
+  extends familyError<"proposal", ProposalCode>("ProposalError", "proposal") {}
 
 /** The MCP servers' tool refusals: a path a reading tool may not reach, the runner out of reach. */
-export class McpError extends familyError<"mcp", McpCode>("mcp") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "McpError";
-}
+export class McpError extends familyError<"mcp", McpCode>("McpError", "mcp") {}
 
 /** Command requests: argv allowlist, cwd, environment, writes declarations. */
-export class RequestError extends familyError<"request", RequestCode>("request") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "RequestError";
-}
+export class RequestError extends familyError<"request", RequestCode>("RequestError", "request") {}
 
 /**
  * The class of a command that ran and still failed (exit 3): family `request`, one code, and the
@@ -159,12 +138,13 @@ export class RequestError extends familyError<"request", RequestCode>("request")
  * ```ts
  * import assert from "node:assert/strict";
  * import { runOutcomeError } from "./errors.ts";
- * class DemoOutcome extends runOutcomeError("DEMO") {}
+ * class DemoOutcome extends runOutcomeError("DemoOutcome", "DEMO") {}
  * const e = new DemoOutcome("it ran", { exit_code: 0 });
  * assert.deepEqual([e.code, e.exitCode, e.result.exit_code], ["DEMO", 3, 0]);
  * ```
  */
 export function runOutcomeError<C extends string>(
+  name: string,
   code: C,
 ): new (
   message: string,
@@ -172,6 +152,8 @@ export function runOutcomeError<C extends string>(
   options?: ErrorOptions,
 ) => AgentTeamsError & { family: "request"; result: Record<string, unknown> } {
   return class extends AgentTeamsError {
+    /** The refusal class's name, as given: a minified bundle renames classes. */
+    override name = name;
     /** The rule family these refusals belong to. */
     readonly family = "request";
     /** The run result, including `undeclared_writes`. */
@@ -192,31 +174,20 @@ export function runOutcomeError<C extends string>(
  * The command ran but wrote outside what it declared (exit 3). `result` holds its output. Its own
  * class: the library's callers match it with `instanceof` (the spec's public surface names it).
  */
-export class UndeclaredWritesError extends runOutcomeError("UNDECLARED_WRITES") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "UndeclaredWritesError";
-}
+export class UndeclaredWritesError
+  extends runOutcomeError("UndeclaredWritesError", "UNDECLARED_WRITES") {}
 
 /** The command outlived its timeout; its process group was killed (exit 3). */
-export class RunTimeoutError extends runOutcomeError("TIMEOUT") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "RunTimeoutError";
-}
+export class RunTimeoutError extends runOutcomeError("RunTimeoutError", "TIMEOUT") {}
 
 /** The OS sandbox: unavailable, failing probe, or a refused confined-programs shape. */
-export class SandboxError extends familyError<"sandbox", SandboxCode>("sandbox") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "SandboxError";
-}
+export class SandboxError extends familyError<"sandbox", SandboxCode>("SandboxError", "sandbox") {}
 
 /**
  * The authorization triad (clearances, waivers, grants) and the destructive gate: a CSV ledger
  * that does not parse, an instrument that is not valid (one code per validity rule), a HALT.
  */
-export class AuthzError extends familyError<"authz", AuthzCode>("authz") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "AuthzError";
-}
+export class AuthzError extends familyError<"authz", AuthzCode>("AuthzError", "authz") {}
 
 /** The stable codes of {@link AuthzError}: one per validity rule of each instrument. */
 export type AuthzCode =
@@ -253,32 +224,20 @@ export type AuthzCode =
 
 /** Deno's permission layer: started too broad (serve) or a needed grant is missing. */
 export class PermissionLayerError
-  extends familyError<"permissions", PermissionLayerCode>("permissions") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "PermissionLayerError";
-}
+  extends familyError<"permissions", PermissionLayerCode>("PermissionLayerError", "permissions") {}
 
 /**
  * A release's artifacts: a signature that does not verify or is by another key, a file whose
  * SHA-256 is not the one `SHA256SUMS` lists, a file missing, a key or signature file that is not
  * in minisign's format.
  */
-export class ReleaseError extends familyError<"release", ReleaseCode>("release") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "ReleaseError";
-}
+export class ReleaseError extends familyError<"release", ReleaseCode>("ReleaseError", "release") {}
 
 /** The tool's own installation: the source tree's npm packages are not in Deno's cache. */
-export class SetupError extends familyError<"setup", SetupCode>("setup") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "SetupError";
-}
+export class SetupError extends familyError<"setup", SetupCode>("SetupError", "setup") {}
 
 /** The runner's queue: a refused request, an unsafe queue path, a second runner, no runner. */
-export class QueueError extends familyError<"queue", QueueCode>("queue") {
-  /** The class's name, spelled out: a minified bundle renames classes. */
-  override name = "QueueError";
-}
+export class QueueError extends familyError<"queue", QueueCode>("QueueError", "queue") {}
 
 /**
  * `agentteams init` refused to switch a project on: a settings file it must not rewrite (JSONC,
