@@ -84,6 +84,20 @@ Deno.test("anchor: the index removed, then the HALT cut from the log: the gate a
       "LEDGER_ROLLED_BACK",
     );
     assert.match(r.reason, /it is gone, and it held 2 rows/);
+    // An act's HALT check with no log to read (one lstat, then the anchor): the same refusal,
+    // before the dispatch writes anything.
+    await Deno.writeTextFile(
+      join(sb.project, "agentteams.json"),
+      JSON.stringify({ agent_policies: { worker: { write_scopes: ["src/"], commands: [] } } }),
+    );
+    const briefed = await snapshotTree(sb.dir);
+    const d = assertCliRefused(
+      await runCli(["dispatch", "--agent", "worker", ...P], { env }),
+      "dispatch",
+      "LEDGER_ROLLED_BACK",
+    );
+    assert.match(d.reason, /it is gone, and it held 2 rows/);
+    assertSameTree(briefed, await snapshotTree(sb.dir), "the dispatch refused: nothing written");
   });
 });
 
