@@ -77,6 +77,15 @@ export async function withSandbox(
 }
 
 /**
+ * The environment an audit of a sandbox runs in: the operator's, with the key dir at its default
+ * under HOME (nothing there: an audit reads no key), broad project paths allowed on purpose.
+ */
+export function auditEnv(sb: Sandbox): Record<string, string> {
+  const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
+  return { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+}
+
+/**
  * Runs `agentteams audit --project P --strict [P/NAMED...]` on `files` and the brief with the
  * switch on, written into a fresh sandbox, as the operator whose key dir is at its default under
  * HOME (broad project paths allowed). With `refused`, asserts the `AR_WRITE_POLICY` refusal
@@ -90,11 +99,10 @@ export async function auditStrict(
   const sb = await sandbox(prefix);
   try {
     writeFiles(sb.project, { ...files, "agentteams.jsonc": switchBrief() });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
     const named = (opts.named ?? []).map((n) => `${sb.project}/${n}`);
     const before = await snapshotTree(sb.dir);
     const r = await runCli(["audit", "--project", sb.project, "--strict", ...named], {
-      env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+      env: auditEnv(sb),
     });
     if (opts.refused) {
       assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);

@@ -9,7 +9,14 @@ import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
 import { AuditReportSchema } from "../../lib/audit/report_schema.ts";
-import { compliantClaude, FENCED, switchBrief, withSandbox, writeFiles } from "./_team.ts";
+import {
+  auditEnv,
+  compliantClaude,
+  FENCED,
+  switchBrief,
+  withSandbox,
+  writeFiles,
+} from "./_team.ts";
 
 const CASES: [string, string, RegExp][] = [
   [
@@ -32,8 +39,7 @@ for (const [what, text, grant] of CASES) {
         ".claude/agents/sly.md": text,
         "agentteams.jsonc": switchBrief(),
       });
-      const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-      const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+      const env = auditEnv(sb);
       const before = await snapshotTree(sb.dir);
       const r = await runCli(["audit", "--project", sb.project], { env });
       assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);

@@ -8,7 +8,14 @@
 import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, FENCED, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
+import {
+  auditEnv,
+  compliantClaude,
+  FENCED,
+  switchBrief,
+  withSandbox,
+  writeFiles,
+} from "../audit/_team.ts";
 
 const CASES: [string, string, RegExp][] = [
   [
@@ -37,8 +44,7 @@ for (const [rel, text, code] of CASES) {
         [rel]: text,
         "agentteams.jsonc": switchBrief(),
       });
-      const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-      const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+      const env = auditEnv(sb);
       const before = await snapshotTree(sb.dir);
       const r = await runCli(["audit", "--project", sb.project], { env });
       assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
+import { auditEnv, compliantClaude, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
 
 const SH = { command: "sh", args: ["-c", "id"] };
 
@@ -38,10 +38,9 @@ for (const [rel, text, code] of CASES) {
         [rel]: text + "\n",
         "agentteams.jsonc": switchBrief(),
       });
-      const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
       const before = await snapshotTree(sb.dir);
       const r = await runCli(["audit", "--project", sb.project, "--strict"], {
-        env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+        env: auditEnv(sb),
       });
       assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
       assert.match(r.stdout, new RegExp(`error ${code}`));

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
+import { auditEnv, compliantClaude, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
 
 const EVERY_TOOL = "---\nname: sly\ndescription: Writes anything\n---\nDo as asked.\n";
 
@@ -36,8 +36,7 @@ for (const [what, rel, code] of PLACES) {
         [rel]: EVERY_TOOL,
         "agentteams.jsonc": switchBrief(),
       });
-      const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-      const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+      const env = auditEnv(sb);
       const before = await snapshotTree(sb.dir);
       const r = await runCli(["audit", "--project", sb.project], { env });
       assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
@@ -57,8 +56,7 @@ Deno.test("probe audit: documentation without a front matter in .claude/agents/ 
       ".claude/agents/node_modules/pkg/readme.md": "# a package\n",
       "agentteams.jsonc": switchBrief(),
     });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-    const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+    const env = auditEnv(sb);
     const r = await runCli(["audit", "--project", sb.project], { env });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /audit: 2 agent file\(s\), 0 error\(s\), 0 warning\(s\): passes/);

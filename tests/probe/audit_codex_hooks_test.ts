@@ -9,7 +9,14 @@
 import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, SECTION, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
+import {
+  auditEnv,
+  compliantClaude,
+  SECTION,
+  switchBrief,
+  withSandbox,
+  writeFiles,
+} from "../audit/_team.ts";
 
 const READER = `name = "reader"\ndescription = "Reads"\nsandbox_mode = "read-only"\n` +
   `developer_instructions = """\n${SECTION}\n"""\n`;
@@ -47,8 +54,7 @@ for (const [what, files, expect] of CASES) {
         "agentteams.jsonc": switchBrief(),
         ...files,
       });
-      const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-      const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+      const env = auditEnv(sb);
       const before = await snapshotTree(sb.dir);
       const r = await runCli(["audit", "--project", sb.project], { env });
       assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);

@@ -10,7 +10,14 @@
 import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, SECTION, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
+import {
+  auditEnv,
+  compliantClaude,
+  SECTION,
+  switchBrief,
+  withSandbox,
+  writeFiles,
+} from "../audit/_team.ts";
 
 const ROLE = `name = "sly"\ndescription = "Writes"\nsandbox_mode = "danger-full-access"\n` +
   `developer_instructions = """\n${SECTION}\n"""\n`;
@@ -27,8 +34,7 @@ Deno.test("probe audit: a Codex role's config_file outside .codex/agents/ fails,
       "roles/sly.toml": ROLE,
       "agentteams.jsonc": switchBrief(),
     });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-    const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+    const env = auditEnv(sb);
     const before = await snapshotTree(sb.dir);
     const r = await runCli(["audit", "--project", sb.project], { env });
     assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
@@ -49,8 +55,7 @@ Deno.test("probe audit: a Codex role's config_file inside .codex/agents/ is audi
         `[agents.reader]\ndescription = "Reads"\nconfig_file = "agents/reader.toml"\n`,
       "agentteams.jsonc": switchBrief(),
     });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-    const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+    const env = auditEnv(sb);
     const r = await runCli(["audit", "--project", sb.project], { env });
     assert.equal(r.code, 0, r.stdout + r.stderr);
   });

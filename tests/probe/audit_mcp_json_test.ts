@@ -12,7 +12,14 @@
 import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, SETTINGS, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
+import {
+  auditEnv,
+  compliantClaude,
+  SETTINGS,
+  switchBrief,
+  withSandbox,
+  writeFiles,
+} from "../audit/_team.ts";
 
 const OURS = {
   agentteams_readfs: { command: "agentteams", args: ["mcp", "readfs", "--root", "."] },
@@ -42,10 +49,9 @@ for (const [what, server] of Object.entries(BAD)) {
           [at]: JSON.stringify({ mcpServers: { ...OURS, sly: server } }, null, 2) + "\n",
           "agentteams.jsonc": switchBrief(),
         });
-        const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
         const before = await snapshotTree(sb.dir);
         const r = await runCli(["audit", "--project", sb.project], {
-          env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+          env: auditEnv(sb),
         });
         assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
         const lines = r.stdout.split("\n").filter((l) => /CLAUDE_MCP/.test(l));
@@ -65,8 +71,7 @@ Deno.test("probe audit: a .mcp.json with agentteams' own servers only passes; on
       ".mcp.json": JSON.stringify({ mcpServers: OURS }, null, 2) + "\n",
       "agentteams.jsonc": switchBrief(),
     });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-    const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+    const env = auditEnv(sb);
     const ok = await runCli(["audit", "--project", sb.project, "--strict"], { env });
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
     assert.match(ok.stdout, /2 agent file\(s\)/);
@@ -90,8 +95,7 @@ Deno.test("probe audit: .vscode/mcp.json with a server that is not agentteams' o
       ".vscode/mcp.json": JSON.stringify({ inputs: [], servers }, null, 2) + "\n",
       "agentteams.jsonc": switchBrief(),
     });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-    const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+    const env = auditEnv(sb);
     const before = await snapshotTree(sb.dir);
     const r = await runCli(["audit", "--project", sb.project], { env });
     assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
@@ -118,10 +122,9 @@ Deno.test("probe audit: a parent directory's .mcp.json (Claude Code reads each u
       "team/agentteams.jsonc": switchBrief(),
       ".mcp.json": JSON.stringify({ mcpServers: { sly: BAD["a shell"] } }) + "\n",
     });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
     const before = await snapshotTree(sb.dir);
     const r = await runCli(["audit", "--project", `${sb.project}/team`], {
-      env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+      env: auditEnv(sb),
     });
     assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
     assert.match(r.stdout, /error CLAUDE_MCP.*"sly"/);

@@ -12,7 +12,14 @@
 import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, SETTINGS, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
+import {
+  auditEnv,
+  compliantClaude,
+  SETTINGS,
+  switchBrief,
+  withSandbox,
+  writeFiles,
+} from "../audit/_team.ts";
 
 const RUN = "sh -c 'touch /tmp/agentteams-probe-22d'";
 
@@ -35,8 +42,7 @@ for (const file of [".claude/settings.json", ".claude/settings.local.json"]) {
       `probe audit: command settings in ${file} (programs Claude Code runs) fail, nothing written`,
     fn: async () => {
       await withSandbox("probe-audit-commands", async (sb) => {
-        const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-        const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+        const env = auditEnv(sb);
         for (const [key, value] of Object.entries(COMMANDS)) {
           const settings = { ...JSON.parse(SETTINGS), [key]: value };
           writeFiles(sb.project, {
@@ -72,9 +78,8 @@ Deno.test("probe audit: command settings that run nothing pass (an empty or abse
       ".claude/settings.json": JSON.stringify(settings, null, 2) + "\n",
       "agentteams.jsonc": switchBrief(),
     });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
     const r = await runCli(["audit", "--project", sb.project], {
-      env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+      env: auditEnv(sb),
     });
     assert.equal(r.code, 0, r.stdout + r.stderr);
   });

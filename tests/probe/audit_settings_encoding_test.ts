@@ -13,7 +13,14 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, SETTINGS, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
+import {
+  auditEnv,
+  compliantClaude,
+  SETTINGS,
+  switchBrief,
+  withSandbox,
+  writeFiles,
+} from "../audit/_team.ts";
 
 const WITH_HOOKS = JSON.stringify({
   ...JSON.parse(SETTINGS),
@@ -62,10 +69,9 @@ for (const [what, c] of Object.entries(CASES)) {
     await withSandbox("probe-audit-settings-enc", async (sb) => {
       writeFiles(sb.project, { ...compliantClaude(), "agentteams.jsonc": switchBrief() });
       c.write(sb.project, sb.dir);
-      const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
       const before = await snapshotTree(sb.dir);
       const r = await runCli(["audit", "--project", sb.project], {
-        env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+        env: auditEnv(sb),
       });
       assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
       assert.match(r.stdout, new RegExp(`\\.claude/settings\\.json\\n(.*\\n)*.*error ${c.code}`));
@@ -81,9 +87,8 @@ Deno.test("probe audit: a settings file with a byte order mark and the deny rule
       ".claude/settings.json": `\uFEFF${SETTINGS}`,
       "agentteams.jsonc": switchBrief(),
     });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
     const r = await runCli(["audit", "--project", sb.project, "--strict"], {
-      env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+      env: auditEnv(sb),
     });
     assert.equal(r.code, 0, r.stdout + r.stderr);
   });

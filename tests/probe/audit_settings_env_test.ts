@@ -13,7 +13,14 @@
 import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, SETTINGS, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
+import {
+  auditEnv,
+  compliantClaude,
+  SETTINGS,
+  switchBrief,
+  withSandbox,
+  writeFiles,
+} from "../audit/_team.ts";
 
 const OURS = JSON.stringify({
   mcpServers: {
@@ -38,10 +45,9 @@ for (
         ".mcp.json": OURS,
         "agentteams.jsonc": switchBrief(),
       });
-      const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
       const before = await snapshotTree(sb.dir);
       const r = await runCli(["audit", "--project", sb.project], {
-        env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+        env: auditEnv(sb),
       });
       assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
       const hits = r.stdout.split("\n").filter((l) => l.includes("error SETTINGS_HOOKS"));
@@ -60,9 +66,8 @@ Deno.test("probe audit: env names of Claude Code's own list pass", async () => {
       ".claude/settings.json": JSON.stringify({ ...JSON.parse(SETTINGS), env }, null, 2) + "\n",
       "agentteams.jsonc": switchBrief(),
     });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
     const r = await runCli(["audit", "--project", sb.project], {
-      env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+      env: auditEnv(sb),
     });
     assert.equal(r.code, 0, r.stdout + r.stderr);
   });

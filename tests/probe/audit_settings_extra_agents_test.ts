@@ -9,7 +9,14 @@
 import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, SETTINGS, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
+import {
+  auditEnv,
+  compliantClaude,
+  SETTINGS,
+  switchBrief,
+  withSandbox,
+  writeFiles,
+} from "../audit/_team.ts";
 
 const WRITER = "---\nname: writer\ndescription: Writes\n---\nWrite anything.\n";
 const LOADERS: Record<string, Record<string, unknown>> = {
@@ -40,8 +47,7 @@ for (const file of [".claude/settings.json", ".claude/settings.local.json"]) {
           "agentteams.jsonc": switchBrief(),
         });
         writeFiles(sb.dir, { "elsewhere/.claude/agents/writer.md": WRITER });
-        const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-        const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+        const env = auditEnv(sb);
         const before = await snapshotTree(sb.dir);
         const r = await runCli(["audit", "--project", sb.project], { env });
         assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);

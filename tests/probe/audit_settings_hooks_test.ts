@@ -11,7 +11,14 @@
 import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, SETTINGS, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
+import {
+  auditEnv,
+  compliantClaude,
+  SETTINGS,
+  switchBrief,
+  withSandbox,
+  writeFiles,
+} from "../audit/_team.ts";
 
 const HOOKS = {
   PreToolUse: [{
@@ -31,8 +38,7 @@ for (const file of [".claude/settings.json", ".claude/settings.local.json"]) {
           [file]: JSON.stringify(settings, null, 2) + "\n",
           "agentteams.jsonc": switchBrief(),
         });
-        const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
-        const env = { ...underHome, AGENTTEAMS_BROAD_OK: "1" };
+        const env = auditEnv(sb);
         const before = await snapshotTree(sb.dir);
         const r = await runCli(["audit", "--project", sb.project], { env });
         assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);

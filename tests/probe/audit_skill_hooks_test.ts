@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { runCli, snapshotTree } from "../_helpers/mod.ts";
 import { assertCliRefused, assertSameTree } from "../_helpers/assert.ts";
-import { compliantClaude, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
+import { auditEnv, compliantClaude, switchBrief, withSandbox, writeFiles } from "../audit/_team.ts";
 
 const HOOKS =
   "hooks:\n  PreToolUse:\n    - hooks:\n        - type: command\n          command: id\n";
@@ -34,10 +34,9 @@ for (const [rel, text] of CASES) {
         [rel]: text,
         "agentteams.jsonc": switchBrief(),
       });
-      const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
       const before = await snapshotTree(sb.dir);
       const r = await runCli(["audit", "--project", sb.project, "--strict"], {
-        env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+        env: auditEnv(sb),
       });
       assertCliRefused(r, "audit", "AR_WRITE_POLICY", 1);
       assert.match(r.stdout, /error CLAUDE_SKILL_HOOKS/);
@@ -56,9 +55,8 @@ Deno.test("probe audit: a skill and a command without hooks pass", async () => {
       ".claude/commands/go.md": "---\ndescription: Go\n---\nGo.\n",
       "agentteams.jsonc": switchBrief(),
     });
-    const { AGENTTEAMS_KEY_DIR: _elsewhere, ...underHome } = sb.env;
     const r = await runCli(["audit", "--project", sb.project, "--strict"], {
-      env: { ...underHome, AGENTTEAMS_BROAD_OK: "1" },
+      env: auditEnv(sb),
     });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /2 agent file\(s\)/);
