@@ -386,7 +386,8 @@ export function dropIndex(root: string, name: string): void {
 
 /**
  * The lines of `text[from, to)` that hold a needle (ASCII, case-insensitive), as rows in file
- * order; `marks` as {@link IndexBody.marks}.
+ * order; `marks` as {@link IndexBody.marks}. Their line numbers are counted when one is first
+ * read (only a refusal or a decision's row asks for one), for all of them at once.
  */
 function prefixCandidates(
   text: string,
@@ -409,7 +410,29 @@ function prefixCandidates(
     if (e < 0 || e >= to) break;
     re.lastIndex = e + 1;
   }
+  let lines: number[] | null = null;
+  const lineOf = (i: number): number => (lines ??= lineNumbers(text, starts, marks))[i];
   const out: CsvRow[] = [];
+  for (let i = 0; i < starts.length; i++) {
+    const s = starts[i];
+    let e = text.indexOf("\n", s);
+    if (e < 0 || e > to) e = to;
+    let l = text.slice(s, e);
+    if (l.endsWith("\r")) l = l.slice(0, -1);
+    if (l === "") continue;
+    out.push({
+      cells: l.split(","),
+      get line() {
+        return lineOf(i);
+      },
+    });
+  }
+  return out;
+}
+
+/** The line each of `starts` (ascending line-start offsets) begins, counted from the marks. */
+function lineNumbers(text: string, starts: readonly number[], marks: readonly number[]): number[] {
+  const lines: number[] = [];
   let k = -1; // the last mark at or before the current start
   let at = 0; // counted up to here...
   let line = 1; // ...which starts this line
@@ -424,13 +447,9 @@ function prefixCandidates(
       at = nl + 1;
     }
     at = s;
-    let e = text.indexOf("\n", s);
-    if (e < 0 || e > to) e = to;
-    let l = text.slice(s, e);
-    if (l.endsWith("\r")) l = l.slice(0, -1);
-    if (l !== "") out.push({ line, cells: l.split(",") });
+    lines.push(line);
   }
-  return out;
+  return lines;
 }
 
 /**

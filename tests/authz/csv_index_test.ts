@@ -242,6 +242,9 @@ Deno.test("csv index: what the key signed is believed, so the fast path is the o
   }
 });
 
+/** The rows the line-number test makes HALTs: either side of each line mark, and the last. */
+const HALTED = [3, 509, 700, 1022, 1100, 1298];
+
 Deno.test("csv index: line numbers past the index's line marks are the file's own", async () => {
   const dir = await tempDir("csv-index-lines");
   try {
@@ -255,7 +258,8 @@ Deno.test("csv index: line numbers past the index's line marks are the file's ow
         plan_slug: "",
         step: String(i),
         decision: `delete:d${i}`,
-        status: "PASS",
+        // HALTs spread over the marks: every one a candidate row of each indexed read.
+        status: HALTED.includes(i) ? "HALT" : "PASS",
         conditions: "",
         conditions_verified: "verified",
         evidence: "",
@@ -273,6 +277,12 @@ Deno.test("csv index: line numbers past the index's line marks are the file's ow
     for (const i of [0, 510, 511, 512, 1000, 1023, 1024, 1299]) {
       const d = await same(p, `delete:d${i}`);
       assert.equal(d.ref, `security-decisions.log.csv:${i + 2}`, `row ${i}`);
+    }
+    // A HALT's line, with the other HALTs before and after it read as candidates too.
+    for (const i of HALTED) {
+      const d = await same(p, `delete:d${i}`);
+      assert.equal(d.halted, true, `row ${i}`);
+      assert.match(d.reason!, new RegExp(`decision log line ${i + 2}\\)`), `row ${i}`);
     }
   } finally {
     await removeTree(dir);
