@@ -184,7 +184,14 @@ export function haltReaches(rowAction: string, action: string): boolean {
 export function haltReacher(action: string): (rowAction: string) => boolean {
   const kb = haltKey(action);
   const b = kb.id;
+  // A HALT and its retraction name one action: each spelling is worked out once.
+  const seen = new Map<string, boolean>();
   return (rowAction) => {
+    let r = seen.get(rowAction);
+    if (r === undefined) seen.set(rowAction, r = reaches(rowAction));
+    return r;
+  };
+  function reaches(rowAction: string): boolean {
     const ka = haltKey(rowAction);
     const a = ka.id;
     if (a === "" || b === "") return false;
@@ -197,7 +204,7 @@ export function haltReacher(action: string): (rowAction: string) => boolean {
       ? [ka.path, kb.path]
       : [kb.path, ka.path];
     return short.every((seg, i) => long[i] === seg);
-  };
+  }
 }
 
 /** Whether `long` is `short` followed by a separator and more. */
