@@ -27,7 +27,8 @@ import {
   stateNeeds,
   tmpDirOf,
 } from "./needs.ts";
-import { artifactOf, fullPolicy, gitContextOf } from "./policy_ctx.ts";
+import { artifactOf, fullPolicy } from "./policy_ctx.ts";
+import { gitContextOf } from "./git_ctx.ts";
 import type { Ctx } from "./command_spec.ts";
 
 /** Absolute PATH entries (where programs are looked up). */

@@ -37,7 +37,7 @@ import { PROGRESS_ENV } from "./terminal.ts";
 import { authzNeeds, teamDirOf } from "./needs.ts";
 import { DECISION_KEY_ENV, GRANT_KEY_ENV, WAIVER_KEY_ENV } from "../authz/key_env.ts";
 import { DEFAULT_TEAM_DIR_REL } from "../layout.ts";
-import type { CommandSpec, CommandTable, Ctx } from "./command_spec.ts";
+import type { CommandSpec, CommandTable, Ctx, Outcome } from "./command_spec.ts";
 
 /**
  * An acting command's needs, or, in queue mode (the runner acts; lib/runner/mode.ts), the queue's:
@@ -51,6 +51,22 @@ function queued(direct: (ctx: Ctx) => Needs | Promise<Needs>): (ctx: Ctx) => Pro
       : mergeNeeds(await direct(ctx), q.modeNeeds(ctx));
   };
 }
+/**
+ * An acting command's `run`: in direct mode git's context is started first (two git processes,
+ * lib/git/context.ts), so they work while the act's code loads; then the command's own `run`.
+ */
+function gitFirst(
+  load: () => Promise<(ctx: Ctx) => Promise<Outcome>>,
+): (ctx: Ctx) => Promise<Outcome> {
+  return async (ctx) => {
+    const q = await loadCode(() => import("./queue_mode.ts"));
+    if ((await q.queueReason(ctx)) === null) {
+      (await loadCode(() => import("./git_ctx.ts"))).gitContextOf(ctx);
+    }
+    return await (await loadCode(load))(ctx);
+  };
+}
+
 /** What `apply` and `run` ask for in direct mode (lib/cli/acting_needs.ts `actingNeeds`). */
 const ACTING_CATEGORIES: readonly Category[] = ["read", "write", "run", "env", "sys"];
 
@@ -265,7 +281,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     ),
     needsSpawns: async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
-    run: async (ctx) => (await loadCode(() => import("./apply_cmd.ts"))).apply(ctx),
+    run: gitFirst(async () => (await import("./apply_cmd.ts")).apply),
   },
   {
     words: ["run"],
@@ -283,7 +299,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     needs: queued(async (ctx) => (await loadCode(() => import("./acting_needs.ts"))).runNeeds(ctx)),
     needsSpawns: async (ctx) =>
       (await loadCode(() => import("./acting_needs.ts"))).actingNeedsSpawns(ctx),
-    run: async (ctx) => (await loadCode(() => import("./run_cmd.ts"))).run(ctx),
+    run: gitFirst(async () => (await import("./run_cmd.ts")).run),
   },
   {
     words: ["ledger", "verify"],

@@ -1,12 +1,13 @@
 /**
  * What the acting commands (`apply`, `run`) and their permission needs share, once per
- * invocation: the brief path, the full policy (with its confined programs), git's context, the
- * artifact, and the session every act of the invocation goes through.
+ * invocation: the brief path, the full policy (with its confined programs), git's context (its
+ * own module, lib/cli/git_ctx.ts, so it can start before this one loads), the artifact, and the
+ * session every act of the invocation goes through.
  *
  * @module
  */
 import { resolve } from "../fs/path.ts";
-import { type GitContext, openGitContext } from "../git/context.ts";
+import { gitContextOf } from "./git_ctx.ts";
 import { type Artifact, readArtifactFile } from "../artifacts/artifact.ts";
 import type { Policy } from "../policy/types.ts";
 import { completePolicy, type PendingSession, startSession } from "../acts/session.ts";
@@ -39,27 +40,6 @@ export const fullPolicy: (ctx: Ctx) => Promise<Policy> = perInvocation((ctx) => 
   );
   p.catch(() => {}); // observed by whoever awaits it
   return p;
-});
-
-/**
- * The project's git context (one `git rev-parse`) for this invocation, started once: `run`'s
- * permission needs name git's own paths from it (a linked worktree's index, `core.hooksPath`
- * and the common config can lie outside the project), and the run itself then uses the same one.
- * A failure is kept in the promise and reported where the run checks git, in order.
- *
- * @example
- * ```ts ignore
- * // Not run: it needs ctx, which it declares rather than makes.
- * import { gitContextOf } from "./policy_ctx.ts";
- * import type { Ctx } from "./command_spec.ts";
- * declare const ctx: Ctx; // in the git worktree /work/p, without core.hooksPath
- * (await gitContextOf(ctx)).watched.hooks; // "/work/p/.git/hooks"
- * ```
- */
-export const gitContextOf: (ctx: Ctx) => Promise<GitContext> = perInvocation((ctx) => {
-  const g = openGitContext(ctx.project, { parentEnv: ctx.env });
-  g.catch(() => {}); // observed by whoever awaits it
-  return g;
 });
 
 /** The artifact (or why it could not be read), read once per invocation. */
