@@ -55,6 +55,10 @@ if (import.meta.main) {
   const dir = Deno.makeTempDirSync({ prefix: "agentteams-doctest-" });
   try {
     const paths = Deno.args.length > 0 ? Deno.args : ["lib/"];
+    // The examples make their temporary directories (and leave them): under this run's own,
+    // removed below, not among /tmp's.
+    const tmp = join(dir, "tmp");
+    Deno.mkdirSync(tmp);
     const r = await new Deno.Command(Deno.execPath(), {
       args: [
         "test",
@@ -65,6 +69,7 @@ if (import.meta.main) {
         ...paths,
       ],
       cwd: root,
+      env: { TMPDIR: tmp },
     }).spawn().status;
     Deno.exitCode = r.code;
   } finally {

@@ -33,6 +33,22 @@ export function tempDir(prefix: string): Promise<string> {
   return Deno.makeTempDir({ prefix: `at-${prefix}-` });
 }
 
+/**
+ * A fresh temp directory (`/tmp/at-<prefix>-XXXX`, real path) removed when the test file's run
+ * ends (its module's `unload`), for tests that hand a root to a helper and never see it again.
+ */
+export function fileTempDir(prefix: string): string {
+  const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: `at-${prefix}-` }));
+  globalThis.addEventListener("unload", () => {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+  });
+  return dir;
+}
+
 /** Removes a directory tree, ignoring what is already gone. */
 export async function removeTree(path: string): Promise<void> {
   try {

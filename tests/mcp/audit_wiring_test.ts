@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { checkGoose } from "../../lib/audit/check_goose.ts";
 import { readfsLaunchProblem } from "../../lib/mcp/readfs_launch.ts";
 import { permissionsLine, serverEnv } from "./_client.ts";
+import { fileTempDir } from "../_helpers/mod.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
@@ -101,7 +102,7 @@ Deno.test("readfsLaunchProblem: everything else is refused, each with its reason
 });
 
 Deno.test("checkGoose: a recipe wired to agentteams mcp readfs passes; one wired elsewhere is GOOSE_READFS", async () => {
-  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "mcp-audit-" }));
+  const base = fileTempDir("mcp-audit");
   Deno.mkdirSync(`${base}/home`);
   const printed = await permissionsLine(
     ["mcp", "readfs", "--root", "."],
@@ -123,7 +124,7 @@ Deno.test("checkGoose: a recipe wired to agentteams mcp readfs passes; one wired
 });
 
 Deno.test("agentteams audit: the recipe wired to mcp readfs is clean; wired elsewhere, refused", async () => {
-  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "mcp-audit-cli-" }));
+  const base = fileTempDir("mcp-audit-cli");
   const run = async (text: string) => {
     Deno.mkdirSync(`${base}/p/.goose/recipes`, { recursive: true });
     Deno.writeTextFileSync(`${base}/p/.goose/recipes/reviewer.yaml`, text);

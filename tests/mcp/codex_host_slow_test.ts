@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { permissionsLine, serverEnv, snapshot } from "./_client.ts";
+import { fileTempDir } from "../_helpers/mod.ts";
 
 const CODEX = "npm:@openai/codex@0.171.0";
 const LOCK = new URL("../deno.lock", import.meta.url).pathname;
@@ -99,7 +100,7 @@ function toolOutputs(bodies: readonly Record<string, unknown>[]): string {
 async function codexReads(
   script: string,
 ): Promise<{ outputs: string; first: string; log: string }> {
-  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "mcp-codex-" }));
+  const base = fileTempDir("mcp-codex");
   const project = `${base}/proj`;
   for (const d of [project, `${project}/.agentteams`, `${base}/home`, `${base}/codex-home`]) {
     Deno.mkdirSync(d, { recursive: true });

@@ -15,6 +15,7 @@ import assert from "node:assert/strict";
 import { withWorld } from "../e2e/_run_helpers.ts";
 import { mcpRunnerBrief, worldEnv } from "../runner/_runner_helpers.ts";
 import { permissionsLine, raw, serverEnv } from "./_client.ts";
+import { fileTempDir } from "../_helpers/mod.ts";
 
 const CONFORMANCE = "npm:@modelcontextprotocol/conformance@0.1.16";
 const APPLIES = ["server-initialize", "ping", "tools-list"];
@@ -113,7 +114,7 @@ async function suite(
 }
 
 Deno.test("conformance suite: mcp readfs passes every scenario that applies", async () => {
-  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "mcp-conf-" }));
+  const base = fileTempDir("mcp-conf");
   Deno.mkdirSync(`${base}/proj/src`, { recursive: true });
   Deno.mkdirSync(`${base}/home`);
   Deno.mkdirSync(`${base}/out`);

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { initLines, permissionsLine, raw, serverEnv } from "./_client.ts";
+import { fileTempDir } from "../_helpers/mod.ts";
 
 function peakKiB(pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
@@ -15,7 +16,7 @@ function peakKiB(pid: number): number {
 }
 
 Deno.test("mcp readfs: a call flood is answered in full with bounded memory", async () => {
-  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "mcp-flood-" }));
+  const base = fileTempDir("mcp-flood");
   const root = `${base}/proj`;
   Deno.mkdirSync(`${root}/src`, { recursive: true });
   Deno.mkdirSync(`${base}/home`);

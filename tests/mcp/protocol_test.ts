@@ -8,9 +8,10 @@ import assert from "node:assert/strict";
 import { classifyLine, IdWindow, MAX_LINE_BYTES, readLines } from "../../lib/mcp/jsonrpc.ts";
 import { argsProblem, PROTOCOL_VERSIONS } from "../../lib/mcp/server.ts";
 import { initLines, permissionsLine, raw, serverEnv } from "./_client.ts";
+import { fileTempDir } from "../_helpers/mod.ts";
 
 function tempRoot(): { root: string; home: string } {
-  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "mcp-proto-" }));
+  const base = fileTempDir("mcp-proto");
   Deno.mkdirSync(`${base}/proj/src`, { recursive: true });
   Deno.mkdirSync(`${base}/home`);
   Deno.writeTextFileSync(`${base}/proj/src/a.txt`, "alpha\n");

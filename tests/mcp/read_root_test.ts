@@ -17,6 +17,7 @@ import {
   SETTLE_MS,
   toolRel,
 } from "../../lib/mcp/read_root.ts";
+import { fileTempDir } from "../_helpers/mod.ts";
 
 const CODES = new Set([
   "PATH_INVALID",
@@ -27,7 +28,7 @@ const CODES = new Set([
 ]);
 
 function tree(): { root: string; keys: string } {
-  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "read-root-" }));
+  const base = fileTempDir("read-root");
   const root = `${base}/p`;
   for (const d of ["src/sub", ".agentteams", ".git", "keys", "references"]) {
     Deno.mkdirSync(`${root}/${d}`, { recursive: true });

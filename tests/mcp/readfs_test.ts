@@ -14,6 +14,7 @@ import {
   snapshot,
   textOf,
 } from "./_client.ts";
+import { fileTempDir } from "../_helpers/mod.ts";
 
 type Call = { content?: unknown; isError?: boolean; structuredContent?: Record<string, unknown> };
 
@@ -33,7 +34,7 @@ async function refused(c: Connected, name: string, args: Record<string, unknown>
 }
 
 function fixture(): { root: string; outside: string; home: string } {
-  const base = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "readfs-" }));
+  const base = fileTempDir("readfs");
   const root = `${base}/proj`;
   const outside = `${base}/outside`;
   const home = `${base}/home`;
