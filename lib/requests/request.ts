@@ -179,8 +179,13 @@ export const LEDGER_FILES: readonly string[] = [
   STATE.dispatchLock,
   STATE.anchors,
 ];
-/** Compared by content by the ledger's guard, so the watch only stats them. */
-export const GUARDED: ReadonlySet<string> = new Set([STATE.ledger, STATE.dispatches]);
+/**
+ * What the watch only stats, never reads: every ledger file. A change to one is never reported as
+ * the command's write; the ledger's guard judges the ledger, its head, the dispatch store and the
+ * lock by their content, and the anchors file is the MAC'd cache above (its content, hashed, would
+ * decide nothing).
+ */
+export const GUARDED: ReadonlySet<string> = new Set(LEDGER_FILES);
 
 /**
  * A key holder's temporary file beside the head, the dispatch store or the anchors file
