@@ -181,9 +181,9 @@ export const LEDGER_FILES: readonly string[] = [
 ];
 /**
  * What the watch only stats, never reads: every ledger file. A change to one is never reported as
- * the command's write; the ledger's guard judges the ledger, its head, the dispatch store and the
- * lock by their content, and the anchors file is the MAC'd cache above (its content, hashed, would
- * decide nothing).
+ * the command's write; the ledger's guard judges the ledger, its head and the dispatch store by
+ * their content and the lock by its identity, and the anchors file is the MAC'd cache above (its
+ * content, hashed, would decide nothing).
  */
 export const GUARDED: ReadonlySet<string> = new Set(LEDGER_FILES);
 
