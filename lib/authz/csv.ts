@@ -358,16 +358,17 @@ export function readCsvFile(path: string, schema: CsvSchema): CsvTable | null {
 export interface CsvText {
   /** The bytes read. */
   readonly bytes: Uint8Array;
-  /** Their UTF-8 text (a BOM kept). */
+  /** Their UTF-8 text (a BOM kept); `CSV_MALFORMED` when they are not UTF-8. */
   readonly text: string;
 }
 
 /**
  * A ledger file's bytes and text, or `null` when it does not exist, read as {@link readCsvFile}
- * reads it (never through a symlink, at most {@link MAX_CSV_BYTES}, UTF-8 only), unparsed.
+ * reads it (never through a symlink, at most {@link MAX_CSV_BYTES}, UTF-8 only), unparsed. The
+ * text is decoded when first read (its `text` throws `CSV_MALFORMED` for bytes that are not
+ * UTF-8).
  *
- * @throws {AuthzError} `CSV_MALFORMED` (not UTF-8); `FsSafetyError` for a symlink or a
- *   non-regular file.
+ * @throws {FsSafetyError} for a symlink or a non-regular file.
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -385,17 +386,27 @@ export function readCsvText(path: string): CsvText | null {
     what: "CSV ledger",
     singleName: true,
   }).bytes;
+  // Decoded when first asked for: a read through the ledger's index decodes only what it parses.
+  let text: string | undefined;
+  return {
+    bytes,
+    get text() {
+      return text ??= csvTextOf(bytes, path);
+    },
+  };
+}
+
+/** A ledger's bytes as text, or `CSV_MALFORMED` when they are not UTF-8. */
+function csvTextOf(bytes: Uint8Array, path: string): string {
   // The lenient decoder is several times faster; it marks any invalid sequence with U+FFFD, so
   // only a text holding one is decoded again strictly (a U+FFFD written in the file is valid).
-  let text = lenient.decode(bytes);
-  if (text.includes("\ufffd")) {
-    try {
-      text = strict.decode(bytes);
-    } catch {
-      throw new AuthzError("CSV_MALFORMED", `${path}: not UTF-8 text`);
-    }
+  const text = lenient.decode(bytes);
+  if (!text.includes("\ufffd")) return text;
+  try {
+    return strict.decode(bytes);
+  } catch {
+    throw new AuthzError("CSV_MALFORMED", `${path}: not UTF-8 text`);
   }
-  return { bytes, text };
 }
 
 /**

@@ -5,12 +5,16 @@
  * When a ledger (the decision log, the waiver ledger) has been read whole and held (well formed,
  * and for a chained log its `prev_digest` chain unbroken), the reader keeps in the state dir
  * (`.agentteams/csv-index-<name>.json`, MAC'd with the proposal-ledger key) how many bytes it
- * checked, their SHA-256, their line and row counts, and a `carry` (the chained log's hash of its
- * last payload). The next read hashes those bytes once (one native SHA-256, what any check of the
- * file's integrity costs); when they are the same, it parses the rows appended since in full and,
- * of the checked prefix, only the lines that hold one of the caller's `needles` (the asked action
- * and `halt`, lower case): a row that can decide a gate holds one of them, and every other row is
- * skipped by the decision anyway. Only a prefix without quotes, BOM or bare CR (each line one
+ * checked, their SHA-256, their line and row counts, a `carry` (the chained log's hash of its
+ * last payload), and, in a line table beside it (`csv-index-<name>.lines`, bound to the MAC'd
+ * body by its SHA-256), for each of their lines where it starts and a 31-bit hash of the action its row names (as
+ * {@link actionKey} compares actions), flagged when the line holds `halt` in any case. The next
+ * read hashes those bytes once (one native SHA-256, what any check of the file's
+ * integrity costs); when they are the same, it decodes and parses the rows appended since in full
+ * and, of the checked prefix, only the lines the caller's {@link IndexQuery} selects (the HALT
+ * lines, the lines whose action hashes as the asked one's): a row that can decide a gate is one of
+ * them (a hash that collides only adds a line the decision then skips), and the rest of the prefix
+ * is neither decoded nor scanned. Only a prefix without quotes, BOM or bare CR (each line one
  * record) and in ASCII (a character offset is a byte offset) is indexed.
  *
  * What the ledger is held to between the operator's writes is its latest anchor in the signed
@@ -47,13 +51,16 @@ import {
   parseCsv,
   readCsvText,
 } from "./csv.ts";
+import { actionKey, recordOf } from "./table.ts";
 
-const PURPOSE = "agentteams-csv-index-v1";
+const PURPOSE = "agentteams-csv-index-v2";
+/** The MAC purpose of the earlier format, read only for what it holds the ledger to. */
+const PURPOSE_V1 = "agentteams-csv-index-v1";
 const dec = new TextDecoder();
 
 /** What an index records of a ledger's checked prefix. */
 interface IndexBody {
-  readonly v: 1;
+  readonly v: 2;
   /** Which ledger (`decisions`, `waivers`): an index is never read for another. */
   readonly name: string;
   /** The prefix's length in bytes (it ends with a line's LF). */
@@ -66,12 +73,44 @@ interface IndexBody {
   readonly rows: number;
   /** The caller's carry after the prefix (the chain's last payload hash, or `""`). */
   readonly carry: string;
-  /** `marks[k]`: the offset just past the prefix's `(k + 1) * STRIDE`-th LF (line numbers). */
-  readonly marks: readonly number[];
+  /** Whether the prefix holds a CRLF (a rewrite keeps the file's line ends). */
+  readonly crlf: boolean;
+  /**
+   * The SHA-256 (hex) of the line table ({@link csvIndexLinesPath}; raw bytes in a file of their
+   * own, so a read neither decodes nor parses them, and hashes them natively: a MAC over them
+   * would run the WebAssembly code cold at every start, ~4 ms for 10,000 lines): two
+   * little-endian uint32s per line after the header (line `k + 2` is entry `k`), the offset where
+   * it starts and {@link keyHash} of its row's action, with {@link HALT_FLAG} set when the line
+   * holds `halt` in any case (0: a blank line).
+   */
+  readonly lines: string;
 }
 
-/** Lines between two {@link IndexBody.marks}: a candidate's line is counted from the mark before. */
-const STRIDE = 512;
+/** The bit of an index key that marks a line holding `halt` (any case). */
+const HALT_FLAG = 0x80000000;
+/** The bits of an index key that hash the row's action. */
+const KEY_MASK = 0x7fffffff;
+/** The largest index body read. */
+const MAX_INDEX_BYTES = 1 << 16;
+/** The largest line table read: 8 bytes a line, and a line is at least one byte. */
+const linesCap = (ledgerBytes: number): number => 8 * ledgerBytes;
+
+/** A 31-bit FNV-1a hash of an action key's UTF-16 code units. */
+function keyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return (h >>> 0) & KEY_MASK;
+}
+
+/** The line table of {@link IndexBody.lines}, from each line's start and key. */
+function lineTable(starts: readonly number[], keys: readonly number[]): Uint8Array<ArrayBuffer> {
+  const view = new DataView(new ArrayBuffer(starts.length * 8));
+  starts.forEach((v, k) => {
+    view.setUint32(k * 8, v, true);
+    view.setUint32(k * 8 + 4, keys[k], true);
+  });
+  return new Uint8Array(view.buffer);
+}
 
 /**
  * The index file of a ledger in a project's state dir.
@@ -87,27 +126,57 @@ export function csvIndexPath(root: string, name: string): string {
   return join(statePaths(root).dir, `csv-index-${name}.json`);
 }
 
+/**
+ * The line table of a ledger's index ({@link IndexBody.lines}), beside {@link csvIndexPath}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { csvIndexLinesPath } from "./csv_index.ts";
+ * assert.equal(csvIndexLinesPath("/p", "waivers"), "/p/.agentteams/csv-index-waivers.lines");
+ * ```
+ */
+export function csvIndexLinesPath(root: string, name: string): string {
+  return join(statePaths(root).dir, `csv-index-${name}.lines`);
+}
+
 function macOf(key: HmacKey, body: IndexBody): string {
   return key.hex(`${PURPOSE}|${JSON.stringify(body)}`);
 }
 
-function readBody(path: string, name: string, key: HmacKey): IndexBody | null {
+/** An index as read: what it holds the ledger to, and (format 2) its body and line table. */
+interface ReadIndex {
+  /** The checked prefix: its size, SHA-256 and rows. */
+  readonly held: AnchorState;
+  /** The whole body, `null` for an index in the earlier format (it only holds the ledger). */
+  readonly body: IndexBody | null;
+}
+
+/**
+ * The ledger's valid index, or `null`. One in the earlier format (1, without line tables: what a
+ * writer before this one kept) still holds the ledger to its bytes, as it did, until a writer
+ * replaces it; no read goes through it.
+ */
+function readIndexFile(path: string, name: string, key: HmacKey): ReadIndex | null {
   try {
-    const bytes = readStateFileSync(path, "csv index", 1 << 16);
+    const bytes = readStateFileSync(path, "csv index", MAX_INDEX_BYTES);
     if (bytes === null) return null;
-    const o = JSON.parse(dec.decode(bytes)) as { body?: IndexBody; mac?: unknown };
-    const b = o.body;
+    const o = JSON.parse(dec.decode(bytes)) as { body?: IndexBody | { v: 1 }; mac?: unknown };
+    const b = o.body as Partial<IndexBody> | undefined;
     if (
-      typeof o.mac !== "string" || typeof b !== "object" || b === null || b.v !== 1 ||
-      b.name !== name || !Number.isSafeInteger(b.size) || b.size <= 0 ||
-      typeof b.sha256 !== "string" || !Number.isSafeInteger(b.newlines) ||
-      !Number.isSafeInteger(b.rows) || typeof b.carry !== "string" || !Array.isArray(b.marks) ||
-      b.marks.length !== Math.floor(b.newlines / STRIDE) ||
-      !b.marks.every((m, k) =>
-        Number.isSafeInteger(m) && m <= b.size && (k === 0 || m > b.marks[k - 1])
-      )
+      typeof o.mac !== "string" || typeof b !== "object" || b === null || b.name !== name ||
+      !Number.isSafeInteger(b.size) || b.size! <= 0 || typeof b.sha256 !== "string" ||
+      !Number.isSafeInteger(b.newlines) || b.newlines! < 1 || !Number.isSafeInteger(b.rows) ||
+      typeof b.carry !== "string"
     ) return null;
-    return key.verify(`${PURPOSE}|${JSON.stringify(b)}`, o.mac) ? b : null;
+    const held = { size: b.size!, sha256: b.sha256, rows: b.rows! };
+    if ((b.v as number) === 1) {
+      return key.verify(`${PURPOSE_V1}|${JSON.stringify(b)}`, o.mac) ? { held, body: null } : null;
+    }
+    if (b.v !== 2 || typeof b.crlf !== "boolean" || typeof b.lines !== "string") return null;
+    return key.verify(`${PURPOSE}|${JSON.stringify(b)}`, o.mac)
+      ? { held, body: b as IndexBody }
+      : null;
   } catch {
     // A cache that cannot be read is no cache: the whole file is read.
     return null;
@@ -134,7 +203,7 @@ export interface CsvIndexRef {
 /** A ledger read through its index. */
 export interface IndexedTable {
   /**
-   * The header, then the prefix's rows that hold a needle, then every row after the prefix, in
+   * The header, then the prefix's rows the query selected, then every row after the prefix, in
    * file order with their true lines.
    */
   readonly table: CsvTable;
@@ -147,10 +216,21 @@ export interface IndexedTable {
 }
 
 /**
+ * Which of an indexed prefix's rows a read wants: those holding `halt` (any case), and those whose
+ * action is `action` as {@link actionKey} compares them (`null`: none by action).
+ */
+export interface IndexQuery {
+  /** The rows holding `halt`, in any case (the HALT scan's). */
+  readonly halts: boolean;
+  /** The asked action (`null`: no row by its action). */
+  readonly action: string | null;
+}
+
+/**
  * The rows that can decide, through a valid index (see the module doc), or `null`: no index, one
  * that does not verify, or a tail that does not parse (the caller reads the whole file and
- * reports it). `needles` are in lower case (a row is a candidate when its lower-case text holds
- * one). A file that no longer extends the prefix a valid index recorded is refused.
+ * reports it). Of the prefix, the lines `query` selects; every row after it. A file that no longer
+ * extends the prefix a valid index recorded is refused.
  *
  * @throws {AuthzError} `LEDGER_ROLLED_BACK`: the file is shorter than the recorded prefix, or
  *   the prefix's bytes changed
@@ -161,50 +241,82 @@ export interface IndexedTable {
  * import { readIndexed } from "./csv_index.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const ref = { root: "/nonexistent", name: "waivers", key: new HmacKey(new Uint8Array(32)) };
- * assert.equal(await readIndexed({ bytes: new Uint8Array(0), text: "" }, ref, { required: [] }, ["x"]), null);
+ * assert.equal(await readIndexed({ bytes: new Uint8Array(0), text: "" }, ref, { required: [] }, { halts: true, action: "x" }), null);
  * ```
  */
 export async function readIndexed(
   read: CsvText,
   ref: CsvIndexRef,
   schema: CsvSchema,
-  needles: readonly string[],
+  query: IndexQuery,
 ): Promise<IndexedTable | null> {
   // The prefix's hash runs off this thread while the rows are read; nothing read is returned
   // before it is checked (a file that no longer extends its anchor is refused, parsed or not).
   const started = startExtended(read, { ...ref, file: ref.file ?? schema.what ?? ref.name });
-  let table: IndexedTable | null;
+  let table: IndexedTable | null = null;
   try {
-    table = started.body === null ? null : indexedTable(read.text, started.body, schema, needles);
+    const body = started.index?.body ?? null;
+    const lines = body === null ? null : await checkedLines(ref, body, read.bytes.length);
+    if (lines !== null) table = indexedTable(read.bytes, body!, lines, schema, query);
   } finally {
     await started.anchored;
   }
   return table;
 }
 
-/** {@link readIndexed}'s rows, from the text and its valid index. */
-function indexedTable(
-  text: string,
+/**
+ * The index's line table when it is the one its MAC'd body names (its SHA-256) and has an entry
+ * for each line after the header, else `null` (the file is read whole).
+ */
+async function checkedLines(
+  ref: CsvIndexRef,
   body: IndexBody,
+  ledgerBytes: number,
+): Promise<DataView | null> {
+  let bytes: Uint8Array | null;
+  try {
+    const path = csvIndexLinesPath(ref.root, ref.name);
+    bytes = readStateFileSync(path, "csv index lines", linesCap(ledgerBytes));
+  } catch {
+    return null; // a cache that cannot be read is no cache
+  }
+  if (bytes === null || bytes.length !== (body.newlines - 1) * 8) return null;
+  if (await sha256HexOnce(bytes) !== body.lines) return null;
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+}
+
+/** {@link readIndexed}'s rows, from the bytes and their valid index. */
+function indexedTable(
+  bytes: Uint8Array,
+  body: IndexBody,
+  lines: DataView,
   schema: CsvSchema,
-  needles: readonly string[],
+  query: IndexQuery,
 ): IndexedTable | null {
-  if (needles.some((n) => n === "" || n.includes("\n"))) return null;
-  const headerEnd = text.indexOf("\n") + 1;
+  const wanted = query.action === null ? null : actionKey(query.action);
+  if (wanted === "" || wanted?.includes("\n")) return null;
+  const headerEnd = bytes.indexOf(0x0a) + 1;
   if (headerEnd <= 0 || headerEnd > body.size) return null;
+  // The prefix is ASCII (it was indexed): the rest is decoded as a whole read decodes it, and one
+  // that is not plainly UTF-8 is left to that read.
+  const rest = dec.decode(bytes.subarray(body.size));
+  if (rest.includes("\ufffd")) return null;
   let parsed: CsvTable;
   try {
-    parsed = parseCsv(text.slice(0, headerEnd) + text.slice(body.size), schema);
+    parsed = parseCsv(dec.decode(bytes.subarray(0, headerEnd)) + rest, schema);
   } catch {
     return null;
   }
+  const rows = prefixCandidates(bytes, body, lines, headerEnd, {
+    halts: query.halts,
+    key: wanted === null ? null : keyHash(wanted),
+  });
+  if (rows === null) return null;
   const shift = body.newlines - 1;
-  const tail: CsvRow[] = parsed.rows.map((r) => ({ line: r.line + shift, cells: r.cells }));
-  const rows = prefixCandidates(text, headerEnd, body.size, needles, body.marks);
   const tailAt = rows.length;
-  for (const r of tail) rows.push(r);
+  for (const r of parsed.rows) rows.push({ line: r.line + shift, cells: r.cells });
   return {
-    table: { header: parsed.header, rows, crlf: text.includes("\r\n"), bom: false },
+    table: { header: parsed.header, rows, crlf: body.crlf || rest.includes("\r\n"), bom: false },
     tail: tailAt,
     prefixRows: body.rows,
     carry: body.carry,
@@ -218,7 +330,7 @@ function indexedTable(
 async function extendedBody(read: CsvText, ref: CsvIndexRef): Promise<IndexBody | null> {
   const started = startExtended(read, ref);
   await started.anchored;
-  return started.body;
+  return started.index?.body ?? null;
 }
 
 /**
@@ -229,24 +341,25 @@ async function extendedBody(read: CsvText, ref: CsvIndexRef): Promise<IndexBody 
 function startExtended(
   read: CsvText,
   ref: CsvIndexRef,
-): { readonly body: IndexBody | null; readonly anchored: Promise<void> } {
-  const body = readBody(csvIndexPath(ref.root, ref.name), ref.name, ref.key);
-  const held = heldTo(ref, body);
-  if (held === null) return { body: null, anchored: Promise.resolve() };
+): { readonly index: ReadIndex | null; readonly anchored: Promise<void> } {
+  const index = readIndexFile(csvIndexPath(ref.root, ref.name), ref.name, ref.key);
+  const held = heldTo(ref, index);
+  if (held === null) return { index: null, anchored: Promise.resolve() };
   const anchored = requireAnchored(read, ref, held);
   anchored.catch(() => {}); // awaited by the caller
   // The index only speeds the read: one that is not of the held bytes (gone, older, another's)
   // is read around.
+  const body = index?.body ?? null;
   const usable = body !== null && body.size === held.size && body.sha256 === held.sha256;
-  return { body: usable ? body : null, anchored };
+  return { index: usable ? index : null, anchored };
 }
 
 /**
  * What a ledger is held to: the signed ledger's latest anchor of it, else (a ledger from before
  * anchors, or none) its valid index, else nothing.
  */
-function heldTo(ref: CsvIndexRef, body: IndexBody | null): AnchorState | null {
-  return (ref.anchors ?? ledgerAnchors(ref.root, ref.key)).get(ref.name) ?? body;
+function heldTo(ref: CsvIndexRef, index: ReadIndex | null): AnchorState | null {
+  return (ref.anchors ?? ledgerAnchors(ref.root, ref.key)).get(ref.name) ?? index?.held ?? null;
 }
 
 /**
@@ -259,12 +372,15 @@ function heldTo(ref: CsvIndexRef, body: IndexBody | null): AnchorState | null {
  * ```ts
  * import assert from "node:assert/strict";
  * import { keepIndex, requireExtends } from "./csv_index.ts";
+ * import { parseCsv } from "./csv.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * const file = root + "/log.csv";
  * const ref = { root, name: "decisions", key: new HmacKey(new Uint8Array(32)), file };
- * Deno.writeTextFileSync(file, "a,b\n1,2\n");
- * await keepIndex({ bytes: Deno.readFileSync(file), text: "a,b\n1,2\n" }, ref, 1, "");
+ * const text = "a,b\n1,2\n";
+ * Deno.writeTextFileSync(file, text);
+ * const table = parseCsv(text, { required: [] });
+ * await keepIndex({ bytes: Deno.readFileSync(file), text }, ref, table, "", (r) => r.a);
  * Deno.writeTextFileSync(file, "a,b\n1,2\n3,4\n");
  * await requireExtends(ref); // appended to: it extends
  * Deno.writeTextFileSync(file, "a,b\n");
@@ -286,16 +402,18 @@ export async function requireExtends(ref: CsvIndexRef & { readonly file: string 
  * ```ts
  * import assert from "node:assert/strict";
  * import { keepIndex, refuseGoneIndexed } from "./csv_index.ts";
+ * import { parseCsv } from "./csv.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const ref = { root: Deno.makeTempDirSync(), name: "decisions", key: new HmacKey(new Uint8Array(32)) };
  * refuseGoneIndexed(ref); // no index: nothing to refuse
  * const text = "a,b\n1,2\n";
- * await keepIndex({ bytes: new TextEncoder().encode(text), text }, ref, 1, "");
+ * const table = parseCsv(text, { required: [] });
+ * await keepIndex({ bytes: new TextEncoder().encode(text), text }, ref, table, "", (r) => r.a);
  * assert.throws(() => refuseGoneIndexed(ref), /it is gone/);
  * ```
  */
 export function refuseGoneIndexed(ref: CsvIndexRef): void {
-  const held = heldTo(ref, readBody(csvIndexPath(ref.root, ref.name), ref.name, ref.key));
+  const held = heldTo(ref, readIndexFile(csvIndexPath(ref.root, ref.name), ref.name, ref.key));
   // Nothing held, or anchored as absent (accepted so): nothing to refuse.
   if (held === null || held.size === 0) return;
   throw rolledBack(
@@ -367,113 +485,85 @@ function rolledBack(ref: CsvIndexRef, why: string): AuthzError {
  * ```ts
  * import assert from "node:assert/strict";
  * import { csvIndexPath, dropIndex, keepIndex } from "./csv_index.ts";
+ * import { parseCsv } from "./csv.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * const text = "a,b\n1,2\n";
- * await keepIndex({ bytes: new TextEncoder().encode(text), text }, { root, name: "x", key: new HmacKey(new Uint8Array(32)) }, 1, "");
+ * const ref = { root, name: "x", key: new HmacKey(new Uint8Array(32)) };
+ * const table = parseCsv(text, { required: [] });
+ * await keepIndex({ bytes: new TextEncoder().encode(text), text }, ref, table, "", (r) => r.a);
  * dropIndex(root, "x");
  * assert.throws(() => Deno.statSync(csvIndexPath(root, "x")), Deno.errors.NotFound);
  * dropIndex(root, "x"); // nothing there: nothing done
  * ```
  */
 export function dropIndex(root: string, name: string): void {
-  try {
-    Deno.removeSync(csvIndexPath(root, name));
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  for (const path of [csvIndexPath(root, name), csvIndexLinesPath(root, name)]) {
+    try {
+      Deno.removeSync(path);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
   }
 }
 
 /**
- * The lines of `text[from, to)` that hold a needle (ASCII, case-insensitive), as rows in file
- * order; `marks` as {@link IndexBody.marks}. Their line numbers are counted when one is first
- * read (only a refusal or a decision's row asks for one), for all of them at once.
+ * The prefix's rows the index selects (`key`: an action's {@link keyHash}), in file order, each
+ * decoded alone; `null` when the index's tables do not fit the prefix (read whole instead).
  */
 function prefixCandidates(
-  text: string,
-  from: number,
-  to: number,
-  needles: readonly string[],
-  marks: readonly number[],
-): CsvRow[] {
-  // One case-insensitive search for all the needles (no lower-case copy of the text).
-  const re = new RegExp(
-    needles.map((n) => n.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&")).join("|"),
-    "gi",
-  );
-  const starts: number[] = [];
-  re.lastIndex = from;
-  for (let m = re.exec(text); m !== null && m.index < to; m = re.exec(text)) {
-    const s = text.lastIndexOf("\n", m.index) + 1;
-    if (starts.length === 0 || starts[starts.length - 1] !== s) starts.push(s);
-    const e = text.indexOf("\n", m.index);
-    if (e < 0 || e >= to) break;
-    re.lastIndex = e + 1;
-  }
-  let lines: number[] | null = null;
-  const lineOf = (i: number): number => (lines ??= lineNumbers(text, starts, marks))[i];
+  bytes: Uint8Array,
+  body: IndexBody,
+  table: DataView,
+  headerEnd: number,
+  want: { readonly halts: boolean; readonly key: number | null },
+): CsvRow[] | null {
+  const lines = body.newlines - 1;
   const out: CsvRow[] = [];
-  for (let i = 0; i < starts.length; i++) {
-    const s = starts[i];
-    let e = text.indexOf("\n", s);
-    if (e < 0 || e > to) e = to;
-    let l = text.slice(s, e);
+  let prev = headerEnd - 1;
+  for (let k = 0; k < lines; k++) {
+    const start = table.getUint32(k * 8, true);
+    if (start <= prev || start >= body.size) return null;
+    prev = start;
+    const h = table.getUint32(k * 8 + 4, true);
+    const halt = (h & HALT_FLAG) !== 0;
+    if (!(want.halts && halt) && (want.key === null || (h & KEY_MASK) !== want.key)) continue;
+    const end = k + 1 < lines ? table.getUint32((k + 1) * 8, true) : body.size;
+    if (end <= start) return null;
+    let l = dec.decode(bytes.subarray(start, end - 1));
     if (l.endsWith("\r")) l = l.slice(0, -1);
-    if (l === "") continue;
-    out.push({
-      cells: l.split(","),
-      get line() {
-        return lineOf(i);
-      },
-    });
+    if (l !== "") out.push({ line: k + 2, cells: l.split(",") });
   }
   return out;
 }
 
-/** The line each of `starts` (ascending line-start offsets) begins, counted from the marks. */
-function lineNumbers(text: string, starts: readonly number[], marks: readonly number[]): number[] {
-  const lines: number[] = [];
-  let k = -1; // the last mark at or before the current start
-  let at = 0; // counted up to here...
-  let line = 1; // ...which starts this line
-  for (const s of starts) {
-    while (k + 1 < marks.length && marks[k + 1] <= s) k++;
-    if (k >= 0 && marks[k] > at) {
-      at = marks[k];
-      line = (k + 1) * STRIDE + 1;
-    }
-    for (let nl = text.indexOf("\n", at); nl >= 0 && nl < s; nl = text.indexOf("\n", nl + 1)) {
-      line++;
-      at = nl + 1;
-    }
-    at = s;
-    lines.push(line);
-  }
-  return lines;
-}
-
 /**
- * Keeps the index of a ledger read whole and held (`rows` data rows, `carry` after the last),
- * when its text can be indexed (see the module doc); a cache, so a write that fails for any
- * reason but a missing permission is let go.
+ * Keeps the index of a ledger read whole and held (`table`, its parse; `carry` after its last
+ * row), when its text can be indexed (see the module doc); a cache, so a write that fails for any
+ * reason but a missing permission is let go. `actionOf` names the action of a row's record, as
+ * the ledger's readers choose rows by it (the decision log's `actionOf`, a waiver's
+ * `action_reviewed`).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { csvIndexPath, keepIndex } from "./csv_index.ts";
+ * import { parseCsv } from "./csv.ts";
  * import { HmacKey } from "../crypto/hash.ts";
  * const root = Deno.makeTempDirSync();
  * const text = "a,b\n1,2\n";
  * const ref = { root, name: "x", key: new HmacKey(new Uint8Array(32)) };
- * await keepIndex({ bytes: new TextEncoder().encode(text), text }, ref, 1, "");
+ * const read = { bytes: new TextEncoder().encode(text), text };
+ * await keepIndex(read, ref, parseCsv(text, { required: [] }), "", (r) => r.a);
  * assert.equal(Deno.statSync(csvIndexPath(root, "x")).isFile, true);
  * ```
  */
 export async function keepIndex(
   read: CsvText,
   ref: CsvIndexRef,
-  rows: number,
+  table: CsvTable,
   carry: string,
+  actionOf: (rec: Record<string, string>) => string,
 ): Promise<void> {
   const { bytes, text } = read;
   if (!indexable(bytes, text)) {
@@ -481,23 +571,37 @@ export async function keepIndex(
     dropIndex(ref.root, ref.name);
     return;
   }
-  let newlines = 0;
-  const marks: number[] = [];
-  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) {
-    if (++newlines % STRIDE === 0) marks.push(i + 1);
+  // Each line after the header: where it starts, and whether it holds `halt`.
+  const starts: number[] = [];
+  const keys: number[] = [];
+  for (let at = text.indexOf("\n") + 1; at < text.length;) {
+    const nl = text.indexOf("\n", at);
+    starts.push(at);
+    keys.push(/halt/i.test(text.slice(at, nl)) ? HALT_FLAG : 0);
+    at = nl + 1;
   }
+  // Each row's action, from the cells the whole read parsed (line k + 2 is entry k).
+  for (const r of table.rows) {
+    const k = r.line - 2;
+    keys[k] = (keys[k] | keyHash(actionKey(actionOf(recordOf(table.header, r.cells))))) >>> 0;
+  }
+  const lines = lineTable(starts, keys);
   const body: IndexBody = {
-    v: 1,
+    v: 2,
     name: ref.name,
     size: bytes.length,
     sha256: await sha256HexOnce(bytes),
-    newlines,
-    rows,
+    newlines: starts.length + 1,
+    rows: table.rows.length,
     carry,
-    marks,
+    crlf: text.includes("\r\n"),
+    lines: await sha256HexOnce(lines),
   };
   try {
     ensureStateDir(ref.root);
+    // The table first: a body is what makes it read, and one that names another table's hash
+    // (a crash between the two writes) is read around.
+    atomicWriteFileSync(csvIndexLinesPath(ref.root, ref.name), lines, { forceMode: 0o600 });
     const path = csvIndexPath(ref.root, ref.name);
     atomicWriteFileSync(path, JSON.stringify({ body, mac: macOf(ref.key, body) }), {
       forceMode: 0o600,

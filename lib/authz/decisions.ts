@@ -295,8 +295,7 @@ export async function readDecisionLogFor(
     return { table: null, schema: "current", recs: [] };
   }
   if (ref !== null) {
-    const needles = action === null ? ["halt"] : ["halt", action.trim().toLowerCase()];
-    const fast = await readIndexed(read, ref, DECISION_SCHEMA, needles);
+    const fast = await readIndexed(read, ref, DECISION_SCHEMA, { halts: true, action });
     if (fast !== null) {
       const log = logOf(fast.table);
       if (chainCarry(log.table!, log.recs.slice(fast.tail), fast.carry) !== null) {
@@ -335,7 +334,7 @@ export async function indexDecisionLog(root: string, key: HmacKey): Promise<Anch
   const log = logOf(parseCsv(read.text, DECISION_SCHEMA));
   const carry = chainCarry(log.table!, log.recs, "");
   if (carry !== null) {
-    await keepIndex(read, { root, name: "decisions", key }, log.recs.length, carry);
+    await keepIndex(read, { root, name: "decisions", key }, log.table!, carry, actionOf);
   } else dropIndex(root, "decisions");
   return anchorStateOf(read, log.recs.length);
 }

@@ -122,7 +122,22 @@ export function field(rec: Record<string, string>, name: string): string {
  * ```
  */
 export function authorizes(rowAction: string, action: string): boolean {
-  return rowAction.trim().toLowerCase() === action.trim().toLowerCase();
+  return actionKey(rowAction) === actionKey(action);
+}
+
+/**
+ * An action as {@link authorizes} compares it: stripped, lower case (what the ledgers' index hashes
+ * to find the rows naming an action).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { actionKey } from "./table.ts";
+ * assert.equal(actionKey(" DELETE:src/a.ts "), "delete:src/a.ts");
+ * ```
+ */
+export function actionKey(action: string): string {
+  return action.trim().toLowerCase();
 }
 
 const SEPARATORS = ["-", "_", ".", ":"];

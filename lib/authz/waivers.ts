@@ -314,7 +314,7 @@ async function readWaiversFor(
     refuseGoneIndexed(ref);
     return null;
   }
-  const fast = await readIndexed(read, ref, WAIVERS_SCHEMA, [action.trim().toLowerCase()]);
+  const fast = await readIndexed(read, ref, WAIVERS_SCHEMA, { halts: false, action });
   return fast?.table ?? parseCsv(read.text, WAIVERS_SCHEMA);
 }
 
@@ -343,7 +343,7 @@ export async function indexWaivers(root: string, key: HmacKey): Promise<AnchorSt
     return anchorStateOf(null, 0);
   }
   const t = parseCsv(read.text, WAIVERS_SCHEMA);
-  await keepIndex(read, { root, name: "waivers", key }, t.rows.length, "");
+  await keepIndex(read, { root, name: "waivers", key }, t, "", (r) => field(r, ACTION_COLUMN));
   return anchorStateOf(read, t.rows.length);
 }
 
@@ -401,10 +401,13 @@ export interface WaiverCheck {
   readonly line: number | null;
 }
 
+/** The column a waiver names its action in: a gate chooses waivers by it (and the index hashes it). */
+const ACTION_COLUMN = "action_reviewed";
+
 function latestFor(t: CsvTable, action: string): number {
   // The one column read from the cells as parsed: no record is made of a row that is not chosen.
   // (A record holds a repeated column's last value: so does this.)
-  const col = t.header.lastIndexOf("action_reviewed");
+  const col = t.header.lastIndexOf(ACTION_COLUMN);
   for (let i = t.rows.length - 1; i >= 0; i--) {
     if (authorizes(col < 0 ? "" : t.rows[i].cells[col], action)) return i;
   }

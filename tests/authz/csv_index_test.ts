@@ -12,15 +12,16 @@ import { removeTree, snapshotTree, tempDir } from "../_helpers/mod.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { decideGate, type GateDecision } from "../../lib/authz/gate.ts";
 import {
+  actionOf,
   decisionPayload,
   indexDecisionLog,
   NEW_DECISION_HEADER,
   signDecisionRow,
 } from "../../lib/authz/decisions.ts";
-import { formatCsv } from "../../lib/authz/csv.ts";
+import { formatCsv, parseCsv } from "../../lib/authz/csv.ts";
 import { haltStop } from "../../lib/authz/stop.ts";
 import { indexWaivers, issueWaiver } from "../../lib/authz/waivers.ts";
-import { csvIndexPath, keepIndex } from "../../lib/authz/csv_index.ts";
+import { csvIndexLinesPath, csvIndexPath, keepIndex } from "../../lib/authz/csv_index.ts";
 import { HmacKey, sha256Hex } from "../../lib/crypto/hash.ts";
 import { project } from "./_fixtures.ts";
 
@@ -197,6 +198,34 @@ Deno.test("csv index: a forged, replayed or foreign index is not believed", asyn
   }
 });
 
+Deno.test("csv index: a line table edited beside its MAC'd body is not believed", async () => {
+  const dir = await tempDir("csv-index-lines-edited");
+  try {
+    const p = await signedProject(dir);
+    // The line table beside the MAC'd body edited (the HALT row's flag and action cleared): its
+    // SHA-256 is no longer the one the body names, so it is not read, and the HALT still stops.
+    const linesPath = csvIndexLinesPath(p, "decisions");
+    const table = Deno.readFileSync(linesPath);
+    const view = new DataView(table.buffer);
+    const haltLine = Deno.readTextFileSync(decisions(p)).split("\n").findIndex((l) =>
+      l.includes(",delete:h,HALT,")
+    ) + 1;
+    assert.ok(haltLine > 1, "the fixture's HALT row");
+    const k = haltLine - 2;
+    assert.notEqual(view.getUint32(k * 8 + 4, true) & 0x80000000, 0, "flagged as a HALT line");
+    view.setUint32(k * 8 + 4, 0, true);
+    Deno.writeFileSync(linesPath, table);
+    assert.equal((await same(p, "delete:h")).code, "HALTED");
+    assert.equal((await haltStop(p, ["delete:h"], plain, KEY))?.code, "HALTED");
+    // Gone: the same.
+    Deno.removeSync(linesPath);
+    assert.equal((await same(p, "delete:h")).code, "HALTED");
+    assert.equal((await haltStop(p, ["delete:h"], plain, KEY))?.code, "HALTED");
+  } finally {
+    await removeTree(dir);
+  }
+});
+
 Deno.test("csv index: a bad row appended after the index is refused as the whole read refuses it", async () => {
   const dir = await tempDir("csv-index-tail");
   try {
@@ -231,49 +260,121 @@ Deno.test("csv index: what the key signed is believed, so the fast path is the o
     const edited = Deno.readTextFileSync(decisions(p)).replace(/^[^\n]*,HALT,[^\n]*\n/m, "");
     Deno.writeTextFileSync(decisions(p), edited);
     const bytes = new TextEncoder().encode(edited);
-    await keepIndex({ bytes, text: edited }, { root: p, name: "decisions", key: KEY }, 7, "x");
+    const table = parseCsv(edited, { required: [] });
+    await keepIndex(
+      { bytes, text: edited },
+      { root: p, name: "decisions", key: KEY },
+      table,
+      "x",
+      actionOf,
+    );
     assert.equal((await decideGate(p, "delete:d9", plain)).problem?.code, "CHAIN_BROKEN");
     assert.equal((await decideGate(p, "delete:d9", indexed)).allowed, true);
     // The same for an act's HALT check.
     assert.equal((await haltStop(p, ["delete:d9"], plain))?.code, "HALTED");
     assert.equal(await haltStop(p, ["delete:d9"], plain, KEY), null);
+    // The same index in the earlier format (no line tables), MAC'd as that format was: not read,
+    // so the gate reads the whole file and finds the break.
+    const index = JSON.parse(Deno.readTextFileSync(csvIndexPath(p, "decisions"))).body;
+    const { lines: _l, crlf: _c, ...rest } = index;
+    const v1 = { ...rest, v: 1, marks: [] };
+    const mac = KEY.hex(`agentteams-csv-index-v1|${JSON.stringify(v1)}`);
+    Deno.writeTextFileSync(csvIndexPath(p, "decisions"), JSON.stringify({ body: v1, mac }));
+    assert.equal((await same(p, "delete:d9")).code, "CHAIN_BROKEN");
+    assert.equal((await haltStop(p, ["delete:d9"], plain, KEY))?.code, "HALTED");
+    // It still holds the log to the bytes it records (the project has no anchor): a row cut from
+    // them is refused, not read whole.
+    const cut = edited.split("\n");
+    cut.splice(3, 1);
+    Deno.writeTextFileSync(decisions(p), cut.join("\n"));
+    await rolledBack(decideGate(p, "delete:d9", indexed), "cut under an earlier-format index");
   } finally {
     await removeTree(dir);
   }
 });
 
-/** The rows the line-number test makes HALTs: either side of each line mark, and the last. */
+/**
+ * Writes project `p`'s decision log from `rows` (each row's decision, status and evidence),
+ * signed with the fixture's decision key and chained, with `eol` line ends.
+ */
+function writeSignedLog(
+  p: string,
+  rows: readonly { decision: string; status: string; evidence?: string }[],
+  eol: "\n" | "\r\n",
+): void {
+  const dk = new HmacKey(new TextEncoder().encode(ENV.AGENTTEAMS_DECISION_SIGNING_KEY));
+  const cells: string[][] = [];
+  let prev = "";
+  rows.forEach(({ decision, status, evidence = "" }, i) => {
+    const r: Record<string, string> = {
+      date: "2026-11-29",
+      plan_slug: "",
+      step: String(i),
+      decision,
+      status,
+      conditions: "",
+      conditions_verified: "verified",
+      evidence,
+      owner: "@security",
+      prev_digest: prev,
+    };
+    r.signature = dk.hex(decisionPayload(r));
+    prev = sha256Hex(decisionPayload(r));
+    cells.push(NEW_DECISION_HEADER.map((c) => r[c] ?? ""));
+  });
+  Deno.writeTextFileSync(decisions(p), formatCsv(NEW_DECISION_HEADER, cells, { eol }));
+}
+
+Deno.test("csv index: a read through it takes the rows naming the action in any case or spacing, and the HALTs, as the whole read decides", async () => {
+  const dir = await tempDir("csv-index-choice");
+  try {
+    const p = await project(dir);
+    writeSignedLog(p, [
+      { decision: " DELETE:Spaced ", status: "PASS" },
+      // Another action named in its evidence: no clearance for that one.
+      { decision: "delete:other", status: "PASS", evidence: "as for delete:mentioned" },
+      { decision: "delete:halted", status: "HALT" },
+      // A lower-case verdict is a HALT all the same, and it reaches deploy:x.
+      { decision: "deploy", status: "halt" },
+      { decision: "write:docs/", status: "HALT" },
+    ], "\n");
+    await reindex(p);
+    assert.equal((await same(p, "delete:spaced")).allowed, true);
+    assert.equal((await same(p, "Delete:Other ")).allowed, true);
+    assert.equal((await same(p, "delete:mentioned")).code, "NO_CLEARANCE");
+    assert.equal((await same(p, "delete:halted")).code, "HALTED");
+    assert.equal((await same(p, "deploy:x")).code, "HALTED");
+    assert.equal((await same(p, "write:./docs/a.md")).code, "HALTED");
+    assert.equal((await same(p, "delete:none")).code, "NO_CLEARANCE");
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+/** The rows the line-number test makes HALTs: spread from the first rows to the last. */
 const HALTED = [3, 509, 700, 1022, 1100, 1298];
 
-Deno.test("csv index: line numbers past the index's line marks are the file's own", async () => {
+Deno.test("csv index: the rows read through it carry the file's own line numbers", async () => {
   const dir = await tempDir("csv-index-lines");
   try {
     const p = await project(dir);
-    const dk = new HmacKey(new TextEncoder().encode("dk"));
-    const rows: string[][] = [];
-    let prev = "";
-    for (let i = 0; i < 1300; i++) {
-      const r: Record<string, string> = {
-        date: "2026-11-29",
-        plan_slug: "",
-        step: String(i),
+    // HALTs spread through the file: every one a row each indexed read selects.
+    writeSignedLog(
+      p,
+      Array.from({ length: 1300 }, (_, i) => ({
         decision: `delete:d${i}`,
-        // HALTs spread over the marks: every one a candidate row of each indexed read.
         status: HALTED.includes(i) ? "HALT" : "PASS",
-        conditions: "",
-        conditions_verified: "verified",
-        evidence: "",
-        owner: "@security",
-        prev_digest: prev,
-      };
-      r.signature = dk.hex(decisionPayload(r));
-      prev = sha256Hex(decisionPayload(r));
-      rows.push(NEW_DECISION_HEADER.map((c) => r[c] ?? ""));
-    }
-    Deno.writeTextFileSync(decisions(p), formatCsv(NEW_DECISION_HEADER, rows, { eol: "\r\n" }));
+      })),
+      "\r\n",
+    );
     await reindex(p);
     const index = JSON.parse(Deno.readTextFileSync(csvIndexPath(p, "decisions")));
-    assert.equal(index.body.marks.length, 2, "two marks: after lines 512 and 1024");
+    assert.equal(index.body.newlines, 1301, "the header and 1,300 rows");
+    assert.equal(
+      Deno.readFileSync(csvIndexLinesPath(p, "decisions")).length,
+      1300 * 8,
+      "where each line after the header starts, and its key",
+    );
     for (const i of [0, 510, 511, 512, 1000, 1023, 1024, 1299]) {
       const d = await same(p, `delete:d${i}`);
       assert.equal(d.ref, `security-decisions.log.csv:${i + 2}`, `row ${i}`);
