@@ -396,11 +396,27 @@ export function readCsvText(path: string): CsvText | null {
   };
 }
 
+/**
+ * Ledger bytes as a read decodes them first: UTF-8, a BOM kept (a cell holds it, as Python's csv
+ * module reads it), each invalid sequence as U+FFFD (a text holding one is decoded again strictly,
+ * or read around).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { csvTextLenient } from "./csv.ts";
+ * assert.equal(csvTextLenient(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])), "\ufeffa");
+ * ```
+ */
+export function csvTextLenient(bytes: Uint8Array): string {
+  return lenient.decode(bytes);
+}
+
 /** A ledger's bytes as text, or `CSV_MALFORMED` when they are not UTF-8. */
 function csvTextOf(bytes: Uint8Array, path: string): string {
   // The lenient decoder is several times faster; it marks any invalid sequence with U+FFFD, so
   // only a text holding one is decoded again strictly (a U+FFFD written in the file is valid).
-  const text = lenient.decode(bytes);
+  const text = csvTextLenient(bytes);
   if (!text.includes("\ufffd")) return text;
   try {
     return strict.decode(bytes);

@@ -48,6 +48,7 @@ import {
   type CsvSchema,
   type CsvTable,
   type CsvText,
+  csvTextLenient,
   parseCsv,
   readCsvText,
 } from "./csv.ts";
@@ -297,13 +298,14 @@ function indexedTable(
   if (wanted === "" || wanted?.includes("\n")) return null;
   const headerEnd = bytes.indexOf(0x0a) + 1;
   if (headerEnd <= 0 || headerEnd > body.size) return null;
-  // The prefix is ASCII (it was indexed): the rest is decoded as a whole read decodes it, and one
-  // that is not plainly UTF-8 is left to that read.
-  const rest = dec.decode(bytes.subarray(body.size));
+  // The prefix is ASCII (it was indexed): the rest is decoded as a whole read decodes it (a BOM
+  // there is a character of its first cell), and one that is not plainly UTF-8 is left to that
+  // read.
+  const rest = csvTextLenient(bytes.subarray(body.size));
   if (rest.includes("\ufffd")) return null;
   let parsed: CsvTable;
   try {
-    parsed = parseCsv(dec.decode(bytes.subarray(0, headerEnd)) + rest, schema);
+    parsed = parseCsv(csvTextLenient(bytes.subarray(0, headerEnd)) + rest, schema);
   } catch {
     return null;
   }
@@ -530,7 +532,7 @@ function prefixCandidates(
     if (!(want.halts && halt) && (want.key === null || (h & KEY_MASK) !== want.key)) continue;
     const end = k + 1 < lines ? table.getUint32((k + 1) * 8, true) : body.size;
     if (end <= start) return null;
-    let l = dec.decode(bytes.subarray(start, end - 1));
+    let l = csvTextLenient(bytes.subarray(start, end - 1));
     if (l.endsWith("\r")) l = l.slice(0, -1);
     if (l !== "") out.push({ line: k + 2, cells: l.split(",") });
   }

@@ -250,6 +250,41 @@ Deno.test("csv index: a bad row appended after the index is refused as the whole
   }
 });
 
+Deno.test("csv index: a BOM put at the start of the rows after the index is read as the whole read reads it", async () => {
+  const dir = await tempDir("csv-index-tail-bom");
+  try {
+    const p = await signedProject(dir);
+    const prefix = Deno.statSync(decisions(p)).size;
+    const original = Deno.readFileSync(decisions(p));
+    const withAt = (tail: Uint8Array, rest = new Uint8Array(0)) => {
+      const out = new Uint8Array(prefix + tail.length + rest.length);
+      out.set(original);
+      out.set(tail, prefix);
+      out.set(rest, prefix + tail.length);
+      Deno.writeFileSync(decisions(p), out);
+    };
+    const BOM = new Uint8Array([0xef, 0xbb, 0xbf]);
+    // Before two signed rows appended since: the first row's date holds it, so its signature and
+    // the chain break for either read.
+    await signDecisionRow(p, { action: "delete:t", verdict: "PASS" }, plain);
+    await signDecisionRow(p, { action: "delete:u", verdict: "PASS" }, plain);
+    const appended = Deno.readFileSync(decisions(p)).subarray(prefix);
+    withAt(BOM, appended);
+    assert.equal((await same(p, "delete:t")).allowed, false);
+    assert.equal((await same(p, "delete:d1")).code, "CHAIN_BROKEN");
+    assert.equal((await haltStop(p, ["write:src/a.ts"], plain, KEY))?.code, "HALTED");
+    // Alone on a line: a row of one cell, CSV_MALFORMED from either read.
+    withAt(new Uint8Array([...BOM, 0x0a]));
+    const errors = [];
+    for (const c of [plain, indexed]) {
+      errors.push(await decideGate(p, "delete:d1", c).then(() => null, (e) => e.code));
+    }
+    assert.deepEqual(errors, ["CSV_MALFORMED", "CSV_MALFORMED"]);
+  } finally {
+    await removeTree(dir);
+  }
+});
+
 Deno.test("csv index: what the key signed is believed, so the fast path is the one a gate takes", async () => {
   const dir = await tempDir("csv-index-used");
   try {
