@@ -33,6 +33,7 @@ export type { GrantContext, GrantedWrite, GrantReport, GrantRoots } from "./auth
 export type { Finding as AuthzFinding, Problem } from "./authz/verdict.ts";
 export { operatorSigner, VerifyKeyStore } from "./authz/signed.ts";
 export type { OperatorSigner } from "./authz/signed.ts";
+export type { CsvText, TriadHold } from "./authz/mod.ts";
 
 export type { AuthzCode } from "./errors.ts";
 export type { Env } from "./env.ts";

@@ -350,8 +350,25 @@ function refuseLinkedFolder(path: string): void {
  * ```
  */
 export function readCsvFile(path: string, schema: CsvSchema): CsvTable | null {
-  const read = readCsvText(path);
-  return read === null ? null : parseCsv(read.text, { ...schema, what: schema.what ?? path });
+  return parseCsvRead(readCsvText(path), { ...schema, what: schema.what ?? path });
+}
+
+/**
+ * A ledger as read ({@link readCsvText}), parsed: what {@link readCsvFile} returns, for a writer
+ * that checked those very bytes first (`null`: no file).
+ *
+ * @throws {AuthzError} what {@link readCsvFile} throws.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseCsvRead } from "./csv.ts";
+ * const text = "a\n1\n";
+ * assert.equal(parseCsvRead({ bytes: new TextEncoder().encode(text), text }, { required: ["a"] })?.rows.length, 1);
+ * assert.equal(parseCsvRead(null, { required: ["a"] }), null);
+ * ```
+ */
+export function parseCsvRead(read: CsvText | null, schema: CsvSchema): CsvTable | null {
+  return read === null ? null : parseCsv(read.text, schema);
 }
 
 /** A ledger file's bytes and their text, as {@link readCsvText} read them. */
@@ -428,14 +445,15 @@ function csvTextOf(bytes: Uint8Array, path: string): string {
 /**
  * Rewrites a whole ledger atomically, keeping its mode, its BOM and (when it held one) its CRLF
  * line ends; a new file gets LF (or `firstRowEol` for its first row) and mode 0644, and its
- * directory is created. `existing` is the table as read (`null`: the file is new).
+ * directory is created. `existing` is the table as read (`null`: the file is new). Returns what
+ * it wrote (what the writer's index and anchor are then of, not a later read).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { rewriteCsvFile } from "./csv.ts";
  * const p = Deno.makeTempDirSync() + "/references/x.csv";
- * rewriteCsvFile(p, ["a"], [["1"]], null);
+ * assert.equal(rewriteCsvFile(p, ["a"], [["1"]], null).text, "a\n1\n");
  * assert.equal(Deno.readTextFileSync(p), "a\n1\n");
  * ```
  */
@@ -445,12 +463,14 @@ export function rewriteCsvFile(
   rows: readonly (readonly string[])[],
   existing: Pick<CsvTable, "crlf" | "bom"> | null,
   opts: { firstRowEol?: "\n" | "\r\n" } = {},
-): void {
+): CsvText {
   refuseLinkedFolder(path);
   if (existing === null) Deno.mkdirSync(dirname(path), { recursive: true });
   refuseLinkedFolder(path);
   const text = existing === null
     ? formatCsv(header, rows, { eol: "\n", firstRowEol: opts.firstRowEol })
     : formatCsv(header, rows, { eol: existing.crlf ? "\r\n" : "\n", bom: existing.bom });
-  atomicWriteFileSync(path, text, { mode: 0o644 });
+  const bytes = new TextEncoder().encode(text);
+  atomicWriteFileSync(path, bytes, { mode: 0o644 });
+  return { bytes, text };
 }

@@ -390,7 +390,29 @@ function heldTo(ref: CsvIndexRef, index: ReadIndex | null): AnchorState | null {
  * ```
  */
 export async function requireExtends(ref: CsvIndexRef & { readonly file: string }): Promise<void> {
-  const read = readCsvText(ref.file);
+  await requireReadExtends(readCsvText(ref.file), ref);
+}
+
+/**
+ * {@link requireExtends} of the bytes a writer read (`null`: no file), so that what it then
+ * parses and rewrites is what was checked, not a later read a session could have cut.
+ *
+ * @throws {AuthzError} `LEDGER_ROLLED_BACK`
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { keepIndex, requireReadExtends } from "./csv_index.ts";
+ * import { parseCsv } from "./csv.ts";
+ * import { HmacKey } from "../crypto/hash.ts";
+ * const ref = { root: Deno.makeTempDirSync(), name: "decisions", key: new HmacKey(new Uint8Array(32)) };
+ * await requireReadExtends(null, ref); // no file, and nothing holds one: nothing to refuse
+ * const text = "a,b\n1,2\n";
+ * const read = { bytes: new TextEncoder().encode(text), text };
+ * await keepIndex(read, ref, parseCsv(text, { required: [] }), "", (r) => r.a);
+ * await assert.rejects(requireReadExtends(null, ref), /it is gone/);
+ * ```
+ */
+export async function requireReadExtends(read: CsvText | null, ref: CsvIndexRef): Promise<void> {
   if (read === null) refuseGoneIndexed(ref);
   else await extendedBody(read, ref);
 }

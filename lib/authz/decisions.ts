@@ -38,7 +38,15 @@ import type { Env } from "../env.ts";
 import { type HmacKey, sha256Hex } from "../crypto/hash.ts";
 import { firstChainBreak } from "../crypto/chain.ts";
 import { signHex } from "../crypto/ed25519.ts";
-import { type CsvTable, parseCsv, readCsvFile, readCsvText, rewriteCsvFile } from "./csv.ts";
+import {
+  type CsvTable,
+  type CsvText,
+  parseCsv,
+  parseCsvRead,
+  readCsvText,
+  rewriteCsvFile,
+} from "./csv.ts";
+import type { TriadHold } from "./triad_hold.ts";
 import {
   anchorStateOf,
   dropIndex,
@@ -253,7 +261,23 @@ const LINEAGE = ["derives_from", "sig_scheme", "key_id"] as const;
  * ```
  */
 export function readDecisionLog(root: string): DecisionLog {
-  const table = readCsvFile(authzPaths(root).decisions, DECISION_SCHEMA);
+  return decisionLogFrom(readCsvText(authzPaths(root).decisions));
+}
+
+/**
+ * The decision log as {@link readDecisionLog} reads it, from bytes already read (`null`: no log):
+ * what a writer parses after checking those very bytes.
+ *
+ * @throws {AuthzError} what {@link readDecisionLog} throws.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { decisionLogFrom } from "./decisions.ts";
+ * assert.equal(decisionLogFrom(null).recs.length, 0);
+ * ```
+ */
+export function decisionLogFrom(read: CsvText | null): DecisionLog {
+  const table = parseCsvRead(read, DECISION_SCHEMA);
   if (table === null) return { table: null, schema: "current", recs: [] };
   return logOf(table);
 }
@@ -325,8 +349,12 @@ export async function readDecisionLogFor(
  * assert.throws(() => Deno.statSync(csvIndexPath(root, "decisions")), Deno.errors.NotFound);
  * ```
  */
-export async function indexDecisionLog(root: string, key: HmacKey): Promise<AnchorState> {
-  const read = readCsvText(authzPaths(root).decisions);
+export async function indexDecisionLog(
+  root: string,
+  key: HmacKey,
+  given?: CsvText | null,
+): Promise<AnchorState> {
+  const read = given !== undefined ? given : readCsvText(authzPaths(root).decisions);
   if (read === null) {
     dropIndex(root, "decisions");
     return anchorStateOf(null, 0);
@@ -787,7 +815,7 @@ export async function consumeDecided(
   log: DecisionLog,
   c: Clearance,
   ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
-): Promise<{ line: number; payload: string }> {
+): Promise<{ line: number; payload: string; written: CsvText }> {
   const t = log.table!;
   const header = t.header.includes("consumed") ? t.header : [...t.header, "consumed"];
   const r: Record<string, string> = { ...log.recs[c.index!], consumed: "yes" };
@@ -796,8 +824,13 @@ export async function consumeDecided(
   }
   const recs = log.recs.slice();
   recs[c.index!] = r;
-  rewriteCsvFile(authzPaths(root).decisions, header, recs.map((x) => cellsOf(x, header)), t);
-  return { line: c.line!, payload: decisionPayload(r) };
+  const written = rewriteCsvFile(
+    authzPaths(root).decisions,
+    header,
+    recs.map((x) => cellsOf(x, header)),
+    t,
+  );
+  return { line: c.line!, payload: decisionPayload(r), written };
 }
 
 async function signDecision(
@@ -863,7 +896,11 @@ const VERDICTS = ["PASS", "CONDITIONAL PASS", "HALT", "HALT-RETRACTED"];
 export function signDecisionRow(
   root: string,
   f: DecisionFields,
-  ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
+  ctx: DecisionContext & {
+    readonly signer?: OperatorSigner | null;
+    /** With the ledger key: the log as read is checked, and what is written anchored. */
+    readonly hold?: TriadHold | null;
+  },
 ): Promise<Record<string, string>> {
   const paths = authzPaths(root);
   return withFlock(root, { target: "directory" }, async () => {
@@ -879,7 +916,9 @@ export function signDecisionRow(
     if (verdict === "HALT-RETRACTED" && (f.evidence ?? "").trim() === "") {
       throw new AuthzError("RETRACTION_UNPROVEN", "a HALT-RETRACTED row needs --evidence");
     }
-    const log = readDecisionLog(root);
+    const read = readCsvText(paths.decisions);
+    await ctx.hold?.held(read);
+    const log = decisionLogFrom(read);
     const signer = ctx.signer ?? null;
     if (signer === null && hmacKeyFrom(ctx.env, DECISION_KEY_ENV) === null) {
       throw new AuthzError("NO_SIGNING_KEY", `${DECISION_KEY_ENV} is not set (or use --ed25519)`);
@@ -936,9 +975,14 @@ export function signDecisionRow(
       if (p !== null) throw new AuthzError(p.code, `decision not signed: ${p.reason}`);
     }
     const recs = [...log.recs, r];
-    rewriteCsvFile(paths.decisions, header, recs.map((x) => cellsOf(x, header)), log.table, {
-      firstRowEol: "\r\n",
-    });
+    const written = rewriteCsvFile(
+      paths.decisions,
+      header,
+      recs.map((x) => cellsOf(x, header)),
+      log.table,
+      { firstRowEol: "\r\n" },
+    );
+    await ctx.hold?.kept(written);
     return r;
   });
 }

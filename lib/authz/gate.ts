@@ -26,11 +26,13 @@ import {
   consumeDecided,
   decideClearance,
   type DecisionLog,
+  decisionLogFrom,
   decisionPayload,
   readDecisionLog,
   readDecisionLogFor,
 } from "./decisions.ts";
 import type { HmacKey } from "../crypto/hash.ts";
+import type { CsvText } from "./csv.ts";
 import { ledgerAnchors } from "../ledger/anchors.ts";
 import { clearanceSpentKey, waiverSpentKey } from "./spent.ts";
 import { withFlock } from "../fs/flock.ts";
@@ -152,6 +154,7 @@ async function decide(
   action: string,
   given: GateContext,
   sparse = false,
+  reads?: Partial<Record<"decisions" | "waivers", CsvText | null>>,
 ): Promise<Decided> {
   const ctx: GateContext = given.ledger !== undefined
     ? { ...given, spent: given.ledger.spent() }
@@ -159,7 +162,9 @@ async function decide(
   const key = sparse ? ctx.indexKey : undefined;
   // Both ledgers held to one reading of the signed ledger's anchors.
   const anchors = key === undefined ? undefined : ledgerAnchors(root, key);
-  const log = key === undefined
+  const log = reads?.decisions !== undefined
+    ? decisionLogFrom(reads.decisions)
+    : key === undefined
     ? readDecisionLog(root)
     : await readDecisionLogFor(root, action, key, anchors);
   const c = await decideClearance(log, action, ctx, root);
@@ -186,7 +191,7 @@ async function decide(
   if (c.halted) {
     return on({ action, allowed: false, authority: null, problem: c.problem, halted: true });
   }
-  const found = await findWaiver(root, action, ctx, key, anchors);
+  const found = await findWaiver(root, action, ctx, key, anchors, reads?.waivers);
   const w = found.check;
   if (w.ok) {
     return on({
@@ -228,9 +233,12 @@ export function passGate(
   expect?: GateAuthority,
 ): Promise<GateDecision> {
   return withFlock(root, { target: "directory" }, async () => {
-    // A ledger cut or rewritten since the operator's last write is refused, not spent from.
-    if (ctx.indexKey !== undefined) await requireTriadExtends(root, ctx.indexKey, "both");
-    const decided = await decide(root, action, ctx);
+    // A ledger cut or rewritten since the operator's last write is refused, not spent from: the
+    // bytes checked are the bytes decided from and rewritten (a cut after the check is not read).
+    const reads = ctx.indexKey !== undefined
+      ? await requireTriadExtends(root, ctx.indexKey, "both")
+      : undefined;
+    const decided = await decide(root, action, ctx, false, reads);
     const d = decided.decision;
     if (!d.allowed) throw new AuthzError(d.problem!.code, `gate ${action}: ${d.problem!.reason}`);
     const a = d.authority!;
@@ -245,14 +253,16 @@ export function passGate(
     // unspent. Then spent from what was decided under this same lock: nothing read twice.
     await ctx.ledger?.record({ gate_action: action, by: a.by, ref: a.ref, spent: a.spent! });
     const spent = decided.spent;
-    if (a.by === "clearance") {
-      await consumeDecided(root, decided.log, decided.clearance, { ...ctx, spent });
-    } else await consumeFound(root, decided.waiver!, { ...ctx, spent });
-    // The rewritten ledger's index kept (or, without the key, removed) for the next read.
+    const { written } = a.by === "clearance"
+      ? await consumeDecided(root, decided.log, decided.clearance, { ...ctx, spent })
+      : await consumeFound(root, decided.waiver!, { ...ctx, spent });
+    // The rewritten ledger's index and anchor, of what was written (or, without the key, the
+    // index removed), for the next read.
     await keepTriadIndexes(
       root,
       ctx.indexKey ?? null,
       a.by === "clearance" ? "decisions" : "waivers",
+      written,
     );
     return d;
   });

@@ -46,9 +46,12 @@ export { authzPaths, KEY_DIR_ROSTER, KEY_DIR_VERIFY_KEYS } from "./triad_paths.t
 export {
   keepTriadIndexes,
   requireTriadExtends,
+  triadHold,
   type TriadLedger,
   triadWrite,
 } from "./triad_index.ts";
+export type { TriadHold } from "./triad_hold.ts";
+export type { CsvText } from "./csv.ts";
 export { NO_TRUSTED_KEYS, type OperatorSigner, operatorSigner, VerifyKeyStore } from "./signed.ts";
 export { spentCounts } from "./spent.ts";
 export { haltStop, requireNoHalt } from "./stop.ts";

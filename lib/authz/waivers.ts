@@ -36,7 +36,15 @@ import { AuthzError } from "../errors.ts";
 import type { Env } from "../env.ts";
 import { signHex } from "../crypto/ed25519.ts";
 import type { HmacKey } from "../crypto/hash.ts";
-import { type CsvTable, parseCsv, readCsvFile, readCsvText, rewriteCsvFile } from "./csv.ts";
+import {
+  type CsvTable,
+  type CsvText,
+  parseCsv,
+  parseCsvRead,
+  readCsvText,
+  rewriteCsvFile,
+} from "./csv.ts";
+import type { TriadHold } from "./triad_hold.ts";
 import {
   anchorStateOf,
   dropIndex,
@@ -293,7 +301,7 @@ export function waiverProblemNow(
 const REQUIRED_TEXT = ["waiver_id", "approver", "ticket_id", "reason_code"] as const;
 
 function readWaivers(root: string): CsvTable | null {
-  return readCsvFile(authzPaths(root).waivers, WAIVERS_SCHEMA);
+  return parseCsvRead(readCsvText(authzPaths(root).waivers), WAIVERS_SCHEMA);
 }
 
 /**
@@ -336,8 +344,12 @@ async function readWaiversFor(
  * assert.throws(() => Deno.statSync(csvIndexPath(root, "waivers")), Deno.errors.NotFound);
  * ```
  */
-export async function indexWaivers(root: string, key: HmacKey): Promise<AnchorState> {
-  const read = readCsvText(authzPaths(root).waivers);
+export async function indexWaivers(
+  root: string,
+  key: HmacKey,
+  given?: CsvText | null,
+): Promise<AnchorState> {
+  const read = given !== undefined ? given : readCsvText(authzPaths(root).waivers);
   if (read === null) {
     dropIndex(root, "waivers");
     return anchorStateOf(null, 0);
@@ -444,8 +456,11 @@ export async function findWaiver(
   ctx: WaiverContext,
   key?: HmacKey,
   anchors?: Anchors,
+  read?: CsvText | null,
 ): Promise<FoundWaiver> {
-  const t = key === undefined
+  const t = read !== undefined
+    ? parseCsvRead(read, WAIVERS_SCHEMA)
+    : key === undefined
     ? readWaivers(root)
     : await readWaiversFor(root, action, key, anchors);
   const i = t === null ? -1 : latestFor(t, action);
@@ -565,7 +580,7 @@ export async function consumeFound(
   root: string,
   found: FoundWaiver,
   ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
-): Promise<{ waiverId: string; uses: number; maxUses: number; line: number }> {
+): Promise<{ waiverId: string; uses: number; maxUses: number; line: number; written: CsvText }> {
   const t = found.table!;
   const i = found.index;
   const rec = found.rec!;
@@ -580,8 +595,9 @@ export async function consumeFound(
   // The other rows as they were read; the spent one from its record.
   const rows = t.rows.map((r) => r.cells);
   rows[i] = cellsOf(next, t.header);
-  rewriteCsvFile(authzPaths(root).waivers, t.header, rows, t);
+  const written = rewriteCsvFile(authzPaths(root).waivers, t.header, rows, t);
   return {
+    written,
     waiverId: field(rec, "waiver_id").trim(),
     uses,
     maxUses: counter(field(rec, "max_uses")) ?? 0,
@@ -628,11 +644,17 @@ export interface WaiverFields {
 export function issueWaiver(
   root: string,
   f: WaiverFields,
-  ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
+  ctx: WaiverContext & {
+    readonly signer?: OperatorSigner | null;
+    /** With the ledger key: the ledger as read is checked, and what is written anchored. */
+    readonly hold?: TriadHold | null;
+  },
 ): Promise<Record<string, string>> {
   const paths = authzPaths(root);
   return withFlock(root, { target: "directory" }, async () => {
-    const t = readWaivers(root);
+    const read = readCsvText(paths.waivers);
+    await ctx.hold?.held(read);
+    const t = parseCsvRead(read, WAIVERS_SCHEMA);
     const recs = t === null ? [] : recordsOf(t);
     if (recs.some((r) => field(r, "waiver_id").trim() === f.waiverId.trim())) {
       throw new AuthzError("DUPLICATE_ID", `waiver_id ${f.waiverId} is already in the ledger`);
@@ -663,7 +685,8 @@ export function issueWaiver(
       throw new AuthzError(problem.code, `waiver not issued: ${problem.reason}`);
     }
     recs.push(rec);
-    rewriteCsvFile(paths.waivers, header, recs.map((r) => cellsOf(r, header)), t);
+    const written = rewriteCsvFile(paths.waivers, header, recs.map((r) => cellsOf(r, header)), t);
+    await ctx.hold?.kept(written);
     return rec;
   });
 }

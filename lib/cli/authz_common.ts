@@ -7,6 +7,7 @@
 import { KeyError, PolicyError, UsageError } from "../errors.ts";
 import { spentCounts } from "../authz/spent.ts";
 import { keepTriadIndexes, type TriadLedger, triadWrite } from "../authz/triad_index.ts";
+import type { TriadHold } from "../authz/mod.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { defaultBriefPath } from "../policy/brief_file.ts";
 import { loadCode } from "./code_dir.ts";
@@ -267,25 +268,31 @@ export function problemOutcome(
 }
 
 /**
- * A write to the decision log or the waiver ledger by an operator's command: refused when the
- * ledger no longer extends its index (`LEDGER_ROLLED_BACK`, nothing written), then its index
- * kept for the gate's reads (`lib/authz/triad_index.ts`), when the ledger key is at hand (without
- * it the index is removed: no gate reads one).
+ * A write to the decision log or the waiver ledger by an operator's command: `write` is given the
+ * hold (`lib/authz/triad_hold.ts`) when the ledger key is at hand, and passes it to the writer,
+ * which under its lock refuses the ledger as it read it when it no longer extends its index
+ * (`LEDGER_ROLLED_BACK`, nothing written) and keeps the index and anchor of what it wrote; without
+ * the key the index is removed (no gate reads one).
  *
  * @throws {AuthzError} `LEDGER_ROLLED_BACK`; what `write` throws
  * @example
  * ```ts ignore
  * // Not run: it needs ctx, which it declares rather than makes.
  * import { operatorTriadWrite } from "./authz_common.ts";
+ * import { signDecisionRow } from "../authz/decisions.ts";
+ * import type { DecisionFields } from "../authz/decisions.ts";
  * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `decision sign`
- * await operatorTriadWrite(ctx, "decisions", async () => "the row");
+ * declare const fields: DecisionFields; // the row's action and verdict
+ * const env = ctx.env, now = ctx.now();
+ * await operatorTriadWrite(ctx, "decisions", (hold) =>
+ *   signDecisionRow(ctx.project, fields, { env, now, hold }));
  * ```
  */
 export async function operatorTriadWrite<T>(
   ctx: Ctx,
   which: TriadLedger,
-  write: () => Promise<T>,
+  write: (hold: TriadHold | null) => Promise<T>,
 ): Promise<T> {
   return await triadWrite(ctx.project, optionalLedgerKey(ctx)?.hmac ?? null, which, write);
 }

@@ -104,7 +104,7 @@ export async function decisionSign(ctx: Ctx): Promise<Outcome> {
   const signer = ctx.parsed.flags.ed25519 === true ? await operatorSigner(ctx.env) : null;
   const opt = (n: string) => stringFlag(ctx, n) ?? undefined;
   const context = { ...await triadContext(ctx), signer };
-  const r = await operatorTriadWrite(ctx, "decisions", () =>
+  const r = await operatorTriadWrite(ctx, "decisions", (hold) =>
     signDecisionRow(ctx.project, {
       action: requiredFlag(ctx, "action"),
       verdict: requiredFlag(ctx, "verdict"),
@@ -114,7 +114,7 @@ export async function decisionSign(ctx: Ctx): Promise<Outcome> {
       conditions: opt("conditions"),
       conditionsVerified: opt("conditions-verified"),
       evidence: opt("evidence"),
-    }, context));
+    }, { ...context, hold }));
   const verdict = r.status ?? r.verdict;
   const action = r.decision ?? r.action_reviewed;
   return {

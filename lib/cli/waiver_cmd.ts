@@ -107,7 +107,7 @@ export async function waiverIssue(ctx: Ctx): Promise<Outcome> {
   const maxUses = maxUsesFlag(ctx);
   const signer = ctx.parsed.flags.ed25519 === true ? await operatorSigner(ctx.env) : null;
   const context = { ...await triadContext(ctx), signer };
-  const rec = await operatorTriadWrite(ctx, "waivers", () =>
+  const rec = await operatorTriadWrite(ctx, "waivers", (hold) =>
     issueWaiver(ctx.project, {
       waiverId: requiredFlag(ctx, "id"),
       action: requiredFlag(ctx, "action"),
@@ -117,7 +117,7 @@ export async function waiverIssue(ctx: Ctx): Promise<Outcome> {
       ticketId: requiredFlag(ctx, "ticket"),
       reasonCode: requiredFlag(ctx, "reason"),
       conditionsVerified: stringFlag(ctx, "conditions-verified") ?? undefined,
-    }, context));
+    }, { ...context, hold }));
   return {
     exit: 0,
     text: `issued waiver ${rec.waiver_id} for ${rec.action_reviewed} (${rec.max_uses} use(s), ` +
