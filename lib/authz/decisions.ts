@@ -998,8 +998,12 @@ export function signDecisionRow(
  * assert.equal((await verifyDecisions("/nonexistent", { env: {}, now: new Date() })).length, 0);
  * ```
  */
-export async function verifyDecisions(root: string, ctx: DecisionContext): Promise<Finding[]> {
-  const log = readDecisionLog(root);
+export async function verifyDecisions(
+  root: string,
+  ctx: DecisionContext,
+  read?: CsvText | null,
+): Promise<Finding[]> {
+  const log = read !== undefined ? decisionLogFrom(read) : readDecisionLog(root);
   if (log.table === null) return [];
   const broken = log.table.header.includes("prev_digest") ? decisionChainBreak(log.recs) : null;
   const roster = ctx.roster ?? projectRoster(authzPaths(root).roster);

@@ -93,7 +93,7 @@ export async function keepTriadIndexes(
   root: string,
   key: HmacKey | null,
   which: TriadLedger,
-  written?: CsvText,
+  written?: CsvText | null,
 ): Promise<void> {
   if (key === null) return dropIndex(root, which);
   const state = which === "decisions"

@@ -374,8 +374,12 @@ const WAIVERS_SCHEMA = { ...SCHEMA, what: WAIVERS_WHAT };
  * assert.deepEqual(rows, []);
  * ```
  */
-export async function verifyWaivers(root: string, ctx: WaiverContext): Promise<Finding[]> {
-  const t = readWaivers(root);
+export async function verifyWaivers(
+  root: string,
+  ctx: WaiverContext,
+  read?: CsvText | null,
+): Promise<Finding[]> {
+  const t = read !== undefined ? parseCsvRead(read, WAIVERS_SCHEMA) : readWaivers(root);
   if (t === null) return [];
   const roster = ctx.roster ?? projectRoster(authzPaths(root).roster);
   const store = ctx.store ?? new VerifyKeyStore(authzPaths(root).verifyKeys);

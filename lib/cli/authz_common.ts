@@ -7,7 +7,9 @@
 import { KeyError, PolicyError, UsageError } from "../errors.ts";
 import { spentCounts } from "../authz/spent.ts";
 import { keepTriadIndexes, type TriadLedger, triadWrite } from "../authz/triad_index.ts";
-import type { TriadHold } from "../authz/mod.ts";
+import type { CsvText, TriadHold } from "../authz/mod.ts";
+import { readCsvText } from "../authz/csv.ts";
+import { withFlock } from "../fs/flock.ts";
 import { lstatOrNullSync } from "../fs/entry.ts";
 import { defaultBriefPath } from "../policy/brief_file.ts";
 import { loadCode } from "./code_dir.ts";
@@ -298,38 +300,44 @@ export async function operatorTriadWrite<T>(
 }
 
 /**
- * `decision accept` / `waiver accept`, after the verify (`out`): when it passed, the ledger as it
- * is now becomes what the gate holds it to (its index kept with the ledger key, which it needs);
- * a verify that failed accepts nothing.
+ * `decision accept` / `waiver accept`: under the project's lock, the ledger is read once and
+ * `verify` judges those bytes; when it passed, they are what the gate holds the ledger to (their
+ * index kept and anchored with the ledger key, which it needs); a verify that failed accepts
+ * nothing. One read for both, and no operator write between them: a row cut after the verify is
+ * never anchored unseen.
  *
  * @throws {KeyError} no ledger key
  * @example
  * ```ts ignore
- * // Not run: it needs ctx and out, which it declares rather than makes.
+ * // Not run: it needs ctx, which it declares rather than makes.
  * import { acceptVerified } from "./authz_common.ts";
- * import type { Ctx, Outcome } from "./command_spec.ts";
+ * import { decisionVerify } from "./clearance_cmd.ts";
+ * import type { Ctx } from "./command_spec.ts";
  * declare const ctx: Ctx; // `decision accept`
- * declare const out: Outcome; // the verify's
- * (await acceptVerified(ctx, "decisions", out)).text; // "...\naccepted: ..."
+ * (await acceptVerified(ctx, "decisions", (read) => decisionVerify(ctx, read))).text; // "...\naccepted: ..."
  * ```
  */
-export async function acceptVerified(
+export function acceptVerified(
   ctx: Ctx,
   which: TriadLedger,
-  out: Outcome,
+  verify: (read: CsvText | null) => Promise<Outcome>,
 ): Promise<Outcome> {
   const file = authzPaths(ctx.project)[which];
-  if (out.exit !== 0) {
+  return withFlock(ctx.project, { target: "directory" }, async () => {
+    const read = readCsvText(file);
+    const out = await verify(read);
+    if (out.exit !== 0) {
+      return {
+        ...out,
+        text: `${out.text ?? ""}\nnot accepted: ${file} does not verify; mend it first`,
+      };
+    }
+    const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
+    await keepTriadIndexes(ctx.project, key.hmac, which, read);
     return {
       ...out,
-      text: `${out.text ?? ""}\nnot accepted: ${file} does not verify; mend it first`,
+      text: `${out.text ?? ""}\naccepted: ${file} as it is now is what the gate holds it to`,
+      ...(out.json !== undefined ? { json: { ...out.json, accepted: true } } : {}),
     };
-  }
-  const key = loadLedgerKey({ env: ctx.env, mode: "direct" });
-  await keepTriadIndexes(ctx.project, key.hmac, which);
-  return {
-    ...out,
-    text: `${out.text ?? ""}\naccepted: ${file} as it is now is what the gate holds it to`,
-    ...(out.json !== undefined ? { json: { ...out.json, accepted: true } } : {}),
-  };
+  });
 }

@@ -16,6 +16,7 @@ import {
   stringFlag,
   triadContext,
 } from "./authz_common.ts";
+import type { CsvText } from "../authz/mod.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -63,10 +64,10 @@ export async function clearanceCheck(ctx: Ctx): Promise<Outcome> {
  * (await decisionVerify(ctx)).exit; // 0 when every row verifies
  * ```
  */
-export async function decisionVerify(ctx: Ctx): Promise<Outcome> {
+export async function decisionVerify(ctx: Ctx, read?: CsvText | null): Promise<Outcome> {
   return findingsOutcome(
     "decision",
-    await verifyDecisions(ctx.project, await triadContext(ctx)),
+    await verifyDecisions(ctx.project, await triadContext(ctx), read),
   );
 }
 
@@ -84,7 +85,7 @@ export async function decisionVerify(ctx: Ctx): Promise<Outcome> {
  * ```
  */
 export async function decisionAccept(ctx: Ctx): Promise<Outcome> {
-  return await acceptVerified(ctx, "decisions", await decisionVerify(ctx));
+  return await acceptVerified(ctx, "decisions", (read) => decisionVerify(ctx, read));
 }
 
 /**

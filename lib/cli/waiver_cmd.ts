@@ -18,6 +18,7 @@ import {
   stringFlag,
   triadContext,
 } from "./authz_common.ts";
+import type { CsvText } from "../authz/mod.ts";
 import type { Ctx, Outcome } from "./command_spec.ts";
 
 /**
@@ -32,10 +33,10 @@ import type { Ctx, Outcome } from "./command_spec.ts";
  * (await waiverVerify(ctx)).exit; // 0 when every row is valid
  * ```
  */
-export async function waiverVerify(ctx: Ctx): Promise<Outcome> {
+export async function waiverVerify(ctx: Ctx, read?: CsvText | null): Promise<Outcome> {
   return findingsOutcome(
     "waiver",
-    await verifyWaivers(ctx.project, await triadContext(ctx)),
+    await verifyWaivers(ctx.project, await triadContext(ctx), read),
     { strict: ctx.parsed.flags.strict === true },
   );
 }
@@ -54,7 +55,7 @@ export async function waiverVerify(ctx: Ctx): Promise<Outcome> {
  * ```
  */
 export async function waiverAccept(ctx: Ctx): Promise<Outcome> {
-  return await acceptVerified(ctx, "waivers", await waiverVerify(ctx));
+  return await acceptVerified(ctx, "waivers", (read) => waiverVerify(ctx, read));
 }
 
 /**

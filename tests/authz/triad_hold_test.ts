@@ -2,8 +2,9 @@
  * An operator's write to a triad ledger checks, rewrites and anchors its own bytes
  * (lib/authz/triad_hold.ts): a session that cuts a HALT from the log in the middle of the write
  * (right after the check, or right after the rewrite, before the anchor) never gets the cut
- * anchored as the operator's. Each case fails when the write checks one read and rewrites
- * another, or anchors a read made after its rewrite.
+ * anchored as the operator's; nor does `decision accept` anchor a read other than the one it
+ * verified. Each case fails when the write checks one read and rewrites another, or anchors a read
+ * made after its rewrite or its verify.
  */
 import assert from "node:assert/strict";
 import { removeTree, tempDir } from "../_helpers/mod.ts";
@@ -15,6 +16,9 @@ import type { TriadHold } from "../../lib/authz/triad_hold.ts";
 import { triadWrite } from "../../lib/authz/triad_index.ts";
 import { authzPaths } from "../../lib/authz/triad_paths.ts";
 import { HmacKey } from "../../lib/crypto/hash.ts";
+import { acceptVerified } from "../../lib/cli/authz_common.ts";
+import { decisionVerify } from "../../lib/cli/clearance_cmd.ts";
+import type { Ctx } from "../../lib/cli/command_spec.ts";
 import { project } from "./_fixtures.ts";
 
 const NOW = new Date("2026-11-30T12:00:00Z");
@@ -134,6 +138,42 @@ Deno.test("triad write: the waiver ledger's writer takes the same two steps on i
     assert.equal(gate.allowed, true, gate.problem?.reason);
     // A write that keeps nothing (a writer that skipped its hold) is an internal error.
     await assert.rejects(triadWrite(p, KEY, "waivers", () => Promise.resolve(0)), TypeError);
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("decision accept: the bytes verified are the bytes anchored, under the project's lock", async () => {
+  const dir = await tempDir("triad-hold-accept");
+  try {
+    const { p, cut } = await halted(dir);
+    const log = authzPaths(p).decisions;
+    const ctx: Ctx = {
+      name: "decision accept",
+      parsed: { flags: {}, positionals: {} },
+      // The ledger key by its variable (no key dir): the same key the fixture anchors with.
+      env: {
+        ...ENV,
+        AGENTTEAMS_KEY_DIR: `${dir}/no-keys`,
+        AGENTTEAMS_PROPOSAL_LEDGER_KEY: "ledger-key",
+      },
+      project: p,
+      json: false,
+      now: () => NOW,
+      note: () => {},
+    };
+    const out = await acceptVerified(ctx, "decisions", async (read) => {
+      const verified = await decisionVerify(ctx, read);
+      Deno.writeTextFileSync(log, cut); // the session's cut, once the verify has passed
+      return verified;
+    });
+    assert.equal(out.exit, 0, out.text);
+    assert.match(out.text ?? "", /accepted:/);
+    // What was accepted is the log with its HALT: the cut file no longer extends it.
+    await assert.rejects(
+      haltStop(p, ["delete:x"], plain, KEY),
+      (e: Error & { code?: string }) => e.code === "LEDGER_ROLLED_BACK",
+    );
   } finally {
     await removeTree(dir);
   }
