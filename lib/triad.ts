@@ -33,7 +33,10 @@ export type { GrantContext, GrantedWrite, GrantReport, GrantRoots } from "./auth
 export type { Finding as AuthzFinding, Problem } from "./authz/verdict.ts";
 export { operatorSigner, VerifyKeyStore } from "./authz/signed.ts";
 export type { OperatorSigner } from "./authz/signed.ts";
-export type { CsvText, TriadHold } from "./authz/mod.ts";
+// An operator's write with the ledger key (issueWaiver) takes its hold from triadWrite: the bytes
+// it read are checked, the bytes it wrote indexed and anchored (lib/authz/triad_hold.ts).
+export { triadHold, triadWrite } from "./authz/triad_index.ts";
+export type { CsvText, TriadHold, TriadLedger } from "./authz/mod.ts";
 
 export type { AuthzCode } from "./errors.ts";
 export type { Env } from "./env.ts";
