@@ -162,8 +162,12 @@ function readIndexFile(path: string, name: string, key: HmacKey): ReadIndex | nu
   try {
     const bytes = readStateFileSync(path, "csv index", MAX_INDEX_BYTES);
     if (bytes === null) return null;
-    const o = JSON.parse(dec.decode(bytes)) as { body?: IndexBody | { v: 1 }; mac?: unknown };
-    const b = o.body as Partial<IndexBody> | undefined;
+    // Either format's body: the fields both hold are checked first, then the format's own.
+    const o = JSON.parse(dec.decode(bytes)) as {
+      body?: Partial<Omit<IndexBody, "v">> & { v?: number };
+      mac?: unknown;
+    };
+    const b = o.body;
     if (
       typeof o.mac !== "string" || typeof b !== "object" || b === null || b.name !== name ||
       !Number.isSafeInteger(b.size) || b.size! <= 0 || typeof b.sha256 !== "string" ||
@@ -171,7 +175,7 @@ function readIndexFile(path: string, name: string, key: HmacKey): ReadIndex | nu
       typeof b.carry !== "string"
     ) return null;
     const held = { size: b.size!, sha256: b.sha256, rows: b.rows! };
-    if ((b.v as number) === 1) {
+    if (b.v === 1) {
       return key.verify(`${PURPOSE_V1}|${JSON.stringify(b)}`, o.mac) ? { held, body: null } : null;
     }
     if (b.v !== 2 || typeof b.crlf !== "boolean" || typeof b.lines !== "string") return null;
@@ -251,8 +255,8 @@ export async function readIndexed(
   schema: CsvSchema,
   query: IndexQuery,
 ): Promise<IndexedTable | null> {
-  // The prefix's hash runs off this thread while the rows are read; nothing read is returned
-  // before it is checked (a file that no longer extends its anchor is refused, parsed or not).
+  // The check of the anchored prefix is started first and awaited before anything read is
+  // returned (a file that no longer extends its anchor is refused, parsed or not).
   const started = startExtended(read, { ...ref, file: ref.file ?? schema.what ?? ref.name });
   let table: IndexedTable | null = null;
   try {
@@ -326,19 +330,9 @@ function indexedTable(
 }
 
 /**
- * The valid index of a ledger whose bytes extend it, or null (no index, or one that does not
- * verify); a file that does not extend it is refused.
- */
-async function extendedBody(read: CsvText, ref: CsvIndexRef): Promise<IndexBody | null> {
-  const started = startExtended(read, ref);
-  await started.anchored;
-  return started.index?.body ?? null;
-}
-
-/**
- * {@link extendedBody} started: the index when it is of the bytes the ledger is held to (`null`:
- * none, or one not of them, read around), and the check that the file extends them, running
- * (rejects `LEDGER_ROLLED_BACK`); await it before using anything read from the file.
+ * The ledger's valid index when it is of the bytes the ledger is held to (`null`: none, or one not
+ * of them, read around), and the check that `read` extends those bytes, started (rejects
+ * `LEDGER_ROLLED_BACK`); await it before using anything read from the file.
  */
 function startExtended(
   read: CsvText,
@@ -414,7 +408,7 @@ export async function requireExtends(ref: CsvIndexRef & { readonly file: string 
  */
 export async function requireReadExtends(read: CsvText | null, ref: CsvIndexRef): Promise<void> {
   if (read === null) refuseGoneIndexed(ref);
-  else await extendedBody(read, ref);
+  else await startExtended(read, ref).anchored;
 }
 
 /**
