@@ -300,8 +300,12 @@ export function waiverProblemNow(
 /** The fields that must not be empty. */
 const REQUIRED_TEXT = ["waiver_id", "approver", "ticket_id", "reason_code"] as const;
 
-function readWaivers(root: string): CsvTable | null {
-  return parseCsvRead(readCsvText(authzPaths(root).waivers), WAIVERS_SCHEMA);
+/** The waiver ledger as read (`null`: no file; default: read now), parsed. */
+function waiversFrom(
+  root: string,
+  read: CsvText | null = readCsvText(authzPaths(root).waivers),
+): CsvTable | null {
+  return parseCsvRead(read, WAIVERS_SCHEMA);
 }
 
 /**
@@ -379,7 +383,7 @@ export async function verifyWaivers(
   ctx: WaiverContext,
   read?: CsvText | null,
 ): Promise<Finding[]> {
-  const t = read !== undefined ? parseCsvRead(read, WAIVERS_SCHEMA) : readWaivers(root);
+  const t = waiversFrom(root, read);
   if (t === null) return [];
   const roster = ctx.roster ?? projectRoster(authzPaths(root).roster);
   const store = ctx.store ?? new VerifyKeyStore(authzPaths(root).verifyKeys);
@@ -463,9 +467,9 @@ export async function findWaiver(
   read?: CsvText | null,
 ): Promise<FoundWaiver> {
   const t = read !== undefined
-    ? parseCsvRead(read, WAIVERS_SCHEMA)
+    ? waiversFrom(root, read)
     : key === undefined
-    ? readWaivers(root)
+    ? waiversFrom(root)
     : await readWaiversFor(root, action, key, anchors);
   const i = t === null ? -1 : latestFor(t, action);
   if (t === null || i < 0) {
@@ -658,7 +662,7 @@ export function issueWaiver(
   return withFlock(root, { target: "directory" }, async () => {
     const read = readCsvText(paths.waivers);
     await ctx.hold?.held(read);
-    const t = parseCsvRead(read, WAIVERS_SCHEMA);
+    const t = waiversFrom(root, read);
     const recs = t === null ? [] : recordsOf(t);
     if (recs.some((r) => field(r, "waiver_id").trim() === f.waiverId.trim())) {
       throw new AuthzError("DUPLICATE_ID", `waiver_id ${f.waiverId} is already in the ledger`);
