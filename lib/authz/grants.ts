@@ -49,6 +49,7 @@ import { approverName, readRoster } from "./roster.ts";
 import {
   GRANT_KEY_ENV,
   hmacKeyFrom,
+  NO_KEYS_DIR,
   type OperatorSigner,
   schemeOf,
   signatureProblem,
@@ -237,7 +238,7 @@ export function readTeamDir(project: string, teamDir: string): TeamDir {
       return {
         dir: teamDir,
         roster: new Set(),
-        store: new VerifyKeyStore("/nonexistent/agentteams-no-trusted-verify-keys", {
+        store: new VerifyKeyStore(NO_KEYS_DIR, {
           untrusted: { dir: join(teamDir, VERIFY_KEYS_REL), why: warnings[0] },
         }),
         warnings,

@@ -345,13 +345,14 @@ export class VerifyKeyStore {
   }
 }
 
+/** Where a store with no trusted directory looks (nothing is ever there). */
+export const NO_KEYS_DIR = "/nonexistent/agentteams-no-trusted-verify-keys";
+
 /**
  * A verify-key store that trusts no key: what a HALT check with no trust roots at hand reads
  * with (no Ed25519 retraction is authenticated, so every HALT stands: fail closed).
  */
-export const NO_TRUSTED_KEYS: VerifyKeyStore = new VerifyKeyStore(
-  "/nonexistent/agentteams-no-trusted-verify-keys",
-);
+export const NO_TRUSTED_KEYS: VerifyKeyStore = new VerifyKeyStore(NO_KEYS_DIR);
 
 /** The operator's Ed25519 signing key (from `keys init`) with its key id. */
 export interface OperatorSigner {

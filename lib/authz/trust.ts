@@ -47,7 +47,7 @@ import { REFERENCES_DIR, ROSTER_REL, VERIFY_KEYS_REL } from "../layout.ts";
 import { walkDirs } from "../fs/path_walk.ts";
 import { FsSafetyError } from "../errors.ts";
 import { DEFAULT_APPROVERS, readRoster } from "./roster.ts";
-import { VerifyKeyStore } from "./signed.ts";
+import { NO_KEYS_DIR, VerifyKeyStore } from "./signed.ts";
 
 /** What the triad trusts for one project, and why it left something out. */
 export interface TrustRoots {
@@ -234,9 +234,6 @@ function linkOnTheWay(root: string, segments: readonly string[]): string | null 
   }
   return null;
 }
-
-/** Where a store with no trusted directory looks (nothing is ever there). */
-const NO_KEYS_DIR = "/nonexistent/agentteams-no-trusted-verify-keys";
 
 /**
  * The trust roots of a project: reads its Claude Code settings (never through a link) and then
