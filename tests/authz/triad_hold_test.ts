@@ -11,7 +11,7 @@ import { removeTree, tempDir } from "../_helpers/mod.ts";
 import { signDecisionRow } from "../../lib/authz/decisions.ts";
 import { issueWaiver } from "../../lib/authz/waivers.ts";
 import { haltStop } from "../../lib/authz/stop.ts";
-import { decideGate } from "../../lib/authz/gate.ts";
+import { decideGate, passGate } from "../../lib/authz/gate.ts";
 import type { TriadHold } from "../../lib/authz/triad_hold.ts";
 import { triadWrite } from "../../lib/authz/triad_index.ts";
 import { authzPaths } from "../../lib/authz/triad_paths.ts";
@@ -174,6 +174,35 @@ Deno.test("decision accept: the bytes verified are the bytes anchored, under the
       haltStop(p, ["delete:x"], plain, KEY),
       (e: Error & { code?: string }) => e.code === "LEDGER_ROLLED_BACK",
     );
+  } finally {
+    await removeTree(dir);
+  }
+});
+
+Deno.test("gate --consume: a HALT cut between its check and its decision is not decided from; nothing is spent or written", async () => {
+  const dir = await tempDir("triad-hold-pass");
+  try {
+    const { p, cut } = await halted(dir);
+    const log = authzPaths(p).decisions;
+    const recorded: string[] = [];
+    // The gate asks what was spent once the ledgers are checked and before it decides: the
+    // session's cut lands there.
+    const ledger = {
+      spent: () => {
+        Deno.writeTextFileSync(log, cut);
+        return new Map<string, number>();
+      },
+      record: (pass: { ref: string }) => {
+        recorded.push(pass.ref);
+        return Promise.resolve();
+      },
+    };
+    await assert.rejects(
+      passGate(p, "delete:x", { ...plain, indexKey: KEY, ledger }),
+      (e: Error & { code?: string }) => e.code === "HALTED",
+    );
+    assert.deepEqual(recorded, [], "no spend recorded");
+    assert.equal(Deno.readTextFileSync(log), cut, "the log was not rewritten");
   } finally {
     await removeTree(dir);
   }
