@@ -54,6 +54,7 @@ export {
   lstatName,
   NameRefused,
   pinDir,
+  publishNewIn,
   readNameWithin,
   removeIn,
   replaceIn,

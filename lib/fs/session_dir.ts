@@ -336,6 +336,32 @@ export function replaceIn(pin: DirPin, name: string, bytes: Uint8Array, mode: nu
 }
 
 /**
+ * Creates `name` in the pinned directory only when nothing is there, and whole: anything at the
+ * name refuses it (as `createNewIn`), and otherwise its bytes arrive at once (`replaceIn`: a
+ * temporary filled and fsynced, renamed in), so a reader that takes the name the moment it appears
+ * never finds it empty or half-written. A thing put at the name between the look and the rename is
+ * replaced (the entry, never what it points to): nothing is written through it either way.
+ *
+ * @throws {NameRefused} naming what was at the name; {FsSafetyError} when the folder moved
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { NameRefused, pinDir, publishNewIn } from "./session_dir.ts";
+ * const d = Deno.makeTempDirSync();
+ * publishNewIn(pinDir(d)!, "ack", new TextEncoder().encode("token"), 0o644);
+ * assert.equal(Deno.readTextFileSync(`${d}/ack`), "token");
+ * assert.throws(() => publishNewIn(pinDir(d)!, "ack", new Uint8Array(), 0o644), NameRefused);
+ * ```
+ */
+export function publishNewIn(pin: DirPin, name: string, bytes: Uint8Array, mode: number): void {
+  const seen = lstatName(pin, name);
+  if (seen !== null) {
+    throw new NameRefused(pin.path, name, foundOf(seen), "something is already at this name");
+  }
+  replaceIn(pin, name, bytes, mode);
+}
+
+/**
  * Removes `name` from the pinned directory: the entry itself (a symlink goes, not its target; a
  * hard link's other names stay). A directory at the name is refused, not emptied. False when
  * nothing was there.

@@ -16,6 +16,7 @@ import {
   inPinnedDir,
   NameRefused,
   pinDir,
+  publishNewIn,
   readNameWithin,
   removeIn,
 } from "../fs/session_dir.ts";
@@ -400,17 +401,19 @@ export async function waiterAckToken(s: Submitted, runnerPublic: Uint8Array): Pr
 }
 
 /**
- * Creates the acknowledgement `acks/<id>` for a read result: created exclusively (anything a
- * session put at the name, a symlink to the key file or the ledger included, refuses it and is
- * never written through), holding the result's ack token, so only this waiter's ack lets the
- * runner delete the result. A refused ack is said on `note`; the result then expires on its own.
+ * Creates the acknowledgement `acks/<id>` for a read result, holding the result's ack token, so
+ * only this waiter's ack lets the runner delete the result. Published whole (`publishNewIn`):
+ * anything a session put at the name, a symlink to the key file or the ledger included, refuses
+ * it and is never written through; and the runner's sweep, which claims an ack the moment its
+ * name appears, never finds it empty (it refused such a half-made ack as a stranger's). A refused
+ * ack is said on `note`; the result then expires on its own.
  */
 async function acknowledge(root: string, s: Submitted, opts: WaitOptions): Promise<void> {
   const token = await waiterAckToken(s, opts.runnerPublic);
   try {
     const acks = pinQueueDir(queuePaths(root).acks);
     if (acks === null) return;
-    createNewIn(acks, s.id, new TextEncoder().encode(token), 0o644);
+    publishNewIn(acks, s.id, new TextEncoder().encode(token), 0o644);
   } catch (e) {
     if (e instanceof FsSafetyError || e instanceof QueueError) {
       opts.note?.(

@@ -5,7 +5,7 @@
  * ```
  * .agentteams-queue/requests/<id>.json      the orchestrator's channel (sessions write here)
  * .agentteams-queue/mcp-requests/<id>.json  the tool-server channel (carries via_agent)
- * .agentteams-queue/acks/<id>               an empty file: the waiter has read its result
+ * .agentteams-queue/acks/<id>               the result's ack token: the waiter has read it
  * .agentteams/queue-claimed/<id>.json       a request the runner took (renamed here), 0700 dir
  * .agentteams/acks-claimed/<id>             an ack the runner took to check it (renamed here)
  * .agentteams/runner.lock                   the runner's exclusive lock (never deleted)

@@ -16,6 +16,7 @@ import {
   lstatName,
   NameRefused,
   pinDir,
+  publishNewIn,
   readNameWithin,
   removeIn,
   replaceIn,
@@ -84,6 +85,71 @@ Deno.test("createNewIn: a symlink, hard link, FIFO, directory or file at the nam
   assert.equal(Deno.readTextFileSync(join(w.q, "free")), "ok");
   assert.equal(Deno.statSync(join(w.q, "free")).mode! & 0o777, 0o640);
   Deno.removeSync(w.root, { recursive: true });
+});
+
+Deno.test("publishNewIn: whatever is at the name refuses it and nothing is written anywhere; a free name gets its bytes whole", () => {
+  const w = world();
+  for (const [what, found, plant] of plants(w.secret)) {
+    const name = `n-${found}`;
+    plant(join(w.q, name));
+    const before = snapshotTreeSync([w.root]);
+    assert.throws(
+      () => publishNewIn(w.pin, name, enc.encode("token"), 0o644),
+      (e) => refusedAs(e, found),
+      what,
+    );
+    assertSameTree(before, snapshotTreeSync([w.root]), `after a publish onto ${what}`);
+  }
+  Deno.writeTextFileSync(join(w.q, "plain"), "theirs");
+  assert.throws(() => publishNewIn(w.pin, "plain", enc.encode("x"), 0o644), NameRefused);
+  assert.equal(Deno.readTextFileSync(join(w.q, "plain")), "theirs");
+  publishNewIn(w.pin, "free", enc.encode("ok"), 0o640);
+  assert.equal(Deno.readTextFileSync(join(w.q, "free")), "ok");
+  assert.equal(Deno.statSync(join(w.q, "free")).mode! & 0o777, 0o640);
+  assert.deepEqual(listNames(w.pin).filter((n) => n.endsWith(".tmp")), []);
+  Deno.removeSync(w.root, { recursive: true });
+});
+
+Deno.test("publishNewIn: a reader that looks at the name while it is written never finds it empty (the runner's sweep claims an ack the moment it appears); createNewIn's file is seen empty", async () => {
+  // Another process (a real one: the sweep is the runner's) polls the name as fast as it can
+  // while this one makes and removes it 300 times; it counts the looks that found a file and
+  // those that found it empty. createNewIn is the control: its create-then-write shows.
+  const poller = [
+    "import os, sys, time",
+    "d = sys.argv[1]; empty = seen = 0; end = time.time() + 60",
+    "open(d + '/ready', 'w').close()",
+    "while time.time() < end and not os.path.exists(d + '/stop'):",
+    "    try:",
+    "        st = os.lstat(d + '/ack'); seen += 1",
+    "        if st.st_size == 0: empty += 1",
+    "    except FileNotFoundError: pass",
+    "print(empty, seen)",
+  ].join("\n");
+  const bytes = enc.encode("a".repeat(64));
+  const looks = async (make: typeof publishNewIn): Promise<[number, number]> => {
+    const w = world();
+    const p = new Deno.Command("python3", { args: ["-c", poller, w.q], stdout: "piped" }).spawn();
+    while (lstatName(w.pin, "ready") === null) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 300; i++) {
+      make(w.pin, "ack", bytes, 0o644);
+      assert.equal(Deno.readTextFileSync(join(w.q, "ack")), "a".repeat(64));
+      Deno.removeSync(join(w.q, "ack"));
+    }
+    Deno.writeTextFileSync(join(w.q, "stop"), "");
+    const out = await p.output();
+    assert.ok(out.success, "the poller ran");
+    const [empty, seen] = new TextDecoder().decode(out.stdout).trim().split(" ").map(Number);
+    Deno.removeSync(w.root, { recursive: true });
+    return [empty, seen];
+  };
+  const [empty, seen] = await looks(publishNewIn);
+  assert.ok(seen > 0, "the poller saw the name at least once");
+  assert.equal(empty, 0, `publishNewIn's ack was seen empty ${empty} times of ${seen}`);
+  const [controlEmpty] = await looks(createNewIn);
+  assert.ok(
+    controlEmpty > 0,
+    "the control (createNewIn) was never seen empty: the test sees nothing",
+  );
 });
 
 Deno.test("claimName: requests/ swapped for a link between the listing and the rename is refused; the entry the rename took goes back", () => {
