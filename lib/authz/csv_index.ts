@@ -277,7 +277,7 @@ async function checkedLines(
   ref: CsvIndexRef,
   body: IndexBody,
   ledgerBytes: number,
-): Promise<DataView | null> {
+): Promise<Uint32Array | null> {
   let bytes: Uint8Array | null;
   try {
     const path = csvIndexLinesPath(ref.root, ref.name);
@@ -286,15 +286,21 @@ async function checkedLines(
     return null; // a cache that cannot be read is no cache
   }
   if (bytes === null || bytes.length !== (body.newlines - 1) * 8) return null;
-  if (await sha256HexOnce(bytes) !== body.lines) return null;
-  return new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  if (!LITTLE_ENDIAN_HOST || await sha256HexOnce(bytes) !== body.lines) return null;
+  // Read as the host's uint32s (the table is little-endian, and so is the host), from an aligned
+  // copy when the bytes are not: a typed array's loop is what the walk below costs.
+  const aligned = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
+  return new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.length / 4);
 }
+
+/** Whether this host stores a uint32 little-endian (the line table's order; else it is not read). */
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** {@link readIndexed}'s rows, from the bytes and their valid index. */
 function indexedTable(
   bytes: Uint8Array,
   body: IndexBody,
-  lines: DataView,
+  lines: Uint32Array,
   schema: CsvSchema,
   query: IndexQuery,
 ): IndexedTable | null {
@@ -532,21 +538,24 @@ export function dropIndex(root: string, name: string): void {
 function prefixCandidates(
   bytes: Uint8Array,
   body: IndexBody,
-  table: DataView,
+  table: Uint32Array,
   headerEnd: number,
   want: { readonly halts: boolean; readonly key: number | null },
 ): CsvRow[] | null {
   const lines = body.newlines - 1;
+  const size = body.size;
+  // A HALT line's key has the flag; a key that is no action's (-1) selects nothing by its action.
+  const halts = want.halts ? HALT_FLAG : 0;
+  const key = want.key ?? -1;
   const out: CsvRow[] = [];
   let prev = headerEnd - 1;
   for (let k = 0; k < lines; k++) {
-    const start = table.getUint32(k * 8, true);
-    if (start <= prev || start >= body.size) return null;
+    const start = table[2 * k];
+    if (start <= prev || start >= size) return null;
     prev = start;
-    const h = table.getUint32(k * 8 + 4, true);
-    const halt = (h & HALT_FLAG) !== 0;
-    if (!(want.halts && halt) && (want.key === null || (h & KEY_MASK) !== want.key)) continue;
-    const end = k + 1 < lines ? table.getUint32((k + 1) * 8, true) : body.size;
+    const h = table[2 * k + 1];
+    if ((h & halts) === 0 && (h & KEY_MASK) !== key) continue;
+    const end = k + 1 < lines ? table[2 * k + 2] : size;
     if (end <= start) return null;
     let l = csvTextLenient(bytes.subarray(start, end - 1));
     if (l.endsWith("\r")) l = l.slice(0, -1);
