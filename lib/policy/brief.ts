@@ -20,7 +20,6 @@
  */
 
 import { join } from "../fs/path.ts";
-import { literalScopes } from "./lint.ts";
 import { readBriefText } from "./brief_file.ts";
 import { type BriefFindings, briefFindings, parsePolicy } from "./parse.ts";
 import type { Policy } from "./types.ts";
@@ -47,12 +46,14 @@ export async function loadPolicy(
   opts: { projectRoot: string },
 ): Promise<Policy> {
   const { root, real, text, sha } = await readBriefText(briefPath, opts.projectRoot);
-  const opts2 = { briefPath: real, projectRoot: root, briefSha256: sha };
-  const policy = parsePolicy(text, opts2);
-  // The one fact the lint's warnings need: which literal write scopes are existing directories.
-  // Parsed again only then, so the warnings name their line.
-  const dirs = new Set(literalScopes(policy.agents).filter((s) => isDirectory(join(root, s))));
-  return dirs.size === 0 ? policy : parsePolicy(text, { ...opts2, scopeDirs: dirs });
+  // The one fact the lint's warnings need, asked as they need it: which literal write scopes are
+  // existing directories.
+  return parsePolicy(text, {
+    briefPath: real,
+    projectRoot: root,
+    briefSha256: sha,
+    isDirectory: (rel) => isDirectory(join(root, rel)),
+  });
 }
 
 /**

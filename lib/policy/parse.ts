@@ -21,6 +21,7 @@ import { PolicyError, UsageError } from "../errors.ts";
 import { compilePolicy } from "./compile.ts";
 import { parseJsonSource } from "./json_source.ts";
 import { briefWarnings, lintFindings, lintPolicy, literalScopes } from "./lint.ts";
+import type { RawPolicy } from "./brief_schema.ts";
 import type { Policy } from "./types.ts";
 import { briefShapeFindings, validateBrief } from "./validate.ts";
 
@@ -33,10 +34,24 @@ export interface ParsePolicyOptions {
   /** SHA-256 hex of the brief's raw bytes. */
   readonly briefSha256: string;
   /**
-   * Project-relative paths known to be existing directories (a fact the caller gathers; see
-   * `literalScopes`): a literal write scope naming one is warned about in `Policy.warnings`.
+   * Whether a project-relative path is an existing directory (the caller does the I/O; asked only
+   * of the literal write scopes, `literalScopes`): a literal write scope naming one is warned
+   * about in `Policy.warnings`. Without it, no path is.
    */
-  readonly scopeDirs?: ReadonlySet<string>;
+  readonly isDirectory?: (rel: string) => boolean;
+}
+
+/**
+ * The literal write scopes of a brief's agents that name existing directories (what the warnings
+ * name), asked of `isDirectory`.
+ */
+function scopeDirsOf(raw: RawPolicy, isDirectory: (rel: string) => boolean): Set<string> {
+  const scopes = Object.fromEntries(
+    Object.entries(raw.agent_policies ?? {}).map((
+      [a, p],
+    ) => [a, { writeScopes: p.write_scopes ?? [] }]),
+  );
+  return new Set(literalScopes(scopes).filter(isDirectory));
 }
 
 /**
@@ -66,7 +81,7 @@ export function briefRelative(briefPath: string, projectRoot: string): string | 
 
 /**
  * Parses, validates and lints brief text into a `Policy`. Pure: no file is read (which paths are
- * directories comes in `scopeDirs`); what is warned rather than refused is in `warnings`. Throws
+ * directories is asked of `isDirectory`); what is warned rather than refused is in `warnings`. Throws
  * `PolicyError` (`BRIEF_SYNTAX`, `BRIEF_INVALID`, `BRIEF_UNKNOWN_KEY`, `POLICY_LINT`) whose message
  * names the file, line, column and JSON path, e.g.
  * `agentteams.jsonc:14:22: agent_policies.worker.commands[0].timeout: must be at most 7200`.
@@ -94,7 +109,11 @@ export function parsePolicy(text: string, opts: ParsePolicyOptions): Policy {
     briefRel,
     briefSha256: opts.briefSha256,
   });
-  const warnings = briefWarnings(raw, src, opts.scopeDirs ?? new Set());
+  const warnings = briefWarnings(
+    raw,
+    src,
+    opts.isDirectory === undefined ? new Set() : scopeDirsOf(raw, opts.isDirectory),
+  );
   return Object.freeze({ ...policy, warnings: Object.freeze(warnings) });
 }
 
@@ -144,12 +163,7 @@ export function briefFindings(
   const agents = Object.keys(raw.agent_policies ?? {});
   const gates = Object.keys(raw.proposal_gates ?? {});
   const lint = lintFindings(raw, src, briefRel);
-  const scopes = Object.fromEntries(
-    Object.entries(raw.agent_policies ?? {}).map((
-      [a, p],
-    ) => [a, { writeScopes: p.write_scopes ?? [] }]),
-  );
-  const warnings = briefWarnings(raw, src, new Set(literalScopes(scopes).filter(isDirectory)));
+  const warnings = briefWarnings(raw, src, scopeDirsOf(raw, isDirectory));
   if (lint.length > 0) return { findings: lint, warnings, agents, gates };
   try {
     parsePolicy(text, opts);

@@ -55,7 +55,14 @@ Deno.test("lint: a literal scope naming an existing directory is warned about (p
   assert.deepEqual(scopeWarnings(raw, src, new Set(["docs", "r/p?"])), []);
   // parsePolicy carries them, and none without the fact.
   assert.deepEqual(parsePolicy(BRIEF, OPTS).warnings, []);
-  const p = parsePolicy(BRIEF, { ...OPTS, scopeDirs: new Set(["src"]) });
+  // The fact is asked of the caller, and only of the literal scopes.
+  const asked: string[] = [];
+  const p = parsePolicy(BRIEF, {
+    ...OPTS,
+    isDirectory: (rel) => (asked.push(rel), rel === "src"),
+  });
+  assert.ok(!asked.some((a) => a.includes("*")), `a glob scope was asked about: ${asked}`);
+  assert.ok(asked.includes("src"), `asked ${asked}`);
   assert.equal(p.warnings?.length, 1);
   assert.ok(p.warnings?.[0].includes(HINT));
   // A warning, not a refusal: the policy is the same.
