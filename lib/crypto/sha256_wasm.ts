@@ -291,9 +291,10 @@ export class WasmSha256 {
 
   /**
    * The dispatch tags named by up to `max` complete lines in `[b + from, b + end)` (`act_tags` in
-   * the C source, the rule `lib/ledger/dispatch_acts.ts` states): the absolute offset of each
-   * tag's 12 characters, in line order, as u32 words at `tags` (4-aligned). Lines over `maxLine`
-   * bytes are not looked at. Returns the number of tags.
+   * the C source, the rule `lib/ledger/dispatch_acts.ts` states), as runs of consecutive lines
+   * naming the same tag: a pair of u32 words at `tags` (4-aligned; two words a line at most) per
+   * run, the absolute offset of its first tag's 12 characters and the number of lines, in line
+   * order. Lines over `maxLine` bytes are not looked at. Returns the number of runs.
    *
    * @example
    * ```ts
@@ -304,7 +305,7 @@ export class WasmSha256 {
    * const b = w.heapBase;
    * w.bytes.set(new TextEncoder().encode('{"action": "apply-proposal", "dispatch": "0123456789ab"}\n'), b);
    * assert.equal(w.actTags(b, 0, 57, b + 128, 8, 1 << 20), 1);
-   * assert.equal(new Uint32Array(w.bytes.buffer, b + 128, 1)[0], b + 42);
+   * assert.deepEqual([...new Uint32Array(w.bytes.buffer, b + 128, 2)], [b + 42, 1]);
    * ```
    */
   actTags(

@@ -48,10 +48,11 @@ const dec = new TextDecoder();
 let tagger: WasmSha256 | null = null;
 
 /**
- * Adds the tags `act_tags` found (`tags`: offsets of 12 bytes in `mem`, in line order) to
- * `counts`, in order: a run of rows of one dispatch costs a comparison a row, not a decode. The
- * batch verifier counts its lines so (`checkRowsStream` with `countActs`), in the same module
- * memory it hashes them in.
+ * Adds the runs `act_tags` found (`runs`: pairs of words, the offset in `mem` of a run's 12-byte
+ * tag and how many consecutive lines named it, in line order) to `counts`: a run of rows of one
+ * dispatch costs the module a comparison a row, and this a decode a run. The batch verifier
+ * counts its lines so (`checkRowsStream` with `countActs`), in the same module memory it hashes
+ * them in.
  *
  * @example
  * ```ts
@@ -59,30 +60,15 @@ let tagger: WasmSha256 | null = null;
  * import { addTags } from "./dispatch_acts.ts";
  * const mem = new TextEncoder().encode("0123456789ab");
  * const counts = new Map<string, number>();
- * addTags(mem, new Uint32Array([0, 0]), counts);
- * assert.equal(counts.get("0123456789ab"), 2);
+ * addTags(mem, new Uint32Array([0, 2, 0, 1]), counts);
+ * assert.equal(counts.get("0123456789ab"), 3);
  * ```
  */
-export function addTags(mem: Uint8Array, tags: Uint32Array, counts: Map<string, number>): void {
-  let tag = "";
-  let at = -1;
-  let run = 0;
-  for (let q = 0; q < tags.length; q++) {
-    const t = tags[q];
-    if (at >= 0) {
-      let k = 0;
-      while (k < TAG && mem[t + k] === mem[at + k]) k++;
-      if (k === TAG) {
-        run++;
-        continue;
-      }
-      counts.set(tag, (counts.get(tag) ?? 0) + run);
-    }
-    tag = dec.decode(mem.subarray(t, t + TAG));
-    at = t;
-    run = 1;
+export function addTags(mem: Uint8Array, runs: Uint32Array, counts: Map<string, number>): void {
+  for (let q = 0; q + 1 < runs.length; q += 2) {
+    const tag = dec.decode(mem.subarray(runs[q], runs[q] + TAG));
+    counts.set(tag, (counts.get(tag) ?? 0) + runs[q + 1]);
   }
-  if (run > 0) counts.set(tag, (counts.get(tag) ?? 0) + run);
 }
 
 /** Counts the complete lines of `piece` into `counts` in one module call. */
@@ -91,11 +77,11 @@ function countPiece(piece: Uint8Array, counts: Map<string, number>): void {
   const base = w.heapBase;
   const tagsAt = (base + piece.length + 3) & ~3;
   const most = Math.floor(piece.length / MIN_TAGGED_LINE) + 1;
-  w.reserve(tagsAt - base + most * 4);
+  w.reserve(tagsAt - base + most * 8);
   const mem = w.bytes;
   mem.set(piece, base);
   const m = w.actTags(base, 0, piece.length, tagsAt, 0xffffffff, 0xffffffff);
-  addTags(mem, new Uint32Array(mem.buffer, tagsAt, m), counts);
+  addTags(mem, new Uint32Array(mem.buffer, tagsAt, 2 * m), counts);
 }
 
 /**

@@ -151,7 +151,7 @@ export function checkRowsStream(
   const flagsAt = hashesAt + BATCH * 64;
   const statusAt = flagsAt + BATCH;
   const tagsAt = (statusAt + BATCH + 3) & ~3;
-  const scratchAt = (tagsAt + BATCH * 4 + 15) & ~15;
+  const scratchAt = (tagsAt + BATCH * 8 + 15) & ~15;
   w.reserve(scratchAt + BATCH * w.scratchPerRow - base);
   const mem = w.bytes;
   const table = new Uint32Array(mem.buffer, tableAt, BATCH * 6);
@@ -318,7 +318,7 @@ export function checkRowsStream(
         if (acts !== undefined) {
           // The same k lines' dispatch tags, from the same bytes (dispatch_acts.ts).
           const m = w.actTags(base, from, pos, tagsAt, k, ACT_LINE_MAX);
-          addTags(mem, new Uint32Array(mem.buffer, tagsAt, m), acts);
+          addTags(mem, new Uint32Array(mem.buffer, tagsAt, 2 * m), acts);
         }
         completeEnd = offset + pos;
         if (batch === BATCH) flush();

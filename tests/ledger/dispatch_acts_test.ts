@@ -59,6 +59,32 @@ Deno.test("countDispatchActs: a piece of nothing but the shortest tagged lines c
   assert.deepEqual(countDispatchActs(bytes), new Map([["0123456789ab", 100_000]]));
 });
 
+Deno.test("countDispatchActs: runs of one dispatch and lines that alternate (a run a line, the most the module writes) count each line once", () => {
+  const line = (tag: string) => `{"action": "apply-proposal", "dispatch": "${tag}"\n`;
+  const [a, b] = ["aaaaaaaaaaaa", "bbbbbbbbbbbb"];
+  const runs = line(a).repeat(3) + line(b) + line(a).repeat(2);
+  assert.deepEqual(countDispatchActs(enc.encode(runs)), new Map([[a, 5], [b, 1]]));
+  // Every line another tag than the one before it: 100,000 runs of one line, across pieces.
+  const alternating = (line(a) + line(b)).repeat(50_000);
+  assert.deepEqual(countDispatchActs(enc.encode(alternating)), new Map([[a, 50_000], [b, 50_000]]));
+  // The batch verifier, reading a run's lines in separate calls, counts them the same.
+  const bytes = enc.encode(runs + (line(a) + line(b)).repeat(1000));
+  for (const chunk of [7, 56, 57, 4096]) {
+    let at = 0;
+    const got = checkRowsStream(
+      (into) => {
+        const n = Math.min(into.length, bytes.length - at, chunk);
+        into.set(bytes.subarray(at, at + n));
+        at += n;
+        return n;
+      },
+      FIXTURE_KEY.bytes,
+      { retain: false, countActs: true },
+    ).acts;
+    assert.deepEqual(got, new Map([[a, 1005], [b, 1001]]), `chunk ${chunk}`);
+  }
+});
+
 Deno.test("verify: use rows removed from the dispatch store (or an older store put back) are DISPATCH_USES_REMOVED; intact passes", async () => {
   await withSandbox("uses-removed", async (sb) => {
     const hmac = FIXTURE_KEY.hmac;

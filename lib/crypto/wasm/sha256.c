@@ -782,8 +782,18 @@ static u32 act_tag_at(const u8 *b, u32 s, u32 e) {
   return NO_TAG;
 }
 
-/* For up to `max` complete lines in [from, end): the absolute offsets of the tags the lines of
- * at most `max_line` bytes name, in line order, into tags. Returns the number of tags. */
+/* Whether the 12-byte tags at absolute offsets a and b are the same bytes. */
+static int same_tag(u32 a, u32 b) {
+  const u8 *x = (const u8 *)(uintptr_t)a, *y = (const u8 *)(uintptr_t)b;
+  for (int i = 0; i < 12; i++)
+    if (x[i] != y[i]) return 0;
+  return 1;
+}
+
+/* For up to `max` complete lines in [from, end): the tags the lines of at most `max_line` bytes
+ * name, in line order, as runs: into tags, a pair of words per run of consecutive lines naming
+ * the same tag (the absolute offset of its first line's tag, the number of lines in the run).
+ * Returns the number of runs (so tags needs two words a line at most). */
 __attribute__((export_name("act_tags"))) u32 act_tags(const u8 *b, u32 from, u32 end, u32 *tags,
                                                       u32 max, u32 max_line) {
   u32 k = 0, m = 0;
@@ -792,7 +802,15 @@ __attribute__((export_name("act_tags"))) u32 act_tags(const u8 *b, u32 from, u32
     if (e >= end) break;
     if (e - from <= max_line) {
       u32 t = act_tag_at(b, from, e);
-      if (t != NO_TAG) tags[m++] = t;
+      if (t != NO_TAG) {
+        if (m > 0 && same_tag(tags[2 * m - 2], t)) {
+          tags[2 * m - 1]++;
+        } else {
+          tags[2 * m] = t;
+          tags[2 * m + 1] = 1;
+          m++;
+        }
+      }
     }
     k++;
     from = e + 1;
