@@ -35,6 +35,7 @@ import type { ChangeProposalT, DeleteProposalT } from "../artifacts/artifact_sch
 import type { ActSpec } from "./pipeline.ts";
 import type { Session } from "./session.ts";
 import type { GateContext } from "../authz/gate.ts";
+import { operatorSignerIfAny } from "../authz/signed.ts";
 import { spentCounts } from "../authz/spent.ts";
 import { appendRow } from "../ledger/append.ts";
 import { applyActions } from "../authz/actions.ts";
@@ -51,6 +52,9 @@ function gateTrust(s: Session, agent: string): () => Promise<GateTrust> {
       roster: t.roster,
       store: t.store,
       signingRequired: t.signingRequired,
+      // A deletion spending an Ed25519 waiver re-signs it with the operator's key from the key
+      // dir, read only then; without it the spend is refused, nothing spent.
+      signer: () => operatorSignerIfAny(s.env),
       // The triad ledgers read and kept through their indexes (a rolled-back one refuses).
       indexKey: s.key.hmac,
       ledger: {
@@ -67,7 +71,10 @@ function gateTrust(s: Session, agent: string): () => Promise<GateTrust> {
   };
 }
 
-type GateTrust = Pick<GateContext, "roster" | "store" | "signingRequired" | "ledger" | "indexKey">;
+type GateTrust = Pick<
+  GateContext,
+  "roster" | "store" | "signingRequired" | "ledger" | "indexKey" | "signer"
+>;
 
 /** The apply act (see the module doc). */
 export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, void, ApplyResult> =

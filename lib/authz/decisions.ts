@@ -786,36 +786,40 @@ export function consumeClearance(
     const log = readDecisionLog(root);
     const c = await decideClearance(log, action, ctx, root);
     if (!c.allowed) throw new AuthzError(c.problem!.code, `clearance: ${c.problem!.reason}`);
-    return await consumeDecided(root, log, c, ctx);
+    const { write, ...spent } = await prepareClearanceSpend(root, log, c, ctx);
+    write();
+    return spent;
   });
 }
 
 /**
- * Marks consumed the row an allowing clearance `c` names, for a caller holding the project's lock
- * that decided `c` on `log` under that same lock (the gate, which decides and consumes under one
- * lock, so the log is not read or decided twice): the row marked `consumed = yes`, re-signed when
- * signing is active, the log rewritten atomically.
+ * The spend of the row an allowing clearance `c` names, made ready and not yet written, for a
+ * caller holding the project's lock that decided `c` on `log` under that same lock (the gate,
+ * which decides and spends under one lock, so the log is not read or decided twice): the row
+ * marked `consumed = yes` and re-signed now when signing is active, so a spend that cannot be
+ * signed is refused before the caller records anything; `write()` then rewrites the log
+ * atomically and returns what it wrote.
  *
  * @throws {AuthzError} `NO_SIGNING_KEY` (an HMAC row, signing active, no key).
  * @example
  * ```ts ignore
  * // Not run: it needs a project at /work/p (its .agentteams/ state folder) and the operator's keys
- * import { consumeDecided, decideClearance, readDecisionLog } from "./decisions.ts";
+ * import { decideClearance, prepareClearanceSpend, readDecisionLog } from "./decisions.ts";
  * import { withFlock } from "../fs/flock.ts";
  * const ctx = { env: {}, now: new Date() };
  * await withFlock("/work/p", { target: "directory" }, async () => {
  *   const log = readDecisionLog("/work/p");
  *   const c = await decideClearance(log, "delete:old.txt", ctx, "/work/p");
- *   if (c.allowed) await consumeDecided("/work/p", log, c, ctx);
+ *   if (c.allowed) (await prepareClearanceSpend("/work/p", log, c, ctx)).write();
  * });
  * ```
  */
-export async function consumeDecided(
+export async function prepareClearanceSpend(
   root: string,
   log: DecisionLog,
   c: Clearance,
   ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
-): Promise<{ line: number; payload: string; written: CsvText }> {
+): Promise<{ line: number; payload: string; write(): CsvText }> {
   const t = log.table!;
   const header = t.header.includes("consumed") ? t.header : [...t.header, "consumed"];
   const r: Record<string, string> = { ...log.recs[c.index!], consumed: "yes" };
@@ -824,13 +828,12 @@ export async function consumeDecided(
   }
   const recs = log.recs.slice();
   recs[c.index!] = r;
-  const written = rewriteCsvFile(
-    authzPaths(root).decisions,
-    header,
-    recs.map((x) => cellsOf(x, header)),
-    t,
-  );
-  return { line: c.line!, payload: decisionPayload(r), written };
+  return {
+    line: c.line!,
+    payload: decisionPayload(r),
+    write: () =>
+      rewriteCsvFile(authzPaths(root).decisions, header, recs.map((x) => cellsOf(x, header)), t),
+  };
 }
 
 async function signDecision(

@@ -23,11 +23,11 @@ import { keepTriadIndexes, requireTriadExtends } from "./triad_index.ts";
 import type { Env } from "../env.ts";
 import {
   type Clearance,
-  consumeDecided,
   decideClearance,
   type DecisionLog,
   decisionLogFrom,
   decisionPayload,
+  prepareClearanceSpend,
   readDecisionLog,
   readDecisionLogFor,
 } from "./decisions.ts";
@@ -36,8 +36,8 @@ import type { CsvText } from "./csv.ts";
 import { ledgerAnchors } from "../ledger/anchors.ts";
 import { clearanceSpentKey, waiverSpentKey } from "./spent.ts";
 import { withFlock } from "../fs/flock.ts";
-import type { OperatorSigner, VerifyKeyStore } from "./signed.ts";
-import { consumeFound, findWaiver, type FoundWaiver } from "./waivers.ts";
+import type { SignerSource, VerifyKeyStore } from "./signed.ts";
+import { findWaiver, type FoundWaiver, prepareWaiverSpend } from "./waivers.ts";
 import type { Problem } from "./verdict.ts";
 
 /** What the gate is handed. */
@@ -46,8 +46,11 @@ export interface GateContext {
   readonly env: Env;
   /** The clock's reading. */
   readonly now: Date;
-  /** The operator's Ed25519 key, to re-sign an Ed25519 waiver it consumes. */
-  readonly signer?: OperatorSigner | null;
+  /**
+   * The operator's Ed25519 key, to re-sign an Ed25519 waiver it consumes (a loader is called only
+   * then).
+   */
+  readonly signer?: SignerSource;
   /** Spent counts already read (set by the gate itself from {@link ledger}). */
   readonly spent?: ReadonlyMap<string, number>;
   /** The approver roster (default: the project's; `lib/authz/trust.ts` decides which). */
@@ -249,13 +252,20 @@ export function passGate(
           "check again",
       );
     }
-    // Recorded first (write-ahead): a crash after it leaves the instrument spent, never
-    // unspent. Then spent from what was decided under this same lock: nothing read twice.
-    await ctx.ledger?.record({ gate_action: action, by: a.by, ref: a.ref, spent: a.spent! });
+    // The spend is made ready first, from what was decided under this same lock (nothing read
+    // twice), so one that cannot be signed is refused with nothing recorded. Then recorded
+    // (write-ahead: a crash after it leaves the instrument spent, never unspent), then written.
     const spent = decided.spent;
-    const { written } = a.by === "clearance"
-      ? await consumeDecided(root, decided.log, decided.clearance, { ...ctx, spent })
-      : await consumeFound(root, decided.waiver!, { ...ctx, spent });
+    const spend = a.by === "clearance"
+      ? await prepareClearanceSpend(root, decided.log, decided.clearance, {
+        ...ctx,
+        spent,
+        // An Ed25519 clearance keeps its own signature (it does not cover `consumed`).
+        signer: typeof ctx.signer === "function" ? null : ctx.signer,
+      })
+      : await prepareWaiverSpend(root, decided.waiver!, { ...ctx, spent });
+    await ctx.ledger?.record({ gate_action: action, by: a.by, ref: a.ref, spent: a.spent! });
+    const written = spend.write();
     // The rewritten ledger's index and anchor, of what was written (or, without the key, the
     // index removed), for the next read.
     await keepTriadIndexes(

@@ -52,7 +52,14 @@ export {
 } from "./triad_index.ts";
 export type { TriadHold } from "./triad_hold.ts";
 export { type CsvText, readCsvText } from "./csv.ts";
-export { NO_TRUSTED_KEYS, type OperatorSigner, operatorSigner, VerifyKeyStore } from "./signed.ts";
+export {
+  NO_TRUSTED_KEYS,
+  type OperatorSigner,
+  operatorSigner,
+  operatorSignerIfAny,
+  type SignerSource,
+  VerifyKeyStore,
+} from "./signed.ts";
 export { spentCounts } from "./spent.ts";
 export { haltStop, requireNoHalt } from "./stop.ts";
 export { trustFor, type TrustRoots } from "./trust.ts";

@@ -365,6 +365,28 @@ export interface OperatorSigner {
 }
 
 /**
+ * Where an Ed25519 re-signing gets the operator's key: the key itself, none (`null`), or a loader
+ * called only when a row signed with Ed25519 is actually re-signed (so a spend of an HMAC row
+ * never reads the operator's private key).
+ */
+export type SignerSource = OperatorSigner | null | (() => Promise<OperatorSigner | null>);
+
+/**
+ * The signer a {@link SignerSource} names, loaded now when it is a loader.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { signerOf } from "./signed.ts";
+ * assert.equal(await signerOf(null), null);
+ * assert.equal(await signerOf(() => Promise.resolve(null)), null);
+ * ```
+ */
+export async function signerOf(source: SignerSource | undefined): Promise<OperatorSigner | null> {
+  return typeof source === "function" ? await source() : source ?? null;
+}
+
+/**
  * Loads the operator's signing pair from the key dir under the key-custody rules (a 0600 file
  * owned by the user in a 0700 dir).
  *
@@ -389,4 +411,23 @@ export async function operatorSigner(env: Env): Promise<OperatorSigner> {
   );
   const keyId = await keyIdOfKey(await importPublicPem(publicPem));
   return { key, keyId, publicPem };
+}
+
+/**
+ * {@link operatorSigner}, or `null` when the key dir holds no operator signing key (nothing at its
+ * name): for a command that re-signs an Ed25519 row only when it meets one, and works without
+ * the pair otherwise. A key that is there but fails its custody rules is refused, as
+ * {@link operatorSigner} refuses it.
+ *
+ * @throws {KeyError} `KEY_CUSTODY`, ...
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { operatorSignerIfAny } from "./signed.ts";
+ * assert.equal(await operatorSignerIfAny({ AGENTTEAMS_KEY_DIR: Deno.makeTempDirSync() }), null);
+ * ```
+ */
+export async function operatorSignerIfAny(env: Env): Promise<OperatorSigner | null> {
+  if (lstatOrNullSync(join(keyDir(env), SIGNING_KEY_FILE)) === null) return null;
+  return await operatorSigner(env);
 }

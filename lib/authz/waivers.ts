@@ -62,6 +62,8 @@ import {
   type OperatorSigner,
   schemeOf,
   signatureProblem,
+  signerOf,
+  type SignerSource,
   VerifyKeyStore,
   WAIVER_KEY_ENV,
 } from "./signed.ts";
@@ -447,7 +449,7 @@ export interface FoundWaiver {
 }
 
 /**
- * {@link checkWaiver}, keeping the ledger it read (for {@link consumeFound}). With `key`, the
+ * {@link checkWaiver}, keeping the ledger it read (for {@link prepareWaiverSpend}). With `key`, the
  * ledger is read through its index, held to `anchors` (the signed ledger's anchors as the caller
  * read them for this decision; default: read now).
  *
@@ -517,9 +519,10 @@ export async function checkWaiver(
 async function signWaiver(
   rec: Record<string, string>,
   hmac: HmacKey | null,
-  signer: OperatorSigner | null,
+  source: SignerSource | undefined,
 ): Promise<string> {
   if (schemeOf(rec) === "ed25519") {
+    const signer = await signerOf(source);
     if (signer === null || signer.keyId !== field(rec, "key_id").trim()) {
       throw new AuthzError(
         "NO_SIGNING_KEY",
@@ -554,62 +557,63 @@ async function signWaiver(
 export function consumeWaiver(
   root: string,
   action: string,
-  ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
+  ctx: WaiverContext & { readonly signer?: SignerSource },
 ): Promise<{ waiverId: string; uses: number; maxUses: number; line: number }> {
   return withFlock(root, { target: "directory" }, async () => {
     const found = await findWaiver(root, action, ctx);
     const problem = found.check.problem;
     if (found.index < 0) throw new AuthzError("NO_WAIVER", problem!.reason);
     if (problem !== null) throw new AuthzError(problem.code, `waiver: ${problem.reason}`);
-    return await consumeFound(root, found, ctx);
+    const { write, ...spent } = await prepareWaiverSpend(root, found, ctx);
+    write();
+    return spent;
   });
 }
 
 /**
- * Consumes a valid waiver {@link findWaiver} found, for a caller holding the project's lock that
- * found it under that same lock (the gate, which decides and consumes under one lock, so the
- * ledger is not read or validated twice): `uses` incremented, the row re-signed by its own
- * scheme, the file rewritten atomically (mode kept).
+ * The spend of a valid waiver {@link findWaiver} found, made ready and not yet written, for a
+ * caller holding the project's lock that found it under that same lock (the gate, which decides
+ * and spends under one lock, so the ledger is not read or validated twice): `uses` incremented and
+ * the row re-signed by its own scheme now, so a spend that cannot be signed (no key, another
+ * operator's Ed25519 key) is refused before the caller records anything; `write()` then rewrites
+ * the file atomically (mode kept) and returns what it wrote.
  *
  * @throws {AuthzError} `NO_SIGNING_KEY`.
  * @example
  * ```ts ignore
  * // Not run: it needs a project at /work/p (its .agentteams/ state folder) and the operator's keys
- * import { consumeFound, findWaiver } from "./waivers.ts";
+ * import { findWaiver, prepareWaiverSpend } from "./waivers.ts";
  * import { withFlock } from "../fs/flock.ts";
  * const ctx = { env: { AGENTTEAMS_WAIVER_SIGNING_KEY: "k" }, now: new Date() };
  * await withFlock("/work/p", { target: "directory" }, async () => {
  *   const found = await findWaiver("/work/p", "delete:old.txt", ctx);
- *   if (found.check.ok) await consumeFound("/work/p", found, ctx);
+ *   if (found.check.ok) (await prepareWaiverSpend("/work/p", found, ctx)).write();
  * });
  * ```
  */
-export async function consumeFound(
+export async function prepareWaiverSpend(
   root: string,
   found: FoundWaiver,
-  ctx: WaiverContext & { readonly signer?: OperatorSigner | null },
-): Promise<{ waiverId: string; uses: number; maxUses: number; line: number; written: CsvText }> {
+  ctx: WaiverContext & { readonly signer?: SignerSource },
+): Promise<
+  { waiverId: string; uses: number; maxUses: number; line: number; write(): CsvText }
+> {
   const t = found.table!;
   const i = found.index;
   const rec = found.rec!;
   const spent = ctx.spent?.get(waiverSpentKey(field(rec, "waiver_id"))) ?? 0;
   const uses = Math.max(counter(field(rec, "uses")) ?? 0, spent) + 1;
   const next: Record<string, string> = { ...rec, uses: String(uses) };
-  next.signature = await signWaiver(
-    next,
-    hmacKeyFrom(ctx.env, WAIVER_KEY_ENV),
-    ctx.signer ?? null,
-  );
+  next.signature = await signWaiver(next, hmacKeyFrom(ctx.env, WAIVER_KEY_ENV), ctx.signer);
   // The other rows as they were read; the spent one from its record.
   const rows = t.rows.map((r) => r.cells);
   rows[i] = cellsOf(next, t.header);
-  const written = rewriteCsvFile(authzPaths(root).waivers, t.header, rows, t);
   return {
-    written,
     waiverId: field(rec, "waiver_id").trim(),
     uses,
     maxUses: counter(field(rec, "max_uses")) ?? 0,
     line: t.rows[i].line,
+    write: () => rewriteCsvFile(authzPaths(root).waivers, t.header, rows, t),
   };
 }
 

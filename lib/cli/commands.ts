@@ -747,6 +747,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       const base = authzNeeds(ctx, {
         write: consume,
         keyEnv: [DECISION_KEY_ENV, WAIVER_KEY_ENV, ...KEY_ENV],
+        // A spend of an Ed25519 waiver re-signs it with the operator's key from the key dir.
+        operatorKey: consume,
       });
       // The ledger either way: what was spent is counted from its gate-pass rows.
       return mergeNeeds(base, keyNeeds(ctx), stateNeeds(ctx, consume));

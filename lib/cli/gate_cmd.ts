@@ -9,6 +9,7 @@
 import { decideGate, passGate } from "../authz/gate.ts";
 import { loadLedgerKey } from "../crypto/keys.ts";
 import type { GateLedger } from "../authz/gate.ts";
+import { operatorSignerIfAny } from "../authz/signed.ts";
 import { spentCounts } from "../authz/spent.ts";
 import { appendRow } from "../ledger/append.ts";
 import { optionalLedgerKey, positional, problemOutcome, triadContext } from "./authz_common.ts";
@@ -46,6 +47,9 @@ export async function gate(ctx: Ctx): Promise<Outcome> {
     ...await triadContext(ctx),
     ...(ledger !== undefined ? { ledger } : {}),
     ...(key !== null ? { indexKey: key.hmac } : {}),
+    // Spending an Ed25519 waiver re-signs it with the operator's own key, read from the key dir
+    // only then (an HMAC spend never reads it); without one there, the spend is refused.
+    ...(consume ? { signer: () => operatorSignerIfAny(ctx.env) } : {}),
   };
   const d = consume
     ? await passGate(ctx.project, action, gctx)

@@ -227,9 +227,12 @@ export interface ProposalContext {
   readonly authz?: {
     readonly env: Env;
     readonly now: () => Date;
-    /** The trust roots (verify keys, roster, signing) the gate reads with (`lib/authz/trust.ts`). */
+    /**
+     * The trust roots (verify keys, roster, signing) the gate reads with (`lib/authz/trust.ts`),
+     * and the operator key an Ed25519 waiver's spend is re-signed with.
+     */
     readonly trust?: () => Promise<
-      Pick<GateContext, "roster" | "store" | "signingRequired" | "ledger" | "indexKey">
+      Pick<GateContext, "roster" | "store" | "signingRequired" | "ledger" | "indexKey" | "signer">
     >;
   };
 }

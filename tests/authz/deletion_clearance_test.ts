@@ -125,3 +125,59 @@ Deno.test("deletions_need_clearance: held until cleared, dry run spends nothing,
     await p.dispose();
   }
 });
+
+Deno.test("deletions_need_clearance: an Ed25519 waiver is spent at the act, re-signed with the operator's key; without that key the deletion is refused and nothing of the waiver is spent", async () => {
+  const p = await makeProject("del-ed-waiver", {
+    brief: BRIEF,
+    files: { "build/a.bin": "a\n", "build/b.bin": "b\n" },
+  });
+  try {
+    // No HMAC triad key anywhere: the waivers are the operator's Ed25519 ones.
+    const env = p.env;
+    const P = ["--project", p.root];
+    const nonce = await dispatch(p, "worker");
+    for (const [id, file] of [["W-A", "build/a.bin"], ["W-B", "build/b.bin"]]) {
+      const w = await runCli([
+        ...waiverIssueArgs(p.root, {
+          id,
+          action: `delete:${file}`,
+          maxUses: 1,
+          ticket: "OPS-1",
+          reason: "cleanup",
+        }),
+        "--ed25519",
+      ], { env });
+      assert.equal(w.code, 0, w.stderr);
+    }
+    // Spent at the act: deleted, recorded, the waiver's use counted under a valid signature.
+    assertApplied(await apply(p, deletion(nonce, "build/a.bin", sha256("a\n")), { env }));
+    assert.equal(await exists(join(p.root, "build/a.bin")), false);
+    assert.equal((await actRows(p.root)).at(-1)!.spent, "waiver:W-A");
+    const check = await runCli(["waiver", "check", "delete:build/a.bin", ...P], { env });
+    assert.match(check.stderr, /USES_EXHAUSTED/);
+    const verified = await runCli(["waiver", "verify", ...P], { env });
+    assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+
+    // The operator's private key gone from the key dir: the deletion cannot spend its waiver, so
+    // it is refused; the file stays, the waiver ledger is as it was, no gate-pass row spends it.
+    const priv = join(p.sb.keyDir, "operator-ed25519.pem");
+    const aside = join(p.sb.dir, "operator-ed25519.pem.aside");
+    await Deno.rename(priv, aside);
+    const refs = await snapshotTree(join(p.root, "references"));
+    const passes = (await actRows(p.root)).filter((r) => r.action === "gate-pass").length;
+    const refused = await apply(p, deletion(nonce, "build/b.bin", sha256("b\n")), { env });
+    assert.notEqual(refused.code, 0, refused.stdout);
+    assert.match(refused.stderr, /NO_SIGNING_KEY/);
+    assert.match(refused.stderr, /re-signing it needs that operator key/);
+    assert.equal(await exists(join(p.root, "build/b.bin")), true);
+    assertSameTree(refs, await snapshotTree(join(p.root, "references")), "an unsignable spend");
+    assert.equal((await actRows(p.root)).filter((r) => r.action === "gate-pass").length, passes);
+    // With the key back, the same deletion spends its waiver.
+    await Deno.rename(aside, priv);
+    assertApplied(await apply(p, deletion(nonce, "build/b.bin", sha256("b\n")), { env }));
+    assert.equal(await exists(join(p.root, "build/b.bin")), false);
+    assertLedgerVerifies(p);
+  } finally {
+    await p.dispose();
+  }
+});

@@ -108,3 +108,68 @@ Deno.test("gate CLI: eight concurrent --consume of one PASS and one 2-use waiver
     await sb.dispose();
   }
 });
+
+Deno.test("gate CLI: --consume of an Ed25519 waiver re-signs it with the operator's key from the key dir; without that key it is refused before anything is recorded", async () => {
+  const sb = await sandbox("gate-ed25519-spend");
+  try {
+    // No HMAC waiver key at all: the waiver is Ed25519, and so is its re-signing.
+    const env = { ...sb.env, AGENTTEAMS_BROAD_OK: "1" };
+    const P = ["--project", sb.project];
+    assert.equal((await runCli(["keys", "init"], { env: sb.env })).code, 0);
+    const w = await runCli([
+      ...waiverIssueArgs(sb.project, {
+        id: "W-1",
+        action: "x",
+        maxUses: 2,
+        ticket: "T",
+        reason: "r",
+      }),
+      "--ed25519",
+    ], { env });
+    assert.equal(w.code, 0, w.stderr);
+    // Read-only, the operator's public key is all it needs.
+    assert.equal((await runCli(["gate", "x", ...P], { env })).code, 0);
+
+    // The operator's private key is not in the key dir: the spend cannot be signed, so it is
+    // refused, and nothing is recorded or rewritten (no gate-pass row spends a use of it).
+    const priv = join(sb.keyDir, "operator-ed25519.pem");
+    const aside = join(sb.dir, "operator-ed25519.pem.aside");
+    await Deno.rename(priv, aside);
+    const before = await snapshotTree(sb.dir);
+    const refused = await runCli(["gate", "x", "--consume", ...P], { env });
+    const r = assertCliRefused(refused, "gate", "NO_SIGNING_KEY");
+    assert.match(
+      r.reason,
+      /Ed25519-signed by key [0-9a-f]{16}; re-signing it needs that operator key/,
+    );
+    assertSameTree(before, await snapshotTree(sb.dir), "a spend that cannot be signed");
+
+    // With the key back, the spend re-signs the row with it: allowed, recorded, the waiver's
+    // uses counted and its signature still valid.
+    await Deno.rename(aside, priv);
+    const c = await runCli(["gate", "x", "--consume", "--json", ...P], { env });
+    assert.equal(c.code, 0, c.stderr);
+    assert.deepEqual([JSON.parse(c.stdout).consumed, JSON.parse(c.stdout).by], [true, "waiver"]);
+    const ledger = await Deno.readTextFile(
+      join(sb.project, ".agentteams", "proposal-ledger.jsonl"),
+    );
+    assert.equal(ledger.split("\n").filter((l) => l.includes('"gate-pass"')).length, 1);
+    const [head, row] = (await Deno.readTextFile(
+      join(sb.project, "references", "security-waivers.log.csv"),
+    )).trim().split(/\r?\n/).map((l) => l.split(","));
+    assert.equal(row[head.indexOf("uses")], "1");
+    assert.equal(row[head.indexOf("sig_scheme")], "ed25519");
+    const v = await runCli(["waiver", "verify", ...P], { env });
+    assert.equal(v.code, 0, v.stdout + v.stderr);
+    assert.equal((await runCli(["ledger", "verify", ...P], { env })).code, 0);
+    // The second use, then none left.
+    assert.equal((await runCli(["gate", "x", "--consume", ...P], { env })).code, 0);
+    assertCliRefused(
+      await runCli(["gate", "x", "--consume", ...P], { env }),
+      "gate",
+      "USES_EXHAUSTED",
+    );
+  } finally {
+    await sb.dispose();
+  }
+});

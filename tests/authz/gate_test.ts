@@ -169,23 +169,36 @@ Deno.test("gate: an Ed25519 waiver is spent only with its own operator key; with
       spent: "waiver:W-1",
     });
     const before = await snapshotTree(p);
-    for (const s of [undefined, null, other]) {
+    // The spend's record (the gate-pass row) comes after it is signed: a spend that cannot be
+    // signed records nothing, as none of it is written.
+    const recorded: string[] = [];
+    const ledger = {
+      spent: () => new Map<string, number>(),
+      record: (pass: { spent: string }) => (recorded.push(pass.spent), Promise.resolve()),
+    };
+    for (const s of [undefined, null, other, () => Promise.resolve(null)]) {
       const e = await assertRefusal(
-        () => passGate(p, A, { ...ctx, signer: s }),
+        () => passGate(p, A, { ...ctx, signer: s, ledger }),
         "NO_SIGNING_KEY",
         AuthzError,
       );
       assert.match(e.message, /Ed25519-signed by key op1/);
     }
+    assert.deepEqual(recorded, [], "a spend that could not be signed was recorded");
     assertSameTree(before, await snapshotTree(p), "a waiver that could not be re-signed");
+    // A loader is asked only when the Ed25519 row is re-signed.
+    assert.deepEqual(
+      (await passGate(p, A, { ...ctx, signer: () => Promise.resolve(signer), ledger })).authority,
+      { by: "waiver", ref: "W-1", spent: "waiver:W-1" },
+    );
+    assert.deepEqual(recorded, ["waiver:W-1"]);
+    const after = await decideGate(p, A, ctx);
+    assert.equal(after.allowed, true, after.problem?.reason);
     assert.deepEqual((await passGate(p, A, { ...ctx, signer })).authority, {
       by: "waiver",
       ref: "W-1",
       spent: "waiver:W-1",
     });
-    const after = await decideGate(p, A, ctx);
-    assert.equal(after.allowed, true, after.problem?.reason);
-    await passGate(p, A, { ...ctx, signer });
     await assertRefusal(() => passGate(p, A, { ...ctx, signer }), "USES_EXHAUSTED", AuthzError);
   } finally {
     await removeTree(dir);
