@@ -190,7 +190,11 @@ export async function readBriefText(
   try {
     root = Deno.realPathSync(resolve(projectRoot));
   } catch (e) {
-    throw unreadable(briefPath, "IO", `project root ${projectRoot} cannot be resolved`, e);
+    // Launched with narrow flags, a command that reads only the brief (the triad's, for the
+    // switch) may not read the project directory around it: its path is taken as given, as
+    // `realBriefPath` takes the brief's own.
+    if (e instanceof Deno.errors.NotCapable) root = resolve(projectRoot);
+    else throw unreadable(briefPath, "IO", `project root ${projectRoot} cannot be resolved`, e);
   }
   const real = realBriefPath(resolve(briefPath));
   const bytes = await readBriefBytes(real);

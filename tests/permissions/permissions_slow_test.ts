@@ -175,6 +175,67 @@ Deno.test("the printed narrow line runs the command; removing any one flag gives
   }
 });
 
+Deno.test("the triad's commands run under their printed lines (they read the brief for the switch, not the project around it): verify, check, the gate, and an Ed25519 waiver's spend", async (t) => {
+  await withProject("perm-triad", async (sb) => {
+    writeBrief(sb.project);
+    const broad = { env: { ...sb.env, AGENTTEAMS_BROAD_OK: "1" } };
+    const issued = await runCli([
+      "waiver",
+      "issue",
+      "--project",
+      sb.project,
+      "--id",
+      "W-1",
+      "--action",
+      "delete:src/a",
+      "--expires",
+      "2099-01-01T00:00:00Z",
+      "--max-uses",
+      "1",
+      "--approver",
+      "security",
+      "--ticket",
+      "T-1",
+      "--reason",
+      "r",
+      "--ed25519",
+    ], broad);
+    assert.equal(issued.code, 0, issued.stderr);
+    const signed = await runCli([
+      "decision",
+      "sign",
+      "--project",
+      sb.project,
+      "--action",
+      "delete:src/b",
+      "--verdict",
+      "PASS",
+      "--ed25519",
+    ], broad);
+    assert.equal(signed.code, 0, signed.stderr);
+    const cases: [string[], string[], number][] = [
+      [["waiver", "verify"], [], 0],
+      [["decision", "verify"], [], 0],
+      [["waiver", "check"], ["delete:src/a"], 0],
+      [["clearance", "check"], ["delete:src/b"], 0],
+      [["gate"], ["delete:src/none"], 1],
+      [["gate"], ["delete:src/a", "--consume"], 0],
+      [["gate"], ["delete:src/b", "--consume"], 0],
+    ];
+    for (const [words, extra, code] of cases) {
+      await t.step([...words, ...extra].join(" "), async () => {
+        const line = await permissionsLine(sb, words, extra);
+        const r = await sh(sb, line);
+        assert.equal(r.code, code, `${line}\n${r.stdout}${r.stderr}`);
+        assert.doesNotMatch(r.stderr, /NOT_CAPABLE/, r.stderr);
+      });
+    }
+    // Both spends were made: the waiver's one use and the PASS are gone.
+    const again = await runCli(["gate", "delete:src/a", "--project", sb.project], broad);
+    assertCliRefused(again, "gate", "USES_EXHAUSTED");
+  });
+});
+
 Deno.test("launched with -A, a command warns on stderr that its permissions are broad", async () => {
   await withProject("perm-broad", async (sb) => {
     const r = await runCli(["ledger", "show", "--project", sb.project], { env: sb.env });
