@@ -81,11 +81,23 @@ export async function init(ctx: Ctx): Promise<Outcome> {
   const here = cwdIsRoot(r.root);
   const fixCommand = fixCommandOf(r.fixFiles.map((f) => here ? f : join(r.root, f)));
   if (fixCommand !== null && fixable.length > 0) lines.push(`next: ${oneLine(fixCommand)}`);
-  lines.push(
-    `${dryRun ? "would switch on" : "switched on"} ${oneLine(r.root)}: ${r.agents.length} ` +
-      `agent(s) in the brief; the audit finds ${r.auditErrors} error(s) before --fix; then run ` +
-      "agentteams doctor",
-  );
+  const audited = `the audit finds ${r.auditErrors} error(s) before --fix`;
+  if (r.switchState === "on") {
+    lines.push(
+      `${dryRun ? "would switch on" : "switched on"} ${oneLine(r.root)}: ${r.agents.length} ` +
+        `agent(s) in the brief; ${audited}; then run agentteams doctor`,
+    );
+  } else {
+    // A brief init kept decides the switch, and this one does not turn it on.
+    const brief = oneLine(r.brief);
+    lines.push(
+      `${oneLine(r.root)} is not switched on: the brief init kept, ${brief}, ` +
+        (r.switchState === "off"
+          ? `does not say "write_policy": "orchestrator-only"; add it to ${brief}`
+          : `cannot be read (agentteams brief check says why); fix ${brief}`) +
+        `, or run agentteams init --force to back it up and write the template; ${audited}`,
+    );
+  }
   return {
     exit: 0,
     text: lines.join("\n"),
@@ -93,6 +105,8 @@ export async function init(ctx: Ctx): Promise<Outcome> {
       ok: true,
       dry_run: dryRun,
       project: r.root,
+      brief: r.brief,
+      switch: r.switchState,
       changes: r.changes.map((c) => ({ ...c })),
       agents: [...r.agents],
       notes: [...r.notes],

@@ -65,6 +65,7 @@ import {
 import { mergeSessionSettings } from "../policy/session_settings_merge.ts";
 import { MAX_SETTINGS_BYTES, readSessionSettings } from "../policy/session_settings_read.ts";
 import { operatorSettingsInput } from "../runner/preflight.ts";
+import { BRIEF_UNREADABLE_REASON, briefQueueReason } from "../queue/mode.ts";
 import { writePolicyReference } from "./reference.ts";
 
 /** The brief `init` writes when the project has none. */
@@ -119,6 +120,15 @@ export interface InitReport {
   readonly fixFiles: readonly string[];
   /** The audit's enforced errors as the project now is (before `--fix`). */
   readonly auditErrors: number;
+  /** The brief, relative to the project root. */
+  readonly brief: string;
+  /**
+   * Whether the brief as it now is (or, under `dryRun`, would be) turns the switch on: `on` when
+   * it is the template or says `"write_policy": "orchestrator-only"`, `off` when a brief init
+   * kept says otherwise, `unreadable` when the kept one cannot be read as a brief's JSON (queue
+   * mode's one rule, `briefQueueReason`).
+   */
+  readonly switchState: "on" | "off" | "unreadable";
 }
 
 /** A file `init` would write: its new bytes and the bytes it must still hold (null: absent). */
@@ -253,6 +263,18 @@ async function ownedFile(
     },
     { change: { file: rel, action: "replace", what }, content, expect: current },
   ];
+}
+
+/** Whether a brief init keeps turns the switch on (queue mode's rule, on its bytes). */
+function switchOfKept(bytes: Uint8Array): "on" | "off" | "unreadable" {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return "unreadable";
+  }
+  const reason = briefQueueReason(text);
+  return reason === null ? "off" : reason === BRIEF_UNREADABLE_REASON ? "unreadable" : "on";
 }
 
 /** The brief's path: the flag's, else the project's default brief, else `agentteams.jsonc`. */
@@ -539,6 +561,9 @@ export async function initProject(o: InitOptions): Promise<InitReport> {
       "the artifacts' forms and the exit codes, which every agent's write-policy section names",
     ),
   );
+  // The switch, as the brief will stand: a kept brief decides it by queue mode's own rule.
+  const keptBrief = writes.some((w) => w.change.file === briefRel && w.change.action === "keep");
+  const switchState = keptBrief ? switchOfKept(briefNow!) : "on";
   // 4. Shown, then made, one at a time.
   for (const w of writes) {
     o.show(w.change);
@@ -568,6 +593,8 @@ export async function initProject(o: InitOptions): Promise<InitReport> {
     fixes,
     fixCommand: fixCommandOf(toFix.map((f) => f.file)),
     fixFiles: toFix.map((f) => f.file),
+    brief: briefRel,
+    switchState,
     auditErrors: audit.findings.filter((f) => f.enforced && f.severity === "error").length,
   };
 }

@@ -19,7 +19,7 @@ export {
 export { checkRunnerDirs, ensureQueueDir, ensureRunnerDirs } from "./dirs.ts";
 export { BEAT_EVERY_MS, liveRunner, STATUS_NAME, writeStatus } from "./liveness.ts";
 export { takeRunnerLock } from "./runner_lock.ts";
-export { BRIEF_UNREADABLE_REASON, queueModeReason } from "./mode.ts";
+export { BRIEF_UNREADABLE_REASON, briefQueueReason, queueModeReason } from "./mode.ts";
 export {
   type Channel,
   idOfName,

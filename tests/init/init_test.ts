@@ -382,6 +382,40 @@ Deno.test("init never overwrites an existing brief without --force; with it, bac
   });
 });
 
+Deno.test('init keeping a brief says whether that brief turns the switch on, never "switched on" for one that does not', async () => {
+  await withTeam("init-kept-switch", async (sb) => {
+    const brief = join(sb.project, "agentteams.jsonc");
+    const P = ["--project", sb.project];
+    const cases: [string, string, RegExp][] = [
+      [
+        '{"write_policy": "default", "agent_policies": {"w": {"write_scopes": ["src/"]}}}\n',
+        "off",
+        /is not switched on: the brief init kept, agentteams\.jsonc, does not say "write_policy": "orchestrator-only"; add it to agentteams\.jsonc, or run agentteams init --force/,
+      ],
+      [
+        "{ not json\n",
+        "unreadable",
+        /is not switched on: .*cannot be read \(agentteams brief check/,
+      ],
+      [
+        '{"write_policy": "orchestrator-only", "privilege_profile": "confined", "agent_policies": {}}\n',
+        "on",
+        /^switched on \S+: /m,
+      ],
+    ];
+    for (const [text, state, said] of cases) {
+      await Deno.writeTextFile(brief, text);
+      const r = await runCli(["init", ...P], { env: operatorEnv(sb) });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, said, r.stdout);
+      if (state !== "on") assert.doesNotMatch(r.stdout, /^switched on/m, r.stdout);
+      const j = await runCli(["init", "--dry-run", "--json", ...P], { env: operatorEnv(sb) });
+      assert.equal(JSON.parse(j.stdout).switch, state);
+      assert.equal(Deno.readTextFileSync(brief), text, "the kept brief is not rewritten");
+    }
+  });
+});
+
 Deno.test("init runs under exactly the flags `permissions init` prints (the project writable, perl to run, no broader); with --dry-run, no write flag at all", async () => {
   await withTeam("init-perms", async (sb) => {
     const env = operatorEnv(sb);
