@@ -31,8 +31,8 @@ export type { WaiverCheck, WaiverContext, WaiverFields } from "./authz/waivers.t
 export { grantWriteRoots, verifyGrants } from "./authz/grants.ts";
 export type { GrantContext, GrantedWrite, GrantReport, GrantRoots } from "./authz/grants.ts";
 export type { Finding as AuthzFinding, Problem } from "./authz/verdict.ts";
-export { operatorSigner, VerifyKeyStore } from "./authz/signed.ts";
-export type { OperatorSigner } from "./authz/signed.ts";
+export { operatorSigner, operatorSignerIfAny, VerifyKeyStore } from "./authz/signed.ts";
+export type { OperatorSigner, SignerSource } from "./authz/signed.ts";
 // An operator's write with the ledger key (issueWaiver) takes its hold from triadWrite: the bytes
 // it read are checked, the bytes it wrote indexed and anchored (lib/authz/triad_hold.ts).
 export { triadHold, triadWrite } from "./authz/triad_index.ts";
