@@ -14,6 +14,7 @@
  * ```
  * @module
  */
+import { openDirectorySync } from "./entry.ts";
 import { basename, dirname } from "./path.ts";
 
 const enc = new TextEncoder();
@@ -66,7 +67,8 @@ function randomHex(bytes: number): string {
 }
 
 /**
- * Fsyncs a directory so a rename or creation inside it is durable.
+ * Fsyncs a directory so a rename or creation inside it is durable. Only a directory is opened
+ * (`openDirectorySync`): something else swapped in at its name is refused, never waited on.
  *
  * @example
  * ```ts
@@ -76,7 +78,7 @@ function randomHex(bytes: number): string {
  * ```
  */
 export function fsyncDirSync(dir: string): void {
-  const f = Deno.openSync(dir, { read: true });
+  const f = openDirectorySync(dir);
   try {
     f.syncSync();
   } finally {

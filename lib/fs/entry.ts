@@ -139,3 +139,25 @@ export function realPathLoose(path: string): string {
     return parent === "/" ? "/" + rest : parent + "/" + rest;
   }
 }
+
+/**
+ * Opens the directory at `path` for reading (to fsync it, or to hold a lock on it), and only a
+ * directory: the open goes through `path/.`, which the kernel resolves only when `path` is one, so
+ * a FIFO, a file or a device put at the name between a check and this open is refused
+ * (`NotADirectory`) instead of opened. A FIFO opened for reading waits for a writer, on the calling
+ * thread: a session that can rename a folder the tool syncs could otherwise stop it there.
+ *
+ * @throws {Deno.errors.NotADirectory} when something other than a directory is at `path`
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openDirectorySync } from "./entry.ts";
+ * const d = Deno.makeTempDirSync();
+ * openDirectorySync(d).close();
+ * Deno.writeTextFileSync(`${d}/f`, "x");
+ * assert.throws(() => openDirectorySync(`${d}/f`), Deno.errors.NotADirectory);
+ * ```
+ */
+export function openDirectorySync(path: string): Deno.FsFile {
+  return Deno.openSync(path.endsWith("/") ? `${path}.` : `${path}/.`, { read: true });
+}

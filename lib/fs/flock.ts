@@ -18,7 +18,7 @@
  * ```
  * @module
  */
-import { lstatOrNullSync } from "./entry.ts";
+import { lstatOrNullSync, openDirectorySync } from "./entry.ts";
 import { after } from "../time/after.ts";
 
 /** What {@link takeFlock} locks, and how long it waits. */
@@ -126,7 +126,8 @@ function openChecked(
   if (target === "directory") {
     const st = Deno.lstatSync(path);
     if (!st.isDirectory) throw new Deno.errors.NotADirectory(`${path} is not a directory`);
-    file = Deno.openSync(path, { read: true });
+    // A FIFO swapped in after the lstat is refused, not waited on.
+    file = openDirectorySync(path);
   } else {
     // Opened synchronously: an async open is a round trip through the blocking thread pool
     // (~3 ms each when cold), and every ledger and dispatch operation takes a lock.

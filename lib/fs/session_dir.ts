@@ -27,7 +27,7 @@
  */
 import { FsSafetyError } from "../errors.ts";
 import { describeKind } from "./entry.ts";
-import { fillNewFileSync } from "./atomic_write.ts";
+import { fillNewFileSync, fsyncDirSync } from "./atomic_write.ts";
 import { readAtSync } from "./read_at.ts";
 import { OPEN_DEADLINE_MS, openWithin } from "./safe_read.ts";
 
@@ -319,11 +319,13 @@ export function replaceIn(pin: DirPin, name: string, bytes: Uint8Array, mode: nu
         throw e;
       }
       renamed = true;
-      const d = Deno.openSync(pin.path, { read: true });
       try {
-        d.syncSync();
-      } finally {
-        d.close();
+        fsyncDirSync(pin.path);
+      } catch (e) {
+        // The folder swapped for something else after the rename (a FIFO would have held this
+        // thread): refused as a folder that moved.
+        if (e instanceof Deno.errors.NotADirectory) checkPin(pin);
+        throw e;
       }
     });
   } finally {

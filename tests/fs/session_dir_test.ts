@@ -336,3 +336,51 @@ Deno.test("a folder swapped for a link after it was pinned refuses every operati
   assert.throws(() => pinDir(w.q), (e) => e instanceof FsSafetyError && e.code === "NOT_DIRECTORY");
   Deno.removeSync(w.root, { recursive: true });
 });
+
+Deno.test("a folder the tool fsyncs, swapped for a FIFO: refused at once (NotADirectory), never waited on; replaceIn refuses it as a folder that moved", async () => {
+  // Run in a child process with a deadline: a regression blocks the open forever (a FIFO opened
+  // for reading waits for a writer), which must fail this test, not hang the suite.
+  const w = world();
+  const fifo = join(w.root, "fifo");
+  mkfifo(fifo);
+  const lib = (f: string) => JSON.stringify(new URL(`../../lib/fs/${f}`, import.meta.url).href);
+  const code = `
+    import { fsyncDirSync } from ${lib("atomic_write.ts")};
+    import { openDirectorySync } from ${lib("entry.ts")};
+    import { pinDir, replaceIn } from ${lib("session_dir.ts")};
+    const [fifo, q, aside] = ${JSON.stringify([fifo, w.q, join(w.root, "q-aside")])};
+    const out = [];
+    const attempt = (what, f) => {
+      try { f(); out.push(what + ": done"); } catch (e) { out.push(what + ": " + (e.code ?? e.name)); }
+    };
+    attempt("open", () => openDirectorySync(fifo).close());
+    attempt("fsync", () => fsyncDirSync(fifo));
+    // replaceIn: the folder renamed away and a FIFO put at its name right after the rename (the
+    // instant its fsync opens the folder).
+    const pin = pinDir(q);
+    const rename = Deno.renameSync;
+    Deno.renameSync = (from, to) => {
+      rename(from, to);
+      if (String(to).endsWith("/r.json")) {
+        rename(q, aside);
+        new Deno.Command("/usr/bin/mkfifo", { args: [q] }).outputSync();
+      }
+    };
+    attempt("replaceIn", () => replaceIn(pin, "r.json", new TextEncoder().encode("x"), 0o644));
+    console.log(out.join("\\n"));
+  `;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-check", code],
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(20_000),
+  }).output();
+  const said = new TextDecoder().decode(out.stdout);
+  assert.ok(out.success, `the child did not finish: ${new TextDecoder().decode(out.stderr)}`);
+  assert.equal(
+    said.trim(),
+    "open: ENOTDIR\nfsync: ENOTDIR\nreplaceIn: NOT_DIRECTORY",
+  );
+  assert.ok(Deno.lstatSync(w.q).isFifo, "the FIFO was swapped in");
+  Deno.removeSync(w.root, { recursive: true });
+});
