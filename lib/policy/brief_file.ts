@@ -18,6 +18,7 @@ import { sha256Hex } from "../crypto/hash.ts";
 import { basename, dirname, join, relative, resolve } from "../fs/path.ts";
 import { FsSafetyError, PolicyError } from "../errors.ts";
 import { readRegularFile } from "../fs/safe_read.ts";
+import { within } from "../fs/within.ts";
 import { DEFAULT_BRIEF_NAMES } from "../layout.ts";
 
 /** The largest brief accepted, in bytes. */
@@ -187,16 +188,24 @@ export async function readBriefText(
   projectRoot: string,
 ): Promise<{ root: string; real: string; text: string; sha: string }> {
   let root: string;
+  let rootUnresolved: Deno.errors.NotCapable | null = null;
   try {
     root = Deno.realPathSync(resolve(projectRoot));
   } catch (e) {
     // Launched with narrow flags, a command that reads only the brief (the triad's, for the
     // switch) may not read the project directory around it: its path is taken as given, as
     // `realBriefPath` takes the brief's own.
-    if (e instanceof Deno.errors.NotCapable) root = resolve(projectRoot);
-    else throw unreadable(briefPath, "IO", `project root ${projectRoot} cannot be resolved`, e);
+    if (!(e instanceof Deno.errors.NotCapable)) {
+      throw unreadable(briefPath, "IO", `project root ${projectRoot} cannot be resolved`, e);
+    }
+    root = resolve(projectRoot);
+    rootUnresolved = e;
   }
   const real = realBriefPath(resolve(briefPath));
+  // A root taken as given must still hold the brief by the brief's real path: a project reached
+  // through a link would otherwise make a brief inside it look outside it, and the lint that holds
+  // an inside brief's own path out of every write scope would not run. Refused as before.
+  if (rootUnresolved !== null && !within(real, root)) throw rootUnresolved;
   const bytes = await readBriefBytes(real);
   const sha = sha256Hex(bytes);
   try {

@@ -301,3 +301,45 @@ try {
     await Deno.remove(scripts, { recursive: true });
   }
 });
+
+Deno.test("brief: read without read of the project directory (narrow flags), the root is taken as given only while the brief's real path lies inside it; a project reached through a link is refused, not read with its brief outside it", async () => {
+  const dir = await tempProject();
+  const real = join(dir, "real");
+  const link = join(dir, "link");
+  await Deno.mkdir(join(real, "config"), { recursive: true });
+  await Deno.symlink(real, link);
+  // A write scope covering the brief: refused by the lint when the brief is known to be inside.
+  const brief = '{"agent_policies": {"w": {"write_scopes": ["config/"]}}}';
+  await Deno.writeTextFile(join(real, "config", "team.jsonc"), brief);
+  const lib = new URL("../../lib/policy/brief.ts", import.meta.url).href;
+  // `deno run` of a script, not `deno eval` (which runs with every permission).
+  const load = async (briefPath: string, root: string, read: string[]) => {
+    const script = join(dir, "load.ts");
+    await Deno.writeTextFile(
+      script,
+      `import { loadPolicy } from ${JSON.stringify(lib)};
+      try {
+        await loadPolicy(${JSON.stringify(briefPath)}, { projectRoot: ${JSON.stringify(root)} });
+        console.log("loaded");
+      } catch (e) { console.log(e.code ?? e.name); }`,
+    );
+    const r = await runDeno([
+      "run",
+      "--no-check",
+      "--no-prompt",
+      `--allow-read=${[...read, script].join(",")}`,
+      script,
+    ]);
+    return r.stdout.trim() || r.stderr;
+  };
+  const realBrief = join(real, "config", "team.jsonc");
+  // Read whole, the lint refuses the scope that covers the brief.
+  assert.equal(await load(realBrief, link, [dir]), "POLICY_LINT");
+  // Only the brief readable, the project named by its real path: read, and refused the same.
+  assert.equal(await load(realBrief, real, [realBrief]), "POLICY_LINT");
+  // Only the brief readable, the project named through the link: the brief would look outside
+  // the project, so it is not read at all (Deno's NotCapable, as before the root was taken as
+  // given), never loaded without the lint.
+  assert.equal(await load(realBrief, link, [realBrief]), "NotCapable");
+  await Deno.remove(dir, { recursive: true });
+});
