@@ -94,7 +94,8 @@ export async function init(ctx: Ctx): Promise<Outcome> {
       `${oneLine(r.root)} is not switched on: the brief init kept, ${brief}, ` +
         (r.switchState === "off"
           ? `does not say "write_policy": "orchestrator-only"; add it to ${brief}`
-          : `cannot be read (agentteams brief check says why); fix ${brief}`) +
+          : "cannot be read (agentteams brief check says why), so every command treats the " +
+            `project as under the switch until it is fixed; fix ${brief}`) +
         `, or run agentteams init --force to back it up and write the template; ${audited}`,
     );
   }
