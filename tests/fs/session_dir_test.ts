@@ -145,7 +145,12 @@ Deno.test("publishNewIn: a reader that looks at the name while it is written nev
   const [empty, seen] = await looks(publishNewIn);
   assert.ok(seen > 0, "the poller saw the name at least once");
   assert.equal(empty, 0, `publishNewIn's ack was seen empty ${empty} times of ${seen}`);
-  const [controlEmpty] = await looks(createNewIn);
+  // The control, given a few rounds on a loaded machine (its empty file shows in about one look
+  // in ten when the poller runs at all).
+  let controlEmpty = 0;
+  for (let round = 0; round < 5 && controlEmpty === 0; round++) {
+    controlEmpty = (await looks(createNewIn))[0];
+  }
   assert.ok(
     controlEmpty > 0,
     "the control (createNewIn) was never seen empty: the test sees nothing",
