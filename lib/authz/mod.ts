@@ -51,7 +51,7 @@ export {
   triadWrite,
 } from "./triad_index.ts";
 export type { TriadHold } from "./triad_hold.ts";
-export { type CsvText, readCsvText } from "./csv.ts";
+export { type CsvText, MAX_CSV_BYTES, readCsvText } from "./csv.ts";
 export {
   NO_TRUSTED_KEYS,
   type OperatorSigner,

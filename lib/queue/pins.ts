@@ -15,7 +15,9 @@ import { QueueError } from "../errors.ts";
 import { join } from "../fs/path.ts";
 import { readRegularFileSync } from "../fs/safe_read.ts";
 import { SESSION_SETTINGS_FILES } from "../policy/session_settings.ts";
-import { MAX_MCP_GRANTS_BYTES } from "../sandbox/operator_file.ts";
+import { MAX_CONFINED_BYTES, MAX_MCP_GRANTS_BYTES } from "../sandbox/operator_file.ts";
+import { MAX_BRIEF_BYTES } from "../policy/brief_file.ts";
+import { MAX_CSV_BYTES } from "../authz/csv.ts";
 
 /** The pinned hashes. */
 export interface Pins {
@@ -83,14 +85,15 @@ function folderState(path: string): string {
   return names.map((n) => `${n}=${settingsState(join(path, n))}`).join(";");
 }
 
-function hashOrNull(path: string | null): string | null {
+/**
+ * The SHA-256 of a pinned file (null: absent), read as {@link plainState} reads it: only a plain
+ * file with one name, at most `maxBytes`. A session that can rename `references/` can put a FIFO,
+ * a link or a huge file at the grants ledger's name; each is a state of its own (a pin that
+ * changed: the runner stops), never a read that waits or runs long.
+ */
+function hashOrNull(path: string | null, maxBytes: number): string | null {
   if (path === null) return null;
-  try {
-    return sha256Hex(Deno.readFileSync(path));
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
+  return plainState(path, maxBytes);
 }
 
 /**
@@ -131,9 +134,9 @@ export function pinPaths(
  */
 export function readPins(p: PinPaths): Pins {
   return {
-    brief: hashOrNull(p.brief),
-    confined: hashOrNull(p.confined),
-    grants: hashOrNull(p.grants),
+    brief: hashOrNull(p.brief, MAX_BRIEF_BYTES),
+    confined: hashOrNull(p.confined, MAX_CONFINED_BYTES),
+    grants: hashOrNull(p.grants, MAX_CSV_BYTES),
     // Its reader's own limit: larger is a state too, never a long read.
     direct: p.direct == null ? null : plainState(p.direct, MAX_MCP_GRANTS_BYTES),
     settings: p.settings === undefined ? null : p.settings.map(settingsState).join("|"),

@@ -41,3 +41,49 @@ Deno.test("pins: the direct-grants file, absent, changed, a FIFO, a link", () =>
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("pins: the brief, the confined-programs file and the grants ledger each swapped for a FIFO: read without waiting (a state of its own, never an open that waits for a writer), and the change stops the runner", async () => {
+  // In a child with a deadline: a pin read that opened a FIFO would wait for a writer forever
+  // (the runner's main thread, before every claim), which must fail this test, not hang it.
+  const dir = Deno.makeTempDirSync({ prefix: "at-pins-fifo-" });
+  const code = `
+    import { checkPins, pinPaths, readPins } from ${
+    JSON.stringify(new URL("../../lib/queue/pins.ts", import.meta.url).href)
+  };
+    const dir = ${JSON.stringify(dir)};
+    const brief = dir + "/agentteams.jsonc", confined = dir + "/confined.json";
+    Deno.mkdirSync(dir + "/references");
+    Deno.writeTextFileSync(brief, "{}");
+    Deno.writeTextFileSync(confined, "{}");
+    Deno.writeTextFileSync(dir + "/references/capability-grants.log.csv", "a\\n");
+    const paths = pinPaths(dir, brief, confined);
+    const at = readPins(paths);
+    const out = [];
+    for (const f of [brief, confined, paths.grants]) {
+      Deno.renameSync(f, f + ".aside");
+      new Deno.Command("/usr/bin/mkfifo", { args: [f] }).outputSync();
+      const now = readPins(paths);
+      try { checkPins(at, now, paths); out.push("unchanged"); } catch (e) { out.push(e.code); }
+      Deno.removeSync(f);
+      Deno.renameSync(f + ".aside", f);
+    }
+    checkPins(at, readPins(paths), paths);
+    console.log(out.join(","));
+  `;
+  try {
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--no-check", code],
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(20_000),
+    }).output();
+    const err = new TextDecoder().decode(r.stderr);
+    assert.ok(r.success, `the child did not finish: ${err}`);
+    assert.equal(
+      new TextDecoder().decode(r.stdout).trim(),
+      "RUNNER_PIN_CHANGED,RUNNER_PIN_CHANGED,RUNNER_PIN_CHANGED",
+    );
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
