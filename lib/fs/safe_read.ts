@@ -265,15 +265,22 @@ export async function readWholeFileWithin(
   maxBytes: number,
   deadlineMs: number = OPEN_DEADLINE_MS,
 ): Promise<Uint8Array<ArrayBuffer>> {
-  using file = await openWithin(path, deadlineMs, what);
-  const st = file.statSync();
-  if (!st.isFile) {
-    throw new FsSafetyError(
+  const notRegular = (st: Deno.FileInfo) =>
+    new FsSafetyError(
       "NOT_REGULAR_FILE",
       `${what} ${path} is ${describeKind(st)}, not a regular file; refused`,
       { details: { path } },
     );
-  }
+  // Asked first (a stat never waits, and follows a final symlink as the open does): what is not a
+  // regular file is refused unopened. An open that waits would hold one of Deno's few blocking
+  // threads until a writer came, however long after its deadline; a session leaving a FIFO where
+  // every run reads (`.git/index`) would use them all up, and every later file operation of the
+  // runner would wait with them. Only a swap in the instant after this still reaches the open.
+  const seen = Deno.statSync(path);
+  if (!seen.isFile) throw notRegular(seen);
+  using file = await openWithin(path, deadlineMs, what);
+  const st = file.statSync();
+  if (!st.isFile) throw notRegular(st);
   const tooLarge = (how: string) =>
     new FsSafetyError("FILE_TOO_LARGE", `${what} ${path} ${how} the ${maxBytes}-byte limit`, {
       details: { path },

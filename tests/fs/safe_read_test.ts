@@ -117,3 +117,40 @@ Deno.test("custodyProblem: kind, owner and mode, each under its own code, in tha
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("readWholeFileWithin: a FIFO at the name is refused at once, unopened, so no blocking thread is left waiting on it (forty in a row, then the pool still serves)", async () => {
+  // In a child with a deadline: each open of a FIFO would wait its 2 s deadline and then hold one
+  // of Deno's blocking threads; forty of them would take more than the deadline, and exhaust the
+  // pool.
+  const dir = Deno.makeTempDirSync({ prefix: "at-fifo-pool-" });
+  const fifo = `${dir}/index`;
+  const mk = new Deno.Command("/usr/bin/mkfifo", { args: [fifo] }).outputSync();
+  assert.ok(mk.success, "mkfifo");
+  const lib = JSON.stringify(new URL("../../lib/fs/safe_read.ts", import.meta.url).href);
+  const code = `
+    import { readWholeFileWithin } from ${lib};
+    const codes = new Set();
+    const t = performance.now();
+    for (let i = 0; i < 40; i++) {
+      try { await readWholeFileWithin(${
+    JSON.stringify(fifo)
+  }, "git index", 1024); codes.add("read"); }
+      catch (e) { codes.add(e.code ?? e.name); }
+    }
+    const took = performance.now() - t;
+    await Deno.lstat("/"); // through the blocking pool: it must still serve
+    console.log([...codes].join(",") + " " + (took < 1000 ? "fast" : "slow " + took));
+  `;
+  try {
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--no-check", code],
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(20_000),
+    }).output();
+    assert.ok(r.success, `the child did not finish: ${new TextDecoder().decode(r.stderr)}`);
+    assert.equal(new TextDecoder().decode(r.stdout).trim(), "NOT_REGULAR_FILE fast");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
