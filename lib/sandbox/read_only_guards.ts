@@ -28,6 +28,7 @@ import {
 } from "./write_root_scan.ts";
 import { isControlPlaneName } from "../policy/control_plane.ts";
 import { within } from "../fs/within.ts";
+import { dirname } from "../fs/path.ts";
 
 /**
  * Walks each absolute path component by component.
@@ -174,6 +175,10 @@ export function scrubGrantedRoots(
   }
   const made = [...new Set([...found, ...changed.filter(inGranted)])].sort();
   for (const p of made) {
+    // Removed by its full path, so every folder above it must still be the real one the scan
+    // walked: one swapped for a link meanwhile (the issuer's side can write there) would take the
+    // removal elsewhere. Then it is left where it is, and still named (the run fails on it).
+    if (!reachedWithoutLinks(p, grantedRoots, foldCase)) continue;
     try {
       Deno.removeSync(p, { recursive: true });
     } catch (e) {
@@ -181,6 +186,24 @@ export function scrubGrantedRoots(
     }
   }
   return made;
+}
+
+/**
+ * Whether every folder from the granted root holding `p` down to `p`'s parent is a directory, not
+ * a link (`lstat`, asked right before the removal: a swap in the instant after is not caught).
+ */
+function reachedWithoutLinks(p: string, roots: readonly string[], foldCase: boolean): boolean {
+  const root = roots.find((g) => within(p, g, foldCase));
+  if (root === undefined) return false;
+  for (let dir = dirname(p); within(dir, root, foldCase); dir = dirname(dir)) {
+    try {
+      if (!Deno.lstatSync(dir).isDirectory) return false;
+    } catch {
+      return false;
+    }
+    if (within(root, dir, foldCase) || dir === dirname(dir)) break;
+  }
+  return true;
 }
 
 /**
