@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { FsSafetyError } from "../../lib/errors.ts";
 import { custodyProblem, readRegularFileSync } from "../../lib/fs/safe_read.ts";
-import { snapshotTree, type TreeEntry } from "../_helpers/mod.ts";
+import { runDeno, snapshotTree, type TreeEntry } from "../_helpers/mod.ts";
 import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 /** Runs `fn` with the next `Deno.lstatSync` renaming `from` over `to` right after it looked. */
@@ -142,14 +142,9 @@ Deno.test("readWholeFileWithin: a FIFO at the name is refused at once, unopened,
     console.log([...codes].join(",") + " " + (took < 1000 ? "fast" : "slow " + took));
   `;
   try {
-    const r = await new Deno.Command(Deno.execPath(), {
-      args: ["eval", "--no-check", code],
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(20_000),
-    }).output();
-    assert.ok(r.success, `the child did not finish: ${new TextDecoder().decode(r.stderr)}`);
-    assert.equal(new TextDecoder().decode(r.stdout).trim(), "NOT_REGULAR_FILE fast");
+    const r = await runDeno(["eval", "--no-check", code], { hangGuardMs: 20_000 });
+    assert.equal(r.code, 0, `the child did not finish: ${r.stderr}`);
+    assert.equal(r.stdout.trim(), "NOT_REGULAR_FILE fast");
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

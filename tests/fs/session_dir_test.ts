@@ -21,7 +21,7 @@ import {
   removeIn,
   replaceIn,
 } from "../../lib/fs/session_dir.ts";
-import { snapshotTreeSync } from "../_helpers/mod.ts";
+import { runDeno, snapshotTreeSync } from "../_helpers/mod.ts";
 import { assertSameTree } from "../_helpers/assert.ts";
 
 const enc = new TextEncoder();
@@ -63,51 +63,43 @@ function refusedAs(e: unknown, found: NameRefused["found"]): boolean {
   return true;
 }
 
-Deno.test("createNewIn: a symlink, hard link, FIFO, directory or file at the name refuses the create; nothing is written anywhere", () => {
+/**
+ * `make` (an exclusive create of a name in a session-writable folder) refuses every plant and a
+ * plain file at the name, writing nothing anywhere, and creates a free name with its bytes and
+ * mode, leaving no temporary behind.
+ */
+function refusesEveryPlant(make: typeof createNewIn, verb: string): void {
   const w = world();
   for (const [what, found, plant] of plants(w.secret)) {
     const name = `n-${found}`;
     plant(join(w.q, name));
     const before = snapshotTreeSync([w.root]);
     assert.throws(
-      () => createNewIn(w.pin, name, enc.encode("token"), 0o644),
+      () => make(w.pin, name, enc.encode("token"), 0o644),
       (e) => refusedAs(e, found),
       what,
     );
-    assertSameTree(before, snapshotTreeSync([w.root]), `after a create onto ${what}`);
+    assertSameTree(before, snapshotTreeSync([w.root]), `after a ${verb} onto ${what}`);
   }
   Deno.writeTextFileSync(join(w.q, "plain"), "theirs");
   const before = snapshotTreeSync([w.root]);
-  assert.throws(() => createNewIn(w.pin, "plain", enc.encode("x"), 0o644), NameRefused);
-  assertSameTree(before, snapshotTreeSync([w.root]), "after a create onto a file");
-  // The control: a free name is created, with its mode.
-  createNewIn(w.pin, "free", enc.encode("ok"), 0o640);
-  assert.equal(Deno.readTextFileSync(join(w.q, "free")), "ok");
-  assert.equal(Deno.statSync(join(w.q, "free")).mode! & 0o777, 0o640);
-  Deno.removeSync(w.root, { recursive: true });
-});
-
-Deno.test("publishNewIn: whatever is at the name refuses it and nothing is written anywhere; a free name gets its bytes whole", () => {
-  const w = world();
-  for (const [what, found, plant] of plants(w.secret)) {
-    const name = `n-${found}`;
-    plant(join(w.q, name));
-    const before = snapshotTreeSync([w.root]);
-    assert.throws(
-      () => publishNewIn(w.pin, name, enc.encode("token"), 0o644),
-      (e) => refusedAs(e, found),
-      what,
-    );
-    assertSameTree(before, snapshotTreeSync([w.root]), `after a publish onto ${what}`);
-  }
-  Deno.writeTextFileSync(join(w.q, "plain"), "theirs");
-  assert.throws(() => publishNewIn(w.pin, "plain", enc.encode("x"), 0o644), NameRefused);
+  assert.throws(() => make(w.pin, "plain", enc.encode("x"), 0o644), NameRefused);
+  assertSameTree(before, snapshotTreeSync([w.root]), `after a ${verb} onto a file`);
   assert.equal(Deno.readTextFileSync(join(w.q, "plain")), "theirs");
-  publishNewIn(w.pin, "free", enc.encode("ok"), 0o640);
+  // The control: a free name is created, with its mode.
+  make(w.pin, "free", enc.encode("ok"), 0o640);
   assert.equal(Deno.readTextFileSync(join(w.q, "free")), "ok");
   assert.equal(Deno.statSync(join(w.q, "free")).mode! & 0o777, 0o640);
   assert.deepEqual(listNames(w.pin).filter((n) => n.endsWith(".tmp")), []);
   Deno.removeSync(w.root, { recursive: true });
+}
+
+Deno.test("createNewIn: a symlink, hard link, FIFO, directory or file at the name refuses the create; nothing is written anywhere", () => {
+  refusesEveryPlant(createNewIn, "create");
+});
+
+Deno.test("publishNewIn: whatever is at the name refuses it and nothing is written anywhere; a free name gets its bytes whole", () => {
+  refusesEveryPlant(publishNewIn, "publish");
 });
 
 Deno.test("publishNewIn: a reader that looks at the name while it is written never finds it empty (the runner's sweep claims an ack the moment it appears); createNewIn's file is seen empty", async () => {
@@ -374,16 +366,10 @@ Deno.test("a folder the tool fsyncs, swapped for a FIFO: refused at once (NotADi
     attempt("replaceIn", () => replaceIn(pin, "r.json", new TextEncoder().encode("x"), 0o644));
     console.log(out.join("\\n"));
   `;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--no-check", code],
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(20_000),
-  }).output();
-  const said = new TextDecoder().decode(out.stdout);
-  assert.ok(out.success, `the child did not finish: ${new TextDecoder().decode(out.stderr)}`);
+  const out = await runDeno(["eval", "--no-check", code], { hangGuardMs: 20_000 });
+  assert.equal(out.code, 0, `the child did not finish: ${out.stderr}`);
   assert.equal(
-    said.trim(),
+    out.stdout.trim(),
     "open: ENOTDIR\nfsync: ENOTDIR\nreplaceIn: NOT_DIRECTORY",
   );
   assert.ok(Deno.lstatSync(w.q).isFifo, "the FIFO was swapped in");

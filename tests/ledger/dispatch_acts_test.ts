@@ -16,6 +16,21 @@ import fc from "../_helpers/fc.ts";
 
 const enc = new TextEncoder();
 
+/** The batch verifier's act counts of `bytes`, its reads `chunk` bytes at most at a time. */
+function streamedActs(bytes: Uint8Array, chunk: number): ReadonlyMap<string, number> | undefined {
+  let at = 0;
+  return checkRowsStream(
+    (into) => {
+      const n = Math.min(into.length, bytes.length - at, chunk);
+      into.set(bytes.subarray(at, at + n));
+      at += n;
+      return n;
+    },
+    FIXTURE_KEY.bytes,
+    { retain: false, countActs: true },
+  ).acts;
+}
+
 Deno.test("countDispatchActs: one count per act row, across any chunking; look-alikes, other rows and an unterminated line do not count", () => {
   const row = (tag: string, action = "apply-proposal") =>
     `{"action": "${action}", "agent": "w", "dispatch": "${tag}", "mac": "m"}\n`;
@@ -37,18 +52,7 @@ Deno.test("countDispatchActs: one count per act row, across any chunking; look-a
   assert.deepEqual(countDispatchActs(bytes), want);
   // The batch verifier counts the same, however its reads come.
   for (const chunk of [1, 2, 5, 13, 25, 26, 27, 100, 4096]) {
-    let at = 0;
-    const got = checkRowsStream(
-      (into) => {
-        const n = Math.min(into.length, bytes.length - at, chunk);
-        into.set(bytes.subarray(at, at + n));
-        at += n;
-        return n;
-      },
-      FIXTURE_KEY.bytes,
-      { retain: false, countActs: true },
-    ).acts;
-    assert.deepEqual(got, want, `chunk ${chunk}`);
+    assert.deepEqual(streamedActs(bytes, chunk), want, `chunk ${chunk}`);
   }
 });
 
@@ -70,18 +74,7 @@ Deno.test("countDispatchActs: runs of one dispatch and lines that alternate (a r
   // The batch verifier, reading a run's lines in separate calls, counts them the same.
   const bytes = enc.encode(runs + (line(a) + line(b)).repeat(1000));
   for (const chunk of [7, 56, 57, 4096]) {
-    let at = 0;
-    const got = checkRowsStream(
-      (into) => {
-        const n = Math.min(into.length, bytes.length - at, chunk);
-        into.set(bytes.subarray(at, at + n));
-        at += n;
-        return n;
-      },
-      FIXTURE_KEY.bytes,
-      { retain: false, countActs: true },
-    ).acts;
-    assert.deepEqual(got, new Map([[a, 1005], [b, 1001]]), `chunk ${chunk}`);
+    assert.deepEqual(streamedActs(bytes, chunk), new Map([[a, 1005], [b, 1001]]), `chunk ${chunk}`);
   }
 });
 

@@ -9,6 +9,7 @@ import { checkPins, pinPaths, readPins } from "../../lib/queue/pins.ts";
 import { QueueError } from "../../lib/errors.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { assertRefusal } from "../_helpers/assert.ts";
+import { runDeno } from "../_helpers/mod.ts";
 
 Deno.test("pins: the direct-grants file, absent, changed, a FIFO, a link", () => {
   const dir = Deno.makeTempDirSync({ prefix: "at-pins-direct-" });
@@ -71,18 +72,9 @@ Deno.test("pins: the brief, the confined-programs file and the grants ledger eac
     console.log(out.join(","));
   `;
   try {
-    const r = await new Deno.Command(Deno.execPath(), {
-      args: ["eval", "--no-check", code],
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(20_000),
-    }).output();
-    const err = new TextDecoder().decode(r.stderr);
-    assert.ok(r.success, `the child did not finish: ${err}`);
-    assert.equal(
-      new TextDecoder().decode(r.stdout).trim(),
-      "RUNNER_PIN_CHANGED,RUNNER_PIN_CHANGED,RUNNER_PIN_CHANGED",
-    );
+    const r = await runDeno(["eval", "--no-check", code], { hangGuardMs: 20_000 });
+    assert.equal(r.code, 0, `the child did not finish: ${r.stderr}`);
+    assert.equal(r.stdout.trim(), "RUNNER_PIN_CHANGED,RUNNER_PIN_CHANGED,RUNNER_PIN_CHANGED");
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
