@@ -173,18 +173,7 @@ Deno.test("property: the module's tag counts equal the model's, on lines of look
       }
       const bytes = enc.encode(text);
       assert.deepEqual(countDispatchActs(bytes), want);
-      let at = 0;
-      const streamed = checkRowsStream(
-        (into) => {
-          const n = Math.min(into.length, bytes.length - at, 7);
-          into.set(bytes.subarray(at, at + n));
-          at += n;
-          return n;
-        },
-        FIXTURE_KEY.bytes,
-        { retain: false, countActs: true },
-      ).acts;
-      assert.deepEqual(streamed, want);
+      assert.deepEqual(streamedActs(bytes, 7), want);
       tagged += want.size;
     }),
     { numRuns: 400 },
