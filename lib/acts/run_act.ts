@@ -283,12 +283,12 @@ async function actRun(
     .map((abs) => watchKey(git, abs));
   // What it left in another team's workspace that would steer git or agents there is removed at
   // once, and named among the undeclared writes.
-  const scrubbed = cplan === null ? [] : scrubGrantedRoots(
+  const scrubbed = cplan === null ? [] : (await scrubGrantedRoots(
     cplan,
     (prepared.spec.grantedRoots ?? []).map((g) => g.root),
     changed,
     guardedBefore ?? new Map(),
-  ).map((abs) => watchKey(git, abs));
+  )).map((abs) => watchKey(git, abs));
   // Nothing reads the private TMPDIR any more (the scans above are done): it is removed while
   // git status runs, unless it lies in the worktree git lists (a TMPDIR set there), where the
   // second snapshot must see what the command left in it.

@@ -1,6 +1,6 @@
 /**
- * Replacing or removing one file inside a project so that a directory swapped for a symlink
- * between the checks and the write cannot redirect the write.
+ * Replacing or removing one file inside a project (or one entry and all below it) so that a
+ * directory swapped for a symlink between the checks and the write cannot redirect the write.
  *
  * Deno offers no `openat(2)`: it turns every relative path into `getcwd()` + name before calling
  * the kernel, and it treats `/proc/self/fd` and `/dev/fd` as special files that need
@@ -23,6 +23,11 @@
  *
  * Every name after the walk is relative to the process's working directory, which the kernel
  * holds as an inode, so no later swap of any path component can move the write.
+ *
+ * The same walk also removes a whole entry ({@link anchoredRemoveTree}: what a run left in a
+ * granted root): below the walk, each directory is entered by its single name and checked the
+ * same way, emptied, left through a held handle of the directory above (`fchdir`, never `..`),
+ * and removed; anything else is unlinked by name, so a link is removed, never followed.
  *
  * @example
  * ```ts
@@ -51,6 +56,23 @@ binmode STDIN; binmode STDOUT; $| = 1;
 my ($op, $create, $max, $name, @segs) = @ARGV;
 my $at = "dir";
 sub fail { print STDOUT "E $_[0] $at $_[1]\n"; exit 3; }
+sub rmtree_in {
+  my ($n) = @_;
+  my @l = lstat($n);
+  if (!@l) { return if $!{ENOENT}; fail("STAT", "$n: $!"); }
+  if (!-d _) { unlink($n) or $!{ENOENT} or fail("UNLINK", "$n: $!"); return; }
+  opendir(my $up, ".") or fail("OPENDIR", "$n: $!");
+  chdir($n) or fail("CHDIR", "$n: $!");
+  my @c = stat(".") or fail("STAT", $n);
+  fail("SWAPPED", $n) unless $c[0] == $l[0] && $c[1] == $l[1];
+  opendir(my $dh, ".") or fail("OPENDIR", "$n: $!");
+  my @names = grep { $_ ne "." && $_ ne ".." } readdir($dh);
+  closedir($dh);
+  rmtree_in($_) for @names;
+  chdir($up) or fail("CHDIR", "back from $n: $!");
+  closedir($up);
+  rmdir($n) or $!{ENOENT} or fail("RMDIR", "$n: $!");
+}
 for my $s (@segs) {
   my @l = lstat($s);
   if (!@l) {
@@ -65,6 +87,17 @@ for my $s (@segs) {
   fail("SWAPPED", $s) unless $c[0] == $l[0] && $c[1] == $l[1];
 }
 $at = "target";
+if ($op eq "rmtree") {
+  # The entry and everything under it, without following a link: each directory is entered by
+  # its single name and must be the one lstat saw; the way back is the held handle of the
+  # directory above (fchdir), never "..", so a folder moved meanwhile takes nothing elsewhere.
+  no warnings 'recursion';
+  sysopen(my $d, ".", O_RDONLY) or fail("SYNCDIR", "$!");
+  rmtree_in($name);
+  $d->sync; close $d;
+  print STDOUT "OK\n";
+  exit 0;
+}
 my ($tdev, $tino) = (-1, -1);
 my @t = lstat($name);
 if (@t) {
@@ -132,6 +165,18 @@ print STDOUT "OK\n";
 exit 0;
 `;
 
+/** Where an anchored operation acts: the anchor, the folders down from it, the entry's name. */
+export interface AnchoredPlace {
+  /** Absolute directory the walk starts in (the anchor). */
+  root: string;
+  /** Directory names from the root down to the entry's directory. */
+  dirs: readonly string[];
+  /** The entry's name in that directory. */
+  name: string;
+  /** The Perl program (default `/usr/bin/perl`). */
+  perl?: string;
+}
+
 /** The target as the anchored walk found it. */
 export interface AnchoredTarget {
   /** Its bytes. */
@@ -148,14 +193,8 @@ export interface AnchoredDecision {
   content: Uint8Array;
 }
 
-/** What to do. */
-export interface AnchoredSpec {
-  /** Absolute project root (the anchor; the walk starts here). */
-  root: string;
-  /** Directory names from the root down to the target's directory. */
-  dirs: readonly string[];
-  /** The target's name in that directory. */
-  name: string;
+/** What to do (the anchor is the project root). */
+export interface AnchoredSpec extends AnchoredPlace {
   /** Replace the file, or remove it. */
   op: "write" | "unlink";
   /** Create missing directories (0755) on the way. */
@@ -167,8 +206,6 @@ export interface AnchoredSpec {
    * target's permission bits are kept, and no file ever gets setuid, setgid or sticky.
    */
   decide(current: AnchoredTarget | null): AnchoredDecision;
-  /** The Perl program (default `/usr/bin/perl`). */
-  perl?: string;
 }
 
 const enc = new TextEncoder();
@@ -224,6 +261,45 @@ class Reader {
     }
     this.#pending = new Uint8Array(0);
     return null;
+  }
+}
+
+/** Starts the helper for one operation at `place` (its names checked first). */
+function spawnHelper(
+  place: AnchoredPlace,
+  op: "write" | "unlink" | "rmtree",
+  createDirs: boolean,
+): Deno.ChildProcess {
+  for (const d of place.dirs) checkName(d);
+  checkName(place.name);
+  const perl = place.perl ?? PERL_PATH;
+  try {
+    return new Deno.Command(perl, {
+      args: [
+        "-e",
+        SCRIPT,
+        "--",
+        op,
+        createDirs ? "1" : "0",
+        String(MAX_ANCHORED_TARGET),
+        place.name,
+        ...place.dirs,
+      ],
+      cwd: place.root,
+      clearEnv: true,
+      env: { PATH: "/usr/bin:/bin", LC_ALL: "C" },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new FsSafetyError(
+        "ANCHOR_UNAVAILABLE",
+        `${perl} is needed to write files race-free and was not found`,
+      );
+    }
+    throw e;
   }
 }
 
@@ -288,38 +364,7 @@ function helperError(line: string | null, stderr: string): FsSafetyError {
  * ```
  */
 export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {
-  for (const d of spec.dirs) checkName(d);
-  checkName(spec.name);
-  const perl = spec.perl ?? PERL_PATH;
-  let child: Deno.ChildProcess;
-  try {
-    child = new Deno.Command(perl, {
-      args: [
-        "-e",
-        SCRIPT,
-        "--",
-        spec.op,
-        spec.createDirs ? "1" : "0",
-        String(MAX_ANCHORED_TARGET),
-        spec.name,
-        ...spec.dirs,
-      ],
-      cwd: spec.root,
-      clearEnv: true,
-      env: { PATH: "/usr/bin:/bin", LC_ALL: "C" },
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new FsSafetyError(
-        "ANCHOR_UNAVAILABLE",
-        `${perl} is needed to write files race-free and was not found`,
-      );
-    }
-    throw e;
-  }
+  const child = spawnHelper(spec, spec.op, spec.createDirs);
   const out = new Reader(child.stdout.getReader());
   const errText = new Response(child.stderr).text();
   const stdin = child.stdin.getWriter();
@@ -363,6 +408,43 @@ export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {
         await stdin.close();
       } catch { /* closed */ }
     }
+    await child.status;
+    await errText.catch(() => "");
+  }
+}
+
+/**
+ * Removes one entry and everything under it, reached the anchored way (see the module doc): the
+ * walk to its directory refuses a link or a swapped folder, and the removal enters each directory
+ * below by its single name (which must be the one `lstat` saw) and comes back through a held
+ * handle of the directory above, so no link is followed and no folder moved meanwhile can take
+ * the removal outside the anchor. An entry already gone is no error; a link is removed itself.
+ *
+ * @throws {FsSafetyError} `SYMLINK` or `NOT_DIRECTORY` (a folder on the way), `FILE_CHANGED` (a
+ *   folder swapped meanwhile, or an entry that could not be removed: the tree may be partly
+ *   removed), `ANCHOR_UNAVAILABLE`.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { anchoredRemoveTree } from "./anchored_write.ts";
+ * const root = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${root}/a/.git/hooks`, { recursive: true });
+ * await anchoredRemoveTree({ root, dirs: ["a"], name: ".git" });
+ * assert.throws(() => Deno.lstatSync(`${root}/a/.git`), Deno.errors.NotFound);
+ * assert.ok(Deno.lstatSync(`${root}/a`).isDirectory);
+ * ```
+ */
+export async function anchoredRemoveTree(place: AnchoredPlace): Promise<void> {
+  const child = spawnHelper(place, "rmtree", false);
+  const out = new Reader(child.stdout.getReader());
+  const errText = new Response(child.stderr).text();
+  try {
+    await child.stdin.close();
+  } catch { /* the helper needs no input */ }
+  try {
+    const last = await out.line();
+    if (last !== "OK") throw helperError(last, await errText);
+  } finally {
     await child.status;
     await errText.catch(() => "");
   }

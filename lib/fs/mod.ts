@@ -6,7 +6,7 @@
  * @module
  */
 
-export { anchoredReplace, MAX_ANCHORED_TARGET } from "./anchored_write.ts";
+export { anchoredRemoveTree, anchoredReplace, MAX_ANCHORED_TARGET } from "./anchored_write.ts";
 export {
   atomicWriteFile,
   atomicWriteFileSync,

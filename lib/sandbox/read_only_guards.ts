@@ -17,7 +17,8 @@
  * @module
  */
 
-import { SandboxError } from "../errors.ts";
+import { FsSafetyError, SandboxError } from "../errors.ts";
+import { anchoredRemoveTree } from "../fs/anchored_write.ts";
 import type { GuardFact } from "./mounts.ts";
 import { type EntryKind, entryKind } from "../fs/entry.ts";
 import {
@@ -28,7 +29,6 @@ import {
 } from "./write_root_scan.ts";
 import { isControlPlaneName } from "../policy/control_plane.ts";
 import { within } from "../fs/within.ts";
-import { dirname } from "../fs/path.ts";
 
 /**
  * Walks each absolute path component by component.
@@ -139,7 +139,8 @@ function identityOf(path: string): string {
  * project) that steers agents, hosts or git there: every control-plane name (any depth, any case)
  * or git repository shape that was not there, read-only, when the run started, and every
  * read-only path the command got past by moving a parent (`changed`, from
- * {@link guardedPathsChanged}). Each is removed (whole, links not followed) and returned, sorted:
+ * {@link guardedPathsChanged}). Each is removed (whole, links not followed, every folder reached
+ * from the granted root by `anchoredRemoveTree`) and returned, sorted:
  * the run then fails naming them, and nothing of it is left for the issuer's git to obey. An entry
  * that is one of the read-only paths moved aside (its identity among `before`'s) is the issuer's
  * own, and stays where the move left it.
@@ -148,16 +149,16 @@ function identityOf(path: string): string {
  * ```ts
  * import assert from "node:assert/strict";
  * import { scrubGrantedRoots } from "./read_only_guards.ts";
- * assert.deepEqual(scrubGrantedRoots({ readOnly: [], masks: [] }, [], [], new Map()), []);
+ * assert.deepEqual(await scrubGrantedRoots({ readOnly: [], masks: [] }, [], [], new Map()), []);
  * ```
  */
-export function scrubGrantedRoots(
+export async function scrubGrantedRoots(
   plan: { readonly readOnly: readonly string[]; readonly masks: readonly string[] },
   grantedRoots: readonly string[],
   changed: readonly string[],
   before: ReadonlyMap<string, string>,
   foldCase: boolean = Deno.build.os === "darwin",
-): string[] {
+): Promise<string[]> {
   if (grantedRoots.length === 0) return [];
   const known = [...plan.readOnly, ...plan.masks];
   const original = new Set(before.values());
@@ -175,35 +176,31 @@ export function scrubGrantedRoots(
   }
   const made = [...new Set([...found, ...changed.filter(inGranted)])].sort();
   for (const p of made) {
-    // Removed by its full path, so every folder above it must still be the real one the scan
-    // walked: one swapped for a link meanwhile (the issuer's side can write there) would take the
-    // removal elsewhere. Then it is left where it is, and still named (the run fails on it).
-    if (!reachedWithoutLinks(p, grantedRoots, foldCase)) continue;
+    // Removed the anchored way: from the granted root one folder at a time, none a link, none
+    // swapped between its check and its entry (the issuer's side can write there). One that is
+    // leaves the entry where it is, still named (the run fails on it).
+    const place = placeIn(p, grantedRoots, foldCase);
+    if (place === null) continue;
     try {
-      Deno.removeSync(p, { recursive: true });
+      await anchoredRemoveTree(place);
     } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) throw e;
+      if (!(e instanceof FsSafetyError)) throw e;
     }
   }
   return made;
 }
 
-/**
- * Whether every folder from the granted root holding `p` down to `p`'s parent is a directory, not
- * a link (`lstat`, asked right before the removal: a swap in the instant after is not caught).
- */
-function reachedWithoutLinks(p: string, roots: readonly string[], foldCase: boolean): boolean {
-  const root = roots.find((g) => within(p, g, foldCase));
-  if (root === undefined) return false;
-  for (let dir = dirname(p); within(dir, root, foldCase); dir = dirname(dir)) {
-    try {
-      if (!Deno.lstatSync(dir).isDirectory) return false;
-    } catch {
-      return false;
-    }
-    if (within(root, dir, foldCase) || dir === dirname(dir)) break;
-  }
-  return true;
+/** `p` as an anchored place: the granted root holding it, the folders below, its name. */
+function placeIn(
+  p: string,
+  roots: readonly string[],
+  foldCase: boolean,
+): { root: string; dirs: string[]; name: string } | null {
+  const root = roots.find((g) => within(p, g, foldCase) && p.length > g.length);
+  if (root === undefined) return null;
+  const segs = p.slice(root.length).split("/").filter((x) => x !== "");
+  const name = segs.pop();
+  return name === undefined ? null : { root, dirs: segs, name };
 }
 
 /**

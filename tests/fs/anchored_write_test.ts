@@ -4,7 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { FsSafetyError } from "../../lib/errors.ts";
-import { anchoredReplace, type AnchoredSpec } from "../../lib/fs/anchored_write.ts";
+import {
+  anchoredRemoveTree,
+  anchoredReplace,
+  type AnchoredSpec,
+} from "../../lib/fs/anchored_write.ts";
 import { snapshotTree } from "../_helpers/mod.ts";
 import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
@@ -289,4 +293,51 @@ Deno.test("anchored write: a setuid/setgid/sticky target is replaced without tho
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
+});
+
+Deno.test("anchored tree removal: the entry and all below it go; a link inside, or the entry itself a link, is removed, never followed", async () => {
+  const root = Deno.makeTempDirSync();
+  const outside = Deno.makeTempDirSync();
+  Deno.writeTextFileSync(`${outside}/keep`, "k\n");
+  Deno.mkdirSync(`${outside}/sub`);
+  Deno.mkdirSync(`${root}/a/.git/hooks/deep`, { recursive: true });
+  Deno.writeTextFileSync(`${root}/a/.git/config`, "[core]\n");
+  Deno.writeTextFileSync(`${root}/a/.git/hooks/deep/x`, "x");
+  Deno.symlinkSync(outside, `${root}/a/.git/hooks/out`);
+  Deno.symlinkSync(`${outside}/keep`, `${root}/a/.git/keep`);
+  Deno.symlinkSync(outside, `${root}/a/.agentteams`);
+  Deno.writeTextFileSync(`${root}/a/sibling`, "s");
+  const outsideBefore = await snapshotTree(outside);
+  await anchoredRemoveTree({ root, dirs: ["a"], name: ".git" });
+  await anchoredRemoveTree({ root, dirs: ["a"], name: ".agentteams" });
+  // Already gone: no error.
+  await anchoredRemoveTree({ root, dirs: ["a"], name: ".git" });
+  assert.deepEqual(await paths(root), [root, `${root}/a`, `${root}/a/sibling`]);
+  assertSameTree(outsideBefore, await snapshotTree(outside));
+});
+
+Deno.test("anchored tree removal: a folder on the way that is a link or a file, a bad name, no helper: refused, nothing removed anywhere", async () => {
+  const root = Deno.makeTempDirSync();
+  const outside = Deno.makeTempDirSync();
+  Deno.mkdirSync(`${outside}/.git`);
+  Deno.writeTextFileSync(`${outside}/.git/HEAD`, "ref\n");
+  Deno.mkdirSync(`${root}/real/.git`, { recursive: true });
+  Deno.symlinkSync(outside, `${root}/link`);
+  Deno.writeTextFileSync(`${root}/file`, "f");
+  const before = await snapshotTree(root, outside);
+  await refused(() => anchoredRemoveTree({ root, dirs: ["link"], name: ".git" }), "SYMLINK", "dir");
+  await refused(
+    () => anchoredRemoveTree({ root, dirs: ["file"], name: ".git" }),
+    "NOT_DIRECTORY",
+    "dir",
+  );
+  await refused(
+    () => anchoredRemoveTree({ root, dirs: ["real", "..", "link"], name: ".git" }),
+    "NOT_DIRECTORY",
+  );
+  await refused(
+    () => anchoredRemoveTree({ root, dirs: ["real"], name: ".git", perl: "/nonexistent/perl" }),
+    "ANCHOR_UNAVAILABLE",
+  );
+  assertSameTree(before, await snapshotTree(root, outside));
 });

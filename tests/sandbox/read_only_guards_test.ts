@@ -45,40 +45,55 @@ Deno.test("guards (live): missing, symlinked and file-blocked paths; each compon
   }
 });
 
-Deno.test("scrubGrantedRoots: a folder above a found entry swapped for a link after the scan (while an earlier entry is removed) is not followed: the entry is named, left, and nothing outside the granted root is removed", () => {
+Deno.test("scrubGrantedRoots: a folder above a found entry swapped for a link back and forth by another process the whole time: nothing outside the granted root is ever removed", async () => {
   const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "at-scrub-link-" }));
   const granted = `${dir}/granted`;
   const victim = `${dir}/victim`;
-  Deno.mkdirSync(`${granted}/a/.git`, { recursive: true });
+  const stop = `${dir}/stop`;
   Deno.mkdirSync(`${granted}/z/.agentteams`, { recursive: true });
   Deno.mkdirSync(`${victim}/.agentteams`, { recursive: true });
   Deno.writeTextFileSync(`${victim}/.agentteams/proposal-ledger.jsonl`, "the ledger\n");
-  // The swap, made the moment the first entry (a/.git) is removed: z becomes a link to victim.
-  const remove = Deno.removeSync;
-  let swapped = false;
-  Deno.removeSync = (path: string | URL, opts?: Deno.RemoveOptions) => {
-    remove(path, opts);
-    if (!swapped && String(path) === `${granted}/a/.git`) {
-      swapped = true;
-      Deno.renameSync(`${granted}/z`, `${granted}/z.orig`);
-      Deno.symlinkSync(victim, `${granted}/z`);
-    }
-  };
-  let named: string[];
+  // The issuer's side, racing: z is the real folder holding a planted .agentteams, then a link
+  // to the victim (the real one moved aside), then the real one again, until told to stop.
+  const swapper = new Deno.Command("/usr/bin/perl", {
+    args: [
+      "-e",
+      'my ($v, $s) = @ARGV; my $n = 0; until (-e $s) { mkdir "z/.agentteams"; ' +
+      'rename "z", "z.orig" or die; symlink $v, "z" or die; unlink "z"; rename "z.orig", "z" ' +
+      "or die; $n++ } print $n;",
+      victim,
+      stop,
+    ],
+    cwd: granted,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let rounds = 0;
+  let removed = 0;
   try {
-    named = scrubGrantedRoots({ readOnly: [], masks: [] }, [granted], [], new Map());
+    const until = Date.now() + 3000;
+    while (Date.now() < until) {
+      rounds++;
+      const named = await scrubGrantedRoots({ readOnly: [], masks: [] }, [granted], [], new Map());
+      if (named.length > 0) removed++;
+      assert.equal(
+        Deno.readTextFileSync(`${victim}/.agentteams/proposal-ledger.jsonl`),
+        "the ledger\n",
+        `removed through the link in round ${rounds}`,
+      );
+    }
   } finally {
-    Deno.removeSync = remove;
+    Deno.writeTextFileSync(stop, "");
   }
-  assert.ok(swapped, "the swap was made");
-  assert.deepEqual(named, [`${granted}/a/.git`, `${granted}/z/.agentteams`]);
-  assert.equal(entryKindOf(`${granted}/a/.git`), "missing", "the first entry was removed");
-  assert.equal(
-    Deno.readTextFileSync(`${victim}/.agentteams/proposal-ledger.jsonl`),
-    "the ledger\n",
-    "removed through the link",
+  const out = await swapper.output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const swaps = Number(new TextDecoder().decode(out.stdout));
+  assert.ok(swaps > rounds, `the swapper ran ${swaps} swaps in ${rounds} rounds`);
+  assert.ok(
+    removed > rounds / 4,
+    `a planted entry was found and removed in ${removed} of ${rounds}`,
   );
-  assert.ok(Deno.lstatSync(`${granted}/z.orig/.agentteams`).isDirectory);
+  assert.equal(entryKindOf(`${victim}/.agentteams/proposal-ledger.jsonl`), "present");
   Deno.removeSync(dir, { recursive: true });
 });
 
