@@ -103,12 +103,17 @@ export const applyAct: ActSpec<ChangeProposalT | DeleteProposalT, ProposalPlan, 
     // The orchestrator's approval of a staged proposal: the same checks, gates and write.
     staged: { action: "apply-staged", ahead: stagedRow },
     async act(s, plan) {
-      // A deletion's clearance or waiver is spent here, after its write-ahead row names it.
-      await spendClearance(plan, {
+      // A deletion's clearance or waiver is spent after its write-ahead row names it, once the
+      // file to be removed still has the base the proposal names (a changed file spends none).
+      await writeProposal(plan, {
         root: s.root,
-        authz: { env: s.env, now: s.now, trust: gateTrust(s, plan.agent) },
+        perl: s.perl,
+        spend: () =>
+          spendClearance(plan, {
+            root: s.root,
+            authz: { env: s.env, now: s.now, trust: gateTrust(s, plan.agent) },
+          }),
       });
-      await writeProposal(plan, { root: s.root, perl: s.perl });
       return { value: undefined, complete: null };
     },
     finish: (plan) => proposalResult(plan, true),

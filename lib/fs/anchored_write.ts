@@ -14,7 +14,8 @@
  *    directories are made (0755) on the way;
  * 2. in the last directory, the target must be absent or a regular file (opened `O_NOFOLLOW`,
  *    `fstat` compared with `lstat`); its bytes are sent back;
- * 3. this module decides on those bytes (the caller's base check; the mode, always by
+ * 3. this module decides on those bytes (the caller's base check, and whatever must be done once
+ *    the bytes are known good and before they change: a deletion's spend; the mode, always by
  *    `replacementMode`: the target's permission bits without setuid, setgid and sticky, or the
  *    caller's mode for a new file) and answers; the program then checks the target is still the
  *    same inode, writes a temporary file created exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`) in
@@ -205,7 +206,7 @@ export interface AnchoredSpec extends AnchoredPlace {
    * written file's mode is `replacementMode(current?.mode ?? null, newFileMode)`: an existing
    * target's permission bits are kept, and no file ever gets setuid, setgid or sticky.
    */
-  decide(current: AnchoredTarget | null): AnchoredDecision;
+  decide(current: AnchoredTarget | null): AnchoredDecision | Promise<AnchoredDecision>;
 }
 
 const enc = new TextEncoder();
@@ -382,7 +383,7 @@ export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {
     }
     let decision: AnchoredDecision;
     try {
-      decision = spec.decide(current);
+      decision = await spec.decide(current);
     } catch (e) {
       await stdin.write(enc.encode("X\n"));
       throw e;

@@ -468,9 +468,12 @@ function planRow(plan: ProposalPlan, action: string, extra: Record<string, strin
  * created), and the base must still hold for the very file that is replaced or removed. Under the
  * project's dispatch lock, so two applies of one base cannot both pass that check and both write
  * (the second would silently undo the first); the lock file already exists, so taking it changes
- * nothing a concurrent run's watch could see.
+ * nothing a concurrent run's watch could see. `spend` (a deletion's clearance or waiver, see
+ * {@link spendClearance}) runs once the very file to be changed has passed the base check, right
+ * before it is changed: a target that changed since the plan is refused with nothing spent.
  *
- * @throws {ProposalError} `STALE_BASE`, `TARGET_NOT_FILE`, `SYMLINK_ESCAPE`, `WRITE_UNAVAILABLE`.
+ * @throws {ProposalError} `STALE_BASE`, `TARGET_NOT_FILE`, `SYMLINK_ESCAPE`, `WRITE_UNAVAILABLE`;
+ *   and whatever `spend` throws (nothing is then changed).
  * @example
  * ```ts ignore
  * // Not run: it needs plan, which it declares rather than makes.
@@ -481,7 +484,7 @@ function planRow(plan: ProposalPlan, action: string, extra: Record<string, strin
  */
 export async function writeProposal(
   plan: ProposalPlan,
-  opts: { readonly root: string; readonly perl?: string },
+  opts: { readonly root: string; readonly perl?: string; readonly spend?: () => Promise<void> },
 ): Promise<void> {
   const isChange = plan.a.kind === "change-proposal";
   try {
@@ -493,8 +496,9 @@ export async function writeProposal(
         op: isChange ? "write" : "unlink",
         createDirs: isChange,
         perl: opts.perl,
-        decide: (cur) => {
+        decide: async (cur) => {
           checkBase(plan.a.base_sha256, cur, plan.rel);
+          await opts.spend?.();
           // An existing file keeps its permission bits, never setuid, setgid or sticky
           // (`replacementMode` in lib/fs/atomic_write.ts); a new one is 0644.
           return { newFileMode: 0o644, content: plan.content };

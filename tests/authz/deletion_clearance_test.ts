@@ -21,6 +21,11 @@ import {
   putFile,
 } from "../proposals/_helpers.ts";
 import { decisionSignArgs, waiverIssueArgs } from "./_fixtures.ts";
+import { ProposalError } from "../../lib/errors.ts";
+import { loadLedgerKey } from "../../lib/crypto/keys.ts";
+import { completePolicy, sessionOf } from "../../lib/acts/session.ts";
+import { performAct } from "../../lib/acts/pipeline.ts";
+import { applyAct } from "../../lib/acts/apply_act.ts";
 
 const BRIEF = JSON.stringify({
   agent_policies: { worker: { write_scopes: ["build/"] } },
@@ -176,6 +181,61 @@ Deno.test("deletions_need_clearance: an Ed25519 waiver is spent at the act, re-s
     await Deno.rename(aside, priv);
     assertApplied(await apply(p, deletion(nonce, "build/b.bin", sha256("b\n")), { env }));
     assert.equal(await exists(join(p.root, "build/b.bin")), false);
+    assertLedgerVerifies(p);
+  } finally {
+    await p.dispose();
+  }
+});
+
+Deno.test("deletions_need_clearance: a target changed after the checks, before the anchored removal reads it, is refused STALE_BASE with nothing of its waiver spent", async () => {
+  const p = await makeProject("del-stale-spend", {
+    brief: BRIEF,
+    files: { "build/a.bin": "a\n" },
+  });
+  try {
+    const env = { ...p.env, AGENTTEAMS_WAIVER_SIGNING_KEY: "wk" };
+    const nonce = await dispatch(p, "worker");
+    const w = await runCli(
+      waiverIssueArgs(p.root, {
+        id: "W-A",
+        action: "delete:build/a.bin",
+        maxUses: 2,
+        ticket: "OPS-1",
+        reason: "cleanup",
+      }),
+      { env },
+    );
+    assert.equal(w.code, 0, w.stderr);
+    // The anchored helper's program changes the target the moment it starts: after every check
+    // and the write-ahead row, before the removal reads the file it would remove.
+    const target = join(p.root, "build/a.bin");
+    const perl = join(p.sb.dir, "perl-that-races");
+    await Deno.writeTextFile(
+      perl,
+      `#!/bin/sh\nprintf 'changed\\n' > '${target}'\nexec /usr/bin/perl "$@"\n`,
+    );
+    await Deno.chmod(perl, 0o755);
+    const session = sessionOf({
+      root: p.root,
+      key: loadLedgerKey({ env, mode: "direct" }),
+      env,
+      home: p.sb.home,
+      policy: await completePolicy(p.root, undefined, env),
+      perl,
+    });
+    const refs = await snapshotTree(join(p.root, "references"));
+    const passes = (await actRows(p.root)).filter((r) => r.action === "gate-pass").length;
+    await assert.rejects(
+      performAct(session, applyAct, deletion(nonce, "build/a.bin", sha256("a\n"))),
+      (err: unknown) => err instanceof ProposalError && err.code === "STALE_BASE",
+    );
+    assert.equal(await Deno.readTextFile(target), "changed\n", "the changed file is kept");
+    assertSameTree(refs, await snapshotTree(join(p.root, "references")), "a stale deletion");
+    assert.equal((await actRows(p.root)).filter((r) => r.action === "gate-pass").length, passes);
+    const check = await runCli(["waiver", "check", "delete:build/a.bin", "--project", p.root], {
+      env,
+    });
+    assert.equal(check.code, 0, check.stdout + check.stderr);
     assertLedgerVerifies(p);
   } finally {
     await p.dispose();
