@@ -328,6 +328,7 @@ export type FsSafetyCode =
   | "NOT_DIRECTORY"
   | "FILE_TOO_LARGE"
   | "FILE_CHANGED"
+  | "NOT_WRITABLE"
   | "NOT_UTF8"
   | "UNSAFE_OWNER"
   | "UNSAFE_MODE"

@@ -27,8 +27,11 @@
  *
  * The same walk also removes a whole entry ({@link anchoredRemoveTree}: what a run left in a
  * granted root): below the walk, each directory is entered by its single name and checked the
- * same way, emptied, left through a held handle of the directory above (`fchdir`, never `..`),
- * and removed; anything else is unlinked by name, so a link is removed, never followed.
+ * same way, emptied, left by `..` (which must lead back to the very folder it was entered from:
+ * device and inode), and removed; anything else is unlinked by name, so a link is removed, never
+ * followed. Before a write or an unlink decides anything, the target's folder must be one this
+ * process can change (`access(2)`), so a decision (and what it spends) is not made for a change
+ * that could not be made.
  *
  * @example
  * ```ts
@@ -58,11 +61,12 @@ my ($op, $create, $max, $name, @segs) = @ARGV;
 my $at = "dir";
 sub fail { print STDOUT "E $_[0] $at $_[1]\n"; exit 3; }
 sub rmtree_in {
+  no warnings 'recursion';
   my ($n) = @_;
   my @l = lstat($n);
   if (!@l) { return if $!{ENOENT}; fail("STAT", "$n: $!"); }
   if (!-d _) { unlink($n) or $!{ENOENT} or fail("UNLINK", "$n: $!"); return; }
-  opendir(my $up, ".") or fail("OPENDIR", "$n: $!");
+  my @p = stat(".") or fail("STAT", "the folder holding $n");
   chdir($n) or fail("CHDIR", "$n: $!");
   my @c = stat(".") or fail("STAT", $n);
   fail("SWAPPED", $n) unless $c[0] == $l[0] && $c[1] == $l[1];
@@ -70,8 +74,9 @@ sub rmtree_in {
   my @names = grep { $_ ne "." && $_ ne ".." } readdir($dh);
   closedir($dh);
   rmtree_in($_) for @names;
-  chdir($up) or fail("CHDIR", "back from $n: $!");
-  closedir($up);
+  chdir("..") or fail("CHDIR", "back from $n: $!");
+  my @b = stat(".") or fail("STAT", "the folder holding $n");
+  fail("SWAPPED", "the folder holding $n") unless $b[0] == $p[0] && $b[1] == $p[1];
   rmdir($n) or $!{ENOENT} or fail("RMDIR", "$n: $!");
 }
 for my $s (@segs) {
@@ -90,15 +95,23 @@ for my $s (@segs) {
 $at = "target";
 if ($op eq "rmtree") {
   # The entry and everything under it, without following a link: each directory is entered by
-  # its single name and must be the one lstat saw; the way back is the held handle of the
-  # directory above (fchdir), never "..", so a folder moved meanwhile takes nothing elsewhere.
-  no warnings 'recursion';
+  # its single name and must be the one lstat saw, and the way back ("..") must lead to the very
+  # folder it was entered from, so a folder moved meanwhile takes nothing elsewhere (and no
+  # handle is held per level: a deep tree cannot use up the descriptors).
   sysopen(my $d, ".", O_RDONLY) or fail("SYNCDIR", "$!");
   rmtree_in($name);
   $d->sync; close $d;
   print STDOUT "OK\n";
   exit 0;
 }
+{
+  # A folder this process cannot change is refused before anything is decided or spent.
+  use filetest 'access';
+  fail("NOTWRITABLE", "the folder holding $name") unless -w "." && -x ".";
+}
+# The directory is opened (for its fsync) before anything is decided: once the rename or the
+# unlink is done the act stands, and only a failure before it may be reported as a refusal.
+sysopen(my $d, ".", O_RDONLY) or fail("SYNCDIR", "$!");
 my ($tdev, $tino) = (-1, -1);
 my @t = lstat($name);
 if (@t) {
@@ -134,9 +147,6 @@ fail("PROTO", $line) unless defined $mode && $mode =~ /^[0-7]{1,3}$/;
 my @u = lstat($name);
 if (@u) { fail("CHANGED", $name) if -l _ || $u[0] != $tdev || $u[1] != $tino; }
 else { fail("CHANGED", $name) if $tino != -1; }
-# The directory is opened (for its fsync) before anything changes in it: once the rename or the
-# unlink is done the act stands, and only a failure before it may be reported as a refusal.
-sysopen(my $d, ".", O_RDONLY) or fail("SYNCDIR", "$!");
 if ($op eq "write") {
   my $tmp = sprintf(".%s.%08x%08x.tmp", substr($name, 0, 100), int(rand(4294967295)), int(rand(4294967295)));
   sysopen(my $w, $tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600) or fail("CREATE", "$tmp: $!");
@@ -326,6 +336,8 @@ function helperError(line: string | null, stderr: string): FsSafetyError {
       return new FsSafetyError("FILE_TOO_LARGE", `${what} is too large`, withAt);
     case "MISSING":
       return new FsSafetyError("NOT_DIRECTORY", `directory ${what} is missing`, withAt);
+    case "NOTWRITABLE":
+      return new FsSafetyError("NOT_WRITABLE", `${what} is not writable by this process`, withAt);
     case "SWAPPED":
     case "CHANGED":
       return new FsSafetyError(
@@ -417,9 +429,11 @@ export async function anchoredReplace(spec: AnchoredSpec): Promise<void> {
 /**
  * Removes one entry and everything under it, reached the anchored way (see the module doc): the
  * walk to its directory refuses a link or a swapped folder, and the removal enters each directory
- * below by its single name (which must be the one `lstat` saw) and comes back through a held
- * handle of the directory above, so no link is followed and no folder moved meanwhile can take
- * the removal outside the anchor. An entry already gone is no error; a link is removed itself.
+ * below by its single name (which must be the one `lstat` saw) and comes back by `..` only to the
+ * very folder it entered from, so no link is followed and no folder moved meanwhile can take the
+ * removal outside the anchor. An entry already gone is no error; a link is removed itself. The
+ * anchor itself is taken as given: to trust no folder on the way, anchor at `/` and name every
+ * folder in `dirs`.
  *
  * @throws {FsSafetyError} `SYMLINK` or `NOT_DIRECTORY` (a folder on the way), `FILE_CHANGED` (a
  *   folder swapped meanwhile, or an entry that could not be removed: the tree may be partly

@@ -86,6 +86,13 @@ function safety(e: unknown): never {
     if (e.code === "ANCHOR_UNAVAILABLE") {
       throw new ProposalError("WRITE_UNAVAILABLE", e.message, { cause: e });
     }
+    if (e.code === "NOT_WRITABLE") {
+      throw new ProposalError(
+        "WRITE_UNAVAILABLE",
+        `${e.message}: nothing was written (or spent); make the folder writable and apply again`,
+        { cause: e },
+      );
+    }
     if (e.code === "FILE_CHANGED") {
       throw new ProposalError(
         "STALE_BASE",
@@ -487,6 +494,9 @@ export async function writeProposal(
   opts: { readonly root: string; readonly perl?: string; readonly spend?: () => Promise<void> },
 ): Promise<void> {
   const isChange = plan.a.kind === "change-proposal";
+  // What the spend throws is its own refusal (a HALT, a key it lacks, a triad file it refuses),
+  // passed on as it is, never read as the anchored write's.
+  let spendFailure: { readonly e: unknown } | null = null;
   try {
     await withFileLock(statePaths(opts.root).dispatchLock, () =>
       anchoredReplace({
@@ -498,14 +508,19 @@ export async function writeProposal(
         perl: opts.perl,
         decide: async (cur) => {
           checkBase(plan.a.base_sha256, cur, plan.rel);
-          await opts.spend?.();
+          try {
+            await opts.spend?.();
+          } catch (e) {
+            spendFailure = { e };
+            throw e;
+          }
           // An existing file keeps its permission bits, never setuid, setgid or sticky
           // (`replacementMode` in lib/fs/atomic_write.ts); a new one is 0644.
           return { newFileMode: 0o644, content: plan.content };
         },
       }));
   } catch (e) {
-    if (e instanceof ProposalError) throw e;
+    if (spendFailure !== null || e instanceof ProposalError) throw e;
     safety(e);
   }
 }

@@ -176,9 +176,9 @@ export async function scrubGrantedRoots(
   }
   const made = [...new Set([...found, ...changed.filter(inGranted)])].sort();
   for (const p of made) {
-    // Removed the anchored way: from the granted root one folder at a time, none a link, none
-    // swapped between its check and its entry (the issuer's side can write there). One that is
-    // leaves the entry where it is, still named (the run fails on it).
+    // Removed the anchored way: from `/` one folder at a time (the granted root's own among
+    // them), none a link, none swapped between its check and its entry (the issuer's side can
+    // write there). One that is leaves the entry where it is, still named (the run fails on it).
     const place = placeIn(p, grantedRoots, foldCase);
     if (place === null) continue;
     try {
@@ -190,17 +190,20 @@ export async function scrubGrantedRoots(
   return made;
 }
 
-/** `p` as an anchored place: the granted root holding it, the folders below, its name. */
+/**
+ * `p` as an anchored place, walked from `/`: every folder of the granted root holding it (a real
+ * path, by the grant rule) and below, then its name. The granted root itself is checked too: its
+ * parent is the issuer's, who could swap it for a link between the scan and the removal.
+ */
 function placeIn(
   p: string,
   roots: readonly string[],
   foldCase: boolean,
 ): { root: string; dirs: string[]; name: string } | null {
-  const root = roots.find((g) => within(p, g, foldCase) && p.length > g.length);
-  if (root === undefined) return null;
-  const segs = p.slice(root.length).split("/").filter((x) => x !== "");
+  if (!roots.some((g) => within(p, g, foldCase) && p.length > g.length)) return null;
+  const segs = p.split("/").filter((x) => x !== "");
   const name = segs.pop();
-  return name === undefined ? null : { root, dirs: segs, name };
+  return name === undefined ? null : { root: "/", dirs: segs, name };
 }
 
 /**

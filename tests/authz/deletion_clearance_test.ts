@@ -5,7 +5,7 @@
  * and a HALT holds it whatever else is there.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { assertSameTree } from "../_helpers/assert.ts";
 import { runCli, sha256, snapshotTree } from "../_helpers/mod.ts";
 import {
@@ -21,7 +21,7 @@ import {
   putFile,
 } from "../proposals/_helpers.ts";
 import { decisionSignArgs, waiverIssueArgs } from "./_fixtures.ts";
-import { ProposalError } from "../../lib/errors.ts";
+import { FsSafetyError, ProposalError } from "../../lib/errors.ts";
 import { loadLedgerKey } from "../../lib/crypto/keys.ts";
 import { completePolicy, sessionOf } from "../../lib/acts/session.ts";
 import { performAct } from "../../lib/acts/pipeline.ts";
@@ -187,11 +187,19 @@ Deno.test("deletions_need_clearance: an Ed25519 waiver is spent at the act, re-s
   }
 });
 
-Deno.test("deletions_need_clearance: a target changed after the checks, before the anchored removal reads it, is refused STALE_BASE with nothing of its waiver spent", async () => {
-  const p = await makeProject("del-stale-spend", {
-    brief: BRIEF,
-    files: { "build/a.bin": "a\n" },
-  });
+/**
+ * A deletion of `build/a.bin` whose one waiver (2 uses) would pay for it, acted in process with
+ * `perlScript` as the anchored helper's program (a shell script that does its part, then runs the
+ * real helper, as `$PERL`): refused with `refusal`'s check, with the file, the `references/`
+ * folder (wherever it now is) and the gate-pass rows as they were, and the waiver still usable.
+ */
+async function refusedWithNothingSpent(
+  prefix: string,
+  perlScript: (target: string, root: string) => string,
+  refusal: (e: unknown) => boolean,
+  after: (root: string) => Promise<void> = () => Promise.resolve(),
+): Promise<void> {
+  const p = await makeProject(prefix, { brief: BRIEF, files: { "build/a.bin": "a\n" } });
   try {
     const env = { ...p.env, AGENTTEAMS_WAIVER_SIGNING_KEY: "wk" };
     const nonce = await dispatch(p, "worker");
@@ -206,14 +214,9 @@ Deno.test("deletions_need_clearance: a target changed after the checks, before t
       { env },
     );
     assert.equal(w.code, 0, w.stderr);
-    // The anchored helper's program changes the target the moment it starts: after every check
-    // and the write-ahead row, before the removal reads the file it would remove.
     const target = join(p.root, "build/a.bin");
     const perl = join(p.sb.dir, "perl-that-races");
-    await Deno.writeTextFile(
-      perl,
-      `#!/bin/sh\nprintf 'changed\\n' > '${target}'\nexec /usr/bin/perl "$@"\n`,
-    );
+    await Deno.writeTextFile(perl, "#!/bin/sh\nPERL=/usr/bin/perl\n" + perlScript(target, p.root));
     await Deno.chmod(perl, 0o755);
     const session = sessionOf({
       root: p.root,
@@ -227,11 +230,12 @@ Deno.test("deletions_need_clearance: a target changed after the checks, before t
     const passes = (await actRows(p.root)).filter((r) => r.action === "gate-pass").length;
     await assert.rejects(
       performAct(session, applyAct, deletion(nonce, "build/a.bin", sha256("a\n"))),
-      (err: unknown) => err instanceof ProposalError && err.code === "STALE_BASE",
+      refusal,
     );
-    assert.equal(await Deno.readTextFile(target), "changed\n", "the changed file is kept");
-    assertSameTree(refs, await snapshotTree(join(p.root, "references")), "a stale deletion");
+    await after(p.root);
+    assert.ok(await exists(target), "the file is kept");
     assert.equal((await actRows(p.root)).filter((r) => r.action === "gate-pass").length, passes);
+    assertSameTree(refs, await snapshotTree(join(p.root, "references")), "the refused deletion");
     const check = await runCli(["waiver", "check", "delete:build/a.bin", "--project", p.root], {
       env,
     });
@@ -240,4 +244,42 @@ Deno.test("deletions_need_clearance: a target changed after the checks, before t
   } finally {
     await p.dispose();
   }
+}
+
+Deno.test("deletions_need_clearance: a target changed after the checks, before the anchored removal reads it, is refused STALE_BASE with nothing of its waiver spent", async () => {
+  await refusedWithNothingSpent(
+    "del-stale-spend",
+    (target) => `printf 'changed\\n' > '${target}'\nexec "$PERL" "$@"\n`,
+    (e) => e instanceof ProposalError && e.code === "STALE_BASE",
+  );
+});
+
+Deno.test("deletions_need_clearance: a spend that fails on its own (references/ swapped for a link after the checks) is refused with its own code, not as the anchored write's, nothing spent", async () => {
+  await refusedWithNothingSpent(
+    "del-spend-refused",
+    (_target, root) =>
+      `mv '${root}/references' '${root}/references.real' && ` +
+      `ln -s references.real '${root}/references'\nexec "$PERL" "$@"\n`,
+    (e) => e instanceof FsSafetyError && e.code === "SYMLINK" && /references/.test(e.message),
+    async (root) => {
+      // The folder back where it was, for the checks of what it holds.
+      await Deno.remove(join(root, "references"));
+      await Deno.rename(join(root, "references.real"), join(root, "references"));
+    },
+  );
+});
+
+Deno.test("deletions_need_clearance: a target whose folder this process cannot change (mode 0555, an unprivileged operator) is refused WRITE_UNAVAILABLE before anything is spent", async () => {
+  Deno.statSync("/usr/bin/setpriv");
+  await refusedWithNothingSpent(
+    "del-unwritable",
+    (target) =>
+      `chmod 0555 '${dirname(target)}'\n` +
+      "exec /usr/bin/setpriv --bounding-set -dac_override,-dac_read_search,-fowner " +
+      '"$PERL" "$@"\n',
+    (e) =>
+      e instanceof ProposalError && e.code === "WRITE_UNAVAILABLE" &&
+      /not writable/.test(e.message),
+    (root) => Deno.chmod(join(root, "build"), 0o755),
+  );
 });

@@ -341,3 +341,59 @@ Deno.test("anchored tree removal: a folder on the way that is a link or a file, 
   );
   assertSameTree(before, await snapshotTree(root, outside));
 });
+
+Deno.test("anchored write: a folder this process cannot change (mode 0555, an unprivileged operator) is refused NOT_WRITABLE before the decision, for a write and an unlink", async () => {
+  const root = Deno.makeTempDirSync();
+  try {
+    Deno.statSync("/usr/bin/setpriv");
+    const perl = `${root}/perl-without-bypass`;
+    Deno.writeTextFileSync(
+      perl,
+      "#!/bin/sh\nexec /usr/bin/setpriv --bounding-set -dac_override,-dac_read_search,-fowner " +
+        '/usr/bin/perl "$@"\n',
+    );
+    Deno.chmodSync(perl, 0o755);
+    Deno.mkdirSync(`${root}/src`);
+    Deno.writeTextFileSync(`${root}/src/x.txt`, "old\n");
+    Deno.chmodSync(`${root}/src`, 0o555);
+    let decided = 0;
+    for (const op of ["write", "unlink"] as const) {
+      await refused(
+        () =>
+          anchoredReplace(spec(root, {
+            op,
+            perl,
+            decide: () => {
+              decided++;
+              return { newFileMode: 0o644, content: enc.encode("x") };
+            },
+          })),
+        "NOT_WRITABLE",
+        "target",
+      );
+    }
+    assert.equal(decided, 0, "nothing was decided");
+    assert.equal(Deno.readTextFileSync(`${root}/src/x.txt`), "old\n");
+  } finally {
+    Deno.chmodSync(`${root}/src`, 0o755);
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("anchored tree removal: a tree deeper than the descriptors the helper may open is removed whole (no handle held per level)", async () => {
+  const root = Deno.makeTempDirSync();
+  try {
+    // 200 levels, under a limit of 32 open descriptors.
+    const perl = `${root}/perl-few-fds`;
+    Deno.writeTextFileSync(perl, '#!/bin/sh\nulimit -n 32\nexec /usr/bin/perl "$@"\n');
+    Deno.chmodSync(perl, 0o755);
+    let deep = `${root}/a/.git`;
+    for (let i = 0; i < 200; i++) deep += "/d";
+    Deno.mkdirSync(deep, { recursive: true });
+    Deno.writeTextFileSync(`${deep}/leaf`, "x");
+    await anchoredRemoveTree({ root, dirs: ["a"], name: ".git", perl });
+    assert.deepEqual(await paths(`${root}/a`), [`${root}/a`]);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});

@@ -45,42 +45,45 @@ Deno.test("guards (live): missing, symlinked and file-blocked paths; each compon
   }
 });
 
-Deno.test("scrubGrantedRoots: a folder above a found entry swapped for a link back and forth by another process the whole time: nothing outside the granted root is ever removed", async () => {
-  const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "at-scrub-link-" }));
+/**
+ * The issuer's side racing a scrub of `${dir}/granted` for three seconds: the folder `flip` (a
+ * path under `dir`) is the real one holding a planted `plant` (its name), then a link to the
+ * victim (the real one moved aside), then the real one again. The victim holds a `plant` of its
+ * own with a file in it; it must survive every round.
+ */
+async function raceScrub(prefix: string, flip: string, plant: string): Promise<void> {
+  const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix }));
   const granted = `${dir}/granted`;
   const victim = `${dir}/victim`;
   const stop = `${dir}/stop`;
-  Deno.mkdirSync(`${granted}/z/.agentteams`, { recursive: true });
-  Deno.mkdirSync(`${victim}/.agentteams`, { recursive: true });
-  Deno.writeTextFileSync(`${victim}/.agentteams/proposal-ledger.jsonl`, "the ledger\n");
-  // The issuer's side, racing: z is the real folder holding a planted .agentteams, then a link
-  // to the victim (the real one moved aside), then the real one again, until told to stop.
+  const kept = `${victim}/${plant}/kept`;
+  Deno.mkdirSync(`${dir}/${flip}/${plant}`, { recursive: true });
+  Deno.mkdirSync(`${victim}/${plant}`, { recursive: true });
+  Deno.writeTextFileSync(kept, "the victim's\n");
   const swapper = new Deno.Command("/usr/bin/perl", {
     args: [
       "-e",
-      'my ($v, $s) = @ARGV; my $n = 0; until (-e $s) { mkdir "z/.agentteams"; ' +
-      'rename "z", "z.orig" or die; symlink $v, "z" or die; unlink "z"; rename "z.orig", "z" ' +
+      'my ($f, $p, $v, $s) = @ARGV; my $n = 0; until (-e $s) { mkdir "$f/$p"; ' +
+      'rename $f, "$f.orig" or die; symlink $v, $f or die; unlink $f; rename "$f.orig", $f ' +
       "or die; $n++ } print $n;",
+      flip,
+      plant,
       victim,
       stop,
     ],
-    cwd: granted,
+    cwd: dir,
     stdout: "piped",
     stderr: "piped",
   }).spawn();
   let rounds = 0;
-  let removed = 0;
+  let named = 0;
   try {
     const until = Date.now() + 3000;
     while (Date.now() < until) {
       rounds++;
-      const named = await scrubGrantedRoots({ readOnly: [], masks: [] }, [granted], [], new Map());
-      if (named.length > 0) removed++;
-      assert.equal(
-        Deno.readTextFileSync(`${victim}/.agentteams/proposal-ledger.jsonl`),
-        "the ledger\n",
-        `removed through the link in round ${rounds}`,
-      );
+      const found = await scrubGrantedRoots({ readOnly: [], masks: [] }, [granted], [], new Map());
+      if (found.length > 0) named++;
+      assert.equal(entryKindOf(kept), "present", `removed through the link in round ${rounds}`);
     }
   } finally {
     Deno.writeTextFileSync(stop, "");
@@ -91,9 +94,17 @@ Deno.test("scrubGrantedRoots: a folder above a found entry swapped for a link ba
   assert.ok(swaps > rounds, `the swapper ran ${swaps} swaps in ${rounds} rounds`);
   // How often the scan meets the planted entry depends on the machine's load; enough rounds
   // must have raced a removal for the test to mean something.
-  assert.ok(removed >= 20, `a planted entry was found and removed in ${removed} of ${rounds}`);
-  assert.equal(entryKindOf(`${victim}/.agentteams/proposal-ledger.jsonl`), "present");
+  assert.ok(named >= 20, `a planted entry was found in ${named} of ${rounds} rounds`);
+  assert.equal(Deno.readTextFileSync(kept), "the victim's\n");
   Deno.removeSync(dir, { recursive: true });
+}
+
+Deno.test("scrubGrantedRoots: a folder above a found entry swapped for a link back and forth by another process the whole time: nothing outside the granted root is ever removed", async () => {
+  await raceScrub("at-scrub-link-", "granted/z", ".agentteams");
+});
+
+Deno.test("scrubGrantedRoots: the granted root itself swapped for a link back and forth (its parent is the issuer's): nothing outside it is ever removed", async () => {
+  await raceScrub("at-scrub-root-", "granted", ".git");
 });
 
 function entryKindOf(path: string): string {
