@@ -13,7 +13,7 @@ import { GRANTS_REL, ROSTER_REL, VERIFY_KEYS_REL } from "../layout.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { QueueError } from "../errors.ts";
 import { join } from "../fs/path.ts";
-import { readRegularFileSync } from "../fs/safe_read.ts";
+import { readRegularFileWithin } from "../fs/safe_read.ts";
 import { SESSION_SETTINGS_FILES } from "../policy/session_settings.ts";
 import { MAX_CONFINED_BYTES, MAX_MCP_GRANTS_BYTES } from "../sandbox/operator_file.ts";
 import { MAX_BRIEF_BYTES } from "../policy/brief_file.ts";
@@ -56,9 +56,11 @@ export interface PinPaths {
  * A file's state: its hash, `null` when absent, or why it is not a plain file (never followed, so
  * a FIFO or a link put at the path cannot hang or steer the runner's every check).
  */
-function plainState(path: string, maxBytes: number): string | null {
+async function plainState(path: string, maxBytes: number): Promise<string | null> {
   try {
-    return sha256Hex(readRegularFileSync(path, { maxBytes, singleName: true }).bytes);
+    // The open has a deadline: a FIFO swapped in between the lstat and the open (a session can
+    // write some of these folders) is a state of its own, never an open that waits for a writer.
+    return sha256Hex((await readRegularFileWithin(path, { maxBytes, singleName: true })).bytes);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return null;
     if (e instanceof Error && "code" in e) return `unreadable:${String(e.code)}`;
@@ -67,12 +69,12 @@ function plainState(path: string, maxBytes: number): string | null {
 }
 
 /** One file's state: its hash, `absent`, or why it is not a plain file (never followed). */
-function settingsState(path: string): string {
-  return plainState(path, 1024 * 1024) ?? "absent";
+async function settingsState(path: string): Promise<string> {
+  return (await plainState(path, 1024 * 1024)) ?? "absent";
 }
 
 /** The verify-key folder's state: each entry's name and state, or why it is no folder. */
-function folderState(path: string): string {
+async function folderState(path: string): Promise<string> {
   let st: Deno.FileInfo;
   try {
     st = Deno.lstatSync(path);
@@ -82,7 +84,8 @@ function folderState(path: string): string {
   }
   if (!st.isDirectory) return st.isSymlink ? "unreadable:SYMLINK" : "unreadable:NOT_DIRECTORY";
   const names = [...Deno.readDirSync(path)].map((e) => e.name).sort();
-  return names.map((n) => `${n}=${settingsState(join(path, n))}`).join(";");
+  const states = await Promise.all(names.map((n) => settingsState(join(path, n))));
+  return names.map((n, i) => `${n}=${states[i]}`).join(";");
 }
 
 /**
@@ -91,8 +94,8 @@ function folderState(path: string): string {
  * a link or a huge file at the grants ledger's name; each is a state of its own (a pin that
  * changed: the runner stops), never a read that waits or runs long.
  */
-function hashOrNull(path: string | null, maxBytes: number): string | null {
-  if (path === null) return null;
+function hashOrNull(path: string | null, maxBytes: number): Promise<string | null> {
+  if (path === null) return Promise.resolve(null);
   return plainState(path, maxBytes);
 }
 
@@ -129,21 +132,30 @@ export function pinPaths(
  * ```ts
  * import assert from "node:assert/strict";
  * import { readPins } from "./pins.ts";
- * assert.equal(readPins({ brief: "/nonexistent", confined: null, grants: "/nonexistent" }).brief, null);
+ * const pins = await readPins({ brief: "/nonexistent", confined: null, grants: "/nonexistent" });
+ * assert.equal(pins.brief, null);
  * ```
  */
-export function readPins(p: PinPaths): Pins {
-  return {
-    brief: hashOrNull(p.brief, MAX_BRIEF_BYTES),
-    confined: hashOrNull(p.confined, MAX_CONFINED_BYTES),
-    grants: hashOrNull(p.grants, MAX_CSV_BYTES),
+export async function readPins(p: PinPaths): Promise<Pins> {
+  const refs = p.references;
+  const [brief, confined, grants, direct, settings, roster, keys] = await Promise.all([
+    hashOrNull(p.brief, MAX_BRIEF_BYTES),
+    hashOrNull(p.confined, MAX_CONFINED_BYTES),
+    hashOrNull(p.grants, MAX_CSV_BYTES),
     // Its reader's own limit: larger is a state too, never a long read.
-    direct: p.direct == null ? null : plainState(p.direct, MAX_MCP_GRANTS_BYTES),
-    settings: p.settings === undefined ? null : p.settings.map(settingsState).join("|"),
+    hashOrNull(p.direct ?? null, MAX_MCP_GRANTS_BYTES),
+    p.settings === undefined ? null : Promise.all(p.settings.map(settingsState)),
+    refs === undefined ? null : settingsState(refs.roster),
+    refs === undefined ? null : folderState(refs.verifyKeys),
+  ]);
+  return {
+    brief,
+    confined,
+    grants,
+    direct,
+    settings: settings === null ? null : settings.join("|"),
     // One hash of the states (each entry named), so the status file stays short.
-    references: p.references === undefined ? null : sha256Hex(
-      `roster=${settingsState(p.references.roster)}|keys:${folderState(p.references.verifyKeys)}`,
-    ),
+    references: roster === null ? null : sha256Hex(`roster=${roster}|keys:${keys}`),
   };
 }
 

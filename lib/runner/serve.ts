@@ -506,12 +506,12 @@ async function serveLocked(
       confinedFilePath(projectReal, home),
       directGrantPaths(projectReal, home).file,
     );
-    const pins: Pins = readPins(pinAt);
+    const pins: Pins = await readPins(pinAt);
     // The brief as preflight loaded it (its check passed, so it did), with its confined programs.
     const policy = await completePolicy(root, briefPath, opts.env, pre.policy!);
     // The pinned bytes are those the policy was read from: the brief's, and read again, all.
     checkPins({ ...pins, brief: policy.briefSha256 }, pins, pinAt);
-    checkPins(pins, readPins(pinAt), pinAt);
+    checkPins(pins, await readPins(pinAt), pinAt);
     // One sandbox decision for the runner's life (not a probe per request), never an opt-out.
     const backend = lazyBackend(policy, { unconfined: false, runner: true });
     // The grants' write roots, settled now for the runner's life, and recorded.
@@ -676,7 +676,7 @@ async function serveLocked(
     let strays = 0;
     while (!opts.signal?.aborted) {
       checkDirs();
-      checkPins(pins, readPins(pinAt), pinAt);
+      checkPins(pins, await readPins(pinAt), pinAt);
       await checkKey();
       for (const r of sweep(paths, dirs, tokens, now().getTime())) {
         await record(r.key, r.row, r.line);
@@ -698,7 +698,7 @@ async function serveLocked(
         if (opts.signal?.aborted) break;
         // Before every claim, the first too: the loop's own check came before the folder was
         // listed, so a pinned file changed in between (then a request queued) would be served.
-        checkPins(pins, readPins(pinAt), pinAt);
+        checkPins(pins, await readPins(pinAt), pinAt);
         await checkKey();
         const claimed = claim(paths, dirs, r);
         if (claimed === null) continue;

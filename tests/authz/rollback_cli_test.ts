@@ -119,41 +119,42 @@ Deno.test("pins: the roster, a verify key added, linked or renamed is RUNNER_PIN
     Deno.writeTextFileSync(join(refs, "security-approvers.txt"), "security\n");
     Deno.writeTextFileSync(join(keys, "k1.pub.pem"), "key one\n");
     const paths = pinPaths(dir, brief, null);
-    const at = readPins(paths);
-    checkPins(at, readPins(paths), paths);
-    const changed = (what: string) => {
+    const at = await readPins(paths);
+    checkPins(at, await readPins(paths), paths);
+    const changed = async (what: string) => {
+      const now = await readPins(paths);
       const e = assertRefusal(
-        () => checkPins(at, readPins(paths), paths),
+        () => checkPins(at, now, paths),
         "RUNNER_PIN_CHANGED",
         QueueError,
       );
       assert.match(e.message, /trust roots in references\//, what);
       assert.match(e.message, /security-approvers\.txt/, what);
     };
-    const restore = () => {
+    const restore = async () => {
       Deno.removeSync(keys, { recursive: true });
       Deno.mkdirSync(keys);
       Deno.writeTextFileSync(join(keys, "k1.pub.pem"), "key one\n");
       Deno.writeTextFileSync(join(refs, "security-approvers.txt"), "security\n");
-      checkPins(at, readPins(paths), paths);
+      checkPins(at, await readPins(paths), paths);
     };
     Deno.writeTextFileSync(join(refs, "security-approvers.txt"), "security\nme\n");
-    changed("an approver added");
-    restore();
+    await changed("an approver added");
+    await restore();
     Deno.writeTextFileSync(join(keys, "k2.pub.pem"), "key two\n");
-    changed("a key added");
-    restore();
+    await changed("a key added");
+    await restore();
     Deno.renameSync(join(keys, "k1.pub.pem"), join(keys, "k9.pub.pem"));
-    changed("a key renamed");
-    restore();
+    await changed("a key renamed");
+    await restore();
     const elsewhere = join(dir, "elsewhere.pem");
     Deno.writeTextFileSync(elsewhere, "key one\n");
     Deno.removeSync(join(keys, "k1.pub.pem"));
     Deno.symlinkSync(elsewhere, join(keys, "k1.pub.pem"));
-    changed("a key swapped for a link to the same bytes");
-    restore();
+    await changed("a key swapped for a link to the same bytes");
+    await restore();
     Deno.removeSync(keys, { recursive: true });
-    changed("the keys folder removed");
+    await changed("the keys folder removed");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

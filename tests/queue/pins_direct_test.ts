@@ -11,31 +11,32 @@ import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { assertRefusal } from "../_helpers/assert.ts";
 import { runDeno } from "../_helpers/mod.ts";
 
-Deno.test("pins: the direct-grants file, absent, changed, a FIFO, a link", () => {
+Deno.test("pins: the direct-grants file, absent, changed, a FIFO, a link", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "at-pins-direct-" });
   try {
     const file = join(dir, "grants.json");
     const paths = pinPaths(dir, join(dir, "agentteams.jsonc"), null, file);
-    const absent = readPins(paths);
+    const absent = await readPins(paths);
     assert.equal(absent.direct, null);
     Deno.writeTextFileSync(file, "[]\n");
-    const at = readPins(paths);
+    const at = await readPins(paths);
     assert.equal(at.direct, sha256Hex("[]\n"));
     const e = assertRefusal(() => checkPins(absent, at, paths), "RUNNER_PIN_CHANGED", QueueError);
     assert.match(e.message, /the operator's direct-write grants file \(.*grants\.json\) changed/);
-    checkPins(at, readPins(paths), paths);
+    checkPins(at, await readPins(paths), paths);
 
     Deno.removeSync(file);
     const mk = new Deno.Command("mkfifo", { args: [file] }).outputSync();
     assert.equal(mk.code, 0, "mkfifo");
-    const fifo = readPins(paths).direct;
+    const fifo = (await readPins(paths)).direct;
     assert.match(String(fifo), /^unreadable:/);
-    assertRefusal(() => checkPins(at, readPins(paths), paths), "RUNNER_PIN_CHANGED", QueueError);
+    const afterFifo = await readPins(paths);
+    assertRefusal(() => checkPins(at, afterFifo, paths), "RUNNER_PIN_CHANGED", QueueError);
 
     Deno.removeSync(file);
     Deno.writeTextFileSync(join(dir, "real.json"), "[]\n");
     Deno.symlinkSync(join(dir, "real.json"), file);
-    const link = readPins(paths).direct;
+    const link = (await readPins(paths)).direct;
     assert.match(String(link), /^unreadable:/, "a link is never followed");
     assert.notEqual(link, at.direct);
   } finally {
@@ -58,23 +59,59 @@ Deno.test("pins: the brief, the confined-programs file and the grants ledger eac
     Deno.writeTextFileSync(confined, "{}");
     Deno.writeTextFileSync(dir + "/references/capability-grants.log.csv", "a\\n");
     const paths = pinPaths(dir, brief, confined);
-    const at = readPins(paths);
+    const at = await readPins(paths);
     const out = [];
     for (const f of [brief, confined, paths.grants]) {
       Deno.renameSync(f, f + ".aside");
       new Deno.Command("/usr/bin/mkfifo", { args: [f] }).outputSync();
-      const now = readPins(paths);
+      const now = await readPins(paths);
       try { checkPins(at, now, paths); out.push("unchanged"); } catch (e) { out.push(e.code); }
       Deno.removeSync(f);
       Deno.renameSync(f + ".aside", f);
     }
-    checkPins(at, readPins(paths), paths);
+    checkPins(at, await readPins(paths), paths);
     console.log(out.join(","));
   `;
   try {
     const r = await runDeno(["eval", "--no-check", code], { hangGuardMs: 20_000 });
     assert.equal(r.code, 0, `the child did not finish: ${r.stderr}`);
     assert.equal(r.stdout.trim(), "RUNNER_PIN_CHANGED,RUNNER_PIN_CHANGED,RUNNER_PIN_CHANGED");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("pins: a FIFO swapped in between a pin's lstat and its open is a changed pin after the open's deadline, never a runner that waits for a writer", async () => {
+  // The swap is made exact by answering the lstat with a plain file's facts while the path is a
+  // FIFO. In a child with a deadline: an open without one waits forever (the runner's main
+  // thread, before every claim), which must fail this test, not hang it.
+  const dir = Deno.makeTempDirSync({ prefix: "at-pins-fifo-race-" });
+  const code = `
+    import { checkPins, pinPaths, readPins } from ${
+    JSON.stringify(new URL("../../lib/queue/pins.ts", import.meta.url).href)
+  };
+    const dir = ${JSON.stringify(dir)};
+    const brief = dir + "/agentteams.jsonc", plain = dir + "/plain.jsonc";
+    Deno.writeTextFileSync(brief, "{}");
+    Deno.writeTextFileSync(plain, "{}");
+    const paths = pinPaths(dir, brief, null);
+    const at = await readPins(paths);
+    Deno.removeSync(brief);
+    new Deno.Command("/usr/bin/mkfifo", { args: [brief] }).outputSync();
+    const lstat = Deno.lstatSync;
+    Deno.lstatSync = (p) => String(p) === brief ? lstat(plain) : lstat(p);
+    const now = await readPins(paths);
+    Deno.lstatSync = lstat;
+    let outcome = "unchanged";
+    try { checkPins(at, now, paths); } catch (e) { outcome = e.code; }
+    console.log(now.brief + " " + outcome);
+    Deno.exit(0); // the open left waiting for a writer would keep the child alive
+  `;
+  try {
+    const r = await runDeno(["eval", "--no-check", code], { hangGuardMs: 20_000 });
+    assert.equal(r.signal, null, `the child was killed (it waited on the FIFO): ${r.stderr}`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), "unreadable:NOT_REGULAR_FILE RUNNER_PIN_CHANGED");
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

@@ -88,11 +88,12 @@ Deno.test("pins: a changed, removed or new pinned file is RUNNER_PIN_CHANGED nam
   const brief = join(dir, "agentteams.json");
   Deno.writeTextFileSync(brief, "{}");
   const paths = pinPaths(dir, brief, join(dir, "confined.json"));
-  const at = readPins(paths);
-  checkPins(at, readPins(paths), paths);
+  const at = await readPins(paths);
+  checkPins(at, await readPins(paths), paths);
   Deno.writeTextFileSync(brief, "{ }");
+  const edited = await readPins(paths);
   const e = assertRefusal(
-    () => checkPins(at, readPins(paths), paths),
+    () => checkPins(at, edited, paths),
     "RUNNER_PIN_CHANGED",
     QueueError,
   );
@@ -100,9 +101,9 @@ Deno.test("pins: a changed, removed or new pinned file is RUNNER_PIN_CHANGED nam
   Deno.writeTextFileSync(brief, "{}");
   Deno.mkdirSync(join(dir, "references"));
   Deno.writeTextFileSync(join(dir, "references/capability-grants.log.csv"), "x\n");
+  const grown = await readPins(paths);
   assert.match(
-    assertRefusal(() => checkPins(at, readPins(paths), paths), "RUNNER_PIN_CHANGED", QueueError)
-      .message,
+    assertRefusal(() => checkPins(at, grown, paths), "RUNNER_PIN_CHANGED", QueueError).message,
     /grants ledger/,
   );
   await Deno.remove(dir, { recursive: true });
