@@ -16,11 +16,15 @@
  * of `node:X` in the chunk that calls it (a built-in's `require` and its default export are the same
  * object), and the shim by one that throws: only the chunks that use a built-in load it.
  *
- * And it is minified, each chunk marked for eager compilation (`COMPILE_HINT`): a start's cost
- * beyond Deno's own is loading the chunks and compiling what it calls, and Deno's code cache
- * keeps only what V8 compiled when the module was, so a function compiled lazily is compiled
- * again on every start. (`run true` at 1,000 files: about 16 ms less wall time per run.) The
- * refusal classes spell their names out (`lib/errors.ts`), since the minifier renames classes.
+ * And it is minified: a start's cost beyond Deno's own is loading the chunks and compiling what
+ * it calls. The refusal classes spell their names out (`lib/errors.ts`), since the minifier
+ * renames classes. (Deno's code cache keeps only what V8 compiled when the module was, so a
+ * function first called later is compiled again on every start. V8's `//# allFunctionsCalledOnLoad`
+ * would compile every function up front, but Deno 2.9.6 does not ask V8 to follow it: V8's
+ * function-event log shows each such function compiled lazily, marked or not, so no chunk is
+ * marked. `--no-lazy` does fill the cache, and was measured: about 5 ms less for `run`, 1 ms
+ * more for `--version`, and, as a flag, it would have to be every command's, since a cache made
+ * under other V8 flags is thrown away and made again.)
  *
  * Usage: deno run --allow-all scripts/bundle.ts OUTDIR (what `deno task bundle` runs)
  *
@@ -180,13 +184,6 @@ export function opaqueChunkImports(js: string): string {
   return js.replace(CHUNK_IMPORT, (_m, spec: string) => `import(String(${JSON.stringify(spec)}))`);
 }
 
-/**
- * V8's magic comment for eager compilation: every function of the file is compiled with it, and so
- * lands in the code cache Deno keeps per module (without it, each function a command calls is
- * parsed and compiled again on every start, the first time it is called).
- */
-export const COMPILE_HINT = "//# allFunctionsCalledOnLoad\n";
-
 async function denoBundle(root: string, outdir: string, minify: boolean): Promise<string[]> {
   try {
     Deno.removeSync(outdir, { recursive: true });
@@ -227,8 +224,8 @@ function sameRequires(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, num
 
 /**
  * Bundles `main.ts` of `root` into `outdir` (created; a previous bundle there is replaced),
- * minified, and rewrites each chunk: the `require` shim taken out, chunk imports made opaque,
- * {@link COMPILE_HINT} at its top. The same bundle unminified is made first beside it (and
+ * minified, and rewrites each chunk: the `require` shim taken out, chunk imports made opaque. The
+ * same bundle unminified is made first beside it (and
  * removed) so every `require` is seen under its plain name; the minified one must resolve the
  * same ones. Throws with the bundler's message when it fails, and before writing a chunk when a
  * `require` or a literal dynamic import is left.
@@ -261,7 +258,7 @@ export async function bundleTo(root: string, outdir: string): Promise<string[]> 
     // Fail closed: a literal file import in another shape would silently slow every start.
     const left = LITERAL_IMPORT.exec(text);
     if (left !== null) throw new Error(`${name}: a literal dynamic import is left: ${left[0]}`);
-    rewritten.set(name, COMPILE_HINT + text);
+    rewritten.set(name, text);
   }
   for (const [name, text] of rewritten) Deno.writeTextFileSync(`${outdir}/${name}`, text);
   return files;

@@ -3,12 +3,7 @@
  * literal import it cannot make opaque stops the bundle.
  */
 import assert from "node:assert/strict";
-import {
-  bundleTo,
-  COMPILE_HINT,
-  opaqueChunkImports,
-  unshimRequires,
-} from "../../scripts/bundle.ts";
+import { bundleTo, opaqueChunkImports, unshimRequires } from "../../scripts/bundle.ts";
 
 Deno.test("opaqueChunkImports rewrites the bundler's chunk imports and nothing else", () => {
   const js = [
@@ -158,13 +153,11 @@ Deno.test("the release bundle: the chunks run, apply, dispatch, ledger verify an
       closure(dir, ["main.js", tableChunk, ...commandChunks(main, ["audit"])], statics),
     );
     assert.ok(audit.includes("node:process"), audit.join());
-    // No chunk imports node:module (the bundler's require shim is gone), and each is minified
-    // and marked for eager compilation.
+    // No chunk imports node:module (the bundler's require shim is gone), and each is minified.
     for (const f of Deno.readDirSync(dir)) {
       if (f.name.endsWith(".js")) {
         const js = Deno.readTextFileSync(`${dir}/${f.name}`);
         assert.ok(!builtinsOf(js).has("node:module"), f.name);
-        assert.ok(js.startsWith(COMPILE_HINT), f.name);
         // (The unminified bundle keeps our JSDoc; licence comments stay either way.)
         assert.ok(!/\n\s+\* @example/.test(js), `${f.name} is not minified`);
       }
