@@ -198,10 +198,23 @@ export async function readRegularFileWithin(
 }
 
 /**
+ * How many opens left waiting (past their deadline) this process allows at once: each holds one
+ * of the threads Deno's file operations share until a writer comes, so past this many every
+ * further open through {@link openWithin} is refused at once (the process keeps its threads for
+ * the rest of its work, and says why, instead of stalling once they are all waiting).
+ */
+export const MAX_OPENS_LEFT_WAITING = 8;
+
+/** The opens past their deadline still waiting (decremented if one ever completes). */
+let opensLeftWaiting = 0;
+
+/**
  * Opens `path` for reading, or refuses (`NOT_REGULAR_FILE`) when the open has not completed after
  * `deadlineMs` (a FIFO without a writer); a late open is closed when it completes. Until then it
  * keeps waiting in a thread of Deno's pool, which also keeps the process from ending by itself:
  * the CLI ends with `Deno.exit`; a library caller that must end on its own should do the same.
+ * With {@link MAX_OPENS_LEFT_WAITING} such opens waiting, it refuses (`NOT_REGULAR_FILE`) without
+ * opening.
  *
  * @example
  * ```ts
@@ -219,6 +232,15 @@ export async function openWithin(
   deadlineMs: number,
   what: string,
 ): Promise<Deno.FsFile> {
+  if (opensLeftWaiting >= MAX_OPENS_LEFT_WAITING) {
+    throw new FsSafetyError(
+      "NOT_REGULAR_FILE",
+      `${what} ${path} was not opened: ${opensLeftWaiting} earlier opens in this process are ` +
+        "still waiting on something that waits on open (a FIFO put where a file was); refused " +
+        "until the process is restarted",
+      { details: { path } },
+    );
+  }
   const opening = Deno.open(path, { read: true });
   let cancel = (): void => {};
   const late = new Promise<null>((resolve) => {
@@ -230,7 +252,8 @@ export async function openWithin(
   } finally {
     cancel();
   }
-  opening.then((f) => f.close(), () => {});
+  opensLeftWaiting++;
+  opening.then((f) => f.close(), () => {}).finally(() => opensLeftWaiting--);
   throw new FsSafetyError(
     "NOT_REGULAR_FILE",
     `${what} ${path} did not open within ${deadlineMs} ms: something that waits on open (a FIFO) ` +

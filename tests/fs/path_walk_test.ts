@@ -3,7 +3,7 @@
  * expected, and a name that is not one path component. Each refusal creates nothing.
  */
 import assert from "node:assert/strict";
-import { openWithin } from "../../lib/fs/safe_read.ts";
+import { MAX_OPENS_LEFT_WAITING, openWithin } from "../../lib/fs/safe_read.ts";
 import { FsSafetyError } from "../../lib/errors.ts";
 import { checkName, childKind, readChild, walkDirs } from "../../lib/fs/path_walk.ts";
 import { snapshotTree } from "../_helpers/mod.ts";
@@ -79,6 +79,52 @@ Deno.test("openWithin: an open that waits (a FIFO with no writer, as one swapped
     Deno.writeTextFileSync(`${root}/file`, "x");
     const f = await openWithin(`${root}/file`, 2000, "target");
     f.close();
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("openWithin: with its bound of opens left waiting on FIFOs, a further open is refused at once (the process keeps its threads); once they complete, files open again", async () => {
+  const root = Deno.makeTempDirSync();
+  try {
+    Deno.writeTextFileSync(`${root}/file`, "x");
+    const fifos: string[] = [];
+    for (let i = 0; i < MAX_OPENS_LEFT_WAITING; i++) {
+      const fifo = `${root}/fifo${i}`;
+      const mk = await new Deno.Command("/usr/bin/mkfifo", { args: [fifo] }).output();
+      assert.equal(mk.code, 0, "mkfifo is required");
+      fifos.push(fifo);
+    }
+    await hangGuard(
+      Promise.all(
+        fifos.map((f) =>
+          assertRefusal(() => openWithin(f, 100, "target"), "NOT_REGULAR_FILE", FsSafetyError)
+        ),
+      ),
+      "opens of FIFOs with no writer (100 ms deadline)",
+    );
+    // Refused without opening, however soon: even a plain file.
+    const t = performance.now();
+    const e = await assertRefusal(
+      () => openWithin(`${root}/file`, 10_000, "target"),
+      "NOT_REGULAR_FILE",
+      FsSafetyError,
+    );
+    assert.match(e.message, /still waiting/);
+    assert.ok(performance.now() - t < 5_000, "refused at once, not at its deadline");
+    // A writer for each: the waiting opens complete (and are closed), and the bound frees.
+    for (const f of fifos) (await Deno.open(f, { write: true })).close();
+    let opened: Deno.FsFile | null = null;
+    for (let i = 0; i < 100 && opened === null; i++) {
+      try {
+        opened = await openWithin(`${root}/file`, 2000, "target");
+      } catch (err) {
+        if (!(err instanceof FsSafetyError)) throw err;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+    assert.ok(opened !== null, "files open again once the waiting opens completed");
+    opened.close();
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
