@@ -780,7 +780,7 @@ export function checkClearance(
 export function consumeClearance(
   root: string,
   action: string,
-  ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
+  ctx: DecisionContext,
 ): Promise<{ line: number; payload: string }> {
   return withFlock(root, { target: "directory" }, async () => {
     const log = readDecisionLog(root);
@@ -797,8 +797,9 @@ export function consumeClearance(
  * caller holding the project's lock that decided `c` on `log` under that same lock (the gate,
  * which decides and spends under one lock, so the log is not read or decided twice): the row
  * marked `consumed = yes` and re-signed now when signing is active, so a spend that cannot be
- * signed is refused before the caller records anything; `write()` then rewrites the log
- * atomically and returns what it wrote.
+ * signed is refused before the caller records anything (an HMAC row without its key; an Ed25519
+ * row keeps its signature, which does not cover `consumed`, so no operator key is needed);
+ * `write()` then rewrites the log atomically and returns what it wrote.
  *
  * @throws {AuthzError} `NO_SIGNING_KEY` (an HMAC row, signing active, no key).
  * @example
@@ -818,13 +819,14 @@ export async function prepareClearanceSpend(
   root: string,
   log: DecisionLog,
   c: Clearance,
-  ctx: DecisionContext & { readonly signer?: OperatorSigner | null },
+  ctx: DecisionContext,
 ): Promise<{ line: number; payload: string; write(): CsvText }> {
   const t = log.table!;
   const header = t.header.includes("consumed") ? t.header : [...t.header, "consumed"];
   const r: Record<string, string> = { ...log.recs[c.index!], consumed: "yes" };
   if (signingActive(t, ctx.env) && t.header.includes("signature")) {
-    r.signature = await signDecision(r, ctx.env, ctx.signer ?? null);
+    // No signer: an Ed25519 row keeps its own signature (the payload does not cover `consumed`).
+    r.signature = await signDecision(r, ctx.env, null);
   }
   const recs = log.recs.slice();
   recs[c.index!] = r;

@@ -257,12 +257,7 @@ export function passGate(
     // (write-ahead: a crash after it leaves the instrument spent, never unspent), then written.
     const spent = decided.spent;
     const spend = a.by === "clearance"
-      ? await prepareClearanceSpend(root, decided.log, decided.clearance, {
-        ...ctx,
-        spent,
-        // An Ed25519 clearance keeps its own signature (it does not cover `consumed`).
-        signer: typeof ctx.signer === "function" ? null : ctx.signer,
-      })
+      ? await prepareClearanceSpend(root, decided.log, decided.clearance, { ...ctx, spent })
       : await prepareWaiverSpend(root, decided.waiver!, { ...ctx, spent });
     await ctx.ledger?.record({ gate_action: action, by: a.by, ref: a.ref, spent: a.spent! });
     const written = spend.write();
