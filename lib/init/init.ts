@@ -267,13 +267,7 @@ async function ownedFile(
 
 /** Whether a brief init keeps turns the switch on (queue mode's rule, on its bytes). */
 function switchOfKept(bytes: Uint8Array): "on" | "off" | "unreadable" {
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    return "unreadable";
-  }
-  const reason = briefQueueReason(text);
+  const reason = briefQueueReason(bytes);
   return reason === null ? "off" : reason === BRIEF_UNREADABLE_REASON ? "unreadable" : "on";
 }
 

@@ -22,7 +22,8 @@ export const BRIEF_UNREADABLE_REASON = "the brief cannot be read (queue mode, fa
 export const ORCHESTRATOR_ONLY = "orchestrator-only";
 
 /**
- * Why the brief's text puts the project in queue mode, or null when it does not. Pure.
+ * Why the brief's text (or its bytes: what is not UTF-8 cannot be read) puts the project in queue
+ * mode, or null when it does not. Pure.
  *
  * @example
  * ```ts
@@ -31,11 +32,15 @@ export const ORCHESTRATOR_ONLY = "orchestrator-only";
  * assert.equal(briefQueueReason('{"write_policy": "orchestrator-only"}'), "the brief says write_policy orchestrator-only");
  * assert.equal(briefQueueReason('{"write_policy": "cooperative"}'), null);
  * assert.equal(briefQueueReason("{ broken"), "the brief cannot be read (queue mode, failing closed)");
+ * assert.equal(briefQueueReason(new Uint8Array([0xff])), "the brief cannot be read (queue mode, failing closed)");
  * ```
  */
-export function briefQueueReason(text: string): string | null {
+export function briefQueueReason(brief: string | Uint8Array): string | null {
   let v: unknown;
   try {
+    const text = typeof brief === "string"
+      ? brief
+      : new TextDecoder("utf-8", { fatal: true }).decode(brief);
     v = readJson(text, { dialect: "jsonc" }).value;
   } catch {
     return BRIEF_UNREADABLE_REASON;
@@ -72,12 +77,12 @@ export async function queueModeReason(
     if (e instanceof PolicyError && e.code === "BRIEF_NOT_FOUND") return null;
     return BRIEF_UNREADABLE_REASON;
   }
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(await readBriefBytes(path));
+    bytes = await readBriefBytes(path);
   } catch {
     if (briefFlag !== null && lstatOrNullSync(path) === null) return null;
     return BRIEF_UNREADABLE_REASON;
   }
-  return briefQueueReason(text);
+  return briefQueueReason(bytes);
 }
