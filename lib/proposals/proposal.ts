@@ -496,7 +496,7 @@ export async function writeProposal(
   const isChange = plan.a.kind === "change-proposal";
   // What the spend throws is its own refusal (a HALT, a key it lacks, a triad file it refuses),
   // passed on as it is, never read as the anchored write's.
-  let spendFailure: { readonly e: unknown } | null = null;
+  let spendFailed = false;
   try {
     await withFileLock(statePaths(opts.root).dispatchLock, () =>
       anchoredReplace({
@@ -511,7 +511,7 @@ export async function writeProposal(
           try {
             await opts.spend?.();
           } catch (e) {
-            spendFailure = { e };
+            spendFailed = true;
             throw e;
           }
           // An existing file keeps its permission bits, never setuid, setgid or sticky
@@ -520,7 +520,7 @@ export async function writeProposal(
         },
       }));
   } catch (e) {
-    if (spendFailure !== null || e instanceof ProposalError) throw e;
+    if (spendFailed || e instanceof ProposalError) throw e;
     safety(e);
   }
 }

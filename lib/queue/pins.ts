@@ -53,10 +53,13 @@ export interface PinPaths {
 }
 
 /**
- * A file's state: its hash, `null` when absent, or why it is not a plain file (never followed, so
- * a FIFO or a link put at the path cannot hang or steer the runner's every check).
+ * A file's state: its hash, `null` when absent (or no path is pinned), or why it is not a plain
+ * file with one name of at most `maxBytes` (never followed, so a FIFO, a link or a huge file put
+ * at the path, by a session that can rename its folder, is a pin that changed: the runner stops;
+ * never a read that waits or runs long).
  */
-async function plainState(path: string, maxBytes: number): Promise<string | null> {
+async function plainState(path: string | null, maxBytes: number): Promise<string | null> {
+  if (path === null) return null;
   try {
     // The open has a deadline: a FIFO swapped in between the lstat and the open (a session can
     // write some of these folders) is a state of its own, never an open that waits for a writer.
@@ -86,17 +89,6 @@ async function folderState(path: string): Promise<string> {
   const names = [...Deno.readDirSync(path)].map((e) => e.name).sort();
   const states = await Promise.all(names.map((n) => settingsState(join(path, n))));
   return names.map((n, i) => `${n}=${states[i]}`).join(";");
-}
-
-/**
- * The SHA-256 of a pinned file (null: absent), read as {@link plainState} reads it: only a plain
- * file with one name, at most `maxBytes`. A session that can rename `references/` can put a FIFO,
- * a link or a huge file at the grants ledger's name; each is a state of its own (a pin that
- * changed: the runner stops), never a read that waits or runs long.
- */
-function hashOrNull(path: string | null, maxBytes: number): Promise<string | null> {
-  if (path === null) return Promise.resolve(null);
-  return plainState(path, maxBytes);
 }
 
 /**
@@ -139,11 +131,11 @@ export function pinPaths(
 export async function readPins(p: PinPaths): Promise<Pins> {
   const refs = p.references;
   const [brief, confined, grants, direct, settings, roster, keys] = await Promise.all([
-    hashOrNull(p.brief, MAX_BRIEF_BYTES),
-    hashOrNull(p.confined, MAX_CONFINED_BYTES),
-    hashOrNull(p.grants, MAX_CSV_BYTES),
+    plainState(p.brief, MAX_BRIEF_BYTES),
+    plainState(p.confined, MAX_CONFINED_BYTES),
+    plainState(p.grants, MAX_CSV_BYTES),
     // Its reader's own limit: larger is a state too, never a long read.
-    hashOrNull(p.direct ?? null, MAX_MCP_GRANTS_BYTES),
+    plainState(p.direct ?? null, MAX_MCP_GRANTS_BYTES),
     p.settings === undefined ? null : Promise.all(p.settings.map(settingsState)),
     refs === undefined ? null : settingsState(refs.roster),
     refs === undefined ? null : folderState(refs.verifyKeys),
