@@ -124,6 +124,23 @@ export function baseChildEnv(): Record<string, string> {
   return env;
 }
 
+/**
+ * The words that run a program as this user (root here) without the capabilities that bypass file
+ * permissions, as an unprivileged operator's process runs: a folder's mode then holds for it.
+ * Throws when setpriv is missing, so a test that needs it fails rather than passes.
+ */
+export function withoutBypass(): string[] {
+  Deno.statSync("/usr/bin/setpriv");
+  return ["/usr/bin/setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner"];
+}
+
+/** Writes an executable `#!/bin/sh` program at `path` that runs `body`; returns `path`. */
+export function shellProgram(path: string, body: string): string {
+  Deno.writeTextFileSync(path, `#!/bin/sh\n${body}`);
+  Deno.chmodSync(path, 0o755);
+  return path;
+}
+
 /** Options of {@link runDeno} and {@link runCli}. */
 export interface RunOptions {
   /** Variables added to {@link baseChildEnv}. */

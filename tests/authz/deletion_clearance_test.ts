@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { assertSameTree } from "../_helpers/assert.ts";
-import { runCli, sha256, snapshotTree } from "../_helpers/mod.ts";
+import { runCli, sha256, shellProgram, snapshotTree, withoutBypass } from "../_helpers/mod.ts";
 import {
   apply,
   assertApplied,
@@ -215,9 +215,10 @@ async function refusedWithNothingSpent(
     );
     assert.equal(w.code, 0, w.stderr);
     const target = join(p.root, "build/a.bin");
-    const perl = join(p.sb.dir, "perl-that-races");
-    await Deno.writeTextFile(perl, "#!/bin/sh\nPERL=/usr/bin/perl\n" + perlScript(target, p.root));
-    await Deno.chmod(perl, 0o755);
+    const perl = shellProgram(
+      join(p.sb.dir, "perl-that-races"),
+      "PERL=/usr/bin/perl\n" + perlScript(target, p.root),
+    );
     const session = sessionOf({
       root: p.root,
       key: loadLedgerKey({ env, mode: "direct" }),
@@ -270,13 +271,10 @@ Deno.test("deletions_need_clearance: a spend that fails on its own (references/ 
 });
 
 Deno.test("deletions_need_clearance: a target whose folder this process cannot change (mode 0555, an unprivileged operator) is refused WRITE_UNAVAILABLE before anything is spent", async () => {
-  Deno.statSync("/usr/bin/setpriv");
+  const noBypass = withoutBypass().join(" ");
   await refusedWithNothingSpent(
     "del-unwritable",
-    (target) =>
-      `chmod 0555 '${dirname(target)}'\n` +
-      "exec /usr/bin/setpriv --bounding-set -dac_override,-dac_read_search,-fowner " +
-      '"$PERL" "$@"\n',
+    (target) => `chmod 0555 '${dirname(target)}'\nexec ${noBypass} "$PERL" "$@"\n`,
     (e) =>
       e instanceof ProposalError && e.code === "WRITE_UNAVAILABLE" &&
       /not writable/.test(e.message),

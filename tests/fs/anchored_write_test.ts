@@ -9,7 +9,7 @@ import {
   anchoredReplace,
   type AnchoredSpec,
 } from "../../lib/fs/anchored_write.ts";
-import { snapshotTree } from "../_helpers/mod.ts";
+import { shellProgram, snapshotTree, withoutBypass } from "../_helpers/mod.ts";
 import { assertRefusal, assertSameTree } from "../_helpers/assert.ts";
 
 const enc = new TextEncoder();
@@ -25,6 +25,14 @@ function spec(root: string, over: Partial<AnchoredSpec> = {}): AnchoredSpec {
     decide: () => ({ newFileMode: 0o644, content: enc.encode("x") }),
     ...over,
   };
+}
+
+/** The helper's program, run without the capabilities that bypass file permissions. */
+function perlWithoutBypass(root: string): string {
+  return shellProgram(
+    `${root}/perl-without-bypass`,
+    `exec ${withoutBypass().join(" ")} /usr/bin/perl "$@"\n`,
+  );
 }
 
 /** Every path below `root` (itself included), sorted. */
@@ -219,14 +227,7 @@ Deno.test("anchored write: a directory the helper cannot open for its fsync (mod
   try {
     // The helper runs as root without the capabilities that bypass file permissions, as an
     // unprivileged operator's would.
-    Deno.statSync("/usr/bin/setpriv");
-    const perl = `${root}/perl-without-bypass`;
-    Deno.writeTextFileSync(
-      perl,
-      "#!/bin/sh\nexec /usr/bin/setpriv --bounding-set -dac_override,-dac_read_search,-fowner " +
-        '/usr/bin/perl "$@"\n',
-    );
-    Deno.chmodSync(perl, 0o755);
+    const perl = perlWithoutBypass(root);
     Deno.mkdirSync(`${root}/src`);
     Deno.writeTextFileSync(`${root}/src/x.txt`, "old\n");
     const before = await snapshotTree(`${root}/src`);
@@ -345,14 +346,7 @@ Deno.test("anchored tree removal: a folder on the way that is a link or a file, 
 Deno.test("anchored write: a folder this process cannot change (mode 0555, an unprivileged operator) is refused NOT_WRITABLE before the decision, for a write and an unlink", async () => {
   const root = Deno.makeTempDirSync();
   try {
-    Deno.statSync("/usr/bin/setpriv");
-    const perl = `${root}/perl-without-bypass`;
-    Deno.writeTextFileSync(
-      perl,
-      "#!/bin/sh\nexec /usr/bin/setpriv --bounding-set -dac_override,-dac_read_search,-fowner " +
-        '/usr/bin/perl "$@"\n',
-    );
-    Deno.chmodSync(perl, 0o755);
+    const perl = perlWithoutBypass(root);
     Deno.mkdirSync(`${root}/src`);
     Deno.writeTextFileSync(`${root}/src/x.txt`, "old\n");
     Deno.chmodSync(`${root}/src`, 0o555);
@@ -384,9 +378,7 @@ Deno.test("anchored tree removal: a tree deeper than the descriptors the helper 
   const root = Deno.makeTempDirSync();
   try {
     // 200 levels, under a limit of 32 open descriptors.
-    const perl = `${root}/perl-few-fds`;
-    Deno.writeTextFileSync(perl, '#!/bin/sh\nulimit -n 32\nexec /usr/bin/perl "$@"\n');
-    Deno.chmodSync(perl, 0o755);
+    const perl = shellProgram(`${root}/perl-few-fds`, 'ulimit -n 32\nexec /usr/bin/perl "$@"\n');
     let deep = `${root}/a/.git`;
     for (let i = 0; i < 200; i++) deep += "/d";
     Deno.mkdirSync(deep, { recursive: true });

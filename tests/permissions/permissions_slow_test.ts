@@ -26,6 +26,7 @@ import {
   writeBrief,
 } from "../_helpers/mod.ts";
 import { assertCliRefused, assertRefusal, assertSameTree } from "../_helpers/assert.ts";
+import { decisionSignArgs, waiverIssueArgs } from "../authz/_fixtures.ts";
 
 /** Whether a grant of `grant` (a path and everything below it) covers `path`. */
 function covers(grant: string, path: string): boolean {
@@ -180,38 +181,20 @@ Deno.test("the triad's commands run under their printed lines (they read the bri
     writeBrief(sb.project);
     const broad = { env: { ...sb.env, AGENTTEAMS_BROAD_OK: "1" } };
     const issued = await runCli([
-      "waiver",
-      "issue",
-      "--project",
-      sb.project,
-      "--id",
-      "W-1",
-      "--action",
-      "delete:src/a",
-      "--expires",
-      "2099-01-01T00:00:00Z",
-      "--max-uses",
-      "1",
-      "--approver",
-      "security",
-      "--ticket",
-      "T-1",
-      "--reason",
-      "r",
+      ...waiverIssueArgs(sb.project, {
+        id: "W-1",
+        action: "delete:src/a",
+        maxUses: 1,
+        ticket: "T-1",
+        reason: "r",
+      }),
       "--ed25519",
     ], broad);
     assert.equal(issued.code, 0, issued.stderr);
-    const signed = await runCli([
-      "decision",
-      "sign",
-      "--project",
-      sb.project,
-      "--action",
-      "delete:src/b",
-      "--verdict",
-      "PASS",
-      "--ed25519",
-    ], broad);
+    const signed = await runCli(
+      [...decisionSignArgs(sb.project, "delete:src/b", "PASS"), "--ed25519"],
+      broad,
+    );
     assert.equal(signed.code, 0, signed.stderr);
     const cases: [string[], string[], number][] = [
       [["waiver", "verify"], [], 0],

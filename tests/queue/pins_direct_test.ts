@@ -44,15 +44,31 @@ Deno.test("pins: the direct-grants file, absent, changed, a FIFO, a link", async
   }
 });
 
+/**
+ * Runs `body` in a child Deno with `checkPins`, `pinPaths`, `readPins` and a fresh `dir` in scope,
+ * under a hang guard: a pin read that opened a FIFO would wait for a writer forever (the runner's
+ * main thread, before every claim), which must fail the test, not hang it. The child ends with
+ * `Deno.exit` (an open left waiting would keep it alive). Returns what it printed.
+ */
+async function pinsInChild(prefix: string, body: string): Promise<string> {
+  const dir = Deno.makeTempDirSync({ prefix });
+  const pins = JSON.stringify(new URL("../../lib/queue/pins.ts", import.meta.url).href);
+  const code = `import { checkPins, pinPaths, readPins } from ${pins};\n` +
+    `const dir = ${JSON.stringify(dir)};\n${body}\nDeno.exit(0);\n`;
+  try {
+    const r = await runDeno(["eval", "--no-check", code], { hangGuardMs: 20_000 });
+    assert.equal(r.signal, null, `the child was killed (it waited on a FIFO): ${r.stderr}`);
+    assert.equal(r.code, 0, `the child did not finish: ${r.stderr}`);
+    return r.stdout.trim();
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
 Deno.test("pins: the brief, the confined-programs file and the grants ledger each swapped for a FIFO: read without waiting (a state of its own, never an open that waits for a writer), and the change stops the runner", async () => {
-  // In a child with a deadline: a pin read that opened a FIFO would wait for a writer forever
-  // (the runner's main thread, before every claim), which must fail this test, not hang it.
-  const dir = Deno.makeTempDirSync({ prefix: "at-pins-fifo-" });
-  const code = `
-    import { checkPins, pinPaths, readPins } from ${
-    JSON.stringify(new URL("../../lib/queue/pins.ts", import.meta.url).href)
-  };
-    const dir = ${JSON.stringify(dir)};
+  const out = await pinsInChild(
+    "at-pins-fifo-",
+    `
     const brief = dir + "/agentteams.jsonc", confined = dir + "/confined.json";
     Deno.mkdirSync(dir + "/references");
     Deno.writeTextFileSync(brief, "{}");
@@ -71,26 +87,17 @@ Deno.test("pins: the brief, the confined-programs file and the grants ledger eac
     }
     checkPins(at, await readPins(paths), paths);
     console.log(out.join(","));
-  `;
-  try {
-    const r = await runDeno(["eval", "--no-check", code], { hangGuardMs: 20_000 });
-    assert.equal(r.code, 0, `the child did not finish: ${r.stderr}`);
-    assert.equal(r.stdout.trim(), "RUNNER_PIN_CHANGED,RUNNER_PIN_CHANGED,RUNNER_PIN_CHANGED");
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
+  `,
+  );
+  assert.equal(out, "RUNNER_PIN_CHANGED,RUNNER_PIN_CHANGED,RUNNER_PIN_CHANGED");
 });
 
 Deno.test("pins: a FIFO swapped in between a pin's lstat and its open is a changed pin after the open's deadline, never a runner that waits for a writer", async () => {
   // The swap is made exact by answering the lstat with a plain file's facts while the path is a
-  // FIFO. In a child with a deadline: an open without one waits forever (the runner's main
-  // thread, before every claim), which must fail this test, not hang it.
-  const dir = Deno.makeTempDirSync({ prefix: "at-pins-fifo-race-" });
-  const code = `
-    import { checkPins, pinPaths, readPins } from ${
-    JSON.stringify(new URL("../../lib/queue/pins.ts", import.meta.url).href)
-  };
-    const dir = ${JSON.stringify(dir)};
+  // FIFO.
+  const out = await pinsInChild(
+    "at-pins-fifo-race-",
+    `
     const brief = dir + "/agentteams.jsonc", plain = dir + "/plain.jsonc";
     Deno.writeTextFileSync(brief, "{}");
     Deno.writeTextFileSync(plain, "{}");
@@ -105,14 +112,7 @@ Deno.test("pins: a FIFO swapped in between a pin's lstat and its open is a chang
     let outcome = "unchanged";
     try { checkPins(at, now, paths); } catch (e) { outcome = e.code; }
     console.log(now.brief + " " + outcome);
-    Deno.exit(0); // the open left waiting for a writer would keep the child alive
-  `;
-  try {
-    const r = await runDeno(["eval", "--no-check", code], { hangGuardMs: 20_000 });
-    assert.equal(r.signal, null, `the child was killed (it waited on the FIFO): ${r.stderr}`);
-    assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout.trim(), "unreadable:NOT_REGULAR_FILE RUNNER_PIN_CHANGED");
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
+  `,
+  );
+  assert.equal(out, "unreadable:NOT_REGULAR_FILE RUNNER_PIN_CHANGED");
 });

@@ -8,12 +8,11 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DENO, removeTree, tempDir } from "../_helpers/mod.ts";
+import { DENO, removeTree, tempDir, withoutBypass } from "../_helpers/mod.ts";
 import { makePrivateTmpdir, runTmpParent } from "../../lib/sandbox/run_dir.ts";
 import { SandboxError } from "../../lib/errors.ts";
 
 const RUN_DIR = fileURLToPath(new URL("../../lib/sandbox/run_dir.ts", import.meta.url));
-const SETPRIV = "/usr/bin/setpriv";
 
 /** Runs removePrivateTmpdir(dir) in a process that cannot bypass file permissions. */
 async function removeWithoutBypass(dir: string, script: string): Promise<string> {
@@ -22,10 +21,10 @@ async function removeWithoutBypass(dir: string, script: string): Promise<string>
     `import { removePrivateTmpdir } from ${JSON.stringify(`file://${RUN_DIR}`)};\n` +
       "console.log(JSON.stringify(removePrivateTmpdir(Deno.args[0])));\n",
   );
-  const out = await new Deno.Command(SETPRIV, {
+  const [setpriv, ...noBypass] = withoutBypass();
+  const out = await new Deno.Command(setpriv, {
     args: [
-      "--bounding-set",
-      "-dac_override,-dac_read_search,-fowner",
+      ...noBypass,
       DENO,
       "run",
       "--no-check",
@@ -43,7 +42,7 @@ async function removeWithoutBypass(dir: string, script: string): Promise<string>
 }
 
 Deno.test("removePrivateTmpdir: a directory the command left at mode 0500 (a file inside) is opened up and removed", async () => {
-  await Deno.stat(SETPRIV); // fails loudly when setpriv is missing
+  withoutBypass(); // fails loudly when setpriv is missing
   const dir = await tempDir("run-dir");
   try {
     const tmp = join(dir, "agentteams-run-x");
